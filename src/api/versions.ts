@@ -1,0 +1,45 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../http/env.ts";
+import { SECURITY_SCHEME } from "../http/route.ts";
+import { validationHook } from "../http/validation.ts";
+import { registerDeviceRoutes } from "../modules/devices/handlers.ts";
+
+export const API_VERSIONS = ["v1", "v2"] as const;
+export type ApiVersion = (typeof API_VERSIONS)[number];
+
+function versionApp(version: ApiVersion): OpenAPIHono<AppEnv> {
+  const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).basePath(`/api/${version}`);
+  api.openAPIRegistry.registerComponent("securitySchemes", SECURITY_SCHEME, {
+    type: "apiKey",
+    in: "header",
+    name: "apitoken",
+    description: "An API token; also accepted as the apitoken query parameter. Authorization: Bearer is not accepted.",
+  });
+  return api;
+}
+
+/** Which module routes v1 mounts. */
+export function createV1Api(): OpenAPIHono<AppEnv> {
+  const api = versionApp("v1");
+  registerDeviceRoutes(api, { summary: false });
+  return api;
+}
+
+/** v2 is a superset of v1 for the groups it has. */
+export function createV2Api(): OpenAPIHono<AppEnv> {
+  const api = versionApp("v2");
+  registerDeviceRoutes(api, { summary: true });
+  return api;
+}
+
+export const createVersionApi = (version: ApiVersion) => (version === "v1" ? createV1Api() : createV2Api());
+
+/** The OpenAPI 3.1 document of one version, straight from the route definitions. */
+export function openApiDocument(version: ApiVersion, appUrl: string, appName = "netkeep") {
+  const n = version.slice(1);
+  return createVersionApi(version).getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: { title: `${appName} REST API v${n}`, version: `${n}.0.0` },
+    servers: [{ url: appUrl }],
+  });
+}

@@ -1,0 +1,88 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { sql } from "drizzle-orm";
+import { createV1Api, createV2Api } from "./api/versions.ts";
+import { systemClock } from "./clock.ts";
+import { ApiError } from "./http/errors.ts";
+import type { AppEnv, Services } from "./http/env.ts";
+import { createRateLimiter } from "./http/rate-limit.ts";
+import { silentLogger } from "./logger.ts";
+import { validationHook } from "./http/validation.ts";
+
+export type AppDeps = Pick<Services, "db" | "config" | "secrets"> & Partial<Pick<Services, "clock" | "logger" | "rateLimiter">> & {
+  /** How the runtime tells the peer's address; absent under app.request() in tests. */
+  clientIp?: (c: Context) => string | undefined;
+};
+
+type RouteEntry = { method: string; pattern: RegExp };
+
+function methodNotAllowed(routes: RouteEntry[], method: string, path: string): string[] {
+  const allowed = new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method));
+  return allowed.size && !allowed.has(method) ? [...allowed].sort() : [];
+}
+
+/** Builds the whole HTTP application on the given services. It never listens: launchers and tests do that. */
+export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const clock = deps.clock ?? systemClock;
+  const services: Services = {
+    db: deps.db,
+    config: deps.config,
+    secrets: deps.secrets,
+    clock,
+    logger: deps.logger ?? silentLogger,
+    rateLimiter: deps.rateLimiter ?? createRateLimiter(deps.config.rateLimitPerMinute, clock),
+  };
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+  app.use(async (c, next) => {
+    c.set("services", services);
+    c.set("clientIp", deps.clientIp?.(c) ?? "unknown");
+    await next();
+    c.header("X-Content-Type-Options", "nosniff");
+  });
+
+  app.get("/healthz", async (c) => {
+    try {
+      await services.db.run(sql`select 1`);
+      return c.json({ status: "ok" }, 200);
+    } catch {
+      return c.json({ status: "unavailable", message: "The database does not answer" }, 503);
+    }
+  });
+
+  app.route("/", createV1Api());
+  app.route("/", createV2Api());
+
+  let routeTable: RouteEntry[] | undefined;
+  app.notFound((c) => {
+    const path = c.req.path;
+    if (path.startsWith("/api/") && !/^\/api\/v[12](\/|$)/.test(path)) {
+      return c.json({ message: `No API version in ${path}: use /api/v1/... or /api/v2/...` }, 404);
+    }
+    routeTable ??= app.routes
+      .filter((r) => r.method !== "ALL")
+      .map((r) => ({ method: r.method, pattern: new RegExp("^" + r.path.replace(/:[^/]+/g, "[^/]+") + "/?$") }));
+    const allowed = methodNotAllowed(routeTable, c.req.method, path);
+    if (allowed.length) {
+      c.header("Allow", allowed.join(", "));
+      return c.json({ message: `${c.req.method} is not allowed on ${path}; use ${allowed.join(", ")}` }, 405);
+    }
+    return c.json({ message: `Not found: ${c.req.method} ${path}` }, 404);
+  });
+
+  app.onError((err, c) => {
+    if (err instanceof ApiError) {
+      for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
+      return c.json(err.errors ? { message: err.message, errors: err.errors } : { message: err.message }, err.status);
+    }
+    if (err instanceof HTTPException) {
+      const message = err.status === 400 ? "Malformed JSON in the request body" : err.message || "Request failed";
+      return c.json({ message }, err.status);
+    }
+    services.logger.error("unhandled error", { method: c.req.method, path: c.req.path, error: String(err), stack: (err as Error).stack });
+    return c.json({ message: "Server error: the request failed unexpectedly; see the server log" }, 500);
+  });
+
+  return app;
+}

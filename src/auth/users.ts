@@ -1,0 +1,42 @@
+import { count, eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { roles, users } from "../db/schema/index.ts";
+
+export class UserInputError extends Error {}
+
+/** Creates a user under an existing role; the caller hashes the password (see passwords.ts). */
+export async function createUser(
+  db: Db,
+  input: { username: string; email: string; roleName: string; passwordHash: string },
+  now: Date,
+): Promise<{ id: number }> {
+  if (!/^[A-Za-z0-9._-]{3,64}$/.test(input.username)) {
+    throw new UserInputError("username must be 3-64 letters, digits, '.', '_' or '-'");
+  }
+  if (!/^[^\s@]+@[^\s@]+$/.test(input.email)) throw new UserInputError(`email '${input.email}' is not an email address`);
+  const [role] = await db.select({ id: roles.id }).from(roles).where(eq(sql`lower(${roles.name})`, input.roleName.toLowerCase()));
+  if (!role) {
+    const names = (await db.select({ name: roles.name }).from(roles).orderBy(roles.id)).map((r) => r.name);
+    throw new UserInputError(`role '${input.roleName}' does not exist; use one of: ${names.join(", ")}`);
+  }
+  const clash = await db
+    .select({ username: users.username })
+    .from(users)
+    .where(sql`lower(${users.username}) = ${input.username.toLowerCase()} or lower(${users.email}) = ${input.email.toLowerCase()}`);
+  if (clash.length) throw new UserInputError(`a user with username '${input.username}' or email '${input.email}' already exists`);
+  const [row] = await db
+    .insert(users)
+    .values({ username: input.username, email: input.email, roleId: role.id, passwordHash: input.passwordHash, createdAt: now, updatedAt: now })
+    .returning({ id: users.id });
+  return row!;
+}
+
+export async function findUserByName(db: Db, username: string) {
+  const [row] = await db.select().from(users).where(eq(sql`lower(${users.username})`, username.toLowerCase()));
+  return row;
+}
+
+export async function countUsers(db: Db): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(users);
+  return row?.n ?? 0;
+}

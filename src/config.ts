@@ -1,0 +1,70 @@
+import { z } from "zod";
+
+/**
+ * Settings come from the environment once, in the launcher, and are passed down; nothing else reads the
+ * environment. A bad value stops the start with one line naming the variable and what it accepts.
+ */
+const onOff = z
+  .string()
+  .transform((v) => v.trim().toLowerCase())
+  .pipe(z.enum(["on", "off", "true", "false", "1", "0"], { error: "must be on or off" }))
+  .transform((v) => v === "on" || v === "true" || v === "1");
+
+const envSchema = z.object({
+  PORT: z.coerce.number({ error: "must be a port number" }).int("must be a whole number").min(1).max(65535).default(3000),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  STORAGE_DIR: z.string().min(1).default("storage"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(file:|libsql:\/\/|https?:\/\/|wss?:\/\/)/, "must start with file:, libsql://, http://, https://, ws:// or wss://")
+    .optional(),
+  DATABASE_AUTH_TOKEN: z.string().optional(),
+  APP_KEY: z.string().optional(),
+  APP_URL: z.url("must be an absolute URL such as https://netkeep.example.net").optional(),
+  APP_NAME: z.string().min(1).default("netkeep"),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1).default(600),
+  COLLECTOR: onOff.default(true),
+  ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  storageDir: string;
+  databaseUrl: string;
+  databaseAuthToken: string | undefined;
+  appKey: string | undefined;
+  appUrl: string;
+  appName: string;
+  rateLimitPerMinute: number;
+  collector: boolean;
+  adminPassword: string | undefined;
+};
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  // An empty variable means "not set", as it does for most twelve-factor tools.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0]);
+    throw new ConfigError(`${name}=${JSON.stringify(present[name] ?? "")} is invalid: ${issue.message}`);
+  }
+  const e = parsed.data;
+  const displayHost = e.HOST.includes(":") ? `[${e.HOST}]` : e.HOST;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    storageDir: e.STORAGE_DIR.replace(/\/+$/, ""),
+    databaseUrl: e.DATABASE_URL ?? `file:${e.STORAGE_DIR.replace(/\/+$/, "")}/netkeep.db`,
+    databaseAuthToken: e.DATABASE_AUTH_TOKEN,
+    appKey: e.APP_KEY,
+    appUrl: (e.APP_URL ?? `http://${displayHost}:${e.PORT}`).replace(/\/+$/, ""),
+    appName: e.APP_NAME,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    collector: e.COLLECTOR,
+    adminPassword: e.ADMIN_PASSWORD,
+  };
+}

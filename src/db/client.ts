@@ -1,0 +1,24 @@
+import { createClient, type Client } from "@libsql/client";
+import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+import * as schema from "./schema/index.ts";
+
+export type Db = LibSQLDatabase<typeof schema>;
+/** A transaction handle: services take `DbOrTx` so one write path serves single and bulk requests. */
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+export type DbOrTx = Db | Tx;
+export type Database = { db: Db; client: Client };
+
+/**
+ * Opens the database. A `file:` URL gets WAL (readers never wait for the writer), foreign keys, and a busy
+ * timeout so concurrent writers from the API and collectors queue instead of failing with SQLITE_BUSY.
+ */
+export async function openDatabase(url: string, authToken?: string): Promise<Database> {
+  const local = url.startsWith("file:");
+  const client = createClient({ url, authToken, ...(local ? { timeout: 10_000 } : {}) });
+  if (local) {
+    await client.execute("PRAGMA journal_mode = WAL");
+    await client.execute("PRAGMA synchronous = NORMAL");
+  }
+  await client.execute("PRAGMA foreign_keys = ON");
+  return { db: drizzle(client, { schema }), client };
+}

@@ -1,0 +1,46 @@
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { timestamp, timestamps } from "./columns.ts";
+
+export const roles = sqliteTable("roles", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  name: text("name").notNull(),
+  description: text("description").notNull().default(""),
+  builtin: integer("builtin", { mode: "boolean" }).notNull().default(false),
+  /** Abilities from the catalogue, e.g. ["devices.read", "configs.read"]. */
+  permissions: text("permissions", { mode: "json" }).$type<string[]>().notNull(),
+  /** Device scope: every device, or only devices carrying any of these tags or in any of these categories. */
+  scopeAll: integer("scope_all", { mode: "boolean" }).notNull().default(true),
+  scopeTagIds: text("scope_tag_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
+  scopeCategoryIds: text("scope_category_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
+  ...timestamps,
+}, (t) => [uniqueIndex("roles_name_unique").on(sql`lower(${t.name})`)]);
+
+export const users = sqliteTable("users", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  username: text("username").notNull(),
+  email: text("email").notNull(),
+  passwordHash: text("password_hash").notNull(),
+  roleId: integer("role_id").notNull().references(() => roles.id),
+  enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+  lastLoginAt: timestamp("last_login_at"),
+  ...timestamps,
+}, (t) => [
+  uniqueIndex("users_username_unique").on(sql`lower(${t.username})`),
+  uniqueIndex("users_email_unique").on(sql`lower(${t.email})`),
+]);
+
+export const apiTokens = sqliteTable("api_tokens", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  userId: integer("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  /** SHA-256 of the token value; the value itself is shown once and never stored. */
+  tokenHash: text("token_hash").notNull(),
+  /** The first characters of the value, so a user can tell their tokens apart. */
+  tokenPrefix: text("token_prefix").notNull(),
+  abilities: text("abilities", { mode: "json" }).$type<string[]>().notNull(),
+  createdAt: timestamp("created_at").notNull(),
+  lastUsedAt: timestamp("last_used_at"),
+  expiresAt: timestamp("expires_at"),
+  revokedAt: timestamp("revoked_at"),
+}, (t) => [uniqueIndex("api_tokens_hash_unique").on(t.tokenHash), index("api_tokens_user_idx").on(t.userId)]);

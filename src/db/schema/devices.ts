@@ -1,0 +1,43 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { timestamp, timestamps } from "./columns.ts";
+import { categories, credentials, deviceProfiles, tags, templates, vendors } from "./inventory.ts";
+
+export const DEVICE_STATUSES = ["unknown", "up", "unreachable"] as const;
+export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
+
+export const devices = sqliteTable("devices", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  name: text("name").notNull(),
+  ip: text("ip").notNull(),
+  vendorId: integer("vendor_id").references(() => vendors.id),
+  model: text("model").notNull().default(""),
+  categoryId: integer("category_id").references(() => categories.id),
+  templateId: integer("template_id").references(() => templates.id),
+  /** Null: the device's own username/password below. */
+  credId: integer("cred_id").references(() => credentials.id),
+  /** Null: snippets reuse the primary credentials. */
+  snippetCredId: integer("snippet_cred_id").references(() => credentials.id),
+  portOverride: integer("port_override"),
+  profileId: integer("profile_id").references(() => deviceProfiles.id, { onDelete: "set null" }),
+  username: text("username").notNull().default(""),
+  passwordEnc: text("password_enc"),
+  enablePasswordEnc: text("enable_password_enc"),
+  custom: text("custom", { mode: "json" }).$type<Record<string, string | number | boolean | null>>().notNull().default(sql`'{}'`),
+  notes: text("notes").notNull().default(""),
+  enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+  status: text("status", { enum: DEVICE_STATUSES }).notNull().default("unknown"),
+  lastSeenAt: timestamp("last_seen_at"),
+  lastBackupAt: timestamp("last_backup_at"),
+  ...timestamps,
+}, (t) => [
+  uniqueIndex("devices_name_unique").on(sql`lower(${t.name})`),
+  index("devices_vendor_idx").on(t.vendorId),
+  index("devices_category_idx").on(t.categoryId),
+  index("devices_cred_idx").on(t.credId),
+]);
+
+export const deviceTags = sqliteTable("device_tags", {
+  deviceId: integer("device_id").notNull().references(() => devices.id, { onDelete: "cascade" }),
+  tagId: integer("tag_id").notNull().references(() => tags.id, { onDelete: "cascade" }),
+}, (t) => [primaryKey({ columns: [t.deviceId, t.tagId] }), index("device_tags_tag_idx").on(t.tagId)]);

@@ -1,0 +1,4 @@
+export * from "./auth.ts";
+export * from "./inventory.ts";
+export * from "./devices.ts";
+export * from "./activity.ts";

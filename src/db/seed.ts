@@ -1,0 +1,41 @@
+import { eq, sql } from "drizzle-orm";
+import type { Clock } from "../clock.ts";
+import { BUILTIN_ROLES } from "../auth/roles.ts";
+import type { Db } from "./client.ts";
+import { categories, roles, vendors } from "./schema/index.ts";
+
+/** The vendor families the built-in connection templates cover. */
+const VENDORS = [
+  "Cisco", "Juniper", "Arista", "MikroTik", "Fortinet", "Aruba", "HPE", "H3C", "Netgear", "VyOS", "OPNsense", "Netgate", "Linux",
+];
+
+/**
+ * Idempotent: runs after every migration. Built-in roles are rewritten so a new ability reaches them on
+ * upgrade; vendors and the default category are only added when missing, so user edits survive.
+ */
+export async function seedReferenceData(db: Db, clock: Clock): Promise<void> {
+  const now = clock.now();
+  await db.transaction(async (tx) => {
+    for (const role of BUILTIN_ROLES) {
+      await tx
+        .insert(roles)
+        .values({ ...role, builtin: true, scopeAll: true, createdAt: now, updatedAt: now })
+        .onConflictDoUpdate({
+          target: sql`lower(${roles.name})`,
+          set: { permissions: role.permissions, description: role.description, builtin: true, scopeAll: true, updatedAt: now },
+        });
+    }
+    for (const name of VENDORS) {
+      await tx.insert(vendors).values({ name, createdAt: now, updatedAt: now }).onConflictDoNothing();
+    }
+    const [anyCategory] = await tx.select({ id: categories.id }).from(categories).limit(1);
+    if (!anyCategory) {
+      await tx.insert(categories).values({ name: "Default", description: "Running configuration", createdAt: now, updatedAt: now });
+    }
+  });
+}
+
+export async function roleIdByName(db: Db, name: string): Promise<number | undefined> {
+  const [row] = await db.select({ id: roles.id }).from(roles).where(eq(sql`lower(${roles.name})`, name.toLowerCase()));
+  return row?.id;
+}

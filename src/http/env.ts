@@ -1,0 +1,39 @@
+import type { Config } from "../config.ts";
+import type { Clock } from "../clock.ts";
+import type { Db } from "../db/client.ts";
+import type { SecretBox } from "../secrets/box.ts";
+import type { RateLimiter } from "./rate-limit.ts";
+import type { Logger } from "../logger.ts";
+import type { Ability } from "../auth/abilities.ts";
+import type { DeviceScope } from "../auth/scope.ts";
+
+/** Everything a request may need, built once by createApp and put on every context. */
+export type Services = {
+  db: Db;
+  config: Config;
+  clock: Clock;
+  secrets: SecretBox;
+  rateLimiter: RateLimiter;
+  logger: Logger;
+};
+
+/** Who is calling, resolved from the API token by the route guard. */
+export type AuthContext = {
+  userId: number;
+  username: string;
+  roleName: string;
+  tokenId: number;
+  tokenName: string;
+  /** The token's abilities intersected with its owner's role: what this request may do. */
+  abilities: ReadonlySet<Ability>;
+  scope: DeviceScope;
+  ip: string;
+};
+
+export type AppEnv = {
+  Variables: {
+    services: Services;
+    auth: AuthContext;
+    clientIp: string;
+  };
+};

@@ -1,0 +1,45 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+export type FieldErrors = Record<string, string[]>;
+
+/**
+ * The one error type handlers throw. `onError` turns it into `{"message": ..., "errors"?: ...}`; nothing else
+ * shapes an error body.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    message: string,
+    readonly errors?: FieldErrors,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+
+  static unauthorized = () => new ApiError(401, "Unauthorized");
+  static forbidden = () => new ApiError(403, "Invalid ability provided");
+  static notFound = (what: string) => new ApiError(404, `${what} not found`);
+  static conflict = (message: string) => new ApiError(409, message);
+
+  /** 422 in the shape Laravel clients parse: the first problem, how many more, and every problem by field. */
+  static validation(errors: FieldErrors): ApiError {
+    const all = Object.values(errors).flat();
+    const more = all.length - 1;
+    const message = all[0] + (more > 0 ? ` (and ${more} more error${more === 1 ? "" : "s"})` : "");
+    return new ApiError(422, message, errors);
+  }
+}
+
+/** Collects field problems across checks so a client learns every mistake in one round trip. */
+export class FieldErrorBag {
+  readonly errors: FieldErrors = {};
+  add(field: string, problem: string): void {
+    (this.errors[field] ??= []).push(problem);
+  }
+  get empty(): boolean {
+    return Object.keys(this.errors).length === 0;
+  }
+  throwIfAny(): void {
+    if (!this.empty) throw ApiError.validation(this.errors);
+  }
+}

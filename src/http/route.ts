@@ -1,0 +1,73 @@
+import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
+import { requireAbility } from "../auth/guard.ts";
+import type { Ability } from "../auth/abilities.ts";
+
+export const ErrorBody = z
+  .object({
+    message: z.string().openapi({ example: "device_name must be at least 5 characters" }),
+    errors: z.record(z.string(), z.array(z.string())).optional(),
+  })
+  .openapi("Error");
+
+const error = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
+
+/** The error answers every route can give, and when. */
+const commonErrors = {
+  401: error("Unauthorized: the apitoken is missing, unknown, revoked or expired"),
+  403: error("Invalid ability provided: the token or its owner's role lacks this route's ability"),
+  429: error("Too many requests: the token's rate limit is used up; see Retry-After"),
+} as const;
+
+export const SECURITY_SCHEME = "apitoken";
+
+type ApiRouteConfig = Omit<RouteConfig, "security" | "middleware" | "tags" | "operationId" | "summary"> & {
+  operationId: string;
+  summary: string;
+  tag: string;
+  ability: Ability;
+};
+
+/**
+ * Every API route is declared through this: it fixes the security requirement, puts the ability guard in
+ * front of validation, records the ability in the document (`x-ability`), and adds the error answers that
+ * follow from the route's shape (404 for a path with an id, 400 and 422 for a body, 422 for parameters).
+ */
+export function apiRoute<const R extends ApiRouteConfig>(config: R) {
+  const { tag, ability, ...route } = config;
+  const hasBody = Boolean(route.request?.body);
+  const hasInput = hasBody || Boolean(route.request?.query) || Boolean(route.request?.params);
+  return createRoute({
+    ...route,
+    tags: [tag],
+    security: [{ [SECURITY_SCHEME]: [] }],
+    middleware: [requireAbility(ability)] as const,
+    "x-ability": ability,
+    responses: {
+      ...(hasBody ? { 400: error("Malformed JSON in the request body") } : {}),
+      ...commonErrors,
+      ...(route.path.includes("{") ? { 404: error("No such record, or it is outside your scope") } : {}),
+      ...(hasInput ? { 422: error("Validation failed: `errors` names every field and its problem") } : {}),
+      ...route.responses,
+    },
+  } as unknown as Omit<R, "tag" | "ability"> & { tags: string[]; security: { apitoken: string[] }[]; middleware: [ReturnType<typeof requireAbility>] });
+}
+
+export const idParam = (name = "id") =>
+  z.object({
+    [name]: z.coerce
+      .number({ error: `${name} must be a whole number` })
+      .int(`${name} must be a whole number`)
+      .positive(`${name} must be a positive whole number`)
+      .openapi({ param: { name, in: "path" }, example: 1 }),
+  });
+
+export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
+  body: { required: true, description, content: { "application/json": { schema } } },
+});
+
+export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
+export const MessageBody = z.object({ message: z.string() }).openapi("Message");

@@ -1,0 +1,40 @@
+import type { DbOrTx } from "../../db/client.ts";
+import { activityLog } from "../../db/schema/index.ts";
+import type { AuthContext } from "../../http/env.ts";
+
+type Snapshot = Record<string, unknown> | null;
+
+/** Field-level differences between two API representations (which never contain secrets). */
+export function changedFields(before: Snapshot, after: Snapshot): Record<string, { old: unknown; new: unknown }> {
+  const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})]);
+  const changes: Record<string, { old: unknown; new: unknown }> = {};
+  for (const key of keys) {
+    if (key === "updated_at" || key === "created_at") continue;
+    const old = before?.[key] ?? null;
+    const now = after?.[key] ?? null;
+    if (JSON.stringify(old) !== JSON.stringify(now)) changes[key] = { old, new: now };
+  }
+  return changes;
+}
+
+export type Actor = Pick<AuthContext, "userId" | "username" | "tokenId" | "tokenName" | "ip"> | { system: string };
+
+/** Appends one audit row. Callers pass API representations, so secrets appear only as has_* flags. */
+export async function recordActivity(
+  db: DbOrTx,
+  actor: Actor,
+  entry: { action: string; subjectType: string; subjectId: number | null; before?: Snapshot; after?: Snapshot },
+  now: Date,
+): Promise<void> {
+  const who = "system" in actor
+    ? { userId: null, username: actor.system, tokenId: null, tokenName: null, ip: null }
+    : { userId: actor.userId, username: actor.username, tokenId: actor.tokenId, tokenName: actor.tokenName, ip: actor.ip };
+  await db.insert(activityLog).values({
+    ...who,
+    action: entry.action,
+    subjectType: entry.subjectType,
+    subjectId: entry.subjectId,
+    changes: changedFields(entry.before ?? null, entry.after ?? null),
+    createdAt: now,
+  });
+}

@@ -1,0 +1,94 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../http/env.ts";
+import { listEnvelope, parseListQuery } from "../../http/list.ts";
+import * as routes from "./routes.ts";
+import {
+  createDevices, deleteDevices, deviceListSpec, deviceSummary, getDevice, listDevices, setDevicesEnabled, updateDevices,
+  type WriteContext,
+} from "./service.ts";
+
+const writeContext = (c: Context<AppEnv>): WriteContext => ({
+  db: c.var.services.db,
+  secrets: c.var.services.secrets,
+  actor: c.var.auth,
+  scope: c.var.auth.scope,
+  now: c.var.services.clock.now(),
+});
+
+/** Static paths (bulk, search, summary) are registered before /devices/{id} so they are not read as ids. */
+export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summary: boolean }) {
+  app.openapi(routes.listDevicesRoute, async (c) => {
+    const q = parseListQuery(c, deviceListSpec);
+    const { total, rows } = await listDevices(c.var.services.db, c.var.auth.scope, q);
+    return c.json(listEnvelope(c, q, total, rows), 200);
+  });
+
+  app.openapi(routes.searchDevicesRoute, async (c) => {
+    const term = c.req.valid("query").q;
+    const q = parseListQuery(c, deviceListSpec, [deviceListSpec.search!.build(term)]);
+    const { total, rows } = await listDevices(c.var.services.db, c.var.auth.scope, q);
+    return c.json(listEnvelope(c, q, total, rows), 200);
+  });
+
+  if (options.summary) {
+    app.openapi(routes.deviceSummaryRoute, async (c) =>
+      c.json({ data: await deviceSummary(c.var.services.db, c.var.auth.scope) }, 200));
+  }
+
+  app.openapi(routes.bulkCreateDevicesRoute, async (c) => {
+    const data = await createDevices(writeContext(c), c.req.valid("json").devices, true);
+    return c.json({ data }, 201);
+  });
+
+  app.openapi(routes.bulkUpdateDevicesRoute, async (c) => {
+    const data = await updateDevices(writeContext(c), c.req.valid("json").devices, false, true);
+    return c.json({ data }, 200);
+  });
+
+  app.openapi(routes.bulkDeleteDevicesRoute, async (c) => {
+    const n = await deleteDevices(writeContext(c), c.req.valid("json").ids, true);
+    return c.json({ message: `Deleted ${n} device${n === 1 ? "" : "s"}` }, 200);
+  });
+
+  app.openapi(routes.bulkEnableDevicesRoute, async (c) =>
+    c.json({ data: await setDevicesEnabled(writeContext(c), c.req.valid("json").ids, true, true) }, 200));
+
+  app.openapi(routes.bulkDisableDevicesRoute, async (c) =>
+    c.json({ data: await setDevicesEnabled(writeContext(c), c.req.valid("json").ids, false, true) }, 200));
+
+  app.openapi(routes.createDeviceRoute, async (c) => {
+    const [device] = await createDevices(writeContext(c), [c.req.valid("json")], false);
+    c.header("Location", new URL(`${c.req.path}/${device!.id}`, c.req.url).toString());
+    return c.json({ data: device! }, 201);
+  });
+
+  app.openapi(routes.getDeviceRoute, async (c) =>
+    c.json({ data: await getDevice(c.var.services.db, c.var.auth.scope, c.req.valid("param").id) }, 200));
+
+  app.openapi(routes.replaceDeviceRoute, async (c) => {
+    const [device] = await updateDevices(writeContext(c), [{ ...c.req.valid("json"), id: c.req.valid("param").id }], true, false);
+    return c.json({ data: device! }, 200);
+  });
+
+  app.openapi(routes.patchDeviceRoute, async (c) => {
+    const [device] = await updateDevices(writeContext(c), [{ ...c.req.valid("json"), id: c.req.valid("param").id }], false, false);
+    return c.json({ data: device! }, 200);
+  });
+
+  app.openapi(routes.deleteDeviceRoute, async (c) => {
+    const id = c.req.valid("param").id;
+    await deleteDevices(writeContext(c), [id], false);
+    return c.json({ message: `Device ${id} deleted` }, 200);
+  });
+
+  app.openapi(routes.enableDeviceRoute, async (c) => {
+    const [device] = await setDevicesEnabled(writeContext(c), [c.req.valid("param").id], true, false);
+    return c.json({ data: device! }, 200);
+  });
+
+  app.openapi(routes.disableDeviceRoute, async (c) => {
+    const [device] = await setDevicesEnabled(writeContext(c), [c.req.valid("param").id], false, false);
+    return c.json({ data: device! }, 200);
+  });
+}

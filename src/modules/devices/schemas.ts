@@ -1,0 +1,112 @@
+import { z } from "@hono/zod-openapi";
+import { DEVICE_STATUSES } from "../../db/schema/index.ts";
+import { isHostAddress } from "../../http/host.ts";
+
+const refId = (what: string, zeroMeans?: string) =>
+  z
+    .number({ error: `must be the numeric id of a ${what}` })
+    .int("must be a whole number")
+    .min(zeroMeans ? 0 : 1, zeroMeans ? "must be 0 or a positive id" : "must be a positive id")
+    .nullable()
+    .optional()
+    .openapi({ description: `Id of a ${what}${zeroMeans ? `; 0 means ${zeroMeans}` : ""}`, example: zeroMeans ? 0 : 1 });
+
+const customValue = z.union([z.string().max(1000), z.number(), z.boolean(), z.null()]);
+
+/** Fields a client writes. Secrets are accepted here and never appear in any response. */
+export const DeviceInput = z
+  .object({
+    device_name: z
+      .string()
+      .min(5, "must be at least 5 characters")
+      .max(255, "must be at most 255 characters")
+      .regex(/^\S+$/, "must not contain whitespace")
+      .openapi({ description: "Unique name, compared case-insensitively", example: "core-rtr-01" }),
+    device_ip: z
+      .string()
+      .max(255, "must be at most 255 characters")
+      .refine(isHostAddress, "must be an IPv4 address, an IPv6 address or a hostname")
+      .openapi({ description: "Management address: IPv4, IPv6 or hostname", example: "192.0.2.10" }),
+    device_vendor: z.string().max(255).nullable().optional().openapi({ description: "Vendor name, one of the known vendors", example: "Cisco" }),
+    device_model: z.string().max(255, "must be at most 255 characters").optional().openapi({ example: "C9300-48P" }),
+    device_category_id: refId("category (command group)"),
+    device_template_id: refId("connection template"),
+    device_cred_id: refId("credential set", "the device's own device_username and device_password"),
+    device_snippet_cred_id: refId("credential set used for snippet pushes", "reuse the primary credentials"),
+    device_port_override: z.number().int("must be a whole number").min(1, "must be at least 1").max(65535, "must be at most 65535").nullable().optional()
+      .openapi({ description: "Port to connect to instead of the template's", example: 22 }),
+    device_profile_id: refId("device profile whose defaults the device inherits"),
+    device_tags: z.array(z.string().min(1, "must not be empty").max(64, "must be at most 64 characters")).max(100, "must have at most 100 items").optional()
+      .openapi({ description: "Tag names; unknown names are created", example: ["core", "ams"] }),
+    device_username: z.string().max(255).optional().openapi({ description: "Login user when device_cred_id is 0", example: "backup" }),
+    device_password: z.string().max(1024).nullable().optional().openapi({ description: "Write-only; null clears it", example: "s3cret-pass" }),
+    device_enable_password: z.string().max(1024).nullable().optional().openapi({ description: "Write-only; null clears it", example: "en4ble-pass" }),
+    custom: z
+      .record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "keys must be 1-64 letters, digits, _ or -"), customValue)
+      .optional()
+      .openapi({ description: "Flat custom attributes, filterable as filter[custom.<key>]", example: { site: "ams", rack: "r12" } }),
+    notes: z.string().max(10_000, "must be at most 10000 characters").optional().openapi({ example: "Core router, row 3" }),
+    enabled: z.boolean().optional().openapi({ description: "Disabled devices are skipped by backups", example: true }),
+  })
+  .openapi("DeviceInput");
+
+export const DevicePatch = DeviceInput.partial().openapi("DevicePatch");
+
+export type DeviceInputT = z.infer<typeof DeviceInput>;
+export type DevicePatchT = z.infer<typeof DevicePatch>;
+
+export const Device = z
+  .object({
+    id: z.number().int(),
+    device_name: z.string(),
+    device_ip: z.string(),
+    device_vendor: z.string().nullable(),
+    device_vendor_id: z.number().int().nullable(),
+    device_model: z.string(),
+    device_category_id: z.number().int().nullable(),
+    device_template_id: z.number().int().nullable(),
+    device_cred_id: z.number().int(),
+    device_snippet_cred_id: z.number().int(),
+    device_port_override: z.number().int().nullable(),
+    device_profile_id: z.number().int().nullable(),
+    device_tags: z.array(z.string()),
+    device_username: z.string(),
+    has_password: z.boolean(),
+    has_enable_password: z.boolean(),
+    custom: z.record(z.string(), customValue),
+    notes: z.string(),
+    enabled: z.boolean(),
+    status: z.enum(DEVICE_STATUSES),
+    last_seen_at: z.string().nullable(),
+    last_backup_at: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("Device");
+
+export type DeviceOut = z.infer<typeof Device>;
+export const DEVICE_FIELDS = Object.keys(Device.shape) as (keyof DeviceOut)[];
+
+const MAX_BULK = 1000;
+const bulkArray = <T extends z.ZodType>(item: T) =>
+  z.array(item).min(1, "must have at least 1 item").max(MAX_BULK, `must have at most ${MAX_BULK} items`);
+
+export const BulkCreate = z.object({ devices: bulkArray(DeviceInput) }).openapi("DeviceBulkCreate");
+export const BulkUpdate = z
+  .object({ devices: bulkArray(DevicePatch.extend({ id: z.number().int().positive("must be a positive id") })) })
+  .openapi("DeviceBulkUpdate");
+export const BulkIds = z
+  .object({ ids: bulkArray(z.number().int().positive("must be a positive id")).openapi({ example: [1, 2, 3] }) })
+  .openapi("DeviceIds");
+
+export const DeviceSummary = z
+  .object({
+    total: z.number().int(),
+    up: z.number().int(),
+    unreachable: z.number().int(),
+    unknown: z.number().int(),
+    disabled: z.number().int(),
+    never_backed_up: z.number().int(),
+    last_backup_at: z.string().nullable(),
+  })
+  .openapi("DeviceSummary");

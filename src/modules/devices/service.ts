@@ -1,0 +1,470 @@
+import { and, count, eq, inArray, isNull, max, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { Db, DbOrTx } from "../../db/client.ts";
+import {
+  categories, credentials, deviceProfiles, deviceTags, devices, DEVICE_STATUSES, tags, templates, vendors,
+} from "../../db/schema/index.ts";
+import { deviceScopeCondition, isInScope, type DeviceScope } from "../../auth/scope.ts";
+import { ApiError, FieldErrorBag } from "../../http/errors.ts";
+import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
+import type { SecretBox } from "../../secrets/box.ts";
+import { recordActivity, type Actor } from "../activity/record.ts";
+import { DEVICE_FIELDS, type DeviceInputT, type DeviceOut, type DevicePatchT } from "./schemas.ts";
+
+type DeviceRow = typeof devices.$inferSelect;
+type DeviceValues = Partial<typeof devices.$inferInsert>;
+
+const lower = (column: SQLWrapper) => sql`lower(${column})`;
+
+function wholeNumbers(values: string[]): number[] {
+  return values.map((v) => {
+    if (!/^\d+$/.test(v)) throw new ApiError(422, `values must be whole numbers; '${v}' is not`);
+    return Number(v);
+  });
+}
+
+const tagNameMatch = (names: string[]) =>
+  inArray(
+    devices.id,
+    sql`(select ${deviceTags.deviceId} from ${deviceTags} join ${tags} on ${tags.id} = ${deviceTags.tagId} where ${inArray(lower(tags.name), names.map((n) => n.toLowerCase()))})`,
+  );
+
+const idFilter = (column: SQLiteColumn, what: string) => ({
+  describe: `${what} id`,
+  build: (v: string[]) => inArray(column, wholeNumbers(v)),
+});
+
+/** Ids where 0 means "none" (own credentials), as the API writes them. */
+const optionalRefFilter = (column: SQLiteColumn, what: string) => ({
+  describe: `${what} id (0 = none)`,
+  build: (v: string[]) => {
+    const ids = wholeNumbers(v);
+    const real = ids.filter((id) => id > 0);
+    const parts: SQL[] = [];
+    if (ids.includes(0)) parts.push(isNull(column));
+    if (real.length) parts.push(inArray(column, real));
+    return or(...parts)!;
+  },
+});
+
+export const deviceListSpec: ListSpec = {
+  fields: DEVICE_FIELDS,
+  filters: {
+    id: idFilter(devices.id, "device"),
+    device_name: { describe: "Exact device name (any case)", build: (v) => inArray(lower(devices.name), v.map((s) => s.toLowerCase())) },
+    device_ip: { describe: "Exact management address", build: (v) => inArray(devices.ip, v) },
+    device_vendor: {
+      describe: "Vendor name (any case)",
+      build: (v) => inArray(devices.vendorId, sql`(select ${vendors.id} from ${vendors} where ${inArray(lower(vendors.name), v.map((s) => s.toLowerCase()))})`),
+    },
+    device_vendor_id: idFilter(devices.vendorId, "vendor"),
+    device_model: { describe: "Exact model (any case)", build: (v) => inArray(lower(devices.model), v.map((s) => s.toLowerCase())) },
+    device_category_id: idFilter(devices.categoryId, "category"),
+    device_template_id: idFilter(devices.templateId, "template"),
+    device_profile_id: idFilter(devices.profileId, "device profile"),
+    device_cred_id: optionalRefFilter(devices.credId, "credential set"),
+    device_tags: { describe: "Tag name (any case); a device matches if it has any of them", build: tagNameMatch },
+    status: {
+      describe: `Reachability: ${DEVICE_STATUSES.join(", ")}`,
+      build: (v) => {
+        const bad = v.filter((s) => !(DEVICE_STATUSES as readonly string[]).includes(s));
+        if (bad.length) throw new ApiError(422, `status must be one of: ${DEVICE_STATUSES.join(", ")}`);
+        return inArray(devices.status, v as (typeof DEVICE_STATUSES)[number][]);
+      },
+    },
+    enabled: {
+      describe: "true or false",
+      build: (v) => {
+        if (v.some((s) => s !== "true" && s !== "false")) throw new ApiError(422, "enabled must be true or false");
+        return inArray(devices.enabled, v.map((s) => s === "true"));
+      },
+    },
+  },
+  prefixFilter: {
+    prefix: "custom.",
+    describe: "A custom attribute, e.g. filter[custom.site]=ams",
+    build: (key, values) => {
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(key)) throw new ApiError(422, "custom attribute names are 1-64 letters, digits, _ or -");
+      return inArray(sql`cast(json_extract(${devices.custom}, ${"$." + key}) as text)`, values);
+    },
+  },
+  sorts: {
+    id: devices.id,
+    device_name: lower(devices.name),
+    device_ip: devices.ip,
+    device_vendor: lower(vendors.name),
+    device_model: lower(devices.model),
+    status: devices.status,
+    enabled: devices.enabled,
+    last_seen_at: devices.lastSeenAt,
+    last_backup_at: devices.lastBackupAt,
+    created_at: devices.createdAt,
+    updated_at: devices.updatedAt,
+  },
+  defaultSort: "id",
+  idColumn: devices.id,
+  search: {
+    describe: "Substring of the name, address, model, vendor or a tag (any case)",
+    build: (term) =>
+      or(
+        containsText(devices.name, term),
+        containsText(devices.ip, term),
+        containsText(devices.model, term),
+        containsText(vendors.name, term),
+        inArray(devices.id, sql`(select ${deviceTags.deviceId} from ${deviceTags} join ${tags} on ${tags.id} = ${deviceTags.tagId} where ${containsText(tags.name, term)})`),
+      )!,
+  },
+};
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** Rows -> API records: one query for the page's tags, vendor names from the join. */
+async function serialize(db: DbOrTx, rows: (DeviceRow & { vendorName: string | null })[]): Promise<DeviceOut[]> {
+  const tagsByDevice = new Map<number, string[]>();
+  if (rows.length) {
+    const tagRows = await db
+      .select({ deviceId: deviceTags.deviceId, name: tags.name })
+      .from(deviceTags)
+      .innerJoin(tags, eq(tags.id, deviceTags.tagId))
+      .where(inArray(deviceTags.deviceId, rows.map((r) => r.id)))
+      .orderBy(tags.name);
+    for (const t of tagRows) (tagsByDevice.get(t.deviceId) ?? tagsByDevice.set(t.deviceId, []).get(t.deviceId)!).push(t.name);
+  }
+  return rows.map((r) => ({
+    id: r.id,
+    device_name: r.name,
+    device_ip: r.ip,
+    device_vendor: r.vendorName,
+    device_vendor_id: r.vendorId,
+    device_model: r.model,
+    device_category_id: r.categoryId,
+    device_template_id: r.templateId,
+    device_cred_id: r.credId ?? 0,
+    device_snippet_cred_id: r.snippetCredId ?? 0,
+    device_port_override: r.portOverride,
+    device_profile_id: r.profileId,
+    device_tags: tagsByDevice.get(r.id) ?? [],
+    device_username: r.username,
+    has_password: r.passwordEnc !== null,
+    has_enable_password: r.enablePasswordEnc !== null,
+    custom: r.custom,
+    notes: r.notes,
+    enabled: r.enabled,
+    status: r.status,
+    last_seen_at: iso(r.lastSeenAt),
+    last_backup_at: iso(r.lastBackupAt),
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
+  }));
+}
+
+const selectDevices = (db: DbOrTx) =>
+  db.select({ device: devices, vendorName: vendors.name }).from(devices).leftJoin(vendors, eq(vendors.id, devices.vendorId));
+
+const flatten = (rows: { device: DeviceRow; vendorName: string | null }[]) => rows.map((r) => ({ ...r.device, vendorName: r.vendorName }));
+
+export async function listDevices(db: Db, scope: DeviceScope, q: ListQuery): Promise<{ total: number; rows: DeviceOut[] }> {
+  const where = and(deviceScopeCondition(scope), q.where);
+  const [page, [totalRow]] = await Promise.all([
+    selectDevices(db).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
+    db.select({ n: count() }).from(devices).leftJoin(vendors, eq(vendors.id, devices.vendorId)).where(where),
+  ]);
+  return { total: totalRow?.n ?? 0, rows: await serialize(db, flatten(page)) };
+}
+
+async function findInScope(db: DbOrTx, scope: DeviceScope, ids: number[]): Promise<Map<number, DeviceRow & { vendorName: string | null }>> {
+  if (!ids.length) return new Map();
+  const rows = flatten(await selectDevices(db).where(and(inArray(devices.id, ids), deviceScopeCondition(scope))));
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+export async function getDevice(db: DbOrTx, scope: DeviceScope, id: number): Promise<DeviceOut> {
+  const row = (await findInScope(db, scope, [id])).get(id);
+  if (!row) throw ApiError.notFound(`Device ${id}`);
+  return (await serialize(db, [row]))[0]!;
+}
+
+async function getMany(db: DbOrTx, ids: number[]): Promise<DeviceOut[]> {
+  const byId = await findInScope(db, { all: true }, ids);
+  return serialize(db, ids.map((id) => byId.get(id)!));
+}
+
+/** The small reference tables a device write checks against, read once per request. */
+async function loadReferences(db: DbOrTx) {
+  const [vendorRows, categoryRows, templateRows, credRows, profileRows, tagRows] = await Promise.all([
+    db.select({ id: vendors.id, name: vendors.name }).from(vendors).orderBy(vendors.name),
+    db.select({ id: categories.id }).from(categories),
+    db.select({ id: templates.id }).from(templates),
+    db.select({ id: credentials.id }).from(credentials),
+    db.select().from(deviceProfiles),
+    db.select({ id: tags.id, name: tags.name }).from(tags),
+  ]);
+  return {
+    vendors: new Map(vendorRows.map((v) => [v.name.toLowerCase(), v.id])),
+    vendorNames: vendorRows.map((v) => v.name),
+    categoryIds: new Set(categoryRows.map((r) => r.id)),
+    templateIds: new Set(templateRows.map((r) => r.id)),
+    credIds: new Set(credRows.map((r) => r.id)),
+    profiles: new Map(profileRows.map((p) => [p.id, p])),
+    tags: new Map(tagRows.map((t) => [t.name.toLowerCase(), t.id])),
+  };
+}
+type References = Awaited<ReturnType<typeof loadReferences>>;
+
+type Mode = "create" | "replace" | "patch";
+type Resolved = { values: DeviceValues; tagNames: string[] | undefined };
+
+/**
+ * Turns one API input into column values, checking every reference. `replace` (PUT) resets what the body
+ * leaves out to its default, except secrets: they cannot be read back, so a client could not resend them.
+ */
+async function resolveInput(
+  input: DevicePatchT,
+  mode: Mode,
+  refs: References,
+  secrets: SecretBox,
+  bag: FieldErrorBag,
+  prefix: string,
+): Promise<Resolved> {
+  const given = <K extends keyof DevicePatchT>(k: K) => input[k] !== undefined;
+  const v: DeviceValues = {};
+  let tagNames = input.device_tags;
+
+  if (mode !== "patch") {
+    Object.assign(v, {
+      vendorId: null, model: "", categoryId: null, templateId: null, credId: null, snippetCredId: null,
+      portOverride: null, profileId: null, username: "", custom: {}, notes: "", enabled: true,
+    } satisfies DeviceValues);
+    tagNames ??= [];
+  }
+
+  // A profile fills what the body leaves unset, on create only: editing a profile later never rewrites devices.
+  const profileId = input.device_profile_id;
+  if (given("device_profile_id")) {
+    if (profileId && !refs.profiles.has(profileId)) bag.add(`${prefix}device_profile_id`, `${prefix}device_profile_id ${profileId} does not exist`);
+    v.profileId = profileId || null;
+  }
+  const profile = mode === "create" && profileId ? refs.profiles.get(profileId) : undefined;
+  if (profile) {
+    if (!given("device_vendor") && profile.vendorId) v.vendorId = profile.vendorId;
+    if (!given("device_template_id")) v.templateId = profile.templateId;
+    if (!given("device_category_id")) v.categoryId = profile.categoryId;
+    if (!given("device_cred_id")) v.credId = profile.credId;
+    if (!given("device_snippet_cred_id")) v.snippetCredId = profile.snippetCredId;
+    if (!given("device_port_override")) v.portOverride = profile.port;
+    if (!given("device_tags")) {
+      const names = new Map([...refs.tags].map(([name, id]) => [id, name]));
+      tagNames = profile.tagIds.map((id) => names.get(id)).filter((n): n is string => Boolean(n));
+    }
+  }
+
+  if (given("device_name")) v.name = input.device_name!;
+  if (given("device_ip")) v.ip = input.device_ip!;
+  if (given("device_model")) v.model = input.device_model!;
+  if (given("device_username")) v.username = input.device_username!;
+  if (given("notes")) v.notes = input.notes!;
+  if (given("custom")) v.custom = input.custom!;
+  if (given("enabled")) v.enabled = input.enabled!;
+  if (given("device_port_override")) v.portOverride = input.device_port_override ?? null;
+
+  if (given("device_vendor")) {
+    const name = input.device_vendor;
+    if (name === null || name === "") v.vendorId = null;
+    else {
+      const id = refs.vendors.get(name!.toLowerCase());
+      if (id === undefined) bag.add(`${prefix}device_vendor`, `${prefix}device_vendor '${name}' is not a known vendor; use one of: ${refs.vendorNames.join(", ")}`);
+      else v.vendorId = id;
+    }
+  }
+
+  const reference = (key: "device_category_id" | "device_template_id" | "device_cred_id" | "device_snippet_cred_id", known: Set<number>, what: string) => {
+    if (!given(key)) return undefined;
+    const id = input[key];
+    if (!id) return null;
+    if (!known.has(id)) bag.add(`${prefix}${key}`, `${prefix}${key} ${id} is not an existing ${what}`);
+    return id;
+  };
+  const categoryId = reference("device_category_id", refs.categoryIds, "category");
+  if (categoryId !== undefined) v.categoryId = categoryId;
+  const templateId = reference("device_template_id", refs.templateIds, "template");
+  if (templateId !== undefined) v.templateId = templateId;
+  const credId = reference("device_cred_id", refs.credIds, "credential set");
+  if (credId !== undefined) v.credId = credId;
+  const snippetCredId = reference("device_snippet_cred_id", refs.credIds, "credential set");
+  if (snippetCredId !== undefined) v.snippetCredId = snippetCredId;
+
+  if (given("device_password")) v.passwordEnc = input.device_password ? await secrets.encrypt(input.device_password) : null;
+  if (given("device_enable_password")) {
+    v.enablePasswordEnc = input.device_enable_password ? await secrets.encrypt(input.device_enable_password) : null;
+  }
+  return { values: v, tagNames: tagNames && [...new Map(tagNames.map((n) => [n.toLowerCase(), n])).values()] };
+}
+
+async function existingNames(db: DbOrTx, names: string[]): Promise<Map<string, number>> {
+  if (!names.length) return new Map();
+  const rows = await db
+    .select({ id: devices.id, name: devices.name })
+    .from(devices)
+    .where(inArray(lower(devices.name), names));
+  return new Map(rows.map((r) => [r.name.toLowerCase(), r.id]));
+}
+
+async function replaceTags(tx: DbOrTx, deviceId: number, names: string[], refs: References, now: Date): Promise<void> {
+  await tx.delete(deviceTags).where(eq(deviceTags.deviceId, deviceId));
+  for (const name of names) {
+    let id = refs.tags.get(name.toLowerCase());
+    if (id === undefined) {
+      const [row] = await tx.insert(tags).values({ name, createdAt: now, updatedAt: now }).returning({ id: tags.id });
+      id = row!.id;
+      refs.tags.set(name.toLowerCase(), id);
+    }
+    await tx.insert(deviceTags).values({ deviceId, tagId: id });
+  }
+}
+
+export type WriteContext = { db: Db; secrets: SecretBox; actor: Actor; scope: DeviceScope; now: Date };
+type WriteItem = { input: DevicePatchT; id?: number };
+
+/**
+ * The one write path for devices: single and bulk, create, replace and patch. Everything is checked before
+ * anything is written, every problem is reported with its item's index (`devices.3.device_name`), and the
+ * writes run in one transaction, so a request lands whole or not at all.
+ */
+async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], bulk: boolean): Promise<DeviceOut[]> {
+  return ctx.db.transaction(async (tx) => {
+    const bag = new FieldErrorBag();
+    const refs = await loadReferences(tx);
+    const prefixOf = (i: number) => (bulk ? `devices.${i}.` : "");
+
+    const existing = await findInScope(tx, ctx.scope, items.flatMap((it) => (it.id ? [it.id] : [])));
+    if (!bulk && items[0]!.id && !existing.has(items[0]!.id)) throw ApiError.notFound(`Device ${items[0]!.id}`);
+    const existingTagIds = new Map<number, number[]>();
+    if (existing.size) {
+      const rows = await tx.select().from(deviceTags).where(inArray(deviceTags.deviceId, [...existing.keys()]));
+      for (const r of rows) (existingTagIds.get(r.deviceId) ?? existingTagIds.set(r.deviceId, []).get(r.deviceId)!).push(r.tagId);
+    }
+
+    const resolved: Resolved[] = [];
+    for (const [i, item] of items.entries()) {
+      if (item.id && !existing.has(item.id)) bag.add(`${prefixOf(i)}id`, `${prefixOf(i)}id ${item.id} is not an existing device`);
+      resolved.push(await resolveInput(item.input, mode, refs, ctx.secrets, bag, prefixOf(i)));
+    }
+
+    // Names are unique case-insensitively, against the database and within the request.
+    const finalNames = resolved.map((r, i) => r.values.name?.toLowerCase() ?? existing.get(items[i]!.id ?? 0)?.name.toLowerCase());
+    const taken = await existingNames(tx, finalNames.filter((n): n is string => Boolean(n)));
+    const seen = new Map<string, number>();
+    finalNames.forEach((name, i) => {
+      if (!name || resolved[i]!.values.name === undefined) return;
+      const owner = taken.get(name);
+      const field = `${prefixOf(i)}device_name`;
+      if (owner !== undefined && owner !== items[i]!.id) bag.add(field, `${field} '${resolved[i]!.values.name}' is already taken`);
+      else if (seen.has(name)) bag.add(field, `${field} '${resolved[i]!.values.name}' repeats item ${seen.get(name)} of this request`);
+      seen.set(name, i);
+    });
+
+    // A scoped user may not create or move a device out of their own sight.
+    if (!ctx.scope.all) {
+      resolved.forEach((r, i) => {
+        const before = items[i]!.id ? existing.get(items[i]!.id!) : undefined;
+        const tagIds = r.tagNames ? r.tagNames.map((n) => refs.tags.get(n.toLowerCase())).filter((t): t is number => t !== undefined)
+          : existingTagIds.get(before?.id ?? 0) ?? [];
+        const categoryId = r.values.categoryId !== undefined ? r.values.categoryId : before?.categoryId ?? null;
+        if (!isInScope(ctx.scope, { tagIds, categoryId })) {
+          bag.add(`${prefixOf(i)}device_tags`, `${prefixOf(i)}device_tags would put the device outside your scope; give it one of your role's tags or categories`);
+        }
+      });
+    }
+    bag.throwIfAny();
+
+    const ids: number[] = [];
+    for (const [i, item] of items.entries()) {
+      const { values, tagNames } = resolved[i]!;
+      let id = item.id;
+      const before = id ? (await serialize(tx, [existing.get(id)!]))[0]! : null;
+      if (id) {
+        await tx.update(devices).set({ ...values, updatedAt: ctx.now }).where(eq(devices.id, id));
+      } else {
+        const [row] = await tx
+          .insert(devices)
+          .values({ ...(values as typeof devices.$inferInsert), createdAt: ctx.now, updatedAt: ctx.now })
+          .returning({ id: devices.id });
+        id = row!.id;
+      }
+      if (tagNames) await replaceTags(tx, id, tagNames, refs, ctx.now);
+      const [after] = await getMany(tx, [id]);
+      await recordActivity(tx, ctx.actor, { action: before ? "device.update" : "device.create", subjectType: "device", subjectId: id, before, after }, ctx.now);
+      ids.push(id);
+    }
+    return getMany(tx, ids);
+  });
+}
+
+export const createDevices = (ctx: WriteContext, inputs: DeviceInputT[], bulk: boolean) =>
+  writeDevices(ctx, "create", inputs.map((input) => ({ input })), bulk);
+
+export const updateDevices = (ctx: WriteContext, items: (DevicePatchT & { id: number })[], replace: boolean, bulk: boolean) =>
+  writeDevices(ctx, replace ? "replace" : "patch", items.map(({ id, ...input }) => ({ id, input })), bulk);
+
+/** Ids outside the scope are reported exactly like ids that do not exist. */
+async function requireAll(tx: DbOrTx, scope: DeviceScope, ids: number[], bulk: boolean) {
+  const found = await findInScope(tx, scope, ids);
+  const bag = new FieldErrorBag();
+  ids.forEach((id, i) => {
+    if (found.has(id)) return;
+    if (!bulk) throw ApiError.notFound(`Device ${id}`);
+    bag.add(`ids.${i}`, `ids.${i} ${id} is not an existing device`);
+  });
+  bag.throwIfAny();
+  return serialize(tx, ids.map((id) => found.get(id)!));
+}
+
+export async function deleteDevices(ctx: WriteContext, ids: number[], bulk: boolean): Promise<number> {
+  const unique = [...new Set(ids)];
+  return ctx.db.transaction(async (tx) => {
+    const before = await requireAll(tx, ctx.scope, unique, bulk);
+    await tx.delete(devices).where(inArray(devices.id, unique));
+    for (const b of before) {
+      await recordActivity(tx, ctx.actor, { action: "device.delete", subjectType: "device", subjectId: b.id, before: b, after: null }, ctx.now);
+    }
+    return unique.length;
+  });
+}
+
+export async function setDevicesEnabled(ctx: WriteContext, ids: number[], enabled: boolean, bulk: boolean): Promise<DeviceOut[]> {
+  const unique = [...new Set(ids)];
+  return ctx.db.transaction(async (tx) => {
+    const before = await requireAll(tx, ctx.scope, unique, bulk);
+    await tx.update(devices).set({ enabled, updatedAt: ctx.now }).where(inArray(devices.id, unique));
+    const after = await getMany(tx, unique);
+    for (const [i, b] of before.entries()) {
+      if (b.enabled === enabled) continue;
+      await recordActivity(tx, ctx.actor, { action: enabled ? "device.enable" : "device.disable", subjectType: "device", subjectId: b.id, before: b, after: after[i]! }, ctx.now);
+    }
+    return after;
+  });
+}
+
+export async function deviceSummary(db: Db, scope: DeviceScope) {
+  const [row] = await db
+    .select({
+      total: count(),
+      up: sql<number>`coalesce(sum(${devices.status} = 'up' and ${devices.enabled}), 0)`,
+      unreachable: sql<number>`coalesce(sum(${devices.status} = 'unreachable' and ${devices.enabled}), 0)`,
+      unknown: sql<number>`coalesce(sum(${devices.status} = 'unknown' and ${devices.enabled}), 0)`,
+      disabled: sql<number>`coalesce(sum(not ${devices.enabled}), 0)`,
+      neverBackedUp: sql<number>`coalesce(sum(${devices.lastBackupAt} is null), 0)`,
+      lastBackupAt: max(devices.lastBackupAt),
+    })
+    .from(devices)
+    .where(deviceScopeCondition(scope));
+  return {
+    total: row?.total ?? 0,
+    up: Number(row?.up ?? 0),
+    unreachable: Number(row?.unreachable ?? 0),
+    unknown: Number(row?.unknown ?? 0),
+    disabled: Number(row?.disabled ?? 0),
+    never_backed_up: Number(row?.neverBackedUp ?? 0),
+    last_backup_at: iso(row?.lastBackupAt ?? null),
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * AES-256-GCM under the app key (Web Crypto, so Node and Deno alike). Ciphertext is stored as
+ * "v1.<iv>.<ciphertext+tag>" in base64 so a later key format can coexist during a rotation.
+ */
+export type SecretBox = {
+  encrypt(plain: string): Promise<string>;
+  decrypt(sealed: string): Promise<string>;
+};
+
+const toB64 = (bytes: Uint8Array) => {
+  let s = "";
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s);
+};
+const fromB64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+
+export class AppKeyError extends Error {}
+
+/** Accepts Laravel-style "base64:<44 chars>" or bare base64 of exactly 32 bytes. */
+export function parseAppKey(text: string): Uint8Array<ArrayBuffer> {
+  let bytes: Uint8Array<ArrayBuffer>;
+  try {
+    bytes = fromB64(text.trim().replace(/^base64:/, ""));
+  } catch {
+    throw new AppKeyError("APP_KEY must be base64 of 32 random bytes, e.g. base64:$(openssl rand -base64 32)");
+  }
+  if (bytes.length !== 32) {
+    throw new AppKeyError(`APP_KEY must decode to 32 bytes, got ${bytes.length}; generate one with: openssl rand -base64 32`);
+  }
+  return bytes;
+}
+
+export const generateAppKey = () => "base64:" + toB64(crypto.getRandomValues(new Uint8Array(32)));
+
+export async function createSecretBox(keyBytes: Uint8Array<ArrayBuffer>): Promise<SecretBox> {
+  const key = await crypto.subtle.importKey("raw", keyBytes, "AES-GCM", false, ["encrypt", "decrypt"]);
+  return {
+    async encrypt(plain) {
+      const iv = crypto.getRandomValues(new Uint8Array(12));
+      const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, new TextEncoder().encode(plain));
+      return `v1.${toB64(iv)}.${toB64(new Uint8Array(sealed))}`;
+    },
+    async decrypt(sealed) {
+      const [version, iv, body] = sealed.split(".");
+      if (version !== "v1" || !iv || !body) throw new Error("unrecognised secret format");
+      const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: fromB64(iv) }, key, fromB64(body));
+      return new TextDecoder().decode(plain);
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eq, sql } from "drizzle-orm";
+import { createApp } from "../../src/app.ts";
+import { openSecretBox } from "../../src/bootstrap.ts";
+import { systemClock, type Clock } from "../../src/clock.ts";
+import { loadConfig } from "../../src/config.ts";
+import { openDatabase } from "../../src/db/client.ts";
+import { migrateDatabase } from "../../src/db/migrate.ts";
+import { roles, tags, users } from "../../src/db/schema/index.ts";
+import { hashPassword } from "../../src/auth/passwords.ts";
+import { createUser } from "../../src/auth/users.ts";
+import { issueToken } from "../../src/auth/tokens.ts";
+import { ABILITIES, type Ability } from "../../src/auth/abilities.ts";
+
+export const TEST_APP_KEY = "base64:" + Buffer.alloc(32, 7).toString("base64");
+export const TEST_PASSWORD = "correct-horse-battery";
+
+let passwordHash: Promise<string> | undefined;
+/** Hashing at the production work factor takes ~0.2 s, so a test process hashes once. */
+const testPasswordHash = () => (passwordHash ??= hashPassword(TEST_PASSWORD));
+
+/** A movable clock for rate-limit windows and expiry. */
+export function manualClock(start = new Date("2026-06-01T12:00:00Z")): Clock & { advance(ms: number): void } {
+  let now = start.getTime();
+  return { now: () => new Date(now), advance: (ms) => void (now += ms) };
+}
+
+export type RequestOptions = {
+  method?: string;
+  token?: string;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+};
+
+/** A fresh app on its own temporary SQLite file, plus shortcuts to make users, roles and tokens. */
+export async function createTestContext(options: { rateLimitPerMinute?: number; clock?: Clock } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "netkeep-test-"));
+  const clock = options.clock ?? systemClock;
+  const config = loadConfig({
+    STORAGE_DIR: dir,
+    APP_KEY: TEST_APP_KEY,
+    RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
+    APP_URL: "http://netkeep.test",
+  });
+  const { db, client } = await openDatabase(config.databaseUrl);
+  await migrateDatabase(db, clock);
+  const secrets = await openSecretBox(TEST_APP_KEY);
+  const app = createApp({ db, config, secrets, clock });
+  let userCounter = 0;
+
+  const ctx = {
+    app, db, client, dir, config, secrets, clock,
+
+    async user(opts: { username?: string; role?: string } = {}): Promise<number> {
+      const username = opts.username ?? `user${++userCounter}`;
+      const { id } = await createUser(db, { username, email: `${username}@example.test`, roleName: opts.role ?? "admin", passwordHash: await testPasswordHash() }, clock.now());
+      return id;
+    },
+
+    /** A custom role; tag names are created if missing. */
+    async role(opts: { name: string; permissions?: readonly Ability[]; tags?: string[]; categoryIds?: number[] }): Promise<number> {
+      const now = clock.now();
+      const tagIds: number[] = [];
+      for (const name of opts.tags ?? []) {
+        await db.insert(tags).values({ name, createdAt: now, updatedAt: now }).onConflictDoNothing();
+        const [t] = await db.select({ id: tags.id }).from(tags).where(eq(sql`lower(${tags.name})`, name.toLowerCase()));
+        tagIds.push(t!.id);
+      }
+      const scoped = Boolean(opts.tags || opts.categoryIds);
+      const [row] = await db.insert(roles).values({
+        name: opts.name, permissions: [...(opts.permissions ?? ABILITIES)], scopeAll: !scoped,
+        scopeTagIds: tagIds, scopeCategoryIds: opts.categoryIds ?? [], createdAt: now, updatedAt: now,
+      }).returning({ id: roles.id });
+      return row!.id;
+    },
+
+    /** A token for a new user of the given role (admin by default). */
+    async token(abilities: readonly Ability[] = ABILITIES, opts: { role?: string; userId?: number; expiresAt?: Date } = {}): Promise<string> {
+      const userId = opts.userId ?? (await ctx.user({ role: opts.role }));
+      const { value } = await issueToken(db, { userId, name: `test token ${userId}`, abilities: [...abilities], expiresAt: opts.expiresAt ?? null }, clock.now());
+      return value;
+    },
+
+    async disableUser(userId: number) {
+      await db.update(users).set({ enabled: false }).where(eq(users.id, userId));
+    },
+
+    request(path: string, opts: RequestOptions = {}): Promise<Response> {
+      const headers: Record<string, string> = { ...opts.headers };
+      if (opts.token) headers.apitoken = opts.token;
+      let body: string | undefined = opts.rawBody;
+      if (opts.body !== undefined) {
+        body = JSON.stringify(opts.body);
+        headers["content-type"] ??= "application/json";
+      } else if (body !== undefined) headers["content-type"] ??= "application/json";
+      return Promise.resolve(app.request(path, { method: opts.method ?? "GET", headers, body }));
+    },
+
+    /** The response with its JSON body parsed. */
+    async call<T = any>(path: string, opts: RequestOptions = {}): Promise<{ status: number; body: T; headers: Headers }> {
+      const res = await ctx.request(path, opts);
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+    },
+
+    async close() {
+      client.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return ctx;
+}
+
+export type TestContext = Awaited<ReturnType<typeof createTestContext>>;
