@@ -77,7 +77,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       return c.json(err.errors ? { message: err.message, errors: err.errors } : { message: err.message }, err.status);
     }
     if (err instanceof HTTPException) {
-      const message = err.status === 400 ? "Malformed JSON in the request body" : err.message || "Request failed";
+      const message = err.status === 400 ? "Malformed JSON in the request body: send a JSON object"
+        : err.status === 415 ? "Unsupported Media Type: send the body as JSON with Content-Type: application/json"
+        : err.message || "Request failed";
       return c.json({ message }, err.status);
     }
     services.logger.error("unhandled error", { method: c.req.method, path: c.req.path, error: String(err), stack: (err as Error).stack });

@@ -33,9 +33,9 @@ export type ListQuery = {
 export const MAX_PER_PAGE = 500;
 const DEFAULT_PER_PAGE = 25;
 
-const positiveInt = (name: string, max?: number) => {
-  let n = z.coerce.number({ error: `${name} must be a whole number` }).int(`${name} must be a whole number`).min(1, `${name} must be at least 1`);
-  if (max) n = n.max(max, `${name} must be at most ${max}`);
+const positiveInt = (max?: number) => {
+  let n = z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").min(1, "must be at least 1");
+  if (max) n = n.max(max, `must be at most ${max}`);
   return n.optional();
 };
 
@@ -48,14 +48,14 @@ export function listQuerySchema(spec: ListSpec) {
     ]),
   );
   return z.object({
-    page: positiveInt("page").openapi({ description: "Page number, from 1", example: 1 }),
-    per_page: positiveInt("per_page", MAX_PER_PAGE).openapi({ description: `Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`, example: 25 }),
-    perPage: positiveInt("perPage", MAX_PER_PAGE).openapi({ description: "Alias of per_page" }),
+    page: positiveInt().openapi({ description: "Page number, from 1", example: 1 }),
+    per_page: positiveInt(MAX_PER_PAGE).openapi({ description: `Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`, example: 25 }),
+    perPage: positiveInt(MAX_PER_PAGE).openapi({ description: "Alias of per_page" }),
     sort: z.string().optional().openapi({
       description: `Comma-separated fields, '-' for descending; one of: ${Object.keys(spec.sorts).join(", ")}`,
       example: `-${spec.defaultSort}`,
     }),
-    search: z.string().max(200, "search must be at most 200 characters").optional().openapi({ description: spec.search?.describe ?? "Not supported here" }),
+    search: z.string().max(200, "must be at most 200 characters").optional().openapi({ description: spec.search?.describe ?? "Not supported here" }),
     fields: z.string().optional().openapi({ description: `Comma-separated fields to return; any of: ${spec.fields.join(", ")}` }),
     ...filterParams,
     ...(spec.prefixFilter

@@ -23,6 +23,8 @@ function describe(issue: z.core.$ZodIssue): string {
     }
     case "invalid_value":
       return `must be one of: ${issue.values.map(String).join(", ")}`;
+    case "invalid_key":
+      return issue.issues[0] ? `key ${describe(issue.issues[0])}` : "has an invalid key";
     case "unrecognized_keys":
       return `has unknown field${issue.keys.length === 1 ? "" : "s"}: ${issue.keys.join(", ")}`;
     default:

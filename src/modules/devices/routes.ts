@@ -6,7 +6,7 @@ import { BulkCreate, BulkIds, BulkUpdate, Device, DeviceInput, DevicePatch, Devi
 
 const tag = "Devices";
 const DeviceParams = z.object({
-  id: z.coerce.number().int().positive("must be a positive whole number").openapi({ param: { name: "id", in: "path" }, example: 1 }),
+  id: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").positive("must be a positive whole number").openapi({ param: { name: "id", in: "path" }, example: 1 }),
 });
 const one = z.object({ data: Device });
 const many = z.object({ data: z.array(Device) });
@@ -24,7 +24,7 @@ export const searchDevicesRoute = apiRoute({
   summary: "Search devices by name, address, model, vendor or tag",
   request: {
     query: listQuerySchema(deviceListSpec).extend({
-      q: z.string().trim().min(1, "q is required: the text to look for").max(200).openapi({ description: "Substring to look for (any case)", example: "core" }),
+      q: z.string().trim().min(1, "is required: the text to look for").max(200).openapi({ description: "Substring to look for (any case)", example: "core" }),
     }),
   },
   responses: { 200: jsonResponse(listEnvelopeSchema(Device), "A page of matching devices") },

@@ -42,7 +42,7 @@ export const DeviceInput = z
     device_password: z.string().max(1024).nullable().optional().openapi({ description: "Write-only; null clears it", example: "s3cret-pass" }),
     device_enable_password: z.string().max(1024).nullable().optional().openapi({ description: "Write-only; null clears it", example: "en4ble-pass" }),
     custom: z
-      .record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "keys must be 1-64 letters, digits, _ or -"), customValue)
+      .record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 letters, digits, _ or -"), customValue)
       .optional()
       .openapi({ description: "Flat custom attributes, filterable as filter[custom.<key>]", example: { site: "ams", rack: "r12" } }),
     notes: z.string().max(10_000, "must be at most 10000 characters").optional().openapi({ example: "Core router, row 3" }),

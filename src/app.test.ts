@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestContext, type TestContext } from "../test/helpers/app.ts";
+
+let t: TestContext;
+let token: string;
+beforeAll(async () => {
+  t = await createTestContext();
+  token = await t.token();
+});
+afterAll(() => t.close());
+
+describe("health", () => {
+  it("answers 200 without authentication while the database answers, 503 when it does not", async () => {
+    const other = await createTestContext();
+    expect(await other.call("/healthz")).toMatchObject({ status: 200, body: { status: "ok" } });
+    other.client.close();
+    const down = await other.call("/healthz");
+    expect(down.status).toBe(503);
+    expect(down.body.status).toBe("unavailable");
+    await other.close();
+  });
+});
+
+describe("routing errors are JSON", () => {
+  it("404 for an unknown route", async () => {
+    const res = await t.call("/api/v1/no-such-thing", { token });
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toMatch(/application\/json/);
+    expect(res.body.message).toMatch(/Not found/);
+  });
+
+  it("404 naming the versions for /api/... without a version", async () => {
+    for (const path of ["/api/devices", "/api/v3/devices", "/api/"]) {
+      const res = await t.call(path, { token });
+      expect(res.status).toBe(404);
+      expect(res.body.message).toMatch(/\/api\/v1\/\.\.\. or \/api\/v2\//);
+    }
+  });
+
+  it("405 with Allow when the path exists but the method does not", async () => {
+    const res = await t.call("/api/v1/devices", { method: "PUT", token });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("GET, POST");
+    const one = await t.call("/api/v1/devices/5/enable", { method: "GET", token });
+    expect(one.status).toBe(405);
+    expect(one.headers.get("allow")).toBe("POST");
+  });
+
+  it("400 for malformed JSON, never a 500", async () => {
+    const res = await t.call("/api/v1/devices", { method: "POST", token, rawBody: '{"device_name": ' });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/^Malformed JSON in the request body/);
+    expect((await t.call("/api/v1/devices", { method: "POST", token, rawBody: "" })).status).toBe(400);
+  });
+
+  it("415 naming the content type to use for a body that is not JSON", async () => {
+    const res = await t.call("/api/v1/devices", { method: "POST", token, rawBody: "{}", headers: { "content-type": "text/plain" } });
+    expect(res.status).toBe(415);
+    expect(res.body.message).toMatch(/Content-Type: application\/json/);
+  });
+
+  it("422 for a JSON body that is not an object", async () => {
+    const res = await t.call("/api/v1/devices", { method: "POST", token, rawBody: "[1]" });
+    expect(res.status).toBe(422);
+    expect(res.body.errors.body).toBeDefined();
+  });
+});

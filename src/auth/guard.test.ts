@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestContext, manualClock, type TestContext } from "../../test/helpers/app.ts";
+import { revokeToken } from "./tokens.ts";
+import { apiTokens } from "../db/schema/index.ts";
+import { eq } from "drizzle-orm";
+import { hashTokenValue } from "./token-value.ts";
+
+let t: TestContext;
+beforeAll(async () => {
+  t = await createTestContext();
+});
+afterAll(() => t.close());
+
+const UNAUTHORIZED = { message: "Unauthorized" };
+const FORBIDDEN = { message: "Invalid ability provided" };
+
+describe("API token authentication", () => {
+  it("accepts a valid token in the apitoken header", async () => {
+    const token = await t.token(["devices.read"]);
+    const res = await t.call("/api/v1/devices", { token });
+    expect(res.status).toBe(200);
+  });
+
+  it("answers 401 with no token, an unknown token, or a token sent as Authorization: Bearer", async () => {
+    const token = await t.token(["devices.read"]);
+    for (const headers of [{}, { apitoken: "nk_not-a-real-token" }, { authorization: `Bearer ${token}` }]) {
+      const res = await t.call("/api/v1/devices", { headers });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(UNAUTHORIZED);
+    }
+  });
+
+  it("stops accepting a token on the very next request after revocation", async () => {
+    const token = await t.token(["devices.read"]);
+    expect((await t.call("/api/v1/devices", { token })).status).toBe(200);
+    const [row] = await t.db.select().from(apiTokens).where(eq(apiTokens.tokenHash, await hashTokenValue(token)));
+    expect(await revokeToken(t.db, row!.id, new Date())).toBe(true);
+    const res = await t.call("/api/v1/devices", { token });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(UNAUTHORIZED);
+  });
+
+  it("refuses expired tokens and tokens of disabled users", async () => {
+    const expired = await t.token(["devices.read"], { expiresAt: new Date(Date.now() - 1000) });
+    expect((await t.call("/api/v1/devices", { token: expired })).status).toBe(401);
+
+    const userId = await t.user();
+    const token = await t.token(["devices.read"], { userId });
+    expect((await t.call("/api/v1/devices", { token })).status).toBe(200);
+    await t.disableUser(userId);
+    expect((await t.call("/api/v1/devices", { token })).status).toBe(401);
+  });
+
+  it("stores only a hash of the token value", async () => {
+    const token = await t.token(["devices.read"]);
+    const rows = await t.db.select().from(apiTokens);
+    expect(JSON.stringify(rows)).not.toContain(token);
+    expect(rows.some((r) => r.tokenHash === token)).toBe(false);
+  });
+
+  it("accepts the token as the apitoken query parameter, and the header wins when both are sent", async () => {
+    const good = await t.token(["devices.read"]);
+    expect((await t.call(`/api/v1/devices?apitoken=${good}`)).status).toBe(200);
+    // header valid, query junk: the header is used
+    expect((await t.call("/api/v1/devices?apitoken=nk_junk", { token: good })).status).toBe(200);
+    // header junk, query valid: still the header is used, so 401
+    expect((await t.call(`/api/v1/devices?apitoken=${good}`, { headers: { apitoken: "nk_junk" } })).status).toBe(401);
+  });
+
+  it("keeps a query-string token out of the pagination links", async () => {
+    const token = await t.token(["devices.read"]);
+    const res = await t.call(`/api/v1/devices?apitoken=${token}`);
+    expect(JSON.stringify(res.body.links)).not.toContain(token);
+  });
+});
+
+describe("abilities", () => {
+  it("answers 403 when the token lacks the route's ability", async () => {
+    const token = await t.token(["devices.read"]);
+    const res = await t.call("/api/v1/devices", { method: "POST", token, body: { device_name: "edge-sw-01", device_ip: "192.0.2.9" } });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual(FORBIDDEN);
+  });
+
+  it("answers 403 when the token has the ability but its owner's role does not", async () => {
+    const token = await t.token(["devices.read", "devices.write"], { role: "viewer" });
+    expect((await t.call("/api/v1/devices", { token })).status).toBe(200);
+    const res = await t.call("/api/v1/devices", { method: "POST", token, body: { device_name: "edge-sw-02", device_ip: "192.0.2.9" } });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual(FORBIDDEN);
+  });
+
+  it("checks authentication and ability before validating the request", async () => {
+    const reader = await t.token(["devices.read"]);
+    expect((await t.call("/api/v1/devices", { method: "POST", body: { device_name: "x" } })).status).toBe(401);
+    expect((await t.call("/api/v1/devices", { method: "POST", token: reader, body: { device_name: "x" } })).status).toBe(403);
+    expect((await t.call("/api/v1/devices/not-a-number", { token: reader, method: "DELETE" })).status).toBe(403);
+  });
+});
+
+describe("rate limit", () => {
+  it("counts per token, sends the headers on every answer, and answers 429 with Retry-After past the limit", async () => {
+    const clock = manualClock(new Date("2026-06-01T12:00:10Z"));
+    const limited = await createTestContext({ rateLimitPerMinute: 3, clock });
+    try {
+      const a = await limited.token(["devices.read"]);
+      const b = await limited.token(["devices.read"]);
+      const remaining: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await limited.call("/api/v1/devices", { token: a });
+        expect(res.status).toBe(200);
+        expect(res.headers.get("x-ratelimit-limit")).toBe("3");
+        expect(res.headers.get("x-ratelimit-reset")).toBe(String(Date.parse("2026-06-01T12:01:00Z") / 1000));
+        remaining.push(res.headers.get("x-ratelimit-remaining")!);
+      }
+      expect(remaining).toEqual(["2", "1", "0"]);
+
+      const over = await limited.call("/api/v1/devices", { token: a });
+      expect(over.status).toBe(429);
+      expect(over.headers.get("retry-after")).toBe("50");
+      expect(over.headers.get("x-ratelimit-remaining")).toBe("0");
+      expect(over.body.message).toMatch(/Too many requests/);
+
+      // another token has its own budget
+      expect((await limited.call("/api/v1/devices", { token: b })).status).toBe(200);
+
+      clock.advance(60_000);
+      expect((await limited.call("/api/v1/devices", { token: a })).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+});

@@ -1,0 +1,36 @@
+import { parseArgs } from "node:util";
+import { CliError, type Command, type Flags } from "./command.ts";
+
+/** node's parseArgs messages run to several sentences; keep the first and say where the options are listed. */
+function describeParseError(name: string, err: Error): string {
+  const seeHelp = `see svc ${name} --help`;
+  const unknown = /^Unknown option '([^']+)'/.exec(err.message);
+  if (unknown) return `${name} has no option '${unknown[1]}'; ${seeHelp}`;
+  const positional = /^Unexpected argument '([^']*)'/.exec(err.message);
+  if (positional) return `${name} takes no argument '${positional[1]}', only --options; ${seeHelp}`;
+  const first = err.message.split(/\.(\s|$)/)[0]!;
+  return `${first.charAt(0).toLowerCase()}${first.slice(1)}; ${seeHelp}`;
+}
+
+/** Parses a command's flags strictly. Returns "help" when --help was asked for, whatever else was given. */
+export function parseCommandFlags(name: string, command: Command, args: string[]): Flags | "help" {
+  const options = Object.fromEntries(Object.entries(command.options).map(([flag, option]) => [flag, { type: option.type }]));
+  let values: Flags;
+  try {
+    values = parseArgs({ args, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    if (err instanceof Error && "code" in err && String(err.code).startsWith("ERR_PARSE_ARGS")) {
+      throw new CliError(describeParseError(name, err));
+    }
+    throw err;
+  }
+  if (values.help) return "help";
+  for (const [flag, option] of Object.entries(command.options)) {
+    if (option.type === "boolean") values[flag] ??= false;
+    else if (typeof values[flag] === "string") values[flag] = values[flag].trim();
+    if (option.required && !values[flag]) {
+      throw new CliError(`${name} needs --${flag} <${option.placeholder ?? "value"}>: ${option.description}; see svc ${name} --help`);
+    }
+  }
+  return values;
+}

@@ -1,0 +1,26 @@
+import { text } from "node:stream/consumers";
+import { systemClock } from "../clock.ts";
+import type { Command } from "./command.ts";
+import { runConsole } from "./run.ts";
+import { migrateCommand } from "./commands/migrate.ts";
+import { userCreateCommand } from "./commands/user-create.ts";
+import { tokenCreateCommand } from "./commands/token-create.ts";
+import { tokenListCommand } from "./commands/token-list.ts";
+import { tokenRevokeCommand } from "./commands/token-revoke.ts";
+
+/** Every `svc` command, in the order `svc --help` lists them. A new command is one file and one line here. */
+const commands: Record<string, Command> = {
+  migrate: migrateCommand,
+  "user:create": userCreateCommand,
+  "token:create": tokenCreateCommand,
+  "token:list": tokenListCommand,
+  "token:revoke": tokenRevokeCommand,
+};
+
+// exitCode rather than exit(): stdout may still be draining into a pipe.
+process.exitCode = await runConsole(commands, process.argv.slice(2), {
+  env: process.env,
+  io: { print: (line) => console.log(line), readStdin: () => text(process.stdin) },
+  printError: (line) => console.error(line),
+  clock: systemClock,
+});

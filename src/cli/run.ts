@@ -1,0 +1,50 @@
+import type { Clock } from "../clock.ts";
+import { ConfigError, loadConfig } from "../config.ts";
+import { UserInputError } from "../auth/users.ts";
+import { CliError, type Command, type ConsoleIo } from "./command.ts";
+import { openMigratedDatabase } from "./database.ts";
+import { parseCommandFlags } from "./flags.ts";
+import { commandHelp, overviewHelp } from "./help.ts";
+
+export type ConsoleDeps = {
+  env: Record<string, string | undefined>;
+  io: ConsoleIo;
+  /** stderr; receives exactly one line per failure. */
+  printError(line: string): void;
+  clock: Clock;
+};
+
+/** Errors whose message already tells the person what to fix; anything else is reported as a failure. */
+const isExplained = (err: unknown): err is Error => err instanceof CliError || err instanceof UserInputError || err instanceof ConfigError;
+
+const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim();
+
+/** Runs one console invocation and returns its exit code: 0 when it did what was asked, 1 otherwise. */
+export async function runConsole(commands: Record<string, Command>, argv: string[], deps: ConsoleDeps): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    deps.io.print(overviewHelp(commands));
+    return 0;
+  }
+  const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  try {
+    if (!command) throw new CliError(`unknown command '${name}'; use one of: ${Object.keys(commands).join(", ")}`);
+    const flags = parseCommandFlags(name, command, args);
+    if (flags === "help") {
+      deps.io.print(commandHelp(name, command));
+      return 0;
+    }
+    const config = loadConfig(deps.env);
+    const { db, client, migration } = await openMigratedDatabase(config, deps.clock);
+    try {
+      await command.run(flags, { db, config, clock: deps.clock, io: deps.io, migration });
+    } finally {
+      client.close();
+    }
+    return 0;
+  } catch (err) {
+    const message = isExplained(err) ? err.message : `${name} failed: ${err instanceof Error ? err.message : String(err)}`;
+    deps.printError(`svc: ${oneLine(message)}`);
+    return 1;
+  }
+}
