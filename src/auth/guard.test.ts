@@ -23,7 +23,7 @@ describe("API token authentication", () => {
 
   it("answers 401 with no token, an unknown token, or a token sent as Authorization: Bearer", async () => {
     const token = await t.token(["devices.read"]);
-    for (const headers of [{}, { apitoken: "nk_not-a-real-token" }, { authorization: `Bearer ${token}` }]) {
+    for (const headers of [{}, { apitoken: "nk_not-a-real-token" }, { authorization: `Bearer ${token}` }] as Record<string, string>[]) {
       const res = await t.call("/api/v1/devices", { headers });
       expect(res.status).toBe(401);
       expect(res.body).toEqual(UNAUTHORIZED);
