@@ -7,5 +7,6 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    reporters: ["default", "./test/helpers/summary-reporter.ts"],
   },
 });
