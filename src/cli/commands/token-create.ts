@@ -1,6 +1,8 @@
 import { ABILITIES, parseAbilityList } from "../../auth/abilities.ts";
 import { issueToken } from "../../auth/tokens.ts";
 import { findUserByName } from "../../auth/users.ts";
+import { roles } from "../../db/schema/index.ts";
+import { eq } from "drizzle-orm";
 import { CliError, defineCommand } from "../command.ts";
 import { formatTime } from "../table.ts";
 
@@ -39,6 +41,13 @@ export const tokenCreateCommand = defineCommand({
     const expiresAt = parseExpiry(flags["expires-days"], now);
     const user = await findUserByName(db, flags.user);
     if (!user) throw new CliError(`--user '${flags.user}' is not a user; create it with svc user:create or check the spelling`);
+    if (!user.enabled) throw new CliError(`--user '${user.username}' is disabled; its tokens would be refused`);
+    // A token can never do more than its owner's role, so an ability the role lacks would only ever answer 403.
+    const [role] = await db.select({ name: roles.name, permissions: roles.permissions }).from(roles).where(eq(roles.id, user.roleId));
+    const beyondRole = abilities.filter((a) => !role?.permissions.includes(a));
+    if (beyondRole.length) {
+      throw new CliError(`--abilities ${beyondRole.join(", ")} ${beyondRole.length === 1 ? "is" : "are"} not granted by ${user.username}'s role '${role?.name}'; drop ${beyondRole.length === 1 ? "it" : "them"} or change the role`);
+    }
     const { id, value } = await issueToken(db, { userId: user.id, name: flags.name, abilities, expiresAt }, now);
     io.print(`Created token ${id} '${flags.name}' for user '${user.username}': ${abilities.join(", ")}; expires ${formatTime(expiresAt, "never")}.`);
     io.print("Copy the token now; it is not shown again:");

@@ -1,0 +1,202 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../app.ts";
+import { verifyPassword } from "../auth/passwords.ts";
+import { displayPrefix, hashTokenValue } from "../auth/token-value.ts";
+import { findUserByName } from "../auth/users.ts";
+import { openSecretBox } from "../bootstrap.ts";
+import { loadConfig } from "../config.ts";
+import { openDatabase, type Database } from "../db/client.ts";
+import { TEST_APP_KEY } from "../../test/helpers/app.ts";
+
+const shim = fileURLToPath(new URL("../../bin/svc.js", import.meta.url));
+const COMMANDS = ["migrate", "user:create", "token:create", "token:list", "token:revoke"];
+
+type Run = { code: number | null; stdout: string; stderr: string };
+
+/** The real thing: a node process through the bin shim, as `npx svc` starts it. */
+function svc(args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}, baseEnv: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [shim, ...args], {
+      env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...baseEnv, ...opts.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(opts.stdin ?? "");
+  });
+}
+
+const lastLine = (text: string) => text.trimEnd().split("\n").at(-1)!;
+const occurrences = (text: string, part: string) => text.split(part).length - 1;
+
+function expectOneLineError(run: Run, mentions: RegExp) {
+  expect(run.code, run.stderr).toBe(1);
+  expect(run.stdout).toBe("");
+  expect(run.stderr).toMatch(/^svc: [^\n]+\n$/);
+  expect(run.stderr).toMatch(mentions);
+}
+
+// One storage directory for the whole file: the steps build on each other like a session at the console.
+describe("svc console", () => {
+  let root: string;
+  let storageDir: string;
+  let env: Record<string, string>;
+  let database: Database | undefined;
+  let app: ReturnType<typeof createApp>;
+  const run = (args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}) => svc(args, opts, env);
+
+  /** The test's own view of the database svc writes to, opened once it exists. */
+  async function open(): Promise<Database> {
+    if (database) return database;
+    database = await openDatabase(`file:${storageDir}/netkeep.db`);
+    const config = loadConfig(env);
+    app = createApp({ db: database.db, config, secrets: await openSecretBox(TEST_APP_KEY) });
+    return database;
+  }
+  const devicesAs = (token: string) => Promise.resolve(app.request("/api/v1/devices", { headers: { apitoken: token } }));
+
+  let token = { id: 0, value: "" };
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), "netkeep-svc-"));
+    storageDir = join(root, "storage");
+    env = { STORAGE_DIR: storageDir, APP_KEY: TEST_APP_KEY };
+  });
+
+  afterAll(() => {
+    database?.client.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("lists its commands and explains each one's options, without touching storage", async () => {
+    const [overview, ...helps] = await Promise.all([run(["--help"]), ...COMMANDS.map((name) => run([name, "--help"]))]);
+    expect(overview.code).toBe(0);
+    for (const name of COMMANDS) expect(overview.stdout).toContain(`  ${name} `);
+    helps.forEach((help, i) => {
+      expect(help.code, help.stderr).toBe(0);
+      expect(help.stderr).toBe("");
+      expect(help.stdout).toMatch(new RegExp(`^Usage: svc ${COMMANDS[i]}`));
+      expect(help.stdout).toContain("--help");
+    });
+    expect(helps[2]!.stdout).toContain("--abilities <list>");
+    expect(existsSync(storageDir)).toBe(false);
+  });
+
+  it("migrates a fresh storage directory, then finds nothing pending", async () => {
+    const first = await run(["migrate"]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/^Applied \d+ migrations? to file:.*netkeep\.db/);
+    const again = await run(["migrate"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^No pending migrations/);
+  });
+
+  it("creates a user with the password piped on stdin, storing only its hash", async () => {
+    const password = "piped password 123";
+    const created = await run(["user:create", "--username", "alice", "--email", "alice@example.test", "--role", "operator", "--password-stdin"], { stdin: `${password}\n` });
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toContain("Created user 'alice'");
+    expect(created.stdout + created.stderr).not.toContain(password);
+    const { db } = await open();
+    const alice = await findUserByName(db, "alice");
+    expect(await verifyPassword(password, alice!.passwordHash)).toBe(true);
+  });
+
+  it("generates a password when none is piped and prints it once, as the last line", async () => {
+    const created = await run(["user:create", "--username", "bob", "--email", "bob@example.test", "--role", "viewer"]);
+    expect(created.code, created.stderr).toBe(0);
+    const password = lastLine(created.stdout);
+    expect(password).toMatch(/^[A-Za-z0-9]{20}$/);
+    expect(occurrences(created.stdout, password)).toBe(1);
+    const bob = await findUserByName((await open()).db, "bob");
+    expect(await verifyPassword(password, bob!.passwordHash)).toBe(true);
+  });
+
+  it("refuses bad user input with one line on stderr that says what to fix", async () => {
+    const user = (name: string) => ["user:create", "--username", name, "--email", `${name}@example.test`];
+    const [badRole, shortPassword, duplicate, missingEmail, unknownFlag] = await Promise.all([
+      run([...user("carol"), "--role", "superuser"]),
+      run([...user("carol"), "--role", "admin", "--password-stdin"], { stdin: "short\n" }),
+      run([...user("alice"), "--role", "admin"]),
+      run(["user:create", "--username", "carol", "--role", "admin"]),
+      run([...user("carol"), "--role", "admin", "--nickname", "c"]),
+    ]);
+    expectOneLineError(badRole, /'superuser'.*admin, operator, viewer/);
+    expectOneLineError(shortPassword, /at least 8/);
+    expectOneLineError(duplicate, /already exists/);
+    expectOneLineError(missingEmail, /--email/);
+    expectOneLineError(unknownFlag, /'--nickname'/);
+  });
+
+  it("issues a token whose value appears only on the last line of stdout, and which authenticates", async () => {
+    const created = await run(["token:create", "--user", "alice", "--name", "ci backup", "--abilities", "devices.read,devices.write", "--expires-days", "30"]);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toBe("");
+    token = { id: Number(/Created token (\d+)/.exec(created.stdout)![1]), value: lastLine(created.stdout) };
+    expect(token.value).toMatch(/^nk_/);
+    expect(occurrences(created.stdout, token.value)).toBe(1);
+    await open();
+    expect((await devicesAs(token.value)).status).toBe(200);
+  });
+
+  it("refuses unknown or missing abilities, abilities beyond the role, a bad expiry and an unknown user", async () => {
+    const create = (...extra: string[]) => run(["token:create", "--name", "x", ...extra]);
+    const [unknownAbility, noAbilities, badExpiry, unknownUser, beyondRole] = await Promise.all([
+      create("--user", "alice", "--abilities", "devices.read,devices.delete"),
+      create("--user", "alice", "--abilities", " , "),
+      create("--user", "alice", "--abilities", "devices.read", "--expires-days", "soon"),
+      create("--user", "nobody", "--abilities", "devices.read"),
+      create("--user", "bob", "--abilities", "devices.read,devices.write"),
+    ]);
+    expectOneLineError(beyondRole, /devices\.write is not granted by bob's role 'viewer'/);
+    expectOneLineError(unknownAbility, /--abilities has unknown ability 'devices\.delete'; use any of: devices\.read, devices\.write, /);
+    expectOneLineError(noAbilities, /--abilities/);
+    expectOneLineError(badExpiry, /--expires-days 'soon'/);
+    expectOneLineError(unknownUser, /'nobody'/);
+  });
+
+  it("lists tokens without their values or hashes", async () => {
+    const [all, bobs] = await Promise.all([run(["token:list"]), run(["token:list", "--user", "bob"])]);
+    expect(all.code, all.stderr).toBe(0);
+    const [header, row] = all.stdout.trimEnd().split("\n");
+    expect(header!.split(/\s{2,}/)).toEqual(["ID", "NAME", "USER", "ABILITIES", "CREATED", "LAST USED", "EXPIRES", "STATE"]);
+    expect(row).toMatch(new RegExp(`^${token.id}\\s+ci backup\\s+alice\\s+devices\\.read,devices\\.write\\s.*\\sactive$`));
+    for (const secret of [token.value, displayPrefix(token.value), await hashTokenValue(token.value)]) {
+      expect(all.stdout + all.stderr).not.toContain(secret);
+    }
+    expect(bobs.code).toBe(0);
+    expect(bobs.stdout).toContain("has no tokens");
+  });
+
+  it("revokes a token, which then gets 401; revoking it again or an unknown id fails", async () => {
+    const revoked = await run(["token:revoke", "--id", String(token.id)]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect((await devicesAs(token.value)).status).toBe(401);
+    const [again, unknown, listed] = await Promise.all([
+      run(["token:revoke", "--id", String(token.id)]),
+      run(["token:revoke", "--id", "9999"]),
+      run(["token:list"]),
+    ]);
+    expectOneLineError(again, new RegExp(`id ${token.id}\\b`));
+    expectOneLineError(unknown, /id 9999\b/);
+    expect(listed.stdout).toMatch(/\srevoked\n$/);
+  });
+
+  it("reports an unknown command and a bad setting in one line", async () => {
+    const [unknownCommand, badSetting] = await Promise.all([
+      run(["token:craete"]),
+      run(["token:list"], { env: { DATABASE_URL: "postgres://db/netkeep" } }),
+    ]);
+    expectOneLineError(unknownCommand, /'token:craete'.*token:create/);
+    expectOneLineError(badSetting, /^svc: DATABASE_URL=.*must start with file:/);
+  });
+});
