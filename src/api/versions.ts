@@ -3,6 +3,8 @@ import type { AppEnv } from "../http/env.ts";
 import { SECURITY_SCHEME } from "../http/route.ts";
 import { validationHook } from "../http/validation.ts";
 import { registerDeviceRoutes } from "../modules/devices/handlers.ts";
+import { tagsResource } from "../modules/tags/resource.ts";
+import { vendorsResource } from "../modules/vendors/resource.ts";
 
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -22,6 +24,7 @@ function versionApp(version: ApiVersion): OpenAPIHono<AppEnv> {
 export function createV1Api(): OpenAPIHono<AppEnv> {
   const api = versionApp("v1");
   registerDeviceRoutes(api, { summary: false });
+  for (const group of [vendorsResource, tagsResource]) group.register(api);
   return api;
 }
 

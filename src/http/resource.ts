@@ -1,0 +1,248 @@
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { Context } from "hono";
+import type { Resource } from "../auth/abilities.ts";
+import type { Db, DbOrTx } from "../db/client.ts";
+import { recordActivity } from "../modules/activity/record.ts";
+import type { AppEnv, AuthContext, Services } from "./env.ts";
+import { ApiError, FieldErrorBag } from "./errors.ts";
+import { listEnvelope, listEnvelopeSchema, listQuerySchema, parseListQuery, type ListSpec } from "./list.ts";
+import { apiRoute, jsonBody, jsonResponse, MessageBody } from "./route.ts";
+
+type Table = SQLiteTable & { id: SQLiteColumn };
+type Row = { id: number } & Record<string, unknown>;
+type Out = { id: number } & Record<string, unknown>;
+
+/** What a write hook gets: the transaction, the caller, and the services (secrets, clock). */
+export type WriteCtx = {
+  tx: DbOrTx;
+  auth: AuthContext;
+  services: Services;
+  now: Date;
+  bag: FieldErrorBag;
+  /** create and replace (PUT) apply defaults for what the body leaves out; patch touches only what was sent. */
+  mode: "create" | "replace" | "patch" | "delete";
+};
+
+/**
+ * A resource group with the standard endpoints: list, show, create, replace (PUT), update (PATCH), delete and
+ * bulk delete. Each group supplies only what differs: its table, schemas, list spec, how a row is shown, how
+ * input becomes column values, and what deleting means for the records that refer to it.
+ */
+export type ResourceDef<I extends z.ZodObject> = {
+  /** Group tag in the API description, e.g. "Vendors". */
+  tag: string;
+  /** Path under the version prefix, e.g. "/vendors". */
+  path: string;
+  /** Used in messages, activity actions and operationIds: "vendor" -> "Vendor 5 not found", "vendor.create". */
+  singular: string;
+  plural: string;
+  resource: Resource;
+  table: Table;
+  output: z.ZodObject;
+  input: I;
+  listSpec: ListSpec;
+  serialize(db: DbOrTx, rows: Row[]): Promise<Out[]>;
+  /**
+   * Column values for a create (existing = null), replace or patch (`input` holds only what was sent for a
+   * patch). Problems go into ctx.bag under the field's name; nothing may be written here.
+   */
+  toValues(input: Partial<z.infer<I>>, existing: Row | null, ctx: WriteCtx): Promise<Record<string, unknown>>;
+  /** Writes that follow the row's own (join tables); runs in the same transaction. */
+  afterWrite?(id: number, input: Partial<z.infer<I>>, ctx: WriteCtx): Promise<void>;
+  /**
+   * Refuses (throw ApiError.conflict) or detaches what refers to these rows, in the delete's transaction; what
+   * it returns ("removed from 3 devices") is added to the answer so the caller knows exactly what changed.
+   */
+  beforeDelete?(rows: Row[], ctx: WriteCtx): Promise<string | void>;
+  /** A reason a row may not be changed or deleted (e.g. built-in records), answered with 403. */
+  readOnlyReason?(row: Row): string | undefined;
+  descriptions?: { create?: string; update?: string; delete?: string };
+};
+
+const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).map(capitalise).join("");
+
+const IdParams = z.object({
+  id: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").positive("must be a positive whole number")
+    .openapi({ param: { name: "id", in: "path" }, example: 1 }),
+});
+const BulkIds = z.object({
+  ids: z.array(z.number().int().positive("must be a positive id")).min(1, "must have at least 1 item").max(1000, "must have at most 1000 items")
+    .openapi({ example: [1, 2] }),
+});
+
+/** Case-insensitive uniqueness of a name column, reported as a field problem. */
+export async function checkUniqueName(
+  ctx: WriteCtx, column: SQLiteColumn, idColumn: SQLiteColumn, value: string | undefined, ownId: number | null, field: string,
+): Promise<void> {
+  if (value === undefined) return;
+  const [clash] = await ctx.tx
+    .select({ id: idColumn })
+    .from(column.table)
+    .where(sql`lower(${column}) = ${value.toLowerCase()}`)
+    .limit(1);
+  if (clash && clash.id !== ownId) ctx.bag.add(field, `${field} '${value}' is already taken`);
+}
+
+export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
+  const { tag, path, singular, plural } = def;
+  const read = `${def.resource}.read` as const;
+  const write = `${def.resource}.write` as const;
+  const Name = pascal(singular);
+  const Names = pascal(plural);
+  const one = z.object({ data: def.output });
+
+  const routes = {
+    list: apiRoute({
+      method: "get", path, operationId: `list${Names}`, tag, ability: read, summary: `List ${plural}`,
+      request: { query: listQuerySchema(def.listSpec) },
+      responses: { 200: jsonResponse(listEnvelopeSchema(def.output), `A page of ${plural}`) },
+    }),
+    show: apiRoute({
+      method: "get", path: `${path}/{id}`, operationId: `get${Name}`, tag, ability: read, summary: `Show a ${singular}`,
+      request: { params: IdParams },
+      responses: { 200: jsonResponse(one, `The ${singular}`) },
+    }),
+    create: apiRoute({
+      method: "post", path, operationId: `create${Name}`, tag, ability: write, summary: `Create a ${singular}`,
+      description: def.descriptions?.create,
+      request: jsonBody(def.input),
+      responses: { 201: jsonResponse(one, `The created ${singular}; Location names its URL`) },
+    }),
+    replace: apiRoute({
+      method: "put", path: `${path}/{id}`, operationId: `replace${Name}`, tag, ability: write, summary: `Replace a ${singular}`,
+      description: def.descriptions?.update ?? "Fields the body leaves out return to their defaults; write-only secrets are kept unless sent.",
+      request: { params: IdParams, ...jsonBody(def.input) },
+      responses: { 200: jsonResponse(one, `The updated ${singular}`) },
+    }),
+    update: apiRoute({
+      method: "patch", path: `${path}/{id}`, operationId: `update${Name}`, tag, ability: write, summary: `Update some fields of a ${singular}`,
+      description: def.descriptions?.update ?? "Only the fields sent change.",
+      request: { params: IdParams, ...jsonBody(def.input.partial()) },
+      responses: { 200: jsonResponse(one, `The updated ${singular}`) },
+    }),
+    delete: apiRoute({
+      method: "delete", path: `${path}/{id}`, operationId: `delete${Name}`, tag, ability: write, summary: `Delete a ${singular}`,
+      description: def.descriptions?.delete,
+      request: { params: IdParams },
+      responses: { 200: jsonResponse(MessageBody, "Deleted"), 409: jsonResponse(MessageBody, `Other records still use the ${singular}`) },
+    }),
+    bulkDelete: apiRoute({
+      method: "delete", path: `${path}/bulk`, operationId: `bulkDelete${Names}`, tag, ability: write, summary: `Delete many ${plural}`,
+      description: `All or nothing, up to 1000 ids. ${def.descriptions?.delete ?? ""}`.trim(),
+      request: jsonBody(BulkIds),
+      responses: { 200: jsonResponse(MessageBody, "Deleted"), 409: jsonResponse(MessageBody, `Other records still use a ${singular}`) },
+    }),
+  };
+
+  const fetchRows = async (db: DbOrTx, ids: number[]): Promise<Map<number, Row>> => {
+    if (!ids.length) return new Map();
+    const rows = (await db.select().from(def.table as SQLiteTable).where(inArray(def.table.id, ids))) as Row[];
+    return new Map(rows.map((r) => [r.id, r]));
+  };
+
+  const show = async (db: DbOrTx, id: number): Promise<Out> => {
+    const row = (await fetchRows(db, [id])).get(id);
+    if (!row) throw ApiError.notFound(`${capitalise(singular)} ${id}`);
+    return (await def.serialize(db, [row]))[0]!;
+  };
+
+  const writeCtx = (c: Context<AppEnv>, tx: DbOrTx, mode: WriteCtx["mode"]): WriteCtx => ({
+    tx, auth: c.var.auth, services: c.var.services, now: c.var.services.clock.now(), bag: new FieldErrorBag(), mode,
+  });
+
+  /** One write: validate everything, then write the row, its joins and the audit entry in one transaction. */
+  const save = (c: Context<AppEnv>, input: Partial<z.infer<I>>, id: number | null, mode: "create" | "replace" | "patch") =>
+    c.var.services.db.transaction(async (tx) => {
+      const ctx = writeCtx(c, tx, mode);
+      const existing = id === null ? null : (await fetchRows(tx, [id])).get(id);
+      if (existing === undefined) throw ApiError.notFound(`${capitalise(singular)} ${id}`);
+      const reason = existing && def.readOnlyReason?.(existing);
+      if (reason) throw new ApiError(403, reason);
+      const values = await def.toValues(input, existing, ctx);
+      ctx.bag.throwIfAny();
+      let savedId: number;
+      if (existing) {
+        await tx.update(def.table).set({ ...values, updatedAt: ctx.now }).where(eq(def.table.id, existing.id));
+        savedId = existing.id;
+      } else {
+        const [row] = (await tx.insert(def.table).values({ ...values, createdAt: ctx.now, updatedAt: ctx.now }).returning({ id: def.table.id })) as { id: number }[];
+        savedId = row!.id;
+      }
+      await def.afterWrite?.(savedId, input, ctx);
+      ctx.bag.throwIfAny();
+      const before = existing ? (await def.serialize(tx, [existing]))[0]! : null;
+      const after = await show(tx, savedId);
+      await recordActivity(tx, ctx.auth, { action: `${singular.replace(/ /g, "_")}.${existing ? "update" : "create"}`, subjectType: singular, subjectId: savedId, before, after }, ctx.now);
+      return after;
+    });
+
+  const remove = (c: Context<AppEnv>, ids: number[], bulk: boolean) =>
+    c.var.services.db.transaction(async (tx) => {
+      const ctx = writeCtx(c, tx, "delete");
+      const unique = [...new Set(ids)];
+      const rows = await fetchRows(tx, unique);
+      unique.forEach((id, i) => {
+        if (rows.has(id)) return;
+        if (!bulk) throw ApiError.notFound(`${capitalise(singular)} ${id}`);
+        ctx.bag.add(`ids.${i}`, `ids.${i} ${id} is not an existing ${singular}`);
+      });
+      ctx.bag.throwIfAny();
+      for (const row of rows.values()) {
+        const reason = def.readOnlyReason?.(row);
+        if (reason) throw new ApiError(403, reason);
+      }
+      const before = await def.serialize(tx, [...rows.values()]);
+      const detached = await def.beforeDelete?.([...rows.values()], ctx);
+      await tx.delete(def.table).where(inArray(def.table.id, unique));
+      for (const b of before) {
+        await recordActivity(tx, ctx.auth, { action: `${singular.replace(/ /g, "_")}.delete`, subjectType: singular, subjectId: b.id, before: b, after: null }, ctx.now);
+      }
+      return { count: unique.length, note: detached ? `; ${detached}` : "" };
+    });
+
+  // The route objects carry precise per-route types that a generic helper cannot name; the handlers below
+  // rely only on validated input, so they are registered through a loosely typed view of the app.
+  function register(app: OpenAPIHono<AppEnv>): void {
+    const api = app as unknown as { openapi(route: unknown, handler: (c: Context<AppEnv> & { req: { valid(t: string): any } }) => unknown): void };
+    api.openapi(routes.list, async (c) => {
+      const q = parseListQuery(c, def.listSpec);
+      const db = c.var.services.db;
+      const where = q.where;
+      const [rows, [total]] = await Promise.all([
+        db.select().from(def.table as SQLiteTable).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
+        db.select({ n: sql<number>`count(*)` }).from(def.table as SQLiteTable).where(where),
+      ]);
+      return c.json(listEnvelope(c, q, Number(total?.n ?? 0), await def.serialize(db, rows as Row[])), 200);
+    });
+    api.openapi(routes.bulkDelete, async (c) => {
+      const { count, note } = await remove(c, c.req.valid("json").ids, true);
+      return c.json({ message: `Deleted ${count} ${count === 1 ? singular : plural}${note}` }, 200);
+    });
+    api.openapi(routes.show, async (c) => c.json({ data: await show(c.var.services.db, c.req.valid("param").id) }, 200));
+    api.openapi(routes.create, async (c) => {
+      const data = await save(c, c.req.valid("json"), null, "create");
+      c.header("Location", new URL(`${c.req.path}/${data.id}`, c.req.url).toString());
+      return c.json({ data }, 201);
+    });
+    api.openapi(routes.replace, async (c) => c.json({ data: await save(c, c.req.valid("json"), c.req.valid("param").id, "replace") }, 200));
+    api.openapi(routes.update, async (c) => c.json({ data: await save(c, c.req.valid("json"), c.req.valid("param").id, "patch") }, 200));
+    api.openapi(routes.delete, async (c) => {
+      const id = c.req.valid("param").id;
+      const { note } = await remove(c, [id], false);
+      return c.json({ message: `${capitalise(singular)} ${id} deleted${note}` }, 200);
+    });
+  }
+
+  return { routes, register, show };
+}
+
+/** `filter[name]` style exact match, any case. */
+export const nameFilter = (column: SQLiteColumn, describe = "Exact name (any case)") => ({
+  describe,
+  build: (values: string[]): SQL => inArray(sql`lower(${column})`, values.map((v) => v.toLowerCase())),
+});
+
+export type { Db };

@@ -1,0 +1,68 @@
+import { z } from "@hono/zod-openapi";
+import { count, eq, inArray, sql } from "drizzle-orm";
+import { deviceProfiles, devices, vendors } from "../../db/schema/index.ts";
+import { ApiError } from "../../http/errors.ts";
+import { containsText } from "../../http/list.ts";
+import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
+import type { DbOrTx } from "../../db/client.ts";
+
+const Vendor = z
+  .object({ id: z.number().int(), name: z.string(), devices_count: z.number().int(), created_at: z.string(), updated_at: z.string() })
+  .openapi("Vendor");
+
+const VendorInput = z
+  .object({ name: z.string().trim().min(2, "must be at least 2 characters").max(64, "must be at most 64 characters").openapi({ example: "Cisco" }) })
+  .openapi("VendorInput");
+
+type VendorRow = typeof vendors.$inferSelect;
+
+async function deviceCounts(db: DbOrTx, ids: number[]): Promise<Map<number, number>> {
+  if (!ids.length) return new Map();
+  const rows = await db.select({ id: devices.vendorId, n: count() }).from(devices).where(inArray(devices.vendorId, ids)).groupBy(devices.vendorId);
+  return new Map(rows.map((r) => [r.id!, r.n]));
+}
+
+export const vendorsResource = defineResource({
+  tag: "Vendors",
+  path: "/vendors",
+  singular: "vendor",
+  plural: "vendors",
+  resource: "vendors",
+  table: vendors,
+  output: Vendor,
+  input: VendorInput,
+  listSpec: {
+    fields: Object.keys(Vendor.shape),
+    filters: { name: nameFilter(vendors.name) },
+    sorts: { id: vendors.id, name: sql`lower(${vendors.name})`, created_at: vendors.createdAt },
+    defaultSort: "name",
+    idColumn: vendors.id,
+    search: { describe: "Substring of the name", build: (term) => containsText(vendors.name, term) },
+  },
+  async serialize(db, rows) {
+    const counts = await deviceCounts(db, rows.map((r) => r.id));
+    return (rows as VendorRow[]).map((r) => ({
+      id: r.id, name: r.name, devices_count: counts.get(r.id) ?? 0, created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+    }));
+  },
+  async toValues(input, existing, ctx) {
+    await checkUniqueName(ctx, vendors.name, vendors.id, input.name, existing?.id ?? null, "name");
+    return input.name === undefined ? {} : { name: input.name };
+  },
+  async beforeDelete(rows, ctx) {
+    const ids = rows.map((r) => r.id);
+    const used = [...(await deviceCounts(ctx.tx, ids)).entries()].filter(([, n]) => n > 0);
+    if (used.length) {
+      const [id, n] = used[0]!;
+      throw ApiError.conflict(`Vendor ${id} is used by ${n} device${n === 1 ? "" : "s"}; move them to another vendor first`);
+    }
+    const profiles = await ctx.tx.update(deviceProfiles).set({ vendorId: null }).where(inArray(deviceProfiles.vendorId, ids)).returning({ id: deviceProfiles.id });
+    return profiles.length ? `cleared from ${profiles.length} device profile${profiles.length === 1 ? "" : "s"}` : undefined;
+  },
+  descriptions: {
+    delete: "Refused with 409 while any device uses the vendor. Device profiles that name it lose their vendor default; the answer says how many.",
+  },
+});
+
+export const vendorIdByName = async (db: DbOrTx, name: string) =>
+  (await db.select({ id: vendors.id }).from(vendors).where(eq(sql`lower(${vendors.name})`, name.toLowerCase())))[0]?.id;

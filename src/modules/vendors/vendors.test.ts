@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
+
+let t: TestContext;
+let admin: string;
+beforeAll(async () => {
+  t = await createTestContext();
+  admin = await t.token();
+});
+afterAll(() => t.close());
+
+describe("vendors", () => {
+  it("lists the seeded vendors sorted by name, paginated", async () => {
+    const res = await t.call("/api/v1/vendors?per_page=3", { token: admin });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((v: { name: string }) => v.name)).toEqual(["Arista", "Aruba", "Cisco"]);
+    expect(res.body.meta.total).toBeGreaterThanOrEqual(13);
+  });
+
+  it("creates, renames and deletes an unused vendor", async () => {
+    const created = await t.call("/api/v1/vendors", { method: "POST", token: admin, body: { name: "Ubiquiti" } });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id;
+    const renamed = await t.call(`/api/v1/vendors/${id}`, { method: "PATCH", token: admin, body: { name: "Ubiquiti Inc" } });
+    expect(renamed.body.data.name).toBe("Ubiquiti Inc");
+    expect((await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "uap-lobby", device_ip: "192.0.2.7", device_vendor: "ubiquiti inc" } })).status).toBe(201);
+    const refused = await t.call(`/api/v1/vendors/${id}`, { method: "DELETE", token: admin });
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toBe(`Vendor ${id} is used by 1 device; move them to another vendor first`);
+    await t.call("/api/v1/devices/bulk", { method: "DELETE", token: admin, body: { ids: [(await t.call("/api/v1/devices?filter[device_name]=uap-lobby", { token: admin })).body.data[0].id] } });
+    expect((await t.call(`/api/v1/vendors/${id}`, { method: "DELETE", token: admin })).status).toBe(200);
+    expect((await t.call(`/api/v1/vendors/${id}`, { token: admin })).status).toBe(404);
+  });
+
+  it("validates names", async () => {
+    const dup = await t.call("/api/v1/vendors", { method: "POST", token: admin, body: { name: "CISCO" } });
+    expect(dup.status).toBe(422);
+    expect(dup.body).toEqual({ message: "name 'CISCO' is already taken", errors: { name: ["name 'CISCO' is already taken"] } });
+    expect((await t.call("/api/v1/vendors", { method: "POST", token: admin, body: {} })).body.errors.name).toEqual(["name is required"]);
+  });
+});
