@@ -1,0 +1,51 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+
+/** A port the OS says is free on loopback right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export type Spawned = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
+
+/** Starts a process and keeps everything it prints, for assertions and for failure messages. */
+export function start(command: string, args: string[], env: Record<string, string>, cwd = process.cwd()): Spawned {
+  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  let text = "";
+  child.stdout!.on("data", (d) => (text += d));
+  child.stderr!.on("data", (d) => (text += d));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, output: () => text, exited };
+}
+
+/** Polls a URL until it answers 200, or fails with what the process printed. */
+export async function waitForHttp(url: string, spawned: Spawned, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (spawned.child.exitCode !== null) throw new Error(`process exited (${spawned.child.exitCode}) before ${url} answered:\n${spawned.output()}`);
+    try {
+      if ((await fetch(url)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms:\n${spawned.output()}`);
+}
+
+/** Ends a process group (the launcher and anything it started). */
+export function stopGroup(spawned: Spawned, signal: NodeJS.Signals = "SIGTERM"): void {
+  try {
+    process.kill(-spawned.child.pid!, signal);
+  } catch {
+    // already gone
+  }
+}

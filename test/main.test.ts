@@ -1,0 +1,63 @@
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { afterAll, describe, expect, it } from "vitest";
+import { freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
+
+const dirs: string[] = [];
+const running: Spawned[] = [];
+afterAll(() => {
+  running.forEach((s) => stopGroup(s, "SIGKILL"));
+  dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
+});
+
+const launch = (env: Record<string, string>) => {
+  const s = start(process.execPath, ["--import", "tsx", "src/main.ts"], env);
+  running.push(s);
+  return s;
+};
+
+/** The processes in the launcher's group, e.g. the collector it started. */
+const groupMembers = (pgid: number) =>
+  execFileSync("ps", ["-o", "pid=,args=", "-g", String(pgid)], { encoding: "utf8" }).split("\n").filter((l) => l.trim());
+
+describe("npm start (src/main.ts)", () => {
+  it("migrates a fresh storage dir, creates admin once with a printed password, serves, runs a collector, and stops on SIGTERM", async () => {
+    const storage = mkdtempSync(join(tmpdir(), "netkeep-main-"));
+    dirs.push(storage);
+    const port = await freePort();
+    const env = { STORAGE_DIR: storage, PORT: String(port), HOST: "127.0.0.1", APP_KEY: "", DATABASE_URL: "", ADMIN_PASSWORD: "", COLLECTOR: "on" };
+
+    const first = launch(env);
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`, first);
+    const password = /Created user 'admin' with password: (\S+)/.exec(first.output())?.[1];
+    expect(password, first.output()).toMatch(/^[A-Za-z0-9]{20}$/);
+    expect(first.output().split(password!).length - 1).toBe(1);
+    expect(statSync(join(storage, "app.key")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(storage, "netkeep.db")).isFile()).toBe(true);
+    expect(groupMembers(first.child.pid!).some((l) => l.includes("collector/main.ts"))).toBe(true);
+
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/devices`);
+    expect(res.status).toBe(401);
+
+    stopGroup(first);
+    expect(await first.exited).toBe(0);
+
+    const second = launch({ ...env, COLLECTOR: "off" });
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`, second);
+    expect(second.output()).not.toContain("Created user");
+    expect(groupMembers(second.child.pid!).some((l) => l.includes("collector/main.ts"))).toBe(false);
+    stopGroup(second);
+    expect(await second.exited).toBe(0);
+  });
+
+  it("refuses a bad setting with one line naming the variable", async () => {
+    const bad = launch({ PORT: "http", STORAGE_DIR: mkdtempSync(join(tmpdir(), "netkeep-main-")) });
+    expect(await bad.exited).toBe(1);
+    expect(bad.output().trim()).toBe('netkeep: PORT="http" is invalid: must be a port number');
+    const badKey = launch({ APP_KEY: "base64:c2hvcnQ=", PORT: "1", STORAGE_DIR: mkdtempSync(join(tmpdir(), "netkeep-main-")) });
+    expect(await badKey.exited).toBe(1);
+    expect(badKey.output().trim()).toMatch(/^netkeep: APP_KEY must decode to 32 bytes, got 5/);
+  });
+});
