@@ -199,4 +199,75 @@ CREATE TABLE `activity_log` (
 --> statement-breakpoint
 CREATE INDEX `activity_log_subject_idx` ON `activity_log` (`subject_type`,`subject_id`);--> statement-breakpoint
 CREATE INDEX `activity_log_user_idx` ON `activity_log` (`user_id`);--> statement-breakpoint
-CREATE INDEX `activity_log_created_idx` ON `activity_log` (`created_at`);
+CREATE INDEX `activity_log_created_idx` ON `activity_log` (`created_at`);--> statement-breakpoint
+CREATE TABLE `jobs` (
+	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`type` text NOT NULL,
+	`device_id` integer,
+	`priority` integer DEFAULT 0 NOT NULL,
+	`state` text DEFAULT 'queued' NOT NULL,
+	`outcome` text,
+	`trigger` text NOT NULL,
+	`attempts` integer DEFAULT 0 NOT NULL,
+	`max_attempts` integer DEFAULT 3 NOT NULL,
+	`run_after` integer NOT NULL,
+	`lease_owner` text,
+	`lease_expires_at` integer,
+	`message` text,
+	`result` text,
+	`requested_by` integer,
+	`created_at` integer NOT NULL,
+	`started_at` integer,
+	`finished_at` integer,
+	FOREIGN KEY (`device_id`) REFERENCES `devices`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `jobs_claim_idx` ON `jobs` (`state`,`priority`,`run_after`);--> statement-breakpoint
+CREATE INDEX `jobs_device_idx` ON `jobs` (`device_id`,`state`);--> statement-breakpoint
+CREATE TABLE `config_blobs` (
+	`hash` text PRIMARY KEY NOT NULL,
+	`encoding` text NOT NULL,
+	`content` blob NOT NULL,
+	`size` integer NOT NULL,
+	`created_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `config_changes` (
+	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`device_id` integer NOT NULL,
+	`command` text NOT NULL,
+	`config_id` integer NOT NULL,
+	`previous_config_id` integer,
+	`diff` text NOT NULL,
+	`lines_added` integer NOT NULL,
+	`lines_removed` integer NOT NULL,
+	`trigger` text NOT NULL,
+	`created_at` integer NOT NULL,
+	FOREIGN KEY (`device_id`) REFERENCES `devices`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`config_id`) REFERENCES `configs`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`previous_config_id`) REFERENCES `configs`(`id`) ON UPDATE no action ON DELETE set null
+);
+--> statement-breakpoint
+CREATE INDEX `config_changes_device_idx` ON `config_changes` (`device_id`,`created_at`);--> statement-breakpoint
+CREATE INDEX `config_changes_config_idx` ON `config_changes` (`config_id`);--> statement-breakpoint
+CREATE TABLE `configs` (
+	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`device_id` integer NOT NULL,
+	`command` text NOT NULL,
+	`version` integer NOT NULL,
+	`blob_hash` text NOT NULL,
+	`significant_hash` text NOT NULL,
+	`lines` integer NOT NULL,
+	`size` integer NOT NULL,
+	`first_seen_at` integer NOT NULL,
+	`last_seen_at` integer NOT NULL,
+	`seen_count` integer DEFAULT 1 NOT NULL,
+	`job_id` integer,
+	FOREIGN KEY (`device_id`) REFERENCES `devices`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`blob_hash`) REFERENCES `config_blobs`(`hash`) ON UPDATE no action ON DELETE no action,
+	FOREIGN KEY (`job_id`) REFERENCES `jobs`(`id`) ON UPDATE no action ON DELETE set null
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `configs_device_command_version_unique` ON `configs` (`device_id`,`command`,`version`);--> statement-breakpoint
+CREATE INDEX `configs_blob_idx` ON `configs` (`blob_hash`);--> statement-breakpoint
+CREATE INDEX `configs_last_seen_idx` ON `configs` (`last_seen_at`);

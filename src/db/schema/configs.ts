@@ -1,0 +1,50 @@
+import { blob, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { timestamp } from "./columns.ts";
+import { devices } from "./devices.ts";
+import { jobs, JOB_TRIGGERS } from "./jobs.ts";
+
+/** Content-addressed configuration text: the same text is stored once, compressed, whatever refers to it. */
+export const configBlobs = sqliteTable("config_blobs", {
+  /** SHA-256 of the raw text, hex. */
+  hash: text("hash").primaryKey(),
+  encoding: text("encoding", { enum: ["gzip"] }).notNull(),
+  content: blob("content", { mode: "buffer" }).notNull(),
+  size: integer("size").notNull(),
+  createdAt: timestamp("created_at").notNull(),
+});
+
+/** One row per distinct version of one command's output on one device. */
+export const configs = sqliteTable("configs", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  deviceId: integer("device_id").notNull().references(() => devices.id, { onDelete: "cascade" }),
+  command: text("command").notNull(),
+  version: integer("version").notNull(),
+  blobHash: text("blob_hash").notNull().references(() => configBlobs.hash),
+  /** Hash of the text without volatile lines: equal hashes are the same configuration. */
+  significantHash: text("significant_hash").notNull(),
+  lines: integer("lines").notNull(),
+  size: integer("size").notNull(),
+  firstSeenAt: timestamp("first_seen_at").notNull(),
+  lastSeenAt: timestamp("last_seen_at").notNull(),
+  seenCount: integer("seen_count").notNull().default(1),
+  /** The job whose download produced this version. */
+  jobId: integer("job_id").references(() => jobs.id, { onDelete: "set null" }),
+}, (t) => [
+  uniqueIndex("configs_device_command_version_unique").on(t.deviceId, t.command, t.version),
+  index("configs_blob_idx").on(t.blobHash),
+  index("configs_last_seen_idx").on(t.lastSeenAt),
+]);
+
+/** A new version's arrival: what changed, as a unified diff against the previous version. */
+export const configChanges = sqliteTable("config_changes", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  deviceId: integer("device_id").notNull().references(() => devices.id, { onDelete: "cascade" }),
+  command: text("command").notNull(),
+  configId: integer("config_id").notNull().references(() => configs.id, { onDelete: "cascade" }),
+  previousConfigId: integer("previous_config_id").references(() => configs.id, { onDelete: "set null" }),
+  diff: text("diff").notNull(),
+  linesAdded: integer("lines_added").notNull(),
+  linesRemoved: integer("lines_removed").notNull(),
+  trigger: text("trigger", { enum: JOB_TRIGGERS }).notNull(),
+  createdAt: timestamp("created_at").notNull(),
+}, (t) => [index("config_changes_device_idx").on(t.deviceId, t.createdAt), index("config_changes_config_idx").on(t.configId)]);

@@ -1,0 +1,50 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { timestamp } from "./columns.ts";
+import { devices } from "./devices.ts";
+
+/** Kinds of work a collector runs; snippet pushes and compliance checks join this list. */
+export const JOB_TYPES = ["download"] as const;
+export type JobType = (typeof JOB_TYPES)[number];
+
+export const JOB_STATES = ["queued", "running", "finished"] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+/** How a finished job ended; what users filter on and what decides a retry. */
+export const JOB_OUTCOMES = [
+  "success", "unchanged", "auth_failed", "unreachable", "timeout", "host_key_changed", "prompt_not_found", "error", "cancelled",
+] as const;
+export type JobOutcome = (typeof JOB_OUTCOMES)[number];
+
+export const JOB_TRIGGERS = ["download_now", "schedule", "api", "cli"] as const;
+export type JobTrigger = (typeof JOB_TRIGGERS)[number];
+
+/**
+ * The work queue collectors share through the database. A collector claims a job with one atomic UPDATE and
+ * holds a lease it keeps extending; a lease that runs out puts the job back in the queue.
+ */
+export const jobs = sqliteTable("jobs", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  type: text("type", { enum: JOB_TYPES }).notNull(),
+  deviceId: integer("device_id").references(() => devices.id, { onDelete: "cascade" }),
+  /** Higher runs first: download-now jumps the scheduled queue. */
+  priority: integer("priority").notNull().default(0),
+  state: text("state", { enum: JOB_STATES }).notNull().default("queued"),
+  outcome: text("outcome", { enum: JOB_OUTCOMES }),
+  trigger: text("trigger", { enum: JOB_TRIGGERS }).notNull(),
+  attempts: integer("attempts").notNull().default(0),
+  maxAttempts: integer("max_attempts").notNull().default(3),
+  runAfter: timestamp("run_after").notNull(),
+  leaseOwner: text("lease_owner"),
+  leaseExpiresAt: timestamp("lease_expires_at"),
+  /** What the outcome means for a person: the error, or "unchanged, verified by SNMP". */
+  message: text("message"),
+  /** Facts of the run: duration_ms, bytes, config ids, the last lines seen when a prompt was not found. */
+  result: text("result", { mode: "json" }).$type<Record<string, unknown>>(),
+  requestedBy: integer("requested_by"),
+  createdAt: timestamp("created_at").notNull(),
+  startedAt: timestamp("started_at"),
+  finishedAt: timestamp("finished_at"),
+}, (t) => [
+  index("jobs_claim_idx").on(t.state, t.priority, t.runAfter),
+  index("jobs_device_idx").on(t.deviceId, t.state),
+]);

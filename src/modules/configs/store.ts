@@ -1,0 +1,80 @@
+import { and, desc, eq, sql } from "drizzle-orm";
+import { structuredPatch, formatPatch } from "diff";
+import type { DbOrTx } from "../../db/client.ts";
+import { configBlobs, configChanges, configs, type JobTrigger } from "../../db/schema/index.ts";
+import { gunzipText, gzipText, normalizeConfigText, sha256Hex, significantText } from "./text.ts";
+
+export type StoreResult = { configId: number; version: number; changed: boolean };
+
+export async function readBlob(db: DbOrTx, hash: string): Promise<string> {
+  const [row] = await db.select().from(configBlobs).where(eq(configBlobs.hash, hash));
+  if (!row) throw new Error(`config blob ${hash} is missing`);
+  return gunzipText(row.content);
+}
+
+/** Unified diff between two texts plus the counts users filter on. */
+export function unifiedDiff(oldText: string, newText: string, oldLabel: string, newLabel: string, context = 3) {
+  const patch = structuredPatch(oldLabel, newLabel, oldText, newText, "", "", { context });
+  let added = 0;
+  let removed = 0;
+  for (const hunk of patch.hunks) {
+    for (const line of hunk.lines) {
+      if (line.startsWith("+")) added++;
+      else if (line.startsWith("-")) removed++;
+    }
+  }
+  return { text: patch.hunks.length ? formatPatch(patch) : "", added, removed };
+}
+
+/**
+ * Stores one command's output for a device. The same significant content as the latest version (volatile
+ * lines ignored) only moves that version's last-seen time and seen count; anything else becomes the next
+ * version, with its text stored once by hash and a change row holding the unified diff. Call it inside the
+ * transaction that also finishes the job, so a retried job can never store a download twice.
+ */
+export async function storeConfig(
+  tx: DbOrTx,
+  input: { deviceId: number; command: string; text: string; volatile: readonly RegExp[]; trigger: JobTrigger; jobId: number | null; now: Date },
+): Promise<StoreResult> {
+  const text = normalizeConfigText(input.text);
+  const significantHash = await sha256Hex(significantText(text, input.volatile));
+  const [latest] = await tx
+    .select()
+    .from(configs)
+    .where(and(eq(configs.deviceId, input.deviceId), eq(configs.command, input.command)))
+    .orderBy(desc(configs.version))
+    .limit(1);
+
+  if (latest && latest.significantHash === significantHash) {
+    await tx
+      .update(configs)
+      .set({ lastSeenAt: input.now, seenCount: sql`${configs.seenCount} + 1` })
+      .where(eq(configs.id, latest.id));
+    return { configId: latest.id, version: latest.version, changed: false };
+  }
+
+  const hash = await sha256Hex(text);
+  const size = new TextEncoder().encode(text).length;
+  await tx
+    .insert(configBlobs)
+    .values({ hash, encoding: "gzip", // drizzle types blob columns as Buffer; libSQL takes any Uint8Array, so no Node Buffer is needed here.
+      content: (await gzipText(text)) as unknown as Buffer, size, createdAt: input.now })
+    .onConflictDoNothing();
+  const version = (latest?.version ?? 0) + 1;
+  const lines = text === "" ? 0 : text.split("\n").length - 1;
+  const [row] = await tx
+    .insert(configs)
+    .values({
+      deviceId: input.deviceId, command: input.command, version, blobHash: hash, significantHash, lines, size,
+      firstSeenAt: input.now, lastSeenAt: input.now, seenCount: 1, jobId: input.jobId,
+    })
+    .returning({ id: configs.id });
+
+  const previous = latest ? await readBlob(tx, latest.blobHash) : "";
+  const diff = unifiedDiff(previous, text, `${input.command} v${latest?.version ?? 0}`, `${input.command} v${version}`);
+  await tx.insert(configChanges).values({
+    deviceId: input.deviceId, command: input.command, configId: row!.id, previousConfigId: latest?.id ?? null,
+    diff: diff.text, linesAdded: diff.added, linesRemoved: diff.removed, trigger: input.trigger, createdAt: input.now,
+  });
+  return { configId: row!.id, version, changed: true };
+}

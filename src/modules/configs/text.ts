@@ -1,0 +1,28 @@
+/** Pure text helpers for stored configurations (Web APIs only: the API on Deno reads what collectors store). */
+
+/** One line ending, no trailing blanks at the end of the text, a final newline: so equal configs hash equal. */
+export function normalizeConfigText(text: string): string {
+  const lines = text.replace(/\r\n?/g, "\n").split("\n").map((l) => l.replace(/\s+$/, ""));
+  while (lines.length && lines[lines.length - 1] === "") lines.pop();
+  return lines.length ? lines.join("\n") + "\n" : "";
+}
+
+/** The text a change is judged on: every line that no volatile pattern matches. */
+export function significantText(text: string, volatile: readonly RegExp[]): string {
+  if (!volatile.length) return text;
+  return text.split("\n").filter((line) => !volatile.some((re) => re.test(line))).join("\n");
+}
+
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function pipe(bytes: Uint8Array<ArrayBuffer>, stream: CompressionStream | DecompressionStream): Promise<Uint8Array<ArrayBuffer>> {
+  const out = new Response(new Blob([bytes]).stream().pipeThrough(stream));
+  return new Uint8Array(await out.arrayBuffer());
+}
+
+export const gzipText = (text: string) => pipe(new TextEncoder().encode(text), new CompressionStream("gzip"));
+export const gunzipText = async (bytes: Uint8Array) =>
+  new TextDecoder().decode(await pipe(new Uint8Array(bytes), new DecompressionStream("gzip")));
