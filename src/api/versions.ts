@@ -3,8 +3,12 @@ import type { AppEnv } from "../http/env.ts";
 import { SECURITY_SCHEME } from "../http/route.ts";
 import { validationHook } from "../http/validation.ts";
 import { registerDeviceRoutes } from "../modules/devices/handlers.ts";
+import { registerJobRoutes } from "../modules/jobs/handlers.ts";
 import { tagsResource } from "../modules/tags/resource.ts";
 import { vendorsResource } from "../modules/vendors/resource.ts";
+import { registerUserRoutes } from "../modules/users/handlers.ts";
+import { rolesResource } from "../modules/roles/resource.ts";
+import { registerActivityRoutes } from "../modules/activity/handlers.ts";
 
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -24,7 +28,11 @@ function versionApp(version: ApiVersion): OpenAPIHono<AppEnv> {
 export function createV1Api(): OpenAPIHono<AppEnv> {
   const api = versionApp("v1");
   registerDeviceRoutes(api, { summary: false });
+  registerJobRoutes(api);
   for (const group of [vendorsResource, tagsResource]) group.register(api);
+  registerUserRoutes(api);
+  rolesResource.register(api);
+  registerActivityRoutes(api);
   return api;
 }
 
@@ -32,6 +40,7 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
 export function createV2Api(): OpenAPIHono<AppEnv> {
   const api = versionApp("v2");
   registerDeviceRoutes(api, { summary: true });
+  registerUserRoutes(api);
   return api;
 }
 
