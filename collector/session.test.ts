@@ -1,0 +1,116 @@
+import { describe, expect, it } from "vitest";
+import { ShellSession, SessionError, type Channel, type SessionProfile } from "./session.ts";
+
+/** A scripted device: each line the client sends is answered by the function, in the chunks it returns. */
+function scriptedDevice(answer: (line: string) => string[] | undefined, greeting: string[] = []) {
+  let listener: (chunk: string) => void = () => {};
+  let closeListener: (error?: Error) => void = () => {};
+  const sent: string[] = [];
+  const emit = (chunks: string[]) => chunks.forEach((c, i) => setTimeout(() => listener(c), i));
+  const channel: Channel & { sent: string[]; close(): void } = {
+    sent,
+    write(data) {
+      sent.push(data);
+      const reply = answer(data);
+      if (reply) emit(reply);
+    },
+    onData(l) {
+      listener = l;
+      emit(greeting);
+    },
+    onClose(l) {
+      closeListener = l;
+    },
+    close: () => closeListener(),
+  };
+  return channel;
+}
+
+const ios: SessionProfile = {
+  prompt: /^\r?([\w.@()-]+[#>])\s?$/,
+  pager: { pattern: /--More--\s*$/, answer: " " },
+  login: { usernamePrompt: /[Uu]sername:\s*$/, passwordPrompt: /[Pp]assword:\s*$/ },
+  enable: { command: "enable", passwordPrompt: /[Pp]assword:\s*$/ },
+  lineEnding: "\n",
+};
+const limits = { idleTimeoutMs: 300, maxOutputBytes: 1024 * 1024 };
+
+describe("ShellSession", () => {
+  it("returns exactly the command's output when the prompt arrives split across chunks", async () => {
+    const device = scriptedDevice((line) =>
+      line === "show version\n" ? ["show ver", "sion\r\n", "Cisco IOS XE Software\r\n", "uptime is 4 weeks\r\nLAB-", "SW1", "#"] : undefined,
+      ["\r\nBanner\r\n", "LAB-SW1#"]);
+    const session = new ShellSession(device, ios, limits);
+    await session.expectPrompt();
+    expect(await session.run("show version")).toBe("Cisco IOS XE Software\nuptime is 4 weeks\n");
+  });
+
+  it("answers the pager and leaves no debris", async () => {
+    const device = scriptedDevice((line) => {
+      if (line === "show run\n") return ["show run\r\n", "hostname r1\r\ninterface Gi1\r\n", " --More-- "];
+      if (line === " ") return ["\r          \r", " description up\r\n", "end\r\n", "r1#"];
+      return undefined;
+    }, ["r1#"]);
+    const session = new ShellSession(device, ios, limits);
+    await session.expectPrompt();
+    expect(await session.run("show run")).toBe("hostname r1\ninterface Gi1\n description up\nend\n");
+    expect(device.sent).toEqual(["show run\n", " "]);
+  });
+
+  it("fails with prompt_not_found and the last lines seen when the device stalls", async () => {
+    const device = scriptedDevice((line) => (line === "show run\n" ? ["show run\r\n", "hostname r1\r\n", "interface Gi1\r\n"] : undefined), ["r1#"]);
+    const session = new ShellSession(device, ios, limits);
+    await session.expectPrompt();
+    const error = await session.run("show run").catch((e) => e);
+    expect(error).toBeInstanceOf(SessionError);
+    expect(error.outcome).toBe("prompt_not_found");
+    expect(error.lastLines).toEqual(["show run", "hostname r1", "interface Gi1"]);
+  });
+
+  it("never finds a prompt that is not there, and reports what it saw instead", async () => {
+    const device = scriptedDevice(() => undefined, ["Welcome\r\n", "some-box$ "]);
+    const error = await new ShellSession(device, ios, limits).expectPrompt().catch((e) => e);
+    expect(error.outcome).toBe("prompt_not_found");
+    expect(error.lastLines).toEqual(["Welcome", "some-box$"]);
+  });
+
+  it("logs in at username and password prompts, and reports refused credentials as auth_failed", async () => {
+    const good = scriptedDevice((line) => (line === "admin\n" ? ["admin\r\nPassword: "] : line === "secret\n" ? ["\r\nr1>"] : undefined), ["User Access Verification\r\n\r\nUsername: "]);
+    await new ShellSession(good, ios, limits).login("admin", "secret");
+    expect(good.sent).toEqual(["admin\n", "secret\n"]);
+
+    const bad = scriptedDevice((line) => (line === "admin\n" ? ["admin\r\nPassword: "] : ["\r\n% Login invalid\r\n\r\nUsername: "]), ["Username: "]);
+    const error = await new ShellSession(bad, ios, limits).login("admin", "wrong").catch((e) => e);
+    expect(error).toMatchObject({ outcome: "auth_failed" });
+    expect(JSON.stringify(error)).not.toContain("wrong");
+  });
+
+  it("enters enable mode with its password, and reports a refused one", async () => {
+    const device = scriptedDevice((line) => (line === "enable\n" ? ["enable\r\nPassword: "] : line === "en-pass\n" ? ["\r\nr1#"] : undefined), ["r1>"]);
+    const session = new ShellSession(device, ios, limits);
+    await session.expectPrompt();
+    await session.enable("en-pass");
+
+    const refusing = scriptedDevice((line) => (line === "enable\n" ? ["enable\r\nPassword: "] : ["\r\n% Access denied\r\nPassword: "]), ["r1>"]);
+    const s2 = new ShellSession(refusing, ios, limits);
+    await s2.expectPrompt();
+    expect(await s2.enable("nope").catch((e) => e)).toMatchObject({ outcome: "auth_failed", message: "the enable password was refused" });
+  });
+
+  it("gives up on output larger than the limit", async () => {
+    const big = "x".repeat(64 * 1024) + "\r\n";
+    const device = scriptedDevice((line) => (line === "show tech\n" ? Array.from({ length: 40 }, () => big) : undefined), ["r1#"]);
+    const session = new ShellSession(device, ios, { idleTimeoutMs: 1000, maxOutputBytes: 1024 * 1024 });
+    await session.expectPrompt();
+    expect(await session.run("show tech").catch((e) => e)).toMatchObject({ outcome: "error", message: expect.stringMatching(/exceeded/) });
+  });
+
+  it("reports a dropped connection while waiting", async () => {
+    const device = scriptedDevice((line) => (line === "show run\n" ? ["show run\r\nhostname r1\r\n"] : undefined), ["r1#"]);
+    const session = new ShellSession(device, ios, limits);
+    await session.expectPrompt();
+    const pending = session.run("show run").catch((e) => e);
+    setTimeout(() => device.close(), 20);
+    expect(await pending).toMatchObject({ outcome: "error", message: expect.stringMatching(/closed the connection/) });
+  });
+});

@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { renderLine, renderTerminal, stripAnsi } from "./terminal.ts";
+
+describe("terminal rendering", () => {
+  it("removes colour, cursor and title escapes", () => {
+    expect(stripAnsi("\x1b[1;32mOK\x1b[0m \x1b[2K\x1b[1Gdone\x1b]0;title\x07")).toBe("OK done");
+    expect(renderTerminal("\x1b[?25lline\x1b[?25h\r\n")).toBe("line\n");
+  });
+
+  it("applies carriage returns and backspaces like a terminal", () => {
+    expect(renderLine(" --More-- \r          \rinterface Gi0/2")).toBe("interface Gi0/2");
+    expect(renderLine("--More--\b\b\b\b\b\b\b\b        \b\b\b\b\b\b\b\bhostname r1")).toBe("hostname r1");
+    expect(renderLine("abc\bX")).toBe("abX");
+    expect(renderLine("\rLAB-ASA#")).toBe("LAB-ASA#");
+  });
+
+  it("normalises CRLF and drops trailing spaces but keeps indentation", () => {
+    expect(renderTerminal("interface Gi0/1\r\n description up  \r\n!\r\n")).toBe("interface Gi0/1\n description up\n!\n");
+  });
+});

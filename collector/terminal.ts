@@ -1,0 +1,37 @@
+/**
+ * Turns what a device's terminal printed into the text a person would have seen: ANSI/VT100 escapes removed,
+ * backspaces and carriage returns applied the way a terminal applies them (pager prompts that erase themselves
+ * with "\r        \r" or "\b\b\b" leave nothing behind), trailing spaces dropped.
+ */
+
+// CSI sequences (colours, cursor moves, erase), OSC titles, and two-byte escapes such as ESC = or ESC M.
+const ANSI = /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x1b[()][0-9A-Za-z]/g;
+// Other control characters but tab, newline, carriage return and backspace.
+const CONTROL = /[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/g;
+
+export const stripAnsi = (text: string) => text.replace(ANSI, "");
+
+/** Applies \r and \b to one line, as an overwriting terminal would. */
+export function renderLine(line: string): string {
+  if (!line.includes("\r") && !line.includes("\b")) return line;
+  const cells: string[] = [];
+  let cursor = 0;
+  for (const ch of line) {
+    if (ch === "\r") cursor = 0;
+    else if (ch === "\b") cursor = Math.max(0, cursor - 1);
+    else {
+      cells[cursor] = ch;
+      cursor++;
+    }
+  }
+  return Array.from(cells, (c) => c ?? " ").join("");
+}
+
+/** The full cleanup of a block of terminal output, line by line. */
+export function renderTerminal(text: string): string {
+  const plain = stripAnsi(text).replace(CONTROL, "");
+  return plain
+    .split("\n")
+    .map((line) => renderLine(line.replace(/\r+$/, "")).replace(/[ \t]+$/, ""))
+    .join("\n");
+}
