@@ -1,12 +1,44 @@
+import { hostname } from "node:os";
+import { randomUUID } from "node:crypto";
+import { openSecretBox } from "../src/bootstrap.ts";
+import { systemClock } from "../src/clock.ts";
+import { ConfigError, loadConfig } from "../src/config.ts";
+import { openDatabase } from "../src/db/client.ts";
+import { createLogger } from "../src/logger.ts";
+import { AppKeyError } from "../src/secrets/box.ts";
+import { ensureStorage, resolveAppKey } from "../src/runtime/storage.ts";
+import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
+
+const logger = createLogger();
+
 /**
- * The collector process: device I/O lives here, apart from the API. This entry only holds its place until
- * the collector issue lands; it stays alive and exits cleanly on SIGTERM so the launcher's supervision works.
+ * The collector process: device I/O apart from the API. Any number may run against one database; each
+ * identifies itself by host, pid and a random suffix in the leases it takes.
  */
-const keepAlive = setInterval(() => {}, 1 << 30);
-const stop = () => {
-  clearInterval(keepAlive);
-  process.exit(0);
-};
-process.on("SIGTERM", stop);
-process.on("SIGINT", stop);
-export {};
+async function main() {
+  const config = loadConfig(process.env);
+  ensureStorage(config.storageDir, config.databaseUrl);
+  const secrets = await openSecretBox(resolveAppKey(config.appKey, config.storageDir));
+  const { db, client } = await openDatabase(config.databaseUrl, config.databaseAuthToken);
+  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const worker = startWorker({ db, secrets, clock: systemClock, logger, owner }, { ...DEFAULT_WORKER_OPTIONS, concurrency: config.collectorConcurrency });
+  logger.info("collector started", { owner, concurrency: config.collectorConcurrency });
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info("collector stopping; finishing the jobs in hand", { active: worker.active });
+    await worker.stop();
+    client.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+main().catch((err) => {
+  if (err instanceof ConfigError || err instanceof AppKeyError) console.error(`netkeep collector: ${err.message}`);
+  else console.error(`netkeep collector: failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

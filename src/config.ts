@@ -24,6 +24,7 @@ const envSchema = z.object({
   APP_NAME: z.string().min(1).default("netkeep"),
   RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1).default(600),
   COLLECTOR: onOff.default(true),
+  COLLECTOR_CONCURRENCY: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(5000, "must be at most 5000").default(50),
   ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
 });
 
@@ -38,6 +39,8 @@ export type Config = {
   appName: string;
   rateLimitPerMinute: number;
   collector: boolean;
+  /** Device sessions one collector process runs at once. */
+  collectorConcurrency: number;
   adminPassword: string | undefined;
 };
 
@@ -65,6 +68,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     appName: e.APP_NAME,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     collector: e.COLLECTOR,
+    collectorConcurrency: e.COLLECTOR_CONCURRENCY,
     adminPassword: e.ADMIN_PASSWORD,
   };
 }

@@ -52,15 +52,6 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   } as unknown as Omit<R, "tag" | "ability"> & { tags: string[]; security: { apitoken: string[] }[]; middleware: [ReturnType<typeof requireAbility>] });
 }
 
-export const idParam = (name = "id") =>
-  z.object({
-    [name]: z.coerce
-      .number({ error: `${name} must be a whole number` })
-      .int(`${name} must be a whole number`)
-      .positive(`${name} must be a positive whole number`)
-      .openapi({ param: { name, in: "path" }, example: 1 }),
-  });
-
 export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
   body: { required: true, description, content: { "application/json": { schema } } },
 });

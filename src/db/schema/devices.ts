@@ -27,6 +27,8 @@ export const devices = sqliteTable("devices", {
   notes: text("notes").notNull().default(""),
   enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
   status: text("status", { enum: DEVICE_STATUSES }).notNull().default("unknown"),
+  /** The SSH host key fingerprint pinned on first contact ("SHA256:..."); a different key fails the job. */
+  hostKeyFingerprint: text("host_key_fingerprint"),
   lastSeenAt: timestamp("last_seen_at"),
   lastBackupAt: timestamp("last_backup_at"),
   ...timestamps,

@@ -23,7 +23,15 @@ export type Actor = Pick<AuthContext, "userId" | "username" | "tokenId" | "token
 export async function recordActivity(
   db: DbOrTx,
   actor: Actor,
-  entry: { action: string; subjectType: string; subjectId: number | null; before?: Snapshot; after?: Snapshot },
+  entry: {
+    action: string;
+    subjectType: string;
+    subjectId: number | null;
+    before?: Snapshot;
+    after?: Snapshot;
+    /** Write-only fields that were set: recorded as changed, never with their values. */
+    secretsSet?: string[];
+  },
   now: Date,
 ): Promise<void> {
   const who = "system" in actor
@@ -34,7 +42,10 @@ export async function recordActivity(
     action: entry.action,
     subjectType: entry.subjectType,
     subjectId: entry.subjectId,
-    changes: changedFields(entry.before ?? null, entry.after ?? null),
+    changes: {
+      ...changedFields(entry.before ?? null, entry.after ?? null),
+      ...Object.fromEntries((entry.secretsSet ?? []).map((field) => [field, { old: "[hidden]", new: "[changed]" }])),
+    },
     createdAt: now,
   });
 }

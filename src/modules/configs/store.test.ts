@@ -10,6 +10,7 @@ let deviceA: number;
 let deviceB: number;
 const day = (n: number) => new Date(Date.UTC(2026, 5, n));
 const volatile = [/^! Last configuration change at /, /^ntp clock-period /];
+const significant = (text: string) => text.split("\n").filter((l) => !volatile.some((re) => re.test(l))).join("\n");
 
 const base = [
   "! Last configuration change at 10:00:00 UTC Mon Jun 1 2026",
@@ -21,7 +22,7 @@ const base = [
 ].join("\n");
 
 const store = (deviceId: number, text: string, n: number) =>
-  storeConfig(t.db, { deviceId, command: "show running-config", text, volatile, trigger: "schedule", jobId: null, now: day(n) });
+  storeConfig(t.db, { deviceId, command: "show running-config", text, significant, trigger: "schedule", jobId: null, now: day(n) });
 
 beforeAll(async () => {
   t = await createTestContext();

@@ -2,7 +2,7 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import { structuredPatch, formatPatch } from "diff";
 import type { DbOrTx } from "../../db/client.ts";
 import { configBlobs, configChanges, configs, type JobTrigger } from "../../db/schema/index.ts";
-import { gunzipText, gzipText, normalizeConfigText, sha256Hex, significantText } from "./text.ts";
+import { gunzipText, gzipText, normalizeConfigText, sha256Hex } from "./text.ts";
 
 export type StoreResult = { configId: number; version: number; changed: boolean };
 
@@ -34,10 +34,19 @@ export function unifiedDiff(oldText: string, newText: string, oldLabel: string, 
  */
 export async function storeConfig(
   tx: DbOrTx,
-  input: { deviceId: number; command: string; text: string; volatile: readonly RegExp[]; trigger: JobTrigger; jobId: number | null; now: Date },
+  input: {
+    deviceId: number;
+    command: string;
+    text: string;
+    /** The view of the text that decides whether it changed (volatile lines left out). */
+    significant: (text: string) => string;
+    trigger: JobTrigger;
+    jobId: number | null;
+    now: Date;
+  },
 ): Promise<StoreResult> {
   const text = normalizeConfigText(input.text);
-  const significantHash = await sha256Hex(significantText(text, input.volatile));
+  const significantHash = await sha256Hex(input.significant(text));
   const [latest] = await tx
     .select()
     .from(configs)

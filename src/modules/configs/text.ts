@@ -7,12 +7,6 @@ export function normalizeConfigText(text: string): string {
   return lines.length ? lines.join("\n") + "\n" : "";
 }
 
-/** The text a change is judged on: every line that no volatile pattern matches. */
-export function significantText(text: string, volatile: readonly RegExp[]): string {
-  if (!volatile.length) return text;
-  return text.split("\n").filter((line) => !volatile.some((re) => re.test(line))).join("\n");
-}
-
 export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");

@@ -509,7 +509,7 @@ describe("activity log", () => {
     expect(rows.map((r) => r.action)).toEqual(["device.create", "device.update", "device.delete"]);
     expect(rows[0]!.tokenName).toMatch(/^test token/);
     expect(rows[0]!.username).toMatch(/^user/);
-    expect(rows[1]!.changes).toEqual({ device_model: { old: "A", new: "B" }, has_password: { old: false, new: true } });
+    expect(rows[1]!.changes).toEqual({ device_model: { old: "A", new: "B" }, has_password: { old: false, new: true }, device_password: { old: "[hidden]", new: "[changed]" } });
     expect(JSON.stringify(rows)).not.toContain("zz-secret-zz");
   });
 });

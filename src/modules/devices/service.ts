@@ -393,7 +393,8 @@ async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], b
       }
       if (tagNames) await replaceTags(tx, id, tagNames, refs, ctx.now);
       const [after] = await getMany(tx, [id]);
-      await recordActivity(tx, ctx.actor, { action: before ? "device.update" : "device.create", subjectType: "device", subjectId: id, before, after }, ctx.now);
+      const secretsSet = (["device_password", "device_enable_password"] as const).filter((k) => item.input[k] !== undefined);
+      await recordActivity(tx, ctx.actor, { action: before ? "device.update" : "device.create", subjectType: "device", subjectId: id, before, after, secretsSet }, ctx.now);
       ids.push(id);
     }
     return getMany(tx, ids);

@@ -1,0 +1,157 @@
+import { createHash, getCiphers, getHashes } from "node:crypto";
+import { Client, type ClientChannel, type ConnectConfig } from "ssh2";
+import { SessionError, type Channel } from "../session.ts";
+
+export type SshTarget = {
+  host: string;
+  port: number;
+  username: string;
+  password?: string;
+  privateKey?: string;
+  passphrase?: string;
+  /** Offer old key exchanges, host keys and ciphers after the modern ones, for gear that knows nothing newer. */
+  legacyAlgorithms: boolean;
+  /** The pinned host key fingerprint ("SHA256:..."), or null to trust and pin on first use. */
+  pinnedFingerprint: string | null;
+  connectTimeoutMs: number;
+};
+
+const cipherAvailable = (name: string) => getCiphers().includes(name);
+
+/** Appended to ssh2's defaults, never replacing them, so modern devices still get modern algorithms. */
+function legacyAlgorithms(): ConnectConfig["algorithms"] {
+  const cipher = [
+    ["aes128-cbc", "aes-128-cbc"], ["aes192-cbc", "aes-192-cbc"], ["aes256-cbc", "aes-256-cbc"], ["3des-cbc", "des-ede3-cbc"],
+  ].filter(([, openssl]) => cipherAvailable(openssl!)).map(([ssh]) => ssh!);
+  return {
+    kex: { append: ["diffie-hellman-group14-sha1", "diffie-hellman-group-exchange-sha1", "diffie-hellman-group1-sha1"] },
+    serverHostKey: { append: ["ssh-dss"] },
+    cipher: { append: cipher },
+    hmac: { append: getHashes().includes("md5") ? ["hmac-md5"] : [] },
+  } as unknown as ConnectConfig["algorithms"];
+}
+
+/** OpenSSH's notation: SHA256 of the key blob, base64 without padding. */
+export const fingerprintOf = (key: Buffer) => "SHA256:" + createHash("sha256").update(key).digest("base64").replace(/=+$/, "");
+
+const UNREACHABLE = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "ECONNRESET", "EPIPE"]);
+
+/** An open SSH connection: an interactive shell, or one exec channel per command. */
+export class SshConnection {
+  private constructor(private readonly client: Client, readonly fingerprint: string) {}
+
+  static connect(target: SshTarget): Promise<SshConnection> {
+    return new Promise((resolve, reject) => {
+      const client = new Client();
+      let seen: string | undefined;
+      let settled = false;
+      const finish = (error: SessionError | undefined) => {
+        if (settled) return;
+        settled = true;
+        if (error) {
+          client.end();
+          reject(error);
+        } else resolve(new SshConnection(client, seen!));
+      };
+      client.on("ready", () => finish(undefined));
+      client.on("keyboard-interactive", (_name, _instructions, _lang, prompts, answer) => {
+        // Devices ask for the password this way; any other question gets the password too, as OpenSSH would type it.
+        answer(prompts.map(() => target.password ?? ""));
+      });
+      client.on("error", (err: Error & { level?: string; code?: string }) => {
+        if (seen && target.pinnedFingerprint && seen !== target.pinnedFingerprint) {
+          finish(new SessionError("host_key_changed", `the host key changed: pinned ${target.pinnedFingerprint}, the device presented ${seen}; accept the new key through the API if the change is expected`));
+        } else if (err.level === "client-authentication") {
+          finish(new SessionError("auth_failed", "the device refused the credentials"));
+        } else if (err.level === "client-timeout") {
+          finish(new SessionError("timeout", `no SSH handshake within ${target.connectTimeoutMs / 1000} s`));
+        } else if (err.code && UNREACHABLE.has(err.code)) {
+          finish(new SessionError("unreachable", `cannot reach ${target.host}:${target.port} (${err.code})`));
+        } else if (/handshake failed|no matching/i.test(err.message)) {
+          finish(new SessionError("error", `SSH negotiation failed: ${err.message}${target.legacyAlgorithms ? "" : "; old devices may need legacy_algorithms"}`));
+        } else {
+          finish(new SessionError("error", `SSH error: ${err.message}`));
+        }
+      });
+      client.on("close", () => finish(new SessionError("unreachable", `the connection to ${target.host}:${target.port} closed before login`)));
+      client.connect({
+        host: target.host,
+        port: target.port,
+        username: target.username,
+        password: target.password,
+        privateKey: target.privateKey,
+        passphrase: target.passphrase,
+        tryKeyboard: true,
+        readyTimeout: target.connectTimeoutMs,
+        keepaliveInterval: 15_000,
+        algorithms: target.legacyAlgorithms ? legacyAlgorithms() : undefined,
+        hostVerifier: (key: Buffer) => {
+          seen = fingerprintOf(key);
+          return !target.pinnedFingerprint || seen === target.pinnedFingerprint;
+        },
+      });
+    });
+  }
+
+  /** An interactive shell on a wide pseudo-terminal, so devices do not wrap long configuration lines. */
+  shell(): Promise<Channel & { close(): void }> {
+    return new Promise((resolve, reject) => {
+      this.client.shell({ term: "vt100", cols: 511, rows: 24 }, (err, stream) => {
+        if (err) return reject(new SessionError("error", `the device refused a shell: ${err.message}`));
+        resolve(channelOf(stream));
+      });
+    });
+  }
+
+  /** Runs one command on its own exec channel; its end of stream is the end of the output. */
+  exec(command: string, idleTimeoutMs: number, maxOutputBytes: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.client.exec(command, (err, stream) => {
+        if (err) return reject(new SessionError("error", `the device refused to run '${command}': ${err.message}`));
+        const decoder = new TextDecoder();
+        let out = "";
+        let timer: ReturnType<typeof setTimeout>;
+        const arm = () => {
+          clearTimeout(timer);
+          timer = setTimeout(() => {
+            stream.close();
+            reject(new SessionError("timeout", `'${command}' produced nothing for ${idleTimeoutMs / 1000} s`, out.split("\n").slice(-10)));
+          }, idleTimeoutMs);
+        };
+        arm();
+        stream.on("data", (chunk: Buffer) => {
+          out += decoder.decode(chunk, { stream: true });
+          if (out.length > maxOutputBytes) {
+            clearTimeout(timer);
+            stream.close();
+            reject(new SessionError("error", `the output of '${command}' exceeded ${Math.round(maxOutputBytes / 1048576)} MB`));
+            return;
+          }
+          arm();
+        });
+        stream.stderr.on("data", () => arm());
+        stream.on("close", () => {
+          clearTimeout(timer);
+          resolve(out + decoder.decode());
+        });
+      });
+    });
+  }
+
+  close(): void {
+    this.client.end();
+  }
+}
+
+function channelOf(stream: ClientChannel): Channel & { close(): void } {
+  const decoder = new TextDecoder();
+  return {
+    write: (data) => void stream.write(data),
+    onData: (listener) => {
+      stream.on("data", (chunk: Buffer) => listener(decoder.decode(chunk, { stream: true })));
+      stream.stderr.on("data", (chunk: Buffer) => listener(decoder.decode(chunk, { stream: true })));
+    },
+    onClose: (listener) => stream.on("close", () => listener()),
+    close: () => stream.close(),
+  };
+}

@@ -1,0 +1,93 @@
+import { claimNextJob, completeJob, extendLease, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
+import { runDownloadJob, type DownloadDeps } from "./download.ts";
+
+export type WorkerOptions = {
+  /** Sessions at once; COLLECTOR_CONCURRENCY. */
+  concurrency: number;
+  /** How often an idle collector looks for work. */
+  pollIntervalMs: number;
+  /** A lease this long is renewed every third of it; a collector that dies loses its jobs after it. */
+  leaseMs: number;
+  /** No job holds a worker longer than this, whatever the device does. */
+  jobTimeLimitMs: number;
+};
+
+export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 50, pollIntervalMs: 1000, leaseMs: 60_000, jobTimeLimitMs: 10 * 60_000 };
+
+const sleep = (ms: number, wake: { fn?: () => void }) => new Promise<void>((r) => {
+  const timer = setTimeout(r, ms);
+  wake.fn = () => {
+    clearTimeout(timer);
+    r();
+  };
+});
+
+/**
+ * Claims jobs while it has free slots, runs each with a heartbeat that keeps its lease and a watchdog that
+ * aborts it at the time limit, and puts back in the queue the jobs of collectors that stopped heartbeating.
+ */
+export function startWorker(deps: DownloadDeps, options: WorkerOptions) {
+  const active = new Set<Promise<void>>();
+  const wake: { fn?: () => void } = {};
+  let running = true;
+  let lastRequeue = 0;
+
+  async function run(job: Job): Promise<void> {
+    const controller = new AbortController();
+    const limit = setTimeout(() => controller.abort(`the job ran past its time limit of ${options.jobTimeLimitMs / 1000} s`), options.jobTimeLimitMs);
+    const heartbeat = setInterval(async () => {
+      try {
+        if (!(await extendLease(deps.db, job.id, deps.owner, deps.clock.now(), options.leaseMs))) controller.abort("the job's lease was lost");
+      } catch (err) {
+        deps.logger.warn("lease renewal failed", { job: job.id, error: String(err) });
+      }
+    }, Math.max(100, options.leaseMs / 3));
+    try {
+      if (job.type === "download" && job.deviceId) await runDownloadJob(deps, job, controller.signal);
+      else await completeJob(deps.db, job, deps.owner, { outcome: "error", message: `this collector cannot run ${job.type} jobs` }, deps.clock.now());
+    } catch (err) {
+      deps.logger.error("job failed", { job: job.id, error: String(err) });
+    } finally {
+      clearTimeout(limit);
+      clearInterval(heartbeat);
+    }
+  }
+
+  const loop = (async () => {
+    while (running) {
+      try {
+        const now = deps.clock.now();
+        if (now.getTime() - lastRequeue > options.leaseMs / 2) {
+          lastRequeue = now.getTime();
+          const n = await requeueExpiredLeases(deps.db, now);
+          if (n) deps.logger.warn("requeued jobs whose collector stopped renewing their lease", { jobs: n });
+        }
+        while (running && active.size < options.concurrency) {
+          const job = await claimNextJob(deps.db, deps.owner, deps.clock.now(), options.leaseMs);
+          if (!job) break;
+          const task: Promise<void> = run(job).finally(() => {
+            active.delete(task);
+            wake.fn?.();
+          });
+          active.add(task);
+        }
+      } catch (err) {
+        deps.logger.error("collector loop error; retrying", { error: String(err) });
+      }
+      if (running) await sleep(options.pollIntervalMs, wake);
+    }
+  })();
+
+  return {
+    get active() {
+      return active.size;
+    },
+    /** Stops claiming, then waits for the jobs in hand (their leases expire if the process is killed first). */
+    async stop(): Promise<void> {
+      running = false;
+      wake.fn?.();
+      await loop;
+      await Promise.allSettled([...active]);
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import { z } from "@hono/zod-openapi";
+import { listEnvelopeSchema, listQuerySchema } from "../../http/list.ts";
+import { apiRoute, jsonResponse } from "../../http/route.ts";
+import { ActivityEntry, activityListSpec } from "./service.ts";
+
+const tag = "Activity log";
+const EntryParams = z.object({
+  id: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").positive("must be a positive whole number")
+    .openapi({ param: { name: "id", in: "path" }, example: 1 }),
+});
+
+export const listActivityRoute = apiRoute({
+  method: "get", path: "/activity-logs", operationId: "listActivityLogs", tag, ability: "users.read",
+  summary: "List the audit trail",
+  description:
+    "One entry per write: who (user, token name, client address), what (action, record) and the changed fields with old and new values; " +
+    "secrets never appear, only has_* flags. Newest first by default. Time range: filter[created_after] (inclusive) and " +
+    "filter[created_before] (exclusive) take one ISO-8601 time each. Entries about devices outside the caller's scope are left out. " +
+    "The log is read-only: there are no write endpoints.",
+  request: { query: listQuerySchema(activityListSpec) },
+  responses: { 200: jsonResponse(listEnvelopeSchema(ActivityEntry), "A page of entries") },
+});
+
+export const getActivityRoute = apiRoute({
+  method: "get", path: "/activity-logs/{id}", operationId: "getActivityLog", tag, ability: "users.read",
+  summary: "Show one audit entry",
+  request: { params: EntryParams },
+  responses: { 200: jsonResponse(z.object({ data: ActivityEntry }), "The entry") },
+});

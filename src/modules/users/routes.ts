@@ -1,0 +1,39 @@
+import { z } from "@hono/zod-openapi";
+import { apiRoute, jsonBody, jsonResponse, MessageBody } from "../../http/route.ts";
+import { Password, User } from "./resource.ts";
+
+const tag = "Users";
+const UserParams = z.object({
+  id: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").positive("must be a positive whole number")
+    .openapi({ param: { name: "id", in: "path" }, example: 1 }),
+});
+const one = z.object({ data: User });
+const PasswordInput = z.object({ password: Password.openapi({ description: "The new password; write-only", example: "a-long-passphrase" }) }).openapi("UserPasswordInput");
+
+export const enableUserRoute = apiRoute({
+  method: "post", path: "/users/{id}/enable", operationId: "enableUser", tag, ability: "users.write",
+  summary: "Enable a user",
+  description: "The user's API tokens that are neither revoked nor expired work again from the next request. A user whose role grants more than the caller holds: 403.",
+  request: { params: UserParams },
+  responses: { 200: jsonResponse(one, "The user") },
+});
+
+export const disableUserRoute = apiRoute({
+  method: "post", path: "/users/{id}/disable", operationId: "disableUser", tag, ability: "users.write",
+  summary: "Disable a user",
+  description:
+    "Every API token of the user answers 401 from the very next request; the tokens are not revoked, so enabling the user restores them. " +
+    "Refused with 409 for the caller's own user and for the last enabled admin, and with 403 for a user whose role grants more than the caller holds.",
+  request: { params: UserParams },
+  responses: { 200: jsonResponse(one, "The user"), 409: jsonResponse(MessageBody, "The caller's own user, or the last enabled admin") },
+});
+
+export const changeUserPasswordRoute = apiRoute({
+  method: "post", path: "/users/{id}/password", operationId: "changeUserPassword", tag, ability: "users.write",
+  summary: "Set a user's password",
+  description:
+    "Replaces the password (at least 12 characters; stored only as a hash). Audited as user.password_change, never with the value. " +
+    "The user's API tokens are not affected; revoke them separately if the password leaked. A user whose role grants more than the caller holds: 403.",
+  request: { params: UserParams, ...jsonBody(PasswordInput) },
+  responses: { 200: jsonResponse(MessageBody, "Changed") },
+});
