@@ -167,6 +167,7 @@ CREATE TABLE `devices` (
 	`notes` text DEFAULT '' NOT NULL,
 	`enabled` integer DEFAULT true NOT NULL,
 	`status` text DEFAULT 'unknown' NOT NULL,
+	`host_key_fingerprint` text,
 	`last_seen_at` integer,
 	`last_backup_at` integer,
 	`created_at` integer NOT NULL,

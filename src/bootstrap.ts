@@ -2,6 +2,7 @@ import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/client.ts";
 import { migrateDatabase } from "./db/migrate.ts";
+import type { BuiltinTemplate } from "./modules/templates/builtins.ts";
 import { generatePassword, hashPassword } from "./auth/passwords.ts";
 import { countUsers, createUser } from "./auth/users.ts";
 import { createSecretBox, parseAppKey, type SecretBox } from "./secrets/box.ts";
@@ -10,8 +11,10 @@ import { createSecretBox, parseAppKey, type SecretBox } from "./secrets/box.ts";
  * What every launcher does before serving: migrate and seed, then, on the very first start, create the
  * `admin` user. Returns the generated password (if one was made) so the launcher prints it exactly once.
  */
-export async function prepareDatabase(db: Db, config: Config, clock: Clock): Promise<{ adminPassword?: string }> {
-  await migrateDatabase(db, clock);
+export async function prepareDatabase(
+  db: Db, config: Config, clock: Clock, builtinTemplates: readonly BuiltinTemplate[],
+): Promise<{ adminPassword?: string }> {
+  await migrateDatabase(db, clock, builtinTemplates);
   if ((await countUsers(db)) > 0) return {};
   const password = config.adminPassword ?? generatePassword();
   await createUser(db, { username: "admin", email: "admin@localhost", roleName: "admin", passwordHash: await hashPassword(password) }, clock.now());

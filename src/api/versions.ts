@@ -6,9 +6,14 @@ import { registerDeviceRoutes } from "../modules/devices/handlers.ts";
 import { registerJobRoutes } from "../modules/jobs/handlers.ts";
 import { tagsResource } from "../modules/tags/resource.ts";
 import { vendorsResource } from "../modules/vendors/resource.ts";
+import { credentialsResource } from "../modules/credentials/resource.ts";
 import { registerUserRoutes } from "../modules/users/handlers.ts";
 import { rolesResource } from "../modules/roles/resource.ts";
 import { registerActivityRoutes } from "../modules/activity/handlers.ts";
+import { registerTemplateRoutes } from "../modules/templates/handlers.ts";
+import { categoriesResource } from "../modules/categories/resource.ts";
+import { commandsResource } from "../modules/commands/resource.ts";
+import { deviceProfilesResource } from "../modules/device-profiles/resource.ts";
 
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -30,9 +35,12 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
   registerDeviceRoutes(api, { summary: false });
   registerJobRoutes(api);
   for (const group of [vendorsResource, tagsResource]) group.register(api);
+  credentialsResource.register(api);
   registerUserRoutes(api);
   rolesResource.register(api);
   registerActivityRoutes(api);
+  registerTemplateRoutes(api);
+  for (const group of [categoriesResource, commandsResource, deviceProfilesResource]) group.register(api);
   return api;
 }
 

@@ -10,6 +10,8 @@ export type Option = {
   /** Shown in usage as `--name <placeholder>`; string options only. */
   placeholder?: string;
   required?: boolean;
+  /** May also be given as the command's argument: `svc import:rancid router.db` means `--file router.db`. */
+  positional?: boolean;
 };
 
 /** A mistake the person at the console can fix; its message says how, on one line. */

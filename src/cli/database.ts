@@ -4,6 +4,7 @@ import type { Config } from "../config.ts";
 import { openDatabase, type Database, type Db } from "../db/client.ts";
 import { migrateDatabase } from "../db/migrate.ts";
 import { ensureStorage } from "../runtime/storage.ts";
+import { loadBuiltinTemplates } from "../runtime/builtin-templates.ts";
 
 export type MigrationReport = { applied: number; total: number };
 
@@ -24,7 +25,7 @@ export async function openMigratedDatabase(config: Config, clock: Clock): Promis
   const database = await openDatabase(config.databaseUrl, config.databaseAuthToken);
   try {
     const before = await countAppliedMigrations(database.db);
-    await migrateDatabase(database.db, clock);
+    await migrateDatabase(database.db, clock, loadBuiltinTemplates());
     const total = await countAppliedMigrations(database.db);
     return { ...database, migration: { applied: total - before, total } };
   } catch (err) {

@@ -15,9 +15,16 @@ function describeParseError(name: string, err: Error): string {
 /** Parses a command's flags strictly. Returns "help" when --help was asked for, whatever else was given. */
 export function parseCommandFlags(name: string, command: Command, args: string[]): Flags | "help" {
   const options = Object.fromEntries(Object.entries(command.options).map(([flag, option]) => [flag, { type: option.type }]));
+  const positional = Object.entries(command.options).find(([, option]) => option.positional)?.[0];
   let values: Flags;
   try {
-    values = parseArgs({ args, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }).values;
+    const parsed = parseArgs({ args, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: Boolean(positional) });
+    values = parsed.values;
+    if (parsed.positionals.length > 1) throw new CliError(`${name} takes one argument, got ${parsed.positionals.length}; see svc ${name} --help`);
+    if (positional && parsed.positionals[0] !== undefined) {
+      if (values[positional] !== undefined) throw new CliError(`${name} got both an argument and --${positional}; give one`);
+      values[positional] = parsed.positionals[0];
+    }
   } catch (err) {
     if (err instanceof Error && "code" in err && String(err.code).startsWith("ERR_PARSE_ARGS")) {
       throw new CliError(describeParseError(name, err));

@@ -3,9 +3,13 @@ import type { Command } from "./command.ts";
 const flagUsage = (name: string, option: Command["options"][string]) =>
   option.type === "boolean" ? `--${name}` : `--${name} <${option.placeholder ?? "value"}>`;
 
+/** A positional-capable option reads `<router.db>` in the usage line; --file still works. */
+const usageOf = (name: string, option: Command["options"][string]) =>
+  option.positional ? `<${option.placeholder ?? name}>` : flagUsage(name, option);
+
 export function commandHelp(name: string, command: Command): string {
   const entries = Object.entries(command.options);
-  const usage = entries.map(([flag, option]) => (option.required ? flagUsage(flag, option) : `[${flagUsage(flag, option)}]`));
+  const usage = entries.map(([flag, option]) => (option.required ? usageOf(flag, option) : `[${usageOf(flag, option)}]`));
   const rows = [...entries.map(([flag, option]) => [flagUsage(flag, option), option.description]), ["--help", "show this help"]];
   const width = Math.max(...rows.map(([left]) => left!.length));
   return [

@@ -7,6 +7,9 @@ import { userCreateCommand } from "./commands/user-create.ts";
 import { tokenCreateCommand } from "./commands/token-create.ts";
 import { tokenListCommand } from "./commands/token-list.ts";
 import { tokenRevokeCommand } from "./commands/token-revoke.ts";
+import { keyRotateCommand } from "./commands/key-rotate.ts";
+import { importOxidizedCommand } from "./commands/import-oxidized.ts";
+import { importRancidCommand } from "./commands/import-rancid.ts";
 
 /** Every `svc` command, in the order `svc --help` lists them. A new command is one file and one line here. */
 const commands: Record<string, Command> = {
@@ -15,6 +18,9 @@ const commands: Record<string, Command> = {
   "token:create": tokenCreateCommand,
   "token:list": tokenListCommand,
   "token:revoke": tokenRevokeCommand,
+  "key:rotate": keyRotateCommand,
+  "import:oxidized": importOxidizedCommand,
+  "import:rancid": importRancidCommand,
 };
 
 // exitCode rather than exit(): stdout may still be draining into a pipe.

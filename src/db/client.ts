@@ -9,16 +9,16 @@ export type DbOrTx = Db | Tx;
 export type Database = { db: Db; client: Client };
 
 /**
- * Opens the database. A `file:` URL gets WAL (readers never wait for the writer), foreign keys, and a busy
- * timeout so concurrent writers from the API and collectors queue instead of failing with SQLITE_BUSY.
+ * Opens the database. A `file:` URL gets WAL (readers never wait for the writer; the mode is stored in the
+ * file, so every pooled connection has it) and a busy timeout on every pooled connection, so concurrent
+ * writers from the API and collectors queue instead of failing with SQLITE_BUSY. libSQL turns foreign keys on
+ * for every connection by default, which the ON DELETE rules in the schema rely on.
  */
 export async function openDatabase(url: string, authToken?: string): Promise<Database> {
   const local = url.startsWith("file:");
   const client = createClient({ url, authToken, ...(local ? { timeout: 10_000 } : {}) });
   if (local) {
     await client.execute("PRAGMA journal_mode = WAL");
-    await client.execute("PRAGMA synchronous = NORMAL");
   }
-  await client.execute("PRAGMA foreign_keys = ON");
   return { db: drizzle(client, { schema }), client };
 }

@@ -3,6 +3,7 @@ import type { Clock } from "../clock.ts";
 import { BUILTIN_ROLES } from "../auth/roles.ts";
 import type { Db } from "./client.ts";
 import { categories, roles, vendors } from "./schema/index.ts";
+import { seedBuiltinTemplates, type BuiltinTemplate } from "../modules/templates/builtins.ts";
 
 /** The vendor families the built-in connection templates cover. */
 const VENDORS = [
@@ -11,9 +12,10 @@ const VENDORS = [
 
 /**
  * Idempotent: runs after every migration. Built-in roles are rewritten so a new ability reaches them on
- * upgrade; vendors and the default category are only added when missing, so user edits survive.
+ * upgrade; vendors and the default category are only added when missing, so user edits survive. Built-in
+ * connection templates (read from collector/templates/ by the launcher) are rewritten, user templates kept.
  */
-export async function seedReferenceData(db: Db, clock: Clock): Promise<void> {
+export async function seedReferenceData(db: Db, clock: Clock, builtinTemplates: readonly BuiltinTemplate[]): Promise<void> {
   const now = clock.now();
   await db.transaction(async (tx) => {
     for (const role of BUILTIN_ROLES) {
@@ -32,6 +34,7 @@ export async function seedReferenceData(db: Db, clock: Clock): Promise<void> {
     if (!anyCategory) {
       await tx.insert(categories).values({ name: "Default", description: "Running configuration", createdAt: now, updatedAt: now });
     }
+    await seedBuiltinTemplates(tx, builtinTemplates, now);
   });
 }
 

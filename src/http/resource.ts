@@ -163,6 +163,8 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       if (reason) throw new ApiError(403, reason);
       const values = await def.toValues(input, existing, ctx);
       ctx.bag.throwIfAny();
+      // Read before writing: fields kept in join tables (a command's categories) would otherwise look unchanged.
+      const before = existing ? (await def.serialize(tx, [existing]))[0]! : null;
       let savedId: number;
       if (existing) {
         await tx.update(def.table).set({ ...values, updatedAt: ctx.now }).where(eq(def.table.id, existing.id));
@@ -173,7 +175,6 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       }
       await def.afterWrite?.(savedId, input, ctx);
       ctx.bag.throwIfAny();
-      const before = existing ? (await def.serialize(tx, [existing]))[0]! : null;
       const after = await show(tx, savedId);
       await recordActivity(tx, ctx.auth, { action: `${singular.replace(/ /g, "_")}.${existing ? "update" : "create"}`, subjectType: singular, subjectId: savedId, before, after }, ctx.now);
       return after;

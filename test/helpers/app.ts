@@ -8,6 +8,7 @@ import { systemClock, type Clock } from "../../src/clock.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/client.ts";
 import { migrateDatabase } from "../../src/db/migrate.ts";
+import { loadBuiltinTemplates } from "../../src/runtime/builtin-templates.ts";
 import { roles, tags, users } from "../../src/db/schema/index.ts";
 import { hashPassword } from "../../src/auth/passwords.ts";
 import { createUser } from "../../src/auth/users.ts";
@@ -46,7 +47,7 @@ export async function createTestContext(options: { rateLimitPerMinute?: number; 
     APP_URL: "http://netkeep.test",
   });
   const { db, client } = await openDatabase(config.databaseUrl);
-  await migrateDatabase(db, clock);
+  await migrateDatabase(db, clock, loadBuiltinTemplates());
   const secrets = await openSecretBox(TEST_APP_KEY);
   const app = createApp({ db, config, secrets, clock });
   let userCounter = 0;

@@ -7,6 +7,7 @@ import {
   createDevices, deleteDevices, deviceListSpec, deviceSummary, getDevice, listDevices, setDevicesEnabled, updateDevices,
   type WriteContext,
 } from "./service.ts";
+import { registerDeviceImportExportRoutes } from "./import-routes.ts";
 
 const writeContext = (c: Context<AppEnv>): WriteContext => ({
   db: c.var.services.db,
@@ -18,6 +19,7 @@ const writeContext = (c: Context<AppEnv>): WriteContext => ({
 
 /** Static paths (bulk, search, summary) are registered before /devices/{id} so they are not read as ids. */
 export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summary: boolean }) {
+  registerDeviceImportExportRoutes(app);
   app.openapi(routes.listDevicesRoute, async (c) => {
     const q = parseListQuery(c, deviceListSpec);
     const { total, rows } = await listDevices(c.var.services.db, c.var.auth.scope, q);

@@ -322,7 +322,8 @@ async function replaceTags(tx: DbOrTx, deviceId: number, names: string[], refs: 
   }
 }
 
-export type WriteContext = { db: Db; secrets: SecretBox; actor: Actor; scope: DeviceScope; now: Date };
+/** db may be a transaction: an import runs many device writes inside its own, each becoming a savepoint. */
+export type WriteContext = { db: DbOrTx; secrets: SecretBox; actor: Actor; scope: DeviceScope; now: Date };
 type WriteItem = { input: DevicePatchT; id?: number };
 
 /**

@@ -1,0 +1,212 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { loadBuiltinTemplates } from "../../src/runtime/builtin-templates.ts";
+import { parseTemplate, type ConnectionTemplate } from "../../src/modules/templates/template-schema.ts";
+import { comparableText, promptTail, removeLines, removeSecrets, stripAnsi } from "../../src/modules/templates/template-text.ts";
+
+/**
+ * The built-in templates checked against sessions recorded from real devices (Oxidized's model test data,
+ * see the fixtures' README): prompts, pagers, the lines sent, secret removal and volatile lines.
+ */
+
+/** Which built-in template serves each fixture family (the part of the file name before the first #). */
+const FAMILY_TEMPLATES: Record<string, string> = {
+  ios: "cisco-ios",
+  nxos: "cisco-nxos",
+  asa: "cisco-asa",
+  junos: "juniper-junos",
+  eos: "arista-eos",
+  routeros: "mikrotik-routeros",
+  fortigate: "fortinet-fortios",
+  // Oxidized files FortiManager under its fortios model; its commands differ from a FortiGate's.
+  fortios: "fortinet-fortimanager",
+  aoscx: "aruba-aoscx",
+  arubainstant: "aruba-instant",
+  h3c: "hpe-comware",
+  netgear: "netgear",
+  vyos: "vyos",
+  opnsense: "opnsense",
+  tnsr: "netgate-tnsr",
+};
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+// CI clones the project with shared/ beside it, as on a developer machine.
+const FIXTURE_DIRS = [process.env.OXIDIZED_FIXTURES, join(root, "../shared/fixtures/oxidized")];
+const hasSessions = (dir: string) => existsSync(dir) && readdirSync(dir).some((f) => f.endsWith("#simulation.yaml"));
+const fixtureDir = FIXTURE_DIRS.find((d): d is string => Boolean(d) && hasSessions(d!));
+
+const templateDir = fileURLToPath(new URL(".", import.meta.url));
+const sources = readdirSync(templateDir).filter((f) => f.endsWith(".yaml")).sort()
+  .map((file) => ({ key: file.slice(0, -".yaml".length), code: readFileSync(join(templateDir, file), "utf8") }));
+const templates = new Map<string, ConnectionTemplate>();
+for (const s of sources) {
+  const parsed = parseTemplate(s.code);
+  if (parsed.ok) templates.set(s.key, parsed.template);
+}
+
+type Fixture = { family: string; device: string; kind: string; file: string };
+const fixtures: Fixture[] = fixtureDir
+  ? readdirSync(fixtureDir).filter((f) => f.includes("#")).sort().map((file) => {
+    const [family, device, kind] = file.split("#") as [string, string, string];
+    return { family, device, kind: kind.replace(/\.(yaml|txt)$/, ""), file: join(fixtureDir, file) };
+  })
+  : [];
+const ofKind = (kind: string) => fixtures.filter((f) => f.kind === kind);
+const templateOf = (family: string) => templates.get(FAMILY_TEMPLATES[family]!)!;
+const read = (file: string) => readFileSync(file, "utf8");
+const outputOf = (f: Fixture) => read(f.file.replace(/#[^#]+$/, "#output.txt"));
+/**
+ * Pass/fail lists hold regular expressions, tested over the whole text with ^ and $ at line ends; a few are
+ * literal text that is no valid match as a pattern ('$sha512$...'), so a fail entry counts as found either way.
+ */
+const matches = (pattern: string, text: string) => new RegExp(pattern, "m").test(text);
+const found = (pattern: string, text: string) => matches(pattern, text) || text.includes(pattern);
+
+/** The recordings' answers still carry Ruby-style escapes after YAML parsing (see the fixtures' README). */
+const RUBY_ESCAPES: Record<string, string> = { r: "\r", n: "\n", t: "\t", e: "\x1b", b: "\b", '"': '"', "\\": "\\" };
+const unescapeRuby = (text: string) =>
+  text.replace(/\\(x[0-9a-fA-F]{2}|[rntebs"\\])/g, (_, e: string) => (e.startsWith("x") ? String.fromCharCode(parseInt(e.slice(1), 16)) : RUBY_ESCAPES[e] ?? e));
+
+type Exchange = { sent: string; answer: string };
+function recording(f: Fixture): { initPrompt: string; ordered: boolean; exchanges: Exchange[] } {
+  const doc = parse(read(f.file)) as { init_prompt?: string | null; commands: Record<string, string> | Record<string, string>[] };
+  const entries = Array.isArray(doc.commands) ? doc.commands.map((o) => Object.entries(o)[0]!) : Object.entries(doc.commands);
+  return {
+    initPrompt: unescapeRuby(doc.init_prompt ?? ""),
+    ordered: Array.isArray(doc.commands),
+    exchanges: entries.map(([sent, answer]) => ({ sent, answer: unescapeRuby(answer ?? "") })),
+  };
+}
+
+/** A keypress that answers a pager: the only entries not terminated by a line ending. */
+const isKeypress = (sent: string) => !/\r?\n$/.test(sent);
+
+/** What the template sends, in order. Enable runs only with an enable password, so only where it was recorded. */
+function linesSent(t: ConnectionTemplate, recorded: Set<string>): string[] {
+  const enable = t.enable && recorded.has(t.enable.command + t.line_ending) ? [t.enable.command] : [];
+  return [...enable, ...t.setup, ...t.commands, ...t.teardown].map((l) => l + t.line_ending);
+}
+
+describe("built-in templates", () => {
+  it.each(sources.map((s) => [s.key, s.code]))("%s.yaml parses and says which vendor and devices it is for", (_, code) => {
+    const parsed = parseTemplate(code);
+    expect(parsed.ok ? [] : parsed.errors.map((e) => e.message)).toEqual([]);
+    if (!parsed.ok) return;
+    expect(parsed.template.vendor).toBeTruthy();
+    expect(parsed.template.description?.length).toBeGreaterThan(3);
+  });
+
+  it("load for seeding, keyed by file name, with their descriptions", () => {
+    const loaded = loadBuiltinTemplates();
+    expect(loaded.map((b) => b.key)).toEqual(sources.map((s) => s.key));
+    for (const b of loaded) expect(b.description).toBe(templates.get(b.key)!.description);
+    expect(loaded.length).toBeGreaterThanOrEqual(16);
+  });
+
+  it("cover every family in the recorded sessions, through one table", () => {
+    if (!fixtureDir) return;
+    const families = new Set(fixtures.map((f) => f.family));
+    expect([...families].filter((f) => !FAMILY_TEMPLATES[f]), "families without a template").toEqual([]);
+    for (const key of Object.values(FAMILY_TEMPLATES)) expect(templates.has(key), `${key}.yaml`).toBe(true);
+  });
+});
+
+if (!fixtureDir) {
+  const why = `no recorded sessions found (looked in ${FIXTURE_DIRS.filter(Boolean).join(", ")}; set OXIDIZED_FIXTURES)`;
+  if (process.env.CI) it("finds the recorded sessions (required in CI)", () => expect.fail(why));
+  else it.skip(`checks templates against recorded sessions (skipped: ${why})`, () => {});
+} else {
+  describe.each(ofKind("prompt"))("$family prompts ($device)", (f) => {
+    const data = parse(read(f.file)) as { pass?: string[]; pass_with_expect?: string[]; fail?: string[] };
+    const t = templateOf(f.family);
+
+    it("the prompt pattern matches every prompt of the family and nothing else", () => {
+      const prompt = new RegExp(t.prompt!);
+      for (const s of [...(data.pass ?? []), ...(data.pass_with_expect ?? [])]) expect(prompt.test(promptTail(s)), JSON.stringify(s)).toBe(true);
+      for (const s of data.fail ?? []) expect(prompt.test(promptTail(s)), JSON.stringify(s)).toBe(false);
+    });
+  });
+
+  describe.each(ofKind("simulation"))("$family session ($device)", (f) => {
+    const t = templateOf(f.family);
+    const rec = recording(f);
+    const recorded = new Set(rec.exchanges.map((x) => x.sent));
+
+    it(`sends only lines the device answered${rec.ordered ? ", in the recorded order" : ""}`, () => {
+      const sent = linesSent(t, recorded);
+      expect(sent.filter((l) => !recorded.has(l)), "lines the recording lacks").toEqual([]);
+      if (rec.ordered) {
+        const order = rec.exchanges.map((x) => x.sent).filter((s) => !isKeypress(s));
+        let at = 0;
+        for (const l of sent) {
+          const next = order.indexOf(l, at);
+          expect(next, `${JSON.stringify(l)} is sent after ${JSON.stringify(order[at - 1])}, but the device answered it before`).toBeGreaterThanOrEqual(at);
+          at = next + 1;
+        }
+      }
+    });
+
+    it("answers the recorded pager prompts with the template's pager", () => {
+      rec.exchanges.forEach((x, i) => {
+        if (!isKeypress(x.sent)) return;
+        expect(t.pager, "the recording pages, so the template needs a pager").toBeDefined();
+        expect(x.sent).toBe(t.pager!.answer);
+        expect(new RegExp(t.pager!.pattern).test(promptTail(rec.exchanges[i - 1]!.answer)), `page before entry ${i}`).toBe(true);
+      });
+    });
+
+    if (t.exec) {
+      it("uses exec channels, as the recording shows: no answer echoes its command", () => {
+        for (const x of rec.exchanges) expect(x.answer.startsWith(x.sent.trim()) && x.answer.trim() !== "", JSON.stringify(x.sent)).toBe(false);
+      });
+      return;
+    }
+
+    it("finds the prompt after the login banner and after every answer, and nowhere inside an answer", () => {
+      const prompt = new RegExp(t.prompt!);
+      const teardown = new Set(t.teardown.map((l) => l + t.line_ending));
+      expect(prompt.test(promptTail(rec.initPrompt)), JSON.stringify(promptTail(rec.initPrompt))).toBe(true);
+      rec.exchanges.forEach((x, i) => {
+        const paged = isKeypress(rec.exchanges[i + 1]?.sent ?? "\n");
+        if (paged || teardown.has(x.sent)) return;
+        expect(prompt.test(promptTail(x.answer)), `after ${JSON.stringify(x.sent)}: ${JSON.stringify(promptTail(x.answer))}`).toBe(true);
+      });
+      // A line of output that looked like a prompt would end a command early when a read stops right after it.
+      const inside = rec.exchanges.flatMap((x) => stripAnsi(x.answer).split("\n").slice(0, -1)).filter((l) => prompt.test(l));
+      expect(inside, "output lines that match the prompt").toEqual([]);
+    });
+  });
+
+  describe.each(ofKind("secret"))("$family secrets ($device)", (f) => {
+    const data = parse(read(f.file)) as { pass?: string[]; fail?: string[] };
+    const t = templateOf(f.family);
+
+    it("removes every secret and keeps the line around it", () => {
+      const before = outputOf(f);
+      const after = removeSecrets(before, t.secrets);
+      for (const p of data.fail ?? []) {
+        expect(found(p, before), `${p} is in the recording to begin with`).toBe(true);
+        expect(found(p, after), `${p} is still there`).toBe(false);
+      }
+      for (const p of data.pass ?? []) expect(matches(p, after), `${p} is missing`).toBe(true);
+    });
+  });
+
+  describe.each(ofKind("significant_changes"))("$family volatile lines ($device)", (f) => {
+    const data = parse(read(f.file)) as { pass?: string[]; fail?: string[] };
+    const t = templateOf(f.family);
+
+    it("leaves volatile lines out of the comparison and keeps the configuration in it", () => {
+      const output = outputOf(f);
+      const compared = comparableText(removeLines(output, t.filters.drop), t);
+      for (const p of data.fail ?? []) {
+        expect(found(p, output), `${p} is in the recording to begin with`).toBe(true);
+        expect(found(p, compared), `${p} still counts as a change`).toBe(false);
+      }
+      for (const p of data.pass ?? []) expect(matches(p, compared), `${p} is left out`).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,116 @@
+import { z } from "@hono/zod-openapi";
+import { asc, count, eq, inArray, sql } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client.ts";
+import { categories, commandCategories, commands, deviceProfiles, devices, roles } from "../../db/schema/index.ts";
+import { ApiError } from "../../http/errors.ts";
+import { containsText } from "../../http/list.ts";
+import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
+import { idFilter } from "../users/filters.ts";
+
+const Category = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    description: z.string(),
+    commands: z.array(z.object({ id: z.number().int(), command: z.string() }))
+      .openapi({ description: "The commands a backup of the category's devices runs (manage them through the commands API)" }),
+    devices_count: z.number().int(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("Category");
+
+const CategoryInput = z
+  .object({
+    name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").openapi({ example: "Routers" }),
+    description: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "Running config and inventory" }),
+  })
+  .openapi("CategoryInput");
+
+type CategoryRow = typeof categories.$inferSelect;
+
+async function deviceCounts(db: DbOrTx, ids: number[]): Promise<Map<number, number>> {
+  if (!ids.length) return new Map();
+  const rows = await db.select({ id: devices.categoryId, n: count() }).from(devices).where(inArray(devices.categoryId, ids)).groupBy(devices.categoryId);
+  return new Map(rows.map((r) => [r.id!, r.n]));
+}
+
+async function commandsOf(db: DbOrTx, ids: number[]): Promise<Map<number, { id: number; command: string }[]>> {
+  const byCategory = new Map<number, { id: number; command: string }[]>();
+  if (!ids.length) return byCategory;
+  const rows = await db
+    .select({ categoryId: commandCategories.categoryId, id: commands.id, command: commands.command })
+    .from(commandCategories)
+    .innerJoin(commands, eq(commands.id, commandCategories.commandId))
+    .where(inArray(commandCategories.categoryId, ids))
+    .orderBy(asc(commands.id));
+  for (const r of rows) (byCategory.get(r.categoryId) ?? byCategory.set(r.categoryId, []).get(r.categoryId)!).push({ id: r.id, command: r.command });
+  return byCategory;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+export const categoriesResource = defineResource({
+  tag: "Categories",
+  path: "/categories",
+  singular: "category",
+  plural: "categories",
+  resource: "categories",
+  table: categories,
+  output: Category,
+  input: CategoryInput,
+  listSpec: {
+    fields: Object.keys(Category.shape),
+    filters: { id: idFilter(categories.id, "id", "Category id"), name: nameFilter(categories.name) },
+    sorts: { id: categories.id, name: sql`lower(${categories.name})`, created_at: categories.createdAt, updated_at: categories.updatedAt },
+    defaultSort: "name",
+    idColumn: categories.id,
+    search: { describe: "Substring of the name or description", build: (term) => sql`(${containsText(categories.name, term)} or ${containsText(categories.description, term)})` },
+  },
+  async serialize(db, rows) {
+    const ids = rows.map((r) => r.id);
+    const [counts, cmds] = await Promise.all([deviceCounts(db, ids), commandsOf(db, ids)]);
+    return (rows as CategoryRow[]).map((r) => ({
+      id: r.id, name: r.name, description: r.description, commands: cmds.get(r.id) ?? [], devices_count: counts.get(r.id) ?? 0,
+      created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+    }));
+  },
+  async toValues(input, existing, ctx) {
+    await checkUniqueName(ctx, categories.name, categories.id, input.name, existing?.id ?? null, "name");
+    const defaults = ctx.mode === "patch" ? {} : { description: "" };
+    return Object.fromEntries(Object.entries({ ...defaults, ...input }).filter(([, v]) => v !== undefined));
+  },
+  async beforeDelete(rows, ctx) {
+    const ids = rows.map((r) => r.id);
+    const used = [...(await deviceCounts(ctx.tx, ids)).entries()].filter(([, n]) => n > 0);
+    if (used.length) {
+      const [id, n] = used[0]!;
+      throw ApiError.conflict(`Category ${id} is used by ${plural(n, "device")}; move them to another category first`);
+    }
+    // A role scoped by a category would silently lose sight of devices: refuse rather than change who sees what.
+    const scoping = (await ctx.tx.select({ name: roles.name, categoryIds: roles.scopeCategoryIds }).from(roles)).filter((r) => r.categoryIds.some((c) => ids.includes(c)));
+    if (scoping.length) {
+      throw ApiError.conflict(`The category scopes role${scoping.length === 1 ? "" : "s"} ${scoping.map((r) => `'${r.name}'`).join(", ")}; change the role's scope first`);
+    }
+
+    const links = await ctx.tx.select({ commandId: commandCategories.commandId, categoryId: commandCategories.categoryId }).from(commandCategories)
+      .where(inArray(commandCategories.commandId, sql`(select ${commandCategories.commandId} from ${commandCategories} where ${inArray(commandCategories.categoryId, ids)})`));
+    const unlinked = new Set(links.filter((l) => ids.includes(l.categoryId)).map((l) => l.commandId));
+    const orphans = [...unlinked].filter((c) => links.every((l) => l.commandId !== c || ids.includes(l.categoryId))).sort((a, b) => a - b);
+    await ctx.tx.delete(commandCategories).where(inArray(commandCategories.categoryId, ids));
+    const profiles = await ctx.tx.update(deviceProfiles).set({ categoryId: null }).where(inArray(deviceProfiles.categoryId, ids)).returning({ id: deviceProfiles.id });
+
+    const parts: string[] = [];
+    if (unlinked.size) {
+      parts.push(`unlinked from ${plural(unlinked.size, "command")}` +
+        (orphans.length ? ` (now in no category, so never run until added to one: command${orphans.length === 1 ? "" : "s"} ${orphans.join(", ")})` : ""));
+    }
+    if (profiles.length) parts.push(`cleared from ${plural(profiles.length, "device profile")}`);
+    return parts.join("; ") || undefined;
+  },
+  descriptions: {
+    delete:
+      "Refused with 409 while any device uses the category, or a role's device scope names it. Its commands are unlinked, not deleted: " +
+      "the answer lists those that are now in no category (find them with GET /commands?filter[category_id]=0). Device profiles that name it lose their category default; the answer says how many.",
+  },
+});

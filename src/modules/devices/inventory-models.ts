@@ -1,0 +1,48 @@
+/**
+ * The one table that says what Oxidized's models and RANCID's device types are in netkeep: a vendor (one of
+ * the seeded vendor names) and a built-in connection template (collector/templates/<key>.yaml), or no
+ * template where netkeep has none for that OS yet. Names are matched in any case.
+ */
+export type DeviceFamily = {
+  vendor: string;
+  /** templates.builtin_key; null where no built-in template fits, so the device is imported without one. */
+  template: string | null;
+  /** Oxidized model names (lib/oxidized/model/<name>.rb), plus the aliases of Oxidized's default model_map. */
+  oxidized: string[];
+  /** RANCID router.db device types. */
+  rancid: string[];
+};
+
+export const DEVICE_FAMILIES: DeviceFamily[] = [
+  { vendor: "Cisco", template: "cisco-ios", oxidized: ["ios", "iosxe", "cisco"], rancid: ["cisco"] },
+  { vendor: "Cisco", template: "cisco-nxos", oxidized: ["nxos"], rancid: ["cisco-nx"] },
+  { vendor: "Cisco", template: "cisco-asa", oxidized: ["asa"], rancid: [] },
+  { vendor: "Cisco", template: null, oxidized: ["iosxr"], rancid: ["cisco-xr"] },
+  { vendor: "Juniper", template: "juniper-junos", oxidized: ["junos", "juniper"], rancid: ["juniper"] },
+  { vendor: "Arista", template: "arista-eos", oxidized: ["eos"], rancid: ["arista"] },
+  { vendor: "MikroTik", template: "mikrotik-routeros", oxidized: ["routeros"], rancid: ["mikrotik"] },
+  { vendor: "Fortinet", template: "fortinet-fortios", oxidized: ["fortios"], rancid: ["fortigate"] },
+  { vendor: "Aruba", template: "aruba-aoscx", oxidized: ["aoscx"], rancid: [] },
+  { vendor: "Aruba", template: "aruba-instant", oxidized: ["arubainstant"], rancid: [] },
+  { vendor: "Aruba", template: null, oxidized: ["aosw"], rancid: [] },
+  { vendor: "HPE", template: "hpe-comware", oxidized: ["comware"], rancid: [] },
+  { vendor: "HPE", template: null, oxidized: ["procurve"], rancid: ["hp"] },
+  { vendor: "H3C", template: "hpe-comware", oxidized: [], rancid: ["h3c"] },
+  { vendor: "Netgear", template: "netgear", oxidized: ["netgear"], rancid: [] },
+  { vendor: "VyOS", template: "vyos", oxidized: ["vyos", "vyatta"], rancid: [] },
+  { vendor: "OPNsense", template: "opnsense", oxidized: ["opnsense"], rancid: [] },
+  { vendor: "Netgate", template: "netgate-tnsr", oxidized: ["tnsr"], rancid: [] },
+  { vendor: "Netgate", template: null, oxidized: ["pfsense"], rancid: [] },
+  { vendor: "Linux", template: "linux-generic", oxidized: ["linuxgeneric"], rancid: [] },
+];
+
+export type InventorySource = "oxidized" | "rancid";
+
+const index = (source: InventorySource) =>
+  new Map(DEVICE_FAMILIES.flatMap((family) => family[source].map((name) => [name, family] as const)));
+const BY_SOURCE = { oxidized: index("oxidized"), rancid: index("rancid") };
+
+export const familyOf = (source: InventorySource, model: string): DeviceFamily | undefined => BY_SOURCE[source].get(model.toLowerCase());
+
+/** Every name a source may use, sorted, for the message that rejects an unknown one. */
+export const knownModels = (source: InventorySource): string[] => [...BY_SOURCE[source].keys()].sort();

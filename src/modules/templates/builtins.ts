@@ -1,0 +1,38 @@
+import { eq } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client.ts";
+import { templates } from "../../db/schema/index.ts";
+
+/** One file of collector/templates/, as the launcher read it: its name without .yaml, its text and description. */
+export type BuiltinTemplate = { key: string; code: string; description: string };
+
+/**
+ * Brings the built-in templates up to date, matched by their key (the file name): a new release rewrites
+ * their code and description; templates users made (builtin_key null) are never touched. A new built-in whose
+ * name a user template already has is named "<key> (built-in)", so the user's name stays theirs. A built-in
+ * that a release no longer ships becomes a user template, so the devices using it keep working.
+ */
+export async function seedBuiltinTemplates(tx: DbOrTx, builtins: readonly BuiltinTemplate[], now: Date): Promise<void> {
+  const rows = await tx.select({ id: templates.id, name: templates.name, builtinKey: templates.builtinKey, code: templates.code, description: templates.description }).from(templates);
+  const byKey = new Map(rows.flatMap((r) => (r.builtinKey ? [[r.builtinKey, r] as const] : [])));
+  const names = new Set(rows.map((r) => r.name.toLowerCase()));
+
+  for (const t of builtins) {
+    const row = byKey.get(t.key);
+    if (row) {
+      if (row.code !== t.code || row.description !== t.description) {
+        await tx.update(templates).set({ code: t.code, description: t.description, updatedAt: now }).where(eq(templates.id, row.id));
+      }
+      continue;
+    }
+    let name = t.key;
+    for (let n = 1; names.has(name.toLowerCase()); n++) name = `${t.key} (built-in${n === 1 ? "" : ` ${n}`})`;
+    names.add(name.toLowerCase());
+    // Another process migrating at the same moment may have inserted it: that row is just as good.
+    await tx.insert(templates).values({ name, description: t.description, code: t.code, builtinKey: t.key, createdAt: now, updatedAt: now }).onConflictDoNothing();
+  }
+
+  const shipped = new Set(builtins.map((t) => t.key));
+  for (const row of byKey.values()) {
+    if (!shipped.has(row.builtinKey!)) await tx.update(templates).set({ builtinKey: null, updatedAt: now }).where(eq(templates.id, row.id));
+  }
+}

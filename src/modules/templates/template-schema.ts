@@ -1,0 +1,260 @@
+/**
+ * The connection template format: the contract between the templates API, which stores templates, and the
+ * collector, which executes them. Pure (zod + yaml only) so the API on Deno and the collector on Node share it.
+ *
+ * A template is a YAML mapping. What the collector does with one, in order:
+ *   1. connect with `protocol` to `port` (SSH: password, key or keyboard-interactive; `legacy_algorithms` also
+ *      offers old ciphers and key exchanges). Telnet: wait for `login.username_prompt`, send the user name, wait
+ *      for `login.password_prompt`, send the password.
+ *   2. shell mode (`exec: false`): wait until the last line received (ANSI escape sequences removed, see
+ *      promptTail in template-text.ts) matches `prompt`. When the credentials carry an enable password and the
+ *      template has `enable`: send `enable.command`, answer `enable.password_prompt` with the password, and wait
+ *      for `enable.prompt` (default: `prompt`).
+ *   3. send each `setup` line, then each command, each time waiting for the prompt. Commands are the device's
+ *      category's commands, or `commands` when the category has none. Whenever the last line matches
+ *      `pager.pattern`, send `pager.answer` (as is, no line ending) and keep reading.
+ *      exec mode (`exec: true`, SSH only): every setup line and command runs on its own exec channel, whose
+ *      end is the end of the output; there is no shell, no prompt, no pager.
+ *   4. shell mode: send each `teardown` line without waiting for a prompt; then close.
+ * Every line sent ends with `line_ending`. Each command's output is cleaned (echo, prompt, ANSI codes, line
+ * endings -> "\n"), then `filters.drop` lines are removed and `secrets` are replaced; that text is stored.
+ * `filters.volatile` lines stay stored but are ignored when deciding whether the configuration changed.
+ * `config_command` names the command whose output is the device's configuration (default: the first command).
+ * `snmp.config_changed_oid` is an OID whose value changes when the configuration does (Cisco's
+ * ccmHistoryRunningLastChanged, 1.3.6.1.4.1.9.9.43.1.1.1.0): a collector may read it and skip an unchanged device.
+ *
+ * Regular expressions are JavaScript's. `prompt`, `pager.pattern` and the login/enable prompts are tested
+ * against the last line received; `filters` entries are tested against one line at a time; `secrets` patterns
+ * run over a command's whole output with the `g` and `m` flags (^ and $ match at line ends), so one pattern may
+ * span lines, and `replace` may use $1.. for the pattern's groups.
+ */
+import { z } from "zod";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
+
+const DEFAULT_USERNAME_PROMPT = "(?:[Uu]ser(?:name)?|[Ll]ogin) ?: ?$";
+const DEFAULT_PASSWORD_PROMPT = "[Pp]ass(?:word|code) ?: ?$";
+
+/** A string that compiles as a JavaScript regular expression and cannot match everything by being empty. */
+const regex = z
+  .string()
+  .min(1, "must not be empty")
+  .superRefine((source, ctx) => {
+    try {
+      new RegExp(source);
+    } catch (err) {
+      ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  });
+
+/** One line the collector sends: the line ending is added when it is sent. */
+const line = z
+  .string()
+  .min(1, "must not be empty")
+  .refine((s) => !/[\r\n]/.test(s), "must be one line (the line ending is added when it is sent)");
+
+/** A line filter: a regex matching single lines, or a block from a line matching `from` to one matching `to`. */
+const lineFilter = z.union([regex, z.strictObject({ from: regex, to: regex })]);
+
+const secretRule = z.strictObject({ pattern: regex, replace: z.string() }).superRefine((rule, ctx) => {
+  const problem = unknownGroupReference(rule.pattern, rule.replace);
+  if (problem) ctx.addIssue({ code: "custom", path: ["replace"], message: problem });
+});
+
+const oid = z.string().regex(/^\.?\d+(\.\d+)+$/, "must be a numeric OID such as 1.3.6.1.4.1.9.9.43.1.1.1.0");
+
+const TemplateDocument = z
+  .strictObject({
+    vendor: z.string().optional(),
+    description: z.string().optional(),
+    protocol: z.enum(["ssh", "telnet"]).default("ssh"),
+    port: z.number().int().min(1).max(65535).optional(),
+    exec: z.boolean().default(false),
+    legacy_algorithms: z.boolean().default(false),
+    line_ending: z.enum(["\n", "\r\n"]).default("\n"),
+    prompt: regex.optional(),
+    login: z
+      .strictObject({ username_prompt: regex.default(DEFAULT_USERNAME_PROMPT), password_prompt: regex.default(DEFAULT_PASSWORD_PROMPT) })
+      .default({ username_prompt: DEFAULT_USERNAME_PROMPT, password_prompt: DEFAULT_PASSWORD_PROMPT }),
+    enable: z.strictObject({ command: line, password_prompt: regex.default(DEFAULT_PASSWORD_PROMPT), prompt: regex.optional() }).optional(),
+    setup: z.array(line).default([]),
+    pager: z.strictObject({ pattern: regex, answer: z.string() }).optional(),
+    commands: z.array(line).min(1),
+    config_command: line.optional(),
+    teardown: z.array(line).default([]),
+    filters: z
+      .strictObject({ drop: z.array(lineFilter).default([]), volatile: z.array(lineFilter).default([]) })
+      .default({ drop: [], volatile: [] }),
+    secrets: z.array(secretRule).default([]),
+    snmp: z.strictObject({ config_changed_oid: oid.optional() }).optional(),
+  })
+  .superRefine((t, ctx) => {
+    if (!t.exec && t.prompt === undefined) ctx.addIssue({ code: "custom", path: ["prompt"], message: "is required unless exec is true" });
+    if (t.exec && t.protocol !== "ssh") ctx.addIssue({ code: "custom", path: ["exec"], message: "needs protocol ssh (exec channels are an SSH feature)" });
+    if (t.config_command !== undefined && !t.commands.includes(t.config_command)) {
+      ctx.addIssue({ code: "custom", path: ["config_command"], message: "must be one of the commands" });
+    }
+  })
+  .transform((t) => ({
+    ...t,
+    port: t.port ?? (t.protocol === "ssh" ? 22 : 23),
+    config_command: t.config_command ?? t.commands[0]!,
+  }));
+
+export type ConnectionTemplate = z.output<typeof TemplateDocument>;
+export type LineFilter = z.output<typeof lineFilter>;
+export type TemplateError = { line: number; key: string; message: string };
+export type ParseResult = { ok: true; template: ConnectionTemplate } | { ok: false; errors: TemplateError[] };
+
+/** The top-level keys, for messages and documentation. */
+export const TEMPLATE_KEYS = Object.keys(TemplateDocument.in.shape) as (keyof typeof TemplateDocument.in.shape)[];
+
+/** `$3` in a replacement for a pattern with two groups would be inserted literally: almost surely a mistake. */
+function unknownGroupReference(pattern: string, replace: string): string | undefined {
+  let groups: number;
+  try {
+    groups = new RegExp(`${pattern}|`).exec("")!.length - 1;
+  } catch {
+    return undefined; // the pattern's own error is reported on its key
+  }
+  for (const m of replace.matchAll(/\$(\d{1,2})/g)) {
+    const digits = m[1]!;
+    // JavaScript reads $12 as group 12 when it exists, else as group 1 followed by "2".
+    const n = digits.length === 2 && Number(digits) > groups ? Number(digits[0]) : Number(digits);
+    if (n === 0 || n > groups) return `refers to group $${n}, but the pattern has ${groups} group${groups === 1 ? "" : "s"}`;
+  }
+  return undefined;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: "text", number: "a number", int: "a whole number", boolean: "true or false", array: "a list", object: "a mapping (key: value lines)",
+};
+
+type Issue = z.core.$ZodIssue;
+
+/** The value at a path of the parsed document, to tell which branch of a union the author meant. */
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v = root;
+  for (const seg of path) v = v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[seg] : undefined;
+  return v;
+}
+
+function problemOf(issue: Issue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return /received undefined/.test(issue.message) ? "is required" : `must be ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
+    case "too_small":
+      if (issue.origin === "array") return `must have at least ${Number(issue.minimum)} item${Number(issue.minimum) === 1 ? "" : "s"}`;
+      if (issue.origin === "string") return "must not be empty";
+      return `must be at least ${Number(issue.minimum)}`;
+    case "too_big":
+      return `must be at most ${Number(issue.maximum)}`;
+    case "invalid_value":
+      return `must be one of: ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "invalid_format":
+    case "custom":
+      return issue.message;
+    default:
+      return issue.message;
+  }
+}
+
+/** Flattens zod issues into (path, problem) pairs: one per unknown key, the meant branch of a union. */
+function flatten(issues: readonly Issue[], input: unknown, base: PropertyKey[] = []): { path: PropertyKey[]; problem: string }[] {
+  const out: { path: PropertyKey[]; problem: string }[] = [];
+  for (const issue of issues) {
+    const path = [...base, ...issue.path];
+    if (issue.code === "unrecognized_keys") {
+      const allowed = Object.keys(shapeAt(path) ?? {});
+      for (const key of issue.keys) out.push({ path: [...path, key], problem: `unknown key${allowed.length ? `; use one of: ${allowed.join(", ")}` : ""}` });
+    } else if (issue.code === "invalid_union") {
+      const value = valueAt(input, path);
+      const branch = typeof value === "string" ? issue.errors[0] : value !== null && typeof value === "object" && !Array.isArray(value) ? issue.errors[1] : undefined;
+      if (branch) out.push(...flatten(branch, input, path));
+      else out.push({ path, problem: "must be a regular expression, or a block with keys from and to" });
+    } else {
+      out.push({ path, problem: problemOf(issue) });
+    }
+  }
+  return out;
+}
+
+/** The keys an object in the template may have, for "use one of" hints. */
+function shapeAt(path: readonly PropertyKey[]): Record<string, unknown> | undefined {
+  let schema: z.ZodType = TemplateDocument.in;
+  for (const seg of path) {
+    schema = unwrap(schema);
+    if (schema instanceof z.ZodObject) schema = (schema.shape as Record<string, z.ZodType>)[String(seg)]!;
+    else if (schema instanceof z.ZodArray) schema = schema.element as z.ZodType;
+    else if (schema instanceof z.ZodUnion) schema = (schema.options as z.ZodType[]).find((o) => unwrap(o) instanceof z.ZodObject)!;
+    else return undefined;
+    if (!schema) return undefined;
+  }
+  schema = unwrap(schema);
+  if (schema instanceof z.ZodUnion) schema = unwrap((schema.options as z.ZodType[]).find((o) => unwrap(o) instanceof z.ZodObject)!);
+  return schema instanceof z.ZodObject ? (schema.shape as Record<string, unknown>) : undefined;
+}
+
+function unwrap(schema: z.ZodType): z.ZodType {
+  let s = schema;
+  for (;;) {
+    if (s instanceof z.ZodDefault || s instanceof z.ZodOptional) s = s.unwrap() as z.ZodType;
+    else if (s instanceof z.ZodPipe) s = s.in as z.ZodType;
+    else return s;
+  }
+}
+
+/**
+ * Where a path points in the YAML source: the line of its key (or list item). A path that does not exist (a
+ * required key left out) points at the nearest part that does.
+ */
+function lineOf(doc: Document, counter: LineCounter, path: readonly PropertyKey[]): number {
+  let node: unknown = doc.contents;
+  let offset = (doc.contents as { range?: [number, number, number] } | null)?.range?.[0] ?? 0;
+  for (const seg of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
+      if (!pair) break;
+      offset = (pair.key as { range?: [number, number, number] }).range?.[0] ?? offset;
+      node = pair.value;
+    } else if (isSeq(node)) {
+      const item = node.items[Number(seg)] as { range?: [number, number, number] } | undefined;
+      if (!item) break;
+      offset = item.range?.[0] ?? offset;
+      node = item;
+    } else break;
+  }
+  return counter.linePos(offset).line;
+}
+
+const error = (line: number, key: string, problem: string): TemplateError => ({
+  line, key, message: key ? `line ${line}: key \`${key}\`: ${problem}` : `line ${line}: ${problem}`,
+});
+
+/**
+ * Parses and checks a template's YAML text. Every problem is reported with its line and key path
+ * (`secrets.0.pattern`), e.g. "line 4: key `prompt`: not a valid regular expression: ...".
+ */
+export function parseTemplate(code: string): ParseResult {
+  const counter = new LineCounter();
+  const doc = parseDocument(code, { lineCounter: counter, uniqueKeys: true });
+  if (doc.errors.length) {
+    return {
+      ok: false,
+      errors: doc.errors.map((e) => error(e.linePos?.[0].line ?? 1, "", `not valid YAML: ${e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}`)),
+    };
+  }
+  let input: unknown;
+  try {
+    input = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    return { ok: false, errors: [error(1, "", `not valid YAML: ${err instanceof Error ? err.message : String(err)}`)] };
+  }
+  if (input === null || typeof input !== "object" || Array.isArray(input)) {
+    return { ok: false, errors: [error(1, "", `the template must be a YAML mapping of keys (${TEMPLATE_KEYS.slice(0, 4).join(", ")}, ...)`)] };
+  }
+  const result = TemplateDocument.safeParse(input);
+  if (result.success) return { ok: true, template: result.data };
+  const errors = flatten(result.error.issues, input).map(({ path, problem }) => error(lineOf(doc, counter, path), path.map(String).join("."), problem));
+  errors.sort((a, b) => a.line - b.line);
+  return { ok: false, errors };
+}

@@ -1,0 +1,63 @@
+/**
+ * What a connection template does to text, in one place so the collector that applies it and the tests that
+ * check the built-in templates against recorded sessions agree. Pure: no I/O. Text is expected with "\n" line
+ * endings (the collector normalises "\r\n" before filtering).
+ */
+import type { ConnectionTemplate, LineFilter } from "./template-schema.ts";
+
+// CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), charset selection (ESC ( B), then any other
+// two-byte escape (ESC =, ESC >, ESC M ...).
+const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[@-Z\\-_=>]/g;
+
+export const stripAnsi = (text: string): string => text.replace(ANSI, "");
+
+/** The last line received so far, as prompt, pager and login patterns see it. */
+export function promptTail(received: string): string {
+  const text = stripAnsi(received);
+  return text.slice(text.lastIndexOf("\n") + 1);
+}
+
+type CompiledFilter = { line: RegExp } | { from: RegExp; to: RegExp };
+
+const compileFilter = (f: LineFilter): CompiledFilter =>
+  typeof f === "string" ? { line: new RegExp(f) } : { from: new RegExp(f.from), to: new RegExp(f.to) };
+
+/**
+ * Removes the lines the filters select. A block runs from a line matching `from` through the first line,
+ * the same one or a later one, matching `to` (or to the end of the text when none does).
+ */
+export function removeLines(text: string, filters: readonly LineFilter[]): string {
+  if (!filters.length) return text;
+  const compiled = filters.map(compileFilter);
+  const kept: string[] = [];
+  let closing: RegExp | null = null;
+  for (const l of text.split("\n")) {
+    if (closing) {
+      if (closing.test(l)) closing = null;
+      continue;
+    }
+    let drop = false;
+    for (const f of compiled) {
+      if ("line" in f ? f.line.test(l) : f.from.test(l)) {
+        drop = true;
+        if ("to" in f && !f.to.test(l)) closing = f.to;
+        break;
+      }
+    }
+    if (!drop) kept.push(l);
+  }
+  return kept.join("\n");
+}
+
+/** Replaces secrets over the whole text (flags g and m), one rule after another. */
+export function removeSecrets(text: string, secrets: ConnectionTemplate["secrets"]): string {
+  return secrets.reduce((t, rule) => t.replace(new RegExp(rule.pattern, "gm"), rule.replace), text);
+}
+
+/** What is stored for one command's cleaned output: dropped lines removed, then secrets replaced. */
+export const storedText = (output: string, template: Pick<ConnectionTemplate, "filters" | "secrets">): string =>
+  removeSecrets(removeLines(output, template.filters.drop), template.secrets);
+
+/** The view of stored text that decides whether the configuration changed: volatile lines left out. */
+export const comparableText = (stored: string, template: Pick<ConnectionTemplate, "filters">): string =>
+  removeLines(stored, template.filters.volatile);
