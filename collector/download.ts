@@ -10,6 +10,8 @@ import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates
 import { comparableText, storedText } from "../src/modules/templates/template-text.ts";
 import type { SecretBox } from "../src/secrets/box.ts";
 import { DEFAULT_LIMITS, SessionError, ShellSession, type SessionLimits, type SessionProfile } from "./session.ts";
+import { snmpPrecheck } from "./snmp.ts";
+import { openTelnet } from "./transports/telnet.ts";
 import { SshConnection } from "./transports/ssh.ts";
 
 export type DownloadDeps = {
@@ -70,12 +72,21 @@ async function loadPlan(db: Db, secrets: SecretBox, deviceId: number) {
   return { device, template: parsed.template, login, commands: commandList };
 }
 
-type Plan = Awaited<ReturnType<typeof loadPlan>>;
+export type Plan = Awaited<ReturnType<typeof loadPlan>>;
 
-/** Logs in, runs the setup and the commands, and returns each command's cleaned output. */
-async function collect(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal): Promise<{ outputs: Map<string, string>; fingerprint?: string }> {
+/** Runs the setup and the commands in an interactive CLI session, and returns each command's cleaned output. */
+async function runShell(session: ShellSession, plan: Plan): Promise<Map<string, string>> {
+  const { template, login } = plan;
+  if (template.enable && login.enablePassword) await session.enable(login.enablePassword);
+  for (const line of template.setup) await session.run(line);
+  const outputs = new Map<string, string>();
+  for (const command of plan.commands) outputs.set(command, normalizeConfigText(await session.run(command)));
+  for (const line of template.teardown) session.send(line);
+  return outputs;
+}
+
+async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal) {
   const { template, device, login } = plan;
-  if (template.protocol !== "ssh") throw new SessionError("error", `protocol ${template.protocol} is not supported by this collector yet`);
   const conn = await SshConnection.connect({
     host: device.ip, port: device.portOverride ?? template.port, username: login.username, password: login.password,
     privateKey: login.privateKey, passphrase: login.passphrase, legacyAlgorithms: template.legacy_algorithms,
@@ -84,28 +95,47 @@ async function collect(plan: Plan, limits: SessionLimits, connectTimeoutMs: numb
   const onAbort = () => conn.close();
   signal.addEventListener("abort", onAbort);
   try {
-    const outputs = new Map<string, string>();
     if (template.exec) {
+      const outputs = new Map<string, string>();
       for (const line of template.setup) await conn.exec(line, limits.idleTimeoutMs, limits.maxOutputBytes);
       for (const command of plan.commands) {
         outputs.set(command, normalizeConfigText(await conn.exec(command, limits.idleTimeoutMs, limits.maxOutputBytes)));
       }
-    } else {
-      const channel = await conn.shell();
-      const session = new ShellSession(channel, sessionProfileOf(template, false), limits);
-      await session.expectPrompt();
-      if (template.enable && login.enablePassword) await session.enable(login.enablePassword);
-      for (const line of template.setup) await session.run(line);
-      for (const command of plan.commands) outputs.set(command, normalizeConfigText(await session.run(command)));
-      for (const line of template.teardown) session.send(line);
+      return { outputs, fingerprint: conn.fingerprint };
     }
-    return { outputs, fingerprint: conn.fingerprint };
-  } catch (err) {
-    if (signal.aborted) throw new SessionError("timeout", String(signal.reason ?? "the job ran past its time limit"));
-    throw err;
+    const session = new ShellSession(await conn.shell(), sessionProfileOf(template, false), limits);
+    await session.expectPrompt();
+    return { outputs: await runShell(session, plan), fingerprint: conn.fingerprint };
   } finally {
     signal.removeEventListener("abort", onAbort);
     conn.close();
+  }
+}
+
+async function collectOverTelnet(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal) {
+  const { template, device, login } = plan;
+  const channel = await openTelnet({ host: device.ip, port: device.portOverride ?? template.port, connectTimeoutMs });
+  const onAbort = () => channel.close();
+  signal.addEventListener("abort", onAbort);
+  try {
+    const session = new ShellSession(channel, sessionProfileOf(template, true), limits);
+    await session.login(login.username, login.password ?? "");
+    return { outputs: await runShell(session, plan), fingerprint: undefined };
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    channel.close();
+  }
+}
+
+/** Logs in over the template's protocol and returns each command's cleaned output. */
+async function collect(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal): Promise<{ outputs: Map<string, string>; fingerprint?: string }> {
+  try {
+    return plan.template.protocol === "telnet"
+      ? await collectOverTelnet(plan, limits, connectTimeoutMs, signal)
+      : await collectOverSsh(plan, limits, connectTimeoutMs, signal);
+  } catch (err) {
+    if (signal.aborted) throw new SessionError("timeout", String(signal.reason ?? "the job ran past its time limit"));
+    throw err;
   }
 }
 
@@ -120,6 +150,14 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
   let plan: Plan | undefined;
   try {
     plan = await loadPlan(deps.db, deps.secrets, job.deviceId!);
+    const precheck = await snmpPrecheck(deps.db, plan);
+    if (precheck.skip) {
+      const { recorded } = await completeJob(deps.db, job, deps.owner, {
+        outcome: "unchanged", message: precheck.message, result: { duration_ms: Date.now() - started, verified_by: "snmp" },
+      }, deps.clock.now());
+      if (recorded) await deps.db.update(devices).set({ status: "up", lastSeenAt: deps.clock.now() }).where(eq(devices.id, plan.device.id));
+      return;
+    }
     const { outputs, fingerprint } = await collect(plan, limits, deps.connectTimeoutMs ?? 20_000, signal);
     const template = plan.template;
     const now = deps.clock.now();
