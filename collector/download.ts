@@ -4,13 +4,13 @@ import type { Db } from "../src/db/client.ts";
 import { commandCategories, commands, credentials, devices, templates } from "../src/db/schema/index.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import type { Logger } from "../src/logger.ts";
-import { storeConfig } from "../src/modules/configs/store.ts";
+import { markLatestSeen, storeConfig } from "../src/modules/configs/store.ts";
 import { normalizeConfigText } from "../src/modules/configs/text.ts";
 import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 import { comparableText, storedText } from "../src/modules/templates/template-text.ts";
 import type { SecretBox } from "../src/secrets/box.ts";
 import { DEFAULT_LIMITS, SessionError, ShellSession, type SessionLimits, type SessionProfile } from "./session.ts";
-import { snmpPrecheck } from "./snmp.ts";
+import { configChangedColumns, snmpPrecheck, snmpResult, type SnmpPrecheck } from "./snmp.ts";
 import { openTelnet } from "./transports/telnet.ts";
 import { SshConnection } from "./transports/ssh.ts";
 
@@ -148,14 +148,22 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
   const started = Date.now();
   const limits = deps.limits ?? DEFAULT_LIMITS;
   let plan: Plan | undefined;
+  let precheck: SnmpPrecheck | undefined;
   try {
     plan = await loadPlan(deps.db, deps.secrets, job.deviceId!);
-    const precheck = await snmpPrecheck(deps.db, plan);
+    precheck = await snmpPrecheck(deps, plan);
     if (precheck.skip) {
-      const { recorded } = await completeJob(deps.db, job, deps.owner, {
-        outcome: "unchanged", message: precheck.message, result: { duration_ms: Date.now() - started, verified_by: "snmp" },
-      }, deps.clock.now());
-      if (recorded) await deps.db.update(devices).set({ status: "up", lastSeenAt: deps.clock.now() }).where(eq(devices.id, plan.device.id));
+      const { message, report } = precheck;
+      const now = deps.clock.now();
+      await deps.db.transaction(async (tx) => {
+        // Seen unchanged: the latest versions count this check as a sighting, as an identical download would.
+        const configIds = await markLatestSeen(tx, plan!.device.id, plan!.commands, now);
+        const { recorded } = await completeJob(tx, job, deps.owner, {
+          outcome: "unchanged", message, result: { duration_ms: Date.now() - started, verified_by: "snmp", config_ids: configIds, snmp: report },
+        }, now);
+        if (!recorded) throw new LeaseLost();
+        await tx.update(devices).set({ status: "up", lastSeenAt: now }).where(eq(devices.id, plan!.device.id));
+      });
       return;
     }
     const { outputs, fingerprint } = await collect(plan, limits, deps.connectTimeoutMs ?? 20_000, signal);
@@ -178,11 +186,11 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       const { recorded } = await completeJob(tx, job, deps.owner, {
         outcome: changed ? "success" : "unchanged",
         message: changed ? `${changed} of ${outputs.size} command outputs changed` : "no configuration change",
-        result: { duration_ms: Date.now() - started, bytes, commands: outputs.size, changed, config_ids: configIds },
+        result: { duration_ms: Date.now() - started, bytes, commands: outputs.size, changed, config_ids: configIds, ...snmpResult(precheck) },
       }, now);
       if (!recorded) throw new LeaseLost();
       await tx.update(devices).set({
-        status: "up", lastSeenAt: now, lastBackupAt: now,
+        status: "up", lastSeenAt: now, lastBackupAt: now, ...configChangedColumns(precheck!),
         ...(plan!.device.hostKeyFingerprint ? {} : { hostKeyFingerprint: fingerprint ?? null }),
       }).where(eq(devices.id, plan!.device.id));
     });
@@ -198,7 +206,7 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       const { recorded } = await completeJob(tx, job, deps.owner, {
         outcome: failure.outcome,
         message: failure.message,
-        result: { duration_ms: Date.now() - started, ...(failure.lastLines.length ? { last_lines: failure.lastLines } : {}) },
+        result: { duration_ms: Date.now() - started, ...(failure.lastLines.length ? { last_lines: failure.lastLines } : {}), ...snmpResult(precheck) },
       }, now);
       if (!recorded || !plan) return;
       const reachable = failure.outcome !== "unreachable" && failure.outcome !== "timeout";

@@ -1,15 +1,15 @@
+import { stripAnsi } from "../src/modules/templates/template-text.ts";
+
 /**
  * Turns what a device's terminal printed into the text a person would have seen: ANSI/VT100 escapes removed,
  * backspaces and carriage returns applied the way a terminal applies them (pager prompts that erase themselves
  * with "\r        \r" or "\b\b\b" leave nothing behind), trailing spaces dropped.
  */
 
-// CSI sequences (colours, cursor moves, erase), OSC titles, and two-byte escapes such as ESC = or ESC M.
-const ANSI = /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x1b[()][0-9A-Za-z]/g;
 // Other control characters but tab, newline, carriage return and backspace.
 const CONTROL = /[\x00-\x07\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/g;
 
-export const stripAnsi = (text: string) => text.replace(ANSI, "");
+export { stripAnsi };
 
 /** Applies \r and \b to one line, as an overwriting terminal would. */
 export function renderLine(line: string): string {

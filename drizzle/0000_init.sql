@@ -170,6 +170,8 @@ CREATE TABLE `devices` (
 	`host_key_fingerprint` text,
 	`last_seen_at` integer,
 	`last_backup_at` integer,
+	`snmp_config_changed_value` text,
+	`snmp_config_changed_at` integer,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL,
 	FOREIGN KEY (`vendor_id`) REFERENCES `vendors`(`id`) ON UPDATE no action ON DELETE no action,

@@ -1,10 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadBuiltinTemplates } from "../../src/runtime/builtin-templates.ts";
 import { parseTemplate, type ConnectionTemplate } from "../../src/modules/templates/template-schema.ts";
+import { FAMILY_TEMPLATES, findOxidizedFixturesDir } from "../../test/helpers/simulation.ts";
 import { comparableText, promptTail, removeLines, removeSecrets, stripAnsi } from "../../src/modules/templates/template-text.ts";
 
 /**
@@ -12,31 +13,7 @@ import { comparableText, promptTail, removeLines, removeSecrets, stripAnsi } fro
  * see the fixtures' README): prompts, pagers, the lines sent, secret removal and volatile lines.
  */
 
-/** Which built-in template serves each fixture family (the part of the file name before the first #). */
-const FAMILY_TEMPLATES: Record<string, string> = {
-  ios: "cisco-ios",
-  nxos: "cisco-nxos",
-  asa: "cisco-asa",
-  junos: "juniper-junos",
-  eos: "arista-eos",
-  routeros: "mikrotik-routeros",
-  fortigate: "fortinet-fortios",
-  // Oxidized files FortiManager under its fortios model; its commands differ from a FortiGate's.
-  fortios: "fortinet-fortimanager",
-  aoscx: "aruba-aoscx",
-  arubainstant: "aruba-instant",
-  h3c: "hpe-comware",
-  netgear: "netgear",
-  vyos: "vyos",
-  opnsense: "opnsense",
-  tnsr: "netgate-tnsr",
-};
-
-const root = fileURLToPath(new URL("../..", import.meta.url));
-// CI clones the project with shared/ beside it, as on a developer machine.
-const FIXTURE_DIRS = [process.env.OXIDIZED_FIXTURES, join(root, "../shared/fixtures/oxidized")];
-const hasSessions = (dir: string) => existsSync(dir) && readdirSync(dir).some((f) => f.endsWith("#simulation.yaml"));
-const fixtureDir = FIXTURE_DIRS.find((d): d is string => Boolean(d) && hasSessions(d!));
+const fixtureDir = findOxidizedFixturesDir();
 
 const templateDir = fileURLToPath(new URL(".", import.meta.url));
 const sources = readdirSync(templateDir).filter((f) => f.endsWith(".yaml")).sort()
@@ -115,7 +92,7 @@ describe("built-in templates", () => {
 });
 
 if (!fixtureDir) {
-  const why = `no recorded sessions found (looked in ${FIXTURE_DIRS.filter(Boolean).join(", ")}; set OXIDIZED_FIXTURES)`;
+  const why = "no recorded sessions found in ../shared/fixtures/oxidized; set OXIDIZED_FIXTURES";
   if (process.env.CI) it("finds the recorded sessions (required in CI)", () => expect.fail(why));
   else it.skip(`checks templates against recorded sessions (skipped: ${why})`, () => {});
 } else {

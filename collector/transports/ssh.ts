@@ -18,13 +18,31 @@ export type SshTarget = {
 
 const cipherAvailable = (name: string) => getCiphers().includes(name);
 
-/** Appended to ssh2's defaults, never replacing them, so modern devices still get modern algorithms. */
-function legacyAlgorithms(): ConnectConfig["algorithms"] {
+/**
+ * Diffie-Hellman group exchange goes last. Node runs OpenSSL's safe-prime check on the prime the server picks,
+ * synchronously, before using it: here about 3 s for the 3072-bit prime an AES-128 session asks for and close to
+ * a minute for the 8192-bit one AES-256 asks for, with the collector's event loop (every other session and the
+ * lease heartbeats) blocked throughout (ssh2 issues 1031 and 1386). ssh2 ranks it above the fixed groups, which
+ * cost nothing to set up, so a server offering both (OpenSSH before 6.5, much network gear) got the slow one.
+ */
+const GROUP_EXCHANGE = "diffie-hellman-group-exchange-sha256";
+
+/**
+ * ssh2's defaults, with group exchange moved behind the fixed groups; with `legacy`, old algorithms appended
+ * after the modern ones, never replacing them, so modern devices still get modern algorithms. Among the old key
+ * exchanges the 2048-bit fixed group comes first (nothing to check), then group exchange, then the 1024-bit group.
+ */
+function algorithmsFor(legacy: boolean): ConnectConfig["algorithms"] {
+  if (!legacy) return { kex: { remove: [GROUP_EXCHANGE], append: [GROUP_EXCHANGE] } } as unknown as ConnectConfig["algorithms"];
   const cipher = [
     ["aes128-cbc", "aes-128-cbc"], ["aes192-cbc", "aes-192-cbc"], ["aes256-cbc", "aes-256-cbc"], ["3des-cbc", "des-ede3-cbc"],
   ].filter(([, openssl]) => cipherAvailable(openssl!)).map(([ssh]) => ssh!);
   return {
-    kex: { append: ["diffie-hellman-group14-sha1", "diffie-hellman-group-exchange-sha1", "diffie-hellman-group1-sha1"] },
+    kex: {
+      remove: [GROUP_EXCHANGE],
+      append: ["diffie-hellman-group14-sha1", GROUP_EXCHANGE, "diffie-hellman-group-exchange-sha1", "diffie-hellman-group1-sha1"],
+    },
+    // ssh-rsa (SHA-1) host keys and hmac-sha1 are in ssh2's defaults already.
     serverHostKey: { append: ["ssh-dss"] },
     cipher: { append: cipher },
     hmac: { append: getHashes().includes("md5") ? ["hmac-md5"] : [] },
@@ -38,7 +56,13 @@ const UNREACHABLE = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ENO
 
 /** An open SSH connection: an interactive shell, or one exec channel per command. */
 export class SshConnection {
-  private constructor(private readonly client: Client, readonly fingerprint: string) {}
+  /** Set once the transport is gone: an exec channel that closes after that was cut off, not finished. */
+  private gone = false;
+
+  private constructor(private readonly client: Client, readonly fingerprint: string) {
+    client.on("end", () => (this.gone = true));
+    client.on("close", () => (this.gone = true));
+  }
 
   static connect(target: SshTarget): Promise<SshConnection> {
     return new Promise((resolve, reject) => {
@@ -84,7 +108,7 @@ export class SshConnection {
         tryKeyboard: true,
         readyTimeout: target.connectTimeoutMs,
         keepaliveInterval: 15_000,
-        algorithms: target.legacyAlgorithms ? legacyAlgorithms() : undefined,
+        algorithms: algorithmsFor(target.legacyAlgorithms),
         hostVerifier: (key: Buffer) => {
           seen = fingerprintOf(key);
           return !target.pinnedFingerprint || seen === target.pinnedFingerprint;
@@ -103,13 +127,21 @@ export class SshConnection {
     });
   }
 
-  /** Runs one command on its own exec channel; its end of stream is the end of the output. */
+  /**
+   * Runs one command on its own exec channel; its end of stream is the end of the output. A command the device
+   * says failed (a non-zero exit status, or killed by a signal) and a channel cut off by a lost connection are
+   * errors: storing their output would replace a configuration with an empty or truncated one. Devices that send
+   * no exit status at all are taken at their word.
+   */
   exec(command: string, idleTimeoutMs: number, maxOutputBytes: number): Promise<string> {
     return new Promise((resolve, reject) => {
       this.client.exec(command, (err, stream) => {
         if (err) return reject(new SessionError("error", `the device refused to run '${command}': ${err.message}`));
         const decoder = new TextDecoder();
+        const errDecoder = new TextDecoder();
         let out = "";
+        let stderr = "";
+        let exit: { code: number } | { signal: string } | undefined;
         let timer: ReturnType<typeof setTimeout>;
         const arm = () => {
           clearTimeout(timer);
@@ -129,10 +161,25 @@ export class SshConnection {
           }
           arm();
         });
-        stream.stderr.on("data", () => arm());
+        // Kept only for the error report, so bounded.
+        stream.stderr.on("data", (chunk: Buffer) => {
+          if (stderr.length < 65_536) stderr += errDecoder.decode(chunk, { stream: true });
+          arm();
+        });
+        stream.on("exit", (code: number | null, signal?: string) => (exit = code === null ? { signal: signal ?? "unknown" } : { code }));
         stream.on("close", () => {
           clearTimeout(timer);
-          resolve(out + decoder.decode());
+          out += decoder.decode();
+          const lastLines = (stderr.trim() ? stderr : out).split("\n").filter((l) => l.trim()).slice(-10);
+          if (!exit && this.gone) {
+            reject(new SessionError("error", `the connection closed while '${command}' was running; its output is incomplete`, lastLines));
+          } else if (exit && ("signal" in exit || exit.code !== 0)) {
+            const how = "signal" in exit ? `was killed by signal ${exit.signal}` : `exited with status ${exit.code}`;
+            const said = stderr.split("\n").find((l) => l.trim())?.trim().slice(0, 200);
+            reject(new SessionError("error", `'${command}' failed on the device: it ${how}${said ? ` (${said})` : ""}`, lastLines));
+          } else {
+            resolve(out);
+          }
         });
       });
     });

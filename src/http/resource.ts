@@ -8,7 +8,7 @@ import { recordActivity } from "../modules/activity/record.ts";
 import type { AppEnv, AuthContext, Services } from "./env.ts";
 import { ApiError, FieldErrorBag } from "./errors.ts";
 import { listEnvelope, listEnvelopeSchema, listQuerySchema, parseListQuery, type ListSpec } from "./list.ts";
-import { apiRoute, jsonBody, jsonResponse, MessageBody } from "./route.ts";
+import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "./route.ts";
 
 type Table = SQLiteTable & { id: SQLiteColumn };
 type Row = { id: number } & Record<string, unknown>;
@@ -64,10 +64,7 @@ export type ResourceDef<I extends z.ZodObject> = {
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).map(capitalise).join("");
 
-const IdParams = z.object({
-  id: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").positive("must be a positive whole number")
-    .openapi({ param: { name: "id", in: "path" }, example: 1 }),
-});
+const IdParams = pathIds("id");
 const BulkIds = z.object({
   ids: z.array(z.number().int().positive("must be a positive id")).min(1, "must have at least 1 item").max(1000, "must have at most 1000 items")
     .openapi({ example: [1, 2] }),

@@ -52,6 +52,16 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   } as unknown as Omit<R, "tag" | "ability"> & { tags: string[]; security: { apitoken: string[] }[]; middleware: [ReturnType<typeof requireAbility>] });
 }
 
+/** A path parameter holding a record id, e.g. `pathIds("id")` for `/devices/{id}`. */
+export const pathIds = <const N extends string>(name: N) =>
+  z.object({
+    [name]: z.coerce
+      .number({ error: "must be a whole number" })
+      .int("must be a whole number")
+      .positive("must be a positive whole number")
+      .openapi({ param: { name, in: "path" }, example: 1 }),
+  } as Record<N, z.ZodCoercedNumber<unknown>>);
+
 export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
   body: { required: true, description, content: { "application/json": { schema } } },
 });

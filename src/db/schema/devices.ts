@@ -31,6 +31,12 @@ export const devices = sqliteTable("devices", {
   hostKeyFingerprint: text("host_key_fingerprint"),
   lastSeenAt: timestamp("last_seen_at"),
   lastBackupAt: timestamp("last_backup_at"),
+  /**
+   * The template's snmp.config_changed_oid as read before the last successful download (null: not read), and
+   * when: a later download finding the same value skips the login (collector/snmp.ts).
+   */
+  snmpConfigChangedValue: text("snmp_config_changed_value"),
+  snmpConfigChangedAt: timestamp("snmp_config_changed_at"),
   ...timestamps,
 }, (t) => [
   uniqueIndex("devices_name_unique").on(sql`lower(${t.name})`),

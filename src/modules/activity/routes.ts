@@ -1,13 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { listEnvelopeSchema, listQuerySchema } from "../../http/list.ts";
-import { apiRoute, jsonResponse } from "../../http/route.ts";
+import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
 import { ActivityEntry, activityListSpec } from "./service.ts";
 
 const tag = "Activity log";
-const EntryParams = z.object({
-  id: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").positive("must be a positive whole number")
-    .openapi({ param: { name: "id", in: "path" }, example: 1 }),
-});
+const EntryParams = pathIds("id");
 
 export const listActivityRoute = apiRoute({
   method: "get", path: "/activity-logs", operationId: "listActivityLogs", tag, ability: "users.read",

@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { structuredPatch, formatPatch } from "diff";
 import type { DbOrTx } from "../../db/client.ts";
 import { configBlobs, configChanges, configs, type JobTrigger } from "../../db/schema/index.ts";
@@ -24,6 +24,31 @@ export function unifiedDiff(oldText: string, newText: string, oldLabel: string, 
     }
   }
   return { text: patch.hunks.length ? formatPatch(patch) : "", added, removed };
+}
+
+/** The id of the latest stored version of each of a device's commands; a command with nothing stored is absent. */
+export async function latestConfigIds(db: DbOrTx, deviceId: number, commands: readonly string[]): Promise<Map<string, number>> {
+  const ids = new Map<string, number>();
+  for (const command of new Set(commands)) {
+    const [latest] = await db
+      .select({ id: configs.id })
+      .from(configs)
+      .where(and(eq(configs.deviceId, deviceId), eq(configs.command, command)))
+      .orderBy(desc(configs.version))
+      .limit(1);
+    if (latest) ids.set(command, latest.id);
+  }
+  return ids;
+}
+
+/**
+ * Counts a check that found the configuration unchanged without downloading it (an SNMP config-change OID that
+ * has not moved) as one more sighting of each command's latest version, as an identical download would.
+ */
+export async function markLatestSeen(tx: DbOrTx, deviceId: number, commands: readonly string[], now: Date): Promise<number[]> {
+  const ids = [...(await latestConfigIds(tx, deviceId, commands)).values()];
+  if (ids.length) await tx.update(configs).set({ lastSeenAt: now, seenCount: sql`${configs.seenCount} + 1` }).where(inArray(configs.id, ids));
+  return ids;
 }
 
 /**

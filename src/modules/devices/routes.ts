@@ -1,13 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { apiRoute, jsonBody, jsonResponse, MessageBody } from "../../http/route.ts";
+import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../http/route.ts";
 import { listEnvelopeSchema, listQuerySchema } from "../../http/list.ts";
 import { deviceListSpec } from "./service.ts";
 import { BulkCreate, BulkIds, BulkUpdate, Device, DeviceInput, DevicePatch, DeviceSummary } from "./schemas.ts";
 
 const tag = "Devices";
-const DeviceParams = z.object({
-  id: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").positive("must be a positive whole number").openapi({ param: { name: "id", in: "path" }, example: 1 }),
-});
+const DeviceParams = pathIds("id");
 const one = z.object({ data: Device });
 const many = z.object({ data: z.array(Device) });
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { JOB_OUTCOMES, JOB_STATES } from "../../db/schema/index.ts";
-import { apiRoute, jsonResponse } from "../../http/route.ts";
+import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
 
 const tag = "Configuration actions";
 
@@ -32,10 +32,7 @@ export const downloadNowRoute = apiRoute({
     "With wait=N (at most 60 seconds) it waits for the result and answers 200 with the finished job, or 202 if the job is still queued or running when the time is up. " +
     "A download already queued or running for the device is reused. Disabled devices answer 409.",
   request: {
-    params: z.object({
-      device_id: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").positive("must be a positive whole number")
-        .openapi({ param: { name: "device_id", in: "path" }, example: 1 }),
-    }),
+    params: pathIds("device_id"),
     query: z.object({
       wait: z.coerce.number({ error: "must be a number of seconds" }).int("must be a whole number of seconds").min(0, "must be at least 0").max(60, "must be at most 60").optional()
         .openapi({ description: "Seconds to wait for the result (0-60)", example: 30 }),
@@ -53,10 +50,7 @@ export const getJobRoute = apiRoute({
   summary: "Show a job's state and outcome",
   description: "queued, running or finished; a finished job carries its outcome (success, unchanged, auth_failed, unreachable, timeout, host_key_changed, prompt_not_found, error), duration and bytes.",
   request: {
-    params: z.object({
-      id: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").positive("must be a positive whole number")
-        .openapi({ param: { name: "id", in: "path" }, example: 1 }),
-    }),
+    params: pathIds("id"),
   },
   responses: { 200: jsonResponse(z.object({ data: Job }), "The job") },
 });

@@ -5,7 +5,7 @@ import { templates } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { checkUniqueName } from "../../http/resource.ts";
-import { apiRoute, jsonResponse } from "../../http/route.ts";
+import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
 import { recordActivity } from "../activity/record.ts";
 import { Template, templatesResource } from "./resource.ts";
 
@@ -16,10 +16,7 @@ const CopyInput = z
   })
   .openapi("TemplateCopyInput");
 
-const IdParams = z.object({
-  id: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").positive("must be a positive whole number")
-    .openapi({ param: { name: "id", in: "path" }, example: 1 }),
-});
+const IdParams = pathIds("id");
 
 export const copyTemplateRoute = apiRoute({
   method: "post", path: "/templates/{id}/copy", operationId: "copyTemplate", tag: "Templates", ability: "templates.write",

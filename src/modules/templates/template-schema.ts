@@ -20,8 +20,14 @@
  * endings -> "\n"), then `filters.drop` lines are removed and `secrets` are replaced; that text is stored.
  * `filters.volatile` lines stay stored but are ignored when deciding whether the configuration changed.
  * `config_command` names the command whose output is the device's configuration (default: the first command).
- * `snmp.config_changed_oid` is an OID whose value changes when the configuration does (Cisco's
- * ccmHistoryRunningLastChanged, 1.3.6.1.4.1.9.9.43.1.1.1.0): a collector may read it and skip an unchanged device.
+ * `snmp` applies when the device's credential set has SNMP settings (v3 user, else v2c community): before
+ * logging in, the collector reads sysDescr, sysObjectID, sysName and sysUpTime from UDP `snmp.port` (default
+ * 161; a device's custom attribute `snmp_port` overrides it, as device_port_override does `port`) to fill the
+ * device's model and vendor when they are empty. `snmp.config_changed_oid` is an OID whose value changes when
+ * the configuration does (Cisco's ccmHistoryRunningLastChanged, 1.3.6.1.4.1.9.9.43.1.1.1.0): when it still
+ * holds the value read at the last successful download, every command has a stored version and the device has
+ * not restarted since, the download is skipped ("unchanged, verified by SNMP"). An agent that does not answer
+ * never fails a download: the job's result says so and the download goes on.
  *
  * Regular expressions are JavaScript's. `prompt`, `pager.pattern` and the login/enable prompts are tested
  * against the last line received; `filters` entries are tested against one line at a time; `secrets` patterns
@@ -85,7 +91,7 @@ const TemplateDocument = z
       .strictObject({ drop: z.array(lineFilter).default([]), volatile: z.array(lineFilter).default([]) })
       .default({ drop: [], volatile: [] }),
     secrets: z.array(secretRule).default([]),
-    snmp: z.strictObject({ config_changed_oid: oid.optional() }).optional(),
+    snmp: z.strictObject({ config_changed_oid: oid.optional(), port: z.number().int().min(1).max(65535).optional() }).optional(),
   })
   .superRefine((t, ctx) => {
     if (!t.exec && t.prompt === undefined) ctx.addIssue({ code: "custom", path: ["prompt"], message: "is required unless exec is true" });

@@ -1,12 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { apiRoute, jsonBody, jsonResponse, MessageBody } from "../../http/route.ts";
+import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../http/route.ts";
 import { Password, User } from "./resource.ts";
 
 const tag = "Users";
-const UserParams = z.object({
-  id: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").positive("must be a positive whole number")
-    .openapi({ param: { name: "id", in: "path" }, example: 1 }),
-});
+const UserParams = pathIds("id");
 const one = z.object({ data: User });
 const PasswordInput = z.object({ password: Password.openapi({ description: "The new password; write-only", example: "a-long-passphrase" }) }).openapi("UserPasswordInput");
 
