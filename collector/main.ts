@@ -21,7 +21,13 @@ async function main() {
   const secrets = await openSecretBox(resolveAppKey(config.appKey, config.storageDir));
   const { db, client } = await openDatabase(config.databaseUrl, config.databaseAuthToken);
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const worker = startWorker({ db, secrets, clock: systemClock, logger, owner }, { ...DEFAULT_WORKER_OPTIONS, concurrency: config.collectorConcurrency });
+  const worker = startWorker({ db, secrets, clock: systemClock, logger, owner }, {
+    ...DEFAULT_WORKER_OPTIONS,
+    concurrency: config.collectorConcurrency,
+    leaseMs: config.collectorLeaseMs,
+    jobTimeLimitMs: config.collectorJobTimeLimitMs,
+    pollIntervalMs: Math.min(DEFAULT_WORKER_OPTIONS.pollIntervalMs, config.collectorLeaseMs / 4),
+  });
   logger.info("collector started", { owner, concurrency: config.collectorConcurrency });
 
   let stopping = false;

@@ -24,6 +24,8 @@ const envSchema = z.object({
   APP_NAME: z.string().min(1).default("netkeep"),
   RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1).default(600),
   COLLECTOR: onOff.default(true),
+  COLLECTOR_LEASE_SECONDS: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(3600, "must be at most 3600").default(60),
+  COLLECTOR_JOB_TIME_LIMIT_SECONDS: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(5, "must be at least 5").max(86_400, "must be at most 86400").default(600),
   COLLECTOR_CONCURRENCY: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(5000, "must be at most 5000").default(50),
   ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
 });
@@ -41,6 +43,10 @@ export type Config = {
   collector: boolean;
   /** Device sessions one collector process runs at once. */
   collectorConcurrency: number;
+  /** How long a job stays with a collector that stopped heartbeating before another may take it. */
+  collectorLeaseMs: number;
+  /** No job holds a worker longer than this, whatever the device does. */
+  collectorJobTimeLimitMs: number;
   adminPassword: string | undefined;
 };
 
@@ -69,6 +75,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     collector: e.COLLECTOR,
     collectorConcurrency: e.COLLECTOR_CONCURRENCY,
+    collectorLeaseMs: e.COLLECTOR_LEASE_SECONDS * 1000,
+    collectorJobTimeLimitMs: e.COLLECTOR_JOB_TIME_LIMIT_SECONDS * 1000,
     adminPassword: e.ADMIN_PASSWORD,
   };
 }
