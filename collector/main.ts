@@ -1,12 +1,10 @@
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
-import { openSecretBox } from "../src/bootstrap.ts";
 import { systemClock } from "../src/clock.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
-import { openDatabase } from "../src/db/client.ts";
 import { createLogger } from "../src/logger.ts";
+import { openServices } from "../src/runtime/services.ts";
 import { AppKeyError } from "../src/secrets/box.ts";
-import { ensureStorage, resolveAppKey } from "../src/runtime/storage.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
 
 const logger = createLogger();
@@ -17,9 +15,8 @@ const logger = createLogger();
  */
 async function main() {
   const config = loadConfig(process.env);
-  ensureStorage(config.storageDir, config.databaseUrl);
-  const secrets = await openSecretBox(resolveAppKey(config.appKey, config.storageDir));
-  const { db, client } = await openDatabase(config.databaseUrl, config.databaseAuthToken);
+  // Migrates too, so a collector started on its own (or first) finds the schema it needs.
+  const { db, client, secrets } = await openServices(config, logger);
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const worker = startWorker({ db, secrets, clock: systemClock, logger, owner }, {
     ...DEFAULT_WORKER_OPTIONS,

@@ -3,7 +3,7 @@ import { basename } from "node:path";
 import { openSecretBox } from "../bootstrap.ts";
 import { importInventory, type InventoryReport, type ParsedInventory } from "../modules/devices/inventory-import.ts";
 import type { InventorySource } from "../modules/devices/inventory-models.ts";
-import { resolveAppKey } from "../runtime/storage.ts";
+import { loadAppKey } from "../runtime/app-key-file.ts";
 import { CliError, type CommandContext } from "./command.ts";
 
 /** Where --file's help says when the command fails, since the exit code is part of a script's contract. */
@@ -50,7 +50,7 @@ export async function runInventoryImport(
 ): Promise<void> {
   const name = basename(file);
   if (parsed.entries.length + parsed.rejected.length === 0) throw new CliError(`${name} has no device lines, only comments and blank lines`);
-  const secrets = await openSecretBox(resolveAppKey(config.appKey, config.storageDir));
+  const secrets = await openSecretBox((await loadAppKey(config, db)).key);
   const ctx = { db, secrets, actor: { system: `svc import:${source}` }, scope: { all: true as const }, now: clock.now() };
   const report = await importInventory(ctx, source, parsed, { dryRun: flags["dry-run"] });
   for (const line of reportLines(name, report, { dryRun: flags["dry-run"], verbose: flags.verbose })) io.print(line);

@@ -1,0 +1,26 @@
+import { prepareDatabase, openSecretBox } from "../bootstrap.ts";
+import { systemClock } from "../clock.ts";
+import type { Config } from "../config.ts";
+import { openDatabase, type Database } from "../db/client.ts";
+import type { Logger } from "../logger.ts";
+import type { SecretBox } from "../secrets/box.ts";
+import { loadAppKey } from "./app-key-file.ts";
+import { loadBuiltinTemplates } from "./builtin-templates.ts";
+import { ensureStorage } from "./storage.ts";
+
+/**
+ * What every process does before its real work (API on Node or Deno, collector): create storage, open the
+ * database, settle the app key, migrate and seed, and on the very first start create `admin`, printing its
+ * password once to the console (never to the log).
+ */
+export async function openServices(config: Config, logger: Logger): Promise<Database & { secrets: SecretBox }> {
+  ensureStorage(config.storageDir, config.databaseUrl);
+  const { db, client } = await openDatabase(config.databaseUrl, config.databaseAuthToken);
+  // After opening the database: a key left by an interrupted `svc key:rotate` is settled by trying it on the stored secrets.
+  const appKey = await loadAppKey(config, db);
+  if (appKey.settled !== "none") logger.warn(`app key: ${appKey.settled === "finished" ? "finished" : "cleaned up after"} an interrupted svc key:rotate`);
+  const secrets = await openSecretBox(appKey.key);
+  const { adminPassword } = await prepareDatabase(db, config, systemClock, loadBuiltinTemplates());
+  if (adminPassword) console.log(`\nCreated user 'admin' with password: ${adminPassword}\nChange it after your first login.\n`);
+  return { db, client, secrets };
+}
