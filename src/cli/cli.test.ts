@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { svc as runSvc, type SvcRun } from "../../test/helpers/svc.ts";
 import { createApp } from "../app.ts";
 import { verifyPassword } from "../auth/passwords.ts";
 import { displayPrefix, hashTokenValue } from "../auth/token-value.ts";
@@ -13,27 +13,12 @@ import { loadConfig } from "../config.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import { TEST_APP_KEY } from "../../test/helpers/app.ts";
 
-const shim = fileURLToPath(new URL("../../bin/svc.js", import.meta.url));
 const COMMANDS = ["migrate", "user:create", "token:create", "token:list", "token:revoke"];
 
-type Run = { code: number | null; stdout: string; stderr: string };
+type Run = SvcRun;
 
-/** The real thing: a node process through the bin shim, as `npx svc` starts it. */
-function svc(args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}, baseEnv: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [shim, ...args], {
-      env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...baseEnv, ...opts.env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(opts.stdin ?? "");
-  });
-}
+const svc = (args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}, baseEnv: Record<string, string> = {}) =>
+  runSvc(args, { ...baseEnv, ...opts.env }, opts.stdin);
 
 const lastLine = (text: string) => text.trimEnd().split("\n").at(-1)!;
 const occurrences = (text: string, part: string) => text.split(part).length - 1;

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,24 +12,10 @@ import { encryptedColumns } from "../../secrets/encrypted-columns.ts";
 import { testKeySets, type TestKeySet } from "../../modules/credentials/test-keys.ts";
 import { createTestContext, TEST_APP_KEY, type TestContext } from "../../../test/helpers/app.ts";
 import { freePort, start, stopGroup, waitForHttp } from "../../../test/helpers/process.ts";
+import { svc } from "../../../test/helpers/svc.ts";
 
-const shim = fileURLToPath(new URL("../../../bin/svc.js", import.meta.url));
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 
-type Run = { code: number | null; stdout: string; stderr: string };
-
-/** `npx svc ...` as an operator runs it: a separate node process on the same storage directory. */
-function svc(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [shim, ...args], { env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 let t: TestContext;
 let admin: string;

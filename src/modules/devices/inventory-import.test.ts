@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,22 +10,10 @@ import { openDatabase, type Database } from "../../db/client.ts";
 import { devices, templates, vendors } from "../../db/schema/index.ts";
 import { importInventory, parseOxidized, parseRancid, DEFAULT_OXIDIZED_MAP } from "./inventory-import.ts";
 import { DEVICE_FAMILIES } from "./inventory-models.ts";
+import { svc } from "../../../test/helpers/svc.ts";
 
-const shim = fileURLToPath(new URL("../../../bin/svc.js", import.meta.url));
 const fixture = (tool: string) => fileURLToPath(new URL(`../../../test/fixtures/${tool}/router.db`, import.meta.url));
 
-type Run = { code: number | null; stdout: string; stderr: string };
-function svc(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [shim, ...args], { env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** The seeded vendors and the template keys the brief fixes, independent of the mapping table under test. */
 const TEMPLATE_KEYS = [

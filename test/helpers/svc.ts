@@ -1,0 +1,27 @@
+import { spawn } from "node:child_process";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+
+const shim = fileURLToPath(new URL("../../bin/svc.js", import.meta.url));
+
+export type SvcRun = { code: number | null; stdout: string; stderr: string };
+
+/**
+ * `npx svc ...` as an operator runs it: a separate node process through the bin shim, with only PATH, TMPDIR
+ * and the given environment (so nothing of the test process's settings leaks in).
+ */
+export function svc(args: string[], env: Record<string, string> = {}, stdin = ""): Promise<SvcRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [shim, ...args], {
+      env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
