@@ -110,7 +110,7 @@ export const deviceListSpec: ListSpec = {
         containsText(devices.name, term),
         containsText(devices.ip, term),
         containsText(devices.model, term),
-        containsText(vendors.name, term),
+        inArray(devices.vendorId, sql`(select ${vendors.id} from ${vendors} where ${containsText(vendors.name, term)})`),
         inArray(devices.id, sql`(select ${deviceTags.deviceId} from ${deviceTags} join ${tags} on ${tags.id} = ${deviceTags.tagId} where ${containsText(tags.name, term)})`),
       )!,
   },
@@ -167,7 +167,8 @@ export async function listDevices(db: Db, scope: DeviceScope, q: ListQuery): Pro
   const where = and(deviceScopeCondition(scope), q.where);
   const [page, [totalRow]] = await Promise.all([
     selectDevices(db).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
-    db.select({ n: count() }).from(devices).leftJoin(vendors, eq(vendors.id, devices.vendorId)).where(where),
+    // No join: filters and search reach vendors through subqueries, and SQLite would not drop the join itself.
+    db.select({ n: count() }).from(devices).where(where),
   ]);
   return { total: totalRow?.n ?? 0, rows: await serialize(db, flatten(page)) };
 }

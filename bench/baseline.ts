@@ -1,0 +1,19 @@
+import { Hono } from "hono";
+import type { Db } from "../src/db/client.ts";
+import { listEnvelope, parseListQuery } from "../src/http/list.ts";
+import { deviceListSpec, listDevices } from "../src/modules/devices/service.ts";
+
+/**
+ * The floor the real app is measured against: the same list query, envelope and JSON encoding as the devices
+ * list handler, with nothing in front of it (no services middleware, token, rate limit, ability, zod query
+ * validation or OpenAPI wrapper). The app/baseline ratio is what that machinery costs.
+ */
+export function createBaselineApp(db: Db): Hono {
+  const app = new Hono();
+  app.get("/api/v1/devices", async (c) => {
+    const q = parseListQuery(c, deviceListSpec);
+    const { total, rows } = await listDevices(db, { all: true }, q);
+    return c.json(listEnvelope(c, q, total, rows), 200);
+  });
+  return app;
+}

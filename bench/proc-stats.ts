@@ -1,0 +1,24 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+/** Memory and CPU of another process, read from Linux's /proc (the bench children are ours, on this machine). */
+
+export type ProcSample = { rssKb: number; peakRssKb: number; cpuSeconds: number };
+
+let ticksPerSecond: number | undefined;
+const clockTicks = () => (ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100);
+
+/** Undefined once the process is gone. */
+export function sampleProcess(pid: number): ProcSample | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0);
+    // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are 14 and 15.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const cpuTicks = Number(fields[11]) + Number(fields[12]);
+    return { rssKb: kb("VmRSS"), peakRssKb: kb("VmHWM"), cpuSeconds: cpuTicks / clockTicks() };
+  } catch {
+    return undefined;
+  }
+}
