@@ -1,6 +1,7 @@
 import { createClient, type Client } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "./schema/index.ts";
+import { withWriteTurns } from "./write-turns.ts";
 
 export type Db = LibSQLDatabase<typeof schema>;
 /** A transaction handle: services take `DbOrTx` so one write path serves single and bulk requests. */
@@ -16,7 +17,9 @@ export type Database = { db: Db; client: Client };
  */
 export async function openDatabase(url: string, authToken?: string): Promise<Database> {
   const local = url.startsWith("file:");
-  const client = createClient({ url, authToken, ...(local ? { timeout: 10_000 } : {}) });
+  const raw = createClient({ url, authToken, ...(local ? { timeout: 10_000 } : {}) });
+  // Remote servers take concurrent writes themselves; the local driver needs them in turns (write-turns.ts).
+  const client = local ? withWriteTurns(raw) : raw;
   if (local) {
     await client.execute("PRAGMA journal_mode = WAL");
   }
