@@ -1,7 +1,8 @@
-import { eq, inArray } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import type { Clock } from "../src/clock.ts";
 import type { Db } from "../src/db/client.ts";
 import { commandCategories, commands, credentials, devices, templates } from "../src/db/schema/index.ts";
+import type { JobOutcome } from "../src/db/schema/index.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import type { Logger } from "../src/logger.ts";
 import { markLatestSeen, storeConfig } from "../src/modules/configs/store.ts";
@@ -14,12 +15,36 @@ import { configChangedColumns, snmpPrecheck, snmpResult, type SnmpPrecheck } fro
 import { openTelnet } from "./transports/telnet.ts";
 import { SshConnection } from "./transports/ssh.ts";
 
+/**
+ * Serialises one process's database writes. libSQL's driver waits for a locked database synchronously, with the
+ * event loop blocked: a write on one pooled connection while a transaction is open on another connection of the
+ * same process waits for a commit that cannot come, for the whole busy timeout (10 s), then fails with
+ * SQLITE_BUSY. Writes taken through this lock queue in JavaScript instead. Other processes are not affected:
+ * their transactions go on while this one waits.
+ */
+export type WriteLock = <T>(write: () => Promise<T>) => Promise<T>;
+
+export function createWriteLock(): WriteLock {
+  let last: Promise<unknown> = Promise.resolve();
+  return (write) => {
+    const result = last.then(write);
+    last = result.catch(() => {});
+    return result;
+  };
+}
+
+/** An error for the log: drizzle wraps the driver's error (SQLITE_BUSY ...) in "Failed query: <sql>", so its cause goes too. */
+export const describeError = (err: unknown): string =>
+  err instanceof Error && err.cause ? `${String(err)}; cause: ${String(err.cause)}` : String(err);
+
 export type DownloadDeps = {
   db: Db;
   secrets: SecretBox;
   clock: Clock;
   logger: Logger;
   owner: string;
+  /** Shared by every job of a collector process (the worker makes one); none when one job runs alone. */
+  writes?: WriteLock;
   limits?: SessionLimits;
   connectTimeoutMs?: number;
 };
@@ -85,13 +110,22 @@ async function runShell(session: ShellSession, plan: Plan): Promise<Map<string, 
   return outputs;
 }
 
-async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal) {
+/** What a failed download got as far as: a device that answered is up, whatever went wrong afterwards. */
+type Progress = { connected: boolean };
+
+async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
   const { template, device, login } = plan;
   const conn = await SshConnection.connect({
     host: device.ip, port: device.portOverride ?? template.port, username: login.username, password: login.password,
     privateKey: login.privateKey, passphrase: login.passphrase, legacyAlgorithms: template.legacy_algorithms,
     pinnedFingerprint: device.hostKeyFingerprint, connectTimeoutMs,
   });
+  // The job may have been given up while the handshake ran (see untilAborted): then this connection is nobody's.
+  if (signal.aborted) {
+    conn.close();
+    throw abortError(signal);
+  }
+  progress.connected = true;
   const onAbort = () => conn.close();
   signal.addEventListener("abort", onAbort);
   try {
@@ -112,9 +146,14 @@ async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutM
   }
 }
 
-async function collectOverTelnet(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal) {
+async function collectOverTelnet(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
   const { template, device, login } = plan;
   const channel = await openTelnet({ host: device.ip, port: device.portOverride ?? template.port, connectTimeoutMs });
+  if (signal.aborted) {
+    channel.close();
+    throw abortError(signal);
+  }
+  progress.connected = true;
   const onAbort = () => channel.close();
   signal.addEventListener("abort", onAbort);
   try {
@@ -127,14 +166,36 @@ async function collectOverTelnet(plan: Plan, limits: SessionLimits, connectTimeo
   }
 }
 
+const abortError = (signal: AbortSignal) => new SessionError("timeout", String(signal.reason ?? "the job ran past its time limit"));
+
+/**
+ * Settles with the work, or fails as soon as the signal fires, whatever the work is waiting for (a handshake
+ * with its own, longer timeout, an SNMP request): the job's time limit holds for every step. Work left behind
+ * cleans up after itself (collectOverSsh closes a connection that completes after the abort).
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(abortError(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
 /** Logs in over the template's protocol and returns each command's cleaned output. */
-async function collect(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal): Promise<{ outputs: Map<string, string>; fingerprint?: string }> {
+async function collect(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress): Promise<{ outputs: Map<string, string>; fingerprint?: string }> {
   try {
-    return plan.template.protocol === "telnet"
-      ? await collectOverTelnet(plan, limits, connectTimeoutMs, signal)
-      : await collectOverSsh(plan, limits, connectTimeoutMs, signal);
+    return await untilAborted<{ outputs: Map<string, string>; fingerprint?: string }>(
+      plan.template.protocol === "telnet"
+        ? collectOverTelnet(plan, limits, connectTimeoutMs, signal, progress)
+        : collectOverSsh(plan, limits, connectTimeoutMs, signal, progress),
+      signal,
+    );
   } catch (err) {
-    if (signal.aborted) throw new SessionError("timeout", String(signal.reason ?? "the job ran past its time limit"));
+    if (signal.aborted) throw abortError(signal);
     throw err;
   }
 }
@@ -142,20 +203,23 @@ async function collect(plan: Plan, limits: SessionLimits, connectTimeoutMs: numb
 /**
  * Runs one download job end to end. Everything the job produces (config versions, device state, the job's
  * outcome) is written in one transaction guarded by the lease, so a job retried after its collector died can
- * never store the same download twice.
+ * never store the same download twice. Returns how the job ended, or undefined when its lease was lost and
+ * nothing was recorded.
  */
-export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: AbortSignal): Promise<void> {
+export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: AbortSignal): Promise<JobEnd | undefined> {
   const started = Date.now();
   const limits = deps.limits ?? DEFAULT_LIMITS;
   let plan: Plan | undefined;
   let precheck: SnmpPrecheck | undefined;
+  const progress: Progress = { connected: false };
+  const write: WriteLock = deps.writes ?? ((w) => w());
   try {
     plan = await loadPlan(deps.db, deps.secrets, job.deviceId!);
-    precheck = await snmpPrecheck(deps, plan);
+    precheck = await untilAborted(snmpPrecheck(deps, plan), signal);
     if (precheck.skip) {
       const { message, report } = precheck;
       const now = deps.clock.now();
-      await deps.db.transaction(async (tx) => {
+      await write(() => deps.db.transaction(async (tx) => {
         // Seen unchanged: the latest versions count this check as a sighting, as an identical download would.
         const configIds = await markLatestSeen(tx, plan!.device.id, plan!.commands, now);
         const { recorded } = await completeJob(tx, job, deps.owner, {
@@ -163,13 +227,13 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
         }, now);
         if (!recorded) throw new LeaseLost();
         await tx.update(devices).set({ status: "up", lastSeenAt: now }).where(eq(devices.id, plan!.device.id));
-      });
-      return;
+      }));
+      return { outcome: "unchanged", message, retrying: false };
     }
-    const { outputs, fingerprint } = await collect(plan, limits, deps.connectTimeoutMs ?? 20_000, signal);
+    const { outputs, fingerprint } = await collect(plan, limits, deps.connectTimeoutMs ?? 20_000, signal, progress);
     const template = plan.template;
     const now = deps.clock.now();
-    await deps.db.transaction(async (tx) => {
+    return await write(() => deps.db.transaction(async (tx): Promise<JobEnd> => {
       let changed = 0;
       let bytes = 0;
       const configIds: number[] = [];
@@ -183,36 +247,53 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
         configIds.push(stored.configId);
         if (stored.changed) changed++;
       }
-      const { recorded } = await completeJob(tx, job, deps.owner, {
-        outcome: changed ? "success" : "unchanged",
+      const end = {
+        outcome: changed ? "success" as const : "unchanged" as const,
         message: changed ? `${changed} of ${outputs.size} command outputs changed` : "no configuration change",
+      };
+      const { recorded } = await completeJob(tx, job, deps.owner, {
+        ...end,
         result: { duration_ms: Date.now() - started, bytes, commands: outputs.size, changed, config_ids: configIds, ...snmpResult(precheck) },
       }, now);
       if (!recorded) throw new LeaseLost();
       await tx.update(devices).set({
         status: "up", lastSeenAt: now, lastBackupAt: now, ...configChangedColumns(precheck!),
-        ...(plan!.device.hostKeyFingerprint ? {} : { hostKeyFingerprint: fingerprint ?? null }),
+        // Pins the key on first use, unless a key was pinned through the API while this job ran.
+        ...(fingerprint ? { hostKeyFingerprint: sql`coalesce(${devices.hostKeyFingerprint}, ${fingerprint})` } : {}),
       }).where(eq(devices.id, plan!.device.id));
-    });
+      return { ...end, retrying: false };
+    }));
   } catch (err) {
     if (err instanceof LeaseLost) {
       deps.logger.warn("lease lost; the job's results were discarded", { job: job.id });
-      return;
+      return undefined;
     }
-    const failure = err instanceof SessionError ? err : new SessionError("error", err instanceof Error ? err.message : String(err));
-    if (!(err instanceof SessionError)) deps.logger.error("download failed unexpectedly", { job: job.id, error: String(err) });
+    // A failed query's own message carries its SQL and parameters (configuration text): the job gets the driver's reason.
+    const reason = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+    const failure = err instanceof SessionError ? err : new SessionError("error", reason.slice(0, 500));
+    if (!(err instanceof SessionError)) deps.logger.error("download failed unexpectedly", { job: job.id, error: describeError(err) });
     const now = deps.clock.now();
-    await deps.db.transaction(async (tx) => {
-      const { recorded } = await completeJob(tx, job, deps.owner, {
+    const message = failure.outcome === "host_key_changed" ? `${failure.message}: POST /api/v1/devices/${job.deviceId}/host-key/reset` : failure.message;
+    return await write(() => deps.db.transaction(async (tx): Promise<JobEnd | undefined> => {
+      const { recorded, retrying } = await completeJob(tx, job, deps.owner, {
         outcome: failure.outcome,
-        message: failure.message,
+        message,
         result: { duration_ms: Date.now() - started, ...(failure.lastLines.length ? { last_lines: failure.lastLines } : {}), ...snmpResult(precheck) },
       }, now);
-      if (!recorded || !plan) return;
-      const reachable = failure.outcome !== "unreachable" && failure.outcome !== "timeout";
+      if (!recorded) {
+        deps.logger.warn("lease lost; the job's outcome was discarded", { job: job.id, outcome: failure.outcome });
+        return undefined;
+      }
+      const end = { outcome: failure.outcome, message, retrying };
+      if (!plan) return end;
+      const reachable = progress.connected || (failure.outcome !== "unreachable" && failure.outcome !== "timeout");
       await tx.update(devices).set(reachable ? { status: "up", lastSeenAt: now } : { status: "unreachable" }).where(eq(devices.id, plan.device.id));
-    });
+      return end;
+    }));
   }
 }
 
 class LeaseLost extends Error {}
+
+/** How a run ended, for the collector's log. */
+export type JobEnd = { outcome: JobOutcome; message: string; retrying: boolean };

@@ -57,13 +57,15 @@ describe("ShellSession", () => {
     expect(device.sent).toEqual(["show run\n", " "]);
   });
 
-  it("fails with prompt_not_found and the last lines seen when the device stalls", async () => {
+  it("fails with timeout and the last lines seen when the device stalls after its prompt was seen", async () => {
     const device = scriptedDevice((line) => (line === "show run\n" ? ["show run\r\n", "hostname r1\r\n", "interface Gi1\r\n"] : undefined), ["r1#"]);
     const session = new ShellSession(device, ios, limits);
     await session.expectPrompt();
     const error = await session.run("show run").catch((e) => e);
     expect(error).toBeInstanceOf(SessionError);
-    expect(error.outcome).toBe("prompt_not_found");
+    // The prompt matched at login, so the template fits: the device stopped answering (retryable), not a template fault.
+    expect(error.outcome).toBe("timeout");
+    expect(error.message).toContain("'show run'");
     expect(error.lastLines).toEqual(["show run", "hostname r1", "interface Gi1"]);
   });
 
@@ -103,6 +105,21 @@ describe("ShellSession", () => {
     const session = new ShellSession(device, ios, { idleTimeoutMs: 1000, maxOutputBytes: 1024 * 1024 });
     await session.expectPrompt();
     expect(await session.run("show tech").catch((e) => e)).toMatchObject({ outcome: "error", message: expect.stringMatching(/exceeded/) });
+  });
+
+  it("reads a long output in time proportional to its size", async () => {
+    let listener: (chunk: string) => void = () => {};
+    const channel: Channel = { write() {}, onData: (l) => void (listener = l), onClose() {} };
+    const session = new ShellSession(channel, ios, { idleTimeoutMs: 5000, maxOutputBytes: 32 * 1024 * 1024 });
+    const pending = session.expectPrompt();
+    const block = " description access port\r\n".repeat(2000);
+    const started = performance.now();
+    // 24 MB in 48 KB chunks: appending to one string and searching it for the last newline took seconds here.
+    for (let i = 0; i < 500; i++) listener(block);
+    listener("r1#");
+    const before = await pending;
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect(before.length).toBe(block.length * 500);
   });
 
   it("reports a dropped connection while waiting", async () => {

@@ -42,54 +42,141 @@ type Waiter = {
 };
 
 const LAST_LINES = 10;
+/** Only this much of the end of the stream is rendered for last_lines, however much output there was. */
+const LAST_LINES_BYTES = 16 * 1024;
+/** Prompts and pagers are short: patterns see at most this much of an endless line. */
+const TAIL_BYTES = 4096;
+
+/**
+ * The text received since the last match, kept as the chunks it arrived in. Appending to one string and
+ * searching it for the last newline made V8 copy the whole output on every chunk: a 32 MB configuration
+ * took many seconds of CPU, all other sessions waiting. Here each chunk is looked at once.
+ */
+class Received {
+  private parts: string[] = [];
+  length = 0;
+  /** Length of the unfinished last line (the text after the last "\n"). */
+  private lineLength = 0;
+  /** The end of that line, at most TAIL_BYTES: what prompt and pager patterns are matched against. */
+  line = "";
+
+  push(chunk: string): void {
+    if (!chunk) return;
+    this.parts.push(chunk);
+    this.length += chunk.length;
+    const nl = chunk.lastIndexOf("\n");
+    if (nl < 0) {
+      this.lineLength += chunk.length;
+      this.line = (this.line + chunk).slice(-TAIL_BYTES);
+    } else {
+      this.lineLength = chunk.length - nl - 1;
+      this.line = chunk.slice(nl + 1).slice(-TAIL_BYTES);
+    }
+  }
+
+  /** Everything up to and including the last "\n". */
+  completeLines(): string {
+    const all = this.parts.join("");
+    return all.slice(0, all.length - this.lineLength);
+  }
+
+  /** Removes the unfinished last line (a pager prompt). */
+  dropLine(): void {
+    let n = this.lineLength;
+    this.length -= n;
+    while (n > 0) {
+      const last = this.parts.pop()!;
+      if (last.length > n) this.parts.push(last.slice(0, last.length - n));
+      n -= Math.min(n, last.length);
+    }
+    this.lineLength = 0;
+    this.line = "";
+  }
+
+  /** About the last `bytes` characters, from a line start where there is one. */
+  end(bytes: number): string {
+    const picked: string[] = [];
+    let n = 0;
+    for (let i = this.parts.length - 1; i >= 0 && n < bytes; i--) {
+      picked.push(this.parts[i]!);
+      n += this.parts[i]!.length;
+    }
+    const text = picked.reverse().join("");
+    if (text.length <= bytes) return text;
+    const cut = text.slice(-bytes);
+    return cut.slice(cut.indexOf("\n") + 1);
+  }
+
+  /** Keeps only the last `bytes` characters. */
+  trim(bytes: number): void {
+    const text = this.end(bytes);
+    const { lineLength, line } = this;
+    this.clear();
+    this.parts.push(text);
+    this.length = text.length;
+    this.lineLength = Math.min(lineLength, text.length);
+    this.line = line;
+  }
+
+  clear(): void {
+    this.parts = [];
+    this.length = 0;
+    this.lineLength = 0;
+    this.line = "";
+  }
+}
 
 /** An interactive CLI session over a Channel: waits for prompts, answers pagers, runs commands. */
 export class ShellSession {
-  private buffer = "";
+  private readonly buffer = new Received();
   private waiter: Waiter | undefined;
   private closed: Error | undefined;
+  /** Once the template's prompt has matched, silence is the device stalling, not a prompt the template misses. */
+  private promptSeen = false;
+  /** The command whose output is awaited, for error messages. */
+  private command: string | undefined;
 
   constructor(private readonly channel: Channel, private readonly profile: SessionProfile, private readonly limits: SessionLimits = DEFAULT_LIMITS) {
     channel.onData((chunk) => this.receive(chunk));
     channel.onClose((error) => {
       this.closed = error ?? new Error("the device closed the connection");
-      this.fail(new SessionError("error", `the device closed the connection${error ? `: ${error.message}` : ""}`, this.lastLines()));
+      const during = this.command === undefined ? "" : ` while '${this.command}' was running; its output is incomplete`;
+      this.fail(new SessionError("error", `the device closed the connection${during}${error ? `: ${error.message}` : ""}`, this.lastLines()));
     });
   }
 
   /** The last lines received, cleaned, for error reports. */
   lastLines(): string[] {
-    return renderTerminal(this.buffer).split("\n").filter((l) => l.trim()).slice(-LAST_LINES);
-  }
-
-  private tail(): string {
-    const text = this.buffer.slice(this.buffer.lastIndexOf("\n") + 1);
-    return stripAnsi(text);
+    return renderTerminal(this.buffer.end(LAST_LINES_BYTES)).split("\n").filter((l) => l.trim()).slice(-LAST_LINES);
   }
 
   private receive(chunk: string): void {
-    this.buffer += chunk;
+    this.buffer.push(chunk);
+    if (this.buffer.length > this.limits.maxOutputBytes) {
+      const what = this.command === undefined ? "the output" : `the output of '${this.command}'`;
+      const error = new SessionError("error", `${what} exceeded ${Math.round(this.limits.maxOutputBytes / 1048576)} MB; the device may be looping`, this.lastLines());
+      // Whatever still arrives before the connection closes is kept only as far as last_lines needs it.
+      this.buffer.trim(LAST_LINES_BYTES);
+      this.fail(error);
+      return;
+    }
     const waiter = this.waiter;
     if (!waiter) return;
     clearTimeout(waiter.timer);
-    if (this.buffer.length > this.limits.maxOutputBytes) {
-      this.fail(new SessionError("error", `the output exceeded ${Math.round(this.limits.maxOutputBytes / 1048576)} MB; the device may be looping`, []));
-      return;
-    }
-    const line = this.tail();
+    const line = stripAnsi(this.buffer.line);
     const rendered = renderLine(line.replace(/^\r+/, ""));
     // The pager is answered and its prompt removed, so the command's output has no pager debris.
     if (this.profile.pager && this.profile.pager.pattern.test(line)) {
-      this.buffer = this.buffer.slice(0, this.buffer.lastIndexOf("\n") + 1);
+      this.buffer.dropLine();
       this.channel.write(this.profile.pager.answer);
       waiter.timer = this.armTimer();
       return;
     }
     for (const m of waiter.matchers) {
       if (m.test(line) || m.test(rendered)) {
-        const cut = this.buffer.lastIndexOf("\n") + 1;
-        const found = { name: m.name, before: this.buffer.slice(0, cut), line: rendered };
-        this.buffer = "";
+        if (m.name === "prompt") this.promptSeen = true;
+        const found = { name: m.name, before: this.buffer.completeLines(), line: rendered };
+        this.buffer.clear();
         this.waiter = undefined;
         waiter.resolve(found);
         return;
@@ -100,7 +187,19 @@ export class ShellSession {
 
   private armTimer() {
     return setTimeout(() => {
-      this.fail(new SessionError("prompt_not_found", `no prompt within ${this.limits.idleTimeoutMs / 1000} s of silence; check the template's prompt`, this.lastLines()));
+      const seconds = this.limits.idleTimeoutMs / 1000;
+      if (!this.promptSeen) {
+        this.fail(new SessionError("prompt_not_found", `no prompt within ${seconds} s of silence; check the template's prompt`, this.lastLines()));
+        return;
+      }
+      // The prompt matched earlier in this session, so the template fits the device: it stopped answering.
+      // A pager or question the template does not know looks the same, hence the hint.
+      const during = this.command === undefined ? "" : ` while running '${this.command}'`;
+      this.fail(new SessionError(
+        "timeout",
+        `the device went silent for ${seconds} s${during} without returning to its prompt; if the last lines end in a pager or question, add it to the template`,
+        this.lastLines(),
+      ));
     }, this.limits.idleTimeoutMs);
   }
 
@@ -119,7 +218,7 @@ export class ShellSession {
     return new Promise((resolve, reject) => {
       this.waiter = { matchers, resolve, reject, timer: this.armTimer() };
       // What already arrived may hold the match.
-      if (this.buffer) this.receive("");
+      if (this.buffer.length) this.receive("");
     });
   }
 
@@ -177,8 +276,10 @@ export class ShellSession {
 
   /** Runs one command and returns exactly its output: no echo, no prompt, no pager debris. */
   async run(command: string): Promise<string> {
+    this.command = command;
     this.send(command);
     const raw = await this.expectPrompt();
+    this.command = undefined;
     return cleanCommandOutput(raw, command);
   }
 }

@@ -45,6 +45,8 @@ export type FakeDeviceOptions = {
   /** Single keypresses answered on arrival, without a line terminator (pager keys). Default: the recording's one-character keys. */
   keys?: string[];
   auth: FakeDeviceAuth;
+  /** Loopback port to listen on. Default: a free one. A new instance on an old one's port is the same device after a reboot. */
+  port?: number;
   /** Private key (OpenSSH or PEM text). Default: a fresh ed25519 key per device, so a new instance is a changed host key. */
   hostKey?: string;
   /** Default: what the recording shows (answers that echo their command are a shell), "shell" for a script. */
@@ -69,6 +71,8 @@ export type FakeDevice = {
   unexpected: string[];
   /** Logins that succeeded. */
   readonly sessions: number;
+  /** The most logged-in connections this device had open at one moment. */
+  readonly maxConcurrentSessions: number;
   close(): Promise<void>;
 };
 
@@ -130,6 +134,8 @@ class Device {
   readonly received: string[] = [];
   readonly unexpected: string[] = [];
   sessions = 0;
+  openSessions = 0;
+  maxConcurrentSessions = 0;
   readonly mode: "shell" | "exec";
   readonly keys: Set<string>;
   readonly initPrompt: string;
@@ -174,7 +180,7 @@ class Device {
   listen(): Promise<void> {
     return new Promise((resolve, reject) => {
       this.net.once("error", reject);
-      this.net.listen(0, HOST, () => resolve());
+      this.net.listen(this.options.port ?? 0, HOST, () => resolve());
     });
   }
 
@@ -188,6 +194,9 @@ class Device {
       unexpected: this.unexpected,
       get sessions() {
         return device.sessions;
+      },
+      get maxConcurrentSessions() {
+        return device.maxConcurrentSessions;
       },
       close: () => this.close(),
     };
@@ -239,6 +248,8 @@ class DeviceConnection {
     client.on("authentication", (ctx) => device.authenticate(ctx));
     client.on("ready", () => {
       device.sessions++;
+      device.maxConcurrentSessions = Math.max(device.maxConcurrentSessions, ++device.openSessions);
+      client.once("close", () => device.openSessions--);
       client.on("session", (accept) => this.openSession(accept()));
     });
   }
@@ -474,7 +485,12 @@ async function write(channel: ServerChannel, data: string | Buffer, chunkSize?: 
     if (channel.destroyed || !channel.writable) return false;
     const piece = bytes.subarray(offset, offset + step);
     if (!channel.write(piece)) {
-      const ok = await Promise.race([once(channel, "drain").then(() => true), once(channel, "close").then(() => false)]);
+      // The waits are cancelled once one wins, or a long answer piles up listeners on the channel.
+      const done = new AbortController();
+      const ok = await Promise.race([
+        once(channel, "drain", { signal: done.signal }).then(() => true),
+        once(channel, "close", { signal: done.signal }).then(() => false),
+      ]).finally(() => done.abort());
       if (!ok) return false;
     } else if (chunkSize) {
       // Give each piece its own turn on the socket, so the client really sees a split stream.

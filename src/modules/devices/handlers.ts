@@ -8,6 +8,7 @@ import {
   type WriteContext,
 } from "./service.ts";
 import { registerDeviceImportExportRoutes } from "./import-routes.ts";
+import { registerHostKeyRoutes } from "./host-key.ts";
 
 const writeContext = (c: Context<AppEnv>): WriteContext => ({
   db: c.var.services.db,
@@ -20,6 +21,7 @@ const writeContext = (c: Context<AppEnv>): WriteContext => ({
 /** Static paths (bulk, search, summary) are registered before /devices/{id} so they are not read as ids. */
 export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summary: boolean }) {
   registerDeviceImportExportRoutes(app);
+  registerHostKeyRoutes(app);
   app.openapi(routes.listDevicesRoute, async (c) => {
     const q = parseListQuery(c, deviceListSpec);
     const { total, rows } = await listDevices(c.var.services.db, c.var.auth.scope, q);
