@@ -18,6 +18,10 @@ export type BenchChild = {
 };
 
 const KEEP_OUTPUT = 64 * 1024;
+const live = new Set<BenchChild>();
+
+/** Stops every child still running (the script was interrupted): they would otherwise outlive it. */
+export const stopAllChildren = () => Promise.all([...live].map((c) => c.stop(2000)));
 
 export function startChild(name: string, entry: string, args: string[], options: { env?: Record<string, string>; nodeArgs?: string[] } = {}): BenchChild {
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", entry, ...args], {
@@ -62,7 +66,7 @@ export function startChild(name: string, entry: string, args: string[], options:
       check();
     });
 
-  return {
+  const handle: BenchChild = {
     child,
     pid: child.pid!,
     nextMessage: <T>(what: string, timeoutMs: number) => until<T>(what, timeoutMs, () => (messages.length ? (messages.shift() as T) : undefined)),
@@ -76,4 +80,7 @@ export function startChild(name: string, entry: string, args: string[], options:
       clearTimeout(timer);
     },
   };
+  live.add(handle);
+  void exited.then(() => live.delete(handle));
+  return handle;
 }

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { parseTemplate } from "../src/modules/templates/template-schema.ts";
 import { loadBuiltinTemplates } from "../src/runtime/builtin-templates.ts";
-import { startChild, type BenchChild } from "./children.ts";
+import { startChild, stopAllChildren, type BenchChild } from "./children.ts";
 import { runCollector, type CollectorRun } from "./collector-run.ts";
 import { sampleProcess } from "./proc-stats.ts";
 import { summarizeProfiles } from "./profile.ts";
@@ -58,7 +58,10 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const mb = (kb: number) => kb / 1024;
 const perMinute = (devices: number, ms: number) => (devices * 60_000) / ms;
 
-type Row = { name: string; concurrency: number; devices: number; ms: number; peakRssKb: number; cpuSeconds: number; deviceCpuSeconds: number; note?: string };
+type Row = {
+  name: string; concurrency: number; devices: number; ms: number; sessionMs: number[]; peakRssKb: number; cpuSeconds: number; deviceCpuSeconds: number; note?: string;
+};
+const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))] ?? NaN;
 
 /** Runs `work` and returns how much CPU the device process spent meanwhile (serving is part of each phase's cost). */
 async function withDeviceCpu<T>(devices: BenchChild, work: () => Promise<T>): Promise<[T, number]> {
@@ -95,16 +98,25 @@ async function runBaseline(ports: number[]): Promise<{ result: BaselineResult; p
 }
 
 function printTable(rows: Row[]) {
-  const head = ["", "conc", "devices", "seconds", "dev/min", "peak RSS MB", "CPU s", "CPU ms/dev", "device-side CPU s"];
-  const widths = [26, 6, 9, 9, 10, 13, 8, 12, 19];
+  const head = ["", "conc", "devices", "seconds", "dev/min", "session p50/p90 ms", "peak RSS MB", "CPU s", "CPU ms/dev", "device-side CPU s"];
+  const widths = [26, 6, 9, 9, 9, 20, 13, 8, 12, 19];
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("");
   console.log(line(head));
   for (const r of rows) {
     console.log(line([
-      r.name, String(r.concurrency), String(r.devices), (r.ms / 1000).toFixed(1), perMinute(r.devices, r.ms).toFixed(0), mb(r.peakRssKb).toFixed(1),
+      r.name, String(r.concurrency), String(r.devices), (r.ms / 1000).toFixed(1), perMinute(r.devices, r.ms).toFixed(0),
+      `${percentile(r.sessionMs, 0.5).toFixed(0)} / ${percentile(r.sessionMs, 0.9).toFixed(0)}`, mb(r.peakRssKb).toFixed(1),
       r.cpuSeconds.toFixed(1), ((1000 * r.cpuSeconds) / r.devices).toFixed(1), r.deviceCpuSeconds.toFixed(1),
     ]) + (r.note ? `  ${r.note}` : ""));
   }
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, async () => {
+    await stopAllChildren();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(130);
+  });
 }
 
 const dir = mkdtempSync(join(tmpdir(), "netkeep-bench-collect-"));
@@ -124,7 +136,7 @@ try {
 
   const [baseline, baselineDeviceCpu] = await withDeviceCpu(devices, () => runBaseline(ratePorts));
   const b = baseline.result;
-  rows.push({ name: "bare ssh2 (baseline)", concurrency: flags.concurrency, devices: b.completed, ms: b.elapsedMs, peakRssKb: baseline.peakRssKb, cpuSeconds: baseline.cpuSeconds, deviceCpuSeconds: baselineDeviceCpu });
+  rows.push({ name: "bare ssh2 (baseline)", concurrency: flags.concurrency, devices: b.completed, ms: b.elapsedMs, sessionMs: b.sessionMs, peakRssKb: baseline.peakRssKb, cpuSeconds: baseline.cpuSeconds, deviceCpuSeconds: baselineDeviceCpu });
   console.log(`baseline: ${b.completed} sessions in ${(b.elapsedMs / 1000).toFixed(1)} s, ${(b.configBytes / Math.max(1, b.completed) / 1024).toFixed(1)} KB config each`);
   if (b.failures.length) problems.push(`baseline: ${b.failures.length} sessions failed, e.g. ${b.failures.slice(0, 3).join("; ")}`);
 
@@ -137,7 +149,7 @@ try {
       const [run, deviceCpu] = await withDeviceCpu(devices, () => runCollector({ dir: join(dir, `run-${i}`), ...phase, timeoutMs: flags.timeoutMs }));
       collectorRuns.push({ label: phase.label, run });
       rows.push({
-        name: phase.label, concurrency: run.concurrency, devices: run.devices, ms: run.elapsedMs, peakRssKb: run.peakRssKb, cpuSeconds: run.cpuSeconds,
+        name: phase.label, concurrency: run.concurrency, devices: run.devices, ms: run.elapsedMs, sessionMs: run.jobMs, peakRssKb: run.peakRssKb, cpuSeconds: run.cpuSeconds,
         deviceCpuSeconds: deviceCpu, note: `peak ${run.peakRunning} jobs running, RSS ${mb(run.idleRssKb).toFixed(0)} MB idle`,
       });
       console.log(`${phase.label}: outcomes ${JSON.stringify(run.outcomes)}, ${run.storedConfigs} running configs stored, ${(run.avgConfigBytes / 1024).toFixed(1)} KB each`);

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { and, count, eq, notInArray, sql } from "drizzle-orm";
+import { count, eq, notInArray, sql } from "drizzle-orm";
 import { openSecretBox } from "../src/bootstrap.ts";
 import { systemClock } from "../src/clock.ts";
 import { openDatabase, type Db } from "../src/db/client.ts";
@@ -27,6 +27,10 @@ import { benchLogin } from "./sim-devices.ts";
 const COLLECTOR_ENTRY = fileURLToPath(new URL("../collector/main.ts", import.meta.url));
 const POLL_MS = 200;
 
+/** What the collector said that matters when a run fails: its warnings and errors, not the line per finished job. */
+const complaints = (output: string) =>
+  output.split("\n").filter((l) => l.trim() && !/"level":"info"/.test(l)).slice(-20).join("\n") || "(no warnings or errors logged)";
+
 export type CollectorRun = {
   devices: number;
   concurrency: number;
@@ -43,6 +47,8 @@ export type CollectorRun = {
   failures: string[];
   storedConfigs: number;
   avgConfigBytes: number;
+  /** Each job's duration_ms (claim to stored), as the collector recorded it. */
+  jobMs: number[];
 };
 
 /** A fresh database holding the devices (one per port) and a queued download for each. */
@@ -58,10 +64,13 @@ async function seed(dir: string, ports: number[]): Promise<{ env: Record<string,
   const ctx = { db, secrets, actor: { system: "bench collect" }, scope: { all: true as const }, now: new Date() };
   const ids: number[] = [];
   for (let start = 0; start < ports.length; start += 500) {
-    const inputs = ports.slice(start, start + 500).map((port, k) => ({
-      device_name: hostnameOf(start + k), device_ip: "127.0.0.1", device_port_override: port, device_template_id: template.id,
-      device_vendor: "Cisco", device_model: "WS-C3850-48P", ...((login) => ({ device_username: login.username, device_password: login.password }))(benchLogin(start + k)),
-    }));
+    const inputs = ports.slice(start, start + 500).map((port, k) => {
+      const login = benchLogin(start + k);
+      return {
+        device_name: hostnameOf(start + k), device_ip: "127.0.0.1", device_port_override: port, device_template_id: template.id,
+        device_vendor: "Cisco", device_model: "WS-C3850-48P", device_username: login.username, device_password: login.password,
+      };
+    });
     ids.push(...(await createDevices(ctx, inputs, true)).map((d) => d.id));
   }
   // One attempt each: a failure is reported, not retried after a backoff that would stall the run.
@@ -91,9 +100,9 @@ export async function runCollector(options: { dir: string; ports: number[]; conc
       peakRunning = Math.max(peakRunning, n("running"));
       last = sampleProcess(collector.pid) ?? last;
       if (n("finished") === ports.length) break;
-      if (collector.child.exitCode !== null) throw new Error(`the collector exited (${collector.child.exitCode}) with ${n("finished")} of ${ports.length} jobs finished:\n${collector.output().slice(-3000)}`);
+      if (collector.child.exitCode !== null) throw new Error(`the collector exited (${collector.child.exitCode}) with ${n("finished")} of ${ports.length} jobs finished:\n${complaints(collector.output())}`);
       if (Date.now() > deadline) {
-        throw new Error(`the collector finished ${n("finished")} of ${ports.length} jobs in ${options.timeoutMs / 1000} s (${n("running")} running, ${n("queued")} queued):\n${collector.output().slice(-3000)}`);
+        throw new Error(`the collector finished ${n("finished")} of ${ports.length} jobs in ${options.timeoutMs / 1000} s (${n("running")} running, ${n("queued")} queued):\n${complaints(collector.output())}`);
       }
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
@@ -108,10 +117,11 @@ export async function runCollector(options: { dir: string; ports: number[]; conc
       .from(jobs)
       .where(notInArray(jobs.outcome, ["success", "unchanged"]))
       .limit(5);
+    const durations = await db.select({ ms: sql<number>`json_extract(${jobs.result}, '$.duration_ms')`.mapWith(Number) }).from(jobs);
     const [stored] = await db
       .select({ n: count(), avg: sql<number>`coalesce(avg(${configs.size}), 0)`.mapWith(Number) })
       .from(configs)
-      .where(and(eq(configs.command, "show running-config")));
+      .where(eq(configs.command, "show running-config"));
     return {
       devices: ports.length,
       concurrency,
@@ -124,10 +134,12 @@ export async function runCollector(options: { dir: string; ports: number[]; conc
       failures: failed.map((f) => `device ${f.deviceId}: ${f.outcome}: ${f.message} ${JSON.stringify(f.result?.last_lines ?? "")}`),
       storedConfigs: stored!.n,
       avgConfigBytes: stored!.avg,
+      jobMs: durations.map((d) => d.ms),
     };
   } finally {
     // A clean exit (SIGTERM) lets --cpu-prof write its profile.
     await collector.stop();
+    if (process.env.DBG) console.log(collector.output().split("\n").filter((l) => l.includes("TURNS")).join("\n"));
     seeded.close();
   }
 }

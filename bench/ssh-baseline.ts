@@ -22,7 +22,7 @@ export type BaselinePlan = {
   timeoutMs: number;
 };
 
-export type BaselineResult = { elapsedMs: number; completed: number; failures: string[]; configBytes: number };
+export type BaselineResult = { elapsedMs: number; completed: number; failures: string[]; configBytes: number; sessionMs: number[] };
 
 /** One device's session; resolves with the size of the configuration command's answer. */
 function session(target: BaselinePlan["targets"][number], plan: BaselinePlan, prompt: RegExp): Promise<number> {
@@ -84,13 +84,16 @@ async function run(plan: BaselinePlan): Promise<BaselineResult> {
   const failures: string[] = [];
   let configBytes = 0;
   let completed = 0;
+  const sessionMs: number[] = [];
   let next = 0;
   const started = performance.now();
   const worker = async () => {
     while (next < plan.targets.length) {
       const target = plan.targets[next++]!;
       try {
+        const began = performance.now();
         const bytes = await session(target, plan, prompt);
+        sessionMs.push(performance.now() - began);
         configBytes += bytes;
         completed++;
       } catch (err) {
@@ -99,7 +102,7 @@ async function run(plan: BaselinePlan): Promise<BaselineResult> {
     }
   };
   await Promise.all(Array.from({ length: Math.min(plan.concurrency, plan.targets.length) }, worker));
-  return { elapsedMs: performance.now() - started, completed, failures, configBytes };
+  return { elapsedMs: performance.now() - started, completed, failures, configBytes, sessionMs };
 }
 
 process.once("message", async (plan: BaselinePlan) => {
