@@ -15,24 +15,6 @@ import { configChangedColumns, snmpPrecheck, snmpResult, type SnmpPrecheck } fro
 import { openTelnet } from "./transports/telnet.ts";
 import { SshConnection } from "./transports/ssh.ts";
 
-/**
- * Serialises one process's database writes. libSQL's driver waits for a locked database synchronously, with the
- * event loop blocked: a write on one pooled connection while a transaction is open on another connection of the
- * same process waits for a commit that cannot come, for the whole busy timeout (10 s), then fails with
- * SQLITE_BUSY. Writes taken through this lock queue in JavaScript instead. Other processes are not affected:
- * their transactions go on while this one waits.
- */
-export type WriteLock = <T>(write: () => Promise<T>) => Promise<T>;
-
-export function createWriteLock(): WriteLock {
-  let last: Promise<unknown> = Promise.resolve();
-  return (write) => {
-    const result = last.then(write);
-    last = result.catch(() => {});
-    return result;
-  };
-}
-
 /** An error for the log: drizzle wraps the driver's error (SQLITE_BUSY ...) in "Failed query: <sql>", so its cause goes too. */
 export const describeError = (err: unknown): string =>
   err instanceof Error && err.cause ? `${String(err)}; cause: ${String(err.cause)}` : String(err);
@@ -43,8 +25,6 @@ export type DownloadDeps = {
   clock: Clock;
   logger: Logger;
   owner: string;
-  /** Shared by every job of a collector process (the worker makes one); none when one job runs alone. */
-  writes?: WriteLock;
   limits?: SessionLimits;
   connectTimeoutMs?: number;
 };
@@ -212,14 +192,13 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
   let plan: Plan | undefined;
   let precheck: SnmpPrecheck | undefined;
   const progress: Progress = { connected: false };
-  const write: WriteLock = deps.writes ?? ((w) => w());
   try {
     plan = await loadPlan(deps.db, deps.secrets, job.deviceId!);
     precheck = await untilAborted(snmpPrecheck(deps, plan), signal);
     if (precheck.skip) {
       const { message, report } = precheck;
       const now = deps.clock.now();
-      await write(() => deps.db.transaction(async (tx) => {
+      await deps.db.transaction(async (tx) => {
         // Seen unchanged: the latest versions count this check as a sighting, as an identical download would.
         const configIds = await markLatestSeen(tx, plan!.device.id, plan!.commands, now);
         const { recorded } = await completeJob(tx, job, deps.owner, {
@@ -227,13 +206,13 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
         }, now);
         if (!recorded) throw new LeaseLost();
         await tx.update(devices).set({ status: "up", lastSeenAt: now }).where(eq(devices.id, plan!.device.id));
-      }));
+      });
       return { outcome: "unchanged", message, retrying: false };
     }
     const { outputs, fingerprint } = await collect(plan, limits, deps.connectTimeoutMs ?? 20_000, signal, progress);
     const template = plan.template;
     const now = deps.clock.now();
-    return await write(() => deps.db.transaction(async (tx): Promise<JobEnd> => {
+    return await deps.db.transaction(async (tx): Promise<JobEnd> => {
       let changed = 0;
       let bytes = 0;
       const configIds: number[] = [];
@@ -262,7 +241,7 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
         ...(fingerprint ? { hostKeyFingerprint: sql`coalesce(${devices.hostKeyFingerprint}, ${fingerprint})` } : {}),
       }).where(eq(devices.id, plan!.device.id));
       return { ...end, retrying: false };
-    }));
+    });
   } catch (err) {
     if (err instanceof LeaseLost) {
       deps.logger.warn("lease lost; the job's results were discarded", { job: job.id });
@@ -274,7 +253,7 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
     if (!(err instanceof SessionError)) deps.logger.error("download failed unexpectedly", { job: job.id, error: describeError(err) });
     const now = deps.clock.now();
     const message = failure.outcome === "host_key_changed" ? `${failure.message}: POST /api/v1/devices/${job.deviceId}/host-key/reset` : failure.message;
-    return await write(() => deps.db.transaction(async (tx): Promise<JobEnd | undefined> => {
+    return await deps.db.transaction(async (tx): Promise<JobEnd | undefined> => {
       const { recorded, retrying } = await completeJob(tx, job, deps.owner, {
         outcome: failure.outcome,
         message,
@@ -289,7 +268,7 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       const reachable = progress.connected || (failure.outcome !== "unreachable" && failure.outcome !== "timeout");
       await tx.update(devices).set(reachable ? { status: "up", lastSeenAt: now } : { status: "unreachable" }).where(eq(devices.id, plan.device.id));
       return end;
-    }));
+    });
   }
 }
 

@@ -1,5 +1,5 @@
 import { claimNextJob, completeJob, extendLease, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
-import { createWriteLock, describeError, runDownloadJob, type DownloadDeps } from "./download.ts";
+import { describeError, runDownloadJob, type DownloadDeps } from "./download.ts";
 
 export type WorkerOptions = {
   /** Sessions at once; COLLECTOR_CONCURRENCY. */
@@ -26,9 +26,7 @@ const sleep = (ms: number, wake: { fn?: () => void }) => new Promise<void>((r) =
  * Claims jobs while it has free slots, runs each with a heartbeat that keeps its lease and a watchdog that
  * aborts it at the time limit, and puts back in the queue the jobs of collectors that stopped heartbeating.
  */
-export function startWorker(sharedDeps: DownloadDeps, options: WorkerOptions) {
-  const deps: DownloadDeps = { ...sharedDeps, writes: sharedDeps.writes ?? createWriteLock() };
-  const write = deps.writes!;
+export function startWorker(deps: DownloadDeps, options: WorkerOptions) {
   const active = new Set<Promise<void>>();
   const wake: { fn?: () => void } = {};
   let running = true;
@@ -39,7 +37,7 @@ export function startWorker(sharedDeps: DownloadDeps, options: WorkerOptions) {
     const limit = setTimeout(() => controller.abort(`the job ran past its time limit of ${options.jobTimeLimitMs / 1000} s`), options.jobTimeLimitMs);
     const heartbeat = setInterval(async () => {
       try {
-        if (!(await write(() => extendLease(deps.db, job.id, deps.owner, deps.clock.now(), options.leaseMs)))) controller.abort("the job's lease was lost");
+        if (!(await extendLease(deps.db, job.id, deps.owner, deps.clock.now(), options.leaseMs))) controller.abort("the job's lease was lost");
       } catch (err) {
         deps.logger.warn("lease renewal failed", { job: job.id, error: describeError(err) });
       }
@@ -50,7 +48,7 @@ export function startWorker(sharedDeps: DownloadDeps, options: WorkerOptions) {
         const end = await runDownloadJob(deps, job, controller.signal);
         // One line per run: which collector ran what, and how it went (messages never carry secrets).
         if (end) deps.logger.info(end.retrying ? "job will be retried" : "job finished", { job: job.id, device: job.deviceId, attempt: job.attempts, ...end, duration_ms: Date.now() - started });
-      } else await write(() => completeJob(deps.db, job, deps.owner, { outcome: "error", message: `this collector cannot run ${job.type} jobs` }, deps.clock.now()));
+      } else await completeJob(deps.db, job, deps.owner, { outcome: "error", message: `this collector cannot run ${job.type} jobs` }, deps.clock.now());
     } catch (err) {
       deps.logger.error("job failed", { job: job.id, error: describeError(err) });
     } finally {
@@ -65,11 +63,11 @@ export function startWorker(sharedDeps: DownloadDeps, options: WorkerOptions) {
         const now = deps.clock.now();
         if (now.getTime() - lastRequeue > options.leaseMs / 2) {
           lastRequeue = now.getTime();
-          const n = await write(() => requeueExpiredLeases(deps.db, now));
+          const n = await requeueExpiredLeases(deps.db, now);
           if (n) deps.logger.warn("requeued jobs whose collector stopped renewing their lease", { jobs: n });
         }
         while (running && active.size < options.concurrency) {
-          const job = await write(() => claimNextJob(deps.db, deps.owner, deps.clock.now(), options.leaseMs));
+          const job = await claimNextJob(deps.db, deps.owner, deps.clock.now(), options.leaseMs);
           if (!job) break;
           const task: Promise<void> = run(job).finally(() => {
             active.delete(task);
