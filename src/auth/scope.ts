@@ -1,5 +1,7 @@
 import { inArray, or, sql, type SQL } from "drizzle-orm";
-import { deviceTags, devices } from "../db/schema/index.ts";
+import type { DbOrTx } from "../db/client.ts";
+import { deviceTags, devices, roles } from "../db/schema/index.ts";
+import { ApiError } from "../http/errors.ts";
 
 /** Which devices a role may see: every one, or those carrying any of the tags or in any of the categories. */
 export type DeviceScope = { all: true } | { all: false; tagIds: number[]; categoryIds: number[] };
@@ -20,4 +22,16 @@ export function isInScope(scope: DeviceScope, device: { tagIds: number[]; catego
   if (scope.all) return true;
   return device.tagIds.some((t) => scope.tagIds.includes(t)) ||
     (device.categoryId !== null && scope.categoryIds.includes(device.categoryId));
+}
+
+/**
+ * Deleting a tag or category that a role's scope names would silently change who sees which devices: refuse
+ * with 409 naming the roles, so the admin changes the scope first.
+ */
+export async function refuseIfScopingRoles(db: DbOrTx, kind: "tag" | "category", ids: number[]): Promise<void> {
+  const rows = await db.select({ name: roles.name, tagIds: roles.scopeTagIds, categoryIds: roles.scopeCategoryIds }).from(roles);
+  const scoping = rows.filter((r) => (kind === "tag" ? r.tagIds : r.categoryIds).some((id) => ids.includes(id)));
+  if (scoping.length) {
+    throw ApiError.conflict(`The ${kind} scopes role${scoping.length === 1 ? "" : "s"} ${scoping.map((r) => `'${r.name}'`).join(", ")}; change the role's scope first`);
+  }
 }

@@ -5,6 +5,7 @@ import { importInventory, type InventoryReport, type ParsedInventory } from "../
 import type { InventorySource } from "../modules/devices/inventory-models.ts";
 import { loadAppKey } from "../runtime/app-key-file.ts";
 import { CliError, type CommandContext } from "./command.ts";
+import { plural } from "../words.ts";
 
 /** Where --file's help says when the command fails, since the exit code is part of a script's contract. */
 export const FILE_OPTION_HELP =
@@ -20,7 +21,6 @@ export function readInventoryFile(path: string): string {
   }
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** The summary, then one line per problem (and with --verbose per device), each naming the file's line. */
 function reportLines(file: string, report: InventoryReport, options: { dryRun: boolean; verbose: boolean }): string[] {

@@ -6,8 +6,8 @@ import { appKeyPath, pendingKeyPath, promotePendingKey, readKeyFile, settlePendi
 import { generateAppKey } from "../../secrets/box.ts";
 import { decryptAll, encryptAll, UndecryptableSecretError } from "../../secrets/encrypted-columns.ts";
 import { CliError, defineCommand } from "../command.ts";
+import { plural } from "../../words.ts";
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /**
  * A committed transaction is in the WAL, which SQLite syncs lazily (synchronous=NORMAL): a power cut could

@@ -5,7 +5,7 @@ import type { DbOrTx } from "../../db/client.ts";
 import { activityLog, devices } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
-import { idFilter, wholeNumbers } from "../users/filters.ts";
+import { idFilter, wholeNumbers } from "../../http/filters.ts";
 
 export const ActivityEntry = z
   .object({

@@ -1,11 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { asc, count, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
-import { categories, commandCategories, commands, deviceProfiles, devices, roles } from "../../db/schema/index.ts";
+import { categories, commandCategories, commands, deviceProfiles, devices } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
-import { idFilter } from "../users/filters.ts";
+import { idFilter } from "../../http/filters.ts";
+import { plural } from "../../words.ts";
+import { refuseIfScopingRoles } from "../../auth/scope.ts";
 
 const Category = z
   .object({
@@ -48,7 +50,6 @@ async function commandsOf(db: DbOrTx, ids: number[]): Promise<Map<number, { id: 
   return byCategory;
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 export const categoriesResource = defineResource({
   tag: "Categories",
@@ -87,11 +88,7 @@ export const categoriesResource = defineResource({
       const [id, n] = used[0]!;
       throw ApiError.conflict(`Category ${id} is used by ${plural(n, "device")}; move them to another category first`);
     }
-    // A role scoped by a category would silently lose sight of devices: refuse rather than change who sees what.
-    const scoping = (await ctx.tx.select({ name: roles.name, categoryIds: roles.scopeCategoryIds }).from(roles)).filter((r) => r.categoryIds.some((c) => ids.includes(c)));
-    if (scoping.length) {
-      throw ApiError.conflict(`The category scopes role${scoping.length === 1 ? "" : "s"} ${scoping.map((r) => `'${r.name}'`).join(", ")}; change the role's scope first`);
-    }
+    await refuseIfScopingRoles(ctx.tx, "category", ids);
 
     const links = await ctx.tx.select({ commandId: commandCategories.commandId, categoryId: commandCategories.categoryId }).from(commandCategories)
       .where(inArray(commandCategories.commandId, sql`(select ${commandCategories.commandId} from ${commandCategories} where ${inArray(commandCategories.categoryId, ids)})`));

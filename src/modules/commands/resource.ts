@@ -4,7 +4,8 @@ import type { DbOrTx } from "../../db/client.ts";
 import { categories, commandCategories, commands } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
 import { defineResource } from "../../http/resource.ts";
-import { wholeNumbers } from "../users/filters.ts";
+import { wholeNumbers } from "../../http/filters.ts";
+import { plural } from "../../words.ts";
 
 const Command = z
   .object({
@@ -45,7 +46,6 @@ async function categoriesOf(db: DbOrTx, ids: number[]): Promise<Map<number, { id
   return byCommand;
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** filter[category_id]: commands in any of the categories; 0 finds commands in none. */
 const categoryFilter = {

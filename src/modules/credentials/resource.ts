@@ -8,6 +8,7 @@ import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
 import { checkSshPrivateKey } from "../../runtime/ssh-key.ts";
 import { parseAuthProtocol, parsePrivProtocol, SNMP_AUTH_PROTOCOLS, SNMP_PRIV_PROTOCOLS } from "./snmp.ts";
+import { plural } from "../../words.ts";
 
 const Credential = z
   .object({
@@ -88,7 +89,6 @@ async function deviceCounts(db: DbOrTx, ids: number[]): Promise<Map<number, numb
   return counts;
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 const presence = (column: SQLiteColumn, describe: string) => ({
   describe: `true or false: whether ${describe} is stored`,

@@ -5,7 +5,8 @@ import type { DbOrTx } from "../../db/client.ts";
 import { categories, credentials, deviceProfiles, devices, tags, templates, vendors } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
-import { idFilter } from "../users/filters.ts";
+import { idFilter } from "../../http/filters.ts";
+import { plural } from "../../words.ts";
 
 const DeviceProfile = z
   .object({
@@ -57,7 +58,6 @@ async function deviceCounts(db: DbOrTx, ids: number[]): Promise<Map<number, numb
   return new Map(rows.map((r) => [r.id!, r.n]));
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** A referenced id must exist; null (or left out) means no default. */
 async function checkRef(ctx: WriteCtx, field: string, id: number | null | undefined, table: SQLiteTable, idColumn: SQLiteColumn, what: string) {

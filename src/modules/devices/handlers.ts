@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/env.ts";
+import { plural } from "../../words.ts";
 import { listEnvelope, parseListQuery } from "../../http/list.ts";
 import * as routes from "./routes.ts";
 import {
@@ -52,7 +53,7 @@ export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summar
 
   app.openapi(routes.bulkDeleteDevicesRoute, async (c) => {
     const n = await deleteDevices(writeContext(c), c.req.valid("json").ids, true);
-    return c.json({ message: `Deleted ${n} device${n === 1 ? "" : "s"}` }, 200);
+    return c.json({ message: `Deleted ${plural(n, "device")}` }, 200);
   });
 
   app.openapi(routes.bulkEnableDevicesRoute, async (c) =>

@@ -7,6 +7,7 @@ import { applyImport, findDevicesByName, type PlannedRow } from "./import-apply.
 import { familyOf, knownModels, type InventorySource } from "./inventory-models.ts";
 import { DeviceInput, type DeviceInputT } from "./schemas.ts";
 import type { WriteContext } from "./service.ts";
+import { plural } from "../../words.ts";
 
 /** One device line of an inventory file, in netkeep's terms but not yet checked. */
 export type InventoryEntry = {
@@ -31,7 +32,6 @@ export type OxidizedMap = Partial<Record<(typeof OXIDIZED_KEYS)[number], number>
 /** The layout Oxidized's documentation shows for router.db: name:ip:model:username:password:enable. */
 export const DEFAULT_OXIDIZED_MAP: OxidizedMap = { name: 0, ip: 1, model: 2, username: 3, password: 4, enable: 5 };
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** Comments (#) and blank lines are skipped, as Oxidized and RANCID skip them. */
 function deviceLines(text: string): { total: number; lines: { line: number; text: string }[] } {

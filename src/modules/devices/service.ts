@@ -7,6 +7,7 @@ import {
 import { deviceScopeCondition, isInScope, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
+import { booleanFilter, idFilter, wholeNumbers } from "../../http/filters.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
 import { DEVICE_FIELDS, type DeviceInputT, type DeviceOut, type DevicePatchT } from "./schemas.ts";
@@ -16,29 +17,17 @@ type DeviceValues = Partial<typeof devices.$inferInsert>;
 
 const lower = (column: SQLWrapper) => sql`lower(${column})`;
 
-function wholeNumbers(values: string[]): number[] {
-  return values.map((v) => {
-    if (!/^\d+$/.test(v)) throw new ApiError(422, `values must be whole numbers; '${v}' is not`);
-    return Number(v);
-  });
-}
-
 const tagNameMatch = (names: string[]) =>
   inArray(
     devices.id,
     sql`(select ${deviceTags.deviceId} from ${deviceTags} join ${tags} on ${tags.id} = ${deviceTags.tagId} where ${inArray(lower(tags.name), names.map((n) => n.toLowerCase()))})`,
   );
 
-const idFilter = (column: SQLiteColumn, what: string) => ({
-  describe: `${what} id`,
-  build: (v: string[]) => inArray(column, wholeNumbers(v)),
-});
-
 /** Ids where 0 means "none" (own credentials), as the API writes them. */
-const optionalRefFilter = (column: SQLiteColumn, what: string) => ({
+const optionalRefFilter = (column: SQLiteColumn, name: string, what: string) => ({
   describe: `${what} id (0 = none)`,
   build: (v: string[]) => {
-    const ids = wholeNumbers(v);
+    const ids = wholeNumbers(`filter[${name}]`, v);
     const real = ids.filter((id) => id > 0);
     const parts: SQL[] = [];
     if (ids.includes(0)) parts.push(isNull(column));
@@ -50,19 +39,19 @@ const optionalRefFilter = (column: SQLiteColumn, what: string) => ({
 export const deviceListSpec: ListSpec = {
   fields: DEVICE_FIELDS,
   filters: {
-    id: idFilter(devices.id, "device"),
+    id: idFilter(devices.id, "id", "Device id"),
     device_name: { describe: "Exact device name (any case)", build: (v) => inArray(lower(devices.name), v.map((s) => s.toLowerCase())) },
     device_ip: { describe: "Exact management address", build: (v) => inArray(devices.ip, v) },
     device_vendor: {
       describe: "Vendor name (any case)",
       build: (v) => inArray(devices.vendorId, sql`(select ${vendors.id} from ${vendors} where ${inArray(lower(vendors.name), v.map((s) => s.toLowerCase()))})`),
     },
-    device_vendor_id: idFilter(devices.vendorId, "vendor"),
+    device_vendor_id: idFilter(devices.vendorId, "device_vendor_id", "Vendor id"),
     device_model: { describe: "Exact model (any case)", build: (v) => inArray(lower(devices.model), v.map((s) => s.toLowerCase())) },
-    device_category_id: idFilter(devices.categoryId, "category"),
-    device_template_id: idFilter(devices.templateId, "template"),
-    device_profile_id: idFilter(devices.profileId, "device profile"),
-    device_cred_id: optionalRefFilter(devices.credId, "credential set"),
+    device_category_id: idFilter(devices.categoryId, "device_category_id", "Category id"),
+    device_template_id: idFilter(devices.templateId, "device_template_id", "Template id"),
+    device_profile_id: idFilter(devices.profileId, "device_profile_id", "Device profile id"),
+    device_cred_id: optionalRefFilter(devices.credId, "device_cred_id", "credential set"),
     device_tags: { describe: "Tag name (any case); a device matches if it has any of them", build: tagNameMatch },
     status: {
       describe: `Reachability: ${DEVICE_STATUSES.join(", ")}`,
@@ -72,13 +61,7 @@ export const deviceListSpec: ListSpec = {
         return inArray(devices.status, v as (typeof DEVICE_STATUSES)[number][]);
       },
     },
-    enabled: {
-      describe: "true or false",
-      build: (v) => {
-        if (v.some((s) => s !== "true" && s !== "false")) throw new ApiError(422, "enabled must be true or false");
-        return inArray(devices.enabled, v.map((s) => s === "true"));
-      },
-    },
+    enabled: booleanFilter(devices.enabled, "enabled"),
   },
   prefixFilter: {
     prefix: "custom.",

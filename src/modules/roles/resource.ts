@@ -6,8 +6,9 @@ import { categories, roles, tags, users } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
-import { booleanFilter, idFilter } from "../users/filters.ts";
+import { booleanFilter, idFilter } from "../../http/filters.ts";
 import { actorGrant, assertWithin, grantOf, scopeOf } from "./privilege.ts";
+import { plural } from "../../words.ts";
 
 const Scope = z
   .object({
@@ -55,7 +56,6 @@ async function userCounts(db: DbOrTx, ids: number[]): Promise<Map<number, number
   return new Map(rows.map((r) => [r.id, r.n]));
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 async function missingIds(db: DbOrTx, table: typeof tags | typeof categories, wanted: number[]): Promise<number[]> {
   if (!wanted.length) return [];

@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { count, inArray, sql } from "drizzle-orm";
-import { deviceProfiles, deviceTags, roles, tags } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
+import { deviceProfiles, deviceTags, tags } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
 import type { DbOrTx } from "../../db/client.ts";
+import { plural } from "../../words.ts";
+import { refuseIfScopingRoles } from "../../auth/scope.ts";
 
 const Tag = z
   .object({
@@ -29,7 +30,6 @@ async function deviceCounts(db: DbOrTx, ids: number[]): Promise<Map<number, numb
   return new Map(rows.map((r) => [r.id, r.n]));
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 export const tagsResource = defineResource({
   tag: "Tags",
@@ -62,11 +62,7 @@ export const tagsResource = defineResource({
   },
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
-    // A role scoped by a tag would silently lose sight of devices: refuse rather than change who sees what.
-    const scoping = (await ctx.tx.select({ name: roles.name, tagIds: roles.scopeTagIds }).from(roles)).filter((r) => r.tagIds.some((t) => ids.includes(t)));
-    if (scoping.length) {
-      throw ApiError.conflict(`The tag scopes role${scoping.length === 1 ? "" : "s"} ${scoping.map((r) => `'${r.name}'`).join(", ")}; change the role's scope first`);
-    }
+    await refuseIfScopingRoles(ctx.tx, "tag", ids);
     const devicesDetached = [...(await deviceCounts(ctx.tx, ids)).values()].reduce((a, b) => a + b, 0);
     let profilesDetached = 0;
     for (const p of await ctx.tx.select({ id: deviceProfiles.id, tagIds: deviceProfiles.tagIds }).from(deviceProfiles)) {

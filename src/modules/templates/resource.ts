@@ -5,8 +5,9 @@ import { deviceProfiles, devices, templates } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
-import { idFilter } from "../users/filters.ts";
+import { idFilter } from "../../http/filters.ts";
 import { parseTemplate } from "./template-schema.ts";
+import { plural } from "../../words.ts";
 
 export const Template = z
   .object({
@@ -51,7 +52,6 @@ async function deviceCounts(db: DbOrTx, ids: number[]): Promise<Map<number, numb
   return new Map(rows.map((r) => [r.id!, r.n]));
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** Problems in the YAML go under `code` or `code.<key path>`, each naming its line. */
 export function checkTemplateCode(ctx: Pick<WriteCtx, "bag">, code: string): { description?: string } | undefined {

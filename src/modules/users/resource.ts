@@ -7,8 +7,9 @@ import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
 import { recordActivity } from "../activity/record.ts";
 import { actorGrant, assertWithin, grantOf } from "../roles/privilege.ts";
-import { booleanFilter, idFilter } from "./filters.ts";
+import { booleanFilter, idFilter } from "../../http/filters.ts";
 import { assertAdminRemains, assertCanManage, assertNotSelf } from "./guards.ts";
+import { plural } from "../../words.ts";
 
 export const MIN_PASSWORD = 12;
 
@@ -48,7 +49,6 @@ type UserRow = typeof users.$inferSelect;
 type RoleRow = typeof roles.$inferSelect;
 type UserIn = Partial<z.infer<typeof UserInput>>;
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 async function roleChoices(db: DbOrTx): Promise<string> {
   const all = await db.select({ id: roles.id, name: roles.name }).from(roles).orderBy(roles.id);

@@ -5,6 +5,7 @@ import { ApiError } from "../../http/errors.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
 import type { DbOrTx } from "../../db/client.ts";
+import { plural } from "../../words.ts";
 
 const Vendor = z
   .object({ id: z.number().int(), name: z.string(), devices_count: z.number().int(), created_at: z.string(), updated_at: z.string() })
@@ -54,10 +55,10 @@ export const vendorsResource = defineResource({
     const used = [...(await deviceCounts(ctx.tx, ids)).entries()].filter(([, n]) => n > 0);
     if (used.length) {
       const [id, n] = used[0]!;
-      throw ApiError.conflict(`Vendor ${id} is used by ${n} device${n === 1 ? "" : "s"}; move them to another vendor first`);
+      throw ApiError.conflict(`Vendor ${id} is used by ${plural(n, "device")}; move them to another vendor first`);
     }
     const profiles = await ctx.tx.update(deviceProfiles).set({ vendorId: null }).where(inArray(deviceProfiles.vendorId, ids)).returning({ id: deviceProfiles.id });
-    return profiles.length ? `cleared from ${profiles.length} device profile${profiles.length === 1 ? "" : "s"}` : undefined;
+    return profiles.length ? `cleared from ${plural(profiles.length, "device profile")}` : undefined;
   },
   descriptions: {
     delete: "Refused with 409 while any device uses the vendor. Device profiles that name it lose their vendor default; the answer says how many.",

@@ -1,6 +1,6 @@
 import { inArray } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "./errors.ts";
 
 /** List filter values that must be ids; parseListQuery turns the ApiError into a 422 under the filter's name. */
 export function wholeNumbers(key: string, values: string[]): number[] {
