@@ -7,7 +7,7 @@ import { devices, jobs } from "../../src/db/schema/index.ts";
 import { enqueueDeviceJob, getJob, type Job } from "../../src/jobs/queue.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../helpers/app.ts";
-import { builtinTemplateId, downloadOnce, latestConfigs } from "../helpers/collector.ts";
+import { addLoopbackDevice, builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript, latestConfigs } from "../helpers/collector.ts";
 import { configBlocks, startFakeDevice, type FakeDevice, type FakeDeviceOptions } from "../helpers/fake-device.ts";
 import { freePort } from "../helpers/process.ts";
 
@@ -20,25 +20,10 @@ import { freePort } from "../helpers/process.ts";
 const USERNAME = "netops";
 const PASSWORD = "Fault-Test-Pass-7781";
 const HOSTNAME = "edge-1";
-const PROMPT = `${HOSTNAME}#`;
 const BANNER = `\r\nAuthorized access only: ${HOSTNAME} lab router\r\n\r\n`;
-const CONFIG_COMMAND = "show running-config";
+const CONFIG_COMMAND = IOS_CONFIG_COMMAND;
 const RUNNING_CONFIG = ["hostname edge-1", "!", "interface GigabitEthernet0/1", " description uplink to core", "!", "end"];
-
-/** What the built-in cisco-ios template sends (setup, commands, teardown), answered as IOS would. */
-function iosAnswer(line: string): string | { answer: string; close: true } | undefined {
-  if (line === "exit") return { answer: "exit\r\n", close: true };
-  const outputs: Record<string, string[]> = {
-    "terminal length 0": [],
-    "terminal width 0": [],
-    [CONFIG_COMMAND]: ["Building configuration...", ...RUNNING_CONFIG],
-    "show version": ["Cisco IOS Software, C2960 Software (C2960-LANBASEK9-M), Version 15.0(2)SE11"],
-    "show vtp status": ["VTP Version capable             : 1 to 3"],
-    "show inventory": ['NAME: "1", DESCR: "WS-C2960-24TT-L"'],
-  };
-  const out = outputs[line];
-  return out && [line, ...out, PROMPT].join("\r\n");
-}
+const { prompt: PROMPT, script: iosAnswer } = iosScript(HOSTNAME, RUNNING_CONFIG);
 
 let t: TestContext;
 let token: string;
@@ -67,17 +52,8 @@ async function fakeIos(options: Partial<FakeDeviceOptions> = {}): Promise<FakeDe
   return device;
 }
 
-async function addDevice(port: number, password = PASSWORD): Promise<number> {
-  const created = await t.call("/api/v1/devices", {
-    method: "POST", token,
-    body: {
-      device_name: `fault-device-${++names}`, device_ip: "127.0.0.1", device_port_override: port,
-      device_template_id: iosTemplate, device_username: USERNAME, device_password: password,
-    },
-  });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  return created.body.data.id;
-}
+const addDevice = (port: number, password = PASSWORD) =>
+  addLoopbackDevice(t, token, { port, templateId: iosTemplate, username: USERNAME, password, name: `fault-device-${++names}` });
 
 const deviceState = async (id: number) => (await t.call(`/api/v1/devices/${id}`, { token })).body.data as {
   status: string; last_seen_at: string | null; last_backup_at: string | null;

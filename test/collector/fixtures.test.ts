@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
-import { builtinTemplateId, downloadOnce, latestConfigs } from "../helpers/collector.ts";
+import { addLoopbackDevice, builtinTemplateId, downloadOnce, latestConfigs } from "../helpers/collector.ts";
 import { startFakeDevice } from "../helpers/fake-device.ts";
 import { FAMILY_TEMPLATES, findOxidizedFixturesDir, loadSimulation, simulationFiles } from "../helpers/simulation.ts";
 import { parseTemplate } from "../../src/modules/templates/template-schema.ts";
@@ -73,19 +73,14 @@ describe.skipIf(!fixtureDir)("the collector against every recorded device sessio
 
       const device = await startFakeDevice({ simulation: loadSimulation(file), auth: { username: "oxidized", password: "replay-pass" } });
       try {
-        const created = await t.call("/api/v1/devices", {
-          method: "POST", token,
-          body: {
-            device_name: name.replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 60), device_ip: "127.0.0.1", device_port_override: device.port,
-            device_template_id: templateId, device_username: "oxidized", device_password: "replay-pass",
-          },
+        const id = await addLoopbackDevice(t, token, {
+          port: device.port, templateId, username: "oxidized", password: "replay-pass", name: name.replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 60),
         });
-        expect(created.status, JSON.stringify(created.body)).toBe(201);
-        const job = await downloadOnce(t, created.body.data.id, { limits: { idleTimeoutMs: 5000 } });
+        const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 5000 } });
         expect(device.unexpected, "lines the recording lacks").toEqual([]);
         expect(job.outcome, `${job.message} ${JSON.stringify(job.result)}`).toBe("success");
 
-        const stored = (await latestConfigs(t, created.body.data.id)).get(template.config_command);
+        const stored = (await latestConfigs(t, id)).get(template.config_command);
         expect(stored, `nothing stored for ${template.config_command}`).toBeDefined();
         expect(stored!.length).toBeGreaterThan(0);
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configChanges, configs, jobs } from "../../src/db/schema/index.ts";
 import { enqueueDeviceJob, getJob } from "../../src/jobs/queue.ts";
 import { createTestContext, TEST_APP_KEY, type TestContext } from "../helpers/app.ts";
-import { builtinTemplateId } from "../helpers/collector.ts";
+import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../helpers/collector.ts";
 import { generateHostKey, startFakeDevice, type FakeDevice, type FakeDeviceOptions } from "../helpers/fake-device.ts";
 import { start, stopGroup, type Spawned } from "../helpers/process.ts";
 
@@ -16,21 +16,10 @@ import { start, stopGroup, type Spawned } from "../helpers/process.ts";
 
 const USERNAME = "netops";
 const PASSWORD = "Process-Test-Pass-3317";
-const PROMPT = "core-2#";
-const CONFIG_COMMAND = "show running-config";
-/** The built-in cisco-ios template's commands, and what this device answers to each. */
-const OUTPUTS: Record<string, string[]> = {
-  "terminal length 0": [],
-  "terminal width 0": [],
-  [CONFIG_COMMAND]: ["hostname core-2", "!", "interface Vlan10", " ip address 192.0.2.2 255.255.255.0", "!", "end"],
-  "show version": ["Cisco IOS XE Software, Version 17.09.04a"],
-  "show vtp status": ["VTP Operating Mode                : Transparent"],
-  "show inventory": ['NAME: "Chassis", DESCR: "Cisco Catalyst 9300"'],
-};
+const CONFIG_COMMAND = IOS_CONFIG_COMMAND;
+const { prompt: PROMPT, script: iosAnswer } = iosScript("core-2", ["hostname core-2", "!", "interface Vlan10", " ip address 192.0.2.2 255.255.255.0", "!", "end"]);
+/** What the built-in cisco-ios template stores: one version per command. */
 const COMMANDS = [CONFIG_COMMAND, "show version", "show vtp status", "show inventory"];
-
-const iosAnswer = (line: string) =>
-  line === "exit" ? { answer: "exit\r\n", close: true } : OUTPUTS[line] && [line, ...OUTPUTS[line]!, PROMPT].join("\r\n");
 
 let t: TestContext;
 let token: string;
@@ -61,17 +50,8 @@ async function fakeIos(options: Partial<FakeDeviceOptions> = {}): Promise<FakeDe
 }
 
 let names = 0;
-async function addDevice(port: number): Promise<number> {
-  const created = await t.call("/api/v1/devices", {
-    method: "POST", token,
-    body: {
-      device_name: `process-device-${++names}`, device_ip: "127.0.0.1", device_port_override: port,
-      device_template_id: iosTemplate, device_username: USERNAME, device_password: PASSWORD,
-    },
-  });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  return created.body.data.id;
-}
+const addDevice = (port: number) =>
+  addLoopbackDevice(t, token, { port, templateId: iosTemplate, username: USERNAME, password: PASSWORD, name: `process-device-${++names}` });
 
 /** A collector process on the test's database: a 2 s lease, so a dead collector's jobs come back quickly. */
 function startCollector(concurrency: number): Spawned {

@@ -51,3 +51,46 @@ export async function latestConfigs(t: TestContext, deviceId: number): Promise<M
   for (const r of rows) out.set(r.command, await readBlob(t.db, r.blobHash));
   return out;
 }
+
+let deviceCounter = 0;
+
+/** Creates a device over the API that points at a server on this machine; returns its id. */
+export async function addLoopbackDevice(
+  t: TestContext,
+  token: string,
+  device: { port: number; templateId: number; username?: string; password?: string; name?: string } & Record<string, unknown>,
+): Promise<number> {
+  const { port, templateId, username, password, name, ...rest } = device;
+  const created = await t.call("/api/v1/devices", {
+    method: "POST", token,
+    body: {
+      device_name: name ?? `loopback-device-${++deviceCounter}`, device_ip: "127.0.0.1", device_port_override: port,
+      device_template_id: templateId, device_username: username, device_password: password, ...rest,
+    },
+  });
+  if (created.status !== 201) throw new Error(`device not created: ${JSON.stringify(created.body)}`);
+  return created.body.data.id;
+}
+
+export const IOS_CONFIG_COMMAND = "show running-config";
+
+/**
+ * A script for test/helpers/fake-device.ts that answers every line the built-in cisco-ios template sends
+ * (setup, commands, teardown) as an IOS device named `hostname` with this running configuration would.
+ */
+export function iosScript(hostname: string, runningConfig: string[]) {
+  const prompt = `${hostname}#`;
+  const outputs: Record<string, string[]> = {
+    "terminal length 0": [],
+    "terminal width 0": [],
+    [IOS_CONFIG_COMMAND]: ["Building configuration...", ...runningConfig],
+    "show version": ["Cisco IOS XE Software, Version 17.09.04a"],
+    "show vtp status": ["VTP Operating Mode                : Transparent"],
+    "show inventory": ['NAME: "Chassis", DESCR: "Cisco Catalyst 9300"'],
+  };
+  return {
+    prompt,
+    script: (line: string): string | { answer: string; close: true } | undefined =>
+      line === "exit" ? { answer: "exit\r\n", close: true } : outputs[line] && [line, ...outputs[line]!, prompt].join("\r\n"),
+  };
+}
