@@ -83,6 +83,7 @@ describe.skipIf(!fixtureDir)("the collector against every recorded device sessio
         const stored = (await latestConfigs(t, id)).get(template.config_command);
         expect(stored, `nothing stored for ${template.config_command}`).toBeDefined();
         expect(stored!.length).toBeGreaterThan(0);
+        expect(stored!.startsWith("\n"), "stored text starts with a blank line").toBe(false);
 
         const outputFile = file.replace("#simulation.yaml", "#output.txt");
         const oxidized = storedText(readFileSync(outputFile, "utf8").replace(/\r\n?/g, "\n"), template);

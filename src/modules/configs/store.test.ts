@@ -37,7 +37,7 @@ afterAll(() => t.close());
 describe("storing configurations", () => {
   it("the same text twice is one version seen twice", async () => {
     const first = await store(deviceA, base, 1);
-    const second = await store(deviceA, base + "\r\n\r\n", 2);
+    const second = await store(deviceA, "\r\n\r\n" + base + "\r\n\r\n", 2);
     expect(first).toMatchObject({ version: 1, changed: true });
     expect(second).toEqual({ configId: first.configId, version: 1, changed: false });
     const [row] = await t.db.select().from(configs).where(eq(configs.id, first.configId));

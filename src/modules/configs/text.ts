@@ -1,9 +1,13 @@
 /** Pure text helpers for stored configurations (Web APIs only: the API on Deno reads what collectors store). */
 
-/** One line ending, no trailing blanks at the end of the text, a final newline: so equal configs hash equal. */
+/**
+ * One line ending, no blank lines at the start or end (dropped header lines such as IOS's "Building
+ * configuration..." leave one behind), a final newline: so equal configs hash equal.
+ */
 export function normalizeConfigText(text: string): string {
   const lines = text.replace(/\r\n?/g, "\n").split("\n").map((l) => l.replace(/\s+$/, ""));
   while (lines.length && lines[lines.length - 1] === "") lines.pop();
+  while (lines.length && lines[0] === "") lines.shift();
   return lines.length ? lines.join("\n") + "\n" : "";
 }
 
