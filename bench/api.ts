@@ -52,8 +52,9 @@ const row = (name: string, m: Measurement) =>
 
 try {
   const config = loadConfig(env);
-  const { db, client } = await openDatabase(config.databaseUrl);
-  await prepareDatabase(db, config, systemClock, loadBuiltinTemplates());
+  const database = await openDatabase(config.databaseUrl);
+  const { db, client } = database;
+  await prepareDatabase(database, config, systemClock, loadBuiltinTemplates());
   const started = performance.now();
   await seedDevices(db, await openSecretBox(config.appKey!), flags.devices);
   console.log(`seeded ${flags.devices} devices in ${((performance.now() - started) / 1000).toFixed(1)} s`);

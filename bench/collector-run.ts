@@ -56,8 +56,8 @@ async function seed(dir: string, ports: number[]): Promise<{ env: Record<string,
   mkdirSync(dir, { recursive: true });
   const appKey = generateAppKey();
   const env = { STORAGE_DIR: dir, DATABASE_URL: `file:${join(dir, "netkeep.db")}`, DATABASE_AUTH_TOKEN: "", APP_KEY: appKey };
-  const { db, client } = await openDatabase(env.DATABASE_URL);
-  await migrateDatabase(db, systemClock, loadBuiltinTemplates());
+  const { db, client, location } = await openDatabase(env.DATABASE_URL);
+  await migrateDatabase(location, db, systemClock, loadBuiltinTemplates());
   const [template] = await db.select({ id: templates.id }).from(templates).where(eq(templates.builtinKey, "cisco-ios"));
   if (!template) throw new Error("the built-in cisco-ios template was not seeded");
   const secrets = await openSecretBox(appKey);

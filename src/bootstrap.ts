@@ -1,6 +1,6 @@
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
-import type { Db } from "./db/client.ts";
+import type { Database } from "./db/client.ts";
 import { migrateDatabase } from "./db/migrate.ts";
 import type { BuiltinTemplate } from "./modules/templates/builtins.ts";
 import { generatePassword, hashPassword } from "./auth/passwords.ts";
@@ -12,13 +12,19 @@ import { createSecretBox, parseAppKey, type SecretBox } from "./secrets/box.ts";
  * `admin` user. Returns the generated password (if one was made) so the launcher prints it exactly once.
  */
 export async function prepareDatabase(
-  db: Db, config: Config, clock: Clock, builtinTemplates: readonly BuiltinTemplate[],
+  { db, location }: Database, config: Config, clock: Clock, builtinTemplates: readonly BuiltinTemplate[],
 ): Promise<{ adminPassword?: string }> {
-  await migrateDatabase(db, clock, builtinTemplates);
+  await migrateDatabase(location, db, clock, builtinTemplates);
   if ((await countUsers(db)) > 0) return {};
   const password = config.adminPassword ?? generatePassword();
-  await createUser(db, { username: "admin", email: "admin@localhost", roleName: "admin", passwordHash: await hashPassword(password) }, clock.now());
-  return config.adminPassword ? {} : { adminPassword: password };
+  const passwordHash = await hashPassword(password);
+  // Counted again inside the write transaction: the API and a collector may start together on a fresh database.
+  const created = await db.transaction(async (tx) => {
+    if ((await countUsers(tx)) > 0) return false;
+    await createUser(tx, { username: "admin", email: "admin@localhost", roleName: "admin", passwordHash }, clock.now());
+    return true;
+  });
+  return created && !config.adminPassword ? { adminPassword: password } : {};
 }
 
 export const openSecretBox = (appKey: string): Promise<SecretBox> => createSecretBox(parseAppKey(appKey));

@@ -1,12 +1,12 @@
 import { count, eq, sql } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
+import type { Db, DbOrTx } from "../db/client.ts";
 import { roles, users } from "../db/schema/index.ts";
 
 export class UserInputError extends Error {}
 
 /** Creates a user under an existing role; the caller hashes the password (see passwords.ts). */
 export async function createUser(
-  db: Db,
+  db: DbOrTx,
   input: { username: string; email: string; roleName: string; passwordHash: string },
   now: Date,
 ): Promise<{ id: number }> {
@@ -36,7 +36,7 @@ export async function findUserByName(db: Db, username: string) {
   return row;
 }
 
-export async function countUsers(db: Db): Promise<number> {
+export async function countUsers(db: DbOrTx): Promise<number> {
   const [row] = await db.select({ n: count() }).from(users);
   return row?.n ?? 0;
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -76,10 +76,13 @@ describe("svc console", () => {
     expect(existsSync(storageDir)).toBe(false);
   });
 
-  it("migrates a fresh storage directory, then finds nothing pending", async () => {
-    const first = await run(["migrate"]);
-    expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/^Applied \d+ migrations? to file:.*netkeep\.db/);
+  it("migrates a fresh storage directory once, even when three commands start on it together, then finds nothing pending", async () => {
+    const together = await Promise.all([run(["migrate"]), run(["migrate"]), run(["migrate"])]);
+    for (const r of together) expect(r.code, r.stderr).toBe(0);
+    const appliers = together.filter((r) => r.stdout.startsWith("Applied"));
+    expect(appliers).toHaveLength(1);
+    const migrationFiles = readdirSync(new URL("../../drizzle", import.meta.url)).filter((f) => f.endsWith(".sql"));
+    expect(appliers[0]!.stdout).toMatch(new RegExp(`^Applied ${migrationFiles.length} migrations? to file:.*netkeep\\.db`));
     const again = await run(["migrate"]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/^No pending migrations/);

@@ -24,10 +24,9 @@ export async function openMigratedDatabase(config: Config, clock: Clock): Promis
   ensureStorage(config.storageDir, config.databaseUrl);
   const database = await openDatabase(config.databaseUrl, config.databaseAuthToken);
   try {
-    const before = await countAppliedMigrations(database.db);
-    await migrateDatabase(database.db, clock, loadBuiltinTemplates());
+    const { applied } = await migrateDatabase(database.location, database.db, clock, loadBuiltinTemplates());
     const total = await countAppliedMigrations(database.db);
-    return { ...database, migration: { applied: total - before, total } };
+    return { ...database, migration: { applied, total } };
   } catch (err) {
     database.client.close();
     throw err;

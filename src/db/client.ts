@@ -2,12 +2,14 @@ import { createClient, type Client } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "./schema/index.ts";
 import { withWriteTurns } from "./write-turns.ts";
+import type { DatabaseLocation } from "./migrate.ts";
 
 export type Db = LibSQLDatabase<typeof schema>;
 /** A transaction handle: services take `DbOrTx` so one write path serves single and bulk requests. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type DbOrTx = Db | Tx;
-export type Database = { db: Db; client: Client };
+/** An open database and where it is: migrations open their own connection to the same place. */
+export type Database = { db: Db; client: Client; location: DatabaseLocation };
 
 /**
  * Opens the database. A `file:` URL gets WAL (readers never wait for the writer; the mode is stored in the
@@ -23,5 +25,5 @@ export async function openDatabase(url: string, authToken?: string): Promise<Dat
   if (local) {
     await client.execute("PRAGMA journal_mode = WAL");
   }
-  return { db: drizzle(client, { schema }), client };
+  return { db: drizzle(client, { schema }), client, location: { url, authToken } };
 }

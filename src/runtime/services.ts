@@ -15,12 +15,13 @@ import { ensureStorage } from "./storage.ts";
  */
 export async function openServices(config: Config, logger: Logger): Promise<Database & { secrets: SecretBox }> {
   ensureStorage(config.storageDir, config.databaseUrl);
-  const { db, client } = await openDatabase(config.databaseUrl, config.databaseAuthToken);
+  const database = await openDatabase(config.databaseUrl, config.databaseAuthToken);
+  const { db, client } = database;
   // After opening the database: a key left by an interrupted `svc key:rotate` is settled by trying it on the stored secrets.
   const appKey = await loadAppKey(config, db);
   if (appKey.settled !== "none") logger.warn(`app key: ${appKey.settled === "finished" ? "finished" : "cleaned up after"} an interrupted svc key:rotate`);
   const secrets = await openSecretBox(appKey.key);
-  const { adminPassword } = await prepareDatabase(db, config, systemClock, loadBuiltinTemplates());
+  const { adminPassword } = await prepareDatabase(database, config, systemClock, loadBuiltinTemplates());
   if (adminPassword) console.log(`\nCreated user 'admin' with password: ${adminPassword}\nChange it after your first login.\n`);
-  return { db, client, secrets };
+  return { ...database, secrets };
 }

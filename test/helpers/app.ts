@@ -46,8 +46,8 @@ export async function createTestContext(options: { rateLimitPerMinute?: number; 
     RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
     APP_URL: "http://netkeep.test",
   });
-  const { db, client } = await openDatabase(config.databaseUrl);
-  await migrateDatabase(db, clock, loadBuiltinTemplates());
+  const { db, client, location } = await openDatabase(config.databaseUrl);
+  await migrateDatabase(location, db, clock, loadBuiltinTemplates());
   const secrets = await openSecretBox(TEST_APP_KEY);
   const app = createApp({ db, config, secrets, clock });
   let userCounter = 0;

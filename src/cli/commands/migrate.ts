@@ -1,5 +1,6 @@
 import { defineCommand } from "../command.ts";
 import { describeDatabaseUrl } from "../database.ts";
+import { plural } from "../../words.ts";
 
 /** The work happens before any command runs (see openMigratedDatabase); this one reports it. */
 export const migrateCommand = defineCommand({
@@ -7,11 +8,10 @@ export const migrateCommand = defineCommand({
   options: {},
   async run(_flags, { config, migration, io }) {
     const where = describeDatabaseUrl(config.databaseUrl);
-    const plural = (n: number) => `${n} migration${n === 1 ? "" : "s"}`;
     io.print(
       migration.applied
-        ? `Applied ${plural(migration.applied)} to ${where} (${plural(migration.total)} in total).`
-        : `No pending migrations: ${where} is up to date (${plural(migration.total)} applied).`,
+        ? `Applied ${plural(migration.applied, "migration")} to ${where} (${plural(migration.total, "migration")} in total).`
+        : `No pending migrations: ${where} is up to date (${plural(migration.total, "migration")} applied).`,
     );
     io.print("Seeded reference data: built-in roles, vendors, default category.");
   },
