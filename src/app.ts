@@ -9,10 +9,14 @@ import type { AppEnv, Services } from "./http/env.ts";
 import { createRateLimiter } from "./http/rate-limit.ts";
 import { silentLogger } from "./logger.ts";
 import { validationHook } from "./http/validation.ts";
+import type { ApiDocsFiles } from "./web/api-docs-files.ts";
+import { createWebApp } from "./web/routes.ts";
 
 export type AppDeps = Pick<Services, "db" | "config" | "secrets"> & Partial<Pick<Services, "clock" | "logger" | "rateLimiter">> & {
   /** How the runtime tells the peer's address; absent under app.request() in tests. */
   clientIp?: (c: Context) => string | undefined;
+  /** The generated API descriptions the web interface offers; launchers pass the STORAGE_DIR files. */
+  apiDocsFiles?: ApiDocsFiles;
 };
 
 type RouteEntry = { method: string; pattern: RegExp };
@@ -53,6 +57,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.route("/", createV1Api());
   app.route("/", createV2Api());
+  app.route("/", createWebApp({ config: deps.config, clock, apiDocsFiles: deps.apiDocsFiles }));
 
   let routeTable: RouteEntry[] | undefined;
   app.notFound((c) => {

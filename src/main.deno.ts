@@ -3,6 +3,7 @@ import { createApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { createLogger } from "./logger.ts";
 import { openServices } from "./runtime/services.ts";
+import { storageApiDocsFiles } from "./runtime/api-docs-files.ts";
 import { AppKeyError } from "./secrets/box.ts";
 
 /**
@@ -18,6 +19,7 @@ async function main() {
 
   const app = createApp({
     db, config, secrets, logger,
+    apiDocsFiles: storageApiDocsFiles(config.storageDir),
     // Deno.serve hands its ServeHandlerInfo to app.fetch as the env, so it is c.env here.
     clientIp: (c) => (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname,
   });

@@ -3,6 +3,7 @@ import { createApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { createLogger } from "./logger.ts";
 import { openServices } from "./runtime/services.ts";
+import { storageApiDocsFiles } from "./runtime/api-docs-files.ts";
 import { AppKeyError } from "./secrets/box.ts";
 import { startCollectorProcess } from "./runtime/collector-process.ts";
 
@@ -14,6 +15,7 @@ async function main() {
 
   const app = createApp({
     db, config, secrets, logger,
+    apiDocsFiles: storageApiDocsFiles(config.storageDir),
     clientIp: (c) => (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress,
   });
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {

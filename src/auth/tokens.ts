@@ -1,5 +1,5 @@
 import { and, eq, isNull } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
+import type { Db, DbOrTx } from "../db/client.ts";
 import { apiTokens, roles, users } from "../db/schema/index.ts";
 import type { Ability } from "./abilities.ts";
 import type { DeviceScope } from "./scope.ts";
@@ -63,7 +63,7 @@ export async function touchToken(db: Db, token: ResolvedToken, now: Date): Promi
 }
 
 export async function issueToken(
-  db: Db,
+  db: DbOrTx,
   input: { userId: number; name: string; abilities: Ability[]; expiresAt?: Date | null },
   now: Date,
 ): Promise<{ id: number; value: string }> {
@@ -84,7 +84,7 @@ export async function issueToken(
 }
 
 /** Returns false when no active token has that id. */
-export async function revokeToken(db: Db, id: number, now: Date): Promise<boolean> {
+export async function revokeToken(db: DbOrTx, id: number, now: Date): Promise<boolean> {
   const rows = await db
     .update(apiTokens)
     .set({ revokedAt: now })

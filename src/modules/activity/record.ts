@@ -17,7 +17,11 @@ export function changedFields(before: Snapshot, after: Snapshot): Record<string,
   return changes;
 }
 
-export type Actor = Pick<AuthContext, "userId" | "username" | "tokenId" | "tokenName" | "ip"> | { system: string };
+/** An API caller (its token), a web-session user (no token), or the system itself (the CLI, the scheduler). */
+export type Actor =
+  | Pick<AuthContext, "userId" | "username" | "tokenId" | "tokenName" | "ip">
+  | { userId: number; username: string; tokenId: null; tokenName: string; ip: string }
+  | { system: string };
 
 /** Appends one audit row. Callers pass API representations, so secrets appear only as has_* flags. */
 export async function recordActivity(

@@ -1,0 +1,91 @@
+import { and, eq, lte } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { roles, users, webSessions } from "../db/schema/index.ts";
+import { ADMIN_ROLE } from "../modules/users/guards.ts";
+import { hashTokenValue } from "./token-value.ts";
+
+export type WebSession = {
+  sessionId: number;
+  userId: number;
+  username: string;
+  roleName: string;
+  /** Holder of the built-in admin role: the only users the settings pages serve. */
+  isAdmin: boolean;
+  /** The synchronizer token every form of this session carries. */
+  csrfToken: string;
+};
+
+/** 256 random bits, base64url: session values and the login form's CSRF token. */
+export function randomSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * The CSRF token is derived from the session value, so it needs no column and dies with the session; it is a
+ * different hash from the stored one, so a copy of the database yields neither.
+ */
+export const csrfTokenFor = (sessionValue: string) => hashTokenValue(`csrf:${sessionValue}`);
+
+/** Starts a session for a user who has just proved their password; returns the cookie value. */
+export async function createSession(
+  db: Db,
+  input: { userId: number; ip: string; userAgent: string | undefined; lifetimeMs: number },
+  now: Date,
+): Promise<string> {
+  const value = randomSecret();
+  // Logins are rare, so this is where ended sessions are swept away.
+  await db.delete(webSessions).where(lte(webSessions.expiresAt, now));
+  await db.insert(webSessions).values({
+    sessionHash: await hashTokenValue(value),
+    userId: input.userId,
+    ip: input.ip,
+    userAgent: input.userAgent?.slice(0, 255) ?? null,
+    createdAt: now,
+    lastSeenAt: now,
+    expiresAt: new Date(now.getTime() + input.lifetimeMs),
+  });
+  await db.update(users).set({ lastLoginAt: now }).where(eq(users.id, input.userId));
+  return value;
+}
+
+/**
+ * The session behind a cookie value, or null when it is unknown, expired, or its user is disabled. A live
+ * session's expiry slides forward, written at most once a minute.
+ */
+export async function resolveSession(db: Db, value: string, now: Date, lifetimeMs: number): Promise<WebSession | null> {
+  const [row] = await db
+    .select({
+      sessionId: webSessions.id,
+      expiresAt: webSessions.expiresAt,
+      lastSeenAt: webSessions.lastSeenAt,
+      userId: users.id,
+      username: users.username,
+      roleName: roles.name,
+      roleBuiltin: roles.builtin,
+    })
+    .from(webSessions)
+    .innerJoin(users, eq(users.id, webSessions.userId))
+    .innerJoin(roles, eq(roles.id, users.roleId))
+    .where(and(eq(webSessions.sessionHash, await hashTokenValue(value)), eq(users.enabled, true)))
+    .limit(1);
+  if (!row || row.expiresAt.getTime() <= now.getTime()) return null;
+  if (now.getTime() - row.lastSeenAt.getTime() >= 60_000) {
+    await db
+      .update(webSessions)
+      .set({ lastSeenAt: now, expiresAt: new Date(now.getTime() + lifetimeMs) })
+      .where(eq(webSessions.id, row.sessionId));
+  }
+  return {
+    sessionId: row.sessionId,
+    userId: row.userId,
+    username: row.username,
+    roleName: row.roleName,
+    isAdmin: row.roleBuiltin && row.roleName.toLowerCase() === ADMIN_ROLE,
+    csrfToken: await csrfTokenFor(value),
+  };
+}
+
+export async function endSession(db: Db, sessionId: number): Promise<void> {
+  await db.delete(webSessions).where(eq(webSessions.id, sessionId));
+}

@@ -1,0 +1,118 @@
+import type { Hono } from "hono";
+import type { WebEnv } from "./env.ts";
+
+/** The whole look: served by the app itself so the interface works with no Internet access. */
+const CSS = `
+:root { --fg:#1d2430; --muted:#5f6b7a; --line:#d8dee6; --bg:#f5f7fa; --card:#fff; --accent:#1f5fbf; --accent-fg:#fff;
+  --ok:#1d7a3a; --bad:#b3261e; --warn-bg:#fff6db; --warn-line:#e7c460; --code:#f0f3f7; }
+* { box-sizing: border-box; }
+body { margin:0; font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif; color:var(--fg); background:var(--bg); }
+a { color:var(--accent); }
+code, pre, .mono { font-family: ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace; font-size:13px; }
+code { background:var(--code); padding:1px 4px; border-radius:3px; }
+pre { background:var(--code); padding:12px; border-radius:6px; overflow:auto; white-space:pre-wrap; word-break:break-word; }
+main { max-width:1200px; margin:24px auto; padding:0 20px; }
+h1 { font-size:24px; margin:0 0 16px; } h2 { font-size:19px; margin:24px 0 12px; } h3 { font-size:16px; margin:18px 0 8px; }
+.topbar { display:flex; align-items:center; gap:24px; padding:10px 20px; background:#17202e; color:#e8edf3; }
+.topbar a { color:#e8edf3; text-decoration:none; } .topbar .brand { font-weight:700; font-size:17px; }
+.topnav { display:flex; gap:12px; align-items:center; } .topnav .muted { color:#9aa7b7; }
+.whoami { margin-left:auto; display:flex; gap:12px; align-items:center; } .whoami .muted { color:#9aa7b7; }
+.muted { color:var(--muted); }
+.card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:20px; margin-bottom:20px; }
+.card > h1:first-child, .card > h2:first-child { margin-top:0; }
+.narrow { max-width:420px; margin:64px auto; }
+.problem h1 { color:var(--bad); }
+label { display:block; font-weight:600; margin:12px 0 4px; }
+input[type=text], input[type=password] { width:100%; padding:8px 10px; border:1px solid var(--line); border-radius:6px; font:inherit; }
+button, .button { display:inline-block; padding:7px 14px; border-radius:6px; border:1px solid var(--accent); background:var(--accent);
+  color:var(--accent-fg); font:inherit; cursor:pointer; text-decoration:none; }
+button.secondary, .button.secondary { background:#fff; color:var(--accent); }
+button.danger { background:#fff; color:var(--bad); border-color:var(--bad); }
+.link-button { background:none; border:none; color:inherit; padding:0; text-decoration:underline; cursor:pointer; }
+form.inline { display:inline; margin:0; }
+.actions { display:flex; gap:8px; flex-wrap:wrap; align-items:center; margin-top:14px; }
+.alert { padding:10px 14px; border-radius:6px; margin:0 0 16px; border:1px solid; }
+.alert.error { background:#fdecea; border-color:#f0b4ae; color:var(--bad); }
+.alert.success { background:#e9f6ec; border-color:#a9d8b4; color:var(--ok); }
+.alert.warning { background:var(--warn-bg); border-color:var(--warn-line); color:#6b5200; }
+.tabs { display:flex; gap:4px; border-bottom:1px solid var(--line); margin-bottom:20px; }
+.tabs a { padding:9px 16px; text-decoration:none; color:var(--muted); border:1px solid transparent; border-bottom:none; border-radius:6px 6px 0 0; }
+.tabs a[aria-current=page] { color:var(--fg); background:var(--card); border-color:var(--line); margin-bottom:-1px; font-weight:600; }
+table { width:100%; border-collapse:collapse; background:var(--card); }
+th, td { text-align:left; padding:8px 10px; border-bottom:1px solid var(--line); vertical-align:top; }
+th { font-size:13px; color:var(--muted); font-weight:600; }
+.badge { display:inline-block; padding:1px 8px; border-radius:10px; font-size:12px; border:1px solid var(--line); }
+.badge.active { color:var(--ok); border-color:#a9d8b4; } .badge.revoked, .badge.expired, .badge.absent { color:var(--bad); border-color:#f0b4ae; }
+.badge.present { color:var(--ok); border-color:#a9d8b4; }
+.abilities { display:flex; flex-wrap:wrap; gap:4px; } .abilities code { font-size:12px; }
+.ability-grid td, .ability-grid th { padding:4px 10px; } .ability-grid { width:auto; }
+.ability-grid label { display:inline; font-weight:normal; margin:0; }
+.secret { display:flex; gap:8px; align-items:center; } .secret code { font-size:14px; padding:6px 10px; word-break:break-all; }
+.method { display:inline-block; min-width:64px; font-weight:700; }
+.method.get { color:#1d7a3a; } .method.post { color:#1f5fbf; } .method.put, .method.patch { color:#8a5a00; } .method.delete { color:var(--bad); }
+.endpoint { border-top:1px solid var(--line); padding-top:10px; }
+.versions { display:flex; gap:8px; margin-bottom:12px; }
+.versions a[aria-current=page] { font-weight:700; text-decoration:none; color:var(--fg); }
+.toc { columns: 3 220px; margin:0 0 12px; padding-left:18px; }
+.copied { color:var(--ok); font-size:13px; }
+`;
+
+/**
+ * Progressive help only: every page works without it. Copy buttons (clipboard API, or a selection fallback on
+ * plain-HTTP origins where the API is missing) and confirmation before destructive forms.
+ */
+const JS = `
+(function () {
+  function fallbackCopy(text) {
+    var area = document.createElement("textarea");
+    area.value = text; area.setAttribute("readonly", ""); area.style.position = "fixed"; area.style.opacity = "0";
+    document.body.appendChild(area); area.select();
+    var ok = false; try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+    document.body.removeChild(area);
+    return ok ? Promise.resolve() : Promise.reject(new Error("copy refused"));
+  }
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text).catch(function () { return fallbackCopy(text); });
+    return fallbackCopy(text);
+  }
+  function report(button, message) {
+    var note = button.parentNode.querySelector(".copied");
+    if (!note) { note = document.createElement("span"); note.className = "copied"; note.setAttribute("role", "status"); button.parentNode.appendChild(note); }
+    note.textContent = message;
+  }
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("[data-copy-from],[data-copy-url]");
+    if (!button) return;
+    event.preventDefault();
+    var text = button.hasAttribute("data-copy-from")
+      ? Promise.resolve(document.getElementById(button.getAttribute("data-copy-from")).textContent)
+      : fetch(button.getAttribute("data-copy-url"), { credentials: "same-origin" }).then(function (r) {
+          if (!r.ok) throw new Error("HTTP " + r.status); return r.text();
+        });
+    text.then(copyText).then(function () { report(button, "Copied"); }, function (e) { report(button, "Copy failed: " + e.message); });
+  });
+  document.addEventListener("submit", function (event) {
+    var message = event.target.getAttribute("data-confirm");
+    if (message && !window.confirm(message)) event.preventDefault();
+  });
+})();
+`;
+
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(36);
+}
+
+/** Changes whenever either asset does, so pages can let browsers cache assets for a long time. */
+export const ASSET_VERSION = fnv1a(CSS + JS);
+
+export function registerAssets(web: Hono<WebEnv>): void {
+  const serve = (body: string, type: string) => (c: import("hono").Context<WebEnv>) => {
+    c.header("Cache-Control", "public, max-age=31536000, immutable");
+    c.header("Content-Type", type);
+    return c.body(body);
+  };
+  web.get("/assets/netkeep.css", serve(CSS, "text/css; charset=utf-8"));
+  web.get("/assets/netkeep.js", serve(JS, "text/javascript; charset=utf-8"));
+}

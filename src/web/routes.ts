@@ -1,0 +1,54 @@
+import { Hono } from "hono";
+import { openApiDocument, type ApiVersion } from "../api/versions.ts";
+import type { Clock } from "../clock.ts";
+import type { Config } from "../config.ts";
+import { createLoginThrottle } from "../auth/login-throttle.ts";
+import { asOpenApiDocument } from "../docs/openapi.ts";
+import { describeApi, type ApiReference } from "../docs/reference.ts";
+import type { ApiDocsFiles } from "./api-docs-files.ts";
+import { registerAssets } from "./assets.ts";
+import type { WebEnv, WebServices } from "./env.ts";
+import { requireAdminSession, requireCsrf } from "./guard.ts";
+import { renderProblem } from "./layout.tsx";
+import { registerLoginRoutes } from "./login.tsx";
+import { registerAiAgentDocsRoutes } from "./settings/ai-agent-docs.tsx";
+import { registerRestApiPage } from "./settings/page.tsx";
+import { registerTokenRoutes } from "./settings/tokens.tsx";
+
+/**
+ * The server-rendered web interface: login/logout, and Settings -> REST API Access for administrators. It knows
+ * sessions only (cookies); the API under /api knows tokens only. Neither accepts the other's credential.
+ */
+export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?: ApiDocsFiles }): Hono<WebEnv> {
+  const references = new Map<ApiVersion, ApiReference>();
+  const web: WebServices = {
+    apiDocsFiles: deps.apiDocsFiles,
+    reference(version) {
+      let reference = references.get(version);
+      if (!reference) {
+        reference = describeApi(asOpenApiDocument(openApiDocument(version, deps.config.appUrl, deps.config.appName), version));
+        references.set(version, reference);
+      }
+      return reference;
+    },
+  };
+  const app = new Hono<WebEnv>();
+  registerAssets(app);
+  registerLoginRoutes(app, createLoginThrottle(deps.clock));
+  app.use("/settings/*", async (c, next) => {
+    c.set("web", web);
+    await next();
+  }, requireAdminSession(), requireCsrf());
+  registerRestApiPage(app);
+  registerTokenRoutes(app);
+  registerAiAgentDocsRoutes(app);
+  app.onError((err, c) => {
+    c.var.services.logger.error("web page failed", { method: c.req.method, path: c.req.path, error: String(err), stack: (err as Error).stack });
+    return renderProblem(c, 500, {
+      title: "Something went wrong",
+      message: "The page failed unexpectedly; nothing more is shown here. The server log has the details.",
+      next: { href: "/", label: "Start again" },
+    });
+  });
+  return app;
+}
