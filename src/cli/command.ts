@@ -24,12 +24,16 @@ export type ConsoleIo = {
   readStdin(): Promise<string>;
 };
 
-export type CommandContext = {
-  db: Db;
+/** What a command that declares `database: false` gets: no database is opened, created or migrated for it. */
+export type OfflineContext = {
   config: Config;
   clock: Clock;
   io: ConsoleIo;
-  /** What opening the database did, since every command migrates before it acts. */
+};
+
+export type CommandContext = OfflineContext & {
+  db: Db;
+  /** What opening the database did, since every command that uses it migrates before it acts. */
   migration: MigrationReport;
 };
 
@@ -39,8 +43,11 @@ export type Command = {
   /** One line for `svc --help`. */
   summary: string;
   options: Record<string, Option>;
-  run(flags: Flags, ctx: CommandContext): Promise<void>;
-};
+} & (
+  | { database?: true; run(flags: Flags, ctx: CommandContext): Promise<void> }
+  /** The command never touches the database (e.g. it only writes files), so the console leaves it closed. */
+  | { database: false; run(flags: Flags, ctx: OfflineContext): Promise<void> }
+);
 
 type FlagValues<O extends Record<string, Option>> = {
   [K in keyof O]: O[K]["type"] extends "boolean" ? boolean : O[K]["required"] extends true ? string : string | undefined;
@@ -53,7 +60,14 @@ type FlagValues<O extends Record<string, Option>> = {
 export function defineCommand<const O extends Record<string, Option>>(command: {
   summary: string;
   options: O;
+  database: false;
+  run(flags: FlagValues<O>, ctx: OfflineContext): Promise<void>;
+}): Command;
+export function defineCommand<const O extends Record<string, Option>>(command: {
+  summary: string;
+  options: O;
   run(flags: FlagValues<O>, ctx: CommandContext): Promise<void>;
-}): Command {
-  return command as unknown as Command;
+}): Command;
+export function defineCommand(command: unknown): Command {
+  return command as Command;
 }

@@ -21,7 +21,9 @@ const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim();
 
 /** Runs one console invocation and returns its exit code: 0 when it did what was asked, 1 otherwise. */
 export async function runConsole(commands: Record<string, Command>, argv: string[], deps: ConsoleDeps): Promise<number> {
-  const [name, ...args] = argv;
+  const [name, ...given] = argv;
+  // `deno task svc:x -- --flag` passes on the `--` that `npm run svc:x -- --flag` swallows; accept both spellings.
+  const args = given[0] === "--" ? given.slice(1) : given;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     deps.io.print(overviewHelp(commands));
     return 0;
@@ -34,10 +36,14 @@ export async function runConsole(commands: Record<string, Command>, argv: string
       deps.io.print(commandHelp(name, command));
       return 0;
     }
-    const config = loadConfig(deps.env);
-    const { db, client, migration } = await openMigratedDatabase(config, deps.clock);
+    const context = { config: loadConfig(deps.env), clock: deps.clock, io: deps.io };
+    if (command.database === false) {
+      await command.run(flags, context);
+      return 0;
+    }
+    const { db, client, migration } = await openMigratedDatabase(context.config, deps.clock);
     try {
-      await command.run(flags, { db, config, clock: deps.clock, io: deps.io, migration });
+      await command.run(flags, { ...context, db, migration });
     } finally {
       client.close();
     }

@@ -11,6 +11,7 @@ const refId = (what: string, zeroMeans?: string) =>
     .optional()
     .openapi({ description: `Id of a ${what}${zeroMeans ? `; 0 means ${zeroMeans}` : ""}`, example: zeroMeans ? 0 : 1 });
 
+const CUSTOM_KEY = /^[A-Za-z0-9_-]{1,64}$/;
 const customValue = z.union([z.string().max(1000), z.number(), z.boolean(), z.null()]);
 
 /** Fields a client writes. Secrets are accepted here and never appear in any response. */
@@ -26,7 +27,8 @@ export const DeviceInput = z
       .string()
       .max(255, "must be at most 255 characters")
       .refine(isHostAddress, "must be an IPv4 address, an IPv6 address or a hostname")
-      .openapi({ description: "Management address: IPv4, IPv6 or hostname", example: "192.0.2.10" }),
+      // The refine is invisible to the document; the formats carry the same rule into it.
+      .openapi({ description: "Management address: IPv4, IPv6 or hostname", example: "192.0.2.10", anyOf: [{ format: "ipv4" }, { format: "ipv6" }, { format: "hostname" }] }),
     device_vendor: z.string().max(255).nullable().optional().openapi({ description: "Vendor name, one of the known vendors", example: "Cisco" }),
     device_model: z.string().max(255, "must be at most 255 characters").optional().openapi({ example: "C9300-48P" }),
     device_category_id: refId("category (command group)"),
@@ -42,9 +44,11 @@ export const DeviceInput = z
     device_password: z.string().max(1024).nullable().optional().openapi({ description: "Write-only; null clears it", example: "s3cret-pass" }),
     device_enable_password: z.string().max(1024).nullable().optional().openapi({ description: "Write-only; null clears it", example: "en4ble-pass" }),
     custom: z
-      .record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1-64 letters, digits, _ or -"), customValue)
+      .record(z.string().regex(CUSTOM_KEY, "must be 1-64 letters, digits, _ or -"), customValue)
       .optional()
-      .openapi({ description: "Flat custom attributes, filterable as filter[custom.<key>]", example: { site: "ams", rack: "r12" } }),
+      // The document generator drops a record's key rule; propertyNames (JSON Schema, absent from the metadata
+      // type but copied into the document as given) puts it back.
+      .openapi({ description: "Flat custom attributes, filterable as filter[custom.<key>]", example: { site: "ams", rack: "r12" }, ...({ propertyNames: { pattern: CUSTOM_KEY.source } } as object) }),
     notes: z.string().max(10_000, "must be at most 10000 characters").optional().openapi({ example: "Core router, row 3" }),
     enabled: z.boolean().optional().openapi({ description: "Disabled devices are skipped by backups", example: true }),
   })
