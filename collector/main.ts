@@ -6,6 +6,7 @@ import { createLogger } from "../src/logger.ts";
 import { openServices } from "../src/runtime/services.ts";
 import { AppKeyError } from "../src/secrets/box.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
+import { startScheduler } from "./scheduler.ts";
 
 const logger = createLogger();
 
@@ -25,6 +26,8 @@ async function main() {
     jobTimeLimitMs: config.collectorJobTimeLimitMs,
     pollIntervalMs: Math.min(DEFAULT_WORKER_OPTIONS.pollIntervalMs, config.collectorLeaseMs / 4),
   });
+  // Every collector schedules: task runs are keyed by (task, slot) in the database, so only one starts each.
+  const scheduler = startScheduler({ db, clock: systemClock, logger });
   logger.info("collector started", { owner, concurrency: config.collectorConcurrency });
 
   let stopping = false;
@@ -32,6 +35,7 @@ async function main() {
     if (stopping) return;
     stopping = true;
     logger.info("collector stopping; finishing the jobs in hand", { active: worker.active });
+    await scheduler.stop();
     await worker.stop();
     client.close();
     process.exit(0);

@@ -1,5 +1,6 @@
 import { claimNextJob, completeJob, extendLease, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
 import { describeError, runDownloadJob, type DownloadDeps } from "./download.ts";
+import { runPurgeJob } from "./purge-job.ts";
 
 export type WorkerOptions = {
   /** Sessions at once; COLLECTOR_CONCURRENCY. */
@@ -48,6 +49,9 @@ export function startWorker(deps: DownloadDeps, options: WorkerOptions) {
         const end = await runDownloadJob(deps, job, controller.signal);
         // One line per run: which collector ran what, and how it went (messages never carry secrets).
         if (end) deps.logger.info(end.retrying ? "job will be retried" : "job finished", { job: job.id, device: job.deviceId, attempt: job.attempts, ...end, duration_ms: Date.now() - started });
+      } else if (job.type === "purge_configs") {
+        const end = await runPurgeJob(deps, job);
+        if (end) deps.logger.info("job finished", { job: job.id, type: job.type, ...end, duration_ms: Date.now() - started });
       } else await completeJob(deps.db, job, deps.owner, { outcome: "error", message: `this collector cannot run ${job.type} jobs` }, deps.clock.now());
     } catch (err) {
       deps.logger.error("job failed", { job: job.id, error: describeError(err) });

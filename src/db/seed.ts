@@ -4,6 +4,7 @@ import { BUILTIN_ROLES } from "../auth/roles.ts";
 import type { Db } from "./client.ts";
 import { categories, roles, vendors } from "./schema/index.ts";
 import { seedBuiltinTemplates, type BuiltinTemplate } from "../modules/templates/builtins.ts";
+import { seedSystemTasks } from "../modules/tasks/system-tasks.ts";
 
 /** The vendor families the built-in connection templates cover. */
 const VENDORS = [
@@ -12,7 +13,7 @@ const VENDORS = [
 
 /**
  * Idempotent: runs after every migration. Built-in roles are rewritten so a new ability reaches them on
- * upgrade; vendors and the default category are only added when missing, so user edits survive. Built-in
+ * upgrade; vendors, the default category and the system tasks are only added when missing, so user edits survive. Built-in
  * connection templates (read from collector/templates/ by the launcher) are rewritten, user templates kept.
  */
 export async function seedReferenceData(db: Db, clock: Clock, builtinTemplates: readonly BuiltinTemplate[]): Promise<void> {
@@ -35,6 +36,7 @@ export async function seedReferenceData(db: Db, clock: Clock, builtinTemplates: 
       await tx.insert(categories).values({ name: "Default", description: "Running configuration", createdAt: now, updatedAt: now });
     }
     await seedBuiltinTemplates(tx, builtinTemplates, now);
+    await seedSystemTasks(tx, now);
   });
 }
 

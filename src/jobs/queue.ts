@@ -1,6 +1,6 @@
-import { and, eq, inArray, lt, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client.ts";
-import { jobs, type JobOutcome, type JobTrigger, type JobType } from "../db/schema/index.ts";
+import { jobs, taskRunItems, taskRuns, type JobOutcome, type JobTrigger, type JobType } from "../db/schema/index.ts";
 
 export type Job = typeof jobs.$inferSelect;
 
@@ -42,6 +42,94 @@ export async function enqueueDeviceJob(
     })
     .returning();
   return { job: job!, created: true };
+}
+
+/** Ids per query: well under SQLite's bound-parameter limit. */
+const CHUNK = 500;
+
+/**
+ * enqueueDeviceJob for many devices at once (a task run over thousands of devices): a job already waiting
+ * or running for a device is reused (priority raised if need be), the others are inserted. Returns each
+ * device's job id.
+ */
+export async function enqueueDeviceJobs(
+  db: DbOrTx,
+  input: { type: JobType; deviceIds: number[]; trigger: JobTrigger; priority: number; requestedBy?: number | null },
+  now: Date,
+): Promise<Map<number, number>> {
+  const jobOf = new Map<number, number>();
+  for (let i = 0; i < input.deviceIds.length; i += CHUNK) {
+    const ids = input.deviceIds.slice(i, i + CHUNK);
+    const pending = await db
+      .select({ id: jobs.id, deviceId: jobs.deviceId, priority: jobs.priority })
+      .from(jobs)
+      .where(and(inArray(jobs.deviceId, ids), eq(jobs.type, input.type), inArray(jobs.state, ["queued", "running"])));
+    for (const p of pending) jobOf.set(p.deviceId!, p.id);
+    const raise = pending.filter((p) => p.priority < input.priority).map((p) => p.id);
+    if (raise.length) await db.update(jobs).set({ priority: input.priority }).where(inArray(jobs.id, raise));
+    const fresh = ids.filter((id) => !jobOf.has(id));
+    if (!fresh.length) continue;
+    const inserted = await db
+      .insert(jobs)
+      .values(fresh.map((deviceId) => ({
+        type: input.type, deviceId, trigger: input.trigger, priority: input.priority, requestedBy: input.requestedBy ?? null, runAfter: now, createdAt: now,
+      })))
+      .returning({ id: jobs.id, deviceId: jobs.deviceId });
+    for (const j of inserted) jobOf.set(j.deviceId!, j.id);
+  }
+  return jobOf;
+}
+
+/** Queues a job that is about no device (the retention purge). */
+export async function enqueueJob(
+  db: DbOrTx,
+  input: { type: JobType; trigger: JobTrigger; priority: number; requestedBy?: number | null; maxAttempts?: number },
+  now: Date,
+): Promise<Job> {
+  const [job] = await db
+    .insert(jobs)
+    .values({ type: input.type, trigger: input.trigger, priority: input.priority, requestedBy: input.requestedBy ?? null, maxAttempts: input.maxAttempts ?? 1, runAfter: now, createdAt: now })
+    .returning();
+  return job!;
+}
+
+/** A run is over when none of its items has a job still queued or running (a deleted job counts as over). */
+const runHasOpenJobs = sql`exists (
+  select 1 from ${taskRunItems} i join ${jobs} j on j.id = i.job_id
+  where i.run_id = ${taskRuns.id} and j.state <> 'finished')`;
+
+/**
+ * Marks finished the task runs whose last open job just finished. Part of completing a job, so a run's
+ * finished_at is right however the job ended; settleFinishedRuns catches runs whose jobs were deleted.
+ */
+async function settleRunsOfJob(db: DbOrTx, jobId: number, now: Date): Promise<void> {
+  await db
+    .update(taskRuns)
+    .set({ finishedAt: now })
+    .where(and(
+      isNull(taskRuns.finishedAt),
+      inArray(taskRuns.id, sql`(select ${taskRunItems.runId} from ${taskRunItems} where ${taskRunItems.jobId} = ${jobId})`),
+      sql`not ${runHasOpenJobs}`,
+    ));
+}
+
+/**
+ * Marks finished every open run with no open job left, at the time its last job finished (or now, when its
+ * jobs are gone, e.g. their devices were deleted).
+ */
+export async function settleFinishedRuns(db: DbOrTx, now: Date): Promise<number> {
+  const settled = and(isNull(taskRuns.finishedAt), sql`not ${runHasOpenJobs}`);
+  // A read first: a scheduler calls this every pass, and usually there is nothing to settle and no lock to take.
+  const [any] = await db.select({ id: taskRuns.id }).from(taskRuns).where(settled).limit(1);
+  if (!any) return 0;
+  const rows = await db
+    .update(taskRuns)
+    .set({
+      finishedAt: sql`coalesce((select max(j.finished_at) from ${taskRunItems} i join ${jobs} j on j.id = i.job_id where i.run_id = ${taskRuns.id}), ${now.getTime()})`,
+    })
+    .where(settled)
+    .returning({ id: taskRuns.id });
+  return rows.length;
 }
 
 /** Puts jobs whose collector stopped renewing its lease back in the queue. */
@@ -111,6 +199,7 @@ export async function completeJob(
     )
     .where(and(eq(jobs.id, job.id), eq(jobs.leaseOwner, owner), eq(jobs.state, "running")))
     .returning({ id: jobs.id });
+  if (rows.length > 0 && !retrying) await settleRunsOfJob(db, job.id, now);
   return { recorded: rows.length > 0, retrying: retrying && rows.length > 0 };
 }
 

@@ -2,8 +2,11 @@ import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { timestamp } from "./columns.ts";
 import { devices } from "./devices.ts";
 
-/** Kinds of work a collector runs; snippet pushes and compliance checks join this list. */
-export const JOB_TYPES = ["download"] as const;
+/**
+ * Kinds of work a collector runs; snippet pushes and compliance checks join this list. A purge_configs job
+ * (the retention purge task) has no device.
+ */
+export const JOB_TYPES = ["download", "purge_configs"] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export const JOB_STATES = ["queued", "running", "finished"] as const;

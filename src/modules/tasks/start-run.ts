@@ -1,0 +1,62 @@
+import { asc, eq } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client.ts";
+import { devices, taskRunItems, taskRuns, tasks, type TaskRunTrigger } from "../../db/schema/index.ts";
+import { enqueueDeviceJobs, enqueueJob, PRIORITY } from "../../jobs/queue.ts";
+import { taskTargetCondition } from "./targets.ts";
+import { TASK_TYPE_DEFS } from "./types.ts";
+
+export type Task = typeof tasks.$inferSelect;
+export type TaskRun = typeof taskRuns.$inferSelect;
+
+const ITEM_CHUNK = 500;
+
+/**
+ * Starts a run of a task: the run row, one item per device the task reaches now (disabled devices are
+ * skipped and say so) and their jobs, in the caller's transaction. A scheduled run whose (task, slot) row
+ * already exists was started by another scheduler: nothing is written and undefined comes back, so only the
+ * scheduler whose insert landed queues jobs.
+ */
+export async function startTaskRun(
+  tx: DbOrTx,
+  task: Task,
+  run: { trigger: TaskRunTrigger; scheduledFor: Date | null; missedSlots?: number; requestedBy?: number | null },
+  now: Date,
+): Promise<TaskRun | undefined> {
+  const [created] = await tx
+    .insert(taskRuns)
+    .values({
+      taskId: task.id, taskType: task.type, trigger: run.trigger, scheduledFor: run.scheduledFor, missedSlots: run.missedSlots ?? 0,
+      requestedBy: run.requestedBy ?? null, startedAt: now,
+    })
+    .onConflictDoNothing()
+    .returning();
+  if (!created) return undefined;
+
+  const def = TASK_TYPE_DEFS[task.type];
+  const jobTrigger = run.trigger === "manual" ? "api" : "schedule";
+  const priority = run.trigger === "manual" ? PRIORITY.api : PRIORITY.scheduled;
+  let jobs = 0;
+  if (def.targets === "none") {
+    const job = await enqueueJob(tx, { type: def.job, trigger: jobTrigger, priority, requestedBy: run.requestedBy }, now);
+    await tx.insert(taskRunItems).values({ runId: created.id, jobId: job.id });
+    jobs = 1;
+  } else {
+    const targets = await tx
+      .select({ id: devices.id, name: devices.name, enabled: devices.enabled })
+      .from(devices)
+      .where(taskTargetCondition(task))
+      .orderBy(asc(devices.id));
+    const enabled = targets.filter((d) => d.enabled).map((d) => d.id);
+    const jobOf = await enqueueDeviceJobs(tx, { type: def.job, deviceIds: enabled, trigger: jobTrigger, priority, requestedBy: run.requestedBy }, now);
+    const items = targets.map((d) => ({
+      runId: created.id, deviceId: d.id, deviceName: d.name, jobId: jobOf.get(d.id) ?? null, skipReason: d.enabled ? null : "disabled",
+    }));
+    for (let i = 0; i < items.length; i += ITEM_CHUNK) await tx.insert(taskRunItems).values(items.slice(i, i + ITEM_CHUNK));
+    jobs = enabled.length;
+  }
+  if (jobs === 0) {
+    await tx.update(taskRuns).set({ finishedAt: now }).where(eq(taskRuns.id, created.id));
+    created.finishedAt = now;
+  }
+  return created;
+}

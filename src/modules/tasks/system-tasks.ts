@@ -1,0 +1,29 @@
+import type { DbOrTx } from "../../db/client.ts";
+import { tasks, type TaskType } from "../../db/schema/index.ts";
+
+type SystemTask = { systemKey: string; name: string; description: string; type: TaskType; cron: string; paused: boolean };
+
+/** The tasks netkeep creates on first start. Users may edit and pause them, not delete them. */
+export const SYSTEM_TASKS: readonly SystemTask[] = [
+  {
+    systemKey: "nightly_backup", name: "Nightly backup", type: "download_all", cron: "0 2 * * *", paused: true,
+    description: "Backs up every enabled device at 02:00 UTC. Paused until you resume it (POST /api/v1/tasks/{id}/resume).",
+  },
+  {
+    systemKey: "retention_purge", name: "Retention purge", type: "purge_configs", cron: "30 3 * * *", paused: false,
+    description: "Deletes the stored configuration versions the retention rules no longer keep, daily at 03:30 UTC.",
+  },
+];
+
+/**
+ * Creates the system tasks that do not exist yet. A task that exists is left exactly as it is (the user may
+ * have changed its schedule or resumed it), and so is a user's task that already has the same name.
+ */
+export async function seedSystemTasks(db: DbOrTx, now: Date): Promise<void> {
+  for (const t of SYSTEM_TASKS) {
+    await db
+      .insert(tasks)
+      .values({ ...t, timezone: "UTC", scheduleFrom: now, createdAt: now, updatedAt: now })
+      .onConflictDoNothing();
+  }
+}
