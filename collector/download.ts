@@ -6,6 +6,7 @@ import type { JobOutcome } from "../src/db/schema/index.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import type { Logger } from "../src/logger.ts";
 import { markLatestSeen, storeConfig } from "../src/modules/configs/store.ts";
+import { loadCompareExclusions } from "../src/modules/configs/exclusions.ts";
 import { normalizeConfigText } from "../src/modules/configs/text.ts";
 import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 import { comparableText, storedText } from "../src/modules/templates/template-text.ts";
@@ -216,11 +217,12 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       let changed = 0;
       let bytes = 0;
       const configIds: number[] = [];
+      const exclusions = await loadCompareExclusions(tx);
       for (const [command, output] of outputs) {
         const text = storedText(output, template);
         bytes += new TextEncoder().encode(text).length;
         const stored = await storeConfig(tx, {
-          deviceId: plan!.device.id, command, text, significant: (t) => comparableText(t, template),
+          deviceId: plan!.device.id, command, text, significant: (t) => exclusions.strip(command, comparableText(t, template)),
           trigger: job.trigger, jobId: job.id, now,
         });
         configIds.push(stored.configId);

@@ -1,5 +1,5 @@
 import { blob, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { timestamp } from "./columns.ts";
+import { timestamp, timestamps } from "./columns.ts";
 import { devices } from "./devices.ts";
 import { jobs, JOB_TRIGGERS } from "./jobs.ts";
 
@@ -48,3 +48,18 @@ export const configChanges = sqliteTable("config_changes", {
   trigger: text("trigger", { enum: JOB_TRIGGERS }).notNull(),
   createdAt: timestamp("created_at").notNull(),
 }, (t) => [index("config_changes_device_idx").on(t.deviceId, t.createdAt), index("config_changes_config_idx").on(t.configId)]);
+
+/**
+ * Lines to leave out when deciding whether a download is a new version (and, on request, in diffs): a regular
+ * expression matched against each line, for every command or one. Editing them never touches stored versions.
+ */
+export const compareExclusions = sqliteTable("compare_exclusions", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  pattern: text("pattern").notNull(),
+  /** Null: every command. */
+  command: text("command"),
+  ignoreCase: integer("ignore_case", { mode: "boolean" }).notNull().default(false),
+  description: text("description").notNull().default(""),
+  enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+  ...timestamps,
+});

@@ -44,6 +44,11 @@ describe("storing configurations", () => {
     expect(row).toMatchObject({ seenCount: 2, firstSeenAt: day(1), lastSeenAt: day(2), lines: 6 });
   });
 
+  it("a first version's change row counts its lines but stores no diff: the text is in its blob already", async () => {
+    const [change] = await t.db.select().from(configChanges).where(eq(configChanges.deviceId, deviceA));
+    expect(change).toMatchObject({ previousConfigId: null, linesAdded: 6, linesRemoved: 0, diff: "" });
+  });
+
   it("a change in volatile lines only makes no new version", async () => {
     const churned = base.replace("10:00:00", "11:30:00").replace("17179869", "17179870");
     expect(await store(deviceA, churned, 3)).toMatchObject({ version: 1, changed: false });

@@ -1,8 +1,9 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
-import { structuredPatch, formatPatch } from "diff";
 import type { DbOrTx } from "../../db/client.ts";
 import { configBlobs, configChanges, configs, type JobTrigger } from "../../db/schema/index.ts";
+import { unifiedDiff } from "./config-diff.ts";
 import { gunzipText, gzipText, normalizeConfigText, sha256Hex } from "./text.ts";
+import { indexConfigText } from "./search-index.ts";
 
 export type StoreResult = { configId: number; version: number; changed: boolean };
 
@@ -12,19 +13,9 @@ export async function readBlob(db: DbOrTx, hash: string): Promise<string> {
   return gunzipText(row.content);
 }
 
-/** Unified diff between two texts plus the counts users filter on. */
-export function unifiedDiff(oldText: string, newText: string, oldLabel: string, newLabel: string, context = 3) {
-  const patch = structuredPatch(oldLabel, newLabel, oldText, newText, "", "", { context });
-  let added = 0;
-  let removed = 0;
-  for (const hunk of patch.hunks) {
-    for (const line of hunk.lines) {
-      if (line.startsWith("+")) added++;
-      else if (line.startsWith("-")) removed++;
-    }
-  }
-  return { text: patch.hunks.length ? formatPatch(patch) : "", added, removed };
-}
+/** A change row's diff: from one version of a command to the next (version 0: nothing). */
+export const changeDiff = (previousText: string, text: string, command: string, previousVersion: number, version: number) =>
+  unifiedDiff(previousText, text, `${command} v${previousVersion}`, `${command} v${version}`);
 
 /** The id of the latest stored version of each of a device's commands; a command with nothing stored is absent. */
 export async function latestConfigIds(db: DbOrTx, deviceId: number, commands: readonly string[]): Promise<Map<string, number>> {
@@ -79,13 +70,19 @@ export async function storeConfig(
     .orderBy(desc(configs.version))
     .limit(1);
 
-  if (latest && latest.significantHash === significantHash) {
+  const seenAgain = async () => {
+    // The stored hash follows the current rules, so the next download compares by hash alone again.
     await tx
       .update(configs)
-      .set({ lastSeenAt: input.now, seenCount: sql`${configs.seenCount} + 1` })
-      .where(eq(configs.id, latest.id));
-    return { configId: latest.id, version: latest.version, changed: false };
-  }
+      .set({ lastSeenAt: input.now, seenCount: sql`${configs.seenCount} + 1`, significantHash })
+      .where(eq(configs.id, latest!.id));
+    return { configId: latest!.id, version: latest!.version, changed: false };
+  };
+  if (latest && latest.significantHash === significantHash) return seenAgain();
+  // The volatile-line rules (template filters, compare exclusions) may have changed since the latest version
+  // was stored: what counts is whether it differs from this text under today's rules.
+  const previous = latest ? await readBlob(tx, latest.blobHash) : "";
+  if (latest && (await sha256Hex(input.significant(previous))) === significantHash) return seenAgain();
 
   const hash = await sha256Hex(text);
   const size = new TextEncoder().encode(text).length;
@@ -104,11 +101,12 @@ export async function storeConfig(
     })
     .returning({ id: configs.id });
 
-  const previous = latest ? await readBlob(tx, latest.blobHash) : "";
-  const diff = unifiedDiff(previous, text, `${input.command} v${latest?.version ?? 0}`, `${input.command} v${version}`);
+  const diff = changeDiff(previous, text, input.command, latest?.version ?? 0, version);
   await tx.insert(configChanges).values({
     deviceId: input.deviceId, command: input.command, configId: row!.id, previousConfigId: latest?.id ?? null,
-    diff: diff.text, linesAdded: diff.added, linesRemoved: diff.removed, trigger: input.trigger, createdAt: input.now,
+    // A first version's diff is its whole text, which its blob already holds: it is rendered from there when asked.
+    diff: latest ? diff.text : "", linesAdded: diff.added, linesRemoved: diff.removed, trigger: input.trigger, createdAt: input.now,
   });
+  await indexConfigText(tx, { deviceId: input.deviceId, command: input.command, configId: row!.id, text, previous });
   return { configId: row!.id, version, changed: true };
 }

@@ -24,3 +24,17 @@ async function pipe(bytes: Uint8Array<ArrayBuffer>, stream: CompressionStream | 
 export const gzipText = (text: string) => pipe(new TextEncoder().encode(text), new CompressionStream("gzip"));
 export const gunzipText = async (bytes: Uint8Array) =>
   new TextDecoder().decode(await pipe(new Uint8Array(bytes), new DecompressionStream("gzip")));
+
+/**
+ * A piece of a file name that is safe everywhere (headers, tar paths, Windows): runs of anything but letters,
+ * digits, dot, underscore and dash become one dash; no leading dots or dashes; at most `max` characters.
+ * "show running-config | section bgp" -> "show-running-config-section-bgp".
+ */
+export function fileNamePart(text: string, max = 80): string {
+  const safe = text.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[.-]+/, "").slice(0, max).replace(/-+$/, "");
+  return safe || "unnamed";
+}
+
+/** The download name of one version: <device>_<command>_<version>.txt. */
+export const configFileName = (deviceName: string, command: string, version: number) =>
+  `${fileNamePart(deviceName)}_${fileNamePart(command)}_${version}.txt`;

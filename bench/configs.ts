@@ -1,0 +1,223 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { sql } from "drizzle-orm";
+import { createApp } from "../src/app.ts";
+import { ABILITIES } from "../src/auth/abilities.ts";
+import { issueToken } from "../src/auth/tokens.ts";
+import { createUser } from "../src/auth/users.ts";
+import { hashPassword } from "../src/auth/passwords.ts";
+import { openSecretBox } from "../src/bootstrap.ts";
+import { systemClock } from "../src/clock.ts";
+import { loadConfig } from "../src/config.ts";
+import { openDatabase } from "../src/db/client.ts";
+import { migrateDatabase } from "../src/db/migrate.ts";
+import { devices } from "../src/db/schema/index.ts";
+import { storeConfig } from "../src/modules/configs/store.ts";
+import { loadBuiltinTemplates } from "../src/runtime/builtin-templates.ts";
+import { generateAppKey } from "../src/secrets/box.ts";
+import { deviceHistory, significantText } from "./configs-data.ts";
+import { hostnameOf } from "./ios-config.ts";
+
+/**
+ * `npm run bench:configs [-- --devices 2000 --versions 5 --bytes 30000 --runs 5 --keep]`
+ *
+ * Stores every version of every device through storeConfig (the collector's path) into a temp database, writes
+ * the same texts as one file per version (how rConfig keeps them) and as a git history (one commit per round,
+ * then `git gc`), and measures: searches through the API against `grep -rn` over the files, in the same run,
+ * and bytes on disk per stored version. Exits 1 when a target is missed.
+ */
+const SEARCH_TARGET = 5; // times faster than grep
+const STORAGE_TARGET = 2; // at most this many times git's bytes
+
+const { values: opts } = parseArgs({
+  options: {
+    devices: { type: "string", default: "2000" },
+    versions: { type: "string", default: "5" },
+    bytes: { type: "string", default: "30000" },
+    runs: { type: "string", default: "5" },
+    keep: { type: "boolean", default: false },
+  },
+});
+const whole = (name: keyof typeof opts, min: number) => {
+  const n = Number(opts[name]);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number >= ${min}, got '${opts[name]}'`);
+  return n;
+};
+const DEVICES = whole("devices", 10);
+const VERSIONS = whole("versions", 1);
+const BYTES = whole("bytes", 2000);
+const RUNS = whole("runs", 1);
+
+const dir = mkdtempSync(join(tmpdir(), "netkeep-bench-configs-"));
+const filesDir = join(dir, "files");
+const gitDir = join(dir, "git");
+const log = (line: string) => console.log(line);
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+const ms = (t: number) => `${t < 10 ? t.toFixed(2) : t.toFixed(0)} ms`;
+
+function sh(cmd: string, args: string[], cwd: string) {
+  const res = spawnSync(cmd, args, { cwd, encoding: "utf8", maxBuffer: 1 << 30, env: { ...process.env, LC_ALL: "C" } });
+  if (res.status !== 0 && !(cmd === "grep" && res.status === 1)) throw new Error(`${cmd} ${args.join(" ")} failed: ${res.stderr}`);
+  return res.stdout;
+}
+const duSize = (path: string) => Number(sh("du", ["-sb", path], dir).split("\t")[0]);
+
+async function main() {
+  const config = loadConfig({ STORAGE_DIR: join(dir, "storage"), DATABASE_URL: "", APP_KEY: generateAppKey(), RATE_LIMIT_PER_MINUTE: "1000000000", COLLECTOR: "off" });
+  mkdirSync(config.storageDir, { recursive: true });
+  const database = await openDatabase(config.databaseUrl);
+  const { db, client } = database;
+  await migrateDatabase(database.location, db, systemClock, loadBuiltinTemplates());
+  const app = createApp({ db, config, secrets: await openSecretBox(generateAppKey()), clock: systemClock });
+  const now = new Date();
+  const { id: userId } = await createUser(db, { username: "bench", email: "bench@example.test", roleName: "admin", passwordHash: await hashPassword("bench-password-1") }, now);
+  const { value: token } = await issueToken(db, { userId, name: "bench", abilities: [...ABILITIES], expiresAt: null }, now);
+
+  const ids: number[] = [];
+  for (let start = 0; start < DEVICES; start += 500) {
+    const rows = await db.insert(devices).values(Array.from({ length: Math.min(500, DEVICES - start) }, (_, k) => ({
+      name: hostnameOf(start + k), ip: `10.${Math.floor((start + k) / 250) % 250}.${(start + k) % 250}.1`, createdAt: now, updatedAt: now,
+    }))).returning({ id: devices.id });
+    ids.push(...rows.map((r) => r.id));
+  }
+
+  // --- store every version, and write the same texts as files and as git history ---
+  log(`Generating and storing ${DEVICES} devices x ${VERSIONS} versions of ~${BYTES / 1000} KB configurations in ${dir}`);
+  mkdirSync(join(filesDir, "latest"), { recursive: true });
+  mkdirSync(join(filesDir, "history"), { recursive: true });
+  mkdirSync(gitDir);
+  sh("git", ["init", "-q"], gitDir);
+  sh("git", ["config", "user.email", "bench@example.test"], gitDir);
+  sh("git", ["config", "user.name", "bench"], gitDir);
+  const histories = new Map<number, string[]>();
+  let rawBytes = 0;
+  let storeMs = 0;
+  let stored = 0;
+  for (let i = 0; i < DEVICES; i++) mkdirSync(join(filesDir, "history", hostnameOf(i)));
+  for (let v = 0; v < VERSIONS; v++) {
+    const started = performance.now();
+    for (let i = 0; i < DEVICES; i++) {
+      if (v === 0) histories.set(i, deviceHistory(i, VERSIONS, BYTES));
+      const text = histories.get(i)![v]!;
+      const t0 = performance.now();
+      const res = await db.transaction((tx) =>
+        storeConfig(tx, { deviceId: ids[i]!, command: "show running-config", text, significant: significantText, trigger: "schedule", jobId: null, now: new Date(now.getTime() + v * 86_400_000) }));
+      storeMs += performance.now() - t0;
+      if (!res.changed) continue;
+      stored++;
+      rawBytes += Buffer.byteLength(text);
+      writeFileSync(join(filesDir, "history", hostnameOf(i), `v${v + 1}.txt`), text);
+      writeFileSync(join(filesDir, "latest", `${hostnameOf(i)}.txt`), text);
+      writeFileSync(join(gitDir, `${hostnameOf(i)}.txt`), text);
+      if (v === VERSIONS - 1) histories.delete(i);
+    }
+    sh("git", ["add", "-A"], gitDir);
+    sh("git", ["commit", "-q", "-m", `round ${v + 1}`], gitDir);
+    log(`  round ${v + 1}/${VERSIONS}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  sh("git", ["gc", "-q"], gitDir);
+
+  // --- storage ---
+  await client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+  const dbFile = join(config.storageDir, "netkeep.db");
+  const dbBytes = statSync(dbFile).size;
+  const parts = await db.all<{ name: string; bytes: number }>(sql`select name, sum(pgsize) as bytes from dbstat group by name`);
+  const part = (test: (name: string) => boolean) => parts.filter((p) => test(p.name)).reduce((n, p) => n + Number(p.bytes), 0);
+  const breakdown = {
+    "config texts (config_blobs)": part((n) => n === "config_blobs" || n === "sqlite_autoindex_config_blobs_1"),
+    "version rows (configs + indexes)": part((n) => n === "configs" || n.startsWith("configs_")),
+    "diffs (config_changes + indexes)": part((n) => n === "config_changes" || n.startsWith("config_changes_")),
+    "search index (config_search*)": part((n) => n.startsWith("config_search")),
+  };
+  const other = part(() => true) - Object.values(breakdown).reduce((a, b) => a + b, 0);
+  await client.execute("VACUUM");
+  const vacuumed = statSync(dbFile).size;
+  const gitBytes = duSize(join(gitDir, ".git"));
+  const packBytes = Number(sh("bash", ["-c", "cat .git/objects/pack/*.pack | wc -c"], gitDir));
+
+  // --- search ---
+  // What people look for: where a host is allowed (an address from one device's ACLs), which entries reach a
+  // subnet, which ports a change ticket touched (the index can use only the fixed words of that one), and a
+  // line every configuration has, the worst case for an index.
+  const sample = deviceHistory(7 % DEVICES, 1, BYTES)[0]!.split("\n").find((l) => / host 172\.\d+\.\d+\.\d+ eq/.test(l))!;
+  const [, address, subnet] = / host ((172\.\d+\.\d+)\.\d+ eq \d+)/.exec(sample)!;
+  const searches = [
+    { name: "substring: an ACL host", q: address!, regex: false },
+    { name: "regex: a subnet's ACL entries", q: `host ${subnet!.replaceAll(".", "\\.")}\\.[0-9]+ eq (22|443)$`, regex: true },
+    { name: "regex: change tickets CHG1...5", q: "description [a-z]+ [0-9]+ moved per change CHG1[0-9]{3}5", regex: true },
+    { name: "substring in every config", q: "snmp-server community", regex: false },
+  ];
+  type Row = { search: string; scope: string; grepMs: number; apiMs: number; grepLines: number; apiLines: number; configs: number; checked: number };
+  const rows: Row[] = [];
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  for (const s of searches) {
+    for (const scope of ["latest", "history"] as const) {
+      const grepArgs = ["-rn", s.regex ? "-E" : "-F", "--", s.q, scope];
+      const grepTimes: number[] = [];
+      let grepOut = "";
+      for (let r = 0; r <= RUNS; r++) {
+        const t0 = performance.now();
+        grepOut = sh("grep", grepArgs, filesDir);
+        if (r > 0) grepTimes.push(performance.now() - t0);
+      }
+      const params = new URLSearchParams({ q: s.q, regex: String(s.regex), case_sensitive: "true", latest_only: String(scope === "latest"), per_page: "500", max_matches: "1000" });
+      const apiTimes: number[] = [];
+      let body: { data: { match_count: number }[]; meta: { total: number; last_page: number }; search: { configs_checked: number } } | undefined;
+      for (let r = 0; r <= RUNS; r++) {
+        const t0 = performance.now();
+        const res = await app.request(`/api/v1/configs/search?${params}`, { headers: { apitoken: token } });
+        body = await res.json();
+        if (res.status !== 200) throw new Error(`search answered ${res.status}: ${JSON.stringify(body)}`);
+        if (r > 0) apiTimes.push(performance.now() - t0);
+      }
+      const complete = body!.meta.last_page === 1;
+      rows.push({
+        search: s.name, scope, grepMs: median(grepTimes), apiMs: median(apiTimes),
+        grepLines: grepOut ? grepOut.trimEnd().split("\n").length : 0,
+        apiLines: complete ? body!.data.reduce((n, h) => n + h.match_count, 0) : NaN,
+        configs: body!.meta.total, checked: body!.search.configs_checked,
+      });
+    }
+  }
+
+  // --- report ---
+  const versions = stored;
+  log("");
+  log(`Search (median of ${RUNS}; API = GET /api/v1/configs/search in-process, case-sensitive; grep = LC_ALL=C grep -rn over one file per version)`);
+  log("| search | over | matching configs | configs read | lines (grep / api) | grep -rn | netkeep | speed-up |");
+  log("|---|---|---|---|---|---|---|---|");
+  for (const r of rows) {
+    log(`| ${r.search} | ${r.scope} | ${r.configs} | ${r.checked} | ${r.grepLines} / ${Number.isNaN(r.apiLines) ? "(paged)" : r.apiLines} | ${ms(r.grepMs)} | ${ms(r.apiMs)} | ${(r.grepMs / r.apiMs).toFixed(1)}x |`);
+  }
+  log("");
+  log(`Storage for ${versions} distinct versions (${DEVICES} devices), ${mb(rawBytes)} of raw text:`);
+  log("| store | bytes | per version | vs raw | vs git |");
+  log("|---|---|---|---|---|");
+  const line = (name: string, bytes: number) =>
+    log(`| ${name} | ${mb(bytes)} | ${(bytes / versions).toFixed(0)} B | ${((bytes / rawBytes) * 100).toFixed(1)}% | ${(bytes / gitBytes).toFixed(2)}x |`);
+  line("raw text (one file per version)", rawBytes);
+  line("git after git gc (.git)", gitBytes);
+  line("git pack files only", packBytes);
+  line("netkeep database", dbBytes);
+  line("netkeep database after VACUUM", vacuumed);
+  for (const [name, bytes] of Object.entries(breakdown)) line(`  ${name}`, bytes);
+  line("  other tables and free pages", other);
+  log("");
+  log(`Storing: ${(storeMs / versions).toFixed(1)} ms per version through storeConfig (one transaction each).`);
+
+  const agree = rows.every((r) => Number.isNaN(r.apiLines) || r.apiLines === r.grepLines);
+  const selective = rows.filter((r) => r.search.startsWith("substring:") || r.search.startsWith("regex: a subnet"));
+  const searchOk = selective.every((r) => r.grepMs / r.apiMs >= SEARCH_TARGET);
+  const storageOk = dbBytes / gitBytes <= STORAGE_TARGET;
+  log(`Targets: search >= ${SEARCH_TARGET}x faster than grep (the ACL host substring and the subnet regex): ${searchOk ? "met" : "MISSED"}; ` +
+    `storage <= ${STORAGE_TARGET}x git: ${storageOk ? "met" : "MISSED"} (${(dbBytes / gitBytes).toFixed(2)}x); grep and netkeep found the same lines: ${agree ? "yes" : "NO"}`);
+  client.close();
+  if (!opts.keep) rmSync(dir, { recursive: true, force: true });
+  else log(`Kept ${dir}`);
+  process.exitCode = searchOk && storageOk && agree ? 0 : 1;
+}
+
+await main();

@@ -1,0 +1,31 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { timestamp } from "./columns.ts";
+import { devices } from "./devices.ts";
+
+/**
+ * The documents of the configuration search index, one per stored version of a series (device and command):
+ * the first version's whole text, then only the lines each later version added. Every line of every stored
+ * version is in some document of its series, so the index finds every series a search can match, at about
+ * the size of one version per series. The text itself lives only in the FTS5 table `config_search`
+ * (drizzle/…_0002_search_index.sql), whose rowid is this table's id; a trigger removes it with this row.
+ * Documents of deleted versions stay until the series is purged: they can only add candidates, never hide one.
+ */
+export const configSearchDocs = sqliteTable("config_search_docs", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  deviceId: integer("device_id").notNull().references(() => devices.id, { onDelete: "cascade" }),
+  command: text("command").notNull(),
+  /** The version whose arrival made this document (no foreign key: the document may outlive it). */
+  configId: integer("config_id").notNull(),
+}, (t) => [index("config_search_docs_series_idx").on(t.deviceId, t.command, t.configId)]);
+
+/**
+ * The configuration retention policy: one row (id 1). A version older than keep_days (by when a download last
+ * saw it) and beyond the newest keep_versions of its series is purged; a rule left null does not limit; with
+ * both null nothing is purged. The latest version of every series is always kept.
+ */
+export const configRetentionPolicy = sqliteTable("config_retention_policy", {
+  id: integer("id").primaryKey(),
+  keepDays: integer("keep_days"),
+  keepVersions: integer("keep_versions"),
+  updatedAt: timestamp("updated_at"),
+});

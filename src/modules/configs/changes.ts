@@ -1,0 +1,133 @@
+/** Config changes (v2): each new version's arrival, what it changed and what triggered the download. */
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { and, count, eq, inArray, sql, type SQLWrapper } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import type { DbOrTx } from "../../db/client.ts";
+import { configChanges, configs, devices, JOB_TRIGGERS, type JobTrigger } from "../../db/schema/index.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
+import type { AppEnv } from "../../http/env.ts";
+import { ApiError } from "../../http/errors.ts";
+import { idFilter } from "../../http/filters.ts";
+import { listEnvelope, listEnvelopeSchema, listQuerySchema, parseListQuery, type ListQuery, type ListSpec } from "../../http/list.ts";
+import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
+import { CHANGE_FIELDS, ConfigChange, ConfigChangeWithDiff, type ConfigChangeOut } from "./schemas.ts";
+import { deviceTagFilter, timeBoundFilter } from "./service.ts";
+import { changeDiff, readBlob } from "./store.ts";
+
+const tag = "Configuration changes";
+const lower = (column: SQLWrapper) => sql`lower(${column})`;
+const previous = alias(configs, "previous_config");
+
+export const changeListSpec: ListSpec = {
+  fields: CHANGE_FIELDS,
+  filters: {
+    id: idFilter(configChanges.id, "id", "Change id"),
+    device_id: idFilter(configChanges.deviceId, "device_id", "Device id"),
+    device_name: { describe: "Exact device name (any case)", build: (v) => inArray(lower(devices.name), v.map((s) => s.toLowerCase())) },
+    device_tags: deviceTagFilter("Tag name (any case); a change matches if its device has any of them"),
+    command: { describe: "Exact command", build: (v) => inArray(configChanges.command, v) },
+    config_id: idFilter(configChanges.configId, "config_id", "The version the change produced"),
+    trigger: {
+      describe: `What started the download: ${JOB_TRIGGERS.join(", ")}`,
+      build: (v) => {
+        if (v.some((s) => !(JOB_TRIGGERS as readonly string[]).includes(s))) throw new ApiError(422, `filter[trigger] must be one of: ${JOB_TRIGGERS.join(", ")}`);
+        return inArray(configChanges.trigger, v as JobTrigger[]);
+      },
+    },
+    date_from: timeBoundFilter(configChanges.createdAt, "date_from", "from", "Changes at or after this date or time"),
+    date_to: timeBoundFilter(configChanges.createdAt, "date_to", "to", "Changes at or before this time (a date includes its whole day, UTC)"),
+  },
+  sorts: {
+    id: configChanges.id,
+    created_at: configChanges.createdAt,
+    device_name: lower(devices.name),
+    command: configChanges.command,
+    lines_added: configChanges.linesAdded,
+    lines_removed: configChanges.linesRemoved,
+  },
+  defaultSort: "-created_at",
+  idColumn: configChanges.id,
+};
+
+const selectChanges = (db: DbOrTx) =>
+  db
+    .select({ change: configChanges, deviceName: devices.name, version: configs.version, blobHash: configs.blobHash, previousVersion: previous.version })
+    .from(configChanges)
+    .innerJoin(devices, eq(devices.id, configChanges.deviceId))
+    .innerJoin(configs, eq(configs.id, configChanges.configId))
+    .leftJoin(previous, eq(previous.id, configChanges.previousConfigId));
+
+type Selected = Awaited<ReturnType<ReturnType<typeof selectChanges>["where"]>>[number];
+
+function serialize(r: Selected): ConfigChangeOut {
+  const c = r.change;
+  return {
+    id: c.id, device_id: c.deviceId, device_name: r.deviceName, command: c.command, config_id: c.configId, version: r.version,
+    previous_config_id: c.previousConfigId, previous_version: r.previousVersion, lines_added: c.linesAdded, lines_removed: c.linesRemoved,
+    trigger: c.trigger, created_at: c.createdAt.toISOString(), diff: c.diff,
+  };
+}
+
+const withoutDiff = ({ diff: _, ...rest }: ConfigChangeOut) => rest;
+
+/** The record with its diff; a first version's is rendered from its text, which is all the diff would repeat (store.ts). */
+async function withDiff(db: DbOrTx, r: Selected): Promise<ConfigChangeOut> {
+  const out = serialize(r);
+  if (out.diff === "" && r.change.previousConfigId === null && out.lines_added > 0) {
+    out.diff = changeDiff("", await readBlob(db, r.blobHash), out.command, 0, out.version).text;
+  }
+  return out;
+}
+
+async function listChanges(db: DbOrTx, scope: DeviceScope, q: ListQuery) {
+  const where = and(deviceScopeCondition(scope), q.where);
+  const [rows, [total]] = await Promise.all([
+    selectChanges(db).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
+    db.select({ n: count() }).from(configChanges).innerJoin(devices, eq(devices.id, configChanges.deviceId)).where(where),
+  ]);
+  return { total: total?.n ?? 0, rows: rows.map((r) => withoutDiff(serialize(r))) };
+}
+
+export const listChangesRoute = apiRoute({
+  method: "get", path: "/config-changes", operationId: "listConfigChanges", tag, ability: "configs.read",
+  summary: "List configuration changes",
+  description: "One record per new configuration version, newest first, for devices in your scope; GET /config-changes/{id} adds the diff.",
+  request: { query: listQuerySchema(changeListSpec) },
+  responses: { 200: jsonResponse(listEnvelopeSchema(ConfigChange), "A page of changes") },
+});
+
+export const getChangeRoute = apiRoute({
+  method: "get", path: "/config-changes/{id}", operationId: "getConfigChange", tag, ability: "configs.read",
+  summary: "Show a configuration change with its diff",
+  request: { params: pathIds("id") },
+  responses: { 200: jsonResponse(z.object({ data: ConfigChangeWithDiff }), "The change and its unified diff") },
+});
+
+export const changeByConfigRoute = apiRoute({
+  method: "get", path: "/config-changes/by-config/{config_id}", operationId: "getConfigChangeByConfig", tag, ability: "configs.read",
+  summary: "Show the change that produced a configuration version",
+  request: { params: pathIds("config_id") },
+  responses: { 200: jsonResponse(z.object({ data: ConfigChangeWithDiff }), "The change and its unified diff") },
+});
+
+export function registerConfigChangeRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listChangesRoute, async (c) => {
+    const q = parseListQuery(c, changeListSpec);
+    const { total, rows } = await listChanges(c.var.services.db, c.var.auth.scope, q);
+    return c.json(listEnvelope(c, q, total, rows), 200);
+  });
+
+  app.openapi(changeByConfigRoute, async (c) => {
+    const id = c.req.valid("param").config_id;
+    const [row] = await selectChanges(c.var.services.db).where(and(eq(configChanges.configId, id), deviceScopeCondition(c.var.auth.scope)));
+    if (!row) throw ApiError.notFound(`Change of config ${id}`);
+    return c.json({ data: await withDiff(c.var.services.db, row) }, 200);
+  });
+
+  app.openapi(getChangeRoute, async (c) => {
+    const id = c.req.valid("param").id;
+    const [row] = await selectChanges(c.var.services.db).where(and(eq(configChanges.id, id), deviceScopeCondition(c.var.auth.scope)));
+    if (!row) throw ApiError.notFound(`Config change ${id}`);
+    return c.json({ data: await withDiff(c.var.services.db, row) }, 200);
+  });
+}

@@ -1,0 +1,376 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq, sql } from "drizzle-orm";
+import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
+import { categories, configSearchDocs, deviceTags, devices, tags, vendors } from "../../db/schema/index.ts";
+import { storeConfig } from "./store.ts";
+import { reindexAllConfigs } from "./search-reindex.ts";
+import { regexLiterals } from "./search-literals.ts";
+
+/** A seeded generator, so a failure names a query that fails again. */
+function random(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const rnd = random(42);
+const int = (n: number) => Math.floor(rnd() * n);
+const pick = <T>(items: readonly T[]) => items[int(items.length)]!;
+
+const WORDS = ["uplink", "Uplink", "UPLINK", "Zürich-Büro", "ÜBER", "core", "Core-Switch", "printer", "camera", "backup", "[lab] (spare)", "a.b*c", "voice", "guest"];
+const LINE_MAKERS: (() => string[])[] = [
+  () => [`interface GigabitEthernet1/0/${1 + int(48)}`, ` description ${pick(WORDS)} ${pick(WORDS)}`, ` switchport access vlan ${10 + int(200)}`, ...(int(3) ? [] : [" shutdown"]), "!"],
+  () => [`ip access-list extended ACL-${pick(["IN", "OUT", "Mgmt", "mgmt"])}`, ...Array.from({ length: 1 + int(4) }, (_, i) => ` ${(i + 1) * 10} ${pick(["permit", "deny"])} ${pick(["tcp", "udp"])} host 10.${int(4)}.${int(20)}.${int(250)} any eq ${pick([22, 53, 443, 8080])}`), "!"],
+  () => ["router ospf 1", ` network 10.${int(6)}.0.0 0.0.255.255 area ${int(3)}`, "!"],
+  () => [`snmp-server community ${pick(["public", "Secret-RO", "n3tk33p"])} RO`],
+  () => [`ntp server 10.255.${int(3)}.${int(30)}`],
+  () => [`logging host 192.0.2.${int(40)}`],
+];
+
+function makeConfig(name: string): string[] {
+  const lines = [`hostname ${name}`, "!"];
+  for (let i = 0; i < 8 + int(10); i++) lines.push(...pick(LINE_MAKERS)());
+  lines.push("end");
+  return lines;
+}
+
+/** A small realistic edit: change, add or remove lines. */
+function edit(lines: string[]): string[] {
+  const out = [...lines];
+  for (let e = 0; e < 1 + int(3); e++) {
+    const at = 2 + int(out.length - 3);
+    const kind = int(3);
+    if (kind === 0) out.splice(at, 0, ...pick(LINE_MAKERS)());
+    else if (kind === 1) out.splice(at, 1);
+    else out[at] = ` description ${pick(WORDS)} changed ${int(1000)}`;
+  }
+  return out;
+}
+
+type Stored = { id: number; deviceId: number; deviceName: string; command: string; version: number; text: string; firstSeen: Date; lastSeen: Date };
+type Device = { id: number; name: string; tags: string[]; categoryId: number | null; vendor: string | null };
+
+let t: TestContext;
+let token: string;
+const stored: Stored[] = [];
+const deviceList: Device[] = [];
+const COMMANDS = ["show running-config", "show version"];
+const day = (n: number) => new Date(Date.UTC(2026, 0, n));
+
+beforeAll(async () => {
+  t = await createTestContext();
+  token = await t.token();
+  const now = day(1);
+  const [lab] = await t.db.insert(categories).values({ name: "Lab", createdAt: now, updatedAt: now }).returning({ id: categories.id });
+  const [def] = await t.db.select({ id: categories.id }).from(categories).where(eq(categories.name, "Default"));
+  const vendorRows = await t.db.select({ id: vendors.id, name: vendors.name }).from(vendors).limit(2);
+  const tagRows = await t.db.insert(tags).values(["core", "edge", "branch"].map((name) => ({ name, createdAt: now, updatedAt: now }))).returning({ id: tags.id, name: tags.name });
+
+  for (let d = 0; d < 14; d++) {
+    const name = `${pick(["ams", "Fra", "lon"])}-sw-${String(d).padStart(2, "0")}`;
+    const categoryId = d % 3 === 0 ? lab!.id : d % 3 === 1 ? def!.id : null;
+    const vendor = d % 4 === 3 ? null : vendorRows[d % 2]!;
+    const [row] = await t.db.insert(devices).values({ name, ip: `192.0.2.${d + 1}`, categoryId, vendorId: vendor?.id ?? null, createdAt: now, updatedAt: now }).returning({ id: devices.id });
+    const deviceTagNames = tagRows.filter((_, i) => (d >> i) & 1);
+    if (deviceTagNames.length) await t.db.insert(deviceTags).values(deviceTagNames.map((tag) => ({ deviceId: row!.id, tagId: tag.id })));
+    deviceList.push({ id: row!.id, name, tags: deviceTagNames.map((x) => x.name), categoryId, vendor: vendor?.name ?? null });
+  }
+  // Versions arrive over days, interleaved across devices, as a collector would store them.
+  const histories = new Map<string, string[]>();
+  for (let round = 0; round < 5; round++) {
+    for (const device of deviceList) {
+      for (const command of COMMANDS) {
+        if (command === "show version" && device.id % 2) continue;
+        const key = `${device.id}/${command}`;
+        const previous = histories.get(key);
+        if (previous && int(4) === 0) continue; // no change this round
+        const lines = previous ? edit(previous) : makeConfig(device.name);
+        histories.set(key, lines);
+        const text = lines.join("\n") + "\n";
+        const when = day(2 + round * 3);
+        const res = await storeConfig(t.db, { deviceId: device.id, command, text, significant: (s) => s, trigger: "schedule", jobId: null, now: when });
+        if (res.changed) stored.push({ id: res.configId, deviceId: device.id, deviceName: device.name, command, version: res.version, text, firstSeen: when, lastSeen: when });
+        else stored.find((s) => s.id === res.configId)!.lastSeen = when;
+      }
+    }
+  }
+});
+afterAll(() => t.close());
+
+type Query = {
+  terms: string[];
+  match?: "all" | "any";
+  regex?: boolean;
+  case_sensitive?: boolean;
+  latest_only?: boolean;
+  context_before?: number;
+  context_after?: number;
+  filter?: { device_id?: number[]; device_name?: string[]; device_category_id?: number[]; device_tags?: string[]; device_vendor?: string[]; command?: string[]; date_from?: string[]; date_to?: string[] };
+};
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The answer worked out the slow, obvious way: every version's every line. */
+function reference(q: Query, visible: (d: Device) => boolean = () => true) {
+  const latestVersion = new Map<string, number>();
+  for (const s of stored) latestVersion.set(`${s.deviceId}/${s.command}`, Math.max(latestVersion.get(`${s.deviceId}/${s.command}`) ?? 0, s.version));
+  const flags = q.case_sensitive ? "" : "i";
+  const tests = q.terms.map((term) =>
+    q.regex ? (line: string) => new RegExp(term, flags).test(line)
+      : q.case_sensitive ? (line: string) => line.includes(term) : (line: string) => line.toLowerCase().includes(term.toLowerCase()));
+  const f = q.filter ?? {};
+  const out = [];
+  const rows = stored
+    .filter((s) => {
+      const device = deviceList.find((d) => d.id === s.deviceId)!;
+      const latest = latestVersion.get(`${s.deviceId}/${s.command}`) === s.version;
+      return visible(device) && (q.latest_only === false || latest) &&
+        (!f.device_id || f.device_id.includes(device.id)) &&
+        (!f.device_category_id || (device.categoryId !== null && f.device_category_id.includes(device.categoryId))) &&
+        (!f.device_tags || device.tags.some((x) => f.device_tags!.includes(x))) &&
+        (!f.device_vendor || (device.vendor !== null && f.device_vendor.map((v) => v.toLowerCase()).includes(device.vendor.toLowerCase()))) &&
+        (!f.command || f.command.includes(s.command)) &&
+        (!f.device_name || f.device_name.map((n) => n.toLowerCase()).includes(device.name.toLowerCase())) &&
+        (!f.date_from || s.firstSeen >= new Date(f.date_from[0]!)) &&
+        (!f.date_to || s.firstSeen <= new Date(f.date_to[0]!));
+    })
+    .sort((a, b) => compare(a.deviceName.toLowerCase(), b.deviceName.toLowerCase()) || a.deviceId - b.deviceId || compare(a.command, b.command) || b.version - a.version);
+  for (const s of rows) {
+    const lines = s.text.slice(0, -1).split("\n");
+    const matches = [];
+    const found = new Set<number>();
+    for (let i = 0; i < lines.length; i++) {
+      const which = tests.flatMap((test, k) => (test(lines[i]!) ? [k] : []));
+      if (!which.length) continue;
+      which.forEach((k) => found.add(k));
+      const ctx = (from: number, to: number) => {
+        const list = [];
+        for (let j = Math.max(0, from); j < Math.min(lines.length, to); j++) list.push({ line_number: j + 1, line: lines[j] });
+        return list;
+      };
+      matches.push({ line_number: i + 1, line: lines[i], terms: which, before: ctx(i - (q.context_before ?? 0), i), after: ctx(i + 1, i + 1 + (q.context_after ?? 0)) });
+    }
+    if (!matches.length || ((q.match ?? "all") === "all" && found.size < q.terms.length)) continue;
+    out.push({
+      config_id: s.id, device_id: s.deviceId, device_name: s.deviceName, command: s.command, version: s.version,
+      latest: latestVersion.get(`${s.deviceId}/${s.command}`) === s.version, first_seen_at: s.firstSeen.toISOString(), last_seen_at: s.lastSeen.toISOString(),
+      match_count: matches.length, matches,
+    });
+  }
+  return out;
+}
+
+const search = (q: Query, as = token, path = "/api/v1/configs/search") => t.call(path, { method: "POST", token: as, body: { per_page: 500, ...q } });
+
+/** Substrings of stored lines, in random case, from 1 to 14 characters. */
+function sampleTerm(): string {
+  const s = pick(stored);
+  const line = pick(s.text.split("\n").filter(Boolean));
+  const start = int(line.length);
+  const text = line.slice(start, start + 1 + int(14));
+  return int(3) ? text : text.toUpperCase();
+}
+
+describe("configuration search", () => {
+  it("stores enough history to tell latest from all versions", () => {
+    expect(stored.length).toBeGreaterThan(40);
+    expect(new Set(stored.map((s) => `${s.deviceId}/${s.command}`)).size).toBeLessThan(stored.length);
+  });
+
+  it("finds exactly what a line-by-line scan finds, for plain terms of every length, case and mode", async () => {
+    const failures: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const q: Query = {
+        terms: Array.from({ length: 1 + int(2) }, sampleTerm),
+        match: pick(["all", "any"] as const),
+        case_sensitive: rnd() < 0.3,
+        latest_only: rnd() < 0.5,
+        context_before: pick([0, 1, 3]),
+        context_after: pick([0, 2, 50]),
+      };
+      const res = await search(q);
+      if (res.status !== 200) failures.push(`${JSON.stringify(q)} -> ${res.status} ${JSON.stringify(res.body)}`);
+      else if (JSON.stringify(res.body.data) !== JSON.stringify(reference(q))) failures.push(JSON.stringify(q));
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it("finds exactly what a line-by-line scan finds for regular expressions", async () => {
+    const patterns = [
+      String.raw`^interface GigabitEthernet1/0/1\d$`,
+      String.raw`permit (tcp|udp) host 10\.1\.`,
+      String.raw`desc.*uplink`,
+      String.raw`\d+\.\d+\.\d+\.\d+ any eq 443`,
+      String.raw`(?:deny|permit) udp`,
+      String.raw`access vlan 1[0-9]{2}$`,
+      String.raw`x?y?z?e`,
+      String.raw`ACL-(IN|OUT)`,
+      String.raw`\[lab\] \(spare\)`,
+      String.raw`a\.b\*c`,
+      String.raw`snmp-server community \S+ RO`,
+      String.raw`ntp server 10\.255\.(?!0\.)`,
+      String.raw`(vo)+ice`,
+      String.raw`Core-Sw(itch)?`,
+      String.raw`^ \d0 deny`,
+      String.raw`ho(s)t`,
+    ];
+    const failures: string[] = [];
+    for (const pattern of patterns) {
+      for (const variant of [{}, { case_sensitive: true }, { latest_only: false, context_before: 2, context_after: 1 }] as Partial<Query>[]) {
+        const q: Query = { terms: [pattern], regex: true, ...variant };
+        const res = await search(q);
+        if (res.status !== 200) failures.push(`${pattern} -> ${res.status} ${res.body.message}`);
+        else if (JSON.stringify(res.body.data) !== JSON.stringify(reference(q))) failures.push(JSON.stringify(q));
+      }
+    }
+    const both: Query = { terms: ["uplink", String.raw`vlan \d+`], regex: true, match: "all", latest_only: false };
+    expect((await search(both)).body.data).toEqual(reference(both));
+    expect(failures).toEqual([]);
+  });
+
+  it("applies every filter as the reference does", async () => {
+    const lab = deviceList.find((d) => d.categoryId !== null)!.categoryId!;
+    const vendor = deviceList.find((d) => d.vendor)!.vendor!;
+    const filters: Query["filter"][] = [
+      { device_id: [deviceList[1]!.id, deviceList[4]!.id] },
+      { device_category_id: [lab] },
+      { device_tags: ["core", "branch"] },
+      { device_vendor: [vendor.toUpperCase()] },
+      { command: ["show version"] },
+      { device_name: [deviceList[2]!.name.toUpperCase(), deviceList[5]!.name] },
+      { date_from: [day(8).toISOString()] },
+      { date_to: [day(5).toISOString()] },
+      { date_from: [day(5).toISOString()], date_to: [day(11).toISOString()], device_tags: ["edge"] },
+    ];
+    for (const filter of filters) {
+      for (const latest_only of [true, false]) {
+        const q: Query = { terms: ["e"], filter, latest_only };
+        const res = await search(q);
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        expect(res.body.data, JSON.stringify(q)).toEqual(reference(q));
+      }
+    }
+  });
+
+  it("answers GET with the same results as POST, paginated by configuration", async () => {
+    const q: Query = { terms: ["permit", "host 10.1"], match: "any", latest_only: false, context_before: 1, context_after: 1 };
+    const expected = reference(q);
+    expect(expected.length).toBeGreaterThan(6);
+    const pages = [];
+    for (let page = 1; page <= Math.ceil(expected.length / 4); page++) {
+      const res = await t.call(`/api/v2/configs/search?q=permit&q=host%2010.1&match=any&latest_only=false&context=1&per_page=4&page=${page}`, { token });
+      expect(res.status).toBe(200);
+      expect(res.body.meta).toMatchObject({ current_page: page, per_page: 4, total: expected.length });
+      pages.push(...res.body.data);
+    }
+    expect(pages).toEqual(expected);
+    const filtered = await t.call(`/api/v1/configs/search?q=vlan&filter[device_tags]=core,edge&filter[command]=show%20running-config`, { token });
+    expect(filtered.body.data).toEqual(reference({ terms: ["vlan"], filter: { device_tags: ["core", "edge"], command: ["show running-config"] } }).slice(0, 25));
+  });
+
+  it("uses the index for terms with three or more characters, and scans otherwise", async () => {
+    const rare = stored.find((s) => s.text.includes("Secret-RO"));
+    const narrow = await search({ terms: ["Secret-RO"], latest_only: false });
+    expect(narrow.body.search.index_used).toBe(true);
+    expect(narrow.body.search.configs_checked).toBeLessThan(stored.length);
+    expect(narrow.body.data.length > 0).toBe(Boolean(rare));
+    const short = await search({ terms: ["vo"], latest_only: false });
+    expect(short.body.search).toEqual({ index_used: false, configs_checked: stored.length });
+    const patternWithoutLiteral = await search({ terms: [String.raw`\d{3}`], regex: true });
+    expect(patternWithoutLiteral.body.search.index_used).toBe(false);
+  });
+
+  it("limits the matches listed per configuration but counts them all", async () => {
+    const q: Query = { terms: ["!"], latest_only: true };
+    const res = await t.call("/api/v1/configs/search", { method: "POST", token, body: { ...q, max_matches: 2, per_page: 500 } });
+    const expected = reference(q);
+    expect(res.body.data.map((h: { match_count: number }) => h.match_count)).toEqual(expected.map((h) => h.match_count));
+    expect(res.body.data.map((h: { matches: unknown[] }) => h.matches)).toEqual(expected.map((h) => h.matches.slice(0, 2)));
+  });
+
+  it("rejects a regular expression that does not compile, naming the term", async () => {
+    const res = await search({ terms: ["fine", "permit (tcp"], regex: true });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toHaveProperty(["terms.1"]);
+    expect(res.body.message).toMatch(/terms\.1 is not a valid regular expression/);
+    const get = await t.call("/api/v1/configs/search?q=%5Bunclosed&regex=true", { token });
+    expect(get.status).toBe(422);
+    expect(get.body.message).toMatch(/^q is not a valid regular expression/);
+  });
+
+  it("rejects bad input with a message saying what to fix", async () => {
+    for (const [body, field] of [
+      [{ terms: [] }, "terms"],
+      [{ terms: ["x"], context_before: 51 }, "context_before"],
+      [{ terms: ["x"], filter: { device_colour: ["red"] } }, "filter"],
+      [{ terms: ["x"], filter: { date_from: ["yesterday"] } }, "filter[date_from]"],
+      [{ terms: ["x"], surprise: true }, "body"],
+    ] as const) {
+      const res = await t.call("/api/v1/configs/search", { method: "POST", token, body });
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(Object.keys(res.body.errors).join(" "), JSON.stringify(res.body)).toContain(field);
+    }
+    const unknown = await t.call("/api/v1/configs/search?q=vlan&filter[colour]=red", { token });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.errors).toHaveProperty(["filter[colour]"]);
+    expect((await t.call("/api/v1/configs/search", { token })).status).toBe(422);
+  });
+
+  it("shows only devices in the token owner's scope", async () => {
+    await t.role({ name: "core-viewers", permissions: ["configs.read"], tags: ["core"] });
+    const scoped = await t.token(["configs.read"], { role: "core-viewers" });
+    const inScope = (d: Device) => d.tags.includes("core");
+    for (const q of [{ terms: ["interface"], latest_only: false }, { terms: ["e"], match: "any" as const }, { terms: [String.raw`\d`], regex: true }]) {
+      const res = await search(q, scoped);
+      expect(res.body.data).toEqual(reference(q, inScope));
+      expect(res.body.data.length).toBeLessThan(reference(q).length);
+    }
+    const outside = deviceList.find((d) => !inScope(d))!;
+    const filtered = await search({ terms: ["hostname"], filter: { device_id: [outside.id] } }, scoped);
+    expect(filtered.body).toMatchObject({ data: [], meta: { total: 0 } });
+  });
+
+  it("keeps finding everything after the index is rebuilt from the stored versions", async () => {
+    const q: Query = { terms: ["uplink"], latest_only: false };
+    await t.db.delete(configSearchDocs);
+    expect((await search(q)).body.data).toEqual([]);
+    const rebuilt = await reindexAllConfigs(t.db);
+    expect(rebuilt.versions).toBe(stored.length);
+    expect((await search(q)).body.data).toEqual(reference(q));
+  });
+
+  it("drops a deleted device's index documents with it", async () => {
+    const victim = deviceList.at(-1)!;
+    const docs = async () => (await t.db.all<{ n: number }>(sql`select count(*) as n from config_search_docs where device_id = ${victim.id}`))[0]!.n;
+    const indexRows = async () => (await t.db.all<{ n: number }>(sql`select count(*) as n from config_search`))[0]!.n;
+    const before = await indexRows();
+    const victimDocs = await docs();
+    expect(victimDocs).toBeGreaterThan(0);
+    await t.db.delete(devices).where(eq(devices.id, victim.id));
+    expect(await docs()).toBe(0);
+    expect(await indexRows()).toBeLessThan(before);
+    deviceList.pop();
+    for (let i = stored.length - 1; i >= 0; i--) if (stored[i]!.deviceId === victim.id) stored.splice(i, 1);
+    const q: Query = { terms: ["hostname"], latest_only: false };
+    expect((await search(q)).body.data).toEqual(reference(q));
+  });
+});
+
+describe("the literals a regular expression needs", () => {
+  it("keeps only runs every match must contain", () => {
+    expect(regexLiterals(String.raw`permit (tcp|udp) host 10\.1\.`)).toEqual([["permit ", "tcp", " host 10.1."], ["permit ", "udp", " host 10.1."]]);
+    expect(regexLiterals("interface (Gig|Ten)abitEthernet")).toEqual([["interface ", "Gig", "abitEthernet"], ["interface ", "Ten", "abitEthernet"]]);
+    expect(regexLiterals("ab?cdef")).toEqual([["cdef"]]);
+    expect(regexLiterals("abc+d")).toEqual([["abc"]]);
+    expect(regexLiterals("foo|ba")).toBeNull();
+    expect(regexLiterals(String.raw`\d+\.\d+`)).toBeNull();
+    expect(regexLiterals("(?:vlan)? 100")).toEqual([[" 100"]]);
+    expect(regexLiterals("(?:vlan)?10")).toBeNull();
+    expect(regexLiterals("(?=abc)def")).toEqual([["def"]]);
+    expect(regexLiterals(String.raw`\cJabc`)).toEqual([["abc"]]);
+    expect(regexLiterals("[abc]def{2}")).toEqual([["def"]]);
+  });
+});

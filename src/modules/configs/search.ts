@@ -1,0 +1,216 @@
+/**
+ * Search across stored configurations. The index (search-index.ts) names the series whose text can
+ * contain every literal a term needs; each candidate version's text is then read and checked line by line,
+ * which gives exact matches, line numbers and context. A term with nothing the index can use makes the search
+ * scan, within SCAN_LIMIT configurations.
+ */
+import { and, asc, desc, eq, or, sql, type SQL } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client.ts";
+import { configs, devices } from "../../db/schema/index.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
+import { ApiError, FieldErrorBag } from "../../http/errors.ts";
+import { configListSpec } from "./service.ts";
+import { readBlob } from "./store.ts";
+import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
+import { literalQuery } from "./search-grams.ts";
+
+/** Most configurations one search reads when the index narrows it, and when it cannot. */
+export const CHECK_LIMIT = 20_000;
+export const SCAN_LIMIT = 5_000;
+export const MAX_CONTEXT = 50;
+const READ_AHEAD = 16;
+
+export type SearchRequest = {
+  terms: string[];
+  /** all: a configuration must match every term; any: one is enough. */
+  match: "all" | "any";
+  regex: boolean;
+  caseSensitive: boolean;
+  latestOnly: boolean;
+  /** Filter name -> values (any of them), as `filter[...]` in a query string. */
+  filter: Record<string, string[]>;
+  contextBefore: number;
+  contextAfter: number;
+  page: number;
+  perPage: number;
+  maxMatches: number;
+};
+
+type ContextLine = { line_number: number; line: string };
+export type SearchMatch = ContextLine & { terms: number[]; before: ContextLine[]; after: ContextLine[] };
+export type SearchHit = {
+  config_id: number;
+  device_id: number;
+  device_name: string;
+  command: string;
+  version: number;
+  latest: boolean;
+  first_seen_at: string;
+  last_seen_at: string;
+  match_count: number;
+  matches: SearchMatch[];
+};
+
+/** The filters a search takes: those of GET /configs that apply to a version and its device, meaning the same. */
+const FILTER_NAMES = ["device_id", "device_name", "command", "device_category_id", "device_tags", "device_vendor", "date_from", "date_to"] as const;
+export const SEARCH_FILTERS: Record<string, { describe: string; build: (values: string[]) => SQL }> =
+  Object.fromEntries(FILTER_NAMES.map((name) => [name, configListSpec.filters[name]!]));
+
+type Term = { test: RegExp; literals: string[][] | null };
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Each term as a line test plus what the index needs; a pattern that does not compile is a 422 naming it. */
+function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Term[] {
+  const flags = req.caseSensitive ? "" : "i";
+  return req.terms.map((term, i) => {
+    const key = req.terms.length > 1 || field === "terms" ? `${field}.${i}` : field;
+    if (/[\r\n]/.test(term)) bag.add(key, `${key} must be one line: matches are found line by line`);
+    if (!req.regex) return { test: new RegExp(escapeRegExp(term), flags), literals: plainLiterals(term) };
+    try {
+      return { test: new RegExp(term, flags), literals: regexLiterals(term) };
+    } catch (e) {
+      bag.add(key, `${key} is not a valid regular expression: ${(e as Error).message.replace(/^Invalid regular expression: /, "")}`);
+      return { test: /$^/, literals: null };
+    }
+  });
+}
+
+/** FTS5 expression for "contains one of these sets of literals", or null when some set gives it nothing to use. */
+function indexQuery(literals: string[][], caseSensitive: boolean): string | null {
+  const branches: string[] = [];
+  for (const branch of literals) {
+    const parts = branch.map((literal) => literalQuery(literal, caseSensitive)).filter((q) => q !== null);
+    if (!parts.length) return null;
+    branches.push(`(${parts.join(" AND ")})`);
+  }
+  return branches.join(" OR ");
+}
+
+/** Series (device, command) whose index documents hold what a term needs. */
+const seriesMatching = (query: string) =>
+  sql`(${configs.deviceId}, ${configs.command}) in (select d.device_id, d.command from config_search_docs d where d.id in (select rowid from config_search where config_search match ${query}))`;
+
+const isLatest = sql<number>`${configs.version} = (select max(c2.version) from ${configs} c2 where c2.device_id = ${configs.deviceId} and c2.command = ${configs.command})`;
+
+function filterConditions(filter: Record<string, string[]>, bag: FieldErrorBag): SQL[] {
+  const out: SQL[] = [];
+  for (const [name, values] of Object.entries(filter)) {
+    const key = `filter[${name}]`;
+    const known = Object.hasOwn(SEARCH_FILTERS, name) ? SEARCH_FILTERS[name] : undefined;
+    if (!known) bag.add(key, `${key} is not a filter here; use one of: ${Object.keys(SEARCH_FILTERS).join(", ")}`);
+    else if (values.length === 0) bag.add(key, `${key} needs at least one value`);
+    else {
+      try {
+        out.push(known.build(values));
+      } catch (e) {
+        bag.add(key, e instanceof ApiError ? e.message : `${key} is invalid`);
+      }
+    }
+  }
+  return out;
+}
+
+/** Which lines match which terms; null when the configuration does not match as a whole. */
+function matchLines(lines: string[], terms: Term[], match: "all" | "any"): { index: number; terms: number[] }[] | null {
+  const hits: { index: number; terms: number[] }[] = [];
+  const found = new Set<number>();
+  for (let i = 0; i < lines.length; i++) {
+    let matched: number[] | undefined;
+    for (let t = 0; t < terms.length; t++) {
+      if (terms[t]!.test.test(lines[i]!)) (matched ??= []).push(t);
+    }
+    if (matched) {
+      hits.push({ index: i, terms: matched });
+      for (const t of matched) found.add(t);
+    }
+  }
+  if (hits.length === 0 || (match === "all" && found.size < terms.length)) return null;
+  return hits;
+}
+
+/** A candidate's text, or null when the version was deleted since the candidates were chosen. */
+async function readText(db: DbOrTx, c: { id: number; blobHash: string }): Promise<string | null> {
+  try {
+    return await readBlob(db, c.blobHash);
+  } catch (err) {
+    const [still] = await db.select({ id: configs.id }).from(configs).where(eq(configs.id, c.id));
+    if (still) throw err;
+    return null;
+  }
+}
+
+const splitLines = (text: string) => (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
+
+export type SearchResult = { total: number; hits: SearchHit[]; indexUsed: boolean; configsChecked: number };
+
+/**
+ * Runs a search for a caller with the given device scope. `field` names the terms in error messages
+ * ("q" for the query string, "terms" for a JSON body).
+ */
+export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchRequest, field: string): Promise<SearchResult> {
+  const bag = new FieldErrorBag();
+  const terms = compileTerms(req, field, bag);
+  const conditions = filterConditions(req.filter, bag);
+  bag.throwIfAny();
+
+  // "all": every term the index can look up narrows; "any": only if every term can be looked up.
+  const queries = terms.flatMap((t) => {
+    const query = t.literals && indexQuery(t.literals, req.caseSensitive);
+    return query ? [query] : [];
+  });
+  let narrowing: SQL | undefined;
+  if (req.match === "all" && queries.length) narrowing = and(...queries.map(seriesMatching));
+  if (req.match === "any" && queries.length === terms.length) narrowing = or(...queries.map(seriesMatching));
+  const limit = narrowing ? CHECK_LIMIT : SCAN_LIMIT;
+
+  const candidates = await db
+    .select({
+      id: configs.id, deviceId: configs.deviceId, deviceName: devices.name, command: configs.command, version: configs.version,
+      blobHash: configs.blobHash, firstSeenAt: configs.firstSeenAt, lastSeenAt: configs.lastSeenAt, latest: isLatest,
+    })
+    .from(configs)
+    .innerJoin(devices, eq(devices.id, configs.deviceId))
+    .where(and(deviceScopeCondition(scope), req.latestOnly ? isLatest : undefined, narrowing, ...conditions))
+    .orderBy(asc(sql`lower(${devices.name})`), asc(devices.id), asc(configs.command), desc(configs.version))
+    .limit(limit + 1);
+  if (candidates.length > limit) {
+    const why = narrowing
+      ? `the search terms occur in more than ${limit} configurations`
+      : `a term has no ${MIN_LITERAL} or more characters in a row that every match must contain, so the search has to read every configuration, and more than ${limit} are in range`;
+    throw new ApiError(422, `Search too broad: ${why}. Use longer or more specific terms, filters, or latest_only.`);
+  }
+
+  const first = (req.page - 1) * req.perPage;
+  const hits: SearchHit[] = [];
+  let total = 0;
+  // Texts are read a few ahead: decompressing them one after another leaves the runtime idle between steps.
+  const reading: Promise<string | null>[] = [];
+  let next = 0;
+  for (const c of candidates) {
+    while (next < candidates.length && reading.length < READ_AHEAD) {
+      const read = readText(db, candidates[next++]!);
+      read.catch(() => {}); // awaited in turn below; this only keeps an early exit from leaving it unhandled
+      reading.push(read);
+    }
+    const text = await reading.shift()!;
+    if (text === null) continue;
+    const lines = splitLines(text);
+    const matched = matchLines(lines, terms, req.match);
+    if (!matched) continue;
+    const rank = total++;
+    if (rank < first || rank >= first + req.perPage) continue;
+    const around = (from: number, to: number) =>
+      lines.slice(Math.max(0, from), Math.max(0, Math.min(lines.length, to))).map((line, k) => ({ line_number: Math.max(0, from) + k + 1, line }));
+    hits.push({
+      config_id: c.id, device_id: c.deviceId, device_name: c.deviceName, command: c.command, version: c.version,
+      latest: Boolean(c.latest), first_seen_at: c.firstSeenAt.toISOString(), last_seen_at: c.lastSeenAt.toISOString(),
+      match_count: matched.length,
+      matches: matched.slice(0, req.maxMatches).map((m) => ({
+        line_number: m.index + 1, line: lines[m.index]!, terms: m.terms,
+        before: around(m.index - req.contextBefore, m.index), after: around(m.index + 1, m.index + 1 + req.contextAfter),
+      })),
+    });
+  }
+  return { total, hits, indexUsed: Boolean(narrowing), configsChecked: candidates.length };
+}
