@@ -14,6 +14,10 @@ import { registerTemplateRoutes } from "../modules/templates/handlers.ts";
 import { categoriesResource } from "../modules/categories/resource.ts";
 import { commandsResource } from "../modules/commands/resource.ts";
 import { deviceProfilesResource } from "../modules/device-profiles/resource.ts";
+import { registerConfigSearchRoutes } from "../modules/configs/search-routes.ts";
+import { registerRetentionRoutes } from "../modules/configs/retention-routes.ts";
+import { registerTaskRoutes } from "../modules/tasks/handlers.ts";
+import { registerConfigGroups } from "../modules/configs/handlers.ts";
 
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -33,6 +37,8 @@ function versionApp(version: ApiVersion): OpenAPIHono<AppEnv> {
 export function createV1Api(): OpenAPIHono<AppEnv> {
   const api = versionApp("v1");
   registerDeviceRoutes(api, { summary: false });
+  // Before any /configs/{id} route: static /configs/... paths must win over the id parameter.
+  for (const register of [registerConfigSearchRoutes, registerRetentionRoutes]) register(api);
   registerJobRoutes(api);
   for (const group of [vendorsResource, tagsResource]) group.register(api);
   credentialsResource.register(api);
@@ -41,6 +47,9 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
   registerActivityRoutes(api);
   registerTemplateRoutes(api);
   for (const group of [categoriesResource, commandsResource, deviceProfilesResource]) group.register(api);
+  registerTaskRoutes(api);
+  // After any other static /configs/... routes (search, retention): /configs/{id} would take their paths as ids.
+  registerConfigGroups(api, { changes: false });
   return api;
 }
 
@@ -48,7 +57,10 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
 export function createV2Api(): OpenAPIHono<AppEnv> {
   const api = versionApp("v2");
   registerDeviceRoutes(api, { summary: true });
+  // Before any /configs/{id} route: static /configs/... paths must win over the id parameter.
+  for (const register of [registerConfigSearchRoutes, registerRetentionRoutes]) register(api);
   registerUserRoutes(api);
+  registerConfigGroups(api, { changes: true });
   return api;
 }
 

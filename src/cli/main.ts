@@ -10,6 +10,9 @@ import { tokenRevokeCommand } from "./commands/token-revoke.ts";
 import { keyRotateCommand } from "./commands/key-rotate.ts";
 import { importOxidizedCommand } from "./commands/import-oxidized.ts";
 import { importRancidCommand } from "./commands/import-rancid.ts";
+import { apiDocsBuildCommand } from "./commands/api-docs-build.ts";
+import { configsPurgeCommand } from "./commands/configs-purge.ts";
+import { configsReindexCommand } from "./commands/configs-reindex.ts";
 
 /** Every `svc` command, in the order `svc --help` lists them. A new command is one file and one line here. */
 const commands: Record<string, Command> = {
@@ -21,6 +24,9 @@ const commands: Record<string, Command> = {
   "key:rotate": keyRotateCommand,
   "import:oxidized": importOxidizedCommand,
   "import:rancid": importRancidCommand,
+  "api-docs:build": apiDocsBuildCommand,
+  "configs:purge": configsPurgeCommand,
+  "configs:reindex": configsReindexCommand,
 };
 
 // exitCode rather than exit(): stdout may still be draining into a pipe.

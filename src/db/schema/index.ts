@@ -4,3 +4,6 @@ export * from "./devices.ts";
 export * from "./activity.ts";
 export * from "./jobs.ts";
 export * from "./configs.ts";
+export * from "./web.ts";
+export * from "./tasks.ts";
+export * from "./search.ts";
