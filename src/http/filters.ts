@@ -22,3 +22,15 @@ export const booleanFilter = (column: SQLiteColumn, name: string, describe = "tr
     return inArray(column, v.map((s) => s === "true"));
   },
 });
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+/** One ISO-8601 instant for a time filter: a date (midnight UTC) or a date-time with Z or an offset. */
+export function instantValue(name: string, values: string[]): Date {
+  const key = `filter[${name}]`;
+  if (values.length !== 1) throw new ApiError(422, `${key} takes one timestamp, not a list`);
+  const text = values[0]!;
+  const ms = ISO_TIME.test(text) ? Date.parse(text) : NaN;
+  if (Number.isNaN(ms)) throw new ApiError(422, `${key} must be an ISO-8601 time such as 2026-06-01T12:00:00Z or 2026-06-01; '${text}' is not`);
+  return new Date(ms);
+}

@@ -5,7 +5,7 @@ import type { DbOrTx } from "../../db/client.ts";
 import { activityLog, devices } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
-import { idFilter, wholeNumbers } from "../../http/filters.ts";
+import { idFilter, wholeNumbers, instantValue } from "../../http/filters.ts";
 
 export const ActivityEntry = z
   .object({
@@ -26,17 +26,6 @@ export const ActivityEntry = z
 export type ActivityOut = z.infer<typeof ActivityEntry>;
 type ActivityRow = typeof activityLog.$inferSelect;
 
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
-
-/** One ISO-8601 instant: a date (midnight UTC) or a date-time with Z or an offset. */
-function instant(name: string, values: string[]): Date {
-  const key = `filter[${name}]`;
-  if (values.length !== 1) throw new ApiError(422, `${key} takes one timestamp, not a list`);
-  const text = values[0]!;
-  const ms = ISO_TIME.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) throw new ApiError(422, `${key} must be an ISO-8601 time such as 2026-06-01T12:00:00Z or 2026-06-01; '${text}' is not`);
-  return new Date(ms);
-}
 
 export const activityListSpec: ListSpec = {
   fields: Object.keys(ActivityEntry.shape),
@@ -51,8 +40,8 @@ export const activityListSpec: ListSpec = {
       describe: "Device id: entries about that device",
       build: (v) => and(eq(activityLog.subjectType, "device"), inArray(activityLog.subjectId, wholeNumbers("filter[device]", v)))!,
     },
-    created_after: { describe: "ISO-8601 time: entries at or after it (one value)", build: (v) => gte(activityLog.createdAt, instant("created_after", v)) },
-    created_before: { describe: "ISO-8601 time: entries strictly before it (one value)", build: (v) => lt(activityLog.createdAt, instant("created_before", v)) },
+    created_after: { describe: "ISO-8601 time: entries at or after it (one value)", build: (v) => gte(activityLog.createdAt, instantValue("created_after", v)) },
+    created_before: { describe: "ISO-8601 time: entries strictly before it (one value)", build: (v) => lt(activityLog.createdAt, instantValue("created_before", v)) },
   },
   sorts: { id: activityLog.id, created_at: activityLog.createdAt },
   defaultSort: "-id",

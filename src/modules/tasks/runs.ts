@@ -4,7 +4,7 @@ import type { DbOrTx } from "../../db/client.ts";
 import { jobs, TASK_RUN_TRIGGERS, taskRunItems, taskRuns, tasks } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
-import { idFilter } from "../../http/filters.ts";
+import { idFilter, instantValue } from "../../http/filters.ts";
 import { ITEM_STATUSES, TaskRun, TaskRunItem, type ItemStatus, type TaskRunItemOut, type TaskRunOut } from "./schemas.ts";
 import { visibleItems, visibleRunIds } from "./targets.ts";
 
@@ -42,16 +42,6 @@ function runStatusCondition(scope: DeviceScope, status: string): SQL {
   throw new ApiError(422, `filter[status] must be one of: ${RUN_STATUSES.join(", ")}; '${status}' is not`);
 }
 
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
-
-function instant(name: string, values: string[]): Date {
-  const key = `filter[${name}]`;
-  if (values.length !== 1) throw new ApiError(422, `${key} takes one timestamp, not a list`);
-  const text = values[0]!;
-  const ms = ISO_TIME.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) throw new ApiError(422, `${key} must be an ISO-8601 time such as 2026-06-01T12:00:00Z or 2026-06-01; '${text}' is not`);
-  return new Date(ms);
-}
 
 /** Run lists read the scope, so the spec is built per request. */
 export function runListSpec(scope: DeviceScope): ListSpec {
@@ -69,8 +59,8 @@ export function runListSpec(scope: DeviceScope): ListSpec {
           return inArray(taskRuns.trigger, v as (typeof TASK_RUN_TRIGGERS)[number][]);
         },
       },
-      started_after: { describe: "ISO-8601 time: runs started at or after it (one value)", build: (v) => gte(taskRuns.startedAt, instant("started_after", v)) },
-      started_before: { describe: "ISO-8601 time: runs started strictly before it (one value)", build: (v) => lt(taskRuns.startedAt, instant("started_before", v)) },
+      started_after: { describe: "ISO-8601 time: runs started at or after it (one value)", build: (v) => gte(taskRuns.startedAt, instantValue("started_after", v)) },
+      started_before: { describe: "ISO-8601 time: runs started strictly before it (one value)", build: (v) => lt(taskRuns.startedAt, instantValue("started_before", v)) },
     },
     sorts: { id: taskRuns.id, started_at: taskRuns.startedAt, scheduled_for: taskRuns.scheduledFor, finished_at: taskRuns.finishedAt },
     defaultSort: "-id",
