@@ -6,18 +6,8 @@
  * change" header moved on. Deterministic per device index, so every run measures the same texts.
  */
 import { iosRunningConfig } from "./ios-config.ts";
+import { mulberry32 } from "../src/random.ts";
 
-/** A small seeded generator (mulberry32): same device index, same edits. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The configuration as it is stored: the device's banner lines gone, LF line ends. */
 function firstVersion(index: number, bytes: number): string[] {
@@ -60,7 +50,7 @@ const EDITS: Edit[] = [
 ];
 /** The `versions` texts of one device, oldest first, each about `bytes` long. */
 export function deviceHistory(index: number, versions: number, bytes = 30_000): string[] {
-  const rnd = random(index * 7919 + 17);
+  const rnd = mulberry32(index * 7919 + 17);
   const lines = firstVersion(index, bytes);
   const out: string[] = [];
   for (let v = 0; v < versions; v++) {

@@ -16,6 +16,7 @@ import { diffTexts, formatUnified } from "../src/modules/configs/config-diff.ts"
 import { storeConfig } from "../src/modules/configs/store.ts";
 import { normalizeConfigText } from "../src/modules/configs/text.ts";
 import { iosRunningConfig } from "./ios-config.ts";
+import { mulberry32 } from "../src/random.ts";
 
 const { values: flags } = parseArgs({
   options: { lines: { type: "string", default: "100000" }, "skip-diff-package": { type: "boolean", default: false } },
@@ -29,19 +30,9 @@ function configOf(index: number): string[] {
   return lines.slice(0, LINES);
 }
 
-/** A fixed-seed PRNG, so every run edits the same lines. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function edited(lines: string[]): string[] {
-  const next = random(42);
+  const next = mulberry32(42);
   const out = lines.slice();
   const at = () => Math.floor(next() * out.length);
   for (let i = 0; i < 1000; i++) {

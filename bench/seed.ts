@@ -2,17 +2,8 @@ import type { Db } from "../src/db/client.ts";
 import { createDevices } from "../src/modules/devices/service.ts";
 import type { DeviceInputT } from "../src/modules/devices/schemas.ts";
 import type { SecretBox } from "../src/secrets/box.ts";
+import { mulberry32 } from "../src/random.ts";
 
-/** A fixed-seed PRNG (mulberry32), so every run benchmarks the same inventory. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SITES = ["ams", "fra", "lon", "par", "mad", "nyc", "iad", "sjc", "sin", "tyo", "syd", "gru"];
 const ROLES = ["core-rtr", "edge-rtr", "dist-sw", "acc-sw", "fw", "wan-rtr", "oob-sw"];
@@ -61,7 +52,7 @@ export function benchDevice(i: number, next: () => number): DeviceInputT {
 
 /** Inserts `count` devices through the real write path (bulk create, 1000 per transaction, as the API would). */
 export async function seedDevices(db: Db, secrets: SecretBox, count: number): Promise<void> {
-  const next = random(42);
+  const next = mulberry32(42);
   const batch = 1000;
   for (let start = 0; start < count; start += batch) {
     const inputs = Array.from({ length: Math.min(batch, count - start) }, (_, k) => benchDevice(start + k, next));

@@ -1,3 +1,4 @@
+import { mulberry32 } from "../random.ts";
 /**
  * Example values are fake but must be identical in every build, so they come from a generator seeded by the
  * field's name: the same field gets the same example wherever it appears, and nothing depends on the clock.
@@ -20,14 +21,7 @@ function hash(text: string): number {
 
 /** mulberry32 over the hash of the seed text. */
 export function seeded(seed: string): Seeded {
-  let state = hash(seed);
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(hash(seed));
   return {
     int: (min, max) => min + Math.floor(next() * (max - min + 1)),
     pick: (items) => items[Math.floor(next() * items.length)]!,

@@ -6,22 +6,25 @@ const shim = fileURLToPath(new URL("../../bin/svc.js", import.meta.url));
 
 export type SvcRun = { code: number | null; stdout: string; stderr: string };
 
-/**
- * `npx svc ...` as an operator runs it: a separate node process through the bin shim, with only PATH, TMPDIR
- * and the given environment (so nothing of the test process's settings leaks in).
- */
-export function svc(args: string[], env: Record<string, string> = {}, stdin = ""): Promise<SvcRun> {
+/** Runs a command to its end and captures what it printed; `stdin` is written and closed. */
+export function runCaptured(
+  command: string, args: string[], options: { env: Record<string, string | undefined>; cwd?: string; stdin?: string },
+): Promise<SvcRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [shim, ...args], {
-      env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
+    child.stdin.end(options.stdin ?? "");
   });
 }
+
+/**
+ * `npx svc ...` as an operator runs it: a separate node process through the bin shim, with only PATH, TMPDIR
+ * and the given environment (so nothing of the test process's settings leaks in).
+ */
+export const svc = (args: string[], env: Record<string, string> = {}, stdin = ""): Promise<SvcRun> =>
+  runCaptured(process.execPath, [shim, ...args], { env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env }, stdin });

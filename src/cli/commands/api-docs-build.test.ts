@@ -1,10 +1,10 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { svc, type SvcRun } from "../../../test/helpers/svc.ts";
+import { runCaptured, svc, type SvcRun } from "../../../test/helpers/svc.ts";
 import { apiDocsFiles } from "../../docs/paths.ts";
 
 /**
@@ -53,17 +53,6 @@ const operationsIn = (openapiPath: string) => {
   return Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
 };
 
-function runProcess(command: string, args: string[], env: Record<string, string | undefined>, cwd = root): Promise<SvcRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), "netkeep-api-docs-"));
@@ -203,7 +192,7 @@ describe("svc api-docs:build side effects", () => {
     const offline = freshStorage();
     const online = freshStorage();
     const env = { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), STORAGE_DIR: offline, APP_URL };
-    const run = await runProcess("unshare", ["-rn", process.execPath, shim, "api-docs:build", "--api-version=all"], env);
+    const run = await runCaptured("unshare", ["-rn", process.execPath, shim, "api-docs:build", "--api-version=all"], { env, cwd: root });
     expectSuccess(run);
     expectSuccess(await build(online, ["--api-version=all"]));
     const listed = filesUnder(online);
@@ -224,7 +213,7 @@ describe.skipIf(noDeno)("deno task svc:api-docs:build", () => {
     const viaDeno = freshStorage();
     const viaNode = freshStorage();
     const env = { ...process.env, NO_COLOR: "1", DATABASE_URL: "", DATABASE_AUTH_TOKEN: "", APP_KEY: "", STORAGE_DIR: viaDeno, APP_URL };
-    const run = await runProcess(deno, ["task", "svc:api-docs:build", "--", "--api-version=all"], env);
+    const run = await runCaptured(deno, ["task", "svc:api-docs:build", "--", "--api-version=all"], { env, cwd: root });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^v1: wrote .*\nv2: wrote .*\n$/);
     expectSuccess(await build(viaNode, ["--api-version=all"]));

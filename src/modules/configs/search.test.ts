@@ -5,18 +5,9 @@ import { categories, configSearchDocs, deviceTags, devices, tags, vendors } from
 import { storeConfig } from "./store.ts";
 import { reindexAllConfigs } from "./search-reindex.ts";
 import { regexLiterals } from "./search-literals.ts";
+import { mulberry32 } from "../../random.ts";
 
-/** A seeded generator, so a failure names a query that fails again. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rnd = random(42);
+const rnd = mulberry32(42);
 const int = (n: number) => Math.floor(rnd() * n);
 const pick = <T>(items: readonly T[]) => items[int(items.length)]!;
 
