@@ -56,7 +56,12 @@ const FILTER_NAMES = ["device_id", "device_name", "command", "device_category_id
 export const SEARCH_FILTERS: Record<string, { describe: string; build: (values: string[]) => SQL }> =
   Object.fromEntries(FILTER_NAMES.map((name) => [name, configListSpec.filters[name]!]));
 
-type Term = { test: RegExp; literals: string[][] | null };
+/**
+ * `test` is matched line by line; `anywhere` is the same pattern over the whole text with ^ and $ at line ends.
+ * Whatever matches one line also matches the whole text, so a text `anywhere` rejects is skipped without
+ * splitting it into lines: most candidates the index lets through hold the literal but not the match.
+ */
+type Term = { test: RegExp; anywhere: RegExp; literals: string[][] | null };
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -66,12 +71,13 @@ function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Te
   return req.terms.map((term, i) => {
     const key = req.terms.length > 1 || field === "terms" ? `${field}.${i}` : field;
     if (/[\r\n]/.test(term)) bag.add(key, `${key} must be one line: matches are found line by line`);
-    if (!req.regex) return { test: new RegExp(escapeRegExp(term), flags), literals: plainLiterals(term) };
+    const compile = (source: string) => ({ test: new RegExp(source, flags), anywhere: new RegExp(source, `${flags}m`) });
+    if (!req.regex) return { ...compile(escapeRegExp(term)), literals: plainLiterals(term) };
     try {
-      return { test: new RegExp(term, flags), literals: regexLiterals(term) };
+      return { ...compile(term), literals: regexLiterals(term) };
     } catch (e) {
       bag.add(key, `${key} is not a valid regular expression: ${(e as Error).message.replace(/^Invalid regular expression: /, "")}`);
-      return { test: /$^/, literals: null };
+      return { test: /$^/, anywhere: /$^/, literals: null };
     }
   });
 }
@@ -195,6 +201,8 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
     }
     const text = await reading.shift()!;
     if (text === null) continue;
+    const inText = (t: Term) => t.anywhere.test(text);
+    if (req.match === "all" ? !terms.every(inText) : !terms.some(inText)) continue;
     const lines = splitLines(text);
     const matched = matchLines(lines, terms, req.match);
     if (!matched) continue;
