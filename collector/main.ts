@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
+import { setFlagsFromString } from "node:v8";
 import { systemClock } from "../src/clock.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { createLogger } from "../src/logger.ts";
@@ -7,6 +8,11 @@ import { openServices } from "../src/runtime/services.ts";
 import { AppKeyError } from "../src/secrets/box.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
 import { startScheduler } from "./scheduler.ts";
+
+// Hundreds of sessions each leave ~100 KB strings behind them, and V8's default lets the heap double past what
+// is live before a full collection: at 500 sessions that was 430-490 MB of mostly garbage. Growing by 40% keeps
+// it near 330 MB at the same CPU (bench:collect). It is read at every collection, so setting it here is enough.
+setFlagsFromString("--heap-growing-percent=40");
 
 const logger = createLogger();
 

@@ -11,7 +11,7 @@
  */
 import { MIN_LITERAL } from "./search-literals.ts";
 
-export const GRAM = 6;
+export const GRAM = 6; // gramDocument builds its tokens from six units
 const LINE_END = "\n".repeat(GRAM - MIN_LITERAL);
 
 /**
@@ -19,24 +19,50 @@ const LINE_END = "\n".repeat(GRAM - MIN_LITERAL);
  * FTS5 `ascii` tokenizer keeps together as token characters. Other characters stand for themselves: one that
  * happens to equal a shifted ASCII character only adds candidates, never hides one.
  */
+function encodeUnit(c: number): number {
+  if (c >= 0x41 && c <= 0x5a) c += 0x20;
+  return c < 0x80 ? c + 0x100 : c >= 0xd800 && c <= 0xdfff ? 0xfffd : c;
+}
+
 function encode(text: string): string {
   let out = "";
-  for (let i = 0; i < text.length; i++) {
-    let c = text.charCodeAt(i);
-    if (c >= 0x41 && c <= 0x5a) c += 0x20;
-    out += String.fromCharCode(c < 0x80 ? c + 0x100 : c >= 0xd800 && c <= 0xdfff ? 0xfffd : c);
-  }
+  for (let i = 0; i < text.length; i++) out += String.fromCharCode(encodeUnit(text.charCodeAt(i)));
   return out;
 }
 
-/** The distinct tokens of some lines, space-separated: the body of one index document. */
+/**
+ * The distinct tokens of some lines, space-separated: the body of one index document. A 100 KB configuration
+ * has about 100,000 windows but only some 10,000 distinct ones, and this runs as every new version is stored:
+ * so each window is first looked up by a small integer hash and compared in place, and only a window not seen
+ * before becomes a string (a hash shared by two different windows keeps both, in `collided`).
+ */
 export function gramDocument(lines: Iterable<string>): string {
-  const grams = new Set<string>();
+  const byHash = new Map<number, string>();
+  const collided = new Set<string>();
+  let codes = new Uint16Array(256);
   for (const line of lines) {
-    const coded = encode(line + LINE_END);
-    for (let i = 0; i + GRAM <= coded.length; i++) grams.add(coded.slice(i, i + GRAM));
+    const length = line.length + LINE_END.length;
+    if (length < GRAM) continue;
+    if (codes.length < length) codes = new Uint16Array(length * 2);
+    for (let i = 0; i < line.length; i++) codes[i] = encodeUnit(line.charCodeAt(i));
+    codes.fill(encodeUnit(10), line.length, length);
+    for (let i = 0; i + GRAM <= length; i++) {
+      let h = 0;
+      for (let k = i; k < i + GRAM; k++) h = (Math.imul(h, 0x01000193) ^ codes[k]!) | 0;
+      h &= 0x3fffffff;
+      const known = byHash.get(h);
+      if (known !== undefined && sameWindow(known, codes, i)) continue;
+      const token = String.fromCharCode(codes[i]!, codes[i + 1]!, codes[i + 2]!, codes[i + 3]!, codes[i + 4]!, codes[i + 5]!);
+      if (known === undefined) byHash.set(h, token);
+      else collided.add(token);
+    }
   }
-  return [...grams].join(" ");
+  return [...byHash.values(), ...collided].join(" ");
+}
+
+function sameWindow(token: string, codes: Uint16Array, at: number): boolean {
+  for (let k = 0; k < GRAM; k++) if (token.charCodeAt(k) !== codes[at + k]) return false;
+  return true;
 }
 
 const quote = (token: string) => `"${token}"`;
