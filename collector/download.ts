@@ -42,13 +42,26 @@ export function sessionProfileOf(t: ConnectionTemplate, withLogin: boolean): Ses
   };
 }
 
+/** Parsed templates by their text: a template changes rarely, and parsing its YAML for every job cost about 1 ms. */
+const parsedTemplates = new Map<string, ReturnType<typeof parseTemplate>>();
+
+function parseTemplateOnce(code: string): ReturnType<typeof parseTemplate> {
+  let parsed = parsedTemplates.get(code);
+  if (!parsed) {
+    if (parsedTemplates.size >= 100) parsedTemplates.clear();
+    parsed = parseTemplate(code);
+    parsedTemplates.set(code, parsed);
+  }
+  return parsed;
+}
+
 /** The device, its template, its login and the commands its category runs: everything a session needs. */
 async function loadPlan(db: Db, secrets: SecretBox, deviceId: number) {
   const [device] = await db.select().from(devices).where(eq(devices.id, deviceId));
   if (!device) throw new SessionError("error", `device ${deviceId} no longer exists`);
   if (!device.templateId) throw new SessionError("error", "the device has no connection template; set device_template_id");
   const [templateRow] = await db.select().from(templates).where(eq(templates.id, device.templateId));
-  const parsed = templateRow ? parseTemplate(templateRow.code) : undefined;
+  const parsed = templateRow ? parseTemplateOnce(templateRow.code) : undefined;
   if (!parsed?.ok) throw new SessionError("error", `the device's connection template ${device.templateId} is missing or invalid`);
 
   const decrypt = async (v: string | null | undefined) => (v ? await secrets.decrypt(v) : undefined);
