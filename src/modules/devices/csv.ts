@@ -1,7 +1,7 @@
 import { CsvError, parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
 import { ApiError } from "../../http/errors.ts";
-import { DEVICE_FIELDS, type DeviceOut } from "./schemas.ts";
+import { CUSTOM_KEY, CUSTOM_KEY_RULE, DEVICE_FIELDS, type DeviceOut } from "./schemas.ts";
 
 /**
  * The CSV shape of a device, shared by export and import so an exported file imports back unchanged:
@@ -9,7 +9,6 @@ import { DEVICE_FIELDS, type DeviceOut } from "./schemas.ts";
  */
 export const TAG_SEPARATOR = "|";
 export const CUSTOM_PREFIX = "custom.";
-const CUSTOM_KEY = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Columns an import may set. Secrets are accepted here and never exported. */
 export const WRITABLE_COLUMNS = [
@@ -64,7 +63,7 @@ function readHeader(header: string[]): CsvColumn[] {
     seen.add(name);
     if (custom) {
       const key = name.slice(CUSTOM_PREFIX.length);
-      if (!CUSTOM_KEY.test(key)) problems.push(`column '${trimmed}': custom attribute names are 1-64 letters, digits, _ or -`);
+      if (!CUSTOM_KEY.test(key)) problems.push(`column '${trimmed}': ${CUSTOM_KEY_RULE}`);
       return { name, kind: "custom", key };
     }
     if ((WRITABLE_COLUMNS as readonly string[]).includes(name)) return { name, kind: "field", field: name as WritableColumn };

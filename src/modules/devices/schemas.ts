@@ -11,7 +11,9 @@ const refId = (what: string, zeroMeans?: string) =>
     .optional()
     .openapi({ description: `Id of a ${what}${zeroMeans ? `; 0 means ${zeroMeans}` : ""}`, example: zeroMeans ? 0 : 1 });
 
-const CUSTOM_KEY = /^[A-Za-z0-9_-]{1,64}$/;
+/** The names a custom attribute may have: API bodies, CSV columns and filters all check against this one. */
+export const CUSTOM_KEY = /^[A-Za-z0-9_-]{1,64}$/;
+export const CUSTOM_KEY_RULE = "custom attribute names are 1-64 letters, digits, _ or -";
 const customValue = z.union([z.string().max(1000), z.number(), z.boolean(), z.null()]);
 
 /** Fields a client writes. Secrets are accepted here and never appear in any response. */

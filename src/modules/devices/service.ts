@@ -10,7 +10,7 @@ import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts"
 import { booleanFilter, idFilter, wholeNumbers } from "../../http/filters.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
-import { DEVICE_FIELDS, type DeviceInputT, type DeviceOut, type DevicePatchT } from "./schemas.ts";
+import { CUSTOM_KEY, CUSTOM_KEY_RULE, DEVICE_FIELDS, type DeviceInputT, type DeviceOut, type DevicePatchT } from "./schemas.ts";
 
 type DeviceRow = typeof devices.$inferSelect;
 type DeviceValues = Partial<typeof devices.$inferInsert>;
@@ -67,7 +67,7 @@ export const deviceListSpec: ListSpec = {
     prefix: "custom.",
     describe: "A custom attribute, e.g. filter[custom.site]=ams",
     build: (key, values) => {
-      if (!/^[A-Za-z0-9_-]{1,64}$/.test(key)) throw new ApiError(422, "custom attribute names are 1-64 letters, digits, _ or -");
+      if (!CUSTOM_KEY.test(key)) throw new ApiError(422, CUSTOM_KEY_RULE);
       return inArray(sql`cast(json_extract(${devices.custom}, ${"$." + key}) as text)`, values);
     },
   },
