@@ -127,7 +127,7 @@ async function main() {
   const parts = await db.all<{ name: string; bytes: number }>(sql`select name, sum(pgsize) as bytes from dbstat group by name`);
   const part = (test: (name: string) => boolean) => parts.filter((p) => test(p.name)).reduce((n, p) => n + Number(p.bytes), 0);
   const breakdown = {
-    "config texts (config_blobs)": part((n) => n === "config_blobs" || n === "sqlite_autoindex_config_blobs_1"),
+    "config texts (config_blobs)": part((n) => n === "config_blobs" || n.startsWith("config_blobs_") || n === "sqlite_autoindex_config_blobs_1"),
     "version rows (configs + indexes)": part((n) => n === "configs" || n.startsWith("configs_")),
     "diffs (config_changes + indexes)": part((n) => n === "config_changes" || n.startsWith("config_changes_")),
     "search index (config_search*)": part((n) => n.startsWith("config_search")),

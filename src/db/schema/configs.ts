@@ -1,17 +1,23 @@
-import { blob, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import { timestamp, timestamps } from "./columns.ts";
 import { devices } from "./devices.ts";
 import { jobs, JOB_TRIGGERS } from "./jobs.ts";
 
-/** Content-addressed configuration text: the same text is stored once, compressed, whatever refers to it. */
+/**
+ * Content-addressed configuration text: the same text is stored once, compressed, whatever refers to it. The
+ * latest version of a series is whole (gzip); older ones are reverse deltas (gzip of a line edit script,
+ * blob-delta.ts) against the text that followed them, so history costs about what changed.
+ */
 export const configBlobs = sqliteTable("config_blobs", {
   /** SHA-256 of the raw text, hex. */
   hash: text("hash").primaryKey(),
-  encoding: text("encoding", { enum: ["gzip"] }).notNull(),
+  encoding: text("encoding", { enum: ["gzip", "delta"] }).notNull(),
+  /** The blob a delta rebuilds from; null when whole. The key keeps a base from being deleted under its deltas. */
+  baseHash: text("base_hash").references((): AnySQLiteColumn => configBlobs.hash),
   content: blob("content", { mode: "buffer" }).notNull(),
   size: integer("size").notNull(),
   createdAt: timestamp("created_at").notNull(),
-});
+}, (t) => [index("config_blobs_base_idx").on(t.baseHash)]);
 
 /** One row per distinct version of one command's output on one device. */
 export const configs = sqliteTable("configs", {
@@ -35,14 +41,18 @@ export const configs = sqliteTable("configs", {
   index("configs_last_seen_idx").on(t.lastSeenAt),
 ]);
 
-/** A new version's arrival: what changed, as a unified diff against the previous version. */
+/**
+ * A new version's arrival: how many lines it changed against the previous version. The diff itself is rendered
+ * from the two texts when asked; it is stored only once the previous version is deleted (it could not be rebuilt).
+ */
 export const configChanges = sqliteTable("config_changes", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   deviceId: integer("device_id").notNull().references(() => devices.id, { onDelete: "cascade" }),
   command: text("command").notNull(),
   configId: integer("config_id").notNull().references(() => configs.id, { onDelete: "cascade" }),
   previousConfigId: integer("previous_config_id").references(() => configs.id, { onDelete: "set null" }),
-  diff: text("diff").notNull(),
+  /** Null: rendered on demand from the two versions' texts. */
+  diff: text("diff"),
   linesAdded: integer("lines_added").notNull(),
   linesRemoved: integer("lines_removed").notNull(),
   trigger: text("trigger", { enum: JOB_TRIGGERS }).notNull(),

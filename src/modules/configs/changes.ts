@@ -51,7 +51,10 @@ export const changeListSpec: ListSpec = {
 
 const selectChanges = (db: DbOrTx) =>
   db
-    .select({ change: configChanges, deviceName: devices.name, version: configs.version, blobHash: configs.blobHash, previousVersion: previous.version })
+    .select({
+      change: configChanges, deviceName: devices.name, version: configs.version, blobHash: configs.blobHash,
+      previousVersion: previous.version, previousBlobHash: previous.blobHash,
+    })
     .from(configChanges)
     .innerJoin(devices, eq(devices.id, configChanges.deviceId))
     .innerJoin(configs, eq(configs.id, configChanges.configId))
@@ -64,18 +67,21 @@ function serialize(r: Selected): ConfigChangeOut {
   return {
     id: c.id, device_id: c.deviceId, device_name: r.deviceName, command: c.command, config_id: c.configId, version: r.version,
     previous_config_id: c.previousConfigId, previous_version: r.previousVersion, lines_added: c.linesAdded, lines_removed: c.linesRemoved,
-    trigger: c.trigger, created_at: c.createdAt.toISOString(), diff: c.diff,
+    trigger: c.trigger, created_at: c.createdAt.toISOString(), diff: c.diff ?? "",
   };
 }
 
 const withoutDiff = ({ diff: _, ...rest }: ConfigChangeOut) => rest;
 
-/** The record with its diff; a first version's is rendered from its text, which is all the diff would repeat (store.ts). */
+/**
+ * The record with its diff, rendered from the two versions' texts (a first version's against nothing). A change
+ * whose previous version was deleted kept its diff as text (store.ts keepDiffsOfSuccessors).
+ */
 async function withDiff(db: DbOrTx, r: Selected): Promise<ConfigChangeOut> {
   const out = serialize(r);
-  if (out.diff === "" && r.change.previousConfigId === null && out.lines_added > 0) {
-    out.diff = changeDiff("", await readBlob(db, r.blobHash), out.command, 0, out.version).text;
-  }
+  if (r.change.diff) return out;
+  const previousText = r.previousBlobHash === null ? "" : await readBlob(db, r.previousBlobHash);
+  out.diff = changeDiff(previousText, await readBlob(db, r.blobHash), out.command, r.previousVersion ?? 0, out.version).text;
   return out;
 }
 

@@ -10,6 +10,7 @@ import { configs, devices } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { configListSpec } from "./service.ts";
+import { RecentTexts } from "./blobs.ts";
 import { readBlob } from "./store.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
 import { literalQuery } from "./search-grams.ts";
@@ -136,9 +137,9 @@ function matchLines(lines: string[], terms: Term[], match: "all" | "any"): { ind
 }
 
 /** A candidate's text, or null when the version was deleted since the candidates were chosen. */
-async function readText(db: DbOrTx, c: { id: number; blobHash: string }): Promise<string | null> {
+async function readText(db: DbOrTx, c: { id: number; blobHash: string }, recent: RecentTexts): Promise<string | null> {
   try {
-    return await readBlob(db, c.blobHash);
+    return await readBlob(db, c.blobHash, recent);
   } catch (err) {
     const [still] = await db.select({ id: configs.id }).from(configs).where(eq(configs.id, c.id));
     if (still) throw err;
@@ -192,10 +193,12 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
   let total = 0;
   // Texts are read a few ahead: decompressing them one after another leaves the runtime idle between steps.
   const reading: Promise<string | null>[] = [];
+  // Candidates come newest first within each series: older versions rebuild from the text just read.
+  const recent = new RecentTexts(READ_AHEAD + 4);
   let next = 0;
   for (const c of candidates) {
     while (next < candidates.length && reading.length < READ_AHEAD) {
-      const read = readText(db, candidates[next++]!);
+      const read = readText(db, candidates[next++]!, recent);
       read.catch(() => {}); // awaited in turn below; this only keeps an early exit from leaving it unhandled
       reading.push(read);
     }
