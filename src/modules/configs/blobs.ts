@@ -32,54 +32,92 @@ async function blobRow(db: DbOrTx, hash: string): Promise<BlobRow> {
   return row;
 }
 
-/**
- * The last few texts one reader rebuilt. A search walks each series newest first, so with one of these an older
- * version costs one delta rather than its whole chain. Per request: nothing is cached across requests.
- */
-export class RecentTexts {
-  private readonly texts = new Map<string, string>();
-  constructor(private readonly max = 4) {}
-  get(hash: string) {
-    return this.texts.get(hash);
+type StoredBlob = { hash: string; encoding: string; baseHash: string | null; content: Uint8Array; size: number };
+
+/** UTF-8 bytes of a text, without encoding it. */
+function utf8Length(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) n += c < 0x800 ? 1 : c >= 0xd800 && c <= 0xdbff ? 1 : 2; // a surrogate pair is 4 bytes over its 2 units
   }
-  hashes() {
-    return [...this.texts.keys()];
-  }
-  set(hash: string, text: string) {
-    this.texts.set(hash, text);
-    if (this.texts.size > this.max) this.texts.delete(this.texts.keys().next().value!);
-  }
+  return n;
 }
 
 /**
- * The text of a stored blob, rebuilt through its deltas. The chain is read in one statement, so a purge
- * re-encoding it meanwhile cannot hand back half of an old chain. (Deltas are checked when written, and each
- * part is gzip with its own checksum, so reads do not hash the text again: that would cost more than the rebuild.)
+ * The rows of these blobs and of every blob their deltas rebuild from, down to a whole text or one in `have`.
+ * One statement, so a purge re-encoding a chain meanwhile cannot hand back half of an old one; hashes travel as
+ * JSON arrays, so any number fits in one statement. (Written as a subquery: a statement starting with WITH
+ * would count as a write in write-turns.ts.)
  */
-export async function readBlob(db: DbOrTx, hash: string, recent?: RecentTexts): Promise<string> {
-  const known = recent?.get(hash);
-  if (known !== undefined) return known;
-  // The chain is read only down to a text this reader already has.
-  const stopAt = recent?.hashes() ?? [];
-  const chain = await db.all<{ hash: string; encoding: string; content: ArrayBuffer | Uint8Array }>(sql`
-    with recursive chain(hash, base_hash, encoding, content, n) as (
-      select hash, base_hash, encoding, content, 0 from ${configBlobs} where hash = ${hash}
-      union all
-      select b.hash, b.base_hash, b.encoding, b.content, chain.n + 1 from ${configBlobs} b join chain on b.hash = chain.base_hash
-      where chain.encoding = 'delta' and chain.n < ${MAX_CHAIN * 2}${stopAt.length ? sql` and chain.hash not in (${sql.join(stopAt.map((h) => sql`${h}`), sql`, `)})` : sql``}
-    )
-    select hash, encoding, content from chain order by n`);
-  if (!chain.length) throw new Error(`config blob ${hash} is missing`);
-  let start = chain.findIndex((link) => recent?.get(link.hash) !== undefined);
-  let text: string;
-  if (start >= 0) text = recent!.get(chain[start]!.hash)!;
-  else {
-    start = chain.length - 1;
-    if (chain[start]!.encoding !== "gzip") throw new Error(`config blob ${hash} has a broken delta chain`);
-    text = await gunzipText(new Uint8Array(chain[start]!.content));
+async function blobChains(db: DbOrTx, hashes: readonly string[], have: ReadonlySet<string>): Promise<Map<string, StoredBlob>> {
+  const wanted = JSON.stringify(hashes.filter((h) => !have.has(h)));
+  const stop = JSON.stringify([...have]);
+  const rows = await db.all<{ hash: string; encoding: string; base_hash: string | null; content: ArrayBuffer | Uint8Array; size: number }>(sql`
+    select * from (
+      with recursive need(hash) as (
+        select value from json_each(${wanted})
+        union
+        select b.base_hash from ${configBlobs} b join need on b.hash = need.hash
+        where b.encoding = 'delta' and b.base_hash not in (select value from json_each(${stop}))
+      )
+      select b.hash, b.encoding, b.base_hash, b.content, b.size from ${configBlobs} b join need on b.hash = need.hash
+    )`);
+  return new Map(rows.map((r) => [r.hash, { hash: r.hash, encoding: r.encoding, baseHash: r.base_hash, content: new Uint8Array(r.content), size: Number(r.size) }]));
+}
+
+/**
+ * The texts of stored blobs, rebuilt through their deltas, each chain once however many of the hashes share it.
+ * `known` holds texts the caller already has (by hash, so never stale): chains stop there. A hash that is not
+ * stored is absent from the answer (its version was deleted); a chain that does not lead to a text throws.
+ * (Deltas are checked when written, each part is gzip with its own checksum and a rebuilt text must have its
+ * stored size; reads do not hash the texts again: that would cost more than the rebuild.)
+ */
+export async function readBlobs(db: DbOrTx, hashes: readonly string[], known: ReadonlyMap<string, string> = new Map()): Promise<Map<string, string>> {
+  const rows = await blobChains(db, hashes, new Set(known.keys()));
+  const texts = new Map<string, string>();
+  const textOf = async (hash: string): Promise<string | undefined> => {
+    // The chain from `hash` down to a text at hand, then its deltas applied back up.
+    const path: StoredBlob[] = [];
+    let text: string | undefined;
+    for (let at: string | null = hash; text === undefined; ) {
+      text = texts.get(at) ?? known.get(at);
+      if (text !== undefined) break;
+      const row = rows.get(at);
+      if (!row) {
+        if (at === hash) return undefined;
+        throw new Error(`config blob ${hash} has a broken delta chain: ${at} is missing`);
+      }
+      if (row.encoding === "gzip") text = await gunzipText(row.content);
+      else if (row.encoding !== "delta" || !row.baseHash || path.length >= MAX_CHAIN * 2) throw new Error(`config blob ${hash} has a broken delta chain`);
+      else {
+        path.push(row);
+        at = row.baseHash;
+        continue;
+      }
+      texts.set(at, text);
+    }
+    for (let i = path.length - 1; i >= 0; i--) {
+      const row = path[i]!;
+      text = decodeLineDelta(await gunzipText(row.content), text);
+      // gzip checks each part, not that the parts belong together: a rebuilt text must have its stored size.
+      if (text.length !== row.size && utf8Length(text) !== row.size) throw new Error(`config blob ${row.hash} is corrupt: it rebuilds to the wrong size`);
+      texts.set(row.hash, text);
+    }
+    return text;
+  };
+  const out = new Map<string, string>();
+  for (const hash of new Set(hashes)) {
+    const text = await textOf(hash);
+    if (text !== undefined) out.set(hash, text);
   }
-  for (let i = start - 1; i >= 0; i--) text = decodeLineDelta(await gunzipText(new Uint8Array(chain[i]!.content)), text);
-  recent?.set(hash, text);
+  return out;
+}
+
+/** The text of one stored blob, rebuilt through its deltas. */
+export async function readBlob(db: DbOrTx, hash: string): Promise<string> {
+  const text = (await readBlobs(db, [hash])).get(hash);
+  if (text === undefined) throw new Error(`config blob ${hash} is missing`);
   return text;
 }
 

@@ -1,11 +1,9 @@
-import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
-import { configBlobs } from "../../db/schema/index.ts";
 import type { DeviceScope } from "../../auth/scope.ts";
 import type { ListQuery } from "../../http/list.ts";
 import { configPage } from "./service.ts";
 import { tarEnd, tarFile, type TarPath } from "./tar.ts";
-import { readBlob } from "./store.ts";
+import { readBlobs } from "./blobs.ts";
 import { fileNamePart } from "./text.ts";
 
 /** Versions per query: texts of one page are held at once, never the whole export. */
@@ -27,13 +25,11 @@ async function* tarParts(db: Db, scope: DeviceScope, q: ListQuery): AsyncGenerat
   const taken = new Set<string>();
   for (let page = 1; ; page++) {
     const rows = await configPage(db, scope, { ...q, page, perPage: PAGE_SIZE });
+    const texts = await readBlobs(db, rows.map((r) => r.row.blobHash));
     for (const { out, row } of rows) {
-      const text = await readBlob(db, row.blobHash).catch(async (e) => {
-        // Deleted since the page was read: the version is gone, so the archive goes on without it.
-        if ((await db.select({ hash: configBlobs.hash }).from(configBlobs).where(eq(configBlobs.hash, row.blobHash))).length) throw e;
-        return null;
-      });
-      if (text === null) continue;
+      const text = texts.get(row.blobHash);
+      // Deleted since the page was read: the version is gone, so the archive goes on without it.
+      if (text === undefined) continue;
       yield tarFile(pathFor(out.device_name, out.command, taken), encoder.encode(text), row.firstSeenAt);
     }
     if (rows.length < PAGE_SIZE) break;

@@ -4,14 +4,13 @@
  * which gives exact matches, line numbers and context. A term with nothing the index can use makes the search
  * scan, within SCAN_LIMIT configurations.
  */
-import { and, asc, desc, eq, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { configs, devices } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { configListSpec } from "./service.ts";
-import { RecentTexts } from "./blobs.ts";
-import { readBlob } from "./store.ts";
+import { readBlobs } from "./blobs.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
 import { literalQuery } from "./search-grams.ts";
 
@@ -19,7 +18,8 @@ import { literalQuery } from "./search-grams.ts";
 export const CHECK_LIMIT = 20_000;
 export const SCAN_LIMIT = 5_000;
 export const MAX_CONTEXT = 50;
-const READ_AHEAD = 16;
+/** Candidates whose texts are read in one statement. */
+const READ_BATCH = 64;
 
 export type SearchRequest = {
   terms: string[];
@@ -136,15 +136,19 @@ function matchLines(lines: string[], terms: Term[], match: "all" | "any"): { ind
   return hits;
 }
 
-/** A candidate's text, or null when the version was deleted since the candidates were chosen. */
-async function readText(db: DbOrTx, c: { id: number; blobHash: string }, recent: RecentTexts): Promise<string | null> {
-  try {
-    return await readBlob(db, c.blobHash, recent);
-  } catch (err) {
-    const [still] = await db.select({ id: configs.id }).from(configs).where(eq(configs.id, c.id));
-    if (still) throw err;
-    return null;
+/**
+ * The texts of some candidates by blob hash, read together. `previous` holds the batch before: candidates come
+ * newest first within each series, so an older version rebuilds from a text already at hand. A hash that is
+ * absent was deleted since the candidates were chosen; that is fine only if its version went with it.
+ */
+async function readTexts(db: DbOrTx, batch: readonly { id: number; blobHash: string }[], previous: ReadonlyMap<string, string>): Promise<Map<string, string>> {
+  const texts = await readBlobs(db, batch.map((c) => c.blobHash), previous);
+  const missing = batch.filter((c) => !texts.has(c.blobHash)).map((c) => c.id);
+  if (missing.length) {
+    const [still] = await db.select({ id: configs.id }).from(configs).where(inArray(configs.id, missing)).limit(1);
+    if (still) throw new Error(`the text of configuration ${still.id} is missing`);
   }
+  return texts;
 }
 
 const splitLines = (text: string) => (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
@@ -191,19 +195,11 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
   const first = (req.page - 1) * req.perPage;
   const hits: SearchHit[] = [];
   let total = 0;
-  // Texts are read a few ahead: decompressing them one after another leaves the runtime idle between steps.
-  const reading: Promise<string | null>[] = [];
-  // Candidates come newest first within each series: older versions rebuild from the text just read.
-  const recent = new RecentTexts(READ_AHEAD + 4);
-  let next = 0;
-  for (const c of candidates) {
-    while (next < candidates.length && reading.length < READ_AHEAD) {
-      const read = readText(db, candidates[next++]!, recent);
-      read.catch(() => {}); // awaited in turn below; this only keeps an early exit from leaving it unhandled
-      reading.push(read);
-    }
-    const text = await reading.shift()!;
-    if (text === null) continue;
+  let texts = new Map<string, string>();
+  for (const [i, c] of candidates.entries()) {
+    if (i % READ_BATCH === 0) texts = await readTexts(db, candidates.slice(i, i + READ_BATCH), texts);
+    const text = texts.get(c.blobHash);
+    if (text === undefined) continue;
     const inText = (t: Term) => t.anywhere.test(text);
     if (req.match === "all" ? !terms.every(inText) : !terms.some(inText)) continue;
     const lines = splitLines(text);

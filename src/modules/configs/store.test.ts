@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { configBlobs, configChanges, configs, devices } from "../../db/schema/index.ts";
-import { MAX_CHAIN, RecentTexts } from "./blobs.ts";
+import { MAX_CHAIN, readBlobs } from "./blobs.ts";
 import { readBlob, storeConfig } from "./store.ts";
 import { normalizeConfigText } from "./text.ts";
 
@@ -111,13 +111,26 @@ describe("older versions as reverse deltas", () => {
     }
   });
 
-  it("reads a series newest first through one reader's recent texts, each text as stored", async () => {
-    const texts = series("delta-recent", 6);
-    const hashes = await storeAll(deviceB, "show delta recent", texts, 1);
-    const recent = new RecentTexts(2);
-    for (let i = hashes.length - 1; i >= 0; i--) expect(await readBlob(t.db, hashes[i]!, recent)).toBe(texts[i]);
-    // And out of order, with the reader holding texts of other chains.
-    for (const i of [2, 5, 0, 3, 1, 4]) expect(await readBlob(t.db, hashes[i]!, recent)).toBe(texts[i]);
+  it("reads many texts at once, each chain once, stopping at texts the reader already has", async () => {
+    const texts = series("delta-batch", 6);
+    const hashes = await storeAll(deviceB, "show delta batch", texts, 1);
+    const all = await readBlobs(t.db, [...hashes].reverse());
+    expect(hashes.map((h) => all.get(h))).toEqual(texts);
+    // The older half, given the newer half: the same texts, whatever order they are asked in.
+    const known = new Map(hashes.slice(3).map((h) => [h, all.get(h)!]));
+    const older = await readBlobs(t.db, [hashes[1]!, hashes[0]!, hashes[2]!, hashes[4]!], known);
+    expect([0, 1, 2, 4].map((i) => older.get(hashes[i]!))).toEqual([0, 1, 2, 4].map((i) => texts[i]));
+    // A text that is not stored is left out.
+    expect([...(await readBlobs(t.db, ["0".repeat(64), hashes[5]!])).keys()]).toEqual([hashes[5]]);
+  });
+
+  it("refuses to hand back a text rebuilt from the wrong base", async () => {
+    const texts = series("delta-wrong-base", 4);
+    const hashes = await storeAll(deviceB, "show delta wrong base", texts, 1);
+    await t.db.update(configBlobs).set({ baseHash: hashes[3]! }).where(eq(configBlobs.hash, hashes[0]!));
+    await expect(readBlob(t.db, hashes[0]!)).rejects.toThrow(/config blob .* (is corrupt|has a broken delta)/);
+    await t.db.update(configBlobs).set({ baseHash: hashes[1]! }).where(eq(configBlobs.hash, hashes[0]!));
+    expect(await readBlob(t.db, hashes[0]!)).toBe(texts[0]);
   });
 
   it("bounds every chain: a long series starts a new whole text rather than grow one past the limit", async () => {
