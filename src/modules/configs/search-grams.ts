@@ -42,25 +42,38 @@ export function gramDocument(lines: Iterable<string>): string {
 const quote = (token: string) => `"${token}"`;
 
 /**
- * The FTS5 expression a document must satisfy to hold `literal`, or null when it is too short. For
- * case-insensitive searches only ASCII letters are folded here, as JavaScript's `i` flag folds no other
- * character onto them; a literal holding other letters is cut at them (each run of 3 or more still counts).
+ * What a document must hold to hold `literal`: FTS5 tokens (its windows) and token prefixes (for pieces shorter
+ * than a window); none when it is too short. For case-insensitive searches only ASCII letters are folded here,
+ * as JavaScript's `i` flag folds no other character onto them; a literal holding other letters is cut at them
+ * (each run of 3 or more still counts).
  */
-export function literalQuery(literal: string, caseSensitive: boolean): string | null {
+export function literalLookups(literal: string, caseSensitive: boolean): { windows: string[]; prefixes: string[] } {
   const runs = caseSensitive ? [literal] : literal.split(/[^\x00-\x7f]+/);
-  const parts: string[] = [];
+  const out = { windows: [] as string[], prefixes: [] as string[] };
   for (const run of runs) {
     if (run.length < MIN_LITERAL) continue;
     const coded = encode(run);
     if (coded.length < GRAM) {
-      parts.push(`${quote(coded)} *`);
+      out.prefixes.push(`${quote(coded)} *`);
       continue;
     }
     const windows = Array.from({ length: coded.length - GRAM + 1 }, (_, i) => coded.slice(i, i + GRAM));
     // A long literal is pinned down by a score of its windows, spread over it.
     const step = Math.max(1, Math.floor(windows.length / 20));
-    const chosen = new Set(windows.filter((_, i) => i % step === 0 || i === windows.length - 1));
-    parts.push(...[...chosen].map(quote));
+    out.windows.push(...new Set(windows.filter((_, i) => i % step === 0 || i === windows.length - 1).map(quote)));
   }
-  return parts.length ? parts.join(" AND ") : null;
+  return out;
+}
+
+/**
+ * The FTS5 expression for "holds every one of these literals", or null when they give it nothing to look up.
+ * Prefix lookups are left out when there are whole windows to look up: a prefix merges the lists of every token
+ * it starts (thousands, for a short piece such as " eq "), which costs more than the few candidates it could
+ * remove. Leaving a lookup out only lets more candidates through, never fewer.
+ */
+export function branchQuery(literals: readonly string[], caseSensitive: boolean): string | null {
+  const lookups = literals.map((literal) => literalLookups(literal, caseSensitive));
+  const windows = lookups.flatMap((l) => l.windows);
+  const parts = windows.length ? windows : lookups.flatMap((l) => l.prefixes);
+  return parts.length ? [...new Set(parts)].join(" AND ") : null;
 }

@@ -207,6 +207,10 @@ describe("configuration search", () => {
       String.raw`Core-Sw(itch)?`,
       String.raw`^ \d0 deny`,
       String.raw`ho(s)t`,
+      // Lookarounds see only the line: at its end there is nothing, not the next line.
+      String.raw`uplink(?!\s)`,
+      String.raw`(?<![\s\S])interface`,
+      String.raw`shutdown(?![^x])`,
     ];
     const failures: string[] = [];
     for (const pattern of patterns) {
@@ -363,5 +367,11 @@ describe("the literals a regular expression needs", () => {
     expect(regexLiterals("(?=abc)def")).toEqual([["def"]]);
     expect(regexLiterals(String.raw`\cJabc`)).toEqual([["abc"]]);
     expect(regexLiterals("[abc]def{2}")).toEqual([["def"]]);
+  });
+
+  it("drops alternatives that demand all another one does and more", () => {
+    expect(regexLiterals(String.raw`host 10\.1\.[0-9]+ eq (22|443)$`)).toEqual([["host 10.1.", " eq "]]);
+    expect(regexLiterals("(abc|abc)def")).toEqual([["abc", "def"]]);
+    expect(regexLiterals("(abc|xyz)(def)?")).toEqual([["abc"], ["xyz"]]);
   });
 });

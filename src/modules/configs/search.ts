@@ -4,7 +4,7 @@
  * which gives exact matches, line numbers and context. A term with nothing the index can use makes the search
  * scan, within SCAN_LIMIT configurations.
  */
-import { and, asc, desc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { configs, devices } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
@@ -12,7 +12,7 @@ import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { configListSpec } from "./service.ts";
 import { readBlobs } from "./blobs.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
-import { literalQuery } from "./search-grams.ts";
+import { branchQuery } from "./search-grams.ts";
 
 /** Most configurations one search reads when the index narrows it, and when it cannot. */
 export const CHECK_LIMIT = 20_000;
@@ -58,13 +58,19 @@ export const SEARCH_FILTERS: Record<string, { describe: string; build: (values: 
   Object.fromEntries(FILTER_NAMES.map((name) => [name, configListSpec.filters[name]!]));
 
 /**
- * `test` is matched line by line; `anywhere` is the same pattern over the whole text with ^ and $ at line ends.
- * Whatever matches one line also matches the whole text, so a text `anywhere` rejects is skipped without
- * splitting it into lines: most candidates the index lets through hold the literal but not the match.
+ * `test` is matched line by line. `anchors`, when known, find the lines worth testing: for each alternative of
+ * the term, a piece of text every line it matches contains (one of its literals, or a plain term itself). So
+ * telling whether a text matches costs a string search plus a test of the few lines the anchors land on, not
+ * a test of every line: most candidates the index lets through hold the literal but not the match. The anchors
+ * only choose lines; `test` alone decides, on the line alone, so nothing beyond a line's ends is ever seen.
  */
-type Term = { test: RegExp; anywhere: RegExp; literals: string[][] | null };
+type Term = { test: RegExp; anchors: RegExp[] | null; literals: string[][] | null };
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Finds each of these texts wherever it occurs, matching case as the term does. */
+const anchorsFor = (pieces: string[], flags: string) => (pieces.every(Boolean) ? pieces.map((p) => new RegExp(escapeRegExp(p), `g${flags}`)) : null);
+const longest = (branch: string[]) => branch.reduce((a, b) => (b.length > a.length ? b : a), "");
 
 /** Each term as a line test plus what the index needs; a pattern that does not compile is a 422 naming it. */
 function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Term[] {
@@ -72,31 +78,74 @@ function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Te
   return req.terms.map((term, i) => {
     const key = req.terms.length > 1 || field === "terms" ? `${field}.${i}` : field;
     if (/[\r\n]/.test(term)) bag.add(key, `${key} must be one line: matches are found line by line`);
-    const compile = (source: string) => ({ test: new RegExp(source, flags), anywhere: new RegExp(source, `${flags}m`) });
-    if (!req.regex) return { ...compile(escapeRegExp(term)), literals: plainLiterals(term) };
+    if (!req.regex) return { test: new RegExp(escapeRegExp(term), flags), anchors: anchorsFor([term], flags), literals: plainLiterals(term) };
     try {
-      return { ...compile(term), literals: regexLiterals(term) };
+      const literals = regexLiterals(term);
+      return { test: new RegExp(term, flags), anchors: literals && anchorsFor(literals.map(longest), flags), literals };
     } catch (e) {
       bag.add(key, `${key} is not a valid regular expression: ${(e as Error).message.replace(/^Invalid regular expression: /, "")}`);
-      return { test: /$^/, anywhere: /$^/, literals: null };
+      return { test: /$^/, anchors: null, literals: null };
     }
   });
+}
+
+/** Whether some line of the text matches the term; `lines` splits the text when the term has no anchors. */
+function hasMatchingLine(text: string, term: Term, lines: () => string[]): boolean {
+  if (!term.anchors) return lines().some((line) => term.test.test(line));
+  for (const anchor of term.anchors) {
+    anchor.lastIndex = 0;
+    for (let found = anchor.exec(text); found; found = anchor.exec(text)) {
+      const start = text.lastIndexOf("\n", found.index - 1) + 1;
+      const end = text.indexOf("\n", found.index);
+      if (term.test.test(text.slice(start, end < 0 ? text.length : end))) return true;
+      if (end < 0) break;
+      anchor.lastIndex = end + 1; // the rest of this line was just tested
+    }
+  }
+  return false;
 }
 
 /** FTS5 expression for "contains one of these sets of literals", or null when some set gives it nothing to use. */
 function indexQuery(literals: string[][], caseSensitive: boolean): string | null {
   const branches: string[] = [];
   for (const branch of literals) {
-    const parts = branch.map((literal) => literalQuery(literal, caseSensitive)).filter((q) => q !== null);
-    if (!parts.length) return null;
-    branches.push(`(${parts.join(" AND ")})`);
+    const query = branchQuery(branch, caseSensitive);
+    if (query === null) return null;
+    branches.push(`(${query})`);
   }
   return branches.join(" OR ");
 }
 
-/** Series (device, command) whose index documents hold what a term needs. */
-const seriesMatching = (query: string) =>
-  sql`(${configs.deviceId}, ${configs.command}) in (select d.device_id, d.command from config_search_docs d where d.id in (select rowid from config_search where config_search match ${query}))`;
+const seriesKey = (deviceId: number, command: string) => JSON.stringify([deviceId, command]);
+
+/** Series (device, command) whose index documents hold what a term needs, as seriesKey()s. */
+async function seriesMatching(db: DbOrTx, query: string): Promise<Set<string>> {
+  const rows = await db.all<{ device_id: number; command: string }>(
+    sql`select distinct d.device_id, d.command from config_search_docs d where d.id in (select rowid from config_search where config_search match ${query})`);
+  return new Set(rows.map((r) => seriesKey(Number(r.device_id), r.command)));
+}
+
+/**
+ * The series that can match: those every term's lookup names ("all"), or any term's ("any"); undefined when the
+ * index cannot narrow ("all": no term can be looked up; "any": some term cannot). Each lookup runs once, here,
+ * rather than inside the candidate query, where SQLite may run it once per use.
+ */
+async function narrowSeries(db: DbOrTx, queries: string[], terms: number, match: "all" | "any"): Promise<Set<string> | undefined> {
+  if (!queries.length || (match === "any" && queries.length < terms)) return undefined;
+  let series: Set<string> | undefined;
+  for (const query of queries) {
+    const found = await seriesMatching(db, query);
+    if (!series) series = found;
+    else if (match === "all") series = new Set([...series].filter((key) => found.has(key)));
+    else for (const key of found) series.add(key);
+    if (match === "all" && !series.size) break;
+  }
+  return series;
+}
+
+/** Versions of these series (seriesKey()s), as one bound JSON array. */
+const inSeries = (series: Set<string>) =>
+  sql`(${configs.deviceId}, ${configs.command}) in (select value ->> 0, value ->> 1 from json_each(${`[${[...series].join(",")}]`}))`;
 
 const isLatest = sql<number>`${configs.version} = (select max(c2.version) from ${configs} c2 where c2.device_id = ${configs.deviceId} and c2.command = ${configs.command})`;
 
@@ -170,16 +219,13 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
     const query = t.literals && indexQuery(t.literals, req.caseSensitive);
     return query ? [query] : [];
   });
-  let narrowing: SQL | undefined;
-  if (req.match === "all" && queries.length) narrowing = and(...queries.map(seriesMatching));
-  if (req.match === "any" && queries.length === terms.length) narrowing = or(...queries.map(seriesMatching));
+  const series = await narrowSeries(db, queries, terms.length, req.match);
+  const narrowing = series && inSeries(series);
   const limit = narrowing ? CHECK_LIMIT : SCAN_LIMIT;
 
+  // Only what reading and ordering need: the other columns are read for the page's hits alone.
   const candidates = await db
-    .select({
-      id: configs.id, deviceId: configs.deviceId, deviceName: devices.name, command: configs.command, version: configs.version,
-      blobHash: configs.blobHash, firstSeenAt: configs.firstSeenAt, lastSeenAt: configs.lastSeenAt, latest: isLatest,
-    })
+    .select({ id: configs.id, blobHash: configs.blobHash })
     .from(configs)
     .innerJoin(devices, eq(devices.id, configs.deviceId))
     .where(and(deviceScopeCondition(scope), req.latestOnly ? isLatest : undefined, narrowing, ...conditions))
@@ -193,20 +239,40 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
   }
 
   const first = (req.page - 1) * req.perPage;
-  const hits: SearchHit[] = [];
+  const page: { id: number; lines: string[]; matched: { index: number; terms: number[] }[] }[] = [];
   let total = 0;
   let texts = new Map<string, string>();
   for (const [i, c] of candidates.entries()) {
     if (i % READ_BATCH === 0) texts = await readTexts(db, candidates.slice(i, i + READ_BATCH), texts);
     const text = texts.get(c.blobHash);
     if (text === undefined) continue;
-    const inText = (t: Term) => t.anywhere.test(text);
+    let split: string[] | undefined;
+    const lines = () => (split ??= splitLines(text));
+    const inText = (t: Term) => hasMatchingLine(text, t, lines);
     if (req.match === "all" ? !terms.every(inText) : !terms.some(inText)) continue;
-    const lines = splitLines(text);
-    const matched = matchLines(lines, terms, req.match);
-    if (!matched) continue;
     const rank = total++;
     if (rank < first || rank >= first + req.perPage) continue;
+    page.push({ id: c.id, lines: lines(), matched: matchLines(lines(), terms, req.match)! });
+  }
+  return { total, hits: await pageHits(db, page, req), indexUsed: Boolean(narrowing), configsChecked: candidates.length };
+}
+
+/** The page's matching versions with their device, version and times, and each match with its context. */
+async function pageHits(db: DbOrTx, page: { id: number; lines: string[]; matched: { index: number; terms: number[] }[] }[], req: SearchRequest): Promise<SearchHit[]> {
+  if (!page.length) return [];
+  const rows = await db
+    .select({
+      id: configs.id, deviceId: configs.deviceId, deviceName: devices.name, command: configs.command, version: configs.version,
+      firstSeenAt: configs.firstSeenAt, lastSeenAt: configs.lastSeenAt, latest: isLatest,
+    })
+    .from(configs)
+    .innerJoin(devices, eq(devices.id, configs.deviceId))
+    .where(inArray(configs.id, page.map((p) => p.id)));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const hits: SearchHit[] = [];
+  for (const { id, lines, matched } of page) {
+    const c = byId.get(id);
+    if (!c) continue; // deleted since its text was read
     const around = (from: number, to: number) =>
       lines.slice(Math.max(0, from), Math.max(0, Math.min(lines.length, to))).map((line, k) => ({ line_number: Math.max(0, from) + k + 1, line }));
     hits.push({
@@ -219,5 +285,5 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
       })),
     });
   }
-  return { total, hits, indexUsed: Boolean(narrowing), configsChecked: candidates.length };
+  return hits;
 }
