@@ -1,3 +1,12 @@
+CREATE TABLE `config_search_common_grams` (
+	`id` integer PRIMARY KEY NOT NULL,
+	`key` text NOT NULL,
+	`count` integer NOT NULL,
+	`grams` text NOT NULL
+);
+--> statement-breakpoint
+DROP INDEX `config_search_docs_series_idx`;--> statement-breakpoint
+CREATE INDEX `config_search_docs_device_idx` ON `config_search_docs` (`device_id`);--> statement-breakpoint
 PRAGMA foreign_keys=OFF;--> statement-breakpoint
 CREATE TABLE `__new_config_changes` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
@@ -22,4 +31,4 @@ PRAGMA foreign_keys=ON;--> statement-breakpoint
 CREATE INDEX `config_changes_device_idx` ON `config_changes` (`device_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `config_changes_config_idx` ON `config_changes` (`config_id`);--> statement-breakpoint
 ALTER TABLE `config_blobs` ADD `base_hash` text REFERENCES config_blobs(hash);--> statement-breakpoint
-CREATE INDEX `config_blobs_base_idx` ON `config_blobs` (`base_hash`);
+CREATE INDEX `config_blobs_base_idx` ON `config_blobs` (`base_hash`) WHERE "config_blobs"."base_hash" is not null;

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { blob, index, integer, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import { timestamp, timestamps } from "./columns.ts";
 import { devices } from "./devices.ts";
@@ -17,7 +18,10 @@ export const configBlobs = sqliteTable("config_blobs", {
   content: blob("content", { mode: "buffer" }).notNull(),
   size: integer("size").notNull(),
   createdAt: timestamp("created_at").notNull(),
-}, (t) => [index("config_blobs_base_idx").on(t.baseHash)]);
+}, (t) => [
+  // Whole texts have no base: only deltas need finding by it (and the foreign key's checks use this too).
+  index("config_blobs_base_idx").on(t.baseHash).where(sql`${t.baseHash} is not null`),
+]);
 
 /** One row per distinct version of one command's output on one device. */
 export const configs = sqliteTable("configs", {
@@ -26,7 +30,11 @@ export const configs = sqliteTable("configs", {
   command: text("command").notNull(),
   version: integer("version").notNull(),
   blobHash: text("blob_hash").notNull().references(() => configBlobs.hash),
-  /** Hash of the text without volatile lines: equal hashes are the same configuration. */
+  /**
+   * Hash of the text without volatile lines: equal hashes are the same configuration. Only a series' latest
+   * version is compared, so an older one's is cleared ("") when the next arrives; a version that becomes the
+   * latest again (the one after it deleted) is compared by its text once, which stores its hash again.
+   */
   significantHash: text("significant_hash").notNull(),
   lines: integer("lines").notNull(),
   size: integer("size").notNull(),

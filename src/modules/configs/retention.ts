@@ -4,7 +4,8 @@
  * transaction: the versions, their change rows (by cascade; a kept version's change keeps its diff as text when
  * the version before it goes), blobs no version refers to any more (re-encoding texts that were deltas against
  * them; the system-wide purge also takes texts that deleted devices left behind), their search
- * index documents, and failed download records older than the age limit.
+ * index documents, and failed download records older than the age limit. The system-wide purge (the nightly
+ * task, `svc configs:purge`) then runs storage maintenance (maintenance.ts), outside that transaction.
  */
 import { and, eq, inArray, lt, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
@@ -12,6 +13,7 @@ import { configBlobs, configChanges, configRetentionPolicy, configSearchDocs, co
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
 import { deleteBlobs } from "./blobs.ts";
+import { maintainConfigStorage, type MaintenanceReport } from "./maintenance.ts";
 import { trimSeriesIndex } from "./search-reindex.ts";
 import { keepDiffsOfSuccessors } from "./store.ts";
 
@@ -50,6 +52,8 @@ export type PurgeReport = {
   /** Stored (compressed) bytes of the blobs that go (texts re-encoded because of them may grow a little). */
   blobBytes: number;
   failedJobIds: number[];
+  /** What storage maintenance did, after a system-wide real run. */
+  maintenance?: MaintenanceReport;
 };
 
 const chunks = <T>(items: T[]) => Array.from({ length: Math.ceil(items.length / CHUNK) }, (_, i) => items.slice(i * CHUNK, (i + 1) * CHUNK));
@@ -156,5 +160,9 @@ export async function purgeConfigs(
     }, now);
     return report;
   };
-  return options.dryRun ? run(db) : db.transaction(run);
+  if (options.dryRun) return run(db);
+  const report = await db.transaction(run);
+  // An API caller's purge (always scoped, even an admin's) answers without waiting for maintenance.
+  if (options.scope === undefined) report.maintenance = await maintainConfigStorage(db);
+  return report;
 }

@@ -8,7 +8,10 @@
  *
  * A literal of 6 or more characters must contain each of its windows; a shorter one (3 to 5 characters) is the
  * start of some window of the line it is in (the padding makes them at the end of a line): a prefix lookup.
+ * Common tokens (search-common-grams.ts) are in no document written since they became common, so lookups
+ * never ask for them: a literal made only of them can be anywhere, as far as the index knows.
  */
+import type { CommonGrams } from "./search-common-grams.ts";
 import { MIN_LITERAL } from "./search-literals.ts";
 
 export const GRAM = 6;
@@ -29,35 +32,47 @@ function encode(text: string): string {
   return out;
 }
 
-/** The distinct tokens of some lines, space-separated: the body of one index document. */
-export function gramDocument(lines: Iterable<string>): string {
+/** The distinct tokens of some lines but the common ones, space-separated: the body of one index document. */
+export function gramDocument(lines: Iterable<string>, common: CommonGrams): string {
   const grams = new Set<string>();
   for (const line of lines) {
     const coded = encode(line + LINE_END);
-    for (let i = 0; i + GRAM <= coded.length; i++) grams.add(coded.slice(i, i + GRAM));
+    for (let i = 0; i + GRAM <= coded.length; i++) {
+      const gram = coded.slice(i, i + GRAM);
+      if (!common.grams.has(gram)) grams.add(gram);
+    }
   }
   return [...grams].join(" ");
 }
 
 const quote = (token: string) => `"${token}"`;
 
+/** Holds every literal, as far as the index can tell: each piece of them is common. */
+export const ANYWHERE = Symbol("anywhere");
+
 /**
  * What a document must hold to hold `literal`: FTS5 tokens (its windows) and token prefixes (for pieces shorter
- * than a window); none when it is too short. For case-insensitive searches only ASCII letters are folded here,
- * as JavaScript's `i` flag folds no other character onto them; a literal holding other letters is cut at them
- * (each run of 3 or more still counts).
+ * than a window), none of them common; `anywhere` when the literal has pieces to look up but each is common.
+ * For case-insensitive searches only ASCII letters are folded here, as JavaScript's `i` flag folds no other
+ * character onto them; a literal holding other letters is cut at them (each run of 3 or more still counts).
  */
-export function literalLookups(literal: string, caseSensitive: boolean): { windows: string[]; prefixes: string[] } {
+export function literalLookups(literal: string, caseSensitive: boolean, common: CommonGrams): { windows: string[]; prefixes: string[]; anywhere: boolean } {
   const runs = caseSensitive ? [literal] : literal.split(/[^\x00-\x7f]+/);
-  const out = { windows: [] as string[], prefixes: [] as string[] };
+  const out = { windows: [] as string[], prefixes: [] as string[], anywhere: false };
   for (const run of runs) {
     if (run.length < MIN_LITERAL) continue;
     const coded = encode(run);
     if (coded.length < GRAM) {
-      out.prefixes.push(`${quote(coded)} *`);
+      // A prefix of a common token may be all a document holds of it: then the prefix proves nothing.
+      if (common.prefixes.has(coded)) out.anywhere = true;
+      else out.prefixes.push(`${quote(coded)} *`);
       continue;
     }
-    const windows = Array.from({ length: coded.length - GRAM + 1 }, (_, i) => coded.slice(i, i + GRAM));
+    const windows = Array.from({ length: coded.length - GRAM + 1 }, (_, i) => coded.slice(i, i + GRAM)).filter((w) => !common.grams.has(w));
+    if (!windows.length) {
+      out.anywhere = true;
+      continue;
+    }
     // A long literal is pinned down by a score of its windows, spread over it.
     const step = Math.max(1, Math.floor(windows.length / 20));
     out.windows.push(...new Set(windows.filter((_, i) => i % step === 0 || i === windows.length - 1).map(quote)));
@@ -66,14 +81,16 @@ export function literalLookups(literal: string, caseSensitive: boolean): { windo
 }
 
 /**
- * The FTS5 expression for "holds every one of these literals", or null when they give it nothing to look up.
- * Prefix lookups are left out when there are whole windows to look up: a prefix merges the lists of every token
- * it starts (thousands, for a short piece such as " eq "), which costs more than the few candidates it could
- * remove. Leaving a lookup out only lets more candidates through, never fewer.
+ * The FTS5 expression for "holds every one of these literals"; null when they give it nothing to look up (too
+ * short), ANYWHERE when all they give it is common. Prefix lookups are left out when there are whole windows to
+ * look up: a prefix merges the lists of every token it starts (thousands, for a short piece such as " eq "),
+ * which costs more than the few candidates it could remove. Leaving a lookup out only lets more candidates
+ * through, never fewer.
  */
-export function branchQuery(literals: readonly string[], caseSensitive: boolean): string | null {
-  const lookups = literals.map((literal) => literalLookups(literal, caseSensitive));
+export function branchQuery(literals: readonly string[], caseSensitive: boolean, common: CommonGrams): string | null | typeof ANYWHERE {
+  const lookups = literals.map((literal) => literalLookups(literal, caseSensitive, common));
   const windows = lookups.flatMap((l) => l.windows);
   const parts = windows.length ? windows : lookups.flatMap((l) => l.prefixes);
-  return parts.length ? [...new Set(parts)].join(" AND ") : null;
+  if (parts.length) return [...new Set(parts)].join(" AND ");
+  return lookups.some((l) => l.anywhere) ? ANYWHERE : null;
 }

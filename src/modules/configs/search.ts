@@ -12,7 +12,8 @@ import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { configListSpec } from "./service.ts";
 import { readBlobs } from "./blobs.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
-import { branchQuery } from "./search-grams.ts";
+import { ANYWHERE, branchQuery } from "./search-grams.ts";
+import { commonGrams, commonGramsVersion, type CommonGrams } from "./search-common-grams.ts";
 
 /** Most configurations one search reads when the index narrows it, and when it cannot. */
 export const CHECK_LIMIT = 20_000;
@@ -105,12 +106,15 @@ function hasMatchingLine(text: string, term: Term, lines: () => string[]): boole
   return false;
 }
 
-/** FTS5 expression for "contains one of these sets of literals", or null when some set gives it nothing to use. */
-function indexQuery(literals: string[][], caseSensitive: boolean): string | null {
+/** A term's index lookup: an FTS5 expression, ANYWHERE (its literals are all common) or null (it has none). */
+type Lookup = string | typeof ANYWHERE | null;
+
+/** FTS5 expression for "contains one of these sets of literals". */
+function indexQuery(literals: string[][], caseSensitive: boolean, common: CommonGrams): Lookup {
   const branches: string[] = [];
   for (const branch of literals) {
-    const query = branchQuery(branch, caseSensitive);
-    if (query === null) return null;
+    const query = branchQuery(branch, caseSensitive, common);
+    if (query === null || query === ANYWHERE) return query;
     branches.push(`(${query})`);
   }
   return branches.join(" OR ");
@@ -126,12 +130,13 @@ async function seriesMatching(db: DbOrTx, query: string): Promise<Set<string>> {
 }
 
 /**
- * The series that can match: those every term's lookup names ("all"), or any term's ("any"); undefined when the
- * index cannot narrow ("all": no term can be looked up; "any": some term cannot). Each lookup runs once, here,
- * rather than inside the candidate query, where SQLite may run it once per use.
+ * The series that can match: those every looked-up term names ("all"), or any term names ("any"); undefined
+ * when the index cannot narrow ("all": no term can be looked up; "any": some term cannot). Each lookup runs
+ * once, here, rather than inside the candidate query, where SQLite may run it once per use.
  */
-async function narrowSeries(db: DbOrTx, queries: string[], terms: number, match: "all" | "any"): Promise<Set<string> | undefined> {
-  if (!queries.length || (match === "any" && queries.length < terms)) return undefined;
+async function narrowSeries(db: DbOrTx, lookups: Lookup[], match: "all" | "any"): Promise<Set<string> | undefined> {
+  const queries = lookups.filter((l): l is string => typeof l === "string");
+  if (!queries.length || (match === "any" && queries.length < lookups.length)) return undefined;
   let series: Set<string> | undefined;
   for (const query of queries) {
     const found = await seriesMatching(db, query);
@@ -141,6 +146,20 @@ async function narrowSeries(db: DbOrTx, queries: string[], terms: number, match:
     if (match === "all" && !series.size) break;
   }
   return series;
+}
+
+/**
+ * Looks the terms up in the index with the current list of common tokens. A list that grew meanwhile may have
+ * shaped documents written since, which lack tokens asked for here: then it looks up again with the new list.
+ */
+async function lookUpSeries(db: DbOrTx, terms: Term[], req: SearchRequest): Promise<{ lookups: Lookup[]; series: Set<string> | undefined }> {
+  for (;;) {
+    const common = await commonGrams(db);
+    const lookups = terms.map((t) => t.literals && indexQuery(t.literals, req.caseSensitive, common));
+    const series = await narrowSeries(db, lookups, req.match);
+    const now = await commonGramsVersion(db);
+    if (now.key === common.key && now.count === common.count) return { lookups, series };
+  }
 }
 
 /** Versions of these series (seriesKey()s), as one bound JSON array. */
@@ -214,14 +233,12 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
   const conditions = filterConditions(req.filter, bag);
   bag.throwIfAny();
 
-  // "all": every term the index can look up narrows; "any": only if every term can be looked up.
-  const queries = terms.flatMap((t) => {
-    const query = t.literals && indexQuery(t.literals, req.caseSensitive);
-    return query ? [query] : [];
-  });
-  const series = await narrowSeries(db, queries, terms.length, req.match);
+  // "all": every term the index can look up narrows; "any": only if every term can be looked up. A term whose
+  // literals are all common narrows nothing, but it has literals: it is searched within the larger limit.
+  const { lookups, series } = await lookUpSeries(db, terms, req);
   const narrowing = series && inSeries(series);
-  const limit = narrowing ? CHECK_LIMIT : SCAN_LIMIT;
+  const hasLiterals = req.match === "all" ? lookups.some((l) => l !== null) : lookups.every((l) => l !== null);
+  const limit = hasLiterals ? CHECK_LIMIT : SCAN_LIMIT;
 
   // Only what reading and ordering need: the other columns are read for the page's hits alone.
   const candidates = await db
@@ -232,7 +249,7 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
     .orderBy(asc(sql`lower(${devices.name})`), asc(devices.id), asc(configs.command), desc(configs.version))
     .limit(limit + 1);
   if (candidates.length > limit) {
-    const why = narrowing
+    const why = hasLiterals
       ? `the search terms occur in more than ${limit} configurations`
       : `a term has no ${MIN_LITERAL} or more characters in a row that every match must contain, so the search has to read every configuration, and more than ${limit} are in range`;
     throw new ApiError(422, `Search too broad: ${why}. Use longer or more specific terms, filters, or latest_only.`);

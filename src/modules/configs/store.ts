@@ -86,7 +86,11 @@ export async function storeConfig(
   const hash = await sha256Hex(text);
   const size = new TextEncoder().encode(text).length;
   await putWholeBlob(tx, { hash, text, size, now: input.now });
-  if (latest) await demoteBlob(tx, { hash: latest.blobHash, text: previous }, { hash, text });
+  if (latest) {
+    await demoteBlob(tx, { hash: latest.blobHash, text: previous }, { hash, text });
+    // Only the latest version's hash is compared (see the schema): the one before keeps none.
+    await tx.update(configs).set({ significantHash: "" }).where(eq(configs.id, latest.id));
+  }
   const version = (latest?.version ?? 0) + 1;
   const lines = text === "" ? 0 : text.split("\n").length - 1;
   const [row] = await tx
