@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { activityLog, configBlobs, configChanges } from "../../db/schema/index.ts";
+import { activityLog, configBlobs, configChanges, configs } from "../../db/schema/index.ts";
 import { unifiedDiff } from "./config-diff.ts";
 import { createDevice, day, RUNNING, storeVersion } from "./test-fixtures.ts";
 
@@ -186,6 +186,22 @@ describe("deleting a version", () => {
   it("starts a command again at version 1 once all its versions are deleted", async () => {
     const next = await storeVersion(t, { deviceId: devA, text: "hostname cfg-api-a\nend\n", at: day(9) });
     expect(next).toMatchObject({ changed: true, version: 1 });
+  });
+});
+
+describe("the significant hash", () => {
+  const hashOf = async (id: number) => (await t.db.select({ h: configs.significantHash }).from(configs).where(eq(configs.id, id)))[0]!.h;
+
+  it("is kept for the latest version only; one that is the latest again compares by its text, finds an unchanged download and keeps it again", async () => {
+    const dev = await createDevice(t, admin, { device_name: "cfg-sig-again" });
+    const first = "hostname cfg-sig-again\n!\nend\n";
+    const v1 = await storeVersion(t, { deviceId: dev, text: first, at: day(1) });
+    expect(await hashOf(v1.configId)).not.toBe("");
+    const v2 = await storeVersion(t, { deviceId: dev, text: first.replace("end", "ntp server 192.0.2.1\nend"), at: day(2) });
+    expect([await hashOf(v1.configId), await hashOf(v2.configId) !== ""]).toEqual(["", true]);
+    expect((await t.call(`/api/v1/configs/${v2.configId}`, { method: "DELETE", token: admin })).status).toBe(200);
+    expect(await storeVersion(t, { deviceId: dev, text: first, at: day(3) })).toMatchObject({ changed: false, version: 1, configId: v1.configId });
+    expect(await hashOf(v1.configId)).not.toBe("");
   });
 });
 

@@ -11,7 +11,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { applyMigrations } from "../../db/migrate.ts";
-import { configBlobs, configChanges } from "../../db/schema/index.ts";
+import { configBlobs, configChanges, configs } from "../../db/schema/index.ts";
 import { unifiedDiff } from "./config-diff.ts";
 import { readBlob } from "./store.ts";
 import { day, RUNNING, storeVersion } from "./test-fixtures.ts";
@@ -96,6 +96,12 @@ describe("a database from the release before delta storage", () => {
     expect(blobs.map((b) => [b.encoding, b.baseHash])).toEqual(texts.map(() => ["gzip", null]));
     for (const i of [1, 2]) expect(await diffOf(ids[i]!)).toBe(unifiedDiff(texts[i - 1]!, texts[i]!, `${RUNNING} v${i}`, `${RUNNING} v${i + 1}`).text);
     expect(await diffOf(ids[0]!)).toBe(unifiedDiff("", texts[0]!, `${RUNNING} v0`, `${RUNNING} v1`).text);
+  });
+
+  it("clears the significant hash of every version but the latest, and still tells an unchanged download", async () => {
+    const rows = await t.db.select({ version: configs.version, significantHash: configs.significantHash }).from(configs).orderBy(configs.version);
+    expect(rows).toEqual([{ version: 1, significantHash: "" }, { version: 2, significantHash: "" }, { version: 3, significantHash: await sha256Hex(texts[2]!) }]);
+    expect(await storeVersion(t, { deviceId, text: texts[2]!, at: day(9) })).toMatchObject({ changed: false, version: 3 });
   });
 
   it("turns the old latest text into a delta when the next download arrives; every version still reads back", async () => {
