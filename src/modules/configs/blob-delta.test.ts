@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { mulberry32 } from "../../random.ts";
 import { decodeLineDelta, encodeLineDelta } from "./blob-delta.ts";
+import { applyLineDelta, RunText } from "./line-runs.ts";
 
 /** The script format as blob-delta.ts describes it, applied line by line: what the decoder must agree with. */
 function referenceDecode(script: string, base: string): string {
@@ -46,6 +47,24 @@ describe("line deltas", () => {
     }
     for (const [target, base] of [["", ""], ["", "a\nb"], ["a\nb", ""], ["\n", "\n"], ["x", "x\n"]] as const) {
       expect(decodeLineDelta(encodeLineDelta(target, base), base)).toBe(target);
+    }
+  });
+
+  it("rebuilds a chain of versions as runs of lines, each equal to its text and its length counted without joining", () => {
+    for (let i = 0; i < 300; i++) {
+      const versions = [text()];
+      for (let v = 1; v < 6; v++) versions.push(edit(versions[v - 1]!));
+      // Stored newest first: the newest whole, each older one a delta against the one after it.
+      let runs = RunText.of(versions.at(-1)!);
+      for (let v = versions.length - 2; v >= 0; v--) {
+        const { text: older, own } = applyLineDelta(encodeLineDelta(versions[v]!, versions[v + 1]!), runs);
+        expect(older.toString()).toBe(versions[v]);
+        expect(older.length).toBe(versions[v]!.length);
+        expect(older.lineCount).toBe(versions[v]!.split("\n").length);
+        // Its own lines are the lines the newer text lacks, or repeats fewer times.
+        for (const line of own.toString() ? own.toString().split("\n") : []) expect(versions[v]!.split("\n")).toContain(line);
+        runs = older;
+      }
     }
   });
 

@@ -14,6 +14,7 @@ import { eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { configBlobs } from "../../db/schema/index.ts";
 import { decodeLineDelta, encodeLineDelta } from "./blob-delta.ts";
+import { applyLineDelta, RunText } from "./line-runs.ts";
 import { gunzipText, gzipText } from "./text.ts";
 
 /** Deltas one read may apply at most. */
@@ -74,19 +75,21 @@ async function blobChains(db: DbOrTx, hashes: readonly string[], have: ReadonlyS
 }
 
 /**
- * The texts of stored blobs, rebuilt through their deltas, each chain once however many of the hashes share it.
- * `known` holds texts the caller already has (by hash, so never stale): chains stop there. A hash that is not
- * stored is absent from the answer (its version was deleted); a chain that does not lead to a text throws.
- * (Deltas are checked when written, each part is gzip with its own checksum and a rebuilt text must have its
- * stored size; reads do not hash the texts again: that would cost more than the rebuild.)
+ * Each hash's text rebuilt through its chain of deltas, each chain once however many of the hashes share it, as
+ * `whole` makes a stored text and `apply` applies a delta script to its base. `known` holds texts the caller
+ * already has (by hash, so never stale): chains stop there. A hash that is not stored is absent from the answer
+ * (its version was deleted); a chain that does not lead to a text throws.
  */
-export async function readBlobs(db: DbOrTx, hashes: readonly string[], known: ReadonlyMap<string, string> = new Map()): Promise<Map<string, string>> {
+async function resolveChains<T>(
+  db: DbOrTx, hashes: readonly string[], known: ReadonlyMap<string, T>,
+  whole: (text: string) => T, apply: (script: string, base: T, row: StoredBlob) => T,
+): Promise<Map<string, T>> {
   const rows = await blobChains(db, hashes, new Set(known.keys()));
-  const texts = new Map<string, string>();
-  const textOf = async (hash: string): Promise<string | undefined> => {
+  const texts = new Map<string, T>();
+  const textOf = async (hash: string): Promise<T | undefined> => {
     // The chain from `hash` down to a text at hand, then its deltas applied back up.
     const path: StoredBlob[] = [];
-    let text: string | undefined;
+    let text: T | undefined;
     for (let at: string | null = hash; text === undefined; ) {
       text = texts.get(at) ?? known.get(at);
       if (text !== undefined) break;
@@ -95,7 +98,7 @@ export async function readBlobs(db: DbOrTx, hashes: readonly string[], known: Re
         if (at === hash) return undefined;
         throw new Error(`config blob ${hash} has a broken delta chain: ${at} is missing`);
       }
-      if (row.encoding === "gzip") text = await gunzipText(row.content);
+      if (row.encoding === "gzip") text = whole(await gunzipText(row.content));
       else if (row.encoding !== "delta" || !row.baseHash || path.length >= MAX_CHAIN * 2) throw new Error(`config blob ${hash} has a broken delta chain`);
       else {
         path.push(row);
@@ -105,20 +108,44 @@ export async function readBlobs(db: DbOrTx, hashes: readonly string[], known: Re
       texts.set(at, text);
     }
     for (let i = path.length - 1; i >= 0; i--) {
-      const row = path[i]!;
-      text = decodeLineDelta(await gunzipText(row.content), text);
-      // gzip checks each part, not that the parts belong together: a rebuilt text must have its stored size.
-      if (text.length !== row.size && utf8Length(text) !== row.size) throw new Error(`config blob ${row.hash} is corrupt: it rebuilds to the wrong size`);
-      texts.set(row.hash, text);
+      text = apply(await gunzipText(path[i]!.content), text, path[i]!);
+      texts.set(path[i]!.hash, text);
     }
     return text;
   };
-  const out = new Map<string, string>();
+  const out = new Map<string, T>();
   for (const hash of new Set(hashes)) {
     const text = await textOf(hash);
     if (text !== undefined) out.set(hash, text);
   }
   return out;
+}
+
+/** gzip checks each part, not that the parts belong together: a rebuilt text must have its stored size. */
+function checkSize(row: StoredBlob, length: number, text: () => string) {
+  if (length !== row.size && utf8Length(text()) !== row.size) throw new Error(`config blob ${row.hash} is corrupt: it rebuilds to the wrong size`);
+}
+
+/**
+ * The texts of stored blobs (see resolveChains). (Deltas are checked when written, each part is gzip with its
+ * own checksum and a rebuilt text must have its stored size; reads do not hash the texts again: that would cost
+ * more than the rebuild.)
+ */
+export function readBlobs(db: DbOrTx, hashes: readonly string[], known: ReadonlyMap<string, string> = new Map()): Promise<Map<string, string>> {
+  return resolveChains(db, hashes, known, (text) => text, (script, base, row) => {
+    const text = decodeLineDelta(script, base);
+    checkSize(row, text.length, () => text);
+    return text;
+  });
+}
+
+/** The same as runs of lines (line-runs.ts): a version rebuilt from a delta copies no characters until asked. */
+export function readBlobRuns(db: DbOrTx, hashes: readonly string[], known: ReadonlyMap<string, RunText> = new Map()): Promise<Map<string, RunText>> {
+  return resolveChains(db, hashes, known, (text) => RunText.of(text), (script, base, row) => {
+    const { text } = applyLineDelta(script, base);
+    checkSize(row, text.length, () => text.toString());
+    return text;
+  });
 }
 
 /** The text of one stored blob, rebuilt through its deltas. */

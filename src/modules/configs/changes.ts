@@ -12,7 +12,8 @@ import { listEnvelope, listEnvelopeSchema, listQuerySchema, parseListQuery, type
 import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
 import { CHANGE_FIELDS, ConfigChange, ConfigChangeWithDiff, type ConfigChangeOut } from "./schemas.ts";
 import { deviceTagFilter, timeBoundFilter } from "./service.ts";
-import { changeDiff, readBlob } from "./store.ts";
+import { readBlobs } from "./blobs.ts";
+import { changeDiff } from "./store.ts";
 
 const tag = "Configuration changes";
 const lower = (column: SQLWrapper) => sql`lower(${column})`;
@@ -75,13 +76,22 @@ const withoutDiff = ({ diff: _, ...rest }: ConfigChangeOut) => rest;
 
 /**
  * The record with its diff, rendered from the two versions' texts (a first version's against nothing). A change
- * whose previous version was deleted kept its diff as text (store.ts keepDiffsOfSuccessors).
+ * whose previous version was deleted kept its diff as text (store.ts keepDiffsOfSuccessors); when that happened
+ * after the record was read, the text is gone and the record is read again.
  */
 async function withDiff(db: DbOrTx, r: Selected): Promise<ConfigChangeOut> {
   const out = serialize(r);
   if (r.change.diff) return out;
-  const previousText = r.previousBlobHash === null ? "" : await readBlob(db, r.previousBlobHash);
-  out.diff = changeDiff(previousText, await readBlob(db, r.blobHash), out.command, r.previousVersion ?? 0, out.version).text;
+  const texts = await readBlobs(db, [r.blobHash, ...(r.previousBlobHash === null ? [] : [r.previousBlobHash])]);
+  const text = texts.get(r.blobHash);
+  const previousText = r.previousBlobHash === null ? "" : texts.get(r.previousBlobHash);
+  if (text === undefined || previousText === undefined) {
+    const [again] = await selectChanges(db).where(eq(configChanges.id, r.change.id));
+    if (!again) throw ApiError.notFound(`Config change ${r.change.id}`); // deleted with its version meanwhile
+    if (again.change.diff || again.previousBlobHash !== r.previousBlobHash) return withDiff(db, again);
+    throw new Error(`the texts of configuration change ${r.change.id} are missing`);
+  }
+  out.diff = changeDiff(previousText, text, out.command, r.previousVersion ?? 0, out.version).text;
   return out;
 }
 

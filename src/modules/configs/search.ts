@@ -10,7 +10,8 @@ import { configs, devices } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { configListSpec } from "./service.ts";
-import { readBlobs } from "./blobs.ts";
+import { readBlobRuns } from "./blobs.ts";
+import type { LineSource, RunText } from "./line-runs.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
 import { ANYWHERE, branchQuery } from "./search-grams.ts";
 import { commonGrams, commonGramsVersion, type CommonGrams } from "./search-common-grams.ts";
@@ -90,9 +91,9 @@ function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Te
   });
 }
 
-/** Whether some line of the text matches the term; `lines` splits the text when the term has no anchors. */
-function hasMatchingLine(text: string, term: Term, lines: () => string[]): boolean {
-  if (!term.anchors) return lines().some((line) => term.test.test(line));
+/** Whether some line of a text matches the term, found by its anchors when it has them (the first will do). */
+function textHasMatchingLine(text: string, term: Term): boolean {
+  if (!term.anchors) return splitLines(text).some((line) => term.test.test(line));
   for (const anchor of term.anchors) {
     anchor.lastIndex = 0;
     for (let found = anchor.exec(text); found; found = anchor.exec(text)) {
@@ -104,6 +105,59 @@ function hasMatchingLine(text: string, term: Term, lines: () => string[]): boole
     }
   }
   return false;
+}
+
+/** The lines of a source that match a term, in order: found once per search, however many versions share them. */
+const matchesBySource = new WeakMap<LineSource, Map<Term, number[]>>();
+
+function sourceMatches(source: LineSource, term: Term): number[] {
+  let byTerm = matchesBySource.get(source);
+  if (!byTerm) matchesBySource.set(source, (byTerm = new Map()));
+  let lines = byTerm.get(term);
+  if (lines) return lines;
+  const { text } = source;
+  const lineText = (line: number) => text.slice(source.lineStarts()[line]!, source.lineEnd(line));
+  if (!term.anchors) {
+    lines = [];
+    for (let line = 0; line < source.lineCount; line++) if (term.test.test(lineText(line))) lines.push(line);
+  } else {
+    const found = new Set<number>();
+    for (const anchor of term.anchors) {
+      anchor.lastIndex = 0;
+      for (let hit = anchor.exec(text); hit; hit = anchor.exec(text)) {
+        const line = source.lineAt(hit.index);
+        if (!found.has(line) && term.test.test(lineText(line))) found.add(line);
+        anchor.lastIndex = source.lineEnd(line) + 1; // the rest of this line was just tested
+      }
+    }
+    lines = [...found].sort((x, y) => x - y);
+  }
+  byTerm.set(term, lines);
+  return lines;
+}
+
+/**
+ * Whether some line of the text matches the term, from its runs' sources. The empty piece after a final "\n"
+ * is no line (splitLines below), so it is left out of the last run; an empty text is one empty line.
+ */
+function hasMatchingLine(text: RunText, term: Term): boolean {
+  // A whole text no other text here was checked through: its first matching line is enough.
+  if (text.whole && !matchesBySource.get(text.whole)?.has(term)) return textHasMatchingLine(text.whole.text, term);
+  const last = text.runs.length - 1;
+  const severalLines = last > 0 || text.runs[0]!.count > 1;
+  return text.runs.some((run, i) => {
+    let end = run.first + run.count;
+    if (i === last && severalLines && run.source.lineStarts()[end - 1] === run.source.lineEnd(end - 1)) end--;
+    const lines = sourceMatches(run.source, term);
+    let lo = 0;
+    let hi = lines.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (lines[mid]! < run.first) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < lines.length && lines[lo]! < end;
+  });
 }
 
 /** A term's index lookup: an FTS5 expression, ANYWHERE (its literals are all common) or null (it has none). */
@@ -209,8 +263,8 @@ function matchLines(lines: string[], terms: Term[], match: "all" | "any"): { ind
  * newest first within each series, so an older version rebuilds from a text already at hand. A hash that is
  * absent was deleted since the candidates were chosen; that is fine only if its version went with it.
  */
-async function readTexts(db: DbOrTx, batch: readonly { id: number; blobHash: string }[], previous: ReadonlyMap<string, string>): Promise<Map<string, string>> {
-  const texts = await readBlobs(db, batch.map((c) => c.blobHash), previous);
+async function readTexts(db: DbOrTx, batch: readonly { id: number; blobHash: string }[], previous: ReadonlyMap<string, RunText>): Promise<Map<string, RunText>> {
+  const texts = await readBlobRuns(db, batch.map((c) => c.blobHash), previous);
   const missing = batch.filter((c) => !texts.has(c.blobHash)).map((c) => c.id);
   if (missing.length) {
     const [still] = await db.select({ id: configs.id }).from(configs).where(inArray(configs.id, missing)).limit(1);
@@ -258,18 +312,19 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
   const first = (req.page - 1) * req.perPage;
   const page: { id: number; lines: string[]; matched: { index: number; terms: number[] }[] }[] = [];
   let total = 0;
-  let texts = new Map<string, string>();
+  // Texts as runs of lines (line-runs.ts): an older version rebuilt from a delta is checked through the lines it
+  // shares with the newer one, which were checked already, and is joined into one string only to be shown.
+  let texts = new Map<string, RunText>();
   for (const [i, c] of candidates.entries()) {
     if (i % READ_BATCH === 0) texts = await readTexts(db, candidates.slice(i, i + READ_BATCH), texts);
     const text = texts.get(c.blobHash);
     if (text === undefined) continue;
-    let split: string[] | undefined;
-    const lines = () => (split ??= splitLines(text));
-    const inText = (t: Term) => hasMatchingLine(text, t, lines);
-    if (req.match === "all" ? !terms.every(inText) : !terms.some(inText)) continue;
+    const found = terms.map((t) => hasMatchingLine(text, t));
+    if (req.match === "all" ? !found.every(Boolean) : !found.some(Boolean)) continue;
     const rank = total++;
     if (rank < first || rank >= first + req.perPage) continue;
-    page.push({ id: c.id, lines: lines(), matched: matchLines(lines(), terms, req.match)! });
+    const lines = splitLines(text.toString());
+    page.push({ id: c.id, lines, matched: matchLines(lines, terms, req.match)! });
   }
   return { total, hits: await pageHits(db, page, req), indexUsed: Boolean(narrowing), configsChecked: candidates.length };
 }
