@@ -4,7 +4,8 @@ import * as schema from "./schema/index.ts";
 import { withWriteTurns } from "./write-turns.ts";
 import type { DatabaseLocation } from "./migrate.ts";
 
-export type Db = LibSQLDatabase<typeof schema>;
+/** The database, with the client it runs on ('$client', as drizzle() returns it). */
+export type Db = LibSQLDatabase<typeof schema> & { $client: Client };
 /** A transaction handle: services take `DbOrTx` so one write path serves single and bulk requests. */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type DbOrTx = Db | Tx;
@@ -23,6 +24,9 @@ export async function openDatabase(url: string, authToken?: string): Promise<Dat
   // Remote servers take concurrent writes themselves; the local driver needs them in turns (write-turns.ts).
   const client = local ? withWriteTurns(raw) : raw;
   if (local) {
+    // Only a new, empty file takes this, and only before WAL writes its header: such a database hands free
+    // pages back to the file system when storage maintenance asks (src/modules/configs/maintenance.ts).
+    await client.execute("PRAGMA auto_vacuum = INCREMENTAL");
     await client.execute("PRAGMA journal_mode = WAL");
   }
   return { db: drizzle(client, { schema }), client, location: { url, authToken } };

@@ -31,10 +31,11 @@ export async function migrateDatabase(
  *
  * It runs on its own single-connection client because foreign keys must be off (they cannot be switched inside
  * a transaction) for drizzle-kit's table rebuilds: with them on, the DROP TABLE of a rebuild deletes every
- * row that references the table through ON DELETE CASCADE. Returns how many migrations it applied.
+ * row that references the table through ON DELETE CASCADE. Returns how many migrations it applied. `folder` is
+ * for tests that build a database as an older release left it.
  */
-export async function applyMigrations({ url, authToken }: DatabaseLocation): Promise<number> {
-  const migrations = readMigrationFiles({ migrationsFolder });
+export async function applyMigrations({ url, authToken }: DatabaseLocation, folder = migrationsFolder): Promise<number> {
+  const migrations = readMigrationFiles({ migrationsFolder: folder });
   const client = createClient({ url, authToken, concurrency: 1, ...(url.startsWith("file:") ? { timeout: 60_000 } : {}) });
   try {
     await client.execute("PRAGMA foreign_keys = OFF");

@@ -37,8 +37,9 @@ export type RequestOptions = {
 };
 
 /** A fresh app on its own temporary SQLite file, plus shortcuts to make users, roles and tokens. */
-export async function createTestContext(options: { rateLimitPerMinute?: number; clock?: Clock } = {}) {
-  const dir = mkdtempSync(join(tmpdir(), "netkeep-test-"));
+export async function createTestContext(options: { rateLimitPerMinute?: number; clock?: Clock; storageDir?: string } = {}) {
+  // storageDir: a directory holding a database an older release left (it is migrated, and removed on close).
+  const dir = options.storageDir ?? mkdtempSync(join(tmpdir(), "netkeep-test-"));
   const clock = options.clock ?? systemClock;
   const config = loadConfig({
     STORAGE_DIR: dir,

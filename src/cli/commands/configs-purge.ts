@@ -10,6 +10,10 @@ export const configsPurgeCommand = defineCommand({
   async run(flags, { db, clock, io }) {
     const report = await purgeConfigs(db, clock.now(), { dryRun: flags["dry-run"], actor: { system: "svc configs:purge" } });
     const { keepDays, keepVersions } = report.policy;
+    if (report.maintenance) {
+      const m = report.maintenance;
+      io.print(`Storage maintenance: ${m.commonGramsAdded} index tokens newly common, ${m.seriesReindexed} device commands reindexed, ${m.pagesFreed} free pages released.`);
+    }
     if (keepDays === null && keepVersions === null) {
       io.print("No retention policy is set, so nothing is purged; set one with PUT /api/v1/configs/retention-policy.");
       return;

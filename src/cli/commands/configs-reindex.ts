@@ -1,11 +1,11 @@
-import { reindexAllConfigs } from "../../modules/configs/search-reindex.ts";
+import { maintainConfigStorage } from "../../modules/configs/maintenance.ts";
 import { defineCommand } from "../command.ts";
 
 export const configsReindexCommand = defineCommand({
-  summary: "Rebuild the configuration search index from every stored version (after an upgrade that added it)",
+  summary: "Rebuild the configuration search index from every stored version (after an upgrade that added it), then compact storage",
   options: {},
   async run(_flags, { db, io }) {
-    const { series, versions } = await reindexAllConfigs(db);
-    io.print(`Indexed ${versions} versions of ${series} device commands.`);
+    const report = await maintainConfigStorage(db, { reindex: true });
+    io.print(`Indexed ${report.versionsReindexed} versions of ${report.seriesReindexed} device commands (${report.commonGramsAdded} index tokens newly common); released ${report.pagesFreed} free pages.`);
   },
 });

@@ -1,17 +1,27 @@
-import { blob, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { blob, index, integer, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import { timestamp, timestamps } from "./columns.ts";
 import { devices } from "./devices.ts";
 import { jobs, JOB_TRIGGERS } from "./jobs.ts";
 
-/** Content-addressed configuration text: the same text is stored once, compressed, whatever refers to it. */
+/**
+ * Content-addressed configuration text: the same text is stored once, compressed, whatever refers to it. The
+ * latest version of a series is whole (gzip); older ones are reverse deltas (gzip of a line edit script,
+ * blob-delta.ts) against the text that followed them, so history costs about what changed.
+ */
 export const configBlobs = sqliteTable("config_blobs", {
   /** SHA-256 of the raw text, hex. */
   hash: text("hash").primaryKey(),
-  encoding: text("encoding", { enum: ["gzip"] }).notNull(),
+  encoding: text("encoding", { enum: ["gzip", "delta"] }).notNull(),
+  /** The blob a delta rebuilds from; null when whole. The key keeps a base from being deleted under its deltas. */
+  baseHash: text("base_hash").references((): AnySQLiteColumn => configBlobs.hash),
   content: blob("content", { mode: "buffer" }).notNull(),
   size: integer("size").notNull(),
   createdAt: timestamp("created_at").notNull(),
-});
+}, (t) => [
+  // Whole texts have no base: only deltas need finding by it (and the foreign key's checks use this too).
+  index("config_blobs_base_idx").on(t.baseHash).where(sql`${t.baseHash} is not null`),
+]);
 
 /** One row per distinct version of one command's output on one device. */
 export const configs = sqliteTable("configs", {
@@ -20,7 +30,11 @@ export const configs = sqliteTable("configs", {
   command: text("command").notNull(),
   version: integer("version").notNull(),
   blobHash: text("blob_hash").notNull().references(() => configBlobs.hash),
-  /** Hash of the text without volatile lines: equal hashes are the same configuration. */
+  /**
+   * Hash of the text without volatile lines: equal hashes are the same configuration. Only a series' latest
+   * version is compared, so an older one's is cleared ("") when the next arrives; a version that becomes the
+   * latest again (the one after it deleted) is compared by its text once, which stores its hash again.
+   */
   significantHash: text("significant_hash").notNull(),
   lines: integer("lines").notNull(),
   size: integer("size").notNull(),
@@ -35,14 +49,18 @@ export const configs = sqliteTable("configs", {
   index("configs_last_seen_idx").on(t.lastSeenAt),
 ]);
 
-/** A new version's arrival: what changed, as a unified diff against the previous version. */
+/**
+ * A new version's arrival: how many lines it changed against the previous version. The diff itself is rendered
+ * from the two texts when asked; it is stored only once the previous version is deleted (it could not be rebuilt).
+ */
 export const configChanges = sqliteTable("config_changes", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   deviceId: integer("device_id").notNull().references(() => devices.id, { onDelete: "cascade" }),
   command: text("command").notNull(),
   configId: integer("config_id").notNull().references(() => configs.id, { onDelete: "cascade" }),
   previousConfigId: integer("previous_config_id").references(() => configs.id, { onDelete: "set null" }),
-  diff: text("diff").notNull(),
+  /** Null: rendered on demand from the two versions' texts. */
+  diff: text("diff"),
   linesAdded: integer("lines_added").notNull(),
   linesRemoved: integer("lines_removed").notNull(),
   trigger: text("trigger", { enum: JOB_TRIGGERS }).notNull(),

@@ -16,7 +16,24 @@ export const configSearchDocs = sqliteTable("config_search_docs", {
   command: text("command").notNull(),
   /** The version whose arrival made this document (no foreign key: the document may outlive it). */
   configId: integer("config_id").notNull(),
-}, (t) => [index("config_search_docs_series_idx").on(t.deviceId, t.command, t.configId)]);
+}, (t) => [
+  // By device alone: a device has few documents, and the command would be stored again in every entry.
+  index("config_search_docs_device_idx").on(t.deviceId),
+]);
+
+/**
+ * Tokens of the search index that nearly every series holds (search-common-grams.ts): documents leave them out
+ * and lookups do not ask for them, which keeps the index to what tells configurations apart. One row (id 1);
+ * `grams` is a JSON array of tokens, `count` its length. The list only ever grows: a document written while a
+ * token was common lacks it, so a lookup may never ask for that token again. `key` is made once per database,
+ * so processes caching lists of several databases never mix them.
+ */
+export const configSearchCommonGrams = sqliteTable("config_search_common_grams", {
+  id: integer("id").primaryKey(),
+  key: text("key").notNull(),
+  count: integer("count").notNull(),
+  grams: text("grams", { mode: "json" }).$type<string[]>().notNull(),
+});
 
 /**
  * The configuration retention policy: one row (id 1). A version older than keep_days (by when a download last

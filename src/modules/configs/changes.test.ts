@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
+import { unifiedDiff } from "./config-diff.ts";
 import { createDevice, day, RUNNING, storeVersion } from "./test-fixtures.ts";
 
 let t: TestContext;
@@ -66,6 +67,13 @@ describe("config changes (v2)", () => {
     expect(lines.filter((l: string) => /^[+-][^+-]/.test(l))).toHaveLength(3);
     const byConfig = await t.call(`/api/v2/config-changes/by-config/${configIds.a2}`, { token: reader });
     expect(byConfig.body.data).toEqual(one.body.data);
+  });
+
+  it("renders each diff from the two versions' texts when asked: the unified diff of the one against the other", async () => {
+    for (const [id, from, to, v] of [[configIds.a2, a1, a2, 2], [configIds.a3, a2, a3, 3]] as const) {
+      const res = await t.call(`/api/v2/config-changes/by-config/${id}`, { token: reader });
+      expect(res.body.data.diff).toBe(unifiedDiff(from, to, `${RUNNING} v${v - 1}`, `${RUNNING} v${v}`).text);
+    }
   });
 
   it("shows a first version's change as the whole text added", async () => {

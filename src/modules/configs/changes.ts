@@ -12,7 +12,8 @@ import { listEnvelope, listEnvelopeSchema, listQuerySchema, parseListQuery, type
 import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
 import { CHANGE_FIELDS, ConfigChange, ConfigChangeWithDiff, type ConfigChangeOut } from "./schemas.ts";
 import { deviceTagFilter, timeBoundFilter } from "./service.ts";
-import { changeDiff, readBlob } from "./store.ts";
+import { readBlobs } from "./blobs.ts";
+import { changeDiff } from "./store.ts";
 
 const tag = "Configuration changes";
 const lower = (column: SQLWrapper) => sql`lower(${column})`;
@@ -51,7 +52,10 @@ export const changeListSpec: ListSpec = {
 
 const selectChanges = (db: DbOrTx) =>
   db
-    .select({ change: configChanges, deviceName: devices.name, version: configs.version, blobHash: configs.blobHash, previousVersion: previous.version })
+    .select({
+      change: configChanges, deviceName: devices.name, version: configs.version, blobHash: configs.blobHash,
+      previousVersion: previous.version, previousBlobHash: previous.blobHash,
+    })
     .from(configChanges)
     .innerJoin(devices, eq(devices.id, configChanges.deviceId))
     .innerJoin(configs, eq(configs.id, configChanges.configId))
@@ -64,18 +68,30 @@ function serialize(r: Selected): ConfigChangeOut {
   return {
     id: c.id, device_id: c.deviceId, device_name: r.deviceName, command: c.command, config_id: c.configId, version: r.version,
     previous_config_id: c.previousConfigId, previous_version: r.previousVersion, lines_added: c.linesAdded, lines_removed: c.linesRemoved,
-    trigger: c.trigger, created_at: c.createdAt.toISOString(), diff: c.diff,
+    trigger: c.trigger, created_at: c.createdAt.toISOString(), diff: c.diff ?? "",
   };
 }
 
 const withoutDiff = ({ diff: _, ...rest }: ConfigChangeOut) => rest;
 
-/** The record with its diff; a first version's is rendered from its text, which is all the diff would repeat (store.ts). */
+/**
+ * The record with its diff, rendered from the two versions' texts (a first version's against nothing). A change
+ * whose previous version was deleted kept its diff as text (store.ts keepDiffsOfSuccessors); when that happened
+ * after the record was read, the text is gone and the record is read again.
+ */
 async function withDiff(db: DbOrTx, r: Selected): Promise<ConfigChangeOut> {
   const out = serialize(r);
-  if (out.diff === "" && r.change.previousConfigId === null && out.lines_added > 0) {
-    out.diff = changeDiff("", await readBlob(db, r.blobHash), out.command, 0, out.version).text;
+  if (r.change.diff) return out;
+  const texts = await readBlobs(db, [r.blobHash, ...(r.previousBlobHash === null ? [] : [r.previousBlobHash])]);
+  const text = texts.get(r.blobHash);
+  const previousText = r.previousBlobHash === null ? "" : texts.get(r.previousBlobHash);
+  if (text === undefined || previousText === undefined) {
+    const [again] = await selectChanges(db).where(eq(configChanges.id, r.change.id));
+    if (!again) throw ApiError.notFound(`Config change ${r.change.id}`); // deleted with its version meanwhile
+    if (again.change.diff || again.previousBlobHash !== r.previousBlobHash) return withDiff(db, again);
+    throw new Error(`the texts of configuration change ${r.change.id} are missing`);
   }
+  out.diff = changeDiff(previousText, text, out.command, r.previousVersion ?? 0, out.version).text;
   return out;
 }
 

@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { activityLog, configBlobs, configChanges } from "../../db/schema/index.ts";
+import { activityLog, configBlobs, configChanges, configs } from "../../db/schema/index.ts";
+import { unifiedDiff } from "./config-diff.ts";
 import { createDevice, day, RUNNING, storeVersion } from "./test-fixtures.ts";
 
 let t: TestContext;
@@ -185,5 +186,71 @@ describe("deleting a version", () => {
   it("starts a command again at version 1 once all its versions are deleted", async () => {
     const next = await storeVersion(t, { deviceId: devA, text: "hostname cfg-api-a\nend\n", at: day(9) });
     expect(next).toMatchObject({ changed: true, version: 1 });
+  });
+});
+
+describe("the significant hash", () => {
+  const hashOf = async (id: number) => (await t.db.select({ h: configs.significantHash }).from(configs).where(eq(configs.id, id)))[0]!.h;
+
+  it("is kept for the latest version only; one that is the latest again compares by its text, finds an unchanged download and keeps it again", async () => {
+    const dev = await createDevice(t, admin, { device_name: "cfg-sig-again" });
+    const first = "hostname cfg-sig-again\n!\nend\n";
+    const v1 = await storeVersion(t, { deviceId: dev, text: first, at: day(1) });
+    expect(await hashOf(v1.configId)).not.toBe("");
+    const v2 = await storeVersion(t, { deviceId: dev, text: first.replace("end", "ntp server 192.0.2.1\nend"), at: day(2) });
+    expect([await hashOf(v1.configId), await hashOf(v2.configId) !== ""]).toEqual(["", true]);
+    expect((await t.call(`/api/v1/configs/${v2.configId}`, { method: "DELETE", token: admin })).status).toBe(200);
+    expect(await storeVersion(t, { deviceId: dev, text: first, at: day(3) })).toMatchObject({ changed: false, version: 1, configId: v1.configId });
+    expect(await hashOf(v1.configId)).not.toBe("");
+  });
+});
+
+describe("deleting versions stored as deltas", () => {
+  const texts = (name: string, n: number) =>
+    Array.from({ length: n }, (_, v) =>
+      [`hostname ${name}`, ...Array.from({ length: 120 }, (_, i) => ` vlan ${i} name ${i % 11 === v ? `changed-${v}` : `users-${i}`}`), `banner motd v${v}`, "end", ""].join("\n"));
+  const content = async (id: number) => (await t.request(`/api/v1/configs/${id}/content`, { token: reader })).text();
+  const diffOf = async (id: number) => (await t.call(`/api/v2/config-changes/by-config/${id}`, { token: reader })).body.data.diff as string;
+
+  it("every other version reads back byte for byte after a middle one goes, and the next change keeps its diff", async () => {
+    const dev = await createDevice(t, admin, { device_name: "cfg-delta-mid" });
+    const v = texts("cfg-delta-mid", 5);
+    const vids: number[] = [];
+    for (const [i, text] of v.entries()) vids.push((await storeVersion(t, { deviceId: dev, text, at: day(10 + i) })).configId);
+    const expected = unifiedDiff(v[2]!, v[3]!, `${RUNNING} v3`, `${RUNNING} v4`).text;
+    expect(await diffOf(vids[3]!)).toBe(expected);
+    expect((await t.call(`/api/v1/configs/${vids[2]}`, { method: "DELETE", token: admin })).status).toBe(200);
+    for (const i of [0, 1, 3, 4]) expect(await content(vids[i]!)).toBe(v[i]);
+    expect(await diffOf(vids[3]!)).toBe(expected);
+    expect(await diffOf(vids[1]!)).toBe(unifiedDiff(v[0]!, v[1]!, `${RUNNING} v1`, `${RUNNING} v2`).text);
+    // The latest goes too: the version before it reads back, now whole.
+    expect((await t.call(`/api/v1/configs/${vids[4]}`, { method: "DELETE", token: admin })).status).toBe(200);
+    for (const i of [0, 1, 3]) expect(await content(vids[i]!)).toBe(v[i]);
+  });
+
+  it("a text two devices share, which is also a delta base, outlives the versions around it", async () => {
+    const one = await createDevice(t, admin, { device_name: "cfg-delta-one" });
+    const two = await createDevice(t, admin, { device_name: "cfg-delta-two" });
+    const [x, y, z] = texts("cfg-delta-shared", 3) as [string, string, string];
+    // Device one: x, y, z (x becomes a delta against y, y against z). Device two: y only, its latest.
+    const ox = (await storeVersion(t, { deviceId: one, text: x, at: day(20) })).configId;
+    const oy = (await storeVersion(t, { deviceId: one, text: y, at: day(21) })).configId;
+    const ty = (await storeVersion(t, { deviceId: two, text: y, at: day(22) })).configId;
+    const oz = (await storeVersion(t, { deviceId: one, text: z, at: day(23) })).configId;
+    const hashOf = (s: string) => createHash("sha256").update(s).digest("hex");
+    const [yBlob] = await t.db.select().from(configBlobs).where(eq(configBlobs.hash, hashOf(y)));
+    expect(yBlob).toMatchObject({ encoding: "delta", baseHash: hashOf(z) });
+    expect(await t.db.select({ hash: configBlobs.hash }).from(configBlobs).where(eq(configBlobs.baseHash, hashOf(y)))).toEqual([{ hash: hashOf(x) }]);
+    expect(await content(ty)).toBe(y);
+    // z goes: y (device two's latest, a delta against z) must be rebuilt first.
+    expect((await t.call(`/api/v1/configs/${oz}`, { method: "DELETE", token: admin })).status).toBe(200);
+    expect([await content(ox), await content(oy), await content(ty)]).toEqual([x, y, y]);
+    // Device one's y goes: the text stays for device two, and x still rebuilds against it.
+    expect((await t.call(`/api/v1/configs/${oy}`, { method: "DELETE", token: admin })).body.message).toMatch(/text is kept/);
+    expect([await content(ox), await content(ty)]).toEqual([x, y]);
+    // Device two goes with its versions (the text is left behind, not deleted): x still reads back.
+    expect((await t.call(`/api/v1/devices/${two}`, { method: "DELETE", token: admin })).status).toBe(200);
+    expect(await content(ox)).toBe(x);
+    expect((await t.call(`/api/v1/configs/${ox}`, { method: "DELETE", token: admin })).status).toBe(200);
   });
 });

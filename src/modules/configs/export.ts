@@ -1,11 +1,10 @@
-import { inArray } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
-import { configBlobs } from "../../db/schema/index.ts";
 import type { DeviceScope } from "../../auth/scope.ts";
 import type { ListQuery } from "../../http/list.ts";
 import { configPage } from "./service.ts";
 import { tarEnd, tarFile, type TarPath } from "./tar.ts";
-import { fileNamePart, gunzipText } from "./text.ts";
+import { readBlobs } from "./blobs.ts";
+import { fileNamePart } from "./text.ts";
 
 /** Versions per query: texts of one page are held at once, never the whole export. */
 const PAGE_SIZE = 100;
@@ -26,14 +25,11 @@ async function* tarParts(db: Db, scope: DeviceScope, q: ListQuery): AsyncGenerat
   const taken = new Set<string>();
   for (let page = 1; ; page++) {
     const rows = await configPage(db, scope, { ...q, page, perPage: PAGE_SIZE });
-    const hashes = [...new Set(rows.map((r) => r.row.blobHash))];
-    const blobs = hashes.length ? await db.select().from(configBlobs).where(inArray(configBlobs.hash, hashes)) : [];
-    const byHash = new Map(blobs.map((b) => [b.hash, b.content]));
+    const texts = await readBlobs(db, rows.map((r) => r.row.blobHash));
     for (const { out, row } of rows) {
-      const content = byHash.get(row.blobHash);
-      // Deleted between the two queries: the version is gone, so the archive goes on without it.
-      if (!content) continue;
-      const text = await gunzipText(content);
+      const text = texts.get(row.blobHash);
+      // Deleted since the page was read: the version is gone, so the archive goes on without it.
+      if (text === undefined) continue;
       yield tarFile(pathFor(out.device_name, out.command, taken), encoder.encode(text), row.firstSeenAt);
     }
     if (rows.length < PAGE_SIZE) break;

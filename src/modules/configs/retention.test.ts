@@ -175,6 +175,17 @@ describe("purging", () => {
     for (const id of real.body.data.configs.map((c: { id: number }) => c.id)) texts.delete(id);
   });
 
+  it("leaves every remaining version reading back byte for byte, though texts it kept were deltas against purged ones", async () => {
+    // Device a's latest text is also device c's first version, so it became a delta against c's second text,
+    // which the purge above deleted: it had to be re-encoded before that blob could go.
+    const rows = await t.db.select({ id: configs.id, hash: configs.blobHash }).from(configs);
+    expect(rows.map((r) => r.id).sort((a, b) => a - b)).toEqual([...texts.keys()].sort((a, b) => a - b));
+    for (const r of rows) expect(await readBlob(t.db, r.hash)).toBe(texts.get(r.id)!.text);
+    const bases = await t.db.select({ hash: configBlobs.hash, base: configBlobs.baseHash }).from(configBlobs);
+    const stored = new Set(bases.map((b) => b.hash));
+    for (const b of bases) if (b.base) expect(stored.has(b.base)).toBe(true);
+  });
+
   it("leaves the search index finding every line of what is left, at one document per series", async () => {
     const docs = await t.db.select({ deviceId: configSearchDocs.deviceId }).from(configSearchDocs);
     expect(docs.length).toBe((await remainingIds()).length);
@@ -199,5 +210,30 @@ describe("purging", () => {
     expect(real.configs.map((c) => c.version)).toEqual([1, 2]);
     const left = await t.db.select({ version: configs.version }).from(configs).where(eq(configs.deviceId, device!.id));
     expect(left).toEqual([{ version: 3 }]);
+  });
+
+  it("collects the texts a deleted device left behind, first rebuilding another device's text that was a delta against one", async () => {
+    const [keeper, leaver] = await t.db.insert(devices).values([
+      { name: "purge-dev-keeper", ip: "192.0.2.101", createdAt: start, updatedAt: start },
+      { name: "purge-dev-leaver", ip: "192.0.2.102", createdAt: start, updatedAt: start },
+    ]).returning({ id: devices.id });
+    const [x, y] = [body(20, 8), body(21, 9)];
+    const now = clock.now().getTime() / DAY - start.getTime() / DAY;
+    // The keeper's only text x is also the leaver's first version; the leaver's next one, y, makes x a delta against y.
+    await storeConfig(t.db, { deviceId: keeper!.id, command: "show running-config", text: x, significant: (s) => s, trigger: "schedule", jobId: null, now: at(now - 3) });
+    await storeConfig(t.db, { deviceId: leaver!.id, command: "show running-config", text: x, significant: (s) => s, trigger: "schedule", jobId: null, now: at(now - 2) });
+    await storeConfig(t.db, { deviceId: leaver!.id, command: "show running-config", text: y, significant: (s) => s, trigger: "schedule", jobId: null, now: at(now - 1) });
+    const [xRow] = await t.db.select({ hash: configs.blobHash }).from(configs).where(eq(configs.deviceId, keeper!.id));
+    expect((await t.db.select().from(configBlobs).where(eq(configBlobs.hash, xRow!.hash)))[0]).toMatchObject({ encoding: "delta" });
+    expect((await t.call(`/api/v1/devices/${leaver!.id}`, { method: "DELETE", token: admin })).status).toBe(200);
+    const orphan = (await t.db.select({ base: configBlobs.baseHash }).from(configBlobs).where(eq(configBlobs.hash, xRow!.hash)))[0]!.base!;
+    expect((await t.db.select().from(configs).where(eq(configs.blobHash, orphan)))).toEqual([]);
+
+    const real = await purgeConfigs(t.db, clock.now(), { dryRun: false });
+    expect(real.blobs).toBeGreaterThan(0);
+    expect(await t.db.select().from(configBlobs).where(eq(configBlobs.hash, orphan))).toEqual([]);
+    expect(await readBlob(t.db, xRow!.hash)).toBe(x);
+    const referenced = new Set((await t.db.select({ hash: configs.blobHash }).from(configs)).map((r) => r.hash));
+    expect(new Set((await t.db.select({ hash: configBlobs.hash }).from(configBlobs)).map((b) => b.hash))).toEqual(referenced);
   });
 });

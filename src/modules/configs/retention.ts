@@ -1,15 +1,21 @@
 /**
  * Configuration retention: the policy (keep versions for N days and/or the newest N per device and command) and
  * the purge that applies it. A dry run and a real run compute the same plan; the real run then deletes it in one
- * transaction: the versions, their change rows (by cascade), blobs no version refers to any more, their search
- * index documents, and failed download records older than the age limit.
+ * transaction: the versions, their change rows (by cascade; a kept version's change keeps its diff as text when
+ * the version before it goes), blobs no version refers to any more (re-encoding texts that were deltas against
+ * them; the system-wide purge also takes texts that deleted devices left behind), their search
+ * index documents, and failed download records older than the age limit. The system-wide purge (the nightly
+ * task, `svc configs:purge`) then runs storage maintenance (maintenance.ts), outside that transaction.
  */
 import { and, eq, inArray, lt, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { configBlobs, configChanges, configRetentionPolicy, configSearchDocs, configs, devices, jobs } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
+import { deleteBlobs } from "./blobs.ts";
+import { maintainConfigStorage, type MaintenanceReport } from "./maintenance.ts";
 import { trimSeriesIndex } from "./search-reindex.ts";
+import { keepDiffsOfSuccessors } from "./store.ts";
 
 export type RetentionPolicy = { keepDays: number | null; keepVersions: number | null; updatedAt: Date | null };
 
@@ -43,9 +49,11 @@ export type PurgeReport = {
   configs: PurgedConfig[];
   changes: number;
   blobs: number;
-  /** Stored (compressed) bytes of the blobs that go. */
+  /** Stored (compressed) bytes of the blobs that go (texts re-encoded because of them may grow a little). */
   blobBytes: number;
   failedJobIds: number[];
+  /** What storage maintenance did, after a system-wide real run. */
+  maintenance?: MaintenanceReport;
 };
 
 const chunks = <T>(items: T[]) => Array.from({ length: Math.ceil(items.length / CHUNK) }, (_, i) => items.slice(i * CHUNK, (i + 1) * CHUNK));
@@ -92,6 +100,15 @@ async function planPurge(db: DbOrTx, policy: RetentionPolicy, now: Date, scope: 
     }
   }
 
+  // A deleted device's versions go by cascade and leave their texts behind: the system-wide purge collects them.
+  if (scope.all) {
+    const orphans = await db
+      .select({ hash: configBlobs.hash, bytes: sql<number>`length(${configBlobs.content})` })
+      .from(configBlobs)
+      .where(sql`not exists (select 1 from ${configs} where ${configs.blobHash} = ${configBlobs.hash})`);
+    blobs.push(...orphans);
+  }
+
   const failedJobIds = cutoff
     ? (await db
         .select({ id: jobs.id })
@@ -124,8 +141,9 @@ export async function purgeConfigs(
       blobs: plan.blobs.length, blobBytes: plan.blobs.reduce((n, b) => n + Number(b.bytes), 0), failedJobIds: plan.failedJobIds,
     };
     if (options.dryRun) return report;
+    await keepDiffsOfSuccessors(tx, plan.doomed.map((c) => c.id));
     for (const part of chunks(plan.doomed.map((c) => c.id))) await tx.delete(configs).where(inArray(configs.id, part));
-    for (const part of chunks(plan.blobs.map((b) => b.hash))) await tx.delete(configBlobs).where(inArray(configBlobs.hash, part));
+    await deleteBlobs(tx, plan.blobs.map((b) => b.hash));
     const series = new Map(plan.doomed.map((c) => [`${c.deviceId}\u0000${c.command}`, c]));
     for (const c of series.values()) await trimSeriesIndex(tx, c.deviceId, c.command);
     // Documents of series whose every version was deleted some other way.
@@ -142,5 +160,9 @@ export async function purgeConfigs(
     }, now);
     return report;
   };
-  return options.dryRun ? run(db) : db.transaction(run);
+  if (options.dryRun) return run(db);
+  const report = await db.transaction(run);
+  // An API caller's purge (always scoped, even an admin's) answers without waiting for maintenance.
+  if (options.scope === undefined) report.maintenance = await maintainConfigStorage(db);
+  return report;
 }

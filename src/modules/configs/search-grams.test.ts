@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mulberry32 } from "../../random.ts";
+import { NO_COMMON_GRAMS } from "./search-common-grams.ts";
 import { GRAM, gramDocument } from "./search-grams.ts";
 
 /** The tokens by their definition: every window of GRAM units of each line padded with "\n", letters folded. */
@@ -27,7 +28,7 @@ describe("gramDocument", () => {
     const units = [...alphabet];
     const lines = Array.from({ length: 20_000 }, () =>
       Array.from({ length: Math.floor(next() * 30) }, () => units[Math.floor(next() * units.length)]).join(""));
-    const tokens = gramDocument(lines).split(" ");
+    const tokens = gramDocument(lines, NO_COMMON_GRAMS).split(" ");
     expect(tokens.length).toBe(new Set(tokens).size);
     const reference = referenceTokens(lines);
     expect(reference.size).toBeGreaterThan(200_000);
@@ -35,7 +36,14 @@ describe("gramDocument", () => {
   });
 
   it("gives nothing for lines too short to hold a searchable literal", () => {
-    expect(gramDocument(["", "ab"])).toBe("");
-    expect(gramDocument(["abc"]).split(" ")).toHaveLength(1);
+    expect(gramDocument(["", "ab"], NO_COMMON_GRAMS)).toBe("");
+    expect(gramDocument(["abc"], NO_COMMON_GRAMS).split(" ")).toHaveLength(1);
+  });
+
+  it("leaves the common tokens out", () => {
+    const all = gramDocument(["interface Gi1/0/1"], NO_COMMON_GRAMS).split(" ");
+    const common = new Set(all.slice(0, 3));
+    const rest = gramDocument(["interface Gi1/0/1"], { ...NO_COMMON_GRAMS, key: "k", count: 3, grams: common }).split(" ");
+    expect(new Set(rest)).toEqual(new Set(all.filter((token) => !common.has(token))));
   });
 });

@@ -8,7 +8,10 @@
  *
  * A literal of 6 or more characters must contain each of its windows; a shorter one (3 to 5 characters) is the
  * start of some window of the line it is in (the padding makes them at the end of a line): a prefix lookup.
+ * Common tokens (search-common-grams.ts) are in no document written since they became common, so lookups
+ * never ask for them: a literal made only of them can be anywhere, as far as the index knows.
  */
+import type { CommonGrams } from "./search-common-grams.ts";
 import { MIN_LITERAL } from "./search-literals.ts";
 
 export const GRAM = 6; // gramDocument builds its tokens from six units
@@ -31,12 +34,12 @@ function encode(text: string): string {
 }
 
 /**
- * The distinct tokens of some lines, space-separated: the body of one index document. A 100 KB configuration
+ * The distinct tokens of some lines but the common ones, space-separated: the body of one index document. A 100 KB configuration
  * has about 100,000 windows but only some 10,000 distinct ones, and this runs as every new version is stored:
  * so each window is first looked up by a small integer hash and compared in place, and only a window not seen
  * before becomes a string (a hash shared by two different windows keeps both, in `collided`).
  */
-export function gramDocument(lines: Iterable<string>): string {
+export function gramDocument(lines: Iterable<string>, common: CommonGrams): string {
   const byHash = new Map<number, string>();
   const collided = new Set<string>();
   let codes = new Uint16Array(256);
@@ -57,7 +60,7 @@ export function gramDocument(lines: Iterable<string>): string {
       else collided.add(token);
     }
   }
-  return [...byHash.values(), ...collided].join(" ");
+  return [...byHash.values(), ...collided].filter((token) => !common.grams.has(token)).join(" ");
 }
 
 function sameWindow(token: string, codes: Uint16Array, at: number): boolean {
@@ -67,26 +70,50 @@ function sameWindow(token: string, codes: Uint16Array, at: number): boolean {
 
 const quote = (token: string) => `"${token}"`;
 
+/** Holds every literal, as far as the index can tell: each piece of them is common. */
+export const ANYWHERE = Symbol("anywhere");
+
 /**
- * The FTS5 expression a document must satisfy to hold `literal`, or null when it is too short. For
- * case-insensitive searches only ASCII letters are folded here, as JavaScript's `i` flag folds no other
+ * What a document must hold to hold `literal`: FTS5 tokens (its windows) and token prefixes (for pieces shorter
+ * than a window), none of them common; `anywhere` when the literal has pieces to look up but each is common.
+ * For case-insensitive searches only ASCII letters are folded here, as JavaScript's `i` flag folds no other
  * character onto them; a literal holding other letters is cut at them (each run of 3 or more still counts).
  */
-export function literalQuery(literal: string, caseSensitive: boolean): string | null {
+export function literalLookups(literal: string, caseSensitive: boolean, common: CommonGrams): { windows: string[]; prefixes: string[]; anywhere: boolean } {
   const runs = caseSensitive ? [literal] : literal.split(/[^\x00-\x7f]+/);
-  const parts: string[] = [];
+  const out = { windows: [] as string[], prefixes: [] as string[], anywhere: false };
   for (const run of runs) {
     if (run.length < MIN_LITERAL) continue;
     const coded = encode(run);
     if (coded.length < GRAM) {
-      parts.push(`${quote(coded)} *`);
+      // A prefix of a common token may be all a document holds of it: then the prefix proves nothing.
+      if (common.prefixes.has(coded)) out.anywhere = true;
+      else out.prefixes.push(`${quote(coded)} *`);
       continue;
     }
-    const windows = Array.from({ length: coded.length - GRAM + 1 }, (_, i) => coded.slice(i, i + GRAM));
+    const windows = Array.from({ length: coded.length - GRAM + 1 }, (_, i) => coded.slice(i, i + GRAM)).filter((w) => !common.grams.has(w));
+    if (!windows.length) {
+      out.anywhere = true;
+      continue;
+    }
     // A long literal is pinned down by a score of its windows, spread over it.
     const step = Math.max(1, Math.floor(windows.length / 20));
-    const chosen = new Set(windows.filter((_, i) => i % step === 0 || i === windows.length - 1));
-    parts.push(...[...chosen].map(quote));
+    out.windows.push(...new Set(windows.filter((_, i) => i % step === 0 || i === windows.length - 1).map(quote)));
   }
-  return parts.length ? parts.join(" AND ") : null;
+  return out;
+}
+
+/**
+ * The FTS5 expression for "holds every one of these literals"; null when they give it nothing to look up (too
+ * short), ANYWHERE when all they give it is common. Prefix lookups are left out when there are whole windows to
+ * look up: a prefix merges the lists of every token it starts (thousands, for a short piece such as " eq "),
+ * which costs more than the few candidates it could remove. Leaving a lookup out only lets more candidates
+ * through, never fewer.
+ */
+export function branchQuery(literals: readonly string[], caseSensitive: boolean, common: CommonGrams): string | null | typeof ANYWHERE {
+  const lookups = literals.map((literal) => literalLookups(literal, caseSensitive, common));
+  const windows = lookups.flatMap((l) => l.windows);
+  const parts = windows.length ? windows : lookups.flatMap((l) => l.prefixes);
+  if (parts.length) return [...new Set(parts)].join(" AND ");
+  return lookups.some((l) => l.anywhere) ? ANYWHERE : null;
 }

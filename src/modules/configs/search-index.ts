@@ -7,6 +7,7 @@
 import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { configSearchDocs } from "../../db/schema/index.ts";
+import { commonGrams } from "./search-common-grams.ts";
 import { gramDocument } from "./search-grams.ts";
 
 /** The lines of a text that `previous` lacks. */
@@ -27,6 +28,6 @@ export async function indexConfigText(
     .insert(configSearchDocs)
     .values({ deviceId: input.deviceId, command: input.command, configId: input.configId })
     .returning({ id: configSearchDocs.id });
-  const body = gramDocument(newLines(input.text, input.previous));
+  const body = gramDocument(newLines(input.text, input.previous), await commonGrams(tx));
   if (body) await tx.run(sql`insert into config_search (rowid, body) values (${doc!.id}, ${body})`);
 }

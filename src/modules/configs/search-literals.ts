@@ -164,7 +164,17 @@ class Reader {
 /** The literals a match of `pattern` must contain, or null when the index cannot narrow it. */
 export function regexLiterals(pattern: string): string[][] | null {
   const need = new Reader(pattern).alternation();
-  return need.some((branch) => branch.length === 0) ? null : need;
+  return need.some((branch) => branch.length === 0) ? null : withoutWiderBranches(need);
+}
+
+/**
+ * The same alternatives without those that demand everything another one does and more: "a or (a and b)" is
+ * "a", and every branch costs the index a lookup. The first of equal branches stays.
+ */
+function withoutWiderBranches(need: Need): Need {
+  const sets = need.map((branch) => new Set(branch));
+  const covers = (i: number, j: number) => [...sets[i]!].every((literal) => sets[j]!.has(literal));
+  return need.filter((_, j) => !sets.some((_, i) => i !== j && covers(i, j) && (sets[i]!.size < sets[j]!.size || i < j)));
 }
 
 /** The same for a plain-text term: itself, when it is long enough. */

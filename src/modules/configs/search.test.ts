@@ -5,6 +5,8 @@ import { categories, configSearchDocs, deviceTags, devices, tags, vendors } from
 import { storeConfig } from "./store.ts";
 import { reindexAllConfigs } from "./search-reindex.ts";
 import { regexLiterals } from "./search-literals.ts";
+import { addCommonGrams, commonGrams, NO_COMMON_GRAMS } from "./search-common-grams.ts";
+import { gramDocument } from "./search-grams.ts";
 import { mulberry32 } from "../../random.ts";
 
 const rnd = mulberry32(42);
@@ -89,7 +91,7 @@ beforeAll(async () => {
     }
   }
 });
-afterAll(() => t.close());
+afterAll(() => t?.close());
 
 type Query = {
   terms: string[];
@@ -165,6 +167,61 @@ function sampleTerm(): string {
   return int(3) ? text : text.toUpperCase();
 }
 
+/** Random plain-term searches whose answers differ from the reference's. */
+async function plainTermFailures(count: number): Promise<string[]> {
+  const failures: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const q: Query = {
+      terms: Array.from({ length: 1 + int(2) }, sampleTerm),
+      match: pick(["all", "any"] as const),
+      case_sensitive: rnd() < 0.3,
+      latest_only: rnd() < 0.5,
+      context_before: pick([0, 1, 3]),
+      context_after: pick([0, 2, 50]),
+    };
+    const res = await search(q);
+    if (res.status !== 200) failures.push(`${JSON.stringify(q)} -> ${res.status} ${JSON.stringify(res.body)}`);
+    else if (JSON.stringify(res.body.data) !== JSON.stringify(reference(q))) failures.push(JSON.stringify(q));
+  }
+  return failures;
+}
+
+/** Regular-expression searches whose answers differ from the reference's. */
+async function patternFailures(): Promise<string[]> {
+  const patterns = [
+    String.raw`^interface GigabitEthernet1/0/1\d$`,
+    String.raw`permit (tcp|udp) host 10\.1\.`,
+    String.raw`desc.*uplink`,
+    String.raw`\d+\.\d+\.\d+\.\d+ any eq 443`,
+    String.raw`(?:deny|permit) udp`,
+    String.raw`access vlan 1[0-9]{2}$`,
+    String.raw`x?y?z?e`,
+    String.raw`ACL-(IN|OUT)`,
+    String.raw`\[lab\] \(spare\)`,
+    String.raw`a\.b\*c`,
+    String.raw`snmp-server community \S+ RO`,
+    String.raw`ntp server 10\.255\.(?!0\.)`,
+    String.raw`(vo)+ice`,
+    String.raw`Core-Sw(itch)?`,
+    String.raw`^ \d0 deny`,
+    String.raw`ho(s)t`,
+    // Lookarounds see only the line: at its end there is nothing, not the next line.
+    String.raw`uplink(?!\s)`,
+    String.raw`(?<![\s\S])interface`,
+    String.raw`shutdown(?![^x])`,
+  ];
+  const failures: string[] = [];
+  for (const pattern of patterns) {
+    for (const variant of [{}, { case_sensitive: true }, { latest_only: false, context_before: 2, context_after: 1 }] as Partial<Query>[]) {
+      const q: Query = { terms: [pattern], regex: true, ...variant };
+      const res = await search(q);
+      if (res.status !== 200) failures.push(`${pattern} -> ${res.status} ${res.body.message}`);
+      else if (JSON.stringify(res.body.data) !== JSON.stringify(reference(q))) failures.push(JSON.stringify(q));
+    }
+  }
+  return failures;
+}
+
 describe("configuration search", () => {
   it("stores enough history to tell latest from all versions", () => {
     expect(stored.length).toBeGreaterThan(40);
@@ -172,54 +229,13 @@ describe("configuration search", () => {
   });
 
   it("finds exactly what a line-by-line scan finds, for plain terms of every length, case and mode", async () => {
-    const failures: string[] = [];
-    for (let i = 0; i < 60; i++) {
-      const q: Query = {
-        terms: Array.from({ length: 1 + int(2) }, sampleTerm),
-        match: pick(["all", "any"] as const),
-        case_sensitive: rnd() < 0.3,
-        latest_only: rnd() < 0.5,
-        context_before: pick([0, 1, 3]),
-        context_after: pick([0, 2, 50]),
-      };
-      const res = await search(q);
-      if (res.status !== 200) failures.push(`${JSON.stringify(q)} -> ${res.status} ${JSON.stringify(res.body)}`);
-      else if (JSON.stringify(res.body.data) !== JSON.stringify(reference(q))) failures.push(JSON.stringify(q));
-    }
-    expect(failures).toEqual([]);
+    expect(await plainTermFailures(60)).toEqual([]);
   });
 
   it("finds exactly what a line-by-line scan finds for regular expressions", async () => {
-    const patterns = [
-      String.raw`^interface GigabitEthernet1/0/1\d$`,
-      String.raw`permit (tcp|udp) host 10\.1\.`,
-      String.raw`desc.*uplink`,
-      String.raw`\d+\.\d+\.\d+\.\d+ any eq 443`,
-      String.raw`(?:deny|permit) udp`,
-      String.raw`access vlan 1[0-9]{2}$`,
-      String.raw`x?y?z?e`,
-      String.raw`ACL-(IN|OUT)`,
-      String.raw`\[lab\] \(spare\)`,
-      String.raw`a\.b\*c`,
-      String.raw`snmp-server community \S+ RO`,
-      String.raw`ntp server 10\.255\.(?!0\.)`,
-      String.raw`(vo)+ice`,
-      String.raw`Core-Sw(itch)?`,
-      String.raw`^ \d0 deny`,
-      String.raw`ho(s)t`,
-    ];
-    const failures: string[] = [];
-    for (const pattern of patterns) {
-      for (const variant of [{}, { case_sensitive: true }, { latest_only: false, context_before: 2, context_after: 1 }] as Partial<Query>[]) {
-        const q: Query = { terms: [pattern], regex: true, ...variant };
-        const res = await search(q);
-        if (res.status !== 200) failures.push(`${pattern} -> ${res.status} ${res.body.message}`);
-        else if (JSON.stringify(res.body.data) !== JSON.stringify(reference(q))) failures.push(JSON.stringify(q));
-      }
-    }
     const both: Query = { terms: ["uplink", String.raw`vlan \d+`], regex: true, match: "all", latest_only: false };
     expect((await search(both)).body.data).toEqual(reference(both));
-    expect(failures).toEqual([]);
+    expect(await patternFailures()).toEqual([]);
   });
 
   it("applies every filter as the reference does", async () => {
@@ -350,6 +366,49 @@ describe("configuration search", () => {
   });
 });
 
+describe("search with common index tokens left out", () => {
+  // Tokens of lines nearly every configuration here has, as maintenance would find them in a large installation.
+  const commonLines = ["interface GigabitEthernet1/0/1", " switchport access vlan 1", "logging host 192.0.2.1", "snmp-server community public RO", " description uplink"];
+  const tokens = gramDocument(commonLines, NO_COMMON_GRAMS).split(" ");
+
+  beforeAll(async () => {
+    expect(await addCommonGrams(t.db, tokens)).toBe(new Set(tokens).size);
+    await reindexAllConfigs(t.db);
+  });
+
+  it("leaves them out of every document", async () => {
+    await t.db.transaction(async (tx) => {
+      await tx.run(sql`create virtual table temp.vocab using fts5vocab(main, config_search, row)`);
+      const held = await tx.all<{ n: number }>(sql`select count(*) as n from temp.vocab where term in (select value from json_each(${JSON.stringify(tokens)}))`);
+      await tx.run(sql`drop table temp.vocab`);
+      expect(Number(held[0]!.n)).toBe(0);
+    });
+  });
+
+  it("still finds exactly what a line-by-line scan finds", async () => {
+    expect(await plainTermFailures(60)).toEqual([]);
+    expect(await patternFailures()).toEqual([]);
+    for (const terms of [["logging host 192.0.2"], ["log"], ["GigabitEthernet1/0/1", "uplink"], ["vlan 1"]]) {
+      for (const latest_only of [true, false]) {
+        const q: Query = { terms, latest_only };
+        const res = await search(q);
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        expect(res.body.data, JSON.stringify(q)).toEqual(reference(q));
+      }
+    }
+  });
+
+  it("searches a term made only of common tokens among every configuration, within the larger limit", async () => {
+    const res = await search({ terms: ["logging host 192.0.2"], latest_only: false });
+    expect(res.body.search).toEqual({ index_used: false, configs_checked: stored.length });
+  });
+
+  it("never shrinks the list, and adds only what is new", async () => {
+    expect(await addCommonGrams(t.db, tokens.slice(0, 3))).toBe(0);
+    expect((await commonGrams(t.db)).count).toBe(new Set(tokens).size);
+  });
+});
+
 describe("the literals a regular expression needs", () => {
   it("keeps only runs every match must contain", () => {
     expect(regexLiterals(String.raw`permit (tcp|udp) host 10\.1\.`)).toEqual([["permit ", "tcp", " host 10.1."], ["permit ", "udp", " host 10.1."]]);
@@ -363,5 +422,11 @@ describe("the literals a regular expression needs", () => {
     expect(regexLiterals("(?=abc)def")).toEqual([["def"]]);
     expect(regexLiterals(String.raw`\cJabc`)).toEqual([["abc"]]);
     expect(regexLiterals("[abc]def{2}")).toEqual([["def"]]);
+  });
+
+  it("drops alternatives that demand all another one does and more", () => {
+    expect(regexLiterals(String.raw`host 10\.1\.[0-9]+ eq (22|443)$`)).toEqual([["host 10.1.", " eq "]]);
+    expect(regexLiterals("(abc|abc)def")).toEqual([["abc", "def"]]);
+    expect(regexLiterals("(abc|xyz)(def)?")).toEqual([["abc"], ["xyz"]]);
   });
 });

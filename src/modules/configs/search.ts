@@ -4,21 +4,24 @@
  * which gives exact matches, line numbers and context. A term with nothing the index can use makes the search
  * scan, within SCAN_LIMIT configurations.
  */
-import { and, asc, desc, eq, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { configs, devices } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { configListSpec } from "./service.ts";
-import { readBlob } from "./store.ts";
+import { readBlobRuns } from "./blobs.ts";
+import type { LineSource, RunText } from "./line-runs.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
-import { literalQuery } from "./search-grams.ts";
+import { ANYWHERE, branchQuery } from "./search-grams.ts";
+import { commonGrams, commonGramsVersion, type CommonGrams } from "./search-common-grams.ts";
 
 /** Most configurations one search reads when the index narrows it, and when it cannot. */
 export const CHECK_LIMIT = 20_000;
 export const SCAN_LIMIT = 5_000;
 export const MAX_CONTEXT = 50;
-const READ_AHEAD = 16;
+/** Candidates whose texts are read in one statement. */
+const READ_BATCH = 64;
 
 export type SearchRequest = {
   terms: string[];
@@ -57,13 +60,19 @@ export const SEARCH_FILTERS: Record<string, { describe: string; build: (values: 
   Object.fromEntries(FILTER_NAMES.map((name) => [name, configListSpec.filters[name]!]));
 
 /**
- * `test` is matched line by line; `anywhere` is the same pattern over the whole text with ^ and $ at line ends.
- * Whatever matches one line also matches the whole text, so a text `anywhere` rejects is skipped without
- * splitting it into lines: most candidates the index lets through hold the literal but not the match.
+ * `test` is matched line by line. `anchors`, when known, find the lines worth testing: for each alternative of
+ * the term, a piece of text every line it matches contains (one of its literals, or a plain term itself). So
+ * telling whether a text matches costs a string search plus a test of the few lines the anchors land on, not
+ * a test of every line: most candidates the index lets through hold the literal but not the match. The anchors
+ * only choose lines; `test` alone decides, on the line alone, so nothing beyond a line's ends is ever seen.
  */
-type Term = { test: RegExp; anywhere: RegExp; literals: string[][] | null };
+type Term = { test: RegExp; anchors: RegExp[] | null; literals: string[][] | null };
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Finds each of these texts wherever it occurs, matching case as the term does. */
+const anchorsFor = (pieces: string[], flags: string) => (pieces.every(Boolean) ? pieces.map((p) => new RegExp(escapeRegExp(p), `g${flags}`)) : null);
+const longest = (branch: string[]) => branch.reduce((a, b) => (b.length > a.length ? b : a), "");
 
 /** Each term as a line test plus what the index needs; a pattern that does not compile is a 422 naming it. */
 function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Term[] {
@@ -71,31 +80,145 @@ function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Te
   return req.terms.map((term, i) => {
     const key = req.terms.length > 1 || field === "terms" ? `${field}.${i}` : field;
     if (/[\r\n]/.test(term)) bag.add(key, `${key} must be one line: matches are found line by line`);
-    const compile = (source: string) => ({ test: new RegExp(source, flags), anywhere: new RegExp(source, `${flags}m`) });
-    if (!req.regex) return { ...compile(escapeRegExp(term)), literals: plainLiterals(term) };
+    if (!req.regex) return { test: new RegExp(escapeRegExp(term), flags), anchors: anchorsFor([term], flags), literals: plainLiterals(term) };
     try {
-      return { ...compile(term), literals: regexLiterals(term) };
+      const literals = regexLiterals(term);
+      return { test: new RegExp(term, flags), anchors: literals && anchorsFor(literals.map(longest), flags), literals };
     } catch (e) {
       bag.add(key, `${key} is not a valid regular expression: ${(e as Error).message.replace(/^Invalid regular expression: /, "")}`);
-      return { test: /$^/, anywhere: /$^/, literals: null };
+      return { test: /$^/, anchors: null, literals: null };
     }
   });
 }
 
-/** FTS5 expression for "contains one of these sets of literals", or null when some set gives it nothing to use. */
-function indexQuery(literals: string[][], caseSensitive: boolean): string | null {
+/** Whether some line of a text matches the term, found by its anchors when it has them (the first will do). */
+function textHasMatchingLine(text: string, term: Term): boolean {
+  if (!term.anchors) return splitLines(text).some((line) => term.test.test(line));
+  for (const anchor of term.anchors) {
+    anchor.lastIndex = 0;
+    for (let found = anchor.exec(text); found; found = anchor.exec(text)) {
+      const start = text.lastIndexOf("\n", found.index - 1) + 1;
+      const end = text.indexOf("\n", found.index);
+      if (term.test.test(text.slice(start, end < 0 ? text.length : end))) return true;
+      if (end < 0) break;
+      anchor.lastIndex = end + 1; // the rest of this line was just tested
+    }
+  }
+  return false;
+}
+
+/** The lines of a source that match a term, in order: found once per search, however many versions share them. */
+const matchesBySource = new WeakMap<LineSource, Map<Term, number[]>>();
+
+function sourceMatches(source: LineSource, term: Term): number[] {
+  let byTerm = matchesBySource.get(source);
+  if (!byTerm) matchesBySource.set(source, (byTerm = new Map()));
+  let lines = byTerm.get(term);
+  if (lines) return lines;
+  const { text } = source;
+  const lineText = (line: number) => text.slice(source.lineStarts()[line]!, source.lineEnd(line));
+  if (!term.anchors) {
+    lines = [];
+    for (let line = 0; line < source.lineCount; line++) if (term.test.test(lineText(line))) lines.push(line);
+  } else {
+    const found = new Set<number>();
+    for (const anchor of term.anchors) {
+      anchor.lastIndex = 0;
+      for (let hit = anchor.exec(text); hit; hit = anchor.exec(text)) {
+        const line = source.lineAt(hit.index);
+        if (!found.has(line) && term.test.test(lineText(line))) found.add(line);
+        anchor.lastIndex = source.lineEnd(line) + 1; // the rest of this line was just tested
+      }
+    }
+    lines = [...found].sort((x, y) => x - y);
+  }
+  byTerm.set(term, lines);
+  return lines;
+}
+
+/**
+ * Whether some line of the text matches the term, from its runs' sources. The empty piece after a final "\n"
+ * is no line (splitLines below), so it is left out of the last run; an empty text is one empty line.
+ */
+function hasMatchingLine(text: RunText, term: Term): boolean {
+  // A whole text no other text here was checked through: its first matching line is enough.
+  if (text.whole && !matchesBySource.get(text.whole)?.has(term)) return textHasMatchingLine(text.whole.text, term);
+  const last = text.runs.length - 1;
+  const severalLines = last > 0 || text.runs[0]!.count > 1;
+  return text.runs.some((run, i) => {
+    let end = run.first + run.count;
+    if (i === last && severalLines && run.source.lineStarts()[end - 1] === run.source.lineEnd(end - 1)) end--;
+    const lines = sourceMatches(run.source, term);
+    let lo = 0;
+    let hi = lines.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (lines[mid]! < run.first) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < lines.length && lines[lo]! < end;
+  });
+}
+
+/** A term's index lookup: an FTS5 expression, ANYWHERE (its literals are all common) or null (it has none). */
+type Lookup = string | typeof ANYWHERE | null;
+
+/** FTS5 expression for "contains one of these sets of literals". */
+function indexQuery(literals: string[][], caseSensitive: boolean, common: CommonGrams): Lookup {
   const branches: string[] = [];
   for (const branch of literals) {
-    const parts = branch.map((literal) => literalQuery(literal, caseSensitive)).filter((q) => q !== null);
-    if (!parts.length) return null;
-    branches.push(`(${parts.join(" AND ")})`);
+    const query = branchQuery(branch, caseSensitive, common);
+    if (query === null || query === ANYWHERE) return query;
+    branches.push(`(${query})`);
   }
   return branches.join(" OR ");
 }
 
-/** Series (device, command) whose index documents hold what a term needs. */
-const seriesMatching = (query: string) =>
-  sql`(${configs.deviceId}, ${configs.command}) in (select d.device_id, d.command from config_search_docs d where d.id in (select rowid from config_search where config_search match ${query}))`;
+const seriesKey = (deviceId: number, command: string) => JSON.stringify([deviceId, command]);
+
+/** Series (device, command) whose index documents hold what a term needs, as seriesKey()s. */
+async function seriesMatching(db: DbOrTx, query: string): Promise<Set<string>> {
+  const rows = await db.all<{ device_id: number; command: string }>(
+    sql`select distinct d.device_id, d.command from config_search_docs d where d.id in (select rowid from config_search where config_search match ${query})`);
+  return new Set(rows.map((r) => seriesKey(Number(r.device_id), r.command)));
+}
+
+/**
+ * The series that can match: those every looked-up term names ("all"), or any term names ("any"); undefined
+ * when the index cannot narrow ("all": no term can be looked up; "any": some term cannot). Each lookup runs
+ * once, here, rather than inside the candidate query, where SQLite may run it once per use.
+ */
+async function narrowSeries(db: DbOrTx, lookups: Lookup[], match: "all" | "any"): Promise<Set<string> | undefined> {
+  const queries = lookups.filter((l): l is string => typeof l === "string");
+  if (!queries.length || (match === "any" && queries.length < lookups.length)) return undefined;
+  let series: Set<string> | undefined;
+  for (const query of queries) {
+    const found = await seriesMatching(db, query);
+    if (!series) series = found;
+    else if (match === "all") series = new Set([...series].filter((key) => found.has(key)));
+    else for (const key of found) series.add(key);
+    if (match === "all" && !series.size) break;
+  }
+  return series;
+}
+
+/**
+ * Looks the terms up in the index with the current list of common tokens. A list that grew meanwhile may have
+ * shaped documents written since, which lack tokens asked for here: then it looks up again with the new list.
+ */
+async function lookUpSeries(db: DbOrTx, terms: Term[], req: SearchRequest): Promise<{ lookups: Lookup[]; series: Set<string> | undefined }> {
+  for (;;) {
+    const common = await commonGrams(db);
+    const lookups = terms.map((t) => t.literals && indexQuery(t.literals, req.caseSensitive, common));
+    const series = await narrowSeries(db, lookups, req.match);
+    const now = await commonGramsVersion(db);
+    if (now.key === common.key && now.count === common.count) return { lookups, series };
+  }
+}
+
+/** Versions of these series (seriesKey()s), as one bound JSON array. */
+const inSeries = (series: Set<string>) =>
+  sql`(${configs.deviceId}, ${configs.command}) in (select value ->> 0, value ->> 1 from json_each(${`[${[...series].join(",")}]`}))`;
 
 const isLatest = sql<number>`${configs.version} = (select max(c2.version) from ${configs} c2 where c2.device_id = ${configs.deviceId} and c2.command = ${configs.command})`;
 
@@ -135,15 +258,19 @@ function matchLines(lines: string[], terms: Term[], match: "all" | "any"): { ind
   return hits;
 }
 
-/** A candidate's text, or null when the version was deleted since the candidates were chosen. */
-async function readText(db: DbOrTx, c: { id: number; blobHash: string }): Promise<string | null> {
-  try {
-    return await readBlob(db, c.blobHash);
-  } catch (err) {
-    const [still] = await db.select({ id: configs.id }).from(configs).where(eq(configs.id, c.id));
-    if (still) throw err;
-    return null;
+/**
+ * The texts of some candidates by blob hash, read together. `previous` holds the batch before: candidates come
+ * newest first within each series, so an older version rebuilds from a text already at hand. A hash that is
+ * absent was deleted since the candidates were chosen; that is fine only if its version went with it.
+ */
+async function readTexts(db: DbOrTx, batch: readonly { id: number; blobHash: string }[], previous: ReadonlyMap<string, RunText>): Promise<Map<string, RunText>> {
+  const texts = await readBlobRuns(db, batch.map((c) => c.blobHash), previous);
+  const missing = batch.filter((c) => !texts.has(c.blobHash)).map((c) => c.id);
+  if (missing.length) {
+    const [still] = await db.select({ id: configs.id }).from(configs).where(inArray(configs.id, missing)).limit(1);
+    if (still) throw new Error(`the text of configuration ${still.id} is missing`);
   }
+  return texts;
 }
 
 const splitLines = (text: string) => (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
@@ -160,54 +287,64 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
   const conditions = filterConditions(req.filter, bag);
   bag.throwIfAny();
 
-  // "all": every term the index can look up narrows; "any": only if every term can be looked up.
-  const queries = terms.flatMap((t) => {
-    const query = t.literals && indexQuery(t.literals, req.caseSensitive);
-    return query ? [query] : [];
-  });
-  let narrowing: SQL | undefined;
-  if (req.match === "all" && queries.length) narrowing = and(...queries.map(seriesMatching));
-  if (req.match === "any" && queries.length === terms.length) narrowing = or(...queries.map(seriesMatching));
-  const limit = narrowing ? CHECK_LIMIT : SCAN_LIMIT;
+  // "all": every term the index can look up narrows; "any": only if every term can be looked up. A term whose
+  // literals are all common narrows nothing, but it has literals: it is searched within the larger limit.
+  const { lookups, series } = await lookUpSeries(db, terms, req);
+  const narrowing = series && inSeries(series);
+  const hasLiterals = req.match === "all" ? lookups.some((l) => l !== null) : lookups.every((l) => l !== null);
+  const limit = hasLiterals ? CHECK_LIMIT : SCAN_LIMIT;
 
+  // Only what reading and ordering need: the other columns are read for the page's hits alone.
   const candidates = await db
-    .select({
-      id: configs.id, deviceId: configs.deviceId, deviceName: devices.name, command: configs.command, version: configs.version,
-      blobHash: configs.blobHash, firstSeenAt: configs.firstSeenAt, lastSeenAt: configs.lastSeenAt, latest: isLatest,
-    })
+    .select({ id: configs.id, blobHash: configs.blobHash })
     .from(configs)
     .innerJoin(devices, eq(devices.id, configs.deviceId))
     .where(and(deviceScopeCondition(scope), req.latestOnly ? isLatest : undefined, narrowing, ...conditions))
     .orderBy(asc(sql`lower(${devices.name})`), asc(devices.id), asc(configs.command), desc(configs.version))
     .limit(limit + 1);
   if (candidates.length > limit) {
-    const why = narrowing
+    const why = hasLiterals
       ? `the search terms occur in more than ${limit} configurations`
       : `a term has no ${MIN_LITERAL} or more characters in a row that every match must contain, so the search has to read every configuration, and more than ${limit} are in range`;
     throw new ApiError(422, `Search too broad: ${why}. Use longer or more specific terms, filters, or latest_only.`);
   }
 
   const first = (req.page - 1) * req.perPage;
-  const hits: SearchHit[] = [];
+  const page: { id: number; lines: string[]; matched: { index: number; terms: number[] }[] }[] = [];
   let total = 0;
-  // Texts are read a few ahead: decompressing them one after another leaves the runtime idle between steps.
-  const reading: Promise<string | null>[] = [];
-  let next = 0;
-  for (const c of candidates) {
-    while (next < candidates.length && reading.length < READ_AHEAD) {
-      const read = readText(db, candidates[next++]!);
-      read.catch(() => {}); // awaited in turn below; this only keeps an early exit from leaving it unhandled
-      reading.push(read);
-    }
-    const text = await reading.shift()!;
-    if (text === null) continue;
-    const inText = (t: Term) => t.anywhere.test(text);
-    if (req.match === "all" ? !terms.every(inText) : !terms.some(inText)) continue;
-    const lines = splitLines(text);
-    const matched = matchLines(lines, terms, req.match);
-    if (!matched) continue;
+  // Texts as runs of lines (line-runs.ts): an older version rebuilt from a delta is checked through the lines it
+  // shares with the newer one, which were checked already, and is joined into one string only to be shown.
+  let texts = new Map<string, RunText>();
+  for (const [i, c] of candidates.entries()) {
+    if (i % READ_BATCH === 0) texts = await readTexts(db, candidates.slice(i, i + READ_BATCH), texts);
+    const text = texts.get(c.blobHash);
+    if (text === undefined) continue;
+    const found = terms.map((t) => hasMatchingLine(text, t));
+    if (req.match === "all" ? !found.every(Boolean) : !found.some(Boolean)) continue;
     const rank = total++;
     if (rank < first || rank >= first + req.perPage) continue;
+    const lines = splitLines(text.toString());
+    page.push({ id: c.id, lines, matched: matchLines(lines, terms, req.match)! });
+  }
+  return { total, hits: await pageHits(db, page, req), indexUsed: Boolean(narrowing), configsChecked: candidates.length };
+}
+
+/** The page's matching versions with their device, version and times, and each match with its context. */
+async function pageHits(db: DbOrTx, page: { id: number; lines: string[]; matched: { index: number; terms: number[] }[] }[], req: SearchRequest): Promise<SearchHit[]> {
+  if (!page.length) return [];
+  const rows = await db
+    .select({
+      id: configs.id, deviceId: configs.deviceId, deviceName: devices.name, command: configs.command, version: configs.version,
+      firstSeenAt: configs.firstSeenAt, lastSeenAt: configs.lastSeenAt, latest: isLatest,
+    })
+    .from(configs)
+    .innerJoin(devices, eq(devices.id, configs.deviceId))
+    .where(inArray(configs.id, page.map((p) => p.id)));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const hits: SearchHit[] = [];
+  for (const { id, lines, matched } of page) {
+    const c = byId.get(id);
+    if (!c) continue; // deleted since its text was read
     const around = (from: number, to: number) =>
       lines.slice(Math.max(0, from), Math.max(0, Math.min(lines.length, to))).map((line, k) => ({ line_number: Math.max(0, from) + k + 1, line }));
     hits.push({
@@ -220,5 +357,5 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
       })),
     });
   }
-  return { total, hits, indexUsed: Boolean(narrowing), configsChecked: candidates.length };
+  return hits;
 }

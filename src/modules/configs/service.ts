@@ -1,14 +1,15 @@
 import { and, count, eq, inArray, or, sql, type SQLWrapper } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client.ts";
-import { configBlobs, configChanges, configs, deviceTags, devices, JOB_OUTCOMES, jobs, tags, vendors, type JobOutcome } from "../../db/schema/index.ts";
+import { configChanges, configs, deviceTags, devices, JOB_OUTCOMES, jobs, tags, vendors, type JobOutcome } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError } from "../../http/errors.ts";
 import { idFilter } from "../../http/filters.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
 import { CONFIG_FIELDS, type ConfigOut } from "./schemas.ts";
-import { readBlob } from "./store.ts";
+import { deleteBlobs } from "./blobs.ts";
+import { keepDiffsOfSuccessors, readBlob } from "./store.ts";
 
 const lower = (column: SQLWrapper) => sql`lower(${column})`;
 
@@ -156,15 +157,17 @@ export async function deviceInScope(db: DbOrTx, scope: DeviceScope, id: number):
 
 /**
  * Deletes one version with its change row. Its text goes too unless another version (of any device) has the
- * same text. The version before it, if any, becomes the latest by number; nothing is renumbered.
+ * same text (texts that were deltas against it are re-encoded first); the next version's change keeps its diff as
+ * text. The version before it, if any, becomes the latest by number; nothing is renumbered.
  */
 export async function deleteConfig(db: Db, scope: DeviceScope, actor: Actor, id: number, now: Date): Promise<{ blobDeleted: boolean }> {
   return db.transaction(async (tx) => {
     const { out, row } = await getConfig(tx, scope, id);
+    await keepDiffsOfSuccessors(tx, [id]);
     await tx.delete(configChanges).where(eq(configChanges.configId, id));
     await tx.delete(configs).where(eq(configs.id, id));
     const [other] = await tx.select({ id: configs.id }).from(configs).where(eq(configs.blobHash, row.blobHash)).limit(1);
-    if (!other) await tx.delete(configBlobs).where(eq(configBlobs.hash, row.blobHash));
+    if (!other) await deleteBlobs(tx, [row.blobHash]);
     await recordActivity(tx, actor, { action: "config.delete", subjectType: "config", subjectId: id, before: out, after: null }, now);
     return { blobDeleted: !other };
   });

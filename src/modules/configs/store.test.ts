@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { configBlobs, configChanges, configs, devices } from "../../db/schema/index.ts";
+import { MAX_CHAIN, readBlobs } from "./blobs.ts";
 import { readBlob, storeConfig } from "./store.ts";
 import { normalizeConfigText } from "./text.ts";
 
@@ -46,7 +47,7 @@ describe("storing configurations", () => {
 
   it("a first version's change row counts its lines but stores no diff: the text is in its blob already", async () => {
     const [change] = await t.db.select().from(configChanges).where(eq(configChanges.deviceId, deviceA));
-    expect(change).toMatchObject({ previousConfigId: null, linesAdded: 6, linesRemoved: 0, diff: "" });
+    expect(change).toMatchObject({ previousConfigId: null, linesAdded: 6, linesRemoved: 0, diff: null });
   });
 
   it("a change in volatile lines only makes no new version", async () => {
@@ -54,17 +55,12 @@ describe("storing configurations", () => {
     expect(await store(deviceA, churned, 3)).toMatchObject({ version: 1, changed: false });
   });
 
-  it("a real change makes the next version and a change row with its unified diff", async () => {
+  it("a real change makes the next version and a change row counting its lines (the diff is rendered when asked)", async () => {
     const changed = base.replace(" description uplink", " description uplink to core-2\n shutdown");
     const res = await store(deviceA, changed, 4);
     expect(res).toMatchObject({ version: 2, changed: true });
     const [change] = await t.db.select().from(configChanges).where(eq(configChanges.configId, res.configId));
-    expect(change).toMatchObject({ linesAdded: 2, linesRemoved: 1, trigger: "schedule" });
-    const body = change!.diff.split("\n");
-    expect(body).toContain("- description uplink");
-    expect(body).toContain("+ description uplink to core-2");
-    expect(body).toContain("+ shutdown");
-    expect(body.some((l) => l.startsWith("@@ -"))).toBe(true);
+    expect(change).toMatchObject({ linesAdded: 2, linesRemoved: 1, trigger: "schedule", diff: null });
     expect(await readBlob(t.db, (await t.db.select().from(configs).where(eq(configs.id, res.configId)))[0]!.blobHash)).toBe(normalizeConfigText(changed));
   });
 
@@ -77,5 +73,88 @@ describe("storing configurations", () => {
     const blobs = await t.db.select().from(configBlobs).where(eq(configBlobs.hash, rows[0]!.blobHash));
     expect(blobs).toHaveLength(1);
     expect(blobs[0]!.content.byteLength).toBeGreaterThan(0);
+  });
+});
+
+describe("older versions as reverse deltas", () => {
+  /** A realistic series: each version edits, adds and drops a few of 300 lines. */
+  const series = (seed: string, n: number) =>
+    Array.from({ length: n }, (_, v) =>
+      [`hostname ${seed}`, ...Array.from({ length: 300 }, (_, i) => (i % 37 === v % 37 ? ` interface Gi0/${i} description changed in v${v}` : ` interface Gi0/${i} description port ${i}`)),
+        ...Array.from({ length: v }, (_, i) => `ip route 10.${v}.${i}.0 255.255.255.0 192.0.2.1`), "end", ""].join("\n"));
+  const storeAll = async (deviceId: number, command: string, texts: string[], from: number) => {
+    const hashes: string[] = [];
+    for (const [i, text] of texts.entries()) {
+      const res = await storeConfig(t.db, { deviceId, command, text, significant: (s) => s, trigger: "schedule", jobId: null, now: day(from + i) });
+      expect(res.changed).toBe(true);
+      hashes.push((await t.db.select().from(configs).where(eq(configs.id, res.configId)))[0]!.blobHash);
+    }
+    return hashes;
+  };
+  const blob = async (hash: string) => (await t.db.select().from(configBlobs).where(eq(configBlobs.hash, hash)))[0]!;
+  const chainLength = async (hash: string) => {
+    let n = 0;
+    for (let b = await blob(hash); b.baseHash; b = await blob(b.baseHash)) n++;
+    return n;
+  };
+
+  it("keeps the latest version whole and every older one a smaller delta that reads back byte for byte", async () => {
+    const texts = series("delta-a", 8);
+    const hashes = await storeAll(deviceA, "show delta", texts, 1);
+    for (const [i, hash] of hashes.entries()) expect(await readBlob(t.db, hash)).toBe(texts[i]);
+    const latest = await blob(hashes.at(-1)!);
+    expect(latest).toMatchObject({ encoding: "gzip", baseHash: null });
+    for (const [i, hash] of hashes.slice(0, -1).entries()) {
+      const row = await blob(hash);
+      expect(row).toMatchObject({ encoding: "delta", baseHash: hashes[i + 1] });
+      expect(row.content.byteLength).toBeLessThan(latest.content.byteLength / 4);
+    }
+  });
+
+  it("reads many texts at once, each chain once, stopping at texts the reader already has", async () => {
+    const texts = series("delta-batch", 6);
+    const hashes = await storeAll(deviceB, "show delta batch", texts, 1);
+    const all = await readBlobs(t.db, [...hashes].reverse());
+    expect(hashes.map((h) => all.get(h))).toEqual(texts);
+    // The older half, given the newer half: the same texts, whatever order they are asked in.
+    const known = new Map(hashes.slice(3).map((h) => [h, all.get(h)!]));
+    const older = await readBlobs(t.db, [hashes[1]!, hashes[0]!, hashes[2]!, hashes[4]!], known);
+    expect([0, 1, 2, 4].map((i) => older.get(hashes[i]!))).toEqual([0, 1, 2, 4].map((i) => texts[i]));
+    // A text that is not stored is left out.
+    expect([...(await readBlobs(t.db, ["0".repeat(64), hashes[5]!])).keys()]).toEqual([hashes[5]]);
+  });
+
+  it("refuses to hand back a text rebuilt from the wrong base", async () => {
+    const texts = series("delta-wrong-base", 4);
+    const hashes = await storeAll(deviceB, "show delta wrong base", texts, 1);
+    await t.db.update(configBlobs).set({ baseHash: hashes[3]! }).where(eq(configBlobs.hash, hashes[0]!));
+    await expect(readBlob(t.db, hashes[0]!)).rejects.toThrow(/config blob .* (is corrupt|has a broken delta)/);
+    await t.db.update(configBlobs).set({ baseHash: hashes[1]! }).where(eq(configBlobs.hash, hashes[0]!));
+    expect(await readBlob(t.db, hashes[0]!)).toBe(texts[0]);
+  });
+
+  it("bounds every chain: a long series starts a new whole text rather than grow one past the limit", async () => {
+    const texts = series("delta-long", MAX_CHAIN + 6);
+    const hashes = await storeAll(deviceB, "show delta long", texts, 1);
+    for (const [i, hash] of hashes.entries()) expect(await readBlob(t.db, hash)).toBe(texts[i]);
+    const lengths = await Promise.all(hashes.map(chainLength));
+    expect(Math.max(...lengths)).toBe(MAX_CHAIN);
+    expect(lengths.filter((n) => n === 0).length).toBeGreaterThan(1);
+  });
+
+  it("a version going back to an older text makes that text whole again, with no loop between the two", async () => {
+    const [x, y] = series("delta-revert", 2) as [string, string];
+    const hashes = await storeAll(deviceA, "show delta revert", [x, y, x, y, x], 1);
+    for (const [i, hash] of hashes.entries()) expect(await readBlob(t.db, hash)).toBe([x, y, x, y, x][i]);
+    expect(await blob(hashes[4]!)).toMatchObject({ encoding: "gzip", baseHash: null });
+    expect(await blob(hashes[3]!)).toMatchObject({ encoding: "delta", baseHash: hashes[4] });
+  });
+
+  it("refuses to delete a text that another is a delta against", async () => {
+    const hashes = await storeAll(deviceB, "show delta fk", series("delta-fk", 2), 1);
+    await t.db.delete(configs).where(eq(configs.blobHash, hashes[1]!));
+    const failure = await t.db.delete(configBlobs).where(eq(configBlobs.hash, hashes[1]!)).then(() => null, (e: Error) => e);
+    expect(String((failure?.cause as Error | undefined)?.message)).toMatch(/FOREIGN KEY/);
+    expect(await readBlob(t.db, hashes[0]!)).toBe(series("delta-fk", 2)[0]);
   });
 });

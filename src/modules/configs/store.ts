@@ -1,17 +1,15 @@
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
-import { configBlobs, configChanges, configs, type JobTrigger } from "../../db/schema/index.ts";
+import { alias } from "drizzle-orm/sqlite-core";
+import { configChanges, configs, type JobTrigger } from "../../db/schema/index.ts";
+import { demoteBlob, putWholeBlob, readBlob } from "./blobs.ts";
 import { unifiedDiff } from "./config-diff.ts";
-import { gunzipText, gzipText, normalizeConfigText, sha256Hex } from "./text.ts";
+import { normalizeConfigText, sha256Hex } from "./text.ts";
 import { indexConfigText } from "./search-index.ts";
 
-export type StoreResult = { configId: number; version: number; changed: boolean };
+export { readBlob };
 
-export async function readBlob(db: DbOrTx, hash: string): Promise<string> {
-  const [row] = await db.select().from(configBlobs).where(eq(configBlobs.hash, hash));
-  if (!row) throw new Error(`config blob ${hash} is missing`);
-  return gunzipText(row.content);
-}
+export type StoreResult = { configId: number; version: number; changed: boolean };
 
 /** A change row's diff: from one version of a command to the next (version 0: nothing). */
 export const changeDiff = (previousText: string, text: string, command: string, previousVersion: number, version: number) =>
@@ -45,8 +43,9 @@ export async function markLatestSeen(tx: DbOrTx, deviceId: number, commands: rea
 /**
  * Stores one command's output for a device. The same significant content as the latest version (volatile
  * lines ignored) only moves that version's last-seen time and seen count; anything else becomes the next
- * version, with its text stored once by hash and a change row holding the unified diff. Call it inside the
- * transaction that also finishes the job, so a retried job can never store a download twice.
+ * version, with its text stored once by hash (whole; the text before it becomes a delta, blobs.ts) and a change
+ * row counting the lines it changed. Call it inside the transaction that also finishes the job, so a retried job
+ * can never store a download twice.
  */
 export async function storeConfig(
   tx: DbOrTx,
@@ -86,11 +85,12 @@ export async function storeConfig(
 
   const hash = await sha256Hex(text);
   const size = new TextEncoder().encode(text).length;
-  await tx
-    .insert(configBlobs)
-    .values({ hash, encoding: "gzip", // drizzle types blob columns as Buffer; libSQL takes any Uint8Array, so no Node Buffer is needed here.
-      content: (await gzipText(text)) as unknown as Buffer, size, createdAt: input.now })
-    .onConflictDoNothing();
+  await putWholeBlob(tx, { hash, text, size, now: input.now });
+  if (latest) {
+    await demoteBlob(tx, { hash: latest.blobHash, text: previous }, { hash, text });
+    // Only the latest version's hash is compared (see the schema): the one before keeps none.
+    await tx.update(configs).set({ significantHash: "" }).where(eq(configs.id, latest.id));
+  }
   const version = (latest?.version ?? 0) + 1;
   const lines = text === "" ? 0 : text.split("\n").length - 1;
   const [row] = await tx
@@ -104,9 +104,33 @@ export async function storeConfig(
   const diff = changeDiff(previous, text, input.command, latest?.version ?? 0, version);
   await tx.insert(configChanges).values({
     deviceId: input.deviceId, command: input.command, configId: row!.id, previousConfigId: latest?.id ?? null,
-    // A first version's diff is its whole text, which its blob already holds: it is rendered from there when asked.
-    diff: latest ? diff.text : "", linesAdded: diff.added, linesRemoved: diff.removed, trigger: input.trigger, createdAt: input.now,
+    // The diff is rendered from the two texts when asked (changes.ts); only its size is kept.
+    diff: null, linesAdded: diff.added, linesRemoved: diff.removed, trigger: input.trigger, createdAt: input.now,
   });
   await indexConfigText(tx, { deviceId: input.deviceId, command: input.command, configId: row!.id, text, previous });
   return { configId: row!.id, version, changed: true };
+}
+
+const later = alias(configs, "later_config");
+
+/**
+ * Before versions are deleted: the change rows of the versions that follow them (and stay) keep their diff as
+ * text, since it can no longer be rendered from the deleted version's text.
+ */
+export async function keepDiffsOfSuccessors(tx: DbOrTx, deletedIds: readonly number[]): Promise<void> {
+  const deleted = new Set(deletedIds);
+  for (let i = 0; i < deletedIds.length; i += 500) {
+    const rows = await tx
+      .select({ changeId: configChanges.id, configId: configChanges.configId, command: configChanges.command, version: later.version,
+        blobHash: later.blobHash, previousVersion: configs.version, previousBlobHash: configs.blobHash })
+      .from(configChanges)
+      .innerJoin(configs, eq(configs.id, configChanges.previousConfigId))
+      .innerJoin(later, eq(later.id, configChanges.configId))
+      .where(and(inArray(configChanges.previousConfigId, deletedIds.slice(i, i + 500)), isNull(configChanges.diff)));
+    for (const r of rows) {
+      if (deleted.has(r.configId)) continue;
+      const diff = changeDiff(await readBlob(tx, r.previousBlobHash), await readBlob(tx, r.blobHash), r.command, r.previousVersion, r.version);
+      await tx.update(configChanges).set({ diff: diff.text }).where(eq(configChanges.id, r.changeId));
+    }
+  }
 }

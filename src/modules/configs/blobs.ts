@@ -1,0 +1,231 @@
+/**
+ * Stored configuration texts (config_blobs), one row per distinct text. The latest version of a series is whole
+ * (gzip); when a newer one arrives, the one before it becomes a reverse delta against it (a gzipped line edit
+ * script, blob-delta.ts), so an old version costs about what changed. Reading one follows its chain of bases to
+ * a whole text and applies the deltas back.
+ *
+ * Invariants, which every writer here keeps:
+ * - A blob becomes a delta only against a whole blob or one of its own current ancestors, so chains never loop.
+ * - No chain is longer than MAX_CHAIN: a version that would lengthen one past it stays whole.
+ * - A base is never deleted while a delta needs it (deleteBlobs re-encodes the dependents first; the base_hash
+ *   foreign key makes any other delete fail instead of losing texts).
+ */
+import { eq, inArray, sql } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client.ts";
+import { configBlobs } from "../../db/schema/index.ts";
+import { decodeLineDelta, encodeLineDelta } from "./blob-delta.ts";
+import { applyLineDelta, RunText } from "./line-runs.ts";
+import { gunzipText, gzipText } from "./text.ts";
+
+/** Deltas one read may apply at most. */
+export const MAX_CHAIN = 20;
+/** Ids per statement: well under SQLite's limit on bound parameters. */
+const CHUNK = 500;
+
+// drizzle types blob columns as Buffer; libSQL takes any Uint8Array, so no Node Buffer is needed here.
+const asContent = (bytes: Uint8Array) => bytes as unknown as Buffer;
+
+type BlobRow = typeof configBlobs.$inferSelect;
+
+async function blobRow(db: DbOrTx, hash: string): Promise<BlobRow> {
+  const [row] = await db.select().from(configBlobs).where(eq(configBlobs.hash, hash));
+  if (!row) throw new Error(`config blob ${hash} is missing`);
+  return row;
+}
+
+type StoredBlob = { hash: string; encoding: string; baseHash: string | null; content: Uint8Array; size: number };
+
+/** UTF-8 bytes of a text, without encoding it. */
+function utf8Length(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) n += c < 0x800 ? 1 : c >= 0xd800 && c <= 0xdbff ? 1 : 2; // a surrogate pair is 4 bytes over its 2 units
+  }
+  return n;
+}
+
+/**
+ * The rows of these blobs and of every blob their deltas rebuild from, down to a whole text or one in `have`.
+ * One statement, so a purge re-encoding a chain meanwhile cannot hand back half of an old one; hashes travel as
+ * JSON arrays, so any number fits in one statement. (Written as a subquery: a statement starting with WITH
+ * would count as a write in write-turns.ts.)
+ */
+async function blobChains(db: DbOrTx, hashes: readonly string[], have: ReadonlySet<string>): Promise<Map<string, StoredBlob>> {
+  const wanted = JSON.stringify(hashes.filter((h) => !have.has(h)));
+  const stop = JSON.stringify([...have]);
+  // Two columns a row: libSQL's cost per row grows with its columns, and a search reads hundreds of rows.
+  const rows = await db.all<{ meta: string; content: ArrayBuffer | Uint8Array }>(sql`
+    select * from (
+      with recursive need(hash) as (
+        select value from json_each(${wanted})
+        union
+        select b.base_hash from ${configBlobs} b join need on b.hash = need.hash
+        where b.encoding = 'delta' and b.base_hash not in (select value from json_each(${stop}))
+      )
+      select b.hash || ' ' || b.encoding || ' ' || b.size || ' ' || coalesce(b.base_hash, '') as meta, b.content
+      from ${configBlobs} b join need on b.hash = need.hash
+    )`);
+  const blobs = new Map<string, StoredBlob>();
+  for (const { meta, content } of rows) {
+    const [hash, encoding, size, baseHash] = meta.split(" ") as [string, string, string, string];
+    blobs.set(hash, { hash, encoding, baseHash: baseHash || null, content: new Uint8Array(content), size: Number(size) });
+  }
+  return blobs;
+}
+
+/**
+ * Each hash's text rebuilt through its chain of deltas, each chain once however many of the hashes share it, as
+ * `whole` makes a stored text and `apply` applies a delta script to its base. `known` holds texts the caller
+ * already has (by hash, so never stale): chains stop there. A hash that is not stored is absent from the answer
+ * (its version was deleted); a chain that does not lead to a text throws.
+ */
+async function resolveChains<T>(
+  db: DbOrTx, hashes: readonly string[], known: ReadonlyMap<string, T>,
+  whole: (text: string) => T, apply: (script: string, base: T, row: StoredBlob) => T,
+): Promise<Map<string, T>> {
+  const rows = await blobChains(db, hashes, new Set(known.keys()));
+  const texts = new Map<string, T>();
+  const textOf = async (hash: string): Promise<T | undefined> => {
+    // The chain from `hash` down to a text at hand, then its deltas applied back up.
+    const path: StoredBlob[] = [];
+    let text: T | undefined;
+    for (let at: string | null = hash; text === undefined; ) {
+      text = texts.get(at) ?? known.get(at);
+      if (text !== undefined) break;
+      const row = rows.get(at);
+      if (!row) {
+        if (at === hash) return undefined;
+        throw new Error(`config blob ${hash} has a broken delta chain: ${at} is missing`);
+      }
+      if (row.encoding === "gzip") text = whole(await gunzipText(row.content));
+      else if (row.encoding !== "delta" || !row.baseHash || path.length >= MAX_CHAIN * 2) throw new Error(`config blob ${hash} has a broken delta chain`);
+      else {
+        path.push(row);
+        at = row.baseHash;
+        continue;
+      }
+      texts.set(at, text);
+    }
+    for (let i = path.length - 1; i >= 0; i--) {
+      text = apply(await gunzipText(path[i]!.content), text, path[i]!);
+      texts.set(path[i]!.hash, text);
+    }
+    return text;
+  };
+  const out = new Map<string, T>();
+  for (const hash of new Set(hashes)) {
+    const text = await textOf(hash);
+    if (text !== undefined) out.set(hash, text);
+  }
+  return out;
+}
+
+/** gzip checks each part, not that the parts belong together: a rebuilt text must have its stored size. */
+function checkSize(row: StoredBlob, length: number, text: () => string) {
+  if (length !== row.size && utf8Length(text()) !== row.size) throw new Error(`config blob ${row.hash} is corrupt: it rebuilds to the wrong size`);
+}
+
+/**
+ * The texts of stored blobs (see resolveChains). (Deltas are checked when written, each part is gzip with its
+ * own checksum and a rebuilt text must have its stored size; reads do not hash the texts again: that would cost
+ * more than the rebuild.)
+ */
+export function readBlobs(db: DbOrTx, hashes: readonly string[], known: ReadonlyMap<string, string> = new Map()): Promise<Map<string, string>> {
+  return resolveChains(db, hashes, known, (text) => text, (script, base, row) => {
+    const text = decodeLineDelta(script, base);
+    checkSize(row, text.length, () => text);
+    return text;
+  });
+}
+
+/** The same as runs of lines (line-runs.ts): a version rebuilt from a delta copies no characters until asked. */
+export function readBlobRuns(db: DbOrTx, hashes: readonly string[], known: ReadonlyMap<string, RunText> = new Map()): Promise<Map<string, RunText>> {
+  return resolveChains(db, hashes, known, (text) => RunText.of(text), (script, base, row) => {
+    const { text } = applyLineDelta(script, base);
+    checkSize(row, text.length, () => text.toString());
+    return text;
+  });
+}
+
+/** The text of one stored blob, rebuilt through its deltas. */
+export async function readBlob(db: DbOrTx, hash: string): Promise<string> {
+  const text = (await readBlobs(db, [hash])).get(hash);
+  if (text === undefined) throw new Error(`config blob ${hash} is missing`);
+  return text;
+}
+
+/** Stores a new text whole, or makes an existing one whole: the latest version's text is whole and may be a base. */
+export async function putWholeBlob(tx: DbOrTx, input: { hash: string; text: string; size: number; now: Date }): Promise<void> {
+  const [existing] = await tx.select({ encoding: configBlobs.encoding }).from(configBlobs).where(eq(configBlobs.hash, input.hash));
+  if (existing?.encoding === "gzip") return;
+  const content = asContent(await gzipText(input.text));
+  if (existing) await tx.update(configBlobs).set({ encoding: "gzip", baseHash: null, content }).where(eq(configBlobs.hash, input.hash));
+  else await tx.insert(configBlobs).values({ hash: input.hash, encoding: "gzip", content, size: input.size, createdAt: input.now });
+}
+
+/** `text` as a gzipped delta against `base`, when that rebuilds it exactly in fewer than `limit` bytes. */
+async function deltaOf(text: string, base: string, limit: number): Promise<Uint8Array | null> {
+  const script = encodeLineDelta(text, base);
+  const delta = await gzipText(script);
+  return delta.length < limit && decodeLineDelta(script, base) === text ? delta : null;
+}
+
+const setDelta = (tx: DbOrTx, hash: string, baseHash: string, delta: Uint8Array) =>
+  tx.update(configBlobs).set({ encoding: "delta", baseHash, content: asContent(delta) }).where(eq(configBlobs.hash, hash));
+
+/** The longest chain of deltas that leads to this blob (0: nothing is a delta against it). */
+async function dependentHeight(db: DbOrTx, hash: string): Promise<number> {
+  const [row] = await db.all<{ height: number | null }>(sql`
+    with recursive deps(hash, depth) as (
+      select ${configBlobs.hash}, 1 from ${configBlobs} where ${configBlobs.baseHash} = ${hash}
+      union all
+      select b.hash, deps.depth + 1 from ${configBlobs} b join deps on b.base_hash = deps.hash where deps.depth <= ${MAX_CHAIN}
+    )
+    select max(depth) as height from deps`);
+  return Number(row?.height ?? 0);
+}
+
+/**
+ * A series moved on from `previous` to `next` (whole, see putWholeBlob): the previous text becomes a delta
+ * against the next one. It stays as it is when it is already a delta (it is an older version elsewhere too) or
+ * when the chains through it would grow past MAX_CHAIN (it starts a new chain).
+ */
+export async function demoteBlob(tx: DbOrTx, previous: { hash: string; text: string }, next: { hash: string; text: string }): Promise<void> {
+  if (previous.hash === next.hash) return;
+  const [row] = await tx
+    .select({ encoding: configBlobs.encoding, bytes: sql<number>`length(${configBlobs.content})` })
+    .from(configBlobs)
+    .where(eq(configBlobs.hash, previous.hash));
+  if (row?.encoding !== "gzip") return;
+  if ((await dependentHeight(tx, previous.hash)) + 1 > MAX_CHAIN) return;
+  const delta = await deltaOf(previous.text, next.text, Number(row.bytes));
+  if (delta) await setDelta(tx, previous.hash, next.hash, delta);
+}
+
+/**
+ * Deletes blobs no version refers to any more. Every other blob that is a delta against one of them is first
+ * re-encoded against its nearest ancestor that stays (or whole), so no text is lost and no chain grows.
+ */
+export async function deleteBlobs(tx: DbOrTx, hashes: readonly string[]): Promise<void> {
+  const doomed = new Set(hashes);
+  if (!doomed.size) return;
+  const parts = Array.from({ length: Math.ceil(doomed.size / CHUNK) }, (_, i) => [...doomed].slice(i * CHUNK, (i + 1) * CHUNK));
+  const dependents: { hash: string; baseHash: string | null }[] = [];
+  for (const part of parts) {
+    const rows = await tx.select({ hash: configBlobs.hash, baseHash: configBlobs.baseHash }).from(configBlobs).where(inArray(configBlobs.baseHash, part));
+    dependents.push(...rows.filter((r) => !doomed.has(r.hash)));
+  }
+  for (const d of dependents) {
+    const text = await readBlob(tx, d.hash);
+    let ancestor = d.baseHash;
+    while (ancestor && doomed.has(ancestor)) ancestor = (await blobRow(tx, ancestor)).baseHash;
+    const whole = await gzipText(text);
+    const delta = ancestor ? await deltaOf(text, await readBlob(tx, ancestor), whole.length) : null;
+    if (delta) await setDelta(tx, d.hash, ancestor!, delta);
+    else await tx.update(configBlobs).set({ encoding: "gzip", baseHash: null, content: asContent(whole) }).where(eq(configBlobs.hash, d.hash));
+  }
+  // Doomed blobs may be each other's bases, across statements: unlink them first so the foreign key holds.
+  for (const part of parts) await tx.update(configBlobs).set({ baseHash: null }).where(inArray(configBlobs.hash, part));
+  for (const part of parts) await tx.delete(configBlobs).where(inArray(configBlobs.hash, part));
+}

@@ -1,0 +1,63 @@
+/**
+ * Storage maintenance, as `git gc` is for a repository: the system-wide purge (the nightly retention task and
+ * `svc configs:purge`) runs it after purging, and `svc configs:reindex` with a full rebuild. Each step is safe
+ * while collectors store and searches run:
+ * 1. Tokens nearly every series' index documents hold become common (search-common-grams.ts); when the list
+ *    grows, every series' documents are rebuilt without them, one series per transaction.
+ * 2. The index's segments are merged into one (FTS5 'optimize'), which also drops what deletions left behind.
+ * 3. Free pages go back to the file system: incrementally on a database created with auto_vacuum = INCREMENTAL
+ *    (every database migrations create); an older one is vacuumed once into that mode when a quarter of it is free.
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../../db/client.ts";
+import { configSearchDocs } from "../../db/schema/index.ts";
+import { addCommonGrams } from "./search-common-grams.ts";
+import { reindexAllConfigs } from "./search-reindex.ts";
+
+/** Below this many series there is too little to tell common tokens by, and too little index to matter. */
+export const MIN_SERIES = 100;
+/** A token is common when there are at least this share of the series as documents holding it. */
+export const COMMON_SHARE = 0.9;
+
+export type MaintenanceReport = { commonGramsAdded: number; seriesReindexed: number; versionsReindexed: number; pagesFreed: number };
+
+/**
+ * Adds the tokens at least COMMON_SHARE of the series hold to the common list; says how many were new. (FTS5
+ * counts documents, not series; templated tokens sit in each series' first document, so the two agree closely,
+ * and a token counted high only costs lookups a little precision, never a match.)
+ */
+export async function learnCommonGrams(db: Db): Promise<number> {
+  const [{ series } = { series: 0 }] = await db.all<{ series: number }>(
+    sql`select count(*) as series from (select distinct ${configSearchDocs.deviceId}, ${configSearchDocs.command} from ${configSearchDocs})`);
+  if (Number(series) < MIN_SERIES) return 0;
+  // The vocabulary table lives on one connection: create, read and drop it within one transaction.
+  const grams = await db.transaction(async (tx) => {
+    await tx.run(sql`create virtual table if not exists temp.config_search_vocab using fts5vocab(main, config_search, row)`);
+    const rows = await tx.all<{ term: string }>(sql`select term from temp.config_search_vocab where doc >= ${Math.ceil(COMMON_SHARE * Number(series))}`);
+    await tx.run(sql`drop table temp.config_search_vocab`);
+    return rows.map((r) => r.term);
+  });
+  return addCommonGrams(db, grams);
+}
+
+/**
+ * Hands free pages back to the file system; says how many. Through executeMultiple: libSQL's execute steps an
+ * incremental_vacuum once (one page) and leaves it in progress, and the pragma that converts an older database
+ * must run on the connection that vacuums.
+ */
+async function releaseFreePages(db: Db): Promise<number> {
+  const pragma = async (name: string) => Number(Object.values((await db.all<Record<string, number>>(sql.raw(`pragma ${name}`)))[0] ?? {})[0] ?? 0);
+  const free = await pragma("freelist_count");
+  if (!free) return 0;
+  if ((await pragma("auto_vacuum")) === 2) await db.$client.executeMultiple("pragma incremental_vacuum;");
+  else if (free * 4 >= (await pragma("page_count"))) await db.$client.executeMultiple("pragma auto_vacuum = incremental; vacuum;");
+  else return 0;
+  return free - (await pragma("freelist_count"));
+}
+
+export async function maintainConfigStorage(db: Db, options: { reindex?: boolean } = {}): Promise<MaintenanceReport> {
+  const commonGramsAdded = await learnCommonGrams(db);
+  const rebuilt = commonGramsAdded || options.reindex ? await reindexAllConfigs(db) : { series: 0, versions: 0 };
+  await db.run(sql`insert into config_search (config_search) values ('optimize')`);
+  return { commonGramsAdded, seriesReindexed: rebuilt.series, versionsReindexed: rebuilt.versions, pagesFreed: await releaseFreePages(db) };
+}
