@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { timestamp } from "./columns.ts";
 import { devices } from "./devices.ts";
@@ -48,6 +49,8 @@ export const jobs = sqliteTable("jobs", {
   startedAt: timestamp("started_at"),
   finishedAt: timestamp("finished_at"),
 }, (t) => [
-  index("jobs_claim_idx").on(t.state, t.priority, t.runAfter),
+  // In claimNextJob's order, so a claim reads queued jobs from the front and stops at the first runnable one;
+  // ordered by (state, priority, run_after) SQLite sorted every queued job on each claim: O(n^2) over a queue.
+  index("jobs_claim_order_idx").on(t.state, sql`${t.priority} desc`, t.id),
   index("jobs_device_idx").on(t.deviceId, t.state),
 ]);

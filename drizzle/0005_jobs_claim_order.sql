@@ -1,0 +1,2 @@
+DROP INDEX `jobs_claim_idx`;--> statement-breakpoint
+CREATE INDEX `jobs_claim_order_idx` ON `jobs` (`state`,"priority" desc,`id`);
