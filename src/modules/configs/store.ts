@@ -101,7 +101,8 @@ export async function storeConfig(
     })
     .returning({ id: configs.id });
 
-  const diff = changeDiff(previous, text, input.command, latest?.version ?? 0, version);
+  // A first version adds every line: only a later one needs a diff to count what changed.
+  const diff = latest ? changeDiff(previous, text, input.command, latest.version, version) : { added: lines, removed: 0 };
   await tx.insert(configChanges).values({
     deviceId: input.deviceId, command: input.command, configId: row!.id, previousConfigId: latest?.id ?? null,
     // The diff is rendered from the two texts when asked (changes.ts); only its size is kept.
