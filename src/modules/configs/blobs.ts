@@ -40,7 +40,8 @@ function utf8Length(text: string): number {
   let n = text.length;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c >= 0x80) n += c < 0x800 ? 1 : c >= 0xd800 && c <= 0xdbff ? 1 : 2; // a surrogate pair is 4 bytes over its 2 units
+    // 2 bytes below U+0800, 3 above; a surrogate pair is 4 bytes for its 2 units (texts hold no lone surrogates).
+    if (c >= 0x80) n += c < 0x800 ? 1 : c >= 0xd800 && c <= 0xdfff ? 1 : 2;
   }
   return n;
 }

@@ -124,6 +124,14 @@ describe("older versions as reverse deltas", () => {
     expect([...(await readBlobs(t.db, ["0".repeat(64), hashes[5]!])).keys()]).toEqual([hashes[5]]);
   });
 
+  it("reads back older versions holding characters of every UTF-8 length", async () => {
+    const texts = series("delta-utf8", 3).map((text, v) => text.replace("hostname delta-utf8", `hostname delta-utf8\nbanner motd Zürich ✓ 😀 v${v}`));
+    const hashes = await storeAll(deviceB, "show delta utf8", texts, 1);
+    expect((await blob(hashes[0]!)).encoding).toBe("delta");
+    for (const [i, hash] of hashes.entries()) expect(await readBlob(t.db, hash)).toBe(texts[i]);
+    expect([...(await readBlobs(t.db, hashes)).values()]).toEqual(texts);
+  });
+
   it("refuses to hand back a text rebuilt from the wrong base", async () => {
     const texts = series("delta-wrong-base", 4);
     const hashes = await storeAll(deviceB, "show delta wrong base", texts, 1);
