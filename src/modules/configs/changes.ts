@@ -76,7 +76,7 @@ const withoutDiff = ({ diff: _, ...rest }: ConfigChangeOut) => rest;
 
 /**
  * The record with its diff, rendered from the two versions' texts (a first version's against nothing). A change
- * whose previous version was deleted kept its diff as text (store.ts keepDiffsOfSuccessors); when that happened
+ * whose previous version was deleted kept its diff as text (change-diffs.ts); when that happened
  * after the record was read, the text is gone and the record is read again.
  */
 async function withDiff(db: DbOrTx, r: Selected): Promise<ConfigChangeOut> {

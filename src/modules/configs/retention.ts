@@ -15,7 +15,7 @@ import { recordActivity, type Actor } from "../activity/record.ts";
 import { deleteBlobs } from "./blobs.ts";
 import { maintainConfigStorage, type MaintenanceReport } from "./maintenance.ts";
 import { trimSeriesIndex } from "./search-reindex.ts";
-import { keepDiffsOfSuccessors } from "./store.ts";
+import { keepDiffsOfSuccessors } from "./change-diffs.ts";
 
 export type RetentionPolicy = { keepDays: number | null; keepVersions: number | null; updatedAt: Date | null };
 

@@ -9,7 +9,8 @@ import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts"
 import { recordActivity, type Actor } from "../activity/record.ts";
 import { CONFIG_FIELDS, type ConfigOut } from "./schemas.ts";
 import { deleteBlobs } from "./blobs.ts";
-import { keepDiffsOfSuccessors, readBlob } from "./store.ts";
+import { keepDiffsOfSuccessors } from "./change-diffs.ts";
+import { readBlob } from "./store.ts";
 
 const lower = (column: SQLWrapper) => sql`lower(${column})`;
 
