@@ -35,17 +35,6 @@ async function blobRow(db: DbOrTx, hash: string): Promise<BlobRow> {
 
 type StoredBlob = { hash: string; encoding: string; baseHash: string | null; content: Uint8Array; size: number };
 
-/** UTF-8 bytes of a text, without encoding it. */
-function utf8Length(text: string): number {
-  let n = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    // 2 bytes below U+0800, 3 above; a surrogate pair is 4 bytes for its 2 units (texts hold no lone surrogates).
-    if (c >= 0x80) n += c < 0x800 ? 1 : c >= 0xd800 && c <= 0xdfff ? 1 : 2;
-  }
-  return n;
-}
-
 /**
  * The rows of these blobs and of every blob their deltas rebuild from, down to a whole text or one in `have`.
  * One statement, so a purge re-encoding a chain meanwhile cannot hand back half of an old one; hashes travel as
@@ -122,9 +111,13 @@ async function resolveChains<T>(
   return out;
 }
 
-/** gzip checks each part, not that the parts belong together: a rebuilt text must have its stored size. */
+/**
+ * gzip checks each part, not that the parts belong together: a rebuilt text must have its stored size (UTF-8
+ * bytes, as storeConfig measures it). Its length in UTF-16 units equals that for ASCII text, which spares most
+ * texts the encoding.
+ */
 function checkSize(row: StoredBlob, length: number, text: () => string) {
-  if (length !== row.size && utf8Length(text()) !== row.size) throw new Error(`config blob ${row.hash} is corrupt: it rebuilds to the wrong size`);
+  if (length !== row.size && new TextEncoder().encode(text()).length !== row.size) throw new Error(`config blob ${row.hash} is corrupt: it rebuilds to the wrong size`);
 }
 
 /**
