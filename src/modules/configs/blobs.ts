@@ -42,7 +42,9 @@ type StoredBlob = { hash: string; encoding: string; baseHash: string | null; con
  * would count as a write in write-turns.ts.)
  */
 async function blobChains(db: DbOrTx, hashes: readonly string[], have: ReadonlySet<string>): Promise<Map<string, StoredBlob>> {
-  const wanted = JSON.stringify(hashes.filter((h) => !have.has(h)));
+  const wanting = hashes.filter((h) => !have.has(h));
+  if (!wanting.length) return new Map();
+  const wanted = JSON.stringify(wanting);
   const stop = JSON.stringify([...have]);
   // Two columns a row: libSQL's cost per row grows with its columns, and a search reads hundreds of rows.
   const rows = await db.all<{ meta: string; content: ArrayBuffer | Uint8Array }>(sql`

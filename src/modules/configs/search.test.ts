@@ -7,6 +7,7 @@ import { reindexAllConfigs } from "./search-reindex.ts";
 import { regexLiterals } from "./search-literals.ts";
 import { addCommonGrams, commonGrams, NO_COMMON_GRAMS } from "./search-common-grams.ts";
 import { gramDocument } from "./search-grams.ts";
+import { searchTexts } from "./search.ts";
 import { mulberry32 } from "../../random.ts";
 
 const rnd = mulberry32(42);
@@ -428,5 +429,51 @@ describe("the literals a regular expression needs", () => {
     expect(regexLiterals(String.raw`host 10\.1\.[0-9]+ eq (22|443)$`)).toEqual([["host 10.1.", " eq "]]);
     expect(regexLiterals("(abc|abc)def")).toEqual([["abc", "def"]]);
     expect(regexLiterals("(abc|xyz)(def)?")).toEqual([["abc"], ["xyz"]]);
+  });
+});
+
+describe("search's text cache", () => {
+  let c: TestContext;
+  let cToken: string;
+  let deviceId: number;
+  const history = (term: string) =>
+    c.call("/api/v1/configs/search", { method: "POST", token: cToken, body: { terms: [term], latest_only: false } });
+  const found = (body: { data: { version: number; matches: { line: string }[] }[] }) =>
+    body.data.map((h) => [h.version, h.matches.map((m) => m.line)]);
+  const store = (text: string, n: number) =>
+    storeConfig(c.db, { deviceId, command: "show running-config", text, significant: (s) => s, trigger: "schedule", jobId: null, now: day(n) });
+
+  beforeAll(async () => {
+    c = await createTestContext();
+    cToken = await c.token();
+    const [row] = await c.db.insert(devices).values({ name: "cache-sw", ip: "192.0.2.200", createdAt: day(1), updatedAt: day(1) }).returning({ id: devices.id });
+    deviceId = row!.id;
+    searchTexts.clear();
+  });
+  afterAll(() => c?.close());
+
+  const base = Array.from({ length: 40 }, (_, i) => `interface Gi0/${i}\n description port ${i}`).join("\n");
+
+  it("reads a version stored whole and later turned into a delta right, from memory and from the database", async () => {
+    await store(`${base}\n snmp-server location needle-one\n`, 2);
+    expect(found((await history("needle")).body)).toEqual([[1, [" snmp-server location needle-one"]]]);
+    // Version 1 is read from memory as the whole text it was; in the database it is now a delta against version 2.
+    await store(`${base}\n snmp-server location needle-two\n`, 3);
+    const expected = [[2, [" snmp-server location needle-two"]], [1, [" snmp-server location needle-one"]]];
+    const [encoding] = await c.db.all<{ encoding: string }>(sql`select b.encoding from config_blobs b join configs v on v.blob_hash = b.hash where v.version = 1`);
+    expect(encoding!.encoding).toBe("delta");
+    expect(found((await history("needle")).body)).toEqual(expected);
+    searchTexts.clear();
+    expect(found((await history("needle")).body)).toEqual(expected);
+  });
+
+  it("answers a repeated search without reading the texts again", async () => {
+    const first = await history("needle");
+    expect(first.status).toBe(200);
+    // Unreadable stored texts: only a search that reads none of them can still answer.
+    await c.db.run(sql`update config_blobs set content = x'00'`);
+    const again = await history("needle");
+    expect(again.status).toBe(200);
+    expect(found(again.body)).toEqual(found(first.body));
   });
 });

@@ -12,6 +12,7 @@ import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { configListSpec } from "./service.ts";
 import { readBlobRuns } from "./blobs.ts";
 import type { LineSource, RunText } from "./line-runs.ts";
+import { TextCache } from "./text-cache.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
 import { ANYWHERE, branchQuery } from "./search-grams.ts";
 import { commonGrams, commonGramsVersion, type CommonGrams } from "./search-common-grams.ts";
@@ -65,8 +66,10 @@ export const SEARCH_FILTERS: Record<string, { describe: string; build: (values: 
  * telling whether a text matches costs a string search plus a test of the few lines the anchors land on, not
  * a test of every line: most candidates the index lets through hold the literal but not the match. The anchors
  * only choose lines; `test` alone decides, on the line alone, so nothing beyond a line's ends is ever seen.
+ * `matches` holds the lines of each source (line-runs.ts) that match, found once per search however many
+ * versions share them; it goes with the term, so sources kept in the text cache keep nothing of past searches.
  */
-type Term = { test: RegExp; anchors: RegExp[] | null; literals: string[][] | null };
+type Term = { test: RegExp; anchors: RegExp[] | null; literals: string[][] | null; matches: WeakMap<LineSource, number[]> };
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -80,13 +83,14 @@ function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Te
   return req.terms.map((term, i) => {
     const key = req.terms.length > 1 || field === "terms" ? `${field}.${i}` : field;
     if (/[\r\n]/.test(term)) bag.add(key, `${key} must be one line: matches are found line by line`);
-    if (!req.regex) return { test: new RegExp(escapeRegExp(term), flags), anchors: anchorsFor([term], flags), literals: plainLiterals(term) };
+    const matches = new WeakMap<LineSource, number[]>();
+    if (!req.regex) return { test: new RegExp(escapeRegExp(term), flags), anchors: anchorsFor([term], flags), literals: plainLiterals(term), matches };
     try {
       const literals = regexLiterals(term);
-      return { test: new RegExp(term, flags), anchors: literals && anchorsFor(literals.map(longest), flags), literals };
+      return { test: new RegExp(term, flags), anchors: literals && anchorsFor(literals.map(longest), flags), literals, matches };
     } catch (e) {
       bag.add(key, `${key} is not a valid regular expression: ${(e as Error).message.replace(/^Invalid regular expression: /, "")}`);
-      return { test: /$^/, anchors: null, literals: null };
+      return { test: /$^/, anchors: null, literals: null, matches };
     }
   });
 }
@@ -107,13 +111,9 @@ function textHasMatchingLine(text: string, term: Term): boolean {
   return false;
 }
 
-/** The lines of a source that match a term, in order: found once per search, however many versions share them. */
-const matchesBySource = new WeakMap<LineSource, Map<Term, number[]>>();
-
+/** The lines of a source that match a term, in order. */
 function sourceMatches(source: LineSource, term: Term): number[] {
-  let byTerm = matchesBySource.get(source);
-  if (!byTerm) matchesBySource.set(source, (byTerm = new Map()));
-  let lines = byTerm.get(term);
+  let lines = term.matches.get(source);
   if (lines) return lines;
   const { text } = source;
   const lineText = (line: number) => text.slice(source.lineStarts()[line]!, source.lineEnd(line));
@@ -132,7 +132,7 @@ function sourceMatches(source: LineSource, term: Term): number[] {
     }
     lines = [...found].sort((x, y) => x - y);
   }
-  byTerm.set(term, lines);
+  term.matches.set(source, lines);
   return lines;
 }
 
@@ -142,7 +142,7 @@ function sourceMatches(source: LineSource, term: Term): number[] {
  */
 function hasMatchingLine(text: RunText, term: Term): boolean {
   // A whole text no other text here was checked through: its first matching line is enough.
-  if (text.whole && !matchesBySource.get(text.whole)?.has(term)) return textHasMatchingLine(text.whole.text, term);
+  if (text.whole && !term.matches.has(text.whole)) return textHasMatchingLine(text.whole.text, term);
   const last = text.runs.length - 1;
   const severalLines = last > 0 || text.runs[0]!.count > 1;
   return text.runs.some((run, i) => {
@@ -259,18 +259,49 @@ function matchLines(lines: string[], terms: Term[], match: "all" | "any"): { ind
 }
 
 /**
- * The texts of some candidates by blob hash, read together. `previous` holds the batch before: candidates come
- * newest first within each series, so an older version rebuilds from a text already at hand. A hash that is
- * absent was deleted since the candidates were chosen; that is fine only if its version went with it.
+ * Texts searches read, by blob hash: inflating and rebuilding them is most of a search's time, and the next page
+ * of a search, or the next search over the same configurations, reads the same ones. A hash names one text for
+ * good, so an entry is never stale. The budget is in characters, each text counted whole though versions rebuilt
+ * from deltas share most of their lines: about 2,000 configurations of 30 KB.
  */
-async function readTexts(db: DbOrTx, batch: readonly { id: number; blobHash: string }[], previous: ReadonlyMap<string, RunText>): Promise<Map<string, RunText>> {
-  const texts = await readBlobRuns(db, batch.map((c) => c.blobHash), previous);
-  const missing = batch.filter((c) => !texts.has(c.blobHash)).map((c) => c.id);
+export const searchTexts = new TextCache<RunText>(64 * 1024 * 1024);
+
+/**
+ * Reads candidates' texts by blob hash, a batch at a time. Each batch may rebuild from the batch before
+ * (candidates come newest first within each series, so an older version rebuilds from a text already at hand).
+ * One search adds at most half the cache's budget: a search over more than the cache holds would only push out,
+ * text by text, what it and every other search read before.
+ */
+function textReader(db: DbOrTx) {
+  let previous: ReadonlyMap<string, RunText> = new Map();
+  let cacheLeft = searchTexts.budget / 2;
+  return async (batch: readonly { id: number; blobHash: string }[]): Promise<ReadonlyMap<string, RunText>> => {
+    const known = new Map(previous);
+    for (const { blobHash } of batch) {
+      const text = searchTexts.get(blobHash);
+      if (text) known.set(blobHash, text);
+    }
+    const texts = await readBlobRuns(db, batch.map((c) => c.blobHash).filter((hash) => !known.has(hash)), known);
+    for (const [hash, text] of texts) {
+      if (cacheLeft < text.length) break;
+      searchTexts.set(hash, text, text.length);
+      cacheLeft -= text.length;
+    }
+    for (const { blobHash } of batch) {
+      const text = known.get(blobHash);
+      if (text) texts.set(blobHash, text);
+    }
+    await checkNoneMissing(db, batch.filter((c) => !texts.has(c.blobHash)).map((c) => c.id));
+    return (previous = texts);
+  };
+}
+
+/** A hash absent from a read was deleted since the candidates were chosen: fine only if its version went with it. */
+async function checkNoneMissing(db: DbOrTx, missing: number[]) {
   if (missing.length) {
     const [still] = await db.select({ id: configs.id }).from(configs).where(inArray(configs.id, missing)).limit(1);
     if (still) throw new Error(`the text of configuration ${still.id} is missing`);
   }
-  return texts;
 }
 
 const splitLines = (text: string) => (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
@@ -314,9 +345,10 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
   let total = 0;
   // Texts as runs of lines (line-runs.ts): an older version rebuilt from a delta is checked through the lines it
   // shares with the newer one, which were checked already, and is joined into one string only to be shown.
-  let texts = new Map<string, RunText>();
+  const readTexts = textReader(db);
+  let texts: ReadonlyMap<string, RunText> = new Map();
   for (const [i, c] of candidates.entries()) {
-    if (i % READ_BATCH === 0) texts = await readTexts(db, candidates.slice(i, i + READ_BATCH), texts);
+    if (i % READ_BATCH === 0) texts = await readTexts(candidates.slice(i, i + READ_BATCH));
     const text = texts.get(c.blobHash);
     if (text === undefined) continue;
     const found = terms.map((t) => hasMatchingLine(text, t));
