@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript } from "../../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../../test/helpers/fake-device.ts";
-import { catastrophicShape, CompareExclusions, patternProblem } from "./exclusions.ts";
+import { CompareExclusions, patternProblem } from "./exclusions.ts";
+import { catastrophicShape } from "./regex-shape.ts";
 
 let t: TestContext;
 let admin: string;

@@ -309,6 +309,17 @@ describe("configuration search", () => {
     expect(get.body.message).toMatch(/^q is not a valid regular expression/);
   });
 
+  it("refuses a regular expression that could backtrack exponentially, before reading any configuration", async () => {
+    // On a line of 28 "a"s and a "!", (a+)+$ backtracks for seconds: the API's one thread would stall.
+    const res = await search({ terms: ["description", "description (a+)+$"], regex: true });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toHaveProperty(["terms.1"]);
+    expect(res.body.message).toMatch(/terms\.1 is refused: a repeated group may not contain a repetition/);
+    const alternatives = await t.call(`/api/v1/configs/search?regex=true&q=${encodeURIComponent("(vlan|port)+ 1")}`, { token });
+    expect(alternatives.status).toBe(422);
+    expect(alternatives.body.message).toMatch(/^q is refused: a repeated group may not contain alternatives/);
+  });
+
   it("rejects bad input with a message saying what to fix", async () => {
     for (const [body, field] of [
       [{ terms: [] }, "terms"],

@@ -13,6 +13,7 @@ import { configListSpec } from "./service.ts";
 import { readBlobRuns } from "./blobs.ts";
 import type { LineSource, RunText } from "./line-runs.ts";
 import { TextCache } from "./text-cache.ts";
+import { catastrophicShape } from "./regex-shape.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
 import { ANYWHERE, branchQuery } from "./search-grams.ts";
 import { commonGrams, commonGramsVersion, type CommonGrams } from "./search-common-grams.ts";
@@ -77,7 +78,10 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&
 const anchorsFor = (pieces: string[], flags: string) => (pieces.every(Boolean) ? pieces.map((p) => new RegExp(escapeRegExp(p), `g${flags}`)) : null);
 const longest = (branch: string[]) => branch.reduce((a, b) => (b.length > a.length ? b : a), "");
 
-/** Each term as a line test plus what the index needs; a pattern that does not compile is a 422 naming it. */
+/**
+ * Each term as a line test plus what the index needs; a pattern that does not compile, or that could backtrack
+ * exponentially (regex-shape.ts), is a 422 naming it.
+ */
 function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Term[] {
   const flags = req.caseSensitive ? "" : "i";
   return req.terms.map((term, i) => {
@@ -87,7 +91,10 @@ function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Te
     if (!req.regex) return { test: new RegExp(escapeRegExp(term), flags), anchors: anchorsFor([term], flags), literals: plainLiterals(term), matches };
     try {
       const literals = regexLiterals(term);
-      return { test: new RegExp(term, flags), anchors: literals && anchorsFor(literals.map(longest), flags), literals, matches };
+      const test = new RegExp(term, flags);
+      const shape = catastrophicShape(term);
+      if (shape) bag.add(key, `${key} is refused: ${shape}`);
+      return { test, anchors: literals && anchorsFor(literals.map(longest), flags), literals, matches };
     } catch (e) {
       bag.add(key, `${key} is not a valid regular expression: ${(e as Error).message.replace(/^Invalid regular expression: /, "")}`);
       return { test: /$^/, anchors: null, literals: null, matches };
