@@ -139,7 +139,6 @@ export async function runCollector(options: { dir: string; ports: number[]; conc
   } finally {
     // A clean exit (SIGTERM) lets --cpu-prof write its profile.
     await collector.stop();
-    if (process.env.DBG) console.log(collector.output().split("\n").filter((l) => l.includes("TURNS")).join("\n"));
     seeded.close();
   }
 }

@@ -11,8 +11,12 @@ const SWEEP_ABOVE = 10_000;
 export type LoginThrottle = {
   /** Seconds to wait before another attempt is heard, or 0 when one may be made now. */
   retryAfterSeconds(username: string, ip: string): number;
-  /** Counts a failure; returns the new wait in seconds (0 while free attempts remain). */
-  fail(username: string, ip: string): number;
+  /**
+   * Starts an attempt: the seconds to wait when it may not be made (nothing counted), or 0 when it may, and then
+   * it counts as a failure until `succeed` says otherwise. Counting before the password is checked, in the same
+   * step as the check of the wait, is what stops attempts sent together from all slipping past a lock.
+   */
+  begin(username: string, ip: string): number;
   succeed(username: string, ip: string): void;
 };
 
@@ -47,17 +51,18 @@ export function createLoginThrottle(clock: Clock): LoginThrottle {
       const entry = live(keyOf(username, ip), now);
       return entry && entry.lockedUntil > now ? Math.ceil((entry.lockedUntil - now) / 1000) : 0;
     },
-    fail(username, ip) {
+    begin(username, ip) {
       const now = clock.now().getTime();
       sweep(now);
       const key = keyOf(username, ip);
       const entry = live(key, now) ?? { failures: 0, lockedUntil: 0, lastFailure: now };
+      if (entry.lockedUntil > now) return Math.ceil((entry.lockedUntil - now) / 1000);
       entry.failures += 1;
       entry.lastFailure = now;
       const over = entry.failures - FREE_FAILURES;
       if (over >= 0) entry.lockedUntil = now + Math.min(MAX_LOCK_MS, FIRST_LOCK_MS * 2 ** over);
       entries.set(key, entry);
-      return entry.lockedUntil > now ? Math.ceil((entry.lockedUntil - now) / 1000) : 0;
+      return 0;
     },
     succeed(username, ip) {
       entries.delete(keyOf(username, ip));

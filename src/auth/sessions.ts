@@ -2,7 +2,7 @@ import { and, eq, lte } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { roles, users, webSessions } from "../db/schema/index.ts";
 import { ADMIN_ROLE } from "../modules/users/guards.ts";
-import { hashTokenValue } from "./token-value.ts";
+import { hashTokenValue, randomSecret } from "./token-value.ts";
 
 export type WebSession = {
   sessionId: number;
@@ -14,12 +14,6 @@ export type WebSession = {
   /** The synchronizer token every form of this session carries. */
   csrfToken: string;
 };
-
-/** 256 random bits, base64url: session values and the login form's CSRF token. */
-export function randomSecret(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
 
 /**
  * The CSRF token is derived from the session value, so it needs no column and dies with the session; it is a

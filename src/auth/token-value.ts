@@ -4,11 +4,13 @@
  */
 const PREFIX = "nk_";
 
-export function generateTokenValue(): string {
+/** 256 random bits, base64url (43 characters): token values, session values, CSRF tokens. */
+export function randomSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  const b64url = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  return PREFIX + b64url;
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
+
+export const generateTokenValue = (): string => PREFIX + randomSecret();
 
 export async function hashTokenValue(value: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value));

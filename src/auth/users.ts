@@ -4,15 +4,16 @@ import { roles, users } from "../db/schema/index.ts";
 
 export class UserInputError extends Error {}
 
+/** What a username may be, wherever a user is made, renamed, or logs in. */
+export const USERNAME = { pattern: /^[A-Za-z0-9._-]{3,64}$/, rule: "must be 3-64 letters, digits, '.', '_' or '-'" };
+
 /** Creates a user under an existing role; the caller hashes the password (see passwords.ts). */
 export async function createUser(
   db: DbOrTx,
   input: { username: string; email: string; roleName: string; passwordHash: string },
   now: Date,
 ): Promise<{ id: number }> {
-  if (!/^[A-Za-z0-9._-]{3,64}$/.test(input.username)) {
-    throw new UserInputError("username must be 3-64 letters, digits, '.', '_' or '-'");
-  }
+  if (!USERNAME.pattern.test(input.username)) throw new UserInputError(`username ${USERNAME.rule}`);
   if (!/^[^\s@]+@[^\s@]+$/.test(input.email)) throw new UserInputError(`email '${input.email}' is not an email address`);
   const [role] = await db.select({ id: roles.id }).from(roles).where(eq(sql`lower(${roles.name})`, input.roleName.toLowerCase()));
   if (!role) {

@@ -1,6 +1,7 @@
 import type { JsonSchema, OpenApiDocument } from "./openapi.ts";
 import { patternInWords } from "./patterns.ts";
 import { isFormatOnly, listInWords, resolveSchema, typeInWords, typesOf, variantsOf } from "./schema.ts";
+import { plural } from "../words.ts";
 
 /** JSON-schema `format` values in words; an unknown format is named as it is. */
 export const FORMAT_WORDS: Record<string, string> = {
@@ -32,8 +33,6 @@ export const formatInWords = (format: string) => FORMAT_WORDS[format] ?? `format
 
 /** Literal values as a reader sees them: strings bare, the rest as JSON. */
 export const valueInWords = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
-
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** zod's int() bounds: not a rule anyone needs to read. */
 const isSafeIntegerBound = (n: number) => Math.abs(n) >= Number.MAX_SAFE_INTEGER;

@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import type { WebEnv } from "./env.ts";
+import { fnv1a } from "../fnv1a.ts";
 
 /** The whole look: served by the app itself so the interface works with no Internet access. */
 const CSS = `
@@ -98,14 +99,8 @@ const JS = `
 })();
 `;
 
-function fnv1a(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-  return h.toString(36);
-}
-
 /** Changes whenever either asset does, so pages can let browsers cache assets for a long time. */
-export const ASSET_VERSION = fnv1a(CSS + JS);
+export const ASSET_VERSION = fnv1a(CSS + JS).toString(36);
 
 export function registerAssets(web: Hono<WebEnv>): void {
   const serve = (body: string, type: string) => (c: import("hono").Context<WebEnv>) => {

@@ -17,8 +17,11 @@ export async function currentSession(c: Context<WebEnv>): Promise<WebSession | n
   return session;
 }
 
-/** Same-origin paths only, so the login form cannot be used to bounce a user to another site. */
-export const safeNext = (next: string | undefined) => (next && /^\/(?![/\\])[^\s]*$/.test(next) ? next : undefined);
+/**
+ * Same-origin paths only, so the login form cannot be used to bounce a user to another site; printable ASCII
+ * only, as a Location header must be (a browser sends anything else percent-encoded).
+ */
+export const safeNext = (next: string | undefined) => (next && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : undefined);
 
 const wantsPage = (c: Context) => c.req.method === "GET" && (c.req.header("accept") ?? "").includes("text/html");
 
@@ -77,16 +80,17 @@ export const csrfRefusal = (c: Context<WebEnv>, session?: WebSession) =>
 export async function checkedForm(c: Context<WebEnv>, expected: string): Promise<Record<string, string | File | (string | File)[]> | null> {
   if (foreignOrigin(c)) return null;
   const type = c.req.header("content-type") ?? "";
-  if (!type.startsWith("application/x-www-form-urlencoded") && !type.startsWith("multipart/form-data")) return null;
+  // Every form here is url-encoded; a multipart body (which a malformed one makes the parser throw on) is refused.
+  if (!type.startsWith("application/x-www-form-urlencoded")) return null;
   const form = await c.req.parseBody({ all: true });
   const token = form._csrf;
   return typeof token === "string" && expected && sameString(token, expected) ? form : null;
 }
 
-/** Every POST behind the admin guard: the form must carry this session's CSRF token, or nothing happens (403). */
+/** Every request but GET and HEAD behind the admin guard: the form must carry this session's CSRF token, or nothing happens (403). */
 export function requireCsrf(): MiddlewareHandler<WebEnv> {
   return async (c, next) => {
-    if (c.req.method !== "POST") return next();
+    if (c.req.method === "GET" || c.req.method === "HEAD") return next();
     const form = await checkedForm(c, c.var.session.csrfToken);
     if (!form) return csrfRefusal(c, c.var.session);
     await next();

@@ -97,6 +97,10 @@ describe("login", () => {
     expect(await disabled.text()).toContain("Wrong username or password");
     const unknown = await t.client().login("nobody");
     expect(unknown.status).toBe(401);
+    expect(await unknown.text()).toContain("Wrong username or password");
+    const impossible = await t.client().login("x".repeat(300));
+    expect(impossible.status).toBe(401);
+    expect(await impossible.text()).toContain("Wrong username or password");
     expect(await t.db.select().from(webSessions)).toHaveLength(0);
   });
 
@@ -141,7 +145,37 @@ describe("login", () => {
     // Once the wait is over, the right password gets in and the count starts over.
     clock.advance(60_000);
     expect((await attacker.login("alice")).status).toBe(303);
-    expect((await t.client({ "x-test-client-ip": "198.51.100.7" }).login("alice", "one-typo")).status).toBe(401);
+    const typo = await t.client({ "x-test-client-ip": "198.51.100.7" }).login("alice", "one-typo");
+    expect(typo.status).toBe(401);
+    expect(await typo.text()).not.toContain("Too many failures");
+  });
+
+  it("counts attempts sent together: no more than five get their password checked", async () => {
+    t = await createWebTestContext();
+    await t.user({ username: "alice" });
+    const attackers = Array.from({ length: 12 }, () => t.client({ "x-test-client-ip": "198.51.100.8" }));
+    const statuses = (await Promise.all(attackers.map((a, i) => a.login("alice", `guess-${i}`)))).map((r) => r.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(7);
+  });
+
+  it("refuses a multipart or malformed form body with 403, not an error", async () => {
+    t = await createWebTestContext();
+    const browser = t.client();
+    await browser.get("/login");
+    const res = await browser.request("/login", { method: "POST", body: "garbage", headers: { "content-type": "multipart/form-data; boundary=x" } });
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain("Form refused");
+  });
+
+  it("never redirects to a next path holding control characters", async () => {
+    t = await createWebTestContext();
+    await t.user({ username: "alice" });
+    const browser = t.client();
+    expect((await browser.login("alice")).status).toBe(303);
+    const res = await browser.get("/login?next=/a%00b");
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("/settings/restapi");
   });
 
   it("expires an idle session, and keeps a used one alive", async () => {

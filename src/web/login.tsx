@@ -1,8 +1,9 @@
 import type { Context, Hono } from "hono";
 import type { LoginThrottle } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/passwords.ts";
-import { createSession, endSession, randomSecret } from "../auth/sessions.ts";
-import { findUserByName } from "../auth/users.ts";
+import { createSession, endSession } from "../auth/sessions.ts";
+import { randomSecret } from "../auth/token-value.ts";
+import { findUserByName, USERNAME } from "../auth/users.ts";
 import { clearSessionCookie, loginCsrfCookie, setLoginCsrfCookie, setSessionCookie } from "./cookies.ts";
 import type { WebEnv } from "./env.ts";
 import { checkedForm, csrfRefusal, currentSession, safeNext } from "./guard.ts";
@@ -44,6 +45,8 @@ function loginCsrf(c: Context<WebEnv>): string {
   return value;
 }
 
+const WRONG_LOGIN = "Wrong username or password, or the account is disabled.";
+
 const field = (form: Record<string, unknown>, name: string) => (typeof form[name] === "string" ? (form[name] as string) : "");
 
 export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle): void {
@@ -69,7 +72,9 @@ export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle):
       renderPage(c, status, { title: "Log in", children: <LoginForm csrf={loginCsrf(c)} next={next} username={username} error={error} /> });
 
     if (!username || !password) return again(422, "Enter both a username and a password.");
-    const wait = throttle.retryAfterSeconds(username, ip);
+    // No account has such a name: answered before the throttle, which would otherwise keep one entry per name sent.
+    if (!USERNAME.pattern.test(username)) return again(401, WRONG_LOGIN);
+    const wait = throttle.begin(username, ip);
     if (wait > 0) {
       c.header("Retry-After", String(wait));
       return again(429, `Too many failed logins for '${username}' from your address. Wait ${wait} seconds, then try again.`);
@@ -78,9 +83,8 @@ export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle):
     const passwordOk = await verifyPassword(password, user?.passwordHash ?? (await decoy()));
     // A disabled account fails like a wrong password: the form does not confirm which accounts exist.
     if (!user || !passwordOk || !user.enabled) {
-      const lock = throttle.fail(username, ip);
-      const wrong = "Wrong username or password, or the account is disabled.";
-      return again(401, lock > 0 ? `${wrong} Too many failures: wait ${lock} seconds before the next try.` : wrong);
+      const lock = throttle.retryAfterSeconds(username, ip);
+      return again(401, lock > 0 ? `${WRONG_LOGIN} Too many failures: wait ${lock} seconds before the next try.` : WRONG_LOGIN);
     }
     throttle.succeed(username, ip);
     const value = await createSession(db, { userId: user.id, ip, userAgent: c.req.header("user-agent"), lifetimeMs: config.sessionLifetimeMs }, clock.now());

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { count, eq, inArray, or, sql } from "drizzle-orm";
 import { hashPassword } from "../../auth/passwords.ts";
+import { USERNAME } from "../../auth/users.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { apiTokens, roles, users } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
@@ -31,7 +32,7 @@ export const Password = z.string().min(MIN_PASSWORD, `must be at least ${MIN_PAS
 
 const UserInput = z
   .object({
-    username: z.string().regex(/^[A-Za-z0-9._-]{3,64}$/, "must be 3-64 letters, digits, '.', '_' or '-'")
+    username: z.string().regex(USERNAME.pattern, USERNAME.rule)
       .openapi({ description: "Unique, compared case-insensitively", example: "jdoe" }),
     email: z.string().trim().max(254, "must be at most 254 characters").regex(/^[^\s@]+@[^\s@]+$/, "must be an email address")
       .openapi({ description: "Unique, compared case-insensitively", example: "jdoe@example.com" }),

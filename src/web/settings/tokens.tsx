@@ -82,8 +82,9 @@ export async function revokeNotice(c: Context<WebEnv>): Promise<string | undefin
     : c.req.query("already_revoked") !== undefined ? ["already_revoked", "was already revoked."] : [];
   const id = key ? Number(c.req.query(key)) : NaN;
   if (!Number.isSafeInteger(id)) return undefined;
-  const [row] = await c.var.services.db.select({ name: apiTokens.name }).from(apiTokens).where(eq(apiTokens.id, id));
-  return row ? `Token '${row.name}' ${text}` : undefined;
+  const [row] = await c.var.services.db.select({ name: apiTokens.name, revokedAt: apiTokens.revokedAt }).from(apiTokens).where(eq(apiTokens.id, id));
+  // Only a revoked token is said to be: a link naming a live one confirms nothing.
+  return row?.revokedAt ? `Token '${row.name}' ${text}` : undefined;
 }
 
 /** The API Token tab: every token (admins see all), the create form, and revoke buttons. */
@@ -187,7 +188,6 @@ export function registerTokenRoutes(web: Hono<WebEnv>): void {
     const now = clock.now();
     const session = c.var.session;
     const token = await db.transaction(async (tx) => {
-      // issueToken and revokeToken take the plain handle type but only insert/update: a transaction serves.
       const issued = await issueToken(tx, { userId: session.userId, name, abilities }, now);
       await recordActivity(tx, webActor(session, c.var.clientIp), {
         action: "api_token.create", subjectType: "api_token", subjectId: issued.id, before: null,
