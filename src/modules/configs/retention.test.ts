@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, inArray, sql } from "drizzle-orm";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
-import { configBlobs, configChanges, configs, configSearchDocs, deviceTags, devices, jobs, tags, type JobOutcome } from "../../db/schema/index.ts";
+import { configBlobs, configChanges, configs, configSearchDocs, deviceTags, devices, jobs, tags, taskRunItems, taskRuns, tasks, type JobOutcome } from "../../db/schema/index.ts";
 import { readBlob, storeConfig } from "./store.ts";
 import { purgeConfigs } from "./retention.ts";
 
@@ -15,6 +15,7 @@ let admin: string;
 /** What the test stored: config id -> its series and text. */
 const texts = new Map<number, { deviceId: number; command: string; version: number; text: string }>();
 const deviceIds: number[] = [];
+let runId: number;
 let coreTagId: number;
 
 const body = (device: number, n: number) =>
@@ -66,6 +67,11 @@ beforeAll(async () => {
   for (const [device, outcome, day] of [[a, "timeout", 10], [a, "success", 10], [b, "auth_failed", 20], [c, "error", 95], [d, "unchanged", 5], [d, "unreachable", 40]] as const) {
     await job(device, outcome, day);
   }
+  // A failed download a scheduled run queued: the run's record.
+  const [task] = await t.db.select({ id: tasks.id }).from(tasks).limit(1);
+  const [run] = await t.db.insert(taskRuns).values({ taskId: task!.id, taskType: "download_all", trigger: "schedule", scheduledFor: at(30), startedAt: at(30), finishedAt: at(30) }).returning({ id: taskRuns.id });
+  runId = run!.id;
+  await t.db.insert(taskRunItems).values({ runId, deviceId: b, deviceName: "purge-dev-1", jobId: await job(b, "timeout", 30) });
 });
 afterAll(() => t.close());
 
@@ -151,10 +157,13 @@ describe("purging", () => {
     expect(log.body.data[0].changes).toMatchObject({ configs_deleted: { new: expected.length } });
   });
 
-  it("purges failed download records older than keep_days, never successes or recent failures", async () => {
+  it("purges failed download records older than keep_days, never successes, recent failures or a task run's", async () => {
     const rows = await t.db.select({ outcome: jobs.outcome, finishedAt: jobs.finishedAt }).from(jobs);
     const left = rows.map((r) => `${r.outcome}@${(r.finishedAt!.getTime() - start.getTime()) / DAY}`).sort();
-    expect(left).toEqual(["error@95", "success@10", "unchanged@5"]);
+    expect(left).toEqual(["error@95", "success@10", "timeout@30", "unchanged@5"]);
+    // So the run still counts its failure, and is still a failed run.
+    const run = await t.call(`/api/v1/task-runs/${runId}`, { token: admin });
+    expect(run.body.data).toMatchObject({ status: "failed", counts: { failed: 1, skipped: 0 } });
   });
 
   it("keeps every text a remaining version refers to, shared or not, and drops the rest", async () => {

@@ -9,7 +9,7 @@
  */
 import { and, eq, inArray, lt, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
-import { configBlobs, configChanges, configRetentionPolicy, configSearchDocs, configs, devices, jobs } from "../../db/schema/index.ts";
+import { configBlobs, configChanges, configRetentionPolicy, configSearchDocs, configs, devices, jobs, taskRunItems } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
 import { deleteBlobs } from "./blobs.ts";
@@ -116,6 +116,8 @@ async function planPurge(db: DbOrTx, policy: RetentionPolicy, now: Date, scope: 
         .leftJoin(devices, eq(devices.id, jobs.deviceId))
         .where(and(
           eq(jobs.type, "download"), eq(jobs.state, "finished"), notInArray(jobs.outcome, ["success", "unchanged"]), lt(jobs.finishedAt, cutoff),
+          // A task run's counts and status are read from its jobs: those stay while the run does.
+          sql`not exists (select 1 from ${taskRunItems} where ${taskRunItems.jobId} = ${jobs.id})`,
           scope.all ? undefined : deviceScopeCondition(scope),
         ))
         .orderBy(jobs.id)).map((j) => j.id)
