@@ -15,11 +15,10 @@ import { DEFAULT_LIMITS, SessionError, ShellSession, type SessionLimits, type Se
 import { configChangedColumns, snmpPrecheck, snmpResult, type SnmpPrecheck } from "./snmp.ts";
 import { openTelnet } from "./transports/telnet.ts";
 import { SshConnection } from "./transports/ssh.ts";
+import { failureReason } from "../src/error-reason.ts";
+import { describeError } from "./errors.ts";
 
 /** An error for the log: drizzle wraps the driver's error (SQLITE_BUSY ...) in "Failed query: <sql>", so its cause goes too. */
-export const describeError = (err: unknown): string =>
-  err instanceof Error && err.cause ? `${String(err)}; cause: ${String(err.cause)}` : String(err);
-
 export type DownloadDeps = {
   db: Db;
   secrets: SecretBox;
@@ -262,9 +261,7 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       deps.logger.warn("lease lost; the job's results were discarded", { job: job.id });
       return undefined;
     }
-    // A failed query's own message carries its SQL and parameters (configuration text): the job gets the driver's reason.
-    const reason = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
-    const failure = err instanceof SessionError ? err : new SessionError("error", reason.slice(0, 500));
+    const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
     if (!(err instanceof SessionError)) deps.logger.error("download failed unexpectedly", { job: job.id, error: describeError(err) });
     const now = deps.clock.now();
     const message = failure.outcome === "host_key_changed" ? `${failure.message}: POST /api/v1/devices/${job.deviceId}/host-key/reset` : failure.message;

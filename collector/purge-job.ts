@@ -1,6 +1,8 @@
 import { completeJob, type Job } from "../src/jobs/queue.ts";
-import { purgeConfigs } from "../src/modules/configs/retention.ts";
-import { describeError, type DownloadDeps, type JobEnd } from "./download.ts";
+import { purgeConfigs, purgeSummary } from "../src/modules/configs/retention.ts";
+import type { DownloadDeps, JobEnd } from "./download.ts";
+import { failureReason } from "../src/error-reason.ts";
+import { describeError } from "./errors.ts";
 
 /**
  * The retention purge task's job: applies the retention policy to every device and records what went. The
@@ -15,18 +17,16 @@ export async function runPurgeJob(deps: DownloadDeps, job: Job): Promise<JobEnd 
     const { keepDays, keepVersions } = report.policy;
     end = {
       outcome: "success", retrying: false,
-      message: keepDays === null && keepVersions === null
+      message: (keepDays === null && keepVersions === null
         ? "the retention policy keeps every version; nothing to purge"
-        : `deleted ${report.configs.length} configuration versions and ${report.failedJobIds.length} failed download records`,
+        : `deleted ${report.configs.length} configuration versions and ${report.failedJobIds.length} failed download records`) +
+        (report.maintenanceError ? `; storage maintenance failed: ${report.maintenanceError.slice(0, 300)}` : ""),
     };
-    result = {
-      keep_days: keepDays, keep_versions: keepVersions, configs_deleted: report.configs.length, changes_deleted: report.changes,
-      blobs_deleted: report.blobs, bytes_freed: report.blobBytes, failed_jobs_deleted: report.failedJobIds.length,
-    };
+    if (report.maintenanceError) deps.logger.error("storage maintenance after the retention purge failed", { job: job.id, error: report.maintenanceError });
+    result = purgeSummary(report);
   } catch (err) {
     deps.logger.error("retention purge failed", { job: job.id, error: describeError(err) });
-    const reason = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
-    end = { outcome: "error", retrying: false, message: `the retention purge failed: ${reason.slice(0, 500)}` };
+    end = { outcome: "error", retrying: false, message: `the retention purge failed: ${failureReason(err).slice(0, 500)}` };
     result = {};
   }
   const { recorded, retrying } = await completeJob(deps.db, job, deps.owner, { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } }, deps.clock.now());

@@ -6,7 +6,7 @@ import { settleFinishedRuns } from "../src/jobs/queue.ts";
 import type { Logger } from "../src/logger.ts";
 import { dueSlots, hasDueSlot } from "../src/modules/tasks/cron.ts";
 import { startTaskRun, type Task, type TaskRun } from "../src/modules/tasks/start-run.ts";
-import { describeError } from "./download.ts";
+import { describeError } from "./errors.ts";
 
 export type SchedulerDeps = { db: Db; clock: Clock; logger: Logger };
 

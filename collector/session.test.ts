@@ -107,18 +107,17 @@ describe("ShellSession", () => {
     expect(await session.run("show tech").catch((e) => e)).toMatchObject({ outcome: "error", message: expect.stringMatching(/exceeded/) });
   });
 
-  it("reads a long output in time proportional to its size", async () => {
+  it("reads a 24 MB output whole, in chunks", async () => {
     let listener: (chunk: string) => void = () => {};
     const channel: Channel = { write() {}, onData: (l) => void (listener = l), onClose() {} };
     const session = new ShellSession(channel, ios, { idleTimeoutMs: 5000, maxOutputBytes: 32 * 1024 * 1024 });
     const pending = session.expectPrompt();
     const block = " description access port\r\n".repeat(2000);
-    const started = performance.now();
-    // 24 MB in 48 KB chunks: appending to one string and searching it for the last newline took seconds here.
+    // 24 MB in 48 KB chunks. (Appending to one string and searching it all for the last newline on each chunk
+    // took seconds here: that regression shows as this test's timeout, speed itself is bench:collect's to measure.)
     for (let i = 0; i < 500; i++) listener(block);
     listener("r1#");
     const before = await pending;
-    expect(performance.now() - started).toBeLessThan(1500);
     expect(before.length).toBe(block.length * 500);
   });
 

@@ -1,5 +1,6 @@
 import { claimNextJob, completeJob, extendLease, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
-import { describeError, runDownloadJob, type DownloadDeps } from "./download.ts";
+import { runDownloadJob, type DownloadDeps } from "./download.ts";
+import { describeError } from "./errors.ts";
 import { runPurgeJob } from "./purge-job.ts";
 
 export type WorkerOptions = {

@@ -2,10 +2,13 @@ import { inArray } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { ApiError } from "./errors.ts";
 
-/** List filter values that must be ids; parseListQuery turns the ApiError into a 422 under the filter's name. */
+/**
+ * List filter values that must be ids; parseListQuery turns the ApiError into a 422 under the filter's name.
+ * At most 15 digits: every id fits, and a longer number would reach SQLite as a rounded or infinite float.
+ */
 export function wholeNumbers(key: string, values: string[]): number[] {
   return values.map((v) => {
-    if (!/^\d+$/.test(v)) throw new ApiError(422, `${key} values must be whole numbers; '${v}' is not`);
+    if (!/^\d{1,15}$/.test(v)) throw new ApiError(422, `${key} values must be whole numbers of at most 15 digits; '${v.slice(0, 40)}' is not`);
     return Number(v);
   });
 }

@@ -62,6 +62,10 @@ export const pathIds = <const N extends string>(name: N) =>
       .openapi({ param: { name, in: "path" }, example: 1 }),
   } as Record<N, z.ZodCoercedNumber<unknown>>);
 
+/** A query flag: "true" or "false" (a query string has no booleans). */
+export const trueOrFalse = (description: string) =>
+  z.enum(["true", "false"], { error: "must be true or false" }).optional().openapi({ description, example: "true" });
+
 export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
   body: { required: true, description, content: { "application/json": { schema } } },
 });

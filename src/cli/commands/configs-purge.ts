@@ -14,6 +14,7 @@ export const configsPurgeCommand = defineCommand({
       const m = report.maintenance;
       io.print(`Storage maintenance: ${m.commonGramsAdded} index tokens newly common, ${m.seriesReindexed} device commands reindexed, ${m.pagesFreed} free pages released.`);
     }
+    if (report.maintenanceError) io.print(`Storage maintenance failed (the purge itself is done): ${report.maintenanceError}`);
     if (keepDays === null && keepVersions === null) {
       io.print("No retention policy is set, so nothing is purged; set one with PUT /api/v1/configs/retention-policy.");
       return;

@@ -73,7 +73,7 @@ describe("activity log: list and show", () => {
     for (const q of ["filter[password]=x", "sort=action", "fields=secret", "filter[user]=me", "filter[device]=1.5"]) {
       expect((await list(`?${q}`)).status, q).toBe(422);
     }
-    expect((await list("?filter[user]=me")).body.errors).toEqual({ "filter[user]": ["filter[user] values must be whole numbers; 'me' is not"] });
+    expect((await list("?filter[user]=me")).body.errors).toEqual({ "filter[user]": ["filter[user] values must be whole numbers of at most 15 digits; 'me' is not"] });
   });
 
   it("has no write routes", async () => {

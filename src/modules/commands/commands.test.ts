@@ -70,7 +70,7 @@ describe("commands", () => {
     expect(paged.body).toMatchObject({ data: [{ command: "show version" }], meta: { total: 2, last_page: 2 } });
     expect((await t.call("/api/v1/commands?filter[command]=show%20inventory", { token: admin })).body.data[0].id).toBe(a.id);
     expect((await t.call("/api/v1/commands?filter[category_id]=x", { token: admin })).body.errors["filter[category_id]"])
-      .toEqual(["filter[category_id] values must be whole numbers; 'x' is not"]);
+      .toEqual(["filter[category_id] values must be whole numbers of at most 15 digits; 'x' is not"]);
 
     const del = await t.call("/api/v1/commands/bulk", { method: "DELETE", token: admin, body: { ids: [a.id, b.id] } });
     expect(del.body.message).toBe("Deleted 2 commands; 3 category links removed");

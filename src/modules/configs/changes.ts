@@ -11,7 +11,7 @@ import { idFilter } from "../../http/filters.ts";
 import { listEnvelope, listEnvelopeSchema, listQuerySchema, parseListQuery, type ListQuery, type ListSpec } from "../../http/list.ts";
 import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
 import { CHANGE_FIELDS, ConfigChange, ConfigChangeWithDiff, type ConfigChangeOut } from "./schemas.ts";
-import { deviceTagFilter, timeBoundFilter } from "./service.ts";
+import { deviceNameFilter, deviceTagFilter, timeBoundFilter } from "./service.ts";
 import { readBlobs } from "./blobs.ts";
 import { changeDiff } from "./store.ts";
 
@@ -24,7 +24,7 @@ export const changeListSpec: ListSpec = {
   filters: {
     id: idFilter(configChanges.id, "id", "Change id"),
     device_id: idFilter(configChanges.deviceId, "device_id", "Device id"),
-    device_name: { describe: "Exact device name (any case)", build: (v) => inArray(lower(devices.name), v.map((s) => s.toLowerCase())) },
+    device_name: deviceNameFilter,
     device_tags: deviceTagFilter("Tag name (any case); a change matches if its device has any of them"),
     command: { describe: "Exact command", build: (v) => inArray(configChanges.command, v) },
     config_id: idFilter(configChanges.configId, "config_id", "The version the change produced"),

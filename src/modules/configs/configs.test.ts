@@ -80,8 +80,11 @@ describe("listing configurations", () => {
     const cases: [string, string, RegExp][] = [
       ["?filter[colour]=red", "filter[colour]", /not a filter here/],
       ["?filter[latest]=maybe", "filter[latest]", /true or false/],
-      ["?filter[date_from]=yesterday", "filter[date_from]", /must be a date/],
+      ["?filter[date_from]=yesterday", "filter[date_from]", /must be an ISO-8601 time/],
+      ["?filter[date_to]=2026-06-01%20(junk)", "filter[date_to]", /must be an ISO-8601 time/],
+      ["?filter[date_to]=2026-06-01T12:00", "filter[date_to]", /must be an ISO-8601 time/],
       ["?filter[download_status]=great", "filter[download_status]", /must be one of/],
+      [`?filter[device_id]=${"9".repeat(400)}`, "filter[device_id]", /whole numbers of at most 15 digits/],
       ["?sort=colour", "sort", /cannot use 'colour'/],
       ["?fields=colour", "fields", /unknown name colour/],
     ];

@@ -127,5 +127,8 @@ describe("diffing two versions", () => {
     expect(res.body.errors.from).toEqual(["from is required: the id of the old config version"]);
     expect((await diff(`from=${ids.v1}&to=999999`)).status).toBe(404);
     expect((await diff(`from=${ids.v1}&to=${ids.v2}&format=html`)).body.errors.format).toEqual(["format must be one of: json, unified"]);
+    const huge = await diff(`from=${"9".repeat(400)}&to=${ids.v2}`);
+    expect(huge.status).toBe(422);
+    expect(huge.body.errors.from).toEqual(["from must be a positive whole number of at most 15 digits"]);
   });
 });

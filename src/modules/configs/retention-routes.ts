@@ -1,7 +1,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/env.ts";
 import { ApiError } from "../../http/errors.ts";
-import { apiRoute, jsonBody, jsonResponse } from "../../http/route.ts";
+import { apiRoute, jsonBody, jsonResponse, trueOrFalse } from "../../http/route.ts";
 import { recordActivity } from "../activity/record.ts";
 import { getRetentionPolicy, purgeConfigs, serializePolicy, setRetentionPolicy, type PurgeReport } from "./retention.ts";
 
@@ -69,7 +69,7 @@ export const purgeConfigsRoute = apiRoute({
     "and failed download records older than keep_days. With dry_run=true nothing changes and the answer lists exactly what a real run would delete.",
   request: {
     query: z.object({
-      dry_run: z.enum(["true", "false"], { error: "must be true or false" }).optional().openapi({ description: "true: only list what would be deleted" }),
+      dry_run: trueOrFalse("true: only list what would be deleted"),
     }),
   },
   responses: { 200: jsonResponse(z.object({ data: PurgeResult }), "What was (or would be) deleted") },

@@ -16,6 +16,7 @@ import { deleteBlobs } from "./blobs.ts";
 import { maintainConfigStorage, type MaintenanceReport } from "./maintenance.ts";
 import { trimSeriesIndex } from "./search-reindex.ts";
 import { keepDiffsOfSuccessors } from "./change-diffs.ts";
+import { failureReason } from "../../error-reason.ts";
 
 export type RetentionPolicy = { keepDays: number | null; keepVersions: number | null; updatedAt: Date | null };
 
@@ -54,6 +55,8 @@ export type PurgeReport = {
   failedJobIds: number[];
   /** What storage maintenance did, after a system-wide real run. */
   maintenance?: MaintenanceReport;
+  /** Why that maintenance failed: the purge itself was committed before it started. */
+  maintenanceError?: string;
 };
 
 const chunks = <T>(items: T[]) => Array.from({ length: Math.ceil(items.length / CHUNK) }, (_, i) => items.slice(i * CHUNK, (i + 1) * CHUNK));
@@ -154,17 +157,25 @@ export async function purgeConfigs(
 
     if (!report.configs.length && !report.failedJobIds.length) return report;
     await recordActivity(tx, options.actor ?? { system: "retention" }, {
-      action: "configs.purge", subjectType: "config", subjectId: null,
-      after: {
-        keep_days: policy.keepDays, keep_versions: policy.keepVersions, configs_deleted: report.configs.length, changes_deleted: report.changes,
-        blobs_deleted: report.blobs, bytes_freed: report.blobBytes, failed_jobs_deleted: report.failedJobIds.length,
-      },
+      action: "configs.purge", subjectType: "config", subjectId: null, after: purgeSummary(report),
     }, now);
     return report;
   };
   if (options.dryRun) return run(db);
   const report = await db.transaction(run);
   // An API caller's purge (always scoped, even an admin's) answers without waiting for maintenance.
-  if (options.scope === undefined) report.maintenance = await maintainConfigStorage(db);
+  if (options.scope === undefined) {
+    try {
+      report.maintenance = await maintainConfigStorage(db);
+    } catch (err) {
+      report.maintenanceError = failureReason(err);
+    }
+  }
   return report;
 }
+
+/** What a purge did, as the activity log and the purge task's job record it. */
+export const purgeSummary = (report: PurgeReport) => ({
+  keep_days: report.policy.keepDays, keep_versions: report.policy.keepVersions, configs_deleted: report.configs.length,
+  changes_deleted: report.changes, blobs_deleted: report.blobs, bytes_freed: report.blobBytes, failed_jobs_deleted: report.failedJobIds.length,
+});

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { apiRoute, jsonResponse, MessageBody, pathIds } from "../../http/route.ts";
+import { apiRoute, jsonResponse, MessageBody, pathIds, trueOrFalse } from "../../http/route.ts";
 import { listEnvelopeSchema, listQuerySchema } from "../../http/list.ts";
 import { Config, ConfigDiff } from "./schemas.ts";
 import { configListSpec } from "./service.ts";
@@ -12,9 +12,6 @@ const textResponse = (description: string, headers?: Record<string, { descriptio
   headers,
   content: { "text/plain": { schema: z.string() } },
 });
-
-export const trueOrFalse = (description: string) =>
-  z.enum(["true", "false"], { error: "must be true or false" }).optional().openapi({ description, example: "true" });
 
 export const listConfigsRoute = apiRoute({
   method: "get", path: "/configs", operationId: "listConfigs", tag, ability: "configs.read",
@@ -30,7 +27,7 @@ export const DIFF_FORMATS = ["json", "unified"] as const;
 const configId = (role: string) =>
   z
     .string({ error: `is required: the id of the ${role} config version` })
-    .regex(/^[1-9][0-9]*$/, "must be a positive whole number")
+    .regex(/^[1-9][0-9]{0,14}$/, "must be a positive whole number of at most 15 digits")
     .transform(Number)
     .openapi({ description: `Id of the ${role} version`, example: role === "old" ? "41" : "42" });
 

@@ -1,7 +1,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/env.ts";
-import { apiRoute, jsonBody, jsonResponse } from "../../http/route.ts";
+import { apiRoute, jsonBody, jsonResponse, trueOrFalse } from "../../http/route.ts";
 import { listEnvelope, listEnvelopeSchema, MAX_PER_PAGE } from "../../http/list.ts";
 import { MAX_CONTEXT, SEARCH_FILTERS, searchConfigs, type SearchRequest, type SearchResult } from "./search.ts";
 
@@ -38,7 +38,6 @@ const SearchResponse = listEnvelopeSchema(SearchHit).extend({
 
 const int = (min: number, max: number) =>
   z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
-const flag = z.enum(["true", "false"], { error: "must be true or false" });
 const term = z.string().min(1, "must not be empty").max(500, "must be at most 500 characters");
 
 const options = {
@@ -53,11 +52,14 @@ const options = {
 };
 
 const SearchQuery = z.object({
-  q: z.union([term, z.array(term).max(10, "must be at most 10 terms")])
+  q: z.union([term, z.array(term).max(10, "must be at most 10 terms")], {
+    // A union names no reason of its own: say which rule the value broke.
+    error: (issue) => issue.input === undefined ? "is required: the text to look for" : Array.isArray(issue.input) ? "must be at most 10 terms" : undefined,
+  })
     .openapi({ description: "A term to look for; repeat q for several terms (at most 10)", example: "10.255.0.14" }),
-  regex: flag.optional().openapi({ description: "true: terms are JavaScript regular expressions (default false: plain text)" }),
-  case_sensitive: flag.optional().openapi({ description: "true: letters must match in case (default false)" }),
-  latest_only: flag.optional().openapi({ description: "false: search every stored version, not only the latest of each device and command (default true)" }),
+  regex: trueOrFalse("true: terms are JavaScript regular expressions (default false: plain text)"),
+  case_sensitive: trueOrFalse("true: letters must match in case (default false)"),
+  latest_only: trueOrFalse("false: search every stored version, not only the latest of each device and command (default true)"),
   perPage: int(1, MAX_PER_PAGE).optional().openapi({ description: "Alias of per_page" }),
   ...options,
   ...Object.fromEntries(Object.entries(SEARCH_FILTERS).map(([name, f]) => [`filter[${name}]`, z.string().optional().openapi({ description: `${f.describe}; comma-separated values match any` })])),

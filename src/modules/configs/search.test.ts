@@ -335,7 +335,11 @@ describe("configuration search", () => {
     const unknown = await t.call("/api/v1/configs/search?q=vlan&filter[colour]=red", { token });
     expect(unknown.status).toBe(422);
     expect(unknown.body.errors).toHaveProperty(["filter[colour]"]);
-    expect((await t.call("/api/v1/configs/search", { token })).status).toBe(422);
+    const missing = await t.call("/api/v1/configs/search", { token });
+    expect(missing.status).toBe(422);
+    expect(missing.body.errors.q).toEqual(["q is required: the text to look for"]);
+    const tooMany = await t.call(`/api/v1/configs/search?${Array.from({ length: 11 }, (_, i) => `q=term${i}`).join("&")}`, { token });
+    expect(tooMany.body.errors.q).toEqual(["q must be at most 10 terms"]);
   });
 
   it("shows only devices in the token owner's scope", async () => {

@@ -9,7 +9,7 @@ import type { DbOrTx } from "../../db/client.ts";
 import { configs, devices } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
-import { configListSpec } from "./service.ts";
+import { configListSpec, isLatestVersion } from "./service.ts";
 import { readBlobRuns } from "./blobs.ts";
 import type { LineSource, RunText } from "./line-runs.ts";
 import { TextCache } from "./text-cache.ts";
@@ -227,8 +227,6 @@ async function lookUpSeries(db: DbOrTx, terms: Term[], req: SearchRequest): Prom
 const inSeries = (series: Set<string>) =>
   sql`(${configs.deviceId}, ${configs.command}) in (select value ->> 0, value ->> 1 from json_each(${`[${[...series].join(",")}]`}))`;
 
-const isLatest = sql<number>`${configs.version} = (select max(c2.version) from ${configs} c2 where c2.device_id = ${configs.deviceId} and c2.command = ${configs.command})`;
-
 function filterConditions(filter: Record<string, string[]>, bag: FieldErrorBag): SQL[] {
   const out: SQL[] = [];
   for (const [name, values] of Object.entries(filter)) {
@@ -337,7 +335,7 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
     .select({ id: configs.id, blobHash: configs.blobHash })
     .from(configs)
     .innerJoin(devices, eq(devices.id, configs.deviceId))
-    .where(and(deviceScopeCondition(scope), req.latestOnly ? isLatest : undefined, narrowing, ...conditions))
+    .where(and(deviceScopeCondition(scope), req.latestOnly ? isLatestVersion : undefined, narrowing, ...conditions))
     .orderBy(asc(sql`lower(${devices.name})`), asc(devices.id), asc(configs.command), desc(configs.version))
     .limit(limit + 1);
   if (candidates.length > limit) {
@@ -374,7 +372,7 @@ async function pageHits(db: DbOrTx, page: { id: number; lines: string[]; matched
   const rows = await db
     .select({
       id: configs.id, deviceId: configs.deviceId, deviceName: devices.name, command: configs.command, version: configs.version,
-      firstSeenAt: configs.firstSeenAt, lastSeenAt: configs.lastSeenAt, latest: isLatest,
+      firstSeenAt: configs.firstSeenAt, lastSeenAt: configs.lastSeenAt, latest: isLatestVersion,
     })
     .from(configs)
     .innerJoin(devices, eq(devices.id, configs.deviceId))

@@ -4,7 +4,7 @@ import type { Db, DbOrTx } from "../../db/client.ts";
 import { configChanges, configs, deviceTags, devices, JOB_OUTCOMES, jobs, tags, vendors, type JobOutcome } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError } from "../../http/errors.ts";
-import { idFilter } from "../../http/filters.ts";
+import { idFilter, instantValue } from "../../http/filters.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
 import { CONFIG_FIELDS, type ConfigOut } from "./schemas.ts";
@@ -27,21 +27,16 @@ export const deviceTagFilter = (describe: string) => ({
     ),
 });
 
-/** A time bound: a date (the day's start, or its end for an upper bound) or an ISO-8601 time. */
+export const deviceNameFilter = { describe: "Exact device name (any case)", build: (v: string[]) => inArray(lower(devices.name), v.map((s) => s.toLowerCase())) };
+
+/** A time bound: an ISO-8601 instant (instantValue); a date alone is the day's start, or its end for an upper bound. */
 export function timeBoundFilter(column: SQLiteColumn, name: string, bound: "from" | "to", describe: string) {
   return {
     describe,
     build: (values: string[]) => {
-      const key = `filter[${name}]`;
-      if (values.length !== 1) throw new ApiError(422, `${key} takes one value`);
-      const value = values[0]!;
-      const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
-      const time = new Date(dateOnly ? `${value}T00:00:00Z` : value);
-      if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(time.getTime())) {
-        throw new ApiError(422, `${key} must be a date (2026-06-01) or an ISO-8601 time (2026-06-01T12:00:00Z)`);
-      }
-      if (bound === "from") return sql`${column} >= ${time.getTime()}`;
-      return dateOnly ? sql`${column} < ${time.getTime() + 86_400_000}` : sql`${column} <= ${time.getTime()}`;
+      const time = instantValue(name, values).getTime();
+      if (bound === "from") return sql`${column} >= ${time}`;
+      return /^\d{4}-\d{2}-\d{2}$/.test(values[0]!) ? sql`${column} < ${time + 86_400_000}` : sql`${column} <= ${time}`;
     },
   };
 }
@@ -51,7 +46,7 @@ export const configListSpec: ListSpec = {
   filters: {
     id: idFilter(configs.id, "id", "Config id"),
     device_id: idFilter(configs.deviceId, "device_id", "Device id"),
-    device_name: { describe: "Exact device name (any case)", build: (v) => inArray(lower(devices.name), v.map((s) => s.toLowerCase())) },
+    device_name: deviceNameFilter,
     command: { describe: "Exact command, e.g. show running-config", build: (v) => inArray(configs.command, v) },
     device_category_id: idFilter(devices.categoryId, "device_category_id", "The device's category id"),
     device_tags: deviceTagFilter("Tag name (any case); a config matches if its device has any of them"),

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { configBlobs, configChanges, configs, devices } from "../../db/schema/index.ts";
-import { MAX_CHAIN, readBlobs } from "./blobs.ts";
+import { MAX_CHAIN, putWholeBlob, readBlobs } from "./blobs.ts";
 import { readBlob, storeConfig } from "./store.ts";
-import { normalizeConfigText } from "./text.ts";
+import { normalizeConfigText, sha256Hex } from "./text.ts";
 
 let t: TestContext;
 let deviceA: number;
@@ -164,5 +164,18 @@ describe("older versions as reverse deltas", () => {
     const failure = await t.db.delete(configBlobs).where(eq(configBlobs.hash, hashes[1]!)).then(() => null, (e: Error) => e);
     expect(String((failure?.cause as Error | undefined)?.message)).toMatch(/FOREIGN KEY/);
     expect(await readBlob(t.db, hashes[0]!)).toBe(series("delta-fk", 2)[0]);
+  });
+
+  it("a text stored before today's normalising (a leading blank line, as older releases kept) is not a new version", async () => {
+    // As an older release stored it: the blank line IOS leaves after 'Building configuration...'.
+    const old = `\n${base}\n`;
+    const hash = await sha256Hex(old);
+    await putWholeBlob(t.db, { hash, text: old, size: old.length, now: day(1) });
+    await t.db.insert(configs).values({
+      deviceId: deviceB, command: "show old-release", version: 1, blobHash: hash, significantHash: await sha256Hex(significant(old)),
+      lines: 7, size: old.length, firstSeenAt: day(1), lastSeenAt: day(1),
+    });
+    const res = await storeConfig(t.db, { deviceId: deviceB, command: "show old-release", text: base, significant, trigger: "schedule", jobId: null, now: day(2) });
+    expect(res).toMatchObject({ version: 1, changed: false });
   });
 });

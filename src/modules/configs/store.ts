@@ -77,10 +77,10 @@ export async function storeConfig(
     return { configId: latest!.id, version: latest!.version, changed: false };
   };
   if (latest && latest.significantHash === significantHash) return seenAgain();
-  // The volatile-line rules (template filters, compare exclusions) may have changed since the latest version
-  // was stored: what counts is whether it differs from this text under today's rules.
+  // The volatile-line rules (template filters, compare exclusions) and the normalising may have changed since the
+  // latest version was stored: what counts is whether it differs from this text under today's rules.
   const previous = latest ? await readBlob(tx, latest.blobHash) : "";
-  if (latest && (await sha256Hex(input.significant(previous))) === significantHash) return seenAgain();
+  if (latest && (await sha256Hex(input.significant(normalizeConfigText(previous)))) === significantHash) return seenAgain();
 
   const hash = await sha256Hex(text);
   const size = new TextEncoder().encode(text).length;

@@ -1,7 +1,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/env.ts";
 import { listQuerySchema, parseListQuery } from "../../http/list.ts";
-import { apiRoute, ErrorBody, jsonResponse } from "../../http/route.ts";
+import { apiRoute, ErrorBody, jsonResponse, trueOrFalse } from "../../http/route.ts";
 import { parseCsvTable, TAG_SEPARATOR } from "./csv.ts";
 import { MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, planCsvImport, readCsvUpload } from "./csv-import.ts";
 import { EXPORT_FORMATS, exportStream } from "./export.ts";
@@ -63,8 +63,7 @@ export const importDevicesRoute = apiRoute({
     `Limits: ${MAX_IMPORT_BYTES / 1024 / 1024} MB and ${MAX_IMPORT_ROWS} rows (413 beyond).`,
   request: {
     query: z.object({
-      dry_run: z.enum(["true", "false"], { error: "must be true or false" }).optional()
-        .openapi({ description: "true: check every row and report, changing nothing", example: "true" }),
+      dry_run: trueOrFalse("true: check every row and report, changing nothing"),
     }),
     body: {
       required: true,
