@@ -152,7 +152,8 @@ try {
         name: phase.label, concurrency: run.concurrency, devices: run.devices, ms: run.elapsedMs, sessionMs: run.jobMs, peakRssKb: run.peakRssKb, cpuSeconds: run.cpuSeconds,
         deviceCpuSeconds: deviceCpu, note: `peak ${run.peakRunning} jobs running, RSS ${mb(run.idleRssKb).toFixed(0)} MB idle`,
       });
-      console.log(`${phase.label}: outcomes ${JSON.stringify(run.outcomes)}, ${run.storedConfigs} running configs stored, ${(run.avgConfigBytes / 1024).toFixed(1)} KB each`);
+      console.log(`${phase.label}: outcomes ${JSON.stringify(run.outcomes)}, ${run.storedConfigs} running configs stored, ${(run.avgConfigBytes / 1024).toFixed(1)} KB each; ` +
+        `search index caught up ${(run.indexCatchUpMs / 1000).toFixed(1)} s after the last job (${run.indexCpuSeconds.toFixed(1)} CPU s)`);
       if (run.failures.length) problems.push(`${phase.label}: ${run.devices - (run.outcomes.success ?? 0) - (run.outcomes.unchanged ?? 0)} jobs failed, e.g. ${run.failures.join("; ")}`);
       if (run.storedConfigs !== run.devices) problems.push(`${phase.label}: ${run.storedConfigs} running configs stored for ${run.devices} devices`);
     }

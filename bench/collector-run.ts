@@ -49,6 +49,9 @@ export type CollectorRun = {
   avgConfigBytes: number;
   /** Each job's duration_ms (claim to stored), as the collector recorded it. */
   jobMs: number[];
+  /** From the last job finished until the collector had indexed every version the run stored, and the CPU it took. */
+  indexCatchUpMs: number;
+  indexCpuSeconds: number;
 };
 
 /** A fresh database holding the devices (one per port) and a queued download for each. */
@@ -106,6 +109,16 @@ export async function runCollector(options: { dir: string; ports: number[]; conc
       }
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
+    // The collector indexes what it stored in its spare time (collector/indexer.ts): wait for that too.
+    const jobsDone = performance.now();
+    for (;;) {
+      const [queue] = await db.all<{ n: number }>(sql`select count(*) as n from config_search_pending`);
+      if (!Number(queue!.n)) break;
+      if (Date.now() > deadline) throw new Error(`the collector left ${queue!.n} versions unindexed`);
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+    const indexed = sampleProcess(collector.pid) ?? last;
+    const indexCatchUpMs = performance.now() - jobsDone;
     const [window] = await db
       .select({ first: sql<number>`min(${jobs.startedAt})`.mapWith(Number), last: sql<number>`max(${jobs.finishedAt})`.mapWith(Number) })
       .from(jobs);
@@ -135,6 +148,8 @@ export async function runCollector(options: { dir: string; ports: number[]; conc
       storedConfigs: stored!.n,
       avgConfigBytes: stored!.avg,
       jobMs: durations.map((d) => d.ms),
+      indexCatchUpMs,
+      indexCpuSeconds: indexed.cpuSeconds - last.cpuSeconds,
     };
   } finally {
     // A clean exit (SIGTERM) lets --cpu-prof write its profile.

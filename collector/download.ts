@@ -5,7 +5,7 @@ import { commandCategories, commands, credentials, devices, templates } from "..
 import type { JobOutcome } from "../src/db/schema/index.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import type { Logger } from "../src/logger.ts";
-import { markLatestSeen, storeConfig } from "../src/modules/configs/store.ts";
+import { markLatestSeen, storeConfigs } from "../src/modules/configs/store.ts";
 import { loadCompareExclusions } from "../src/modules/configs/exclusions.ts";
 import { normalizeConfigText } from "../src/modules/configs/text.ts";
 import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
@@ -98,7 +98,8 @@ async function runShell(session: ShellSession, plan: Plan): Promise<Map<string, 
   if (template.enable && login.enablePassword) await session.enable(login.enablePassword);
   for (const line of template.setup) await session.run(line);
   const outputs = new Map<string, string>();
-  for (const command of plan.commands) outputs.set(command, normalizeConfigText(await session.run(command)));
+  // The session's output is rendered as a terminal shows it: one line ending, no trailing blanks (terminal.ts).
+  for (const command of plan.commands) outputs.set(command, await session.run(command));
   for (const line of template.teardown) session.send(line);
   return outputs;
 }
@@ -226,20 +227,15 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
     const template = plan.template;
     const now = deps.clock.now();
     return await deps.db.transaction(async (tx): Promise<JobEnd> => {
-      let changed = 0;
-      let bytes = 0;
-      const configIds: number[] = [];
       const exclusions = await loadCompareExclusions(tx);
-      for (const [command, output] of outputs) {
-        const text = storedText(output, template);
-        bytes += new TextEncoder().encode(text).length;
-        const stored = await storeConfig(tx, {
-          deviceId: plan!.device.id, command, text, significant: (t) => exclusions.strip(command, comparableText(t, template)),
-          trigger: job.trigger, jobId: job.id, now,
-        });
-        configIds.push(stored.configId);
-        if (stored.changed) changed++;
-      }
+      const texts = [...outputs].map(([command, output]) => ({ command, text: storedText(output, template) }));
+      const stored = await storeConfigs(tx, {
+        deviceId: plan!.device.id, outputs: texts, significant: (command, t) => exclusions.strip(command, comparableText(t, template)),
+        trigger: job.trigger, jobId: job.id, now,
+      });
+      const bytes = texts.reduce((sum, t) => sum + new TextEncoder().encode(t.text).length, 0);
+      const configIds = stored.map((s) => s.configId);
+      const changed = stored.filter((s) => s.changed).length;
       const end = {
         outcome: changed ? "success" as const : "unchanged" as const,
         message: changed ? `${changed} of ${outputs.size} command outputs changed` : "no configuration change",

@@ -8,6 +8,7 @@ import { openServices } from "../src/runtime/services.ts";
 import { AppKeyError } from "../src/secrets/box.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
 import { startScheduler } from "./scheduler.ts";
+import { DEFAULT_INDEXER_OPTIONS, startSearchIndexer } from "./indexer.ts";
 
 // Hundreds of sessions each leave ~100 KB strings behind them, and V8's default lets the heap double past what
 // is live before a full collection: at 500 sessions that was 430-490 MB of mostly garbage. Growing by 40% keeps
@@ -34,6 +35,7 @@ async function main() {
   });
   // Every collector schedules: task runs are keyed by (task, slot) in the database, so only one starts each.
   const scheduler = startScheduler({ db, clock: systemClock, logger });
+  const indexer = startSearchIndexer({ db, logger }, { ...DEFAULT_INDEXER_OPTIONS, busy: () => worker.active * 2 > config.collectorConcurrency });
   logger.info("collector started", { owner, concurrency: config.collectorConcurrency });
 
   let stopping = false;
@@ -42,6 +44,7 @@ async function main() {
     stopping = true;
     logger.info("collector stopping; finishing the jobs in hand", { active: worker.active });
     await scheduler.stop();
+    await indexer.stop();
     await worker.stop();
     client.close();
     process.exit(0);

@@ -7,6 +7,7 @@ import type { Logger } from "../src/logger.ts";
 import { dueSlots, hasDueSlot } from "../src/modules/tasks/cron.ts";
 import { startTaskRun, type Task, type TaskRun } from "../src/modules/tasks/start-run.ts";
 import { describeError } from "./errors.ts";
+import { wakeableSleep } from "./wakeable-sleep.ts";
 
 export type SchedulerDeps = { db: Db; clock: Clock; logger: Logger };
 
@@ -75,8 +76,7 @@ export async function scheduleDueRuns(deps: SchedulerDeps, options: SchedulerOpt
 /** Runs scheduleDueRuns every intervalMs until stopped. */
 export function startScheduler(deps: SchedulerDeps, options: SchedulerOptions = DEFAULT_SCHEDULER_OPTIONS) {
   let running = true;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let wake: (() => void) | undefined;
+  const pause = wakeableSleep();
   const loop = (async () => {
     while (running) {
       try {
@@ -85,18 +85,14 @@ export function startScheduler(deps: SchedulerDeps, options: SchedulerOptions = 
         deps.logger.error("scheduler pass failed; retrying", { error: describeError(err) });
       }
       if (!running) break;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        timer = setTimeout(resolve, options.intervalMs);
-      });
+      await pause.sleep(options.intervalMs);
     }
   })();
   return {
     /** Stops after the pass in hand. */
     async stop(): Promise<void> {
       running = false;
-      clearTimeout(timer);
-      wake?.();
+      pause.wake();
       await loop;
     },
   };

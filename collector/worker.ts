@@ -2,6 +2,7 @@ import { claimNextJob, completeJob, extendLease, requeueExpiredLeases, type Job 
 import { runDownloadJob, type DownloadDeps } from "./download.ts";
 import { describeError } from "./errors.ts";
 import { runPurgeJob } from "./purge-job.ts";
+import { wakeableSleep } from "./wakeable-sleep.ts";
 
 export type WorkerOptions = {
   /** Sessions at once; COLLECTOR_CONCURRENCY. */
@@ -16,21 +17,13 @@ export type WorkerOptions = {
 
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 50, pollIntervalMs: 1000, leaseMs: 60_000, jobTimeLimitMs: 10 * 60_000 };
 
-const sleep = (ms: number, wake: { fn?: () => void }) => new Promise<void>((r) => {
-  const timer = setTimeout(r, ms);
-  wake.fn = () => {
-    clearTimeout(timer);
-    r();
-  };
-});
-
 /**
  * Claims jobs while it has free slots, runs each with a heartbeat that keeps its lease and a watchdog that
  * aborts it at the time limit, and puts back in the queue the jobs of collectors that stopped heartbeating.
  */
 export function startWorker(deps: DownloadDeps, options: WorkerOptions) {
   const active = new Set<Promise<void>>();
-  const wake: { fn?: () => void } = {};
+  const pause = wakeableSleep();
   let running = true;
   let lastRequeue = 0;
 
@@ -76,14 +69,14 @@ export function startWorker(deps: DownloadDeps, options: WorkerOptions) {
           if (!job) break;
           const task: Promise<void> = run(job).finally(() => {
             active.delete(task);
-            wake.fn?.();
+            pause.wake();
           });
           active.add(task);
         }
       } catch (err) {
         deps.logger.error("collector loop error; retrying", { error: describeError(err) });
       }
-      if (running) await sleep(options.pollIntervalMs, wake);
+      if (running) await pause.sleep(options.pollIntervalMs);
     }
   })();
 
@@ -94,7 +87,7 @@ export function startWorker(deps: DownloadDeps, options: WorkerOptions) {
     /** Stops claiming, then waits for the jobs in hand (their leases expire if the process is killed first). */
     async stop(): Promise<void> {
       running = false;
-      wake.fn?.();
+      pause.wake();
       await loop;
       await Promise.allSettled([...active]);
     },

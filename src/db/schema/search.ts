@@ -1,5 +1,6 @@
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { timestamp } from "./columns.ts";
+import { configs } from "./configs.ts";
 import { devices } from "./devices.ts";
 
 /**
@@ -20,6 +21,18 @@ export const configSearchDocs = sqliteTable("config_search_docs", {
   // By device alone: a device has few documents, and the command would be stored again in every entry.
   index("config_search_docs_device_idx").on(t.deviceId),
 ]);
+
+/**
+ * Stored versions not yet in the search index. Storing a version only queues it here: building its document costs
+ * more than the rest of storing it, so the collector indexes the queue in batches when it has time
+ * (search-index.ts). Until then search treats the version's series as a candidate and reads its text, so a queued
+ * version is found all the same. Deleting the version takes its row with it.
+ */
+export const configSearchPending = sqliteTable("config_search_pending", {
+  configId: integer("config_id").primaryKey().references(() => configs.id, { onDelete: "cascade" }),
+  deviceId: integer("device_id").notNull(),
+  command: text("command").notNull(),
+});
 
 /**
  * Tokens of the search index that nearly every series holds (search-common-grams.ts): documents leave them out

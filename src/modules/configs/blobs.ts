@@ -151,13 +151,24 @@ export async function readBlob(db: DbOrTx, hash: string): Promise<string> {
   return text;
 }
 
-/** Stores a new text whole, or makes an existing one whole: the latest version's text is whole and may be a base. */
-export async function putWholeBlob(tx: DbOrTx, input: { hash: string; text: string; size: number; now: Date }): Promise<void> {
-  const [existing] = await tx.select({ encoding: configBlobs.encoding }).from(configBlobs).where(eq(configBlobs.hash, input.hash));
-  if (existing?.encoding === "gzip") return;
-  const content = asContent(await gzipText(input.text));
-  if (existing) await tx.update(configBlobs).set({ encoding: "gzip", baseHash: null, content }).where(eq(configBlobs.hash, input.hash));
-  else await tx.insert(configBlobs).values({ hash: input.hash, encoding: "gzip", content, size: input.size, createdAt: input.now });
+/**
+ * Stores new texts whole, or makes existing ones whole: the latest version's text is whole and may be a base.
+ * New texts go in one statement, compressed at once (zlib's thread pool compresses them side by side).
+ */
+export async function putWholeBlobs(tx: DbOrTx, blobs: readonly { hash: string; text: string; size: number }[], now: Date): Promise<void> {
+  const byHash = new Map(blobs.map((b) => [b.hash, b]));
+  if (!byHash.size) return;
+  const existing = new Map(
+    (await tx.select({ hash: configBlobs.hash, encoding: configBlobs.encoding }).from(configBlobs).where(inArray(configBlobs.hash, [...byHash.keys()])))
+      .map((r) => [r.hash, r.encoding]),
+  );
+  const writing = [...byHash.values()].filter((b) => existing.get(b.hash) !== "gzip");
+  const contents = await Promise.all(writing.map(async (b) => asContent(await gzipText(b.text))));
+  const inserts = writing.flatMap((b, i) => (existing.has(b.hash) ? [] : [{ hash: b.hash, encoding: "gzip" as const, content: contents[i]!, size: b.size, createdAt: now }]));
+  if (inserts.length) await tx.insert(configBlobs).values(inserts);
+  for (const [i, b] of writing.entries()) {
+    if (existing.has(b.hash)) await tx.update(configBlobs).set({ encoding: "gzip", baseHash: null, content: contents[i]! }).where(eq(configBlobs.hash, b.hash));
+  }
 }
 
 /** `text` as a gzipped delta against `base`, when that rebuilds it exactly in fewer than `limit` bytes. */
@@ -183,7 +194,7 @@ async function dependentHeight(db: DbOrTx, hash: string): Promise<number> {
 }
 
 /**
- * A series moved on from `previous` to `next` (whole, see putWholeBlob): the previous text becomes a delta
+ * A series moved on from `previous` to `next` (whole, see putWholeBlobs): the previous text becomes a delta
  * against the next one. It stays as it is when it is already a delta (it is an older version elsewhere too) or
  * when the chains through it would grow past MAX_CHAIN (it starts a new chain).
  */

@@ -7,6 +7,7 @@ import { maintainConfigStorage, MIN_SERIES } from "./maintenance.ts";
 import { purgeConfigs } from "./retention.ts";
 import { commonGrams } from "./search-common-grams.ts";
 import { storeConfig } from "./store.ts";
+import { indexAllPending } from "./search-index.ts";
 
 const rnd = mulberry32(11);
 const int = (n: number) => Math.floor(rnd() * n);
@@ -39,6 +40,7 @@ beforeAll(async () => {
       await storeConfig(t.db, { deviceId: id, command: "show running-config", text: config(d, v), significant: (s) => s, trigger: "schedule", jobId: null, now: new Date(now.getTime() + v * 86_400_000) });
     }
   }
+  await indexAllPending(t.db);
 });
 afterAll(() => t?.close());
 

@@ -2,6 +2,7 @@
  * Storage maintenance, as `git gc` is for a repository: the system-wide purge (the nightly retention task and
  * `svc configs:purge`) runs it after purging, and `svc configs:reindex` with a full rebuild. Each step is safe
  * while collectors store and searches run:
+ * 0. Versions still queued for the index are indexed (a collector does it in its spare time; this makes sure).
  * 1. Tokens nearly every series' index documents hold become common (search-common-grams.ts); when the list
  *    grows, every series' documents are rebuilt without them, one series per transaction.
  * 2. The index's segments are merged into one (FTS5 'optimize'), which also drops what deletions left behind.
@@ -13,6 +14,7 @@ import type { Db } from "../../db/client.ts";
 import { configSearchDocs } from "../../db/schema/index.ts";
 import { addCommonGrams } from "./search-common-grams.ts";
 import { reindexAllConfigs } from "./search-reindex.ts";
+import { indexAllPending } from "./search-index.ts";
 
 /** Below this many series there is too little to tell common tokens by, and too little index to matter. */
 export const MIN_SERIES = 100;
@@ -56,6 +58,7 @@ async function releaseFreePages(db: Db): Promise<number> {
 }
 
 export async function maintainConfigStorage(db: Db, options: { reindex?: boolean } = {}): Promise<MaintenanceReport> {
+  await indexAllPending(db);
   const commonGramsAdded = await learnCommonGrams(db);
   const rebuilt = commonGramsAdded || options.reindex ? await reindexAllConfigs(db) : { series: 0, versions: 0 };
   await db.run(sql`insert into config_search (config_search) values ('optimize')`);

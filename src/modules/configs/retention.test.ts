@@ -4,6 +4,7 @@ import { createTestContext, manualClock, type TestContext } from "../../../test/
 import { configBlobs, configChanges, configs, configSearchDocs, deviceTags, devices, jobs, tags, taskRunItems, taskRuns, tasks, type JobOutcome } from "../../db/schema/index.ts";
 import { readBlob, storeConfig } from "./store.ts";
 import { purgeConfigs } from "./retention.ts";
+import { indexAllPending } from "./search-index.ts";
 
 const DAY = 86_400_000;
 const start = new Date("2026-01-01T00:00:00Z");
@@ -72,6 +73,8 @@ beforeAll(async () => {
   const [run] = await t.db.insert(taskRuns).values({ taskId: task!.id, taskType: "download_all", trigger: "schedule", scheduledFor: at(30), startedAt: at(30), finishedAt: at(30) }).returning({ id: taskRuns.id });
   runId = run!.id;
   await t.db.insert(taskRunItems).values({ runId, deviceId: b, deviceName: "purge-dev-1", jobId: await job(b, "timeout", 30) });
+  // As a collector would have by the time anything is old enough to purge.
+  await indexAllPending(t.db);
 });
 afterAll(() => t.close());
 

@@ -4,6 +4,7 @@ import { createTestContext, type TestContext } from "../../../test/helpers/app.t
 import { categories, configSearchDocs, deviceTags, devices, tags, vendors } from "../../db/schema/index.ts";
 import { storeConfig } from "./store.ts";
 import { reindexAllConfigs } from "./search-reindex.ts";
+import { indexPendingVersions } from "./search-index.ts";
 import { regexLiterals } from "./search-literals.ts";
 import { addCommonGrams, commonGrams, NO_COMMON_GRAMS } from "./search-common-grams.ts";
 import { gramDocument } from "./search-grams.ts";
@@ -227,6 +228,26 @@ describe("configuration search", () => {
   it("stores enough history to tell latest from all versions", () => {
     expect(stored.length).toBeGreaterThan(40);
     expect(new Set(stored.map((s) => `${s.deviceId}/${s.command}`)).size).toBeLessThan(stored.length);
+  });
+
+  it("finds versions still queued for the index, and finds the same while and after they are indexed", async () => {
+    const queued = async () => Number((await t.db.all<{ n: number }>(sql`select count(*) as n from config_search_pending`))[0]!.n);
+    expect(await queued()).toBe(stored.length);
+    const rare = { terms: ["Secret-RO"], latest_only: false };
+    // Every series has a queued version: each is a candidate, read and checked.
+    expect((await search(rare)).body.search).toEqual({ index_used: true, configs_checked: stored.length });
+    expect(await plainTermFailures(30)).toEqual([]);
+    // Oldest first, a few at a time, as a collector does between downloads: half indexed is still whole.
+    let batches = 0;
+    while (await indexPendingVersions(t.db, Math.ceil(stored.length / 5))) {
+      batches++;
+      expect(await plainTermFailures(6)).toEqual([]);
+      expect(await patternFailures()).toEqual([]);
+    }
+    expect(batches).toBe(5);
+    expect(await queued()).toBe(0);
+    const docs = await t.db.all<{ n: number; versions: number }>(sql`select count(*) as n, count(distinct config_id) as versions from config_search_docs`);
+    expect(docs.map((d) => [Number(d.n), Number(d.versions)])).toEqual([[stored.length, stored.length]]);
   });
 
   it("finds exactly what a line-by-line scan finds, for plain terms of every length, case and mode", async () => {

@@ -183,10 +183,14 @@ function indexQuery(literals: string[][], caseSensitive: boolean, common: Common
 
 const seriesKey = (deviceId: number, command: string) => JSON.stringify([deviceId, command]);
 
-/** Series (device, command) whose index documents hold what a term needs, as seriesKey()s. */
+/**
+ * Series (device, command) whose index documents hold what a term needs, as seriesKey()s, and every series with
+ * a version still queued for the index (search-index.ts), whose text only reading can tell.
+ */
 async function seriesMatching(db: DbOrTx, query: string): Promise<Set<string>> {
-  const rows = await db.all<{ device_id: number; command: string }>(
-    sql`select distinct d.device_id, d.command from config_search_docs d where d.id in (select rowid from config_search where config_search match ${query})`);
+  const rows = await db.all<{ device_id: number; command: string }>(sql`
+    select d.device_id, d.command from config_search_docs d where d.id in (select rowid from config_search where config_search match ${query})
+    union select device_id, command from config_search_pending`);
   return new Set(rows.map((r) => seriesKey(Number(r.device_id), r.command)));
 }
 

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { configBlobs, configChanges, configs, devices } from "../../db/schema/index.ts";
-import { MAX_CHAIN, putWholeBlob, readBlobs } from "./blobs.ts";
-import { readBlob, storeConfig } from "./store.ts";
+import { MAX_CHAIN, putWholeBlobs, readBlobs } from "./blobs.ts";
+import { readBlob, storeConfig, storeConfigs } from "./store.ts";
 import { normalizeConfigText, sha256Hex } from "./text.ts";
 
 let t: TestContext;
@@ -170,12 +170,33 @@ describe("older versions as reverse deltas", () => {
     // As an older release stored it: the blank line IOS leaves after 'Building configuration...'.
     const old = `\n${base}\n`;
     const hash = await sha256Hex(old);
-    await putWholeBlob(t.db, { hash, text: old, size: old.length, now: day(1) });
+    await putWholeBlobs(t.db, [{ hash, text: old, size: old.length }], day(1));
     await t.db.insert(configs).values({
       deviceId: deviceB, command: "show old-release", version: 1, blobHash: hash, significantHash: await sha256Hex(significant(old)),
       lines: 7, size: old.length, firstSeenAt: day(1), lastSeenAt: day(1),
     });
     const res = await storeConfig(t.db, { deviceId: deviceB, command: "show old-release", text: base, significant, trigger: "schedule", jobId: null, now: day(2) });
     expect(res).toMatchObject({ version: 1, changed: false });
+  });
+
+  it("stores a download's commands together: unchanged, changed and new at once, a text two of them share once", async () => {
+    const [a1, b1, c1] = series("together", 3) as [string, string, string];
+    const job = (outputs: [string, string][], n: number) =>
+      storeConfigs(t.db, { deviceId: deviceB, outputs: outputs.map(([command, text]) => ({ command, text })), significant: (_, s) => s, trigger: "schedule", jobId: null, now: day(n) });
+    const hashOf = async (text: string) => sha256Hex(text);
+    const first = await job([["show a", a1], ["show b", b1]], 1);
+    expect(first.map((r) => [r.version, r.changed])).toEqual([[1, true], [1, true]]);
+    const second = await job([["show a", a1], ["show b", a1], ["show c", c1]], 2);
+    expect(second.map((r) => [r.version, r.changed])).toEqual([[1, false], [2, true], [1, true]]);
+    expect(second[0]!.configId).toBe(first[0]!.configId);
+    expect(await blob(await hashOf(a1))).toMatchObject({ encoding: "gzip", baseHash: null });
+    expect(await blob(await hashOf(b1))).toMatchObject({ encoding: "delta", baseHash: await hashOf(a1) });
+    // A text that was a delta (b1) becomes a latest text again: whole.
+    await job([["show a", b1], ["show b", a1]], 3);
+    expect(await blob(await hashOf(b1))).toMatchObject({ encoding: "gzip", baseHash: null });
+    const rows = await t.db.select({ command: configs.command, version: configs.version, hash: configs.blobHash }).from(configs).where(eq(configs.deviceId, deviceB));
+    const expected: Record<string, string[]> = { "show a": [a1, b1], "show b": [b1, a1], "show c": [c1] };
+    for (const r of rows.filter((r) => r.command in expected)) expect(await readBlob(t.db, r.hash)).toBe(expected[r.command]![r.version - 1]);
+    await expect(job([["show a", a1], ["show a", b1]], 5)).rejects.toThrow(/one output per command/);
   });
 });

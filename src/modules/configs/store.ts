@@ -1,10 +1,10 @@
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { configChanges, configs, type JobTrigger } from "../../db/schema/index.ts";
-import { demoteBlob, putWholeBlob, readBlob } from "./blobs.ts";
+import { demoteBlob, putWholeBlobs, readBlob, readBlobs } from "./blobs.ts";
 import { unifiedDiff } from "./config-diff.ts";
 import { normalizeConfigText, sha256Hex } from "./text.ts";
-import { indexConfigText } from "./search-index.ts";
+import { queueForIndex } from "./search-index.ts";
 
 export { readBlob };
 
@@ -14,19 +14,25 @@ export type StoreResult = { configId: number; version: number; changed: boolean 
 export const changeDiff = (previousText: string, text: string, command: string, previousVersion: number, version: number) =>
   unifiedDiff(previousText, text, `${command} v${previousVersion}`, `${command} v${version}`);
 
+type ConfigRow = typeof configs.$inferSelect;
+
+/** The latest stored version of each of a device's commands, in one query; a command with nothing stored is absent. */
+async function latestVersions(db: DbOrTx, deviceId: number, commands: readonly string[]): Promise<Map<string, ConfigRow>> {
+  if (!commands.length) return new Map();
+  const rows = await db
+    .select()
+    .from(configs)
+    .where(and(
+      eq(configs.deviceId, deviceId),
+      inArray(configs.command, [...new Set(commands)]),
+      eq(configs.version, sql`(select max(v.version) from ${configs} v where v.device_id = ${configs.deviceId} and v.command = ${configs.command})`),
+    ));
+  return new Map(rows.map((r) => [r.command, r]));
+}
+
 /** The id of the latest stored version of each of a device's commands; a command with nothing stored is absent. */
 export async function latestConfigIds(db: DbOrTx, deviceId: number, commands: readonly string[]): Promise<Map<string, number>> {
-  const ids = new Map<string, number>();
-  for (const command of new Set(commands)) {
-    const [latest] = await db
-      .select({ id: configs.id })
-      .from(configs)
-      .where(and(eq(configs.deviceId, deviceId), eq(configs.command, command)))
-      .orderBy(desc(configs.version))
-      .limit(1);
-    if (latest) ids.set(command, latest.id);
-  }
-  return ids;
+  return new Map([...(await latestVersions(db, deviceId, commands))].map(([command, row]) => [command, row.id]));
 }
 
 /**
@@ -39,74 +45,97 @@ export async function markLatestSeen(tx: DbOrTx, deviceId: number, commands: rea
   return ids;
 }
 
+export type StoreInput = {
+  deviceId: number;
+  /** One output per command (at most one each). */
+  outputs: readonly { command: string; text: string }[];
+  /** The view of a command's text that decides whether it changed (volatile lines left out). */
+  significant: (command: string, text: string) => string;
+  trigger: JobTrigger;
+  jobId: number | null;
+  now: Date;
+};
+
 /**
- * Stores one command's output for a device. The same significant content as the latest version (volatile
- * lines ignored) only moves that version's last-seen time and seen count; anything else becomes the next
- * version, with its text stored once by hash (whole; the text before it becomes a delta, blobs.ts) and a change
- * row counting the lines it changed. Call it inside the transaction that also finishes the job, so a retried job
- * can never store a download twice.
+ * Stores what one download got from a device, each command's output as StoreResult says. The same significant
+ * content as the command's latest version (volatile lines ignored) only moves that version's last-seen time and
+ * seen count; anything else becomes the next version, with its text stored once by hash (whole; the text before
+ * it becomes a delta, blobs.ts), a change row counting the lines it changed, and a place in the search index's
+ * queue. Each step runs once for all the commands: a statement costs the collector more than the rows it writes.
+ * Call it inside the transaction that also finishes the job, so a retried job can never store a download twice.
  */
+export async function storeConfigs(tx: DbOrTx, input: StoreInput): Promise<StoreResult[]> {
+  const commands = input.outputs.map((o) => o.command);
+  if (new Set(commands).size !== commands.length) throw new Error("storeConfigs takes one output per command");
+  const outputs = await Promise.all(input.outputs.map(async ({ command, text }) => {
+    const normal = normalizeConfigText(text);
+    return { command, text: normal, significantHash: await sha256Hex(input.significant(command, normal)) };
+  }));
+  const latest = await latestVersions(tx, input.deviceId, commands);
+  // The volatile-line rules (template filters, compare exclusions) and the normalising may have changed since a
+  // latest version was stored: what counts is whether it differs from this text under today's rules.
+  const previousTexts = await readBlobs(tx, outputs.flatMap((o) => {
+    const l = latest.get(o.command);
+    return l && l.significantHash !== o.significantHash ? [l.blobHash] : [];
+  }));
+  const results = new Map<string, StoreResult>();
+  const seen: number[] = [];
+  const fresh: (typeof outputs[number] & { latest?: ConfigRow; previous: string })[] = [];
+  for (const o of outputs) {
+    const l = latest.get(o.command);
+    let previous = "";
+    if (l && l.significantHash !== o.significantHash) {
+      previous = previousTexts.get(l.blobHash) ?? "";
+      if (!previousTexts.has(l.blobHash)) throw new Error(`config blob ${l.blobHash} is missing`);
+    }
+    if (l && (l.significantHash === o.significantHash || (await sha256Hex(input.significant(o.command, normalizeConfigText(previous)))) === o.significantHash)) {
+      // The stored hash follows the current rules, so the next download compares by hash alone again.
+      if (l.significantHash === o.significantHash) seen.push(l.id);
+      else await tx.update(configs).set({ lastSeenAt: input.now, seenCount: sql`${configs.seenCount} + 1`, significantHash: o.significantHash }).where(eq(configs.id, l.id));
+      results.set(o.command, { configId: l.id, version: l.version, changed: false });
+    } else fresh.push({ ...o, latest: l, previous });
+  }
+  if (seen.length) await tx.update(configs).set({ lastSeenAt: input.now, seenCount: sql`${configs.seenCount} + 1` }).where(inArray(configs.id, seen));
+
+  if (fresh.length) {
+    const texts = await Promise.all(fresh.map(async (f) => ({ hash: await sha256Hex(f.text), size: new TextEncoder().encode(f.text).length })));
+    await putWholeBlobs(tx, fresh.map((f, i) => ({ ...texts[i]!, text: f.text })), input.now);
+    const newHashes = new Set(texts.map((t) => t.hash));
+    for (const [i, f] of fresh.entries()) {
+      // A text this download stores again (another command's, or its own from before) is a latest text: stays whole.
+      if (f.latest && !newHashes.has(f.latest.blobHash)) await demoteBlob(tx, { hash: f.latest.blobHash, text: f.previous }, { hash: texts[i]!.hash, text: f.text });
+    }
+    // Only the latest version's hash is compared (see the schema): the one before keeps none.
+    const superseded = fresh.flatMap((f) => (f.latest ? [f.latest.id] : []));
+    if (superseded.length) await tx.update(configs).set({ significantHash: "" }).where(inArray(configs.id, superseded));
+    const versions = fresh.map((f, i) => ({
+      deviceId: input.deviceId, command: f.command, version: (f.latest?.version ?? 0) + 1, blobHash: texts[i]!.hash, significantHash: f.significantHash,
+      lines: f.text === "" ? 0 : f.text.split("\n").length - 1, size: texts[i]!.size,
+      firstSeenAt: input.now, lastSeenAt: input.now, seenCount: 1, jobId: input.jobId,
+    }));
+    const ids = new Map((await tx.insert(configs).values(versions).returning({ id: configs.id, command: configs.command })).map((r) => [r.command, r.id]));
+    await tx.insert(configChanges).values(fresh.map((f, i) => {
+      const v = versions[i]!;
+      // A first version adds every line: only a later one needs a diff to count what changed.
+      const diff = f.latest ? changeDiff(f.previous, f.text, f.command, f.latest.version, v.version) : { added: v.lines, removed: 0 };
+      // The diff is rendered from the two texts when asked (changes.ts); only its size is kept.
+      return {
+        deviceId: input.deviceId, command: f.command, configId: ids.get(f.command)!, previousConfigId: f.latest?.id ?? null,
+        diff: null, linesAdded: diff.added, linesRemoved: diff.removed, trigger: input.trigger, createdAt: input.now,
+      };
+    }));
+    await queueForIndex(tx, fresh.map((f) => ({ deviceId: input.deviceId, command: f.command, configId: ids.get(f.command)! })));
+    for (const v of versions) results.set(v.command, { configId: ids.get(v.command)!, version: v.version, changed: true });
+  }
+  return commands.map((command) => results.get(command)!);
+}
+
+/** storeConfigs for one command's output. */
 export async function storeConfig(
   tx: DbOrTx,
-  input: {
-    deviceId: number;
-    command: string;
-    text: string;
-    /** The view of the text that decides whether it changed (volatile lines left out). */
-    significant: (text: string) => string;
-    trigger: JobTrigger;
-    jobId: number | null;
-    now: Date;
-  },
+  input: Omit<StoreInput, "outputs" | "significant"> & { command: string; text: string; significant: (text: string) => string },
 ): Promise<StoreResult> {
-  const text = normalizeConfigText(input.text);
-  const significantHash = await sha256Hex(input.significant(text));
-  const [latest] = await tx
-    .select()
-    .from(configs)
-    .where(and(eq(configs.deviceId, input.deviceId), eq(configs.command, input.command)))
-    .orderBy(desc(configs.version))
-    .limit(1);
-
-  const seenAgain = async () => {
-    // The stored hash follows the current rules, so the next download compares by hash alone again.
-    await tx
-      .update(configs)
-      .set({ lastSeenAt: input.now, seenCount: sql`${configs.seenCount} + 1`, significantHash })
-      .where(eq(configs.id, latest!.id));
-    return { configId: latest!.id, version: latest!.version, changed: false };
-  };
-  if (latest && latest.significantHash === significantHash) return seenAgain();
-  // The volatile-line rules (template filters, compare exclusions) and the normalising may have changed since the
-  // latest version was stored: what counts is whether it differs from this text under today's rules.
-  const previous = latest ? await readBlob(tx, latest.blobHash) : "";
-  if (latest && (await sha256Hex(input.significant(normalizeConfigText(previous)))) === significantHash) return seenAgain();
-
-  const hash = await sha256Hex(text);
-  const size = new TextEncoder().encode(text).length;
-  await putWholeBlob(tx, { hash, text, size, now: input.now });
-  if (latest) {
-    await demoteBlob(tx, { hash: latest.blobHash, text: previous }, { hash, text });
-    // Only the latest version's hash is compared (see the schema): the one before keeps none.
-    await tx.update(configs).set({ significantHash: "" }).where(eq(configs.id, latest.id));
-  }
-  const version = (latest?.version ?? 0) + 1;
-  const lines = text === "" ? 0 : text.split("\n").length - 1;
-  const [row] = await tx
-    .insert(configs)
-    .values({
-      deviceId: input.deviceId, command: input.command, version, blobHash: hash, significantHash, lines, size,
-      firstSeenAt: input.now, lastSeenAt: input.now, seenCount: 1, jobId: input.jobId,
-    })
-    .returning({ id: configs.id });
-
-  // A first version adds every line: only a later one needs a diff to count what changed.
-  const diff = latest ? changeDiff(previous, text, input.command, latest.version, version) : { added: lines, removed: 0 };
-  await tx.insert(configChanges).values({
-    deviceId: input.deviceId, command: input.command, configId: row!.id, previousConfigId: latest?.id ?? null,
-    // The diff is rendered from the two texts when asked (changes.ts); only its size is kept.
-    diff: null, linesAdded: diff.added, linesRemoved: diff.removed, trigger: input.trigger, createdAt: input.now,
-  });
-  await indexConfigText(tx, { deviceId: input.deviceId, command: input.command, configId: row!.id, text, previous });
-  return { configId: row!.id, version, changed: true };
+  const { command, text, significant, ...rest } = input;
+  const [result] = await storeConfigs(tx, { ...rest, outputs: [{ command, text }], significant: (_, t) => significant(t) });
+  return result!;
 }

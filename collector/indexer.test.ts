@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
+import { createTestContext, type TestContext } from "../test/helpers/app.ts";
+import { devices } from "../src/db/schema/index.ts";
+import { silentLogger } from "../src/logger.ts";
+import { storeConfig } from "../src/modules/configs/store.ts";
+import { DEFAULT_INDEXER_OPTIONS, startSearchIndexer } from "./indexer.ts";
+
+let t: TestContext;
+let deviceId: number;
+const queued = async () => Number((await t.db.all<{ n: number }>(sql`select count(*) as n from config_search_pending`))[0]!.n);
+const storeVersions = async (n: number, tag: string) => {
+  for (let v = 0; v < n; v++) {
+    await storeConfig(t.db, { deviceId, command: `show run ${v}`, text: `hostname indexer-${tag}-${v}\n`, significant: (s) => s, trigger: "schedule", jobId: null, now: new Date() });
+  }
+};
+async function until(what: string, done: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+beforeAll(async () => {
+  t = await createTestContext();
+  const [row] = await t.db.insert(devices).values({ name: "indexer-sw", ip: "192.0.2.1", createdAt: new Date(), updatedAt: new Date() }).returning({ id: devices.id });
+  deviceId = row!.id;
+});
+afterAll(() => t?.close());
+
+describe("the collector's search indexer", () => {
+  it("works through the queue batch after batch while downloads leave it room", async () => {
+    await storeVersions(7, "a");
+    const indexer = startSearchIndexer({ db: t.db, logger: silentLogger }, { ...DEFAULT_INDEXER_OPTIONS, batch: 2, pollIntervalMs: 10_000, busy: () => false });
+    try {
+      // Four batches of two: only going straight on after a full batch finishes before the 10 s poll.
+      await until("an empty queue", async () => (await queued()) === 0, 3_000);
+    } finally {
+      await indexer.stop();
+    }
+  });
+
+  it("takes one batch per interval while downloads are busy, and the rest once they are not", async () => {
+    await storeVersions(6, "b");
+    let busy = true;
+    const indexer = startSearchIndexer({ db: t.db, logger: silentLogger }, { batch: 2, pollIntervalMs: 20, busyIntervalMs: 60_000, busy: () => busy });
+    try {
+      await until("one batch", async () => (await queued()) === 4);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await queued()).toBe(4);
+      busy = false;
+      await until("an empty queue", async () => (await queued()) === 0);
+    } finally {
+      await indexer.stop();
+    }
+  });
+});

@@ -1,0 +1,55 @@
+import type { Db } from "../src/db/client.ts";
+import type { Logger } from "../src/logger.ts";
+import { indexPendingVersions } from "../src/modules/configs/search-index.ts";
+import { describeError } from "./errors.ts";
+import { wakeableSleep } from "./wakeable-sleep.ts";
+
+export type IndexerOptions = {
+  /** Whether downloads want the collector's time now (more than half its sessions in use). */
+  busy: () => boolean;
+  /** How often an indexer with nothing to do looks at the queue. */
+  pollIntervalMs: number;
+  /** While busy, one batch per this interval at most: the index still moves under constant load. */
+  busyIntervalMs: number;
+  /** Versions per transaction. */
+  batch: number;
+};
+
+export const DEFAULT_INDEXER_OPTIONS: Omit<IndexerOptions, "busy"> = { pollIntervalMs: 1000, busyIntervalMs: 10_000, batch: 25 };
+
+/**
+ * Indexes the versions storing queued (search-index.ts) in the collector's spare time: batch after batch while
+ * downloads leave it room, one batch per busyIntervalMs while they do not. Building a version's document costs
+ * the event loop more than downloading it did, and every session waits while it runs. Search reads queued
+ * versions itself meanwhile, so nothing is missing from its answers, only slower to find.
+ */
+export function startSearchIndexer(deps: { db: Db; logger: Logger }, options: IndexerOptions) {
+  const pause = wakeableSleep();
+  let running = true;
+  let lastBusyBatch = 0;
+  const loop = (async () => {
+    while (running) {
+      let indexed = 0;
+      try {
+        const busy = options.busy();
+        if (!busy || Date.now() - lastBusyBatch >= options.busyIntervalMs) {
+          if (busy) lastBusyBatch = Date.now();
+          indexed = await indexPendingVersions(deps.db, options.batch);
+
+        }
+      } catch (err) {
+        deps.logger.error("search indexing failed; retrying", { error: describeError(err) });
+      }
+      // A full batch means more may be waiting: go on at once (after I/O) unless downloads need the time.
+      if (running) await pause.sleep(indexed === options.batch && !options.busy() ? 0 : options.pollIntervalMs);
+    }
+  })();
+  return {
+    /** Stops after the batch in hand; what is still queued waits for the next collector. */
+    async stop(): Promise<void> {
+      running = false;
+      pause.wake();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq, sql } from "drizzle-orm";
+import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
+import { devices } from "../../db/schema/index.ts";
+import { indexPendingVersions } from "./search-index.ts";
+import { reindexAllConfigs } from "./search-reindex.ts";
+import { storeConfig } from "./store.ts";
+
+let t: TestContext;
+const deviceIds: number[] = [];
+const day = (n: number) => new Date(Date.UTC(2026, 2, n));
+
+const config = (d: number, v: number) =>
+  [`hostname idx-${d}`, ...Array.from({ length: 5 + v }, (_, i) => ` ip route 10.${d}.${i}.0 255.255.255.0 192.0.2.${v}`), `banner motd version-${v}`, "end", ""].join("\n");
+const store = (d: number, v: number) =>
+  storeConfig(t.db, { deviceId: deviceIds[d]!, command: "show running-config", text: config(d, v), significant: (s) => s, trigger: "schedule", jobId: null, now: day(v + 1) });
+const count = async (query: ReturnType<typeof sql>) => Number((await t.db.all<{ n: number }>(query))[0]!.n);
+const queued = () => count(sql`select count(*) as n from config_search_pending`);
+
+/** Which tokens each version's document holds, as "config id: token" strings. */
+async function documents(): Promise<string[]> {
+  return t.db.transaction(async (tx) => {
+    await tx.run(sql`create virtual table temp.idx_vocab using fts5vocab(main, config_search, instance)`);
+    const rows = await tx.all<{ config_id: number; term: string }>(sql`select d.config_id, v.term from temp.idx_vocab v join config_search_docs d on d.id = v.doc`);
+    await tx.run(sql`drop table temp.idx_vocab`);
+    return rows.map((r) => `${r.config_id}: ${r.term}`).sort();
+  });
+}
+
+beforeAll(async () => {
+  t = await createTestContext();
+  const now = day(1);
+  const rows = await t.db.insert(devices).values(Array.from({ length: 4 }, (_, d) => ({ name: `idx-${d}`, ip: `192.0.2.${d + 1}`, createdAt: now, updatedAt: now }))).returning({ id: devices.id });
+  deviceIds.push(...rows.map((r) => r.id));
+});
+afterAll(() => t?.close());
+
+describe("the search index queue", () => {
+  it("queues every stored version and nothing a repeated download stores", async () => {
+    for (let v = 0; v < 3; v++) for (let d = 0; d < 4; d++) await store(d, v);
+    await store(0, 2);
+    expect(await queued()).toBe(12);
+  });
+
+  it("lets two indexers at once take each version once", async () => {
+    const taken = await Promise.all([indexPendingVersions(t.db, 100), indexPendingVersions(t.db, 100)]);
+    expect(taken[0]! + taken[1]!).toBe(12);
+    expect(await queued()).toBe(0);
+    expect(await count(sql`select count(*) as n from config_search_docs`)).toBe(12);
+    expect(await count(sql`select count(distinct config_id) as n from config_search_docs`)).toBe(12);
+  });
+
+  it("writes the documents a rebuild from the stored versions writes", async () => {
+    const queuedDocs = await documents();
+    expect(queuedDocs.length).toBeGreaterThan(100);
+    await reindexAllConfigs(t.db);
+    expect(await documents()).toEqual(queuedDocs);
+  });
+
+  it("forgets the queued versions of a deleted device, and indexes the rest", async () => {
+    for (let d = 0; d < 4; d++) await store(d, 3);
+    await t.db.delete(devices).where(eq(devices.id, deviceIds[3]!));
+    expect(await queued()).toBe(3);
+    expect(await indexPendingVersions(t.db, 100)).toBe(3);
+    expect(await count(sql`select count(*) as n from config_search_docs where device_id = ${deviceIds[3]!}`)).toBe(0);
+  });
+});
