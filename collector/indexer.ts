@@ -5,7 +5,7 @@ import { describeError } from "./errors.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
 
 export type IndexerOptions = {
-  /** Whether downloads want the collector's time now (more than half its sessions in use). */
+  /** Whether downloads want the collector's time now (any is running). */
   busy: () => boolean;
   /** How often an indexer with nothing to do looks at the queue. */
   pollIntervalMs: number;
@@ -19,8 +19,9 @@ export const DEFAULT_INDEXER_OPTIONS: Omit<IndexerOptions, "busy"> = { pollInter
 
 /**
  * Indexes the versions storing queued (search-index.ts) in the collector's spare time: batch after batch while
- * downloads leave it room, one batch per busyIntervalMs while they do not. Building a version's document costs
- * the event loop more than downloading it did, and every session waits while it runs. Search reads queued
+ * no download runs, one batch per busyIntervalMs while any does. Building a version's document costs the event
+ * loop more than downloading it did, and every session waits while a batch (some 250 ms for 25 versions of
+ * 100 KB) runs. Search reads queued
  * versions itself meanwhile, so nothing is missing from its answers, only slower to find.
  */
 export function startSearchIndexer(deps: { db: Db; logger: Logger }, options: IndexerOptions) {

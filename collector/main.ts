@@ -35,7 +35,7 @@ async function main() {
   });
   // Every collector schedules: task runs are keyed by (task, slot) in the database, so only one starts each.
   const scheduler = startScheduler({ db, clock: systemClock, logger });
-  const indexer = startSearchIndexer({ db, logger }, { ...DEFAULT_INDEXER_OPTIONS, busy: () => worker.active * 2 > config.collectorConcurrency });
+  const indexer = startSearchIndexer({ db, logger }, { ...DEFAULT_INDEXER_OPTIONS, busy: () => worker.active > 0 });
   logger.info("collector started", { owner, concurrency: config.collectorConcurrency });
 
   let stopping = false;

@@ -286,8 +286,10 @@ export class ShellSession {
 
 /** Removes the echoed command line and renders the rest as a terminal would. */
 export function cleanCommandOutput(raw: string, command: string): string {
-  const lines = renderTerminal(raw).split("\n");
-  if (lines.length && lines[0]!.trim().endsWith(command.trim())) lines.shift();
-  while (lines.length && lines[lines.length - 1] === "") lines.pop();
-  return lines.length ? lines.join("\n") + "\n" : "";
+  let text = renderTerminal(raw);
+  const firstEnd = text.indexOf("\n");
+  if ((firstEnd < 0 ? text : text.slice(0, firstEnd)).trim().endsWith(command.trim())) text = firstEnd < 0 ? "" : text.slice(firstEnd + 1);
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
+  return end ? text.slice(0, end) + "\n" : "";
 }

@@ -5,10 +5,13 @@
  * configuration..." leave one behind), a final newline: so equal configs hash equal.
  */
 export function normalizeConfigText(text: string): string {
-  const lines = text.replace(/\r\n?/g, "\n").split("\n").map((l) => l.replace(/\s+$/, ""));
-  while (lines.length && lines[lines.length - 1] === "") lines.pop();
-  while (lines.length && lines[0] === "") lines.shift();
-  return lines.length ? lines.join("\n") + "\n" : "";
+  // Whole-text passes: splitting 100 KB into lines and joining them again cost the collector 0.4 ms a download.
+  const lf = text.replace(/\r\n?/g, "\n").replace(/[^\S\n]+(?=\n|$)/g, "");
+  let start = 0;
+  let end = lf.length;
+  while (start < end && lf.charCodeAt(start) === 10) start++;
+  while (end > start && lf.charCodeAt(end - 1) === 10) end--;
+  return end > start ? lf.slice(start, end) + "\n" : "";
 }
 
 export async function sha256Hex(text: string): Promise<string> {
