@@ -5,7 +5,7 @@ import { commandCategories, commands, credentials, devices, templates } from "..
 import type { JobOutcome } from "../src/db/schema/index.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import type { Logger } from "../src/logger.ts";
-import { markLatestSeen, storeConfigs } from "../src/modules/configs/store.ts";
+import { markLatestSeen, prepareStore, storeConfigs } from "../src/modules/configs/store.ts";
 import { loadCompareExclusions } from "../src/modules/configs/exclusions.ts";
 import { normalizeConfigText } from "../src/modules/configs/text.ts";
 import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
@@ -226,14 +226,16 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
     const { outputs, fingerprint } = await collect(plan, limits, deps.connectTimeoutMs ?? 20_000, signal, progress);
     const template = plan.template;
     const now = deps.clock.now();
+    // Everything that needs no write lock happens before the transaction: other jobs wait for the lock.
+    const exclusions = await loadCompareExclusions(deps.db);
+    const texts = [...outputs].map(([command, output]) => ({ command, text: storedText(output, template) }));
+    const prepared = await prepareStore(deps.db, {
+      deviceId: plan.device.id, outputs: texts, significant: (command, t) => exclusions.strip(command, comparableText(t, template)),
+      trigger: job.trigger, jobId: job.id, now,
+    });
+    const bytes = prepared.outputs.reduce((sum, o) => sum + o.size, 0);
     return await deps.db.transaction(async (tx): Promise<JobEnd> => {
-      const exclusions = await loadCompareExclusions(tx);
-      const texts = [...outputs].map(([command, output]) => ({ command, text: storedText(output, template) }));
-      const stored = await storeConfigs(tx, {
-        deviceId: plan!.device.id, outputs: texts, significant: (command, t) => exclusions.strip(command, comparableText(t, template)),
-        trigger: job.trigger, jobId: job.id, now,
-      });
-      const bytes = texts.reduce((sum, t) => sum + new TextEncoder().encode(t.text).length, 0);
+      const stored = await storeConfigs(tx, prepared);
       const configIds = stored.map((s) => s.configId);
       const changed = stored.filter((s) => s.changed).length;
       const end = {

@@ -153,9 +153,12 @@ export async function readBlob(db: DbOrTx, hash: string): Promise<string> {
 
 /**
  * Stores new texts whole, or makes existing ones whole: the latest version's text is whole and may be a base.
- * New texts go in one statement, compressed at once (zlib's thread pool compresses them side by side).
+ * New texts go in one statement, compressed at once (zlib's thread pool compresses them side by side) unless
+ * `compressed` has them already.
  */
-export async function putWholeBlobs(tx: DbOrTx, blobs: readonly { hash: string; text: string; size: number }[], now: Date): Promise<void> {
+export async function putWholeBlobs(
+  tx: DbOrTx, blobs: readonly { hash: string; text: string; size: number }[], now: Date, compressed: ReadonlyMap<string, Uint8Array> = new Map(),
+): Promise<void> {
   const byHash = new Map(blobs.map((b) => [b.hash, b]));
   if (!byHash.size) return;
   const existing = new Map(
@@ -163,7 +166,7 @@ export async function putWholeBlobs(tx: DbOrTx, blobs: readonly { hash: string; 
       .map((r) => [r.hash, r.encoding]),
   );
   const writing = [...byHash.values()].filter((b) => existing.get(b.hash) !== "gzip");
-  const contents = await Promise.all(writing.map(async (b) => asContent(await gzipText(b.text))));
+  const contents = await Promise.all(writing.map(async (b) => asContent(compressed.get(b.hash) ?? (await gzipText(b.text)))));
   const inserts = writing.flatMap((b, i) => (existing.has(b.hash) ? [] : [{ hash: b.hash, encoding: "gzip" as const, content: contents[i]!, size: b.size, createdAt: now }]));
   if (inserts.length) await tx.insert(configBlobs).values(inserts);
   for (const [i, b] of writing.entries()) {

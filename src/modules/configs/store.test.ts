@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { configBlobs, configChanges, configs, devices } from "../../db/schema/index.ts";
 import { MAX_CHAIN, putWholeBlobs, readBlobs } from "./blobs.ts";
-import { readBlob, storeConfig, storeConfigs } from "./store.ts";
+import { prepareStore, readBlob, storeConfig, storeConfigs } from "./store.ts";
 import { normalizeConfigText, sha256Hex } from "./text.ts";
 
 let t: TestContext;
@@ -181,8 +181,8 @@ describe("older versions as reverse deltas", () => {
 
   it("stores a download's commands together: unchanged, changed and new at once, a text two of them share once", async () => {
     const [a1, b1, c1] = series("together", 3) as [string, string, string];
-    const job = (outputs: [string, string][], n: number) =>
-      storeConfigs(t.db, { deviceId: deviceB, outputs: outputs.map(([command, text]) => ({ command, text })), significant: (_, s) => s, trigger: "schedule", jobId: null, now: day(n) });
+    const job = async (outputs: [string, string][], n: number) =>
+      storeConfigs(t.db, await prepareStore(t.db, { deviceId: deviceB, outputs: outputs.map(([command, text]) => ({ command, text })), significant: (_, s) => s, trigger: "schedule", jobId: null, now: day(n) }));
     const hashOf = async (text: string) => sha256Hex(text);
     const first = await job([["show a", a1], ["show b", b1]], 1);
     expect(first.map((r) => [r.version, r.changed])).toEqual([[1, true], [1, true]]);
@@ -199,4 +199,20 @@ describe("older versions as reverse deltas", () => {
     for (const r of rows.filter((r) => r.command in expected)) expect(await readBlob(t.db, r.hash)).toBe(expected[r.command]![r.version - 1]);
     await expect(job([["show a", a1], ["show a", b1]], 5)).rejects.toThrow(/one output per command/);
   });
+
+  it("stores right what was prepared before another download moved the latest version on", async () => {
+    const [x, y] = series("prepared", 2) as [string, string];
+    const input = (text: string, n: number) => ({ deviceId: deviceB, outputs: [{ command: "show prepared", text }], significant: (_: string, s: string) => s, trigger: "schedule" as const, jobId: null, now: day(n) });
+    await storeConfigs(t.db, await prepareStore(t.db, input(x, 1)));
+    // Prepared while x is the latest: nothing to compress, it would only be seen again.
+    const stale = await prepareStore(t.db, input(x, 3));
+    expect(stale.compressed.size).toBe(0);
+    await storeConfigs(t.db, await prepareStore(t.db, input(y, 2)));
+    const [result] = await storeConfigs(t.db, stale);
+    expect(result).toMatchObject({ version: 3, changed: true });
+    const [row] = await t.db.select().from(configs).where(eq(configs.id, result!.configId));
+    expect(await readBlob(t.db, row!.blobHash)).toBe(normalizeConfigText(x));
+    expect(await blob(row!.blobHash)).toMatchObject({ encoding: "gzip" });
+  });
 });
+

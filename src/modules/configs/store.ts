@@ -3,7 +3,7 @@ import type { DbOrTx } from "../../db/client.ts";
 import { configChanges, configs, type JobTrigger } from "../../db/schema/index.ts";
 import { demoteBlob, putWholeBlobs, readBlob, readBlobs } from "./blobs.ts";
 import { unifiedDiff } from "./config-diff.ts";
-import { normalizeConfigText, sha256Hex } from "./text.ts";
+import { gzipText, normalizeConfigText, sha256Hex } from "./text.ts";
 import { queueForIndex } from "./search-index.ts";
 
 export { readBlob };
@@ -56,22 +56,45 @@ export type StoreInput = {
   now: Date;
 };
 
+type Digested = { command: string; text: string; significantHash: string; hash: string; size: number };
+
+/** What storeConfigs needs worked out before its transaction: see prepareStore. */
+export type PreparedStore = Omit<StoreInput, "outputs"> & { outputs: readonly Digested[]; compressed: ReadonlyMap<string, Uint8Array> };
+
 /**
- * Stores what one download got from a device, each command's output as StoreResult says. The same significant
- * content as the command's latest version (volatile lines ignored) only moves that version's last-seen time and
- * seen count; anything else becomes the next version, with its text stored once by hash (whole; the text before
- * it becomes a delta, blobs.ts), a change row counting the lines it changed, and a place in the search index's
- * queue. Each step runs once for all the commands: a statement costs the collector more than the rows it writes.
- * Call it inside the transaction that also finishes the job, so a retried job can never store a download twice.
+ * The work of storing that needs no write lock, done before the transaction: each text normalised and hashed,
+ * and compressed when it differs from the command's latest version as stored now. A job that awaited the
+ * compression inside its transaction kept every other job's store waiting meanwhile (bench:collect: 250 ms per
+ * job). storeConfigs checks again under the lock and compresses whatever it still lacks.
  */
-export async function storeConfigs(tx: DbOrTx, input: StoreInput): Promise<StoreResult[]> {
+export async function prepareStore(db: DbOrTx, input: StoreInput): Promise<PreparedStore> {
   const commands = input.outputs.map((o) => o.command);
   if (new Set(commands).size !== commands.length) throw new Error("storeConfigs takes one output per command");
   const outputs = await Promise.all(input.outputs.map(async ({ command, text }) => {
     const normal = normalizeConfigText(text);
-    return { command, text: normal, significantHash: await sha256Hex(input.significant(command, normal)) };
+    return {
+      command, text: normal, significantHash: await sha256Hex(input.significant(command, normal)), hash: await sha256Hex(normal),
+      size: new TextEncoder().encode(normal).length,
+    };
   }));
-  const latest = await latestVersions(tx, input.deviceId, commands);
+  const latest = await latestVersions(db, input.deviceId, commands);
+  const changed = new Map(outputs.filter((o) => latest.get(o.command)?.significantHash !== o.significantHash).map((o) => [o.hash, o.text]));
+  const compressed = new Map(await Promise.all([...changed].map(async ([hash, text]) => [hash, await gzipText(text)] as const)));
+  return { ...input, outputs, compressed };
+}
+
+/**
+ * Stores what one download got from a device (prepared by prepareStore), each command's output as StoreResult
+ * says. The same significant content as the command's latest version (volatile lines ignored) only moves that
+ * version's last-seen time and seen count; anything else becomes the next version, with its text stored once by
+ * hash (whole; the text before it becomes a delta, blobs.ts), a change row counting the lines it changed, and a
+ * place in the search index's queue. Each step runs once for all the commands: a statement costs the collector
+ * more than the rows it writes. Call it inside the transaction that also finishes the job, so a retried job can
+ * never store a download twice.
+ */
+export async function storeConfigs(tx: DbOrTx, input: PreparedStore): Promise<StoreResult[]> {
+  const { outputs } = input;
+  const latest = await latestVersions(tx, input.deviceId, outputs.map((o) => o.command));
   // The volatile-line rules (template filters, compare exclusions) and the normalising may have changed since a
   // latest version was stored: what counts is whether it differs from this text under today's rules.
   const previousTexts = await readBlobs(tx, outputs.flatMap((o) => {
@@ -80,7 +103,7 @@ export async function storeConfigs(tx: DbOrTx, input: StoreInput): Promise<Store
   }));
   const results = new Map<string, StoreResult>();
   const seen: number[] = [];
-  const fresh: (typeof outputs[number] & { latest?: ConfigRow; previous: string })[] = [];
+  const fresh: (Digested & { latest?: ConfigRow; previous: string })[] = [];
   for (const o of outputs) {
     const l = latest.get(o.command);
     let previous = "";
@@ -98,19 +121,18 @@ export async function storeConfigs(tx: DbOrTx, input: StoreInput): Promise<Store
   if (seen.length) await tx.update(configs).set({ lastSeenAt: input.now, seenCount: sql`${configs.seenCount} + 1` }).where(inArray(configs.id, seen));
 
   if (fresh.length) {
-    const texts = await Promise.all(fresh.map(async (f) => ({ hash: await sha256Hex(f.text), size: new TextEncoder().encode(f.text).length })));
-    await putWholeBlobs(tx, fresh.map((f, i) => ({ ...texts[i]!, text: f.text })), input.now);
-    const newHashes = new Set(texts.map((t) => t.hash));
-    for (const [i, f] of fresh.entries()) {
+    await putWholeBlobs(tx, fresh, input.now, input.compressed);
+    const newHashes = new Set(fresh.map((f) => f.hash));
+    for (const f of fresh) {
       // A text this download stores again (another command's, or its own from before) is a latest text: stays whole.
-      if (f.latest && !newHashes.has(f.latest.blobHash)) await demoteBlob(tx, { hash: f.latest.blobHash, text: f.previous }, { hash: texts[i]!.hash, text: f.text });
+      if (f.latest && !newHashes.has(f.latest.blobHash)) await demoteBlob(tx, { hash: f.latest.blobHash, text: f.previous }, { hash: f.hash, text: f.text });
     }
     // Only the latest version's hash is compared (see the schema): the one before keeps none.
     const superseded = fresh.flatMap((f) => (f.latest ? [f.latest.id] : []));
     if (superseded.length) await tx.update(configs).set({ significantHash: "" }).where(inArray(configs.id, superseded));
-    const versions = fresh.map((f, i) => ({
-      deviceId: input.deviceId, command: f.command, version: (f.latest?.version ?? 0) + 1, blobHash: texts[i]!.hash, significantHash: f.significantHash,
-      lines: f.text === "" ? 0 : f.text.split("\n").length - 1, size: texts[i]!.size,
+    const versions = fresh.map((f) => ({
+      deviceId: input.deviceId, command: f.command, version: (f.latest?.version ?? 0) + 1, blobHash: f.hash, significantHash: f.significantHash,
+      lines: f.text === "" ? 0 : f.text.split("\n").length - 1, size: f.size,
       firstSeenAt: input.now, lastSeenAt: input.now, seenCount: 1, jobId: input.jobId,
     }));
     const ids = new Map((await tx.insert(configs).values(versions).returning({ id: configs.id, command: configs.command })).map((r) => [r.command, r.id]));
@@ -127,7 +149,7 @@ export async function storeConfigs(tx: DbOrTx, input: StoreInput): Promise<Store
     await queueForIndex(tx, fresh.map((f) => ({ deviceId: input.deviceId, command: f.command, configId: ids.get(f.command)! })));
     for (const v of versions) results.set(v.command, { configId: ids.get(v.command)!, version: v.version, changed: true });
   }
-  return commands.map((command) => results.get(command)!);
+  return outputs.map((o) => results.get(o.command)!);
 }
 
 /** storeConfigs for one command's output. */
@@ -136,6 +158,6 @@ export async function storeConfig(
   input: Omit<StoreInput, "outputs" | "significant"> & { command: string; text: string; significant: (text: string) => string },
 ): Promise<StoreResult> {
   const { command, text, significant, ...rest } = input;
-  const [result] = await storeConfigs(tx, { ...rest, outputs: [{ command, text }], significant: (_, t) => significant(t) });
+  const [result] = await storeConfigs(tx, await prepareStore(tx, { ...rest, outputs: [{ command, text }], significant: (_, t) => significant(t) }));
   return result!;
 }
