@@ -223,16 +223,18 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       });
       return { outcome: "unchanged", message, retrying: false };
     }
-    const { outputs, fingerprint } = await collect(plan, limits, deps.connectTimeoutMs ?? 20_000, signal, progress);
+    const collected = await collect(plan, limits, deps.connectTimeoutMs ?? 20_000, signal, progress);
+    const { fingerprint } = collected;
     const template = plan.template;
     const now = deps.clock.now();
     // Everything that needs no write lock happens before the transaction: other jobs wait for the lock.
     const exclusions = await loadCompareExclusions(deps.db);
-    const texts = [...outputs].map(([command, output]) => ({ command, text: storedText(output, template) }));
     const prepared = await prepareStore(deps.db, {
-      deviceId: plan.device.id, outputs: texts, significant: (command, t) => exclusions.strip(command, comparableText(t, template)),
+      deviceId: plan.device.id, outputs: [...collected.outputs].map(([command, output]) => ({ command, text: storedText(output, template) })), significant: (command, t) => exclusions.strip(command, comparableText(t, template)),
       trigger: job.trigger, jobId: job.id, now,
     });
+    // Only the prepared texts from here on: what the session printed can go (500 sessions hold a lot of it).
+    collected.outputs.clear();
     const bytes = prepared.outputs.reduce((sum, o) => sum + o.size, 0);
     return await deps.db.transaction(async (tx): Promise<JobEnd> => {
       const stored = await storeConfigs(tx, prepared);
@@ -240,11 +242,11 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       const changed = stored.filter((s) => s.changed).length;
       const end = {
         outcome: changed ? "success" as const : "unchanged" as const,
-        message: changed ? `${changed} of ${outputs.size} command outputs changed` : "no configuration change",
+        message: changed ? `${changed} of ${prepared.outputs.length} command outputs changed` : "no configuration change",
       };
       const { recorded } = await completeJob(tx, job, deps.owner, {
         ...end,
-        result: { duration_ms: Date.now() - started, bytes, commands: outputs.size, changed, config_ids: configIds, ...snmpResult(precheck) },
+        result: { duration_ms: Date.now() - started, bytes, commands: prepared.outputs.length, changed, config_ids: configIds, ...snmpResult(precheck) },
       }, now);
       if (!recorded) throw new LeaseLost();
       await tx.update(devices).set({

@@ -67,21 +67,25 @@ export type PreparedStore = Omit<StoreInput, "outputs"> & { outputs: readonly Di
  * compression inside its transaction kept every other job's store waiting meanwhile (bench:collect: 250 ms per
  * job). storeConfigs checks again under the lock and compresses whatever it still lacks.
  */
-export async function prepareStore(db: DbOrTx, input: StoreInput): Promise<PreparedStore> {
-  const commands = input.outputs.map((o) => o.command);
+export async function prepareStore(db: DbOrTx, { outputs: given, ...input }: StoreInput): Promise<PreparedStore> {
+  const commands = given.map((o) => o.command);
   if (new Set(commands).size !== commands.length) throw new Error("storeConfigs takes one output per command");
-  const outputs = await Promise.all(input.outputs.map(async ({ command, text }) => {
-    const normal = normalizeConfigText(text);
-    return {
-      command, text: normal, significantHash: await sha256Hex(input.significant(command, normal)), hash: await sha256Hex(normal),
-      size: new TextEncoder().encode(normal).length,
-    };
-  }));
+  // The given texts are not kept: a collector with hundreds of sessions finishing holds one copy less of each.
+  const outputs = await digest(given, input.significant);
   const latest = await latestVersions(db, input.deviceId, commands);
   const changed = new Map(outputs.filter((o) => latest.get(o.command)?.significantHash !== o.significantHash).map((o) => [o.hash, o.text]));
   const compressed = new Map(await Promise.all([...changed].map(async ([hash, text]) => [hash, await gzipText(text)] as const)));
   return { ...input, outputs, compressed };
 }
+
+const digest = (outputs: StoreInput["outputs"], significant: StoreInput["significant"]): Promise<Digested[]> =>
+  Promise.all(outputs.map(async ({ command, text }) => {
+    const normal = normalizeConfigText(text);
+    return {
+      command, text: normal, significantHash: await sha256Hex(significant(command, normal)), hash: await sha256Hex(normal),
+      size: new TextEncoder().encode(normal).length,
+    };
+  }));
 
 /**
  * Stores what one download got from a device (prepared by prepareStore), each command's output as StoreResult
