@@ -17,6 +17,7 @@ import { openTelnet } from "./transports/telnet.ts";
 import { SshConnection } from "./transports/ssh.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { describeError } from "./errors.ts";
+import { slots } from "./slots.ts";
 
 /** An error for the log: drizzle wraps the driver's error (SQLITE_BUSY ...) in "Failed query: <sql>", so its cause goes too. */
 export type DownloadDeps = {
@@ -40,6 +41,13 @@ export function sessionProfileOf(t: ConnectionTemplate, withLogin: boolean): Ses
     lineEnding: t.line_ending,
   };
 }
+
+/**
+ * Downloads being prepared for storing at once (prepareStore: filtering, hashing, compressing). Each makes and
+ * holds several copies of its texts meanwhile; 500 sessions finishing together, all preparing, took the collector
+ * past 700 MB. Waiting, a download holds only what its session printed.
+ */
+const preparing = slots(4);
 
 /** Parsed templates by their text: a template changes rarely, and parsing its YAML for every job cost about 1 ms. */
 const parsedTemplates = new Map<string, ReturnType<typeof parseTemplate>>();
@@ -229,12 +237,15 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
     const now = deps.clock.now();
     // Everything that needs no write lock happens before the transaction: other jobs wait for the lock.
     const exclusions = await loadCompareExclusions(deps.db);
-    const prepared = await prepareStore(deps.db, {
-      deviceId: plan.device.id, outputs: [...collected.outputs].map(([command, output]) => ({ command, text: storedText(output, template) })), significant: (command, t) => exclusions.strip(command, comparableText(t, template)),
-      trigger: job.trigger, jobId: job.id, now,
+    const prepared = await preparing(async () => {
+      const store = await prepareStore(deps.db, {
+        deviceId: plan!.device.id, outputs: [...collected.outputs].map(([command, output]) => ({ command, text: storedText(output, template) })),
+        significant: (command, t) => exclusions.strip(command, comparableText(t, template)), trigger: job.trigger, jobId: job.id, now,
+      });
+      // Only the prepared texts from here on: what the session printed can go.
+      collected.outputs.clear();
+      return store;
     });
-    // Only the prepared texts from here on: what the session printed can go (500 sessions hold a lot of it).
-    collected.outputs.clear();
     const bytes = prepared.outputs.reduce((sum, o) => sum + o.size, 0);
     return await deps.db.transaction(async (tx): Promise<JobEnd> => {
       const stored = await storeConfigs(tx, prepared);

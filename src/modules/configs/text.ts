@@ -42,31 +42,10 @@ type Zlib = { gzip(b: Uint8Array, done: (err: Error | null, out: Uint8Array) => 
  */
 const zlib = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.("node:zlib") as Zlib | undefined;
 
-/**
- * Compressions in flight at once, the rest wait their turn: each holds its text's bytes and zlib's state (some
- * 300 KB) until done, and a collector whose 500 sessions finished together went past 700 MB compressing them all.
- */
-const GZIP_SLOTS = 4;
-let gzipInFlight = 0;
-const gzipWaiting: (() => void)[] = [];
-
-async function inGzipSlot<T>(work: () => Promise<T>): Promise<T> {
-  if (gzipInFlight < GZIP_SLOTS) gzipInFlight++;
-  else await new Promise<void>((resolve) => gzipWaiting.push(resolve));
-  try {
-    return await work();
-  } finally {
-    // The slot passes straight to the next in line, so none is taken twice meanwhile.
-    const next = gzipWaiting.shift();
-    if (next) next();
-    else gzipInFlight--;
-  }
-}
-
-export const gzipText = (text: string): Promise<Uint8Array> =>
-  inGzipSlot(() => zlib
+export const gzipText = async (text: string): Promise<Uint8Array> =>
+  zlib
     ? new Promise((resolve, reject) => zlib.gzip(new TextEncoder().encode(text), (err, out) => (err ? reject(err) : resolve(out))))
-    : pipe(new TextEncoder().encode(text), new CompressionStream("gzip")));
+    : pipe(new TextEncoder().encode(text), new CompressionStream("gzip"));
 export const gunzipText = async (bytes: Uint8Array): Promise<string> =>
   new TextDecoder().decode(zlib ? zlib.gunzipSync(bytes) : await pipe(new Uint8Array(bytes), new DecompressionStream("gzip")));
 
