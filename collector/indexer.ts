@@ -21,8 +21,8 @@ export const DEFAULT_INDEXER_OPTIONS: Omit<IndexerOptions, "busy"> = { pollInter
  * Indexes the versions storing queued (search-index.ts) in the collector's spare time: batch after batch while
  * no download runs, one batch per busyIntervalMs while any does. Building a version's document costs the event
  * loop more than downloading it did, and every session waits while a batch (some 250 ms for 25 versions of
- * 100 KB) runs. Search reads queued
- * versions itself meanwhile, so nothing is missing from its answers, only slower to find.
+ * 100 KB) runs. Search reads queued versions itself meanwhile, so nothing is missing from its answers, only
+ * slower to find.
  */
 export function startSearchIndexer(deps: { db: Db; logger: Logger }, options: IndexerOptions) {
   const pause = wakeableSleep();
@@ -35,8 +35,9 @@ export function startSearchIndexer(deps: { db: Db; logger: Logger }, options: In
         const busy = options.busy();
         if (!busy || Date.now() - lastBusyBatch >= options.busyIntervalMs) {
           if (busy) lastBusyBatch = Date.now();
-          indexed = await indexPendingVersions(deps.db, options.batch);
-
+          const { taken, unreadable } = await indexPendingVersions(deps.db, options.batch);
+          indexed = taken;
+          if (unreadable.length) deps.logger.error("stored configurations could not be read to index them for search", { config_ids: unreadable });
         }
       } catch (err) {
         deps.logger.error("search indexing failed; retrying", { error: describeError(err) });

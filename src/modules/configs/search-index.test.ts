@@ -4,6 +4,7 @@ import { createTestContext, type TestContext } from "../../../test/helpers/app.t
 import { devices } from "../../db/schema/index.ts";
 import { indexPendingVersions } from "./search-index.ts";
 import { reindexAllConfigs } from "./search-reindex.ts";
+import { SCAN_LIMIT } from "./search.ts";
 import { storeConfig } from "./store.ts";
 
 let t: TestContext;
@@ -44,7 +45,7 @@ describe("the search index queue", () => {
 
   it("lets two indexers at once take each version once", async () => {
     const taken = await Promise.all([indexPendingVersions(t.db, 100), indexPendingVersions(t.db, 100)]);
-    expect(taken[0]! + taken[1]!).toBe(12);
+    expect(taken[0]!.taken + taken[1]!.taken).toBe(12);
     expect(await queued()).toBe(0);
     expect(await count(sql`select count(*) as n from config_search_docs`)).toBe(12);
     expect(await count(sql`select count(distinct config_id) as n from config_search_docs`)).toBe(12);
@@ -61,7 +62,29 @@ describe("the search index queue", () => {
     for (let d = 0; d < 4; d++) await store(d, 3);
     await t.db.delete(devices).where(eq(devices.id, deviceIds[3]!));
     expect(await queued()).toBe(3);
-    expect(await indexPendingVersions(t.db, 100)).toBe(3);
+    expect(await indexPendingVersions(t.db, 100)).toEqual({ taken: 3, unreadable: [] });
     expect(await count(sql`select count(*) as n from config_search_docs where device_id = ${deviceIds[3]!}`)).toBe(0);
   });
+
+  it("takes a version whose stored text cannot be read out of the queue, naming it, and indexes the rest", async () => {
+    const broken = await store(0, 4);
+    const fine = await store(1, 4);
+    await t.db.run(sql`update config_blobs set content = x'00' where hash = (select blob_hash from configs where id = ${broken.configId})`);
+    expect(await indexPendingVersions(t.db, 100)).toEqual({ taken: 2, unreadable: [broken.configId] });
+    expect(await queued()).toBe(0);
+    expect(await count(sql`select count(*) as n from config_search_docs where config_id = ${fine.configId}`)).toBe(1);
+  });
+
+  it("says so when a search is too broad while versions wait for the index", async () => {
+    // More configurations than a search may read, all queued: as after a first backup of a large fleet.
+    const [row] = await t.db.all<{ hash: string }>(sql`select blob_hash as hash from configs limit 1`);
+    await t.db.run(sql`
+      insert into configs (device_id, command, version, blob_hash, significant_hash, lines, size, first_seen_at, last_seen_at, seen_count)
+      select ${deviceIds[2]!}, 'show many ' || value, 1, ${row!.hash}, '', 1, 1, 0, 0, 1 from generate_series(1, ${SCAN_LIMIT + 1})`);
+    await t.db.run(sql`insert into config_search_pending (config_id, device_id, command) select id, device_id, command from configs where command like 'show many %'`);
+    const res = await t.call("/api/v1/configs/search", { method: "POST", token: await t.token(), body: { terms: [String.raw`\d{3}`], regex: true } });
+    expect(res.status).toBe(422);
+    expect(res.body.message).toContain(`${SCAN_LIMIT + 1} stored versions are still waiting for the search index`);
+  });
 });
+

@@ -64,9 +64,11 @@ export async function queueForIndex(tx: DbOrTx, versions: readonly { deviceId: n
  * Indexes up to `limit` queued versions, oldest first, so a version is indexed after the one it follows (its
  * document is the lines that one lacks). Documents are built before the write transaction, which then takes
  * only the entries still queued: one another collector indexed meanwhile, or whose version was deleted or
- * indexed by a purge (search-reindex.ts), is left alone. Returns how many versions it took from the queue.
+ * indexed by a purge (search-reindex.ts), is left alone. Returns how many versions it took from the queue, and
+ * which of them it took without a document because their stored text cannot be read (a broken delta chain): left
+ * in the queue, they would stop it for good, and search cannot show such a version's text either.
  */
-export async function indexPendingVersions(db: Db, limit: number): Promise<number> {
+export async function indexPendingVersions(db: Db, limit: number): Promise<{ taken: number; unreadable: number[] }> {
   const pending = await db
     .select({
       configId: configSearchPending.configId, deviceId: configSearchPending.deviceId, command: configSearchPending.command,
@@ -77,14 +79,15 @@ export async function indexPendingVersions(db: Db, limit: number): Promise<numbe
     .innerJoin(configs, eq(configs.id, configSearchPending.configId))
     .orderBy(asc(configSearchPending.configId))
     .limit(limit);
-  if (!pending.length) return 0;
-  const texts = await readBlobs(db, [...new Set(pending.flatMap((p) => (p.previousHash ? [p.blobHash, p.previousHash] : [p.blobHash])))]);
+  if (!pending.length) return { taken: 0, unreadable: [] };
+  const texts = await readTexts(db, [...new Set(pending.flatMap((p) => (p.previousHash ? [p.blobHash, p.previousHash] : [p.blobHash])))]);
   const common = await commonGrams(db);
   const docs = new Map<number, Doc>();
   for (const p of pending) {
     const text = texts.get(p.blobHash);
-    // A version deleted since it was read: its entry went with it.
+    // Missing: deleted since it was read (its entry went with it), or unreadable.
     if (text === undefined) continue;
+    // A previous text that cannot be read: the whole text then, which holds every line the shorter one would.
     docs.set(p.configId, docOf({ ...p, text, previous: (p.previousHash && texts.get(p.previousHash)) || "" }, common));
   }
   return db.transaction(async (tx) => {
@@ -92,12 +95,27 @@ export async function indexPendingVersions(db: Db, limit: number): Promise<numbe
       .delete(configSearchPending)
       .where(inArray(configSearchPending.configId, pending.map((p) => p.configId)))
       .returning({ configId: configSearchPending.configId });
-    await insertDocs(tx, taken.sort((a, b) => a.configId - b.configId).flatMap(({ configId }) => docs.get(configId) ?? []));
-    return taken.length;
+    const ids = taken.map((t) => t.configId).sort((a, b) => a - b);
+    await insertDocs(tx, ids.flatMap((id) => docs.get(id) ?? []));
+    return { taken: ids.length, unreadable: ids.filter((id) => !docs.has(id)) };
   });
+}
+
+/** The texts of these blobs; one that cannot be rebuilt is left out rather than failing the others. */
+async function readTexts(db: Db, hashes: string[]): Promise<Map<string, string>> {
+  try {
+    return await readBlobs(db, hashes);
+  } catch {
+    const texts = new Map<string, string>();
+    for (const hash of hashes) {
+      const text = await readBlobs(db, [hash]).then((t) => t.get(hash), () => undefined);
+      if (text !== undefined) texts.set(hash, text);
+    }
+    return texts;
+  }
 }
 
 /** Indexes everything queued, as maintenance does before it looks at the index. */
 export async function indexAllPending(db: Db): Promise<void> {
-  while (await indexPendingVersions(db, 50));
+  while ((await indexPendingVersions(db, 50)).taken);
 }

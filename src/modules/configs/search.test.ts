@@ -239,7 +239,7 @@ describe("configuration search", () => {
     expect(await plainTermFailures(30)).toEqual([]);
     // Oldest first, a few at a time, as a collector does between downloads: half indexed is still whole.
     let batches = 0;
-    while (await indexPendingVersions(t.db, Math.ceil(stored.length / 5))) {
+    while ((await indexPendingVersions(t.db, Math.ceil(stored.length / 5))).taken) {
       batches++;
       expect(await plainTermFailures(6)).toEqual([]);
       expect(await patternFailures()).toEqual([]);

@@ -346,7 +346,12 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
     const why = hasLiterals
       ? `the search terms occur in more than ${limit} configurations`
       : `a term has no ${MIN_LITERAL} or more characters in a row that every match must contain, so the search has to read every configuration, and more than ${limit} are in range`;
-    throw new ApiError(422, `Search too broad: ${why}. Use longer or more specific terms, filters, or latest_only.`);
+    const [queue] = await db.all<{ n: number }>(sql`select count(*) as n from config_search_pending`);
+    // Queued versions make their whole series candidates: then the terms may not be at fault.
+    const queued = Number(queue?.n ?? 0)
+      ? ` ${queue!.n} stored versions are still waiting for the search index (collectors index them when downloads leave them time), and until then every version of their device and command is read.`
+      : "";
+    throw new ApiError(422, `Search too broad: ${why}. Use longer or more specific terms, filters, or latest_only.${queued}`);
   }
 
   const first = (req.page - 1) * req.perPage;
