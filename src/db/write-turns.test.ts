@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { afterAll, describe, expect, it } from "vitest";
+import { openDatabase } from "./client.ts";
 import { withWriteTurns } from "./write-turns.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "netkeep-turns-"));
@@ -36,7 +37,8 @@ describe("writes take turns within a process", () => {
     expect(frozen.results).toContain("rejected");
     raw.close();
 
-    const turned = withWriteTurns(createClient({ url: `file:${dir}/turns.db`, timeout: 1000 }));
+    const url = `file:${dir}/turns.db`;
+    const turned = withWriteTurns(createClient({ url, timeout: 1000 }), createClient({ url, timeout: 1000, concurrency: 1 }));
     const fine = await overlap(turned);
     expect(fine.results).toEqual(["fulfilled", "fulfilled"]);
     expect(fine.rows).toBe(3);
@@ -45,7 +47,8 @@ describe("writes take turns within a process", () => {
   });
 
   it("releases the turn on rollback and on a failed statement", async () => {
-    const client = withWriteTurns(createClient({ url: `file:${dir}/release.db`, timeout: 1000 }));
+    const url = `file:${dir}/release.db`;
+    const client = withWriteTurns(createClient({ url, timeout: 1000 }), createClient({ url, timeout: 1000, concurrency: 1 }));
     await client.execute("create table t(x unique)");
     const tx = await client.transaction("write");
     await tx.execute("insert into t values (1)");
@@ -54,5 +57,22 @@ describe("writes take turns within a process", () => {
     await expect(client.execute("insert into t values (1)")).rejects.toThrow(/UNIQUE/);
     await expect(client.execute("insert into t values (2)")).resolves.toBeDefined();
     client.close();
+  });
+
+  it("writes go over their own connection, which commits without an fsync each time; reads go over the pool", async () => {
+    const { client } = await openDatabase(`file:${dir}/split.db`);
+    // A PRAGMA is not a read, so it runs on the writing connection; a select runs on a pooled one.
+    expect((await client.execute("PRAGMA synchronous")).rows[0]!.synchronous).toBe(1);
+    expect((await client.execute("select * from pragma_synchronous")).rows[0]!.synchronous).toBe(2);
+    await client.execute("create table t(x)");
+    const tx = await client.transaction("write");
+    await tx.execute("insert into t values (1)");
+    expect((await tx.execute("PRAGMA synchronous")).rows[0]!.synchronous).toBe(1);
+    // A read while the write is open goes over the pool and sees the last commit, not the open write.
+    expect((await client.execute("select count(*) as n from t")).rows[0]!.n).toBe(0);
+    await tx.commit();
+    expect((await client.execute("select count(*) as n from t")).rows[0]!.n).toBe(1);
+    client.close();
+    expect(client.closed).toBe(true);
   });
 });

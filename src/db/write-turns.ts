@@ -10,6 +10,9 @@ import type { Client, InStatement, Transaction, TransactionMode } from "@libsql/
  * holds it for its call, and the others wait asynchronously. Reads never wait: in WAL mode readers do not
  * block on the writer. Writers in other processes meet SQLite's own busy timeout, which is fine: they do not
  * share this event loop.
+ *
+ * Since writes go one at a time anyway, they all go over one connection of their own (`writer`), and reads over
+ * the pool: that connection is the one place to set what only writes need (openDatabase sets synchronous).
  */
 class Turns {
   private held = false;
@@ -46,8 +49,11 @@ class Turns {
 
 const isRead = (stmt: InStatement) => /^\s*(select|explain)\b/i.test(typeof stmt === "string" ? stmt : stmt.sql);
 
-/** The same client, with this process's writes taking turns (see above). */
-export function withWriteTurns(client: Client, timeoutMs = 60_000): Client {
+/**
+ * One client over `reader` (a pool, for reads) and `writer` (a single connection, for writes), with this
+ * process's writes taking turns (see above).
+ */
+export function withWriteTurns(reader: Client, writer: Client, timeoutMs = 60_000): Client {
   const turns = new Turns(timeoutMs);
   const inTurn = async <T>(work: () => Promise<T>): Promise<T> => {
     const release = await turns.take();
@@ -71,25 +77,31 @@ export function withWriteTurns(client: Client, timeoutMs = 60_000): Client {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-  return new Proxy(client, {
+  return new Proxy(reader, {
     get(target, prop) {
       if (prop === "execute") {
         return (stmt: InStatement, args?: unknown) =>
-          isRead(stmt) ? target.execute(stmt as never, args as never) : inTurn(() => target.execute(stmt as never, args as never));
+          isRead(stmt) ? target.execute(stmt as never, args as never) : inTurn(() => writer.execute(stmt as never, args as never));
       }
       if (prop === "batch" || prop === "migrate" || prop === "executeMultiple") {
-        return (...args: unknown[]) => inTurn(() => (target[prop] as (...a: unknown[]) => Promise<unknown>)(...args));
+        return (...args: unknown[]) => inTurn(() => (writer[prop] as (...a: unknown[]) => Promise<unknown>)(...args));
       }
       if (prop === "transaction") {
         return async (mode?: TransactionMode) => {
           if (mode === "read") return target.transaction(mode);
           const release = await turns.take();
           try {
-            return holdingTurn(await target.transaction(mode), release);
+            return holdingTurn(await writer.transaction(mode), release);
           } catch (err) {
             release();
             throw err;
           }
+        };
+      }
+      if (prop === "close") {
+        return () => {
+          writer.close();
+          target.close();
         };
       }
       const value = Reflect.get(target, prop, target);
