@@ -32,8 +32,26 @@ export function parseAppKey(text: string): Uint8Array<ArrayBuffer> {
 
 export const generateAppKey = () => "base64:" + toB64(crypto.getRandomValues(new Uint8Array(32)));
 
+type NodeCrypto = {
+  createDecipheriv(algorithm: "aes-256-gcm", key: Uint8Array, iv: Uint8Array): {
+    setAuthTag(tag: Uint8Array): void; update(data: Uint8Array): Uint8Array; final(): Uint8Array;
+  };
+};
+const nodeCrypto = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.("node:crypto") as NodeCrypto | undefined;
+const TAG_BYTES = 16;
+
 export async function createSecretBox(keyBytes: Uint8Array<ArrayBuffer>): Promise<SecretBox> {
   const key = await crypto.subtle.importKey("raw", keyBytes, "AES-GCM", false, ["encrypt", "decrypt"]);
+  /**
+   * Where the runtime lends node:crypto, decrypting runs in place: Web Crypto's goes through the thread pool,
+   * where a collector's logins queued behind its compressions (bench:collect: 90 ms to load a job's plan).
+   */
+  const decryptInPlace = nodeCrypto && ((iv: Uint8Array, body: Uint8Array) => {
+    const decipher = nodeCrypto.createDecipheriv("aes-256-gcm", keyBytes, iv);
+    decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
+    const text = new TextDecoder();
+    return text.decode(decipher.update(body.subarray(0, body.length - TAG_BYTES)), { stream: true }) + text.decode(decipher.final());
+  });
   return {
     async encrypt(plain) {
       const iv = crypto.getRandomValues(new Uint8Array(12));
@@ -43,6 +61,7 @@ export async function createSecretBox(keyBytes: Uint8Array<ArrayBuffer>): Promis
     async decrypt(sealed) {
       const [version, iv, body] = sealed.split(".");
       if (version !== "v1" || !iv || !body) throw new Error("unrecognised secret format");
+      if (decryptInPlace) return decryptInPlace(fromB64(iv), fromB64(body));
       const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: fromB64(iv) }, key, fromB64(body));
       return new TextDecoder().decode(plain);
     },
