@@ -1,25 +1,23 @@
-import { eq, inArray, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../src/clock.ts";
 import type { Db } from "../src/db/client.ts";
-import { commandCategories, commands, credentials, devices, templates } from "../src/db/schema/index.ts";
+import { commandCategories, commands, compareExclusions, configs, credentials, devices, templates } from "../src/db/schema/index.ts";
 import type { JobOutcome } from "../src/db/schema/index.ts";
+import { failureReason } from "../src/error-reason.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import type { Logger } from "../src/logger.ts";
-import { markLatestSeen, prepareStore, storeConfigs } from "../src/modules/configs/store.ts";
-import { loadCompareExclusions } from "../src/modules/configs/exclusions.ts";
-import { normalizeConfigText } from "../src/modules/configs/text.ts";
-import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
-import { comparableText, storedText } from "../src/modules/templates/template-text.ts";
+import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/exclusions.ts";
+import { markLatestSeen, storeConfigs } from "../src/modules/configs/store.ts";
+import { gzipText } from "../src/modules/configs/text.ts";
+import { parseTemplate } from "../src/modules/templates/template-schema.ts";
+import { comparableText } from "../src/modules/templates/template-text.ts";
 import type { SecretBox } from "../src/secrets/box.ts";
-import { DEFAULT_LIMITS, SessionError, ShellSession, type SessionLimits, type SessionProfile } from "./session.ts";
-import { configChangedColumns, snmpPrecheck, snmpResult, type SnmpPrecheck } from "./snmp.ts";
-import { openTelnet } from "./transports/telnet.ts";
-import { SshConnection } from "./transports/ssh.ts";
-import { failureReason } from "../src/error-reason.ts";
+import { collect, untilAborted, type Login, type Plan, type Progress } from "./collect.ts";
 import { describeError } from "./errors.ts";
+import { DEFAULT_LIMITS, SessionError, type SessionLimits } from "./session.ts";
 import { slots } from "./slots.ts";
+import { configChangedColumns, snmpPrecheck, snmpResult, type SnmpPrecheck } from "./snmp.ts";
 
-/** An error for the log: drizzle wraps the driver's error (SQLITE_BUSY ...) in "Failed query: <sql>", so its cause goes too. */
 export type DownloadDeps = {
   db: Db;
   secrets: SecretBox;
@@ -30,22 +28,9 @@ export type DownloadDeps = {
   connectTimeoutMs?: number;
 };
 
-type Login = { username: string; password?: string; enablePassword?: string; privateKey?: string; passphrase?: string };
-
-export function sessionProfileOf(t: ConnectionTemplate, withLogin: boolean): SessionProfile {
-  return {
-    prompt: new RegExp(t.prompt ?? "$^"),
-    pager: t.pager && { pattern: new RegExp(t.pager.pattern), answer: t.pager.answer },
-    login: withLogin ? { usernamePrompt: new RegExp(t.login.username_prompt), passwordPrompt: new RegExp(t.login.password_prompt) } : undefined,
-    enable: t.enable && { command: t.enable.command, passwordPrompt: new RegExp(t.enable.password_prompt), prompt: t.enable.prompt ? new RegExp(t.enable.prompt) : undefined },
-    lineEnding: t.line_ending,
-  };
-}
-
 /**
- * Downloads being prepared for storing at once (prepareStore: filtering, hashing, compressing). Each makes and
- * holds several copies of its texts meanwhile; 500 sessions finishing together, all preparing, took the collector
- * past 700 MB. Waiting, a download holds only what its session printed.
+ * Downloads compressing their outputs at once. Each holds its texts and their compressed copies meanwhile; 500
+ * sessions finishing together, all compressing, took the collector past 700 MB.
  */
 const preparing = slots(4);
 
@@ -62,19 +47,40 @@ function parseTemplateOnce(code: string): ReturnType<typeof parseTemplate> {
   return parsed;
 }
 
-/** The device, its template, its login and the commands its category runs: everything a session needs. */
-async function loadPlan(db: Db, secrets: SecretBox, deviceId: number) {
-  const [device] = await db.select().from(devices).where(eq(devices.id, deviceId));
-  if (!device) throw new SessionError("error", `device ${deviceId} no longer exists`);
+/** A job's plan, the compare exclusions its outputs are digested with, and the hashes they are compared with. */
+type LoadedPlan = { plan: Plan; exclusions: ExclusionRule[]; storedHashes: Record<string, string> };
+
+/**
+ * The device, its template, its login, the commands its category runs, the compare exclusions and the hashes
+ * its outputs are compared with: one query, since each statement costs the collector more than its rows.
+ */
+async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Promise<LoadedPlan> {
+  const [row] = await db
+    .select({
+      device: devices,
+      templateCode: templates.code,
+      cred: credentials,
+      commands: sql<string>`(select json_group_array(c.command order by c.id) from ${commands} c
+        join ${commandCategories} cc on cc.command_id = c.id where cc.category_id = ${devices.categoryId})`,
+      exclusions: sql<string>`(select json_group_array(json_object('pattern', e.pattern, 'ignoreCase', json(iif(e.ignore_case, 'true', 'false')), 'command', e.command))
+        from ${compareExclusions} e where e.enabled = 1)`,
+      // Only a command's latest version keeps its hash (see the schema).
+      storedHashes: sql<string>`(select json_group_object(v.command, v.significant_hash) from ${configs} v
+        where v.device_id = ${devices.id} and v.significant_hash <> '')`,
+    })
+    .from(devices)
+    .leftJoin(templates, eq(templates.id, devices.templateId))
+    .leftJoin(credentials, eq(credentials.id, devices.credId))
+    .where(eq(devices.id, deviceId));
+  if (!row) throw new SessionError("error", `device ${deviceId} no longer exists`);
+  const { device, cred } = row;
   if (!device.templateId) throw new SessionError("error", "the device has no connection template; set device_template_id");
-  const [templateRow] = await db.select().from(templates).where(eq(templates.id, device.templateId));
-  const parsed = templateRow ? parseTemplateOnce(templateRow.code) : undefined;
+  const parsed = row.templateCode === null ? undefined : parseTemplateOnce(row.templateCode);
   if (!parsed?.ok) throw new SessionError("error", `the device's connection template ${device.templateId} is missing or invalid`);
 
   const decrypt = async (v: string | null | undefined) => (v ? await secrets.decrypt(v) : undefined);
   let login: Login;
   if (device.credId) {
-    const [cred] = await db.select().from(credentials).where(eq(credentials.id, device.credId));
     if (!cred) throw new SessionError("error", `credential set ${device.credId} no longer exists`);
     login = {
       username: cred.username, password: await decrypt(cred.passwordEnc), enablePassword: await decrypt(cred.enablePasswordEnc),
@@ -83,123 +89,12 @@ async function loadPlan(db: Db, secrets: SecretBox, deviceId: number) {
   } else {
     login = { username: device.username, password: await decrypt(device.passwordEnc), enablePassword: await decrypt(device.enablePasswordEnc) };
   }
-
-  let commandList: string[] = [];
-  if (device.categoryId) {
-    const rows = await db
-      .select({ command: commands.command })
-      .from(commands)
-      .innerJoin(commandCategories, eq(commandCategories.commandId, commands.id))
-      .where(inArray(commandCategories.categoryId, [device.categoryId]))
-      .orderBy(commands.id);
-    commandList = rows.map((r) => r.command);
-  }
-  if (!commandList.length) commandList = parsed.template.commands;
-  return { device, template: parsed.template, login, commands: commandList };
-}
-
-export type Plan = Awaited<ReturnType<typeof loadPlan>>;
-
-/** Runs the setup and the commands in an interactive CLI session, and returns each command's cleaned output. */
-async function runShell(session: ShellSession, plan: Plan): Promise<Map<string, string>> {
-  const { template, login } = plan;
-  if (template.enable && login.enablePassword) await session.enable(login.enablePassword);
-  for (const line of template.setup) await session.run(line);
-  const outputs = new Map<string, string>();
-  // The session's output is rendered as a terminal shows it: one line ending, no trailing blanks (terminal.ts).
-  for (const command of plan.commands) outputs.set(command, await session.run(command));
-  for (const line of template.teardown) session.send(line);
-  return outputs;
-}
-
-/** What a failed download got as far as: a device that answered is up, whatever went wrong afterwards. */
-type Progress = { connected: boolean };
-
-async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
-  const { template, device, login } = plan;
-  const conn = await SshConnection.connect({
-    host: device.ip, port: device.portOverride ?? template.port, username: login.username, password: login.password,
-    privateKey: login.privateKey, passphrase: login.passphrase, legacyAlgorithms: template.legacy_algorithms,
-    pinnedFingerprint: device.hostKeyFingerprint, connectTimeoutMs,
-  });
-  // The job may have been given up while the handshake ran (see untilAborted): then this connection is nobody's.
-  if (signal.aborted) {
-    conn.close();
-    throw abortError(signal);
-  }
-  progress.connected = true;
-  const onAbort = () => conn.close();
-  signal.addEventListener("abort", onAbort);
-  try {
-    if (template.exec) {
-      const outputs = new Map<string, string>();
-      for (const line of template.setup) await conn.exec(line, limits.idleTimeoutMs, limits.maxOutputBytes);
-      for (const command of plan.commands) {
-        outputs.set(command, normalizeConfigText(await conn.exec(command, limits.idleTimeoutMs, limits.maxOutputBytes)));
-      }
-      return { outputs, fingerprint: conn.fingerprint };
-    }
-    const session = new ShellSession(await conn.shell(), sessionProfileOf(template, false), limits);
-    await session.expectPrompt();
-    return { outputs: await runShell(session, plan), fingerprint: conn.fingerprint };
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-    conn.close();
-  }
-}
-
-async function collectOverTelnet(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
-  const { template, device, login } = plan;
-  const channel = await openTelnet({ host: device.ip, port: device.portOverride ?? template.port, connectTimeoutMs });
-  if (signal.aborted) {
-    channel.close();
-    throw abortError(signal);
-  }
-  progress.connected = true;
-  const onAbort = () => channel.close();
-  signal.addEventListener("abort", onAbort);
-  try {
-    const session = new ShellSession(channel, sessionProfileOf(template, true), limits);
-    await session.login(login.username, login.password ?? "");
-    return { outputs: await runShell(session, plan), fingerprint: undefined };
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-    channel.close();
-  }
-}
-
-const abortError = (signal: AbortSignal) => new SessionError("timeout", String(signal.reason ?? "the job ran past its time limit"));
-
-/**
- * Settles with the work, or fails as soon as the signal fires, whatever the work is waiting for (a handshake
- * with its own, longer timeout, an SNMP request): the job's time limit holds for every step. Work left behind
- * cleans up after itself (collectOverSsh closes a connection that completes after the abort).
- */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => {});
-    return Promise.reject(abortError(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
-}
-
-/** Logs in over the template's protocol and returns each command's cleaned output. */
-async function collect(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress): Promise<{ outputs: Map<string, string>; fingerprint?: string }> {
-  try {
-    return await untilAborted<{ outputs: Map<string, string>; fingerprint?: string }>(
-      plan.template.protocol === "telnet"
-        ? collectOverTelnet(plan, limits, connectTimeoutMs, signal, progress)
-        : collectOverSsh(plan, limits, connectTimeoutMs, signal, progress),
-      signal,
-    );
-  } catch (err) {
-    if (signal.aborted) throw abortError(signal);
-    throw err;
-  }
+  const categoryCommands = JSON.parse(row.commands) as string[];
+  return {
+    plan: { device, template: parsed.template, login, commands: categoryCommands.length ? categoryCommands : parsed.template.commands },
+    exclusions: JSON.parse(row.exclusions) as ExclusionRule[],
+    storedHashes: JSON.parse(row.storedHashes) as Record<string, string>,
+  };
 }
 
 /**
@@ -215,7 +110,8 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
   let precheck: SnmpPrecheck | undefined;
   const progress: Progress = { connected: false };
   try {
-    plan = await loadPlan(deps.db, deps.secrets, job.deviceId!);
+    const loaded = await loadPlan(deps.db, deps.secrets, job.deviceId!);
+    plan = loaded.plan;
     precheck = await untilAborted(snmpPrecheck(deps, plan), signal);
     if (precheck.skip) {
       const { message, report } = precheck;
@@ -231,21 +127,21 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       });
       return { outcome: "unchanged", message, retrying: false };
     }
-    const collected = await collect(plan, limits, deps.connectTimeoutMs ?? 20_000, signal, progress);
+    const collected = await collect(
+      { plan, limits, connectTimeoutMs: deps.connectTimeoutMs ?? 20_000, exclusions: loaded.exclusions }, signal, progress,
+    );
     const { fingerprint } = collected;
     const template = plan.template;
+    const exclusions = compileCompareExclusions(loaded.exclusions);
     const now = deps.clock.now();
-    // Everything that needs no write lock happens before the transaction: other jobs wait for the lock.
-    const exclusions = await loadCompareExclusions(deps.db);
-    const prepared = await preparing(async () => {
-      const store = await prepareStore(deps.db, {
-        deviceId: plan!.device.id, outputs: [...collected.outputs].map(([command, output]) => ({ command, text: storedText(output, template) })),
-        significant: (command, t) => exclusions.strip(command, comparableText(t, template)), trigger: job.trigger, jobId: job.id, now,
-      });
-      // Only the prepared texts from here on: what the session printed can go.
-      collected.outputs.clear();
-      return store;
-    });
+    // Compressing needs no write lock, so it happens before the transaction, for the outputs that differ from
+    // what was stored when the job started; storeConfigs compresses any other it turns out to need.
+    const changed = new Map(collected.outputs.filter((o) => loaded.storedHashes[o.command] !== o.significantHash).map((o) => [o.hash, o.text]));
+    const compressed = await preparing(async () => new Map(await Promise.all([...changed].map(async ([hash, text]) => [hash, await gzipText(text)] as const))));
+    const prepared = {
+      deviceId: plan.device.id, outputs: collected.outputs, compressed,
+      significant: (command: string, t: string) => exclusions.strip(command, comparableText(t, template)), trigger: job.trigger, jobId: job.id, now,
+    };
     const bytes = prepared.outputs.reduce((sum, o) => sum + o.size, 0);
     return await deps.db.transaction(async (tx): Promise<JobEnd> => {
       const stored = await storeConfigs(tx, prepared);

@@ -3,7 +3,8 @@ import * as snmp from "net-snmp";
 import { credentials, devices, vendors } from "../src/db/schema/index.ts";
 import { latestConfigIds } from "../src/modules/configs/store.ts";
 import type { SnmpAuthProtocol, SnmpPrivProtocol } from "../src/modules/credentials/snmp.ts";
-import type { DownloadDeps, Plan } from "./download.ts";
+import type { Plan } from "./collect.ts";
+import type { DownloadDeps } from "./download.ts";
 import { identify } from "./snmp-identity.ts";
 
 /**

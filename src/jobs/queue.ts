@@ -198,8 +198,9 @@ export async function completeJob(
         : { state: "finished", leaseOwner: null, leaseExpiresAt: null, outcome: end.outcome, message: end.message ?? null, result: end.result ?? null, finishedAt: now },
     )
     .where(and(eq(jobs.id, job.id), eq(jobs.leaseOwner, owner), eq(jobs.state, "running")))
-    .returning({ id: jobs.id });
-  if (rows.length > 0 && !retrying) await settleRunsOfJob(db, job.id, now);
+    // Most jobs belong to no task run (download-now, the API): they skip settling, a statement per job.
+    .returning({ id: jobs.id, inRun: sql<number>`exists (select 1 from ${taskRunItems} i where i.job_id = ${jobs.id})` });
+  if (rows[0]?.inRun && !retrying) await settleRunsOfJob(db, job.id, now);
   return { recorded: rows.length > 0, retrying: retrying && rows.length > 0 };
 }
 

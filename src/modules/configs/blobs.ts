@@ -153,25 +153,23 @@ export async function readBlob(db: DbOrTx, hash: string): Promise<string> {
 
 /**
  * Stores new texts whole, or makes existing ones whole: the latest version's text is whole and may be a base.
- * New texts go in one statement, compressed at once (zlib's thread pool compresses them side by side) unless
- * `compressed` has them already.
+ * One statement: a text already stored whole is left as it is, a delta is replaced. Texts not in `compressed`
+ * are compressed here (zlib's thread pool compresses them side by side).
  */
 export async function putWholeBlobs(
   tx: DbOrTx, blobs: readonly { hash: string; text: string; size: number }[], now: Date, compressed: ReadonlyMap<string, Uint8Array> = new Map(),
 ): Promise<void> {
-  const byHash = new Map(blobs.map((b) => [b.hash, b]));
-  if (!byHash.size) return;
-  const existing = new Map(
-    (await tx.select({ hash: configBlobs.hash, encoding: configBlobs.encoding }).from(configBlobs).where(inArray(configBlobs.hash, [...byHash.keys()])))
-      .map((r) => [r.hash, r.encoding]),
-  );
-  const writing = [...byHash.values()].filter((b) => existing.get(b.hash) !== "gzip");
+  const writing = [...new Map(blobs.map((b) => [b.hash, b])).values()];
+  if (!writing.length) return;
   const contents = await Promise.all(writing.map(async (b) => asContent(compressed.get(b.hash) ?? (await gzipText(b.text)))));
-  const inserts = writing.flatMap((b, i) => (existing.has(b.hash) ? [] : [{ hash: b.hash, encoding: "gzip" as const, content: contents[i]!, size: b.size, createdAt: now }]));
-  if (inserts.length) await tx.insert(configBlobs).values(inserts);
-  for (const [i, b] of writing.entries()) {
-    if (existing.has(b.hash)) await tx.update(configBlobs).set({ encoding: "gzip", baseHash: null, content: contents[i]! }).where(eq(configBlobs.hash, b.hash));
-  }
+  await tx
+    .insert(configBlobs)
+    .values(writing.map((b, i) => ({ hash: b.hash, encoding: "gzip" as const, content: contents[i]!, size: b.size, createdAt: now })))
+    .onConflictDoUpdate({
+      target: configBlobs.hash,
+      set: { encoding: "gzip", baseHash: null, content: sql`excluded.content` },
+      setWhere: sql`${configBlobs.encoding} <> 'gzip'`,
+    });
 }
 
 /** `text` as a gzipped delta against `base`, when that rebuilds it exactly in fewer than `limit` bytes. */

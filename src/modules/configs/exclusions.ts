@@ -42,16 +42,29 @@ export class CompareExclusions {
   }
 }
 
-export async function loadCompareExclusions(db: DbOrTx): Promise<CompareExclusions> {
-  const rows = await db.select().from(compareExclusions).where(eq(compareExclusions.enabled, true));
+/** What a rule needs to be compiled again elsewhere (the collector's session thread gets them as data). */
+export type ExclusionRule = { pattern: string; ignoreCase: boolean; command: string | null };
+
+export async function loadExclusionRules(db: DbOrTx): Promise<ExclusionRule[]> {
+  return db
+    .select({ pattern: compareExclusions.pattern, ignoreCase: compareExclusions.ignoreCase, command: compareExclusions.command })
+    .from(compareExclusions)
+    .where(eq(compareExclusions.enabled, true));
+}
+
+export function compileCompareExclusions(rules: readonly ExclusionRule[]): CompareExclusions {
   // Every stored pattern was checked on the way in; one that no longer compiles (another engine) is skipped, not fatal.
-  const rules: CompiledRule[] = [];
-  for (const r of rows) {
+  const compiled: CompiledRule[] = [];
+  for (const r of rules) {
     try {
-      rules.push({ regex: new RegExp(r.pattern, r.ignoreCase ? "i" : ""), command: r.command });
+      compiled.push({ regex: new RegExp(r.pattern, r.ignoreCase ? "i" : ""), command: r.command });
     } catch {
       continue;
     }
   }
-  return new CompareExclusions(rules);
+  return new CompareExclusions(compiled);
+}
+
+export async function loadCompareExclusions(db: DbOrTx): Promise<CompareExclusions> {
+  return compileCompareExclusions(await loadExclusionRules(db));
 }

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { configBlobs, configChanges, configs, devices } from "../../db/schema/index.ts";
 import { MAX_CHAIN, putWholeBlobs, readBlobs } from "./blobs.ts";
-import { prepareStore, readBlob, storeConfig, storeConfigs } from "./store.ts";
+import { digestOutputs, prepareStore, readBlob, storeConfig, storeConfigs, type StoreInput } from "./store.ts";
 import { normalizeConfigText, sha256Hex } from "./text.ts";
 
 let t: TestContext;
@@ -34,6 +34,9 @@ beforeAll(async () => {
   [deviceA, deviceB] = rows.map((r) => r.id) as [number, number];
 });
 afterAll(() => t.close());
+
+/** Digests and prepares a download's outputs as the collector does (its session thread digests). */
+const prepare = async (input: StoreInput) => prepareStore(t.db, { ...input, outputs: await digestOutputs(input.outputs, input.significant) });
 
 describe("storing configurations", () => {
   it("the same text twice is one version seen twice", async () => {
@@ -182,7 +185,7 @@ describe("older versions as reverse deltas", () => {
   it("stores a download's commands together: unchanged, changed and new at once, a text two of them share once", async () => {
     const [a1, b1, c1] = series("together", 3) as [string, string, string];
     const job = async (outputs: [string, string][], n: number) =>
-      storeConfigs(t.db, await prepareStore(t.db, { deviceId: deviceB, outputs: outputs.map(([command, text]) => ({ command, text })), significant: (_, s) => s, trigger: "schedule", jobId: null, now: day(n) }));
+      storeConfigs(t.db, await prepare({ deviceId: deviceB, outputs: outputs.map(([command, text]) => ({ command, text })), significant: (_, s) => s, trigger: "schedule", jobId: null, now: day(n) }));
     const hashOf = async (text: string) => sha256Hex(text);
     const first = await job([["show a", a1], ["show b", b1]], 1);
     expect(first.map((r) => [r.version, r.changed])).toEqual([[1, true], [1, true]]);
@@ -203,11 +206,11 @@ describe("older versions as reverse deltas", () => {
   it("stores right what was prepared before another download moved the latest version on", async () => {
     const [x, y] = series("prepared", 2) as [string, string];
     const input = (text: string, n: number) => ({ deviceId: deviceB, outputs: [{ command: "show prepared", text }], significant: (_: string, s: string) => s, trigger: "schedule" as const, jobId: null, now: day(n) });
-    await storeConfigs(t.db, await prepareStore(t.db, input(x, 1)));
+    await storeConfigs(t.db, await prepare(input(x, 1)));
     // Prepared while x is the latest: nothing to compress, it would only be seen again.
-    const stale = await prepareStore(t.db, input(x, 3));
+    const stale = await prepare(input(x, 3));
     expect(stale.compressed.size).toBe(0);
-    await storeConfigs(t.db, await prepareStore(t.db, input(y, 2)));
+    await storeConfigs(t.db, await prepare(input(y, 2)));
     const [result] = await storeConfigs(t.db, stale);
     expect(result).toMatchObject({ version: 3, changed: true });
     const [row] = await t.db.select().from(configs).where(eq(configs.id, result!.configId));

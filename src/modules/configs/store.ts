@@ -56,29 +56,32 @@ export type StoreInput = {
   now: Date;
 };
 
-type Digested = { command: string; text: string; significantHash: string; hash: string; size: number };
+/** An output ready to store: normalised, measured, and hashed whole and as it compares (see digestOutputs). */
+export type Digested = { command: string; text: string; significantHash: string; hash: string; size: number };
 
 /** What storeConfigs needs worked out before its transaction: see prepareStore. */
 export type PreparedStore = Omit<StoreInput, "outputs"> & { outputs: readonly Digested[]; compressed: ReadonlyMap<string, Uint8Array> };
 
 /**
- * The work of storing that needs no write lock, done before the transaction: each text normalised and hashed,
- * and compressed when it differs from the command's latest version as stored now. A job that awaited the
- * compression inside its transaction kept every other job's store waiting meanwhile (bench:collect: 250 ms per
- * job). storeConfigs checks again under the lock and compresses whatever it still lacks.
+ * The work of storing that needs no write lock, done before the transaction: each text compressed when it
+ * differs from the command's latest version as stored now (digestOutputs has normalised and hashed it). A job
+ * that awaited the compression inside its transaction kept every other job's store waiting meanwhile
+ * (bench:collect: 250 ms per job). storeConfigs checks again under the lock and compresses whatever it still lacks.
  */
-export async function prepareStore(db: DbOrTx, { outputs: given, ...input }: StoreInput): Promise<PreparedStore> {
-  const commands = given.map((o) => o.command);
+export async function prepareStore(db: DbOrTx, input: Omit<StoreInput, "outputs"> & { outputs: readonly Digested[] }): Promise<PreparedStore> {
+  const commands = input.outputs.map((o) => o.command);
   if (new Set(commands).size !== commands.length) throw new Error("storeConfigs takes one output per command");
-  // The given texts are not kept: a collector with hundreds of sessions finishing holds one copy less of each.
-  const outputs = await digest(given, input.significant);
   const latest = await latestVersions(db, input.deviceId, commands);
-  const changed = new Map(outputs.filter((o) => latest.get(o.command)?.significantHash !== o.significantHash).map((o) => [o.hash, o.text]));
+  const changed = new Map(input.outputs.filter((o) => latest.get(o.command)?.significantHash !== o.significantHash).map((o) => [o.hash, o.text]));
   const compressed = new Map(await Promise.all([...changed].map(async ([hash, text]) => [hash, await gzipText(text)] as const)));
-  return { ...input, outputs, compressed };
+  return { ...input, compressed };
 }
 
-const digest = (outputs: StoreInput["outputs"], significant: StoreInput["significant"]): Promise<Digested[]> =>
+/**
+ * Each output normalised, measured and hashed: what a download is compared and stored by. Needs no database:
+ * the collector does it as a session ends (collector/collect.ts), so it holds only these texts afterwards.
+ */
+export const digestOutputs = (outputs: StoreInput["outputs"], significant: StoreInput["significant"]): Promise<Digested[]> =>
   Promise.all(outputs.map(async ({ command, text }) => {
     const normal = normalizeConfigText(text);
     return {
@@ -162,6 +165,8 @@ export async function storeConfig(
   input: Omit<StoreInput, "outputs" | "significant"> & { command: string; text: string; significant: (text: string) => string },
 ): Promise<StoreResult> {
   const { command, text, significant, ...rest } = input;
-  const [result] = await storeConfigs(tx, await prepareStore(tx, { ...rest, outputs: [{ command, text }], significant: (_, t) => significant(t) }));
+  const bySignificant = (_: string, t: string) => significant(t);
+  const outputs = await digestOutputs([{ command, text }], bySignificant);
+  const [result] = await storeConfigs(tx, await prepareStore(tx, { ...rest, outputs, significant: bySignificant }));
   return result!;
 }

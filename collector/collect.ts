@@ -1,0 +1,153 @@
+import type { devices } from "../src/db/schema/index.ts";
+import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/exclusions.ts";
+import { digestOutputs, type Digested } from "../src/modules/configs/store.ts";
+import { normalizeConfigText } from "../src/modules/configs/text.ts";
+import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
+import { comparableText, storedText } from "../src/modules/templates/template-text.ts";
+import { SessionError, ShellSession, type SessionLimits, type SessionProfile } from "./session.ts";
+import { openTelnet } from "./transports/telnet.ts";
+import { SshConnection } from "./transports/ssh.ts";
+
+/**
+ * A download's network half: log in over the template's protocol, run the commands, and turn what they printed
+ * into texts ready to store (digestOutputs). It needs no database: download.ts stores what it returns.
+ */
+
+export type Login = { username: string; password?: string; enablePassword?: string; privateKey?: string; passphrase?: string };
+
+/** The device, its template, its login and the commands its category runs: everything a session needs. */
+export type Plan = { device: typeof devices.$inferSelect; template: ConnectionTemplate; login: Login; commands: string[] };
+
+/** All a session needs. */
+export type CollectRequest = { plan: Plan; limits: SessionLimits; connectTimeoutMs: number; exclusions: readonly ExclusionRule[] };
+
+/** What a session brought back: each command's output ready to store, and the host key it saw (SSH). */
+export type Collected = { outputs: Digested[]; fingerprint?: string };
+
+/** What a failed download got as far as: a device that answered is up, whatever went wrong afterwards. */
+export type Progress = { connected: boolean };
+
+export function sessionProfileOf(t: ConnectionTemplate, withLogin: boolean): SessionProfile {
+  return {
+    prompt: new RegExp(t.prompt ?? "$^"),
+    pager: t.pager && { pattern: new RegExp(t.pager.pattern), answer: t.pager.answer },
+    login: withLogin ? { usernamePrompt: new RegExp(t.login.username_prompt), passwordPrompt: new RegExp(t.login.password_prompt) } : undefined,
+    enable: t.enable && { command: t.enable.command, passwordPrompt: new RegExp(t.enable.password_prompt), prompt: t.enable.prompt ? new RegExp(t.enable.prompt) : undefined },
+    lineEnding: t.line_ending,
+  };
+}
+
+/** Runs the setup and the commands in an interactive CLI session, and returns each command's cleaned output. */
+async function runShell(session: ShellSession, plan: Plan): Promise<Map<string, string>> {
+  const { template, login } = plan;
+  if (template.enable && login.enablePassword) await session.enable(login.enablePassword);
+  for (const line of template.setup) await session.run(line);
+  const outputs = new Map<string, string>();
+  // The session's output is rendered as a terminal shows it: one line ending, no trailing blanks (terminal.ts).
+  for (const command of plan.commands) outputs.set(command, await session.run(command));
+  for (const line of template.teardown) session.send(line);
+  return outputs;
+}
+
+async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
+  const { template, device, login } = plan;
+  const conn = await SshConnection.connect({
+    host: device.ip, port: device.portOverride ?? template.port, username: login.username, password: login.password,
+    privateKey: login.privateKey, passphrase: login.passphrase, legacyAlgorithms: template.legacy_algorithms,
+    pinnedFingerprint: device.hostKeyFingerprint, connectTimeoutMs,
+  });
+  // The job may have been given up while the handshake ran (see untilAborted): then this connection is nobody's.
+  if (signal.aborted) {
+    conn.close();
+    throw abortError(signal);
+  }
+  progress.connected = true;
+  const onAbort = () => conn.close();
+  signal.addEventListener("abort", onAbort);
+  try {
+    if (template.exec) {
+      const outputs = new Map<string, string>();
+      for (const line of template.setup) await conn.exec(line, limits.idleTimeoutMs, limits.maxOutputBytes);
+      for (const command of plan.commands) {
+        outputs.set(command, normalizeConfigText(await conn.exec(command, limits.idleTimeoutMs, limits.maxOutputBytes)));
+      }
+      return { outputs, fingerprint: conn.fingerprint };
+    }
+    const session = new ShellSession(await conn.shell(), sessionProfileOf(template, false), limits);
+    await session.expectPrompt();
+    return { outputs: await runShell(session, plan), fingerprint: conn.fingerprint };
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    conn.close();
+  }
+}
+
+async function collectOverTelnet(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
+  const { template, device, login } = plan;
+  const channel = await openTelnet({ host: device.ip, port: device.portOverride ?? template.port, connectTimeoutMs });
+  if (signal.aborted) {
+    channel.close();
+    throw abortError(signal);
+  }
+  progress.connected = true;
+  const onAbort = () => channel.close();
+  signal.addEventListener("abort", onAbort);
+  try {
+    const session = new ShellSession(channel, sessionProfileOf(template, true), limits);
+    await session.login(login.username, login.password ?? "");
+    return { outputs: await runShell(session, plan), fingerprint: undefined };
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    channel.close();
+  }
+}
+
+export const abortError = (signal: AbortSignal) => new SessionError("timeout", String(signal.reason ?? "the job ran past its time limit"));
+
+/**
+ * Settles with the work, or fails as soon as the signal fires, whatever the work is waiting for (a handshake
+ * with its own, longer timeout, an SNMP request): the job's time limit holds for every step. Work left behind
+ * cleans up after itself (collectOverSsh closes a connection that completes after the abort).
+ */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(abortError(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/** Logs in over the template's protocol and returns each command's cleaned output. */
+async function collectOutputs(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress): Promise<{ outputs: Map<string, string>; fingerprint?: string }> {
+  try {
+    return await untilAborted<{ outputs: Map<string, string>; fingerprint?: string }>(
+      plan.template.protocol === "telnet"
+        ? collectOverTelnet(plan, limits, connectTimeoutMs, signal, progress)
+        : collectOverSsh(plan, limits, connectTimeoutMs, signal, progress),
+      signal,
+    );
+  } catch (err) {
+    if (signal.aborted) throw abortError(signal);
+    throw err;
+  }
+}
+
+
+/**
+ * Collects the outputs and digests them as they will be stored: secrets out, filters applied, hashed. What the
+ * session printed is dropped as soon as it is digested: hundreds of sessions finishing at once hold one copy each.
+ */
+export async function collect(request: CollectRequest, signal: AbortSignal, progress: Progress): Promise<Collected> {
+  const { plan } = request;
+  const { outputs, fingerprint } = await collectOutputs(plan, request.limits, request.connectTimeoutMs, signal, progress);
+  const exclusions = compileCompareExclusions(request.exclusions);
+  const digested = await digestOutputs(
+    [...outputs].map(([command, output]) => ({ command, text: storedText(output, plan.template) })),
+    (command, text) => exclusions.strip(command, comparableText(text, plan.template)),
+  );
+  return { outputs: digested, fingerprint };
+}
