@@ -1,6 +1,8 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
+import { addLoopbackDevice, builtinTemplateId, downloadOnce, iosScript, latestConfigs } from "../../../test/helpers/collector.ts";
+import { startFakeDevice } from "../../../test/helpers/fake-device.ts";
 import { deviceProfiles } from "../../db/schema/index.ts";
 
 let t: TestContext;
@@ -98,5 +100,25 @@ describe("categories", () => {
     const reader = await t.token(["categories.read"]);
     expect((await t.call("/api/v1/categories", { token: reader })).status).toBe(200);
     expect((await t.call("/api/v1/categories", { method: "POST", token: reader, body: { name: "nope" } })).status).toBe(403);
+  });
+});
+
+describe("a category's commands in a download", () => {
+  it("are what the collector runs for a device in it, instead of its template's", async () => {
+    const routers = await category("Core routers");
+    // The template's own list is show running-config and three more; this category has one command of its own.
+    expect(await command("show vtp status", [routers.id])).toMatchObject({ command: "show vtp status", category_ids: [routers.id] });
+    const device = await startFakeDevice({ script: iosScript("cat-r1", ["hostname cat-r1", "end"]).script, initPrompt: "cat-r1#", auth: { username: "netops", password: "Cat-Pass-2026" } });
+    try {
+      const id = await addLoopbackDevice(t, admin, {
+        port: device.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: "netops", password: "Cat-Pass-2026", device_category_id: routers.id,
+      });
+      const job = await downloadOnce(t, id);
+      expect(job.outcome).toBe("success");
+      expect(job.result).toMatchObject({ commands: 1, changed: 1 });
+      expect(Object.fromEntries(await latestConfigs(t, id))).toEqual({ "show vtp status": "VTP Operating Mode                : Transparent\n" });
+    } finally {
+      await device.close();
+    }
   });
 });
