@@ -1,9 +1,8 @@
 import type { devices } from "../src/db/schema/index.ts";
-import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/exclusions.ts";
-import { digestOutputs, type Digested } from "../src/modules/configs/store.ts";
+import { digestOutputs, type Digested, type StoreInput } from "../src/modules/configs/store.ts";
 import { normalizeConfigText } from "../src/modules/configs/text.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
-import { comparableText, storedText } from "../src/modules/templates/template-text.ts";
+import { storedText } from "../src/modules/templates/template-text.ts";
 import { SessionError, ShellSession, type SessionLimits, type SessionProfile } from "./session.ts";
 import { openTelnet } from "./transports/telnet.ts";
 import { SshConnection } from "./transports/ssh.ts";
@@ -18,8 +17,8 @@ export type Login = { username: string; password?: string; enablePassword?: stri
 /** The device, its template, its login and the commands its category runs: everything a session needs. */
 export type Plan = { device: typeof devices.$inferSelect; template: ConnectionTemplate; login: Login; commands: string[] };
 
-/** All a session needs. */
-export type CollectRequest = { plan: Plan; limits: SessionLimits; connectTimeoutMs: number; exclusions: readonly ExclusionRule[] };
+/** All a session needs, and the view of an output that decides whether it changed (storeConfigs uses it too). */
+export type CollectRequest = { plan: Plan; limits: SessionLimits; connectTimeoutMs: number; significant: StoreInput["significant"] };
 
 /** What a session brought back: each command's output ready to store, and the host key it saw (SSH). */
 export type Collected = { outputs: Digested[]; fingerprint?: string };
@@ -136,7 +135,6 @@ async function collectOutputs(plan: Plan, limits: SessionLimits, connectTimeoutM
   }
 }
 
-
 /**
  * Collects the outputs and digests them as they will be stored: secrets out, filters applied, hashed. What the
  * session printed is dropped as soon as it is digested: hundreds of sessions finishing at once hold one copy each.
@@ -144,10 +142,6 @@ async function collectOutputs(plan: Plan, limits: SessionLimits, connectTimeoutM
 export async function collect(request: CollectRequest, signal: AbortSignal, progress: Progress): Promise<Collected> {
   const { plan } = request;
   const { outputs, fingerprint } = await collectOutputs(plan, request.limits, request.connectTimeoutMs, signal, progress);
-  const exclusions = compileCompareExclusions(request.exclusions);
-  const digested = await digestOutputs(
-    [...outputs].map(([command, output]) => ({ command, text: storedText(output, plan.template) })),
-    (command, text) => exclusions.strip(command, comparableText(text, plan.template)),
-  );
+  const digested = await digestOutputs([...outputs].map(([command, output]) => ({ command, text: storedText(output, plan.template) })), request.significant);
   return { outputs: digested, fingerprint };
 }

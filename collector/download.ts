@@ -7,8 +7,7 @@ import { failureReason } from "../src/error-reason.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import type { Logger } from "../src/logger.ts";
 import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/exclusions.ts";
-import { markLatestSeen, storeConfigs } from "../src/modules/configs/store.ts";
-import { gzipText } from "../src/modules/configs/text.ts";
+import { compressChanged, markLatestSeen, storeConfigs } from "../src/modules/configs/store.ts";
 import { parseTemplate } from "../src/modules/templates/template-schema.ts";
 import { comparableText } from "../src/modules/templates/template-text.ts";
 import type { SecretBox } from "../src/secrets/box.ts";
@@ -127,21 +126,16 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       });
       return { outcome: "unchanged", message, retrying: false };
     }
-    const collected = await collect(
-      { plan, limits, connectTimeoutMs: deps.connectTimeoutMs ?? 20_000, exclusions: loaded.exclusions }, signal, progress,
-    );
-    const { fingerprint } = collected;
-    const template = plan.template;
     const exclusions = compileCompareExclusions(loaded.exclusions);
+    const template = plan.template;
+    const significant = (command: string, text: string) => exclusions.strip(command, comparableText(text, template));
+    const collected = await collect({ plan, limits, connectTimeoutMs: deps.connectTimeoutMs ?? 20_000, significant }, signal, progress);
+    const { fingerprint } = collected;
     const now = deps.clock.now();
     // Compressing needs no write lock, so it happens before the transaction, for the outputs that differ from
     // what was stored when the job started; storeConfigs compresses any other it turns out to need.
-    const changed = new Map(collected.outputs.filter((o) => loaded.storedHashes[o.command] !== o.significantHash).map((o) => [o.hash, o.text]));
-    const compressed = await preparing(async () => new Map(await Promise.all([...changed].map(async ([hash, text]) => [hash, await gzipText(text)] as const))));
-    const prepared = {
-      deviceId: plan.device.id, outputs: collected.outputs, compressed,
-      significant: (command: string, t: string) => exclusions.strip(command, comparableText(t, template)), trigger: job.trigger, jobId: job.id, now,
-    };
+    const compressed = await preparing(() => compressChanged(collected.outputs, (command) => loaded.storedHashes[command]));
+    const prepared = { deviceId: plan.device.id, outputs: collected.outputs, compressed, significant, trigger: job.trigger, jobId: job.id, now };
     const bytes = prepared.outputs.reduce((sum, o) => sum + o.size, 0);
     return await deps.db.transaction(async (tx): Promise<JobEnd> => {
       const stored = await storeConfigs(tx, prepared);

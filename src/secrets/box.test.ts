@@ -7,7 +7,7 @@ describe("the secret box", () => {
     const texts = ["", "s3cret!", "pässwörd ключ 密码", `-----BEGIN OPENSSH PRIVATE KEY-----\n${"QUJD".repeat(800)}\n-----END OPENSSH PRIVATE KEY-----\n`];
     for (const text of texts) {
       const sealed = await box.encrypt(text);
-      expect(sealed).not.toContain(text || "\u0000");
+      if (text) expect(sealed).not.toContain(text);
       expect(await box.decrypt(sealed)).toBe(text);
     }
     const sealed = await box.encrypt("s3cret!");

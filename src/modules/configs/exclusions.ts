@@ -42,15 +42,8 @@ export class CompareExclusions {
   }
 }
 
-/** What a rule needs to be compiled again elsewhere (the collector's session thread gets them as data). */
+/** An enabled rule as stored: the collector reads them with the rest of a job's plan (collector/download.ts). */
 export type ExclusionRule = { pattern: string; ignoreCase: boolean; command: string | null };
-
-export async function loadExclusionRules(db: DbOrTx): Promise<ExclusionRule[]> {
-  return db
-    .select({ pattern: compareExclusions.pattern, ignoreCase: compareExclusions.ignoreCase, command: compareExclusions.command })
-    .from(compareExclusions)
-    .where(eq(compareExclusions.enabled, true));
-}
 
 export function compileCompareExclusions(rules: readonly ExclusionRule[]): CompareExclusions {
   // Every stored pattern was checked on the way in; one that no longer compiles (another engine) is skipped, not fatal.
@@ -66,5 +59,5 @@ export function compileCompareExclusions(rules: readonly ExclusionRule[]): Compa
 }
 
 export async function loadCompareExclusions(db: DbOrTx): Promise<CompareExclusions> {
-  return compileCompareExclusions(await loadExclusionRules(db));
+  return compileCompareExclusions(await db.select().from(compareExclusions).where(eq(compareExclusions.enabled, true)));
 }

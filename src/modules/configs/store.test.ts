@@ -35,7 +35,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** Digests and prepares a download's outputs as the collector does (its session thread digests). */
+/** Digests and prepares a download's outputs, as the collector does. */
 const prepare = async (input: StoreInput) => prepareStore(t.db, { ...input, outputs: await digestOutputs(input.outputs, input.significant) });
 
 describe("storing configurations", () => {

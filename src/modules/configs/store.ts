@@ -72,9 +72,13 @@ export async function prepareStore(db: DbOrTx, input: Omit<StoreInput, "outputs"
   const commands = input.outputs.map((o) => o.command);
   if (new Set(commands).size !== commands.length) throw new Error("storeConfigs takes one output per command");
   const latest = await latestVersions(db, input.deviceId, commands);
-  const changed = new Map(input.outputs.filter((o) => latest.get(o.command)?.significantHash !== o.significantHash).map((o) => [o.hash, o.text]));
-  const compressed = new Map(await Promise.all([...changed].map(async ([hash, text]) => [hash, await gzipText(text)] as const)));
-  return { ...input, compressed };
+  return { ...input, compressed: await compressChanged(input.outputs, (command) => latest.get(command)?.significantHash) };
+}
+
+/** The outputs whose significant hash differs from the stored one, compressed, by text hash. */
+export async function compressChanged(outputs: readonly Digested[], storedHash: (command: string) => string | undefined): Promise<Map<string, Uint8Array>> {
+  const changed = new Map(outputs.filter((o) => storedHash(o.command) !== o.significantHash).map((o) => [o.hash, o.text]));
+  return new Map(await Promise.all([...changed].map(async ([hash, text]) => [hash, await gzipText(text)] as const)));
 }
 
 /**
