@@ -1,6 +1,7 @@
 import { createClient, type Client } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "./schema/index.ts";
+import { keepPreparedStatements } from "./statement-cache.ts";
 import { withWriteTurns } from "./write-turns.ts";
 import type { DatabaseLocation } from "./migrate.ts";
 
@@ -19,7 +20,8 @@ export type Database = { db: Db; client: Client; location: DatabaseLocation };
  * killed, and an OS crash or power cut can undo the last commits but never corrupt the file. FULL's fsync on
  * every commit cost 1-2 ms of blocked event loop per transaction, twice per download. A download undone that
  * way is undone with its job, which its lease then runs again. libSQL turns foreign keys on for every
- * connection by default, which the ON DELETE rules in the schema rely on.
+ * connection by default, which the ON DELETE rules in the schema rely on. Every local connection keeps its
+ * statements prepared (statement-cache.ts).
  */
 export async function openDatabase(url: string, authToken?: string): Promise<Database> {
   if (!url.startsWith("file:")) {
@@ -27,6 +29,7 @@ export async function openDatabase(url: string, authToken?: string): Promise<Dat
     const client = createClient({ url, authToken });
     return { db: drizzle(client, { schema }), client, location: { url, authToken } };
   }
+  keepPreparedStatements();
   const writer = createClient({ url, timeout: 10_000, concurrency: 1 });
   // Only a new, empty file takes this, and only before WAL writes its header: such a database hands free
   // pages back to the file system when storage maintenance asks (src/modules/configs/maintenance.ts).
