@@ -51,10 +51,11 @@ type LoadedPlan = { plan: Plan; exclusions: ExclusionRule[]; storedHashes: Recor
 
 /**
  * The device, its template, its login, the commands its category runs, the compare exclusions and the hashes
- * its outputs are compared with: one query, since each statement costs the collector more than its rows.
+ * its outputs are compared with: one query, since each statement costs the collector more than its rows, and
+ * built once per database (drizzle took 0.25 ms to build it for every job).
  */
-async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Promise<LoadedPlan> {
-  const [row] = await db
+function preparePlanQuery(db: Db) {
+  return db
     .select({
       device: devices,
       templateCode: templates.code,
@@ -70,7 +71,16 @@ async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Promise<L
     .from(devices)
     .leftJoin(templates, eq(templates.id, devices.templateId))
     .leftJoin(credentials, eq(credentials.id, devices.credId))
-    .where(eq(devices.id, deviceId));
+    .where(eq(devices.id, sql.placeholder("deviceId")))
+    .prepare();
+}
+
+const planQueries = new WeakMap<Db, ReturnType<typeof preparePlanQuery>>();
+
+async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Promise<LoadedPlan> {
+  let planQuery = planQueries.get(db);
+  if (!planQuery) planQueries.set(db, (planQuery = preparePlanQuery(db)));
+  const [row] = await planQuery.execute({ deviceId });
   if (!row) throw new SessionError("error", `device ${deviceId} no longer exists`);
   const { device, cred } = row;
   if (!device.templateId) throw new SessionError("error", "the device has no connection template; set device_template_id");

@@ -34,7 +34,7 @@ export function keepPreparedStatements(): void {
     if (!statements) kept.set(this, (statements = new Map()));
     let statement = statements.get(sql);
     if (statement) statements.delete(sql);
-    else statement = prepare.call(this, sql);
+    else statement = rememberShape(prepare.call(this, sql));
     // A Map iterates in insertion order: re-inserting on use makes the first key the least recently used.
     statements.set(sql, statement);
     if (statements.size > STATEMENTS_PER_CONNECTION) statements.delete(statements.keys().next().value!);
@@ -44,6 +44,28 @@ export function keepPreparedStatements(): void {
     kept.delete(this);
     return close.call(this);
   };
+}
+
+/**
+ * The client asks every statement, before each run, for its columns and whether it returns rows (raw() throws
+ * when it does not): both native calls, the throw the dearer, and 4% of the collector's event loop. A kept
+ * statement answers both the same every time (its columns are named in its SQL), so it remembers them.
+ */
+function rememberShape(statement: Statement): Statement {
+  const { columns, raw } = statement;
+  let named: ReturnType<Statement["columns"]> | undefined;
+  let refusal: unknown;
+  statement.columns = () => (named ??= columns.call(statement));
+  statement.raw = (toggle?: boolean) => {
+    if (refusal) throw refusal;
+    try {
+      return raw.call(statement, toggle);
+    } catch (err) {
+      refusal = err;
+      throw err;
+    }
+  };
+  return statement;
 }
 
 /** How many statements a connection keeps now (for tests). */
