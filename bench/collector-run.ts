@@ -10,6 +10,7 @@ import { configs, jobs, templates } from "../src/db/schema/index.ts";
 import { enqueueDeviceJob, PRIORITY } from "../src/jobs/queue.ts";
 import { createDevices } from "../src/modules/devices/service.ts";
 import { loadBuiltinTemplates } from "../src/runtime/builtin-templates.ts";
+import { COLLECTOR_NODE_ARGS } from "../src/runtime/collector-process.ts";
 import { generateAppKey } from "../src/secrets/box.ts";
 import { startChild } from "./children.ts";
 import { hostnameOf } from "./ios-config.ts";
@@ -89,7 +90,7 @@ export async function runCollector(options: { dir: string; ports: number[]; conc
   const { db } = seeded;
   const collector = startChild("the collector", COLLECTOR_ENTRY, [], {
     env: { ...seeded.env, COLLECTOR_CONCURRENCY: String(concurrency) },
-    nodeArgs: options.profileDir ? ["--cpu-prof", "--cpu-prof-dir", options.profileDir] : [],
+    nodeArgs: [...COLLECTOR_NODE_ARGS, ...(options.profileDir ? ["--cpu-prof", "--cpu-prof-dir", options.profileDir] : [])],
   });
   try {
     await collector.waitForOutput("collector started", 60_000);

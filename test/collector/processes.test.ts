@@ -2,6 +2,7 @@ import { eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configChanges, configs, jobs } from "../../src/db/schema/index.ts";
 import { enqueueDeviceJob, getJob } from "../../src/jobs/queue.ts";
+import { COLLECTOR_NODE_ARGS } from "../../src/runtime/collector-process.ts";
 import { createTestContext, TEST_APP_KEY, type TestContext } from "../helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../helpers/collector.ts";
 import { generateHostKey, startFakeDevice, type FakeDevice, type FakeDeviceOptions } from "../helpers/fake-device.ts";
@@ -55,7 +56,7 @@ const addDevice = (port: number) =>
 
 /** A collector process on the test's database: a 2 s lease, so a dead collector's jobs come back quickly. */
 function startCollector(concurrency: number): Spawned {
-  const collector = start(process.execPath, ["--import", "tsx", "collector/main.ts"], {
+  const collector = start(process.execPath, [...COLLECTOR_NODE_ARGS, "--import", "tsx", "collector/main.ts"], {
     STORAGE_DIR: t.dir, DATABASE_URL: t.config.databaseUrl, APP_KEY: TEST_APP_KEY,
     COLLECTOR_LEASE_SECONDS: "2", COLLECTOR_CONCURRENCY: String(concurrency),
   });
