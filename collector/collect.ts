@@ -1,15 +1,13 @@
 import type { devices } from "../src/db/schema/index.ts";
-import { digestOutputs, type Digested, type StoreInput } from "../src/modules/configs/store.ts";
 import { normalizeConfigText } from "../src/modules/configs/text.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
-import { storedText } from "../src/modules/templates/template-text.ts";
 import { SessionError, ShellSession, type SessionLimits, type SessionProfile } from "./session.ts";
 import { openTelnet } from "./transports/telnet.ts";
 import { SshConnection } from "./transports/ssh.ts";
 
 /**
- * A download's network half: log in over the template's protocol, run the commands, and turn what they printed
- * into texts ready to store (digestOutputs). It needs no database: download.ts stores what it returns.
+ * A download's network half: log in over the template's protocol, run the commands, and bring back what they
+ * printed. It needs no database: store-download.ts stores what it returns.
  */
 
 export type Login = { username: string; password?: string; enablePassword?: string; privateKey?: string; passphrase?: string };
@@ -17,11 +15,11 @@ export type Login = { username: string; password?: string; enablePassword?: stri
 /** The device, its template, its login and the commands its category runs: everything a session needs. */
 export type Plan = { device: typeof devices.$inferSelect; template: ConnectionTemplate; login: Login; commands: string[] };
 
-/** All a session needs, and the view of an output that decides whether it changed (storeConfigs uses it too). */
-export type CollectRequest = { plan: Plan; limits: SessionLimits; connectTimeoutMs: number; significant: StoreInput["significant"] };
+/** All a session needs. */
+export type CollectRequest = { plan: Plan; limits: SessionLimits; connectTimeoutMs: number };
 
-/** What a session brought back: each command's output ready to store, and the host key it saw (SSH). */
-export type Collected = { outputs: Digested[]; fingerprint?: string };
+/** What a session brought back: each command and its cleaned output (secrets still in), and the host key it saw (SSH). */
+export type Collected = { outputs: [command: string, output: string][]; fingerprint?: string };
 
 /** What a failed download got as far as: a device that answered is up, whatever went wrong afterwards. */
 export type Progress = { connected: boolean };
@@ -121,27 +119,18 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
 }
 
 /** Logs in over the template's protocol and returns each command's cleaned output. */
-async function collectOutputs(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress): Promise<{ outputs: Map<string, string>; fingerprint?: string }> {
+export async function collect(request: CollectRequest, signal: AbortSignal, progress: Progress): Promise<Collected> {
+  const { plan, limits, connectTimeoutMs } = request;
   try {
-    return await untilAborted<{ outputs: Map<string, string>; fingerprint?: string }>(
+    const { outputs, fingerprint } = await untilAborted<{ outputs: Map<string, string>; fingerprint?: string }>(
       plan.template.protocol === "telnet"
         ? collectOverTelnet(plan, limits, connectTimeoutMs, signal, progress)
         : collectOverSsh(plan, limits, connectTimeoutMs, signal, progress),
       signal,
     );
+    return { outputs: [...outputs], fingerprint };
   } catch (err) {
     if (signal.aborted) throw abortError(signal);
     throw err;
   }
-}
-
-/**
- * Collects the outputs and digests them as they will be stored: secrets out, filters applied, hashed. What the
- * session printed is dropped as soon as it is digested: hundreds of sessions finishing at once hold one copy each.
- */
-export async function collect(request: CollectRequest, signal: AbortSignal, progress: Progress): Promise<Collected> {
-  const { plan } = request;
-  const { outputs, fingerprint } = await collectOutputs(plan, request.limits, request.connectTimeoutMs, signal, progress);
-  const digested = await digestOutputs([...outputs].map(([command, output]) => ({ command, text: storedText(output, plan.template) })), request.significant);
-  return { outputs: digested, fingerprint };
 }

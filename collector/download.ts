@@ -2,20 +2,19 @@ import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../src/clock.ts";
 import type { Db } from "../src/db/client.ts";
 import { commandCategories, commands, compareExclusions, configs, credentials, devices, templates } from "../src/db/schema/index.ts";
-import type { JobOutcome } from "../src/db/schema/index.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import type { Logger } from "../src/logger.ts";
-import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/exclusions.ts";
-import { compressChanged, markLatestSeen, storeConfigs } from "../src/modules/configs/store.ts";
-import { parseTemplate } from "../src/modules/templates/template-schema.ts";
-import { comparableText } from "../src/modules/templates/template-text.ts";
+import type { ExclusionRule } from "../src/modules/configs/exclusions.ts";
+import { markLatestSeen } from "../src/modules/configs/store.ts";
 import type { SecretBox } from "../src/secrets/box.ts";
 import { collect, untilAborted, type Login, type Plan, type Progress } from "./collect.ts";
 import { describeError } from "./errors.ts";
 import { DEFAULT_LIMITS, SessionError, type SessionLimits } from "./session.ts";
 import { slots } from "./slots.ts";
 import { configChangedColumns, snmpPrecheck, snmpResult, type SnmpPrecheck } from "./snmp.ts";
+import { LeaseLost, storeDownload, type JobEnd, type StoreRequest } from "./store-download.ts";
+import { parseTemplateOnce } from "./template-cache.ts";
 
 export type DownloadDeps = {
   db: Db;
@@ -25,29 +24,18 @@ export type DownloadDeps = {
   owner: string;
   limits?: SessionLimits;
   connectTimeoutMs?: number;
+  /** Where a finished session is stored: storeDownload on `db` unless given (collector/main.ts gives a thread's). */
+  store?: (request: StoreRequest) => Promise<JobEnd | undefined>;
 };
 
 /**
- * Downloads compressing their outputs at once. Each holds its texts and their compressed copies meanwhile; 500
- * sessions finishing together, all compressing, took the collector past 700 MB.
+ * Downloads handed over to be stored at once; the others keep their texts until a place frees. 500 sessions
+ * finishing together, all storing at once, took the collector past 700 MB.
  */
-const preparing = slots(4);
+const storing = slots(4);
 
-/** Parsed templates by their text: a template changes rarely, and parsing its YAML for every job cost about 1 ms. */
-const parsedTemplates = new Map<string, ReturnType<typeof parseTemplate>>();
-
-function parseTemplateOnce(code: string): ReturnType<typeof parseTemplate> {
-  let parsed = parsedTemplates.get(code);
-  if (!parsed) {
-    if (parsedTemplates.size >= 100) parsedTemplates.clear();
-    parsed = parseTemplate(code);
-    parsedTemplates.set(code, parsed);
-  }
-  return parsed;
-}
-
-/** A job's plan, the compare exclusions its outputs are digested with, and the hashes they are compared with. */
-type LoadedPlan = { plan: Plan; exclusions: ExclusionRule[]; storedHashes: Record<string, string> };
+/** A job's plan, its template's text, the compare exclusions its outputs are digested with, and the hashes they are compared with. */
+type LoadedPlan = { plan: Plan; templateCode: string; exclusions: ExclusionRule[]; storedHashes: Record<string, string> };
 
 /**
  * The device, its template, its login, the commands its category runs, the compare exclusions and the hashes
@@ -101,16 +89,17 @@ async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Promise<L
   const categoryCommands = JSON.parse(row.commands) as string[];
   return {
     plan: { device, template: parsed.template, login, commands: categoryCommands.length ? categoryCommands : parsed.template.commands },
+    templateCode: row.templateCode!,
     exclusions: JSON.parse(row.exclusions) as ExclusionRule[],
     storedHashes: JSON.parse(row.storedHashes) as Record<string, string>,
   };
 }
 
 /**
- * Runs one download job end to end. Everything the job produces (config versions, device state, the job's
- * outcome) is written in one transaction guarded by the lease, so a job retried after its collector died can
- * never store the same download twice. Returns how the job ended, or undefined when its lease was lost and
- * nothing was recorded.
+ * Runs one download job end to end: plan, SNMP check, session, then storing (storeDownload), or the failure
+ * recorded. Each ending is written in one transaction guarded by the lease, so a job retried after its collector
+ * died can never store the same download twice. Returns how the job ended, or undefined when its lease was lost
+ * and nothing was recorded.
  */
 export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: AbortSignal): Promise<JobEnd | undefined> {
   const started = Date.now();
@@ -136,37 +125,15 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       });
       return { outcome: "unchanged", message, retrying: false };
     }
-    const exclusions = compileCompareExclusions(loaded.exclusions);
-    const template = plan.template;
-    const significant = (command: string, text: string) => exclusions.strip(command, comparableText(text, template));
-    const collected = await collect({ plan, limits, connectTimeoutMs: deps.connectTimeoutMs ?? 20_000, significant }, signal, progress);
-    const { fingerprint } = collected;
-    const now = deps.clock.now();
-    // Compressing needs no write lock, so it happens before the transaction, for the outputs that differ from
-    // what was stored when the job started; storeConfigs compresses any other it turns out to need.
-    const compressed = await preparing(() => compressChanged(collected.outputs, (command) => loaded.storedHashes[command]));
-    const prepared = { deviceId: plan.device.id, outputs: collected.outputs, compressed, significant, trigger: job.trigger, jobId: job.id, now };
-    const bytes = prepared.outputs.reduce((sum, o) => sum + o.size, 0);
-    return await deps.db.transaction(async (tx): Promise<JobEnd> => {
-      const stored = await storeConfigs(tx, prepared);
-      const configIds = stored.map((s) => s.configId);
-      const changed = stored.filter((s) => s.changed).length;
-      const end = {
-        outcome: changed ? "success" as const : "unchanged" as const,
-        message: changed ? `${changed} of ${prepared.outputs.length} command outputs changed` : "no configuration change",
-      };
-      const { recorded } = await completeJob(tx, job, deps.owner, {
-        ...end,
-        result: { duration_ms: Date.now() - started, bytes, commands: prepared.outputs.length, changed, config_ids: configIds, ...snmpResult(precheck) },
-      }, now);
-      if (!recorded) throw new LeaseLost();
-      await tx.update(devices).set({
-        status: "up", lastSeenAt: now, lastBackupAt: now, ...configChangedColumns(precheck!),
-        // Pins the key on first use, unless a key was pinned through the API while this job ran.
-        ...(fingerprint ? { hostKeyFingerprint: sql`coalesce(${devices.hostKeyFingerprint}, ${fingerprint})` } : {}),
-      }).where(eq(devices.id, plan!.device.id));
-      return { ...end, retrying: false };
-    });
+    const collected = await collect({ plan, limits, connectTimeoutMs: deps.connectTimeoutMs ?? 20_000 }, signal, progress);
+    const request: StoreRequest = {
+      job, owner: deps.owner, deviceId: plan.device.id, templateCode: loaded.templateCode, exclusions: loaded.exclusions,
+      storedHashes: loaded.storedHashes, outputs: collected.outputs, fingerprint: collected.fingerprint,
+      snmp: snmpResult(precheck), configChanged: configChangedColumns(precheck), startedAt: started, now: deps.clock.now(),
+    };
+    const end = await storing(() => (deps.store ? deps.store(request) : storeDownload(deps.db, request)));
+    if (!end) throw new LeaseLost();
+    return end;
   } catch (err) {
     if (err instanceof LeaseLost) {
       deps.logger.warn("lease lost; the job's results were discarded", { job: job.id });
@@ -194,8 +161,3 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
     });
   }
 }
-
-class LeaseLost extends Error {}
-
-/** How a run ended, for the collector's log. */
-export type JobEnd = { outcome: JobOutcome; message: string; retrying: boolean };

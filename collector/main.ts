@@ -9,6 +9,7 @@ import { AppKeyError } from "../src/secrets/box.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
 import { startScheduler } from "./scheduler.ts";
 import { DEFAULT_INDEXER_OPTIONS, startSearchIndexer } from "./indexer.ts";
+import { startStoreThread } from "./store-thread.ts";
 
 // Hundreds of sessions each leave ~100 KB strings behind them, and V8's default lets the heap double past what
 // is live before a full collection: at 500 sessions that was 430-490 MB of mostly garbage. Growing by 40% keeps
@@ -24,9 +25,11 @@ const logger = createLogger();
 async function main() {
   const config = loadConfig(process.env);
   // Migrates too, so a collector started on its own (or first) finds the schema it needs.
-  const { db, client, secrets } = await openServices(config, logger);
+  const { db, client, secrets, location } = await openServices(config, logger);
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const worker = startWorker({ db, secrets, clock: systemClock, logger, owner }, {
+  const storeThread = startStoreThread(location);
+  await storeThread.ready;
+  const worker = startWorker({ db, secrets, clock: systemClock, logger, owner, store: storeThread.store }, {
     ...DEFAULT_WORKER_OPTIONS,
     concurrency: config.collectorConcurrency,
     leaseMs: config.collectorLeaseMs,
@@ -46,6 +49,7 @@ async function main() {
     await scheduler.stop();
     await indexer.stop();
     await worker.stop();
+    await storeThread.close();
     client.close();
     process.exit(0);
   };

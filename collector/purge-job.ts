@@ -1,6 +1,7 @@
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import { purgeConfigs, purgeSummary } from "../src/modules/configs/retention.ts";
-import type { DownloadDeps, JobEnd } from "./download.ts";
+import type { DownloadDeps } from "./download.ts";
+import type { JobEnd } from "./store-download.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { describeError } from "./errors.ts";
 

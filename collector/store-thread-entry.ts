@@ -1,0 +1,27 @@
+import { parentPort, workerData } from "node:worker_threads";
+import { openDatabase } from "../src/db/client.ts";
+import type { DatabaseLocation } from "../src/db/migrate.ts";
+import { failureReason } from "../src/error-reason.ts";
+import { storeDownload } from "./store-download.ts";
+import type { StoreMessage, StoreReply } from "./store-thread.ts";
+
+// The store thread (store-thread.ts): its own connection to the database, one reply per request, one at a time.
+const port = parentPort!;
+const { url, authToken } = workerData as DatabaseLocation;
+const { client, db } = await openDatabase(url, authToken);
+
+port.on("message", async (message: StoreMessage) => {
+  if (message.type === "close") {
+    client.close();
+    port.close();
+    return;
+  }
+  let reply: StoreReply;
+  try {
+    reply = { id: message.id, end: await storeDownload(db, message.request) };
+  } catch (err) {
+    reply = { id: message.id, error: failureReason(err) };
+  }
+  port.postMessage(reply);
+});
+port.postMessage({ ready: true } satisfies StoreReply);

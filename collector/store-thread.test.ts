@@ -1,0 +1,74 @@
+import { eq } from "drizzle-orm";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { devices, templates } from "../src/db/schema/index.ts";
+import { claimNextJob, enqueueDeviceJob, getJob, type Job } from "../src/jobs/queue.ts";
+import { createTestContext, type TestContext } from "../test/helpers/app.ts";
+import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, latestConfigs } from "../test/helpers/collector.ts";
+import type { StoreRequest } from "./store-download.ts";
+import { startStoreThread, type StoreThread } from "./store-thread.ts";
+
+let t: TestContext;
+let thread: StoreThread;
+let deviceId: number;
+let templateCode: string;
+
+beforeEach(async () => {
+  t = await createTestContext();
+  const templateId = await builtinTemplateId(t, "cisco-ios");
+  templateCode = (await t.db.select({ code: templates.code }).from(templates).where(eq(templates.id, templateId)))[0]!.code;
+  deviceId = await addLoopbackDevice(t, await t.token(), { port: 1, templateId });
+  thread = startStoreThread({ url: t.config.databaseUrl });
+});
+
+afterEach(async () => {
+  await thread.close();
+  await t.close();
+});
+
+async function claimedJob(): Promise<Job> {
+  await enqueueDeviceJob(t.db, { type: "download", deviceId, trigger: "api", priority: 50, maxAttempts: 1 }, new Date());
+  return (await claimNextJob(t.db, "collector-a", new Date(), 60_000))!;
+}
+
+const running = ["Building configuration...", "hostname edge-1", "enable secret 5 $1$mERr$hx5rVt7rPNoS4wqbXKX7m0", "interface Gi0/1", " description uplink", "end", ""].join("\n");
+
+const request = (job: Job, overrides: Partial<StoreRequest> = {}): StoreRequest => ({
+  job, owner: "collector-a", deviceId, templateCode, exclusions: [], storedHashes: {},
+  outputs: [[IOS_CONFIG_COMMAND, running]], fingerprint: "SHA256:test-key", snmp: {},
+  configChanged: { snmpConfigChangedValue: null, snmpConfigChangedAt: null }, startedAt: Date.now(), now: new Date(), ...overrides,
+});
+
+describe("the store thread", () => {
+  it("stores a download over its own connection: secrets out, job finished, device updated, key pinned", async () => {
+    await thread.ready;
+    const job = await claimedJob();
+    expect(await thread.store(request(job))).toEqual({ outcome: "success", message: "1 of 1 command outputs changed", retrying: false });
+
+    const stored = (await latestConfigs(t, deviceId)).get(IOS_CONFIG_COMMAND)!;
+    expect(stored).toContain("hostname edge-1");
+    expect(stored).not.toContain("$1$mERr$hx5rVt7rPNoS4wqbXKX7m0");
+    expect(stored).not.toContain("Building configuration");
+    expect(await getJob(t.db, job.id)).toMatchObject({ state: "finished", outcome: "success" });
+    const [device] = await t.db.select().from(devices).where(eq(devices.id, deviceId));
+    expect(device).toMatchObject({ status: "up", hostKeyFingerprint: "SHA256:test-key" });
+  });
+
+  it("answers undefined and stores nothing when another collector holds the lease", async () => {
+    const job = await claimedJob();
+    expect(await thread.store(request(job, { owner: "collector-b" }))).toBeUndefined();
+    expect((await latestConfigs(t, deviceId)).size).toBe(0);
+    expect(await getJob(t.db, job.id)).toMatchObject({ state: "running", leaseOwner: "collector-a" });
+  });
+
+  it("rejects with the reason when storing fails, and goes on storing", async () => {
+    const job = await claimedJob();
+    await expect(thread.store(request(job, { templateCode: "prompt: [" }))).rejects.toThrow("the device's connection template is invalid");
+    expect(await thread.store(request(job))).toMatchObject({ outcome: "success" });
+  });
+
+  it("starts again after close", async () => {
+    await thread.close();
+    const job = await claimedJob();
+    expect(await thread.store(request(job))).toMatchObject({ outcome: "success" });
+  });
+});

@@ -1,0 +1,91 @@
+import { Worker } from "node:worker_threads";
+import type { DatabaseLocation } from "../src/db/migrate.ts";
+import type { JobEnd, StoreRequest } from "./store-download.ts";
+
+export type StoreMessage = { type: "store"; id: number; request: StoreRequest } | { type: "close" };
+/** `end` undefined: the lease was lost. `error`: why storing failed (never a query's parameters). */
+export type StoreReply = { id: number; end?: JobEnd; error?: string } | { ready: true };
+
+// Threads do not inherit this process's TypeScript loader: the thread registers tsx before loading its entry.
+const bootstrap = `import { register } from ${JSON.stringify(import.meta.resolve("tsx/esm/api"))};
+register();
+await import(${JSON.stringify(new URL("./store-thread-entry.ts", import.meta.url).href)});`;
+
+/**
+ * The thread's young generation. A store leaves some 1 MB of short-lived texts behind and almost nothing that
+ * lives; V8's default would size it like the main thread's and add tens of MB at 500 sessions.
+ */
+const STORE_THREAD_YOUNG_MB = 8;
+
+/**
+ * Stores downloads (storeDownload) on a thread of its own, over its own connection to the database, so the
+ * event loop that runs the sessions does not digest, compress and write 100 KB texts as well. With it all on one
+ * loop, the loop was busy enough that every session waited on it and the collector ran 0.65 of bare ssh2's rate
+ * (bench:collect, median of 3 rounds); with storing here, 0.75. Writes from the two threads meet SQLite's busy
+ * timeout, which blocks only the thread that waits, and neither holds the lock across an await of the other. The
+ * thread starts with the collector (`ready`: module loading takes most of a second); one that dies fails the
+ * requests in its hands, and the next request starts another.
+ */
+export function startStoreThread(location: DatabaseLocation) {
+  type Waiting = { resolve(end: JobEnd | undefined): void; reject(err: Error): void };
+  type Thread = { worker: Worker; waiting: Map<number, Waiting>; inFlight: Set<Promise<unknown>>; ready: Promise<void> };
+  let thread: Thread | undefined;
+  let nextId = 0;
+
+  function start(): Thread {
+    const worker = new Worker(bootstrap, { eval: true, workerData: location, resourceLimits: { maxYoungGenerationSizeMb: STORE_THREAD_YOUNG_MB } });
+    let opened!: () => void;
+    let failed!: (err: Error) => void;
+    const ready = new Promise<void>((resolve, reject) => ((opened = resolve), (failed = reject)));
+    ready.catch(() => {});
+    const started: Thread = { worker, waiting: new Map(), inFlight: new Set(), ready };
+    const fail = (err: Error) => {
+      failed(err);
+      if (thread === started) thread = undefined;
+      for (const { reject } of started.waiting.values()) reject(err);
+      started.waiting.clear();
+    };
+    worker.on("message", (reply: StoreReply) => {
+      if ("ready" in reply) return opened();
+      const waiting = started.waiting.get(reply.id);
+      started.waiting.delete(reply.id);
+      if (reply.error !== undefined) waiting?.reject(new Error(reply.error));
+      else waiting?.resolve(reply.end);
+    });
+    worker.on("error", (err) => fail(new Error(`the store thread failed: ${err.message}`)));
+    worker.on("exit", (code) => fail(new Error(`the store thread exited (code ${code})`)));
+    return started;
+  }
+
+  thread = start();
+  return {
+    /** Settles once the thread has its database open (the first start takes most of a second: module loading). */
+    get ready(): Promise<void> {
+      return (thread ??= start()).ready;
+    },
+    store(request: StoreRequest): Promise<JobEnd | undefined> {
+      const { worker, waiting, inFlight } = (thread ??= start());
+      const id = ++nextId;
+      const reply = new Promise<JobEnd | undefined>((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        worker.postMessage({ type: "store", id, request } satisfies StoreMessage);
+      });
+      inFlight.add(reply);
+      const settled = () => void inFlight.delete(reply);
+      reply.then(settled, settled);
+      return reply;
+    },
+    /** Closes the thread's connection and ends it, once the requests in its hands are answered. */
+    async close(): Promise<void> {
+      const closing = thread;
+      if (!closing) return;
+      thread = undefined;
+      await Promise.allSettled(closing.inFlight);
+      const exited = new Promise<void>((resolve) => closing.worker.once("exit", () => resolve()));
+      closing.worker.postMessage({ type: "close" } satisfies StoreMessage);
+      await exited;
+    },
+  };
+}
+
+export type StoreThread = ReturnType<typeof startStoreThread>;
