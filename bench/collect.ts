@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { parseTemplate } from "../src/modules/templates/template-schema.ts";
 import { loadBuiltinTemplates } from "../src/runtime/builtin-templates.ts";
 import { startChild, stopAllChildren, type BenchChild } from "./children.ts";
-import { runCollector, type CollectorRun } from "./collector-run.ts";
+import { runCollector } from "./collector-run.ts";
 import { sampleProcess } from "./proc-stats.ts";
 import { summarizeProfiles } from "./profile.ts";
 import { benchLogin } from "./sim-devices.ts";
@@ -140,7 +140,6 @@ try {
 
   const profileDir = values.profile ? join(dir, "profiles") : undefined;
   const ratios: number[] = [];
-  let memory: CollectorRun | undefined;
   const runPhase = async (label: string, ports: number[], concurrency: number, profileDir?: string) => {
     const [run, deviceCpu] = await withDeviceCpu(devices!, () => runCollector({ dir: join(dir, `run-${rows.length}`), ports, concurrency, profileDir, timeoutMs: flags.timeoutMs }));
     rows.push({
@@ -166,7 +165,7 @@ try {
     const run = await runPhase(`collector${suffix}`, ratePorts, flags.concurrency, round === 1 ? profileDir : undefined);
     ratios.push(perMinute(run.devices, run.elapsedMs) / perMinute(b.completed, b.elapsedMs));
   }
-  if (flags.rssConcurrency) memory = await runPhase("collector (memory check)", ports, flags.rssConcurrency);
+  const memory = flags.rssConcurrency ? await runPhase("collector (memory check)", ports, flags.rssConcurrency) : undefined;
 
   devices.child.send("stats");
   const stats = await devices.nextMessage<{ sessions: number; unexpected: string[]; unexpectedCount: number }>("its stats", 10_000);
@@ -179,9 +178,8 @@ try {
   );
   printTable(rows);
   if (ratios.length) {
-    const sorted = [...ratios].sort((x, y) => x - y);
-    const middle = sorted.length / 2;
-    const ratio = Number.isInteger(middle) ? (sorted[middle - 1]! + sorted[middle]!) / 2 : sorted[Math.floor(middle)]!;
+    // The median for an odd number of rounds; for an even number, the upper of the middle two.
+    const ratio = percentile(ratios, 0.5);
     const each = ratios.length > 1 ? ` (median of ${ratios.map((r) => r.toFixed(3)).join(", ")})` : "";
     console.log(`ratio collector/bare ssh2: ${ratio.toFixed(3)}${each} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? "OK" : "BELOW TARGET"}`);
     if (ratio < TARGET_RATIO) process.exitCode = 1;

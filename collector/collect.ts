@@ -46,6 +46,26 @@ async function runShell(session: ShellSession, plan: Plan): Promise<Map<string, 
   return outputs;
 }
 
+/**
+ * Runs `work` on an open connection, closing it when the work ends or the job is given up. The job may have been
+ * given up while the connection was opening (see untilAborted): then it is nobody's and is closed at once.
+ */
+async function whileOpen<T>(connection: { close(): void }, signal: AbortSignal, progress: Progress, work: () => Promise<T>): Promise<T> {
+  if (signal.aborted) {
+    connection.close();
+    throw abortError(signal);
+  }
+  progress.connected = true;
+  const onAbort = () => connection.close();
+  signal.addEventListener("abort", onAbort);
+  try {
+    return await work();
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    connection.close();
+  }
+}
+
 async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
   const { template, device, login } = plan;
   const conn = await SshConnection.connect({
@@ -53,15 +73,7 @@ async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutM
     privateKey: login.privateKey, passphrase: login.passphrase, legacyAlgorithms: template.legacy_algorithms,
     pinnedFingerprint: device.hostKeyFingerprint, connectTimeoutMs,
   });
-  // The job may have been given up while the handshake ran (see untilAborted): then this connection is nobody's.
-  if (signal.aborted) {
-    conn.close();
-    throw abortError(signal);
-  }
-  progress.connected = true;
-  const onAbort = () => conn.close();
-  signal.addEventListener("abort", onAbort);
-  try {
+  return whileOpen(conn, signal, progress, async () => {
     if (template.exec) {
       const outputs = new Map<string, string>();
       for (const line of template.setup) await conn.exec(line, limits.idleTimeoutMs, limits.maxOutputBytes);
@@ -73,30 +85,17 @@ async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutM
     const session = new ShellSession(await conn.shell(), sessionProfileOf(template, false), limits);
     await session.expectPrompt();
     return { outputs: await runShell(session, plan), fingerprint: conn.fingerprint };
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-    conn.close();
-  }
+  });
 }
 
 async function collectOverTelnet(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
   const { template, device, login } = plan;
   const channel = await openTelnet({ host: device.ip, port: device.portOverride ?? template.port, connectTimeoutMs });
-  if (signal.aborted) {
-    channel.close();
-    throw abortError(signal);
-  }
-  progress.connected = true;
-  const onAbort = () => channel.close();
-  signal.addEventListener("abort", onAbort);
-  try {
+  return whileOpen(channel, signal, progress, async () => {
     const session = new ShellSession(channel, sessionProfileOf(template, true), limits);
     await session.login(login.username, login.password ?? "");
     return { outputs: await runShell(session, plan), fingerprint: undefined };
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-    channel.close();
-  }
+  });
 }
 
 export const abortError = (signal: AbortSignal) => new SessionError("timeout", String(signal.reason ?? "the job ran past its time limit"));

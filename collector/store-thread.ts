@@ -27,8 +27,9 @@ const STORE_THREAD_YOUNG_MB = 8;
  * requests in its hands, and the next request starts another.
  */
 export function startStoreThread(location: DatabaseLocation) {
-  type Waiting = { resolve(end: JobEnd | undefined): void; reject(err: Error): void };
-  type Thread = { worker: Worker; waiting: Map<number, Waiting>; inFlight: Set<Promise<unknown>>; ready: Promise<void> };
+  type Settle = { resolve(end: JobEnd | undefined): void; reject(err: Error): void };
+  /** The requests the thread has not answered yet, by id: how to settle each, and its promise (close waits for it). */
+  type Thread = { worker: Worker; waiting: Map<number, Settle & { reply: Promise<unknown> }>; ready: Promise<void> };
   let thread: Thread | undefined;
   let nextId = 0;
 
@@ -38,7 +39,7 @@ export function startStoreThread(location: DatabaseLocation) {
     let failed!: (err: Error) => void;
     const ready = new Promise<void>((resolve, reject) => ((opened = resolve), (failed = reject)));
     ready.catch(() => {});
-    const started: Thread = { worker, waiting: new Map(), inFlight: new Set(), ready };
+    const started: Thread = { worker, waiting: new Map(), ready };
     const fail = (err: Error) => {
       failed(err);
       if (thread === started) thread = undefined;
@@ -64,15 +65,12 @@ export function startStoreThread(location: DatabaseLocation) {
       return (thread ??= start()).ready;
     },
     store(request: StoreRequest): Promise<JobEnd | undefined> {
-      const { worker, waiting, inFlight } = (thread ??= start());
+      const { worker, waiting } = (thread ??= start());
       const id = ++nextId;
-      const reply = new Promise<JobEnd | undefined>((resolve, reject) => {
-        waiting.set(id, { resolve, reject });
-        worker.postMessage({ type: "store", id, request } satisfies StoreMessage);
-      });
-      inFlight.add(reply);
-      const settled = () => void inFlight.delete(reply);
-      reply.then(settled, settled);
+      let settle!: Settle;
+      const reply = new Promise<JobEnd | undefined>((resolve, reject) => (settle = { resolve, reject }));
+      waiting.set(id, { ...settle, reply });
+      worker.postMessage({ type: "store", id, request } satisfies StoreMessage);
       return reply;
     },
     /** Closes the thread's connection and ends it, once the requests in its hands are answered. */
@@ -80,7 +78,7 @@ export function startStoreThread(location: DatabaseLocation) {
       const closing = thread;
       if (!closing) return;
       thread = undefined;
-      await Promise.allSettled(closing.inFlight);
+      await Promise.allSettled([...closing.waiting.values()].map((w) => w.reply));
       const exited = new Promise<void>((resolve) => closing.worker.once("exit", () => resolve()));
       closing.worker.postMessage({ type: "close" } satisfies StoreMessage);
       await exited;

@@ -154,7 +154,7 @@ export async function readBlob(db: DbOrTx, hash: string): Promise<string> {
 /**
  * Stores new texts whole, or makes existing ones whole: the latest version's text is whole and may be a base.
  * One statement: a text already stored whole is left as it is, a delta is replaced. Texts not in `compressed`
- * are compressed here (zlib's thread pool compresses them side by side).
+ * are compressed here.
  */
 export async function putWholeBlobs(
   tx: DbOrTx, blobs: readonly { hash: string; text: string; size: number }[], now: Date, compressed: ReadonlyMap<string, Uint8Array> = new Map(),

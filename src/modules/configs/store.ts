@@ -83,7 +83,7 @@ export async function compressChanged(outputs: readonly Digested[], storedHash: 
 
 /**
  * Each output normalised, measured and hashed: what a download is compared and stored by. Needs no database:
- * the collector does it as a session ends (collector/collect.ts), so it holds only these texts afterwards.
+ * the collector does it before its write transaction (collector/store-download.ts).
  */
 export const digestOutputs = (outputs: StoreInput["outputs"], significant: StoreInput["significant"]): Promise<Digested[]> =>
   Promise.all(outputs.map(async ({ command, text }) => {
