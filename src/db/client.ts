@@ -15,13 +15,13 @@ export type Database = { db: Db; client: Client; location: DatabaseLocation };
 
 /**
  * Opens the database. A `file:` URL gets WAL (readers never wait for the writer; the mode is stored in the
- * file, so every connection has it), a busy timeout, and its writes over one connection of their own
- * (write-turns.ts) that commits with synchronous=NORMAL: under WAL a commit then survives the process being
- * killed, and an OS crash or power cut can undo the last commits but never corrupt the file. FULL's fsync on
- * every commit cost 1-2 ms of blocked event loop per transaction, twice per download. A download undone that
- * way is undone with its job, which its lease then runs again. libSQL turns foreign keys on for every
- * connection by default, which the ON DELETE rules in the schema rely on. Every local connection keeps its
- * statements prepared (statement-cache.ts).
+ * file, so every connection has it), and its writes over one connection of their own (write-turns.ts) that
+ * waits for other connections' locks without blocking the thread and commits with synchronous=NORMAL: under
+ * WAL a commit then survives the process being killed, and an OS crash or power cut can undo the last commits
+ * but never corrupt the file. FULL's fsync on every commit cost 1-2 ms of blocked event loop per transaction,
+ * twice per download. A download undone that way is undone with its job, which its lease then runs again.
+ * libSQL turns foreign keys on for every connection by default, which the ON DELETE rules in the schema rely on.
+ * Every local connection keeps its statements prepared (statement-cache.ts).
  */
 export async function openDatabase(url: string, authToken?: string): Promise<Database> {
   if (!url.startsWith("file:")) {
@@ -30,12 +30,18 @@ export async function openDatabase(url: string, authToken?: string): Promise<Dat
     return { db: drizzle(client, { schema }), client, location: { url, authToken } };
   }
   keepPreparedStatements();
-  const writer = createClient({ url, timeout: 10_000, concurrency: 1 });
-  // Only a new, empty file takes this, and only before WAL writes its header: such a database hands free
-  // pages back to the file system when storage maintenance asks (src/modules/configs/maintenance.ts).
-  await writer.execute("PRAGMA auto_vacuum = INCREMENTAL");
-  await writer.execute("PRAGMA journal_mode = WAL");
-  await writer.execute("PRAGMA synchronous = NORMAL");
-  const client = withWriteTurns(createClient({ url, timeout: 10_000 }), writer);
+  // The writer has no busy timeout (withWriteTurns waits for other connections' locks itself), and is opened
+  // again whenever a lock turned it away: each time it needs synchronous set.
+  const openWriter = async () => {
+    const writer = createClient({ url, timeout: 0, concurrency: 1 });
+    await writer.execute("PRAGMA synchronous = NORMAL");
+    return writer;
+  };
+  const client = withWriteTurns(createClient({ url, timeout: 10_000 }), openWriter);
+  // Pragmas are not reads, so these go over the writer. Only a new, empty file takes auto_vacuum, and only
+  // before WAL writes its header: such a database hands free pages back to the file system when storage
+  // maintenance asks (src/modules/configs/maintenance.ts).
+  await client.execute("PRAGMA auto_vacuum = INCREMENTAL");
+  await client.execute("PRAGMA journal_mode = WAL");
   return { db: drizzle(client, { schema }), client, location: { url, authToken } };
 }

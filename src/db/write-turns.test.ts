@@ -38,7 +38,7 @@ describe("writes take turns within a process", () => {
     raw.close();
 
     const url = `file:${dir}/turns.db`;
-    const turned = withWriteTurns(createClient({ url, timeout: 1000 }), createClient({ url, timeout: 1000, concurrency: 1 }));
+    const turned = withWriteTurns(createClient({ url, timeout: 1000 }), async () => createClient({ url, timeout: 1000, concurrency: 1 }));
     const fine = await overlap(turned);
     expect(fine.results).toEqual(["fulfilled", "fulfilled"]);
     expect(fine.rows).toBe(3);
@@ -48,7 +48,7 @@ describe("writes take turns within a process", () => {
 
   it("releases the turn on rollback and on a failed statement", async () => {
     const url = `file:${dir}/release.db`;
-    const client = withWriteTurns(createClient({ url, timeout: 1000 }), createClient({ url, timeout: 1000, concurrency: 1 }));
+    const client = withWriteTurns(createClient({ url, timeout: 1000 }), async () => createClient({ url, timeout: 1000, concurrency: 1 }));
     await client.execute("create table t(x unique)");
     const tx = await client.transaction("write");
     await tx.execute("insert into t values (1)");
@@ -74,5 +74,62 @@ describe("writes take turns within a process", () => {
     expect((await client.execute("select count(*) as n from t")).rows[0]!.n).toBe(1);
     client.close();
     expect(client.closed).toBe(true);
+  });
+
+  it("a write that meets another connection's lock waits for it without stopping the event loop", async () => {
+    const url = `file:${dir}/elsewhere.db`;
+    const { client } = await openDatabase(url);
+    await client.execute("create table t(x)");
+    // Another process (the collector, or its store thread) holding the write lock for 100 ms.
+    const other = createClient({ url, timeout: 1000, concurrency: 1 });
+    const held = await other.transaction("write");
+    await held.execute("insert into t values (1)");
+    setTimeout(() => void held.commit(), 100);
+    let ticks = 0;
+    const ticking = setInterval(() => ticks++, 5);
+    try {
+      const started = Date.now();
+      await client.execute("insert into t values (2)");
+      expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+      // SQLite's busy handler would have slept on this thread: no ticks, and the holder's commit never runs.
+      expect(ticks).toBeGreaterThanOrEqual(5);
+
+      const again = await other.transaction("write");
+      setTimeout(() => void again.commit(), 50);
+      ticks = 0;
+      const tx = await client.transaction("write");
+      await tx.execute("insert into t values (3)");
+      await tx.commit();
+      expect(ticks).toBeGreaterThanOrEqual(3);
+      expect((await client.execute("select count(*) as n from t")).rows[0]!.n).toBe(3);
+    } finally {
+      clearInterval(ticking);
+      other.close();
+      client.close();
+    }
+  });
+
+  it("gives up with SQLITE_BUSY once the busy timeout has passed, and leaves nothing half-written", async () => {
+    const url = `file:${dir}/stuck.db`;
+    const client = withWriteTurns(createClient({ url, timeout: 1000 }), async () => createClient({ url, timeout: 0, concurrency: 1 }), { busyTimeoutMs: 200 });
+    await client.execute("PRAGMA journal_mode=WAL");
+    await client.execute("create table t(x)");
+    const other = createClient({ url, timeout: 1000, concurrency: 1 });
+    const held = await other.transaction("write");
+    try {
+      const started = Date.now();
+      await expect(client.execute("insert into t values (1)")).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(180);
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      await held.rollback();
+    }
+    // libSQL leaves the failed statement holding the lock on its connection: that connection is gone, so others write.
+    await other.execute("insert into t values (1)");
+    // The turn was released, and the writer's next write is committed where others see it.
+    await client.execute("insert into t values (2)");
+    expect((await other.execute("select x from t order by x")).rows.map((r) => r.x)).toEqual([1, 2]);
+    other.close();
+    client.close();
   });
 });

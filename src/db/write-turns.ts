@@ -2,17 +2,27 @@ import type { Client, InStatement, Transaction, TransactionMode } from "@libsql/
 
 /**
  * Why a process's writes take turns. libSQL's local driver runs SQLite on the event-loop thread over a pool of
- * connections with a busy timeout. A transaction stays open across awaits (a device write reads, checks and
- * audits inside it); if another write starts meanwhile on another pooled connection, SQLite's busy handler
- * waits for the lock *on the event-loop thread*, so the transaction holding the lock can never finish: the
- * process freezes for the whole busy timeout and the second write fails with SQLITE_BUSY. So within one
- * process a write transaction holds the turn from BEGIN to COMMIT or ROLLBACK, a write statement outside one
- * holds it for its call, and the others wait asynchronously. Reads never wait: in WAL mode readers do not
- * block on the writer. Writers in other processes meet SQLite's own busy timeout, which is fine: they do not
- * share this event loop.
+ * connections. A transaction stays open across awaits (a device write reads, checks and audits inside it); if
+ * another write starts meanwhile on another pooled connection, SQLite's busy handler waits for the lock *on the
+ * event-loop thread*, so the transaction holding the lock can never finish: the process freezes for the whole
+ * busy timeout and the second write fails with SQLITE_BUSY. So within one process a write transaction holds the
+ * turn from BEGIN to COMMIT or ROLLBACK, a write statement outside one holds it for its call, and the others
+ * wait asynchronously. Reads never wait: in WAL mode readers do not block on the writer.
  *
  * Since writes go one at a time anyway, they all go over one connection of their own (`writer`), and reads over
  * the pool: that connection is the one place to set what only writes need (openDatabase sets synchronous).
+ *
+ * The lock can also be held by another process or thread (the API and the collector, the collector's store
+ * thread). SQLite's busy handler would sleep on this thread until it is free, every session and request with
+ * it: in bench:collect, claims meeting the store thread's commits stopped the collector's loop 1.4 s per 1,000
+ * jobs. So the writer has no busy timeout, and a write it turns away with SQLITE_BUSY, which did nothing, is
+ * tried again after an asynchronous pause, keeping the turn, until `busyTimeoutMs` has passed.
+ *
+ * Each time, the writer connection is closed and another opened. libSQL leaves a statement that failed with
+ * SQLITE_BUSY in progress (tursodatabase/libsql-client-ts#352, unfixed in libsql 0.5.29): the connection keeps
+ * the write lock from then on, and nothing it writes afterwards is ever committed. Closing the connection is the
+ * one way to end that statement from JavaScript. Reads keep SQLite's busy timeout: in WAL mode they meet a lock
+ * only while a connection recovers the log.
  */
 class Turns {
   private held = false;
@@ -47,51 +57,104 @@ class Turns {
   }
 }
 
+/** SQLITE_BUSY and its extended codes: the statement or BEGIN did nothing, so trying it again is safe. */
+const isBusy = (err: unknown) => String((err as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_BUSY");
+
 const isRead = (stmt: InStatement) => /^\s*(select|explain)\b/i.test(typeof stmt === "string" ? stmt : stmt.sql);
 
 /**
- * One client over `reader` (a pool, for reads) and `writer` (a single connection, for writes), with this
- * process's writes taking turns (see above).
+ * One client over `reader` (a pool, for reads) and a single connection from `openWriter` (no busy timeout, for
+ * writes), with this process's writes taking turns and waiting for other connections' asynchronously (see above).
  */
-export function withWriteTurns(reader: Client, writer: Client, timeoutMs = 60_000): Client {
-  const turns = new Turns(timeoutMs);
-  const inTurn = async <T>(work: () => Promise<T>): Promise<T> => {
+export function withWriteTurns(
+  reader: Client,
+  openWriter: () => Promise<Client>,
+  options: { turnTimeoutMs?: number; busyTimeoutMs?: number } = {},
+): Client {
+  const turns = new Turns(options.turnTimeoutMs ?? 60_000);
+  const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
+  let writer: Promise<Client> | undefined;
+  /** The writer connection; called only while holding the turn. */
+  const currentWriter = (): Promise<Client> => {
+    if (!writer) {
+      const opening = (writer = openWriter());
+      opening.catch(() => writer === opening && (writer = undefined));
+    }
+    return writer;
+  };
+  /** Closes the writer after it answered SQLITE_BUSY (see above), before the turn passes on. */
+  const discardWriter = async () => {
+    const old = writer;
+    writer = undefined;
+    (await old?.catch(() => undefined))?.close();
+  };
+  /** Runs `work` on the writer, again after a pause each time another connection holds the lock, until busyTimeoutMs. */
+  const untilNotBusy = async <T>(work: (writer: Client) => Promise<T>): Promise<T> => {
+    const deadline = Date.now() + busyTimeoutMs;
+    // Commits elsewhere take a few ms (a stored download: 2-3): look again soon, then less often.
+    for (let pause = 1; ; pause = Math.min(pause * 2, 16)) {
+      try {
+        return await work(await currentWriter());
+      } catch (err) {
+        if (!isBusy(err)) throw err;
+        await discardWriter();
+        if (Date.now() + pause > deadline) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  };
+  const inTurn = async <T>(work: (writer: Client) => Promise<T>): Promise<T> => {
     const release = await turns.take();
     try {
-      return await work();
+      return await untilNotBusy(work);
     } finally {
       release();
     }
   };
-  const holdingTurn = (tx: Transaction, release: () => void): Transaction =>
-    new Proxy(tx, {
+  /** The transaction holds the turn until it ends; a lock error inside it (never expected) retires the writer too. */
+  const holdingTurn = (tx: Transaction, release: () => void): Transaction => {
+    let busy = false;
+    const noteBusy = (err: unknown): never => {
+      busy ||= isBusy(err);
+      throw err;
+    };
+    const end = async () => {
+      if (busy) await discardWriter();
+      release();
+    };
+    return new Proxy(tx, {
       get(target, prop) {
-        if (prop === "commit" || prop === "rollback") return () => target[prop]().finally(release);
+        if (prop === "commit" || prop === "rollback") return () => target[prop]().catch(noteBusy).finally(end);
         if (prop === "close") {
           return () => {
             target.close();
-            release();
+            void end();
           };
         }
         const value = Reflect.get(target, prop, target);
-        return typeof value === "function" ? value.bind(target) : value;
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          const result = value.apply(target, args);
+          return result instanceof Promise ? result.catch(noteBusy) : result;
+        };
       },
     });
+  };
   return new Proxy(reader, {
     get(target, prop) {
       if (prop === "execute") {
         return (stmt: InStatement, args?: unknown) =>
-          isRead(stmt) ? target.execute(stmt as never, args as never) : inTurn(() => writer.execute(stmt as never, args as never));
+          isRead(stmt) ? target.execute(stmt as never, args as never) : inTurn((writer) => writer.execute(stmt as never, args as never));
       }
       if (prop === "batch" || prop === "migrate" || prop === "executeMultiple") {
-        return (...args: unknown[]) => inTurn(() => (writer[prop] as (...a: unknown[]) => Promise<unknown>)(...args));
+        return (...args: unknown[]) => inTurn((writer) => (writer[prop] as (...a: unknown[]) => Promise<unknown>)(...args));
       }
       if (prop === "transaction") {
         return async (mode?: TransactionMode) => {
           if (mode === "read") return target.transaction(mode);
           const release = await turns.take();
           try {
-            return holdingTurn(await writer.transaction(mode), release);
+            return holdingTurn(await untilNotBusy((writer) => writer.transaction(mode)), release);
           } catch (err) {
             release();
             throw err;
@@ -100,7 +163,7 @@ export function withWriteTurns(reader: Client, writer: Client, timeoutMs = 60_00
       }
       if (prop === "close") {
         return () => {
-          writer.close();
+          void discardWriter();
           target.close();
         };
       }
