@@ -33,7 +33,7 @@ async function pipe(bytes: Uint8Array<ArrayBuffer>, stream: CompressionStream | 
   return new Uint8Array(await out.arrayBuffer());
 }
 
-type Zlib = { gzipSync(b: Uint8Array): Uint8Array; gunzipSync(b: Uint8Array): Uint8Array };
+type Zlib = { gzipSync(b: Uint8Array, o?: { level: number }): Uint8Array; gunzipSync(b: Uint8Array): Uint8Array };
 /**
  * Node and Deno both lend their zlib through process.getBuiltinModule (no node: import, so this file stays Web
  * APIs only). It matters: search reads hundreds of stored configs per query, and a 30 KB text takes 0.05 ms to
@@ -43,9 +43,17 @@ type Zlib = { gzipSync(b: Uint8Array): Uint8Array; gunzipSync(b: Uint8Array): Ui
  */
 const zlib = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.("node:zlib") as Zlib | undefined;
 
+/**
+ * zlib's level 4, not its default 6: half the time (0.56 against 1.06 ms for a 100 KB running config) for 8% more
+ * bytes (14.0 against 13.0 KB). Only each command's latest version is stored whole; older ones become deltas
+ * (blobs.ts), so the bytes hardly show, and a first backup of 1,000 devices compresses 1,000 texts
+ * (bench:collect, paired rounds: 0.72 -> 0.78 of bare ssh2's rate).
+ */
+const GZIP_LEVEL = 4;
+
 export const gzipText = async (text: string): Promise<Uint8Array> =>
   zlib
-    ? zlib.gzipSync(new TextEncoder().encode(text))
+    ? zlib.gzipSync(new TextEncoder().encode(text), { level: GZIP_LEVEL })
     : pipe(new TextEncoder().encode(text), new CompressionStream("gzip"));
 export const gunzipText = async (bytes: Uint8Array): Promise<string> =>
   new TextDecoder().decode(zlib ? zlib.gunzipSync(bytes) : await pipe(new Uint8Array(bytes), new DecompressionStream("gzip")));
