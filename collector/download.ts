@@ -1,6 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../src/clock.ts";
 import type { Db } from "../src/db/client.ts";
+import { preparedPerDatabase } from "../src/db/prepared.ts";
 import { commandCategories, commands, compareExclusions, configs, credentials, devices, templates } from "../src/db/schema/index.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
@@ -42,8 +43,8 @@ type LoadedPlan = { plan: Plan; templateCode: string; exclusions: ExclusionRule[
  * its outputs are compared with: one query, since each statement costs the collector more than its rows, and
  * built once per database (drizzle took 0.25 ms to build it for every job).
  */
-function preparePlanQuery(db: Db) {
-  return db
+const planQuery = preparedPerDatabase((db) =>
+  db
     .select({
       device: devices,
       templateCode: templates.code,
@@ -60,15 +61,10 @@ function preparePlanQuery(db: Db) {
     .leftJoin(templates, eq(templates.id, devices.templateId))
     .leftJoin(credentials, eq(credentials.id, devices.credId))
     .where(eq(devices.id, sql.placeholder("deviceId")))
-    .prepare();
-}
-
-const planQueries = new WeakMap<Db, ReturnType<typeof preparePlanQuery>>();
+    .prepare());
 
 async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Promise<LoadedPlan> {
-  let planQuery = planQueries.get(db);
-  if (!planQuery) planQueries.set(db, (planQuery = preparePlanQuery(db)));
-  const [row] = await planQuery.execute({ deviceId });
+  const [row] = await planQuery(db).execute({ deviceId });
   if (!row) throw new SessionError("error", `device ${deviceId} no longer exists`);
   const { device, cred } = row;
   if (!device.templateId) throw new SessionError("error", "the device has no connection template; set device_template_id");

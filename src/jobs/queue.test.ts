@@ -36,6 +36,20 @@ describe("job queue", () => {
     expect(await claimNextJob(t.db, "c1", now, 60_000)).toBeUndefined();
   });
 
+  it("hands back the claimed job running, leased to its claimer, counted and started", async () => {
+    const [d, e] = await makeDevices(2);
+    await rawJob(d!);
+    await rawJob(e!);
+    const first = (await claimNextJob(t.db, "c1", now, 60_000))!;
+    expect(first).toMatchObject({ state: "running", leaseOwner: "c1", attempts: 1, leaseExpiresAt: new Date(now.getTime() + 60_000), startedAt: now });
+    // Each claim uses its own owner and times, though the statement is built once.
+    const second = (await claimNextJob(t.db, "c2", later(5_000), 10_000))!;
+    expect(second).toMatchObject({ leaseOwner: "c2", leaseExpiresAt: new Date(now.getTime() + 15_000), startedAt: later(5_000) });
+    expect(await getJob(t.db, second.id)).toEqual(second);
+    await completeJob(t.db, first, "c1", { outcome: "success" }, now);
+    await completeJob(t.db, second, "c2", { outcome: "success" }, now);
+  });
+
   it("never runs two jobs for one device at once", async () => {
     const [d] = await makeDevices(1);
     await rawJob(d!);

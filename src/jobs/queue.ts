@@ -1,6 +1,7 @@
 import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client.ts";
 import { jobs, taskRunItems, taskRuns, type JobOutcome, type JobTrigger, type JobType } from "../db/schema/index.ts";
+import { preparedPerDatabase } from "../db/prepared.ts";
 
 export type Job = typeof jobs.$inferSelect;
 
@@ -144,27 +145,31 @@ export async function requeueExpiredLeases(db: DbOrTx, now: Date): Promise<numbe
 
 /**
  * Claims the most urgent runnable job in one UPDATE ... RETURNING, so two collectors can never take the same
- * job; a job whose device already has a running job waits, so a device never has two sessions at once.
+ * job; a job whose device already has a running job waits, so a device never has two sessions at once. Built
+ * once per database: every job a collector runs starts here.
  */
-export async function claimNextJob(db: Db, owner: string, now: Date, leaseMs: number): Promise<Job | undefined> {
-  const nowMs = now.getTime();
-  const [job] = await db
+const claimStatement = preparedPerDatabase((db) =>
+  db
     .update(jobs)
     .set({
       state: "running",
-      leaseOwner: owner,
-      leaseExpiresAt: new Date(nowMs + leaseMs),
+      leaseOwner: sql`${sql.placeholder("owner")}`,
+      leaseExpiresAt: sql`${sql.placeholder("leaseUntil")}`,
       attempts: sql`${jobs.attempts} + 1`,
-      startedAt: sql`coalesce(${jobs.startedAt}, ${nowMs})`,
+      startedAt: sql`coalesce(${jobs.startedAt}, ${sql.placeholder("now")})`,
     })
     .where(eq(jobs.id, sql`(
       select j.id from jobs j
-      where j.state = 'queued' and j.run_after <= ${nowMs}
+      where j.state = 'queued' and j.run_after <= ${sql.placeholder("now")}
         and (j.device_id is null or not exists (
           select 1 from jobs r where r.device_id = j.device_id and r.state = 'running'))
       order by j.priority desc, j.id
       limit 1)`))
-    .returning();
+    .returning()
+    .prepare());
+
+export async function claimNextJob(db: Db, owner: string, now: Date, leaseMs: number): Promise<Job | undefined> {
+  const [job] = await claimStatement(db).execute({ owner, now: now.getTime(), leaseUntil: now.getTime() + leaseMs });
   return job;
 }
 
