@@ -25,9 +25,9 @@ const logger = createLogger();
 async function main() {
   const config = loadConfig(process.env);
   // Migrates too, so a collector started on its own (or first) finds the schema it needs.
-  const { db, client, secrets, location } = await openServices(config, logger);
+  const { db, client, secrets, location, threadLock } = await openServices(config, logger);
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const storeThread = startStoreThread(location);
+  const storeThread = startStoreThread({ location, threadLock });
   await storeThread.ready;
   const worker = startWorker({ db, secrets, clock: systemClock, logger, owner, store: storeThread.store }, {
     ...DEFAULT_WORKER_OPTIONS,

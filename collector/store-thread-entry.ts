@@ -1,14 +1,13 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "../src/db/client.ts";
-import type { DatabaseLocation } from "../src/db/migrate.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { storeDownload } from "./store-download.ts";
-import type { StoreMessage, StoreReply } from "./store-thread.ts";
+import type { StoreMessage, StoreReply, StoreThreadData } from "./store-thread.ts";
 
 // The store thread (store-thread.ts): its own connection to the database, one reply per request, one at a time.
 const port = parentPort!;
-const { url, authToken } = workerData as DatabaseLocation;
-const { client, db } = await openDatabase(url, authToken);
+const { location, threadLock } = workerData as StoreThreadData;
+const { client, db } = await openDatabase(location.url, location.authToken, threadLock);
 
 port.on("message", async (message: StoreMessage) => {
   if (message.type === "close") {

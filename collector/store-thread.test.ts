@@ -17,7 +17,7 @@ beforeEach(async () => {
   const templateId = await builtinTemplateId(t, "cisco-ios");
   templateCode = (await t.db.select({ code: templates.code }).from(templates).where(eq(templates.id, templateId)))[0]!.code;
   deviceId = await addLoopbackDevice(t, await t.token(), { port: 1, templateId });
-  thread = startStoreThread({ url: t.config.databaseUrl });
+  thread = startStoreThread(t);
 });
 
 afterEach(async () => {

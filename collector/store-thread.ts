@@ -1,7 +1,10 @@
 import { Worker } from "node:worker_threads";
-import type { DatabaseLocation } from "../src/db/migrate.ts";
+import type { Database } from "../src/db/client.ts";
+import { releaseIfHeldBy } from "../src/db/write-turns.ts";
 import type { JobEnd, StoreRequest } from "./store-download.ts";
 
+/** What the thread starts with: the database, and the lock its writes share with this thread's. */
+export type StoreThreadData = Pick<Database, "location" | "threadLock">;
 export type StoreMessage = { type: "store"; id: number; request: StoreRequest } | { type: "close" };
 /** `end` undefined: the lease was lost. `error`: why storing failed (never a query's parameters). */
 export type StoreReply = { id: number; end?: JobEnd; error?: string } | { ready: true };
@@ -26,7 +29,7 @@ const STORE_THREAD_YOUNG_MB = 8;
  * thread starts with the collector (`ready`: module loading takes most of a second); one that dies fails the
  * requests in its hands, and the next request starts another.
  */
-export function startStoreThread(location: DatabaseLocation) {
+export function startStoreThread({ location, threadLock }: Pick<Database, "location" | "threadLock">) {
   type Settle = { resolve(end: JobEnd | undefined): void; reject(err: Error): void };
   /** The requests the thread has not answered yet, by id: how to settle each, and its promise (close waits for it). */
   type Thread = { worker: Worker; waiting: Map<number, Settle & { reply: Promise<unknown> }>; ready: Promise<void> };
@@ -34,7 +37,7 @@ export function startStoreThread(location: DatabaseLocation) {
   let nextId = 0;
 
   function start(): Thread {
-    const worker = new Worker(bootstrap, { eval: true, workerData: location, resourceLimits: { maxYoungGenerationSizeMb: STORE_THREAD_YOUNG_MB } });
+    const worker = new Worker(bootstrap, { eval: true, workerData: { location, threadLock } satisfies StoreThreadData, resourceLimits: { maxYoungGenerationSizeMb: STORE_THREAD_YOUNG_MB } });
     let opened!: () => void;
     let failed!: (err: Error) => void;
     const ready = new Promise<void>((resolve, reject) => ((opened = resolve), (failed = reject)));
@@ -54,7 +57,10 @@ export function startStoreThread(location: DatabaseLocation) {
       else waiting?.resolve(reply.end);
     });
     worker.on("error", (err) => fail(new Error(`the store thread failed: ${err.message}`)));
-    worker.on("exit", (code) => fail(new Error(`the store thread exited (code ${code})`)));
+    worker.on("exit", (code) => {
+      releaseIfHeldBy(threadLock, worker.threadId);
+      fail(new Error(`the store thread exited (code ${code})`));
+    });
     return started;
   }
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "./client.ts";
-import { withWriteTurns } from "./write-turns.ts";
+import { newThreadWriteLock, releaseIfHeldBy, withWriteTurns } from "./write-turns.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "netkeep-turns-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -131,5 +131,37 @@ describe("writes take turns within a process", () => {
     expect((await other.execute("select x from t order by x")).rows.map((r) => r.x)).toEqual([1, 2]);
     other.close();
     client.close();
+  });
+
+  it("connections sharing a thread lock take turns on it, not on SQLite's lock, even with no busy timeout", async () => {
+    const url = `file:${dir}/shared.db`;
+    const threadLock = newThreadWriteLock();
+    // As the collector's two threads open the database: one lock, a connection each.
+    const open = () => withWriteTurns(createClient({ url, timeout: 1000 }), async () => createClient({ url, timeout: 0, concurrency: 1 }), { busyTimeoutMs: 0, threadLock });
+    const [a, b] = [open(), open()];
+    await a.execute("PRAGMA journal_mode=WAL");
+    await a.execute("create table t(x)");
+    const tx = await a.transaction("write");
+    await tx.execute("insert into t values (1)");
+    let written = false;
+    const waiting = b.execute("insert into t values (2)").then(() => (written = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(written).toBe(false);
+    await tx.commit();
+    await waiting;
+    expect((await b.execute("select count(*) as n from t")).rows[0]!.n).toBe(2);
+
+    // A thread that died holding the lock (its connection, and so its transaction, died with it) frees it.
+    Atomics.store(threadLock, 0, 42 + 1);
+    let freed = false;
+    const next = a.execute("insert into t values (3)").then(() => (freed = true));
+    releaseIfHeldBy(threadLock, 41);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(freed, "another thread's id does not free it").toBe(false);
+    releaseIfHeldBy(threadLock, 42);
+    await next;
+    expect((await a.execute("select count(*) as n from t")).rows[0]!.n).toBe(3);
+    a.close();
+    b.close();
   });
 });

@@ -1,3 +1,4 @@
+import { threadId } from "node:worker_threads";
 import type { Client, InStatement, Transaction, TransactionMode } from "@libsql/client";
 
 /**
@@ -12,11 +13,15 @@ import type { Client, InStatement, Transaction, TransactionMode } from "@libsql/
  * Since writes go one at a time anyway, they all go over one connection of their own (`writer`), and reads over
  * the pool: that connection is the one place to set what only writes need (openDatabase sets synchronous).
  *
- * The lock can also be held by another process or thread (the API and the collector, the collector's store
- * thread). SQLite's busy handler would sleep on this thread until it is free, every session and request with
- * it: in bench:collect, claims meeting the store thread's commits stopped the collector's loop 1.4 s per 1,000
- * jobs. So the writer has no busy timeout, and a write it turns away with SQLITE_BUSY, which did nothing, is
- * tried again after an asynchronous pause, keeping the turn, until `busyTimeoutMs` has passed.
+ * The threads of a process (the collector's sessions and its store thread) take turns the same way, on a
+ * ThreadWriteLock they share: the one waiting sleeps in Atomics.waitAsync, not in SQLite, and is woken as the
+ * other's turn ends.
+ *
+ * The lock can also be held by another process (the API and the collector). SQLite's busy handler would sleep
+ * on this thread until it is free, every session and request with it: in bench:collect, claims meeting the store
+ * thread's commits stopped the collector's loop 1.4 s per 1,000 jobs, before the threads shared a lock. So the
+ * writer has no busy timeout, and a write it turns away with SQLITE_BUSY, which did nothing, is tried again
+ * after an asynchronous pause, keeping the turn, until `busyTimeoutMs` has passed.
  *
  * Each time, the writer connection is closed and another opened. libSQL leaves a statement that failed with
  * SQLITE_BUSY in progress (tursodatabase/libsql-client-ts#352, unfixed in libsql 0.5.29): the connection keeps
@@ -24,36 +29,64 @@ import type { Client, InStatement, Transaction, TransactionMode } from "@libsql/
  * one way to end that statement from JavaScript. Reads keep SQLite's busy timeout: in WAL mode they meet a lock
  * only while a connection recovers the log.
  */
+/** What the threads of one process take turns on to write to one database: 0, or the writing thread's id + 1. */
+export type ThreadWriteLock = Int32Array;
+
+export const newThreadWriteLock = (): ThreadWriteLock => new Int32Array(new SharedArrayBuffer(4));
+
+/** Frees the lock if the thread `id` died holding it (its transaction died with its connection). */
+export function releaseIfHeldBy(lock: ThreadWriteLock, id: number): void {
+  if (Atomics.compareExchange(lock, 0, id + 1, 0) === id + 1) Atomics.notify(lock, 0);
+}
+
 class Turns {
   private held = false;
   private readonly queue: (() => void)[] = [];
+  private readonly me = threadId + 1;
 
-  constructor(private readonly timeoutMs: number) {}
+  constructor(private readonly timeoutMs: number, private readonly lock: ThreadWriteLock) {}
 
   async take(): Promise<() => void> {
+    const deadline = Date.now() + this.timeoutMs;
+    // A write awaited on the client inside a transaction (instead of on the transaction) would wait forever.
+    const tooLong = () => new Error(`waited ${this.timeoutMs / 1000} s for this process's turn to write to the database`);
     if (this.held) {
       await new Promise<void>((resolve, reject) => {
         const wake = () => {
           clearTimeout(timer);
           resolve();
         };
-        // A write awaited on the client inside a transaction (instead of on the transaction) would wait forever.
         const timer = setTimeout(() => {
           this.queue.splice(this.queue.indexOf(wake), 1);
-          reject(new Error(`waited ${this.timeoutMs / 1000} s for this process's turn to write to the database`));
+          reject(tooLong());
         }, this.timeoutMs);
         this.queue.push(wake);
       });
     }
     this.held = true;
+    try {
+      for (let holder; (holder = Atomics.compareExchange(this.lock, 0, 0, this.me)) !== 0; ) {
+        const wait = Atomics.waitAsync(this.lock, 0, holder, Math.max(0, deadline - Date.now()));
+        if ((wait.async ? await wait.value : wait.value) === "timed-out") throw tooLong();
+      }
+    } catch (err) {
+      this.passOn();
+      throw err;
+    }
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = this.queue.shift();
-      if (next) next();
-      else this.held = false;
+      Atomics.store(this.lock, 0, 0);
+      Atomics.notify(this.lock, 0, 1);
+      this.passOn();
     };
+  }
+
+  private passOn(): void {
+    const next = this.queue.shift();
+    if (next) next();
+    else this.held = false;
   }
 }
 
@@ -69,9 +102,9 @@ const isRead = (stmt: InStatement) => /^\s*(select|explain)\b/i.test(typeof stmt
 export function withWriteTurns(
   reader: Client,
   openWriter: () => Promise<Client>,
-  options: { turnTimeoutMs?: number; busyTimeoutMs?: number } = {},
+  options: { turnTimeoutMs?: number; busyTimeoutMs?: number; threadLock?: ThreadWriteLock } = {},
 ): Client {
-  const turns = new Turns(options.turnTimeoutMs ?? 60_000);
+  const turns = new Turns(options.turnTimeoutMs ?? 60_000, options.threadLock ?? newThreadWriteLock());
   const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
   let writer: Promise<Client> | undefined;
   /** The writer connection; called only while holding the turn. */

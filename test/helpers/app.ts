@@ -47,7 +47,7 @@ export async function createTestContext(options: { rateLimitPerMinute?: number; 
     RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
     APP_URL: "http://netkeep.test",
   });
-  const { db, client, location } = await openDatabase(config.databaseUrl);
+  const { db, client, location, threadLock } = await openDatabase(config.databaseUrl);
   await migrateDatabase(location, db, clock, loadBuiltinTemplates());
   const secrets = await openSecretBox(TEST_APP_KEY);
   const app = createApp({ db, config, secrets, clock });
@@ -55,6 +55,8 @@ export async function createTestContext(options: { rateLimitPerMinute?: number; 
 
   const ctx = {
     app, db, client, dir, config, secrets, clock,
+    /** For a thread that writes to the same database (collector/store-thread.ts). */
+    location, threadLock,
 
     async user(opts: { username?: string; role?: string } = {}): Promise<number> {
       const username = opts.username ?? `user${++userCounter}`;
