@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { devices, templates } from "../src/db/schema/index.ts";
@@ -64,6 +65,15 @@ describe("the store thread", () => {
     const job = await claimedJob();
     await expect(thread.store(request(job, { templateCode: "prompt: [" }))).rejects.toThrow("the device's connection template is invalid");
     expect(await thread.store(request(job))).toMatchObject({ outcome: "success" });
+  });
+
+  it.skipIf(process.platform !== "linux")("runs ten steps nicer than the process, so the kernel runs the sessions first", async () => {
+    await thread.ready;
+    // Field 19 of a task's stat is its nice value; the name before it (in parentheses) may hold spaces.
+    const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+    const tasks = readdirSync("/proc/self/task").map((tid) => niceOf(readFileSync(`/proc/self/task/${tid}/stat`, "utf8")));
+    const own = niceOf(readFileSync("/proc/thread-self/stat", "utf8"));
+    expect(tasks.filter((nice) => nice === Math.min(19, own + 10))).toHaveLength(1);
   });
 
   it("starts again after close", async () => {
