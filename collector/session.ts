@@ -140,6 +140,8 @@ export class ShellSession {
     channel.onData((chunk) => this.receive(chunk));
     channel.onClose((error) => {
       this.closed = error ?? new Error("the device closed the connection");
+      // Every session ends this way after its teardown: the report is built only for a command still waiting.
+      if (!this.waiter) return;
       const during = this.command === undefined ? "" : ` while '${this.command}' was running; its output is incomplete`;
       this.fail(new SessionError("error", `the device closed the connection${during}${error ? `: ${error.message}` : ""}`, this.lastLines()));
     });

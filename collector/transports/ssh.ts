@@ -97,7 +97,7 @@ export class SshConnection {
           finish(new SessionError("error", `SSH error: ${err.message}`));
         }
       });
-      client.on("close", () => finish(new SessionError("unreachable", `the connection to ${target.host}:${target.port} closed before login`)));
+      client.on("close", () => settled || finish(new SessionError("unreachable", `the connection to ${target.host}:${target.port} closed before login`)));
       client.connect({
         host: target.host,
         port: target.port,
