@@ -162,14 +162,11 @@ export async function putWholeBlobs(
   const writing = [...new Map(blobs.map((b) => [b.hash, b])).values()];
   if (!writing.length) return;
   const contents = await Promise.all(writing.map(async (b) => asContent(compressed.get(b.hash) ?? (await gzipText(b.text)))));
-  await tx
-    .insert(configBlobs)
-    .values(writing.map((b, i) => ({ hash: b.hash, encoding: "gzip" as const, content: contents[i]!, size: b.size, createdAt: now })))
-    .onConflictDoUpdate({
-      target: configBlobs.hash,
-      set: { encoding: "gzip", baseHash: null, content: sql`excluded.content` },
-      setWhere: sql`${configBlobs.encoding} <> 'gzip'`,
-    });
+  // Written as SQL, not with drizzle's builder: it runs for every stored download (see storeConfigs).
+  await tx.run(sql`insert into ${configBlobs} (hash, encoding, content, size, created_at)
+    values ${sql.join(writing.map((b, i) => sql`(${b.hash}, 'gzip', ${contents[i]!}, ${b.size}, ${now.getTime()})`), sql`, `)}
+    on conflict (hash) do update set encoding = 'gzip', base_hash = null, content = excluded.content
+    where ${configBlobs.encoding} <> 'gzip'`);
 }
 
 /** `text` as a gzipped delta against `base`, when that rebuilds it exactly in fewer than `limit` bytes. */

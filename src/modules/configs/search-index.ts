@@ -57,7 +57,10 @@ export async function indexConfigText(
 
 /** Queues versions just stored for indexing; call it in the transaction that stores them. */
 export async function queueForIndex(tx: DbOrTx, versions: readonly { deviceId: number; command: string; configId: number }[]): Promise<void> {
-  if (versions.length) await tx.insert(configSearchPending).values([...versions]);
+  if (!versions.length) return;
+  // As SQL, not with drizzle's builder: it runs for every stored download (see storeConfigs).
+  await tx.run(sql`insert into ${configSearchPending} (device_id, command, config_id)
+    values ${sql.join(versions.map((v) => sql`(${v.deviceId}, ${v.command}, ${v.configId})`), sql`, `)}`);
 }
 
 /**
