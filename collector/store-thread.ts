@@ -24,12 +24,13 @@ const STORE_THREAD_YOUNG_MB = 8;
  * Stores downloads (storeDownload) on a thread of its own, over its own connection to the database, so the
  * event loop that runs the sessions does not digest, compress and write 100 KB texts as well. With it all on one
  * loop, the loop was busy enough that every session waited on it and the collector ran 0.65 of bare ssh2's rate
- * (bench:collect, median of 3 rounds); with storing here, 0.75. Writes from the two threads meet SQLite's busy
- * timeout, which blocks only the thread that waits, and neither holds the lock across an await of the other. The
- * thread starts with the collector (`ready`: module loading takes most of a second); one that dies fails the
- * requests in its hands, and the next request starts another.
+ * (bench:collect, median of 3 rounds); with storing here, 0.75. Writes from the two threads take turns on
+ * `threadLock` (write-turns.ts), and neither holds it across an await of the other, so neither can wait on the
+ * other for good; if the thread dies holding it, it is freed here. The thread starts with the collector
+ * (`ready`: module loading takes most of a second); one that dies fails the requests in its hands, and the next
+ * request starts another.
  */
-export function startStoreThread({ location, threadLock }: Pick<Database, "location" | "threadLock">) {
+export function startStoreThread({ location, threadLock }: StoreThreadData) {
   type Settle = { resolve(end: JobEnd | undefined): void; reject(err: Error): void };
   /** The requests the thread has not answered yet, by id: how to settle each, and its promise (close waits for it). */
   type Thread = { worker: Worker; waiting: Map<number, Settle & { reply: Promise<unknown> }>; ready: Promise<void> };

@@ -1,6 +1,16 @@
 import { threadId } from "node:worker_threads";
 import type { Client, InStatement, Transaction, TransactionMode } from "@libsql/client";
 
+/** What the threads of one process take turns on to write to one database: 0, or the writing thread's id + 1. */
+export type ThreadWriteLock = Int32Array;
+
+export const newThreadWriteLock = (): ThreadWriteLock => new Int32Array(new SharedArrayBuffer(4));
+
+/** Frees the lock if the thread `id` died holding it (its transaction died with its connection). */
+export function releaseIfHeldBy(lock: ThreadWriteLock, id: number): void {
+  if (Atomics.compareExchange(lock, 0, id + 1, 0) === id + 1) Atomics.notify(lock, 0);
+}
+
 /**
  * Why a process's writes take turns. libSQL's local driver runs SQLite on the event-loop thread over a pool of
  * connections. A transaction stays open across awaits (a device write reads, checks and audits inside it); if
@@ -29,16 +39,6 @@ import type { Client, InStatement, Transaction, TransactionMode } from "@libsql/
  * one way to end that statement from JavaScript. Reads keep SQLite's busy timeout: in WAL mode they meet a lock
  * only while a connection recovers the log.
  */
-/** What the threads of one process take turns on to write to one database: 0, or the writing thread's id + 1. */
-export type ThreadWriteLock = Int32Array;
-
-export const newThreadWriteLock = (): ThreadWriteLock => new Int32Array(new SharedArrayBuffer(4));
-
-/** Frees the lock if the thread `id` died holding it (its transaction died with its connection). */
-export function releaseIfHeldBy(lock: ThreadWriteLock, id: number): void {
-  if (Atomics.compareExchange(lock, 0, id + 1, 0) === id + 1) Atomics.notify(lock, 0);
-}
-
 class Turns {
   private held = false;
   private readonly queue: (() => void)[] = [];
