@@ -38,7 +38,7 @@ type Zlib = { gzipSync(b: Uint8Array, o?: { level: number }): Uint8Array; gunzip
  * Node and Deno both lend their zlib through process.getBuiltinModule (no node: import, so this file stays Web
  * APIs only). It matters: search reads hundreds of stored configs per query, and a 30 KB text takes 0.05 ms to
  * inflate through zlib against 0.4-0.9 ms through DecompressionStream. Other runtimes get the stream. Compressing
- * is synchronous too (about 1 ms for 100 KB): through zlib's thread pool each text waited for two trips back to a
+ * is synchronous too (about 0.6 ms for 100 KB): through zlib's thread pool each text waited for two trips back to a
  * busy event loop, 25 ms a download in bench:collect, and the collector's store thread has nothing else to do.
  */
 const zlib = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.("node:zlib") as Zlib | undefined;
