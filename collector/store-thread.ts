@@ -44,6 +44,8 @@ export function startStoreThread({ location, threadLock }: StoreThreadData) {
     const ready = new Promise<void>((resolve, reject) => ((opened = resolve), (failed = reject)));
     ready.catch(() => {});
     const started: Thread = { worker, waiting: new Map(), ready };
+    // Read now: once the thread has exited, worker.threadId is -1.
+    const threadId = worker.threadId;
     const fail = (err: Error) => {
       failed(err);
       if (thread === started) thread = undefined;
@@ -59,7 +61,7 @@ export function startStoreThread({ location, threadLock }: StoreThreadData) {
     });
     worker.on("error", (err) => fail(new Error(`the store thread failed: ${err.message}`)));
     worker.on("exit", (code) => {
-      releaseIfHeldBy(threadLock, worker.threadId);
+      releaseIfHeldBy(threadLock, threadId);
       fail(new Error(`the store thread exited (code ${code})`));
     });
     return started;
@@ -67,6 +69,10 @@ export function startStoreThread({ location, threadLock }: StoreThreadData) {
 
   thread = start();
   return {
+    /** The running thread's id, which its writes hold `threadLock` under; undefined when none runs. */
+    get threadId(): number | undefined {
+      return thread?.worker.threadId;
+    },
     /** Settles once the thread has its database open (the first start takes most of a second: module loading). */
     get ready(): Promise<void> {
       return (thread ??= start()).ready;
