@@ -13,8 +13,8 @@ const port = parentPort!;
  * Storing can wait a few milliseconds; a session's next answer cannot without every session slowing (they share
  * one event loop). So this thread asks the kernel to run it after the sessions' thread: ten steps nicer than the
  * process. bench:collect, paired rounds on 2 cores shared with the simulated devices: 0.79 -> 0.82 of bare ssh2's
- * rate (medians of 4), and no longer 0.72 in a bad round. On Linux a thread has its own nice value (os.setPriority takes its id,
- * read from /proc/thread-self); elsewhere the thread keeps the process's.
+ * rate (medians of 4), and no longer 0.72 in a bad round. On Linux a thread has its own nice value
+ * (os.setPriority takes its id, read from /proc/thread-self); elsewhere the thread keeps the process's.
  */
 function runAfterTheSessions(): void {
   try {

@@ -46,7 +46,7 @@ function compileFilters(filters: readonly LineFilter[]): CompiledFilter[] {
   return compiled;
 }
 
-// By list: the collector applies the same template's lists to every download (parsed once, see download.ts).
+// By list: the collector applies the same template's lists to every download (parsed once: collector/template-cache.ts).
 const compiledLists = new WeakMap<readonly LineFilter[], CompiledFilter[]>();
 
 /**
