@@ -1,3 +1,4 @@
+import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../test/helpers/app.ts";
 
@@ -64,4 +65,26 @@ describe("routing errors are JSON", () => {
     expect(res.status).toBe(422);
     expect(res.body.errors.body).toBeDefined();
   });
+});
+
+describe("a database another process keeps locked", () => {
+  it("answers a write 503 with Retry-After once the wait runs out, and nothing is written", async () => {
+    // Another process (say, a collector) holds the write lock for longer than a write waits (10 s).
+    const other = createClient({ url: t.config.databaseUrl, timeout: 0, concurrency: 1 });
+    const held = await other.transaction("write");
+    let res;
+    try {
+      res = await t.call("/api/v1/categories", { method: "POST", token, body: { name: "Locked out" } });
+    } finally {
+      await held.rollback();
+      other.close();
+    }
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("5");
+    expect(res.body.message).toMatch(/^The database is busy with another writer/);
+    const list = await t.call("/api/v1/categories?per_page=500", { token });
+    expect(list.body.data.map((c: { name: string }) => c.name)).not.toContain("Locked out");
+    // The lock gone, the same request goes through.
+    expect((await t.call("/api/v1/categories", { method: "POST", token, body: { name: "Locked out" } })).status).toBe(201);
+  }, 20_000);
 });

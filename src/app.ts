@@ -4,6 +4,7 @@ import { HTTPException } from "hono/http-exception";
 import { sql } from "drizzle-orm";
 import { createV1Api, createV2Api } from "./api/versions.ts";
 import { systemClock } from "./clock.ts";
+import { isBusy } from "./db/write-turns.ts";
 import { ApiError } from "./http/errors.ts";
 import type { AppEnv, Services } from "./http/env.ts";
 import { createRateLimiter } from "./http/rate-limit.ts";
@@ -86,6 +87,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
         : err.status === 415 ? "Unsupported Media Type: send the body as JSON with Content-Type: application/json"
         : err.message || "Request failed";
       return c.json({ message }, err.status);
+    }
+    if (isBusy(err)) {
+      // Another process (a collector storing, storage maintenance) kept the database's write lock past the wait.
+      services.logger.warn("the database stayed busy; answered 503", { method: c.req.method, path: c.req.path });
+      c.header("Retry-After", "5");
+      return c.json({ message: "The database is busy with another writer (a collector or maintenance): nothing was changed; retry in a few seconds" }, 503);
     }
     services.logger.error("unhandled error", { method: c.req.method, path: c.req.path, error: String(err), stack: (err as Error).stack });
     return c.json({ message: "Server error: the request failed unexpectedly; see the server log" }, 500);

@@ -90,8 +90,16 @@ class Turns {
   }
 }
 
-/** SQLITE_BUSY and its extended codes: the statement or BEGIN did nothing, so trying it again is safe. */
-const isBusy = (err: unknown) => String((err as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_BUSY");
+/**
+ * SQLITE_BUSY and its extended codes, also as the cause of another error (drizzle wraps the driver's): the
+ * statement or BEGIN did nothing, so trying it again is safe.
+ */
+export function isBusy(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (String((e as { code?: unknown }).code ?? "").startsWith("SQLITE_BUSY")) return true;
+  }
+  return false;
+}
 
 const isRead = (stmt: InStatement) => /^\s*(select|explain)\b/i.test(typeof stmt === "string" ? stmt : stmt.sql);
 

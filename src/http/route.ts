@@ -16,6 +16,7 @@ const commonErrors = {
   401: error("Unauthorized: the apitoken is missing, unknown, revoked or expired"),
   403: error("Invalid ability provided: the token or its owner's role lacks this route's ability"),
   429: error("Too many requests: the token's rate limit is used up; see Retry-After"),
+  503: error("The database stayed busy with another writer for 10 s; nothing was changed: retry after Retry-After"),
 } as const;
 
 export const SECURITY_SCHEME = "apitoken";

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { openApiDocument, type ApiVersion } from "../api/versions.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
+import { isBusy } from "../db/write-turns.ts";
 import { createLoginThrottle } from "../auth/login-throttle.ts";
 import { asOpenApiDocument } from "../docs/openapi.ts";
 import { describeApi, type ApiReference } from "../docs/reference.ts";
@@ -43,6 +44,15 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerTokenRoutes(app);
   registerAiAgentDocsRoutes(app);
   app.onError((err, c) => {
+    if (isBusy(err)) {
+      c.header("Retry-After", "5");
+      return renderProblem(c, 503, {
+        title: "The database is busy",
+        message: "Another writer (a collector or maintenance) kept the database busy; nothing was changed. Try again in a few seconds.",
+        // A form's address may take no GET: after one, start again from the front page.
+        next: c.req.method === "GET" ? { href: c.req.path, label: "Try again" } : { href: "/", label: "Start again" },
+      });
+    }
     c.var.services.logger.error("web page failed", { method: c.req.method, path: c.req.path, error: String(err), stack: (err as Error).stack });
     return renderProblem(c, 500, {
       title: "Something went wrong",

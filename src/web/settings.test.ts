@@ -1,4 +1,5 @@
 import { statSync } from "node:fs";
+import { createClient } from "@libsql/client";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { API_VERSIONS, openApiDocument } from "../api/versions.ts";
@@ -245,4 +246,25 @@ describe("AI Agent Docs tab and endpoints", () => {
     expect(download.headers.get("content-disposition")).toBe('attachment; filename="net-keep-prod-api-v1-docs.md"');
     expect(await download.text()).toBe(FIXTURE);
   });
+});
+
+describe("a database another process keeps locked", () => {
+  it("answers a form 503 with a page that says to retry, and creates nothing", async () => {
+    t = await createWebTestContext();
+    const browser = await adminBrowser(t);
+    const csrf = csrfIn(await (await browser.get("/settings/restapi")).text())!;
+    const other = createClient({ url: t.config.databaseUrl, timeout: 0, concurrency: 1 });
+    const held = await other.transaction("write");
+    let res;
+    try {
+      res = await browser.postForm("/settings/restapi/tokens", { _csrf: csrf, name: "while locked", abilities: ["devices.read"] });
+    } finally {
+      await held.rollback();
+      other.close();
+    }
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("5");
+    expect(await res.text()).toContain("nothing was changed. Try again in a few seconds.");
+    expect(await t.db.select().from(apiTokens)).toHaveLength(0);
+  }, 20_000);
 });
