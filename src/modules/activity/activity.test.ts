@@ -16,8 +16,8 @@ beforeAll(async () => {
   admin = await t.token(ABILITIES, { userId: adminId });
   const post = async (path: string, body: unknown) => (await t.call(`/api/v1${path}`, { method: "POST", token: admin, body })).body.data.id as number;
   tagId = await post("/tags", { name: "core" });
-  deviceA = await post("/devices", { device_name: "core-rtr-01", device_ip: "192.0.2.1", device_tags: ["core"] });
-  deviceB = await post("/devices", { device_name: "edge-sw-01", device_ip: "192.0.2.2" });
+  deviceA = await post("/devices", { device_name: "core-rtr-01", device_ip: "192.0.2.1", device_vendor: "Cisco", device_tags: ["core"] });
+  deviceB = await post("/devices", { device_name: "edge-sw-01", device_ip: "192.0.2.2" , device_vendor: "Cisco"});
   await t.call(`/api/v1/devices/${deviceA}`, { method: "PATCH", token: admin, body: { device_ip: "192.0.2.10" } });
 });
 afterAll(() => t.close());
@@ -130,7 +130,7 @@ describe("activity log: time range", () => {
 describe("activity log: secrets", () => {
   it("keeps no password in any entry: device passwords, user passwords and password changes", async () => {
     const secrets = ["dev1ce-Pa55word!", "en4ble-Secret#", "second-dev1ce-pass", "user-first-pass-123", "user-second-pass-456", "user-third-pass-789"];
-    const dev = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "secret-rtr-01", device_ip: "192.0.2.50", device_password: secrets[0], device_enable_password: secrets[1] } });
+    const dev = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "secret-rtr-01", device_ip: "192.0.2.50", device_vendor: "Cisco", device_password: secrets[0], device_enable_password: secrets[1] } });
     expect(dev.status).toBe(201);
     await t.call(`/api/v1/devices/${dev.body.data.id}`, { method: "PATCH", token: admin, body: { device_password: secrets[2] } });
     const user = await t.call("/api/v1/users", { method: "POST", token: admin, body: { username: "secretive", email: "s@example.com", password: secrets[3], role: "viewer" } });

@@ -348,6 +348,17 @@ async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], b
       seen.set(name, i);
     });
 
+    // Every device names its vendor (rConfig requires device_vendor): on create and replace it comes from the body
+    // or the profile; a patch may leave an older vendorless device as it is, but may not clear a vendor.
+    resolved.forEach((r, i) => {
+      const vendorId = r.values.vendorId !== undefined ? r.values.vendorId : existing.get(items[i]!.id ?? 0)?.vendorId ?? null;
+      const field = `${prefixOf(i)}device_vendor`;
+      if (vendorId !== null || bag.errors[field]) return;
+      if (mode !== "patch" || r.values.vendorId === null) {
+        bag.add(field, `${field} is required: one of ${refs.vendorNames.join(", ")} (or a device_profile_id whose profile names a vendor)`);
+      }
+    });
+
     // A scoped user may not create or move a device out of their own sight.
     if (!ctx.scope.all) {
       resolved.forEach((r, i) => {

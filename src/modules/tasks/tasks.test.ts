@@ -18,7 +18,7 @@ afterAll(() => t.close());
 
 let names = 0;
 async function device(tags: string[], enabled = true): Promise<number> {
-  const res = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: `task-dev-${++names}`, device_ip: "192.0.2.1", device_tags: tags, enabled } });
+  const res = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: `task-dev-${++names}`, device_ip: "192.0.2.1", device_vendor: "Cisco", device_tags: tags, enabled } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data.id;
 }
