@@ -1,7 +1,8 @@
-import { inArray, or, sql, type SQL } from "drizzle-orm";
+import { inArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { DbOrTx } from "../db/client.ts";
 import { deviceTags, devices, roles } from "../db/schema/index.ts";
 import { ApiError } from "../http/errors.ts";
+import { plural } from "../words.ts";
 
 /** Which devices a role may see: every one, or those carrying any of the tags or in any of the categories. */
 export type DeviceScope = { all: true } | { all: false; tagIds: number[]; categoryIds: number[] };
@@ -15,6 +16,25 @@ export function deviceScopeCondition(scope: DeviceScope): SQL | undefined {
   }
   if (scope.categoryIds.length) parts.push(inArray(devices.categoryId, scope.categoryIds));
   return parts.length ? or(...parts) : sql`0`;
+}
+
+/**
+ * The condition that a device-id column names a device inside the scope (for tables that refer to devices);
+ * undefined when nothing is hidden.
+ */
+export function deviceIdInScope(column: SQLWrapper, scope: DeviceScope): SQL | undefined {
+  const inScope = deviceScopeCondition(scope);
+  return inScope ? inArray(column, sql`(select ${devices.id} from ${devices} where ${inScope})`) : undefined;
+}
+
+/**
+ * "3 devices" in a message to a caller with a scope: the devices inside it are counted, those outside it are
+ * only said to exist (a refusal cannot hide that they do, but need not say how many there are).
+ */
+export function devicesPhrase(inScope: number, total: number): string {
+  if (inScope === total) return plural(total, "device");
+  if (inScope === 0) return "devices outside your role's scope";
+  return `${plural(inScope, "device")} and others outside your role's scope`;
 }
 
 /** Whether a device with these tags and category falls inside the scope (checked before a write lands). */

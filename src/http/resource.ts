@@ -3,6 +3,7 @@ import { eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
 import type { Resource } from "../auth/abilities.ts";
+import type { DeviceScope } from "../auth/scope.ts";
 import type { Db, DbOrTx } from "../db/client.ts";
 import { recordActivity } from "../modules/activity/record.ts";
 import type { AppEnv, AuthContext, Services } from "./env.ts";
@@ -43,7 +44,8 @@ export type ResourceDef<I extends z.ZodObject> = {
   output: z.ZodObject;
   input: I;
   listSpec: ListSpec;
-  serialize(db: DbOrTx, rows: Row[]): Promise<Out[]>;
+  /** Rows as the API shows them to a caller with this scope: counts of devices count only the devices it holds. */
+  serialize(db: DbOrTx, rows: Row[], scope: DeviceScope): Promise<Out[]>;
   /**
    * Column values for a create (existing = null), replace or patch (`input` holds only what was sent for a
    * patch). Problems go into ctx.bag under the field's name; nothing may be written here.
@@ -140,10 +142,10 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     return new Map(rows.map((r) => [r.id, r]));
   };
 
-  const show = async (db: DbOrTx, id: number): Promise<Out> => {
+  const show = async (db: DbOrTx, id: number, scope: DeviceScope): Promise<Out> => {
     const row = (await fetchRows(db, [id])).get(id);
     if (!row) throw ApiError.notFound(`${capitalise(singular)} ${id}`);
-    return (await def.serialize(db, [row]))[0]!;
+    return (await def.serialize(db, [row], scope))[0]!;
   };
 
   const writeCtx = (c: Context<AppEnv>, tx: DbOrTx, mode: WriteCtx["mode"]): WriteCtx => ({
@@ -161,7 +163,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       const values = await def.toValues(input, existing, ctx);
       ctx.bag.throwIfAny();
       // Read before writing: fields kept in join tables (a command's categories) would otherwise look unchanged.
-      const before = existing ? (await def.serialize(tx, [existing]))[0]! : null;
+      const before = existing ? (await def.serialize(tx, [existing], ctx.auth.scope))[0]! : null;
       let savedId: number;
       if (existing) {
         await tx.update(def.table).set({ ...values, updatedAt: ctx.now }).where(eq(def.table.id, existing.id));
@@ -172,7 +174,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       }
       await def.afterWrite?.(savedId, input, ctx);
       ctx.bag.throwIfAny();
-      const after = await show(tx, savedId);
+      const after = await show(tx, savedId, ctx.auth.scope);
       await recordActivity(tx, ctx.auth, { action: `${singular.replace(/ /g, "_")}.${existing ? "update" : "create"}`, subjectType: singular, subjectId: savedId, before, after }, ctx.now);
       return after;
     });
@@ -192,7 +194,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
         const reason = def.readOnlyReason?.(row);
         if (reason) throw new ApiError(403, reason);
       }
-      const before = await def.serialize(tx, [...rows.values()]);
+      const before = await def.serialize(tx, [...rows.values()], ctx.auth.scope);
       const detached = await def.beforeDelete?.([...rows.values()], ctx);
       await tx.delete(def.table).where(inArray(def.table.id, unique));
       for (const b of before) {
@@ -213,13 +215,13 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
         db.select().from(def.table as SQLiteTable).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
         db.select({ n: sql<number>`count(*)` }).from(def.table as SQLiteTable).where(where),
       ]);
-      return c.json(listEnvelope(c, q, Number(total?.n ?? 0), await def.serialize(db, rows as Row[])), 200);
+      return c.json(listEnvelope(c, q, Number(total?.n ?? 0), await def.serialize(db, rows as Row[], c.var.auth.scope)), 200);
     });
     api.openapi(routes.bulkDelete, async (c) => {
       const { count, note } = await remove(c, c.req.valid("json").ids, true);
       return c.json({ message: `Deleted ${count} ${count === 1 ? singular : plural}${note}` }, 200);
     });
-    api.openapi(routes.show, async (c) => c.json({ data: await show(c.var.services.db, c.req.valid("param").id) }, 200));
+    api.openapi(routes.show, async (c) => c.json({ data: await show(c.var.services.db, c.req.valid("param").id, c.var.auth.scope) }, 200));
     api.openapi(routes.create, async (c) => {
       const data = await save(c, c.req.valid("json"), null, "create");
       c.header("Location", new URL(`${c.req.path}/${data.id}`, c.req.url).toString());

@@ -9,7 +9,9 @@ export function changedFields(before: Snapshot, after: Snapshot): Record<string,
   const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})]);
   const changes: Record<string, { old: unknown; new: unknown }> = {};
   for (const key of keys) {
-    if (key === "updated_at" || key === "created_at") continue;
+    // Times, and counts derived from other records, are not what the write changed (and a count of devices
+    // would tell a scoped reader of the log about devices outside their scope).
+    if (key === "updated_at" || key === "created_at" || key === "devices_count") continue;
     const old = before?.[key] ?? null;
     const now = after?.[key] ?? null;
     if (JSON.stringify(old) !== JSON.stringify(now)) changes[key] = { old, new: now };

@@ -171,4 +171,5 @@ export const usersResource = defineResource({
 
 export type UserOut = z.infer<typeof User>;
 /** One user as the API shows it (the resource's show, typed). */
-export const showUser = async (db: DbOrTx, id: number) => (await usersResource.show(db, id)) as UserOut;
+// Users carry no device counts, so the scope does not change how one is shown.
+export const showUser = async (db: DbOrTx, id: number) => (await usersResource.show(db, id, { all: true })) as UserOut;

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
+
+let t: TestContext;
+let admin: string;
+let scoped: string;
+const ids: Record<string, number> = {};
+
+beforeAll(async () => {
+  t = await createTestContext();
+  admin = await t.token();
+  await t.role({ name: "ams-only", tags: ["ams"] });
+  scoped = await t.token(undefined, { role: "ams-only" });
+  const post = async (path: string, body: Record<string, unknown>) => {
+    const res = await t.call(`/api/v1${path}`, { method: "POST", token: admin, body });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body.data.id as number;
+  };
+  ids.category = await post("/categories", { name: "shared-category" });
+  ids.lonCategory = await post("/categories", { name: "lon-category" });
+  ids.vendor = await post("/vendors", { name: "Scopeco" });
+  const builtin = (await t.call("/api/v1/templates?per_page=1&sort=id", { token: admin })).body.data[0].id;
+  ids.template = (await t.call(`/api/v1/templates/${builtin}/copy`, { method: "POST", token: admin })).body.data.id;
+  ids.credential = await post("/device-credentials", { cred_name: "shared-cred", cred_username: "backup", cred_password: "s3cret-pass" });
+  ids.profile = await post("/device-profiles", { name: "shared-profile" });
+  ids.tag = await post("/tags", { name: "shared-tag" });
+  const shared = {
+    device_category_id: ids.category, device_vendor: "Scopeco", device_template_id: ids.template, device_cred_id: ids.credential, device_profile_id: ids.profile,
+  };
+  for (let i = 1; i <= 5; i++) {
+    const site = i <= 2 ? "ams" : "lon";
+    await post("/devices", { device_name: `${site}-rtr-${i}`, device_ip: `192.0.2.${i}`, device_tags: [site, "shared-tag"], ...shared });
+  }
+  await post("/devices", { device_name: "lon-rtr-6", device_ip: "192.0.2.6", device_vendor: "Scopeco", device_category_id: ids.lonCategory, device_tags: ["lon"] });
+});
+afterAll(() => t.close());
+
+const count = async (path: string, token: string) => {
+  const res = await t.call(`/api/v1${path}`, { token });
+  expect(res.status, path).toBe(200);
+  return res.body.data.devices_count as number;
+};
+
+describe("a scoped user's counts of devices", () => {
+  it("devices_count on tags, categories, vendors, templates, credentials and profiles counts only devices in the scope", async () => {
+    for (const [path, all] of [
+      [`/tags/${ids.tag}`, 5], [`/categories/${ids.category}`, 5], [`/vendors/${ids.vendor}`, 6], [`/templates/${ids.template}`, 5],
+      [`/device-credentials/${ids.credential}`, 5], [`/device-profiles/${ids.profile}`, 5], [`/categories/${ids.lonCategory}`, 1],
+    ] as const) {
+      expect(await count(path, admin), path).toBe(all);
+      expect(await count(path, scoped), path).toBe(path.endsWith(`/${ids.lonCategory}`) ? 0 : 2);
+    }
+    const listed = (await t.call("/api/v1/tags?filter[name]=shared-tag", { token: scoped })).body.data;
+    expect(listed.map((x: { devices_count: number }) => x.devices_count)).toEqual([2]);
+  });
+
+  it("a refusal to delete a record still in use counts only the devices in the scope", async () => {
+    for (const [path, what] of [
+      [`/categories/${ids.category}`, `Category ${ids.category}`], [`/vendors/${ids.vendor}`, `Vendor ${ids.vendor}`],
+      [`/templates/${ids.template}`, `Template ${ids.template}`], [`/device-credentials/${ids.credential}`, `Credential set ${ids.credential}`],
+    ] as const) {
+      const own = await t.call(`/api/v1${path}`, { method: "DELETE", token: scoped });
+      expect(own.status, path).toBe(409);
+      expect(own.body.message).toMatch(new RegExp(`^${what} is used by 2 devices and others outside your role's scope; `));
+      const all = await t.call(`/api/v1${path}`, { method: "DELETE", token: admin });
+      expect(all.body.message).toMatch(new RegExp(`^${what} is used by ${path.startsWith("/vendors") ? 6 : 5} devices; `));
+    }
+    const theirs = await t.call(`/api/v1/categories/${ids.lonCategory}`, { method: "DELETE", token: scoped });
+    expect(theirs.body.message).toMatch(new RegExp(`^Category ${ids.lonCategory} is used by devices outside your role's scope; `));
+  });
+});
