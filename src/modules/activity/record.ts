@@ -19,6 +19,19 @@ export function changedFields(before: Snapshot, after: Snapshot): Record<string,
   return changes;
 }
 
+/**
+ * Which devices an entry is about, so a reader whose role is scoped sees it only when all of them are in the
+ * scope: devices by id, the devices carrying tags or in categories (judged against the scope's own tags and
+ * categories), or every device. Entries about no device have none.
+ */
+export type Reach = { devices?: number[]; tags?: number[]; categories?: number[]; all?: true };
+
+/**
+ * Where an entry keeps its reach: under a key no API field can have, in the changes column (so no new column
+ * is needed); it is dropped when the entry is shown.
+ */
+export const REACH_KEY = "@reach";
+
 /** An API caller (its token), a web-session user (no token), or the system itself (the CLI, the scheduler). */
 export type Actor =
   | Pick<AuthContext, "userId" | "username" | "tokenId" | "tokenName" | "ip">
@@ -37,6 +50,8 @@ export async function recordActivity(
     after?: Snapshot;
     /** Write-only fields that were set: recorded as changed, never with their values. */
     secretsSet?: string[];
+    /** The devices the entry is about, when its subject is not simply one device (which speaks for itself). */
+    reach?: Reach;
   },
   now: Date,
 ): Promise<void> {
@@ -51,6 +66,7 @@ export async function recordActivity(
     changes: {
       ...changedFields(entry.before ?? null, entry.after ?? null),
       ...Object.fromEntries((entry.secretsSet ?? []).map((field) => [field, { old: "[hidden]", new: "[changed]" }])),
+      ...(entry.reach ? { [REACH_KEY]: { old: null, new: entry.reach } } : {}),
     },
     createdAt: now,
   });

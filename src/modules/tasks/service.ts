@@ -13,7 +13,7 @@ import { canonicalTimeZone, cronText, nextRuns } from "./cron.ts";
 import { getRun, latestRuns, type Links } from "./runs.ts";
 import { Task, type TaskInputT, type TaskOut, type TaskRunOut } from "./schemas.ts";
 import { startTaskRun, type Task as TaskRow } from "./start-run.ts";
-import { reachBeyondScope, visibleTasks } from "./targets.ts";
+import { reachBeyondScope, taskReach, visibleTasks } from "./targets.ts";
 import { canonicalTaskType, TARGET_LISTS, TASK_TYPE_DEFS, type TargetList } from "./types.ts";
 
 /** Who is asking and when: what every task operation needs from the request. */
@@ -207,7 +207,10 @@ export async function saveTask(ctx: TaskCtx, input: Partial<TaskInputT>, id: num
       throw ApiError.validation({ [field]: [`${field} must make the task reach at least one device your role may see`] });
     }
     const after = await showTask(c, savedId);
-    await recordActivity(tx, ctx.auth, { action: before ? "task.update" : "task.create", subjectType: "task", subjectId: savedId, before: snapshot, after }, ctx.now);
+    await recordActivity(tx, ctx.auth, {
+      action: before ? "task.update" : "task.create", subjectType: "task", subjectId: savedId, before: snapshot, after,
+      reach: taskReach(...(before ? [before] : []), values),
+    }, ctx.now);
     return after;
   });
 }
@@ -219,7 +222,7 @@ export async function deleteTask(ctx: TaskCtx, id: number): Promise<void> {
     if (row.systemKey) throw ApiError.conflict(`Task ${id} ('${row.name}') is a system task: pause it instead of deleting it`);
     const before = (await serializeTasks(tx, ctx.auth.scope, ctx.links, [row], ctx.now))[0]!;
     await tx.delete(tasks).where(eq(tasks.id, id));
-    await recordActivity(tx, ctx.auth, { action: "task.delete", subjectType: "task", subjectId: id, before, after: null }, ctx.now);
+    await recordActivity(tx, ctx.auth, { action: "task.delete", subjectType: "task", subjectId: id, before, after: null, reach: taskReach(row) }, ctx.now);
   });
 }
 
@@ -233,7 +236,7 @@ export async function setPaused(ctx: TaskCtx, id: number, paused: boolean): Prom
     const before = (await serializeTasks(tx, ctx.auth.scope, ctx.links, [row], ctx.now))[0]!;
     await tx.update(tasks).set({ paused, updatedAt: ctx.now, ...(paused ? {} : { scheduleFrom: ctx.now }) }).where(eq(tasks.id, id));
     const after = await showTask(c, id);
-    await recordActivity(tx, ctx.auth, { action: paused ? "task.pause" : "task.resume", subjectType: "task", subjectId: id, before, after }, ctx.now);
+    await recordActivity(tx, ctx.auth, { action: paused ? "task.pause" : "task.resume", subjectType: "task", subjectId: id, before, after, reach: taskReach(row) }, ctx.now);
     return after;
   });
 }
@@ -244,7 +247,7 @@ export async function runTaskNow(ctx: TaskCtx, id: number): Promise<TaskRunOut> 
     const row = await visibleTask(tx, ctx.auth.scope, id);
     await assertTaskInScope(tx, ctx.auth, row);
     const run = (await startTaskRun(tx, row, { trigger: "manual", scheduledFor: null, requestedBy: ctx.auth.userId }, ctx.now))!;
-    await recordActivity(tx, ctx.auth, { action: "task.run", subjectType: "task", subjectId: id, after: { run_id: run.id } }, ctx.now);
+    await recordActivity(tx, ctx.auth, { action: "task.run", subjectType: "task", subjectId: id, after: { run_id: run.id }, reach: taskReach(row) }, ctx.now);
     return run.id;
   });
   return getRun(ctx.db, ctx.auth.scope, ctx.links, runId);

@@ -1,6 +1,7 @@
 import { and, count, inArray, not, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
+import type { Reach } from "../activity/record.ts";
 import { deviceTags, devices, taskRunItems, tasks, type TaskType } from "../../db/schema/index.ts";
 import { TASK_TYPE_DEFS, type TargetKind } from "./types.ts";
 
@@ -62,6 +63,17 @@ export function visibleRunIds(scope: DeviceScope): SQL | undefined {
 }
 
 type TargetedTask = { type: TaskType; deviceIds: number[]; categoryIds: number[]; tagIds: number[] };
+
+/** What an activity entry about a task is about: the targets of each version of it the entry shows. */
+export function taskReach(...versions: TargetedTask[]): Reach {
+  const reach = { devices: [] as number[], tags: [] as number[], categories: [] as number[] };
+  for (const task of versions) {
+    const kind = TASK_TYPE_DEFS[task.type].targets;
+    if (kind === "all" || kind === "none") return { all: true };
+    reach[kind].push(...(kind === "devices" ? task.deviceIds : kind === "tags" ? task.tagIds : task.categoryIds));
+  }
+  return reach;
+}
 
 /**
  * Why a task may reach devices outside the scope, or null when it cannot: a scoped user may create, change or
