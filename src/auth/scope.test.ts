@@ -68,4 +68,17 @@ describe("a scoped user's counts of devices", () => {
     const theirs = await t.call(`/api/v1/categories/${ids.lonCategory}`, { method: "DELETE", token: scoped });
     expect(theirs.body.message).toMatch(new RegExp(`^Category ${ids.lonCategory} is used by devices outside your role's scope; `));
   });
+
+  it("a tag or device profile also used outside the scope cannot be deleted by a scoped user; one used only inside it can", async () => {
+    for (const [path, what] of [[`/tags/${ids.tag}`, `Tag ${ids.tag}`], [`/device-profiles/${ids.profile}`, `Device profile ${ids.profile}`]] as const) {
+      const res = await t.call(`/api/v1${path}`, { method: "DELETE", token: scoped });
+      expect(res.status, path).toBe(409);
+      expect(res.body.message).toBe(`${what} is also used by devices outside your role's scope; ask a user who sees them all to delete it`);
+      expect(await count(path, admin)).toBe(5);
+    }
+    const tag = (await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "ams-extra" } })).body.data.id;
+    await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "ams-rtr-7", device_ip: "192.0.2.7", device_vendor: "Scopeco", device_tags: ["ams", "ams-extra"] } });
+    const own = await t.call(`/api/v1/tags/${tag}`, { method: "DELETE", token: scoped });
+    expect(own).toMatchObject({ status: 200, body: { message: `Tag ${tag} deleted; removed from 1 device` } });
+  });
 });

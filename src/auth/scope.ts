@@ -37,6 +37,14 @@ export function devicesPhrase(inScope: number, total: number): string {
   return `${plural(inScope, "device")} and others outside your role's scope`;
 }
 
+/**
+ * Deleting a record devices refer to without blocking the delete (a tag, a device profile) changes those devices:
+ * a caller may do that only to devices in their scope, so one that is also used outside it is refused (409).
+ */
+export function refuseIfUsedBeyondScope(what: string, inScope: number, total: number): void {
+  if (inScope < total) throw ApiError.conflict(`${what} is also used by devices outside your role's scope; ask a user who sees them all to delete it`);
+}
+
 /** Whether a device with these tags and category falls inside the scope (checked before a write lands). */
 export function isInScope(scope: DeviceScope, device: { tagIds: number[]; categoryId: number | null }): boolean {
   if (scope.all) return true;

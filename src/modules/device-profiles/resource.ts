@@ -1,12 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { type DeviceScope, deviceScopeCondition, devicesPhrase } from "../../auth/scope.ts";
+import { type DeviceScope, deviceScopeCondition, refuseIfUsedBeyondScope } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { categories, credentials, deviceProfiles, devices, tags, templates, vendors } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
 import { idFilter } from "../../http/filters.ts";
+import { plural } from "../../words.ts";
 
 const DeviceProfile = z
   .object({
@@ -169,17 +170,18 @@ export const deviceProfilesResource = defineResource({
   },
   async beforeDelete(rows, ctx) {
     const sum = async (scope: DeviceScope) => [...(await deviceCounts(ctx.tx, rows.map((r) => r.id), scope)).values()].reduce((a, b) => a + b, 0);
-    const [total, visible] = [await sum({ all: true }), await sum(ctx.auth.scope)];
+    const total = await sum({ all: true });
+    refuseIfUsedBeyondScope(rows.length === 1 ? `Device profile ${rows[0]!.id}` : "One of the device profiles", await sum(ctx.auth.scope), total);
     // devices.profile_id is ON DELETE SET NULL: the devices keep every value they took from the profile.
     const it = rows.length === 1 ? "it" : "them";
-    const one = visible === 1 && total === 1;
-    return total ? `${devicesPhrase(visible, total)} no longer reference${one ? "s" : ""} ${it} and keep${one ? "s" : ""} the values ${it} gave` : undefined;
+    return total ? `${plural(total, "device")} no longer reference${total === 1 ? "s" : ""} ${it} and keep${total === 1 ? "s" : ""} the values ${it} gave` : undefined;
   },
   descriptions: {
     create:
       "A device created with device_profile_id takes the profile's vendor, template, category, credentials, snippet credentials, port and tags " +
       "for each of those it does not set itself. Referenced ids must exist; unknown tag names are created, as for devices.",
     update: "Changing a profile never changes devices already created with it.",
-    delete: "Devices created with the profile keep the values they took from it and no longer reference it; the answer says how many.",
+    delete: "Devices created with the profile keep the values they took from it and no longer reference it; the answer says how many. " +
+      "A caller whose role is scoped cannot delete a profile devices outside the scope use (409).",
   },
 });

@@ -5,7 +5,7 @@ import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { plural } from "../../words.ts";
-import { type DeviceScope, deviceIdInScope, devicesPhrase, refuseIfScopingRoles } from "../../auth/scope.ts";
+import { type DeviceScope, deviceIdInScope, refuseIfScopingRoles, refuseIfUsedBeyondScope } from "../../auth/scope.ts";
 
 const Tag = z
   .object({
@@ -65,17 +65,19 @@ export const tagsResource = defineResource({
     const ids = rows.map((r) => r.id);
     await refuseIfScopingRoles(ctx.tx, "tag", ids);
     const sum = async (scope: DeviceScope) => [...(await deviceCounts(ctx.tx, ids, scope)).values()].reduce((a, b) => a + b, 0);
-    const [devicesDetached, visibleDetached] = [await sum({ all: true }), await sum(ctx.auth.scope)];
+    const devicesDetached = await sum({ all: true });
+    refuseIfUsedBeyondScope(rows.length === 1 ? `Tag ${ids[0]}` : "One of the tags", await sum(ctx.auth.scope), devicesDetached);
     let profilesDetached = 0;
     for (const p of await ctx.tx.select({ id: deviceProfiles.id, tagIds: deviceProfiles.tagIds }).from(deviceProfiles)) {
       if (!p.tagIds.some((t) => ids.includes(t))) continue;
       profilesDetached++;
       await ctx.tx.update(deviceProfiles).set({ tagIds: p.tagIds.filter((t) => !ids.includes(t)) }).where(sql`${deviceProfiles.id} = ${p.id}`);
     }
-    const parts = [devicesDetached && `removed from ${devicesPhrase(visibleDetached, devicesDetached)}`, profilesDetached && `removed from ${plural(profilesDetached, "device profile")}`];
+    const parts = [devicesDetached && `removed from ${plural(devicesDetached, "device")}`, profilesDetached && `removed from ${plural(profilesDetached, "device profile")}`];
     return parts.filter(Boolean).join(" and ") || undefined;
   },
   descriptions: {
-    delete: "Removes the tag from its devices and device profiles (the answer says how many). Refused with 409 while a role's device scope names the tag.",
+    delete: "Removes the tag from its devices and device profiles (the answer says how many). Refused with 409 while a role's device scope names the tag, " +
+      "and for a caller whose role is scoped while the tag is on devices outside the scope.",
   },
 });
