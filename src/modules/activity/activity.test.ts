@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
 import { ABILITIES } from "../../auth/abilities.ts";
 import { activityLog, devices, users } from "../../db/schema/index.ts";
+import { storeVersion } from "../configs/test-fixtures.ts";
 
 let t: TestContext;
 let admin: string;
@@ -203,5 +204,16 @@ describe("activity log: access", () => {
     // What an entry is about is kept for this rule, never shown.
     expect(JSON.stringify(all.data)).not.toContain("@reach");
     expect((await list("?per_page=500", scoped)).body.data.some((e: { subject_type: string }) => e.subject_type === "tag")).toBe(true);
+  });
+
+  it("hides the deletion of a configuration of a device outside the reader's scope", async () => {
+    const scoped = await t.token(["users.read"], { role: "core-task-auditors" });
+    const configOf = async (deviceId: number) => (await storeVersion(t, { deviceId, text: `hostname ${deviceId}\n`, at: new Date() })).configId;
+    const [inside, outside] = [await configOf(deviceA), await configOf(deviceB)];
+    for (const id of [inside, outside]) expect((await t.call(`/api/v1/configs/${id}`, { method: "DELETE", token: admin })).status).toBe(200);
+    expect((await list("?filter[action]=config.delete&sort=id")).body.data.map((e: { subject_id: number }) => e.subject_id)).toEqual([inside, outside]);
+    const seen = (await list("?filter[action]=config.delete", scoped)).body;
+    expect(seen.data.map((e: { subject_id: number }) => e.subject_id)).toEqual([inside]);
+    expect(seen.meta.total).toBe(1);
   });
 });
