@@ -81,4 +81,15 @@ describe("a scoped user's counts of devices", () => {
     const own = await t.call(`/api/v1/tags/${tag}`, { method: "DELETE", token: scoped });
     expect(own).toMatchObject({ status: 200, body: { message: `Tag ${tag} deleted; removed from 1 device` } });
   });
+
+  it("a name clash with a device outside the scope says no more than that the name sent is taken", async () => {
+    const hidden = (await t.call("/api/v1/devices?filter[device_name]=lon-rtr-3", { token: admin })).body.data[0];
+    const res = await t.call("/api/v1/devices", { method: "POST", token: scoped, body: { device_name: "LON-Rtr-3", device_ip: "192.0.2.9", device_vendor: "Scopeco", device_tags: ["ams"] } });
+    expect(res.status).toBe(422);
+    // One problem, naming the name as sent: not the other device's spelling, id or anything else about it.
+    const message = res.body.message as string;
+    expect(res.body).toEqual({ message, errors: { device_name: [message] } });
+    expect(message).toMatch(/^device_name 'LON-Rtr-3' [^0-9']*$/);
+    expect(hidden.device_name).toBe("lon-rtr-3");
+  });
 });
