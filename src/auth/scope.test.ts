@@ -54,30 +54,36 @@ describe("a scoped user's counts of devices", () => {
     expect(listed.map((x: { devices_count: number }) => x.devices_count)).toEqual([2]);
   });
 
-  it("a refusal to delete a record still in use counts only the devices in the scope", async () => {
-    for (const [path, what] of [
-      [`/categories/${ids.category}`, `Category ${ids.category}`], [`/vendors/${ids.vendor}`, `Vendor ${ids.vendor}`],
-      [`/templates/${ids.template}`, `Template ${ids.template}`], [`/device-credentials/${ids.credential}`, `Credential set ${ids.credential}`],
+  it("a scoped user cannot change or delete a tag, category, vendor, template, credential set or profile that devices outside the scope use (403)", async () => {
+    for (const [path, what, patch] of [
+      [`/tags/${ids.tag}`, `Tag ${ids.tag}`, { description: "renamed" }],
+      [`/categories/${ids.category}`, `Category ${ids.category}`, { description: "renamed" }],
+      [`/categories/${ids.lonCategory}`, `Category ${ids.lonCategory}`, { description: "renamed" }],
+      [`/vendors/${ids.vendor}`, `Vendor ${ids.vendor}`, { name: "Scopeco Renamed" }],
+      [`/templates/${ids.template}`, `Template ${ids.template}`, { description: "renamed" }],
+      [`/device-credentials/${ids.credential}`, `Credential set ${ids.credential}`, { cred_name: "renamed" }],
+      [`/device-profiles/${ids.profile}`, `Device profile ${ids.profile}`, { name: "renamed" }],
     ] as const) {
-      const own = await t.call(`/api/v1${path}`, { method: "DELETE", token: scoped });
-      expect(own.status, path).toBe(409);
-      expect(own.body.message).toMatch(new RegExp(`^${what} is used by 2 devices and others outside your role's scope; `));
-      const all = await t.call(`/api/v1${path}`, { method: "DELETE", token: admin });
-      expect(all.body.message).toMatch(new RegExp(`^${what} is used by ${path.startsWith("/vendors") ? 6 : 5} devices; `));
+      const message = `${what} is also used by devices outside your role's scope: only a user who sees all of them can change or delete it`;
+      for (const [method, body] of [["PATCH", patch], ["DELETE", undefined]] as const) {
+        const res = await t.call(`/api/v1${path}`, { method, token: scoped, body });
+        expect(res.status, `${method} ${path}`).toBe(403);
+        expect(res.body.message).toBe(message);
+      }
     }
-    const theirs = await t.call(`/api/v1/categories/${ids.lonCategory}`, { method: "DELETE", token: scoped });
-    expect(theirs.body.message).toMatch(new RegExp(`^Category ${ids.lonCategory} is used by devices outside your role's scope; `));
+    const bulk = await t.call("/api/v1/tags/bulk", { method: "DELETE", token: scoped, body: { ids: [ids.tag] } });
+    expect(bulk.status).toBe(403);
+    expect(await count(`/tags/${ids.tag}`, admin)).toBe(5);
+    expect((await t.call(`/api/v1/vendors/${ids.vendor}`, { token: admin })).body.data.name).toBe("Scopeco");
+    // The admin's refusal while devices use the record counts them all.
+    const inUse = await t.call(`/api/v1/categories/${ids.category}`, { method: "DELETE", token: admin });
+    expect(inUse.body.message).toMatch(new RegExp(`^Category ${ids.category} is used by 5 devices; `));
   });
 
-  it("a tag or device profile also used outside the scope cannot be deleted by a scoped user; one used only inside it can", async () => {
-    for (const [path, what] of [[`/tags/${ids.tag}`, `Tag ${ids.tag}`], [`/device-profiles/${ids.profile}`, `Device profile ${ids.profile}`]] as const) {
-      const res = await t.call(`/api/v1${path}`, { method: "DELETE", token: scoped });
-      expect(res.status, path).toBe(409);
-      expect(res.body.message).toBe(`${what} is also used by devices outside your role's scope; ask a user who sees them all to delete it`);
-      expect(await count(path, admin)).toBe(5);
-    }
+  it("a scoped user changes and deletes a record only their devices use", async () => {
     const tag = (await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "ams-extra" } })).body.data.id;
     await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "ams-rtr-7", device_ip: "192.0.2.7", device_vendor: "Scopeco", device_tags: ["ams", "ams-extra"] } });
+    expect((await t.call(`/api/v1/tags/${tag}`, { method: "PATCH", token: scoped, body: { description: "mine" } })).status).toBe(200);
     const own = await t.call(`/api/v1/tags/${tag}`, { method: "DELETE", token: scoped });
     expect(own).toMatchObject({ status: 200, body: { message: `Tag ${tag} deleted; removed from 1 device` } });
   });

@@ -2,7 +2,6 @@ import { inArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { DbOrTx } from "../db/client.ts";
 import { deviceTags, devices, roles } from "../db/schema/index.ts";
 import { ApiError } from "../http/errors.ts";
-import { plural } from "../words.ts";
 
 /** Which devices a role may see: every one, or those carrying any of the tags or in any of the categories. */
 export type DeviceScope = { all: true } | { all: false; tagIds: number[]; categoryIds: number[] };
@@ -28,21 +27,14 @@ export function deviceIdInScope(column: SQLWrapper, scope: DeviceScope): SQL | u
 }
 
 /**
- * "3 devices" in a message to a caller with a scope: the devices inside it are counted, those outside it are
- * only said to exist (a refusal cannot hide that they do, but need not say how many there are).
- */
-export function devicesPhrase(inScope: number, total: number): string {
-  if (inScope === total) return plural(total, "device");
-  if (inScope === 0) return "devices outside your role's scope";
-  return `${plural(inScope, "device")} and others outside your role's scope`;
-}
-
-/**
- * Deleting a record devices refer to without blocking the delete (a tag, a device profile) changes those devices:
- * a caller may do that only to devices in their scope, so one that is also used outside it is refused (409).
+ * Changing or deleting a record devices use (a tag, category, vendor, template, credential set or profile)
+ * changes those devices, or what is done to them: a caller may do that only when all of them are in their scope
+ * (403 otherwise; the refusal cannot hide that other devices exist, but does not say how many).
  */
 export function refuseIfUsedBeyondScope(what: string, inScope: number, total: number): void {
-  if (inScope < total) throw ApiError.conflict(`${what} is also used by devices outside your role's scope; ask a user who sees them all to delete it`);
+  if (inScope < total) {
+    throw new ApiError(403, `${what} is also used by devices outside your role's scope: only a user who sees all of them can change or delete it`);
+  }
 }
 
 /** Whether a device with these tags and category falls inside the scope (checked before a write lands). */

@@ -3,7 +3,7 @@ import { eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
 import type { Resource } from "../auth/abilities.ts";
-import type { DeviceScope } from "../auth/scope.ts";
+import { refuseIfUsedBeyondScope, type DeviceScope } from "../auth/scope.ts";
 import type { Db, DbOrTx } from "../db/client.ts";
 import { recordActivity } from "../modules/activity/record.ts";
 import type { AppEnv, AuthContext, Services } from "./env.ts";
@@ -58,6 +58,11 @@ export type ResourceDef<I extends z.ZodObject> = {
    * it returns ("removed from 3 devices") is added to the answer so the caller knows exactly what changed.
    */
   beforeDelete?(rows: Row[], ctx: WriteCtx): Promise<string | void>;
+  /**
+   * How many devices in the scope use these rows, for records devices refer to: a caller whose role is scoped may
+   * change or delete them only when no device outside the scope does (403 otherwise).
+   */
+  devicesUsing?(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<number>;
   /** A reason a row may not be changed or deleted (e.g. built-in records), answered with 403. */
   readOnlyReason?(row: Row): string | undefined;
   descriptions?: { create?: string; update?: string; delete?: string };
@@ -92,6 +97,8 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
   const Name = pascal(singular);
   const Names = pascal(plural);
   const one = z.object({ data: def.output });
+  const scopeNote = def.devicesUsing ? ` A caller whose role is scoped cannot change or delete a ${singular} that devices outside the scope use (403).` : "";
+  const described = (text: string | undefined) => (text || scopeNote ? `${text ?? ""}${scopeNote}`.trim() : undefined);
 
   const routes = {
     list: apiRoute({
@@ -112,25 +119,25 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     }),
     replace: apiRoute({
       method: "put", path: `${path}/{id}`, operationId: `replace${Name}`, tag, ability: write, summary: `Replace a ${singular}`,
-      description: def.descriptions?.update ?? "Fields the body leaves out return to their defaults; write-only secrets are kept unless sent.",
+      description: described(def.descriptions?.update ?? "Fields the body leaves out return to their defaults; write-only secrets are kept unless sent."),
       request: { params: IdParams, ...jsonBody(def.input) },
       responses: { 200: jsonResponse(one, `The updated ${singular}`) },
     }),
     update: apiRoute({
       method: "patch", path: `${path}/{id}`, operationId: `update${Name}`, tag, ability: write, summary: `Update some fields of a ${singular}`,
-      description: def.descriptions?.update ?? "Only the fields sent change.",
+      description: described(def.descriptions?.update ?? "Only the fields sent change."),
       request: { params: IdParams, ...jsonBody(def.input.partial()) },
       responses: { 200: jsonResponse(one, `The updated ${singular}`) },
     }),
     delete: apiRoute({
       method: "delete", path: `${path}/{id}`, operationId: `delete${Name}`, tag, ability: write, summary: `Delete a ${singular}`,
-      description: def.descriptions?.delete,
+      description: described(def.descriptions?.delete),
       request: { params: IdParams },
       responses: { 200: jsonResponse(MessageBody, "Deleted"), 409: jsonResponse(MessageBody, `Other records still use the ${singular}`) },
     }),
     bulkDelete: apiRoute({
       method: "delete", path: `${path}/bulk`, operationId: `bulkDelete${Names}`, tag, ability: write, summary: `Delete many ${plural}`,
-      description: `All or nothing, up to 1000 ids. ${def.descriptions?.delete ?? ""}`.trim(),
+      description: described(`All or nothing, up to 1000 ids. ${def.descriptions?.delete ?? ""}`.trim()),
       request: jsonBody(BulkIds),
       responses: { 200: jsonResponse(MessageBody, "Deleted"), 409: jsonResponse(MessageBody, `Other records still use a ${singular}`) },
     }),
@@ -148,6 +155,12 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     return (await def.serialize(db, [row], scope))[0]!;
   };
 
+  const refuseIfUsedOutsideScope = async (ctx: WriteCtx, ids: number[]): Promise<void> => {
+    if (ctx.auth.scope.all || !def.devicesUsing) return;
+    const [inScope, total] = [await def.devicesUsing(ctx.tx, ids, ctx.auth.scope), await def.devicesUsing(ctx.tx, ids, { all: true })];
+    refuseIfUsedBeyondScope(ids.length === 1 ? `${capitalise(singular)} ${ids[0]}` : `One of the ${plural}`, inScope, total);
+  };
+
   const writeCtx = (c: Context<AppEnv>, tx: DbOrTx, mode: WriteCtx["mode"]): WriteCtx => ({
     tx, auth: c.var.auth, services: c.var.services, now: c.var.services.clock.now(), bag: new FieldErrorBag(), mode,
   });
@@ -160,6 +173,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       if (existing === undefined) throw ApiError.notFound(`${capitalise(singular)} ${id}`);
       const reason = existing && def.readOnlyReason?.(existing);
       if (reason) throw new ApiError(403, reason);
+      if (existing) await refuseIfUsedOutsideScope(ctx, [existing.id]);
       const values = await def.toValues(input, existing, ctx);
       ctx.bag.throwIfAny();
       // Read before writing: fields kept in join tables (a command's categories) would otherwise look unchanged.
@@ -194,6 +208,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
         const reason = def.readOnlyReason?.(row);
         if (reason) throw new ApiError(403, reason);
       }
+      await refuseIfUsedOutsideScope(ctx, unique);
       const before = await def.serialize(tx, [...rows.values()], ctx.auth.scope);
       const detached = await def.beforeDelete?.([...rows.values()], ctx);
       await tx.delete(def.table).where(inArray(def.table.id, unique));

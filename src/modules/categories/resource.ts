@@ -7,7 +7,7 @@ import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
 import { idFilter } from "../../http/filters.ts";
 import { plural } from "../../words.ts";
-import { type DeviceScope, deviceScopeCondition, devicesPhrase, refuseIfScopingRoles } from "../../auth/scope.ts";
+import { type DeviceScope, deviceScopeCondition, refuseIfScopingRoles } from "../../auth/scope.ts";
 
 const Category = z
   .object({
@@ -68,6 +68,7 @@ export const categoriesResource = defineResource({
     idColumn: categories.id,
     search: { describe: "Substring of the name or description", build: (term) => sql`(${containsText(categories.name, term)} or ${containsText(categories.description, term)})` },
   },
+  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
   async serialize(db, rows, scope) {
     const ids = rows.map((r) => r.id);
     const [counts, cmds] = await Promise.all([deviceCounts(db, ids, scope), commandsOf(db, ids)]);
@@ -86,8 +87,7 @@ export const categoriesResource = defineResource({
     const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
     if (used.length) {
       const [id, n] = used[0]!;
-      const visible = await deviceCounts(ctx.tx, [id], ctx.auth.scope);
-      throw ApiError.conflict(`Category ${id} is used by ${devicesPhrase(visible.get(id) ?? 0, n)}; move them to another category first`);
+      throw ApiError.conflict(`Category ${id} is used by ${plural(n, "device")}; move them to another category first`);
     }
     await refuseIfScopingRoles(ctx.tx, "category", ids);
 

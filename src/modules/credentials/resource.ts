@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { and, inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { type DeviceScope, deviceScopeCondition, devicesPhrase } from "../../auth/scope.ts";
+import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { credentials, deviceProfiles, devices } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
@@ -250,6 +250,7 @@ export const credentialsResource = defineResource({
       build: (term) => or(containsText(credentials.name, term), containsText(credentials.description, term), containsText(credentials.username, term))!,
     },
   },
+  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
   async serialize(db, rows, scope) {
     const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
     return (rows as CredentialRow[]).map((r) => ({
@@ -278,8 +279,7 @@ export const credentialsResource = defineResource({
     const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
     if (used.length) {
       const [id, n] = used[0]!;
-      const visible = await deviceCounts(ctx.tx, [id], ctx.auth.scope);
-      throw ApiError.conflict(`Credential set ${id} is used by ${devicesPhrase(visible.get(id) ?? 0, n)}; give ${n === 1 ? "it" : "them"} other credentials first`);
+      throw ApiError.conflict(`Credential set ${id} is used by ${plural(n, "device")}; give ${n === 1 ? "it" : "them"} other credentials first`);
     }
     // The foreign keys say ON DELETE SET NULL too; clearing here counts the profiles so the answer can say so.
     const cleared = new Set<number>();

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { type DeviceScope, deviceScopeCondition, refuseIfUsedBeyondScope } from "../../auth/scope.ts";
+import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { categories, credentials, deviceProfiles, devices, tags, templates, vendors } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
@@ -118,6 +118,7 @@ export const deviceProfilesResource = defineResource({
       build: (term) => sql`(${containsText(deviceProfiles.name, term)} or ${containsText(deviceProfiles.description, term)})`,
     },
   },
+  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
   async serialize(db, rows, scope) {
     const profiles = rows as ProfileRow[];
     const vendorIds = [...new Set(profiles.flatMap((p) => (p.vendorId ? [p.vendorId] : [])))];
@@ -169,9 +170,7 @@ export const deviceProfilesResource = defineResource({
     await ctx.tx.update(deviceProfiles).set({ tagIds }).where(eq(deviceProfiles.id, id));
   },
   async beforeDelete(rows, ctx) {
-    const sum = async (scope: DeviceScope) => [...(await deviceCounts(ctx.tx, rows.map((r) => r.id), scope)).values()].reduce((a, b) => a + b, 0);
-    const total = await sum({ all: true });
-    refuseIfUsedBeyondScope(rows.length === 1 ? `Device profile ${rows[0]!.id}` : "One of the device profiles", await sum(ctx.auth.scope), total);
+    const total = [...(await deviceCounts(ctx.tx, rows.map((r) => r.id), { all: true })).values()].reduce((a, b) => a + b, 0);
     // devices.profile_id is ON DELETE SET NULL: the devices keep every value they took from the profile.
     const it = rows.length === 1 ? "it" : "them";
     return total ? `${plural(total, "device")} no longer reference${total === 1 ? "s" : ""} ${it} and keep${total === 1 ? "s" : ""} the values ${it} gave` : undefined;
@@ -181,7 +180,6 @@ export const deviceProfilesResource = defineResource({
       "A device created with device_profile_id takes the profile's vendor, template, category, credentials, snippet credentials, port and tags " +
       "for each of those it does not set itself. Referenced ids must exist; unknown tag names are created, as for devices.",
     update: "Changing a profile never changes devices already created with it.",
-    delete: "Devices created with the profile keep the values they took from it and no longer reference it; the answer says how many. " +
-      "A caller whose role is scoped cannot delete a profile devices outside the scope use (409).",
+    delete: "Devices created with the profile keep the values they took from it and no longer reference it; the answer says how many.",
   },
 });

@@ -5,7 +5,7 @@ import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { plural } from "../../words.ts";
-import { type DeviceScope, deviceIdInScope, refuseIfScopingRoles, refuseIfUsedBeyondScope } from "../../auth/scope.ts";
+import { type DeviceScope, deviceIdInScope, refuseIfScopingRoles } from "../../auth/scope.ts";
 
 const Tag = z
   .object({
@@ -49,6 +49,7 @@ export const tagsResource = defineResource({
     idColumn: tags.id,
     search: { describe: "Substring of the name or description", build: (term) => sql`(${containsText(tags.name, term)} or ${containsText(tags.description, term)})` },
   },
+  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
   async serialize(db, rows, scope) {
     const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
     return (rows as TagRow[]).map((r) => ({
@@ -64,9 +65,7 @@ export const tagsResource = defineResource({
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
     await refuseIfScopingRoles(ctx.tx, "tag", ids);
-    const sum = async (scope: DeviceScope) => [...(await deviceCounts(ctx.tx, ids, scope)).values()].reduce((a, b) => a + b, 0);
-    const devicesDetached = await sum({ all: true });
-    refuseIfUsedBeyondScope(rows.length === 1 ? `Tag ${ids[0]}` : "One of the tags", await sum(ctx.auth.scope), devicesDetached);
+    const devicesDetached = [...(await deviceCounts(ctx.tx, ids, { all: true })).values()].reduce((a, b) => a + b, 0);
     let profilesDetached = 0;
     for (const p of await ctx.tx.select({ id: deviceProfiles.id, tagIds: deviceProfiles.tagIds }).from(deviceProfiles)) {
       if (!p.tagIds.some((t) => ids.includes(t))) continue;
@@ -77,7 +76,6 @@ export const tagsResource = defineResource({
     return parts.filter(Boolean).join(" and ") || undefined;
   },
   descriptions: {
-    delete: "Removes the tag from its devices and device profiles (the answer says how many). Refused with 409 while a role's device scope names the tag, " +
-      "and for a caller whose role is scoped while the tag is on devices outside the scope.",
+    delete: "Removes the tag from its devices and device profiles (the answer says how many). Refused with 409 while a role's device scope names the tag.",
   },
 });

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { and, count, inArray, isNotNull, isNull, sql } from "drizzle-orm";
-import { type DeviceScope, deviceScopeCondition, devicesPhrase } from "../../auth/scope.ts";
+import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { deviceProfiles, devices, templates } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
@@ -93,6 +93,7 @@ export const templatesResource = defineResource({
       build: (term) => sql`(${containsText(templates.name, term)} or ${containsText(templates.description, term)} or ${containsText(templates.code, term)})`,
     },
   },
+  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
   async serialize(db, rows, scope) {
     const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
     return (rows as TemplateRow[]).map((r) => ({
@@ -119,8 +120,7 @@ export const templatesResource = defineResource({
     const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
     if (used.length) {
       const [id, n] = used[0]!;
-      const visible = await deviceCounts(ctx.tx, [id], ctx.auth.scope);
-      throw ApiError.conflict(`Template ${id} is used by ${devicesPhrase(visible.get(id) ?? 0, n)}; move them to another template first`);
+      throw ApiError.conflict(`Template ${id} is used by ${plural(n, "device")}; move them to another template first`);
     }
     const profiles = await ctx.tx.update(deviceProfiles).set({ templateId: null }).where(inArray(deviceProfiles.templateId, ids)).returning({ id: deviceProfiles.id });
     return profiles.length ? `cleared from ${plural(profiles.length, "device profile")}` : undefined;

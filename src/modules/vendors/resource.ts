@@ -4,7 +4,7 @@ import { deviceProfiles, devices, vendors } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
-import { type DeviceScope, deviceScopeCondition, devicesPhrase } from "../../auth/scope.ts";
+import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { plural } from "../../words.ts";
 
@@ -41,6 +41,7 @@ export const vendorsResource = defineResource({
     idColumn: vendors.id,
     search: { describe: "Substring of the name", build: (term) => containsText(vendors.name, term) },
   },
+  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
   async serialize(db, rows, scope) {
     const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
     return (rows as VendorRow[]).map((r) => ({
@@ -56,8 +57,7 @@ export const vendorsResource = defineResource({
     const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
     if (used.length) {
       const [id, n] = used[0]!;
-      const visible = await deviceCounts(ctx.tx, [id], ctx.auth.scope);
-      throw ApiError.conflict(`Vendor ${id} is used by ${devicesPhrase(visible.get(id) ?? 0, n)}; move them to another vendor first`);
+      throw ApiError.conflict(`Vendor ${id} is used by ${plural(n, "device")}; move them to another vendor first`);
     }
     const profiles = await ctx.tx.update(deviceProfiles).set({ vendorId: null }).where(inArray(deviceProfiles.vendorId, ids)).returning({ id: deviceProfiles.id });
     return profiles.length ? `cleared from ${plural(profiles.length, "device profile")}` : undefined;
