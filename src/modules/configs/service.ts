@@ -164,7 +164,7 @@ export async function deleteConfig(db: Db, scope: DeviceScope, actor: Actor, id:
     await tx.delete(configs).where(eq(configs.id, id));
     const [other] = await tx.select({ id: configs.id }).from(configs).where(eq(configs.blobHash, row.blobHash)).limit(1);
     if (!other) await deleteBlobs(tx, [row.blobHash]);
-    await recordActivity(tx, actor, { action: "config.delete", subjectType: "config", subjectId: id, before: out, after: null }, now);
+    await recordActivity(tx, actor, { action: "config.delete", subjectType: "config", subjectId: id, before: out, after: null, reach: { devices: [row.deviceId] } }, now);
     return { blobDeleted: !other };
   });
 }
