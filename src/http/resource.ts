@@ -58,6 +58,8 @@ export type ResourceDef<I extends z.ZodObject> = {
   beforeDelete?(rows: Row[], ctx: WriteCtx): Promise<string | void>;
   /** A reason a row may not be changed or deleted (e.g. built-in records), answered with 403. */
   readOnlyReason?(row: Row): string | undefined;
+  /** The largest create/replace/update body, in bytes, when a record can be larger than DEFAULT_BODY_LIMIT allows. */
+  bodyLimit?: number;
   descriptions?: { create?: string; update?: string; delete?: string };
 };
 
@@ -105,19 +107,19 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     create: apiRoute({
       method: "post", path, operationId: `create${Name}`, tag, ability: write, summary: `Create a ${singular}`,
       description: def.descriptions?.create,
-      request: jsonBody(def.input),
+      request: jsonBody(def.input), bodyLimit: def.bodyLimit,
       responses: { 201: jsonResponse(one, `The created ${singular}; Location names its URL`) },
     }),
     replace: apiRoute({
       method: "put", path: `${path}/{id}`, operationId: `replace${Name}`, tag, ability: write, summary: `Replace a ${singular}`,
       description: def.descriptions?.update ?? "Fields the body leaves out return to their defaults; write-only secrets are kept unless sent.",
-      request: { params: IdParams, ...jsonBody(def.input) },
+      request: { params: IdParams, ...jsonBody(def.input) }, bodyLimit: def.bodyLimit,
       responses: { 200: jsonResponse(one, `The updated ${singular}`) },
     }),
     update: apiRoute({
       method: "patch", path: `${path}/{id}`, operationId: `update${Name}`, tag, ability: write, summary: `Update some fields of a ${singular}`,
       description: def.descriptions?.update ?? "Only the fields sent change.",
-      request: { params: IdParams, ...jsonBody(def.input.partial()) },
+      request: { params: IdParams, ...jsonBody(def.input.partial()) }, bodyLimit: def.bodyLimit,
       responses: { 200: jsonResponse(one, `The updated ${singular}`) },
     }),
     delete: apiRoute({
