@@ -3,6 +3,7 @@ import { and, asc, desc, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
 import { ApiError, FieldErrorBag } from "./errors.ts";
+import { decimalNumber } from "./route.ts";
 
 /**
  * How one resource's list endpoint may be filtered, sorted, searched and trimmed. Each module declares one;
@@ -33,11 +34,7 @@ export type ListQuery = {
 export const MAX_PER_PAGE = 500;
 const DEFAULT_PER_PAGE = 25;
 
-const positiveInt = (max?: number) => {
-  let n = z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").min(1, "must be at least 1");
-  if (max) n = n.max(max, `must be at most ${max}`);
-  return n.optional();
-};
+const positiveInt = (max?: number) => decimalNumber(1, max).optional();
 
 /** The documented, validated part of a list query; `filter[...]` names come from the spec. */
 export function listQuerySchema(spec: ListSpec) {
@@ -64,6 +61,25 @@ export function listQuerySchema(spec: ListSpec) {
   });
 }
 
+const FILTER_PARAM = /^filter\[([^[\]]+)\]$/;
+
+/**
+ * The `filter[<name>]` parameters of a query string, by name. Any other parameter named like a filter
+ * (`filter=x`, `filter[]=x`, `filter[a][b]=x`, `filters[x]=y`) and a filter given twice are problems in the bag:
+ * a filter the client meant but the server ignored would answer with more records than asked for.
+ */
+export function filterParams(c: Context, bag: FieldErrorBag): Map<string, string> {
+  const filters = new Map<string, string>();
+  for (const [key, values] of Object.entries(c.req.queries())) {
+    if (!/^filters?($|\[)/.test(key)) continue;
+    const name = FILTER_PARAM.exec(key)?.[1];
+    if (name === undefined) bag.add(key, `${key} is not a filter parameter: write filter[<name>]=<value>,<value>`);
+    else if (values.length > 1) bag.add(key, `${key} is given ${values.length} times: give it once, with its values separated by commas`);
+    else filters.set(name, values[0]!);
+  }
+  return filters;
+}
+
 const splitList = (text: string) => text.split(",").map((s) => s.trim()).filter(Boolean);
 
 /** Reads page, sort, filters, search and fields; any unknown name is a 422 that lists the allowed ones. */
@@ -75,10 +91,8 @@ export function parseListQuery(c: Context, spec: ListSpec, extraWhere: (SQL | un
   const page = query.page ? Number(query.page) : 1;
   const perPage = Number(query.per_page ?? query.perPage ?? DEFAULT_PER_PAGE);
 
-  for (const [key, raw] of Object.entries(query)) {
-    const match = /^filter\[(.+)\]$/.exec(key);
-    if (!match) continue;
-    const name = match[1]!;
+  for (const [name, raw] of filterParams(c, bag)) {
+    const key = `filter[${name}]`;
     const values = splitList(raw);
     const known = spec.filters[name];
     const prefixed = spec.prefixFilter && name.startsWith(spec.prefixFilter.prefix) ? spec.prefixFilter : undefined;

@@ -66,15 +66,21 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   } as unknown as Omit<R, "tag" | "ability" | "bodyLimit"> & { tags: string[]; security: { apitoken: string[] }[]; middleware: MiddlewareHandler<AppEnv>[] });
 }
 
-/** A path parameter holding a record id, e.g. `pathIds("id")` for `/devices/{id}`. */
+/**
+ * A whole number sent as text (a path or query parameter): decimal digits only, at most 15 so it stays exact.
+ * `0x10`, `1e1`, `+1`, ` 1` and `1.0` are refused rather than read as numbers, as Number() would.
+ */
+export const decimalNumber = (min: number, max?: number) => {
+  let n = z.number({ error: "must be a whole number in decimal digits, such as 12" }).int("must be a whole number").min(min, `must be at least ${min}`);
+  if (max !== undefined) n = n.max(max, `must be at most ${max}`);
+  return z.preprocess((v) => (typeof v === "string" && /^\d{1,15}$/.test(v) ? Number(v) : v), n);
+};
+
+/** A path parameter holding a record id, e.g. `pathIds("id")` for `/devices/{id}`: 1 or more, decimal digits only. */
 export const pathIds = <const N extends string>(name: N) =>
   z.object({
-    [name]: z.coerce
-      .number({ error: "must be a whole number" })
-      .int("must be a whole number")
-      .positive("must be a positive whole number")
-      .openapi({ param: { name, in: "path" }, example: 1 }),
-  } as Record<N, z.ZodCoercedNumber<unknown>>);
+    [name]: decimalNumber(1).openapi({ param: { name, in: "path" }, example: 1 }),
+  } as Record<N, ReturnType<typeof decimalNumber>>);
 
 /** A query flag: "true" or "false" (a query string has no booleans). */
 export const trueOrFalse = (description: string) =>
