@@ -14,6 +14,7 @@ import { hashPassword } from "../../src/auth/passwords.ts";
 import { createUser } from "../../src/auth/users.ts";
 import { issueToken } from "../../src/auth/tokens.ts";
 import { ABILITIES, type Ability } from "../../src/auth/abilities.ts";
+import { checkAgainstContract } from "./contract.ts";
 
 export const TEST_APP_KEY = "base64:" + Buffer.alloc(32, 7).toString("base64");
 export const TEST_PASSWORD = "correct-horse-battery";
@@ -26,6 +27,18 @@ const testPasswordHash = () => (passwordHash ??= hashPassword(TEST_PASSWORD));
 export function manualClock(start = new Date("2026-06-01T12:00:00Z")): Clock & { advance(ms: number): void } {
   let now = start.getTime();
   return { now: () => new Date(now), advance: (ms) => void (now += ms) };
+}
+
+/** Every answer a test gets from the app, through any of its helpers, is checked against the API description. */
+function holdToContract(app: ReturnType<typeof createApp>): void {
+  const request = app.request;
+  app.request = (async (input: string | URL | Request, init?: RequestInit, ...rest: unknown[]) => {
+    const response = await (request as (...args: unknown[]) => Response | Promise<Response>)(input, init, ...rest);
+    const url = input instanceof Request ? new URL(input.url) : new URL(String(input), "http://localhost");
+    const method = (input instanceof Request ? input.method : init?.method ?? "GET").toUpperCase();
+    await checkAgainstContract(method, url, response);
+    return response;
+  }) as typeof app.request;
 }
 
 export type RequestOptions = {
@@ -51,6 +64,7 @@ export async function createTestContext(options: { rateLimitPerMinute?: number; 
   await migrateDatabase(location, db, clock, loadBuiltinTemplates());
   const secrets = await openSecretBox(TEST_APP_KEY);
   const app = createApp({ db, config, secrets, clock });
+  holdToContract(app);
   let userCounter = 0;
 
   const ctx = {
