@@ -15,6 +15,7 @@ export function wholeNumbers(key: string, values: string[]): number[] {
 
 export const idFilter = (column: SQLiteColumn, name: string, describe: string) => ({
   describe,
+  example: "1",
   build: (v: string[]) => inArray(column, wholeNumbers(`filter[${name}]`, v)),
 });
 

@@ -12,8 +12,8 @@ import { decimalNumber } from "./route.ts";
 export type ListSpec = {
   /** The keys of the serialized record, which `fields=` may choose from. */
   fields: readonly string[];
-  /** `filter[<name>]=a,b`: values are ORed. */
-  filters: Record<string, { describe: string; build: (values: string[]) => SQL }>;
+  /** `filter[<name>]=a,b`: values are ORed. `example`: a value the filter takes, when its name does not suggest one. */
+  filters: Record<string, { describe: string; build: (values: string[]) => SQL; example?: string }>;
   /** Filters whose names share a prefix, e.g. `filter[custom.site]`. */
   prefixFilter?: { prefix: string; describe: string; build: (key: string, values: string[]) => SQL };
   sorts: Record<string, SQLiteColumn | SQL>;
@@ -41,19 +41,23 @@ export function listQuerySchema(spec: ListSpec) {
   const filterParams = Object.fromEntries(
     Object.entries(spec.filters).map(([name, f]) => [
       `filter[${name}]`,
-      z.string().optional().openapi({ description: `${f.describe}; comma-separated values match any` }),
+      z.string().optional().openapi({ description: `${f.describe}; comma-separated values match any`, ...(f.example ? { example: f.example } : {}) }),
     ]),
   );
   return z.object({
     page: positiveInt().openapi({ description: "Page number, from 1", example: 1 }),
     per_page: positiveInt(MAX_PER_PAGE).openapi({ description: `Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`, example: 25 }),
-    perPage: positiveInt(MAX_PER_PAGE).openapi({ description: "Alias of per_page" }),
+    perPage: positiveInt(MAX_PER_PAGE).openapi({ description: "Alias of per_page", example: 25 }),
     sort: z.string().optional().openapi({
       description: `Comma-separated fields, '-' for descending; one of: ${Object.keys(spec.sorts).join(", ")}`,
-      example: `-${spec.defaultSort}`,
+      example: spec.defaultSort,
     }),
-    search: z.string().max(200, "must be at most 200 characters").optional().openapi({ description: spec.search?.describe ?? "Not supported here" }),
-    fields: z.string().optional().openapi({ description: `Comma-separated fields to return; any of: ${spec.fields.join(", ")}` }),
+    // Where a list has no search, the parameter is left out of its description (and sending it is a 422).
+    ...(spec.search ? { search: z.string().max(200, "must be at most 200 characters").optional().openapi({ description: spec.search.describe }) } : {}),
+    fields: z.string().optional().openapi({
+      description: `Comma-separated fields to return; any of: ${spec.fields.join(", ")}`,
+      example: spec.fields.slice(0, 2).join(","),
+    }),
     ...filterParams,
     ...(spec.prefixFilter
       ? { [`filter[${spec.prefixFilter.prefix}<key>]`]: z.string().optional().openapi({ description: spec.prefixFilter.describe }) }

@@ -57,6 +57,7 @@ export const configListSpec: ListSpec = {
     },
     download_status: {
       describe: `Outcome of the download that stored the version: ${JOB_OUTCOMES.join(", ")}`,
+      example: "success",
       build: (v) => {
         const bad = v.filter((s) => !(JOB_OUTCOMES as readonly string[]).includes(s));
         if (bad.length) throw new ApiError(422, `filter[download_status] must be one of: ${JOB_OUTCOMES.join(", ")}`);
