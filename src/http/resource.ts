@@ -61,6 +61,8 @@ export type ResourceDef<I extends z.ZodObject> = {
   /** The largest create/replace/update body, in bytes, when a record can be larger than DEFAULT_BODY_LIMIT allows. */
   bodyLimit?: number;
   descriptions?: { create?: string; update?: string; delete?: string };
+  /** When a replace or update answers 409 (a state rule refuses the change), as the API description says it. */
+  updateConflict?: string;
 };
 
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -92,6 +94,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
   const Name = pascal(singular);
   const Names = pascal(plural);
   const one = z.object({ data: def.output });
+  const updateConflict: Record<number, ReturnType<typeof jsonResponse>> = def.updateConflict ? { 409: jsonResponse(MessageBody, def.updateConflict) } : {};
 
   const routes = {
     list: apiRoute({
@@ -114,13 +117,13 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       method: "put", path: `${path}/{id}`, operationId: `replace${Name}`, tag, ability: write, summary: `Replace a ${singular}`,
       description: def.descriptions?.update ?? "Fields the body leaves out return to their defaults; write-only secrets are kept unless sent.",
       request: { params: IdParams, ...jsonBody(def.input) }, bodyLimit: def.bodyLimit,
-      responses: { 200: jsonResponse(one, `The updated ${singular}`) },
+      responses: { 200: jsonResponse(one, `The updated ${singular}`), ...updateConflict },
     }),
     update: apiRoute({
       method: "patch", path: `${path}/{id}`, operationId: `update${Name}`, tag, ability: write, summary: `Update some fields of a ${singular}`,
       description: def.descriptions?.update ?? "Only the fields sent change.",
       request: { params: IdParams, ...jsonBody(def.input.partial()) }, bodyLimit: def.bodyLimit,
-      responses: { 200: jsonResponse(one, `The updated ${singular}`) },
+      responses: { 200: jsonResponse(one, `The updated ${singular}`), ...updateConflict },
     }),
     delete: apiRoute({
       method: "delete", path: `${path}/{id}`, operationId: `delete${Name}`, tag, ability: write, summary: `Delete a ${singular}`,

@@ -71,7 +71,7 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
  * `0x10`, `1e1`, `+1`, ` 1` and `1.0` are refused rather than read as numbers, as Number() would.
  */
 export const decimalNumber = (min: number, max?: number) => {
-  let n = z.number({ error: "must be a whole number in decimal digits, such as 12" }).int("must be a whole number").min(min, `must be at least ${min}`);
+  let n = z.number({ error: "must be a whole number" }).int("must be a whole number").min(min, `must be at least ${min}`);
   if (max !== undefined) n = n.max(max, `must be at most ${max}`);
   return z.preprocess((v) => (typeof v === "string" && /^\d{1,15}$/.test(v) ? Number(v) : v), n);
 };
