@@ -43,10 +43,10 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   const { tag, ability, bodyLimit = DEFAULT_BODY_LIMIT, ...route } = config;
   const body = route.request?.body;
   const hasBody = Boolean(body);
-  const jsonBody = Boolean(body?.content?.["application/json"]);
+  const takesJson = Boolean(body?.content?.["application/json"]);
   const hasInput = hasBody || Boolean(route.request?.query) || Boolean(route.request?.params);
   const middleware: MiddlewareHandler<AppEnv>[] = [requireAbility(ability)];
-  if (body) middleware.push(bodyGate({ limit: bodyLimit, json: jsonBody, optional: body.required !== true }));
+  if (body) middleware.push(bodyGate({ limit: bodyLimit, json: takesJson, optional: body.required !== true }));
   return createRoute({
     ...route,
     tags: [tag],
@@ -55,11 +55,11 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
     "x-ability": ability,
     ...(hasBody ? { "x-body-limit": bodyLimit } : {}),
     responses: {
-      ...(hasBody ? { 400: error(jsonBody ? "Malformed JSON in the request body, or a body that is not UTF-8" : "Malformed request body") } : {}),
+      ...(hasBody ? { 400: error(takesJson ? "Malformed JSON in the request body, or a body that is not UTF-8" : "Malformed request body") } : {}),
       ...commonErrors,
       ...(route.path.includes("{") ? { 404: error("No such record, or it is outside your scope") } : {}),
       ...(hasBody ? { 413: error(`The request body is larger than ${sizeInWords(bodyLimit)}, this route's limit`) } : {}),
-      ...(jsonBody ? { 415: error("The body is not JSON: send it with Content-Type: application/json") } : {}),
+      ...(takesJson ? { 415: error("The body is not JSON: send it with Content-Type: application/json") } : {}),
       ...(hasInput ? { 422: error("Validation failed: `errors` names every field and its problem") } : {}),
       ...route.responses,
     },
