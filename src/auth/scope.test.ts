@@ -29,7 +29,7 @@ beforeAll(async () => {
   };
   for (let i = 1; i <= 5; i++) {
     const site = i <= 2 ? "ams" : "lon";
-    await post("/devices", { device_name: `${site}-rtr-${i}`, device_ip: `192.0.2.${i}`, device_vendor: "Cisco", device_tags: [site, "shared-tag"], ...shared });
+    await post("/devices", { device_name: `${site}-rtr-${i}`, device_ip: `192.0.2.${i}`, device_tags: [site, "shared-tag"], ...shared });
   }
   await post("/devices", { device_name: "lon-rtr-6", device_ip: "192.0.2.6", device_vendor: "Scopeco", device_category_id: ids.lonCategory, device_tags: ["lon"] });
 });

@@ -65,7 +65,11 @@ export type ResourceDef<I extends z.ZodObject> = {
   devicesUsing?(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<number>;
   /** A reason a row may not be changed or deleted (e.g. built-in records), answered with 403. */
   readOnlyReason?(row: Row): string | undefined;
+  /** The largest create/replace/update body, in bytes, when a record can be larger than DEFAULT_BODY_LIMIT allows. */
+  bodyLimit?: number;
   descriptions?: { create?: string; update?: string; delete?: string };
+  /** When a replace or update answers 409 (a state rule refuses the change), as the API description says it. */
+  updateConflict?: string;
 };
 
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -99,6 +103,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
   const one = z.object({ data: def.output });
   const scopeNote = def.devicesUsing ? ` A caller whose role is scoped cannot change or delete a ${singular} that devices outside the scope use (403).` : "";
   const described = (text: string | undefined) => (text || scopeNote ? `${text ?? ""}${scopeNote}`.trim() : undefined);
+  const updateConflict: Record<number, ReturnType<typeof jsonResponse>> = def.updateConflict ? { 409: jsonResponse(MessageBody, def.updateConflict) } : {};
 
   const routes = {
     list: apiRoute({
@@ -114,20 +119,20 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     create: apiRoute({
       method: "post", path, operationId: `create${Name}`, tag, ability: write, summary: `Create a ${singular}`,
       description: def.descriptions?.create,
-      request: jsonBody(def.input),
+      request: jsonBody(def.input), bodyLimit: def.bodyLimit,
       responses: { 201: jsonResponse(one, `The created ${singular}; Location names its URL`) },
     }),
     replace: apiRoute({
       method: "put", path: `${path}/{id}`, operationId: `replace${Name}`, tag, ability: write, summary: `Replace a ${singular}`,
       description: described(def.descriptions?.update ?? "Fields the body leaves out return to their defaults; write-only secrets are kept unless sent."),
-      request: { params: IdParams, ...jsonBody(def.input) },
-      responses: { 200: jsonResponse(one, `The updated ${singular}`) },
+      request: { params: IdParams, ...jsonBody(def.input) }, bodyLimit: def.bodyLimit,
+      responses: { 200: jsonResponse(one, `The updated ${singular}`), ...updateConflict },
     }),
     update: apiRoute({
       method: "patch", path: `${path}/{id}`, operationId: `update${Name}`, tag, ability: write, summary: `Update some fields of a ${singular}`,
       description: described(def.descriptions?.update ?? "Only the fields sent change."),
-      request: { params: IdParams, ...jsonBody(def.input.partial()) },
-      responses: { 200: jsonResponse(one, `The updated ${singular}`) },
+      request: { params: IdParams, ...jsonBody(def.input.partial()) }, bodyLimit: def.bodyLimit,
+      responses: { 200: jsonResponse(one, `The updated ${singular}`), ...updateConflict },
     }),
     delete: apiRoute({
       method: "delete", path: `${path}/{id}`, operationId: `delete${Name}`, tag, ability: write, summary: `Delete a ${singular}`,

@@ -137,7 +137,9 @@ describe("svc key:rotate", () => {
       method: "PATCH", headers: { apitoken: admin, "content-type": "application/json" }, body: JSON.stringify({ ssh_key_passphrase: keys.passphrase }),
     });
     expect(check.status, await check.clone().text()).toBe(200);
-    const stale = await t.call(`/api/v1/device-credentials/${id}`, { method: "PATCH", token: admin, body: { ssh_key_passphrase: keys.passphrase } });
+    const stale = await t.call(`/api/v1/device-credentials/${id}`, {
+      method: "PATCH", token: admin, body: { ssh_key_passphrase: keys.passphrase }, offContract: "an app still on the old key fails to decrypt",
+    });
     expect(stale.status).toBe(500);
 
     const audit = await t.db.select().from(activityLog).where(eq(activityLog.action, "app_key.rotate"));

@@ -35,10 +35,11 @@ export const activityListSpec: ListSpec = {
     user: idFilter(activityLog.userId, "user", "Acting user's id"),
     username: { describe: "Acting user's name (any case)", build: (v) => inArray(sql`lower(${activityLog.username})`, v.map((s) => s.toLowerCase())) },
     action: { describe: "Exact action, e.g. device.update", build: (v) => inArray(activityLog.action, v) },
-    subject_type: { describe: "Kind of record changed, e.g. device, user, role, tag", build: (v) => inArray(activityLog.subjectType, v) },
+    subject_type: { describe: "Kind of record changed, e.g. device, user, role, tag", example: "device", build: (v) => inArray(activityLog.subjectType, v) },
     subject_id: idFilter(activityLog.subjectId, "subject_id", "Id of the record changed (pair with filter[subject_type])"),
     device: {
       describe: "Device id: entries about that device",
+      example: "1",
       build: (v) => and(eq(activityLog.subjectType, "device"), inArray(activityLog.subjectId, wholeNumbers("filter[device]", v)))!,
     },
     created_after: { describe: "ISO-8601 time: entries at or after it (one value)", build: (v) => gte(activityLog.createdAt, instantValue("created_after", v)) },

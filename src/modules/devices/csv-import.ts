@@ -8,7 +8,7 @@ import { DeviceInput, DevicePatch } from "./schemas.ts";
 
 export const MAX_IMPORT_BYTES = 5 * 1024 * 1024;
 export const MAX_IMPORT_ROWS = 10_000;
-const MULTIPART_OVERHEAD = 64 * 1024;
+export const MULTIPART_OVERHEAD = 64 * 1024;
 
 const CSV_TYPES = ["text/csv", "application/csv", "text/plain"];
 const HOW_TO_SEND = "send the file as the body with Content-Type: text/csv (curl -H 'Content-Type: text/csv' --data-binary @devices.csv), or as the field 'file' of a multipart/form-data body (curl -F file=@devices.csv)";

@@ -55,6 +55,7 @@ export const deviceListSpec: ListSpec = {
     device_tags: { describe: "Tag name (any case); a device matches if it has any of them", build: tagNameMatch },
     status: {
       describe: `Reachability: ${DEVICE_STATUSES.join(", ")}`,
+      example: "unreachable",
       build: (v) => {
         const bad = v.filter((s) => !(DEVICE_STATUSES as readonly string[]).includes(s));
         if (bad.length) throw new ApiError(422, `status must be one of: ${DEVICE_STATUSES.join(", ")}`);

@@ -26,6 +26,7 @@ export const taskListSpec: ListSpec = {
     task_name: nameFilter(tasks.name),
     task_type: {
       describe: `Task type: ${TASK_TYPES.join(", ")}`,
+      example: TASK_TYPES[0],
       build: (v) => {
         const types = v.map((name) => canonicalTaskType(name));
         const bad = v.find((_, i) => !types[i]);

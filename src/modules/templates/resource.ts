@@ -63,6 +63,8 @@ export function checkTemplateCode(ctx: Pick<WriteCtx, "bag">, code: string): { d
 }
 
 export const templatesResource = defineResource({
+  // 200,000 characters of YAML, escaped in JSON, can pass 1 MiB.
+  bodyLimit: 2 * 1024 * 1024,
   tag: "Templates",
   path: "/templates",
   singular: "template",

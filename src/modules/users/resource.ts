@@ -167,6 +167,7 @@ export const usersResource = defineResource({
       "Refused with 409 for the caller's own user and for the last enabled user of the admin role, and with 403 for a user whose role " +
       "grants more than the caller holds.",
   },
+  updateConflict: "The last enabled admin given another role",
 });
 
 export type UserOut = z.infer<typeof User>;
