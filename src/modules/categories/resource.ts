@@ -62,7 +62,7 @@ export const categoriesResource = defineResource({
   input: CategoryInput,
   listSpec: {
     fields: Object.keys(Category.shape),
-    filters: { id: idFilter(categories.id, "id", "Category id"), name: nameFilter(categories.name) },
+    filters: { id: idFilter(categories.id, "id", "Category id"), name: nameFilter(categories.nameKey) },
     sorts: { id: categories.id, name: sql`lower(${categories.name})`, created_at: categories.createdAt, updated_at: categories.updatedAt },
     defaultSort: "name",
     idColumn: categories.id,
@@ -77,9 +77,9 @@ export const categoriesResource = defineResource({
     }));
   },
   async toValues(input, existing, ctx) {
-    await checkUniqueName(ctx, categories.name, categories.id, input.name, existing?.id ?? null, "name");
+    const nameKey = await checkUniqueName(ctx, categories.nameKey, categories.id, input.name, existing?.id ?? null, "name");
     const defaults = ctx.mode === "patch" ? {} : { description: "" };
-    return Object.fromEntries(Object.entries({ ...defaults, ...input }).filter(([, v]) => v !== undefined));
+    return Object.fromEntries(Object.entries({ ...defaults, ...input, nameKey }).filter(([, v]) => v !== undefined));
   },
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);

@@ -171,9 +171,9 @@ function checkSnmpV3(input: Input, values: Values, row: CredentialRow | null, ct
 
 async function toValues(input: Input, row: CredentialRow | null, ctx: WriteCtx): Promise<Values> {
   const { bag } = ctx;
-  await checkUniqueName(ctx, credentials.name, credentials.id, input.cred_name, row?.id ?? null, "cred_name");
+  const nameKey = await checkUniqueName(ctx, credentials.nameKey, credentials.id, input.cred_name, row?.id ?? null, "cred_name");
   const values: Values = ctx.mode === "patch" ? {} : { description: "", username: "", snmpV3User: null, snmpV3AuthProtocol: null, snmpV3PrivProtocol: null };
-  if (input.cred_name !== undefined) values.name = input.cred_name;
+  if (input.cred_name !== undefined) Object.assign(values, { name: input.cred_name, nameKey });
   if (input.cred_description !== undefined) values.description = input.cred_description;
   if (input.cred_username !== undefined) values.username = input.cred_username;
   if (input.snmp_v3_user !== undefined) values.snmpV3User = input.snmp_v3_user?.trim() || null;
@@ -231,7 +231,7 @@ export const credentialsResource = defineResource({
           return inArray(credentials.id, v.map(Number));
         },
       },
-      cred_name: nameFilter(credentials.name),
+      cred_name: nameFilter(credentials.nameKey),
       cred_username: { describe: "Exact username", build: (v) => inArray(credentials.username, v) },
       snmp_v3_user: { describe: "Exact SNMPv3 user", build: (v) => inArray(credentials.snmpV3User, v) },
       has_password: presence(credentials.passwordEnc, "a password"),

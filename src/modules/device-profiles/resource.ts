@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { count, eq, inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { DbOrTx } from "../../db/client.ts";
+import { nameKey } from "../../db/name-key.ts";
 import { categories, credentials, deviceProfiles, devices, tags, templates, vendors } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
@@ -71,7 +72,7 @@ async function resolveVendor(ctx: WriteCtx, input: { vendor?: string | null; ven
   let byName: number | null | undefined;
   if (input.vendor === null || input.vendor === "") byName = null;
   else if (input.vendor !== undefined) {
-    const [row] = await ctx.tx.select({ id: vendors.id }).from(vendors).where(eq(sql`lower(${vendors.name})`, input.vendor.toLowerCase()));
+    const [row] = await ctx.tx.select({ id: vendors.id }).from(vendors).where(eq(vendors.nameKey, nameKey(input.vendor)));
     if (!row) {
       const names = (await ctx.tx.select({ name: vendors.name }).from(vendors).orderBy(vendors.name)).map((v) => v.name);
       ctx.bag.add("vendor", `vendor '${input.vendor}' is not a known vendor; use one of: ${names.join(", ")}`);
@@ -99,10 +100,10 @@ export const deviceProfilesResource = defineResource({
     fields: Object.keys(DeviceProfile.shape),
     filters: {
       id: idFilter(deviceProfiles.id, "id", "Device profile id"),
-      name: nameFilter(deviceProfiles.name),
+      name: nameFilter(deviceProfiles.nameKey),
       vendor: {
         describe: "Vendor name (any case)",
-        build: (v) => inArray(deviceProfiles.vendorId, sql`(select ${vendors.id} from ${vendors} where ${inArray(sql`lower(${vendors.name})`, v.map((s) => s.toLowerCase()))})`),
+        build: (v) => inArray(deviceProfiles.vendorId, sql`(select ${vendors.id} from ${vendors} where ${inArray(vendors.nameKey, v.map(nameKey))})`),
       },
       vendor_id: idFilter(deviceProfiles.vendorId, "vendor_id", "Vendor id"),
       template_id: idFilter(deviceProfiles.templateId, "template_id", "Template id"),
@@ -136,7 +137,7 @@ export const deviceProfilesResource = defineResource({
     }));
   },
   async toValues(input, existing, ctx) {
-    await checkUniqueName(ctx, deviceProfiles.name, deviceProfiles.id, input.name, existing?.id ?? null, "name");
+    const nameKey = await checkUniqueName(ctx, deviceProfiles.nameKey, deviceProfiles.id, input.name, existing?.id ?? null, "name");
     await checkRef(ctx, "template_id", input.template_id, templates, templates.id, "template");
     await checkRef(ctx, "category_id", input.category_id, categories, categories.id, "category");
     await checkRef(ctx, "cred_id", input.cred_id, credentials, credentials.id, "credential set");
@@ -146,7 +147,7 @@ export const deviceProfilesResource = defineResource({
     // create and PUT: what the body leaves out has no default; PATCH: only what was sent changes.
     const v: Values = ctx.mode === "patch" ? {}
       : { description: "", vendorId: null, templateId: null, categoryId: null, credId: null, snippetCredId: null, port: null };
-    if (input.name !== undefined) v.name = input.name;
+    if (input.name !== undefined) Object.assign(v, { name: input.name, nameKey });
     if (input.description !== undefined) v.description = input.description;
     if (vendorId !== undefined) v.vendorId = vendorId;
     if (input.template_id !== undefined) v.templateId = input.template_id;
@@ -160,9 +161,9 @@ export const deviceProfilesResource = defineResource({
     const names = input.tags ?? (ctx.mode === "patch" ? undefined : []);
     if (names === undefined) return;
     const tagIds: number[] = [];
-    for (const name of new Map(names.map((n) => [n.toLowerCase(), n])).values()) {
-      const [found] = await ctx.tx.select({ id: tags.id }).from(tags).where(eq(sql`lower(${tags.name})`, name.toLowerCase()));
-      const tagId = found?.id ?? (await ctx.tx.insert(tags).values({ name, createdAt: ctx.now, updatedAt: ctx.now }).returning({ id: tags.id }))[0]!.id;
+    for (const name of new Map(names.map((n) => [nameKey(n), n])).values()) {
+      const [found] = await ctx.tx.select({ id: tags.id }).from(tags).where(eq(tags.nameKey, nameKey(name)));
+      const tagId = found?.id ?? (await ctx.tx.insert(tags).values({ name, nameKey: nameKey(name), createdAt: ctx.now, updatedAt: ctx.now }).returning({ id: tags.id }))[0]!.id;
       tagIds.push(tagId);
     }
     await ctx.tx.update(deviceProfiles).set({ tagIds }).where(eq(deviceProfiles.id, id));

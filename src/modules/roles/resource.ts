@@ -99,7 +99,7 @@ export const rolesResource = defineResource({
     fields: Object.keys(Role.shape),
     filters: {
       id: idFilter(roles.id, "id", "Role id"),
-      name: nameFilter(roles.name),
+      name: nameFilter(roles.nameKey),
       builtin: booleanFilter(roles.builtin, "builtin", "true: the built-in admin, operator and viewer; false: custom roles"),
       permission: {
         describe: "Roles that grant this ability, e.g. users.write",
@@ -124,13 +124,13 @@ export const rolesResource = defineResource({
     if (existing) {
       assertWithin(actor, grantOf(existing as RoleRow), (lacks) => `Role '${existing.name}' grants more than you hold (${lacks}); it cannot be changed by you`);
     }
-    await checkUniqueName(ctx, roles.name, roles.id, input.name, existing?.id ?? null, "name");
+    const nameKey = await checkUniqueName(ctx, roles.nameKey, roles.id, input.name, existing?.id ?? null, "name");
     const permissions = input.permissions === undefined ? undefined : permissionValues(input.permissions, ctx);
     const scope = input.scope !== undefined || ctx.mode !== "patch" ? await scopeValues(input.scope ?? {}, ctx) : undefined;
     ctx.bag.throwIfAny();
     assertWithin(actor, { permissions, scope: scope && scopeOf(scope) }, (lacks) => `A role you create or change cannot grant more than you hold: ${lacks}`);
     const values: Record<string, unknown> = { ...scope };
-    if (input.name !== undefined) values.name = input.name;
+    if (input.name !== undefined) Object.assign(values, { name: input.name, nameKey });
     if (input.description !== undefined || ctx.mode !== "patch") values.description = input.description ?? "";
     if (permissions) values.permissions = permissions;
     return values;

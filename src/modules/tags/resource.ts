@@ -42,7 +42,7 @@ export const tagsResource = defineResource({
   input: TagInput,
   listSpec: {
     fields: Object.keys(Tag.shape),
-    filters: { name: nameFilter(tags.name), color: { describe: "Colour, e.g. #1f6feb", build: (v) => inArray(sql`lower(${tags.color})`, v.map((s) => s.toLowerCase())) } },
+    filters: { name: nameFilter(tags.nameKey), color: { describe: "Colour, e.g. #1f6feb", build: (v) => inArray(sql`lower(${tags.color})`, v.map((s) => s.toLowerCase())) } },
     sorts: { id: tags.id, name: sql`lower(${tags.name})`, created_at: tags.createdAt },
     defaultSort: "name",
     idColumn: tags.id,
@@ -56,9 +56,9 @@ export const tagsResource = defineResource({
     }));
   },
   async toValues(input, existing, ctx) {
-    await checkUniqueName(ctx, tags.name, tags.id, input.name, existing?.id ?? null, "name");
+    const nameKey = await checkUniqueName(ctx, tags.nameKey, tags.id, input.name, existing?.id ?? null, "name");
     const defaults = ctx.mode === "patch" ? {} : { color: "#6b7280", description: "" };
-    return Object.fromEntries(Object.entries({ ...defaults, ...input }).filter(([, v]) => v !== undefined));
+    return Object.fromEntries(Object.entries({ ...defaults, ...input, nameKey }).filter(([, v]) => v !== undefined));
   },
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);

@@ -74,7 +74,7 @@ export const templatesResource = defineResource({
     fields: Object.keys(Template.shape),
     filters: {
       id: idFilter(templates.id, "id", "Template id"),
-      name: nameFilter(templates.name),
+      name: nameFilter(templates.nameKey),
       builtin: {
         describe: "true: shipped with netkeep; false: made by users",
         build: (v) => {
@@ -100,9 +100,9 @@ export const templatesResource = defineResource({
     }));
   },
   async toValues(input, existing, ctx) {
-    await checkUniqueName(ctx, templates.name, templates.id, input.name, existing?.id ?? null, "name");
+    const nameKey = await checkUniqueName(ctx, templates.nameKey, templates.id, input.name, existing?.id ?? null, "name");
     const values: Partial<typeof templates.$inferInsert> = {};
-    if (input.name !== undefined) values.name = input.name;
+    if (input.name !== undefined) Object.assign(values, { name: input.name, nameKey });
     if (input.code !== undefined) {
       const checked = checkTemplateCode(ctx, input.code);
       values.code = input.code;

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { count, eq, inArray, sql } from "drizzle-orm";
+import { nameKey } from "../../db/name-key.ts";
 import { deviceProfiles, devices, vendors } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { containsText } from "../../http/list.ts";
@@ -34,7 +35,7 @@ export const vendorsResource = defineResource({
   input: VendorInput,
   listSpec: {
     fields: Object.keys(Vendor.shape),
-    filters: { name: nameFilter(vendors.name) },
+    filters: { name: nameFilter(vendors.nameKey) },
     sorts: { id: vendors.id, name: sql`lower(${vendors.name})`, created_at: vendors.createdAt },
     defaultSort: "name",
     idColumn: vendors.id,
@@ -47,8 +48,8 @@ export const vendorsResource = defineResource({
     }));
   },
   async toValues(input, existing, ctx) {
-    await checkUniqueName(ctx, vendors.name, vendors.id, input.name, existing?.id ?? null, "name");
-    return input.name === undefined ? {} : { name: input.name };
+    const nameKey = await checkUniqueName(ctx, vendors.nameKey, vendors.id, input.name, existing?.id ?? null, "name");
+    return input.name === undefined ? {} : { name: input.name, nameKey };
   },
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
@@ -66,4 +67,4 @@ export const vendorsResource = defineResource({
 });
 
 export const vendorIdByName = async (db: DbOrTx, name: string) =>
-  (await db.select({ id: vendors.id }).from(vendors).where(eq(sql`lower(${vendors.name})`, name.toLowerCase())))[0]?.id;
+  (await db.select({ id: vendors.id }).from(vendors).where(eq(vendors.nameKey, nameKey(name))))[0]?.id;
