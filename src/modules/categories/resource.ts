@@ -8,6 +8,7 @@ import { checkUniqueName, defineResource, nameFilter } from "../../http/resource
 import { idFilter } from "../../http/filters.ts";
 import { plural } from "../../words.ts";
 import { refuseIfScopingRoles } from "../../auth/scope.ts";
+import { freeText, singleLine } from "../../http/text.ts";
 
 const Category = z
   .object({
@@ -24,8 +25,8 @@ const Category = z
 
 const CategoryInput = z
   .object({
-    name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").openapi({ example: "Routers" }),
-    description: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "Running config and inventory" }),
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters")).openapi({ example: "Routers" }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "Running config and inventory" }),
   })
   .openapi("CategoryInput");
 

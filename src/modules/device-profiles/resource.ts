@@ -8,6 +8,7 @@ import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
 import { idFilter } from "../../http/filters.ts";
 import { plural } from "../../words.ts";
+import { freeText, singleLine } from "../../http/text.ts";
 
 const DeviceProfile = z
   .object({
@@ -34,9 +35,9 @@ const ref = (what: string) =>
 
 const DeviceProfileInput = z
   .object({
-    name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").openapi({ example: "Branch router" }),
-    description: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "ISR at a branch office" }),
-    vendor: z.string().max(255, "must be at most 255 characters").nullable().optional()
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters")).openapi({ example: "Branch router" }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "ISR at a branch office" }),
+    vendor: singleLine(z.string().max(255, "must be at most 255 characters")).nullable().optional()
       .openapi({ description: "Default vendor by name (any case), or give vendor_id; null: none", example: "Cisco" }),
     vendor_id: ref("vendor"),
     template_id: ref("connection template"),
@@ -45,7 +46,7 @@ const DeviceProfileInput = z
     snippet_cred_id: ref("credential set for snippet pushes"),
     port: z.number().int("must be a whole number").min(1, "must be at least 1").max(65535, "must be at most 65535").nullable().optional()
       .openapi({ description: "Default port override; null: the template's port", example: 22 }),
-    tags: z.array(z.string().trim().min(1, "must not be empty").max(64, "must be at most 64 characters")).max(100, "must have at most 100 items").optional()
+    tags: z.array(singleLine(z.string().trim().min(1, "must not be empty").max(64, "must be at most 64 characters"))).max(100, "must have at most 100 items").optional()
       .openapi({ description: "Default tag names; unknown names are created (as for devices)", example: ["branch"] }),
   })
   .openapi("DeviceProfileInput");

@@ -9,6 +9,7 @@ import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../.
 import { booleanFilter, idFilter } from "../../http/filters.ts";
 import { actorGrant, assertWithin, grantOf, scopeOf } from "./privilege.ts";
 import { plural } from "../../words.ts";
+import { freeText, singleLine } from "../../http/text.ts";
 
 const Scope = z
   .object({
@@ -39,8 +40,8 @@ const ScopeInput = z
 
 const RoleInput = z
   .object({
-    name: z.string().trim().min(1, "must not be empty").max(64, "must be at most 64 characters").openapi({ example: "ams-operators" }),
-    description: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "Operators of the Amsterdam site" }),
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(64, "must be at most 64 characters")).openapi({ example: "ams-operators" }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "Operators of the Amsterdam site" }),
     permissions: z.array(z.string()).max(ABILITIES.length * 2, `must have at most ${ABILITIES.length * 2} items`)
       .openapi({ description: `Abilities from the catalogue: ${ABILITIES.join(", ")}`, example: ["devices.read", "devices.write", "configs.read"] }),
     scope: ScopeInput.optional().openapi({ description: "Which devices holders see; left out on create or PUT: every device. Sent on PATCH: replaces the whole scope." }),

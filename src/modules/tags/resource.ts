@@ -6,6 +6,7 @@ import { checkUniqueName, defineResource, nameFilter } from "../../http/resource
 import type { DbOrTx } from "../../db/client.ts";
 import { plural } from "../../words.ts";
 import { refuseIfScopingRoles } from "../../auth/scope.ts";
+import { freeText, singleLine } from "../../http/text.ts";
 
 const Tag = z
   .object({
@@ -16,9 +17,9 @@ const Tag = z
 
 const TagInput = z
   .object({
-    name: z.string().trim().min(1, "must not be empty").max(64, "must be at most 64 characters").openapi({ example: "core" }),
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(64, "must be at most 64 characters")).openapi({ example: "core" }),
     color: z.string().regex(/^#[0-9a-fA-F]{6}$/, "must be a colour like #1f6feb").optional().openapi({ example: "#1f6feb" }),
-    description: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "Core routers" }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "Core routers" }),
   })
   .openapi("TagInput");
 

@@ -9,10 +9,11 @@ import { checkUniqueName } from "../../http/resource.ts";
 import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
 import { recordActivity } from "../activity/record.ts";
 import { Template, templatesResource } from "./resource.ts";
+import { singleLine } from "../../http/text.ts";
 
 const CopyInput = z
   .object({
-    name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").optional()
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters")).optional()
       .openapi({ description: "The copy's name; left out: \"<name> (copy)\", numbered when that is taken", example: "cisco-ios-lab" }),
   })
   .openapi("TemplateCopyInput");

@@ -8,6 +8,7 @@ import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../.
 import { idFilter } from "../../http/filters.ts";
 import { parseTemplate } from "./template-schema.ts";
 import { plural } from "../../words.ts";
+import { freeText, singleLine } from "../../http/text.ts";
 
 export const Template = z
   .object({
@@ -30,8 +31,8 @@ const EXAMPLE_CODE = [
 
 const TemplateInput = z
   .object({
-    name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").openapi({ example: "cisco-ios-lab" }),
-    description: z.string().max(1000, "must be at most 1000 characters").optional()
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters")).openapi({ example: "cisco-ios-lab" }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional()
       .openapi({ description: "Left out on create or PUT: the YAML's description", example: "IOS with the lab's extra commands" }),
     code: z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters")
       .openapi({ description: "The template as YAML; checked on every write (a problem is a 422 naming its line and key)", example: EXAMPLE_CODE }),

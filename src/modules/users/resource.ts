@@ -12,6 +12,7 @@ import { actorGrant, assertWithin, grantOf } from "../roles/privilege.ts";
 import { booleanFilter, idFilter } from "../../http/filters.ts";
 import { assertAdminRemains, assertCanManage, assertNotSelf } from "./guards.ts";
 import { plural } from "../../words.ts";
+import { singleLine } from "../../http/text.ts";
 
 export const MIN_PASSWORD = 12;
 
@@ -35,7 +36,7 @@ const UserInput = z
   .object({
     username: z.string().regex(USERNAME.pattern, USERNAME.rule)
       .openapi({ description: "Unique, compared case-insensitively", example: "jdoe" }),
-    email: z.string().trim().max(254, "must be at most 254 characters").regex(/^[^\s@]+@[^\s@]+$/, "must be an email address")
+    email: singleLine(z.string().trim().max(254, "must be at most 254 characters").regex(/^[^\s@]+@[^\s@]+$/, "must be an email address"))
       .openapi({ description: "Unique, compared case-insensitively", example: "jdoe@example.com" }),
     password: Password.optional().openapi({
       description: `Write-only, at least ${MIN_PASSWORD} characters; required on create. Sent on PUT or PATCH it changes the password.`,

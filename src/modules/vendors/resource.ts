@@ -7,13 +7,14 @@ import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { plural } from "../../words.ts";
+import { singleLine } from "../../http/text.ts";
 
 const Vendor = z
   .object({ id: z.number().int(), name: z.string(), devices_count: z.number().int(), created_at: z.string(), updated_at: z.string() })
   .openapi("Vendor");
 
 const VendorInput = z
-  .object({ name: z.string().trim().min(2, "must be at least 2 characters").max(64, "must be at most 64 characters").openapi({ example: "Cisco" }) })
+  .object({ name: singleLine(z.string().trim().min(2, "must be at least 2 characters").max(64, "must be at most 64 characters")).openapi({ example: "Cisco" }) })
   .openapi("VendorInput");
 
 type VendorRow = typeof vendors.$inferSelect;
