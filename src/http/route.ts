@@ -1,6 +1,7 @@
 import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
 import { requireAbility } from "../auth/guard.ts";
 import type { Ability } from "../auth/abilities.ts";
+import { IdempotencyHeaders, idempotent, replayResponse } from "./idempotency.ts";
 
 export const ErrorBody = z
   .object({
@@ -32,22 +33,26 @@ type ApiRouteConfig = Omit<RouteConfig, "security" | "middleware" | "tags" | "op
  * Every API route is declared through this: it fixes the security requirement, puts the ability guard in
  * front of validation, records the ability in the document (`x-ability`), and adds the error answers that
  * follow from the route's shape (404 for a path with an id, 400 and 422 for a body, 422 for parameters).
+ * A create (a POST answering 201) takes an Idempotency-Key (idempotency.ts): documented here, 200 included.
  */
 export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   const { tag, ability, ...route } = config;
   const hasBody = Boolean(route.request?.body);
   const hasInput = hasBody || Boolean(route.request?.query) || Boolean(route.request?.params);
+  const created = route.method === "post" ? (route.responses as Record<number, { content: unknown }>)[201] : undefined;
   return createRoute({
     ...route,
+    ...(created ? { request: { ...route.request, headers: IdempotencyHeaders } } : {}),
     tags: [tag],
     security: [{ [SECURITY_SCHEME]: [] }],
-    middleware: [requireAbility(ability)] as const,
+    middleware: (created ? [requireAbility(ability), idempotent()] : [requireAbility(ability)]) as [ReturnType<typeof requireAbility>],
     "x-ability": ability,
     responses: {
       ...(hasBody ? { 400: error("Malformed JSON in the request body") } : {}),
       ...commonErrors,
       ...(route.path.includes("{") ? { 404: error("No such record, or it is outside your scope") } : {}),
-      ...(hasInput ? { 422: error("Validation failed: `errors` names every field and its problem") } : {}),
+      ...(hasInput || created ? { 422: error("Validation failed: `errors` names every field and its problem") } : {}),
+      ...(created ? { 200: replayResponse(created), 409: error("A request with the same Idempotency-Key is still running") } : {}),
       ...route.responses,
     },
   } as unknown as Omit<R, "tag" | "ability"> & { tags: string[]; security: { apitoken: string[] }[]; middleware: [ReturnType<typeof requireAbility>] });
