@@ -22,6 +22,7 @@ import { loadBuiltinTemplates } from "../src/runtime/builtin-templates.ts";
 import { generateAppKey } from "../src/secrets/box.ts";
 import { deviceHistory, significantText } from "./configs-data.ts";
 import { hostnameOf } from "./ios-config.ts";
+import { nameKey } from "../src/db/name-key.ts";
 
 /**
  * `npm run bench:configs [-- --devices 2000 --versions 5 --bytes 30000 --runs 5 --keep]`
@@ -81,7 +82,7 @@ async function main() {
   const ids: number[] = [];
   for (let start = 0; start < DEVICES; start += 500) {
     const rows = await db.insert(devices).values(Array.from({ length: Math.min(500, DEVICES - start) }, (_, k) => ({
-      name: hostnameOf(start + k), ip: `10.${Math.floor((start + k) / 250) % 250}.${(start + k) % 250}.1`, createdAt: now, updatedAt: now,
+      name: hostnameOf(start + k), nameKey: nameKey(hostnameOf(start + k)), ip: `10.${Math.floor((start + k) / 250) % 250}.${(start + k) % 250}.1`, createdAt: now, updatedAt: now,
     }))).returning({ id: devices.id });
     ids.push(...rows.map((r) => r.id));
   }

@@ -17,6 +17,7 @@ import { storeConfig } from "../src/modules/configs/store.ts";
 import { normalizeConfigText } from "../src/modules/configs/text.ts";
 import { iosRunningConfig } from "./ios-config.ts";
 import { mulberry32 } from "../src/random.ts";
+import { nameKey } from "../src/db/name-key.ts";
 
 const { values: flags } = parseArgs({
   options: { lines: { type: "string", default: "100000" }, "skip-diff-package": { type: "boolean", default: false } },
@@ -80,7 +81,7 @@ async function main() {
   const ctx = await createTestContext();
   try {
     const now = new Date();
-    const [device] = await ctx.db.insert(devices).values({ name: "bench-diff-01", ip: "192.0.2.1", createdAt: now, updatedAt: now }).returning({ id: devices.id });
+    const [device] = await ctx.db.insert(devices).values({ name: "bench-diff-01", nameKey: nameKey("bench-diff-01"), ip: "192.0.2.1", createdAt: now, updatedAt: now }).returning({ id: devices.id });
     const store = (command: string, t: string) =>
       storeConfig(ctx.db, { deviceId: device!.id, command, text: t, significant: (x) => x, trigger: "cli", jobId: null, now: new Date() });
     const ids: Record<string, number> = {};

@@ -5,6 +5,7 @@ import { devices } from "../src/db/schema/index.ts";
 import { silentLogger } from "../src/logger.ts";
 import { storeConfig } from "../src/modules/configs/store.ts";
 import { DEFAULT_INDEXER_OPTIONS, startSearchIndexer } from "./indexer.ts";
+import { nameKey } from "../src/db/name-key.ts";
 
 let t: TestContext;
 let deviceId: number;
@@ -24,7 +25,7 @@ async function until(what: string, done: () => Promise<boolean>, timeoutMs = 5_0
 
 beforeAll(async () => {
   t = await createTestContext();
-  const [row] = await t.db.insert(devices).values({ name: "indexer-sw", ip: "192.0.2.1", createdAt: new Date(), updatedAt: new Date() }).returning({ id: devices.id });
+  const [row] = await t.db.insert(devices).values({ name: "indexer-sw", nameKey: nameKey("indexer-sw"), ip: "192.0.2.1", createdAt: new Date(), updatedAt: new Date() }).returning({ id: devices.id });
   deviceId = row!.id;
 });
 afterAll(() => t?.close());

@@ -8,6 +8,7 @@ import { isBusy } from "./db/write-turns.ts";
 import { ApiError } from "./http/errors.ts";
 import type { AppEnv, Services } from "./http/env.ts";
 import { createRateLimiter } from "./http/rate-limit.ts";
+import { uniqueViolationError } from "./http/unique-violation.ts";
 import { silentLogger } from "./logger.ts";
 import { validationHook } from "./http/validation.ts";
 import type { ApiDocsFiles } from "./web/api-docs-files.ts";
@@ -82,6 +83,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
       return c.json(err.errors ? { message: err.message, errors: err.errors } : { message: err.message }, err.status);
     }
+    const duplicate = uniqueViolationError(err);
+    if (duplicate) return c.json({ message: duplicate.message, errors: duplicate.errors }, duplicate.status);
     if (err instanceof HTTPException) {
       const message = err.status === 400 ? "Malformed JSON in the request body: send a JSON object"
         : err.status === 415 ? "Unsupported Media Type: send the body as JSON with Content-Type: application/json"

@@ -1,5 +1,6 @@
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
+import type { Logger } from "./logger.ts";
 import type { Database } from "./db/client.ts";
 import { migrateDatabase } from "./db/migrate.ts";
 import type { BuiltinTemplate } from "./modules/templates/builtins.ts";
@@ -12,9 +13,9 @@ import { createSecretBox, parseAppKey, type SecretBox } from "./secrets/box.ts";
  * `admin` user. Returns the generated password (if one was made) so the launcher prints it exactly once.
  */
 export async function prepareDatabase(
-  { db, location }: Database, config: Config, clock: Clock, builtinTemplates: readonly BuiltinTemplate[],
+  { db, location }: Database, config: Config, clock: Clock, builtinTemplates: readonly BuiltinTemplate[], logger?: Logger,
 ): Promise<{ adminPassword?: string }> {
-  await migrateDatabase(location, db, clock, builtinTemplates);
+  await migrateDatabase(location, db, clock, builtinTemplates, logger);
   if ((await countUsers(db)) > 0) return {};
   const password = config.adminPassword ?? generatePassword();
   const passwordHash = await hashPassword(password);

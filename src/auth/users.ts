@@ -1,5 +1,6 @@
-import { count, eq, sql } from "drizzle-orm";
+import { count, eq, or } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client.ts";
+import { nameKey } from "../db/name-key.ts";
 import { roles, users } from "../db/schema/index.ts";
 
 export class UserInputError extends Error {}
@@ -15,7 +16,7 @@ export async function createUser(
 ): Promise<{ id: number }> {
   if (!USERNAME.pattern.test(input.username)) throw new UserInputError(`username ${USERNAME.rule}`);
   if (!/^[^\s@]+@[^\s@]+$/.test(input.email)) throw new UserInputError(`email '${input.email}' is not an email address`);
-  const [role] = await db.select({ id: roles.id }).from(roles).where(eq(sql`lower(${roles.name})`, input.roleName.toLowerCase()));
+  const [role] = await db.select({ id: roles.id }).from(roles).where(eq(roles.nameKey, nameKey(input.roleName)));
   if (!role) {
     const names = (await db.select({ name: roles.name }).from(roles).orderBy(roles.id)).map((r) => r.name);
     throw new UserInputError(`role '${input.roleName}' does not exist; use one of: ${names.join(", ")}`);
@@ -23,17 +24,17 @@ export async function createUser(
   const clash = await db
     .select({ username: users.username })
     .from(users)
-    .where(sql`lower(${users.username}) = ${input.username.toLowerCase()} or lower(${users.email}) = ${input.email.toLowerCase()}`);
+    .where(or(eq(users.usernameKey, nameKey(input.username)), eq(users.emailKey, nameKey(input.email))));
   if (clash.length) throw new UserInputError(`a user with username '${input.username}' or email '${input.email}' already exists`);
   const [row] = await db
     .insert(users)
-    .values({ username: input.username, email: input.email, roleId: role.id, passwordHash: input.passwordHash, createdAt: now, updatedAt: now })
+    .values({ username: input.username, usernameKey: nameKey(input.username), email: input.email, emailKey: nameKey(input.email), roleId: role.id, passwordHash: input.passwordHash, createdAt: now, updatedAt: now })
     .returning({ id: users.id });
   return row!;
 }
 
 export async function findUserByName(db: Db, username: string) {
-  const [row] = await db.select().from(users).where(eq(sql`lower(${users.username})`, username.toLowerCase()));
+  const [row] = await db.select().from(users).where(eq(users.usernameKey, nameKey(username)));
   return row;
 }
 

@@ -1,7 +1,10 @@
 import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
+import { silentLogger, type Logger } from "../logger.ts";
 import { BUILTIN_ROLES } from "../auth/roles.ts";
 import type { Db } from "./client.ts";
+import { backfillNameKeys } from "./name-key-backfill.ts";
+import { nameKey } from "./name-key.ts";
 import { categories, roles, vendors } from "./schema/index.ts";
 import { seedBuiltinTemplates, type BuiltinTemplate } from "../modules/templates/builtins.ts";
 import { seedSystemTasks } from "../modules/tasks/system-tasks.ts";
@@ -15,25 +18,27 @@ const VENDORS = [
  * Idempotent: runs after every migration. Built-in roles are rewritten so a new ability reaches them on
  * upgrade; vendors, the default category and the system tasks are only added when missing, so user edits survive. Built-in
  * connection templates (read from collector/templates/ by the launcher) are rewritten, user templates kept.
+ * First, name keys a migration could not compute are filled in (name-key-backfill.ts): the rest looks names up by key.
  */
-export async function seedReferenceData(db: Db, clock: Clock, builtinTemplates: readonly BuiltinTemplate[]): Promise<void> {
+export async function seedReferenceData(db: Db, clock: Clock, builtinTemplates: readonly BuiltinTemplate[], logger: Logger = silentLogger): Promise<void> {
   const now = clock.now();
   await db.transaction(async (tx) => {
+    await backfillNameKeys(tx, logger);
     for (const role of BUILTIN_ROLES) {
       await tx
         .insert(roles)
-        .values({ ...role, builtin: true, scopeAll: true, createdAt: now, updatedAt: now })
+        .values({ ...role, nameKey: nameKey(role.name), builtin: true, scopeAll: true, createdAt: now, updatedAt: now })
         .onConflictDoUpdate({
-          target: sql`lower(${roles.name})`,
+          target: roles.nameKey,
           set: { permissions: role.permissions, description: role.description, builtin: true, scopeAll: true, updatedAt: now },
         });
     }
     for (const name of VENDORS) {
-      await tx.insert(vendors).values({ name, createdAt: now, updatedAt: now }).onConflictDoNothing();
+      await tx.insert(vendors).values({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now }).onConflictDoNothing();
     }
     const [anyCategory] = await tx.select({ id: categories.id }).from(categories).limit(1);
     if (!anyCategory) {
-      await tx.insert(categories).values({ name: "Default", description: "Running configuration", createdAt: now, updatedAt: now });
+      await tx.insert(categories).values({ name: "Default", nameKey: nameKey("Default"), description: "Running configuration", createdAt: now, updatedAt: now });
     }
     await seedBuiltinTemplates(tx, builtinTemplates, now);
     await seedSystemTasks(tx, now);
@@ -41,6 +46,6 @@ export async function seedReferenceData(db: Db, clock: Clock, builtinTemplates: 
 }
 
 export async function roleIdByName(db: Db, name: string): Promise<number | undefined> {
-  const [row] = await db.select({ id: roles.id }).from(roles).where(eq(sql`lower(${roles.name})`, name.toLowerCase()));
+  const [row] = await db.select({ id: roles.id }).from(roles).where(eq(roles.nameKey, nameKey(name)));
   return row?.id;
 }

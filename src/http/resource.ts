@@ -5,6 +5,7 @@ import type { Context } from "hono";
 import type { Resource } from "../auth/abilities.ts";
 import { refuseIfUsedBeyondScope, type DeviceScope } from "../auth/scope.ts";
 import type { Db, DbOrTx } from "../db/client.ts";
+import { nameKey } from "../db/name-key.ts";
 import { recordActivity } from "../modules/activity/record.ts";
 import type { AppEnv, AuthContext, Services } from "./env.ts";
 import { ApiError, FieldErrorBag } from "./errors.ts";
@@ -81,17 +82,18 @@ const BulkIds = z.object({
     .openapi({ example: [1, 2] }),
 });
 
-/** Case-insensitive uniqueness of a name column, reported as a field problem. */
+/**
+ * Uniqueness of a name under the one folding rule (src/db/name-key.ts), reported as a field problem. Takes the
+ * name's stored key column and returns the key to store with the name (undefined when the name is not being set).
+ */
 export async function checkUniqueName(
-  ctx: WriteCtx, column: SQLiteColumn, idColumn: SQLiteColumn, value: string | undefined, ownId: number | null, field: string,
-): Promise<void> {
-  if (value === undefined) return;
-  const [clash] = await ctx.tx
-    .select({ id: idColumn })
-    .from(column.table)
-    .where(sql`lower(${column}) = ${value.toLowerCase()}`)
-    .limit(1);
+  ctx: WriteCtx, keyColumn: SQLiteColumn, idColumn: SQLiteColumn, value: string | undefined, ownId: number | null, field: string,
+): Promise<string | undefined> {
+  if (value === undefined) return undefined;
+  const key = nameKey(value);
+  const [clash] = await ctx.tx.select({ id: idColumn }).from(keyColumn.table).where(eq(keyColumn, key)).limit(1);
   if (clash && clash.id !== ownId) ctx.bag.add(field, `${field} '${value}' is already taken`);
+  return key;
 }
 
 export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
@@ -259,10 +261,10 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
   return { routes, register, show };
 }
 
-/** `filter[name]` style exact match, any case. */
-export const nameFilter = (column: SQLiteColumn, describe = "Exact name (any case)") => ({
+/** `filter[name]` style exact match under the names' folding rule, on the name's stored key column. */
+export const nameFilter = (keyColumn: SQLiteColumn, describe = "Exact name (any case)") => ({
   describe,
-  build: (values: string[]): SQL => inArray(sql`lower(${column})`, values.map((v) => v.toLowerCase())),
+  build: (values: string[]): SQL => inArray(keyColumn, values.map(nameKey)),
 });
 
 export type { Db };

@@ -4,6 +4,7 @@ import { requireAbility } from "../auth/guard.ts";
 import type { Ability } from "../auth/abilities.ts";
 import { bodyGate, DEFAULT_BODY_LIMIT, sizeInWords } from "./body.ts";
 import type { AppEnv } from "./env.ts";
+import { IdempotencyHeaders, idempotent, replayResponse } from "./idempotency.ts";
 
 export const ErrorBody = z
   .object({
@@ -38,6 +39,7 @@ type ApiRouteConfig = Omit<RouteConfig, "security" | "middleware" | "tags" | "op
  * front of validation, records the ability in the document (`x-ability`), and adds the error answers that
  * follow from the route's shape (404 for a path with an id, 400, 413, 415 and 422 for a body, 422 for
  * parameters). A route with a body gets the body gate (body.ts) between the guard and the body's parser.
+ * A create (a POST answering 201) takes an Idempotency-Key (idempotency.ts): documented here, 200 included.
  */
 export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   const { tag, ability, bodyLimit = DEFAULT_BODY_LIMIT, ...route } = config;
@@ -47,8 +49,11 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   const hasInput = hasBody || Boolean(route.request?.query) || Boolean(route.request?.params);
   const middleware: MiddlewareHandler<AppEnv>[] = [requireAbility(ability)];
   if (body) middleware.push(bodyGate({ limit: bodyLimit, json: takesJson, optional: body.required !== true }));
+  const created = route.method === "post" ? (route.responses as Record<number, { content: unknown }>)[201] : undefined;
+  if (created) middleware.push(idempotent());
   return createRoute({
     ...route,
+    ...(created ? { request: { ...route.request, headers: IdempotencyHeaders } } : {}),
     tags: [tag],
     security: [{ [SECURITY_SCHEME]: [] }],
     middleware,
@@ -60,7 +65,8 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
       ...(route.path.includes("{") ? { 404: error("No such record, or it is outside your scope") } : {}),
       ...(hasBody ? { 413: error(`The request body is larger than ${sizeInWords(bodyLimit)}, this route's limit`) } : {}),
       ...(takesJson ? { 415: error("The body is not JSON: send it with Content-Type: application/json") } : {}),
-      ...(hasInput ? { 422: error("Validation failed: `errors` names every field and its problem") } : {}),
+      ...(hasInput || created ? { 422: error("Validation failed: `errors` names every field and its problem") } : {}),
+      ...(created ? { 200: replayResponse(created), 409: error("A request with the same Idempotency-Key is still running") } : {}),
       ...route.responses,
     },
   } as unknown as Omit<R, "tag" | "ability" | "bodyLimit"> & { tags: string[]; security: { apitoken: string[] }[]; middleware: MiddlewareHandler<AppEnv>[] });

@@ -4,6 +4,7 @@ import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import { devices, jobs } from "../db/schema/index.ts";
 import { claimNextJob, completeJob, enqueueDeviceJob, extendLease, getJob, requeueExpiredLeases, retryDelayMs } from "./queue.ts";
+import { nameKey } from "../db/name-key.ts";
 
 let t: TestContext;
 const now = new Date("2026-06-01T12:00:00Z");
@@ -12,7 +13,7 @@ const later = (ms: number) => new Date(now.getTime() + ms);
 async function makeDevices(n: number): Promise<number[]> {
   const rows = await t.db.insert(devices).values(Array.from({ length: n }, (_, i) => ({
     name: `queue-dev-${t.dir.slice(-6)}-${Date.now()}-${i}`, ip: `10.9.${Math.floor(i / 250)}.${i % 250}`, createdAt: now, updatedAt: now,
-  }))).returning({ id: devices.id });
+  })).map((d) => ({ ...d, nameKey: nameKey(d.name) }))).returning({ id: devices.id });
   return rows.map((r) => r.id);
 }
 

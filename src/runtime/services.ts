@@ -21,7 +21,7 @@ export async function openServices(config: Config, logger: Logger): Promise<Data
   const appKey = await loadAppKey(config, db);
   if (appKey.settled !== "none") logger.warn(`app key: ${appKey.settled === "finished" ? "finished" : "cleaned up after"} an interrupted svc key:rotate`);
   const secrets = await openSecretBox(appKey.key);
-  const { adminPassword } = await prepareDatabase(database, config, systemClock, loadBuiltinTemplates());
+  const { adminPassword } = await prepareDatabase(database, config, systemClock, loadBuiltinTemplates(), logger);
   if (adminPassword) console.log(`\nCreated user 'admin' with password: ${adminPassword}\nChange it after your first login.\n`);
   return { ...database, secrets };
 }

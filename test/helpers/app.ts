@@ -15,6 +15,7 @@ import { createUser } from "../../src/auth/users.ts";
 import { issueToken } from "../../src/auth/tokens.ts";
 import { ABILITIES, type Ability } from "../../src/auth/abilities.ts";
 import { checkAgainstContract } from "./contract.ts";
+import { nameKey } from "../../src/db/name-key.ts";
 
 export const TEST_APP_KEY = "base64:" + Buffer.alloc(32, 7).toString("base64");
 export const TEST_PASSWORD = "correct-horse-battery";
@@ -89,13 +90,13 @@ export async function createTestContext(options: { rateLimitPerMinute?: number; 
       const now = clock.now();
       const tagIds: number[] = [];
       for (const name of opts.tags ?? []) {
-        await db.insert(tags).values({ name, createdAt: now, updatedAt: now }).onConflictDoNothing();
-        const [t] = await db.select({ id: tags.id }).from(tags).where(eq(sql`lower(${tags.name})`, name.toLowerCase()));
+        await db.insert(tags).values({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now }).onConflictDoNothing();
+        const [t] = await db.select({ id: tags.id }).from(tags).where(eq(tags.nameKey, nameKey(name)));
         tagIds.push(t!.id);
       }
       const scoped = Boolean(opts.tags || opts.categoryIds);
       const [row] = await db.insert(roles).values({
-        name: opts.name, permissions: [...(opts.permissions ?? ABILITIES)], scopeAll: !scoped,
+        name: opts.name, nameKey: nameKey(opts.name), permissions: [...(opts.permissions ?? ABILITIES)], scopeAll: !scoped,
         scopeTagIds: tagIds, scopeCategoryIds: opts.categoryIds ?? [], createdAt: now, updatedAt: now,
       }).returning({ id: roles.id });
       return row!.id;

@@ -9,6 +9,7 @@ import { openDatabase, type Database } from "../../db/client.ts";
 import { configSearchDocs, configs, devices } from "../../db/schema/index.ts";
 import { storeConfig } from "../../modules/configs/store.ts";
 import { setRetentionPolicy } from "../../modules/configs/retention.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 let root: string;
 let env: Record<string, string>;
@@ -24,7 +25,7 @@ beforeAll(async () => {
   const migrate = await svc(["migrate"], env);
   expect(migrate.code, migrate.stderr).toBe(0);
   database = await openDatabase(`file:${join(root, "storage", "netkeep.db")}`);
-  const [row] = await database.db.insert(devices).values({ name: "purge-cli-rtr", ip: "192.0.2.1", createdAt: longAgo(1), updatedAt: longAgo(1) }).returning({ id: devices.id });
+  const [row] = await database.db.insert(devices).values({ name: "purge-cli-rtr", nameKey: nameKey("purge-cli-rtr"), ip: "192.0.2.1", createdAt: longAgo(1), updatedAt: longAgo(1) }).returning({ id: devices.id });
   deviceId = row!.id;
   for (let n = 1; n <= 3; n++) {
     await storeConfig(database.db, {

@@ -1,10 +1,12 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { timestamp, timestamps } from "./columns.ts";
+import { nameKeyColumn } from "../name-key.ts";
 
 export const roles = sqliteTable("roles", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull(),
+  nameKey: nameKeyColumn("name_key"),
   description: text("description").notNull().default(""),
   builtin: integer("builtin", { mode: "boolean" }).notNull().default(false),
   /** Abilities from the catalogue, e.g. ["devices.read", "configs.read"]. */
@@ -14,20 +16,22 @@ export const roles = sqliteTable("roles", {
   scopeTagIds: text("scope_tag_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
   scopeCategoryIds: text("scope_category_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
   ...timestamps,
-}, (t) => [uniqueIndex("roles_name_unique").on(sql`lower(${t.name})`)]);
+}, (t) => [uniqueIndex("roles_name_key_unique").on(t.nameKey)]);
 
 export const users = sqliteTable("users", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   username: text("username").notNull(),
+  usernameKey: nameKeyColumn("username_key"),
   email: text("email").notNull(),
+  emailKey: nameKeyColumn("email_key"),
   passwordHash: text("password_hash").notNull(),
   roleId: integer("role_id").notNull().references(() => roles.id),
   enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
   lastLoginAt: timestamp("last_login_at"),
   ...timestamps,
 }, (t) => [
-  uniqueIndex("users_username_unique").on(sql`lower(${t.username})`),
-  uniqueIndex("users_email_unique").on(sql`lower(${t.email})`),
+  uniqueIndex("users_username_key_unique").on(t.usernameKey),
+  uniqueIndex("users_email_key_unique").on(t.emailKey),
 ]);
 
 export const apiTokens = sqliteTable("api_tokens", {

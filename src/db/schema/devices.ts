@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { timestamp, timestamps } from "./columns.ts";
+import { nameKeyColumn } from "../name-key.ts";
 import { categories, credentials, deviceProfiles, tags, templates, vendors } from "./inventory.ts";
 
 export const DEVICE_STATUSES = ["unknown", "up", "unreachable"] as const;
@@ -9,6 +10,7 @@ export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
 export const devices = sqliteTable("devices", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull(),
+  nameKey: nameKeyColumn("name_key"),
   ip: text("ip").notNull(),
   vendorId: integer("vendor_id").references(() => vendors.id),
   model: text("model").notNull().default(""),
@@ -39,7 +41,7 @@ export const devices = sqliteTable("devices", {
   snmpConfigChangedAt: timestamp("snmp_config_changed_at"),
   ...timestamps,
 }, (t) => [
-  uniqueIndex("devices_name_unique").on(sql`lower(${t.name})`),
+  uniqueIndex("devices_name_key_unique").on(t.nameKey),
   index("devices_vendor_idx").on(t.vendorId),
   index("devices_category_idx").on(t.categoryId),
   index("devices_cred_idx").on(t.credId),

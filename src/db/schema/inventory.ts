@@ -1,28 +1,32 @@
 import { sql } from "drizzle-orm";
 import { integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { timestamps } from "./columns.ts";
+import { nameKeyColumn } from "../name-key.ts";
 
 export const vendors = sqliteTable("vendors", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull(),
+  nameKey: nameKeyColumn("name_key"),
   ...timestamps,
-}, (t) => [uniqueIndex("vendors_name_unique").on(sql`lower(${t.name})`)]);
+}, (t) => [uniqueIndex("vendors_name_key_unique").on(t.nameKey)]);
 
 export const tags = sqliteTable("tags", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull(),
+  nameKey: nameKeyColumn("name_key"),
   color: text("color").notNull().default("#6b7280"),
   description: text("description").notNull().default(""),
   ...timestamps,
-}, (t) => [uniqueIndex("tags_name_unique").on(sql`lower(${t.name})`)]);
+}, (t) => [uniqueIndex("tags_name_key_unique").on(t.nameKey)]);
 
 /** Command groups: a device's category decides which commands a backup runs. */
 export const categories = sqliteTable("categories", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull(),
+  nameKey: nameKeyColumn("name_key"),
   description: text("description").notNull().default(""),
   ...timestamps,
-}, (t) => [uniqueIndex("categories_name_unique").on(sql`lower(${t.name})`)]);
+}, (t) => [uniqueIndex("categories_name_key_unique").on(t.nameKey)]);
 
 export const commands = sqliteTable("commands", {
   id: integer("id").primaryKey({ autoIncrement: true }),
@@ -40,17 +44,19 @@ export const commandCategories = sqliteTable("command_categories", {
 export const templates = sqliteTable("templates", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull(),
+  nameKey: nameKeyColumn("name_key"),
   description: text("description").notNull().default(""),
   code: text("code").notNull(),
   /** The file name under collector/templates/ for a built-in, null for a user's template. */
   builtinKey: text("builtin_key"),
   ...timestamps,
-}, (t) => [uniqueIndex("templates_name_unique").on(sql`lower(${t.name})`), uniqueIndex("templates_builtin_key_unique").on(t.builtinKey)]);
+}, (t) => [uniqueIndex("templates_name_key_unique").on(t.nameKey), uniqueIndex("templates_builtin_key_unique").on(t.builtinKey)]);
 
 /** Every *Enc column holds AES-256-GCM ciphertext under the app key; nothing secret is stored in clear. */
 export const credentials = sqliteTable("credentials", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull(),
+  nameKey: nameKeyColumn("name_key"),
   description: text("description").notNull().default(""),
   username: text("username").notNull().default(""),
   passwordEnc: text("password_enc"),
@@ -64,12 +70,13 @@ export const credentials = sqliteTable("credentials", {
   snmpV3PrivProtocol: text("snmp_v3_priv_protocol"),
   snmpV3PrivPasswordEnc: text("snmp_v3_priv_password_enc"),
   ...timestamps,
-}, (t) => [uniqueIndex("credentials_name_unique").on(sql`lower(${t.name})`)]);
+}, (t) => [uniqueIndex("credentials_name_key_unique").on(t.nameKey)]);
 
 /** Defaults a device created with device_profile_id inherits unless it sets them itself. */
 export const deviceProfiles = sqliteTable("device_profiles", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull(),
+  nameKey: nameKeyColumn("name_key"),
   description: text("description").notNull().default(""),
   vendorId: integer("vendor_id").references(() => vendors.id, { onDelete: "set null" }),
   templateId: integer("template_id").references(() => templates.id, { onDelete: "set null" }),
@@ -79,4 +86,4 @@ export const deviceProfiles = sqliteTable("device_profiles", {
   port: integer("port"),
   tagIds: text("tag_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
   ...timestamps,
-}, (t) => [uniqueIndex("device_profiles_name_unique").on(sql`lower(${t.name})`)]);
+}, (t) => [uniqueIndex("device_profiles_name_key_unique").on(t.nameKey)]);

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { timestamp, timestamps } from "./columns.ts";
+import { nameKeyColumn } from "../name-key.ts";
 import { devices } from "./devices.ts";
 import { jobs } from "./jobs.ts";
 
@@ -18,6 +19,7 @@ export type TaskRunTrigger = (typeof TASK_RUN_TRIGGERS)[number];
 export const tasks = sqliteTable("tasks", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull(),
+  nameKey: nameKeyColumn("name_key"),
   description: text("description").notNull().default(""),
   type: text("type", { enum: TASK_TYPES }).notNull(),
   /** Targets by id; which list counts depends on the type. Ids of records deleted since are ignored. */
@@ -37,7 +39,7 @@ export const tasks = sqliteTable("tasks", {
   /** Set for the tasks netkeep seeds ("nightly_backup", "retention_purge"): they can be edited and paused, not deleted. */
   systemKey: text("system_key"),
   ...timestamps,
-}, (t) => [uniqueIndex("tasks_name_unique").on(sql`lower(${t.name})`), uniqueIndex("tasks_system_key_unique").on(t.systemKey)]);
+}, (t) => [uniqueIndex("tasks_name_key_unique").on(t.nameKey), uniqueIndex("tasks_system_key_unique").on(t.systemKey)]);
 
 /**
  * One execution of a task. Scheduled runs are unique per (task, slot): of several schedulers racing for a

@@ -4,6 +4,7 @@ import { createTestContext, type TestContext } from "../../../test/helpers/app.t
 import { addLoopbackDevice, builtinTemplateId, downloadOnce, iosScript, latestConfigs } from "../../../test/helpers/collector.ts";
 import { startFakeDevice } from "../../../test/helpers/fake-device.ts";
 import { deviceProfiles } from "../../db/schema/index.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 let t: TestContext;
 let admin: string;
@@ -76,7 +77,7 @@ describe("categories", () => {
 
     const free = await category("Firewalls");
     const now = new Date();
-    const [profile] = await t.db.insert(deviceProfiles).values({ name: "fw profile", categoryId: free.id, createdAt: now, updatedAt: now }).returning();
+    const [profile] = await t.db.insert(deviceProfiles).values({ name: "fw profile", nameKey: nameKey("fw profile"), categoryId: free.id, createdAt: now, updatedAt: now }).returning();
     const del = await t.call(`/api/v1/categories/${free.id}`, { method: "DELETE", token: admin });
     expect(del.body.message).toBe(`Category ${free.id} deleted; cleared from 1 device profile`);
     expect((await t.db.select().from(deviceProfiles).where(eq(deviceProfiles.id, profile!.id)))[0]!.categoryId).toBeNull();

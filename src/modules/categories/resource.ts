@@ -8,6 +8,7 @@ import { checkUniqueName, defineResource, nameFilter } from "../../http/resource
 import { idFilter } from "../../http/filters.ts";
 import { plural } from "../../words.ts";
 import { type DeviceScope, deviceScopeCondition, refuseIfScopingRoles } from "../../auth/scope.ts";
+import { freeText, singleLine } from "../../http/text.ts";
 
 const Category = z
   .object({
@@ -24,8 +25,8 @@ const Category = z
 
 const CategoryInput = z
   .object({
-    name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").openapi({ example: "Routers" }),
-    description: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "Running config and inventory" }),
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters")).openapi({ example: "Routers" }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "Running config and inventory" }),
   })
   .openapi("CategoryInput");
 
@@ -62,7 +63,7 @@ export const categoriesResource = defineResource({
   input: CategoryInput,
   listSpec: {
     fields: Object.keys(Category.shape),
-    filters: { id: idFilter(categories.id, "id", "Category id"), name: nameFilter(categories.name) },
+    filters: { id: idFilter(categories.id, "id", "Category id"), name: nameFilter(categories.nameKey) },
     sorts: { id: categories.id, name: sql`lower(${categories.name})`, created_at: categories.createdAt, updated_at: categories.updatedAt },
     defaultSort: "name",
     idColumn: categories.id,
@@ -78,9 +79,9 @@ export const categoriesResource = defineResource({
     }));
   },
   async toValues(input, existing, ctx) {
-    await checkUniqueName(ctx, categories.name, categories.id, input.name, existing?.id ?? null, "name");
+    const nameKey = await checkUniqueName(ctx, categories.nameKey, categories.id, input.name, existing?.id ?? null, "name");
     const defaults = ctx.mode === "patch" ? {} : { description: "" };
-    return Object.fromEntries(Object.entries({ ...defaults, ...input }).filter(([, v]) => v !== undefined));
+    return Object.fromEntries(Object.entries({ ...defaults, ...input, nameKey }).filter(([, v]) => v !== undefined));
   },
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);

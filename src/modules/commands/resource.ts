@@ -6,6 +6,7 @@ import { containsText } from "../../http/list.ts";
 import { defineResource } from "../../http/resource.ts";
 import { wholeNumbers } from "../../http/filters.ts";
 import { plural } from "../../words.ts";
+import { freeText } from "../../http/text.ts";
 
 const Command = z
   .object({
@@ -24,7 +25,7 @@ const CommandInput = z
     command: z.string().trim().min(1, "must not be empty").max(1000, "must be at most 1000 characters")
       .refine((s) => !/[\r\n]/.test(s), "must be one line")
       .openapi({ description: "The exact line sent to the device; unique", example: "show running-config" }),
-    description: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "The running configuration" }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "The running configuration" }),
     category_ids: z.array(z.number({ error: "must be a list of category ids" }).int("must be a whole number").positive("must be a positive id"))
       .min(1, "must have at least 1 item: a command belongs to one or more categories").max(100, "must have at most 100 items")
       .openapi({ description: "The categories (command groups) whose backups run the command", example: [1] }),

@@ -8,6 +8,7 @@ import { purgeConfigs } from "./retention.ts";
 import { commonGrams } from "./search-common-grams.ts";
 import { storeConfig } from "./store.ts";
 import { indexAllPending } from "./search-index.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 const rnd = mulberry32(11);
 const int = (n: number) => Math.floor(rnd() * n);
@@ -33,7 +34,7 @@ beforeAll(async () => {
   t = await createTestContext();
   token = await t.token();
   const now = new Date("2026-06-01T00:00:00Z");
-  const rows = await t.db.insert(devices).values(Array.from({ length: DEVICES }, (_, d) => ({ name: `site-${d}-sw`, ip: `10.1.${d}.1`, createdAt: now, updatedAt: now }))).returning({ id: devices.id });
+  const rows = await t.db.insert(devices).values(Array.from({ length: DEVICES }, (_, d) => ({ name: `site-${d}-sw`, nameKey: nameKey(`site-${d}-sw`), ip: `10.1.${d}.1`, createdAt: now, updatedAt: now }))).returning({ id: devices.id });
   ids.push(...rows.map((r) => r.id));
   for (let v = 0; v < 2; v++) {
     for (const [d, id] of ids.entries()) {

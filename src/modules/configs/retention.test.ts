@@ -5,6 +5,7 @@ import { configBlobs, configChanges, configs, configSearchDocs, deviceTags, devi
 import { readBlob, storeConfig } from "./store.ts";
 import { purgeConfigs } from "./retention.ts";
 import { indexAllPending } from "./search-index.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 const DAY = 86_400_000;
 const start = new Date("2026-01-01T00:00:00Z");
@@ -42,10 +43,10 @@ const purge = (dryRun: boolean, token = admin) => t.call(`/api/v1/configs/purge$
 beforeAll(async () => {
   t = await createTestContext({ clock });
   admin = await t.token();
-  const [core] = await t.db.insert(tags).values({ name: "core", createdAt: start, updatedAt: start }).returning({ id: tags.id });
+  const [core] = await t.db.insert(tags).values({ name: "core", nameKey: nameKey("core"), createdAt: start, updatedAt: start }).returning({ id: tags.id });
   coreTagId = core!.id;
   for (let d = 0; d < 4; d++) {
-    const [row] = await t.db.insert(devices).values({ name: `purge-dev-${d}`, ip: `192.0.2.${d + 1}`, createdAt: start, updatedAt: start }).returning({ id: devices.id });
+    const [row] = await t.db.insert(devices).values({ name: `purge-dev-${d}`, nameKey: nameKey(`purge-dev-${d}`), ip: `192.0.2.${d + 1}`, createdAt: start, updatedAt: start }).returning({ id: devices.id });
     deviceIds.push(row!.id);
     if (d < 2) await t.db.insert(deviceTags).values({ deviceId: row!.id, tagId: coreTagId });
   }
@@ -213,7 +214,7 @@ describe("purging", () => {
   });
 
   it("is what the scheduled purge calls: purgeConfigs(db, now, { dryRun })", async () => {
-    const [device] = await t.db.insert(devices).values({ name: "purge-dev-late", ip: "192.0.2.99", createdAt: start, updatedAt: start }).returning({ id: devices.id });
+    const [device] = await t.db.insert(devices).values({ name: "purge-dev-late", nameKey: nameKey("purge-dev-late"), ip: "192.0.2.99", createdAt: start, updatedAt: start }).returning({ id: devices.id });
     const now = clock.now();
     for (let n = 1; n <= 3; n++) await storeConfig(t.db, { deviceId: device!.id, command: "show running-config", text: body(9, n), significant: (s) => s, trigger: "schedule", jobId: null, now: at(-10 + n) });
     const dry = await purgeConfigs(t.db, now, { dryRun: true });
@@ -226,8 +227,8 @@ describe("purging", () => {
 
   it("collects the texts a deleted device left behind, first rebuilding another device's text that was a delta against one", async () => {
     const [keeper, leaver] = await t.db.insert(devices).values([
-      { name: "purge-dev-keeper", ip: "192.0.2.101", createdAt: start, updatedAt: start },
-      { name: "purge-dev-leaver", ip: "192.0.2.102", createdAt: start, updatedAt: start },
+      { name: "purge-dev-keeper", nameKey: nameKey("purge-dev-keeper"), ip: "192.0.2.101", createdAt: start, updatedAt: start },
+      { name: "purge-dev-leaver", nameKey: nameKey("purge-dev-leaver"), ip: "192.0.2.102", createdAt: start, updatedAt: start },
     ]).returning({ id: devices.id });
     const [x, y] = [body(20, 8), body(21, 9)];
     const now = clock.now().getTime() / DAY - start.getTime() / DAY;

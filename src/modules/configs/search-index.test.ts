@@ -6,6 +6,7 @@ import { indexPendingVersions } from "./search-index.ts";
 import { reindexAllConfigs } from "./search-reindex.ts";
 import { SCAN_LIMIT } from "./search.ts";
 import { storeConfig } from "./store.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 let t: TestContext;
 const deviceIds: number[] = [];
@@ -31,7 +32,7 @@ async function documents(): Promise<string[]> {
 beforeAll(async () => {
   t = await createTestContext();
   const now = day(1);
-  const rows = await t.db.insert(devices).values(Array.from({ length: 4 }, (_, d) => ({ name: `idx-${d}`, ip: `192.0.2.${d + 1}`, createdAt: now, updatedAt: now }))).returning({ id: devices.id });
+  const rows = await t.db.insert(devices).values(Array.from({ length: 4 }, (_, d) => ({ name: `idx-${d}`, nameKey: nameKey(`idx-${d}`), ip: `192.0.2.${d + 1}`, createdAt: now, updatedAt: now }))).returning({ id: devices.id });
   deviceIds.push(...rows.map((r) => r.id));
 });
 afterAll(() => t?.close());

@@ -10,6 +10,7 @@ import { addCommonGrams, commonGrams, NO_COMMON_GRAMS } from "./search-common-gr
 import { gramDocument } from "./search-grams.ts";
 import { searchTexts } from "./search.ts";
 import { mulberry32 } from "../../random.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 const rnd = mulberry32(42);
 const int = (n: number) => Math.floor(rnd() * n);
@@ -59,16 +60,16 @@ beforeAll(async () => {
   t = await createTestContext();
   token = await t.token();
   const now = day(1);
-  const [lab] = await t.db.insert(categories).values({ name: "Lab", createdAt: now, updatedAt: now }).returning({ id: categories.id });
+  const [lab] = await t.db.insert(categories).values({ name: "Lab", nameKey: nameKey("Lab"), createdAt: now, updatedAt: now }).returning({ id: categories.id });
   const [def] = await t.db.select({ id: categories.id }).from(categories).where(eq(categories.name, "Default"));
   const vendorRows = await t.db.select({ id: vendors.id, name: vendors.name }).from(vendors).limit(2);
-  const tagRows = await t.db.insert(tags).values(["core", "edge", "branch"].map((name) => ({ name, createdAt: now, updatedAt: now }))).returning({ id: tags.id, name: tags.name });
+  const tagRows = await t.db.insert(tags).values(["core", "edge", "branch"].map((name) => ({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now }))).returning({ id: tags.id, name: tags.name });
 
   for (let d = 0; d < 14; d++) {
     const name = `${pick(["ams", "Fra", "lon"])}-sw-${String(d).padStart(2, "0")}`;
     const categoryId = d % 3 === 0 ? lab!.id : d % 3 === 1 ? def!.id : null;
     const vendor = d % 4 === 3 ? null : vendorRows[d % 2]!;
-    const [row] = await t.db.insert(devices).values({ name, ip: `192.0.2.${d + 1}`, categoryId, vendorId: vendor?.id ?? null, createdAt: now, updatedAt: now }).returning({ id: devices.id });
+    const [row] = await t.db.insert(devices).values({ name, nameKey: nameKey(name), ip: `192.0.2.${d + 1}`, categoryId, vendorId: vendor?.id ?? null, createdAt: now, updatedAt: now }).returning({ id: devices.id });
     const deviceTagNames = tagRows.filter((_, i) => (d >> i) & 1);
     if (deviceTagNames.length) await t.db.insert(deviceTags).values(deviceTagNames.map((tag) => ({ deviceId: row!.id, tagId: tag.id })));
     deviceList.push({ id: row!.id, name, tags: deviceTagNames.map((x) => x.name), categoryId, vendor: vendor?.name ?? null });
@@ -482,7 +483,7 @@ describe("search's text cache", () => {
   beforeAll(async () => {
     c = await createTestContext();
     cToken = await c.token();
-    const [row] = await c.db.insert(devices).values({ name: "cache-sw", ip: "192.0.2.200", createdAt: day(1), updatedAt: day(1) }).returning({ id: devices.id });
+    const [row] = await c.db.insert(devices).values({ name: "cache-sw", nameKey: nameKey("cache-sw"), ip: "192.0.2.200", createdAt: day(1), updatedAt: day(1) }).returning({ id: devices.id });
     deviceId = row!.id;
     searchTexts.clear();
   });

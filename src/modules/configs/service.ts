@@ -1,6 +1,7 @@
 import { and, count, eq, inArray, or, sql, type SQLWrapper } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client.ts";
+import { nameKey } from "../../db/name-key.ts";
 import { configChanges, configs, deviceTags, devices, JOB_OUTCOMES, jobs, tags, vendors, type JobOutcome } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError } from "../../http/errors.ts";
@@ -23,11 +24,11 @@ export const deviceTagFilter = (describe: string) => ({
   build: (names: string[]) =>
     inArray(
       devices.id,
-      sql`(select ${deviceTags.deviceId} from ${deviceTags} join ${tags} on ${tags.id} = ${deviceTags.tagId} where ${inArray(lower(tags.name), names.map((n) => n.toLowerCase()))})`,
+      sql`(select ${deviceTags.deviceId} from ${deviceTags} join ${tags} on ${tags.id} = ${deviceTags.tagId} where ${inArray(tags.nameKey, names.map(nameKey))})`,
     ),
 });
 
-export const deviceNameFilter = { describe: "Exact device name (any case)", build: (v: string[]) => inArray(lower(devices.name), v.map((s) => s.toLowerCase())) };
+export const deviceNameFilter = { describe: "Exact device name (any case)", build: (v: string[]) => inArray(devices.nameKey, v.map(nameKey)) };
 
 /** A time bound: an ISO-8601 instant (instantBound); a date alone is the day's start, or its end for an upper bound. */
 export function timeBoundFilter(column: SQLiteColumn, name: string, bound: "from" | "to", describe: string) {
@@ -53,7 +54,7 @@ export const configListSpec: ListSpec = {
     device_tags: deviceTagFilter("Tag name (any case); a config matches if its device has any of them"),
     device_vendor: {
       describe: "The device's vendor name (any case)",
-      build: (v) => inArray(devices.vendorId, sql`(select ${vendors.id} from ${vendors} where ${inArray(lower(vendors.name), v.map((s) => s.toLowerCase()))})`),
+      build: (v) => inArray(devices.vendorId, sql`(select ${vendors.id} from ${vendors} where ${inArray(vendors.nameKey, v.map(nameKey))})`),
     },
     download_status: {
       describe: `Outcome of the download that stored the version: ${JOB_OUTCOMES.join(", ")}`,

@@ -3,13 +3,14 @@
  * diff stored) migrated to the current schema: what it held reads back unchanged, and it takes part in delta
  * storage from the next download on.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
+import { migrationsUpTo } from "../../../test/helpers/migrations.ts";
 import { applyMigrations } from "../../db/migrate.ts";
 import { configBlobs, configChanges, configs } from "../../db/schema/index.ts";
 import { unifiedDiff } from "./config-diff.ts";
@@ -27,20 +28,6 @@ let t: TestContext;
 let admin: string;
 const ids: number[] = [];
 let deviceId: number;
-
-/** A copy of drizzle/ holding only the migrations up to `last`. */
-function migrationsUpTo(last: string): string {
-  const folder = mkdtempSync(join(tmpdir(), "netkeep-old-migrations-"));
-  cpSync(new URL("../../../drizzle", import.meta.url).pathname, folder, { recursive: true });
-  const journalPath = join(folder, "meta", "_journal.json");
-  const journal = JSON.parse(readFileSync(journalPath, "utf8")) as { entries: { idx: number; tag: string }[] };
-  const end = journal.entries.findIndex((e) => e.tag === last);
-  if (end < 0) throw new Error(`no migration ${last}`);
-  for (const e of journal.entries.slice(end + 1)) rmSync(join(folder, `${e.tag}.sql`));
-  journal.entries = journal.entries.slice(0, end + 1);
-  writeFileSync(journalPath, JSON.stringify(journal));
-  return folder;
-}
 
 /** Stores the texts as the released store did: each whole, the change rows with their diffs ("" for a first version). */
 async function storeAsReleased(url: string) {

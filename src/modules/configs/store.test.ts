@@ -5,6 +5,7 @@ import { configBlobs, configChanges, configs, devices } from "../../db/schema/in
 import { MAX_CHAIN, putWholeBlobs, readBlobs } from "./blobs.ts";
 import { digestOutputs, prepareStore, readBlob, storeConfig, storeConfigs, type StoreInput } from "./store.ts";
 import { normalizeConfigText, sha256Hex } from "./text.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 let t: TestContext;
 let deviceA: number;
@@ -28,8 +29,8 @@ const store = (deviceId: number, text: string, n: number) =>
 beforeAll(async () => {
   t = await createTestContext();
   const rows = await t.db.insert(devices).values([
-    { name: "store-dev-a", ip: "192.0.2.1", createdAt: day(1), updatedAt: day(1) },
-    { name: "store-dev-b", ip: "192.0.2.2", createdAt: day(1), updatedAt: day(1) },
+    { name: "store-dev-a", nameKey: nameKey("store-dev-a"), ip: "192.0.2.1", createdAt: day(1), updatedAt: day(1) },
+    { name: "store-dev-b", nameKey: nameKey("store-dev-b"), ip: "192.0.2.2", createdAt: day(1), updatedAt: day(1) },
   ]).returning({ id: devices.id });
   [deviceA, deviceB] = rows.map((r) => r.id) as [number, number];
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { activityLog, credentials, deviceProfiles } from "../../db/schema/index.ts";
 import { testKeySets, type TestKeySet } from "./test-keys.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 let t: TestContext;
 let admin: string;
@@ -250,8 +251,8 @@ describe("delete", () => {
 
     const now = new Date();
     await t.db.insert(deviceProfiles).values([
-      { name: "profile-primary", credId: id, createdAt: now, updatedAt: now },
-      { name: "profile-both", credId: id, snippetCredId: id, createdAt: now, updatedAt: now },
+      { name: "profile-primary", nameKey: nameKey("profile-primary"), credId: id, createdAt: now, updatedAt: now },
+      { name: "profile-both", nameKey: nameKey("profile-both"), credId: id, snippetCredId: id, createdAt: now, updatedAt: now },
     ]);
     for (const device of [a, b]) await call(`/api/v1/devices/${device}`, { method: "DELETE" });
     const last = (await call(`/api/v1/devices?filter[device_cred_id]=${id}`)).body.data[0].id;

@@ -10,6 +10,7 @@ import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../.
 import { checkSshPrivateKey } from "../../runtime/ssh-key.ts";
 import { parseAuthProtocol, parsePrivProtocol, SNMP_AUTH_PROTOCOLS, SNMP_PRIV_PROTOCOLS } from "./snmp.ts";
 import { plural } from "../../words.ts";
+import { freeText, singleLine } from "../../http/text.ts";
 
 const Credential = z
   .object({
@@ -39,16 +40,16 @@ const secret = (max: number, description: string, example: string) =>
 
 const CredentialInput = z
   .object({
-    cred_name: z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters")
+    cred_name: singleLine(z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters"))
       .openapi({ description: "Unique name, compared case-insensitively", example: "core-routers" }),
-    cred_description: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "Backup account on the core" }),
-    cred_username: z.string().max(255, "must be at most 255 characters").optional().openapi({ example: "backup" }),
+    cred_description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "Backup account on the core" }),
+    cred_username: singleLine(z.string().max(255, "must be at most 255 characters")).optional().openapi({ example: "backup" }),
     cred_password: secret(1024, "Login password", "s3cret-pass"),
     cred_enable_password: secret(1024, "Enable (privileged mode) password", "en4ble-pass"),
     ssh_key: secret(16_384, "SSH private key, OpenSSH or PEM format; checked with the collector's SSH library", "-----BEGIN OPENSSH PRIVATE KEY-----\n..."),
     ssh_key_passphrase: secret(1024, "Passphrase of an encrypted ssh_key; sending ssh_key without it clears the stored one", "key passphrase"),
     snmp_community: secret(255, "SNMP v1/v2c community", "n0t-public"),
-    snmp_v3_user: z.string().max(255, "must be at most 255 characters").nullable().optional().openapi({ description: "SNMPv3 user (security name)", example: "netkeep" }),
+    snmp_v3_user: singleLine(z.string().max(255, "must be at most 255 characters")).nullable().optional().openapi({ description: "SNMPv3 user (security name)", example: "netkeep" }),
     snmp_v3_auth_protocol: z.string().max(32, "must be at most 32 characters").nullable().optional()
       .openapi({ description: `SNMPv3 authentication: ${SNMP_AUTH_PROTOCOLS.join(", ")} (any case; SHA-256 style accepted)`, example: "sha256" }),
     snmp_v3_auth_password: secret(1024, "SNMPv3 authentication password, at least 8 characters", "auth-pass-123"),
@@ -172,9 +173,9 @@ function checkSnmpV3(input: Input, values: Values, row: CredentialRow | null, ct
 
 async function toValues(input: Input, row: CredentialRow | null, ctx: WriteCtx): Promise<Values> {
   const { bag } = ctx;
-  await checkUniqueName(ctx, credentials.name, credentials.id, input.cred_name, row?.id ?? null, "cred_name");
+  const nameKey = await checkUniqueName(ctx, credentials.nameKey, credentials.id, input.cred_name, row?.id ?? null, "cred_name");
   const values: Values = ctx.mode === "patch" ? {} : { description: "", username: "", snmpV3User: null, snmpV3AuthProtocol: null, snmpV3PrivProtocol: null };
-  if (input.cred_name !== undefined) values.name = input.cred_name;
+  if (input.cred_name !== undefined) Object.assign(values, { name: input.cred_name, nameKey });
   if (input.cred_description !== undefined) values.description = input.cred_description;
   if (input.cred_username !== undefined) values.username = input.cred_username;
   if (input.snmp_v3_user !== undefined) values.snmpV3User = input.snmp_v3_user?.trim() || null;
@@ -232,7 +233,7 @@ export const credentialsResource = defineResource({
           return inArray(credentials.id, v.map(Number));
         },
       },
-      cred_name: nameFilter(credentials.name),
+      cred_name: nameFilter(credentials.nameKey),
       cred_username: { describe: "Exact username", build: (v) => inArray(credentials.username, v) },
       snmp_v3_user: { describe: "Exact SNMPv3 user", build: (v) => inArray(credentials.snmpV3User, v) },
       has_password: presence(credentials.passwordEnc, "a password"),

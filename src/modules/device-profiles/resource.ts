@@ -3,11 +3,13 @@ import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
+import { nameKey } from "../../db/name-key.ts";
 import { categories, credentials, deviceProfiles, devices, tags, templates, vendors } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
 import { idFilter } from "../../http/filters.ts";
 import { plural } from "../../words.ts";
+import { freeText, singleLine } from "../../http/text.ts";
 
 const DeviceProfile = z
   .object({
@@ -34,9 +36,9 @@ const ref = (what: string) =>
 
 const DeviceProfileInput = z
   .object({
-    name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").openapi({ example: "Branch router" }),
-    description: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "ISR at a branch office" }),
-    vendor: z.string().max(255, "must be at most 255 characters").nullable().optional()
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters")).openapi({ example: "Branch router" }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "ISR at a branch office" }),
+    vendor: singleLine(z.string().max(255, "must be at most 255 characters")).nullable().optional()
       .openapi({ description: "Default vendor by name (any case), or give vendor_id; null: none", example: "Cisco" }),
     vendor_id: ref("vendor"),
     template_id: ref("connection template"),
@@ -45,7 +47,7 @@ const DeviceProfileInput = z
     snippet_cred_id: ref("credential set for snippet pushes"),
     port: z.number().int("must be a whole number").min(1, "must be at least 1").max(65535, "must be at most 65535").nullable().optional()
       .openapi({ description: "Default port override; null: the template's port", example: 22 }),
-    tags: z.array(z.string().trim().min(1, "must not be empty").max(64, "must be at most 64 characters")).max(100, "must have at most 100 items").optional()
+    tags: z.array(singleLine(z.string().trim().min(1, "must not be empty").max(64, "must be at most 64 characters"))).max(100, "must have at most 100 items").optional()
       .openapi({ description: "Default tag names; unknown names are created (as for devices)", example: ["branch"] }),
   })
   .openapi("DeviceProfileInput");
@@ -72,7 +74,7 @@ async function resolveVendor(ctx: WriteCtx, input: { vendor?: string | null; ven
   let byName: number | null | undefined;
   if (input.vendor === null || input.vendor === "") byName = null;
   else if (input.vendor !== undefined) {
-    const [row] = await ctx.tx.select({ id: vendors.id }).from(vendors).where(eq(sql`lower(${vendors.name})`, input.vendor.toLowerCase()));
+    const [row] = await ctx.tx.select({ id: vendors.id }).from(vendors).where(eq(vendors.nameKey, nameKey(input.vendor)));
     if (!row) {
       const names = (await ctx.tx.select({ name: vendors.name }).from(vendors).orderBy(vendors.name)).map((v) => v.name);
       ctx.bag.add("vendor", `vendor '${input.vendor}' is not a known vendor; use one of: ${names.join(", ")}`);
@@ -100,10 +102,10 @@ export const deviceProfilesResource = defineResource({
     fields: Object.keys(DeviceProfile.shape),
     filters: {
       id: idFilter(deviceProfiles.id, "id", "Device profile id"),
-      name: nameFilter(deviceProfiles.name),
+      name: nameFilter(deviceProfiles.nameKey),
       vendor: {
         describe: "Vendor name (any case)",
-        build: (v) => inArray(deviceProfiles.vendorId, sql`(select ${vendors.id} from ${vendors} where ${inArray(sql`lower(${vendors.name})`, v.map((s) => s.toLowerCase()))})`),
+        build: (v) => inArray(deviceProfiles.vendorId, sql`(select ${vendors.id} from ${vendors} where ${inArray(vendors.nameKey, v.map(nameKey))})`),
       },
       vendor_id: idFilter(deviceProfiles.vendorId, "vendor_id", "Vendor id"),
       template_id: idFilter(deviceProfiles.templateId, "template_id", "Template id"),
@@ -138,7 +140,7 @@ export const deviceProfilesResource = defineResource({
     }));
   },
   async toValues(input, existing, ctx) {
-    await checkUniqueName(ctx, deviceProfiles.name, deviceProfiles.id, input.name, existing?.id ?? null, "name");
+    const nameKey = await checkUniqueName(ctx, deviceProfiles.nameKey, deviceProfiles.id, input.name, existing?.id ?? null, "name");
     await checkRef(ctx, "template_id", input.template_id, templates, templates.id, "template");
     await checkRef(ctx, "category_id", input.category_id, categories, categories.id, "category");
     await checkRef(ctx, "cred_id", input.cred_id, credentials, credentials.id, "credential set");
@@ -148,7 +150,7 @@ export const deviceProfilesResource = defineResource({
     // create and PUT: what the body leaves out has no default; PATCH: only what was sent changes.
     const v: Values = ctx.mode === "patch" ? {}
       : { description: "", vendorId: null, templateId: null, categoryId: null, credId: null, snippetCredId: null, port: null };
-    if (input.name !== undefined) v.name = input.name;
+    if (input.name !== undefined) Object.assign(v, { name: input.name, nameKey });
     if (input.description !== undefined) v.description = input.description;
     if (vendorId !== undefined) v.vendorId = vendorId;
     if (input.template_id !== undefined) v.templateId = input.template_id;
@@ -162,9 +164,9 @@ export const deviceProfilesResource = defineResource({
     const names = input.tags ?? (ctx.mode === "patch" ? undefined : []);
     if (names === undefined) return;
     const tagIds: number[] = [];
-    for (const name of new Map(names.map((n) => [n.toLowerCase(), n])).values()) {
-      const [found] = await ctx.tx.select({ id: tags.id }).from(tags).where(eq(sql`lower(${tags.name})`, name.toLowerCase()));
-      const tagId = found?.id ?? (await ctx.tx.insert(tags).values({ name, createdAt: ctx.now, updatedAt: ctx.now }).returning({ id: tags.id }))[0]!.id;
+    for (const name of new Map(names.map((n) => [nameKey(n), n])).values()) {
+      const [found] = await ctx.tx.select({ id: tags.id }).from(tags).where(eq(tags.nameKey, nameKey(name)));
+      const tagId = found?.id ?? (await ctx.tx.insert(tags).values({ name, nameKey: nameKey(name), createdAt: ctx.now, updatedAt: ctx.now }).returning({ id: tags.id }))[0]!.id;
       tagIds.push(tagId);
     }
     await ctx.tx.update(deviceProfiles).set({ tagIds }).where(eq(deviceProfiles.id, id));

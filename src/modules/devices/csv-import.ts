@@ -1,5 +1,6 @@
 import type { DeviceScope } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
+import { nameKey } from "../../db/name-key.ts";
 import { ApiError, FieldErrorBag, type FieldErrors } from "../../http/errors.ts";
 import { zodToApiError } from "../../http/validation.ts";
 import { TAG_SEPARATOR, type CsvColumn, type CsvTable, type WritableColumn } from "./csv.ts";
@@ -142,7 +143,7 @@ export async function planCsvImport(db: DbOrTx, scope: DeviceScope, table: CsvTa
       return reject({ row: [`row has ${cells.length} field${cells.length === 1 ? "" : "s"}; the header has ${table.columns.length}`] });
     }
     if (!name) return reject({ device_name: ["device_name is required"] });
-    const key = name.toLowerCase();
+    const key = nameKey(name);
     const earlier = firstRow.get(key);
     if (earlier !== undefined) return reject({ device_name: [`device_name '${name}' repeats row ${earlier} of this file`] });
     firstRow.set(key, line);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { activityLog, categories, credentials, deviceProfiles, devices, tags, templates } from "../../db/schema/index.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 let t: TestContext;
 let admin: string;
@@ -21,7 +22,7 @@ const device = (name: string, extra: Record<string, unknown> = {}) => ({ device_
 
 async function seedRef<T extends typeof categories | typeof templates | typeof credentials>(table: T, name: string, extra: Record<string, unknown> = {}): Promise<number> {
   const now = new Date();
-  const [row] = await t.db.insert(table).values({ name, createdAt: now, updatedAt: now, ...extra } as never).returning({ id: table.id });
+  const [row] = await t.db.insert(table).values({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now, ...extra } as never).returning({ id: table.id });
   return row!.id;
 }
 
@@ -237,10 +238,10 @@ describe("profiles", () => {
     const categoryId = await seedRef(categories, "Profile Category");
     const templateId = await seedRef(templates, "profile-template", { code: "prompt: '#'" });
     const credId = await seedRef(credentials, "profile-creds");
-    await t.db.insert(tags).values({ name: "from-profile", createdAt: now, updatedAt: now });
+    await t.db.insert(tags).values({ name: "from-profile", nameKey: nameKey("from-profile"), createdAt: now, updatedAt: now });
     const [tag] = await t.db.select().from(tags).where(eq(tags.name, "from-profile"));
     const [profile] = await t.db.insert(deviceProfiles).values({
-      name: "Branch switch", vendorId: 1, templateId, categoryId, credId, snippetCredId: credId, port: 2222, tagIds: [tag!.id], createdAt: now, updatedAt: now,
+      name: "Branch switch", nameKey: nameKey("Branch switch"), vendorId: 1, templateId, categoryId, credId, snippetCredId: credId, port: 2222, tagIds: [tag!.id], createdAt: now, updatedAt: now,
     }).returning();
 
     const inherited = await post(device("profile-dev-01", { device_profile_id: profile!.id }));
@@ -328,7 +329,7 @@ describe("list: pagination, filters, sort, search, fields", () => {
   });
 
   it("filters by category", async () => {
-    const categoryId = (await l.db.insert(categories).values({ name: "Firewalls", createdAt: new Date(), updatedAt: new Date() }).returning())[0]!.id;
+    const categoryId = (await l.db.insert(categories).values({ name: "Firewalls", nameKey: nameKey("Firewalls"), createdAt: new Date(), updatedAt: new Date() }).returning())[0]!.id;
     const first = (await list("?filter[device_name]=list-dev-00")).body.data[0];
     await l.call(`/api/v1/devices/${first.id}`, { method: "PATCH", token, body: { device_category_id: categoryId } });
     const res = await list(`?filter[device_category_id]=${categoryId}`);
@@ -497,7 +498,7 @@ describe("scope", () => {
 
   it("scopes by category as well as by tag", async () => {
     const root = await s.token();
-    const [cat] = await s.db.insert(categories).values({ name: "Scoped Cat", createdAt: new Date(), updatedAt: new Date() }).returning();
+    const [cat] = await s.db.insert(categories).values({ name: "Scoped Cat", nameKey: nameKey("Scoped Cat"), createdAt: new Date(), updatedAt: new Date() }).returning();
     await s.role({ name: "cat-team", categoryIds: [cat!.id] });
     const token = await s.token(["devices.read"], { role: "cat-team" });
     const created = await s.call("/api/v1/devices", { method: "POST", token: root, body: device("in-category-1", { device_category_id: cat!.id }) });

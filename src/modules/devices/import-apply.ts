@@ -1,5 +1,6 @@
 import { and, inArray, sql, TransactionRollbackError } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
+import { nameKey } from "../../db/name-key.ts";
 import { devices } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError, type FieldErrors } from "../../http/errors.ts";
@@ -21,20 +22,19 @@ export type ImportReport = { created: number; updated: number; rejected: number;
 
 /** Rows per write call: keeps each call's IN (...) lists and reference checks small on a 10,000-row file. */
 const CHUNK = 500;
-const lower = (name: string) => name.toLowerCase();
 
 export type ExistingDevice = { id: number; name: string; custom: Record<string, string | number | boolean | null> };
 
-/** Devices in the scope whose names match, in any case: the rows an import updates rather than creates. */
+/** Devices in the scope whose names match under the folding rule (name-key.ts), by key: the rows an import updates rather than creates. */
 export async function findDevicesByName(db: DbOrTx, scope: DeviceScope, names: string[]): Promise<Map<string, ExistingDevice>> {
   const found = new Map<string, ExistingDevice>();
-  const wanted = [...new Set(names.map(lower))];
+  const wanted = [...new Set(names.map(nameKey))];
   for (let i = 0; i < wanted.length; i += CHUNK) {
     const rows = await db
       .select({ id: devices.id, name: devices.name, custom: devices.custom })
       .from(devices)
-      .where(and(inArray(sql`lower(${devices.name})`, wanted.slice(i, i + CHUNK)), deviceScopeCondition(scope)));
-    for (const r of rows) found.set(lower(r.name), r);
+      .where(and(inArray(devices.nameKey, wanted.slice(i, i + CHUNK)), deviceScopeCondition(scope)));
+    for (const r of rows) found.set(nameKey(r.name), r);
   }
   return found;
 }

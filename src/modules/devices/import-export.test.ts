@@ -3,6 +3,7 @@ import { parse } from "csv-parse/sync";
 import { count } from "drizzle-orm";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
 import { activityLog, categories, devices } from "../../db/schema/index.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 type Device = Record<string, any>;
 const EXPORT_COLUMNS = [
@@ -111,7 +112,7 @@ describe("export", () => {
       const now = new Date();
       const names = Array.from({ length: 1234 }, (_, i) => `bulk-sw-${String(i).padStart(5, "0")}`);
       for (let i = 0; i < names.length; i += 200) {
-        await big.db.insert(devices).values(names.slice(i, i + 200).map((name) => ({ name, ip: "198.51.100.7", createdAt: now, updatedAt: now })));
+        await big.db.insert(devices).values(names.slice(i, i + 200).map((name) => ({ name, nameKey: nameKey(name), ip: "198.51.100.7", createdAt: now, updatedAt: now })));
       }
       const client = api(big, await big.token());
       const csv = csvRecords((await client.export("sort=-device_name")).text).map((r) => r.device_name);

@@ -11,6 +11,7 @@ import { devices, templates, vendors } from "../../db/schema/index.ts";
 import { importInventory, parseOxidized, parseRancid, DEFAULT_OXIDIZED_MAP } from "./inventory-import.ts";
 import { DEVICE_FAMILIES } from "./inventory-models.ts";
 import { svc } from "../../../test/helpers/svc.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 const fixture = (tool: string) => fileURLToPath(new URL(`../../../test/fixtures/${tool}/router.db`, import.meta.url));
 
@@ -130,7 +131,7 @@ describe("the model table", () => {
   it("imports a device without a template, with a warning, when its built-in template is not installed", async () => {
     await t.db.update(templates).set({ builtinKey: null }).where(eq(templates.builtinKey, "juniper-junos"));
     const now = new Date();
-    await t.db.insert(templates).values({ name: "Cisco IOS (test)", code: "name: test\n", builtinKey: "cisco-ios", createdAt: now, updatedAt: now }).onConflictDoNothing();
+    await t.db.insert(templates).values({ name: "Cisco IOS (test)", nameKey: nameKey("Cisco IOS (test)"), code: "name: test\n", builtinKey: "cisco-ios", createdAt: now, updatedAt: now }).onConflictDoNothing();
     const [ios] = await t.db.select({ id: templates.id }).from(templates).where(eq(templates.builtinKey, "cisco-ios"));
     const parsed = parseOxidized("lab-rtr-01:10.9.0.1:ios:u:p\nlab-rtr-02:10.9.0.2:junos:u:p\n", { map: DEFAULT_OXIDIZED_MAP, delimiter: ":" });
     const ctx = { db: t.db, secrets: t.secrets, actor: { system: "test" }, scope: { all: true as const }, now };

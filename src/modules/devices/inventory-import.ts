@@ -1,5 +1,6 @@
 import { inArray } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
+import { nameKey } from "../../db/name-key.ts";
 import { templates } from "../../db/schema/index.ts";
 import type { FieldErrors } from "../../http/errors.ts";
 import { zodToApiError } from "../../http/validation.ts";
@@ -146,7 +147,7 @@ export async function importInventory(ctx: WriteContext, source: InventorySource
       const what = entry.model ? `${names.column} '${entry.model}' is not a known ${names.tool}` : `${names.column} is empty`;
       return reject(`${what}; known: ${knownModels(source).join(", ")}`);
     }
-    const key = entry.name.toLowerCase();
+    const key = nameKey(entry.name);
     if (key && firstLine.has(key)) return reject(`device_name '${entry.name}' repeats line ${firstLine.get(key)} of this file`);
     if (key) firstLine.set(key, entry.line);
     if (key && existing.has(key)) {

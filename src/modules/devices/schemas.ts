@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { DEVICE_STATUSES } from "../../db/schema/index.ts";
 import { isHostAddress } from "../../http/host.ts";
+import { freeText, singleLine } from "../../http/text.ts";
 
 const refId = (what: string, zeroMeans?: string) =>
   z
@@ -19,11 +20,12 @@ const customValue = z.union([z.string().max(1000), z.number(), z.boolean(), z.nu
 /** Fields a client writes. Secrets are accepted here and never appear in any response. */
 export const DeviceInput = z
   .object({
-    device_name: z
-      .string()
-      .min(5, "must be at least 5 characters")
-      .max(255, "must be at most 255 characters")
-      .regex(/^\S+$/, "must not contain whitespace")
+    device_name: singleLine(
+      z.string()
+        .min(5, "must be at least 5 characters")
+        .max(255, "must be at most 255 characters")
+        .regex(/^\S+$/, "must not contain whitespace"),
+    )
       .openapi({ description: "Unique name, compared case-insensitively", example: "core-rtr-01" }),
     device_ip: z
       .string()
@@ -31,9 +33,9 @@ export const DeviceInput = z
       .refine(isHostAddress, "must be an IPv4 address, an IPv6 address or a hostname")
       // The refine is invisible to the document; the formats carry the same rule into it.
       .openapi({ description: "Management address: IPv4, IPv6 or hostname", example: "192.0.2.10", anyOf: [{ format: "ipv4" }, { format: "ipv6" }, { format: "hostname" }] }),
-    device_vendor: z.string().max(255, "must be at most 255 characters").nullable().optional()
+    device_vendor: singleLine(z.string().max(255, "must be at most 255 characters")).nullable().optional()
       .openapi({ description: "Vendor name, one of the known vendors. Required on create and replace, unless device_profile_id names a profile that has a vendor; a device's vendor cannot be cleared", example: "Cisco" }),
-    device_model: z.string().max(255, "must be at most 255 characters").optional().openapi({ example: "C9300-48P" }),
+    device_model: singleLine(z.string().max(255, "must be at most 255 characters")).optional().openapi({ example: "C9300-48P" }),
     device_category_id: refId("category (command group)"),
     device_template_id: refId("connection template"),
     device_cred_id: refId("credential set", "the device's own device_username and device_password"),
@@ -41,9 +43,9 @@ export const DeviceInput = z
     device_port_override: z.number().int("must be a whole number").min(1, "must be at least 1").max(65535, "must be at most 65535").nullable().optional()
       .openapi({ description: "Port to connect to instead of the template's", example: 22 }),
     device_profile_id: refId("device profile whose defaults the device inherits"),
-    device_tags: z.array(z.string().min(1, "must not be empty").max(64, "must be at most 64 characters")).max(100, "must have at most 100 items").optional()
+    device_tags: z.array(singleLine(z.string().min(1, "must not be empty").max(64, "must be at most 64 characters"))).max(100, "must have at most 100 items").optional()
       .openapi({ description: "Tag names; unknown names are created", example: ["core", "ams"] }),
-    device_username: z.string().max(255).optional().openapi({ description: "Login user when device_cred_id is 0", example: "backup" }),
+    device_username: singleLine(z.string().max(255)).optional().openapi({ description: "Login user when device_cred_id is 0", example: "backup" }),
     device_password: z.string().max(1024).nullable().optional().openapi({ description: "Write-only; null clears it", example: "s3cret-pass" }),
     device_enable_password: z.string().max(1024).nullable().optional().openapi({ description: "Write-only; null clears it", example: "en4ble-pass" }),
     custom: z
@@ -52,7 +54,7 @@ export const DeviceInput = z
       // The document generator drops a record's key rule; propertyNames (JSON Schema, absent from the metadata
       // type but copied into the document as given) puts it back.
       .openapi({ description: "Flat custom attributes, filterable as filter[custom.<key>]", example: { site: "ams", rack: "r12" }, ...({ propertyNames: { pattern: CUSTOM_KEY.source } } as object) }),
-    notes: z.string().max(10_000, "must be at most 10000 characters").optional().openapi({ example: "Core router, row 3" }),
+    notes: freeText(z.string().max(10_000, "must be at most 10000 characters")).optional().openapi({ example: "Core router, row 3" }),
     enabled: z.boolean().optional().openapi({ description: "Disabled devices are skipped by backups", example: true }),
   })
   .openapi("DeviceInput");

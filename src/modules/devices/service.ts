@@ -1,6 +1,7 @@
 import { and, count, eq, inArray, isNull, max, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client.ts";
+import { nameKey } from "../../db/name-key.ts";
 import {
   categories, credentials, deviceProfiles, deviceTags, devices, DEVICE_STATUSES, tags, templates, vendors,
 } from "../../db/schema/index.ts";
@@ -20,7 +21,7 @@ const lower = (column: SQLWrapper) => sql`lower(${column})`;
 const tagNameMatch = (names: string[]) =>
   inArray(
     devices.id,
-    sql`(select ${deviceTags.deviceId} from ${deviceTags} join ${tags} on ${tags.id} = ${deviceTags.tagId} where ${inArray(lower(tags.name), names.map((n) => n.toLowerCase()))})`,
+    sql`(select ${deviceTags.deviceId} from ${deviceTags} join ${tags} on ${tags.id} = ${deviceTags.tagId} where ${inArray(tags.nameKey, names.map(nameKey))})`,
   );
 
 /** Ids where 0 means "none" (own credentials), as the API writes them. */
@@ -40,11 +41,11 @@ export const deviceListSpec: ListSpec = {
   fields: DEVICE_FIELDS,
   filters: {
     id: idFilter(devices.id, "id", "Device id"),
-    device_name: { describe: "Exact device name (any case)", build: (v) => inArray(lower(devices.name), v.map((s) => s.toLowerCase())) },
+    device_name: { describe: "Exact device name (any case)", build: (v) => inArray(devices.nameKey, v.map(nameKey)) },
     device_ip: { describe: "Exact management address", build: (v) => inArray(devices.ip, v) },
     device_vendor: {
       describe: "Vendor name (any case)",
-      build: (v) => inArray(devices.vendorId, sql`(select ${vendors.id} from ${vendors} where ${inArray(lower(vendors.name), v.map((s) => s.toLowerCase()))})`),
+      build: (v) => inArray(devices.vendorId, sql`(select ${vendors.id} from ${vendors} where ${inArray(vendors.nameKey, v.map(nameKey))})`),
     },
     device_vendor_id: idFilter(devices.vendorId, "device_vendor_id", "Vendor id"),
     device_model: { describe: "Exact model (any case)", build: (v) => inArray(lower(devices.model), v.map((s) => s.toLowerCase())) },
@@ -185,13 +186,13 @@ async function loadReferences(db: DbOrTx) {
     db.select({ id: tags.id, name: tags.name }).from(tags),
   ]);
   return {
-    vendors: new Map(vendorRows.map((v) => [v.name.toLowerCase(), v.id])),
+    vendors: new Map(vendorRows.map((v) => [nameKey(v.name), v.id])),
     vendorNames: vendorRows.map((v) => v.name),
     categoryIds: new Set(categoryRows.map((r) => r.id)),
     templateIds: new Set(templateRows.map((r) => r.id)),
     credIds: new Set(credRows.map((r) => r.id)),
     profiles: new Map(profileRows.map((p) => [p.id, p])),
-    tags: new Map(tagRows.map((t) => [t.name.toLowerCase(), t.id])),
+    tags: new Map(tagRows.map((t) => [nameKey(t.name), t.id])),
   };
 }
 type References = Awaited<ReturnType<typeof loadReferences>>;
@@ -243,7 +244,7 @@ async function resolveInput(
     }
   }
 
-  if (given("device_name")) v.name = input.device_name!;
+  if (given("device_name")) Object.assign(v, { name: input.device_name!, nameKey: nameKey(input.device_name!) });
   if (given("device_ip")) v.ip = input.device_ip!;
   if (given("device_model")) v.model = input.device_model!;
   if (given("device_username")) v.username = input.device_username!;
@@ -256,7 +257,7 @@ async function resolveInput(
     const name = input.device_vendor;
     if (name === null || name === "") v.vendorId = null;
     else {
-      const id = refs.vendors.get(name!.toLowerCase());
+      const id = refs.vendors.get(nameKey(name!));
       if (id === undefined) bag.add(`${prefix}device_vendor`, `${prefix}device_vendor '${name}' is not a known vendor; use one of: ${refs.vendorNames.join(", ")}`);
       else v.vendorId = id;
     }
@@ -282,26 +283,26 @@ async function resolveInput(
   if (given("device_enable_password")) {
     v.enablePasswordEnc = input.device_enable_password ? await secrets.encrypt(input.device_enable_password) : null;
   }
-  return { values: v, tagNames: tagNames && [...new Map(tagNames.map((n) => [n.toLowerCase(), n])).values()] };
+  return { values: v, tagNames: tagNames && [...new Map(tagNames.map((n) => [nameKey(n), n])).values()] };
 }
 
-async function existingNames(db: DbOrTx, names: string[]): Promise<Map<string, number>> {
-  if (!names.length) return new Map();
+async function existingNames(db: DbOrTx, keys: string[]): Promise<Map<string, number>> {
+  if (!keys.length) return new Map();
   const rows = await db
-    .select({ id: devices.id, name: devices.name })
+    .select({ id: devices.id, key: devices.nameKey })
     .from(devices)
-    .where(inArray(lower(devices.name), names));
-  return new Map(rows.map((r) => [r.name.toLowerCase(), r.id]));
+    .where(inArray(devices.nameKey, keys));
+  return new Map(rows.map((r) => [r.key, r.id]));
 }
 
 async function replaceTags(tx: DbOrTx, deviceId: number, names: string[], refs: References, now: Date): Promise<void> {
   await tx.delete(deviceTags).where(eq(deviceTags.deviceId, deviceId));
   for (const name of names) {
-    let id = refs.tags.get(name.toLowerCase());
+    let id = refs.tags.get(nameKey(name));
     if (id === undefined) {
-      const [row] = await tx.insert(tags).values({ name, createdAt: now, updatedAt: now }).returning({ id: tags.id });
+      const [row] = await tx.insert(tags).values({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now }).returning({ id: tags.id });
       id = row!.id;
-      refs.tags.set(name.toLowerCase(), id);
+      refs.tags.set(nameKey(name), id);
     }
     await tx.insert(deviceTags).values({ deviceId, tagId: id });
   }
@@ -336,8 +337,8 @@ async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], b
       resolved.push(await resolveInput(item.input, mode, refs, ctx.secrets, bag, prefixOf(i)));
     }
 
-    // Names are unique case-insensitively, against the database and within the request.
-    const finalNames = resolved.map((r, i) => r.values.name?.toLowerCase() ?? existing.get(items[i]!.id ?? 0)?.name.toLowerCase());
+    // Names are unique under the folding rule (name-key.ts), against the database and within the request.
+    const finalNames = resolved.map((r, i) => r.values.nameKey ?? existing.get(items[i]!.id ?? 0)?.nameKey);
     const taken = await existingNames(tx, finalNames.filter((n): n is string => Boolean(n)));
     const seen = new Map<string, number>();
     finalNames.forEach((name, i) => {
@@ -364,7 +365,7 @@ async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], b
     if (!ctx.scope.all) {
       resolved.forEach((r, i) => {
         const before = items[i]!.id ? existing.get(items[i]!.id!) : undefined;
-        const tagIds = r.tagNames ? r.tagNames.map((n) => refs.tags.get(n.toLowerCase())).filter((t): t is number => t !== undefined)
+        const tagIds = r.tagNames ? r.tagNames.map((n) => refs.tags.get(nameKey(n))).filter((t): t is number => t !== undefined)
           : existingTagIds.get(before?.id ?? 0) ?? [];
         const categoryId = r.values.categoryId !== undefined ? r.values.categoryId : before?.categoryId ?? null;
         if (!isInScope(ctx.scope, { tagIds, categoryId })) {

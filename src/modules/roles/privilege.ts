@@ -1,6 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { DeviceScope } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
+import { nameKey } from "../../db/name-key.ts";
 import { roles } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import type { AuthContext } from "../../http/env.ts";
@@ -17,7 +18,7 @@ export const grantOf = (role: ScopeColumns & { permissions: string[] }): Grant =
 
 /** The acting user's own grant: their role's permissions (not the token's subset) and their scope. */
 export async function actorGrant(db: DbOrTx, auth: AuthContext): Promise<Grant & { roleName: string }> {
-  const [role] = await db.select({ permissions: roles.permissions }).from(roles).where(eq(sql`lower(${roles.name})`, auth.roleName.toLowerCase()));
+  const [role] = await db.select({ permissions: roles.permissions }).from(roles).where(eq(roles.nameKey, nameKey(auth.roleName)));
   return { roleName: auth.roleName, permissions: role?.permissions ?? [], scope: auth.scope };
 }
 

@@ -9,6 +9,7 @@ import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../.
 import { booleanFilter, idFilter } from "../../http/filters.ts";
 import { actorGrant, assertWithin, grantOf, scopeOf } from "./privilege.ts";
 import { plural } from "../../words.ts";
+import { freeText, singleLine } from "../../http/text.ts";
 
 const Scope = z
   .object({
@@ -39,8 +40,8 @@ const ScopeInput = z
 
 const RoleInput = z
   .object({
-    name: z.string().trim().min(1, "must not be empty").max(64, "must be at most 64 characters").openapi({ example: "ams-operators" }),
-    description: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "Operators of the Amsterdam site" }),
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(64, "must be at most 64 characters")).openapi({ example: "ams-operators" }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "Operators of the Amsterdam site" }),
     permissions: z.array(z.string()).max(ABILITIES.length * 2, `must have at most ${ABILITIES.length * 2} items`)
       .openapi({ description: `Abilities from the catalogue: ${ABILITIES.join(", ")}`, example: ["devices.read", "devices.write", "configs.read"] }),
     scope: ScopeInput.optional().openapi({ description: "Which devices holders see; left out on create or PUT: every device. Sent on PATCH: replaces the whole scope." }),
@@ -99,7 +100,7 @@ export const rolesResource = defineResource({
     fields: Object.keys(Role.shape),
     filters: {
       id: idFilter(roles.id, "id", "Role id"),
-      name: nameFilter(roles.name),
+      name: nameFilter(roles.nameKey),
       builtin: booleanFilter(roles.builtin, "builtin", "true: the built-in admin, operator and viewer; false: custom roles"),
       permission: {
         describe: "Roles that grant this ability, e.g. users.write",
@@ -125,13 +126,13 @@ export const rolesResource = defineResource({
     if (existing) {
       assertWithin(actor, grantOf(existing as RoleRow), (lacks) => `Role '${existing.name}' grants more than you hold (${lacks}); it cannot be changed by you`);
     }
-    await checkUniqueName(ctx, roles.name, roles.id, input.name, existing?.id ?? null, "name");
+    const nameKey = await checkUniqueName(ctx, roles.nameKey, roles.id, input.name, existing?.id ?? null, "name");
     const permissions = input.permissions === undefined ? undefined : permissionValues(input.permissions, ctx);
     const scope = input.scope !== undefined || ctx.mode !== "patch" ? await scopeValues(input.scope ?? {}, ctx) : undefined;
     ctx.bag.throwIfAny();
     assertWithin(actor, { permissions, scope: scope && scopeOf(scope) }, (lacks) => `A role you create or change cannot grant more than you hold: ${lacks}`);
     const values: Record<string, unknown> = { ...scope };
-    if (input.name !== undefined) values.name = input.name;
+    if (input.name !== undefined) Object.assign(values, { name: input.name, nameKey });
     if (input.description !== undefined || ctx.mode !== "patch") values.description = input.description ?? "";
     if (permissions) values.permissions = permissions;
     return values;

@@ -4,6 +4,7 @@ import { createTestContext, TEST_PASSWORD, type TestContext } from "../../../tes
 import { ABILITIES } from "../../auth/abilities.ts";
 import { BUILTIN_ROLES } from "../../auth/roles.ts";
 import { activityLog, categories } from "../../db/schema/index.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 let t: TestContext;
 let admin: string;
@@ -14,7 +15,7 @@ beforeAll(async () => {
   admin = await t.token();
   tagId = (await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "ams" } })).body.data.id;
   const now = new Date();
-  [{ id: categoryId }] = (await t.db.insert(categories).values({ name: "Firewalls", createdAt: now, updatedAt: now }).returning({ id: categories.id })) as [{ id: number }];
+  [{ id: categoryId }] = (await t.db.insert(categories).values({ name: "Firewalls", nameKey: nameKey("Firewalls"), createdAt: now, updatedAt: now }).returning({ id: categories.id })) as [{ id: number }];
 });
 afterAll(() => t.close());
 

@@ -6,6 +6,7 @@ import { checkUniqueName, defineResource, nameFilter } from "../../http/resource
 import type { DbOrTx } from "../../db/client.ts";
 import { plural } from "../../words.ts";
 import { type DeviceScope, deviceIdInScope, refuseIfScopingRoles } from "../../auth/scope.ts";
+import { freeText, singleLine } from "../../http/text.ts";
 
 const Tag = z
   .object({
@@ -16,9 +17,9 @@ const Tag = z
 
 const TagInput = z
   .object({
-    name: z.string().trim().min(1, "must not be empty").max(64, "must be at most 64 characters").openapi({ example: "core" }),
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(64, "must be at most 64 characters")).openapi({ example: "core" }),
     color: z.string().regex(/^#[0-9a-fA-F]{6}$/, "must be a colour like #1f6feb").optional().openapi({ example: "#1f6feb" }),
-    description: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "Core routers" }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "Core routers" }),
   })
   .openapi("TagInput");
 
@@ -43,7 +44,7 @@ export const tagsResource = defineResource({
   input: TagInput,
   listSpec: {
     fields: Object.keys(Tag.shape),
-    filters: { name: nameFilter(tags.name), color: { describe: "Colour, e.g. #1f6feb", build: (v) => inArray(sql`lower(${tags.color})`, v.map((s) => s.toLowerCase())) } },
+    filters: { name: nameFilter(tags.nameKey), color: { describe: "Colour, e.g. #1f6feb", build: (v) => inArray(sql`lower(${tags.color})`, v.map((s) => s.toLowerCase())) } },
     sorts: { id: tags.id, name: sql`lower(${tags.name})`, created_at: tags.createdAt },
     defaultSort: "name",
     idColumn: tags.id,
@@ -58,9 +59,9 @@ export const tagsResource = defineResource({
     }));
   },
   async toValues(input, existing, ctx) {
-    await checkUniqueName(ctx, tags.name, tags.id, input.name, existing?.id ?? null, "name");
+    const nameKey = await checkUniqueName(ctx, tags.nameKey, tags.id, input.name, existing?.id ?? null, "name");
     const defaults = ctx.mode === "patch" ? {} : { color: "#6b7280", description: "" };
-    return Object.fromEntries(Object.entries({ ...defaults, ...input }).filter(([, v]) => v !== undefined));
+    return Object.fromEntries(Object.entries({ ...defaults, ...input, nameKey }).filter(([, v]) => v !== undefined));
   },
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { activityLog, deviceProfiles } from "../../db/schema/index.ts";
 import { eq } from "drizzle-orm";
+import { nameKey } from "../../db/name-key.ts";
 
 let t: TestContext;
 let admin: string;
@@ -56,7 +57,7 @@ describe("tags", () => {
 
     const lab = (await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "lab" } })).body.data;
     const now = new Date();
-    const [profile] = await t.db.insert(deviceProfiles).values({ name: "Lab profile", tagIds: [lab.id], createdAt: now, updatedAt: now }).returning();
+    const [profile] = await t.db.insert(deviceProfiles).values({ name: "Lab profile", nameKey: nameKey("Lab profile"), tagIds: [lab.id], createdAt: now, updatedAt: now }).returning();
     const del = await t.call(`/api/v1/tags/${lab.id}`, { method: "DELETE", token: admin });
     expect(del.body.message).toBe(`Tag ${lab.id} deleted; removed from 1 device profile`);
     const [after] = await t.db.select().from(deviceProfiles).where(eq(deviceProfiles.id, profile!.id));

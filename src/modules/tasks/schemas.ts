@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { JOB_OUTCOMES, TASK_RUN_TRIGGERS, TASK_TYPES } from "../../db/schema/index.ts";
 import { canonicalTimeZone, cronProblem, cronText } from "./cron.ts";
 import { RCONFIG_COMMANDS, TASK_TYPE_DEFS, TASK_TYPE_NAMES } from "./types.ts";
+import { freeText, singleLine } from "../../http/text.ts";
 
 const ids = (what: string) =>
   z.array(z.number({ error: `must hold ${what} ids` }).int("must hold whole numbers").positive("must hold positive ids"))
@@ -25,9 +26,9 @@ const CronInput = z
 /** Fields a client writes; unknown fields (other rConfig task fields) are ignored. */
 export const TaskInput = z
   .object({
-    task_name: z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters")
+    task_name: singleLine(z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters"))
       .openapi({ description: "Unique name, compared case-insensitively", example: "Core routers nightly" }),
-    task_desc: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "Back up the core every night" }),
+    task_desc: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "Back up the core every night" }),
     task_type: z.enum(TASK_TYPE_NAMES, { error: `must be one of: ${TASK_TYPE_NAMES.join(", ")}` }).optional()
       .openapi({ description: `What the task does: ${typeList}. rConfig's ${RCONFIG_COMMANDS.join(", ")} are accepted as aliases.`, example: "download_tags" }),
     task_command: z.enum(TASK_TYPE_NAMES, { error: `must be one of: ${TASK_TYPE_NAMES.join(", ")}` }).optional()

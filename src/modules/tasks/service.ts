@@ -8,6 +8,7 @@ import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { booleanFilter, idFilter } from "../../http/filters.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
 import { checkUniqueName, nameFilter, type WriteCtx } from "../../http/resource.ts";
+import { nameKey } from "../../db/name-key.ts";
 import { recordActivity } from "../activity/record.ts";
 import { canonicalTimeZone, cronText, nextRuns } from "./cron.ts";
 import { getRun, latestRuns, type Links } from "./runs.ts";
@@ -23,7 +24,7 @@ export const taskListSpec: ListSpec = {
   fields: Object.keys(Task.shape),
   filters: {
     id: idFilter(tasks.id, "id", "Task id"),
-    task_name: nameFilter(tasks.name),
+    task_name: nameFilter(tasks.nameKey),
     task_type: {
       describe: `Task type: ${TASK_TYPES.join(", ")}`,
       example: TASK_TYPES[0],
@@ -175,7 +176,7 @@ export async function saveTask(ctx: TaskCtx, input: Partial<TaskInputT>, id: num
     if (before?.systemKey && type && type !== before.type) {
       bag.add("task_type", `task_type of the system task '${before.name}' cannot change (it stays ${before.type})`);
     }
-    await checkUniqueName(writeCtx, tasks.name, tasks.id, input.task_name, before?.id ?? null, "task_name");
+    await checkUniqueName(writeCtx, tasks.nameKey, tasks.id, input.task_name, before?.id ?? null, "task_name");
     const targets = type ? await targetValues(c, bag, type, input, before, patch) : undefined;
     bag.throwIfAny();
 
@@ -184,6 +185,7 @@ export async function saveTask(ctx: TaskCtx, input: Partial<TaskInputT>, id: num
     const paused = input.is_paused ?? (patch ? before!.paused : false);
     const values = {
       name: input.task_name ?? before!.name,
+      nameKey: nameKey(input.task_name ?? before!.name),
       description: input.task_desc ?? (patch ? before!.description : ""),
       type: type!, deviceIds: targets!.devices, categoryIds: targets!.categories, tagIds: targets!.tags,
       cron, timezone, paused,

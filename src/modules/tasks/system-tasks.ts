@@ -1,4 +1,5 @@
 import type { DbOrTx } from "../../db/client.ts";
+import { nameKey } from "../../db/name-key.ts";
 import { tasks, type TaskType } from "../../db/schema/index.ts";
 
 type SystemTask = { systemKey: string; name: string; description: string; type: TaskType; cron: string; paused: boolean };
@@ -23,7 +24,7 @@ export async function seedSystemTasks(db: DbOrTx, now: Date): Promise<void> {
   for (const t of SYSTEM_TASKS) {
     await db
       .insert(tasks)
-      .values({ ...t, timezone: "UTC", scheduleFrom: now, createdAt: now, updatedAt: now })
+      .values({ ...t, nameKey: nameKey(t.name), timezone: "UTC", scheduleFrom: now, createdAt: now, updatedAt: now })
       .onConflictDoNothing();
   }
 }

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { templates } from "../../db/schema/index.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 /** One file of collector/templates/, as the launcher read it: its name without .yaml, its text and description. */
 export type BuiltinTemplate = { key: string; code: string; description: string };
@@ -14,7 +15,7 @@ export type BuiltinTemplate = { key: string; code: string; description: string }
 export async function seedBuiltinTemplates(tx: DbOrTx, builtins: readonly BuiltinTemplate[], now: Date): Promise<void> {
   const rows = await tx.select({ id: templates.id, name: templates.name, builtinKey: templates.builtinKey, code: templates.code, description: templates.description }).from(templates);
   const byKey = new Map(rows.flatMap((r) => (r.builtinKey ? [[r.builtinKey, r] as const] : [])));
-  const names = new Set(rows.map((r) => r.name.toLowerCase()));
+  const names = new Set(rows.map((r) => nameKey(r.name)));
 
   for (const t of builtins) {
     const row = byKey.get(t.key);
@@ -25,10 +26,10 @@ export async function seedBuiltinTemplates(tx: DbOrTx, builtins: readonly Builti
       continue;
     }
     let name = t.key;
-    for (let n = 1; names.has(name.toLowerCase()); n++) name = `${t.key} (built-in${n === 1 ? "" : ` ${n}`})`;
-    names.add(name.toLowerCase());
+    for (let n = 1; names.has(nameKey(name)); n++) name = `${t.key} (built-in${n === 1 ? "" : ` ${n}`})`;
+    names.add(nameKey(name));
     // Another process migrating at the same moment may have inserted it: that row is just as good.
-    await tx.insert(templates).values({ name, description: t.description, code: t.code, builtinKey: t.key, createdAt: now, updatedAt: now }).onConflictDoNothing();
+    await tx.insert(templates).values({ name, nameKey: nameKey(name), description: t.description, code: t.code, builtinKey: t.key, createdAt: now, updatedAt: now }).onConflictDoNothing();
   }
 
   const shipped = new Set(builtins.map((t) => t.key));

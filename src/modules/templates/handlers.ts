@@ -1,6 +1,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
+import { nameKey } from "../../db/name-key.ts";
 import { templates } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
@@ -8,10 +9,11 @@ import { checkUniqueName } from "../../http/resource.ts";
 import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
 import { recordActivity } from "../activity/record.ts";
 import { Template, templatesResource } from "./resource.ts";
+import { singleLine } from "../../http/text.ts";
 
 const CopyInput = z
   .object({
-    name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").optional()
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters")).optional()
       .openapi({ description: "The copy's name; left out: \"<name> (copy)\", numbered when that is taken", example: "cisco-ios-lab" }),
   })
   .openapi("TemplateCopyInput");
@@ -30,12 +32,12 @@ export const copyTemplateRoute = apiRoute({
 async function freeCopyName(tx: DbOrTx, name: string): Promise<string> {
   const base = `${name} (copy`;
   const taken = new Set(
-    (await tx.select({ name: templates.name }).from(templates).where(sql`lower(${templates.name}) like ${base.toLowerCase().replace(/[\\%_]/g, (m) => "\\" + m) + "%"} escape '\\'`))
-      .map((r) => r.name.toLowerCase()),
+    (await tx.select({ name: templates.name }).from(templates).where(sql`${templates.nameKey} like ${nameKey(base).replace(/[\\%_]/g, (m) => "\\" + m) + "%"} escape '\\'`))
+      .map((r) => nameKey(r.name)),
   );
   for (let n = 1; ; n++) {
     const candidate = `${base}${n === 1 ? "" : ` ${n}`})`;
-    if (!taken.has(candidate.toLowerCase())) return candidate;
+    if (!taken.has(nameKey(candidate))) return candidate;
   }
 }
 
@@ -50,11 +52,11 @@ export function registerTemplateRoutes(app: OpenAPIHono<AppEnv>): void {
       if (!source) throw ApiError.notFound(`Template ${id}`);
       const now = clock.now();
       const bag = new FieldErrorBag();
-      await checkUniqueName({ tx, bag, auth: c.var.auth, services: c.var.services, now, mode: "create" }, templates.name, templates.id, body.name, null, "name");
+      await checkUniqueName({ tx, bag, auth: c.var.auth, services: c.var.services, now, mode: "create" }, templates.nameKey, templates.id, body.name, null, "name");
       bag.throwIfAny();
       const name = body.name ?? (await freeCopyName(tx, source.name));
       const [row] = await tx.insert(templates)
-        .values({ name, description: source.description, code: source.code, builtinKey: null, createdAt: now, updatedAt: now })
+        .values({ name, nameKey: nameKey(name), description: source.description, code: source.code, builtinKey: null, createdAt: now, updatedAt: now })
         .returning({ id: templates.id });
       const after = await templatesResource.show(tx, row!.id, c.var.auth.scope);
       await recordActivity(tx, c.var.auth, { action: "template.copy", subjectType: "template", subjectId: row!.id, before: null, after }, now);

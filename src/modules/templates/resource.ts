@@ -9,6 +9,7 @@ import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../.
 import { idFilter } from "../../http/filters.ts";
 import { parseTemplate } from "./template-schema.ts";
 import { plural } from "../../words.ts";
+import { freeText, singleLine } from "../../http/text.ts";
 
 export const Template = z
   .object({
@@ -31,8 +32,8 @@ const EXAMPLE_CODE = [
 
 const TemplateInput = z
   .object({
-    name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").openapi({ example: "cisco-ios-lab" }),
-    description: z.string().max(1000, "must be at most 1000 characters").optional()
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters")).openapi({ example: "cisco-ios-lab" }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional()
       .openapi({ description: "Left out on create or PUT: the YAML's description", example: "IOS with the lab's extra commands" }),
     code: z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters")
       .openapi({ description: "The template as YAML; checked on every write (a problem is a 422 naming its line and key)", example: EXAMPLE_CODE }),
@@ -77,7 +78,7 @@ export const templatesResource = defineResource({
     fields: Object.keys(Template.shape),
     filters: {
       id: idFilter(templates.id, "id", "Template id"),
-      name: nameFilter(templates.name),
+      name: nameFilter(templates.nameKey),
       builtin: {
         describe: "true: shipped with netkeep; false: made by users",
         build: (v) => {
@@ -104,9 +105,9 @@ export const templatesResource = defineResource({
     }));
   },
   async toValues(input, existing, ctx) {
-    await checkUniqueName(ctx, templates.name, templates.id, input.name, existing?.id ?? null, "name");
+    const nameKey = await checkUniqueName(ctx, templates.nameKey, templates.id, input.name, existing?.id ?? null, "name");
     const values: Partial<typeof templates.$inferInsert> = {};
-    if (input.name !== undefined) values.name = input.name;
+    if (input.name !== undefined) Object.assign(values, { name: input.name, nameKey });
     if (input.code !== undefined) {
       const checked = checkTemplateCode(ctx, input.code);
       values.code = input.code;

@@ -4,6 +4,7 @@ import { createTestContext, type TestContext } from "../../../test/helpers/app.t
 import { activityLog, deviceProfiles, templates } from "../../db/schema/index.ts";
 import { seedReferenceData } from "../../db/seed.ts";
 import { loadBuiltinTemplates } from "../../runtime/builtin-templates.ts";
+import { nameKey } from "../../db/name-key.ts";
 
 let t: TestContext;
 let admin: string;
@@ -145,7 +146,7 @@ describe("templates", () => {
 
     await t.call(`/api/v1/devices/${dev.body.data.id}`, { method: "DELETE", token: admin });
     const now = new Date();
-    const [profile] = await t.db.insert(deviceProfiles).values({ name: "uses in-use", templateId: tpl.id, createdAt: now, updatedAt: now }).returning();
+    const [profile] = await t.db.insert(deviceProfiles).values({ name: "uses in-use", nameKey: nameKey("uses in-use"), templateId: tpl.id, createdAt: now, updatedAt: now }).returning();
     const del = await t.call(`/api/v1/templates/${tpl.id}`, { method: "DELETE", token: admin });
     expect(del.body.message).toBe(`Template ${tpl.id} deleted; cleared from 1 device profile`);
     expect((await t.db.select().from(deviceProfiles).where(eq(deviceProfiles.id, profile!.id)))[0]!.templateId).toBeNull();

@@ -1,5 +1,6 @@
 import { and, count, eq, inArray, notInArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
+import { nameKey } from "../../db/name-key.ts";
 import { roles, users } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import type { AuthContext } from "../../http/env.ts";
@@ -11,7 +12,7 @@ type RoleRow = typeof roles.$inferSelect;
 export const ADMIN_ROLE = "admin";
 
 export async function builtinAdminRoleId(db: DbOrTx): Promise<number | undefined> {
-  const [row] = await db.select({ id: roles.id }).from(roles).where(and(eq(roles.builtin, true), eq(sql`lower(${roles.name})`, ADMIN_ROLE)));
+  const [row] = await db.select({ id: roles.id }).from(roles).where(and(eq(roles.builtin, true), eq(roles.nameKey, nameKey(ADMIN_ROLE))));
   return row?.id;
 }
 

@@ -4,6 +4,7 @@ import { hashPassword } from "../../auth/passwords.ts";
 import { endUserSessions } from "../../auth/sessions.ts";
 import { USERNAME } from "../../auth/users.ts";
 import type { DbOrTx } from "../../db/client.ts";
+import { nameKey } from "../../db/name-key.ts";
 import { apiTokens, roles, users } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
@@ -12,6 +13,7 @@ import { actorGrant, assertWithin, grantOf } from "../roles/privilege.ts";
 import { booleanFilter, idFilter } from "../../http/filters.ts";
 import { assertAdminRemains, assertCanManage, assertNotSelf } from "./guards.ts";
 import { plural } from "../../words.ts";
+import { singleLine } from "../../http/text.ts";
 
 export const MIN_PASSWORD = 12;
 
@@ -35,7 +37,7 @@ const UserInput = z
   .object({
     username: z.string().regex(USERNAME.pattern, USERNAME.rule)
       .openapi({ description: "Unique, compared case-insensitively", example: "jdoe" }),
-    email: z.string().trim().max(254, "must be at most 254 characters").regex(/^[^\s@]+@[^\s@]+$/, "must be an email address")
+    email: singleLine(z.string().trim().max(254, "must be at most 254 characters").regex(/^[^\s@]+@[^\s@]+$/, "must be an email address"))
       .openapi({ description: "Unique, compared case-insensitively", example: "jdoe@example.com" }),
     password: Password.optional().openapi({
       description: `Write-only, at least ${MIN_PASSWORD} characters; required on create. Sent on PUT or PATCH it changes the password.`,
@@ -66,7 +68,7 @@ async function resolveRole(input: UserIn, ctx: WriteCtx): Promise<RoleRow | unde
     if (!byId) ctx.bag.add("role_id", `role_id ${input.role_id} is not an existing role; ${await roleChoices(ctx.tx)}`);
   }
   if (input.role !== undefined) {
-    [byName] = await ctx.tx.select().from(roles).where(eq(sql`lower(${roles.name})`, input.role.toLowerCase()));
+    [byName] = await ctx.tx.select().from(roles).where(eq(roles.nameKey, nameKey(input.role)));
     if (!byName) ctx.bag.add("role", `role '${input.role}' does not exist; ${await roleChoices(ctx.tx)}`);
   }
   if (byId && byName && byId.id !== byName.id) ctx.bag.add("role", `role '${input.role}' is not role ${input.role_id}; send role_id or role, not two different roles`);
@@ -87,11 +89,11 @@ export const usersResource = defineResource({
     fields: Object.keys(User.shape),
     filters: {
       id: idFilter(users.id, "id", "User id"),
-      username: nameFilter(users.username, "Exact username (any case)"),
-      email: nameFilter(users.email, "Exact email address (any case)"),
+      username: nameFilter(users.usernameKey, "Exact username (any case)"),
+      email: nameFilter(users.emailKey, "Exact email address (any case)"),
       role: {
         describe: "Role name (any case)",
-        build: (v) => inArray(users.roleId, sql`(select ${roles.id} from ${roles} where ${inArray(sql`lower(${roles.name})`, v.map((s) => s.toLowerCase()))})`),
+        build: (v) => inArray(users.roleId, sql`(select ${roles.id} from ${roles} where ${inArray(roles.nameKey, v.map(nameKey))})`),
       },
       role_id: idFilter(users.roleId, "role_id", "Role id"),
       enabled: booleanFilter(users.enabled, "enabled"),
@@ -119,15 +121,15 @@ export const usersResource = defineResource({
   async toValues(input, existing, ctx) {
     const current = existing as UserRow | null;
     if (current) await assertCanManage(ctx.tx, ctx.auth, [current], "change");
-    await checkUniqueName(ctx, users.username, users.id, input.username, current?.id ?? null, "username");
-    await checkUniqueName(ctx, users.email, users.id, input.email, current?.id ?? null, "email");
+    const usernameKey = await checkUniqueName(ctx, users.usernameKey, users.id, input.username, current?.id ?? null, "username");
+    const emailKey = await checkUniqueName(ctx, users.emailKey, users.id, input.email, current?.id ?? null, "email");
     const role = await resolveRole(input, ctx);
     if (ctx.mode === "create" && input.password === undefined) ctx.bag.add("password", "password is required");
     ctx.bag.throwIfAny();
 
     const values: Record<string, unknown> = {};
-    if (input.username !== undefined) values.username = input.username;
-    if (input.email !== undefined) values.email = input.email;
+    if (input.username !== undefined) Object.assign(values, { username: input.username, usernameKey });
+    if (input.email !== undefined) Object.assign(values, { email: input.email, emailKey });
     if (role && role.id !== current?.roleId) {
       assertWithin(await actorGrant(ctx.tx, ctx.auth), grantOf(role), (lacks) => `You cannot give role '${role.name}': it grants more than you hold (${lacks})`);
       if (current) await assertAdminRemains(ctx.tx, [current], "give another user the admin role first");

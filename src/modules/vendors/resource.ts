@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { and, count, eq, inArray, sql } from "drizzle-orm";
+import { nameKey } from "../../db/name-key.ts";
 import { deviceProfiles, devices, vendors } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { containsText } from "../../http/list.ts";
@@ -7,13 +8,14 @@ import { checkUniqueName, defineResource, nameFilter } from "../../http/resource
 import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { plural } from "../../words.ts";
+import { singleLine } from "../../http/text.ts";
 
 const Vendor = z
   .object({ id: z.number().int(), name: z.string(), devices_count: z.number().int(), created_at: z.string(), updated_at: z.string() })
   .openapi("Vendor");
 
 const VendorInput = z
-  .object({ name: z.string().trim().min(2, "must be at least 2 characters").max(64, "must be at most 64 characters").openapi({ example: "Cisco" }) })
+  .object({ name: singleLine(z.string().trim().min(2, "must be at least 2 characters").max(64, "must be at most 64 characters")).openapi({ example: "Cisco" }) })
   .openapi("VendorInput");
 
 type VendorRow = typeof vendors.$inferSelect;
@@ -35,7 +37,7 @@ export const vendorsResource = defineResource({
   input: VendorInput,
   listSpec: {
     fields: Object.keys(Vendor.shape),
-    filters: { name: nameFilter(vendors.name) },
+    filters: { name: nameFilter(vendors.nameKey) },
     sorts: { id: vendors.id, name: sql`lower(${vendors.name})`, created_at: vendors.createdAt },
     defaultSort: "name",
     idColumn: vendors.id,
@@ -49,8 +51,8 @@ export const vendorsResource = defineResource({
     }));
   },
   async toValues(input, existing, ctx) {
-    await checkUniqueName(ctx, vendors.name, vendors.id, input.name, existing?.id ?? null, "name");
-    return input.name === undefined ? {} : { name: input.name };
+    const nameKey = await checkUniqueName(ctx, vendors.nameKey, vendors.id, input.name, existing?.id ?? null, "name");
+    return input.name === undefined ? {} : { name: input.name, nameKey };
   },
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
@@ -68,4 +70,4 @@ export const vendorsResource = defineResource({
 });
 
 export const vendorIdByName = async (db: DbOrTx, name: string) =>
-  (await db.select({ id: vendors.id }).from(vendors).where(eq(sql`lower(${vendors.name})`, name.toLowerCase())))[0]?.id;
+  (await db.select({ id: vendors.id }).from(vendors).where(eq(vendors.nameKey, nameKey(name))))[0]?.id;
