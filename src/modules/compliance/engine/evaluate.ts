@@ -1,0 +1,156 @@
+/**
+ * Evaluating a parsed policy against one configuration text. The text is indexed once (ConfigText), each
+ * pattern's matching lines are found once and shared by every rule and section asking (so a 50-rule policy
+ * costs about one pass per distinct literal), and the section hierarchy is built only if a rule needs it.
+ */
+import { compiledRule, type CompiledRule } from "./compiled.ts";
+import { allIn, ConfigText, firstIn, lowerBound } from "./config-text.ts";
+import { remediation, type UnitFailure } from "./remediation.ts";
+import { hierarchy, type Hierarchy } from "./sections.ts";
+import type { ConfigFamily, EvaluateOptions, Evidence, OffendingSection, ParsedPolicy, PolicyEvaluation, PolicyRule, RuleResult } from "./types.ts";
+
+/** Evidence entries kept per rule; the rest are counted in RuleResult.omitted. */
+export const MAX_EVIDENCE = 100;
+
+/** What a rule is checked against: the whole text, or one section's body (header: the section's line). */
+type Unit = { from: number; to: number; header: number | null };
+type UnitOutcome = { passed: boolean; evidence: Evidence[]; failure: UnitFailure };
+
+export class Evaluation {
+  private tree: Hierarchy | null = null;
+  constructor(
+    readonly config: ConfigText,
+    readonly family: ConfigFamily,
+  ) {}
+  get hierarchy(): Hierarchy {
+    return (this.tree ??= hierarchy(this.config, this.family));
+  }
+}
+
+export function evaluatePolicy(policy: ParsedPolicy, config: string, options: EvaluateOptions = {}): PolicyEvaluation {
+  const ctx = new Evaluation(new ConfigText(config), options.family ?? "indent");
+  const rules = policy.rules.map((rule) => evaluateRule(rule, compiledRule(rule), ctx));
+  const passed = rules.reduce((n, r) => n + (r.passed ? 1 : 0), 0);
+  return { compliant: passed === rules.length, score: rules.length === 0 ? 100 : Math.floor((passed * 100) / rules.length), rules };
+}
+
+function evaluateRule(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation): RuleResult {
+  const { config } = ctx;
+  const sectioned = compiled.path.length > 0;
+  const units: Unit[] = sectioned ? sections(compiled, ctx) : [{ from: 0, to: config.lineCount, header: null }];
+  const evidence: Evidence[] = [];
+  const failures: UnitFailure[] = [];
+  const offending: OffendingSection[] = [];
+  for (const unit of units) {
+    const outcome = checkUnit(rule, compiled, ctx, unit);
+    if (unit.header !== null) {
+      const section = config.line(unit.header).trim();
+      for (const e of outcome.evidence) e.section = section;
+      if (!outcome.passed) offending.push({ line: unit.header + 1, header: section });
+    }
+    // A failed rule's evidence is what failed; a passed rule's is what satisfied it.
+    if (!outcome.passed) {
+      if (failures.length === 0) evidence.length = 0;
+      failures.push(outcome.failure);
+      evidence.push(...outcome.evidence);
+    } else if (failures.length === 0) {
+      evidence.push(...outcome.evidence);
+    }
+  }
+  const passed = failures.length === 0;
+  const result: RuleResult = {
+    index: rule.index,
+    description: rule.description,
+    method: rule.method,
+    passed,
+    evidence: evidence.length > MAX_EVIDENCE ? evidence.slice(0, MAX_EVIDENCE) : evidence,
+    remediation: passed ? null : remediation(ctx, compiled.spec, failures),
+  };
+  if (evidence.length > MAX_EVIDENCE) result.omitted = evidence.length - MAX_EVIDENCE;
+  if (sectioned) {
+    result.sectionsChecked = units.length;
+    result.sections = offending;
+  }
+  return result;
+}
+
+/** The sections a rule applies in: headers matching its path, nested, minus those an unless pattern matches. */
+function sections(compiled: CompiledRule, ctx: Evaluation): Unit[] {
+  const { config } = ctx;
+  const { end } = ctx.hierarchy;
+  let headers: ArrayLike<number> = config.hits(compiled.path[0]!);
+  for (const level of compiled.path.slice(1)) {
+    const hits = config.hits(level);
+    const inner = new Set<number>();
+    for (let k = 0; k < headers.length; k++) {
+      const h = headers[k]!;
+      for (const c of allIn(hits, h + 1, end[h]!)) inner.add(c);
+    }
+    headers = [...inner].sort((a, b) => a - b);
+  }
+  const units: Unit[] = [];
+  for (let k = 0; k < headers.length; k++) {
+    const h = headers[k]!;
+    if (compiled.unless.some((m) => firstIn(config.hits(m), h, end[h]!) >= 0)) continue;
+    units.push({ from: h + 1, to: end[h]!, header: h });
+  }
+  return units;
+}
+
+function checkUnit(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation, unit: Unit): UnitOutcome {
+  const { config } = ctx;
+  const { from, to } = unit;
+  const found = (i: number): Evidence => ({ line: i + 1, text: config.line(i) });
+  const missing = (p: string): Evidence => ({ line: null, text: p });
+  const failure: UnitFailure = { header: unit.header, missing: [], offending: [] };
+  const { matchers } = compiled;
+
+  switch (compiled.spec.mode) {
+    case "all":
+    case "any": {
+      const evidence: Evidence[] = [];
+      const absent: Evidence[] = [];
+      matchers.forEach((m, k) => {
+        const h = firstIn(config.hits(m), from, to);
+        if (h >= 0) evidence.push(found(h));
+        else {
+          absent.push(missing(rule.patterns[k]!));
+          failure.missing.push(rule.patterns[k]!);
+        }
+      });
+      const passed = compiled.spec.mode === "all" ? absent.length === 0 : evidence.length > 0;
+      return { passed, evidence: passed ? evidence : absent, failure };
+    }
+    case "none": {
+      const lines = new Set<number>();
+      for (const m of matchers) for (const h of allIn(config.hits(m), from, to)) lines.add(h);
+      failure.offending = [...lines].sort((a, b) => a - b);
+      return { passed: lines.size === 0, evidence: failure.offending.map(found), failure };
+    }
+    case "block": {
+      failure.missing = rule.patterns;
+      const hits = matchers.map((m) => config.hits(m));
+      if (compiled.spec.kind === "block") {
+        const first = hits[0]!;
+        const last = to - matchers.length;
+        for (let k = lowerBound(first, from); k < first.length && first[k]! <= last; k++) {
+          const h = first[k]!;
+          if (hits.every((lines, j) => firstIn(lines, h + j, h + j + 1) >= 0)) {
+            return { passed: true, evidence: hits.map((_, j) => found(h + j)), failure };
+          }
+        }
+        return { passed: false, evidence: rule.patterns.map(missing), failure };
+      }
+      // flexible: each line after the one before, gaps allowed; taking the earliest match each time is optimal
+      const evidence: Evidence[] = [];
+      let at = from;
+      for (let j = 0; j < hits.length; j++) {
+        const h = firstIn(hits[j]!, at, to);
+        if (h < 0) return { passed: false, evidence: [...evidence, ...rule.patterns.slice(j).map(missing)], failure };
+        evidence.push(found(h));
+        at = h + 1;
+      }
+      return { passed: true, evidence, failure };
+    }
+  }
+}
