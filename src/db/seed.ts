@@ -5,6 +5,7 @@ import type { Db } from "./client.ts";
 import { categories, roles, vendors } from "./schema/index.ts";
 import { seedBuiltinTemplates, type BuiltinTemplate } from "../modules/templates/builtins.ts";
 import { seedSystemTasks } from "../modules/tasks/system-tasks.ts";
+import { seedBuiltinPolicies } from "../modules/compliance/builtins.ts";
 
 /** The vendor families the built-in connection templates cover. */
 const VENDORS = [
@@ -14,7 +15,8 @@ const VENDORS = [
 /**
  * Idempotent: runs after every migration. Built-in roles are rewritten so a new ability reaches them on
  * upgrade; vendors, the default category and the system tasks are only added when missing, so user edits survive. Built-in
- * connection templates (read from collector/templates/ by the launcher) are rewritten, user templates kept.
+ * connection templates (read from collector/templates/ by the launcher) and built-in compliance policies are
+ * rewritten, users' kept.
  */
 export async function seedReferenceData(db: Db, clock: Clock, builtinTemplates: readonly BuiltinTemplate[]): Promise<void> {
   const now = clock.now();
@@ -37,6 +39,7 @@ export async function seedReferenceData(db: Db, clock: Clock, builtinTemplates: 
     }
     await seedBuiltinTemplates(tx, builtinTemplates, now);
     await seedSystemTasks(tx, now);
+    await seedBuiltinPolicies(tx, now);
   });
 }
 

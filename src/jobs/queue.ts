@@ -81,15 +81,18 @@ export async function enqueueDeviceJobs(
   return jobOf;
 }
 
-/** Queues a job that is about no device (the retention purge). */
+/** Queues a job that is about no device (the retention purge, a compliance run of a policy); params say what it does. */
 export async function enqueueJob(
   db: DbOrTx,
-  input: { type: JobType; trigger: JobTrigger; priority: number; requestedBy?: number | null; maxAttempts?: number },
+  input: { type: JobType; trigger: JobTrigger; priority: number; requestedBy?: number | null; maxAttempts?: number; params?: Record<string, unknown> },
   now: Date,
 ): Promise<Job> {
   const [job] = await db
     .insert(jobs)
-    .values({ type: input.type, trigger: input.trigger, priority: input.priority, requestedBy: input.requestedBy ?? null, maxAttempts: input.maxAttempts ?? 1, runAfter: now, createdAt: now })
+    .values({
+      type: input.type, trigger: input.trigger, priority: input.priority, requestedBy: input.requestedBy ?? null, maxAttempts: input.maxAttempts ?? 1,
+      params: input.params ?? null, runAfter: now, createdAt: now,
+    })
     .returning();
   return job!;
 }

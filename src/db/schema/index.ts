@@ -7,3 +7,4 @@ export * from "./configs.ts";
 export * from "./web.ts";
 export * from "./tasks.ts";
 export * from "./search.ts";
+export * from "./compliance.ts";

@@ -120,7 +120,7 @@ async function targetValues(ctx: TaskCtx, bag: FieldErrorBag, type: TaskType, in
   const values = {} as Record<TargetList, number[]>;
   for (const list of TARGET_LISTS) {
     const sent = input[list];
-    if (uses !== list) {
+    if (uses !== list && uses !== "lists") {
       if (sent?.length) bag.add(list, `${list} must be empty for ${type} tasks, which ${uses === "all" ? "back up every device" : uses === "none" ? "have no targets" : `target ${uses}`}`);
       values[list] = [];
       continue;
@@ -140,7 +140,7 @@ async function targetValues(ctx: TaskCtx, bag: FieldErrorBag, type: TaskType, in
       }
       values[list] = [...new Set([...wanted, ...hidden])].sort((a, b) => a - b);
     }
-    if (!values[list].length) bag.add(list, `${list} must list at least one ${SINGULAR[list]} id for ${type} tasks`);
+    if (!values[list].length && uses === list) bag.add(list, `${list} must list at least one ${SINGULAR[list]} id for ${type} tasks`);
   }
   return values;
 }

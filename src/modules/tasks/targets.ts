@@ -7,8 +7,14 @@ type TargetLists = { devices: SQLWrapper; categories: SQLWrapper; tags: SQLWrapp
 
 const idsIn = (list: SQLWrapper) => sql`(select value from json_each(${list}))`;
 
-/** The condition on `devices` that selects what a target kind reaches, given its id lists as JSON. */
-function reachedBy(kind: TargetKind, lists: TargetLists): SQL {
+const noneListed = (lists: TargetLists) =>
+  sql`json_array_length(${lists.devices}) = 0 and json_array_length(${lists.categories}) = 0 and json_array_length(${lists.tags}) = 0`;
+
+/**
+ * The condition on `devices` that selects what a target kind reaches, given its id lists as JSON (task targets,
+ * and the scopes of compliance policy assignments).
+ */
+export function reachedBy(kind: TargetKind, lists: TargetLists): SQL {
   switch (kind) {
     case "devices":
       return inArray(devices.id, idsIn(lists.devices));
@@ -20,6 +26,8 @@ function reachedBy(kind: TargetKind, lists: TargetLists): SQL {
       return sql`1`;
     case "none":
       return sql`0`;
+    case "lists":
+      return sql`(${or(reachedBy("devices", lists), reachedBy("categories", lists), reachedBy("tags", lists), noneListed(lists))})`;
   }
 }
 
