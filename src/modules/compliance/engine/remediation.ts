@@ -19,14 +19,15 @@ const leadingSpace = (s: string) => /^\s/.test(s);
 export function remediation(ctx: Evaluation, spec: MethodSpec, failures: UnitFailure[]): string[] | null {
   if (spec.kind === "regex" || spec.kind === "wildcard" || spec.mode === "any") return null;
   if (spec.mode === "none") return spec.kind === "string" ? removeLines(ctx, failures) : null;
-  return addLines(ctx, failures);
+  return addLines(ctx, failures, spec.mode === "block");
 }
 
-function addLines(ctx: Evaluation, failures: UnitFailure[]): string[] | null {
+function addLines(ctx: Evaluation, failures: UnitFailure[], block: boolean): string[] | null {
   const out: string[] = [];
   for (const f of failures) {
     if (f.header === null) {
-      if (f.missing.some(leadingSpace)) return null; // a nested line with no section to put it in
+      // A nested line with no section to put it in (a code block's first line brings its own).
+      if (block ? leadingSpace(f.missing[0]!) : f.missing.some(leadingSpace)) return null;
       if (ctx.family === "braces" && !f.missing.every((l) => l.startsWith("set "))) return null;
       if (ctx.family === "fortios") return null;
       out.push(...f.missing);
