@@ -69,11 +69,11 @@ describe("the twelve rConfig methods", () => {
     expect(rule("must_match_regex", ["^transport input"]).passed).toBe(false); // indented: not at the line's start
   });
 
-  it("must_not_match_regex: no line matches any of them; offending lines listed", () => {
+  it("must_not_match_regex: no line matches any of them; offending lines listed and removed", () => {
     expect(rule("must_not_match_regex", ["^snmp-server community \\S+ RW$"])).toMatchObject({
       passed: false,
       evidence: [{ line: 9, text: "snmp-server community public RW" }],
-      remediation: null,
+      remediation: ["no snmp-server community public RW"],
     });
     expect(rule("must_not_match_regex", ["^ip http server", "^snmp-server community \\S+ RW \\d+$"])).toMatchObject({ passed: true, evidence: [] });
   });

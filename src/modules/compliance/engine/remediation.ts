@@ -2,9 +2,10 @@
  * The lines that would fix a failed rule, when there is exactly one right answer:
  * - required plain lines missing (must_match strings, code blocks): the lines, inside their section (its
  *   header, then the lines indented under it) when the rule is section-scoped;
- * - forbidden plain lines present (must_not_match strings): on indentation-nested CLIs (IOS-like) `no <line>`,
- *   under the line's parent sections; on Junos/VyOS set-format configurations `delete <rest of the set line>`.
- * Null otherwise: regexes and wildcards say what is wrong, not what the line should be; `can_match_any` has
+ * - forbidden lines present (must_not_match strings or regexes: either way the offending line is known): on
+ *   indentation-nested CLIs (IOS-like) `no <line>`, under the line's parent sections; on Junos/VyOS
+ *   set-format configurations `delete <rest of the set line>`.
+ * Null otherwise: a required regex or wildcard says what is wrong, not what the line should be; `can_match_any` has
  * several answers; a forbidden line that is itself a `no ...` has no safe negation; hierarchical Junos and
  * FortiOS edits are left to a person.
  */
@@ -17,8 +18,8 @@ export type UnitFailure = { header: number | null; missing: string[]; offending:
 const leadingSpace = (s: string) => /^\s/.test(s);
 
 export function remediation(ctx: Evaluation, spec: MethodSpec, failures: UnitFailure[]): string[] | null {
+  if (spec.mode === "none") return removeLines(ctx, failures);
   if (spec.kind === "regex" || spec.kind === "wildcard" || spec.mode === "any") return null;
-  if (spec.mode === "none") return spec.kind === "string" ? removeLines(ctx, failures) : null;
   return addLines(ctx, failures, spec.mode === "block");
 }
 
