@@ -206,8 +206,9 @@ export async function completeJob(
         : { state: "finished", leaseOwner: null, leaseExpiresAt: null, outcome: end.outcome, message: end.message ?? null, result: end.result ?? null, finishedAt: now },
     )
     .where(and(eq(jobs.id, job.id), eq(jobs.leaseOwner, owner), eq(jobs.state, "running")))
-    // Most jobs belong to no task run (download-now, the API): they skip settling, a statement per job.
-    .returning({ id: jobs.id, inRun: sql<number>`exists (select 1 from ${taskRunItems} i where i.job_id = ${jobs.id})` });
+    // Most jobs belong to no task run (download-now, the API): they skip settling, a statement per job. The id is
+    // named with its table: in an UPDATE drizzle writes a column bare, and a bare "id" here is the item's own id.
+    .returning({ id: jobs.id, inRun: sql<number>`exists (select 1 from ${taskRunItems} i where i.job_id = ${sql.identifier("jobs")}.${sql.identifier("id")})` });
   if (rows[0]?.inRun && !retrying) await settleRunsOfJob(db, job.id, now);
   return { recorded: rows.length > 0, retrying: retrying && rows.length > 0 };
 }

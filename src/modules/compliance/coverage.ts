@@ -25,12 +25,16 @@ export const coversDevice = (deviceId: number): SQL =>
   sql`exists (select 1 from ${devices} where ${devices.id} = ${deviceId} and ${assignmentCoversDevice})`;
 
 /** What evaluating a device needs to know about it: which command holds its configuration, and its hierarchy style. */
-export type DeviceFacts = { id: number; name: string; configCommand: string | null; family: ConfigFamily };
+export type DeviceFacts = { id: number; name: string; configCommand: string; family: ConfigFamily };
+
+/** A device with no template and no category commands runs nothing yet; its configuration would be this. */
+export const FALLBACK_COMMAND = "show running-config";
 
 /**
  * The facts of these devices (or of every device the condition selects). A device's configuration command is
  * its template's `config_command` when the device runs it, else the first command the device runs (its
- * category's commands, else its template's): in practice `show running-config`.
+ * category's commands, else its template's): in practice `show running-config`, which is also the answer for a
+ * device that runs no command at all yet.
  */
 export async function deviceFacts(db: DbOrTx, where: SQL | undefined): Promise<DeviceFacts[]> {
   const rows = await db
@@ -53,7 +57,7 @@ export async function deviceFacts(db: DbOrTx, where: SQL | undefined): Promise<D
     }
     const categoryCommands = JSON.parse(r.categoryCommands) as string[];
     const runs = categoryCommands.length ? categoryCommands : template?.commands ?? [];
-    const configCommand = template && runs.includes(template.config_command) ? template.config_command : runs[0] ?? null;
+    const configCommand = template && runs.includes(template.config_command) ? template.config_command : runs[0] ?? FALLBACK_COMMAND;
     return { id: r.id, name: r.name, configCommand, family: familyForVendor(r.templateKey ?? r.vendor ?? r.templateName ?? null) };
   });
 }

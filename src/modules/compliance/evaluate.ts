@@ -91,10 +91,7 @@ export const pairKey = (deviceId: number, command: string) => `${deviceId}\n${co
  */
 export async function assignmentChecks(db: Db, assignment: AssignmentRow, policy: PolicyRow, only?: number[]): Promise<Check[]> {
   const covered = await coveredDevices(db, assignment, only);
-  const wanted = covered.flatMap((d) => {
-    const command = assignment.command ?? d.configCommand;
-    return command ? [{ device: d, command }] : [];
-  });
+  const wanted = covered.map((d) => ({ device: d, command: assignment.command ?? d.configCommand }));
   const latest = await latestVersions(db, wanted.map((w) => ({ deviceId: w.device.id, command: w.command })));
   return wanted.map((w) => ({ assignment, policy, device: w.device, command: w.command, config: latest.get(pairKey(w.device.id, w.command)) ?? null }));
 }
