@@ -94,6 +94,16 @@ describe("policies", () => {
     expect((await t.call(`/api/v1/policies/${copy.body.data.id}`, { method: "PATCH", token, body: { name: "mine" } })).status).toBe(200);
   });
 
+  it("seeds the built-in baseline policies, whose definitions pass the same checks as a user's", async () => {
+    const builtins = (await t.call("/api/v1/policies?filter[builtin]=true&per_page=100", { token })).body.data;
+    expect(builtins.length).toBeGreaterThanOrEqual(5);
+    for (const p of builtins) {
+      expect(p.rules_count).toBeGreaterThan(0);
+      const copy = await t.call("/api/v1/policies", { method: "POST", token, body: { name: `${p.name} as mine`, definition: p.definition } });
+      expect(copy.status, JSON.stringify(copy.body)).toBe(201);
+    }
+  });
+
   it("refuses to delete a policy that has assignments (409)", async () => {
     const p = await createPolicy();
     await assign(p.id);
