@@ -3,6 +3,7 @@
  * each matcher the sorted list of lines it matches, computed once and shared by every rule and section that
  * asks. A question about a range of lines (a section's body) is then a binary search, not a rescan.
  */
+import type { LiteralScanner } from "./literal-scan.ts";
 import type { LineMatcher } from "./matchers.ts";
 
 export class ConfigText {
@@ -10,11 +11,16 @@ export class ConfigText {
   readonly lineCount: number;
   /** starts[i]: offset of line i; starts[lineCount]: one past the end (the offset after a final "\n"). */
   private readonly starts: Int32Array;
-  private readonly hitCache = new Map<string, Int32Array>();
+  private readonly hitCache = new Map<LineMatcher, Int32Array>();
   private lines: (string | undefined)[] = [];
+  private readonly scanner: LiteralScanner | null;
+  private readonly literalLines: number[][] | null;
 
-  constructor(text: string) {
+  /** With a scanner, its literals' lines are found in one pass; other literals are searched one by one. */
+  constructor(text: string, scanner: LiteralScanner | null = null) {
     this.text = text;
+    this.scanner = scanner;
+    this.literalLines = scanner ? scanner.scan(text) : null;
     let count = 0;
     for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) count++;
     const trailing = text.length > 0 && !text.endsWith("\n");
@@ -44,12 +50,21 @@ export class ConfigText {
 
   /** The 0-based lines `m` matches, ascending. */
   hits(m: LineMatcher): Int32Array {
-    let hits = this.hitCache.get(m.key);
+    let hits = this.hitCache.get(m);
     if (!hits) {
-      hits = m.literal === null ? this.scanAll(m.test!) : this.scanLiteral(m.literal, m.test);
-      this.hitCache.set(m.key, hits);
+      const id = m.literal === null ? undefined : this.scanner?.idOf.get(m.literal);
+      if (id !== undefined) hits = this.filter(this.literalLines![id]!, m.test);
+      else hits = m.literal === null ? this.scanAll(m.test!) : this.scanLiteral(m.literal, m.test);
+      this.hitCache.set(m, hits);
     }
     return hits;
+  }
+
+  private filter(lines: number[], test: ((line: string) => boolean) | null): Int32Array {
+    if (test === null) return Int32Array.from(lines);
+    const out: number[] = [];
+    for (const i of lines) if (test(this.line(i))) out.push(i);
+    return Int32Array.from(out);
   }
 
   private scanAll(test: (line: string) => boolean): Int32Array {

@@ -6,6 +6,8 @@
 import { compiledRule, type CompiledRule } from "./compiled.ts";
 import { allIn, ConfigText, firstIn, lowerBound } from "./config-text.ts";
 import { remediation, type UnitFailure } from "./remediation.ts";
+import { LiteralScanner } from "./literal-scan.ts";
+import type { LineMatcher } from "./matchers.ts";
 import { hierarchy, type Hierarchy } from "./sections.ts";
 import type { ConfigFamily, EvaluateOptions, Evidence, OffendingSection, ParsedPolicy, PolicyEvaluation, PolicyRule, RuleResult } from "./types.ts";
 
@@ -27,9 +29,28 @@ export class Evaluation {
   }
 }
 
+type CompiledPolicy = { rules: PolicyRule[]; compiled: CompiledRule[]; scanner: LiteralScanner };
+const compiledPolicies = new WeakMap<ParsedPolicy, CompiledPolicy>();
+
+/** The policy's rules compiled and one scanner for all their literals, made on first use and kept. */
+function compiledPolicy(policy: ParsedPolicy): CompiledPolicy {
+  let c = compiledPolicies.get(policy);
+  if (!c || c.rules !== policy.rules) {
+    // One matcher object per distinct pattern, so rules sharing a pattern share its lines in an evaluation.
+    const canonical = new Map<string, LineMatcher>();
+    const same = (ms: LineMatcher[]) => ms.map((m) => canonical.get(m.key) ?? (canonical.set(m.key, m), m));
+    const compiled = policy.rules.map(compiledRule).map((r) => ({ ...r, matchers: same(r.matchers), path: same(r.path), unless: same(r.unless) }));
+    const literals = compiled.flatMap((r) => [...r.matchers, ...r.path, ...r.unless].flatMap((m) => (m.literal === null ? [] : [m.literal])));
+    c = { rules: policy.rules, compiled, scanner: new LiteralScanner(literals) };
+    compiledPolicies.set(policy, c);
+  }
+  return c;
+}
+
 export function evaluatePolicy(policy: ParsedPolicy, config: string, options: EvaluateOptions = {}): PolicyEvaluation {
-  const ctx = new Evaluation(new ConfigText(config), options.family ?? "indent");
-  const rules = policy.rules.map((rule) => evaluateRule(rule, compiledRule(rule), ctx));
+  const { compiled, scanner } = compiledPolicy(policy);
+  const ctx = new Evaluation(new ConfigText(config, scanner), options.family ?? "indent");
+  const rules = policy.rules.map((rule, k) => evaluateRule(rule, compiled[k]!, ctx));
   const passed = rules.reduce((n, r) => n + (r.passed ? 1 : 0), 0);
   return { compliant: passed === rules.length, score: rules.length === 0 ? 100 : Math.floor((passed * 100) / rules.length), rules };
 }
@@ -97,11 +118,12 @@ function sections(compiled: CompiledRule, ctx: Evaluation): Unit[] {
   return units;
 }
 
+const found = (config: ConfigText, i: number): Evidence => ({ line: i + 1, text: config.line(i) });
+const missing = (pattern: string): Evidence => ({ line: null, text: pattern });
+
 function checkUnit(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation, unit: Unit): UnitOutcome {
   const { config } = ctx;
   const { from, to } = unit;
-  const found = (i: number): Evidence => ({ line: i + 1, text: config.line(i) });
-  const missing = (p: string): Evidence => ({ line: null, text: p });
   const failure: UnitFailure = { header: unit.header, missing: [], offending: [] };
   const { matchers } = compiled;
 
@@ -110,22 +132,25 @@ function checkUnit(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation, un
     case "any": {
       const evidence: Evidence[] = [];
       const absent: Evidence[] = [];
-      matchers.forEach((m, k) => {
-        const h = firstIn(config.hits(m), from, to);
-        if (h >= 0) evidence.push(found(h));
+      for (let k = 0; k < matchers.length; k++) {
+        const h = firstIn(config.hits(matchers[k]!), from, to);
+        if (h >= 0) evidence.push(found(config, h));
         else {
           absent.push(missing(rule.patterns[k]!));
           failure.missing.push(rule.patterns[k]!);
         }
-      });
+      }
       const passed = compiled.spec.mode === "all" ? absent.length === 0 : evidence.length > 0;
       return { passed, evidence: passed ? evidence : absent, failure };
     }
     case "none": {
-      const lines = new Set<number>();
-      for (const m of matchers) for (const h of allIn(config.hits(m), from, to)) lines.add(h);
-      failure.offending = [...lines].sort((a, b) => a - b);
-      return { passed: lines.size === 0, evidence: failure.offending.map(found), failure };
+      let lines: number[] = [];
+      for (const m of matchers) for (const h of allIn(config.hits(m), from, to)) lines.push(h);
+      if (matchers.length > 1) lines = [...new Set(lines)].sort((a, b) => a - b);
+      failure.offending = lines;
+      const evidence: Evidence[] = [];
+      for (const h of lines) evidence.push(found(config, h));
+      return { passed: lines.length === 0, evidence, failure };
     }
     case "block": {
       failure.missing = rule.patterns;
@@ -135,9 +160,9 @@ function checkUnit(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation, un
         const last = to - matchers.length;
         for (let k = lowerBound(first, from); k < first.length && first[k]! <= last; k++) {
           const h = first[k]!;
-          if (hits.every((lines, j) => firstIn(lines, h + j, h + j + 1) >= 0)) {
-            return { passed: true, evidence: hits.map((_, j) => found(h + j)), failure };
-          }
+          let j = 1;
+          while (j < hits.length && firstIn(hits[j]!, h + j, h + j + 1) >= 0) j++;
+          if (j === hits.length) return { passed: true, evidence: hits.map((_, j) => found(config, h + j)), failure };
         }
         return { passed: false, evidence: rule.patterns.map(missing), failure };
       }
@@ -147,7 +172,7 @@ function checkUnit(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation, un
       for (let j = 0; j < hits.length; j++) {
         const h = firstIn(hits[j]!, at, to);
         if (h < 0) return { passed: false, evidence: [...evidence, ...rule.patterns.slice(j).map(missing)], failure };
-        evidence.push(found(h));
+        evidence.push(found(config, h));
         at = h + 1;
       }
       return { passed: true, evidence, failure };
