@@ -14,13 +14,13 @@ export class ConfigText {
   private readonly hitCache = new Map<LineMatcher, Int32Array>();
   private lines: (string | undefined)[] = [];
   private readonly scanner: LiteralScanner | null;
-  private readonly literalLines: number[][] | null;
+  private literalLines: number[][] | null;
 
   /** With a scanner, its literals' lines are found in one pass; other literals are searched one by one. */
   constructor(text: string, scanner: LiteralScanner | null = null) {
     this.text = text;
     this.scanner = scanner;
-    this.literalLines = scanner ? scanner.scan(text) : null;
+    this.literalLines = null;
     let count = 0;
     for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) count++;
     const trailing = text.length > 0 && !text.endsWith("\n");
@@ -29,6 +29,7 @@ export class ConfigText {
     let line = 1;
     for (let at = text.indexOf("\n"); at >= 0 && line <= this.lineCount; at = text.indexOf("\n", at + 1)) this.starts[line++] = at + 1;
     this.starts[this.lineCount] = text.length + (trailing ? 1 : 0);
+    if (scanner) this.literalLines = scanner.scan(text, this.starts);
   }
 
   /** Offset of line i's first character. */

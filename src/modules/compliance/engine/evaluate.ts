@@ -62,6 +62,7 @@ function evaluateRule(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation)
   const evidence: Evidence[] = [];
   const failures: UnitFailure[] = [];
   const offending: OffendingSection[] = [];
+  let omitted = 0;
   for (const unit of units) {
     const outcome = checkUnit(rule, compiled, ctx, unit);
     if (unit.header !== null) {
@@ -71,11 +72,15 @@ function evaluateRule(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation)
     }
     // A failed rule's evidence is what failed; a passed rule's is what satisfied it.
     if (!outcome.passed) {
-      if (failures.length === 0) evidence.length = 0;
+      if (failures.length === 0) {
+        evidence.length = 0;
+        omitted = 0;
+      }
       failures.push(outcome.failure);
-      evidence.push(...outcome.evidence);
-    } else if (failures.length === 0) {
-      evidence.push(...outcome.evidence);
+    } else if (failures.length > 0) continue;
+    for (const e of outcome.evidence) {
+      if (evidence.length < MAX_EVIDENCE) evidence.push(e);
+      else omitted++;
     }
   }
   const passed = failures.length === 0;
@@ -84,10 +89,10 @@ function evaluateRule(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation)
     description: rule.description,
     method: rule.method,
     passed,
-    evidence: evidence.length > MAX_EVIDENCE ? evidence.slice(0, MAX_EVIDENCE) : evidence,
+    evidence,
     remediation: passed ? null : remediation(ctx, compiled.spec, failures),
   };
-  if (evidence.length > MAX_EVIDENCE) result.omitted = evidence.length - MAX_EVIDENCE;
+  if (omitted > 0) result.omitted = omitted;
   if (sectioned) {
     result.sectionsChecked = units.length;
     result.sections = offending;

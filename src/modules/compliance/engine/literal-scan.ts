@@ -15,9 +15,14 @@ export class LiteralScanner {
   readonly literals: string[] = [];
   /** Position of each literal in `literals`, and so in what scan() returns. */
   readonly idOf = new Map<string, number>();
-  private readonly delta: Int32Array;
-  /** Per state, the literals (indexes into `literals`) that end there, or null. */
+  /** Transitions, `classes` per state; characters are mapped to classes first (those in no literal: class 0). */
+  private readonly delta: Uint16Array;
+  private readonly classes: number;
+  /** Every UTF-16 code unit's class: 64 KB, so the scan loop needs no branch for line breaks or non-ASCII. */
+  private readonly classOf = new Uint8Array(65536);
+  /** Per state, the literals (indexes into `literals`) that end there, or null; `ends` flags those states. */
   private readonly outputs: (number[] | null)[];
+  private readonly ends: Uint8Array;
 
   constructor(candidates: Iterable<string>) {
     const goto: Int32Array[] = [new Int32Array(ALPHABET).fill(-1)];
@@ -61,32 +66,37 @@ export class LiteralScanner {
         }
       }
     }
-    this.delta = delta;
+    // Only characters that occur in some literal need a column of their own: a smaller table stays in cache.
+    let classes = 1;
+    for (const literal of this.literals) for (let i = 0; i < literal.length; i++) {
+      const c = literal.charCodeAt(i);
+      if (this.classOf[c] === 0) this.classOf[c] = classes++;
+    }
+    const representative = new Int32Array(classes).fill(0); // class 0: any character in no literal (NUL is in none)
+    for (let c = 0; c < ALPHABET; c++) if (this.classOf[c]) representative[this.classOf[c]!] = c;
+    this.classes = classes;
+    this.delta = new Uint16Array(goto.length * classes);
+    for (let s = 0; s < goto.length; s++) for (let k = 0; k < classes; k++) this.delta[s * classes + k] = delta[s * ALPHABET + representative[k]!]!;
     this.outputs = outputs;
+    this.ends = Uint8Array.from(outputs, (o) => (o ? 1 : 0));
   }
 
-  /** For each literal (by its id), the ascending 0-based lines of `text` containing it. */
-  scan(text: string): number[][] {
-    const { delta, outputs } = this;
+  /**
+   * For each literal (by its id), the ascending 0-based lines of `text` containing it. `starts`: each line's
+   * first offset and, last, one past the end (ConfigText's). A line break's class (0: in no literal) sends the
+   * automaton back to its start, so no match spans two lines.
+   */
+  scan(text: string, starts: Int32Array): number[][] {
+    const { delta, outputs, ends, classOf, classes } = this;
     const found: number[][] = this.literals.map(() => []);
     const last = new Int32Array(this.literals.length).fill(-1);
     let state = 0;
     let line = 0;
     for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c === 10) {
-        line++;
-        state = 0;
-        continue;
-      }
-      if (c >= ALPHABET) {
-        state = 0;
-        continue;
-      }
-      state = delta[state * ALPHABET + c]!;
-      const out = outputs[state];
-      if (out) {
-        for (const id of out) {
+      state = delta[state * classes + classOf[text.charCodeAt(i)]!]!;
+      if (ends[state] === 1) {
+        while (starts[line + 1]! <= i) line++;
+        for (const id of outputs[state]!) {
           if (last[id] !== line) {
             last[id] = line;
             found[id]!.push(line);

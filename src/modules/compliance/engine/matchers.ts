@@ -25,11 +25,15 @@ export function regexMatcher(written: string): LineMatcher | { error: string } {
   if ("error" in src) return src;
   const compiled = compileRegex(src.source, { caseInsensitive: src.caseInsensitive });
   if ("error" in compiled) return compiled;
-  return {
-    key: `r${src.caseInsensitive ? "i" : ""}\0${src.source}`,
-    literal: src.caseInsensitive ? null : requiredLiteral(src.source),
-    test: compiled.regex.test,
-  };
+  const key = `r${src.caseInsensitive ? "i" : ""}\0${src.source}`;
+  // A regex that is only a literal, perhaps anchored (`^interface Vlan`, `^ shutdown$`), needs no regex engine.
+  const plain = src.caseInsensitive ? null : /^(\^?)([^\\^$.|?*+()[\]{}]+)(\$?)$/.exec(src.source);
+  if (plain) {
+    const [, start, literal, end] = plain as unknown as [string, string, string, string];
+    const test = start && end ? (line: string) => line === literal : start ? (line: string) => line.startsWith(literal) : end ? (line: string) => line.endsWith(literal) : null;
+    return { key, literal, test };
+  }
+  return { key, literal: src.caseInsensitive ? null : requiredLiteral(src.source), test: compiled.regex.test };
 }
 
 /** A wildcard (`*` any run, `?` one character) matching a whole line, leading and trailing whitespace aside. */

@@ -58,6 +58,13 @@ describe("literal prefilters never change what a regex matches", () => {
     "public|Public",
     "[a]aa?b",
     "\\bhost\\b",
+    // only a literal, perhaps anchored: decided without the regex engine
+    "^logging trap informational$",
+    "informational$",
+    "^end$",
+    "^end",
+    "community public",
+    "^ ip address",
   ])("%s", (pattern) => {
     const { policy, problems } = parsePolicy(`// Description: p\n#[must_not_match_regex]\n${pattern}\n`);
     expect(problems).toEqual([]);
