@@ -14,13 +14,15 @@ import { hostnameOf } from "./ios-config.ts";
  * strings, regexes, wildcards, code blocks and section-scoped rules. In the same run: netkeep evaluates every
  * device (reading each text from the same files, then evaluation alone), and the baseline runs `grep -cE` once
  * per rule over all the files (one process per rule with every file as an argument, LC_ALL=C: grep at its
- * fastest; per file would spawn 100,000 processes and measure process start-up, not matching). grep does less
+ * fastest; per file spawns 100,000 processes and mostly measures process start-up: printed for context, timed
+ * on a sample). grep does less
  * than netkeep: it cannot scope a pattern to a section, so section rules are grepped unscoped. Then the CPU
  * cost of evaluating one new version after a download (median of many, the parsed policy reused as the
  * service does, and with the definition parsed too). Exits 1 when a target is missed.
  */
 const SPEEDUP_TARGET = 5; // times faster than grep
 const ONE_VERSION_TARGET_MS = 5; // CPU per new version
+const PER_FILE_SAMPLE = 40; // files the per-rule-per-file grep variant is timed on
 
 const { values: opts } = parseArgs({
   options: {
@@ -119,6 +121,11 @@ function grepPatterns(rule: PolicyRule): string[] {
   return rule.patterns.map(ere);
 }
 
+/** CPU ms used by this process's finished children (Linux /proc: cutime + cstime, in clock ticks of 10 ms). */
+const childCpuMs = () => {
+  const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+};
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const cpuMs = () => {
   const u = process.cpuUsage();
@@ -170,6 +177,7 @@ try {
   // Baseline: grep -cE per rule over every file.
   const grepCounts: Map<string, number>[] = [];
   started = performance.now();
+  const childCpu = childCpuMs();
   for (const rule of policy.rules) {
     const args = ["-cE", ...grepPatterns(rule).flatMap((p) => ["-e", p]), ...files];
     const run = spawnSync("grep", args, { cwd: join(dir, "files"), env: { ...process.env, LC_ALL: "C" }, encoding: "utf8", maxBuffer: 64 << 20 });
@@ -180,6 +188,17 @@ try {
     })));
   }
   const grepMs = performance.now() - started;
+  const grepCpu = childCpuMs() - childCpu;
+
+  // For context, the naive script: one grep per rule per file, timed on a sample and scaled to the fleet.
+  const sample = files.slice(0, PER_FILE_SAMPLE);
+  started = performance.now();
+  for (const f of sample) {
+    for (const rule of policy.rules) {
+      spawnSync("grep", ["-cE", ...grepPatterns(rule).flatMap((p) => ["-e", p]), f], { cwd: join(dir, "files"), env: { ...process.env, LC_ALL: "C" }, stdio: "ignore" });
+    }
+  }
+  const perFileMs = ((performance.now() - started) * files.length) / sample.length;
 
   // Cross-check: on unscoped single-pattern string and regex rules, netkeep's verdict is grep's.
   let checked = 0;
@@ -208,12 +227,14 @@ try {
     parseSamples.push(cpuMs() - cpu);
   }
 
-  const speedup = grepMs / netkeepMs;
+  // The machine may be shared: CPU time is what contention does not distort, so the target is checked on it.
+  const speedup = grepCpu / netkeepCpu;
   const oneVersion = median(evalSamples);
   log("");
   log(`netkeep, ${DEVICES} devices x 50 rules (files read + evaluated): ${netkeepMs.toFixed(0)} ms wall, ${netkeepCpu.toFixed(0)} ms CPU (${(netkeepMs / DEVICES).toFixed(2)} ms per device); evaluation alone ${evalOnlyMs.toFixed(0)} ms`);
-  log(`baseline, grep -cE once per rule over the ${DEVICES} files (50 processes): ${grepMs.toFixed(0)} ms wall`);
-  log(`netkeep is ${speedup.toFixed(1)}x faster than the baseline (target >= ${SPEEDUP_TARGET}x)`);
+  log(`baseline, grep -cE once per rule over the ${DEVICES} files (50 processes): ${grepMs.toFixed(0)} ms wall, ${grepCpu.toFixed(0)} ms CPU`);
+  log(`netkeep is ${speedup.toFixed(1)}x faster than the baseline in CPU (target >= ${SPEEDUP_TARGET}x), ${(grepMs / netkeepMs).toFixed(1)}x in wall time; ${(grepMs / evalOnlyMs).toFixed(1)}x in wall time counting evaluation alone (the service evaluates the text it just stored)`);
+  log(`for context, grep -cE once per rule per file (100,000 processes): ~${(perFileMs / 1000).toFixed(0)} s (timed on ${sample.length} files, scaled), ${(perFileMs / netkeepMs).toFixed(0)}x netkeep's time`);
   log(`one new version: median ${oneVersion.toFixed(2)} ms CPU to evaluate with the parsed policy, ${median(parseSamples).toFixed(2)} ms parsing the definition too (${SAMPLES} samples; target < ${ONE_VERSION_TARGET_MS} ms)`);
   log(`failed rules across the fleet: ${failedRules}; cross-check against grep on ${checked} unscoped rule verdicts: ${disagreements} disagreements`);
   const missed = [speedup < SPEEDUP_TARGET && "speed", oneVersion >= ONE_VERSION_TARGET_MS && "one-version CPU", disagreements > 0 && "cross-check"].filter(Boolean);
