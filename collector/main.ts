@@ -10,6 +10,7 @@ import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
 import { startScheduler } from "./scheduler.ts";
 import { DEFAULT_INDEXER_OPTIONS, startSearchIndexer } from "./indexer.ts";
 import { startStoreThread } from "./store-thread.ts";
+import { DEFAULT_COMPLIANCE_PASS_OPTIONS, startCompliancePass } from "./compliance-pass.ts";
 
 // Hundreds of sessions each leave ~100 KB strings behind them, and V8's default lets the heap double past what
 // is live before a full collection: at 500 sessions that was 430-490 MB of mostly garbage. Growing by 40% keeps
@@ -39,6 +40,7 @@ async function main() {
   // Every collector schedules: task runs are keyed by (task, slot) in the database, so only one starts each.
   const scheduler = startScheduler({ db, clock: systemClock, logger });
   const indexer = startSearchIndexer({ db, logger }, { ...DEFAULT_INDEXER_OPTIONS, busy: () => worker.active > 0 });
+  const compliancePass = startCompliancePass({ db, clock: systemClock, logger }, { ...DEFAULT_COMPLIANCE_PASS_OPTIONS, busy: () => worker.active > 0 });
   logger.info("collector started", { owner, concurrency: config.collectorConcurrency });
 
   let stopping = false;
@@ -48,6 +50,7 @@ async function main() {
     logger.info("collector stopping; finishing the jobs in hand", { active: worker.active });
     await scheduler.stop();
     await indexer.stop();
+    await compliancePass.stop();
     await worker.stop();
     await storeThread.close();
     client.close();

@@ -2,6 +2,7 @@ import { claimNextJob, completeJob, extendLease, requeueExpiredLeases, type Job 
 import { runDownloadJob, type DownloadDeps } from "./download.ts";
 import { describeError } from "./errors.ts";
 import { runPurgeJob } from "./purge-job.ts";
+import { runComplianceJob } from "./compliance-job.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
 
 export type WorkerOptions = {
@@ -46,6 +47,9 @@ export function startWorker(deps: DownloadDeps, options: WorkerOptions) {
       } else if (job.type === "purge_configs") {
         const end = await runPurgeJob(deps, job);
         if (end) deps.logger.info("job finished", { job: job.id, type: job.type, ...end, duration_ms: Date.now() - started });
+      } else if (job.type === "compliance") {
+        const end = await runComplianceJob(deps, job);
+        if (end) deps.logger.info("job finished", { job: job.id, type: job.type, device: job.deviceId, ...end, duration_ms: Date.now() - started });
       } else await completeJob(deps.db, job, deps.owner, { outcome: "error", message: `this collector cannot run ${job.type} jobs` }, deps.clock.now());
     } catch (err) {
       deps.logger.error("job failed", { job: job.id, error: describeError(err) });

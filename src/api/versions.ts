@@ -18,6 +18,7 @@ import { registerConfigSearchRoutes } from "../modules/configs/search-routes.ts"
 import { registerRetentionRoutes } from "../modules/configs/retention-routes.ts";
 import { registerTaskRoutes } from "../modules/tasks/handlers.ts";
 import { registerConfigGroups } from "../modules/configs/handlers.ts";
+import { registerComplianceExportRoute, registerComplianceRoutes } from "../modules/compliance/handlers.ts";
 
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -48,6 +49,7 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
   registerTemplateRoutes(api);
   for (const group of [categoriesResource, commandsResource, deviceProfilesResource]) group.register(api);
   registerTaskRoutes(api);
+  registerComplianceRoutes(api);
   // After any other static /configs/... routes (search, retention): /configs/{id} would take their paths as ids.
   registerConfigGroups(api, { changes: false });
   return api;
@@ -60,6 +62,9 @@ export function createV2Api(): OpenAPIHono<AppEnv> {
   // Before any /configs/{id} route: static /configs/... paths must win over the id parameter.
   for (const register of [registerConfigSearchRoutes, registerRetentionRoutes]) register(api);
   registerUserRoutes(api);
+  // The export before /policy-compliance/{id}, which would take "export" as an id.
+  registerComplianceExportRoute(api);
+  registerComplianceRoutes(api);
   registerConfigGroups(api, { changes: true });
   return api;
 }

@@ -8,6 +8,7 @@ import { nameKey } from "./name-key.ts";
 import { categories, roles, vendors } from "./schema/index.ts";
 import { seedBuiltinTemplates, type BuiltinTemplate } from "../modules/templates/builtins.ts";
 import { seedSystemTasks } from "../modules/tasks/system-tasks.ts";
+import { seedBuiltinPolicies } from "../modules/compliance/builtins.ts";
 
 /** The vendor families the built-in connection templates cover. */
 const VENDORS = [
@@ -17,7 +18,8 @@ const VENDORS = [
 /**
  * Idempotent: runs after every migration. Built-in roles are rewritten so a new ability reaches them on
  * upgrade; vendors, the default category and the system tasks are only added when missing, so user edits survive. Built-in
- * connection templates (read from collector/templates/ by the launcher) are rewritten, user templates kept.
+ * connection templates (read from collector/templates/ by the launcher) and built-in compliance policies are
+ * rewritten, users' kept.
  * First, name keys a migration could not compute are filled in (name-key-backfill.ts): the rest looks names up by key.
  */
 export async function seedReferenceData(db: Db, clock: Clock, builtinTemplates: readonly BuiltinTemplate[], logger: Logger = silentLogger): Promise<void> {
@@ -42,6 +44,7 @@ export async function seedReferenceData(db: Db, clock: Clock, builtinTemplates: 
     }
     await seedBuiltinTemplates(tx, builtinTemplates, now);
     await seedSystemTasks(tx, now);
+    await seedBuiltinPolicies(tx, now);
   });
 }
 

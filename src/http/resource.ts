@@ -96,6 +96,17 @@ export async function checkUniqueName(
   return key;
 }
 
+/** "<name> (copy)", then "(copy 2)", "(copy 3)" ... the first one no row of the key column's table has. */
+export async function freeCopyName(tx: DbOrTx, keyColumn: SQLiteColumn, name: string): Promise<string> {
+  const base = `${name} (copy`;
+  const pattern = nameKey(base).replace(/[\\%_]/g, (m) => "\\" + m) + "%";
+  const taken = new Set((await tx.select({ key: keyColumn }).from(keyColumn.table).where(sql`${keyColumn} like ${pattern} escape '\\'`)).map((r) => r.key as string));
+  for (let n = 1; ; n++) {
+    const candidate = `${base}${n === 1 ? "" : ` ${n}`})`;
+    if (!taken.has(nameKey(candidate))) return candidate;
+  }
+}
+
 export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
   const { tag, path, singular, plural } = def;
   const read = `${def.resource}.read` as const;

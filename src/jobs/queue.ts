@@ -81,15 +81,18 @@ export async function enqueueDeviceJobs(
   return jobOf;
 }
 
-/** Queues a job that is about no device (the retention purge). */
+/** Queues a job that is about no device (the retention purge, a compliance run of a policy); params say what it does. */
 export async function enqueueJob(
   db: DbOrTx,
-  input: { type: JobType; trigger: JobTrigger; priority: number; requestedBy?: number | null; maxAttempts?: number },
+  input: { type: JobType; trigger: JobTrigger; priority: number; requestedBy?: number | null; maxAttempts?: number; params?: Record<string, unknown> },
   now: Date,
 ): Promise<Job> {
   const [job] = await db
     .insert(jobs)
-    .values({ type: input.type, trigger: input.trigger, priority: input.priority, requestedBy: input.requestedBy ?? null, maxAttempts: input.maxAttempts ?? 1, runAfter: now, createdAt: now })
+    .values({
+      type: input.type, trigger: input.trigger, priority: input.priority, requestedBy: input.requestedBy ?? null, maxAttempts: input.maxAttempts ?? 1,
+      params: input.params ?? null, runAfter: now, createdAt: now,
+    })
     .returning();
   return job!;
 }
@@ -203,8 +206,9 @@ export async function completeJob(
         : { state: "finished", leaseOwner: null, leaseExpiresAt: null, outcome: end.outcome, message: end.message ?? null, result: end.result ?? null, finishedAt: now },
     )
     .where(and(eq(jobs.id, job.id), eq(jobs.leaseOwner, owner), eq(jobs.state, "running")))
-    // Most jobs belong to no task run (download-now, the API): they skip settling, a statement per job.
-    .returning({ id: jobs.id, inRun: sql<number>`exists (select 1 from ${taskRunItems} i where i.job_id = ${jobs.id})` });
+    // Most jobs belong to no task run (download-now, the API): they skip settling, a statement per job. The id is
+    // named with its table: in an UPDATE drizzle writes a column bare, and a bare "id" here is the item's own id.
+    .returning({ id: jobs.id, inRun: sql<number>`exists (select 1 from ${taskRunItems} i where i.job_id = ${sql.identifier("jobs")}.${sql.identifier("id")})` });
   if (rows[0]?.inRun && !retrying) await settleRunsOfJob(db, job.id, now);
   return { recorded: rows.length > 0, retrying: retrying && rows.length > 0 };
 }

@@ -8,3 +8,4 @@ export * from "./web.ts";
 export * from "./tasks.ts";
 export * from "./search.ts";
 export * from "./idempotency.ts";
+export * from "./compliance.ts";

@@ -4,10 +4,11 @@ import { timestamp } from "./columns.ts";
 import { devices } from "./devices.ts";
 
 /**
- * Kinds of work a collector runs; snippet pushes and compliance checks join this list. A purge_configs job
- * (the retention purge task) has no device.
+ * Kinds of work a collector runs; snippet pushes join this list. A purge_configs job (the retention purge task)
+ * has no device; a compliance job has one (a task's check of that device) or none (a run of a policy or an
+ * assignment over every device it covers, named in `params`).
  */
-export const JOB_TYPES = ["download", "purge_configs"] as const;
+export const JOB_TYPES = ["download", "purge_configs", "compliance"] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export const JOB_STATES = ["queued", "running", "finished"] as const;
@@ -35,6 +36,8 @@ export const jobs = sqliteTable("jobs", {
   state: text("state", { enum: JOB_STATES }).notNull().default("queued"),
   outcome: text("outcome", { enum: JOB_OUTCOMES }),
   trigger: text("trigger", { enum: JOB_TRIGGERS }).notNull(),
+  /** What the job is asked to do beyond its type and device (a compliance run's policy_id or assignment_id). */
+  params: text("params", { mode: "json" }).$type<Record<string, unknown>>(),
   attempts: integer("attempts").notNull().default(0),
   maxAttempts: integer("max_attempts").notNull().default(3),
   runAfter: timestamp("run_after").notNull(),

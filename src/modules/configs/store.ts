@@ -5,6 +5,7 @@ import { demoteBlob, putWholeBlobs, readBlob, readBlobs } from "./blobs.ts";
 import { unifiedDiff } from "./config-diff.ts";
 import { gzipText, normalizeConfigText, sha256Hex } from "./text.ts";
 import { queueForIndex } from "./search-index.ts";
+import { queueForCompliance } from "../compliance/pending.ts";
 
 export { readBlob };
 
@@ -99,8 +100,8 @@ export const digestOutputs = (outputs: StoreInput["outputs"], significant: Store
  * says. The same significant content as the command's latest version (volatile lines ignored) only moves that
  * version's last-seen time and seen count; anything else becomes the next version, with its text stored once by
  * hash (whole; the text before it becomes a delta, blobs.ts), a change row counting the lines it changed, and a
- * place in the search index's queue. Each step runs once for all the commands: a statement costs the collector
- * more than the rows it writes. Call it inside the transaction that also finishes the job, so a retried job can
+ * place in the queues of the search index and the after-backup compliance pass. Each step runs once for all the
+ * commands: a statement costs the collector more than the rows it writes. Call it inside the transaction that also finishes the job, so a retried job can
  * never store a download twice.
  */
 export async function storeConfigs(tx: DbOrTx, input: PreparedStore): Promise<StoreResult[]> {
@@ -162,7 +163,9 @@ export async function storeConfigs(tx: DbOrTx, input: PreparedStore): Promise<St
         // The diff is rendered from the two texts when asked (changes.ts); only its size is kept.
         return sql`(${input.deviceId}, ${f.command}, ${ids.get(f.command)!}, ${f.latest?.id ?? null}, null, ${diff.added}, ${diff.removed}, ${input.trigger}, ${now})`;
       }), sql`, `)}`);
-    await queueForIndex(tx, fresh.map((f) => ({ deviceId: input.deviceId, command: f.command, configId: ids.get(f.command)! })));
+    const queued = fresh.map((f) => ({ deviceId: input.deviceId, command: f.command, configId: ids.get(f.command)! }));
+    await queueForIndex(tx, queued);
+    await queueForCompliance(tx, queued);
     for (const v of versions) results.set(v.command, { configId: ids.get(v.command)!, version: v.version, changed: true });
   }
   return outputs.map((o) => results.get(o.command)!);

@@ -12,7 +12,8 @@ import { downloadNowRoute, getJobRoute } from "./routes.ts";
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-function serializeJob(c: Context, job: Job) {
+/** A job as the API shows it, with the URL to poll. */
+export function serializeJob(c: Context, job: Job) {
   return {
     id: job.id, type: job.type, device_id: job.deviceId, state: job.state, outcome: job.outcome, message: job.message,
     trigger: job.trigger, priority: job.priority, attempts: job.attempts, max_attempts: job.maxAttempts, result: job.result ?? null,
@@ -28,7 +29,7 @@ async function deviceInScope(db: DbOrTx, scope: DeviceScope, id: number) {
 }
 
 /** Polls until the job finishes or the deadline passes; jobs are finished by collectors in other processes. */
-async function waitForJob(db: DbOrTx, id: number, seconds: number, signal: AbortSignal): Promise<Job> {
+export async function waitForJob(db: DbOrTx, id: number, seconds: number, signal: AbortSignal): Promise<Job> {
   const deadline = Date.now() + seconds * 1000;
   let job = (await getJob(db, id))!;
   while (job.state !== "finished" && Date.now() < deadline && !signal.aborted) {

@@ -24,6 +24,10 @@ export const Job = z
   })
   .openapi("Job");
 
+/** `?wait=N`: how long a request that queues a job waits for it to finish before answering 202. */
+export const WaitSeconds = decimalNumber(0, 60).optional()
+  .openapi({ description: "Seconds to wait for the result (0-60)", example: 30 });
+
 export const downloadNowRoute = apiRoute({
   method: "get", path: "/download-now/{device_id}", operationId: "downloadNow", tag, ability: "configs.read",
   summary: "Back up a device now",
@@ -34,8 +38,7 @@ export const downloadNowRoute = apiRoute({
   request: {
     params: pathIds("device_id"),
     query: z.object({
-      wait: decimalNumber(0, 60).optional()
-        .openapi({ description: "Seconds to wait for the result (0-60)", example: 30 }),
+      wait: WaitSeconds,
     }),
   },
   responses: {

@@ -33,9 +33,9 @@ export const TaskInput = z
       .openapi({ description: `What the task does: ${typeList}. rConfig's ${RCONFIG_COMMANDS.join(", ")} are accepted as aliases.`, example: "download_tags" }),
     task_command: z.enum(TASK_TYPE_NAMES, { error: `must be one of: ${TASK_TYPE_NAMES.join(", ")}` }).optional()
       .openapi({ description: "rConfig's name for task_type; used when task_type is not sent", example: "rconfig:download-tag" }),
-    devices: ids("device").openapi({ description: "Device ids (download_devices)", example: [1, 2] }),
-    categories: ids("category").openapi({ description: "Category ids (download_categories)", example: [] }),
-    tags: ids("tag").openapi({ description: "Tag ids (download_tags)", example: [3] }),
+    devices: ids("device").openapi({ description: "Device ids (download_devices, compliance)", example: [1, 2] }),
+    categories: ids("category").openapi({ description: "Category ids (download_categories, compliance)", example: [] }),
+    tags: ids("tag").openapi({ description: "Tag ids (download_tags, compliance)", example: [3] }),
     task_cron: CronInput,
     timezone: z.string().max(64, "must be at most 64 characters")
       .refine((v) => canonicalTimeZone(v) !== undefined, "must be an IANA time zone name such as Europe/Berlin, America/New_York or UTC")

@@ -122,7 +122,7 @@ async function targetValues(ctx: TaskCtx, bag: FieldErrorBag, type: TaskType, in
   const values = {} as Record<TargetList, number[]>;
   for (const list of TARGET_LISTS) {
     const sent = input[list];
-    if (uses !== list) {
+    if (uses !== list && uses !== "lists") {
       if (sent?.length) bag.add(list, `${list} must be empty for ${type} tasks, which ${uses === "all" ? "back up every device" : uses === "none" ? "have no targets" : `target ${uses}`}`);
       values[list] = [];
       continue;
@@ -137,7 +137,7 @@ async function targetValues(ctx: TaskCtx, bag: FieldErrorBag, type: TaskType, in
       if (unknown.length) bag.add(list, `${list} has unknown ${SINGULAR[list]} id${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")}`);
       values[list] = wanted.sort((a, b) => a - b);
     }
-    if (!values[list].length) bag.add(list, `${list} must list at least one ${SINGULAR[list]} id for ${type} tasks`);
+    if (!values[list].length && uses === list) bag.add(list, `${list} must list at least one ${SINGULAR[list]} id for ${type} tasks`);
   }
   if (bag.empty) {
     const beyond = await reachBeyondScope(ctx.db, ctx.auth.scope, { type, deviceIds: values.devices, categoryIds: values.categories, tagIds: values.tags });

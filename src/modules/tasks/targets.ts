@@ -9,8 +9,14 @@ type TargetLists = { devices: SQLWrapper; categories: SQLWrapper; tags: SQLWrapp
 
 const idsIn = (list: SQLWrapper) => sql`(select value from json_each(${list}))`;
 
-/** The condition on `devices` that selects what a target kind reaches, given its id lists as JSON. */
-function reachedBy(kind: TargetKind, lists: TargetLists): SQL {
+const noneListed = (lists: TargetLists) =>
+  sql`json_array_length(${lists.devices}) = 0 and json_array_length(${lists.categories}) = 0 and json_array_length(${lists.tags}) = 0`;
+
+/**
+ * The condition on `devices` that selects what a target kind reaches, given its id lists as JSON (task targets,
+ * and the scopes of compliance policy assignments).
+ */
+export function reachedBy(kind: TargetKind, lists: TargetLists): SQL {
   switch (kind) {
     case "devices":
       return inArray(devices.id, idsIn(lists.devices));
@@ -22,6 +28,8 @@ function reachedBy(kind: TargetKind, lists: TargetLists): SQL {
       return sql`1`;
     case "none":
       return sql`0`;
+    case "lists":
+      return sql`(${or(reachedBy("devices", lists), reachedBy("categories", lists), reachedBy("tags", lists), noneListed(lists))})`;
   }
 }
 
@@ -69,8 +77,10 @@ export function taskReach(...versions: TargetedTask[]): Reach {
   const reach = { devices: [] as number[], tags: [] as number[], categories: [] as number[] };
   for (const task of versions) {
     const kind = TASK_TYPE_DEFS[task.type].targets;
-    if (kind === "all" || kind === "none") return { all: true };
-    reach[kind].push(...(kind === "devices" ? task.deviceIds : kind === "tags" ? task.tagIds : task.categoryIds));
+    if (kind === "all" || kind === "none" || (kind === "lists" && reachesEveryDevice(task))) return { all: true };
+    if (kind === "devices" || kind === "lists") reach.devices.push(...task.deviceIds);
+    if (kind === "tags" || kind === "lists") reach.tags.push(...task.tagIds);
+    if (kind === "categories" || kind === "lists") reach.categories.push(...task.categoryIds);
   }
   return reach;
 }
@@ -86,6 +96,21 @@ export function taskReach(...versions: TargetedTask[]): Reach {
 export async function reachBeyondScope(db: DbOrTx, scope: DeviceScope, task: TargetedTask): Promise<string | null> {
   if (scope.all) return null;
   const kind = TASK_TYPE_DEFS[task.type].targets;
+  if (kind === "lists") {
+    // Each list is judged as its own kind of task would be; with all three empty the task reaches every device.
+    if (reachesEveryDevice(task)) return `${task.type} tasks without devices, tags or categories reach every device, including devices outside your role's scope`;
+    for (const list of ["devices", "tags", "categories"] as const) {
+      const reason = await reachBeyondScopeOf(db, scope, task, list);
+      if (reason) return reason;
+    }
+    return null;
+  }
+  return reachBeyondScopeOf(db, scope, task, kind);
+}
+
+const reachesEveryDevice = (task: TargetedTask) => !task.deviceIds.length && !task.tagIds.length && !task.categoryIds.length;
+
+async function reachBeyondScopeOf(db: DbOrTx, scope: Exclude<DeviceScope, { all: true }>, task: TargetedTask, kind: Exclude<TargetKind, "lists">): Promise<string | null> {
   switch (kind) {
     case "all":
       return `${task.type} tasks back up every device, including devices outside your role's scope`;

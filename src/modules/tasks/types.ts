@@ -1,7 +1,10 @@
 import { TASK_TYPES, type JobType, type TaskType } from "../../db/schema/index.ts";
 
-/** Which target list a task type reads: one of the id lists, every device, or none (system work). */
-export type TargetKind = "devices" | "categories" | "tags" | "all" | "none";
+/**
+ * Which target list a task type reads: one of the id lists, every device, none (system work), or "lists": the
+ * devices any of the three lists reaches, every device when all three are empty.
+ */
+export type TargetKind = "devices" | "categories" | "tags" | "all" | "none" | "lists";
 
 type TaskTypeDef = {
   targets: TargetKind;
@@ -19,6 +22,10 @@ export const TASK_TYPE_DEFS: Record<TaskType, TaskTypeDef> = {
   download_tags: { targets: "tags", job: "download", rconfigCommand: "rconfig:download-tag", describe: "back up the devices carrying any tag listed in `tags`" },
   download_all: { targets: "all", job: "download", describe: "back up every device" },
   purge_configs: { targets: "none", job: "purge_configs", describe: "delete stored configurations the retention rules no longer keep" },
+  compliance: {
+    targets: "lists", job: "compliance",
+    describe: "check the devices listed in `devices`, in the categories in `categories` or carrying the tags in `tags` (every device when all three are empty) against the enabled policy assignments covering them",
+  },
 };
 
 export const TARGET_LISTS = ["devices", "categories", "tags"] as const;

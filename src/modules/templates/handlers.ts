@@ -5,7 +5,7 @@ import { nameKey } from "../../db/name-key.ts";
 import { templates } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
-import { checkUniqueName } from "../../http/resource.ts";
+import { checkUniqueName, freeCopyName } from "../../http/resource.ts";
 import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
 import { recordActivity } from "../activity/record.ts";
 import { Template, templatesResource } from "./resource.ts";
@@ -28,19 +28,6 @@ export const copyTemplateRoute = apiRoute({
   responses: { 201: jsonResponse(z.object({ data: Template }), "The copy; Location names its URL") },
 });
 
-/** "<name> (copy)", then "(copy 2)", "(copy 3)" ... the first one no template has. */
-async function freeCopyName(tx: DbOrTx, name: string): Promise<string> {
-  const base = `${name} (copy`;
-  const taken = new Set(
-    (await tx.select({ name: templates.name }).from(templates).where(sql`${templates.nameKey} like ${nameKey(base).replace(/[\\%_]/g, (m) => "\\" + m) + "%"} escape '\\'`))
-      .map((r) => nameKey(r.name)),
-  );
-  for (let n = 1; ; n++) {
-    const candidate = `${base}${n === 1 ? "" : ` ${n}`})`;
-    if (!taken.has(nameKey(candidate))) return candidate;
-  }
-}
-
 export function registerTemplateRoutes(app: OpenAPIHono<AppEnv>): void {
   templatesResource.register(app);
   app.openapi(copyTemplateRoute, async (c) => {
@@ -54,7 +41,7 @@ export function registerTemplateRoutes(app: OpenAPIHono<AppEnv>): void {
       const bag = new FieldErrorBag();
       await checkUniqueName({ tx, bag, auth: c.var.auth, services: c.var.services, now, mode: "create" }, templates.nameKey, templates.id, body.name, null, "name");
       bag.throwIfAny();
-      const name = body.name ?? (await freeCopyName(tx, source.name));
+      const name = body.name ?? (await freeCopyName(tx, templates.nameKey, source.name));
       const [row] = await tx.insert(templates)
         .values({ name, nameKey: nameKey(name), description: source.description, code: source.code, builtinKey: null, createdAt: now, updatedAt: now })
         .returning({ id: templates.id });

@@ -1,0 +1,112 @@
+/**
+ * One configuration text as an evaluation reads it: split into lines once (as offsets, not strings), and for
+ * each matcher the sorted list of lines it matches, computed once and shared by every rule and section that
+ * asks. A question about a range of lines (a section's body) is then a binary search, not a rescan.
+ */
+import type { LiteralScanner } from "./literal-scan.ts";
+import type { LineMatcher } from "./matchers.ts";
+
+export class ConfigText {
+  readonly text: string;
+  readonly lineCount: number;
+  /** starts[i]: offset of line i; starts[lineCount]: one past the end (the offset after a final "\n"). */
+  private readonly starts: Int32Array;
+  private readonly hitCache = new Map<LineMatcher, Int32Array>();
+  private lines: (string | undefined)[] = [];
+  private readonly scanner: LiteralScanner | null;
+  private literalLines: number[][] | null;
+
+  /** With a scanner, its literals' lines are found in one pass; other literals are searched one by one. */
+  constructor(text: string, scanner: LiteralScanner | null = null) {
+    this.text = text;
+    this.scanner = scanner;
+    this.literalLines = null;
+    let count = 0;
+    for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) count++;
+    const trailing = text.length > 0 && !text.endsWith("\n");
+    this.lineCount = count + (trailing ? 1 : 0);
+    this.starts = new Int32Array(this.lineCount + 1);
+    let line = 1;
+    for (let at = text.indexOf("\n"); at >= 0 && line <= this.lineCount; at = text.indexOf("\n", at + 1)) this.starts[line++] = at + 1;
+    this.starts[this.lineCount] = text.length + (trailing ? 1 : 0);
+    if (scanner) this.literalLines = scanner.scan(text, this.starts);
+  }
+
+  /** Offset of line i's first character. */
+  start(i: number): number {
+    return this.starts[i]!;
+  }
+
+  /** Offset just past line i's last character ("\r" and "\n" excluded). */
+  end(i: number): number {
+    let e = this.starts[i + 1]! - 1;
+    if (e > this.starts[i]! && this.text.charCodeAt(e - 1) === 13) e--;
+    return e;
+  }
+
+  /** Line i (0-based) without its line ending. */
+  line(i: number): string {
+    return (this.lines[i] ??= this.text.slice(this.starts[i]!, this.end(i)));
+  }
+
+  /** The 0-based lines `m` matches, ascending. */
+  hits(m: LineMatcher): Int32Array {
+    let hits = this.hitCache.get(m);
+    if (!hits) {
+      const id = m.literal === null ? undefined : this.scanner?.idOf.get(m.literal);
+      if (id !== undefined) hits = this.filter(this.literalLines![id]!, m.test);
+      else hits = m.literal === null ? this.scanAll(m.test!) : this.scanLiteral(m.literal, m.test);
+      this.hitCache.set(m, hits);
+    }
+    return hits;
+  }
+
+  private filter(lines: number[], test: ((line: string) => boolean) | null): Int32Array {
+    if (test === null) return Int32Array.from(lines);
+    const out: number[] = [];
+    for (const i of lines) if (test(this.line(i))) out.push(i);
+    return Int32Array.from(out);
+  }
+
+  private scanAll(test: (line: string) => boolean): Int32Array {
+    const out: number[] = [];
+    for (let i = 0; i < this.lineCount; i++) if (test(this.line(i))) out.push(i);
+    return Int32Array.from(out);
+  }
+
+  private scanLiteral(literal: string, test: ((line: string) => boolean) | null): Int32Array {
+    const out: number[] = [];
+    let line = 0;
+    for (let at = this.text.indexOf(literal); at >= 0; ) {
+      while (this.starts[line + 1]! <= at) line++;
+      // a literal that runs past the line's end ("\r\n" or "\n" in it) cannot be a line's content
+      if (at + literal.length <= this.end(line) && (test === null || test(this.line(line)))) out.push(line);
+      if (line + 1 >= this.lineCount) break;
+      at = this.text.indexOf(literal, this.starts[line + 1]!);
+    }
+    return Int32Array.from(out);
+  }
+}
+
+/** Index of the first entry of ascending `hits` that is >= `from`. */
+export function lowerBound(hits: Int32Array, from: number): number {
+  let lo = 0;
+  let hi = hits.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (hits[mid]! < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The first of `hits` in [from, to), or -1. */
+export function firstIn(hits: Int32Array, from: number, to: number): number {
+  const i = lowerBound(hits, from);
+  return i < hits.length && hits[i]! < to ? hits[i]! : -1;
+}
+
+/** The `hits` in [from, to). */
+export function allIn(hits: Int32Array, from: number, to: number): Int32Array {
+  return hits.subarray(lowerBound(hits, from), lowerBound(hits, to));
+}

@@ -1,0 +1,186 @@
+/**
+ * Evaluating a parsed policy against one configuration text. The text is indexed once (ConfigText), each
+ * pattern's matching lines are found once and shared by every rule and section asking (so a 50-rule policy
+ * costs about one pass per distinct literal), and the section hierarchy is built only if a rule needs it.
+ */
+import { compiledRule, type CompiledRule } from "./compiled.ts";
+import { allIn, ConfigText, firstIn, lowerBound } from "./config-text.ts";
+import { remediation, type UnitFailure } from "./remediation.ts";
+import { LiteralScanner } from "./literal-scan.ts";
+import type { LineMatcher } from "./matchers.ts";
+import { hierarchy, type Hierarchy } from "./sections.ts";
+import type { ConfigFamily, EvaluateOptions, Evidence, OffendingSection, ParsedPolicy, PolicyEvaluation, PolicyRule, RuleResult } from "./types.ts";
+
+/** Evidence entries kept per rule; the rest are counted in RuleResult.omitted. */
+export const MAX_EVIDENCE = 100;
+
+/** What a rule is checked against: the whole text, or one section's body (header: the section's line). */
+type Unit = { from: number; to: number; header: number | null };
+type UnitOutcome = { passed: boolean; evidence: Evidence[]; failure: UnitFailure };
+
+export class Evaluation {
+  private tree: Hierarchy | null = null;
+  constructor(
+    readonly config: ConfigText,
+    readonly family: ConfigFamily,
+  ) {}
+  get hierarchy(): Hierarchy {
+    return (this.tree ??= hierarchy(this.config, this.family));
+  }
+}
+
+type CompiledPolicy = { rules: PolicyRule[]; compiled: CompiledRule[]; scanner: LiteralScanner };
+const compiledPolicies = new WeakMap<ParsedPolicy, CompiledPolicy>();
+
+/** The policy's rules compiled and one scanner for all their literals, made on first use and kept. */
+function compiledPolicy(policy: ParsedPolicy): CompiledPolicy {
+  let c = compiledPolicies.get(policy);
+  if (!c || c.rules !== policy.rules) {
+    // One matcher object per distinct pattern, so rules sharing a pattern share its lines in an evaluation.
+    const canonical = new Map<string, LineMatcher>();
+    const same = (ms: LineMatcher[]) => ms.map((m) => canonical.get(m.key) ?? (canonical.set(m.key, m), m));
+    const compiled = policy.rules.map(compiledRule).map((r) => ({ ...r, matchers: same(r.matchers), path: same(r.path), unless: same(r.unless) }));
+    const literals = compiled.flatMap((r) => [...r.matchers, ...r.path, ...r.unless].flatMap((m) => (m.literal === null ? [] : [m.literal])));
+    c = { rules: policy.rules, compiled, scanner: new LiteralScanner(literals) };
+    compiledPolicies.set(policy, c);
+  }
+  return c;
+}
+
+export function evaluatePolicy(policy: ParsedPolicy, config: string, options: EvaluateOptions = {}): PolicyEvaluation {
+  const { compiled, scanner } = compiledPolicy(policy);
+  const ctx = new Evaluation(new ConfigText(config, scanner), options.family ?? "indent");
+  const rules = policy.rules.map((rule, k) => evaluateRule(rule, compiled[k]!, ctx));
+  const passed = rules.reduce((n, r) => n + (r.passed ? 1 : 0), 0);
+  return { compliant: passed === rules.length, score: rules.length === 0 ? 100 : Math.floor((passed * 100) / rules.length), rules };
+}
+
+function evaluateRule(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation): RuleResult {
+  const { config } = ctx;
+  const sectioned = compiled.path.length > 0;
+  const units: Unit[] = sectioned ? sections(compiled, ctx) : [{ from: 0, to: config.lineCount, header: null }];
+  const evidence: Evidence[] = [];
+  const failures: UnitFailure[] = [];
+  const offending: OffendingSection[] = [];
+  let omitted = 0;
+  for (const unit of units) {
+    const outcome = checkUnit(rule, compiled, ctx, unit);
+    if (unit.header !== null) {
+      const section = config.line(unit.header).trim();
+      for (const e of outcome.evidence) e.section = section;
+      if (!outcome.passed) offending.push({ line: unit.header + 1, header: section });
+    }
+    // A failed rule's evidence is what failed; a passed rule's is what satisfied it.
+    if (!outcome.passed) {
+      if (failures.length === 0) {
+        evidence.length = 0;
+        omitted = 0;
+      }
+      failures.push(outcome.failure);
+    } else if (failures.length > 0) continue;
+    for (const e of outcome.evidence) {
+      if (evidence.length < MAX_EVIDENCE) evidence.push(e);
+      else omitted++;
+    }
+  }
+  const passed = failures.length === 0;
+  const result: RuleResult = {
+    index: rule.index,
+    description: rule.description,
+    method: rule.method,
+    passed,
+    evidence,
+    remediation: passed ? null : remediation(ctx, compiled.spec, failures),
+  };
+  if (omitted > 0) result.omitted = omitted;
+  if (sectioned) {
+    result.sectionsChecked = units.length;
+    result.sections = offending;
+  }
+  return result;
+}
+
+/** The sections a rule applies in: headers matching its path, nested, minus those an unless pattern matches. */
+function sections(compiled: CompiledRule, ctx: Evaluation): Unit[] {
+  const { config } = ctx;
+  const { end } = ctx.hierarchy;
+  let headers: ArrayLike<number> = config.hits(compiled.path[0]!);
+  for (const level of compiled.path.slice(1)) {
+    const hits = config.hits(level);
+    const inner = new Set<number>();
+    for (let k = 0; k < headers.length; k++) {
+      const h = headers[k]!;
+      for (const c of allIn(hits, h + 1, end[h]!)) inner.add(c);
+    }
+    headers = [...inner].sort((a, b) => a - b);
+  }
+  const units: Unit[] = [];
+  for (let k = 0; k < headers.length; k++) {
+    const h = headers[k]!;
+    if (compiled.unless.some((m) => firstIn(config.hits(m), h, end[h]!) >= 0)) continue;
+    units.push({ from: h + 1, to: end[h]!, header: h });
+  }
+  return units;
+}
+
+const found = (config: ConfigText, i: number): Evidence => ({ line: i + 1, text: config.line(i) });
+const missing = (pattern: string): Evidence => ({ line: null, text: pattern });
+
+function checkUnit(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation, unit: Unit): UnitOutcome {
+  const { config } = ctx;
+  const { from, to } = unit;
+  const failure: UnitFailure = { header: unit.header, missing: [], offending: [] };
+  const { matchers } = compiled;
+
+  switch (compiled.spec.mode) {
+    case "all":
+    case "any": {
+      const evidence: Evidence[] = [];
+      const absent: Evidence[] = [];
+      for (let k = 0; k < matchers.length; k++) {
+        const h = firstIn(config.hits(matchers[k]!), from, to);
+        if (h >= 0) evidence.push(found(config, h));
+        else {
+          absent.push(missing(rule.patterns[k]!));
+          failure.missing.push(rule.patterns[k]!);
+        }
+      }
+      const passed = compiled.spec.mode === "all" ? absent.length === 0 : evidence.length > 0;
+      return { passed, evidence: passed ? evidence : absent, failure };
+    }
+    case "none": {
+      let lines: number[] = [];
+      for (const m of matchers) for (const h of allIn(config.hits(m), from, to)) lines.push(h);
+      if (matchers.length > 1) lines = [...new Set(lines)].sort((a, b) => a - b);
+      failure.offending = lines;
+      const evidence: Evidence[] = [];
+      for (const h of lines) evidence.push(found(config, h));
+      return { passed: lines.length === 0, evidence, failure };
+    }
+    case "block": {
+      failure.missing = rule.patterns;
+      const hits = matchers.map((m) => config.hits(m));
+      if (compiled.spec.kind === "block") {
+        const first = hits[0]!;
+        const last = to - matchers.length;
+        for (let k = lowerBound(first, from); k < first.length && first[k]! <= last; k++) {
+          const h = first[k]!;
+          let j = 1;
+          while (j < hits.length && firstIn(hits[j]!, h + j, h + j + 1) >= 0) j++;
+          if (j === hits.length) return { passed: true, evidence: hits.map((_, j) => found(config, h + j)), failure };
+        }
+        return { passed: false, evidence: rule.patterns.map(missing), failure };
+      }
+      // flexible: each line after the one before, gaps allowed; taking the earliest match each time is optimal
+      const evidence: Evidence[] = [];
+      let at = from;
+      for (let j = 0; j < hits.length; j++) {
+        const h = firstIn(hits[j]!, at, to);
+        if (h < 0) return { passed: false, evidence: [...evidence, ...rule.patterns.slice(j).map(missing)], failure };
+        evidence.push(found(config, h));
+        at = h + 1;
+      }
+      return { passed: true, evidence, failure };
+    }
+  }
+}

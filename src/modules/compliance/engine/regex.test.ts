@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { evaluatePolicy, parsePolicy } from "./index.ts";
+import { requiredLiteral } from "./matchers.ts";
+
+describe("user regexes run in linear time", () => {
+  // Under JavaScript's backtracking engine each of these takes minutes or more on such a line.
+  it.each([
+    ["(a|aa)+$", `${"a".repeat(40_000)}b`],
+    [".*.*.*.*!", "x".repeat(40_000)],
+    ["^(\\s*\\w+)*;$", `${"word ".repeat(8_000)}!`],
+  ])("%s against a %#-th long line completes promptly", (pattern, line) => {
+    const { policy, problems } = parsePolicy(`// Description: hostile\n#[must_not_match_regex]\n${pattern}\n`);
+    expect(problems).toEqual([]);
+    const config = `hostname r1\n${line}\n${line}\nend\n`;
+    const started = performance.now();
+    const result = evaluatePolicy(policy, config);
+    expect(performance.now() - started).toBeLessThan(2_000); // generous: it takes milliseconds
+    expect(result.compliant).toBe(true);
+  });
+});
+
+describe("literal prefilters never change what a regex matches", () => {
+  const config = [
+    "ntp server 10.0.0.1 prefer",
+    "ntp server  10.0.0.2",
+    "ntpserver 10.0.0.3",
+    "logging host 10.9.9.9 transport udp port 514",
+    "logging trap informational",
+    " ip address 10.0.10.1 255.255.255.0",
+    "snmp-server community public RO 10",
+    "snmp-server community Public RW",
+    "aaa authentication login default group tacacs+ local",
+    "banner motd ^C{x}^C",
+    "a+b literal a.b aab",
+    "colour color colr",
+    "x{2} xx",
+    "end",
+  ].join("\n");
+  const lines = config.split("\n");
+
+  // Each is valid in both RE2 and JavaScript with the same meaning, so JavaScript can be the reference.
+  it.each([
+    "^ntp server \\S+",
+    "ntp server +10",
+    "ntps?erver",
+    "^logging (host|trap) ",
+    "logging host \\d+\\.\\d+\\.\\d+\\.\\d+ transport (udp|tcp)",
+    "ip address 10\\.0\\.\\d+\\.1 255\\.255\\.255\\.0$",
+    "community [Pp]ublic R[OW]",
+    "(?i)community public",
+    "group tacacs\\+ local$",
+    "\\^C\\{x\\}\\^C",
+    "a\\+b literal a\\.b",
+    "colou?r",
+    "colo{0,1}r",
+    "x{2} xx",
+    "^x{2} xx",
+    "public|Public",
+    "[a]aa?b",
+    "\\bhost\\b",
+    // only a literal, perhaps anchored: decided without the regex engine
+    "^logging trap informational$",
+    "informational$",
+    "^end$",
+    "^end",
+    "community public",
+    "^ ip address",
+  ])("%s", (pattern) => {
+    const { policy, problems } = parsePolicy(`// Description: p\n#[must_not_match_regex]\n${pattern}\n`);
+    expect(problems).toEqual([]);
+    const got = evaluatePolicy(policy, config).rules[0]!.evidence.map((e) => e.line);
+    const reference = new RegExp(pattern.replace("(?i)", ""), pattern.startsWith("(?i)") ? "i" : "");
+    expect(got).toEqual(lines.flatMap((l, i) => (reference.test(l) ? [i + 1] : [])));
+  });
+
+  it("the literal is the longest run every match must contain", () => {
+    expect(requiredLiteral("^ntp server \\S+")).toBe("ntp server ");
+    expect(requiredLiteral("^ shutdown$")).toBe(" shutdown");
+    expect(requiredLiteral("colou?r")).toBe("colo");
+    expect(requiredLiteral("snmp-server community \\S+ RW")).toBe("snmp-server community ");
+    expect(requiredLiteral("a\\.b\\.c")).toBe("a.b.c");
+    expect(requiredLiteral("ab+c")).toBe("ab");
+    expect(requiredLiteral("x(y|z)+ abcd")).toBe(" abcd");
+    expect(requiredLiteral("public|Public")).toBeNull();
+    expect(requiredLiteral("(?i)public")).toBeNull();
+    expect(requiredLiteral("\\Qa.b\\E")).toBeNull();
+  });
+});
