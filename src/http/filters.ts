@@ -21,6 +21,7 @@ export const idFilter = (column: SQLiteColumn, name: string, describe: string) =
 
 export const booleanFilter = (column: SQLiteColumn, name: string, describe = "true or false") => ({
   describe,
+  example: "true",
   build: (v: string[]) => {
     if (v.some((s) => s !== "true" && s !== "false")) throw new ApiError(422, `filter[${name}] must be true or false`);
     return inArray(column, v.map((s) => s === "true"));

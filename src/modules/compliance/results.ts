@@ -57,6 +57,7 @@ export const isCurrentResult = sql`${complianceResults.id} = (select r2.id from 
 
 const statusFilter = {
   describe: `Result status: ${COMPLIANCE_STATUSES.join(", ")}`,
+  example: "not_compliant",
   build: (v: string[]) => {
     const bad = v.find((s) => !(COMPLIANCE_STATUSES as readonly string[]).includes(s));
     if (bad) throw new ApiError(422, `filter[status] must be one of: ${COMPLIANCE_STATUSES.join(", ")}; '${bad}' is not`);
