@@ -2,7 +2,7 @@ import type { DeviceScope } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { ApiError, FieldErrorBag, type FieldErrors } from "../../http/errors.ts";
 import { zodToApiError } from "../../http/validation.ts";
-import { TAG_SEPARATOR, type CsvColumn, type CsvTable, type WritableColumn } from "./csv.ts";
+import { TAG_SEPARATOR, unescapeFormula, type CsvColumn, type CsvTable, type WritableColumn } from "./csv.ts";
 import { findDevicesByName, type ExistingDevice, type PlannedRow } from "./import-apply.ts";
 import { DeviceInput, DevicePatch } from "./schemas.ts";
 
@@ -85,6 +85,9 @@ const BOOLEAN_WORDS: Record<string, boolean> = { true: true, yes: true, "1": tru
 const emptyValue = (field: WritableColumn) =>
   field === "device_tags" ? [] : WHOLE_NUMBER_FIELDS.has(field) || field === "device_vendor" ? null : "";
 
+/** A cell as the import reads it: trimmed, and without the quote an export put before a formula character. */
+const readCell = (raw: string) => unescapeFormula(raw.trim());
+
 /**
  * One row's cells as an API body. A blank cell means "none" (it clears the field on an update), except in
  * device_ip, enabled and the passwords, where it leaves the value as it is (or its default on a new device):
@@ -96,7 +99,7 @@ function rowToBody(cells: Cells, existing: ExistingDevice | undefined, bag: Fiel
   for (const [column, raw] of cells) {
     if (column.kind === "ignored") continue;
     if (column.kind === "custom") {
-      const value = raw.trim();
+      const value = readCell(raw);
       custom ??= existing ? { ...existing.custom } : {};
       const before = custom[column.key];
       if (value === "") delete custom[column.key];
@@ -106,7 +109,7 @@ function rowToBody(cells: Cells, existing: ExistingDevice | undefined, bag: Fiel
     }
     const field = column.field;
     if (field === "device_name") continue;
-    const value = SECRET_FIELDS.has(field) ? raw : raw.trim();
+    const value = SECRET_FIELDS.has(field) ? raw : readCell(raw);
     if (value === "") {
       if (existing && !KEPT_WHEN_BLANK.has(field)) body[field] = emptyValue(field);
     } else if (WHOLE_NUMBER_FIELDS.has(field)) {
@@ -131,7 +134,7 @@ function rowToBody(cells: Cells, existing: ExistingDevice | undefined, bag: Fiel
  */
 export async function planCsvImport(db: DbOrTx, scope: DeviceScope, table: CsvTable): Promise<PlannedRow[]> {
   const nameIndex = table.columns.findIndex((c) => c.kind === "field" && c.field === "device_name");
-  const nameOf = (cells: string[]) => (cells[nameIndex] ?? "").trim();
+  const nameOf = (cells: string[]) => readCell(cells[nameIndex] ?? "");
   const existing = await findDevicesByName(db, scope, table.records.map((r) => nameOf(r.cells)).filter(Boolean));
   const firstRow = new Map<string, number>();
 
