@@ -10,6 +10,7 @@ import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
 import { startScheduler } from "./scheduler.ts";
 import { DEFAULT_INDEXER_OPTIONS, startSearchIndexer } from "./indexer.ts";
 import { startStoreThread } from "./store-thread.ts";
+import { watchParent } from "./parent-watch.ts";
 
 // Hundreds of sessions each leave ~100 KB strings behind them, and V8's default lets the heap double past what
 // is live before a full collection: at 500 sessions that was 430-490 MB of mostly garbage. Growing by 40% keeps
@@ -55,7 +56,16 @@ async function main() {
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
+  stopWhenParentGone = stop;
 }
+
+/** Until main() has something to finish, there is nothing to lose by exiting at once. */
+let stopWhenParentGone: () => Promise<void> | void = () => process.exit(0);
+// Watched before main() starts, so an API killed while this collector is still starting is noticed too.
+watchParent(() => {
+  logger.warn("the API that started this collector is gone; stopping");
+  void stopWhenParentGone();
+});
 
 main().catch((err) => {
   if (err instanceof ConfigError || err instanceof AppKeyError) console.error(`netkeep collector: ${err.message}`);
