@@ -5,6 +5,7 @@ import { systemClock } from "../src/clock.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { createLogger } from "../src/logger.ts";
 import { openServices } from "../src/runtime/services.ts";
+import { WAIT_UNTIL_WRITTEN } from "../src/db/write-turns.ts";
 import { AppKeyError } from "../src/secrets/box.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
 import { startScheduler } from "./scheduler.ts";
@@ -26,9 +27,10 @@ const logger = createLogger();
 async function main() {
   const config = loadConfig(process.env);
   // Migrates too, so a collector started on its own (or first) finds the schema it needs.
-  const { db, client, secrets, location, threadLock } = await openServices(config, logger);
+  // No write of a collector gives up on another process's lock: a busy database delays a job, never fails it.
+  const { db, client, secrets, location, threadLock, writeWait } = await openServices(config, logger, WAIT_UNTIL_WRITTEN);
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const storeThread = startStoreThread({ location, threadLock });
+  const storeThread = startStoreThread({ location, threadLock, writeWait });
   await storeThread.ready;
   const worker = startWorker({ db, secrets, clock: systemClock, logger, owner, store: storeThread.store }, {
     ...DEFAULT_WORKER_OPTIONS,
