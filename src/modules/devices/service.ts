@@ -389,8 +389,8 @@ async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], b
         .insert(devices)
         .values(batch.map((i) => ({ ...(resolved[i]!.values as typeof devices.$inferInsert), createdAt: ctx.now, updatedAt: ctx.now })))
         .returning({ id: devices.id, name: devices.name });
-      const idByName = new Map(rows.map((r) => [r.name.toLowerCase(), r.id]));
-      for (const i of batch) ids[i] = idByName.get(resolved[i]!.values.name!.toLowerCase())!;
+      const idByName = new Map(rows.map((r) => [r.name, r.id]));
+      for (const i of batch) ids[i] = idByName.get(resolved[i]!.values.name!)!;
     }
     await replaceTags(tx, ids.flatMap((id, i) => (resolved[i]!.tagNames ? [{ deviceId: id, names: resolved[i]!.tagNames! }] : [])), refs, ctx.now);
     const afters = await getMany(tx, ids);
