@@ -7,6 +7,8 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Builds the API descriptions once; test/helpers/app.ts holds every /api answer to them.
+    globalSetup: ["./test/helpers/contract-setup.ts"],
     reporters: ["default", "./test/helpers/summary-reporter.ts"],
   },
 });

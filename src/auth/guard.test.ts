@@ -77,7 +77,7 @@ describe("API token authentication", () => {
 describe("abilities", () => {
   it("answers 403 when the token lacks the route's ability", async () => {
     const token = await t.token(["devices.read"]);
-    const res = await t.call("/api/v1/devices", { method: "POST", token, body: { device_name: "edge-sw-01", device_ip: "192.0.2.9" } });
+    const res = await t.call("/api/v1/devices", { method: "POST", token, body: { device_name: "edge-sw-01", device_ip: "192.0.2.9" , device_vendor: "Cisco"} });
     expect(res.status).toBe(403);
     expect(res.body).toEqual(FORBIDDEN);
   });
@@ -85,7 +85,7 @@ describe("abilities", () => {
   it("answers 403 when the token has the ability but its owner's role does not", async () => {
     const token = await t.token(["devices.read", "devices.write"], { role: "viewer" });
     expect((await t.call("/api/v1/devices", { token })).status).toBe(200);
-    const res = await t.call("/api/v1/devices", { method: "POST", token, body: { device_name: "edge-sw-02", device_ip: "192.0.2.9" } });
+    const res = await t.call("/api/v1/devices", { method: "POST", token, body: { device_name: "edge-sw-02", device_ip: "192.0.2.9" , device_vendor: "Cisco"} });
     expect(res.status).toBe(403);
     expect(res.body).toEqual(FORBIDDEN);
   });

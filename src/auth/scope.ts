@@ -1,4 +1,4 @@
-import { inArray, or, sql, type SQL } from "drizzle-orm";
+import { inArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { DbOrTx } from "../db/client.ts";
 import { deviceTags, devices, roles } from "../db/schema/index.ts";
 import { ApiError } from "../http/errors.ts";
@@ -15,6 +15,26 @@ export function deviceScopeCondition(scope: DeviceScope): SQL | undefined {
   }
   if (scope.categoryIds.length) parts.push(inArray(devices.categoryId, scope.categoryIds));
   return parts.length ? or(...parts) : sql`0`;
+}
+
+/**
+ * The condition that a device-id column names a device inside the scope (for tables that refer to devices);
+ * undefined when nothing is hidden.
+ */
+export function deviceIdInScope(column: SQLWrapper, scope: DeviceScope): SQL | undefined {
+  const inScope = deviceScopeCondition(scope);
+  return inScope ? inArray(column, sql`(select ${devices.id} from ${devices} where ${inScope})`) : undefined;
+}
+
+/**
+ * Changing or deleting a record devices use (a tag, category, vendor, template, credential set or profile)
+ * changes those devices, or what is done to them: a caller may do that only when all of them are in their scope
+ * (403 otherwise; the refusal cannot hide that other devices exist, but does not say how many).
+ */
+export function refuseIfUsedBeyondScope(what: string, inScope: number, total: number): void {
+  if (inScope < total) {
+    throw new ApiError(403, `${what} is also used by devices outside your role's scope: only a user who sees all of them can change or delete it`);
+  }
 }
 
 /** Whether a device with these tags and category falls inside the scope (checked before a write lands). */

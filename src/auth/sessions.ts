@@ -1,5 +1,5 @@
-import { and, eq, lte } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
+import { and, eq, inArray, lte } from "drizzle-orm";
+import type { Db, DbOrTx } from "../db/client.ts";
 import { roles, users, webSessions } from "../db/schema/index.ts";
 import { ADMIN_ROLE } from "../modules/users/guards.ts";
 import { hashTokenValue, randomSecret } from "./token-value.ts";
@@ -82,4 +82,12 @@ export async function resolveSession(db: Db, value: string, now: Date, lifetimeM
 
 export async function endSession(db: Db, sessionId: number): Promise<void> {
   await db.delete(webSessions).where(eq(webSessions.id, sessionId));
+}
+
+/**
+ * Ends every web session of these users: called inside the transaction that disables or deletes them or changes
+ * their password, so a session opened with the old state never outlives it (re-enabling brings none back).
+ */
+export async function endUserSessions(db: DbOrTx, userIds: number[]): Promise<void> {
+  if (userIds.length) await db.delete(webSessions).where(inArray(webSessions.userId, userIds));
 }

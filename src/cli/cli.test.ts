@@ -179,6 +179,29 @@ describe("svc console", () => {
     expect(listed.stdout).toMatch(/\srevoked\n$/);
   });
 
+  it("records token creation and revocation in the activity log, as the web settings page does", async () => {
+    const auditor = await run(["token:create", "--user", "bob", "--name", "audit", "--abilities", "users.read"]);
+    expect(auditor.code, auditor.stderr).toBe(0);
+    const auditorId = Number(/Created token (\d+)/.exec(auditor.stdout)![1]);
+    const res = await app.request("/api/v1/activity-logs?filter[subject_type]=api_token&sort=id", { headers: { apitoken: lastLine(auditor.stdout) } });
+    expect(res.status).toBe(200);
+    const entries = ((await res.json()) as { data: Record<string, unknown>[] }).data;
+    const alice = await findUserByName((await open()).db, "alice");
+    const bob = await findUserByName((await open()).db, "bob");
+    expect(entries.map((e) => [e.action, e.subject_id, e.username, e.token_name])).toEqual([
+      ["api_token.create", token.id, "svc token:create", null],
+      ["api_token.revoke", token.id, "svc token:revoke", null],
+      ["api_token.create", auditorId, "svc token:create", null],
+    ]);
+    expect(entries[0]!.changes).toEqual({
+      id: { old: null, new: token.id }, name: { old: null, new: "ci backup" }, user_id: { old: null, new: alice!.id },
+      abilities: { old: null, new: ["devices.read", "devices.write"] },
+    });
+    expect(entries[1]!.changes).toEqual({ revoked: { old: false, new: true } });
+    expect(entries[2]!.changes).toMatchObject({ user_id: { old: null, new: bob!.id } });
+    expect(JSON.stringify(entries)).not.toContain(token.value);
+  });
+
   it("reports an unknown command and a bad setting in one line", async () => {
     const [unknownCommand, badSetting] = await Promise.all([
       run(["token:craete"]),

@@ -42,11 +42,12 @@ function stringByName(name: string, random: Seeded): string {
   if (/(^|_)(ip|address|host|hostname)$/.test(n)) return FORMAT_SAMPLES.ipv4!(random, n);
   // Query values arrive as text even when they name numbers or flags (filter[device_vendor_id]=3).
   if (/(^|_)ids?$/.test(n)) return String(random.int(1, 99));
-  if (/^(enabled|disabled|active|dry_run)$|^(is|has)_/.test(n)) return random.pick(["true", "false"]);
+  if (/^(enabled|disabled|active|dry_run|latest|builtin)$|^(is|has)_/.test(n)) return random.pick(["true", "false"]);
   if (n.includes("email")) return FORMAT_SAMPLES.email!(random, "user");
   if (/password|secret|passphrase|community|token/.test(n)) return `${random.pick(WORDS)}-${random.int(1000, 9999)}-pass`;
   if (/(url|uri|link)$/.test(n)) return FORMAT_SAMPLES.uri!(random, n);
-  if (/(_at|date|time)$/.test(n)) return isoDateTime(random);
+  // Time bounds too: date_from, created_after, started_before.
+  if (/(_at|date|time)$|^(date|created|started|finished)_(from|to|after|before)$/.test(n)) return isoDateTime(random);
   if (/colou?r/.test(n)) return `#${random.int(0, 0xffffff).toString(16).padStart(6, "0")}`;
   if (/description|notes?$|comment/.test(n)) return `Example ${n.replace(/_/g, " ")} ${random.int(1, 99)}`;
   return `${n.replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || random.pick(WORDS)}-${random.int(1, 999)}`;

@@ -3,6 +3,7 @@ import { and, asc, desc, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
 import { ApiError, FieldErrorBag } from "./errors.ts";
+import { decimalNumber } from "./route.ts";
 
 /**
  * How one resource's list endpoint may be filtered, sorted, searched and trimmed. Each module declares one;
@@ -11,8 +12,8 @@ import { ApiError, FieldErrorBag } from "./errors.ts";
 export type ListSpec = {
   /** The keys of the serialized record, which `fields=` may choose from. */
   fields: readonly string[];
-  /** `filter[<name>]=a,b`: values are ORed. */
-  filters: Record<string, { describe: string; build: (values: string[]) => SQL }>;
+  /** `filter[<name>]=a,b`: values are ORed. `example`: a value the filter takes, when its name does not suggest one. */
+  filters: Record<string, { describe: string; build: (values: string[]) => SQL; example?: string }>;
   /** Filters whose names share a prefix, e.g. `filter[custom.site]`. */
   prefixFilter?: { prefix: string; describe: string; build: (key: string, values: string[]) => SQL };
   sorts: Record<string, SQLiteColumn | SQL>;
@@ -33,35 +34,54 @@ export type ListQuery = {
 export const MAX_PER_PAGE = 500;
 const DEFAULT_PER_PAGE = 25;
 
-const positiveInt = (max?: number) => {
-  let n = z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").min(1, "must be at least 1");
-  if (max) n = n.max(max, `must be at most ${max}`);
-  return n.optional();
-};
+const positiveInt = (max?: number) => decimalNumber(1, max).optional();
 
 /** The documented, validated part of a list query; `filter[...]` names come from the spec. */
 export function listQuerySchema(spec: ListSpec) {
   const filterParams = Object.fromEntries(
     Object.entries(spec.filters).map(([name, f]) => [
       `filter[${name}]`,
-      z.string().optional().openapi({ description: `${f.describe}; comma-separated values match any` }),
+      z.string().optional().openapi({ description: `${f.describe}; comma-separated values match any`, ...(f.example ? { example: f.example } : {}) }),
     ]),
   );
   return z.object({
     page: positiveInt().openapi({ description: "Page number, from 1", example: 1 }),
     per_page: positiveInt(MAX_PER_PAGE).openapi({ description: `Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`, example: 25 }),
-    perPage: positiveInt(MAX_PER_PAGE).openapi({ description: "Alias of per_page" }),
+    perPage: positiveInt(MAX_PER_PAGE).openapi({ description: "Alias of per_page", example: 25 }),
     sort: z.string().optional().openapi({
       description: `Comma-separated fields, '-' for descending; one of: ${Object.keys(spec.sorts).join(", ")}`,
-      example: `-${spec.defaultSort}`,
+      example: spec.defaultSort,
     }),
-    search: z.string().max(200, "must be at most 200 characters").optional().openapi({ description: spec.search?.describe ?? "Not supported here" }),
-    fields: z.string().optional().openapi({ description: `Comma-separated fields to return; any of: ${spec.fields.join(", ")}` }),
+    // Where a list has no search, the parameter is left out of its description (and sending it is a 422).
+    ...(spec.search ? { search: z.string().max(200, "must be at most 200 characters").optional().openapi({ description: spec.search.describe }) } : {}),
+    fields: z.string().optional().openapi({
+      description: `Comma-separated fields to return; any of: ${spec.fields.join(", ")}`,
+      example: spec.fields.slice(0, 2).join(","),
+    }),
     ...filterParams,
     ...(spec.prefixFilter
       ? { [`filter[${spec.prefixFilter.prefix}<key>]`]: z.string().optional().openapi({ description: spec.prefixFilter.describe }) }
       : {}),
   });
+}
+
+const FILTER_PARAM = /^filter\[([^[\]]+)\]$/;
+
+/**
+ * The `filter[<name>]` parameters of a query string, by name. Any other parameter named like a filter
+ * (`filter=x`, `filter[]=x`, `filter[a][b]=x`, `filters[x]=y`) and a filter given twice are problems in the bag:
+ * a filter the client meant but the server ignored would answer with more records than asked for.
+ */
+export function filterParams(c: Context, bag: FieldErrorBag): Map<string, string> {
+  const filters = new Map<string, string>();
+  for (const [key, values] of Object.entries(c.req.queries())) {
+    if (!/^filters?($|\[)/.test(key)) continue;
+    const name = FILTER_PARAM.exec(key)?.[1];
+    if (name === undefined) bag.add(key, `${key} is not a filter parameter: write filter[<name>]=<value>,<value>`);
+    else if (values.length > 1) bag.add(key, `${key} is given ${values.length} times: give it once, with its values separated by commas`);
+    else filters.set(name, values[0]!);
+  }
+  return filters;
 }
 
 const splitList = (text: string) => text.split(",").map((s) => s.trim()).filter(Boolean);
@@ -75,10 +95,8 @@ export function parseListQuery(c: Context, spec: ListSpec, extraWhere: (SQL | un
   const page = query.page ? Number(query.page) : 1;
   const perPage = Number(query.per_page ?? query.perPage ?? DEFAULT_PER_PAGE);
 
-  for (const [key, raw] of Object.entries(query)) {
-    const match = /^filter\[(.+)\]$/.exec(key);
-    if (!match) continue;
-    const name = match[1]!;
+  for (const [name, raw] of filterParams(c, bag)) {
+    const key = `filter[${name}]`;
     const values = splitList(raw);
     const known = spec.filters[name];
     const prefixed = spec.prefixFilter && name.startsWith(spec.prefixFilter.prefix) ? spec.prefixFilter : undefined;

@@ -3,6 +3,7 @@ import { eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
 import type { Resource } from "../auth/abilities.ts";
+import { refuseIfUsedBeyondScope, type DeviceScope } from "../auth/scope.ts";
 import type { Db, DbOrTx } from "../db/client.ts";
 import { recordActivity } from "../modules/activity/record.ts";
 import type { AppEnv, AuthContext, Services } from "./env.ts";
@@ -43,7 +44,8 @@ export type ResourceDef<I extends z.ZodObject> = {
   output: z.ZodObject;
   input: I;
   listSpec: ListSpec;
-  serialize(db: DbOrTx, rows: Row[]): Promise<Out[]>;
+  /** Rows as the API shows them to a caller with this scope: counts of devices count only the devices it holds. */
+  serialize(db: DbOrTx, rows: Row[], scope: DeviceScope): Promise<Out[]>;
   /**
    * Column values for a create (existing = null), replace or patch (`input` holds only what was sent for a
    * patch). Problems go into ctx.bag under the field's name; nothing may be written here.
@@ -56,9 +58,18 @@ export type ResourceDef<I extends z.ZodObject> = {
    * it returns ("removed from 3 devices") is added to the answer so the caller knows exactly what changed.
    */
   beforeDelete?(rows: Row[], ctx: WriteCtx): Promise<string | void>;
+  /**
+   * How many devices in the scope use these rows, for records devices refer to: a caller whose role is scoped may
+   * change or delete them only when no device outside the scope does (403 otherwise).
+   */
+  devicesUsing?(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<number>;
   /** A reason a row may not be changed or deleted (e.g. built-in records), answered with 403. */
   readOnlyReason?(row: Row): string | undefined;
+  /** The largest create/replace/update body, in bytes, when a record can be larger than DEFAULT_BODY_LIMIT allows. */
+  bodyLimit?: number;
   descriptions?: { create?: string; update?: string; delete?: string };
+  /** When a replace or update answers 409 (a state rule refuses the change), as the API description says it. */
+  updateConflict?: string;
 };
 
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -90,6 +101,9 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
   const Name = pascal(singular);
   const Names = pascal(plural);
   const one = z.object({ data: def.output });
+  const scopeNote = def.devicesUsing ? ` A caller whose role is scoped cannot change or delete a ${singular} that devices outside the scope use (403).` : "";
+  const described = (text: string | undefined) => (text || scopeNote ? `${text ?? ""}${scopeNote}`.trim() : undefined);
+  const updateConflict: Record<number, ReturnType<typeof jsonResponse>> = def.updateConflict ? { 409: jsonResponse(MessageBody, def.updateConflict) } : {};
 
   const routes = {
     list: apiRoute({
@@ -105,30 +119,30 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     create: apiRoute({
       method: "post", path, operationId: `create${Name}`, tag, ability: write, summary: `Create a ${singular}`,
       description: def.descriptions?.create,
-      request: jsonBody(def.input),
+      request: jsonBody(def.input), bodyLimit: def.bodyLimit,
       responses: { 201: jsonResponse(one, `The created ${singular}; Location names its URL`) },
     }),
     replace: apiRoute({
       method: "put", path: `${path}/{id}`, operationId: `replace${Name}`, tag, ability: write, summary: `Replace a ${singular}`,
-      description: def.descriptions?.update ?? "Fields the body leaves out return to their defaults; write-only secrets are kept unless sent.",
-      request: { params: IdParams, ...jsonBody(def.input) },
-      responses: { 200: jsonResponse(one, `The updated ${singular}`) },
+      description: described(def.descriptions?.update ?? "Fields the body leaves out return to their defaults; write-only secrets are kept unless sent."),
+      request: { params: IdParams, ...jsonBody(def.input) }, bodyLimit: def.bodyLimit,
+      responses: { 200: jsonResponse(one, `The updated ${singular}`), ...updateConflict },
     }),
     update: apiRoute({
       method: "patch", path: `${path}/{id}`, operationId: `update${Name}`, tag, ability: write, summary: `Update some fields of a ${singular}`,
-      description: def.descriptions?.update ?? "Only the fields sent change.",
-      request: { params: IdParams, ...jsonBody(def.input.partial()) },
-      responses: { 200: jsonResponse(one, `The updated ${singular}`) },
+      description: described(def.descriptions?.update ?? "Only the fields sent change."),
+      request: { params: IdParams, ...jsonBody(def.input.partial()) }, bodyLimit: def.bodyLimit,
+      responses: { 200: jsonResponse(one, `The updated ${singular}`), ...updateConflict },
     }),
     delete: apiRoute({
       method: "delete", path: `${path}/{id}`, operationId: `delete${Name}`, tag, ability: write, summary: `Delete a ${singular}`,
-      description: def.descriptions?.delete,
+      description: described(def.descriptions?.delete),
       request: { params: IdParams },
       responses: { 200: jsonResponse(MessageBody, "Deleted"), 409: jsonResponse(MessageBody, `Other records still use the ${singular}`) },
     }),
     bulkDelete: apiRoute({
       method: "delete", path: `${path}/bulk`, operationId: `bulkDelete${Names}`, tag, ability: write, summary: `Delete many ${plural}`,
-      description: `All or nothing, up to 1000 ids. ${def.descriptions?.delete ?? ""}`.trim(),
+      description: described(`All or nothing, up to 1000 ids. ${def.descriptions?.delete ?? ""}`.trim()),
       request: jsonBody(BulkIds),
       responses: { 200: jsonResponse(MessageBody, "Deleted"), 409: jsonResponse(MessageBody, `Other records still use a ${singular}`) },
     }),
@@ -140,10 +154,16 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     return new Map(rows.map((r) => [r.id, r]));
   };
 
-  const show = async (db: DbOrTx, id: number): Promise<Out> => {
+  const show = async (db: DbOrTx, id: number, scope: DeviceScope): Promise<Out> => {
     const row = (await fetchRows(db, [id])).get(id);
     if (!row) throw ApiError.notFound(`${capitalise(singular)} ${id}`);
-    return (await def.serialize(db, [row]))[0]!;
+    return (await def.serialize(db, [row], scope))[0]!;
+  };
+
+  const refuseIfUsedOutsideScope = async (ctx: WriteCtx, ids: number[]): Promise<void> => {
+    if (ctx.auth.scope.all || !def.devicesUsing) return;
+    const [inScope, total] = [await def.devicesUsing(ctx.tx, ids, ctx.auth.scope), await def.devicesUsing(ctx.tx, ids, { all: true })];
+    refuseIfUsedBeyondScope(ids.length === 1 ? `${capitalise(singular)} ${ids[0]}` : `One of the ${plural}`, inScope, total);
   };
 
   const writeCtx = (c: Context<AppEnv>, tx: DbOrTx, mode: WriteCtx["mode"]): WriteCtx => ({
@@ -158,10 +178,11 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       if (existing === undefined) throw ApiError.notFound(`${capitalise(singular)} ${id}`);
       const reason = existing && def.readOnlyReason?.(existing);
       if (reason) throw new ApiError(403, reason);
+      if (existing) await refuseIfUsedOutsideScope(ctx, [existing.id]);
       const values = await def.toValues(input, existing, ctx);
       ctx.bag.throwIfAny();
       // Read before writing: fields kept in join tables (a command's categories) would otherwise look unchanged.
-      const before = existing ? (await def.serialize(tx, [existing]))[0]! : null;
+      const before = existing ? (await def.serialize(tx, [existing], ctx.auth.scope))[0]! : null;
       let savedId: number;
       if (existing) {
         await tx.update(def.table).set({ ...values, updatedAt: ctx.now }).where(eq(def.table.id, existing.id));
@@ -172,7 +193,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       }
       await def.afterWrite?.(savedId, input, ctx);
       ctx.bag.throwIfAny();
-      const after = await show(tx, savedId);
+      const after = await show(tx, savedId, ctx.auth.scope);
       await recordActivity(tx, ctx.auth, { action: `${singular.replace(/ /g, "_")}.${existing ? "update" : "create"}`, subjectType: singular, subjectId: savedId, before, after }, ctx.now);
       return after;
     });
@@ -192,7 +213,8 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
         const reason = def.readOnlyReason?.(row);
         if (reason) throw new ApiError(403, reason);
       }
-      const before = await def.serialize(tx, [...rows.values()]);
+      await refuseIfUsedOutsideScope(ctx, unique);
+      const before = await def.serialize(tx, [...rows.values()], ctx.auth.scope);
       const detached = await def.beforeDelete?.([...rows.values()], ctx);
       await tx.delete(def.table).where(inArray(def.table.id, unique));
       for (const b of before) {
@@ -213,13 +235,13 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
         db.select().from(def.table as SQLiteTable).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
         db.select({ n: sql<number>`count(*)` }).from(def.table as SQLiteTable).where(where),
       ]);
-      return c.json(listEnvelope(c, q, Number(total?.n ?? 0), await def.serialize(db, rows as Row[])), 200);
+      return c.json(listEnvelope(c, q, Number(total?.n ?? 0), await def.serialize(db, rows as Row[], c.var.auth.scope)), 200);
     });
     api.openapi(routes.bulkDelete, async (c) => {
       const { count, note } = await remove(c, c.req.valid("json").ids, true);
       return c.json({ message: `Deleted ${count} ${count === 1 ? singular : plural}${note}` }, 200);
     });
-    api.openapi(routes.show, async (c) => c.json({ data: await show(c.var.services.db, c.req.valid("param").id) }, 200));
+    api.openapi(routes.show, async (c) => c.json({ data: await show(c.var.services.db, c.req.valid("param").id, c.var.auth.scope) }, 200));
     api.openapi(routes.create, async (c) => {
       const data = await save(c, c.req.valid("json"), null, "create");
       c.header("Location", new URL(`${c.req.path}/${data.id}`, c.req.url).toString());

@@ -1,6 +1,9 @@
 import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 import { requireAbility } from "../auth/guard.ts";
 import type { Ability } from "../auth/abilities.ts";
+import { bodyGate, DEFAULT_BODY_LIMIT, sizeInWords } from "./body.ts";
+import type { AppEnv } from "./env.ts";
 
 export const ErrorBody = z
   .object({
@@ -26,42 +29,58 @@ type ApiRouteConfig = Omit<RouteConfig, "security" | "middleware" | "tags" | "op
   summary: string;
   tag: string;
   ability: Ability;
+  /** The largest request body the route takes, in bytes (DEFAULT_BODY_LIMIT unless it needs more). */
+  bodyLimit?: number;
 };
 
 /**
  * Every API route is declared through this: it fixes the security requirement, puts the ability guard in
  * front of validation, records the ability in the document (`x-ability`), and adds the error answers that
- * follow from the route's shape (404 for a path with an id, 400 and 422 for a body, 422 for parameters).
+ * follow from the route's shape (404 for a path with an id, 400, 413, 415 and 422 for a body, 422 for
+ * parameters). A route with a body gets the body gate (body.ts) between the guard and the body's parser.
  */
 export function apiRoute<const R extends ApiRouteConfig>(config: R) {
-  const { tag, ability, ...route } = config;
-  const hasBody = Boolean(route.request?.body);
+  const { tag, ability, bodyLimit = DEFAULT_BODY_LIMIT, ...route } = config;
+  const body = route.request?.body;
+  const hasBody = Boolean(body);
+  const takesJson = Boolean(body?.content?.["application/json"]);
   const hasInput = hasBody || Boolean(route.request?.query) || Boolean(route.request?.params);
+  const middleware: MiddlewareHandler<AppEnv>[] = [requireAbility(ability)];
+  if (body) middleware.push(bodyGate({ limit: bodyLimit, json: takesJson, optional: body.required !== true }));
   return createRoute({
     ...route,
     tags: [tag],
     security: [{ [SECURITY_SCHEME]: [] }],
-    middleware: [requireAbility(ability)] as const,
+    middleware,
     "x-ability": ability,
+    ...(hasBody ? { "x-body-limit": bodyLimit } : {}),
     responses: {
-      ...(hasBody ? { 400: error("Malformed JSON in the request body") } : {}),
+      ...(hasBody ? { 400: error(takesJson ? "Malformed JSON in the request body, or a body that is not UTF-8" : "Malformed request body") } : {}),
       ...commonErrors,
       ...(route.path.includes("{") ? { 404: error("No such record, or it is outside your scope") } : {}),
+      ...(hasBody ? { 413: error(`The request body is larger than ${sizeInWords(bodyLimit)}, this route's limit`) } : {}),
+      ...(takesJson ? { 415: error("The body is not JSON: send it with Content-Type: application/json") } : {}),
       ...(hasInput ? { 422: error("Validation failed: `errors` names every field and its problem") } : {}),
       ...route.responses,
     },
-  } as unknown as Omit<R, "tag" | "ability"> & { tags: string[]; security: { apitoken: string[] }[]; middleware: [ReturnType<typeof requireAbility>] });
+  } as unknown as Omit<R, "tag" | "ability" | "bodyLimit"> & { tags: string[]; security: { apitoken: string[] }[]; middleware: MiddlewareHandler<AppEnv>[] });
 }
 
-/** A path parameter holding a record id, e.g. `pathIds("id")` for `/devices/{id}`. */
+/**
+ * A whole number sent as text (a path or query parameter): decimal digits only, at most 15 so it stays exact.
+ * `0x10`, `1e1`, `+1`, ` 1` and `1.0` are refused rather than read as numbers, as Number() would.
+ */
+export const decimalNumber = (min: number, max?: number) => {
+  let n = z.number({ error: "must be a whole number" }).int("must be a whole number").min(min, `must be at least ${min}`);
+  if (max !== undefined) n = n.max(max, `must be at most ${max}`);
+  return z.preprocess((v) => (typeof v === "string" && /^\d{1,15}$/.test(v) ? Number(v) : v), n);
+};
+
+/** A path parameter holding a record id, e.g. `pathIds("id")` for `/devices/{id}`: 1 or more, decimal digits only. */
 export const pathIds = <const N extends string>(name: N) =>
   z.object({
-    [name]: z.coerce
-      .number({ error: "must be a whole number" })
-      .int("must be a whole number")
-      .positive("must be a positive whole number")
-      .openapi({ param: { name, in: "path" }, example: 1 }),
-  } as Record<N, z.ZodCoercedNumber<unknown>>);
+    [name]: decimalNumber(1).openapi({ param: { name, in: "path" }, example: 1 }),
+  } as Record<N, ReturnType<typeof decimalNumber>>);
 
 /** A query flag: "true" or "false" (a query string has no booleans). */
 export const trueOrFalse = (description: string) =>

@@ -116,6 +116,44 @@ describe("login", () => {
     expect(res.headers.get("location")).toMatch(/^\/login/);
   });
 
+  it("ends a user's sessions when the API disables, deletes or changes the password of the user; re-enabling brings none back", async () => {
+    t = await createWebTestContext();
+    const admin = await t.token();
+    const alice = await t.user({ username: "alice" });
+    const loggedIn = async (username = "alice", password?: string) => {
+      const browser = t.client();
+      expect((await browser.login(username, password)).status).toBe(303);
+      expect((await browser.get("/settings/restapi")).status).toBe(200);
+      return browser;
+    };
+    const sentToLogin = async (browser: ReturnType<typeof t.client>) => {
+      const res = await browser.get("/settings/restapi");
+      expect(res.status).toBe(302);
+      expect(res.headers.get("location")).toMatch(/^\/login/);
+    };
+    const api = (path: string, body?: unknown) => t.call(`/api/v1/users/${alice}${path}`, { method: body === undefined ? "POST" : "PATCH", token: admin, body });
+
+    const beforeDisable = await loggedIn();
+    expect((await api("/disable")).status).toBe(200);
+    expect((await api("/enable")).status).toBe(200);
+    await sentToLogin(beforeDisable);
+
+    const beforePasswordRoute = await loggedIn();
+    expect((await t.call(`/api/v1/users/${alice}/password`, { method: "POST", token: admin, body: { password: "second-long-passphrase" } })).status).toBe(200);
+    await sentToLogin(beforePasswordRoute);
+
+    const beforePatch = await loggedIn("alice", "second-long-passphrase");
+    expect((await api("", { email: "alice@example.net" })).status).toBe(200);
+    expect((await beforePatch.get("/settings/restapi")).status).toBe(200);
+    expect((await api("", { password: "third-long-passphrase" })).status).toBe(200);
+    await sentToLogin(beforePatch);
+
+    const beforeDelete = await loggedIn("alice", "third-long-passphrase");
+    expect((await t.call(`/api/v1/users/${alice}`, { method: "DELETE", token: admin })).status).toBe(200);
+    await sentToLogin(beforeDelete);
+    expect(await t.db.select().from(webSessions).where(eq(webSessions.userId, alice))).toHaveLength(0);
+  });
+
   it("throttles failures per username and address: five, then 429 with a growing wait", async () => {
     const clock = manualClock();
     t = await createWebTestContext({ clock });

@@ -156,7 +156,7 @@ describe.skipIf(unavailable)("collector SNMP step against net-snmp's snmpd", () 
     const res = await t.call("/api/v1/devices", {
       method: "POST", token: admin,
       body: {
-        device_name: `snmp-dev-${++counter}`, device_ip: "127.0.0.1", device_port_override: options.sshPort ?? closedPort,
+        device_name: `snmp-dev-${++counter}`, device_ip: "127.0.0.1", device_vendor: "Cisco", device_port_override: options.sshPort ?? closedPort,
         device_template_id: options.templateId ?? ciscoIos, device_cred_id: options.credId,
         custom: { snmp_port: options.snmpPort ?? agent.port }, ...options.extra,
       },

@@ -104,7 +104,7 @@ describe.skipIf(unavailable)("collector against OpenSSH sshd (openssh-server)", 
   const createDevice = async (name: string, server: Sshd, login: Record<string, unknown>, templateId = linuxGeneric): Promise<number> => {
     const res = await t.call("/api/v1/devices", {
       method: "POST", token: admin,
-      body: { device_name: name, device_ip: server.host, device_port_override: server.port, device_template_id: templateId, ...login },
+      body: { device_name: name, device_ip: server.host, device_vendor: "Cisco", device_port_override: server.port, device_template_id: templateId, ...login },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body.data.id;

@@ -120,7 +120,7 @@ describe.skipIf(unavailable)("collector against a real telnetd (inetutils-telnet
   const createDevice = async (name: string, devicePort: number, devicePassword: string): Promise<number> => {
     const res = await t.call("/api/v1/devices", {
       method: "POST", token: admin,
-      body: { device_name: name, device_ip: "127.0.0.1", device_port_override: devicePort, device_template_id: templateId, device_username: USER, device_password: devicePassword },
+      body: { device_name: name, device_ip: "127.0.0.1", device_vendor: "Cisco", device_port_override: devicePort, device_template_id: templateId, device_username: USER, device_password: devicePassword },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body.data.id;

@@ -14,6 +14,7 @@ import { hashPassword } from "../../src/auth/passwords.ts";
 import { createUser } from "../../src/auth/users.ts";
 import { issueToken } from "../../src/auth/tokens.ts";
 import { ABILITIES, type Ability } from "../../src/auth/abilities.ts";
+import { checkAgainstContract } from "./contract.ts";
 
 export const TEST_APP_KEY = "base64:" + Buffer.alloc(32, 7).toString("base64");
 export const TEST_PASSWORD = "correct-horse-battery";
@@ -28,12 +29,30 @@ export function manualClock(start = new Date("2026-06-01T12:00:00Z")): Clock & {
   return { now: () => new Date(now), advance: (ms) => void (now += ms) };
 }
 
+/**
+ * Every answer a test gets from the app, through any of its helpers, is checked against the API description.
+ * Returns the unchecked request, for a test that provokes an undocumented answer on purpose (offContract).
+ */
+function holdToContract(app: ReturnType<typeof createApp>): typeof app.request {
+  const request = app.request;
+  app.request = (async (input: string | URL | Request, init?: RequestInit, ...rest: unknown[]) => {
+    const response = await (request as (...args: unknown[]) => Response | Promise<Response>)(input, init, ...rest);
+    const url = input instanceof Request ? new URL(input.url) : new URL(String(input), "http://localhost");
+    const method = (input instanceof Request ? input.method : init?.method ?? "GET").toUpperCase();
+    await checkAgainstContract(method, url, response);
+    return response;
+  }) as typeof app.request;
+  return request;
+}
+
 export type RequestOptions = {
   method?: string;
   token?: string;
   body?: unknown;
   rawBody?: string;
   headers?: Record<string, string>;
+  /** Why this request's answer is outside the API description on purpose; it is then not checked. */
+  offContract?: string;
 };
 
 /** A fresh app on its own temporary SQLite file, plus shortcuts to make users, roles and tokens. */
@@ -51,6 +70,7 @@ export async function createTestContext(options: { rateLimitPerMinute?: number; 
   await migrateDatabase(location, db, clock, loadBuiltinTemplates());
   const secrets = await openSecretBox(TEST_APP_KEY);
   const app = createApp({ db, config, secrets, clock });
+  const uncheckedRequest = holdToContract(app);
   let userCounter = 0;
 
   const ctx = {
@@ -100,7 +120,7 @@ export async function createTestContext(options: { rateLimitPerMinute?: number; 
         body = JSON.stringify(opts.body);
         headers["content-type"] ??= "application/json";
       } else if (body !== undefined) headers["content-type"] ??= "application/json";
-      return Promise.resolve(app.request(path, { method: opts.method ?? "GET", headers, body }));
+      return Promise.resolve((opts.offContract ? uncheckedRequest : app.request)(path, { method: opts.method ?? "GET", headers, body }));
     },
 
     /** The response with its JSON body parsed. */

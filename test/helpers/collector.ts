@@ -64,7 +64,7 @@ export async function addLoopbackDevice(
   const created = await t.call("/api/v1/devices", {
     method: "POST", token,
     body: {
-      device_name: name ?? `loopback-device-${++deviceCounter}`, device_ip: "127.0.0.1", device_port_override: port,
+      device_name: name ?? `loopback-device-${++deviceCounter}`, device_ip: "127.0.0.1", device_vendor: "Cisco", device_port_override: port,
       device_template_id: templateId, device_username: username, device_password: password, ...rest,
     },
   });

@@ -92,7 +92,7 @@ beforeAll(async () => {
   });
   for (const [i, pw] of [["rot-dev1-Jk5l", "rot-den1-Zx7c"], ["rot-dev2-Vb9n", "rot-den2-Mq1w"]].entries()) {
     const dev = await t.call("/api/v1/devices", {
-      method: "POST", token: admin, body: { device_name: `rotated-dev-${i}`, device_ip: "192.0.2.40", device_password: pw[0], device_enable_password: pw[1] },
+      method: "POST", token: admin, body: { device_name: `rotated-dev-${i}`, device_ip: "192.0.2.40", device_vendor: "Cisco", device_password: pw[0], device_enable_password: pw[1] },
     });
     expect(dev.status, JSON.stringify(dev.body)).toBe(201);
     remember("devices", { password_enc: pw[0]!, enable_password_enc: pw[1]! });
@@ -137,7 +137,9 @@ describe("svc key:rotate", () => {
       method: "PATCH", headers: { apitoken: admin, "content-type": "application/json" }, body: JSON.stringify({ ssh_key_passphrase: keys.passphrase }),
     });
     expect(check.status, await check.clone().text()).toBe(200);
-    const stale = await t.call(`/api/v1/device-credentials/${id}`, { method: "PATCH", token: admin, body: { ssh_key_passphrase: keys.passphrase } });
+    const stale = await t.call(`/api/v1/device-credentials/${id}`, {
+      method: "PATCH", token: admin, body: { ssh_key_passphrase: keys.passphrase }, offContract: "an app still on the old key fails to decrypt",
+    });
     expect(stale.status).toBe(500);
 
     const audit = await t.db.select().from(activityLog).where(eq(activityLog.action, "app_key.rotate"));

@@ -1,5 +1,5 @@
 import { ABILITIES, parseAbilityList } from "../../auth/abilities.ts";
-import { issueToken } from "../../auth/tokens.ts";
+import { issueTokenRecorded } from "../../auth/token-audit.ts";
 import { findUserByName } from "../../auth/users.ts";
 import { roles } from "../../db/schema/index.ts";
 import { eq } from "drizzle-orm";
@@ -48,7 +48,7 @@ export const tokenCreateCommand = defineCommand({
     if (beyondRole.length) {
       throw new CliError(`--abilities ${beyondRole.join(", ")} ${beyondRole.length === 1 ? "is" : "are"} not granted by ${user.username}'s role '${role?.name}'; drop ${beyondRole.length === 1 ? "it" : "them"} or change the role`);
     }
-    const { id, value } = await issueToken(db, { userId: user.id, name: flags.name, abilities, expiresAt }, now);
+    const { id, value } = await issueTokenRecorded(db, { system: "svc token:create" }, { userId: user.id, name: flags.name, abilities, expiresAt }, now);
     io.print(`Created token ${id} '${flags.name}' for user '${user.username}': ${abilities.join(", ")}; expires ${formatTime(expiresAt, "never")}.`);
     io.print("Copy the token now; it is not shown again:");
     // Last line, alone, so scripts can take it with `tail -n 1`.

@@ -1,4 +1,4 @@
-import { revokeToken } from "../../auth/tokens.ts";
+import { revokeTokenRecorded } from "../../auth/token-audit.ts";
 import { CliError, defineCommand } from "../command.ts";
 
 export const tokenRevokeCommand = defineCommand({
@@ -8,7 +8,7 @@ export const tokenRevokeCommand = defineCommand({
   },
   async run(flags, { db, clock, io }) {
     if (!/^\d+$/.test(flags.id)) throw new CliError(`--id '${flags.id}' is not a token id; use the number svc token:list shows`);
-    if (!(await revokeToken(db, Number(flags.id), clock.now()))) {
+    if (!(await revokeTokenRecorded(db, { system: "svc token:revoke" }, Number(flags.id), clock.now()))) {
       throw new CliError(`no active token has id ${flags.id} (unknown or already revoked); see svc token:list`);
     }
     io.print(`Revoked token ${flags.id}.`);

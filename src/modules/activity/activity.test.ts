@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
 import { ABILITIES } from "../../auth/abilities.ts";
 import { activityLog, devices, users } from "../../db/schema/index.ts";
+import { storeVersion } from "../configs/test-fixtures.ts";
 
 let t: TestContext;
 let admin: string;
@@ -16,8 +17,8 @@ beforeAll(async () => {
   admin = await t.token(ABILITIES, { userId: adminId });
   const post = async (path: string, body: unknown) => (await t.call(`/api/v1${path}`, { method: "POST", token: admin, body })).body.data.id as number;
   tagId = await post("/tags", { name: "core" });
-  deviceA = await post("/devices", { device_name: "core-rtr-01", device_ip: "192.0.2.1", device_tags: ["core"] });
-  deviceB = await post("/devices", { device_name: "edge-sw-01", device_ip: "192.0.2.2" });
+  deviceA = await post("/devices", { device_name: "core-rtr-01", device_ip: "192.0.2.1", device_vendor: "Cisco", device_tags: ["core"] });
+  deviceB = await post("/devices", { device_name: "edge-sw-01", device_ip: "192.0.2.2" , device_vendor: "Cisco"});
   await t.call(`/api/v1/devices/${deviceA}`, { method: "PATCH", token: admin, body: { device_ip: "192.0.2.10" } });
 });
 afterAll(() => t.close());
@@ -130,7 +131,7 @@ describe("activity log: time range", () => {
 describe("activity log: secrets", () => {
   it("keeps no password in any entry: device passwords, user passwords and password changes", async () => {
     const secrets = ["dev1ce-Pa55word!", "en4ble-Secret#", "second-dev1ce-pass", "user-first-pass-123", "user-second-pass-456", "user-third-pass-789"];
-    const dev = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "secret-rtr-01", device_ip: "192.0.2.50", device_password: secrets[0], device_enable_password: secrets[1] } });
+    const dev = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "secret-rtr-01", device_ip: "192.0.2.50", device_vendor: "Cisco", device_password: secrets[0], device_enable_password: secrets[1] } });
     expect(dev.status).toBe(201);
     await t.call(`/api/v1/devices/${dev.body.data.id}`, { method: "PATCH", token: admin, body: { device_password: secrets[2] } });
     const user = await t.call("/api/v1/users", { method: "POST", token: admin, body: { username: "secretive", email: "s@example.com", password: secrets[3], role: "viewer" } });
@@ -171,5 +172,48 @@ describe("activity log: access", () => {
     const hidden = (await list(`?filter[device]=${deviceB}`)).body.data[0];
     expect((await t.call(`/api/v1/activity-logs/${hidden.id}`, { token: scoped })).status).toBe(404);
     expect((await list(`?filter[device]=${deviceB}`, scoped)).body.meta.total).toBe(0);
+  });
+
+  it("hides entries about tasks and runs reaching devices outside the reader's scope, and leaves them out of the total", async () => {
+    await t.role({ name: "core-task-auditors", permissions: ["users.read", "tasks.read"], tags: ["core"] });
+    const scoped = await t.token(["users.read"], { role: "core-task-auditors" });
+    const task = async (body: Record<string, unknown>) => {
+      const res = await t.call("/api/v1/tasks", { method: "POST", token: admin, body: { task_cron: "0 3 * * *", ...body } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.data.id as number;
+    };
+    const own = await task({ task_name: "core only", task_type: "download_devices", devices: [deviceA] });
+    const byTag = await task({ task_name: "core tag", task_type: "download_tags", tags: [tagId] });
+    const mixed = await task({ task_name: "core and edge", task_type: "download_devices", devices: [deviceA, deviceB] });
+    expect((await t.call(`/api/v1/tasks/${mixed}/run`, { method: "POST", token: admin })).status).toBe(202);
+    const backup = (await t.call("/api/v1/tasks?filter[is_system]=true&filter[task_type]=download_all", { token: admin })).body.data[0].id;
+    await t.call(`/api/v1/tasks/${backup}/resume`, { method: "POST", token: admin });
+    await t.call(`/api/v1/tasks/${backup}/pause`, { method: "POST", token: admin });
+    await t.call(`/api/v1/tasks/${own}/pause`, { method: "POST", token: admin });
+
+    const all = (await list("?filter[subject_type]=task&per_page=500")).body;
+    expect(all.meta.total).toBe(7);
+    const seen = (await list("?filter[subject_type]=task&per_page=500&sort=id", scoped)).body;
+    expect(seen.data.map((e: { action: string; subject_id: number }) => [e.action, e.subject_id])).toEqual([
+      ["task.create", own], ["task.create", byTag], ["task.pause", own],
+    ]);
+    expect(seen.meta.total).toBe(3);
+    const hidden = all.data.filter((e: { subject_id: number }) => e.subject_id === mixed || e.subject_id === backup);
+    expect(hidden.map((e: { action: string }) => e.action).sort()).toEqual(["task.create", "task.pause", "task.resume", "task.run"]);
+    for (const entry of hidden) expect((await t.call(`/api/v1/activity-logs/${entry.id}`, { token: scoped })).status).toBe(404);
+    // What an entry is about is kept for this rule, never shown.
+    expect(JSON.stringify(all.data)).not.toContain("@reach");
+    expect((await list("?per_page=500", scoped)).body.data.some((e: { subject_type: string }) => e.subject_type === "tag")).toBe(true);
+  });
+
+  it("hides the deletion of a configuration of a device outside the reader's scope", async () => {
+    const scoped = await t.token(["users.read"], { role: "core-task-auditors" });
+    const configOf = async (deviceId: number) => (await storeVersion(t, { deviceId, text: `hostname ${deviceId}\n`, at: new Date() })).configId;
+    const [inside, outside] = [await configOf(deviceA), await configOf(deviceB)];
+    for (const id of [inside, outside]) expect((await t.call(`/api/v1/configs/${id}`, { method: "DELETE", token: admin })).status).toBe(200);
+    expect((await list("?filter[action]=config.delete&sort=id")).body.data.map((e: { subject_id: number }) => e.subject_id)).toEqual([inside, outside]);
+    const seen = (await list("?filter[action]=config.delete", scoped)).body;
+    expect(seen.data.map((e: { subject_id: number }) => e.subject_id)).toEqual([inside]);
+    expect(seen.meta.total).toBe(1);
   });
 });

@@ -9,13 +9,28 @@ export function changedFields(before: Snapshot, after: Snapshot): Record<string,
   const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})]);
   const changes: Record<string, { old: unknown; new: unknown }> = {};
   for (const key of keys) {
-    if (key === "updated_at" || key === "created_at") continue;
+    // Times, and counts derived from other records, are not what the write changed (and a count of devices
+    // would tell a scoped reader of the log about devices outside their scope).
+    if (key === "updated_at" || key === "created_at" || key === "devices_count") continue;
     const old = before?.[key] ?? null;
     const now = after?.[key] ?? null;
     if (JSON.stringify(old) !== JSON.stringify(now)) changes[key] = { old, new: now };
   }
   return changes;
 }
+
+/**
+ * Which devices an entry is about, so a reader whose role is scoped sees it only when all of them are in the
+ * scope: devices by id, the devices carrying tags or in categories (judged against the scope's own tags and
+ * categories), or every device. Entries about no device have none.
+ */
+export type Reach = { devices?: number[]; tags?: number[]; categories?: number[]; all?: true };
+
+/**
+ * Where an entry keeps its reach: under a key no API field can have, in the changes column (so no new column
+ * is needed); it is dropped when the entry is shown.
+ */
+export const REACH_KEY = "@reach";
 
 /** An API caller (its token), a web-session user (no token), or the system itself (the CLI, the scheduler). */
 export type Actor =
@@ -31,6 +46,8 @@ export type ActivityEntry = {
   after?: Snapshot;
   /** Write-only fields that were set: recorded as changed, never with their values. */
   secretsSet?: string[];
+  /** The devices the entry is about, when its subject is not simply one device (which speaks for itself). */
+  reach?: Reach;
 };
 
 /** Audit rows per statement: well under SQLite's 32,766 variables at 9 a row. */
@@ -52,6 +69,7 @@ export async function recordActivities(db: DbOrTx, actor: Actor, entries: Activi
     changes: {
       ...changedFields(entry.before ?? null, entry.after ?? null),
       ...Object.fromEntries((entry.secretsSet ?? []).map((field) => [field, { old: "[hidden]", new: "[changed]" }])),
+      ...(entry.reach ? { [REACH_KEY]: { old: null, new: entry.reach } } : {}),
     },
     createdAt: now,
   }));

@@ -12,7 +12,9 @@ export const listActivityRoute = apiRoute({
   description:
     "One entry per write: who (user, token name, client address), what (action, record) and the changed fields with old and new values; " +
     "secrets never appear, only has_* flags. Newest first by default. Time range: filter[created_after] (inclusive) and " +
-    "filter[created_before] (exclusive) take one ISO-8601 time each. Entries about devices outside the caller's scope are left out. " +
+    "filter[created_before] (exclusive) take one ISO-8601 time each. A caller whose role is scoped sees only entries about no device " +
+    "or only about devices in the scope: entries about other devices, their configurations, and tasks, runs or purges that reach further " +
+    "(a task for every device, or naming devices, tags or categories outside the scope) are left out of the page and the total. " +
     "The log is read-only: there are no write endpoints.",
   request: { query: listQuerySchema(activityListSpec) },
   responses: { 200: jsonResponse(listEnvelopeSchema(ActivityEntry), "A page of entries") },

@@ -1,11 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { and, count, eq, gte, inArray, lt, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, count, eq, gte, inArray, lt, notInArray, or, sql, type SQL } from "drizzle-orm";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { activityLog, devices } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
 import { idFilter, wholeNumbers, instantValue } from "../../http/filters.ts";
+import { REACH_KEY } from "./record.ts";
 
 export const ActivityEntry = z
   .object({
@@ -34,10 +35,11 @@ export const activityListSpec: ListSpec = {
     user: idFilter(activityLog.userId, "user", "Acting user's id"),
     username: { describe: "Acting user's name (any case)", build: (v) => inArray(sql`lower(${activityLog.username})`, v.map((s) => s.toLowerCase())) },
     action: { describe: "Exact action, e.g. device.update", build: (v) => inArray(activityLog.action, v) },
-    subject_type: { describe: "Kind of record changed, e.g. device, user, role, tag", build: (v) => inArray(activityLog.subjectType, v) },
+    subject_type: { describe: "Kind of record changed, e.g. device, user, role, tag", example: "device", build: (v) => inArray(activityLog.subjectType, v) },
     subject_id: idFilter(activityLog.subjectId, "subject_id", "Id of the record changed (pair with filter[subject_type])"),
     device: {
       describe: "Device id: entries about that device",
+      example: "1",
       build: (v) => and(eq(activityLog.subjectType, "device"), inArray(activityLog.subjectId, wholeNumbers("filter[device]", v)))!,
     },
     created_after: { describe: "ISO-8601 time: entries at or after it (one value)", build: (v) => gte(activityLog.createdAt, instantValue("created_after", v)) },
@@ -52,19 +54,41 @@ export const activityListSpec: ListSpec = {
   },
 };
 
+/** Subject types whose entries may be about devices other than their subject, so they record their reach. */
+const REACHING_SUBJECTS = ["config", "task"];
+
 /**
- * Entries about devices outside the caller's scope are hidden like the devices themselves (their old and new
- * values would otherwise leak); so are those about deleted devices, whose scope can no longer be told.
+ * A reader whose role is scoped sees an entry only when every device it is about is in the scope (see Reach in
+ * record.ts): an entry about a device outside it, or about a task, run or purge reaching one, is hidden and not
+ * counted, like the devices themselves; so are entries about deleted devices, whose scope can no longer be
+ * told. Entries about no device (users, roles, tags ...) stay visible. An entry without a recorded reach is
+ * judged by its subject: a device in the scope, or a kind of record that is about no device (task and config
+ * entries written before entries recorded their reach are hidden: what they reached is no longer known).
  */
 export function visibleEntries(scope: DeviceScope): SQL | undefined {
   const inScope = deviceScopeCondition(scope);
-  if (!inScope) return undefined;
-  return or(ne(activityLog.subjectType, "device"), inArray(activityLog.subjectId, sql`(select ${devices.id} from ${devices} where ${inScope})`));
+  if (scope.all || !inScope) return undefined;
+  const reach = (part: string) => `$."${REACH_KEY}".new.${part}`;
+  const noneOutside = (part: string, allowed: SQL) =>
+    sql`not exists (select 1 from json_each(${activityLog.changes}, ${reach(part)}) r where r.value not in ${allowed})`;
+  const ids = (list: number[]) => sql`(select value from json_each(${JSON.stringify(list)}))`;
+  const recorded = and(
+    sql`json_extract(${activityLog.changes}, ${reach("all")}) is null`,
+    noneOutside("devices", sql`(select ${devices.id} from ${devices} where ${inScope})`),
+    noneOutside("tags", ids(scope.tagIds)),
+    noneOutside("categories", ids(scope.categoryIds)),
+  );
+  const bySubject = or(
+    notInArray(activityLog.subjectType, ["device", ...REACHING_SUBJECTS]),
+    and(eq(activityLog.subjectType, "device"), inArray(activityLog.subjectId, sql`(select ${devices.id} from ${devices} where ${inScope})`)),
+  );
+  return sql`(case when json_type(${activityLog.changes}, ${`$."${REACH_KEY}"`}) is not null then ${recorded} else ${bySubject} end)`;
 }
 
 const serialize = (r: ActivityRow): ActivityOut => ({
   id: r.id, user_id: r.userId, username: r.username, token_name: r.tokenName, ip: r.ip, action: r.action,
-  subject_type: r.subjectType, subject_id: r.subjectId, changes: r.changes ?? {}, created_at: r.createdAt.toISOString(),
+  subject_type: r.subjectType, subject_id: r.subjectId,
+  changes: Object.fromEntries(Object.entries(r.changes ?? {}).filter(([key]) => key !== REACH_KEY)), created_at: r.createdAt.toISOString(),
 });
 
 export async function listActivity(db: DbOrTx, scope: DeviceScope, q: ListQuery): Promise<{ total: number; rows: ActivityOut[] }> {

@@ -64,7 +64,7 @@ describe("categories", () => {
 
   it("refuses to delete a category devices use or a role's scope names, and detaches profiles", async () => {
     const used = await category("Switches");
-    const dev = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "sw-core-01", device_ip: "192.0.2.60", device_category_id: used.id } });
+    const dev = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "sw-core-01", device_ip: "192.0.2.60", device_vendor: "Cisco", device_category_id: used.id } });
     expect((await t.call(`/api/v1/categories/${used.id}`, { token: admin })).body.data.devices_count).toBe(1);
     const refused = await t.call(`/api/v1/categories/${used.id}`, { method: "DELETE", token: admin });
     expect(refused).toMatchObject({ status: 409, body: { message: `Category ${used.id} is used by 1 device; move them to another category first` } });

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { asc, count, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { categories, commandCategories, commands, deviceProfiles, devices } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
@@ -7,7 +7,7 @@ import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
 import { idFilter } from "../../http/filters.ts";
 import { plural } from "../../words.ts";
-import { refuseIfScopingRoles } from "../../auth/scope.ts";
+import { type DeviceScope, deviceScopeCondition, refuseIfScopingRoles } from "../../auth/scope.ts";
 
 const Category = z
   .object({
@@ -31,9 +31,9 @@ const CategoryInput = z
 
 type CategoryRow = typeof categories.$inferSelect;
 
-async function deviceCounts(db: DbOrTx, ids: number[]): Promise<Map<number, number>> {
+async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
   if (!ids.length) return new Map();
-  const rows = await db.select({ id: devices.categoryId, n: count() }).from(devices).where(inArray(devices.categoryId, ids)).groupBy(devices.categoryId);
+  const rows = await db.select({ id: devices.categoryId, n: count() }).from(devices).where(and(inArray(devices.categoryId, ids), deviceScopeCondition(scope))).groupBy(devices.categoryId);
   return new Map(rows.map((r) => [r.id!, r.n]));
 }
 
@@ -68,9 +68,10 @@ export const categoriesResource = defineResource({
     idColumn: categories.id,
     search: { describe: "Substring of the name or description", build: (term) => sql`(${containsText(categories.name, term)} or ${containsText(categories.description, term)})` },
   },
-  async serialize(db, rows) {
+  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
+  async serialize(db, rows, scope) {
     const ids = rows.map((r) => r.id);
-    const [counts, cmds] = await Promise.all([deviceCounts(db, ids), commandsOf(db, ids)]);
+    const [counts, cmds] = await Promise.all([deviceCounts(db, ids, scope), commandsOf(db, ids)]);
     return (rows as CategoryRow[]).map((r) => ({
       id: r.id, name: r.name, description: r.description, commands: cmds.get(r.id) ?? [], devices_count: counts.get(r.id) ?? 0,
       created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
@@ -83,7 +84,7 @@ export const categoriesResource = defineResource({
   },
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
-    const used = [...(await deviceCounts(ctx.tx, ids)).entries()].filter(([, n]) => n > 0);
+    const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
     if (used.length) {
       const [id, n] = used[0]!;
       throw ApiError.conflict(`Category ${id} is used by ${plural(n, "device")}; move them to another category first`);

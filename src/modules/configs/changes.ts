@@ -30,6 +30,7 @@ export const changeListSpec: ListSpec = {
     config_id: idFilter(configChanges.configId, "config_id", "The version the change produced"),
     trigger: {
       describe: `What started the download: ${JOB_TRIGGERS.join(", ")}`,
+      example: JOB_TRIGGERS[0],
       build: (v) => {
         if (v.some((s) => !(JOB_TRIGGERS as readonly string[]).includes(s))) throw new ApiError(422, `filter[trigger] must be one of: ${JOB_TRIGGERS.join(", ")}`);
         return inArray(configChanges.trigger, v as JobTrigger[]);

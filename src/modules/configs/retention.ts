@@ -158,6 +158,8 @@ export async function purgeConfigs(
     if (!report.configs.length && !report.failedJobIds.length) return report;
     await recordActivity(tx, options.actor ?? { system: "retention" }, {
       action: "configs.purge", subjectType: "config", subjectId: null, after: purgeSummary(report),
+      // A purge over every device is about all of them; a scoped caller's purge only about the devices it touched.
+      reach: scope.all ? { all: true } : { devices: [...new Set(plan.doomed.map((c) => c.deviceId))] },
     }, now);
     return report;
   };

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { apiRoute, jsonResponse, MessageBody, pathIds, trueOrFalse } from "../../http/route.ts";
+import { apiRoute, decimalNumber, jsonResponse, MessageBody, pathIds, trueOrFalse } from "../../http/route.ts";
 import { listEnvelopeSchema, listQuerySchema } from "../../http/list.ts";
 import { Config, ConfigDiff } from "./schemas.ts";
 import { configListSpec } from "./service.ts";
@@ -45,7 +45,7 @@ export const diffConfigsRoute = apiRoute({
       to: configId("new"),
       format: z.enum(DIFF_FORMATS, { error: `must be one of: ${DIFF_FORMATS.join(", ")}` }).optional()
         .openapi({ description: "json (default, unless Accept asks for text/plain) or unified", example: "unified" }),
-      context: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").min(0, "must be at least 0").max(100, "must be at most 100").optional()
+      context: decimalNumber(0, 100).optional()
         .openapi({ description: "Unchanged lines around each change, 0-100 (default 3)", example: 3 }),
       ignore_whitespace: trueOrFalse("true: runs of spaces and tabs count as one, and leading and trailing whitespace is ignored"),
       ignore_case: trueOrFalse("true: letter case is ignored"),

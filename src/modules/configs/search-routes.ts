@@ -1,8 +1,9 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/env.ts";
-import { apiRoute, jsonBody, jsonResponse, trueOrFalse } from "../../http/route.ts";
-import { listEnvelope, listEnvelopeSchema, MAX_PER_PAGE } from "../../http/list.ts";
+import { apiRoute, decimalNumber, jsonBody, jsonResponse, trueOrFalse } from "../../http/route.ts";
+import { FieldErrorBag } from "../../http/errors.ts";
+import { filterParams, listEnvelope, listEnvelopeSchema, MAX_PER_PAGE } from "../../http/list.ts";
 import { MAX_CONTEXT, SEARCH_FILTERS, searchConfigs, type SearchRequest, type SearchResult } from "./search.ts";
 
 const tag = "Configurations";
@@ -36,19 +37,17 @@ const SearchResponse = listEnvelopeSchema(SearchHit).extend({
   }),
 });
 
-const int = (min: number, max: number) =>
-  z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 const term = z.string().min(1, "must not be empty").max(500, "must be at most 500 characters");
 
 const options = {
   match: z.enum(["all", "any"], { error: "must be all or any" }).optional()
     .openapi({ description: "all (default): a configuration must match every term; any: one term is enough" }),
-  context_before: int(0, MAX_CONTEXT).optional().openapi({ description: `Lines shown before each match (0-${MAX_CONTEXT}; default: context)` }),
-  context_after: int(0, MAX_CONTEXT).optional().openapi({ description: `Lines shown after each match (0-${MAX_CONTEXT}; default: context)` }),
-  context: int(0, MAX_CONTEXT).optional().openapi({ description: `Lines shown before and after each match (0-${MAX_CONTEXT}, default 0)` }),
-  page: int(1, 1_000_000).optional().openapi({ description: "Page of matching configurations, from 1" }),
-  per_page: int(1, MAX_PER_PAGE).optional().openapi({ description: `Configurations per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})` }),
-  max_matches: int(1, 1000).optional().openapi({ description: `Matching lines listed per configuration (default ${DEFAULT_MAX_MATCHES}); match_count counts them all` }),
+  context_before: decimalNumber(0, MAX_CONTEXT).optional().openapi({ description: `Lines shown before each match (0-${MAX_CONTEXT}; default: context)` }),
+  context_after: decimalNumber(0, MAX_CONTEXT).optional().openapi({ description: `Lines shown after each match (0-${MAX_CONTEXT}; default: context)` }),
+  context: decimalNumber(0, MAX_CONTEXT).optional().openapi({ description: `Lines shown before and after each match (0-${MAX_CONTEXT}, default 0)` }),
+  page: decimalNumber(1, 1_000_000).optional().openapi({ description: "Page of matching configurations, from 1" }),
+  per_page: decimalNumber(1, MAX_PER_PAGE).optional().openapi({ description: `Configurations per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})` }),
+  max_matches: decimalNumber(1, 1000).optional().openapi({ description: `Matching lines listed per configuration (default ${DEFAULT_MAX_MATCHES}); match_count counts them all` }),
 };
 
 const SearchQuery = z.object({
@@ -60,7 +59,7 @@ const SearchQuery = z.object({
   regex: trueOrFalse("true: terms are JavaScript regular expressions (default false: plain text)"),
   case_sensitive: trueOrFalse("true: letters must match in case (default false)"),
   latest_only: trueOrFalse("false: search every stored version, not only the latest of each device and command (default true)"),
-  perPage: int(1, MAX_PER_PAGE).optional().openapi({ description: "Alias of per_page" }),
+  perPage: decimalNumber(1, MAX_PER_PAGE).optional().openapi({ description: "Alias of per_page" }),
   ...options,
   ...Object.fromEntries(Object.entries(SEARCH_FILTERS).map(([name, f]) => [`filter[${name}]`, z.string().optional().openapi({ description: `${f.describe}; comma-separated values match any` })])),
 });
@@ -121,11 +120,10 @@ function respond(c: Context<AppEnv>, req: SearchRequest, result: SearchResult) {
 export function registerConfigSearchRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(searchConfigsGetRoute, async (c) => {
     const query = c.req.valid("query");
+    const bag = new FieldErrorBag();
     const filter: Record<string, string[]> = {};
-    for (const [key, raw] of Object.entries(c.req.query())) {
-      const name = /^filter\[(.+)\]$/.exec(key)?.[1];
-      if (name !== undefined) filter[name] = raw.split(",").map((s) => s.trim()).filter(Boolean);
-    }
+    for (const [name, raw] of filterParams(c, bag)) filter[name] = raw.split(",").map((s) => s.trim()).filter(Boolean);
+    bag.throwIfAny();
     const req: SearchRequest = {
       ...common(query),
       terms: typeof query.q === "string" ? [query.q] : query.q,

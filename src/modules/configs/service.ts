@@ -4,7 +4,7 @@ import type { Db, DbOrTx } from "../../db/client.ts";
 import { configChanges, configs, deviceTags, devices, JOB_OUTCOMES, jobs, tags, vendors, type JobOutcome } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError } from "../../http/errors.ts";
-import { idFilter, instantValue } from "../../http/filters.ts";
+import { idFilter, instantBound } from "../../http/filters.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
 import { CONFIG_FIELDS, type ConfigOut } from "./schemas.ts";
@@ -29,14 +29,15 @@ export const deviceTagFilter = (describe: string) => ({
 
 export const deviceNameFilter = { describe: "Exact device name (any case)", build: (v: string[]) => inArray(lower(devices.name), v.map((s) => s.toLowerCase())) };
 
-/** A time bound: an ISO-8601 instant (instantValue); a date alone is the day's start, or its end for an upper bound. */
+/** A time bound: an ISO-8601 instant (instantBound); a date alone is the day's start, or its end for an upper bound. */
 export function timeBoundFilter(column: SQLiteColumn, name: string, bound: "from" | "to", describe: string) {
   return {
     describe,
     build: (values: string[]) => {
-      const time = instantValue(name, values).getTime();
+      const { at, dateOnly } = instantBound(name, values);
+      const time = at.getTime();
       if (bound === "from") return sql`${column} >= ${time}`;
-      return /^\d{4}-\d{2}-\d{2}$/.test(values[0]!) ? sql`${column} < ${time + 86_400_000}` : sql`${column} <= ${time}`;
+      return dateOnly ? sql`${column} < ${time + 86_400_000}` : sql`${column} <= ${time}`;
     },
   };
 }
@@ -56,6 +57,7 @@ export const configListSpec: ListSpec = {
     },
     download_status: {
       describe: `Outcome of the download that stored the version: ${JOB_OUTCOMES.join(", ")}`,
+      example: "success",
       build: (v) => {
         const bad = v.filter((s) => !(JOB_OUTCOMES as readonly string[]).includes(s));
         if (bad.length) throw new ApiError(422, `filter[download_status] must be one of: ${JOB_OUTCOMES.join(", ")}`);
@@ -164,7 +166,7 @@ export async function deleteConfig(db: Db, scope: DeviceScope, actor: Actor, id:
     await tx.delete(configs).where(eq(configs.id, id));
     const [other] = await tx.select({ id: configs.id }).from(configs).where(eq(configs.blobHash, row.blobHash)).limit(1);
     if (!other) await deleteBlobs(tx, [row.blobHash]);
-    await recordActivity(tx, actor, { action: "config.delete", subjectType: "config", subjectId: id, before: out, after: null }, now);
+    await recordActivity(tx, actor, { action: "config.delete", subjectType: "config", subjectId: id, before: out, after: null, reach: { devices: [row.deviceId] } }, now);
     return { blobDeleted: !other };
   });
 }

@@ -7,7 +7,7 @@ export const RUNNING = "show running-config";
 export const day = (n: number, hour = 12) => new Date(Date.UTC(2026, 5, n, hour));
 
 export async function createDevice(t: TestContext, token: string, body: Record<string, unknown>): Promise<number> {
-  const res = await t.call("/api/v1/devices", { method: "POST", token, body: { device_ip: "192.0.2.10", ...body } });
+  const res = await t.call("/api/v1/devices", { method: "POST", token, body: { device_ip: "192.0.2.10", device_vendor: "Cisco", ...body } });
   if (res.status !== 201) throw new Error(`device not created: ${JSON.stringify(res.body)}`);
   return res.body.data.id;
 }

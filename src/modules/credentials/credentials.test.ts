@@ -236,7 +236,7 @@ describe("delete", () => {
   it("refuses while devices use the set, naming how many; clears it from device profiles", async () => {
     const { id } = (await create({ cred_name: "in-use", cred_password: "in-use-password" })).body.data;
     const other = (await create({ cred_name: "in-use-other" })).body.data.id;
-    const dev = (name: string, body: Record<string, unknown>) => call("/api/v1/devices", { method: "POST", body: { device_name: name, device_ip: "192.0.2.20", ...body } });
+    const dev = (name: string, body: Record<string, unknown>) => call("/api/v1/devices", { method: "POST", body: { device_name: name, device_ip: "192.0.2.20", device_vendor: "Cisco", ...body } });
     const a = (await dev("cred-user-a", { device_cred_id: id })).body.data.id;
     const b = (await dev("cred-user-b", { device_cred_id: other, device_snippet_cred_id: id })).body.data.id;
     await dev("cred-user-c", { device_cred_id: id, device_snippet_cred_id: id });
@@ -285,7 +285,7 @@ describe("secrets at rest", () => {
     })).body.data;
     await put(id, { cred_name: "at-rest", ...later, snmp_v3_user: "netkeep", snmp_v3_auth_protocol: "sha512", snmp_v3_priv_protocol: "aes256r" });
     await patch(id, { cred_description: "touched" });
-    await call("/api/v1/devices", { method: "POST", body: { device_name: "at-rest-device", device_ip: "192.0.2.30", device_password: "devpw-Gh5jK8", device_enable_password: "deven-Lm2nB4" } });
+    await call("/api/v1/devices", { method: "POST", body: { device_name: "at-rest-device", device_ip: "192.0.2.30", device_vendor: "Cisco", device_password: "devpw-Gh5jK8", device_enable_password: "deven-Lm2nB4" } });
 
     // The longest line of each private key's body: distinctive, and present if the key were stored as is.
     const keyLines = keySets.flatMap((s) => [s.encrypted, s.plain].map((k) => k.split("\n").sort((x, y) => y.length - x.length)[0]!));

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
+import { and, inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { credentials, deviceProfiles, devices } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
@@ -79,10 +80,10 @@ const SNMP_PASSWORD_MIN = 8;
 const usingCredentials = (ids: number[]): SQL => or(inArray(devices.credId, ids), inArray(devices.snippetCredId, ids))!;
 
 /** Devices using each set, as primary or snippet credentials (a device using one set for both counts once). */
-async function deviceCounts(db: DbOrTx, ids: number[]): Promise<Map<number, number>> {
+async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
   const counts = new Map<number, number>();
   if (!ids.length) return counts;
-  const rows = await db.select({ credId: devices.credId, snippetCredId: devices.snippetCredId }).from(devices).where(usingCredentials(ids));
+  const rows = await db.select({ credId: devices.credId, snippetCredId: devices.snippetCredId }).from(devices).where(and(usingCredentials(ids), deviceScopeCondition(scope)));
   for (const r of rows) {
     for (const id of new Set([r.credId, r.snippetCredId])) if (id !== null && ids.includes(id)) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
@@ -249,8 +250,9 @@ export const credentialsResource = defineResource({
       build: (term) => or(containsText(credentials.name, term), containsText(credentials.description, term), containsText(credentials.username, term))!,
     },
   },
-  async serialize(db, rows) {
-    const counts = await deviceCounts(db, rows.map((r) => r.id));
+  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
+  async serialize(db, rows, scope) {
+    const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
     return (rows as CredentialRow[]).map((r) => ({
       id: r.id,
       cred_name: r.name,
@@ -274,7 +276,7 @@ export const credentialsResource = defineResource({
   toValues: (input, existing, ctx) => toValues(input, existing as CredentialRow | null, ctx),
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
-    const used = [...(await deviceCounts(ctx.tx, ids)).entries()];
+    const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
     if (used.length) {
       const [id, n] = used[0]!;
       throw ApiError.conflict(`Credential set ${id} is used by ${plural(n, "device")}; give ${n === 1 ? "it" : "them"} other credentials first`);

@@ -38,7 +38,7 @@ describe("device profiles", () => {
     // Unknown tag names are created, as for devices.
     expect((await t.call("/api/v1/tags?filter[name]=branch", { token: admin })).body.data).toHaveLength(1);
 
-    const dev = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "branch-rtr-01", device_ip: "192.0.2.70", device_profile_id: id, device_port_override: 22 } });
+    const dev = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "branch-rtr-01", device_ip: "192.0.2.70", device_vendor: "Cisco", device_profile_id: id, device_port_override: 22 } });
     expect(dev.body.data).toMatchObject({
       device_vendor: "Cisco", device_template_id: templateId, device_category_id: categoryId, device_cred_id: credId,
       device_snippet_cred_id: snippetCredId, device_port_override: 22, device_tags: ["Core", "branch"], device_profile_id: id,

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { count, eq, inArray, sql } from "drizzle-orm";
+import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { categories, credentials, deviceProfiles, devices, tags, templates, vendors } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
@@ -52,9 +53,9 @@ const DeviceProfileInput = z
 type ProfileRow = typeof deviceProfiles.$inferSelect;
 type Values = Partial<typeof deviceProfiles.$inferInsert>;
 
-async function deviceCounts(db: DbOrTx, ids: number[]): Promise<Map<number, number>> {
+async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
   if (!ids.length) return new Map();
-  const rows = await db.select({ id: devices.profileId, n: count() }).from(devices).where(inArray(devices.profileId, ids)).groupBy(devices.profileId);
+  const rows = await db.select({ id: devices.profileId, n: count() }).from(devices).where(and(inArray(devices.profileId, ids), deviceScopeCondition(scope))).groupBy(devices.profileId);
   return new Map(rows.map((r) => [r.id!, r.n]));
 }
 
@@ -117,12 +118,13 @@ export const deviceProfilesResource = defineResource({
       build: (term) => sql`(${containsText(deviceProfiles.name, term)} or ${containsText(deviceProfiles.description, term)})`,
     },
   },
-  async serialize(db, rows) {
+  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
+  async serialize(db, rows, scope) {
     const profiles = rows as ProfileRow[];
     const vendorIds = [...new Set(profiles.flatMap((p) => (p.vendorId ? [p.vendorId] : [])))];
     const tagIds = [...new Set(profiles.flatMap((p) => p.tagIds))];
     const [counts, vendorRows, tagRows] = await Promise.all([
-      deviceCounts(db, profiles.map((p) => p.id)),
+      deviceCounts(db, profiles.map((p) => p.id), scope),
       vendorIds.length ? db.select({ id: vendors.id, name: vendors.name }).from(vendors).where(inArray(vendors.id, vendorIds)) : [],
       tagIds.length ? db.select({ id: tags.id, name: tags.name }).from(tags).where(inArray(tags.id, tagIds)) : [],
     ]);
@@ -168,7 +170,7 @@ export const deviceProfilesResource = defineResource({
     await ctx.tx.update(deviceProfiles).set({ tagIds }).where(eq(deviceProfiles.id, id));
   },
   async beforeDelete(rows, ctx) {
-    const total = [...(await deviceCounts(ctx.tx, rows.map((r) => r.id))).values()].reduce((a, b) => a + b, 0);
+    const total = [...(await deviceCounts(ctx.tx, rows.map((r) => r.id), { all: true })).values()].reduce((a, b) => a + b, 0);
     // devices.profile_id is ON DELETE SET NULL: the devices keep every value they took from the profile.
     const it = rows.length === 1 ? "it" : "them";
     return total ? `${plural(total, "device")} no longer reference${total === 1 ? "s" : ""} ${it} and keep${total === 1 ? "s" : ""} the values ${it} gave` : undefined;

@@ -8,7 +8,7 @@ import { DeviceInput, DevicePatch } from "./schemas.ts";
 
 export const MAX_IMPORT_BYTES = 5 * 1024 * 1024;
 export const MAX_IMPORT_ROWS = 10_000;
-const MULTIPART_OVERHEAD = 64 * 1024;
+export const MULTIPART_OVERHEAD = 64 * 1024;
 
 const CSV_TYPES = ["text/csv", "application/csv", "text/plain"];
 const HOW_TO_SEND = "send the file as the body with Content-Type: text/csv (curl -H 'Content-Type: text/csv' --data-binary @devices.csv), or as the field 'file' of a multipart/form-data body (curl -F file=@devices.csv)";
@@ -77,13 +77,13 @@ const WHOLE_NUMBER_FIELDS: ReadonlySet<WritableColumn> = new Set([
   "device_category_id", "device_template_id", "device_cred_id", "device_snippet_cred_id", "device_port_override", "device_profile_id",
 ]);
 const SECRET_FIELDS: ReadonlySet<WritableColumn> = new Set(["device_password", "device_enable_password"]);
-/** Fields a blank cell leaves as they are, rather than clearing them. */
-const KEPT_WHEN_BLANK: ReadonlySet<WritableColumn> = new Set([...SECRET_FIELDS, "device_ip", "enabled"]);
+/** Fields a blank cell leaves as they are, rather than clearing them (a device's vendor cannot be cleared). */
+const KEPT_WHEN_BLANK: ReadonlySet<WritableColumn> = new Set([...SECRET_FIELDS, "device_ip", "device_vendor", "enabled"]);
 const BOOLEAN_WORDS: Record<string, boolean> = { true: true, yes: true, "1": true, false: false, no: false, "0": false };
 
 /** What a blank cell sets a field to on an update: the value a new device starts with. */
 const emptyValue = (field: WritableColumn) =>
-  field === "device_tags" ? [] : WHOLE_NUMBER_FIELDS.has(field) || field === "device_vendor" ? null : "";
+  field === "device_tags" ? [] : WHOLE_NUMBER_FIELDS.has(field) ? null : "";
 
 /** A cell as the import reads it: trimmed, and without the quote an export put before a formula character. */
 const readCell = (raw: string) => unescapeFormula(raw.trim());

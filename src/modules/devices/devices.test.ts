@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const post = (body: unknown, token = admin) => t.call("/api/v1/devices", { method: "POST", token, body });
-const device = (name: string, extra: Record<string, unknown> = {}) => ({ device_name: name, device_ip: "192.0.2.10", ...extra });
+const device = (name: string, extra: Record<string, unknown> = {}) => ({ device_name: name, device_ip: "192.0.2.10", device_vendor: "Cisco", ...extra });
 
 async function seedRef<T extends typeof categories | typeof templates | typeof credentials>(table: T, name: string, extra: Record<string, unknown> = {}): Promise<number> {
   const now = new Date();
@@ -165,7 +165,33 @@ describe("update", () => {
 
     const put = await t.call(`/api/v1/devices/${id}`, { method: "PUT", token: admin, body: device("update-dev-01b", { device_ip: "198.51.100.1" }) });
     expect(put.status).toBe(200);
-    expect(put.body.data).toMatchObject({ device_name: "update-dev-01b", device_ip: "198.51.100.1", device_model: "", notes: "", device_tags: [], device_vendor: null });
+    expect(put.body.data).toMatchObject({ device_name: "update-dev-01b", device_ip: "198.51.100.1", device_model: "", notes: "", device_tags: [], device_vendor: "Cisco" });
+  });
+
+  it("requires device_vendor on create and replace, from the body or the device's profile, and never clears it", async () => {
+    const { device_vendor: _, ...noVendor } = device("vendorless-01");
+    const created = await post(noVendor);
+    expect(created.status).toBe(422);
+    expect(created.body.errors.device_vendor.join()).toMatch(/^device_vendor is required: one of .*Cisco/);
+    expect((await post({ ...noVendor, device_vendor: null })).status).toBe(422);
+
+    const bulk = await t.call("/api/v1/devices/bulk", { method: "POST", token: admin, body: { devices: [device("vendor-bulk-01"), noVendor] } });
+    expect(bulk.status).toBe(422);
+    expect(Object.keys(bulk.body.errors)).toEqual(["devices.1.device_vendor"]);
+
+    const profile = await t.call("/api/v1/device-profiles", { method: "POST", token: admin, body: { name: "juniper-edge", vendor: "Juniper" } });
+    expect(profile.status).toBe(201);
+    const fromProfile = await post({ ...noVendor, device_profile_id: profile.body.data.id });
+    expect(fromProfile.status).toBe(201);
+    expect(fromProfile.body.data.device_vendor).toBe("Juniper");
+
+    const id = fromProfile.body.data.id;
+    const put = await t.call(`/api/v1/devices/${id}`, { method: "PUT", token: admin, body: { device_name: "vendorless-01", device_ip: "192.0.2.10" } });
+    expect(put.status).toBe(422);
+    expect(put.body.errors).toHaveProperty("device_vendor");
+    const cleared = await t.call(`/api/v1/devices/${id}`, { method: "PATCH", token: admin, body: { device_vendor: null } });
+    expect(cleared.status).toBe(422);
+    expect((await t.call(`/api/v1/devices/${id}`, { method: "PATCH", token: admin, body: { notes: "still Juniper" } })).status).toBe(200);
   });
 
   it("PUT requires the create fields; PATCH validates what it gets", async () => {

@@ -12,7 +12,7 @@ const EXPORT_COLUMNS = [
 ] as const;
 const AFTER_CUSTOM = ["notes", "enabled", "status", "last_seen_at", "last_backup_at", "created_at", "updated_at"];
 
-const device = (name: string, extra: Record<string, unknown> = {}) => ({ device_name: name, device_ip: "192.0.2.10", ...extra });
+const device = (name: string, extra: Record<string, unknown> = {}) => ({ device_name: name, device_ip: "192.0.2.10", device_vendor: "Cisco", ...extra });
 const csvRecords = (text: string) => parse(text, { columns: true }) as Record<string, string>[];
 
 function api(t: TestContext, token: string) {
@@ -255,7 +255,7 @@ describe("import", () => {
       device_category_id: null,
     });
     // Blank cells clear vendor, model and tags; a blank password keeps the stored one.
-    expect(byName.get("lon-dist-sw01")).toMatchObject({ device_vendor: null, device_model: "", device_tags: [], enabled: false, has_password: true });
+    expect(byName.get("lon-dist-sw01")).toMatchObject({ device_vendor: "Arista", device_model: "", device_tags: [], enabled: false, has_password: true });
     expect(byName.get("lon-wan-rtr01")).toMatchObject({ device_vendor: "Juniper", device_model: "MX204, spare", enabled: true, device_tags: [] });
     expect(JSON.stringify(real.body)).not.toContain("Sw1tch-pass");
     const logged = await t.db.select().from(activityLog);
@@ -297,11 +297,23 @@ describe("import", () => {
 
   it("takes a multipart form with a file field as well as a text/csv body", async () => {
     const form = new FormData();
-    form.append("file", new Blob(["device_name,device_ip\nber-core-rtr01,10.50.0.1\n"], { type: "text/csv" }), "devices.csv");
+    form.append("file", new Blob(["device_name,device_ip,device_vendor\nber-core-rtr01,10.50.0.1,Cisco\n"], { type: "text/csv" }), "devices.csv");
     const token = await t.token(["devices.write"]);
     const sent = await t.app.request("/api/v1/devices/import", { method: "POST", headers: { apitoken: token }, body: form });
     expect(sent.status).toBe(200);
     expect((await sent.json()).data).toEqual({ created: 1, updated: 0, rejected: 0, rows: [{ row: 2, device_name: "ber-core-rtr01", action: "create" }] });
+  });
+
+  it("rejects a new row without a vendor, and keeps a known device's vendor when its cell is blank", async () => {
+    await admin.bulk([device("vie-core-rtr01", { device_vendor: "Juniper" })]);
+    const res = await admin.upload(["device_name,device_ip,device_vendor", "vie-core-rtr01,10.70.0.1,", "vie-core-rtr02,10.70.0.2,"].join("\n"));
+    expect(res.status).toBe(200);
+    expect(res.body.data.rows).toEqual([
+      { row: 2, device_name: "vie-core-rtr01", action: "update" },
+      { row: 3, device_name: "vie-core-rtr02", action: "reject", errors: { device_vendor: [expect.stringMatching(/^device_vendor is required/)] } },
+    ]);
+    const [kept] = (await admin.list("filter[device_name]=vie-core-rtr01")).data as Device[];
+    expect(kept).toMatchObject({ device_ip: "10.70.0.1", device_vendor: "Juniper" });
   });
 
   it("refuses what is not a CSV file it can read, naming the problem", async () => {
@@ -345,10 +357,10 @@ describe("import", () => {
     await t.role({ name: "core-writers", tags: ["core"] });
     const scoped = api(t, await t.token(["devices.read", "devices.write"], { role: "core-writers" }));
     const res = await scoped.upload([
-      "device_name,device_ip,device_tags",
-      "scope-in-rtr01,10.60.0.1,core",
-      "scope-new-rtr02,10.60.0.2,edge",
-      "scope-out-rtr01,10.60.0.3,core",
+      "device_name,device_ip,device_vendor,device_tags",
+      "scope-in-rtr01,10.60.0.1,Cisco,core",
+      "scope-new-rtr02,10.60.0.2,Cisco,edge",
+      "scope-out-rtr01,10.60.0.3,Cisco,core",
     ].join("\n"));
     expect(res.body.data.rows).toEqual([
       { row: 2, device_name: "scope-in-rtr01", action: "create" },

@@ -3,7 +3,7 @@ import type { AppEnv } from "../../http/env.ts";
 import { listQuerySchema, parseListQuery } from "../../http/list.ts";
 import { apiRoute, ErrorBody, jsonResponse, trueOrFalse } from "../../http/route.ts";
 import { parseCsvTable, TAG_SEPARATOR } from "./csv.ts";
-import { MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, planCsvImport, readCsvUpload } from "./csv-import.ts";
+import { MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, MULTIPART_OVERHEAD, planCsvImport, readCsvUpload } from "./csv-import.ts";
 import { EXPORT_FORMATS, exportStream } from "./export.ts";
 import { applyImport } from "./import-apply.ts";
 import { Device } from "./schemas.ts";
@@ -61,6 +61,7 @@ export const importDevicesRoute = apiRoute({
     "current value. Good rows are written together in one transaction; bad rows are reported and skipped. The answer lists every row " +
     "and what happened to it; with dry_run=true nothing changes and the answer is the one a real run would give. " +
     `Limits: ${MAX_IMPORT_BYTES / 1024 / 1024} MB and ${MAX_IMPORT_ROWS} rows (413 beyond).`,
+  bodyLimit: MAX_IMPORT_BYTES + MULTIPART_OVERHEAD,
   request: {
     query: z.object({
       dry_run: trueOrFalse("true: check every row and report, changing nothing"),

@@ -89,18 +89,20 @@ export const disableDeviceRoute = apiRoute({
 });
 
 const bulkNote = "All or nothing: up to 1000 items in one transaction; a 422 names each failing item's index and field.";
+/** 1000 devices of about 16 KiB each (long notes, many tags and custom fields); an id list fits the default. */
+const BULK_DEVICES_BODY_LIMIT = 16 * 1024 * 1024;
 
 export const bulkCreateDevicesRoute = apiRoute({
   method: "post", path: "/devices/bulk", operationId: "bulkCreateDevices", tag, ability: "devices.write",
   summary: "Create many devices", description: bulkNote,
-  request: jsonBody(BulkCreate),
+  request: jsonBody(BulkCreate), bodyLimit: BULK_DEVICES_BODY_LIMIT,
   responses: { 201: jsonResponse(many, "The created devices, in request order") },
 });
 
 export const bulkUpdateDevicesRoute = apiRoute({
   method: "patch", path: "/devices/bulk", operationId: "bulkUpdateDevices", tag, ability: "devices.write",
   summary: "Update many devices", description: `${bulkNote} Each item carries its id and the fields to change.`,
-  request: jsonBody(BulkUpdate),
+  request: jsonBody(BulkUpdate), bodyLimit: BULK_DEVICES_BODY_LIMIT,
   responses: { 200: jsonResponse(many, "The updated devices, in request order") },
 });
 

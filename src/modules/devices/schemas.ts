@@ -31,7 +31,8 @@ export const DeviceInput = z
       .refine(isHostAddress, "must be an IPv4 address, an IPv6 address or a hostname")
       // The refine is invisible to the document; the formats carry the same rule into it.
       .openapi({ description: "Management address: IPv4, IPv6 or hostname", example: "192.0.2.10", anyOf: [{ format: "ipv4" }, { format: "ipv6" }, { format: "hostname" }] }),
-    device_vendor: z.string().max(255).nullable().optional().openapi({ description: "Vendor name, one of the known vendors", example: "Cisco" }),
+    device_vendor: z.string().max(255, "must be at most 255 characters").nullable().optional()
+      .openapi({ description: "Vendor name, one of the known vendors. Required on create and replace, unless device_profile_id names a profile that has a vendor; a device's vendor cannot be cleared", example: "Cisco" }),
     device_model: z.string().max(255, "must be at most 255 characters").optional().openapi({ example: "C9300-48P" }),
     device_category_id: refId("category (command group)"),
     device_template_id: refId("connection template"),

@@ -55,6 +55,7 @@ export const deviceListSpec: ListSpec = {
     device_tags: { describe: "Tag name (any case); a device matches if it has any of them", build: tagNameMatch },
     status: {
       describe: `Reachability: ${DEVICE_STATUSES.join(", ")}`,
+      example: "unreachable",
       build: (v) => {
         const bad = v.filter((s) => !(DEVICE_STATUSES as readonly string[]).includes(s));
         if (bad.length) throw new ApiError(422, `status must be one of: ${DEVICE_STATUSES.join(", ")}`);
@@ -358,6 +359,17 @@ async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], b
       if (owner !== undefined && owner !== items[i]!.id) bag.add(field, `${field} '${resolved[i]!.values.name}' is already taken`);
       else if (seen.has(name)) bag.add(field, `${field} '${resolved[i]!.values.name}' repeats item ${seen.get(name)} of this request`);
       seen.set(name, i);
+    });
+
+    // Every device names its vendor (rConfig requires device_vendor): on create and replace it comes from the body
+    // or the profile; a patch may leave an older vendorless device as it is, but may not clear a vendor.
+    resolved.forEach((r, i) => {
+      const vendorId = r.values.vendorId !== undefined ? r.values.vendorId : existing.get(items[i]!.id ?? 0)?.vendorId ?? null;
+      const field = `${prefixOf(i)}device_vendor`;
+      if (vendorId !== null || bag.errors[field]) return;
+      if (mode !== "patch" || r.values.vendorId === null) {
+        bag.add(field, `${field} is required: one of ${refs.vendorNames.join(", ")} (or a device_profile_id whose profile names a vendor)`);
+      }
     });
 
     // A scoped user may not create or move a device out of their own sight.

@@ -9,7 +9,7 @@ beforeAll(async () => {
   t = await createTestContext();
   const admin = await t.token();
   reader = await t.token(["configs.read"]);
-  deviceId = (await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "dl-now-01", device_ip: "192.0.2.1" } })).body.data.id;
+  deviceId = (await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "dl-now-01", device_ip: "192.0.2.1", device_vendor: "Cisco" } })).body.data.id;
 });
 afterAll(() => t.close());
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { JOB_OUTCOMES, JOB_STATES } from "../../db/schema/index.ts";
-import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
+import { apiRoute, decimalNumber, jsonResponse, pathIds } from "../../http/route.ts";
 
 const tag = "Configuration actions";
 
@@ -34,7 +34,7 @@ export const downloadNowRoute = apiRoute({
   request: {
     params: pathIds("device_id"),
     query: z.object({
-      wait: z.coerce.number({ error: "must be a number of seconds" }).int("must be a whole number of seconds").min(0, "must be at least 0").max(60, "must be at most 60").optional()
+      wait: decimalNumber(0, 60).optional()
         .openapi({ description: "Seconds to wait for the result (0-60)", example: 30 }),
     }),
   },

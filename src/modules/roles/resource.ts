@@ -103,6 +103,7 @@ export const rolesResource = defineResource({
       builtin: booleanFilter(roles.builtin, "builtin", "true: the built-in admin, operator and viewer; false: custom roles"),
       permission: {
         describe: "Roles that grant this ability, e.g. users.write",
+        example: "users.write",
         build: (v) => sql`exists (select 1 from json_each(${roles.permissions}) where json_each.value in (${sql.join(v.map((p) => sql`${p}`), sql`, `)}))`,
       },
     },

@@ -67,8 +67,8 @@ describe("roles: custom", () => {
     expect((await t.call(`/api/v1/roles/${id}`, { token: admin })).body).toEqual(res.body);
 
     // a user of the role sees only the scoped devices
-    await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "ams-rtr-01", device_ip: "192.0.2.1", device_tags: ["ams"] } });
-    await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "lon-rtr-01", device_ip: "192.0.2.2" } });
+    await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "ams-rtr-01", device_ip: "192.0.2.1", device_vendor: "Cisco", device_tags: ["ams"] } });
+    await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "lon-rtr-01", device_ip: "192.0.2.2" , device_vendor: "Cisco"} });
     const member = await t.token(["devices.read"], { role: "ams-ops" });
     expect((await t.call("/api/v1/devices", { token: member })).body.data.map((d: { device_name: string }) => d.device_name)).toEqual(["ams-rtr-01"]);
 

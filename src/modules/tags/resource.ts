@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { count, inArray, sql } from "drizzle-orm";
+import { and, count, inArray, sql } from "drizzle-orm";
 import { deviceProfiles, deviceTags, tags } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { plural } from "../../words.ts";
-import { refuseIfScopingRoles } from "../../auth/scope.ts";
+import { type DeviceScope, deviceIdInScope, refuseIfScopingRoles } from "../../auth/scope.ts";
 
 const Tag = z
   .object({
@@ -24,9 +24,10 @@ const TagInput = z
 
 type TagRow = typeof tags.$inferSelect;
 
-async function deviceCounts(db: DbOrTx, ids: number[]): Promise<Map<number, number>> {
+async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
   if (!ids.length) return new Map();
-  const rows = await db.select({ id: deviceTags.tagId, n: count() }).from(deviceTags).where(inArray(deviceTags.tagId, ids)).groupBy(deviceTags.tagId);
+  const rows = await db.select({ id: deviceTags.tagId, n: count() }).from(deviceTags)
+    .where(and(inArray(deviceTags.tagId, ids), deviceIdInScope(deviceTags.deviceId, scope))).groupBy(deviceTags.tagId);
   return new Map(rows.map((r) => [r.id, r.n]));
 }
 
@@ -48,8 +49,9 @@ export const tagsResource = defineResource({
     idColumn: tags.id,
     search: { describe: "Substring of the name or description", build: (term) => sql`(${containsText(tags.name, term)} or ${containsText(tags.description, term)})` },
   },
-  async serialize(db, rows) {
-    const counts = await deviceCounts(db, rows.map((r) => r.id));
+  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
+  async serialize(db, rows, scope) {
+    const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
     return (rows as TagRow[]).map((r) => ({
       id: r.id, name: r.name, color: r.color, description: r.description, devices_count: counts.get(r.id) ?? 0,
       created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
@@ -63,7 +65,7 @@ export const tagsResource = defineResource({
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
     await refuseIfScopingRoles(ctx.tx, "tag", ids);
-    const devicesDetached = [...(await deviceCounts(ctx.tx, ids)).values()].reduce((a, b) => a + b, 0);
+    const devicesDetached = [...(await deviceCounts(ctx.tx, ids, { all: true })).values()].reduce((a, b) => a + b, 0);
     let profilesDetached = 0;
     for (const p of await ctx.tx.select({ id: deviceProfiles.id, tagIds: deviceProfiles.tagIds }).from(deviceProfiles)) {
       if (!p.tagIds.some((t) => ids.includes(t))) continue;

@@ -19,7 +19,7 @@ describe("tags", () => {
     const id = created.body.data.id;
     expect(created.headers.get("location")).toMatch(new RegExp(`/api/v1/tags/${id}$`));
 
-    await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "tagged-01", device_ip: "192.0.2.1", device_tags: ["core"] } });
+    await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "tagged-01", device_ip: "192.0.2.1", device_vendor: "Cisco", device_tags: ["core"] } });
     expect((await t.call(`/api/v1/tags/${id}`, { token: admin })).body.data.devices_count).toBe(1);
 
     const patched = await t.call(`/api/v1/tags/${id}`, { method: "PATCH", token: admin, body: { description: "changed" } });

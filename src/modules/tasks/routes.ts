@@ -12,8 +12,12 @@ const oneRun = z.object({ data: TaskRun });
 // The run list's filters do not depend on the scope; only how they are built does.
 const runQuery = listQuerySchema(runListSpec({ all: true }));
 
+/** Why a scoped user gets 403 from a task they can see: said on every route that changes or runs one. */
+const writeScopeNote = " A user whose role is scoped changes, pauses, resumes, runs or deletes only a task all of whose targets are in their scope " +
+  "(devices they see, tags or categories their scope names; never a download_all or purge_configs task): another task they can see answers 403.";
+
 const scopeNote = "A user whose role is scoped to some devices sees only the tasks that reach at least one of them, " +
-  "and of those tasks only their devices (system tasks, which reach no device, are hidden from them).";
+  "and of those tasks only their devices (the retention purge, which reaches no device, is hidden from them)." + writeScopeNote;
 
 export const listTasksRoute = apiRoute({
   method: "get", path: "/tasks", operationId: "listTasks", tag, ability: "tasks.read", summary: "List tasks",
@@ -32,28 +36,30 @@ export const getTaskRoute = apiRoute({
 export const createTaskRoute = apiRoute({
   method: "post", path: "/tasks", operationId: "createTask", tag, ability: "tasks.write", summary: "Create a task",
   description: "task_cron is a 5-field cron expression (or an array of its 5 fields) read in timezone; an invalid one is a 422 naming the field at fault. " +
-    "The target list the type uses (devices, categories or tags) must name existing records; the others must be empty.",
+    "The target list the type uses (devices, categories or tags) must name existing records; the others must be empty. " +
+    "A user whose role is scoped names only devices they see and tags or categories their scope names, and cannot create download_all " +
+    "or purge_configs tasks (422): a task of theirs never reaches a device outside the scope.",
   request: jsonBody(TaskInput),
   responses: { 201: jsonResponse(one, "The created task; Location names its URL") },
 });
 
 export const replaceTaskRoute = apiRoute({
   method: "put", path: "/tasks/{id}", operationId: "replaceTask", tag, ability: "tasks.write", summary: "Replace a task",
-  description: "Fields the body leaves out return to their defaults. A new cron expression or time zone, or un-pausing, restarts the schedule from now.",
+  description: "Fields the body leaves out return to their defaults. A new cron expression or time zone, or un-pausing, restarts the schedule from now." + writeScopeNote,
   request: { params: Id, ...jsonBody(TaskInput) },
   responses: { 200: jsonResponse(one, "The updated task") },
 });
 
 export const updateTaskRoute = apiRoute({
   method: "patch", path: "/tasks/{id}", operationId: "updateTask", tag, ability: "tasks.write", summary: "Update some fields of a task",
-  description: "Only the fields sent change. Changing task_type clears the target lists the new type does not use.",
+  description: "Only the fields sent change. Changing task_type clears the target lists the new type does not use." + writeScopeNote,
   request: { params: Id, ...jsonBody(TaskInput.partial()) },
   responses: { 200: jsonResponse(one, "The updated task") },
 });
 
 export const deleteTaskRoute = apiRoute({
   method: "delete", path: "/tasks/{id}", operationId: "deleteTask", tag, ability: "tasks.write", summary: "Delete a task",
-  description: "Deletes the task and its run history (the jobs and configurations its runs produced stay). System tasks answer 409: pause them instead.",
+  description: "Deletes the task and its run history (the jobs and configurations its runs produced stay). System tasks answer 409: pause them instead." + writeScopeNote,
   request: { params: Id },
   responses: { 200: jsonResponse(MessageBody, "Deleted"), 409: jsonResponse(MessageBody, "A system task") },
 });
@@ -61,20 +67,21 @@ export const deleteTaskRoute = apiRoute({
 export const runTaskRoute = apiRoute({
   method: "post", path: "/tasks/{id}/run", operationId: "runTask", tag, ability: "tasks.write", summary: "Run a task now",
   description: "Starts a manual run at once, even if the task is paused, and answers 202 with the run; poll its status_url (also in Location). " +
-    "Devices are resolved now; disabled ones are skipped. A download already queued for a device is shared, not repeated.",
+    "Devices are resolved now; disabled ones are skipped. A download already queued for a device is shared, not repeated." + writeScopeNote,
   request: { params: Id },
   responses: { 202: jsonResponse(oneRun, "The run, started") },
 });
 
 export const pauseTaskRoute = apiRoute({
   method: "post", path: "/tasks/{id}/pause", operationId: "pauseTask", tag, ability: "tasks.write", summary: "Pause a task's schedule",
+  description: writeScopeNote.trim(),
   request: { params: Id },
   responses: { 200: jsonResponse(one, "The task, paused") },
 });
 
 export const resumeTaskRoute = apiRoute({
   method: "post", path: "/tasks/{id}/resume", operationId: "resumeTask", tag, ability: "tasks.write", summary: "Resume a task's schedule",
-  description: "The schedule restarts from now: slots that passed while the task was paused are not caught up.",
+  description: "The schedule restarts from now: slots that passed while the task was paused are not caught up." + writeScopeNote,
   request: { params: Id },
   responses: { 200: jsonResponse(one, "The task, resumed") },
 });

@@ -50,9 +50,10 @@ export function runListSpec(scope: DeviceScope): ListSpec {
     filters: {
       id: idFilter(taskRuns.id, "id", "Run id"),
       task_id: idFilter(taskRuns.taskId, "task_id", "Task id"),
-      status: { describe: `Run status: ${RUN_STATUSES.join(", ")}`, build: (v) => sql`(${sql.join(v.map((s) => runStatusCondition(scope, s)), sql` or `)})` },
+      status: { describe: `Run status: ${RUN_STATUSES.join(", ")}`, example: "failed", build: (v) => sql`(${sql.join(v.map((s) => runStatusCondition(scope, s)), sql` or `)})` },
       trigger: {
         describe: `How the run started: ${TASK_RUN_TRIGGERS.join(", ")}`,
+        example: TASK_RUN_TRIGGERS[0],
         build: (v) => {
           const bad = v.find((s) => !(TASK_RUN_TRIGGERS as readonly string[]).includes(s));
           if (bad) throw new ApiError(422, `filter[trigger] must be one of: ${TASK_RUN_TRIGGERS.join(", ")}; '${bad}' is not`);
@@ -74,6 +75,7 @@ export const itemListSpec: ListSpec = {
   filters: {
     status: {
       describe: `Device status in the run: ${ITEM_STATUSES.join(", ")}`,
+      example: "failed",
       build: (v) => {
         const bad = v.find((s) => !(ITEM_STATUSES as readonly string[]).includes(s));
         if (bad) throw new ApiError(422, `filter[status] must be one of: ${ITEM_STATUSES.join(", ")}; '${bad}' is not`);

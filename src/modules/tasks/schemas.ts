@@ -149,5 +149,6 @@ export const TaskRunReport = z
   .openapi("TaskRunReport");
 
 export const LastRunFailures = z
-  .object({ run: TaskRun.nullable(), failures: z.array(TaskRunItem) })
+  // A union, not TaskRun.nullable(): the generator writes that as allOf [TaskRun, object-or-null], which refuses null.
+  .object({ run: z.union([TaskRun, z.null()]).openapi({ description: "null until the task finishes a run" }), failures: z.array(TaskRunItem) })
   .openapi("TaskLastRunFailures");

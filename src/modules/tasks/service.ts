@@ -13,7 +13,7 @@ import { canonicalTimeZone, cronText, nextRuns } from "./cron.ts";
 import { getRun, latestRuns, type Links } from "./runs.ts";
 import { Task, type TaskInputT, type TaskOut, type TaskRunOut } from "./schemas.ts";
 import { startTaskRun, type Task as TaskRow } from "./start-run.ts";
-import { visibleTasks } from "./targets.ts";
+import { reachBeyondScope, taskReach, visibleTasks } from "./targets.ts";
 import { canonicalTaskType, TARGET_LISTS, TASK_TYPE_DEFS, type TargetList } from "./types.ts";
 
 /** Who is asking and when: what every task operation needs from the request. */
@@ -26,6 +26,7 @@ export const taskListSpec: ListSpec = {
     task_name: nameFilter(tasks.name),
     task_type: {
       describe: `Task type: ${TASK_TYPES.join(", ")}`,
+      example: TASK_TYPES[0],
       build: (v) => {
         const types = v.map((name) => canonicalTaskType(name));
         const bad = v.find((_, i) => !types[i]);
@@ -112,8 +113,8 @@ const SINGULAR: Record<TargetList, string> = { devices: "device", categories: "c
 
 /**
  * The target lists a write ends with. The list the type uses must name at least one existing record; the
- * others must be empty (or left out) and are stored empty. A scoped user may name only devices in their
- * scope, and keeps the targets outside it that the task already had (they cannot see them to resend them).
+ * others must be empty (or left out) and are stored empty. A scoped user may name only devices, tags and
+ * categories of their scope, and no task type that reaches every device.
  */
 async function targetValues(ctx: TaskCtx, bag: FieldErrorBag, type: TaskType, input: Partial<TaskInputT>, before: TaskRow | null, patch: boolean) {
   const uses = TASK_TYPE_DEFS[type].targets;
@@ -133,16 +134,26 @@ async function targetValues(ctx: TaskCtx, bag: FieldErrorBag, type: TaskType, in
       const found = await existing(ctx.db, list, wanted, ctx.auth.scope);
       const unknown = wanted.filter((id) => !found.has(id));
       if (unknown.length) bag.add(list, `${list} has unknown ${SINGULAR[list]} id${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")}`);
-      let hidden: number[] = [];
-      if (list === "devices" && !ctx.auth.scope.all && kept.length) {
-        const [visible, live] = await Promise.all([existing(ctx.db, "devices", kept, ctx.auth.scope), existing(ctx.db, "devices", kept, { all: true })]);
-        hidden = kept.filter((id) => live.has(id) && !visible.has(id));
-      }
-      values[list] = [...new Set([...wanted, ...hidden])].sort((a, b) => a - b);
+      values[list] = wanted.sort((a, b) => a - b);
     }
     if (!values[list].length) bag.add(list, `${list} must list at least one ${SINGULAR[list]} id for ${type} tasks`);
   }
+  if (bag.empty) {
+    const beyond = await reachBeyondScope(ctx.db, ctx.auth.scope, { type, deviceIds: values.devices, categoryIds: values.categories, tagIds: values.tags });
+    if (beyond) bag.add((TARGET_LISTS as readonly string[]).includes(uses) ? uses : "task_type", beyond);
+  }
   return values;
+}
+
+/**
+ * A scoped user changes or runs only a task all of whose targets are in their scope (see reachBeyondScope); one
+ * they can see but that reaches further answers 403 (one they cannot see at all has already answered 404).
+ */
+async function assertTaskInScope(db: DbOrTx, auth: AuthContext, task: TaskRow): Promise<void> {
+  const beyond = await reachBeyondScope(db, auth.scope, task);
+  if (beyond) {
+    throw new ApiError(403, `Task ${task.id} ('${task.name}') is not yours to change or run: ${beyond}; ask a user whose role sees every device it targets`);
+  }
 }
 
 /**
@@ -153,6 +164,7 @@ export async function saveTask(ctx: TaskCtx, input: Partial<TaskInputT>, id: num
   return ctx.services.db.transaction(async (tx) => {
     const c: TaskCtx = { ...ctx, db: tx };
     const before = id === null ? null : await visibleTask(tx, ctx.auth.scope, id);
+    if (before) await assertTaskInScope(tx, ctx.auth, before);
     const patch = mode === "patch";
     const bag = new FieldErrorBag();
     const writeCtx: WriteCtx = { tx, auth: ctx.auth, services: ctx.services, now: ctx.now, bag, mode };
@@ -196,7 +208,10 @@ export async function saveTask(ctx: TaskCtx, input: Partial<TaskInputT>, id: num
       throw ApiError.validation({ [field]: [`${field} must make the task reach at least one device your role may see`] });
     }
     const after = await showTask(c, savedId);
-    await recordActivity(tx, ctx.auth, { action: before ? "task.update" : "task.create", subjectType: "task", subjectId: savedId, before: snapshot, after }, ctx.now);
+    await recordActivity(tx, ctx.auth, {
+      action: before ? "task.update" : "task.create", subjectType: "task", subjectId: savedId, before: snapshot, after,
+      reach: taskReach(...(before ? [before] : []), values),
+    }, ctx.now);
     return after;
   });
 }
@@ -204,10 +219,11 @@ export async function saveTask(ctx: TaskCtx, input: Partial<TaskInputT>, id: num
 export async function deleteTask(ctx: TaskCtx, id: number): Promise<void> {
   await ctx.services.db.transaction(async (tx) => {
     const row = await visibleTask(tx, ctx.auth.scope, id);
+    await assertTaskInScope(tx, ctx.auth, row);
     if (row.systemKey) throw ApiError.conflict(`Task ${id} ('${row.name}') is a system task: pause it instead of deleting it`);
     const before = (await serializeTasks(tx, ctx.auth.scope, ctx.links, [row], ctx.now))[0]!;
     await tx.delete(tasks).where(eq(tasks.id, id));
-    await recordActivity(tx, ctx.auth, { action: "task.delete", subjectType: "task", subjectId: id, before, after: null }, ctx.now);
+    await recordActivity(tx, ctx.auth, { action: "task.delete", subjectType: "task", subjectId: id, before, after: null, reach: taskReach(row) }, ctx.now);
   });
 }
 
@@ -216,11 +232,12 @@ export async function setPaused(ctx: TaskCtx, id: number, paused: boolean): Prom
   return ctx.services.db.transaction(async (tx) => {
     const c: TaskCtx = { ...ctx, db: tx };
     const row = await visibleTask(tx, ctx.auth.scope, id);
+    await assertTaskInScope(tx, ctx.auth, row);
     if (row.paused === paused) return showTask(c, id);
     const before = (await serializeTasks(tx, ctx.auth.scope, ctx.links, [row], ctx.now))[0]!;
     await tx.update(tasks).set({ paused, updatedAt: ctx.now, ...(paused ? {} : { scheduleFrom: ctx.now }) }).where(eq(tasks.id, id));
     const after = await showTask(c, id);
-    await recordActivity(tx, ctx.auth, { action: paused ? "task.pause" : "task.resume", subjectType: "task", subjectId: id, before, after }, ctx.now);
+    await recordActivity(tx, ctx.auth, { action: paused ? "task.pause" : "task.resume", subjectType: "task", subjectId: id, before, after, reach: taskReach(row) }, ctx.now);
     return after;
   });
 }
@@ -229,8 +246,9 @@ export async function setPaused(ctx: TaskCtx, id: number, paused: boolean): Prom
 export async function runTaskNow(ctx: TaskCtx, id: number): Promise<TaskRunOut> {
   const runId = await ctx.services.db.transaction(async (tx) => {
     const row = await visibleTask(tx, ctx.auth.scope, id);
+    await assertTaskInScope(tx, ctx.auth, row);
     const run = (await startTaskRun(tx, row, { trigger: "manual", scheduledFor: null, requestedBy: ctx.auth.userId }, ctx.now))!;
-    await recordActivity(tx, ctx.auth, { action: "task.run", subjectType: "task", subjectId: id, after: { run_id: run.id } }, ctx.now);
+    await recordActivity(tx, ctx.auth, { action: "task.run", subjectType: "task", subjectId: id, after: { run_id: run.id }, reach: taskReach(row) }, ctx.now);
     return run.id;
   });
   return getRun(ctx.db, ctx.auth.scope, ctx.links, runId);

@@ -1,5 +1,7 @@
-import { and, inArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, count, inArray, not, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
+import type { DbOrTx } from "../../db/client.ts";
+import type { Reach } from "../activity/record.ts";
 import { deviceTags, devices, taskRunItems, tasks, type TaskType } from "../../db/schema/index.ts";
 import { TASK_TYPE_DEFS, type TargetKind } from "./types.ts";
 
@@ -58,4 +60,53 @@ export function visibleItems(scope: DeviceScope): SQL | undefined {
 export function visibleRunIds(scope: DeviceScope): SQL | undefined {
   if (scope.all) return undefined;
   return sql`(select ${taskRunItems.runId} from ${taskRunItems} where ${visibleItems(scope)})`;
+}
+
+type TargetedTask = { type: TaskType; deviceIds: number[]; categoryIds: number[]; tagIds: number[] };
+
+/** What an activity entry about a task is about: the targets of each version of it the entry shows. */
+export function taskReach(...versions: TargetedTask[]): Reach {
+  const reach = { devices: [] as number[], tags: [] as number[], categories: [] as number[] };
+  for (const task of versions) {
+    const kind = TASK_TYPE_DEFS[task.type].targets;
+    if (kind === "all" || kind === "none") return { all: true };
+    reach[kind].push(...(kind === "devices" ? task.deviceIds : kind === "tags" ? task.tagIds : task.categoryIds));
+  }
+  return reach;
+}
+
+/**
+ * Why a task may reach devices outside the scope, or null when it cannot: a scoped user may create, change or
+ * run only a task for which this is null. Judged from the task's target lists, not from which devices they
+ * reach today, so the answer neither depends on nor reveals devices the caller cannot see: a tag or category
+ * task must name only tags or categories of the scope (every device carrying one is in it), a device task only
+ * devices in the scope (deleted ones no longer count), and a task for every device or for system work never
+ * qualifies.
+ */
+export async function reachBeyondScope(db: DbOrTx, scope: DeviceScope, task: TargetedTask): Promise<string | null> {
+  if (scope.all) return null;
+  const kind = TASK_TYPE_DEFS[task.type].targets;
+  switch (kind) {
+    case "all":
+      return `${task.type} tasks back up every device, including devices outside your role's scope`;
+    case "none":
+      return `${task.type} tasks act on every device's configurations, including devices outside your role's scope`;
+    case "tags":
+    case "categories": {
+      const allowed = kind === "tags" ? scope.tagIds : scope.categoryIds;
+      const outside = (kind === "tags" ? task.tagIds : task.categoryIds).filter((id) => !allowed.includes(id));
+      return outside.length
+        ? `${kind} ${outside.join(", ")} ${outside.length === 1 ? "is" : "are"} not among the ${kind} of your role's scope` +
+          ` (${allowed.length ? allowed.join(", ") : "none"}), so the task could reach devices outside it`
+        : null;
+    }
+    case "devices": {
+      if (!task.deviceIds.length) return null;
+      const [row] = await db
+        .select({ n: count() })
+        .from(devices)
+        .where(and(inArray(devices.id, task.deviceIds), not(deviceScopeCondition(scope)!)));
+      return row?.n ? "the task reaches devices outside your role's scope" : null;
+    }
+  }
 }

@@ -18,7 +18,7 @@ afterAll(() => t.close());
 
 let names = 0;
 async function device(tags: string[], enabled = true): Promise<number> {
-  const res = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: `task-dev-${++names}`, device_ip: "192.0.2.1", device_tags: tags, enabled } });
+  const res = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: `task-dev-${++names}`, device_ip: "192.0.2.1", device_vendor: "Cisco", device_tags: tags, enabled } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data.id;
 }
@@ -380,22 +380,71 @@ describe("scope", () => {
     expect((await t.call(`/api/v1/task-runs?filter[status]=failed&filter[id]=${run.id}`, { token: scoped })).body.data).toEqual([]);
   });
 
-  it("a scoped user names only their devices, and keeps the task's other targets when editing it", async () => {
+  it("a scoped user names only devices, tags and categories of their scope, and no task for every device", async () => {
     await t.role({ name: "ams-editors", tags: ["edit-ams"] });
     const scoped = await t.token(undefined, { role: "ams-editors" });
     const mine = await device(["edit-ams"]);
-    const mine2 = await device(["edit-ams"]);
     const theirs = await device(["edit-lon"]);
     const outside = await createTask({ task_type: "download_devices", devices: [theirs] }, scoped);
     expect(outside.body.errors.devices).toEqual([`devices has unknown device id: ${theirs}`]);
-    const unreachable = await createTask({ task_type: "download_tags", tags: [await tagId("edit-lon")] }, scoped);
-    expect(unreachable.status).toBe(422);
-    expect(unreachable.body.errors.tags).toEqual(["tags must make the task reach at least one device your role may see"]);
+    const lonTag = await tagId("edit-lon");
+    const otherTag = await createTask({ task_type: "download_tags", tags: [lonTag] }, scoped);
+    expect(otherTag.status).toBe(422);
+    expect(otherTag.body.errors.tags).toEqual([
+      `tags ${lonTag} is not among the tags of your role's scope (${await tagId("edit-ams")}), so the task could reach devices outside it`,
+    ]);
+    for (const task_type of ["download_all", "purge_configs"]) {
+      const everything = await createTask({ task_type }, scoped);
+      expect(everything.status, task_type).toBe(422);
+      expect(everything.body.errors.task_type[0]).toMatch(new RegExp(`^${task_type} tasks .* including devices outside your role's scope$`));
+    }
+    const category = (await t.call("/api/v1/categories", { method: "POST", token: admin, body: { name: "edit-routers" } })).body.data.id;
+    const byCategory = await createTask({ task_type: "download_categories", categories: [category] }, scoped);
+    expect(byCategory.body.errors.categories).toEqual([`categories ${category} is not among the categories of your role's scope (none), so the task could reach devices outside it`]);
 
-    const task = (await createTask({ task_type: "download_devices", devices: [mine, theirs] })).body.data;
-    const edited = await t.call(`/api/v1/tasks/${task.id}`, { method: "PATCH", token: scoped, body: { devices: [mine2] } });
-    expect(edited.status, JSON.stringify(edited.body)).toBe(200);
-    expect(edited.body.data.devices).toEqual([mine2]);
-    expect((await t.call(`/api/v1/tasks/${task.id}`, { token: admin })).body.data.devices).toEqual([mine2, theirs].sort((a, b) => a - b));
+    const own = await createTask({ task_type: "download_tags", tags: [await tagId("edit-ams")] }, scoped);
+    expect(own.status, JSON.stringify(own.body)).toBe(201);
+    const byDevice = await createTask({ task_type: "download_devices", devices: [mine] }, scoped);
+    expect(byDevice.status).toBe(201);
+    expect((await t.call(`/api/v1/tasks/${byDevice.body.data.id}`, { method: "PATCH", token: scoped, body: { task_type: "download_all" } })).status).toBe(422);
+    expect((await t.call(`/api/v1/tasks/${byDevice.body.data.id}`, { method: "PATCH", token: scoped, body: { devices: [mine, theirs] } })).status).toBe(422);
+    expect((await t.call(`/api/v1/tasks/${byDevice.body.data.id}`, { token: admin })).body.data).toMatchObject({ task_type: "download_devices", devices: [mine] });
+  });
+
+  it("a scoped user cannot change, pause, run or delete a task that reaches devices outside the scope, the nightly backup included (403)", async () => {
+    await t.role({ name: "ams-runners", tags: ["run-ams"] });
+    const scoped = await t.token(undefined, { role: "ams-runners" });
+    const mine = await device(["run-ams"]);
+    const theirs = await device(["run-lon"]);
+    const mixed = (await createTask({ task_type: "download_devices", devices: [mine, theirs], task_name: "run mixed" })).body.data;
+    const backup = (await t.call("/api/v1/tasks?filter[is_system]=true&filter[task_type]=download_all", { token: admin })).body.data[0];
+    const runsBefore = (await t.call("/api/v1/task-runs?per_page=500", { token: admin })).body.meta.total;
+
+    for (const task of [mixed, backup]) {
+      expect((await t.call(`/api/v1/tasks/${task.id}`, { token: scoped })).status).toBe(200);
+      for (const [method, path, body] of [
+        ["PATCH", "", { task_cron: "5 4 * * *" }], ["PUT", "", { task_name: task.task_name, task_type: task.task_type, task_cron: "5 4 * * *", devices: task.devices }],
+        ["POST", "/pause", undefined], ["POST", "/resume", undefined], ["POST", "/run", undefined], ["DELETE", "", undefined],
+      ] as const) {
+        const res = await t.call(`/api/v1/tasks/${task.id}${path}`, { method, token: scoped, body });
+        expect(res.status, `${method} ${task.task_name}${path}`).toBe(403);
+        expect(res.body.message).toMatch(new RegExp(`^Task ${task.id} \\('${task.task_name}'\\) is not yours to change or run: .*outside your role's scope`));
+      }
+    }
+    const [mixedAfter, backupAfter] = await Promise.all([mixed, backup].map(async (x) => (await t.call(`/api/v1/tasks/${x.id}`, { token: admin })).body.data));
+    expect(mixedAfter).toMatchObject({ task_cron: mixed.task_cron, is_paused: mixed.is_paused, devices: [mine, theirs].sort((a, b) => a - b) });
+    expect(backupAfter).toMatchObject({ task_cron: backup.task_cron, is_paused: backup.is_paused });
+    expect((await t.call("/api/v1/task-runs?per_page=500", { token: admin })).body.meta.total).toBe(runsBefore);
+
+    // A task wholly inside the scope is theirs: it changes, pauses and runs, reaching only their devices.
+    const own = (await createTask({ task_type: "download_tags", tags: [await tagId("run-ams")] }, scoped)).body.data;
+    expect((await t.call(`/api/v1/tasks/${own.id}`, { method: "PATCH", token: scoped, body: { task_cron: "5 4 * * *" } })).status).toBe(200);
+    expect((await t.call(`/api/v1/tasks/${own.id}/pause`, { method: "POST", token: scoped })).status).toBe(200);
+    const run = await t.call(`/api/v1/tasks/${own.id}/run`, { method: "POST", token: scoped });
+    expect(run.status).toBe(202);
+    const reached = (await t.call(`/api/v1/task-runs/${run.body.data.id}/devices`, { token: admin })).body.data.map((i: any) => i.device_id);
+    expect(reached).toEqual([mine]);
+    expect((await t.call(`/api/v1/tasks/${own.id}`, { method: "DELETE", token: scoped })).status).toBe(200);
+    await finishJobs(new Map());
   });
 });

@@ -56,7 +56,7 @@ export function registerTemplateRoutes(app: OpenAPIHono<AppEnv>): void {
       const [row] = await tx.insert(templates)
         .values({ name, description: source.description, code: source.code, builtinKey: null, createdAt: now, updatedAt: now })
         .returning({ id: templates.id });
-      const after = await templatesResource.show(tx, row!.id);
+      const after = await templatesResource.show(tx, row!.id, c.var.auth.scope);
       await recordActivity(tx, c.var.auth, { action: "template.copy", subjectType: "template", subjectId: row!.id, before: null, after }, now);
       return after;
     });

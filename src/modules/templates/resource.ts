@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { count, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { and, count, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { deviceProfiles, devices, templates } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
@@ -46,9 +47,9 @@ const vendorOf = (code: string): string | null => {
   return parsed.ok ? parsed.template.vendor ?? null : null;
 };
 
-async function deviceCounts(db: DbOrTx, ids: number[]): Promise<Map<number, number>> {
+async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
   if (!ids.length) return new Map();
-  const rows = await db.select({ id: devices.templateId, n: count() }).from(devices).where(inArray(devices.templateId, ids)).groupBy(devices.templateId);
+  const rows = await db.select({ id: devices.templateId, n: count() }).from(devices).where(and(inArray(devices.templateId, ids), deviceScopeCondition(scope))).groupBy(devices.templateId);
   return new Map(rows.map((r) => [r.id!, r.n]));
 }
 
@@ -62,6 +63,8 @@ export function checkTemplateCode(ctx: Pick<WriteCtx, "bag">, code: string): { d
 }
 
 export const templatesResource = defineResource({
+  // 200,000 characters of YAML, escaped in JSON, can pass 1 MiB.
+  bodyLimit: 2 * 1024 * 1024,
   tag: "Templates",
   path: "/templates",
   singular: "template",
@@ -92,8 +95,9 @@ export const templatesResource = defineResource({
       build: (term) => sql`(${containsText(templates.name, term)} or ${containsText(templates.description, term)} or ${containsText(templates.code, term)})`,
     },
   },
-  async serialize(db, rows) {
-    const counts = await deviceCounts(db, rows.map((r) => r.id));
+  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
+  async serialize(db, rows, scope) {
+    const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
     return (rows as TemplateRow[]).map((r) => ({
       id: r.id, name: r.name, description: r.description, code: r.code, builtin: r.builtinKey !== null, vendor: vendorOf(r.code),
       devices_count: counts.get(r.id) ?? 0, created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
@@ -115,7 +119,7 @@ export const templatesResource = defineResource({
     row.builtinKey ? `Built-in template '${row.name}' is read-only; copy it with POST /api/v1/templates/${row.id}/copy and change the copy` : undefined,
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
-    const used = [...(await deviceCounts(ctx.tx, ids)).entries()].filter(([, n]) => n > 0);
+    const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
     if (used.length) {
       const [id, n] = used[0]!;
       throw ApiError.conflict(`Template ${id} is used by ${plural(n, "device")}; move them to another template first`);

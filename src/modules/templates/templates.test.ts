@@ -137,7 +137,7 @@ describe("templates", () => {
 
   it("refuses to delete a template devices use, and detaches it from profiles", async () => {
     const tpl = (await create({ name: "in-use", code: CODE })).body.data;
-    const dev = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "tpl-user-1", device_ip: "192.0.2.50", device_template_id: tpl.id } });
+    const dev = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "tpl-user-1", device_ip: "192.0.2.50", device_vendor: "Cisco", device_template_id: tpl.id } });
     expect(dev.status).toBe(201);
     expect((await t.call(`/api/v1/templates/${tpl.id}`, { token: admin })).body.data.devices_count).toBe(1);
     const refused = await t.call(`/api/v1/templates/${tpl.id}`, { method: "DELETE", token: admin });

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { hashPassword } from "../../auth/passwords.ts";
+import { endUserSessions } from "../../auth/sessions.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { users } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
@@ -27,6 +28,7 @@ export function setUserEnabled(c: Context<AppEnv>, id: number, enabled: boolean)
     if (!enabled) await assertAdminRemains(tx, [user], "enable or create another admin first");
     const before = await showUser(tx, id);
     await tx.update(users).set({ enabled, updatedAt: now }).where(eq(users.id, id));
+    if (!enabled) await endUserSessions(tx, [id]);
     const after = await showUser(tx, id);
     await recordActivity(tx, auth, { action: enabled ? "user.enable" : "user.disable", subjectType: "user", subjectId: id, before, after }, now);
     return after;
@@ -42,6 +44,7 @@ export async function changePassword(c: Context<AppEnv>, id: number, password: s
     const user = await findUser(tx, id);
     await assertCanManage(tx, auth, [user], "change the password of");
     await tx.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, id));
+    await endUserSessions(tx, [id]);
     await recordActivity(tx, auth, { action: "user.password_change", subjectType: "user", subjectId: id }, now);
     return user.username;
   });

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { count, eq, inArray, or, sql } from "drizzle-orm";
 import { hashPassword } from "../../auth/passwords.ts";
+import { endUserSessions } from "../../auth/sessions.ts";
 import { USERNAME } from "../../auth/users.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { apiTokens, roles, users } from "../../db/schema/index.ts";
@@ -137,6 +138,7 @@ export const usersResource = defineResource({
   },
   async afterWrite(id, input, ctx) {
     if (ctx.mode === "create" || input.password === undefined) return;
+    await endUserSessions(ctx.tx, [id]);
     await recordActivity(ctx.tx, ctx.auth, { action: "user.password_change", subjectType: "user", subjectId: id }, ctx.now);
   },
   async beforeDelete(rows, ctx) {
@@ -157,16 +159,18 @@ export const usersResource = defineResource({
       "New users are enabled.",
     update:
       "PUT: username, email and a role are required; the password is kept unless sent. PATCH: only the fields sent change. " +
-      "A sent password replaces the old one and is audited as user.password_change, never with its value. " +
+      "A sent password replaces the old one, ends the user's web sessions, and is audited as user.password_change, never with its value. " +
       "A new role follows the create rule (403); a user whose role grants more than the caller holds cannot be changed by them (403); " +
       "the last enabled admin cannot be given another role (409). Enable or disable with POST /users/{id}/enable and /disable.",
     delete:
-      "Deletes the user together with all their API tokens; the answer says how many tokens went. Activity log entries keep the user's name. " +
+      "Deletes the user together with all their API tokens and web sessions; the answer says how many tokens went. Activity log entries keep the user's name. " +
       "Refused with 409 for the caller's own user and for the last enabled user of the admin role, and with 403 for a user whose role " +
       "grants more than the caller holds.",
   },
+  updateConflict: "The last enabled admin given another role",
 });
 
 export type UserOut = z.infer<typeof User>;
 /** One user as the API shows it (the resource's show, typed). */
-export const showUser = async (db: DbOrTx, id: number) => (await usersResource.show(db, id)) as UserOut;
+// Users carry no device counts, so the scope does not change how one is shown.
+export const showUser = async (db: DbOrTx, id: number) => (await usersResource.show(db, id, { all: true })) as UserOut;

@@ -20,6 +20,7 @@ export const disableUserRoute = apiRoute({
   summary: "Disable a user",
   description:
     "Every API token of the user answers 401 from the very next request; the tokens are not revoked, so enabling the user restores them. " +
+    "Every web session of the user ends with the change; enabling the user does not bring one back. " +
     "Refused with 409 for the caller's own user and for the last enabled admin, and with 403 for a user whose role grants more than the caller holds.",
   request: { params: UserParams },
   responses: { 200: jsonResponse(one, "The user"), 409: jsonResponse(MessageBody, "The caller's own user, or the last enabled admin") },
@@ -30,6 +31,7 @@ export const changeUserPasswordRoute = apiRoute({
   summary: "Set a user's password",
   description:
     "Replaces the password (at least 12 characters; stored only as a hash). Audited as user.password_change, never with the value. " +
+    "Every web session of the user ends with the change (they log in again with the new password). " +
     "The user's API tokens are not affected; revoke them separately if the password leaked. A user whose role grants more than the caller holds: 403.",
   request: { params: UserParams, ...jsonBody(PasswordInput) },
   responses: { 200: jsonResponse(MessageBody, "Changed") },

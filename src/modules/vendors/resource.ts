@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { count, eq, inArray, sql } from "drizzle-orm";
+import { and, count, eq, inArray, sql } from "drizzle-orm";
 import { deviceProfiles, devices, vendors } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
+import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { plural } from "../../words.ts";
 
@@ -17,9 +18,9 @@ const VendorInput = z
 
 type VendorRow = typeof vendors.$inferSelect;
 
-async function deviceCounts(db: DbOrTx, ids: number[]): Promise<Map<number, number>> {
+async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
   if (!ids.length) return new Map();
-  const rows = await db.select({ id: devices.vendorId, n: count() }).from(devices).where(inArray(devices.vendorId, ids)).groupBy(devices.vendorId);
+  const rows = await db.select({ id: devices.vendorId, n: count() }).from(devices).where(and(inArray(devices.vendorId, ids), deviceScopeCondition(scope))).groupBy(devices.vendorId);
   return new Map(rows.map((r) => [r.id!, r.n]));
 }
 
@@ -40,8 +41,9 @@ export const vendorsResource = defineResource({
     idColumn: vendors.id,
     search: { describe: "Substring of the name", build: (term) => containsText(vendors.name, term) },
   },
-  async serialize(db, rows) {
-    const counts = await deviceCounts(db, rows.map((r) => r.id));
+  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
+  async serialize(db, rows, scope) {
+    const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
     return (rows as VendorRow[]).map((r) => ({
       id: r.id, name: r.name, devices_count: counts.get(r.id) ?? 0, created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
     }));
@@ -52,7 +54,7 @@ export const vendorsResource = defineResource({
   },
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
-    const used = [...(await deviceCounts(ctx.tx, ids)).entries()].filter(([, n]) => n > 0);
+    const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
     if (used.length) {
       const [id, n] = used[0]!;
       throw ApiError.conflict(`Vendor ${id} is used by ${plural(n, "device")}; move them to another vendor first`);

@@ -1,9 +1,9 @@
 import { desc, eq } from "drizzle-orm";
 import type { Context, Hono } from "hono";
 import { isAbility, RESOURCES, type Ability } from "../../auth/abilities.ts";
-import { issueToken, revokeToken, tokenState } from "../../auth/tokens.ts";
+import { issueTokenRecorded, revokeTokenRecorded } from "../../auth/token-audit.ts";
+import { tokenState } from "../../auth/tokens.ts";
 import { apiTokens, roles, users } from "../../db/schema/index.ts";
-import { recordActivity } from "../../modules/activity/record.ts";
 import { webActor } from "../actor.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
@@ -187,14 +187,7 @@ export function registerTokenRoutes(web: Hono<WebEnv>): void {
     const { db, clock } = c.var.services;
     const now = clock.now();
     const session = c.var.session;
-    const token = await db.transaction(async (tx) => {
-      const issued = await issueToken(tx, { userId: session.userId, name, abilities }, now);
-      await recordActivity(tx, webActor(session, c.var.clientIp), {
-        action: "api_token.create", subjectType: "api_token", subjectId: issued.id, before: null,
-        after: { id: issued.id, name, user_id: session.userId, abilities },
-      }, now);
-      return issued;
-    });
+    const token = await issueTokenRecorded(db, webActor(session, c.var.clientIp), { userId: session.userId, name, abilities }, now);
     return renderRestApiPage(c, 201, "api-token", { tokens: { created: { id: token.id, name, value: token.value, abilities } } });
   });
 
@@ -210,16 +203,7 @@ export function registerTokenRoutes(web: Hono<WebEnv>): void {
       }, c.var.session);
     }
     const now = clock.now();
-    const revoked = await db.transaction(async (tx) => {
-      const done = await revokeToken(tx, id, now);
-      if (done) {
-        await recordActivity(tx, webActor(c.var.session, c.var.clientIp), {
-          action: "api_token.revoke", subjectType: "api_token", subjectId: id,
-          before: { id, name: token.name, revoked: false }, after: { id, name: token.name, revoked: true },
-        }, now);
-      }
-      return done;
-    });
+    const revoked = await revokeTokenRecorded(db, webActor(c.var.session, c.var.clientIp), id, now);
     return c.redirect(`/settings/restapi?tab=api-token&${revoked ? "revoked" : "already_revoked"}=${id}`, 303);
   });
 }

@@ -1,0 +1,39 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { apiTokens } from "../db/schema/index.ts";
+import { recordActivity, type Actor } from "../modules/activity/record.ts";
+import type { Ability } from "./abilities.ts";
+import { issueToken, revokeToken } from "./tokens.ts";
+
+/**
+ * Issuing and revoking a token with its activity entry in one transaction: the web settings page and the `svc`
+ * console both go through here, so a token never appears or goes without the audit trail saying who did it.
+ */
+export async function issueTokenRecorded(
+  db: Db,
+  actor: Actor,
+  input: { userId: number; name: string; abilities: Ability[]; expiresAt?: Date | null },
+  now: Date,
+): Promise<{ id: number; value: string }> {
+  return db.transaction(async (tx) => {
+    const issued = await issueToken(tx, input, now);
+    await recordActivity(tx, actor, {
+      action: "api_token.create", subjectType: "api_token", subjectId: issued.id, before: null,
+      after: { id: issued.id, name: input.name, user_id: input.userId, abilities: input.abilities },
+    }, now);
+    return issued;
+  });
+}
+
+/** Revokes an active token and records it; false (and no entry) when no active token has that id. */
+export async function revokeTokenRecorded(db: Db, actor: Actor, id: number, now: Date): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const [token] = await tx.select({ name: apiTokens.name }).from(apiTokens).where(eq(apiTokens.id, id));
+    if (!token || !(await revokeToken(tx, id, now))) return false;
+    await recordActivity(tx, actor, {
+      action: "api_token.revoke", subjectType: "api_token", subjectId: id,
+      before: { id, name: token.name, revoked: false }, after: { id, name: token.name, revoked: true },
+    }, now);
+    return true;
+  });
+}
