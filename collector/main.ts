@@ -5,12 +5,14 @@ import { systemClock } from "../src/clock.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
 import { createLogger } from "../src/logger.ts";
 import { openServices } from "../src/runtime/services.ts";
+import { WAIT_UNTIL_WRITTEN } from "../src/db/write-turns.ts";
 import { AppKeyError } from "../src/secrets/box.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
 import { startScheduler } from "./scheduler.ts";
 import { DEFAULT_INDEXER_OPTIONS, startSearchIndexer } from "./indexer.ts";
 import { startStoreThread } from "./store-thread.ts";
 import { DEFAULT_COMPLIANCE_PASS_OPTIONS, startCompliancePass } from "./compliance-pass.ts";
+import { watchParent } from "./parent-watch.ts";
 
 // Hundreds of sessions each leave ~100 KB strings behind them, and V8's default lets the heap double past what
 // is live before a full collection: at 500 sessions that was 430-490 MB of mostly garbage. Growing by 40% keeps
@@ -26,9 +28,10 @@ const logger = createLogger();
 async function main() {
   const config = loadConfig(process.env);
   // Migrates too, so a collector started on its own (or first) finds the schema it needs.
-  const { db, client, secrets, location, threadLock } = await openServices(config, logger);
+  // No write of a collector gives up on another process's lock: a busy database delays a job, never fails it.
+  const { db, client, secrets, location, threadLock, writeWait } = await openServices(config, logger, WAIT_UNTIL_WRITTEN);
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const storeThread = startStoreThread({ location, threadLock });
+  const storeThread = startStoreThread({ location, threadLock, writeWait });
   await storeThread.ready;
   const worker = startWorker({ db, secrets, clock: systemClock, logger, owner, store: storeThread.store }, {
     ...DEFAULT_WORKER_OPTIONS,
@@ -58,7 +61,16 @@ async function main() {
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
+  stopWhenParentGone = stop;
 }
+
+/** Until main() has something to finish, there is nothing to lose by exiting at once. */
+let stopWhenParentGone: () => Promise<void> | void = () => process.exit(0);
+// Watched before main() starts, so an API killed while this collector is still starting is noticed too.
+watchParent(() => {
+  logger.warn("the API that started this collector is gone; stopping");
+  void stopWhenParentGone();
+});
 
 main().catch((err) => {
   if (err instanceof ConfigError || err instanceof AppKeyError) console.error(`netkeep collector: ${err.message}`);

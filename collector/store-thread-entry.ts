@@ -25,8 +25,8 @@ function runAfterTheSessions(): void {
   }
 }
 runAfterTheSessions();
-const { location, threadLock } = workerData as StoreThreadData;
-const { client, db } = await openDatabase(location.url, location.authToken, threadLock);
+const { location, threadLock, writeWait } = workerData as StoreThreadData;
+const { client, db } = await openDatabase(location.url, location.authToken, threadLock, writeWait);
 
 port.on("message", async (message: StoreMessage) => {
   if (message.type === "close") {

@@ -1,7 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { createClient } from "@libsql/client";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { devices, templates } from "../src/db/schema/index.ts";
+import { isBusy, WAIT_UNTIL_WRITTEN } from "../src/db/write-turns.ts";
+import { openDatabase } from "../src/db/client.ts";
 import { claimNextJob, enqueueDeviceJob, getJob, type Job } from "../src/jobs/queue.ts";
 import { createTestContext, type TestContext } from "../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, latestConfigs } from "../test/helpers/collector.ts";
@@ -86,6 +89,32 @@ describe("the store thread", () => {
     const started = Date.now();
     await claimedJob();
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it("with a collector's writes (WAIT_UNTIL_WRITTEN), outwaits another process's lock held past the API's 10 s: the job ends done", { timeout: 60_000 }, async () => {
+    const collectors = startStoreThread({ ...t, writeWait: WAIT_UNTIL_WRITTEN });
+    try {
+      await collectors.ready;
+      const job = await claimedJob();
+      const api = await openDatabase(t.config.databaseUrl); // as an API process opens it
+      // Another process (an import, storage maintenance) holds the write lock for 11 s.
+      const other = createClient({ url: t.config.databaseUrl, timeout: 1000, concurrency: 1 });
+      const lock = await other.transaction("write");
+      await lock.execute({ sql: "update devices set notes = 'held' where id = ?", args: [deviceId] });
+      const held = new Promise<void>((resolve) => setTimeout(() => void lock.commit().then(() => resolve()), 11_000));
+      // A write that waits as an API process's do gives up meanwhile, which is what failed collector jobs before.
+      const apiWrite = api.db.update(devices).set({ notes: "meanwhile" }).where(eq(devices.id, deviceId)).then(() => "written", (err) => (isBusy(err) ? "busy" : String(err)));
+      const stored = collectors.store(request(job));
+      expect(await apiWrite).toBe("busy");
+      expect(await stored).toEqual({ outcome: "success", message: "1 of 1 command outputs changed", retrying: false });
+      await held;
+      other.close();
+      api.client.close();
+      expect(await getJob(t.db, job.id)).toMatchObject({ state: "finished", outcome: "success" });
+      expect((await latestConfigs(t, deviceId)).get(IOS_CONFIG_COMMAND)).toContain("hostname edge-1");
+    } finally {
+      await collectors.close();
+    }
   });
 
   it("starts again after close", async () => {

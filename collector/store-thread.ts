@@ -3,8 +3,8 @@ import type { Database } from "../src/db/client.ts";
 import { releaseIfHeldBy } from "../src/db/write-turns.ts";
 import type { JobEnd, StoreRequest } from "./store-download.ts";
 
-/** What the thread starts with: the database, and the lock its writes share with this thread's. */
-export type StoreThreadData = Pick<Database, "location" | "threadLock">;
+/** What the thread starts with: the database, the lock its writes share with this thread's, and how long they wait. */
+export type StoreThreadData = Pick<Database, "location" | "threadLock"> & Partial<Pick<Database, "writeWait">>;
 export type StoreMessage = { type: "store"; id: number; request: StoreRequest } | { type: "close" };
 /** `end` undefined: the lease was lost. `error`: why storing failed (never a query's parameters). */
 export type StoreReply = { id: number; end?: JobEnd; error?: string } | { ready: true };
@@ -30,7 +30,7 @@ const STORE_THREAD_YOUNG_MB = 8;
  * (`ready`: module loading takes most of a second); one that dies fails the requests in its hands, and the next
  * request starts another.
  */
-export function startStoreThread({ location, threadLock }: StoreThreadData) {
+export function startStoreThread({ location, threadLock, writeWait = {} }: StoreThreadData) {
   type Settle = { resolve(end: JobEnd | undefined): void; reject(err: Error): void };
   /** The requests the thread has not answered yet, by id: how to settle each, and its promise (close waits for it). */
   type Thread = { worker: Worker; waiting: Map<number, Settle & { reply: Promise<unknown> }>; ready: Promise<void> };
@@ -38,7 +38,7 @@ export function startStoreThread({ location, threadLock }: StoreThreadData) {
   let nextId = 0;
 
   function start(): Thread {
-    const worker = new Worker(bootstrap, { eval: true, workerData: { location, threadLock } satisfies StoreThreadData, resourceLimits: { maxYoungGenerationSizeMb: STORE_THREAD_YOUNG_MB } });
+    const worker = new Worker(bootstrap, { eval: true, workerData: { location, threadLock, writeWait } satisfies StoreThreadData, resourceLimits: { maxYoungGenerationSizeMb: STORE_THREAD_YOUNG_MB } });
     let opened!: () => void;
     let failed!: (err: Error) => void;
     const ready = new Promise<void>((resolve, reject) => ((opened = resolve), (failed = reject)));

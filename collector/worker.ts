@@ -1,6 +1,7 @@
 import { claimNextJob, completeJob, extendLease, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
 import { runDownloadJob, type DownloadDeps } from "./download.ts";
 import { describeError } from "./errors.ts";
+import { failureReason } from "../src/error-reason.ts";
 import { runPurgeJob } from "./purge-job.ts";
 import { runComplianceJob } from "./compliance-job.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
@@ -52,7 +53,11 @@ export function startWorker(deps: DownloadDeps, options: WorkerOptions) {
         if (end) deps.logger.info("job finished", { job: job.id, type: job.type, device: job.deviceId, ...end, duration_ms: Date.now() - started });
       } else await completeJob(deps.db, job, deps.owner, { outcome: "error", message: `this collector cannot run ${job.type} jobs` }, deps.clock.now());
     } catch (err) {
+      // Recording how the job ended failed (a busy database only delays it: WAIT_UNTIL_WRITTEN). Ending the job
+      // with the error, in a statement of its own, frees its device now instead of when its lease runs out.
       deps.logger.error("job failed", { job: job.id, error: describeError(err) });
+      await completeJob(deps.db, job, deps.owner, { outcome: "error", message: `the job's end could not be recorded: ${failureReason(err).slice(0, 500)}` }, deps.clock.now())
+        .catch((again) => deps.logger.error("could not end the job; its lease will run out", { job: job.id, error: describeError(again) }));
     } finally {
       clearTimeout(limit);
       clearInterval(heartbeat);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
@@ -21,6 +21,35 @@ const launch = (env: Record<string, string>) => {
 /** The processes in the launcher's group, e.g. the collector it started. */
 const groupMembers = (pgid: number) =>
   execFileSync("ps", ["-o", "pid=,args=", "-g", String(pgid)], { encoding: "utf8" }).split("\n").filter((l) => l.trim());
+
+/**
+ * Live collector processes (a zombie no one reaps yet counts as gone) started for one storage directory, by
+ * any launch: an orphan of the first launch is in that launch's process group, not the second's.
+ */
+function collectorsFor(storage: string): number[] {
+  return readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).flatMap((entry) => {
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      if (!cmdline.includes("collector/main.ts")) return [];
+      if (!readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`STORAGE_DIR=${storage}`)) return [];
+      const state = readFileSync(`/proc/${entry}/stat`, "utf8").replace(/^.*\) /s, "")[0];
+      return state === "Z" ? [] : [Number(entry)];
+    } catch {
+      return []; // it ended while we looked
+    }
+  });
+}
+
+/** Polls until `done` holds, up to a generous bound, then says what it last saw. */
+async function eventually<T>(read: () => T, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = read();
+  while (!done(value) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    value = read();
+  }
+  return value;
+}
 
 describe("npm start (src/main.ts)", () => {
   it("migrates a fresh storage dir, creates admin once with a printed password, serves, runs a collector, and stops on SIGTERM", async () => {
@@ -48,6 +77,32 @@ describe("npm start (src/main.ts)", () => {
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, second);
     expect(second.output()).not.toContain("Created user");
     expect(groupMembers(second.child.pid!).some((l) => l.includes("collector/main.ts"))).toBe(false);
+    stopGroup(second);
+    expect(await second.exited).toBe(0);
+  });
+
+  it("a collector it started exits when the API is killed with SIGKILL, and a restart runs exactly one", { timeout: 90_000 }, async () => {
+    const storage = mkdtempSync(join(tmpdir(), "netkeep-main-"));
+    dirs.push(storage);
+    const port = await freePort();
+    const env = { STORAGE_DIR: storage, PORT: String(port), HOST: "127.0.0.1", APP_KEY: "", DATABASE_URL: "", ADMIN_PASSWORD: "", COLLECTOR: "on" };
+
+    const first = launch(env);
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`, first);
+    const [collector, ...more] = await eventually(() => collectorsFor(storage), (pids) => pids.length > 0);
+    expect(more, first.output()).toEqual([]);
+    // Let it finish starting (store thread, scheduler), so it is a running collector that is orphaned, not a starting one.
+    await eventually(() => first.output(), (out) => out.includes("collector started"));
+    expect(first.output()).toContain("collector started");
+
+    first.child.kill("SIGKILL"); // the API process alone, not its group
+    await first.exited;
+    expect(await eventually(() => collectorsFor(storage), (pids) => !pids.includes(collector!)), first.output()).not.toContain(collector);
+
+    const second = launch(env);
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`, second);
+    await eventually(() => second.output(), (out) => out.includes("collector started"));
+    expect(collectorsFor(storage), second.output()).toHaveLength(1);
     stopGroup(second);
     expect(await second.exited).toBe(0);
   });

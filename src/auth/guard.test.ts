@@ -105,27 +105,68 @@ describe("rate limit", () => {
     try {
       const a = await limited.token(["devices.read"]);
       const b = await limited.token(["devices.read"]);
+      // The first request, at 12:00:10, leaves the sliding window 61 s later (the window is this second and the 60 before).
+      const release = String(Date.parse("2026-06-01T12:01:11Z") / 1000);
       const remaining: string[] = [];
       for (let i = 0; i < 3; i++) {
         const res = await limited.call("/api/v1/devices", { token: a });
         expect(res.status).toBe(200);
         expect(res.headers.get("x-ratelimit-limit")).toBe("3");
-        expect(res.headers.get("x-ratelimit-reset")).toBe(String(Date.parse("2026-06-01T12:01:00Z") / 1000));
+        expect(res.headers.get("x-ratelimit-reset")).toBe(release);
         remaining.push(res.headers.get("x-ratelimit-remaining")!);
       }
       expect(remaining).toEqual(["2", "1", "0"]);
 
       const over = await limited.call("/api/v1/devices", { token: a });
       expect(over.status).toBe(429);
-      expect(over.headers.get("retry-after")).toBe("50");
+      expect(over.headers.get("retry-after")).toBe("61");
       expect(over.headers.get("x-ratelimit-remaining")).toBe("0");
+      expect(over.headers.get("x-ratelimit-reset")).toBe(release);
       expect(over.body.message).toMatch(/Too many requests/);
 
       // another token has its own budget
       expect((await limited.call("/api/v1/devices", { token: b })).status).toBe(200);
 
       clock.advance(60_000);
+      expect((await limited.call("/api/v1/devices", { token: a })).status).toBe(429);
+      clock.advance(1_000); // 12:01:11, the Retry-After given above
       expect((await limited.call("/api/v1/devices", { token: a })).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it("passes no more than the limit in any 60 s, across a clock minute, and Retry-After is when a place frees", async () => {
+    const clock = manualClock(new Date("2026-06-01T12:00:56Z"));
+    const limited = await createTestContext({ rateLimitPerMinute: 600, clock });
+    try {
+      const token = await limited.token(["devices.read"]);
+      const statuses = async (count: number) => {
+        const seen: number[] = [];
+        for (let i = 0; i < count; i++) seen.push((await limited.call("/api/v1/devices", { token })).status);
+        return seen;
+      };
+      // 150 in each second from :56 to :59: the whole budget
+      for (let second = 0; second < 4; second++) {
+        expect((await statuses(150)).every((s) => s === 200)).toBe(true);
+        clock.advance(1_000);
+      }
+      // :00 to :03 of the next minute: a fixed clock-minute window would start afresh here
+      for (let second = 0; second < 4; second++) {
+        expect(await statuses(5)).toEqual([429, 429, 429, 429, 429]);
+        clock.advance(1_000);
+      }
+      // 12:01:04: the :56 requests leave the window at 12:01:57 (61 s after), not before
+      const refused = await limited.call("/api/v1/devices", { token });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get("retry-after")).toBe(String(57 - 4));
+      clock.advance((57 - 4) * 1000 - 1);
+      expect((await limited.call("/api/v1/devices", { token })).status).toBe(429);
+      clock.advance(1);
+      // exactly the 150 places the :56 second held come free
+      const freed = await statuses(151);
+      expect(freed.filter((s) => s === 200)).toHaveLength(150);
+      expect(freed.at(-1)).toBe(429);
     } finally {
       await limited.close();
     }

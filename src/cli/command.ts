@@ -12,6 +12,12 @@ export type Option = {
   required?: boolean;
   /** May also be given as the command's argument: `svc import:rancid router.db` means `--file router.db`. */
   positional?: boolean;
+  /**
+   * Under `npm run <script> --flag=value` (no `--`), npm keeps the flag as its own setting and hands it on only
+   * as the variable npm_config_<flag>; read it from there when the flag itself is absent. Opt-in per option, as
+   * npm exports its own settings the same way (`email`, `username`...), which must never become a command's input.
+   */
+  npmConfig?: boolean;
 };
 
 /** A mistake the person at the console can fix; its message says how, on one line. */

@@ -12,8 +12,14 @@ function describeParseError(name: string, err: Error): string {
   return `${first.charAt(0).toLowerCase()}${first.slice(1)}; ${seeHelp}`;
 }
 
-/** Parses a command's flags strictly. Returns "help" when --help was asked for, whatever else was given. */
-export function parseCommandFlags(name: string, command: Command, args: string[]): Flags | "help" {
+/** What npm exports for `--flag=value` it kept for itself: npm_config_ and the name with `-` as `_`. */
+const npmConfigVariable = (flag: string) => `npm_config_${flag.replaceAll("-", "_")}`;
+
+/**
+ * Parses a command's flags strictly. Returns "help" when --help was asked for, whatever else was given. `env` is
+ * read only for options marked npmConfig, and only when an npm script runs the console (npm_lifecycle_event).
+ */
+export function parseCommandFlags(name: string, command: Command, args: string[], env: Record<string, string | undefined> = {}): Flags | "help" {
   const options = Object.fromEntries(Object.entries(command.options).map(([flag, option]) => [flag, { type: option.type }]));
   const positional = Object.entries(command.options).find(([, option]) => option.positional)?.[0];
   let values: Flags;
@@ -33,6 +39,9 @@ export function parseCommandFlags(name: string, command: Command, args: string[]
   }
   if (values.help) return "help";
   for (const [flag, option] of Object.entries(command.options)) {
+    if (option.npmConfig && option.type === "string" && values[flag] === undefined && env.npm_lifecycle_event) {
+      values[flag] = env[npmConfigVariable(flag)];
+    }
     if (option.type === "boolean") values[flag] ??= false;
     else if (typeof values[flag] === "string") values[flag] = values[flag].trim();
     if (option.required && !values[flag]) {

@@ -21,7 +21,11 @@ const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim();
 
 /** Runs one console invocation and returns its exit code: 0 when it did what was asked, 1 otherwise. */
 export async function runConsole(commands: Record<string, Command>, argv: string[], deps: ConsoleDeps): Promise<number> {
-  const [name, ...given] = argv;
+  const [spelled, ...given] = argv;
+  // The npm and Deno scripts are named `svc:<command>`, and the docs spell commands that way too:
+  // `npx svc svc:api-docs:build` is `npx svc api-docs:build`.
+  const unprefixed = spelled?.startsWith("svc:") ? spelled.slice("svc:".length) : undefined;
+  const name = unprefixed !== undefined && Object.hasOwn(commands, unprefixed) ? unprefixed : spelled;
   // `deno task svc:x -- --flag` passes on the `--` that `npm run svc:x -- --flag` swallows; accept both spellings.
   const args = given[0] === "--" ? given.slice(1) : given;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
@@ -31,7 +35,7 @@ export async function runConsole(commands: Record<string, Command>, argv: string
   const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
   try {
     if (!command) throw new CliError(`unknown command '${name}'; use one of: ${Object.keys(commands).join(", ")}`);
-    const flags = parseCommandFlags(name, command, args);
+    const flags = parseCommandFlags(name, command, args, deps.env);
     if (flags === "help") {
       deps.io.print(commandHelp(name, command));
       return 0;

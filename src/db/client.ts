@@ -2,7 +2,7 @@ import { createClient, type Client } from "@libsql/client";
 import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "./schema/index.ts";
 import { keepPreparedStatements } from "./statement-cache.ts";
-import { newThreadWriteLock, withWriteTurns, type ThreadWriteLock } from "./write-turns.ts";
+import { newThreadWriteLock, withWriteTurns, type ThreadWriteLock, type WriteWait } from "./write-turns.ts";
 import type { DatabaseLocation } from "./migrate.ts";
 
 /** The database, with the client it runs on ('$client', as drizzle() returns it). */
@@ -14,7 +14,7 @@ export type DbOrTx = Db | Tx;
  * An open database and where it is: migrations open their own connection to the same place. A thread of this
  * process that writes to it opens it with `threadLock`, so the two take turns (write-turns.ts).
  */
-export type Database = { db: Db; client: Client; location: DatabaseLocation; threadLock: ThreadWriteLock };
+export type Database = { db: Db; client: Client; location: DatabaseLocation; threadLock: ThreadWriteLock; writeWait: WriteWait };
 
 /**
  * Opens the database. A `file:` URL gets WAL (readers never wait for the writer; the mode is stored in the
@@ -26,11 +26,11 @@ export type Database = { db: Db; client: Client; location: DatabaseLocation; thr
  * libSQL turns foreign keys on for every connection by default, which the ON DELETE rules in the schema rely on.
  * Every local connection keeps its statements prepared (statement-cache.ts).
  */
-export async function openDatabase(url: string, authToken?: string, threadLock = newThreadWriteLock()): Promise<Database> {
+export async function openDatabase(url: string, authToken?: string, threadLock = newThreadWriteLock(), writeWait: WriteWait = {}): Promise<Database> {
   if (!url.startsWith("file:")) {
     // Remote servers take concurrent writes, and choose their durability, themselves.
     const client = createClient({ url, authToken });
-    return { db: drizzle(client, { schema }), client, location: { url, authToken }, threadLock };
+    return { db: drizzle(client, { schema }), client, location: { url, authToken }, threadLock, writeWait };
   }
   keepPreparedStatements();
   // The writer has no busy timeout (withWriteTurns waits for other connections' locks itself), and is opened
@@ -40,11 +40,11 @@ export async function openDatabase(url: string, authToken?: string, threadLock =
     await writer.execute("PRAGMA synchronous = NORMAL");
     return writer;
   };
-  const client = withWriteTurns(createClient({ url, timeout: 10_000 }), openWriter, { threadLock });
+  const client = withWriteTurns(createClient({ url, timeout: 10_000 }), openWriter, { ...writeWait, threadLock });
   // Pragmas are not reads, so these go over the writer. Only a new, empty file takes auto_vacuum, and only
   // before WAL writes its header: such a database hands free pages back to the file system when storage
   // maintenance asks (src/modules/configs/maintenance.ts).
   await client.execute("PRAGMA auto_vacuum = INCREMENTAL");
   await client.execute("PRAGMA journal_mode = WAL");
-  return { db: drizzle(client, { schema }), client, location: { url, authToken }, threadLock };
+  return { db: drizzle(client, { schema }), client, location: { url, authToken }, threadLock, writeWait };
 }

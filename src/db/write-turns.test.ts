@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "./client.ts";
-import { newThreadWriteLock, releaseIfHeldBy, withWriteTurns } from "./write-turns.ts";
+import { newThreadWriteLock, releaseIfHeldBy, WAIT_UNTIL_WRITTEN, withWriteTurns } from "./write-turns.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "netkeep-turns-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -129,6 +129,22 @@ describe("writes take turns within a process", () => {
     // The turn was released, and the writer's next write is committed where others see it.
     await client.execute("insert into t values (2)");
     expect((await other.execute("select x from t order by x")).rows.map((r) => r.x)).toEqual([1, 2]);
+    other.close();
+    client.close();
+  });
+
+  it("with WAIT_UNTIL_WRITTEN (the collector's), writes queued behind one that waits out another connection's lock all land", async () => {
+    const url = `file:${dir}/patient.db`;
+    const client = withWriteTurns(createClient({ url, timeout: 1000 }), async () => createClient({ url, timeout: 0, concurrency: 1 }), WAIT_UNTIL_WRITTEN);
+    await client.execute("PRAGMA journal_mode=WAL");
+    await client.execute("create table t(x)");
+    const other = createClient({ url, timeout: 1000, concurrency: 1 });
+    const held = await other.transaction("write");
+    await held.execute("insert into t values (0)");
+    setTimeout(() => void held.commit(), 300);
+    // The first waits for the lock holding this process's turn; the others wait for the turn, with no time limit either.
+    await Promise.all([1, 2, 3].map((x) => client.execute({ sql: "insert into t values (?)", args: [x] })));
+    expect((await client.execute("select x from t order by x")).rows.map((r) => r.x)).toEqual([0, 1, 2, 3]);
     other.close();
     client.close();
   });

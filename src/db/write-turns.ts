@@ -56,10 +56,13 @@ class Turns {
           clearTimeout(timer);
           resolve();
         };
-        const timer = setTimeout(() => {
-          this.queue.splice(this.queue.indexOf(wake), 1);
-          reject(tooLong());
-        }, this.timeoutMs);
+        // setTimeout would take Infinity for 1 ms: a turn without a time limit sets no timer.
+        const timer = Number.isFinite(this.timeoutMs)
+          ? setTimeout(() => {
+            this.queue.splice(this.queue.indexOf(wake), 1);
+            reject(tooLong());
+          }, this.timeoutMs)
+          : undefined;
         this.queue.push(wake);
       });
     }
@@ -104,13 +107,27 @@ export function isBusy(err: unknown): boolean {
 const isRead = (stmt: InStatement) => /^\s*(select|explain)\b/i.test(typeof stmt === "string" ? stmt : stmt.sql);
 
 /**
+ * How long a write waits: for this process's turn (turnTimeoutMs), then for other processes' locks
+ * (busyTimeoutMs). Infinity waits as long as it takes.
+ */
+export type WriteWait = { turnTimeoutMs?: number; busyTimeoutMs?: number };
+
+/**
+ * For a process no one waits on for an answer (the collector): a write waits for other processes' locks as long
+ * as they are held, however long an import or maintenance takes, since giving up would fail a job that did its
+ * work (or leave it `running` until its lease ran out). Its own turns wait as long too, as they queue behind such
+ * a write. The API keeps the default: a request answers 503 after 10 s rather than hang.
+ */
+export const WAIT_UNTIL_WRITTEN = { turnTimeoutMs: Infinity, busyTimeoutMs: Infinity } as const satisfies WriteWait;
+
+/**
  * One client over `reader` (a pool, for reads) and a single connection from `openWriter` (no busy timeout, for
  * writes), with this process's writes taking turns and waiting for other connections' asynchronously (see above).
  */
 export function withWriteTurns(
   reader: Client,
   openWriter: () => Promise<Client>,
-  options: { turnTimeoutMs?: number; busyTimeoutMs?: number; threadLock?: ThreadWriteLock } = {},
+  options: WriteWait & { threadLock?: ThreadWriteLock } = {},
 ): Client {
   const turns = new Turns(options.turnTimeoutMs ?? 60_000, options.threadLock ?? newThreadWriteLock());
   const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;

@@ -16,13 +16,15 @@ export const COLLECTOR_NODE_ARGS = ["--max-semi-space-size=16"];
 
 /**
  * Runs one collector beside the API (COLLECTOR=on, the default) and restarts it if it dies; the API keeps
- * serving either way. It shares the environment, so it opens the same database.
+ * serving either way. It shares the environment, so it opens the same database. The IPC channel is how the
+ * collector learns the API is gone: the kernel closes it whatever ended the API (kill -9 included), and the
+ * collector stops when it closes (collector/parent-watch.ts), so a restarted API never finds a second one running.
  */
 export function startCollectorProcess(logger: Logger): ChildProcess {
   let stopping = false;
   let child: ChildProcess;
   const start = () => {
-    child = spawn(process.execPath, [...COLLECTOR_NODE_ARGS, "--import", "tsx", entry], { stdio: "inherit", env: process.env });
+    child = spawn(process.execPath, [...COLLECTOR_NODE_ARGS, "--import", "tsx", entry], { stdio: ["inherit", "inherit", "inherit", "ipc"], env: process.env });
     child.on("exit", (code, signal) => {
       if (stopping) return;
       logger.warn("collector exited; restarting in 2s", { code, signal });

@@ -2,6 +2,7 @@ import { prepareDatabase, openSecretBox } from "../bootstrap.ts";
 import { systemClock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import { openDatabase, type Database } from "../db/client.ts";
+import type { WriteWait } from "../db/write-turns.ts";
 import type { Logger } from "../logger.ts";
 import type { SecretBox } from "../secrets/box.ts";
 import { loadAppKey } from "./app-key-file.ts";
@@ -10,12 +11,12 @@ import { ensureStorage } from "./storage.ts";
 
 /**
  * What every process does before its real work (API on Node or Deno, collector): create storage, open the
- * database, settle the app key, migrate and seed, and on the very first start create `admin`, printing its
+ * database (its writes waiting for other processes' locks as `writeWait` says; by default 10 s), settle the app key, migrate and seed, and on the very first start create `admin`, printing its
  * password once to the console (never to the log).
  */
-export async function openServices(config: Config, logger: Logger): Promise<Database & { secrets: SecretBox }> {
+export async function openServices(config: Config, logger: Logger, writeWait?: WriteWait): Promise<Database & { secrets: SecretBox }> {
   ensureStorage(config.storageDir, config.databaseUrl);
-  const database = await openDatabase(config.databaseUrl, config.databaseAuthToken);
+  const database = await openDatabase(config.databaseUrl, config.databaseAuthToken, undefined, writeWait);
   const { db, client } = database;
   // After opening the database: a key left by an interrupted `svc key:rotate` is settled by trying it on the stored secrets.
   const appKey = await loadAppKey(config, db);

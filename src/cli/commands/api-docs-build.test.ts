@@ -222,3 +222,47 @@ describe.skipIf(noDeno)("deno task svc:api-docs:build", () => {
     for (const f of listed) expect(readFileSync(join(viaDeno, f), "latin1") === readFileSync(join(viaNode, f), "latin1"), f).toBe(true);
   });
 });
+
+describe("the spelling the spec gives, run from the application root", () => {
+  // npm's own variables are dropped so that only what each spelling itself sets reaches the command.
+  const cleanEnv = (storageDir: string) => ({
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name))),
+    NO_COLOR: "1", DATABASE_URL: "", DATABASE_AUTH_TOKEN: "", APP_KEY: "", STORAGE_DIR: storageDir, APP_URL,
+  });
+  const expectSameFilesAsNodeBuild = async (storageDir: string) => {
+    const viaNode = freshStorage();
+    expectSuccess(await build(viaNode, ["--api-version=all"]));
+    const listed = filesUnder(viaNode);
+    expect(listed).toHaveLength(4);
+    expect(filesUnder(storageDir)).toEqual(listed);
+    for (const f of listed) expect(readFileSync(join(storageDir, f), "latin1") === readFileSync(join(viaNode, f), "latin1"), f).toBe(true);
+  };
+
+  it("`npx svc svc:api-docs:build --api-version=all` builds every version", { timeout: 120_000 }, async () => {
+    const storage = freshStorage();
+    const run = await runCaptured("npx", ["svc", "svc:api-docs:build", "--api-version=all"], { env: cleanEnv(storage), cwd: root });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^v1: wrote .*\nv2: wrote .*\n$/);
+    await expectSameFilesAsNodeBuild(storage);
+  });
+
+  it("`npm run svc:api-docs:build --api-version=all` builds every version, though npm keeps the flag for itself", { timeout: 120_000 }, async () => {
+    const storage = freshStorage();
+    const run = await runCaptured("npm", ["run", "--silent", "svc:api-docs:build", "--api-version=all"], { env: cleanEnv(storage), cwd: root });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^v1: wrote .*\nv2: wrote .*\n$/);
+    await expectSameFilesAsNodeBuild(storage);
+  });
+
+  it("`npm run svc:api-docs:build --api-version=v1` builds only v1", { timeout: 120_000 }, async () => {
+    const storage = freshStorage();
+    const run = await runCaptured("npm", ["run", "--silent", "svc:api-docs:build", "--api-version=v1"], { env: cleanEnv(storage), cwd: root });
+    expect(run.code, run.stderr).toBe(0);
+    expect(filesUnder(storage)).toEqual(["app/api-docs/v1/docs.md", "app/api-docs/v1/openapi.json"]);
+  });
+
+  it("an npm setting of the same name is not read outside an npm script", { timeout: TIMEOUT }, async () => {
+    const run = await build(freshStorage(), [], { npm_config_api_version: "all" });
+    expectOneLineError(run, /needs --api-version/);
+  });
+});

@@ -44,7 +44,7 @@ function readCachedDocument(path: string, version: ApiVersion): OpenApiDocument 
 export const apiDocsBuildCommand = defineCommand({
   summary: "Write the Markdown description of each API version to STORAGE_DIR/app/api-docs/v{N}/docs.md (no database, no network)",
   options: {
-    "api-version": { type: "string", placeholder: "all|v1|v2", required: true, description: "which version to build; each is built on its own" },
+    "api-version": { type: "string", placeholder: "all|v1|v2", required: true, npmConfig: true, description: "which version to build; each is built on its own" },
     "no-generate": { type: "boolean", description: "re-render the Markdown from the cached extraction (openapi.json beside it) instead of extracting again" },
   },
   database: false,

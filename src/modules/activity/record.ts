@@ -38,27 +38,30 @@ export type Actor =
   | { userId: number; username: string; tokenId: null; tokenName: string; ip: string }
   | { system: string };
 
+export type ActivityEntry = {
+  action: string;
+  subjectType: string;
+  subjectId: number | null;
+  before?: Snapshot;
+  after?: Snapshot;
+  /** Write-only fields that were set: recorded as changed, never with their values. */
+  secretsSet?: string[];
+  /** The devices the entry is about, when its subject is not simply one device (which speaks for itself). */
+  reach?: Reach;
+};
+
+/** Audit rows per statement: well under SQLite's 32,766 variables at 9 a row. */
+const ROWS_PER_STATEMENT = 1_000;
+
 /** Appends one audit row. Callers pass API representations, so secrets appear only as has_* flags. */
-export async function recordActivity(
-  db: DbOrTx,
-  actor: Actor,
-  entry: {
-    action: string;
-    subjectType: string;
-    subjectId: number | null;
-    before?: Snapshot;
-    after?: Snapshot;
-    /** Write-only fields that were set: recorded as changed, never with their values. */
-    secretsSet?: string[];
-    /** The devices the entry is about, when its subject is not simply one device (which speaks for itself). */
-    reach?: Reach;
-  },
-  now: Date,
-): Promise<void> {
+export const recordActivity = (db: DbOrTx, actor: Actor, entry: ActivityEntry, now: Date): Promise<void> => recordActivities(db, actor, [entry], now);
+
+/** Appends audit rows in the order given, a few statements for a bulk write of thousands. */
+export async function recordActivities(db: DbOrTx, actor: Actor, entries: ActivityEntry[], now: Date): Promise<void> {
   const who = "system" in actor
     ? { userId: null, username: actor.system, tokenId: null, tokenName: null, ip: null }
     : { userId: actor.userId, username: actor.username, tokenId: actor.tokenId, tokenName: actor.tokenName, ip: actor.ip };
-  await db.insert(activityLog).values({
+  const rows = entries.map((entry) => ({
     ...who,
     action: entry.action,
     subjectType: entry.subjectType,
@@ -69,5 +72,6 @@ export async function recordActivity(
       ...(entry.reach ? { [REACH_KEY]: { old: null, new: entry.reach } } : {}),
     },
     createdAt: now,
-  });
+  }));
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await db.insert(activityLog).values(rows.slice(i, i + ROWS_PER_STATEMENT));
 }

@@ -3,7 +3,7 @@ import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { ApiError, FieldErrorBag, type FieldErrors } from "../../http/errors.ts";
 import { zodToApiError } from "../../http/validation.ts";
-import { TAG_SEPARATOR, type CsvColumn, type CsvTable, type WritableColumn } from "./csv.ts";
+import { TAG_SEPARATOR, unescapeFormula, type CsvColumn, type CsvTable, type WritableColumn } from "./csv.ts";
 import { findDevicesByName, type ExistingDevice, type PlannedRow } from "./import-apply.ts";
 import { DeviceInput, DevicePatch } from "./schemas.ts";
 
@@ -86,6 +86,9 @@ const BOOLEAN_WORDS: Record<string, boolean> = { true: true, yes: true, "1": tru
 const emptyValue = (field: WritableColumn) =>
   field === "device_tags" ? [] : WHOLE_NUMBER_FIELDS.has(field) ? null : "";
 
+/** A cell as the import reads it: trimmed, and without the quote an export put before a formula character. */
+const readCell = (raw: string) => unescapeFormula(raw.trim());
+
 /**
  * One row's cells as an API body. A blank cell means "none" (it clears the field on an update), except in
  * device_ip, enabled and the passwords, where it leaves the value as it is (or its default on a new device):
@@ -97,7 +100,7 @@ function rowToBody(cells: Cells, existing: ExistingDevice | undefined, bag: Fiel
   for (const [column, raw] of cells) {
     if (column.kind === "ignored") continue;
     if (column.kind === "custom") {
-      const value = raw.trim();
+      const value = readCell(raw);
       custom ??= existing ? { ...existing.custom } : {};
       const before = custom[column.key];
       if (value === "") delete custom[column.key];
@@ -107,7 +110,7 @@ function rowToBody(cells: Cells, existing: ExistingDevice | undefined, bag: Fiel
     }
     const field = column.field;
     if (field === "device_name") continue;
-    const value = SECRET_FIELDS.has(field) ? raw : raw.trim();
+    const value = SECRET_FIELDS.has(field) ? raw : readCell(raw);
     if (value === "") {
       if (existing && !KEPT_WHEN_BLANK.has(field)) body[field] = emptyValue(field);
     } else if (WHOLE_NUMBER_FIELDS.has(field)) {
@@ -132,7 +135,7 @@ function rowToBody(cells: Cells, existing: ExistingDevice | undefined, bag: Fiel
  */
 export async function planCsvImport(db: DbOrTx, scope: DeviceScope, table: CsvTable): Promise<PlannedRow[]> {
   const nameIndex = table.columns.findIndex((c) => c.kind === "field" && c.field === "device_name");
-  const nameOf = (cells: string[]) => (cells[nameIndex] ?? "").trim();
+  const nameOf = (cells: string[]) => readCell(cells[nameIndex] ?? "");
   const existing = await findDevicesByName(db, scope, table.records.map((r) => nameOf(r.cells)).filter(Boolean));
   const firstRow = new Map<string, number>();
 

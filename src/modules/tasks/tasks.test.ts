@@ -297,6 +297,16 @@ describe("runs, outcomes and reports", () => {
     expect(items[0].device_name).toMatch(/^task-dev-/);
   });
 
+  it("the CSV report neutralises a cell a spreadsheet would run as a formula, as every CSV export does", async () => {
+    const d = await device(["formula"], false);
+    const task = (await createTask({ task_type: "download_devices", devices: [d], task_name: "=cmd|'/C calc'!A0" })).body.data;
+    const run = (await t.call(`/api/v1/tasks/${task.id}/run`, { method: "POST", token: admin })).body.data;
+    const text = await (await t.request(`/api/v1/task-runs/${run.id}/report.csv`, { token: admin })).text();
+    expect(text.split("\r\n")[1]).toMatch(new RegExp(`^${run.id},"'=cmd\\|'/C calc'!A0",`));
+    const rows: Record<string, string>[] = parse(text, { columns: true });
+    expect(rows.map((r) => r.task_name)).toEqual(["'=cmd|'/C calc'!A0"]);
+  });
+
   it("a run with nothing to do finishes at once", async () => {
     const d = await device(["idle"], false);
     const task = (await createTask({ task_type: "download_devices", devices: [d] })).body.data;
