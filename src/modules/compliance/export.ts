@@ -1,4 +1,4 @@
-import { stringify } from "csv-stringify/sync";
+import { csvText } from "../devices/csv.ts";
 import type { DeviceScope } from "../../auth/scope.ts";
 import type { Db } from "../../db/client.ts";
 import { pickFields, type ListQuery } from "../../http/list.ts";
@@ -26,7 +26,6 @@ const csvRow = (r: ResultOut): string[] =>
     return v === null ? "" : String(v);
   });
 
-const csvText = (rows: string[][]) => stringify(rows, { record_delimiter: "windows" });
 
 /**
  * Every result the query's filters select, in id order, a page at a time: a cursor on the id, so results added
