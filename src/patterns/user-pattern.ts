@@ -128,7 +128,16 @@ export function userPatternProblem(source: string, options: PatternOptions = {})
 export function compileShippedPattern(source: string, options: PatternOptions = {}): Pattern {
   const problem = commonProblem(source);
   if (problem) throw new PatternError(problem);
-  const flags = (options.ignoreCase ? "i" : "") + (options.multiline ? "m" : "");
+  return v8Pattern(source, (options.ignoreCase ? "i" : "") + (options.multiline ? "m" : ""));
+}
+
+/** Shipped line patterns as one alternation: each checked alone, the whole beyond the size limit if need be. */
+export function compileShippedAlternatives(sources: readonly string[]): Pattern {
+  for (const source of sources) compileShippedPattern(source);
+  return v8Pattern(sources.map((s) => `(?:${s})`).join("|"), "");
+}
+
+function v8Pattern(source: string, flags: string): Pattern {
   let re: RegExp;
   let all: RegExp;
   try {
@@ -146,14 +155,24 @@ export function compileShippedPattern(source: string, options: PatternOptions = 
   };
 }
 
+/** A test of a line, which is all a combination of patterns can answer. */
+export type PatternTest = Pick<Pattern, "test">;
+
+// Two patterns may name a group alike, which one RE2 pattern cannot hold: such patterns are tested on their own.
+const NAMES_A_GROUP = /\(\?P?<[^=!]/;
+
 /**
- * One pattern matching where any of these matches, tested in one pass: a line is tested once, not once per
- * pattern. Each keeps its own case option ((?i:...)), so patterns that differ in it still combine.
+ * A test that passes where any of these patterns matches, done in one pass: a line is tested once, not once
+ * per pattern. Each keeps its own case option ((?i:...)), so patterns that differ in it still combine.
  */
-export function compileUserAlternatives(patterns: readonly { source: string; ignoreCase?: boolean }[]): Pattern {
-  const pieces = patterns.map((p) => {
-    compileUserPattern(p.source, p); // each on its own first, for its own message
-    return `(?${p.ignoreCase ? "i" : ""}:${translated(p.source)})`;
-  });
-  return re2Pattern(patterns.map((p) => p.source).join("|"), pieces.join("|"), 0);
+export function compileUserAlternatives(patterns: readonly { source: string; ignoreCase?: boolean }[]): PatternTest {
+  const alone: Pattern[] = [];
+  const pieces: string[] = [];
+  for (const p of patterns) {
+    const compiled = compileUserPattern(p.source, p); // each on its own first, for its own message
+    if (NAMES_A_GROUP.test(p.source)) alone.push(compiled);
+    else pieces.push(`(?${p.ignoreCase ? "i" : ""}:${translated(p.source)})`);
+  }
+  const tests: PatternTest[] = [...(pieces.length ? [re2Pattern(pieces.join("|"), pieces.join("|"), 0)] : []), ...alone];
+  return tests.length === 1 ? tests[0]! : { test: (text) => tests.some((t) => t.test(text)) };
 }
