@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
 import { addLoopbackDevice, downloadOnce, IOS_CONFIG_COMMAND, iosScript, latestConfigs } from "../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../test/helpers/fake-device.ts";
+import { compareExclusions, templates } from "../db/schema/index.ts";
 
 // On these lines `.*.*.*.*.*.*.*.*!` (no "!" in the first) takes about 6 s in JavaScript's engine and
 // `(a|aa)+$` (a line not ending in "a") about 40 s; each more "a" makes the second 1.6 times slower.
@@ -142,5 +143,22 @@ describe("patterns RE2 cannot run, or that are not patterns", () => {
     const changed = await t.call(`/api/v1/templates/${copy.body.data.id}`, { method: "PATCH", token: admin, body: { code: edited } });
     expect(changed.status).toBe(422);
     expect(changed.body.errors["code.secrets.0.pattern"][0]).toMatch(/lookahead .* RE2/);
+  });
+
+  it("saved before RE2 ran them: a template fails its downloads saying which pattern and why, an exclusion is skipped", async () => {
+    const code = TEMPLATE.replace(`'${EXPONENTIAL}'`, "'^(version) (?!1)\\S+'");
+    const [row] = await t.db.insert(templates).values({ name: "saved-before-re2", description: "", code, createdAt: new Date(), updatedAt: new Date() }).returning({ id: templates.id });
+    await t.db.insert(compareExclusions).values({ pattern: "^(?!x)", command: null, ignoreCase: false, description: "", enabled: true, createdAt: new Date(), updatedAt: new Date() });
+    expect((await t.call(`/api/v1/devices/${deviceId}`, { method: "PATCH", token: admin, body: { device_template_id: row!.id } })).status).toBe(200);
+    const job = await downloadOnce(t, deviceId);
+    expect(job.outcome).toBe("error");
+    expect(job.message).toBe(
+      `the device's connection template ${row!.id} is invalid: line 8: key \`secrets.0.pattern\`: lookahead ((?!...)) is not supported: ` +
+        "RE2, the engine that runs patterns, has no lookaround (it matches in linear time); edit it",
+    );
+    // The exclusion would exclude every line; skipped, it leaves the diff as it was.
+    const list = (await t.call(`/api/v1/configs?filter[device_id]=${deviceId}&sort=version`, { token: viewer })).body.data;
+    const diff = await t.request(`/api/v1/configs/diff?from=${list[0].id}&to=${list[1].id}&exclusions=true&format=unified`, { token: viewer });
+    expect(await diff.text()).toContain("+version 2");
   });
 });
