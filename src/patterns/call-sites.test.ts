@@ -97,8 +97,8 @@ describe("patterns that backtrack in JavaScript", () => {
 describe("patterns RE2 cannot run, or that are not patterns", () => {
   const cases = [
     { pattern: "a".repeat(1001), message: /must be at most 1000 characters/ },
-    { pattern: "key (?!<)\\S+", message: /lookahead .* is not supported: RE2, the engine that runs patterns, has no lookaround/ },
-    { pattern: "(\\w+) \\1", message: /backreferences .* not supported: RE2/ },
+    { pattern: "key (?!<)\\S+", message: /uses lookahead \(\(\?!\.\.\.\)\), which RE2, the engine that runs patterns, lacks/ },
+    { pattern: "(\\w+) \\1", message: /uses a backreference \(\\1\), which RE2/ },
     { pattern: "ab\u0000c", message: /must not contain control characters \(found U\+0000 at position 3\)/ },
   ];
 
@@ -142,7 +142,7 @@ describe("patterns RE2 cannot run, or that are not patterns", () => {
     const edited = ios.code.replace("secrets:\n", "secrets:\n  - pattern: '^(tacacs key) (?!<)\\S+'\n    replace: '$1 <hidden>'\n");
     const changed = await t.call(`/api/v1/templates/${copy.body.data.id}`, { method: "PATCH", token: admin, body: { code: edited } });
     expect(changed.status).toBe(422);
-    expect(changed.body.errors["code.secrets.0.pattern"][0]).toMatch(/lookahead .* RE2/);
+    expect(changed.body.errors["code.secrets.0.pattern"][0]).toMatch(/uses lookahead .*, which RE2/);
   });
 
   it("saved before RE2 ran them: a template fails its downloads saying which pattern and why, an exclusion is skipped", async () => {
@@ -153,8 +153,8 @@ describe("patterns RE2 cannot run, or that are not patterns", () => {
     const job = await downloadOnce(t, deviceId);
     expect(job.outcome).toBe("error");
     expect(job.message).toBe(
-      `the device's connection template ${row!.id} is invalid: line 8: key \`secrets.0.pattern\`: lookahead ((?!...)) is not supported: ` +
-        "RE2, the engine that runs patterns, has no lookaround (it matches in linear time); edit it",
+      `the device's connection template ${row!.id} is invalid: line 8: key \`secrets.0.pattern\`: uses lookahead ((?!...)), ` +
+        "which RE2, the engine that runs patterns, lacks: it matches in linear time, without backtracking; edit it",
     );
     // The exclusion would exclude every line; skipped, it leaves the diff as it was.
     const list = (await t.call(`/api/v1/configs?filter[device_id]=${deviceId}&sort=version`, { token: viewer })).body.data;

@@ -43,13 +43,15 @@ const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
  * What RE2 lacks that JavaScript has, found outside character classes, so the message can name it instead of
  * RE2's "invalid or unsupported Perl syntax". Lookbehind, backreferences and lookahead need backtracking.
  */
+const RE2_LACKS = "RE2, the engine that runs patterns, lacks: it matches in linear time, without backtracking";
+
 function unsupportedSyntax(source: string): string | undefined {
   for (let i = 0; i < source.length; i++) {
     const c = source[i];
     if (c === "\\") {
       const next = source[i + 1] ?? "";
       if (/[1-9]/.test(next) || (next === "k" && source[i + 2] === "<")) {
-        return `backreferences (\\${next}${next === "k" ? "<name>" : ""}) are not supported: RE2, the engine that runs patterns, has none (it matches in linear time)`;
+        return `uses a backreference (\\${next}${next === "k" ? "<name>" : ""}), which ${RE2_LACKS}`;
       }
       i++;
     } else if (c === "[") {
@@ -57,7 +59,7 @@ function unsupportedSyntax(source: string): string | undefined {
     } else if (c === "(" && source[i + 1] === "?") {
       const head = source.slice(i + 2, i + 4);
       const kind = head[0] === "=" || head[0] === "!" ? "lookahead" : head === "<=" || head === "<!" ? "lookbehind" : undefined;
-      if (kind) return `${kind} ((?${head[0] === "<" ? head : head[0]}...)) is not supported: RE2, the engine that runs patterns, has no lookaround (it matches in linear time)`;
+      if (kind) return `uses ${kind} ((?${head[0] === "<" ? head : head[0]}...)), which ${RE2_LACKS}`;
     }
   }
   return undefined;
