@@ -5,7 +5,7 @@
  * `.*.*.*.*.*.*!` against one long line took 14.5 s there. docs/patterns.md is the reference for users.
  *
  * The one exception is compileShippedPattern: the built-in templates' own patterns (our code, tested against
- * recorded sessions) run in JavaScript's engine, which is about 50 times faster on them (see docs/patterns.md).
+ * recorded sessions) run in JavaScript's engine, which is about 40 times faster on them (see docs/patterns.md).
  */
 import { RE2JS, RE2JSException } from "re2js";
 
@@ -39,12 +39,12 @@ export class PatternError extends Error {}
 // breaks too: patterns are written on one line, with \n where they mean one.
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/;
 
+const RE2_LACKS = "RE2, the engine that runs patterns, lacks: it matches in linear time, without backtracking";
+
 /**
  * What RE2 lacks that JavaScript has, found outside character classes, so the message can name it instead of
  * RE2's "invalid or unsupported Perl syntax". Lookbehind, backreferences and lookahead need backtracking.
  */
-const RE2_LACKS = "RE2, the engine that runs patterns, lacks: it matches in linear time, without backtracking";
-
 function unsupportedSyntax(source: string): string | undefined {
   for (let i = 0; i < source.length; i++) {
     const c = source[i];
@@ -125,7 +125,7 @@ export function userPatternProblem(source: string, options: PatternOptions = {})
 
 /**
  * Compiles one of the built-in templates' own patterns in JavaScript's engine. Only for patterns netkeep
- * ships (templates/shipped-patterns.ts decides): they use lookahead, which RE2 lacks, and run on every download.
+ * ships (src/modules/templates/template-patterns.ts decides): they use lookahead, which RE2 lacks, and run on every download.
  */
 export function compileShippedPattern(source: string, options: PatternOptions = {}): Pattern {
   const problem = commonProblem(source);

@@ -3,7 +3,7 @@
  * are users' and run in RE2 (src/patterns/user-pattern.ts), with one exception: a pattern netkeep itself ships
  * in a built-in template (collector/templates/*.yaml, reviewed and tested against recorded sessions), used in
  * the same role, runs in JavaScript's engine. Those patterns use lookahead, which RE2 lacks, and they run on
- * every download, where RE2 cost about 26 ms of CPU per 100 KB configuration against JavaScript's 0.6 ms for
+ * every download, where RE2 cost about 25 ms of CPU per 100 KB configuration against JavaScript's 0.6 ms for
  * the Cisco IOS template's filters and secrets. A copy of a built-in keeps them; a pattern a user adds or
  * changes is theirs and runs in RE2.
  */
