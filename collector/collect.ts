@@ -1,6 +1,7 @@
 import type { devices } from "../src/db/schema/index.ts";
 import { normalizeConfigText } from "../src/modules/configs/text.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
+import { compileTemplatePattern } from "../src/modules/templates/template-patterns.ts";
 import { SessionError, ShellSession, type SessionLimits, type SessionProfile } from "./session.ts";
 import { openTelnet } from "./transports/telnet.ts";
 import { SshConnection } from "./transports/ssh.ts";
@@ -24,12 +25,15 @@ export type Collected = { outputs: [command: string, output: string][]; fingerpr
 /** What a failed download got as far as: a device that answered is up, whatever went wrong afterwards. */
 export type Progress = { connected: boolean };
 
+/** The template's prompts and pager as patterns (template-patterns.ts: RE2, or JavaScript's engine for shipped ones). */
 export function sessionProfileOf(t: ConnectionTemplate, withLogin: boolean): SessionProfile {
+  const line = (source: string) => compileTemplatePattern(source, "line");
   return {
-    prompt: new RegExp(t.prompt ?? "$^"),
-    pager: t.pager && { pattern: new RegExp(t.pager.pattern), answer: t.pager.answer },
-    login: withLogin ? { usernamePrompt: new RegExp(t.login.username_prompt), passwordPrompt: new RegExp(t.login.password_prompt) } : undefined,
-    enable: t.enable && { command: t.enable.command, passwordPrompt: new RegExp(t.enable.password_prompt), prompt: t.enable.prompt ? new RegExp(t.enable.prompt) : undefined },
+    // No prompt (exec templates): a pattern that never matches a line.
+    prompt: t.prompt === undefined ? { test: () => false } : line(t.prompt),
+    pager: t.pager && { pattern: line(t.pager.pattern), answer: t.pager.answer },
+    login: withLogin ? { usernamePrompt: line(t.login.username_prompt), passwordPrompt: line(t.login.password_prompt) } : undefined,
+    enable: t.enable && { command: t.enable.command, passwordPrompt: line(t.enable.password_prompt), prompt: t.enable.prompt === undefined ? undefined : line(t.enable.prompt) },
     lineEnding: t.line_ending,
   };
 }

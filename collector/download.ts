@@ -69,7 +69,9 @@ async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Promise<L
   const { device, cred } = row;
   if (!device.templateId) throw new SessionError("error", "the device has no connection template; set device_template_id");
   const parsed = row.templateCode === null ? undefined : parseTemplateOnce(row.templateCode);
-  if (!parsed?.ok) throw new SessionError("error", `the device's connection template ${device.templateId} is missing or invalid`);
+  if (!parsed) throw new SessionError("error", `the device's connection template ${device.templateId} is missing`);
+  // Saved before a check it now fails (a pattern with lookahead from before patterns ran in RE2): say which and why.
+  if (!parsed.ok) throw new SessionError("error", `the device's connection template ${device.templateId} is invalid: ${parsed.errors[0]!.message}; edit it`);
 
   const decrypt = async (v: string | null | undefined) => (v ? await secrets.decrypt(v) : undefined);
   let login: Login;

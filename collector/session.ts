@@ -1,13 +1,16 @@
 import type { JobOutcome } from "../src/db/schema/index.ts";
 import { renderLine, renderTerminal, stripAnsi } from "./terminal.ts";
 
+/** A template's pattern (src/patterns), or a RegExp in tests: all the session asks of one is a test of a line. */
+type LinePattern = { test(line: string): boolean };
+
 /** What the engine needs to know about a device family's CLI; built from a connection template. */
 export type SessionProfile = {
   /** Matched against the last line of the stream (the tail), never against a single chunk. */
-  prompt: RegExp;
-  pager?: { pattern: RegExp; answer: string };
-  login?: { usernamePrompt: RegExp; passwordPrompt: RegExp };
-  enable?: { command: string; passwordPrompt: RegExp; prompt?: RegExp };
+  prompt: LinePattern;
+  pager?: { pattern: LinePattern; answer: string };
+  login?: { usernamePrompt: LinePattern; passwordPrompt: LinePattern };
+  enable?: { command: string; passwordPrompt: LinePattern; prompt?: LinePattern };
   lineEnding: string;
 };
 

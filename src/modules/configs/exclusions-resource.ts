@@ -4,7 +4,8 @@ import { compareExclusions } from "../../db/schema/index.ts";
 import { booleanFilter, idFilter } from "../../http/filters.ts";
 import { containsText } from "../../http/list.ts";
 import { defineResource } from "../../http/resource.ts";
-import { MAX_PATTERN_LENGTH, patternProblem } from "./exclusions.ts";
+import { MAX_PATTERN_LENGTH } from "../../patterns/user-pattern.ts";
+import { patternProblem } from "./exclusions.ts";
 
 const CompareExclusion = z
   .object({
@@ -22,7 +23,7 @@ const CompareExclusion = z
 const CompareExclusionInput = z
   .object({
     pattern: z.string().min(1, "must not be empty").max(MAX_PATTERN_LENGTH, `must be at most ${MAX_PATTERN_LENGTH} characters`)
-      .openapi({ description: "A JavaScript regular expression tested against each line", example: "^! Last configuration change at " }),
+      .openapi({ description: "A regular expression tested against each line: RE2 syntax, written as for JavaScript (docs/patterns.md)", example: "^! Last configuration change at " }),
     command: z.string().trim().min(1, "must not be empty (send null for every command)").max(255, "must be at most 255 characters").nullable().optional()
       .openapi({ description: "Only this command's output (exact); null or absent: every command", example: "show running-config" }),
     ignore_case: z.boolean({ error: "must be true or false" }).optional().openapi({ description: "Match regardless of letter case (default false)" }),
@@ -77,8 +78,8 @@ export const compareExclusionsResource = defineResource({
   descriptions: {
     create:
       "A rule leaves the lines it matches out when a download is compared with the latest stored version, so a change in them alone makes no new version; " +
-      "diffs leave them out when asked (exclusions=true). Stored versions are never rewritten. Patterns are JavaScript regular expressions of at most " +
-      `${MAX_PATTERN_LENGTH} characters; an invalid one is a 422 saying why, and shapes that can take exponential time (a repeated group that repeats ` +
-      "or holds alternatives, backreferences) are refused.",
+      "diffs leave them out when asked (exclusions=true). Stored versions are never rewritten. Patterns run in RE2, which matches in time " +
+      `linear in the line: written as for JavaScript, of at most ${MAX_PATTERN_LENGTH} characters, without control characters; lookaround and ` +
+      "backreferences, which RE2 lacks, and invalid patterns are a 422 saying why (docs/patterns.md).",
   },
 });

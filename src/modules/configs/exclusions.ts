@@ -6,33 +6,29 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { compareExclusions } from "../../db/schema/index.ts";
-import { catastrophicShape } from "./regex-shape.ts";
+import { compileUserAlternatives, userPatternProblem, type PatternTest } from "../../patterns/user-pattern.ts";
 
-export const MAX_PATTERN_LENGTH = 300;
-
-/** The problem with a pattern as a user should read it, or undefined when it is usable. */
+/** The problem with a pattern as a user should read it, or undefined when it is usable (src/patterns: RE2). */
 export function patternProblem(pattern: string, ignoreCase: boolean): string | undefined {
-  if (pattern.length > MAX_PATTERN_LENGTH) return `pattern must be at most ${MAX_PATTERN_LENGTH} characters`;
-  try {
-    new RegExp(pattern, ignoreCase ? "i" : "");
-  } catch (e) {
-    return `pattern is not a valid regular expression: ${e instanceof Error ? e.message : String(e)}`;
-  }
-  const shape = catastrophicShape(pattern);
-  return shape && `pattern is refused: ${shape}`;
+  const problem = userPatternProblem(pattern, { ignoreCase });
+  return problem && `pattern ${problem}`;
 }
-
-type CompiledRule = { regex: RegExp; command: string | null };
 
 /** The enabled rules, compiled once per use (a download, a diff). */
 export class CompareExclusions {
-  constructor(private readonly rules: readonly CompiledRule[]) {}
+  /** By command: the rules for it and for every command, as one pattern (one pass of RE2 per line). */
+  private readonly byCommand = new Map<string, PatternTest | undefined>();
+
+  constructor(private readonly rules: readonly ExclusionRule[]) {}
 
   /** Whether a line of this command's output is excluded; undefined when no rule applies to the command. */
   matcher(command: string): ((line: string) => boolean) | undefined {
-    const regexes = this.rules.filter((r) => r.command === null || r.command === command).map((r) => r.regex);
-    if (!regexes.length) return undefined;
-    return (line) => regexes.some((re) => re.test(line));
+    if (!this.byCommand.has(command)) {
+      const rules = this.rules.filter((r) => r.command === null || r.command === command);
+      this.byCommand.set(command, rules.length ? compileUserAlternatives(rules.map((r) => ({ source: r.pattern, ignoreCase: r.ignoreCase }))) : undefined);
+    }
+    const pattern = this.byCommand.get(command);
+    return pattern && ((line) => pattern.test(line));
   }
 
   /** The text without its excluded lines. */
@@ -46,16 +42,8 @@ export class CompareExclusions {
 export type ExclusionRule = { pattern: string; ignoreCase: boolean; command: string | null };
 
 export function compileCompareExclusions(rules: readonly ExclusionRule[]): CompareExclusions {
-  // Every stored pattern was checked on the way in; one that no longer compiles (another engine) is skipped, not fatal.
-  const compiled: CompiledRule[] = [];
-  for (const r of rules) {
-    try {
-      compiled.push({ regex: new RegExp(r.pattern, r.ignoreCase ? "i" : ""), command: r.command });
-    } catch {
-      continue;
-    }
-  }
-  return new CompareExclusions(compiled);
+  // Every stored pattern was checked on the way in; one stored before RE2 ran them (lookahead, say) is skipped, not fatal.
+  return new CompareExclusions(rules.filter((r) => patternProblem(r.pattern, r.ignoreCase) === undefined));
 }
 
 export async function loadCompareExclusions(db: DbOrTx): Promise<CompareExclusions> {

@@ -22,9 +22,14 @@ function and(a: Need, b: Need): Need {
 const CLASS_ESCAPES = new Set(["d", "D", "w", "W", "s", "S", "b", "B"]);
 const CONTROL_ESCAPES: Record<string, string> = { t: "\t", n: "\n", r: "\r", f: "\f", v: "\v" };
 
-/** Reads a pattern in JavaScript's non-unicode syntax, the way search compiles it. */
+/**
+ * Reads a pattern in JavaScript's non-unicode syntax plus what RE2, which runs search patterns, adds to it
+ * (src/patterns): `(?P<name>`, `\pL`, `\x{...}`, `[[:alpha:]]`, `\A` and `\z`. Inline flags such as `(?i)` and
+ * `\Q...\E` quoting change what literal text means, so a pattern with them is `unsure`: the index is not asked.
+ */
 class Reader {
   pos = 0;
+  unsure = false;
   constructor(readonly src: string) {}
 
   /** alternation := sequence ('|' sequence)* */
@@ -111,7 +116,16 @@ class Reader {
       this.pos++;
       return { kind: "other" };
     }
-    if (c === "c" || c === "x" || c === "u" || c === "p" || c === "P") return { kind: "other" };
+    if ((c === "x" || c === "u" || c === "p" || c === "P") && this.src[this.pos] === "{") {
+      this.pos = Math.max(this.pos, this.src.indexOf("}", this.pos) + 1); // \x{10FFFF}, \p{Greek}
+      return { kind: "other" };
+    }
+    if (c === "p" || c === "P") {
+      this.pos++; // \pL: one letter names the class
+      return { kind: "other" };
+    }
+    if (c === "Q") this.unsure = true;
+    if (c === "c" || c === "x" || c === "u" || c === "A" || c === "z" || c === "Q" || c === "E") return { kind: "other" };
     return { kind: "char", char: c };
   }
 
@@ -119,26 +133,25 @@ class Reader {
     while (this.pos < this.src.length) {
       const c = this.src[this.pos++];
       if (c === "\\") this.pos++;
+      else if (c === "[" && this.src[this.pos] === ":") this.pos = Math.max(this.pos, this.src.indexOf(":]", this.pos) + 2); // [[:alpha:]]
       else if (c === "]") return;
     }
   }
 
   group(): { kind: "group"; need: Need } | { kind: "other" } {
-    let lookaround = false;
     if (this.src[this.pos] === "?") {
-      const head = this.src.slice(this.pos, this.pos + 3);
-      if (head.startsWith("?:")) this.pos += 2;
-      else if (head.startsWith("?=") || head.startsWith("?!")) {
-        lookaround = true;
-        this.pos += 2;
-      } else if (head === "?<=" || head === "?<!") {
-        lookaround = true;
-        this.pos += 3;
-      } else if (head.startsWith("?<")) this.pos = Math.max(this.pos, this.src.indexOf(">", this.pos) + 1);
+      const flags = /^\?([a-zA-Z-]+)([:)])/.exec(this.src.slice(this.pos));
+      if (this.src[this.pos + 1] === ":") this.pos += 2;
+      else if (this.src[this.pos + 1] === "<" || this.src.startsWith("?P<", this.pos)) this.pos = Math.max(this.pos, this.src.indexOf(">", this.pos) + 1);
+      else if (flags) {
+        if (flags[1]!.includes("i")) this.unsure = true;
+        this.pos += flags[0].length;
+        if (flags[2] === ")") return { kind: "other" }; // (?s): flags for the rest, no group
+      }
     }
     const need = this.alternation();
     if (this.src[this.pos] === ")") this.pos++;
-    return lookaround ? { kind: "other" } : { kind: "group", need };
+    return { kind: "group", need };
   }
 
   quantifier(): "none" | "one-or-more" | "optional" {
@@ -163,8 +176,9 @@ class Reader {
 
 /** The literals a match of `pattern` must contain, or null when the index cannot narrow it. */
 export function regexLiterals(pattern: string): string[][] | null {
-  const need = new Reader(pattern).alternation();
-  return need.some((branch) => branch.length === 0) ? null : withoutWiderBranches(need);
+  const reader = new Reader(pattern);
+  const need = reader.alternation();
+  return reader.unsure || need.some((branch) => branch.length === 0) ? null : withoutWiderBranches(need);
 }
 
 /**

@@ -56,7 +56,7 @@ const SearchQuery = z.object({
     error: (issue) => issue.input === undefined ? "is required: the text to look for" : Array.isArray(issue.input) ? "must be at most 10 terms" : undefined,
   })
     .openapi({ description: "A term to look for; repeat q for several terms (at most 10)", example: "10.255.0.14" }),
-  regex: trueOrFalse("true: terms are JavaScript regular expressions (default false: plain text)"),
+  regex: trueOrFalse("true: terms are regular expressions, run in RE2 (written as for JavaScript; no lookaround or backreferences) (default false: plain text)"),
   case_sensitive: trueOrFalse("true: letters must match in case (default false)"),
   latest_only: trueOrFalse("false: search every stored version, not only the latest of each device and command (default true)"),
   perPage: decimalNumber(1, MAX_PER_PAGE).optional().openapi({ description: "Alias of per_page" }),
@@ -68,7 +68,7 @@ const filterValues = z.array(z.union([z.string(), z.number()]).transform(String)
 const SearchBody = z
   .strictObject({
     terms: z.array(term).min(1, "needs at least one term").max(10, "must be at most 10 terms").openapi({ example: ["permit tcp", "10.255.0.14"] }),
-    regex: z.boolean({ error: "must be true or false" }).optional().openapi({ description: "true: terms are JavaScript regular expressions" }),
+    regex: z.boolean({ error: "must be true or false" }).optional().openapi({ description: "true: terms are regular expressions, run in RE2 (written as for JavaScript; no lookaround or backreferences)" }),
     case_sensitive: z.boolean({ error: "must be true or false" }).optional(),
     latest_only: z.boolean({ error: "must be true or false" }).optional().openapi({ description: "false: search all history (default true)" }),
     filter: z.strictObject(Object.fromEntries(Object.entries(SEARCH_FILTERS).map(([name, f]) => [name, filterValues.optional().openapi({ description: f.describe })])))

@@ -13,7 +13,7 @@ import { configListSpec, isLatestVersion } from "./service.ts";
 import { readBlobRuns } from "./blobs.ts";
 import type { LineSource, RunText } from "./line-runs.ts";
 import { TextCache } from "./text-cache.ts";
-import { catastrophicShape } from "./regex-shape.ts";
+import { PatternError, compileUserPattern } from "../../patterns/user-pattern.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
 import { ANYWHERE, branchQuery } from "./search-grams.ts";
 import { commonGrams, commonGramsVersion, type CommonGrams } from "./search-common-grams.ts";
@@ -70,7 +70,7 @@ export const SEARCH_FILTERS: Record<string, { describe: string; build: (values: 
  * `matches` holds the lines of each source (line-runs.ts) that match, found once per search however many
  * versions share them; it goes with the term, so sources kept in the text cache keep nothing of past searches.
  */
-type Term = { test: RegExp; anchors: RegExp[] | null; literals: string[][] | null; matches: WeakMap<LineSource, number[]> };
+type Term = { test: { test(line: string): boolean }; anchors: RegExp[] | null; literals: string[][] | null; matches: WeakMap<LineSource, number[]> };
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -79,25 +79,28 @@ const anchorsFor = (pieces: string[], flags: string) => (pieces.every(Boolean) ?
 const longest = (branch: string[]) => branch.reduce((a, b) => (b.length > a.length ? b : a), "");
 
 /**
- * Each term as a line test plus what the index needs; a pattern that does not compile, or that could backtrack
- * exponentially (regex-shape.ts), is a 422 naming it.
+ * Each term as a line test plus what the index needs. A regex term runs in RE2 (src/patterns), in time linear in
+ * the line; one it refuses is a 422 saying why. A plain term is its own text, escaped.
  */
 function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Term[] {
   const flags = req.caseSensitive ? "" : "i";
+  const never = { test: () => false };
   return req.terms.map((term, i) => {
     const key = req.terms.length > 1 || field === "terms" ? `${field}.${i}` : field;
-    if (/[\r\n]/.test(term)) bag.add(key, `${key} must be one line: matches are found line by line`);
     const matches = new WeakMap<LineSource, number[]>();
+    if (/[\r\n]/.test(term)) {
+      bag.add(key, `${key} must be one line: matches are found line by line`);
+      return { test: never, anchors: null, literals: null, matches };
+    }
     if (!req.regex) return { test: new RegExp(escapeRegExp(term), flags), anchors: anchorsFor([term], flags), literals: plainLiterals(term), matches };
     try {
+      const test = compileUserPattern(term, { ignoreCase: !req.caseSensitive });
       const literals = regexLiterals(term);
-      const test = new RegExp(term, flags);
-      const shape = catastrophicShape(term);
-      if (shape) bag.add(key, `${key} is refused: ${shape}`);
       return { test, anchors: literals && anchorsFor(literals.map(longest), flags), literals, matches };
     } catch (e) {
-      bag.add(key, `${key} is not a valid regular expression: ${(e as Error).message.replace(/^Invalid regular expression: /, "")}`);
-      return { test: /$^/, anchors: null, literals: null, matches };
+      if (!(e instanceof PatternError)) throw e;
+      bag.add(key, `${key} ${e.message}`);
+      return { test: never, anchors: null, literals: null, matches };
     }
   });
 }

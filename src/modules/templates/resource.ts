@@ -129,7 +129,7 @@ export const templatesResource = defineResource({
     return profiles.length ? `cleared from ${plural(profiles.length, "device profile")}` : undefined;
   },
   descriptions: {
-    create: "The code is checked against the template format: a YAML syntax error, an unknown key, a wrong type or a regular expression that does not compile is a 422 whose errors name the line and key (`code.prompt`: \"code: line 4: key `prompt`: not a valid regular expression: ...\"). A left-out description is taken from the YAML.",
+    create: "The code is checked against the template format: a YAML syntax error, an unknown key, a wrong type or a regular expression that does not compile in RE2 (docs/patterns.md: no lookaround or backreferences, at most 1,000 characters, no control characters) is a 422 whose errors name the line and key (`code.prompt`: \"code: line 4: key `prompt`: is not a valid regular expression: ...\"). A left-out description is taken from the YAML.",
     update: "Built-in templates are read-only (403): copy one with POST /templates/{id}/copy. The code is checked as on create.",
     delete: "Refused with 409 while any device uses the template, and with 403 for a built-in one. Device profiles that name it lose their template default; the answer says how many.",
   },

@@ -29,28 +29,34 @@
  * not restarted since, the download is skipped ("unchanged, verified by SNMP"). An agent that does not answer
  * never fails a download: the job's result says so and the download goes on.
  *
- * Regular expressions are JavaScript's. `prompt`, `pager.pattern` and the login/enable prompts are tested
- * against the last line received; `filters` entries are tested against one line at a time; `secrets` patterns
- * run over a command's whole output with the `g` and `m` flags (^ and $ match at line ends), so one pattern may
+ * Regular expressions run in RE2 and are written as for JavaScript (docs/patterns.md); the built-in templates'
+ * own patterns run in JavaScript's engine (template-patterns.ts). `prompt`, `pager.pattern` and the login/enable
+ * prompts are tested against the last line received; `filters` entries are tested against one line at a time;
+ * `secrets` patterns run over a command's whole output with ^ and $ matching at line ends, so one pattern may
  * span lines, and `replace` may use $1.. for the pattern's groups.
  */
 import { z } from "zod";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
+import { PatternError } from "../../patterns/user-pattern.ts";
+import { compileTemplatePattern, DEFAULT_PASSWORD_PROMPT, DEFAULT_USERNAME_PROMPT, type TemplatePatternRole } from "./template-patterns.ts";
 
-const DEFAULT_USERNAME_PROMPT = "(?:[Uu]ser(?:name)?|[Ll]ogin) ?: ?$";
-const DEFAULT_PASSWORD_PROMPT = "[Pp]ass(?:word|code) ?: ?$";
-
-/** A string that compiles as a JavaScript regular expression and cannot match everything by being empty. */
-const regex = z
-  .string()
-  .min(1, "must not be empty")
-  .superRefine((source, ctx) => {
-    try {
-      new RegExp(source);
-    } catch (err) {
-      ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${err instanceof Error ? err.message : String(err)}` });
-    }
-  });
+/**
+ * A pattern for its role (template-patterns.ts: shipped patterns in JavaScript's engine, the rest in RE2) that
+ * compiles and cannot match everything by being empty.
+ */
+const patternFor = (role: TemplatePatternRole) =>
+  z
+    .string()
+    .min(1, "must not be empty")
+    .superRefine((source, ctx) => {
+      try {
+        compileTemplatePattern(source, role);
+      } catch (err) {
+        if (!(err instanceof PatternError)) throw err;
+        ctx.addIssue({ code: "custom", message: err.message });
+      }
+    });
+const regex = patternFor("line");
 
 /** One line the collector sends: the line ending is added when it is sent. */
 const line = z
@@ -61,7 +67,7 @@ const line = z
 /** A line filter: a regex matching single lines, or a block from a line matching `from` to one matching `to`. */
 const lineFilter = z.union([regex, z.strictObject({ from: regex, to: regex })]);
 
-const secretRule = z.strictObject({ pattern: regex, replace: z.string() }).superRefine((rule, ctx) => {
+const secretRule = z.strictObject({ pattern: patternFor("text"), replace: z.string() }).superRefine((rule, ctx) => {
   const problem = unknownGroupReference(rule.pattern, rule.replace);
   if (problem) ctx.addIssue({ code: "custom", path: ["replace"], message: problem });
 });
@@ -118,13 +124,13 @@ export const TEMPLATE_KEYS = Object.keys(TemplateDocument.in.shape) as (keyof ty
 function unknownGroupReference(pattern: string, replace: string): string | undefined {
   let groups: number;
   try {
-    groups = new RegExp(`${pattern}|`).exec("")!.length - 1;
+    groups = compileTemplatePattern(pattern, "text").groupCount;
   } catch {
     return undefined; // the pattern's own error is reported on its key
   }
   for (const m of replace.matchAll(/\$(\d{1,2})/g)) {
     const digits = m[1]!;
-    // JavaScript reads $12 as group 12 when it exists, else as group 1 followed by "2".
+    // JavaScript reads $12 as group 12 when it exists, else as group 1 followed by "2"; RE2's replacements here do the same.
     const n = digits.length === 2 && Number(digits) > groups ? Number(digits[0]) : Number(digits);
     if (n === 0 || n > groups) return `refers to group $${n}, but the pattern has ${groups} group${groups === 1 ? "" : "s"}`;
   }
@@ -238,7 +244,7 @@ const error = (line: number, key: string, problem: string): TemplateError => ({
 
 /**
  * Parses and checks a template's YAML text. Every problem is reported with its line and key path
- * (`secrets.0.pattern`), e.g. "line 4: key `prompt`: not a valid regular expression: ...".
+ * (`secrets.0.pattern`), e.g. "line 4: key `prompt`: is not a valid regular expression: ...".
  */
 export function parseTemplate(code: string): ParseResult {
   const counter = new LineCounter();

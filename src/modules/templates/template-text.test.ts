@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { removeLines } from "./template-text.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { BUILTIN_TEMPLATES_DIR } from "../../runtime/builtin-templates.ts";
+import { parseTemplate } from "./template-schema.ts";
+import { removeLines, removeSecrets } from "./template-text.ts";
 
 const text = ["hostname r1", "! Last change at 10:00", "interface Gi0/1", " description uplink", "!", "ntp clock-period 123", "aaa", "end"].join("\n");
 
@@ -22,9 +26,29 @@ describe("removeLines", () => {
     expect(removeLines(text, ["^hostname", "^interface ", { from: "^interface ", to: "^!$" }])).toBe(["! Last change at 10:00", " description uplink", "!", "ntp clock-period 123", "aaa", "end"].join("\n"));
   });
 
-  it("keeps the meaning of filters with back-references or named groups beside others", () => {
-    // (\w)\1 is a doubled letter at the start: only "aaa" has one. After "^(e)nd" its group would be the second.
-    expect(removeLines(text, ["^(e)nd$", "^(\\w)\\1", "^(?<bang>!)\\k<bang>"])).toBe(["hostname r1", "! Last change at 10:00", "interface Gi0/1", " description uplink", "!", "ntp clock-period 123"].join("\n"));
-    expect(removeLines(text, ["^(?<x>h)", "^(?<x>a)"])).toBe(["! Last change at 10:00", "interface Gi0/1", " description uplink", "!", "ntp clock-period 123", "end"].join("\n"));
+  it("keeps the meaning of filters with named groups beside others", () => {
+    expect(removeLines(text, ["^(?<x>h)", "^(?<x>a)", "^(e)nd$"])).toBe(["! Last change at 10:00", "interface Gi0/1", " description uplink", "!", "ntp clock-period 123"].join("\n"));
+  });
+
+  it("runs users' filters in RE2: linear in the line, without back-references", () => {
+    const line = "a".repeat(40);
+    expect(removeLines(`${line}\nkeep`, [".*.*.*.*.*.*.*.*!", "(a|aa)+$"])).toBe("keep"); // seconds to minutes in JavaScript's engine
+    expect(() => removeLines(text, ["^(\\w)\\1"])).toThrow(/uses a backreference .*, which RE2/);
+  });
+
+});
+
+describe("removeSecrets", () => {
+  it("runs the built-in templates' own patterns, lookahead included, in JavaScript's engine", () => {
+    const parsed = parseTemplate(readFileSync(join(BUILTIN_TEMPLATES_DIR, "cisco-ios.yaml"), "utf8"));
+    if (!parsed.ok) throw new Error(parsed.errors[0]!.message);
+    const config = "key chain OSPF\n  key-string 7 0822455D0A16\n tacacs-server key <hidden>";
+    expect(removeSecrets(config, parsed.template.secrets)).toBe("key chain OSPF\n  key-string 7 <secret hidden>\n tacacs-server key <hidden>");
+  });
+
+  it("runs users' patterns in RE2, replacing with their groups", () => {
+    const line = "a".repeat(40);
+    const secrets = [{ pattern: "(a|aa)+$", replace: "x" }, { pattern: "^(snmp-server community) (\\S+)", replace: "$1 <$2 hidden>" }];
+    expect(removeSecrets(`${line}?\nsnmp-server community public RO`, secrets)).toBe(`${line}?\nsnmp-server community <public hidden> RO`);
   });
 });

@@ -3,7 +3,9 @@
  * check the built-in templates against recorded sessions agree. Pure: no I/O. Text is expected with "\n" line
  * endings (the collector normalises "\r\n" before filtering).
  */
+import { compileShippedAlternatives, compileUserAlternatives, type Pattern, type PatternTest } from "../../patterns/user-pattern.ts";
 import type { ConnectionTemplate, LineFilter } from "./template-schema.ts";
+import { compileTemplatePattern, isShippedPattern } from "./template-patterns.ts";
 
 // CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), charset selection (ESC ( B), then any other
 // two-byte escape (ESC =, ESC >, ESC M ...).
@@ -17,33 +19,48 @@ export function promptTail(received: string): string {
   return text.slice(text.lastIndexOf("\n") + 1);
 }
 
-type CompiledFilter = { line: RegExp } | { from: RegExp; to: RegExp };
+type LineTest = PatternTest;
+type CompiledFilter = { line: LineTest } | { from: LineTest; to: LineTest };
 
-// A pattern whose groups another pattern's could renumber or collide with stays a regex of its own.
-const REFERS_TO_GROUPS = /\\[1-9]|\\k<|\(\?</;
+/** A run's shipped patterns (JavaScript's engine) and its users' (RE2), each engine's combined: any may match. */
+const eitherOf = (tests: LineTest[]): LineTest => (tests.length === 1 ? tests[0]! : { test: (l) => tests.some((t) => t.test(l)) });
 
 /**
- * The filters as regexes, each run of line filters as one alternation: a line is tested once per run instead
- * of once per filter (for the built-in Cisco IOS template, 0.4 ms less per 100 KB configuration). The first
- * filter that matches decides, as in the list, since runs keep their place between the block filters.
+ * The filters as patterns, each run of line filters as one alternation per engine: a line is tested once per run
+ * instead of once per filter (for the built-in Cisco IOS template, 0.4 ms less per 100 KB configuration). The
+ * first filter that matches decides, as in the list, since runs keep their place between the block filters.
+ * Shipped patterns may refer to their own groups (\1), so those stay out of a combined alternation.
  */
 function compileFilters(filters: readonly LineFilter[]): CompiledFilter[] {
   const compiled: CompiledFilter[] = [];
   let run: string[] = [];
   const endRun = () => {
-    if (run.length) compiled.push({ line: new RegExp(run.map((f) => `(?:${f})`).join("|")) });
+    if (!run.length) return;
+    const shipped = run.filter((f) => isShippedPattern(f, "line"));
+    const users = run.filter((f) => !isShippedPattern(f, "line"));
+    const parts = [...shippedAlternatives(shipped), ...(users.length ? [compileUserAlternatives(users.map((source) => ({ source })))] : [])];
+    compiled.push({ line: eitherOf(parts) });
     run = [];
   };
   for (const f of filters) {
-    if (typeof f === "string" && !REFERS_TO_GROUPS.test(f)) {
+    if (typeof f === "string") {
       run.push(f);
       continue;
     }
     endRun();
-    compiled.push(typeof f === "string" ? { line: new RegExp(f) } : { from: new RegExp(f.from), to: new RegExp(f.to) });
+    compiled.push({ from: compileTemplatePattern(f.from, "line"), to: compileTemplatePattern(f.to, "line") });
   }
   endRun();
   return compiled;
+}
+
+// A pattern whose groups another pattern's could renumber or collide with stays a regex of its own.
+const REFERS_TO_GROUPS = /\\[1-9]|\\k<|\(\?</;
+
+function shippedAlternatives(sources: string[]): Pattern[] {
+  const alone = sources.filter((f) => REFERS_TO_GROUPS.test(f)).map((f) => compileTemplatePattern(f, "line"));
+  const combinable = sources.filter((f) => !REFERS_TO_GROUPS.test(f));
+  return [...(combinable.length ? [compileShippedAlternatives(combinable)] : []), ...alone];
 }
 
 // By list: the collector applies the same template's lists to every download (parsed once: collector/template-cache.ts).
@@ -58,7 +75,7 @@ export function removeLines(text: string, filters: readonly LineFilter[]): strin
   let compiled = compiledLists.get(filters);
   if (!compiled) compiledLists.set(filters, (compiled = compileFilters(filters)));
   const kept: string[] = [];
-  let closing: RegExp | null = null;
+  let closing: LineTest | null = null;
   for (const l of text.split("\n")) {
     if (closing) {
       if (closing.test(l)) closing = null;
@@ -77,9 +94,14 @@ export function removeLines(text: string, filters: readonly LineFilter[]): strin
   return kept.join("\n");
 }
 
-/** Replaces secrets over the whole text (flags g and m), one rule after another. */
+// By list, as the filters are.
+const compiledSecrets = new WeakMap<ConnectionTemplate["secrets"], { pattern: Pattern; replace: string }[]>();
+
+/** Replaces secrets over the whole text (^ and $ match at line ends), one rule after another. */
 export function removeSecrets(text: string, secrets: ConnectionTemplate["secrets"]): string {
-  return secrets.reduce((t, rule) => t.replace(new RegExp(rule.pattern, "gm"), rule.replace), text);
+  let compiled = compiledSecrets.get(secrets);
+  if (!compiled) compiledSecrets.set(secrets, (compiled = secrets.map((s) => ({ pattern: compileTemplatePattern(s.pattern, "text"), replace: s.replace }))));
+  return compiled.reduce((t, rule) => rule.pattern.replaceAll(t, rule.replace), text);
 }
 
 /** What is stored for one command's cleaned output: dropped lines removed, then secrets replaced. */

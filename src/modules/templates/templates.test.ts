@@ -62,12 +62,12 @@ describe("templates", () => {
     const res = await create({ name: "broken", code });
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual({
-      "code.prompt": ["code: line 2: key `prompt`: not a valid regular expression: Invalid regular expression: /([#>]/: Unterminated group"],
+      "code.prompt": ["code: line 2: key `prompt`: is not a valid regular expression: missing closing ): `([#>]`"],
       "code.pager.answer": ["code: line 5: key `pager.answer`: is required"],
       "code.pager.answr": ["code: line 7: key `pager.answr`: unknown key; use one of: pattern, answer"],
       "code.exec": ["code: line 8: key `exec`: must be true or false"],
     });
-    expect(res.body.message).toBe("code: line 2: key `prompt`: not a valid regular expression: Invalid regular expression: /([#>]/: Unterminated group (and 3 more errors)");
+    expect(res.body.message).toBe("code: line 2: key `prompt`: is not a valid regular expression: missing closing ): `([#>]` (and 3 more errors)");
   });
 
   it("reports YAML that is not a template at all", async () => {
