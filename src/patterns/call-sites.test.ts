@@ -8,6 +8,7 @@ import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
 import { addLoopbackDevice, downloadOnce, IOS_CONFIG_COMMAND, iosScript, latestConfigs } from "../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../test/helpers/fake-device.ts";
 import { compareExclusions, templates } from "../db/schema/index.ts";
+import { nameKey } from "../db/name-key.ts";
 
 // On these lines `.*.*.*.*.*.*.*.*!` (no "!" in the first) takes about 6 s in JavaScript's engine and
 // `(a|aa)+$` (a line not ending in "a") about 40 s; each more "a" makes the second 1.6 times slower.
@@ -147,7 +148,7 @@ describe("patterns RE2 cannot run, or that are not patterns", () => {
 
   it("saved before RE2 ran them: a template fails its downloads saying which pattern and why, an exclusion is skipped", async () => {
     const code = TEMPLATE.replace(`'${EXPONENTIAL}'`, "'^(version) (?!1)\\S+'");
-    const [row] = await t.db.insert(templates).values({ name: "saved-before-re2", description: "", code, createdAt: new Date(), updatedAt: new Date() }).returning({ id: templates.id });
+    const [row] = await t.db.insert(templates).values({ name: "saved-before-re2", nameKey: nameKey("saved-before-re2"), description: "", code, createdAt: new Date(), updatedAt: new Date() }).returning({ id: templates.id });
     await t.db.insert(compareExclusions).values({ pattern: "^(?!x)", command: null, ignoreCase: false, description: "", enabled: true, createdAt: new Date(), updatedAt: new Date() });
     expect((await t.call(`/api/v1/devices/${deviceId}`, { method: "PATCH", token: admin, body: { device_template_id: row!.id } })).status).toBe(200);
     const job = await downloadOnce(t, deviceId);

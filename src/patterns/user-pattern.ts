@@ -65,8 +65,11 @@ function unsupportedSyntax(source: string): string | undefined {
   return undefined;
 }
 
-/** The checks every pattern passes before either engine sees it. */
-function commonProblem(source: string): string | undefined {
+/**
+ * The checks every pattern passes before either engine sees it; also for text matched literally (compliance
+ * strings), which has the same limits.
+ */
+export function patternTextProblem(source: string): string | undefined {
   if (source.length > MAX_PATTERN_LENGTH) return `must be at most ${MAX_PATTERN_LENGTH} characters (this one has ${source.length})`;
   const control = CONTROL.exec(source);
   if (control) {
@@ -89,7 +92,7 @@ export function compileUserPattern(source: string, options: PatternOptions = {})
 
 /** The source in RE2's syntax, once it passed every check. */
 function translated(source: string): string {
-  const problem = commonProblem(source) ?? unsupportedSyntax(source);
+  const problem = patternTextProblem(source) ?? unsupportedSyntax(source);
   if (problem) throw new PatternError(problem);
   return RE2JS.translateRegExp(source);
 }
@@ -128,7 +131,7 @@ export function userPatternProblem(source: string, options: PatternOptions = {})
  * ships (src/modules/templates/template-patterns.ts decides): they use lookahead, which RE2 lacks, and run on every download.
  */
 export function compileShippedPattern(source: string, options: PatternOptions = {}): Pattern {
-  const problem = commonProblem(source);
+  const problem = patternTextProblem(source);
   if (problem) throw new PatternError(problem);
   return v8Pattern(source, (options.ignoreCase ? "i" : "") + (options.multiline ? "m" : ""));
 }

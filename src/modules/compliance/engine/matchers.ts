@@ -3,7 +3,7 @@
  * ConfigText finds candidate lines with indexOf over the whole text (native, fast) and runs RE2 only on those:
  * a 30 KB configuration is about 1,000 lines, and most patterns' literals occur on a handful.
  */
-import { compileRegex } from "./regex.ts";
+import { compileUserPattern, PatternError, type Pattern } from "../../../patterns/user-pattern.ts";
 import { regexSource, type PatternKind } from "./methods.ts";
 
 export type LineMatcher = {
@@ -17,13 +17,23 @@ export type LineMatcher = {
 
 export const normalizeSpaces = (line: string) => line.trim().replace(/[ \t]+/g, " ");
 
+/** A pattern compiled by the one module that runs user patterns (RE2), or its problem as a person reads it. */
+function compileRegex(source: string, ignoreCase = false): Pattern | { error: string } {
+  try {
+    return compileUserPattern(source, { ignoreCase });
+  } catch (e) {
+    if (e instanceof PatternError) return { error: `pattern ${e.message}` };
+    throw e;
+  }
+}
+
 const escapeRegex = (s: string) => s.replace(/[\\^$.|?*+()[\]{}]/g, "\\$&");
 
 /** A regex written in a definition (`/.../flags` or bare) as a matcher, or why it cannot be one. */
 export function regexMatcher(written: string): LineMatcher | { error: string } {
   const src = regexSource(written);
   if ("error" in src) return src;
-  const compiled = compileRegex(src.source, { caseInsensitive: src.caseInsensitive });
+  const compiled = compileRegex(src.source, src.caseInsensitive);
   if ("error" in compiled) return compiled;
   const key = `r${src.caseInsensitive ? "i" : ""}\0${src.source}`;
   // A regex that is only a literal, perhaps anchored (`^interface Vlan`, `^ shutdown$`), needs no regex engine.
@@ -33,7 +43,7 @@ export function regexMatcher(written: string): LineMatcher | { error: string } {
     const test = start && end ? (line: string) => line === literal : start ? (line: string) => line.startsWith(literal) : end ? (line: string) => line.endsWith(literal) : null;
     return { key, literal, test };
   }
-  return { key, literal: src.caseInsensitive ? null : requiredLiteral(src.source), test: compiled.regex.test };
+  return { key, literal: src.caseInsensitive ? null : requiredLiteral(src.source), test: compiled.test };
 }
 
 /** A wildcard (`*` any run, `?` one character) matching a whole line, leading and trailing whitespace aside. */
@@ -43,7 +53,7 @@ export function wildcardMatcher(pattern: string): LineMatcher | { error: string 
   const compiled = compileRegex(source);
   if ("error" in compiled) return compiled;
   const longest = glob.split(/[*?]/).reduce((a, b) => (b.length > a.length ? b : a), "");
-  return { key: `w\0${glob}`, literal: longest || null, test: compiled.regex.test };
+  return { key: `w\0${glob}`, literal: longest || null, test: compiled.test };
 }
 
 export function matcherFor(kind: PatternKind, pattern: string): LineMatcher | { error: string } {

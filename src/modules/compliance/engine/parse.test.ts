@@ -89,15 +89,15 @@ describe("parsePolicy: problems name the line and what is wrong", () => {
 
   it("regexes are compiled when the definition is read: syntax, flags, length, control characters", () => {
     expect(problemsOf("// Description: a\n#[must_match_regex]\nok\n^interface (Gi\n")).toEqual([
-      { line: 4, message: "invalid regular expression: error parsing regexp: missing closing ): `^interface (Gi`" },
+      { line: 4, message: "pattern is not a valid regular expression: missing closing ): `^interface (Gi`" },
     ]);
     // lookarounds and backreferences are not RE2: refused when saved, not at evaluation
     expect(problemsOf("// Description: a\n#[must_not_match_regex]\n(\\w+) \\1\n")[0]).toMatchObject({ line: 3, message: expect.stringContaining("invalid escape sequence") });
     expect(problemsOf("// Description: a\n#[must_match_regex]\n/ntp/x\n")).toEqual([{ line: 3, message: 'unsupported regex flag "x" (supported: i, m, s, u)' }]);
     expect(problemsOf(`// Description: a\n#[must_match_single_string]\n${"a".repeat(1001)}\n`)).toEqual([
-      { line: 3, message: "pattern is 1001 characters long; at most 1000 are allowed" },
+      { line: 3, message: "pattern must be at most 1000 characters (this one has 1001)" },
     ]);
-    expect(problemsOf("// Description: a\n#[must_match_single_string]\nfoo\u0007bar\n")).toEqual([{ line: 3, message: "pattern contains a control character" }]);
+    expect(problemsOf("// Description: a\n#[must_match_single_string]\nfoo\u0007bar\n")).toEqual([{ line: 3, message: "pattern must not contain control characters (found U+0007 at position 4); write \\n, \\t or \\x00 to match one" }]);
   });
 
   it("section lines: a bad regex, after the patterns, unless without a section", () => {

@@ -13,7 +13,7 @@
  */
 import { isRuleMethod, METHODS } from "./methods.ts";
 import { compileRule, remember } from "./compiled.ts";
-import { patternTextProblem } from "./regex.ts";
+import { patternTextProblem } from "../../../patterns/user-pattern.ts";
 import type { ParsedPolicy, PolicyProblem, PolicyRule, RuleMethod } from "./types.ts";
 
 type Block = {
@@ -129,7 +129,7 @@ export function parsePolicy(definition: string): { policy: ParsedPolicy; problem
     const written = [...b.patterns, ...b.path, ...b.unless];
     const textProblems = written.flatMap((p) => {
       const why = patternTextProblem(p.text);
-      return why ? [{ line: p.line, message: why }] : [];
+      return why ? [{ line: p.line, message: `pattern ${why}` }] : [];
     });
     if (textProblems.length > 0) {
       problems.push(...textProblems);
