@@ -58,7 +58,10 @@ describe("commands", () => {
     expect(dup.body.errors.command).toEqual([`command 'show version' already exists (command ${first.id}); add that one to more categories instead`]);
     const self = await t.call(`/api/v1/commands/${first.id}`, { method: "PUT", token: admin, body: { command: "show version", category_ids: [switches] } });
     expect(self.status).toBe(200);
-    expect((await post({ command: "show a\nshow b", category_ids: [routers] })).body.errors.command).toEqual(["command must be one line"]);
+    const oneLine = ["command must be one line without control characters (such as a line break, NUL or an escape)"];
+    expect((await post({ command: "show a\nshow b", category_ids: [routers] })).body.errors.command).toEqual(oneLine);
+    expect((await post({ command: "show run\u0000ning", category_ids: [routers] })).body.errors.command).toEqual(oneLine);
+    expect((await post({ command: "show \u001b[2Jversion", category_ids: [routers] })).body.errors.command).toEqual(oneLine);
   });
 
   it("lists by category, text and search, sorted and paged, and bulk deletes", async () => {

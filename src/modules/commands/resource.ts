@@ -23,7 +23,8 @@ const Command = z
 const CommandInput = z
   .object({
     command: z.string().trim().min(1, "must not be empty").max(1000, "must be at most 1000 characters")
-      .refine((s) => !/[\r\n]/.test(s), "must be one line")
+      // Sent to devices as typed: a line break would send two commands, a NUL or an escape something unseen.
+      .refine((s) => !/[\u0000-\u001F\u007F-\u009F]/.test(s), "must be one line without control characters (such as a line break, NUL or an escape)")
       .openapi({ description: "The exact line sent to the device; unique", example: "show running-config" }),
     description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "The running configuration" }),
     category_ids: z.array(z.number({ error: "must be a list of category ids" }).int("must be a whole number").positive("must be a positive id"))
