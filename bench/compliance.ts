@@ -22,6 +22,7 @@ import { hostnameOf } from "./ios-config.ts";
  */
 const SPEEDUP_TARGET = 5; // times faster than grep
 const ONE_VERSION_TARGET_MS = 5; // CPU per new version
+const WARM_UP = 50; // evaluations warming netkeep's JIT before the timed pass
 const PER_FILE_SAMPLE = 40; // files the per-rule-per-file grep variant is timed on
 
 const { values: opts } = parseArgs({
@@ -153,8 +154,10 @@ try {
   }
   log(`${DEVICES} files, ${(bytes / 1e6).toFixed(1)} MB; policy: 50 rules (18 strings, 2 wildcards, 2 code blocks, 16 regexes, 12 section-scoped)`);
 
-  // Warm the page cache and the JIT the same way for both sides.
-  for (const f of files.slice(0, 50)) evaluatePolicy(policy, readFileSync(join(dir, "files", f), "utf8"));
+  // Warm the page cache for both sides, and netkeep's JIT as a running service's is: it evaluates the fleet's
+  // next versions with its own copy of the policy (parsed apart, so nothing it remembers helps the timed pass).
+  const warmPolicy = parsePolicy(definition).policy;
+  for (const text of next.slice(0, WARM_UP)) evaluatePolicy(warmPolicy, text);
   spawnSync("cat", files, { cwd: join(dir, "files"), stdio: "ignore" });
 
   // netkeep: every device, reading each text from its file as grep does.
@@ -170,9 +173,12 @@ try {
   }
   const netkeepMs = performance.now() - started;
   const netkeepCpu = cpuMs() - cpu;
+  // A second pass over the same texts: regex answers are remembered by now, so this is a floor, not the figure.
   started = performance.now();
+  cpu = cpuMs();
   for (const t of texts) evaluatePolicy(policy, t);
   const evalOnlyMs = performance.now() - started;
+  const evalOnlyCpu = cpuMs() - cpu;
 
   // Baseline: grep -cE per rule over every file.
   const grepCounts: Map<string, number>[] = [];
@@ -231,7 +237,7 @@ try {
   const speedup = grepCpu / netkeepCpu;
   const oneVersion = median(evalSamples);
   log("");
-  log(`netkeep, ${DEVICES} devices x 50 rules (files read + evaluated): ${netkeepMs.toFixed(0)} ms wall, ${netkeepCpu.toFixed(0)} ms CPU (${(netkeepMs / DEVICES).toFixed(2)} ms per device); evaluation alone ${evalOnlyMs.toFixed(0)} ms`);
+  log(`netkeep, ${DEVICES} devices x 50 rules (files read + evaluated): ${netkeepMs.toFixed(0)} ms wall, ${netkeepCpu.toFixed(0)} ms CPU (${(netkeepMs / DEVICES).toFixed(2)} ms per device); evaluation alone, second pass ${evalOnlyMs.toFixed(0)} ms wall, ${evalOnlyCpu.toFixed(0)} ms CPU`);
   log(`baseline, grep -cE once per rule over the ${DEVICES} files (50 processes): ${grepMs.toFixed(0)} ms wall, ${grepCpu.toFixed(0)} ms CPU`);
   log(`netkeep is ${speedup.toFixed(1)}x faster than the baseline in CPU (target >= ${SPEEDUP_TARGET}x), ${(grepMs / netkeepMs).toFixed(1)}x in wall time; ${(grepMs / evalOnlyMs).toFixed(1)}x in wall time counting evaluation alone (the service evaluates the text it just stored)`);
   log(`for context, grep -cE once per rule per file (100,000 processes): ~${(perFileMs / 1000).toFixed(0)} s (timed on ${sample.length} files, scaled), ${(perFileMs / netkeepMs).toFixed(0)}x netkeep's time`);

@@ -294,6 +294,45 @@ describe("trends, exports and scope", () => {
     expect(exported).toEqual(list.data.slice().sort((x: any, y: any) => x.id - y.id));
   });
 
+  it("runs a scoped user's policy or assignment run only on devices in their scope, and shows them its job", async () => {
+    await t.call("/api/v1/tags", { method: "POST", token, body: { name: "site-a" } });
+    const a1 = await createDevice(t, token, { device_name: "site-a-1", device_tags: ["site-a"] });
+    const b1 = await createDevice(t, token, { device_name: "site-b-1" });
+    await storeVersion(t, { deviceId: a1, text: BAD, at: clock.now() });
+    await storeVersion(t, { deviceId: b1, text: BAD, at: clock.now() });
+    const p = await createPolicy();
+    const a = await assign(p.id);
+    await t.role({ name: "site-a-only", tags: ["site-a"] });
+    const scoped = await t.token(undefined, { role: "site-a-only" });
+    const evaluatedDevices = async () => new Set((await results()).data.map((r: any) => r.device_name));
+
+    const byPolicy = await t.call(`/api/v1/policies/${p.id}/run`, { method: "POST", token: scoped });
+    expect(byPolicy.status).toBe(202);
+    await runQueuedJobs();
+    expect(await evaluatedDevices()).toEqual(new Set(["site-a-1"]));
+    // The requester sees the job about no device; another user of the same scope does not; an unscoped user does.
+    const job = await t.call(`/api/v1/jobs/${byPolicy.body.data.id}`, { token: scoped });
+    expect(job.status, JSON.stringify(job.body)).toBe(200);
+    expect(job.body.data).toMatchObject({ type: "compliance", state: "finished", outcome: "success", result: { evaluated: 1 } });
+    expect((await t.call(`/api/v1/jobs/${byPolicy.body.data.id}`, { token: await t.token(undefined, { role: "site-a-only" }) })).status).toBe(404);
+    expect((await t.call(`/api/v1/jobs/${byPolicy.body.data.id}`, { token })).status).toBe(200);
+
+    const byAssignment = await t.call(`/api/v1/policy-assignments/${a.id}/run`, { method: "POST", token: scoped });
+    expect(byAssignment.status).toBe(202);
+    await storeVersion(t, { deviceId: a1, text: GOOD, at: clock.now() });
+    await storeVersion(t, { deviceId: b1, text: GOOD, at: clock.now() });
+    await runQueuedJobs();
+    const after = (await results()).data;
+    expect(after.filter((r: any) => r.device_name === "site-b-1")).toHaveLength(0);
+    expect(after.filter((r: any) => r.device_name === "site-a-1").map((r: any) => r.status).sort()).toEqual(["compliant", "not_compliant"]);
+    expect((await t.call(`/api/v1/jobs/${byAssignment.body.data.id}`, { token: scoped })).body.data).toMatchObject({ result: { evaluated: 1 } });
+
+    // An unscoped user's run still reaches every device the assignment covers.
+    await t.call(`/api/v1/policies/${p.id}/run`, { method: "POST", token });
+    await runQueuedJobs();
+    expect(await evaluatedDevices()).toEqual(new Set(["site-a-1", "site-b-1"]));
+  });
+
   it("needs policycompliance abilities", async () => {
     const reader = await t.token(["policycompliance.read"]);
     expect((await t.call("/api/v1/policy-compliance", { token: reader })).status).toBe(200);

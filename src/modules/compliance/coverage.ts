@@ -1,4 +1,4 @@
-import { and, eq, inArray, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, or, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { ASSIGNMENT_SCOPES, commandCategories, commands, devices, policyAssignments, templates, vendors } from "../../db/schema/index.ts";
 import { parseTemplate } from "../templates/template-schema.ts";
@@ -62,6 +62,5 @@ export async function deviceFacts(db: DbOrTx, where: SQL | undefined): Promise<D
   });
 }
 
-/** The devices an assignment covers now, with their facts. */
-export const coveredDevices = (db: DbOrTx, a: AssignmentRow, only?: number[]) =>
-  deviceFacts(db, and(coveredBy(a), only ? inArray(devices.id, only) : undefined));
+/** The devices an assignment covers now (of those `within` selects, when given), with their facts. */
+export const coveredDevices = (db: DbOrTx, a: AssignmentRow, within?: SQL) => deviceFacts(db, and(coveredBy(a), within));

@@ -86,11 +86,11 @@ export async function latestVersions(db: Db, pairs: readonly { deviceId: number;
 export const pairKey = (deviceId: number, command: string) => `${deviceId}\n${command}`;
 
 /**
- * The checks of one assignment: every device it covers (or those of `only` it covers), each against the latest
- * version of the assignment's command (or of the device's configuration command).
+ * The checks of one assignment: every device it covers (or those of the devices `within` selects it covers), each
+ * against the latest version of the assignment's command (or of the device's configuration command).
  */
-export async function assignmentChecks(db: Db, assignment: AssignmentRow, policy: PolicyRow, only?: number[]): Promise<Check[]> {
-  const covered = await coveredDevices(db, assignment, only);
+export async function assignmentChecks(db: Db, assignment: AssignmentRow, policy: PolicyRow, within?: SQL): Promise<Check[]> {
+  const covered = await coveredDevices(db, assignment, within);
   const wanted = covered.map((d) => ({ device: d, command: assignment.command ?? d.configCommand }));
   const latest = await latestVersions(db, wanted.map((w) => ({ deviceId: w.device.id, command: w.command })));
   return wanted.map((w) => ({ assignment, policy, device: w.device, command: w.command, config: latest.get(pairKey(w.device.id, w.command)) ?? null }));
@@ -106,11 +106,11 @@ export async function assignmentsWithPolicies(db: Db, where: SQL | undefined) {
     .orderBy(policyAssignments.id);
 }
 
-/** Evaluates assignments on every device they cover (or those of `only` they cover). */
+/** Evaluates assignments on every device they cover (or those of the devices `within` selects they cover). */
 export async function checkAssignments(
-  db: Db, pairs: readonly { assignment: AssignmentRow; policy: PolicyRow }[], now: Date, only?: number[],
+  db: Db, pairs: readonly { assignment: AssignmentRow; policy: PolicyRow }[], now: Date, within?: SQL,
 ): Promise<CheckSummary> {
   const summary = emptySummary();
-  for (const { assignment, policy } of pairs) addSummary(summary, await runChecks(db, await assignmentChecks(db, assignment, policy, only), now));
+  for (const { assignment, policy } of pairs) addSummary(summary, await runChecks(db, await assignmentChecks(db, assignment, policy, within), now));
   return summary;
 }

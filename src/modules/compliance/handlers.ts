@@ -21,9 +21,14 @@ import {
 } from "./routes.ts";
 import { complianceTrends } from "./trends.ts";
 
-/** Queues a compliance run (one job, about no single device), records who asked, and waits for it if asked to. */
-async function queueRun(c: Context<AppEnv>, params: ComplianceJobParams, subject: { type: string; id: number }, wait: number) {
+/**
+ * Queues a compliance run (one job, about no single device), records who asked, and waits for it if asked to.
+ * A scoped caller's run carries their scope: it evaluates only devices in it, as their tasks reach only those.
+ */
+async function queueRun(c: Context<AppEnv>, target: { assignment_id: number } | { policy_id: number }, subject: { type: string; id: number }, wait: number) {
   const { db, clock } = c.var.services;
+  const { scope } = c.var.auth;
+  const params: ComplianceJobParams = scope.all ? target : { ...target, scope: { tag_ids: scope.tagIds, category_ids: scope.categoryIds } };
   const now = clock.now();
   const job = await db.transaction(async (tx) => {
     const queued = await enqueueJob(tx, { type: "compliance", trigger: "api", priority: PRIORITY.api, requestedBy: c.var.auth.userId, params }, now);

@@ -43,7 +43,8 @@ export const runPolicyRoute = apiRoute({
   description:
     "Queues a job that evaluates each enabled assignment of the policy on every device it covers, against the latest stored configuration " +
     "(checks never connect to devices), and answers 202 with the job. With wait=N (at most 60 seconds) it waits and answers 200 with the finished job, " +
-    "or 202 if it is still running when the time is up.",
+    "or 202 if it is still running when the time is up. A user whose role is scoped evaluates only the devices in their scope " +
+    "(the others keep their results), and sees the job at GET /jobs/{id} as its requester.",
   request: { params: IdParams, query: z.object({ wait: WaitSeconds }) },
   responses: runResponses,
 });

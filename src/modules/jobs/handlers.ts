@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, or, type SQL } from "drizzle-orm";
 import type { AppEnv } from "../../http/env.ts";
 import { ApiError } from "../../http/errors.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
@@ -26,6 +26,15 @@ async function deviceInScope(db: DbOrTx, scope: DeviceScope, id: number) {
   const [row] = await db.select({ id: devices.id, enabled: devices.enabled }).from(devices).where(and(eq(devices.id, id), deviceScopeCondition(scope)));
   if (!row) throw ApiError.notFound(`Device ${id}`);
   return row;
+}
+
+/**
+ * Which jobs a scoped user sees (undefined: every job): those about a device in their scope, and those about no
+ * device (a compliance run, the retention purge) that they asked for themselves.
+ */
+function visibleJob(scope: DeviceScope, userId: number): SQL | undefined {
+  if (scope.all) return undefined;
+  return or(and(isNotNull(jobs.deviceId), deviceScopeCondition(scope)), and(isNull(jobs.deviceId), eq(jobs.requestedBy, userId)));
 }
 
 /** Polls until the job finishes or the deadline passes; jobs are finished by collectors in other processes. */
@@ -61,11 +70,12 @@ export function registerJobRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(getJobRoute, async (c) => {
     const { db } = c.var.services;
     const id = c.req.valid("param").id;
+    const { scope, userId } = c.var.auth;
     const [row] = await db
       .select({ job: jobs })
       .from(jobs)
       .leftJoin(devices, eq(devices.id, jobs.deviceId))
-      .where(and(eq(jobs.id, id), c.var.auth.scope.all ? undefined : deviceScopeCondition(c.var.auth.scope)));
+      .where(and(eq(jobs.id, id), visibleJob(scope, userId)));
     if (!row) throw ApiError.notFound(`Job ${id}`);
     return c.json({ data: serializeJob(c, row.job) }, 200);
   });

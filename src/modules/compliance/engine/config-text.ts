@@ -12,7 +12,7 @@ export class ConfigText {
   /** starts[i]: offset of line i; starts[lineCount]: one past the end (the offset after a final "\n"). */
   private readonly starts: Int32Array;
   private readonly hitCache = new Map<LineMatcher, Int32Array>();
-  private lines: (string | undefined)[] = [];
+  private readonly lines: (string | undefined)[];
   private readonly scanner: LiteralScanner | null;
   private literalLines: number[][] | null;
 
@@ -26,6 +26,7 @@ export class ConfigText {
     const trailing = text.length > 0 && !text.endsWith("\n");
     this.lineCount = count + (trailing ? 1 : 0);
     this.starts = new Int32Array(this.lineCount + 1);
+    this.lines = new Array(this.lineCount); // sized up front: filled out of order, it must not turn into a dictionary
     let line = 1;
     for (let at = text.indexOf("\n"); at >= 0 && line <= this.lineCount; at = text.indexOf("\n", at + 1)) this.starts[line++] = at + 1;
     this.starts[this.lineCount] = text.length + (trailing ? 1 : 0);

@@ -15,14 +15,17 @@ export class LiteralScanner {
   readonly literals: string[] = [];
   /** Position of each literal in `literals`, and so in what scan() returns. */
   readonly idOf = new Map<string, number>();
-  /** Transitions, `classes` per state; characters are mapped to classes first (those in no literal: class 0). */
-  private readonly delta: Uint16Array;
+  /**
+   * Transitions, `classes` per state; characters are mapped to classes first (those in no literal: class 0). An
+   * entry is the next state's row (its number times `classes`, so the loop adds instead of multiplying) shifted
+   * left once, with the low bit set when some literal ends in that state: one load per character, nothing more.
+   */
+  private readonly delta: Int32Array;
   private readonly classes: number;
   /** Every UTF-16 code unit's class: 64 KB, so the scan loop needs no branch for line breaks or non-ASCII. */
   private readonly classOf = new Uint8Array(65536);
-  /** Per state, the literals (indexes into `literals`) that end there, or null; `ends` flags those states. */
+  /** Per state, the literals (indexes into `literals`) that end there, or null. */
   private readonly outputs: (number[] | null)[];
-  private readonly ends: Uint8Array;
 
   constructor(candidates: Iterable<string>) {
     const goto: Int32Array[] = [new Int32Array(ALPHABET).fill(-1)];
@@ -75,10 +78,14 @@ export class LiteralScanner {
     const representative = new Int32Array(classes).fill(0); // class 0: any character in no literal (NUL is in none)
     for (let c = 0; c < ALPHABET; c++) if (this.classOf[c]) representative[this.classOf[c]!] = c;
     this.classes = classes;
-    this.delta = new Uint16Array(goto.length * classes);
-    for (let s = 0; s < goto.length; s++) for (let k = 0; k < classes; k++) this.delta[s * classes + k] = delta[s * ALPHABET + representative[k]!]!;
+    this.delta = new Int32Array(goto.length * classes);
+    for (let s = 0; s < goto.length; s++) {
+      for (let k = 0; k < classes; k++) {
+        const t = delta[s * ALPHABET + representative[k]!]!;
+        this.delta[s * classes + k] = ((t * classes) << 1) | (outputs[t] ? 1 : 0);
+      }
+    }
     this.outputs = outputs;
-    this.ends = Uint8Array.from(outputs, (o) => (o ? 1 : 0));
   }
 
   /**
@@ -87,16 +94,17 @@ export class LiteralScanner {
    * automaton back to its start, so no match spans two lines.
    */
   scan(text: string, starts: Int32Array): number[][] {
-    const { delta, outputs, ends, classOf, classes } = this;
+    const { delta, outputs, classOf, classes } = this;
     const found: number[][] = this.literals.map(() => []);
     const last = new Int32Array(this.literals.length).fill(-1);
-    let state = 0;
+    let row = 0;
     let line = 0;
-    for (let i = 0; i < text.length; i++) {
-      state = delta[state * classes + classOf[text.charCodeAt(i)]!]!;
-      if (ends[state] === 1) {
+    for (let i = 0, n = text.length; i < n; i++) {
+      const next = delta[row + classOf[text.charCodeAt(i)]!]!;
+      row = next >> 1;
+      if ((next & 1) === 1) {
         while (starts[line + 1]! <= i) line++;
-        for (const id of outputs[state]!) {
+        for (const id of outputs[row / classes]!) {
           if (last[id] !== line) {
             last[id] = line;
             found[id]!.push(line);

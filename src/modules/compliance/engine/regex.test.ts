@@ -73,6 +73,20 @@ describe("literal prefilters never change what a regex matches", () => {
     expect(got).toEqual(lines.flatMap((l, i) => (reference.test(l) ? [i + 1] : [])));
   });
 
+  it("remembering a regex's answer per line changes no result, past its bound and across evaluations", () => {
+    // Repeated lines (answered from memory) interleaved with more distinct ones than a matcher remembers.
+    const lines = Array.from({ length: 12_000 }, (_, i) => ` switchport access vlan ${i % 3 === 0 ? 10 : i}${i % 7 === 0 ? "x" : ""}`);
+    const config = lines.join("\n");
+    const pattern = "^ switchport access vlan [0-9]+0$";
+    const { policy } = parsePolicy(`// Description: p\n#[must_not_match_regex]\n${pattern}\n`);
+    const expected = lines.flatMap((l, i) => (new RegExp(pattern).test(l) ? [i + 1] : []));
+    for (let round = 0; round < 2; round++) {
+      const rule = evaluatePolicy(policy, config).rules[0]!;
+      expect(rule.evidence.map((e) => e.line)).toEqual(expected.slice(0, rule.evidence.length));
+      expect(rule.evidence.length + (rule.omitted ?? 0)).toBe(expected.length);
+    }
+  });
+
   it("the literal is the longest run every match must contain", () => {
     expect(requiredLiteral("^ntp server \\S+")).toBe("ntp server ");
     expect(requiredLiteral("^ shutdown$")).toBe(" shutdown");

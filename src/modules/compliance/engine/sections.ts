@@ -30,10 +30,13 @@ export function hierarchy(config: ConfigText, family: ConfigFamily): Hierarchy {
   };
   // Whether stack entries are FortiOS `edit`s (true) or `config`s (false).
   const isEdit: boolean[] = [];
+  // indent family: each open section's indentation, beside `stack`.
+  const indents: number[] = [];
 
   for (let i = 0; i < n; i++) {
     end[i] = i + 1;
-    let a = config.start(i);
+    const start = config.start(i);
+    let a = start;
     const e = config.end(i);
     while (a < e && (text.charCodeAt(a) === SPACE || text.charCodeAt(a) === TAB)) a++;
     if (a === e) {
@@ -41,10 +44,14 @@ export function hierarchy(config: ConfigText, family: ConfigFamily): Hierarchy {
       continue;
     }
     if (family === "indent") {
-      const indent = a - config.start(i);
-      while (stack.length > 0 && indentOf(config, top()) >= indent) close(i);
+      const indent = a - start;
+      while (stack.length > 0 && indents[indents.length - 1]! >= indent) {
+        close(i);
+        indents.pop();
+      }
       parent[i] = top();
       stack.push(i);
+      indents.push(indent);
       continue;
     }
     let b = e;
@@ -86,11 +93,4 @@ export function hierarchy(config: ConfigText, family: ConfigFamily): Hierarchy {
   }
   while (stack.length > 0) close(n);
   return { end, parent };
-}
-
-function indentOf(config: ConfigText, i: number): number {
-  const text = config.text;
-  let a = config.start(i);
-  while (text.charCodeAt(a) === SPACE || text.charCodeAt(a) === TAB) a++;
-  return a - config.start(i);
 }
