@@ -1,0 +1,120 @@
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import type { Db, DbOrTx } from "../../db/client.ts";
+import { jobs, snippetDeploymentDevices, snippetDeployments, type DeploymentDeviceStatus, type JobOutcome, type JobTrigger } from "../../db/schema/index.ts";
+import { completeJob, PRIORITY, type Job } from "../../jobs/queue.ts";
+
+/** A deployment's guard rails, as the deploy body states them. */
+export type DeploymentOptions = { canary: number; stopOnFailure: boolean; concurrency: number };
+
+/** One target as rendered: the device and the exact lines it gets. */
+export type RenderedTarget = { deviceId: number; deviceName: string; lines: string[]; rollbackLines: string[] };
+
+/**
+ * Records a deployment with each device's lines, in the order given (the first `canary` are the canary), and
+ * queues the first pushes. Runs in the caller's transaction.
+ */
+export async function createDeployment(
+  tx: DbOrTx,
+  input: { snippet: { id: number; name: string }; kind: "send" | "deploy"; targets: RenderedTarget[]; options: DeploymentOptions; requestedBy: number | null; trigger: JobTrigger },
+  now: Date,
+): Promise<number> {
+  const [deployment] = await tx.insert(snippetDeployments).values({
+    snippetId: input.snippet.id, snippetName: input.snippet.name, kind: input.kind, canary: input.options.canary,
+    stopOnFailure: input.options.stopOnFailure, concurrency: input.options.concurrency, requestedBy: input.requestedBy, createdAt: now,
+  }).returning({ id: snippetDeployments.id });
+  const id = deployment!.id;
+  for (let i = 0; i < input.targets.length; i += 200) {
+    await tx.insert(snippetDeploymentDevices).values(input.targets.slice(i, i + 200).map((t, j) => ({
+      deploymentId: id, deviceId: t.deviceId, deviceName: t.deviceName, position: i + j, lines: t.lines, rollbackLines: t.rollbackLines,
+    })));
+  }
+  await advanceDeployment(tx, id, now, { trigger: input.trigger, requestedBy: input.requestedBy });
+  return id;
+}
+
+const FAILED: readonly DeploymentDeviceStatus[] = ["failed", "error"];
+
+/**
+ * Moves a deployment on after a push ended (or at its start): queues the next pending devices while fewer than
+ * `concurrency` are queued or running, holds the rest back until every canary device succeeded, and skips what
+ * is left when a canary failed or, with stop_on_failure, when any push failed. The deployment finishes when no
+ * device is pending or queued. Each push is a job of its own device, so a push never runs beside a download or
+ * another push on that device (the claim in src/jobs/queue.ts takes one running job per device).
+ */
+export async function advanceDeployment(tx: DbOrTx, deploymentId: number, now: Date, queueAs?: { trigger: JobTrigger; requestedBy: number | null }): Promise<void> {
+  const [deployment] = await tx.select().from(snippetDeployments).where(eq(snippetDeployments.id, deploymentId));
+  if (!deployment || deployment.state === "finished") return;
+  const rows = await tx.select({ id: snippetDeploymentDevices.id, deviceId: snippetDeploymentDevices.deviceId, position: snippetDeploymentDevices.position, status: snippetDeploymentDevices.status })
+    .from(snippetDeploymentDevices).where(eq(snippetDeploymentDevices.deploymentId, deploymentId)).orderBy(asc(snippetDeploymentDevices.position));
+  const open = rows.filter((r) => r.status === "queued").length;
+  const pending = rows.filter((r) => r.status === "pending");
+  const canary = rows.slice(0, deployment.canary);
+  const stopReason =
+    canary.some((r) => FAILED.includes(r.status)) ? `a canary device failed (${canary.filter((r) => FAILED.includes(r.status)).length} of ${canary.length}); the rest were not pushed`
+    : deployment.stopOnFailure && rows.some((r) => FAILED.includes(r.status)) ? "a push failed and stop_on_failure is set; the rest were not pushed"
+    : null;
+  if (stopReason && pending.length) {
+    await tx.update(snippetDeploymentDevices).set({ status: "skipped", message: stopReason, finishedAt: now })
+      .where(inArray(snippetDeploymentDevices.id, pending.map((r) => r.id)));
+    await tx.update(snippetDeployments).set({ stoppedReason: stopReason }).where(eq(snippetDeployments.id, deploymentId));
+  } else if (!stopReason) {
+    const canaryDone = canary.every((r) => r.status === "success");
+    // Until every canary succeeded, only canary devices may be queued.
+    const eligible = canaryDone ? pending : pending.filter((r) => r.position < deployment.canary);
+    const next = eligible.slice(0, Math.max(0, deployment.concurrency - open));
+    for (const row of next) await queuePush(tx, row, now, queueAs ?? { trigger: "api", requestedBy: deployment.requestedBy });
+    if (next.length || open) return;
+    if (eligible.length || pending.length) return;
+  }
+  const stillOpen = await tx.select({ n: sql<number>`count(*)` }).from(snippetDeploymentDevices)
+    .where(and(eq(snippetDeploymentDevices.deploymentId, deploymentId), inArray(snippetDeploymentDevices.status, ["pending", "queued"])));
+  if (!Number(stillOpen[0]?.n)) await tx.update(snippetDeployments).set({ state: "finished", finishedAt: now }).where(eq(snippetDeployments.id, deploymentId));
+}
+
+async function queuePush(tx: DbOrTx, row: { id: number; deviceId: number | null }, now: Date, as: { trigger: JobTrigger; requestedBy: number | null }): Promise<void> {
+  if (row.deviceId === null) {
+    await tx.update(snippetDeploymentDevices).set({ status: "skipped", message: "the device was deleted", finishedAt: now }).where(eq(snippetDeploymentDevices.id, row.id));
+    return;
+  }
+  // A push is never retried by the queue: lines half-applied must not be sent again unasked.
+  const [job] = await tx.insert(jobs).values({
+    type: "snippet_push", deviceId: row.deviceId, trigger: as.trigger, priority: PRIORITY.api, requestedBy: as.requestedBy, maxAttempts: 1,
+    params: { deployment_device_id: row.id }, runAfter: now, createdAt: now,
+  }).returning({ id: jobs.id });
+  await tx.update(snippetDeploymentDevices).set({ status: "queued", jobId: job!.id }).where(eq(snippetDeploymentDevices.id, row.id));
+}
+
+/** How one device's push ended, as the collector reports it. */
+export type PushEnd = {
+  status: "success" | "failed" | "error";
+  /** The job's outcome: success, error for a refused line, or what kept the session from working (auth_failed ...). */
+  outcome: JobOutcome;
+  message: string;
+  result: Record<string, unknown>;
+  transcript: string;
+};
+
+/** Records one device's push and moves its deployment on; in the transaction that completes the push job. */
+export async function finishDeploymentDevice(tx: DbOrTx, deploymentDeviceId: number, end: PushEnd, now: Date): Promise<void> {
+  const [row] = await tx.update(snippetDeploymentDevices)
+    .set({ status: end.status, message: end.message, result: end.result, transcript: end.transcript, finishedAt: now })
+    .where(eq(snippetDeploymentDevices.id, deploymentDeviceId))
+    .returning({ deploymentId: snippetDeploymentDevices.deploymentId });
+  if (row) await advanceDeployment(tx, row.deploymentId, now);
+}
+
+/**
+ * The collector's end of a push: the job's outcome and the device's result in one transaction guarded by the
+ * lease, then the deployment moved on. False when the lease was lost (nothing is written).
+ */
+export async function completePushJob(db: Db, job: Pick<Job, "id" | "attempts" | "maxAttempts" | "params">, owner: string, end: PushEnd, now: Date): Promise<boolean> {
+  const deploymentDeviceId = Number(job.params?.deployment_device_id);
+  return await db.transaction(async (tx) => {
+    const { recorded } = await completeJob(tx, { ...job, maxAttempts: 1 }, owner, {
+      outcome: end.outcome, message: end.message, result: { ...end.result, deployment_device_id: deploymentDeviceId },
+    }, now);
+    if (!recorded) return false;
+    await finishDeploymentDevice(tx, deploymentDeviceId, end, now);
+    return true;
+  });
+}
