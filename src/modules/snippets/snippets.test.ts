@@ -197,3 +197,53 @@ describe("guard rails", () => {
     expect(await claimNextJob(t.db, "collector-b", clock.now(), 60_000)).toBeUndefined();
   });
 });
+
+describe("scope", () => {
+  it("a scoped user cannot send to, deploy on or see pushes to devices outside the scope, and cannot tell them from devices that do not exist", async () => {
+    await t.role({ name: "snippet-ams", tags: ["snip-ams"] });
+    const scoped = await t.token(undefined, { role: "snippet-ams" });
+    const mine = await device({ tags: ["snip-ams"] });
+    const theirs = await device({ tags: ["snip-lon"] });
+    const id = await snippet();
+    const vars = { ntp: "10.0.0.1" };
+
+    const sendTheirs = await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: scoped, body: { device_id: theirs, dynamic_vars: vars, dry_run: true } });
+    const sendNone = await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: scoped, body: { device_id: 999999, dynamic_vars: vars, dry_run: true } });
+    expect([sendTheirs.status, sendTheirs.body.message]).toEqual([404, `Device ${theirs} not found`]);
+    expect([sendNone.status, sendNone.body.message]).toEqual([404, "Device 999999 not found"]);
+
+    const deployTheirs = await deploy(id, { devices: [mine, theirs], dynamic_vars: vars }, scoped);
+    expect(deployTheirs.status).toBe(422);
+    expect(deployTheirs.body.errors).toEqual({ "devices.1": [`devices.1 ${theirs} is not an existing device`] });
+
+    // A tag reaches only the devices the scope holds.
+    const lonTag = (await t.call("/api/v1/tags?filter[name]=snip-lon", { token: admin })).body.data[0].id;
+    const amsTag = (await t.call("/api/v1/tags?filter[name]=snip-ams", { token: admin })).body.data[0].id;
+    const byTags = await deploy(id, { tags: [amsTag, lonTag], dynamic_vars: vars, dry_run: true }, scoped);
+    expect(byTags.body.data.devices.map((d: any) => d.device_id)).toEqual([mine]);
+    expect((await deploy(id, { tags: [lonTag], dynamic_vars: vars }, scoped)).status).toBe(422);
+    expect(await claimNextJob(t.db, "test-collector", clock.now(), 60_000)).toBeUndefined();
+
+    // Deployments by someone else: only the part in the scope shows; one wholly outside it does not exist.
+    const both = (await deploy(id, { devices: [mine, theirs], dynamic_vars: vars })).body.data.id;
+    const lonOnly = (await deploy(id, { devices: [theirs], dynamic_vars: vars })).body.data.id;
+    expect((await deploymentDevices(both, scoped)).map((d) => d.device_id)).toEqual([mine]);
+    expect((await t.call(`/api/v1/snippet-deployments/${both}`, { token: scoped })).body.data.device_counts).toMatchObject({ queued: 1 });
+    expect((await t.call(`/api/v1/snippet-deployments/${lonOnly}`, { token: scoped })).status).toBe(404);
+    expect((await t.call(`/api/v1/snippet-deployments/${lonOnly}/devices`, { token: scoped })).status).toBe(404);
+    const listed = (await t.call("/api/v1/snippet-deployments?per_page=500", { token: scoped })).body.data.map((d: any) => d.id);
+    expect(listed).toContain(both);
+    expect(listed).not.toContain(lonOnly);
+    await runPushes(() => "success");
+  });
+
+  it("needs snippets.write to send or deploy and snippets.read to see deployments", async () => {
+    const reader = await t.token(["snippets.read"]);
+    const id = await snippet();
+    const d = await device();
+    expect((await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: reader, body: { device_id: d, dynamic_vars: { ntp: "x" } } })).status).toBe(403);
+    expect((await deploy(id, { devices: [d], dynamic_vars: { ntp: "x" } }, reader)).status).toBe(403);
+    expect((await t.call("/api/v1/snippet-deployments", { token: reader })).status).toBe(200);
+    expect((await t.call("/api/v1/snippet-deployments", { token: await t.token(["configs.read"]) })).status).toBe(403);
+  });
+});
