@@ -4,7 +4,7 @@ import type { devices } from "../src/db/schema/index.ts";
 import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 import { startConfigDevice, type ConfigDevice, type ConfigDeviceOptions } from "../test/helpers/config-device.ts";
 import type { Login, Target } from "./collect.ts";
-import { pushLines, type PushRequest } from "./push.ts";
+import { linesNotInConfig, pushLines, type PushRequest } from "./push.ts";
 import { DEFAULT_LIMITS } from "./session.ts";
 
 /** Pushes through the built-in templates to fake devices that really apply what they are sent (config-device.ts). */
@@ -106,6 +106,17 @@ describe("push to an IOS device (built-in cisco-ios template)", () => {
       expect(text).not.toContain("Top-Secret-99");
       expect(text).not.toContain(PASSWORD);
     }
+  });
+
+  it("flags a line taken that does not show up in the configuration afterwards, not the mode changes or negations", async () => {
+    const fake = await device();
+    const lines = ["ip domain-name example.net", "interface Vlan20", " description core", "exit", "no ntp server 192.0.2.9", "ntp server 192.0.2.1"];
+    const outcome = await push(targetOf(fake, builtin("cisco-ios")), { lines, save: true });
+    expect(outcome.status).toBe("success");
+    const after = fake.state.running.join("\n");
+    expect(linesNotInConfig(builtin("cisco-ios"), lines, after)).toEqual(["ip domain-name example.net"]);
+    // Junos shows its configuration in another form than set lines: nothing is flagged there.
+    expect(linesNotInConfig(builtin("juniper-junos"), ["set system ntp server 192.0.2.1"], after)).toEqual([]);
   });
 
   it("a connection failure is an error with its outcome, not a throw", async () => {

@@ -22,6 +22,10 @@ import { cleanCommandOutput, SessionError, type SessionLimits, type ShellSession
  * - `fingerprint`: the host key the session saw (SSH), for pinning as a download does.
  * - The transcript is "> line" for each line sent, followed by the device's answer, secrets masked with the
  *   template's `secrets` rules and the login's passwords.
+ * - `saved`: the save steps ran and were taken. Families without save steps (FortiOS, RouterOS, Linux) apply and
+ *   keep each line as it is taken: there `saved` is false, and lines taken before a failure stay in effect.
+ * - `linesNotInConfig(template, lines, afterConfig)`: the lines to flag after the after-download (templates with
+ *   push.verify_lines; [] for the others). `afterConfig` is the stored text of the template's config_command.
  */
 export type PushRequest = { lines: string[]; rollbackLines?: string[]; save: boolean /* false for dry checks: the discard steps run instead */ };
 
@@ -154,6 +158,24 @@ async function pushInSession(session: ShellSession, target: Target, profile: Pus
   if (saved.index >= 0) return failed("save", -1, section.save[saved.index]!, saved.answer);
   for (const line of template.teardown) session.send(line);
   return { status: "success", saved: section.save.length > 0, transcript: "", message: `${request.lines.length} lines taken${section.save.length ? " and saved" : ""}` };
+}
+
+/** Lines that only move between modes: they never show up in a configuration. */
+const MODE_LINES = new Set(["exit", "end", "quit", "return"]);
+
+/**
+ * The pushed lines that do not show up in the configuration downloaded after the push, for templates whose lines
+ * show up as sent (push.verify_lines). Negations (`no ...`, `undo ...`) and mode changes are not looked for; a
+ * line is compared with its secrets removed as the stored configuration has them.
+ */
+export function linesNotInConfig(template: ConnectionTemplate, lines: readonly string[], afterConfig: string): string[] {
+  if (!template.push?.verify_lines) return [];
+  const present = new Set(afterConfig.split("\n").map((l) => l.trim()));
+  return lines.filter((line) => {
+    const word = line.trim().split(/\s+/)[0]!;
+    if (!word || MODE_LINES.has(line.trim()) || word === "no" || word === "undo") return false;
+    return !present.has(removeSecrets(line, template.secrets).trim());
+  });
 }
 
 /** Pushes lines to one device: see the contract at the top. */

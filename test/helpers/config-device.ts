@@ -8,7 +8,8 @@ import { startFakeDevice, type FakeDevice, type FakeDeviceOptions, type ScriptAn
  * - "ios": `configure terminal` ... `end`; lines go into the running configuration at once (an `interface` line
  *   opens its block, indented lines and `exit` as on IOS, `no <line>` removes one); a line whose first word IOS
  *   would not know is answered with `% Invalid input detected at '^' marker.` under a caret; `no username <u>`
- *   asks `[confirm]` and applies on Enter; `write memory` copies running to startup.
+ *   asks `[confirm]` and applies on Enter; `write memory` copies running to startup; `ip domain-name` is shown
+ *   as `ip domain name`, as IOS-XE does.
  * - "junos": `configure` opens a candidate (set/delete lines); `rollback 0` drops it; `commit confirmed <n>` and
  *   `commit and-quit` make it the running (and saved) configuration, or fail with `error:` when a BGP neighbor's
  *   group has no peer-as, as Junos does at commit; a line that is not set/delete is `syntax error.`.
@@ -42,7 +43,7 @@ export const JUNOS_SHOW_CONFIG = "show configuration | display set";
 const IOS_SECOND_WORDS: Record<string, string[]> = {
   ntp: ["server", "peer", "source", "master", "authenticate"],
   logging: ["host", "buffered", "trap", "source-interface", "console"],
-  ip: ["address", "route", "domain", "name-server", "access-list", "ssh", "helper-address"],
+  ip: ["address", "route", "domain", "domain-name", "name-server", "access-list", "ssh", "helper-address"],
 };
 
 /** The word of a configuration line IOS would put its caret under, if any. */
@@ -85,7 +86,8 @@ function iosScript(hostname: string, state: ConfigState) {
     return words[0] === "ip" || words[0] === "ipv6" ? words.slice(0, 2).join(" ") : words[0] === "hostname" || words[0] === "description" ? words[0] : line.trim();
   };
   const apply = (line: string) => {
-    const trimmed = line.trim();
+    // IOS-XE takes the old spelling and shows the new one.
+    const trimmed = line.trim().replace(/^ip domain-name /, "ip domain name ");
     const negated = trimmed.startsWith("no ") ? trimmed.slice(3) : undefined;
     if (mode === "config-if" && block !== undefined) {
       const [start, end] = blockRange(block)!;

@@ -33,7 +33,9 @@
  * an answer with a line matching one of `errors` stops the push. A tail matching a `prompts` pattern is answered
  * with its `answer` (sent with the line ending). When every line was taken: `save` (leave configuration mode,
  * write memory, commit); otherwise, or for a check that must not save: `discard`. `candidate: true` means the
- * lines take effect only when saved (Junos, VyOS commit), so a discarded push changed nothing.
+ * lines take effect only when saved (Junos, VyOS commit), so a discarded push changed nothing. `verify_lines: true`
+ * says a line taken shows up as such in the configuration (`config_command`), so one missing from the configuration
+ * downloaded after the push is flagged (IOS-like families).
  *
  * Regular expressions run in RE2 and are written as for JavaScript (docs/patterns.md); the built-in templates'
  * own patterns run in JavaScript's engine (template-patterns.ts). `prompt`, `pager.pattern` and the login/enable
@@ -84,6 +86,7 @@ const pushSection = z.strictObject({
   save: z.array(line).default([]),
   discard: z.array(line).default([]),
   candidate: z.boolean().default(false),
+  verify_lines: z.boolean().default(false),
   errors: z.array(regex).default([]),
   prompts: z.array(z.strictObject({ pattern: regex, answer: z.string().refine((s) => !/[\r\n]/.test(s), "must be one line") })).default([]),
 });
