@@ -24,6 +24,7 @@ CREATE TABLE `snippet_deployments` (
 	`snippet_id` integer,
 	`snippet_name` text NOT NULL,
 	`kind` text NOT NULL,
+	`task_run_id` integer,
 	`state` text DEFAULT 'running' NOT NULL,
 	`canary` integer DEFAULT 0 NOT NULL,
 	`stop_on_failure` integer DEFAULT false NOT NULL,
@@ -32,7 +33,8 @@ CREATE TABLE `snippet_deployments` (
 	`requested_by` integer,
 	`created_at` integer NOT NULL,
 	`finished_at` integer,
-	FOREIGN KEY (`snippet_id`) REFERENCES `snippets`(`id`) ON UPDATE no action ON DELETE set null
+	FOREIGN KEY (`snippet_id`) REFERENCES `snippets`(`id`) ON UPDATE no action ON DELETE set null,
+	FOREIGN KEY (`task_run_id`) REFERENCES `task_runs`(`id`) ON UPDATE no action ON DELETE set null
 );
 --> statement-breakpoint
 CREATE TABLE `snippets` (
@@ -48,4 +50,6 @@ CREATE TABLE `snippets` (
 	`updated_at` integer NOT NULL
 );
 --> statement-breakpoint
-CREATE UNIQUE INDEX `snippets_name_key_unique` ON `snippets` (`name_key`);
+CREATE UNIQUE INDEX `snippets_name_key_unique` ON `snippets` (`name_key`);--> statement-breakpoint
+ALTER TABLE `tasks` ADD `snippet_id` integer REFERENCES snippets(id);--> statement-breakpoint
+ALTER TABLE `tasks` ADD `snippet_options` text;

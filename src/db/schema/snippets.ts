@@ -4,6 +4,7 @@ import { timestamp, timestamps } from "./columns.ts";
 import { nameKeyColumn } from "../name-key.ts";
 import { devices } from "./devices.ts";
 import { jobs } from "./jobs.ts";
+import { taskRuns } from "./tasks.ts";
 
 /** A named block of configuration lines with `{name}` variables, pushed to devices by send and deploy. */
 export const snippets = sqliteTable("snippets", {
@@ -32,7 +33,9 @@ export const snippetDeployments = sqliteTable("snippet_deployments", {
   /** Null once the snippet is deleted: the deployment keeps its own copy of the lines per device. */
   snippetId: integer("snippet_id").references(() => snippets.id, { onDelete: "set null" }),
   snippetName: text("snippet_name").notNull(),
-  kind: text("kind", { enum: ["send", "deploy"] }).notNull(),
+  kind: text("kind", { enum: ["send", "deploy", "task"] }).notNull(),
+  /** For a deployment a `snippet` task started: its run, whose items get each push's job as it is queued. */
+  taskRunId: integer("task_run_id").references(() => taskRuns.id, { onDelete: "set null" }),
   state: text("state", { enum: DEPLOYMENT_STATES }).notNull().default("running"),
   /** Devices pushed first; the rest are queued only when all of them succeeded. 0: no canary. */
   canary: integer("canary").notNull().default(0),

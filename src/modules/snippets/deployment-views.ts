@@ -15,9 +15,10 @@ const oneOf = (name: string, allowed: readonly string[], values: string[]) => {
 };
 
 export const deploymentListSpec: ListSpec = {
-  fields: ["id", "snippet_id", "snippet_name", "kind", "state", "canary", "stop_on_failure", "concurrency", "stopped_reason", "device_counts", "created_at", "finished_at", "devices_url"],
+  fields: ["id", "snippet_id", "snippet_name", "kind", "task_run_id", "state", "canary", "stop_on_failure", "concurrency", "stopped_reason", "device_counts", "created_at", "finished_at", "devices_url"],
   filters: {
     snippet_id: idFilter(snippetDeployments.snippetId, "snippet_id", "Snippet id"),
+    task_run_id: idFilter(snippetDeployments.taskRunId, "task_run_id", "Task run id"),
     state: { describe: `running or finished`, example: "finished", build: (v) => inArray(snippetDeployments.state, oneOf("state", DEPLOYMENT_STATES, v) as (typeof DEPLOYMENT_STATES)[number][]) },
   },
   sorts: { id: snippetDeployments.id, created_at: snippetDeployments.createdAt, finished_at: snippetDeployments.finishedAt },
@@ -62,7 +63,7 @@ export async function serializeDeployments(db: DbOrTx, scope: DeviceScope, links
     }
   }
   return rows.map((r) => ({
-    id: r.id, snippet_id: r.snippetId, snippet_name: r.snippetName, kind: r.kind, state: r.state, canary: r.canary, stop_on_failure: r.stopOnFailure,
+    id: r.id, snippet_id: r.snippetId, snippet_name: r.snippetName, kind: r.kind, task_run_id: r.taskRunId, state: r.state, canary: r.canary, stop_on_failure: r.stopOnFailure,
     concurrency: r.concurrency, stopped_reason: r.stoppedReason,
     device_counts: counts.get(r.id) ?? Object.fromEntries(DEPLOYMENT_DEVICE_STATUSES.map((s) => [s, 0])) as Record<DeploymentDeviceStatus, number>,
     created_at: r.createdAt.toISOString(), finished_at: iso(r.finishedAt),

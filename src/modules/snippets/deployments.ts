@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
-import { jobs, snippetDeploymentDevices, snippetDeployments, type DeploymentDeviceStatus, type JobOutcome, type JobTrigger } from "../../db/schema/index.ts";
+import { jobs, snippetDeploymentDevices, snippetDeployments, taskRunItems, type DeploymentDeviceStatus, type JobOutcome, type JobTrigger } from "../../db/schema/index.ts";
 import { completeJob, PRIORITY, type Job } from "../../jobs/queue.ts";
 
 /** A deployment's guard rails, as the deploy body states them. */
@@ -15,11 +15,11 @@ export type RenderedTarget = { deviceId: number; deviceName: string; lines: stri
  */
 export async function createDeployment(
   tx: DbOrTx,
-  input: { snippet: { id: number; name: string }; kind: "send" | "deploy"; targets: RenderedTarget[]; options: DeploymentOptions; requestedBy: number | null; trigger: JobTrigger },
+  input: { snippet: { id: number; name: string }; kind: "send" | "deploy" | "task"; taskRunId?: number; targets: RenderedTarget[]; options: DeploymentOptions; requestedBy: number | null; trigger: JobTrigger },
   now: Date,
 ): Promise<number> {
   const [deployment] = await tx.insert(snippetDeployments).values({
-    snippetId: input.snippet.id, snippetName: input.snippet.name, kind: input.kind, canary: input.options.canary,
+    snippetId: input.snippet.id, snippetName: input.snippet.name, kind: input.kind, taskRunId: input.taskRunId ?? null, canary: input.options.canary,
     stopOnFailure: input.options.stopOnFailure, concurrency: input.options.concurrency, requestedBy: input.requestedBy, createdAt: now,
   }).returning({ id: snippetDeployments.id });
   const id = deployment!.id;
@@ -56,13 +56,17 @@ export async function advanceDeployment(tx: DbOrTx, deploymentId: number, now: D
   if (stopReason && pending.length) {
     await tx.update(snippetDeploymentDevices).set({ status: "skipped", message: stopReason, finishedAt: now })
       .where(inArray(snippetDeploymentDevices.id, pending.map((r) => r.id)));
+    if (deployment.taskRunId !== null) {
+      await tx.update(taskRunItems).set({ skipReason: stopReason })
+        .where(and(eq(taskRunItems.runId, deployment.taskRunId), inArray(taskRunItems.deviceId, pending.flatMap((r) => (r.deviceId === null ? [] : [r.deviceId])))));
+    }
     await tx.update(snippetDeployments).set({ stoppedReason: stopReason }).where(eq(snippetDeployments.id, deploymentId));
   } else if (!stopReason) {
     const canaryDone = canary.every((r) => r.status === "success");
     // Until every canary succeeded, only canary devices may be queued.
     const eligible = canaryDone ? pending : pending.filter((r) => r.position < deployment.canary);
     const next = eligible.slice(0, Math.max(0, deployment.concurrency - open));
-    for (const row of next) await queuePush(tx, row, now, queueAs ?? { trigger: "api", requestedBy: deployment.requestedBy });
+    for (const row of next) await queuePush(tx, row, deployment.taskRunId, now, queueAs ?? { trigger: deployment.taskRunId === null ? "api" : "schedule", requestedBy: deployment.requestedBy });
     if (next.length || open) return;
     if (eligible.length || pending.length) return;
   }
@@ -71,7 +75,7 @@ export async function advanceDeployment(tx: DbOrTx, deploymentId: number, now: D
   if (!Number(stillOpen[0]?.n)) await tx.update(snippetDeployments).set({ state: "finished", finishedAt: now }).where(eq(snippetDeployments.id, deploymentId));
 }
 
-async function queuePush(tx: DbOrTx, row: { id: number; deviceId: number | null }, now: Date, as: { trigger: JobTrigger; requestedBy: number | null }): Promise<void> {
+async function queuePush(tx: DbOrTx, row: { id: number; deviceId: number | null }, taskRunId: number | null, now: Date, as: { trigger: JobTrigger; requestedBy: number | null }): Promise<void> {
   if (row.deviceId === null) {
     await tx.update(snippetDeploymentDevices).set({ status: "skipped", message: "the device was deleted", finishedAt: now }).where(eq(snippetDeploymentDevices.id, row.id));
     return;
@@ -82,6 +86,8 @@ async function queuePush(tx: DbOrTx, row: { id: number; deviceId: number | null 
     params: { deployment_device_id: row.id }, runAfter: now, createdAt: now,
   }).returning({ id: jobs.id });
   await tx.update(snippetDeploymentDevices).set({ status: "queued", jobId: job!.id }).where(eq(snippetDeploymentDevices.id, row.id));
+  // A task run's item shows its push once queued; until then the run stays open (see completePushJob).
+  if (taskRunId !== null) await tx.update(taskRunItems).set({ jobId: job!.id }).where(and(eq(taskRunItems.runId, taskRunId), eq(taskRunItems.deviceId, row.deviceId)));
 }
 
 /** How one device's push ended, as the collector reports it. */
@@ -109,12 +115,20 @@ export async function finishDeploymentDevice(tx: DbOrTx, deploymentDeviceId: num
  */
 export async function completePushJob(db: Db, job: Pick<Job, "id" | "attempts" | "maxAttempts" | "params">, owner: string, end: PushEnd, now: Date): Promise<boolean> {
   const deploymentDeviceId = Number(job.params?.deployment_device_id);
-  return await db.transaction(async (tx) => {
-    const { recorded } = await completeJob(tx, { ...job, maxAttempts: 1 }, owner, {
-      outcome: end.outcome, message: end.message, result: { ...end.result, deployment_device_id: deploymentDeviceId },
-    }, now);
-    if (!recorded) return false;
-    await finishDeploymentDevice(tx, deploymentDeviceId, end, now);
-    return true;
-  });
+  const lost = new Error("lease lost");
+  try {
+    return await db.transaction(async (tx) => {
+      // The deployment moves on first, so the next pushes are queued before completing this job settles its task
+      // run: a run with pushes still to come is not finished.
+      await finishDeploymentDevice(tx, deploymentDeviceId, end, now);
+      const { recorded } = await completeJob(tx, { ...job, maxAttempts: 1 }, owner, {
+        outcome: end.outcome, message: end.message, result: { ...end.result, deployment_device_id: deploymentDeviceId },
+      }, now);
+      if (!recorded) throw lost;
+      return true;
+    });
+  } catch (err) {
+    if (err === lost) return false;
+    throw err;
+  }
 }

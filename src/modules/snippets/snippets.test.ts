@@ -247,3 +247,50 @@ describe("scope", () => {
     expect((await t.call("/api/v1/snippet-deployments", { token: await t.token(["configs.read"]) })).status).toBe(403);
   });
 });
+
+describe("snippet tasks", () => {
+  const createTask = (body: Record<string, unknown>, token = admin) =>
+    t.call("/api/v1/tasks", { method: "POST", token, body: { task_name: `snippet task ${++snippetNames}`, task_cron: "0 3 * * *", task_type: "snippet", ...body } });
+
+  it("a run is a deployment with its guard rails; the run stays open until its last push and reports each device", async () => {
+    const ds = [await device(), await device(), await device()];
+    const id = await snippet();
+    const task = await createTask({ devices: ds, snippet_id: id, snippet_options: { dynamic_vars: { ntp: "10.0.0.9" }, canary: 1 } });
+    expect(task.status, JSON.stringify(task.body)).toBe(201);
+    expect(task.body.data).toMatchObject({ task_type: "snippet", snippet_id: id, snippet_options: { canary: 1 } });
+    const run = await t.call(`/api/v1/tasks/${task.body.data.id}/run`, { method: "POST", token: admin });
+    expect(run.status).toBe(202);
+    const deployment = (await t.call(`/api/v1/snippet-deployments?filter[task_run_id]=${run.body.data.id}`, { token: admin })).body.data[0];
+    expect(deployment).toMatchObject({ kind: "task", device_counts: { queued: 1, pending: 2 } });
+
+    // The canary's push ends; the others are queued in the same step, so the run is still running.
+    const canary = await claimNextJob(t.db, "test-collector", clock.now(), 60_000);
+    await completePushJob(t.db, canary!, "test-collector", { status: "success", outcome: "success", message: "pushed", result: {}, transcript: "" }, clock.now());
+    expect((await t.call(`/api/v1/task-runs/${run.body.data.id}`, { token: admin })).body.data.status).toBe("running");
+    await runPushes(() => "success");
+    const done = await t.call(`/api/v1/task-runs/${run.body.data.id}`, { token: admin });
+    expect(done.body.data).toMatchObject({ status: "succeeded", counts: { total: 3, succeeded: 3 } });
+    const lines = (await deploymentDevices(deployment.id)).map((d: any) => d.lines);
+    expect(lines).toEqual([["ntp server 10.0.0.9"], ["ntp server 10.0.0.9"], ["ntp server 10.0.0.9"]]);
+  });
+
+  it("a run that cannot render pushes nothing and says why on every device", async () => {
+    const d = await device();
+    const task = await createTask({ devices: [d], snippet_id: await snippet() });
+    const run = await t.call(`/api/v1/tasks/${task.body.data.id}/run`, { method: "POST", token: admin });
+    const items = (await t.call(`/api/v1/task-runs/${run.body.data.id}/devices`, { token: admin })).body.data;
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ status: "skipped", job_id: null });
+    expect(items[0].error).toContain("{ntp}");
+  });
+
+  it("needs snippets.write besides tasks.write, and a snippet that exists", async () => {
+    const d = await device();
+    const id = await snippet();
+    const tasksOnly = await t.token(["tasks.read", "tasks.write", "devices.read"]);
+    expect((await createTask({ devices: [d], snippet_id: id }, tasksOnly)).status).toBe(403);
+    const missing = await createTask({ devices: [d], snippet_id: 999999 });
+    expect(missing.status).toBe(422);
+    expect(missing.body.errors.snippet_id[0]).toContain("999999 is not an existing snippet");
+  });
+});
