@@ -13,6 +13,7 @@ import {
   deploymentDeviceListSpec, deploymentListSpec, getDeployment, serializeDeploymentDevice, serializeDeployments, visibleDeploymentDevices, visibleDeployments, type Links,
 } from "./deployment-views.ts";
 import { snippetsResource } from "./resource.ts";
+import { registerRemediationRoute } from "./remediation.ts";
 import { CONFIRM_ABOVE, deploySnippetRoute, getDeploymentRoute, listDeploymentDevicesRoute, listDeploymentsRoute, sendSnippetRoute } from "./routes.ts";
 import { renderTargets, resolveTargets, type TargetLists } from "./targets.ts";
 
@@ -118,4 +119,5 @@ export function registerSnippetRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   snippetsResource.register(app);
+  registerRemediationRoute(app);
 }

@@ -6,7 +6,7 @@ import { checkUniqueName, defineResource, nameFilter } from "../../http/resource
 import { freeText, singleLine } from "../../http/text.ts";
 import { snippetVariables } from "./render.ts";
 
-const Snippet = z
+export const Snippet = z
   .object({
     id: z.number().int(), name: z.string(), description: z.string(), content: z.string(), rollback_content: z.string(),
     template_ids: z.array(z.number().int()), tags: z.array(z.string()),
