@@ -1,4 +1,6 @@
-import { availableParallelism } from "node:os";
+import { mkdtempSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { parseTemplate } from "../src/modules/templates/template-schema.ts";
@@ -6,11 +8,12 @@ import { loadBuiltinTemplates } from "../src/runtime/builtin-templates.ts";
 import { startChild, stopAllChildren, type BenchChild } from "./children.ts";
 import type { PushBenchPlan, PushBenchResult } from "./deploy-push.ts";
 import { sampleProcess } from "./proc-stats.ts";
+import { summarizeProfiles } from "./profile.ts";
 import { benchLogin } from "./sim-devices.ts";
 import type { BaselinePlan, BaselineResult } from "./ssh-baseline.ts";
 
 /**
- * `npm run bench:deploy [-- --devices 1000 --latency-ms 50 --concurrency 50 --rounds 3]`
+ * `npm run bench:deploy [-- --devices 1000 --latency-ms 50 --concurrency 50 --rounds 3 --profile]`
  *
  * A 10-line snippet pushed to simulated IOS devices on loopback that apply what they are sent
  * (bench/deploy-devices.ts, one process, one port each), by collector/push.ts with the built-in cisco-ios
@@ -19,7 +22,7 @@ import type { BaselinePlan, BaselineResult } from "./ssh-baseline.ts";
  * same concurrency, each in its own process, alternating for --rounds rounds; the verdict is on the median ratio.
  * What is measured is the push engine (session, error patterns, prompts, transcript), not the service around it
  * (jobs, before/after downloads). Exits 1 when a push fails, a device did not save every line, or the median
- * ratio is below 0.7 of bare ssh2's rate.
+ * ratio is below 0.7 of bare ssh2's rate. `--profile` prints where the first push phase spent its CPU.
  */
 const TARGET_RATIO = 0.7;
 
@@ -30,6 +33,7 @@ const { values } = parseArgs({
     concurrency: { type: "string", default: "50" },
     rounds: { type: "string", default: "3" },
     "timeout-s": { type: "string", default: "600" },
+    profile: { type: "boolean", default: false },
   },
 });
 const flag = (name: keyof typeof values, min: number) => {
@@ -55,8 +59,8 @@ type Phase = { elapsedMs: number; completed: number; failures: string[]; session
 type Row = Phase & { name: string; peakRssKb: number; cpuSeconds: number; deviceCpuSeconds: number };
 
 /** Runs one client process on its plan and measures it and the device process meanwhile. */
-async function runClient(name: string, entry: string, plan: BaselinePlan | PushBenchPlan, devices: BenchChild): Promise<Row> {
-  const client = startChild(name, entry, []);
+async function runClient(name: string, entry: string, plan: BaselinePlan | PushBenchPlan, devices: BenchChild, profileDir?: string): Promise<Row> {
+  const client = startChild(name, entry, [], { nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [] });
   try {
     await client.nextMessage<"ready">("ready", 60_000);
     const before = sampleProcess(client.pid)!;
@@ -95,6 +99,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 
 const problems: string[] = [];
 let devices: BenchChild | undefined;
+const profileDir = values.profile ? mkdtempSync(join(tmpdir(), "netkeep-bench-deploy-")) : undefined;
 try {
   const parsed = parseTemplate(loadBuiltinTemplates().find((t) => t.key === "cisco-ios")!.code);
   if (!parsed.ok || !parsed.template.push) throw new Error("the built-in cisco-ios template does not parse or has no push section");
@@ -124,7 +129,7 @@ try {
     const b = await runClient(`bare ssh2${suffix}`, here("./ssh-baseline.ts"), bare, devices);
     rows.push(b);
     await checkDevices(b.name);
-    const p = await runClient(`push${suffix}`, here("./deploy-push.ts"), pushPlan, devices);
+    const p = await runClient(`push${suffix}`, here("./deploy-push.ts"), pushPlan, devices, round === 1 ? profileDir : undefined);
     rows.push(p);
     await checkDevices(p.name);
     for (const r of [b, p]) if (r.failures.length) problems.push(`${r.name}: ${r.failures.length} sessions failed, e.g. ${r.failures.slice(0, 3).join("; ")}`);
@@ -140,10 +145,12 @@ try {
   const each = ratios.length > 1 ? ` (median of ${ratios.map((r) => r.toFixed(3)).join(", ")})` : "";
   console.log(`ratio push/bare ssh2: ${ratio.toFixed(3)}${each} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? "OK" : "BELOW TARGET"}`);
   if (ratio < TARGET_RATIO) process.exitCode = 1;
+  if (profileDir) console.log(summarizeProfiles(profileDir));
 } catch (err) {
   problems.push(err instanceof Error ? err.message : String(err));
 } finally {
   await devices?.stop();
+  if (profileDir) rmSync(profileDir, { recursive: true, force: true });
 }
 if (problems.length) {
   console.error(`\nFAILED:\n${problems.map((p) => `- ${p}`).join("\n")}`);

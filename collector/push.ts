@@ -47,9 +47,17 @@ type LinePattern = { test(line: string): boolean };
 /** The push section compiled: patterns as the session tests them. */
 type PushProfile = { section: PushSection; errors: LinePattern[]; prompts: { pattern: LinePattern; answer: string }[] };
 
+/** Compiled once per parsed template (template-cache.ts keeps one parse per template text). */
+const compiledProfiles = new WeakMap<PushSection, PushProfile>();
+
 function pushProfileOf(section: PushSection): PushProfile {
-  const line = (source: string) => compileTemplatePattern(source, "line");
-  return { section, errors: section.errors.map(line), prompts: section.prompts.map((p) => ({ pattern: line(p.pattern), answer: p.answer })) };
+  let profile = compiledProfiles.get(section);
+  if (!profile) {
+    const line = (source: string) => compileTemplatePattern(source, "line");
+    profile = { section, errors: section.errors.map(line), prompts: section.prompts.map((p) => ({ pattern: line(p.pattern), answer: p.answer })) };
+    compiledProfiles.set(section, profile);
+  }
+  return profile;
 }
 
 /** Writes what was sent and what came back, masked as stored configurations are. */
