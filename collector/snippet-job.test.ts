@@ -49,10 +49,17 @@ async function snippet(content: string, rollback = ""): Promise<number> {
 const send = (id: number, body: Record<string, unknown>) => t.call(`/api/v1/snippets/${id}/send?wait=20`, { method: "POST", token: admin, body });
 const pushOf = async (deploymentId: number) => (await t.call(`/api/v1/snippet-deployments/${deploymentId}/devices`, { token: admin })).body.data[0];
 
+async function junosDevice(): Promise<{ fake: ConfigDevice; id: number }> {
+  const fake = await startConfigDevice({ flavor: "junos", hostname: "core-1", running: ["set system host-name core-1"], auth: { username: USERNAME, password: PASSWORD } });
+  started.push(fake);
+  const id = await addLoopbackDevice(t, admin, { port: fake.port, templateId: await builtinTemplateId(t, "juniper-junos"), username: USERNAME, password: PASSWORD });
+  return { fake, id };
+}
+
 describe("a push run by the collector", () => {
   it("applies the rendered lines and saves them, stores the configuration before and after as snippet versions, and carries the diff", async () => {
     const { fake, id } = await iosDevice({ ntp: "192.0.2.123" });
-    const snip = await snippet("interface Vlan20\n description {why}\nexit\nntp server {ntp}");
+    const snip = await snippet("interface Vlan20\n description {why}\nexit\nntp server {ntp}\nip domain-name example.net");
     const res = await send(snip, { device_id: id, dynamic_vars: { why: "uplink to core" } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.data).toMatchObject({ type: "snippet_push", state: "finished", outcome: "success" });
@@ -64,7 +71,8 @@ describe("a push run by the collector", () => {
     expect(pushed.status).toBe("success");
     expect(pushed.result.diff).toContain("+ntp server 192.0.2.123");
     expect(pushed.result.diff).toContain("+ description uplink to core");
-    expect(pushed.result.lines_not_in_config).toEqual([]);
+    // The fake device takes the domain name without showing it (as a device may): flagged.
+    expect(pushed.result.lines_not_in_config).toEqual(["ip domain-name example.net"]);
     expect(pushed.transcript).toContain("> ntp server 192.0.2.123");
     expect(pushed.transcript).not.toContain(PASSWORD);
     // Before and after went through the normal storage path: versions marked as the snippet's.
@@ -90,5 +98,20 @@ describe("a push run by the collector", () => {
     expect(fake.state.configLines).not.toContain("logging host 192.0.2.50");
     expect(fake.state.running).not.toContain("ntp server 192.0.2.1");
     expect(fake.state.startup).toEqual(running);
+  });
+
+  it("commits a Junos candidate, and a refused line leaves the running configuration as it was", async () => {
+    const { fake, id } = await junosDevice();
+    const good = await send(await snippet("set system ntp server {ntp}"), { device_id: id, dynamic_vars: { ntp: "192.0.2.9" } });
+    expect(good.body.data).toMatchObject({ state: "finished", outcome: "success" });
+    expect(fake.state.running).toContain("set system ntp server 192.0.2.9");
+    const pushed = await pushOf(good.body.data.deployment_id);
+    expect(pushed.result).toMatchObject({ saved: true, lines_not_in_config: [] });
+    expect(pushed.result.diff).toContain("+set system ntp server 192.0.2.9");
+
+    const before = [...fake.state.running];
+    const bad = await send(await snippet("set system location building-2\nsett system foo"), { device_id: id });
+    expect((await pushOf(bad.body.data.deployment_id))).toMatchObject({ status: "failed", result: { saved: false, failed_line: { index: 1, line: "sett system foo" } } });
+    expect(fake.state.running).toEqual(before);
   });
 });

@@ -8,7 +8,7 @@ import { storedText } from "../src/modules/templates/template-text.ts";
 import { collect, type Progress } from "./collect.ts";
 import { loadPlan, loginOf, storing, type DownloadDeps, type LoadedPlan } from "./download.ts";
 import { describeError } from "./errors.ts";
-import { pushLines } from "./push.ts";
+import { linesNotInConfig, pushLines } from "./push.ts";
 import { DEFAULT_LIMITS, SessionError } from "./session.ts";
 import { LeaseLost, storeDownload, type StoreRequest } from "./store-download.ts";
 import { snmpResult } from "./snmp.ts";
@@ -45,16 +45,11 @@ async function snapshot(deps: DownloadDeps, loaded: LoadedPlan, leaseMs: number,
   }
 }
 
-/** Lines that cannot appear in a configuration as sent: removals and mode changes. */
-const NOT_EXPECTED_IN_CONFIG = /^(no |exit$|end$|quit$|abort$|configure( terminal)?$)/i;
-
-/**
- * For line-based families (a template whose push is not a candidate/commit one): the pushed lines that do not
- * show up, as a line of their own, in the configuration downloaded after the push.
- */
-function linesNotInConfig(lines: string[], after: Snapshot): string[] {
-  const present = new Set([...after.texts.values()].flatMap((text) => text.split(/\r?\n/).map((l) => l.trim())));
-  return lines.map((l) => l.trim()).filter((l) => l && !NOT_EXPECTED_IN_CONFIG.test(l) && !present.has(l));
+/** The pushed lines missing from the configuration after (templates with push.verify_lines; [] for the others). */
+function configLinesMissing(loaded: LoadedPlan, lines: string[], after: Snapshot): string[] {
+  const { template } = loaded.plan;
+  const command = template.config_command ?? template.commands[0]!;
+  return linesNotInConfig(template, lines, after.texts.get(command) ?? "");
 }
 
 /**
@@ -107,7 +102,7 @@ export async function runSnippetJob(deps: DownloadDeps, job: Job, leaseMs: numbe
       Object.assign(result, {
         after_job_id: after.jobId, after_config_ids: after.configIds, diff: diff.map((d) => d.text).join(""),
         lines_added: diff.reduce((n, d) => n + d.added, 0), lines_removed: diff.reduce((n, d) => n + d.removed, 0),
-        ...(!loaded.plan.template.push?.candidate && pushed.status === "success" ? { lines_not_in_config: linesNotInConfig(target.lines, after) } : {}),
+        ...(pushed.status === "success" ? { lines_not_in_config: configLinesMissing(loaded, target.lines, after) } : {}),
       });
     }
     result.duration_ms = Date.now() - started;
