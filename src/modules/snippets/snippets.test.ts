@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
-import { claimNextJob, type Job } from "../../jobs/queue.ts";
+import { claimNextJob, getJob, requeueExpiredLeases, type Job } from "../../jobs/queue.ts";
+import { silentLogger } from "../../logger.ts";
+import { runSnippetJob } from "../../../collector/snippet-job.ts";
 import { completePushJob } from "./deployments.ts";
 
 let t: TestContext;
@@ -112,6 +114,24 @@ describe("send", () => {
     expect((await deploymentDevices(deploymentId))[0]).toMatchObject({ status: "success", transcript: "R1(config)# x" });
     const job = await t.call(`/api/v1/jobs/${res.body.data.id}`, { token: admin });
     expect(job.body.data).toMatchObject({ state: "finished", outcome: "success" });
+  });
+
+  it("is never sent twice: a push claimed again after its collector died ends with an error instead of connecting", async () => {
+    const d = await device();
+    const id = await snippet();
+    const res = await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: admin, body: { device_id: d, dynamic_vars: { ntp: "x" } } });
+    const first = await claimNextJob(t.db, "collector-a", clock.now(), 60_000);
+    expect(first?.id).toBe(res.body.data.id);
+    // collector-a dies mid-push: its lease runs out and the job goes back to the queue.
+    clock.advance(120_000);
+    expect(await requeueExpiredLeases(t.db, clock.now())).toBe(1);
+    const again = await claimNextJob(t.db, "collector-b", clock.now(), 60_000);
+    expect(again?.attempts).toBe(2);
+    await runSnippetJob({ db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "collector-b", connectTimeoutMs: 500 }, again!, 60_000, new AbortController().signal);
+    expect(await getJob(t.db, again!.id)).toMatchObject({ state: "finished", outcome: "error" });
+    const [pushed] = await deploymentDevices(res.body.data.deployment_id);
+    expect(pushed).toMatchObject({ status: "error" });
+    expect(pushed!.message).toContain("not sent again");
   });
 
   it("answers 409 for a disabled device and 404 for an unknown one", async () => {
