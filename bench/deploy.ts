@@ -1,6 +1,8 @@
+import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { parseTemplate } from "../src/modules/templates/template-schema.ts";
@@ -73,6 +75,8 @@ async function runClient(name: string, entry: string, plan: BaselinePlan | PushB
       peakRssKb: after.peakRssKb, cpuSeconds: after.cpuSeconds - before.cpuSeconds, deviceCpuSeconds: sampleProcess(devices.pid)!.cpuSeconds - deviceBefore,
     };
   } finally {
+    // The child exits by itself after answering; a profile is written only then, so give it that time.
+    if (profileDir && client.child.exitCode === null) await Promise.race([once(client.child, "exit"), setTimeout(10_000)]);
     await client.stop();
   }
 }
