@@ -80,7 +80,8 @@ class Transcript {
   }
 }
 
-type Step = { taken: true; answer: string } | { taken: false; answer: string };
+/** A line sent: whether the device took it, and what it answered (echo removed, as a terminal shows it). */
+type Step = { taken: boolean; answer: string };
 
 /**
  * Sends one line and waits for the prompt, answering the template's questions on the way; the line is refused
@@ -192,7 +193,7 @@ export async function pushLines(connection: PushConnection, request: PushRequest
   const { template, login } = target;
   const transcript = new Transcript(template, [login.password, login.enablePassword, login.passphrase].filter((s): s is string => !!s));
   if (!template.push) {
-    return { status: "error", outcome: "error", saved: false, transcript: "", message: "the device's connection template has no push section; add one (docs/templates.md)" };
+    return { status: "error", outcome: "error", saved: false, transcript: "", message: "the device's connection template has no push section, so nothing can be pushed to it; copy the template and add one (README: Connection templates)" };
   }
   const profile = pushProfileOf(template.push);
   try {
