@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { jobs, snippetDeploymentDevices, snippetDeployments, taskRunItems, type DeploymentDeviceStatus, type JobOutcome, type JobTrigger } from "../../db/schema/index.ts";
 import { completeJob, PRIORITY, type Job } from "../../jobs/queue.ts";
@@ -131,4 +131,19 @@ export async function completePushJob(db: Db, job: Pick<Job, "id" | "attempts" |
     if (err === lost) return false;
     throw err;
   }
+}
+
+/**
+ * Ends the pushes whose job is gone (deleting a device deletes its jobs) and moves their deployments on, so a
+ * deployment never waits for a push that cannot come. Called on every scheduler pass, as settleFinishedRuns is.
+ */
+export async function settleOrphanedPushes(db: DbOrTx, now: Date): Promise<number> {
+  // A read first: usually nothing is orphaned and no lock is needed.
+  const orphaned = await db.select({ id: snippetDeploymentDevices.id, deploymentId: snippetDeploymentDevices.deploymentId })
+    .from(snippetDeploymentDevices).where(and(eq(snippetDeploymentDevices.status, "queued"), isNull(snippetDeploymentDevices.jobId)));
+  if (!orphaned.length) return 0;
+  await db.update(snippetDeploymentDevices).set({ status: "error", message: "the push's job was deleted (with its device) before it ran", finishedAt: now })
+    .where(inArray(snippetDeploymentDevices.id, orphaned.map((r) => r.id)));
+  for (const deploymentId of new Set(orphaned.map((r) => r.deploymentId))) await advanceDeployment(db, deploymentId, now);
+  return orphaned.length;
 }

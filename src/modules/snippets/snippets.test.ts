@@ -3,6 +3,7 @@ import { createTestContext, manualClock, type TestContext } from "../../../test/
 import { claimNextJob, getJob, requeueExpiredLeases, type Job } from "../../jobs/queue.ts";
 import { silentLogger } from "../../logger.ts";
 import { runSnippetJob } from "../../../collector/snippet-job.ts";
+import { scheduleDueRuns } from "../../../collector/scheduler.ts";
 import { completePushJob } from "./deployments.ts";
 
 let t: TestContext;
@@ -202,6 +203,18 @@ describe("guard rails", () => {
     const res = await deploy(id, { devices: ds, concurrency: 2, dynamic_vars: { ntp: "x" } });
     expect(res.body.data.device_counts).toMatchObject({ queued: 2, pending: 3 });
     expect(await runPushes(() => "success")).toHaveLength(5);
+  });
+
+  it("a device deleted with its push still queued ends that push at the next scheduler pass, and the deployment finishes", async () => {
+    const [kept, gone] = [await device(), await device()];
+    const id = await snippet();
+    const res = await deploy(id, { devices: [kept, gone], dynamic_vars: { ntp: "x" } });
+    expect((await t.call(`/api/v1/devices/${gone}`, { method: "DELETE", token: admin })).status).toBe(200);
+    await runPushes(() => "success");
+    expect((await t.call(`/api/v1/snippet-deployments/${res.body.data.id}`, { token: admin })).body.data.state).toBe("running");
+    await scheduleDueRuns({ db: t.db, clock, logger: silentLogger });
+    const after = (await t.call(`/api/v1/snippet-deployments/${res.body.data.id}`, { token: admin })).body.data;
+    expect(after).toMatchObject({ state: "finished", device_counts: { success: 1 } });
   });
 
   it("a push and a download never run on one device at once", async () => {
