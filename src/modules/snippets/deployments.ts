@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { jobs, snippetDeploymentDevices, snippetDeployments, taskRunItems, type DeploymentDeviceStatus, type JobOutcome, type JobTrigger } from "../../db/schema/index.ts";
 import { completeJob, PRIORITY, type Job } from "../../jobs/queue.ts";
@@ -134,16 +134,19 @@ export async function completePushJob(db: Db, job: Pick<Job, "id" | "attempts" |
 }
 
 /**
- * Ends the pushes whose job is gone (deleting a device deletes its jobs) and moves their deployments on, so a
+ * Ends the pushes whose job is gone (deleting a device deletes its jobs) or finished without recording the push
+ * (a collector that could not write its result ends the job alone), and moves their deployments on, so a
  * deployment never waits for a push that cannot come. Called on every scheduler pass, as settleFinishedRuns is.
  */
 export async function settleOrphanedPushes(db: DbOrTx, now: Date): Promise<number> {
   // A read first: usually nothing is orphaned and no lock is needed.
-  const orphaned = await db.select({ id: snippetDeploymentDevices.id, deploymentId: snippetDeploymentDevices.deploymentId })
-    .from(snippetDeploymentDevices).where(and(eq(snippetDeploymentDevices.status, "queued"), isNull(snippetDeploymentDevices.jobId)));
-  if (!orphaned.length) return 0;
-  await db.update(snippetDeploymentDevices).set({ status: "error", message: "the push's job was deleted (with its device) before it ran", finishedAt: now })
-    .where(inArray(snippetDeploymentDevices.id, orphaned.map((r) => r.id)));
+  const orphaned = await db.select({ id: snippetDeploymentDevices.id, deploymentId: snippetDeploymentDevices.deploymentId, jobMessage: jobs.message })
+    .from(snippetDeploymentDevices).leftJoin(jobs, eq(jobs.id, snippetDeploymentDevices.jobId))
+    .where(and(eq(snippetDeploymentDevices.status, "queued"), or(isNull(jobs.id), eq(jobs.state, "finished"))));
+  for (const row of orphaned) {
+    const message = row.jobMessage ? `the push's job ended without recording the push: ${row.jobMessage}` : "the push's job was deleted (with its device) before it ran";
+    await db.update(snippetDeploymentDevices).set({ status: "error", message, finishedAt: now }).where(eq(snippetDeploymentDevices.id, row.id));
+  }
   for (const deploymentId of new Set(orphaned.map((r) => r.deploymentId))) await advanceDeployment(db, deploymentId, now);
   return orphaned.length;
 }

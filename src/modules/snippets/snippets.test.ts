@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
-import { claimNextJob, getJob, requeueExpiredLeases, type Job } from "../../jobs/queue.ts";
+import { claimNextJob, completeJob, getJob, requeueExpiredLeases, type Job } from "../../jobs/queue.ts";
 import { silentLogger } from "../../logger.ts";
 import { runSnippetJob } from "../../../collector/snippet-job.ts";
 import { scheduleDueRuns } from "../../../collector/scheduler.ts";
@@ -214,7 +214,20 @@ describe("guard rails", () => {
     expect((await t.call(`/api/v1/snippet-deployments/${res.body.data.id}`, { token: admin })).body.data.state).toBe("running");
     await scheduleDueRuns({ db: t.db, clock, logger: silentLogger });
     const after = (await t.call(`/api/v1/snippet-deployments/${res.body.data.id}`, { token: admin })).body.data;
-    expect(after).toMatchObject({ state: "finished", device_counts: { success: 1 } });
+    expect(after).toMatchObject({ state: "finished", device_counts: { success: 1, error: 1 } });
+  });
+
+  it("a push job that ended without recording its push (the collector could not write it) is ended at the next scheduler pass", async () => {
+    const d = await device();
+    const id = await snippet();
+    const res = await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: admin, body: { device_id: d, dynamic_vars: { ntp: "x" } } });
+    const job = await claimNextJob(t.db, "test-collector", clock.now(), 60_000);
+    // What the worker does when recording a job's end failed: the job ends alone, with the error.
+    await completeJob(t.db, job!, "test-collector", { outcome: "error", message: "the job's end could not be recorded: disk full" }, clock.now());
+    await scheduleDueRuns({ db: t.db, clock, logger: silentLogger });
+    const [pushed] = await deploymentDevices(res.body.data.deployment_id);
+    expect(pushed).toMatchObject({ status: "error", message: "the push's job ended without recording the push: the job's end could not be recorded: disk full" });
+    expect((await t.call(`/api/v1/snippet-deployments/${res.body.data.deployment_id}`, { token: admin })).body.data.state).toBe("finished");
   });
 
   it("a push and a download never run on one device at once", async () => {
