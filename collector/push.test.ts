@@ -161,6 +161,15 @@ describe("push to a Junos device (built-in juniper-junos template: candidate and
     expect(fake.state.candidate).toBeUndefined();
   });
 
+  it("rollback lines after a failure are committed there, and the failed push's lines are not", async () => {
+    const fake = await device({ flavor: "junos", hostname: "core-1", running: junos });
+    const outcome = await push(targetOf(fake, builtin("juniper-junos")), {
+      lines: ["set system ntp server 192.0.2.9", "sett system foo"], rollbackLines: ["set system location building-1"], save: true,
+    });
+    expect(outcome).toMatchObject({ status: "failed", rolledBack: true, saved: false });
+    expect(fake.state.running).toEqual([...junos, "set system location building-1"]);
+  });
+
   it("a syntax error stops the push before the commit", async () => {
     const fake = await device({ flavor: "junos", hostname: "core-1", running: junos });
     const outcome = await push(targetOf(fake, builtin("juniper-junos")), { lines: ["set system ntp server 192.0.2.9", "sett system foo", "set system location building-2"], save: true });
