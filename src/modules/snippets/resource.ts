@@ -80,6 +80,6 @@ export const snippetsResource = defineResource({
   },
   descriptions: {
     create: "Variables are written `{name}`; device fields are variables too (`{device_name}`, `{device_ip}`, ... and each custom attribute by its name). See docs/snippets.md.",
-    delete: "Deployments of the snippet keep their record and the lines each device got.",
+    delete: "Deployments of the snippet keep their record and the lines each device got. A snippet task naming it pushes nothing from then on (its runs skip every device, saying why).",
   },
 });
