@@ -14,7 +14,10 @@ import { SshConnection } from "./transports/ssh.ts";
 export type Login = { username: string; password?: string; enablePassword?: string; privateKey?: string; passphrase?: string };
 
 /** The device, its template, its login and the commands its category runs: everything a session needs. */
-export type Plan = { device: typeof devices.$inferSelect; template: ConnectionTemplate; login: Login; commands: string[] };
+export type Plan = Target & { commands: string[] };
+
+/** Where and how to log in: the device, its template and the login to use. */
+export type Target = { device: typeof devices.$inferSelect; template: ConnectionTemplate; login: Login };
 
 /** All a session needs. */
 export type CollectRequest = { plan: Plan; limits: SessionLimits; connectTimeoutMs: number };
@@ -71,12 +74,8 @@ async function whileOpen<T>(connection: { close(): void }, signal: AbortSignal, 
 }
 
 async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
-  const { template, device, login } = plan;
-  const conn = await SshConnection.connect({
-    host: device.ip, port: device.portOverride ?? template.port, username: login.username, password: login.password,
-    privateKey: login.privateKey, passphrase: login.passphrase, legacyAlgorithms: template.legacy_algorithms,
-    pinnedFingerprint: device.hostKeyFingerprint, connectTimeoutMs,
-  });
+  const { template } = plan;
+  const conn = await sshConnect(plan, connectTimeoutMs);
   return whileOpen(conn, signal, progress, async () => {
     if (template.exec) {
       const outputs = new Map<string, string>();
@@ -86,20 +85,59 @@ async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutM
       }
       return { outputs, fingerprint: conn.fingerprint };
     }
-    const session = new ShellSession(await conn.shell(), sessionProfileOf(template, false), limits);
-    await session.expectPrompt();
-    return { outputs: await runShell(session, plan), fingerprint: conn.fingerprint };
+    return { outputs: await runShell(await shellOver(conn, template, limits), plan), fingerprint: conn.fingerprint };
   });
 }
 
-async function collectOverTelnet(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
-  const { template, device, login } = plan;
+/** An SSH shell channel at its first prompt. */
+async function shellOver(conn: SshConnection, template: ConnectionTemplate, limits: SessionLimits): Promise<ShellSession> {
+  const session = new ShellSession(await conn.shell(), sessionProfileOf(template, false), limits);
+  await session.expectPrompt();
+  return session;
+}
+
+function sshConnect(target: Target, connectTimeoutMs: number): Promise<SshConnection> {
+  const { template, device, login } = target;
+  return SshConnection.connect({
+    host: device.ip, port: device.portOverride ?? template.port, username: login.username, password: login.password,
+    privateKey: login.privateKey, passphrase: login.passphrase, legacyAlgorithms: template.legacy_algorithms,
+    pinnedFingerprint: device.hostKeyFingerprint, connectTimeoutMs,
+  });
+}
+
+/** Telnet, logged in at the first prompt. */
+async function telnetShell<T>(target: Target, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress, work: (session: ShellSession) => Promise<T>): Promise<T> {
+  const { template, device, login } = target;
   const channel = await openTelnet({ host: device.ip, port: device.portOverride ?? template.port, connectTimeoutMs });
   return whileOpen(channel, signal, progress, async () => {
     const session = new ShellSession(channel, sessionProfileOf(template, true), limits);
     await session.login(login.username, login.password ?? "");
-    return { outputs: await runShell(session, plan), fingerprint: undefined };
+    return await work(session);
   });
+}
+
+async function collectOverTelnet(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
+  return { outputs: await telnetShell(plan, limits, connectTimeoutMs, signal, progress, (session) => runShell(session, plan)), fingerprint: undefined };
+}
+
+/**
+ * Runs `work` in an interactive shell on the device, logged in and at its first prompt, over the template's
+ * protocol; a shell even for exec templates (a push needs one session for configuration mode). The connection is
+ * closed when the work ends or the job is given up. Returns the work's result and the host key seen (SSH).
+ */
+export async function inShell<T>(target: Target, request: { limits: SessionLimits; connectTimeoutMs: number }, signal: AbortSignal, progress: Progress,
+  work: (session: ShellSession) => Promise<T>): Promise<{ result: T; fingerprint?: string }> {
+  const { limits, connectTimeoutMs } = request;
+  try {
+    return await untilAborted((async (): Promise<{ result: T; fingerprint?: string }> => {
+      if (target.template.protocol === "telnet") return { result: await telnetShell(target, limits, connectTimeoutMs, signal, progress, work) };
+      const conn = await sshConnect(target, connectTimeoutMs);
+      return whileOpen(conn, signal, progress, async () => ({ result: await work(await shellOver(conn, target.template, limits)), fingerprint: conn.fingerprint }));
+    })(), signal);
+  } catch (err) {
+    if (signal.aborted) throw abortError(signal);
+    throw err;
+  }
 }
 
 export const abortError = (signal: AbortSignal) => new SessionError("timeout", String(signal.reason ?? "the job ran past its time limit"));

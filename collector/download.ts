@@ -33,10 +33,10 @@ export type DownloadDeps = {
  * Downloads handed over to be stored at once; the others keep their texts until a place frees. 500 sessions
  * finishing together, all storing at once, took the collector past 700 MB.
  */
-const storing = slots(4);
+export const storing = slots(4);
 
 /** A job's plan, its template's text, the compare exclusions its outputs are digested with, and the hashes they are compared with. */
-type LoadedPlan = { plan: Plan; templateCode: string; exclusions: ExclusionRule[]; storedHashes: Record<string, string> };
+export type LoadedPlan = { plan: Plan; templateCode: string; exclusions: ExclusionRule[]; storedHashes: Record<string, string> };
 
 /**
  * The device, its template, its login, the commands its category runs, the compare exclusions and the hashes
@@ -63,7 +63,19 @@ const planQuery = preparedPerDatabase((db) =>
     .where(eq(devices.id, sql.placeholder("deviceId")))
     .prepare());
 
-async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Promise<LoadedPlan> {
+/** The login a credential set gives, or the device's own username and passwords when it has none. */
+export async function loginOf(secrets: SecretBox, device: typeof devices.$inferSelect, cred: typeof credentials.$inferSelect | null): Promise<Login> {
+  const decrypt = async (v: string | null | undefined) => (v ? await secrets.decrypt(v) : undefined);
+  if (cred) {
+    return {
+      username: cred.username, password: await decrypt(cred.passwordEnc), enablePassword: await decrypt(cred.enablePasswordEnc),
+      privateKey: await decrypt(cred.sshKeyEnc), passphrase: await decrypt(cred.sshKeyPassphraseEnc),
+    };
+  }
+  return { username: device.username, password: await decrypt(device.passwordEnc), enablePassword: await decrypt(device.enablePasswordEnc) };
+}
+
+export async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Promise<LoadedPlan> {
   const [row] = await planQuery(db).execute({ deviceId });
   if (!row) throw new SessionError("error", `device ${deviceId} no longer exists`);
   const { device, cred } = row;
@@ -73,17 +85,8 @@ async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Promise<L
   // Saved before a check it now fails (a pattern with lookahead from before patterns ran in RE2): say which and why.
   if (!parsed.ok) throw new SessionError("error", `the device's connection template ${device.templateId} is invalid: ${parsed.errors[0]!.message}; edit it`);
 
-  const decrypt = async (v: string | null | undefined) => (v ? await secrets.decrypt(v) : undefined);
-  let login: Login;
-  if (device.credId) {
-    if (!cred) throw new SessionError("error", `credential set ${device.credId} no longer exists`);
-    login = {
-      username: cred.username, password: await decrypt(cred.passwordEnc), enablePassword: await decrypt(cred.enablePasswordEnc),
-      privateKey: await decrypt(cred.sshKeyEnc), passphrase: await decrypt(cred.sshKeyPassphraseEnc),
-    };
-  } else {
-    login = { username: device.username, password: await decrypt(device.passwordEnc), enablePassword: await decrypt(device.enablePasswordEnc) };
-  }
+  if (device.credId && !cred) throw new SessionError("error", `credential set ${device.credId} no longer exists`);
+  const login = await loginOf(secrets, device, device.credId ? cred : null);
   const categoryCommands = JSON.parse(row.commands) as string[];
   return {
     plan: { device, template: parsed.template, login, commands: categoryCommands.length ? categoryCommands : parsed.template.commands },

@@ -3,6 +3,7 @@ import type { Clock } from "../src/clock.ts";
 import type { Db, DbOrTx } from "../src/db/client.ts";
 import { taskRuns, tasks } from "../src/db/schema/index.ts";
 import { settleFinishedRuns } from "../src/jobs/queue.ts";
+import { settleOrphanedPushes } from "../src/modules/snippets/deployments.ts";
 import type { Logger } from "../src/logger.ts";
 import { dueSlots, hasDueSlot } from "../src/modules/tasks/cron.ts";
 import { startTaskRun, type Task, type TaskRun } from "../src/modules/tasks/start-run.ts";
@@ -54,6 +55,7 @@ async function startDueRun(deps: SchedulerDeps, options: SchedulerOptions, taskI
 export async function scheduleDueRuns(deps: SchedulerDeps, options: SchedulerOptions = DEFAULT_SCHEDULER_OPTIONS): Promise<TaskRun[]> {
   const now = deps.clock.now();
   await settleFinishedRuns(deps.db, now);
+  await settleOrphanedPushes(deps.db, now);
   const active: Task[] = await deps.db.select().from(tasks).where(eq(tasks.paused, false));
   const started: TaskRun[] = [];
   for (const task of active) {

@@ -231,6 +231,11 @@ export class ShellSession {
     return { name: "prompt", test: (line: string) => prompt.test(line) };
   }
 
+  /** Whether a line is the template's prompt (for callers that wait for it among other patterns). */
+  isPrompt(line: string): boolean {
+    return this.profile.prompt.test(line);
+  }
+
   async expectPrompt(): Promise<string> {
     return (await this.waitFor([this.promptMatcher()])).before;
   }

@@ -4,6 +4,7 @@ import { describeError } from "./errors.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { runPurgeJob } from "./purge-job.ts";
 import { runComplianceJob } from "./compliance-job.ts";
+import { runSnippetJob } from "./snippet-job.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
 
 export type WorkerOptions = {
@@ -45,6 +46,10 @@ export function startWorker(deps: DownloadDeps, options: WorkerOptions) {
         const end = await runDownloadJob(deps, job, controller.signal);
         // One line per run: which collector ran what, and how it went (messages never carry secrets).
         if (end) deps.logger.info(end.retrying ? "job will be retried" : "job finished", { job: job.id, device: job.deviceId, attempt: job.attempts, ...end, duration_ms: Date.now() - started });
+      } else if (job.type === "snippet_push" && job.deviceId) {
+        // The downloads around the push hold their leases for the job's whole time limit: nothing renews them.
+        const end = await runSnippetJob(deps, job, options.jobTimeLimitMs, controller.signal);
+        if (end) deps.logger.info("job finished", { job: job.id, type: job.type, device: job.deviceId, outcome: end.outcome, message: end.message, duration_ms: Date.now() - started });
       } else if (job.type === "purge_configs") {
         const end = await runPurgeJob(deps, job);
         if (end) deps.logger.info("job finished", { job: job.id, type: job.type, ...end, duration_ms: Date.now() - started });

@@ -1,14 +1,14 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { normalizeConfigText } from "../../src/modules/configs/text.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { downloadOnce, latestConfigs } from "../helpers/collector.ts";
-import { freePort, start, stopGroup, type Spawned } from "../helpers/process.ts";
+import { freePort, stopGroup, type Spawned } from "../helpers/process.ts";
 import { createTestUser, randomPassword, removeTestUser } from "../helpers/sshd.ts";
+import { startTelnetd, telnetdUnavailable } from "../helpers/telnetd.ts";
 
 /**
  * The collector against a real Telnet server on loopback: GNU inetutils telnetd (Debian's inetutils-telnetd),
@@ -17,8 +17,6 @@ import { createTestUser, randomPassword, removeTestUser } from "../helpers/sshd.
  * the API, as a user with a Linux box (or a BusyBox appliance) behind Telnet would make it.
  */
 
-const TELNETD = "/usr/sbin/telnetd";
-const INETD = "/usr/sbin/inetutils-inetd";
 const USER = "netkeep-telnet-test";
 // printf prints UTF-8 the command line itself does not carry: a Telnet client's typing may be 7-bit, the output not.
 const COMMANDS = ["cat /etc/hostname", "uname -sr", "printf 'caf\\303\\251\\n'"];
@@ -38,42 +36,10 @@ const TEMPLATE = [
   "",
 ].join("\n");
 
-function telnetdUnavailable(): string | undefined {
-  if (!existsSync(TELNETD) || !existsSync(INETD)) return "Debian packages inetutils-telnetd and inetutils-inetd are not installed";
-  if (process.getuid?.() !== 0) return "not running as root: a Telnet login needs a test account made with useradd";
-  return undefined;
-}
-
 const unavailable = telnetdUnavailable();
 if (unavailable) {
   if (process.env.CI) it("runs the real-telnetd tests (required in CI)", () => expect.fail(unavailable));
   else console.warn(`test/collector/telnet.test.ts skipped: ${unavailable}`);
-}
-
-/** inetd in the foreground (-d) on 127.0.0.1:<port>, running telnetd for each connection; -h: no host banner. */
-async function startTelnetd(dir: string, port: number): Promise<Spawned> {
-  const config = join(dir, "inetd.conf");
-  writeFileSync(config, `127.0.0.1:${port} stream tcp nowait root ${TELNETD} telnetd -h\n`);
-  const inetd = start(INETD, ["-d", `--pidfile=${join(dir, "inetd.pid")}`, config], {}, dir);
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    if (inetd.child.exitCode !== null) throw new Error(`inetd exited (${inetd.child.exitCode}):\n${inetd.output()}`);
-    // telnetd's first bytes are its option requests (IAC = 255).
-    const first = await new Promise<number | undefined>((resolve) => {
-      const socket = connect({ host: "127.0.0.1", port });
-      const done = (byte?: number) => {
-        socket.destroy();
-        resolve(byte);
-      };
-      socket.setTimeout(1_000, () => done());
-      socket.once("data", (d) => done(d[0]));
-      socket.on("error", () => done());
-    });
-    if (first === 255) return inetd;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  stopGroup(inetd);
-  throw new Error(`telnetd did not answer on 127.0.0.1:${port} within 10 s:\n${inetd.output()}`);
 }
 
 describe.skipIf(unavailable)("collector against a real telnetd (inetutils-telnetd)", () => {

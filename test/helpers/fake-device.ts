@@ -38,8 +38,11 @@ export type ScriptAnswer = string | { answer: string; /** end the session after 
 export type FakeDeviceOptions = {
   /** A decoded recording (loadSimulation); or `script` for a synthetic device. */
   simulation?: Simulation;
-  /** Called with each line the client sends, terminator removed; undefined means "not a command this device knows". */
-  script?: (line: string) => ScriptAnswer;
+  /**
+   * Called with each line the client sends, terminator removed, and how it came (a shell line, or an exec
+   * channel's command, whose answer is its output alone); undefined means "not a command this device knows".
+   */
+  script?: (line: string, via: "shell" | "exec") => ScriptAnswer;
   /** Login banner and first prompt of a scripted device (a simulation brings its own). */
   initPrompt?: string;
   /** Single keypresses answered on arrival, without a line terminator (pager keys). Default: the recording's one-character keys. */
@@ -49,8 +52,8 @@ export type FakeDeviceOptions = {
   port?: number;
   /** Private key (OpenSSH or PEM text). Default: a fresh ed25519 key per device, so a new instance is a changed host key. */
   hostKey?: string;
-  /** Default: what the recording shows (answers that echo their command are a shell), "shell" for a script. */
-  mode?: "shell" | "exec";
+  /** Default: what the recording shows (answers that echo their command are a shell), "shell" for a script; "both" (scripts only) takes either. */
+  mode?: "shell" | "exec" | "both";
   /** The command whose answer hugeOutputBytes replaces, without terminator. Default: the recording's configuration command. */
   configCommand?: string;
   /** Delay before each answer. */
@@ -136,7 +139,7 @@ class Device {
   sessions = 0;
   openSessions = 0;
   maxConcurrentSessions = 0;
-  readonly mode: "shell" | "exec";
+  readonly mode: "shell" | "exec" | "both";
   readonly keys: Set<string>;
   readonly initPrompt: string;
   readonly configCommand: string | undefined;
@@ -152,6 +155,7 @@ class Device {
     if (!simulation === !script) throw new Error("startFakeDevice needs exactly one of simulation or script");
     this.faults = options.faults ?? {};
     this.mode = options.mode ?? (simulation ? recordedMode(simulation) : "shell");
+    if (this.mode === "both" && simulation) throw new Error("mode both is for scripted devices");
     this.initPrompt = simulation ? simulation.initPrompt : (options.initPrompt ?? "");
     this.keys = new Set(options.keys ?? simulation?.commands.map((c) => c.line).filter((line) => line.length === 1) ?? []);
     this.configCommand = options.configCommand ?? (simulation ? guessConfigCommand(simulation) : undefined);
@@ -261,7 +265,7 @@ class DeviceConnection {
     session.on("window-change", (accept) => accept?.());
     session.on("subsystem", (_accept, reject) => reject?.());
     session.on("shell", (accept, reject) => {
-      if (this.device.mode !== "shell") {
+      if (this.device.mode === "exec") {
         this.device.unexpected.push("<shell request to an exec-channel device>");
         return reject?.();
       }
@@ -269,7 +273,7 @@ class DeviceConnection {
     });
     session.on("exec", (accept, reject, info) => {
       this.device.received.push(info.command);
-      if (this.device.mode !== "exec") {
+      if (this.device.mode === "shell") {
         this.device.unexpected.push(`<exec request to a shell device> ${info.command}`);
         return reject?.();
       }
@@ -311,7 +315,7 @@ class DeviceConnection {
   /** Answers one line; true when the session is over (exit, or a fault took the connection). */
   private async answerShell(channel: ServerChannel, token: string): Promise<boolean> {
     const { device } = this;
-    const reply = this.lookup(token);
+    const reply = this.lookup(token, "shell");
     if (device.options.latencyMs) await delay(device.options.latencyMs);
     if (!reply) {
       device.unexpected.push(token);
@@ -338,7 +342,7 @@ class DeviceConnection {
     const { device } = this;
     channel.on("error", () => {});
     if (device.faults.neverPrompt) return; // accepted, and never a byte nor an exit status
-    const reply = this.lookup(command);
+    const reply = this.lookup(command, "exec");
     if (device.options.latencyMs) await delay(device.options.latencyMs);
     if (!reply) {
       device.unexpected.push(command);
@@ -354,13 +358,13 @@ class DeviceConnection {
   }
 
   /** The recorded answer to what the client sent, consuming it if the recording is ordered; undefined if it has none. */
-  private lookup(token: string): Reply | undefined {
+  private lookup(token: string, via: "shell" | "exec"): Reply | undefined {
     const { device } = this;
-    const command = device.mode === "exec" ? token : stripTerminator(token);
+    const command = via === "exec" ? token : stripTerminator(token);
     const isHuge = device.faults.hugeOutputBytes !== undefined && command === device.configCommand;
     const script = device.options.script;
     if (script) {
-      const out = script(command);
+      const out = script(command, via);
       if (out === undefined) return undefined;
       const answer = typeof out === "string" ? out : out.answer;
       return { answer, close: typeof out === "string" ? false : !!out.close, huge: isHuge ? this.hugeFrame(command, answer, answer) : undefined };

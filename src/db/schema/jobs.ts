@@ -4,11 +4,12 @@ import { timestamp } from "./columns.ts";
 import { devices } from "./devices.ts";
 
 /**
- * Kinds of work a collector runs; snippet pushes join this list. A purge_configs job (the retention purge task)
+ * Kinds of work a collector runs. A snippet_push job pushes one device's lines of a snippet deployment (its
+ * `params.deployment_device_id`). A purge_configs job (the retention purge task)
  * has no device; a compliance job has one (a task's check of that device) or none (a run of a policy or an
  * assignment over every device it covers, named in `params`).
  */
-export const JOB_TYPES = ["download", "purge_configs", "compliance"] as const;
+export const JOB_TYPES = ["download", "purge_configs", "compliance", "snippet_push"] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export const JOB_STATES = ["queued", "running", "finished"] as const;
@@ -20,7 +21,8 @@ export const JOB_OUTCOMES = [
 ] as const;
 export type JobOutcome = (typeof JOB_OUTCOMES)[number];
 
-export const JOB_TRIGGERS = ["download_now", "schedule", "api", "cli"] as const;
+/** `snippet`: the before and after downloads of a snippet push (their versions say so in change_trigger). */
+export const JOB_TRIGGERS = ["download_now", "schedule", "api", "cli", "snippet"] as const;
 export type JobTrigger = (typeof JOB_TRIGGERS)[number];
 
 /**

@@ -4,13 +4,19 @@ import { timestamp, timestamps } from "./columns.ts";
 import { nameKeyColumn } from "../name-key.ts";
 import { devices } from "./devices.ts";
 import { jobs } from "./jobs.ts";
+import { snippets } from "./snippets.ts";
 
 /**
- * What a task does. A later issue adds snippet deploys; src/modules/tasks/types.ts says what each one targets and
+ * What a task does; src/modules/tasks/types.ts says what each one targets and
  * which job it queues.
  */
-export const TASK_TYPES = ["download_devices", "download_categories", "download_tags", "download_all", "purge_configs", "compliance"] as const;
+export const TASK_TYPES = ["download_devices", "download_categories", "download_tags", "download_all", "purge_configs", "compliance", "snippet"] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
+
+/** How a scheduled snippet deploy runs, as the deploy endpoint's body says it. */
+export type SnippetTaskOptions = {
+  dynamic_vars?: Record<string, string>; canary?: number; stop_on_failure?: boolean; concurrency?: number; confirm_device_count?: number;
+};
 
 /** How a run came about: its cron slot, a late start for slots missed while no scheduler ran, or a person. */
 export const TASK_RUN_TRIGGERS = ["schedule", "catch_up", "manual"] as const;
@@ -36,6 +42,10 @@ export const tasks = sqliteTable("tasks", {
    * "catches up" on time it was paused or had another schedule.
    */
   scheduleFrom: timestamp("schedule_from").notNull(),
+  /** A `snippet` task's snippet; null for other types (and once the snippet is deleted: its runs then push nothing). */
+  snippetId: integer("snippet_id").references(() => snippets.id, { onDelete: "set null" }),
+  /** A `snippet` task's deploy settings: dynamic_vars, canary, stop_on_failure, concurrency, confirm_device_count. */
+  snippetOptions: text("snippet_options", { mode: "json" }).$type<SnippetTaskOptions>(),
   /** Set for the tasks netkeep seeds ("nightly_backup", "retention_purge"): they can be edited and paused, not deleted. */
   systemKey: text("system_key"),
   ...timestamps,

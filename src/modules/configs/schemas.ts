@@ -36,7 +36,7 @@ const ChangeFields = {
   previous_version: z.number().int().nullable(),
   lines_added: z.number().int(),
   lines_removed: z.number().int(),
-  trigger: z.enum(JOB_TRIGGERS).openapi({ description: "What started the download: schedule, download_now, api or cli" }),
+  trigger: z.enum(JOB_TRIGGERS).openapi({ description: "What started the download: schedule, download_now, api, cli, or snippet (the downloads around a snippet push)" }),
   created_at: z.string(),
 };
 

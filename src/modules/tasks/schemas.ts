@@ -3,6 +3,7 @@ import { JOB_OUTCOMES, TASK_RUN_TRIGGERS, TASK_TYPES } from "../../db/schema/ind
 import { canonicalTimeZone, cronProblem, cronText } from "./cron.ts";
 import { RCONFIG_COMMANDS, TASK_TYPE_DEFS, TASK_TYPE_NAMES } from "./types.ts";
 import { freeText, singleLine } from "../../http/text.ts";
+import { SnippetTaskOptionsInput } from "../snippets/task-runs.ts";
 
 const ids = (what: string) =>
   z.array(z.number({ error: `must hold ${what} ids` }).int("must hold whole numbers").positive("must hold positive ids"))
@@ -43,6 +44,9 @@ export const TaskInput = z
       .openapi({ description: "IANA time zone the cron expression is read in (default UTC)", example: "Europe/Berlin" }),
     is_paused: z.boolean().optional().openapi({ description: "Paused tasks never run on their schedule (run-now still works)", example: false }),
     notify_on_failure: z.boolean().optional().openapi({ description: "Flag the task's failed runs for notification", example: true }),
+    snippet_id: z.number().int("must be a whole number").positive("must be a positive id").nullable().optional()
+      .openapi({ description: "snippet tasks: the snippet each run deploys (creating or changing one needs snippets.write)", example: null }),
+    snippet_options: SnippetTaskOptionsInput.nullable().optional(),
   })
   .openapi("TaskInput");
 
@@ -72,6 +76,8 @@ export const Task = z
     is_paused: z.boolean(),
     notify_on_failure: z.boolean(),
     is_system: z.boolean().openapi({ description: "Seeded by netkeep: can be edited and paused, not deleted" }),
+    snippet_id: z.number().int().nullable().openapi({ description: "snippet tasks: the snippet each run deploys" }),
+    snippet_options: z.record(z.string(), z.unknown()).nullable().openapi({ description: "snippet tasks: the deploy settings" }),
     next_runs: z.array(z.string()).openapi({ description: "The next three scheduled run times (UTC); empty while paused", example: ["2026-06-02T00:30:00.000Z"] }),
     last_run: RunSummary.nullable(),
     created_at: z.string(),

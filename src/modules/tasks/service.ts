@@ -16,6 +16,7 @@ import { Task, type TaskInputT, type TaskOut, type TaskRunOut } from "./schemas.
 import { startTaskRun, type Task as TaskRow } from "./start-run.ts";
 import { reachBeyondScope, taskReach, visibleTasks } from "./targets.ts";
 import { canonicalTaskType, TARGET_LISTS, TASK_TYPE_DEFS, type TargetList } from "./types.ts";
+import { snippetTaskValues } from "../snippets/task-runs.ts";
 
 /** Who is asking and when: what every task operation needs from the request. */
 export type TaskCtx = { db: DbOrTx; auth: AuthContext; services: Services; now: Date; links: Links };
@@ -81,6 +82,7 @@ export async function serializeTasks(db: DbOrTx, scope: DeviceScope, links: Link
       categories: r.categoryIds.filter((id) => liveCategories.has(id)),
       tags: r.tagIds.filter((id) => liveTags.has(id)),
       task_cron: r.cron, timezone: r.timezone, is_paused: r.paused, notify_on_failure: r.notifyOnFailure, is_system: r.systemKey !== null,
+      snippet_id: r.snippetId, snippet_options: r.snippetOptions,
       next_runs: r.paused ? [] : nextRuns(r, now, 3).map((d) => d.toISOString()),
       last_run: last
         ? { id: last.id, status: last.status, trigger: last.trigger, scheduled_for: last.scheduled_for, started_at: last.started_at, finished_at: last.finished_at }
@@ -178,6 +180,7 @@ export async function saveTask(ctx: TaskCtx, input: Partial<TaskInputT>, id: num
     }
     await checkUniqueName(writeCtx, tasks.nameKey, tasks.id, input.task_name, before?.id ?? null, "task_name");
     const targets = type ? await targetValues(c, bag, type, input, before, patch) : undefined;
+    const snippet = type ? await snippetTaskValues(tx, bag, ctx.auth, type, input, before, patch) : undefined;
     bag.throwIfAny();
 
     const cron = input.task_cron !== undefined ? cronText(input.task_cron) : before!.cron;
@@ -187,7 +190,7 @@ export async function saveTask(ctx: TaskCtx, input: Partial<TaskInputT>, id: num
       name: input.task_name ?? before!.name,
       nameKey: nameKey(input.task_name ?? before!.name),
       description: input.task_desc ?? (patch ? before!.description : ""),
-      type: type!, deviceIds: targets!.devices, categoryIds: targets!.categories, tagIds: targets!.tags,
+      type: type!, deviceIds: targets!.devices, categoryIds: targets!.categories, tagIds: targets!.tags, ...snippet!,
       cron, timezone, paused,
       notifyOnFailure: input.notify_on_failure ?? (patch ? before!.notifyOnFailure : false),
       scheduleFrom: !before || cron !== before.cron || timezone !== before.timezone || (before.paused && !paused) ? ctx.now : before.scheduleFrom,

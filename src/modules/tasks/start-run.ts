@@ -4,6 +4,7 @@ import { devices, taskRunItems, taskRuns, tasks, type TaskRunTrigger } from "../
 import { enqueueDeviceJobs, enqueueJob, PRIORITY } from "../../jobs/queue.ts";
 import { taskTargetCondition } from "./targets.ts";
 import { TASK_TYPE_DEFS } from "./types.ts";
+import { startSnippetRun } from "../snippets/task-runs.ts";
 
 export type Task = typeof tasks.$inferSelect;
 export type TaskRun = typeof taskRuns.$inferSelect;
@@ -36,7 +37,9 @@ export async function startTaskRun(
   const jobTrigger = run.trigger === "manual" ? "api" : "schedule";
   const priority = run.trigger === "manual" ? PRIORITY.api : PRIORITY.scheduled;
   let jobs = 0;
-  if (def.targets === "none") {
+  if (task.type === "snippet") {
+    jobs = await startSnippetRun(tx, task, created.id, { trigger: jobTrigger, requestedBy: run.requestedBy ?? null }, now);
+  } else if (def.targets === "none") {
     const job = await enqueueJob(tx, { type: def.job, trigger: jobTrigger, priority, requestedBy: run.requestedBy }, now);
     await tx.insert(taskRunItems).values({ runId: created.id, jobId: job.id });
     jobs = 1;

@@ -172,7 +172,7 @@ describe("task fields", () => {
     const noType = await t.call("/api/v1/tasks", { method: "POST", token: admin, body: { task_name: "typeless", task_cron: "0 0 * * *" } });
     expect(noType.body.errors.task_type[0]).toMatch(/task_type is required/);
     const badType = await createTask({ task_type: "reboot_everything" });
-    expect(badType.body.errors.task_type[0]).toMatch(/must be one of: download_devices, download_categories, download_tags, download_all, purge_configs, compliance, rconfig:download-device/);
+    expect(badType.body.errors.task_type[0]).toMatch(/must be one of: download_devices, download_categories, download_tags, download_all, purge_configs, compliance, snippet, rconfig:download-device/);
   });
 
   it("PUT resets what it leaves out, PATCH changes only what it sends; changing the type clears unused lists; delete answers a message", async () => {

@@ -22,6 +22,10 @@ export const TASK_TYPE_DEFS: Record<TaskType, TaskTypeDef> = {
   download_tags: { targets: "tags", job: "download", rconfigCommand: "rconfig:download-tag", describe: "back up the devices carrying any tag listed in `tags`" },
   download_all: { targets: "all", job: "download", describe: "back up every device" },
   purge_configs: { targets: "none", job: "purge_configs", describe: "delete stored configurations the retention rules no longer keep" },
+  snippet: {
+    targets: "lists", job: "snippet_push",
+    describe: "deploy the snippet `snippet_id` (with `snippet_options`) to the devices listed in `devices`, in the categories in `categories` or carrying the tags in `tags` (every device when all three are empty); each run is a snippet deployment",
+  },
   compliance: {
     targets: "lists", job: "compliance",
     describe: "check the devices listed in `devices`, in the categories in `categories` or carrying the tags in `tags` (every device when all three are empty) against the enabled policy assignments covering them",

@@ -10,6 +10,11 @@ describe("template patterns", () => {
     expect(compileTemplatePattern(IOS_KEY_SECRET, "text").replaceAll(" key 7 abc\nkey chain X", "$1 <hidden>")).toBe(" key 7 <hidden>\nkey chain X");
   });
 
+  it("count a built-in template's push errors and prompts as shipped line patterns (they run on every line pushed)", () => {
+    expect(isShippedPattern(String.raw`^\s*% ?(?:Invalid input|Incomplete command|Ambiguous command|Unknown command|Unrecognized command)`, "line")).toBe(true);
+    expect(isShippedPattern(String.raw`\[confirm\] ?$`, "line")).toBe(true);
+  });
+
   it("run it in RE2 in another role, or changed, where what RE2 lacks is refused", () => {
     expect(isShippedPattern(IOS_KEY_SECRET, "line")).toBe(false);
     expect(() => compileTemplatePattern(IOS_KEY_SECRET, "line")).toThrow(/^uses lookahead/);

@@ -15,7 +15,7 @@ import { compileShippedPattern, compileUserPattern, type Pattern } from "../../p
 
 /**
  * Where a pattern runs, which decides its flags: `line` patterns (prompts, pager, login and enable prompts, line
- * filters) are tested against one line; `text` patterns (secrets) run over a whole output with ^ and $ at line ends.
+ * filters, push errors and prompts) are tested against one line; `text` patterns (secrets) run over a whole output with ^ and $ at line ends.
  */
 export type TemplatePatternRole = "line" | "text";
 
@@ -34,6 +34,7 @@ type ShippedYaml = {
   enable?: { password_prompt?: unknown; prompt?: unknown };
   filters?: { drop?: (string | { from?: unknown; to?: unknown })[]; volatile?: (string | { from?: unknown; to?: unknown })[] };
   secrets?: { pattern?: unknown }[];
+  push?: { errors?: unknown[]; prompts?: { pattern?: unknown }[] };
 };
 
 let shipped: Record<TemplatePatternRole, Set<string>> | undefined;
@@ -57,6 +58,8 @@ function shippedPatterns(): Record<TemplatePatternRole, Set<string>> {
       else if (f) for (const p of [f.from, f.to]) add(line, p);
     }
     for (const s of t.secrets ?? []) add(text, s?.pattern);
+    for (const e of t.push?.errors ?? []) add(line, e);
+    for (const p of t.push?.prompts ?? []) add(line, p?.pattern);
   }
   return (shipped = { line, text });
 }

@@ -28,6 +28,14 @@
  * holds the value read at the last successful download, every command has a stored version and the device has
  * not restarted since, the download is skipped ("unchanged, verified by SNMP"). An agent that does not answer
  * never fails a download: the job's result says so and the download goes on.
+ * `push` says how a snippet is sent (collector/push.ts), always over an interactive shell (an exec template's
+ * `prompt` is then used): `enter` lines (configuration mode), then each snippet line, each waiting for the prompt;
+ * an answer with a line matching one of `errors` stops the push. A tail matching a `prompts` pattern is answered
+ * with its `answer` (sent with the line ending). When every line was taken: `save` (leave configuration mode,
+ * write memory, commit); otherwise, or for a check that must not save: `discard`. `candidate: true` means the
+ * lines take effect only when saved (Junos, VyOS commit), so a discarded push changed nothing. `verify_lines: true`
+ * says a line taken shows up as such in the configuration (`config_command`), so one missing from the configuration
+ * downloaded after the push is flagged (IOS-like families).
  *
  * Regular expressions run in RE2 and are written as for JavaScript (docs/patterns.md); the built-in templates'
  * own patterns run in JavaScript's engine (template-patterns.ts). `prompt`, `pager.pattern` and the login/enable
@@ -72,6 +80,17 @@ const secretRule = z.strictObject({ pattern: patternFor("text"), replace: z.stri
   if (problem) ctx.addIssue({ code: "custom", path: ["replace"], message: problem });
 });
 
+/** How a snippet is pushed: see the header. */
+const pushSection = z.strictObject({
+  enter: z.array(line).default([]),
+  save: z.array(line).default([]),
+  discard: z.array(line).default([]),
+  candidate: z.boolean().default(false),
+  verify_lines: z.boolean().default(false),
+  errors: z.array(regex).default([]),
+  prompts: z.array(z.strictObject({ pattern: regex, answer: z.string().refine((s) => !/[\r\n]/.test(s), "must be one line") })).default([]),
+});
+
 const oid = z.string().regex(/^\.?\d+(\.\d+)+$/, "must be a numeric OID such as 1.3.6.1.4.1.9.9.43.1.1.1.0");
 
 const TemplateDocument = z
@@ -97,11 +116,13 @@ const TemplateDocument = z
       .strictObject({ drop: z.array(lineFilter).default([]), volatile: z.array(lineFilter).default([]) })
       .default({ drop: [], volatile: [] }),
     secrets: z.array(secretRule).default([]),
+    push: pushSection.optional(),
     snmp: z.strictObject({ config_changed_oid: oid.optional(), port: z.number().int().min(1).max(65535).optional() }).optional(),
   })
   .superRefine((t, ctx) => {
     if (!t.exec && t.prompt === undefined) ctx.addIssue({ code: "custom", path: ["prompt"], message: "is required unless exec is true" });
     if (t.exec && t.protocol !== "ssh") ctx.addIssue({ code: "custom", path: ["exec"], message: "needs protocol ssh (exec channels are an SSH feature)" });
+    if (t.push && t.prompt === undefined) ctx.addIssue({ code: "custom", path: ["push"], message: "needs a prompt (a push runs in an interactive shell, even for exec templates)" });
     if (t.config_command !== undefined && !t.commands.includes(t.config_command)) {
       ctx.addIssue({ code: "custom", path: ["config_command"], message: "must be one of the commands" });
     }
@@ -114,6 +135,7 @@ const TemplateDocument = z
 
 export type ConnectionTemplate = z.output<typeof TemplateDocument>;
 export type LineFilter = z.output<typeof lineFilter>;
+export type PushSection = z.output<typeof pushSection>;
 export type TemplateError = { line: number; key: string; message: string };
 export type ParseResult = { ok: true; template: ConnectionTemplate } | { ok: false; errors: TemplateError[] };
 

@@ -1,0 +1,126 @@
+import { eq } from "drizzle-orm";
+import { credentials, jobs, snippetDeploymentDevices } from "../src/db/schema/index.ts";
+import { failureReason } from "../src/error-reason.ts";
+import type { Job } from "../src/jobs/queue.ts";
+import { unifiedDiff } from "../src/modules/configs/config-diff.ts";
+import { completePushJob, type PushEnd } from "../src/modules/snippets/deployments.ts";
+import { storedText } from "../src/modules/templates/template-text.ts";
+import { collect, type Progress } from "./collect.ts";
+import { loadPlan, loginOf, storing, type DownloadDeps, type LoadedPlan } from "./download.ts";
+import { describeError } from "./errors.ts";
+import { linesNotInConfig, pushLines } from "./push.ts";
+import { DEFAULT_LIMITS, SessionError } from "./session.ts";
+import { LeaseLost, storeDownload, type StoreRequest } from "./store-download.ts";
+import { snmpResult } from "./snmp.ts";
+
+/** A configuration downloaded around a push: its stored text per command and the download job that stored it. */
+type Snapshot = { jobId: number; configIds: unknown; texts: Map<string, string> };
+
+/**
+ * Downloads the device's configuration through the normal storage path, as a download job of its own (trigger
+ * `snippet`, so its versions say change_trigger snippet) that this collector holds while it runs.
+ */
+async function snapshot(deps: DownloadDeps, loaded: LoadedPlan, leaseMs: number, signal: AbortSignal): Promise<Snapshot> {
+  const now = deps.clock.now();
+  const [job] = await deps.db.insert(jobs).values({
+    type: "download", deviceId: loaded.plan.device.id, trigger: "snippet", state: "running", leaseOwner: deps.owner, leaseExpiresAt: new Date(now.getTime() + leaseMs),
+    attempts: 1, maxAttempts: 1, runAfter: now, createdAt: now, startedAt: now,
+  }).returning();
+  const started = Date.now();
+  try {
+    const collected = await collect({ plan: loaded.plan, limits: deps.limits ?? DEFAULT_LIMITS, connectTimeoutMs: deps.connectTimeoutMs ?? 20_000 }, signal, { connected: false });
+    const request: StoreRequest = {
+      job: job!, owner: deps.owner, deviceId: loaded.plan.device.id, templateCode: loaded.templateCode, exclusions: loaded.exclusions,
+      storedHashes: loaded.storedHashes, outputs: collected.outputs, fingerprint: collected.fingerprint,
+      snmp: snmpResult(undefined), configChanged: { snmpConfigChangedValue: null, snmpConfigChangedAt: null }, startedAt: started, now: deps.clock.now(),
+    };
+    const end = await storing(() => (deps.store ? deps.store(request) : storeDownload(deps.db, request)));
+    if (!end) throw new LeaseLost();
+    const [stored] = await deps.db.select({ result: jobs.result }).from(jobs).where(eq(jobs.id, job!.id));
+    return { jobId: job!.id, configIds: stored?.result?.config_ids ?? [], texts: new Map(collected.outputs.map(([command, output]) => [command, storedText(output, loaded.plan.template)])) };
+  } catch (err) {
+    await deps.db.update(jobs).set({ state: "finished", outcome: err instanceof SessionError ? err.outcome : "error", message: failureReason(err).slice(0, 500), finishedAt: deps.clock.now(), leaseOwner: null, leaseExpiresAt: null })
+      .where(eq(jobs.id, job!.id));
+    throw err;
+  }
+}
+
+/** The pushed lines missing from the configuration after (templates with push.verify_lines; [] for the others). */
+function configLinesMissing(loaded: LoadedPlan, lines: string[], after: Snapshot): string[] {
+  const { template } = loaded.plan;
+  const command = template.config_command ?? template.commands[0]!;
+  return linesNotInConfig(template, lines, after.texts.get(command) ?? "");
+}
+
+/**
+ * Runs one device's push of a snippet deployment: the configuration before, the push with the device's snippet
+ * credentials (its primary ones when it has none), the configuration after, and the diff; then the job's
+ * outcome, the device's result and the deployment's next pushes in one transaction. A push is never retried: a
+ * job claimed again after its collector died ends with an error instead of sending the lines a second time.
+ */
+export async function runSnippetJob(deps: DownloadDeps, job: Job, leaseMs: number, signal: AbortSignal): Promise<PushEnd | undefined> {
+  const started = Date.now();
+  const deploymentDeviceId = Number(job.params?.deployment_device_id);
+  const finish = async (end: PushEnd) => ((await completePushJob(deps.db, job, deps.owner, end, deps.clock.now())) ? end : undefined);
+  const [target] = await deps.db.select().from(snippetDeploymentDevices).where(eq(snippetDeploymentDevices.id, deploymentDeviceId));
+  if (!target) return finish({ status: "error", outcome: "error", message: "the deployment was deleted", result: {}, transcript: "" });
+  if (job.attempts > 1) {
+    return finish({ status: "error", outcome: "error", message: "an earlier attempt of this push was interrupted (its collector stopped); the lines were not sent again: check the device, then send again", result: {}, transcript: "" });
+  }
+  let before: Snapshot | undefined;
+  try {
+    const loaded = await loadPlan(deps.db, deps.secrets, job.deviceId!);
+    const { device } = loaded.plan;
+    let login = loaded.plan.login;
+    if (device.snippetCredId) {
+      const [cred] = await deps.db.select().from(credentials).where(eq(credentials.id, device.snippetCredId));
+      if (!cred) throw new SessionError("error", `snippet credential set ${device.snippetCredId} no longer exists`);
+      login = await loginOf(deps.secrets, device, cred);
+    }
+    before = await snapshot(deps, loaded, leaseMs, signal);
+    const progress: Progress = { connected: false };
+    const pushed = await pushLines(
+      { target: { device, template: loaded.plan.template, login }, limits: deps.limits ?? DEFAULT_LIMITS, connectTimeoutMs: deps.connectTimeoutMs ?? 20_000 },
+      { lines: target.lines, rollbackLines: target.rollbackLines.length ? target.rollbackLines : undefined, save: true }, signal, progress,
+    );
+    const result: Record<string, unknown> = {
+      duration_ms: 0, saved: pushed.saved, before_job_id: before.jobId, before_config_ids: before.configIds,
+      ...(pushed.failedLine ? { failed_line: pushed.failedLine } : {}), ...(pushed.rolledBack !== undefined ? { rolled_back: pushed.rolledBack } : {}),
+    };
+    // After any push that reached the device, what it holds now: a failed push may have taken some lines.
+    const after = progress.connected
+      ? await snapshot(deps, loaded, leaseMs, signal).catch((err) => {
+        if (err instanceof LeaseLost) throw err;
+        result.after_error = failureReason(err).slice(0, 500);
+        return undefined;
+      })
+      : undefined;
+    if (after) {
+      const commands = [...new Set([...before.texts.keys(), ...after.texts.keys()])];
+      const diff = commands.map((c) => unifiedDiff(before!.texts.get(c) ?? "", after.texts.get(c) ?? "", `${c} (before)`, `${c} (after)`))
+        .filter((d) => d.added || d.removed);
+      Object.assign(result, {
+        after_job_id: after.jobId, after_config_ids: after.configIds, diff: diff.map((d) => d.text).join(""),
+        lines_added: diff.reduce((n, d) => n + d.added, 0), lines_removed: diff.reduce((n, d) => n + d.removed, 0),
+        ...(pushed.status === "success" ? { lines_not_in_config: configLinesMissing(loaded, target.lines, after) } : {}),
+      });
+    }
+    result.duration_ms = Date.now() - started;
+    return await finish({
+      status: pushed.status, outcome: pushed.status === "success" ? "success" : pushed.outcome ?? "error", message: pushed.message, result, transcript: pushed.transcript,
+    });
+  } catch (err) {
+    if (err instanceof LeaseLost) {
+      deps.logger.warn("lease lost; the push's result was discarded", { job: job.id });
+      return undefined;
+    }
+    if (!(err instanceof SessionError)) deps.logger.error("push failed unexpectedly", { job: job.id, error: describeError(err) });
+    const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
+    // Failing before the push (the download before it, the plan) sends nothing.
+    return finish({
+      status: "error", outcome: failure.outcome, transcript: "",
+      message: `${before ? "" : "nothing was pushed: "}${failure.message}`,
+      result: { duration_ms: Date.now() - started, ...(before ? { before_job_id: before.jobId } : {}) },
+    });
+  }
+}

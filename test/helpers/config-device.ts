@@ -1,0 +1,276 @@
+import { startFakeDevice, type FakeDevice, type FakeDeviceOptions, type ScriptAnswer } from "./fake-device.ts";
+
+/**
+ * A fake device that really applies configuration: an ssh2 server (fake-device.ts) whose script keeps a running
+ * and a startup configuration and changes them as a device would, so a push is checked by what the device ends
+ * up with, not by what was sent.
+ *
+ * - "ios": `configure terminal` ... `end`; lines go into the running configuration at once (an `interface` line
+ *   opens its block, indented lines and `exit` as on IOS, `no <line>` removes one); a line whose first word IOS
+ *   would not know is answered with `% Invalid input detected at '^' marker.` under a caret; `no username <u>`
+ *   asks `[confirm]` and applies on Enter; `write memory` copies running to startup; `ip domain-name` is shown
+ *   as `ip domain name`, as IOS-XE does.
+ * - "junos": `configure` opens a candidate (set/delete lines); `rollback 0` drops it; `commit confirmed <n>` and
+ *   `commit and-quit` make it the running (and saved) configuration, or fail with `error:` when a BGP neighbor's
+ *   group has no peer-as, as Junos does at commit; a line that is not set/delete is `syntax error.`.
+ * Both answer `show running-config` / `show configuration | display set` (shell or exec channel) from their state.
+ */
+
+export type ConfigFlavor = "ios" | "junos";
+
+export type ConfigState = {
+  running: string[];
+  /** What survives a reload: written by write memory (IOS); every commit (Junos). */
+  startup: string[];
+  /** Junos: the candidate being edited, undefined outside configuration mode. */
+  candidate?: string[];
+  /** Configuration lines the device was sent (in configuration mode), in order. */
+  configLines: string[];
+  commits: number;
+};
+
+export type ConfigDevice = FakeDevice & { state: ConfigState; prompt: string };
+
+const IOS_WORDS = new Set([
+  "hostname", "interface", "description", "ip", "ipv6", "no", "username", "ntp", "logging", "snmp-server", "banner", "vlan", "name",
+  "shutdown", "service", "router", "network", "switchport", "spanning-tree", "aaa", "line", "transport", "access-list", "exit", "end",
+]);
+
+export const IOS_SHOW_RUN = "show running-config";
+export const JUNOS_SHOW_CONFIG = "show configuration | display set";
+
+/** Second words IOS knows after these first ones; a word not listed is refused under a caret, as IOS does. */
+const IOS_SECOND_WORDS: Record<string, string[]> = {
+  ntp: ["server", "peer", "source", "master", "authenticate"],
+  logging: ["host", "buffered", "trap", "source-interface", "console"],
+  ip: ["address", "route", "domain", "domain-name", "name-server", "access-list", "ssh", "helper-address"],
+};
+
+/** The word of a configuration line IOS would put its caret under, if any. */
+function iosRefusedWord(line: string): string | undefined {
+  const words = line.trim().split(/\s+/);
+  if (!IOS_WORDS.has(words[0]!)) return words[0];
+  const [command, next] = words[0] === "no" ? [words[1], words[2]] : [words[0], words[1]];
+  const known = command === undefined ? undefined : IOS_SECOND_WORDS[command];
+  return known && next !== undefined && !known.includes(next) ? next : undefined;
+}
+
+const crlf = (lines: string[]) => lines.map((l) => l + "\r\n").join("");
+
+/** The IOS running configuration as `show running-config` prints it: blocks separated by "!". */
+function iosText(running: string[]): string[] {
+  const out: string[] = [];
+  for (const line of running) {
+    if (!line.startsWith(" ") && out.length) out.push("!");
+    out.push(line);
+  }
+  return [...out, "!", "end"];
+}
+
+function iosScript(hostname: string, state: ConfigState) {
+  let mode: "exec" | "config" | "config-if" = "exec";
+  let block: string | undefined;
+  let confirming: string | undefined;
+  const prompt = () => (mode === "exec" ? `${hostname}#` : `${hostname}(${mode})#`);
+  const reply = (line: string, output: string[] = []) => `${line}\r\n${crlf(output)}${prompt()}`;
+
+  const blockRange = (header: string): [number, number] | undefined => {
+    const start = state.running.indexOf(header);
+    if (start < 0) return undefined;
+    let end = start + 1;
+    while (end < state.running.length && state.running[end]!.startsWith(" ")) end++;
+    return [start, end];
+  };
+  const keyOf = (line: string) => {
+    const words = line.trim().split(/\s+/);
+    return words[0] === "ip" || words[0] === "ipv6" ? words.slice(0, 2).join(" ") : words[0] === "hostname" || words[0] === "description" ? words[0] : line.trim();
+  };
+  const apply = (line: string) => {
+    // IOS-XE takes the old spelling and shows the new one.
+    const trimmed = line.trim().replace(/^ip domain-name /, "ip domain name ");
+    const negated = trimmed.startsWith("no ") ? trimmed.slice(3) : undefined;
+    if (mode === "config-if" && block !== undefined) {
+      const [start, end] = blockRange(block)!;
+      const body = state.running.slice(start + 1, end);
+      const kept = body.filter((l) => (negated === undefined ? keyOf(l) !== keyOf(trimmed) : l.trim() !== negated && keyOf(l) !== negated));
+      if (negated === undefined) kept.push(` ${trimmed}`);
+      state.running.splice(start + 1, end - start - 1, ...kept);
+      return;
+    }
+    if (negated !== undefined) {
+      const range = blockRange(negated);
+      if (range) state.running.splice(range[0], range[1] - range[0]);
+      else state.running = state.running.filter((l) => l !== negated && !(negated.startsWith("username ") && l.startsWith(`${negated} `)));
+      return;
+    }
+    if (trimmed.startsWith("interface ")) {
+      if (!blockRange(trimmed)) state.running.push(trimmed);
+      mode = "config-if";
+      block = trimmed;
+      return;
+    }
+    state.running = state.running.filter((l) => l.startsWith(" ") || keyOf(l) !== keyOf(trimmed));
+    state.running.push(trimmed);
+    if (trimmed.startsWith("hostname ")) hostname = trimmed.slice("hostname ".length);
+  };
+
+  return (line: string, via: "shell" | "exec"): ScriptAnswer => {
+    if (via === "exec") return line === IOS_SHOW_RUN ? crlf(["Building configuration...", ...iosText(state.running)]) : undefined;
+    if (confirming !== undefined) {
+      const confirmed = line === "" || line === "y";
+      const pending = confirming;
+      confirming = undefined;
+      if (confirmed) apply(pending);
+      return reply(line);
+    }
+    if (mode === "exec") {
+      if (line === "exit") return { answer: "exit\r\n", close: true };
+      if (line === "") return reply(line);
+      if (line === "terminal length 0" || line === "terminal width 0") return reply(line);
+      if (line === IOS_SHOW_RUN) return reply(line, ["Building configuration...", "", `Current configuration : 1024 bytes`, ...iosText(state.running)]);
+      if (line === "show startup-config") return reply(line, iosText(state.startup));
+      if (line === "show version") return reply(line, ["Cisco IOS XE Software, Version 17.09.04a"]);
+      if (line === "show vtp status") return reply(line, ["VTP Operating Mode                : Transparent"]);
+      if (line === "show inventory") return reply(line, ['NAME: "Chassis", DESCR: "Cisco Catalyst 9300"']);
+      if (line === "configure terminal") {
+        mode = "config";
+        return reply(line, ["Enter configuration commands, one per line.  End with CNTL/Z."]);
+      }
+      if (line === "write memory") {
+        state.startup = [...state.running];
+        return reply(line, ["Building configuration...", "[OK]"]);
+      }
+      return reply(line, [`${" ".repeat(hostname.length + 1)}^`, "% Invalid input detected at '^' marker.", ""]);
+    }
+    // configuration mode
+    if (line === "") return reply(line);
+    state.configLines.push(line);
+    const first = line.trim().split(/\s+/)[0]!;
+    if (line.trim() === "end") {
+      mode = "exec";
+      block = undefined;
+      return reply(line);
+    }
+    if (line.trim() === "exit") {
+      mode = mode === "config-if" ? "config" : "exec";
+      block = undefined;
+      return reply(line);
+    }
+    const badWord = iosRefusedWord(line);
+    if (badWord !== undefined) {
+      const caret = " ".repeat(prompt().length + line.indexOf(badWord));
+      return reply(line, [`${caret}^`, "% Invalid input detected at '^' marker.", ""]);
+    }
+    if (line.trim().split(/\s+/).length === 1 && first !== "shutdown") return reply(line, ["% Incomplete command.", ""]);
+    if (/^\s*no username \S+$/.test(line)) {
+      confirming = line.trim();
+      return `${line}\r\nThis operation will remove all username related configurations with same name.Do you want to continue? [confirm]`;
+    }
+    // A top-level line in interface mode leaves the block, as IOS does.
+    if (mode === "config-if" && !line.startsWith(" ") && ["interface", "hostname", "username", "ntp", "logging", "snmp-server", "vlan", "router", "banner"].includes(first)) {
+      mode = "config";
+      block = undefined;
+    }
+    apply(line);
+    return reply(line);
+  };
+}
+
+function junosScript(hostname: string, state: ConfigState) {
+  const user = "netkeep";
+  const prompt = () => (state.candidate ? `\r\n[edit]\r\n${user}@${hostname}#` : `${user}@${hostname}>`);
+  const reply = (line: string, output: string[] = []) => `${line}\r\n${crlf(output)}${prompt()}`;
+  const commitErrors = (candidate: string[]): string[] => {
+    const errors: string[] = [];
+    for (const l of candidate) {
+      const m = /^set protocols bgp group (\S+) neighbor (\S+)/.exec(l);
+      if (m && !candidate.some((c) => c.startsWith(`set protocols bgp group ${m[1]} peer-as `))) {
+        errors.push(`error: [edit protocols bgp group ${m[1]}]: Error in neighbor ${m[2]} of group ${m[1]}: peer-as not configured`);
+      }
+    }
+    return errors.length ? [...errors, "error: configuration check-out failed"] : [];
+  };
+  const commit = (line: string): string[] | undefined => {
+    const errors = commitErrors(state.candidate!);
+    if (errors.length) return errors;
+    state.running = [...state.candidate!];
+    state.startup = [...state.candidate!];
+    state.commits++;
+    return undefined;
+  };
+
+  return (line: string, via: "shell" | "exec"): ScriptAnswer => {
+    if (via === "exec") {
+      if (line === JUNOS_SHOW_CONFIG || line === "show configuration | display omit") return crlf(state.running);
+      return line === "show version" || line === "show chassis hardware" || line.startsWith("set cli ") ? crlf([`Hostname: ${hostname}`]) : undefined;
+    }
+    if (!state.candidate) {
+      if (line === "exit") return { answer: "exit\r\n", close: true };
+      if (line === "" || line.startsWith("set cli ")) return reply(line);
+      if (line === JUNOS_SHOW_CONFIG) return reply(line, state.running);
+      if (line === "configure") {
+        state.candidate = [...state.running];
+        return reply(line, ["Entering configuration mode"]);
+      }
+      return reply(line, [`${" ".repeat(user.length + hostname.length + 2)}^`, "unknown command."]);
+    }
+    if (line === "") return reply(line);
+    if (line.startsWith("set ") || line.startsWith("delete ")) state.configLines.push(line);
+    const words = line.trim().split(/\s+/);
+    if (words[0] === "set" && words.length >= 3) {
+      if (!state.candidate.includes(line.trim())) state.candidate.push(line.trim());
+      return reply(line);
+    }
+    if (words[0] === "delete" && words.length >= 2) {
+      const path = `set ${words.slice(1).join(" ")}`;
+      state.candidate = state.candidate.filter((l) => l !== path && !l.startsWith(`${path} `));
+      return reply(line);
+    }
+    if (line === "rollback 0") {
+      state.candidate = [...state.running];
+      return reply(line, ["load complete"]);
+    }
+    const confirmed = /^commit confirmed (\d+)$/.exec(line);
+    if (confirmed) {
+      const errors = commit(line);
+      if (errors) return reply(line, errors);
+      return reply(line, [`commit confirmed will be automatically rolled back in ${confirmed[1]} minutes unless confirmed`, "commit complete"]);
+    }
+    if (line === "commit" || line === "commit and-quit") {
+      const errors = commit(line);
+      if (errors) return reply(line, errors);
+      if (line === "commit and-quit") state.candidate = undefined;
+      return reply(line, ["commit complete", ...(line === "commit and-quit" ? ["Exiting configuration mode"] : [])]);
+    }
+    if (line === "exit configuration-mode" || line === "exit") {
+      if (state.candidate.join("\n") !== state.running.join("\n")) return `${line}\r\nThe configuration has been changed but not committed\r\nExit with uncommitted changes? [yes,no] (yes) `;
+      state.candidate = undefined;
+      return reply(line, ["Exiting configuration mode"]);
+    }
+    if (line === "yes") {
+      state.candidate = undefined;
+      return reply(line, ["Exiting configuration mode"]);
+    }
+    return reply(line, [`${" ".repeat(user.length + hostname.length + 2 + line.length)}^`, "syntax error."]);
+  };
+}
+
+export type ConfigDeviceOptions = {
+  flavor: ConfigFlavor;
+  hostname: string;
+  /** The starting running (and startup) configuration: IOS top-level and indented lines without "!", or Junos set lines. */
+  running: string[];
+  auth: FakeDeviceOptions["auth"];
+} & Pick<FakeDeviceOptions, "latencyMs" | "hostKey" | "port">;
+
+/** Starts a device that applies what it is sent; `state` is its configuration as it stands. */
+export async function startConfigDevice(options: ConfigDeviceOptions): Promise<ConfigDevice> {
+  const state: ConfigState = { running: [...options.running], startup: [...options.running], configLines: [], commits: 0 };
+  const script = options.flavor === "ios" ? iosScript(options.hostname, state) : junosScript(options.hostname, state);
+  const prompt = options.flavor === "ios" ? `${options.hostname}#` : `netkeep@${options.hostname}>`;
+  const device = await startFakeDevice({
+    script, initPrompt: `\r\n${prompt}`, mode: "both", auth: options.auth, latencyMs: options.latencyMs, hostKey: options.hostKey, port: options.port,
+    configCommand: options.flavor === "ios" ? IOS_SHOW_RUN : JUNOS_SHOW_CONFIG,
+  });
+  return Object.assign(device, { state, prompt });
+}
