@@ -9,3 +9,4 @@ export * from "./tasks.ts";
 export * from "./search.ts";
 export * from "./idempotency.ts";
 export * from "./compliance.ts";
+export * from "./system.ts";
