@@ -19,6 +19,7 @@ import { registerRetentionRoutes } from "../modules/configs/retention-routes.ts"
 import { registerTaskRoutes } from "../modules/tasks/handlers.ts";
 import { registerConfigGroups } from "../modules/configs/handlers.ts";
 import { registerComplianceExportRoute, registerComplianceRoutes } from "../modules/compliance/handlers.ts";
+import { registerSystemRoutes } from "../modules/system/handlers.ts";
 
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -50,6 +51,7 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
   for (const group of [categoriesResource, commandsResource, deviceProfilesResource]) group.register(api);
   registerTaskRoutes(api);
   registerComplianceRoutes(api);
+  registerSystemRoutes(api, { rconfigPath: "v1" });
   // After any other static /configs/... routes (search, retention): /configs/{id} would take their paths as ids.
   registerConfigGroups(api, { changes: false });
   return api;
@@ -65,6 +67,7 @@ export function createV2Api(): OpenAPIHono<AppEnv> {
   // The export before /policy-compliance/{id}, which would take "export" as an id.
   registerComplianceExportRoute(api);
   registerComplianceRoutes(api);
+  registerSystemRoutes(api, { rconfigPath: "v2" });
   registerConfigGroups(api, { changes: true });
   return api;
 }
