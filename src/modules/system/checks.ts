@@ -22,6 +22,7 @@ const ago = (ms: number) => (ms < 120_000 ? `${seconds(ms)} s` : ms < 2 * 3_600_
 
 /** Health runs older than this are removed by each pass (the write the database check times). */
 const KEEP_RUNS_MS = 7 * 24 * 3_600_000;
+const FORGET_AFTER_MS = 24 * 3_600_000;
 
 /** Thresholds, in one place so docs/system-health.md can name them. */
 export const THRESHOLDS = {
@@ -49,7 +50,8 @@ async function database(deps: HealthDeps): Promise<Check> {
 
 async function collectors(deps: HealthDeps): Promise<Check> {
   const now = deps.clock.now().getTime();
-  const rows = await heartbeatsOf(deps.db, "collector");
+  // A collector silent for a day was removed, not stopped: it no longer counts (stop cleanly to drop it at once).
+  const rows = (await heartbeatsOf(deps.db, "collector")).filter((r) => now - r.seenAt.getTime() <= FORGET_AFTER_MS);
   const stale = rows.filter((r) => now - r.seenAt.getTime() > HEARTBEAT_STALE_MS);
   const fresh = rows.length - stale.length;
   if (!rows.length) return check("collectors", "failed", "No collector has reported: nothing downloads configurations. Start one (npm start starts one unless COLLECTOR=off; or npm run collector)", 0);

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../app.ts";
+import { openSecretBox } from "../../bootstrap.ts";
+import { claimNextJob, completeJob, enqueueDeviceJob, PRIORITY } from "../../jobs/queue.ts";
+import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
+
+/**
+ * The health checks against their real causes, on a clock the test moves: a job left waiting, failed backups,
+ * an app key that is not the one the credentials were saved with. Collectors and the scheduler: collector.test.ts.
+ */
+
+const clock = manualClock(new Date("2026-06-01T12:00:00Z"));
+let t: TestContext;
+let admin: string;
+beforeAll(async () => {
+  t = await createTestContext({ clock });
+  admin = await t.token();
+});
+afterAll(() => t.close());
+
+type Check = { name: string; status: string; message: string; value: number | null };
+const runChecks = async (token = admin) => {
+  const res = await t.call("/api/v1/system/health/run", { method: "POST", token });
+  expect(res.status).toBe(200);
+  return res.body.data as { id: number; status: string; checks: Check[] };
+};
+const checkNamed = async (name: string) => (await runChecks()).checks.find((c) => c.name === name)!;
+
+let deviceCounter = 0;
+const device = async () => (await t.call("/api/v1/devices", {
+  method: "POST", token: admin, body: { device_name: `health-dev-${++deviceCounter}`, device_ip: `192.0.2.${100 + deviceCounter}`, device_vendor: "Cisco" },
+})).body.data.id as number;
+
+describe("health checks", () => {
+  it("lists every check, each with a status and a message", async () => {
+    const run = await runChecks();
+    expect(run.checks.map((c) => c.name)).toEqual(["database", "collectors", "scheduler", "queue", "disk", "search_index", "backups", "app_key"]);
+    expect(run.checks.find((c) => c.name === "database")).toMatchObject({ status: "ok", message: expect.stringMatching(/^Reachable; a write took \d+ ms$/) });
+    expect(run.checks.find((c) => c.name === "disk")!.message).toContain(t.dir);
+    // No collector in this test: the health of the whole is failed, and says why.
+    expect(run.checks.find((c) => c.name === "collectors")).toMatchObject({ status: "failed", message: expect.stringMatching(/^No collector has reported/) });
+    expect(run.status).toBe("failed");
+  });
+
+  it("queue: warning, then failed, as a queued job waits; ok once it is taken", async () => {
+    const { job } = await enqueueDeviceJob(t.db, { type: "download", deviceId: await device(), trigger: "schedule", priority: PRIORITY.scheduled, maxAttempts: 1 }, clock.now());
+    expect(await checkNamed("queue")).toMatchObject({ status: "ok", value: 0 });
+    clock.advance(20 * 60_000);
+    expect(await checkNamed("queue")).toMatchObject({ status: "warning", value: 1200, message: "1 job waiting; the oldest for 20 min: the collectors cannot keep up or none runs. Start more collectors or raise COLLECTOR_CONCURRENCY" });
+    clock.advance(60 * 60_000);
+    expect(await checkNamed("queue")).toMatchObject({ status: "failed", value: 4800 });
+    const claimed = await claimNextJob(t.db, "test-collector", clock.now(), 60_000);
+    expect(claimed?.id).toBe(job.id);
+    expect(await checkNamed("queue")).toMatchObject({ status: "ok", message: "0 jobs waiting; the oldest for 0 s" });
+    await completeJob(t.db, claimed!, "test-collector", { outcome: "success" }, clock.now());
+  });
+
+  it("backups: the share of failed downloads in the last 24 h; ok once they age out", async () => {
+    clock.advance(25 * 3_600_000); // the previous test's success leaves the window
+    const finish = async (outcome: "success" | "unreachable") => {
+      await enqueueDeviceJob(t.db, { type: "download", deviceId: await device(), trigger: "schedule", priority: PRIORITY.scheduled, maxAttempts: 1 }, clock.now());
+      const job = (await claimNextJob(t.db, "test-collector", clock.now(), 60_000))!;
+      await completeJob(t.db, job, "test-collector", { outcome, message: "no route to host" }, clock.now());
+    };
+    expect(await checkNamed("backups")).toMatchObject({ status: "ok", message: "No backups finished in the last 24 h" });
+    for (const outcome of ["success", "success", "success", "success", "unreachable"] as const) await finish(outcome);
+    expect(await checkNamed("backups")).toMatchObject({ status: "warning", value: 20, message: expect.stringMatching(/^1 of 5 backups failed in the last 24 h \(20%\): see/) });
+    for (let i = 0; i < 5; i++) await finish("unreachable");
+    expect(await checkNamed("backups")).toMatchObject({ status: "failed", value: 60 });
+    clock.advance(24 * 3_600_000 + 1000);
+    expect(await checkNamed("backups")).toMatchObject({ status: "ok", value: 0 });
+  });
+
+  it("app key: failed when it cannot decrypt the stored credentials, ok with the right one", async () => {
+    const cred = await t.call("/api/v1/device-credentials", { method: "POST", token: admin, body: { cred_name: "health-cred", cred_username: "netops", cred_password: "S3cret-Health" } });
+    expect(cred.status).toBe(201);
+    expect(await checkNamed("app_key")).toMatchObject({ status: "ok", message: "Present, and decrypts the stored credentials" });
+    // The same database served with another key, as after a lost storage/app.key.
+    const otherKey = "base64:" + Buffer.alloc(32, 9).toString("base64");
+    const wrong = createApp({ db: t.db, config: t.config, clock, secrets: await openSecretBox(otherKey) });
+    const res = await wrong.request("/api/v1/system/health/run", { method: "POST", headers: { apitoken: admin } });
+    const body = (await res.json()) as { data: { checks: Check[] } };
+    expect(body.data.checks.find((c) => c.name === "app_key")).toMatchObject({
+      status: "failed", message: expect.stringMatching(new RegExp(`^The app key cannot decrypt credential ${cred.body.data.id}: it is not the key`)),
+    });
+    expect(JSON.stringify(body)).not.toContain("S3cret-Health");
+    expect(await checkNamed("app_key")).toMatchObject({ status: "ok" });
+  });
+});
+
+describe("health-latest", () => {
+  it("answers the stored pass without running the checks, on every path; runs them when the newest is over 10 min old", async () => {
+    const ran = await runChecks();
+    for (const path of ["/api/v1/system/health", "/api/v1/health-latest", "/api/v2/system/health", "/api/v2/dashboard/health-latest"]) {
+      expect((await t.call(path, { token: admin })).body.data).toEqual(ran);
+    }
+    clock.advance(11 * 60_000);
+    const fresh = (await t.call("/api/v1/health-latest", { token: admin })).body.data;
+    expect(fresh.id).toBeGreaterThan(ran.id);
+    expect(fresh.trigger).toBe("schedule");
+    expect(fresh.ran_at).toBe(clock.now().toISOString());
+  });
+
+  it("needs system.read to read and system.write to run", async () => {
+    const reader = await t.token(["system.read"]);
+    expect((await t.call("/api/v1/system/health", { token: reader })).status).toBe(200);
+    expect((await t.call("/api/v1/system/health/run", { method: "POST", token: reader })).status).toBe(403);
+    const other = await t.token(["devices.read"]);
+    expect((await t.call("/api/v2/dashboard/health-latest", { token: other })).status).toBe(403);
+  });
+});
