@@ -20,6 +20,8 @@ import { registerTaskRoutes } from "../modules/tasks/handlers.ts";
 import { registerConfigGroups } from "../modules/configs/handlers.ts";
 import { registerComplianceExportRoute, registerComplianceRoutes } from "../modules/compliance/handlers.ts";
 import { registerSystemRoutes } from "../modules/system/handlers.ts";
+import { registerDashboardRoutes } from "../modules/dashboard/handlers.ts";
+import { registerSettingsRoutes } from "../modules/settings/handlers.ts";
 
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -52,6 +54,8 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
   registerTaskRoutes(api);
   registerComplianceRoutes(api);
   registerSystemRoutes(api, { rconfigPath: "v1" });
+  registerDashboardRoutes(api);
+  registerSettingsRoutes(api);
   // After any other static /configs/... routes (search, retention): /configs/{id} would take their paths as ids.
   registerConfigGroups(api, { changes: false });
   return api;

@@ -10,3 +10,4 @@ export * from "./search.ts";
 export * from "./idempotency.ts";
 export * from "./compliance.ts";
 export * from "./system.ts";
+export * from "./settings.ts";
