@@ -22,6 +22,7 @@ import { registerComplianceExportRoute, registerComplianceRoutes } from "../modu
 import { registerSystemRoutes } from "../modules/system/handlers.ts";
 import { registerDashboardRoutes } from "../modules/dashboard/handlers.ts";
 import { registerSettingsRoutes } from "../modules/settings/handlers.ts";
+import { registerBackupRoutes } from "../modules/backups/handlers.ts";
 
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -56,6 +57,7 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
   registerSystemRoutes(api, { rconfigPath: "v1" });
   registerDashboardRoutes(api);
   registerSettingsRoutes(api);
+  registerBackupRoutes(api);
   // After any other static /configs/... routes (search, retention): /configs/{id} would take their paths as ids.
   registerConfigGroups(api, { changes: false });
   return api;
