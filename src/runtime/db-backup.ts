@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { Transform } from "node:stream";
+import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip, createGzip } from "node:zlib";
 import { createClient } from "@libsql/client";
@@ -17,11 +17,16 @@ import { createClient } from "@libsql/client";
 export class BackupRefused extends Error {}
 
 export const BACKUPS_DIR = "backups";
-const NAME = /^netkeep-\d{8}T\d{6}(?:\d{3})?Z\.db\.gz$/;
+const NAME = /^netkeep-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z\.db\.gz$/;
 
 /** A backup's name: it is also its id in the API, so it never carries a path. */
 export const isBackupName = (name: string) => NAME.test(name);
 export const backupName = (at: Date) => `netkeep-${at.toISOString().replace(/[-:.]/g, "")}.db.gz`;
+/** When a backup in storage/backups/ was taken, from its name (a copied file's mtime would not say). */
+const takenAt = (name: string) => {
+  const [, y, mo, d, h, mi, s, ms] = NAME.exec(name)!;
+  return new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z`);
+};
 export const backupsDir = (storageDir: string) => join(storageDir, BACKUPS_DIR);
 export const checksumPath = (file: string) => `${file}.sha256`;
 
@@ -92,8 +97,7 @@ export function listBackups(storageDir: string): BackupFile[] {
     .filter(isBackupName)
     .map((name) => {
       const path = join(dir, name);
-      const stat = statSync(path);
-      return { name, path, bytes: stat.size, sha256: readChecksum(path) ?? "", createdAt: stat.mtime };
+      return { name, path, bytes: statSync(path).size, sha256: readChecksum(path) ?? "", createdAt: takenAt(name) };
     })
     .sort((a, b) => b.name.localeCompare(a.name));
 }
@@ -182,6 +186,7 @@ export async function restoreBackup(options: { file: string; databaseUrl: string
   const target = databaseFile(options.databaseUrl);
   if (!target) throw new BackupRefused(REMOTE_DATABASE_ADVICE.replace("back it up", "restore it"));
   const unpacked = join(dirname(target), `.${basename(target)}.restoring`);
+  mkdirSync(dirname(target), { recursive: true });
   rmSync(unpacked, { force: true });
   try {
     await unpackVerified(options.file, unpacked);
@@ -199,4 +204,14 @@ export async function restoreBackup(options: { file: string; databaseUrl: string
   } finally {
     rmSync(unpacked, { force: true });
   }
+}
+
+/** The backup of that name in storage/backups/, or null. */
+export function findBackup(storageDir: string, name: string): BackupFile | null {
+  return isBackupName(name) ? (listBackups(storageDir).find((b) => b.name === name) ?? null) : null;
+}
+
+/** A backup's bytes as a web stream, for a download. */
+export function backupStream(file: BackupFile): ReadableStream<Uint8Array> {
+  return Readable.toWeb(createReadStream(file.path)) as ReadableStream<Uint8Array>;
 }
