@@ -3,6 +3,8 @@ import { createApp } from "../../app.ts";
 import { openSecretBox } from "../../bootstrap.ts";
 import { claimNextJob, completeJob, enqueueDeviceJob, PRIORITY } from "../../jobs/queue.ts";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
+import { silentLogger } from "../../logger.ts";
+import { startHealthSchedule } from "./schedule.ts";
 
 /**
  * The health checks against their real causes, on a clock the test moves: a job left waiting, failed backups,
@@ -107,5 +109,40 @@ describe("health-latest", () => {
     expect((await t.call("/api/v1/system/health/run", { method: "POST", token: reader })).status).toBe(403);
     const other = await t.token(["devices.read"]);
     expect((await t.call("/api/v2/dashboard/health-latest", { token: other })).status).toBe(403);
+  });
+});
+
+describe("the schedule", () => {
+  it("runs and stores the checks on its interval", async () => {
+    const before = (await t.call("/api/v1/system/health", { token: admin })).body.data.id;
+    const schedule = startHealthSchedule({ db: t.db, clock, config: t.config, secrets: t.secrets, logger: silentLogger }, 50);
+    try {
+      const deadline = Date.now() + 5000;
+      let latest = before;
+      while (latest === before && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        latest = (await t.call("/api/v1/system/health", { token: admin })).body.data.id;
+      }
+      expect(latest).toBeGreaterThan(before);
+      expect((await t.call("/api/v1/system/health", { token: admin })).body.data.trigger).toBe("schedule");
+    } finally {
+      schedule.stop();
+    }
+  });
+});
+
+describe("system information", () => {
+  it("tells the runtime, the database and what it holds", async () => {
+    const info = (await t.call("/api/v2/system/info", { token: admin })).body.data;
+    expect(info).toMatchObject({ version: "0.1.0", runtime: { name: "node", version: process.versions.node }, database: { kind: "embedded file" }, collectors: [] });
+    const { statSync } = await import("node:fs");
+    // Pages in use, some of them still only in the write-ahead log: at most the two files together.
+    const onDisk = statSync(`${t.dir}/netkeep.db`).size + statSync(`${t.dir}/netkeep.db-wal`).size;
+    expect(info.database.size_bytes % 4096).toBe(0);
+    expect(info.database.size_bytes).toBeGreaterThan(100_000);
+    expect(info.database.size_bytes).toBeLessThanOrEqual(onDisk);
+    expect(info.storage_used_bytes).toBeGreaterThanOrEqual(info.database.size_bytes);
+    expect(info.counts.devices).toBe(deviceCounter);
+    expect(info.uptime_seconds).toBeGreaterThanOrEqual(0);
   });
 });
