@@ -35,7 +35,8 @@ async function main() {
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const storeThread = startStoreThread({ location, threadLock, writeWait });
   await storeThread.ready;
-  const worker = startWorker({ db, secrets, clock: systemClock, logger, owner, store: storeThread.store }, {
+  const backups = { databaseUrl: config.databaseUrl, storageDir: config.storageDir };
+  const worker = startWorker({ db, secrets, clock: systemClock, logger, owner, store: storeThread.store, backups }, {
     ...DEFAULT_WORKER_OPTIONS,
     concurrency: config.collectorConcurrency,
     leaseMs: config.collectorLeaseMs,

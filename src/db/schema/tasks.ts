@@ -9,7 +9,7 @@ import { jobs } from "./jobs.ts";
  * What a task does. A later issue adds snippet deploys; src/modules/tasks/types.ts says what each one targets and
  * which job it queues.
  */
-export const TASK_TYPES = ["download_devices", "download_categories", "download_tags", "download_all", "purge_configs", "compliance"] as const;
+export const TASK_TYPES = ["download_devices", "download_categories", "download_tags", "download_all", "purge_configs", "compliance", "backup_database"] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 
 /** How a run came about: its cron slot, a late start for slots missed while no scheduler ran, or a person. */

@@ -37,7 +37,7 @@ const Webhooks = z.object({
   retries: z.number().int().openapi({ description: "Further attempts after a failed delivery" }),
 });
 const Backups = z.object({
-  cron: z.string().openapi({ description: "When the nightly database backup runs: five-field cron, read in `timezone`" }),
+  cron: z.string().openapi({ description: "When the database backup system task runs (five-field cron, in the task's time zone): the task's own schedule, the same as editing the task" }),
   keep: z.number().int().openapi({ description: "How many database backups to keep; older ones are deleted after each new one" }),
 });
 

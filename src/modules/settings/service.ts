@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
-import { appSettings, credentials } from "../../db/schema/index.ts";
+import { appSettings, credentials, tasks } from "../../db/schema/index.ts";
 import { FieldErrorBag, ApiError } from "../../http/errors.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
@@ -20,6 +20,12 @@ function merged(stored: Record<string, unknown>): Settings {
   return out as Settings;
 }
 
+/**
+ * The backup schedule is the database backup system task's cron (src/modules/tasks/system-tasks.ts): settings
+ * show and change that one schedule, so it is the same whether set here or through the tasks API.
+ */
+const BACKUP_TASK = "database_backup";
+
 export type StoredSettings = { settings: Settings; hasSmtpPassword: boolean; updatedAt: Date | null };
 
 /**
@@ -28,7 +34,10 @@ export type StoredSettings = { settings: Settings; hasSmtpPassword: boolean; upd
  */
 export async function getSettings(db: DbOrTx): Promise<StoredSettings> {
   const [row] = await db.select().from(appSettings).where(eq(appSettings.id, ROW_ID));
-  return { settings: merged(row?.values ?? {}), hasSmtpPassword: Boolean(row?.smtpPasswordEnc), updatedAt: row?.updatedAt ?? null };
+  const settings = merged(row?.values ?? {});
+  const [task] = await db.select({ cron: tasks.cron }).from(tasks).where(eq(tasks.systemKey, BACKUP_TASK));
+  if (task) settings.backups.cron = task.cron;
+  return { settings, hasSmtpPassword: Boolean(row?.smtpPasswordEnc), updatedAt: row?.updatedAt ?? null };
 }
 
 /** The SMTP password in clear, for the mail sender only; null when none is set. */
@@ -85,6 +94,14 @@ export async function updateSettings(tx: DbOrTx, patch: SettingsPatch, secrets: 
   for (const [key, value] of Object.entries({ ...rest, ...(smtp ? { smtp: smtpFields } : {}) })) {
     if (value === undefined) continue;
     values[key] = value !== null && typeof value === "object" ? { ...((values[key] as Section | undefined) ?? {}), ...value } : value;
+  }
+  const backups = values.backups as Section | undefined;
+  if (backups && "cron" in backups) {
+    const { cron, ...rest } = backups;
+    values.backups = rest;
+    const [task] = await tx.select({ cron: tasks.cron }).from(tasks).where(eq(tasks.systemKey, BACKUP_TASK));
+    // The scheduler counts slots from scheduleFrom: a new schedule starts now, as a task edit does.
+    if (task && task.cron !== cron) await tx.update(tasks).set({ cron: String(cron), scheduleFrom: now, updatedAt: now }).where(eq(tasks.systemKey, BACKUP_TASK));
   }
   let sealed = row?.smtpPasswordEnc ?? null;
   if (password !== undefined) sealed = password === null ? null : await secrets.encrypt(password);

@@ -32,6 +32,11 @@ describe("settings", () => {
     expect((await t.call("/api/v1/settings", { token: admin })).body.data.backups.keep).toBe(3);
     const second = await patch({ backups: { cron: "15 4 * * *" } });
     expect(second.body.data.backups).toEqual({ cron: "15 4 * * *", keep: 3 });
+    // One schedule: the database backup system task's.
+    const task = (await t.call("/api/v1/tasks?filter[task_type]=backup_database", { token: admin })).body.data[0];
+    expect(task.task_cron).toBe("15 4 * * *");
+    expect((await t.call(`/api/v1/tasks/${task.id}`, { method: "PATCH", token: admin, body: { task_cron: "45 2 * * *" } })).status).toBe(200);
+    expect((await t.call("/api/v1/settings", { token: admin })).body.data.backups.cron).toBe("45 2 * * *");
 
     const entries = await t.db.select().from(activityLog).where(eq(activityLog.action, "settings.update"));
     expect(entries).toHaveLength(2);

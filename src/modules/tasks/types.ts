@@ -22,6 +22,7 @@ export const TASK_TYPE_DEFS: Record<TaskType, TaskTypeDef> = {
   download_tags: { targets: "tags", job: "download", rconfigCommand: "rconfig:download-tag", describe: "back up the devices carrying any tag listed in `tags`" },
   download_all: { targets: "all", job: "download", describe: "back up every device" },
   purge_configs: { targets: "none", job: "purge_configs", describe: "delete stored configurations the retention rules no longer keep" },
+  backup_database: { targets: "none", job: "backup_database", describe: "back the service's own database up to storage/backups/, keeping the number settings.backups.keep says" },
   compliance: {
     targets: "lists", job: "compliance",
     describe: "check the devices listed in `devices`, in the categories in `categories` or carrying the tags in `tags` (every device when all three are empty) against the enabled policy assignments covering them",
