@@ -38,7 +38,7 @@ const runsOf = (taskId: number) => t.db.select().from(taskRuns).where(eq(taskRun
 
 let names = 0;
 async function device(): Promise<number> {
-  const res = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: `sched-dev-${++names}`, device_ip: "192.0.2.7" } });
+  const res = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: `sched-dev-${++names}`, device_ip: "192.0.2.7", device_vendor: "Cisco" } });
   return res.body.data.id;
 }
 async function createTask(body: Record<string, unknown>) {
