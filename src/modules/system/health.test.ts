@@ -5,6 +5,7 @@ import { claimNextJob, completeJob, enqueueDeviceJob, PRIORITY } from "../../job
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
 import { silentLogger } from "../../logger.ts";
 import { startHealthSchedule } from "./schedule.ts";
+import { recordHeartbeat } from "./heartbeats.ts";
 
 /**
  * The health checks against their real causes, on a clock the test moves: a job left waiting, failed backups,
@@ -87,6 +88,22 @@ describe("health checks", () => {
     });
     expect(JSON.stringify(body)).not.toContain("S3cret-Health");
     expect(await checkNamed("app_key")).toMatchObject({ status: "ok" });
+  });
+});
+
+describe("collectors", () => {
+  it("warning while one of two is silent, ok once it reports again, and a collector silent a day no longer counts", async () => {
+    const who = (owner: string) => ({ kind: "collector" as const, owner, host: "nms", pid: 1, version: "0.1.0", concurrency: 5, startedAt: clock.now() });
+    await recordHeartbeat(t.db, who("nms:1:a"), clock.now());
+    await recordHeartbeat(t.db, who("nms:2:b"), clock.now());
+    expect(await checkNamed("collectors")).toMatchObject({ status: "ok", message: "2 collectors running" });
+    clock.advance(2 * 60_000);
+    await recordHeartbeat(t.db, who("nms:1:a"), clock.now());
+    expect(await checkNamed("collectors")).toMatchObject({ status: "warning", message: expect.stringMatching(/^1 collector running, but nms:2:b \(last heard 2 min ago\) stopped reporting/) });
+    await recordHeartbeat(t.db, who("nms:2:b"), clock.now());
+    expect(await checkNamed("collectors")).toMatchObject({ status: "ok", message: "2 collectors running" });
+    clock.advance(25 * 3_600_000);
+    expect(await checkNamed("collectors")).toMatchObject({ status: "failed", message: expect.stringMatching(/^No collector has reported/) });
   });
 });
 
