@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, gte, isNotNull, lt, lte } from "drizzle-orm"
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
-import { configSearchPending, credentials, healthRuns, jobs, type HealthStatus, type StoredCheck } from "../../db/schema/index.ts";
+import { configSearchPending, credentials, healthRuns, jobs, processHeartbeats, type HealthStatus, type StoredCheck } from "../../db/schema/index.ts";
 import { failureReason } from "../../error-reason.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { plural } from "../../words.ts";
@@ -20,7 +20,7 @@ const check = (name: string, status: HealthStatus, message: string, value: numbe
 const seconds = (ms: number) => Math.round(ms / 1000);
 const ago = (ms: number) => (ms < 120_000 ? `${seconds(ms)} s` : ms < 2 * 3_600_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 3_600_000)} h`);
 
-/** Health runs older than this are removed by each pass (the write the database check times). */
+/** Health runs and heartbeats older than this are removed by each pass (the write the database check times). */
 const KEEP_RUNS_MS = 7 * 24 * 3_600_000;
 const FORGET_AFTER_MS = 24 * 3_600_000;
 
@@ -38,7 +38,12 @@ const level = (value: number, t: { warning: number; failed: number }): HealthSta
 async function database(deps: HealthDeps): Promise<Check> {
   const started = performance.now();
   try {
-    await deps.db.delete(healthRuns).where(lt(healthRuns.ranAt, new Date(deps.clock.now().getTime() - KEEP_RUNS_MS)));
+    const cutoff = new Date(deps.clock.now().getTime() - KEEP_RUNS_MS);
+    await deps.db.batch([
+      deps.db.delete(healthRuns).where(lt(healthRuns.ranAt, cutoff)),
+      // Collectors that died without a clean stop leave rows; after a week nobody needs them.
+      deps.db.delete(processHeartbeats).where(lt(processHeartbeats.seenAt, cutoff)),
+    ]);
   } catch (err) {
     return check("database", "failed", `The database refused a write: ${failureReason(err)}. Check the disk, its permissions, and DATABASE_URL`);
   }

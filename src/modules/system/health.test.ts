@@ -4,6 +4,7 @@ import { openSecretBox } from "../../bootstrap.ts";
 import { claimNextJob, completeJob, enqueueDeviceJob, PRIORITY } from "../../jobs/queue.ts";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
 import { silentLogger } from "../../logger.ts";
+import { processHeartbeats } from "../../db/schema/index.ts";
 import { startHealthSchedule } from "./schedule.ts";
 import { recordHeartbeat } from "./heartbeats.ts";
 
@@ -104,6 +105,9 @@ describe("collectors", () => {
     expect(await checkNamed("collectors")).toMatchObject({ status: "ok", message: "2 collectors running" });
     clock.advance(25 * 3_600_000);
     expect(await checkNamed("collectors")).toMatchObject({ status: "failed", message: expect.stringMatching(/^No collector has reported/) });
+    clock.advance(7 * 24 * 3_600_000);
+    await runChecks();
+    expect(await t.db.select().from(processHeartbeats)).toEqual([]);
   });
 });
 
