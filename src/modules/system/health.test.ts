@@ -7,6 +7,8 @@ import { silentLogger } from "../../logger.ts";
 import { processHeartbeats } from "../../db/schema/index.ts";
 import { startHealthSchedule } from "./schedule.ts";
 import { recordHeartbeat } from "./heartbeats.ts";
+import { storeConfig } from "../configs/store.ts";
+import { indexAllPending } from "../configs/search-index.ts";
 
 /**
  * The health checks against their real causes, on a clock the test moves: a job left waiting, failed backups,
@@ -89,6 +91,18 @@ describe("health checks", () => {
     });
     expect(JSON.stringify(body)).not.toContain("S3cret-Health");
     expect(await checkNamed("app_key")).toMatchObject({ status: "ok" });
+  });
+});
+
+describe("search index", () => {
+  it("warning once 1,000 stored versions wait to be indexed, ok once indexed", async () => {
+    const deviceId = await device();
+    for (let v = 0; v < 1000; v++) {
+      await storeConfig(t.db, { deviceId, command: "show running-config", text: `hostname r1\nsnmp-server location rack ${v}\n`, significant: (s) => s, trigger: "schedule", jobId: null, now: clock.now() });
+    }
+    expect(await checkNamed("search_index")).toMatchObject({ status: "warning", value: 1000, message: expect.stringMatching(/^1000 versions waiting to be indexed: search still finds them/) });
+    await indexAllPending(t.db);
+    expect(await checkNamed("search_index")).toMatchObject({ status: "ok", value: 0 });
   });
 });
 
