@@ -44,6 +44,12 @@ describe("settings", () => {
     expect(Object.keys(entries[1]!.changes ?? {})).toEqual(["backups.cron"]);
   });
 
+  it("gives new tasks sent without a time zone the settings' zone", async () => {
+    const task = await t.call("/api/v1/tasks", { method: "POST", token: admin, body: { task_name: "zoned by settings", task_type: "download_all", task_cron: "0 3 * * *" } });
+    expect(task.status, JSON.stringify(task.body)).toBe(201);
+    expect(task.body.data.timezone).toBe("Europe/Berlin");
+  });
+
   it("keeps the SMTP password encrypted and never shows it", async () => {
     const res = await patch({ smtp: { password: "mail-Secret-77" } });
     expect(res.status).toBe(200);
