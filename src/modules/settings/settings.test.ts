@@ -89,6 +89,13 @@ describe("settings", () => {
     expect(cred.status).toBe(201);
     const res = await patch({ default_credential_id: cred.body.data.id });
     expect(res.body.data.default_credential_id).toBe(cred.body.data.id);
+    const device = (body: Record<string, unknown>) => t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_ip: "192.0.2.20", device_vendor: "Cisco", ...body } });
+    const plain = await device({ device_name: "gets-default-cred" });
+    expect(plain.status, JSON.stringify(plain.body)).toBe(201);
+    expect(plain.body.data.device_cred_id).toBe(cred.body.data.id);
+    // A device with a login of its own keeps it.
+    const own = await device({ device_name: "own-login", device_username: "local", device_password: "pw-local-1" });
+    expect(own.body.data.device_cred_id).toBe(0);
   });
 
   it("needs system.read to show and system.write to change; a scoped role may not change them", async () => {
