@@ -27,6 +27,8 @@ export type DownloadDeps = {
   connectTimeoutMs?: number;
   /** Where a finished session is stored: storeDownload on `db` unless given (collector/main.ts gives a thread's). */
   store?: (request: StoreRequest) => Promise<JobEnd | undefined>;
+  /** Where the database is and where its backups go, for backup_database jobs (absent: this collector refuses them). */
+  backups?: { databaseUrl: string; storageDir: string };
 };
 
 /**

@@ -13,6 +13,8 @@ import { DEFAULT_INDEXER_OPTIONS, startSearchIndexer } from "./indexer.ts";
 import { startStoreThread } from "./store-thread.ts";
 import { DEFAULT_COMPLIANCE_PASS_OPTIONS, startCompliancePass } from "./compliance-pass.ts";
 import { watchParent } from "./parent-watch.ts";
+import { startHeartbeat } from "./heartbeat.ts";
+import packageJson from "../package.json" with { type: "json" };
 
 // Hundreds of sessions each leave ~100 KB strings behind them, and V8's default lets the heap double past what
 // is live before a full collection: at 500 sessions that was 430-490 MB of mostly garbage. Growing by 40% keeps
@@ -33,15 +35,19 @@ async function main() {
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const storeThread = startStoreThread({ location, threadLock, writeWait });
   await storeThread.ready;
-  const worker = startWorker({ db, secrets, clock: systemClock, logger, owner, store: storeThread.store }, {
+  const backups = { databaseUrl: config.databaseUrl, storageDir: config.storageDir };
+  const worker = startWorker({ db, secrets, clock: systemClock, logger, owner, store: storeThread.store, backups }, {
     ...DEFAULT_WORKER_OPTIONS,
     concurrency: config.collectorConcurrency,
     leaseMs: config.collectorLeaseMs,
     jobTimeLimitMs: config.collectorJobTimeLimitMs,
     pollIntervalMs: Math.min(DEFAULT_WORKER_OPTIONS.pollIntervalMs, config.collectorLeaseMs / 4),
   });
+  const heartbeat = startHeartbeat({ db, clock: systemClock, logger }, {
+    owner, host: hostname(), pid: process.pid, version: packageJson.version, concurrency: config.collectorConcurrency, startedAt: systemClock.now(),
+  });
   // Every collector schedules: task runs are keyed by (task, slot) in the database, so only one starts each.
-  const scheduler = startScheduler({ db, clock: systemClock, logger });
+  const scheduler = startScheduler({ db, clock: systemClock, logger, passed: heartbeat.schedulerPassed });
   const indexer = startSearchIndexer({ db, logger }, { ...DEFAULT_INDEXER_OPTIONS, busy: () => worker.active > 0 });
   const compliancePass = startCompliancePass({ db, clock: systemClock, logger }, { ...DEFAULT_COMPLIANCE_PASS_OPTIONS, busy: () => worker.active > 0 });
   logger.info("collector started", { owner, concurrency: config.collectorConcurrency });
@@ -55,6 +61,7 @@ async function main() {
     await indexer.stop();
     await compliancePass.stop();
     await worker.stop();
+    await heartbeat.stop();
     await storeThread.close();
     client.close();
     process.exit(0);

@@ -10,7 +10,7 @@ import { startTaskRun, type Task, type TaskRun } from "../src/modules/tasks/star
 import { describeError } from "./errors.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
 
-export type SchedulerDeps = { db: Db; clock: Clock; logger: Logger };
+export type SchedulerDeps = { db: Db; clock: Clock; logger: Logger; /** Called after each pass that completed (the scheduler's heartbeat). */ passed?: () => Promise<void> };
 
 export type SchedulerOptions = {
   /** How often the scheduler looks for due slots (and for tasks changed through the API). */
@@ -83,6 +83,7 @@ export function startScheduler(deps: SchedulerDeps, options: SchedulerOptions = 
     while (running) {
       try {
         await scheduleDueRuns(deps, options);
+        await deps.passed?.();
       } catch (err) {
         deps.logger.error("scheduler pass failed; retrying", { error: describeError(err) });
       }

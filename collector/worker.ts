@@ -3,6 +3,7 @@ import { runDownloadJob, type DownloadDeps } from "./download.ts";
 import { describeError } from "./errors.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { runPurgeJob } from "./purge-job.ts";
+import { runBackupJob } from "./backup-job.ts";
 import { runComplianceJob } from "./compliance-job.ts";
 import { runSnippetJob } from "./snippet-job.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
@@ -52,6 +53,9 @@ export function startWorker(deps: DownloadDeps, options: WorkerOptions) {
         if (end) deps.logger.info("job finished", { job: job.id, type: job.type, device: job.deviceId, outcome: end.outcome, message: end.message, duration_ms: Date.now() - started });
       } else if (job.type === "purge_configs") {
         const end = await runPurgeJob(deps, job);
+        if (end) deps.logger.info("job finished", { job: job.id, type: job.type, ...end, duration_ms: Date.now() - started });
+      } else if (job.type === "backup_database") {
+        const end = await runBackupJob(deps, job);
         if (end) deps.logger.info("job finished", { job: job.id, type: job.type, ...end, duration_ms: Date.now() - started });
       } else if (job.type === "compliance") {
         const end = await runComplianceJob(deps, job);

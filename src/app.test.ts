@@ -10,15 +10,33 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe("health", () => {
-  it("answers 200 without authentication while the database answers, 503 when it does not", async () => {
+describe("probes", () => {
+  it("/healthz answers while the process is up; /readyz only while the database answers", async () => {
     const other = await createTestContext();
     expect(await other.call("/healthz")).toMatchObject({ status: 200, body: { status: "ok" } });
+    expect(await other.call("/readyz")).toMatchObject({ status: 200, body: { status: "ready" } });
     other.client.close();
-    const down = await other.call("/healthz");
-    expect(down.status).toBe(503);
-    expect(down.body.status).toBe("unavailable");
+    expect(await other.call("/healthz")).toMatchObject({ status: 200, body: { status: "ok" } });
+    expect(await other.call("/readyz")).toMatchObject({ status: 503, body: { status: "unavailable", message: "The database does not answer" } });
     await other.close();
+  });
+
+  it("/readyz is not ready while the database lacks a migration this release ships", async () => {
+    const other = await createTestContext();
+    await other.client.execute("delete from __drizzle_migrations where created_at = (select max(created_at) from __drizzle_migrations)");
+    const res = await other.call("/readyz");
+    expect(res.status).toBe(503);
+    expect(res.body.message).toMatch(/lacks migrations this release ships/);
+    await other.close();
+  });
+
+  it("limits probes per address", async () => {
+    const limited = await createTestContext({ rateLimitPerMinute: 3 });
+    for (let i = 0; i < 3; i++) expect((await limited.call(i % 2 ? "/readyz" : "/healthz")).status).toBe(200);
+    const refused = await limited.call("/healthz");
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    await limited.close();
   });
 });
 

@@ -1,7 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { sql } from "drizzle-orm";
 import { createV1Api, createV2Api } from "./api/versions.ts";
 import { systemClock } from "./clock.ts";
 import { isBusy } from "./db/write-turns.ts";
@@ -13,6 +12,7 @@ import { silentLogger } from "./logger.ts";
 import { validationHook } from "./http/validation.ts";
 import type { ApiDocsFiles } from "./web/api-docs-files.ts";
 import { createWebApp } from "./web/routes.ts";
+import { readiness } from "./modules/system/readiness.ts";
 
 export type AppDeps = Pick<Services, "db" | "config" | "secrets"> & Partial<Pick<Services, "clock" | "logger" | "rateLimiter">> & {
   /** How the runtime tells the peer's address; absent under app.request() in tests. */
@@ -48,13 +48,19 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     c.header("X-Content-Type-Options", "nosniff");
   });
 
-  app.get("/healthz", async (c) => {
-    try {
-      await services.db.run(sql`select 1`);
-      return c.json({ status: "ok" }, 200);
-    } catch {
-      return c.json({ status: "unavailable", message: "The database does not answer" }, 503);
+  // The orchestrators' probes: no token, so limited per client address (the API's per-token limit).
+  const probeLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
+    const decision = services.rateLimiter.hit(`probe:${c.var.clientIp}`);
+    if (!decision.allowed) {
+      c.header("Retry-After", String(Math.max(1, decision.resetAt - Math.floor(clock.now().getTime() / 1000))));
+      return c.json({ status: "limited", message: "Too many probes from this address: probe less often" }, 429);
     }
+    await next();
+  };
+  app.get("/healthz", probeLimit, (c) => c.json({ status: "ok" }, 200));
+  app.get("/readyz", probeLimit, async (c) => {
+    const state = await readiness(services.db);
+    return state.ready ? c.json({ status: "ready" }, 200) : c.json({ status: "unavailable", message: state.message }, 503);
   });
 
   app.route("/", createV1Api());

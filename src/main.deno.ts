@@ -1,10 +1,12 @@
 /// <reference lib="deno.ns" />
 import { createApp } from "./app.ts";
+import { systemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { createLogger } from "./logger.ts";
 import { openServices } from "./runtime/services.ts";
 import { storageApiDocsFiles } from "./runtime/api-docs-files.ts";
 import { AppKeyError } from "./secrets/box.ts";
+import { startHealthSchedule } from "./modules/system/schedule.ts";
 
 /**
  * The Deno launcher: the same steps as main.ts, served by Deno.serve. It never starts a collector: the
@@ -31,7 +33,9 @@ async function main() {
     },
   }, app.fetch);
 
+  const health = startHealthSchedule({ db, config, secrets, clock: systemClock, logger });
   const stop = () => {
+    health.stop();
     setTimeout(() => Deno.exit(0), 5000);
     server.shutdown().finally(() => {
       client.close();

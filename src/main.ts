@@ -1,10 +1,12 @@
 import { serve } from "@hono/node-server";
 import { createApp } from "./app.ts";
+import { systemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { createLogger } from "./logger.ts";
 import { openServices } from "./runtime/services.ts";
 import { storageApiDocsFiles } from "./runtime/api-docs-files.ts";
 import { AppKeyError } from "./secrets/box.ts";
+import { startHealthSchedule } from "./modules/system/schedule.ts";
 import { startCollectorProcess } from "./runtime/collector-process.ts";
 
 const logger = createLogger();
@@ -21,9 +23,11 @@ async function main() {
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
     logger.info("netkeep API listening", { url: `http://${info.family === "IPv6" ? `[${info.address}]` : info.address}:${info.port}` });
   });
+  const health = startHealthSchedule({ db, config, secrets, clock: systemClock, logger });
   const collector = config.collector ? startCollectorProcess(logger) : undefined;
 
   const stop = () => {
+    health.stop();
     collector?.kill("SIGTERM");
     server.close(() => {
       client.close();

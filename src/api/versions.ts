@@ -20,6 +20,11 @@ import { registerTaskRoutes } from "../modules/tasks/handlers.ts";
 import { registerConfigGroups } from "../modules/configs/handlers.ts";
 import { registerComplianceExportRoute, registerComplianceRoutes } from "../modules/compliance/handlers.ts";
 import { registerSnippetRoutes } from "../modules/snippets/handlers.ts";
+import { registerSystemRoutes } from "../modules/system/handlers.ts";
+import { registerDashboardRoutes } from "../modules/dashboard/handlers.ts";
+import { registerSettingsRoutes } from "../modules/settings/handlers.ts";
+import { registerBackupRoutes } from "../modules/backups/handlers.ts";
+import { registerReportRoutes } from "../modules/reports/handlers.ts";
 
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -52,6 +57,11 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
   registerTaskRoutes(api);
   registerComplianceRoutes(api);
   registerSnippetRoutes(api);
+  registerSystemRoutes(api, { rconfigPath: "v1" });
+  registerDashboardRoutes(api);
+  registerSettingsRoutes(api);
+  registerBackupRoutes(api);
+  registerReportRoutes(api);
   // After any other static /configs/... routes (search, retention): /configs/{id} would take their paths as ids.
   registerConfigGroups(api, { changes: false });
   return api;
@@ -67,6 +77,7 @@ export function createV2Api(): OpenAPIHono<AppEnv> {
   // The export before /policy-compliance/{id}, which would take "export" as an id.
   registerComplianceExportRoute(api);
   registerComplianceRoutes(api);
+  registerSystemRoutes(api, { rconfigPath: "v2" });
   registerConfigGroups(api, { changes: true });
   return api;
 }

@@ -13,6 +13,8 @@ import { importRancidCommand } from "./commands/import-rancid.ts";
 import { apiDocsBuildCommand } from "./commands/api-docs-build.ts";
 import { configsPurgeCommand } from "./commands/configs-purge.ts";
 import { configsReindexCommand } from "./commands/configs-reindex.ts";
+import { dbBackupCommand } from "./commands/db-backup.ts";
+import { dbRestoreCommand } from "./commands/db-restore.ts";
 
 /** Every `svc` command, in the order `svc --help` lists them. A new command is one file and one line here. */
 const commands: Record<string, Command> = {
@@ -27,6 +29,8 @@ const commands: Record<string, Command> = {
   "api-docs:build": apiDocsBuildCommand,
   "configs:purge": configsPurgeCommand,
   "configs:reindex": configsReindexCommand,
+  "db:backup": dbBackupCommand,
+  "db:restore": dbRestoreCommand,
 };
 
 // exitCode rather than exit(): stdout may still be draining into a pipe.

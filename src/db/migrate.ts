@@ -6,7 +6,7 @@ import type { Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../logger.ts";
 import type { BuiltinTemplate } from "../modules/templates/builtins.ts";
 
-const migrationsFolder = new URL("../../drizzle", import.meta.url).pathname;
+export const migrationsFolder = new URL("../../drizzle", import.meta.url).pathname;
 /** drizzle-kit's bookkeeping table, kept so `drizzle-kit` tooling still reads what was applied. */
 const MIGRATIONS_TABLE = "__drizzle_migrations";
 

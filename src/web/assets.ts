@@ -56,6 +56,11 @@ th { font-size:13px; color:var(--muted); font-weight:600; }
 .versions a[aria-current=page] { font-weight:700; text-decoration:none; color:var(--fg); }
 .toc { columns: 3 220px; margin:0 0 12px; padding-left:18px; }
 .copied { color:var(--ok); font-size:13px; }
+.counts { display:flex; flex-wrap:wrap; gap:12px; margin:0; padding:0; list-style:none; }
+.counts li { border:1px solid var(--line); border-radius:8px; padding:10px 16px; min-width:120px; }
+.counts strong { display:block; font-size:26px; }
+.badge.ok { color:var(--ok); border-color:#a9d8b4; } .badge.warning { color:#6b5200; border-color:var(--warn-line); } .badge.failed { color:var(--bad); border-color:#f0b4ae; }
+.pulse { width:100%; max-width:720px; height:auto; }
 `;
 
 /**

@@ -36,6 +36,7 @@ function Header(props: { appName: string; session?: WebSession }) {
       <a class="brand" href="/">{props.appName}</a>
       {s && (
         <nav class="topnav">
+          <a href="/dashboard">Dashboard</a>
           <span class="muted">Settings</span>
           <a href="/settings/restapi">REST API Access</a>
         </nav>

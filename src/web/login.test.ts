@@ -11,7 +11,7 @@ afterEach(() => t?.close());
 const setCookieLine = (res: Response, name: string) => res.headers.getSetCookie().find((l) => l.startsWith(`${name}=`));
 
 describe("login", () => {
-  it("sends / to the login page without a session and to REST API Access with one", async () => {
+  it("sends / to the login page without a session and to the dashboard with one", async () => {
     t = await createWebTestContext();
     await t.user({ username: "alice" });
     const browser = t.client();
@@ -20,7 +20,7 @@ describe("login", () => {
     expect(anonymous.headers.get("location")).toBe("/login");
     expect((await browser.login("alice")).status).toBe(303);
     const home = await browser.get("/");
-    expect(home.headers.get("location")).toBe("/settings/restapi");
+    expect(home.headers.get("location")).toBe("/dashboard");
   });
 
   it("sets an HttpOnly, SameSite session cookie (not Secure over plain HTTP) and stores only its hash", async () => {
@@ -35,7 +35,7 @@ describe("login", () => {
 
     const res = await browser.postForm("/login", { _csrf: csrfIn(await form.text())!, username: "alice", password: "correct-horse-battery" });
     expect(res.status).toBe(303);
-    expect(res.headers.get("location")).toBe("/settings/restapi");
+    expect(res.headers.get("location")).toBe("/dashboard");
     const cookie = setCookieLine(res, "netkeep_session")!;
     expect(cookie).toMatch(/; HttpOnly/);
     expect(cookie).toMatch(/; SameSite=Lax/);
@@ -213,7 +213,7 @@ describe("login", () => {
     expect((await browser.login("alice")).status).toBe(303);
     const res = await browser.get("/login?next=/a%00b");
     expect(res.status).toBe(302);
-    expect(res.headers.get("location")).toBe("/settings/restapi");
+    expect(res.headers.get("location")).toBe("/dashboard");
   });
 
   it("expires an idle session, and keeps a used one alive", async () => {
@@ -248,7 +248,7 @@ describe("login", () => {
       const other = t.client();
       const page = await other.get("/login");
       const r = await other.postForm("/login", { _csrf: csrfIn(await page.text())!, username: "alice", password: "correct-horse-battery", next });
-      expect(r.headers.get("location"), next).toBe("/settings/restapi");
+      expect(r.headers.get("location"), next).toBe("/dashboard");
     }
   });
 });

@@ -9,7 +9,7 @@ import type { WebEnv } from "./env.ts";
 import { checkedForm, csrfRefusal, currentSession, safeNext } from "./guard.ts";
 import { renderPage } from "./layout.tsx";
 
-const HOME = "/settings/restapi";
+const HOME = "/dashboard";
 
 let decoyHash: Promise<string> | undefined;
 /** Unknown usernames cost the same password check as known ones, so timing does not tell which exist. */

@@ -12,6 +12,7 @@ import type { WebEnv, WebServices } from "./env.ts";
 import { requireAdminSession, requireCsrf } from "./guard.ts";
 import { renderProblem } from "./layout.tsx";
 import { registerLoginRoutes } from "./login.tsx";
+import { registerDashboardPage } from "./dashboard.tsx";
 import { registerAiAgentDocsRoutes } from "./settings/ai-agent-docs.tsx";
 import { registerRestApiPage } from "./settings/page.tsx";
 import { registerTokenRoutes } from "./settings/tokens.tsx";
@@ -36,6 +37,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   const app = new Hono<WebEnv>();
   registerAssets(app);
   registerLoginRoutes(app, createLoginThrottle(deps.clock));
+  registerDashboardPage(app);
   app.use("/settings/*", async (c, next) => {
     c.set("web", web);
     await next();

@@ -9,6 +9,7 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiDocsFiles } from "../../src/docs/paths.ts";
 import { TEST_PASSWORD } from "../helpers/app.ts";
+import { claimNextJob, completeJob, enqueueDeviceJob, PRIORITY } from "../../src/jobs/queue.ts";
 import { createWebTestContext, type WebTestContext } from "./client.ts";
 
 /**
@@ -69,12 +70,15 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
   const api = (path: string, token: string) => fetch(`${base}${path}`, { headers: { apitoken: token } });
   const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
 
-  it("logs in through the login form and lands on REST API Access", async () => {
+  it("logs in through the login form, lands on the dashboard, and reaches REST API Access", async () => {
     await page.goto(`${base}/`);
     expect(new URL(page.url()).pathname).toBe("/login");
     await page.fill("#username", "admin1");
     await page.fill("#password", TEST_PASSWORD);
     await page.click("button[type=submit]");
+    await page.waitForURL(`${base}/dashboard`);
+    expect(await page.textContent("h1")).toBe("Dashboard");
+    await page.click("text=REST API Access");
     await page.waitForURL(`${base}/settings/restapi`);
     expect(await page.textContent("h1")).toBe("REST API Access");
     expect(await page.textContent(".tabs [aria-current=page]")).toBe("API Token");
@@ -83,6 +87,30 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
     expect(session).toMatchObject({ httpOnly: true, sameSite: "Lax" });
     // The page's script cannot read it.
     expect(await page.evaluate(() => document.cookie)).not.toContain("netkeep_session");
+  });
+
+  it("shows the dashboard: counts, a failing device with its reason, the change pulse drawn as SVG, the health checks", async () => {
+    const admin = await t.token();
+    const created = await fetch(`${base}/api/v1/devices`, {
+      method: "POST", headers: { apitoken: admin, "content-type": "application/json" },
+      body: JSON.stringify({ device_name: "web-dash-r1", device_ip: "192.0.2.77", device_vendor: "Cisco" }),
+    });
+    const deviceId = ((await created.json()) as { data: { id: number } }).data.id;
+    await enqueueDeviceJob(t.db, { type: "download", deviceId, trigger: "schedule", priority: PRIORITY.scheduled, maxAttempts: 1 }, new Date());
+    const job = (await claimNextJob(t.db, "web-test", new Date(), 60_000))!;
+    await completeJob(t.db, job, "web-test", { outcome: "unreachable", message: "connection refused by 192.0.2.77:22" }, new Date());
+
+    await page.goto(`${base}/dashboard`);
+    expect(await page.textContent("#device-counts")).toContain("1Devices");
+    expect(await page.textContent("#failing-devices tbody")).toContain("connection refused by 192.0.2.77:22");
+    const bars = page.locator("#recent-changes svg rect.pulse-day");
+    expect(await bars.count()).toBe(30);
+    expect(await bars.last().getAttribute("data-date")).toBe(new Date().toISOString().slice(0, 10));
+    const box = await page.locator("#recent-changes svg").boundingBox();
+    expect(box!.width).toBeGreaterThan(200);
+    expect(await page.locator("#health tbody tr").count()).toBe(8);
+    expect(await page.textContent("#health")).toContain("No collector has reported");
+    await page.goto(`${base}/settings/restapi`);
   });
 
   it("refuses Generate Token without abilities, then creates a token with two abilities that works on the API", async () => {
@@ -181,7 +209,8 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
     await page.fill("#username", "viewer1");
     await page.fill("#password", TEST_PASSWORD);
     await page.click("button[type=submit]");
-    await page.waitForURL(`${base}/settings/restapi`);
+    await page.waitForURL(`${base}/dashboard`);
+    await page.goto(`${base}/settings/restapi`);
     expect(await page.textContent("h1")).toBe("Administrators only");
     expect(await page.locator("#token-name").count()).toBe(0);
     const download = await page.evaluate(async () => (await fetch("/settings/restapi/ai-agent-docs/v1/download")).status);

@@ -10,3 +10,5 @@ export * from "./search.ts";
 export * from "./idempotency.ts";
 export * from "./compliance.ts";
 export * from "./snippets.ts";
+export * from "./system.ts";
+export * from "./settings.ts";

@@ -9,7 +9,7 @@ import { devices } from "./devices.ts";
  * has no device; a compliance job has one (a task's check of that device) or none (a run of a policy or an
  * assignment over every device it covers, named in `params`).
  */
-export const JOB_TYPES = ["download", "purge_configs", "compliance", "snippet_push"] as const;
+export const JOB_TYPES = ["download", "purge_configs", "compliance", "snippet_push", "backup_database"] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export const JOB_STATES = ["queued", "running", "finished"] as const;

@@ -10,7 +10,7 @@ import { snippets } from "./snippets.ts";
  * What a task does; src/modules/tasks/types.ts says what each one targets and
  * which job it queues.
  */
-export const TASK_TYPES = ["download_devices", "download_categories", "download_tags", "download_all", "purge_configs", "compliance", "snippet"] as const;
+export const TASK_TYPES = ["download_devices", "download_categories", "download_tags", "download_all", "purge_configs", "compliance", "snippet", "backup_database"] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 
 /** How a scheduled snippet deploy runs, as the deploy endpoint's body says it. */

@@ -11,6 +11,7 @@ import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts"
 import { booleanFilter, idFilter, wholeNumbers } from "../../http/filters.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { recordActivities, recordActivity, type Actor } from "../activity/record.ts";
+import { getSettings } from "../settings/service.ts";
 import { CUSTOM_KEY, CUSTOM_KEY_RULE, DEVICE_FIELDS, type DeviceInputT, type DeviceOut, type DevicePatchT } from "./schemas.ts";
 
 type DeviceRow = typeof devices.$inferSelect;
@@ -177,13 +178,14 @@ async function getMany(db: DbOrTx, ids: number[]): Promise<DeviceOut[]> {
 
 /** The small reference tables a device write checks against, read once per request. */
 async function loadReferences(db: DbOrTx) {
-  const [vendorRows, categoryRows, templateRows, credRows, profileRows, tagRows] = await Promise.all([
+  const [vendorRows, categoryRows, templateRows, credRows, profileRows, tagRows, stored] = await Promise.all([
     db.select({ id: vendors.id, name: vendors.name }).from(vendors).orderBy(vendors.name),
     db.select({ id: categories.id }).from(categories),
     db.select({ id: templates.id }).from(templates),
     db.select({ id: credentials.id }).from(credentials),
     db.select().from(deviceProfiles),
     db.select({ id: tags.id, name: tags.name }).from(tags),
+    getSettings(db),
   ]);
   return {
     vendors: new Map(vendorRows.map((v) => [nameKey(v.name), v.id])),
@@ -193,6 +195,8 @@ async function loadReferences(db: DbOrTx) {
     credIds: new Set(credRows.map((r) => r.id)),
     profiles: new Map(profileRows.map((p) => [p.id, p])),
     tags: new Map(tagRows.map((t) => [nameKey(t.name), t.id])),
+    /** The settings' credential for new devices, if it still exists (settings are read per request: no restart). */
+    defaultCredId: credRows.some((r) => r.id === stored.settings.default_credential_id) ? stored.settings.default_credential_id : null,
   };
 }
 type References = Awaited<ReturnType<typeof loadReferences>>;
@@ -244,6 +248,11 @@ async function resolveInput(
     }
   }
 
+  // A new device sent with no login of its own (no credential set, no username or password, none from a profile)
+  // gets the settings' default credential.
+  if (mode === "create" && !v.credId && refs.defaultCredId && !given("device_cred_id") && !given("device_username") && !given("device_password")) {
+    v.credId = refs.defaultCredId;
+  }
   if (given("device_name")) Object.assign(v, { name: input.device_name!, nameKey: nameKey(input.device_name!) });
   if (given("device_ip")) v.ip = input.device_ip!;
   if (given("device_model")) v.model = input.device_model!;

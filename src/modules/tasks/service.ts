@@ -2,6 +2,7 @@ import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
+import { getSettings } from "../settings/service.ts";
 import { categories, devices, tags, TASK_TYPES, tasks, type TaskType } from "../../db/schema/index.ts";
 import type { AuthContext, Services } from "../../http/env.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
@@ -184,7 +185,8 @@ export async function saveTask(ctx: TaskCtx, input: Partial<TaskInputT>, id: num
     bag.throwIfAny();
 
     const cron = input.task_cron !== undefined ? cronText(input.task_cron) : before!.cron;
-    const timezone = input.timezone !== undefined ? canonicalTimeZone(input.timezone)! : patch ? before!.timezone : "UTC";
+    // A task sent without a zone reads its cron in the zone the settings name (UTC unless changed).
+    const timezone = input.timezone !== undefined ? canonicalTimeZone(input.timezone)! : patch ? before!.timezone : (await getSettings(tx)).settings.timezone;
     const paused = input.is_paused ?? (patch ? before!.paused : false);
     const values = {
       name: input.task_name ?? before!.name,

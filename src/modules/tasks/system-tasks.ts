@@ -14,6 +14,10 @@ export const SYSTEM_TASKS: readonly SystemTask[] = [
     systemKey: "retention_purge", name: "Retention purge", type: "purge_configs", cron: "30 3 * * *", paused: false,
     description: "Deletes the stored configuration versions the retention rules no longer keep, daily at 03:30 UTC.",
   },
+  {
+    systemKey: "database_backup", name: "Database backup", type: "backup_database", cron: "0 1 * * *", paused: false,
+    description: "Backs netkeep's own database up to storage/backups/ at 01:00 UTC and keeps the newest settings.backups.keep (see docs/system.md).",
+  },
 ];
 
 /**

@@ -43,8 +43,8 @@ async function finishJobs(outcomes: Map<number, { outcome: JobOutcome; message?:
 describe("system tasks", () => {
   it("are seeded on first start: the nightly backup paused, the retention purge active; seeding again keeps a user's edits", async () => {
     const list = await t.call("/api/v1/tasks?filter[is_system]=true&sort=id", { token: admin });
-    expect(list.body.data.map((x: any) => [x.task_type, x.is_paused, x.is_system])).toEqual([["download_all", true, true], ["purge_configs", false, true]]);
-    const [backup, purge] = list.body.data;
+    expect(list.body.data.map((x: any) => [x.task_type, x.is_paused, x.is_system])).toEqual([["download_all", true, true], ["purge_configs", false, true], ["backup_database", false, true]]);
+    const [backup, purge, databaseBackup] = list.body.data;
     expect(backup.next_runs).toEqual([]);
     expect(purge.next_runs).toHaveLength(3);
 
@@ -52,7 +52,7 @@ describe("system tasks", () => {
     expect(edited.status).toBe(200);
     await seedReferenceData(t.db, clock, loadBuiltinTemplates());
     const again = await t.call("/api/v1/tasks?filter[is_system]=true&sort=id", { token: admin });
-    expect(again.body.data.map((x: any) => x.id)).toEqual([backup.id, purge.id]);
+    expect(again.body.data.map((x: any) => x.id)).toEqual([backup.id, purge.id, databaseBackup.id]);
     expect(again.body.data[0]).toMatchObject({ task_cron: "15 1 * * *", timezone: "Europe/Berlin" });
   });
 
@@ -172,7 +172,7 @@ describe("task fields", () => {
     const noType = await t.call("/api/v1/tasks", { method: "POST", token: admin, body: { task_name: "typeless", task_cron: "0 0 * * *" } });
     expect(noType.body.errors.task_type[0]).toMatch(/task_type is required/);
     const badType = await createTask({ task_type: "reboot_everything" });
-    expect(badType.body.errors.task_type[0]).toMatch(/must be one of: download_devices, download_categories, download_tags, download_all, purge_configs, compliance, snippet, rconfig:download-device/);
+    expect(badType.body.errors.task_type[0]).toMatch(/must be one of: download_devices, download_categories, download_tags, download_all, purge_configs, compliance, snippet, backup_database, rconfig:download-device/);
   });
 
   it("PUT resets what it leaves out, PATCH changes only what it sends; changing the type clears unused lists; delete answers a message", async () => {

@@ -26,6 +26,7 @@ export const TASK_TYPE_DEFS: Record<TaskType, TaskTypeDef> = {
     targets: "lists", job: "snippet_push",
     describe: "deploy the snippet `snippet_id` (with `snippet_options`) to the devices listed in `devices`, in the categories in `categories` or carrying the tags in `tags` (every device when all three are empty); each run is a snippet deployment",
   },
+  backup_database: { targets: "none", job: "backup_database", describe: "back the service's own database up to storage/backups/, keeping the number settings.backups.keep says" },
   compliance: {
     targets: "lists", job: "compliance",
     describe: "check the devices listed in `devices`, in the categories in `categories` or carrying the tags in `tags` (every device when all three are empty) against the enabled policy assignments covering them",

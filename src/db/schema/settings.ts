@@ -1,0 +1,15 @@
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { timestamp } from "./columns.ts";
+
+/**
+ * The service's settings: one row (id 1), absent until the first change, so every default lives in code
+ * (src/modules/settings/schema.ts). `values` holds the JSON document the API shows, validated on every write;
+ * the SMTP password is kept apart, sealed under the app key like device credentials (its `_enc` name puts it
+ * in the key rotation), and never shown.
+ */
+export const appSettings = sqliteTable("app_settings", {
+  id: integer("id").primaryKey(),
+  values: text("values", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  smtpPasswordEnc: text("smtp_password_enc"),
+  updatedAt: timestamp("updated_at").notNull(),
+});

@@ -1,0 +1,98 @@
+import { z } from "@hono/zod-openapi";
+import { freeText, singleLine } from "../../http/text.ts";
+
+/**
+ * The settings document: what GET shows (with defaults filled in) and what PATCH merges into, section by
+ * section. Every default is here; the stored row holds only what someone changed, so a new default reaches
+ * installations that never set the field.
+ */
+export const SETTINGS_DEFAULTS = {
+  timezone: "UTC",
+  login_banner: "",
+  compare: { ignore_whitespace: false, context_lines: 3 },
+  default_credential_id: null as number | null,
+  collector: { connect_timeout_seconds: 30, command_timeout_seconds: 60, retries: 1 },
+  smtp: { host: null as string | null, port: 587, encryption: "starttls" as "none" | "starttls" | "tls", username: null as string | null, from_address: null as string | null },
+  webhooks: { timeout_seconds: 10, retries: 3 },
+  backups: { cron: "0 1 * * *", keep: 7 },
+};
+
+export type Settings = typeof SETTINGS_DEFAULTS;
+export type SettingsOut = Omit<Settings, "smtp"> & { smtp: Settings["smtp"] & { has_password: boolean } };
+
+const whole = (min: number, max: number, unit: string) =>
+  z.number({ error: `must be a whole number of ${unit}` }).int(`must be a whole number of ${unit}`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+
+const Compare = z.object({
+  ignore_whitespace: z.boolean().openapi({ description: "Diffs ignore changes in spacing alone" }),
+  context_lines: z.number().int().openapi({ description: "Unchanged lines shown around each change in a diff" }),
+});
+const Collector = z.object({
+  connect_timeout_seconds: z.number().int().openapi({ description: "How long a collector waits for a device to answer a connection" }),
+  command_timeout_seconds: z.number().int().openapi({ description: "How long a collector waits for one command's output" }),
+  retries: z.number().int().openapi({ description: "Further attempts after a failed download" }),
+});
+const Webhooks = z.object({
+  timeout_seconds: z.number().int().openapi({ description: "How long a webhook delivery waits for the receiver" }),
+  retries: z.number().int().openapi({ description: "Further attempts after a failed delivery" }),
+});
+const Backups = z.object({
+  cron: z.string().openapi({ description: "When the database backup system task runs (five-field cron, in the task's time zone): the task's own schedule, the same as editing the task" }),
+  keep: z.number().int().openapi({ description: "How many database backups to keep; older ones are deleted after each new one" }),
+});
+
+export const SettingsSchema = z
+  .object({
+    timezone: z.string().openapi({ description: "IANA time zone for display and as the default of new tasks' schedules", example: "Europe/Berlin" }),
+    login_banner: z.string().openapi({ description: "Shown on the login page (plain text)" }),
+    compare: Compare,
+    default_credential_id: z.number().int().nullable().openapi({ description: "Credential new devices get when none is given (null: none)" }),
+    collector: Collector,
+    smtp: z.object({
+      host: z.string().nullable(), port: z.number().int(), encryption: z.enum(["none", "starttls", "tls"]),
+      username: z.string().nullable(), from_address: z.string().nullable(),
+      has_password: z.boolean().openapi({ description: "The password is write-only: this says whether one is stored" }),
+    }),
+    webhooks: Webhooks,
+    backups: Backups,
+    updated_at: z.string().nullable(),
+  })
+  .openapi("Settings");
+
+const hostName = singleLine(z.string().trim().min(1, "must not be empty").max(253, "must be at most 253 characters"));
+
+/** PATCH: any subset of fields, sections merged field by field; unknown fields are refused. */
+export const SettingsPatch = z
+  .strictObject({
+    timezone: z.string().max(64, "must be at most 64 characters").optional().openapi({ example: "Europe/Berlin" }),
+    login_banner: freeText(z.string().max(2000, "must be at most 2000 characters")).optional().openapi({ example: "Authorised use only." }),
+    compare: z.strictObject({
+      ignore_whitespace: z.boolean({ error: "must be true or false" }).optional(),
+      context_lines: whole(0, 100, "lines").optional(),
+    }).optional(),
+    default_credential_id: z.number({ error: "must be a credential id or null" }).int("must be a credential id or null").min(1, "must be a credential id or null").nullable().optional(),
+    collector: z.strictObject({
+      connect_timeout_seconds: whole(1, 600, "seconds").optional(),
+      command_timeout_seconds: whole(1, 3600, "seconds").optional(),
+      retries: whole(0, 10, "retries").optional(),
+    }).optional(),
+    smtp: z.strictObject({
+      host: hostName.nullable().optional().openapi({ example: "smtp.example.net" }),
+      port: whole(1, 65535, "a port").optional().openapi({ example: 587 }),
+      encryption: z.enum(["none", "starttls", "tls"], { error: "must be one of: none, starttls, tls" }).optional(),
+      username: singleLine(z.string().max(255, "must be at most 255 characters")).nullable().optional(),
+      password: z.string().min(1, "must not be empty (send null to remove it)").max(1024, "must be at most 1024 characters").nullable().optional()
+        .openapi({ description: "Write-only; null removes it", example: "s3cret-mail" }),
+      from_address: z.email("must be an e-mail address").nullable().optional().openapi({ example: "netkeep@example.net" }),
+    }).optional(),
+    webhooks: z.strictObject({
+      timeout_seconds: whole(1, 120, "seconds").optional(),
+      retries: whole(0, 20, "retries").optional(),
+    }).optional(),
+    backups: z.strictObject({
+      cron: z.string().max(100, "must be at most 100 characters").optional().openapi({ example: "0 1 * * *" }),
+      keep: whole(1, 1000, "backups").optional().openapi({ example: 7 }),
+    }).optional(),
+  })
+  .openapi("SettingsPatch");
+export type SettingsPatch = z.infer<typeof SettingsPatch>;

@@ -1,0 +1,117 @@
+import { eq } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client.ts";
+import { appSettings, credentials, tasks } from "../../db/schema/index.ts";
+import { FieldErrorBag, ApiError } from "../../http/errors.ts";
+import type { SecretBox } from "../../secrets/box.ts";
+import { recordActivity, type Actor } from "../activity/record.ts";
+import { canonicalTimeZone, cronProblem, cronText } from "../tasks/cron.ts";
+import { SETTINGS_DEFAULTS, type Settings, type SettingsOut, type SettingsPatch } from "./schema.ts";
+
+const ROW_ID = 1;
+type Section = Record<string, unknown>;
+
+/** Stored values over the defaults, section by section: a field nobody set follows the default. */
+function merged(stored: Record<string, unknown>): Settings {
+  const out: Record<string, unknown> = {};
+  for (const [key, fallback] of Object.entries(SETTINGS_DEFAULTS)) {
+    const value = stored[key];
+    out[key] = fallback !== null && typeof fallback === "object" ? { ...fallback, ...((value as Section | undefined) ?? {}) } : value === undefined ? fallback : value;
+  }
+  return out as Settings;
+}
+
+/**
+ * The backup schedule is the database backup system task's cron (src/modules/tasks/system-tasks.ts): settings
+ * show and change that one schedule, so it is the same whether set here or through the tasks API.
+ */
+const BACKUP_TASK = "database_backup";
+
+export type StoredSettings = { settings: Settings; hasSmtpPassword: boolean; updatedAt: Date | null };
+
+/**
+ * The settings in force, read on every use (nothing caches them), so a change applies at once in every
+ * process without a restart.
+ */
+export async function getSettings(db: DbOrTx): Promise<StoredSettings> {
+  const [row] = await db.select().from(appSettings).where(eq(appSettings.id, ROW_ID));
+  const settings = merged(row?.values ?? {});
+  const [task] = await db.select({ cron: tasks.cron }).from(tasks).where(eq(tasks.systemKey, BACKUP_TASK));
+  if (task) settings.backups.cron = task.cron;
+  return { settings, hasSmtpPassword: Boolean(row?.smtpPasswordEnc), updatedAt: row?.updatedAt ?? null };
+}
+
+/** The SMTP password in clear, for the mail sender only; null when none is set. */
+export async function smtpPassword(db: DbOrTx, secrets: SecretBox): Promise<string | null> {
+  const [row] = await db.select({ sealed: appSettings.smtpPasswordEnc }).from(appSettings).where(eq(appSettings.id, ROW_ID));
+  return row?.sealed ? secrets.decrypt(row.sealed) : null;
+}
+
+export function serializeSettings(s: StoredSettings): SettingsOut & { updated_at: string | null } {
+  return { ...s.settings, smtp: { ...s.settings.smtp, has_password: s.hasSmtpPassword }, updated_at: s.updatedAt?.toISOString() ?? null };
+}
+
+/** One level of dotted names ("smtp.host"), so the activity log shows each changed field on its own. */
+function flat(s: SettingsOut): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(s)) {
+    if (value !== null && typeof value === "object") for (const [k, v] of Object.entries(value)) out[`${key}.${k}`] = v;
+    else out[key] = value;
+  }
+  return out;
+}
+
+/** Checks what the schema cannot: the time zone, the cron expression, that the credential exists. */
+async function checkPatch(db: DbOrTx, patch: SettingsPatch): Promise<SettingsPatch> {
+  const bag = new FieldErrorBag();
+  const checked = structuredClone(patch);
+  if (patch.timezone !== undefined) {
+    const zone = canonicalTimeZone(patch.timezone);
+    if (zone) checked.timezone = zone;
+    else bag.add("timezone", `timezone '${patch.timezone}' is not a known IANA time zone (e.g. UTC, Europe/Berlin)`);
+  }
+  if (patch.backups?.cron !== undefined) {
+    const cron = cronText(patch.backups.cron);
+    const problem = cronProblem(cron);
+    if (problem) bag.add("backups.cron", `backups.cron ${problem}`);
+    else checked.backups!.cron = cron;
+  }
+  if (typeof patch.default_credential_id === "number") {
+    const [found] = await db.select({ id: credentials.id }).from(credentials).where(eq(credentials.id, patch.default_credential_id));
+    if (!found) bag.add("default_credential_id", `default_credential_id ${patch.default_credential_id} is not a credential's id`);
+  }
+  if (!bag.empty) throw ApiError.validation(bag.errors);
+  return checked;
+}
+
+/** Merges a PATCH into the stored settings and records the change, in the caller's transaction. */
+export async function updateSettings(tx: DbOrTx, patch: SettingsPatch, secrets: SecretBox, actor: Actor, now: Date): Promise<StoredSettings> {
+  const checked = await checkPatch(tx, patch);
+  const [row] = await tx.select().from(appSettings).where(eq(appSettings.id, ROW_ID));
+  const before = await getSettings(tx);
+  const values: Record<string, unknown> = { ...(row?.values ?? {}) };
+  const { smtp, ...rest } = checked;
+  const { password, ...smtpFields } = smtp ?? {};
+  for (const [key, value] of Object.entries({ ...rest, ...(smtp ? { smtp: smtpFields } : {}) })) {
+    if (value === undefined) continue;
+    values[key] = value !== null && typeof value === "object" ? { ...((values[key] as Section | undefined) ?? {}), ...value } : value;
+  }
+  const backups = values.backups as Section | undefined;
+  if (backups && "cron" in backups) {
+    const { cron, ...rest } = backups;
+    values.backups = rest;
+    const [task] = await tx.select({ cron: tasks.cron }).from(tasks).where(eq(tasks.systemKey, BACKUP_TASK));
+    // The scheduler counts slots from scheduleFrom: a new schedule starts now, as a task edit does.
+    if (task && task.cron !== cron) await tx.update(tasks).set({ cron: String(cron), scheduleFrom: now, updatedAt: now }).where(eq(tasks.systemKey, BACKUP_TASK));
+  }
+  let sealed = row?.smtpPasswordEnc ?? null;
+  if (password !== undefined) sealed = password === null ? null : await secrets.encrypt(password);
+  await tx.insert(appSettings).values({ id: ROW_ID, values, smtpPasswordEnc: sealed, updatedAt: now })
+    .onConflictDoUpdate({ target: appSettings.id, set: { values, smtpPasswordEnc: sealed, updatedAt: now } });
+  const after = await getSettings(tx);
+  await recordActivity(tx, actor, {
+    action: "settings.update", subjectType: "settings", subjectId: null,
+    before: flat(serializeSettings(before)), after: flat(serializeSettings(after)),
+    secretsSet: password !== undefined ? ["smtp.password"] : [],
+  }, now);
+  return after;
+}

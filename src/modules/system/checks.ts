@@ -1,0 +1,181 @@
+import { and, asc, count, desc, eq, gte, isNotNull, lt, lte } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import type { Config } from "../../config.ts";
+import type { Db } from "../../db/client.ts";
+import { configSearchPending, credentials, healthRuns, jobs, processHeartbeats, type HealthStatus, type StoredCheck } from "../../db/schema/index.ts";
+import { failureReason } from "../../error-reason.ts";
+import type { SecretBox } from "../../secrets/box.ts";
+import { plural } from "../../words.ts";
+import { HEARTBEAT_STALE_MS, heartbeatsOf } from "./heartbeats.ts";
+import { nodeFs, promised } from "./node-fs.ts";
+
+export type HealthDeps = { db: Db; clock: Clock; config: Config; secrets: SecretBox };
+export type Check = StoredCheck;
+
+const RANK: Record<HealthStatus, number> = { ok: 0, warning: 1, failed: 2 };
+export const worstOf = (checks: readonly { status: HealthStatus }[]): HealthStatus =>
+  checks.reduce<HealthStatus>((worst, c) => (RANK[c.status] > RANK[worst] ? c.status : worst), "ok");
+
+const check = (name: string, status: HealthStatus, message: string, value: number | null = null, unit: string | null = null): Check => ({ name, status, message, value, unit });
+const seconds = (ms: number) => Math.round(ms / 1000);
+const ago = (ms: number) => (ms < 120_000 ? `${seconds(ms)} s` : ms < 2 * 3_600_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 3_600_000)} h`);
+
+/** Health runs and heartbeats older than this are removed by each pass (the write the database check times). */
+const KEEP_RUNS_MS = 7 * 24 * 3_600_000;
+const FORGET_AFTER_MS = 24 * 3_600_000;
+
+/** Thresholds, in one place so docs/system-health.md can name them. */
+export const THRESHOLDS = {
+  writeLatencyMs: { warning: 500, failed: 5_000 },
+  queuedAgeMs: { warning: 15 * 60_000, failed: 60 * 60_000 },
+  freeDiskPercent: { warning: 10, failed: 3 },
+  searchBacklog: { warning: 1_000, failed: 20_000 },
+  backupFailureShare: { warning: 0.1, failed: 0.5 },
+} as const;
+
+const level = (value: number, t: { warning: number; failed: number }): HealthStatus => (value >= t.failed ? "failed" : value >= t.warning ? "warning" : "ok");
+
+async function database(deps: HealthDeps): Promise<Check> {
+  const started = performance.now();
+  try {
+    const cutoff = new Date(deps.clock.now().getTime() - KEEP_RUNS_MS);
+    await deps.db.batch([
+      deps.db.delete(healthRuns).where(lt(healthRuns.ranAt, cutoff)),
+      // Collectors that died without a clean stop leave rows; after a week nobody needs them.
+      deps.db.delete(processHeartbeats).where(lt(processHeartbeats.seenAt, cutoff)),
+    ]);
+  } catch (err) {
+    return check("database", "failed", `The database refused a write: ${failureReason(err)}. Check the disk, its permissions, and DATABASE_URL`);
+  }
+  const ms = Math.round(performance.now() - started);
+  const status = level(ms, THRESHOLDS.writeLatencyMs);
+  return check("database", status, status === "ok" ? `Reachable; a write took ${ms} ms`
+    : `A write took ${ms} ms: another process holds the write lock for long, or the disk is slow; see the collectors' logs and the disk`, ms, "ms");
+}
+
+async function collectors(deps: HealthDeps): Promise<Check> {
+  const now = deps.clock.now().getTime();
+  // A collector silent for a day was removed, not stopped: it no longer counts (stop cleanly to drop it at once).
+  const rows = (await heartbeatsOf(deps.db, "collector")).filter((r) => now - r.seenAt.getTime() <= FORGET_AFTER_MS);
+  const stale = rows.filter((r) => now - r.seenAt.getTime() > HEARTBEAT_STALE_MS);
+  const fresh = rows.length - stale.length;
+  if (!rows.length) return check("collectors", "failed", "No collector has reported: nothing downloads configurations. Start one (npm start starts one unless COLLECTOR=off; or npm run collector)", 0);
+  const silent = stale.map((r) => `${r.owner} (last heard ${ago(now - r.seenAt.getTime())} ago)`).join(", ");
+  if (!fresh) return check("collectors", "failed", `No collector is running: ${silent}. Restart it and read its log for why it stopped`, 0);
+  if (stale.length) return check("collectors", "warning", `${plural(fresh, "collector")} running, but ${silent} stopped reporting: restart it, or ignore it if it was removed (its row goes after 24 h)`, fresh);
+  return check("collectors", "ok", `${plural(fresh, "collector")} running`, fresh);
+}
+
+async function scheduler(deps: HealthDeps): Promise<Check> {
+  const now = deps.clock.now().getTime();
+  const rows = await heartbeatsOf(deps.db, "scheduler");
+  const newest = Math.max(...rows.map((r) => r.seenAt.getTime()), -Infinity);
+  if (!rows.length) return check("scheduler", "failed", "The scheduler has never reported: scheduled tasks do not run. It runs inside every collector: start one", null);
+  const silence = now - newest;
+  if (silence > HEARTBEAT_STALE_MS) return check("scheduler", "failed", `The scheduler was last heard ${ago(silence)} ago: scheduled tasks do not start. Restart the collector that runs it`, seconds(silence), "s");
+  return check("scheduler", "ok", `Last heard ${ago(silence)} ago`, seconds(silence), "s");
+}
+
+async function queue(deps: HealthDeps): Promise<Check> {
+  const now = deps.clock.now();
+  const runnable = and(eq(jobs.state, "queued"), lte(jobs.runAfter, now));
+  const [depth] = await deps.db.select({ n: count() }).from(jobs).where(runnable);
+  const [oldest] = await deps.db.select({ runAfter: jobs.runAfter }).from(jobs).where(runnable).orderBy(asc(jobs.runAfter)).limit(1);
+  const age = oldest ? now.getTime() - oldest.runAfter.getTime() : 0;
+  const status = level(age, THRESHOLDS.queuedAgeMs);
+  if (status === "ok") return check("queue", "ok", `${plural(depth!.n, "job")} waiting; the oldest for ${ago(age)}`, seconds(age), "s");
+  return check("queue", status, `${plural(depth!.n, "job")} waiting; the oldest for ${ago(age)}: the collectors cannot keep up or none runs. Start more collectors or raise COLLECTOR_CONCURRENCY`, seconds(age), "s");
+}
+
+async function disk(deps: HealthDeps): Promise<Check> {
+  const dir = deps.config.storageDir;
+  const fs = nodeFs;
+  if (!fs?.statfs) return check("disk", "warning", "This runtime cannot tell free disk space; watch STORAGE_DIR's disk another way");
+  try {
+    const stats = await promised<{ bavail: number; blocks: number; bsize: number }>((cb) => fs.statfs(dir, cb));
+    const free = stats.bavail * stats.bsize;
+    const percent = Math.round((stats.bavail / Math.max(1, stats.blocks)) * 1000) / 10;
+    const status: HealthStatus = percent <= THRESHOLDS.freeDiskPercent.failed ? "failed" : percent <= THRESHOLDS.freeDiskPercent.warning ? "warning" : "ok";
+    const gib = (free / 2 ** 30).toFixed(1);
+    return check("disk", status, status === "ok" ? `${gib} GiB (${percent}%) free in ${dir}`
+      : `Only ${gib} GiB (${percent}%) free in ${dir}: free space, move STORAGE_DIR to a larger disk, or shorten configuration retention`, percent, "%");
+  } catch (err) {
+    return check("disk", "failed", `STORAGE_DIR ${dir} cannot be read: ${failureReason(err)}; create it or fix its permissions`);
+  }
+}
+
+async function searchBacklog(deps: HealthDeps): Promise<Check> {
+  const [row] = await deps.db.select({ n: count() }).from(configSearchPending);
+  const n = row!.n;
+  const status = level(n, THRESHOLDS.searchBacklog);
+  return check("search_index", status, status === "ok" ? `${plural(n, "version")} waiting to be indexed`
+    : `${plural(n, "version")} waiting to be indexed: search still finds them, slower. Collectors index when idle; give them idle time or run more`, n);
+}
+
+async function backups(deps: HealthDeps): Promise<Check> {
+  const since = new Date(deps.clock.now().getTime() - 24 * 3_600_000);
+  const rows = await deps.db.select({ outcome: jobs.outcome, n: count() }).from(jobs)
+    .where(and(eq(jobs.type, "download"), eq(jobs.state, "finished"), isNotNull(jobs.finishedAt), gte(jobs.finishedAt, since))).groupBy(jobs.outcome);
+  const total = rows.filter((r) => r.outcome !== "cancelled").reduce((a, r) => a + r.n, 0);
+  const failed = rows.filter((r) => r.outcome !== "success" && r.outcome !== "unchanged" && r.outcome !== "cancelled").reduce((a, r) => a + r.n, 0);
+  if (!total) return check("backups", "ok", "No backups finished in the last 24 h", 0, "%");
+  const share = failed / total;
+  const percent = Math.round(share * 1000) / 10;
+  const status = level(share, THRESHOLDS.backupFailureShare);
+  return check("backups", status, status === "ok" ? `${failed} of ${total} backups failed in the last 24 h (${percent}%)`
+    : `${failed} of ${total} backups failed in the last 24 h (${percent}%): see GET /api/v1/dashboard/errored-devices (or the jobs list) for the reasons`, percent, "%");
+}
+
+async function appKey(deps: HealthDeps): Promise<Check> {
+  try {
+    const probe = "netkeep health probe";
+    if ((await deps.secrets.decrypt(await deps.secrets.encrypt(probe))) !== probe) throw new Error("a round trip changed the text");
+  } catch (err) {
+    return check("app_key", "failed", `The app key cannot encrypt: ${failureReason(err)}. Check APP_KEY or STORAGE_DIR/app.key`);
+  }
+  const [stored] = await deps.db.select({ id: credentials.id, sealed: credentials.passwordEnc }).from(credentials).where(isNotNull(credentials.passwordEnc)).orderBy(desc(credentials.id)).limit(1);
+  if (!stored) return check("app_key", "ok", "Present; no stored secret to test it against yet");
+  try {
+    await deps.secrets.decrypt(stored.sealed!);
+  } catch {
+    return check("app_key", "failed", `The app key cannot decrypt credential ${stored.id}: it is not the key the credentials were saved with. Restore the original APP_KEY (or storage/app.key); re-entering every secret is the other way`);
+  }
+  return check("app_key", "ok", "Present, and decrypts the stored credentials");
+}
+
+/** Each check by the name it answers with, in the order they are listed. */
+const CHECKS: [string, (deps: HealthDeps) => Promise<Check>][] = [
+  ["database", database], ["collectors", collectors], ["scheduler", scheduler], ["queue", queue],
+  ["disk", disk], ["search_index", searchBacklog], ["backups", backups], ["app_key", appKey],
+];
+
+export type HealthRun = { id: number; status: HealthStatus; trigger: "schedule" | "api"; checks: Check[]; ranAt: Date };
+
+/** Runs every check (one failing to run is itself a failed check) and stores the pass. */
+export async function runHealthChecks(deps: HealthDeps, trigger: HealthRun["trigger"]): Promise<HealthRun> {
+  const checks = await Promise.all(CHECKS.map(async ([name, run]) => {
+    try {
+      return await run(deps);
+    } catch (err) {
+      return check(name, "failed", `The check could not run: ${failureReason(err)}`);
+    }
+  }));
+  const ranAt = deps.clock.now();
+  const status = worstOf(checks);
+  const [row] = await deps.db.insert(healthRuns).values({ status, trigger, checks, ranAt }).returning({ id: healthRuns.id });
+  return { id: row!.id, status, trigger, checks, ranAt };
+}
+
+/** Newer than this, a stored pass answers health-latest; older (the schedule stopped), a new pass runs. */
+export const LATEST_MAX_AGE_MS = 10 * 60_000;
+
+export async function latestHealth(deps: HealthDeps): Promise<HealthRun> {
+  const [row] = await deps.db.select().from(healthRuns).orderBy(desc(healthRuns.ranAt), desc(healthRuns.id)).limit(1);
+  if (row && deps.clock.now().getTime() - row.ranAt.getTime() <= LATEST_MAX_AGE_MS) return row;
+  return runHealthChecks(deps, "schedule");
+}
+
+export const serializeHealth = (run: HealthRun) => ({
+  id: run.id, status: run.status, trigger: run.trigger, ran_at: run.ranAt.toISOString(), checks: run.checks,
+});
+
