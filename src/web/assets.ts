@@ -22,6 +22,7 @@ h1 { font-size:24px; margin:0 0 16px; } h2 { font-size:19px; margin:24px 0 12px;
 .card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:20px; margin-bottom:20px; }
 .card > h1:first-child, .card > h2:first-child { margin-top:0; }
 .narrow { max-width:420px; margin:64px auto; }
+.login-banner { white-space:pre-line; border-left:3px solid var(--line); padding:4px 10px; }
 .problem h1 { color:var(--bad); }
 label { display:block; font-weight:600; margin:12px 0 4px; }
 input[type=text], input[type=password] { width:100%; padding:8px 10px; border:1px solid var(--line); border-radius:6px; font:inherit; }

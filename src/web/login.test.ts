@@ -302,4 +302,18 @@ describe("credentials stay on their own side", () => {
     expect(await api.json()).toEqual({ message: "Unauthorized" });
     expect((await browser.request("/api/v2/users")).status).toBe(401);
   });
+
+  it("shows the settings' login banner as text, at once, before and after a failed attempt", async () => {
+    t = await createWebTestContext();
+    const admin = await t.token();
+    const browser = t.client();
+    expect(await (await browser.get("/login")).text()).not.toContain("login-banner");
+    const banner = "Authorised use only.\n<b>All sessions are recorded.</b>";
+    expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { login_banner: banner } })).status).toBe(200);
+    const page = await (await browser.get("/login")).text();
+    expect(page).toContain("Authorised use only.\n&lt;b&gt;All sessions are recorded.&lt;/b&gt;");
+    expect(page).not.toContain("<b>All sessions");
+    const refused = await browser.login("nobody-here");
+    expect(await refused.text()).toContain("Authorised use only.");
+  });
 });

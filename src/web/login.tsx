@@ -8,6 +8,7 @@ import { clearSessionCookie, loginCsrfCookie, setLoginCsrfCookie, setSessionCook
 import type { WebEnv } from "./env.ts";
 import { checkedForm, csrfRefusal, currentSession, safeNext } from "./guard.ts";
 import { renderPage } from "./layout.tsx";
+import { getSettings } from "../modules/settings/service.ts";
 
 const HOME = "/dashboard";
 
@@ -15,10 +16,11 @@ let decoyHash: Promise<string> | undefined;
 /** Unknown usernames cost the same password check as known ones, so timing does not tell which exist. */
 const decoy = () => (decoyHash ??= hashPassword(randomSecret()));
 
-function LoginForm(props: { csrf: string; next?: string; username?: string; error?: string; notice?: string }) {
+function LoginForm(props: { csrf: string; next?: string; username?: string; error?: string; notice?: string; banner: string }) {
   return (
     <section class="card narrow">
       <h1>Log in</h1>
+      {props.banner && <p class="login-banner" role="note">{props.banner}</p>}
       {props.notice && <p class="alert success" role="status">{props.notice}</p>}
       {props.error && <p class="alert error" role="alert">{props.error}</p>}
       <form method="post" action="/login">
@@ -56,7 +58,8 @@ export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle):
     const next = safeNext(c.req.query("next"));
     if (await currentSession(c)) return c.redirect(next ?? HOME, 302);
     const notice = c.req.query("logged_out") !== undefined ? "You have been logged out." : undefined;
-    return renderPage(c, 200, { title: "Log in", children: <LoginForm csrf={loginCsrf(c)} next={next} notice={notice} /> });
+    const banner = (await getSettings(c.var.services.db)).settings.login_banner;
+    return renderPage(c, 200, { title: "Log in", children: <LoginForm csrf={loginCsrf(c)} next={next} notice={notice} banner={banner} /> });
   });
 
   web.post("/login", async (c) => {
@@ -68,8 +71,9 @@ export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle):
     const password = field(form, "password");
     const next = safeNext(field(form, "next"));
     const ip = c.var.clientIp;
+    const banner = (await getSettings(db)).settings.login_banner;
     const again = (status: 401 | 422 | 429, error: string) =>
-      renderPage(c, status, { title: "Log in", children: <LoginForm csrf={loginCsrf(c)} next={next} username={username} error={error} /> });
+      renderPage(c, status, { title: "Log in", children: <LoginForm csrf={loginCsrf(c)} next={next} username={username} error={error} banner={banner} /> });
 
     if (!username || !password) return again(422, "Enter both a username and a password.");
     // No account has such a name: answered before the throttle, which would otherwise keep one entry per name sent.

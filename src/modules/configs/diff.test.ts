@@ -132,3 +132,19 @@ describe("diffing two versions", () => {
     expect(huge.body.errors.from).toEqual(["from must be a positive whole number of at most 15 digits"]);
   });
 });
+
+describe("the settings' compare options", () => {
+  it("apply to a diff that leaves them out, at once; a request's own value wins", async () => {
+    const settings = (compare: Record<string, unknown>) => t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { compare } });
+    expect((await settings({ ignore_whitespace: true, context_lines: 0 })).status).toBe(200);
+    try {
+      const res = await diff(`from=${ids.v1}&to=${ids.v2}`);
+      expect(res.body.data.options).toMatchObject({ context: 0, ignore_whitespace: true });
+      expect(res.body.data.hunks.flatMap((h: any) => h.lines).filter((l: any) => l.kind === "context")).toEqual([]);
+      const own = await diff(`from=${ids.v1}&to=${ids.v2}&context=2&ignore_whitespace=false`);
+      expect(own.body.data.options).toMatchObject({ context: 2, ignore_whitespace: false });
+    } finally {
+      await settings({ ignore_whitespace: false, context_lines: 3 });
+    }
+  });
+});

@@ -11,6 +11,7 @@ import { exportArchive } from "./export.ts";
 import * as routes from "./routes.ts";
 import { configListSpec, configText, deleteConfig, deviceInScope, getConfig, isLatestVersion, listConfigs } from "./service.ts";
 import { configFileName } from "./text.ts";
+import { getSettings } from "../settings/service.ts";
 
 /** Without format=, a client that accepts text/plain and not JSON gets the unified form. */
 function wantsUnified(format: string | undefined, accept: string | undefined): boolean {
@@ -43,8 +44,11 @@ export function registerConfigRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(routes.diffConfigsRoute, async (c) => {
     const query = c.req.valid("query");
+    // What the request leaves out follows the settings' compare options, read now so a change applies at once.
+    const defaults = (await getSettings(c.var.services.db)).settings.compare;
     const comparison = await compareConfigs(c.var.services.db, c.var.auth.scope, {
-      from: query.from, to: query.to, context: query.context ?? 3, ignoreWhitespace: query.ignore_whitespace === "true",
+      from: query.from, to: query.to, context: query.context ?? defaults.context_lines,
+      ignoreWhitespace: query.ignore_whitespace === undefined ? defaults.ignore_whitespace : query.ignore_whitespace === "true",
       ignoreCase: query.ignore_case === "true", exclusions: query.exclusions === "true",
     });
     if (wantsUnified(query.format, c.req.header("accept"))) return c.text(comparisonUnified(comparison), 200);

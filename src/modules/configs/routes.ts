@@ -46,8 +46,8 @@ export const diffConfigsRoute = apiRoute({
       format: z.enum(DIFF_FORMATS, { error: `must be one of: ${DIFF_FORMATS.join(", ")}` }).optional()
         .openapi({ description: "json (default, unless Accept asks for text/plain) or unified", example: "unified" }),
       context: decimalNumber(0, 100).optional()
-        .openapi({ description: "Unchanged lines around each change, 0-100 (default 3)", example: 3 }),
-      ignore_whitespace: trueOrFalse("true: runs of spaces and tabs count as one, and leading and trailing whitespace is ignored"),
+        .openapi({ description: "Unchanged lines around each change, 0-100 (default: the settings' compare.context_lines, 3 unless changed)", example: 3 }),
+      ignore_whitespace: trueOrFalse("true: runs of spaces and tabs count as one, and leading and trailing whitespace is ignored (default: the settings' compare.ignore_whitespace)"),
       ignore_case: trueOrFalse("true: letter case is ignored"),
       exclusions: trueOrFalse("true: leave out lines matching the compare-exclusion rules"),
     }),
