@@ -34,13 +34,24 @@ afterAll(() => t.close());
 const byValue = (rows: { value: string; devices: number }[]) => Object.fromEntries(rows.map((r) => [r.value, r.devices]));
 
 describe("reports", () => {
+  it("counts devices per OS version as SNMP last read it, \"\" for devices never read", async () => {
+    // In May, before the ranges the other reports use: r1 read twice (the newer version counts), r3 once.
+    const read = (deviceId: number, at: Date, softwareVersion?: string) => ({
+      type: "download" as const, deviceId, state: "finished" as const, outcome: "success" as const, trigger: "schedule" as const,
+      runAfter: at, createdAt: at, startedAt: at, finishedAt: at, result: softwareVersion ? { snmp: { software_version: softwareVersion } } : { duration_ms: 1 },
+    });
+    const may = (d: number) => new Date(Date.UTC(2026, 4, d));
+    await t.db.insert(jobs).values([read(ids.r1!, may(1), "15.2(7)E7"), read(ids.r1!, may(2), "15.2(7)E8"), read(ids.r1!, may(3)), read(ids.r3!, may(2), "21.4R3-S2")]);
+    expect(byValue((await t.call("/api/v1/reports/devices?group_by=os_version", { token: admin })).body.data)).toEqual({ "15.2(7)E8": 1, "21.4R3-S2": 1, "": 2 });
+  });
+
   it("counts devices per vendor, model and tag", async () => {
     expect(byValue((await t.call("/api/v1/reports/devices?group_by=vendor", { token: admin })).body.data)).toEqual({ Cisco: 2, Juniper: 2 });
     expect(byValue((await t.call("/api/v1/reports/devices?group_by=model", { token: admin })).body.data)).toEqual({ ISR4331: 2, MX204: 1, "": 1 });
     expect(byValue((await t.call("/api/v1/reports/devices?group_by=tag", { token: admin })).body.data)).toEqual({ core: 2, ams: 2, lab: 1 });
     const bad = await t.call("/api/v1/reports/devices?group_by=colour", { token: admin });
     expect(bad.status).toBe(422);
-    expect(bad.body.errors.group_by[0]).toMatch(/vendor, model, category, tag, status/);
+    expect(bad.body.errors.group_by[0]).toMatch(/vendor, model, os_version, category, tag, status/);
   });
 
   it("gives each device's backup success rate over a period, leaving cancelled jobs and other periods out", async () => {

@@ -12,7 +12,7 @@ const CSV = "Every report answers JSON rows, or the same rows as CSV with Accept
 
 export const deviceStatisticsRoute = apiRoute({
   method: "get", path: "/reports/devices", operationId: "reportDeviceStatistics", tag, ability,
-  summary: "Device statistics: devices per vendor, model, category, tag or status",
+  summary: "Device statistics: devices per vendor, model, OS version (as SNMP last read it), category, tag or status",
   description: `One row per value of group_by with how many devices have it ("" for none); most devices first. A device with two tags counts under both. ${SCOPED} ${CSV}`,
   request: {
     query: z.object({
