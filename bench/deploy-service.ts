@@ -11,6 +11,7 @@ import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/client.ts";
 import { templates } from "../src/db/schema/index.ts";
 import { loadBuiltinTemplates } from "../src/runtime/builtin-templates.ts";
+import { COLLECTOR_NODE_ARGS } from "../src/runtime/collector-process.ts";
 import { generateAppKey } from "../src/secrets/box.ts";
 import { startChild } from "./children.ts";
 import { hostnameOf } from "./ios-config.ts";
@@ -26,6 +27,7 @@ import { benchLogin } from "./sim-devices.ts";
  */
 
 const MAIN_ENTRY = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+const COLLECTOR_ENTRY = fileURLToPath(new URL("../collector/main.ts", import.meta.url));
 const POLL_MS = 250;
 
 export type ServiceDeployRun = {
@@ -65,15 +67,18 @@ function collectorOf(parent: number): number | undefined {
   return undefined;
 }
 
-export async function runServiceDeploy(options: { dir: string; ports: number[]; lines: string[]; concurrency: number; timeoutMs: number }): Promise<ServiceDeployRun> {
+export async function runServiceDeploy(options: { dir: string; ports: number[]; lines: string[]; concurrency: number; timeoutMs: number; profileDir?: string }): Promise<ServiceDeployRun> {
   const { dir, ports } = options;
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
   // The service inherits the environment, so an empty DATABASE_URL keeps a developer's own database out of it.
   const env = {
     STORAGE_DIR: dir, DATABASE_URL: "", DATABASE_AUTH_TOKEN: "", APP_KEY: generateAppKey(), PORT: String(port), HOST: "127.0.0.1",
-    COLLECTOR: "on", COLLECTOR_CONCURRENCY: String(options.concurrency),
+    // Node refuses --cpu-prof in NODE_OPTIONS, so to profile both, the API runs without its collector and the
+    // collector beside it as `npm run collector` starts one (the split deployment docs/ describes).
+    COLLECTOR: options.profileDir ? "off" : "on", COLLECTOR_CONCURRENCY: String(options.concurrency),
   };
+  const profiling = options.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : [];
   // The database is prepared (as the first start would) only to issue an API token: a user would create one.
   const config = loadConfig(env);
   const database = await openDatabase(config.databaseUrl);
@@ -99,11 +104,12 @@ export async function runServiceDeploy(options: { dir: string; ports: number[]; 
     return (JSON.parse(text) as { data: T }).data;
   };
 
-  const service = startChild("the service", MAIN_ENTRY, [], { env });
+  const service = startChild("the service", MAIN_ENTRY, [], { env, nodeArgs: profiling });
+  const collector = options.profileDir ? startChild("the collector", COLLECTOR_ENTRY, [], { env, nodeArgs: [...COLLECTOR_NODE_ARGS, ...profiling] }) : undefined;
   try {
     await service.waitForOutput("netkeep API listening", 60_000);
-    await service.waitForOutput("collector started", 60_000);
-    const collectorPid = collectorOf(service.pid);
+    await (collector ?? service).waitForOutput("collector started", 60_000);
+    const collectorPid = collector?.pid ?? collectorOf(service.pid);
     if (!collectorPid) throw new Error("the service started no collector process");
 
     const created = await api<{ id: number }[]>("POST", "/devices/bulk", {
@@ -150,6 +156,7 @@ export async function runServiceDeploy(options: { dir: string; ports: number[]; 
       collectorPeakRssKb: collectorLast.peakRssKb,
     };
   } finally {
+    await collector?.stop();
     await service.stop();
   }
 }

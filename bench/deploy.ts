@@ -25,7 +25,7 @@ import type { BaselinePlan, BaselineResult } from "./ssh-baseline.ts";
  * - the push engine (the internal figure): collector/push.ts with the built-in cisco-ios template against bare
  *   clients doing the same exchange: log in, open a shell, the template's push enter lines, the 10 lines, its
  *   save lines, each waiting for the prompt, then exit. The two alternate for --rounds rounds; the verdict is
- *   on the median ratio. `--profile` prints where the first push phase spent its CPU.
+ *   on the median ratio. `--profile` prints where the first push phase and the service spent their CPU.
  * - what a user gets (bench/deploy-service.ts): the service as `npm start` runs it, the devices and the snippet
  *   created and the deploy started through the API, timed from the deploy call to the deployment's end. Each
  *   device's push job downloads the configuration before, pushes, and downloads it after, so its like-for-like
@@ -169,7 +169,8 @@ try {
     await checkDevices(b.name);
     if (b.failures.length) problems.push(`${b.name}: ${b.failures.length} devices failed, e.g. ${b.failures.slice(0, 3).join("; ")}`);
     const deviceCpuBefore = sampleProcess(devices.pid)!.cpuSeconds;
-    const run = await runServiceDeploy({ dir: join(dir, "service"), ports, lines: SNIPPET, concurrency: flags.concurrency, timeoutMs: flags.timeoutMs });
+    const serviceProfiles = profileDir && join(profileDir, "service");
+    const run = await runServiceDeploy({ dir: join(dir, "service"), ports, lines: SNIPPET, concurrency: flags.concurrency, timeoutMs: flags.timeoutMs, profileDir: serviceProfiles });
     const s: Row = {
       name: "service deploy", elapsedMs: run.elapsedMs, completed: run.deviceCounts.success ?? 0, failures: run.failures, sessionMs: run.jobMs,
       peakRssKb: run.collectorPeakRssKb, cpuSeconds: run.apiCpuSeconds + run.collectorCpuSeconds, deviceCpuSeconds: sampleProcess(devices.pid)!.cpuSeconds - deviceCpuBefore,
@@ -186,13 +187,15 @@ try {
     console.log(`ratio service/bare ssh2 3 sessions (like for like, judged): ${like.toFixed(3)} (target >= ${TARGET_RATIO}) ${like >= TARGET_RATIO ? "OK" : "BELOW TARGET"}`);
     console.log(`ratio service/bare ssh2 push only (median round above; not like for like: the job also downloads twice): ${(rate / pushOnly).toFixed(3)}`);
     if (like < TARGET_RATIO) process.exitCode = 1;
+    if (serviceProfiles) console.log(`\nthe service (API, collector; whole lifetime):${summarizeProfiles(serviceProfiles)}`);
   }
   if (profileDir) console.log(summarizeProfiles(profileDir));
 } catch (err) {
   problems.push(err instanceof Error ? err.message : String(err));
 } finally {
   await devices?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  if (profileDir) console.log(`\nprofiles kept in ${profileDir} (open them in Chrome DevTools > Performance)`);
+  else rmSync(dir, { recursive: true, force: true });
 }
 if (problems.length) {
   console.error(`\nFAILED:\n${problems.map((p) => `- ${p}`).join("\n")}`);
