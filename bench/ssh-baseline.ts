@@ -93,7 +93,11 @@ async function run(plan: BaselinePlan): Promise<BaselineResult> {
       const target = plan.targets[next++]!;
       try {
         const began = performance.now();
-        for (const lines of plan.sessions) configBytes += await session(target, plan, lines, prompt);
+        for (const lines of plan.sessions) {
+          // Not `configBytes += await ...`: that reads the total before the await and loses the other workers' sums.
+          const bytes = await session(target, plan, lines, prompt);
+          configBytes += bytes;
+        }
         sessionMs.push(performance.now() - began);
         completed++;
       } catch (err) {
