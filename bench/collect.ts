@@ -83,7 +83,7 @@ async function runBaseline(ports: number[]): Promise<{ result: BaselineResult; p
     concurrency: flags.concurrency,
     prompt: t.prompt!,
     lineEnding: t.line_ending,
-    lines: [...t.setup, ...t.commands],
+    sessions: [[...t.setup, ...t.commands]],
     teardown: t.teardown,
     configCommand: t.config_command ?? t.commands[0]!,
     timeoutMs: 60_000,

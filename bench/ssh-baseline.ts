@@ -1,9 +1,10 @@
 import { Client } from "ssh2";
 
 /**
- * The bare-ssh2 limit bench/collect.ts compares the collector with: the same exchanges (connect, log in, open a
- * shell on the same pseudo-terminal, send each template line and wait for the prompt after it, send the
- * teardown, close) with the same concurrency, and nothing else: no database, no cleaning, no storage. Runs in
+ * The bare-ssh2 limit bench/collect.ts and bench/deploy.ts compare the service with: the same exchanges (connect,
+ * log in, open a shell on the same pseudo-terminal, send each template line and wait for the prompt after it, send
+ * the teardown, close; one such session per entry of `sessions`, one after another, for each target) with the same
+ * concurrency, and nothing else: no database, no cleaning, no storage. Runs in
  * its own process so the parent measures its CPU and memory as it does the collector's. Says "ready" over IPC,
  * takes one BaselinePlan, answers with a BaselineResult and exits.
  */
@@ -14,8 +15,8 @@ export type BaselinePlan = {
   /** The template's prompt pattern, tested against the last line received, as the collector tests it. */
   prompt: string;
   lineEnding: string;
-  /** Setup lines, then commands: each waits for the prompt. */
-  lines: string[];
+  /** Each target's sessions in order, each the lines it sends (setup lines, then commands): each waits for the prompt. */
+  sessions: string[][];
   teardown: string[];
   configCommand: string;
   /** Per session. */
@@ -24,8 +25,8 @@ export type BaselinePlan = {
 
 export type BaselineResult = { elapsedMs: number; completed: number; failures: string[]; configBytes: number; sessionMs: number[] };
 
-/** One device's session; resolves with the size of the configuration command's answer. */
-function session(target: BaselinePlan["targets"][number], plan: BaselinePlan, prompt: RegExp): Promise<number> {
+/** One session with a device; resolves with the size of the configuration command's answer. */
+function session(target: BaselinePlan["targets"][number], plan: BaselinePlan, lines: string[], prompt: RegExp): Promise<number> {
   return new Promise((resolve, reject) => {
     const client = new Client();
     let configBytes = 0;
@@ -63,7 +64,7 @@ function session(target: BaselinePlan["targets"][number], plan: BaselinePlan, pr
           check();
         });
         await expectPrompt();
-        for (const line of plan.lines) {
+        for (const line of lines) {
           stream.write(line + plan.lineEnding);
           const answer = await expectPrompt();
           if (line === plan.configCommand) configBytes = answer.length;
@@ -92,9 +93,12 @@ async function run(plan: BaselinePlan): Promise<BaselineResult> {
       const target = plan.targets[next++]!;
       try {
         const began = performance.now();
-        const bytes = await session(target, plan, prompt);
+        for (const lines of plan.sessions) {
+          // Not `configBytes += await ...`: that reads the total before the await and loses the other workers' sums.
+          const bytes = await session(target, plan, lines, prompt);
+          configBytes += bytes;
+        }
         sessionMs.push(performance.now() - began);
-        configBytes += bytes;
         completed++;
       } catch (err) {
         failures.push(`port ${target.port}: ${err instanceof Error ? err.message : String(err)}`);
