@@ -44,31 +44,42 @@ const FAILED: readonly DeploymentDeviceStatus[] = ["failed", "error"];
 export async function advanceDeployment(tx: DbOrTx, deploymentId: number, now: Date, queueAs?: { trigger: JobTrigger; requestedBy: number | null }): Promise<void> {
   const [deployment] = await tx.select().from(snippetDeployments).where(eq(snippetDeployments.id, deploymentId));
   if (!deployment || deployment.state === "finished") return;
-  const rows = await tx.select({ id: snippetDeploymentDevices.id, deviceId: snippetDeploymentDevices.deviceId, position: snippetDeploymentDevices.position, status: snippetDeploymentDevices.status })
-    .from(snippetDeploymentDevices).where(eq(snippetDeploymentDevices.deploymentId, deploymentId)).orderBy(asc(snippetDeploymentDevices.position));
-  const open = rows.filter((r) => r.status === "queued").length;
-  const pending = rows.filter((r) => r.status === "pending");
-  const canary = rows.slice(0, deployment.canary);
+  // Counts and only the rows it acts on: this runs in the write transaction of every finished push, so reading
+  // all of a large deployment's rows each time would make a deployment's cost grow with its size squared.
+  const ofDeployment = eq(snippetDeploymentDevices.deploymentId, deploymentId);
+  const byStatus = new Map((await tx.select({ status: snippetDeploymentDevices.status, n: sql<number>`count(*)` })
+    .from(snippetDeploymentDevices).where(ofDeployment).groupBy(snippetDeploymentDevices.status)).map((r) => [r.status, Number(r.n)]));
+  const open = byStatus.get("queued") ?? 0;
+  const pending = byStatus.get("pending") ?? 0;
+  const failed = FAILED.reduce((n, status) => n + (byStatus.get(status) ?? 0), 0);
+  const canary = deployment.canary
+    ? await tx.select({ status: snippetDeploymentDevices.status }).from(snippetDeploymentDevices)
+      .where(and(ofDeployment, sql`${snippetDeploymentDevices.position} < ${deployment.canary}`))
+    : [];
   const stopReason =
     canary.some((r) => FAILED.includes(r.status)) ? `a canary device failed (${canary.filter((r) => FAILED.includes(r.status)).length} of ${canary.length}); the rest were not pushed`
-    : deployment.stopOnFailure && rows.some((r) => FAILED.includes(r.status)) ? "a push failed and stop_on_failure is set; the rest were not pushed"
+    : deployment.stopOnFailure && failed > 0 ? "a push failed and stop_on_failure is set; the rest were not pushed"
     : null;
-  if (stopReason && pending.length) {
-    await tx.update(snippetDeploymentDevices).set({ status: "skipped", message: stopReason, finishedAt: now })
-      .where(inArray(snippetDeploymentDevices.id, pending.map((r) => r.id)));
+  if (stopReason && pending) {
+    const skipped = await tx.update(snippetDeploymentDevices).set({ status: "skipped", message: stopReason, finishedAt: now })
+      .where(and(ofDeployment, eq(snippetDeploymentDevices.status, "pending")))
+      .returning({ deviceId: snippetDeploymentDevices.deviceId });
     if (deployment.taskRunId !== null) {
       await tx.update(taskRunItems).set({ skipReason: stopReason })
-        .where(and(eq(taskRunItems.runId, deployment.taskRunId), inArray(taskRunItems.deviceId, pending.flatMap((r) => (r.deviceId === null ? [] : [r.deviceId])))));
+        .where(and(eq(taskRunItems.runId, deployment.taskRunId), inArray(taskRunItems.deviceId, skipped.flatMap((r) => (r.deviceId === null ? [] : [r.deviceId])))));
     }
     await tx.update(snippetDeployments).set({ stoppedReason: stopReason }).where(eq(snippetDeployments.id, deploymentId));
   } else if (!stopReason) {
     const canaryDone = canary.every((r) => r.status === "success");
     // Until every canary succeeded, only canary devices may be queued.
-    const eligible = canaryDone ? pending : pending.filter((r) => r.position < deployment.canary);
-    const next = eligible.slice(0, Math.max(0, deployment.concurrency - open));
+    const room = Math.max(0, deployment.concurrency - open);
+    const next = room && pending
+      ? await tx.select({ id: snippetDeploymentDevices.id, deviceId: snippetDeploymentDevices.deviceId }).from(snippetDeploymentDevices)
+        .where(and(ofDeployment, eq(snippetDeploymentDevices.status, "pending"), canaryDone ? undefined : sql`${snippetDeploymentDevices.position} < ${deployment.canary}`))
+        .orderBy(asc(snippetDeploymentDevices.position)).limit(room)
+      : [];
     for (const row of next) await queuePush(tx, row, deployment.taskRunId, now, queueAs ?? { trigger: deployment.taskRunId === null ? "api" : "schedule", requestedBy: deployment.requestedBy });
-    if (next.length || open) return;
-    if (eligible.length || pending.length) return;
+    if (next.length || open || pending) return;
   }
   const stillOpen = await tx.select({ n: sql<number>`count(*)` }).from(snippetDeploymentDevices)
     .where(and(eq(snippetDeploymentDevices.deploymentId, deploymentId), inArray(snippetDeploymentDevices.status, ["pending", "queued"])));
