@@ -193,7 +193,7 @@ export async function pushLines(connection: PushConnection, request: PushRequest
   const { template, login } = target;
   const transcript = new Transcript(template, [login.password, login.enablePassword, login.passphrase].filter((s): s is string => !!s));
   if (!template.push) {
-    return { status: "error", outcome: "error", saved: false, transcript: "", message: "the device's connection template has no push section, so nothing can be pushed to it; copy the template and add one (README: Connection templates)" };
+    return { status: "error", outcome: "error", saved: false, transcript: "", message: "the device's connection template has no push section, so nothing can be pushed to it; copy the template and add one (docs/collector.md: Connection templates)" };
   }
   const profile = pushProfileOf(template.push);
   try {

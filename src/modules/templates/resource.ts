@@ -16,7 +16,7 @@ export const Template = z
     id: z.number().int(),
     name: z.string(),
     description: z.string(),
-    code: z.string().openapi({ description: "The template as YAML (the format: README, Connection templates)" }),
+    code: z.string().openapi({ description: "The template as YAML (the format: docs/collector.md, Connection templates)" }),
     builtin: z.boolean().openapi({ description: "Shipped with netkeep and updated by upgrades: read-only, copy it to customise" }),
     vendor: z.string().nullable().openapi({ description: "The vendor the template's YAML names" }),
     devices_count: z.number().int(),
