@@ -11,7 +11,8 @@ import { markLatestSeen } from "../src/modules/configs/store.ts";
 import type { SecretBox } from "../src/secrets/box.ts";
 import { collect, untilAborted, type Login, type Plan, type Progress } from "./collect.ts";
 import { describeError } from "./errors.ts";
-import { DEFAULT_LIMITS, SessionError, type SessionLimits } from "./session.ts";
+import { sessionSettings, type CollectorSettings } from "./collector-settings.ts";
+import { SessionError, type SessionLimits } from "./session.ts";
 import { slots } from "./slots.ts";
 import { configChangedColumns, snmpPrecheck, snmpResult, type SnmpPrecheck } from "./snmp.ts";
 import { LeaseLost, storeDownload, type JobEnd, type StoreRequest } from "./store-download.ts";
@@ -23,8 +24,11 @@ export type DownloadDeps = {
   clock: Clock;
   logger: Logger;
   owner: string;
+  /** Fixed session limits and connect timeout (tests, benchmarks); unset, they follow `settings`. */
   limits?: SessionLimits;
   connectTimeoutMs?: number;
+  /** The settings' collector section (collectorSettingsCache); startWorker gives one, and without it the defaults apply. */
+  settings?: () => Promise<CollectorSettings>;
   /** Where a finished session is stored: storeDownload on `db` unless given (collector/main.ts gives a thread's). */
   store?: (request: StoreRequest) => Promise<JobEnd | undefined>;
   /** Where the database is and where its backups go, for backup_database jobs (absent: this collector refuses them). */
@@ -106,7 +110,6 @@ export async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Pr
  */
 export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: AbortSignal): Promise<JobEnd | undefined> {
   const started = Date.now();
-  const limits = deps.limits ?? DEFAULT_LIMITS;
   let plan: Plan | undefined;
   let precheck: SnmpPrecheck | undefined;
   const progress: Progress = { connected: false };
@@ -128,7 +131,7 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       });
       return { outcome: "unchanged", message, retrying: false };
     }
-    const collected = await collect({ plan, limits, connectTimeoutMs: deps.connectTimeoutMs ?? 20_000 }, signal, progress);
+    const collected = await collect({ plan, ...(await sessionSettings(deps)) }, signal, progress);
     const request: StoreRequest = {
       job, owner: deps.owner, deviceId: plan.device.id, templateCode: loaded.templateCode, exclusions: loaded.exclusions,
       storedHashes: loaded.storedHashes, outputs: collected.outputs, fingerprint: collected.fingerprint,

@@ -9,7 +9,8 @@ import { collect, type Progress } from "./collect.ts";
 import { loadPlan, loginOf, storing, type DownloadDeps, type LoadedPlan } from "./download.ts";
 import { describeError } from "./errors.ts";
 import { linesNotInConfig, pushLines } from "./push.ts";
-import { DEFAULT_LIMITS, SessionError } from "./session.ts";
+import { sessionSettings } from "./collector-settings.ts";
+import { SessionError } from "./session.ts";
 import { LeaseLost, storeDownload, type StoreRequest } from "./store-download.ts";
 import { snmpResult } from "./snmp.ts";
 
@@ -28,7 +29,7 @@ async function snapshot(deps: DownloadDeps, loaded: LoadedPlan, leaseMs: number,
   }).returning();
   const started = Date.now();
   try {
-    const collected = await collect({ plan: loaded.plan, limits: deps.limits ?? DEFAULT_LIMITS, connectTimeoutMs: deps.connectTimeoutMs ?? 20_000 }, signal, { connected: false });
+    const collected = await collect({ plan: loaded.plan, ...(await sessionSettings(deps)) }, signal, { connected: false });
     const request: StoreRequest = {
       job: job!, owner: deps.owner, deviceId: loaded.plan.device.id, templateCode: loaded.templateCode, exclusions: loaded.exclusions,
       storedHashes: loaded.storedHashes, outputs: collected.outputs, fingerprint: collected.fingerprint,
@@ -80,7 +81,7 @@ export async function runSnippetJob(deps: DownloadDeps, job: Job, leaseMs: numbe
     before = await snapshot(deps, loaded, leaseMs, signal);
     const progress: Progress = { connected: false };
     const pushed = await pushLines(
-      { target: { device, template: loaded.plan.template, login }, limits: deps.limits ?? DEFAULT_LIMITS, connectTimeoutMs: deps.connectTimeoutMs ?? 20_000 },
+      { target: { device, template: loaded.plan.template, login }, ...(await sessionSettings(deps)) },
       { lines: target.lines, rollbackLines: target.rollbackLines.length ? target.rollbackLines : undefined, save: true }, signal, progress,
     );
     const result: Record<string, unknown> = {

@@ -1,4 +1,5 @@
 import { claimNextJob, completeJob, extendLease, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
+import { collectorSettingsCache } from "./collector-settings.ts";
 import { runDownloadJob, type DownloadDeps } from "./download.ts";
 import { describeError } from "./errors.ts";
 import { failureReason } from "../src/error-reason.ts";
@@ -25,7 +26,9 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 50, pollInte
  * Claims jobs while it has free slots, runs each with a heartbeat that keeps its lease and a watchdog that
  * aborts it at the time limit, and puts back in the queue the jobs of collectors that stopped heartbeating.
  */
-export function startWorker(deps: DownloadDeps, options: WorkerOptions) {
+export function startWorker(given: DownloadDeps, options: WorkerOptions) {
+  // Every worker follows the settings (timeouts), read at most every SETTINGS_TTL_MS.
+  const deps: DownloadDeps = { ...given, settings: given.settings ?? collectorSettingsCache(given) };
   const active = new Set<Promise<void>>();
   const pause = wakeableSleep();
   let running = true;

@@ -2,11 +2,18 @@ import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client.ts";
 import { jobs, taskRunItems, taskRuns, type JobOutcome, type JobTrigger, type JobType } from "../db/schema/index.ts";
 import { preparedPerDatabase } from "../db/prepared.ts";
+import { getCollectorSettings } from "../modules/settings/service.ts";
 
 export type Job = typeof jobs.$inferSelect;
 
 /** Outcomes worth another attempt: the device may answer next time. Auth failures and bad templates will not. */
 const RETRYABLE: ReadonlySet<JobOutcome> = new Set(["timeout", "unreachable"]);
+
+/**
+ * Attempts a device job gets when its caller names none: one, plus the settings' `collector.retries` in force
+ * when it is queued (a retry follows only a failed connection: RETRYABLE). Read once per enqueue, not per job.
+ */
+const attemptsFromSettings = async (db: DbOrTx) => 1 + (await getCollectorSettings(db)).retries;
 
 export const PRIORITY = { scheduled: 0, api: 50, downloadNow: 100 } as const;
 
@@ -39,7 +46,7 @@ export async function enqueueDeviceJob(
     .insert(jobs)
     .values({
       type: input.type, deviceId: input.deviceId, trigger: input.trigger, priority: input.priority,
-      requestedBy: input.requestedBy ?? null, maxAttempts: input.maxAttempts ?? 3, runAfter: now, createdAt: now,
+      requestedBy: input.requestedBy ?? null, maxAttempts: input.maxAttempts ?? await attemptsFromSettings(db), runAfter: now, createdAt: now,
     })
     .returning();
   return { job: job!, created: true };
@@ -59,6 +66,7 @@ export async function enqueueDeviceJobs(
   now: Date,
 ): Promise<Map<number, number>> {
   const jobOf = new Map<number, number>();
+  let maxAttempts: number | undefined;
   for (let i = 0; i < input.deviceIds.length; i += CHUNK) {
     const ids = input.deviceIds.slice(i, i + CHUNK);
     const pending = await db
@@ -70,10 +78,11 @@ export async function enqueueDeviceJobs(
     if (raise.length) await db.update(jobs).set({ priority: input.priority }).where(inArray(jobs.id, raise));
     const fresh = ids.filter((id) => !jobOf.has(id));
     if (!fresh.length) continue;
+    maxAttempts ??= await attemptsFromSettings(db);
     const inserted = await db
       .insert(jobs)
       .values(fresh.map((deviceId) => ({
-        type: input.type, deviceId, trigger: input.trigger, priority: input.priority, requestedBy: input.requestedBy ?? null, runAfter: now, createdAt: now,
+        type: input.type, deviceId, trigger: input.trigger, priority: input.priority, requestedBy: input.requestedBy ?? null, maxAttempts, runAfter: now, createdAt: now,
       })))
       .returning({ id: jobs.id, deviceId: jobs.deviceId });
     for (const j of inserted) jobOf.set(j.deviceId!, j.id);

@@ -28,9 +28,9 @@ const Compare = z.object({
   context_lines: z.number().int().openapi({ description: "Unchanged lines shown around each change in a diff" }),
 });
 const Collector = z.object({
-  connect_timeout_seconds: z.number().int().openapi({ description: "How long a collector waits for a device to answer a connection" }),
-  command_timeout_seconds: z.number().int().openapi({ description: "How long a collector waits for one command's output" }),
-  retries: z.number().int().openapi({ description: "Further attempts after a failed download" }),
+  connect_timeout_seconds: z.number().int().openapi({ description: "How long a collector waits for a device's connection and SSH handshake; collectors apply a change within 10 s" }),
+  command_timeout_seconds: z.number().int().openapi({ description: "The longest silence a session allows while waiting for the device's prompt (each command's output); collectors apply a change within 10 s" }),
+  retries: z.number().int().openapi({ description: "Further attempts of a device job whose connection failed (timeout, unreachable); fixed when a job is queued (its max_attempts)" }),
 });
 const Webhooks = z.object({
   timeout_seconds: z.number().int().openapi({ description: "How long a webhook delivery waits for the receiver" }),

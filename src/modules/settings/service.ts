@@ -40,6 +40,15 @@ export async function getSettings(db: DbOrTx): Promise<StoredSettings> {
   return { settings, hasSmtpPassword: Boolean(row?.smtpPasswordEnc), updatedAt: row?.updatedAt ?? null };
 }
 
+/**
+ * The collector section alone, in one statement: what enqueueing a device job (its attempts) and a collector's
+ * settings cache (collector/collector-settings.ts) read.
+ */
+export async function getCollectorSettings(db: DbOrTx): Promise<Settings["collector"]> {
+  const [row] = await db.select({ values: appSettings.values }).from(appSettings).where(eq(appSettings.id, ROW_ID));
+  return merged(row?.values ?? {}).collector;
+}
+
 /** The SMTP password in clear, for the mail sender only; null when none is set. */
 export async function smtpPassword(db: DbOrTx, secrets: SecretBox): Promise<string | null> {
   const [row] = await db.select({ sealed: appSettings.smtpPasswordEnc }).from(appSettings).where(eq(appSettings.id, ROW_ID));
