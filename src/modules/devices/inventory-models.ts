@@ -34,6 +34,10 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Netgate", template: "netgate-tnsr", oxidized: ["tnsr"], rancid: [] },
   { vendor: "Netgate", template: null, oxidized: ["pfsense"], rancid: [] },
   { vendor: "Linux", template: "linux-generic", oxidized: ["linuxgeneric"], rancid: [] },
+  { vendor: "NVIDIA", template: "cumulus-nvue", oxidized: ["cumulus"], rancid: [] },
+  { vendor: "SONiC", template: "sonic-sonic", oxidized: ["sonic"], rancid: [] },
+  { vendor: "Ubiquiti", template: "ubiquiti-edgeos", oxidized: ["edgeos"], rancid: [] },
+  { vendor: "Ubiquiti", template: "ubiquiti-edgeswitch", oxidized: ["edgeswitch"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
