@@ -14,6 +14,7 @@ import { seedBuiltinPolicies } from "../modules/compliance/builtins.ts";
 const VENDORS = [
   "Cisco", "Juniper", "Arista", "MikroTik", "Fortinet", "Aruba", "HPE", "H3C", "Netgear", "VyOS", "OPNsense", "Netgate", "Linux",
   "NVIDIA", "SONiC", "Ubiquiti",
+  "Huawei", "Dell", "Extreme Networks", "Ruckus", "Brocade",
 ];
 
 /**
