@@ -38,6 +38,8 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "SONiC", template: "sonic-sonic", oxidized: ["sonic"], rancid: [] },
   { vendor: "Ubiquiti", template: "ubiquiti-edgeos", oxidized: ["edgeos"], rancid: [] },
   { vendor: "Ubiquiti", template: "ubiquiti-edgeswitch", oxidized: ["edgeswitch"], rancid: [] },
+  { vendor: "TP-Link", template: "tplink-jetstream", oxidized: ["tplink"], rancid: [] },
+  { vendor: "FS.com", template: "fs-fsos", oxidized: ["fsos"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
