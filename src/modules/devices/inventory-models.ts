@@ -40,6 +40,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Ubiquiti", template: "ubiquiti-edgeswitch", oxidized: ["edgeswitch"], rancid: [] },
   { vendor: "TP-Link", template: "tplink-jetstream", oxidized: ["tplink"], rancid: [] },
   { vendor: "FS.com", template: "fs-fsos", oxidized: ["fsos"], rancid: [] },
+  { vendor: "Nokia", template: "nokia-sros", oxidized: ["sros", "timos"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
