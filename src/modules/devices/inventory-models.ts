@@ -41,6 +41,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "TP-Link", template: "tplink-jetstream", oxidized: ["tplink"], rancid: [] },
   { vendor: "FS.com", template: "fs-fsos", oxidized: ["fsos"], rancid: [] },
   { vendor: "Nokia", template: "nokia-sros", oxidized: ["sros", "timos"], rancid: [] },
+  { vendor: "Allied Telesis", template: "alliedtelesis-awplus", oxidized: ["awplus"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
