@@ -42,6 +42,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "FS.com", template: "fs-fsos", oxidized: ["fsos"], rancid: [] },
   { vendor: "Nokia", template: "nokia-sros", oxidized: ["sros", "timos"], rancid: [] },
   { vendor: "Allied Telesis", template: "alliedtelesis-awplus", oxidized: ["awplus"], rancid: [] },
+  { vendor: "F5", template: "f5-tmos", oxidized: ["tmos"], rancid: ["f5"] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
