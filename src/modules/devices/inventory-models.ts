@@ -43,6 +43,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Nokia", template: "nokia-sros", oxidized: ["sros", "timos"], rancid: [] },
   { vendor: "Allied Telesis", template: "alliedtelesis-awplus", oxidized: ["awplus"], rancid: [] },
   { vendor: "F5", template: "f5-tmos", oxidized: ["tmos"], rancid: ["f5"] },
+  { vendor: "Adtran", template: "adtran-aos", oxidized: ["adtran"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
