@@ -44,6 +44,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Allied Telesis", template: "alliedtelesis-awplus", oxidized: ["awplus"], rancid: [] },
   { vendor: "F5", template: "f5-tmos", oxidized: ["tmos"], rancid: ["f5"] },
   { vendor: "Adtran", template: "adtran-aos", oxidized: ["adtran"], rancid: [] },
+  { vendor: "Citrix", template: "citrix-adc", oxidized: ["netscaler"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
