@@ -45,6 +45,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "F5", template: "f5-tmos", oxidized: ["tmos"], rancid: ["f5"] },
   { vendor: "Adtran", template: "adtran-aos", oxidized: ["adtran"], rancid: [] },
   { vendor: "Citrix", template: "citrix-adc", oxidized: ["netscaler"], rancid: [] },
+  { vendor: "Opengear", template: "opengear-cms", oxidized: ["opengear"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
