@@ -46,6 +46,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Adtran", template: "adtran-aos", oxidized: ["adtran"], rancid: [] },
   { vendor: "Citrix", template: "citrix-adc", oxidized: ["netscaler"], rancid: [] },
   { vendor: "Opengear", template: "opengear-cms", oxidized: ["opengear"], rancid: [] },
+  { vendor: "Alcatel-Lucent Enterprise", template: "alcatel-omniswitch", oxidized: ["aos", "aos7"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
