@@ -24,9 +24,9 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Fortinet", template: "fortinet-fortios", oxidized: ["fortios"], rancid: ["fortigate"] },
   { vendor: "Aruba", template: "aruba-aoscx", oxidized: ["aoscx"], rancid: [] },
   { vendor: "Aruba", template: "aruba-instant", oxidized: ["arubainstant"], rancid: [] },
-  { vendor: "Aruba", template: null, oxidized: ["aosw"], rancid: [] },
+  { vendor: "Aruba", template: "aruba-aosw", oxidized: ["aosw"], rancid: [] },
   { vendor: "HPE", template: "hpe-comware", oxidized: ["comware"], rancid: [] },
-  { vendor: "HPE", template: null, oxidized: ["procurve"], rancid: ["hp"] },
+  { vendor: "HPE", template: "hpe-procurve", oxidized: ["procurve"], rancid: ["hp"] },
   { vendor: "H3C", template: "hpe-comware", oxidized: [], rancid: ["h3c"] },
   { vendor: "Netgear", template: "netgear", oxidized: ["netgear"], rancid: [] },
   { vendor: "VyOS", template: "vyos", oxidized: ["vyos", "vyatta"], rancid: [] },
@@ -47,6 +47,14 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Citrix", template: "citrix-adc", oxidized: ["netscaler"], rancid: [] },
   { vendor: "Opengear", template: "opengear-cms", oxidized: ["opengear"], rancid: [] },
   { vendor: "Alcatel-Lucent Enterprise", template: "alcatel-omniswitch", oxidized: ["aos", "aos7"], rancid: [] },
+  { vendor: "Huawei", template: "huawei-vrp", oxidized: ["vrp"], rancid: [] },
+  { vendor: "Dell", template: "dell-os10", oxidized: ["os10"], rancid: [] },
+  { vendor: "Dell", template: "dell-os9", oxidized: ["ftos", "dnos"], rancid: ["force10"] },
+  { vendor: "Dell", template: "dell-os6", oxidized: ["powerconnect", "efos", "quantaos"], rancid: [] },
+  { vendor: "Extreme Networks", template: "extreme-exos", oxidized: ["xos"], rancid: ["extreme"] },
+  { vendor: "Extreme Networks", template: "extreme-voss", oxidized: ["voss"], rancid: [] },
+  { vendor: "Brocade", template: "brocade-ironware", oxidized: ["ironware"], rancid: ["foundry"] },
+  { vendor: "NVIDIA", template: "nvidia-onyx", oxidized: ["mlnxos"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
