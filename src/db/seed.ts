@@ -14,7 +14,7 @@ import { seedBuiltinPolicies } from "../modules/compliance/builtins.ts";
 const VENDORS = [
   "Cisco", "Juniper", "Arista", "MikroTik", "Fortinet", "Aruba", "HPE", "H3C", "Netgear", "VyOS", "OPNsense", "Netgate", "Linux",
   "NVIDIA", "SONiC", "Ubiquiti", "TP-Link", "FS.com", "Nokia", "Allied Telesis", "F5", "Adtran", "Citrix", "Opengear",
-  "Alcatel-Lucent Enterprise", "Riverbed",
+  "Alcatel-Lucent Enterprise", "Riverbed", "Zyxel",
   "Huawei", "Dell", "Extreme Networks", "Ruckus", "Brocade",
 ];
 

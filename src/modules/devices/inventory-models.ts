@@ -47,6 +47,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Citrix", template: "citrix-adc", oxidized: ["netscaler"], rancid: [] },
   { vendor: "Opengear", template: "opengear-cms", oxidized: ["opengear"], rancid: [] },
   { vendor: "Alcatel-Lucent Enterprise", template: "alcatel-omniswitch", oxidized: ["aos", "aos7"], rancid: [] },
+  { vendor: "Zyxel", template: "zyxel-zynos", oxidized: ["zynos"], rancid: [] },
   { vendor: "Huawei", template: "huawei-vrp", oxidized: ["vrp"], rancid: [] },
   { vendor: "Dell", template: "dell-os10", oxidized: ["os10"], rancid: [] },
   { vendor: "Dell", template: "dell-os9", oxidized: ["ftos", "dnos"], rancid: ["force10"] },
