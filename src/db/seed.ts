@@ -13,6 +13,9 @@ import { seedBuiltinPolicies } from "../modules/compliance/builtins.ts";
 /** The vendor families the built-in connection templates cover. */
 const VENDORS = [
   "Cisco", "Juniper", "Arista", "MikroTik", "Fortinet", "Aruba", "HPE", "H3C", "Netgear", "VyOS", "OPNsense", "Netgate", "Linux",
+  "NVIDIA", "SONiC", "Ubiquiti", "TP-Link", "FS.com", "Nokia", "Allied Telesis", "F5", "Adtran", "Citrix", "Opengear",
+  "Alcatel-Lucent Enterprise", "Riverbed", "Zyxel",
+  "Huawei", "Dell", "Extreme Networks", "Ruckus", "Brocade",
 ];
 
 /**

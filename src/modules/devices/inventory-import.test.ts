@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,23 +16,21 @@ import { nameKey } from "../../db/name-key.ts";
 const fixture = (tool: string) => fileURLToPath(new URL(`../../../test/fixtures/${tool}/router.db`, import.meta.url));
 
 
-/** The seeded vendors and the template keys the brief fixes, independent of the mapping table under test. */
-const TEMPLATE_KEYS = [
-  "cisco-ios", "cisco-nxos", "cisco-asa", "juniper-junos", "arista-eos", "mikrotik-routeros", "fortinet-fortios", "aruba-aoscx",
-  "aruba-instant", "hpe-comware", "netgear", "vyos", "opnsense", "netgate-tnsr", "linux-generic",
-];
+/** The built-in template keys: the YAML files shipped in collector/templates, independent of the mapping table under test. */
+const TEMPLATE_KEYS = readdirSync(fileURLToPath(new URL("../../../collector/templates/", import.meta.url)))
+  .filter((f) => f.endsWith(".yaml")).map((f) => f.slice(0, -".yaml".length));
 /** What each model in the fixtures must become: vendor and template key (null: netkeep has none for it). */
 const OXIDIZED_EXPECTED: Record<string, [string, string | null]> = {
   ios: ["Cisco", "cisco-ios"], iosxe: ["Cisco", "cisco-ios"], iosxr: ["Cisco", null], nxos: ["Cisco", "cisco-nxos"], asa: ["Cisco", "cisco-asa"],
   junos: ["Juniper", "juniper-junos"], eos: ["Arista", "arista-eos"], routeros: ["MikroTik", "mikrotik-routeros"], fortios: ["Fortinet", "fortinet-fortios"],
-  aoscx: ["Aruba", "aruba-aoscx"], arubainstant: ["Aruba", "aruba-instant"], comware: ["HPE", "hpe-comware"], procurve: ["HPE", null],
+  aoscx: ["Aruba", "aruba-aoscx"], arubainstant: ["Aruba", "aruba-instant"], comware: ["HPE", "hpe-comware"], procurve: ["HPE", "hpe-procurve"], aosw: ["Aruba", "aruba-aosw"],
   netgear: ["Netgear", "netgear"], vyos: ["VyOS", "vyos"], opnsense: ["OPNsense", "opnsense"], tnsr: ["Netgate", "netgate-tnsr"],
   linuxgeneric: ["Linux", "linux-generic"],
 };
 const RANCID_EXPECTED: Record<string, [string, string | null]> = {
   cisco: ["Cisco", "cisco-ios"], "cisco-nx": ["Cisco", "cisco-nxos"], "cisco-xr": ["Cisco", null], juniper: ["Juniper", "juniper-junos"],
   arista: ["Arista", "arista-eos"], mikrotik: ["MikroTik", "mikrotik-routeros"], fortigate: ["Fortinet", "fortinet-fortios"],
-  hp: ["HPE", null], h3c: ["H3C", "hpe-comware"],
+  hp: ["HPE", "hpe-procurve"], h3c: ["H3C", "hpe-comware"],
 };
 
 /** The fixture's device lines (not comments, not blank), numbered as an editor numbers them. */
