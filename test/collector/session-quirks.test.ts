@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestContext, type TestContext } from "../helpers/app.ts";
+import { addLoopbackDevice, builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript, latestConfigs } from "../helpers/collector.ts";
+import { startFakeDevice, type FakeDevice, type FakeDeviceOptions } from "../helpers/fake-device.ts";
+
+/**
+ * What real devices do that a lab device does not, through the real collector against the fake SSH device:
+ * each quirk used to cost the whole backup or part of the configuration.
+ */
+
+const USERNAME = "netops";
+const PASSWORD = "Quirk-Test-Pass-4417";
+const HOSTNAME = "edge-7";
+const RUNNING_CONFIG = ["hostname edge-7", "!", "interface GigabitEthernet0/1", " description uplink to core", "!", "end"];
+const { prompt: PROMPT, script: iosAnswer } = iosScript(HOSTNAME, RUNNING_CONFIG);
+
+let t: TestContext;
+let token: string;
+let iosTemplate: number;
+const started: FakeDevice[] = [];
+
+beforeAll(async () => {
+  t = await createTestContext();
+  token = await t.token();
+  iosTemplate = await builtinTemplateId(t, "cisco-ios");
+});
+afterAll(async () => {
+  await Promise.all(started.map((d) => d.close()));
+  await t.close();
+});
+
+async function fakeIos(options: Partial<FakeDeviceOptions>): Promise<number> {
+  const device = await startFakeDevice({
+    script: iosAnswer, initPrompt: `\r\n${PROMPT}`, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD }, ...options,
+  });
+  started.push(device);
+  return addLoopbackDevice(t, token, { port: device.port, templateId: iosTemplate, username: USERNAME, password: PASSWORD });
+}
+
+describe("a pager prompt in the middle of a line", () => {
+  // A device that pages by bytes, not lines, cuts a line at the pager; each erases its prompt its own way.
+  const erasers = {
+    "backspaces": "\b".repeat(8) + " ".repeat(8) + "\b".repeat(8),
+    "ANSI cursor-left and erase-line": "\x1b[8D\x1b[K",
+    "nothing": "",
+  };
+  for (const [how, erase] of Object.entries(erasers)) {
+    it(`keeps the text before it, when the device erases the prompt with ${how}`, async () => {
+      const id = await fakeIos({
+        keys: [" "],
+        script: (line) => {
+          if (line === IOS_CONFIG_COMMAND) return `${IOS_CONFIG_COMMAND}\r\nhostname edge-7\r\n!\r\ninterface GigabitEthernet0/1\r\n description upli--More--`;
+          if (line === " ") return `${erase}nk to core\r\n!\r\nend\r\n${PROMPT}`;
+          return iosAnswer(line);
+        },
+      });
+      const job = await downloadOnce(t, id);
+      expect(job.outcome, job.message ?? "").toBe("success");
+      expect((await latestConfigs(t, id)).get(IOS_CONFIG_COMMAND)).toBe(RUNNING_CONFIG.join("\n") + "\n");
+    });
+  }
+});
