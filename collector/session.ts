@@ -19,9 +19,11 @@ export type SessionLimits = {
   idleTimeoutMs: number;
   /** Largest output one command may produce before the session gives up on it. */
   maxOutputBytes: number;
+  /** Silence after which an optional command (template-schema.ts) is given up and skipped. */
+  optionalIdleTimeoutMs: number;
 };
 
-export const DEFAULT_LIMITS: SessionLimits = { idleTimeoutMs: 30_000, maxOutputBytes: 32 * 1024 * 1024 };
+export const DEFAULT_LIMITS: SessionLimits = { idleTimeoutMs: 30_000, maxOutputBytes: 32 * 1024 * 1024, optionalIdleTimeoutMs: 5_000 };
 
 /** A byte stream to and from the device: an SSH shell channel, or a Telnet socket after option negotiation. */
 export interface Channel {
@@ -157,10 +159,13 @@ export class ShellSession {
   private promptSeen = false;
   /** The command whose output is awaited, for error messages. */
   private command: string | undefined;
+  /** The silence allowed for the wait under way: an optional command's is shorter. */
+  private idleTimeoutMs: number;
   /** A pager was just answered: what arrives next may start with the sequence that erases its prompt. */
   private afterPager = false;
 
   constructor(private readonly channel: Channel, private readonly profile: SessionProfile, private readonly limits: SessionLimits = DEFAULT_LIMITS) {
+    this.idleTimeoutMs = limits.idleTimeoutMs;
     channel.onData((chunk) => this.receive(chunk));
     channel.onClose((error) => {
       this.closed = error ?? new Error("the device closed the connection");
@@ -223,7 +228,7 @@ export class ShellSession {
 
   private armTimer() {
     return setTimeout(() => {
-      const seconds = this.limits.idleTimeoutMs / 1000;
+      const seconds = this.idleTimeoutMs / 1000;
       if (!this.promptSeen) {
         this.fail(new SessionError("prompt_not_found", `no prompt within ${seconds} s of silence; check the template's prompt`, this.lastLines()));
         return;
@@ -236,7 +241,7 @@ export class ShellSession {
         `the device went silent for ${seconds} s${during} without returning to its prompt; if the last lines end in a pager or question, add it to the template`,
         this.lastLines(),
       ));
-    }, this.limits.idleTimeoutMs);
+    }, this.idleTimeoutMs);
   }
 
   private fail(error: Error): void {
@@ -322,6 +327,28 @@ export class ShellSession {
     const raw = await this.expectPrompt();
     this.command = undefined;
     return cleanCommandOutput(raw, command);
+  }
+
+  /**
+   * Runs a command the backup can do without: it may stay silent only for the short optional timeout. When it
+   * does, an empty line brings the prompt back (within the normal timeout) and the session goes on. Returns its
+   * output, or the SessionError it failed with; a closed connection still fails the session.
+   */
+  async runOptional(command: string): Promise<{ output: string } | { error: SessionError }> {
+    this.idleTimeoutMs = Math.min(this.limits.optionalIdleTimeoutMs, this.limits.idleTimeoutMs);
+    try {
+      return { output: await this.run(command) };
+    } catch (err) {
+      if (!(err instanceof SessionError) || this.closed) throw err;
+      this.command = undefined;
+      this.idleTimeoutMs = this.limits.idleTimeoutMs;
+      this.buffer.clear();
+      this.send("");
+      await this.expectPrompt();
+      return { error: err };
+    } finally {
+      this.idleTimeoutMs = this.limits.idleTimeoutMs;
+    }
   }
 }
 

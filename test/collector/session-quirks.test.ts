@@ -60,3 +60,31 @@ describe("a pager prompt in the middle of a line", () => {
     });
   }
 });
+
+describe("optional commands", () => {
+  it("one the device stays silent to is skipped and recorded, and the configuration is still stored", async () => {
+    const id = await fakeIos({
+      script: (line) => {
+        if (line === "show vtp status") return `${line}\r\n`; // echoed, then nothing: no VTP on this platform
+        if (line === "") return `\r\n${PROMPT}`;
+        return iosAnswer(line);
+      },
+    });
+    // The normal silence limit is far longer than the whole test may take.
+    const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 20_000, optionalIdleTimeoutMs: 300 }, jobTimeLimitMs: 5_000 });
+    expect(job.outcome, job.message ?? "").toBe("success");
+    expect(job.result).toMatchObject({ skipped_commands: [{ command: "show vtp status", reason: expect.stringMatching(/silent for 0.3 s/) }] });
+    const stored = await latestConfigs(t, id);
+    expect(stored.get(IOS_CONFIG_COMMAND)).toBe(RUNNING_CONFIG.join("\n") + "\n");
+    // The commands after the skipped one got their own output, not the prompt it left behind.
+    expect(stored.get("show inventory")).toBe('NAME: "Chassis", DESCR: "Cisco Catalyst 9300"\n');
+    expect(stored.has("show vtp status")).toBe(false);
+  });
+
+  it("an essential command that stays silent still fails the job", async () => {
+    const id = await fakeIos({ script: (line) => (line === IOS_CONFIG_COMMAND ? `${line}\r\n` : iosAnswer(line)) });
+    const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 600, optionalIdleTimeoutMs: 300 } });
+    expect(job.outcome).toBe("timeout");
+    expect(await latestConfigs(t, id)).toEqual(new Map());
+  });
+});
