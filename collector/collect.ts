@@ -22,8 +22,17 @@ export type Target = { device: typeof devices.$inferSelect; template: Connection
 /** All a session needs. */
 export type CollectRequest = { plan: Plan; limits: SessionLimits; connectTimeoutMs: number };
 
-/** What a session brought back: each command and its cleaned output (secrets still in), and the host key it saw (SSH). */
-export type Collected = { outputs: [command: string, output: string][]; fingerprint?: string };
+/** An optional setup line or command that failed, and why: the job's result lists them. */
+export type Skipped = { command: string; reason: string };
+
+/**
+ * What a session brought back: each command and its cleaned output (secrets still in), the optional commands it
+ * skipped, and the host key it saw (SSH).
+ */
+export type Collected = { outputs: [command: string, output: string][]; skipped: Skipped[]; fingerprint?: string };
+
+/** What one session produced, before it is flattened into Collected. */
+type SessionOutputs = { outputs: Map<string, string>; skipped: Skipped[] };
 
 /** What a failed download got as far as: a device that answered is up, whatever went wrong afterwards. */
 export type Progress = { connected: boolean };
@@ -41,16 +50,30 @@ export function sessionProfileOf(t: ConnectionTemplate, withLogin: boolean): Ses
   };
 }
 
-/** Runs the setup and the commands in an interactive CLI session, and returns each command's cleaned output. */
-async function runShell(session: ShellSession, plan: Plan): Promise<Map<string, string>> {
+/**
+ * Runs the setup and the commands in an interactive CLI session, and returns each command's cleaned output.
+ * An optional line that fails is skipped (a category's command counts as optional when the template marks it so).
+ */
+async function runShell(session: ShellSession, plan: Plan): Promise<SessionOutputs> {
   const { template, login } = plan;
   if (template.enable && login.enablePassword) await session.enable(login.enablePassword);
-  for (const line of template.setup) await session.run(line);
+  const skipped: Skipped[] = [];
+  const run = async (command: string): Promise<string | undefined> => {
+    if (!template.optional.includes(command)) return session.run(command);
+    const ran = await session.runOptional(command);
+    if ("output" in ran) return ran.output;
+    skipped.push({ command, reason: ran.error.message });
+    return undefined;
+  };
+  for (const line of template.setup) await run(line);
   const outputs = new Map<string, string>();
   // The session's output is rendered as a terminal shows it: one line ending, no trailing blanks (terminal.ts).
-  for (const command of plan.commands) outputs.set(command, await session.run(command));
+  for (const command of plan.commands) {
+    const output = await run(command);
+    if (output !== undefined) outputs.set(command, output);
+  }
   for (const line of template.teardown) session.send(line);
-  return outputs;
+  return { outputs, skipped };
 }
 
 /**
@@ -79,13 +102,26 @@ async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutM
   return whileOpen(conn, signal, progress, async () => {
     if (template.exec) {
       const outputs = new Map<string, string>();
-      for (const line of template.setup) await conn.exec(line, limits.idleTimeoutMs, limits.maxOutputBytes);
+      const skipped: Skipped[] = [];
+      // Each exec channel ends on its own, so an optional command that fails leaves nothing behind to resync.
+      const run = async (command: string): Promise<string | undefined> => {
+        if (!template.optional.includes(command)) return conn.exec(command, limits.idleTimeoutMs, limits.maxOutputBytes);
+        try {
+          return await conn.exec(command, Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs), limits.maxOutputBytes);
+        } catch (err) {
+          if (!(err instanceof SessionError)) throw err;
+          skipped.push({ command, reason: err.message });
+          return undefined;
+        }
+      };
+      for (const line of template.setup) await run(line);
       for (const command of plan.commands) {
-        outputs.set(command, normalizeConfigText(await conn.exec(command, limits.idleTimeoutMs, limits.maxOutputBytes)));
+        const output = await run(command);
+        if (output !== undefined) outputs.set(command, normalizeConfigText(output));
       }
-      return { outputs, fingerprint: conn.fingerprint };
+      return { outputs, skipped, fingerprint: conn.fingerprint };
     }
-    return { outputs: await runShell(await shellOver(conn, template, limits), plan), fingerprint: conn.fingerprint };
+    return { ...(await runShell(await shellOver(conn, template, limits), plan)), fingerprint: conn.fingerprint };
   });
 }
 
@@ -117,7 +153,7 @@ async function telnetShell<T>(target: Target, limits: SessionLimits, connectTime
 }
 
 async function collectOverTelnet(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
-  return { outputs: await telnetShell(plan, limits, connectTimeoutMs, signal, progress, (session) => runShell(session, plan)), fingerprint: undefined };
+  return { ...(await telnetShell(plan, limits, connectTimeoutMs, signal, progress, (session) => runShell(session, plan))), fingerprint: undefined };
 }
 
 /**
@@ -163,13 +199,13 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
 export async function collect(request: CollectRequest, signal: AbortSignal, progress: Progress): Promise<Collected> {
   const { plan, limits, connectTimeoutMs } = request;
   try {
-    const { outputs, fingerprint } = await untilAborted<{ outputs: Map<string, string>; fingerprint?: string }>(
+    const { outputs, skipped, fingerprint } = await untilAborted<SessionOutputs & { fingerprint?: string }>(
       plan.template.protocol === "telnet"
         ? collectOverTelnet(plan, limits, connectTimeoutMs, signal, progress)
         : collectOverSsh(plan, limits, connectTimeoutMs, signal, progress),
       signal,
     );
-    return { outputs: [...outputs], fingerprint };
+    return { outputs: [...outputs], skipped, fingerprint };
   } catch (err) {
     if (signal.aborted) throw abortError(signal);
     throw err;

@@ -33,7 +33,7 @@ const ios: SessionProfile = {
   enable: { command: "enable", passwordPrompt: /[Pp]assword:\s*$/ },
   lineEnding: "\n",
 };
-const limits = { idleTimeoutMs: 300, maxOutputBytes: 1024 * 1024 };
+const limits = { idleTimeoutMs: 300, maxOutputBytes: 1024 * 1024, optionalIdleTimeoutMs: 300 };
 
 describe("ShellSession", () => {
   it("returns exactly the command's output when the prompt arrives split across chunks", async () => {
@@ -102,7 +102,7 @@ describe("ShellSession", () => {
   it("gives up on output larger than the limit", async () => {
     const big = "x".repeat(64 * 1024) + "\r\n";
     const device = scriptedDevice((line) => (line === "show tech\n" ? Array.from({ length: 40 }, () => big) : undefined), ["r1#"]);
-    const session = new ShellSession(device, ios, { idleTimeoutMs: 1000, maxOutputBytes: 1024 * 1024 });
+    const session = new ShellSession(device, ios, { idleTimeoutMs: 1000, maxOutputBytes: 1024 * 1024, optionalIdleTimeoutMs: 1000 });
     await session.expectPrompt();
     expect(await session.run("show tech").catch((e) => e)).toMatchObject({ outcome: "error", message: expect.stringMatching(/exceeded/) });
   });
@@ -110,7 +110,7 @@ describe("ShellSession", () => {
   it("reads a 24 MB output whole, in chunks", async () => {
     let listener: (chunk: string) => void = () => {};
     const channel: Channel = { write() {}, onData: (l) => void (listener = l), onClose() {} };
-    const session = new ShellSession(channel, ios, { idleTimeoutMs: 5000, maxOutputBytes: 32 * 1024 * 1024 });
+    const session = new ShellSession(channel, ios, { idleTimeoutMs: 5000, maxOutputBytes: 32 * 1024 * 1024, optionalIdleTimeoutMs: 5000 });
     const pending = session.expectPrompt();
     const block = " description access port\r\n".repeat(2000);
     // 24 MB in 48 KB chunks. (Appending to one string and searching it all for the last newline on each chunk

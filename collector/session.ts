@@ -19,9 +19,11 @@ export type SessionLimits = {
   idleTimeoutMs: number;
   /** Largest output one command may produce before the session gives up on it. */
   maxOutputBytes: number;
+  /** Silence after which an optional command (template-schema.ts) is given up and skipped. */
+  optionalIdleTimeoutMs: number;
 };
 
-export const DEFAULT_LIMITS: SessionLimits = { idleTimeoutMs: 30_000, maxOutputBytes: 32 * 1024 * 1024 };
+export const DEFAULT_LIMITS: SessionLimits = { idleTimeoutMs: 30_000, maxOutputBytes: 32 * 1024 * 1024, optionalIdleTimeoutMs: 5_000 };
 
 /** A byte stream to and from the device: an SSH shell channel, or a Telnet socket after option negotiation. */
 export interface Channel {
@@ -83,17 +85,17 @@ class Received {
     return all.slice(0, all.length - this.lineLength);
   }
 
-  /** Removes the unfinished last line (a pager prompt). */
-  dropLine(): void {
-    let n = this.lineLength;
+  /** Removes the last `count` characters of the unfinished last line (a pager prompt), keeping the text before them. */
+  dropLineEnd(count: number): void {
+    let n = Math.min(count, this.lineLength);
     this.length -= n;
+    this.lineLength -= n;
+    this.line = this.line.slice(0, Math.max(0, this.line.length - n));
     while (n > 0) {
       const last = this.parts.pop()!;
       if (last.length > n) this.parts.push(last.slice(0, last.length - n));
       n -= Math.min(n, last.length);
     }
-    this.lineLength = 0;
-    this.line = "";
   }
 
   /** About the last `bytes` characters, from a line start where there is one. */
@@ -129,6 +131,25 @@ class Received {
   }
 }
 
+/**
+ * How devices erase a pager prompt once answered: backspaces over it, blanks, backspaces again (IOS); a carriage
+ * return, blanks and another carriage return; or ANSI cursor-left / erase-line sequences. Indentation after
+ * the erase is output and stays.
+ */
+const PAGER_ERASE = /^(?:\x08+ *\x08*|\r *\r|\x1b\[[0-9;]*[DKG]\r?)+/;
+
+/**
+ * How many characters at the end of the raw last line the pager prompt takes: the shortest end the pager
+ * pattern matches (with ANSI codes removed), and the blanks that pad it (" --More-- "), so the text before the
+ * prompt stays.
+ */
+function pagerLength(rawLine: string, pattern: LinePattern): number {
+  let n = 1;
+  while (n < rawLine.length && !pattern.test(stripAnsi(rawLine.slice(rawLine.length - n)))) n++;
+  while (n < rawLine.length && (rawLine[rawLine.length - n - 1] === " " || rawLine[rawLine.length - n - 1] === "\t")) n++;
+  return n;
+}
+
 /** An interactive CLI session over a Channel: waits for prompts, answers pagers, runs commands. */
 export class ShellSession {
   private readonly buffer = new Received();
@@ -138,8 +159,13 @@ export class ShellSession {
   private promptSeen = false;
   /** The command whose output is awaited, for error messages. */
   private command: string | undefined;
+  /** The silence allowed for the wait under way: an optional command's is shorter. */
+  private idleTimeoutMs: number;
+  /** A pager was just answered: what arrives next may start with the sequence that erases its prompt. */
+  private afterPager = false;
 
   constructor(private readonly channel: Channel, private readonly profile: SessionProfile, private readonly limits: SessionLimits = DEFAULT_LIMITS) {
+    this.idleTimeoutMs = limits.idleTimeoutMs;
     channel.onData((chunk) => this.receive(chunk));
     channel.onClose((error) => {
       this.closed = error ?? new Error("the device closed the connection");
@@ -156,6 +182,12 @@ export class ShellSession {
   }
 
   private receive(chunk: string): void {
+    if (this.afterPager && chunk) {
+      // The sequence that erases the pager prompt from the screen; its prompt is gone from the buffer already,
+      // so applied there it would erase the text before it (or, as "\r", overwrite the line) instead.
+      chunk = chunk.replace(PAGER_ERASE, "");
+      if (chunk) this.afterPager = false;
+    }
     this.buffer.push(chunk);
     if (this.buffer.length > this.limits.maxOutputBytes) {
       const what = this.command === undefined ? "the output" : `the output of '${this.command}'`;
@@ -170,10 +202,14 @@ export class ShellSession {
     clearTimeout(waiter.timer);
     const line = stripAnsi(this.buffer.line);
     const rendered = renderLine(line.replace(/^\r+/, ""));
-    // The pager is answered and its prompt removed, so the command's output has no pager debris.
-    if (this.profile.pager && this.profile.pager.pattern.test(line)) {
-      this.buffer.dropLine();
-      this.channel.write(this.profile.pager.answer);
+    // The pager is answered and its prompt removed, so the command's output has no pager debris. Only the
+    // prompt goes: a device that pages by bytes shows it mid-line ("read systemvi--More--"), and the text
+    // before it is output, continued after the answer.
+    const pager = this.profile.pager;
+    if (pager && pager.pattern.test(line)) {
+      this.buffer.dropLineEnd(pagerLength(this.buffer.line, pager.pattern));
+      this.afterPager = true;
+      this.channel.write(pager.answer);
       waiter.timer = this.armTimer();
       return;
     }
@@ -192,7 +228,7 @@ export class ShellSession {
 
   private armTimer() {
     return setTimeout(() => {
-      const seconds = this.limits.idleTimeoutMs / 1000;
+      const seconds = this.idleTimeoutMs / 1000;
       if (!this.promptSeen) {
         this.fail(new SessionError("prompt_not_found", `no prompt within ${seconds} s of silence; check the template's prompt`, this.lastLines()));
         return;
@@ -205,7 +241,7 @@ export class ShellSession {
         `the device went silent for ${seconds} s${during} without returning to its prompt; if the last lines end in a pager or question, add it to the template`,
         this.lastLines(),
       ));
-    }, this.limits.idleTimeoutMs);
+    }, this.idleTimeoutMs);
   }
 
   private fail(error: Error): void {
@@ -291,6 +327,28 @@ export class ShellSession {
     const raw = await this.expectPrompt();
     this.command = undefined;
     return cleanCommandOutput(raw, command);
+  }
+
+  /**
+   * Runs a command the backup can do without: it may stay silent only for the short optional timeout. When it
+   * does, an empty line brings the prompt back (within the normal timeout) and the session goes on. Returns its
+   * output, or the SessionError it failed with; a closed connection still fails the session.
+   */
+  async runOptional(command: string): Promise<{ output: string } | { error: SessionError }> {
+    this.idleTimeoutMs = Math.min(this.limits.optionalIdleTimeoutMs, this.limits.idleTimeoutMs);
+    try {
+      return { output: await this.run(command) };
+    } catch (err) {
+      if (!(err instanceof SessionError) || this.closed) throw err;
+      this.command = undefined;
+      this.idleTimeoutMs = this.limits.idleTimeoutMs;
+      this.buffer.clear();
+      this.send("");
+      await this.expectPrompt();
+      return { error: err };
+    } finally {
+      this.idleTimeoutMs = this.limits.idleTimeoutMs;
+    }
   }
 }
 

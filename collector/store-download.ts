@@ -5,6 +5,7 @@ import { completeJob, type Job } from "../src/jobs/queue.ts";
 import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/exclusions.ts";
 import { compressChanged, digestOutputs, storeConfigs, type Digested } from "../src/modules/configs/store.ts";
 import { comparableText, storedText } from "../src/modules/templates/template-text.ts";
+import type { Skipped } from "./collect.ts";
 import type { SnmpReport } from "./snmp.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
 
@@ -24,6 +25,8 @@ export type StoreRequest = {
   storedHashes: Record<string, string>;
   /** Each command and what the session printed for it (secrets still in: they are taken out here). */
   outputs: [command: string, output: string][];
+  /** Optional setup lines and commands the session skipped, and why (collect.ts). */
+  skipped?: Skipped[];
   /** The host key the session saw (SSH), pinned on first use. */
   fingerprint?: string;
   /** What the SNMP check before the session read, for the job's result and the device's columns. */
@@ -77,7 +80,10 @@ async function storeInTransaction(
     };
     const { recorded } = await completeJob(tx, job, request.owner, {
       ...end,
-      result: { duration_ms: Date.now() - request.startedAt, bytes, commands: outputs.length, changed, config_ids: stored.map((s) => s.configId), ...request.snmp },
+      result: {
+        duration_ms: Date.now() - request.startedAt, bytes, commands: outputs.length, changed, config_ids: stored.map((s) => s.configId),
+        ...(request.skipped?.length ? { skipped_commands: request.skipped } : {}), ...request.snmp,
+      },
     }, now);
     if (!recorded) throw new LeaseLost();
     await tx.update(devices).set({

@@ -123,7 +123,7 @@ const profile: SessionProfile = {
   login: { usernamePrompt: /[Uu]sername: ?$/, passwordPrompt: /[Pp]assword: ?$/ },
   lineEnding: "\n",
 };
-const limits = { idleTimeoutMs: 2_000, maxOutputBytes: 1024 * 1024 };
+const limits = { idleTimeoutMs: 2_000, maxOutputBytes: 1024 * 1024, optionalIdleTimeoutMs: 2_000 };
 
 describe("openTelnet with a ShellSession", () => {
   const device = telnetDevice("s3cret");

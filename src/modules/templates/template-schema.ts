@@ -10,7 +10,10 @@
  *      promptTail in template-text.ts) matches `prompt`. When the credentials carry an enable password and the
  *      template has `enable`: send `enable.command`, answer `enable.password_prompt` with the password, and wait
  *      for `enable.prompt` (default: `prompt`).
- *   3. send each `setup` line, then each command, each time waiting for the prompt. Commands are the device's
+ *   3. send each `setup` line, then each command, each time waiting for the prompt. A setup line or command
+ *      may be a mapping `{command: ..., optional: true}`: when an optional one times out (after a short
+ *      silence, SessionLimits.optionalIdleTimeoutMs) or fails, the job's result lists it under
+ *      `skipped_commands` and the session goes on; the configuration command cannot be optional. Commands are the device's
  *      category's commands, or `commands` when the category has none. Whenever the last line matches
  *      `pager.pattern`, send `pager.answer` (as is, no line ending) and keep reading.
  *      exec mode (`exec: true`, SSH only): every setup line and command runs on its own exec channel, whose
@@ -72,6 +75,13 @@ const line = z
   .min(1, "must not be empty")
   .refine((s) => !/[\r\n]/.test(s), "must be one line (the line ending is added when it is sent)");
 
+/**
+ * A setup line or command: the line itself, or a mapping that marks it optional (`{command: show vtp status,
+ * optional: true}`): a device that errors or stays silent on an optional one does not cost the backup.
+ */
+const commandLine = z.union([line, z.strictObject({ command: line, optional: z.boolean().default(false) })]);
+const commandText = (c: z.output<typeof commandLine>) => (typeof c === "string" ? c : c.command);
+
 /** A line filter: a regex matching single lines, or a block from a line matching `from` to one matching `to`. */
 const lineFilter = z.union([regex, z.strictObject({ from: regex, to: regex })]);
 
@@ -107,9 +117,9 @@ const TemplateDocument = z
       .strictObject({ username_prompt: regex.default(DEFAULT_USERNAME_PROMPT), password_prompt: regex.default(DEFAULT_PASSWORD_PROMPT) })
       .default({ username_prompt: DEFAULT_USERNAME_PROMPT, password_prompt: DEFAULT_PASSWORD_PROMPT }),
     enable: z.strictObject({ command: line, password_prompt: regex.default(DEFAULT_PASSWORD_PROMPT), prompt: regex.optional() }).optional(),
-    setup: z.array(line).default([]),
+    setup: z.array(commandLine).default([]),
     pager: z.strictObject({ pattern: regex, answer: z.string() }).optional(),
-    commands: z.array(line).min(1),
+    commands: z.array(commandLine).min(1),
     config_command: line.optional(),
     teardown: z.array(line).default([]),
     filters: z
@@ -123,14 +133,22 @@ const TemplateDocument = z
     if (!t.exec && t.prompt === undefined) ctx.addIssue({ code: "custom", path: ["prompt"], message: "is required unless exec is true" });
     if (t.exec && t.protocol !== "ssh") ctx.addIssue({ code: "custom", path: ["exec"], message: "needs protocol ssh (exec channels are an SSH feature)" });
     if (t.push && t.prompt === undefined) ctx.addIssue({ code: "custom", path: ["push"], message: "needs a prompt (a push runs in an interactive shell, even for exec templates)" });
-    if (t.config_command !== undefined && !t.commands.includes(t.config_command)) {
+    const commands = t.commands.map(commandText);
+    if (t.config_command !== undefined && !commands.includes(t.config_command)) {
       ctx.addIssue({ code: "custom", path: ["config_command"], message: "must be one of the commands" });
     }
+    const configCommand = t.config_command ?? commands[0]!;
+    const i = t.commands.findIndex((c) => typeof c !== "string" && c.optional && c.command === configCommand);
+    if (i >= 0) ctx.addIssue({ code: "custom", path: ["commands", i, "optional"], message: "the configuration command cannot be optional" });
   })
   .transform((t) => ({
     ...t,
     port: t.port ?? (t.protocol === "ssh" ? 22 : 23),
-    config_command: t.config_command ?? t.commands[0]!,
+    setup: t.setup.map(commandText),
+    commands: t.commands.map(commandText),
+    config_command: t.config_command ?? commandText(t.commands[0]!),
+    /** The setup lines and commands marked optional. */
+    optional: [...t.setup, ...t.commands].flatMap((c) => (typeof c !== "string" && c.optional ? [c.command] : [])),
   }));
 
 export type ConnectionTemplate = z.output<typeof TemplateDocument>;
@@ -204,6 +222,7 @@ function flatten(issues: readonly Issue[], input: unknown, base: PropertyKey[] =
       const value = valueAt(input, path);
       const branch = typeof value === "string" ? issue.errors[0] : value !== null && typeof value === "object" && !Array.isArray(value) ? issue.errors[1] : undefined;
       if (branch) out.push(...flatten(branch, input, path));
+      else if (path[0] === "setup" || path[0] === "commands") out.push({ path, problem: "must be a command, or a mapping with keys command and optional" });
       else out.push({ path, problem: "must be a regular expression, or a block with keys from and to" });
     } else {
       out.push({ path, problem: problemOf(issue) });

@@ -70,6 +70,23 @@ describe("templates", () => {
     expect(res.body.message).toBe("code: line 2: key `prompt`: is not a valid regular expression: missing closing ): `([#>]` (and 3 more errors)");
   });
 
+  it("takes optional commands as mappings, but not an optional configuration command", async () => {
+    const optional = "  - {command: show vtp status, optional: true}";
+    expect((await create({ name: "with-optional", code: `${CODE}${optional}\n` })).status).toBe(201);
+    const optionalConfig = await create({ name: "optional-config", code: "prompt: '[#>] ?$'\ncommands:\n  - {command: show running-config, optional: true}\n" });
+    expect(optionalConfig.body.errors).toEqual({
+      "code.commands.0.optional": ["code: line 3: key `commands.0.optional`: the configuration command cannot be optional"],
+    });
+    const code = ["prompt: '[#>] ?$'", "commands:", "  - show running-config", "  - {commnd: show version}", "  - 7"].join("\n");
+    const res = await create({ name: "bad-commands", code });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual({
+      "code.commands.1.commnd": ["code: line 4: key `commands.1.commnd`: unknown key; use one of: command, optional"],
+      "code.commands.1.command": ["code: line 4: key `commands.1.command`: is required"],
+      "code.commands.2": ["code: line 5: key `commands.2`: must be a command, or a mapping with keys command and optional"],
+    });
+  });
+
   it("reports YAML that is not a template at all", async () => {
     const syntax = await create({ name: "broken", code: "commands: [show run\nprompt: x" });
     expect(syntax.status).toBe(422);

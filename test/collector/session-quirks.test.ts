@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestContext, type TestContext } from "../helpers/app.ts";
+import { addLoopbackDevice, builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript, latestConfigs } from "../helpers/collector.ts";
+import { startFakeDevice, type FakeDevice, type FakeDeviceOptions } from "../helpers/fake-device.ts";
+
+/**
+ * What real devices do that a lab device does not, through the real collector against the fake SSH device:
+ * each quirk used to cost the whole backup or part of the configuration.
+ */
+
+const USERNAME = "netops";
+const PASSWORD = "Quirk-Test-Pass-4417";
+const HOSTNAME = "edge-7";
+const RUNNING_CONFIG = ["hostname edge-7", "!", "interface GigabitEthernet0/1", " description uplink to core", "!", "end"];
+const { prompt: PROMPT, script: iosAnswer } = iosScript(HOSTNAME, RUNNING_CONFIG);
+
+let t: TestContext;
+let token: string;
+let iosTemplate: number;
+const started: FakeDevice[] = [];
+
+beforeAll(async () => {
+  t = await createTestContext();
+  token = await t.token();
+  iosTemplate = await builtinTemplateId(t, "cisco-ios");
+});
+afterAll(async () => {
+  await Promise.all(started.map((d) => d.close()));
+  await t.close();
+});
+
+async function fakeIos(options: Partial<FakeDeviceOptions>): Promise<number> {
+  const device = await startFakeDevice({
+    script: iosAnswer, initPrompt: `\r\n${PROMPT}`, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD }, ...options,
+  });
+  started.push(device);
+  return addLoopbackDevice(t, token, { port: device.port, templateId: iosTemplate, username: USERNAME, password: PASSWORD });
+}
+
+describe("a pager prompt in the middle of a line", () => {
+  // A device that pages by bytes, not lines, cuts a line at the pager; each erases its prompt its own way.
+  const erasers = {
+    "backspaces": "\b".repeat(8) + " ".repeat(8) + "\b".repeat(8),
+    "ANSI cursor-left and erase-line": "\x1b[8D\x1b[K",
+    "nothing": "",
+  };
+  for (const [how, erase] of Object.entries(erasers)) {
+    it(`keeps the text before it, when the device erases the prompt with ${how}`, async () => {
+      const id = await fakeIos({
+        keys: [" "],
+        script: (line) => {
+          if (line === IOS_CONFIG_COMMAND) return `${IOS_CONFIG_COMMAND}\r\nhostname edge-7\r\n!\r\ninterface GigabitEthernet0/1\r\n description upli--More--`;
+          if (line === " ") return `${erase}nk to core\r\n!\r\nend\r\n${PROMPT}`;
+          return iosAnswer(line);
+        },
+      });
+      const job = await downloadOnce(t, id);
+      expect(job.outcome, job.message ?? "").toBe("success");
+      expect((await latestConfigs(t, id)).get(IOS_CONFIG_COMMAND)).toBe(RUNNING_CONFIG.join("\n") + "\n");
+    });
+  }
+});
+
+describe("optional commands", () => {
+  it("one the device stays silent to is skipped and recorded, and the configuration is still stored", async () => {
+    const id = await fakeIos({
+      script: (line) => {
+        if (line === "show vtp status") return `${line}\r\n`; // echoed, then nothing: no VTP on this platform
+        if (line === "") return `\r\n${PROMPT}`;
+        return iosAnswer(line);
+      },
+    });
+    // The normal silence limit is far longer than the whole test may take.
+    const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 20_000, optionalIdleTimeoutMs: 300 }, jobTimeLimitMs: 5_000 });
+    expect(job.outcome, job.message ?? "").toBe("success");
+    expect(job.result).toMatchObject({ skipped_commands: [{ command: "show vtp status", reason: expect.stringMatching(/silent for 0.3 s/) }] });
+    const stored = await latestConfigs(t, id);
+    expect(stored.get(IOS_CONFIG_COMMAND)).toBe(RUNNING_CONFIG.join("\n") + "\n");
+    // The commands after the skipped one got their own output, not the prompt it left behind.
+    expect(stored.get("show inventory")).toBe('NAME: "Chassis", DESCR: "Cisco Catalyst 9300"\n');
+    expect(stored.has("show vtp status")).toBe(false);
+  });
+
+  it("an essential command that stays silent still fails the job", async () => {
+    const id = await fakeIos({ script: (line) => (line === IOS_CONFIG_COMMAND ? `${line}\r\n` : iosAnswer(line)) });
+    const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 600, optionalIdleTimeoutMs: 300 } });
+    expect(job.outcome).toBe("timeout");
+    expect(await latestConfigs(t, id)).toEqual(new Map());
+  });
+});
