@@ -268,13 +268,13 @@ describe("import", () => {
     const file = [
       "device_name,device_ip,device_vendor",
       "par-core-rtr01,10.30.0.1,Cisco",
-      "par-core-rtr02,10.30.0.2,Brocade",
+      "par-core-rtr02,10.30.0.2,Acme Networks",
       "par-core-rtr03,10.30.0.3,Juniper",
     ].join("\r\n");
     const res = await admin.upload(file);
     expect(res.body.data.rows).toEqual([
       { row: 2, device_name: "par-core-rtr01", action: "create" },
-      { row: 3, device_name: "par-core-rtr02", action: "reject", errors: { device_vendor: [expect.stringMatching(/^device_vendor 'Brocade' is not a known vendor; use one of: .*Cisco/)] } },
+      { row: 3, device_name: "par-core-rtr02", action: "reject", errors: { device_vendor: [expect.stringMatching(/^device_vendor 'Acme Networks' is not a known vendor; use one of: .*Cisco/)] } },
       { row: 4, device_name: "par-core-rtr03", action: "create" },
     ]);
     expect(((await admin.list("filter[device_name]=par-core-rtr01,par-core-rtr03")).data as Device[]).length).toBe(2);

@@ -175,7 +175,7 @@ describe("templates", () => {
     expect(page.body.data).toEqual([{ name: names[2] }, { name: names[3] }]);
     expect(page.body.meta).toMatchObject({ current_page: 2, per_page: 2, total: names.length });
     const search = await t.call("/api/v1/templates?search=show%20configuration%20running", { token: admin });
-    expect(search.body.data.map((x: { name: string }) => x.name)).toEqual(["netgate-tnsr"]);
+    expect(search.body.data.map((x: { name: string }) => x.name)).toEqual(["netgate-tnsr", "riverbed-rios"]);
     expect((await t.call("/api/v1/templates?filter[vendorx]=a", { token: admin })).status).toBe(422);
     expect((await t.call("/api/v1/templates?filter[builtin]=maybe", { token: admin })).body.errors["filter[builtin]"]).toEqual(["filter[builtin] must be true or false"]);
   });
