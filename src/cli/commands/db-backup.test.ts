@@ -11,11 +11,15 @@ import { runCaptured, svc } from "../../../test/helpers/svc.ts";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 
-/** Inserts 1, 2, 3 ... into writer_rows, each row its own committed transaction, until stopped. */
+/**
+ * Inserts 1, 2, 3 ... into writer_rows, each row its own committed transaction, until stopped, or until the test
+ * process that started it is gone (a killed test run left one inserting for 1 h 40 min).
+ */
 const WRITER = `
 import { createClient } from "@libsql/client";
 const client = createClient({ url: process.env.DB_URL, timeout: 10000 });
-for (let n = 1; ; n++) await client.execute({ sql: "insert into writer_rows (n, pad) values (?, randomblob(200))", args: [n] });
+const parent = process.ppid;
+for (let n = 1; process.ppid === parent; n++) await client.execute({ sql: "insert into writer_rows (n, pad) values (?, randomblob(200))", args: [n] });
 `;
 
 /** Prints the highest row of writer_rows in the database at DB_URL. */
