@@ -16,6 +16,7 @@ const VENDORS = [
   "NVIDIA", "SONiC", "Ubiquiti", "TP-Link", "FS.com", "Nokia", "Allied Telesis", "F5", "Adtran", "Citrix", "Opengear",
   "Alcatel-Lucent Enterprise", "Riverbed", "Zyxel",
   "Huawei", "Dell", "Extreme Networks", "Ruckus", "Brocade",
+  "SonicWall", "WatchGuard", "Ciena", "Perle", "Eaton", "APC", "ZTE", "V-SOL",
 ];
 
 /**
