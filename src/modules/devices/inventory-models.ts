@@ -32,7 +32,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "VyOS", template: "vyos", oxidized: ["vyos", "vyatta"], rancid: [] },
   { vendor: "OPNsense", template: "opnsense", oxidized: ["opnsense"], rancid: [] },
   { vendor: "Netgate", template: "netgate-tnsr", oxidized: ["tnsr"], rancid: [] },
-  { vendor: "Netgate", template: null, oxidized: ["pfsense"], rancid: [] },
+  { vendor: "Netgate", template: "netgate-pfsense", oxidized: ["pfsense"], rancid: [] },
   { vendor: "Linux", template: "linux-generic", oxidized: ["linuxgeneric"], rancid: [] },
   { vendor: "NVIDIA", template: "cumulus-nvue", oxidized: ["cumulus"], rancid: [] },
   { vendor: "SONiC", template: "sonic-sonic", oxidized: ["sonic"], rancid: [] },
@@ -56,6 +56,8 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Extreme Networks", template: "extreme-voss", oxidized: ["voss"], rancid: [] },
   { vendor: "Brocade", template: "brocade-ironware", oxidized: ["ironware"], rancid: ["foundry"] },
   { vendor: "NVIDIA", template: "nvidia-onyx", oxidized: ["mlnxos"], rancid: [] },
+  { vendor: "SonicWall", template: "sonicwall-sonicos", oxidized: ["sonicos"], rancid: [] },
+  { vendor: "WatchGuard", template: "watchguard-fireware", oxidized: ["firewareos", "fireware"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
