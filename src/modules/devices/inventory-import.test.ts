@@ -21,14 +21,14 @@ const TEMPLATE_KEYS = readdirSync(fileURLToPath(new URL("../../../collector/temp
   .filter((f) => f.endsWith(".yaml")).map((f) => f.slice(0, -".yaml".length));
 /** What each model in the fixtures must become: vendor and template key (null: netkeep has none for it). */
 const OXIDIZED_EXPECTED: Record<string, [string, string | null]> = {
-  ios: ["Cisco", "cisco-ios"], iosxe: ["Cisco", "cisco-ios"], iosxr: ["Cisco", null], nxos: ["Cisco", "cisco-nxos"], asa: ["Cisco", "cisco-asa"],
+  ios: ["Cisco", "cisco-ios"], iosxe: ["Cisco", "cisco-ios"], iosxr: ["Cisco", "cisco-iosxr"], nxos: ["Cisco", "cisco-nxos"], asa: ["Cisco", "cisco-asa"],
   junos: ["Juniper", "juniper-junos"], eos: ["Arista", "arista-eos"], routeros: ["MikroTik", "mikrotik-routeros"], fortios: ["Fortinet", "fortinet-fortios"],
   aoscx: ["Aruba", "aruba-aoscx"], arubainstant: ["Aruba", "aruba-instant"], comware: ["HPE", "hpe-comware"], procurve: ["HPE", "hpe-procurve"], aosw: ["Aruba", "aruba-aosw"],
   netgear: ["Netgear", "netgear"], vyos: ["VyOS", "vyos"], opnsense: ["OPNsense", "opnsense"], tnsr: ["Netgate", "netgate-tnsr"],
   linuxgeneric: ["Linux", "linux-generic"],
 };
 const RANCID_EXPECTED: Record<string, [string, string | null]> = {
-  cisco: ["Cisco", "cisco-ios"], "cisco-nx": ["Cisco", "cisco-nxos"], "cisco-xr": ["Cisco", null], juniper: ["Juniper", "juniper-junos"],
+  cisco: ["Cisco", "cisco-ios"], "cisco-nx": ["Cisco", "cisco-nxos"], "cisco-xr": ["Cisco", "cisco-iosxr"], juniper: ["Juniper", "juniper-junos"],
   arista: ["Arista", "arista-eos"], mikrotik: ["MikroTik", "mikrotik-routeros"], fortigate: ["Fortinet", "fortinet-fortios"],
   hp: ["HPE", "hpe-procurve"], h3c: ["H3C", "hpe-comware"],
 };

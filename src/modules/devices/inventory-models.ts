@@ -17,7 +17,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Cisco", template: "cisco-ios", oxidized: ["ios", "iosxe", "cisco"], rancid: ["cisco"] },
   { vendor: "Cisco", template: "cisco-nxos", oxidized: ["nxos"], rancid: ["cisco-nx"] },
   { vendor: "Cisco", template: "cisco-asa", oxidized: ["asa"], rancid: [] },
-  { vendor: "Cisco", template: null, oxidized: ["iosxr"], rancid: ["cisco-xr"] },
+  { vendor: "Cisco", template: "cisco-iosxr", oxidized: ["iosxr"], rancid: ["cisco-xr"] },
   { vendor: "Juniper", template: "juniper-junos", oxidized: ["junos", "juniper"], rancid: ["juniper"] },
   { vendor: "Arista", template: "arista-eos", oxidized: ["eos"], rancid: ["arista"] },
   { vendor: "MikroTik", template: "mikrotik-routeros", oxidized: ["routeros"], rancid: ["mikrotik"] },
