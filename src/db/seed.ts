@@ -17,6 +17,7 @@ const VENDORS = [
   "Alcatel-Lucent Enterprise", "Riverbed", "Zyxel",
   "Huawei", "Dell", "Extreme Networks", "Ruckus", "Brocade",
   "SonicWall", "WatchGuard", "Ciena", "Perle", "Eaton", "APC", "ZTE", "V-SOL",
+  "Palo Alto Networks", "Check Point",
 ];
 
 /**
