@@ -58,6 +58,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "NVIDIA", template: "nvidia-onyx", oxidized: ["mlnxos"], rancid: [] },
   { vendor: "SonicWall", template: "sonicwall-sonicos", oxidized: ["sonicos"], rancid: [] },
   { vendor: "WatchGuard", template: "watchguard-fireware", oxidized: ["firewareos", "fireware"], rancid: [] },
+  { vendor: "Palo Alto Networks", template: "paloalto-panos", oxidized: ["panos"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
