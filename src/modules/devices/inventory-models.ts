@@ -59,6 +59,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "SonicWall", template: "sonicwall-sonicos", oxidized: ["sonicos"], rancid: [] },
   { vendor: "WatchGuard", template: "watchguard-fireware", oxidized: ["firewareos", "fireware"], rancid: [] },
   { vendor: "Palo Alto Networks", template: "paloalto-panos", oxidized: ["panos"], rancid: [] },
+  { vendor: "Check Point", template: "checkpoint-gaia", oxidized: ["gaiaos"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
