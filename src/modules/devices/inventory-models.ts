@@ -58,6 +58,10 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "NVIDIA", template: "nvidia-onyx", oxidized: ["mlnxos"], rancid: [] },
   { vendor: "SonicWall", template: "sonicwall-sonicos", oxidized: ["sonicos"], rancid: [] },
   { vendor: "WatchGuard", template: "watchguard-fireware", oxidized: ["firewareos", "fireware"], rancid: [] },
+  { vendor: "Ciena", template: "ciena-saos", oxidized: ["saos"], rancid: [] },
+  { vendor: "Eaton", template: "eaton-network", oxidized: ["eatonnetwork", "eaton_network"], rancid: [] },
+  { vendor: "ZTE", template: "zte-zxa10", oxidized: ["zteolt"], rancid: [] },
+  { vendor: "APC", template: null, oxidized: ["apc", "apc_aos", "apcaos"], rancid: [] },
   { vendor: "Palo Alto Networks", template: "paloalto-panos", oxidized: ["panos"], rancid: [] },
   { vendor: "Check Point", template: "checkpoint-gaia", oxidized: ["gaiaos"], rancid: [] },
 ];
