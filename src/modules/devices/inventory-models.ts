@@ -64,6 +64,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "APC", template: null, oxidized: ["apc", "apc_aos", "apcaos"], rancid: [] },
   { vendor: "Palo Alto Networks", template: "paloalto-panos", oxidized: ["panos"], rancid: [] },
   { vendor: "Check Point", template: "checkpoint-gaia", oxidized: ["gaiaos"], rancid: [] },
+  { vendor: "Juniper", template: "juniper-screenos", oxidized: ["screenos"], rancid: ["netscreen"] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
