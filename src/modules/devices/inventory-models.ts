@@ -65,6 +65,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Palo Alto Networks", template: "paloalto-panos", oxidized: ["panos"], rancid: [] },
   { vendor: "Check Point", template: "checkpoint-gaia", oxidized: ["gaiaos"], rancid: [] },
   { vendor: "Juniper", template: "juniper-screenos", oxidized: ["screenos"], rancid: ["netscreen"] },
+  { vendor: "Cisco", template: "cisco-ftd", oxidized: ["firelinuxos"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
