@@ -66,6 +66,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Check Point", template: "checkpoint-gaia", oxidized: ["gaiaos"], rancid: [] },
   { vendor: "Juniper", template: "juniper-screenos", oxidized: ["screenos"], rancid: ["netscreen"] },
   { vendor: "Cisco", template: "cisco-ftd", oxidized: ["firelinuxos"], rancid: [] },
+  { vendor: "Cisco", template: "cisco-smb", oxidized: ["ciscosmb", "ciscocbs"], rancid: [] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";
