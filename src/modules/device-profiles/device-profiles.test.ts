@@ -66,7 +66,7 @@ describe("device profiles", () => {
     const refs = await post({ name: "Broken", vendor: "Acme Networks", template_id: 99991, category_id: 99992, cred_id: 99993, snippet_cred_id: 99994 });
     expect(Object.keys(refs.body.errors).sort()).toEqual(["category_id", "cred_id", "snippet_cred_id", "template_id", "vendor"]);
     expect(refs.body.errors.template_id).toEqual(["template_id 99991 is not an existing template"]);
-    expect(refs.body.errors.vendor[0]).toMatch(/^vendor 'Acme Networks' is not a known vendor; use one of: Adtran, .*Cisco/);
+    expect(refs.body.errors.vendor[0]).toMatch(/^vendor 'Acme Networks' is not a known vendor; use one of: (?:.*, )?Adtran, .*Cisco/);
     const juniper = (await t.call("/api/v1/vendors?filter[name]=juniper", { token: admin })).body.data[0].id;
     const disagree = await post({ name: "Broken", vendor: "Cisco", vendor_id: juniper });
     expect(disagree.body.errors.vendor_id).toEqual([`vendor_id ${juniper} is not the vendor named 'Cisco'; send one of them`]);
