@@ -1,0 +1,83 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { parseTemplate, type ConnectionTemplate } from "../../src/modules/templates/template-schema.ts";
+import { compileTemplatePattern } from "../../src/modules/templates/template-patterns.ts";
+import { promptTail } from "../../src/modules/templates/template-text.ts";
+
+/**
+ * What a written download session cannot show (test/fixtures/sessions): the prompts of configuration modes, HA roles
+ * and other CLI modes a push or a differently set-up device meets, and the questions a push answers. Each built-in
+ * template listed here must take every `prompts` entry for its prompt, none of `not_prompts` (output lines that would
+ * end a command early), and answer each `questions` entry with one of its push prompts.
+ */
+type Variants = { prompts: string[]; not_prompts: string[]; questions?: string[] };
+
+const VARIANTS: Record<string, Variants> = {
+  "cisco-iosxr": {
+    prompts: [
+      "RP/0/RSP0/CPU0:core-asr9010-fra1-pe02.backbone.example.net#",
+      "RP/0/RSP0/CPU0:core-asr9010-fra1-pe02.backbone.example.net(config)#",
+      "RP/0/RP0/CPU0:ncs540-agg01(config-if)#",
+      "RP/0/RSP0/CPU0:pe1(config-bgp-nbr-af)#",
+      "RP/0/RP0/CPU0:xrv9k(config-isis-if)#",
+    ],
+    not_prompts: ["Tue Nov 24 14:00:01.234 UTC", "Building configuration...", "banner motd #", " description to core-asr9010#"],
+    questions: ["Uncommitted changes found, commit them before exiting(yes/no/cancel)? [cancel]:"],
+  },
+  "cisco-ftd": {
+    prompts: ["> ", "\r\n> ", "firepower> ", "firepower# ", "fra1-dc-ftd2140-edge-a# "],
+    not_prompts: ["<--- More --->", ": end", " ikev2 local-authentication pre-shared-key *****"],
+  },
+  "cisco-smb": {
+    prompts: ["sw1#", "sw1>", "fra1-campus-b12-cbs350-48p-access-stack01(config)#", "sw1(config-if)#", "sw1(config-if-range)#"],
+    not_prompts: ["More: <space>,  Quit: q or CTRL+Z, One line: <return> ", "@", "ssd-control-end cb0a3fdb1f3a1af4e4430033719968c0"],
+    questions: ["Overwrite file [startup-config].... (Y/N)[N] ?"],
+  },
+  "paloalto-panos": {
+    prompts: [
+      "admin@PA-3220> ", "admin@PA-3220# ", "netkeep@fra1-dc-edge-pa3220-fw01.example.net(active)# ",
+      "admin@fw01(passive)> ", "admin@fw01(active-primary)> ", "admin@Panorama> ",
+    ],
+    not_prompts: ["[edit]", 'set address web1 description "admin@web1>"', "Number of failed attempts since last successful login: 0"],
+  },
+  "checkpoint-gaia": {
+    prompts: ["gw-fra1> ", "fra1-perimeter-cp6600-gw-member-a> ", "vsx-gw:2> ", "[Expert@gw-fra1:0]# "],
+    not_prompts: ["# Exported by netkeep on Tue Nov 24 14:00:02 2026", 'set interface eth2 comments "to core>"'],
+  },
+  "juniper-screenos": {
+    prompts: ["ssg5-> ", "fra1-branch-ssg550m-fw-cluster-a(M)-> ", "fw01(B)-> ", "fw01(vsys-dmz)-> "],
+    not_prompts: ["--- more --- ", 'set policy id 12 name "a->b" from "Trust" to "Untrust"  "Any" "Any" "ANY" permit'],
+  },
+  "dell-os6": {
+    prompts: [
+      "(Routing) >", "(Routing) #", "(Routing) (Config)#", "(Routing) (Interface 0/1)#",
+      "(rack12-lb8-quanta-tor-switch-a.example.net) (Config)#", "idf2-n2048p-stack-ground-floor(config-if-Gi1/0/1)#",
+    ],
+    not_prompts: ["--More-- or (q)uit", "!Current Configuration:"],
+    questions: ["Are you sure you want to save? (y/n) "],
+  },
+};
+
+function template(key: string): ConnectionTemplate {
+  const parsed = parseTemplate(readFileSync(new URL(`./${key}.yaml`, import.meta.url), "utf8"));
+  if (!parsed.ok) throw new Error(`${key}: ${parsed.errors.map((e) => e.message).join("; ")}`);
+  return parsed.template;
+}
+
+describe.each(Object.entries(VARIANTS))("%s prompt variants", (key, variants) => {
+  const t = template(key);
+  const prompt = compileTemplatePattern(t.prompt!, "line");
+
+  it("takes every prompt of the family for its prompt", () => {
+    for (const p of variants.prompts) expect(prompt.test(promptTail(p)), JSON.stringify(p)).toBe(true);
+  });
+
+  it("takes no output line for a prompt", () => {
+    for (const line of variants.not_prompts) expect(prompt.test(promptTail(line)), JSON.stringify(line)).toBe(false);
+  });
+
+  it.runIf(variants.questions)("answers the push's questions", () => {
+    const patterns = (t.push?.prompts ?? []).map((p) => compileTemplatePattern(p.pattern, "line"));
+    for (const q of variants.questions!) expect(patterns.some((p) => p.test(promptTail(q))), JSON.stringify(q)).toBe(true);
+  });
+});
