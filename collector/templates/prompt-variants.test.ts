@@ -56,6 +56,34 @@ const VARIANTS: Record<string, Variants> = {
     not_prompts: ["--More-- or (q)uit", "!Current Configuration:"],
     questions: ["Are you sure you want to save? (y/n) "],
   },
+  "sonicwall-sonicos": {
+    prompts: ["admin@2CB8ED0A1B2C> ", "config(2CB8ED0A1B2C)# ", "(edit-interface[X0])# ", "(add-address-object[Branch LAN])# "],
+    not_prompts: ["    exit", "checksum 2918374410", '        comment "secret 3,5 rack door"'],
+  },
+  "watchguard-fireware": {
+    prompts: ["WG#", "WG> ", "[FAULT]WG<managed-by-wsm><master>> ", "WG(config)# ", "WG(config/policy)# "],
+    not_prompts: ["</profile>", "Memory           : 41%", "-- WatchGuard Fireware OS Version 12.10.3.B687000"],
+  },
+  "netgate-pfsense": {
+    prompts: ["Enter an option: ", "[2.7.2-RELEASE][admin@pfsense.home.arpa]/root: ", "[24.03-RELEASE][admin@fw1.example.net]/usr/local/etc: "],
+    not_prompts: ["\t\t<descr><![CDATA[System Administrator]]></descr>", " 8) Shell", "</pfsense>"],
+  },
+  "ciena-saos": {
+    prompts: ["ciena-3930-pop-a> ", "ciena-3930-pop-a*> ", "5160-core-01# "],
+    not_prompts: ["! CONFIGURATION: running", "+------------------------------------------------------------------------------+"],
+  },
+  "perle-iolan": {
+    prompts: ["SCS16-rack4# ", "SCS16-rack4$ "],
+    not_prompts: ["set line 1 speed 9600", "Perle IOLAN SCS48C"],
+  },
+  "zte-zxa10": {
+    prompts: ["ZXAN> ", "ZXAN#", "ZXAN(config)#", "ZXAN(config-if-gpon_olt-1/1/1)#", "ZXAN(gpon-onu-mng 1/1/1:1)#", "OLT-C300-01(config-if)# "],
+    not_prompts: ["$", "#", "!</xpon>", "  onu 1 type ZTE-F660 sn ZTEGC0FFEE01"],
+  },
+  "vsol-olt": {
+    prompts: ["OLT-1|FRA-V1600G2> ", "OLT-1|FRA-V1600G2(config)# ", "OLT-1|FRA-V1600G2(config-pon-0/1)# ", "GPON-OLT# "],
+    not_prompts: ["!", "end", " onu add 1 profile HGU sn GPON00C0FFEE"],
+  },
 };
 
 function template(key: string): ConnectionTemplate {
