@@ -61,7 +61,7 @@ const VARIANTS: Record<string, Variants> = {
     not_prompts: ["    exit", "checksum 2918374410", '        comment "secret 3,5 rack door"'],
   },
   "watchguard-fireware": {
-    prompts: ["WG#", "WG> ", "[FAULT]WG<managed-by-wsm><master>> ", "WG(config)# ", "WG(config/policy)# "],
+    prompts: ["WG#", "WG> ", "[FAULT]WG<managed-by-wsm><master>> ", "WG(config)# ", "WG(config/policy)# ", "I have read and accept the Logon Disclaimer message. (yes or no)? "],
     not_prompts: ["</profile>", "Memory           : 41%", "-- WatchGuard Fireware OS Version 12.10.3.B687000"],
   },
   "netgate-pfsense": {
