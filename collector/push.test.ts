@@ -179,3 +179,49 @@ describe("push to a Junos device (built-in juniper-junos template: candidate and
     expect(fake.state.running).toEqual(junos);
   });
 });
+
+describe("push to an IOS XR device (built-in cisco-iosxr template: candidate, commit, abort)", () => {
+  const xr = ["hostname pe1", "interface Loopback0", " ipv4 address 192.0.2.1 255.255.255.255"];
+  const xrDevice = () => device({ flavor: "iosxr", hostname: "pe1", running: xr });
+
+  it("commits the candidate once and leaves configuration mode", async () => {
+    const fake = await xrDevice();
+    const outcome = await push(targetOf(fake, builtin("cisco-iosxr")), {
+      lines: ["interface Loopback0", " description core loopback", "ntp server 192.0.2.123"], save: true,
+    });
+    expect(outcome).toMatchObject({ status: "success", saved: true });
+    expect(fake.state.running).toEqual([...xr, " description core loopback", "ntp server 192.0.2.123"]);
+    expect(fake.state.commits).toBe(1);
+    expect(fake.state.candidate).toBeUndefined();
+  });
+
+  it("a check (save false) aborts the candidate: nothing was committed", async () => {
+    const fake = await xrDevice();
+    const outcome = await push(targetOf(fake, builtin("cisco-iosxr")), { lines: ["ntp server 192.0.2.123"], save: false });
+    expect(outcome).toMatchObject({ status: "success", saved: false });
+    expect(fake.state.running).toEqual(xr);
+    expect(fake.state.commits).toBe(0);
+    expect(fake.state.candidate).toBeUndefined();
+  });
+
+  it("a refused commit fails the push at its save step and changes nothing", async () => {
+    const fake = await xrDevice();
+    const outcome = await push(targetOf(fake, builtin("cisco-iosxr")), {
+      lines: ["router bgp 64500", " neighbor 198.51.100.1"], save: true,
+    });
+    expect(outcome).toMatchObject({ status: "failed", saved: false, failedLine: { stage: "save", line: "commit" } });
+    expect(outcome.failedLine!.answer).toContain("remote-as must be configured");
+    expect(fake.state.running).toEqual(xr);
+    expect(fake.state.commits).toBe(0);
+    expect(fake.state.candidate).toBeUndefined();
+  });
+
+  it("an invalid line stops the push before the commit", async () => {
+    const fake = await xrDevice();
+    const outcome = await push(targetOf(fake, builtin("cisco-iosxr")), { lines: ["ntp server 192.0.2.9", "ntpp server 192.0.2.10"], save: true });
+    expect(outcome).toMatchObject({ status: "failed", failedLine: { index: 1, stage: "line" } });
+    expect(fake.received.map((l) => l.trim())).not.toContain("commit");
+    expect(fake.state.running).toEqual(xr);
+    expect(fake.state.candidate).toBeUndefined();
+  });
+});

@@ -13,16 +13,20 @@ import { startFakeDevice, type FakeDevice, type FakeDeviceOptions, type ScriptAn
  * - "junos": `configure` opens a candidate (set/delete lines); `rollback 0` drops it; `commit confirmed <n>` and
  *   `commit and-quit` make it the running (and saved) configuration, or fail with `error:` when a BGP neighbor's
  *   group has no peer-as, as Junos does at commit; a line that is not set/delete is `syntax error.`.
- * Both answer `show running-config` / `show configuration | display set` (shell or exec channel) from their state.
+ * - "iosxr": `configure terminal` opens a candidate (IOS-style lines, indented under their block; `no <line>` removes
+ *   one); `commit` makes it the running configuration, or fails with `% Failed to commit` when a BGP neighbor has no
+ *   remote-as, as XR checks at commit; `abort` drops it; `end` with uncommitted changes asks whether to commit them.
+ *   Every exec command first prints the router's clock, as XR does.
+ * All answer `show running-config` / `show configuration | display set` (shell or exec channel) from their state.
  */
 
-export type ConfigFlavor = "ios" | "junos";
+export type ConfigFlavor = "ios" | "junos" | "iosxr";
 
 export type ConfigState = {
   running: string[];
-  /** What survives a reload: written by write memory (IOS); every commit (Junos). */
+  /** What survives a reload: written by write memory (IOS); every commit (Junos, IOS XR). */
   startup: string[];
-  /** Junos: the candidate being edited, undefined outside configuration mode. */
+  /** Junos, IOS XR: the candidate being edited, undefined outside configuration mode. */
   candidate?: string[];
   /** Configuration lines the device was sent (in configuration mode), in order. */
   configLines: string[];
@@ -255,10 +259,110 @@ function junosScript(hostname: string, state: ConfigState) {
   };
 }
 
+const XR_WORDS = new Set(["hostname", "interface", "description", "ipv4", "ipv6", "shutdown", "router", "neighbor", "remote-as", "address-family", "ntp", "logging", "username", "group", "snmp-server", "no"]);
+/** XR stamps every exec command's output with the router's clock. */
+const XR_CLOCK = "Tue Nov 24 14:00:01.234 UTC";
+
+/** BGP neighbors without a remote-as under them: XR refuses such a commit. */
+function xrCommitErrors(candidate: string[]): string[] {
+  const errors: string[] = [];
+  candidate.forEach((line, i) => {
+    const m = /^ neighbor (\S+)$/.exec(line);
+    if (!m) return;
+    let j = i + 1;
+    let hasRemoteAs = false;
+    for (; j < candidate.length && candidate[j]!.startsWith("  "); j++) if (candidate[j]!.trim().startsWith("remote-as ")) hasRemoteAs = true;
+    if (!hasRemoteAs) errors.push(`!!% Neighbor ${m[1]}: remote-as must be configured`);
+  });
+  return errors.length
+    ? ["% Failed to commit one or more configuration items during a pseudo-atomic operation. All changes made have been reverted. Please issue 'show configuration failed [inheritance]' from this session to view the errors", ...errors]
+    : [];
+}
+
+function iosxrScript(hostname: string, state: ConfigState) {
+  const node = "RP/0/RSP0/CPU0";
+  const prompt = () => (state.candidate ? `${node}:${hostname}(config)#` : `${node}:${hostname}#`);
+  const reply = (line: string, output: string[] = []) => `${line}\r\n${crlf(output)}${prompt()}`;
+  let askingToCommit = false;
+  /** The top-level line whose block indented lines go into. */
+  let block: string | undefined;
+  const showRun = () => [XR_CLOCK, "Building configuration...", "!! IOS XR Configuration 7.5.2", ...state.running, "end"];
+  const commit = (): string[] => {
+    const errors = xrCommitErrors(state.candidate!);
+    if (errors.length) {
+      state.candidate = [...state.running];
+      return errors;
+    }
+    state.running = [...state.candidate!];
+    state.startup = [...state.candidate!];
+    state.commits++;
+    return [];
+  };
+
+  return (line: string, via: "shell" | "exec"): ScriptAnswer => {
+    if (via === "exec") return line === IOS_SHOW_RUN ? crlf(showRun()) : undefined;
+    if (askingToCommit) {
+      askingToCommit = false;
+      if (line === "cancel" || line === "") return reply(line);
+      const errors = line === "yes" ? commit() : [];
+      state.candidate = undefined;
+      return reply(line, errors);
+    }
+    if (!state.candidate) {
+      if (line === "exit") return { answer: "exit\r\n", close: true };
+      if (line === "") return reply(line);
+      if (line === "terminal length 0" || line === "terminal width 0") return reply(line, [XR_CLOCK]);
+      if (line === IOS_SHOW_RUN) return reply(line, showRun());
+      if (line === "show version") return reply(line, [XR_CLOCK, "Cisco IOS XR Software, Version 7.5.2"]);
+      if (line === "configure terminal") {
+        state.candidate = [...state.running];
+        block = undefined;
+        return reply(line, [XR_CLOCK]);
+      }
+      return reply(line, [`${" ".repeat(prompt().length)}^`, "% Invalid input detected at '^' marker."]);
+    }
+    // configuration mode
+    if (line === "") return reply(line);
+    state.configLines.push(line);
+    const trimmed = line.trim();
+    if (trimmed === "commit") return reply(line, commit());
+    if (trimmed === "abort") {
+      state.candidate = undefined;
+      return reply(line);
+    }
+    if (trimmed === "end") {
+      if (state.candidate.join("\n") !== state.running.join("\n")) {
+        askingToCommit = true;
+        return `${line}\r\nUncommitted changes found, commit them before exiting(yes/no/cancel)? [cancel]:`;
+      }
+      state.candidate = undefined;
+      return reply(line);
+    }
+    const first = trimmed.split(/\s+/)[0]!;
+    if (!XR_WORDS.has(first)) return reply(line, [`${" ".repeat(prompt().length + line.indexOf(first))}^`, "% Invalid input detected at '^' marker."]);
+    if (first === "no") {
+      const negated = line.replace(/^(\s*)no /, "$1");
+      state.candidate = state.candidate.filter((l) => l !== negated);
+    } else if (!line.startsWith(" ")) {
+      // a top-level line opens (or reopens) its block
+      if (!state.candidate.includes(line)) state.candidate.push(line);
+      block = line;
+    } else {
+      // an indented line goes at the end of its block, once
+      const start = block === undefined ? -1 : state.candidate.indexOf(block);
+      let end = start + 1;
+      while (start >= 0 && end < state.candidate.length && state.candidate[end]!.startsWith(" ")) end++;
+      if (start < 0) state.candidate.push(line);
+      else if (!state.candidate.slice(start + 1, end).includes(line)) state.candidate.splice(end, 0, line);
+    }
+    return reply(line);
+  };
+}
+
 export type ConfigDeviceOptions = {
   flavor: ConfigFlavor;
   hostname: string;
-  /** The starting running (and startup) configuration: IOS top-level and indented lines without "!", or Junos set lines. */
+  /** The starting running (and startup) configuration: IOS or IOS XR top-level and indented lines without "!", or Junos set lines. */
   running: string[];
   auth: FakeDeviceOptions["auth"];
 } & Pick<FakeDeviceOptions, "latencyMs" | "hostKey" | "port">;
@@ -266,11 +370,17 @@ export type ConfigDeviceOptions = {
 /** Starts a device that applies what it is sent; `state` is its configuration as it stands. */
 export async function startConfigDevice(options: ConfigDeviceOptions): Promise<ConfigDevice> {
   const state: ConfigState = { running: [...options.running], startup: [...options.running], configLines: [], commits: 0 };
-  const script = options.flavor === "ios" ? iosScript(options.hostname, state) : junosScript(options.hostname, state);
-  const prompt = options.flavor === "ios" ? `${options.hostname}#` : `netkeep@${options.hostname}>`;
+  const flavors = {
+    ios: { script: iosScript, prompt: `${options.hostname}#`, configCommand: IOS_SHOW_RUN },
+    junos: { script: junosScript, prompt: `netkeep@${options.hostname}>`, configCommand: JUNOS_SHOW_CONFIG },
+    iosxr: { script: iosxrScript, prompt: `RP/0/RSP0/CPU0:${options.hostname}#`, configCommand: IOS_SHOW_RUN },
+  };
+  const flavor = flavors[options.flavor];
+  const script = flavor.script(options.hostname, state);
+  const prompt = flavor.prompt;
   const device = await startFakeDevice({
     script, initPrompt: `\r\n${prompt}`, mode: "both", auth: options.auth, latencyMs: options.latencyMs, hostKey: options.hostKey, port: options.port,
-    configCommand: options.flavor === "ios" ? IOS_SHOW_RUN : JUNOS_SHOW_CONFIG,
+    configCommand: flavor.configCommand,
   });
   return Object.assign(device, { state, prompt });
 }
