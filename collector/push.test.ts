@@ -225,3 +225,46 @@ describe("push to an IOS XR device (built-in cisco-iosxr template: candidate, co
     expect(fake.state.candidate).toBeUndefined();
   });
 });
+
+describe("push to a PAN-OS firewall (built-in paloalto-panos template: candidate, commit, revert config)", () => {
+  const panos = ["set deviceconfig system hostname fw1", "set zone trust network layer3 ethernet1/2"];
+  const fw = () => device({ flavor: "panos", hostname: "fw1", running: panos });
+
+  it("commits the candidate once", async () => {
+    const fake = await fw();
+    const outcome = await push(targetOf(fake, builtin("paloalto-panos")), {
+      lines: ["set zone untrust network layer3 ethernet1/1", "set rulebase security rules out from trust"], save: true,
+    });
+    expect(outcome).toMatchObject({ status: "success", saved: true });
+    expect(fake.state.running).toEqual([...panos, "set zone untrust network layer3 ethernet1/1", "set rulebase security rules out from trust"]);
+    expect(fake.state.commits).toBe(1);
+    expect(fake.state.candidate).toBeUndefined();
+  });
+
+  it("a check (save false) reverts the candidate: nothing was committed", async () => {
+    const fake = await fw();
+    const outcome = await push(targetOf(fake, builtin("paloalto-panos")), { lines: ["set zone dmz network layer3 ethernet1/3"], save: false });
+    expect(outcome).toMatchObject({ status: "success", saved: false });
+    expect(fake.received.map((l) => l.trim())).toContain("revert config");
+    expect(fake.state.running).toEqual(panos);
+    expect(fake.state.commits).toBe(0);
+  });
+
+  it("a commit that fails validation fails the push at its save step and changes nothing", async () => {
+    const fake = await fw();
+    const outcome = await push(targetOf(fake, builtin("paloalto-panos")), { lines: ["set rulebase security rules out from nowhere"], save: true });
+    expect(outcome).toMatchObject({ status: "failed", saved: false, failedLine: { stage: "save", line: "commit" } });
+    expect(outcome.failedLine!.answer).toContain("is not a valid reference");
+    expect(fake.received.map((l) => l.trim())).toContain("revert config");
+    expect(fake.state.running).toEqual(panos);
+    expect(fake.state.commits).toBe(0);
+  });
+
+  it("an unknown command stops the push before the commit", async () => {
+    const fake = await fw();
+    const outcome = await push(targetOf(fake, builtin("paloalto-panos")), { lines: ["set zone dmz network layer3 ethernet1/3", "sett zone x"], save: true });
+    expect(outcome).toMatchObject({ status: "failed", failedLine: { index: 1, stage: "line" } });
+    expect(fake.received.map((l) => l.trim())).not.toContain("commit");
+    expect(fake.state.running).toEqual(panos);
+  });
+});

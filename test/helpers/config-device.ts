@@ -17,10 +17,14 @@ import { startFakeDevice, type FakeDevice, type FakeDeviceOptions, type ScriptAn
  *   one); `commit` makes it the running configuration, or fails with `% Failed to commit` when a BGP neighbor has no
  *   remote-as, as XR checks at commit; `abort` drops it; `end` with uncommitted changes asks whether to commit them.
  *   Every exec command first prints the router's clock, as XR does.
+ * - "panos": `configure` opens a candidate of set lines (`[edit]` above a `user@host#` prompt); `commit` makes it the
+ *   running configuration after its job's progress, or fails validation (`Validation Error:` ... `Commit failed`) when
+ *   a security rule names a zone the candidate lacks; `revert config` drops it; `exit` leaves configuration mode;
+ *   `sett ...` is `Unknown command:`, a set line of one word `Invalid syntax.`.
  * All answer `show running-config` / `show configuration | display set` (shell or exec channel) from their state.
  */
 
-export type ConfigFlavor = "ios" | "junos" | "iosxr";
+export type ConfigFlavor = "ios" | "junos" | "iosxr" | "panos";
 
 export type ConfigState = {
   running: string[];
@@ -359,10 +363,69 @@ function iosxrScript(hostname: string, state: ConfigState) {
   };
 }
 
+export const PANOS_SHOW_CONFIG = "show config running";
+
+/** Security rules naming a zone the candidate does not define: PAN-OS refuses such a commit at validation. */
+function panosCommitErrors(candidate: string[]): string[] {
+  const errors: string[] = [];
+  for (const l of candidate) {
+    const m = /^set rulebase security rules (\S+) (from|to) (\S+)$/.exec(l);
+    if (m && !candidate.some((c) => c.startsWith(`set zone ${m[3]} `))) errors.push(` rulebase -> security -> rules -> ${m[1]} -> ${m[2]} '${m[3]}' is not a valid reference`);
+  }
+  return errors.length ? ["Validation Error:", ...errors, "Commit failed"] : [];
+}
+
+function panosScript(hostname: string, state: ConfigState) {
+  const user = "netkeep";
+  const prompt = () => (state.candidate ? `\r\n[edit]\r\n${user}@${hostname}# ` : `${user}@${hostname}> `);
+  const reply = (line: string, output: string[] = []) => `${line}\r\n${crlf(output)}${prompt()}`;
+
+  return (line: string, via: "shell" | "exec"): ScriptAnswer => {
+    if (via === "exec") return undefined;
+    if (!state.candidate) {
+      if (line === "quit" || line === "exit") return { answer: `${line}\r\n`, close: true };
+      if (line === "" || line === "set cli pager off") return reply(line);
+      if (line === PANOS_SHOW_CONFIG) return reply(line, ["config {", ...state.running.map((l) => `  ${l.slice(4)};`), "}"]);
+      if (line === "configure") {
+        state.candidate = [...state.running];
+        return reply(line, ["Entering configuration mode"]);
+      }
+      return reply(line, [`Unknown command: ${line.split(" ")[0]}`]);
+    }
+    if (line === "") return reply(line);
+    state.configLines.push(line);
+    const words = line.trim().split(/\s+/);
+    if (words[0] === "set") {
+      if (words.length < 3) return reply(line, ["Invalid syntax."]);
+      if (!state.candidate.includes(line.trim())) state.candidate.push(line.trim());
+      return reply(line);
+    }
+    if (line === "commit") {
+      const errors = panosCommitErrors(state.candidate);
+      const progress = ["Commit job 1234 is in progress. Use Ctrl+C to return to command prompt", "..55%...100%"];
+      if (errors.length) return reply(line, [...progress, ...errors]);
+      state.running = [...state.candidate];
+      state.startup = [...state.candidate];
+      state.commits++;
+      return reply(line, [...progress, "Configuration committed successfully"]);
+    }
+    if (line === "revert config") {
+      state.candidate = [...state.running];
+      return reply(line);
+    }
+    if (line === "exit" || line === "quit") {
+      // uncommitted changes stay in the candidate, as on PAN-OS; this fake keeps only what was committed
+      state.candidate = undefined;
+      return reply(line, ["Exiting configuration mode"]);
+    }
+    return reply(line, [`Unknown command: ${words[0]}`]);
+  };
+}
+
 export type ConfigDeviceOptions = {
   flavor: ConfigFlavor;
   hostname: string;
-  /** The starting running (and startup) configuration: IOS or IOS XR top-level and indented lines without "!", or Junos set lines. */
+  /** The starting running (and startup) configuration: IOS or IOS XR top-level and indented lines without "!", or Junos or PAN-OS set lines. */
   running: string[];
   auth: FakeDeviceOptions["auth"];
 } & Pick<FakeDeviceOptions, "latencyMs" | "hostKey" | "port">;
@@ -374,6 +437,7 @@ export async function startConfigDevice(options: ConfigDeviceOptions): Promise<C
     ios: { script: iosScript, prompt: `${options.hostname}#`, configCommand: IOS_SHOW_RUN },
     junos: { script: junosScript, prompt: `netkeep@${options.hostname}>`, configCommand: JUNOS_SHOW_CONFIG },
     iosxr: { script: iosxrScript, prompt: `RP/0/RSP0/CPU0:${options.hostname}#`, configCommand: IOS_SHOW_RUN },
+    panos: { script: panosScript, prompt: `netkeep@${options.hostname}> `, configCommand: PANOS_SHOW_CONFIG },
   };
   const flavor = flavors[options.flavor];
   const script = flavor.script(options.hostname, state);
