@@ -268,3 +268,19 @@ describe("push to a PAN-OS firewall (built-in paloalto-panos template: candidate
     expect(fake.state.running).toEqual(panos);
   });
 });
+
+describe("push to a Cisco Small Business switch (built-in cisco-smb template)", () => {
+  it("applies the lines, answers write memory's overwrite question, and the startup configuration holds them", async () => {
+    const fake = await device({ flavor: "smb" });
+    const outcome = await push(targetOf(fake, builtin("cisco-smb")), { lines: ["ntp server 192.0.2.123", "logging host 192.0.2.50"], save: true });
+    expect(outcome).toMatchObject({ status: "success", saved: true });
+    expect(fake.state.startup).toEqual([...running, "ntp server 192.0.2.123", "logging host 192.0.2.50"]);
+  });
+
+  it("a refused line stops the push unsaved", async () => {
+    const fake = await device({ flavor: "smb" });
+    const outcome = await push(targetOf(fake, builtin("cisco-smb")), { lines: ["ntp server 192.0.2.123", "bogus line"], save: true });
+    expect(outcome).toMatchObject({ status: "failed", saved: false, failedLine: { index: 1, stage: "line" } });
+    expect(fake.state.startup).toEqual(running);
+  });
+});

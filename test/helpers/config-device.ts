@@ -10,6 +10,8 @@ import { startFakeDevice, type FakeDevice, type FakeDeviceOptions, type ScriptAn
  *   would not know is answered with `% Invalid input detected at '^' marker.` under a caret; `no username <u>`
  *   asks `[confirm]` and applies on Enter; `write memory` copies running to startup; `ip domain-name` is shown
  *   as `ip domain name`, as IOS-XE does.
+ * - "smb": "ios" whose `write memory` asks `Overwrite file [startup-config].... (Y/N)[N] ?` and copies on Y
+ *   (Cisco Small Business switches).
  * - "junos": `configure` opens a candidate (set/delete lines); `rollback 0` drops it; `commit confirmed <n>` and
  *   `commit and-quit` make it the running (and saved) configuration, or fail with `error:` when a BGP neighbor's
  *   group has no peer-as, as Junos does at commit; a line that is not set/delete is `syntax error.`.
@@ -24,7 +26,7 @@ import { startFakeDevice, type FakeDevice, type FakeDeviceOptions, type ScriptAn
  * All answer `show running-config` / `show configuration | display set` (shell or exec channel) from their state.
  */
 
-export type ConfigFlavor = "ios" | "junos" | "iosxr" | "panos";
+export type ConfigFlavor = "ios" | "smb" | "junos" | "iosxr" | "panos";
 
 export type ConfigState = {
   running: string[];
@@ -75,7 +77,9 @@ function iosText(running: string[]): string[] {
   return [...out, "!", "end"];
 }
 
-function iosScript(hostname: string, state: ConfigState) {
+/** `smb`: Cisco Small Business switches, IOS-like, whose write memory asks before overwriting the startup file. */
+function iosScript(hostname: string, state: ConfigState, smb = false) {
+  let writing = false;
   let mode: "exec" | "config" | "config-if" = "exec";
   let block: string | undefined;
   let confirming: string | undefined;
@@ -124,6 +128,12 @@ function iosScript(hostname: string, state: ConfigState) {
 
   return (line: string, via: "shell" | "exec"): ScriptAnswer => {
     if (via === "exec") return line === IOS_SHOW_RUN ? crlf(["Building configuration...", ...iosText(state.running)]) : undefined;
+    if (writing) {
+      writing = false;
+      if (line !== "Y" && line !== "y") return reply(line);
+      state.startup = [...state.running];
+      return reply(line, ["Copy succeeded"]);
+    }
     if (confirming !== undefined) {
       const confirmed = line === "" || line === "y";
       const pending = confirming;
@@ -143,6 +153,10 @@ function iosScript(hostname: string, state: ConfigState) {
       if (line === "configure terminal") {
         mode = "config";
         return reply(line, ["Enter configuration commands, one per line.  End with CNTL/Z."]);
+      }
+      if (line === "write memory" && smb) {
+        writing = true;
+        return `${line}\r\nOverwrite file [startup-config].... (Y/N)[N] ?`;
       }
       if (line === "write memory") {
         state.startup = [...state.running];
@@ -435,6 +449,7 @@ export async function startConfigDevice(options: ConfigDeviceOptions): Promise<C
   const state: ConfigState = { running: [...options.running], startup: [...options.running], configLines: [], commits: 0 };
   const flavors = {
     ios: { script: iosScript, prompt: `${options.hostname}#`, configCommand: IOS_SHOW_RUN },
+    smb: { script: (h: string, st: ConfigState) => iosScript(h, st, true), prompt: `${options.hostname}#`, configCommand: IOS_SHOW_RUN },
     junos: { script: junosScript, prompt: `netkeep@${options.hostname}>`, configCommand: JUNOS_SHOW_CONFIG },
     iosxr: { script: iosxrScript, prompt: `RP/0/RSP0/CPU0:${options.hostname}#`, configCommand: IOS_SHOW_RUN },
     panos: { script: panosScript, prompt: `netkeep@${options.hostname}> `, configCommand: PANOS_SHOW_CONFIG },
