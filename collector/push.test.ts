@@ -284,3 +284,23 @@ describe("push to a Cisco Small Business switch (built-in cisco-smb template)", 
     expect(fake.state.startup).toEqual(running);
   });
 });
+
+describe.each([
+  { key: "checkpoint-gaia", flavor: "gaia" as const, running: ["set hostname gw1", "set net-access telnet off"], line: "set snmp location dc1-row4" },
+  { key: "juniper-screenos", flavor: "screenos" as const, running: ["set hostname fw1", "set clock timezone 0"], line: "set ntp server 192.0.2.123" },
+])("push to a $flavor device (built-in $key template: lines apply at once, save config)", ({ key, flavor, running: base, line }) => {
+  it("applies the line and saves it", async () => {
+    const fake = await device({ flavor, hostname: "fw1", running: base });
+    const outcome = await push(targetOf(fake, builtin(key)), { lines: [line], save: true });
+    expect(outcome).toMatchObject({ status: "success", saved: true });
+    expect(fake.state.startup).toEqual([...base, line]);
+  });
+
+  it("a refused line stops the push unsaved", async () => {
+    const fake = await device({ flavor, hostname: "fw1", running: base });
+    const outcome = await push(targetOf(fake, builtin(key)), { lines: [line, "sett hostname x"], save: true });
+    expect(outcome).toMatchObject({ status: "failed", saved: false, failedLine: { index: 1, stage: "line" } });
+    expect(fake.received.map((l) => l.trim())).not.toContain("save config");
+    expect(fake.state.startup).toEqual(base);
+  });
+});

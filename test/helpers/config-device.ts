@@ -23,10 +23,13 @@ import { startFakeDevice, type FakeDevice, type FakeDeviceOptions, type ScriptAn
  *   running configuration after its job's progress, or fails validation (`Validation Error:` ... `Commit failed`) when
  *   a security rule names a zone the candidate lacks; `revert config` drops it; `exit` leaves configuration mode;
  *   `sett ...` is `Unknown command:`, a set line of one word `Invalid syntax.`.
+ * - "gaia" (Check Point clish) and "screenos": set lines apply at once, with no configuration mode; `save config`
+ *   copies running to startup. Gaia takes `lock database override` and refuses a line it does not know with
+ *   `CLINFR0329  Invalid command:'...'.`; ScreenOS refuses one under `^-----unknown keyword <word>`.
  * All answer `show running-config` / `show configuration | display set` (shell or exec channel) from their state.
  */
 
-export type ConfigFlavor = "ios" | "smb" | "junos" | "iosxr" | "panos";
+export type ConfigFlavor = "ios" | "smb" | "junos" | "iosxr" | "panos" | "gaia" | "screenos";
 
 export type ConfigState = {
   running: string[];
@@ -436,6 +439,36 @@ function panosScript(hostname: string, state: ConfigState) {
   };
 }
 
+/** Families whose set lines apply at once (Check Point Gaia clish, ScreenOS): the first words each one knows. */
+const IMMEDIATE_FLAVORS = {
+  gaia: { prompt: (h: string) => `${h}> `, known: ["set", "add", "delete", "lock"], showConfig: "show configuration" },
+  screenos: { prompt: (h: string) => `${h}-> `, known: ["set", "unset"], showConfig: "get config" },
+} as const;
+
+function immediateScript(flavor: keyof typeof IMMEDIATE_FLAVORS) {
+  return (hostname: string, state: ConfigState) => {
+    const { prompt, known, showConfig } = IMMEDIATE_FLAVORS[flavor];
+    const reply = (line: string, output: string[] = []) => `${line}\r\n${crlf(output)}${prompt(hostname)}`;
+    return (line: string, via: "shell" | "exec"): ScriptAnswer => {
+      if (via === "exec") return undefined;
+      if (line === "exit") return { answer: "exit\r\n", close: true };
+      if (line === "" || line === "lock database override" || line === "set clienv rows 0" || line === "set console page 0") return reply(line);
+      if (line === showConfig) return reply(line, state.running);
+      if (line === "save config") {
+        state.startup = [...state.running];
+        return reply(line, flavor === "screenos" ? ["Save system configuration ...", "Done"] : []);
+      }
+      state.configLines.push(line);
+      const words = line.trim().split(/\s+/);
+      if (!(known as readonly string[]).includes(words[0]!) || words.length < 3) {
+        return reply(line, flavor === "gaia" ? [`CLINFR0329  Invalid command:'${line}'.`] : [`${" ".repeat(prompt(hostname).length)}^-----unknown keyword ${words[0]}`]);
+      }
+      if (!state.running.includes(line.trim())) state.running.push(line.trim());
+      return reply(line);
+    };
+  };
+}
+
 export type ConfigDeviceOptions = {
   flavor: ConfigFlavor;
   hostname: string;
@@ -453,6 +486,8 @@ export async function startConfigDevice(options: ConfigDeviceOptions): Promise<C
     junos: { script: junosScript, prompt: `netkeep@${options.hostname}>`, configCommand: JUNOS_SHOW_CONFIG },
     iosxr: { script: iosxrScript, prompt: `RP/0/RSP0/CPU0:${options.hostname}#`, configCommand: IOS_SHOW_RUN },
     panos: { script: panosScript, prompt: `netkeep@${options.hostname}> `, configCommand: PANOS_SHOW_CONFIG },
+    gaia: { script: immediateScript("gaia"), prompt: `${options.hostname}> `, configCommand: IMMEDIATE_FLAVORS.gaia.showConfig },
+    screenos: { script: immediateScript("screenos"), prompt: `${options.hostname}-> `, configCommand: IMMEDIATE_FLAVORS.screenos.showConfig },
   };
   const flavor = flavors[options.flavor];
   const script = flavor.script(options.hostname, state);
