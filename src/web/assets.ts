@@ -62,6 +62,26 @@ th { font-size:13px; color:var(--muted); font-weight:600; }
 .counts strong { display:block; font-size:26px; }
 .badge.ok { color:var(--ok); border-color:#a9d8b4; } .badge.warning { color:#6b5200; border-color:var(--warn-line); } .badge.failed { color:var(--bad); border-color:#f0b4ae; }
 .pulse { width:100%; max-width:720px; height:auto; }
+.visually-hidden { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; }
+a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, summary:focus-visible { outline:3px solid #f0a30a; outline-offset:2px; }
+select, input[type=search], input[type=number] { padding:7px 8px; border:1px solid var(--line); border-radius:6px; font:inherit; background:#fff; max-width:100%; }
+input[type=search] { width:100%; }
+.filters { display:flex; flex-wrap:wrap; gap:10px; align-items:flex-end; margin-bottom:12px; }
+.filters .field label { margin-top:0; } .filters .grow { flex:1 1 220px; }
+.pager { display:flex; gap:14px; align-items:center; margin:8px 0; color:var(--muted); flex-wrap:wrap; }
+.table-wrap { overflow-x:auto; }
+th a { color:inherit; }
+.badge.status-up, .badge.compliant { color:var(--ok); border-color:#a9d8b4; }
+.badge.status-unreachable, .badge.not_compliant { color:var(--bad); border-color:#f0b4ae; }
+.badge.disabled, .badge.status-unknown, .badge.not_evaluated { color:var(--muted); }
+.details { display:grid; grid-template-columns:max-content 1fr; gap:4px 16px; margin:0; }
+.details dt { color:var(--muted); } .details dd { margin:0; overflow-wrap:anywhere; }
+.topnav { flex-wrap:wrap; }
+@media (max-width: 700px) {
+  .topbar { flex-wrap:wrap; gap:8px 16px; } .whoami { margin-left:0; }
+  main { padding:0 10px; margin:12px auto; } .card { padding:14px; }
+  .details { grid-template-columns:1fr; } .details dt { font-weight:600; }
+}
 `;
 
 /**
@@ -98,6 +118,20 @@ const JS = `
         });
     text.then(copyText).then(function () { report(button, "Copied"); }, function (e) { report(button, "Copy failed: " + e.message); });
   });
+  // A running job's progress: poll its status until it finishes, then show the page with the outcome.
+  var progress = document.querySelector("[data-poll]");
+  if (progress) {
+    var poll = function () {
+      fetch(progress.getAttribute("data-poll"), { credentials: "same-origin", headers: { accept: "application/json" } })
+        .then(function (r) { return r.json(); })
+        .then(function (job) {
+          if (job.state === "finished") { window.location.replace(progress.getAttribute("data-done")); return; }
+          progress.firstChild.textContent = "Download " + job.id + " " + job.state + "\u2026";
+          setTimeout(poll, 1000);
+        }, function () { setTimeout(poll, 3000); });
+    };
+    setTimeout(poll, 1000);
+  }
   document.addEventListener("submit", function (event) {
     var message = event.target.getAttribute("data-confirm");
     if (message && !window.confirm(message)) event.preventDefault();

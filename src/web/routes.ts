@@ -3,6 +3,7 @@ import { openApiDocument, type ApiVersion } from "../api/versions.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import { isBusy } from "../db/write-turns.ts";
+import { ApiError } from "../http/errors.ts";
 import { createLoginThrottle } from "../auth/login-throttle.ts";
 import { asOpenApiDocument } from "../docs/openapi.ts";
 import { describeApi, type ApiReference } from "../docs/reference.ts";
@@ -13,6 +14,8 @@ import { requireAdminSession, requireCsrf } from "./guard.ts";
 import { renderProblem } from "./layout.tsx";
 import { registerLoginRoutes } from "./login.tsx";
 import { registerDashboardPage } from "./dashboard.tsx";
+import { registerDevicePage } from "./fleet/device.tsx";
+import { registerDevicesPage } from "./fleet/devices.tsx";
 import { registerAiAgentDocsRoutes } from "./settings/ai-agent-docs.tsx";
 import { registerRestApiPage } from "./settings/page.tsx";
 import { registerTokenRoutes } from "./settings/tokens.tsx";
@@ -38,6 +41,8 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerAssets(app);
   registerLoginRoutes(app, createLoginThrottle(deps.clock));
   registerDashboardPage(app);
+  registerDevicesPage(app);
+  registerDevicePage(app);
   app.use("/settings/*", async (c, next) => {
     c.set("web", web);
     await next();
@@ -46,6 +51,17 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerTokenRoutes(app);
   registerAiAgentDocsRoutes(app);
   app.onError((err, c) => {
+    // A page calls the API's services, so it meets their refusals: shown as the API would answer them.
+    if (err instanceof ApiError) {
+      for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
+      const problems = Object.values(err.errors ?? {}).flat();
+      return renderProblem(c, err.status, {
+        title: err.status === 404 ? "Not found" : err.status === 422 ? "Check the request" : "Refused",
+        message: problems.length > 1 ? `${err.message}: ${problems.join("; ")}` : err.message,
+        // A bad query string: the same page without it; anything else: the start.
+        next: err.status === 422 && c.req.method === "GET" ? { href: c.req.path, label: "Start over" } : { href: "/", label: "Back to the start" },
+      }, c.get("session"));
+    }
     if (isBusy(err)) {
       c.header("Retry-After", "5");
       return renderProblem(c, 503, {
