@@ -77,6 +77,20 @@ th a { color:inherit; }
 .details { display:grid; grid-template-columns:max-content 1fr; gap:4px 16px; margin:0; }
 .details dt { color:var(--muted); } .details dd { margin:0; overflow-wrap:anywhere; }
 .topnav { flex-wrap:wrap; }
+.config.numbered { white-space:pre; overflow:auto; padding:8px 0; word-break:normal; }
+.numbered .line { display:block; padding:0 12px 0 0; min-height:1.4em; }
+.numbered .line::before { content:attr(data-n); display:inline-block; width:4.5em; padding-right:1em; text-align:right; color:var(--muted); user-select:none; }
+.numbered .line.hit { background:#fff1b8; } .numbered .line.current { background:#ffd84d; }
+.find { display:flex; gap:8px; align-items:center; flex:1 1 260px; }
+.diff { font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace; font-size:13px; table-layout:auto; }
+.diff td { padding:1px 8px; border-bottom:none; white-space:pre-wrap; word-break:break-all; }
+.diff td.ln { color:var(--muted); text-align:right; width:1%; white-space:nowrap; user-select:none; }
+.diff td.sign { width:1%; user-select:none; }
+.diff td.del { background:#fdecea; } .diff td.add { background:#e6f4ea; } .diff td.empty { background:#f5f7fa; }
+.diff td.del mark { background:#f3b7b0; color:inherit; } .diff td.add mark { background:#a8dcb5; color:inherit; }
+.diff tr.fold td { background:#eef2f7; color:var(--muted); text-align:center; font-family:system-ui,sans-serif; }
+.diff.side td.del, .diff.side td.add, .diff.side td.ctx, .diff.side td.empty { width:49%; }
+.hit-line mark, .search-hit mark { background:#ffe27a; color:inherit; }
 @media (max-width: 700px) {
   .topbar { flex-wrap:wrap; gap:8px 16px; } .whoami { margin-left:0; }
   main { padding:0 10px; margin:12px auto; } .card { padding:14px; }
@@ -131,6 +145,32 @@ const JS = `
         }, function () { setTimeout(poll, 3000); });
     };
     setTimeout(poll, 1000);
+  }
+  // Find in page: marks the lines holding the text (any case), Enter goes to the next one.
+  var find = document.querySelector("[data-find]");
+  if (find) {
+    var lines = document.getElementById(find.getAttribute("data-find")).querySelectorAll(".line");
+    var count = document.getElementById("find-count");
+    var hits = [], at = -1;
+    find.addEventListener("input", function () {
+      var term = find.value.toLowerCase();
+      hits = []; at = -1;
+      for (var i = 0; i < lines.length; i++) {
+        var hit = term !== "" && lines[i].textContent.toLowerCase().indexOf(term) !== -1;
+        lines[i].classList.toggle("hit", hit); lines[i].classList.remove("current");
+        if (hit) hits.push(lines[i]);
+      }
+      count.textContent = term === "" ? "" : hits.length + (hits.length === 1 ? " line" : " lines");
+    });
+    find.addEventListener("keydown", function (event) {
+      if (event.key !== "Enter" || !hits.length) return;
+      event.preventDefault();
+      if (at >= 0) hits[at].classList.remove("current");
+      at = (at + (event.shiftKey ? hits.length - 1 : 1)) % hits.length;
+      hits[at].classList.add("current");
+      hits[at].scrollIntoView({ block: "center" });
+      count.textContent = (at + 1) + " of " + hits.length + " lines (line " + hits[at].getAttribute("data-n") + ")";
+    });
   }
   document.addEventListener("submit", function (event) {
     var message = event.target.getAttribute("data-confirm");

@@ -14,7 +14,9 @@ import { requireAdminSession, requireCsrf } from "./guard.ts";
 import { renderProblem } from "./layout.tsx";
 import { registerLoginRoutes } from "./login.tsx";
 import { registerDashboardPage } from "./dashboard.tsx";
+import { registerConfigPage } from "./fleet/config.tsx";
 import { registerDevicePage } from "./fleet/device.tsx";
+import { registerDiffPage } from "./fleet/diff.tsx";
 import { registerDevicesPage } from "./fleet/devices.tsx";
 import { registerAiAgentDocsRoutes } from "./settings/ai-agent-docs.tsx";
 import { registerRestApiPage } from "./settings/page.tsx";
@@ -43,6 +45,8 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerDashboardPage(app);
   registerDevicesPage(app);
   registerDevicePage(app);
+  registerDiffPage(app);
+  registerConfigPage(app);
   app.use("/settings/*", async (c, next) => {
     c.set("web", web);
     await next();
