@@ -91,6 +91,16 @@ th a { color:inherit; }
 .diff tr.fold td { background:#eef2f7; color:var(--muted); text-align:center; font-family:system-ui,sans-serif; }
 .diff.side td.del, .diff.side td.add, .diff.side td.ctx, .diff.side td.empty { width:49%; }
 .hit-line mark, .search-hit mark { background:#ffe27a; color:inherit; }
+.search-hit { border-top:1px solid var(--line); padding-top:8px; } .search-hit h2 { font-size:16px; margin:8px 0 2px; }
+.matches { white-space:pre-wrap; } .matches .n { display:inline-block; min-width:4em; color:var(--muted); user-select:none; }
+.matches a.hit-line { color:inherit; text-decoration:none; font-weight:600; } .matches .ctx-line { color:var(--muted); }
+label.check { display:inline-flex; gap:6px; align-items:center; font-weight:normal; margin:0 12px 0 0; }
+fieldset.checks { border:none; padding:0; margin:0; }
+.added { color:var(--ok); } .removed { color:var(--bad); }
+.badge.run-succeeded, .badge.item-succeeded, .badge.item-unchanged { color:var(--ok); border-color:#a9d8b4; }
+.badge.run-failed, .badge.item-failed { color:var(--bad); border-color:#f0b4ae; }
+.badge.run-running, .badge.item-running, .badge.item-queued { color:#6b5200; border-color:var(--warn-line); }
+tr[aria-current=true] td { background:#eef4fd; }
 @media (max-width: 700px) {
   .topbar { flex-wrap:wrap; gap:8px 16px; } .whoami { margin-left:0; }
   main { padding:0 10px; margin:12px auto; } .card { padding:14px; }

@@ -14,7 +14,10 @@ import { requireAdminSession, requireCsrf } from "./guard.ts";
 import { renderProblem } from "./layout.tsx";
 import { registerLoginRoutes } from "./login.tsx";
 import { registerDashboardPage } from "./dashboard.tsx";
+import { registerChangesPage } from "./fleet/changes.tsx";
 import { registerConfigPage } from "./fleet/config.tsx";
+import { registerSearchPage } from "./fleet/search.tsx";
+import { registerTaskPages } from "./fleet/tasks.tsx";
 import { registerDevicePage } from "./fleet/device.tsx";
 import { registerDiffPage } from "./fleet/diff.tsx";
 import { registerDevicesPage } from "./fleet/devices.tsx";
@@ -47,6 +50,9 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerDevicePage(app);
   registerDiffPage(app);
   registerConfigPage(app);
+  registerChangesPage(app);
+  registerSearchPage(app);
+  registerTaskPages(app);
   app.use("/settings/*", async (c, next) => {
     c.set("web", web);
     await next();

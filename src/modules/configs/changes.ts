@@ -96,7 +96,7 @@ async function withDiff(db: DbOrTx, r: Selected): Promise<ConfigChangeOut> {
   return out;
 }
 
-async function listChanges(db: DbOrTx, scope: DeviceScope, q: ListQuery) {
+export async function listChanges(db: DbOrTx, scope: DeviceScope, q: ListQuery) {
   const where = and(deviceScopeCondition(scope), q.where);
   const [rows, [total]] = await Promise.all([
     selectChanges(db).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
