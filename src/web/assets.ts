@@ -101,6 +101,10 @@ fieldset.checks { border:none; padding:0; margin:0; }
 .badge.run-failed, .badge.item-failed { color:var(--bad); border-color:#f0b4ae; }
 .badge.run-running, .badge.item-running, .badge.item-queued { color:#6b5200; border-color:var(--warn-line); }
 tr[aria-current=true] td { background:#eef4fd; }
+.row-form { display:flex; gap:6px; align-items:center; flex-wrap:wrap; margin:0; }
+.row-form input[type=password] { width:auto; min-width:10em; }
+.grid-form { display:grid; grid-template-columns:repeat(auto-fit, minmax(200px, 1fr)); gap:4px 16px; align-items:end; }
+.scope-form { margin-top:8px; } .scope-form select { min-width:12em; display:block; }
 @media (max-width: 700px) {
   .topbar { flex-wrap:wrap; gap:8px 16px; } .whoami { margin-left:0; }
   main { padding:0 10px; margin:12px auto; } .card { padding:14px; }

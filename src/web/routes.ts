@@ -13,6 +13,7 @@ import type { WebEnv, WebServices } from "./env.ts";
 import { requireAdminSession, requireCsrf } from "./guard.ts";
 import { renderProblem } from "./layout.tsx";
 import { registerLoginRoutes } from "./login.tsx";
+import { registerUserAdminPage } from "./admin/users.tsx";
 import { registerDashboardPage } from "./dashboard.tsx";
 import { registerChangesPage } from "./fleet/changes.tsx";
 import { registerConfigPage } from "./fleet/config.tsx";
@@ -53,6 +54,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerChangesPage(app);
   registerSearchPage(app);
   registerTaskPages(app);
+  registerUserAdminPage(app);
   app.use("/settings/*", async (c, next) => {
     c.set("web", web);
     await next();
