@@ -69,7 +69,7 @@ input[type=search] { width:100%; }
 .filters { display:flex; flex-wrap:wrap; gap:10px; align-items:flex-end; margin-bottom:12px; }
 .filters .field label { margin-top:0; } .filters .grow { flex:1 1 220px; }
 .pager { display:flex; gap:14px; align-items:center; margin:8px 0; color:var(--muted); flex-wrap:wrap; }
-.table-wrap { overflow-x:auto; }
+.table-wrap { overflow-x:auto; position:relative; } /* relative: hidden labels (absolute) stay inside the scrolling box */
 th a { color:inherit; }
 .badge.status-up, .badge.compliant { color:var(--ok); border-color:#a9d8b4; }
 .badge.status-unreachable, .badge.not_compliant { color:var(--bad); border-color:#f0b4ae; }
