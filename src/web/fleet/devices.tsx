@@ -1,5 +1,6 @@
 import type { Context, Hono } from "hono";
 import { asc } from "drizzle-orm";
+import type { Ability } from "../../auth/abilities.ts";
 import { categories, DEVICE_STATUSES, tags, vendors } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { listEnvelope, parseListQuery } from "../../http/list.ts";
@@ -22,23 +23,30 @@ export function DeviceStatus(props: { device: Pick<DeviceOut, "enabled" | "statu
   return <span class={`badge status-${props.device.status}`}>{props.device.status}</span>;
 }
 
-/** The filter form: its field names are the API's query parameters, so the page's address is an API query too. */
+/**
+ * The filter form: its field names are the API's query parameters, so the page's address is an API query too.
+ * Tags, categories and vendors are offered as lists only to a role that may list them through the API; others
+ * type a tag or vendor name.
+ */
 async function FilterForm(props: { c: Context<WebEnv> }) {
   const { c } = props;
   const db = c.var.services.db;
+  const may = (ability: Ability) => c.var.auth.abilities.has(ability);
   const [tagRows, categoryRows, vendorRows] = await Promise.all([
-    db.select({ name: tags.name }).from(tags).orderBy(asc(tags.nameKey)),
-    db.select({ id: categories.id, name: categories.name }).from(categories).orderBy(asc(categories.nameKey)),
-    db.select({ name: vendors.name }).from(vendors).orderBy(asc(vendors.nameKey)),
+    may("tags.read") ? db.select({ name: tags.name }).from(tags).orderBy(asc(tags.nameKey)) : null,
+    may("categories.read") ? db.select({ id: categories.id, name: categories.name }).from(categories).orderBy(asc(categories.nameKey)) : null,
+    may("vendors.read") ? db.select({ name: vendors.name }).from(vendors).orderBy(asc(vendors.nameKey)) : null,
   ]);
   const q = (name: string) => c.req.query(name) ?? "";
-  const Select = (p: { id: string; name: string; label: string; options: [string, string][] }) => (
+  const Choice = (p: { id: string; name: string; label: string; options: [string, string][] | null }) => (
     <div class="field">
       <label for={p.id}>{p.label}</label>
-      <select id={p.id} name={p.name}>
-        <option value="">Any</option>
-        {p.options.map(([value, label]) => <option value={value} selected={q(p.name) === value}>{label}</option>)}
-      </select>
+      {p.options ? (
+        <select id={p.id} name={p.name}>
+          <option value="">Any</option>
+          {p.options.map(([value, label]) => <option value={value} selected={q(p.name) === value}>{label}</option>)}
+        </select>
+      ) : <input type="search" id={p.id} name={p.name} value={q(p.name)} />}
     </div>
   );
   return (
@@ -47,10 +55,10 @@ async function FilterForm(props: { c: Context<WebEnv> }) {
         <label for="device-search">Search</label>
         <input type="search" id="device-search" name="search" value={q("search")} placeholder="Name, address, model, vendor or tag" />
       </div>
-      <Select id="filter-tag" name="filter[device_tags]" label="Tag" options={tagRows.map((t) => [t.name, t.name])} />
-      <Select id="filter-category" name="filter[device_category_id]" label="Category" options={categoryRows.map((r) => [String(r.id), r.name])} />
-      <Select id="filter-vendor" name="filter[device_vendor]" label="Vendor" options={vendorRows.map((v) => [v.name, v.name])} />
-      <Select id="filter-status" name="filter[status]" label="Status" options={DEVICE_STATUSES.map((s) => [s, s])} />
+      <Choice id="filter-tag" name="filter[device_tags]" label="Tag" options={tagRows && tagRows.map((t) => [t.name, t.name])} />
+      {categoryRows && <Choice id="filter-category" name="filter[device_category_id]" label="Category" options={categoryRows.map((r) => [String(r.id), r.name])} />}
+      <Choice id="filter-vendor" name="filter[device_vendor]" label="Vendor" options={vendorRows && vendorRows.map((v) => [v.name, v.name])} />
+      <Choice id="filter-status" name="filter[status]" label="Status" options={DEVICE_STATUSES.map((s) => [s, s])} />
       {c.req.query("sort") && <input type="hidden" name="sort" value={c.req.query("sort")} />}
       <div class="field"><button type="submit">Apply</button></div>
     </form>
