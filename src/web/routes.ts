@@ -27,8 +27,9 @@ import { registerRestApiPage } from "./settings/page.tsx";
 import { registerTokenRoutes } from "./settings/tokens.tsx";
 
 /**
- * The server-rendered web interface: login/logout, and Settings -> REST API Access for administrators. It knows
- * sessions only (cookies); the API under /api knows tokens only. Neither accepts the other's credential.
+ * The server-rendered web interface: login/logout, the fleet pages (dashboard, devices, configurations and diffs,
+ * changes, search, tasks, users), and Settings -> REST API Access for administrators. It knows sessions only
+ * (cookies); the API under /api knows tokens only. Neither accepts the other's credential.
  */
 export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?: ApiDocsFiles }): Hono<WebEnv> {
   const references = new Map<ApiVersion, ApiReference>();
@@ -69,7 +70,8 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
       const problems = Object.values(err.errors ?? {}).flat();
       return renderProblem(c, err.status, {
         title: err.status === 404 ? "Not found" : err.status === 422 ? "Check the request" : "Refused",
-        message: problems.length > 1 ? `${err.message}: ${problems.join("; ")}` : err.message,
+        // Every problem of a 422, not only the first the API's message names.
+        message: problems.length > 1 ? problems.join("; ") : err.message,
         // A bad query string: the same page without it; anything else: the start.
         next: err.status === 422 && c.req.method === "GET" ? { href: c.req.path, label: "Start over" } : { href: "/", label: "Back to the start" },
       }, c.get("session"));
