@@ -1,7 +1,5 @@
 import type { Hono } from "hono";
-import { desc } from "drizzle-orm";
-import { configChanges } from "../db/schema/index.ts";
-import { listChanges } from "../modules/configs/changes.ts";
+import { latestChanges } from "../modules/configs/changes.ts";
 import { changePulse, configInfo, deviceCounts, erroredDevices } from "../modules/dashboard/service.ts";
 import { latestHealth } from "../modules/system/checks.ts";
 import type { WebEnv } from "./env.ts";
@@ -50,9 +48,7 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
     const [counts, failing, changes, pulse, health, recent] = await Promise.all([
       deviceCounts(db, scope), erroredDevices(db, scope, 10), configInfo(db, scope, now), changePulse(db, scope, now), latestHealth(c.var.services),
       // The change list is the configs group's (configs.read), as in the API.
-      abilities.has("configs.read")
-        ? listChanges(db, scope, { page: 1, perPage: RECENT_CHANGES, where: undefined, orderBy: [desc(configChanges.createdAt), desc(configChanges.id)], fields: null })
-        : null,
+      abilities.has("configs.read") ? latestChanges(db, scope, RECENT_CHANGES) : null,
     ]);
     const tiles: [string, number][] = [["Devices", counts.total], ["Up", counts.up], ["Failing", counts.failing], ["Never backed up", counts.never_backed_up], ["Disabled", counts.disabled]];
     return renderPage(c, 200, {
@@ -81,11 +77,11 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
             <h2>Recent changes</h2>
             <p>{`${changes.changes_24h} in the last 24 hours, ${changes.changes_7d} in 7 days; ${changes.versions_stored} versions stored for ${changes.devices_with_versions} devices.`}</p>
             <PulseChart days={pulse} />
-            {recent && (recent.rows.length ? (
+            {recent && (recent.length ? (
               <table>
                 <thead><tr><th>When</th><th>Device</th><th>Command</th><th>Change</th></tr></thead>
                 <tbody>
-                  {recent.rows.map((r) => (
+                  {recent.map((r) => (
                     <tr>
                       <td><Time at={new Date(r.created_at)} none="" /></td>
                       <td><a href={`/devices/${r.device_id}`}>{r.device_name}</a></td>
