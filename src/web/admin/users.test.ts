@@ -28,6 +28,8 @@ describe("the users page", () => {
     expect(row).toMatchObject({ email: "jdoe@example.test", roleId: 3, enabled: true });
     expect(row!.passwordHash).not.toContain("a-long-passphrase-1");
     expect((await t.client().login("jdoe", "a-long-passphrase-1")).status).toBe(303);
+    // A new user's role starts at the least one (viewer), not at whatever role is listed first.
+    expect(await (await admin.get("/admin/users")).text()).toMatch(/<select id="new-role" name="role_id">.*<option value="3" selected="">viewer<\/option>/);
     const [entry] = await t.db.select().from(activityLog).where(eq(activityLog.action, "user.create"));
     expect(entry).toMatchObject({ username: "boss", tokenName: "web session", tokenId: null });
   });

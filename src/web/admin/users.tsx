@@ -115,7 +115,7 @@ export function registerUserAdminPage(web: Hono<WebEnv>): void {
                 <div><label for="new-username">Username</label><input type="text" id="new-username" name="username" required autocomplete="off" /></div>
                 <div><label for="new-email">Email</label><input type="text" id="new-email" name="email" required autocomplete="off" /></div>
                 <div><label for="new-password">Password (at least 12 characters)</label><input type="password" id="new-password" name="password" minlength={12} required autocomplete="new-password" /></div>
-                <div><label for="new-role">Role</label><RoleSelect id="new-role" /></div>
+                <div><label for="new-role">Role</label><RoleSelect id="new-role" selected={roleRows.find((r) => r.builtin && r.name === "viewer")?.id} /></div>
                 <div class="actions"><button type="submit">Create user</button></div>
               </CsrfForm>
             </section>
