@@ -17,12 +17,13 @@ export type Services = {
   logger: Logger;
 };
 
-/** Who is calling, resolved from the API token by the route guard. */
+/** Who is calling, resolved from the API token by the route guard (or from a web session by the web's page guard). */
 export type AuthContext = {
   userId: number;
   username: string;
   roleName: string;
-  tokenId: number;
+  /** null for a web session: a page acts as its logged-in user, with no token. */
+  tokenId: number | null;
   tokenName: string;
   /** The token's abilities intersected with its owner's role: what this request may do. */
   abilities: ReadonlySet<Ability>;

@@ -55,6 +55,8 @@ export function idempotent(): MiddlewareHandler<AppEnv> {
 
     const { db, clock } = c.var.services;
     const tokenId = c.var.auth.tokenId;
+    // Keys are kept per token; a web session (no token) has its own CSRF-guarded forms instead.
+    if (tokenId === null) return next();
     const route = `${c.req.method} ${c.req.path}`;
     const requestHash = await sha256Hex(await c.req.text());
     const now = clock.now();

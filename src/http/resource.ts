@@ -269,7 +269,8 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     });
   }
 
-  return { routes, register, show };
+  // save and input serve the web pages, which write through the same checks as the API (input validates a body first).
+  return { routes, register, show, save, input: def.input };
 }
 
 /** `filter[name]` style exact match under the names' folding rule, on the name's stored key column. */

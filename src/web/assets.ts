@@ -62,6 +62,54 @@ th { font-size:13px; color:var(--muted); font-weight:600; }
 .counts strong { display:block; font-size:26px; }
 .badge.ok { color:var(--ok); border-color:#a9d8b4; } .badge.warning { color:#6b5200; border-color:var(--warn-line); } .badge.failed { color:var(--bad); border-color:#f0b4ae; }
 .pulse { width:100%; max-width:720px; height:auto; }
+.visually-hidden { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; }
+a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, summary:focus-visible { outline:3px solid #f0a30a; outline-offset:2px; }
+select, input[type=search], input[type=number] { padding:7px 8px; border:1px solid var(--line); border-radius:6px; font:inherit; background:#fff; max-width:100%; }
+input[type=search] { width:100%; }
+.filters { display:flex; flex-wrap:wrap; gap:10px; align-items:flex-end; margin-bottom:12px; }
+.filters .field label { margin-top:0; } .filters .grow { flex:1 1 220px; }
+.pager { display:flex; gap:14px; align-items:center; margin:8px 0; color:var(--muted); flex-wrap:wrap; }
+.table-wrap { overflow-x:auto; position:relative; } /* relative: hidden labels (absolute) stay inside the scrolling box */
+th a { color:inherit; }
+.badge.status-up, .badge.compliant { color:var(--ok); border-color:#a9d8b4; }
+.badge.status-unreachable, .badge.not_compliant { color:var(--bad); border-color:#f0b4ae; }
+.badge.disabled, .badge.status-unknown, .badge.not_evaluated { color:var(--muted); }
+.details { display:grid; grid-template-columns:max-content 1fr; gap:4px 16px; margin:0; }
+.details dt { color:var(--muted); } .details dd { margin:0; overflow-wrap:anywhere; }
+.topnav { flex-wrap:wrap; }
+.config.numbered { white-space:pre; overflow:auto; padding:8px 0; word-break:normal; }
+.numbered .line { display:block; padding:0 12px 0 0; min-height:1.4em; }
+.numbered .line::before { content:attr(data-n); display:inline-block; width:4.5em; padding-right:1em; text-align:right; color:var(--muted); user-select:none; }
+.numbered .line.hit { background:#fff1b8; } .numbered .line.current { background:#ffd84d; }
+.find { display:flex; gap:8px; align-items:center; flex:1 1 260px; }
+.diff { font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace; font-size:13px; table-layout:auto; }
+.diff td { padding:1px 8px; border-bottom:none; white-space:pre-wrap; word-break:break-all; }
+.diff td.ln { color:var(--muted); text-align:right; width:1%; white-space:nowrap; user-select:none; }
+.diff td.sign { width:1%; user-select:none; }
+.diff td.del { background:#fdecea; } .diff td.add { background:#e6f4ea; } .diff td.empty { background:#f5f7fa; }
+.diff td.del mark { background:#f3b7b0; color:inherit; } .diff td.add mark { background:#a8dcb5; color:inherit; }
+.diff tr.fold td { background:#eef2f7; color:var(--muted); text-align:center; font-family:system-ui,sans-serif; }
+.diff.side td.del, .diff.side td.add, .diff.side td.ctx, .diff.side td.empty { width:49%; }
+.hit-line mark, .search-hit mark { background:#ffe27a; color:inherit; }
+.search-hit { border-top:1px solid var(--line); padding-top:8px; } .search-hit h2 { font-size:16px; margin:8px 0 2px; }
+.matches { white-space:pre-wrap; } .matches .n { display:inline-block; min-width:4em; color:var(--muted); user-select:none; }
+.matches a.hit-line { color:inherit; text-decoration:none; font-weight:600; } .matches .ctx-line { color:var(--muted); }
+label.check { display:inline-flex; gap:6px; align-items:center; font-weight:normal; margin:0 12px 0 0; }
+fieldset.checks { border:none; padding:0; margin:0; }
+.added { color:var(--ok); } .removed { color:var(--bad); }
+.badge.run-succeeded, .badge.item-succeeded, .badge.item-unchanged { color:var(--ok); border-color:#a9d8b4; }
+.badge.run-failed, .badge.item-failed { color:var(--bad); border-color:#f0b4ae; }
+.badge.run-running, .badge.item-running, .badge.item-queued { color:#6b5200; border-color:var(--warn-line); }
+tr[aria-current=true] td { background:#eef4fd; }
+.row-form { display:flex; gap:6px; align-items:center; flex-wrap:wrap; margin:0; }
+.row-form input[type=password] { width:auto; min-width:10em; }
+.grid-form { display:grid; grid-template-columns:repeat(auto-fit, minmax(200px, 1fr)); gap:4px 16px; align-items:end; }
+.scope-form { margin-top:8px; } .scope-form select { min-width:12em; display:block; }
+@media (max-width: 700px) {
+  .topbar { flex-wrap:wrap; gap:8px 16px; } .whoami { margin-left:0; }
+  main { padding:0 10px; margin:12px auto; } .card { padding:14px; }
+  .details { grid-template-columns:1fr; } .details dt { font-weight:600; }
+}
 `;
 
 /**
@@ -98,6 +146,46 @@ const JS = `
         });
     text.then(copyText).then(function () { report(button, "Copied"); }, function (e) { report(button, "Copy failed: " + e.message); });
   });
+  // A running job's progress: poll its status until it finishes, then show the page with the outcome.
+  var progress = document.querySelector("[data-poll]");
+  if (progress) {
+    var poll = function () {
+      fetch(progress.getAttribute("data-poll"), { credentials: "same-origin", headers: { accept: "application/json" } })
+        .then(function (r) { return r.json(); })
+        .then(function (job) {
+          if (job.state === "finished") { window.location.replace(progress.getAttribute("data-done")); return; }
+          progress.firstChild.textContent = "Download " + job.id + " " + job.state + "\u2026";
+          setTimeout(poll, 1000);
+        }, function () { setTimeout(poll, 3000); });
+    };
+    setTimeout(poll, 1000);
+  }
+  // Find in page: marks the lines holding the text (any case), Enter goes to the next one.
+  var find = document.querySelector("[data-find]");
+  if (find) {
+    var lines = document.getElementById(find.getAttribute("data-find")).querySelectorAll(".line");
+    var count = document.getElementById("find-count");
+    var hits = [], at = -1;
+    find.addEventListener("input", function () {
+      var term = find.value.toLowerCase();
+      hits = []; at = -1;
+      for (var i = 0; i < lines.length; i++) {
+        var hit = term !== "" && lines[i].textContent.toLowerCase().indexOf(term) !== -1;
+        lines[i].classList.toggle("hit", hit); lines[i].classList.remove("current");
+        if (hit) hits.push(lines[i]);
+      }
+      count.textContent = term === "" ? "" : hits.length + (hits.length === 1 ? " line" : " lines");
+    });
+    find.addEventListener("keydown", function (event) {
+      if (event.key !== "Enter" || !hits.length) return;
+      event.preventDefault();
+      if (at >= 0) hits[at].classList.remove("current");
+      at = (at + (event.shiftKey ? hits.length - 1 : 1)) % hits.length;
+      hits[at].classList.add("current");
+      hits[at].scrollIntoView({ block: "center" });
+      count.textContent = (at + 1) + " of " + hits.length + " lines (line " + hits[at].getAttribute("data-n") + ")";
+    });
+  }
   document.addEventListener("submit", function (event) {
     var message = event.target.getAttribute("data-confirm");
     if (message && !window.confirm(message)) event.preventDefault();

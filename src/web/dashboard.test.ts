@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWebTestContext, type WebTestContext } from "../../test/web/client.ts";
+import { day, storeVersion } from "../modules/configs/test-fixtures.ts";
 
 /** Who may see the dashboard page, and that it shows a scoped user only their devices. */
 let t: WebTestContext;
@@ -40,6 +41,18 @@ describe("the dashboard page", () => {
     await browser.login("narrow");
     const res = await browser.get("/dashboard");
     expect(res.status).toBe(403);
-    expect(await res.text()).toContain("The dashboard needs the system.read ability; the role &#39;devices-only&#39; lacks it.");
+    expect(await res.text()).toContain("This page needs the system.read ability; the role &#39;devices-only&#39; lacks it.");
+  });
+
+  it("lists the latest changes, each linking to its diff, for a role that may read configurations", async () => {
+    const [device] = (await t.call("/api/v1/devices?filter[device_name]=page-core-1", { token: await t.token() })).body.data;
+    const first = await storeVersion(t, { deviceId: device.id, text: "hostname a\n", at: day(1) });
+    const second = await storeVersion(t, { deviceId: device.id, text: "hostname b\n", at: day(2) });
+    await t.user({ username: "reader", role: "viewer" });
+    const browser = t.client();
+    await browser.login("reader");
+    const recent = (await (await browser.get("/dashboard")).text()).split('id="recent-changes"')[1]!;
+    expect(recent).toContain(`<a href="/configs/diff?from=${first.configId}&amp;to=${second.configId}">v1 → v2 (+1 -1)</a>`);
+    expect(recent).toContain(`<a href="/configs/${first.configId}">v1</a>`);
   });
 });

@@ -1,12 +1,14 @@
 import type { Hono } from "hono";
-import { eq } from "drizzle-orm";
-import { roles } from "../db/schema/index.ts";
-import type { DeviceScope } from "../auth/scope.ts";
+import { latestChanges } from "../modules/configs/changes.ts";
 import { changePulse, configInfo, deviceCounts, erroredDevices } from "../modules/dashboard/service.ts";
 import { latestHealth } from "../modules/system/checks.ts";
 import type { WebEnv } from "./env.ts";
-import { currentSession } from "./guard.ts";
-import { renderPage, renderProblem } from "./layout.tsx";
+import { Time } from "./format.tsx";
+import { renderPage } from "./layout.tsx";
+import { requirePage } from "./viewer.ts";
+
+/** Changes listed on the dashboard; the changes page has them all. */
+const RECENT_CHANGES = 10;
 
 type Day = { date: string; changes: number };
 
@@ -35,21 +37,18 @@ export function PulseChart(props: { days: Day[] }) {
 
 /**
  * The page a user lands on after login: the same figures as the dashboard API (same services, same scope: the
- * user's role), for any role with system.read.
+ * user's role), for any role with system.read; the latest changes too when the role may read configurations.
  */
 export function registerDashboardPage(web: Hono<WebEnv>): void {
-  web.get("/dashboard", async (c) => {
-    const session = await currentSession(c);
-    if (!session) return c.redirect(`/login?next=${encodeURIComponent("/dashboard")}`, 302);
+  web.get("/dashboard", requirePage("system.read"), async (c) => {
+    const session = c.var.session;
     const { db, clock } = c.var.services;
-    const [role] = await db.select().from(roles).where(eq(roles.name, session.roleName));
-    if (!role?.permissions.includes("system.read")) {
-      return renderProblem(c, 403, { title: "No dashboard for your role", message: `The dashboard needs the system.read ability; the role '${session.roleName}' lacks it.` }, session);
-    }
-    const scope: DeviceScope = role.scopeAll ? { all: true } : { all: false, tagIds: role.scopeTagIds, categoryIds: role.scopeCategoryIds };
+    const { scope, abilities } = c.var.auth;
     const now = clock.now();
-    const [counts, failing, changes, pulse, health] = await Promise.all([
+    const [counts, failing, changes, pulse, health, recent] = await Promise.all([
       deviceCounts(db, scope), erroredDevices(db, scope, 10), configInfo(db, scope, now), changePulse(db, scope, now), latestHealth(c.var.services),
+      // The change list is the configs group's (configs.read), as in the API.
+      abilities.has("configs.read") ? latestChanges(db, scope, RECENT_CHANGES) : null,
     ]);
     const tiles: [string, number][] = [["Devices", counts.total], ["Up", counts.up], ["Failing", counts.failing], ["Never backed up", counts.never_backed_up], ["Disabled", counts.disabled]];
     return renderPage(c, 200, {
@@ -69,7 +68,7 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
               <table>
                 <thead><tr><th>Device</th><th>IP</th><th>Failed at</th><th>Reason</th></tr></thead>
                 <tbody>
-                  {failing.map((d) => <tr><td>{d.device_name}</td><td>{d.device_ip}</td><td>{d.failed_at}</td><td>{d.reason}</td></tr>)}
+                  {failing.map((d) => <tr><td><a href={`/devices/${d.device_id}`}>{d.device_name}</a></td><td>{d.device_ip}</td><td><Time at={new Date(d.failed_at)} none="" /></td><td>{d.reason}</td></tr>)}
                 </tbody>
               </table>
             ) : <p class="muted">No device's last backup failed.</p>}
@@ -78,6 +77,24 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
             <h2>Recent changes</h2>
             <p>{`${changes.changes_24h} in the last 24 hours, ${changes.changes_7d} in 7 days; ${changes.versions_stored} versions stored for ${changes.devices_with_versions} devices.`}</p>
             <PulseChart days={pulse} />
+            {recent && (recent.length ? (
+              <table>
+                <thead><tr><th>When</th><th>Device</th><th>Command</th><th>Change</th></tr></thead>
+                <tbody>
+                  {recent.map((r) => (
+                    <tr>
+                      <td><Time at={new Date(r.created_at)} none="" /></td>
+                      <td><a href={`/devices/${r.device_id}`}>{r.device_name}</a></td>
+                      <td><code>{r.command}</code></td>
+                      <td>{r.previous_config_id === null
+                        ? <a href={`/configs/${r.config_id}`}>{`v${r.version}`}</a>
+                        : <a href={`/configs/diff?from=${r.previous_config_id}&to=${r.config_id}`}>{`v${r.previous_version} → v${r.version} (+${r.lines_added} -${r.lines_removed})`}</a>}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            ) : <p class="muted">No configuration has changed yet.</p>)}
+            {recent && <p><a href="/changes">All changes</a></p>}
           </section>
           <section class="card" id="health">
             <h2>Health <span class={`badge ${health.status}`}>{health.status}</span></h2>

@@ -37,6 +37,11 @@ function Header(props: { appName: string; session?: WebSession }) {
       {s && (
         <nav class="topnav">
           <a href="/dashboard">Dashboard</a>
+          <a href="/devices">Devices</a>
+          <a href="/changes">Changes</a>
+          <a href="/search">Search</a>
+          <a href="/tasks">Tasks</a>
+          {s.isAdmin && <a href="/admin/users">Users</a>}
           <span class="muted">Settings</span>
           <a href="/settings/restapi">REST API Access</a>
         </nav>

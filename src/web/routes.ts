@@ -3,6 +3,7 @@ import { openApiDocument, type ApiVersion } from "../api/versions.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import { isBusy } from "../db/write-turns.ts";
+import { ApiError } from "../http/errors.ts";
 import { createLoginThrottle } from "../auth/login-throttle.ts";
 import { asOpenApiDocument } from "../docs/openapi.ts";
 import { describeApi, type ApiReference } from "../docs/reference.ts";
@@ -12,14 +13,23 @@ import type { WebEnv, WebServices } from "./env.ts";
 import { requireAdminSession, requireCsrf } from "./guard.ts";
 import { renderProblem } from "./layout.tsx";
 import { registerLoginRoutes } from "./login.tsx";
+import { registerUserAdminPage } from "./admin/users.tsx";
 import { registerDashboardPage } from "./dashboard.tsx";
+import { registerChangesPage } from "./fleet/changes.tsx";
+import { registerConfigPage } from "./fleet/config.tsx";
+import { registerSearchPage } from "./fleet/search.tsx";
+import { registerTaskPages } from "./fleet/tasks.tsx";
+import { registerDevicePage } from "./fleet/device.tsx";
+import { registerDiffPage } from "./fleet/diff.tsx";
+import { registerDevicesPage } from "./fleet/devices.tsx";
 import { registerAiAgentDocsRoutes } from "./settings/ai-agent-docs.tsx";
 import { registerRestApiPage } from "./settings/page.tsx";
 import { registerTokenRoutes } from "./settings/tokens.tsx";
 
 /**
- * The server-rendered web interface: login/logout, and Settings -> REST API Access for administrators. It knows
- * sessions only (cookies); the API under /api knows tokens only. Neither accepts the other's credential.
+ * The server-rendered web interface: login/logout, the fleet pages (dashboard, devices, configurations and diffs,
+ * changes, search, tasks, users), and Settings -> REST API Access for administrators. It knows sessions only
+ * (cookies); the API under /api knows tokens only. Neither accepts the other's credential.
  */
 export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?: ApiDocsFiles }): Hono<WebEnv> {
   const references = new Map<ApiVersion, ApiReference>();
@@ -38,6 +48,14 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerAssets(app);
   registerLoginRoutes(app, createLoginThrottle(deps.clock));
   registerDashboardPage(app);
+  registerDevicesPage(app);
+  registerDevicePage(app);
+  registerDiffPage(app);
+  registerConfigPage(app);
+  registerChangesPage(app);
+  registerSearchPage(app);
+  registerTaskPages(app);
+  registerUserAdminPage(app);
   app.use("/settings/*", async (c, next) => {
     c.set("web", web);
     await next();
@@ -46,6 +64,18 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerTokenRoutes(app);
   registerAiAgentDocsRoutes(app);
   app.onError((err, c) => {
+    // A page calls the API's services, so it meets their refusals: shown as the API would answer them.
+    if (err instanceof ApiError) {
+      for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
+      const problems = Object.values(err.errors ?? {}).flat();
+      return renderProblem(c, err.status, {
+        title: err.status === 404 ? "Not found" : err.status === 422 ? "Check the request" : "Refused",
+        // Every problem of a 422, not only the first the API's message names.
+        message: problems.length > 1 ? problems.join("; ") : err.message,
+        // A bad query string: the same page without it; anything else: the start.
+        next: err.status === 422 && c.req.method === "GET" ? { href: c.req.path, label: "Start over" } : { href: "/", label: "Back to the start" },
+      }, c.get("session"));
+    }
     if (isBusy(err)) {
       c.header("Retry-After", "5");
       return renderProblem(c, 503, {

@@ -65,7 +65,12 @@ export const configChanges = sqliteTable("config_changes", {
   linesRemoved: integer("lines_removed").notNull(),
   trigger: text("trigger", { enum: JOB_TRIGGERS }).notNull(),
   createdAt: timestamp("created_at").notNull(),
-}, (t) => [index("config_changes_device_idx").on(t.deviceId, t.createdAt), index("config_changes_config_idx").on(t.configId)]);
+}, (t) => [
+  index("config_changes_device_idx").on(t.deviceId, t.createdAt),
+  index("config_changes_config_idx").on(t.configId),
+  // The change feed (API and web) and the dashboard read the newest changes first: without it, every page sorted them all.
+  index("config_changes_created_idx").on(t.createdAt),
+]);
 
 /**
  * Lines to leave out when deciding whether a download is a new version (and, on request, in diffs): a regular

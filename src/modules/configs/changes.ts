@@ -1,6 +1,6 @@
 /** Config changes (v2): each new version's arrival, what it changed and what triggered the download. */
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { and, count, eq, inArray, sql, type SQLWrapper } from "drizzle-orm";
+import { and, count, desc, eq, inArray, sql, type SQLWrapper } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { DbOrTx } from "../../db/client.ts";
 import { configChanges, configs, devices, JOB_TRIGGERS, type JobTrigger } from "../../db/schema/index.ts";
@@ -96,13 +96,19 @@ async function withDiff(db: DbOrTx, r: Selected): Promise<ConfigChangeOut> {
   return out;
 }
 
-async function listChanges(db: DbOrTx, scope: DeviceScope, q: ListQuery) {
+export async function listChanges(db: DbOrTx, scope: DeviceScope, q: ListQuery) {
   const where = and(deviceScopeCondition(scope), q.where);
   const [rows, [total]] = await Promise.all([
     selectChanges(db).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
     db.select({ n: count() }).from(configChanges).innerJoin(devices, eq(devices.id, configChanges.deviceId)).where(where),
   ]);
   return { total: total?.n ?? 0, rows: rows.map((r) => withoutDiff(serialize(r))) };
+}
+
+/** The newest changes in the scope, without a total (the dashboard's list: no count over every change). */
+export async function latestChanges(db: DbOrTx, scope: DeviceScope, limit: number) {
+  const rows = await selectChanges(db).where(deviceScopeCondition(scope)).orderBy(desc(configChanges.createdAt), desc(configChanges.id)).limit(limit);
+  return rows.map((r) => withoutDiff(serialize(r)));
 }
 
 export const listChangesRoute = apiRoute({

@@ -117,22 +117,26 @@ function respond(c: Context<AppEnv>, req: SearchRequest, result: SearchResult) {
   return { ...listEnvelope(c, q, result.total, result.hits), search: { index_used: result.indexUsed, configs_checked: result.configsChecked } };
 }
 
+/** A GET search's query (checked by SearchQuery) and its `filter[...]` parameters as the search request; the web's search page reads it the same way. */
+export function searchRequestOfQuery(c: Context, query: z.infer<typeof SearchQuery>): SearchRequest {
+  const bag = new FieldErrorBag();
+  const filter: Record<string, string[]> = {};
+  for (const [name, raw] of filterParams(c, bag)) filter[name] = raw.split(",").map((s) => s.trim()).filter(Boolean);
+  bag.throwIfAny();
+  return {
+    ...common(query),
+    terms: typeof query.q === "string" ? [query.q] : query.q,
+    regex: query.regex === "true",
+    caseSensitive: query.case_sensitive === "true",
+    latestOnly: query.latest_only !== "false",
+    filter,
+    perPage: Number(query.per_page ?? query.perPage ?? DEFAULT_PER_PAGE),
+  };
+}
+
 export function registerConfigSearchRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(searchConfigsGetRoute, async (c) => {
-    const query = c.req.valid("query");
-    const bag = new FieldErrorBag();
-    const filter: Record<string, string[]> = {};
-    for (const [name, raw] of filterParams(c, bag)) filter[name] = raw.split(",").map((s) => s.trim()).filter(Boolean);
-    bag.throwIfAny();
-    const req: SearchRequest = {
-      ...common(query),
-      terms: typeof query.q === "string" ? [query.q] : query.q,
-      regex: query.regex === "true",
-      caseSensitive: query.case_sensitive === "true",
-      latestOnly: query.latest_only !== "false",
-      filter,
-      perPage: Number(query.per_page ?? query.perPage ?? DEFAULT_PER_PAGE),
-    };
+    const req = searchRequestOfQuery(c, c.req.valid("query"));
     const result = await searchConfigs(c.var.services.db, c.var.auth.scope, req, "q");
     return c.json(respond(c, req, result), 200);
   });

@@ -6,7 +6,7 @@ import { storeConfig } from "./store.ts";
 export const RUNNING = "show running-config";
 export const day = (n: number, hour = 12) => new Date(Date.UTC(2026, 5, n, hour));
 
-export async function createDevice(t: TestContext, token: string, body: Record<string, unknown>): Promise<number> {
+export async function createDevice(t: Pick<TestContext, "call">, token: string, body: Record<string, unknown>): Promise<number> {
   const res = await t.call("/api/v1/devices", { method: "POST", token, body: { device_ip: "192.0.2.10", device_vendor: "Cisco", ...body } });
   if (res.status !== 201) throw new Error(`device not created: ${JSON.stringify(res.body)}`);
   return res.body.data.id;
@@ -14,7 +14,7 @@ export async function createDevice(t: TestContext, token: string, body: Record<s
 
 /** Stores a download's text under a finished job with this duration, as the collector does; returns storeConfig's answer. */
 export async function storeVersion(
-  t: TestContext,
+  t: Pick<TestContext, "db">,
   v: { deviceId: number; text: string; at: Date; command?: string; durationMs?: number; trigger?: JobTrigger; significant?: (text: string) => string },
 ) {
   const trigger = v.trigger ?? "schedule";

@@ -1,0 +1,1 @@
+CREATE INDEX `config_changes_created_idx` ON `config_changes` (`created_at`);

@@ -1,0 +1,58 @@
+import type { Context } from "hono";
+import type { WebEnv } from "./env.ts";
+
+/**
+ * What a GET form leaves in its query string that the API's list parser would refuse: empty fields (a filter
+ * with no value is a 422 there). The page answers with the same address without them, so the list parser sees
+ * what an API client would have sent; null when there is nothing to drop.
+ */
+export function withoutEmptyFields(c: Context<WebEnv>): string | null {
+  const url = new URL(c.req.url);
+  const kept = new URLSearchParams();
+  let dropped = false;
+  for (const [k, v] of url.searchParams) {
+    if (v.trim() === "") dropped = true;
+    else kept.append(k, v);
+  }
+  if (!dropped) return null;
+  const query = kept.toString();
+  return url.pathname + (query ? `?${query}` : "");
+}
+
+/** The page's own address with some parameters replaced (undefined removes one); page resets unless given. */
+export function hrefWith(c: Context<WebEnv>, changes: Record<string, string | undefined>): string {
+  const url = new URL(c.req.url);
+  if (!("page" in changes)) url.searchParams.delete("page");
+  for (const [k, v] of Object.entries(changes)) {
+    if (v === undefined) url.searchParams.delete(k);
+    else url.searchParams.set(k, v);
+  }
+  const query = url.searchParams.toString();
+  return url.pathname + (query ? `?${query}` : "");
+}
+
+type Meta = { current_page: number; last_page: number; total: number; from: number | null; to: number | null };
+
+/** "21-40 of 312" with previous/next links: the list envelope's meta, as a page shows it. */
+export function Pager(props: { c: Context<WebEnv>; meta: Meta; noun: string }) {
+  const { meta, c } = props;
+  return (
+    <nav class="pager" aria-label={`Pages of ${props.noun}`}>
+      <span>{meta.total === 0 ? `No ${props.noun}` : `${meta.from}-${meta.to} of ${meta.total} ${props.noun}`}</span>
+      {meta.current_page > 1 && <a rel="prev" href={hrefWith(c, { page: String(meta.current_page - 1) })}>Previous</a>}
+      {meta.current_page < meta.last_page && <a rel="next" href={hrefWith(c, { page: String(meta.current_page + 1) })}>Next</a>}
+    </nav>
+  );
+}
+
+/** A column heading that sorts by `field` (ascending, then descending on a second click), as `sort=` does in the API. */
+export function SortHeading(props: { c: Context<WebEnv>; field: string; label: string; current: string }) {
+  const ascending = props.current === props.field;
+  const descending = props.current === `-${props.field}`;
+  const next = ascending ? `-${props.field}` : props.field;
+  return (
+    <th aria-sort={ascending ? "ascending" : descending ? "descending" : undefined}>
+      <a href={hrefWith(props.c, { sort: next })}>{props.label}{ascending ? " ▲" : descending ? " ▼" : ""}</a>
+    </th>
+  );
+}
