@@ -57,7 +57,10 @@ export function extendData(
     const data = schema.shape.data;
     if (!data) return schema;
     const record = one ? (data as ObjectSchema) : (data as z.ZodArray<ObjectSchema>).element;
-    const added = record.extend(typeof fields === "function" ? fields(record) : fields);
+    const shape = typeof fields === "function" ? fields(record) : fields;
+    // A field rConfig gives another type (all-by-deviceid's download_status) cannot extend the named schema: the
+    // document would require both types (allOf). The record is then restated whole.
+    const added = Object.keys(shape).some((k) => k in record.shape) ? z.object({ ...record.shape, ...shape }) : record.extend(shape);
     const extended = one ? added : z.array(added);
     return schema.extend({ ...top, data: extended });
   });
