@@ -13,7 +13,7 @@ import { deviceScopeCondition } from "../../auth/scope.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { jsonObjectBody, replaceJsonBody, succeeded, type CompatHook } from "./hook.ts";
-import { extendData, PaginatorFields, withPaginator } from "./envelope.ts";
+import { extendData, extendTop, PaginatorFields, withPaginator } from "./envelope.ts";
 
 // ---- requests ----------------------------------------------------------------------------------------------
 
@@ -60,7 +60,7 @@ export async function normaliseDeviceBody(db: DbOrTx, body: Record<string, unkno
     delete out.device_template;
   }
 
-  if (out.device_tags !== undefined && out.device_tags !== null) {
+  if (Array.isArray(out.device_tags)) {
     const refs = refsOf(out.device_tags);
     const ids = refs.map(asId);
     const known = await namesById(db, tags, ids.filter((id): id is number => id !== undefined));
@@ -239,4 +239,8 @@ export const deviceHooks: Record<string, CompatHook> = {
   enableDevice: oneDevice("Device enabled"),
   disableDevice: oneDevice("Device disabled"),
   deviceSummary,
+  deleteDevice: {
+    response: async (_c, body) => ({ body: succeeded(body, String(body.message)) }),
+    document: (responses) => extendTop(responses),
+  },
 };

@@ -80,6 +80,8 @@ describe("POST /api/v1/devices with StoreDeviceRequest (app/Http/Controllers/Api
     const byIds = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { ...storeDeviceBody("rc-ids-1", 22), device_vendor: ids.cisco, device_tags: [ids.tag, "rc-new"] } });
     expect(byIds.status).toBe(201);
     expect(byIds.body.data.device_tags).toEqual(["rc-core", "rc-new"]);
+    const gone = await t.call(`/api/v1/devices/${byIds.body.data.id}`, { method: "DELETE", token: admin });
+    expect(gone).toMatchObject({ status: 200, body: { success: true, message: `Device ${byIds.body.data.id} deleted` } });
     const wrong = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { ...storeDeviceBody("rc-ids-2", 22), device_vendor: [{ id: 99999 }], device_tags: [{ id: 88888 }] } });
     expect(wrong.status).toBe(422);
     expect(wrong.body.errors).toEqual({ device_vendor: ["device_vendor id 99999 is not an existing vendor"], device_tags: ["device_tags.0 id 88888 is not an existing tag"] });
@@ -166,6 +168,7 @@ describe("download-now and configurations (app/Http/Controllers/Api/v1/ConfigAct
 
 describe("devices as rConfig's DeviceController answers them (app/Http/Controllers/Api/DeviceController.php, v2/DeviceController.php)", () => {
   it("GET /api/v2/devices: relations and the Laravel paginator's fields beside netkeep's", async () => {
+    expect((await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "rc-list-2", device_ip: "192.0.2.9", device_vendor: "Juniper" } })).status).toBe(201);
     const res = await t.call("/api/v2/devices?perPage=1&page=1", { token: admin });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ total: res.body.meta.total, current_page: 1, per_page: 1, last_page: res.body.meta.total, from: 1, to: 1, next_page_url: expect.stringContaining("page=2"), prev_page_url: null });

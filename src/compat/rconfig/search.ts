@@ -79,6 +79,9 @@ export async function searchRequest(db: DbOrTx, raw: Raw) {
   };
 }
 
+/** The requests (by their context) that came in rConfig's shape: only their hits get rConfig's fields. */
+const rconfigRequests = new WeakSet<Context>();
+
 const isRconfig = (keys: Iterable<string>) => [...keys].some((k) => TERM_KEYS.includes(k.replace(/\[\]$/, "")));
 
 /** A query string as rConfig's client writes it: `devices[]=1&devices[]=2` or `devices=1,2`. */
@@ -94,6 +97,7 @@ function queryObject(params: URLSearchParams): Raw {
 const searchGet: CompatHook["request"] = async (c) => {
   const params = new URL(c.req.url).searchParams;
   if (!isRconfig(params.keys())) return;
+  rconfigRequests.add(c);
   const req = await searchRequest(c.var.services.db, queryObject(params));
   const out = new URLSearchParams();
   for (const [key, value] of params) if (!RCONFIG_KEYS.includes(key.replace(/\[\]$/, ""))) out.append(key, value);
@@ -110,6 +114,7 @@ const searchGet: CompatHook["request"] = async (c) => {
 const searchPost: CompatHook["request"] = async (c) => {
   const body = await jsonObjectBody(c);
   if (!body || !isRconfig(Object.keys(body))) return;
+  rconfigRequests.add(c);
   const rest = Object.fromEntries(Object.entries(body).filter(([k]) => !RCONFIG_KEYS.includes(k)));
   replaceJsonBody(c, { ...rest, ...(await searchRequest(c.var.services.db, body)) });
 };
@@ -126,22 +131,25 @@ const decorateHits = (hits: Hit[]) => hits.map((h) => ({
   matches: h.matches.map((m) => ({ ...m, line_text: m.line, context: [...m.before, m, ...m.after].map((l) => l.line) })),
 }));
 
+const WITH_RCONFIG = "Present when the request used rConfig's parameters";
 const HitFields = (hit: z.ZodObject<z.ZodRawShape>) => ({
-  id: z.number().int().openapi({ description: "rConfig's name for config_id" }),
-  config_command: z.string(), config_date: z.string().openapi({ description: "The date (UTC) a download last got this version" }),
-  config_filename: z.string(), device: z.object({ id: z.number().int(), device_name: z.string() }),
+  id: z.number().int().optional().openapi({ description: `rConfig's name for config_id. ${WITH_RCONFIG}` }),
+  config_command: z.string().optional().openapi({ description: WITH_RCONFIG }),
+  config_date: z.string().optional().openapi({ description: `The date (UTC) a download last got this version. ${WITH_RCONFIG}` }),
+  config_filename: z.string().optional().openapi({ description: WITH_RCONFIG }),
+  device: z.object({ id: z.number().int(), device_name: z.string() }).optional().openapi({ description: WITH_RCONFIG }),
   matches: z.array((hit.shape.matches as z.ZodArray<z.ZodObject<z.ZodRawShape>>).element.extend({
-    line_text: z.string().openapi({ description: "rConfig's name for line" }),
-    context: z.array(z.string()).openapi({ description: "rConfig's context: the lines before, the line, the lines after" }),
+    line_text: z.string().optional().openapi({ description: `rConfig's name for line. ${WITH_RCONFIG}` }),
+    context: z.array(z.string()).optional().openapi({ description: `rConfig's context: the lines before, the line, the lines after. ${WITH_RCONFIG}` }),
   })),
 });
 
-const searchAnswer = async (_c: Context, body: Record<string, unknown>) =>
-  ({ body: succeeded({ ...body, data: decorateHits(body.data as Hit[]) }, "Search results") });
+const searchAnswer = async (c: Context, body: Record<string, unknown>) =>
+  ({ body: succeeded(rconfigRequests.has(c) ? { ...body, data: decorateHits(body.data as Hit[]) } : body, "Search results") });
 
 const NOTE = "rConfig's parameters are accepted too (searchTerm or search_term, criteria[], criteria_mode, devices, categories, tags, vendors, " +
   "commands, limit, lines_before, lines_after, latest_version_only, case_sensitive, results_per_config, dateFrom/dateTo); with them, every stored " +
-  "version is searched unless latest_version_only. Each hit also carries rConfig's id, config_command, config_date, config_filename, device, and per match line_text and context.";
+  "version is searched unless latest_version_only, and each hit also carries rConfig's id, config_command, config_date, config_filename, device, and per match line_text and context.";
 
 export const searchHooks: Record<string, CompatHook> = {
   searchConfigs: { request: searchGet, response: searchAnswer, document: (r) => extendData(r, HitFields, false, SuccessFields), note: NOTE },
