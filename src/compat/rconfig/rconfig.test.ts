@@ -222,6 +222,20 @@ describe("dashboard and health (app/Http/Controllers/Api/DashboardController.php
   });
 });
 
+describe("scope: rConfig's figures count only what a scoped token may see", () => {
+  it("answers 404 for a device outside the scope and counts nothing beyond it", async () => {
+    await t.role({ name: "rc-elsewhere", tags: ["rc-elsewhere"] });
+    const scoped = await t.token(undefined, { role: "rc-elsewhere" });
+    expect((await t.call(`/api/v1/configs/status/${ids.device}/all`, { token: scoped })).status).toBe(404);
+    expect((await t.call("/api/v2/configs/status/all/all", { token: scoped })).body.data).toEqual({ count: 0 });
+    expect((await t.call("/api/v1/configinfo", { token: scoped })).body.data).toEqual({ deviceCount: 0, deviceDownCount: 0, configTotalCount: 0, configDownCount: 0 });
+    expect((await t.call("/api/v2/devices/summary", { token: scoped })).body.data).toMatchObject({ total_devices: 0, backup_success_last_run: 0, backup_failed_last_run: 0, last_run_at: null });
+    expect((await t.call("/api/v1/configs/search?searchTerm=ntp", { token: scoped })).body.data).toEqual([]);
+    // Admin sees the same device counted.
+    expect((await t.call("/api/v2/configs/status/all/all", { token: admin })).body.data.count).toBeGreaterThan(0);
+  });
+});
+
 describe("rConfig's master-data resources (routes/api_v1.php apiResource lines)", () => {
   it("lists every resource rConfig's v1 routes name", async () => {
     for (const path of ["device-credentials", "templates", "categories", "commands", "vendors", "tags", "tasks", "users", "configs"]) {
