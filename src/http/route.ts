@@ -70,10 +70,15 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
     ...(created ? { 200: replayResponse(created), 409: error("A request with the same Idempotency-Key is still running") } : {}),
     ...route.responses,
   };
+  const schema = (body?.content?.["application/json"] as { schema?: unknown } | undefined)?.schema;
+  const request = compat?.requestFields && schema instanceof z.ZodObject
+    ? { ...route.request, body: { ...body!, content: { ...body!.content, "application/json": { schema: schema.extend(compat.requestFields) } } } }
+    : route.request;
   return createRoute({
     ...route,
+    request,
     ...(compat?.note ? { description: [route.description, compat.note].filter(Boolean).join(" ") } : {}),
-    ...(created ? { request: { ...route.request, headers: IdempotencyHeaders } } : {}),
+    ...(created ? { request: { ...request, headers: IdempotencyHeaders } } : {}),
     tags: [tag],
     security: [{ [SECURITY_SCHEME]: [] }],
     middleware,

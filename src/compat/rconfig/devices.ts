@@ -99,11 +99,21 @@ const deviceRequest: CompatHook["request"] = async (c) => {
   if (body) replaceJsonBody(c, await normaliseDeviceBody(c.var.services.db, body));
 };
 
+const IdRef = z.object({ id: z.number().int() });
+/** The fields only rConfig's StoreDeviceRequest sends, documented on the body (the request hook rewrites or drops them). */
+export const RconfigDeviceInputFields = {
+  device_template: z.union([z.array(IdRef), z.number().int()]).optional()
+    .openapi({ description: "rConfig's form of device_template_id: [{\"id\": n}] or an id; device_template_id wins when both are sent", example: [{ id: 1 }] }),
+  device_default_creds_on: z.union([z.boolean(), z.number(), z.string()]).optional()
+    .openapi({ description: "rConfig's switch: on, the empty device_username/device_password/device_enable_password are dropped so the credential set applies; off, the device's own login (device_cred_id 0 unless sent)", example: false }),
+  device_main_prompt: z.string().optional().openapi({ description: "rConfig's; accepted and ignored: the template's prompt pattern finds the prompt", example: "core-rtr-01#" }),
+  device_enable_prompt: z.string().optional().openapi({ description: "rConfig's; accepted and ignored", example: "core-rtr-01>" }),
+};
+
 /** The fields rConfig's StoreDeviceRequest sends that netkeep reads differently, documented on the input. */
 export const RCONFIG_DEVICE_INPUT_NOTE =
-  "rConfig's StoreDeviceRequest body is accepted as it is: device_vendor, device_template and device_tags as [{\"id\": n}] lists, " +
-  "ids or (tags) names; device_category_id as an id or a one-item list; device_default_creds_on; device_main_prompt and " +
-  "device_enable_prompt (ignored: the template's prompt pattern finds the prompt). See docs/rconfig.md.";
+  "rConfig's StoreDeviceRequest body is accepted as it is: device_vendor and device_tags also as [{\"id\": n}] lists or ids, " +
+  "device_category_id as a one-item list, device_port_override as digits, and the rConfig-only fields below. See docs/rconfig.md.";
 
 // ---- responses ---------------------------------------------------------------------------------------------
 
@@ -233,9 +243,9 @@ export const deviceHooks: Record<string, CompatHook> = {
   listDevices: devicePage,
   searchDevices: devicePage,
   getDevice: oneDevice("Success"),
-  createDevice: { ...oneDevice("Device created successfully!"), request: deviceRequest, note: RCONFIG_DEVICE_INPUT_NOTE },
-  replaceDevice: { ...oneDevice("Device edited successfully!"), request: deviceRequest, note: RCONFIG_DEVICE_INPUT_NOTE },
-  updateDevice: { ...oneDevice("Device edited successfully!"), request: deviceRequest, note: RCONFIG_DEVICE_INPUT_NOTE },
+  createDevice: { ...oneDevice("Device created successfully!"), request: deviceRequest, requestFields: RconfigDeviceInputFields, note: RCONFIG_DEVICE_INPUT_NOTE },
+  replaceDevice: { ...oneDevice("Device edited successfully!"), request: deviceRequest, requestFields: RconfigDeviceInputFields, note: RCONFIG_DEVICE_INPUT_NOTE },
+  updateDevice: { ...oneDevice("Device edited successfully!"), request: deviceRequest, requestFields: RconfigDeviceInputFields, note: RCONFIG_DEVICE_INPUT_NOTE },
   enableDevice: oneDevice("Device enabled"),
   disableDevice: oneDevice("Device disabled"),
   deviceSummary,

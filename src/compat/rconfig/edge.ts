@@ -1,10 +1,10 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../http/env.ts";
+import { isJson } from "./hook.ts";
 
 /** rConfig's middleware (ApiV1TokenAuth) answers this to a token sent under the parameter name of older releases. */
 export const API_TOKEN_MESSAGE = "Token param name needs to be updated to apitoken.";
 
-const isJson = (res: Response) => /^application\/json\b/i.test(res.headers.get("content-type") ?? "");
 
 /**
  * In front of every /api route: `?api_token=` answers rConfig's 422 before authentication, and every error body

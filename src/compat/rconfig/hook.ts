@@ -1,4 +1,4 @@
-import type { RouteConfig } from "@hono/zod-openapi";
+import type { RouteConfig, z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../http/env.ts";
 
@@ -14,13 +14,18 @@ export type CompatHook = {
   request?: (c: Context<AppEnv>) => Promise<void>;
   /** After the handler, on a 2xx JSON answer: the body with rConfig's fields added beside netkeep's, and its status. */
   response?: (c: Context<AppEnv>, body: Record<string, unknown>) => Promise<{ body: unknown; status?: number }>;
+  /**
+   * Body fields only rConfig sends, which `request` rewrites or drops before validation: they are added to the
+   * route's body schema so the API description lists them (the validator never sees them).
+   */
+  requestFields?: z.ZodRawShape;
   /** The route's documented answers, with the fields `response` adds. */
   document?: (responses: Responses) => Responses;
   /** Appended to the route's description. */
   note?: string;
 };
 
-const isJson = (res: Response) => /^application\/json\b/i.test(res.headers.get("content-type") ?? "");
+export const isJson = (res: Response) => /^application\/json\b/i.test(res.headers.get("content-type") ?? "");
 
 export function hookMiddleware(hook: CompatHook): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
