@@ -147,6 +147,9 @@ describe("download-now and configurations (app/Http/Controllers/Api/v1/ConfigAct
     expect(post.status).toBe(200);
     expect(post.body.data.map((h: { version: number }) => h.version).sort()).toEqual([1, 2]);
     expect(post.body.data.every((h: { matches: unknown[] }) => h.matches.length === 1)).toBe(true);
+    // The same criteria as a PHP client puts them in a query string.
+    const nested = await t.call(`/api/v1/configs/search?criteria[0][term]=ntp%20server&criteria[1][term]=uplink&criteria_mode=and&latest_version_only=true`, { token: admin });
+    expect(nested.body.data.map((h: { version: number; matches: unknown[] }) => [h.version, h.matches.length])).toEqual([[2, 2]]);
     const caseSensitive = await t.call(`/api/v1/configs/search?search_term=NTP%20SERVER&case_sensitive=true`, { token: admin });
     expect(caseSensitive.body.data).toEqual([]);
   });

@@ -82,15 +82,21 @@ export async function searchRequest(db: DbOrTx, raw: Raw) {
 /** The requests (by their context) that came in rConfig's shape: only their hits get rConfig's fields. */
 const rconfigRequests = new WeakSet<Context>();
 
-const isRconfig = (keys: Iterable<string>) => [...keys].some((k) => TERM_KEYS.includes(k.replace(/\[\]$/, "")));
+/** `devices[]`, `criteria[0][term]` -> `devices`, `criteria`. */
+const baseName = (key: string) => key.replace(/\[.*$/, "");
+const isRconfig = (keys: Iterable<string>) => [...keys].some((k) => TERM_KEYS.includes(baseName(k)));
 
-/** A query string as rConfig's client writes it: `devices[]=1&devices[]=2` or `devices=1,2`. */
+/** A query string as rConfig's (PHP) clients write it: `devices[]=1&devices[]=2`, `devices=1,2`, `criteria[0][term]=x`. */
 function queryObject(params: URLSearchParams): Raw {
   const out: Raw = {};
   for (const key of new Set(params.keys())) {
-    const name = key.replace(/\[\]$/, "");
-    out[name] = key.endsWith("[]") ? params.getAll(key) : params.get(key);
+    const item = /^(\w+)\[(\d+)\]\[(\w+)\]$/.exec(key);
+    if (item) {
+      const list = (Array.isArray(out[item[1]!]) ? out[item[1]!] : (out[item[1]!] = [])) as Raw[];
+      (list[Number(item[2])] ??= {})[item[3]!] = params.get(key);
+    } else out[baseName(key)] = key.endsWith("[]") ? params.getAll(key) : params.get(key);
   }
+  for (const [name, value] of Object.entries(out)) if (Array.isArray(value)) out[name] = value.filter((v) => v !== undefined);
   return out;
 }
 
@@ -100,7 +106,7 @@ const searchGet: CompatHook["request"] = async (c) => {
   rconfigRequests.add(c);
   const req = await searchRequest(c.var.services.db, queryObject(params));
   const out = new URLSearchParams();
-  for (const [key, value] of params) if (!RCONFIG_KEYS.includes(key.replace(/\[\]$/, ""))) out.append(key, value);
+  for (const [key, value] of params) if (!RCONFIG_KEYS.includes(baseName(key))) out.append(key, value);
   for (const term of req.terms) out.append("q", term);
   for (const [name, values] of Object.entries(req.filter ?? {})) out.set(`filter[${name}]`, values.join(","));
   out.set("case_sensitive", String(req.case_sensitive));
