@@ -7,8 +7,9 @@
 import type { CompatHook } from "./hook.ts";
 import { configHooks } from "./configs.ts";
 import { deviceHooks } from "./devices.ts";
+import { masterDataHooks } from "./master.ts";
 import { searchHooks } from "./search.ts";
 
-const HOOKS: Record<string, CompatHook> = { ...deviceHooks, ...configHooks, ...searchHooks };
+const HOOKS: Record<string, CompatHook> = { ...deviceHooks, ...configHooks, ...searchHooks, ...masterDataHooks };
 
 export const rconfigHook = (operationId: string): CompatHook | undefined => (Object.hasOwn(HOOKS, operationId) ? HOOKS[operationId] : undefined);

@@ -239,6 +239,24 @@ describe("scope: rConfig's figures count only what a scoped token may see", () =
   });
 });
 
+describe("rConfig's master data by its field names (app/Http/Requests/StoreTagRequest.php, StoreCategoryRequest.php, StoreVendorRequest.php)", () => {
+  it("creates and updates tags, categories and vendors from rConfig's bodies and answers rConfig's names beside netkeep's", async () => {
+    const tag = await t.call("/api/v1/tags", { method: "POST", token: admin, body: { tagname: "rc-dmz", tagDescription: "DMZ switches" } });
+    expect(tag).toMatchObject({ status: 201, body: { success: true, message: "Tag created successfully!", data: { name: "rc-dmz", description: "DMZ switches", tagname: "rc-dmz", tagDescription: "DMZ switches" } } });
+    const renamed = await t.call(`/api/v1/tags/${tag.body.data.id}`, { method: "PATCH", token: admin, body: { tagname: "rc-dmz-2" } });
+    expect(renamed.body.data).toMatchObject({ name: "rc-dmz-2", tagname: "rc-dmz-2" });
+    const category = await t.call("/api/v1/categories", { method: "POST", token: admin, body: { categoryName: "rc-firewalls", categoryDescription: "ASA" } });
+    expect(category.body.data).toMatchObject({ name: "rc-firewalls", categoryName: "rc-firewalls", categoryDescription: "ASA" });
+    const vendor = await t.call("/api/v1/vendors", { method: "POST", token: admin, body: { vendorName: "RC Networks" } });
+    expect(vendor.body.data).toMatchObject({ name: "RC Networks", vendorName: "RC Networks" });
+    const listed = (await t.call("/api/v1/tags?filter[name]=rc-dmz-2", { token: admin })).body.data;
+    expect(listed).toEqual([expect.objectContaining({ tagname: "rc-dmz-2", name: "rc-dmz-2" })]);
+    expect((await t.call(`/api/v1/vendors/${vendor.body.data.id}`, { token: admin })).body).toMatchObject({ success: true, data: { vendorName: "RC Networks" } });
+    const missing = await t.call("/api/v1/tags", { method: "POST", token: admin, body: { tagDescription: "no name" } });
+    expect(missing).toMatchObject({ status: 422, body: { success: false, errors: { name: expect.any(Array) } } });
+  });
+});
+
 describe("rConfig's master-data resources (routes/api_v1.php apiResource lines)", () => {
   it("lists every resource rConfig's v1 routes name", async () => {
     for (const path of ["device-credentials", "templates", "categories", "commands", "vendors", "tags", "tasks", "users", "configs"]) {
