@@ -54,7 +54,26 @@ function resourceHooks(singular: string, plural: string, renames: Renames): Reco
   };
 }
 
+/** rConfig's StoreCommandRequest sends the command's categories as `category`: [{"id": n}] or ids. */
+const commandRequest: CompatHook["request"] = async (c) => {
+  const body = await jsonObjectBody(c);
+  if (!body || !("category" in body)) return;
+  const { category, ...rest } = body;
+  const ids = (Array.isArray(category) ? category : [category]).map((v) => (v && typeof v === "object" && "id" in v ? (v as { id: unknown }).id : v));
+  replaceJsonBody(c, { category_ids: ids, ...rest });
+};
+const commandWrite: CompatHook = {
+  request: commandRequest,
+  requestFields: {
+    category: z.array(z.union([z.object({ id: z.number().int() }), z.number().int()])).optional()
+      .openapi({ description: "rConfig's name for category_ids, as [{\"id\": n}] or ids; category_ids wins when both are sent", example: [{ id: 1 }] }),
+  },
+};
+
 export const masterDataHooks: Record<string, CompatHook> = {
+  createCommand: commandWrite,
+  replaceCommand: commandWrite,
+  updateCommand: commandWrite,
   ...resourceHooks("Tag", "Tags", { tagname: "name", tagDescription: "description" }),
   ...resourceHooks("Category", "Categories", { categoryName: "name", categoryDescription: "description" }),
   ...resourceHooks("Vendor", "Vendors", { vendorName: "name" }),

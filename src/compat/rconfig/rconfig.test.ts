@@ -252,6 +252,8 @@ describe("rConfig's master data by its field names (app/Http/Requests/StoreTagRe
     const listed = (await t.call("/api/v1/tags?filter[name]=rc-dmz-2", { token: admin })).body.data;
     expect(listed).toEqual([expect.objectContaining({ tagname: "rc-dmz-2", name: "rc-dmz-2" })]);
     expect((await t.call(`/api/v1/vendors/${vendor.body.data.id}`, { token: admin })).body).toMatchObject({ success: true, data: { vendorName: "RC Networks" } });
+    const command = await t.call("/api/v1/commands", { method: "POST", token: admin, body: { command: "show rc-inventory", description: "from rConfig", category: [{ id: category.body.data.id }] } });
+    expect(command).toMatchObject({ status: 201, body: { data: { command: "show rc-inventory", category_ids: [category.body.data.id] } } });
     const missing = await t.call("/api/v1/tags", { method: "POST", token: admin, body: { tagDescription: "no name" } });
     expect(missing).toMatchObject({ status: 422, body: { success: false, errors: { name: expect.any(Array) } } });
   });
