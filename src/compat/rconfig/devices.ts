@@ -17,11 +17,16 @@ import { extendData, extendTop, PaginatorFields, withPaginator } from "./envelop
 
 // ---- requests ----------------------------------------------------------------------------------------------
 
-/** rConfig sends a relation as [{"id": n}] (its Vue form's objects), as ids, or (tags) as names. */
-const refsOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]).map((v) =>
-  v && typeof v === "object" && "id" in v ? (v as { id: unknown }).id : v);
+/** A whole number, or digits standing for one. */
 const asId = (v: unknown): number | undefined =>
   typeof v === "number" && Number.isInteger(v) ? v : typeof v === "string" && /^\d{1,15}$/.test(v) ? Number(v) : undefined;
+/**
+ * rConfig sends a relation as [{"id": n}] (its Vue form's objects) or as ids. Text is a name, as in netkeep's own
+ * fields (a tag named "2024" stays that tag), so only numbers and {"id": n} are read as ids.
+ */
+const idOf = (v: unknown): number | undefined =>
+  v && typeof v === "object" && "id" in v ? asId((v as { id: unknown }).id) : typeof v === "number" ? asId(v) : undefined;
+const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
 const truthy = (v: unknown) => v === true || v === 1 || v === "1" || v === "true" || v === "on";
 
 async function namesById(db: DbOrTx, table: typeof vendors | typeof tags, ids: number[]): Promise<Map<number, string>> {
@@ -42,8 +47,8 @@ export async function normaliseDeviceBody(db: DbOrTx, body: Record<string, unkno
   const bag = new FieldErrorBag();
 
   if (Array.isArray(out.device_vendor) || typeof out.device_vendor === "number" || (typeof out.device_vendor === "object" && out.device_vendor !== null)) {
-    const [ref] = refsOf(out.device_vendor);
-    const id = asId(ref);
+    const ref = first(out.device_vendor);
+    const id = idOf(ref);
     const name = id === undefined ? (typeof ref === "string" ? ref : undefined) : (await namesById(db, vendors, [id])).get(id);
     if (name === undefined) bag.add("device_vendor", id === undefined ? "device_vendor must be a vendor name, a vendor id or [{\"id\": n}]" : `device_vendor id ${id} is not an existing vendor`);
     else out.device_vendor = name;
@@ -51,8 +56,8 @@ export async function normaliseDeviceBody(db: DbOrTx, body: Record<string, unkno
 
   if (out.device_template !== undefined) {
     if (out.device_template_id === undefined) {
-      const [ref] = refsOf(out.device_template);
-      const id = asId(ref);
+      const ref = first(out.device_template);
+      const id = idOf(ref) ?? asId(ref);
       if (ref === undefined || ref === null || ref === "") out.device_template_id = null;
       else if (id === undefined) bag.add("device_template", "device_template must be a template id or [{\"id\": n}]");
       else out.device_template_id = id;
@@ -61,19 +66,22 @@ export async function normaliseDeviceBody(db: DbOrTx, body: Record<string, unkno
   }
 
   if (Array.isArray(out.device_tags)) {
-    const refs = refsOf(out.device_tags);
-    const ids = refs.map(asId);
+    const items = out.device_tags as unknown[];
+    const ids = items.map(idOf);
     const known = await namesById(db, tags, ids.filter((id): id is number => id !== undefined));
-    out.device_tags = refs.map((ref, i) => {
+    out.device_tags = items.map((item, i) => {
       const id = ids[i];
-      if (id === undefined) return ref; // a name: validated (and created when new) as netkeep's own
+      if (id === undefined) {
+        if (item && typeof item === "object") bag.add("device_tags", `device_tags.${i} must be a tag name, a tag id or {"id": n}`);
+        return item; // a name: validated (and created when new) as netkeep's own
+      }
       const name = known.get(id);
       if (name === undefined) bag.add("device_tags", `device_tags.${i} id ${id} is not an existing tag`);
       return name ?? "";
     });
   }
 
-  if (Array.isArray(out.device_category_id)) out.device_category_id = asId(refsOf(out.device_category_id)[0]) ?? out.device_category_id;
+  if (Array.isArray(out.device_category_id)) out.device_category_id = idOf(first(out.device_category_id)) ?? asId(first(out.device_category_id)) ?? out.device_category_id;
   else if (asId(out.device_category_id) !== undefined) out.device_category_id = asId(out.device_category_id);
   for (const key of ["device_cred_id", "device_port_override"] as const) {
     if (out[key] === "") out[key] = null;

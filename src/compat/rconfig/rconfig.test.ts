@@ -80,6 +80,9 @@ describe("POST /api/v1/devices with StoreDeviceRequest (app/Http/Controllers/Api
     const byIds = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { ...storeDeviceBody("rc-ids-1", 22), device_vendor: ids.cisco, device_tags: [ids.tag, "rc-new"] } });
     expect(byIds.status).toBe(201);
     expect(byIds.body.data.device_tags).toEqual(["rc-core", "rc-new"]);
+    // Text is always a name, as in netkeep's own field: a tag named like an id stays a name.
+    const numeric = await t.call(`/api/v1/devices/${byIds.body.data.id}`, { method: "PATCH", token: admin, body: { device_tags: [String(ids.tag), "2024"] } });
+    expect(numeric.body.data.device_tags).toEqual(["2024", String(ids.tag)].sort());
     const gone = await t.call(`/api/v1/devices/${byIds.body.data.id}`, { method: "DELETE", token: admin });
     expect(gone).toMatchObject({ status: 200, body: { success: true, message: `Device ${byIds.body.data.id} deleted` } });
     const wrong = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { ...storeDeviceBody("rc-ids-2", 22), device_vendor: [{ id: 99999 }], device_tags: [{ id: 88888 }] } });
