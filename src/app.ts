@@ -13,6 +13,7 @@ import { validationHook } from "./http/validation.ts";
 import type { ApiDocsFiles } from "./web/api-docs-files.ts";
 import { createWebApp } from "./web/routes.ts";
 import { readiness } from "./modules/system/readiness.ts";
+import { rconfigEdge } from "./compat/rconfig/edge.ts";
 
 export type AppDeps = Pick<Services, "db" | "config" | "secrets"> & Partial<Pick<Services, "clock" | "logger" | "rateLimiter">> & {
   /** How the runtime tells the peer's address; absent under app.request() in tests. */
@@ -63,6 +64,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     return state.ready ? c.json({ status: "ready" }, 200) : c.json({ status: "unavailable", message: state.message }, 503);
   });
 
+  app.use("/api/*", rconfigEdge);
   app.route("/", createV1Api());
   app.route("/", createV2Api());
   app.route("/", createWebApp({ config: deps.config, clock, apiDocsFiles: deps.apiDocsFiles }));

@@ -102,7 +102,7 @@ if (!existsSync(deno)) {
 
       const anonymous = await fetch(`${base}/api/v1/devices`);
       expect(anonymous.status).toBe(401);
-      expect(await anonymous.json()).toEqual({ message: "Unauthorized" });
+      expect(await anonymous.json()).toEqual({ success: false, message: "Unauthorized" });
     });
 
     // A cold type-check of the whole graph takes a few seconds on an idle machine, several more on a busy one.

@@ -25,6 +25,7 @@ import { registerDashboardRoutes } from "../modules/dashboard/handlers.ts";
 import { registerSettingsRoutes } from "../modules/settings/handlers.ts";
 import { registerBackupRoutes } from "../modules/backups/handlers.ts";
 import { registerReportRoutes } from "../modules/reports/handlers.ts";
+import { registerRconfigRoutes } from "../compat/rconfig/routes.ts";
 
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -62,6 +63,7 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
   registerSettingsRoutes(api);
   registerBackupRoutes(api);
   registerReportRoutes(api);
+  registerRconfigRoutes(api, "v1");
   // After any other static /configs/... routes (search, retention): /configs/{id} would take their paths as ids.
   registerConfigGroups(api, { changes: false });
   return api;
@@ -78,6 +80,7 @@ export function createV2Api(): OpenAPIHono<AppEnv> {
   registerComplianceExportRoute(api);
   registerComplianceRoutes(api);
   registerSystemRoutes(api, { rconfigPath: "v2" });
+  registerRconfigRoutes(api, "v2");
   registerConfigGroups(api, { changes: true });
   return api;
 }

@@ -11,8 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const UNAUTHORIZED = { message: "Unauthorized" };
-const FORBIDDEN = { message: "Invalid ability provided" };
+const UNAUTHORIZED = { success: false, message: "Unauthorized" };
+const FORBIDDEN = { success: false, message: "Invalid ability provided" };
 
 describe("API token authentication", () => {
   it("accepts a valid token in the apitoken header", async () => {

@@ -94,7 +94,7 @@ describe("a scoped user's counts of devices", () => {
     expect(res.status).toBe(422);
     // One problem, naming the name as sent: not the other device's spelling, id or anything else about it.
     const message = res.body.message as string;
-    expect(res.body).toEqual({ message, errors: { device_name: [message] } });
+    expect(res.body).toEqual({ success: false, message, errors: { device_name: [message] } });
     expect(message).toMatch(/^device_name 'LON-Rtr-3' [^0-9']*$/);
     expect(hidden.device_name).toBe("lon-rtr-3");
   });

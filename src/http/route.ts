@@ -1,6 +1,8 @@
 import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { requireAbility } from "../auth/guard.ts";
+import { hookMiddleware } from "../compat/rconfig/hook.ts";
+import { rconfigHook } from "../compat/rconfig/index.ts";
 import type { Ability } from "../auth/abilities.ts";
 import { bodyGate, DEFAULT_BODY_LIMIT, sizeInWords } from "./body.ts";
 import type { AppEnv } from "./env.ts";
@@ -8,6 +10,7 @@ import { IdempotencyHeaders, idempotent, replayResponse } from "./idempotency.ts
 
 export const ErrorBody = z
   .object({
+    success: z.literal(false).openapi({ description: "Always false: rConfig clients test it (src/compat/rconfig)" }),
     message: z.string().openapi({ example: "device_name must be at least 5 characters" }),
     errors: z.record(z.string(), z.array(z.string())).optional(),
   })
@@ -25,6 +28,9 @@ const commonErrors = {
 
 export const SECURITY_SCHEME = "apitoken";
 
+/** Every route can answer it: the rConfig layer's answer to the token sent as rConfig's old `api_token`. */
+const API_TOKEN_422 = "The token came as the api_token query parameter: send it as apitoken (rConfig's answer)";
+
 type ApiRouteConfig = Omit<RouteConfig, "security" | "middleware" | "tags" | "operationId" | "summary"> & {
   operationId: string;
   summary: string;
@@ -40,6 +46,7 @@ type ApiRouteConfig = Omit<RouteConfig, "security" | "middleware" | "tags" | "op
  * follow from the route's shape (404 for a path with an id, 400, 413, 415 and 422 for a body, 422 for
  * parameters). A route with a body gets the body gate (body.ts) between the guard and the body's parser.
  * A create (a POST answering 201) takes an Idempotency-Key (idempotency.ts): documented here, 200 included.
+ * Where rConfig's clients expect another shape, the rConfig layer (src/compat/rconfig) hooks in last, by operationId.
  */
 export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   const { tag, ability, bodyLimit = DEFAULT_BODY_LIMIT, ...route } = config;
@@ -51,24 +58,33 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   if (body) middleware.push(bodyGate({ limit: bodyLimit, json: takesJson, optional: body.required !== true }));
   const created = route.method === "post" ? (route.responses as Record<number, { content: unknown }>)[201] : undefined;
   if (created) middleware.push(idempotent());
+  const compat = rconfigHook(route.operationId);
+  if (compat) middleware.push(hookMiddleware(compat));
+  const responses = {
+    ...(hasBody ? { 400: error(takesJson ? "Malformed JSON in the request body, or a body that is not UTF-8" : "Malformed request body") } : {}),
+    ...commonErrors,
+    ...(route.path.includes("{") ? { 404: error("No such record, or it is outside your scope") } : {}),
+    ...(hasBody ? { 413: error(`The request body is larger than ${sizeInWords(bodyLimit)}, this route's limit`) } : {}),
+    ...(takesJson ? { 415: error("The body is not JSON: send it with Content-Type: application/json") } : {}),
+    422: error(hasInput || created || compat?.request ? "Validation failed: `errors` names every field and its problem" : API_TOKEN_422),
+    ...(created ? { 200: replayResponse(created), 409: error("A request with the same Idempotency-Key is still running") } : {}),
+    ...route.responses,
+  };
+  const schema = (body?.content?.["application/json"] as { schema?: unknown } | undefined)?.schema;
+  const request = compat?.requestFields && schema instanceof z.ZodObject
+    ? { ...route.request, body: { ...body!, content: { ...body!.content, "application/json": { schema: schema.extend(compat.requestFields) } } } }
+    : route.request;
   return createRoute({
     ...route,
-    ...(created ? { request: { ...route.request, headers: IdempotencyHeaders } } : {}),
+    request,
+    ...(compat?.note ? { description: [route.description, compat.note].filter(Boolean).join(" ") } : {}),
+    ...(created ? { request: { ...request, headers: IdempotencyHeaders } } : {}),
     tags: [tag],
     security: [{ [SECURITY_SCHEME]: [] }],
     middleware,
     "x-ability": ability,
     ...(hasBody ? { "x-body-limit": bodyLimit } : {}),
-    responses: {
-      ...(hasBody ? { 400: error(takesJson ? "Malformed JSON in the request body, or a body that is not UTF-8" : "Malformed request body") } : {}),
-      ...commonErrors,
-      ...(route.path.includes("{") ? { 404: error("No such record, or it is outside your scope") } : {}),
-      ...(hasBody ? { 413: error(`The request body is larger than ${sizeInWords(bodyLimit)}, this route's limit`) } : {}),
-      ...(takesJson ? { 415: error("The body is not JSON: send it with Content-Type: application/json") } : {}),
-      ...(hasInput || created ? { 422: error("Validation failed: `errors` names every field and its problem") } : {}),
-      ...(created ? { 200: replayResponse(created), 409: error("A request with the same Idempotency-Key is still running") } : {}),
-      ...route.responses,
-    },
+    responses: compat?.document ? compat.document(responses) : responses,
   } as unknown as Omit<R, "tag" | "ability" | "bodyLimit"> & { tags: string[]; security: { apitoken: string[] }[]; middleware: MiddlewareHandler<AppEnv>[] });
 }
 

@@ -299,7 +299,7 @@ describe("credentials stay on their own side", () => {
     expect((await browser.get("/settings/restapi")).status).toBe(200);
     const api = await browser.request("/api/v1/devices");
     expect(api.status).toBe(401);
-    expect(await api.json()).toEqual({ message: "Unauthorized" });
+    expect(await api.json()).toEqual({ success: false, message: "Unauthorized" });
     expect((await browser.request("/api/v2/users")).status).toBe(401);
   });
 

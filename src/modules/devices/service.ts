@@ -12,6 +12,7 @@ import { booleanFilter, idFilter, wholeNumbers } from "../../http/filters.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { recordActivities, recordActivity, type Actor } from "../activity/record.ts";
 import { getSettings } from "../settings/service.ts";
+import { builtinTemplatesByVendor } from "../templates/builtins.ts";
 import { CUSTOM_KEY, CUSTOM_KEY_RULE, DEVICE_FIELDS, type DeviceInputT, type DeviceOut, type DevicePatchT } from "./schemas.ts";
 
 type DeviceRow = typeof devices.$inferSelect;
@@ -178,7 +179,7 @@ async function getMany(db: DbOrTx, ids: number[]): Promise<DeviceOut[]> {
 
 /** The small reference tables a device write checks against, read once per request. */
 async function loadReferences(db: DbOrTx) {
-  const [vendorRows, categoryRows, templateRows, credRows, profileRows, tagRows, stored] = await Promise.all([
+  const [vendorRows, categoryRows, templateRows, credRows, profileRows, tagRows, stored, builtins] = await Promise.all([
     db.select({ id: vendors.id, name: vendors.name }).from(vendors).orderBy(vendors.name),
     db.select({ id: categories.id }).from(categories),
     db.select({ id: templates.id }).from(templates),
@@ -186,9 +187,13 @@ async function loadReferences(db: DbOrTx) {
     db.select().from(deviceProfiles),
     db.select({ id: tags.id, name: tags.name }).from(tags),
     getSettings(db),
+    builtinTemplatesByVendor(db),
   ]);
+  const vendorIds = new Map(vendorRows.map((v) => [nameKey(v.name), v.id]));
   return {
-    vendors: new Map(vendorRows.map((v) => [nameKey(v.name), v.id])),
+    vendors: vendorIds,
+    /** The built-in template of each vendor that has exactly one: a new device of that vendor gets it by default. */
+    onlyBuiltinTemplate: new Map([...builtins].flatMap(([key, ids]) => (ids.length === 1 && vendorIds.has(key) ? [[vendorIds.get(key)!, ids[0]!] as const] : []))),
     vendorNames: vendorRows.map((v) => v.name),
     categoryIds: new Set(categoryRows.map((r) => r.id)),
     templateIds: new Set(templateRows.map((r) => r.id)),
@@ -287,6 +292,10 @@ async function resolveInput(
   if (credId !== undefined) v.credId = credId;
   const snippetCredId = reference("device_snippet_cred_id", refs.credIds, "credential set");
   if (snippetCredId !== undefined) v.snippetCredId = snippetCredId;
+  // Without a template a device can never be backed up: a new one whose vendor has exactly one built-in gets it.
+  if (mode === "create" && !v.templateId && !given("device_template_id") && v.vendorId) {
+    v.templateId = refs.onlyBuiltinTemplate.get(v.vendorId) ?? null;
+  }
 
   if (given("device_password")) v.passwordEnc = input.device_password ? await secrets.encrypt(input.device_password) : null;
   if (given("device_enable_password")) {

@@ -14,9 +14,9 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe("download now", () => {
-  it("queues a high-priority job and answers 202 with its status URL; a second request reuses it", async () => {
+  it("queues a high-priority job and answers 200 (rConfig's status, docs/rconfig.md) with its status URL; a second request reuses it", async () => {
     const res = await t.call(`/api/v1/download-now/${deviceId}`, { token: reader });
-    expect(res.status).toBe(202);
+    expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ device_id: deviceId, state: "queued", outcome: null, trigger: "download_now", priority: 100, type: "download" });
     expect(res.body.data.status_url).toBe(`http://localhost/api/v1/jobs/${res.body.data.id}`);
     expect(res.headers.get("location")).toBe(res.body.data.status_url);
@@ -49,10 +49,11 @@ describe("download now", () => {
     expect(res.body.data).toMatchObject({ state: "finished", outcome: "auth_failed", message: "the device refused the password" });
   });
 
-  it("with ?wait answers 202 when time runs out, and validates wait", async () => {
+  it("with ?wait answers the unfinished job when time runs out, and validates wait", async () => {
     const started = Date.now();
     const res = await t.call(`/api/v1/download-now/${deviceId}?wait=1`, { token: reader });
-    expect(res.status).toBe(202);
+    expect(res.status).toBe(200);
+    expect(res.body.data.state).toBe("queued");
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     expect((await t.call(`/api/v1/download-now/${deviceId}?wait=61`, { token: reader })).body.errors.wait).toEqual(["wait must be at most 60"]);
   });

@@ -157,7 +157,7 @@ describe("roles: privilege", () => {
     const strong = (await create({ name: "strong", permissions: ["system.write"] })).body.data.id;
     const lacks = "grants more than you hold (your role 'helpdesk' lacks system.write)";
     const patch = await t.call(`/api/v1/roles/${strong}`, { method: "PATCH", token: helpdesk, body: { permissions: ["devices.read"] } });
-    expect(patch.body).toEqual({ message: `Role 'strong' ${lacks}; it cannot be changed by you` });
+    expect(patch.body).toEqual({ success: false, message: `Role 'strong' ${lacks}; it cannot be changed by you` });
     const del = await t.call(`/api/v1/roles/${strong}`, { method: "DELETE", token: helpdesk });
     expect(del).toMatchObject({ status: 403, body: { message: `Role 'strong' ${lacks}; it cannot be deleted by you` } });
   });

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { eq, isNotNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { templates } from "../../db/schema/index.ts";
 import { nameKey } from "../../db/name-key.ts";
@@ -36,4 +36,26 @@ export async function seedBuiltinTemplates(tx: DbOrTx, builtins: readonly Builti
   for (const row of byKey.values()) {
     if (!shipped.has(row.builtinKey!)) await tx.update(templates).set({ builtinKey: null, updatedAt: now }).where(eq(templates.id, row.id));
   }
+}
+
+/**
+ * The vendor a built-in template names. Built-ins are the project's own files, where `vendor:` is a plain
+ * top-level scalar (builtins.test.ts holds this to the YAML parser for every shipped file), so a line match
+ * reads it without parsing 40-odd templates on every device write.
+ */
+export function builtinVendor(code: string): string | null {
+  const value = /^vendor:[ \t]*(.*?)[ \t]*$/m.exec(code)?.[1];
+  if (!value) return null;
+  return /^(["']).*\1$/.test(value) ? value.slice(1, -1) : value;
+}
+
+/** Built-in template ids by the name key of the vendor they name. */
+export async function builtinTemplatesByVendor(db: DbOrTx): Promise<Map<string, number[]>> {
+  const rows = await db.select({ id: templates.id, code: templates.code }).from(templates).where(isNotNull(templates.builtinKey));
+  const byVendor = new Map<string, number[]>();
+  for (const r of rows) {
+    const vendor = builtinVendor(r.code);
+    if (vendor) (byVendor.get(nameKey(vendor)) ?? byVendor.set(nameKey(vendor), []).get(nameKey(vendor))!).push(r.id);
+  }
+  return byVendor;
 }

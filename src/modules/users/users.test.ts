@@ -132,7 +132,7 @@ describe("users: enable, disable, password", () => {
     expect(disabled.body.data.enabled).toBe(false);
     const refused = await t.call("/api/v1/devices", { token });
     expect(refused.status).toBe(401);
-    expect(refused.body).toEqual({ message: "Unauthorized" });
+    expect(refused.body).toEqual({ success: false, message: "Unauthorized" });
 
     // disabling twice changes nothing and records nothing
     expect((await t.call(`/api/v1/users/${id}/disable`, { method: "POST", token: admin })).body.data.enabled).toBe(false);
@@ -315,7 +315,7 @@ describe("users: abilities", () => {
   it("needs users.read to read and users.write to write", async () => {
     expect((await t.call("/api/v1/users")).status).toBe(401);
     const devicesOnly = await t.token(["devices.read", "devices.write"]);
-    expect((await t.call("/api/v1/users", { token: devicesOnly })).body).toEqual({ message: "Invalid ability provided" });
+    expect((await t.call("/api/v1/users", { token: devicesOnly })).body).toEqual({ success: false, message: "Invalid ability provided" });
     const reader = await t.token(["users.read"]);
     expect((await t.call("/api/v1/users", { token: reader })).status).toBe(200);
     expect((await t.call(`/api/v1/users/${adminUserId}`, { token: reader })).status).toBe(200);

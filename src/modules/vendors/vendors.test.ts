@@ -35,7 +35,7 @@ describe("vendors", () => {
   it("validates names", async () => {
     const dup = await t.call("/api/v1/vendors", { method: "POST", token: admin, body: { name: "CISCO" } });
     expect(dup.status).toBe(422);
-    expect(dup.body).toEqual({ message: "name 'CISCO' is already taken", errors: { name: ["name 'CISCO' is already taken"] } });
+    expect(dup.body).toEqual({ success: false, message: "name 'CISCO' is already taken", errors: { name: ["name 'CISCO' is already taken"] } });
     expect((await t.call("/api/v1/vendors", { method: "POST", token: admin, body: {} })).body.errors.name).toEqual(["name is required"]);
   });
 });

@@ -1,0 +1,67 @@
+import type { RouteConfig, z } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../../http/env.ts";
+
+export type Responses = RouteConfig["responses"];
+
+/**
+ * What the rConfig layer does on one route, named by its operationId (index.ts). The route's module never
+ * knows: apiRoute (src/http/route.ts) puts `middleware()` last in the route's chain and passes the route's
+ * document through `document`.
+ */
+export type CompatHook = {
+  /** Before validation: rewrites the request from rConfig's shape into netkeep's (may throw a 422 ApiError). */
+  request?: (c: Context<AppEnv>) => Promise<void>;
+  /** After the handler, on a 2xx JSON answer: the body with rConfig's fields added beside netkeep's, and its status. */
+  response?: (c: Context<AppEnv>, body: Record<string, unknown>) => Promise<{ body: unknown; status?: number }>;
+  /**
+   * Body fields only rConfig sends, which `request` rewrites or drops before validation: they are added to the
+   * route's body schema so the API description lists them (the validator never sees them).
+   */
+  requestFields?: z.ZodRawShape;
+  /** The route's documented answers, with the fields `response` adds. */
+  document?: (responses: Responses) => Responses;
+  /** Appended to the route's description. */
+  note?: string;
+};
+
+export const isJson = (res: Response) => /^application\/json\b/i.test(res.headers.get("content-type") ?? "");
+
+export function hookMiddleware(hook: CompatHook): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (hook.request) await hook.request(c);
+    await next();
+    if (!hook.response || c.res.status < 200 || c.res.status > 299 || !isJson(c.res)) return;
+    const { body, status } = await hook.response(c, await c.res.json());
+    c.res = new Response(JSON.stringify(body), { status: status ?? c.res.status, headers: c.res.headers });
+  };
+}
+
+/** The request's JSON body as the validator will read it; undefined when it is not a JSON object. */
+export async function jsonObjectBody(c: Context): Promise<Record<string, unknown> | undefined> {
+  if (!/^application\/([\w.-]+\+)?json\b/i.test(c.req.header("content-type") ?? "")) return undefined;
+  try {
+    const body: unknown = await c.req.json();
+    return body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined; // malformed: the validator answers its 400
+  }
+}
+
+/**
+ * Hands the rewritten body to the validator: hono's json() parses the cached text. (The Idempotency-Key check,
+ * earlier in the chain, has already hashed the body as the client sent it.)
+ */
+export function replaceJsonBody(c: Context, body: unknown): void {
+  (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(JSON.stringify(body));
+}
+
+/** Rewrites the query string the validator reads. */
+export function replaceQuery(c: Context, params: URLSearchParams): void {
+  const url = new URL(c.req.url);
+  url.search = params.toString();
+  c.req.raw = new Request(url, c.req.raw);
+}
+
+/** rConfig's answer envelope (its RespondsWithHttpStatus trait): `success` and `message` beside netkeep's body. */
+export const succeeded = (body: Record<string, unknown>, message: string) => ({ success: true as const, message, ...body });

@@ -1,0 +1,15 @@
+/**
+ * The rConfig compatibility layer: one place that knows rConfig's API (docs/rconfig.md has the route table).
+ * Its hooks, by operationId, rewrite rConfig's request shapes before validation and add rConfig's answer fields
+ * beside netkeep's (never replacing them, but where a route's docs say a field could not be both); routes.ts
+ * serves rConfig's paths that netkeep has no route of its own for. Modules never special-case rConfig.
+ */
+import type { CompatHook } from "./hook.ts";
+import { configHooks } from "./configs.ts";
+import { deviceHooks } from "./devices.ts";
+import { masterDataHooks } from "./master.ts";
+import { searchHooks } from "./search.ts";
+
+const HOOKS: Record<string, CompatHook> = { ...deviceHooks, ...configHooks, ...searchHooks, ...masterDataHooks };
+
+export const rconfigHook = (operationId: string): CompatHook | undefined => (Object.hasOwn(HOOKS, operationId) ? HOOKS[operationId] : undefined);
