@@ -5,6 +5,7 @@ import { preparedPerDatabase } from "../src/db/prepared.ts";
 import { commandCategories, commands, compareExclusions, configs, credentials, devices, templates } from "../src/db/schema/index.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
+import type { EventConsumer } from "../src/modules/events/consumer.ts";
 import type { Logger } from "../src/logger.ts";
 import type { ExclusionRule } from "../src/modules/configs/exclusions.ts";
 import { markLatestSeen } from "../src/modules/configs/store.ts";
@@ -33,6 +34,8 @@ export type DownloadDeps = {
   store?: (request: StoreRequest) => Promise<JobEnd | undefined>;
   /** Where the database is and where its backups go, for backup_database jobs (absent: this collector refuses them). */
   backups?: { databaseUrl: string; storageDir: string };
+  /** The event consumers this collector runs (collector/event-consumers.ts; absent: it refuses event jobs). */
+  consumers?: readonly EventConsumer[];
 };
 
 /**

@@ -222,6 +222,21 @@ export async function completeJob(
   return { recorded: rows.length > 0, retrying: retrying && rows.length > 0 };
 }
 
+/**
+ * Puts a running job back in the queue until `runAfter`, for a job that counts its own attempts (an event
+ * job: a webhook's backoff runs about a day, past retryDelayMs). False when the lease was lost.
+ */
+export async function requeueJobAt(
+  db: DbOrTx, job: Pick<Job, "id">, owner: string, end: { message: string; result?: Record<string, unknown> }, runAfter: Date,
+): Promise<boolean> {
+  const rows = await db
+    .update(jobs)
+    .set({ state: "queued", leaseOwner: null, leaseExpiresAt: null, runAfter, message: end.message, result: end.result ?? null })
+    .where(and(eq(jobs.id, job.id), eq(jobs.leaseOwner, owner), eq(jobs.state, "running")))
+    .returning({ id: jobs.id });
+  return rows.length > 0;
+}
+
 export async function getJob(db: DbOrTx, id: number): Promise<Job | undefined> {
   const [job] = await db.select().from(jobs).where(eq(jobs.id, id));
   return job;
