@@ -3,6 +3,7 @@ import type { Db, DbOrTx } from "../db/client.ts";
 import { jobs, taskRunItems, taskRuns, type JobOutcome, type JobTrigger, type JobType } from "../db/schema/index.ts";
 import { preparedPerDatabase } from "../db/prepared.ts";
 import { getCollectorSettings } from "../modules/settings/service.ts";
+import { recordRunsFinished } from "../modules/tasks/run-events.ts";
 
 export type Job = typeof jobs.$inferSelect;
 
@@ -116,14 +117,16 @@ const runHasOpenJobs = sql`exists (
  * finished_at is right however the job ended; settleFinishedRuns catches runs whose jobs were deleted.
  */
 async function settleRunsOfJob(db: DbOrTx, jobId: number, now: Date): Promise<void> {
-  await db
+  const settled = await db
     .update(taskRuns)
     .set({ finishedAt: now })
     .where(and(
       isNull(taskRuns.finishedAt),
       inArray(taskRuns.id, sql`(select ${taskRunItems.runId} from ${taskRunItems} where ${taskRunItems.jobId} = ${jobId})`),
       sql`not ${runHasOpenJobs}`,
-    ));
+    ))
+    .returning({ id: taskRuns.id });
+  await recordRunsFinished(db, settled.map((r) => r.id), now);
 }
 
 /**
@@ -142,6 +145,7 @@ export async function settleFinishedRuns(db: DbOrTx, now: Date): Promise<number>
     })
     .where(settled)
     .returning({ id: taskRuns.id });
+  await recordRunsFinished(db, rows.map((r) => r.id), now);
   return rows.length;
 }
 

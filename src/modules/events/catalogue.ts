@@ -43,7 +43,7 @@ export const EVENT_CATALOGUE = {
       new_version_id: id("The new configuration version"),
       lines_added: z.number().int(),
       lines_removed: z.number().int(),
-      job_id: id("The download job"),
+      job_id: id("The download job (null: stored another way, e.g. an upload)").nullable(),
     }),
   },
   "backup.failed": {
@@ -62,7 +62,7 @@ export const EVENT_CATALOGUE = {
     describe: "Every job of a task run finished.",
     payload: z.object({
       task_id: z.number().int(), task_name: z.string(), run_id: z.number().int(),
-      summary: z.object({ total: z.number().int(), succeeded: z.number().int(), failed: z.number().int() }),
+      summary: z.object({ total: z.number().int(), succeeded: z.number().int(), unchanged: z.number().int(), failed: z.number().int(), skipped: z.number().int() }),
     }),
   },
   "compliance.failed": {
@@ -77,7 +77,7 @@ export const EVENT_CATALOGUE = {
     describe: "Every device of a snippet deployment was pushed, or failed.",
     payload: z.object({
       deployment_id: z.number().int(), snippet_id: z.number().int().nullable(), snippet_name: z.string(),
-      summary: z.object({ total: z.number().int(), succeeded: z.number().int(), failed: z.number().int() }),
+      summary: z.object({ total: z.number().int(), succeeded: z.number().int(), failed: z.number().int(), skipped: z.number().int() }),
     }),
   },
   "token.created": {
