@@ -25,6 +25,7 @@ import { registerDashboardRoutes } from "../modules/dashboard/handlers.ts";
 import { registerSettingsRoutes } from "../modules/settings/handlers.ts";
 import { registerBackupRoutes } from "../modules/backups/handlers.ts";
 import { registerReportRoutes } from "../modules/reports/handlers.ts";
+import { registerWebhookRoutes } from "../modules/webhooks/handlers.ts";
 
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -62,6 +63,7 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
   registerSettingsRoutes(api);
   registerBackupRoutes(api);
   registerReportRoutes(api);
+  registerWebhookRoutes(api);
   // After any other static /configs/... routes (search, retention): /configs/{id} would take their paths as ids.
   registerConfigGroups(api, { changes: false });
   return api;
