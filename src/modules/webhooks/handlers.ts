@@ -8,7 +8,7 @@ import type { AppEnv } from "../../http/env.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { listEnvelope, parseListQuery } from "../../http/list.ts";
 import { recordActivity } from "../activity/record.ts";
-import { EVENT_CATALOGUE } from "../events/catalogue.ts";
+import { EVENT_CATALOGUE, EventEnvelope } from "../events/catalogue.ts";
 import { queueEventJob } from "../events/dispatch.ts";
 import { recordDirectEvent } from "../events/record.ts";
 import { serializeJob, waitForJob } from "../jobs/handlers.ts";
@@ -70,7 +70,15 @@ async function answerJob(c: Context<AppEnv>, jobId: number, wait: number | undef
   return c.json(body, 202);
 }
 
+/** PascalCase schema name of an event type's payload: config.changed -> ConfigChangedPayload. */
+const payloadSchemaName = (type: string) => type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("") + "Payload";
+
 export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
+  // The catalogue in the API description: the body every webhook receives, and each type's payload.
+  app.openAPIRegistry.register("Event", EventEnvelope);
+  for (const [type, def] of Object.entries(EVENT_CATALOGUE)) {
+    app.openAPIRegistry.register(payloadSchemaName(type), def.payload.openapi({ description: `The data of a ${type} event: ${def.describe}` }));
+  }
   app.openapi(listWebhooksRoute, async (c) => {
     const q = parseListQuery(c, webhookListSpec);
     const { db } = c.var.services;
