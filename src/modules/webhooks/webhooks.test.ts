@@ -104,6 +104,11 @@ describe("webhook subscriptions", () => {
     expect(rotated.status).toBe(200);
     expect(rotated.body.data.secret).toMatch(/^whsec_/);
     expect(rotated.body.data.secret).not.toBe(created.secret);
+    const catalogue = await t.call("/api/v1/webhooks/event-types", { token: admin });
+    expect(catalogue.status).toBe(200);
+    const changed = catalogue.body.data.find((e: any) => e.type === "config.changed");
+    expect(Object.keys(changed.payload_schema.properties)).toEqual(["device", "command", "old_version_id", "new_version_id", "lines_added", "lines_removed", "job_id"]);
+    expect(catalogue.body.data.map((e: any) => e.type)).toContain("user.login_failed");
     const list = await t.call("/api/v1/webhooks", { token: admin });
     expect(list.body.meta.total).toBe(1);
     expect(JSON.stringify(list.body)).not.toMatch(/whsec_/);
@@ -178,6 +183,27 @@ describe("webhook delivery", () => {
     await dispatchEvents(t.db, [webhooksConsumer], clock.now());
     expect(await eventJobs()).toHaveLength(1);
     expect((await t.call(`/api/v1/webhooks/${sub.id}`, { method: "PATCH", token: admin, body: { enabled: true } })).body.data).toMatchObject({ enabled: true, disabled_reason: null, consecutive_failures: 0 });
+  });
+
+  it("disables a subscription whose events keep failing, with a warning in health; a success before that starts the count over", async () => {
+    const hook = await receiver([status(400), status(400), status(200), status(400)]);
+    closers.push(hook.close);
+    const sub = await subscribe({ url: hook.url, event_types: ["device.created"] });
+    startCollector();
+    const deliverOne = async (name: string) => {
+      await addDevice(name);
+      await dispatchEvents(t.db, [webhooksConsumer], clock.now());
+      for (const j of await eventJobs()) await finished(j.id);
+    };
+    for (let i = 0; i < 3; i++) await deliverOne(`failing-${i}`);
+    expect((await t.call(`/api/v1/webhooks/${sub.id}`, { token: admin })).body.data).toMatchObject({ enabled: true, consecutive_failures: 0 });
+    for (let i = 3; i < 7; i++) await deliverOne(`failing-${i}`);
+    expect((await t.call(`/api/v1/webhooks/${sub.id}`, { token: admin })).body.data).toMatchObject({ enabled: true, consecutive_failures: 4 });
+    await deliverOne("failing-7");
+    const shown = (await t.call(`/api/v1/webhooks/${sub.id}`, { token: admin })).body.data;
+    expect(shown).toMatchObject({ enabled: false, consecutive_failures: 5, disabled_reason: "the last 5 events failed to be delivered after every retry" });
+    const health = await t.call("/api/v1/system/health", { token: admin });
+    expect(health.body.data.checks.find((c: any) => c.name === "webhooks")).toMatchObject({ status: "warning", value: 1 });
   });
 
   it("does not follow a redirect", async () => {
