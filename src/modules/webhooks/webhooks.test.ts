@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import { jobs, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
 import { getJob, type Job } from "../../jobs/queue.ts";
 import { silentLogger } from "../../logger.ts";
@@ -112,6 +112,18 @@ describe("webhook subscriptions", () => {
     const list = await t.call("/api/v1/webhooks", { token: admin });
     expect(list.body.meta.total).toBe(1);
     expect(JSON.stringify(list.body)).not.toMatch(/whsec_/);
+  });
+
+  it("a create retried with its Idempotency-Key answers the same secret, which is not stored in clear for the replay", async () => {
+    const headers = { "Idempotency-Key": "6f1c2a0e-webhook-create" };
+    const first = await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url: "https://hooks.example.net/a" }, headers });
+    const again = await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url: "https://hooks.example.net/a" }, headers });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(200);
+    expect(again.body.data.secret).toBe(first.body.data.secret);
+    const stored = await t.db.all<{ body: string }>(sql`select body from idempotency_keys`);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.body).not.toContain(first.body.data.secret.slice(6));
   });
 
   it("refuses targets that are not http(s), link-local or cloud metadata, and private ones when the settings forbid them", async () => {
