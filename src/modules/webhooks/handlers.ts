@@ -30,6 +30,11 @@ async function findWebhook(db: DbOrTx, id: number): Promise<WebhookRow> {
   return row;
 }
 
+/** Webhooks carry events about every device: like settings, they are for roles that see all devices. */
+function requireWholeEstate(c: Context<AppEnv>): void {
+  if (!c.var.auth.scope.all) throw new ApiError(403, "Webhooks carry events about every device; managing them needs a role that sees all devices");
+}
+
 /** Checks what the database knows (the URL against the settings, tag and category ids); every problem names its field. */
 async function checkInput(db: DbOrTx, input: WebhookPatchT): Promise<void> {
   const bag = new FieldErrorBag();
@@ -80,6 +85,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
     app.openAPIRegistry.register(payloadSchemaName(type), def.payload.openapi({ description: `The data of a ${type} event: ${def.describe}` }));
   }
   app.openapi(listWebhooksRoute, async (c) => {
+    requireWholeEstate(c);
     const q = parseListQuery(c, webhookListSpec);
     const { db } = c.var.services;
     const [rows, [total]] = await Promise.all([
@@ -94,6 +100,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   }, 200));
 
   app.openapi(createWebhookRoute, async (c) => {
+    requireWholeEstate(c);
     const input = c.req.valid("json");
     const { db, secrets, clock } = c.var.services;
     const now = clock.now();
@@ -111,9 +118,13 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json({ data: { ...serializeWebhook(row), secret } }, 201);
   });
 
-  app.openapi(getWebhookRoute, async (c) => c.json({ data: serializeWebhook(await findWebhook(c.var.services.db, c.req.valid("param").id)) }, 200));
+  app.openapi(getWebhookRoute, async (c) => {
+    requireWholeEstate(c);
+    return c.json({ data: serializeWebhook(await findWebhook(c.var.services.db, c.req.valid("param").id)) }, 200);
+  });
 
   app.openapi(updateWebhookRoute, async (c) => {
+    requireWholeEstate(c);
     const id = c.req.valid("param").id;
     const input = c.req.valid("json");
     const { db, clock } = c.var.services;
@@ -131,6 +142,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(deleteWebhookRoute, async (c) => {
+    requireWholeEstate(c);
     const id = c.req.valid("param").id;
     const { db, clock } = c.var.services;
     const now = clock.now();
@@ -143,6 +155,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(rotateSecretRoute, async (c) => {
+    requireWholeEstate(c);
     const id = c.req.valid("param").id;
     const { db, secrets, clock } = c.var.services;
     const now = clock.now();
@@ -157,6 +170,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(pingWebhookRoute, async (c) => {
+    requireWholeEstate(c);
     const id = c.req.valid("param").id;
     const { db, clock } = c.var.services;
     const now = clock.now();
@@ -169,6 +183,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(listDeliveriesRoute, async (c) => {
+    requireWholeEstate(c);
     const id = c.req.valid("param").id;
     const { db } = c.var.services;
     await findWebhook(db, id);
@@ -181,6 +196,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(redeliverRoute, async (c) => {
+    requireWholeEstate(c);
     const { id, delivery_id: deliveryId } = c.req.valid("param");
     const { db, clock } = c.var.services;
     const now = clock.now();

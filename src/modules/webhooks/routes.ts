@@ -9,6 +9,8 @@ import { EVENT_TYPES, type EventType } from "../events/catalogue.ts";
 import { Job, WaitSeconds } from "../jobs/routes.ts";
 
 const tag = "Webhooks";
+/** Said on every route but the catalogue (handlers.ts requireWholeEstate). */
+const WHOLE_ESTATE = " Webhooks carry events about every device: a user whose role is scoped gets 403.";
 
 /** Types a subscription may choose: every type but the ping, which goes only where it is asked for. */
 export const SUBSCRIBABLE = EVENT_TYPES.filter((t) => t !== "webhook.ping") as [EventType, ...EventType[]];
@@ -87,6 +89,7 @@ const queued = {
 
 export const listWebhooksRoute = apiRoute({
   method: "get", path: "/webhooks", operationId: "listWebhooks", tag, ability: "system.read", summary: "List webhook subscriptions",
+  description: WHOLE_ESTATE.trim(),
   request: { query: listQuerySchema(webhookListSpec) },
   responses: { 200: jsonResponse(listEnvelopeSchema(Webhook), "A page of subscriptions") },
 });
@@ -101,48 +104,49 @@ export const eventTypesRoute = apiRoute({
 
 export const createWebhookRoute = apiRoute({
   method: "post", path: "/webhooks", operationId: "createWebhook", tag, ability: "system.write", summary: "Create a webhook subscription",
-  description: "Answers with the signing secret, shown this once. Deliveries are signed the Standard Webhooks way (webhook-id, webhook-timestamp, webhook-signature); see docs/events.md.",
+  description: "Answers with the signing secret, shown this once. Deliveries are signed the Standard Webhooks way (webhook-id, webhook-timestamp, webhook-signature); see docs/events.md." + WHOLE_ESTATE,
   request: jsonBody(WebhookInput),
   responses: { 201: jsonResponse(z.object({ data: WithSecret }), "The subscription and its secret; Location names its URL") },
 });
 
 export const getWebhookRoute = apiRoute({
   method: "get", path: "/webhooks/{id}", operationId: "getWebhook", tag, ability: "system.read", summary: "Show a webhook subscription",
+  description: WHOLE_ESTATE.trim(),
   request: { params: pathIds("id") },
   responses: { 200: jsonResponse(one, "The subscription (never its secret)") },
 });
 
 export const updateWebhookRoute = apiRoute({
   method: "patch", path: "/webhooks/{id}", operationId: "updateWebhook", tag, ability: "system.write", summary: "Update a webhook subscription",
-  description: "Only the fields sent change. Enabling a subscription clears its failure count and the reason the service disabled it.",
+  description: "Only the fields sent change. Enabling a subscription clears its failure count and the reason the service disabled it." + WHOLE_ESTATE,
   request: { params: pathIds("id"), ...jsonBody(WebhookPatch) },
   responses: { 200: jsonResponse(one, "The updated subscription") },
 });
 
 export const deleteWebhookRoute = apiRoute({
   method: "delete", path: "/webhooks/{id}", operationId: "deleteWebhook", tag, ability: "system.write", summary: "Delete a webhook subscription",
-  description: "Its delivery log goes with it; deliveries already queued are dropped.",
+  description: "Its delivery log goes with it; deliveries already queued are dropped." + WHOLE_ESTATE,
   request: { params: pathIds("id") },
   responses: { 200: jsonResponse(MessageBody, "Deleted") },
 });
 
 export const rotateSecretRoute = apiRoute({
   method: "post", path: "/webhooks/{id}/rotate-secret", operationId: "rotateWebhookSecret", tag, ability: "system.write", summary: "Rotate a webhook's signing secret",
-  description: "Makes a new secret, shown this once; every delivery from now on is signed with it (deliveries in flight may carry the old one).",
+  description: "Makes a new secret, shown this once; every delivery from now on is signed with it (deliveries in flight may carry the old one)." + WHOLE_ESTATE,
   request: { params: pathIds("id") },
   responses: { 200: jsonResponse(z.object({ data: WithSecret }), "The subscription and its new secret") },
 });
 
 export const pingWebhookRoute = apiRoute({
   method: "post", path: "/webhooks/{id}/ping", operationId: "pingWebhook", tag, ability: "system.write", summary: "Send a test delivery",
-  description: "Queues a webhook.ping event for this subscription only (enabled or not); a collector sends it. With wait=N (at most 60 s) the answer waits for the result.",
+  description: "Queues a webhook.ping event for this subscription only (enabled or not); a collector sends it. With wait=N (at most 60 s) the answer waits for the result." + WHOLE_ESTATE,
   request: { params: pathIds("id"), query: z.object({ wait: WaitSeconds }) },
   responses: queued,
 });
 
 export const listDeliveriesRoute = apiRoute({
   method: "get", path: "/webhooks/{id}/deliveries", operationId: "listWebhookDeliveries", tag, ability: "system.read", summary: "List a webhook's delivery log",
-  description: "Every attempt, newest first: outcome, HTTP status, latency, the start of the answer. The newest 500 per subscription are kept.",
+  description: "Every attempt, newest first: outcome, HTTP status, latency, the start of the answer. The newest 500 per subscription are kept." + WHOLE_ESTATE,
   request: { params: pathIds("id"), query: listQuerySchema(deliveryListSpec) },
   responses: { 200: jsonResponse(listEnvelopeSchema(Delivery), "A page of the log") },
 });
@@ -150,7 +154,7 @@ export const listDeliveriesRoute = apiRoute({
 export const redeliverRoute = apiRoute({
   method: "post", path: "/webhooks/{id}/deliveries/{delivery_id}/redeliver", operationId: "redeliverWebhookEvent", tag, ability: "system.write",
   summary: "Deliver a logged event again",
-  description: "Queues the delivery's event for this subscription once more (same webhook-id, a fresh signature and timestamp), with a fresh set of retries.",
+  description: "Queues the delivery's event for this subscription once more (same webhook-id, a fresh signature and timestamp), with a fresh set of retries." + WHOLE_ESTATE,
   request: { params: pathIds("id").extend(pathIds("delivery_id").shape), query: z.object({ wait: WaitSeconds }) },
   responses: queued,
 });

@@ -126,6 +126,15 @@ describe("webhook subscriptions", () => {
     expect(stored[0]!.body).not.toContain(first.body.data.secret.slice(6));
   });
 
+  it("is for roles that see every device: a scoped user gets 403", async () => {
+    await t.role({ name: "branch", tags: ["branch"] });
+    const scoped = await t.token(undefined, { role: "branch" });
+    expect((await t.call("/api/v1/webhooks", { token: scoped })).status).toBe(403);
+    const refused = await t.call("/api/v1/webhooks", { method: "POST", token: scoped, body: { url: "https://hooks.example.net/b" } });
+    expect(refused).toMatchObject({ status: 403, body: { message: expect.stringMatching(/needs a role that sees all devices/) } });
+    expect(await t.db.select().from(webhooks)).toEqual([]);
+  });
+
   it("refuses targets that are not http(s), link-local or cloud metadata, and private ones when the settings forbid them", async () => {
     const refused = async (url: string) => (await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url } }));
     expect((await refused("http://169.254.169.254/latest/meta-data/")).body.errors.url[0]).toMatch(/169\.254\.169\.254 is a link-local address/);
