@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { asc, eq, sql } from "drizzle-orm";
-import { jobs, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
+import { events, jobs, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
 import { getJob, type Job } from "../../jobs/queue.ts";
 import { silentLogger } from "../../logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
@@ -146,6 +146,31 @@ describe("webhook subscriptions", () => {
     expect((await refused("http://10.1.2.3/hook")).status).toBe(201);
     expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { webhooks: { allow_private_ranges: false } } })).status).toBe(200);
     expect((await refused("http://10.1.2.3/hook")).body.errors.url[0]).toMatch(/10\.1\.2\.3 is a private address/);
+  });
+});
+
+describe("which events a subscription gets", () => {
+  it("its event types, and with a device filter only events about devices with one of its tags or categories (as they were)", async () => {
+    const core = (await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "core" } })).body.data.id;
+    const all = await subscribe({ url: "https://hooks.example.net/all" });
+    const coreOnly = await subscribe({ url: "https://hooks.example.net/core", tag_ids: [core] });
+    const deletes = await subscribe({ url: "https://hooks.example.net/deletes", event_types: ["device.deleted"] });
+    const inCore = (await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "core-1", device_ip: "192.0.2.50", device_vendor: "Cisco", device_tags: ["core"] } })).body.data.id;
+    await addDevice("edge-1");
+    // Deleted, the device is gone, but its event still says it carried the tag.
+    expect((await t.call(`/api/v1/devices/${inCore}`, { method: "DELETE", token: admin })).status).toBe(200);
+    await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "unrelated" } });
+    await dispatchEvents(t.db, [webhooksConsumer], clock.now());
+    const targets = new Map<number, string[]>();
+    for (const j of await eventJobs()) {
+      const { event_id, target } = j.params as { event_id: number; target: string };
+      const [event] = await t.db.select().from(events).where(eq(events.id, event_id));
+      const name = `${event!.type} ${(event!.payload.device as { name: string }).name}`;
+      targets.set(Number(target), [...(targets.get(Number(target)) ?? []), name]);
+    }
+    expect(targets.get(all.id)).toEqual(["device.created core-1", "device.created edge-1", "device.deleted core-1"]);
+    expect(targets.get(coreOnly.id)).toEqual(["device.created core-1", "device.deleted core-1"]);
+    expect(targets.get(deletes.id)).toEqual(["device.deleted core-1"]);
   });
 });
 
