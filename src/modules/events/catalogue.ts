@@ -62,6 +62,7 @@ export const EVENT_CATALOGUE = {
     describe: "Every job of a task run finished.",
     payload: z.object({
       task_id: z.number().int(), task_name: z.string(), run_id: z.number().int(),
+      notify_on_failure: z.boolean().openapi({ description: "The task's notify_on_failure: whether its failures are to be mailed" }),
       summary: z.object({ total: z.number().int(), succeeded: z.number().int(), unchanged: z.number().int(), failed: z.number().int(), skipped: z.number().int() }),
     }),
   },

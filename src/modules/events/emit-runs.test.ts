@@ -32,7 +32,7 @@ describe("events of runs, checks and deployments", () => {
     await completeJob(t.db, second, "c", { outcome: "auth_failed", message: "refused" }, clock.now());
     expect(await written("task.run.finished")).toEqual([{
       type: "task.run.finished",
-      payload: { task_id: task.id, task_name: "nightly", run_id: run.id, summary: { total: 2, succeeded: 1, unchanged: 0, failed: 1, skipped: 0 } },
+      payload: { task_id: task.id, task_name: "nightly", run_id: run.id, notify_on_failure: false, summary: { total: 2, succeeded: 1, unchanged: 0, failed: 1, skipped: 0 } },
     }]);
   });
 
