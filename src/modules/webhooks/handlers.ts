@@ -177,6 +177,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
     const job = await db.transaction(async (tx) => {
       await findWebhook(tx, id);
       const event = await recordDirectEvent(tx, "webhook.ping", { webhook_id: id, message: "A test delivery from netkeep" }, now);
+      await recordActivity(tx, c.var.auth, { action: "webhook.ping", subjectType: "webhook", subjectId: id, after: { event_id: event.id } }, now);
       return queueEventJob(tx, event, CONSUMER, String(id), now, c.var.auth.userId);
     });
     return answerJob(c, job.id, c.req.valid("query").wait);
