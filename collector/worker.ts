@@ -7,6 +7,7 @@ import { runPurgeJob } from "./purge-job.ts";
 import { runBackupJob } from "./backup-job.ts";
 import { runComplianceJob } from "./compliance-job.ts";
 import { runSnippetJob } from "./snippet-job.ts";
+import { runEventJob } from "./event-job.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
 
 export type WorkerOptions = {
@@ -60,6 +61,9 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
       } else if (job.type === "backup_database") {
         const end = await runBackupJob(deps, job);
         if (end) deps.logger.info("job finished", { job: job.id, type: job.type, ...end, duration_ms: Date.now() - started });
+      } else if (job.type === "event" && deps.consumers) {
+        const end = await runEventJob(deps, deps.consumers, job, controller.signal);
+        if (end) deps.logger.info(end.retrying ? "job will be retried" : "job finished", { job: job.id, type: job.type, ...end, duration_ms: Date.now() - started });
       } else if (job.type === "compliance") {
         const end = await runComplianceJob(deps, job);
         if (end) deps.logger.info("job finished", { job: job.id, type: job.type, device: job.deviceId, ...end, duration_ms: Date.now() - started });
@@ -104,6 +108,10 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
   return {
     get active() {
       return active.size;
+    },
+    /** Looks for work now rather than at the end of the poll interval (the dispatcher queued some). */
+    wake(): void {
+      pause.wake();
     },
     /** Stops claiming, then waits for the jobs in hand (their leases expire if the process is killed first). */
     async stop(): Promise<void> {
