@@ -1,0 +1,1 @@
+CREATE INDEX `jobs_finished_at_idx` ON `jobs` (`finished_at`);
