@@ -5,6 +5,8 @@ import { preparedPerDatabase } from "../src/db/prepared.ts";
 import { commandCategories, commands, compareExclusions, configs, credentials, devices, templates } from "../src/db/schema/index.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
+import { recordBackupEnd } from "./backup-events.ts";
+import type { EventConsumer } from "../src/modules/events/consumer.ts";
 import type { Logger } from "../src/logger.ts";
 import type { ExclusionRule } from "../src/modules/configs/exclusions.ts";
 import { markLatestSeen } from "../src/modules/configs/store.ts";
@@ -33,6 +35,8 @@ export type DownloadDeps = {
   store?: (request: StoreRequest) => Promise<JobEnd | undefined>;
   /** Where the database is and where its backups go, for backup_database jobs (absent: this collector refuses them). */
   backups?: { databaseUrl: string; storageDir: string };
+  /** The event consumers this collector runs (collector/event-consumers.ts; absent: it refuses event jobs). */
+  consumers?: readonly EventConsumer[];
 };
 
 /**
@@ -128,6 +132,7 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
         }, now);
         if (!recorded) throw new LeaseLost();
         await tx.update(devices).set({ status: "up", lastSeenAt: now }).where(eq(devices.id, plan!.device.id));
+        await recordBackupEnd(tx, job, { outcome: "unchanged", message, retrying: false }, now);
       });
       return { outcome: "unchanged", message, retrying: false };
     }
@@ -160,6 +165,7 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
         return undefined;
       }
       const end = { outcome: failure.outcome, message, retrying };
+      await recordBackupEnd(tx, job, end, now);
       if (!plan) return end;
       const reachable = progress.connected || (failure.outcome !== "unreachable" && failure.outcome !== "timeout");
       await tx.update(devices).set(reachable ? { status: "up", lastSeenAt: now } : { status: "unreachable" }).where(eq(devices.id, plan.device.id));

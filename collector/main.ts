@@ -13,6 +13,8 @@ import { DEFAULT_INDEXER_OPTIONS, startSearchIndexer } from "./indexer.ts";
 import { startStoreThread } from "./store-thread.ts";
 import { DEFAULT_COMPLIANCE_PASS_OPTIONS, startCompliancePass } from "./compliance-pass.ts";
 import { watchParent } from "./parent-watch.ts";
+import { DEFAULT_DISPATCHER_OPTIONS, startEventDispatcher } from "./event-dispatcher.ts";
+import { EVENT_CONSUMERS } from "./event-consumers.ts";
 import { startHeartbeat } from "./heartbeat.ts";
 import packageJson from "../package.json" with { type: "json" };
 
@@ -38,7 +40,7 @@ async function main() {
   const storeThread = startStoreThread({ location, threadLock, writeWait });
   await storeThread.ready;
   const backups = { databaseUrl: config.databaseUrl, storageDir: config.storageDir };
-  const worker = startWorker({ db, secrets, clock: systemClock, logger, owner, store: storeThread.store, backups }, {
+  const worker = startWorker({ db, secrets, clock: systemClock, logger, owner, store: storeThread.store, backups, consumers: EVENT_CONSUMERS }, {
     ...DEFAULT_WORKER_OPTIONS,
     concurrency: config.collectorConcurrency,
     leaseMs: config.collectorLeaseMs,
@@ -52,6 +54,7 @@ async function main() {
   const scheduler = startScheduler({ db, clock: systemClock, logger, passed: heartbeat.schedulerPassed });
   const indexer = startSearchIndexer({ db, logger }, { ...DEFAULT_INDEXER_OPTIONS, busy: () => worker.active > 0 });
   const compliancePass = startCompliancePass({ db, clock: systemClock, logger }, { ...DEFAULT_COMPLIANCE_PASS_OPTIONS, busy: () => worker.active > 0 });
+  const dispatcher = startEventDispatcher({ db, clock: systemClock, logger, consumers: EVENT_CONSUMERS, dispatched: () => worker.wake() }, DEFAULT_DISPATCHER_OPTIONS);
   logger.info("collector started", { owner, concurrency: config.collectorConcurrency });
 
   let stopping = false;
@@ -62,6 +65,7 @@ async function main() {
     await scheduler.stop();
     await indexer.stop();
     await compliancePass.stop();
+    await dispatcher.stop();
     await worker.stop();
     await heartbeat.stop();
     await storeThread.close();

@@ -8,6 +8,7 @@ import { comparableText, storedText } from "../src/modules/templates/template-te
 import type { Skipped } from "./collect.ts";
 import type { SnmpReport } from "./snmp.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
+import { recordBackupEnd } from "./backup-events.ts";
 
 /**
  * What a finished session hands over to be stored, as plain data: the collector stores on a thread of its own
@@ -91,6 +92,7 @@ async function storeInTransaction(
       // Pins the key on first use, unless a key was pinned through the API while this job ran.
       ...(request.fingerprint ? { hostKeyFingerprint: sql`coalesce(${devices.hostKeyFingerprint}, ${request.fingerprint})` } : {}),
     }).where(eq(devices.id, request.deviceId));
+    await recordBackupEnd(tx, job, { ...end, retrying: false }, now);
     return { ...end, retrying: false };
   });
 }

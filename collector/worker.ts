@@ -7,6 +7,7 @@ import { runPurgeJob } from "./purge-job.ts";
 import { runBackupJob } from "./backup-job.ts";
 import { runComplianceJob } from "./compliance-job.ts";
 import { runSnippetJob } from "./snippet-job.ts";
+import { runEventJob } from "./event-job.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
 import { withFields } from "../src/logger.ts";
 
@@ -63,6 +64,9 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
       } else if (job.type === "backup_database") {
         const end = await runBackupJob(jobDeps, job);
         if (end) jobDeps.logger.info("job finished", { type: job.type, ...end, duration_ms: Date.now() - started });
+      } else if (job.type === "event" && jobDeps.consumers) {
+        const end = await runEventJob(jobDeps, jobDeps.consumers, job, controller.signal);
+        if (end) jobDeps.logger.info(end.retrying ? "job will be retried" : "job finished", { type: job.type, ...end, duration_ms: Date.now() - started });
       } else if (job.type === "compliance") {
         const end = await runComplianceJob(jobDeps, job);
         if (end) jobDeps.logger.info("job finished", { type: job.type, device: job.deviceId, ...end, duration_ms: Date.now() - started });
@@ -107,6 +111,10 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
   return {
     get active() {
       return active.size;
+    },
+    /** Looks for work now rather than at the end of the poll interval (the dispatcher queued some). */
+    wake(): void {
+      pause.wake();
     },
     /** Stops claiming, then waits for the jobs in hand (their leases expire if the process is killed first). */
     async stop(): Promise<void> {

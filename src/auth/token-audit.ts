@@ -1,9 +1,13 @@
 import { eq } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
-import { apiTokens } from "../db/schema/index.ts";
+import type { Db, DbOrTx } from "../db/client.ts";
+import { apiTokens, users } from "../db/schema/index.ts";
+import { recordEvent } from "../modules/events/record.ts";
 import { recordActivity, type Actor } from "../modules/activity/record.ts";
 import type { Ability } from "./abilities.ts";
 import { issueToken, revokeToken } from "./tokens.ts";
+
+const usernameOf = async (tx: DbOrTx, userId: number) =>
+  (await tx.select({ username: users.username }).from(users).where(eq(users.id, userId)))[0]?.username ?? "";
 
 /**
  * Issuing and revoking a token with its activity entry in one transaction: the web settings page and the `svc`
@@ -17,6 +21,10 @@ export async function issueTokenRecorded(
 ): Promise<{ id: number; value: string }> {
   return db.transaction(async (tx) => {
     const issued = await issueToken(tx, input, now);
+    await recordEvent(tx, "token.created", {
+      token_id: issued.id, token_name: input.name, user_id: input.userId, username: await usernameOf(tx, input.userId),
+      abilities: input.abilities, expires_at: input.expiresAt?.toISOString() ?? null,
+    }, now);
     await recordActivity(tx, actor, {
       action: "api_token.create", subjectType: "api_token", subjectId: issued.id, before: null,
       after: { id: issued.id, name: input.name, user_id: input.userId, abilities: input.abilities },
@@ -28,8 +36,9 @@ export async function issueTokenRecorded(
 /** Revokes an active token and records it; false (and no entry) when no active token has that id. */
 export async function revokeTokenRecorded(db: Db, actor: Actor, id: number, now: Date): Promise<boolean> {
   return db.transaction(async (tx) => {
-    const [token] = await tx.select({ name: apiTokens.name }).from(apiTokens).where(eq(apiTokens.id, id));
+    const [token] = await tx.select({ name: apiTokens.name, userId: apiTokens.userId }).from(apiTokens).where(eq(apiTokens.id, id));
     if (!token || !(await revokeToken(tx, id, now))) return false;
+    await recordEvent(tx, "token.revoked", { token_id: id, token_name: token.name, user_id: token.userId, username: await usernameOf(tx, token.userId) }, now);
     await recordActivity(tx, actor, {
       action: "api_token.revoke", subjectType: "api_token", subjectId: id,
       before: { id, name: token.name, revoked: false }, after: { id, name: token.name, revoked: true },

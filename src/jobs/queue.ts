@@ -3,6 +3,7 @@ import type { Db, DbOrTx } from "../db/client.ts";
 import { jobs, taskRunItems, taskRuns, type JobOutcome, type JobTrigger, type JobType } from "../db/schema/index.ts";
 import { preparedPerDatabase } from "../db/prepared.ts";
 import { getCollectorSettings } from "../modules/settings/service.ts";
+import { recordRunsFinished } from "../modules/tasks/run-events.ts";
 
 export type Job = typeof jobs.$inferSelect;
 
@@ -116,14 +117,16 @@ const runHasOpenJobs = sql`exists (
  * finished_at is right however the job ended; settleFinishedRuns catches runs whose jobs were deleted.
  */
 async function settleRunsOfJob(db: DbOrTx, jobId: number, now: Date): Promise<void> {
-  await db
+  const settled = await db
     .update(taskRuns)
     .set({ finishedAt: now })
     .where(and(
       isNull(taskRuns.finishedAt),
       inArray(taskRuns.id, sql`(select ${taskRunItems.runId} from ${taskRunItems} where ${taskRunItems.jobId} = ${jobId})`),
       sql`not ${runHasOpenJobs}`,
-    ));
+    ))
+    .returning({ id: taskRuns.id });
+  await recordRunsFinished(db, settled.map((r) => r.id), now);
 }
 
 /**
@@ -142,6 +145,7 @@ export async function settleFinishedRuns(db: DbOrTx, now: Date): Promise<number>
     })
     .where(settled)
     .returning({ id: taskRuns.id });
+  await recordRunsFinished(db, rows.map((r) => r.id), now);
   return rows.length;
 }
 
@@ -220,6 +224,21 @@ export async function completeJob(
     .returning({ id: jobs.id, inRun: sql<number>`exists (select 1 from ${taskRunItems} i where i.job_id = ${sql.identifier("jobs")}.${sql.identifier("id")})` });
   if (rows[0]?.inRun && !retrying) await settleRunsOfJob(db, job.id, now);
   return { recorded: rows.length > 0, retrying: retrying && rows.length > 0 };
+}
+
+/**
+ * Puts a running job back in the queue until `runAfter`, for a job that counts its own attempts (an event
+ * job: a webhook's backoff runs about a day, past retryDelayMs). False when the lease was lost.
+ */
+export async function requeueJobAt(
+  db: DbOrTx, job: Pick<Job, "id">, owner: string, end: { message: string; result?: Record<string, unknown> }, runAfter: Date,
+): Promise<boolean> {
+  const rows = await db
+    .update(jobs)
+    .set({ state: "queued", leaseOwner: null, leaseExpiresAt: null, runAfter, message: end.message, result: end.result ?? null })
+    .where(and(eq(jobs.id, job.id), eq(jobs.leaseOwner, owner), eq(jobs.state, "running")))
+    .returning({ id: jobs.id });
+  return rows.length > 0;
 }
 
 export async function getJob(db: DbOrTx, id: number): Promise<Job | undefined> {

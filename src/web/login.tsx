@@ -9,6 +9,7 @@ import type { WebEnv } from "./env.ts";
 import { checkedForm, csrfRefusal, currentSession, safeNext } from "./guard.ts";
 import { renderPage } from "./layout.tsx";
 import { getSettings } from "../modules/settings/service.ts";
+import { recordEvent } from "../modules/events/record.ts";
 
 const HOME = "/dashboard";
 
@@ -87,6 +88,9 @@ export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle):
     const passwordOk = await verifyPassword(password, user?.passwordHash ?? (await decoy()));
     // A disabled account fails like a wrong password: the form does not confirm which accounts exist.
     if (!user || !passwordOk || !user.enabled) {
+      // After the throttle, which bounds how many of these one address can write.
+      const reason = !user ? "unknown user" : !passwordOk ? "wrong password" : "disabled user";
+      await recordEvent(db, "user.login_failed", { username: username.slice(0, 255), ip: ip || null, reason }, clock.now());
       const lock = throttle.retryAfterSeconds(username, ip);
       return again(401, lock > 0 ? `${WRONG_LOGIN} Too many failures: wait ${lock} seconds before the next try.` : WRONG_LOGIN);
     }

@@ -12,3 +12,4 @@ export * from "./compliance.ts";
 export * from "./snippets.ts";
 export * from "./system.ts";
 export * from "./settings.ts";
+export * from "./events.ts";

@@ -7,9 +7,10 @@ import { devices } from "./devices.ts";
  * Kinds of work a collector runs. A snippet_push job pushes one device's lines of a snippet deployment (its
  * `params.deployment_device_id`). A purge_configs job (the retention purge task)
  * has no device; a compliance job has one (a task's check of that device) or none (a run of a policy or an
- * assignment over every device it covers, named in `params`).
+ * assignment over every device it covers, named in `params`). An event job hands one event to one consumer
+ * (`params`: event_id, consumer, and the consumer's target, e.g. a webhook subscription id; src/modules/events/).
  */
-export const JOB_TYPES = ["download", "purge_configs", "compliance", "snippet_push", "backup_database"] as const;
+export const JOB_TYPES = ["download", "purge_configs", "compliance", "snippet_push", "backup_database", "event"] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export const JOB_STATES = ["queued", "running", "finished"] as const;
@@ -21,8 +22,8 @@ export const JOB_OUTCOMES = [
 ] as const;
 export type JobOutcome = (typeof JOB_OUTCOMES)[number];
 
-/** `snippet`: the before and after downloads of a snippet push (their versions say so in change_trigger). */
-export const JOB_TRIGGERS = ["download_now", "schedule", "api", "cli", "snippet"] as const;
+/** `snippet`: the before and after downloads of a snippet push (their versions say so in change_trigger); `event`: an event job the dispatcher queued. */
+export const JOB_TRIGGERS = ["download_now", "schedule", "api", "cli", "snippet", "event"] as const;
 export type JobTrigger = (typeof JOB_TRIGGERS)[number];
 
 /**

@@ -1,7 +1,8 @@
-import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
+import { and, desc, eq, inArray, lt, ne, sql, type SQL } from "drizzle-orm";
+import type { Db, DbOrTx } from "../../db/client.ts";
 import { complianceResults, configs, policies, policyAssignments, type ComplianceStatus } from "../../db/schema/index.ts";
 import { readBlobs } from "../configs/blobs.ts";
+import { deviceRefs, recordEvents, type NewEvent } from "../events/record.ts";
 import { isLatestVersion } from "../configs/service.ts";
 import { coveredDevices, type DeviceFacts } from "./coverage.ts";
 import { evaluatePolicy, parsePolicy, type ParsedPolicy, type PolicyEvaluation } from "./engine/index.ts";
@@ -60,13 +61,41 @@ export async function runChecks(db: Db, checks: readonly Check[], now: Date): Pr
       };
     });
     const added = await db.transaction(async (tx) => {
-      let n = 0;
-      for (const row of rows) n += (await tx.insert(complianceResults).values(row).onConflictDoNothing().returning({ id: complianceResults.id })).length;
-      return n;
+      const fresh: { row: (typeof rows)[number]; id: number; policyName: string }[] = [];
+      for (const [j, row] of rows.entries()) {
+        const [inserted] = await tx.insert(complianceResults).values(row).onConflictDoNothing().returning({ id: complianceResults.id });
+        if (inserted) fresh.push({ row, id: inserted.id, policyName: batch[j]!.policy.name });
+      }
+      await recordComplianceChanges(tx, fresh, now);
+      return fresh.length;
     });
     summary.added += added;
   }
   return summary;
+}
+
+/**
+ * compliance.failed when a new result fails a policy the device passed (or had no result for) before, and
+ * compliance.recovered when it passes one it failed: a change of state, not every failing evaluation.
+ */
+async function recordComplianceChanges(tx: DbOrTx, fresh: { row: { assignmentId: number; deviceId: number; command: string; status: ComplianceStatus; policyId: number; passedRules: number; totalRules: number }; id: number; policyName: string }[], now: Date) {
+  const changes: { f: (typeof fresh)[number]; failed: boolean }[] = [];
+  for (const f of fresh) {
+    if (f.row.status === "not_evaluated") continue;
+    const [before] = await tx.select({ status: complianceResults.status }).from(complianceResults)
+      .where(and(eq(complianceResults.deviceId, f.row.deviceId), eq(complianceResults.assignmentId, f.row.assignmentId), eq(complianceResults.command, f.row.command), lt(complianceResults.id, f.id), ne(complianceResults.status, "not_evaluated")))
+      .orderBy(desc(complianceResults.id)).limit(1);
+    if (f.row.status === "not_compliant" && before?.status !== "not_compliant") changes.push({ f, failed: true });
+    if (f.row.status === "compliant" && before?.status === "not_compliant") changes.push({ f, failed: false });
+  }
+  if (!changes.length) return;
+  const refs = await deviceRefs(tx, changes.map((c) => c.f.row.deviceId));
+  await recordEvents(tx, changes.map(({ f, failed }): NewEvent => {
+    const base = { device: refs.get(f.row.deviceId)!, policy_id: f.row.policyId, policy_name: f.policyName };
+    return failed
+      ? { type: "compliance.failed", payload: { ...base, failed_rules: f.row.totalRules - f.row.passedRules } }
+      : { type: "compliance.recovered", payload: base };
+  }), now);
 }
 
 /** The latest version of each (device, command) asked for; a pair with nothing stored is absent. */

@@ -6,6 +6,7 @@ import { unifiedDiff } from "./config-diff.ts";
 import { gzipText, normalizeConfigText, sha256Hex } from "./text.ts";
 import { queueForIndex } from "./search-index.ts";
 import { queueForCompliance } from "../compliance/pending.ts";
+import { deviceRef, recordEvents } from "../events/record.ts";
 
 export { readBlob };
 
@@ -154,15 +155,26 @@ export async function storeConfigs(tx: DbOrTx, input: PreparedStore): Promise<St
       values ${sql.join(versions.map((v) => sql`(${v.deviceId}, ${v.command}, ${v.version}, ${v.blobHash}, ${v.significantHash}, ${v.lines}, ${v.size}, ${now}, ${now}, 1, ${v.jobId})`), sql`, `)}
       returning id, command`);
     const ids = new Map(inserted.map((r) => [r.command, r.id]));
+    const diffs: { added: number; removed: number }[] = [];
     await tx.run(sql`insert into ${configChanges}
       (device_id, command, config_id, previous_config_id, diff, lines_added, lines_removed, trigger, created_at)
       values ${sql.join(fresh.map((f, i) => {
         const v = versions[i]!;
         // A first version adds every line: only a later one needs a diff to count what changed.
         const diff = f.latest ? changeDiff(f.previous, f.text, f.command, f.latest.version, v.version) : { added: v.lines, removed: 0 };
+        diffs.push(diff);
         // The diff is rendered from the two texts when asked (changes.ts); only its size is kept.
         return sql`(${input.deviceId}, ${f.command}, ${ids.get(f.command)!}, ${f.latest?.id ?? null}, null, ${diff.added}, ${diff.removed}, ${input.trigger}, ${now})`;
       }), sql`, `)}`);
+    // The event commits with the versions (a download rolled back for a lost lease has none).
+    const device = (await deviceRef(tx, input.deviceId))!;
+    await recordEvents(tx, fresh.map((f, i) => ({
+      type: "config.changed" as const,
+      payload: {
+        device, command: f.command, old_version_id: f.latest?.id ?? null, new_version_id: ids.get(f.command)!,
+        lines_added: diffs[i]!.added, lines_removed: diffs[i]!.removed, job_id: input.jobId,
+      },
+    })), input.now);
     const queued = fresh.map((f) => ({ deviceId: input.deviceId, command: f.command, configId: ids.get(f.command)! }));
     await queueForIndex(tx, queued);
     await queueForCompliance(tx, queued);

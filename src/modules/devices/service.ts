@@ -10,7 +10,8 @@ import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
 import { booleanFilter, idFilter, wholeNumbers } from "../../http/filters.ts";
 import type { SecretBox } from "../../secrets/box.ts";
-import { recordActivities, recordActivity, type Actor } from "../activity/record.ts";
+import { changedFields, recordActivities, recordActivity, type Actor } from "../activity/record.ts";
+import { deviceRefs, recordEvents, type NewEvent } from "../events/record.ts";
 import { getSettings } from "../settings/service.ts";
 import { CUSTOM_KEY, CUSTOM_KEY_RULE, DEVICE_FIELDS, type DeviceInputT, type DeviceOut, type DevicePatchT } from "./schemas.ts";
 
@@ -329,6 +330,9 @@ async function replaceTags(tx: DbOrTx, sets: { deviceId: number; names: string[]
   for (let i = 0; i < links.length; i += LINKS_PER_STATEMENT) await tx.insert(deviceTags).values(links.slice(i, i + LINKS_PER_STATEMENT));
 }
 
+/** The write-only fields a write sets: named as changed, never with their values. */
+const secretFieldsSet = (input: DevicePatchT) => (["device_password", "device_enable_password"] as const).filter((k) => input[k] !== undefined);
+
 /** db may be a transaction: an import runs many device writes inside its own, each becoming a savepoint. */
 export type WriteContext = { db: DbOrTx; secrets: SecretBox; actor: Actor; scope: DeviceScope; now: Date };
 type WriteItem = { input: DevicePatchT; id?: number };
@@ -417,9 +421,16 @@ async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], b
     }
     await replaceTags(tx, ids.flatMap((id, i) => (resolved[i]!.tagNames ? [{ deviceId: id, names: resolved[i]!.tagNames! }] : [])), refs, ctx.now);
     const afters = await getMany(tx, ids);
+    const eventDevices = await deviceRefs(tx, ids);
+    await recordEvents(tx, items.flatMap((item, i): NewEvent[] => {
+      const device = eventDevices.get(ids[i]!)!;
+      if (!item.id) return [{ type: "device.created", payload: { device } }];
+      const changed = [...Object.keys(changedFields(befores.get(item.id)!, afters[i]!)), ...secretFieldsSet(item.input)];
+      return changed.length ? [{ type: "device.updated", payload: { device, changed: [...new Set(changed)] } }] : [];
+    }), ctx.now);
     await recordActivities(tx, ctx.actor, items.map((item, i) => {
       const before = item.id ? befores.get(item.id)! : null;
-      const secretsSet = (["device_password", "device_enable_password"] as const).filter((k) => item.input[k] !== undefined);
+      const secretsSet = secretFieldsSet(item.input);
       return { action: before ? "device.update" : "device.create", subjectType: "device", subjectId: ids[i]!, before, after: afters[i]!, secretsSet };
     }), ctx.now);
     return afters;
@@ -449,7 +460,9 @@ export async function deleteDevices(ctx: WriteContext, ids: number[], bulk: bool
   const unique = [...new Set(ids)];
   return ctx.db.transaction(async (tx) => {
     const before = await requireAll(tx, ctx.scope, unique, bulk);
+    const refs = await deviceRefs(tx, unique);
     await tx.delete(devices).where(inArray(devices.id, unique));
+    await recordEvents(tx, unique.map((id) => ({ type: "device.deleted", payload: { device: refs.get(id)! } })), ctx.now);
     for (const b of before) {
       await recordActivity(tx, ctx.actor, { action: "device.delete", subjectType: "device", subjectId: b.id, before: b, after: null }, ctx.now);
     }
@@ -463,6 +476,9 @@ export async function setDevicesEnabled(ctx: WriteContext, ids: number[], enable
     const before = await requireAll(tx, ctx.scope, unique, bulk);
     await tx.update(devices).set({ enabled, updatedAt: ctx.now }).where(inArray(devices.id, unique));
     const after = await getMany(tx, unique);
+    const flipped = unique.filter((_, i) => before[i]!.enabled !== enabled);
+    const refs = await deviceRefs(tx, flipped);
+    await recordEvents(tx, flipped.map((id) => ({ type: "device.updated", payload: { device: refs.get(id)!, changed: ["enabled"] } })), ctx.now);
     for (const [i, b] of before.entries()) {
       if (b.enabled === enabled) continue;
       await recordActivity(tx, ctx.actor, { action: enabled ? "device.enable" : "device.disable", subjectType: "device", subjectId: b.id, before: b, after: after[i]! }, ctx.now);

@@ -1,7 +1,8 @@
 import { and, asc, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
-import { jobs, snippetDeploymentDevices, snippetDeployments, taskRunItems, type DeploymentDeviceStatus, type JobOutcome, type JobTrigger } from "../../db/schema/index.ts";
+import { DEPLOYMENT_DEVICE_STATUSES, jobs, snippetDeploymentDevices, snippetDeployments, taskRunItems, type DeploymentDeviceStatus, type JobOutcome, type JobTrigger } from "../../db/schema/index.ts";
 import { completeJob, PRIORITY, type Job } from "../../jobs/queue.ts";
+import { recordEvent } from "../events/record.ts";
 
 /** A deployment's guard rails, as the deploy body states them. */
 export type DeploymentOptions = { canary: number; stopOnFailure: boolean; concurrency: number };
@@ -83,7 +84,22 @@ export async function advanceDeployment(tx: DbOrTx, deploymentId: number, now: D
   }
   const stillOpen = await tx.select({ n: sql<number>`count(*)` }).from(snippetDeploymentDevices)
     .where(and(eq(snippetDeploymentDevices.deploymentId, deploymentId), inArray(snippetDeploymentDevices.status, ["pending", "queued"])));
-  if (!Number(stillOpen[0]?.n)) await tx.update(snippetDeployments).set({ state: "finished", finishedAt: now }).where(eq(snippetDeployments.id, deploymentId));
+  if (Number(stillOpen[0]?.n)) return;
+  const [finished] = await tx.update(snippetDeployments).set({ state: "finished", finishedAt: now })
+    .where(and(eq(snippetDeployments.id, deploymentId), eq(snippetDeployments.state, "running")))
+    .returning({ id: snippetDeployments.id, snippetId: snippetDeployments.snippetId, snippetName: snippetDeployments.snippetName });
+  if (finished) await recordDeploymentFinished(tx, finished, now);
+}
+
+/** snippet.deployment.finished, written with the deployment's last change. */
+async function recordDeploymentFinished(tx: DbOrTx, d: { id: number; snippetId: number | null; snippetName: string }, now: Date): Promise<void> {
+  const tallies = await tx.select({ status: snippetDeploymentDevices.status, n: sql<number>`count(*)` }).from(snippetDeploymentDevices)
+    .where(eq(snippetDeploymentDevices.deploymentId, d.id)).groupBy(snippetDeploymentDevices.status);
+  const n = (...statuses: string[]) => tallies.filter((t) => statuses.includes(t.status)).reduce((sum, t) => sum + Number(t.n), 0);
+  await recordEvent(tx, "snippet.deployment.finished", {
+    deployment_id: d.id, snippet_id: d.snippetId, snippet_name: d.snippetName,
+    summary: { total: n(...DEPLOYMENT_DEVICE_STATUSES), succeeded: n("success"), failed: n("failed", "error"), skipped: n("skipped") },
+  }, now);
 }
 
 async function queuePush(tx: DbOrTx, row: { id: number; deviceId: number | null }, taskRunId: number | null, now: Date, as: { trigger: JobTrigger; requestedBy: number | null }): Promise<void> {

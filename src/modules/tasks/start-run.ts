@@ -5,6 +5,7 @@ import { enqueueDeviceJobs, enqueueJob, PRIORITY } from "../../jobs/queue.ts";
 import { taskTargetCondition } from "./targets.ts";
 import { TASK_TYPE_DEFS } from "./types.ts";
 import { startSnippetRun } from "../snippets/task-runs.ts";
+import { recordRunsFinished } from "./run-events.ts";
 
 export type Task = typeof tasks.$inferSelect;
 export type TaskRun = typeof taskRuns.$inferSelect;
@@ -60,6 +61,7 @@ export async function startTaskRun(
   if (jobs === 0) {
     await tx.update(taskRuns).set({ finishedAt: now }).where(eq(taskRuns.id, created.id));
     created.finishedAt = now;
+    await recordRunsFinished(tx, [created.id], now);
   }
   return created;
 }

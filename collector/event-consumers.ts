@@ -1,0 +1,7 @@
+import type { EventConsumer } from "../src/modules/events/consumer.ts";
+
+/**
+ * The event consumers every collector runs: add yours here (docs/events.md says how). The dispatcher queues an
+ * event job per consumer and target; a collector runs it with the consumer of the name in the job.
+ */
+export const EVENT_CONSUMERS: readonly EventConsumer[] = [];

@@ -1,0 +1,111 @@
+import { z } from "@hono/zod-openapi";
+
+/**
+ * The device an event is about, as it was when the event happened: receivers need no second request to know
+ * which device, and a webhook's device filter (tags, categories) still applies after the device is deleted.
+ */
+export const DeviceRef = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  ip: z.string(),
+  category_id: z.number().int().nullable(),
+  tag_ids: z.array(z.number().int()),
+}).openapi("EventDevice");
+export type DeviceRef = z.infer<typeof DeviceRef>;
+
+const device = { device: DeviceRef };
+const id = (what: string) => z.number().int().openapi({ description: what });
+
+/**
+ * Every event the service emits: its type, what it means, and its payload. One list, so the OpenAPI document,
+ * docs/events.md and every consumer read the same thing; recordEvent checks each payload against it. A payload
+ * never holds a secret (no password, key, community, token value or configuration text).
+ */
+export const EVENT_CATALOGUE = {
+  "device.created": {
+    describe: "A device was added (API, CLI, import).",
+    payload: z.object(device),
+  },
+  "device.updated": {
+    describe: "A device's fields changed (write-only fields are named in `changed`, never their values); enabling and disabling are updates too.",
+    payload: z.object({ ...device, changed: z.array(z.string()).openapi({ description: "API field names that changed" }) }),
+  },
+  "device.deleted": {
+    describe: "A device was deleted, with its configurations.",
+    payload: z.object(device),
+  },
+  "config.changed": {
+    describe: "A download stored a new version of a command's output (a first version too: old_version_id null).",
+    payload: z.object({
+      ...device,
+      command: z.string(),
+      old_version_id: id("The configuration version before (null for the first)").nullable(),
+      new_version_id: id("The new configuration version"),
+      lines_added: z.number().int(),
+      lines_removed: z.number().int(),
+      job_id: id("The download job (null: stored another way, e.g. an upload)").nullable(),
+    }),
+  },
+  "backup.failed": {
+    describe: "A download failed for good (every retry spent).",
+    payload: z.object({ ...device, job_id: id("The download job"), outcome: z.string().openapi({ description: "auth_failed, unreachable, timeout, prompt_not_found, error, ..." }), reason: z.string() }),
+  },
+  "backup.recovered": {
+    describe: "A download succeeded after the device's previous download had failed.",
+    payload: z.object({ ...device, job_id: id("The download job"), previous_job_id: id("The failed download before it") }),
+  },
+  "host_key.changed": {
+    describe: "A device presented an SSH host key other than the pinned one; its downloads stop until the key is reset.",
+    payload: z.object({ ...device, job_id: id("The download job"), reason: z.string() }),
+  },
+  "task.run.finished": {
+    describe: "Every job of a task run finished.",
+    payload: z.object({
+      task_id: z.number().int(), task_name: z.string(), run_id: z.number().int(),
+      summary: z.object({ total: z.number().int(), succeeded: z.number().int(), unchanged: z.number().int(), failed: z.number().int(), skipped: z.number().int() }),
+    }),
+  },
+  "compliance.failed": {
+    describe: "A device's configuration stopped passing a policy (or failed its first check).",
+    payload: z.object({ ...device, policy_id: z.number().int(), policy_name: z.string(), failed_rules: z.number().int() }),
+  },
+  "compliance.recovered": {
+    describe: "A device's configuration passes a policy it failed before.",
+    payload: z.object({ ...device, policy_id: z.number().int(), policy_name: z.string() }),
+  },
+  "snippet.deployment.finished": {
+    describe: "Every device of a snippet deployment was pushed, or failed.",
+    payload: z.object({
+      deployment_id: z.number().int(), snippet_id: z.number().int().nullable(), snippet_name: z.string(),
+      summary: z.object({ total: z.number().int(), succeeded: z.number().int(), failed: z.number().int(), skipped: z.number().int() }),
+    }),
+  },
+  "token.created": {
+    describe: "An API token was issued (its value is never in the event).",
+    payload: z.object({ token_id: z.number().int(), token_name: z.string(), user_id: z.number().int(), username: z.string(), abilities: z.array(z.string()), expires_at: z.string().nullable() }),
+  },
+  "token.revoked": {
+    describe: "An API token was revoked.",
+    payload: z.object({ token_id: z.number().int(), token_name: z.string(), user_id: z.number().int(), username: z.string() }),
+  },
+  "user.login_failed": {
+    describe: "A sign-in was refused (wrong password, unknown or disabled user, throttled).",
+    payload: z.object({ username: z.string().openapi({ description: "As typed (cut to 255 characters)" }), ip: z.string().nullable(), reason: z.string() }),
+  },
+  "webhook.ping": {
+    describe: "A test delivery asked for through POST /webhooks/{id}/ping; sent to that subscription only.",
+    payload: z.object({ webhook_id: z.number().int(), message: z.string() }),
+  },
+} as const satisfies Record<string, { describe: string; payload: z.ZodType }>;
+
+export type EventType = keyof typeof EVENT_CATALOGUE;
+export type EventPayload<T extends EventType> = z.infer<(typeof EVENT_CATALOGUE)[T]["payload"]>;
+export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];
+
+/** An event as consumers and receivers see it (the webhook body). */
+export const EventEnvelope = z.object({
+  id: z.string().openapi({ description: "evt_<n>: the same on every delivery and redelivery of the event (the webhook-id header)", example: "evt_42" }),
+  type: z.enum(EVENT_TYPES as [EventType, ...EventType[]]),
+  timestamp: z.string().openapi({ description: "When the change happened (ISO-8601 UTC)" }),
+  data: z.record(z.string(), z.unknown()).openapi({ description: "The payload of the type (docs/events.md)" }),
+}).openapi("Event");

@@ -1,0 +1,106 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { events, jobs } from "../../db/schema/index.ts";
+import { getJob, type Job } from "../../jobs/queue.ts";
+import { silentLogger } from "../../logger.ts";
+import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
+import { DEFAULT_WORKER_OPTIONS, startWorker } from "../../../collector/worker.ts";
+import { recordEvent } from "./record.ts";
+import { dispatchEvents } from "./dispatch.ts";
+import type { EventConsumer } from "./consumer.ts";
+
+let t: TestContext;
+beforeEach(async () => {
+  t = await createTestContext();
+});
+afterEach(() => t.close());
+
+const login = (username: string) => ({ username, ip: "192.0.2.9", reason: "wrong password" });
+
+describe("the outbox", () => {
+  it("keeps an event written in a transaction that commits, and none of one that rolls back", async () => {
+    const now = new Date();
+    await t.db.transaction((tx) => recordEvent(tx, "user.login_failed", login("kept"), now));
+    await t.db.transaction(async (tx) => {
+      await recordEvent(tx, "user.login_failed", login("undone"), now);
+      throw new Error("the change fails after its event was written");
+    }).catch(() => undefined);
+    const rows = await t.db.select().from(events);
+    expect(rows.map((r) => [r.type, r.payload.username, r.dispatchedAt])).toEqual([["user.login_failed", "kept", null]]);
+  });
+
+  it("refuses a payload the catalogue does not describe, so it fails the change instead of going out", async () => {
+    const bad = { username: "x", ip: null } as unknown as ReturnType<typeof login>;
+    await expect(t.db.transaction((tx) => recordEvent(tx, "user.login_failed", bad, new Date()))).rejects.toThrow(/reason/);
+    expect(await t.db.select().from(events)).toEqual([]);
+  });
+});
+
+describe("dispatching", () => {
+  const seen: [string, number, string | null][] = [];
+  const consumer = (name: string, types: EventConsumer["types"], targets?: string[]): EventConsumer => ({
+    name, types,
+    ...(targets ? { targets: async () => targets } : {}),
+    async handle(_ctx, event, target) {
+      seen.push([name, event.id, target]);
+      return { outcome: "done", message: `${name} handled ${event.type}` };
+    },
+  });
+
+  it("queues one job per consumer that takes the type and per target, once however many dispatchers race", async () => {
+    const now = new Date();
+    for (let i = 0; i < 30; i++) await recordEvent(t.db, "user.login_failed", login(`u${i}`), now);
+    await recordEvent(t.db, "token.revoked", { token_id: 1, token_name: "ci", user_id: 1, username: "admin" }, now);
+    const consumers = [consumer("mail", ["user.login_failed"]), consumer("hooks", "all", ["1", "2"])];
+    // Four dispatchers at once, each taking a few events a pass, until none is left.
+    const race = async () => {
+      let n = 0;
+      for (let got; (got = await dispatchEvents(t.db, consumers, now, 4)); ) n += got;
+      return n;
+    };
+    const taken = await Promise.all([race(), race(), race(), race()]);
+    expect(taken.reduce((a, b) => a + b, 0)).toBe(31);
+    const queued = await t.db.select({ params: jobs.params }).from(jobs).where(eq(jobs.type, "event"));
+    // 30 login failures: mail + two hook targets each; the revocation: the two hook targets only.
+    expect(queued.length).toBe(30 * 3 + 2);
+    const keys = queued.map((j) => JSON.stringify(j.params));
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(await dispatchEvents(t.db, consumers, now)).toBe(0);
+  });
+
+  it("a collector runs each event job with its consumer, and a retry waits for the time the consumer chose", async () => {
+    const clock = manualClock();
+    let calls = 0;
+    const flaky: EventConsumer = {
+      name: "flaky", types: ["token.revoked"],
+      async handle(ctx) {
+        calls++;
+        return calls === 1 ? { outcome: "retry", at: new Date(ctx.clock.now().getTime() + 60_000), message: "receiver down" } : { outcome: "done", message: "delivered" };
+      },
+    };
+    await recordEvent(t.db, "token.revoked", { token_id: 1, token_name: "ci", user_id: 1, username: "admin" }, clock.now());
+    expect(await dispatchEvents(t.db, [flaky], clock.now())).toBe(1);
+    const [queued] = await t.db.select().from(jobs).where(eq(jobs.type, "event"));
+    const worker = startWorker({ db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "c1", consumers: [flaky] },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 20 });
+    const until = async (done: (job: Job) => boolean) => {
+      const deadline = Date.now() + 5_000;
+      let job = (await getJob(t.db, queued!.id))!;
+      while (!done(job) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+        job = (await getJob(t.db, queued!.id))!;
+      }
+      return job;
+    };
+    try {
+      const waiting = await until((j) => j.state === "queued" && j.attempts === 1);
+      expect(waiting).toMatchObject({ message: "receiver down", runAfter: new Date(clock.now().getTime() + 60_000) });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(calls).toBe(1);
+      clock.advance(60_000);
+      expect(await until((j) => j.state === "finished")).toMatchObject({ outcome: "success", message: "delivered", attempts: 2 });
+    } finally {
+      await worker.stop();
+    }
+  });
+});
