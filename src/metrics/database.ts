@@ -2,10 +2,11 @@ import { sql } from "drizzle-orm";
 import { Gauge, type Registry } from "prom-client";
 import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
+import { DELIVERY_OUTCOMES } from "../db/schema/index.ts";
 import { HEARTBEAT_STALE_MS } from "../modules/system/heartbeats.ts";
 
-/** Finished backups and their durations are counted over this trailing window (gauges, not counters: see docs/observability.md). */
-export const BACKUP_WINDOW_MS = 3_600_000;
+/** Finished backups, their durations and webhook deliveries are counted over this trailing window (gauges, not counters: see docs/observability.md). */
+export const WINDOW_MS = 3_600_000;
 export const BACKUP_DURATION_BUCKETS = [1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600];
 
 /** Jobs that hold a device session while they run. */
@@ -82,10 +83,22 @@ export function registerDatabaseMetrics(registry: Registry, deps: { db: Db; cloc
       const rows = await db.all<{ outcome: string | null; vendor: string | null; n: number }>(sql`
         select j.outcome as outcome, v.name as vendor, count(*) as n from jobs j
         left join devices d on d.id = j.device_id left join vendors v on v.id = d.vendor_id
-        where j.finished_at >= ${clock.now().getTime() - BACKUP_WINDOW_MS} and j.type = 'download'
+        where j.finished_at >= ${clock.now().getTime() - WINDOW_MS} and j.type = 'download'
         group by j.outcome, v.name`);
       this.reset();
       for (const r of rows) this.set({ outcome: r.outcome ?? "unknown", vendor: r.vendor ?? "none" }, r.n);
+    },
+  });
+
+  new Gauge({
+    name: "netkeep_webhook_deliveries_last_hour", help: "Webhook delivery attempts in the last hour, by outcome (delivered, retrying, failed, gone, refused)", labelNames: ["outcome"] as const, registers,
+    async collect() {
+      // webhook_deliveries keeps the newest few hundred attempts per subscription, so this reads a bounded table.
+      const rows = await db.all<{ outcome: string; n: number }>(
+        sql`select outcome, count(*) as n from webhook_deliveries where created_at >= ${clock.now().getTime() - WINDOW_MS} group by outcome`);
+      this.reset();
+      for (const outcome of DELIVERY_OUTCOMES) this.set({ outcome }, 0);
+      for (const r of rows) this.set({ outcome: r.outcome }, r.n);
     },
   });
 
@@ -107,7 +120,7 @@ function backupDurationHistogram(db: Db, clock: Clock) {
       const [row] = await db.all<Record<string, number | null>>(sql`
         select count(*) as n, coalesce(sum(d), 0) as total, ${sql.join(buckets, sql`, `)}
         from (select finished_at - started_at as d from jobs
-              where finished_at >= ${clock.now().getTime() - BACKUP_WINDOW_MS} and type = 'download'
+              where finished_at >= ${clock.now().getTime() - WINDOW_MS} and type = 'download'
                 and outcome in ('success', 'unchanged') and started_at is not null)`);
       const values = BACKUP_DURATION_BUCKETS.map((le, i) => ({ metricName: `${name}_bucket`, labels: { le }, value: row?.[`b${i}`] ?? 0 }));
       values.push({ metricName: `${name}_bucket`, labels: { le: "+Inf" as unknown as number }, value: row?.n ?? 0 });

@@ -101,6 +101,8 @@ describe("GET /metrics figures", () => {
     expect(sampleValue(s, "netkeep_collector_sessions_open")).toBe(0);
     expect(sampleValue(s, "netkeep_config_versions")).toBeGreaterThanOrEqual(1);
     expect(sampleValue(s, "netkeep_database_size_bytes")).toBeGreaterThan(4096);
+    // The webhooks' delivery log is read too; nothing was delivered here.
+    expect(sampleValue(s, "netkeep_webhook_deliveries_last_hour", { outcome: "delivered" })).toBe(0);
     // No series names a device.
     for (const sample of s.samples) expect(Object.keys(sample.labels)).not.toContain("device");
   });
