@@ -41,7 +41,31 @@ async function until<T>(what: string, read: () => T | Promise<T>, done: (v: T) =
   }
 }
 
+/**
+ * The collector's own loops until `done` holds and nothing is left to run: the worker runs downloads, compliance
+ * checks and mail jobs; the dispatcher turns new events into mail jobs. Returns what the sink received meanwhile.
+ */
+async function collect(what: string, done: (mails: ReceivedMail[]) => boolean): Promise<ReceivedMail[]> {
+  const already = sink.received().length;
+  const clock = { now: () => new Date() };
+  const worker = startWorker(
+    { db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "mail-test", limits: DEFAULT_LIMITS, connectTimeoutMs: 2000, consumers: [mailConsumer] },
+    { concurrency: 4, pollIntervalMs: 20, leaseMs: 60_000, jobTimeLimitMs: 20_000 },
+  );
+  const dispatcher = startEventDispatcher({ db: t.db, clock, logger: silentLogger, consumers: [mailConsumer], dispatched: () => worker.wake() }, { pollIntervalMs: 20 });
+  try {
+    await until(what, () => sink.received().slice(already), done);
+    // Whatever else is on its way arrives before the queue is empty.
+    await until("the queue to empty", async () => (await t.db.select({ id: jobs.id }).from(jobs).where(ne(jobs.state, "finished"))).length, (n) => n === 0);
+    return sink.received().slice(already);
+  } finally {
+    await dispatcher.stop();
+    await worker.stop();
+  }
+}
+
 describe.skipIf(!available)("mail", () => {
+  let coreDevice: number;
   beforeAll(async () => {
     sink = await startSmtpSink();
     t = await createTestContext();
@@ -78,7 +102,6 @@ describe.skipIf(!available)("mail", () => {
 
   it("a failed task run with notify_on_failure: one mail per subscriber listing each failed device and why; config changes to those who asked", async () => {
     await configureSmtp(sink.port);
-    const already = sink.received().length;
     // No retries: an unreachable device fails at once, so the run finishes within the test.
     expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { collector: { retries: 0 } } })).status).toBe(200);
 
@@ -108,23 +131,8 @@ describe.skipIf(!available)("mail", () => {
       expect(task.status).toBe(201);
       expect((await t.call(`/api/v1/tasks/${task.body.data.id}/run`, { method: "POST", token: admin })).status).toBe(202);
 
-      // The collector's own loops: the worker runs the downloads and the mail jobs, the dispatcher queues mail jobs.
-      const clock = { now: () => new Date() };
-      const worker = startWorker(
-        { db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "mail-test", limits: DEFAULT_LIMITS, connectTimeoutMs: 2000, consumers: [mailConsumer] },
-        { concurrency: 4, pollIntervalMs: 20, leaseMs: 60_000, jobTimeLimitMs: 20_000 },
-      );
-      const dispatcher = startEventDispatcher({ db: t.db, clock, logger: silentLogger, consumers: [mailConsumer], dispatched: () => worker.wake() }, { pollIntervalMs: 20 });
-      let mails: ReceivedMail[];
-      try {
-        mails = await until("the task failure mail", () => sink.received().slice(already), (m) => m.some((x) => x.subject.includes("Task")));
-        // Whatever else is still on its way (the config change mails) arrives within a moment.
-        await until("the queue to empty", async () => (await t.db.select({ id: jobs.id }).from(jobs).where(ne(jobs.state, "finished"))).length, (n) => n === 0);
-        mails = sink.received().slice(already);
-      } finally {
-        await dispatcher.stop();
-        await worker.stop();
-      }
+      const mails = await collect("the task failure mail", (m) => m.some((x) => x.subject.includes("Task")));
+      coreDevice = good;
 
       const failures = mails.filter((m) => m.subject.includes("Task"));
       expect(failures).toHaveLength(1);
@@ -150,5 +158,24 @@ describe.skipIf(!available)("mail", () => {
     } finally {
       await fake.close();
     }
+  }, 60_000);
+
+  it("a compliance failure: mailed to the subscribers whose role sees the device", async () => {
+    await t.role({ name: "branch-ops", tags: ["branch"] });
+    const users: Record<string, number> = {};
+    for (const [name, role] of [["auditor", "admin"], ["branch-auditor", "branch-ops"]]) users[name] = await t.user({ username: name, role });
+    for (const name of Object.keys(users)) {
+      expect((await t.call(`/api/v1/users/${users[name]}/mail-subscriptions`, { method: "PUT", token: admin, body: { compliance_failures: true } })).status).toBe(200);
+    }
+    const definition = ["// Description: no device is called core-1", "#[must_not_match_single_string]", "hostname core-1", ""].join("\n");
+    const policy = (await t.call("/api/v1/policies", { method: "POST", token: admin, body: { name: "no-hostname", definition } })).body.data;
+    expect((await t.call("/api/v1/policy-assignments", { method: "POST", token: admin, body: { policy_id: policy.id, scope: "devices", devices: [coreDevice] } })).status).toBe(201);
+    expect((await t.call(`/api/v1/policies/${policy.id}/run`, { method: "POST", token: admin })).status).toBe(202);
+
+    const mails = await collect("the compliance mail", (m) => m.some((x) => x.subject.includes("fails policy")));
+    const failures = mails.filter((m) => m.subject.includes("fails policy"));
+    expect(failures.map((m) => m.rcpt_tos)).toEqual([["auditor@example.test"]]);
+    expect(failures[0]!.subject).toBe('[netkeep] core-1: fails policy "no-hostname"');
+    expect(failures[0]!.text).toContain("1 rule failed.");
   }, 60_000);
 });
