@@ -44,4 +44,21 @@ describe("backup events", () => {
     const text = JSON.stringify(written);
     for (const secret of [PASSWORD, "Wrong-Pass-0000", "$1$abcd$Q2xKzH0mF9cAbCdEfGhIj.", "uplink"]) expect(text).not.toContain(secret);
   });
+
+  it("a host key other than the pinned one writes backup.failed and host_key.changed", async () => {
+    const admin = await t.token();
+    const { prompt, script } = iosScript("edge-8", ["hostname edge-8", "end"]);
+    fake = await startFakeDevice({ script, initPrompt: prompt, configCommand: IOS_CONFIG_COMMAND, auth: { username: "netops", password: PASSWORD } });
+    const deviceId = await addLoopbackDevice(t, admin, { port: fake.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: "netops", password: PASSWORD, name: "edge-8" });
+    expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
+    const port = fake.port;
+    await fake.close();
+    // The same address with a new key: a replaced device, or someone in between.
+    fake = await startFakeDevice({ script, initPrompt: prompt, configCommand: IOS_CONFIG_COMMAND, auth: { username: "netops", password: PASSWORD }, port });
+    const changed = await downloadOnce(t, deviceId);
+    expect(changed.outcome).toBe("host_key_changed");
+    const written = (await t.db.select().from(events).orderBy(asc(events.id))).filter((e) => e.type === "backup.failed" || e.type === "host_key.changed");
+    expect(written.map((e) => [e.type, e.payload.job_id])).toEqual([["backup.failed", changed.id], ["host_key.changed", changed.id]]);
+    expect(written[1]!.payload.reason).toBe(changed.message);
+  });
 });

@@ -17,7 +17,9 @@ export async function recordBackupEnd(tx: DbOrTx, job: Pick<Job, "id" | "deviceI
   if (SUCCEEDED.has(end.outcome)) {
     const [previous] = await tx.select({ id: jobs.id, outcome: jobs.outcome }).from(jobs)
       .where(and(eq(jobs.deviceId, job.deviceId), eq(jobs.type, "download"), eq(jobs.state, "finished"), ne(jobs.id, job.id), ne(jobs.outcome, "cancelled")))
-      .orderBy(desc(jobs.finishedAt), desc(jobs.id)).limit(1);
+      // By id: a device runs one job at a time, so the newest is the last to finish, and jobs_device_idx hands
+      // rows of (device, state) in id order: one step back, however long the device's history.
+      .orderBy(desc(jobs.id)).limit(1);
     if (!previous || SUCCEEDED.has(previous.outcome)) return;
     const device = await deviceRef(tx, job.deviceId);
     if (device) list.push({ type: "backup.recovered", payload: { device, job_id: job.id, previous_job_id: previous.id } });

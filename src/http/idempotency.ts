@@ -79,7 +79,8 @@ export function idempotent(): MiddlewareHandler<AppEnv> {
     try {
       await next();
       if (c.res.status >= 200 && c.res.status < 300) {
-        const body = await c.res.clone().text();
+        // Sealed with the app key: a create may answer with a secret shown once (a webhook's signing secret).
+        const body = await c.var.services.secrets.encrypt(await c.res.clone().text());
         await db.update(idempotencyKeys)
           .set({ state: "done", status: c.res.status, body, location: c.res.headers.get("Location") })
           .where(eq(idempotencyKeys.id, claim));
@@ -93,7 +94,7 @@ export function idempotent(): MiddlewareHandler<AppEnv> {
 
 const isStale = (row: Claim, now: Date) => row.state === "running" && now.getTime() - row.createdAt.getTime() >= ABANDONED_AFTER_MS;
 
-function answerHeld(row: Claim, route: string, requestHash: string, c: Parameters<MiddlewareHandler<AppEnv>>[0]): Response {
+async function answerHeld(row: Claim, route: string, requestHash: string, c: Parameters<MiddlewareHandler<AppEnv>>[0]): Promise<Response> {
   if (row.route !== route || row.requestHash !== requestHash) {
     throw ApiError.validation({
       [IDEMPOTENCY_HEADER]: [`${IDEMPOTENCY_HEADER} '${row.key}' was already used for a different request (another body or route); use a new key for a new request`],
@@ -103,5 +104,7 @@ function answerHeld(row: Claim, route: string, requestHash: string, c: Parameter
   c.header(REPLAYED_HEADER, "true");
   if (row.location) c.header("Location", row.location);
   c.header("Content-Type", "application/json");
-  return c.body(row.body ?? "", 200 as ContentfulStatusCode);
+  // Answers stored before they were sealed are JSON as they were.
+  const body = row.body ?? "";
+  return c.body(body.startsWith("{") ? body : await c.var.services.secrets.decrypt(body), 200 as ContentfulStatusCode);
 }

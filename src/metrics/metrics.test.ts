@@ -1,4 +1,9 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_WORKER_OPTIONS, startWorker } from "../../collector/worker.ts";
+import { webhooksConsumer } from "../../collector/webhook-delivery.ts";
+import { silentLogger } from "../logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript } from "../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../test/helpers/fake-device.ts";
@@ -101,11 +106,56 @@ describe("GET /metrics figures", () => {
     expect(sampleValue(s, "netkeep_collector_sessions_open")).toBe(0);
     expect(sampleValue(s, "netkeep_config_versions")).toBeGreaterThanOrEqual(1);
     expect(sampleValue(s, "netkeep_database_size_bytes")).toBeGreaterThan(4096);
-    // The webhooks' delivery log is read too; nothing was delivered here.
+    // Nothing was delivered to a webhook yet (the next test delivers one).
     expect(sampleValue(s, "netkeep_webhook_deliveries_last_hour", { outcome: "delivered" })).toBe(0);
     // No series names a device.
     for (const sample of s.samples) expect(Object.keys(sample.labels)).not.toContain("device");
   });
+});
+
+it("reads webhook deliveries from the webhooks' delivery log", async () => {
+  const t = await createTestContext();
+  const received: string[] = [];
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      received.push(req.url ?? "");
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  try {
+    const token = await t.token();
+    const port = (receiver.address() as AddressInfo).port;
+    const hook = await t.call("/api/v1/webhooks", { method: "POST", token, body: { url: `http://127.0.0.1:${port}/hook` } });
+    expect(hook.status).toBe(201);
+    expect((await t.call(`/api/v1/webhooks/${hook.body.data.id}/ping`, { method: "POST", token })).status).toBe(202);
+    const worker = startWorker(
+      { db: t.db, secrets: t.secrets, clock: { now: () => new Date() }, logger: silentLogger, owner: "metrics-test", consumers: [webhooksConsumer] },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 20 },
+    );
+    try {
+      const deadline = Date.now() + 15_000;
+      while (!received.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      // The delivery is logged once the worker records the answer.
+      for (;;) {
+        const s = await scrape(t, token);
+        const delivered = sampleValue(s, "netkeep_webhook_deliveries_last_hour", { outcome: "delivered" });
+        if (delivered === 1 || Date.now() > deadline) {
+          expect(delivered).toBe(1);
+          expect(sampleValue(s, "netkeep_webhook_deliveries_last_hour", { outcome: "failed" })).toBe(0);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      await worker.stop();
+    }
+    expect(received).toEqual(["/hook"]);
+  } finally {
+    receiver.close();
+    await t.close();
+  }
 });
 
 it("counts the requests the rate limit refuses", async () => {

@@ -51,6 +51,7 @@ export function eventJob(event: Pick<StoredEvent, "id">, consumer: string, targe
 
 /** Queues one event for one consumer's target again, outside dispatching (a redelivery, a test ping). */
 export async function queueEventJob(db: DbOrTx, event: Pick<StoredEvent, "id">, consumer: string, target: string | null, now: Date, requestedBy: number | null = null) {
-  const [job] = await db.insert(jobs).values({ ...eventJob(event, consumer, target, now), requestedBy }).returning();
+  // Someone asked for it (trigger api): it goes even to a disabled webhook, unlike a dispatched one.
+  const [job] = await db.insert(jobs).values({ ...eventJob(event, consumer, target, now), trigger: "api", requestedBy }).returning();
   return job!;
 }

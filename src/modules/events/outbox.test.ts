@@ -7,6 +7,7 @@ import { createTestContext, manualClock, type TestContext } from "../../../test/
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../../../collector/worker.ts";
 import { recordEvent } from "./record.ts";
 import { dispatchEvents } from "./dispatch.ts";
+import { pruneEvents } from "./retention.ts";
 import type { EventConsumer } from "./consumer.ts";
 
 let t: TestContext;
@@ -102,5 +103,21 @@ describe("dispatching", () => {
     } finally {
       await worker.stop();
     }
+  });
+});
+
+describe("retention", () => {
+  it("prunes events dispatched and event jobs finished over 30 days ago, and keeps newer ones", async () => {
+    const consumer: EventConsumer = { name: "keep", types: "all", handle: async () => ({ outcome: "done", message: "ok" }) };
+    const old = new Date("2026-01-01T00:00:00Z");
+    await recordEvent(t.db, "user.login_failed", login("old"), old);
+    await dispatchEvents(t.db, [consumer], old);
+    await t.db.update(jobs).set({ state: "finished", outcome: "success", finishedAt: old });
+    const recent = new Date(old.getTime() + 20 * 24 * 3_600_000);
+    await recordEvent(t.db, "user.login_failed", login("recent"), recent);
+    await dispatchEvents(t.db, [consumer], recent);
+    expect(await pruneEvents(t.db, new Date(old.getTime() + 31 * 24 * 3_600_000))).toEqual({ events: 1, jobs: 1 });
+    expect((await t.db.select().from(events)).map((e) => e.payload.username)).toEqual(["recent"]);
+    expect(await t.db.select().from(jobs)).toHaveLength(1);
   });
 });

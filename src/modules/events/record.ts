@@ -26,6 +26,16 @@ export async function recordEvents(tx: DbOrTx, list: NewEvent[], now: Date): Pro
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await tx.insert(events).values(rows.slice(i, i + ROWS_PER_STATEMENT));
 }
 
+/**
+ * An event that skips the dispatcher (written dispatched): it goes only where its caller queues it, as a
+ * webhook's test ping goes to that webhook alone. Returns the row, for the caller's job.
+ */
+export async function recordDirectEvent<T extends EventType>(tx: DbOrTx, type: T, payload: EventPayload<T>, now: Date) {
+  const parsed = EVENT_CATALOGUE[type].payload.parse(payload) as Record<string, unknown>;
+  const [row] = await tx.insert(events).values({ type, payload: parsed, deviceId: null, occurredAt: now, dispatchedAt: now }).returning();
+  return row!;
+}
+
 /** Per statement: ids in an IN list stay well under SQLite's variable limit. */
 const IDS_PER_QUERY = 500;
 

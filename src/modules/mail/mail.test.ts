@@ -52,7 +52,7 @@ async function collect(what: string, done: (mails: ReceivedMail[]) => boolean): 
     { db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "mail-test", limits: DEFAULT_LIMITS, connectTimeoutMs: 2000, consumers: [mailConsumer] },
     { concurrency: 4, pollIntervalMs: 20, leaseMs: 60_000, jobTimeLimitMs: 20_000 },
   );
-  const dispatcher = startEventDispatcher({ db: t.db, clock, logger: silentLogger, consumers: [mailConsumer], dispatched: () => worker.wake() }, { pollIntervalMs: 20 });
+  const dispatcher = startEventDispatcher({ db: t.db, clock, logger: silentLogger, consumers: [mailConsumer], dispatched: () => worker.wake() }, { pollIntervalMs: 20, pruneIntervalMs: 3_600_000 });
   try {
     await until(what, () => sink.received().slice(already), done);
     // Whatever else is on its way arrives before the queue is empty.
@@ -163,7 +163,7 @@ describe.skipIf(!available)("mail", () => {
   it("a compliance failure: mailed to the subscribers whose role sees the device", async () => {
     await t.role({ name: "branch-ops", tags: ["branch"] });
     const users: Record<string, number> = {};
-    for (const [name, role] of [["auditor", "admin"], ["branch-auditor", "branch-ops"]]) users[name] = await t.user({ username: name, role });
+    for (const [name, role] of [["auditor", "admin"], ["branch-auditor", "branch-ops"]] as const) users[name] = await t.user({ username: name, role });
     for (const name of Object.keys(users)) {
       expect((await t.call(`/api/v1/users/${users[name]}/mail-subscriptions`, { method: "PUT", token: admin, body: { compliance_failures: true } })).status).toBe(200);
     }

@@ -13,7 +13,7 @@ export const SETTINGS_DEFAULTS = {
   default_credential_id: null as number | null,
   collector: { connect_timeout_seconds: 30, command_timeout_seconds: 60, retries: 1 },
   smtp: { host: null as string | null, port: 587, encryption: "starttls" as "none" | "starttls" | "tls", username: null as string | null, from_address: null as string | null },
-  webhooks: { timeout_seconds: 10, retries: 3 },
+  webhooks: { timeout_seconds: 10, retries: 7, allow_private_ranges: true },
   backups: { cron: "0 1 * * *", keep: 7 },
 };
 
@@ -34,7 +34,8 @@ const Collector = z.object({
 });
 const Webhooks = z.object({
   timeout_seconds: z.number().int().openapi({ description: "How long a webhook delivery waits for the receiver" }),
-  retries: z.number().int().openapi({ description: "Further attempts after a failed delivery" }),
+  retries: z.number().int().openapi({ description: "Further attempts after a delivery failed with a timeout, a connection error or a 5xx, with growing pauses (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: the default 7 spans about a day)" }),
+  allow_private_ranges: z.boolean().openapi({ description: "Whether webhooks may go to private, loopback and carrier-grade NAT addresses (link-local and cloud metadata addresses never)" }),
 });
 const Backups = z.object({
   cron: z.string().openapi({ description: "When the database backup system task runs (five-field cron, in the task's time zone): the task's own schedule, the same as editing the task" }),
@@ -88,6 +89,7 @@ export const SettingsPatch = z
     webhooks: z.strictObject({
       timeout_seconds: whole(1, 120, "seconds").optional(),
       retries: whole(0, 20, "retries").optional(),
+      allow_private_ranges: z.boolean({ error: "must be true or false" }).optional(),
     }).optional(),
     backups: z.strictObject({
       cron: z.string().max(100, "must be at most 100 characters").optional().openapi({ example: "0 1 * * *" }),

@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, gte, isNotNull, lt, lte } from "drizzle-orm"
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
-import { configSearchPending, credentials, healthRuns, jobs, processHeartbeats, type HealthStatus, type StoredCheck } from "../../db/schema/index.ts";
+import { configSearchPending, credentials, healthRuns, jobs, processHeartbeats, webhooks, type HealthStatus, type StoredCheck } from "../../db/schema/index.ts";
 import { failureReason } from "../../error-reason.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { plural } from "../../words.ts";
@@ -143,10 +143,19 @@ async function appKey(deps: HealthDeps): Promise<Check> {
   return check("app_key", "ok", "Present, and decrypts the stored credentials");
 }
 
+/** Webhook subscriptions the service disabled (410 Gone, or failing after every retry) until someone looks. */
+async function webhookSubscriptions(deps: HealthDeps): Promise<Check> {
+  const disabled = await deps.db.select({ id: webhooks.id, url: webhooks.url, reason: webhooks.disabledReason }).from(webhooks)
+    .where(and(eq(webhooks.enabled, false), isNotNull(webhooks.disabledReason))).orderBy(asc(webhooks.id));
+  if (!disabled.length) return check("webhooks", "ok", "No webhook subscription was disabled for failing", 0);
+  const named = disabled.slice(0, 5).map((w) => `${w.id} (${w.url}: ${w.reason})`).join("; ");
+  return check("webhooks", "warning", `${plural(disabled.length, "webhook subscription")} disabled for failing: ${named}. Fix the receiver, then enable it again (PATCH /api/v1/webhooks/{id} {"enabled": true})`, disabled.length);
+}
+
 /** Each check by the name it answers with, in the order they are listed. */
 const CHECKS: [string, (deps: HealthDeps) => Promise<Check>][] = [
   ["database", database], ["collectors", collectors], ["scheduler", scheduler], ["queue", queue],
-  ["disk", disk], ["search_index", searchBacklog], ["backups", backups], ["app_key", appKey],
+  ["disk", disk], ["search_index", searchBacklog], ["backups", backups], ["app_key", appKey], ["webhooks", webhookSubscriptions],
 ];
 
 export type HealthRun = { id: number; status: HealthStatus; trigger: "schedule" | "api"; checks: Check[]; ranAt: Date };

@@ -7,3 +7,5 @@ CREATE TABLE `mail_subscriptions` (
 	`updated_at` integer NOT NULL,
 	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
 );
+--> statement-breakpoint
+CREATE INDEX `jobs_finished_at_idx` ON `jobs` (`finished_at`);

@@ -1,1 +1,0 @@
-CREATE INDEX `jobs_finished_at_idx` ON `jobs` (`finished_at`);
