@@ -5,8 +5,17 @@ file. Prints "ready <port>" once listening; stops on SIGTERM or when stdin close
 import json, os, sys
 from email import message_from_bytes, policy
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
 
 out_dir, port = sys.argv[1], int(sys.argv[2])
+# With a user and password (argv 3 and 4) the server requires AUTH (PLAIN or LOGIN) before it takes a message.
+credentials = (sys.argv[3].encode(), sys.argv[4].encode()) if len(sys.argv) > 4 else None
+
+def authenticate(server, session, envelope, mechanism, auth_data):
+    if isinstance(auth_data, LoginPassword) and (auth_data.login, auth_data.password) == credentials:
+        return AuthResult(success=True)
+    # An explicit reply: aiosmtpd 1.4's default answer to a refused login never reaches the client.
+    return AuthResult(success=False, handled=False, message="535 5.7.8 Authentication credentials invalid")
 
 class Sink:
     count = 0
@@ -24,7 +33,8 @@ class Sink:
         os.rename(path + ".tmp", path)
         return "250 Message accepted for delivery"
 
-controller = Controller(Sink(), hostname="127.0.0.1", port=port)
+auth = {"authenticator": authenticate, "auth_required": True, "auth_require_tls": False} if credentials else {}
+controller = Controller(Sink(), hostname="127.0.0.1", port=port, **auth)
 controller.start()
 print(f"ready {port}", flush=True)
 try:

@@ -22,10 +22,11 @@ export type ReceivedMail = {
  * A real SMTP server on loopback (test/helpers/smtp-sink.py, aiosmtpd) that keeps every message it accepts;
  * `received()` reads them back in arrival order.
  */
-export async function startSmtpSink() {
+export async function startSmtpSink(options: { username?: string; password?: string } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "netkeep-smtp-"));
   const port = await freePort();
-  const child = spawn(python!, [join(import.meta.dirname, "smtp-sink.py"), dir, String(port)], { stdio: ["pipe", "pipe", "pipe"] });
+  const auth = options.username ? [options.username, options.password ?? ""] : [];
+  const child = spawn(python!, [join(import.meta.dirname, "smtp-sink.py"), dir, String(port), ...auth], { stdio: ["pipe", "pipe", "pipe"] });
   let output = "";
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the SMTP sink did not start:\n${output}`)), 15_000);

@@ -100,6 +100,28 @@ describe.skipIf(!available)("mail", () => {
     expect(mail!.html).toContain("If you read this, mail works.");
   });
 
+  it("test-send logs in with the stored (encrypted) SMTP password, and a wrong one is refused with the server's reason", async () => {
+    const guarded = await startSmtpSink({ username: "relay-user", password: "Relay-Secret-8812" });
+    try {
+      const set = (password: string) => t.call("/api/v1/settings", {
+        method: "PATCH", token: admin,
+        body: { smtp: { host: "127.0.0.1", port: guarded.port, encryption: "none", from_address: FROM, username: "relay-user", password } },
+      });
+      expect((await set("Wrong-Secret-0000")).body.data.smtp).toMatchObject({ has_password: true });
+      const refused = await t.call("/api/v1/settings/smtp/test", { method: "POST", token: admin, body: { to: "noc@example.net" } });
+      expect(refused.status).toBe(502);
+      expect(refused.body.message).toMatch(/Invalid login|535/);
+      expect(JSON.stringify(refused.body)).not.toContain("Wrong-Secret-0000");
+
+      expect((await set("Relay-Secret-8812")).status).toBe(200);
+      expect((await t.call("/api/v1/settings/smtp/test", { method: "POST", token: admin, body: { to: "noc@example.net" } })).status).toBe(200);
+      expect(guarded.received().map((m) => m.rcpt_tos)).toEqual([["noc@example.net"]]);
+    } finally {
+      await guarded.close();
+      await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { smtp: { username: null, password: null } } });
+    }
+  });
+
   it("a failed task run with notify_on_failure: one mail per subscriber listing each failed device and why; config changes to those who asked", async () => {
     await configureSmtp(sink.port);
     // No retries: an unreachable device fails at once, so the run finishes within the test.
