@@ -1,8 +1,9 @@
 import type { EventConsumer } from "../src/modules/events/consumer.ts";
+import { mailConsumer } from "../src/modules/mail/consumer.ts";
 import { webhooksConsumer } from "./webhook-delivery.ts";
 
 /**
  * The event consumers every collector runs: add yours here (docs/events.md says how). The dispatcher queues an
  * event job per consumer and target; a collector runs it with the consumer of the name in the job.
  */
-export const EVENT_CONSUMERS: readonly EventConsumer[] = [webhooksConsumer];
+export const EVENT_CONSUMERS: readonly EventConsumer[] = [webhooksConsumer, mailConsumer];

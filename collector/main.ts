@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { setFlagsFromString } from "node:v8";
 import { systemClock } from "../src/clock.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
-import { createLogger } from "../src/logger.ts";
+import { createLogger, type Logger } from "../src/logger.ts";
 import { openServices } from "../src/runtime/services.ts";
 import { WAIT_UNTIL_WRITTEN } from "../src/db/write-turns.ts";
 import { AppKeyError } from "../src/secrets/box.ts";
@@ -23,7 +23,8 @@ import packageJson from "../package.json" with { type: "json" };
 // it near 330 MB at the same CPU (bench:collect). It is read at every collection, so setting it here is enough.
 setFlagsFromString("--heap-growing-percent=40");
 
-const logger = createLogger();
+// Replaced once main() has read LOG_LEVEL; until then (and for the parent watch below) the default level.
+let logger: Logger = createLogger(undefined, { human: process.stderr.isTTY === true });
 
 /**
  * The collector process: device I/O apart from the API. Any number may run against one database; each
@@ -31,6 +32,7 @@ const logger = createLogger();
  */
 async function main() {
   const config = loadConfig(process.env);
+  logger = createLogger(undefined, { level: config.logLevel, human: process.stderr.isTTY === true });
   // Migrates too, so a collector started on its own (or first) finds the schema it needs.
   // No write of a collector gives up on another process's lock: a busy database delays a job, never fails it.
   const { db, client, secrets, location, threadLock, writeWait } = await openServices(config, logger, WAIT_UNTIL_WRITTEN);

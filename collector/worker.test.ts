@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { enqueueDeviceJob, getJob, type Job } from "../src/jobs/queue.ts";
-import { silentLogger } from "../src/logger.ts";
+import { createLogger, silentLogger } from "../src/logger.ts";
 import { createTestContext, type TestContext } from "../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId } from "../test/helpers/collector.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
@@ -42,5 +42,23 @@ describe("the worker", () => {
     } finally {
       await worker.stop();
     }
+  });
+
+  it("puts the job's id on every line the job logs", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const deviceId = await addLoopbackDevice(t, await t.token(), { port: 1, templateId: await builtinTemplateId(t, "cisco-ios") });
+    const { job } = await enqueueDeviceJob(t.db, { type: "download", deviceId, trigger: "api", priority: 50, maxAttempts: 1 }, new Date());
+    const worker = startWorker(
+      { db: t.db, secrets: t.secrets, clock: { now: () => new Date() }, logger: createLogger((l) => lines.push(JSON.parse(l))), owner: "collector-a", connectTimeoutMs: 2_000 },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 50 },
+    );
+    try {
+      expect((await settled(job.id)).outcome).toBe("unreachable");
+    } finally {
+      await worker.stop();
+    }
+    expect(lines).toContainEqual(expect.objectContaining({ msg: "job finished", job_id: job.id, device: deviceId, outcome: "unreachable" }));
+    // The worker's loop logs nothing about this job without it: every line naming the device names the job too.
+    for (const line of lines.filter((l) => l.device === deviceId)) expect(line.job_id).toBe(job.id);
   });
 });

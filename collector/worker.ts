@@ -9,6 +9,7 @@ import { runComplianceJob } from "./compliance-job.ts";
 import { runSnippetJob } from "./snippet-job.ts";
 import { runEventJob } from "./event-job.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
+import { withFields } from "../src/logger.ts";
 
 export type WorkerOptions = {
   /** Sessions at once; COLLECTOR_CONCURRENCY. */
@@ -36,44 +37,46 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
   let lastRequeue = 0;
 
   async function run(job: Job): Promise<void> {
+    // Everything the job logs, down to its session, carries its id.
+    const jobDeps: DownloadDeps = { ...deps, logger: withFields(deps.logger, { job_id: job.id }) };
     const controller = new AbortController();
     const limit = setTimeout(() => controller.abort(`the job ran past its time limit of ${options.jobTimeLimitMs / 1000} s`), options.jobTimeLimitMs);
     const heartbeat = setInterval(async () => {
       try {
-        if (!(await extendLease(deps.db, job.id, deps.owner, deps.clock.now(), options.leaseMs))) controller.abort("the job's lease was lost");
+        if (!(await extendLease(jobDeps.db, job.id, jobDeps.owner, jobDeps.clock.now(), options.leaseMs))) controller.abort("the job's lease was lost");
       } catch (err) {
-        deps.logger.warn("lease renewal failed", { job: job.id, error: describeError(err) });
+        jobDeps.logger.warn("lease renewal failed", { error: describeError(err) });
       }
     }, Math.max(100, options.leaseMs / 3));
     const started = Date.now();
     try {
       if (job.type === "download" && job.deviceId) {
-        const end = await runDownloadJob(deps, job, controller.signal);
+        const end = await runDownloadJob(jobDeps, job, controller.signal);
         // One line per run: which collector ran what, and how it went (messages never carry secrets).
-        if (end) deps.logger.info(end.retrying ? "job will be retried" : "job finished", { job: job.id, device: job.deviceId, attempt: job.attempts, ...end, duration_ms: Date.now() - started });
+        if (end) jobDeps.logger.info(end.retrying ? "job will be retried" : "job finished", { device: job.deviceId, attempt: job.attempts, ...end, duration_ms: Date.now() - started });
       } else if (job.type === "snippet_push" && job.deviceId) {
         // The downloads around the push hold their leases for the job's whole time limit: nothing renews them.
-        const end = await runSnippetJob(deps, job, options.jobTimeLimitMs, controller.signal);
-        if (end) deps.logger.info("job finished", { job: job.id, type: job.type, device: job.deviceId, outcome: end.outcome, message: end.message, duration_ms: Date.now() - started });
+        const end = await runSnippetJob(jobDeps, job, options.jobTimeLimitMs, controller.signal);
+        if (end) jobDeps.logger.info("job finished", { type: job.type, device: job.deviceId, outcome: end.outcome, message: end.message, duration_ms: Date.now() - started });
       } else if (job.type === "purge_configs") {
-        const end = await runPurgeJob(deps, job);
-        if (end) deps.logger.info("job finished", { job: job.id, type: job.type, ...end, duration_ms: Date.now() - started });
+        const end = await runPurgeJob(jobDeps, job);
+        if (end) jobDeps.logger.info("job finished", { type: job.type, ...end, duration_ms: Date.now() - started });
       } else if (job.type === "backup_database") {
-        const end = await runBackupJob(deps, job);
-        if (end) deps.logger.info("job finished", { job: job.id, type: job.type, ...end, duration_ms: Date.now() - started });
-      } else if (job.type === "event" && deps.consumers) {
-        const end = await runEventJob(deps, deps.consumers, job, controller.signal);
-        if (end) deps.logger.info(end.retrying ? "job will be retried" : "job finished", { job: job.id, type: job.type, ...end, duration_ms: Date.now() - started });
+        const end = await runBackupJob(jobDeps, job);
+        if (end) jobDeps.logger.info("job finished", { type: job.type, ...end, duration_ms: Date.now() - started });
+      } else if (job.type === "event" && jobDeps.consumers) {
+        const end = await runEventJob(jobDeps, jobDeps.consumers, job, controller.signal);
+        if (end) jobDeps.logger.info(end.retrying ? "job will be retried" : "job finished", { type: job.type, ...end, duration_ms: Date.now() - started });
       } else if (job.type === "compliance") {
-        const end = await runComplianceJob(deps, job);
-        if (end) deps.logger.info("job finished", { job: job.id, type: job.type, device: job.deviceId, ...end, duration_ms: Date.now() - started });
-      } else await completeJob(deps.db, job, deps.owner, { outcome: "error", message: `this collector cannot run ${job.type} jobs` }, deps.clock.now());
+        const end = await runComplianceJob(jobDeps, job);
+        if (end) jobDeps.logger.info("job finished", { type: job.type, device: job.deviceId, ...end, duration_ms: Date.now() - started });
+      } else await completeJob(jobDeps.db, job, jobDeps.owner, { outcome: "error", message: `this collector cannot run ${job.type} jobs` }, jobDeps.clock.now());
     } catch (err) {
       // Recording how the job ended failed (a busy database only delays it: WAIT_UNTIL_WRITTEN). Ending the job
       // with the error, in a statement of its own, frees its device now instead of when its lease runs out.
-      deps.logger.error("job failed", { job: job.id, error: describeError(err) });
-      await completeJob(deps.db, job, deps.owner, { outcome: "error", message: `the job's end could not be recorded: ${failureReason(err).slice(0, 500)}` }, deps.clock.now())
-        .catch((again) => deps.logger.error("could not end the job; its lease will run out", { job: job.id, error: describeError(again) }));
+      jobDeps.logger.error("job failed", { error: describeError(err) });
+      await completeJob(jobDeps.db, job, jobDeps.owner, { outcome: "error", message: `the job's end could not be recorded: ${failureReason(err).slice(0, 500)}` }, jobDeps.clock.now())
+        .catch((again) => jobDeps.logger.error("could not end the job; its lease will run out", { error: describeError(again) }));
     } finally {
       clearTimeout(limit);
       clearInterval(heartbeat);

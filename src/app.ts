@@ -8,7 +8,10 @@ import { ApiError } from "./http/errors.ts";
 import type { AppEnv, Services } from "./http/env.ts";
 import { createRateLimiter } from "./http/rate-limit.ts";
 import { uniqueViolationError } from "./http/unique-violation.ts";
-import { silentLogger } from "./logger.ts";
+import { silentLogger, withFields } from "./logger.ts";
+import { metricsHandler } from "./metrics/endpoint.ts";
+import { createMetrics } from "./metrics/registry.ts";
+import { acceptedRequestId } from "./http/request-id.ts";
 import { validationHook } from "./http/validation.ts";
 import type { ApiDocsFiles } from "./web/api-docs-files.ts";
 import { createWebApp } from "./web/routes.ts";
@@ -32,21 +35,34 @@ function methodNotAllowed(routes: RouteEntry[], method: string, path: string): s
 /** Builds the whole HTTP application on the given services. It never listens: launchers and tests do that. */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const clock = deps.clock ?? systemClock;
+  const metrics = createMetrics({ db: deps.db, clock });
+  const logger = deps.logger ?? silentLogger;
   const services: Services = {
     db: deps.db,
     config: deps.config,
     secrets: deps.secrets,
     clock,
-    logger: deps.logger ?? silentLogger,
-    rateLimiter: deps.rateLimiter ?? createRateLimiter(deps.config.rateLimitPerMinute, clock),
+    logger,
+    rateLimiter: metrics.countRefusals(deps.rateLimiter ?? createRateLimiter(deps.config.rateLimitPerMinute, clock)),
+    metrics,
   };
+  const logRequests = deps.config.logLevel === "debug";
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
   app.use(async (c, next) => {
-    c.set("services", services);
+    const started = performance.now();
+    const requestId = acceptedRequestId(c.req.header("x-request-id"));
+    // The request's own services: the same ones, with a logger that puts the request id on every line.
+    c.set("services", { ...services, logger: withFields(logger, { request_id: requestId }) });
     c.set("clientIp", deps.clientIp?.(c) ?? "unknown");
     await next();
     c.header("X-Content-Type-Options", "nosniff");
+    c.header("X-Request-Id", requestId);
+    // The matched route's template (/api/v1/devices/:id), never the raw path; "/*" means only middleware matched.
+    const route = c.req.routePath === "/*" ? "unmatched" : c.req.routePath;
+    const seconds = (performance.now() - started) / 1000;
+    metrics.observeRequest(route, c.req.method, c.res.status, seconds);
+    if (logRequests) c.var.services.logger.debug("request", { method: c.req.method, route, status: c.res.status, duration_ms: Math.round(seconds * 1000) });
   });
 
   // The orchestrators' probes: no token, so limited per client address (the API's per-token limit).
@@ -64,6 +80,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     return state.ready ? c.json({ status: "ready" }, 200) : c.json({ status: "unavailable", message: state.message }, 503);
   });
 
+  app.get("/metrics", metricsHandler);
   app.use("/api/*", rconfigEdge);
   app.route("/", createV1Api());
   app.route("/", createV2Api());
@@ -101,11 +118,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     }
     if (isBusy(err)) {
       // Another process (a collector storing, storage maintenance) kept the database's write lock past the wait.
-      services.logger.warn("the database stayed busy; answered 503", { method: c.req.method, path: c.req.path });
+      c.var.services.logger.warn("the database stayed busy; answered 503", { method: c.req.method, path: c.req.path });
       c.header("Retry-After", "5");
       return c.json({ message: "The database is busy with another writer (a collector or maintenance): nothing was changed; retry in a few seconds" }, 503);
     }
-    services.logger.error("unhandled error", { method: c.req.method, path: c.req.path, error: String(err), stack: (err as Error).stack });
+    c.var.services.logger.error("unhandled error", { method: c.req.method, path: c.req.path, error: String(err), stack: (err as Error).stack });
     return c.json({ message: "Server error: the request failed unexpectedly; see the server log" }, 500);
   });
 

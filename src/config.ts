@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LOG_LEVELS, type LogLevel } from "./logger.ts";
 
 /**
  * Settings come from the environment once, in the launcher, and are passed down; nothing else reads the
@@ -28,6 +29,9 @@ const envSchema = z.object({
   COLLECTOR_JOB_TIME_LIMIT_SECONDS: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(5, "must be at least 5").max(86_400, "must be at most 86400").default(600),
   COLLECTOR_CONCURRENCY: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(5000, "must be at most 5000").default(50),
   ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+  METRICS_PUBLIC: onOff.default(false),
+  LOG_LEVEL: z.string().transform((v) => v.trim().toLowerCase())
+    .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` })).default("info"),
   SESSION_LIFETIME_MINUTES: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(5, "must be at least 5").max(43_200, "must be at most 43200 (30 days)").default(120),
 });
 
@@ -51,6 +55,10 @@ export type Config = {
   adminPassword: string | undefined;
   /** A web login ends after this long without a request. */
   sessionLifetimeMs: number;
+  /** GET /metrics answers without a token. */
+  metricsPublic: boolean;
+  /** The least severe log line written. */
+  logLevel: LogLevel;
 };
 
 export class ConfigError extends Error {}
@@ -82,5 +90,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     collectorJobTimeLimitMs: e.COLLECTOR_JOB_TIME_LIMIT_SECONDS * 1000,
     adminPassword: e.ADMIN_PASSWORD,
     sessionLifetimeMs: e.SESSION_LIFETIME_MINUTES * 60_000,
+    metricsPublic: e.METRICS_PUBLIC,
+    logLevel: e.LOG_LEVEL,
   };
 }

@@ -12,10 +12,9 @@ import { startHealthSchedule } from "./modules/system/schedule.ts";
  * The Deno launcher: the same steps as main.ts, served by Deno.serve. It never starts a collector: the
  * collector is a Node process (run `npm run collector` beside it); the two meet only in the database.
  */
-const logger = createLogger();
-
 async function main() {
   const config = loadConfig(Deno.env.toObject());
+  const logger = createLogger(undefined, { level: config.logLevel, human: Deno.stderr.isTerminal() });
   const { db, client, secrets } = await openServices(config, logger);
   if (config.collector) logger.info("COLLECTOR is ignored under Deno: run `npm run collector` (Node) beside the API");
 

@@ -9,10 +9,10 @@ import { AppKeyError } from "./secrets/box.ts";
 import { startHealthSchedule } from "./modules/system/schedule.ts";
 import { startCollectorProcess } from "./runtime/collector-process.ts";
 
-const logger = createLogger();
-
 async function main() {
   const config = loadConfig(process.env);
+  // Human lines for a person watching a terminal; JSON lines for anything that collects the log.
+  const logger = createLogger(undefined, { level: config.logLevel, human: process.stderr.isTTY === true });
   const { db, client, secrets } = await openServices(config, logger);
 
   const app = createApp({

@@ -23,6 +23,7 @@ import { registerSnippetRoutes } from "../modules/snippets/handlers.ts";
 import { registerSystemRoutes } from "../modules/system/handlers.ts";
 import { registerDashboardRoutes } from "../modules/dashboard/handlers.ts";
 import { registerSettingsRoutes } from "../modules/settings/handlers.ts";
+import { registerMailRoutes } from "../modules/mail/handlers.ts";
 import { registerBackupRoutes } from "../modules/backups/handlers.ts";
 import { registerReportRoutes } from "../modules/reports/handlers.ts";
 import { registerRconfigRoutes } from "../compat/rconfig/routes.ts";
@@ -62,6 +63,7 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
   registerSystemRoutes(api, { rconfigPath: "v1" });
   registerDashboardRoutes(api);
   registerSettingsRoutes(api);
+  registerMailRoutes(api);
   registerBackupRoutes(api);
   registerReportRoutes(api);
   registerRconfigRoutes(api, "v1");

@@ -44,7 +44,7 @@ beforeAll(async () => {
 
   // Migrated once with a logger that keeps what it hears, as a launcher would; the test context's own start then finds nothing to do.
   const database = await openDatabase(url);
-  const logger = { info() {}, error() {}, warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push({ msg, fields }) };
+  const logger = { debug() {}, info() {}, error() {}, warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push({ msg, fields }) };
   await migrateDatabase(database.location, database.db, systemClock, loadBuiltinTemplates(), logger);
   database.client.close();
   t = await createTestContext({ storageDir: dir });

@@ -4,6 +4,7 @@ import type { Db } from "../db/client.ts";
 import type { SecretBox } from "../secrets/box.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import type { Logger } from "../logger.ts";
+import type { Metrics } from "../metrics/registry.ts";
 import type { Ability } from "../auth/abilities.ts";
 import type { DeviceScope } from "../auth/scope.ts";
 
@@ -15,6 +16,7 @@ export type Services = {
   secrets: SecretBox;
   rateLimiter: RateLimiter;
   logger: Logger;
+  metrics: Metrics;
 };
 
 /** Who is calling, resolved from the API token by the route guard (or from a web session by the web's page guard). */

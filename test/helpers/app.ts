@@ -16,6 +16,7 @@ import { issueToken } from "../../src/auth/tokens.ts";
 import { ABILITIES, type Ability } from "../../src/auth/abilities.ts";
 import { checkAgainstContract } from "./contract.ts";
 import { nameKey } from "../../src/db/name-key.ts";
+import type { Logger } from "../../src/logger.ts";
 
 export const TEST_APP_KEY = "base64:" + Buffer.alloc(32, 7).toString("base64");
 export const TEST_PASSWORD = "correct-horse-battery";
@@ -57,7 +58,13 @@ export type RequestOptions = {
 };
 
 /** A fresh app on its own temporary SQLite file, plus shortcuts to make users, roles and tokens. */
-export async function createTestContext(options: { rateLimitPerMinute?: number; clock?: Clock; storageDir?: string } = {}) {
+export async function createTestContext(options: {
+  rateLimitPerMinute?: number; clock?: Clock; storageDir?: string;
+  /** More settings, as environment variables (METRICS_PUBLIC, LOG_LEVEL ...). */
+  env?: Record<string, string>;
+  /** Where the app's log lines go (silent by default). */
+  logger?: Logger;
+} = {}) {
   // storageDir: a directory holding a database an older release left (it is migrated, and removed on close).
   const dir = options.storageDir ?? mkdtempSync(join(tmpdir(), "netkeep-test-"));
   const clock = options.clock ?? systemClock;
@@ -66,11 +73,12 @@ export async function createTestContext(options: { rateLimitPerMinute?: number; 
     APP_KEY: TEST_APP_KEY,
     RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
     APP_URL: "http://netkeep.test",
+    ...options.env,
   });
   const { db, client, location, threadLock } = await openDatabase(config.databaseUrl);
   await migrateDatabase(location, db, clock, loadBuiltinTemplates());
   const secrets = await openSecretBox(TEST_APP_KEY);
-  const app = createApp({ db, config, secrets, clock });
+  const app = createApp({ db, config, secrets, clock, logger: options.logger });
   const uncheckedRequest = holdToContract(app);
   let userCounter = 0;
 

@@ -13,3 +13,4 @@ export * from "./snippets.ts";
 export * from "./system.ts";
 export * from "./settings.ts";
 export * from "./events.ts";
+export * from "./mail.ts";

@@ -43,7 +43,7 @@ export const TaskInput = z
       .optional()
       .openapi({ description: "IANA time zone the cron expression is read in (default UTC)", example: "Europe/Berlin" }),
     is_paused: z.boolean().optional().openapi({ description: "Paused tasks never run on their schedule (run-now still works)", example: false }),
-    notify_on_failure: z.boolean().optional().openapi({ description: "Flag the task's failed runs for notification", example: true }),
+    notify_on_failure: z.boolean().optional().openapi({ description: "Mail each run with failures, one message listing every failed device and why, to the users subscribed to task failures (PUT /users/{id}/mail-subscriptions)", example: true }),
     snippet_id: z.number().int("must be a whole number").positive("must be a positive id").nullable().optional()
       .openapi({ description: "snippet tasks: the snippet each run deploys (creating or changing one needs snippets.write)", example: null }),
     snippet_options: SnippetTaskOptionsInput.nullable().optional(),
