@@ -15,9 +15,9 @@ const create = (body: Record<string, unknown>) => t.call("/api/v1/devices", { me
 
 describe("a new device's default template", () => {
   it("is the vendor's built-in when the vendor has exactly one", async () => {
-    const res = await create({ device_name: "jnp-edge-01", device_vendor: "juniper" });
+    const res = await create({ device_name: "eos-edge-01", device_vendor: "arista" });
     expect(res.status).toBe(201);
-    expect(res.body.data.device_template_id).toBe(await builtinTemplateId(t, "juniper-junos"));
+    expect(res.body.data.device_template_id).toBe(await builtinTemplateId(t, "arista-eos"));
   });
 
   it("is none when the vendor has several built-ins, or when the body names a template or sends null", async () => {

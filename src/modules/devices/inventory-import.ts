@@ -163,7 +163,7 @@ export async function importInventory(ctx: WriteContext, source: InventorySource
       device_name: entry.name,
       device_ip: entry.ip || entry.name,
       device_vendor: family.vendor,
-      device_template_id: templateId,
+      device_template_id: templateId ?? null, // named but not installed, or none: the warning says "without a connection template", so no default either
       device_cred_id: 0,
       device_username: entry.username,
       device_password: entry.password,
