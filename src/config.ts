@@ -28,6 +28,7 @@ const envSchema = z.object({
   COLLECTOR_JOB_TIME_LIMIT_SECONDS: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(5, "must be at least 5").max(86_400, "must be at most 86400").default(600),
   COLLECTOR_CONCURRENCY: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(5000, "must be at most 5000").default(50),
   ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(3600, "must be at most 3600").default(25),
   SESSION_LIFETIME_MINUTES: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(5, "must be at least 5").max(43_200, "must be at most 43200 (30 days)").default(120),
 });
 
@@ -51,6 +52,8 @@ export type Config = {
   adminPassword: string | undefined;
   /** A web login ends after this long without a request. */
   sessionLifetimeMs: number;
+  /** On SIGTERM/SIGINT, how long requests in flight and a collector's jobs get to finish before the exit is forced. */
+  shutdownGraceMs: number;
 };
 
 export class ConfigError extends Error {}
@@ -82,5 +85,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     collectorJobTimeLimitMs: e.COLLECTOR_JOB_TIME_LIMIT_SECONDS * 1000,
     adminPassword: e.ADMIN_PASSWORD,
     sessionLifetimeMs: e.SESSION_LIFETIME_MINUTES * 60_000,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
   };
 }
