@@ -46,9 +46,10 @@ export function startCollectorProcess(logger: Logger): CollectorProcess {
           child.kill("SIGKILL");
           resolve(false);
         }, Math.max(0, deadline - Date.now()));
-        child.once("exit", (code) => {
+        child.once("exit", (code, signal) => {
           clearTimeout(kill);
-          resolve(code === 0);
+          // Ended by the signal itself: it was still loading, before its handlers (and any job) existed.
+          resolve(code === 0 || signal === "SIGTERM" || signal === "SIGINT");
         });
         child.kill("SIGTERM");
       });
@@ -57,6 +58,6 @@ export function startCollectorProcess(logger: Logger): CollectorProcess {
 }
 
 export type CollectorProcess = {
-  /** SIGTERM, then waits for it to exit until `deadline` (epoch ms); SIGKILL after. True when it stopped cleanly (exit 0). */
+  /** SIGTERM, then waits for it to exit until `deadline` (epoch ms); SIGKILL after. True when it stopped cleanly. */
   stop(deadline: number): Promise<boolean>;
 };
