@@ -1,0 +1,70 @@
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestContext, TEST_APP_KEY, type TestContext } from "./helpers/app.ts";
+import { buildBundles } from "./helpers/build.ts";
+import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "./helpers/collector.ts";
+import { startFakeDevice, type FakeDevice } from "./helpers/fake-device.ts";
+import { freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
+
+/**
+ * compose.yaml's topology, as processes: the API (`node dist/main.js`, COLLECTOR=off) and a collector of its own
+ * (`node dist/collector.js`), both from the production build, sharing one storage directory and nothing else.
+ * A download asked of the API is done by the collector, and the API serves what it stored. Both stop cleanly.
+ */
+
+const USERNAME = "netops";
+const PASSWORD = "Topology-Test-Pass-8812";
+const { prompt, script } = iosScript("edge-7", ["hostname edge-7", "!", "interface Gi1/0/1", " description uplink", "!", "end"]);
+
+let build: ReturnType<typeof buildBundles>;
+let t: TestContext;
+let device: FakeDevice;
+const running: Spawned[] = [];
+
+beforeAll(async () => {
+  build = buildBundles();
+  t = await createTestContext();
+  device = await startFakeDevice({ script, initPrompt: `\r\n${prompt}`, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD } });
+}, 120_000);
+
+afterAll(async () => {
+  running.forEach((s) => stopGroup(s, "SIGKILL"));
+  await device?.close();
+  await t?.close();
+  build?.remove();
+});
+
+describe("API and collector as two processes on one database (compose.yaml)", () => {
+  it("the API queues a download, the separate collector runs it, the API serves the stored configuration", { timeout: 120_000 }, async () => {
+    const token = await t.token();
+    const id = await addLoopbackDevice(t, token, { port: device.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: USERNAME, password: PASSWORD });
+    const port = await freePort();
+    const shared = { STORAGE_DIR: t.dir, APP_KEY: TEST_APP_KEY, DATABASE_URL: "" };
+    const api = start(process.execPath, [join(build.dir, "main.js")], { ...shared, PORT: String(port), HOST: "127.0.0.1", COLLECTOR: "off" });
+    const collector = start(process.execPath, ["--max-semi-space-size=16", join(build.dir, "collector.js")], shared);
+    running.push(api, collector);
+    const base = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${base}/healthz`, api);
+    const get = async (path: string) => {
+      const res = await fetch(`${base}${path}`, { headers: { apitoken: token } });
+      return { status: res.status, body: (await res.json()) as { data: Record<string, unknown> & Record<string, unknown>[] } };
+    };
+
+    const job = await get(`/api/v1/download-now/${id}?wait=60`);
+    expect(job.status, `${api.output()}\n---\n${collector.output()}`).toBe(200);
+    expect(job.body.data, collector.output()).toMatchObject({ state: "finished", outcome: "success" });
+
+    const latest = await get(`/api/v1/configs/latest-by-deviceid/${id}`);
+    expect(latest.status).toBe(200);
+    const runningConfig = (latest.body.data as Record<string, unknown>[]).find((c) => c.command === IOS_CONFIG_COMMAND);
+    expect(runningConfig, JSON.stringify(latest.body)).toBeDefined();
+    const content = await fetch(`${base}/api/v1/configs/${runningConfig!.id}/content`, { headers: { apitoken: token } });
+    expect(await content.text()).toContain(" description uplink");
+    expect(device.sessions).toBe(1);
+
+    api.child.kill("SIGTERM");
+    collector.child.kill("SIGTERM");
+    expect(await api.exited, api.output()).toBe(0);
+    expect(await collector.exited, collector.output()).toBe(0);
+  });
+});
