@@ -11,9 +11,10 @@ import { findUserByName } from "../src/auth/users.ts";
 import { openDatabase, type Database } from "../src/db/client.ts";
 
 /**
- * The API under Deno: `deno task start` (the same command a user types) on a fresh storage directory, one
- * authenticated request and one anonymous one. The token is issued straight into the server's database
- * file with the project's own functions.
+ * The API under Deno: `npx deno task start` (the command the README gives, deno being a devDependency) on a
+ * fresh storage directory, one authenticated request and one anonymous one. The token is issued straight into
+ * the server's database file with the project's own functions. Then `npx deno task start:remote`, which has no
+ * --allow-ffi, against a libSQL server URL.
  */
 const root = fileURLToPath(new URL("..", import.meta.url));
 const deno = join(root, "node_modules", ".bin", "deno");
@@ -60,7 +61,7 @@ if (!existsSync(deno)) {
       dir = mkdtempSync(join(tmpdir(), "netkeep-deno-"));
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
-      child = spawn(deno, ["task", "start"], {
+      child = spawn("npx", ["deno", "task", "start"], {
         cwd: root,
         detached: true,
         stdio: ["ignore", "pipe", "pipe"],
@@ -76,7 +77,7 @@ if (!existsSync(deno)) {
 
       const deadline = Date.now() + STARTUP_LIMIT_MS;
       for (;;) {
-        if (child.exitCode !== null) throw new Error(`deno task start exited with code ${child.exitCode} before serving:\n${output}`);
+        if (child.exitCode !== null) throw new Error(`npx deno task start exited with code ${child.exitCode} before serving:\n${output}`);
         const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
         if (ok) break;
         if (Date.now() > deadline) throw new Error(`deno task start did not answer /healthz within ${STARTUP_LIMIT_MS / 1000} s:\n${output}`);
@@ -109,6 +110,26 @@ if (!existsSync(deno)) {
     it("type-checks under Deno (main.deno.ts is outside tsc)", { timeout: 120_000 }, () => {
       const check = spawnSync(deno, ["check", "src/main.deno.ts"], { cwd: root, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
       expect(check.status, check.stderr + check.stdout).toBe(0);
+    });
+  });
+
+  describe("deno task start:remote", () => {
+    // No libSQL server installs from the registries this project is built against, so the remote path is taken up
+    // to the first request: a server URL must load only the Web-standard client (no native addon, so no FFI
+    // permission), and a server that refuses the connection stops the start with one line.
+    it("takes a libSQL server URL without --allow-ffi: nothing listening there fails the start in one line", { timeout: 120_000 }, async () => {
+      const storage = mkdtempSync(join(tmpdir(), "netkeep-deno-remote-"));
+      const port = await freePort();
+      const run = spawnSync("npx", ["deno", "task", "start:remote"], {
+        cwd: root, encoding: "utf8", timeout: 100_000,
+        env: { ...process.env, NO_COLOR: "1", DATABASE_URL: `http://127.0.0.1:${port}`, DATABASE_AUTH_TOKEN: "", APP_KEY: "", STORAGE_DIR: storage, PORT: String(await freePort()), HOST: "127.0.0.1", COLLECTOR: "off" },
+      });
+      const output = run.stdout + run.stderr;
+      expect(run.status, output).toBe(1);
+      expect(output).toMatch(/^Task start:remote .*deno run (?!.*--allow-ffi).*src\/main\.deno\.ts$/m);
+      expect(output.split("\n").filter((l) => l.startsWith("netkeep:")), output).toEqual(["netkeep: failed to start: fetch failed"]);
+      expect(output).not.toMatch(/ffi|NotCapable|native/i);
+      rmSync(storage, { recursive: true, force: true });
     });
   });
 }

@@ -1,4 +1,4 @@
-import { createClient } from "@libsql/client";
+import { openClient } from "./driver.ts";
 
 /**
  * Folds the write-ahead log into the database file and empties it (`PRAGMA wal_checkpoint(TRUNCATE)`), over a
@@ -9,7 +9,7 @@ import { createClient } from "@libsql/client";
  */
 export async function checkpointWal(url: string, timeoutMs = 5000): Promise<boolean> {
   if (!url.startsWith("file:")) return true;
-  const client = createClient({ url, timeout: timeoutMs });
+  const client = await openClient({ url, timeout: timeoutMs });
   try {
     const { rows } = await client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
     return Number(rows[0]?.[0] ?? 1) === 0;

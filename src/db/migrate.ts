@@ -1,6 +1,6 @@
-import { createClient } from "@libsql/client";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import type { Db } from "./client.ts";
+import { openClient } from "./driver.ts";
 import { seedReferenceData } from "./seed.ts";
 import type { Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../logger.ts";
@@ -38,7 +38,7 @@ export async function migrateDatabase(
  */
 export async function applyMigrations({ url, authToken }: DatabaseLocation, folder = migrationsFolder): Promise<number> {
   const migrations = readMigrationFiles({ migrationsFolder: folder });
-  const client = createClient({ url, authToken, concurrency: 1, ...(url.startsWith("file:") ? { timeout: 60_000 } : {}) });
+  const client = await openClient({ url, authToken, concurrency: 1, ...(url.startsWith("file:") ? { timeout: 60_000 } : {}) });
   try {
     await client.execute("PRAGMA foreign_keys = OFF");
     const tx = await client.transaction("write");
