@@ -5,6 +5,7 @@ import { drizzle } from "drizzle-orm/libsql/web";
 import type { LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "./schema/index.ts";
 import { openClient } from "./driver.ts";
+import { retryingOnServer } from "./remote-retry.ts";
 import { newThreadWriteLock, withWriteTurns, type ThreadWriteLock, type WriteWait } from "./write-turns.ts";
 import type { DatabaseLocation } from "./migrate.ts";
 
@@ -31,8 +32,9 @@ export type Database = { db: Db; client: Client; location: DatabaseLocation; thr
  */
 export async function openDatabase(url: string, authToken?: string, threadLock = newThreadWriteLock(), writeWait: WriteWait = {}): Promise<Database> {
   if (!url.startsWith("file:")) {
-    // Remote servers take concurrent writes, and choose their durability, themselves.
-    const client = await openClient({ url, authToken });
+    // Remote servers take concurrent writes, and choose their durability, themselves; a busy one is waited out
+    // as long as the embedded file's writes wait for another process (remote-retry.ts).
+    const client = retryingOnServer(await openClient({ url, authToken }), writeWait.busyTimeoutMs ?? 10_000);
     return { db: drizzle(client, { schema }), client, location: { url, authToken }, threadLock, writeWait };
   }
   // Loaded here, not imported: it patches the native driver, which a remote database never loads.

@@ -1,3 +1,4 @@
+import type { Client, TransactionMode } from "@libsql/client";
 import { isBusy } from "./write-turns.ts";
 
 /**
@@ -29,4 +30,36 @@ export async function retryTransient<T>(work: () => Promise<T>, budgetMs: number
     }
     await new Promise((resolve) => setTimeout(resolve, pause));
   }
+}
+
+/**
+ * A libSQL server's client whose statements are sent again after transient failures (isTransient) until
+ * `budgetMs`: the write discipline the embedded file has in write-turns.ts (the API: 10 s, then 503; a collector:
+ * as long as it takes). A write transaction takes the server's lock with its BEGIN, sent (and retried) before the
+ * transaction is handed out, so the statements inside it do not meet another writer's lock.
+ */
+export function retryingOnServer(client: Client, budgetMs: number): Client {
+  return new Proxy(client, {
+    get(target, prop) {
+      if (prop === "execute" || prop === "batch" || prop === "migrate" || prop === "executeMultiple") {
+        return (...args: unknown[]) => retryTransient(() => (target[prop] as (...a: unknown[]) => Promise<unknown>)(...args), budgetMs);
+      }
+      if (prop === "transaction") {
+        return (mode?: TransactionMode) =>
+          retryTransient(async () => {
+            const tx = await target.transaction(mode);
+            if (mode === "read") return tx;
+            try {
+              await tx.execute("SELECT 1"); // sends BEGIN: the lock is taken, or this throws and is retried
+              return tx;
+            } catch (err) {
+              tx.close();
+              throw err;
+            }
+          }, budgetMs);
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
