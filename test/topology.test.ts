@@ -4,12 +4,15 @@ import { createTestContext, TEST_APP_KEY, type TestContext } from "./helpers/app
 import { buildBundles } from "./helpers/build.ts";
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "./helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "./helpers/fake-device.ts";
+import { startHranaServer, type HranaServer } from "./helpers/hrana-server.ts";
 import { freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
 
 /**
  * compose.yaml's topology, as processes: the API (`node dist/main.js`, COLLECTOR=off) and a collector of its own
  * (`node dist/collector.js`), both from the production build, sharing one storage directory and nothing else.
  * A download asked of the API is done by the collector, and the API serves what it stored. Both stop cleanly.
+ * Then the same with the database behind a libSQL server (test/helpers/hrana-server.ts, on the same file), as
+ * when API and collectors run on different hosts: DATABASE_URL=http://...
  */
 
 const USERNAME = "netops";
@@ -19,27 +22,35 @@ const { prompt, script } = iosScript("edge-7", ["hostname edge-7", "!", "interfa
 let build: ReturnType<typeof buildBundles>;
 let t: TestContext;
 let device: FakeDevice;
+let server: HranaServer;
 const running: Spawned[] = [];
 
 beforeAll(async () => {
   build = buildBundles();
   t = await createTestContext();
+  server = await startHranaServer(join(t.dir, "netkeep.db"));
   device = await startFakeDevice({ script, initPrompt: `\r\n${prompt}`, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD } });
 }, 120_000);
 
 afterAll(async () => {
   running.forEach((s) => stopGroup(s, "SIGKILL"));
   await device?.close();
+  await server?.close();
   await t?.close();
   build?.remove();
 });
 
-describe("API and collector as two processes on one database (compose.yaml)", () => {
+describe.each([
+  ["the SQLite file in their shared storage directory", () => ""],
+  ["a libSQL server", () => server.url],
+])("API and collector as two processes on one database (compose.yaml): %s", (_, databaseUrl) => {
   it("the API queues a download, the separate collector runs it, the API serves the stored configuration", { timeout: 120_000 }, async () => {
     const token = await t.token();
+    const sessionsBefore = device.sessions;
+    const serverRequestsBefore = server.requests;
     const id = await addLoopbackDevice(t, token, { port: device.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: USERNAME, password: PASSWORD });
     const port = await freePort();
-    const shared = { STORAGE_DIR: t.dir, APP_KEY: TEST_APP_KEY, DATABASE_URL: "" };
+    const shared = { STORAGE_DIR: t.dir, APP_KEY: TEST_APP_KEY, DATABASE_URL: databaseUrl() };
     const api = start(process.execPath, [join(build.dir, "main.js")], { ...shared, PORT: String(port), HOST: "127.0.0.1", COLLECTOR: "off" });
     const collector = start(process.execPath, ["--max-semi-space-size=16", join(build.dir, "collector.js")], shared);
     running.push(api, collector);
@@ -60,7 +71,8 @@ describe("API and collector as two processes on one database (compose.yaml)", ()
     expect(runningConfig, JSON.stringify(latest.body)).toBeDefined();
     const content = await fetch(`${base}/api/v1/configs/${runningConfig!.id}/content`, { headers: { apitoken: token } });
     expect(await content.text()).toContain(" description uplink");
-    expect(device.sessions).toBe(1);
+    expect(device.sessions - sessionsBefore).toBe(1);
+    if (databaseUrl()) expect(server.requests - serverRequestsBefore, "requests the processes sent the libSQL server").toBeGreaterThan(10);
 
     api.child.kill("SIGTERM");
     collector.child.kill("SIGTERM");
