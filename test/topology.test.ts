@@ -40,6 +40,29 @@ afterAll(async () => {
   build?.remove();
 });
 
+/** The built API (collector off) and a built collector on one database; stopped by the caller. */
+async function startPair(databaseUrl: string) {
+  const port = await freePort();
+  const shared = { STORAGE_DIR: t.dir, APP_KEY: TEST_APP_KEY, DATABASE_URL: databaseUrl };
+  const api = start(process.execPath, [join(build.dir, "main.js")], { ...shared, PORT: String(port), HOST: "127.0.0.1", COLLECTOR: "off" });
+  const collector = start(process.execPath, ["--max-semi-space-size=16", join(build.dir, "collector.js")], shared);
+  running.push(api, collector);
+  const base = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${base}/healthz`, api);
+  const stop = async () => {
+    api.child.kill("SIGTERM");
+    collector.child.kill("SIGTERM");
+    expect(await api.exited, api.output()).toBe(0);
+    expect(await collector.exited, collector.output()).toBe(0);
+  };
+  return { api, collector, base, stop };
+}
+
+async function getJson(url: string, token: string) {
+  const res = await fetch(url, { headers: { apitoken: token } });
+  return { status: res.status, body: (await res.json()) as { data: Record<string, unknown> & Record<string, unknown>[] } };
+}
+
 describe.each([
   ["the SQLite file in their shared storage directory", () => ""],
   ["a libSQL server", () => server.url],
@@ -49,23 +72,13 @@ describe.each([
     const sessionsBefore = device.sessions;
     const serverRequestsBefore = server.requests;
     const id = await addLoopbackDevice(t, token, { port: device.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: USERNAME, password: PASSWORD });
-    const port = await freePort();
-    const shared = { STORAGE_DIR: t.dir, APP_KEY: TEST_APP_KEY, DATABASE_URL: databaseUrl() };
-    const api = start(process.execPath, [join(build.dir, "main.js")], { ...shared, PORT: String(port), HOST: "127.0.0.1", COLLECTOR: "off" });
-    const collector = start(process.execPath, ["--max-semi-space-size=16", join(build.dir, "collector.js")], shared);
-    running.push(api, collector);
-    const base = `http://127.0.0.1:${port}`;
-    await waitForHttp(`${base}/healthz`, api);
-    const get = async (path: string) => {
-      const res = await fetch(`${base}${path}`, { headers: { apitoken: token } });
-      return { status: res.status, body: (await res.json()) as { data: Record<string, unknown> & Record<string, unknown>[] } };
-    };
+    const { api, collector, base, stop } = await startPair(databaseUrl());
 
-    const job = await get(`/api/v1/download-now/${id}?wait=60`);
+    const job = await getJson(`${base}/api/v1/download-now/${id}?wait=60`, token);
     expect(job.status, `${api.output()}\n---\n${collector.output()}`).toBe(200);
     expect(job.body.data, collector.output()).toMatchObject({ state: "finished", outcome: "success" });
 
-    const latest = await get(`/api/v1/configs/latest-by-deviceid/${id}`);
+    const latest = await getJson(`${base}/api/v1/configs/latest-by-deviceid/${id}`, token);
     expect(latest.status).toBe(200);
     const runningConfig = (latest.body.data as Record<string, unknown>[]).find((c) => c.command === IOS_CONFIG_COMMAND);
     expect(runningConfig, JSON.stringify(latest.body)).toBeDefined();
@@ -73,10 +86,33 @@ describe.each([
     expect(await content.text()).toContain(" description uplink");
     expect(device.sessions - sessionsBefore).toBe(1);
     if (databaseUrl()) expect(server.requests - serverRequestsBefore, "requests the processes sent the libSQL server").toBeGreaterThan(10);
+    await stop();
+  });
+});
 
-    api.child.kill("SIGTERM");
-    collector.child.kill("SIGTERM");
-    expect(await api.exited, api.output()).toBe(0);
-    expect(await collector.exited, collector.output()).toBe(0);
+describe("a libSQL server busy during a download", () => {
+  it("the collector waits it out: the download is stored and the job succeeds", { timeout: 120_000 }, async () => {
+    const slow = await startFakeDevice({ script, initPrompt: `\r\n${prompt}`, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD }, latencyMs: 300 });
+    try {
+      const token = await t.token();
+      const id = await addLoopbackDevice(t, token, { port: slow.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: USERNAME, password: PASSWORD });
+      const { api, collector, base, stop } = await startPair(server.url);
+      const job = getJson(`${base}/api/v1/download-now/${id}?wait=60`, token);
+      // Busy from the moment the device is asked for its configuration, for longer than the session has left.
+      const deadline = Date.now() + 30_000;
+      while (!slow.received.some((l) => l.startsWith(IOS_CONFIG_COMMAND)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      server.busy(true);
+      await new Promise((r) => setTimeout(r, 3000));
+      server.busy(false);
+      const done = await job;
+      expect(done.status, `${api.output()}\n---\n${collector.output()}`).toBe(200);
+      expect(done.body.data, collector.output()).toMatchObject({ state: "finished", outcome: "success", attempts: 1 });
+      const latest = await getJson(`${base}/api/v1/configs/latest-by-deviceid/${id}`, token);
+      expect((latest.body.data as Record<string, unknown>[]).map((c) => c.command)).toContain(IOS_CONFIG_COMMAND);
+      await stop();
+    } finally {
+      server.busy(false);
+      await slow.close();
+    }
   });
 });
