@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from "../src/config.ts";
 import { createLogger, type Logger } from "../src/logger.ts";
 import { openServices } from "../src/runtime/services.ts";
 import { WAIT_UNTIL_WRITTEN } from "../src/db/write-turns.ts";
+import { checkpointWal } from "../src/db/checkpoint.ts";
 import { AppKeyError } from "../src/secrets/box.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
 import { startScheduler } from "./scheduler.ts";
@@ -25,6 +26,9 @@ setFlagsFromString("--heap-growing-percent=40");
 
 // Replaced once main() has read LOG_LEVEL; until then (and for the parent watch below) the default level.
 let logger: Logger = createLogger(undefined, { human: process.stderr.isTTY === true });
+
+/** Before the end of the shutdown grace period (SHUTDOWN_GRACE_SECONDS), the time kept to hand back jobs and exit. */
+const HAND_BACK_MARGIN_MS = 3000;
 
 /**
  * The collector process: device I/O apart from the API. Any number may run against one database; each
@@ -61,28 +65,38 @@ async function main() {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    logger.info("collector stopping; finishing the jobs in hand", { active: worker.active });
+    // Jobs still running near the end of the grace period go back to the queue, their leases cleared, so another
+    // collector takes them at once; the margin leaves time to do so and exit before the API (or Docker, or
+    // systemd) ends the grace period by force.
+    const grace = config.shutdownGraceMs;
+    const handBackAt = Date.now() + grace - Math.min(HAND_BACK_MARGIN_MS, grace / 2);
+    logger.info("collector stopping; finishing the jobs in hand", { active: worker.active, grace_seconds: grace / 1000 });
     await scheduler.stop();
     await indexer.stop();
     await compliancePass.stop();
     await dispatcher.stop();
-    await worker.stop();
+    const handedBack = await worker.stop(handBackAt);
+    if (handedBack) logger.warn("handed back to the queue the jobs that did not finish within the grace period", { jobs: handedBack });
     await heartbeat.stop();
     await storeThread.close();
     client.close();
+    // The API checkpoints when it stops; this one matters when the collector runs on its own (compose, systemd).
+    await checkpointWal(config.databaseUrl, 1000).catch(() => false);
+    logger.info("collector stopped");
     process.exit(0);
   };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
-  stopWhenParentGone = stop;
+  stopCollector = stop;
 }
 
-/** Until main() has something to finish, there is nothing to lose by exiting at once. */
-let stopWhenParentGone: () => Promise<void> | void = () => process.exit(0);
-// Watched before main() starts, so an API killed while this collector is still starting is noticed too.
+/** Until main() has something to finish, there is nothing to lose by exiting at once (cleanly: 0). */
+let stopCollector: () => Promise<void> | void = () => process.exit(0);
+// Handled before main() starts, so a collector stopped (or whose API is killed) while it is still starting
+// exits cleanly too.
+process.on("SIGTERM", () => void stopCollector());
+process.on("SIGINT", () => void stopCollector());
 watchParent(() => {
   logger.warn("the API that started this collector is gone; stopping");
-  void stopWhenParentGone();
+  void stopCollector();
 });
 
 main().catch((err) => {

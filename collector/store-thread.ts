@@ -1,6 +1,7 @@
 import { Worker } from "node:worker_threads";
 import type { Database } from "../src/db/client.ts";
 import { releaseIfHeldBy } from "../src/db/write-turns.ts";
+import { bundledEntry } from "../src/runtime/built.ts";
 import type { JobEnd, StoreRequest } from "./store-download.ts";
 
 /** What the thread starts with: the database, the lock its writes share with this thread's, and how long they wait. */
@@ -9,10 +10,16 @@ export type StoreMessage = { type: "store"; id: number; request: StoreRequest } 
 /** `end` undefined: the lease was lost. `error`: why storing failed (never a query's parameters). */
 export type StoreReply = { id: number; end?: JobEnd; error?: string } | { ready: true };
 
-// Threads do not inherit this process's TypeScript loader: the thread registers tsx before loading its entry.
-const bootstrap = `import { register } from ${JSON.stringify(import.meta.resolve("tsx/esm/api"))};
+// In production the thread runs its own bundle (dist/store-thread.js). From source, threads do not inherit this
+// process's TypeScript loader: the thread registers tsx before loading its entry.
+const threadEntry = (): { script: string | URL; eval: boolean } => {
+  const built = bundledEntry("store-thread");
+  if (built) return { script: built, eval: false };
+  const bootstrap = `import { register } from ${JSON.stringify(import.meta.resolve("tsx/esm/api"))};
 register();
 await import(${JSON.stringify(new URL("./store-thread-entry.ts", import.meta.url).href)});`;
+  return { script: bootstrap, eval: true };
+};
 
 /**
  * The thread's young generation. A store leaves some 1 MB of short-lived texts behind and almost nothing that
@@ -38,7 +45,8 @@ export function startStoreThread({ location, threadLock, writeWait = {} }: Store
   let nextId = 0;
 
   function start(): Thread {
-    const worker = new Worker(bootstrap, { eval: true, workerData: { location, threadLock, writeWait } satisfies StoreThreadData, resourceLimits: { maxYoungGenerationSizeMb: STORE_THREAD_YOUNG_MB } });
+    const entry = threadEntry();
+    const worker = new Worker(entry.script, { eval: entry.eval, workerData: { location, threadLock, writeWait } satisfies StoreThreadData, resourceLimits: { maxYoungGenerationSizeMb: STORE_THREAD_YOUNG_MB } });
     let opened!: () => void;
     let failed!: (err: Error) => void;
     const ready = new Promise<void>((resolve, reject) => ((opened = resolve), (failed = reject)));

@@ -1,4 +1,4 @@
-import { claimNextJob, completeJob, extendLease, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
+import { claimNextJob, completeJob, extendLease, releaseJob, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
 import { collectorSettingsCache } from "./collector-settings.ts";
 import { runDownloadJob, type DownloadDeps } from "./download.ts";
 import { describeError } from "./errors.ts";
@@ -22,6 +22,9 @@ export type WorkerOptions = {
   jobTimeLimitMs: number;
 };
 
+/** How long stop() waits for the runs it aborted to wind down after handing their jobs back. */
+const ABORTED_RUNS_WAIT_MS = 1000;
+
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 50, pollIntervalMs: 1000, leaseMs: 60_000, jobTimeLimitMs: 10 * 60_000 };
 
 /**
@@ -31,15 +34,15 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 50, pollInte
 export function startWorker(given: DownloadDeps, options: WorkerOptions) {
   // Every worker follows the settings (timeouts), read at most every SETTINGS_TTL_MS.
   const deps: DownloadDeps = { ...given, settings: given.settings ?? collectorSettingsCache(given) };
-  const active = new Set<Promise<void>>();
+  /** The jobs in hand, each with what aborts it. */
+  const active = new Map<Promise<void>, { job: Job; controller: AbortController }>();
   const pause = wakeableSleep();
   let running = true;
   let lastRequeue = 0;
 
-  async function run(job: Job): Promise<void> {
+  async function run(job: Job, controller: AbortController): Promise<void> {
     // Everything the job logs, down to its session, carries its id.
     const jobDeps: DownloadDeps = { ...deps, logger: withFields(deps.logger, { job_id: job.id }) };
-    const controller = new AbortController();
     const limit = setTimeout(() => controller.abort(`the job ran past its time limit of ${options.jobTimeLimitMs / 1000} s`), options.jobTimeLimitMs);
     const heartbeat = setInterval(async () => {
       try {
@@ -95,11 +98,12 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
         while (running && active.size < options.concurrency) {
           const job = await claimNextJob(deps.db, deps.owner, deps.clock.now(), options.leaseMs);
           if (!job) break;
-          const task: Promise<void> = run(job).finally(() => {
+          const controller = new AbortController();
+          const task: Promise<void> = run(job, controller).finally(() => {
             active.delete(task);
             pause.wake();
           });
-          active.add(task);
+          active.set(task, { job, controller });
         }
       } catch (err) {
         deps.logger.error("collector loop error; retrying", { error: describeError(err) });
@@ -116,12 +120,32 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
     wake(): void {
       pause.wake();
     },
-    /** Stops claiming, then waits for the jobs in hand (their leases expire if the process is killed first). */
-    async stop(): Promise<void> {
+    /**
+     * Stops claiming, then waits for the jobs in hand. With `handBackAt` (epoch ms), the jobs still running then
+     * go back to the queue (releaseJob: another collector may take them at once, no lease to wait out, the
+     * attempt not counted) and are aborted; their ends write nothing, the lease being gone. Resolves with how
+     * many were handed back. Without it, it waits as long as they take.
+     */
+    async stop(handBackAt = Infinity): Promise<number> {
       running = false;
       pause.wake();
       await loop;
-      await Promise.allSettled([...active]);
+      const finished = Promise.allSettled([...active.keys()]);
+      let timer: NodeJS.Timeout | undefined;
+      const late = Number.isFinite(handBackAt) ? new Promise<"late">((r) => (timer = setTimeout(() => r("late"), Math.max(0, handBackAt - Date.now())))) : undefined;
+      const first = await Promise.race([finished, ...(late ? [late] : [])]);
+      clearTimeout(timer);
+      if (first !== "late") return 0;
+      const left = [...active.values()];
+      let handedBack = 0;
+      for (const { job, controller } of left) {
+        // Released before aborted, so the aborted run finds its lease gone and records nothing over it.
+        if (await releaseJob(deps.db, job.id, deps.owner, deps.clock.now()).catch(() => false)) handedBack++;
+        controller.abort("the collector is stopping; the job went back to the queue");
+      }
+      // An aborted session closes its socket at once; a run that does not end soon is left behind (the process exits).
+      await Promise.race([finished, new Promise((r) => setTimeout(r, ABORTED_RUNS_WAIT_MS))]);
+      return handedBack;
     },
   };
 }

@@ -32,6 +32,7 @@ const envSchema = z.object({
   METRICS_PUBLIC: onOff.default(false),
   LOG_LEVEL: z.string().transform((v) => v.trim().toLowerCase())
     .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` })).default("info"),
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(3600, "must be at most 3600").default(25),
   SESSION_LIFETIME_MINUTES: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(5, "must be at least 5").max(43_200, "must be at most 43200 (30 days)").default(120),
 });
 
@@ -59,6 +60,8 @@ export type Config = {
   metricsPublic: boolean;
   /** The least severe log line written. */
   logLevel: LogLevel;
+  /** On SIGTERM/SIGINT, how long requests in flight and a collector's jobs get to finish before the exit is forced. */
+  shutdownGraceMs: number;
 };
 
 export class ConfigError extends Error {}
@@ -92,5 +95,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     sessionLifetimeMs: e.SESSION_LIFETIME_MINUTES * 60_000,
     metricsPublic: e.METRICS_PUBLIC,
     logLevel: e.LOG_LEVEL,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
   };
 }

@@ -2,6 +2,7 @@
 import { createApp } from "./app.ts";
 import { systemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { checkpointWal } from "./db/checkpoint.ts";
 import { createLogger } from "./logger.ts";
 import { openServices } from "./runtime/services.ts";
 import { storageApiDocsFiles } from "./runtime/api-docs-files.ts";
@@ -15,31 +16,48 @@ import { startHealthSchedule } from "./modules/system/schedule.ts";
 async function main() {
   const config = loadConfig(Deno.env.toObject());
   const logger = createLogger(undefined, { level: config.logLevel, human: Deno.stderr.isTerminal() });
+  // The port first, as main.ts does: a start that cannot serve creates nothing. Until the app is ready, 503.
+  let serveApp: ((request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response | Promise<Response>) | undefined;
+  const server = Deno.serve({
+    port: config.port,
+    hostname: config.host,
+    onListen: () => {},
+  }, (request, info) => serveApp ? serveApp(request, info) : Response.json({ message: "netkeep is starting; try again in a moment" }, { status: 503, headers: { "retry-after": "1" } }));
+
   const { db, client, secrets } = await openServices(config, logger);
   if (config.collector) logger.info("COLLECTOR is ignored under Deno: run `npm run collector` (Node) beside the API");
-
   const app = createApp({
     db, config, secrets, logger,
     apiDocsFiles: storageApiDocsFiles(config.storageDir),
     // Deno.serve hands its ServeHandlerInfo to app.fetch as the env, so it is c.env here.
     clientIp: (c) => (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname,
   });
-  const server = Deno.serve({
-    port: config.port,
-    hostname: config.host,
-    onListen: ({ hostname, port }) => {
-      logger.info("netkeep API listening", { url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}` });
-    },
-  }, app.fetch);
+  serveApp = (request, info) => app.fetch(request, info);
+  const { hostname, port } = server.addr;
+  logger.info("netkeep API listening", { url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}` });
 
   const health = startHealthSchedule({ db, config, secrets, clock: systemClock, logger });
-  const stop = () => {
+  let stopping = false;
+  // As main.ts: requests in flight get SHUTDOWN_GRACE_SECONDS, then the WAL is emptied; exit 1 when forced.
+  const stop = async () => {
+    if (stopping) Deno.exit(1);
+    stopping = true;
+    logger.info("stopping: no new connections; requests in flight may finish", { grace_seconds: config.shutdownGraceMs / 1000 });
     health.stop();
-    setTimeout(() => Deno.exit(0), 5000);
-    server.shutdown().finally(() => {
-      client.close();
-      Deno.exit(0);
-    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const drained = await Promise.race([
+      server.shutdown().then(() => true),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), config.shutdownGraceMs))),
+    ]);
+    clearTimeout(timer);
+    client.close();
+    await checkpointWal(config.databaseUrl).catch(() => false);
+    if (!drained) {
+      logger.error("stopped by force: the grace period ran out", { grace_seconds: config.shutdownGraceMs / 1000 });
+      Deno.exit(1);
+    }
+    logger.info("stopped");
+    Deno.exit(0);
   };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
@@ -47,6 +65,7 @@ async function main() {
 
 main().catch((err) => {
   if (err instanceof ConfigError || err instanceof AppKeyError) console.error(`netkeep: ${err.message}`);
+  else if (err instanceof Deno.errors.AddrInUse) console.error(`netkeep: cannot listen on ${Deno.env.get("HOST") ?? "127.0.0.1"}:${Deno.env.get("PORT") ?? 3000}: the address is already in use`);
   else console.error(`netkeep: failed to start: ${err instanceof Error ? err.message : String(err)}`);
   Deno.exit(1);
 });

@@ -9,11 +9,13 @@ import { ABILITIES } from "../src/auth/abilities.ts";
 import { issueToken } from "../src/auth/tokens.ts";
 import { findUserByName } from "../src/auth/users.ts";
 import { openDatabase, type Database } from "../src/db/client.ts";
+import { startHranaServer } from "./helpers/hrana-server.ts";
 
 /**
- * The API under Deno: `deno task start` (the same command a user types) on a fresh storage directory, one
- * authenticated request and one anonymous one. The token is issued straight into the server's database
- * file with the project's own functions.
+ * The API under Deno: `npx deno task start` (the command the README gives, deno being a devDependency) on a
+ * fresh storage directory, one authenticated request and one anonymous one. The token is issued straight into
+ * the server's database file with the project's own functions. Then `npx deno task start:remote`, which has no
+ * --allow-ffi, against a libSQL server URL.
  */
 const root = fileURLToPath(new URL("..", import.meta.url));
 const deno = join(root, "node_modules", ".bin", "deno");
@@ -60,7 +62,7 @@ if (!existsSync(deno)) {
       dir = mkdtempSync(join(tmpdir(), "netkeep-deno-"));
       const port = await freePort();
       base = `http://127.0.0.1:${port}`;
-      child = spawn(deno, ["task", "start"], {
+      child = spawn("npx", ["deno", "task", "start"], {
         cwd: root,
         detached: true,
         stdio: ["ignore", "pipe", "pipe"],
@@ -76,7 +78,7 @@ if (!existsSync(deno)) {
 
       const deadline = Date.now() + STARTUP_LIMIT_MS;
       for (;;) {
-        if (child.exitCode !== null) throw new Error(`deno task start exited with code ${child.exitCode} before serving:\n${output}`);
+        if (child.exitCode !== null) throw new Error(`npx deno task start exited with code ${child.exitCode} before serving:\n${output}`);
         const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
         if (ok) break;
         if (Date.now() > deadline) throw new Error(`deno task start did not answer /healthz within ${STARTUP_LIMIT_MS / 1000} s:\n${output}`);
@@ -109,6 +111,68 @@ if (!existsSync(deno)) {
     it("type-checks under Deno (main.deno.ts is outside tsc)", { timeout: 120_000 }, () => {
       const check = spawnSync(deno, ["check", "src/main.deno.ts"], { cwd: root, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
       expect(check.status, check.stderr + check.stdout).toBe(0);
+    });
+  });
+
+  describe("deno task start:remote", () => {
+    // A server URL loads only the Web-standard client (no native addon, so no FFI permission). No libSQL server
+    // installs from the registries here: test/helpers/hrana-server.ts speaks its HTTP protocol over a local file.
+    it("serves from a libSQL server without --allow-ffi, and stops cleanly", { timeout: 120_000 }, async () => {
+      const storage = mkdtempSync(join(tmpdir(), "netkeep-deno-remote-"));
+      const server = await startHranaServer(join(storage, "server.db"));
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      let output = "";
+      const child = spawn("npx", ["deno", "task", "start:remote"], {
+        cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, NO_COLOR: "1", DATABASE_URL: server.url, DATABASE_AUTH_TOKEN: "", APP_KEY: "", STORAGE_DIR: storage, PORT: String(port), HOST: "127.0.0.1", COLLECTOR: "off", ADMIN_PASSWORD: "deno-remote-password" },
+      });
+      child.stdout!.on("data", (b: Buffer) => (output += b.toString()));
+      child.stderr!.on("data", (b: Buffer) => (output += b.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+      let database: Database | undefined;
+      try {
+        const deadline = Date.now() + STARTUP_LIMIT_MS;
+        while ((await fetch(`${base}/healthz`).then((r) => r.status, () => 0)) !== 200) {
+          if (child.exitCode !== null) throw new Error(`start:remote exited with ${child.exitCode}:\n${output}`);
+          if (Date.now() > deadline) throw new Error(`start:remote did not answer within ${STARTUP_LIMIT_MS / 1000} s:\n${output}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        expect(output).toMatch(/^Task start:remote .*deno run (?!.*--allow-ffi).*src\/main\.deno\.ts$/m);
+        database = await openDatabase(server.url);
+        const admin = await findUserByName(database.db, "admin");
+        expect(admin, output).toBeDefined();
+        const { value } = await issueToken(database.db, { userId: admin!.id, name: "deno remote test", abilities: [...ABILITIES] }, new Date());
+        const created = await fetch(`${base}/api/v1/tags`, { method: "POST", headers: { apitoken: value, "content-type": "application/json" }, body: JSON.stringify({ name: "from-deno" }) });
+        expect(created.status, output).toBe(201);
+        const listed = await fetch(`${base}/api/v1/tags`, { headers: { apitoken: value } });
+        expect((await listed.json() as { data: { name: string }[] }).data.map((t) => t.name)).toContain("from-deno");
+        process.kill(-child.pid!, "SIGTERM"); // npx and deno task die of it; the server itself stops cleanly
+        await exited;
+        await new Promise((r) => setTimeout(r, 1000));
+        expect(output).toContain('"msg":"stopped"');
+      } finally {
+        if (child.exitCode === null) process.kill(-child.pid!, "SIGKILL");
+        database?.client.close();
+        await server.close();
+        rmSync(storage, { recursive: true, force: true });
+      }
+    });
+
+    // Nothing listening at the URL: the start fails in one line, still with no FFI permission asked for.
+    it("takes a libSQL server URL without --allow-ffi: nothing listening there fails the start in one line", { timeout: 120_000 }, async () => {
+      const storage = mkdtempSync(join(tmpdir(), "netkeep-deno-remote-"));
+      const port = await freePort();
+      const run = spawnSync("npx", ["deno", "task", "start:remote"], {
+        cwd: root, encoding: "utf8", timeout: 100_000,
+        env: { ...process.env, NO_COLOR: "1", DATABASE_URL: `http://127.0.0.1:${port}`, DATABASE_AUTH_TOKEN: "", APP_KEY: "", STORAGE_DIR: storage, PORT: String(await freePort()), HOST: "127.0.0.1", COLLECTOR: "off" },
+      });
+      const output = run.stdout + run.stderr;
+      expect(run.status, output).toBe(1);
+      expect(output).toMatch(/^Task start:remote .*deno run (?!.*--allow-ffi).*src\/main\.deno\.ts$/m);
+      expect(output.split("\n").filter((l) => l.startsWith("netkeep:")), output).toEqual(["netkeep: failed to start: fetch failed"]);
+      expect(output).not.toMatch(/ffi|NotCapable|native/i);
+      rmSync(storage, { recursive: true, force: true });
     });
   });
 }

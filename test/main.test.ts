@@ -1,8 +1,14 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { afterAll, describe, expect, it } from "vitest";
+import { createServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyPassword } from "../src/auth/passwords.ts";
+import { findUserByName } from "../src/auth/users.ts";
+import { openDatabase } from "../src/db/client.ts";
+import { buildDist } from "./helpers/build.ts";
+import { runCaptured } from "./helpers/svc.ts";
 import { freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
 
 const dirs: string[] = [];
@@ -12,8 +18,17 @@ afterAll(() => {
   dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
 });
 
+// The production build, as `npm ci` leaves it: these tests start what an operator starts, so a broken build fails here.
+beforeAll(() => buildDist(), 120_000);
+
 const launch = (env: Record<string, string>) => {
-  const s = start(process.execPath, ["--import", "tsx", "src/main.ts"], env);
+  const s = start(process.execPath, ["dist/main.js"], env);
+  running.push(s);
+  return s;
+};
+/** `npm start` itself: npm, the shell it runs the script in, and the API (npm passes its signals on). */
+const npmStart = (env: Record<string, string>) => {
+  const s = start("npm", ["start", "--silent"], env);
   running.push(s);
   return s;
 };
@@ -30,7 +45,7 @@ function collectorsFor(storage: string): number[] {
   return readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).flatMap((entry) => {
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
-      if (!cmdline.includes("collector/main.ts")) return [];
+      if (!cmdline.includes("dist/collector.js")) return [];
       if (!readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`STORAGE_DIR=${storage}`)) return [];
       const state = readFileSync(`/proc/${entry}/stat`, "utf8").replace(/^.*\) /s, "")[0];
       return state === "Z" ? [] : [Number(entry)];
@@ -51,7 +66,7 @@ async function eventually<T>(read: () => T, done: (value: T) => boolean, timeout
   return value;
 }
 
-describe("npm start (src/main.ts)", () => {
+describe("npm start (dist/main.js)", () => {
   it("migrates a fresh storage dir, creates admin once with a printed password, serves, runs a collector, and stops on SIGTERM", async () => {
     const storage = mkdtempSync(join(tmpdir(), "netkeep-main-"));
     dirs.push(storage);
@@ -65,7 +80,7 @@ describe("npm start (src/main.ts)", () => {
     expect(first.output().split(password!).length - 1).toBe(1);
     expect(statSync(join(storage, "app.key")).mode & 0o777).toBe(0o600);
     expect(statSync(join(storage, "netkeep.db")).isFile()).toBe(true);
-    expect(groupMembers(first.child.pid!).some((l) => l.includes("collector/main.ts"))).toBe(true);
+    expect(groupMembers(first.child.pid!).some((l) => l.includes("dist/collector.js"))).toBe(true);
 
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/devices`);
     expect(res.status).toBe(401);
@@ -76,7 +91,7 @@ describe("npm start (src/main.ts)", () => {
     const second = launch({ ...env, COLLECTOR: "off" });
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, second);
     expect(second.output()).not.toContain("Created user");
-    expect(groupMembers(second.child.pid!).some((l) => l.includes("collector/main.ts"))).toBe(false);
+    expect(groupMembers(second.child.pid!).some((l) => l.includes("dist/collector.js"))).toBe(false);
     stopGroup(second);
     expect(await second.exited).toBe(0);
   });
@@ -105,6 +120,56 @@ describe("npm start (src/main.ts)", () => {
     expect(collectorsFor(storage), second.output()).toHaveLength(1);
     stopGroup(second);
     expect(await second.exited).toBe(0);
+  });
+
+  it("npm start hands SIGTERM to the API it runs: npm exits 0 once the API and its collector have stopped", { timeout: 90_000 }, async () => {
+    const storage = mkdtempSync(join(tmpdir(), "netkeep-main-"));
+    dirs.push(storage);
+    const port = await freePort();
+    const npm = npmStart({ STORAGE_DIR: storage, PORT: String(port), HOST: "127.0.0.1", APP_KEY: "", DATABASE_URL: "", ADMIN_PASSWORD: "", COLLECTOR: "on" });
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`, npm);
+    await eventually(() => npm.output(), (out) => out.includes("collector started"));
+
+    npm.child.kill("SIGTERM"); // npm's own process, as a container runtime or a service manager signals it
+    expect(await npm.exited, npm.output()).toBe(0);
+    expect(npm.output()).toContain('"msg":"stopped"');
+    const answered = await fetch(`http://127.0.0.1:${port}/healthz`).then(() => "still serving", () => "refused");
+    expect(answered, "the API outlived npm").toBe("refused");
+    expect(await eventually(() => collectorsFor(storage), (pids) => pids.length === 0), "collectors left running").toEqual([]);
+  });
+
+  it("on a port in use creates nothing and says so in one line; the next start creates admin, whose password svc user:password resets", { timeout: 90_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), "netkeep-main-"));
+    dirs.push(root);
+    const storage = join(root, "storage");
+    const port = await freePort();
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(port, "127.0.0.1", resolve));
+    const env = { STORAGE_DIR: storage, PORT: String(port), HOST: "127.0.0.1", APP_KEY: "", DATABASE_URL: "", ADMIN_PASSWORD: "", COLLECTOR: "off" };
+
+    const refused = launch(env);
+    expect(await refused.exited).toBe(1);
+    expect(refused.output().trim()).toBe(`netkeep: cannot listen on 127.0.0.1:${port}: the address is already in use (another netkeep, or another program, is listening there; set PORT or HOST)`);
+    expect(existsSync(storage), "storage created by a start that could not serve").toBe(false);
+    await new Promise((resolve) => taken.close(resolve));
+
+    const served = launch(env);
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`, served);
+    expect(served.output()).toMatch(/Created user 'admin' with password: [A-Za-z0-9]{20}\n/);
+    stopGroup(served);
+    expect(await served.exited).toBe(0);
+
+    // The console as installed: bin/svc.js, which runs the build.
+    const reset = await runCaptured(process.execPath, ["bin/svc.js", "user:password", "--username", "admin", "--password-stdin"], {
+      env: { PATH: process.env.PATH ?? "", STORAGE_DIR: storage }, stdin: "a new admin password\n",
+    });
+    expect(reset.code, reset.stderr).toBe(0);
+    const { db, client } = await openDatabase(`file:${storage}/netkeep.db`);
+    try {
+      expect(await verifyPassword("a new admin password", (await findUserByName(db, "admin"))!.passwordHash)).toBe(true);
+    } finally {
+      client.close();
+    }
   });
 
   it("refuses a bad setting with one line naming the variable", async () => {

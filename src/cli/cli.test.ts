@@ -13,7 +13,7 @@ import { loadConfig } from "../config.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import { TEST_APP_KEY } from "../../test/helpers/app.ts";
 
-const COMMANDS = ["migrate", "user:create", "token:create", "token:list", "token:revoke"];
+const COMMANDS = ["migrate", "user:create", "user:password", "token:create", "token:list", "token:revoke"];
 
 type Run = SvcRun;
 
@@ -72,7 +72,7 @@ describe("svc console", () => {
       expect(help.stdout).toMatch(new RegExp(`^Usage: svc ${COMMANDS[i]}`));
       expect(help.stdout).toContain("--help");
     });
-    expect(helps[2]!.stdout).toContain("--abilities <list>");
+    expect(helps[COMMANDS.indexOf("token:create")]!.stdout).toContain("--abilities <list>");
     expect(existsSync(storageDir)).toBe(false);
   });
 
@@ -107,6 +107,34 @@ describe("svc console", () => {
     expect(occurrences(created.stdout, password)).toBe(1);
     const bob = await findUserByName((await open()).db, "bob");
     expect(await verifyPassword(password, bob!.passwordHash)).toBe(true);
+  });
+
+  it("sets a user's password from stdin or generates one, printed once; records it and refuses an unknown user", async () => {
+    const { db } = await open();
+    const piped = "bob's new password 456";
+    const set = await run(["user:password", "--username", "bob", "--password-stdin"], { stdin: `${piped}\n` });
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toContain("Set the password of 'bob'");
+    expect(set.stdout + set.stderr).not.toContain(piped);
+    expect(await verifyPassword(piped, (await findUserByName(db, "bob"))!.passwordHash)).toBe(true);
+
+    const generated = await run(["user:password", "--username", "BOB"]);
+    expect(generated.code, generated.stderr).toBe(0);
+    const password = lastLine(generated.stdout);
+    expect(password).toMatch(/^[A-Za-z0-9]{20}$/);
+    expect(occurrences(generated.stdout, password)).toBe(1);
+    const bob = (await findUserByName(db, "bob"))!;
+    expect(await verifyPassword(password, bob.passwordHash)).toBe(true);
+    expect(await verifyPassword(piped, bob.passwordHash)).toBe(false);
+    const { rows } = await database!.client.execute({ sql: "select count(*) as n from activity_log where action = 'user.password_change' and subject_id = ?", args: [bob.id] });
+    expect(Number(rows[0]!.n)).toBe(2);
+
+    const [unknown, short] = await Promise.all([
+      run(["user:password", "--username", "nobody"]),
+      run(["user:password", "--username", "bob", "--password-stdin"], { stdin: "short\n" }),
+    ]);
+    expectOneLineError(unknown, /no user is named 'nobody'/);
+    expectOneLineError(short, /at least 8/);
   });
 
   it("refuses bad user input with one line on stderr that says what to fix", async () => {

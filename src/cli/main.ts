@@ -4,6 +4,7 @@ import type { Command } from "./command.ts";
 import { runConsole } from "./run.ts";
 import { migrateCommand } from "./commands/migrate.ts";
 import { userCreateCommand } from "./commands/user-create.ts";
+import { userPasswordCommand } from "./commands/user-password.ts";
 import { tokenCreateCommand } from "./commands/token-create.ts";
 import { tokenListCommand } from "./commands/token-list.ts";
 import { tokenRevokeCommand } from "./commands/token-revoke.ts";
@@ -20,6 +21,7 @@ import { dbRestoreCommand } from "./commands/db-restore.ts";
 const commands: Record<string, Command> = {
   migrate: migrateCommand,
   "user:create": userCreateCommand,
+  "user:password": userPasswordCommand,
   "token:create": tokenCreateCommand,
   "token:list": tokenListCommand,
   "token:revoke": tokenRevokeCommand,

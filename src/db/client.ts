@@ -1,7 +1,11 @@
-import { createClient, type Client } from "@libsql/client";
-import { drizzle, type LibSQLDatabase } from "drizzle-orm/libsql";
+import type { Client } from "@libsql/client";
+// The /web entry: the same drizzle() over any client it is given, without drizzle-orm/libsql's import of the
+// native client (src/db/driver.ts loads whichever a URL needs).
+import { drizzle } from "drizzle-orm/libsql/web";
+import type { LibSQLDatabase } from "drizzle-orm/libsql";
 import * as schema from "./schema/index.ts";
-import { keepPreparedStatements } from "./statement-cache.ts";
+import { openClient } from "./driver.ts";
+import { retryingOnServer } from "./remote-retry.ts";
 import { newThreadWriteLock, withWriteTurns, type ThreadWriteLock, type WriteWait } from "./write-turns.ts";
 import type { DatabaseLocation } from "./migrate.ts";
 
@@ -28,19 +32,21 @@ export type Database = { db: Db; client: Client; location: DatabaseLocation; thr
  */
 export async function openDatabase(url: string, authToken?: string, threadLock = newThreadWriteLock(), writeWait: WriteWait = {}): Promise<Database> {
   if (!url.startsWith("file:")) {
-    // Remote servers take concurrent writes, and choose their durability, themselves.
-    const client = createClient({ url, authToken });
+    // Remote servers take concurrent writes, and choose their durability, themselves; a busy one is waited out
+    // as long as the embedded file's writes wait for another process (remote-retry.ts).
+    const client = retryingOnServer(await openClient({ url, authToken }), writeWait.busyTimeoutMs ?? 10_000);
     return { db: drizzle(client, { schema }), client, location: { url, authToken }, threadLock, writeWait };
   }
-  keepPreparedStatements();
+  // Loaded here, not imported: it patches the native driver, which a remote database never loads.
+  (await import("./statement-cache.ts")).keepPreparedStatements();
   // The writer has no busy timeout (withWriteTurns waits for other connections' locks itself), and is opened
   // again whenever a lock turned it away: each time it needs synchronous set.
   const openWriter = async () => {
-    const writer = createClient({ url, timeout: 0, concurrency: 1 });
+    const writer = await openClient({ url, timeout: 0, concurrency: 1 });
     await writer.execute("PRAGMA synchronous = NORMAL");
     return writer;
   };
-  const client = withWriteTurns(createClient({ url, timeout: 10_000 }), openWriter, { ...writeWait, threadLock });
+  const client = withWriteTurns(await openClient({ url, timeout: 10_000 }), openWriter, { ...writeWait, threadLock });
   // Pragmas are not reads, so these go over the writer. Only a new, empty file takes auto_vacuum, and only
   // before WAL writes its header: such a database hands free pages back to the file system when storage
   // maintenance asks (src/modules/configs/maintenance.ts).

@@ -200,6 +200,20 @@ export async function extendLease(db: DbOrTx, jobId: number, owner: string, now:
 }
 
 /**
+ * Hands a running job back to the queue, to run again at once, as if it had never been claimed: the lease is
+ * cleared and the attempt not counted. For a collector that stops before the job ended; false if the lease was
+ * no longer this owner's.
+ */
+export async function releaseJob(db: DbOrTx, jobId: number, owner: string, now: Date): Promise<boolean> {
+  const rows = await db
+    .update(jobs)
+    .set({ state: "queued", leaseOwner: null, leaseExpiresAt: null, runAfter: now, attempts: sql`max(${jobs.attempts} - 1, 0)` })
+    .where(and(eq(jobs.id, jobId), eq(jobs.leaseOwner, owner), eq(jobs.state, "running")))
+    .returning({ id: jobs.id });
+  return rows.length > 0;
+}
+
+/**
  * Records how a run ended. A retryable failure with attempts left goes back in the queue after a backoff;
  * anything else finishes the job. Returns false when the lease was lost, so the caller writes nothing else.
  */

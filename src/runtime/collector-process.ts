@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../logger.ts";
+import { bundledEntry } from "./built.ts";
 
-const entry = fileURLToPath(new URL("../../collector/main.ts", import.meta.url));
+/** dist/collector.js beside the API's bundle in production; from source, collector/main.ts through tsx. */
+const built = bundledEntry("collector");
+const entryArgs = built ? [fileURLToPath(built)] : ["--import", "tsx", fileURLToPath(new URL("../../collector/main.ts", import.meta.url))];
 
 /**
  * Node options every collector process starts with (here, `npm run collector` in package.json, bench:collect).
@@ -20,11 +23,11 @@ export const COLLECTOR_NODE_ARGS = ["--max-semi-space-size=16"];
  * collector learns the API is gone: the kernel closes it whatever ended the API (kill -9 included), and the
  * collector stops when it closes (collector/parent-watch.ts), so a restarted API never finds a second one running.
  */
-export function startCollectorProcess(logger: Logger): ChildProcess {
+export function startCollectorProcess(logger: Logger): CollectorProcess {
   let stopping = false;
   let child: ChildProcess;
   const start = () => {
-    child = spawn(process.execPath, [...COLLECTOR_NODE_ARGS, "--import", "tsx", entry], { stdio: ["inherit", "inherit", "inherit", "ipc"], env: process.env });
+    child = spawn(process.execPath, [...COLLECTOR_NODE_ARGS, ...entryArgs], { stdio: ["inherit", "inherit", "inherit", "ipc"], env: process.env });
     child.on("exit", (code, signal) => {
       if (stopping) return;
       logger.warn("collector exited; restarting in 2s", { code, signal });
@@ -33,9 +36,28 @@ export function startCollectorProcess(logger: Logger): ChildProcess {
   };
   start();
   return {
-    kill: (signal?: NodeJS.Signals) => {
+    stop(deadline) {
       stopping = true;
-      return child.kill(signal);
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+      return new Promise((resolve) => {
+        // The collector reads the same SHUTDOWN_GRACE_SECONDS and hands its jobs back before this deadline.
+        const kill = setTimeout(() => {
+          logger.error("the collector did not stop within the grace period; killing it");
+          child.kill("SIGKILL");
+          resolve(false);
+        }, Math.max(0, deadline - Date.now()));
+        child.once("exit", (code, signal) => {
+          clearTimeout(kill);
+          // Ended by the signal itself: it was still loading, before its handlers (and any job) existed.
+          resolve(code === 0 || signal === "SIGTERM" || signal === "SIGINT");
+        });
+        child.kill("SIGTERM");
+      });
     },
-  } as ChildProcess;
+  };
 }
+
+export type CollectorProcess = {
+  /** SIGTERM, then waits for it to exit until `deadline` (epoch ms); SIGKILL after. True when it stopped cleanly. */
+  stop(deadline: number): Promise<boolean>;
+};

@@ -4,7 +4,7 @@ import { basename, dirname, join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip, createGzip } from "node:zlib";
-import { createClient } from "@libsql/client";
+import { openClient } from "../db/driver.ts";
 
 /**
  * Database backups of the embedded SQLite file: `VACUUM INTO` on a connection of its own (one read transaction,
@@ -69,7 +69,7 @@ export async function writeBackup(options: { databaseUrl: string; storageDir: st
   const partial = `${out}.partial`;
   rmSync(snapshot, { force: true });
   mkdirSync(dirname(out), { recursive: true });
-  const client = createClient({ url: options.databaseUrl, timeout: 10_000 });
+  const client = await openClient({ url: options.databaseUrl, timeout: 10_000 });
   try {
     await client.execute({ sql: "VACUUM INTO ?", args: [snapshot] });
   } finally {
@@ -145,7 +145,7 @@ async function unpackVerified(file: string, into: string): Promise<void> {
   } catch (err) {
     throw new BackupRefused(`${file} does not decompress (${err instanceof Error ? err.message : String(err)}); nothing was restored`);
   }
-  const client = createClient({ url: `file:${into}` });
+  const client = await openClient({ url: `file:${into}` });
   try {
     const result = await client.execute("PRAGMA integrity_check");
     const problems = result.rows.map((r) => String(r[0])).filter((m) => m !== "ok");
@@ -164,7 +164,7 @@ async function unpackVerified(file: string, into: string): Promise<void> {
  * rollback-journal mode with its WAL folded in, which is what keeping it as the replaced copy needs.
  */
 async function inUse(path: string): Promise<boolean> {
-  const client = createClient({ url: `file:${path}`, timeout: 0 });
+  const client = await openClient({ url: `file:${path}`, timeout: 0 });
   try {
     const result = await client.execute("PRAGMA journal_mode = DELETE");
     return String(result.rows[0]?.[0]).toLowerCase() !== "delete";

@@ -55,10 +55,10 @@ const addDevice = (port: number) =>
   addLoopbackDevice(t, token, { port, templateId: iosTemplate, username: USERNAME, password: PASSWORD, name: `process-device-${++names}` });
 
 /** A collector process on the test's database: a 2 s lease, so a dead collector's jobs come back quickly. */
-function startCollector(concurrency: number): Spawned {
+function startCollector(concurrency: number, env: Record<string, string> = {}): Spawned {
   const collector = start(process.execPath, [...COLLECTOR_NODE_ARGS, "--import", "tsx", "collector/main.ts"], {
     STORAGE_DIR: t.dir, DATABASE_URL: t.config.databaseUrl, APP_KEY: TEST_APP_KEY,
-    COLLECTOR_LEASE_SECONDS: "2", COLLECTOR_CONCURRENCY: String(concurrency),
+    COLLECTOR_LEASE_SECONDS: "2", COLLECTOR_CONCURRENCY: String(concurrency), ...env,
   });
   collectors.push(collector);
   return collector;
@@ -120,6 +120,24 @@ describe("collector processes on one database", () => {
 
     stopGroup(second, "SIGTERM");
     expect(await second.exited, "a collector stops cleanly on SIGTERM").toBe(0);
+  });
+
+  it("a collector stopped (SIGTERM) with a job it cannot finish in the grace period hands it back: lease cleared, attempt not counted, exit 0", async () => {
+    // Goes silent inside the configuration and never finishes: only the hand-back can end this job's run.
+    const stalling = await fakeIos({ faults: { hugeOutputBytes: 100_000, stallAfterBytes: 20_000 } });
+    const id = await addDevice(stalling.port);
+    const { job } = await enqueueDeviceJob(t.db, { type: "download", deviceId: id, trigger: "api", priority: 50, maxAttempts: 3 }, new Date());
+    // A long lease: a job found queued below was handed back, not requeued by an expired lease.
+    const collector = startCollector(2, { SHUTDOWN_GRACE_SECONDS: "2", COLLECTOR_LEASE_SECONDS: "600" });
+    await until("the collector to be inside 'show running-config'", () => stalling.received.some((l) => l.startsWith(CONFIG_COMMAND)), [collector]);
+    expect(await readJob(job.id)).toMatchObject({ state: "running", attempts: 1 });
+
+    collector.child.kill("SIGTERM");
+    const code = await Promise.race([collector.exited, new Promise((r) => setTimeout(() => r("still running 10 s after SIGTERM"), 10_000))]);
+    expect(code, collector.output()).toBe(0);
+    expect(await readJob(job.id)).toMatchObject({ state: "queued", leaseOwner: null, leaseExpiresAt: null, attempts: 0, outcome: null });
+    expect(logOf(collector).find((l) => l.msg.startsWith("handed back"))).toMatchObject({ level: "warn", jobs: 1 });
+    await t.db.update(jobs).set({ state: "finished" }).where(eq(jobs.id, job.id)); // out of the next test's way
   });
 
   it("two collectors never open two sessions to one device at once, and run every job exactly once", async () => {

@@ -17,6 +17,10 @@ import { ABILITIES, type Ability } from "../../src/auth/abilities.ts";
 import { checkAgainstContract } from "./contract.ts";
 import { nameKey } from "../../src/db/name-key.ts";
 import type { Logger } from "../../src/logger.ts";
+import { startHranaServer } from "./hrana-server.ts";
+
+/** The one TEST_DATABASE_URL value the helpers know: each test context behind a libSQL test server of its own. */
+const TEST_SERVER = "test-server";
 
 export const TEST_APP_KEY = "base64:" + Buffer.alloc(32, 7).toString("base64");
 export const TEST_PASSWORD = "correct-horse-battery";
@@ -68,11 +72,15 @@ export async function createTestContext(options: {
   // storageDir: a directory holding a database an older release left (it is migrated, and removed on close).
   const dir = options.storageDir ?? mkdtempSync(join(tmpdir(), "netkeep-test-"));
   const clock = options.clock ?? systemClock;
+  // TEST_DATABASE_URL=test-server: the database behind a libSQL server of the test's own (hrana-server.ts, on
+  // the same file), so the suites run the remote database path (fetch, retries, migrations in one batch).
+  const server = process.env.TEST_DATABASE_URL === TEST_SERVER ? await startHranaServer(join(dir, "netkeep.db")) : undefined;
   const config = loadConfig({
     STORAGE_DIR: dir,
     APP_KEY: TEST_APP_KEY,
     RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
     APP_URL: "http://netkeep.test",
+    DATABASE_URL: server?.url,
     ...options.env,
   });
   const { db, client, location, threadLock } = await openDatabase(config.databaseUrl);
@@ -141,6 +149,7 @@ export async function createTestContext(options: {
 
     async close() {
       client.close();
+      await server?.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 
-const shim = fileURLToPath(new URL("../../bin/svc.js", import.meta.url));
+const source = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 
 export type SvcRun = { code: number | null; stdout: string; stderr: string };
 
@@ -23,8 +23,10 @@ export function runCaptured(
 }
 
 /**
- * `npx svc ...` as an operator runs it: a separate node process through the bin shim, with only PATH, TMPDIR
- * and the given environment (so nothing of the test process's settings leaks in).
+ * `npx svc ...` as an operator runs it: a separate node process, with only PATH, TMPDIR and the given
+ * environment (so nothing of the test process's settings leaks in). It runs the source through tsx, not the bin
+ * shim: the shim runs dist/svc.js when a build exists, which may be older than the source under test
+ * (test/main.test.ts runs the shim on a fresh build).
  */
 export const svc = (args: string[], env: Record<string, string> = {}, stdin = ""): Promise<SvcRun> =>
-  runCaptured(process.execPath, [shim, ...args], { env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env }, stdin });
+  runCaptured(process.execPath, ["--import", "tsx", source, ...args], { env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env }, stdin });

@@ -4,8 +4,8 @@ import { CliError, defineCommand } from "../command.ts";
 
 const MIN_PASSWORD_LENGTH = 8;
 
-/** One trailing newline is what `echo` and most secret stores add; anything else belongs to the password. */
-async function passwordFromStdin(readStdin: () => Promise<string>): Promise<string> {
+/** A password piped to the console (`--password-stdin`). One trailing newline is what `echo` and most secret stores add; anything else belongs to the password. */
+export async function passwordFromStdin(readStdin: () => Promise<string>): Promise<string> {
   const password = (await readStdin()).replace(/\r?\n$/, "");
   if (password.length < MIN_PASSWORD_LENGTH) {
     throw new CliError(`the password on stdin has ${password.length} characters; pipe one of at least ${MIN_PASSWORD_LENGTH}, or leave out --password-stdin to have one generated`);
