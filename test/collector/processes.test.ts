@@ -111,7 +111,7 @@ describe("collector processes on one database", () => {
     expect(healthy.unexpected).toEqual([]);
     const log = logOf(second);
     expect(log.find((l) => l.msg.startsWith("requeued jobs"))).toMatchObject({ level: "warn", jobs: 1 });
-    expect(log.filter((l) => l.msg === "job finished")).toEqual([expect.objectContaining({ job: job.id, device: id, attempt: 2, outcome: "success" })]);
+    expect(log.filter((l) => l.msg === "job finished")).toEqual([expect.objectContaining({ job_id: job.id, device: id, attempt: 2, outcome: "success" })]);
 
     // Nothing stored twice: one version per command, seen once, one change record each.
     const versions = await t.db.select().from(configs).where(eq(configs.deviceId, id));
@@ -161,7 +161,7 @@ describe("collector processes on one database", () => {
     })))).returning({ id: jobs.id });
     const jobIds = queued.map((j) => j.id);
     const rows = () => t.db.select().from(jobs).where(inArray(jobs.id, jobIds));
-    const ranBy = (c: Spawned) => logOf(c).filter((l) => l.msg === "job finished").map((l) => l.job as number);
+    const ranBy = (c: Spawned) => logOf(c).filter((l) => l.msg === "job finished").map((l) => l.job_id as number);
     // A job's row is finished a moment before its collector logs the line that says so.
     await until("every job to finish", async () => (await rows()).every((j) => j.state === "finished") && ranBy(a).length + ranBy(b).length >= jobIds.length, [a, b], 40_000);
 
