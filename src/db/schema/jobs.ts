@@ -15,9 +15,13 @@ export type JobType = (typeof JOB_TYPES)[number];
 export const JOB_STATES = ["queued", "running", "finished"] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
-/** How a finished job ended; what users filter on and what decides a retry. */
+/**
+ * How a finished job ended; what users filter on and what decides a retry. `output_invalid`: the configuration
+ * command printed nothing or no plausible configuration (the template's min_bytes, config_marker).
+ */
 export const JOB_OUTCOMES = [
-  "success", "unchanged", "auth_failed", "unreachable", "timeout", "host_key_changed", "prompt_not_found", "error", "cancelled",
+  "success", "unchanged", "auth_failed", "unreachable", "timeout", "host_key_changed", "prompt_not_found", "output_invalid", "error",
+  "cancelled",
 ] as const;
 export type JobOutcome = (typeof JOB_OUTCOMES)[number];
 

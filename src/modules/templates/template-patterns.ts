@@ -34,6 +34,7 @@ type ShippedYaml = {
   enable?: { password_prompt?: unknown; prompt?: unknown };
   filters?: { drop?: (string | { from?: unknown; to?: unknown })[]; volatile?: (string | { from?: unknown; to?: unknown })[] };
   secrets?: { pattern?: unknown }[];
+  config_marker?: unknown;
   push?: { errors?: unknown[]; prompts?: { pattern?: unknown }[] };
 };
 
@@ -58,6 +59,7 @@ function shippedPatterns(): Record<TemplatePatternRole, Set<string>> {
       else if (f) for (const p of [f.from, f.to]) add(line, p);
     }
     for (const s of t.secrets ?? []) add(text, s?.pattern);
+    add(text, t.config_marker);
     for (const e of t.push?.errors ?? []) add(line, e);
     for (const p of t.push?.prompts ?? []) add(line, p?.pattern);
   }

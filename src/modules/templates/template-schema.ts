@@ -23,6 +23,9 @@
  * endings -> "\n"), then `filters.drop` lines are removed and `secrets` are replaced; that text is stored.
  * `filters.volatile` lines stay stored but are ignored when deciding whether the configuration changed.
  * `config_command` names the command whose output is the device's configuration (default: the first command).
+ * Its stored text (filters and secrets applied) must not be empty, must be at least `min_bytes` long and must
+ * match `config_marker` (a pattern a real configuration always holds, over the whole text with ^ and $ at line
+ * ends: `^hostname `); otherwise the job ends `output_invalid` and nothing of the session is stored.
  * `snmp` applies when the device's credential set has SNMP settings (v3 user, else v2c community): before
  * logging in, the collector reads sysDescr, sysObjectID, sysName and sysUpTime from UDP `snmp.port` (default
  * 161; a device's custom attribute `snmp_port` overrides it, as device_port_override does `port`) to fill the
@@ -121,6 +124,8 @@ const TemplateDocument = z
     pager: z.strictObject({ pattern: regex, answer: z.string() }).optional(),
     commands: z.array(commandLine).min(1),
     config_command: line.optional(),
+    min_bytes: z.number().int().min(1).optional(),
+    config_marker: patternFor("text").optional(),
     teardown: z.array(line).default([]),
     filters: z
       .strictObject({ drop: z.array(lineFilter).default([]), volatile: z.array(lineFilter).default([]) })
