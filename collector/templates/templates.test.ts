@@ -8,6 +8,7 @@ import { parseTemplate, type ConnectionTemplate } from "../../src/modules/templa
 import { FAMILY_TEMPLATES, findOxidizedFixturesDir } from "../../test/helpers/simulation.ts";
 import { comparableText, implausibleConfiguration, promptTail, removeLines, removeSecrets, storedText, stripAnsi } from "../../src/modules/templates/template-text.ts";
 import { cleanCommandOutput } from "../session.ts";
+import { parseSecretExample, secretRuleProblems, type SecretRuleCases } from "../../src/modules/templates/secret-examples.ts";
 
 /**
  * The built-in templates checked against sessions recorded from real devices (Oxidized's model test data,
@@ -92,6 +93,44 @@ describe("built-in templates", () => {
     const families = new Set(fixtures.map((f) => f.family));
     expect([...families].filter((f) => !FAMILY_TEMPLATES[f]), "families without a template").toEqual([]);
     for (const key of Object.values(FAMILY_TEMPLATES)) expect(templates.has(key), `${key}.yaml`).toBe(true);
+  });
+});
+
+/**
+ * Every secret rule of every built-in template, with its own cases (docs/collector.md, "Secret rules"): read from
+ * the YAML as written, so a rule without cases is named here rather than hidden behind a parse error.
+ */
+const secretRules = sources.flatMap((s) =>
+  (((parse(s.code) ?? {}) as { secrets?: SecretRuleCases[] }).secrets ?? []).map((rule, i) => ({ name: `${s.key}.yaml secrets.${i} ${rule.pattern}`, key: s.key, rule })));
+
+describe("built-in secret rules", () => {
+  it.each(secretRules.map((r) => [r.name, r]))("%s masks its example and leaves its look-alike", (_, { rule }) => {
+    expect(rule.example, "every built-in secret rule needs an `example`: a line it must mask, each secret value written [[like this]]").toBeTypeOf("string");
+    expect(rule.look_alike, "every built-in secret rule needs a `look_alike`: a line like the example that holds no secret and must stay").toBeTypeOf("string");
+    expect(secretRuleProblems(rule).map((p) => `${p.key}: ${p.message}`)).toEqual([]);
+  });
+
+  it("every example is masked by its template as a whole too (later rules do not undo an earlier one)", () => {
+    for (const { key, rule } of secretRules) {
+      if (!rule.example) continue;
+      const { text, secrets } = parseSecretExample(rule.example);
+      const stored = removeSecrets(text, templates.get(key)!.secrets);
+      for (const secret of secrets) expect(stored, `${key}: ${rule.example}`).not.toContain(secret);
+    }
+  });
+
+  // Lines that were stored in clear (issue 21), each with the value that must not be stored.
+  const reported: [template: string, line: string, secret: string][] = [
+    ["cisco-ios", "   security wpa psk set-key ascii 0 Wlan-Psk-7731", "Wlan-Psk-7731"],
+    ["cisco-ios", " dot1x username ap-supplicant password 0 Dot1x-Pw-118", "Dot1x-Pw-118"],
+    ["cisco-ios", " mgmtuser username apadmin password 0 Mgmt-Pw-52 secret 0 Mgmt-Secret-9", "Mgmt-Pw-52"],
+    ["cisco-ios", " mgmtuser username apadmin password 0 Mgmt-Pw-52 secret 0 Mgmt-Secret-9", "Mgmt-Secret-9"],
+    ["netgate-tnsr", "snmp community community-name Tnsr-Community-4", "Tnsr-Community-4"],
+  ];
+  it.each(reported)("%s masks the value in %j", (key, line, secret) => {
+    const stored = removeSecrets(line, templates.get(key)!.secrets);
+    expect(stored).not.toContain(secret);
+    expect(stored).toContain("secret");
   });
 });
 

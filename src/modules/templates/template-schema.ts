@@ -47,11 +47,14 @@
  * own patterns run in JavaScript's engine (template-patterns.ts). `prompt`, `pager.pattern` and the login/enable
  * prompts are tested against the last line received; `filters` entries are tested against one line at a time;
  * `secrets` patterns run over a command's whole output with ^ and $ matching at line ends, so one pattern may
- * span lines, and `replace` may use $1.. for the pattern's groups.
+ * span lines, and `replace` may use $1.. for the pattern's groups. A secret rule may carry an `example` (a line it
+ * masks, secret values between [[ and ]]) and a `look_alike` (a line it leaves alone): both are checked on save
+ * (secret-examples.ts), and every built-in rule has them (collector/templates/templates.test.ts).
  */
 import { z } from "zod";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
 import { PatternError } from "../../patterns/user-pattern.ts";
+import { secretRuleProblems } from "./secret-examples.ts";
 import { compileTemplatePattern, DEFAULT_PASSWORD_PROMPT, DEFAULT_USERNAME_PROMPT, type TemplatePatternRole } from "./template-patterns.ts";
 
 /**
@@ -88,9 +91,22 @@ const commandText = (c: z.output<typeof commandLine>) => (typeof c === "string" 
 /** A line filter: a regex matching single lines, or a block from a line matching `from` to one matching `to`. */
 const lineFilter = z.union([regex, z.strictObject({ from: regex, to: regex })]);
 
-const secretRule = z.strictObject({ pattern: patternFor("text"), replace: z.string() }).superRefine((rule, ctx) => {
+/**
+ * A secret rule, with the cases that show what it does: `example`, a line it must mask, each secret value in it
+ * written between [[ and ]]; `look_alike`, a line like it that holds no secret and must stay as it is. Both are
+ * checked here (secretRuleProblems), so a rule that masks a neighbouring word instead of the value is refused.
+ */
+const secretRule = z.strictObject({
+  pattern: patternFor("text"),
+  replace: z.string(),
+  example: z.string().min(1).optional(),
+  look_alike: z.string().min(1).optional(),
+}).superRefine((rule, ctx) => {
   const problem = unknownGroupReference(rule.pattern, rule.replace);
   if (problem) ctx.addIssue({ code: "custom", path: ["replace"], message: problem });
+  // A pattern that does not compile has its own issue on its key.
+  if (problem || !compiles(rule.pattern)) return;
+  for (const p of secretRuleProblems(rule)) ctx.addIssue({ code: "custom", path: [p.key], message: p.message });
 });
 
 /** How a snippet is pushed: see the header. */
@@ -164,6 +180,15 @@ export type ParseResult = { ok: true; template: ConnectionTemplate } | { ok: fal
 
 /** The top-level keys, for messages and documentation. */
 export const TEMPLATE_KEYS = Object.keys(TemplateDocument.in.shape) as (keyof typeof TemplateDocument.in.shape)[];
+
+function compiles(pattern: string): boolean {
+  try {
+    compileTemplatePattern(pattern, "text");
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** `$3` in a replacement for a pattern with two groups would be inserted literally: almost surely a mistake. */
 function unknownGroupReference(pattern: string, replace: string): string | undefined {
