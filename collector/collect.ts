@@ -127,8 +127,8 @@ async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutM
 }
 
 /** An SSH shell channel at its first prompt. */
-async function shellOver(conn: SshConnection, template: ConnectionTemplate, limits: SessionLimits): Promise<ShellSession> {
-  const session = new ShellSession(await conn.shell(), sessionProfileOf(template, false), limits);
+async function shellOver(conn: SshConnection, template: ConnectionTemplate, limits: SessionLimits, profile = sessionProfileOf(template, false)): Promise<ShellSession> {
+  const session = new ShellSession(await conn.shell(), profile, limits);
   await session.expectPrompt();
   return session;
 }
@@ -143,11 +143,12 @@ function sshConnect(target: Target, connectTimeoutMs: number): Promise<SshConnec
 }
 
 /** Telnet, logged in at the first prompt. */
-async function telnetShell<T>(target: Target, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress, work: (session: ShellSession) => Promise<T>): Promise<T> {
+async function telnetShell<T>(target: Target, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress, work: (session: ShellSession) => Promise<T>,
+  profile = sessionProfileOf(target.template, true)): Promise<T> {
   const { template, device, login } = target;
   const channel = await openTelnet({ host: device.ip, port: device.portOverride ?? template.port, connectTimeoutMs });
   return whileOpen(channel, signal, progress, async () => {
-    const session = new ShellSession(channel, sessionProfileOf(template, true), limits);
+    const session = new ShellSession(channel, profile, limits);
     await session.login(login.username, login.password ?? "");
     return await work(session);
   });
@@ -161,15 +162,19 @@ async function collectOverTelnet(plan: Plan, limits: SessionLimits, connectTimeo
  * Runs `work` in an interactive shell on the device, logged in and at its first prompt, over the template's
  * protocol; a shell even for exec templates (a push needs one session for configuration mode). The connection is
  * closed when the work ends or the job is given up. Returns the work's result and the host key seen (SSH).
+ * `profile` replaces the one the template gives (detection, which does not know the family yet, waits for any
+ * built-in's prompt).
  */
-export async function inShell<T>(target: Target, request: { limits: SessionLimits; connectTimeoutMs: number }, signal: AbortSignal, progress: Progress,
+export async function inShell<T>(target: Target, request: { limits: SessionLimits; connectTimeoutMs: number; profile?: SessionProfile }, signal: AbortSignal, progress: Progress,
   work: (session: ShellSession) => Promise<T>): Promise<{ result: T; fingerprint?: string }> {
-  const { limits, connectTimeoutMs } = request;
+  const { limits, connectTimeoutMs, profile } = request;
   try {
     return await untilAborted((async (): Promise<{ result: T; fingerprint?: string }> => {
-      if (target.template.protocol === "telnet") return { result: await telnetShell(target, limits, connectTimeoutMs, signal, progress, work) };
+      if (target.template.protocol === "telnet") {
+        return { result: await telnetShell(target, limits, connectTimeoutMs, signal, progress, work, profile && { ...profile, login: sessionProfileOf(target.template, true).login }) };
+      }
       const conn = await sshConnect(target, connectTimeoutMs);
-      return whileOpen(conn, signal, progress, async () => ({ result: await work(await shellOver(conn, target.template, limits)), fingerprint: conn.fingerprint }));
+      return whileOpen(conn, signal, progress, async () => ({ result: await work(await shellOver(conn, target.template, limits, profile)), fingerprint: conn.fingerprint }));
     })(), signal);
   } catch (err) {
     if (signal.aborted) throw abortError(signal);

@@ -163,6 +163,8 @@ export class ShellSession {
   private idleTimeoutMs: number;
   /** A pager was just answered: what arrives next may start with the sequence that erases its prompt. */
   private afterPager = false;
+  /** What the device printed before its first prompt (after the login over Telnet), and that prompt: detection reads them. */
+  greeting: { banner: string; prompt: string } | undefined;
 
   constructor(private readonly channel: Channel, private readonly profile: SessionProfile, private readonly limits: SessionLimits = DEFAULT_LIMITS) {
     this.idleTimeoutMs = limits.idleTimeoutMs;
@@ -215,8 +217,9 @@ export class ShellSession {
     }
     for (const m of waiter.matchers) {
       if (m.test(line) || m.test(rendered)) {
-        if (m.name === "prompt") this.promptSeen = true;
         const found = { name: m.name, before: this.buffer.completeLines(), line: rendered };
+        if (m.name === "prompt" && !this.promptSeen) this.greeting = { banner: renderTerminal(found.before), prompt: rendered };
+        if (m.name === "prompt") this.promptSeen = true;
         this.buffer.clear();
         this.waiter = undefined;
         waiter.resolve(found);

@@ -7,6 +7,7 @@ import { runPurgeJob } from "./purge-job.ts";
 import { runBackupJob } from "./backup-job.ts";
 import { runComplianceJob } from "./compliance-job.ts";
 import { runSnippetJob } from "./snippet-job.ts";
+import { runDetectJob } from "./detect-job.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
 
 export type WorkerOptions = {
@@ -53,6 +54,9 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
       } else if (job.type === "snippet_push" && job.deviceId) {
         // The downloads around the push hold their leases for the job's whole time limit: nothing renews them.
         const end = await runSnippetJob(deps, job, options.jobTimeLimitMs, controller.signal);
+        if (end) deps.logger.info("job finished", { job: job.id, type: job.type, device: job.deviceId, outcome: end.outcome, message: end.message, duration_ms: Date.now() - started });
+      } else if (job.type === "detect" && job.deviceId) {
+        const end = await runDetectJob(deps, job, controller.signal);
         if (end) deps.logger.info("job finished", { job: job.id, type: job.type, device: job.deviceId, outcome: end.outcome, message: end.message, duration_ms: Date.now() - started });
       } else if (job.type === "purge_configs") {
         const end = await runPurgeJob(deps, job);

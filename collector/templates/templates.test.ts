@@ -8,6 +8,7 @@ import { parseTemplate, type ConnectionTemplate } from "../../src/modules/templa
 import { FAMILY_TEMPLATES, findOxidizedFixturesDir } from "../../test/helpers/simulation.ts";
 import { comparableText, implausibleConfiguration, promptTail, removeLines, removeSecrets, storedText, stripAnsi } from "../../src/modules/templates/template-text.ts";
 import { cleanCommandOutput } from "../session.ts";
+import { proposalOf, rankTemplates, type DetectCandidate } from "../detect-match.ts";
 import { parseSecretExample, secretRuleProblems, type SecretRuleCases } from "../../src/modules/templates/secret-examples.ts";
 
 /**
@@ -177,6 +178,21 @@ if (!fixtureDir) {
       // The answer as the session returns it: without the prompt that ends it, echo and terminal codes cleaned.
       const output = cleanCommandOutput(answer.slice(0, answer.lastIndexOf("\n") + 1), t.config_command);
       expect(implausibleConfiguration(storedText(output, t), t)).toBeUndefined();
+    });
+
+    it("is what detection proposes from the recorded banner, prompt and version output", () => {
+      if (!t.detect) return;
+      const key = FAMILY_TEMPLATES[f.family]!;
+      const candidates: DetectCandidate[] = [...templates].flatMap(([k, c]) => (c.detect ? [{ id: 0, key: k, vendor: c.vendor, detect: c.detect }] : []));
+      const outputs = new Map<string, string>();
+      for (const c of candidates) {
+        const answer = rec.exchanges.find((x) => x.sent === c.detect.command + t.line_ending)?.answer;
+        if (answer !== undefined) outputs.set(c.detect.command, cleanCommandOutput(answer.slice(0, answer.lastIndexOf("\n") + 1), c.detect.command));
+      }
+      if (!outputs.has(t.detect.command)) return; // the version command was not recorded
+      const banner = rec.initPrompt.slice(0, rec.initPrompt.lastIndexOf("\n") + 1);
+      const ranked = rankTemplates({ banner, prompt: promptTail(rec.initPrompt), outputs }, candidates);
+      expect(proposalOf(ranked)?.template, JSON.stringify(ranked)).toBe(key);
     });
 
     it("answers the recorded pager prompts with the template's pager", () => {

@@ -27,7 +27,7 @@ export const retryDelayMs = (attempts: number) => Math.min(30_000 * 4 ** Math.ma
  */
 export async function enqueueDeviceJob(
   db: DbOrTx,
-  input: { type: JobType; deviceId: number; trigger: JobTrigger; priority: number; requestedBy?: number | null; maxAttempts?: number },
+  input: { type: JobType; deviceId: number; trigger: JobTrigger; priority: number; requestedBy?: number | null; maxAttempts?: number; params?: Record<string, unknown> },
   now: Date,
 ): Promise<{ job: Job; created: boolean }> {
   const [pending] = await db
@@ -45,7 +45,7 @@ export async function enqueueDeviceJob(
   const [job] = await db
     .insert(jobs)
     .values({
-      type: input.type, deviceId: input.deviceId, trigger: input.trigger, priority: input.priority,
+      type: input.type, deviceId: input.deviceId, trigger: input.trigger, priority: input.priority, params: input.params ?? null,
       requestedBy: input.requestedBy ?? null, maxAttempts: input.maxAttempts ?? await attemptsFromSettings(db), runAfter: now, createdAt: now,
     })
     .returning();

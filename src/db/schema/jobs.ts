@@ -7,9 +7,10 @@ import { devices } from "./devices.ts";
  * Kinds of work a collector runs. A snippet_push job pushes one device's lines of a snippet deployment (its
  * `params.deployment_device_id`). A purge_configs job (the retention purge task)
  * has no device; a compliance job has one (a task's check of that device) or none (a run of a policy or an
- * assignment over every device it covers, named in `params`).
+ * assignment over every device it covers, named in `params`). A detect job recognises its device's family
+ * (POST /devices/{id}/detect; `params.apply` sets what it found).
  */
-export const JOB_TYPES = ["download", "purge_configs", "compliance", "snippet_push", "backup_database"] as const;
+export const JOB_TYPES = ["download", "purge_configs", "compliance", "snippet_push", "backup_database", "detect"] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export const JOB_STATES = ["queued", "running", "finished"] as const;

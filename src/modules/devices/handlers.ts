@@ -10,6 +10,7 @@ import {
 } from "./service.ts";
 import { registerDeviceImportExportRoutes } from "./import-routes.ts";
 import { registerHostKeyRoutes } from "./host-key.ts";
+import { registerDetectRoutes } from "./detect.ts";
 
 const writeContext = (c: Context<AppEnv>): WriteContext => ({
   db: c.var.services.db,
@@ -23,6 +24,7 @@ const writeContext = (c: Context<AppEnv>): WriteContext => ({
 export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summary: boolean }) {
   registerDeviceImportExportRoutes(app);
   registerHostKeyRoutes(app);
+  registerDetectRoutes(app);
   app.openapi(routes.listDevicesRoute, async (c) => {
     const q = parseListQuery(c, deviceListSpec);
     const { total, rows } = await listDevices(c.var.services.db, c.var.auth.scope, q);

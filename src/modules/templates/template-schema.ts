@@ -34,6 +34,7 @@
  * holds the value read at the last successful download, every command has a stored version and the device has
  * not restarted since, the download is skipped ("unchanged, verified by SNMP"). An agent that does not answer
  * never fails a download: the job's result says so and the download goes on.
+ * `detect` says how POST /devices/{id}/detect recognises the family: see detectSection.
  * `push` says how a snippet is sent (collector/push.ts), always over an interactive shell (an exec template's
  * `prompt` is then used): `enter` lines (configuration mode), then each snippet line, each waiting for the prompt;
  * an answer with a line matching one of `errors` stops the push. A tail matching a `prompts` pattern is answered
@@ -120,6 +121,21 @@ const pushSection = z.strictObject({
   prompts: z.array(z.strictObject({ pattern: regex, answer: z.string().refine((s) => !/[\r\n]/.test(s), "must be one line") })).default([]),
 });
 
+/**
+ * How POST /devices/{id}/detect recognises the family (collector/detect-job.ts): after login it has the banner,
+ * the prompt line, and the output of `command` (default `show version`; sysDescr too when SNMP answers).
+ * `version` must match that output (or sysDescr) for the template to be proposed; `prompt` and `banner`
+ * strengthen a match; `model` and `os_version` take their first group from the output (or sysDescr).
+ */
+const detectSection = z.strictObject({
+  banner: patternFor("text").optional(),
+  prompt: regex.optional(),
+  command: line.default("show version"),
+  version: patternFor("text"),
+  model: patternFor("text").optional(),
+  os_version: patternFor("text").optional(),
+});
+
 const oid = z.string().regex(/^\.?\d+(\.\d+)+$/, "must be a numeric OID such as 1.3.6.1.4.1.9.9.43.1.1.1.0");
 
 const TemplateDocument = z
@@ -148,6 +164,7 @@ const TemplateDocument = z
       .default({ drop: [], volatile: [] }),
     secrets: z.array(secretRule).default([]),
     push: pushSection.optional(),
+    detect: detectSection.optional(),
     snmp: z.strictObject({ config_changed_oid: oid.optional(), port: z.number().int().min(1).max(65535).optional() }).optional(),
   })
   .superRefine((t, ctx) => {
@@ -175,6 +192,7 @@ const TemplateDocument = z
 export type ConnectionTemplate = z.output<typeof TemplateDocument>;
 export type LineFilter = z.output<typeof lineFilter>;
 export type PushSection = z.output<typeof pushSection>;
+export type DetectSection = z.output<typeof detectSection>;
 export type TemplateError = { line: number; key: string; message: string };
 export type ParseResult = { ok: true; template: ConnectionTemplate } | { ok: false; errors: TemplateError[] };
 
