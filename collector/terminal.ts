@@ -2,8 +2,8 @@ import { stripAnsi } from "../src/modules/templates/template-text.ts";
 
 /**
  * Turns what a device's terminal printed into the text a person would have seen: ANSI/VT100 escapes removed,
- * cursor-back (ESC [ n D), backspaces and carriage returns applied the way a terminal applies them (pager prompts that erase themselves
- * with "\r        \r" or "\b\b\b" leave nothing behind), trailing spaces dropped.
+ * cursor-back (ESC [ n D), backspaces and carriage returns applied the way a terminal applies them (pager
+ * prompts that erase themselves with "\r        \r" or "\b\b\b" leave nothing behind), trailing spaces dropped.
  */
 
 // Other control characters but tab, newline, carriage return and backspace.
