@@ -14,6 +14,7 @@ import { describeError } from "./errors.ts";
 import { sessionSettings, type CollectorSettings } from "./collector-settings.ts";
 import { SessionError, type SessionLimits } from "./session.ts";
 import { slots } from "./slots.ts";
+import { Transcript } from "./transcript.ts";
 import { configChangedColumns, snmpPrecheck, snmpResult, type SnmpPrecheck } from "./snmp.ts";
 import { LeaseLost, storeDownload, type JobEnd, type StoreRequest } from "./store-download.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
@@ -33,6 +34,8 @@ export type DownloadDeps = {
   store?: (request: StoreRequest) => Promise<JobEnd | undefined>;
   /** Where the database is and where its backups go, for backup_database jobs (absent: this collector refuses them). */
   backups?: { databaseUrl: string; storageDir: string };
+  /** Each line of a download's session transcript as it happens, secrets masked (svc device:debug prints them). */
+  onTranscriptLine?: (line: string) => void;
 };
 
 /**
@@ -112,6 +115,7 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
   const started = Date.now();
   let plan: Plan | undefined;
   let precheck: SnmpPrecheck | undefined;
+  let transcript: Transcript | undefined;
   const progress: Progress = { connected: false };
   try {
     const loaded = await loadPlan(deps.db, deps.secrets, job.deviceId!);
@@ -131,7 +135,8 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       });
       return { outcome: "unchanged", message, retrying: false };
     }
-    const collected = await collect({ plan, ...(await sessionSettings(deps)) }, signal, progress);
+    transcript = new Transcript(plan.template, plan.login, deps.onTranscriptLine);
+    const collected = await collect({ plan, ...(await sessionSettings(deps)), transcript }, signal, progress);
     const request: StoreRequest = {
       job, owner: deps.owner, deviceId: plan.device.id, templateCode: loaded.templateCode, exclusions: loaded.exclusions,
       storedHashes: loaded.storedHashes, outputs: collected.outputs, skipped: collected.skipped, fingerprint: collected.fingerprint,
@@ -153,7 +158,11 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       const { recorded, retrying } = await completeJob(tx, job, deps.owner, {
         outcome: failure.outcome,
         message,
-        result: { duration_ms: Date.now() - started, ...(failure.lastLines.length ? { last_lines: failure.lastLines } : {}), ...snmpResult(precheck) },
+        result: {
+          duration_ms: Date.now() - started, ...(failure.lastLines.length ? { last_lines: failure.lastLines } : {}), ...snmpResult(precheck),
+          // The session as it went, for GET /devices/{id}/last-failure: what a person fixing the template or the device needs.
+          ...(transcript ? { transcript: transcript.text() } : {}),
+        },
       }, now);
       if (!recorded) {
         deps.logger.warn("lease lost; the job's outcome was discarded", { job: job.id, outcome: failure.outcome });

@@ -52,6 +52,25 @@ export async function enqueueDeviceJob(
   return { job: job!, created: true };
 }
 
+/**
+ * A device job started at once by the process that runs it (svc device:debug) rather than claimed from the queue:
+ * it runs under `owner`'s lease from the start, so no collector takes it, and gets no retry. Undefined when a job
+ * is already running for the device: a device never has two sessions at once.
+ */
+export async function startDeviceJob(
+  db: Db, input: { type: JobType; deviceId: number; trigger: JobTrigger; priority: number }, owner: string, now: Date, leaseMs: number,
+): Promise<Job | undefined> {
+  return await db.transaction(async (tx) => {
+    const [running] = await tx.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.deviceId, input.deviceId), eq(jobs.state, "running"))).limit(1);
+    if (running) return undefined;
+    const [job] = await tx.insert(jobs).values({
+      ...input, state: "running", attempts: 1, maxAttempts: 1, leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + leaseMs),
+      runAfter: now, createdAt: now, startedAt: now,
+    }).returning();
+    return job!;
+  });
+}
+
 /** Ids per query: well under SQLite's bound-parameter limit. */
 const CHUNK = 500;
 
