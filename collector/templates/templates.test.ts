@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadBuiltinTemplates } from "../../src/runtime/builtin-templates.ts";
 import { parseTemplate, type ConnectionTemplate } from "../../src/modules/templates/template-schema.ts";
-import { FAMILY_TEMPLATES, findOxidizedFixturesDir } from "../../test/helpers/simulation.ts";
+import { EXCERPT_RECORDINGS, FAMILY_TEMPLATES, findOxidizedFixturesDir } from "../../test/helpers/simulation.ts";
 import { comparableText, implausibleConfiguration, promptTail, removeLines, removeSecrets, storedText, stripAnsi } from "../../src/modules/templates/template-text.ts";
 import { cleanCommandOutput } from "../session.ts";
 import { proposalOf, rankTemplates, type DetectCandidate } from "../detect-match.ts";
@@ -60,9 +60,6 @@ function recording(f: Fixture): { initPrompt: string; ordered: boolean; exchange
     exchanges: entries.map(([sent, answer]) => ({ sent, answer: unescapeRuby(answer ?? "") })),
   };
 }
-
-/** Recordings whose configuration is an excerpt or a placeholder, not a whole configuration a marker would be in. */
-const EXCERPTS = new Set(["h3c#5130-48G_7.1.070", "nxos#dummy_no_show_inventory_all"]);
 
 /** A keypress that answers a pager: the only entries not terminated by a line ending. */
 const isKeypress = (sent: string) => !/\r?\n$/.test(sent);
@@ -174,7 +171,7 @@ if (!fixtureDir) {
       const sent = t.config_command + t.line_ending;
       const answer = rec.exchanges.find((x) => x.sent === sent)?.answer;
       // Recorded under another command (a category's), or an excerpt a bug report quoted: nothing to check here.
-      if (answer === undefined || EXCERPTS.has(`${f.family}#${f.device}`)) return;
+      if (answer === undefined || EXCERPT_RECORDINGS.has(`${f.family}#${f.device}`)) return;
       // The answer as the session returns it: without the prompt that ends it, echo and terminal codes cleaned.
       const output = cleanCommandOutput(answer.slice(0, answer.lastIndexOf("\n") + 1), t.config_command);
       expect(implausibleConfiguration(storedText(output, t), t)).toBeUndefined();
