@@ -153,15 +153,17 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
     const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
     if (!(err instanceof SessionError)) deps.logger.error("download failed unexpectedly", { job: job.id, error: describeError(err) });
     const now = deps.clock.now();
+    const kept = transcript?.text();
     const message = failure.outcome === "host_key_changed" ? `${failure.message}: POST /api/v1/devices/${job.deviceId}/host-key/reset` : failure.message;
     return await deps.db.transaction(async (tx): Promise<JobEnd | undefined> => {
       const { recorded, retrying } = await completeJob(tx, job, deps.owner, {
         outcome: failure.outcome,
         message,
         result: {
-          duration_ms: Date.now() - started, ...(failure.lastLines.length ? { last_lines: failure.lastLines } : {}), ...snmpResult(precheck),
+          duration_ms: Date.now() - started, ...snmpResult(precheck),
+          ...(failure.lastLines.length ? { last_lines: transcript ? failure.lastLines.map((l) => transcript!.mask(l)) : failure.lastLines } : {}),
           // The session as it went, for GET /devices/{id}/last-failure: what a person fixing the template or the device needs.
-          ...(transcript ? { transcript: transcript.text() } : {}),
+          ...(kept ? { transcript: kept } : {}),
         },
       }, now);
       if (!recorded) {

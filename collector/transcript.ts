@@ -60,7 +60,8 @@ export class Transcript {
     return end.slice(end.indexOf("\n") + 1);
   }
 
-  private mask(text: string): string {
+  /** The text with the template's secret rules applied and the login's secrets replaced (for last_lines too). */
+  mask(text: string): string {
     return this.secrets.reduce((t, s) => t.split(s).join(HIDDEN), removeSecrets(text, this.template.secrets));
   }
 

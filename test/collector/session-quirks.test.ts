@@ -83,6 +83,15 @@ describe("optional commands", () => {
     expect(stored.has("show vtp status")).toBe(false);
   });
 
+  it("a session that fails keeps its transcript and last lines with the secrets masked", async () => {
+    const id = await fakeIos({ script: (line) => (line === IOS_CONFIG_COMMAND ? `${line}\r\nhostname edge-7\r\nsnmp-server community Quirk-Community-77 RO\r\n` : iosAnswer(line)) });
+    const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 600, optionalIdleTimeoutMs: 300 } });
+    expect(job.outcome).toBe("timeout");
+    expect(job.result!.last_lines).toEqual([IOS_CONFIG_COMMAND, "hostname edge-7", "snmp-server community <secret hidden> RO"]);
+    expect(job.result!.transcript).toContain(`[sent] ${IOS_CONFIG_COMMAND}\n${IOS_CONFIG_COMMAND}\nhostname edge-7\nsnmp-server community <secret hidden> RO`);
+    expect(JSON.stringify(job.result)).not.toContain("Quirk-Community-77");
+  });
+
   it("an essential command that stays silent still fails the job", async () => {
     const id = await fakeIos({ script: (line) => (line === IOS_CONFIG_COMMAND ? `${line}\r\n` : iosAnswer(line)) });
     const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 600, optionalIdleTimeoutMs: 300 } });
