@@ -66,6 +66,8 @@ describe("svc device:debug", () => {
     expect(run.stdout).not.toContain(PASSWORD);
     expect(lines.at(-2)).toMatch(/^Job \d+ ended success: \d+ of \d+ command outputs changed$/);
     expect((await latestConfigs(t, id)).get(IOS_CONFIG_COMMAND)).toContain("hostname core-3");
+    const log = (await t.call("/api/v1/activity-logs?filter[action]=device.debug", { token })).body.data;
+    expect(log).toMatchObject([{ username: "svc device:debug", subject_id: id }]);
   });
 
   it("fails with the outcome when the download fails, and the API keeps the masked transcript", async () => {

@@ -6,6 +6,7 @@ import { nameKey } from "../../db/name-key.ts";
 import { devices } from "../../db/schema/index.ts";
 import { getJob, PRIORITY, startDeviceJob } from "../../jobs/queue.ts";
 import { createLogger } from "../../logger.ts";
+import { recordActivity } from "../../modules/activity/record.ts";
 import { loadAppKey } from "../../runtime/app-key-file.ts";
 import { CliError, defineCommand } from "../command.ts";
 
@@ -26,6 +27,7 @@ export const deviceDebugCommand = defineCommand({
     const job = await startDeviceJob(db, { type: "download", deviceId: device.id, trigger: "cli", priority: PRIORITY.downloadNow }, owner, clock.now(), TIME_LIMIT_MS);
     if (!job) throw new CliError(`a job is running for device ${device.name} right now; run svc device:debug again when it has finished`);
 
+    await recordActivity(db, { system: "svc device:debug" }, { action: "device.debug", subjectType: "device", subjectId: device.id, after: { job_id: job.id } }, clock.now());
     io.print(`Debugging device ${device.name} (id ${device.id}) as job ${job.id}; the session follows, secrets masked.`);
     let live = true;
     const controller = new AbortController();
