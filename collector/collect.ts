@@ -2,8 +2,10 @@ import type { devices } from "../src/db/schema/index.ts";
 import { normalizeConfigText } from "../src/modules/configs/text.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 import { compileTemplatePattern } from "../src/modules/templates/template-patterns.ts";
+import { implausibleConfiguration, storedText } from "../src/modules/templates/template-text.ts";
 import { SessionError, ShellSession, type SessionLimits, type SessionProfile } from "./session.ts";
 import { openTelnet } from "./transports/telnet.ts";
+import type { Transcript } from "./transcript.ts";
 import { SshConnection } from "./transports/ssh.ts";
 
 /**
@@ -19,8 +21,8 @@ export type Plan = Target & { commands: string[] };
 /** Where and how to log in: the device, its template and the login to use. */
 export type Target = { device: typeof devices.$inferSelect; template: ConnectionTemplate; login: Login };
 
-/** All a session needs. */
-export type CollectRequest = { plan: Plan; limits: SessionLimits; connectTimeoutMs: number };
+/** All a session needs; `transcript` is told everything received and sent (collector/transcript.ts). */
+export type CollectRequest = { plan: Plan; limits: SessionLimits; connectTimeoutMs: number; transcript?: Transcript };
 
 /** An optional setup line or command that failed, and why: the job's result lists them. */
 export type Skipped = { command: string; reason: string };
@@ -96,7 +98,7 @@ async function whileOpen<T>(connection: { close(): void }, signal: AbortSignal, 
   }
 }
 
-async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
+async function collectOverSsh({ plan, limits, connectTimeoutMs, transcript }: CollectRequest, signal: AbortSignal, progress: Progress) {
   const { template } = plan;
   const conn = await sshConnect(plan, connectTimeoutMs);
   return whileOpen(conn, signal, progress, async () => {
@@ -104,10 +106,16 @@ async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutM
       const outputs = new Map<string, string>();
       const skipped: Skipped[] = [];
       // Each exec channel ends on its own, so an optional command that fails leaves nothing behind to resync.
+      const exec = async (command: string, idleTimeoutMs: number) => {
+        transcript?.sent(command);
+        const output = await conn.exec(command, idleTimeoutMs, limits.maxOutputBytes);
+        transcript?.received(output.endsWith("\n") ? output : `${output}\n`);
+        return output;
+      };
       const run = async (command: string): Promise<string | undefined> => {
-        if (!template.optional.includes(command)) return conn.exec(command, limits.idleTimeoutMs, limits.maxOutputBytes);
+        if (!template.optional.includes(command)) return exec(command, limits.idleTimeoutMs);
         try {
-          return await conn.exec(command, Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs), limits.maxOutputBytes);
+          return await exec(command, Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs));
         } catch (err) {
           if (!(err instanceof SessionError)) throw err;
           skipped.push({ command, reason: err.message });
@@ -121,13 +129,13 @@ async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutM
       }
       return { outputs, skipped, fingerprint: conn.fingerprint };
     }
-    return { ...(await runShell(await shellOver(conn, template, limits), plan)), fingerprint: conn.fingerprint };
+    return { ...(await runShell(await shellOver(conn, template, limits, undefined, transcript), plan)), fingerprint: conn.fingerprint };
   });
 }
 
 /** An SSH shell channel at its first prompt. */
-async function shellOver(conn: SshConnection, template: ConnectionTemplate, limits: SessionLimits): Promise<ShellSession> {
-  const session = new ShellSession(await conn.shell(), sessionProfileOf(template, false), limits);
+async function shellOver(conn: SshConnection, template: ConnectionTemplate, limits: SessionLimits, profile = sessionProfileOf(template, false), transcript?: Transcript): Promise<ShellSession> {
+  const session = new ShellSession(await conn.shell(), profile, limits, transcript);
   await session.expectPrompt();
   return session;
 }
@@ -142,33 +150,38 @@ function sshConnect(target: Target, connectTimeoutMs: number): Promise<SshConnec
 }
 
 /** Telnet, logged in at the first prompt. */
-async function telnetShell<T>(target: Target, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress, work: (session: ShellSession) => Promise<T>): Promise<T> {
+async function telnetShell<T>(target: Target, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress, work: (session: ShellSession) => Promise<T>,
+  profile = sessionProfileOf(target.template, true), transcript?: Transcript): Promise<T> {
   const { template, device, login } = target;
   const channel = await openTelnet({ host: device.ip, port: device.portOverride ?? template.port, connectTimeoutMs });
   return whileOpen(channel, signal, progress, async () => {
-    const session = new ShellSession(channel, sessionProfileOf(template, true), limits);
+    const session = new ShellSession(channel, profile, limits, transcript);
     await session.login(login.username, login.password ?? "");
     return await work(session);
   });
 }
 
-async function collectOverTelnet(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
-  return { ...(await telnetShell(plan, limits, connectTimeoutMs, signal, progress, (session) => runShell(session, plan))), fingerprint: undefined };
+async function collectOverTelnet({ plan, limits, connectTimeoutMs, transcript }: CollectRequest, signal: AbortSignal, progress: Progress) {
+  return { ...(await telnetShell(plan, limits, connectTimeoutMs, signal, progress, (session) => runShell(session, plan), undefined, transcript)), fingerprint: undefined };
 }
 
 /**
  * Runs `work` in an interactive shell on the device, logged in and at its first prompt, over the template's
  * protocol; a shell even for exec templates (a push needs one session for configuration mode). The connection is
  * closed when the work ends or the job is given up. Returns the work's result and the host key seen (SSH).
+ * `profile` replaces the one the template gives (detection, which does not know the family yet, waits for any
+ * built-in's prompt).
  */
-export async function inShell<T>(target: Target, request: { limits: SessionLimits; connectTimeoutMs: number }, signal: AbortSignal, progress: Progress,
+export async function inShell<T>(target: Target, request: { limits: SessionLimits; connectTimeoutMs: number; profile?: SessionProfile }, signal: AbortSignal, progress: Progress,
   work: (session: ShellSession) => Promise<T>): Promise<{ result: T; fingerprint?: string }> {
-  const { limits, connectTimeoutMs } = request;
+  const { limits, connectTimeoutMs, profile } = request;
   try {
     return await untilAborted((async (): Promise<{ result: T; fingerprint?: string }> => {
-      if (target.template.protocol === "telnet") return { result: await telnetShell(target, limits, connectTimeoutMs, signal, progress, work) };
+      if (target.template.protocol === "telnet") {
+        return { result: await telnetShell(target, limits, connectTimeoutMs, signal, progress, work, profile && { ...profile, login: sessionProfileOf(target.template, true).login }) };
+      }
       const conn = await sshConnect(target, connectTimeoutMs);
-      return whileOpen(conn, signal, progress, async () => ({ result: await work(await shellOver(conn, target.template, limits)), fingerprint: conn.fingerprint }));
+      return whileOpen(conn, signal, progress, async () => ({ result: await work(await shellOver(conn, target.template, limits, profile)), fingerprint: conn.fingerprint }));
     })(), signal);
   } catch (err) {
     if (signal.aborted) throw abortError(signal);
@@ -195,16 +208,27 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
   });
 }
 
-/** Logs in over the template's protocol and returns each command's cleaned output. */
+/**
+ * Fails the session as `output_invalid` when the configuration command's output cannot be a configuration
+ * (implausibleConfiguration): a successful empty version would hide that the backup is gone. A category that
+ * does not run the configuration command is not checked.
+ */
+function checkConfiguration(plan: Plan, outputs: Map<string, string>): void {
+  const output = outputs.get(plan.template.config_command);
+  if (output === undefined) return;
+  const problem = implausibleConfiguration(storedText(output, plan.template), plan.template);
+  if (problem) throw new SessionError("output_invalid", `${problem}; nothing was stored`);
+}
+
+/** Logs in over the template's protocol and returns each command's cleaned output; see checkConfiguration. */
 export async function collect(request: CollectRequest, signal: AbortSignal, progress: Progress): Promise<Collected> {
-  const { plan, limits, connectTimeoutMs } = request;
+  const { plan } = request;
   try {
     const { outputs, skipped, fingerprint } = await untilAborted<SessionOutputs & { fingerprint?: string }>(
-      plan.template.protocol === "telnet"
-        ? collectOverTelnet(plan, limits, connectTimeoutMs, signal, progress)
-        : collectOverSsh(plan, limits, connectTimeoutMs, signal, progress),
+      plan.template.protocol === "telnet" ? collectOverTelnet(request, signal, progress) : collectOverSsh(request, signal, progress),
       signal,
     );
+    checkConfiguration(plan, outputs);
     return { outputs: [...outputs], skipped, fingerprint };
   } catch (err) {
     if (signal.aborted) throw abortError(signal);

@@ -16,6 +16,7 @@ import { describeError } from "./errors.ts";
 import { sessionSettings, type CollectorSettings } from "./collector-settings.ts";
 import { SessionError, type SessionLimits } from "./session.ts";
 import { slots } from "./slots.ts";
+import { Transcript } from "./transcript.ts";
 import { configChangedColumns, snmpPrecheck, snmpResult, type SnmpPrecheck } from "./snmp.ts";
 import { LeaseLost, storeDownload, type JobEnd, type StoreRequest } from "./store-download.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
@@ -37,6 +38,8 @@ export type DownloadDeps = {
   backups?: { databaseUrl: string; storageDir: string };
   /** The event consumers this collector runs (collector/event-consumers.ts; absent: it refuses event jobs). */
   consumers?: readonly EventConsumer[];
+  /** Each line of a download's session transcript as it happens, secrets masked (svc device:debug prints them). */
+  onTranscriptLine?: (line: string) => void;
 };
 
 /**
@@ -116,6 +119,7 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
   const started = Date.now();
   let plan: Plan | undefined;
   let precheck: SnmpPrecheck | undefined;
+  let transcript: Transcript | undefined;
   const progress: Progress = { connected: false };
   try {
     const loaded = await loadPlan(deps.db, deps.secrets, job.deviceId!);
@@ -136,7 +140,8 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       });
       return { outcome: "unchanged", message, retrying: false };
     }
-    const collected = await collect({ plan, ...(await sessionSettings(deps)) }, signal, progress);
+    transcript = new Transcript(plan.template, plan.login, deps.onTranscriptLine);
+    const collected = await collect({ plan, ...(await sessionSettings(deps)), transcript }, signal, progress);
     const request: StoreRequest = {
       job, owner: deps.owner, deviceId: plan.device.id, templateCode: loaded.templateCode, exclusions: loaded.exclusions,
       storedHashes: loaded.storedHashes, outputs: collected.outputs, skipped: collected.skipped, fingerprint: collected.fingerprint,
@@ -153,12 +158,18 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
     const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
     if (!(err instanceof SessionError)) deps.logger.error("download failed unexpectedly", { job: job.id, error: describeError(err) });
     const now = deps.clock.now();
+    const kept = transcript?.text();
     const message = failure.outcome === "host_key_changed" ? `${failure.message}: POST /api/v1/devices/${job.deviceId}/host-key/reset` : failure.message;
     return await deps.db.transaction(async (tx): Promise<JobEnd | undefined> => {
       const { recorded, retrying } = await completeJob(tx, job, deps.owner, {
         outcome: failure.outcome,
         message,
-        result: { duration_ms: Date.now() - started, ...(failure.lastLines.length ? { last_lines: failure.lastLines } : {}), ...snmpResult(precheck) },
+        result: {
+          duration_ms: Date.now() - started, ...snmpResult(precheck),
+          ...(failure.lastLines.length ? { last_lines: transcript ? failure.lastLines.map((l) => transcript!.mask(l)) : failure.lastLines } : {}),
+          // The session as it went, for GET /devices/{id}/last-failure: what a person fixing the template or the device needs.
+          ...(kept ? { transcript: kept } : {}),
+        },
       }, now);
       if (!recorded) {
         deps.logger.warn("lease lost; the job's outcome was discarded", { job: job.id, outcome: failure.outcome });

@@ -1,5 +1,6 @@
 import type { JobOutcome } from "../src/db/schema/index.ts";
 import { renderLine, renderTerminal, stripAnsi } from "./terminal.ts";
+import type { Transcript } from "./transcript.ts";
 
 /** A template's pattern (src/patterns), or a RegExp in tests: all the session asks of one is a test of a line. */
 type LinePattern = { test(line: string): boolean };
@@ -163,10 +164,17 @@ export class ShellSession {
   private idleTimeoutMs: number;
   /** A pager was just answered: what arrives next may start with the sequence that erases its prompt. */
   private afterPager = false;
+  /** What the device printed before its first prompt (after the login over Telnet), and that prompt: detection reads them. */
+  greeting: { banner: string; prompt: string } | undefined;
 
-  constructor(private readonly channel: Channel, private readonly profile: SessionProfile, private readonly limits: SessionLimits = DEFAULT_LIMITS) {
+  constructor(private readonly channel: Channel, private readonly profile: SessionProfile, private readonly limits: SessionLimits = DEFAULT_LIMITS,
+    /** Told everything received and sent (collector/transcript.ts). */
+    private readonly transcript?: Transcript) {
     this.idleTimeoutMs = limits.idleTimeoutMs;
-    channel.onData((chunk) => this.receive(chunk));
+    channel.onData((chunk) => {
+      this.transcript?.received(chunk);
+      this.receive(chunk);
+    });
     channel.onClose((error) => {
       this.closed = error ?? new Error("the device closed the connection");
       // Every session ends this way after its teardown: the report is built only for a command still waiting.
@@ -215,8 +223,9 @@ export class ShellSession {
     }
     for (const m of waiter.matchers) {
       if (m.test(line) || m.test(rendered)) {
-        if (m.name === "prompt") this.promptSeen = true;
         const found = { name: m.name, before: this.buffer.completeLines(), line: rendered };
+        if (m.name === "prompt" && !this.promptSeen) this.greeting = { banner: renderTerminal(found.before), prompt: rendered };
+        if (m.name === "prompt") this.promptSeen = true;
         this.buffer.clear();
         this.waiter = undefined;
         waiter.resolve(found);
@@ -276,7 +285,9 @@ export class ShellSession {
     return (await this.waitFor([this.promptMatcher()])).before;
   }
 
-  send(line: string): void {
+  /** Sends one line; a `secret` one (a password) is never written to the transcript. */
+  send(line: string, secret = false): void {
+    this.transcript?.sent(line, secret);
     this.channel.write(line + this.profile.lineEnding);
   }
 
@@ -300,7 +311,7 @@ export class ShellSession {
         sentUsername = true;
       } else {
         if (sentPassword) throw new SessionError("auth_failed", "the device asked for the password again: the credentials were refused");
-        this.send(password);
+        this.send(password, true);
         sentPassword = true;
       }
     }
@@ -314,7 +325,7 @@ export class ShellSession {
     const passwordPrompt = { name: "password", test: (l: string) => enable.passwordPrompt.test(l) };
     let found = await this.waitFor([passwordPrompt, this.promptMatcher(enable.prompt)]);
     if (found.name === "password") {
-      this.send(password);
+      this.send(password, true);
       found = await this.waitFor([passwordPrompt, this.promptMatcher(enable.prompt)]);
       if (found.name === "password") throw new SessionError("auth_failed", "the enable password was refused");
     }

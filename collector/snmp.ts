@@ -5,7 +5,8 @@ import { latestConfigIds } from "../src/modules/configs/store.ts";
 import type { SnmpAuthProtocol, SnmpPrivProtocol } from "../src/modules/credentials/snmp.ts";
 import type { Plan } from "./collect.ts";
 import type { DownloadDeps } from "./download.ts";
-import { identify } from "./snmp-identity.ts";
+import { identify, type Identity } from "./snmp-identity.ts";
+import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 
 /**
  * The SNMP step before a download (see the `snmp` key in src/modules/templates/template-schema.ts): read the
@@ -68,21 +69,27 @@ type Target =
 
 type Deps = Pick<DownloadDeps, "db" | "secrets" | "clock">;
 
+/** Whose SNMP agent to ask: a device, and its template when it has one (the template's snmp.port). */
+type SnmpSubject = Pick<Plan, "device"> & { template?: Pick<ConnectionTemplate, "snmp"> };
+
+/** What the system group said, and what the device is by it (snmp-identity.ts); `target` is absent when the agent could not be asked. */
+type SnmpSystem = { report: SnmpReport; target?: Target; identity?: Identity; uptimeTicks?: snmp.VarbindValue; readAt?: Date };
+
 /**
- * Before a download: read the device's identity over SNMP when its credential set has SNMP settings and, where
- * the template names a config-change OID, skip the download when that value has not moved since the last one.
+ * Reads a device's SNMP system group (and ENTITY-MIB's chassis model) when its credential set has SNMP settings;
+ * undefined when it has none. A failure is in the report's `error`, never thrown.
  */
-export async function snmpPrecheck(deps: Deps, plan: Plan): Promise<SnmpPrecheck> {
-  const target = await targetOf(deps, plan);
-  if (!target) return { skip: false };
+export async function readSnmpSystem(deps: Deps, subject: SnmpSubject): Promise<SnmpSystem | undefined> {
+  const target = await targetOf(deps, subject);
+  if (!target) return undefined;
   const report: SnmpReport = { version: target.version, port: target.port };
-  if ("problem" in target) return { skip: false, report: { ...report, error: target.problem } };
+  if ("problem" in target) return { report: { ...report, error: target.problem } };
 
   let system: Map<string, snmp.VarbindValue>;
   try {
     system = await get(target, [OIDS.sysDescr, OIDS.sysObjectId, OIDS.sysUpTime, OIDS.sysName]);
   } catch (err) {
-    return { skip: false, report: { ...report, error: describeFailure(err, target) } };
+    return { report: { ...report, error: describeFailure(err, target) } };
   }
   const readAt = deps.clock.now();
   const uptimeTicks = system.get(OIDS.sysUpTime);
@@ -97,6 +104,18 @@ export async function snmpPrecheck(deps: Deps, plan: Plan): Promise<SnmpPrecheck
   const chassisModel = text(await get(target, [OIDS.chassisModel]).then((r) => r.get(OIDS.chassisModel), () => undefined));
   const identity = identify({ sysObjectId: report.sys_object_id, sysDescr: report.sys_descr, chassisModel });
   Object.assign(report, { vendor: identity.vendor, model: identity.model, software_version: identity.version });
+  return { report, target, identity, uptimeTicks, readAt };
+}
+
+/**
+ * Before a download: read the device's identity over SNMP when its credential set has SNMP settings and, where
+ * the template names a config-change OID, skip the download when that value has not moved since the last one.
+ */
+export async function snmpPrecheck(deps: Deps, plan: Plan): Promise<SnmpPrecheck> {
+  const system = await readSnmpSystem(deps, plan);
+  if (!system) return { skip: false };
+  const { report, target, identity, uptimeTicks, readAt } = system;
+  if (!target || !identity || !readAt) return { skip: false, report };
   const filled = await fillIdentity(deps, plan, identity, readAt);
   if (filled) report.filled = filled;
 
@@ -141,15 +160,15 @@ export function configChangedColumns(precheck: SnmpPrecheck) {
 }
 
 /** Where and how to ask, from the device's credential set; undefined when it has no SNMP settings. */
-async function targetOf(deps: Deps, plan: Plan): Promise<Target | (Pick<Target, "version" | "port"> & { problem: string }) | undefined> {
-  const { device, template } = plan;
+async function targetOf(deps: Deps, subject: SnmpSubject): Promise<Target | (Pick<Target, "version" | "port"> & { problem: string }) | undefined> {
+  const { device, template } = subject;
   if (!device.credId) return undefined;
   const [cred] = await deps.db.select().from(credentials).where(eq(credentials.id, device.credId));
   if (!cred || (!cred.snmpV3User && !cred.snmpCommunityEnc)) return undefined;
   const version = cred.snmpV3User ? "3" : "2c";
 
   const custom = device.custom[SNMP_PORT_ATTRIBUTE];
-  let port = template.snmp?.port ?? DEFAULT_SNMP_PORT;
+  let port = template?.snmp?.port ?? DEFAULT_SNMP_PORT;
   if (custom !== undefined && custom !== null && custom !== "") {
     const n = Number(custom);
     if (!Number.isInteger(n) || n < 1 || n > 65535) {

@@ -8,6 +8,7 @@ import { runBackupJob } from "./backup-job.ts";
 import { runComplianceJob } from "./compliance-job.ts";
 import { runSnippetJob } from "./snippet-job.ts";
 import { runEventJob } from "./event-job.ts";
+import { runDetectJob } from "./detect-job.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
 import { withFields } from "../src/logger.ts";
 
@@ -60,6 +61,9 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
       } else if (job.type === "snippet_push" && job.deviceId) {
         // The downloads around the push hold their leases for the job's whole time limit: nothing renews them.
         const end = await runSnippetJob(jobDeps, job, options.jobTimeLimitMs, controller.signal);
+        if (end) jobDeps.logger.info("job finished", { type: job.type, device: job.deviceId, outcome: end.outcome, message: end.message, duration_ms: Date.now() - started });
+      } else if (job.type === "detect" && job.deviceId) {
+        const end = await runDetectJob(jobDeps, job, controller.signal);
         if (end) jobDeps.logger.info("job finished", { type: job.type, device: job.deviceId, outcome: end.outcome, message: end.message, duration_ms: Date.now() - started });
       } else if (job.type === "purge_configs") {
         const end = await runPurgeJob(jobDeps, job);

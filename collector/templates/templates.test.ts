@@ -5,8 +5,11 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadBuiltinTemplates } from "../../src/runtime/builtin-templates.ts";
 import { parseTemplate, type ConnectionTemplate } from "../../src/modules/templates/template-schema.ts";
-import { FAMILY_TEMPLATES, findOxidizedFixturesDir } from "../../test/helpers/simulation.ts";
-import { comparableText, promptTail, removeLines, removeSecrets, stripAnsi } from "../../src/modules/templates/template-text.ts";
+import { EXCERPT_RECORDINGS, FAMILY_TEMPLATES, findOxidizedFixturesDir } from "../../test/helpers/simulation.ts";
+import { comparableText, implausibleConfiguration, promptTail, removeLines, removeSecrets, storedText, stripAnsi } from "../../src/modules/templates/template-text.ts";
+import { cleanCommandOutput } from "../session.ts";
+import { proposalOf, rankTemplates, type DetectCandidate } from "../detect-match.ts";
+import { parseSecretExample, secretRuleProblems, type SecretRuleCases } from "../../src/modules/templates/secret-examples.ts";
 
 /**
  * The built-in templates checked against sessions recorded from real devices (Oxidized's model test data,
@@ -91,6 +94,44 @@ describe("built-in templates", () => {
   });
 });
 
+/**
+ * Every secret rule of every built-in template, with its own cases (docs/collector.md, "Secret rules"): read from
+ * the YAML as written, so a rule without cases is named here rather than hidden behind a parse error.
+ */
+const secretRules = sources.flatMap((s) =>
+  (((parse(s.code) ?? {}) as { secrets?: SecretRuleCases[] }).secrets ?? []).map((rule, i) => ({ name: `${s.key}.yaml secrets.${i} ${rule.pattern}`, key: s.key, rule })));
+
+describe("built-in secret rules", () => {
+  it.each(secretRules.map((r) => [r.name, r]))("%s masks its example and leaves its look-alike", (_, { rule }) => {
+    expect(rule.example, "every built-in secret rule needs an `example`: a line it must mask, each secret value written [[like this]]").toBeTypeOf("string");
+    expect(rule.look_alike, "every built-in secret rule needs a `look_alike`: a line like the example that holds no secret and must stay").toBeTypeOf("string");
+    expect(secretRuleProblems(rule).map((p) => `${p.key}: ${p.message}`)).toEqual([]);
+  });
+
+  it("every example is masked by its template as a whole too (later rules do not undo an earlier one)", () => {
+    for (const { key, rule } of secretRules) {
+      if (!rule.example) continue;
+      const { text, secrets } = parseSecretExample(rule.example);
+      const stored = removeSecrets(text, templates.get(key)!.secrets);
+      for (const secret of secrets) expect(stored, `${key}: ${rule.example}`).not.toContain(secret);
+    }
+  });
+
+  // Lines that were stored in clear (issue 21), each with the value that must not be stored.
+  const reported: [template: string, line: string, secret: string][] = [
+    ["cisco-ios", "   security wpa psk set-key ascii 0 Wlan-Psk-7731", "Wlan-Psk-7731"],
+    ["cisco-ios", " dot1x username ap-supplicant password 0 Dot1x-Pw-118", "Dot1x-Pw-118"],
+    ["cisco-ios", " mgmtuser username apadmin password 0 Mgmt-Pw-52 secret 0 Mgmt-Secret-9", "Mgmt-Pw-52"],
+    ["cisco-ios", " mgmtuser username apadmin password 0 Mgmt-Pw-52 secret 0 Mgmt-Secret-9", "Mgmt-Secret-9"],
+    ["netgate-tnsr", "snmp community community-name Tnsr-Community-4", "Tnsr-Community-4"],
+  ];
+  it.each(reported)("%s masks the value in %j", (key, line, secret) => {
+    const stored = removeSecrets(line, templates.get(key)!.secrets);
+    expect(stored).not.toContain(secret);
+    expect(stored).toContain("secret");
+  });
+});
+
 if (!fixtureDir) {
   const why = "no recorded sessions found in ../shared/fixtures/oxidized; set OXIDIZED_FIXTURES";
   if (process.env.CI) it("finds the recorded sessions (required in CI)", () => expect.fail(why));
@@ -124,6 +165,31 @@ if (!fixtureDir) {
           at = next + 1;
         }
       }
+    });
+
+    it("finds the recorded configuration plausible (min_bytes, config_marker)", () => {
+      const sent = t.config_command + t.line_ending;
+      const answer = rec.exchanges.find((x) => x.sent === sent)?.answer;
+      // Recorded under another command (a category's), or an excerpt a bug report quoted: nothing to check here.
+      if (answer === undefined || EXCERPT_RECORDINGS.has(`${f.family}#${f.device}`)) return;
+      // The answer as the session returns it: without the prompt that ends it, echo and terminal codes cleaned.
+      const output = cleanCommandOutput(answer.slice(0, answer.lastIndexOf("\n") + 1), t.config_command);
+      expect(implausibleConfiguration(storedText(output, t), t)).toBeUndefined();
+    });
+
+    it("is what detection proposes from the recorded banner, prompt and version output", () => {
+      if (!t.detect) return;
+      const key = FAMILY_TEMPLATES[f.family]!;
+      const candidates: DetectCandidate[] = [...templates].flatMap(([k, c]) => (c.detect ? [{ id: 0, key: k, vendor: c.vendor, detect: c.detect }] : []));
+      const outputs = new Map<string, string>();
+      for (const c of candidates) {
+        const answer = rec.exchanges.find((x) => x.sent === c.detect.command + t.line_ending)?.answer;
+        if (answer !== undefined) outputs.set(c.detect.command, cleanCommandOutput(answer.slice(0, answer.lastIndexOf("\n") + 1), c.detect.command));
+      }
+      if (!outputs.has(t.detect.command)) return; // the version command was not recorded
+      const banner = rec.initPrompt.slice(0, rec.initPrompt.lastIndexOf("\n") + 1);
+      const ranked = rankTemplates({ banner, prompt: promptTail(rec.initPrompt), outputs }, candidates);
+      expect(proposalOf(ranked)?.template, JSON.stringify(ranked)).toBe(key);
     });
 
     it("answers the recorded pager prompts with the template's pager", () => {

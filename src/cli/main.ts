@@ -16,6 +16,7 @@ import { configsPurgeCommand } from "./commands/configs-purge.ts";
 import { configsReindexCommand } from "./commands/configs-reindex.ts";
 import { dbBackupCommand } from "./commands/db-backup.ts";
 import { dbRestoreCommand } from "./commands/db-restore.ts";
+import { deviceDebugCommand } from "./commands/device-debug.ts";
 
 /** Every `svc` command, in the order `svc --help` lists them. A new command is one file and one line here. */
 const commands: Record<string, Command> = {
@@ -33,6 +34,7 @@ const commands: Record<string, Command> = {
   "configs:reindex": configsReindexCommand,
   "db:backup": dbBackupCommand,
   "db:restore": dbRestoreCommand,
+  "device:debug": deviceDebugCommand,
 };
 
 // exitCode rather than exit(): stdout may still be draining into a pipe.

@@ -28,7 +28,7 @@ export const retryDelayMs = (attempts: number) => Math.min(30_000 * 4 ** Math.ma
  */
 export async function enqueueDeviceJob(
   db: DbOrTx,
-  input: { type: JobType; deviceId: number; trigger: JobTrigger; priority: number; requestedBy?: number | null; maxAttempts?: number },
+  input: { type: JobType; deviceId: number; trigger: JobTrigger; priority: number; requestedBy?: number | null; maxAttempts?: number; params?: Record<string, unknown> },
   now: Date,
 ): Promise<{ job: Job; created: boolean }> {
   const [pending] = await db
@@ -46,11 +46,30 @@ export async function enqueueDeviceJob(
   const [job] = await db
     .insert(jobs)
     .values({
-      type: input.type, deviceId: input.deviceId, trigger: input.trigger, priority: input.priority,
+      type: input.type, deviceId: input.deviceId, trigger: input.trigger, priority: input.priority, params: input.params ?? null,
       requestedBy: input.requestedBy ?? null, maxAttempts: input.maxAttempts ?? await attemptsFromSettings(db), runAfter: now, createdAt: now,
     })
     .returning();
   return { job: job!, created: true };
+}
+
+/**
+ * A device job started at once by the process that runs it (svc device:debug) rather than claimed from the queue:
+ * it runs under `owner`'s lease from the start, so no collector takes it, and gets no retry. Undefined when a job
+ * is already running for the device: a device never has two sessions at once.
+ */
+export async function startDeviceJob(
+  db: Db, input: { type: JobType; deviceId: number; trigger: JobTrigger; priority: number }, owner: string, now: Date, leaseMs: number,
+): Promise<Job | undefined> {
+  return await db.transaction(async (tx) => {
+    const [running] = await tx.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.deviceId, input.deviceId), eq(jobs.state, "running"))).limit(1);
+    if (running) return undefined;
+    const [job] = await tx.insert(jobs).values({
+      ...input, state: "running", attempts: 1, maxAttempts: 1, leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + leaseMs),
+      runAfter: now, createdAt: now, startedAt: now,
+    }).returning();
+    return job!;
+  });
 }
 
 /** Ids per query: well under SQLite's bound-parameter limit. */

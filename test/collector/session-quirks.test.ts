@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { templates } from "../../src/db/schema/index.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript, latestConfigs } from "../helpers/collector.ts";
 import { startFakeDevice, type FakeDevice, type FakeDeviceOptions } from "../helpers/fake-device.ts";
@@ -81,10 +83,66 @@ describe("optional commands", () => {
     expect(stored.has("show vtp status")).toBe(false);
   });
 
+  it("a session that fails keeps its transcript and last lines with the secrets masked", async () => {
+    const id = await fakeIos({ script: (line) => (line === IOS_CONFIG_COMMAND ? `${line}\r\nhostname edge-7\r\nsnmp-server community Quirk-Community-77 RO\r\n` : iosAnswer(line)) });
+    const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 600, optionalIdleTimeoutMs: 300 } });
+    expect(job.outcome).toBe("timeout");
+    expect(job.result!.last_lines).toEqual([IOS_CONFIG_COMMAND, "hostname edge-7", "snmp-server community <secret hidden> RO"]);
+    expect(job.result!.transcript).toContain(`[sent] ${IOS_CONFIG_COMMAND}\n${IOS_CONFIG_COMMAND}\nhostname edge-7\nsnmp-server community <secret hidden> RO`);
+    expect(JSON.stringify(job.result)).not.toContain("Quirk-Community-77");
+  });
+
   it("an essential command that stays silent still fails the job", async () => {
     const id = await fakeIos({ script: (line) => (line === IOS_CONFIG_COMMAND ? `${line}\r\n` : iosAnswer(line)) });
     const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 600, optionalIdleTimeoutMs: 300 } });
     expect(job.outcome).toBe("timeout");
+    expect(await latestConfigs(t, id)).toEqual(new Map());
+  });
+});
+
+describe("a configuration command that prints no configuration", () => {
+  const answering = (output: string[]) => (line: string) => (line === IOS_CONFIG_COMMAND ? [line, ...output, PROMPT].join("\r\n") : iosAnswer(line));
+
+  it("printing nothing ends the job output_invalid and stores nothing, not even the other commands", async () => {
+    const id = await fakeIos({ script: answering([]) });
+    const job = await downloadOnce(t, id);
+    expect(job.outcome).toBe("output_invalid");
+    expect(job.message).toBe(`'${IOS_CONFIG_COMMAND}' returned no configuration text; nothing was stored`);
+    expect(await latestConfigs(t, id)).toEqual(new Map());
+  });
+
+  it("printing only lines the template drops counts as nothing", async () => {
+    const id = await fakeIos({ script: answering(["Building configuration..."]) });
+    const job = await downloadOnce(t, id);
+    expect(job.outcome).toBe("output_invalid");
+    expect(await latestConfigs(t, id)).toEqual(new Map());
+  });
+
+  it("printing text without the template's config_marker ends the job output_invalid, and says what it printed", async () => {
+    const id = await fakeIos({ script: answering(["% Authorization failed.", "snmp-server community Marker-Test-Community RO"]) });
+    const job = await downloadOnce(t, id);
+    expect(job.outcome).toBe("output_invalid");
+    expect(job.message).toContain("without the template's config_marker /^hostname \\S/");
+    expect(job.message).toContain("% Authorization failed.");
+    // What it printed is shown as it would have been stored: secrets out.
+    expect(job.message).not.toContain("Marker-Test-Community");
+    expect(await latestConfigs(t, id)).toEqual(new Map());
+  });
+
+  it("a template's min_bytes refuses a configuration shorter than it", async () => {
+    const [ios] = await t.db.select({ code: templates.code }).from(templates).where(eq(templates.id, iosTemplate));
+    const created = await t.call("/api/v1/templates", {
+      method: "POST", token, body: { name: "ios with min_bytes", code: `${ios!.code}\nmin_bytes: 4096\n` },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const device = await startFakeDevice({
+      script: iosAnswer, initPrompt: `\r\n${PROMPT}`, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD },
+    });
+    started.push(device);
+    const id = await addLoopbackDevice(t, token, { port: device.port, templateId: created.body.data.id, username: USERNAME, password: PASSWORD });
+    const job = await downloadOnce(t, id);
+    expect(job.outcome).toBe("output_invalid");
+    expect(job.message).toMatch(/returned \d+ bytes, fewer than the template's min_bytes \(4096\)/);
     expect(await latestConfigs(t, id)).toEqual(new Map());
   });
 });

@@ -7,6 +7,10 @@ import { configs, devices } from "../../src/db/schema/index.ts";
 import { storeConfig } from "../../src/modules/configs/store.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { builtinTemplateId, downloadOnce } from "../helpers/collector.ts";
+import { runDetectJob } from "../../collector/detect-job.ts";
+import { DEFAULT_LIMITS } from "../../collector/session.ts";
+import { claimNextJob, getJob } from "../../src/jobs/queue.ts";
+import { silentLogger } from "../../src/logger.ts";
 import { startFakeDevice, type FakeDevice } from "../helpers/fake-device.ts";
 import { freePort, start, stopGroup, type Spawned } from "../helpers/process.ts";
 
@@ -190,6 +194,28 @@ describe.skipIf(unavailable)("collector SNMP step against net-snmp's snmpd", () 
     expect(await shown(id)).toMatchObject({ device_vendor: "Cisco", device_model: SYS.chassis });
     // Only a successful download records the value it started from.
     expect((await row(id)).snmpConfigChangedValue).toBeNull();
+  });
+
+  it("detect: a device whose CLI no template knows is recognised by its sysDescr, its model read from ENTITY-MIB", async () => {
+    const silent = await startFakeDevice({ auth: LOGIN, initPrompt: `${SYS.name}#`, script: (line) => (line === "exit" ? { answer: "exit\r\n", close: true } : undefined) });
+    try {
+      const id = await device({ credId: v2c, sshPort: silent.port, extra: { device_template_id: null } });
+      const queued = await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin, body: { apply: true } });
+      expect(queued.status).toBe(202);
+      const job = (await claimNextJob(t.db, "test-collector", new Date(), 60_000))!;
+      await runDetectJob({ db: t.db, secrets: t.secrets, clock: { now: () => new Date() }, logger: silentLogger, owner: "test-collector",
+        limits: { ...DEFAULT_LIMITS, idleTimeoutMs: 5_000, optionalIdleTimeoutMs: 1_000 }, connectTimeoutMs: 5_000 }, job, new AbortController().signal);
+      const done = (await getJob(t.db, job.id))!;
+      expect(done.outcome, why(done)).toBe("success");
+      expect(done.result).toMatchObject({
+        snmp: { sys_descr: SYS.descr, sys_object_id: SYS.objectId },
+        proposal: { template: "cisco-ios", vendor: "Cisco", model: SYS.chassis, os_version: "15.2(7)E8", matched_by: ["sys_descr", "prompt"] },
+        applied: true,
+      });
+      expect(await shown(id)).toMatchObject({ device_template_id: ciscoIos, device_model: SYS.chassis });
+    } finally {
+      await silent.close();
+    }
   });
 
   it("v3 authPriv (SHA-256, AES-128) reads it too, and keeps a model the user set", async () => {

@@ -331,7 +331,7 @@ describe("faults", () => {
     const frame = "show running-config\n".length + "LAB-SW123_9200L#".length;
     await out.until("the huge config", () => out.bytes >= byteLength(sim.initPrompt) + frame + size, 10_000);
     const text = out.text().slice(sim.initPrompt.length);
-    expect(text.startsWith("show running-config\ninterface GigabitEthernet1/0/1\n")).toBe(true);
+    expect(text.startsWith("show running-config\nhostname huge-config\ninterface GigabitEthernet1/0/1\n")).toBe(true);
     expect(text.endsWith("\nLAB-SW123_9200L#")).toBe(true);
     expect(text.length).toBe(frame + size);
     expect(target.unexpected).toEqual([]);

@@ -506,7 +506,10 @@ async function write(channel: ServerChannel, data: string | Buffer, chunkSize?: 
 
 const BLOCK_BYTES = 64 * 1024;
 
-/** Exactly `total` bytes of config-looking lines, in blocks of about 64 KB, never one giant string. */
+/**
+ * Exactly `total` bytes of config-looking lines, in blocks of about 64 KB, never one giant string. It starts with
+ * the hostname line a real configuration has (the cisco-ios template's config_marker).
+ */
 export function* configBlocks(total: number, eol = "\n"): Generator<string> {
   let left = total;
   let port = 0;
@@ -515,6 +518,7 @@ export function* configBlocks(total: number, eol = "\n"): Generator<string> {
     while (left > 0 && block.length < BLOCK_BYTES) {
       port++;
       let text = [
+        ...(port === 1 ? ["hostname huge-config"] : []),
         `interface GigabitEthernet${(port >> 6) + 1}/0/${port & 63}`,
         ` description access port ${port} to floor ${port % 40}`,
         ` switchport access vlan ${(port % 4000) + 2}`,

@@ -9,16 +9,21 @@ import { devices } from "./devices.ts";
  * has no device; a compliance job has one (a task's check of that device) or none (a run of a policy or an
  * assignment over every device it covers, named in `params`). An event job hands one event to one consumer
  * (`params`: event_id, consumer, and the consumer's target, e.g. a webhook subscription id; src/modules/events/).
+ * A detect job recognises its device's family (POST /devices/{id}/detect; `params.apply` sets what it found).
  */
-export const JOB_TYPES = ["download", "purge_configs", "compliance", "snippet_push", "backup_database", "event"] as const;
+export const JOB_TYPES = ["download", "purge_configs", "compliance", "snippet_push", "backup_database", "event", "detect"] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export const JOB_STATES = ["queued", "running", "finished"] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
-/** How a finished job ended; what users filter on and what decides a retry. */
+/**
+ * How a finished job ended; what users filter on and what decides a retry. `output_invalid`: the configuration
+ * command printed nothing or no plausible configuration (the template's min_bytes, config_marker).
+ */
 export const JOB_OUTCOMES = [
-  "success", "unchanged", "auth_failed", "unreachable", "timeout", "host_key_changed", "prompt_not_found", "error", "cancelled",
+  "success", "unchanged", "auth_failed", "unreachable", "timeout", "host_key_changed", "prompt_not_found", "output_invalid", "error",
+  "cancelled",
 ] as const;
 export type JobOutcome = (typeof JOB_OUTCOMES)[number];
 

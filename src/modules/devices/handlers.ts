@@ -10,6 +10,8 @@ import {
 } from "./service.ts";
 import { registerDeviceImportExportRoutes } from "./import-routes.ts";
 import { registerHostKeyRoutes } from "./host-key.ts";
+import { registerDetectRoutes } from "./detect.ts";
+import { registerLastFailureRoutes } from "./last-failure.ts";
 
 const writeContext = (c: Context<AppEnv>): WriteContext => ({
   db: c.var.services.db,
@@ -23,6 +25,8 @@ const writeContext = (c: Context<AppEnv>): WriteContext => ({
 export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summary: boolean }) {
   registerDeviceImportExportRoutes(app);
   registerHostKeyRoutes(app);
+  registerDetectRoutes(app);
+  registerLastFailureRoutes(app);
   app.openapi(routes.listDevicesRoute, async (c) => {
     const q = parseListQuery(c, deviceListSpec);
     const { total, rows } = await listDevices(c.var.services.db, c.var.auth.scope, q);

@@ -51,7 +51,7 @@ export const downloadNowRoute = apiRoute({
 export const getJobRoute = apiRoute({
   method: "get", path: "/jobs/{id}", operationId: "getJob", tag, ability: "configs.read",
   summary: "Show a job's state and outcome",
-  description: "queued, running or finished; a finished job carries its outcome (success, unchanged, auth_failed, unreachable, timeout, host_key_changed, prompt_not_found, error), duration and bytes. " +
+  description: "queued, running or finished; a finished job carries its outcome (success, unchanged, auth_failed, unreachable, timeout, host_key_changed, prompt_not_found, output_invalid, error), duration and bytes. " +
     "A user whose role is scoped sees jobs about devices in their scope, and jobs about no device (a compliance run of a policy or an " +
     "assignment) that they started themselves; any other job answers 404.",
   request: {

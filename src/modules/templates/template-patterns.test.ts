@@ -2,12 +2,13 @@ import { describe, expect, it } from "vitest";
 import { compileTemplatePattern, isShippedPattern } from "./template-patterns.ts";
 
 // A secret pattern of the built-in cisco-ios template (collector/templates/cisco-ios.yaml), with lookahead.
-const IOS_KEY_SECRET = String.raw`\b((?:server-key|key-string|wpa-psk ascii|pre-shared-key|authentication-key|key)(?: [0-7])?) (?!<)(?!(?:chain|config-key|generate|pubkey-chain)\b)\S+`;
+const IOS_KEY_SECRET = String.raw`^(\s*security wpa psk set-key (?:ascii|hex)(?: \d)?) (?!<)\S+`;
 
 describe("template patterns", () => {
   it("run a shipped pattern in JavaScript's engine in the role it ships in", () => {
     expect(isShippedPattern(IOS_KEY_SECRET, "text")).toBe(true);
-    expect(compileTemplatePattern(IOS_KEY_SECRET, "text").replaceAll(" key 7 abc\nkey chain X", "$1 <hidden>")).toBe(" key 7 <hidden>\nkey chain X");
+    expect(compileTemplatePattern(IOS_KEY_SECRET, "text").replaceAll(" security wpa psk set-key ascii 0 abc\n security wpa psk set-key <hidden>", "$1 <hidden>"))
+      .toBe(" security wpa psk set-key ascii 0 <hidden>\n security wpa psk set-key <hidden>");
   });
 
   it("count a built-in template's push errors and prompts as shipped line patterns (they run on every line pushed)", () => {

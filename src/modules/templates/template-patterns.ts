@@ -34,6 +34,8 @@ type ShippedYaml = {
   enable?: { password_prompt?: unknown; prompt?: unknown };
   filters?: { drop?: (string | { from?: unknown; to?: unknown })[]; volatile?: (string | { from?: unknown; to?: unknown })[] };
   secrets?: { pattern?: unknown }[];
+  config_marker?: unknown;
+  detect?: { banner?: unknown; prompt?: unknown; version?: unknown; model?: unknown; os_version?: unknown };
   push?: { errors?: unknown[]; prompts?: { pattern?: unknown }[] };
 };
 
@@ -58,6 +60,9 @@ function shippedPatterns(): Record<TemplatePatternRole, Set<string>> {
       else if (f) for (const p of [f.from, f.to]) add(line, p);
     }
     for (const s of t.secrets ?? []) add(text, s?.pattern);
+    add(text, t.config_marker);
+    add(line, t.detect?.prompt);
+    for (const p of [t.detect?.banner, t.detect?.version, t.detect?.model, t.detect?.os_version]) add(text, p);
     for (const e of t.push?.errors ?? []) add(line, e);
     for (const p of t.push?.prompts ?? []) add(line, p?.pattern);
   }

@@ -23,6 +23,9 @@
  * endings -> "\n"), then `filters.drop` lines are removed and `secrets` are replaced; that text is stored.
  * `filters.volatile` lines stay stored but are ignored when deciding whether the configuration changed.
  * `config_command` names the command whose output is the device's configuration (default: the first command).
+ * Its stored text (filters and secrets applied) must not be empty, must be at least `min_bytes` long and must
+ * match `config_marker` (a pattern a real configuration always holds, over the whole text with ^ and $ at line
+ * ends: `^hostname `); otherwise the job ends `output_invalid` and nothing of the session is stored.
  * `snmp` applies when the device's credential set has SNMP settings (v3 user, else v2c community): before
  * logging in, the collector reads sysDescr, sysObjectID, sysName and sysUpTime from UDP `snmp.port` (default
  * 161; a device's custom attribute `snmp_port` overrides it, as device_port_override does `port`) to fill the
@@ -31,6 +34,7 @@
  * holds the value read at the last successful download, every command has a stored version and the device has
  * not restarted since, the download is skipped ("unchanged, verified by SNMP"). An agent that does not answer
  * never fails a download: the job's result says so and the download goes on.
+ * `detect` says how POST /devices/{id}/detect recognises the family: see detectSection.
  * `push` says how a snippet is sent (collector/push.ts), always over an interactive shell (an exec template's
  * `prompt` is then used): `enter` lines (configuration mode), then each snippet line, each waiting for the prompt;
  * an answer with a line matching one of `errors` stops the push. A tail matching a `prompts` pattern is answered
@@ -44,11 +48,14 @@
  * own patterns run in JavaScript's engine (template-patterns.ts). `prompt`, `pager.pattern` and the login/enable
  * prompts are tested against the last line received; `filters` entries are tested against one line at a time;
  * `secrets` patterns run over a command's whole output with ^ and $ matching at line ends, so one pattern may
- * span lines, and `replace` may use $1.. for the pattern's groups.
+ * span lines, and `replace` may use $1.. for the pattern's groups. A secret rule may carry an `example` (a line it
+ * masks, secret values between [[ and ]]) and a `look_alike` (a line it leaves alone): both are checked on save
+ * (secret-examples.ts), and every built-in rule has them (collector/templates/templates.test.ts).
  */
 import { z } from "zod";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
 import { PatternError } from "../../patterns/user-pattern.ts";
+import { secretRuleProblems } from "./secret-examples.ts";
 import { compileTemplatePattern, DEFAULT_PASSWORD_PROMPT, DEFAULT_USERNAME_PROMPT, type TemplatePatternRole } from "./template-patterns.ts";
 
 /**
@@ -85,9 +92,22 @@ const commandText = (c: z.output<typeof commandLine>) => (typeof c === "string" 
 /** A line filter: a regex matching single lines, or a block from a line matching `from` to one matching `to`. */
 const lineFilter = z.union([regex, z.strictObject({ from: regex, to: regex })]);
 
-const secretRule = z.strictObject({ pattern: patternFor("text"), replace: z.string() }).superRefine((rule, ctx) => {
+/**
+ * A secret rule, with the cases that show what it does: `example`, a line it must mask, each secret value in it
+ * written between [[ and ]]; `look_alike`, a line like it that holds no secret and must stay as it is. Both are
+ * checked here (secretRuleProblems), so a rule that masks a neighbouring word instead of the value is refused.
+ */
+const secretRule = z.strictObject({
+  pattern: patternFor("text"),
+  replace: z.string(),
+  example: z.string().min(1).optional(),
+  look_alike: z.string().min(1).optional(),
+}).superRefine((rule, ctx) => {
   const problem = unknownGroupReference(rule.pattern, rule.replace);
   if (problem) ctx.addIssue({ code: "custom", path: ["replace"], message: problem });
+  // A pattern that does not compile has its own issue on its key.
+  if (problem || !compiles(rule.pattern)) return;
+  for (const p of secretRuleProblems(rule)) ctx.addIssue({ code: "custom", path: [p.key], message: p.message });
 });
 
 /** How a snippet is pushed: see the header. */
@@ -99,6 +119,21 @@ const pushSection = z.strictObject({
   verify_lines: z.boolean().default(false),
   errors: z.array(regex).default([]),
   prompts: z.array(z.strictObject({ pattern: regex, answer: z.string().refine((s) => !/[\r\n]/.test(s), "must be one line") })).default([]),
+});
+
+/**
+ * How POST /devices/{id}/detect recognises the family (collector/detect-job.ts): after login it has the banner,
+ * the prompt line, and the output of `command` (default `show version`; sysDescr too when SNMP answers).
+ * `version` must match that output (or sysDescr) for the template to be proposed; `prompt` and `banner`
+ * strengthen a match; `model` and `os_version` take their first group from the output (or sysDescr).
+ */
+const detectSection = z.strictObject({
+  banner: patternFor("text").optional(),
+  prompt: regex.optional(),
+  command: line.default("show version"),
+  version: patternFor("text"),
+  model: patternFor("text").optional(),
+  os_version: patternFor("text").optional(),
 });
 
 const oid = z.string().regex(/^\.?\d+(\.\d+)+$/, "must be a numeric OID such as 1.3.6.1.4.1.9.9.43.1.1.1.0");
@@ -121,12 +156,15 @@ const TemplateDocument = z
     pager: z.strictObject({ pattern: regex, answer: z.string() }).optional(),
     commands: z.array(commandLine).min(1),
     config_command: line.optional(),
+    min_bytes: z.number().int().min(1).optional(),
+    config_marker: patternFor("text").optional(),
     teardown: z.array(line).default([]),
     filters: z
       .strictObject({ drop: z.array(lineFilter).default([]), volatile: z.array(lineFilter).default([]) })
       .default({ drop: [], volatile: [] }),
     secrets: z.array(secretRule).default([]),
     push: pushSection.optional(),
+    detect: detectSection.optional(),
     snmp: z.strictObject({ config_changed_oid: oid.optional(), port: z.number().int().min(1).max(65535).optional() }).optional(),
   })
   .superRefine((t, ctx) => {
@@ -154,11 +192,21 @@ const TemplateDocument = z
 export type ConnectionTemplate = z.output<typeof TemplateDocument>;
 export type LineFilter = z.output<typeof lineFilter>;
 export type PushSection = z.output<typeof pushSection>;
+export type DetectSection = z.output<typeof detectSection>;
 export type TemplateError = { line: number; key: string; message: string };
 export type ParseResult = { ok: true; template: ConnectionTemplate } | { ok: false; errors: TemplateError[] };
 
 /** The top-level keys, for messages and documentation. */
 export const TEMPLATE_KEYS = Object.keys(TemplateDocument.in.shape) as (keyof typeof TemplateDocument.in.shape)[];
+
+function compiles(pattern: string): boolean {
+  try {
+    compileTemplatePattern(pattern, "text");
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** `$3` in a replacement for a pattern with two groups would be inserted literally: almost surely a mistake. */
 function unknownGroupReference(pattern: string, replace: string): string | undefined {

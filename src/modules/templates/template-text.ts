@@ -111,3 +111,25 @@ export const storedText = (output: string, template: Pick<ConnectionTemplate, "f
 /** The view of stored text that decides whether the configuration changed: volatile lines left out. */
 export const comparableText = (stored: string, template: Pick<ConnectionTemplate, "filters">): string =>
   removeLines(stored, template.filters.volatile);
+
+/** How many lines of an implausible configuration its failure message shows (stored text: secrets already out). */
+const IMPLAUSIBLE_LINES = 5;
+
+/**
+ * Why the stored text of a template's configuration command cannot be a real configuration (empty, shorter than
+ * `min_bytes`, without `config_marker`), or undefined when it is plausible. A command that printed nothing, or
+ * only an error, must not be stored as a successful empty version.
+ */
+export function implausibleConfiguration(stored: string, template: Pick<ConnectionTemplate, "config_command" | "min_bytes" | "config_marker">): string | undefined {
+  const command = `'${template.config_command}'`;
+  if (!stored.trim()) return `${command} returned no configuration text`;
+  const shown = () => `; it printed: ${stored.split("\n").filter((l) => l.trim()).slice(0, IMPLAUSIBLE_LINES).join(" | ")}`;
+  const bytes = new TextEncoder().encode(stored).length;
+  if (template.min_bytes !== undefined && bytes < template.min_bytes) {
+    return `${command} returned ${bytes} bytes, fewer than the template's min_bytes (${template.min_bytes})${shown()}`;
+  }
+  if (template.config_marker !== undefined && !compileTemplatePattern(template.config_marker, "text").test(stored)) {
+    return `${command} returned text without the template's config_marker /${template.config_marker}/${shown()}`;
+  }
+  return undefined;
+}

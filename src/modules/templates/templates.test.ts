@@ -87,6 +87,24 @@ describe("templates", () => {
     });
   });
 
+  it("checks a secret rule against its example and look-alike, and refuses one that masks a neighbouring word", async () => {
+    const rule = (pattern: string, example: string, lookAlike: string) =>
+      `${CODE}secrets:\n  - pattern: '${pattern}'\n    replace: '$1 <secret>'\n    example: '${example}'\n    look_alike: '${lookAlike}'\n`;
+    const good = rule("^(\\s*security wpa psk set-key ascii \\d) \\S+", "  security wpa psk set-key ascii 0 [[Psk-Value-1]]", "  security wpa akm psk");
+    expect((await create({ name: "secret-examples-ok", code: good })).status).toBe(201);
+    // The rule that kept IOS-XE wireless keys in clear: it masks "ascii", and the key stays.
+    const leaky = rule("\\b(key) \\S+", "  security wpa psk set-key ascii 0 [[Psk-Value-1]]", "key chain OSPF");
+    const res = await create({ name: "secret-examples-leaky", code: leaky });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual({
+      "code.secrets.0.example": [
+        "code: line 11: key `secrets.0.example`: the rule leaves the secret 'Psk-Value-1' in:   security wpa psk set-key <secret> 0 Psk-Value-1",
+        "code: line 11: key `secrets.0.example`: the rule masks 'security wpa psk set-key ascii 0', which is not marked as secret:   security wpa psk set-key <secret> 0 Psk-Value-1",
+      ],
+      "code.secrets.0.look_alike": ["code: line 12: key `secrets.0.look_alike`: the rule changes it, but it holds no secret: key <secret> OSPF"],
+    });
+  });
+
   it("reports YAML that is not a template at all", async () => {
     const syntax = await create({ name: "broken", code: "commands: [show run\nprompt: x" });
     expect(syntax.status).toBe(422);

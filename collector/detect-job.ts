@@ -1,0 +1,119 @@
+import { eq, isNotNull, sql } from "drizzle-orm";
+import { credentials, devices, templates, vendors } from "../src/db/schema/index.ts";
+import { failureReason } from "../src/error-reason.ts";
+import { completeJob, type Job } from "../src/jobs/queue.ts";
+import { recordActivity } from "../src/modules/activity/record.ts";
+import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
+import { inShell, sessionProfileOf, type Progress } from "./collect.ts";
+import { sessionSettings } from "./collector-settings.ts";
+import { commandsToTry, proposalOf, rankTemplates, type DetectCandidate, type Evidence } from "./detect-match.ts";
+import { loginOf, type DownloadDeps } from "./download.ts";
+import { describeError } from "./errors.ts";
+import { SessionError, type SessionProfile } from "./session.ts";
+import { readSnmpSystem } from "./snmp.ts";
+import type { JobEnd } from "./store-download.ts";
+import { parseTemplateOnce } from "./template-cache.ts";
+
+/**
+ * A detect job (POST /api/v1/devices/{id}/detect): log in with the device's credentials, read the banner, the
+ * prompt and the version commands of the built-in templates (and SNMP's sysDescr when the credentials have SNMP
+ * settings), and propose the built-in template, vendor, model and OS version that fit (detect-match.ts). With
+ * `params.apply` the device gets the template, vendor and model. Nothing is stored but the job's result.
+ */
+
+/** How much of the banner the result keeps. */
+const BANNER_CHARS = 1000;
+
+/** Any one of the patterns: the session waits for any built-in's prompt and answers any built-in's pager. */
+const anyOf = (patterns: { test(line: string): boolean }[]) => ({ test: (line: string) => patterns.some((p) => p.test(line)) });
+
+/** How a device of unknown family is logged into: its own template's way when it has one, else SSH on its port or 22. */
+const PROBE = (parseTemplate("prompt: '[#>$%\\]] ?$'\ncommands: [show version]\n") as { ok: true; template: ConnectionTemplate }).template;
+
+function probeProfile(own: ConnectionTemplate, builtins: ConnectionTemplate[]): SessionProfile {
+  const profiles = [own, ...builtins].filter((t) => t.prompt !== undefined).map((t) => sessionProfileOf(t, false));
+  const pagers = profiles.flatMap((p) => (p.pager ? [p.pager.pattern] : []));
+  return { prompt: anyOf(profiles.map((p) => p.prompt)), pager: { pattern: anyOf(pagers), answer: " " }, lineEnding: own.line_ending };
+}
+
+export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSignal): Promise<JobEnd | undefined> {
+  const started = Date.now();
+  const progress: Progress = { connected: false };
+  let end: JobEnd;
+  let result: Record<string, unknown> = {};
+  try {
+    const [row] = await deps.db.select({ device: devices, cred: credentials, code: templates.code }).from(devices)
+      .leftJoin(credentials, eq(credentials.id, devices.credId)).leftJoin(templates, eq(templates.id, devices.templateId))
+      .where(eq(devices.id, job.deviceId!));
+    if (!row) throw new SessionError("error", `device ${job.deviceId} no longer exists`);
+    const { device } = row;
+    const parsedOwn = row.code === null ? undefined : parseTemplateOnce(row.code);
+    const own = parsedOwn?.ok ? parsedOwn.template : PROBE;
+    const candidates: DetectCandidate[] = [];
+    const builtins: ConnectionTemplate[] = [];
+    for (const t of await deps.db.select({ id: templates.id, key: templates.builtinKey, code: templates.code }).from(templates).where(isNotNull(templates.builtinKey))) {
+      const parsed = parseTemplateOnce(t.code);
+      if (!parsed.ok) continue;
+      builtins.push(parsed.template);
+      if (parsed.template.detect) candidates.push({ id: t.id, key: t.key!, vendor: parsed.template.vendor, detect: parsed.template.detect });
+    }
+
+    const snmp = await readSnmpSystem(deps, { device, template: own });
+    const login = await loginOf(deps.secrets, device, device.credId ? row.cred : null);
+    const settings = await sessionSettings(deps);
+    const evidence = await inShell({ device, template: own, login }, { ...settings, profile: probeProfile(own, builtins) }, signal, progress, async (session) => {
+      const seen: Evidence = { banner: session.greeting?.banner ?? "", prompt: session.greeting?.prompt ?? "", outputs: new Map(), sysDescr: snmp?.report.sys_descr };
+      // The commands of the likeliest families first; the first one whose output a template recognises ends the search.
+      for (const command of commandsToTry(seen, candidates)) {
+        const ran = await session.runOptional(command);
+        seen.outputs.set(command, "output" in ran ? ran.output : "");
+        if (rankTemplates({ ...seen, sysDescr: undefined }, candidates).length) break;
+      }
+      for (const line of own.teardown) session.send(line);
+      return seen;
+    });
+
+    const ranked = rankTemplates(evidence.result, candidates);
+    const proposal = proposalOf(ranked);
+    const snmpIdentity = snmp?.identity;
+    const model = proposal?.model ?? snmpIdentity?.model ?? null;
+    const osVersion = proposal?.os_version ?? snmpIdentity?.version ?? null;
+    result = {
+      banner: evidence.result.banner.slice(0, BANNER_CHARS), prompt: evidence.result.prompt, commands_run: [...evidence.result.outputs.keys()],
+      proposal: proposal ? { template_id: proposal.template_id, template: proposal.template, vendor: proposal.vendor, model, os_version: osVersion, matched_by: proposal.matched_by } : null,
+      candidates: ranked, ...(snmp ? { snmp: snmp.report } : {}), applied: false,
+    };
+    if (!proposal) {
+      const why = ranked.length ? `${ranked.map((r) => r.template).join(" and ")} fit equally; choose one` : "no built-in template recognised what the device printed";
+      end = { outcome: "error", retrying: false, message: `${why}; the result shows the banner, prompt and commands run` };
+    } else {
+      const what = `${proposal.template}${proposal.vendor ? ` (${proposal.vendor})` : ""}${model ? `, model ${model}` : ""}${osVersion ? `, OS ${osVersion}` : ""}`;
+      const apply = job.params?.apply === true;
+      if (apply) result.applied = await applyProposal(deps, job, device, { templateId: proposal.template_id, vendor: proposal.vendor, model });
+      end = { outcome: "success", retrying: false, message: `${apply ? "set" : "proposes"} ${what}` };
+    }
+  } catch (err) {
+    const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
+    if (!(err instanceof SessionError)) deps.logger.error("detection failed unexpectedly", { job: job.id, error: describeError(err) });
+    end = { outcome: failure.outcome, retrying: false, message: failure.message };
+    if (failure.lastLines.length) result = { last_lines: failure.lastLines };
+  }
+  const { recorded } = await completeJob(deps.db, job, deps.owner, { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } }, deps.clock.now());
+  return recorded ? end : undefined;
+}
+
+/** Sets the device's template, and its vendor (a known vendor's name) and model where detection read them; recorded in the activity log. */
+async function applyProposal(deps: DownloadDeps, job: Job, device: typeof devices.$inferSelect, found: { templateId: number; vendor: string | null; model: string | null }): Promise<boolean> {
+  const now = deps.clock.now();
+  const [vendor] = found.vendor ? await deps.db.select().from(vendors).where(eq(sql`lower(${vendors.name})`, found.vendor.toLowerCase())) : [];
+  const update = { templateId: found.templateId, ...(vendor ? { vendorId: vendor.id } : {}), ...(found.model ? { model: found.model.slice(0, 255) } : {}) };
+  await deps.db.transaction(async (tx) => {
+    await tx.update(devices).set({ ...update, updatedAt: now }).where(eq(devices.id, device.id));
+    await recordActivity(tx, { system: `template detection (job ${job.id})` }, {
+      action: "device.detect_apply", subjectType: "device", subjectId: device.id,
+      before: { device_template_id: device.templateId, device_vendor_id: device.vendorId, device_model: device.model },
+      after: { device_template_id: update.templateId, device_vendor_id: update.vendorId ?? device.vendorId, device_model: update.model ?? device.model },
+    }, now);
+  });
+  return true;
+}

@@ -1,0 +1,68 @@
+import type { DetectSection } from "../src/modules/templates/template-schema.ts";
+import { compileTemplatePattern } from "../src/modules/templates/template-patterns.ts";
+
+/**
+ * Which built-in template a device is, from what it showed (collector/detect-job.ts): each template's `detect`
+ * section (template-schema.ts) against the banner, the prompt, the output of its version command and SNMP's
+ * sysDescr. Pure: no I/O.
+ */
+
+/** What a device showed: its banner, prompt line, each command run and what it printed, and sysDescr. */
+export type Evidence = { banner: string; prompt: string; outputs: Map<string, string>; sysDescr?: string };
+
+/** A template that can be detected. */
+export type DetectCandidate = { id: number; key: string; vendor?: string; detect: DetectSection };
+
+/** A template the evidence fits, how well (`score`) and by what, and the model and OS version it reads. */
+export type DetectMatch = {
+  template_id: number; template: string; vendor: string | null; score: number;
+  matched_by: ("version" | "sys_descr" | "prompt" | "banner")[]; model: string | null; os_version: string | null;
+};
+
+/** A version (or sysDescr) match is what proposes a template; a prompt or banner only ranks the ones that have it. */
+const WEIGHTS = { version: 4, sys_descr: 4, prompt: 1, banner: 1 } as const;
+
+const test = (source: string | undefined, role: "line" | "text", text: string | undefined) =>
+  source !== undefined && text !== undefined && compileTemplatePattern(source, role).test(text);
+
+/** The first group of the pattern's first match in the texts, trimmed; null when none has it. */
+function firstGroup(source: string | undefined, texts: (string | undefined)[]): string | null {
+  if (source === undefined) return null;
+  const pattern = compileTemplatePattern(source, "text");
+  for (const text of texts) {
+    if (text === undefined) continue;
+    const found = pattern.exec(text)?.slice(1).find((g) => g !== undefined)?.trim();
+    if (found) return found;
+  }
+  return null;
+}
+
+/** The commands worth running, most likely first: those of templates whose prompt or banner fits, then the rest. */
+export function commandsToTry(evidence: Pick<Evidence, "banner" | "prompt" | "sysDescr">, candidates: DetectCandidate[]): string[] {
+  const hinted = candidates.filter((c) => test(c.detect.prompt, "line", evidence.prompt) || test(c.detect.banner, "text", evidence.banner) || test(c.detect.version, "text", evidence.sysDescr));
+  return [...new Set([...hinted, ...candidates].map((c) => c.detect.command))];
+}
+
+/** The templates the evidence fits by version or sysDescr, best first. */
+export function rankTemplates(evidence: Evidence, candidates: DetectCandidate[]): DetectMatch[] {
+  const matches: DetectMatch[] = [];
+  for (const c of candidates) {
+    const output = evidence.outputs.get(c.detect.command);
+    const by: DetectMatch["matched_by"] = [];
+    if (test(c.detect.version, "text", output)) by.push("version");
+    if (test(c.detect.version, "text", evidence.sysDescr)) by.push("sys_descr");
+    if (!by.length) continue;
+    if (test(c.detect.prompt, "line", evidence.prompt)) by.push("prompt");
+    if (test(c.detect.banner, "text", evidence.banner)) by.push("banner");
+    const texts = [output, evidence.sysDescr];
+    matches.push({
+      template_id: c.id, template: c.key, vendor: c.vendor ?? null, score: by.reduce((n, b) => n + WEIGHTS[b], 0), matched_by: by,
+      model: firstGroup(c.detect.model, texts), os_version: firstGroup(c.detect.os_version, texts),
+    });
+  }
+  return matches.sort((a, b) => b.score - a.score || a.template.localeCompare(b.template));
+}
+
+/** The one template to propose: the best match, unless another scores as well (then the user chooses). */
+export const proposalOf = (ranked: DetectMatch[]): DetectMatch | undefined =>
+  ranked[0] && (ranked.length === 1 || ranked[1]!.score < ranked[0].score) ? ranked[0] : undefined;

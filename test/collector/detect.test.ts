@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runDetectJob } from "../../collector/detect-job.ts";
+import { DEFAULT_LIMITS } from "../../collector/session.ts";
+import { claimNextJob, getJob, type Job } from "../../src/jobs/queue.ts";
+import { silentLogger } from "../../src/logger.ts";
+import { createTestContext, type TestContext } from "../helpers/app.ts";
+import { builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../helpers/collector.ts";
+import { startFakeDevice, type FakeDevice, type ScriptAnswer } from "../helpers/fake-device.ts";
+
+/**
+ * POST /devices/{id}/detect through the real collector job against the fake SSH device: the API queues, the
+ * collector logs in with the device's credentials, and the job's result proposes (or sets) the template.
+ */
+
+const USERNAME = "netops";
+const PASSWORD = "Detect-Test-Pass-2291";
+const HOSTNAME = "branch-9";
+const SHOW_VERSION = [
+  "Cisco IOS XE Software, Version 17.09.04a",
+  "Cisco IOS Software [Cupertino], Catalyst L3 Switch Software (CAT9K_IOSXE), Version 17.9.4a, RELEASE SOFTWARE (fc3)",
+  "cisco C9300-48P (X86) processor with 1392369K/6147K bytes of memory.",
+];
+const { prompt: PROMPT, script: iosAnswer } = iosScript(HOSTNAME, ["hostname branch-9", "end"]);
+
+let t: TestContext;
+let admin: string;
+const started: FakeDevice[] = [];
+
+beforeAll(async () => {
+  t = await createTestContext();
+  admin = await t.token();
+});
+afterAll(async () => {
+  await Promise.all(started.map((d) => d.close()));
+  await t.close();
+});
+
+/** A device with no template (and a vendor with several, so none is chosen for it), on a fake device answering with `script`. */
+async function deviceAnswering(script: (line: string) => ScriptAnswer, banner = ""): Promise<number> {
+  const device = await startFakeDevice({ script, initPrompt: `${banner}\r\n${PROMPT}`, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD } });
+  started.push(device);
+  const created = await t.call("/api/v1/devices", {
+    method: "POST", token: admin,
+    body: { device_name: `detect-${started.length}`, device_ip: "127.0.0.1", device_vendor: "Dell", device_port_override: device.port, device_username: USERNAME, device_password: PASSWORD },
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  return created.body.data.id;
+}
+
+const ios = (line: string): ScriptAnswer => (line === "show version" ? [line, ...SHOW_VERSION, PROMPT].join("\r\n") : iosAnswer(line));
+
+/** Runs the queued detect job as a collector does, and returns it finished. */
+async function runQueued(): Promise<Job> {
+  const job = await claimNextJob(t.db, "test-collector", new Date(), 60_000);
+  if (!job) throw new Error("no job to claim");
+  await runDetectJob({ db: t.db, secrets: t.secrets, clock: { now: () => new Date() }, logger: silentLogger, owner: "test-collector",
+    limits: { ...DEFAULT_LIMITS, idleTimeoutMs: 5_000, optionalIdleTimeoutMs: 1_000 }, connectTimeoutMs: 5_000 }, job, new AbortController().signal);
+  return (await getJob(t.db, job.id))!;
+}
+
+describe("POST /devices/{id}/detect", () => {
+  it("proposes the template, vendor, model and OS version, and leaves the device as it was", async () => {
+    const id = await deviceAnswering(ios);
+    const queued = await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin });
+    expect(queued.status).toBe(202);
+    expect(queued.body.data).toMatchObject({ type: "detect", device_id: id, state: "queued" });
+    expect(queued.headers.get("location")).toBe(queued.body.data.status_url);
+
+    const job = await runQueued();
+    expect(job.id).toBe(queued.body.data.id);
+    const done = (await t.call(`/api/v1/jobs/${job.id}`, { token: admin })).body.data;
+    expect(done.outcome, done.message).toBe("success");
+    expect(done.message).toBe("proposes cisco-ios (Cisco), model C9300-48P, OS 17.09.04a");
+    expect(done.result).toMatchObject({
+      prompt: PROMPT, commands_run: ["show version"], applied: false,
+      proposal: { template_id: await builtinTemplateId(t, "cisco-ios"), template: "cisco-ios", vendor: "Cisco", model: "C9300-48P", os_version: "17.09.04a", matched_by: ["version", "prompt"] },
+    });
+    const device = (await t.call(`/api/v1/devices/${id}`, { token: admin })).body.data;
+    expect(device.device_template_id).toBeNull();
+    expect(device.device_model).toBe("");
+  });
+
+  it("with apply sets the template, vendor and model, and the activity log says so", async () => {
+    const id = await deviceAnswering(ios);
+    const queued = await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin, body: { apply: true } });
+    expect(queued.status).toBe(202);
+    // The same request again reuses the job; another apply for the job under way is refused.
+    expect((await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin, body: { apply: true } })).body.data.id).toBe(queued.body.data.id);
+    const conflict = await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin, body: { apply: false } });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.message).toBe(`A detection with apply true is already queued for device ${id} (job ${queued.body.data.id}); wait for it to finish`);
+
+    const job = await runQueued();
+    expect(job.outcome, job.message ?? "").toBe("success");
+    expect(job.message).toBe("set cisco-ios (Cisco), model C9300-48P, OS 17.09.04a");
+    expect(job.result).toMatchObject({ applied: true });
+    const device = (await t.call(`/api/v1/devices/${id}`, { token: admin })).body.data;
+    expect(device).toMatchObject({ device_template_id: await builtinTemplateId(t, "cisco-ios"), device_model: "C9300-48P", device_vendor: "Cisco" });
+    const log = (await t.call(`/api/v1/activity-logs?filter[action]=device.detect_apply`, { token: admin })).body.data;
+    expect(log.find((e: { subject_id: number }) => e.subject_id === id)).toMatchObject({
+      username: `template detection (job ${job.id})`, changes: { device_template_id: { old: null, new: await builtinTemplateId(t, "cisco-ios") }, device_model: { old: "", new: "C9300-48P" } },
+    });
+  });
+
+  it("tries other families' version commands when the first gives nothing it knows", async () => {
+    const vrp = (line: string): ScriptAnswer => {
+      if (line === "display version") return [line, "Huawei Versatile Routing Platform Software", "VRP (R) software, Version 8.180 (CE6850 V200R005C10SPC800)", "HUAWEI CE6850-48S6Q-HI uptime is 2 weeks", PROMPT].join("\r\n");
+      if (line === "exit") return { answer: "exit\r\n", close: true };
+      return [line, "% Unrecognized command", PROMPT].join("\r\n");
+    };
+    const id = await deviceAnswering(vrp);
+    await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin });
+    const job = await runQueued();
+    expect(job.outcome, job.message ?? "").toBe("success");
+    expect(job.result).toMatchObject({ proposal: { template: "huawei-vrp", vendor: "Huawei", model: "CE6850-48S6Q-HI", os_version: "8.180 (CE6850 V200R005C10SPC800)" } });
+    expect((job.result!.commands_run as string[]).at(-1)).toBe("display version");
+  });
+
+  it("proposes nothing for a device no built-in recognises, and says why", async () => {
+    const id = await deviceAnswering((line) => (line === "exit" ? { answer: "exit\r\n", close: true } : [line, "% Unknown command", PROMPT].join("\r\n")));
+    await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin, body: { apply: true } });
+    const job = await runQueued();
+    expect(job.outcome).toBe("error");
+    expect(job.message).toBe("no built-in template recognised what the device printed; the result shows the banner, prompt and commands run");
+    expect(job.result).toMatchObject({ proposal: null, candidates: [], applied: false });
+    expect((await t.call(`/api/v1/devices/${id}`, { token: admin })).body.data.device_template_id).toBeNull();
+  });
+
+  it("answers 404 for a device that does not exist or is outside the caller's scope, and needs devices.write", async () => {
+    const id = await deviceAnswering(ios);
+    expect((await t.call("/api/v1/devices/999999/detect", { method: "POST", token: admin })).status).toBe(404);
+    await t.role({ name: "detect-scoped", tags: ["elsewhere"] });
+    const scoped = await t.token(undefined, { role: "detect-scoped" });
+    expect((await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: scoped })).status).toBe(404);
+    const reader = await t.token(["devices.read"]);
+    expect((await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: reader })).status).toBe(403);
+  });
+});
