@@ -9,6 +9,7 @@ import { devices, idempotencyKeys, tags } from "../db/schema/index.ts";
 import { nameKey } from "../db/name-key.ts";
 import { openApiDocument } from "../api/versions.ts";
 import { sha256Hex } from "../modules/configs/text.ts";
+import { createSecretBox, generateAppKey, parseAppKey } from "../secrets/box.ts";
 
 let t: TestContext;
 let admin: string;
@@ -86,6 +87,18 @@ describe("Idempotency-Key", () => {
     const res = await post("tags", { name: "idem-running" }, "running-key");
     expect(res.status).toBe(409);
     expect(res.body.message).toContain("still running");
+  });
+
+  it("an answer sealed under an app key since rotated is a 409 saying so, and nothing is created again", async () => {
+    const first = await post("devices", device("idem-rtr-rotated"), "key-rotated");
+    expect(first.status).toBe(201);
+    // What svc key:rotate leaves: the stored answer sealed under the old key, which the new one cannot open.
+    const oldKey = await createSecretBox(parseAppKey(generateAppKey()));
+    await t.db.update(idempotencyKeys).set({ body: await oldKey.encrypt(JSON.stringify(first.body)) }).where(eq(idempotencyKeys.key, "key-rotated"));
+    const retry = await post("devices", device("idem-rtr-rotated"), "key-rotated");
+    expect(retry.status).toBe(409);
+    expect(retry.body.message).toContain("can no longer be read");
+    expect(await devicesNamed("idem-rtr-rotated")).toBe(1);
   });
 
   it("a malformed key is a 422 and runs nothing", async () => {

@@ -103,10 +103,16 @@ async function answerHeld(row: Claim, route: string, requestHash: string, c: Par
     });
   }
   if (row.state === "running") throw ApiError.conflict(`The first request with ${IDEMPOTENCY_HEADER} '${row.key}' is still running; retry in a moment to get its answer`);
+  // Answers stored before they were sealed are JSON as they were. One sealed under an app key since rotated
+  // (svc key:rotate re-seals only *_enc columns; these answers live a day) cannot be replayed, and running the
+  // request again could create twice: say so instead.
+  const body = row.body ?? "";
+  const answer = body.startsWith("{") ? body : await c.var.services.secrets.decrypt(body).catch(() => null);
+  if (answer === null) {
+    throw ApiError.conflict(`The answer to the first request with ${IDEMPOTENCY_HEADER} '${row.key}' can no longer be read (the app key was rotated since); check whether that request took effect, then use a new key`);
+  }
   c.header(REPLAYED_HEADER, "true");
   if (row.location) c.header("Location", row.location);
   c.header("Content-Type", "application/json");
-  // Answers stored before they were sealed are JSON as they were.
-  const body = row.body ?? "";
-  return c.body(body.startsWith("{") ? body : await c.var.services.secrets.decrypt(body), 200 as ContentfulStatusCode);
+  return c.body(answer, 200 as ContentfulStatusCode);
 }

@@ -100,6 +100,9 @@ beforeAll(async () => {
   const smtp = await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { smtp: { password: "rot-smtp-Hy4t" } } });
   expect(smtp.status, JSON.stringify(smtp.body)).toBe(200);
   remember("app_settings", { smtp_password_enc: "rot-smtp-Hy4t" });
+  const hook = await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url: "https://hooks.example.net/rotated" } });
+  expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+  remember("webhooks", { secret_enc: hook.body.data.secret });
 });
 afterAll(() => t.close());
 
@@ -119,7 +122,7 @@ describe("svc key:rotate", () => {
 
     const run = await svc(["key:rotate"], fileEnv);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/Re-encrypted 12 secrets under a new app key \(app_settings: 1, credentials: 7, devices: 4\)/);
+    expect(run.stdout).toMatch(/Re-encrypted 13 secrets under a new app key \(app_settings: 1, credentials: 7, devices: 4, webhooks: 1\)/);
     expect(run.stdout).toContain("Restart the API and every collector");
 
     const newKey = readKey();
@@ -147,7 +150,7 @@ describe("svc key:rotate", () => {
 
     const audit = await t.db.select().from(activityLog).where(eq(activityLog.action, "app_key.rotate"));
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ username: "svc key:rotate", changes: { secrets_reencrypted: { old: null, new: 12 } } });
+    expect(audit[0]).toMatchObject({ username: "svc key:rotate", changes: { secrets_reencrypted: { old: null, new: 13 } } });
   });
 
   it("with the key in APP_KEY, refuses without --yes, and with it prints the new key once as the last line", async () => {
