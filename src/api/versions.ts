@@ -23,7 +23,7 @@ import { registerSnippetRoutes } from "../modules/snippets/handlers.ts";
 import { registerSystemRoutes } from "../modules/system/handlers.ts";
 import { registerDashboardRoutes } from "../modules/dashboard/handlers.ts";
 import { registerSettingsRoutes } from "../modules/settings/handlers.ts";
-import { registerMailRoutes } from "../modules/mail/handlers.ts";
+import { registerMailRoutes, registerMailTestRoute } from "../modules/mail/handlers.ts";
 import { registerBackupRoutes } from "../modules/backups/handlers.ts";
 import { registerReportRoutes } from "../modules/reports/handlers.ts";
 import { registerRconfigRoutes } from "../compat/rconfig/routes.ts";
@@ -64,6 +64,7 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
   registerDashboardRoutes(api);
   registerSettingsRoutes(api);
   registerMailRoutes(api);
+  registerMailTestRoute(api);
   registerBackupRoutes(api);
   registerReportRoutes(api);
   registerRconfigRoutes(api, "v1");
@@ -80,6 +81,7 @@ export function createV2Api(): OpenAPIHono<AppEnv> {
   // Before any /configs/{id} route: static /configs/... paths must win over the id parameter.
   for (const register of [registerConfigSearchRoutes, registerRetentionRoutes]) register(api);
   registerUserRoutes(api);
+  registerMailRoutes(api);
   // The export before /policy-compliance/{id}, which would take "export" as an id.
   registerComplianceExportRoute(api);
   registerComplianceRoutes(api);

@@ -25,6 +25,7 @@ async function showSubscriptions(db: DbOrTx, userId: number) {
   };
 }
 
+/** A user's mail subscriptions: in v1 and, as every user route, in v2. */
 export function registerMailRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(getMailSubscriptionsRoute, async (c) => c.json({ data: await showSubscriptions(c.var.services.db, c.req.valid("param").id) }, 200));
 
@@ -53,7 +54,10 @@ export function registerMailRoutes(app: OpenAPIHono<AppEnv>): void {
     });
     return c.json({ data }, 200);
   });
+}
 
+/** The SMTP test-send (v1 only, beside the settings it checks). */
+export function registerMailTestRoute(app: OpenAPIHono<AppEnv>): void {
   app.openapi(testMailRoute, async (c) => {
     const { db, secrets } = c.var.services;
     const { to } = c.req.valid("json");

@@ -381,7 +381,7 @@ describe("users: v2", () => {
         .filter(([path]) => path.startsWith("/api/" + version + "/users"))
         .flatMap(([path, item]) => Object.keys(item as object).map((m) => `${m} ${path.replace(`/api/${version}`, "")}`))
         .sort();
-    expect(userOps("v1").length).toBe(10);
+    expect(userOps("v1").length).toBe(12);
     expect(userOps("v2")).toEqual(userOps("v1"));
   });
 
