@@ -14,23 +14,29 @@ export class ConfigText {
   private readonly hitCache = new Map<LineMatcher, Int32Array>();
   private readonly lines: (string | undefined)[];
   private readonly scanner: LiteralScanner | null;
-  private literalLines: number[][] | null;
+  private readonly literalLines: number[][] | null;
 
-  /** With a scanner, its literals' lines are found in one pass; other literals are searched one by one. */
+  /** With a scanner, the lines and its literals' lines are found in one pass; other literals are searched one by one. */
   constructor(text: string, scanner: LiteralScanner | null = null) {
     this.text = text;
     this.scanner = scanner;
-    this.literalLines = null;
-    let count = 0;
-    for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) count++;
-    const trailing = text.length > 0 && !text.endsWith("\n");
-    this.lineCount = count + (trailing ? 1 : 0);
-    this.starts = new Int32Array(this.lineCount + 1);
+    if (scanner) {
+      const index = scanner.index(text);
+      this.lineCount = index.lineCount;
+      this.starts = index.starts;
+      this.literalLines = index.literalLines;
+    } else {
+      let count = 0;
+      for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) count++;
+      const trailing = text.length > 0 && !text.endsWith("\n");
+      this.lineCount = count + (trailing ? 1 : 0);
+      this.starts = new Int32Array(this.lineCount + 1);
+      let line = 1;
+      for (let at = text.indexOf("\n"); at >= 0 && line <= this.lineCount; at = text.indexOf("\n", at + 1)) this.starts[line++] = at + 1;
+      this.starts[this.lineCount] = text.length + (trailing ? 1 : 0);
+      this.literalLines = null;
+    }
     this.lines = new Array(this.lineCount); // sized up front: filled out of order, it must not turn into a dictionary
-    let line = 1;
-    for (let at = text.indexOf("\n"); at >= 0 && line <= this.lineCount; at = text.indexOf("\n", at + 1)) this.starts[line++] = at + 1;
-    this.starts[this.lineCount] = text.length + (trailing ? 1 : 0);
-    if (scanner) this.literalLines = scanner.scan(text, this.starts);
   }
 
   /** Offset of line i's first character. */

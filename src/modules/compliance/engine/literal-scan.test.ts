@@ -12,7 +12,7 @@ function random(seed: number) {
   };
 }
 
-/** What scan() must answer: for each literal, the lines (without their "\r\n" or "\n") that contain it. */
+/** What index() must answer: for each literal, the lines (without their "\r\n" or "\n") that contain it. */
 const reference = (text: string, literals: string[]) => {
   const lines = text.split("\n").map((l) => l.replace(/\r$/, ""));
   if (text.endsWith("\n")) lines.pop();
@@ -27,8 +27,7 @@ describe("the one-pass literal scan finds exactly the lines indexOf would", () =
       "interface Vlan1", "snmp-server community x", "é interface", "shutdown",
     ].join("\n");
     const scanner = new LiteralScanner(literals);
-    const config = new ConfigText(text);
-    const got = scanner.literals.map((l) => scanner.scan(text, startsOf(config))[scanner.idOf.get(l)!]);
+    const got = scanner.literals.map((l) => scanner.index(text).literalLines[scanner.idOf.get(l)!]);
     expect(got).toEqual(reference(text, scanner.literals));
   });
 
@@ -40,11 +39,27 @@ describe("the one-pass literal scan finds exactly the lines indexOf would", () =
       const literals = Array.from({ length: 1 + Math.floor(next() * 8) }, () => word(1 + Math.floor(next() * 6)));
       const text = Array.from({ length: Math.floor(next() * 400) }, () => alphabet[Math.floor(next() * alphabet.length)]).join("");
       const scanner = new LiteralScanner(literals);
-      const found = scanner.scan(text, startsOf(new ConfigText(text)));
-      expect(found, JSON.stringify({ literals, text })).toEqual(reference(text, scanner.literals));
+      const index = scanner.index(text);
+      expect(index.literalLines, JSON.stringify({ literals, text })).toEqual(reference(text, scanner.literals));
+      expect(linesOf(index), JSON.stringify(text)).toEqual(linesOf(new ConfigText(text)));
+    }
+  });
+
+  it("on a configuration many scan windows long, with non-ASCII text and a line longer than a window", () => {
+    const next = random(7);
+    const words = ["interface", "Gi1/0/", " shutdown", "description Zürich–Genève", "ntp server", "snmp-server community", "\r", "é"];
+    const lines = Array.from({ length: 60_000 }, () => Array.from({ length: 1 + Math.floor(next() * 5) }, () => words[Math.floor(next() * words.length)]).join(" "));
+    lines[30_000] = "x".repeat(700_000) + " shutdown";
+    for (const text of [lines.join("\n"), lines.join("\n").replace(/[^\x00-\x7f]/g, "u") + "\n"]) {
+      const literals = ["shutdown", "ntp server", "community", "interface Gi", "Gi1/0/ interface"];
+      const scanner = new LiteralScanner(literals);
+      const index = scanner.index(text);
+      expect(index.literalLines).toEqual(reference(text, scanner.literals));
+      expect(linesOf(index)).toEqual(linesOf(new ConfigText(text)));
     }
   });
 });
 
-/** ConfigText's line starts and, last, one past the end: what scan() takes. */
-const startsOf = (config: ConfigText) => Int32Array.from({ length: config.lineCount + 1 }, (_, i) => config.start(i));
+/** Line count and every line's start, as ConfigText counts them (with no scanner: its own indexOf pass). */
+const linesOf = (lines: { lineCount: number } & ({ starts: Int32Array } | { start(i: number): number })) =>
+  Array.from({ length: lines.lineCount + 1 }, (_, i) => ("starts" in lines ? lines.starts[i] : lines.start(i)));

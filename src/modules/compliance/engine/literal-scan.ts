@@ -6,24 +6,44 @@
  * Literals with non-ASCII characters, and those past MAX_STATES (a huge policy), are left out: ConfigText
  * finds those with indexOf as before. No literal contains a line break (patterns cannot), so the automaton
  * restarts at each line and a match never spans two lines.
+ *
+ * The automaton runs in WebAssembly (dfa-wasm.ts) over the text's UTF-8 bytes: literals are ASCII and every
+ * byte of a multi-byte character is >= 0x80, in no literal, so the matches are the same as over UTF-16. The
+ * bytes are cut at line starts into four stretches stepped side by side: one automaton's step waits for the
+ * load of the step before it, four independent ones overlap in the CPU.
  */
+import { CLASS_AT, DELTA_AT, dfaModule, STATE_AT } from "./dfa-wasm.ts";
+
 const ALPHABET = 128;
 const MAX_STATES = 20_000;
+const STREAMS = 4;
+/** Text scanned per window (characters): bounds the WebAssembly memory a huge configuration makes the scan take. */
+const WINDOW = 1 << 18;
+const NEWLINE = 10;
+
+/** A text's lines (as ConfigText counts them) and the lines each literal occurs on. */
+export type TextIndex = {
+  lineCount: number;
+  /** Offset of each line's first character and, last, one past the end (the offset after a final "\n"). */
+  starts: Int32Array;
+  /** For each literal (by its id), the ascending 0-based lines containing it. */
+  literalLines: number[][];
+};
 
 export class LiteralScanner {
   /** The literals this scanner finds; the others are not its business. */
   readonly literals: string[] = [];
-  /** Position of each literal in `literals`, and so in what scan() returns. */
+  /** Position of each literal in `literals`, and so in what index() returns as its lines. */
   readonly idOf = new Map<string, number>();
   /**
-   * Transitions, `classes` per state; characters are mapped to classes first (those in no literal: class 0). An
-   * entry is the next state's row (its number times `classes`, so the loop adds instead of multiplying) shifted
-   * left once, with the low bit set when some literal ends in that state: one load per character, nothing more.
+   * Transitions, `classes` per state, as dfa-wasm.ts reads them: characters are mapped to classes first (those
+   * in no literal: class 0; "\n" has a class of its own); an entry is the next state's row as a byte offset
+   * (state * classes * 4) shifted left twice, bit 1 set for a line break, bit 0 when some literal ends there.
    */
   private readonly delta: Int32Array;
-  private readonly classes: number;
-  /** Every UTF-16 code unit's class: 64 KB, so the scan loop needs no branch for line breaks or non-ASCII. */
-  private readonly classOf = new Uint8Array(65536);
+  private readonly rowBytes: number;
+  /** Every byte's class times 4 (its column's byte offset in a row), as dfa-wasm.ts reads it. */
+  private readonly classOf = new Int32Array(256);
   /** Per state, the literals (indexes into `literals`) that end there, or null. */
   private readonly outputs: (number[] | null)[];
 
@@ -70,48 +90,134 @@ export class LiteralScanner {
       }
     }
     // Only characters that occur in some literal need a column of their own: a smaller table stays in cache.
+    const classOf = new Int32Array(ALPHABET);
     let classes = 1;
     for (const literal of this.literals) for (let i = 0; i < literal.length; i++) {
       const c = literal.charCodeAt(i);
-      if (this.classOf[c] === 0) this.classOf[c] = classes++;
+      if (classOf[c] === 0) classOf[c] = classes++;
     }
+    const newline = classes++;
+    classOf[NEWLINE] = newline;
     const representative = new Int32Array(classes).fill(0); // class 0: any character in no literal (NUL is in none)
-    for (let c = 0; c < ALPHABET; c++) if (this.classOf[c]) representative[this.classOf[c]!] = c;
-    this.classes = classes;
+    for (let c = 0; c < ALPHABET; c++) {
+      if (classOf[c]) representative[classOf[c]!] = c;
+      this.classOf[c] = classOf[c]! * 4;
+    }
+    this.rowBytes = classes * 4;
     this.delta = new Int32Array(goto.length * classes);
     for (let s = 0; s < goto.length; s++) {
       for (let k = 0; k < classes; k++) {
         const t = delta[s * ALPHABET + representative[k]!]!;
-        this.delta[s * classes + k] = ((t * classes) << 1) | (outputs[t] ? 1 : 0);
+        this.delta[s * classes + k] = k === newline ? 2 : ((t * this.rowBytes) << 2) | (outputs[t] ? 1 : 0);
       }
     }
     this.outputs = outputs;
   }
 
-  /**
-   * For each literal (by its id), the ascending 0-based lines of `text` containing it. `starts`: each line's
-   * first offset and, last, one past the end (ConfigText's). A line break's class (0: in no literal) sends the
-   * automaton back to its start, so no match spans two lines.
-   */
-  scan(text: string, starts: Int32Array): number[][] {
-    const { delta, outputs, classOf, classes } = this;
+  /** The text's lines and each literal's lines, in one pass over its bytes. */
+  index(text: string): TextIndex {
     const found: number[][] = this.literals.map(() => []);
     const last = new Int32Array(this.literals.length).fill(-1);
-    let row = 0;
-    let line = 0;
-    for (let i = 0, n = text.length; i < n; i++) {
-      const next = delta[row + classOf[text.charCodeAt(i)]!]!;
-      row = next >> 1;
-      if ((next & 1) === 1) {
-        while (starts[line + 1]! <= i) line++;
-        for (const id of outputs[row / classes]!) {
-          if (last[id] !== line) {
-            last[id] = line;
-            found[id]!.push(line);
-          }
-        }
+    const lineEnds = new LineEnds();
+    for (let from = 0; from < text.length; ) {
+      // A window of whole lines, about WINDOW characters (at least one line, however long).
+      const cut = from + WINDOW < text.length ? text.indexOf("\n", from + WINDOW) : -1;
+      const to = cut < 0 ? text.length : cut + 1;
+      this.scanWindow(text, from, to, lineEnds, found, last);
+      from = to;
+    }
+    const trailing = text.length > 0 && text.charCodeAt(text.length - 1) !== NEWLINE;
+    const starts = lineEnds.starts(text.length + (trailing ? 1 : 0));
+    return { lineCount: starts.length - 1, starts, literalLines: found };
+  }
+
+  /** Characters [from, to) of `text`, whole lines: encoded into the module's memory, scanned, events taken in. */
+  private scanWindow(text: string, from: number, to: number, lineEnds: LineEnds, found: number[][], last: Int32Array): void {
+    const dfa = dfaModule();
+    const chars = to - from;
+    const textAt = DELTA_AT + this.delta.byteLength;
+    const eventsAt = textAt + ((chars * 3 + 3) & ~3);
+    const needed = eventsAt + chars * 3 * 4 + 4; // at most one event (one i32) per byte, and one written past
+    if (dfa.memory.buffer.byteLength < needed) dfa.memory.grow(Math.ceil((needed - dfa.memory.buffer.byteLength) / 65536));
+    const memory = dfa.memory.buffer;
+    if (loaded !== this || loadedInto !== memory) {
+      new Int32Array(memory, CLASS_AT, 256).set(this.classOf);
+      new Int32Array(memory, DELTA_AT, this.delta.length).set(this.delta);
+      loaded = this;
+      loadedInto = memory;
+    }
+    const bytes = new Uint8Array(memory, textAt, chars * 3);
+    const written = encoder.encodeInto(from === 0 && to === text.length ? text : text.substring(from, to), bytes).written;
+
+    // Four stretches of about equal bytes, each starting at a line start (where the automaton is at its start),
+    // stepped side by side for as long as the shortest lasts; what is left of each is stepped alone. Stretch k
+    // writes its events in its own buffer, so each buffer is in address order.
+    const begin = new Int32Array(STREAMS + 1);
+    for (let k = 1; k < STREAMS; k++) {
+      const nl = bytes.subarray(0, written).indexOf(NEWLINE, Math.max(begin[k - 1]!, Math.floor((written * k) / STREAMS)));
+      begin[k] = nl < 0 ? written : nl + 1;
+    }
+    begin[STREAMS] = written;
+    const out = new Int32Array(STREAMS);
+    for (let k = 0, at = eventsAt; k < STREAMS; k++) {
+      out[k] = at;
+      at += (begin[k + 1]! - begin[k]!) * 4 + 4; // every step writes, an event or not: room for one past the last
+    }
+    const eventsFrom = Int32Array.from(out);
+    let steps = written;
+    for (let k = 0; k < STREAMS; k++) steps = Math.min(steps, begin[k + 1]! - begin[k]!);
+    dfa.scan4(textAt + begin[0]!, textAt + begin[1]!, textAt + begin[2]!, textAt + begin[3]!, steps, out[0]!, out[1]!, out[2]!, out[3]!);
+    const state = new Int32Array(memory, STATE_AT, 2 * STREAMS);
+    for (let k = 0; k < STREAMS; k++) out[k] = dfa.scan1(textAt + begin[k]! + steps, textAt + begin[k + 1]!, state[k]!, state[STREAMS + k]!);
+
+    // Events in text order: stretch by stretch, each buffer in address order.
+    const events = new Int32Array(memory);
+    const ascii = written === chars;
+    for (let k = 0; k < STREAMS; k++) {
+      for (let e = eventsFrom[k]! >> 2, stop = out[k]! >> 2; e < stop; e++) {
+        const event = events[e]!;
+        if ((event & 3) === 2) lineEnds.add(ascii ? from + (event >>> 2) - textAt : text.indexOf("\n", lineEnds.lastEnd + 1));
+        else this.record(event >> 2, lineEnds.count, found, last);
       }
     }
-    return found;
+  }
+
+  /** The literals ending in the state at byte offset `row` occur on `line`. */
+  private record(row: number, line: number, found: number[][], last: Int32Array): void {
+    for (const id of this.outputs[row / this.rowBytes]!) {
+      if (last[id] !== line) {
+        last[id] = line;
+        found[id]!.push(line);
+      }
+    }
   }
 }
+
+/** The offsets of a text's line breaks as they are found, in order; then its line starts. */
+class LineEnds {
+  private ends = new Int32Array(1024);
+  count = 0;
+  lastEnd = -1;
+  add(offset: number): void {
+    if (this.count === this.ends.length) {
+      const grown = new Int32Array(this.ends.length * 2);
+      grown.set(this.ends);
+      this.ends = grown;
+    }
+    this.ends[this.count++] = this.lastEnd = offset;
+  }
+  /** 0, the offset after each break but the last, and `end`: ConfigText's line starts. */
+  starts(end: number): Int32Array {
+    const trailing = end > (this.count > 0 ? this.lastEnd + 1 : 0);
+    const lines = this.count + (trailing ? 1 : 0);
+    const starts = new Int32Array(lines + 1);
+    for (let i = 1; i < lines; i++) starts[i] = this.ends[i - 1]! + 1;
+    starts[lines] = end;
+    return starts;
+  }
+}
+
+const encoder = new TextEncoder();
+/** The scanner whose tables are in the module's memory (and that memory: growing it makes a new buffer). */
+let loaded: LiteralScanner | null = null;
+let loadedInto: ArrayBuffer | null = null;
