@@ -121,14 +121,19 @@ async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutM
       }
       return { outputs, skipped, fingerprint: conn.fingerprint };
     }
-    return { ...(await runShell(await shellOver(conn, template, limits), plan)), fingerprint: conn.fingerprint };
+    return { ...(await runShell(await shellOver(conn, plan, limits), plan)), fingerprint: conn.fingerprint };
   });
 }
 
-/** An SSH shell channel at its first prompt. */
-async function shellOver(conn: SshConnection, template: ConnectionTemplate, limits: SessionLimits): Promise<ShellSession> {
-  const session = new ShellSession(await conn.shell(), sessionProfileOf(template, false), limits);
-  await session.expectPrompt();
+/**
+ * An SSH shell channel at its first prompt. Some devices accept any SSH login and then ask for the user name and
+ * password again inside the shell (Cisco AireOS controllers, Cisco SMB switches without "ip ssh password-auth"):
+ * the template's login prompts are answered when they come before the prompt, as over Telnet; a device that shows
+ * its prompt first is sent nothing.
+ */
+async function shellOver(conn: SshConnection, target: Target, limits: SessionLimits): Promise<ShellSession> {
+  const session = new ShellSession(await conn.shell(), sessionProfileOf(target.template, true), limits);
+  await session.login(target.login.username, target.login.password ?? "");
   return session;
 }
 
@@ -168,7 +173,7 @@ export async function inShell<T>(target: Target, request: { limits: SessionLimit
     return await untilAborted((async (): Promise<{ result: T; fingerprint?: string }> => {
       if (target.template.protocol === "telnet") return { result: await telnetShell(target, limits, connectTimeoutMs, signal, progress, work) };
       const conn = await sshConnect(target, connectTimeoutMs);
-      return whileOpen(conn, signal, progress, async () => ({ result: await work(await shellOver(conn, target.template, limits)), fingerprint: conn.fingerprint }));
+      return whileOpen(conn, signal, progress, async () => ({ result: await work(await shellOver(conn, target, limits)), fingerprint: conn.fingerprint }));
     })(), signal);
   } catch (err) {
     if (signal.aborted) throw abortError(signal);

@@ -67,8 +67,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Juniper", template: "juniper-screenos", oxidized: ["screenos"], rancid: ["netscreen"] },
   { vendor: "Cisco", template: "cisco-ftd", oxidized: ["firelinuxos"], rancid: [] },
   { vendor: "Cisco", template: "cisco-smb", oxidized: ["ciscosmb", "ciscocbs"], rancid: [] },
-  // AireOS asks for the login again inside the SSH session, which a download does not answer yet (docs/collector.md).
-  { vendor: "Cisco", template: null, oxidized: ["aireos"], rancid: ["cisco-wlc4", "cisco-wlc5"] },
+  { vendor: "Cisco", template: "cisco-aireos", oxidized: ["aireos"], rancid: ["cisco-wlc4", "cisco-wlc5"] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";

@@ -5,7 +5,8 @@
  * A template is a YAML mapping. What the collector does with one, in order:
  *   1. connect with `protocol` to `port` (SSH: password, key or keyboard-interactive; `legacy_algorithms` also
  *      offers old ciphers and key exchanges). Telnet: wait for `login.username_prompt`, send the user name, wait
- *      for `login.password_prompt`, send the password.
+ *      for `login.password_prompt`, send the password. SSH shell: the same when those prompts come before `prompt`
+ *      (devices that ask for the login again inside the session).
  *   2. shell mode (`exec: false`): wait until the last line received (ANSI escape sequences removed, see
  *      promptTail in template-text.ts) matches `prompt`. When the credentials carry an enable password and the
  *      template has `enable`: send `enable.command`, answer `enable.password_prompt` with the password, and wait
