@@ -53,12 +53,15 @@ export function sessionProfileOf(t: ConnectionTemplate, withLogin: boolean): Ses
 /**
  * Runs the setup and the commands in an interactive CLI session, and returns each command's cleaned output.
  * An optional line that fails is skipped (a category's command counts as optional when the template marks it so).
+ * A template's `{scp: path}` command fetches its file on an exec channel beside the shell (`fetchFile`, SSH only).
  */
-async function runShell(session: ShellSession, plan: Plan): Promise<SessionOutputs> {
+async function runShell(session: ShellSession, plan: Plan, fetchFile?: FetchFile): Promise<SessionOutputs> {
   const { template, login } = plan;
   if (template.enable && login.enablePassword) await session.enable(login.enablePassword);
   const skipped: Skipped[] = [];
   const run = async (command: string): Promise<string | undefined> => {
+    const path = scpPathOf(template, command);
+    if (path !== undefined && fetchFile) return fetchOrSkip(fetchFile, command, path, template.optional.includes(command), skipped);
     if (!template.optional.includes(command)) return session.run(command);
     const ran = await session.runOptional(command);
     if ("output" in ran) return ran.output;
@@ -74,6 +77,24 @@ async function runShell(session: ShellSession, plan: Plan): Promise<SessionOutpu
   }
   for (const line of template.teardown) session.send(line);
   return { outputs, skipped };
+}
+
+/** The file a command fetches over SCP (`{scp: path}` in the template), if it is one; own keys only ("constructor"). */
+const scpPathOf = (template: ConnectionTemplate, command: string): string | undefined =>
+  Object.hasOwn(template.scp, command) ? template.scp[command] : undefined;
+
+/** Fetches a file from the device (SCP over the SSH connection); `optional` gives it the short silence limit. */
+type FetchFile = (path: string, optional: boolean) => Promise<string>;
+
+/** A template's `{scp: path}` command: the file's text, or, for an optional one that failed, a skipped entry. */
+async function fetchOrSkip(fetchFile: FetchFile, command: string, path: string, optional: boolean, skipped: Skipped[]): Promise<string | undefined> {
+  try {
+    return normalizeConfigText(await fetchFile(path, optional));
+  } catch (err) {
+    if (!optional || !(err instanceof SessionError)) throw err;
+    skipped.push({ command, reason: err.message });
+    return undefined;
+  }
 }
 
 /**
@@ -99,12 +120,16 @@ async function whileOpen<T>(connection: { close(): void }, signal: AbortSignal, 
 async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress) {
   const { template } = plan;
   const conn = await sshConnect(plan, connectTimeoutMs);
+  const fetchFile: FetchFile = (path, optional) =>
+    conn.fetchFile(path, optional ? Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs) : limits.idleTimeoutMs, limits.maxOutputBytes);
   return whileOpen(conn, signal, progress, async () => {
     if (template.exec) {
       const outputs = new Map<string, string>();
       const skipped: Skipped[] = [];
       // Each exec channel ends on its own, so an optional command that fails leaves nothing behind to resync.
       const run = async (command: string): Promise<string | undefined> => {
+        const path = scpPathOf(template, command);
+        if (path !== undefined) return fetchOrSkip(fetchFile, command, path, template.optional.includes(command), skipped);
         if (!template.optional.includes(command)) return conn.exec(command, limits.idleTimeoutMs, limits.maxOutputBytes);
         try {
           return await conn.exec(command, Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs), limits.maxOutputBytes);
@@ -121,7 +146,7 @@ async function collectOverSsh(plan: Plan, limits: SessionLimits, connectTimeoutM
       }
       return { outputs, skipped, fingerprint: conn.fingerprint };
     }
-    return { ...(await runShell(await shellOver(conn, plan, limits), plan)), fingerprint: conn.fingerprint };
+    return { ...(await runShell(await shellOver(conn, plan, limits), plan, fetchFile)), fingerprint: conn.fingerprint };
   });
 }
 

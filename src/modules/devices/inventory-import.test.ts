@@ -26,6 +26,7 @@ const OXIDIZED_EXPECTED: Record<string, [string, string | null]> = {
   aoscx: ["Aruba", "aruba-aoscx"], arubainstant: ["Aruba", "aruba-instant"], comware: ["HPE", "hpe-comware"], procurve: ["HPE", "hpe-procurve"], aosw: ["Aruba", "aruba-aosw"],
   netgear: ["Netgear", "netgear"], vyos: ["VyOS", "vyos"], opnsense: ["OPNsense", "opnsense"], tnsr: ["Netgate", "netgate-tnsr"],
   linuxgeneric: ["Linux", "linux-generic"], aireos: ["Cisco", "cisco-aireos"],
+  apc_aos: ["APC", "apc-nmc"], apcaos: ["APC", "apc-nmc"],
 };
 const RANCID_EXPECTED: Record<string, [string, string | null]> = {
   cisco: ["Cisco", "cisco-ios"], "cisco-nx": ["Cisco", "cisco-nxos"], "cisco-xr": ["Cisco", "cisco-iosxr"], juniper: ["Juniper", "juniper-junos"],

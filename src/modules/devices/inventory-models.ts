@@ -61,7 +61,7 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Ciena", template: "ciena-saos", oxidized: ["saos"], rancid: [] },
   { vendor: "Eaton", template: "eaton-network", oxidized: ["eatonnetwork", "eaton_network"], rancid: [] },
   { vendor: "ZTE", template: "zte-zxa10", oxidized: ["zteolt"], rancid: [] },
-  { vendor: "APC", template: null, oxidized: ["apc", "apc_aos", "apcaos"], rancid: [] },
+  { vendor: "APC", template: "apc-nmc", oxidized: ["apc", "apc_aos", "apcaos"], rancid: [] },
   { vendor: "Palo Alto Networks", template: "paloalto-panos", oxidized: ["panos"], rancid: [] },
   { vendor: "Check Point", template: "checkpoint-gaia", oxidized: ["gaiaos"], rancid: [] },
   { vendor: "Juniper", template: "juniper-screenos", oxidized: ["screenos"], rancid: ["netscreen"] },
