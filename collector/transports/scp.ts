@@ -67,7 +67,7 @@ export function receiveScpFile(stream: ClientChannel, path: string, limits: ScpL
           const header = FILE_HEADER.exec(line);
           if (!header) return fail(`the device answered '${line.slice(0, 80)}', not a file header`);
           size = Number(header[1]);
-          if (size > limits.maxBytes) return fail(`the file is ${size} bytes, over the ${Math.round(limits.maxBytes / 1048576)} MB output limit`);
+          if (size > limits.maxBytes) return fail(`the file is ${size} bytes, more than the output limit of ${limits.maxBytes} bytes`);
           state = "body";
           ack();
         } else if (state === "body") {

@@ -53,6 +53,21 @@ describe("a file fetched over SCP", () => {
     expect(await latestConfigs(t, id)).toEqual(new Map());
   });
 
+  it("a device that never starts the transfer: the job times out on the silence limit, it does not hang", async () => {
+    const { id } = await deviceWith("exec: true\ncommands:\n  - scp: config.ini\n", { files: { "config.ini": CONFIG_INI }, faults: { neverPrompt: true } });
+    const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 400 }, jobTimeLimitMs: 5_000 });
+    expect(job.outcome).toBe("timeout");
+    expect(job.message).toContain("SCP of 'config.ini' produced nothing for 0.4 s");
+  });
+
+  it("one larger than the output limit is refused before its bytes are read", async () => {
+    const { id } = await deviceWith("exec: true\ncommands:\n  - scp: config.ini\n", { files: { "config.ini": "x".repeat(4096) } });
+    const job = await downloadOnce(t, id, { limits: { maxOutputBytes: 1024 }, jobTimeLimitMs: 5_000 });
+    expect(job.outcome).toBe("error");
+    expect(job.message).toContain("the file is 4096 bytes, more than the output limit of 1024 bytes");
+    expect(await latestConfigs(t, id)).toEqual(new Map());
+  });
+
   it("an optional one the device lacks is skipped and recorded; the others are stored", async () => {
     const code = "exec: true\ncommands:\n  - scp: config.ini\n  - {scp: /var/log/event.txt, optional: true}\n";
     const { id } = await deviceWith(code, { files: { "config.ini": CONFIG_INI } });
