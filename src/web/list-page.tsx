@@ -31,14 +31,15 @@ export function hrefWith(c: Context<WebEnv>, changes: Record<string, string | un
   return url.pathname + (query ? `?${query}` : "");
 }
 
-type Meta = { current_page: number; last_page: number; total: number; from: number | null; to: number | null };
+/** `more`: the total is not known, only that there is a next page (a search that stopped reading there). */
+type Meta = { current_page: number; last_page: number; total: number; from: number | null; to: number | null; more?: boolean };
 
 /** "21-40 of 312" with previous/next links: the list envelope's meta, as a page shows it. */
 export function Pager(props: { c: Context<WebEnv>; meta: Meta; noun: string }) {
   const { meta, c } = props;
   return (
     <nav class="pager" aria-label={`Pages of ${props.noun}`}>
-      <span>{meta.total === 0 ? `No ${props.noun}` : `${meta.from}-${meta.to} of ${meta.total} ${props.noun}`}</span>
+      <span>{meta.total === 0 ? `No ${props.noun}` : `${meta.from}-${meta.to} of ${meta.more ? `more than ${meta.to}` : meta.total} ${props.noun}`}</span>
       {meta.current_page > 1 && <a rel="prev" href={hrefWith(c, { page: String(meta.current_page - 1) })}>Previous</a>}
       {meta.current_page < meta.last_page && <a rel="next" href={hrefWith(c, { page: String(meta.current_page + 1) })}>Next</a>}
     </nav>

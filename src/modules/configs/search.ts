@@ -318,13 +318,16 @@ async function checkNoneMissing(db: DbOrTx, missing: number[]) {
 
 const splitLines = (text: string) => (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
 
-export type SearchResult = { total: number; hits: SearchHit[]; indexUsed: boolean; configsChecked: number };
+/** `complete` false: the search stopped once it knew a next page exists, so `total` is a lower bound. */
+export type SearchResult = { total: number; complete: boolean; hits: SearchHit[]; indexUsed: boolean; configsChecked: number };
 
 /**
  * Runs a search for a caller with the given device scope. `field` names the terms in error messages
- * ("q" for the query string, "terms" for a JSON body).
+ * ("q" for the query string, "terms" for a JSON body). The API counts every match (its envelope's total); a page
+ * that shows one page of hits passes `untilNextPage`: reading stops at the first match past the page, which for a
+ * term every configuration holds is a few dozen texts instead of all of them.
  */
-export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchRequest, field: string): Promise<SearchResult> {
+export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchRequest, field: string, options: { untilNextPage?: boolean } = {}): Promise<SearchResult> {
   const bag = new FieldErrorBag();
   const terms = compileTerms(req, field, bag);
   const conditions = filterConditions(req.filter, bag);
@@ -360,6 +363,7 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
   const first = (req.page - 1) * req.perPage;
   const page: { id: number; lines: string[]; matched: { index: number; terms: number[] }[] }[] = [];
   let total = 0;
+  let complete = true;
   // Texts as runs of lines (line-runs.ts): an older version rebuilt from a delta is checked through the lines it
   // shares with the newer one, which were checked already, and is joined into one string only to be shown.
   const readTexts = textReader(db);
@@ -371,11 +375,15 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
     const found = terms.map((t) => hasMatchingLine(text, t));
     if (req.match === "all" ? !found.every(Boolean) : !found.some(Boolean)) continue;
     const rank = total++;
+    if (rank >= first + req.perPage && options.untilNextPage) {
+      complete = false;
+      break;
+    }
     if (rank < first || rank >= first + req.perPage) continue;
     const lines = splitLines(text.toString());
     page.push({ id: c.id, lines, matched: matchLines(lines, terms, req.match)! });
   }
-  return { total, hits: await pageHits(db, page, req), indexUsed: Boolean(narrowing), configsChecked: candidates.length };
+  return { total, complete, hits: await pageHits(db, page, req), indexUsed: Boolean(narrowing), configsChecked: candidates.length };
 }
 
 /** The page's matching versions with their device, version and times, and each match with its context. */

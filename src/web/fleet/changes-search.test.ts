@@ -57,6 +57,17 @@ describe("the search page", () => {
     ]);
   });
 
+  it("stops reading at the first match past the page: the next page is linked, the total given as a lower bound", async () => {
+    // Both devices' latest versions hold "ntp server"; one per page, the second page exists but is not counted.
+    const first = await (await admin.get("/search?q=ntp%20server&per_page=1")).text();
+    expect(hits(first)).toHaveLength(1);
+    expect(first).toContain("1-1 of more than 1 configurations");
+    expect(first).toMatch(/rel="next"/);
+    const second = await (await admin.get("/search?q=ntp%20server&per_page=1&page=2")).text();
+    expect(hits(second)).toHaveLength(1);
+    expect(second).toContain("2-2 of 2 configurations");
+  });
+
   it("takes the API's options: all versions, regular expressions, filters, and shows context", async () => {
     expect(hits(await (await admin.get("/search?q=192.0.2.50&latest_only=false")).text())).toEqual([
       `/configs/${core.v1}#L2 ntp server <mark>192.0.2.50</mark>`, `/configs/${edgeV1}#L2 ntp server <mark>192.0.2.50</mark>`,

@@ -73,7 +73,7 @@ export function registerSearchPage(web: Hono<WebEnv>): void {
     let req: SearchRequest | null = null;
     if (terms.length) {
       req = searchRequestOfQuery(c, routeQuery(searchConfigsGetRoute, { context: "2", ...input }));
-      results = await searchConfigs(c.var.services.db, c.var.auth.scope, req, "q");
+      results = await searchConfigs(c.var.services.db, c.var.auth.scope, req, "q", { untilNextPage: true });
     }
     const marks = req ? markers(req) : [];
     const Check = (p: { name: string; label: string; checked: boolean; value?: string }) => (
@@ -128,7 +128,7 @@ export function registerSearchPage(web: Hono<WebEnv>): void {
           {results && req && (
             <>
               <Pager c={c} meta={{
-                current_page: req.page, last_page: Math.max(1, Math.ceil(results.total / req.perPage)), total: results.total,
+                current_page: req.page, last_page: Math.max(1, Math.ceil(results.total / req.perPage)), total: results.total, more: !results.complete,
                 from: results.hits.length ? (req.page - 1) * req.perPage + 1 : null, to: results.hits.length ? (req.page - 1) * req.perPage + results.hits.length : null,
               }} noun="configurations" />
               {results.hits.map((hit) => (
