@@ -9,7 +9,7 @@ import { findUserByName } from "../src/auth/users.ts";
 import { openDatabase } from "../src/db/client.ts";
 import { buildDist } from "./helpers/build.ts";
 import { runCaptured } from "./helpers/svc.ts";
-import { freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
+import { eventually, freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
 
 const dirs: string[] = [];
 const running: Spawned[] = [];
@@ -56,16 +56,6 @@ function collectorsFor(storage: string): number[] {
 }
 
 /** Polls until `done` holds, up to a generous bound, then says what it last saw. */
-async function eventually<T>(read: () => T, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = read();
-  while (!done(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    value = read();
-  }
-  return value;
-}
-
 describe("npm start (dist/main.js)", () => {
   it("migrates a fresh storage dir, creates admin once with a printed password, serves, runs a collector, and stops on SIGTERM", async () => {
     const storage = mkdtempSync(join(tmpdir(), "netkeep-main-"));

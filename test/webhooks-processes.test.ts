@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client.ts";
 import { issueToken } from "../src/auth/tokens.ts";
 import { users } from "../src/db/schema/index.ts";
-import { freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
+import { eventually, freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
 
 const dirs: string[] = [];
 const running: Spawned[] = [];
@@ -18,16 +18,6 @@ afterAll(() => {
 });
 
 /** Polls until `done` holds, up to a generous bound. */
-async function eventually<T>(read: () => T, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = read();
-  while (!done(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    value = read();
-  }
-  return value;
-}
-
 describe("webhook delivery across processes", () => {
   it("two API processes and two collectors on one database deliver each event exactly once", { timeout: 120_000 }, async () => {
     const received: { headers: IncomingHttpHeaders; body: string }[] = [];

@@ -7,7 +7,7 @@ import { ApiError } from "../../http/errors.ts";
 import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
 import { enqueueDeviceJob, PRIORITY } from "../../jobs/queue.ts";
 import { recordActivity } from "../activity/record.ts";
-import { serializeJob, waitForJob } from "../jobs/handlers.ts";
+import { answerJob } from "../jobs/handlers.ts";
 import { Job, WaitSeconds } from "../jobs/routes.ts";
 
 /**
@@ -62,11 +62,6 @@ export function registerDetectRoutes(app: OpenAPIHono<AppEnv>): void {
       throw ApiError.conflict(`A detection with apply ${!apply} is already ${job.state} for device ${id} (job ${job.id}); wait for it to finish`);
     }
     if (created) await recordActivity(db, c.var.auth, { action: "device.detect", subjectType: "device", subjectId: id, after: { job_id: job.id, apply } }, now);
-    const wait = c.req.valid("query").wait ?? 0;
-    const current = wait > 0 ? await waitForJob(db, job.id, wait, c.req.raw.signal) : job;
-    const body = { data: serializeJob(c, current) };
-    if (current.state === "finished") return c.json(body, 200);
-    c.header("Location", body.data.status_url);
-    return c.json(body, 202);
+    return answerJob(c, job, c.req.valid("query").wait ?? 0);
   });
 }

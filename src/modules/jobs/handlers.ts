@@ -29,17 +29,24 @@ export async function waitForJob(db: DbOrTx, id: number, seconds: number, signal
   return job;
 }
 
+/**
+ * A job just queued, as the routes that queue one answer: after waiting up to `wait` seconds for it, 200 with the
+ * finished job, or 202 with the job as it stands and its status URL in Location.
+ */
+export async function answerJob(c: Context<AppEnv>, job: Job, wait: number) {
+  const current = wait > 0 ? await waitForJob(c.var.services.db, job.id, wait, c.req.raw.signal) : job;
+  const body = { data: serializeJob(c, current) };
+  if (current.state === "finished") return c.json(body, 200);
+  c.header("Location", body.data.status_url);
+  return c.json(body, 202);
+}
+
 export function registerJobRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(downloadNowRoute, async (c) => {
     const { db, clock } = c.var.services;
     const deviceId = c.req.valid("param").device_id;
     const job = await requestDownloadNow(db, c.var.auth.scope, c.var.auth, deviceId, clock.now());
-    const wait = c.req.valid("query").wait ?? 0;
-    const current = wait > 0 ? await waitForJob(db, job.id, wait, c.req.raw.signal) : job;
-    const body = { data: serializeJob(c, current) };
-    if (current.state === "finished") return c.json(body, 200);
-    c.header("Location", body.data.status_url);
-    return c.json(body, 202);
+    return answerJob(c, job, c.req.valid("query").wait ?? 0);
   });
 
   app.openapi(getJobRoute, async (c) => {
