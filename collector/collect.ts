@@ -55,12 +55,15 @@ export function sessionProfileOf(t: ConnectionTemplate, withLogin: boolean): Ses
 /**
  * Runs the setup and the commands in an interactive CLI session, and returns each command's cleaned output.
  * An optional line that fails is skipped (a category's command counts as optional when the template marks it so).
+ * A template's `{scp: path}` command fetches its file on an exec channel beside the shell (`fetchFile`, SSH only).
  */
-async function runShell(session: ShellSession, plan: Plan): Promise<SessionOutputs> {
+async function runShell(session: ShellSession, plan: Plan, fetchFile?: FetchFile): Promise<SessionOutputs> {
   const { template, login } = plan;
   if (template.enable && login.enablePassword) await session.enable(login.enablePassword);
   const skipped: Skipped[] = [];
   const run = async (command: string): Promise<string | undefined> => {
+    const path = scpPathOf(template, command);
+    if (path !== undefined && fetchFile) return fetchOrSkip(fetchFile, command, path, template.optional.includes(command), skipped);
     if (!template.optional.includes(command)) return session.run(command);
     const ran = await session.runOptional(command);
     if ("output" in ran) return ran.output;
@@ -76,6 +79,24 @@ async function runShell(session: ShellSession, plan: Plan): Promise<SessionOutpu
   }
   for (const line of template.teardown) session.send(line);
   return { outputs, skipped };
+}
+
+/** The file a command fetches over SCP (`{scp: path}` in the template), if it is one; own keys only ("constructor"). */
+const scpPathOf = (template: ConnectionTemplate, command: string): string | undefined =>
+  Object.hasOwn(template.scp, command) ? template.scp[command] : undefined;
+
+/** Fetches a file from the device (SCP over the SSH connection); `optional` gives it the short silence limit. */
+type FetchFile = (path: string, optional: boolean) => Promise<string>;
+
+/** A template's `{scp: path}` command: the file's text, or, for an optional one that failed, a skipped entry. */
+async function fetchOrSkip(fetchFile: FetchFile, command: string, path: string, optional: boolean, skipped: Skipped[]): Promise<string | undefined> {
+  try {
+    return normalizeConfigText(await fetchFile(path, optional));
+  } catch (err) {
+    if (!optional || !(err instanceof SessionError)) throw err;
+    skipped.push({ command, reason: err.message });
+    return undefined;
+  }
 }
 
 /**
@@ -101,6 +122,8 @@ async function whileOpen<T>(connection: { close(): void }, signal: AbortSignal, 
 async function collectOverSsh({ plan, limits, connectTimeoutMs, transcript }: CollectRequest, signal: AbortSignal, progress: Progress) {
   const { template } = plan;
   const conn = await sshConnect(plan, connectTimeoutMs);
+  const fetchFile: FetchFile = (path, optional) =>
+    conn.fetchFile(path, optional ? Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs) : limits.idleTimeoutMs, limits.maxOutputBytes);
   return whileOpen(conn, signal, progress, async () => {
     if (template.exec) {
       const outputs = new Map<string, string>();
@@ -113,6 +136,8 @@ async function collectOverSsh({ plan, limits, connectTimeoutMs, transcript }: Co
         return output;
       };
       const run = async (command: string): Promise<string | undefined> => {
+        const path = scpPathOf(template, command);
+        if (path !== undefined) return fetchOrSkip(fetchFile, command, path, template.optional.includes(command), skipped);
         if (!template.optional.includes(command)) return exec(command, limits.idleTimeoutMs);
         try {
           return await exec(command, Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs));
@@ -129,14 +154,20 @@ async function collectOverSsh({ plan, limits, connectTimeoutMs, transcript }: Co
       }
       return { outputs, skipped, fingerprint: conn.fingerprint };
     }
-    return { ...(await runShell(await shellOver(conn, template, limits, undefined, transcript), plan)), fingerprint: conn.fingerprint };
+    return { ...(await runShell(await shellOver(conn, plan, limits, undefined, transcript), plan, fetchFile)), fingerprint: conn.fingerprint };
   });
 }
 
-/** An SSH shell channel at its first prompt. */
-async function shellOver(conn: SshConnection, template: ConnectionTemplate, limits: SessionLimits, profile = sessionProfileOf(template, false), transcript?: Transcript): Promise<ShellSession> {
-  const session = new ShellSession(await conn.shell(), profile, limits, transcript);
-  await session.expectPrompt();
+/**
+ * An SSH shell channel at its first prompt. Some devices accept any SSH login and then ask for the user name and
+ * password again inside the shell (Cisco AireOS controllers, Cisco SMB switches without "ip ssh password-auth"):
+ * the template's login prompts are answered when they come before the prompt, as over Telnet; a device that shows
+ * its prompt first is sent nothing. `profile` replaces the template's (detection), its login prompts kept.
+ */
+async function shellOver(conn: SshConnection, target: Target, limits: SessionLimits, profile?: SessionProfile, transcript?: Transcript): Promise<ShellSession> {
+  const own = sessionProfileOf(target.template, true);
+  const session = new ShellSession(await conn.shell(), profile ? { ...profile, login: own.login } : own, limits, transcript);
+  await session.login(target.login.username, target.login.password ?? "");
   return session;
 }
 
@@ -181,7 +212,7 @@ export async function inShell<T>(target: Target, request: { limits: SessionLimit
         return { result: await telnetShell(target, limits, connectTimeoutMs, signal, progress, work, profile && { ...profile, login: sessionProfileOf(target.template, true).login }) };
       }
       const conn = await sshConnect(target, connectTimeoutMs);
-      return whileOpen(conn, signal, progress, async () => ({ result: await work(await shellOver(conn, target.template, limits, profile)), fingerprint: conn.fingerprint }));
+      return whileOpen(conn, signal, progress, async () => ({ result: await work(await shellOver(conn, target, limits, profile)), fingerprint: conn.fingerprint }));
     })(), signal);
   } catch (err) {
     if (signal.aborted) throw abortError(signal);

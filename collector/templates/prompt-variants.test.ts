@@ -33,6 +33,14 @@ const VARIANTS: Record<string, Variants> = {
     not_prompts: ["More: <space>,  Quit: q or CTRL+Z, One line: <return> ", "@", "ssd-control-end cb0a3fdb1f3a1af4e4430033719968c0"],
     questions: ["Overwrite file [startup-config].... (Y/N)[N] ?"],
   },
+  "cisco-aireos": {
+    prompts: [
+      "(Cisco Controller) >", "(Cisco Controller) > ", "(fra1-campus-wlc5520-primary.example.net) >", "(wlc-3504) config>",
+      "(wlc-3504) config wlan>", "\r\n(Cisco Controller) >",
+    ],
+    not_prompts: ["(Cisco Controller)", "User: ", "--More-- or (q)uit", "config sysname wlc-3504", "Product Name..................... Cisco Controller"],
+    questions: ["Are you sure you want to save? (y/n)"],
+  },
   "paloalto-panos": {
     prompts: [
       "admin@PA-3220> ", "admin@PA-3220# ", "netkeep@fra1-dc-edge-pa3220-fw01.example.net(active)# ",

@@ -1,6 +1,7 @@
 import { createHash, getCiphers, getHashes } from "node:crypto";
 import { Client, type ClientChannel, type ConnectConfig } from "ssh2";
 import { SessionError, type Channel } from "../session.ts";
+import { receiveScpFile } from "./scp.ts";
 
 export type SshTarget = {
   host: string;
@@ -181,6 +182,16 @@ export class SshConnection {
             resolve(out);
           }
         });
+      });
+    });
+  }
+
+  /** Fetches one file from the device over SCP on an exec channel (scp.ts), as text. */
+  fetchFile(path: string, idleTimeoutMs: number, maxOutputBytes: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.client.exec(`scp -f ${path}`, (err, stream) => {
+        if (err) return reject(new SessionError("error", `the device refused SCP of '${path}': ${err.message}`));
+        receiveScpFile(stream, path, { idleTimeoutMs, maxBytes: maxOutputBytes }).then((file) => resolve(new TextDecoder().decode(file)), reject);
       });
     });
   }

@@ -146,3 +146,42 @@ describe("a configuration command that prints no configuration", () => {
     expect(await latestConfigs(t, id)).toEqual(new Map());
   });
 });
+
+describe("a login asked again inside the SSH session", () => {
+  // Cisco WLCs (AireOS) and Cisco SMB switches without "ip ssh password-auth" accept any SSH login, then ask for
+  // the user name and password in the shell, as a Telnet device would.
+  const inBand = (refuse: boolean) => (line: string) => {
+    if (line === USERNAME) return `${USERNAME}\r\nPassword: `;
+    if (line === PASSWORD) return refuse ? "\r\n% Authentication failed\r\n\r\nUsername: " : `\r\n${PROMPT}`;
+    return iosAnswer(line);
+  };
+
+  it("is answered with the device's credentials, and the configuration is stored", async () => {
+    const device = await startFakeDevice({ script: inBand(false), initPrompt: "\r\nUser Access Verification\r\n\r\nUsername: ", auth: { username: USERNAME, password: PASSWORD } });
+    started.push(device);
+    const id = await addLoopbackDevice(t, token, { port: device.port, templateId: iosTemplate, username: USERNAME, password: PASSWORD });
+    const job = await downloadOnce(t, id, { jobTimeLimitMs: 5_000 });
+    expect(job.outcome, job.message ?? "").toBe("success");
+    expect((await latestConfigs(t, id)).get(IOS_CONFIG_COMMAND)).toBe(RUNNING_CONFIG.join("\n") + "\n");
+    expect(device.received.slice(0, 2)).toEqual([`${USERNAME}\n`, `${PASSWORD}\n`]);
+    expect(device.unexpected).toEqual([]);
+  });
+
+  it("refused there is auth_failed, and the password is nowhere in the job", async () => {
+    const device = await startFakeDevice({ script: inBand(true), initPrompt: "\r\nUsername: ", auth: { username: USERNAME, password: PASSWORD } });
+    started.push(device);
+    const id = await addLoopbackDevice(t, token, { port: device.port, templateId: iosTemplate, username: USERNAME, password: PASSWORD });
+    const job = await downloadOnce(t, id, { jobTimeLimitMs: 5_000 });
+    expect(job.outcome, job.message ?? "").toBe("auth_failed");
+    expect(JSON.stringify(job)).not.toContain(PASSWORD);
+  });
+
+  it("a device that goes straight to its prompt is not sent the credentials", async () => {
+    const device = await startFakeDevice({ script: iosAnswer, initPrompt: `\r\n${PROMPT}`, auth: { username: USERNAME, password: PASSWORD } });
+    started.push(device);
+    const id = await addLoopbackDevice(t, token, { port: device.port, templateId: iosTemplate, username: USERNAME, password: PASSWORD });
+    const job = await downloadOnce(t, id, { jobTimeLimitMs: 5_000 });
+    expect(job.outcome, job.message ?? "").toBe("success");
+    expect(device.received.join("")).not.toContain(PASSWORD);
+  });
+});

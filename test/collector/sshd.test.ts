@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
@@ -163,6 +163,27 @@ describe.skipIf(unavailable)("collector against OpenSSH sshd (openssh-server)", 
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body.data.id;
   };
+
+  it("fetches a file over SCP (the sshd's own scp as the source), byte for byte, and reports a missing one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "netkeep-scp-"));
+    try {
+      chmodSync(dir, 0o755);
+      // Larger than SSH's initial window, multi-byte text throughout: flow control and split characters.
+      const lines = Array.from({ length: 6000 }, (_, i) => `Setting${i}=Zürich – ${"x".repeat(40)}`);
+      writeFileSync(join(dir, "config.ini"), lines.join("\r\n") + "\r\n", { mode: 0o644 });
+      const code = `exec: true\ncommands:\n  - scp: ${dir}/config.ini\n  - {scp: ${dir}/missing.ini, optional: true}\n`;
+      const created = await t.call("/api/v1/templates", { method: "POST", token: admin, body: { name: "scp-sshd", code } });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const id = await createDevice("sshd-scp", modern!, { device_username: USER, device_password: password }, created.body.data.id);
+
+      const job = await downloadOnce(t, id);
+      expect(job.outcome, why(job, modern)).toBe("success");
+      expect(Object.fromEntries(await latestConfigs(t, id))).toEqual({ [`scp ${dir}/config.ini`]: lines.join("\n") + "\n" });
+      expect(job.result).toMatchObject({ skipped_commands: [{ command: `scp ${dir}/missing.ini`, reason: expect.stringContaining("No such file or directory") }] });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it("runs commands on exec channels with a user template", async () => {
     const templateId = await execTemplate("linux-exec", [COMMAND, "id -un"]);

@@ -61,6 +61,11 @@ export type FakeDeviceOptions = {
   /** Send answers in pieces of this many bytes (exercises prompt detection on the tail of a split stream). */
   chunkSize?: number;
   faults?: FakeDeviceFaults;
+  /**
+   * Files the device serves over SCP (`scp -f <path>` on an exec channel, in any mode), by path; a simulation's
+   * `files` are used when this is left out. A path it lacks is refused as OpenSSH's scp refuses it.
+   */
+  files?: Record<string, string>;
 };
 
 export type FakeDevice = {
@@ -273,6 +278,9 @@ class DeviceConnection {
     });
     session.on("exec", (accept, reject, info) => {
       this.device.received.push(info.command);
+      const scp = /^scp -f (\S+)$/.exec(info.command);
+      const files = this.device.options.files ?? this.device.options.simulation?.files;
+      if (scp && files) return void this.sendScpFile(accept(), files[scp[1]!], scp[1]!);
       if (this.device.mode === "shell") {
         this.device.unexpected.push(`<exec request to a shell device> ${info.command}`);
         return reject?.();
@@ -336,6 +344,42 @@ class DeviceConnection {
       return true;
     }
     return false;
+  }
+
+  /**
+   * The source side of SCP, as `scp -f` runs it: wait for the sink's zero byte, send `C0644 <size> <name>\n`, wait
+   * for its zero byte, send the bytes and a zero byte, wait for the last zero byte, exit 0. A missing file is a
+   * `\x02` error line and exit status 1.
+   */
+  private async sendScpFile(channel: ServerChannel, content: string | undefined, path: string): Promise<void> {
+    channel.on("error", () => {});
+    if (this.device.faults.neverPrompt) return; // accepted, and never a byte nor an exit status
+    let acks = 0;
+    let waiting: (() => void) | undefined;
+    channel.on("data", (chunk: Buffer) => {
+      for (const byte of chunk) {
+        if (byte !== 0) this.device.unexpected.push(`<scp sink sent byte ${byte}>`);
+        acks++;
+      }
+      waiting?.();
+    });
+    const ack = (n: number) => new Promise<void>((resolve) => {
+      const check = () => (acks >= n || channel.destroyed ? resolve() : void (waiting = check));
+      check();
+    });
+    await ack(1);
+    if (content === undefined) {
+      await write(channel, `\x02scp: ${path}: No such file or directory\n`);
+      channel.exit(1);
+      return void channel.end();
+    }
+    const bytes = Buffer.from(content, "utf8");
+    if (!(await write(channel, `C0644 ${bytes.length} ${path.slice(path.lastIndexOf("/") + 1)}\n`))) return;
+    await ack(2);
+    if (!(await write(channel, Buffer.concat([bytes, Buffer.from([0])]), this.device.options.chunkSize))) return;
+    await ack(3);
+    channel.exit(0);
+    channel.end();
   }
 
   private async runExec(channel: ServerChannel, command: string): Promise<void> {

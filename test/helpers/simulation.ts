@@ -12,6 +12,8 @@ export type Simulation = {
   commands: SimulationEntry[];
   /** The recording is a list: entries are consumed in order (pagers, repeated commands). A map is reusable in any order. */
   ordered: boolean;
+  /** Files the device serves over SCP, by path (a written session's `files`). */
+  files?: Record<string, string>;
 };
 
 /** Which built-in template (collector/templates/<key>.yaml) speaks to each recorded family. */
@@ -78,8 +80,11 @@ export function decodeRubyEscapes(text: string): string {
 
 /** Parses a simulation.yaml text. Keys are double-quoted YAML, so YAML already decoded them; only values carry Ruby escapes. */
 export function parseSimulation(yamlText: string, source = "simulation"): Simulation {
-  const doc = parse(yamlText) as { init_prompt?: unknown; commands?: unknown } | null;
+  const doc = parse(yamlText) as { init_prompt?: unknown; commands?: unknown; files?: unknown } | null;
   if (!doc || typeof doc !== "object") throw new Error(`${source}: not a YAML mapping`);
+  const files = doc.files === undefined ? undefined : Object.fromEntries(
+    Object.entries(doc.files as object).map(([path, content]) => [path, decodeRubyEscapes(text(content, `${source}: files.${path}`))]),
+  );
   const initPrompt = decodeRubyEscapes(text(doc.init_prompt, `${source}: init_prompt`));
   const raw = doc.commands;
   const entry = (line: string, answer: unknown): SimulationEntry => ({ line, answer: decodeRubyEscapes(text(answer, `${source}: answer to ${JSON.stringify(line)}`)) });
@@ -89,10 +94,10 @@ export function parseSimulation(yamlText: string, source = "simulation"): Simula
       if (pairs.length !== 1) throw new Error(`${source}: commands[${i}] must be a map with exactly one key`);
       return entry(pairs[0]![0], pairs[0]![1]);
     });
-    return { initPrompt, commands, ordered: true };
+    return { initPrompt, commands, ordered: true, files };
   }
   if (raw && typeof raw === "object") {
-    return { initPrompt, commands: Object.entries(raw as object).map(([line, answer]) => entry(line, answer)), ordered: false };
+    return { initPrompt, commands: Object.entries(raw as object).map(([line, answer]) => entry(line, answer)), ordered: false, files };
   }
   throw new Error(`${source}: commands must be a map or a list of one-key maps`);
 }

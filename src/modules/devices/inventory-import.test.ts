@@ -25,12 +25,13 @@ const OXIDIZED_EXPECTED: Record<string, [string, string | null]> = {
   junos: ["Juniper", "juniper-junos"], eos: ["Arista", "arista-eos"], routeros: ["MikroTik", "mikrotik-routeros"], fortios: ["Fortinet", "fortinet-fortios"],
   aoscx: ["Aruba", "aruba-aoscx"], arubainstant: ["Aruba", "aruba-instant"], comware: ["HPE", "hpe-comware"], procurve: ["HPE", "hpe-procurve"], aosw: ["Aruba", "aruba-aosw"],
   netgear: ["Netgear", "netgear"], vyos: ["VyOS", "vyos"], opnsense: ["OPNsense", "opnsense"], tnsr: ["Netgate", "netgate-tnsr"],
-  linuxgeneric: ["Linux", "linux-generic"],
+  linuxgeneric: ["Linux", "linux-generic"], aireos: ["Cisco", "cisco-aireos"],
+  apc_aos: ["APC", "apc-nmc"], apcaos: ["APC", "apc-nmc"],
 };
 const RANCID_EXPECTED: Record<string, [string, string | null]> = {
   cisco: ["Cisco", "cisco-ios"], "cisco-nx": ["Cisco", "cisco-nxos"], "cisco-xr": ["Cisco", "cisco-iosxr"], juniper: ["Juniper", "juniper-junos"],
   arista: ["Arista", "arista-eos"], mikrotik: ["MikroTik", "mikrotik-routeros"], fortigate: ["Fortinet", "fortinet-fortios"],
-  hp: ["HPE", "hpe-procurve"], h3c: ["H3C", "hpe-comware"],
+  hp: ["HPE", "hpe-procurve"], h3c: ["H3C", "hpe-comware"], "cisco-wlc4": ["Cisco", "cisco-aireos"], "cisco-wlc5": ["Cisco", "cisco-aireos"],
 };
 
 /** The fixture's device lines (not comments, not blank), numbered as an editor numbers them. */

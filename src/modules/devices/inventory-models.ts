@@ -61,14 +61,13 @@ export const DEVICE_FAMILIES: DeviceFamily[] = [
   { vendor: "Ciena", template: "ciena-saos", oxidized: ["saos"], rancid: [] },
   { vendor: "Eaton", template: "eaton-network", oxidized: ["eatonnetwork", "eaton_network"], rancid: [] },
   { vendor: "ZTE", template: "zte-zxa10", oxidized: ["zteolt"], rancid: [] },
-  { vendor: "APC", template: null, oxidized: ["apc", "apc_aos", "apcaos"], rancid: [] },
+  { vendor: "APC", template: "apc-nmc", oxidized: ["apc", "apc_aos", "apcaos"], rancid: [] },
   { vendor: "Palo Alto Networks", template: "paloalto-panos", oxidized: ["panos"], rancid: [] },
   { vendor: "Check Point", template: "checkpoint-gaia", oxidized: ["gaiaos"], rancid: [] },
   { vendor: "Juniper", template: "juniper-screenos", oxidized: ["screenos"], rancid: ["netscreen"] },
   { vendor: "Cisco", template: "cisco-ftd", oxidized: ["firelinuxos"], rancid: [] },
   { vendor: "Cisco", template: "cisco-smb", oxidized: ["ciscosmb", "ciscocbs"], rancid: [] },
-  // AireOS asks for the login again inside the SSH session, which a download does not answer yet (docs/collector.md).
-  { vendor: "Cisco", template: null, oxidized: ["aireos"], rancid: ["cisco-wlc4", "cisco-wlc5"] },
+  { vendor: "Cisco", template: "cisco-aireos", oxidized: ["aireos"], rancid: ["cisco-wlc4", "cisco-wlc5"] },
 ];
 
 export type InventorySource = "oxidized" | "rancid";

@@ -5,7 +5,8 @@
  * A template is a YAML mapping. What the collector does with one, in order:
  *   1. connect with `protocol` to `port` (SSH: password, key or keyboard-interactive; `legacy_algorithms` also
  *      offers old ciphers and key exchanges). Telnet: wait for `login.username_prompt`, send the user name, wait
- *      for `login.password_prompt`, send the password.
+ *      for `login.password_prompt`, send the password. SSH shell: the same when those prompts come before `prompt`
+ *      (devices that ask for the login again inside the session).
  *   2. shell mode (`exec: false`): wait until the last line received (ANSI escape sequences removed, see
  *      promptTail in template-text.ts) matches `prompt`. When the credentials carry an enable password and the
  *      template has `enable`: send `enable.command`, answer `enable.password_prompt` with the password, and wait
@@ -18,6 +19,8 @@
  *      `pager.pattern`, send `pager.answer` (as is, no line ending) and keep reading.
  *      exec mode (`exec: true`, SSH only): every setup line and command runs on its own exec channel, whose
  *      end is the end of the output; there is no shell, no prompt, no pager.
+ *      In either mode a command may be `{scp: <path>}` (SSH only): the file is fetched over SCP on an exec
+ *      channel (collector/transports/scp.ts) and stored under the command `scp <path>`.
  *   4. shell mode: send each `teardown` line without waiting for a prompt; then close.
  * Every line sent ends with `line_ending`. Each command's output is cleaned (echo, prompt, ANSI codes, line
  * endings -> "\n"), then `filters.drop` lines are removed and `secrets` are replaced; that text is stored.
@@ -87,7 +90,27 @@ const line = z
  * optional: true}`): a device that errors or stays silent on an optional one does not cost the backup.
  */
 const commandLine = z.union([line, z.strictObject({ command: line, optional: z.boolean().default(false) })]);
-const commandText = (c: z.output<typeof commandLine>) => (typeof c === "string" ? c : c.command);
+
+/** A file on the device for `scp -f`: sent as one word, so no spaces or shell characters, and not an option. */
+const remotePath = z
+  .string()
+  .regex(/^[\w.\/~+@:-]+$/, "must be a file path of letters, digits and . / ~ + @ : _ - (no spaces or shell characters)")
+  .refine((p) => !p.startsWith("-"), "must not start with -");
+
+/**
+ * A command, or a file fetched over SCP through the same SSH connection (`{scp: config.ini}`: devices such as APC
+ * cards whose configuration is a file, not a command's output). A fetched file is stored under `scp <path>`.
+ */
+const commandEntry = z.union([
+  line,
+  z
+    .strictObject({ command: line.optional(), scp: remotePath.optional(), optional: z.boolean().default(false) })
+    .superRefine((c, ctx) => {
+      if (c.command === undefined && c.scp === undefined) ctx.addIssue({ code: "custom", path: ["command"], message: "is required" });
+      if (c.command !== undefined && c.scp !== undefined) ctx.addIssue({ code: "custom", path: ["scp"], message: "cannot go with command: an entry runs a command or fetches a file" });
+    }),
+]);
+const commandText = (c: z.output<typeof commandEntry>) => (typeof c === "string" ? c : (c.command ?? `scp ${c.scp}`));
 
 /** A line filter: a regex matching single lines, or a block from a line matching `from` to one matching `to`. */
 const lineFilter = z.union([regex, z.strictObject({ from: regex, to: regex })]);
@@ -154,7 +177,7 @@ const TemplateDocument = z
     enable: z.strictObject({ command: line, password_prompt: regex.default(DEFAULT_PASSWORD_PROMPT), prompt: regex.optional() }).optional(),
     setup: z.array(commandLine).default([]),
     pager: z.strictObject({ pattern: regex, answer: z.string() }).optional(),
-    commands: z.array(commandLine).min(1),
+    commands: z.array(commandEntry).min(1),
     config_command: line.optional(),
     min_bytes: z.number().int().min(1).optional(),
     config_marker: patternFor("text").optional(),
@@ -170,13 +193,15 @@ const TemplateDocument = z
   .superRefine((t, ctx) => {
     if (!t.exec && t.prompt === undefined) ctx.addIssue({ code: "custom", path: ["prompt"], message: "is required unless exec is true" });
     if (t.exec && t.protocol !== "ssh") ctx.addIssue({ code: "custom", path: ["exec"], message: "needs protocol ssh (exec channels are an SSH feature)" });
+    const scp = t.commands.findIndex((c) => typeof c !== "string" && c.scp !== undefined);
+    if (scp >= 0 && t.protocol !== "ssh") ctx.addIssue({ code: "custom", path: ["commands", scp, "scp"], message: "needs protocol ssh (SCP runs over the SSH connection)" });
     if (t.push && t.prompt === undefined) ctx.addIssue({ code: "custom", path: ["push"], message: "needs a prompt (a push runs in an interactive shell, even for exec templates)" });
     const commands = t.commands.map(commandText);
     if (t.config_command !== undefined && !commands.includes(t.config_command)) {
       ctx.addIssue({ code: "custom", path: ["config_command"], message: "must be one of the commands" });
     }
     const configCommand = t.config_command ?? commands[0]!;
-    const i = t.commands.findIndex((c) => typeof c !== "string" && c.optional && c.command === configCommand);
+    const i = t.commands.findIndex((c) => typeof c !== "string" && c.optional && commandText(c) === configCommand);
     if (i >= 0) ctx.addIssue({ code: "custom", path: ["commands", i, "optional"], message: "the configuration command cannot be optional" });
   })
   .transform((t) => ({
@@ -185,8 +210,10 @@ const TemplateDocument = z
     setup: t.setup.map(commandText),
     commands: t.commands.map(commandText),
     config_command: t.config_command ?? commandText(t.commands[0]!),
+    /** The commands that fetch a file over SCP, each with the file's path on the device. */
+    scp: Object.fromEntries(t.commands.flatMap((c) => (typeof c !== "string" && c.scp !== undefined ? [[commandText(c), c.scp]] : []))) as Record<string, string>,
     /** The setup lines and commands marked optional. */
-    optional: [...t.setup, ...t.commands].flatMap((c) => (typeof c !== "string" && c.optional ? [c.command] : [])),
+    optional: [...t.setup, ...t.commands].flatMap((c) => (typeof c !== "string" && c.optional ? [commandText(c)] : [])),
   }));
 
 export type ConnectionTemplate = z.output<typeof TemplateDocument>;
@@ -270,7 +297,7 @@ function flatten(issues: readonly Issue[], input: unknown, base: PropertyKey[] =
       const value = valueAt(input, path);
       const branch = typeof value === "string" ? issue.errors[0] : value !== null && typeof value === "object" && !Array.isArray(value) ? issue.errors[1] : undefined;
       if (branch) out.push(...flatten(branch, input, path));
-      else if (path[0] === "setup" || path[0] === "commands") out.push({ path, problem: "must be a command, or a mapping with keys command and optional" });
+      else if (path[0] === "setup" || path[0] === "commands") out.push({ path, problem: path[0] === "commands" ? "must be a command, or a mapping with keys command (or scp) and optional" : "must be a command, or a mapping with keys command and optional" });
       else out.push({ path, problem: "must be a regular expression, or a block with keys from and to" });
     } else {
       out.push({ path, problem: problemOf(issue) });

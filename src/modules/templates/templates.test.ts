@@ -81,9 +81,9 @@ describe("templates", () => {
     const res = await create({ name: "bad-commands", code });
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual({
-      "code.commands.1.commnd": ["code: line 4: key `commands.1.commnd`: unknown key; use one of: command, optional"],
+      "code.commands.1.commnd": ["code: line 4: key `commands.1.commnd`: unknown key; use one of: command, scp, optional"],
       "code.commands.1.command": ["code: line 4: key `commands.1.command`: is required"],
-      "code.commands.2": ["code: line 5: key `commands.2`: must be a command, or a mapping with keys command and optional"],
+      "code.commands.2": ["code: line 5: key `commands.2`: must be a command, or a mapping with keys command (or scp) and optional"],
     });
   });
 
