@@ -220,4 +220,4 @@ class LineEnds {
 const encoder = new TextEncoder();
 /** The scanner whose tables are in the module's memory (and that memory: growing it makes a new buffer). */
 let loaded: LiteralScanner | null = null;
-let loadedInto: ArrayBuffer | null = null;
+let loadedInto: ArrayBufferLike | null = null;
