@@ -1,6 +1,8 @@
 import { Hono } from "hono";
 import type { Db } from "../src/db/client.ts";
 import { listEnvelope, parseListQuery } from "../src/http/list.ts";
+import { decorateDevices } from "../src/compat/rconfig/devices.ts";
+import { withPaginator } from "../src/compat/rconfig/envelope.ts";
 import { deviceListSpec, listDevices } from "../src/modules/devices/service.ts";
 
 /**
@@ -13,7 +15,8 @@ export function createBaselineApp(db: Db): Hono {
   app.get("/api/v1/devices", async (c) => {
     const q = parseListQuery(c, deviceListSpec);
     const { total, rows } = await listDevices(db, { all: true }, q);
-    return c.json(listEnvelope(c, q, total, rows), 200);
+    const body = listEnvelope(c, q, total, rows);
+    return c.json(withPaginator(c, { ...body, data: await decorateDevices(db, rows) }), 200);
   });
   return app;
 }
