@@ -90,6 +90,13 @@ describe("POST /api/v1/devices with StoreDeviceRequest (app/Http/Controllers/Api
     expect(wrong.body.errors).toEqual({ device_vendor: ["device_vendor id 99999 is not an existing vendor"], device_tags: ["device_tags.0 id 88888 is not an existing tag"] });
   });
 
+  it("refuses a tag list longer than netkeep's 100 with the limit, before looking its ids up (tens of thousands of ids were a 500)", async () => {
+    const many = Array.from({ length: 40_000 }, (_, i) => i + 1);
+    const res = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { ...storeDeviceBody("rc-many-tags", 22), device_tags: many } });
+    expect(res.status).toBe(422);
+    expect(res.body.errors.device_tags).toEqual(["device_tags must have at most 100 items"]);
+  });
+
   it("updates with rConfig's PATCH body (the whole form again) and answers success", async () => {
     const res = await t.call(`/api/v1/devices/${ids.device}`, { method: "PATCH", token: admin, body: { ...storeDeviceBody("rc-r1", fake.port), device_model: "C9300-24T" } });
     expect(res).toMatchObject({ status: 200, body: { success: true, message: "Device edited successfully!", data: { id: ids.device, device_model: "C9300-24T", device_template_id: ids.ios } } });
