@@ -10,6 +10,7 @@ import { createTestContext, manualClock, type TestContext } from "../../../test/
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../../../collector/worker.ts";
 import { webhooksConsumer } from "../../../collector/webhook-delivery.ts";
 import { dispatchEvents } from "../events/dispatch.ts";
+import { DELIVERIES_KEPT, logDelivery } from "./service.ts";
 
 /**
  * Standard Webhooks verification written from the specification, not with the service's signer: the key is the
@@ -303,4 +304,26 @@ describe("webhook delivery", () => {
     expect(verifyStandardWebhook(sub.secret, hook.received[1]!.headers, hook.received[1]!.body)).toBe(true);
     expect((await t.call(`/api/v1/webhooks/${sub.id}/deliveries/99999/redeliver`, { method: "POST", token: admin })).status).toBe(404);
   });
+
+  it("keeps each subscription's log near its bound however deliveries to several subscriptions interleave", async () => {
+    // Two subscriptions whose attempts alternate, as when both take every event: one of them only ever gets odd
+    // row ids. Logged through logDelivery, as the collector's webhooks consumer logs each attempt.
+    const a = await subscribe({ url: "http://192.0.2.10/a" });
+    const b = await subscribe({ url: "http://192.0.2.10/b" });
+    const perSubscription = DELIVERIES_KEPT + 200;
+    for (let i = 0; i < perSubscription; i++) {
+      for (const id of [a.id, b.id]) {
+        await logDelivery(t.db, { webhookId: id, eventId: i + 1, eventType: "device.created", attempt: 1, outcome: "delivered", statusCode: 200, latencyMs: 1, responseExcerpt: "", message: "ok", createdAt: clock.now() });
+      }
+    }
+    for (const id of [a.id, b.id]) {
+      const log = await t.call(`/api/v1/webhooks/${id}/deliveries?per_page=1`, { token: admin });
+      expect(log.status).toBe(200);
+      // The bound, give or take the rows logged between two prunes; never the whole history.
+      expect(log.body.meta.total, `webhook ${id}`).toBeGreaterThanOrEqual(DELIVERIES_KEPT);
+      expect(log.body.meta.total, `webhook ${id}`).toBeLessThan(perSubscription);
+      // The newest are the ones kept.
+      expect((await deliveries(id)).at(-1)!.eventId).toBe(perSubscription);
+    }
+  }, 60_000);
 });
