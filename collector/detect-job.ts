@@ -13,6 +13,9 @@ import { SessionError, type SessionProfile } from "./session.ts";
 import { readSnmpSystem } from "./snmp.ts";
 import type { JobEnd } from "./store-download.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
+import { Transcript } from "./transcript.ts";
+import { removeSecrets } from "../src/modules/templates/template-text.ts";
+import type { Login } from "./collect.ts";
 
 /**
  * A detect job (POST /api/v1/devices/{id}/detect): log in with the device's credentials, read the banner, the
@@ -36,11 +39,27 @@ function probeProfile(own: ConnectionTemplate, builtins: ConnectionTemplate[]): 
   return { prompt: anyOf(profiles.map((p) => p.prompt)), pager: { pattern: anyOf(pagers), answer: " " }, lineEnding: own.line_ending };
 }
 
+/**
+ * A failure's last lines as a failed download keeps them: the login's secrets hidden wherever the device echoed
+ * them, and secret rules applied. Which family the device is, is what detection is finding out, so each line
+ * gets the rules of the first template (its own, then the built-ins) that finds a secret in it; one template's
+ * only, and before the login's secrets, as rules may take another's `<secret hidden>` for a secret.
+ */
+function maskedLines(lines: string[], templates: ConnectionTemplate[], login: Login | undefined): string[] {
+  const transcript = new Transcript({ secrets: [] }, login ?? { username: "" });
+  return lines.map((line) => {
+    const ruled = templates.map((t) => removeSecrets(line, t.secrets)).find((masked) => masked !== line) ?? line;
+    return transcript.mask(ruled);
+  });
+}
+
 export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSignal): Promise<JobEnd | undefined> {
   const started = Date.now();
   const progress: Progress = { connected: false };
   let end: JobEnd;
   let result: Record<string, unknown> = {};
+  // What the catch masks a failure's last lines with, as far as the job got.
+  const masking: { templates: ConnectionTemplate[]; login?: Login } = { templates: [] };
   try {
     const [row] = await deps.db.select({ device: devices, cred: credentials, code: templates.code }).from(devices)
       .leftJoin(credentials, eq(credentials.id, devices.credId)).leftJoin(templates, eq(templates.id, devices.templateId))
@@ -58,8 +77,10 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
       if (parsed.template.detect) candidates.push({ id: t.id, key: t.key!, vendor: parsed.template.vendor, detect: parsed.template.detect });
     }
 
+    masking.templates = [own, ...builtins];
     const snmp = await readSnmpSystem(deps, { device, template: own });
     const login = await loginOf(deps.secrets, device, device.credId ? row.cred : null);
+    masking.login = login;
     const settings = await sessionSettings(deps);
     const evidence = await inShell({ device, template: own, login }, { ...settings, profile: probeProfile(own, builtins) }, signal, progress, async (session) => {
       const seen: Evidence = { banner: session.greeting?.banner ?? "", prompt: session.greeting?.prompt ?? "", outputs: new Map(), sysDescr: snmp?.report.sys_descr };
@@ -96,7 +117,7 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
     const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
     if (!(err instanceof SessionError)) deps.logger.error("detection failed unexpectedly", { job: job.id, error: describeError(err) });
     end = { outcome: failure.outcome, retrying: false, message: failure.message };
-    if (failure.lastLines.length) result = { last_lines: failure.lastLines };
+    if (failure.lastLines.length) result = { last_lines: maskedLines(failure.lastLines, masking.templates, masking.login) };
   }
   const { recorded } = await completeJob(deps.db, job, deps.owner, { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } }, deps.clock.now());
   return recorded ? end : undefined;

@@ -126,6 +126,27 @@ describe("POST /devices/{id}/detect", () => {
     expect((await t.call(`/api/v1/devices/${id}`, { token: admin })).body.data.device_template_id).toBeNull();
   });
 
+  it("a failed detection keeps its last lines with the login's secrets and the templates' secret rules masked, as a failed download does", async () => {
+    // A device that echoes what it was sent and prints configuration, but never a prompt: the session fails with what it printed last.
+    const device = await startFakeDevice({
+      script: () => "", initPrompt: `Password: ${PASSWORD}\r\nsnmp-server community Detect-Community-93 RO\r\nWaiting`, auth: { username: USERNAME, password: PASSWORD },
+    });
+    started.push(device);
+    const created = await t.call("/api/v1/devices", {
+      method: "POST", token: admin,
+      body: { device_name: "detect-silent", device_ip: "127.0.0.1", device_vendor: "Dell", device_port_override: device.port, device_username: USERNAME, device_password: PASSWORD },
+    });
+    await t.call(`/api/v1/devices/${created.body.data.id}/detect`, { method: "POST", token: admin });
+    const job = await runQueued();
+    expect(job.outcome).not.toBe("success");
+    const lines = job.result!.last_lines as string[];
+    expect(lines).toContain("Password: <secret hidden>");
+    expect(lines.find((l) => l.startsWith("snmp-server community"))).toMatch(/^snmp-server community <secret \w+> RO$/);
+    const shown = JSON.stringify((await t.call(`/api/v1/jobs/${job.id}`, { token: admin })).body);
+    expect(shown).not.toContain(PASSWORD);
+    expect(shown).not.toContain("Detect-Community-93");
+  }, 30_000);
+
   it("answers 404 for a device that does not exist or is outside the caller's scope, and needs devices.write", async () => {
     const id = await deviceAnswering(ios);
     expect((await t.call("/api/v1/devices/999999/detect", { method: "POST", token: admin })).status).toBe(404);
