@@ -136,6 +136,20 @@ describe("webhook subscriptions", () => {
     expect(await t.db.select().from(webhooks)).toEqual([]);
   });
 
+  it("is not shown to a scoped reader through the activity log either: its URL (often a credential itself) and filters stay hidden", async () => {
+    const sub = await subscribe({ url: "https://hooks.example.net/services/T0/B0/Receiver-Key-4471", description: "NOC chat" });
+    expect((await t.call(`/api/v1/webhooks/${sub.id}/rotate-secret`, { method: "POST", token: admin })).status).toBe(200);
+    await t.role({ name: "branch-auditors", tags: ["branch"] });
+    const auditor = await t.token(["users.read"], { role: "branch-auditors" });
+    const entries = (await t.call("/api/v1/activity-logs?filter[subject_type]=webhook&per_page=100", { token: admin })).body.data as { id: number }[];
+    expect(entries.length).toBe(2);
+    const seen = await t.call("/api/v1/activity-logs?per_page=100", { token: auditor });
+    expect(seen.status).toBe(200);
+    expect(JSON.stringify(seen.body)).not.toContain("Receiver-Key-4471");
+    expect(seen.body.data.filter((e: { subject_type: string }) => e.subject_type === "webhook")).toEqual([]);
+    for (const entry of entries) expect((await t.call(`/api/v1/activity-logs/${entry.id}`, { token: auditor })).status).toBe(404);
+  });
+
   it("refuses targets that are not http(s), link-local or cloud metadata, and private ones when the settings forbid them", async () => {
     const refused = async (url: string) => (await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url } }));
     expect((await refused("http://169.254.169.254/latest/meta-data/")).body.errors.url[0]).toMatch(/169\.254\.169\.254 is a link-local address/);
