@@ -155,12 +155,16 @@ describe("webhook subscriptions", () => {
     expect((await refused("http://169.254.169.254/latest/meta-data/")).body.errors.url[0]).toMatch(/169\.254\.169\.254 is a link-local address/);
     expect((await refused("http://[fd00:ec2::254]/")).body.errors.url[0]).toMatch(/AWS metadata/);
     expect((await refused("http://[::ffff:169.254.169.254]/")).status).toBe(422);
+    // IPv4 carried in IPv6 by translation (NAT64's well-known prefix) and by 6to4 reaches the IPv4 address too.
+    expect((await refused("http://[64:ff9b::169.254.169.254]/")).body.errors?.url[0]).toMatch(/\(IPv4 169\.254\.169\.254\) is a link-local address/);
+    expect((await refused("http://[2002:a9fe:a9fe::1]/")).body.errors?.url[0]).toMatch(/\(IPv4 169\.254\.169\.254\) is a link-local address/);
     expect((await refused("ftp://hooks.example.net/")).body.errors.url[0]).toMatch(/must use http or https/);
     expect((await refused("https://user:pw@hooks.example.net/")).status).toBe(422);
     expect((await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url: "http://hooks.example.net/", tag_ids: [999] } })).body.errors.tag_ids).toEqual(["tag_ids 999 is not an existing tag"]);
     expect((await refused("http://10.1.2.3/hook")).status).toBe(201);
     expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { webhooks: { allow_private_ranges: false } } })).status).toBe(200);
     expect((await refused("http://10.1.2.3/hook")).body.errors.url[0]).toMatch(/10\.1\.2\.3 is a private address/);
+    expect((await refused("http://[64:ff9b::127.0.0.1]/hook")).body.errors?.url[0]).toMatch(/\(IPv4 127\.0\.0\.1\) is a loopback address/);
   });
 });
 
