@@ -3,6 +3,7 @@ import { credentials, devices, templates, vendors } from "../src/db/schema/index
 import { failureReason } from "../src/error-reason.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import { recordActivity } from "../src/modules/activity/record.ts";
+import { deviceRef, recordEvent } from "../src/modules/events/record.ts";
 import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 import { inShell, sessionProfileOf, type Progress } from "./collect.ts";
 import { sessionSettings } from "./collector-settings.ts";
@@ -128,8 +129,16 @@ async function applyProposal(deps: DownloadDeps, job: Job, device: typeof device
   const now = deps.clock.now();
   const [vendor] = found.vendor ? await deps.db.select().from(vendors).where(eq(sql`lower(${vendors.name})`, found.vendor.toLowerCase())) : [];
   const update = { templateId: found.templateId, ...(vendor ? { vendorId: vendor.id } : {}), ...(found.model ? { model: found.model.slice(0, 255) } : {}) };
+  // As the API names the fields in a device.updated event (src/modules/devices/service.ts).
+  const changed = [
+    ...(update.templateId !== device.templateId ? ["device_template_id"] : []),
+    ...(update.vendorId !== undefined && update.vendorId !== device.vendorId ? ["device_vendor", "device_vendor_id"] : []),
+    ...(update.model !== undefined && update.model !== device.model ? ["device_model"] : []),
+  ];
   await deps.db.transaction(async (tx) => {
     await tx.update(devices).set({ ...update, updatedAt: now }).where(eq(devices.id, device.id));
+    const ref = changed.length ? await deviceRef(tx, device.id) : undefined;
+    if (ref) await recordEvent(tx, "device.updated", { device: ref, changed }, now);
     await recordActivity(tx, { system: `template detection (job ${job.id})` }, {
       action: "device.detect_apply", subjectType: "device", subjectId: device.id,
       before: { device_template_id: device.templateId, device_vendor_id: device.vendorId, device_model: device.model },

@@ -3,6 +3,8 @@ import { runDetectJob } from "../../collector/detect-job.ts";
 import { DEFAULT_LIMITS } from "../../collector/session.ts";
 import { claimNextJob, getJob, type Job } from "../../src/jobs/queue.ts";
 import { silentLogger } from "../../src/logger.ts";
+import { eq } from "drizzle-orm";
+import { events } from "../../src/db/schema/index.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../helpers/collector.ts";
 import { startFakeDevice, type FakeDevice, type ScriptAnswer } from "../helpers/fake-device.ts";
@@ -96,6 +98,12 @@ describe("POST /devices/{id}/detect", () => {
     expect(job.result).toMatchObject({ applied: true });
     const device = (await t.call(`/api/v1/devices/${id}`, { token: admin })).body.data;
     expect(device).toMatchObject({ device_template_id: await builtinTemplateId(t, "cisco-ios"), device_model: "C9300-48P", device_vendor: "Cisco" });
+    // A change to a device's fields is a device.updated event, whoever makes it (webhooks and mail read the outbox).
+    const updates = (await t.db.select().from(events).where(eq(events.type, "device.updated"))).filter((e) => e.deviceId === id);
+    expect(updates.map((e) => e.payload)).toEqual([{
+      device: { id, name: device.device_name, ip: "127.0.0.1", category_id: null, tag_ids: [] },
+      changed: ["device_template_id", "device_vendor", "device_vendor_id", "device_model"],
+    }]);
     const log = (await t.call(`/api/v1/activity-logs?filter[action]=device.detect_apply`, { token: admin })).body.data;
     expect(log.find((e: { subject_id: number }) => e.subject_id === id)).toMatchObject({
       username: `template detection (job ${job.id})`, changes: { device_template_id: { old: null, new: await builtinTemplateId(t, "cisco-ios") }, device_model: { old: "", new: "C9300-48P" } },
