@@ -4,6 +4,7 @@ import { jobs, taskRunItems } from "../../db/schema/index.ts";
 import type { EventPayload } from "../events/catalogue.ts";
 import type { StoredEvent } from "../events/consumer.ts";
 import { visibleItems } from "../tasks/targets.ts";
+import { runOutcomeCounts } from "../tasks/runs.ts";
 import { composeMail, type MailBody } from "./compose.ts";
 import type { MailMessage } from "./send.ts";
 import type { Recipient } from "./recipients.ts";
@@ -26,11 +27,17 @@ export async function mailFor(db: DbOrTx, event: StoredEvent, who: Recipient): P
     const p = event.payload as EventPayload<"task.run.finished">;
     const failed = await failedItems(db, p.run_id, who);
     if (!failed.length) return undefined;
+    // The run as the recipient's role sees it through the API: counted over their devices, not the event's whole run.
+    const counts = who.scope.all ? undefined : (await runOutcomeCounts(db, [p.run_id], who.scope)).get(p.run_id);
+    const n = (k: "queued" | "running" | "succeeded" | "unchanged" | "failed" | "skipped") => Number(counts?.[k] ?? 0);
+    const summary = counts
+      ? { succeeded: n("succeeded"), unchanged: n("unchanged"), failed: n("failed"), skipped: n("skipped"), total: n("queued") + n("running") + n("succeeded") + n("unchanged") + n("failed") + n("skipped") }
+      : p.summary;
     body = {
       subject: `[netkeep] Task "${p.task_name}": ${failed.length} device${failed.length === 1 ? "" : "s"} failed (run ${p.run_id})`,
       intro: [
         `Run ${p.run_id} of task "${p.task_name}" finished at ${event.occurredAt.toISOString()}.`,
-        `${p.summary.succeeded} succeeded, ${p.summary.unchanged} unchanged, ${p.summary.failed} failed, ${p.summary.skipped} skipped of ${p.summary.total}.`,
+        `${summary.succeeded} succeeded, ${summary.unchanged} unchanged, ${summary.failed} failed, ${summary.skipped} skipped of ${summary.total}.`,
         "Failed devices:",
       ],
       table: { head: ["Device", "Outcome", "Reason"], rows: failed.map((f) => [f.device ?? "(deleted device)", f.outcome ?? "error", f.message ?? ""]) },
