@@ -4,6 +4,8 @@ import { vendors } from "../../db/schema/index.ts";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript } from "../../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../../test/helpers/fake-device.ts";
+import { storeConfig } from "../../modules/configs/store.ts";
+import { TEXT_BUDGET_BYTES } from "./configs.ts";
 
 /**
  * One case per route of rConfig's API (rConfig V8: routes/api_v1.php, routes/api_v2.php in rconfig/rconfig), each
@@ -132,6 +134,27 @@ describe("download-now and configurations (app/Http/Controllers/Api/v1/ConfigAct
     expect(await download.text()).toBe(newest.config);
     expect(res.body.meta.per_page).toBe(500);
   });
+
+  it("GET /api/v1/configs/all-by-deviceid/{id} carries at most TEXT_BUDGET_BYTES of text in one answer; later versions' config is null", async () => {
+    const created = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "rc-big-1", device_ip: "192.0.2.77", device_vendor: "Cisco" } });
+    const deviceId = created.body.data.id as number;
+    // Three versions of about 7 MiB each: two fit the budget, the third would pass it.
+    const lines = (7 * 1024 * 1024) / 32;
+    const body = Array.from({ length: lines }, (_, i) => `interface ${String(i).padStart(21, "0")}\n`).join("");
+    const text = (v: number) => `! version ${v}\n${body}`;
+    for (const v of [1, 2, 3]) {
+      await storeConfig(t.db, { deviceId, command: "show running-config", text: text(v), significant: (s) => s, trigger: "schedule", jobId: null, now: new Date(Date.UTC(2026, 0, v)) });
+    }
+    const res = await t.call(`/api/v1/configs/all-by-deviceid/${deviceId}`, { token: admin });
+    expect(res.status).toBe(200);
+    const rows = res.body.data as { config: string | null; config_filesize: number; config_version: number }[];
+    expect(rows).toHaveLength(3);
+    const carried = rows.filter((r) => r.config !== null);
+    expect(carried).toHaveLength(2);
+    expect(carried.reduce((n, r) => n + r.config!.length, 0)).toBeLessThanOrEqual(TEXT_BUDGET_BYTES);
+    for (const r of carried) expect(r.config).toBe(text(r.config_version));
+    expect(rows.find((r) => r.config === null)!.config_filesize).toBe(text(1).length);
+  }, 60_000);
 
   it("GET /api/v1/configs/status/{deviceid}/{status} counts downloads by rConfig's status", async () => {
     const count = async (v: string, device: string, status: string) => (await t.call(`/api/${v}/configs/status/${device}/${status}`, { token: admin }));
