@@ -161,6 +161,10 @@ describe("POST /devices/{id}/detect", () => {
     await t.role({ name: "detect-scoped", tags: ["elsewhere"] });
     const scoped = await t.token(undefined, { role: "detect-scoped" });
     expect((await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: scoped })).status).toBe(404);
+    // A misspelt field is refused, not ignored: {"aply": true} would otherwise detect without applying.
+    const typo = await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin, body: { aply: true } });
+    expect(typo.status).toBe(422);
+    expect(JSON.stringify(typo.body.errors)).toContain("aply");
     const reader = await t.token(["devices.read"]);
     expect((await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: reader })).status).toBe(403);
   });
