@@ -55,4 +55,20 @@ describe("a failed task run's mail", () => {
     const adminMail = (await mailFor(t.db, event, (await recipient(t.db, adminUser))!))!;
     expect(adminMail.text).toContain("0 succeeded, 0 unchanged, 4 failed, 0 skipped of 4.");
   });
+
+  it("a device's mail goes only to a recipient whose role sees the device now: a role narrowed since the event was dispatched gets none", async () => {
+    await t.role({ name: "edge-ops", tags: ["edge"] });
+    const narrowed = (await recipient(t.db, await t.user({ username: "edge-watcher", role: "edge-ops" })))!;
+    const everyone = (await recipient(t.db, await t.user({ username: "all-watcher" })))!;
+    const device = { id: 999, name: "core-sw9", ip: "192.0.2.99", category_id: null, tag_ids: [] };
+    const changed = {
+      id: 1, type: "config.changed", occurredAt: new Date("2026-06-01T12:00:00Z"),
+      payload: { device, command: "show running-config", old_version_id: 1, new_version_id: 2, lines_added: 1, lines_removed: 0, job_id: null },
+    } as unknown as StoredEvent;
+    const failing = { ...changed, type: "compliance.failed", payload: { device, policy_id: 1, policy_name: "ntp", failed_rules: 1 } } as unknown as StoredEvent;
+    for (const event of [changed, failing]) {
+      expect(await mailFor(t.db, event, narrowed), event.type).toBeUndefined();
+      expect((await mailFor(t.db, event, everyone))!.subject, event.type).toContain("core-sw9");
+    }
+  });
 });

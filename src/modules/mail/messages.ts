@@ -1,7 +1,8 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { jobs, taskRunItems } from "../../db/schema/index.ts";
-import type { EventPayload } from "../events/catalogue.ts";
+import type { DeviceRef, EventPayload } from "../events/catalogue.ts";
+import { isInScope } from "../../auth/scope.ts";
 import type { StoredEvent } from "../events/consumer.ts";
 import { visibleItems } from "../tasks/targets.ts";
 import { runOutcomeCounts } from "../tasks/runs.ts";
@@ -15,6 +16,15 @@ async function failedItems(db: DbOrTx, runId: number, who: Recipient) {
     .from(taskRunItems).innerJoin(jobs, eq(jobs.id, taskRunItems.jobId))
     .where(and(eq(taskRunItems.runId, runId), eq(jobs.state, "finished"), sql`${jobs.outcome} not in ('success', 'unchanged')`, visibleItems(who.scope)))
     .orderBy(asc(taskRunItems.deviceName), asc(taskRunItems.id));
+}
+
+/**
+ * Whether the recipient's role, as it is now, sees the device the event is about (as it was then): a role
+ * narrowed between dispatching and sending (a retried send may come an hour later) no longer gets the mail.
+ */
+function seesDevice(event: StoredEvent, who: Recipient): boolean {
+  const device = (event.payload as { device?: DeviceRef }).device;
+  return !device || isInScope(who.scope, { tagIds: device.tag_ids, categoryId: device.category_id });
 }
 
 /**
@@ -42,6 +52,8 @@ export async function mailFor(db: DbOrTx, event: StoredEvent, who: Recipient): P
       ],
       table: { head: ["Device", "Outcome", "Reason"], rows: failed.map((f) => [f.device ?? "(deleted device)", f.outcome ?? "error", f.message ?? ""]) },
     };
+  } else if (!seesDevice(event, who)) {
+    return undefined;
   } else if (event.type === "config.changed") {
     const p = event.payload as EventPayload<"config.changed">;
     body = {
