@@ -3,6 +3,7 @@ import { credentials, devices, templates, vendors } from "../src/db/schema/index
 import { failureReason } from "../src/error-reason.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import { recordActivity } from "../src/modules/activity/record.ts";
+import { deviceRef, recordEvent } from "../src/modules/events/record.ts";
 import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 import { inShell, sessionProfileOf, type Progress } from "./collect.ts";
 import { sessionSettings } from "./collector-settings.ts";
@@ -13,6 +14,9 @@ import { SessionError, type SessionProfile } from "./session.ts";
 import { readSnmpSystem } from "./snmp.ts";
 import type { JobEnd } from "./store-download.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
+import { Transcript } from "./transcript.ts";
+import { removeSecrets } from "../src/modules/templates/template-text.ts";
+import type { Login } from "./collect.ts";
 
 /**
  * A detect job (POST /api/v1/devices/{id}/detect): log in with the device's credentials, read the banner, the
@@ -36,11 +40,27 @@ function probeProfile(own: ConnectionTemplate, builtins: ConnectionTemplate[]): 
   return { prompt: anyOf(profiles.map((p) => p.prompt)), pager: { pattern: anyOf(pagers), answer: " " }, lineEnding: own.line_ending };
 }
 
+/**
+ * A failure's last lines as a failed download keeps them: the login's secrets hidden wherever the device echoed
+ * them, and secret rules applied. Which family the device is, is what detection is finding out, so each line
+ * gets the rules of the first template (its own, then the built-ins) that finds a secret in it; one template's
+ * only, and before the login's secrets, as rules may take another's `<secret hidden>` for a secret.
+ */
+function maskedLines(lines: string[], templates: ConnectionTemplate[], login: Login | undefined): string[] {
+  const transcript = new Transcript({ secrets: [] }, login ?? { username: "" });
+  return lines.map((line) => {
+    const ruled = templates.map((t) => removeSecrets(line, t.secrets)).find((masked) => masked !== line) ?? line;
+    return transcript.mask(ruled);
+  });
+}
+
 export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSignal): Promise<JobEnd | undefined> {
   const started = Date.now();
   const progress: Progress = { connected: false };
   let end: JobEnd;
   let result: Record<string, unknown> = {};
+  // What the catch masks a failure's last lines with, as far as the job got.
+  const masking: { templates: ConnectionTemplate[]; login?: Login } = { templates: [] };
   try {
     const [row] = await deps.db.select({ device: devices, cred: credentials, code: templates.code }).from(devices)
       .leftJoin(credentials, eq(credentials.id, devices.credId)).leftJoin(templates, eq(templates.id, devices.templateId))
@@ -58,8 +78,10 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
       if (parsed.template.detect) candidates.push({ id: t.id, key: t.key!, vendor: parsed.template.vendor, detect: parsed.template.detect });
     }
 
+    masking.templates = [own, ...builtins];
     const snmp = await readSnmpSystem(deps, { device, template: own });
     const login = await loginOf(deps.secrets, device, device.credId ? row.cred : null);
+    masking.login = login;
     const settings = await sessionSettings(deps);
     const evidence = await inShell({ device, template: own, login }, { ...settings, profile: probeProfile(own, builtins) }, signal, progress, async (session) => {
       const seen: Evidence = { banner: session.greeting?.banner ?? "", prompt: session.greeting?.prompt ?? "", outputs: new Map(), sysDescr: snmp?.report.sys_descr };
@@ -96,7 +118,7 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
     const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
     if (!(err instanceof SessionError)) deps.logger.error("detection failed unexpectedly", { job: job.id, error: describeError(err) });
     end = { outcome: failure.outcome, retrying: false, message: failure.message };
-    if (failure.lastLines.length) result = { last_lines: failure.lastLines };
+    if (failure.lastLines.length) result = { last_lines: maskedLines(failure.lastLines, masking.templates, masking.login) };
   }
   const { recorded } = await completeJob(deps.db, job, deps.owner, { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } }, deps.clock.now());
   return recorded ? end : undefined;
@@ -107,8 +129,16 @@ async function applyProposal(deps: DownloadDeps, job: Job, device: typeof device
   const now = deps.clock.now();
   const [vendor] = found.vendor ? await deps.db.select().from(vendors).where(eq(sql`lower(${vendors.name})`, found.vendor.toLowerCase())) : [];
   const update = { templateId: found.templateId, ...(vendor ? { vendorId: vendor.id } : {}), ...(found.model ? { model: found.model.slice(0, 255) } : {}) };
+  // As the API names the fields in a device.updated event (src/modules/devices/service.ts).
+  const changed = [
+    ...(update.templateId !== device.templateId ? ["device_template_id"] : []),
+    ...(update.vendorId !== undefined && update.vendorId !== device.vendorId ? ["device_vendor", "device_vendor_id"] : []),
+    ...(update.model !== undefined && update.model !== device.model ? ["device_model"] : []),
+  ];
   await deps.db.transaction(async (tx) => {
     await tx.update(devices).set({ ...update, updatedAt: now }).where(eq(devices.id, device.id));
+    const ref = changed.length ? await deviceRef(tx, device.id) : undefined;
+    if (ref) await recordEvent(tx, "device.updated", { device: ref, changed }, now);
     await recordActivity(tx, { system: `template detection (job ${job.id})` }, {
       action: "device.detect_apply", subjectType: "device", subjectId: device.id,
       before: { device_template_id: device.templateId, device_vendor_id: device.vendorId, device_model: device.model },

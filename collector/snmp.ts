@@ -7,6 +7,7 @@ import type { Plan } from "./collect.ts";
 import type { DownloadDeps } from "./download.ts";
 import { identify, type Identity } from "./snmp-identity.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
+import { deviceRef, recordEvent } from "../src/modules/events/record.ts";
 
 /**
  * The SNMP step before a download (see the `snmp` key in src/modules/templates/template-schema.ts): read the
@@ -262,6 +263,12 @@ async function fillIdentity(deps: Deps, plan: Plan, identity: ReturnType<typeof 
     }
   }
   if (!Object.keys(update).length) return undefined;
-  await deps.db.update(devices).set({ ...update, updatedAt: now }).where(eq(devices.id, plan.device.id));
+  // As the API names the fields in a device.updated event (src/modules/devices/service.ts).
+  const changed = [...(update.vendorId !== undefined ? ["device_vendor", "device_vendor_id"] : []), ...(update.model !== undefined ? ["device_model"] : [])];
+  await deps.db.transaction(async (tx) => {
+    await tx.update(devices).set({ ...update, updatedAt: now }).where(eq(devices.id, plan.device.id));
+    const ref = await deviceRef(tx, plan.device.id);
+    if (ref) await recordEvent(tx, "device.updated", { device: ref, changed }, now);
+  });
   return filled;
 }

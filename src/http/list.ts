@@ -68,6 +68,13 @@ export function listQuerySchema(spec: ListSpec) {
 const FILTER_PARAM = /^filter\[([^[\]]+)\]$/;
 
 /**
+ * Values one filter takes: each becomes a bound parameter, and far more than any caller means would pass SQLite's
+ * limit (32,766) and fail the query. More is a 422 naming the filter.
+ */
+export const MAX_FILTER_VALUES = 1000;
+export const tooManyFilterValues = (key: string) => `${key} takes at most ${MAX_FILTER_VALUES} values: ask in parts`;
+
+/**
  * The `filter[<name>]` parameters of a query string, by name. Any other parameter named like a filter
  * (`filter=x`, `filter[]=x`, `filter[a][b]=x`, `filters[x]=y`) and a filter given twice are problems in the bag:
  * a filter the client meant but the server ignored would answer with more records than asked for.
@@ -79,6 +86,7 @@ export function filterParams(c: Context, bag: FieldErrorBag): Map<string, string
     const name = FILTER_PARAM.exec(key)?.[1];
     if (name === undefined) bag.add(key, `${key} is not a filter parameter: write filter[<name>]=<value>,<value>`);
     else if (values.length > 1) bag.add(key, `${key} is given ${values.length} times: give it once, with its values separated by commas`);
+    else if (values[0]!.split(",").length > MAX_FILTER_VALUES) bag.add(key, tooManyFilterValues(key));
     else filters.set(name, values[0]!);
   }
   return filters;

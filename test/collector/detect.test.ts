@@ -3,6 +3,8 @@ import { runDetectJob } from "../../collector/detect-job.ts";
 import { DEFAULT_LIMITS } from "../../collector/session.ts";
 import { claimNextJob, getJob, type Job } from "../../src/jobs/queue.ts";
 import { silentLogger } from "../../src/logger.ts";
+import { eq } from "drizzle-orm";
+import { events } from "../../src/db/schema/index.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../helpers/collector.ts";
 import { startFakeDevice, type FakeDevice, type ScriptAnswer } from "../helpers/fake-device.ts";
@@ -96,6 +98,12 @@ describe("POST /devices/{id}/detect", () => {
     expect(job.result).toMatchObject({ applied: true });
     const device = (await t.call(`/api/v1/devices/${id}`, { token: admin })).body.data;
     expect(device).toMatchObject({ device_template_id: await builtinTemplateId(t, "cisco-ios"), device_model: "C9300-48P", device_vendor: "Cisco" });
+    // A change to a device's fields is a device.updated event, whoever makes it (webhooks and mail read the outbox).
+    const updates = (await t.db.select().from(events).where(eq(events.type, "device.updated"))).filter((e) => e.deviceId === id);
+    expect(updates.map((e) => e.payload)).toEqual([{
+      device: { id, name: device.device_name, ip: "127.0.0.1", category_id: null, tag_ids: [] },
+      changed: ["device_template_id", "device_vendor", "device_vendor_id", "device_model"],
+    }]);
     const log = (await t.call(`/api/v1/activity-logs?filter[action]=device.detect_apply`, { token: admin })).body.data;
     expect(log.find((e: { subject_id: number }) => e.subject_id === id)).toMatchObject({
       username: `template detection (job ${job.id})`, changes: { device_template_id: { old: null, new: await builtinTemplateId(t, "cisco-ios") }, device_model: { old: "", new: "C9300-48P" } },
@@ -126,12 +134,37 @@ describe("POST /devices/{id}/detect", () => {
     expect((await t.call(`/api/v1/devices/${id}`, { token: admin })).body.data.device_template_id).toBeNull();
   });
 
+  it("a failed detection keeps its last lines with the login's secrets and the templates' secret rules masked, as a failed download does", async () => {
+    // A device that echoes what it was sent and prints configuration, but never a prompt: the session fails with what it printed last.
+    const device = await startFakeDevice({
+      script: () => "", initPrompt: `Password: ${PASSWORD}\r\nsnmp-server community Detect-Community-93 RO\r\nWaiting`, auth: { username: USERNAME, password: PASSWORD },
+    });
+    started.push(device);
+    const created = await t.call("/api/v1/devices", {
+      method: "POST", token: admin,
+      body: { device_name: "detect-silent", device_ip: "127.0.0.1", device_vendor: "Dell", device_port_override: device.port, device_username: USERNAME, device_password: PASSWORD },
+    });
+    await t.call(`/api/v1/devices/${created.body.data.id}/detect`, { method: "POST", token: admin });
+    const job = await runQueued();
+    expect(job.outcome).not.toBe("success");
+    const lines = job.result!.last_lines as string[];
+    expect(lines).toContain("Password: <secret hidden>");
+    expect(lines.find((l) => l.startsWith("snmp-server community"))).toMatch(/^snmp-server community <secret \w+> RO$/);
+    const shown = JSON.stringify((await t.call(`/api/v1/jobs/${job.id}`, { token: admin })).body);
+    expect(shown).not.toContain(PASSWORD);
+    expect(shown).not.toContain("Detect-Community-93");
+  }, 30_000);
+
   it("answers 404 for a device that does not exist or is outside the caller's scope, and needs devices.write", async () => {
     const id = await deviceAnswering(ios);
     expect((await t.call("/api/v1/devices/999999/detect", { method: "POST", token: admin })).status).toBe(404);
     await t.role({ name: "detect-scoped", tags: ["elsewhere"] });
     const scoped = await t.token(undefined, { role: "detect-scoped" });
     expect((await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: scoped })).status).toBe(404);
+    // A misspelt field is refused, not ignored: {"aply": true} would otherwise detect without applying.
+    const typo = await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin, body: { aply: true } });
+    expect(typo.status).toBe(422);
+    expect(JSON.stringify(typo.body.errors)).toContain("aply");
     const reader = await t.token(["devices.read"]);
     expect((await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: reader })).status).toBe(403);
   });

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { configs, devices } from "../../src/db/schema/index.ts";
+import { configs, devices, events } from "../../src/db/schema/index.ts";
 import { storeConfig } from "../../src/modules/configs/store.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { builtinTemplateId, downloadOnce } from "../helpers/collector.ts";
@@ -192,6 +192,9 @@ describe.skipIf(unavailable)("collector SNMP step against net-snmp's snmpd", () 
     });
     expect(snmpOf(job)!.sys_uptime_s).toBeGreaterThanOrEqual(0);
     expect(await shown(id)).toMatchObject({ device_vendor: "Cisco", device_model: SYS.chassis });
+    // A change to a device's fields is a device.updated event, whoever makes it (webhooks and mail read the outbox).
+    const updates = (await t.db.select().from(events).where(eq(events.deviceId, id))).filter((e) => e.type === "device.updated");
+    expect(updates.map((e) => (e.payload as { changed: string[] }).changed)).toEqual([["device_vendor", "device_vendor_id", "device_model"]]);
     // Only a successful download records the value it started from.
     expect((await row(id)).snmpConfigChangedValue).toBeNull();
   });

@@ -29,6 +29,13 @@ const downloadNow: CompatHook = {
 
 // ---- all-by-deviceid ------------------------------------------------------------------------------------------
 
+/**
+ * The configuration text one answer carries: a device with hundreds of large versions would otherwise be read
+ * and serialised whole into one answer (500 versions of a few MB each is gigabytes), for any caller with
+ * configs.read. The first version's text always comes, whatever its size.
+ */
+export const TEXT_BUDGET_BYTES = 16 * 1024 * 1024;
+
 type ConfigRecord = { id: number; device_name: string; command: string; version: number; latest: boolean; hash: string; size: number; first_seen_at: string; last_seen_at: string; download_status: string | null };
 
 export const RconfigConfigFields = {
@@ -41,7 +48,9 @@ export const RconfigConfigFields = {
   latest_version: z.number().int().openapi({ description: "rConfig's latest flag: 1 for the newest version of its command, else 0" }),
   start_time: z.string().openapi({ description: "When a download last got this text (last_seen_at)" }),
   created_at: z.string().openapi({ description: "When this version was first stored (first_seen_at)" }),
-  config: z.string().openapi({ description: "The configuration text, as rConfig's all-by-deviceid includes it" }),
+  config: z.string().nullable().openapi({
+    description: `The configuration text, as rConfig's all-by-deviceid includes it; null past the first ${TEXT_BUDGET_BYTES / 1048576} MiB of text in the answer (fetch those versions with GET /configs/{id}/download, or ask for fewer with per_page)`,
+  }),
 };
 
 /** rConfig returns every row, not a page: without page or per_page the answer is one page of up to MAX_PER_PAGE. */
@@ -58,20 +67,23 @@ const configsByDevice: CompatHook = {
     const records = body.data as ConfigRecord[];
     if (c.req.query("fields") !== undefined) return { body: succeeded(body, "Success") };
     const { db } = c.var.services;
-    const rows = records.length ? await db.select({ id: configs.id, blobHash: configs.blobHash }).from(configs).where(inArray(configs.id, records.map((r) => r.id))) : [];
+    let bytes = 0;
+    const withText = new Set(records.filter((r, i) => (bytes += r.size) <= TEXT_BUDGET_BYTES || i === 0).map((r) => r.id));
+    const rows = withText.size ? await db.select({ id: configs.id, blobHash: configs.blobHash }).from(configs).where(inArray(configs.id, [...withText])) : [];
     const hashOf = new Map(rows.map((r) => [r.id, r.blobHash]));
     const texts = await readBlobs(db, [...new Set(rows.map((r) => r.blobHash))]);
     const data = records.map((r) => ({
       ...r,
       config_hash: r.hash, config_version: r.version, config_filename: configFileName(r.device_name, r.command, r.version), config_filesize: r.size,
       download_status: 1, download_outcome: r.download_status, latest_version: r.latest ? 1 : 0, start_time: r.last_seen_at, created_at: r.first_seen_at,
-      config: texts.get(hashOf.get(r.id) ?? "") ?? "",
+      config: withText.has(r.id) ? texts.get(hashOf.get(r.id) ?? "") ?? "" : null,
     }));
     return { body: succeeded({ ...body, data }, "Success") };
   },
   document: (responses) => extendData(responses, RconfigConfigFields, false, SuccessFields),
   note: "As rConfig's all-by-deviceid: without page or per_page it answers every version in one page (up to 500; links.next names the rest), " +
-    "each with rConfig's config_* fields and its text in config. download_status is rConfig's number here; netkeep's outcome is download_outcome.",
+    `each with rConfig's config_* fields and its text in config (up to ${TEXT_BUDGET_BYTES / 1048576} MiB of text an answer: later versions' config is null). ` +
+    "download_status is rConfig's number here; netkeep's outcome is download_outcome.",
 };
 
 // ---- config changes ---------------------------------------------------------------------------------------------

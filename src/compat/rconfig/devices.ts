@@ -14,6 +14,7 @@ import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { jsonObjectBody, replaceJsonBody, succeeded, type CompatHook } from "./hook.ts";
 import { extendData, extendTop, PaginatorFields, withPaginator } from "./envelope.ts";
+import { MAX_DEVICE_TAGS } from "../../modules/devices/schemas.ts";
 
 // ---- requests ----------------------------------------------------------------------------------------------
 
@@ -65,7 +66,8 @@ export async function normaliseDeviceBody(db: DbOrTx, body: Record<string, unkno
     delete out.device_template;
   }
 
-  if (Array.isArray(out.device_tags)) {
+  // A longer list is left as sent, for the validator to refuse with the limit, before any id is looked up.
+  if (Array.isArray(out.device_tags) && out.device_tags.length <= MAX_DEVICE_TAGS) {
     const items = out.device_tags as unknown[];
     const ids = items.map(idOf);
     const known = await namesById(db, tags, ids.filter((id): id is number => id !== undefined));

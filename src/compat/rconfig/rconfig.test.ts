@@ -4,6 +4,8 @@ import { vendors } from "../../db/schema/index.ts";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript } from "../../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../../test/helpers/fake-device.ts";
+import { storeConfig } from "../../modules/configs/store.ts";
+import { TEXT_BUDGET_BYTES } from "./configs.ts";
 
 /**
  * One case per route of rConfig's API (rConfig V8: routes/api_v1.php, routes/api_v2.php in rconfig/rconfig), each
@@ -90,6 +92,13 @@ describe("POST /api/v1/devices with StoreDeviceRequest (app/Http/Controllers/Api
     expect(wrong.body.errors).toEqual({ device_vendor: ["device_vendor id 99999 is not an existing vendor"], device_tags: ["device_tags.0 id 88888 is not an existing tag"] });
   });
 
+  it("refuses a tag list longer than netkeep's 100 with the limit, before looking its ids up (tens of thousands of ids were a 500)", async () => {
+    const many = Array.from({ length: 40_000 }, (_, i) => i + 1);
+    const res = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { ...storeDeviceBody("rc-many-tags", 22), device_tags: many } });
+    expect(res.status).toBe(422);
+    expect(res.body.errors.device_tags).toEqual(["device_tags must have at most 100 items"]);
+  });
+
   it("updates with rConfig's PATCH body (the whole form again) and answers success", async () => {
     const res = await t.call(`/api/v1/devices/${ids.device}`, { method: "PATCH", token: admin, body: { ...storeDeviceBody("rc-r1", fake.port), device_model: "C9300-24T" } });
     expect(res).toMatchObject({ status: 200, body: { success: true, message: "Device edited successfully!", data: { id: ids.device, device_model: "C9300-24T", device_template_id: ids.ios } } });
@@ -125,6 +134,27 @@ describe("download-now and configurations (app/Http/Controllers/Api/v1/ConfigAct
     expect(await download.text()).toBe(newest.config);
     expect(res.body.meta.per_page).toBe(500);
   });
+
+  it("GET /api/v1/configs/all-by-deviceid/{id} carries at most TEXT_BUDGET_BYTES of text in one answer; later versions' config is null", async () => {
+    const created = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "rc-big-1", device_ip: "192.0.2.77", device_vendor: "Cisco" } });
+    const deviceId = created.body.data.id as number;
+    // Three versions of about 7 MiB each: two fit the budget, the third would pass it.
+    const lines = (7 * 1024 * 1024) / 32;
+    const body = Array.from({ length: lines }, (_, i) => `interface ${String(i).padStart(21, "0")}\n`).join("");
+    const text = (v: number) => `! version ${v}\n${body}`;
+    for (const v of [1, 2, 3]) {
+      await storeConfig(t.db, { deviceId, command: "show running-config", text: text(v), significant: (s) => s, trigger: "schedule", jobId: null, now: new Date(Date.UTC(2026, 0, v)) });
+    }
+    const res = await t.call(`/api/v1/configs/all-by-deviceid/${deviceId}`, { token: admin });
+    expect(res.status).toBe(200);
+    const rows = res.body.data as { config: string | null; config_filesize: number; config_version: number }[];
+    expect(rows).toHaveLength(3);
+    const carried = rows.filter((r) => r.config !== null);
+    expect(carried).toHaveLength(2);
+    expect(carried.reduce((n, r) => n + r.config!.length, 0)).toBeLessThanOrEqual(TEXT_BUDGET_BYTES);
+    for (const r of carried) expect(r.config).toBe(text(r.config_version));
+    expect(rows.find((r) => r.config === null)!.config_filesize).toBe(text(1).length);
+  }, 60_000);
 
   it("GET /api/v1/configs/status/{deviceid}/{status} counts downloads by rConfig's status", async () => {
     const count = async (v: string, device: string, status: string) => (await t.call(`/api/${v}/configs/status/${device}/${status}`, { token: admin }));

@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { inArray } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { commands, tags, vendors } from "../../db/schema/index.ts";
-import { MAX_PER_PAGE } from "../../http/list.ts";
+import { MAX_FILTER_VALUES, MAX_PER_PAGE } from "../../http/list.ts";
 import { configFileName } from "../../modules/configs/text.ts";
 import { jsonObjectBody, replaceJsonBody, replaceQuery, succeeded, type CompatHook } from "./hook.ts";
 import { extendData, SuccessFields } from "./envelope.ts";
@@ -30,8 +30,9 @@ const isId = (v: unknown) => (typeof v === "number" && Number.isInteger(v)) || (
 const flag = (v: unknown) => (v === undefined ? undefined : v === true || v === 1 || v === "1" || v === "true" || v === "on");
 const whole = (v: unknown) => (isId(v) ? Number(v) : undefined);
 
-/** Ids become the names netkeep's filters take; names pass as they are. */
+/** Ids become the names netkeep's filters take; names pass as they are. A list past the filters' limit is left for the validator to refuse. */
 async function namesOf(db: DbOrTx, table: typeof tags | typeof vendors, values: unknown[]): Promise<string[]> {
+  if (values.length > MAX_FILTER_VALUES) return values.map(String);
   const ids = values.filter(isId).map(Number);
   const rows = ids.length ? await db.select({ id: table.id, name: table.name }).from(table).where(inArray(table.id, ids)) : [];
   const names = new Map(rows.map((r) => [r.id, r.name]));
@@ -40,6 +41,7 @@ async function namesOf(db: DbOrTx, table: typeof tags | typeof vendors, values: 
 }
 
 async function commandTexts(db: DbOrTx, values: unknown[]): Promise<string[]> {
+  if (values.length > MAX_FILTER_VALUES) return values.map(String);
   const ids = values.filter(isId).map(Number);
   const rows = ids.length ? await db.select({ command: commands.command }).from(commands).where(inArray(commands.id, ids)) : [];
   return [...new Set([...values.filter((v) => !isId(v)).map(String), ...rows.map((r) => r.command)])];

@@ -14,7 +14,8 @@ export const listActivityRoute = apiRoute({
     "secrets never appear, only has_* flags. Newest first by default. Time range: filter[created_after] (inclusive) and " +
     "filter[created_before] (exclusive) take one ISO-8601 time each. A caller whose role is scoped sees only entries about no device " +
     "or only about devices in the scope: entries about other devices, their configurations, and tasks, runs or purges that reach further " +
-    "(a task for every device, or naming devices, tags or categories outside the scope) are left out of the page and the total. " +
+    "(a task for every device, or naming devices, tags or categories outside the scope), and webhook entries (webhooks are for roles that see every device), " +
+    "are left out of the page and the total. " +
     "The log is read-only: there are no write endpoints.",
   request: { query: listQuerySchema(activityListSpec) },
   responses: { 200: jsonResponse(listEnvelopeSchema(ActivityEntry), "A page of entries") },

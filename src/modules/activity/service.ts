@@ -56,12 +56,17 @@ export const activityListSpec: ListSpec = {
 
 /** Subject types whose entries may be about devices other than their subject, so they record their reach. */
 const REACHING_SUBJECTS = ["config", "task"];
+/**
+ * Subject types only roles that see every device may manage, because they carry every device's events: their
+ * entries (a webhook's URL, which is often a credential of its receiver, and its filters) are theirs alone too.
+ */
+const WHOLE_ESTATE_SUBJECTS = ["webhook"];
 
 /**
  * A reader whose role is scoped sees an entry only when every device it is about is in the scope (see Reach in
  * record.ts): an entry about a device outside it, or about a task, run or purge reaching one, is hidden and not
  * counted, like the devices themselves; so are entries about deleted devices, whose scope can no longer be
- * told. Entries about no device (users, roles, tags ...) stay visible. An entry without a recorded reach is
+ * told. Entries about no device (users, roles, tags ...) stay visible, but for WHOLE_ESTATE_SUBJECTS'. An entry without a recorded reach is
  * judged by its subject: a device in the scope, or a kind of record that is about no device (task and config
  * entries written before entries recorded their reach are hidden: what they reached is no longer known).
  */
@@ -79,7 +84,7 @@ export function visibleEntries(scope: DeviceScope): SQL | undefined {
     noneOutside("categories", ids(scope.categoryIds)),
   );
   const bySubject = or(
-    notInArray(activityLog.subjectType, ["device", ...REACHING_SUBJECTS]),
+    notInArray(activityLog.subjectType, ["device", ...REACHING_SUBJECTS, ...WHOLE_ESTATE_SUBJECTS]),
     and(eq(activityLog.subjectType, "device"), inArray(activityLog.subjectId, sql`(select ${devices.id} from ${devices} where ${inScope})`)),
   );
   return sql`(case when json_type(${activityLog.changes}, ${`$."${REACH_KEY}"`}) is not null then ${recorded} else ${bySubject} end)`;

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../http/env.ts";
 import { apiRoute, decimalNumber, jsonBody, jsonResponse, trueOrFalse } from "../../http/route.ts";
 import { FieldErrorBag } from "../../http/errors.ts";
-import { filterParams, listEnvelope, listEnvelopeSchema, MAX_PER_PAGE } from "../../http/list.ts";
+import { filterParams, listEnvelope, listEnvelopeSchema, MAX_FILTER_VALUES, MAX_PER_PAGE } from "../../http/list.ts";
 import { MAX_CONTEXT, SEARCH_FILTERS, searchConfigs, type SearchRequest, type SearchResult } from "./search.ts";
 
 const tag = "Configurations";
@@ -64,7 +64,7 @@ const SearchQuery = z.object({
   ...Object.fromEntries(Object.entries(SEARCH_FILTERS).map(([name, f]) => [`filter[${name}]`, z.string().optional().openapi({ description: `${f.describe}; comma-separated values match any` })])),
 });
 
-const filterValues = z.array(z.union([z.string(), z.number()]).transform(String)).min(1, "needs at least one value");
+const filterValues = z.array(z.union([z.string(), z.number()]).transform(String)).min(1, "needs at least one value").max(MAX_FILTER_VALUES, `takes at most ${MAX_FILTER_VALUES} values: ask in parts`);
 const SearchBody = z
   .strictObject({
     terms: z.array(term).min(1, "needs at least one term").max(10, "must be at most 10 terms").openapi({ example: ["permit tcp", "10.255.0.14"] }),

@@ -3,6 +3,9 @@ import { DEVICE_STATUSES } from "../../db/schema/index.ts";
 import { isHostAddress } from "../../http/host.ts";
 import { freeText, singleLine } from "../../http/text.ts";
 
+/** Tags one device may carry. */
+export const MAX_DEVICE_TAGS = 100;
+
 const refId = (what: string, zeroMeans?: string) =>
   z
     .number({ error: `must be the numeric id of a ${what}` })
@@ -43,7 +46,7 @@ export const DeviceInput = z
     device_port_override: z.number().int("must be a whole number").min(1, "must be at least 1").max(65535, "must be at most 65535").nullable().optional()
       .openapi({ description: "Port to connect to instead of the template's", example: 22 }),
     device_profile_id: refId("device profile whose defaults the device inherits"),
-    device_tags: z.array(singleLine(z.string().min(1, "must not be empty").max(64, "must be at most 64 characters"))).max(100, "must have at most 100 items").optional()
+    device_tags: z.array(singleLine(z.string().min(1, "must not be empty").max(64, "must be at most 64 characters"))).max(MAX_DEVICE_TAGS, `must have at most ${MAX_DEVICE_TAGS} items`).optional()
       .openapi({ description: "Tag names; unknown names are created", example: ["core", "ams"] }),
     device_username: singleLine(z.string().max(255)).optional().openapi({ description: "Login user when device_cred_id is 0", example: "backup" }),
     device_password: z.string().max(1024).nullable().optional().openapi({ description: "Write-only; null clears it", example: "s3cret-pass" }),

@@ -1,9 +1,11 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { jobs, taskRunItems } from "../../db/schema/index.ts";
-import type { EventPayload } from "../events/catalogue.ts";
+import type { DeviceRef, EventPayload } from "../events/catalogue.ts";
+import { isInScope } from "../../auth/scope.ts";
 import type { StoredEvent } from "../events/consumer.ts";
 import { visibleItems } from "../tasks/targets.ts";
+import { runOutcomeCounts } from "../tasks/runs.ts";
 import { composeMail, type MailBody } from "./compose.ts";
 import type { MailMessage } from "./send.ts";
 import type { Recipient } from "./recipients.ts";
@@ -17,6 +19,15 @@ async function failedItems(db: DbOrTx, runId: number, who: Recipient) {
 }
 
 /**
+ * Whether the recipient's role, as it is now, sees the device the event is about (as it was then): a role
+ * narrowed between dispatching and sending (a retried send may come an hour later) no longer gets the mail.
+ */
+function seesDevice(event: StoredEvent, who: Recipient): boolean {
+  const device = (event.payload as { device?: DeviceRef }).device;
+  return !device || isInScope(who.scope, { tagIds: device.tag_ids, categoryId: device.category_id });
+}
+
+/**
  * The mail one recipient gets for one event; undefined when there is nothing for them in it (a run whose failed
  * devices are all outside their scope).
  */
@@ -26,15 +37,23 @@ export async function mailFor(db: DbOrTx, event: StoredEvent, who: Recipient): P
     const p = event.payload as EventPayload<"task.run.finished">;
     const failed = await failedItems(db, p.run_id, who);
     if (!failed.length) return undefined;
+    // The run as the recipient's role sees it through the API: counted over their devices, not the event's whole run.
+    const counts = who.scope.all ? undefined : (await runOutcomeCounts(db, [p.run_id], who.scope)).get(p.run_id);
+    const n = (k: "queued" | "running" | "succeeded" | "unchanged" | "failed" | "skipped") => Number(counts?.[k] ?? 0);
+    const summary = counts
+      ? { succeeded: n("succeeded"), unchanged: n("unchanged"), failed: n("failed"), skipped: n("skipped"), total: n("queued") + n("running") + n("succeeded") + n("unchanged") + n("failed") + n("skipped") }
+      : p.summary;
     body = {
       subject: `[netkeep] Task "${p.task_name}": ${failed.length} device${failed.length === 1 ? "" : "s"} failed (run ${p.run_id})`,
       intro: [
         `Run ${p.run_id} of task "${p.task_name}" finished at ${event.occurredAt.toISOString()}.`,
-        `${p.summary.succeeded} succeeded, ${p.summary.unchanged} unchanged, ${p.summary.failed} failed, ${p.summary.skipped} skipped of ${p.summary.total}.`,
+        `${summary.succeeded} succeeded, ${summary.unchanged} unchanged, ${summary.failed} failed, ${summary.skipped} skipped of ${summary.total}.`,
         "Failed devices:",
       ],
       table: { head: ["Device", "Outcome", "Reason"], rows: failed.map((f) => [f.device ?? "(deleted device)", f.outcome ?? "error", f.message ?? ""]) },
     };
+  } else if (!seesDevice(event, who)) {
+    return undefined;
   } else if (event.type === "config.changed") {
     const p = event.payload as EventPayload<"config.changed">;
     body = {

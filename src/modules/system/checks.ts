@@ -145,10 +145,11 @@ async function appKey(deps: HealthDeps): Promise<Check> {
 
 /** Webhook subscriptions the service disabled (410 Gone, or failing after every retry) until someone looks. */
 async function webhookSubscriptions(deps: HealthDeps): Promise<Check> {
-  const disabled = await deps.db.select({ id: webhooks.id, url: webhooks.url, reason: webhooks.disabledReason }).from(webhooks)
+  const disabled = await deps.db.select({ id: webhooks.id, reason: webhooks.disabledReason }).from(webhooks)
     .where(and(eq(webhooks.enabled, false), isNotNull(webhooks.disabledReason))).orderBy(asc(webhooks.id));
   if (!disabled.length) return check("webhooks", "ok", "No webhook subscription was disabled for failing", 0);
-  const named = disabled.slice(0, 5).map((w) => `${w.id} (${w.url}: ${w.reason})`).join("; ");
+  // By id, never by URL: every role with system.read reads health, scoped ones too, and a URL is often the receiver's credential.
+  const named = disabled.slice(0, 5).map((w) => `webhook ${w.id} (${w.reason})`).join("; ");
   return check("webhooks", "warning", `${plural(disabled.length, "webhook subscription")} disabled for failing: ${named}. Fix the receiver, then enable it again (PATCH /api/v1/webhooks/{id} {"enabled": true})`, disabled.length);
 }
 

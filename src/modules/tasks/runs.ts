@@ -107,8 +107,8 @@ async function countsOf(db: DbOrTx, scope: DeviceScope, runIds: number[]) {
   return new Map(rows.map((r) => [r.runId, r as unknown as Record<ItemStatus, number>]));
 }
 
-/** Every item's outcome counts per run, whoever asks (a task.run.finished event). */
-export const runOutcomeCounts = (db: DbOrTx, runIds: number[]) => countsOf(db, { all: true }, runIds);
+/** Outcome counts per run: every item's (a task.run.finished event), or those a scope sees (its mail). */
+export const runOutcomeCounts = (db: DbOrTx, runIds: number[], scope: DeviceScope = { all: true }) => countsOf(db, scope, runIds);
 
 async function serializeRuns(db: DbOrTx, scope: DeviceScope, links: Links, rows: RunRow[]): Promise<TaskRunOut[]> {
   const counts = await countsOf(db, scope, rows.map((r) => r.id));

@@ -11,7 +11,7 @@ import { recordActivity } from "../activity/record.ts";
 import { EVENT_CATALOGUE, EventEnvelope } from "../events/catalogue.ts";
 import { queueEventJob } from "../events/dispatch.ts";
 import { recordDirectEvent } from "../events/record.ts";
-import { serializeJob, waitForJob } from "../jobs/handlers.ts";
+import { answerJob } from "../jobs/handlers.ts";
 import { getSettings } from "../settings/service.ts";
 import {
   createWebhookRoute, deleteWebhookRoute, deliveryListSpec, eventTypesRoute, getWebhookRoute, listDeliveriesRoute, listWebhooksRoute,
@@ -62,17 +62,6 @@ function columns(input: WebhookPatchT) {
     ...(input.category_ids !== undefined ? { categoryIds: [...new Set(input.category_ids)] } : {}),
     ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
   };
-}
-
-
-/** Answers a queued delivery job like download-now: 202 and its status URL, or 200 once finished within `wait`. */
-async function answerJob(c: Context<AppEnv>, jobId: number, wait: number | undefined) {
-  const { db } = c.var.services;
-  const job = await waitForJob(db, jobId, wait ?? 0, c.req.raw.signal);
-  const body = { data: serializeJob(c, job) };
-  if (job.state === "finished") return c.json(body, 200);
-  c.header("Location", body.data.status_url);
-  return c.json(body, 202);
 }
 
 /** PascalCase schema name of an event type's payload: config.changed -> ConfigChangedPayload. */
@@ -180,7 +169,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
       await recordActivity(tx, c.var.auth, { action: "webhook.ping", subjectType: "webhook", subjectId: id, after: { event_id: event.id } }, now);
       return queueEventJob(tx, event, CONSUMER, String(id), now, c.var.auth.userId);
     });
-    return answerJob(c, job.id, c.req.valid("query").wait);
+    return answerJob(c, job, c.req.valid("query").wait ?? 0);
   });
 
   app.openapi(listDeliveriesRoute, async (c) => {
@@ -210,7 +199,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
       await recordActivity(tx, c.var.auth, { action: "webhook.redeliver", subjectType: "webhook", subjectId: id, after: { event_id: event.id } }, now);
       return queueEventJob(tx, event, CONSUMER, String(id), now, c.var.auth.userId);
     });
-    return answerJob(c, job.id, c.req.valid("query").wait);
+    return answerJob(c, job, c.req.valid("query").wait ?? 0);
   });
 }
 

@@ -51,14 +51,20 @@ export async function webhookTargets(db: DbOrTx, event: StoredEvent): Promise<st
   return rows.filter((w) => subscriptionTakes(w, event)).map((w) => String(w.id));
 }
 
+/** Rows a subscription's log may pass DELIVERIES_KEPT by before it is cut back: one delete per this many deliveries. */
+const PRUNE_SLACK = 50;
+
 /** Appends an attempt to the subscription's log, dropping what falls past the newest DELIVERIES_KEPT. */
 export async function logDelivery(db: DbOrTx, entry: typeof webhookDeliveries.$inferInsert): Promise<void> {
-  const [row] = await db.insert(webhookDeliveries).values(entry).returning({ id: webhookDeliveries.id });
-  if (row!.id % 50 !== 0) return;
-  // Every 50th row: the log may pass its bound by 50 per subscription, for a delete per 50 deliveries.
-  const [edge] = await db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, entry.webhookId))
-    .orderBy(desc(webhookDeliveries.id)).limit(1).offset(DELIVERIES_KEPT - 1);
-  if (edge) await db.delete(webhookDeliveries).where(and(eq(webhookDeliveries.webhookId, entry.webhookId), lt(webhookDeliveries.id, edge.id)));
+  await db.insert(webhookDeliveries).values(entry);
+  // Judged per subscription (an index walk of a few hundred rows), not by the global row id: a subscription
+  // whose attempts interleave with another's may never get an id that is a multiple of anything.
+  const mine = eq(webhookDeliveries.webhookId, entry.webhookId);
+  const newest = (offset: number) => db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(mine).orderBy(desc(webhookDeliveries.id)).limit(1).offset(offset);
+  const [over] = await newest(DELIVERIES_KEPT + PRUNE_SLACK - 1);
+  if (!over) return;
+  const [edge] = await newest(DELIVERIES_KEPT - 1);
+  await db.delete(webhookDeliveries).where(and(mine, lt(webhookDeliveries.id, edge!.id)));
 }
 
 /** How a delivery ended for good, on the subscription: a success resets its failure count; enough failures, or a 410, disable it. */

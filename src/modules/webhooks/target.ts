@@ -77,14 +77,22 @@ const PRIVATE: Range[] = [
   range("fc00::/7", "a unique-local (private) address"),
 ];
 
-/** An IPv4 address written as IPv6 (::ffff:a.b.c.d, and the old ::a.b.c.d) is judged as the IPv4 address. */
+const NAT64_PREFIX = [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0];
+
+/**
+ * An IPv4 address written as IPv6 is judged as the IPv4 address: mapped (::ffff:a.b.c.d), the old compatible form
+ * (::a.b.c.d), NAT64's well-known prefix (64:ff9b::a.b.c.d, which a NAT64 gateway forwards to a.b.c.d) and 6to4
+ * (2002:aabb:ccdd::/48, relayed to aa.bb.cc.dd).
+ */
 function normalised(address: string): number[] | null {
   const four = v4(address);
   if (four) return four;
   const six = v6(address);
   if (!six) return null;
   const mapped = six.slice(0, 10).every((b) => b === 0) && ((six[10] === 255 && six[11] === 255) || (six[10] === 0 && six[11] === 0 && six.slice(12).some((b, i) => i < 3 ? b !== 0 : b > 1)));
-  return mapped ? six.slice(12) : six;
+  if (mapped || NAT64_PREFIX.every((b, i) => six[i] === b)) return six.slice(12);
+  if (six[0] === 0x20 && six[1] === 0x02) return six.slice(2, 6);
+  return six;
 }
 
 /** Whether text is an IP address literal (v4 or v6, brackets allowed). */
@@ -95,7 +103,9 @@ export function refusedAddress(address: string, allowPrivate: boolean): string |
   const bytes = normalised(address);
   if (!bytes) return `${address} is not an IP address`;
   const hit = ALWAYS_REFUSED.find((r) => within(bytes, r)) ?? (allowPrivate ? undefined : PRIVATE.find((r) => within(bytes, r)));
-  return hit ? `${address.replace(/^\[|\]$/g, "")} is ${hit.what}` : null;
+  if (!hit) return null;
+  const text = address.replace(/^\[|\]$/g, "");
+  return `${bytes.length === 4 && !v4(text) ? `${text} (IPv4 ${bytes.join(".")})` : text} is ${hit.what}`;
 }
 
 /**

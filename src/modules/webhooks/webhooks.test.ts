@@ -10,6 +10,7 @@ import { createTestContext, manualClock, type TestContext } from "../../../test/
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../../../collector/worker.ts";
 import { webhooksConsumer } from "../../../collector/webhook-delivery.ts";
 import { dispatchEvents } from "../events/dispatch.ts";
+import { DELIVERIES_KEPT, logDelivery } from "./service.ts";
 
 /**
  * Standard Webhooks verification written from the specification, not with the service's signer: the key is the
@@ -135,17 +136,35 @@ describe("webhook subscriptions", () => {
     expect(await t.db.select().from(webhooks)).toEqual([]);
   });
 
+  it("is not shown to a scoped reader through the activity log either: its URL (often a credential itself) and filters stay hidden", async () => {
+    const sub = await subscribe({ url: "https://hooks.example.net/services/T0/B0/Receiver-Key-4471", description: "NOC chat" });
+    expect((await t.call(`/api/v1/webhooks/${sub.id}/rotate-secret`, { method: "POST", token: admin })).status).toBe(200);
+    await t.role({ name: "branch-auditors", tags: ["branch"] });
+    const auditor = await t.token(["users.read"], { role: "branch-auditors" });
+    const entries = (await t.call("/api/v1/activity-logs?filter[subject_type]=webhook&per_page=100", { token: admin })).body.data as { id: number }[];
+    expect(entries.length).toBe(2);
+    const seen = await t.call("/api/v1/activity-logs?per_page=100", { token: auditor });
+    expect(seen.status).toBe(200);
+    expect(JSON.stringify(seen.body)).not.toContain("Receiver-Key-4471");
+    expect(seen.body.data.filter((e: { subject_type: string }) => e.subject_type === "webhook")).toEqual([]);
+    for (const entry of entries) expect((await t.call(`/api/v1/activity-logs/${entry.id}`, { token: auditor })).status).toBe(404);
+  });
+
   it("refuses targets that are not http(s), link-local or cloud metadata, and private ones when the settings forbid them", async () => {
     const refused = async (url: string) => (await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url } }));
     expect((await refused("http://169.254.169.254/latest/meta-data/")).body.errors.url[0]).toMatch(/169\.254\.169\.254 is a link-local address/);
     expect((await refused("http://[fd00:ec2::254]/")).body.errors.url[0]).toMatch(/AWS metadata/);
     expect((await refused("http://[::ffff:169.254.169.254]/")).status).toBe(422);
+    // IPv4 carried in IPv6 by translation (NAT64's well-known prefix) and by 6to4 reaches the IPv4 address too.
+    expect((await refused("http://[64:ff9b::169.254.169.254]/")).body.errors?.url[0]).toMatch(/\(IPv4 169\.254\.169\.254\) is a link-local address/);
+    expect((await refused("http://[2002:a9fe:a9fe::1]/")).body.errors?.url[0]).toMatch(/\(IPv4 169\.254\.169\.254\) is a link-local address/);
     expect((await refused("ftp://hooks.example.net/")).body.errors.url[0]).toMatch(/must use http or https/);
     expect((await refused("https://user:pw@hooks.example.net/")).status).toBe(422);
     expect((await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url: "http://hooks.example.net/", tag_ids: [999] } })).body.errors.tag_ids).toEqual(["tag_ids 999 is not an existing tag"]);
     expect((await refused("http://10.1.2.3/hook")).status).toBe(201);
     expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { webhooks: { allow_private_ranges: false } } })).status).toBe(200);
     expect((await refused("http://10.1.2.3/hook")).body.errors.url[0]).toMatch(/10\.1\.2\.3 is a private address/);
+    expect((await refused("http://[64:ff9b::127.0.0.1]/hook")).body.errors?.url[0]).toMatch(/\(IPv4 127\.0\.0\.1\) is a loopback address/);
   });
 });
 
@@ -223,7 +242,12 @@ describe("webhook delivery", () => {
     const shown = (await t.call(`/api/v1/webhooks/${sub.id}`, { token: admin })).body.data;
     expect(shown).toMatchObject({ enabled: false, disabled_reason: expect.stringMatching(/410 Gone/) });
     const health = await t.call("/api/v1/system/health", { token: admin });
-    expect(health.body.data.checks.find((c: any) => c.name === "webhooks")).toMatchObject({ status: "warning", message: expect.stringMatching(/410 Gone/) });
+    const warning = health.body.data.checks.find((c: any) => c.name === "webhooks");
+    expect(warning).toMatchObject({ status: "warning", message: expect.stringMatching(/410 Gone/) });
+    // Health is read by every role with system.read, scoped ones too: the subscription is named by id, never by its
+    // URL (often a credential of the receiver, and webhooks are for roles that see every device).
+    expect(warning.message).toContain(`webhook ${sub.id}`);
+    expect(warning.message).not.toContain(hook.url);
     // Another event no longer goes to it.
     await addDevice("gone-02");
     await dispatchEvents(t.db, [webhooksConsumer], clock.now());
@@ -303,4 +327,26 @@ describe("webhook delivery", () => {
     expect(verifyStandardWebhook(sub.secret, hook.received[1]!.headers, hook.received[1]!.body)).toBe(true);
     expect((await t.call(`/api/v1/webhooks/${sub.id}/deliveries/99999/redeliver`, { method: "POST", token: admin })).status).toBe(404);
   });
+
+  it("keeps each subscription's log near its bound however deliveries to several subscriptions interleave", async () => {
+    // Two subscriptions whose attempts alternate, as when both take every event: one of them only ever gets odd
+    // row ids. Logged through logDelivery, as the collector's webhooks consumer logs each attempt.
+    const a = await subscribe({ url: "http://192.0.2.10/a" });
+    const b = await subscribe({ url: "http://192.0.2.10/b" });
+    const perSubscription = DELIVERIES_KEPT + 200;
+    for (let i = 0; i < perSubscription; i++) {
+      for (const id of [a.id, b.id]) {
+        await logDelivery(t.db, { webhookId: id, eventId: i + 1, eventType: "device.created", attempt: 1, outcome: "delivered", statusCode: 200, latencyMs: 1, responseExcerpt: "", message: "ok", createdAt: clock.now() });
+      }
+    }
+    for (const id of [a.id, b.id]) {
+      const log = await t.call(`/api/v1/webhooks/${id}/deliveries?per_page=1`, { token: admin });
+      expect(log.status).toBe(200);
+      // The bound, give or take the rows logged between two prunes; never the whole history.
+      expect(log.body.meta.total, `webhook ${id}`).toBeGreaterThanOrEqual(DELIVERIES_KEPT);
+      expect(log.body.meta.total, `webhook ${id}`).toBeLessThan(perSubscription);
+      // The newest are the ones kept.
+      expect((await deliveries(id)).at(-1)!.eventId).toBe(perSubscription);
+    }
+  }, 60_000);
 });
