@@ -76,4 +76,12 @@ describe("line deltas", () => {
     expect(() => decodeLineDelta("=0 1\n", "a")).toThrow(/unknown instruction/);
     expect(() => decodeLineDelta("?", "a")).toThrow(/unknown instruction/);
   });
+
+  it("encodes a run of 200,000 new lines (a whole configuration replaced) without overflowing the call stack", () => {
+    const base = Array.from({ length: 10 }, (_, i) => `old ${i}`).join("\n");
+    const text = Array.from({ length: 200_000 }, (_, i) => `interface Ethernet${i}`).join("\n");
+    const script = encodeLineDelta(text, base);
+    expect(script.startsWith("+200000\ninterface Ethernet0\n")).toBe(true);
+    expect(decodeLineDelta(script, base)).toBe(text);
+  });
 });

@@ -25,8 +25,9 @@ export function encodeLineDelta(text: string, base: string): string {
     } else {
       let n = 1;
       while (i + n < lines.length && match[i + n]! < 0) n++;
-      out.push(`+${n}`, ...lines.slice(i, i + n));
-      i += n;
+      // One push per line: spreading a run of 100,000+ lines as arguments overflows the call stack.
+      out.push(`+${n}`);
+      for (const end = i + n; i < end; i++) out.push(lines[i]!);
     }
   }
   return out.join("\n");

@@ -109,7 +109,7 @@ async function planPurge(db: DbOrTx, policy: RetentionPolicy, now: Date, scope: 
       .select({ hash: configBlobs.hash, bytes: sql<number>`length(${configBlobs.content})` })
       .from(configBlobs)
       .where(sql`not exists (select 1 from ${configs} where ${configs.blobHash} = ${configBlobs.hash})`);
-    blobs.push(...orphans);
+    for (const orphan of orphans) blobs.push(orphan);
   }
 
   const failedJobIds = cutoff

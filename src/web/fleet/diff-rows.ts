@@ -73,7 +73,7 @@ export function diffRows(hunks: readonly DiffHunk[], oldLines: number, newLines:
     fold((oldShown[0] ?? hunk.old_start + 1) - 1, (newShown[0] ?? hunk.new_start + 1) - 1);
     let removed: DiffLine[] = [], added: DiffLine[] = [];
     const flush = () => {
-      rows.push(...changeRows(removed, added));
+      for (const row of changeRows(removed, added)) rows.push(row);
       removed = [];
       added = [];
     };
