@@ -1,8 +1,8 @@
 /**
- * Stored configuration texts (config_blobs), one row per distinct text. The latest version of a series is whole
- * (gzip); when a newer one arrives, the one before it becomes a reverse delta against it (a gzipped line edit
- * script, blob-delta.ts), so an old version costs about what changed. Reading one follows its chain of bases to
- * a whole text and applies the deltas back.
+ * Stored configuration texts (config_blobs), one row per distinct text. The latest version of a series is whole;
+ * when a newer one arrives, the one before it becomes a reverse delta against it (a line edit script,
+ * blob-delta.ts), so an old version costs about what changed. Reading one follows its chain of bases to a whole
+ * text and applies the deltas back. Downloads write gzip; maintenance recompresses (blob-codec.ts).
  *
  * Invariants, which every writer here keeps:
  * - A blob becomes a delta only against a whole blob or one of its own current ancestors, so chains never loop.
@@ -12,10 +12,11 @@
  */
 import { eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
-import { configBlobs } from "../../db/schema/index.ts";
+import { configBlobs, configDictionaries } from "../../db/schema/index.ts";
+import { decodeContent, isDelta, isWhole, loadDictionaries } from "./blob-codec.ts";
 import { decodeLineDelta, encodeLineDelta } from "./blob-delta.ts";
 import { applyLineDelta, RunText } from "./line-runs.ts";
-import { gunzipText, gzipText } from "./text.ts";
+import { gzipText } from "./text.ts";
 
 /** Deltas one read may apply at most. */
 export const MAX_CHAIN = 20;
@@ -33,7 +34,8 @@ async function blobRow(db: DbOrTx, hash: string): Promise<BlobRow> {
   return row;
 }
 
-type StoredBlob = { hash: string; encoding: string; baseHash: string | null; content: Uint8Array; size: number };
+/** `dictionary`: the hash of its content's preset dictionary (blob-codec.ts). */
+type StoredBlob = { hash: string; encoding: string; baseHash: string | null; dictionary: string | null; content: Uint8Array; size: number };
 
 /**
  * The rows of these blobs and of every blob their deltas rebuild from, down to a whole text or one in `have`.
@@ -53,16 +55,17 @@ async function blobChains(db: DbOrTx, hashes: readonly string[], have: ReadonlyS
         select value from json_each(${wanted})
         union
         select b.base_hash from ${configBlobs} b join need on b.hash = need.hash
-        where b.encoding = 'delta' and b.base_hash not in (select value from json_each(${stop}))
+        where b.base_hash is not null and b.base_hash not in (select value from json_each(${stop}))
       )
-      select b.hash || ' ' || b.encoding || ' ' || b.size || ' ' || coalesce(b.base_hash, '') as meta, b.content
-      from ${configBlobs} b join need on b.hash = need.hash
+      select b.hash || ' ' || b.encoding || ' ' || b.size || ' ' || coalesce(b.base_hash, '') || ' ' || coalesce(d.hash, '') as meta, b.content
+      from ${configBlobs} b join need on b.hash = need.hash left join ${configDictionaries} d on d.id = b.dictionary_id
     )`);
   const blobs = new Map<string, StoredBlob>();
   for (const { meta, content } of rows) {
-    const [hash, encoding, size, baseHash] = meta.split(" ") as [string, string, string, string];
-    blobs.set(hash, { hash, encoding, baseHash: baseHash || null, content: new Uint8Array(content), size: Number(size) });
+    const [hash, encoding, size, baseHash, dictionary] = meta.split(" ") as [string, string, string, string, string];
+    blobs.set(hash, { hash, encoding, baseHash: baseHash || null, dictionary: dictionary || null, content: new Uint8Array(content), size: Number(size) });
   }
+  await loadDictionaries(db, [...blobs.values()].flatMap((b) => (b.dictionary ? [b.dictionary] : [])));
   return blobs;
 }
 
@@ -90,8 +93,8 @@ async function resolveChains<T>(
         if (at === hash) return undefined;
         throw new Error(`config blob ${hash} has a broken delta chain: ${at} is missing`);
       }
-      if (row.encoding === "gzip") text = whole(await gunzipText(row.content));
-      else if (row.encoding !== "delta" || !row.baseHash || path.length >= MAX_CHAIN * 2) throw new Error(`config blob ${hash} has a broken delta chain`);
+      if (isWhole(row.encoding)) text = whole(await decodeContent(row));
+      else if (!isDelta(row.encoding) || !row.baseHash || path.length >= MAX_CHAIN * 2) throw new Error(`config blob ${hash} has a broken delta chain`);
       else {
         path.push(row);
         at = row.baseHash;
@@ -100,7 +103,7 @@ async function resolveChains<T>(
       texts.set(at, text);
     }
     for (let i = path.length - 1; i >= 0; i--) {
-      text = apply(await gunzipText(path[i]!.content), text, path[i]!);
+      text = apply(await decodeContent(path[i]!), text, path[i]!);
       texts.set(path[i]!.hash, text);
     }
     return text;
@@ -114,7 +117,7 @@ async function resolveChains<T>(
 }
 
 /**
- * gzip checks each part, not that the parts belong together: a rebuilt text must have its stored size (UTF-8
+ * gzip and zlib check each part, not that the parts belong together: a rebuilt text must have its stored size (UTF-8
  * bytes, as storeConfig measures it). Its length in UTF-16 units equals that for ASCII text, which spares most
  * texts the encoding.
  */
@@ -124,7 +127,7 @@ function checkSize(row: StoredBlob, length: number, text: () => string) {
 
 /**
  * The texts of stored blobs (see resolveChains). (Deltas are checked when written, each part is gzip with its
- * own checksum and a rebuilt text must have its stored size; reads do not hash the texts again: that would cost
+ * own checksum (zlib's too) and a rebuilt text must have its stored size; reads do not hash the texts again: that would cost
  * more than the rebuild.)
  */
 export function readBlobs(db: DbOrTx, hashes: readonly string[], known: ReadonlyMap<string, string> = new Map()): Promise<Map<string, string>> {
@@ -153,8 +156,8 @@ export async function readBlob(db: DbOrTx, hash: string): Promise<string> {
 
 /**
  * Stores new texts whole, or makes existing ones whole: the latest version's text is whole and may be a base.
- * One statement: a text already stored whole is left as it is, a delta is replaced. Texts not in `compressed`
- * are compressed here.
+ * One statement: a text already stored whole (in either encoding) is left as it is, a delta is replaced. Texts
+ * not in `compressed` are compressed here.
  */
 export async function putWholeBlobs(
   tx: DbOrTx, blobs: readonly { hash: string; text: string; size: number }[], now: Date, compressed: ReadonlyMap<string, Uint8Array> = new Map(),
@@ -165,8 +168,8 @@ export async function putWholeBlobs(
   // Written as SQL, not with drizzle's builder: it runs for every stored download (see storeConfigs).
   await tx.run(sql`insert into ${configBlobs} (hash, encoding, content, size, created_at)
     values ${sql.join(writing.map((b, i) => sql`(${b.hash}, 'gzip', ${contents[i]!}, ${b.size}, ${now.getTime()})`), sql`, `)}
-    on conflict (hash) do update set encoding = 'gzip', base_hash = null, content = excluded.content
-    where ${configBlobs.encoding} <> 'gzip'`);
+    on conflict (hash) do update set encoding = 'gzip', base_hash = null, dictionary_id = null, content = excluded.content
+    where ${configBlobs.baseHash} is not null`);
 }
 
 /** `text` as a gzipped delta against `base`, when that rebuilds it exactly in fewer than `limit` bytes. */
@@ -177,7 +180,7 @@ async function deltaOf(text: string, base: string, limit: number): Promise<Uint8
 }
 
 const setDelta = (tx: DbOrTx, hash: string, baseHash: string, delta: Uint8Array) =>
-  tx.update(configBlobs).set({ encoding: "delta", baseHash, content: asContent(delta) }).where(eq(configBlobs.hash, hash));
+  tx.update(configBlobs).set({ encoding: "delta", baseHash, dictionaryId: null, content: asContent(delta) }).where(eq(configBlobs.hash, hash));
 
 /** The longest chain of deltas that leads to this blob (0: nothing is a delta against it). */
 async function dependentHeight(db: DbOrTx, hash: string): Promise<number> {
@@ -202,7 +205,7 @@ export async function demoteBlob(tx: DbOrTx, previous: { hash: string; text: str
     .select({ encoding: configBlobs.encoding, bytes: sql<number>`length(${configBlobs.content})` })
     .from(configBlobs)
     .where(eq(configBlobs.hash, previous.hash));
-  if (row?.encoding !== "gzip") return;
+  if (!row || !isWhole(row.encoding)) return;
   if ((await dependentHeight(tx, previous.hash)) + 1 > MAX_CHAIN) return;
   const delta = await deltaOf(previous.text, next.text, Number(row.bytes));
   if (delta) await setDelta(tx, previous.hash, next.hash, delta);
@@ -228,7 +231,7 @@ export async function deleteBlobs(tx: DbOrTx, hashes: readonly string[]): Promis
     const whole = await gzipText(text);
     const delta = ancestor ? await deltaOf(text, await readBlob(tx, ancestor), whole.length) : null;
     if (delta) await setDelta(tx, d.hash, ancestor!, delta);
-    else await tx.update(configBlobs).set({ encoding: "gzip", baseHash: null, content: asContent(whole) }).where(eq(configBlobs.hash, d.hash));
+    else await tx.update(configBlobs).set({ encoding: "gzip", baseHash: null, dictionaryId: null, content: asContent(whole) }).where(eq(configBlobs.hash, d.hash));
   }
   // Doomed blobs may be each other's bases, across statements: unlink them first so the foreign key holds.
   for (const part of parts) await tx.update(configBlobs).set({ baseHash: null }).where(inArray(configBlobs.hash, part));

@@ -168,7 +168,7 @@ export async function purgeConfigs(
   // An API caller's purge (always scoped, even an admin's) answers without waiting for maintenance.
   if (options.scope === undefined) {
     try {
-      report.maintenance = await maintainConfigStorage(db);
+      report.maintenance = await maintainConfigStorage(db, { now });
     } catch (err) {
       report.maintenanceError = failureReason(err);
     }
