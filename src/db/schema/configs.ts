@@ -28,7 +28,14 @@ export const configBlobs = sqliteTable("config_blobs", {
   /** SHA-256 of the raw text, hex. */
   hash: text("hash").primaryKey(),
   encoding: text("encoding", { enum: ["gzip", "delta", "deflate", "deflate-delta"] }).notNull(),
+  /**
+   * A short key, given to a blob when it first becomes a delta's base: a delta names its base by it (base_id), a
+   * few bytes where a hash took 64 in the row and again in the index.
+   */
+  id: integer("id"),
   /** The blob a delta rebuilds from; null when whole. The key keeps a base from being deleted under its deltas. */
+  baseId: integer("base_id").references((): AnySQLiteColumn => configBlobs.id),
+  /** The same by hash, as deltas stored before base_id named their base; maintenance moves them to base_id. */
   baseHash: text("base_hash").references((): AnySQLiteColumn => configBlobs.hash),
   /** The preset dictionary of a "deflate" or "deflate-delta" content; null: none. */
   dictionaryId: integer("dictionary_id").references(() => configDictionaries.id),
@@ -38,6 +45,9 @@ export const configBlobs = sqliteTable("config_blobs", {
 }, (t) => [
   // Whole texts have no base: only deltas need finding by it (and the foreign key's checks use this too).
   index("config_blobs_base_idx").on(t.baseHash).where(sql`${t.baseHash} is not null`),
+  index("config_blobs_base_id_idx").on(t.baseId).where(sql`${t.baseId} is not null`),
+  // Not partial: a foreign key's parent needs a full unique index (blobs without an id cost a few bytes in it).
+  uniqueIndex("config_blobs_id_unique").on(t.id),
 ]);
 
 /** One row per distinct version of one command's output on one device. */

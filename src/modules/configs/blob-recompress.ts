@@ -15,6 +15,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { configBlobs, configDictionaries, configs } from "../../db/schema/index.ts";
 import { cachedDictionary, encodeContent, loadDictionaries, recompressed } from "./blob-codec.ts";
+import { baseIdOf } from "./blobs.ts";
 import { deflateBytes, gunzipText, sha256Hex } from "./text.ts";
 
 /** A command needs this many whole texts before one is chosen as its dictionary: fewer tell too little. */
@@ -80,7 +81,7 @@ async function addDictionaries(db: Db, now: Date): Promise<number> {
 }
 
 type Pending = {
-  hash: string; encoding: "gzip" | "delta"; base_hash: string | null; content: ArrayBuffer; size: number; created_at: number;
+  hash: string; encoding: "gzip" | "delta"; base_id: number | null; base_hash: string | null; content: ArrayBuffer; size: number; created_at: number;
   dictionaryId: number; dictionary: string;
 };
 
@@ -94,7 +95,7 @@ type Pending = {
 async function recompressDevices(db: Db, deviceIds: readonly number[]): Promise<number> {
   return db.transaction(async (tx) => {
     const rows = await tx.all<Pending>(sql`
-      select b.hash, b.encoding, b.base_hash, b.content, b.size, b.created_at, d.id as dictionaryId, d.hash as dictionary
+      select b.hash, b.encoding, b.base_id, b.base_hash, b.content, b.size, b.created_at, d.id as dictionaryId, d.hash as dictionary
       from ${configs} c join ${configBlobs} b on b.hash = c.blob_hash join ${configDictionaries} d on d.command = ${commandOf(sql`b.hash`)}
       where c.device_id in (select value from json_each(${JSON.stringify(deviceIds)})) and b.encoding in ('gzip', 'delta')
       order by c.device_id, c.command, c.version desc`);
@@ -108,8 +109,12 @@ async function recompressDevices(db: Db, deviceIds: readonly number[]): Promise<
       if (row.encoding === "gzip" && (await sha256Hex(text)) !== row.hash) throw new Error(`config blob ${row.hash} is corrupt: its text has another hash`);
       const bytes = await encodeContent(text, cachedDictionary(row.hash, row.dictionary));
       if (bytes.length >= content.length) continue;
-      await tx.run(sql`insert or replace into ${configBlobs} (hash, encoding, base_hash, dictionary_id, content, size, created_at)
-        values (${row.hash}, ${recompressed(row.encoding)}, ${row.base_hash}, ${row.dictionaryId}, ${asContent(bytes)}, ${row.size}, ${row.created_at})`);
+      // A delta from before base ids names its base by id from now on. (The id is read back now: writing this
+      // batch's rows anew gives some of them one.)
+      const baseId = row.base_hash ? await baseIdOf(tx, row.base_hash) : row.base_id;
+      const [{ id } = { id: null }] = await tx.all<{ id: number | null }>(sql`select id from ${configBlobs} where hash = ${row.hash}`);
+      await tx.run(sql`insert or replace into ${configBlobs} (hash, encoding, id, base_id, base_hash, dictionary_id, content, size, created_at)
+        values (${row.hash}, ${recompressed(row.encoding)}, ${id}, ${baseId}, null, ${row.dictionaryId}, ${asContent(bytes)}, ${row.size}, ${row.created_at})`);
       written.add(row.hash);
     }
     return written.size;
