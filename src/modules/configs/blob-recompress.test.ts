@@ -108,3 +108,26 @@ describe("recompressing stored texts", () => {
     expect(await t.db.select().from(configDictionaries)).toEqual([]);
   });
 });
+
+describe("a command with too few whole texts", () => {
+  it("gets no dictionary, however many older versions it has, and its texts stay as they are", async () => {
+    const few = await createTestContext();
+    try {
+      const fewToken = await few.token();
+      const devices = Math.floor(MIN_DICTIONARY_TEXTS / 2);
+      for (let d = 0; d < devices; d++) {
+        const deviceId = await createDevice(few, fewToken, { device_name: `few-${d}`, device_ip: `10.2.${d}.1` });
+        let lines = firstText(d);
+        for (let v = 0; v < VERSIONS; v++) {
+          if (v) lines = nextText(lines, v);
+          await storeVersion(few, { deviceId, text: lines.join("\n"), at: day(1 + v) });
+        }
+      }
+      expect(devices * VERSIONS).toBeGreaterThanOrEqual(MIN_DICTIONARY_TEXTS);
+      expect(await maintainConfigStorage(few.db, { now: day(5) })).toMatchObject({ dictionariesAdded: 0, textsRecompressed: 0 });
+      expect((await few.db.all<{ encoding: string }>(sql`select distinct encoding from config_blobs order by encoding`)).map((r) => r.encoding)).toEqual(["delta", "gzip"]);
+    } finally {
+      await few.close();
+    }
+  });
+});

@@ -6,9 +6,9 @@
  * into the text itself: on bench:configs' fleet a whole text shrinks from 5.1 to 2.9 KB, a delta from 177 to
  * about 80 B.
  *
- * The dictionary is one of the command's own texts: the one that compresses a sample of the others best (tried
- * against gzip's choice, lines most devices share: 3.5 KB). It is chosen once per command, when the command has
- * enough whole texts to choose from, and kept: changing it would mean recompressing everything.
+ * The dictionary is one of the command's own texts: the one that compresses a sample of the others best (a
+ * dictionary of the lines most devices share did worse: 3.5 KB a text). It is chosen once per command, when the
+ * command has enough whole texts to choose from, and kept: changing it would mean recompressing everything.
  */
 import { and, notInArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
@@ -38,7 +38,7 @@ const commandOf = (blobHash: SQL | SQLiteColumn) => sql<string | null>`(select m
 async function spreadTexts(db: DbOrTx, command: string, count: number, skip = 0): Promise<string[]> {
   const rows = await db.all<{ content: ArrayBuffer }>(sql`
     select b.content from ${configBlobs} b
-    where b.base_hash is null and b.encoding = 'gzip' and b.hash in (select ${configs.blobHash} from ${configs} where ${configs.command} = ${command})
+    where b.encoding = 'gzip' and b.hash in (select ${configs.blobHash} from ${configs} where ${configs.command} = ${command})
     order by b.hash`);
   const step = Math.max(1, Math.floor(rows.length / count));
   const picked = rows.filter((_, i) => i % step === skip % step).slice(0, count);
@@ -70,7 +70,7 @@ export function chooseDictionary(candidates: readonly string[], sample: readonly
 async function addDictionaries(db: Db, now: Date): Promise<number> {
   const commands = await db.all<{ command: string }>(sql`
     select ${configs.command} as command from ${configs} join ${configBlobs} b on b.hash = ${configs.blobHash}
-    where b.base_hash is null and ${configs.command} not in (select ${configDictionaries.command} from ${configDictionaries})
+    where b.encoding in ('gzip', 'deflate') and ${configs.command} not in (select ${configDictionaries.command} from ${configDictionaries})
     group by ${configs.command} having count(distinct b.hash) >= ${MIN_DICTIONARY_TEXTS}`);
   for (const { command } of commands) {
     const dictionary = chooseDictionary(await spreadTexts(db, command, CANDIDATES), await spreadTexts(db, command, SAMPLE, 1));
