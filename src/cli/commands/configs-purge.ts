@@ -12,7 +12,7 @@ export const configsPurgeCommand = defineCommand({
     const { keepDays, keepVersions } = report.policy;
     if (report.maintenance) {
       const m = report.maintenance;
-      io.print(`Storage maintenance: ${m.commonGramsAdded} index tokens newly common, ${m.seriesReindexed} device commands reindexed, ${m.pagesFreed} free pages released.`);
+      io.print(`Storage maintenance: ${m.commonGramsAdded} index tokens newly common, ${m.seriesReindexed} device commands reindexed, ${m.textsRecompressed} texts recompressed, ${m.pagesFreed} free pages released.`);
     }
     if (report.maintenanceError) io.print(`Storage maintenance failed (the purge itself is done): ${report.maintenanceError}`);
     if (keepDays === null && keepVersions === null) {

@@ -6,6 +6,6 @@ export const configsReindexCommand = defineCommand({
   options: {},
   async run(_flags, { db, io }) {
     const report = await maintainConfigStorage(db, { reindex: true });
-    io.print(`Indexed ${report.versionsReindexed} versions of ${report.seriesReindexed} device commands (${report.commonGramsAdded} index tokens newly common); released ${report.pagesFreed} free pages.`);
+    io.print(`Indexed ${report.versionsReindexed} versions of ${report.seriesReindexed} device commands (${report.commonGramsAdded} index tokens newly common); recompressed ${report.textsRecompressed} texts; released ${report.pagesFreed} free pages.`);
   },
 });

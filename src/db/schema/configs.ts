@@ -5,22 +5,49 @@ import { devices } from "./devices.ts";
 import { jobs, JOB_TRIGGERS } from "./jobs.ts";
 
 /**
+ * Preset dictionaries for compressing one command's texts (blob-codec.ts): a sample of that command's output
+ * (the configuration that compresses the others best), so each stored text costs about what is its own. Never
+ * changed; deleted only once no text uses it (the key on config_blobs.dictionary_id enforces it).
+ */
+export const configDictionaries = sqliteTable("config_dictionaries", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  command: text("command").notNull(),
+  /** SHA-256 of the content, hex: readers cache dictionaries by it (ids repeat across databases). */
+  hash: text("hash").notNull(),
+  content: blob("content", { mode: "buffer" }).notNull(),
+  createdAt: timestamp("created_at").notNull(),
+});
+
+/**
  * Content-addressed configuration text: the same text is stored once, compressed, whatever refers to it. The
- * latest version of a series is whole (gzip); older ones are reverse deltas (gzip of a line edit script,
- * blob-delta.ts) against the text that followed them, so history costs about what changed.
+ * latest version of a series is whole; older ones are reverse deltas (a line edit script, blob-delta.ts) against
+ * the text that followed them, so history costs about what changed. A download stores gzip ("gzip", "delta");
+ * storage maintenance recompresses with the command's dictionary ("deflate", "deflate-delta", blob-codec.ts).
  */
 export const configBlobs = sqliteTable("config_blobs", {
   /** SHA-256 of the raw text, hex. */
   hash: text("hash").primaryKey(),
-  encoding: text("encoding", { enum: ["gzip", "delta"] }).notNull(),
+  encoding: text("encoding", { enum: ["gzip", "delta", "deflate", "deflate-delta"] }).notNull(),
+  /**
+   * A short key, given to a blob when it first becomes a delta's base: a delta names its base by it (base_id), a
+   * few bytes where a hash took 64 in the row and again in the index.
+   */
+  id: integer("id"),
   /** The blob a delta rebuilds from; null when whole. The key keeps a base from being deleted under its deltas. */
+  baseId: integer("base_id").references((): AnySQLiteColumn => configBlobs.id),
+  /** The same by hash, as deltas stored before base_id named their base; maintenance moves them to base_id. */
   baseHash: text("base_hash").references((): AnySQLiteColumn => configBlobs.hash),
+  /** The preset dictionary of a "deflate" or "deflate-delta" content; null: none. */
+  dictionaryId: integer("dictionary_id").references(() => configDictionaries.id),
   content: blob("content", { mode: "buffer" }).notNull(),
   size: integer("size").notNull(),
   createdAt: timestamp("created_at").notNull(),
 }, (t) => [
   // Whole texts have no base: only deltas need finding by it (and the foreign key's checks use this too).
   index("config_blobs_base_idx").on(t.baseHash).where(sql`${t.baseHash} is not null`),
+  index("config_blobs_base_id_idx").on(t.baseId).where(sql`${t.baseId} is not null`),
+  // Not partial: a foreign key's parent needs a full unique index (blobs without an id cost a few bytes in it).
+  uniqueIndex("config_blobs_id_unique").on(t.id),
 ]);
 
 /** One row per distinct version of one command's output on one device. */

@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { activityLog, configBlobs, configChanges, configs } from "../../db/schema/index.ts";
+import { blobBase } from "./blobs.ts";
 import { unifiedDiff } from "./config-diff.ts";
 import { createDevice, day, RUNNING, storeVersion } from "./test-fixtures.ts";
 
@@ -242,8 +243,9 @@ describe("deleting versions stored as deltas", () => {
     const oz = (await storeVersion(t, { deviceId: one, text: z, at: day(23) })).configId;
     const hashOf = (s: string) => createHash("sha256").update(s).digest("hex");
     const [yBlob] = await t.db.select().from(configBlobs).where(eq(configBlobs.hash, hashOf(y)));
-    expect(yBlob).toMatchObject({ encoding: "delta", baseHash: hashOf(z) });
-    expect(await t.db.select({ hash: configBlobs.hash }).from(configBlobs).where(eq(configBlobs.baseHash, hashOf(y)))).toEqual([{ hash: hashOf(x) }]);
+    expect(yBlob).toMatchObject({ encoding: "delta" });
+    expect(await blobBase(t.db, hashOf(y))).toBe(hashOf(z));
+    expect(await t.db.all(sql`select b.hash from config_blobs b join config_blobs p on p.id = b.base_id where p.hash = ${hashOf(y)}`)).toEqual([{ hash: hashOf(x) }]);
     expect(await content(ty)).toBe(y);
     // z goes: y (device two's latest, a delta against z) must be rebuilt first.
     expect((await t.call(`/api/v1/configs/${oz}`, { method: "DELETE", token: admin })).status).toBe(200);

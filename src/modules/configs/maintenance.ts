@@ -6,12 +6,14 @@
  * 1. Tokens nearly every series' index documents hold become common (search-common-grams.ts); when the list
  *    grows, every series' documents are rebuilt without them, one series per transaction.
  * 2. The index's segments are merged into one (FTS5 'optimize'), which also drops what deletions left behind.
- * 3. Free pages go back to the file system: incrementally on a database created with auto_vacuum = INCREMENTAL
+ * 3. Texts as downloads stored them are recompressed with their command's dictionary (blob-recompress.ts).
+ * 4. Free pages go back to the file system: incrementally on a database created with auto_vacuum = INCREMENTAL
  *    (every database migrations create); an older one is vacuumed once into that mode when a quarter of it is free.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { configSearchDocs } from "../../db/schema/index.ts";
+import { recompressConfigTexts, type RecompressReport } from "./blob-recompress.ts";
 import { addCommonGrams } from "./search-common-grams.ts";
 import { reindexAllConfigs } from "./search-reindex.ts";
 import { indexAllPending } from "./search-index.ts";
@@ -21,7 +23,7 @@ export const MIN_SERIES = 100;
 /** A token is common when there are at least this share of the series as documents holding it. */
 export const COMMON_SHARE = 0.9;
 
-export type MaintenanceReport = { commonGramsAdded: number; seriesReindexed: number; versionsReindexed: number; pagesFreed: number };
+export type MaintenanceReport = { commonGramsAdded: number; seriesReindexed: number; versionsReindexed: number; pagesFreed: number } & RecompressReport;
 
 /**
  * Adds the tokens at least COMMON_SHARE of the series hold to the common list; says how many were new. (FTS5
@@ -57,10 +59,11 @@ async function releaseFreePages(db: Db): Promise<number> {
   return free - (await pragma("freelist_count"));
 }
 
-export async function maintainConfigStorage(db: Db, options: { reindex?: boolean } = {}): Promise<MaintenanceReport> {
+export async function maintainConfigStorage(db: Db, options: { reindex?: boolean; now?: Date } = {}): Promise<MaintenanceReport> {
   await indexAllPending(db);
   const commonGramsAdded = await learnCommonGrams(db);
   const rebuilt = commonGramsAdded || options.reindex ? await reindexAllConfigs(db) : { series: 0, versions: 0 };
   await db.run(sql`insert into config_search (config_search) values ('optimize')`);
-  return { commonGramsAdded, seriesReindexed: rebuilt.series, versionsReindexed: rebuilt.versions, pagesFreed: await releaseFreePages(db) };
+  const recompressed = await recompressConfigTexts(db, options.now ?? new Date());
+  return { commonGramsAdded, seriesReindexed: rebuilt.series, versionsReindexed: rebuilt.versions, ...recompressed, pagesFreed: await releaseFreePages(db) };
 }

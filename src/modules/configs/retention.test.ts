@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, inArray, sql } from "drizzle-orm";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
 import { configBlobs, configChanges, configs, configSearchDocs, deviceTags, devices, jobs, tags, taskRunItems, taskRuns, tasks, type JobOutcome } from "../../db/schema/index.ts";
+import { blobBase } from "./blobs.ts";
 import { readBlob, storeConfig } from "./store.ts";
 import { purgeConfigs } from "./retention.ts";
 import { indexAllPending } from "./search-index.ts";
@@ -194,7 +195,7 @@ describe("purging", () => {
     const rows = await t.db.select({ id: configs.id, hash: configs.blobHash }).from(configs);
     expect(rows.map((r) => r.id).sort((a, b) => a - b)).toEqual([...texts.keys()].sort((a, b) => a - b));
     for (const r of rows) expect(await readBlob(t.db, r.hash)).toBe(texts.get(r.id)!.text);
-    const bases = await t.db.select({ hash: configBlobs.hash, base: configBlobs.baseHash }).from(configBlobs);
+    const bases = await Promise.all((await t.db.select({ hash: configBlobs.hash }).from(configBlobs)).map(async (b) => ({ ...b, base: await blobBase(t.db, b.hash) })));
     const stored = new Set(bases.map((b) => b.hash));
     for (const b of bases) if (b.base) expect(stored.has(b.base)).toBe(true);
   });
@@ -239,7 +240,7 @@ describe("purging", () => {
     const [xRow] = await t.db.select({ hash: configs.blobHash }).from(configs).where(eq(configs.deviceId, keeper!.id));
     expect((await t.db.select().from(configBlobs).where(eq(configBlobs.hash, xRow!.hash)))[0]).toMatchObject({ encoding: "delta" });
     expect((await t.call(`/api/v1/devices/${leaver!.id}`, { method: "DELETE", token: admin })).status).toBe(200);
-    const orphan = (await t.db.select({ base: configBlobs.baseHash }).from(configBlobs).where(eq(configBlobs.hash, xRow!.hash)))[0]!.base!;
+    const orphan = (await blobBase(t.db, xRow!.hash))!;
     expect((await t.db.select().from(configs).where(eq(configs.blobHash, orphan)))).toEqual([]);
 
     const real = await purgeConfigs(t.db, clock.now(), { dryRun: false });

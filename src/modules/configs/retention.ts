@@ -61,11 +61,22 @@ export type PurgeReport = {
 
 const chunks = <T>(items: T[]) => Array.from({ length: Math.ceil(items.length / CHUNK) }, (_, i) => items.slice(i * CHUNK, (i + 1) * CHUNK));
 
-/** What the policy removes now, within a device scope (everything for the system's own purge). */
+/** Texts no version refers to: a deleted device's versions go by cascade and leave theirs behind. */
+const orphanBlobs = (db: DbOrTx) =>
+  db.select({ hash: configBlobs.hash, bytes: sql<number>`length(${configBlobs.content})` })
+    .from(configBlobs)
+    .where(sql`not exists (select 1 from ${configs} where ${configs.blobHash} = ${configBlobs.hash})`);
+
+/**
+ * What the policy removes now, within a device scope (everything for the system's own purge, which also collects
+ * the texts deleted devices left behind, with a policy or without).
+ */
 async function planPurge(db: DbOrTx, policy: RetentionPolicy, now: Date, scope: DeviceScope) {
   const cutoff = policy.keepDays === null ? null : new Date(now.getTime() - policy.keepDays * DAY_MS);
   const inScope = deviceScopeCondition(scope) ?? sql`1`;
-  if (policy.keepDays === null && policy.keepVersions === null) return { cutoff, doomed: [], changes: 0, blobs: [], failedJobIds: [] };
+  if (policy.keepDays === null && policy.keepVersions === null) {
+    return { cutoff, doomed: [], changes: 0, blobs: scope.all ? await orphanBlobs(db) : [], failedJobIds: [] };
+  }
 
   // Newest first within each series: rank 1 is the latest version, which no rule removes.
   const ranked = sql`(select ${configs.id} as id, ${configs.deviceId} as device_id, ${configs.command} as command, ${configs.version} as version,
@@ -103,14 +114,8 @@ async function planPurge(db: DbOrTx, policy: RetentionPolicy, now: Date, scope: 
     }
   }
 
-  // A deleted device's versions go by cascade and leave their texts behind: the system-wide purge collects them.
-  if (scope.all) {
-    const orphans = await db
-      .select({ hash: configBlobs.hash, bytes: sql<number>`length(${configBlobs.content})` })
-      .from(configBlobs)
-      .where(sql`not exists (select 1 from ${configs} where ${configs.blobHash} = ${configBlobs.hash})`);
-    for (const orphan of orphans) blobs.push(orphan);
-  }
+  // One push per orphan: a purge after deleting many devices can free more texts than a spread's arguments hold.
+  if (scope.all) for (const orphan of await orphanBlobs(db)) blobs.push(orphan);
 
   const failedJobIds = cutoff
     ? (await db
@@ -168,7 +173,7 @@ export async function purgeConfigs(
   // An API caller's purge (always scoped, even an admin's) answers without waiting for maintenance.
   if (options.scope === undefined) {
     try {
-      report.maintenance = await maintainConfigStorage(db);
+      report.maintenance = await maintainConfigStorage(db, { now });
     } catch (err) {
       report.maintenanceError = failureReason(err);
     }

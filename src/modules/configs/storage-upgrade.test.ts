@@ -13,6 +13,7 @@ import { createTestContext, type TestContext } from "../../../test/helpers/app.t
 import { migrationsUpTo } from "../../../test/helpers/migrations.ts";
 import { applyMigrations } from "../../db/migrate.ts";
 import { configBlobs, configChanges, configs } from "../../db/schema/index.ts";
+import { blobBase } from "./blobs.ts";
 import { unifiedDiff } from "./config-diff.ts";
 import { readBlob } from "./store.ts";
 import { day, RUNNING, storeVersion } from "./test-fixtures.ts";
@@ -96,7 +97,8 @@ describe("a database from the release before delta storage", () => {
     const res = await storeVersion(t, { deviceId, text: next, at: day(10) });
     expect(res).toMatchObject({ changed: true, version: 4 });
     const [old] = await t.db.select().from(configBlobs).where(eq(configBlobs.hash, await sha256Hex(texts[2]!)));
-    expect(old).toMatchObject({ encoding: "delta", baseHash: await sha256Hex(next) });
+    expect(old).toMatchObject({ encoding: "delta" });
+    expect(await blobBase(t.db, old!.hash)).toBe(await sha256Hex(next));
     for (const [i, id] of ids.entries()) expect(await content(id)).toBe(texts[i]);
     expect(await content(res.configId)).toBe(next);
     expect(await diffOf(res.configId)).toBe(unifiedDiff(texts[2]!, next, `${RUNNING} v3`, `${RUNNING} v4`).text);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { configBlobs, configChanges, configs, devices } from "../../db/schema/index.ts";
-import { MAX_CHAIN, putWholeBlobs, readBlobs } from "./blobs.ts";
+import { baseIdOf, blobBase, MAX_CHAIN, putWholeBlobs, readBlobs } from "./blobs.ts";
 import { digestOutputs, prepareStore, readBlob, storeConfig, storeConfigs, type StoreInput } from "./store.ts";
 import { normalizeConfigText, sha256Hex } from "./text.ts";
 import { nameKey } from "../../db/name-key.ts";
@@ -95,7 +95,8 @@ describe("older versions as reverse deltas", () => {
     }
     return hashes;
   };
-  const blob = async (hash: string) => (await t.db.select().from(configBlobs).where(eq(configBlobs.hash, hash)))[0]!;
+  // Its base by hash, whether the row names it by id or (as before ids) by hash.
+  const blob = async (hash: string) => ({ ...(await t.db.select().from(configBlobs).where(eq(configBlobs.hash, hash)))[0]!, baseHash: await blobBase(t.db, hash) });
   const chainLength = async (hash: string) => {
     let n = 0;
     for (let b = await blob(hash); b.baseHash; b = await blob(b.baseHash)) n++;
@@ -139,9 +140,9 @@ describe("older versions as reverse deltas", () => {
   it("refuses to hand back a text rebuilt from the wrong base", async () => {
     const texts = series("delta-wrong-base", 4);
     const hashes = await storeAll(deviceB, "show delta wrong base", texts, 1);
-    await t.db.update(configBlobs).set({ baseHash: hashes[3]! }).where(eq(configBlobs.hash, hashes[0]!));
+    await t.db.update(configBlobs).set({ baseId: await baseIdOf(t.db, hashes[3]!) }).where(eq(configBlobs.hash, hashes[0]!));
     await expect(readBlob(t.db, hashes[0]!)).rejects.toThrow(/config blob .* (is corrupt|has a broken delta)/);
-    await t.db.update(configBlobs).set({ baseHash: hashes[1]! }).where(eq(configBlobs.hash, hashes[0]!));
+    await t.db.update(configBlobs).set({ baseId: await baseIdOf(t.db, hashes[1]!) }).where(eq(configBlobs.hash, hashes[0]!));
     expect(await readBlob(t.db, hashes[0]!)).toBe(texts[0]);
   });
 
