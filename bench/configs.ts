@@ -16,7 +16,7 @@ import { openDatabase } from "../src/db/client.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { devices } from "../src/db/schema/index.ts";
 import { maintainConfigStorage } from "../src/modules/configs/maintenance.ts";
-import { searchTexts } from "../src/modules/configs/search.ts";
+import { clearLineStore } from "../src/modules/configs/line-store.ts";
 import { storeConfig } from "../src/modules/configs/store.ts";
 import { loadBuiltinTemplates } from "../src/runtime/builtin-templates.ts";
 import { generateAppKey } from "../src/secrets/box.ts";
@@ -179,7 +179,7 @@ async function main() {
       let body: { data: { match_count: number }[]; meta: { total: number; last_page: number }; search: { configs_checked: number } } | undefined;
       for (let r = 0; r <= 2 * RUNS; r++) {
         const uncached = r > 0 && r <= RUNS;
-        if (uncached) searchTexts.clear();
+        if (uncached) clearLineStore();
         const t0 = performance.now();
         const res = await app.request(`/api/v1/configs/search?${params}`, { headers: { apitoken: token } });
         body = await res.json();
