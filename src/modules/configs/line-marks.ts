@@ -12,6 +12,13 @@ import type { Chunk, LineStore } from "./line-store.ts";
  */
 export type MarkTerm = { test: { test(line: string): boolean }; anchors: (string | RegExp)[] | null };
 
+/** Where an anchor next occurs in the text from `from` on, or -1. */
+export function findAnchor(anchor: string | RegExp, text: string, from: number): number {
+  if (typeof anchor === "string") return text.indexOf(anchor, from);
+  anchor.lastIndex = from;
+  return anchor.exec(text)?.index ?? -1;
+}
+
 /** The line of a chunk that the character at `offset` is on. */
 function lineAt(starts: Uint32Array, offset: number): number {
   let lo = 0;
@@ -82,17 +89,11 @@ export class TermLines {
     } else {
       for (const anchor of anchors) {
         // Each hit's line is tested once; the search goes on from the next line.
-        const find = typeof anchor === "string"
-          ? (from: number) => text.indexOf(anchor, from)
-          : (from: number) => {
-              anchor.lastIndex = from;
-              return anchor.exec(text)?.index ?? -1;
-            };
-        for (let at = find(0); at >= 0; ) {
+        for (let at = findAnchor(anchor, text, 0); at >= 0; ) {
           const k = lineAt(starts, at);
           if (!hits[firstId + k] && test.test(lineText(k))) hits[firstId + k] = 1;
           const next = starts[k + 1]!;
-          at = next < text.length ? find(next) : -1;
+          at = next < text.length ? findAnchor(anchor, text, next) : -1;
         }
       }
     }

@@ -21,6 +21,10 @@ const CHUNK_LINES = 512;
 /** What one distinct line costs beyond its characters: its string's header and its places in the arrays and the table. */
 const LINE_OVERHEAD = 64;
 const VERSION_OVERHEAD = 96;
+/** What a text rebuilt from a delta counts while it waits to be added. */
+const DELTA_CHARS = 2048;
+/** How long one turn of adding queued texts' lines may hold the event loop. */
+const TURN_MS = 5;
 /** Terms whose matching lines are kept (a byte per line each). */
 const KEPT_TERMS = 16;
 
@@ -48,6 +52,11 @@ export class LineStore {
   private readonly versions = new Map<string, Uint32Array>();
   private versionBytes = 0;
   private readonly terms = new Map<string, TermLines>();
+  /** Texts read, waiting for their lines to be added (see later()). */
+  private queue: { hash: string; text: RunText }[] = [];
+  private queuedChars = 0;
+  private interner?: RunInterner;
+  private adding?: Promise<void>;
 
   constructor(readonly budget: number) {}
 
@@ -223,6 +232,51 @@ export class LineStore {
     return lines;
   }
 
+  /**
+   * Adds a text just read to the store in the background, a few milliseconds of each turn of the event loop:
+   * a search that read it has checked it already, and adding costs several times more than that check (hashing
+   * every line), so searches over texts read since a start run at the speed of reading them, and the ones after
+   * from the store. Texts waiting hold up to a quarter of the budget; beyond that they are not kept. (A version
+   * rebuilt from a delta holds its own lines and shares the rest with its newer version: it is counted as the
+   * few KB a delta adds, not as its whole length.)
+   */
+  later(hash: string, text: RunText): void {
+    const chars = text.whole ? text.length : DELTA_CHARS;
+    if (this.versions.has(hash) || this.queuedChars + chars > this.budget / 4) return;
+    this.queue.push({ hash, text });
+    this.queuedChars += chars;
+    this.adding ??= this.addQueued();
+  }
+
+  /** Lets go of the texts waiting: the store was replaced. */
+  dropQueue(): void {
+    this.queue = [];
+    this.queuedChars = 0;
+  }
+
+  /** Resolves once the texts waiting have been added (or dropped with the store). */
+  settled(): Promise<void> {
+    return this.adding ?? Promise.resolve();
+  }
+
+  private async addQueued(): Promise<void> {
+    let next = 0;
+    while (next < this.queue.length) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (current !== this) break; // replaced: nothing will read this store again
+      const until = performance.now() + TURN_MS;
+      this.interner ??= new RunInterner(this);
+      while (next < this.queue.length && performance.now() < until) {
+        const { hash, text } = this.queue[next++]!;
+        if (!this.versions.has(hash)) this.keep(hash, this.interner.idsOf(text));
+      }
+      this.seal();
+    }
+    this.queue = [];
+    this.queuedChars = 0;
+    this.adding = undefined;
+  }
+
   get versionCount(): number {
     return this.versions.size;
   }
@@ -273,11 +327,20 @@ let current: LineStore | undefined;
 export const LINE_STORE_BUDGET = 160 * 1024 * 1024;
 
 export function currentLineStore(): LineStore {
-  if (!current || current.full) current = new LineStore(LINE_STORE_BUDGET);
+  if (!current || current.full) {
+    current?.dropQueue();
+    current = new LineStore(LINE_STORE_BUDGET);
+  }
   return current;
 }
 
 /** Drops every kept line and text (benchmarks measure searches that read every text from the database). */
 export function clearLineStore(): void {
+  current?.dropQueue();
   current = undefined;
+}
+
+/** Resolves once texts searches read have been added to the store (tests and benchmarks wait for it). */
+export function lineStoreSettled(): Promise<void> {
+  return current?.settled() ?? Promise.resolve();
 }

@@ -12,9 +12,10 @@ import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { configListSpec, isLatestVersion } from "./service.ts";
 import { readBlobRuns } from "./blobs.ts";
-import type { RunText } from "./line-runs.ts";
-import { currentLineStore, RunInterner, type LineStore } from "./line-store.ts";
+import type { LineSource, RunText } from "./line-runs.ts";
+import { currentLineStore, type LineStore } from "./line-store.ts";
 import { LineMarks } from "./line-marks.ts";
+import { hasMatchingLine, textLines, type TextTerm } from "./search-texts.ts";
 import { PatternError, compileUserPattern } from "../../patterns/user-pattern.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
 import { ANYWHERE, branchQuery } from "./search-grams.ts";
@@ -70,7 +71,7 @@ export const SEARCH_FILTERS: Record<string, { describe: string; build: (values: 
  * not a test of every line: most lines that hold the literal do not hold the match. The anchors only choose
  * lines; `test` alone decides, on the line alone, so nothing beyond a line's ends is ever seen.
  */
-type Term = { key: string; test: { test(line: string): boolean }; anchors: (string | RegExp)[] | null; literals: string[][] | null };
+type Term = TextTerm & { key: string; literals: string[][] | null };
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -90,19 +91,20 @@ function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Te
     const key = req.terms.length > 1 || field === "terms" ? `${field}.${i}` : field;
     // What the term matches, for the line store to keep which lines do (line-marks.ts).
     const what = JSON.stringify([req.regex, req.caseSensitive, term]);
+    const matches = new WeakMap<LineSource, number[]>();
     if (/[\r\n]/.test(term)) {
       bag.add(key, `${key} must be one line: matches are found line by line`);
-      return { key: what, test: never, anchors: null, literals: null };
+      return { key: what, test: never, anchors: null, literals: null, matches };
     }
-    if (!req.regex) return { key: what, test: new RegExp(escapeRegExp(term), flags), anchors: anchorsFor([term], req.caseSensitive), literals: plainLiterals(term) };
+    if (!req.regex) return { key: what, test: new RegExp(escapeRegExp(term), flags), anchors: anchorsFor([term], req.caseSensitive), literals: plainLiterals(term), matches };
     try {
       const test = compileUserPattern(term, { ignoreCase: !req.caseSensitive });
       const literals = regexLiterals(term);
-      return { key: what, test, anchors: literals && anchorsFor(literals.map(longest), req.caseSensitive), literals };
+      return { key: what, test, anchors: literals && anchorsFor(literals.map(longest), req.caseSensitive), literals, matches };
     } catch (e) {
       if (!(e instanceof PatternError)) throw e;
       bag.add(key, `${key} ${e.message}`);
-      return { key: what, test: never, anchors: null, literals: null };
+      return { key: what, test: never, anchors: null, literals: null, matches };
     }
   });
 }
@@ -189,17 +191,19 @@ function filterConditions(filter: Record<string, string[]>, bag: FieldErrorBag):
   return out;
 }
 
+/** A batch of candidates' texts: as line ids in the store, or as read from the database (search-texts.ts). */
+type Batch = { store: LineStore; ids: ReadonlyMap<string, Uint32Array>; texts: ReadonlyMap<string, RunText> };
+
 /**
- * Reads candidates' texts as line ids (line-store.ts), a batch at a time: those the store keeps cost nothing,
- * the others are read by blob hash, interned and kept. Each batch may rebuild from the batch before (candidates
- * come newest first within each series, so an older version rebuilds from a text already at hand, and interns
- * only the lines its delta added). A batch works in one store throughout: the store may be replaced meanwhile
- * (LineStore.full), and ids only mean something in the store that gave them.
+ * Reads candidates' texts a batch at a time: those the line store keeps as line ids cost nothing, the others are
+ * read by blob hash and handed to the store to add in the background. Each batch may rebuild from the batch
+ * before (candidates come newest first within each series, so an older version rebuilds from a text already at
+ * hand). A batch works in one store throughout: the store may be replaced meanwhile (LineStore.full), and ids
+ * only mean something in the store that gave them.
  */
-function lineReader(db: DbOrTx) {
+function textReader(db: DbOrTx) {
   let previous: ReadonlyMap<string, RunText> = new Map();
-  let interner: RunInterner | undefined;
-  return async (batch: readonly { id: number; blobHash: string }[]): Promise<{ store: LineStore; ids: ReadonlyMap<string, Uint32Array> }> => {
+  return async (batch: readonly { id: number; blobHash: string }[]): Promise<Batch> => {
     const store = currentLineStore();
     const ids = new Map<string, Uint32Array>();
     for (const { blobHash } of batch) {
@@ -207,19 +211,11 @@ function lineReader(db: DbOrTx) {
       if (kept) ids.set(blobHash, kept);
     }
     const wanted = batch.map((c) => c.blobHash).filter((hash) => !ids.has(hash));
-    if (wanted.length) {
-      const texts = await readBlobRuns(db, wanted, previous);
-      if (interner?.store !== store) interner = new RunInterner(store);
-      for (const [hash, text] of texts) {
-        const lines = interner.idsOf(text);
-        store.keep(hash, lines);
-        ids.set(hash, lines);
-      }
-      store.seal();
-      previous = texts;
-    }
-    await checkNoneMissing(db, batch.filter((c) => !ids.has(c.blobHash)).map((c) => c.id));
-    return { store, ids };
+    const texts = wanted.length ? await readBlobRuns(db, wanted, previous) : new Map<string, RunText>();
+    if (wanted.length) previous = texts;
+    for (const [hash, text] of texts) store.later(hash, text);
+    await checkNoneMissing(db, batch.filter((c) => !ids.has(c.blobHash) && !texts.has(c.blobHash)).map((c) => c.id));
+    return { store, ids, texts };
   };
 }
 
@@ -277,26 +273,31 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
   const page: PageEntry[] = [];
   let total = 0;
   let complete = true;
-  // Texts as line ids: each distinct line is tested once, when the walk first meets it, and is joined into
-  // text only to be shown.
-  const readLines = lineReader(db);
-  let batch: { store: LineStore; ids: ReadonlyMap<string, Uint32Array> } | undefined;
+  // Texts as line ids where the store has them: each distinct line is tested once, when the walk first meets
+  // it, and is joined into text only to be shown. Texts just read are checked as they are.
+  const readTexts = textReader(db);
+  let batch: Batch | undefined;
   let marks: LineMarks | undefined;
   for (const [i, c] of candidates.entries()) {
     if (i % READ_BATCH === 0) {
-      batch = await readLines(candidates.slice(i, i + READ_BATCH));
+      batch = await readTexts(candidates.slice(i, i + READ_BATCH));
       if (marks?.store !== batch.store) marks = new LineMarks(batch.store, terms.map((term) => ({ key: term.key, term })));
     }
     const ids = batch!.ids.get(c.blobHash);
-    if (ids === undefined) continue;
-    if (!marks!.matches(ids, req.match)) continue;
+    const text = ids ? undefined : batch!.texts.get(c.blobHash);
+    if (ids) {
+      if (!marks!.matches(ids, req.match)) continue;
+    } else if (text) {
+      const found = terms.map((t) => hasMatchingLine(text, t));
+      if (req.match === "all" ? !found.every(Boolean) : !found.some(Boolean)) continue;
+    } else continue; // deleted since the candidates were chosen
     const rank = total++;
     if (rank >= first + req.perPage && options.untilNextPage) {
       complete = false;
       break;
     }
     if (rank < first || rank >= first + req.perPage) continue;
-    page.push(pageEntry(c.id, ids, batch!.store, marks!));
+    page.push(ids ? pageEntry(c.id, ids, batch!.store, marks!) : textPageEntry(c.id, text!, terms));
   }
   return { total, complete, hits: await pageHits(db, page, req), indexUsed: Boolean(narrowing), configsChecked: candidates.length };
 }
@@ -314,6 +315,11 @@ function pageEntry(id: number, ids: Uint32Array, store: LineStore, marks: LineMa
     matched.push({ index: k, terms });
   }
   return { id, lineCount: ids.length, line: (index) => store.line(ids[index]!), matched };
+}
+
+function textPageEntry(id: number, text: RunText, terms: readonly Term[]): PageEntry {
+  const { lines, matched } = textLines(text, terms);
+  return { id, lineCount: lines.length, line: (index) => lines[index]!, matched };
 }
 
 /** The page's matching versions with their device, version and times, and each match with its context. */
