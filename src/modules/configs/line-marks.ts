@@ -55,6 +55,15 @@ export class TermLines {
     return this.hits[id] === 1;
   }
 
+  /** Whether some of the lines match: the walk over every version of a broad search, so tight. */
+  hasAny(ids: Uint32Array): boolean {
+    for (let k = 0; k < ids.length; k++) {
+      const id = ids[k]!;
+      if (id < this.allTested ? this.hits[id] === 1 : this.has(id)) return true;
+    }
+    return false;
+  }
+
   /** Bytes held. */
   get bytes(): number {
     return this.hits.byteLength + this.tested.byteLength;
@@ -128,11 +137,7 @@ export class LineMarks {
    * Stops at the first line that decides it.
    */
   matches(ids: Uint32Array, match: "all" | "any"): boolean {
-    if (this.lines.length === 1) {
-      const only = this.lines[0]!;
-      for (let k = 0; k < ids.length; k++) if (only.has(ids[k]!)) return true;
-      return false;
-    }
+    if (this.lines.length === 1) return this.lines[0]!.hasAny(ids);
     let seen = 0;
     for (let k = 0; k < ids.length; k++) {
       seen |= this.of(ids[k]!);

@@ -23,6 +23,8 @@ const LINE_OVERHEAD = 64;
 const VERSION_OVERHEAD = 96;
 /** What a text rebuilt from a delta counts while it waits to be added. */
 const DELTA_CHARS = 2048;
+/** How long adding waits for running searches to finish before it looks again. */
+const IDLE_WAIT_MS = 5;
 /** How long one turn of adding queued texts' lines may hold the event loop. */
 const TURN_MS = 5;
 /** Terms whose matching lines are kept (a byte per line each). */
@@ -262,7 +264,9 @@ export class LineStore {
   private async addQueued(): Promise<void> {
     let next = 0;
     while (next < this.queue.length) {
-      await new Promise((resolve) => setImmediate(resolve));
+      // Only while no search runs: adding is for the searches after, not to slow the ones that read the texts.
+      do await new Promise((resolve) => setTimeout(resolve, running ? IDLE_WAIT_MS : 0));
+      while (running > 0);
       if (current !== this) break; // replaced: nothing will read this store again
       const until = performance.now() + TURN_MS;
       this.interner ??= new RunInterner(this);
@@ -332,6 +336,19 @@ export function currentLineStore(): LineStore {
     current = new LineStore(LINE_STORE_BUDGET);
   }
   return current;
+}
+
+/** Searches running now: texts read wait to be added until there are none. */
+let running = 0;
+
+/** Runs a search, holding back the adding of texts read until no search runs. */
+export async function whileSearching<T>(search: () => Promise<T>): Promise<T> {
+  running++;
+  try {
+    return await search();
+  } finally {
+    running--;
+  }
 }
 
 /** Drops every kept line and text (benchmarks measure searches that read every text from the database). */

@@ -13,7 +13,7 @@ import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { configListSpec, isLatestVersion } from "./service.ts";
 import { readBlobRuns } from "./blobs.ts";
 import type { LineSource, RunText } from "./line-runs.ts";
-import { currentLineStore, type LineStore } from "./line-store.ts";
+import { currentLineStore, whileSearching, type LineStore } from "./line-store.ts";
 import { LineMarks } from "./line-marks.ts";
 import { hasMatchingLine, textLines, type TextTerm } from "./search-texts.ts";
 import { PatternError, compileUserPattern } from "../../patterns/user-pattern.ts";
@@ -236,7 +236,11 @@ export type SearchResult = { total: number; complete: boolean; hits: SearchHit[]
  * that shows one page of hits passes `untilNextPage`: reading stops at the first match past the page, which for a
  * term every configuration holds is a few dozen texts instead of all of them.
  */
-export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchRequest, field: string, options: { untilNextPage?: boolean } = {}): Promise<SearchResult> {
+export function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchRequest, field: string, options: { untilNextPage?: boolean } = {}): Promise<SearchResult> {
+  return whileSearching(() => runSearch(db, scope, req, field, options));
+}
+
+async function runSearch(db: DbOrTx, scope: DeviceScope, req: SearchRequest, field: string, options: { untilNextPage?: boolean }): Promise<SearchResult> {
   const bag = new FieldErrorBag();
   const terms = compileTerms(req, field, bag);
   const conditions = filterConditions(req.filter, bag);
