@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clearLineStore, currentLineStore, LineStore, RunInterner } from "./line-store.ts";
+import { clearLineStore, currentLineStore, lineStoreSettled, LineStore, RunInterner, whileSearching } from "./line-store.ts";
 import { LineMarks } from "./line-marks.ts";
 import { applyLineDelta, RunText } from "./line-runs.ts";
 import { encodeLineDelta } from "./blob-delta.ts";
@@ -60,6 +60,21 @@ describe("the line store", () => {
     expect(store.version("b")).toBeUndefined();
     expect(store.version("a")).toBe(ids);
     expect(store.version("e")).toBe(ids);
+  });
+
+  it("adds texts read in the background, once no search runs", async () => {
+    clearLineStore();
+    const store = currentLineStore();
+    let finish!: () => void;
+    const search = whileSearching(() => new Promise<void>((resolve) => (finish = resolve)));
+    store.later("h1", RunText.of("interface Gi0/1\n shutdown\n"));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(store.version("h1")).toBeUndefined();
+    finish();
+    await search;
+    await lineStoreSettled();
+    expect(textOf(store, store.version("h1")!)).toEqual(["interface Gi0/1", " shutdown"]);
+    clearLineStore();
   });
 
   it("is replaced whole once its lines fill half its budget", () => {
