@@ -8,7 +8,7 @@ import { indexPendingVersions } from "./search-index.ts";
 import { regexLiterals } from "./search-literals.ts";
 import { addCommonGrams, commonGrams, NO_COMMON_GRAMS } from "./search-common-grams.ts";
 import { gramDocument } from "./search-grams.ts";
-import { searchTexts } from "./search.ts";
+import { clearLineStore, lineStoreSettled } from "./line-store.ts";
 import { mulberry32 } from "../../random.ts";
 import { nameKey } from "../../db/name-key.ts";
 
@@ -480,7 +480,7 @@ describe("the literals a regular expression needs", () => {
   });
 });
 
-describe("search's text cache", () => {
+describe("search's line store", () => {
   let c: TestContext;
   let cToken: string;
   let deviceId: number;
@@ -496,7 +496,7 @@ describe("search's text cache", () => {
     cToken = await c.token();
     const [row] = await c.db.insert(devices).values({ name: "cache-sw", nameKey: nameKey("cache-sw"), ip: "192.0.2.200", createdAt: day(1), updatedAt: day(1) }).returning({ id: devices.id });
     deviceId = row!.id;
-    searchTexts.clear();
+    clearLineStore();
   });
   afterAll(() => c?.close());
 
@@ -505,19 +505,21 @@ describe("search's text cache", () => {
   it("reads a version stored whole and later turned into a delta right, from memory and from the database", async () => {
     await store(`${base}\n snmp-server location needle-one\n`, 2);
     expect(found((await history("needle")).body)).toEqual([[1, [" snmp-server location needle-one"]]]);
+    await lineStoreSettled();
     // Version 1 is read from memory as the whole text it was; in the database it is now a delta against version 2.
     await store(`${base}\n snmp-server location needle-two\n`, 3);
     const expected = [[2, [" snmp-server location needle-two"]], [1, [" snmp-server location needle-one"]]];
     const [encoding] = await c.db.all<{ encoding: string }>(sql`select b.encoding from config_blobs b join configs v on v.blob_hash = b.hash where v.version = 1`);
     expect(encoding!.encoding).toBe("delta");
     expect(found((await history("needle")).body)).toEqual(expected);
-    searchTexts.clear();
+    clearLineStore();
     expect(found((await history("needle")).body)).toEqual(expected);
   });
 
   it("answers a repeated search without reading the texts again", async () => {
     const first = await history("needle");
     expect(first.status).toBe(200);
+    await lineStoreSettled();
     // Unreadable stored texts: only a search that reads none of them can still answer.
     await c.db.run(sql`update config_blobs set content = x'00'`);
     const again = await history("needle");

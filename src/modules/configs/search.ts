@@ -1,8 +1,9 @@
 /**
  * Search across stored configurations. The index (search-index.ts) names the series whose text can
- * contain every literal a term needs; each candidate version's text is then read and checked line by line,
- * which gives exact matches, line numbers and context. A term with nothing the index can use makes the search
- * scan, within SCAN_LIMIT configurations.
+ * contain every literal a term needs; each candidate version is then checked through the fleet's line store
+ * (line-store.ts): its text as ids of distinct lines, each distinct line tested once per search however many
+ * versions hold it (line-marks.ts), which gives exact matches, line numbers and context. A term with nothing the
+ * index can use makes the search scan, within SCAN_LIMIT configurations.
  */
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
@@ -12,7 +13,9 @@ import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { configListSpec, isLatestVersion } from "./service.ts";
 import { readBlobRuns } from "./blobs.ts";
 import type { LineSource, RunText } from "./line-runs.ts";
-import { TextCache } from "./text-cache.ts";
+import { currentLineStore, whileSearching, type LineStore } from "./line-store.ts";
+import { LineMarks } from "./line-marks.ts";
+import { hasMatchingLine, textLines, type TextTerm } from "./search-texts.ts";
 import { PatternError, compileUserPattern } from "../../patterns/user-pattern.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
 import { ANYWHERE, branchQuery } from "./search-grams.ts";
@@ -64,18 +67,17 @@ export const SEARCH_FILTERS: Record<string, { describe: string; build: (values: 
 /**
  * `test` is matched line by line. `anchors`, when known, find the lines worth testing: for each alternative of
  * the term, a piece of text every line it matches contains (one of its literals, or a plain term itself). So
- * telling whether a text matches costs a string search plus a test of the few lines the anchors land on, not
- * a test of every line: most candidates the index lets through hold the literal but not the match. The anchors
- * only choose lines; `test` alone decides, on the line alone, so nothing beyond a line's ends is ever seen.
- * `matches` holds the lines of each source (line-runs.ts) that match, found once per search however many
- * versions share them; it goes with the term, so sources kept in the text cache keep nothing of past searches.
+ * telling which distinct lines match costs a string search plus a test of the few lines the anchors land on,
+ * not a test of every line: most lines that hold the literal do not hold the match. The anchors only choose
+ * lines; `test` alone decides, on the line alone, so nothing beyond a line's ends is ever seen.
  */
-type Term = { test: { test(line: string): boolean }; anchors: RegExp[] | null; literals: string[][] | null; matches: WeakMap<LineSource, number[]> };
+type Term = TextTerm & { key: string; literals: string[][] | null };
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-/** Finds each of these texts wherever it occurs, matching case as the term does. */
-const anchorsFor = (pieces: string[], flags: string) => (pieces.every(Boolean) ? pieces.map((p) => new RegExp(escapeRegExp(p), `g${flags}`)) : null);
+/** Finds each of these texts wherever it occurs, matching case as the term does: as it is, or in any case. */
+const anchorsFor = (pieces: string[], caseSensitive: boolean) =>
+  pieces.every(Boolean) ? pieces.map((p) => (caseSensitive ? p : new RegExp(escapeRegExp(p), "gi"))) : null;
 const longest = (branch: string[]) => branch.reduce((a, b) => (b.length > a.length ? b : a), "");
 
 /**
@@ -87,86 +89,23 @@ function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Te
   const never = { test: () => false };
   return req.terms.map((term, i) => {
     const key = req.terms.length > 1 || field === "terms" ? `${field}.${i}` : field;
+    // What the term matches, for the line store to keep which lines do (line-marks.ts).
+    const what = JSON.stringify([req.regex, req.caseSensitive, term]);
     const matches = new WeakMap<LineSource, number[]>();
     if (/[\r\n]/.test(term)) {
       bag.add(key, `${key} must be one line: matches are found line by line`);
-      return { test: never, anchors: null, literals: null, matches };
+      return { key: what, test: never, anchors: null, literals: null, matches };
     }
-    if (!req.regex) return { test: new RegExp(escapeRegExp(term), flags), anchors: anchorsFor([term], flags), literals: plainLiterals(term), matches };
+    if (!req.regex) return { key: what, test: new RegExp(escapeRegExp(term), flags), anchors: anchorsFor([term], req.caseSensitive), literals: plainLiterals(term), matches };
     try {
       const test = compileUserPattern(term, { ignoreCase: !req.caseSensitive });
       const literals = regexLiterals(term);
-      return { test, anchors: literals && anchorsFor(literals.map(longest), flags), literals, matches };
+      return { key: what, test, anchors: literals && anchorsFor(literals.map(longest), req.caseSensitive), literals, matches };
     } catch (e) {
       if (!(e instanceof PatternError)) throw e;
       bag.add(key, `${key} ${e.message}`);
-      return { test: never, anchors: null, literals: null, matches };
+      return { key: what, test: never, anchors: null, literals: null, matches };
     }
-  });
-}
-
-/** Whether some line of a text matches the term, found by its anchors when it has them (the first will do). */
-function textHasMatchingLine(text: string, term: Term): boolean {
-  if (!term.anchors) return splitLines(text).some((line) => term.test.test(line));
-  for (const anchor of term.anchors) {
-    anchor.lastIndex = 0;
-    for (let found = anchor.exec(text); found; found = anchor.exec(text)) {
-      const start = text.lastIndexOf("\n", found.index - 1) + 1;
-      const end = text.indexOf("\n", found.index);
-      if (term.test.test(text.slice(start, end < 0 ? text.length : end))) return true;
-      if (end < 0) break;
-      anchor.lastIndex = end + 1; // the rest of this line was just tested
-    }
-  }
-  return false;
-}
-
-/** The lines of a source that match a term, in order. */
-function sourceMatches(source: LineSource, term: Term): number[] {
-  let lines = term.matches.get(source);
-  if (lines) return lines;
-  const { text } = source;
-  const lineText = (line: number) => text.slice(source.lineStarts()[line]!, source.lineEnd(line));
-  if (!term.anchors) {
-    lines = [];
-    for (let line = 0; line < source.lineCount; line++) if (term.test.test(lineText(line))) lines.push(line);
-  } else {
-    const found = new Set<number>();
-    for (const anchor of term.anchors) {
-      anchor.lastIndex = 0;
-      for (let hit = anchor.exec(text); hit; hit = anchor.exec(text)) {
-        const line = source.lineAt(hit.index);
-        if (!found.has(line) && term.test.test(lineText(line))) found.add(line);
-        anchor.lastIndex = source.lineEnd(line) + 1; // the rest of this line was just tested
-      }
-    }
-    lines = [...found].sort((x, y) => x - y);
-  }
-  term.matches.set(source, lines);
-  return lines;
-}
-
-/**
- * Whether some line of the text matches the term, from its runs' sources. The empty piece after a final "\n"
- * is no line (splitLines below), so it is left out of the last run; an empty text is one empty line.
- */
-function hasMatchingLine(text: RunText, term: Term): boolean {
-  // A whole text no other text here was checked through: its first matching line is enough.
-  if (text.whole && !term.matches.has(text.whole)) return textHasMatchingLine(text.whole.text, term);
-  const last = text.runs.length - 1;
-  const severalLines = last > 0 || text.runs[0]!.count > 1;
-  return text.runs.some((run, i) => {
-    let end = run.first + run.count;
-    if (i === last && severalLines && run.source.lineStarts()[end - 1] === run.source.lineEnd(end - 1)) end--;
-    const lines = sourceMatches(run.source, term);
-    let lo = 0;
-    let hi = lines.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (lines[mid]! < run.first) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < lines.length && lines[lo]! < end;
   });
 }
 
@@ -252,59 +191,31 @@ function filterConditions(filter: Record<string, string[]>, bag: FieldErrorBag):
   return out;
 }
 
-/** Which lines match which terms; null when the configuration does not match as a whole. */
-function matchLines(lines: string[], terms: Term[], match: "all" | "any"): { index: number; terms: number[] }[] | null {
-  const hits: { index: number; terms: number[] }[] = [];
-  const found = new Set<number>();
-  for (let i = 0; i < lines.length; i++) {
-    let matched: number[] | undefined;
-    for (let t = 0; t < terms.length; t++) {
-      if (terms[t]!.test.test(lines[i]!)) (matched ??= []).push(t);
-    }
-    if (matched) {
-      hits.push({ index: i, terms: matched });
-      for (const t of matched) found.add(t);
-    }
-  }
-  if (hits.length === 0 || (match === "all" && found.size < terms.length)) return null;
-  return hits;
-}
+/** A batch of candidates' texts: as line ids in the store, or as read from the database (search-texts.ts). */
+type Batch = { store: LineStore; ids: ReadonlyMap<string, Uint32Array>; texts: ReadonlyMap<string, RunText> };
 
 /**
- * Texts searches read, by blob hash: inflating and rebuilding them is most of a search's time, and the next page
- * of a search, or the next search over the same configurations, reads the same ones. A hash names one text for
- * good, so an entry is never stale. The budget is in characters, each text counted whole though versions rebuilt
- * from deltas share most of their lines: about 2,000 configurations of 30 KB.
- */
-export const searchTexts = new TextCache<RunText>(64 * 1024 * 1024);
-
-/**
- * Reads candidates' texts by blob hash, a batch at a time. Each batch may rebuild from the batch before
- * (candidates come newest first within each series, so an older version rebuilds from a text already at hand).
- * One search adds at most half the cache's budget: a search over more than the cache holds would only push out,
- * text by text, what it and every other search read before.
+ * Reads candidates' texts a batch at a time: those the line store keeps as line ids cost nothing, the others are
+ * read by blob hash and handed to the store to add in the background. Each batch may rebuild from the batch
+ * before (candidates come newest first within each series, so an older version rebuilds from a text already at
+ * hand). A batch works in one store throughout: the store may be replaced meanwhile (LineStore.full), and ids
+ * only mean something in the store that gave them.
  */
 function textReader(db: DbOrTx) {
   let previous: ReadonlyMap<string, RunText> = new Map();
-  let cacheLeft = searchTexts.budget / 2;
-  return async (batch: readonly { id: number; blobHash: string }[]): Promise<ReadonlyMap<string, RunText>> => {
-    const known = new Map(previous);
+  return async (batch: readonly { id: number; blobHash: string }[]): Promise<Batch> => {
+    const store = currentLineStore();
+    const ids = new Map<string, Uint32Array>();
     for (const { blobHash } of batch) {
-      const text = searchTexts.get(blobHash);
-      if (text) known.set(blobHash, text);
+      const kept = store.version(blobHash);
+      if (kept) ids.set(blobHash, kept);
     }
-    const texts = await readBlobRuns(db, batch.map((c) => c.blobHash).filter((hash) => !known.has(hash)), known);
-    for (const [hash, text] of texts) {
-      if (cacheLeft < text.length) break;
-      searchTexts.set(hash, text, text.length);
-      cacheLeft -= text.length;
-    }
-    for (const { blobHash } of batch) {
-      const text = known.get(blobHash);
-      if (text) texts.set(blobHash, text);
-    }
-    await checkNoneMissing(db, batch.filter((c) => !texts.has(c.blobHash)).map((c) => c.id));
-    return (previous = texts);
+    const wanted = batch.map((c) => c.blobHash).filter((hash) => !ids.has(hash));
+    const texts = wanted.length ? await readBlobRuns(db, wanted, previous) : new Map<string, RunText>();
+    if (wanted.length) previous = texts;
+    for (const [hash, text] of texts) store.later(hash, text);
+    await checkNoneMissing(db, batch.filter((c) => !ids.has(c.blobHash) && !texts.has(c.blobHash)).map((c) => c.id));
+    return { store, ids, texts };
   };
 }
 
@@ -316,8 +227,6 @@ async function checkNoneMissing(db: DbOrTx, missing: number[]) {
   }
 }
 
-const splitLines = (text: string) => (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
-
 /** `complete` false: the search stopped once it knew a next page exists, so `total` is a lower bound. */
 export type SearchResult = { total: number; complete: boolean; hits: SearchHit[]; indexUsed: boolean; configsChecked: number };
 
@@ -327,7 +236,11 @@ export type SearchResult = { total: number; complete: boolean; hits: SearchHit[]
  * that shows one page of hits passes `untilNextPage`: reading stops at the first match past the page, which for a
  * term every configuration holds is a few dozen texts instead of all of them.
  */
-export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchRequest, field: string, options: { untilNextPage?: boolean } = {}): Promise<SearchResult> {
+export function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchRequest, field: string, options: { untilNextPage?: boolean } = {}): Promise<SearchResult> {
+  return whileSearching(() => runSearch(db, scope, req, field, options));
+}
+
+async function runSearch(db: DbOrTx, scope: DeviceScope, req: SearchRequest, field: string, options: { untilNextPage?: boolean }): Promise<SearchResult> {
   const bag = new FieldErrorBag();
   const terms = compileTerms(req, field, bag);
   const conditions = filterConditions(req.filter, bag);
@@ -361,33 +274,60 @@ export async function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchR
   }
 
   const first = (req.page - 1) * req.perPage;
-  const page: { id: number; lines: string[]; matched: { index: number; terms: number[] }[] }[] = [];
+  const page: PageEntry[] = [];
   let total = 0;
   let complete = true;
-  // Texts as runs of lines (line-runs.ts): an older version rebuilt from a delta is checked through the lines it
-  // shares with the newer one, which were checked already, and is joined into one string only to be shown.
+  // Texts as line ids where the store has them: each distinct line is tested once, when the walk first meets
+  // it, and is joined into text only to be shown. Texts just read are checked as they are.
   const readTexts = textReader(db);
-  let texts: ReadonlyMap<string, RunText> = new Map();
+  let batch: Batch | undefined;
+  let marks: LineMarks | undefined;
   for (const [i, c] of candidates.entries()) {
-    if (i % READ_BATCH === 0) texts = await readTexts(candidates.slice(i, i + READ_BATCH));
-    const text = texts.get(c.blobHash);
-    if (text === undefined) continue;
-    const found = terms.map((t) => hasMatchingLine(text, t));
-    if (req.match === "all" ? !found.every(Boolean) : !found.some(Boolean)) continue;
+    if (i % READ_BATCH === 0) {
+      batch = await readTexts(candidates.slice(i, i + READ_BATCH));
+      if (marks?.store !== batch.store) marks = new LineMarks(batch.store, terms.map((term) => ({ key: term.key, term })));
+    }
+    const ids = batch!.ids.get(c.blobHash);
+    const text = ids ? undefined : batch!.texts.get(c.blobHash);
+    if (ids) {
+      if (!marks!.matches(ids, req.match)) continue;
+    } else if (text) {
+      const found = terms.map((t) => hasMatchingLine(text, t));
+      if (req.match === "all" ? !found.every(Boolean) : !found.some(Boolean)) continue;
+    } else continue; // deleted since the candidates were chosen
     const rank = total++;
     if (rank >= first + req.perPage && options.untilNextPage) {
       complete = false;
       break;
     }
     if (rank < first || rank >= first + req.perPage) continue;
-    const lines = splitLines(text.toString());
-    page.push({ id: c.id, lines, matched: matchLines(lines, terms, req.match)! });
+    page.push(ids ? pageEntry(c.id, ids, batch!.store, marks!) : textPageEntry(c.id, text!, terms));
   }
   return { total, complete, hits: await pageHits(db, page, req), indexUsed: Boolean(narrowing), configsChecked: candidates.length };
 }
 
+/** A matching version on the page: its lines, read from the store only where shown, and which match which terms. */
+type PageEntry = { id: number; lineCount: number; line: (index: number) => string; matched: { index: number; terms: number[] }[] };
+
+function pageEntry(id: number, ids: Uint32Array, store: LineStore, marks: LineMarks): PageEntry {
+  const matched: { index: number; terms: number[] }[] = [];
+  for (let k = 0; k < ids.length; k++) {
+    const bits = marks.of(ids[k]!);
+    if (!bits) continue;
+    const terms: number[] = [];
+    for (let t = 0; 1 << t <= bits; t++) if (bits & (1 << t)) terms.push(t);
+    matched.push({ index: k, terms });
+  }
+  return { id, lineCount: ids.length, line: (index) => store.line(ids[index]!), matched };
+}
+
+function textPageEntry(id: number, text: RunText, terms: readonly Term[]): PageEntry {
+  const { lines, matched } = textLines(text, terms);
+  return { id, lineCount: lines.length, line: (index) => lines[index]!, matched };
+}
+
 /** The page's matching versions with their device, version and times, and each match with its context. */
-async function pageHits(db: DbOrTx, page: { id: number; lines: string[]; matched: { index: number; terms: number[] }[] }[], req: SearchRequest): Promise<SearchHit[]> {
+async function pageHits(db: DbOrTx, page: PageEntry[], req: SearchRequest): Promise<SearchHit[]> {
   if (!page.length) return [];
   const rows = await db
     .select({
@@ -399,17 +339,20 @@ async function pageHits(db: DbOrTx, page: { id: number; lines: string[]; matched
     .where(inArray(configs.id, page.map((p) => p.id)));
   const byId = new Map(rows.map((r) => [r.id, r]));
   const hits: SearchHit[] = [];
-  for (const { id, lines, matched } of page) {
+  for (const { id, lineCount, line, matched } of page) {
     const c = byId.get(id);
     if (!c) continue; // deleted since its text was read
-    const around = (from: number, to: number) =>
-      lines.slice(Math.max(0, from), Math.max(0, Math.min(lines.length, to))).map((line, k) => ({ line_number: Math.max(0, from) + k + 1, line }));
+    const around = (from: number, to: number) => {
+      const out: ContextLine[] = [];
+      for (let k = Math.max(0, from); k < Math.min(lineCount, to); k++) out.push({ line_number: k + 1, line: line(k) });
+      return out;
+    };
     hits.push({
       config_id: c.id, device_id: c.deviceId, device_name: c.deviceName, command: c.command, version: c.version,
       latest: Boolean(c.latest), first_seen_at: c.firstSeenAt.toISOString(), last_seen_at: c.lastSeenAt.toISOString(),
       match_count: matched.length,
       matches: matched.slice(0, req.maxMatches).map((m) => ({
-        line_number: m.index + 1, line: lines[m.index]!, terms: m.terms,
+        line_number: m.index + 1, line: line(m.index), terms: m.terms,
         before: around(m.index - req.contextBefore, m.index), after: around(m.index + 1, m.index + 1 + req.contextAfter),
       })),
     });
