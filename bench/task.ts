@@ -26,6 +26,9 @@ import { buildBundles, startTaskService, type TaskRunResult } from "./task-servi
  *    first version;
  * 3. bare ssh2 again, then the same task run again: every configuration unchanged.
  *
+ * After each run the collector is left to finish what it does in its spare time (indexing for search), as it
+ * would before the next night's run, so that it does not run under the next phase.
+ *
  * Prints devices per minute of each, the ratios, CPU seconds of the API, the collector and the device process,
  * job p50/p90, and the delay from the run request to the first job's start. Exits 1 when a device fails or a run
  * is below 0.9 of the bare rate next to it. `--profile` runs the collector beside the API (COLLECTOR=off, as a
@@ -138,6 +141,8 @@ try {
       if (run.failures.length) problems.push(`${label}: devices failed, e.g. ${run.failures.join("; ")}`);
       if ((run.counts[expected] ?? 0) !== flags.devices) problems.push(`${label}: expected every device ${expected}, got ${JSON.stringify(run.counts)}`);
       ratios.push([label, perMinute(row.devices, row.ms) / perMinute(bare.devices, bare.ms)]);
+      const settled = await service.settle(flags.timeoutMs);
+      console.log(`${label}: the collector was idle again ${(settled.ms / 1000).toFixed(1)} s after the run (search indexing, compliance: ${settled.cpuSeconds.toFixed(1)} CPU s)`);
     }
   } finally {
     await service.stop();
