@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { once } from "node:events";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { parseTemplate } from "../src/modules/templates/template-schema.ts";
@@ -32,7 +34,8 @@ import { buildBundles, startTaskService, type TaskRunResult } from "./task-servi
  * Prints devices per minute of each, the ratios, CPU seconds of the API, the collector and the device process,
  * job p50/p90, and the delay from the run request to the first job's start. Exits 1 when a device fails or a run
  * is below 0.9 of the bare rate next to it. `--profile` runs the collector beside the API (COLLECTOR=off, as a
- * split deployment does) so that both write CPU profiles, and prints their summaries (both runs together).
+ * split deployment does, so the API cannot wake it: the first job waits for its poll) so that both write CPU
+ * profiles, profiles the bare clients too, and prints their summaries (the service's: both runs together).
  */
 const TARGET_RATIO = 0.9;
 
@@ -60,7 +63,7 @@ const load = () => loadavg().map((n) => n.toFixed(2)).join(" ");
 
 type Row = { name: string; devices: number; ms: number; sessionMs: number[]; cpu: string; deviceCpuSeconds: number; firstStartMs?: number; load: string };
 
-async function runBaseline(ports: number[], devices: BenchChild): Promise<Row> {
+async function runBaseline(ports: number[], devices: BenchChild, profileDir?: string): Promise<Row> {
   const parsed = parseTemplate(loadBuiltinTemplates().find((t) => t.key === "cisco-ios")!.code);
   if (!parsed.ok) throw new Error("the built-in cisco-ios template does not parse");
   const t = parsed.template;
@@ -68,7 +71,7 @@ async function runBaseline(ports: number[], devices: BenchChild): Promise<Row> {
     targets: ports.map((port, i) => ({ port, ...benchLogin(i) })), concurrency: flags.concurrency, prompt: t.prompt!, lineEnding: t.line_ending,
     sessions: [[...t.setup, ...t.commands]], teardown: t.teardown, configCommand: t.config_command ?? t.commands[0]!, timeoutMs: 60_000,
   };
-  const client = startChild("the ssh2 baseline", here("./ssh-baseline.ts"), []);
+  const client = startChild("the ssh2 baseline", here("./ssh-baseline.ts"), [], { nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [] });
   try {
     await client.nextMessage<"ready">("ready", 60_000);
     const before = sampleProcess(client.pid)!;
@@ -82,6 +85,8 @@ async function runBaseline(ports: number[], devices: BenchChild): Promise<Row> {
       deviceCpuSeconds: sampleProcess(devices.pid)!.cpuSeconds - deviceBefore, load: load(),
     };
   } finally {
+    // The client exits by itself after answering; a profile is written only then, so give it that time.
+    if (profileDir && client.child.exitCode === null) await Promise.race([once(client.child, "exit"), setTimeout(10_000)]);
     await client.stop();
   }
 }
@@ -131,7 +136,7 @@ try {
   const ratios: [string, number][] = [];
   try {
     for (const [label, expected] of [["task run, first versions", "succeeded"], ["task run, unchanged", "unchanged"]] as const) {
-      const bare = await runBaseline(ports, devices);
+      const bare = await runBaseline(ports, devices, profileDir && join(profileDir, `bare-${rows.length}`));
       rows.push(bare);
       const deviceBefore = sampleProcess(devices.pid)!.cpuSeconds;
       const run = await service.run(flags.timeoutMs);
@@ -157,7 +162,10 @@ try {
     console.log(`ratio ${label} / bare ssh2 before it: ${ratio.toFixed(3)} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? "OK" : "BELOW TARGET"}`);
     if (ratio < TARGET_RATIO) process.exitCode = 1;
   }
-  if (profileDir) console.log(`\nthe API and the collector (whole lifetime, both runs):${summarizeProfiles(profileDir)}`);
+  if (profileDir) {
+    console.log(`\nthe API and the collector (whole lifetime, both runs):${summarizeProfiles(profileDir)}`);
+    for (const bare of readdirSync(profileDir).filter((d) => d.startsWith("bare-"))) console.log(`\nbare ssh2 (${bare}):${summarizeProfiles(join(profileDir, bare))}`);
+  }
 } catch (err) {
   problems.push(err instanceof Error ? (err.stack ?? err.message) : String(err));
 } finally {
