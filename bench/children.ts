@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 
 /**
- * A bench child: a TypeScript entry run as `node [nodeArgs] --import tsx entry args` (so its pid is the Node
- * process itself, whose /proc entries bench/proc-stats.ts reads), with an IPC channel, its output kept (the
+ * A bench child: a TypeScript entry run as `node [nodeArgs] --import tsx entry args`, or a built bundle (a .js
+ * entry) as `node [nodeArgs] entry args` (so its pid is the Node process itself, whose /proc entries
+ * bench/proc-stats.ts reads), with an IPC channel, its output kept (the
  * tail) for error messages, and waits that fail when it exits or a time limit passes.
  */
 export type BenchChild = {
@@ -24,7 +25,8 @@ const live = new Set<BenchChild>();
 export const stopAllChildren = () => Promise.all([...live].map((c) => c.stop(2000)));
 
 export function startChild(name: string, entry: string, args: string[], options: { env?: Record<string, string>; nodeArgs?: string[] } = {}): BenchChild {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", entry, ...args], {
+  const loader = entry.endsWith(".js") ? [] : ["--import", "tsx"];
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...loader, entry, ...args], {
     stdio: ["ignore", "pipe", "pipe", "ipc"],
     env: { ...process.env, ...options.env },
   });

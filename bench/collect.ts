@@ -10,6 +10,7 @@ import { runCollector } from "./collector-run.ts";
 import { sampleProcess } from "./proc-stats.ts";
 import { summarizeProfiles } from "./profile.ts";
 import { benchLogin } from "./sim-devices.ts";
+import { buildBundles } from "./task-service.ts";
 import type { BaselinePlan, BaselineResult } from "./ssh-baseline.ts";
 
 /**
@@ -127,6 +128,8 @@ const dir = mkdtempSync(join(tmpdir(), "netkeep-bench-collect-"));
 const problems: string[] = [];
 let devices: BenchChild | undefined;
 try {
+  // The collector runs as production runs it: the bundle, built now from the checkout.
+  if (!values["baseline-only"]) buildBundles();
   // The memory check needs as many devices as sessions; the rate phases use the first --devices of them.
   const served = Math.max(flags.devices, flags.rssConcurrency);
   const startedAt = performance.now();

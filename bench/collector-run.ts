@@ -18,14 +18,18 @@ import { sampleProcess, type ProcSample } from "./proc-stats.ts";
 import { benchLogin } from "./sim-devices.ts";
 
 /**
- * One run of the real collector process (collector/main.ts, as `npm run collector` starts it) against the
+ * One run of the real collector process (dist/collector.js, as `npm run collector` starts it) against the
  * simulated devices: a fresh temp database seeded through the project's own write paths (migrations and
  * built-in templates, devices with their own credentials on the cisco-ios template, one queued download job
  * each), the collector started with COLLECTOR_CONCURRENCY, and the jobs table and /proc watched until every
  * job has finished.
  */
 
-const COLLECTOR_ENTRY = fileURLToPath(new URL("../collector/main.ts", import.meta.url));
+/**
+ * The production bundle (`npm run collector`), built by the caller (bench/task-service.ts buildBundles): from
+ * source, tsx's loader and the store thread's own copy of it added some 70 MB to the collector's memory.
+ */
+const COLLECTOR_ENTRY = fileURLToPath(new URL("../dist/collector.js", import.meta.url));
 const POLL_MS = 200;
 
 /** What the collector said that matters when a run fails: its warnings and errors, not the line per finished job. */

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { eq } from "drizzle-orm";
@@ -15,7 +15,7 @@ import { COLLECTOR_NODE_ARGS } from "../src/runtime/collector-process.ts";
 import { generateAppKey } from "../src/secrets/box.ts";
 import { startChild } from "./children.ts";
 import { hostnameOf } from "./ios-config.ts";
-import { sampleProcess, type ProcSample } from "./proc-stats.ts";
+import { childOf, sampleProcess, type ProcSample } from "./proc-stats.ts";
 import { benchLogin } from "./sim-devices.ts";
 
 /**
@@ -51,21 +51,6 @@ const freePort = () => new Promise<number>((resolve, reject) => {
     server.close(() => resolve(port));
   });
 });
-
-/** The collector process `parent` (the service) started, found through /proc (tsx's esbuild is a child too). */
-function collectorOf(parent: number): number | undefined {
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== parent) continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("collector/main.ts")) return Number(entry);
-    } catch {
-      // Gone since the listing.
-    }
-  }
-  return undefined;
-}
 
 export async function runServiceDeploy(options: { dir: string; ports: number[]; lines: string[]; concurrency: number; timeoutMs: number; profileDir?: string }): Promise<ServiceDeployRun> {
   const { dir, ports } = options;
@@ -109,7 +94,7 @@ export async function runServiceDeploy(options: { dir: string; ports: number[]; 
   try {
     await service.waitForOutput("netkeep API listening", 60_000);
     await (collector ?? service).waitForOutput("collector started", 60_000);
-    const collectorPid = collector?.pid ?? collectorOf(service.pid);
+    const collectorPid = collector?.pid ?? childOf(service.pid, "collector/main.ts");
     if (!collectorPid) throw new Error("the service started no collector process");
 
     const created = await api<{ id: number }[]>("POST", "/devices/bulk", {

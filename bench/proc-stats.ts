@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** Memory and CPU of another process, read from Linux's /proc (the bench children are ours, on this machine). */
 
@@ -21,4 +21,19 @@ export function sampleProcess(pid: number): ProcSample | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A child process of `parent` whose command line holds `command` (the collector a service started), found through /proc. */
+export function childOf(parent: number, command: string): number | undefined {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== parent) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(command)) return Number(entry);
+    } catch {
+      // Gone since the listing.
+    }
+  }
+  return undefined;
 }

@@ -8,7 +8,7 @@ type CpuProfile = { nodes: ProfileNode[]; startTime: number; endTime: number };
 function owner(url: string): string {
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1]!;
-  const project = /\/((?:src|bench|collector)\/.+)$/.exec(url);
+  const project = /\/((?:src|bench|collector|dist)\/.+)$/.exec(url);
   if (project) return project[1]!;
   return url ? "node:internal" : "(native/gc/idle)";
 }

@@ -2,7 +2,6 @@ import type { devices } from "../src/db/schema/index.ts";
 import { normalizeConfigText } from "../src/modules/configs/text.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 import { compileTemplatePattern } from "../src/modules/templates/template-patterns.ts";
-import { implausibleConfiguration, storedText } from "../src/modules/templates/template-text.ts";
 import { SessionError, ShellSession, type SessionLimits, type SessionProfile } from "./session.ts";
 import { openTelnet } from "./transports/telnet.ts";
 import type { Transcript } from "./transcript.ts";
@@ -240,18 +239,9 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
 }
 
 /**
- * Fails the session as `output_invalid` when the configuration command's output cannot be a configuration
- * (implausibleConfiguration): a successful empty version would hide that the backup is gone. A category that
- * does not run the configuration command is not checked.
+ * Logs in over the template's protocol and returns each command's cleaned output. Whether the configuration
+ * command's output can be a configuration is checked where it is stored (store-download.ts).
  */
-function checkConfiguration(plan: Plan, outputs: Map<string, string>): void {
-  const output = outputs.get(plan.template.config_command);
-  if (output === undefined) return;
-  const problem = implausibleConfiguration(storedText(output, plan.template), plan.template);
-  if (problem) throw new SessionError("output_invalid", `${problem}; nothing was stored`);
-}
-
-/** Logs in over the template's protocol and returns each command's cleaned output; see checkConfiguration. */
 export async function collect(request: CollectRequest, signal: AbortSignal, progress: Progress): Promise<Collected> {
   const { plan } = request;
   try {
@@ -259,7 +249,6 @@ export async function collect(request: CollectRequest, signal: AbortSignal, prog
       plan.template.protocol === "telnet" ? collectOverTelnet(request, signal, progress) : collectOverSsh(request, signal, progress),
       signal,
     );
-    checkConfiguration(plan, outputs);
     return { outputs: [...outputs], skipped, fingerprint };
   } catch (err) {
     if (signal.aborted) throw abortError(signal);

@@ -13,7 +13,8 @@ import { startScheduler } from "./scheduler.ts";
 import { DEFAULT_INDEXER_OPTIONS, startSearchIndexer } from "./indexer.ts";
 import { startStoreThread } from "./store-thread.ts";
 import { DEFAULT_COMPLIANCE_PASS_OPTIONS, startCompliancePass } from "./compliance-pass.ts";
-import { watchParent } from "./parent-watch.ts";
+import { onParentMessage, watchParent } from "./parent-watch.ts";
+import { JOBS_QUEUED } from "../src/runtime/collector-process.ts";
 import { DEFAULT_DISPATCHER_OPTIONS, startEventDispatcher } from "./event-dispatcher.ts";
 import { EVENT_CONSUMERS } from "./event-consumers.ts";
 import { startHeartbeat } from "./heartbeat.ts";
@@ -51,6 +52,8 @@ async function main() {
     jobTimeLimitMs: config.collectorJobTimeLimitMs,
     pollIntervalMs: Math.min(DEFAULT_WORKER_OPTIONS.pollIntervalMs, config.collectorLeaseMs / 4),
   });
+  // A run started through the API starts its jobs now, not up to a poll interval later (0.5 s on average).
+  onParentMessage(JOBS_QUEUED, () => worker.wake());
   const heartbeat = startHeartbeat({ db, clock: systemClock, logger }, {
     owner, host: hostname(), pid: process.pid, version: packageJson.version, concurrency: config.collectorConcurrency, startedAt: systemClock.now(),
   });

@@ -10,3 +10,16 @@ export function watchParent(onGone: () => void): void {
   // The channel only listens for the close; it must not keep the process alive once everything else has stopped.
   process.channel.unref();
 }
+
+/**
+ * Calls `handle` each time the API that started this collector sends `message` over the IPC channel (see
+ * src/runtime/collector-process.ts). Listening does not keep the process alive: the channel stays unreferenced.
+ */
+export function onParentMessage(message: string, handle: () => void): void {
+  if (!process.channel) return;
+  process.on("message", (received) => {
+    if (received === message) handle();
+  });
+  // Adding a "message" listener references the channel again.
+  process.channel.unref();
+}

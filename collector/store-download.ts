@@ -1,14 +1,16 @@
-import { eq, sql } from "drizzle-orm";
-import type { Db } from "../src/db/client.ts";
-import { devices, type JobOutcome } from "../src/db/schema/index.ts";
+import { eq, inArray, sql } from "drizzle-orm";
+import type { Db, DbOrTx } from "../src/db/client.ts";
+import { configs, devices, type JobOutcome } from "../src/db/schema/index.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/exclusions.ts";
-import { compressChanged, digestOutputs, storeConfigs, type Digested } from "../src/modules/configs/store.ts";
-import { comparableText, storedText } from "../src/modules/templates/template-text.ts";
+import { compressChanged, digestOutputs, latestVersions, storeConfigs, type StoreResult } from "../src/modules/configs/store.ts";
+import { comparableText, implausibleConfiguration, storedText } from "../src/modules/templates/template-text.ts";
 import type { Skipped } from "./collect.ts";
 import type { SnmpReport } from "./snmp.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
 import { recordBackupEnd } from "./backup-events.ts";
+import { OutputMemory, rawHash, rulesKey, type RememberedOutput } from "./output-memory.ts";
+import { SessionError } from "./session.ts";
 
 /**
  * What a finished session hands over to be stored, as plain data: the collector stores on a thread of its own
@@ -43,56 +45,96 @@ export type JobEnd = { outcome: JobOutcome; message: string; retrying: boolean }
 /** The job's lease passed to another collector meanwhile: everything this run wrote is rolled back. */
 export class LeaseLost extends Error {}
 
+/** Outputs the store thread remembers (output-memory.ts): a fleet of 25,000 devices of four commands each. */
+const memory = new OutputMemory(100_000);
+
 /**
  * Stores one download: each output with its secrets out and filters applied, digested, compressed where it
  * changed, then versions, device state and the job's outcome in one transaction guarded by the lease, so a job
  * retried after its collector died can never store the same download twice. Returns how the job ended, or
- * undefined when the lease was lost and nothing was recorded.
+ * undefined when the lease was lost and nothing was recorded. Throws SessionError output_invalid when the
+ * configuration command's output cannot be a configuration (implausibleConfiguration): a successful empty
+ * version would hide that the backup is gone. Checked here rather than in the session's event loop, where its
+ * filtering cost every other session a millisecond.
+ *
+ * An output identical, byte for byte, to the one last stored for the same command under the same rules is
+ * unchanged without filtering it again (OutputMemory), as long as the command's latest version is still the one
+ * that output stored.
  */
 export async function storeDownload(db: Db, request: StoreRequest): Promise<JobEnd | undefined> {
-  const parsed = parseTemplateOnce(request.templateCode);
-  if (!parsed.ok) throw new Error("the device's connection template is invalid");
-  const template = parsed.template;
-  const exclusions = compileCompareExclusions(request.exclusions);
-  const significant = (command: string, text: string) => exclusions.strip(command, comparableText(text, template));
-  const outputs = await digestOutputs(request.outputs.map(([command, output]) => ({ command, text: storedText(output, template) })), significant);
-  // Compressing needs no write lock, so it happens before the transaction, for the outputs that differ from
-  // what was stored when the job started; storeConfigs compresses any other it turns out to need.
-  const compressed = await compressChanged(outputs, (command) => request.storedHashes[command]);
+  const rules = rulesKey(request.templateCode, request.exclusions);
+  const raws = request.outputs.map(([command, output]) => ({ command, raw: rawHash(output), remembered: memory.get(request.deviceId, command, rules) }));
   try {
-    return await storeInTransaction(db, request, outputs, compressed, significant);
+    if (raws.length && raws.every((r) => r.remembered?.raw === r.raw && request.storedHashes[r.command] === r.remembered.significantHash)) {
+      const end = await storeSame(db, request, raws.map((r) => ({ command: r.command, ...r.remembered! })));
+      if (end !== MOVED) return end;
+    }
+    const parsed = parseTemplateOnce(request.templateCode);
+    if (!parsed.ok) throw new Error("the device's connection template is invalid");
+    const template = parsed.template;
+    const texts = request.outputs.map(([command, output]) => ({ command, text: storedText(output, template) }));
+    const config = texts.find((t) => t.command === template.config_command);
+    const problem = config && implausibleConfiguration(config.text, template);
+    if (problem) throw new SessionError("output_invalid", `${problem}; nothing was stored`);
+    const exclusions = compileCompareExclusions(request.exclusions);
+    const significant = (command: string, text: string) => exclusions.strip(command, comparableText(text, template));
+    const outputs = await digestOutputs(texts, significant);
+    // Compressing needs no write lock, so it happens before the transaction, for the outputs that differ from
+    // what was stored when the job started; storeConfigs compresses any other it turns out to need.
+    const compressed = await compressChanged(outputs, (command) => request.storedHashes[command]);
+    const end = await db.transaction(async (tx) => {
+      const stored = await storeConfigs(tx, { deviceId: request.deviceId, outputs, compressed, significant, trigger: request.job.trigger, jobId: request.job.id, now: request.now });
+      return recordEnd(tx, request, stored, outputs.reduce((sum, o) => sum + o.size, 0), {});
+    });
+    // After the commit: a rolled-back store must not be remembered as stored.
+    outputs.forEach((o, i) => memory.set(request.deviceId, o.command, { rules, raw: raws[i]!.raw, significantHash: o.significantHash, size: o.size }));
+    return end;
   } catch (err) {
     if (err instanceof LeaseLost) return undefined;
     throw err;
   }
 }
 
-async function storeInTransaction(
-  db: Db, request: StoreRequest, outputs: Digested[], compressed: Map<string, Uint8Array>, significant: (command: string, text: string) => string,
-): Promise<JobEnd> {
-  const { job, now } = request;
-  const bytes = outputs.reduce((sum, o) => sum + o.size, 0);
-  return await db.transaction(async (tx): Promise<JobEnd> => {
-    const stored = await storeConfigs(tx, { deviceId: request.deviceId, outputs, compressed, significant, trigger: job.trigger, jobId: job.id, now });
-    const changed = stored.filter((s) => s.changed).length;
-    const end = {
-      outcome: changed ? "success" as const : "unchanged" as const,
-      message: changed ? `${changed} of ${outputs.length} command outputs changed` : "no configuration change",
-    };
-    const { recorded } = await completeJob(tx, job, request.owner, {
-      ...end,
-      result: {
-        duration_ms: Date.now() - request.startedAt, bytes, commands: outputs.length, changed, config_ids: stored.map((s) => s.configId),
-        ...(request.skipped?.length ? { skipped_commands: request.skipped } : {}), ...request.snmp,
-      },
-    }, now);
-    if (!recorded) throw new LeaseLost();
-    await tx.update(devices).set({
-      status: "up", lastSeenAt: now, lastBackupAt: now, ...request.configChanged,
-      // Pins the key on first use, unless a key was pinned through the API while this job ran.
-      ...(request.fingerprint ? { hostKeyFingerprint: sql`coalesce(${devices.hostKeyFingerprint}, ${request.fingerprint})` } : {}),
-    }).where(eq(devices.id, request.deviceId));
-    await recordBackupEnd(tx, job, { ...end, retrying: false }, now);
-    return { ...end, retrying: false };
+/** storeSame found a command's latest version changed since its output was remembered: nothing was written. */
+const MOVED = Symbol("moved");
+
+/**
+ * A download whose every output is the one last stored (storeDownload): one more sighting of each command's
+ * latest version, if each still holds what that output stored (a version deleted or stored meanwhile by another
+ * collector says otherwise: then MOVED, nothing written, and the download is stored the long way).
+ */
+async function storeSame(db: Db, request: StoreRequest, same: (RememberedOutput & { command: string })[]): Promise<JobEnd | typeof MOVED> {
+  return await db.transaction(async (tx) => {
+    const latest = await latestVersions(tx, request.deviceId, same.map((s) => s.command));
+    const ids = same.map((s) => latest.get(s.command)?.significantHash === s.significantHash ? latest.get(s.command)!.id : undefined);
+    if (ids.includes(undefined)) return MOVED;
+    await tx.update(configs).set({ lastSeenAt: request.now, seenCount: sql`${configs.seenCount} + 1` }).where(inArray(configs.id, ids as number[]));
+    const stored = same.map((s, i) => ({ configId: ids[i]!, version: latest.get(s.command)!.version, changed: false }));
+    return recordEnd(tx, request, stored, same.reduce((sum, s) => sum + s.size, 0), { verified_by: "output_hash" });
   });
+}
+
+/** The job's outcome, the device's state and the download's events, in the transaction that stored its outputs. */
+async function recordEnd(tx: DbOrTx, request: StoreRequest, stored: StoreResult[], bytes: number, extra: Record<string, unknown>): Promise<JobEnd> {
+  const { job, now } = request;
+  const changed = stored.filter((s) => s.changed).length;
+  const end = {
+    outcome: changed ? "success" as const : "unchanged" as const,
+    message: changed ? `${changed} of ${stored.length} command outputs changed` : "no configuration change",
+  };
+  const { recorded } = await completeJob(tx, job, request.owner, {
+    ...end,
+    result: {
+      duration_ms: Date.now() - request.startedAt, bytes, commands: stored.length, changed, config_ids: stored.map((s) => s.configId), ...extra,
+      ...(request.skipped?.length ? { skipped_commands: request.skipped } : {}), ...request.snmp,
+    },
+  }, now);
+  if (!recorded) throw new LeaseLost();
+  await tx.update(devices).set({
+    status: "up", lastSeenAt: now, lastBackupAt: now, ...request.configChanged,
+    // Pins the key on first use, unless a key was pinned through the API while this job ran.
+    ...(request.fingerprint ? { hostKeyFingerprint: sql`coalesce(${devices.hostKeyFingerprint}, ${request.fingerprint})` } : {}),
+  }).where(eq(devices.id, request.deviceId));
+  await recordBackupEnd(tx, job, { ...end, retrying: false }, now);
+  return { ...end, retrying: false };
 }

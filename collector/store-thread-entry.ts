@@ -3,6 +3,7 @@ import { getPriority, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "../src/db/client.ts";
 import { failureReason } from "../src/error-reason.ts";
+import { SessionError } from "./session.ts";
 import { storeDownload } from "./store-download.ts";
 import type { StoreMessage, StoreReply, StoreThreadData } from "./store-thread.ts";
 
@@ -38,7 +39,7 @@ port.on("message", async (message: StoreMessage) => {
   try {
     reply = { id: message.id, end: await storeDownload(db, message.request) };
   } catch (err) {
-    reply = { id: message.id, error: failureReason(err) };
+    reply = err instanceof SessionError ? { id: message.id, failure: { outcome: err.outcome, message: err.message } } : { id: message.id, error: failureReason(err) };
   }
   port.postMessage(reply);
 });

@@ -2,14 +2,16 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createClient } from "@libsql/client";
 import { eq } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { devices, templates } from "../src/db/schema/index.ts";
+import { configs, devices, templates } from "../src/db/schema/index.ts";
 import { isBusy, WAIT_UNTIL_WRITTEN } from "../src/db/write-turns.ts";
 import { openDatabase } from "../src/db/client.ts";
 import { claimNextJob, enqueueDeviceJob, getJob, type Job } from "../src/jobs/queue.ts";
 import { createTestContext, type TestContext } from "../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, latestConfigs } from "../test/helpers/collector.ts";
+import { storeConfig } from "../src/modules/configs/store.ts";
 import type { StoreRequest } from "./store-download.ts";
 import { startStoreThread, type StoreThread } from "./store-thread.ts";
+import { SessionError } from "./session.ts";
 
 let t: TestContext;
 let thread: StoreThread;
@@ -35,6 +37,9 @@ async function claimedJob(): Promise<Job> {
 }
 
 const running = ["Building configuration...", "hostname edge-1", "enable secret 5 $1$mERr$hx5rVt7rPNoS4wqbXKX7m0", "interface Gi0/1", " description uplink", "end", ""].join("\n");
+
+const versions = () => t.db.select({ id: configs.id, version: configs.version, significantHash: configs.significantHash, size: configs.size, seenCount: configs.seenCount })
+  .from(configs).where(eq(configs.deviceId, deviceId)).orderBy(configs.version);
 
 const request = (job: Job, overrides: Partial<StoreRequest> = {}): StoreRequest => ({
   job, owner: "collector-a", deviceId, templateCode, exclusions: [], storedHashes: {},
@@ -115,6 +120,41 @@ describe("the store thread", () => {
     } finally {
       await collectors.close();
     }
+  });
+
+  it("fails the download as output_invalid, storing nothing, when the configuration command printed no configuration", async () => {
+    const job = await claimedJob();
+    const refused = thread.store(request(job, { outputs: [[IOS_CONFIG_COMMAND, "Building configuration...\n\n"]] }));
+    await expect(refused).rejects.toBeInstanceOf(SessionError);
+    await expect(refused).rejects.toMatchObject({ outcome: "output_invalid", message: "'show running-config' returned no configuration text; nothing was stored" });
+    expect((await latestConfigs(t, deviceId)).size).toBe(0);
+  });
+
+  it("finds an output identical to the one it last stored unchanged by its hash, and counts the sighting", async () => {
+    expect(await thread.store(request(await claimedJob()))).toMatchObject({ outcome: "success" });
+    const [first] = await versions();
+    const job = await claimedJob();
+    expect(await thread.store(request(job, { storedHashes: { [IOS_CONFIG_COMMAND]: first!.significantHash } }))).toEqual({ outcome: "unchanged", message: "no configuration change", retrying: false });
+    expect((await getJob(t.db, job.id))!.result).toMatchObject({ verified_by: "output_hash", changed: 0, config_ids: [first!.id], bytes: first!.size });
+    expect(await versions()).toEqual([{ ...first, seenCount: 2 }]);
+  });
+
+  it("stores an identical output the long way when its rules changed or the latest version is no longer the one it stored", async () => {
+    expect(await thread.store(request(await claimedJob()))).toMatchObject({ outcome: "success" });
+    const [first] = await versions();
+    const stored = { [IOS_CONFIG_COMMAND]: first!.significantHash };
+    // A compare exclusion added since: the same output is compared under it.
+    const exclusions = [{ pattern: "^ description", ignoreCase: false, command: null }];
+    const excluding = await claimedJob();
+    expect(await thread.store(request(excluding, { storedHashes: stored, exclusions }))).toMatchObject({ outcome: "unchanged" });
+    expect((await getJob(t.db, excluding.id))!.result).not.toHaveProperty("verified_by");
+    const [compared] = await versions();
+    expect(compared!.significantHash).not.toBe(first!.significantHash);
+    // A different configuration is stored (a push's download, an import) after this job read the stored hashes.
+    const late = await claimedJob();
+    await storeConfig(t.db, { deviceId, command: IOS_CONFIG_COMMAND, text: running.replace("edge-1", "edge-2"), significant: (text) => text, trigger: "api", jobId: null, now: new Date() });
+    expect(await thread.store(request(late, { storedHashes: { [IOS_CONFIG_COMMAND]: compared!.significantHash }, exclusions }))).toMatchObject({ outcome: "success" });
+    expect((await versions()).map((v) => v.version)).toEqual([1, 2, 3]);
   });
 
   it("starts again after close", async () => {

@@ -2,13 +2,18 @@ import { Worker } from "node:worker_threads";
 import type { Database } from "../src/db/client.ts";
 import { releaseIfHeldBy } from "../src/db/write-turns.ts";
 import { bundledEntry } from "../src/runtime/built.ts";
+import type { JobOutcome } from "../src/db/schema/index.ts";
+import { SessionError } from "./session.ts";
 import type { JobEnd, StoreRequest } from "./store-download.ts";
 
 /** What the thread starts with: the database, the lock its writes share with this thread's, and how long they wait. */
 export type StoreThreadData = Pick<Database, "location" | "threadLock"> & Partial<Pick<Database, "writeWait">>;
 export type StoreMessage = { type: "store"; id: number; request: StoreRequest } | { type: "close" };
-/** `end` undefined: the lease was lost. `error`: why storing failed (never a query's parameters). */
-export type StoreReply = { id: number; end?: JobEnd; error?: string } | { ready: true };
+/**
+ * `end` undefined: the lease was lost. `error`: why storing failed (never a query's parameters). `failure`: the
+ * download itself failed (a SessionError: its output cannot be a configuration), thrown again on this side.
+ */
+export type StoreReply = { id: number; end?: JobEnd; error?: string; failure?: { outcome: JobOutcome; message: string } } | { ready: true };
 
 // In production the thread runs its own bundle (dist/store-thread.js). From source, threads do not inherit this
 // process's TypeScript loader: the thread registers tsx before loading its entry.
@@ -64,7 +69,8 @@ export function startStoreThread({ location, threadLock, writeWait = {} }: Store
       if ("ready" in reply) return opened();
       const waiting = started.waiting.get(reply.id);
       started.waiting.delete(reply.id);
-      if (reply.error !== undefined) waiting?.reject(new Error(reply.error));
+      if (reply.failure) waiting?.reject(new SessionError(reply.failure.outcome, reply.failure.message));
+      else if (reply.error !== undefined) waiting?.reject(new Error(reply.error));
       else waiting?.resolve(reply.end);
     });
     worker.on("error", (err) => fail(new Error(`the store thread failed: ${err.message}`)));

@@ -18,7 +18,7 @@ import { createWebApp } from "./web/routes.ts";
 import { readiness } from "./modules/system/readiness.ts";
 import { rconfigEdge } from "./compat/rconfig/edge.ts";
 
-export type AppDeps = Pick<Services, "db" | "config" | "secrets"> & Partial<Pick<Services, "clock" | "logger" | "rateLimiter">> & {
+export type AppDeps = Pick<Services, "db" | "config" | "secrets"> & Partial<Pick<Services, "clock" | "logger" | "rateLimiter" | "jobsQueued">> & {
   /** How the runtime tells the peer's address; absent under app.request() in tests. */
   clientIp?: (c: Context) => string | undefined;
   /** The generated API descriptions the web interface offers; launchers pass the STORAGE_DIR files. */
@@ -45,6 +45,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     logger,
     rateLimiter: metrics.countRefusals(deps.rateLimiter ?? createRateLimiter(deps.config.rateLimitPerMinute, clock)),
     metrics,
+    jobsQueued: deps.jobsQueued ?? (() => {}),
   };
   const logRequests = deps.config.logLevel === "debug";
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });

@@ -11,7 +11,7 @@ import { drainServer } from "./runtime/drain.ts";
 import { listen, ListenError } from "./runtime/listen.ts";
 import { AppKeyError } from "./secrets/box.ts";
 import { startHealthSchedule } from "./modules/system/schedule.ts";
-import { startCollectorProcess } from "./runtime/collector-process.ts";
+import { startCollectorProcess, type CollectorProcess } from "./runtime/collector-process.ts";
 
 /** What the port answers between binding it and the app being ready (migrations, seeding): try again shortly. */
 const starting = () =>
@@ -30,8 +30,10 @@ async function main() {
   await listen(server, config.port, config.host);
 
   const { db, client, secrets } = await openServices(config, logger);
+  let collector: CollectorProcess | undefined;
   const app = createApp({
     db, config, secrets, logger,
+    jobsQueued: () => collector?.wake(),
     apiDocsFiles: storageApiDocsFiles(config.storageDir),
     clientIp: (c) => (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress,
   });
@@ -40,7 +42,7 @@ async function main() {
   const url = address && typeof address === "object" ? `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}` : "";
   logger.info("netkeep API listening", { url });
   const health = startHealthSchedule({ db, config, secrets, clock: systemClock, logger });
-  const collector = config.collector ? startCollectorProcess(logger) : undefined;
+  collector = config.collector ? startCollectorProcess(logger) : undefined;
 
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {

@@ -17,6 +17,11 @@ export type Services = {
   rateLimiter: RateLimiter;
   logger: Logger;
   metrics: Metrics;
+  /**
+   * Called after a request committed jobs to the queue: tells the collector this process started (src/main.ts)
+   * to claim them now instead of at its next poll. Collectors elsewhere find them at their next poll.
+   */
+  jobsQueued: () => void;
 };
 
 /** Who is calling, resolved from the API token by the route guard (or from a web session by the web's page guard). */

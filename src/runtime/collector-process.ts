@@ -17,6 +17,9 @@ const entryArgs = built ? [fileURLToPath(built)] : ["--import", "tsx", fileURLTo
  */
 export const COLLECTOR_NODE_ARGS = ["--max-semi-space-size=16"];
 
+/** The IPC message the API sends its collector after queueing jobs (collector/parent-watch.ts onParentMessage). */
+export const JOBS_QUEUED = "jobs-queued";
+
 /**
  * Runs one collector beside the API (COLLECTOR=on, the default) and restarts it if it dies; the API keeps
  * serving either way. It shares the environment, so it opens the same database. The IPC channel is how the
@@ -36,6 +39,10 @@ export function startCollectorProcess(logger: Logger): CollectorProcess {
   };
   start();
   return {
+    wake() {
+      // A collector still starting (or restarting) is not listening yet: it claims at its first pass anyway.
+      if (child.connected) child.send(JOBS_QUEUED, (err) => void err);
+    },
     stop(deadline) {
       stopping = true;
       if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
@@ -58,6 +65,8 @@ export function startCollectorProcess(logger: Logger): CollectorProcess {
 }
 
 export type CollectorProcess = {
+  /** Tells the collector jobs were just queued, so it claims them now rather than at its next poll (pollIntervalMs). */
+  wake(): void;
   /** SIGTERM, then waits for it to exit until `deadline` (epoch ms); SIGKILL after. True when it stopped cleanly. */
   stop(deadline: number): Promise<boolean>;
 };

@@ -68,6 +68,8 @@ export async function createTestContext(options: {
   env?: Record<string, string>;
   /** Where the app's log lines go (silent by default). */
   logger?: Logger;
+  /** What the app calls after committing jobs (src/main.ts wakes its collector); nothing by default. */
+  jobsQueued?: () => void;
 } = {}) {
   // storageDir: a directory holding a database an older release left (it is migrated, and removed on close).
   const dir = options.storageDir ?? mkdtempSync(join(tmpdir(), "netkeep-test-"));
@@ -86,7 +88,7 @@ export async function createTestContext(options: {
   const { db, client, location, threadLock } = await openDatabase(config.databaseUrl);
   await migrateDatabase(location, db, clock, loadBuiltinTemplates());
   const secrets = await openSecretBox(TEST_APP_KEY);
-  const app = createApp({ db, config, secrets, clock, logger: options.logger });
+  const app = createApp({ db, config, secrets, clock, logger: options.logger, jobsQueued: options.jobsQueued });
   const uncheckedRequest = holdToContract(app);
   let userCounter = 0;
 

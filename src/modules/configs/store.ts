@@ -19,7 +19,7 @@ export const changeDiff = (previousText: string, text: string, command: string, 
 type ConfigRow = typeof configs.$inferSelect;
 
 /** The latest stored version of each of a device's commands, in one query; a command with nothing stored is absent. */
-async function latestVersions(db: DbOrTx, deviceId: number, commands: readonly string[]): Promise<Map<string, ConfigRow>> {
+export async function latestVersions(db: DbOrTx, deviceId: number, commands: readonly string[]): Promise<Map<string, ConfigRow>> {
   if (!commands.length) return new Map();
   const rows = await db
     .select()

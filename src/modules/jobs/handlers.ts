@@ -34,6 +34,7 @@ export async function waitForJob(db: DbOrTx, id: number, seconds: number, signal
  * finished job, or 202 with the job as it stands and its status URL in Location.
  */
 export async function answerJob(c: Context<AppEnv>, job: Job, wait: number) {
+  if (job.state === "queued") c.var.services.jobsQueued();
   const current = wait > 0 ? await waitForJob(c.var.services.db, job.id, wait, c.req.raw.signal) : job;
   const body = { data: serializeJob(c, current) };
   if (current.state === "finished") return c.json(body, 200);

@@ -258,5 +258,6 @@ export async function runTaskNow(ctx: TaskCtx, id: number): Promise<TaskRunOut> 
     await recordActivity(tx, ctx.auth, { action: "task.run", subjectType: "task", subjectId: id, after: { run_id: run.id }, reach: taskReach(row) }, ctx.now);
     return run.id;
   });
+  ctx.services.jobsQueued();
   return getRun(ctx.db, ctx.auth.scope, ctx.links, runId);
 }

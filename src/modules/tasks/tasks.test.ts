@@ -4,14 +4,19 @@ import { createTestContext, manualClock, type TestContext } from "../../../test/
 import { loadBuiltinTemplates } from "../../runtime/builtin-templates.ts";
 import { seedReferenceData } from "../../db/seed.ts";
 import { claimNextJob, completeJob, settleFinishedRuns } from "../../jobs/queue.ts";
-import type { JobOutcome } from "../../db/schema/index.ts";
+import { count, eq } from "drizzle-orm";
+import { jobs, type JobOutcome } from "../../db/schema/index.ts";
 
 let t: TestContext;
 let admin: string;
 const clock = manualClock(new Date("2026-03-27T12:00:00Z"));
 
+const queuedJobs = async () => (await t.db.select({ n: count() }).from(jobs).where(eq(jobs.state, "queued")))[0]!.n;
+/** Each time the app said it had queued jobs (src/main.ts wakes its collector then): the queued jobs the database held. */
+const wakes: Promise<number>[] = [];
+
 beforeAll(async () => {
-  t = await createTestContext({ clock });
+  t = await createTestContext({ clock, jobsQueued: () => void wakes.push(queuedJobs()) });
   admin = await t.token();
 });
 afterAll(() => t.close());
@@ -201,6 +206,18 @@ describe("task fields", () => {
 });
 
 describe("runs, outcomes and reports", () => {
+  it("run now wakes the collector beside the API once the run's jobs are committed, so they start without waiting for its poll", async () => {
+    await device(["wake"]);
+    await device(["wake"]);
+    const task = (await createTask({ task_type: "download_tags", tags: [await tagId("wake")] })).body.data;
+    const before = await queuedJobs();
+    const woken = wakes.length;
+    expect((await t.call(`/api/v1/tasks/${task.id}/run`, { method: "POST", token: admin })).status).toBe(202);
+    expect(wakes).toHaveLength(woken + 1);
+    expect(await wakes.at(-1)).toBe(before + 2);
+    await finishJobs(new Map());
+  });
+
   it("run now answers 202 with the run; counts and per-device outcomes follow the jobs; the run finishes with its last job", async () => {
     const ok = await device(["runs"]);
     const failing = await device(["runs"]);

@@ -170,6 +170,7 @@ export function registerDevicePage(web: Hono<WebEnv>): void {
     const id = pathId(c.req.param("id"), "Device");
     const { db, clock } = c.var.services;
     const job = await requestDownloadNow(db, c.var.auth.scope, c.var.auth, id, clock.now());
+    if (job.state === "queued") c.var.services.jobsQueued();
     return c.redirect(`/devices/${id}?job=${job.id}`, 303);
   });
 
