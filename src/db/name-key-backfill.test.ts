@@ -3,16 +3,13 @@
  * through but the Unicode folding rule calls the same: the upgrade keeps every row, gives the first its key,
  * the later one a key of its own, says so in the log, and from then on the rule holds.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { asc } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
-import { migrationsUpTo } from "../../test/helpers/migrations.ts";
+import { databaseAtRelease } from "../../test/helpers/migrations.ts";
 import { openDatabase } from "./client.ts";
-import { applyMigrations, migrateDatabase } from "./migrate.ts";
+import { migrateDatabase } from "./migrate.ts";
 import { devices, tags } from "./schema/index.ts";
 import { loadBuiltinTemplates } from "../runtime/builtin-templates.ts";
 import { systemClock } from "../clock.ts";
@@ -24,14 +21,7 @@ let admin: string;
 const warnings: { msg: string; fields?: Record<string, unknown> }[] = [];
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), "netkeep-test-"));
-  const url = `file:${join(dir, "netkeep.db")}`;
-  const old = migrationsUpTo(RELEASED);
-  try {
-    await applyMigrations({ url }, old);
-  } finally {
-    rmSync(old, { recursive: true, force: true });
-  }
+  const { dir, url } = await databaseAtRelease(RELEASED);
   const client = createClient({ url });
   const now = Date.now();
   for (const name of ["Çdup", "çdup", "plain-tag"]) {

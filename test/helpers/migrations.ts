@@ -1,6 +1,7 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { applyMigrations } from "../../src/db/migrate.ts";
 
 /** A copy of drizzle/ holding only the migrations up to `last`: what an older release would apply. */
 export function migrationsUpTo(last: string): string {
@@ -14,4 +15,17 @@ export function migrationsUpTo(last: string): string {
   journal.entries = journal.entries.slice(0, end + 1);
   writeFileSync(journalPath, JSON.stringify(journal));
   return folder;
+}
+
+/** A new database in a temp folder, migrated only as far as an older release (`last`) left it. */
+export async function databaseAtRelease(last: string): Promise<{ dir: string; url: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "netkeep-test-"));
+  const url = `file:${join(dir, "netkeep.db")}`;
+  const old = migrationsUpTo(last);
+  try {
+    await applyMigrations({ url }, old);
+  } finally {
+    rmSync(old, { recursive: true, force: true });
+  }
+  return { dir, url };
 }

@@ -2,14 +2,11 @@
  * A database from the release before base ids and dictionaries (migrations up to 0016): its deltas name their
  * base by hash. They read back as they were, and storage maintenance moves them to base ids and recompresses them.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { migrationsUpTo } from "../../../test/helpers/migrations.ts";
-import { applyMigrations } from "../../db/migrate.ts";
+import { databaseAtRelease } from "../../../test/helpers/migrations.ts";
 import { configBlobs } from "../../db/schema/index.ts";
 import { MIN_DICTIONARY_TEXTS } from "./blob-recompress.ts";
 import { encodeLineDelta } from "./blob-delta.ts";
@@ -62,14 +59,7 @@ async function storeAsReleased(url: string) {
 }
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), "netkeep-test-"));
-  const url = `file:${join(dir, "netkeep.db")}`;
-  const old = migrationsUpTo(RELEASED);
-  try {
-    await applyMigrations({ url }, old);
-  } finally {
-    rmSync(old, { recursive: true, force: true });
-  }
+  const { dir, url } = await databaseAtRelease(RELEASED);
   await storeAsReleased(url);
   t = await createTestContext({ storageDir: dir });
   token = await t.token();

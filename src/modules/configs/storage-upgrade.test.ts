@@ -3,15 +3,12 @@
  * diff stored) migrated to the current schema: what it held reads back unchanged, and it takes part in delta
  * storage from the next download on.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { migrationsUpTo } from "../../../test/helpers/migrations.ts";
-import { applyMigrations } from "../../db/migrate.ts";
+import { databaseAtRelease } from "../../../test/helpers/migrations.ts";
 import { configBlobs, configChanges, configs } from "../../db/schema/index.ts";
 import { blobBase } from "./blobs.ts";
 import { unifiedDiff } from "./config-diff.ts";
@@ -60,14 +57,7 @@ async function storeAsReleased(url: string) {
 }
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), "netkeep-test-"));
-  const url = `file:${join(dir, "netkeep.db")}`;
-  const old = migrationsUpTo(RELEASED);
-  try {
-    await applyMigrations({ url }, old);
-  } finally {
-    rmSync(old, { recursive: true, force: true });
-  }
+  const { dir, url } = await databaseAtRelease(RELEASED);
   await storeAsReleased(url);
   t = await createTestContext({ storageDir: dir });
   admin = await t.token();
