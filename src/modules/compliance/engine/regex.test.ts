@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { evaluatePolicy, parsePolicy } from "./index.ts";
 import { requiredLiteral } from "./matchers.ts";
@@ -85,6 +87,22 @@ describe("literal prefilters never change what a regex matches", () => {
       expect(rule.evidence.map((e) => e.line)).toEqual(expected.slice(0, rule.evidence.length));
       expect(rule.evidence.length + (rule.omitted ?? 0)).toBe(expected.length);
     }
+  });
+
+  it("remembering a line's answer does not keep its configuration text alive", () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const { policy } = parsePolicy("// Description: p\n#[must_match_regex]\n^hostname [a-z0-9-]+$\n");
+    const filler = "interface GigabitEthernet1/0/1\n description user port\n".repeat(20_000); // about 1 MB
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 60; i++) {
+      // each device's own hostname: a line the matcher has not seen, so it remembers it
+      expect(evaluatePolicy(policy, `hostname device-number-${i}\n${filler}end ${i}\n`).compliant).toBe(true);
+    }
+    gc();
+    // 60 texts of 1 MB each stayed alive when the remembered line pointed into its text
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(20e6);
   });
 
   it("the literal is the longest run every match must contain", () => {
