@@ -60,6 +60,21 @@ describe("the one-pass literal scan finds exactly the lines indexOf would", () =
   });
 });
 
+describe("line breaks are found 16 bytes at a time", () => {
+  it("at every position of a 16-byte block, and none from what an earlier, longer text left past the end", () => {
+    const scanner = new LiteralScanner(["ab"]);
+    for (let length = 0; length <= 70; length++) {
+      for (let at = 0; at < length; at++) {
+        scanner.index("\n".repeat(200)); // leaves line breaks in the memory past the shorter text below
+        const text = "ab".repeat(length).slice(0, length).split("").map((c, i) => (i === at || i === length - 1 - (at % 5) ? "\n" : c)).join("");
+        const index = scanner.index(text);
+        expect(linesOf(index), JSON.stringify(text)).toEqual(linesOf(new ConfigText(text)));
+        expect(index.literalLines).toEqual(reference(text, scanner.literals));
+      }
+    }
+  });
+});
+
 /** Line count and every line's start, as ConfigText counts them (with no scanner: its own indexOf pass). */
 const linesOf = (lines: { lineCount: number } & ({ starts: Int32Array } | { start(i: number): number })) =>
   Array.from({ length: lines.lineCount + 1 }, (_, i) => ("starts" in lines ? lines.starts[i] : lines.start(i)));

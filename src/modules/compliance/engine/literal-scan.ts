@@ -10,7 +10,8 @@
  * The automaton runs in WebAssembly (dfa-wasm.ts) over the text's UTF-8 bytes: literals are ASCII and every
  * byte of a multi-byte character is >= 0x80, in no literal, so the matches are the same as over UTF-16. The
  * bytes are cut at line starts into four stretches stepped side by side: one automaton's step waits for the
- * load of the step before it, four independent ones overlap in the CPU.
+ * load of the step before it, four independent ones overlap in the CPU. Line breaks are found by a separate
+ * SIMD pass; a hit's line is the number of breaks before it.
  */
 import { CLASS_AT, DELTA_AT, dfaModule, STATE_AT } from "./dfa-wasm.ts";
 
@@ -37,14 +38,16 @@ export class LiteralScanner {
   readonly idOf = new Map<string, number>();
   /**
    * Transitions, `classes` per state, as dfa-wasm.ts reads them: characters are mapped to classes first (those
-   * in no literal: class 0; "\n" has a class of its own); an entry is the next state's row as a byte offset
-   * (state * classes * 4) shifted left twice, bit 1 set for a line break, bit 0 when some literal ends there.
+   * in no literal: class 0; "\n" has a class of its own, back to the start); an entry is the next state's row
+   * as a byte offset (state * classes * 4). States where a literal ends are numbered last, from `endsAt` on.
    */
   private readonly delta: Int32Array;
   private readonly rowBytes: number;
+  /** The first row of a state where some literal ends. */
+  private readonly endsAt: number;
   /** Every byte's class times 4 (its column's byte offset in a row), as dfa-wasm.ts reads it. */
   private readonly classOf = new Int32Array(256);
-  /** Per state, the literals (indexes into `literals`) that end there, or null. */
+  /** Per state (by its number in `delta`), the literals (indexes into `literals`) that end there, or null. */
   private readonly outputs: (number[] | null)[];
 
   constructor(candidates: Iterable<string>) {
@@ -104,14 +107,20 @@ export class LiteralScanner {
       this.classOf[c] = classOf[c]! * 4;
     }
     this.rowBytes = classes * 4;
+    // Renumbered: states where no literal ends first (the start stays 0), then those where one does.
+    const order = [...goto.keys()].sort((a, b) => Number(outputs[a] !== null) - Number(outputs[b] !== null));
+    const number = new Int32Array(goto.length);
+    order.forEach((s, k) => (number[s] = k));
+    this.endsAt = order.findIndex((s) => outputs[s] !== null) * this.rowBytes;
+    if (this.endsAt < 0) this.endsAt = goto.length * this.rowBytes; // no literal: no row is a hit
     this.delta = new Int32Array(goto.length * classes);
     for (let s = 0; s < goto.length; s++) {
       for (let k = 0; k < classes; k++) {
         const t = delta[s * ALPHABET + representative[k]!]!;
-        this.delta[s * classes + k] = k === newline ? 2 : ((t * this.rowBytes) << 2) | (outputs[t] ? 1 : 0);
+        this.delta[number[s]! * classes + k] = k === newline ? 0 : number[t]! * this.rowBytes;
       }
     }
-    this.outputs = outputs;
+    this.outputs = order.map((s) => outputs[s]!);
   }
 
   /** The text's lines and each literal's lines, in one pass over its bytes. */
@@ -131,13 +140,15 @@ export class LiteralScanner {
     return { lineCount: starts.length - 1, starts, literalLines: found };
   }
 
-  /** Characters [from, to) of `text`, whole lines: encoded into the module's memory, scanned, events taken in. */
+  /** Characters [from, to) of `text`, whole lines: encoded into the module's memory, scanned, hits taken in. */
   private scanWindow(text: string, from: number, to: number, lineEnds: LineEnds, found: number[][], last: Int32Array): void {
     const dfa = dfaModule();
     const chars = to - from;
     const textAt = DELTA_AT + this.delta.byteLength;
-    const eventsAt = textAt + ((chars * 3 + 3) & ~3);
-    const needed = eventsAt + chars * 3 * 4 + 4; // at most one event (one i32) per byte, and one written past
+    // The text's bytes (and 16 zeroes the newline pass may read past them), each break's address, the hits.
+    const breaksAt = textAt + ((chars * 3 + 16 + 3) & ~3);
+    const hitsAt = breaksAt + chars * 3 * 4;
+    const needed = hitsAt + chars * 3 * 8 + STREAMS * 8; // at most one hit (two i32) per byte
     if (dfa.memory.buffer.byteLength < needed) dfa.memory.grow(Math.ceil((needed - dfa.memory.buffer.byteLength) / 65536));
     const memory = dfa.memory.buffer;
     if (loaded !== this || loadedInto !== memory) {
@@ -146,12 +157,14 @@ export class LiteralScanner {
       loaded = this;
       loadedInto = memory;
     }
-    const bytes = new Uint8Array(memory, textAt, chars * 3);
+    const bytes = new Uint8Array(memory, textAt, chars * 3 + 16);
     const written = encoder.encodeInto(from === 0 && to === text.length ? text : text.substring(from, to), bytes).written;
+    bytes.fill(0, written, written + 16);
+    const breaksEnd = dfa.newlines(textAt, textAt + written, breaksAt);
 
     // Four stretches of about equal bytes, each starting at a line start (where the automaton is at its start),
     // stepped side by side for as long as the shortest lasts; what is left of each is stepped alone. Stretch k
-    // writes its events in its own buffer, so each buffer is in address order.
+    // writes its hits in its own buffer, so each buffer is in address order.
     const begin = new Int32Array(STREAMS + 1);
     for (let k = 1; k < STREAMS; k++) {
       const nl = bytes.subarray(0, written).indexOf(NEWLINE, Math.max(begin[k - 1]!, Math.floor((written * k) / STREAMS)));
@@ -159,25 +172,31 @@ export class LiteralScanner {
     }
     begin[STREAMS] = written;
     const out = new Int32Array(STREAMS);
-    for (let k = 0, at = eventsAt; k < STREAMS; k++) {
+    for (let k = 0, at = hitsAt; k < STREAMS; k++) {
       out[k] = at;
-      at += (begin[k + 1]! - begin[k]!) * 4 + 4; // every step writes, an event or not: room for one past the last
+      at += (begin[k + 1]! - begin[k]!) * 8 + 8;
     }
-    const eventsFrom = Int32Array.from(out);
+    const hitsFrom = Int32Array.from(out);
     let steps = written;
     for (let k = 0; k < STREAMS; k++) steps = Math.min(steps, begin[k + 1]! - begin[k]!);
-    dfa.scan4(textAt + begin[0]!, textAt + begin[1]!, textAt + begin[2]!, textAt + begin[3]!, steps, out[0]!, out[1]!, out[2]!, out[3]!);
+    const t = textAt;
+    dfa.scan4(t + begin[0]!, t + begin[1]!, t + begin[2]!, t + begin[3]!, steps, out[0]!, out[1]!, out[2]!, out[3]!, this.endsAt);
     const state = new Int32Array(memory, STATE_AT, 2 * STREAMS);
-    for (let k = 0; k < STREAMS; k++) out[k] = dfa.scan1(textAt + begin[k]! + steps, textAt + begin[k + 1]!, state[k]!, state[STREAMS + k]!);
+    for (let k = 0; k < STREAMS; k++) out[k] = dfa.scan1(t + begin[k]! + steps, t + begin[k + 1]!, state[k]!, state[STREAMS + k]!, this.endsAt);
 
-    // Events in text order: stretch by stretch, each buffer in address order.
-    const events = new Int32Array(memory);
-    const ascii = written === chars;
+    const words = new Int32Array(memory);
+    const firstBreak = breaksAt >> 2;
+    const breaks = (breaksEnd - breaksAt) >> 2;
+    const linesBefore = lineEnds.count;
+    if (written === chars) for (let b = 0; b < breaks; b++) lineEnds.add(from + words[firstBreak + b]! - textAt);
+    else for (let b = 0; b < breaks; b++) lineEnds.add(text.indexOf("\n", lineEnds.lastEnd + 1));
+    // Hits in text order (stretch by stretch, each buffer in address order); each one's line counts the breaks before it.
+    let b = 0;
     for (let k = 0; k < STREAMS; k++) {
-      for (let e = eventsFrom[k]! >> 2, stop = out[k]! >> 2; e < stop; e++) {
-        const event = events[e]!;
-        if ((event & 3) === 2) lineEnds.add(ascii ? from + (event >>> 2) - textAt : text.indexOf("\n", lineEnds.lastEnd + 1));
-        else this.record(event >> 2, lineEnds.count, found, last);
+      for (let e = hitsFrom[k]! >> 2, stop = out[k]! >> 2; e < stop; e += 2) {
+        const at = words[e]!;
+        while (b < breaks && words[firstBreak + b]! < at) b++;
+        this.record(words[e + 1]!, linesBefore + b, found, last);
       }
     }
   }
