@@ -1,7 +1,7 @@
 /**
  * Evaluating a parsed policy against one configuration text. The text is indexed once (ConfigText), each
  * pattern's matching lines are found once and shared by every rule and section asking (so a 50-rule policy
- * costs about one pass per distinct literal), and the section hierarchy is built only if a rule needs it.
+ * costs about one pass per distinct literal), and the section hierarchy is worked out only where a rule asks.
  */
 import { compiledRule, type CompiledRule } from "./compiled.ts";
 import { allIn, ConfigText, firstIn, lowerBound } from "./config-text.ts";
@@ -103,22 +103,23 @@ function evaluateRule(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation)
 /** The sections a rule applies in: headers matching its path, nested, minus those an unless pattern matches. */
 function sections(compiled: CompiledRule, ctx: Evaluation): Unit[] {
   const { config } = ctx;
-  const { end } = ctx.hierarchy;
+  const { hierarchy } = ctx;
   let headers: ArrayLike<number> = config.hits(compiled.path[0]!);
   for (const level of compiled.path.slice(1)) {
     const hits = config.hits(level);
     const inner = new Set<number>();
     for (let k = 0; k < headers.length; k++) {
       const h = headers[k]!;
-      for (const c of allIn(hits, h + 1, end[h]!)) inner.add(c);
+      for (const c of allIn(hits, h + 1, hierarchy.end(h))) inner.add(c);
     }
     headers = [...inner].sort((a, b) => a - b);
   }
   const units: Unit[] = [];
   for (let k = 0; k < headers.length; k++) {
     const h = headers[k]!;
-    if (compiled.unless.some((m) => firstIn(config.hits(m), h, end[h]!) >= 0)) continue;
-    units.push({ from: h + 1, to: end[h]!, header: h });
+    const end = hierarchy.end(h);
+    if (compiled.unless.some((m) => firstIn(config.hits(m), h, end) >= 0)) continue;
+    units.push({ from: h + 1, to: end, header: h });
   }
   return units;
 }
