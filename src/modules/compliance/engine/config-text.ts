@@ -61,17 +61,21 @@ export class ConfigText {
     let hits = this.hitCache.get(m);
     if (!hits) {
       const id = m.literal === null ? undefined : this.scanner?.idOf.get(m.literal);
-      if (id !== undefined) hits = this.filter(this.literalLines![id]!, m.test);
+      if (id !== undefined) hits = this.filter(this.literalLines![id]!, m);
       else hits = m.literal === null ? this.scanAll(m.test!) : this.scanLiteral(m.literal, m.test);
       this.hitCache.set(m, hits);
     }
     return hits;
   }
 
-  private filter(lines: number[], test: ((line: string) => boolean) | null): Int32Array {
+  private filter(lines: number[], m: LineMatcher): Int32Array {
+    const { test, testAt } = m;
     if (test === null) return Int32Array.from(lines);
     const out: number[] = [];
-    for (const i of lines) if (test(this.line(i))) out.push(i);
+    if (testAt) for (const i of lines) {
+      if (testAt(this.text, this.starts[i]!, this.end(i))) out.push(i);
+    }
+    else for (const i of lines) if (test(this.line(i))) out.push(i);
     return Int32Array.from(out);
   }
 

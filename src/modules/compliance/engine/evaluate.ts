@@ -14,22 +14,40 @@ import type { ConfigFamily, EvaluateOptions, Evidence, OffendingSection, ParsedP
 /** Evidence entries kept per rule; the rest are counted in RuleResult.omitted. */
 export const MAX_EVIDENCE = 100;
 
-/** What a rule is checked against: the whole text, or one section's body (header: the section's line). */
-type Unit = { from: number; to: number; header: number | null };
-type UnitOutcome = { passed: boolean; evidence: Evidence[]; failure: UnitFailure };
+/**
+ * What a rule is checked against: the whole text, or one section's body (header: the section's line, name: that
+ * line as evidence names it).
+ */
+type Unit = { from: number; to: number; header: number | null; name: string | undefined };
+/** failure: null when the unit passed. */
+type UnitOutcome = { passed: boolean; evidence: Evidence[]; failure: UnitFailure | null };
 
 export class Evaluation {
   private tree: Hierarchy | null = null;
+  /** The sections of each distinct scope asked about (rules scoped alike share them). */
+  private readonly scoped = new Map<string, Unit[]>();
+  readonly whole: Unit[];
   constructor(
     readonly config: ConfigText,
     readonly family: ConfigFamily,
-  ) {}
+  ) {
+    this.whole = [{ from: 0, to: config.lineCount, header: null, name: undefined }];
+  }
   get hierarchy(): Hierarchy {
     return (this.tree ??= hierarchy(this.config, this.family));
   }
+  units(rule: ScopedRule): Unit[] {
+    if (rule.scope === null) return this.whole;
+    let units = this.scoped.get(rule.scope);
+    if (!units) this.scoped.set(rule.scope, (units = sections(rule, this)));
+    return units;
+  }
 }
 
-type CompiledPolicy = { rules: PolicyRule[]; compiled: CompiledRule[]; scanner: LiteralScanner };
+/** A compiled rule and its scope's identity (null: the whole text), the same for rules with the same section and unless patterns. */
+type ScopedRule = CompiledRule & { scope: string | null };
+
+type CompiledPolicy = { rules: PolicyRule[]; compiled: ScopedRule[]; scanner: LiteralScanner };
 const compiledPolicies = new WeakMap<ParsedPolicy, CompiledPolicy>();
 
 /** The policy's rules compiled and one scanner for all their literals, made on first use and kept. */
@@ -39,7 +57,13 @@ function compiledPolicy(policy: ParsedPolicy): CompiledPolicy {
     // One matcher object per distinct pattern, so rules sharing a pattern share its lines in an evaluation.
     const canonical = new Map<string, LineMatcher>();
     const same = (ms: LineMatcher[]) => ms.map((m) => canonical.get(m.key) ?? (canonical.set(m.key, m), m));
-    const compiled = policy.rules.map(compiledRule).map((r) => ({ ...r, matchers: same(r.matchers), path: same(r.path), unless: same(r.unless) }));
+    const compiled = policy.rules.map(compiledRule).map((r) => ({
+      ...r,
+      matchers: same(r.matchers),
+      path: same(r.path),
+      unless: same(r.unless),
+      scope: r.path.length === 0 ? null : JSON.stringify([r.path.map((m) => m.key), r.unless.map((m) => m.key)]),
+    }));
     const literals = compiled.flatMap((r) => [...r.matchers, ...r.path, ...r.unless].flatMap((m) => (m.literal === null ? [] : [m.literal])));
     c = { rules: policy.rules, compiled, scanner: new LiteralScanner(literals) };
     compiledPolicies.set(policy, c);
@@ -55,25 +79,20 @@ export function evaluatePolicy(policy: ParsedPolicy, config: string, options: Ev
   return { compliant: passed === rules.length, score: rules.length === 0 ? 100 : Math.floor((passed * 100) / rules.length), rules };
 }
 
-function evaluateRule(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation): RuleResult {
-  const { config } = ctx;
-  const sectioned = compiled.path.length > 0;
-  const units: Unit[] = sectioned ? sections(compiled, ctx) : [{ from: 0, to: config.lineCount, header: null }];
-  const evidence: Evidence[] = [];
+function evaluateRule(rule: PolicyRule, compiled: ScopedRule, ctx: Evaluation): RuleResult {
+  const sectioned = compiled.scope !== null;
+  const units = ctx.units(compiled);
+  let evidence: Evidence[] = [];
   const failures: UnitFailure[] = [];
   const offending: OffendingSection[] = [];
   let omitted = 0;
   for (const unit of units) {
-    const outcome = checkUnit(rule, compiled, ctx, unit);
-    if (unit.header !== null) {
-      const section = config.line(unit.header).trim();
-      for (const e of outcome.evidence) e.section = section;
-      if (!outcome.passed) offending.push({ line: unit.header + 1, header: section });
-    }
+    const outcome = checkUnit(rule, compiled, ctx.config, unit);
     // A failed rule's evidence is what failed; a passed rule's is what satisfied it.
-    if (!outcome.passed) {
+    if (outcome.failure !== null) {
+      if (unit.header !== null) offending.push({ line: unit.header + 1, header: unit.name! });
       if (failures.length === 0) {
-        evidence.length = 0;
+        evidence = [];
         omitted = 0;
       }
       failures.push(outcome.failure);
@@ -119,47 +138,44 @@ function sections(compiled: CompiledRule, ctx: Evaluation): Unit[] {
     const h = headers[k]!;
     const end = hierarchy.end(h);
     if (compiled.unless.some((m) => firstIn(config.hits(m), h, end) >= 0)) continue;
-    units.push({ from: h + 1, to: end, header: h });
+    units.push({ from: h + 1, to: end, header: h, name: config.line(h).trim() });
   }
   return units;
 }
 
-const found = (config: ConfigText, i: number): Evidence => ({ line: i + 1, text: config.line(i) });
-const missing = (pattern: string): Evidence => ({ line: null, text: pattern });
+/** Evidence for line i, in the unit's section if it has one (and then with the key, else without). */
+const found = (config: ConfigText, i: number, section: string | undefined): Evidence =>
+  section === undefined ? { line: i + 1, text: config.line(i) } : { line: i + 1, text: config.line(i), section };
+const missing = (pattern: string, section: string | undefined): Evidence =>
+  section === undefined ? { line: null, text: pattern } : { line: null, text: pattern, section };
 
-function checkUnit(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation, unit: Unit): UnitOutcome {
-  const { config } = ctx;
-  const { from, to } = unit;
-  const failure: UnitFailure = { header: unit.header, missing: [], offending: [] };
+function checkUnit(rule: PolicyRule, compiled: CompiledRule, config: ConfigText, unit: Unit): UnitOutcome {
+  const { from, to, header, name } = unit;
   const { matchers } = compiled;
 
   switch (compiled.spec.mode) {
     case "all":
     case "any": {
       const evidence: Evidence[] = [];
-      const absent: Evidence[] = [];
+      let absent: string[] | null = null;
       for (let k = 0; k < matchers.length; k++) {
         const h = firstIn(config.hits(matchers[k]!), from, to);
-        if (h >= 0) evidence.push(found(config, h));
-        else {
-          absent.push(missing(rule.patterns[k]!));
-          failure.missing.push(rule.patterns[k]!);
-        }
+        if (h >= 0) evidence.push(found(config, h, name));
+        else (absent ??= []).push(rule.patterns[k]!);
       }
-      const passed = compiled.spec.mode === "all" ? absent.length === 0 : evidence.length > 0;
-      return { passed, evidence: passed ? evidence : absent, failure };
+      const passed = compiled.spec.mode === "all" ? absent === null : evidence.length > 0;
+      if (passed) return { passed, evidence, failure: null };
+      return { passed, evidence: absent!.map((p) => missing(p, name)), failure: { header, missing: absent!, offending: [] } };
     }
     case "none": {
       let lines: number[] = [];
       for (const m of matchers) for (const h of allIn(config.hits(m), from, to)) lines.push(h);
+      if (lines.length === 0) return { passed: true, evidence: [], failure: null };
       if (matchers.length > 1) lines = [...new Set(lines)].sort((a, b) => a - b);
-      failure.offending = lines;
-      const evidence: Evidence[] = [];
-      for (const h of lines) evidence.push(found(config, h));
-      return { passed: lines.length === 0, evidence, failure };
+      return { passed: false, evidence: lines.map((h) => found(config, h, name)), failure: { header, missing: [], offending: lines } };
     }
     case "block": {
-      failure.missing = rule.patterns;
+      const failed = (evidence: Evidence[]): UnitOutcome => ({ passed: false, evidence, failure: { header, missing: rule.patterns, offending: [] } });
       const hits = matchers.map((m) => config.hits(m));
       if (compiled.spec.kind === "block") {
         const first = hits[0]!;
@@ -168,20 +184,20 @@ function checkUnit(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation, un
           const h = first[k]!;
           let j = 1;
           while (j < hits.length && firstIn(hits[j]!, h + j, h + j + 1) >= 0) j++;
-          if (j === hits.length) return { passed: true, evidence: hits.map((_, j) => found(config, h + j)), failure };
+          if (j === hits.length) return { passed: true, evidence: hits.map((_, j) => found(config, h + j, name)), failure: null };
         }
-        return { passed: false, evidence: rule.patterns.map(missing), failure };
+        return failed(rule.patterns.map((p) => missing(p, name)));
       }
       // flexible: each line after the one before, gaps allowed; taking the earliest match each time is optimal
       const evidence: Evidence[] = [];
       let at = from;
       for (let j = 0; j < hits.length; j++) {
         const h = firstIn(hits[j]!, at, to);
-        if (h < 0) return { passed: false, evidence: [...evidence, ...rule.patterns.slice(j).map(missing)], failure };
-        evidence.push(found(config, h));
+        if (h < 0) return failed([...evidence, ...rule.patterns.slice(j).map((p) => missing(p, name))]);
+        evidence.push(found(config, h, name));
         at = h + 1;
       }
-      return { passed: true, evidence, failure };
+      return { passed: true, evidence, failure: null };
     }
   }
 }

@@ -13,6 +13,11 @@ export type LineMatcher = {
   readonly literal: string | null;
   /** The full test for a candidate line; null when containing `literal` is the whole test. */
   readonly test: ((line: string) => boolean) | null;
+  /**
+   * The same test on the line that is `text` from `from` to `to`, without making it a string, where that is
+   * cheaper (an anchored literal: a comparison in place).
+   */
+  readonly testAt?: (text: string, from: number, to: number) => boolean;
 };
 
 export const normalizeSpaces = (line: string) => line.trim().replace(/[ \t]+/g, " ");
@@ -68,8 +73,12 @@ export function regexMatcher(written: string): LineMatcher | { error: string } {
   const plain = src.caseInsensitive ? null : /^(\^?)([^\\^$.|?*+()[\]{}]+)(\$?)$/.exec(src.source);
   if (plain) {
     const [, start, literal, end] = plain as unknown as [string, string, string, string];
-    const test = start && end ? (line: string) => line === literal : start ? (line: string) => line.startsWith(literal) : end ? (line: string) => line.endsWith(literal) : null;
-    return { key, literal, test };
+    if (!start && !end) return { key, literal, test: null };
+    // The literal holds no line break, so where it starts in the text at the line's start, it is within the line.
+    const n = literal.length;
+    if (start && end) return { key, literal, test: (line) => line === literal, testAt: (text, from, to) => to - from === n && text.startsWith(literal, from) };
+    if (start) return { key, literal, test: (line) => line.startsWith(literal), testAt: (text, from) => text.startsWith(literal, from) };
+    return { key, literal, test: (line) => line.endsWith(literal), testAt: (text, from, to) => to - from >= n && text.startsWith(literal, to - n) };
   }
   return { key, literal: src.caseInsensitive ? null : requiredLiteral(src.source), test: remembered(compiled.test) };
 }
