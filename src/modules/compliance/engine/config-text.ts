@@ -3,7 +3,7 @@
  * each matcher the sorted list of lines it matches, computed once and shared by every rule and section that
  * asks. A question about a range of lines (a section's body) is then a binary search, not a rescan.
  */
-import type { LiteralScanner } from "./literal-scan.ts";
+import type { LiteralScanner, TextIndex } from "./literal-scan.ts";
 import type { LineMatcher } from "./matchers.ts";
 
 export class ConfigText {
@@ -14,7 +14,7 @@ export class ConfigText {
   private readonly hitCache = new Map<LineMatcher, Int32Array>();
   private readonly lines: (string | undefined)[];
   private readonly scanner: LiteralScanner | null;
-  private readonly literalLines: number[][] | null;
+  private readonly literalLines: TextIndex | null;
 
   /** With a scanner, the lines and its literals' lines are found in one pass; other literals are searched one by one. */
   constructor(text: string, scanner: LiteralScanner | null = null) {
@@ -24,7 +24,7 @@ export class ConfigText {
       const index = scanner.index(text);
       this.lineCount = index.lineCount;
       this.starts = index.starts;
-      this.literalLines = index.literalLines;
+      this.literalLines = index;
     } else {
       let count = 0;
       for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) count++;
@@ -61,16 +61,16 @@ export class ConfigText {
     let hits = this.hitCache.get(m);
     if (!hits) {
       const id = m.literal === null ? undefined : this.scanner?.idOf.get(m.literal);
-      if (id !== undefined) hits = this.filter(this.literalLines![id]!, m);
+      if (id !== undefined) hits = this.filter(this.literalLines!.linesOf(id), m);
       else hits = m.literal === null ? this.scanAll(m.test!) : this.scanLiteral(m.literal, m.test);
       this.hitCache.set(m, hits);
     }
     return hits;
   }
 
-  private filter(lines: number[], m: LineMatcher): Int32Array {
+  private filter(lines: Int32Array, m: LineMatcher): Int32Array {
     const { test, testAt } = m;
-    if (test === null) return Int32Array.from(lines);
+    if (test === null) return lines;
     const out: number[] = [];
     if (testAt) for (const i of lines) {
       if (testAt(this.text, this.starts[i]!, this.end(i))) out.push(i);

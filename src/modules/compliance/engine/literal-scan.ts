@@ -23,13 +23,20 @@ const WINDOW = 1 << 18;
 const NEWLINE = 10;
 
 /** A text's lines (as ConfigText counts them) and the lines each literal occurs on. */
-export type TextIndex = {
-  lineCount: number;
-  /** Offset of each line's first character and, last, one past the end (the offset after a final "\n"). */
-  starts: Int32Array;
-  /** For each literal (by its id), the ascending 0-based lines containing it. */
-  literalLines: number[][];
-};
+export class TextIndex {
+  constructor(
+    readonly lineCount: number,
+    /** Offset of each line's first character and, last, one past the end (the offset after a final "\n"). */
+    readonly starts: Int32Array,
+    /** Every literal's lines, literal by literal: literal `id`'s are lines[from[id]] to lines[from[id + 1]]. */
+    private readonly lines: Int32Array,
+    private readonly from: Int32Array,
+  ) {}
+  /** The ascending 0-based lines containing the literal `id`. */
+  linesOf(id: number): Int32Array {
+    return this.lines.subarray(this.from[id]!, this.from[id + 1]!);
+  }
+}
 
 export class LiteralScanner {
   /** The literals this scanner finds; the others are not its business. */
@@ -125,23 +132,36 @@ export class LiteralScanner {
 
   /** The text's lines and each literal's lines, in one pass over its bytes. */
   index(text: string): TextIndex {
-    const found: number[][] = this.literals.map(() => []);
-    const last = new Int32Array(this.literals.length).fill(-1);
-    const lineEnds = new LineEnds();
+    const n = this.literals.length;
+    if (last.length < n) last = new Int32Array(n);
+    last.fill(-1, 0, n);
+    breaks.count = 0;
+    hits.count = 0;
     for (let from = 0; from < text.length; ) {
       // A window of whole lines, about WINDOW characters (at least one line, however long).
       const cut = from + WINDOW < text.length ? text.indexOf("\n", from + WINDOW) : -1;
       const to = cut < 0 ? text.length : cut + 1;
-      this.scanWindow(text, from, to, lineEnds, found, last);
+      this.scanWindow(text, from, to);
       from = to;
     }
+    // Line starts: 0, the offset after each break but the last, and the end (the offset after a final "\n").
     const trailing = text.length > 0 && text.charCodeAt(text.length - 1) !== NEWLINE;
-    const starts = lineEnds.starts(text.length + (trailing ? 1 : 0));
-    return { lineCount: starts.length - 1, starts, literalLines: found };
+    const lineCount = breaks.count + (trailing ? 1 : 0);
+    const starts = new Int32Array(lineCount + 1);
+    for (let i = 1; i < lineCount; i++) starts[i] = breaks.at[i - 1]! + 1;
+    starts[lineCount] = text.length + (trailing ? 1 : 0);
+    // Hits (literal, line) in text order, sorted by literal by counting: each literal's lines stay ascending.
+    const from = new Int32Array(n + 1);
+    for (let h = 0; h < hits.count; h += 2) from[hits.at[h]! + 1]! += 1;
+    for (let id = 0; id < n; id++) from[id + 1]! += from[id]!;
+    const lines = new Int32Array(hits.count >> 1);
+    const next = from.slice(0, n);
+    for (let h = 0; h < hits.count; h += 2) lines[next[hits.at[h]!]!++] = hits.at[h + 1]!;
+    return new TextIndex(lineCount, starts, lines, from);
   }
 
   /** Characters [from, to) of `text`, whole lines: encoded into the module's memory, scanned, hits taken in. */
-  private scanWindow(text: string, from: number, to: number, lineEnds: LineEnds, found: number[][], last: Int32Array): void {
+  private scanWindow(text: string, from: number, to: number): void {
     const dfa = dfaModule();
     const chars = to - from;
     const textAt = DELTA_AT + this.delta.byteLength;
@@ -186,55 +206,50 @@ export class LiteralScanner {
 
     const words = new Int32Array(memory);
     const firstBreak = breaksAt >> 2;
-    const breaks = (breaksEnd - breaksAt) >> 2;
-    const linesBefore = lineEnds.count;
-    if (written === chars) for (let b = 0; b < breaks; b++) lineEnds.add(from + words[firstBreak + b]! - textAt);
-    else for (let b = 0; b < breaks; b++) lineEnds.add(text.indexOf("\n", lineEnds.lastEnd + 1));
+    const count = (breaksEnd - breaksAt) >> 2;
+    const linesBefore = breaks.count;
+    breaks.reserve(count);
+    if (written === chars) for (let b = 0; b < count; b++) breaks.at[breaks.count++] = from + words[firstBreak + b]! - textAt;
+    else {
+      for (let b = 0, at = from - 1; b < count; b++) breaks.at[breaks.count++] = at = text.indexOf("\n", at + 1);
+    }
     // Hits in text order (stretch by stretch, each buffer in address order); each one's line counts the breaks before it.
     let b = 0;
     for (let k = 0; k < STREAMS; k++) {
       for (let e = hitsFrom[k]! >> 2, stop = out[k]! >> 2; e < stop; e += 2) {
         const at = words[e]!;
-        while (b < breaks && words[firstBreak + b]! < at) b++;
-        this.record(words[e + 1]!, linesBefore + b, found, last);
-      }
-    }
-  }
-
-  /** The literals ending in the state at byte offset `row` occur on `line`. */
-  private record(row: number, line: number, found: number[][], last: Int32Array): void {
-    for (const id of this.outputs[row / this.rowBytes]!) {
-      if (last[id] !== line) {
-        last[id] = line;
-        found[id]!.push(line);
+        while (b < count && words[firstBreak + b]! < at) b++;
+        const line = linesBefore + b;
+        for (const id of this.outputs[words[e + 1]! / this.rowBytes]!) {
+          if (last[id] !== line) {
+            last[id] = line;
+            hits.reserve(2);
+            hits.at[hits.count++] = id;
+            hits.at[hits.count++] = line;
+          }
+        }
       }
     }
   }
 }
 
-/** The offsets of a text's line breaks as they are found, in order; then its line starts. */
-class LineEnds {
-  private ends = new Int32Array(1024);
+/** An Int32Array that grows, kept from one text to the next: indexing a text allocates only what it returns. */
+class Growing {
+  at = new Int32Array(4096);
   count = 0;
-  lastEnd = -1;
-  add(offset: number): void {
-    if (this.count === this.ends.length) {
-      const grown = new Int32Array(this.ends.length * 2);
-      grown.set(this.ends);
-      this.ends = grown;
-    }
-    this.ends[this.count++] = this.lastEnd = offset;
-  }
-  /** 0, the offset after each break but the last, and `end`: ConfigText's line starts. */
-  starts(end: number): Int32Array {
-    const trailing = end > (this.count > 0 ? this.lastEnd + 1 : 0);
-    const lines = this.count + (trailing ? 1 : 0);
-    const starts = new Int32Array(lines + 1);
-    for (let i = 1; i < lines; i++) starts[i] = this.ends[i - 1]! + 1;
-    starts[lines] = end;
-    return starts;
+  /** Room for `more` entries past `count`. */
+  reserve(more: number): void {
+    if (this.count + more <= this.at.length) return;
+    const grown = new Int32Array(Math.max(this.at.length * 2, this.count + more));
+    grown.set(this.at.subarray(0, this.count));
+    this.at = grown;
   }
 }
+/** The text's line breaks (character offsets), and its hits as (literal, line) pairs; index() is never re-entered. */
+const breaks = new Growing();
+const hits = new Growing();
+/** Per literal, the last line it was found on (a literal found twice on a line is one hit). */
+let last = new Int32Array(64);
 
 const encoder = new TextEncoder();
 /** The scanner whose tables are in the module's memory (and that memory: growing it makes a new buffer). */
