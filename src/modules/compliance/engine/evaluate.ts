@@ -82,12 +82,14 @@ export function evaluatePolicy(policy: ParsedPolicy, config: string, options: Ev
 function evaluateRule(rule: PolicyRule, compiled: ScopedRule, ctx: Evaluation): RuleResult {
   const sectioned = compiled.scope !== null;
   const units = ctx.units(compiled);
+  // Each pattern's lines, asked once for every unit (and not at all where a scoped rule has no section).
+  const hits = units.length === 0 ? [] : compiled.matchers.map((m) => ctx.config.hits(m));
   let evidence: Evidence[] = [];
   const failures: UnitFailure[] = [];
   const offending: OffendingSection[] = [];
   let omitted = 0;
   for (const unit of units) {
-    const outcome = checkUnit(rule, compiled, ctx.config, unit);
+    const outcome = checkUnit(rule, compiled, ctx.config, hits, unit);
     // A failed rule's evidence is what failed; a passed rule's is what satisfied it.
     if (outcome.failure !== null) {
       if (unit.header !== null) offending.push({ line: unit.header + 1, header: unit.name! });
@@ -134,10 +136,11 @@ function sections(compiled: CompiledRule, ctx: Evaluation): Unit[] {
     headers = [...inner].sort((a, b) => a - b);
   }
   const units: Unit[] = [];
+  const unless = compiled.unless.map((m) => config.hits(m));
   for (let k = 0; k < headers.length; k++) {
     const h = headers[k]!;
     const end = hierarchy.end(h);
-    if (compiled.unless.some((m) => firstIn(config.hits(m), h, end) >= 0)) continue;
+    if (unless.some((lines) => firstIn(lines, h, end) >= 0)) continue;
     units.push({ from: h + 1, to: end, header: h, name: config.line(h).trim() });
   }
   return units;
@@ -149,17 +152,17 @@ const found = (config: ConfigText, i: number, section: string | undefined): Evid
 const missing = (pattern: string, section: string | undefined): Evidence =>
   section === undefined ? { line: null, text: pattern } : { line: null, text: pattern, section };
 
-function checkUnit(rule: PolicyRule, compiled: CompiledRule, config: ConfigText, unit: Unit): UnitOutcome {
+/** `hits`: each of the rule's patterns' lines. */
+function checkUnit(rule: PolicyRule, compiled: CompiledRule, config: ConfigText, hits: Int32Array[], unit: Unit): UnitOutcome {
   const { from, to, header, name } = unit;
-  const { matchers } = compiled;
 
   switch (compiled.spec.mode) {
     case "all":
     case "any": {
       const evidence: Evidence[] = [];
       let absent: string[] | null = null;
-      for (let k = 0; k < matchers.length; k++) {
-        const h = firstIn(config.hits(matchers[k]!), from, to);
+      for (let k = 0; k < hits.length; k++) {
+        const h = firstIn(hits[k]!, from, to);
         if (h >= 0) evidence.push(found(config, h, name));
         else (absent ??= []).push(rule.patterns[k]!);
       }
@@ -169,17 +172,16 @@ function checkUnit(rule: PolicyRule, compiled: CompiledRule, config: ConfigText,
     }
     case "none": {
       let lines: number[] = [];
-      for (const m of matchers) for (const h of allIn(config.hits(m), from, to)) lines.push(h);
+      for (const matched of hits) for (const h of allIn(matched, from, to)) lines.push(h);
       if (lines.length === 0) return { passed: true, evidence: [], failure: null };
-      if (matchers.length > 1) lines = [...new Set(lines)].sort((a, b) => a - b);
+      if (hits.length > 1) lines = [...new Set(lines)].sort((a, b) => a - b);
       return { passed: false, evidence: lines.map((h) => found(config, h, name)), failure: { header, missing: [], offending: lines } };
     }
     case "block": {
       const failed = (evidence: Evidence[]): UnitOutcome => ({ passed: false, evidence, failure: { header, missing: rule.patterns, offending: [] } });
-      const hits = matchers.map((m) => config.hits(m));
       if (compiled.spec.kind === "block") {
         const first = hits[0]!;
-        const last = to - matchers.length;
+        const last = to - hits.length;
         for (let k = lowerBound(first, from); k < first.length && first[k]! <= last; k++) {
           const h = first[k]!;
           let j = 1;
