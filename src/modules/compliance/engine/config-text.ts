@@ -62,7 +62,7 @@ export class ConfigText {
     if (!hits) {
       const id = m.literal === null ? undefined : this.scanner?.idOf.get(m.literal);
       if (id !== undefined) hits = this.filter(this.literalLines!.linesOf(id), m);
-      else hits = m.literal === null ? this.scanAll(m.test!) : this.scanLiteral(m.literal, m.test);
+      else hits = m.literal === null ? this.scanAll(m) : this.scanLiteral(m.literal, m.test);
       this.hitCache.set(m, hits);
     }
     return hits;
@@ -79,9 +79,12 @@ export class ConfigText {
     return Int32Array.from(out);
   }
 
-  private scanAll(test: (line: string) => boolean): Int32Array {
+  private scanAll(m: LineMatcher): Int32Array {
+    const { test, testAt } = m;
     const out: number[] = [];
-    for (let i = 0; i < this.lineCount; i++) if (test(this.line(i))) out.push(i);
+    for (let i = 0; i < this.lineCount; i++) {
+      if (testAt ? testAt(this.text, this.starts[i]!, this.end(i)) : test!(this.line(i))) out.push(i);
+    }
     return Int32Array.from(out);
   }
 

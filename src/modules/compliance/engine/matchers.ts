@@ -5,6 +5,7 @@
  */
 import { compileUserPattern, PatternError, type Pattern } from "../../../patterns/user-pattern.ts";
 import { regexSource, type PatternKind } from "./methods.ts";
+import { simpleRegexTest } from "./simple-regex.ts";
 
 export type LineMatcher = {
   /** Same key, same lines matched: lets one evaluation share the work between rules. */
@@ -15,7 +16,7 @@ export type LineMatcher = {
   readonly test: ((line: string) => boolean) | null;
   /**
    * The same test on the line that is `text` from `from` to `to`, without making it a string, where that is
-   * cheaper (an anchored literal: a comparison in place).
+   * cheaper (an anchored literal: a comparison in place; a simple regex: simple-regex.ts).
    */
   readonly testAt?: (text: string, from: number, to: number) => boolean;
 };
@@ -80,7 +81,9 @@ export function regexMatcher(written: string): LineMatcher | { error: string } {
     if (start) return { key, literal, test: (line) => line.startsWith(literal), testAt: (text, from) => text.startsWith(literal, from) };
     return { key, literal, test: (line) => line.endsWith(literal), testAt: (text, from, to) => to - from >= n && text.startsWith(literal, to - n) };
   }
-  return { key, literal: src.caseInsensitive ? null : requiredLiteral(src.source), test: remembered(compiled.test) };
+  const test = remembered(compiled.test);
+  const testAt = src.caseInsensitive ? null : simpleRegexTest(src.source, test);
+  return { key, literal: src.caseInsensitive ? null : requiredLiteral(src.source), test, ...(testAt && { testAt }) };
 }
 
 /** A wildcard (`*` any run, `?` one character) matching a whole line, leading and trailing whitespace aside. */
@@ -90,7 +93,9 @@ export function wildcardMatcher(pattern: string): LineMatcher | { error: string 
   const compiled = compileRegex(source);
   if ("error" in compiled) return compiled;
   const longest = glob.split(/[*?]/).reduce((a, b) => (b.length > a.length ? b : a), "");
-  return { key: `w\0${glob}`, literal: longest || null, test: remembered(compiled.test) };
+  const test = remembered(compiled.test);
+  const testAt = simpleRegexTest(source, test);
+  return { key: `w\0${glob}`, literal: longest || null, test, ...(testAt && { testAt }) };
 }
 
 export function matcherFor(kind: PatternKind, pattern: string): LineMatcher | { error: string } {
