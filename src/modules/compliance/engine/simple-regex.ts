@@ -33,7 +33,7 @@ export function simpleRegexTest(source: string, fallback: (line: string) => bool
   let optional = 0;
   let repeat = 0;
   atoms.forEach((atom, i) => {
-    for (let c = 0; c < ASCII; c++) if (atom.members[c]) matches[c]! |= 1 << i;
+    for (let c = 0; c < ASCII; c++) matches[c]! |= atom.members[c]! << i;
     if (atom.quantifier === "*" || atom.quantifier === "?") optional |= 1 << i;
     if (atom.quantifier === "*" || atom.quantifier === "+") repeat |= 1 << i;
   });
@@ -87,7 +87,7 @@ function parse(source: string): { atoms: Atom[]; start: boolean; end: boolean } 
     } else if ("^$|?*+()]{}".includes(c) || c.charCodeAt(0) >= ASCII) {
       return null;
     } else {
-      members = set((ch) => ch === c.charCodeAt(0));
+      members = one(c.charCodeAt(0));
       i++;
     }
     if (!members || i > last) return null;
@@ -100,7 +100,16 @@ function parse(source: string): { atoms: Atom[]; start: boolean; end: boolean } 
   return atoms.length > 0 ? { atoms, start, end } : null;
 }
 
-const set = (has: (c: number) => boolean) => Uint8Array.from({ length: ASCII }, (_, c) => (has(c) ? 1 : 0));
+function set(has: (c: number) => boolean): Uint8Array {
+  const members = new Uint8Array(ASCII);
+  for (let c = 0; c < ASCII; c++) if (has(c)) members[c] = 1;
+  return members;
+}
+const one = (c: number) => {
+  const members = new Uint8Array(ASCII);
+  members[c] = 1;
+  return members;
+};
 const inRange = (c: number, from: string, to: string) => c >= from.charCodeAt(0) && c <= to.charCodeAt(0);
 
 /** `\x`: punctuation stands for itself; \d \w \s as RE2 defines them; anything else is not taken. */
@@ -109,7 +118,7 @@ function escape(next: string | undefined): Uint8Array | null {
   if (next === "d") return set((c) => inRange(c, "0", "9"));
   if (next === "w") return set((c) => inRange(c, "0", "9") || inRange(c, "a", "z") || inRange(c, "A", "Z") || c === 95);
   if (next === "s") return set((c) => c === 9 || c === 10 || c === 12 || c === 13 || c === 32);
-  if (/^[!-/:-@[-`{-~]$/.test(next)) return set((c) => c === next.charCodeAt(0));
+  if (/^[!-/:-@[-`{-~]$/.test(next)) return one(next.charCodeAt(0));
   return null;
 }
 
