@@ -19,7 +19,8 @@
 const MAX_ATOMS = 30;
 const ASCII = 128;
 
-type Atom = { members: Uint8Array; quantifier: "" | "*" | "+" | "?" };
+/** One character of the sequence: the characters it takes, its quantifier, and the character when it is one literal. */
+type Atom = { members: Uint8Array; quantifier: "" | "*" | "+" | "?"; literal: string | null };
 
 /** The pattern as a test of text[from, to), or null when it is not one this takes (RE2 then tests it). */
 export function simpleRegexTest(source: string, fallback: (line: string) => boolean): ((text: string, from: number, to: number) => boolean) | null {
@@ -47,9 +48,21 @@ export function simpleRegexTest(source: string, fallback: (line: string) => bool
     }
   };
   const initial = closure(1);
+  // Anchored at the start, the literal characters it starts with are compared in place, natively: a policy's
+  // regex is mostly its literal (`^ switchport access vlan ` before `[0-9]+$`).
+  let fixed = 0;
+  while (start && fixed < k && atoms[fixed]!.literal !== null && atoms[fixed]!.quantifier === "") fixed++;
+  const prefix = atoms.slice(0, fixed).map((a) => a.literal).join("");
+  const afterPrefix = closure(1 << fixed);
   return (text, from, to) => {
     let set = initial;
-    for (let i = from; i < to; i++) {
+    let i = from;
+    if (fixed > 0) {
+      if (to - from < fixed || !text.startsWith(prefix, from)) return false;
+      set = afterPrefix;
+      i += fixed;
+    }
+    for (; i < to; i++) {
       if (!end && set & matched) return true;
       const c = text.charCodeAt(i);
       if (c >= ASCII) return fallback(text.slice(from, to));
@@ -73,6 +86,7 @@ function parse(source: string): { atoms: Atom[]; start: boolean; end: boolean } 
   while (i < last) {
     const c = source[i]!;
     let members: Uint8Array | null;
+    let literal: string | null = null;
     if (c === "[") {
       const close = source.indexOf("]", i + 1);
       if (close < 0 || close >= last) return null;
@@ -80,6 +94,7 @@ function parse(source: string): { atoms: Atom[]; start: boolean; end: boolean } 
       i = close + 1;
     } else if (c === "\\") {
       members = escape(source[i + 1]);
+      if (/^[!-/:-@[-`{-~]$/.test(source[i + 1] ?? "")) literal = source[i + 1]!;
       i += 2;
     } else if (c === ".") {
       members = set((ch) => ch !== 10);
@@ -88,13 +103,14 @@ function parse(source: string): { atoms: Atom[]; start: boolean; end: boolean } 
       return null;
     } else {
       members = one(c.charCodeAt(0));
+      literal = c;
       i++;
     }
     if (!members || i > last) return null;
     let quantifier: Atom["quantifier"] = "";
     if (i < last && "*+?".includes(source[i]!)) quantifier = source[i++] as Atom["quantifier"];
     if (i < last && "*+?{".includes(source[i]!)) return null; // lazy, possessive or stacked: not this sequence
-    atoms.push({ members, quantifier });
+    atoms.push({ members, quantifier, literal });
     if (atoms.length > MAX_ATOMS) return null;
   }
   return atoms.length > 0 ? { atoms, start, end } : null;
