@@ -19,8 +19,6 @@ export const MAX_EVIDENCE = 100;
  * line as evidence names it).
  */
 type Unit = { from: number; to: number; header: number | null; name: string | undefined };
-/** failure: null when the unit passed. */
-type UnitOutcome = { passed: boolean; evidence: Evidence[]; failure: UnitFailure | null };
 
 export class Evaluation {
   private tree: Hierarchy | null = null;
@@ -84,41 +82,50 @@ function evaluateRule(rule: PolicyRule, compiled: ScopedRule, ctx: Evaluation): 
   const units = ctx.units(compiled);
   // Each pattern's lines, asked once for every unit (and not at all where a scoped rule has no section).
   const hits = units.length === 0 ? [] : compiled.matchers.map((m) => ctx.config.hits(m));
-  let evidence: Evidence[] = [];
-  const failures: UnitFailure[] = [];
-  const offending: OffendingSection[] = [];
-  let omitted = 0;
-  for (const unit of units) {
-    const outcome = checkUnit(rule, compiled, ctx.config, hits, unit);
-    // A failed rule's evidence is what failed; a passed rule's is what satisfied it.
-    if (outcome.failure !== null) {
-      if (unit.header !== null) offending.push({ line: unit.header + 1, header: unit.name! });
-      if (failures.length === 0) {
-        evidence = [];
-        omitted = 0;
-      }
-      failures.push(outcome.failure);
-    } else if (failures.length > 0) continue;
-    for (const e of outcome.evidence) {
-      if (evidence.length < MAX_EVIDENCE) evidence.push(e);
-      else omitted++;
-    }
-  }
-  const passed = failures.length === 0;
+  const out = new Outcome();
+  for (const unit of units) checkUnit(rule, compiled, ctx.config, hits, unit, out);
+  const passed = out.failures.length === 0;
   const result: RuleResult = {
     index: rule.index,
     description: rule.description,
     method: rule.method,
     passed,
-    evidence,
-    remediation: passed ? null : remediation(ctx, compiled.spec, failures),
+    evidence: out.evidence,
+    remediation: passed ? null : remediation(ctx, compiled.spec, out.failures),
   };
-  if (omitted > 0) result.omitted = omitted;
+  if (out.omitted > 0) result.omitted = out.omitted;
   if (sectioned) {
     result.sectionsChecked = units.length;
-    result.sections = offending;
+    result.sections = out.offending;
   }
   return result;
+}
+
+/**
+ * What a rule's units came to, gathered as they are checked. A failed rule's evidence is what failed; a passed
+ * rule's is what satisfied it: a unit that passes adds its evidence only while no unit has failed.
+ */
+class Outcome {
+  evidence: Evidence[] = [];
+  omitted = 0;
+  readonly failures: UnitFailure[] = [];
+  readonly offending: OffendingSection[] = [];
+  get collecting(): boolean {
+    return this.failures.length === 0;
+  }
+  add(e: Evidence): void {
+    if (this.evidence.length < MAX_EVIDENCE) this.evidence.push(e);
+    else this.omitted++;
+  }
+  /** The unit failed (its evidence is added next): from the first failure on, only failures' evidence is kept. */
+  failed(unit: Unit, failure: UnitFailure): void {
+    if (unit.header !== null) this.offending.push({ line: unit.header + 1, header: unit.name! });
+    if (this.failures.length === 0) {
+      this.evidence = [];
+      this.omitted = 0;
+    }
+    this.failures.push(failure);
+  }
 }
 
 /** The sections a rule applies in: headers matching its path, nested, minus those an unless pattern matches. */
@@ -152,33 +159,46 @@ const found = (config: ConfigText, i: number, section: string | undefined): Evid
 const missing = (pattern: string, section: string | undefined): Evidence =>
   section === undefined ? { line: null, text: pattern } : { line: null, text: pattern, section };
 
-/** `hits`: each of the rule's patterns' lines. */
-function checkUnit(rule: PolicyRule, compiled: CompiledRule, config: ConfigText, hits: Int32Array[], unit: Unit): UnitOutcome {
+/** Where each pattern was found in a unit (reused: evaluation is synchronous). */
+let foundAt = new Int32Array(16);
+
+/** Checks the rule in one unit into `out`. `hits`: each of the rule's patterns' lines. */
+function checkUnit(rule: PolicyRule, compiled: CompiledRule, config: ConfigText, hits: Int32Array[], unit: Unit, out: Outcome): void {
   const { from, to, header, name } = unit;
 
   switch (compiled.spec.mode) {
     case "all":
     case "any": {
-      const evidence: Evidence[] = [];
-      let absent: string[] | null = null;
-      for (let k = 0; k < hits.length; k++) {
-        const h = firstIn(hits[k]!, from, to);
-        if (h >= 0) evidence.push(found(config, h, name));
-        else (absent ??= []).push(rule.patterns[k]!);
+      if (foundAt.length < hits.length) foundAt = new Int32Array(hits.length);
+      let present = 0;
+      for (let k = 0; k < hits.length; k++) if ((foundAt[k] = firstIn(hits[k]!, from, to)) >= 0) present++;
+      const passed = compiled.spec.mode === "all" ? present === hits.length : present > 0;
+      if (passed) {
+        if (out.collecting) for (let k = 0; k < hits.length; k++) if (foundAt[k]! >= 0) out.add(found(config, foundAt[k]!, name));
+        return;
       }
-      const passed = compiled.spec.mode === "all" ? absent === null : evidence.length > 0;
-      if (passed) return { passed, evidence, failure: null };
-      return { passed, evidence: absent!.map((p) => missing(p, name)), failure: { header, missing: absent!, offending: [] } };
+      const absent = rule.patterns.filter((_, k) => foundAt[k]! < 0);
+      out.failed(unit, { header, missing: absent, offending: [] });
+      for (const p of absent) out.add(missing(p, name));
+      return;
     }
     case "none": {
       let lines: number[] = [];
       for (const matched of hits) for (const h of allIn(matched, from, to)) lines.push(h);
-      if (lines.length === 0) return { passed: true, evidence: [], failure: null };
+      if (lines.length === 0) return;
       if (hits.length > 1) lines = [...new Set(lines)].sort((a, b) => a - b);
-      return { passed: false, evidence: lines.map((h) => found(config, h, name)), failure: { header, missing: [], offending: lines } };
+      out.failed(unit, { header, missing: [], offending: lines });
+      for (const h of lines) out.add(found(config, h, name));
+      return;
     }
     case "block": {
-      const failed = (evidence: Evidence[]): UnitOutcome => ({ passed: false, evidence, failure: { header, missing: rule.patterns, offending: [] } });
+      const failed = (evidence: Evidence[]) => {
+        out.failed(unit, { header, missing: rule.patterns, offending: [] });
+        for (const e of evidence) out.add(e);
+      };
+      const passed = (lines: number[]) => {
+        if (out.collecting) for (const h of lines) out.add(found(config, h, name));
+      };
       if (compiled.spec.kind === "block") {
         const first = hits[0]!;
         const last = to - hits.length;
@@ -186,20 +206,20 @@ function checkUnit(rule: PolicyRule, compiled: CompiledRule, config: ConfigText,
           const h = first[k]!;
           let j = 1;
           while (j < hits.length && firstIn(hits[j]!, h + j, h + j + 1) >= 0) j++;
-          if (j === hits.length) return { passed: true, evidence: hits.map((_, j) => found(config, h + j, name)), failure: null };
+          if (j === hits.length) return passed(hits.map((_, j) => h + j));
         }
         return failed(rule.patterns.map((p) => missing(p, name)));
       }
       // flexible: each line after the one before, gaps allowed; taking the earliest match each time is optimal
-      const evidence: Evidence[] = [];
+      const lines: number[] = [];
       let at = from;
       for (let j = 0; j < hits.length; j++) {
         const h = firstIn(hits[j]!, at, to);
-        if (h < 0) return failed([...evidence, ...rule.patterns.slice(j).map((p) => missing(p, name))]);
-        evidence.push(found(config, h, name));
+        if (h < 0) return failed([...lines.map((l) => found(config, l, name)), ...rule.patterns.slice(j).map((p) => missing(p, name))]);
+        lines.push(h);
         at = h + 1;
       }
-      return { passed: true, evidence, failure: null };
+      return passed(lines);
     }
   }
 }
