@@ -24,23 +24,42 @@ describe("simple regexes tested in place answer as RE2 does", () => {
     const never = () => {
       throw new Error("no fallback expected");
     };
-    for (const p of ["^hostname [a-z0-9-]+$", "^ switchport access vlan [0-9]+$", "^snmp-server community [^ ]+ RO [0-9]+$", "^ntp server \\d+\\.\\d+", "permit ip any any$", "^logging host [0-9.]+$", "a\\$"]) {
+    for (const p of [
+      "^hostname [a-z0-9-]+$", "^ switchport access vlan [0-9]+$", "^snmp-server community [^ ]+ RO [0-9]+$", "^ntp server \\d+\\.\\d+",
+      "permit ip any any$", "^logging host [0-9.]+$", "a\\$", "^enable secret (5|8|9) ", "^username [^ ]+ (privilege [0-9]+ )?password ",
+      "^ exec-timeout ([1-9]|1[0-5]) 0$", "a|b", "(?:ab)+c",
+    ]) {
       expect(simpleRegexTest(p, never), p).not.toBeNull();
     }
-    for (const p of ["^enable secret (5|8|9) ", "a{2}", "(?i)x", "a|b", "x+?", "\\Qa\\E", "[[:alpha:]]", "[\\d]", "\\bx", "é", "^$", "a**"]) {
+    for (const p of ["a{2}", "(?i)x", "^a|b", "a|b$", "x+?", "\\Qa\\E", "[[:alpha:]]", "[\\d]", "\\bx", "é", "^$", "a**", "(?P<n>x)", "(?=x)", "(a", "a)", "x".repeat(33)]) {
       expect(simpleRegexTest(p, never), p).toBeNull();
+    }
+  });
+
+  it("with as many pattern characters as it takes, the last one in the integer's sign bit", () => {
+    for (const pattern of [`^${"x".repeat(30)}(a|b)`, `${"x".repeat(29)}(ab|b)+$`, `(x|y)*${"x".repeat(29)}a$`]) {
+      const test = simpleRegexTest(pattern, () => {
+        throw new Error("no fallback expected");
+      })!;
+      const re2 = compileUserPattern(pattern);
+      for (const line of ["x".repeat(30) + "a", "x".repeat(30) + "c", "x".repeat(29) + "a", "x".repeat(31) + "ab", "yx" + "x".repeat(29) + "bab", "x".repeat(29) + "abab"]) {
+        expect(inText(test, line), JSON.stringify({ pattern, line })).toBe(re2.test(line));
+      }
     }
   });
 
   it("on random patterns and lines over a small alphabet, ASCII or not", () => {
     const next = random(18);
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]!;
-    const atoms = ["a", "b", " ", "-", ".", "\\.", "\\d", "\\w", "\\s", "[ab]", "[^ ]", "[a-c0-9]", "[-a]", "[^a-b ]", "1", "\\-"];
+    const atoms = [
+      "a", "b", " ", "-", ".", "\\.", "\\d", "\\w", "\\s", "[ab]", "[^ ]", "[a-c0-9]", "[-a]", "[^a-b ]", "1", "\\-",
+      "(a|b)", "(a|)", "(?:ab|c)", "(a[0-9])", "((a|b)c|d)", "(|b )", "(a*b|b+)",
+    ];
     const chars = ["a", "b", "c", " ", "-", ".", "1", "9", "\t", "_", "\r", "\v", "\f", "é", "😀"];
     let taken = 0;
     for (let round = 0; round < 3000; round++) {
-      const body = Array.from({ length: 1 + Math.floor(next() * 6) }, () => pick(atoms) + pick(["", "", "", "*", "+", "?"])).join("");
-      const pattern = (next() < 0.5 ? "^" : "") + body + (next() < 0.5 ? "$" : "");
+      const piece = () => Array.from({ length: 1 + Math.floor(next() * 5) }, () => pick(atoms) + pick(["", "", "", "*", "+", "?"])).join("");
+      const pattern = next() < 0.15 ? `${piece()}|${piece()}` : (next() < 0.5 ? "^" : "") + piece() + (next() < 0.5 ? "$" : "");
       const re2 = compileUserPattern(pattern);
       let fallbacks = 0;
       const test = simpleRegexTest(pattern, (line) => (fallbacks++, re2.test(line)));
