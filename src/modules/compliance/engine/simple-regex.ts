@@ -41,7 +41,8 @@ export function simpleRegexTest(source: string, fallback: (line: string) => bool
   const matches = new Int32Array(ASCII);
   const follow = new Int32Array(positions.length);
   positions.forEach((node, p) => {
-    for (let c = 0; c < ASCII; c++) matches[c]! |= node.members[c]! << p;
+    if (node.literal !== null) matches[node.literal.charCodeAt(0)]! |= 1 << p;
+    else for (let c = 0; c < ASCII; c++) matches[c]! |= node.members[c]! << p;
   });
   const { nullable, first, last } = glushkov(root, follow);
   // Anchored at the start, the literal characters it starts with are compared in place, natively: a policy's
