@@ -56,7 +56,15 @@ class IndentHierarchy implements Hierarchy {
     const n = this.config.lineCount;
     const d = indentOf(this.config, i);
     let j = i + 1;
-    if (d >= 0) {
+    if (d === 0) {
+      // A top-level header (most are): only a line starting with neither a space nor a tab nor its line break
+      // can end it; indentOf tells whether that one is blank ("\r" alone).
+      const { text } = this.config;
+      for (; j < n; j++) {
+        const c = text.charCodeAt(this.config.start(j));
+        if (c !== SPACE && c !== TAB && c !== NEWLINE && indentOf(this.config, j) === 0) break;
+      }
+    } else if (d > 0) {
       for (; j < n; j++) {
         const e = indentOf(this.config, j);
         if (e >= 0 && e <= d) break;
@@ -88,6 +96,7 @@ class IndentHierarchy implements Hierarchy {
 
 const SPACE = 32;
 const TAB = 9;
+const NEWLINE = 10;
 const CR = 13;
 
 export function hierarchyArrays(config: ConfigText, family: ConfigFamily): HierarchyArrays {
