@@ -11,15 +11,12 @@ export class ConfigText {
   readonly lineCount: number;
   /** starts[i]: offset of line i; starts[lineCount]: one past the end (the offset after a final "\n"). */
   private readonly starts: Int32Array;
-  private readonly hitCache = new Map<LineMatcher, Int32Array>();
   private readonly lines: (string | undefined)[];
-  private readonly scanner: LiteralScanner | null;
   private readonly literalLines: TextIndex | null;
 
   /** With a scanner, the lines and its literals' lines are found in one pass; other literals are searched one by one. */
   constructor(text: string, scanner: LiteralScanner | null = null) {
     this.text = text;
-    this.scanner = scanner;
     if (scanner) {
       const index = scanner.index(text);
       this.lineCount = index.lineCount;
@@ -56,16 +53,13 @@ export class ConfigText {
     return (this.lines[i] ??= this.text.slice(this.starts[i]!, this.end(i)));
   }
 
-  /** The 0-based lines `m` matches, ascending. */
-  hits(m: LineMatcher): Int32Array {
-    let hits = this.hitCache.get(m);
-    if (!hits) {
-      const id = m.literal === null ? undefined : this.scanner?.idOf.get(m.literal);
-      if (id !== undefined) hits = this.filter(this.literalLines!.linesOf(id), m);
-      else hits = m.literal === null ? this.scanAll(m) : this.scanLiteral(m.literal, m.test);
-      this.hitCache.set(m, hits);
-    }
-    return hits;
+  /**
+   * The 0-based lines `m` matches, ascending, worked out anew (the evaluation keeps them). `literalId`: its
+   * literal's id in the scanner (literal-scan.ts), or -1 when the scanner does not find it.
+   */
+  hits(m: LineMatcher, literalId: number): Int32Array {
+    if (literalId >= 0) return this.filter(this.literalLines!.linesOf(literalId), m);
+    return m.literal === null ? this.scanAll(m) : this.scanLiteral(m.literal, m.test);
   }
 
   private filter(lines: Int32Array, m: LineMatcher): Int32Array {

@@ -24,12 +24,20 @@ export class Evaluation {
   private tree: Hierarchy | null = null;
   /** The sections of each distinct scope asked about (rules scoped alike share them). */
   private readonly scoped = new Map<string, Unit[]>();
+  /** Each of the policy's distinct patterns' lines (by its slot), worked out when first asked for. */
+  private readonly matched: (Int32Array | undefined)[];
   readonly whole: Unit[];
   constructor(
     readonly config: ConfigText,
     readonly family: ConfigFamily,
+    private readonly policy: CompiledPolicy,
   ) {
     this.whole = [{ from: 0, to: config.lineCount, header: null, name: undefined }];
+    this.matched = new Array(policy.matchers.length);
+  }
+  /** The lines the pattern in `slot` matches, ascending. */
+  hits(slot: number): Int32Array {
+    return (this.matched[slot] ??= this.config.hits(this.policy.matchers[slot]!, this.policy.literalIds[slot]!));
   }
   get hierarchy(): Hierarchy {
     return (this.tree ??= hierarchy(this.config, this.family));
@@ -42,37 +50,47 @@ export class Evaluation {
   }
 }
 
-/** A compiled rule and its scope's identity (null: the whole text), the same for rules with the same section and unless patterns. */
-type ScopedRule = CompiledRule & { scope: string | null };
+/**
+ * A compiled rule, its patterns', section path's and unless patterns' slots (the policy's distinct patterns,
+ * numbered), and its scope's identity (null: the whole text), the same for rules with the same section and unless patterns.
+ */
+type ScopedRule = CompiledRule & { slots: { matchers: number[]; path: number[]; unless: number[] }; scope: string | null };
 
-type CompiledPolicy = { rules: PolicyRule[]; compiled: ScopedRule[]; scanner: LiteralScanner };
+type CompiledPolicy = {
+  rules: PolicyRule[];
+  compiled: ScopedRule[];
+  scanner: LiteralScanner;
+  /** The distinct patterns by slot, and each one's literal's id in the scanner (-1: not one it finds). */
+  matchers: LineMatcher[];
+  literalIds: Int32Array;
+};
 const compiledPolicies = new WeakMap<ParsedPolicy, CompiledPolicy>();
 
 /** The policy's rules compiled and one scanner for all their literals, made on first use and kept. */
 function compiledPolicy(policy: ParsedPolicy): CompiledPolicy {
   let c = compiledPolicies.get(policy);
   if (!c || c.rules !== policy.rules) {
-    // One matcher object per distinct pattern, so rules sharing a pattern share its lines in an evaluation.
-    const canonical = new Map<string, LineMatcher>();
-    const same = (ms: LineMatcher[]) => ms.map((m) => canonical.get(m.key) ?? (canonical.set(m.key, m), m));
+    // One slot per distinct pattern, so rules sharing a pattern share its lines in an evaluation.
+    const slotOf = new Map<string, number>();
+    const matchers: LineMatcher[] = [];
+    const slots = (ms: LineMatcher[]) => ms.map((m) => slotOf.get(m.key) ?? (slotOf.set(m.key, matchers.length), matchers.push(m) - 1));
     const compiled = policy.rules.map(compiledRule).map((r) => ({
       ...r,
-      matchers: same(r.matchers),
-      path: same(r.path),
-      unless: same(r.unless),
+      slots: { matchers: slots(r.matchers), path: slots(r.path), unless: slots(r.unless) },
       scope: r.path.length === 0 ? null : JSON.stringify([r.path.map((m) => m.key), r.unless.map((m) => m.key)]),
     }));
-    const literals = compiled.flatMap((r) => [...r.matchers, ...r.path, ...r.unless].flatMap((m) => (m.literal === null ? [] : [m.literal])));
-    c = { rules: policy.rules, compiled, scanner: new LiteralScanner(literals) };
+    const scanner = new LiteralScanner(matchers.flatMap((m) => (m.literal === null ? [] : [m.literal])));
+    const literalIds = Int32Array.from(matchers, (m) => (m.literal === null ? -1 : (scanner.idOf.get(m.literal) ?? -1)));
+    c = { rules: policy.rules, compiled, scanner, matchers, literalIds };
     compiledPolicies.set(policy, c);
   }
   return c;
 }
 
 export function evaluatePolicy(policy: ParsedPolicy, config: string, options: EvaluateOptions = {}): PolicyEvaluation {
-  const { compiled, scanner } = compiledPolicy(policy);
-  const ctx = new Evaluation(new ConfigText(config, scanner), options.family ?? "indent");
-  const rules = policy.rules.map((rule, k) => evaluateRule(rule, compiled[k]!, ctx));
+  const compiled = compiledPolicy(policy);
+  const ctx = new Evaluation(new ConfigText(config, compiled.scanner), options.family ?? "indent", compiled);
+  const rules = policy.rules.map((rule, k) => evaluateRule(rule, compiled.compiled[k]!, ctx));
   const passed = rules.reduce((n, r) => n + (r.passed ? 1 : 0), 0);
   return { compliant: passed === rules.length, score: rules.length === 0 ? 100 : Math.floor((passed * 100) / rules.length), rules };
 }
@@ -81,7 +99,7 @@ function evaluateRule(rule: PolicyRule, compiled: ScopedRule, ctx: Evaluation): 
   const sectioned = compiled.scope !== null;
   const units = ctx.units(compiled);
   // Each pattern's lines, asked once for every unit (and not at all where a scoped rule has no section).
-  const hits = units.length === 0 ? [] : compiled.matchers.map((m) => ctx.config.hits(m));
+  const hits = units.length === 0 ? [] : compiled.slots.matchers.map((slot) => ctx.hits(slot));
   const out = new Outcome();
   for (const unit of units) checkUnit(rule, compiled, ctx.config, hits, unit, out);
   const passed = out.failures.length === 0;
@@ -129,12 +147,13 @@ class Outcome {
 }
 
 /** The sections a rule applies in: headers matching its path, nested, minus those an unless pattern matches. */
-function sections(compiled: CompiledRule, ctx: Evaluation): Unit[] {
+function sections(compiled: ScopedRule, ctx: Evaluation): Unit[] {
   const { config } = ctx;
   const { hierarchy } = ctx;
-  let headers: ArrayLike<number> = config.hits(compiled.path[0]!);
-  for (const level of compiled.path.slice(1)) {
-    const hits = config.hits(level);
+  const { path } = compiled.slots;
+  let headers: ArrayLike<number> = ctx.hits(path[0]!);
+  for (const level of path.slice(1)) {
+    const hits = ctx.hits(level);
     const inner = new Set<number>();
     for (let k = 0; k < headers.length; k++) {
       const h = headers[k]!;
@@ -143,7 +162,7 @@ function sections(compiled: CompiledRule, ctx: Evaluation): Unit[] {
     headers = [...inner].sort((a, b) => a - b);
   }
   const units: Unit[] = [];
-  const unless = compiled.unless.map((m) => config.hits(m));
+  const unless = compiled.slots.unless.map((slot) => ctx.hits(slot));
   for (let k = 0; k < headers.length; k++) {
     const h = headers[k]!;
     const end = hierarchy.end(h);
