@@ -1,7 +1,7 @@
 /**
  * One configuration text as an evaluation reads it: split into lines once (as offsets, not strings), and for
- * each matcher the sorted list of lines it matches, computed once and shared by every rule and section that
- * asks. A question about a range of lines (a section's body) is then a binary search, not a rescan.
+ * a matcher the sorted list of lines it matches (the evaluation keeps it for every rule and section that asks).
+ * A question about a range of lines (a section's body) is then a binary search, not a rescan.
  */
 import type { LiteralScanner, TextIndex } from "./literal-scan.ts";
 import type { LineMatcher } from "./matchers.ts";
@@ -66,10 +66,11 @@ export class ConfigText {
     const { test, testAt } = m;
     if (test === null) return lines;
     const out: number[] = [];
-    if (testAt) for (const i of lines) {
-      if (testAt(this.text, this.starts[i]!, this.end(i))) out.push(i);
+    if (testAt) {
+      for (const i of lines) if (testAt(this.text, this.starts[i]!, this.end(i))) out.push(i);
+    } else {
+      for (const i of lines) if (test(this.line(i))) out.push(i);
     }
-    else for (const i of lines) if (test(this.line(i))) out.push(i);
     return Int32Array.from(out);
   }
 

@@ -127,7 +127,7 @@ export class LiteralScanner {
         this.delta[number[s]! * classes + k] = k === newline ? 0 : number[t]! * this.rowBytes;
       }
     }
-    this.outputs = order.map((s) => outputs[s]!);
+    this.outputs = order.map((s) => outputs[s] ?? null);
   }
 
   /** The text's lines and each literal's lines, in one pass over its bytes. */
@@ -199,10 +199,10 @@ export class LiteralScanner {
     const hitsFrom = Int32Array.from(out);
     let steps = written;
     for (let k = 0; k < STREAMS; k++) steps = Math.min(steps, begin[k + 1]! - begin[k]!);
-    const t = textAt;
-    dfa.scan4(t + begin[0]!, t + begin[1]!, t + begin[2]!, t + begin[3]!, steps, out[0]!, out[1]!, out[2]!, out[3]!, this.endsAt);
+    const at = (k: number) => textAt + begin[k]!;
+    dfa.scan4(at(0), at(1), at(2), at(3), steps, out[0]!, out[1]!, out[2]!, out[3]!, this.endsAt);
     const state = new Int32Array(memory, STATE_AT, 2 * STREAMS);
-    for (let k = 0; k < STREAMS; k++) out[k] = dfa.scan1(t + begin[k]! + steps, t + begin[k + 1]!, state[k]!, state[STREAMS + k]!, this.endsAt);
+    for (let k = 0; k < STREAMS; k++) out[k] = dfa.scan1(at(k) + steps, at(k + 1), state[k]!, state[STREAMS + k]!, this.endsAt);
 
     const words = new Int32Array(memory);
     const firstBreak = breaksAt >> 2;
@@ -211,14 +211,14 @@ export class LiteralScanner {
     breaks.reserve(count);
     if (written === chars) for (let b = 0; b < count; b++) breaks.at[breaks.count++] = from + words[firstBreak + b]! - textAt;
     else {
-      for (let b = 0, at = from - 1; b < count; b++) breaks.at[breaks.count++] = at = text.indexOf("\n", at + 1);
+      for (let b = 0, offset = from - 1; b < count; b++) breaks.at[breaks.count++] = offset = text.indexOf("\n", offset + 1);
     }
     // Hits in text order (stretch by stretch, each buffer in address order); each one's line counts the breaks before it.
     let b = 0;
     for (let k = 0; k < STREAMS; k++) {
       for (let e = hitsFrom[k]! >> 2, stop = out[k]! >> 2; e < stop; e += 2) {
-        const at = words[e]!;
-        while (b < count && words[firstBreak + b]! < at) b++;
+        const address = words[e]!;
+        while (b < count && words[firstBreak + b]! < address) b++;
         const line = linesBefore + b;
         for (const id of this.outputs[words[e + 1]! / this.rowBytes]!) {
           if (last[id] !== line) {
