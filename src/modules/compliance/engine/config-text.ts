@@ -1,9 +1,9 @@
 /**
  * One configuration text as an evaluation reads it: split into lines once (as offsets, not strings), and for
- * each matcher the sorted list of lines it matches, computed once and shared by every rule and section that
- * asks. A question about a range of lines (a section's body) is then a binary search, not a rescan.
+ * a matcher the sorted list of lines it matches (the evaluation keeps it for every rule and section that asks).
+ * A question about a range of lines (a section's body) is then a binary search, not a rescan.
  */
-import type { LiteralScanner } from "./literal-scan.ts";
+import type { LiteralScanner, TextIndex } from "./literal-scan.ts";
 import type { LineMatcher } from "./matchers.ts";
 
 export class ConfigText {
@@ -11,20 +11,17 @@ export class ConfigText {
   readonly lineCount: number;
   /** starts[i]: offset of line i; starts[lineCount]: one past the end (the offset after a final "\n"). */
   private readonly starts: Int32Array;
-  private readonly hitCache = new Map<LineMatcher, Int32Array>();
   private readonly lines: (string | undefined)[];
-  private readonly scanner: LiteralScanner | null;
-  private readonly literalLines: number[][] | null;
+  private readonly literalLines: TextIndex | null;
 
   /** With a scanner, the lines and its literals' lines are found in one pass; other literals are searched one by one. */
   constructor(text: string, scanner: LiteralScanner | null = null) {
     this.text = text;
-    this.scanner = scanner;
     if (scanner) {
       const index = scanner.index(text);
       this.lineCount = index.lineCount;
       this.starts = index.starts;
-      this.literalLines = index.literalLines;
+      this.literalLines = index;
     } else {
       let count = 0;
       for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) count++;
@@ -56,28 +53,33 @@ export class ConfigText {
     return (this.lines[i] ??= this.text.slice(this.starts[i]!, this.end(i)));
   }
 
-  /** The 0-based lines `m` matches, ascending. */
-  hits(m: LineMatcher): Int32Array {
-    let hits = this.hitCache.get(m);
-    if (!hits) {
-      const id = m.literal === null ? undefined : this.scanner?.idOf.get(m.literal);
-      if (id !== undefined) hits = this.filter(this.literalLines![id]!, m.test);
-      else hits = m.literal === null ? this.scanAll(m.test!) : this.scanLiteral(m.literal, m.test);
-      this.hitCache.set(m, hits);
-    }
-    return hits;
+  /**
+   * The 0-based lines `m` matches, ascending, worked out anew (the evaluation keeps them). `literalId`: its
+   * literal's id in the scanner (literal-scan.ts), or -1 when the scanner does not find it.
+   */
+  hits(m: LineMatcher, literalId: number): Int32Array {
+    if (literalId >= 0) return this.filter(this.literalLines!.linesOf(literalId), m);
+    return m.literal === null ? this.scanAll(m) : this.scanLiteral(m.literal, m.test);
   }
 
-  private filter(lines: number[], test: ((line: string) => boolean) | null): Int32Array {
-    if (test === null) return Int32Array.from(lines);
+  private filter(lines: Int32Array, m: LineMatcher): Int32Array {
+    const { test, testAt } = m;
+    if (test === null) return lines;
     const out: number[] = [];
-    for (const i of lines) if (test(this.line(i))) out.push(i);
+    if (testAt) {
+      for (const i of lines) if (testAt(this.text, this.starts[i]!, this.end(i))) out.push(i);
+    } else {
+      for (const i of lines) if (test(this.line(i))) out.push(i);
+    }
     return Int32Array.from(out);
   }
 
-  private scanAll(test: (line: string) => boolean): Int32Array {
+  private scanAll(m: LineMatcher): Int32Array {
+    const { test, testAt } = m;
     const out: number[] = [];
-    for (let i = 0; i < this.lineCount; i++) if (test(this.line(i))) out.push(i);
+    for (let i = 0; i < this.lineCount; i++) {
+      if (testAt ? testAt(this.text, this.starts[i]!, this.end(i)) : test!(this.line(i))) out.push(i);
+    }
     return Int32Array.from(out);
   }
 

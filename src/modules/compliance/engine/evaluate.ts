@@ -1,7 +1,7 @@
 /**
  * Evaluating a parsed policy against one configuration text. The text is indexed once (ConfigText), each
  * pattern's matching lines are found once and shared by every rule and section asking (so a 50-rule policy
- * costs about one pass per distinct literal), and the section hierarchy is built only if a rule needs it.
+ * costs about one pass per distinct literal), and the section hierarchy is worked out only where a rule asks.
  */
 import { compiledRule, type CompiledRule } from "./compiled.ts";
 import { allIn, ConfigText, firstIn, lowerBound } from "./config-text.ts";
@@ -14,173 +14,231 @@ import type { ConfigFamily, EvaluateOptions, Evidence, OffendingSection, ParsedP
 /** Evidence entries kept per rule; the rest are counted in RuleResult.omitted. */
 export const MAX_EVIDENCE = 100;
 
-/** What a rule is checked against: the whole text, or one section's body (header: the section's line). */
-type Unit = { from: number; to: number; header: number | null };
-type UnitOutcome = { passed: boolean; evidence: Evidence[]; failure: UnitFailure };
+/**
+ * What a rule is checked against: the whole text, or one section's body (header: the section's line, name: that
+ * line as evidence names it).
+ */
+type Unit = { from: number; to: number; header: number | null; name: string | undefined };
 
 export class Evaluation {
   private tree: Hierarchy | null = null;
+  /** The sections of each distinct scope asked about (rules scoped alike share them). */
+  private readonly scoped = new Map<string, Unit[]>();
+  /** Each of the policy's distinct patterns' lines (by its slot), worked out when first asked for. */
+  private readonly matched: (Int32Array | undefined)[];
+  readonly whole: Unit[];
   constructor(
     readonly config: ConfigText,
     readonly family: ConfigFamily,
-  ) {}
+    private readonly policy: CompiledPolicy,
+  ) {
+    this.whole = [{ from: 0, to: config.lineCount, header: null, name: undefined }];
+    this.matched = new Array(policy.matchers.length);
+  }
+  /** The lines the pattern in `slot` matches, ascending. */
+  hits(slot: number): Int32Array {
+    return (this.matched[slot] ??= this.config.hits(this.policy.matchers[slot]!, this.policy.literalIds[slot]!));
+  }
   get hierarchy(): Hierarchy {
     return (this.tree ??= hierarchy(this.config, this.family));
   }
+  units(rule: ScopedRule): Unit[] {
+    if (rule.scope === null) return this.whole;
+    let units = this.scoped.get(rule.scope);
+    if (!units) this.scoped.set(rule.scope, (units = sections(rule, this)));
+    return units;
+  }
 }
 
-type CompiledPolicy = { rules: PolicyRule[]; compiled: CompiledRule[]; scanner: LiteralScanner };
+/**
+ * A compiled rule, its patterns', section path's and unless patterns' slots (the policy's distinct patterns,
+ * numbered), and its scope's identity (null: the whole text), the same for rules with the same section and unless patterns.
+ */
+type ScopedRule = CompiledRule & { slots: { matchers: number[]; path: number[]; unless: number[] }; scope: string | null };
+
+type CompiledPolicy = {
+  rules: PolicyRule[];
+  compiled: ScopedRule[];
+  scanner: LiteralScanner;
+  /** The distinct patterns by slot, and each one's literal's id in the scanner (-1: not one it finds). */
+  matchers: LineMatcher[];
+  literalIds: Int32Array;
+};
 const compiledPolicies = new WeakMap<ParsedPolicy, CompiledPolicy>();
 
 /** The policy's rules compiled and one scanner for all their literals, made on first use and kept. */
 function compiledPolicy(policy: ParsedPolicy): CompiledPolicy {
   let c = compiledPolicies.get(policy);
   if (!c || c.rules !== policy.rules) {
-    // One matcher object per distinct pattern, so rules sharing a pattern share its lines in an evaluation.
-    const canonical = new Map<string, LineMatcher>();
-    const same = (ms: LineMatcher[]) => ms.map((m) => canonical.get(m.key) ?? (canonical.set(m.key, m), m));
-    const compiled = policy.rules.map(compiledRule).map((r) => ({ ...r, matchers: same(r.matchers), path: same(r.path), unless: same(r.unless) }));
-    const literals = compiled.flatMap((r) => [...r.matchers, ...r.path, ...r.unless].flatMap((m) => (m.literal === null ? [] : [m.literal])));
-    c = { rules: policy.rules, compiled, scanner: new LiteralScanner(literals) };
+    // One slot per distinct pattern, so rules sharing a pattern share its lines in an evaluation.
+    const slotOf = new Map<string, number>();
+    const matchers: LineMatcher[] = [];
+    const slots = (ms: LineMatcher[]) => ms.map((m) => slotOf.get(m.key) ?? (slotOf.set(m.key, matchers.length), matchers.push(m) - 1));
+    const compiled = policy.rules.map(compiledRule).map((r) => ({
+      ...r,
+      slots: { matchers: slots(r.matchers), path: slots(r.path), unless: slots(r.unless) },
+      scope: r.path.length === 0 ? null : JSON.stringify([r.path.map((m) => m.key), r.unless.map((m) => m.key)]),
+    }));
+    const scanner = new LiteralScanner(matchers.flatMap((m) => (m.literal === null ? [] : [m.literal])));
+    const literalIds = Int32Array.from(matchers, (m) => (m.literal === null ? -1 : (scanner.idOf.get(m.literal) ?? -1)));
+    c = { rules: policy.rules, compiled, scanner, matchers, literalIds };
     compiledPolicies.set(policy, c);
   }
   return c;
 }
 
 export function evaluatePolicy(policy: ParsedPolicy, config: string, options: EvaluateOptions = {}): PolicyEvaluation {
-  const { compiled, scanner } = compiledPolicy(policy);
-  const ctx = new Evaluation(new ConfigText(config, scanner), options.family ?? "indent");
-  const rules = policy.rules.map((rule, k) => evaluateRule(rule, compiled[k]!, ctx));
+  const compiled = compiledPolicy(policy);
+  const ctx = new Evaluation(new ConfigText(config, compiled.scanner), options.family ?? "indent", compiled);
+  const rules = policy.rules.map((rule, k) => evaluateRule(rule, compiled.compiled[k]!, ctx));
   const passed = rules.reduce((n, r) => n + (r.passed ? 1 : 0), 0);
   return { compliant: passed === rules.length, score: rules.length === 0 ? 100 : Math.floor((passed * 100) / rules.length), rules };
 }
 
-function evaluateRule(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation): RuleResult {
-  const { config } = ctx;
-  const sectioned = compiled.path.length > 0;
-  const units: Unit[] = sectioned ? sections(compiled, ctx) : [{ from: 0, to: config.lineCount, header: null }];
-  const evidence: Evidence[] = [];
-  const failures: UnitFailure[] = [];
-  const offending: OffendingSection[] = [];
-  let omitted = 0;
-  for (const unit of units) {
-    const outcome = checkUnit(rule, compiled, ctx, unit);
-    if (unit.header !== null) {
-      const section = config.line(unit.header).trim();
-      for (const e of outcome.evidence) e.section = section;
-      if (!outcome.passed) offending.push({ line: unit.header + 1, header: section });
-    }
-    // A failed rule's evidence is what failed; a passed rule's is what satisfied it.
-    if (!outcome.passed) {
-      if (failures.length === 0) {
-        evidence.length = 0;
-        omitted = 0;
-      }
-      failures.push(outcome.failure);
-    } else if (failures.length > 0) continue;
-    for (const e of outcome.evidence) {
-      if (evidence.length < MAX_EVIDENCE) evidence.push(e);
-      else omitted++;
-    }
-  }
-  const passed = failures.length === 0;
+function evaluateRule(rule: PolicyRule, compiled: ScopedRule, ctx: Evaluation): RuleResult {
+  const sectioned = compiled.scope !== null;
+  const units = ctx.units(compiled);
+  // Each pattern's lines, asked once for every unit (and not at all where a scoped rule has no section).
+  const hits = units.length === 0 ? [] : compiled.slots.matchers.map((slot) => ctx.hits(slot));
+  const out = new Outcome();
+  for (const unit of units) checkUnit(rule, compiled, ctx.config, hits, unit, out);
+  const passed = out.failures.length === 0;
   const result: RuleResult = {
     index: rule.index,
     description: rule.description,
     method: rule.method,
     passed,
-    evidence,
-    remediation: passed ? null : remediation(ctx, compiled.spec, failures),
+    evidence: out.evidence,
+    remediation: passed ? null : remediation(ctx, compiled.spec, out.failures),
   };
-  if (omitted > 0) result.omitted = omitted;
+  if (out.omitted > 0) result.omitted = out.omitted;
   if (sectioned) {
     result.sectionsChecked = units.length;
-    result.sections = offending;
+    result.sections = out.offending;
   }
   return result;
 }
 
+/**
+ * What a rule's units came to, gathered as they are checked. A failed rule's evidence is what failed; a passed
+ * rule's is what satisfied it: a unit that passes adds its evidence only while no unit has failed.
+ */
+class Outcome {
+  evidence: Evidence[] = [];
+  omitted = 0;
+  readonly failures: UnitFailure[] = [];
+  readonly offending: OffendingSection[] = [];
+  get collecting(): boolean {
+    return this.failures.length === 0;
+  }
+  add(e: Evidence): void {
+    if (this.evidence.length < MAX_EVIDENCE) this.evidence.push(e);
+    else this.omitted++;
+  }
+  /** The unit failed (its evidence is added next): from the first failure on, only failures' evidence is kept. */
+  failed(unit: Unit, failure: UnitFailure): void {
+    if (unit.header !== null) this.offending.push({ line: unit.header + 1, header: unit.name! });
+    if (this.failures.length === 0) {
+      this.evidence = [];
+      this.omitted = 0;
+    }
+    this.failures.push(failure);
+  }
+}
+
 /** The sections a rule applies in: headers matching its path, nested, minus those an unless pattern matches. */
-function sections(compiled: CompiledRule, ctx: Evaluation): Unit[] {
+function sections(compiled: ScopedRule, ctx: Evaluation): Unit[] {
   const { config } = ctx;
-  const { end } = ctx.hierarchy;
-  let headers: ArrayLike<number> = config.hits(compiled.path[0]!);
-  for (const level of compiled.path.slice(1)) {
-    const hits = config.hits(level);
+  const { hierarchy } = ctx;
+  const { path } = compiled.slots;
+  let headers: ArrayLike<number> = ctx.hits(path[0]!);
+  for (const level of path.slice(1)) {
+    const hits = ctx.hits(level);
     const inner = new Set<number>();
     for (let k = 0; k < headers.length; k++) {
       const h = headers[k]!;
-      for (const c of allIn(hits, h + 1, end[h]!)) inner.add(c);
+      for (const c of allIn(hits, h + 1, hierarchy.end(h))) inner.add(c);
     }
     headers = [...inner].sort((a, b) => a - b);
   }
   const units: Unit[] = [];
+  const unless = compiled.slots.unless.map((slot) => ctx.hits(slot));
   for (let k = 0; k < headers.length; k++) {
     const h = headers[k]!;
-    if (compiled.unless.some((m) => firstIn(config.hits(m), h, end[h]!) >= 0)) continue;
-    units.push({ from: h + 1, to: end[h]!, header: h });
+    const end = hierarchy.end(h);
+    if (unless.some((lines) => firstIn(lines, h, end) >= 0)) continue;
+    units.push({ from: h + 1, to: end, header: h, name: config.line(h).trim() });
   }
   return units;
 }
 
-const found = (config: ConfigText, i: number): Evidence => ({ line: i + 1, text: config.line(i) });
-const missing = (pattern: string): Evidence => ({ line: null, text: pattern });
+/** Evidence for line i, in the unit's section if it has one (and then with the key, else without). */
+const found = (config: ConfigText, i: number, section: string | undefined): Evidence =>
+  section === undefined ? { line: i + 1, text: config.line(i) } : { line: i + 1, text: config.line(i), section };
+const missing = (pattern: string, section: string | undefined): Evidence =>
+  section === undefined ? { line: null, text: pattern } : { line: null, text: pattern, section };
 
-function checkUnit(rule: PolicyRule, compiled: CompiledRule, ctx: Evaluation, unit: Unit): UnitOutcome {
-  const { config } = ctx;
-  const { from, to } = unit;
-  const failure: UnitFailure = { header: unit.header, missing: [], offending: [] };
-  const { matchers } = compiled;
+/** Where each pattern was found in a unit (reused: evaluation is synchronous). */
+let foundAt = new Int32Array(16);
+
+/** Checks the rule in one unit into `out`. `hits`: each of the rule's patterns' lines. */
+function checkUnit(rule: PolicyRule, compiled: CompiledRule, config: ConfigText, hits: Int32Array[], unit: Unit, out: Outcome): void {
+  const { from, to, header, name } = unit;
 
   switch (compiled.spec.mode) {
     case "all":
     case "any": {
-      const evidence: Evidence[] = [];
-      const absent: Evidence[] = [];
-      for (let k = 0; k < matchers.length; k++) {
-        const h = firstIn(config.hits(matchers[k]!), from, to);
-        if (h >= 0) evidence.push(found(config, h));
-        else {
-          absent.push(missing(rule.patterns[k]!));
-          failure.missing.push(rule.patterns[k]!);
-        }
+      if (foundAt.length < hits.length) foundAt = new Int32Array(hits.length);
+      let present = 0;
+      for (let k = 0; k < hits.length; k++) if ((foundAt[k] = firstIn(hits[k]!, from, to)) >= 0) present++;
+      const passed = compiled.spec.mode === "all" ? present === hits.length : present > 0;
+      if (passed) {
+        if (out.collecting) for (let k = 0; k < hits.length; k++) if (foundAt[k]! >= 0) out.add(found(config, foundAt[k]!, name));
+        return;
       }
-      const passed = compiled.spec.mode === "all" ? absent.length === 0 : evidence.length > 0;
-      return { passed, evidence: passed ? evidence : absent, failure };
+      const absent = rule.patterns.filter((_, k) => foundAt[k]! < 0);
+      out.failed(unit, { header, missing: absent, offending: [] });
+      for (const p of absent) out.add(missing(p, name));
+      return;
     }
     case "none": {
       let lines: number[] = [];
-      for (const m of matchers) for (const h of allIn(config.hits(m), from, to)) lines.push(h);
-      if (matchers.length > 1) lines = [...new Set(lines)].sort((a, b) => a - b);
-      failure.offending = lines;
-      const evidence: Evidence[] = [];
-      for (const h of lines) evidence.push(found(config, h));
-      return { passed: lines.length === 0, evidence, failure };
+      for (const matched of hits) for (const h of allIn(matched, from, to)) lines.push(h);
+      if (lines.length === 0) return;
+      if (hits.length > 1) lines = [...new Set(lines)].sort((a, b) => a - b);
+      out.failed(unit, { header, missing: [], offending: lines });
+      for (const h of lines) out.add(found(config, h, name));
+      return;
     }
     case "block": {
-      failure.missing = rule.patterns;
-      const hits = matchers.map((m) => config.hits(m));
+      const failed = (evidence: Evidence[]) => {
+        out.failed(unit, { header, missing: rule.patterns, offending: [] });
+        for (const e of evidence) out.add(e);
+      };
+      const passed = (lines: number[]) => {
+        if (out.collecting) for (const h of lines) out.add(found(config, h, name));
+      };
       if (compiled.spec.kind === "block") {
         const first = hits[0]!;
-        const last = to - matchers.length;
+        const last = to - hits.length;
         for (let k = lowerBound(first, from); k < first.length && first[k]! <= last; k++) {
           const h = first[k]!;
           let j = 1;
           while (j < hits.length && firstIn(hits[j]!, h + j, h + j + 1) >= 0) j++;
-          if (j === hits.length) return { passed: true, evidence: hits.map((_, j) => found(config, h + j)), failure };
+          if (j === hits.length) return passed(hits.map((_, j) => h + j));
         }
-        return { passed: false, evidence: rule.patterns.map(missing), failure };
+        return failed(rule.patterns.map((p) => missing(p, name)));
       }
       // flexible: each line after the one before, gaps allowed; taking the earliest match each time is optimal
-      const evidence: Evidence[] = [];
+      const lines: number[] = [];
       let at = from;
       for (let j = 0; j < hits.length; j++) {
         const h = firstIn(hits[j]!, at, to);
-        if (h < 0) return { passed: false, evidence: [...evidence, ...rule.patterns.slice(j).map(missing)], failure };
-        evidence.push(found(config, h));
+        if (h < 0) return failed([...lines.map((l) => found(config, l, name)), ...rule.patterns.slice(j).map((p) => missing(p, name))]);
+        lines.push(h);
         at = h + 1;
       }
-      return { passed: true, evidence, failure };
+      return passed(lines);
     }
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigText } from "./config-text.ts";
-import { LiteralScanner } from "./literal-scan.ts";
+import { LiteralScanner, type TextIndex } from "./literal-scan.ts";
 
 /** A small deterministic generator (mulberry32), so a failure reproduces. */
 function random(seed: number) {
@@ -27,7 +27,7 @@ describe("the one-pass literal scan finds exactly the lines indexOf would", () =
       "interface Vlan1", "snmp-server community x", "é interface", "shutdown",
     ].join("\n");
     const scanner = new LiteralScanner(literals);
-    const got = scanner.literals.map((l) => scanner.index(text).literalLines[scanner.idOf.get(l)!]);
+    const got = scanner.literals.map((l) => Array.from(scanner.index(text).linesOf(scanner.idOf.get(l)!)));
     expect(got).toEqual(reference(text, scanner.literals));
   });
 
@@ -40,7 +40,7 @@ describe("the one-pass literal scan finds exactly the lines indexOf would", () =
       const text = Array.from({ length: Math.floor(next() * 400) }, () => alphabet[Math.floor(next() * alphabet.length)]).join("");
       const scanner = new LiteralScanner(literals);
       const index = scanner.index(text);
-      expect(index.literalLines, JSON.stringify({ literals, text })).toEqual(reference(text, scanner.literals));
+      expect(linesOfLiterals(scanner, index), JSON.stringify({ literals, text })).toEqual(reference(text, scanner.literals));
       expect(linesOf(index), JSON.stringify(text)).toEqual(linesOf(new ConfigText(text)));
     }
   });
@@ -54,8 +54,23 @@ describe("the one-pass literal scan finds exactly the lines indexOf would", () =
       const literals = ["shutdown", "ntp server", "community", "interface Gi", "Gi1/0/ interface"];
       const scanner = new LiteralScanner(literals);
       const index = scanner.index(text);
-      expect(index.literalLines).toEqual(reference(text, scanner.literals));
+      expect(linesOfLiterals(scanner, index)).toEqual(reference(text, scanner.literals));
       expect(linesOf(index)).toEqual(linesOf(new ConfigText(text)));
+    }
+  });
+});
+
+describe("line breaks are found 16 bytes at a time", () => {
+  it("at every position of a 16-byte block, and none from what an earlier, longer text left past the end", () => {
+    const scanner = new LiteralScanner(["ab"]);
+    for (let length = 0; length <= 70; length++) {
+      for (let at = 0; at < length; at++) {
+        scanner.index("\n".repeat(200)); // leaves line breaks in the memory past the shorter text below
+        const text = "ab".repeat(length).slice(0, length).split("").map((c, i) => (i === at || i === length - 1 - (at % 5) ? "\n" : c)).join("");
+        const index = scanner.index(text);
+        expect(linesOf(index), JSON.stringify(text)).toEqual(linesOf(new ConfigText(text)));
+        expect(linesOfLiterals(scanner, index)).toEqual(reference(text, scanner.literals));
+      }
     }
   });
 });
@@ -63,3 +78,6 @@ describe("the one-pass literal scan finds exactly the lines indexOf would", () =
 /** Line count and every line's start, as ConfigText counts them (with no scanner: its own indexOf pass). */
 const linesOf = (lines: { lineCount: number } & ({ starts: Int32Array } | { start(i: number): number })) =>
   Array.from({ length: lines.lineCount + 1 }, (_, i) => ("starts" in lines ? lines.starts[i] : lines.start(i)));
+
+/** Each of the scanner's literals' lines, in the order of its `literals`. */
+const linesOfLiterals = (scanner: LiteralScanner, index: TextIndex) => scanner.literals.map((_, id) => Array.from(index.linesOf(id)));

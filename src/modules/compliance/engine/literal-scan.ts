@@ -10,7 +10,8 @@
  * The automaton runs in WebAssembly (dfa-wasm.ts) over the text's UTF-8 bytes: literals are ASCII and every
  * byte of a multi-byte character is >= 0x80, in no literal, so the matches are the same as over UTF-16. The
  * bytes are cut at line starts into four stretches stepped side by side: one automaton's step waits for the
- * load of the step before it, four independent ones overlap in the CPU.
+ * load of the step before it, four independent ones overlap in the CPU. Line breaks are found by a separate
+ * SIMD pass; a hit's line is the number of breaks before it.
  */
 import { CLASS_AT, DELTA_AT, dfaModule, STATE_AT } from "./dfa-wasm.ts";
 
@@ -22,13 +23,20 @@ const WINDOW = 1 << 18;
 const NEWLINE = 10;
 
 /** A text's lines (as ConfigText counts them) and the lines each literal occurs on. */
-export type TextIndex = {
-  lineCount: number;
-  /** Offset of each line's first character and, last, one past the end (the offset after a final "\n"). */
-  starts: Int32Array;
-  /** For each literal (by its id), the ascending 0-based lines containing it. */
-  literalLines: number[][];
-};
+export class TextIndex {
+  constructor(
+    readonly lineCount: number,
+    /** Offset of each line's first character and, last, one past the end (the offset after a final "\n"). */
+    readonly starts: Int32Array,
+    /** Every literal's lines, literal by literal: literal `id`'s are lines[from[id]] to lines[from[id + 1]]. */
+    private readonly lines: Int32Array,
+    private readonly from: Int32Array,
+  ) {}
+  /** The ascending 0-based lines containing the literal `id`. */
+  linesOf(id: number): Int32Array {
+    return this.lines.subarray(this.from[id]!, this.from[id + 1]!);
+  }
+}
 
 export class LiteralScanner {
   /** The literals this scanner finds; the others are not its business. */
@@ -37,14 +45,16 @@ export class LiteralScanner {
   readonly idOf = new Map<string, number>();
   /**
    * Transitions, `classes` per state, as dfa-wasm.ts reads them: characters are mapped to classes first (those
-   * in no literal: class 0; "\n" has a class of its own); an entry is the next state's row as a byte offset
-   * (state * classes * 4) shifted left twice, bit 1 set for a line break, bit 0 when some literal ends there.
+   * in no literal: class 0; "\n" has a class of its own, back to the start); an entry is the next state's row
+   * as a byte offset (state * classes * 4). States where a literal ends are numbered last, from `endsAt` on.
    */
   private readonly delta: Int32Array;
   private readonly rowBytes: number;
+  /** The first row of a state where some literal ends. */
+  private readonly endsAt: number;
   /** Every byte's class times 4 (its column's byte offset in a row), as dfa-wasm.ts reads it. */
   private readonly classOf = new Int32Array(256);
-  /** Per state, the literals (indexes into `literals`) that end there, or null. */
+  /** Per state (by its number in `delta`), the literals (indexes into `literals`) that end there, or null. */
   private readonly outputs: (number[] | null)[];
 
   constructor(candidates: Iterable<string>) {
@@ -104,40 +114,61 @@ export class LiteralScanner {
       this.classOf[c] = classOf[c]! * 4;
     }
     this.rowBytes = classes * 4;
+    // Renumbered: states where no literal ends first (the start stays 0), then those where one does.
+    const order = [...goto.keys()].sort((a, b) => Number(outputs[a] !== null) - Number(outputs[b] !== null));
+    const number = new Int32Array(goto.length);
+    order.forEach((s, k) => (number[s] = k));
+    this.endsAt = order.findIndex((s) => outputs[s] !== null) * this.rowBytes;
+    if (this.endsAt < 0) this.endsAt = goto.length * this.rowBytes; // no literal: no row is a hit
     this.delta = new Int32Array(goto.length * classes);
     for (let s = 0; s < goto.length; s++) {
       for (let k = 0; k < classes; k++) {
         const t = delta[s * ALPHABET + representative[k]!]!;
-        this.delta[s * classes + k] = k === newline ? 2 : ((t * this.rowBytes) << 2) | (outputs[t] ? 1 : 0);
+        this.delta[number[s]! * classes + k] = k === newline ? 0 : number[t]! * this.rowBytes;
       }
     }
-    this.outputs = outputs;
+    this.outputs = order.map((s) => outputs[s] ?? null);
   }
 
   /** The text's lines and each literal's lines, in one pass over its bytes. */
   index(text: string): TextIndex {
-    const found: number[][] = this.literals.map(() => []);
-    const last = new Int32Array(this.literals.length).fill(-1);
-    const lineEnds = new LineEnds();
+    const n = this.literals.length;
+    if (last.length < n) last = new Int32Array(n);
+    last.fill(-1, 0, n);
+    breaks.count = 0;
+    hits.count = 0;
     for (let from = 0; from < text.length; ) {
       // A window of whole lines, about WINDOW characters (at least one line, however long).
       const cut = from + WINDOW < text.length ? text.indexOf("\n", from + WINDOW) : -1;
       const to = cut < 0 ? text.length : cut + 1;
-      this.scanWindow(text, from, to, lineEnds, found, last);
+      this.scanWindow(text, from, to);
       from = to;
     }
+    // Line starts: 0, the offset after each break but the last, and the end (the offset after a final "\n").
     const trailing = text.length > 0 && text.charCodeAt(text.length - 1) !== NEWLINE;
-    const starts = lineEnds.starts(text.length + (trailing ? 1 : 0));
-    return { lineCount: starts.length - 1, starts, literalLines: found };
+    const lineCount = breaks.count + (trailing ? 1 : 0);
+    const starts = new Int32Array(lineCount + 1);
+    for (let i = 1; i < lineCount; i++) starts[i] = breaks.at[i - 1]! + 1;
+    starts[lineCount] = text.length + (trailing ? 1 : 0);
+    // Hits (literal, line) in text order, sorted by literal by counting: each literal's lines stay ascending.
+    const from = new Int32Array(n + 1);
+    for (let h = 0; h < hits.count; h += 2) from[hits.at[h]! + 1]! += 1;
+    for (let id = 0; id < n; id++) from[id + 1]! += from[id]!;
+    const lines = new Int32Array(hits.count >> 1);
+    const next = from.slice(0, n);
+    for (let h = 0; h < hits.count; h += 2) lines[next[hits.at[h]!]!++] = hits.at[h + 1]!;
+    return new TextIndex(lineCount, starts, lines, from);
   }
 
-  /** Characters [from, to) of `text`, whole lines: encoded into the module's memory, scanned, events taken in. */
-  private scanWindow(text: string, from: number, to: number, lineEnds: LineEnds, found: number[][], last: Int32Array): void {
+  /** Characters [from, to) of `text`, whole lines: encoded into the module's memory, scanned, hits taken in. */
+  private scanWindow(text: string, from: number, to: number): void {
     const dfa = dfaModule();
     const chars = to - from;
     const textAt = DELTA_AT + this.delta.byteLength;
-    const eventsAt = textAt + ((chars * 3 + 3) & ~3);
-    const needed = eventsAt + chars * 3 * 4 + 4; // at most one event (one i32) per byte, and one written past
+    // The text's bytes (and 16 zeroes the newline pass may read past them), each break's address, the hits.
+    const breaksAt = textAt + ((chars * 3 + 16 + 3) & ~3);
+    const hitsAt = breaksAt + chars * 3 * 4;
+    const needed = hitsAt + chars * 3 * 8 + STREAMS * 8; // at most one hit (two i32) per byte
     if (dfa.memory.buffer.byteLength < needed) dfa.memory.grow(Math.ceil((needed - dfa.memory.buffer.byteLength) / 65536));
     const memory = dfa.memory.buffer;
     if (loaded !== this || loadedInto !== memory) {
@@ -146,12 +177,14 @@ export class LiteralScanner {
       loaded = this;
       loadedInto = memory;
     }
-    const bytes = new Uint8Array(memory, textAt, chars * 3);
+    const bytes = new Uint8Array(memory, textAt, chars * 3 + 16);
     const written = encoder.encodeInto(from === 0 && to === text.length ? text : text.substring(from, to), bytes).written;
+    bytes.fill(0, written, written + 16);
+    const breaksEnd = dfa.newlines(textAt, textAt + written, breaksAt);
 
     // Four stretches of about equal bytes, each starting at a line start (where the automaton is at its start),
     // stepped side by side for as long as the shortest lasts; what is left of each is stepped alone. Stretch k
-    // writes its events in its own buffer, so each buffer is in address order.
+    // writes its hits in its own buffer, so each buffer is in address order.
     const begin = new Int32Array(STREAMS + 1);
     for (let k = 1; k < STREAMS; k++) {
       const nl = bytes.subarray(0, written).indexOf(NEWLINE, Math.max(begin[k - 1]!, Math.floor((written * k) / STREAMS)));
@@ -159,63 +192,64 @@ export class LiteralScanner {
     }
     begin[STREAMS] = written;
     const out = new Int32Array(STREAMS);
-    for (let k = 0, at = eventsAt; k < STREAMS; k++) {
+    for (let k = 0, at = hitsAt; k < STREAMS; k++) {
       out[k] = at;
-      at += (begin[k + 1]! - begin[k]!) * 4 + 4; // every step writes, an event or not: room for one past the last
+      at += (begin[k + 1]! - begin[k]!) * 8 + 8;
     }
-    const eventsFrom = Int32Array.from(out);
+    const hitsFrom = Int32Array.from(out);
     let steps = written;
     for (let k = 0; k < STREAMS; k++) steps = Math.min(steps, begin[k + 1]! - begin[k]!);
-    dfa.scan4(textAt + begin[0]!, textAt + begin[1]!, textAt + begin[2]!, textAt + begin[3]!, steps, out[0]!, out[1]!, out[2]!, out[3]!);
+    const at = (k: number) => textAt + begin[k]!;
+    dfa.scan4(at(0), at(1), at(2), at(3), steps, out[0]!, out[1]!, out[2]!, out[3]!, this.endsAt);
     const state = new Int32Array(memory, STATE_AT, 2 * STREAMS);
-    for (let k = 0; k < STREAMS; k++) out[k] = dfa.scan1(textAt + begin[k]! + steps, textAt + begin[k + 1]!, state[k]!, state[STREAMS + k]!);
+    for (let k = 0; k < STREAMS; k++) out[k] = dfa.scan1(at(k) + steps, at(k + 1), state[k]!, state[STREAMS + k]!, this.endsAt);
 
-    // Events in text order: stretch by stretch, each buffer in address order.
-    const events = new Int32Array(memory);
-    const ascii = written === chars;
+    const words = new Int32Array(memory);
+    const firstBreak = breaksAt >> 2;
+    const count = (breaksEnd - breaksAt) >> 2;
+    const linesBefore = breaks.count;
+    breaks.reserve(count);
+    if (written === chars) for (let b = 0; b < count; b++) breaks.at[breaks.count++] = from + words[firstBreak + b]! - textAt;
+    else {
+      for (let b = 0, offset = from - 1; b < count; b++) breaks.at[breaks.count++] = offset = text.indexOf("\n", offset + 1);
+    }
+    // Hits in text order (stretch by stretch, each buffer in address order); each one's line counts the breaks before it.
+    let b = 0;
     for (let k = 0; k < STREAMS; k++) {
-      for (let e = eventsFrom[k]! >> 2, stop = out[k]! >> 2; e < stop; e++) {
-        const event = events[e]!;
-        if ((event & 3) === 2) lineEnds.add(ascii ? from + (event >>> 2) - textAt : text.indexOf("\n", lineEnds.lastEnd + 1));
-        else this.record(event >> 2, lineEnds.count, found, last);
-      }
-    }
-  }
-
-  /** The literals ending in the state at byte offset `row` occur on `line`. */
-  private record(row: number, line: number, found: number[][], last: Int32Array): void {
-    for (const id of this.outputs[row / this.rowBytes]!) {
-      if (last[id] !== line) {
-        last[id] = line;
-        found[id]!.push(line);
+      for (let e = hitsFrom[k]! >> 2, stop = out[k]! >> 2; e < stop; e += 2) {
+        const address = words[e]!;
+        while (b < count && words[firstBreak + b]! < address) b++;
+        const line = linesBefore + b;
+        for (const id of this.outputs[words[e + 1]! / this.rowBytes]!) {
+          if (last[id] !== line) {
+            last[id] = line;
+            hits.reserve(2);
+            hits.at[hits.count++] = id;
+            hits.at[hits.count++] = line;
+          }
+        }
       }
     }
   }
 }
 
-/** The offsets of a text's line breaks as they are found, in order; then its line starts. */
-class LineEnds {
-  private ends = new Int32Array(1024);
+/** An Int32Array that grows, kept from one text to the next: indexing a text allocates only what it returns. */
+class Growing {
+  at = new Int32Array(4096);
   count = 0;
-  lastEnd = -1;
-  add(offset: number): void {
-    if (this.count === this.ends.length) {
-      const grown = new Int32Array(this.ends.length * 2);
-      grown.set(this.ends);
-      this.ends = grown;
-    }
-    this.ends[this.count++] = this.lastEnd = offset;
-  }
-  /** 0, the offset after each break but the last, and `end`: ConfigText's line starts. */
-  starts(end: number): Int32Array {
-    const trailing = end > (this.count > 0 ? this.lastEnd + 1 : 0);
-    const lines = this.count + (trailing ? 1 : 0);
-    const starts = new Int32Array(lines + 1);
-    for (let i = 1; i < lines; i++) starts[i] = this.ends[i - 1]! + 1;
-    starts[lines] = end;
-    return starts;
+  /** Room for `more` entries past `count`. */
+  reserve(more: number): void {
+    if (this.count + more <= this.at.length) return;
+    const grown = new Int32Array(Math.max(this.at.length * 2, this.count + more));
+    grown.set(this.at.subarray(0, this.count));
+    this.at = grown;
   }
 }
+/** The text's line breaks (character offsets), and its hits as (literal, line) pairs; index() is never re-entered. */
+const breaks = new Growing();
+const hits = new Growing();
+/** Per literal, the last line it was found on (a literal found twice on a line is one hit). */
+let last = new Int32Array(64);
 
 const encoder = new TextEncoder();
 /** The scanner whose tables are in the module's memory (and that memory: growing it makes a new buffer). */

@@ -5,6 +5,7 @@
  */
 import { compileUserPattern, PatternError, type Pattern } from "../../../patterns/user-pattern.ts";
 import { regexSource, type PatternKind } from "./methods.ts";
+import { simpleRegexTest } from "./simple-regex.ts";
 
 export type LineMatcher = {
   /** Same key, same lines matched: lets one evaluation share the work between rules. */
@@ -13,6 +14,11 @@ export type LineMatcher = {
   readonly literal: string | null;
   /** The full test for a candidate line; null when containing `literal` is the whole test. */
   readonly test: ((line: string) => boolean) | null;
+  /**
+   * The same test on the line that is `text` from `from` to `to`, without making it a string, where that is
+   * cheaper (an anchored literal: a comparison in place; a simple regex: simple-regex.ts).
+   */
+  readonly testAt?: (text: string, from: number, to: number) => boolean;
 };
 
 export const normalizeSpaces = (line: string) => line.trim().replace(/[ \t]+/g, " ");
@@ -41,11 +47,19 @@ function remembered(test: (line: string) => boolean): (line: string) => boolean 
     let answer = answers.get(line);
     if (answer === undefined) {
       if (answers.size >= REMEMBERED_LINES) answers.clear();
-      answers.set(line, (answer = test(line)));
+      answers.set(ownCopy(line), (answer = test(line)));
     }
     return answer;
   };
 }
+
+/**
+ * The line as a string of its own. A line is a slice of its configuration, and V8 keeps a slice as a pointer
+ * into the whole text: remembered as it is, one device's `hostname` line kept that device's 30 KB text alive,
+ * and the old-generation collections of thousands of such texts cost a fleet check more than its regexes.
+ * Prefixing makes V8 copy the characters; the slice after it points into that short copy only.
+ */
+const ownCopy = (line: string) => ` ${line}`.slice(1);
 
 const escapeRegex = (s: string) => s.replace(/[\\^$.|?*+()[\]{}]/g, "\\$&");
 
@@ -60,10 +74,16 @@ export function regexMatcher(written: string): LineMatcher | { error: string } {
   const plain = src.caseInsensitive ? null : /^(\^?)([^\\^$.|?*+()[\]{}]+)(\$?)$/.exec(src.source);
   if (plain) {
     const [, start, literal, end] = plain as unknown as [string, string, string, string];
-    const test = start && end ? (line: string) => line === literal : start ? (line: string) => line.startsWith(literal) : end ? (line: string) => line.endsWith(literal) : null;
-    return { key, literal, test };
+    if (!start && !end) return { key, literal, test: null };
+    // The literal holds no line break, so where it starts in the text at the line's start, it is within the line.
+    const n = literal.length;
+    if (start && end) return { key, literal, test: (line) => line === literal, testAt: (text, from, to) => to - from === n && text.startsWith(literal, from) };
+    if (start) return { key, literal, test: (line) => line.startsWith(literal), testAt: (text, from) => text.startsWith(literal, from) };
+    return { key, literal, test: (line) => line.endsWith(literal), testAt: (text, from, to) => to - from >= n && text.startsWith(literal, to - n) };
   }
-  return { key, literal: src.caseInsensitive ? null : requiredLiteral(src.source), test: remembered(compiled.test) };
+  const test = remembered(compiled.test);
+  const testAt = src.caseInsensitive ? null : simpleRegexTest(src.source, test);
+  return { key, literal: src.caseInsensitive ? null : requiredLiteral(src.source), test, ...(testAt && { testAt }) };
 }
 
 /** A wildcard (`*` any run, `?` one character) matching a whole line, leading and trailing whitespace aside. */
@@ -73,7 +93,9 @@ export function wildcardMatcher(pattern: string): LineMatcher | { error: string 
   const compiled = compileRegex(source);
   if ("error" in compiled) return compiled;
   const longest = glob.split(/[*?]/).reduce((a, b) => (b.length > a.length ? b : a), "");
-  return { key: `w\0${glob}`, literal: longest || null, test: remembered(compiled.test) };
+  const test = remembered(compiled.test);
+  const testAt = simpleRegexTest(source, test);
+  return { key: `w\0${glob}`, literal: longest || null, test, ...(testAt && { testAt }) };
 }
 
 export function matcherFor(kind: PatternKind, pattern: string): LineMatcher | { error: string } {

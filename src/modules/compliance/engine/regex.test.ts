@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { evaluatePolicy, parsePolicy } from "./index.ts";
 import { requiredLiteral } from "./matchers.ts";
@@ -34,6 +36,7 @@ describe("literal prefilters never change what a regex matches", () => {
     "a+b literal a.b aab",
     "colour color colr",
     "x{2} xx",
+    "logging trap informational, ending",
     "end",
   ].join("\n");
   const lines = config.split("\n");
@@ -68,9 +71,11 @@ describe("literal prefilters never change what a regex matches", () => {
   ])("%s", (pattern) => {
     const { policy, problems } = parsePolicy(`// Description: p\n#[must_not_match_regex]\n${pattern}\n`);
     expect(problems).toEqual([]);
-    const got = evaluatePolicy(policy, config).rules[0]!.evidence.map((e) => e.line);
     const reference = new RegExp(pattern.replace("(?i)", ""), pattern.startsWith("(?i)") ? "i" : "");
-    expect(got).toEqual(lines.flatMap((l, i) => (reference.test(l) ? [i + 1] : [])));
+    for (const text of [config, config.replaceAll("\n", "\r\n"), `${config}\r\n`]) {
+      const got = evaluatePolicy(policy, text).rules[0]!.evidence.map((e) => e.line);
+      expect(got, JSON.stringify(text.slice(-3))).toEqual(lines.flatMap((l, i) => (reference.test(l) ? [i + 1] : [])));
+    }
   });
 
   it("remembering a regex's answer per line changes no result, past its bound and across evaluations", () => {
@@ -85,6 +90,22 @@ describe("literal prefilters never change what a regex matches", () => {
       expect(rule.evidence.map((e) => e.line)).toEqual(expected.slice(0, rule.evidence.length));
       expect(rule.evidence.length + (rule.omitted ?? 0)).toBe(expected.length);
     }
+  });
+
+  it("remembering a line's answer does not keep its configuration text alive", () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const { policy } = parsePolicy("// Description: p\n#[must_match_regex]\n^hostname [a-z0-9-]+$\n");
+    const filler = "interface GigabitEthernet1/0/1\n description user port\n".repeat(20_000); // about 1 MB
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 60; i++) {
+      // each device's own hostname: a line the matcher has not seen, so it remembers it
+      expect(evaluatePolicy(policy, `hostname device-number-${i}\n${filler}end ${i}\n`).compliant).toBe(true);
+    }
+    gc();
+    // 60 texts of 1 MB each stayed alive when the remembered line pointed into its text
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(20e6);
   });
 
   it("the literal is the longest run every match must contain", () => {

@@ -52,7 +52,7 @@ function removeLines(ctx: Evaluation, failures: UnitFailure[]): string[] | null 
       const line = config.line(o);
       const command = line.trim();
       if (family === "braces") {
-        if (!command.startsWith("set ") || ctx.hierarchy.parent[o] !== -1) return null;
+        if (!command.startsWith("set ") || ctx.hierarchy.parent(o) !== -1) return null;
         out.push(`delete ${command.slice(4)}`);
         continue;
       }
@@ -71,9 +71,9 @@ function removeLines(ctx: Evaluation, failures: UnitFailure[]): string[] | null 
 
 /** Line i's enclosing section headers, outermost first. */
 function ancestors(ctx: Evaluation, i: number): number[] {
-  const { parent } = ctx.hierarchy;
+  const { hierarchy } = ctx;
   const chain: number[] = [];
-  for (let p = parent[i]!; p >= 0; p = parent[p]!) chain.unshift(p);
+  for (let p = hierarchy.parent(i); p >= 0; p = hierarchy.parent(p)) chain.unshift(p);
   return chain;
 }
 

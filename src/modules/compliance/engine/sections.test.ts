@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { ConfigText } from "./config-text.ts";
 import { evaluatePolicy, familyForVendor, parsePolicy, type ConfigFamily, type RuleResult } from "./index.ts";
+import { hierarchy, hierarchyArrays } from "./sections.ts";
 
 function check(definition: string, config: string, family: ConfigFamily): RuleResult {
   const { policy, problems } = parsePolicy(definition);
@@ -200,5 +202,49 @@ describe("familyForVendor", () => {
     expect(familyForVendor("cisco-ios")).toBe("indent");
     expect(familyForVendor("arista-eos")).toBe("indent");
     expect(familyForVendor(null)).toBe("indent");
+  });
+});
+
+describe("indentation nesting answered line by line is the one worked out for every line", () => {
+  /** A small deterministic generator (mulberry32), so a failure reproduces. */
+  function random(seed: number) {
+    return () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  const same = (text: string, order: number[]) => {
+    const config = new ConfigText(text);
+    const arrays = hierarchyArrays(config, "indent");
+    const lazy = hierarchy(config, "indent");
+    for (const i of order) {
+      expect([lazy.end(i), lazy.parent(i)], `line ${i} of ${JSON.stringify(text)}`).toEqual([arrays.end[i], arrays.parent[i]]);
+    }
+  };
+
+  it("on random texts of spaces, tabs, blank lines and CRLF, asked in any order", () => {
+    const next = random(18);
+    const pieces = ["", " ", "  ", "\t", " \t", "   "];
+    for (let round = 0; round < 300; round++) {
+      const lines = Array.from({ length: Math.floor(next() * 40) }, () => {
+        const indent = pieces[Math.floor(next() * pieces.length)]!;
+        const body = next() < 0.2 ? "" : next() < 0.5 ? "x" : "interface y";
+        return indent + body + (next() < 0.2 ? "\r" : "");
+      });
+      const text = lines.join("\n") + (next() < 0.5 ? "\n" : "");
+      const n = new ConfigText(text).lineCount;
+      const order = Array.from({ length: n }, (_, i) => i).sort(() => next() - 0.5);
+      same(text, [...order, ...order.slice(0, 5)]);
+    }
+  });
+
+  it("on deep nesting asked about every line, past where it works every line out at once", () => {
+    const stairs = Array.from({ length: 400 }, (_, i) => `${" ".repeat(i)}level ${i}`);
+    const text = [...stairs, ...stairs, "end"].join("\n");
+    const n = new ConfigText(text).lineCount;
+    same(text, Array.from({ length: n }, (_, i) => i));
+    same(text, Array.from({ length: n }, (_, i) => n - 1 - i));
   });
 });
