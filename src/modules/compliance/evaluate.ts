@@ -27,6 +27,23 @@ export function addSummary(into: CheckSummary, more: CheckSummary): CheckSummary
 export const describeSummary = (s: CheckSummary) =>
   `evaluated ${s.evaluated}: ${s.compliant} compliant, ${s.not_compliant} not compliant, ${s.not_evaluated} not evaluated (no configuration stored)`;
 
+/**
+ * Parsed policies by definition hash, kept across checks: the check after each backup would otherwise parse the
+ * policy and compile its patterns again (about 4 ms of CPU, against 0.2 ms to evaluate the version). A hash names
+ * one definition for good, so a kept policy is never stale; the least recently used goes past PARSED_KEPT.
+ */
+export const PARSED_KEPT = 16;
+const parsedPolicies = new Map<string, ParsedPolicy>();
+
+export function parsedPolicyOf(p: Pick<PolicyRow, "definition" | "definitionHash">): ParsedPolicy {
+  let policy = parsedPolicies.get(p.definitionHash);
+  if (policy) parsedPolicies.delete(p.definitionHash);
+  else policy = parsePolicy(p.definition).policy;
+  parsedPolicies.set(p.definitionHash, policy);
+  if (parsedPolicies.size > PARSED_KEPT) parsedPolicies.delete(parsedPolicies.keys().next().value!);
+  return policy;
+}
+
 /** Texts held at once: a check reads a page of configurations, never a fleet's. */
 const TEXT_BATCH = 50;
 
@@ -37,18 +54,12 @@ const TEXT_BATCH = 50;
  */
 export async function runChecks(db: Db, checks: readonly Check[], now: Date): Promise<CheckSummary> {
   const summary = emptySummary();
-  const parsed = new Map<string, ParsedPolicy>();
-  const policyOf = (p: PolicyRow) => {
-    let policy = parsed.get(p.definitionHash);
-    if (!policy) parsed.set(p.definitionHash, (policy = parsePolicy(p.definition).policy));
-    return policy;
-  };
   for (let i = 0; i < checks.length; i += TEXT_BATCH) {
     const batch = checks.slice(i, i + TEXT_BATCH);
     const texts = await readBlobs(db, [...new Set(batch.flatMap((c) => (c.config ? [c.config.blobHash] : [])))]);
     const rows = batch.map((c) => {
       const text = c.config ? texts.get(c.config.blobHash) : undefined;
-      const evaluation: PolicyEvaluation | null = text === undefined ? null : evaluatePolicy(policyOf(c.policy), text, { family: c.device.family });
+      const evaluation: PolicyEvaluation | null = text === undefined ? null : evaluatePolicy(parsedPolicyOf(c.policy), text, { family: c.device.family });
       const status: ComplianceStatus = !evaluation ? "not_evaluated" : evaluation.compliant ? "compliant" : "not_compliant";
       summary.evaluated++;
       summary[status]++;
