@@ -34,6 +34,8 @@ export type DownloadDeps = {
   settings?: () => Promise<CollectorSettings>;
   /** Where a finished session is stored: storeDownload on `db` unless given (collector/main.ts gives a thread's). */
   store?: (request: StoreRequest) => Promise<JobEnd | undefined>;
+  /** Called when a download's session has ended and its output has a storing place (the worker starts another session then). */
+  handedOver?: () => void;
   /** Where the database is and where its backups go, for backup_database jobs (absent: this collector refuses them). */
   backups?: { databaseUrl: string; storageDir: string };
   /** The event consumers this collector runs (collector/event-consumers.ts; absent: it refuses event jobs). */
@@ -44,9 +46,11 @@ export type DownloadDeps = {
 
 /**
  * Downloads handed over to be stored at once; the others keep their texts until a place frees. 500 sessions
- * finishing together, all storing at once, took the collector past 700 MB.
+ * finishing together, all storing at once, took the collector past 700 MB. The store thread stores the
+ * downloads waiting in one transaction (storeDownloads), so the places bound that batch too: with four, sessions
+ * waited p50 581 ms for one (bench:task, 250 first versions) while holding their concurrency slot.
  */
-export const storing = slots(4);
+export const storing = slots(16);
 
 /** A job's plan, its template's text, the compare exclusions its outputs are digested with, and the hashes they are compared with. */
 export type LoadedPlan = { plan: Plan; templateCode: string; exclusions: ExclusionRule[]; storedHashes: Record<string, string> };
@@ -147,7 +151,10 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       storedHashes: loaded.storedHashes, outputs: collected.outputs, skipped: collected.skipped, fingerprint: collected.fingerprint,
       snmp: snmpResult(precheck), configChanged: configChangedColumns(precheck), startedAt: started, now: deps.clock.now(),
     };
-    const end = await storing(() => (deps.store ? deps.store(request) : storeDownload(deps.db, request)));
+    const end = await storing(() => {
+      deps.handedOver?.();
+      return deps.store ? deps.store(request) : storeDownload(deps.db, request);
+    });
     if (!end) throw new LeaseLost();
     return end;
   } catch (err) {

@@ -3,7 +3,7 @@ import type { Db, DbOrTx } from "../src/db/client.ts";
 import { configs, devices, type JobOutcome } from "../src/db/schema/index.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/exclusions.ts";
-import { compressChanged, digestOutputs, latestVersions, storeConfigs, type StoreResult } from "../src/modules/configs/store.ts";
+import { compressChanged, digestOutputs, latestVersions, storeConfigs, type Digested, type StoreResult } from "../src/modules/configs/store.ts";
 import { comparableText, implausibleConfiguration, storedText } from "../src/modules/templates/template-text.ts";
 import type { Skipped } from "./collect.ts";
 import type { SnmpReport } from "./snmp.ts";
@@ -62,37 +62,106 @@ const memory = new OutputMemory(100_000);
  * that output stored.
  */
 export async function storeDownload(db: Db, request: StoreRequest): Promise<JobEnd | undefined> {
+  const [stored] = await storeDownloads(db, [request]);
+  if ("error" in stored!) throw stored.error;
+  return stored!.end;
+}
+
+/** How storing one download of a batch went: as storeDownload would return or throw. */
+export type Stored = { end: JobEnd | undefined } | { error: unknown };
+
+/**
+ * Stores several downloads as storeDownload stores one, in one write transaction: each is prepared first (no
+ * lock), then written in a savepoint of its own, so one that fails or lost its lease leaves the others stored.
+ * The store thread hands it every download that arrived while it stored the last ones: one transaction takes the
+ * write lock once and commits once for all of them. One per download, the thread waited for the lock, shared with
+ * the sessions' thread (claims, event dispatch), before each, and spent more wall time waiting than storing.
+ */
+export async function storeDownloads(db: Db, requests: readonly StoreRequest[]): Promise<Stored[]> {
+  const results: Stored[] = [];
+  const prepared = await Promise.all(requests.map((request, i) => prepare(request).catch((error: unknown) => void (results[i] = { error }))));
+  const moved: number[] = [];
+  try {
+    const written = await db.transaction(async (tx) => {
+      const ends = new Map<number, Stored>();
+      for (const [i, p] of prepared.entries()) {
+        if (!p) continue;
+        try {
+          const end = await tx.transaction((savepoint) => write(savepoint, p));
+          if (end === MOVED) moved.push(i);
+          else ends.set(i, { end });
+        } catch (error) {
+          ends.set(i, error instanceof LeaseLost ? { end: undefined } : { error });
+        }
+      }
+      return ends;
+    });
+    for (const [i, stored] of written) {
+      results[i] = stored;
+      // After the commit: a rolled-back store must not be remembered as stored.
+      if ("end" in stored && stored.end) remember(prepared[i]!);
+    }
+  } catch (error) {
+    for (const [i, p] of prepared.entries()) if (p) results[i] = { error };
+    return results;
+  }
+  // A remembered latest version moved meanwhile (storeSame): those are stored the long way, one by one (rare).
+  for (const i of moved) {
+    try {
+      const p = await prepare(requests[i]!, { longWay: true });
+      const end = await db.transaction((tx) => write(tx, p));
+      if (end !== MOVED) remember(p);
+      results[i] = { end: end === MOVED ? undefined : end };
+    } catch (error) {
+      results[i] = error instanceof LeaseLost ? { end: undefined } : { error };
+    }
+  }
+  return results;
+}
+
+/**
+ * A download worked out before its transaction: either every output is the one last stored (`same`: one more
+ * sighting each), or the outputs digested, checked and compressed where they changed.
+ */
+type Prepared = { request: StoreRequest; rules: string } & (
+  | { same: (RememberedOutput & { command: string })[] }
+  | { raws: string[]; outputs: Digested[]; compressed: Map<string, Uint8Array>; significant: (command: string, text: string) => string }
+);
+
+async function prepare(request: StoreRequest, options: { longWay?: boolean } = {}): Promise<Prepared> {
   const rules = rulesKey(request.templateCode, request.exclusions);
   const raws = request.outputs.map(([command, output]) => ({ command, raw: rawHash(output), remembered: memory.get(request.deviceId, command, rules) }));
-  try {
-    if (raws.length && raws.every((r) => r.remembered?.raw === r.raw && request.storedHashes[r.command] === r.remembered.significantHash)) {
-      const end = await storeSame(db, request, raws.map((r) => ({ command: r.command, ...r.remembered! })));
-      if (end !== MOVED) return end;
-    }
-    const parsed = parseTemplateOnce(request.templateCode);
-    if (!parsed.ok) throw new Error("the device's connection template is invalid");
-    const template = parsed.template;
-    const texts = request.outputs.map(([command, output]) => ({ command, text: storedText(output, template) }));
-    const config = texts.find((t) => t.command === template.config_command);
-    const problem = config && implausibleConfiguration(config.text, template);
-    if (problem) throw new SessionError("output_invalid", `${problem}; nothing was stored`);
-    const exclusions = compileCompareExclusions(request.exclusions);
-    const significant = (command: string, text: string) => exclusions.strip(command, comparableText(text, template));
-    const outputs = await digestOutputs(texts, significant);
-    // Compressing needs no write lock, so it happens before the transaction, for the outputs that differ from
-    // what was stored when the job started; storeConfigs compresses any other it turns out to need.
-    const compressed = await compressChanged(outputs, (command) => request.storedHashes[command]);
-    const end = await db.transaction(async (tx) => {
-      const stored = await storeConfigs(tx, { deviceId: request.deviceId, outputs, compressed, significant, trigger: request.job.trigger, jobId: request.job.id, now: request.now });
-      return recordEnd(tx, request, stored, outputs.reduce((sum, o) => sum + o.size, 0), {});
-    });
-    // After the commit: a rolled-back store must not be remembered as stored.
-    outputs.forEach((o, i) => memory.set(request.deviceId, o.command, { rules, raw: raws[i]!.raw, significantHash: o.significantHash, size: o.size }));
-    return end;
-  } catch (err) {
-    if (err instanceof LeaseLost) return undefined;
-    throw err;
+  if (!options.longWay && raws.length && raws.every((r) => r.remembered?.raw === r.raw && request.storedHashes[r.command] === r.remembered.significantHash)) {
+    return { request, rules, same: raws.map((r) => ({ command: r.command, ...r.remembered! })) };
   }
+  const parsed = parseTemplateOnce(request.templateCode);
+  if (!parsed.ok) throw new Error("the device's connection template is invalid");
+  const template = parsed.template;
+  const texts = request.outputs.map(([command, output]) => ({ command, text: storedText(output, template) }));
+  const config = texts.find((t) => t.command === template.config_command);
+  const problem = config && implausibleConfiguration(config.text, template);
+  if (problem) throw new SessionError("output_invalid", `${problem}; nothing was stored`);
+  const exclusions = compileCompareExclusions(request.exclusions);
+  const significant = (command: string, text: string) => exclusions.strip(command, comparableText(text, template));
+  const outputs = await digestOutputs(texts, significant);
+  // Compressing needs no write lock, so it happens before the transaction, for the outputs that differ from
+  // what was stored when the job started; storeConfigs compresses any other it turns out to need.
+  const compressed = await compressChanged(outputs, (command) => request.storedHashes[command]);
+  return { request, rules, raws: raws.map((r) => r.raw), outputs, compressed, significant };
+}
+
+/** Writes a prepared download in `tx`; throws LeaseLost when the lease was lost. */
+async function write(tx: DbOrTx, p: Prepared): Promise<JobEnd | typeof MOVED> {
+  if ("same" in p) return storeSame(tx, p.request, p.same);
+  const { request, outputs, compressed, significant } = p;
+  const stored = await storeConfigs(tx, { deviceId: request.deviceId, outputs, compressed, significant, trigger: request.job.trigger, jobId: request.job.id, now: request.now });
+  return recordEnd(tx, request, stored, outputs.reduce((sum, o) => sum + o.size, 0), {});
+}
+
+/** What a stored download's outputs came to, remembered (OutputMemory) once its transaction committed. */
+function remember(p: Prepared): void {
+  if ("same" in p) return;
+  p.outputs.forEach((o, i) => memory.set(p.request.deviceId, o.command, { rules: p.rules, raw: p.raws[i]!, significantHash: o.significantHash, size: o.size }));
 }
 
 /** storeSame found a command's latest version changed since its output was remembered: nothing was written. */
@@ -103,15 +172,13 @@ const MOVED = Symbol("moved");
  * latest version, if each still holds what that output stored (a version deleted or stored meanwhile by another
  * collector says otherwise: then MOVED, nothing written, and the download is stored the long way).
  */
-async function storeSame(db: Db, request: StoreRequest, same: (RememberedOutput & { command: string })[]): Promise<JobEnd | typeof MOVED> {
-  return await db.transaction(async (tx) => {
-    const latest = await latestVersions(tx, request.deviceId, same.map((s) => s.command));
-    const ids = same.map((s) => latest.get(s.command)?.significantHash === s.significantHash ? latest.get(s.command)!.id : undefined);
-    if (ids.includes(undefined)) return MOVED;
-    await tx.update(configs).set({ lastSeenAt: request.now, seenCount: sql`${configs.seenCount} + 1` }).where(inArray(configs.id, ids as number[]));
-    const stored = same.map((s, i) => ({ configId: ids[i]!, version: latest.get(s.command)!.version, changed: false }));
-    return recordEnd(tx, request, stored, same.reduce((sum, s) => sum + s.size, 0), { verified_by: "output_hash" });
-  });
+async function storeSame(tx: DbOrTx, request: StoreRequest, same: (RememberedOutput & { command: string })[]): Promise<JobEnd | typeof MOVED> {
+  const latest = await latestVersions(tx, request.deviceId, same.map((s) => s.command));
+  const ids = same.map((s) => latest.get(s.command)?.significantHash === s.significantHash ? latest.get(s.command)!.id : undefined);
+  if (ids.includes(undefined)) return MOVED;
+  await tx.update(configs).set({ lastSeenAt: request.now, seenCount: sql`${configs.seenCount} + 1` }).where(inArray(configs.id, ids as number[]));
+  const stored = same.map((s, i) => ({ configId: ids[i]!, version: latest.get(s.command)!.version, changed: false }));
+  return recordEnd(tx, request, stored, same.reduce((sum, s) => sum + s.size, 0), { verified_by: "output_hash" });
 }
 
 /** The job's outcome, the device's state and the download's events, in the transaction that stored its outputs. */

@@ -4,10 +4,11 @@ import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "../src/db/client.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { SessionError } from "./session.ts";
-import { storeDownload } from "./store-download.ts";
+import { storeDownloads, type Stored } from "./store-download.ts";
 import type { StoreMessage, StoreReply, StoreThreadData } from "./store-thread.ts";
 
-// The store thread (store-thread.ts): its own connection to the database, one reply per request, one at a time.
+// The store thread (store-thread.ts): its own connection to the database, one reply per request, the requests
+// that wait stored together (storeDownloads).
 const port = parentPort!;
 
 /**
@@ -29,18 +30,37 @@ runAfterTheSessions();
 const { location, threadLock, writeWait } = workerData as StoreThreadData;
 const { client, db } = await openDatabase(location.url, location.authToken, threadLock, writeWait);
 
-port.on("message", async (message: StoreMessage) => {
+/** Downloads per transaction at most (storeDownloads): the sessions' thread waits for the lock meanwhile. */
+const STORE_BATCH = 16;
+const waiting: Extract<StoreMessage, { type: "store" }>[] = [];
+let storing = false;
+
+const replyOf = (id: number, stored: Stored): StoreReply => {
+  if ("end" in stored) return { id, end: stored.end };
+  const err = stored.error;
+  return err instanceof SessionError ? { id, failure: { outcome: err.outcome, message: err.message } } : { id, error: failureReason(err) };
+};
+
+/** Stores what waits, all of it in one transaction, then what arrived meanwhile, until nothing waits. */
+async function storeWaiting(): Promise<void> {
+  while (waiting.length) {
+    const batch = waiting.splice(0, STORE_BATCH);
+    const stored = await storeDownloads(db, batch.map((m) => m.request)).catch((error: unknown) => batch.map(() => ({ error })));
+    batch.forEach((m, i) => port.postMessage(replyOf(m.id, stored[i]!)));
+  }
+  storing = false;
+}
+
+port.on("message", (message: StoreMessage) => {
   if (message.type === "close") {
     client.close();
     port.close();
     return;
   }
-  let reply: StoreReply;
-  try {
-    reply = { id: message.id, end: await storeDownload(db, message.request) };
-  } catch (err) {
-    reply = err instanceof SessionError ? { id: message.id, failure: { outcome: err.outcome, message: err.message } } : { id: message.id, error: failureReason(err) };
-  }
-  port.postMessage(reply);
+  waiting.push(message);
+  if (storing) return;
+  storing = true;
+  // After the messages already here, so downloads handed over together are stored together.
+  setImmediate(() => void storeWaiting());
 });
 port.postMessage({ ready: true } satisfies StoreReply);

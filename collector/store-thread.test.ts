@@ -157,6 +157,37 @@ describe("the store thread", () => {
     expect((await versions()).map((v) => v.version)).toEqual([1, 2, 3]);
   });
 
+  it("stores downloads handed over together, each as alone: one whose lease was lost or that printed no configuration leaves the others stored", async () => {
+    await thread.ready;
+    const token = await t.token();
+    const templateId = await builtinTemplateId(t, "cisco-ios");
+    const ids = [deviceId, ...await Promise.all([2, 3, 4].map((port) => addLoopbackDevice(t, token, { port, templateId })))];
+    for (const id of ids) await enqueueDeviceJob(t.db, { type: "download", deviceId: id, trigger: "api", priority: 50, maxAttempts: 1 }, new Date());
+    const jobs = new Map<number, Job>();
+    for (const _ of ids) {
+      const job = (await claimNextJob(t.db, "collector-a", new Date(), 60_000))!;
+      jobs.set(job.deviceId!, job);
+    }
+    const [ok, lost, empty, last] = ids.map((id) => ({ ...request(jobs.get(id)!), deviceId: id }));
+    // This thread holds the write lock while they are handed over, so the store thread has them all at once.
+    let release!: () => void;
+    const held = t.db.transaction(() => new Promise<void>((resolve) => (release = resolve)));
+    const stored = Promise.allSettled([
+      thread.store(ok!), thread.store({ ...lost!, owner: "collector-b" }), thread.store({ ...empty!, outputs: [[IOS_CONFIG_COMMAND, "Building configuration...\n\n"]] }), thread.store(last!),
+    ]);
+    await new Promise((r) => setTimeout(r, 200));
+    release();
+    await held;
+    const [a, b, c, d] = await stored;
+    expect(a).toEqual({ status: "fulfilled", value: { outcome: "success", message: "1 of 1 command outputs changed", retrying: false } });
+    expect(b).toEqual({ status: "fulfilled", value: undefined });
+    expect(c).toMatchObject({ status: "rejected", reason: { outcome: "output_invalid" } });
+    expect(d).toEqual(a);
+    const storedOf = async (id: number) => (await t.db.select({ id: configs.id }).from(configs).where(eq(configs.deviceId, id))).length;
+    expect(await Promise.all(ids.map(storedOf))).toEqual([1, 0, 0, 1]);
+    expect(await Promise.all(ids.map(async (id) => (await getJob(t.db, jobs.get(id)!.id))!.state))).toEqual(["finished", "running", "running", "finished"]);
+  });
+
   it("starts again after close", async () => {
     await thread.close();
     const job = await claimedJob();

@@ -3,8 +3,10 @@ import { sql } from "drizzle-orm";
 import { enqueueDeviceJob, getJob, type Job } from "../src/jobs/queue.ts";
 import { createLogger, silentLogger } from "../src/logger.ts";
 import { createTestContext, type TestContext } from "../test/helpers/app.ts";
-import { addLoopbackDevice, builtinTemplateId } from "../test/helpers/collector.ts";
+import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../test/helpers/collector.ts";
+import { startFakeDevice, type FakeDevice } from "../test/helpers/fake-device.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
+import { storeDownload, type StoreRequest } from "./store-download.ts";
 
 let t: TestContext;
 beforeEach(async () => {
@@ -60,5 +62,45 @@ describe("the worker", () => {
     expect(lines).toContainEqual(expect.objectContaining({ msg: "job finished", job_id: job.id, device: deviceId, outcome: "unreachable" }));
     // The worker's loop logs nothing about this job without it: every line naming the device names the job too.
     for (const line of lines.filter((l) => l.device === deviceId)) expect(line.job_id).toBe(job.id);
+  });
+
+  it("starts the next session once a download is handed over to be stored, without waiting for the store", async () => {
+    const token = await t.token();
+    const templateId = await builtinTemplateId(t, "cisco-ios");
+    const fakes: FakeDevice[] = [];
+    const jobIds: number[] = [];
+    for (const name of ["edge-1", "edge-2"]) {
+      const { prompt, script } = iosScript(name, [`hostname ${name}`, "end"]);
+      const fake = await startFakeDevice({ script, initPrompt: prompt, configCommand: IOS_CONFIG_COMMAND, auth: { username: "netops", password: "Pass-1234" } });
+      fakes.push(fake);
+      const deviceId = await addLoopbackDevice(t, token, { port: fake.port, templateId, username: "netops", password: "Pass-1234", name });
+      jobIds.push((await enqueueDeviceJob(t.db, { type: "download", deviceId, trigger: "api", priority: 50, maxAttempts: 1 }, new Date())).job.id);
+    }
+    // The first download's store is held until the second one's arrives (or a generous bound passes).
+    const handedOver: number[] = [];
+    let secondArrived!: (how: string) => void;
+    const second = new Promise<string>((resolve) => (secondArrived = resolve));
+    let firstReleased: string | undefined;
+    const store = async (request: StoreRequest) => {
+      handedOver.push(request.job.id);
+      if (handedOver.length === 1) firstReleased = await Promise.race([second, new Promise<string>((r) => setTimeout(() => r("not before 5 s"), 5_000))]);
+      else secondArrived("the second download arrived");
+      return storeDownload(t.db, request);
+    };
+    // One session at a time.
+    const worker = startWorker(
+      { db: t.db, secrets: t.secrets, clock: { now: () => new Date() }, logger: silentLogger, owner: "collector-a", connectTimeoutMs: 2_000, store },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 50 },
+    );
+    try {
+      const [first, later] = [await settled(jobIds[0]!), await settled(jobIds[1]!)];
+      expect([first.outcome, later.outcome]).toEqual(["success", "success"]);
+      // The second download reached storing while the first was still being stored.
+      expect(firstReleased).toBe("the second download arrived");
+      expect(handedOver).toEqual(jobIds);
+    } finally {
+      await worker.stop();
+      for (const fake of fakes) await fake.close();
+    }
   });
 });

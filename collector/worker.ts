@@ -37,6 +37,12 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
   const deps: DownloadDeps = { ...given, settings: given.settings ?? collectorSettingsCache(given) };
   /** The jobs in hand, each with what aborts it. */
   const active = new Map<Promise<void>, { job: Job; controller: AbortController }>();
+  /**
+   * Jobs in hand whose session has ended, their download being stored: they no longer count against
+   * `concurrency`, so another session starts while the store thread stores (with its batch, tens of ms on a
+   * loaded machine: that long, a session slot stood idle). The storing places (download.ts) bound how many.
+   */
+  let storingNow = 0;
   const pause = wakeableSleep();
   let running = true;
   let lastRequeue = 0;
@@ -53,9 +59,17 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
       }
     }, Math.max(100, options.leaseMs / 3));
     const started = Date.now();
+    let handedOver = false;
+    const sessionEnded = () => {
+      if (handedOver) return;
+      handedOver = true;
+      storingNow++;
+      pause.wake();
+    };
     try {
       if (job.type === "download" && job.deviceId) {
-        const end = await runDownloadJob(jobDeps, job, controller.signal);
+        // Only here: a snippet job's downloads come before and after its push, which still needs the session slot.
+        const end = await runDownloadJob({ ...jobDeps, handedOver: sessionEnded }, job, controller.signal);
         // One line per run: which collector ran what, and how it went (messages never carry secrets).
         if (end) jobDeps.logger.info(end.retrying ? "job will be retried" : "job finished", { device: job.deviceId, attempt: job.attempts, ...end, duration_ms: Date.now() - started });
       } else if (job.type === "snippet_push" && job.deviceId) {
@@ -87,6 +101,7 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
     } finally {
       clearTimeout(limit);
       clearInterval(heartbeat);
+      if (handedOver) storingNow--;
     }
   }
 
@@ -99,7 +114,7 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
           const n = await requeueExpiredLeases(deps.db, now);
           if (n) deps.logger.warn("requeued jobs whose collector stopped renewing their lease", { jobs: n });
         }
-        while (running && active.size < options.concurrency) {
+        while (running && active.size - storingNow < options.concurrency) {
           const job = await claimNextJob(deps.db, deps.owner, deps.clock.now(), options.leaseMs);
           if (!job) break;
           const controller = new AbortController();

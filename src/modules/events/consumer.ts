@@ -29,7 +29,7 @@ export type EventConsumer = {
   /** Unique; stored in the jobs' params, so keep it stable. */
   name: string;
   types: readonly EventType[] | "all";
-  /** Runs inside the dispatcher's transaction: read only. */
+  /** Read only; runs just before the dispatcher's transaction, outside it (dispatch.ts), once per event. */
   targets?(db: DbOrTx, event: StoredEvent): Promise<string[]>;
   handle(ctx: ConsumerContext, event: StoredEvent, target: string | null, job: Job): Promise<ConsumerResult>;
 };

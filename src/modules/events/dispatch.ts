@@ -1,4 +1,4 @@
-import { asc, inArray, isNull } from "drizzle-orm";
+import { and, asc, inArray, isNull } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { events, jobs } from "../../db/schema/index.ts";
 import { PRIORITY } from "../../jobs/queue.ts";
@@ -11,27 +11,41 @@ export const DISPATCH_BATCH = 200;
  * Claims up to `limit` events no dispatcher has taken and, in the same transaction, queues their jobs: one per
  * consumer that takes the type and per target it names. Claiming is one UPDATE ... RETURNING, so with any number
  * of collectors each event is dispatched once; a crash before COMMIT leaves the events undispatched. Returns how
- * many events it took.
+ * many events it took (0: none was waiting).
+ *
+ * The events and their targets are read before the transaction: the consumers' target queries (the enabled
+ * webhooks, the mail subscribers: one or two per event) ran inside it and held the process's write lock while
+ * they did, 200 events a pass, on the thread that runs the collector's sessions. A task run of first versions
+ * writes one config.changed per download, and every claim and stored download waited behind them. A target read
+ * a moment before the claim is as good as one read in it: a subscription changed in between is one the event
+ * came before, and the handlers check their target again when they deliver.
  */
 export async function dispatchEvents(db: Db, consumers: readonly EventConsumer[], now: Date, limit = DISPATCH_BATCH): Promise<number> {
-  // A read first: every collector polls, and usually there is nothing to dispatch and no lock to take.
-  const [any] = await db.select({ id: events.id }).from(events).where(isNull(events.dispatchedAt)).limit(1);
-  if (!any) return 0;
-  return db.transaction(async (tx) => {
-    const pending = tx.select({ id: events.id }).from(events).where(isNull(events.dispatchedAt)).orderBy(asc(events.id)).limit(limit);
-    const claimed = await tx.update(events).set({ dispatchedAt: now }).where(inArray(events.id, pending)).returning();
-    claimed.sort((a, b) => a.id - b.id);
-    const rows: (typeof jobs.$inferInsert)[] = [];
-    for (const event of claimed) {
+  for (;;) {
+    // A read first: every collector polls, and usually there is nothing to dispatch and no lock to take.
+    const pending = await db.select().from(events).where(isNull(events.dispatchedAt)).orderBy(asc(events.id)).limit(limit);
+    if (!pending.length) return 0;
+    const jobsOf = new Map<number, (typeof jobs.$inferInsert)[]>();
+    for (const event of pending) {
+      const rows: (typeof jobs.$inferInsert)[] = [];
       for (const consumer of consumers) {
         if (!takes(consumer, event.type)) continue;
-        const targets = consumer.targets ? await consumer.targets(tx, event) : [null];
+        const targets = consumer.targets ? await consumer.targets(db, event) : [null];
         for (const target of targets) rows.push(eventJob(event, consumer.name, target, now));
       }
+      jobsOf.set(event.id, rows);
     }
-    await insertJobs(tx, rows);
-    return claimed.length;
-  });
+    const taken = await db.transaction(async (tx) => {
+      // Only those still undispatched: another collector may have claimed some since the read.
+      const claimed = await tx.update(events).set({ dispatchedAt: now })
+        .where(and(inArray(events.id, [...jobsOf.keys()]), isNull(events.dispatchedAt))).returning({ id: events.id });
+      claimed.sort((a, b) => a.id - b.id);
+      await insertJobs(tx, claimed.flatMap((c) => jobsOf.get(c.id)!));
+      return claimed.length;
+    });
+    // None left of those read: another dispatcher took them all; look for newer ones.
+    if (taken) return taken;
+  }
 }
 
 const JOBS_PER_STATEMENT = 500;

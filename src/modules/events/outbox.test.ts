@@ -78,6 +78,25 @@ describe("dispatching", () => {
     expect(await dispatchEvents(t.db, consumers, now)).toBe(0);
   });
 
+  it("asks consumers for their targets without holding the write lock, so the process's other writes go on meanwhile", async () => {
+    const now = new Date();
+    await recordEvent(t.db, "user.login_failed", login("a"), now);
+    let written: string | undefined;
+    const writing: EventConsumer = {
+      name: "writing", types: "all",
+      async targets() {
+        // Another write of this process (a claim, a stored download) while the targets are read.
+        const write = t.db.insert(events).values({ type: "user.login_failed", payload: login("b"), occurredAt: now }).then(() => "written");
+        written = await Promise.race([write, new Promise<string>((r) => setTimeout(() => r("still waiting after 2 s"), 2_000))]);
+        return ["1"];
+      },
+      handle: async () => ({ outcome: "done", message: "ok" }),
+    };
+    expect(await dispatchEvents(t.db, [writing], now)).toBe(1);
+    expect(written).toBe("written");
+    expect(await t.db.select({ params: jobs.params }).from(jobs)).toEqual([{ params: { event_id: 1, consumer: "writing", target: "1" } }]);
+  });
+
   it("a collector runs each event job with its consumer, and a retry waits for the time the consumer chose", async () => {
     const clock = manualClock();
     let calls = 0;

@@ -88,6 +88,9 @@ export function registerSnippetRoutes(app: OpenAPIHono<AppEnv>) {
     const canary = body.canary ?? 0;
     if (canary >= n && canary > 0) throw ApiError.validation({ canary: [`canary must be less than the ${n} devices the deploy reaches`] });
     const id = await start(c, snippet, "deploy", rendered, { canary, stopOnFailure: body.stop_on_failure ?? false, concurrency: body.concurrency ?? 10 });
+    // The first pushes are committed: the collector beside the API starts them now, not at its next poll (send
+    // wakes it through answerJob).
+    c.var.services.jobsQueued();
     const data = await getDeployment(db, c.var.auth.scope, linksOf(c), id);
     c.header("Location", `${linksOf(c).base}/api/${linksOf(c).version}/snippet-deployments/${id}`);
     return c.json({ data }, 202);

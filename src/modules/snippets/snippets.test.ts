@@ -5,13 +5,18 @@ import { silentLogger } from "../../logger.ts";
 import { runSnippetJob } from "../../../collector/snippet-job.ts";
 import { scheduleDueRuns } from "../../../collector/scheduler.ts";
 import { completePushJob } from "./deployments.ts";
+import { count, eq } from "drizzle-orm";
+import { jobs } from "../../db/schema/index.ts";
 
 let t: TestContext;
 let admin: string;
 const clock = manualClock(new Date("2026-11-24T12:00:00Z"));
+/** Each time the app said it had queued jobs (src/main.ts wakes its collector then): the queued jobs the database held. */
+const wakes: Promise<number>[] = [];
+const queuedJobs = async () => (await t.db.select({ n: count() }).from(jobs).where(eq(jobs.state, "queued")))[0]!.n;
 
 beforeAll(async () => {
-  t = await createTestContext({ clock });
+  t = await createTestContext({ clock, jobsQueued: () => void wakes.push(queuedJobs()) });
   admin = await t.token();
 });
 afterAll(() => t.close());
@@ -158,6 +163,18 @@ describe("guard rails", () => {
     const ok = await deploy(id, { tags: [tagId], dynamic_vars: { ntp: "x" }, confirm_device_count: 26, concurrency: 100 });
     expect(ok.status).toBe(202);
     expect(ok.body.data.device_counts).toMatchObject({ queued: 26, pending: 0 });
+    await runPushes(() => "success");
+  });
+
+  it("a deploy wakes the collector beside the API once its first pushes are committed, so they start without waiting for its poll", async () => {
+    const ds = [await device(), await device(), await device()];
+    const id = await snippet();
+    const before = await queuedJobs();
+    const woken = wakes.length;
+    const res = await deploy(id, { devices: ds, concurrency: 2, dynamic_vars: { ntp: "x" } });
+    expect(res.status).toBe(202);
+    expect(wakes).toHaveLength(woken + 1);
+    expect(await wakes.at(-1)).toBe(before + 2);
     await runPushes(() => "success");
   });
 
