@@ -27,9 +27,12 @@ const BAD = ["hostname r1", "snmp-server community public RO", "end"].join("\n")
 let t: TestContext;
 let token: string;
 const clock = manualClock(new Date("2026-06-01T12:00:00Z"));
+/** How many times the app said it had queued jobs (src/main.ts wakes its collector then). */
+let wakes = 0;
 
 beforeEach(async () => {
-  t = await createTestContext({ clock });
+  wakes = 0;
+  t = await createTestContext({ clock, jobsQueued: () => void wakes++ });
   token = await t.token();
 });
 afterEach(async () => t.close());
@@ -140,6 +143,7 @@ describe("evaluation", () => {
     const run = await t.call(`/api/v1/policy-assignments/${a.id}/run`, { method: "POST", token });
     expect(run.status).toBe(202);
     expect(run.body.data).toMatchObject({ type: "compliance", state: "queued" });
+    expect(wakes, "the collector beside the API is woken, not left to its poll").toBe(1);
     expect(await runQueuedJobs()).toBe(1);
     const job = await t.call(`/api/v1/jobs/${run.body.data.id}`, { token });
     expect(job.body.data).toMatchObject({ state: "finished", outcome: "success", result: { evaluated: 3, added: 3, compliant: 1, not_compliant: 1, not_evaluated: 1 } });

@@ -10,7 +10,7 @@ import { listEnvelope, parseListQuery } from "../../http/list.ts";
 import { checkUniqueName, freeCopyName } from "../../http/resource.ts";
 import { enqueueJob, PRIORITY } from "../../jobs/queue.ts";
 import { recordActivity } from "../activity/record.ts";
-import { serializeJob, waitForJob } from "../jobs/handlers.ts";
+import { answerJob } from "../jobs/handlers.ts";
 import { assignmentsResource } from "./assignments.ts";
 import { exportResults } from "./export.ts";
 import type { ComplianceJobParams } from "./jobs.ts";
@@ -35,11 +35,7 @@ async function queueRun(c: Context<AppEnv>, target: { assignment_id: number } | 
     await recordActivity(tx, c.var.auth, { action: `${subject.type}.run`, subjectType: subject.type.replace(/_/g, " "), subjectId: subject.id, after: { job_id: queued.id } }, now);
     return queued;
   });
-  const current = wait > 0 ? await waitForJob(db, job.id, wait, c.req.raw.signal) : job;
-  const body = { data: serializeJob(c, current) };
-  if (current.state === "finished") return c.json(body, 200);
-  c.header("Location", body.data.status_url);
-  return c.json(body, 202);
+  return answerJob(c, job, wait);
 }
 
 /** Policies, assignments and results: the routes both versions share. */
