@@ -47,10 +47,11 @@ export type DownloadDeps = {
 /**
  * Downloads handed over to be stored at once; the others keep their texts until a place frees. 500 sessions
  * finishing together, all storing at once, took the collector past 700 MB. The store thread stores the
- * downloads waiting in one transaction (storeDownloads), so the places bound that batch too: with four, sessions
- * waited p50 581 ms for one (bench:task, 250 first versions) while holding their concurrency slot.
+ * downloads waiting in one transaction (storeDownloads), so the places bound that batch too. Sixteen took the
+ * collector to 423 MB at 500 sessions (bench:collect; 390 MB with four) for no measurable gain in bench:task, since
+ * a session hands its slot back once its output has a place.
  */
-export const storing = slots(16);
+export const storing = slots(4);
 
 /** A job's plan, its template's text, the compare exclusions its outputs are digested with, and the hashes they are compared with. */
 export type LoadedPlan = { plan: Plan; templateCode: string; exclusions: ExclusionRule[]; storedHashes: Record<string, string> };
