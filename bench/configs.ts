@@ -16,6 +16,8 @@ import { openDatabase } from "../src/db/client.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { devices } from "../src/db/schema/index.ts";
 import { maintainConfigStorage } from "../src/modules/configs/maintenance.ts";
+import { dispatchEvents } from "../src/modules/events/dispatch.ts";
+import { EVENT_CONSUMERS } from "../collector/event-consumers.ts";
 import { clearLineStore, currentLineStore, lineStoreSettled } from "../src/modules/configs/line-store.ts";
 import { storeConfig } from "../src/modules/configs/store.ts";
 import { loadBuiltinTemplates } from "../src/runtime/builtin-templates.ts";
@@ -131,6 +133,9 @@ async function main() {
     if (tries > 300 || !gc.stderr.includes("already running")) throw new Error(`git gc failed: ${gc.stderr}`);
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);
   }
+  // The events the stores wrote, dispatched as a running collector does within a second (no webhook or mail
+  // subscriber here, so none is kept).
+  while (await dispatchEvents(db, EVENT_CONSUMERS, new Date()));
   // The storage maintenance the nightly retention task runs (as git gc is git's): measured as a deployment has it.
   const maintenanceStarted = performance.now();
   const maintenance = await maintainConfigStorage(db);

@@ -35,13 +35,21 @@ export async function dispatchEvents(db: Db, consumers: readonly EventConsumer[]
       }
       jobsOf.set(event.id, rows);
     }
+    const delivered = [...jobsOf.keys()].filter((id) => jobsOf.get(id)!.length > 0);
+    const unheard = [...jobsOf.keys()].filter((id) => jobsOf.get(id)!.length === 0);
     const taken = await db.transaction(async (tx) => {
       // Only those still undispatched: another collector may have claimed some since the read.
-      const claimed = await tx.update(events).set({ dispatchedAt: now })
-        .where(and(inArray(events.id, [...jobsOf.keys()]), isNull(events.dispatchedAt))).returning({ id: events.id });
+      const claimed = delivered.length
+        ? await tx.update(events).set({ dispatchedAt: now }).where(and(inArray(events.id, delivered), isNull(events.dispatchedAt))).returning({ id: events.id })
+        : [];
       claimed.sort((a, b) => a.id - b.id);
       await insertJobs(tx, claimed.flatMap((c) => jobsOf.get(c.id)!));
-      return claimed.length;
+      // An event no consumer took has no delivery to retry or redeliver: it goes now rather than after 30 days
+      // (a config.changed per stored version, with no webhook or mail subscriber, was a fifth of the database).
+      const dropped = unheard.length
+        ? await tx.delete(events).where(and(inArray(events.id, unheard), isNull(events.dispatchedAt))).returning({ id: events.id })
+        : [];
+      return claimed.length + dropped.length;
     });
     // None left of those read: another dispatcher took them all; look for newer ones.
     if (taken) return taken;

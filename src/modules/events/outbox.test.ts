@@ -78,6 +78,24 @@ describe("dispatching", () => {
     expect(await dispatchEvents(t.db, consumers, now)).toBe(0);
   });
 
+  it("keeps an event some consumer took (for redelivery) and drops at once one no consumer took, racing dispatchers included", async () => {
+    const now = new Date();
+    for (let i = 0; i < 10; i++) await recordEvent(t.db, "user.login_failed", login(`u${i}`), now);
+    for (let i = 0; i < 10; i++) await recordEvent(t.db, "token.revoked", { token_id: i, token_name: "ci", user_id: 1, username: "admin" }, now);
+    // Mail takes login failures only; the hooks consumer takes everything but has no subscription (no target).
+    const consumers = [consumer("mail", ["user.login_failed"]), consumer("hooks", "all", [])];
+    const race = async () => {
+      let n = 0;
+      for (let got; (got = await dispatchEvents(t.db, consumers, now, 3)); ) n += got;
+      return n;
+    };
+    expect((await Promise.all([race(), race()])).reduce((a, b) => a + b, 0)).toBe(20);
+    const left = await t.db.select({ type: events.type, dispatchedAt: events.dispatchedAt }).from(events);
+    expect(left.map((e) => e.type)).toEqual(Array(10).fill("user.login_failed"));
+    expect(left.every((e) => e.dispatchedAt !== null)).toBe(true);
+    expect((await t.db.select({ id: jobs.id }).from(jobs).where(eq(jobs.type, "event"))).length).toBe(10);
+  });
+
   it("asks consumers for their targets without holding the write lock, so the process's other writes go on meanwhile", async () => {
     const now = new Date();
     await recordEvent(t.db, "user.login_failed", login("a"), now);
