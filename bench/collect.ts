@@ -10,7 +10,7 @@ import { runCollector } from "./collector-run.ts";
 import { sampleProcess } from "./proc-stats.ts";
 import { summarizeProfiles } from "./profile.ts";
 import { benchLogin } from "./sim-devices.ts";
-import { buildBundles } from "./task-service.ts";
+import { buildBundles } from "./service.ts";
 import type { BaselinePlan, BaselineResult } from "./ssh-baseline.ts";
 
 /**

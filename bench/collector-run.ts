@@ -26,7 +26,7 @@ import { benchLogin } from "./sim-devices.ts";
  */
 
 /**
- * The production bundle (`npm run collector`), built by the caller (bench/task-service.ts buildBundles): from
+ * The production bundle (`npm run collector`), built by the caller (bench/service.ts buildBundles): from
  * source, tsx's loader and the store thread's own copy of it added some 70 MB to the collector's memory.
  */
 const COLLECTOR_ENTRY = fileURLToPath(new URL("../dist/collector.js", import.meta.url));

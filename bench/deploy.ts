@@ -10,6 +10,7 @@ import { loadBuiltinTemplates } from "../src/runtime/builtin-templates.ts";
 import { startChild, stopAllChildren, type BenchChild } from "./children.ts";
 import type { PushBenchPlan, PushBenchResult } from "./deploy-push.ts";
 import { runServiceDeploy } from "./deploy-service.ts";
+import { buildBundles } from "./service.ts";
 import { sampleProcess } from "./proc-stats.ts";
 import { summarizeProfiles } from "./profile.ts";
 import { benchLogin } from "./sim-devices.ts";
@@ -170,6 +171,7 @@ try {
     if (b.failures.length) problems.push(`${b.name}: ${b.failures.length} devices failed, e.g. ${b.failures.slice(0, 3).join("; ")}`);
     const deviceCpuBefore = sampleProcess(devices.pid)!.cpuSeconds;
     const serviceProfiles = profileDir && join(profileDir, "service");
+    buildBundles();
     const run = await runServiceDeploy({ dir: join(dir, "service"), ports, lines: SNIPPET, concurrency: flags.concurrency, timeoutMs: flags.timeoutMs, profileDir: serviceProfiles });
     const s: Row = {
       name: "service deploy", elapsedMs: run.elapsedMs, completed: run.deviceCounts.success ?? 0, failures: run.failures, sessionMs: run.jobMs,

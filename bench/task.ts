@@ -12,7 +12,8 @@ import { sampleProcess } from "./proc-stats.ts";
 import { summarizeProfiles } from "./profile.ts";
 import { benchLogin } from "./sim-devices.ts";
 import type { BaselinePlan, BaselineResult } from "./ssh-baseline.ts";
-import { buildBundles, startTaskService, type TaskRunResult } from "./task-service.ts";
+import { buildBundles } from "./service.ts";
+import { startTaskService, type TaskRunResult } from "./task-service.ts";
 
 /**
  * `npm run bench:task [-- --devices 1000 --latency-ms 50 --config-kb 100 --concurrency 50 --profile]`
