@@ -1,16 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigText } from "./config-text.ts";
 import { LiteralScanner, type TextIndex } from "./literal-scan.ts";
-
-/** A small deterministic generator (mulberry32), so a failure reproduces. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from "../../../random.ts";
 
 /** What index() must answer: for each literal, the lines (without their "\r\n" or "\n") that contain it. */
 const reference = (text: string, literals: string[]) => {
@@ -32,7 +23,7 @@ describe("the one-pass literal scan finds exactly the lines indexOf would", () =
   });
 
   it("on random texts over a small alphabet, where literals overlap everywhere", () => {
-    const next = random(42);
+    const next = mulberry32(42);
     const alphabet = "ab c\r\n\té";
     const word = (n: number) => Array.from({ length: n }, () => alphabet[Math.floor(next() * 6)]).join("").replace(/[\r\n]/g, "a");
     for (let round = 0; round < 200; round++) {
@@ -46,7 +37,7 @@ describe("the one-pass literal scan finds exactly the lines indexOf would", () =
   });
 
   it("on a configuration many scan windows long, with non-ASCII text and a line longer than a window", () => {
-    const next = random(7);
+    const next = mulberry32(7);
     const words = ["interface", "Gi1/0/", " shutdown", "description Zürich–Genève", "ntp server", "snmp-server community", "\r", "é"];
     const lines = Array.from({ length: 60_000 }, () => Array.from({ length: 1 + Math.floor(next() * 5) }, () => words[Math.floor(next() * words.length)]).join(" "));
     lines[30_000] = "x".repeat(700_000) + " shutdown";

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigText } from "./config-text.ts";
 import { evaluatePolicy, familyForVendor, parsePolicy, type ConfigFamily, type RuleResult } from "./index.ts";
 import { hierarchy, hierarchyArrays } from "./sections.ts";
+import { mulberry32 } from "../../../random.ts";
 
 function check(definition: string, config: string, family: ConfigFamily): RuleResult {
   const { policy, problems } = parsePolicy(definition);
@@ -206,15 +207,6 @@ describe("familyForVendor", () => {
 });
 
 describe("indentation nesting answered line by line is the one worked out for every line", () => {
-  /** A small deterministic generator (mulberry32), so a failure reproduces. */
-  function random(seed: number) {
-    return () => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
   const same = (text: string, order: number[]) => {
     const config = new ConfigText(text);
     const arrays = hierarchyArrays(config, "indent");
@@ -225,7 +217,7 @@ describe("indentation nesting answered line by line is the one worked out for ev
   };
 
   it("on random texts of spaces, tabs, blank lines and CRLF, asked in any order", () => {
-    const next = random(18);
+    const next = mulberry32(18);
     const pieces = ["", " ", "  ", "\t", " \t", "   "];
     for (let round = 0; round < 300; round++) {
       const lines = Array.from({ length: Math.floor(next() * 40) }, () => {
