@@ -47,12 +47,12 @@ type Zlib = {
 const zlib = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.("node:zlib") as Zlib | undefined;
 
 /**
- * zlib's level 4, not its default 6: half the time (0.56 against 1.06 ms for a 100 KB running config) for 8% more
- * bytes (14.0 against 13.0 KB). Only each command's latest version is stored whole; older ones become deltas
- * (blobs.ts), so the bytes hardly show, and a first backup of 1,000 devices compresses 1,000 texts
- * (bench:collect, paired rounds: 0.72 -> 0.78 of bare ssh2's rate).
+ * zlib's fastest level, 1: a download's text stays in this form only until storage maintenance recompresses it
+ * (blob-recompress.ts: level 9 with the command's dictionary), so the bytes it saves would last a night, and a
+ * first backup of 1,000 devices compresses 1,000 texts on the collector's store thread. For a 100 KB running
+ * config: 0.45 against 0.62 ms at level 4 (0.56 against 1.06 ms at zlib's default 6), for 15.8 against 13.9 KB.
  */
-const GZIP_LEVEL = 4;
+const GZIP_LEVEL = 1;
 
 export const gzipText = async (text: string): Promise<Uint8Array> =>
   zlib
