@@ -3,7 +3,7 @@ import type { DbOrTx } from "../../db/client.ts";
 import { configChanges, configs, type JobTrigger } from "../../db/schema/index.ts";
 import { demoteBlob, putWholeBlobs, readBlob, readBlobs } from "./blobs.ts";
 import { unifiedDiff } from "./config-diff.ts";
-import { gzipText, normalizeConfigText, sha256Hex } from "./text.ts";
+import { gzipText, lineCount, normalizeConfigText, sha256Hex, utf8Length } from "./text.ts";
 import { queueForIndex } from "./search-index.ts";
 import { queueForCompliance } from "../compliance/pending.ts";
 import { deviceRef, recordEvents } from "../events/record.ts";
@@ -90,10 +90,10 @@ export async function compressChanged(outputs: readonly Digested[], storedHash: 
 export const digestOutputs = (outputs: StoreInput["outputs"], significant: StoreInput["significant"]): Promise<Digested[]> =>
   Promise.all(outputs.map(async ({ command, text }) => {
     const normal = normalizeConfigText(text);
-    return {
-      command, text: normal, significantHash: await sha256Hex(significant(command, normal)), hash: await sha256Hex(normal),
-      size: new TextEncoder().encode(normal).length,
-    };
+    const hash = await sha256Hex(normal);
+    // A text nothing is left out of compares as it is (a filter or exclusion that drops nothing hands it back).
+    const compared = significant(command, normal);
+    return { command, text: normal, significantHash: compared === normal ? hash : await sha256Hex(compared), hash, size: utf8Length(normal) };
   }));
 
 /**
@@ -145,7 +145,7 @@ export async function storeConfigs(tx: DbOrTx, input: PreparedStore): Promise<St
     if (superseded.length) await tx.update(configs).set({ significantHash: "" }).where(inArray(configs.id, superseded));
     const versions = fresh.map((f) => ({
       deviceId: input.deviceId, command: f.command, version: (f.latest?.version ?? 0) + 1, blobHash: f.hash, significantHash: f.significantHash,
-      lines: f.text === "" ? 0 : f.text.split("\n").length - 1, size: f.size, jobId: input.jobId,
+      lines: lineCount(f.text), size: f.size, jobId: input.jobId,
     }));
     // These inserts (and putWholeBlobs', queueForIndex's) are SQL, not drizzle's builder, which took 0.1-0.15 ms to
     // build each one, on every stored download: the collector's store thread spent more on building than on SQLite.

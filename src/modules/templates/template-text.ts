@@ -6,6 +6,7 @@
 import { compileShippedAlternatives, compileUserAlternatives, type Pattern, type PatternTest } from "../../patterns/user-pattern.ts";
 import type { ConnectionTemplate, LineFilter } from "./template-schema.ts";
 import { compileTemplatePattern, isShippedPattern } from "./template-patterns.ts";
+import { utf8Length } from "../configs/text.ts";
 
 // CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), charset selection (ESC ( B), then any other
 // two-byte escape (ESC =, ESC >, ESC M ...).
@@ -124,7 +125,7 @@ export function implausibleConfiguration(stored: string, template: Pick<Connecti
   const command = `'${template.config_command}'`;
   if (!stored.trim()) return `${command} returned no configuration text`;
   const shown = () => `; it printed: ${stored.split("\n").filter((l) => l.trim()).slice(0, IMPLAUSIBLE_LINES).join(" | ")}`;
-  const bytes = new TextEncoder().encode(stored).length;
+  const bytes = utf8Length(stored);
   if (template.min_bytes !== undefined && bytes < template.min_bytes) {
     return `${command} returned ${bytes} bytes, fewer than the template's min_bytes (${template.min_bytes})${shown()}`;
   }
