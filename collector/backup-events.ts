@@ -1,4 +1,4 @@
-import { and, desc, eq, ne } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../src/db/client.ts";
 import { jobs, type JobOutcome } from "../src/db/schema/index.ts";
 import type { Job } from "../src/jobs/queue.ts";
@@ -15,11 +15,12 @@ export async function recordBackupEnd(tx: DbOrTx, job: Pick<Job, "id" | "deviceI
   if (end.retrying || job.deviceId === null || end.outcome === "cancelled") return;
   const list: NewEvent[] = [];
   if (SUCCEEDED.has(end.outcome)) {
-    const [previous] = await tx.select({ id: jobs.id, outcome: jobs.outcome }).from(jobs)
-      .where(and(eq(jobs.deviceId, job.deviceId), eq(jobs.type, "download"), eq(jobs.state, "finished"), ne(jobs.id, job.id), ne(jobs.outcome, "cancelled")))
-      // By id: a device runs one job at a time, so the newest is the last to finish, and jobs_device_idx hands
-      // rows of (device, state) in id order: one step back, however long the device's history.
-      .orderBy(desc(jobs.id)).limit(1);
+    // By id: a device runs one job at a time, so the newest is the last to finish, and jobs_device_idx hands
+    // rows of (device, state) in id order: one step back, however long the device's history. SQL, not drizzle's
+    // builder (40 us to build): it runs for every stored download.
+    const [previous] = await tx.all<{ id: number; outcome: JobOutcome | null }>(sql`select id, outcome from ${jobs}
+      where device_id = ${job.deviceId} and type = 'download' and state = 'finished' and id <> ${job.id} and outcome <> 'cancelled'
+      order by id desc limit 1`);
     if (!previous || SUCCEEDED.has(previous.outcome)) return;
     const device = await deviceRef(tx, job.deviceId);
     if (device) list.push({ type: "backup.recovered", payload: { device, job_id: job.id, previous_job_id: previous.id } });

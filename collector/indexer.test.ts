@@ -56,4 +56,29 @@ describe("the collector's search indexer", () => {
       await indexer.stop();
     }
   });
+
+  it("takes no batch while downloads wait in the queue, then one per interval while they run", async () => {
+    await storeVersions(6, "c");
+    let waiting = true;
+    const indexer = startSearchIndexer({ db: t.db, logger: silentLogger }, { batch: 2, pollIntervalMs: 20, busyIntervalMs: 50, waitingIntervalMs: 60_000, busy: () => true, waiting: () => waiting });
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await queued()).toBe(6);
+      waiting = false;
+      await until("an empty queue", async () => (await queued()) === 0);
+    } finally {
+      await indexer.stop();
+    }
+  });
+
+  it("still takes a batch per waiting interval under a queue that never empties", async () => {
+    await storeVersions(4, "d");
+    const indexer = startSearchIndexer({ db: t.db, logger: silentLogger }, { batch: 2, pollIntervalMs: 20, busyIntervalMs: 0, waitingIntervalMs: 150, busy: () => true, waiting: () => true });
+    try {
+      await until("one batch", async () => (await queued()) === 2);
+      await until("the next", async () => (await queued()) === 0);
+    } finally {
+      await indexer.stop();
+    }
+  });
 });

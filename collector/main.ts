@@ -59,7 +59,7 @@ async function main() {
   });
   // Every collector schedules: task runs are keyed by (task, slot) in the database, so only one starts each.
   const scheduler = startScheduler({ db, clock: systemClock, logger, passed: heartbeat.schedulerPassed });
-  const indexer = startSearchIndexer({ db, logger }, { ...DEFAULT_INDEXER_OPTIONS, busy: () => worker.active > 0 });
+  const indexer = startSearchIndexer({ db, logger }, { ...DEFAULT_INDEXER_OPTIONS, busy: () => worker.active > 0, waiting: () => worker.waiting });
   const compliancePass = startCompliancePass({ db, clock: systemClock, logger }, { ...DEFAULT_COMPLIANCE_PASS_OPTIONS, busy: () => worker.active > 0 });
   const dispatcher = startEventDispatcher({ db, clock: systemClock, logger, consumers: EVENT_CONSUMERS, dispatched: () => worker.wake() }, DEFAULT_DISPATCHER_OPTIONS);
   logger.info("collector started", { owner, concurrency: config.collectorConcurrency });

@@ -1,4 +1,4 @@
-import { eq, inArray, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../src/db/client.ts";
 import { configs, devices, type JobOutcome } from "../src/db/schema/index.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
@@ -176,7 +176,9 @@ async function storeSame(tx: DbOrTx, request: StoreRequest, same: (RememberedOut
   const latest = await latestVersions(tx, request.deviceId, same.map((s) => s.command));
   const ids = same.map((s) => latest.get(s.command)?.significantHash === s.significantHash ? latest.get(s.command)!.id : undefined);
   if (ids.includes(undefined)) return MOVED;
-  await tx.update(configs).set({ lastSeenAt: request.now, seenCount: sql`${configs.seenCount} + 1` }).where(inArray(configs.id, ids as number[]));
+  // SQL, not drizzle's builder, as recordEnd's: an unchanged download is mostly these statements.
+  await tx.run(sql`update ${configs} set last_seen_at = ${request.now.getTime()}, seen_count = seen_count + 1
+    where id in (${sql.join((ids as number[]).map((id) => sql`${id}`), sql`, `)})`);
   const stored = same.map((s, i) => ({ configId: ids[i]!, version: latest.get(s.command)!.version, changed: false }));
   return recordEnd(tx, request, stored, same.reduce((sum, s) => sum + s.size, 0), { verified_by: "output_hash" });
 }
@@ -197,11 +199,12 @@ async function recordEnd(tx: DbOrTx, request: StoreRequest, stored: StoreResult[
     },
   }, now);
   if (!recorded) throw new LeaseLost();
-  await tx.update(devices).set({
-    status: "up", lastSeenAt: now, lastBackupAt: now, ...request.configChanged,
-    // Pins the key on first use, unless a key was pinned through the API while this job ran.
-    ...(request.fingerprint ? { hostKeyFingerprint: sql`coalesce(${devices.hostKeyFingerprint}, ${request.fingerprint})` } : {}),
-  }).where(eq(devices.id, request.deviceId));
+  // SQL, not drizzle's builder (40 us to build, for every download). Pins the host key on first use, unless a
+  // key was pinned through the API while this job ran.
+  const { snmpConfigChangedValue, snmpConfigChangedAt } = request.configChanged;
+  await tx.run(sql`update ${devices} set status = 'up', last_seen_at = ${now.getTime()}, last_backup_at = ${now.getTime()},
+    snmp_config_changed_value = ${snmpConfigChangedValue}, snmp_config_changed_at = ${snmpConfigChangedAt?.getTime() ?? null},
+    host_key_fingerprint = coalesce(host_key_fingerprint, ${request.fingerprint ?? null}) where id = ${request.deviceId}`);
   await recordBackupEnd(tx, job, { ...end, retrying: false }, now);
   return { ...end, retrying: false };
 }

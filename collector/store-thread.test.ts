@@ -51,7 +51,8 @@ describe("the store thread", () => {
   it("stores a download over its own connection: secrets out, job finished, device updated, key pinned", async () => {
     await thread.ready;
     const job = await claimedJob();
-    expect(await thread.store(request(job))).toEqual({ outcome: "success", message: "1 of 1 command outputs changed", retrying: false });
+    const at = new Date("2026-06-01T12:00:00Z");
+    expect(await thread.store(request(job, { now: at }))).toEqual({ outcome: "success", message: "1 of 1 command outputs changed", retrying: false });
 
     const stored = (await latestConfigs(t, deviceId)).get(IOS_CONFIG_COMMAND)!;
     expect(stored).toContain("hostname edge-1");
@@ -59,7 +60,7 @@ describe("the store thread", () => {
     expect(stored).not.toContain("Building configuration");
     expect(await getJob(t.db, job.id)).toMatchObject({ state: "finished", outcome: "success" });
     const [device] = await t.db.select().from(devices).where(eq(devices.id, deviceId));
-    expect(device).toMatchObject({ status: "up", hostKeyFingerprint: "SHA256:test-key" });
+    expect(device).toMatchObject({ status: "up", hostKeyFingerprint: "SHA256:test-key", lastSeenAt: at, lastBackupAt: at });
   });
 
   it("answers undefined and stores nothing when another collector holds the lease", async () => {

@@ -103,4 +103,39 @@ describe("the worker", () => {
       for (const fake of fakes) await fake.close();
     }
   });
+
+  it("says jobs wait in the queue until a claim finds none (the search indexer holds back meanwhile)", async () => {
+    const token = await t.token();
+    const templateId = await builtinTemplateId(t, "cisco-ios");
+    const fakes: FakeDevice[] = [];
+    const jobIds: number[] = [];
+    for (const name of ["edge-3", "edge-4"]) {
+      const { prompt, script } = iosScript(name, [`hostname ${name}`, "end"]);
+      const fake = await startFakeDevice({ script, initPrompt: prompt, configCommand: IOS_CONFIG_COMMAND, auth: { username: "netops", password: "Pass-1234" } });
+      fakes.push(fake);
+      const deviceId = await addLoopbackDevice(t, token, { port: fake.port, templateId, username: "netops", password: "Pass-1234", name });
+      jobIds.push((await enqueueDeviceJob(t.db, { type: "download", deviceId, trigger: "api", priority: 50, maxAttempts: 1 }, new Date())).job.id);
+    }
+    const waitingAtStore: boolean[] = [];
+    const store = async (request: StoreRequest) => {
+      waitingAtStore.push(worker.waiting);
+      return storeDownload(t.db, request);
+    };
+    // One session at a time: while the first download is stored, the second job has been claimed or still waits.
+    const worker = startWorker(
+      { db: t.db, secrets: t.secrets, clock: { now: () => new Date() }, logger: silentLogger, owner: "collector-a", connectTimeoutMs: 2_000, store },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 50 },
+    );
+    try {
+      expect((await settled(jobIds[0]!)).outcome).toBe("success");
+      expect((await settled(jobIds[1]!)).outcome).toBe("success");
+      expect(waitingAtStore[0]).toBe(true);
+      const deadline = Date.now() + 5_000;
+      while (worker.waiting && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(worker.waiting).toBe(false);
+    } finally {
+      await worker.stop();
+      for (const fake of fakes) await fake.close();
+    }
+  });
 });

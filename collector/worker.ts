@@ -37,6 +37,8 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
   const deps: DownloadDeps = { ...given, settings: given.settings ?? collectorSettingsCache(given) };
   /** The jobs in hand, each with what aborts it. */
   const active = new Map<Promise<void>, { job: Job; controller: AbortController }>();
+  /** Whether the last claim came back empty (see `waiting`). */
+  let queueEmpty = true;
   /**
    * Jobs in hand whose session has ended, their download being stored: they no longer count against
    * `concurrency`, so another session starts while the store thread stores (with its batch, tens of ms on a
@@ -116,6 +118,7 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
         }
         while (running && active.size - storingNow < options.concurrency) {
           const job = await claimNextJob(deps.db, deps.owner, deps.clock.now(), options.leaseMs);
+          queueEmpty = !job;
           if (!job) break;
           const controller = new AbortController();
           const task: Promise<void> = run(job, controller).finally(() => {
@@ -134,6 +137,10 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
   return {
     get active() {
       return active.size;
+    },
+    /** Whether jobs wait in the queue for a free slot: the last claim found one (none has come back empty since). */
+    get waiting() {
+      return !queueEmpty;
     },
     /** Looks for work now rather than at the end of the poll interval (the dispatcher queued some). */
     wake(): void {

@@ -1,5 +1,5 @@
 /**
- * How a stored blob's content is compressed. A download stores gzip at level 4, which is fast ("gzip" for a whole
+ * How a stored blob's content is compressed. A download stores gzip at level 1, the fastest ("gzip" for a whole
  * text, "delta" for a line edit script, blobs.ts); storage maintenance (blob-recompress.ts) rewrites both in
  * zlib's format at level 9 with the command's preset dictionary ("deflate", "deflate-delta"): a sample
  * configuration of the same command, so the lines and phrases every device shares cost a few bytes each.

@@ -1,6 +1,6 @@
 /**
  * Storage maintenance's recompression (as `git gc` repacks): texts and deltas as downloads stored them (gzip,
- * level 4, each on its own: fast on the collector's path) are rewritten in zlib's format at level 9 with a
+ * level 1, each on its own: fast on the collector's path) are rewritten in zlib's format at level 9 with a
  * preset dictionary per command (blob-codec.ts). A configuration shares most of its lines and phrases with the
  * other devices' (the template, the interface and ACL layout), and deflate can refer back into a dictionary as
  * into the text itself: on bench:configs' fleet a whole text shrinks from 5.1 to 2.9 KB, a delta from 177 to

@@ -78,6 +78,17 @@ describe("storing configurations", () => {
     expect(blobs).toHaveLength(1);
     expect(blobs[0]!.content.byteLength).toBeGreaterThan(0);
   });
+
+  it("compresses a download's text at zlib's fastest level: maintenance recompresses it at its best", async () => {
+    const text = Array.from({ length: 400 }, (_, i) => `interface Gi1/0/${i}\n description port ${i}\n switchport access vlan ${i % 40}`).join("\n");
+    const { configId } = await store(deviceB, text, 6);
+    const [{ blobHash }] = await t.db.select({ blobHash: configs.blobHash }).from(configs).where(eq(configs.id, configId)) as [{ blobHash: string }];
+    const [blob] = await t.db.select().from(configBlobs).where(eq(configBlobs.hash, blobHash));
+    expect(blob!.encoding).toBe("gzip");
+    // gzip's header records the level in its XFL byte (RFC 1952): 4 for the fastest, 2 for the best, 0 otherwise.
+    expect(new Uint8Array(blob!.content)[8]).toBe(4);
+    expect(await readBlob(t.db, blobHash)).toBe(normalizeConfigText(text));
+  });
 });
 
 describe("older versions as reverse deltas", () => {

@@ -6,13 +6,43 @@
  */
 export function normalizeConfigText(text: string): string {
   // Whole-text passes: splitting 100 KB into lines and joining them again cost the collector 0.4 ms a download.
-  const lf = text.replace(/\r\n?/g, "\n").replace(/[^\S\n]+(?=\n|$)/g, "");
+  // A session's output has its line endings and trailing blanks fixed already (collector/terminal.ts), so each
+  // pass runs only when the text needs it: the blanks' regex alone took 0.16 ms per 100 KB.
+  const unix = text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text;
+  const lf = endsLineInBlank(unix) ? unix.replace(/[^\S\n]+(?=\n|$)/g, "") : unix;
   let start = 0;
   let end = lf.length;
   while (start < end && lf.charCodeAt(start) === 10) start++;
   while (end > start && lf.charCodeAt(end - 1) === 10) end--;
   return end > start ? lf.slice(start, end) + "\n" : "";
 }
+
+const BLANK = /[^\S\n]/;
+const isBlank = (text: string, at: number) => {
+  const c = text.charCodeAt(at);
+  return (c <= 32 || c >= 127) && BLANK.test(text[at]!);
+};
+
+/** Whether any line (the last one too) ends in white space other than the line break: only line ends are looked at. */
+function endsLineInBlank(text: string): boolean {
+  if (text.length && isBlank(text, text.length - 1)) return true;
+  for (let at = text.indexOf("\n", 1); at !== -1; at = text.indexOf("\n", at + 1)) if (isBlank(text, at - 1)) return true;
+  return false;
+}
+
+/** Lines in a normalised text (each ends in "\n"), counted without splitting it. */
+export function lineCount(text: string): number {
+  let lines = 0;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) lines++;
+  return lines;
+}
+
+type NodeBuffer = { byteLength(text: string, encoding: "utf8"): number };
+const nodeBuffer = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.("node:buffer") as { Buffer: NodeBuffer } | undefined;
+
+/** The text's size in UTF-8 bytes, measured without encoding a copy of it where the runtime can (Node, Deno). */
+export const utf8Length = (text: string): number =>
+  nodeBuffer ? nodeBuffer.Buffer.byteLength(text, "utf8") : new TextEncoder().encode(text).length;
 
 type NodeCrypto = { createHash(algorithm: "sha256"): { update(text: string): { digest(encoding: "hex"): string } } };
 const nodeCrypto = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.("node:crypto") as NodeCrypto | undefined;
@@ -34,7 +64,7 @@ async function pipe(bytes: Uint8Array<ArrayBuffer>, stream: CompressionStream | 
 }
 
 type Zlib = {
-  gzipSync(b: Uint8Array, o?: { level: number }): Uint8Array; gunzipSync(b: Uint8Array): Uint8Array;
+  gzipSync(b: Uint8Array | string, o?: { level: number }): Uint8Array; gunzipSync(b: Uint8Array): Uint8Array;
   deflateSync(b: Uint8Array, o: { level: number; dictionary?: Uint8Array }): Uint8Array; inflateSync(b: Uint8Array, o?: { dictionary?: Uint8Array }): Uint8Array;
 };
 /**
@@ -47,16 +77,16 @@ type Zlib = {
 const zlib = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.("node:zlib") as Zlib | undefined;
 
 /**
- * zlib's level 4, not its default 6: half the time (0.56 against 1.06 ms for a 100 KB running config) for 8% more
- * bytes (14.0 against 13.0 KB). Only each command's latest version is stored whole; older ones become deltas
- * (blobs.ts), so the bytes hardly show, and a first backup of 1,000 devices compresses 1,000 texts
- * (bench:collect, paired rounds: 0.72 -> 0.78 of bare ssh2's rate).
+ * zlib's fastest level, 1: a download's text stays in this form only until storage maintenance recompresses it
+ * (blob-recompress.ts: level 9 with the command's dictionary), so the bytes it saves would last a night, and a
+ * first backup of 1,000 devices compresses 1,000 texts on the collector's store thread. For a 100 KB running
+ * config: 0.45 against 0.62 ms at level 4 (0.56 against 1.06 ms at zlib's default 6), for 15.8 against 13.9 KB.
  */
-const GZIP_LEVEL = 4;
+const GZIP_LEVEL = 1;
 
 export const gzipText = async (text: string): Promise<Uint8Array> =>
   zlib
-    ? zlib.gzipSync(new TextEncoder().encode(text), { level: GZIP_LEVEL })
+    ? zlib.gzipSync(text, { level: GZIP_LEVEL }) // encodes the text as UTF-8 itself, without a TextEncoder copy
     : pipe(new TextEncoder().encode(text), new CompressionStream("gzip"));
 export const gunzipText = async (bytes: Uint8Array): Promise<string> =>
   new TextDecoder().decode(zlib ? zlib.gunzipSync(bytes) : await pipe(new Uint8Array(bytes), new DecompressionStream("gzip")));

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { BUILTIN_TEMPLATES_DIR } from "../../runtime/builtin-templates.ts";
 import { parseTemplate } from "./template-schema.ts";
 import { removeLines, removeSecrets } from "./template-text.ts";
+import { mulberry32 } from "../../random.ts";
 
 const text = ["hostname r1", "! Last change at 10:00", "interface Gi0/1", " description uplink", "!", "ntp clock-period 123", "aaa", "end"].join("\n");
 
@@ -50,5 +51,33 @@ describe("removeSecrets", () => {
     const line = "a".repeat(40);
     const secrets = [{ pattern: "(a|aa)+$", replace: "x" }, { pattern: "^(snmp-server community) (\\S+)", replace: "$1 <$2 hidden>" }];
     expect(removeSecrets(`${line}?\nsnmp-server community public RO`, secrets)).toBe(`${line}?\nsnmp-server community <public hidden> RO`);
+  });
+});
+
+describe("removeLines over the whole text", () => {
+  it("keeps exactly the lines a line-by-line pass keeps, blocks and empty lines included", () => {
+    const filters = ["^drop", "x$", { from: "^begin", to: "^end" }, { from: "^open", to: "^never" }];
+    const line = [/^drop/, /x$/];
+    const byLine = (text: string) => {
+      const kept: string[] = [];
+      let closing: RegExp | null = null;
+      for (const l of text.split("\n")) {
+        if (closing) {
+          if (closing.test(l)) closing = null;
+          continue;
+        }
+        if (line.some((re) => re.test(l))) continue;
+        if (/^begin/.test(l)) closing = /^end/.test(l) ? null : /^end/;
+        else if (/^open/.test(l)) closing = /^never/;
+        else kept.push(l);
+      }
+      return kept.join("\n");
+    };
+    const rnd = mulberry32(11);
+    const pieces = ["drop me", "keep", "tax", "begin", "begin end", "end", "open", "", " ", "hostname r1"];
+    for (let i = 0; i < 3000; i++) {
+      const text = Array.from({ length: Math.floor(rnd() * 12) }, () => pieces[Math.floor(rnd() * pieces.length)]!).join("\n");
+      expect(removeLines(text, filters), JSON.stringify(text)).toBe(byLine(text));
+    }
   });
 });
