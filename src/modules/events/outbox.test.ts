@@ -7,7 +7,7 @@ import { createTestContext, manualClock, type TestContext } from "../../../test/
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../../../collector/worker.ts";
 import { recordEvent } from "./record.ts";
 import { dispatchEvents } from "./dispatch.ts";
-import { pruneEvents } from "./retention.ts";
+import { PRUNE_BATCH, pruneEvents } from "./retention.ts";
 import type { EventConsumer } from "./consumer.ts";
 
 let t: TestContext;
@@ -165,5 +165,18 @@ describe("retention", () => {
     expect(await pruneEvents(t.db, new Date(old.getTime() + 31 * 24 * 3_600_000))).toEqual({ events: 1, jobs: 1 });
     expect((await t.db.select().from(events)).map((e) => e.payload.username)).toEqual(["recent"]);
     expect(await t.db.select().from(jobs)).toHaveLength(1);
+  });
+
+  it("prunes a backlog longer than one batch (a first prune after a long outage) in batches, to the last row", async () => {
+    const old = new Date("2026-01-01T00:00:00Z");
+    const n = PRUNE_BATCH * 2 + 7;
+    const rows = Array.from({ length: n }, (_, i) => ({ type: "user.login_failed", payload: login(`u${i}`), occurredAt: old, dispatchedAt: old }));
+    for (let i = 0; i < n; i += 500) await t.db.insert(events).values(rows.slice(i, i + 500));
+    const jobRows = Array.from({ length: n }, (_, i) => ({ type: "event", trigger: "event", priority: 0, maxAttempts: 1, params: { event_id: i + 1, consumer: "keep", target: null }, runAfter: old, createdAt: old, state: "finished", outcome: "success", finishedAt: old }));
+    for (let i = 0; i < n; i += 500) await t.db.insert(jobs).values(jobRows.slice(i, i + 500) as (typeof jobs.$inferInsert)[]);
+    await recordEvent(t.db, "user.login_failed", login("recent"), new Date(old.getTime() + 20 * 24 * 3_600_000));
+    expect(await pruneEvents(t.db, new Date(old.getTime() + 31 * 24 * 3_600_000))).toEqual({ events: n, jobs: n });
+    expect((await t.db.select().from(events)).map((e) => e.payload.username)).toEqual(["recent"]);
+    expect(await t.db.select().from(jobs)).toHaveLength(0);
   });
 });
