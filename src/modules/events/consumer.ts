@@ -29,8 +29,14 @@ export type EventConsumer = {
   /** Unique; stored in the jobs' params, so keep it stable. */
   name: string;
   types: readonly EventType[] | "all";
-  /** Read only; runs just before the dispatcher's transaction, outside it (dispatch.ts), once per event. */
-  targets?(db: DbOrTx, event: StoredEvent): Promise<string[]>;
+  /**
+   * The targets of a dispatch pass's events: called once per pass, and what it returns once per event of a type
+   * the consumer takes; read only, just before the dispatcher's transaction, outside it (dispatch.ts). What the
+   * pass's events share (the subscriptions) is read once for all of them: a task run of 1,000 first versions
+   * writes 1,000 config.changed events, and reading the subscribers for each one took a tenth of the collector's
+   * main thread while its sessions ran.
+   */
+  targets?(db: DbOrTx): (event: StoredEvent) => Promise<string[]>;
   handle(ctx: ConsumerContext, event: StoredEvent, target: string | null, job: Job): Promise<ConsumerResult>;
 };
 

@@ -26,11 +26,12 @@ export async function dispatchEvents(db: Db, consumers: readonly EventConsumer[]
     const pending = await db.select().from(events).where(isNull(events.dispatchedAt)).orderBy(asc(events.id)).limit(limit);
     if (!pending.length) return 0;
     const jobsOf = new Map<number, (typeof jobs.$inferInsert)[]>();
+    const targetsOf = consumers.map((consumer) => consumer.targets?.(db));
     for (const event of pending) {
       const rows: (typeof jobs.$inferInsert)[] = [];
-      for (const consumer of consumers) {
+      for (const [k, consumer] of consumers.entries()) {
         if (!takes(consumer, event.type)) continue;
-        const targets = consumer.targets ? await consumer.targets(db, event) : [null];
+        const targets = targetsOf[k] ? await targetsOf[k](event) : [null];
         for (const target of targets) rows.push(eventJob(event, consumer.name, target, now));
       }
       jobsOf.set(event.id, rows);

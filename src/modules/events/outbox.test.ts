@@ -50,7 +50,7 @@ describe("dispatching", () => {
   const seen: [string, number, string | null][] = [];
   const consumer = (name: string, types: EventConsumer["types"], targets?: string[]): EventConsumer => ({
     name, types,
-    ...(targets ? { targets: async () => targets } : {}),
+    ...(targets ? { targets: () => async () => targets } : {}),
     async handle(_ctx, event, target) {
       seen.push([name, event.id, target]);
       return { outcome: "done", message: `${name} handled ${event.type}` };
@@ -102,7 +102,7 @@ describe("dispatching", () => {
     let written: string | undefined;
     const writing: EventConsumer = {
       name: "writing", types: "all",
-      async targets() {
+      targets: () => async () => {
         // Another write of this process (a claim, a stored download) while the targets are read.
         const write = t.db.insert(events).values({ type: "user.login_failed", payload: login("b"), occurredAt: now }).then(() => "written");
         written = await Promise.race([write, new Promise<string>((r) => setTimeout(() => r("still waiting after 2 s"), 2_000))]);
@@ -113,6 +113,28 @@ describe("dispatching", () => {
     expect(await dispatchEvents(t.db, [writing], now)).toBe(1);
     expect(written).toBe("written");
     expect(await t.db.select({ params: jobs.params }).from(jobs)).toEqual([{ params: { event_id: 1, consumer: "writing", target: "1" } }]);
+  });
+
+  it("reads a consumer's subscriptions once per pass, not once per event", async () => {
+    const now = new Date();
+    for (let i = 0; i < 25; i++) await recordEvent(t.db, "user.login_failed", login(`u${i}`), now);
+    let passes = 0;
+    const asked: number[] = [];
+    const counting: EventConsumer = {
+      name: "counting", types: "all",
+      targets: () => {
+        passes++;
+        return async (event) => (asked.push(event.id), [String(event.id % 2)]);
+      },
+      handle: async () => ({ outcome: "done", message: "ok" }),
+    };
+    expect(await dispatchEvents(t.db, [counting], now, 10)).toBe(10);
+    expect(await dispatchEvents(t.db, [counting], now, 10)).toBe(10);
+    expect(await dispatchEvents(t.db, [counting], now, 10)).toBe(5);
+    expect(passes).toBe(3);
+    expect(asked).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+    const targets = (await t.db.select({ params: jobs.params }).from(jobs)).map((j) => (j.params as { target: string }).target);
+    expect(targets).toEqual(Array.from({ length: 25 }, (_, i) => String((i + 1) % 2)));
   });
 
   it("a collector runs each event job with its consumer, and a retry waits for the time the consumer chose", async () => {

@@ -16,8 +16,9 @@ const retryDelayMs = (attempt: number) => 60_000 * 2 ** (attempt - 1);
 export const mailConsumer: EventConsumer = {
   name: "email",
   types: ["task.run.finished", "config.changed", "compliance.failed"],
-  async targets(db, event) {
-    return (await mailRecipients(db, event)).map(String);
+  targets(db) {
+    const recipientsOf = mailRecipients(db);
+    return async (event) => (await recipientsOf(event)).map(String);
   },
   async handle({ db, secrets, clock }, event, target, job) {
     const who = target ? await recipient(db, Number(target)) : undefined;

@@ -18,7 +18,7 @@ const asRecipient = (r: RecipientRow): Recipient => ({
 });
 
 /** Enabled users with a subscription row, with their role's scope. */
-function subscribers(db: DbOrTx) {
+function subscriberRows(db: DbOrTx) {
   return db.select({ ...recipientColumns, sub: mailSubscriptions }).from(mailSubscriptions)
     .innerJoin(users, eq(users.id, mailSubscriptions.userId)).innerJoin(roles, eq(roles.id, users.roleId))
     .where(eq(users.enabled, true));
@@ -28,29 +28,38 @@ const sees = (r: RecipientRow, device: DeviceRef) =>
   isInScope(asRecipient(r).scope, { tagIds: device.tag_ids, categoryId: device.category_id });
 
 /**
- * Who gets a mail about this event, one user each: a run with failures of a task with notify_on_failure goes to
- * the users subscribed to task failures; a configuration change to those subscribed to changes (of a device with
- * one of their tags, when they named tags); a compliance failure to those subscribed to it. A device event reaches
- * only users whose role sees the device.
+ * Who gets a mail about each event of a dispatch pass, one user each: a run with failures of a task with
+ * notify_on_failure goes to the users subscribed to task failures; a configuration change to those subscribed to
+ * changes (of a device with one of their tags, when they named tags); a compliance failure to those subscribed to
+ * it. A device event reaches only users whose role sees the device. The subscribers are read once, at the first
+ * event that needs them.
  */
-export async function mailRecipients(db: DbOrTx, event: StoredEvent): Promise<number[]> {
+export function mailRecipients(db: DbOrTx): (event: StoredEvent) => Promise<number[]> {
+  let read: Promise<SubscriberRow[]> | undefined;
+  const subscribers = () => (read ??= (async () => await subscriberRows(db))());
+  return (event) => recipientsOf(db, event, subscribers);
+}
+
+type SubscriberRow = Awaited<ReturnType<typeof subscriberRows>>[number];
+
+async function recipientsOf(db: DbOrTx, event: StoredEvent, subscribers: () => Promise<SubscriberRow[]>): Promise<number[]> {
   if (event.type === "task.run.finished") {
     const payload = event.payload as EventPayload<"task.run.finished">;
     if (payload.summary.failed === 0) return [];
     const [task] = await db.select({ notify: tasks.notifyOnFailure }).from(tasks).where(eq(tasks.id, payload.task_id));
     if (!task?.notify) return [];
-    return (await subscribers(db)).filter((r) => r.sub.taskFailures).map((r) => r.userId);
+    return (await subscribers()).filter((r) => r.sub.taskFailures).map((r) => r.userId);
   }
   if (event.type === "config.changed") {
     const { device } = event.payload as EventPayload<"config.changed">;
-    return (await subscribers(db))
+    return (await subscribers())
       .filter((r) => r.sub.configChanges && sees(r, device))
       .filter((r) => !r.sub.configChangeTagIds.length || r.sub.configChangeTagIds.some((t) => device.tag_ids.includes(t)))
       .map((r) => r.userId);
   }
   if (event.type === "compliance.failed") {
     const { device } = event.payload as EventPayload<"compliance.failed">;
-    return (await subscribers(db)).filter((r) => r.sub.complianceFailures && sees(r, device)).map((r) => r.userId);
+    return (await subscribers()).filter((r) => r.sub.complianceFailures && sees(r, device)).map((r) => r.userId);
   }
   return [];
 }

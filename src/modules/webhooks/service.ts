@@ -44,11 +44,17 @@ export function subscriptionTakes(w: Pick<WebhookRow, "eventTypes" | "tagIds" | 
   return device.tag_ids.some((t) => w.tagIds.includes(t)) || (device.category_id !== null && w.categoryIds.includes(device.category_id));
 }
 
-/** The enabled subscriptions an event goes to, as the webhooks consumer's targets (ids as text). */
-export async function webhookTargets(db: DbOrTx, event: StoredEvent): Promise<string[]> {
-  const rows = await db.select({ id: webhooks.id, eventTypes: webhooks.eventTypes, tagIds: webhooks.tagIds, categoryIds: webhooks.categoryIds })
-    .from(webhooks).where(eq(webhooks.enabled, true));
-  return rows.filter((w) => subscriptionTakes(w, event)).map((w) => String(w.id));
+/**
+ * The enabled subscriptions each event of a dispatch pass goes to, as the webhooks consumer's targets (ids as
+ * text): the subscriptions are read once, at the pass's first event.
+ */
+export function webhookTargets(db: DbOrTx): (event: StoredEvent) => Promise<string[]> {
+  let enabled: Promise<Pick<WebhookRow, "id" | "eventTypes" | "tagIds" | "categoryIds">[]> | undefined;
+  return async (event) => {
+    enabled ??= (async () => await db.select({ id: webhooks.id, eventTypes: webhooks.eventTypes, tagIds: webhooks.tagIds, categoryIds: webhooks.categoryIds })
+      .from(webhooks).where(eq(webhooks.enabled, true)))();
+    return (await enabled).filter((w) => subscriptionTakes(w, event)).map((w) => String(w.id));
+  };
 }
 
 /** Rows a subscription's log may pass DELIVERIES_KEPT by before it is cut back: one delete per this many deliveries. */
