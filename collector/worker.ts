@@ -28,6 +28,18 @@ const ABORTED_RUNS_WAIT_MS = 1000;
 
 export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 50, pollIntervalMs: 1000, leaseMs: 60_000, jobTimeLimitMs: 10 * 60_000 };
 
+/** Jobs whose runners decide what a claim after a lost lease does: an event counts its deliveries, a push is never sent twice. */
+const COUNTS_OWN_ATTEMPTS = new Set<Job["type"]>(["event", "snippet_push"]);
+
+/**
+ * Why a job claimed once more than its attempts allow is ended instead of run. Only a lease that ran out
+ * (requeueExpiredLeases) brings a job back after its last attempt: its collector stopped while it ran, and a job
+ * that stops the collector (a configuration that exhausts its memory, say) would otherwise stop it again every
+ * time it is claimed, and every session running beside it each time.
+ */
+const exhaustedByStops = (job: Job) =>
+  `not tried again: the collector running it stopped before it ended on ${job.attempts - 1} attempt(s), its limit ${job.maxAttempts}; run it again once the cause is found (the collector's log)`;
+
 /**
  * Claims jobs while it has free slots, runs each with a heartbeat that keeps its lease and a watchdog that
  * aborts it at the time limit, and puts back in the queue the jobs of collectors that stopped heartbeating.
@@ -69,7 +81,10 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
       pause.wake();
     };
     try {
-      if (job.type === "download" && job.deviceId) {
+      if (job.attempts > job.maxAttempts && !COUNTS_OWN_ATTEMPTS.has(job.type)) {
+        jobDeps.logger.warn("job not run: its collector stopped on each of its attempts", { type: job.type, device: job.deviceId, attempts: job.attempts - 1 });
+        await completeJob(jobDeps.db, job, jobDeps.owner, { outcome: "error", message: exhaustedByStops(job) }, jobDeps.clock.now());
+      } else if (job.type === "download" && job.deviceId) {
         // Only here: a snippet job's downloads come before and after its push, which still needs the session slot.
         const end = await runDownloadJob({ ...jobDeps, handedOver: sessionEnded }, job, controller.signal);
         // One line per run: which collector ran what, and how it went (messages never carry secrets).
