@@ -46,31 +46,31 @@ describe("the worker", () => {
     }
   });
 
-  it("ends a job whose collector stopped on each of its attempts instead of running it again, and runs one with an attempt left", async () => {
+  it("ends a job whose collector stopped on its last two attempts instead of running it again, and runs one stopped less often", async () => {
     const deviceId = await addLoopbackDevice(t, await t.token(), { port: 1, templateId: await builtinTemplateId(t, "cisco-ios") });
     const other = await addLoopbackDevice(t, await t.token(), { name: "other", port: 1, templateId: await builtinTemplateId(t, "cisco-ios") });
     const start = new Date(Date.now() - 3_600_000);
     const { job: poison } = await enqueueDeviceJob(t.db, { type: "download", deviceId, trigger: "api", priority: 50, maxAttempts: 2 }, start);
     const { job: unlucky } = await enqueueDeviceJob(t.db, { type: "download", deviceId: other, trigger: "api", priority: 50, maxAttempts: 2 }, start);
-    // A collector takes both and dies; the next one takes them and dies too, but has only reached the first.
+    // Collectors take both jobs and die, twice; a third one takes only the first and dies too.
     const at = (minutes: number) => new Date(start.getTime() + minutes * 60_000);
-    for (const [claims, minute] of [[2, 0], [1, 10]] as const) {
+    for (const [claims, minute] of [[2, 0], [2, 10], [1, 20]] as const) {
       for (let i = 0; i < claims; i++) expect(await claimNextJob(t.db, `dead-${minute}`, at(minute), 60_000)).toBeDefined();
       expect(await requeueExpiredLeases(t.db, at(minute + 5))).toBe(claims);
     }
-    expect((await getJob(t.db, poison.id))!.attempts).toBe(2);
-    expect((await getJob(t.db, unlucky.id))!.attempts).toBe(1);
+    expect((await getJob(t.db, poison.id))!.attempts).toBe(3);
+    expect((await getJob(t.db, unlucky.id))!.attempts).toBe(2);
 
     const worker = startWorker(
-      { db: t.db, secrets: t.secrets, clock: { now: () => new Date() }, logger: silentLogger, owner: "collector-c", connectTimeoutMs: 2_000 },
+      { db: t.db, secrets: t.secrets, clock: { now: () => new Date() }, logger: silentLogger, owner: "collector-d", connectTimeoutMs: 2_000 },
       { ...DEFAULT_WORKER_OPTIONS, concurrency: 2, pollIntervalMs: 50 },
     );
     try {
       const ended = await settled(poison.id);
-      expect(ended).toMatchObject({ state: "finished", outcome: "error", attempts: 3 });
-      expect(ended.message).toMatch(/^not tried again: the collector running it stopped before it ended on 2 attempt\(s\), its limit 2/);
-      // Its device was never connected to (nothing listens on port 1: a session would have ended unreachable).
-      expect((await settled(unlucky.id)).outcome).toBe("unreachable");
+      expect(ended).toMatchObject({ state: "finished", outcome: "error", attempts: 4 });
+      expect(ended.message).toMatch(/^not tried again: its collector stopped while running it on its last two attempts/);
+      // The other was run (nothing listens on port 1: its session ended unreachable), a stop forgiven past its attempts.
+      expect(await settled(unlucky.id)).toMatchObject({ outcome: "unreachable", attempts: 3 });
     } finally {
       await worker.stop();
     }

@@ -32,13 +32,15 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 50, pollInte
 const COUNTS_OWN_ATTEMPTS = new Set<Job["type"]>(["event", "snippet_push"]);
 
 /**
- * Why a job claimed once more than its attempts allow is ended instead of run. Only a lease that ran out
- * (requeueExpiredLeases) brings a job back after its last attempt: its collector stopped while it ran, and a job
- * that stops the collector (a configuration that exhausts its memory, say) would otherwise stop it again every
- * time it is claimed, and every session running beside it each time.
+ * Whether a job has been brought back past its attempts by collectors that stopped while running it. Only a lease
+ * that ran out (requeueExpiredLeases) brings a job back after its last attempt, so a job claimed for the
+ * (max_attempts + 2)th time saw its collector stop on its last two attempts. One stop is forgiven (a restart
+ * during a nightly run must not fail its jobs); a second one says the job itself may be what stops it (a
+ * configuration that exhausts the collector's memory, say), and it would stop it again every time it is claimed,
+ * with every session running beside it.
  */
-const exhaustedByStops = (job: Job) =>
-  `not tried again: the collector running it stopped before it ended on ${job.attempts - 1} attempt(s), its limit ${job.maxAttempts}; run it again once the cause is found (the collector's log)`;
+const stoppedTooOften = (job: Job) => job.attempts > job.maxAttempts + 1 && !COUNTS_OWN_ATTEMPTS.has(job.type);
+const stoppedTooOftenMessage = "not tried again: its collector stopped while running it on its last two attempts; run it again once the collectors' logs show why";
 
 /**
  * Claims jobs while it has free slots, runs each with a heartbeat that keeps its lease and a watchdog that
@@ -81,9 +83,9 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
       pause.wake();
     };
     try {
-      if (job.attempts > job.maxAttempts && !COUNTS_OWN_ATTEMPTS.has(job.type)) {
-        jobDeps.logger.warn("job not run: its collector stopped on each of its attempts", { type: job.type, device: job.deviceId, attempts: job.attempts - 1 });
-        await completeJob(jobDeps.db, job, jobDeps.owner, { outcome: "error", message: exhaustedByStops(job) }, jobDeps.clock.now());
+      if (stoppedTooOften(job)) {
+        jobDeps.logger.warn("job not run: its collector stopped while running it on its last two attempts", { type: job.type, device: job.deviceId, attempts: job.attempts - 1 });
+        await completeJob(jobDeps.db, job, jobDeps.owner, { outcome: "error", message: stoppedTooOftenMessage }, jobDeps.clock.now());
       } else if (job.type === "download" && job.deviceId) {
         // Only here: a snippet job's downloads come before and after its push, which still needs the session slot.
         const end = await runDownloadJob({ ...jobDeps, handedOver: sessionEnded }, job, controller.signal);
