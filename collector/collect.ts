@@ -27,13 +27,15 @@ export type CollectRequest = { plan: Plan; limits: SessionLimits; connectTimeout
 export type Skipped = { command: string; reason: string };
 
 /**
- * What a session brought back: each command and its cleaned output (secrets still in), the optional commands it
- * skipped, and the host key it saw (SSH).
+ * What a session brought back: each command and its output (secrets still in), the optional commands it skipped,
+ * and the host key it saw (SSH). The outputs of the commands in `printed` are what the shell printed, echo and
+ * terminal codes included: where they are stored, outputText() cleans them; the others (exec channels, files) are
+ * text already.
  */
-export type Collected = { outputs: [command: string, output: string][]; skipped: Skipped[]; fingerprint?: string };
+export type Collected = { outputs: [command: string, output: string][]; printed: string[]; skipped: Skipped[]; fingerprint?: string };
 
 /** What one session produced, before it is flattened into Collected. */
-type SessionOutputs = { outputs: Map<string, string>; skipped: Skipped[] };
+type SessionOutputs = { outputs: Map<string, string>; printed: string[]; skipped: Skipped[] };
 
 /** What a failed download got as far as: a device that answered is up, whatever went wrong afterwards. */
 export type Progress = { connected: boolean };
@@ -63,21 +65,22 @@ async function runShell(session: ShellSession, plan: Plan, fetchFile?: FetchFile
   const run = async (command: string): Promise<string | undefined> => {
     const path = scpPathOf(template, command);
     if (path !== undefined && fetchFile) return fetchOrSkip(fetchFile, command, path, template.optional.includes(command), skipped);
-    if (!template.optional.includes(command)) return session.run(command);
+    printed.add(command);
+    if (!template.optional.includes(command)) return session.print(command);
     const ran = await session.runOptional(command);
-    if ("output" in ran) return ran.output;
+    if ("printed" in ran) return ran.printed;
     skipped.push({ command, reason: ran.error.message });
     return undefined;
   };
+  const printed = new Set<string>();
   for (const line of template.setup) await run(line);
   const outputs = new Map<string, string>();
-  // The session's output is rendered as a terminal shows it: one line ending, no trailing blanks (terminal.ts).
   for (const command of plan.commands) {
     const output = await run(command);
     if (output !== undefined) outputs.set(command, output);
   }
   for (const line of template.teardown) session.send(line);
-  return { outputs, skipped };
+  return { outputs, printed: [...outputs.keys()].filter((command) => printed.has(command)), skipped };
 }
 
 /** The file a command fetches over SCP (`{scp: path}` in the template), if it is one; own keys only ("constructor"). */
@@ -151,7 +154,7 @@ async function collectOverSsh({ plan, limits, connectTimeoutMs, transcript }: Co
         const output = await run(command);
         if (output !== undefined) outputs.set(command, normalizeConfigText(output));
       }
-      return { outputs, skipped, fingerprint: conn.fingerprint };
+      return { outputs, printed: [], skipped, fingerprint: conn.fingerprint };
     }
     return { ...(await runShell(await shellOver(conn, plan, limits, undefined, transcript), plan, fetchFile)), fingerprint: conn.fingerprint };
   });
@@ -245,11 +248,11 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
 export async function collect(request: CollectRequest, signal: AbortSignal, progress: Progress): Promise<Collected> {
   const { plan } = request;
   try {
-    const { outputs, skipped, fingerprint } = await untilAborted<SessionOutputs & { fingerprint?: string }>(
+    const { outputs, printed, skipped, fingerprint } = await untilAborted<SessionOutputs & { fingerprint?: string }>(
       plan.template.protocol === "telnet" ? collectOverTelnet(request, signal, progress) : collectOverSsh(request, signal, progress),
       signal,
     );
-    return { outputs: [...outputs], skipped, fingerprint };
+    return { outputs: [...outputs], printed, skipped, fingerprint };
   } catch (err) {
     if (signal.aborted) throw abortError(signal);
     throw err;

@@ -10,7 +10,7 @@ import { sessionSettings } from "./collector-settings.ts";
 import { commandsToTry, proposalOf, rankTemplates, type DetectCandidate, type Evidence } from "./detect-match.ts";
 import { loginOf, type DownloadDeps } from "./download.ts";
 import { describeError } from "./errors.ts";
-import { SessionError, type SessionProfile } from "./session.ts";
+import { cleanCommandOutput, SessionError, type SessionProfile } from "./session.ts";
 import { readSnmpSystem } from "./snmp.ts";
 import type { JobEnd } from "./store-download.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
@@ -88,7 +88,7 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
       // The commands of the likeliest families first; the first one whose output a template recognises ends the search.
       for (const command of commandsToTry(seen, candidates)) {
         const ran = await session.runOptional(command);
-        seen.outputs.set(command, "output" in ran ? ran.output : "");
+        seen.outputs.set(command, "printed" in ran ? cleanCommandOutput(ran.printed, command) : "");
         if (rankTemplates({ ...seen, sysDescr: undefined }, candidates).length) break;
       }
       for (const line of own.teardown) session.send(line);

@@ -333,22 +333,31 @@ export class ShellSession {
 
   /** Runs one command and returns exactly its output: no echo, no prompt, no pager debris. */
   async run(command: string): Promise<string> {
+    return cleanCommandOutput(await this.print(command), command);
+  }
+
+  /**
+   * Runs one command and returns what the device printed before the next prompt, its echo and terminal codes
+   * included: cleanCommandOutput(printed, command) is its output. A download leaves that to the store thread
+   * (rendering a 100 KB configuration costs this thread, which every session shares, about 0.4 ms).
+   */
+  async print(command: string): Promise<string> {
     this.command = command;
     this.send(command);
-    const raw = await this.expectPrompt();
+    const printed = await this.expectPrompt();
     this.command = undefined;
-    return cleanCommandOutput(raw, command);
+    return printed;
   }
 
   /**
    * Runs a command the backup can do without: it may stay silent only for the short optional timeout. When it
-   * does, an empty line brings the prompt back (within the normal timeout) and the session goes on. Returns its
-   * output, or the SessionError it failed with; a closed connection still fails the session.
+   * does, an empty line brings the prompt back (within the normal timeout) and the session goes on. Returns what
+   * it printed (as print() does), or the SessionError it failed with; a closed connection still fails the session.
    */
-  async runOptional(command: string): Promise<{ output: string } | { error: SessionError }> {
+  async runOptional(command: string): Promise<{ printed: string } | { error: SessionError }> {
     this.idleTimeoutMs = Math.min(this.limits.optionalIdleTimeoutMs, this.limits.idleTimeoutMs);
     try {
-      return { output: await this.run(command) };
+      return { printed: await this.print(command) };
     } catch (err) {
       if (!(err instanceof SessionError) || this.closed) throw err;
       this.command = undefined;

@@ -11,7 +11,7 @@ import { describeError } from "./errors.ts";
 import { linesNotInConfig, pushLines } from "./push.ts";
 import { sessionSettings } from "./collector-settings.ts";
 import { SessionError } from "./session.ts";
-import { LeaseLost, storeDownload, type StoreRequest } from "./store-download.ts";
+import { LeaseLost, outputText, storeDownload, type StoreRequest } from "./store-download.ts";
 import { snmpResult } from "./snmp.ts";
 
 /** A configuration downloaded around a push: its stored text per command and the download job that stored it. */
@@ -32,13 +32,13 @@ async function snapshot(deps: DownloadDeps, loaded: LoadedPlan, leaseMs: number,
     const collected = await collect({ plan: loaded.plan, ...(await sessionSettings(deps)) }, signal, { connected: false });
     const request: StoreRequest = {
       job: job!, owner: deps.owner, deviceId: loaded.plan.device.id, templateCode: loaded.templateCode, exclusions: loaded.exclusions,
-      storedHashes: loaded.storedHashes, outputs: collected.outputs, fingerprint: collected.fingerprint,
+      storedHashes: loaded.storedHashes, outputs: collected.outputs, printed: collected.printed, fingerprint: collected.fingerprint,
       snmp: snmpResult(undefined), configChanged: { snmpConfigChangedValue: null, snmpConfigChangedAt: null }, startedAt: started, now: deps.clock.now(),
     };
     const end = await storing(() => (deps.store ? deps.store(request) : storeDownload(deps.db, request)));
     if (!end) throw new LeaseLost();
     const [stored] = await deps.db.select({ result: jobs.result }).from(jobs).where(eq(jobs.id, job!.id));
-    return { jobId: job!.id, configIds: stored?.result?.config_ids ?? [], texts: new Map(collected.outputs.map(([command, output]) => [command, storedText(output, loaded.plan.template)])) };
+    return { jobId: job!.id, configIds: stored?.result?.config_ids ?? [], texts: new Map(collected.outputs.map(([command, output]) => [command, storedText(outputText(collected, command, output), loaded.plan.template)])) };
   } catch (err) {
     await deps.db.update(jobs).set({ state: "finished", outcome: err instanceof SessionError ? err.outcome : "error", message: failureReason(err).slice(0, 500), finishedAt: deps.clock.now(), leaseOwner: null, leaseExpiresAt: null })
       .where(eq(jobs.id, job!.id));

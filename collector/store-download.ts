@@ -10,7 +10,7 @@ import type { SnmpReport } from "./snmp.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
 import { recordBackupEnd } from "./backup-events.ts";
 import { OutputMemory, rawHash, rulesKey, type RememberedOutput } from "./output-memory.ts";
-import { SessionError } from "./session.ts";
+import { cleanCommandOutput, SessionError } from "./session.ts";
 
 /**
  * What a finished session hands over to be stored, as plain data: the collector stores on a thread of its own
@@ -28,6 +28,8 @@ export type StoreRequest = {
   storedHashes: Record<string, string>;
   /** Each command and what the session printed for it (secrets still in: they are taken out here). */
   outputs: [command: string, output: string][];
+  /** The commands whose output is what the shell printed, to be cleaned here (Collected.printed; outputText). */
+  printed: string[];
   /** Optional setup lines and commands the session skipped, and why (collect.ts). */
   skipped?: Skipped[];
   /** The host key the session saw (SSH), pinned on first use. */
@@ -120,6 +122,15 @@ export async function storeDownloads(db: Db, requests: readonly StoreRequest[]):
 }
 
 /**
+ * A command's output as text: what the shell printed cleaned as a terminal shows it (cleanCommandOutput: no
+ * echo, one line ending, no trailing blanks), anything else as it came. Done here, on the store thread, not by
+ * the session: the sessions' thread is shared by every session, and an output printed exactly as before is
+ * recognised (OutputMemory) without being cleaned at all.
+ */
+export const outputText = (request: Pick<StoreRequest, "printed">, command: string, output: string) =>
+  request.printed.includes(command) ? cleanCommandOutput(output, command) : output;
+
+/**
  * A download worked out before its transaction: either every output is the one last stored (`same`: one more
  * sighting each), or the outputs digested, checked and compressed where they changed.
  */
@@ -137,7 +148,7 @@ async function prepare(request: StoreRequest, options: { longWay?: boolean } = {
   const parsed = parseTemplateOnce(request.templateCode);
   if (!parsed.ok) throw new Error("the device's connection template is invalid");
   const template = parsed.template;
-  const texts = request.outputs.map(([command, output]) => ({ command, text: storedText(output, template) }));
+  const texts = request.outputs.map(([command, output]) => ({ command, text: storedText(outputText(request, command, output), template) }));
   const config = texts.find((t) => t.command === template.config_command);
   const problem = config && implausibleConfiguration(config.text, template);
   if (problem) throw new SessionError("output_invalid", `${problem}; nothing was stored`);

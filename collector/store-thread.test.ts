@@ -43,7 +43,7 @@ const versions = () => t.db.select({ id: configs.id, version: configs.version, s
 
 const request = (job: Job, overrides: Partial<StoreRequest> = {}): StoreRequest => ({
   job, owner: "collector-a", deviceId, templateCode, exclusions: [], storedHashes: {},
-  outputs: [[IOS_CONFIG_COMMAND, running]], fingerprint: "SHA256:test-key", snmp: {},
+  outputs: [[IOS_CONFIG_COMMAND, running]], printed: [], fingerprint: "SHA256:test-key", snmp: {},
   configChanged: { snmpConfigChangedValue: null, snmpConfigChangedAt: null }, startedAt: Date.now(), now: new Date(), ...overrides,
 });
 
@@ -61,6 +61,21 @@ describe("the store thread", () => {
     expect(await getJob(t.db, job.id)).toMatchObject({ state: "finished", outcome: "success" });
     const [device] = await t.db.select().from(devices).where(eq(devices.id, deviceId));
     expect(device).toMatchObject({ status: "up", hostKeyFingerprint: "SHA256:test-key", lastSeenAt: at, lastBackupAt: at });
+  });
+
+  it("cleans what the shell printed (echo, line endings, trailing blanks) before storing it, and stores any other output as it came", async () => {
+    const printed = [`${IOS_CONFIG_COMMAND}  `, ...running.split("\n").map((l) => `${l}  `)].join("\r\n");
+    expect(await thread.store(request(await claimedJob(), { outputs: [[IOS_CONFIG_COMMAND, printed]], printed: [IOS_CONFIG_COMMAND] }))).toMatchObject({ outcome: "success" });
+    const cleaned = (await latestConfigs(t, deviceId)).get(IOS_CONFIG_COMMAND)!;
+    expect(cleaned.startsWith("hostname edge-1\n")).toBe(true);
+    expect(cleaned).not.toMatch(/[\r]| \n/);
+    // Printed exactly so again: the same version, one more sighting, found by its hash without cleaning it again.
+    expect(await thread.store(request(await claimedJob(), { outputs: [[IOS_CONFIG_COMMAND, printed]], printed: [IOS_CONFIG_COMMAND] }))).toMatchObject({ outcome: "unchanged" });
+    expect((await versions()).map((v) => [v.version, v.seenCount])).toEqual([[1, 2]]);
+    // Not printed by a shell (an exec channel, a file): stored as it came, its first line included.
+    const fetched = `${IOS_CONFIG_COMMAND} is not an echo here\n${running}`;
+    expect(await thread.store(request(await claimedJob(), { outputs: [[IOS_CONFIG_COMMAND, fetched]] }))).toMatchObject({ outcome: "success" });
+    expect((await latestConfigs(t, deviceId)).get(IOS_CONFIG_COMMAND)).toMatch(new RegExp(`^${IOS_CONFIG_COMMAND} is not an echo here\n`));
   });
 
   it("answers undefined and stores nothing when another collector holds the lease", async () => {
