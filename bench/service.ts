@@ -84,12 +84,17 @@ export async function startBenchService(options: { dir: string; concurrency: num
     const createDevices = async (ports: readonly number[]) => {
       const [template] = await api<{ id: number }[]>("GET", "/templates?filter[name]=cisco-ios&filter[builtin]=true");
       if (!template) throw new Error("the service has no built-in cisco-ios template");
-      return api<{ id: number }[]>("POST", "/devices/bulk", {
-        devices: ports.map((p, i) => ({
-          device_name: hostnameOf(i), device_ip: "127.0.0.1", device_port_override: p, device_template_id: template.id,
-          device_vendor: "Cisco", device_model: "WS-C3850-48P", ...(({ username, password }) => ({ device_username: username, device_password: password }))(benchLogin(i)),
-        })),
-      });
+      const created: { id: number }[] = [];
+      // POST /devices/bulk takes at most 1,000 devices a request.
+      for (let from = 0; from < ports.length; from += 1000) {
+        created.push(...(await api<{ id: number }[]>("POST", "/devices/bulk", {
+          devices: ports.slice(from, from + 1000).map((p, k) => ({
+            device_name: hostnameOf(from + k), device_ip: "127.0.0.1", device_port_override: p, device_template_id: template.id,
+            device_vendor: "Cisco", device_model: "WS-C3850-48P", ...(({ username, password }) => ({ device_username: username, device_password: password }))(benchLogin(from + k)),
+          })),
+        })));
+      }
+      return created;
     };
     return { apiPid: service.pid, collectorPid, api, createDevices, stop };
   } catch (err) {
