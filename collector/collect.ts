@@ -54,7 +54,7 @@ export function sessionProfileOf(t: ConnectionTemplate, withLogin: boolean): Ses
 }
 
 /**
- * Runs the setup and the commands in an interactive CLI session, and returns each command's cleaned output.
+ * Runs the setup and the commands in an interactive CLI session, and returns what the shell printed for each command.
  * An optional line that fails is skipped (a category's command counts as optional when the template marks it so).
  * A template's `{scp: path}` command fetches its file on an exec channel beside the shell (`fetchFile`, SSH only).
  */
@@ -62,6 +62,8 @@ async function runShell(session: ShellSession, plan: Plan, fetchFile?: FetchFile
   const { template, login } = plan;
   if (template.enable && login.enablePassword) await session.enable(login.enablePassword);
   const skipped: Skipped[] = [];
+  /** The commands whose output is what the shell printed (not a file fetched beside it). */
+  const printed = new Set<string>();
   const run = async (command: string): Promise<string | undefined> => {
     const path = scpPathOf(template, command);
     if (path !== undefined && fetchFile) return fetchOrSkip(fetchFile, command, path, template.optional.includes(command), skipped);
@@ -72,7 +74,6 @@ async function runShell(session: ShellSession, plan: Plan, fetchFile?: FetchFile
     skipped.push({ command, reason: ran.error.message });
     return undefined;
   };
-  const printed = new Set<string>();
   for (const line of template.setup) await run(line);
   const outputs = new Map<string, string>();
   for (const command of plan.commands) {
@@ -242,7 +243,7 @@ export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
 }
 
 /**
- * Logs in over the template's protocol and returns each command's cleaned output. Whether the configuration
+ * Logs in over the template's protocol and returns each command's output (Collected). Whether the configuration
  * command's output can be a configuration is checked where it is stored (store-download.ts).
  */
 export async function collect(request: CollectRequest, signal: AbortSignal, progress: Progress): Promise<Collected> {

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 export type RememberedOutput = {
   /** The rules it was stored by (rulesKey). */
   rules: string;
-  /** SHA-256 of the session's output, before any filter or secret rule. */
+  /** SHA-256 of the session's output as it came (for a shell's, before terminal cleaning), before any filter or secret rule. */
   raw: string;
   /** The stored version's significant hash after storing it (what the next download is compared with). */
   significantHash: string;
