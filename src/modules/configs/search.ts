@@ -253,14 +253,7 @@ async function runSearch(db: DbOrTx, scope: DeviceScope, req: SearchRequest, fie
   const hasLiterals = req.match === "all" ? lookups.some((l) => l !== null) : lookups.every((l) => l !== null);
   const limit = hasLiterals ? CHECK_LIMIT : SCAN_LIMIT;
 
-  // Only what reading and ordering need: the other columns are read for the page's hits alone.
-  const candidates = await db
-    .select({ id: configs.id, blobHash: configs.blobHash })
-    .from(configs)
-    .innerJoin(devices, eq(devices.id, configs.deviceId))
-    .where(and(deviceScopeCondition(scope), req.latestOnly ? isLatestVersion : undefined, narrowing, ...conditions))
-    .orderBy(asc(sql`lower(${devices.name})`), asc(devices.id), asc(configs.command), desc(configs.version))
-    .limit(limit + 1);
+  const candidates = await candidateVersions(db, and(deviceScopeCondition(scope), req.latestOnly ? isLatestVersion : undefined, narrowing, ...conditions), limit + 1);
   if (candidates.length > limit) {
     const why = hasLiterals
       ? `the search terms occur in more than ${limit} configurations`
@@ -304,6 +297,31 @@ async function runSearch(db: DbOrTx, scope: DeviceScope, req: SearchRequest, fie
     page.push(ids ? pageEntry(c.id, ids, batch!.store, marks!) : textPageEntry(c.id, text!, terms));
   }
   return { total, complete, hits: await pageHits(db, page, req), indexUsed: Boolean(narrowing), configsChecked: candidates.length };
+}
+
+/**
+ * The versions a search reads, in the order it shows them (device name, device, command, newest first): only
+ * what reading needs, the other columns are read for the page's hits alone. Fetched as one JSON array, not as
+ * rows: @libsql/client makes an object of each row, about 2 us apiece, and for the 9,984 versions of a broad
+ * history search that took 22 ms where SQLite's own work took 2 (10 ms as one array, parsing it included).
+ */
+async function candidateVersions(db: DbOrTx, where: SQL | undefined, limit: number): Promise<{ id: number; blobHash: string }[]> {
+  const ordered = db
+    .select({
+      id: configs.id, blobHash: configs.blobHash, command: configs.command, version: configs.version,
+      nameOrder: sql<string>`lower(${devices.name})`.as("name_order"), deviceOrder: sql<number>`${devices.id}`.as("device_order"),
+    })
+    .from(configs)
+    .innerJoin(devices, eq(devices.id, configs.deviceId))
+    .where(where)
+    .orderBy(asc(sql`lower(${devices.name})`), asc(devices.id), asc(configs.command), desc(configs.version))
+    .limit(limit)
+    .as("candidates");
+  // The aggregate's own ORDER BY: SQLite keeps no order through an aggregate otherwise.
+  const [row] = await db
+    .select({ list: sql<string>`json_group_array(json_array(${ordered.id}, ${ordered.blobHash}) order by ${ordered.nameOrder}, ${ordered.deviceOrder}, ${ordered.command}, ${ordered.version} desc)` })
+    .from(ordered);
+  return (JSON.parse(row!.list) as [number, string][]).map(([id, blobHash]) => ({ id, blobHash }));
 }
 
 /** A matching version on the page: its lines, read from the store only where shown, and which match which terms. */
