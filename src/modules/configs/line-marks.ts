@@ -55,11 +55,30 @@ export class TermLines {
     return this.hits[id] === 1;
   }
 
-  /** Whether some of the lines match: the walk over every version of a broad search, so tight. */
+  /** Where in the last version that had one the walk found a matching line (hasAny). */
+  private lastFound = 0;
+
+  /**
+   * Whether some of the lines match: the walk over every version of a broad search, so tight. It looks outward
+   * from where the last version had its match, each line once: a fleet's configurations hold a line at about the
+   * same place (snmp-server after the interfaces), so for a term every version holds, a version is decided in a
+   * few looks instead of the several hundred from its first line.
+   */
   hasAny(ids: Uint32Array): boolean {
-    for (let k = 0; k < ids.length; k++) {
-      const id = ids[k]!;
-      if (id < this.allTested ? this.hits[id] === 1 : this.has(id)) return true;
+    const n = ids.length;
+    let up = Math.min(this.lastFound, n);
+    let down = up - 1;
+    while (up < n || down >= 0) {
+      if (up < n) {
+        const id = ids[up]!;
+        if (id < this.allTested ? this.hits[id] === 1 : this.has(id)) return ((this.lastFound = up), true);
+        up++;
+      }
+      if (down >= 0) {
+        const id = ids[down]!;
+        if (id < this.allTested ? this.hits[id] === 1 : this.has(id)) return ((this.lastFound = down), true);
+        down--;
+      }
     }
     return false;
   }
