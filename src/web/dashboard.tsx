@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { latestChanges } from "../modules/configs/changes.ts";
 import { changePulse, configInfo, deviceCounts, erroredDevices } from "../modules/dashboard/service.ts";
-import { latestHealth } from "../modules/system/checks.ts";
+import { healthFor, latestHealth } from "../modules/system/checks.ts";
 import type { WebEnv } from "./env.ts";
 import { Time } from "./format.tsx";
 import { renderPage } from "./layout.tsx";
@@ -46,7 +46,7 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
     const { scope, abilities } = c.var.auth;
     const now = clock.now();
     const [counts, failing, changes, pulse, health, recent] = await Promise.all([
-      deviceCounts(db, scope), erroredDevices(db, scope, 10), configInfo(db, scope, now), changePulse(db, scope, now), latestHealth(c.var.services),
+      deviceCounts(db, scope), erroredDevices(db, scope, 10), configInfo(db, scope, now), changePulse(db, scope, now), latestHealth(c.var.services).then((run) => healthFor(run, scope)),
       // The change list is the configs group's (configs.read), as in the API.
       abilities.has("configs.read") ? latestChanges(db, scope, RECENT_CHANGES) : null,
     ]);

@@ -1,4 +1,5 @@
 import { and, asc, count, desc, eq, gte, isNotNull, lt, lte } from "drizzle-orm";
+import type { DeviceScope } from "../../auth/scope.ts";
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
@@ -183,6 +184,25 @@ export async function latestHealth(deps: HealthDeps): Promise<HealthRun> {
   const [row] = await deps.db.select().from(healthRuns).orderBy(desc(healthRuns.ranAt), desc(healthRuns.id)).limit(1);
   if (row && deps.clock.now().getTime() - row.ranAt.getTime() <= LATEST_MAX_AGE_MS) return row;
   return runHealthChecks(deps, "schedule");
+}
+
+/** Checks whose figures count the whole fleet's records: jobs, stored versions, backups, webhook subscriptions. */
+const FLEET_FIGURES = new Set(["queue", "search_index", "backups", "webhooks"]);
+const STATUS_WORDS: Record<HealthStatus, string> = { ok: "OK", warning: "Needs attention", failed: "Failing" };
+
+/**
+ * The pass as a caller with this scope may see it. A role that sees only some devices gets each check's status,
+ * but not the figures and messages of the checks that count the whole fleet ("12 of 2,000 backups failed" tells
+ * of devices outside its scope; /metrics refuses such a token outright).
+ */
+export function healthFor(run: HealthRun, scope: DeviceScope): HealthRun {
+  if (scope.all) return run;
+  return {
+    ...run,
+    checks: run.checks.map((c) => (FLEET_FIGURES.has(c.name)
+      ? { ...c, value: null, unit: null, message: `${STATUS_WORDS[c.status]}. This check counts every device and your role sees only some: its figures are for a role that sees all devices` }
+      : c)),
+  };
 }
 
 export const serializeHealth = (run: HealthRun) => ({

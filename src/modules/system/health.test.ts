@@ -139,6 +139,32 @@ describe("health-latest", () => {
     expect(fresh.ran_at).toBe(clock.now().toISOString());
   });
 
+  it("shows a role that sees only some devices each check's status, but not the figures that count every device", async () => {
+    await t.role({ name: "edge-health", permissions: ["system.read", "system.write"], tags: ["edge"] });
+    const scoped = await t.token(["system.read", "system.write"], { role: "edge-health" });
+    for (let i = 0; i < 2; i++) await enqueueDeviceJob(t.db, { type: "download", deviceId: await device(), trigger: "schedule", priority: PRIORITY.scheduled, maxAttempts: 1 }, clock.now());
+    const full = await runChecks();
+    const queue = full.checks.find((c) => c.name === "queue")!;
+    expect(queue.message).toMatch(/^2 jobs/);
+    for (const path of ["/api/v1/system/health", "/api/v1/health-latest", "/api/v2/dashboard/health-latest"]) {
+      const seen = (await t.call(path, { token: scoped })).body.data as { status: string; checks: Check[] };
+      expect(seen.status).toBe(full.status);
+      expect(seen.checks.map((c) => [c.name, c.status])).toEqual(full.checks.map((c) => [c.name, c.status]));
+      expect(JSON.stringify(seen)).not.toContain("2 jobs");
+      for (const c of seen.checks.filter((x) => ["queue", "search_index", "backups", "webhooks"].includes(x.name))) {
+        expect(c.value).toBeNull();
+        expect(c.message).toMatch(/^(OK|Needs attention|Failing)\. This check counts every device and your role sees only some/);
+      }
+      // Checks of the service itself keep their figures (rConfig's paths add fields of their own).
+      expect(seen.checks.find((c) => c.name === "disk")).toMatchObject(full.checks.find((c) => c.name === "disk")!);
+    }
+    const ran = (await runChecks(scoped)).checks.find((c) => c.name === "queue")!;
+    expect(ran).toMatchObject({ status: queue.status, value: null });
+    expect(JSON.stringify(ran)).not.toContain("2 jobs");
+    // Take the jobs so later checks start from an empty queue.
+    while (await claimNextJob(t.db, "test-collector", clock.now(), 60_000));
+  });
+
   it("needs system.read to read and system.write to run", async () => {
     const reader = await t.token(["system.read"]);
     expect((await t.call("/api/v1/system/health", { token: reader })).status).toBe(200);

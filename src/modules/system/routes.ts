@@ -5,10 +5,10 @@ import { apiRoute, jsonResponse } from "../../http/route.ts";
 const healthTag = "System health";
 
 export const HealthCheck = z.object({
-  name: z.string().openapi({ description: "database, collectors, scheduler, queue, disk, search_index, backups or app_key", example: "queue" }),
+  name: z.string().openapi({ description: "database, collectors, scheduler, queue, disk, search_index, backups, app_key or webhooks", example: "queue" }),
   status: z.enum(HEALTH_STATUSES),
   message: z.string().openapi({ description: "What was found, and when not ok what to do about it" }),
-  value: z.number().nullable().openapi({ description: "The measured value the status comes from, when there is one" }),
+  value: z.number().nullable().openapi({ description: "The measured value the status comes from, when there is one (null for a role that sees only some devices, on the checks that count every device)" }),
   unit: z.string().nullable().openapi({ example: "s" }),
 }).openapi("HealthCheck");
 
@@ -23,7 +23,8 @@ export const Health = z.object({
 const healthAnswer = { 200: jsonResponse(z.object({ data: Health }), "The latest stored pass of the health checks") };
 const latestDescription =
   "The newest stored pass of the health checks, without running them: they run every 5 minutes and on POST /system/health/run. " +
-  "When the newest pass is older than 10 minutes (nothing ran them), they run now and that pass answers.";
+  "When the newest pass is older than 10 minutes (nothing ran them), they run now and that pass answers. " +
+  "A role that sees only some devices gets every check's status, but queue, search_index, backups and webhooks without their figures: those count every device.";
 
 export const systemHealthRoute = apiRoute({
   method: "get", path: "/system/health", operationId: "getSystemHealth", tag: healthTag, ability: "system.read",
