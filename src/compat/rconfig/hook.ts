@@ -30,11 +30,36 @@ export const isJson = (res: Response) => /^application\/json\b/i.test(res.header
 export function hookMiddleware(hook: CompatHook): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (hook.request) await hook.request(c);
+    // The handler's JSON answer is kept as the object it made, and written once, after `response`: parsing
+    // the written answer back cost a search's page of 500 hits 1.5 ms.
+    const sent = hook.response ? keepJsonObject(c) : undefined;
     await next();
-    if (!hook.response || c.res.status < 200 || c.res.status > 299 || !isJson(c.res)) return;
-    const { body, status } = await hook.response(c, await c.res.json());
+    if (!hook.response || c.res.status < 200 || c.res.status > 299 || !isJson(c.res)) return finishJson(c, sent);
+    const object = sent?.(c.res);
+    const { body, status } = await hook.response(c, object === undefined ? await c.res.json() : (object as Record<string, unknown>));
     c.res = new Response(JSON.stringify(body), { status: status ?? c.res.status, headers: c.res.headers });
   };
+}
+
+/**
+ * Makes the handler's `c.json(object)` answer a placeholder, with the answer's status and headers, and keeps
+ * the object; the function returned gives it back for that placeholder (undefined for any other response).
+ */
+function keepJsonObject(c: Context<AppEnv>): (res: Response) => unknown {
+  const json = c.json;
+  const kept = new WeakMap<Response, unknown>();
+  c.json = ((object: unknown, ...rest: unknown[]) => {
+    const res = (json as (...args: unknown[]) => Response)(null, ...rest);
+    kept.set(res, object);
+    return res;
+  }) as typeof c.json;
+  return (res) => kept.get(res);
+}
+
+/** Writes a kept object into its placeholder's answer (an answer `response` does not take). */
+function finishJson(c: Context<AppEnv>, sent: ((res: Response) => unknown) | undefined): void {
+  const object = sent?.(c.res);
+  if (object !== undefined) c.res = new Response(JSON.stringify(object), { status: c.res.status, headers: c.res.headers });
 }
 
 /** The request's JSON body as the validator will read it; undefined when it is not a JSON object. */

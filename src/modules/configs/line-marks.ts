@@ -83,6 +83,18 @@ export class TermLines {
     return false;
   }
 
+  /** The indexes of the lines that match, in order: the lines a page shows, so tight as hasAny. */
+  matchingIndexes(ids: Uint32Array): number[] {
+    const out: number[] = [];
+    // Lines below allTested are decided for good: has() may grow the arrays, never change those.
+    const { hits, allTested } = this;
+    for (let k = 0; k < ids.length; k++) {
+      const id = ids[k]!;
+      if (id < allTested ? hits[id] === 1 : this.has(id)) out.push(k);
+    }
+    return out;
+  }
+
   /** Bytes held. */
   get bytes(): number {
     return this.hits.byteLength + this.tested.byteLength;
@@ -149,6 +161,20 @@ export class LineMarks {
     let bits = 0;
     for (let t = 0; t < this.lines.length; t++) if (this.lines[t]!.has(id)) bits |= 1 << t;
     return bits;
+  }
+
+  /** The lines that match some term, by index, with the terms (as indexes) each matches. */
+  matchedLines(ids: Uint32Array): { index: number; terms: number[] }[] {
+    if (this.lines.length === 1) return this.lines[0]!.matchingIndexes(ids).map((index) => ({ index, terms: [0] }));
+    const matched: { index: number; terms: number[] }[] = [];
+    for (let k = 0; k < ids.length; k++) {
+      const bits = this.of(ids[k]!);
+      if (!bits) continue;
+      const terms: number[] = [];
+      for (let t = 0; 1 << t <= bits; t++) if (bits & (1 << t)) terms.push(t);
+      matched.push({ index: k, terms });
+    }
+    return matched;
   }
 
   /**
