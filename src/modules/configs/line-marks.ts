@@ -37,22 +37,25 @@ function lineAt(starts: Uint32Array, offset: number): number {
  * sealed, and new chunks are tested when first met.
  */
 export class TermLines {
-  private hits = new Uint8Array(0);
+  /** Per line id: 0 not tested yet, MATCH or NO_MATCH once its chunk is. */
+  private verdicts = new Uint8Array(0);
   private tested = new Uint8Array(0);
   /** Lines the arrays cover: all sealed into chunks when last grown. */
   private known = 0;
-  /** Chunks tested, and the lines below which every chunk is: a walk over those needs no other look-up. */
-  private testedCount = 0;
-  private allTested = 0;
 
   constructor(readonly store: LineStore, private readonly term: MarkTerm) {}
 
   /** Whether the line matches the term. */
   has(id: number): boolean {
-    if (id < this.allTested) return this.hits[id] === 1;
+    const verdict = this.verdicts[id];
+    return verdict ? verdict === MATCH : this.test(id);
+  }
+
+  /** The verdict of a line not tested yet: its chunk's lines are tested now. */
+  private test(id: number): boolean {
     const chunk = id < this.known ? this.store.chunkOf(id) : this.grow(id);
     if (!this.tested[chunk]) this.testChunk(chunk);
-    return this.hits[id] === 1;
+    return this.verdicts[id] === MATCH;
   }
 
   /** Where in the last version that had one the walk found a matching line (hasAny). */
@@ -70,34 +73,27 @@ export class TermLines {
     let down = up - 1;
     while (up < n || down >= 0) {
       if (up < n) {
-        const id = ids[up]!;
-        if (id < this.allTested ? this.hits[id] === 1 : this.has(id)) return ((this.lastFound = up), true);
+        if (this.has(ids[up]!)) return ((this.lastFound = up), true);
         up++;
       }
       if (down >= 0) {
-        const id = ids[down]!;
-        if (id < this.allTested ? this.hits[id] === 1 : this.has(id)) return ((this.lastFound = down), true);
+        if (this.has(ids[down]!)) return ((this.lastFound = down), true);
         down--;
       }
     }
     return false;
   }
 
-  /** The indexes of the lines that match, in order: the lines a page shows, so tight as hasAny. */
+  /** The indexes of the lines that match, in order: the lines a page shows, so as tight as hasAny. */
   matchingIndexes(ids: Uint32Array): number[] {
     const out: number[] = [];
-    // Lines below allTested are decided for good: has() may grow the arrays, never change those.
-    const { hits, allTested } = this;
-    for (let k = 0; k < ids.length; k++) {
-      const id = ids[k]!;
-      if (id < allTested ? hits[id] === 1 : this.has(id)) out.push(k);
-    }
+    for (let k = 0; k < ids.length; k++) if (this.has(ids[k]!)) out.push(k);
     return out;
   }
 
   /** Bytes held. */
   get bytes(): number {
-    return this.hits.byteLength + this.tested.byteLength;
+    return this.verdicts.byteLength + this.tested.byteLength;
   }
 
   /** Room for the store's lines as they are now, all sealed into chunks; the chunk of `id`. */
@@ -105,10 +101,10 @@ export class TermLines {
     this.store.seal();
     const count = this.store.lineCount;
     if (id >= count) throw new Error(`line ${id} is not in the store`);
-    if (this.hits.length < count) {
-      const hits = new Uint8Array(Math.max(count, this.hits.length * 2));
-      hits.set(this.hits);
-      this.hits = hits;
+    if (this.verdicts.length < count) {
+      const verdicts = new Uint8Array(Math.max(count, this.verdicts.length * 2));
+      verdicts.set(this.verdicts);
+      this.verdicts = verdicts;
     }
     if (this.tested.length < this.store.chunks.length) {
       const tested = new Uint8Array(Math.max(this.store.chunks.length, this.tested.length * 2));
@@ -122,25 +118,29 @@ export class TermLines {
   private testChunk(index: number) {
     const { text, starts, firstId } = this.store.chunks[index]!;
     const { test, anchors } = this.term;
-    const hits = this.hits;
+    const verdicts = this.verdicts;
+    const lines = starts.length - 1;
     const lineText = (k: number) => text.slice(starts[k]!, starts[k + 1]! - 1);
     if (!anchors) {
-      for (let k = 0; k < starts.length - 1; k++) if (test.test(lineText(k))) hits[firstId + k] = 1;
+      for (let k = 0; k < lines; k++) verdicts[firstId + k] = test.test(lineText(k)) ? MATCH : NO_MATCH;
     } else {
       for (const anchor of anchors) {
         // Each hit's line is tested once; the search goes on from the next line.
         for (let at = findAnchor(anchor, text, 0); at >= 0; ) {
           const k = lineAt(starts, at);
-          if (!hits[firstId + k] && test.test(lineText(k))) hits[firstId + k] = 1;
+          if (!verdicts[firstId + k]) verdicts[firstId + k] = test.test(lineText(k)) ? MATCH : NO_MATCH;
           const next = starts[k + 1]!;
           at = next < text.length ? findAnchor(anchor, text, next) : -1;
         }
       }
+      for (let k = 0; k < lines; k++) verdicts[firstId + k] ||= NO_MATCH;
     }
     this.tested[index] = 1;
-    if (++this.testedCount === this.store.chunks.length) this.allTested = this.known;
   }
 }
+
+const MATCH = 1;
+const NO_MATCH = 2;
 
 /** The terms of one search over one store, as bits (term i is bit i). */
 export class LineMarks {
