@@ -39,9 +39,11 @@ export async function loadDictionaries(db: DbOrTx, hashes: Iterable<string>): Pr
  * The text (or delta script) a blob's content holds. A dictionary must have been loaded (loadDictionaries);
  * a missing one is an error, never a wrong text.
  */
-export function decodeContent(row: { hash: string; encoding: string; content: Uint8Array; dictionary: string | null }): Promise<string> {
-  if (row.encoding === "gzip" || row.encoding === "delta") return gunzipText(row.content);
-  return inflateText(row.content, row.dictionary ? cachedDictionary(row.hash, row.dictionary) : undefined);
+export function decodeContent(row: { hash: string; encoding: string; content: Uint8Array; dictionary: string | null; size?: number }): Promise<string> {
+  // A whole text's stored size is its own; a delta's is the text it rebuilds, not the script.
+  const size = row.encoding === "gzip" || row.encoding === "deflate" ? row.size : undefined;
+  if (row.encoding === "gzip" || row.encoding === "delta") return gunzipText(row.content, size);
+  return inflateText(row.content, row.dictionary ? cachedDictionary(row.hash, row.dictionary) : undefined, size);
 }
 
 /** A loaded dictionary (loadDictionaries), for the blob that needs it. */
