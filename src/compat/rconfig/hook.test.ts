@@ -1,10 +1,10 @@
-import { Hono } from "hono";
+import { Hono, type Handler } from "hono";
 import { describe, expect, it } from "vitest";
 import type { AppEnv } from "../../http/env.ts";
 import { hookMiddleware, type CompatHook } from "./hook.ts";
 
 /** A route behind the hook, with an onError that answers as the app's does: JSON through the same context. */
-function appWith(hook: CompatHook, handler: Parameters<Hono<AppEnv>["get"]>[1]) {
+function appWith(hook: CompatHook, handler: Handler<AppEnv>) {
   const app = new Hono<AppEnv>();
   app.onError((err, c) => c.json({ message: err.message }, 418));
   app.get("/x", hookMiddleware(hook), handler);
