@@ -91,4 +91,20 @@ describe("storage maintenance", () => {
     const dry = await purgeConfigs(t.db, new Date(), { dryRun: true });
     expect(dry.maintenance).toBeUndefined();
   });
+
+  it("counts a token's series, not its documents: a ticket in every edit of a few long histories stays in the index", async () => {
+    // 7 devices x 10 edits, each adding a line: the ticket's tokens are in 70 documents, more than half the
+    // 120 series' worth, but in 7 series.
+    const few = ids.slice(10, 17);
+    for (let v = 0; v < 10; v++) {
+      for (const [k, id] of few.entries()) {
+        const text = config(10 + k, 1).replace("end\n", `${Array.from({ length: v + 1 }, (_, e) => `! audit ticket zq-audit-${k}-${e}`).join("\n")}\nend\n`);
+        await storeConfig(t.db, { deviceId: id, command: "show running-config", text, significant: (s) => s, trigger: "schedule", jobId: null, now: new Date(Date.UTC(2026, 5, 10 + v)) });
+      }
+    }
+    await maintainConfigStorage(t.db);
+    const found = await search("zq-audit-");
+    expect(found.search).toMatchObject({ index_used: true, configs_checked: few.length * 12 });
+    expect(found.data).toHaveLength(few.length * 10);
+  });
 });

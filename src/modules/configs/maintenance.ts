@@ -3,7 +3,7 @@
  * `svc configs:purge`) runs it after purging, and `svc configs:reindex` with a full rebuild. Each step is safe
  * while collectors store and searches run:
  * 0. Versions still queued for the index are indexed (a collector does it in its spare time; this makes sure).
- * 1. Tokens nearly every series' index documents hold become common (search-common-grams.ts); when the list
+ * 1. Tokens half the series or more hold in their index documents become common (search-common-grams.ts); when the list
  *    grows, every series' documents are rebuilt without them, one series per transaction.
  * 2. The index's segments are merged into one (FTS5 'optimize'), which also drops what deletions left behind.
  * 3. Texts as downloads stored them are recompressed with their command's dictionary (blob-recompress.ts).
@@ -14,33 +14,46 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { configSearchDocs } from "../../db/schema/index.ts";
 import { recompressConfigTexts, type RecompressReport } from "./blob-recompress.ts";
-import { addCommonGrams } from "./search-common-grams.ts";
+import { addCommonGrams, commonGrams } from "./search-common-grams.ts";
 import { reindexAllConfigs } from "./search-reindex.ts";
 import { indexAllPending } from "./search-index.ts";
 
 /** Below this many series there is too little to tell common tokens by, and too little index to matter. */
 export const MIN_SERIES = 100;
-/** A token is common when there are at least this share of the series as documents holding it. */
-export const COMMON_SHARE = 0.9;
+/**
+ * A token is common when at least this share of the series hold it. A token in half the series can halve a
+ * search's candidates at best, and the overlapping windows of one literal mostly come and go together, so such
+ * tokens narrow little; they were a quarter of the index's entries (bench:configs: 1.2 of 7.4 MB).
+ */
+export const COMMON_SHARE = 0.5;
 
 export type MaintenanceReport = { commonGramsAdded: number; seriesReindexed: number; versionsReindexed: number; pagesFreed: number } & RecompressReport;
 
 /**
- * Adds the tokens at least COMMON_SHARE of the series hold to the common list; says how many were new. (FTS5
- * counts documents, not series; templated tokens sit in each series' first document, so the two agree closely,
- * and a token counted high only costs lookups a little precision, never a match.)
+ * Adds the tokens at least COMMON_SHARE of the series hold to the common list; says how many were new. FTS5
+ * counts documents, and a series has one per version that added lines: a token in every edit of a few long
+ * histories (a change ticket's prefix) can be in as many documents as a template's. So the vocabulary's count
+ * only picks the candidates, and each is counted again by series.
  */
 export async function learnCommonGrams(db: Db): Promise<number> {
   const [{ series } = { series: 0 }] = await db.all<{ series: number }>(
     sql`select count(*) as series from (select distinct ${configSearchDocs.deviceId}, ${configSearchDocs.command} from ${configSearchDocs})`);
   if (Number(series) < MIN_SERIES) return 0;
+  const needed = Math.ceil(COMMON_SHARE * Number(series));
+  const known = (await commonGrams(db)).grams;
   // The vocabulary table lives on one connection: create, read and drop it within one transaction.
-  const grams = await db.transaction(async (tx) => {
+  const candidates = await db.transaction(async (tx) => {
     await tx.run(sql`create virtual table if not exists temp.config_search_vocab using fts5vocab(main, config_search, row)`);
-    const rows = await tx.all<{ term: string }>(sql`select term from temp.config_search_vocab where doc >= ${Math.ceil(COMMON_SHARE * Number(series))}`);
+    const rows = await tx.all<{ term: string }>(sql`select term from temp.config_search_vocab where doc >= ${needed}`);
     await tx.run(sql`drop table temp.config_search_vocab`);
-    return rows.map((r) => r.term);
+    return rows.map((r) => r.term).filter((term) => !known.has(term));
   });
+  const grams: string[] = [];
+  for (const term of candidates) {
+    const [row] = await db.all<{ n: number }>(sql`select count(*) as n from (select distinct device_id, command from ${configSearchDocs}
+      where id in (select rowid from config_search where config_search match ${`"${term}"`}))`);
+    if (Number(row!.n) >= needed) grams.push(term);
+  }
   return addCommonGrams(db, grams);
 }
 

@@ -1,8 +1,8 @@
 /**
  * Common tokens of the configuration search index. Configurations are written from templates, so most of the
- * index would say, token by token, what nearly every configuration holds ("logging host ", "snmp-server ...").
- * Such a token tells no configuration apart, yet costs a byte per document. Maintenance (search-compact.ts)
- * names the tokens nearly every series holds; documents leave them out from then on and lookups never ask for
+ * index would say, token by token, what most configurations hold ("logging host ", "snmp-server ...").
+ * Such a token tells no configuration apart, yet costs a byte per document. Maintenance (maintenance.ts)
+ * names the tokens at least half the series hold; documents leave them out from then on and lookups never ask for
  * them (search-grams.ts), so the index keeps only what narrows a search.
  *
  * Soundness rests on the list only ever growing: a document written with a list lacks exactly its tokens, and a
