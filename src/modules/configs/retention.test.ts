@@ -6,6 +6,7 @@ import { blobBase } from "./blobs.ts";
 import { readBlob, storeConfig } from "./store.ts";
 import { purgeConfigs } from "./retention.ts";
 import { indexAllPending } from "./search-index.ts";
+import { reindexAllConfigs } from "./search-reindex.ts";
 import { nameKey } from "../../db/name-key.ts";
 
 const DAY = 86_400_000;
@@ -249,5 +250,30 @@ describe("purging", () => {
     expect(await readBlob(t.db, xRow!.hash)).toBe(x);
     const referenced = new Set((await t.db.select({ hash: configs.blobHash }).from(configs)).map((r) => r.hash));
     expect(new Set((await t.db.select({ hash: configBlobs.hash }).from(configBlobs)).map((b) => b.hash))).toEqual(referenced);
+  });
+
+  it("keeps the search exact when it purges versions a rebuilt index holds in one document", async () => {
+    const [device] = await t.db.insert(devices).values({ name: "purge-dev-merged", nameKey: nameKey("purge-dev-merged"), ip: "192.0.2.103", createdAt: start, updatedAt: start }).returning({ id: devices.id });
+    const now = clock.now().getTime() / DAY - start.getTime() / DAY;
+    const text = (n: number) => `hostname purge-dev-merged\n! only in version ${n}\n${n >= 3 ? "! since version three\n" : ""}end\n`;
+    const ids: number[] = [];
+    const save = async (n: number, day: number) =>
+      ids.push((await storeConfig(t.db, { deviceId: device!.id, command: "show running-config", text: text(n), significant: (s) => s, trigger: "schedule", jobId: null, now: at(day) })).configId);
+    for (let n = 1; n <= 3; n++) await save(n, now - 100 + n);
+    await indexAllPending(t.db);
+    await reindexAllConfigs(t.db);
+    expect(await t.db.select({ configId: configSearchDocs.configId }).from(configSearchDocs).where(eq(configSearchDocs.deviceId, device!.id))).toEqual([{ configId: ids[2] }]);
+    await save(4, now - 1);
+    await indexAllPending(t.db);
+
+    await setPolicy({ keep_days: 30, keep_versions: 2 });
+    const purged = await purgeConfigs(t.db, clock.now(), { dryRun: false });
+    expect(purged.configs.filter((c) => c.deviceId === device!.id).map((c) => c.version)).toEqual([1, 2]);
+    const found = async (q: string) => ((await t.call(`/api/v1/configs/search?q=${encodeURIComponent(q)}&latest_only=false`, { token: admin })).body.data as { config_id: number }[])
+      .map((h) => h.config_id).sort((a, b) => a - b);
+    expect(await found("only in version 1")).toEqual([]);
+    expect(await found("only in version 3")).toEqual([ids[2]]);
+    expect(await found("since version three")).toEqual([ids[2], ids[3]]);
+    expect(await found("hostname purge-dev-merged")).toEqual([ids[2], ids[3]]);
   });
 });

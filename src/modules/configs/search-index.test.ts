@@ -19,13 +19,13 @@ const store = (d: number, v: number) =>
 const count = async (query: ReturnType<typeof sql>) => Number((await t.db.all<{ n: number }>(query))[0]!.n);
 const queued = () => count(sql`select count(*) as n from config_search_pending`);
 
-/** Which tokens each version's document holds, as "config id: token" strings. */
+/** Which tokens each document holds, as "device id / config id: token" strings. */
 async function documents(): Promise<string[]> {
   return t.db.transaction(async (tx) => {
     await tx.run(sql`create virtual table temp.idx_vocab using fts5vocab(main, config_search, instance)`);
-    const rows = await tx.all<{ config_id: number; term: string }>(sql`select d.config_id, v.term from temp.idx_vocab v join config_search_docs d on d.id = v.doc`);
+    const rows = await tx.all<{ device_id: number; config_id: number; term: string }>(sql`select d.device_id, d.config_id, v.term from temp.idx_vocab v join config_search_docs d on d.id = v.doc`);
     await tx.run(sql`drop table temp.idx_vocab`);
-    return rows.map((r) => `${r.config_id}: ${r.term}`).sort();
+    return rows.map((r) => `${r.device_id}/${r.config_id}: ${r.term}`).sort();
   });
 }
 
@@ -52,11 +52,15 @@ describe("the search index queue", () => {
     expect(await count(sql`select count(distinct config_id) as n from config_search_docs`)).toBe(12);
   });
 
-  it("writes the documents a rebuild from the stored versions writes", async () => {
+  it("holds after a rebuild every token it held, in one document per series named after its newest version", async () => {
     const queuedDocs = await documents();
     expect(queuedDocs.length).toBeGreaterThan(100);
     await reindexAllConfigs(t.db);
-    expect(await documents()).toEqual(queuedDocs);
+    expect(await count(sql`select count(*) as n from config_search_docs`)).toBe(4);
+    const newest = new Map((await t.db.all<{ device_id: number; id: number }>(sql`select device_id, max(id) as id from configs group by device_id`)).map((r) => [r.device_id, r.id]));
+    // The per-version documents' tokens, each series' under its newest version, each token once.
+    const merged = [...new Set(queuedDocs.map((d) => { const [device, rest] = d.split("/"); return `${device}/${newest.get(Number(device))}:${rest!.slice(rest!.indexOf(":") + 1)}`; }))].sort();
+    expect(await documents()).toEqual(merged);
   });
 
   it("forgets the queued versions of a deleted device, and indexes the rest", async () => {

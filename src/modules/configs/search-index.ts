@@ -2,7 +2,8 @@
  * Keeps the configuration search index (config_search_docs + the FTS5 table config_search, whose tokens
  * search-grams.ts describes) in step with stored versions. Each new version adds one document: the whole text for the first version of a series, then only the
  * lines that version added. So every line of every stored version is in some document of its series, and the
- * index costs about one version per series however long the history.
+ * index costs about one version per series however long the history. A rebuild (search-reindex.ts) writes each
+ * series as one document (indexSeries).
  *
  * Storing a version queues it (config_search_pending); indexPendingVersions writes the documents later, many in
  * one transaction. A 100 KB configuration's document took 7 ms to build and 8 ms to insert on its own, against
@@ -53,6 +54,21 @@ export async function indexConfigText(
 ): Promise<void> {
   await tx.delete(configSearchPending).where(eq(configSearchPending.configId, input.configId));
   await insertDocs(tx, [docOf(input, await commonGrams(tx))]);
+}
+
+/**
+ * Indexes a whole series as one document: every distinct line of `lines` (its versions' texts), named after its
+ * newest version, `configIds` being every version it covers (their queued entries go). One document holds a
+ * token once where a document per version held it again in each version that added a line with it.
+ */
+export async function indexSeries(
+  tx: DbOrTx,
+  input: { deviceId: number; command: string; configIds: readonly number[]; lines: Iterable<string> },
+): Promise<void> {
+  if (!input.configIds.length) return;
+  await tx.delete(configSearchPending).where(inArray(configSearchPending.configId, [...input.configIds]));
+  const body = gramDocument(input.lines, await commonGrams(tx));
+  await insertDocs(tx, [{ deviceId: input.deviceId, command: input.command, configId: Math.max(...input.configIds), body }]);
 }
 
 /** Queues versions just stored for indexing; call it in the transaction that stores them. */

@@ -3,7 +3,7 @@ import { and, asc, eq, lt, lte, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { configSearchDocs, configs } from "../../db/schema/index.ts";
 import { readBlob } from "./store.ts";
-import { indexConfigText } from "./search-index.ts";
+import { indexConfigText, indexSeries } from "./search-index.ts";
 
 const series = (deviceId: number, command: string) =>
   and(eq(configSearchDocs.deviceId, deviceId), eq(configSearchDocs.command, command));
@@ -34,7 +34,11 @@ export async function trimSeriesIndex(tx: DbOrTx, deviceId: number, command: str
   await indexConfigText(tx, { deviceId, command, configId: oldest.id, text: await readBlob(tx, oldest.blobHash), previous: "" });
 }
 
-/** Rebuilds one series' documents from its stored versions. */
+/**
+ * Rebuilds one series' documents from its stored versions, as one document (indexSeries). A purge that later
+ * removes its newest version drops it for the oldest version's whole text (trimSeriesIndex); until then it also
+ * holds lines only purged versions had, which costs a search a candidate, never a match.
+ */
 async function reindexSeries(tx: DbOrTx, deviceId: number, command: string): Promise<number> {
   await tx.delete(configSearchDocs).where(series(deviceId, command));
   const versions = await tx
@@ -42,12 +46,10 @@ async function reindexSeries(tx: DbOrTx, deviceId: number, command: string): Pro
     .from(configs)
     .where(and(eq(configs.deviceId, deviceId), eq(configs.command, command)))
     .orderBy(asc(configs.id));
-  let previous = "";
-  for (const v of versions) {
-    const text = await readBlob(tx, v.blobHash);
-    await indexConfigText(tx, { deviceId, command, configId: v.id, text, previous });
-    previous = text;
-  }
+  // Distinct lines only: a long history holds each unchanged line once here, not once per version.
+  const lines = new Set<string>();
+  for (const v of versions) for (const line of (await readBlob(tx, v.blobHash)).split("\n")) if (line) lines.add(line);
+  await indexSeries(tx, { deviceId, command, configIds: versions.map((v) => v.id), lines });
   return versions.length;
 }
 
