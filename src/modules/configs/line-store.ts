@@ -6,7 +6,10 @@
  *
  * Distinct lines are kept in chunks, each one string of lines ending in "\n" with where each line starts, so a
  * search finds its fixed text with one string search per chunk rather than a call per line. Chunks are tested
- * when a search first meets one of their lines, so a search over a few versions tests a few chunks.
+ * when a search first meets one of their lines, so a search over a few versions tests a few chunks. A line in a
+ * chunk has no string of its own (one is cut from the chunk when it is shown): half a million strings were half
+ * a million objects for every major garbage collection to mark, which in a search after the store filled took
+ * 10-20 ms more for several searches.
  *
  * Texts are kept by blob hash, which names one text for good: an entry is never stale, whatever happens to the
  * stored blob. The store's memory is bounded (see `over`): versions go about least recently used first; lines cannot be
@@ -41,8 +44,8 @@ const FNV_PRIME = 0x01000193;
  * of every text read cut out as a string first, most of them to be thrown away as already known.
  */
 export class LineStore {
-  /** Each line's text: a slice of its chunk once sealed. */
-  private readonly lines: string[] = [];
+  /** The lines added since the last chunk was sealed (ids from sealedCount on). */
+  private pending: string[] = [];
   private hashes = new Int32Array(1024);
   /** Line id + 1 by hash, open addressing; 0 is empty. At most half full. */
   private table = new Int32Array(4096);
@@ -65,7 +68,7 @@ export class LineStore {
 
   /** Distinct lines held (the next new line's id). */
   get lineCount(): number {
-    return this.lines.length;
+    return this.sealedCount + this.pending.length;
   }
 
   get chunks(): readonly Chunk[] {
@@ -108,7 +111,6 @@ export class LineStore {
    * `textEnd`), writing their ids into `ids` where it holds -1. One loop, for it runs over every line read.
    */
   internLines(text: string, starts: ArrayLike<number>, first: number, count: number, textEnd: number, ids: Int32Array): void {
-    const lines = this.lines;
     const lastLine = starts.length - 1;
     for (let line = first, stop = first + count; line < stop; line++) {
       if (ids[line]! >= 0) continue;
@@ -124,7 +126,7 @@ export class LineStore {
       for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
         const entry = table[slot]!;
         if (entry === 0) break;
-        if (hashes[entry - 1] === hash && lines[entry - 1]!.length === end - start && text.startsWith(lines[entry - 1]!, start)) {
+        if (hashes[entry - 1] === hash && this.holds(entry - 1, text, start, end)) {
           id = entry - 1;
           break;
         }
@@ -133,9 +135,24 @@ export class LineStore {
     }
   }
 
+  /** Whether line `id` is the text from `start` to `end`. */
+  private holds(id: number, text: string, start: number, end: number): boolean {
+    if (id >= this.sealedCount) {
+      const line = this.pending[id - this.sealedCount]!;
+      return line.length === end - start && text.startsWith(line, start);
+    }
+    const chunk = this.chunkList[this.chunkIndex[id]!]!;
+    const k = id - chunk.firstId;
+    const from = chunk.starts[k]!;
+    if (chunk.starts[k + 1]! - 1 - from !== end - start) return false;
+    const lines = chunk.text;
+    for (let i = 0; i < end - start; i++) if (lines.charCodeAt(from + i) !== text.charCodeAt(start + i)) return false;
+    return true;
+  }
+
   private add(line: string, hash: number): number {
-    const id = this.lines.length;
-    this.lines.push(line);
+    const id = this.lineCount;
+    this.pending.push(line);
     this.lineChars += line.length;
     if (this.hashes.length <= id) {
       const grown = new Int32Array(this.hashes.length * 2);
@@ -143,9 +160,9 @@ export class LineStore {
       this.hashes = grown;
     }
     this.hashes[id] = hash;
-    if (this.lines.length * 2 > this.table.length) this.rehash();
+    if (this.lineCount * 2 > this.table.length) this.rehash();
     else this.place(id);
-    if (this.lines.length - this.sealedCount >= CHUNK_LINES) this.seal();
+    if (this.pending.length >= CHUNK_LINES) this.seal();
     return id;
   }
 
@@ -158,23 +175,23 @@ export class LineStore {
 
   private rehash() {
     this.table = new Int32Array(this.table.length * 2);
-    for (let id = 0; id < this.lines.length; id++) this.place(id);
+    for (let id = 0; id < this.lineCount; id++) this.place(id);
   }
 
   /**
-   * Puts the lines added since the last call into a chunk. A new line may be a slice of the text it came from,
-   * which would keep that whole text alive: it is replaced by its slice of the chunk, which stays anyway.
+   * Puts the lines added since the last call into a chunk. (A new line may be a slice of the text it came from,
+   * which keeps that whole text alive until then.)
    */
   seal(): void {
     const firstId = this.sealedCount;
-    const count = this.lines.length - firstId;
+    const count = this.pending.length;
     if (!count) return;
     const starts = new Uint32Array(count + 1);
     for (let k = 0, at = 0; k < count; k++) {
       starts[k] = at;
-      at += this.lines[firstId + k]!.length + 1;
+      at += this.pending[k]!.length + 1;
     }
-    const text = this.lines.slice(firstId).join("\n") + "\n";
+    const text = this.pending.join("\n") + "\n";
     starts[count] = text.length;
     const index = this.chunkList.length;
     this.chunkList.push({ firstId, text, starts });
@@ -184,13 +201,16 @@ export class LineStore {
       this.chunkIndex = grown;
     }
     this.chunkIndex.fill(index, firstId, firstId + count);
-    for (let k = 0; k < count; k++) this.lines[firstId + k] = text.slice(starts[k]!, starts[k + 1]! - 1);
+    this.pending = [];
     this.sealedCount = firstId + count;
   }
 
   /** The text of a line. */
   line(id: number): string {
-    return this.lines[id]!;
+    if (id >= this.sealedCount) return this.pending[id - this.sealedCount]!;
+    const chunk = this.chunkList[this.chunkIndex[id]!]!;
+    const k = id - chunk.firstId;
+    return chunk.text.slice(chunk.starts[k]!, chunk.starts[k + 1]! - 1);
   }
 
   /** A kept text's line ids, marked as used. */
