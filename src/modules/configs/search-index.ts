@@ -68,7 +68,7 @@ export async function indexSeries(
   if (!input.configIds.length) return;
   await tx.delete(configSearchPending).where(inArray(configSearchPending.configId, [...input.configIds]));
   const body = gramDocument(input.lines, await commonGrams(tx));
-  await insertDocs(tx, [{ deviceId: input.deviceId, command: input.command, configId: Math.max(...input.configIds), body }]);
+  await insertDocs(tx, [{ deviceId: input.deviceId, command: input.command, configId: input.configIds.reduce((a, b) => Math.max(a, b)), body }]);
 }
 
 /** Queues versions just stored for indexing; call it in the transaction that stores them. */
