@@ -66,7 +66,8 @@ export async function indexSeries(
   input: { deviceId: number; command: string; configIds: readonly number[]; lines: Iterable<string> },
 ): Promise<void> {
   if (!input.configIds.length) return;
-  await tx.delete(configSearchPending).where(inArray(configSearchPending.configId, [...input.configIds]));
+  // The ids as one JSON array: a long history has more versions than SQLite takes bound parameters.
+  await tx.run(sql`delete from ${configSearchPending} where config_id in (select value from json_each(${JSON.stringify(input.configIds)}))`);
   const body = gramDocument(input.lines, await commonGrams(tx));
   await insertDocs(tx, [{ deviceId: input.deviceId, command: input.command, configId: input.configIds.reduce((a, b) => Math.max(a, b)), body }]);
 }
