@@ -8,6 +8,7 @@ import { openServices } from "./runtime/services.ts";
 import { storageApiDocsFiles } from "./runtime/api-docs-files.ts";
 import { AppKeyError } from "./secrets/box.ts";
 import { startHealthSchedule } from "./modules/system/schedule.ts";
+import { stopSignalMeaning } from "./runtime/stop-signal.ts";
 
 /**
  * The Deno launcher: the same steps as main.ts, served by Deno.serve. It never starts a collector: the
@@ -37,11 +38,19 @@ async function main() {
   logger.info("netkeep API listening", { url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}` });
 
   const health = startHealthSchedule({ db, config, secrets, clock: systemClock, logger });
-  let stopping = false;
+  let stoppingSince: number | undefined;
   // As main.ts: requests in flight get SHUTDOWN_GRACE_SECONDS, then the WAL is emptied; exit 1 when forced.
   const stop = async () => {
-    if (stopping) Deno.exit(1);
-    stopping = true;
+    const meaning = stopSignalMeaning(stoppingSince, Date.now());
+    if (meaning === "same") {
+      logger.info("the same stop signal again (forwarded by deno task or another wrapper): still stopping");
+      return;
+    }
+    if (meaning === "force") {
+      logger.warn("second signal while stopping: exiting now");
+      Deno.exit(1);
+    }
+    stoppingSince = Date.now();
     logger.info("stopping: no new connections; requests in flight may finish", { grace_seconds: config.shutdownGraceMs / 1000 });
     health.stop();
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -12,6 +12,7 @@ import { listen, ListenError } from "./runtime/listen.ts";
 import { AppKeyError } from "./secrets/box.ts";
 import { startHealthSchedule } from "./modules/system/schedule.ts";
 import { startCollectorProcess, type CollectorProcess } from "./runtime/collector-process.ts";
+import { stopSignalMeaning } from "./runtime/stop-signal.ts";
 
 /** What the port answers between binding it and the app being ready (migrations, seeding): try again shortly. */
 const starting = () =>
@@ -44,13 +45,18 @@ async function main() {
   const health = startHealthSchedule({ db, config, secrets, clock: systemClock, logger });
   collector = config.collector ? startCollectorProcess(logger) : undefined;
 
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const stop = async (signal: NodeJS.Signals) => {
-    if (stopping) {
+    const meaning = stopSignalMeaning(stoppingSince, Date.now());
+    if (meaning === "same") {
+      logger.info("the same stop signal again (forwarded by npm or another wrapper): still stopping", { signal });
+      return;
+    }
+    if (meaning === "force") {
       logger.warn("second signal while stopping: exiting now", { signal });
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     const deadline = Date.now() + config.shutdownGraceMs;
     logger.info("stopping: no new connections; requests in flight may finish", { signal, grace_seconds: config.shutdownGraceMs / 1000 });
     health.stop();

@@ -128,6 +128,23 @@ describe("npm start (dist/main.js)", () => {
     expect(await eventually(() => collectorsFor(storage), (pids) => pids.length === 0), "collectors left running").toEqual([]);
   });
 
+  it("npm start stops gracefully when its whole process group is signalled: the SIGTERM npm forwards is the same stop", { timeout: 90_000 }, async () => {
+    const storage = mkdtempSync(join(tmpdir(), "netkeep-main-"));
+    dirs.push(storage);
+    const port = await freePort();
+    const npm = npmStart({ STORAGE_DIR: storage, PORT: String(port), HOST: "127.0.0.1", APP_KEY: "", DATABASE_URL: "", ADMIN_PASSWORD: "", COLLECTOR: "on" });
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`, npm);
+    await eventually(() => npm.output(), (out) => out.includes("collector started"));
+
+    // As `timeout` or a service manager killing a control group does: npm, the API and its collector each get
+    // it, and npm passes it on to the API a moment later. (A terminal's Ctrl-C, SIGINT, npm does not pass on.)
+    stopGroup(npm, "SIGTERM");
+    expect(await npm.exited, npm.output()).toBe(0);
+    expect(npm.output()).toContain('"msg":"stopped"');
+    expect(npm.output()).not.toContain("exiting now");
+    expect(await eventually(() => collectorsFor(storage), (pids) => pids.length === 0), "collectors left running").toEqual([]);
+  });
+
   it("on a port in use creates nothing and says so in one line; the next start creates admin, whose password svc user:password resets", { timeout: 90_000 }, async () => {
     const root = mkdtempSync(join(tmpdir(), "netkeep-main-"));
     dirs.push(root);

@@ -71,6 +71,38 @@ describe("stopping the API (SIGTERM)", () => {
     expect(logLines(api).map((l) => l.msg)).toContain("stopped");
   });
 
+  it("takes the same signal again within a second as the same stop (a wrapper forwarding Ctrl-C), and still drains", async () => {
+    const { t, api, createTag } = await startApi();
+    const release = await holdWriteLock(t);
+    const inFlight = createTag("forwarded");
+    await sleep(500);
+    api.child.kill("SIGINT");
+    await sleep(50); // a pending signal and its copy would merge into one delivery
+    api.child.kill("SIGINT");
+    await sleep(1500);
+    expect(api.child.exitCode, `the API exited on the forwarded signal:\n${api.output()}`).toBeNull();
+    await release();
+    expect((await inFlight).status, api.output()).toBe(201);
+    expect(await api.exited, api.output()).toBe(0);
+    expect(logLines(api).map((l) => l.msg)).toEqual(expect.arrayContaining(["the same stop signal again (forwarded by npm or another wrapper): still stopping", "stopped"]));
+  });
+
+  it("exits at once, with 1, on a signal that comes more than a second into the stop", async () => {
+    const { t, api, createTag } = await startApi();
+    const release = await holdWriteLock(t);
+    const inFlight = createTag("forced").then((r) => r.status, (err: Error) => err.name);
+    await sleep(500);
+    api.child.kill("SIGTERM");
+    await sleep(2000);
+    expect(api.child.exitCode, api.output()).toBeNull();
+    api.child.kill("SIGTERM");
+    const code = await Promise.race([api.exited, sleep(5000).then(() => "still running")]);
+    await release();
+    expect(code, api.output()).toBe(1);
+    expect(await inFlight).toBe("TypeError");
+    expect(logLines(api).map((l) => l.msg)).toContain("second signal while stopping: exiting now");
+  });
+
   it("cuts what is still in flight when the grace period runs out, and exits non-zero", async () => {
     const { t, api, createTag } = await startApi({ SHUTDOWN_GRACE_SECONDS: "1" });
     const release = await holdWriteLock(t);
