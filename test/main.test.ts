@@ -112,7 +112,13 @@ describe("npm start (dist/main.js)", () => {
     expect(await second.exited).toBe(0);
   });
 
-  it("npm start hands SIGTERM to the API it runs: npm exits 0 once the API and its collector have stopped", { timeout: 90_000 }, async () => {
+  // npm's own process, as a container runtime signals it; or its whole process group, as `timeout` or a service
+  // manager stopping a control group does: then the API gets the signal and, a moment later, npm's copy of it,
+  // which is the same stop, not a second one. (A terminal's Ctrl-C, SIGINT, npm does not pass on.)
+  it.each([
+    ["npm's own process", (npm: Spawned) => void npm.child.kill("SIGTERM")],
+    ["its whole process group", (npm: Spawned) => stopGroup(npm, "SIGTERM")],
+  ])("npm start stops gracefully on SIGTERM to %s: npm exits 0 once the API and its collector have stopped", { timeout: 90_000 }, async (_, signal) => {
     const storage = mkdtempSync(join(tmpdir(), "netkeep-main-"));
     dirs.push(storage);
     const port = await freePort();
@@ -120,28 +126,12 @@ describe("npm start (dist/main.js)", () => {
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, npm);
     await eventually(() => npm.output(), (out) => out.includes("collector started"));
 
-    npm.child.kill("SIGTERM"); // npm's own process, as a container runtime or a service manager signals it
-    expect(await npm.exited, npm.output()).toBe(0);
-    expect(npm.output()).toContain('"msg":"stopped"');
-    const answered = await fetch(`http://127.0.0.1:${port}/healthz`).then(() => "still serving", () => "refused");
-    expect(answered, "the API outlived npm").toBe("refused");
-    expect(await eventually(() => collectorsFor(storage), (pids) => pids.length === 0), "collectors left running").toEqual([]);
-  });
-
-  it("npm start stops gracefully when its whole process group is signalled: the SIGTERM npm forwards is the same stop", { timeout: 90_000 }, async () => {
-    const storage = mkdtempSync(join(tmpdir(), "netkeep-main-"));
-    dirs.push(storage);
-    const port = await freePort();
-    const npm = npmStart({ STORAGE_DIR: storage, PORT: String(port), HOST: "127.0.0.1", APP_KEY: "", DATABASE_URL: "", ADMIN_PASSWORD: "", COLLECTOR: "on" });
-    await waitForHttp(`http://127.0.0.1:${port}/healthz`, npm);
-    await eventually(() => npm.output(), (out) => out.includes("collector started"));
-
-    // As `timeout` or a service manager killing a control group does: npm, the API and its collector each get
-    // it, and npm passes it on to the API a moment later. (A terminal's Ctrl-C, SIGINT, npm does not pass on.)
-    stopGroup(npm, "SIGTERM");
+    signal(npm);
     expect(await npm.exited, npm.output()).toBe(0);
     expect(npm.output()).toContain('"msg":"stopped"');
     expect(npm.output()).not.toContain("exiting now");
+    const answered = await fetch(`http://127.0.0.1:${port}/healthz`).then(() => "still serving", () => "refused");
+    expect(answered, "the API outlived npm").toBe("refused");
     expect(await eventually(() => collectorsFor(storage), (pids) => pids.length === 0), "collectors left running").toEqual([]);
   });
 
