@@ -8,7 +8,7 @@ export const configsPurgeCommand = defineCommand({
     "dry-run": { type: "boolean", description: "list what would be deleted, changing nothing" },
   },
   async run(flags, { db, clock, io }) {
-    const report = await purgeConfigs(db, clock.now(), { dryRun: flags["dry-run"], actor: { system: "svc configs:purge" } });
+    const report = await purgeConfigs(db, clock.now(), { dryRun: flags["dry-run"], actor: { system: "svc configs:purge" }, progress: (line) => io.print(line) });
     const { keepDays, keepVersions } = report.policy;
     if (report.maintenance) {
       const m = report.maintenance;

@@ -15,6 +15,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { configBlobs, configDictionaries, configs } from "../../db/schema/index.ts";
 import { cachedDictionary, encodeContent, loadDictionaries, recompressed } from "./blob-codec.ts";
+import type { MaintenanceProgress } from "./maintenance.ts";
 import { baseIdOf } from "./blobs.ts";
 import { deflateBytes, gunzipText, sha256Hex } from "./text.ts";
 
@@ -27,6 +28,8 @@ const CANDIDATES = 12;
 const SAMPLE = 24;
 /** Devices whose texts are recompressed per transaction: a collector storing meanwhile waits for one batch at most. */
 const DEVICES_PER_BATCH = 20;
+/** A progress line at most this often (texts); the first recompression of a large database takes minutes. */
+const PROGRESS_EVERY_TEXTS = 2000;
 
 export type RecompressReport = { dictionariesAdded: number; textsRecompressed: number };
 
@@ -121,9 +124,10 @@ async function recompressDevices(db: Db, deviceIds: readonly number[]): Promise<
   });
 }
 
-export async function recompressConfigTexts(db: Db, now: Date): Promise<RecompressReport> {
+export async function recompressConfigTexts(db: Db, now: Date, progress?: MaintenanceProgress): Promise<RecompressReport> {
   const dictionariesAdded = await addDictionaries(db, now);
   let textsRecompressed = 0;
+  let reported = 0;
   // Devices with versions still as a download stored them, of a command that has a dictionary, a few at a time.
   for (let after = 0; ; ) {
     const batch = await db.all<{ id: number }>(sql`
@@ -133,6 +137,10 @@ export async function recompressConfigTexts(db: Db, now: Date): Promise<Recompre
     if (!batch.length) break;
     textsRecompressed += await recompressDevices(db, batch.map((d) => Number(d.id)));
     after = Number(batch.at(-1)!.id);
+    if (progress && textsRecompressed - reported >= PROGRESS_EVERY_TEXTS) {
+      progress(`storage: recompressed ${textsRecompressed} texts so far`);
+      reported = textsRecompressed;
+    }
   }
   // A dictionary goes once no text uses it and its command is gone (the key on dictionary_id guards the rest).
   await db.delete(configDictionaries).where(and(

@@ -72,11 +72,14 @@ async function releaseFreePages(db: Db): Promise<number> {
   return free - (await pragma("freelist_count"));
 }
 
-export async function maintainConfigStorage(db: Db, options: { reindex?: boolean; now?: Date } = {}): Promise<MaintenanceReport> {
+/** Told how far the long steps are (a rebuild of a large index, the first recompression: minutes), one line each time. */
+export type MaintenanceProgress = (line: string) => void;
+
+export async function maintainConfigStorage(db: Db, options: { reindex?: boolean; now?: Date; progress?: MaintenanceProgress } = {}): Promise<MaintenanceReport> {
   await indexAllPending(db);
   const commonGramsAdded = await learnCommonGrams(db);
-  const rebuilt = commonGramsAdded || options.reindex ? await reindexAllConfigs(db) : { series: 0, versions: 0 };
+  const rebuilt = commonGramsAdded || options.reindex ? await reindexAllConfigs(db, options.progress) : { series: 0, versions: 0 };
   await db.run(sql`insert into config_search (config_search) values ('optimize')`);
-  const recompressed = await recompressConfigTexts(db, options.now ?? new Date());
+  const recompressed = await recompressConfigTexts(db, options.now ?? new Date(), options.progress);
   return { commonGramsAdded, seriesReindexed: rebuilt.series, versionsReindexed: rebuilt.versions, ...recompressed, pagesFreed: await releaseFreePages(db) };
 }

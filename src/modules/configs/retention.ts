@@ -13,7 +13,7 @@ import { configBlobs, configChanges, configRetentionPolicy, configSearchDocs, co
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
 import { deleteBlobs } from "./blobs.ts";
-import { maintainConfigStorage, type MaintenanceReport } from "./maintenance.ts";
+import { maintainConfigStorage, type MaintenanceProgress, type MaintenanceReport } from "./maintenance.ts";
 import { trimSeriesIndex } from "./search-reindex.ts";
 import { keepDiffsOfSuccessors } from "./change-diffs.ts";
 import { failureReason } from "../../error-reason.ts";
@@ -140,7 +140,7 @@ async function planPurge(db: DbOrTx, policy: RetentionPolicy, now: Date, scope: 
 export async function purgeConfigs(
   db: Db,
   now: Date,
-  options: { dryRun: boolean; actor?: Actor; scope?: DeviceScope },
+  options: { dryRun: boolean; actor?: Actor; scope?: DeviceScope; progress?: MaintenanceProgress },
 ): Promise<PurgeReport> {
   const scope = options.scope ?? { all: true };
   const run = async (tx: DbOrTx): Promise<PurgeReport> => {
@@ -173,7 +173,7 @@ export async function purgeConfigs(
   // An API caller's purge (always scoped, even an admin's) answers without waiting for maintenance.
   if (options.scope === undefined) {
     try {
-      report.maintenance = await maintainConfigStorage(db, { now });
+      report.maintenance = await maintainConfigStorage(db, { now, progress: options.progress });
     } catch (err) {
       report.maintenanceError = failureReason(err);
     }

@@ -4,6 +4,7 @@ import type { Db, DbOrTx } from "../../db/client.ts";
 import { configSearchDocs, configs } from "../../db/schema/index.ts";
 import { readBlob } from "./store.ts";
 import { indexConfigText, indexSeries } from "./search-index.ts";
+import type { MaintenanceProgress } from "./maintenance.ts";
 
 const series = (deviceId: number, command: string) =>
   and(eq(configSearchDocs.deviceId, deviceId), eq(configSearchDocs.command, command));
@@ -57,8 +58,11 @@ async function reindexSeries(tx: DbOrTx, deviceId: number, command: string): Pro
  * Builds the index from scratch for every stored configuration (versions stored before the index existed, or
  * an index that is suspect), one series per transaction, and drops documents of series that no longer exist.
  */
-export async function reindexAllConfigs(db: Db): Promise<{ series: number; versions: number }> {
+export async function reindexAllConfigs(db: Db, progress?: MaintenanceProgress): Promise<{ series: number; versions: number }> {
   await db.run(sql`delete from ${configSearchDocs} where not exists (select 1 from ${configs} c where c.device_id = ${configSearchDocs.deviceId} and c.command = ${configSearchDocs.command})`);
+  const [{ total } = { total: 0 }] = progress
+    ? await db.all<{ total: number }>(sql`select count(*) as total from (select distinct device_id, command from ${configs})`)
+    : [];
   let seriesCount = 0;
   let versions = 0;
   let after = { deviceId: 0, command: "" };
@@ -76,6 +80,7 @@ export async function reindexAllConfigs(db: Db): Promise<{ series: number; versi
       seriesCount++;
     }
     after = page.at(-1)!;
+    progress?.(`search index: rebuilt ${seriesCount} of ${Number(total)} device commands`);
   }
   return { series: seriesCount, versions };
 }
