@@ -191,6 +191,26 @@ describe("what the recording lacks", () => {
     expect(target.unexpected).toEqual(["terminal length 0\n"]);
   });
 
+  it("answers an entry of a list that was skipped when asked later, as a device answers commands in any order", async () => {
+    const sim = fixture("nxos#dummy");
+    const [first, second] = ["terminal length 0\n", "show version\n"].map((line) => sim.commands.findIndex((c) => c.line === line));
+    expect(first).toBeLessThan(second!); // recorded in this order; asked the other way round below
+    const target = await device({ simulation: sim, auth: USER });
+    const out = await shell((await connect(target)).client);
+    await out.untilBytes(byteLength(sim.initPrompt));
+    let expected = sim.initPrompt;
+    for (const index of [second!, first!]) {
+      out.channel.write(sim.commands[index]!.line);
+      expected += sim.commands[index]!.answer;
+      await out.untilBytes(byteLength(expected));
+    }
+    expect(out.text()).toBe(expected);
+    // Each entry still answers once.
+    out.channel.write("show version\n");
+    await out.until("an error", () => out.text().includes("Unrecognized"));
+    expect(target.unexpected).toEqual(["show version\n"]);
+  });
+
   it("refuses an exec request to a shell device and an unknown exec command, loudly", async () => {
     const junos = await device({ simulation: fixture("junos#"), auth: USER });
     const run = await exec((await connect(junos)).client, "show bogus");

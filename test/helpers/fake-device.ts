@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { StringDecoder } from "node:string_decoder";
 import ssh2, { type AuthContext, type AuthenticationType, type Connection, type ParsedKey, type ServerChannel, type Session } from "ssh2";
-import { recordedMode, stripTerminator, type Simulation } from "./simulation.ts";
+import { recordedMode, stripTerminator, type Simulation, type SimulationEntry } from "./simulation.ts";
 
 /**
  * A fake network device: an SSH server on 127.0.0.1 that replays a recorded session (simulation.yaml) or answers
@@ -247,6 +247,8 @@ class Device {
 /** One SSH connection: its place in an ordered recording, the byte count faults watch, its channels. */
 class DeviceConnection {
   private cursor = 0;
+  /** The ordered recording's entries already answered. */
+  private readonly used = new Set<number>();
   private answerBytes = 0;
   private silent = false;
   private prompt: string;
@@ -421,17 +423,26 @@ class DeviceConnection {
       if (!entry) return undefined;
       return { answer: entry.answer, close: EXIT_COMMANDS.test(command), huge: isHuge ? this.hugeFrame(command, entry.answer, entry.answer) : undefined };
     }
-    // In a list, entries are consumed in order; skipping some is allowed, going back is not.
+    // In a list, each entry answers once, the next one after the last answered first (pager keys repeat). A device
+    // answers its commands in any order, so an entry skipped earlier still answers when asked later (a template
+    // that runs the configuration before `show version`, where the recording has them the other way round).
     const commands = simulation.commands;
-    let index = commands.findIndex((c, i) => i >= this.cursor && matches(c.line));
+    const unused = (c: SimulationEntry, i: number) => !this.used.has(i) && matches(c.line);
+    let index = commands.findIndex((c, i) => i >= this.cursor && unused(c, i));
+    const skipped = index < 0;
+    if (skipped) index = commands.findIndex(unused);
     if (index < 0) return undefined;
     const entry = commands[index]!;
+    this.used.add(index);
     let last = entry;
     if (isHuge) {
       // The huge answer replaces the whole paged output: the pager keypresses that followed it are consumed too.
-      while (index + 1 < commands.length && device.keys.has(commands[index + 1]!.line)) last = commands[++index]!;
+      while (index + 1 < commands.length && device.keys.has(commands[index + 1]!.line)) {
+        last = commands[++index]!;
+        this.used.add(index);
+      }
     }
-    this.cursor = index + 1;
+    if (!skipped) this.cursor = index + 1;
     return { answer: entry.answer, close: index === commands.length - 1, huge: isHuge ? this.hugeFrame(command, entry.answer, last.answer) : undefined };
   }
 

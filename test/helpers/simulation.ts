@@ -34,6 +34,18 @@ export const FAMILY_TEMPLATES: Record<string, string> = {
   vyos: "vyos",
   opnsense: "opnsense",
   tnsr: "netgate-tnsr",
+  aosw: "aruba-aosw",
+  eatonnetwork: "eaton-network",
+  fastiron: "ruckus-fastiron",
+  firelinuxos: "cisco-ftd",
+  perle: "perle-iolan",
+  procurve: "hpe-procurve",
+  riverbed: "riverbed-rios",
+  tplink: "tplink-jetstream",
+  // Oxidized's cnos model (Centec CNOS) also serves FS.com switches, whose Centec-based OS is FSOS.
+  cnos: "fs-fsos",
+  mlnxos: "nvidia-onyx",
+  vsololt: "vsol-olt",
 };
 
 /**
@@ -126,7 +138,8 @@ export function recordedMode(simulation: Simulation): "shell" | "exec" {
   if (simulation.initPrompt === "") return "exec";
   const echoed = simulation.commands.some(({ line, answer }) => {
     const command = stripTerminator(line);
-    return command.length > 1 && answer.startsWith(command);
+    // Some CLIs (ArubaOS-Switch / ProCurve) draw the echo with cursor-positioning sequences around and inside it.
+    return command.length > 1 && (answer.startsWith(command) || answer.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").startsWith(command));
   });
   return echoed ? "shell" : "exec";
 }
