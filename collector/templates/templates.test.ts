@@ -124,6 +124,14 @@ describe("built-in secret rules", () => {
     ["cisco-ios", " mgmtuser username apadmin password 0 Mgmt-Pw-52 secret 0 Mgmt-Secret-9", "Mgmt-Pw-52"],
     ["cisco-ios", " mgmtuser username apadmin password 0 Mgmt-Pw-52 secret 0 Mgmt-Secret-9", "Mgmt-Secret-9"],
     ["netgate-tnsr", "snmp community community-name Tnsr-Community-4", "Tnsr-Community-4"],
+    // Found against Oxidized's recordings (2026-11-25): values with blanks, and values wrapped onto the next line.
+    ["cisco-ios", "   security wpa psk set-key ascii 0 Two words here", "words here"],
+    ["cisco-ios", " dot1x username ap-supplicant password 0 Dot1x Pw 118", "Pw 118"],
+    ["cisco-ios", " mgmtuser username apadmin password 0 Mgmt Pw 52 secret 0 Mgmt Secret 9", "Pw 52"],
+    ["cisco-ios", " mgmtuser username apadmin password 0 Mgmt Pw 52 secret 0 Mgmt Secret 9", "Secret 9"],
+    ["mikrotik-routeros", "/ppp secret\nadd name=u1 password=\\\n    Ros-Wrapped-1 service=pppoe", "Ros-Wrapped-1"],
+    ["mikrotik-routeros", "/snmp community\nset [ find default=yes ] name=Ros-Comm-7", "Ros-Comm-7"],
+    ["hpe-procurve", 'password manager user-name "manager" sha1\n "1111aaaa2222bbbb"', "1111aaaa2222bbbb"],
   ];
   it.each(reported)("%s masks the value in %j", (key, line, secret) => {
     const stored = removeSecrets(line, templates.get(key)!.secrets);
