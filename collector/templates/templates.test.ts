@@ -138,6 +138,13 @@ describe("built-in secret rules", () => {
     expect(stored).not.toContain(secret);
     expect(stored).toContain("secret");
   });
+
+  it("mikrotik-routeros stores no PoE status line (/export writes it as a comment; it follows the power, not the configuration)", () => {
+    const text = "/interface ethernet\nset [ find default-name=ether2 ] poe-out=forced-on\n# poe-out status: voltage_on_poe-in\n/ip address\n";
+    const stored = storedText(text, templates.get("mikrotik-routeros")!);
+    expect(stored).not.toContain("poe-out status");
+    expect(stored).toContain("poe-out=forced-on");
+  });
 });
 
 if (!fixtureDir) {
