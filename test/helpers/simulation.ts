@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
+import { stripAnsi } from "../../src/modules/templates/template-text.ts";
 
 /** One recorded exchange: the exact line the client sent (terminator included) and everything the device answered. */
 export type SimulationEntry = { line: string; answer: string };
@@ -139,7 +140,7 @@ export function recordedMode(simulation: Simulation): "shell" | "exec" {
   const echoed = simulation.commands.some(({ line, answer }) => {
     const command = stripTerminator(line);
     // Some CLIs (ArubaOS-Switch / ProCurve) draw the echo with cursor-positioning sequences around and inside it.
-    return command.length > 1 && (answer.startsWith(command) || answer.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").startsWith(command));
+    return command.length > 1 && (answer.startsWith(command) || stripAnsi(answer).startsWith(command));
   });
   return echoed ? "shell" : "exec";
 }
