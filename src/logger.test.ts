@@ -35,6 +35,24 @@ describe("createLogger", () => {
   });
 });
 
+describe("the default log, stderr", () => {
+  it("loses no line when the process exits at once after writing, however much it wrote", async () => {
+    // Lines are gathered and written together, off the call that logs them: what is left when process.exit runs is
+    // written then. (Written as Node writes to a pipe, most of these were lost once the reader fell behind.)
+    const script = `import { createLogger } from "./src/logger.ts";
+      const log = createLogger();
+      for (let i = 0; i < 20000; i++) log.info("line", { i, padding: "x".repeat(100) });
+      process.exit(3);`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr!.on("data", (d) => (stderr += d));
+    const code = await new Promise((resolve) => child.on("exit", resolve));
+    expect(code).toBe(3);
+    const numbers = stderr.split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { i: number }).i);
+    expect(numbers).toEqual(Array.from({ length: 20000 }, (_, i) => i));
+  }, 60_000);
+});
+
 describe("the launcher's log (src/main.ts as a process, stderr not a terminal)", () => {
   const dirs: string[] = [];
   afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

@@ -16,7 +16,8 @@ import { stopSignalMeaning } from "./runtime/stop-signal.ts";
  */
 async function main() {
   const config = loadConfig(Deno.env.toObject());
-  const logger = createLogger(undefined, { level: config.logLevel, human: Deno.stderr.isTerminal() });
+  // Lines are written as they come: Deno does not run Node's exit handlers, where the default writer writes its last.
+  const logger = createLogger((line) => console.error(line), { level: config.logLevel, human: Deno.stderr.isTerminal() });
   // The port first, as main.ts does: a start that cannot serve creates nothing. Until the app is ready, 503.
   let serveApp: ((request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response | Promise<Response>) | undefined;
   const server = Deno.serve({
