@@ -92,6 +92,31 @@ const VARIANTS: Record<string, Variants> = {
     prompts: ["OLT-1|FRA-V1600G2> ", "OLT-1|FRA-V1600G2(config)# ", "OLT-1|FRA-V1600G2(config-pon-0/1)# ", "GPON-OLT# "],
     not_prompts: ["!", "end", " onu add 1 profile HGU sn GPON00C0FFEE"],
   },
+  // Prompts from Oxidized's lists of its models' prompts (spec/model/data/*#generic#prompt.yaml) and the issues
+  // they came from, which these templates did not take.
+  "alcatel-omniswitch": {
+    prompts: ["-> ", "OS6860-core-> ", "S01-P1-RK13-SW01> ", "S01-P1-RK13-SW01# ", "S01-P1-RK13-SW01 > ", "S01-P1-RK13-SW01 # "],
+    not_prompts: ["! Chassis:", 'vlan 10 name "key-users"', "snmp community-map mode enable", 'system name "OS6860E-core"'],
+  },
+  "aruba-aosw": {
+    prompts: ["(campus-mc-7210) >", "(campus-mc-7210) #", "(AAAA-WLC42) [mynode] #", "(AAAA-WLC42) ^[mynode] #", "(AAAA-WLC42) *[mynode] #", "(AAAA-WLC42) *[/] #", "(mc1) [md] (config) #"],
+    not_prompts: ["!", "   key <secret hidden>", '   essid "Corp-Guest"', "--More-- (q) quit (u) pageup (/) search (n) repeat"],
+  },
+  "ruckus-fastiron": {
+    prompts: ["ICX7150-48P Router#", "SSH@core-icx#", "SSH@core-icx>", "SSH@switch-001/002/003/123#", "ICX7450-48 Router(config-if-e1000-1/1/1)#"],
+    not_prompts: ["!", " tagged ethe 1/2/1", "interface ethernet 1/2/1", "--More--, next page: Space, next line: Return key, quit: Control-c"],
+  },
+  "nvidia-onyx": {
+    prompts: [
+      "spine-sn2700 [standalone: master] > ", "spine-sn2700 [standalone: master] # ", "spine-sn2700 [standalone: master] (config) # ",
+      "leaf1 [mlag-domain: master] (config interface ethernet 1/1) # ", " [standalone: master] > ", "\r [standalone: master] # ",
+    ],
+    not_prompts: ["##", "## Hostname: spine-sn2700-row3-pod1-a", "   interface ethernet 1/1 speed 100G force"],
+  },
+  "extreme-exos": {
+    prompts: ["dist-x460.7 # ", "* dist-x460.7 # ", "Slot-1 dist-x460.3 # ", "Slot-1 VPEX SW-00035-002.1 # ", "* mydevice-eu-sw02 > ", "ancient-device02:1 # "],
+    not_prompts: ["#", "# Module vlan configuration.", 'configure snmp sysName "dist-x460g2-48p-bldg-c-stack"', "Press <SPACE> to continue or <Q> to quit:"],
+  },
 };
 
 function template(key: string): ConnectionTemplate {
