@@ -57,6 +57,20 @@ describe("ShellSession", () => {
     expect(device.sent).toEqual(["show run\n", " "]);
   });
 
+  it("answers a pager that a message the device printed on its own pushed off the last line, after a second's silence", async () => {
+    // A V-SOL OLT prints log messages into the session, also between its " --More-- " and the key it waits for.
+    const device = scriptedDevice((line) => {
+      if (line === "show run\n") return ["show run\r\n", "hostname olt1\r\ninterface gpon 0/1\r\n --More-- \x00\r\n", "2026/05/25 18:51:33   ONU Port Los   PON 0/3 ONU 98  LAN1 LINK DOWN\r\n"];
+      if (line === " ") return ["\b\b\b\b\b\b\b\b\b\b          \b\b\b\b\b\b\b\b\b\b onu 1 profile line name line_1\r\n", "end\r\n", "olt1#"];
+      return undefined;
+    }, ["olt1#"]);
+    const session = new ShellSession(device, { ...ios, pager: { pattern: /--More--[\s\x00]*$/, answer: " " } }, { ...limits, idleTimeoutMs: 10_000 });
+    await session.expectPrompt();
+    // The log line stays (the template's filters drop it); the pager prompt and its erasing do not.
+    expect(await session.run("show run")).toBe("hostname olt1\ninterface gpon 0/1\n2026/05/25 18:51:33   ONU Port Los   PON 0/3 ONU 98  LAN1 LINK DOWN\n onu 1 profile line name line_1\nend\n");
+    expect(device.sent).toEqual(["show run\n", " "]);
+  });
+
   it("fails with timeout and the last lines seen when the device stalls after its prompt was seen", async () => {
     const device = scriptedDevice((line) => (line === "show run\n" ? ["show run\r\n", "hostname r1\r\n", "interface Gi1\r\n"] : undefined), ["r1#"]);
     const session = new ShellSession(device, ios, limits);

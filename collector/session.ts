@@ -52,6 +52,13 @@ const LAST_LINES = 10;
 const LAST_LINES_BYTES = 16 * 1024;
 /** Prompts and pagers are short: patterns see at most this much of an endless line. */
 const TAIL_BYTES = 4096;
+/**
+ * Silence after which a pager prompt on one of the last lines, rather than the last, is answered: a V-SOL OLT
+ * prints its log messages into the session, also right after " --More-- ", and then waits for the key.
+ */
+const INTERRUPTED_PAGER_MS = 1000;
+/** How many of the last complete lines are looked at for such a pager prompt. */
+const INTERRUPTED_PAGER_LINES = 10;
 
 /**
  * The text received since the last match, kept as the chunks it arrived in. Appending to one string and
@@ -122,6 +129,30 @@ class Received {
     this.length = text.length;
     this.lineLength = Math.min(lineLength, text.length);
     this.line = line;
+  }
+
+  /**
+   * Removes the last of the last INTERRUPTED_PAGER_LINES complete lines that the pager pattern takes (escape codes
+   * aside), with its line end; says whether there was one. Only a silent device is asked this, so the rebuild of
+   * the buffer is rare.
+   */
+  dropInterruptedPager(pager: { test(line: string): boolean }): boolean {
+    const tail = this.end(TAIL_BYTES);
+    const complete = tail.slice(0, tail.length - Math.min(this.lineLength, tail.length));
+    const lines = complete.split("\n").slice(0, -1);
+    const from = Math.max(0, lines.length - INTERRUPTED_PAGER_LINES);
+    for (let i = lines.length - 1; i >= from; i--) {
+      if (!pager.test(stripAnsi(lines[i]!))) continue;
+      // The offset of that line from the end of the buffer: the lines after it, and the unfinished last line.
+      const after = lines.slice(i + 1).reduce((n, l) => n + l.length + 1, 0) + (tail.length - complete.length);
+      const all = this.parts.join("");
+      const start = all.length - after - lines[i]!.length - 1;
+      const text = all.slice(0, start) + all.slice(start + lines[i]!.length + 1);
+      this.parts = [text];
+      this.length = text.length;
+      return true;
+    }
+    return false;
   }
 
   clear(): void {
@@ -235,7 +266,25 @@ export class ShellSession {
     waiter.timer = this.armTimer();
   }
 
-  private armTimer() {
+  /**
+   * The silence timer of a wait. With a pager, after INTERRUPTED_PAGER_MS of silence it first looks for a pager
+   * prompt that a message the device printed on its own (a log line) pushed off the last line, and answers it.
+   */
+  private armTimer(): ReturnType<typeof setTimeout> {
+    const pager = this.profile.pager;
+    if (!pager || INTERRUPTED_PAGER_MS >= this.idleTimeoutMs) return this.silenceTimer(this.idleTimeoutMs);
+    return setTimeout(() => {
+      const waiter = this.waiter;
+      if (!waiter) return;
+      if (this.buffer.dropInterruptedPager(pager.pattern)) {
+        this.afterPager = true;
+        this.channel.write(pager.answer);
+        waiter.timer = this.armTimer();
+      } else waiter.timer = this.silenceTimer(this.idleTimeoutMs - INTERRUPTED_PAGER_MS);
+    }, INTERRUPTED_PAGER_MS);
+  }
+
+  private silenceTimer(ms: number) {
     return setTimeout(() => {
       const seconds = this.idleTimeoutMs / 1000;
       if (!this.promptSeen) {
@@ -250,7 +299,7 @@ export class ShellSession {
         `the device went silent for ${seconds} s${during} without returning to its prompt; if the last lines end in a pager or question, add it to the template`,
         this.lastLines(),
       ));
-    }, this.idleTimeoutMs);
+    }, ms);
   }
 
   private fail(error: Error): void {
