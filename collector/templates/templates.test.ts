@@ -132,6 +132,11 @@ describe("built-in secret rules", () => {
     ["mikrotik-routeros", "/ppp secret\nadd name=u1 password=\\\n    Ros-Wrapped-1 service=pppoe", "Ros-Wrapped-1"],
     ["mikrotik-routeros", "/snmp community\nset [ find default=yes ] name=Ros-Comm-7", "Ros-Comm-7"],
     ["hpe-procurve", 'password manager user-name "manager" sha1\n "1111aaaa2222bbbb"', "1111aaaa2222bbbb"],
+    // Oxidized's recording of an FS S3400 (FSOS 2.0.2J): an AAA group's servers, a trap receiver, an SNMPv3 user.
+    ["fs-fsos", "aaa group server radius rad1\n server 192.0.2.4 key 7 09341b42313f535e", "09341b42313f535e"],
+    ["fs-fsos", "snmp-server host 192.0.2.3 Fs-Trap-Comm snmp", "Fs-Trap-Comm"],
+    ["fs-fsos", "snmp-server user nms nms v3 priv aes256-c auth sha256 7 77fea4aabdfafba6 efa1f375d76194fa", "77fea4aabdfafba6"],
+    ["fs-fsos", "snmp-server user nms nms v3 priv aes256-c auth sha256 7 77fea4aabdfafba6 efa1f375d76194fa", "efa1f375d76194fa"],
   ];
   it.each(reported)("%s masks the value in %j", (key, line, secret) => {
     const stored = removeSecrets(line, templates.get(key)!.secrets);
