@@ -115,7 +115,11 @@ const VARIANTS: Record<string, Variants> = {
   },
   "extreme-exos": {
     prompts: ["dist-x460.7 # ", "* dist-x460.7 # ", "Slot-1 dist-x460.3 # ", "Slot-1 VPEX SW-00035-002.1 # ", "* mydevice-eu-sw02 > ", "ancient-device02:1 # "],
-    not_prompts: ["#", "# Module vlan configuration.", 'configure snmp sysName "dist-x460g2-48p-bldg-c-stack"', "Press <SPACE> to continue or <Q> to quit:"],
+    not_prompts: [
+      "#", "# Module vlan configuration.", 'configure snmp sysName "dist-x460g2-48p-bldg-c-stack"', "Press <SPACE> to continue or <Q> to quit:",
+      "Do you want to save configuration to primary.cfg and overwrite it? (y/N) ",
+    ],
+    questions: ["Do you want to save configuration to primary.cfg and overwrite it? (y/N) "],
   },
 };
 
