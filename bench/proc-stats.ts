@@ -37,3 +37,21 @@ export function childOf(parent: number, command: string): number | undefined {
   }
   return undefined;
 }
+
+/**
+ * Waits until the processes together have been idle (under 10% of a core: a profiled one costs about 7% doing
+ * nothing) for a second, or `timeoutMs` passed. Resolves with how long that took and the CPU they spent meanwhile.
+ */
+export async function waitUntilIdle(pids: readonly number[], timeoutMs: number): Promise<{ ms: number; cpuSeconds: number }> {
+  const cpu = () => pids.reduce((sum, pid) => sum + (sampleProcess(pid)?.cpuSeconds ?? 0), 0);
+  const began = performance.now();
+  const first = cpu();
+  let last = first;
+  for (let quiet = 0; quiet < 4 && performance.now() - began < timeoutMs; ) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = Math.max(cpu(), last);
+    quiet = now - last < 0.025 ? quiet + 1 : 0;
+    last = now;
+  }
+  return { ms: performance.now() - began, cpuSeconds: last - first };
+}

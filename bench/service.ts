@@ -30,6 +30,9 @@ export function buildBundles(): void {
 
 export type BenchService = {
   apiPid: number;
+  /** The API's origin and the headers that carry the token, for a request timed as a client sees it. */
+  origin: string;
+  headers: Record<string, string>;
   collectorPid: number;
   /** A request to /api/v1 with the admin token; answers the envelope's data, throws on any non-2xx. */
   api<T>(method: string, path: string, body?: unknown): Promise<T>;
@@ -38,13 +41,17 @@ export type BenchService = {
   stop(): Promise<void>;
 };
 
-/** Starts the built service (call buildBundles first) with `concurrency` sessions; `profileDir` profiles both processes. */
-export async function startBenchService(options: { dir: string; concurrency: number; profileDir?: string }): Promise<BenchService> {
+/**
+ * Starts the built service (call buildBundles first) with `concurrency` sessions; `profileDir` profiles both
+ * processes. `dir` may hold a database already (bench/configs.ts): then `appKey` is the key it was written with
+ * and `user` the admin user the token is issued to.
+ */
+export async function startBenchService(options: { dir: string; concurrency: number; profileDir?: string; appKey?: string; user?: string }): Promise<BenchService> {
   mkdirSync(options.dir, { recursive: true });
   const port = await freePort();
   // The service inherits the environment, so an empty DATABASE_URL keeps a developer's own database out of it.
   const env = {
-    STORAGE_DIR: options.dir, DATABASE_URL: "", DATABASE_AUTH_TOKEN: "", APP_KEY: generateAppKey(), PORT: String(port), HOST: "127.0.0.1",
+    STORAGE_DIR: options.dir, DATABASE_URL: "", DATABASE_AUTH_TOKEN: "", APP_KEY: options.appKey ?? generateAppKey(), PORT: String(port), HOST: "127.0.0.1",
     // Node refuses --cpu-prof in NODE_OPTIONS, so to profile both, the API runs without its collector and the
     // collector beside it as `npm run collector` starts one (the split deployment docs/ describes).
     COLLECTOR: options.profileDir ? "off" : "on", COLLECTOR_CONCURRENCY: String(options.concurrency),
@@ -67,15 +74,16 @@ export async function startBenchService(options: { dir: string; concurrency: num
     if (!collectorPid) throw new Error("the service started no collector process");
 
     // As the README: the first start created `admin`; `svc token:create` prints the token on its last line.
-    const printed = execFileSync(process.execPath, [SVC, "token:create", "--user", "admin", "--name", "bench", "--abilities", ABILITIES.join(",")], {
+    const printed = execFileSync(process.execPath, [SVC, "token:create", "--user", options.user ?? "admin", "--name", "bench", "--abilities", ABILITIES.join(",")], {
       env: { ...process.env, ...env }, encoding: "utf8",
     });
     const token = printed.trim().split("\n").at(-1)!.trim();
 
     const origin = `http://127.0.0.1:${port}`;
+    const headers = { apitoken: token };
     const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
       const res = await fetch(`${origin}/api/v1${path}`, {
-        method, headers: { apitoken: token, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body),
+        method, headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await res.text();
       if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 500)}`);
@@ -96,7 +104,7 @@ export async function startBenchService(options: { dir: string; concurrency: num
       }
       return created;
     };
-    return { apiPid: service.pid, collectorPid, api, createDevices, stop };
+    return { apiPid: service.pid, origin, headers, collectorPid, api, createDevices, stop };
   } catch (err) {
     await stop();
     throw err;

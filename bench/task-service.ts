@@ -1,4 +1,4 @@
-import { sampleProcess, type ProcSample } from "./proc-stats.ts";
+import { sampleProcess, waitUntilIdle, type ProcSample } from "./proc-stats.ts";
 import { startBenchService } from "./service.ts";
 
 /**
@@ -30,9 +30,8 @@ export type TaskService = {
   /** One run of the download_all task over every device, timed. */
   run(timeoutMs: number): Promise<TaskRunResult>;
   /**
-   * Waits until the collector has been idle (under 10% of a core: a profiled one costs about 7% doing nothing)
-   * for a second: after a run it indexes what it stored for search and checks compliance, in its spare time, as
-   * it would before the next night's run. Resolves with how long that took and the CPU it cost.
+   * Waits until the collector has been idle for a second (waitUntilIdle): after a run it indexes what it stored
+   * for search and checks compliance, in its spare time, as it would before the next night's run. Resolves with how long that took and the CPU it cost.
    */
   settle(timeoutMs: number): Promise<{ ms: number; cpuSeconds: number }>;
   stop(): Promise<void>;
@@ -80,18 +79,7 @@ export async function startTaskService(options: { dir: string; ports: number[]; 
         collectorPeakRssKb: collectorLast.peakRssKb,
       };
     };
-    const settle = async (timeoutMs: number) => {
-      const began = performance.now();
-      const first = sampleProcess(collectorPid)!.cpuSeconds;
-      let last = first;
-      for (let quiet = 0; quiet < 4 && performance.now() - began < timeoutMs; ) {
-        await new Promise((r) => setTimeout(r, 250));
-        const now = sampleProcess(collectorPid)?.cpuSeconds ?? last;
-        quiet = now - last < 0.025 ? quiet + 1 : 0;
-        last = now;
-      }
-      return { ms: performance.now() - began, cpuSeconds: last - first };
-    };
+    const settle = (timeoutMs: number) => waitUntilIdle([collectorPid], timeoutMs);
     return { apiPid: bench.apiPid, collectorPid, run, settle, stop };
   } catch (err) {
     await stop();
