@@ -85,7 +85,8 @@ export class LineStore {
     return this.linesBytes + this.versionBytes;
   }
 
-  private get linesBytes(): number {
+  /** Estimated bytes of the lines alone: they are never dropped, and at half the budget the store is replaced. */
+  get linesBytes(): number {
     return this.lineChars + this.lineCount * LINE_OVERHEAD;
   }
 
@@ -292,8 +293,7 @@ export class LineStore {
     let next = 0;
     while (next < this.queue.length) {
       // Only while no search runs: adding is for the searches after, not to slow the ones that read the texts.
-      do await new Promise((resolve) => setTimeout(resolve, running ? IDLE_WAIT_MS : 0));
-      while (running > 0);
+      await untilNoSearchRuns();
       if (current !== this) break; // replaced: nothing will read this store again
       const until = performance.now() + TURN_MS;
       this.interner ??= new RunInterner(this);
@@ -367,6 +367,12 @@ export function currentLineStore(): LineStore {
 
 /** Searches running now: texts read wait to be added until there are none. */
 let running = 0;
+
+/** Resolves on a later turn of the event loop at which no search runs: work for the searches after waits for it. */
+export async function untilNoSearchRuns(): Promise<void> {
+  do await new Promise((resolve) => setTimeout(resolve, running ? IDLE_WAIT_MS : 0));
+  while (running > 0);
+}
 
 /** Runs a search, holding back the adding of texts read until no search runs. */
 export async function whileSearching<T>(search: () => Promise<T>): Promise<T> {
