@@ -194,9 +194,10 @@ async function main() {
     grepMs: NaN, serviceMs: NaN, firstMs: NaN, apiMs: NaN, uncachedMs: NaN, addMs: NaN, grepLines: 0, apiLines: NaN, configs: 0, checked: 0,
   })));
   let body: SearchBody | undefined;
-  const timed = async (request: () => Response | Promise<Response>, times?: number[]) => {
+  /** One search through app.request in this process, timed into `times` when given. */
+  const inProcess = async (row: Row, times?: number[]) => {
     const t0 = performance.now();
-    const res = await request();
+    const res = await app.request(row.query, { headers: { apitoken: token } });
     body = await res.json();
     if (res.status !== 200) throw new Error(`search answered ${res.status}: ${JSON.stringify(body)}`);
     times?.push(performance.now() - t0);
@@ -228,7 +229,8 @@ async function main() {
   // Its own code warmed up first, on a request that is no search (the service's search code stays cold).
   searchClient.child.send({ url: `${service.origin}/healthz`, headers: {}, repeat: 300 } satisfies SearchRequestMessage);
   await searchClient.nextMessage("the client's warm-up", 60_000);
-  const overHttp = (row: Row) => async (times?: number[]) => {
+  /** One search from the client process to the service, timed there, into `times` when given. */
+  const overHttp = async (row: Row, times?: number[]) => {
     searchClient.child.send({ url: `${service.origin}${row.query}`, headers: service.headers } satisfies SearchRequestMessage);
     const answer = await searchClient.nextMessage<SearchAnswer>("a search's answer", 120_000);
     if (answer.status !== 200) throw new Error(`search answered ${answer.status}: ${JSON.stringify(answer.body)}`);
@@ -243,11 +245,11 @@ async function main() {
     // run took 1.5-2 ms more on this machine, for any request: the process waking.)
     for (const row of rows) {
       const times: number[] = [];
-      await overHttp(row)();
+      await overHttp(row);
       await waitUntilIdle([service.apiPid], 30_000);
-      await overHttp(row)();
+      await overHttp(row);
       await waitUntilIdle([service.apiPid], 30_000);
-      for (let r = 0; r < RUNS; r++) await overHttp(row)(times);
+      for (let r = 0; r < RUNS; r++) await overHttp(row, times);
       row.serviceMs = median(times);
       row.configs = body!.meta.total;
       row.checked = body!.search.configs_checked;
@@ -259,7 +261,7 @@ async function main() {
       for (let r = 0; r < RUNS; r++) {
         await service.stop();
         service = await startService();
-        await overHttp(row)(times);
+        await overHttp(row, times);
       }
       row.firstMs = median(times);
     }
@@ -273,17 +275,16 @@ async function main() {
   // the store met the garbage of the runs before them (some 60 MB a run for the broad latest row) and measured its
   // collection: 95, 25, 19, 13 and 11 ms for runs 10 ms apiece after it.
   for (const row of rows) {
-    const inProcess = () => app.request(row.query, { headers: { apitoken: token } });
     const apiTimes: number[] = [];
     const uncachedTimes: number[] = [];
-    await timed(inProcess);
+    await inProcess(row);
     for (let r = 0; r <= RUNS; r++) {
       await lineStoreSettled();
-      await timed(inProcess, r > 0 ? apiTimes : undefined);
+      await inProcess(row, r > 0 ? apiTimes : undefined);
     }
     for (let r = 0; r < RUNS; r++) {
       clearLineStore();
-      await timed(inProcess, uncachedTimes);
+      await inProcess(row, uncachedTimes);
     }
     const t1 = performance.now();
     await lineStoreSettled();

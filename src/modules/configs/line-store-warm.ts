@@ -5,6 +5,7 @@ import type { Logger } from "../../logger.ts";
 import { configs } from "../../db/schema/index.ts";
 import { readBlobRuns } from "./blobs.ts";
 import { currentLineStore, LINE_STORE_BUDGET, untilNoSearchRuns } from "./line-store.ts";
+import { latestVersionsByScan } from "./search.ts";
 
 /** Texts read in one statement: a few milliseconds of the event loop, as one batch of a search's. */
 const WARM_BATCH = 64;
@@ -23,11 +24,7 @@ export type WarmResult = { versions: number; stoppedBy?: "budget" | "signal" };
  */
 export async function warmLineStore(db: DbOrTx, options: { maxBytes?: number; signal?: AbortSignal } = {}): Promise<WarmResult> {
   const maxBytes = options.maxBytes ?? LINE_STORE_BUDGET / 2;
-  // As search's latest versions (latestVersionsByScan): one pass over the versions' unique index.
-  const rows = await db.all<{ hash: string }>(sql`
-    select ${configs.blobHash} as hash from ${configs}
-    where ${configs.id} in (select id from (select max(version), id from ${configs} group by device_id, command))
-    order by ${configs.id} desc`);
+  const rows = await db.all<{ hash: string }>(sql`select ${configs.blobHash} as hash from ${configs} where ${latestVersionsByScan} order by ${configs.id} desc`);
   let versions = 0;
   for (let i = 0; i < rows.length; i += WARM_BATCH) {
     await untilNoSearchRuns();
@@ -55,7 +52,7 @@ export function startLineStoreWarmUp(db: DbOrTx, logger: Logger): { stop(): void
       const store = currentLineStore();
       logger.info("search's line store holds the latest versions", {
         versions: warmed.versions, lines: store.lineCount, mb: Math.round(store.bytes / 1e5) / 10, seconds: Math.round(performance.now() - started) / 1000,
-        ...(warmed.stoppedBy === "budget" ? { stopped: "the store is half full; searches read the other versions from the database" } : {}),
+        ...(warmed.stoppedBy === "budget" ? { stopped: "the store holds what it may at start; searches read the other versions from the database" } : {}),
       });
     },
     (err: unknown) => stopping.signal.aborted || logger.warn("search's line store could not read the latest versions; searches read them from the database", { reason: failureReason(err) }),

@@ -171,7 +171,7 @@ async function lookUpSeries(db: DbOrTx, terms: Term[], req: SearchRequest): Prom
 }
 
 /** The latest version of each series, as isLatestVersion, from one pass over the versions' unique index. */
-const latestVersionsByScan = sql`${configs.id} in (select id from (select max(version), id from ${configs} group by device_id, command))`;
+export const latestVersionsByScan = sql`${configs.id} in (select id from (select max(version), id from ${configs} group by device_id, command))`;
 
 /** Versions of these series (seriesKey()s), as one bound JSON array. */
 const inSeries = (series: Set<string>) =>
