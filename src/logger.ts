@@ -54,7 +54,12 @@ function stderrLines(): (line: string) => void {
   const writeNow = (): boolean => {
     if (gathered.length) waiting.push(Buffer.from(gathered.join("")));
     gathered = [];
-    if (dropped) waiting.push(Buffer.from(`${JSON.stringify({ level: "warn", time: new Date().toISOString(), msg: "log lines dropped: stderr's reader took nothing for too long", dropped })}\n`));
+    if (dropped) {
+      const warning = Buffer.from(`${JSON.stringify({ level: "warn", time: new Date().toISOString(), msg: "log lines dropped: stderr's reader took nothing for too long", dropped })}\n`);
+      // Counted as the lines are, for writing it subtracts what it wrote.
+      bytes += warning.length;
+      waiting.push(warning);
+    }
     dropped = 0;
     while (waiting.length) {
       try {
