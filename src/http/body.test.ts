@@ -112,6 +112,22 @@ describe("request body encoding", () => {
   });
 });
 
+describe("request body nesting", () => {
+  it("refuses a body nested 5,000 levels deep (30 KB) with a 400 saying so, before anything walks it", async () => {
+    const deep = `{"name": ${"[".repeat(5000)}${"]".repeat(5000)}}`;
+    const res = await send("/api/v1/tags", "POST", deep);
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/nests objects and arrays more than 64 levels deep/);
+    // Brackets inside strings are text, not nesting: a name made of them is taken.
+    const brackets = "[{".repeat(100);
+    const named = await send("/api/v1/tags", "POST", JSON.stringify({ name: "brackets", description: brackets }));
+    expect(named.status).toBe(201);
+    // An escaped quote does not end the string early.
+    const escaped = await send("/api/v1/tags", "POST", JSON.stringify({ name: "escaped", description: `q\\"${brackets}` }));
+    expect(escaped.status).toBe(201);
+  });
+});
+
 describe("an empty body where the body is optional", () => {
   it("is no body: a host-key reset sent with Content-Type: application/json and nothing else forgets the key", async () => {
     const created = await t.call("/api/v1/devices", { method: "POST", token, body: { device_name: "hostkey-dev", device_ip: "192.0.2.7", device_vendor: "Cisco" } });

@@ -11,6 +11,32 @@ export function sizeInWords(bytes: number): string {
   return `${Math.round((bytes / 1024) * 100) / 100} KiB`;
 }
 
+/**
+ * How deeply a JSON body may nest objects and arrays. No record this API takes nests past a handful of levels;
+ * a body nested thousands deep (a few KB) would exhaust the stack of whatever walks it after parsing.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The first nesting depth past `max` in a JSON text, or 0 when it stays within: one pass over the characters,
+ * skipping strings, before anything parses it. A malformed text is left for the parser to refuse.
+ */
+export function jsonDepthPast(text: string, max: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return depth;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return 0;
+}
+
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
 const isJson = (contentType: string | undefined) => JSON_TYPE.test((contentType ?? "").split(";")[0]!.trim());
 
@@ -28,7 +54,7 @@ export type BodyRule = {
  * Stands in front of a route's body parser. A body over the route's limit is refused with a 413 before any
  * of it is parsed (hono's bodyLimit: it trusts Content-Length and counts a chunked body as it arrives, holding
  * at most the limit). A JSON body that is not UTF-8 is a 400: decoding would otherwise replace the bad bytes
- * with U+FFFD and store them. An empty body where the body is optional is no body at all, so clients that
+ * with U+FFFD and store them; one nested past MAX_JSON_DEPTH is a 400 too, before it is parsed. An empty body where the body is optional is no body at all, so clients that
  * always send Content-Type: application/json get what they asked for.
  */
 export function bodyGate(rule: BodyRule): MiddlewareHandler {
@@ -55,6 +81,9 @@ export function bodyGate(rule: BodyRule): MiddlewareHandler {
         text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
       } catch {
         throw new ApiError(400, "The request body is not valid UTF-8: send the JSON encoded as UTF-8");
+      }
+      if (jsonDepthPast(text, MAX_JSON_DEPTH)) {
+        throw new ApiError(400, `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep: send a flatter body`);
       }
       // The JSON validator reads this text instead of decoding the bytes again (leniently).
       // (hono types the cache by the values it resolves to; it holds their promises.)
