@@ -2,7 +2,7 @@ import { completeJob, type Job } from "../src/jobs/queue.ts";
 import { takeBackup } from "../src/modules/backups/service.ts";
 import type { DownloadDeps } from "./download.ts";
 import type { JobEnd } from "./store-download.ts";
-import { failureReason } from "../src/error-reason.ts";
+import { DISK_FULL_REASON, failureReason, isDiskFull } from "../src/error-reason.ts";
 import { describeError } from "./errors.ts";
 
 /**
@@ -21,7 +21,7 @@ export async function runBackupJob(deps: DownloadDeps, job: Job): Promise<JobEnd
     result = { backup: backup.name, bytes: backup.bytes, sha256: backup.sha256, pruned: backup.pruned };
   } catch (err) {
     deps.logger.error("database backup failed", { job: job.id, error: describeError(err) });
-    end = { outcome: "error", retrying: false, message: `the database backup failed: ${failureReason(err).slice(0, 500)}` };
+    end = { outcome: "error", retrying: false, message: `the database backup failed: ${isDiskFull(err) ? DISK_FULL_REASON : failureReason(err).slice(0, 500)}` };
   }
   const { recorded, retrying } = await completeJob(deps.db, job, deps.owner, { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } }, deps.clock.now());
   return recorded ? { ...end, retrying } : undefined;

@@ -5,6 +5,7 @@ import { createV1Api, createV2Api } from "./api/versions.ts";
 import { systemClock } from "./clock.ts";
 import { isBusy } from "./db/write-turns.ts";
 import { ApiError } from "./http/errors.ts";
+import { failureReason, isDiskFull } from "./error-reason.ts";
 import type { AppEnv, Services } from "./http/env.ts";
 import { createRateLimiter } from "./http/rate-limit.ts";
 import { uniqueViolationError } from "./http/unique-violation.ts";
@@ -104,7 +105,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     return c.json({ message: `Not found: ${c.req.method} ${path}` }, 404);
   });
 
-  app.onError((err, c) => {
+  app.onError((thrown, c) => {
+    // A full disk refuses any write, wherever it happens: said as one, never as a server error.
+    const err = isDiskFull(thrown) ? ApiError.diskFull() : thrown;
+    if (err !== thrown) c.var.services.logger.error("the disk is full; answered 507", { method: c.req.method, path: c.req.path, error: failureReason(thrown) });
     if (err instanceof ApiError) {
       for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
       return c.json(err.errors ? { message: err.message, errors: err.errors } : { message: err.message }, err.status);

@@ -182,6 +182,9 @@ export function withWriteTurns(
     };
     return new Proxy(tx, {
       get(target, prop) {
+        // SQLite rolls a transaction back itself on some errors (SQLITE_FULL, SQLITE_IOERR): rolling it back
+        // again would throw TRANSACTION_CLOSED over the error that ended it, and the caller would see that instead.
+        if (prop === "rollback" && target.closed) return () => end();
         if (prop === "commit" || prop === "rollback") return () => target[prop]().catch(noteBusy).finally(end);
         if (prop === "close") {
           return () => {

@@ -1,3 +1,4 @@
+import { DISK_FULL_REASON } from "../error-reason.ts";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 export type FieldErrors = Record<string, string[]>;
@@ -20,6 +21,8 @@ export class ApiError extends Error {
   static forbidden = () => new ApiError(403, "Invalid ability provided");
   static notFound = (what: string) => new ApiError(404, `${what} not found`);
   static conflict = (message: string) => new ApiError(409, message);
+  /** 507 Insufficient Storage: the disk (or the database's size cap) refused a write; isDiskFull tells one. */
+  static diskFull = (what = "The request") => new ApiError(507, `${what} failed: ${DISK_FULL_REASON}`);
 
   /** 422 in the shape Laravel clients parse: the first problem, how many more, and every problem by field. */
   static validation(errors: FieldErrors): ApiError {

@@ -24,6 +24,7 @@ const commonErrors = {
   403: error("Invalid ability provided: the token or its owner's role lacks this route's ability"),
   429: error("Too many requests: the token's rate limit is used up; see Retry-After"),
   503: error("The database stayed busy with another writer for 10 s; nothing was changed: retry after Retry-After"),
+  507: error("Insufficient Storage: the disk is full (or the database reached its size limit); nothing was written: free space, then retry"),
 } as const;
 
 export const SECURITY_SCHEME = "apitoken";

@@ -4,7 +4,8 @@ import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
 import { configSearchPending, credentials, healthRuns, jobs, processHeartbeats, webhooks, type HealthStatus, type StoredCheck } from "../../db/schema/index.ts";
-import { failureReason } from "../../error-reason.ts";
+import { DISK_FULL_REASON, failureReason, isDiskFull } from "../../error-reason.ts";
+import { ApiError } from "../../http/errors.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { plural } from "../../words.ts";
 import { HEARTBEAT_STALE_MS, heartbeatsOf } from "./heartbeats.ts";
@@ -46,6 +47,7 @@ async function database(deps: HealthDeps): Promise<Check> {
       deps.db.delete(processHeartbeats).where(lt(processHeartbeats.seenAt, cutoff)),
     ]);
   } catch (err) {
+    if (isDiskFull(err)) return check("database", "failed", `The database refused a write: ${DISK_FULL_REASON}`);
     return check("database", "failed", `The database refused a write: ${failureReason(err)}. Check the disk, its permissions, and DATABASE_URL`);
   }
   const ms = Math.round(performance.now() - started);
@@ -173,8 +175,17 @@ export async function runHealthChecks(deps: HealthDeps, trigger: HealthRun["trig
   }));
   const ranAt = deps.clock.now();
   const status = worstOf(checks);
-  const [row] = await deps.db.insert(healthRuns).values({ status, trigger, checks, ranAt }).returning({ id: healthRuns.id });
-  return { id: row!.id, status, trigger, checks, ranAt };
+  try {
+    const [row] = await deps.db.insert(healthRuns).values({ status, trigger, checks, ranAt }).returning({ id: healthRuns.id });
+    return { id: row!.id, status, trigger, checks, ranAt };
+  } catch (err) {
+    if (!isDiskFull(err)) throw err;
+    // The disk has room by statfs (a size limit, or space taken meanwhile) but the database cannot grow: the
+    // disk check says so, and the answer carries the pass, which cannot be stored.
+    const full = checks.map((c) => (c.name === "disk" ? check("disk", "failed", `The database cannot grow: ${DISK_FULL_REASON}`, c.value, c.unit) : c));
+    const failing = full.filter((c) => c.status !== "ok").map((c) => `${c.name} ${c.status}: ${c.message}`).join("; ");
+    throw new ApiError(507, `The health pass could not be stored, as the disk is full. Its checks not ok: ${failing}`);
+  }
 }
 
 /** Newer than this, a stored pass answers health-latest; older (the schedule stopped), a new pass runs. */
