@@ -6,6 +6,7 @@ import { systemClock } from "./clock.ts";
 import { isBusy } from "./db/write-turns.ts";
 import { ApiError } from "./http/errors.ts";
 import { failureReason, isDiskFull } from "./error-reason.ts";
+import { isClientAbort } from "./http/client-abort.ts";
 import type { AppEnv, Services } from "./http/env.ts";
 import { createRateLimiter } from "./http/rate-limit.ts";
 import { uniqueViolationError } from "./http/unique-violation.ts";
@@ -120,6 +121,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
         : err.status === 415 ? "Unsupported Media Type: send the body as JSON with Content-Type: application/json"
         : err.message || "Request failed";
       return c.json({ message }, err.status);
+    }
+    if (isClientAbort(err, c)) {
+      // The client closed the connection mid-body: its business, not a fault here, and the answer reaches no one.
+      c.var.services.logger.info("client aborted the request", { method: c.req.method, path: c.req.path, reason: failureReason(err) });
+      return c.json({ message: "The client closed the connection before the whole request body arrived" }, 400);
     }
     if (isBusy(err)) {
       // Another process (a collector storing, storage maintenance) kept the database's write lock past the wait.

@@ -1,5 +1,3 @@
-import type { Server } from "node:http";
-import { createAdaptorServer } from "@hono/node-server";
 import { createApp } from "./app.ts";
 import { systemClock } from "./clock.ts";
 import { ConfigError, loadConfig } from "./config.ts";
@@ -9,6 +7,7 @@ import { openServices } from "./runtime/services.ts";
 import { storageApiDocsFiles } from "./runtime/api-docs-files.ts";
 import { drainServer } from "./runtime/drain.ts";
 import { listen, ListenError } from "./runtime/listen.ts";
+import { createHttpServer } from "./runtime/http-server.ts";
 import { AppKeyError } from "./secrets/box.ts";
 import { startHealthSchedule } from "./modules/system/schedule.ts";
 import { startCollectorProcess, type CollectorProcess } from "./runtime/collector-process.ts";
@@ -28,7 +27,7 @@ async function main() {
   // The port first: a start that cannot serve (the port taken) stops before it creates storage, a database or
   // the admin user, so the first start that does serve is the one that prints admin's password.
   let serveApp: ((request: Request, env: unknown) => Response | Promise<Response>) | undefined;
-  const server = createAdaptorServer({ fetch: (request, env) => (serveApp ? serveApp(request, env) : starting()) }) as Server;
+  const server = createHttpServer((request, env) => (serveApp ? serveApp(request, env) : starting()));
   await listen(server, config.port, config.host);
 
   const { db, client, secrets } = await openServices(config, logger);

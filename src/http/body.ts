@@ -61,7 +61,8 @@ export function bodyGate(rule: BodyRule): MiddlewareHandler {
   const limit = bodyLimit({
     maxSize: rule.limit,
     onError: () => {
-      throw new ApiError(413, `The request body is larger than ${sizeInWords(rule.limit)}, the most this route takes: send a smaller body (for bulk operations, fewer items per request)`);
+      // The rest of the body is never read: the connection ends after this answer, and says so.
+      throw new ApiError(413, `The request body is larger than ${sizeInWords(rule.limit)}, the most this route takes: send a smaller body (for bulk operations, fewer items per request)`, undefined, { Connection: "close" });
     },
   });
   const inspect = async (c: Context, next: Next): Promise<void> => {

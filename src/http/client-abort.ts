@@ -1,0 +1,15 @@
+import type { Context } from "hono";
+
+/**
+ * Whether a request failed because its client went away before sending the whole body: Node's "aborted"
+ * (ECONNRESET) while the body was read, or the request's signal aborted. Nothing went wrong on this side, and no
+ * one is left to answer.
+ */
+export function isClientAbort(err: unknown, c: Context): boolean {
+  if (c.req.raw.signal?.aborted) return true;
+  for (let e = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (code === "ECONNRESET" || code === "ERR_STREAM_PREMATURE_CLOSE" || message === "aborted") return true;
+  }
+  return false;
+}
