@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { credentials, jobs, snippetDeploymentDevices } from "../src/db/schema/index.ts";
 import { failureReason } from "../src/error-reason.ts";
 import type { Job } from "../src/jobs/queue.ts";
@@ -8,6 +8,7 @@ import { storedText } from "../src/modules/templates/template-text.ts";
 import { collect, type Progress } from "./collect.ts";
 import { loadPlan, loginOf, storing, type DownloadDeps, type LoadedPlan } from "./download.ts";
 import { describeError } from "./errors.ts";
+import { keepLease } from "./lease.ts";
 import { linesNotInConfig, pushLines } from "./push.ts";
 import { sessionSettings } from "./collector-settings.ts";
 import { SessionError } from "./session.ts";
@@ -28,8 +29,12 @@ async function snapshot(deps: DownloadDeps, loaded: LoadedPlan, leaseMs: number,
     attempts: 1, maxAttempts: 1, runAfter: now, createdAt: now, startedAt: now,
   }).returning();
   const started = Date.now();
+  // Renewed like the push's own lease: a collector that dies leaves this job running for one lease at most, and
+  // the device (whose jobs wait while one runs) free for the push's next claim, which reports the interruption.
+  const leaseLost = new AbortController();
+  const stopRenewing = keepLease(deps, job!.id, leaseMs, () => leaseLost.abort("the lease of the download before or after the push was lost"));
   try {
-    const collected = await collect({ plan: loaded.plan, ...(await sessionSettings(deps)) }, signal, { connected: false });
+    const collected = await collect({ plan: loaded.plan, ...(await sessionSettings(deps)) }, AbortSignal.any([signal, leaseLost.signal]), { connected: false });
     const request: StoreRequest = {
       job: job!, owner: deps.owner, deviceId: loaded.plan.device.id, templateCode: loaded.templateCode, exclusions: loaded.exclusions,
       storedHashes: loaded.storedHashes, outputs: collected.outputs, printed: collected.printed, fingerprint: collected.fingerprint,
@@ -41,8 +46,10 @@ async function snapshot(deps: DownloadDeps, loaded: LoadedPlan, leaseMs: number,
     return { jobId: job!.id, configIds: stored?.result?.config_ids ?? [], texts: new Map(collected.outputs.map(([command, output]) => [command, storedText(outputText(collected, command, output), loaded.plan.template)])) };
   } catch (err) {
     await deps.db.update(jobs).set({ state: "finished", outcome: err instanceof SessionError ? err.outcome : "error", message: failureReason(err).slice(0, 500), finishedAt: deps.clock.now(), leaseOwner: null, leaseExpiresAt: null })
-      .where(eq(jobs.id, job!.id));
+      .where(and(eq(jobs.id, job!.id), eq(jobs.leaseOwner, deps.owner)));
     throw err;
+  } finally {
+    stopRenewing();
   }
 }
 

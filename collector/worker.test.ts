@@ -168,4 +168,70 @@ describe("the worker", () => {
       for (const fake of fakes) await fake.close();
     }
   });
+
+  it("puts back and runs a job whose collector stopped renewing its lease, by its own sweep on its clock", async () => {
+    const deviceId = await addLoopbackDevice(t, await t.token(), { name: "orphaned", port: 1, templateId: await builtinTemplateId(t, "cisco-ios") });
+    const now = Date.now();
+    const { job } = await enqueueDeviceJob(t.db, { type: "download", deviceId, trigger: "api", priority: 50, maxAttempts: 1 }, new Date(now));
+    // A collector claimed it with a 60 s lease and died.
+    expect((await claimNextJob(t.db, "dead-collector", new Date(now), 60_000))?.id).toBe(job.id);
+    // This worker's clock is one second past that lease: nothing but its sweep can free the job.
+    const worker = startWorker(
+      { db: t.db, secrets: t.secrets, clock: { now: () => new Date(Date.now() + 61_000) }, logger: silentLogger, owner: "collector-s", connectTimeoutMs: 2_000 },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 50, leaseMs: 60_000 },
+    );
+    try {
+      // Run again (nothing listens on port 1: unreachable), on a second attempt.
+      expect(await settled(job.id)).toMatchObject({ state: "finished", outcome: "unreachable", attempts: 2, leaseOwner: null });
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("takes over a snippet push whose collector died during its download before, within one lease, and ends it as interrupted", async () => {
+    const token = await t.token();
+    // The device logs in, then answers nothing: the download before the push never ends on its own.
+    const { prompt, script } = iosScript("stuck-1", ["hostname stuck-1", "end"]);
+    const fake = await startFakeDevice({ script, initPrompt: prompt, configCommand: IOS_CONFIG_COMMAND, auth: { username: "netops", password: "Pass-1234" }, faults: { stallAfterBytes: 0 } });
+    const deviceId = await addLoopbackDevice(t, token, { port: fake.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: "netops", password: "Pass-1234", name: "stuck-1" });
+    const snip = await t.call("/api/v1/snippets", { method: "POST", token, body: { name: "lease snippet", content: "ntp server 192.0.2.1" } });
+    const sent = await t.call(`/api/v1/snippets/${snip.body.data.id}/send`, { method: "POST", token, body: { device_id: deviceId } });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    const pushJobId: number = sent.body.data.id;
+    const deploymentId: number = sent.body.data.deployment_id;
+
+    // Collector A's clock stands still from here: to the others, it died now.
+    const diedAt = Date.now();
+    const leaseMs = 60_000;
+    const a = startWorker(
+      { db: t.db, secrets: t.secrets, clock: { now: () => new Date(diedAt) }, logger: silentLogger, owner: "collector-a", connectTimeoutMs: 5_000 },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 50, leaseMs, jobTimeLimitMs: 10 * 60_000 },
+    );
+    let b: ReturnType<typeof startWorker> | undefined;
+    try {
+      let before: Job | undefined;
+      for (let i = 0; i < 300 && !before; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        before = (await t.db.all<Job>(sql`select id, lease_expires_at as leaseExpiresAt from jobs where device_id = ${deviceId} and type = 'download' and state = 'running'`))[0];
+      }
+      expect(before, "the download before the push started").toBeDefined();
+      // Its lease is the collector's lease, not the push's whole time limit.
+      expect(Number(before!.leaseExpiresAt)).toBeLessThanOrEqual(diedAt + leaseMs);
+
+      // Another collector, one lease and a second later, takes the push over and ends it.
+      b = startWorker(
+        { db: t.db, secrets: t.secrets, clock: { now: () => new Date(diedAt + leaseMs + 1_000) }, logger: silentLogger, owner: "collector-b", connectTimeoutMs: 5_000 },
+        { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 50, leaseMs },
+      );
+      const push = await settled(pushJobId);
+      expect(push).toMatchObject({ state: "finished", outcome: "error", leaseOwner: null });
+      expect(push.message).toMatch(/an earlier attempt of this push was interrupted/);
+      const deployment = await t.call(`/api/v1/snippet-deployments/${deploymentId}`, { token });
+      expect(deployment.body.data.status).not.toBe("running");
+    } finally {
+      await b?.stop(Date.now());
+      await a.stop(Date.now());
+      await fake.close();
+    }
+  });
 });

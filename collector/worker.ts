@@ -1,7 +1,8 @@
-import { claimNextJob, completeJob, extendLease, releaseJob, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
+import { claimNextJob, completeJob, releaseJob, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
 import { collectorSettingsCache } from "./collector-settings.ts";
 import { runDownloadJob, type DownloadDeps } from "./download.ts";
 import { describeError } from "./errors.ts";
+import { keepLease } from "./lease.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { runPurgeJob } from "./purge-job.ts";
 import { runBackupJob } from "./backup-job.ts";
@@ -67,13 +68,7 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
     // Everything the job logs, down to its session, carries its id.
     const jobDeps: DownloadDeps = { ...deps, logger: withFields(deps.logger, { job_id: job.id }) };
     const limit = setTimeout(() => controller.abort(`the job ran past its time limit of ${options.jobTimeLimitMs / 1000} s`), options.jobTimeLimitMs);
-    const heartbeat = setInterval(async () => {
-      try {
-        if (!(await extendLease(jobDeps.db, job.id, jobDeps.owner, jobDeps.clock.now(), options.leaseMs))) controller.abort("the job's lease was lost");
-      } catch (err) {
-        jobDeps.logger.warn("lease renewal failed", { error: describeError(err) });
-      }
-    }, Math.max(100, options.leaseMs / 3));
+    const stopRenewing = keepLease(jobDeps, job.id, options.leaseMs, () => controller.abort("the job's lease was lost"));
     const started = Date.now();
     let handedOver = false;
     const sessionEnded = () => {
@@ -92,8 +87,8 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
         // One line per run: which collector ran what, and how it went (messages never carry secrets).
         if (end) jobDeps.logger.info(end.retrying ? "job will be retried" : "job finished", { device: job.deviceId, attempt: job.attempts, ...end, duration_ms: Date.now() - started });
       } else if (job.type === "snippet_push" && job.deviceId) {
-        // The downloads around the push hold their leases for the job's whole time limit: nothing renews them.
-        const end = await runSnippetJob(jobDeps, job, options.jobTimeLimitMs, controller.signal);
+        // The downloads around the push run as jobs of their own, under leases of the same length, renewed alike.
+        const end = await runSnippetJob(jobDeps, job, options.leaseMs, controller.signal);
         if (end) jobDeps.logger.info("job finished", { type: job.type, device: job.deviceId, outcome: end.outcome, message: end.message, duration_ms: Date.now() - started });
       } else if (job.type === "detect" && job.deviceId) {
         const end = await runDetectJob(jobDeps, job, controller.signal);
@@ -119,7 +114,7 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
         .catch((again) => jobDeps.logger.error("could not end the job; its lease will run out", { error: describeError(again) }));
     } finally {
       clearTimeout(limit);
-      clearInterval(heartbeat);
+      stopRenewing();
       if (handedOver) storingNow--;
     }
   }
