@@ -9,7 +9,7 @@ import type { ConsumerContext, ConsumerResult, EventConsumer, StoredEvent } from
 import { EVENT_TYPES } from "../src/modules/events/catalogue.ts";
 import { EXCERPT_BYTES, logDelivery, settleSubscription, webhookTargets } from "../src/modules/webhooks/service.ts";
 import { signPayload } from "../src/modules/webhooks/signing.ts";
-import { refusedAddress, refusedUrl } from "../src/modules/webhooks/target.ts";
+import { isNonPublicAddress, refusedAddress, refusedUrl } from "../src/modules/webhooks/target.ts";
 import { failureReason } from "../src/error-reason.ts";
 import type { Job } from "../src/jobs/queue.ts";
 import packageJson from "../package.json" with { type: "json" };
@@ -21,7 +21,8 @@ export const retryPauseMs = (attempt: number) => RETRY_SCHEDULE_MS[Math.min(atte
 /** A target the checks refused: nothing was sent. */
 class TargetRefused extends Error {}
 
-type Answer = { status: number; excerpt: string } | { error: string; timedOut: boolean; refused: boolean };
+/** An answer, with the address it came from (undefined when the socket had none to tell). */
+type Answer = { status: number; excerpt: string; from: string | undefined } | { error: string; timedOut: boolean; refused: boolean };
 
 /**
  * A lookup that refuses a name resolving to a forbidden address, so the address checked is the one connected
@@ -57,13 +58,14 @@ function post(url: URL, body: string, headers: Record<string, string>, timeoutMs
     const req = (url.protocol === "https:" ? httpsRequest : httpRequest)(url, options, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
+      const from = res.socket?.remoteAddress;
       res.on("data", (chunk: Buffer) => {
         if (size < EXCERPT_BYTES) chunks.push(chunk);
         size += chunk.length;
-        if (size >= EXCERPT_BYTES) finish({ status: res.statusCode ?? 0, excerpt: Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString("utf8") });
+        if (size >= EXCERPT_BYTES) finish({ status: res.statusCode ?? 0, excerpt: Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString("utf8"), from });
       });
-      res.on("end", () => finish({ status: res.statusCode ?? 0, excerpt: Buffer.concat(chunks).toString("utf8") }));
-      res.on("error", () => finish({ status: res.statusCode ?? 0, excerpt: Buffer.concat(chunks).toString("utf8") }));
+      res.on("end", () => finish({ status: res.statusCode ?? 0, excerpt: Buffer.concat(chunks).toString("utf8"), from }));
+      res.on("error", () => finish({ status: res.statusCode ?? 0, excerpt: Buffer.concat(chunks).toString("utf8"), from }));
     });
     const timer = setTimeout(() => finish({ error: `no answer within ${timeoutMs / 1000} s`, timedOut: true, refused: false }), timeoutMs);
     req.on("error", (err) => finish(err instanceof TargetRefused
@@ -71,6 +73,16 @@ function post(url: URL, body: string, headers: Record<string, string>, timeoutMs
       : { error: failureReason(err).slice(0, 300), timedOut: false, refused: false }));
     req.end(body);
   });
+}
+
+/**
+ * The answer's first bytes as the delivery log keeps them: a public receiver's always, one at a private, loopback
+ * or CGNAT address only when the settings say so. Whoever manages webhooks reads the log, and with private ranges
+ * allowed a subscription pointed at an internal service would otherwise read its answers through it.
+ */
+function keptExcerpt(answer: { excerpt: string; from: string | undefined }, keepPrivate: boolean): string | null {
+  if (keepPrivate) return answer.excerpt;
+  return answer.from && !isNonPublicAddress(answer.from) ? answer.excerpt : null;
 }
 
 /** The body receivers get: the Standard Webhooks payload shape. */
@@ -125,7 +137,7 @@ async function deliver(ctx: ConsumerContext, event: StoredEvent, target: string 
   await ctx.db.transaction(async (tx) => {
     await logDelivery(tx, {
       webhookId: id, eventId: event.id, eventType: event.type, attempt, outcome, statusCode: "status" in answer ? answer.status : null,
-      latencyMs: refusal ? null : latencyMs, responseExcerpt: "status" in answer ? answer.excerpt : null, message, createdAt: now,
+      latencyMs: refusal ? null : latencyMs, responseExcerpt: "status" in answer ? keptExcerpt(answer, settings.private_response_excerpts) : null, message, createdAt: now,
     });
     if (outcome !== "retrying" && event.type !== "webhook.ping") await settleSubscription(tx, id, outcome, now);
   });

@@ -96,4 +96,20 @@ describe("the HTTP server", () => {
     expect(aborted).toMatchObject({ level: "info", method: "POST", path: "/api/v1/tags" });
     expect(JSON.stringify(aborted)).not.toMatch(/stack|at .*\(node:/);
   });
+
+  it("answers 404 to a path with a dot segment, plain or percent-encoded, instead of the route it resolves to", async () => {
+    const get = (path: string) => new Promise<string>((resolve) => {
+      const socket = connect({ port, host: "127.0.0.1" }, () => socket.write(`GET ${path} HTTP/1.1\r\nHost: netkeep.test\r\napitoken: ${token}\r\nConnection: close\r\n\r\n`));
+      let answer = "";
+      socket.on("data", (d) => (answer += d));
+      socket.on("close", () => resolve(answer));
+    });
+    // The route the path would resolve to answers.
+    expect(await get("/api/v1/tags")).toMatch(/^HTTP\/1\.1 200 /);
+    for (const path of ["/api/v1/devices/%2e%2e/tags", "/api/v1/devices/%2E%2e/tags", "/api/v1/devices/.%2e/tags", "/api/v1/devices/../tags", "/api/v1/./tags", "/api/v1/devices/%2e%2e"]) {
+      const answer = await get(path);
+      expect(answer, path).toMatch(/^HTTP\/1\.1 404 /);
+      expect(answer, path).toMatch(/a path may not hold \. or \.\. segments/);
+    }
+  });
 });

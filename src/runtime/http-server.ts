@@ -50,9 +50,28 @@ function lingerBeforeClose(socket: NodeSocket): void {
   };
 }
 
-/** The API's HTTP server, as the Node launcher runs it: hono's adaptor, closing connections without losing answers. */
+/** A `.` or `..` path segment, plain or percent-encoded (`%2e%2e`, `.%2E`): the URL parser would resolve it. */
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:\/|$|\?|#)/i;
+
+/**
+ * The path as the client sent it holds a dot segment: answered 404 here, before the URL is parsed, since parsing
+ * resolves `/devices/%2e%2e/tags` to `/tags` and the request would reach a route its path does not name.
+ */
+function dotSegmentAnswer(env: unknown): Response | undefined {
+  const raw = (env as { incoming?: { url?: string } } | undefined)?.incoming?.url ?? "";
+  const path = raw.split("?")[0]!;
+  if (!DOT_SEGMENT.test(path)) return undefined;
+  return new Response(JSON.stringify({ success: false, message: `Not found: ${path}: a path may not hold . or .. segments, plain or percent-encoded` }), {
+    status: 404, headers: { "content-type": "application/json", "x-content-type-options": "nosniff" },
+  });
+}
+
+/**
+ * The API's HTTP server, as the Node launcher runs it: hono's adaptor, closing connections without losing
+ * answers, and refusing dot segments before the URL parser resolves them.
+ */
 export function createHttpServer(fetch: (request: Request, env: unknown) => Response | Promise<Response>): Server {
-  const server = createAdaptorServer({ fetch }) as Server;
+  const server = createAdaptorServer({ fetch: (request, env) => dotSegmentAnswer(env) ?? fetch(request, env) }) as Server;
   server.on("connection", lingerBeforeClose);
   return server;
 }

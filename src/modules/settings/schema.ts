@@ -13,7 +13,7 @@ export const SETTINGS_DEFAULTS = {
   default_credential_id: null as number | null,
   collector: { connect_timeout_seconds: 30, command_timeout_seconds: 60, retries: 1 },
   smtp: { host: null as string | null, port: 587, encryption: "starttls" as "none" | "starttls" | "tls", username: null as string | null, from_address: null as string | null },
-  webhooks: { timeout_seconds: 10, retries: 7, allow_private_ranges: true },
+  webhooks: { timeout_seconds: 10, retries: 7, allow_private_ranges: true, private_response_excerpts: false },
   backups: { cron: "0 1 * * *", keep: 7 },
 };
 
@@ -36,6 +36,7 @@ const Webhooks = z.object({
   timeout_seconds: z.number().int().openapi({ description: "How long a webhook delivery waits for the receiver" }),
   retries: z.number().int().openapi({ description: "Further attempts after a delivery failed with a timeout, a connection error or a 5xx, with growing pauses (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: the default 7 spans about a day)" }),
   allow_private_ranges: z.boolean().openapi({ description: "Whether webhooks may go to private, loopback and carrier-grade NAT addresses (link-local and cloud metadata addresses never)" }),
+  private_response_excerpts: z.boolean().openapi({ description: "Whether the delivery log keeps the first 1 KB of the answer of a receiver at a private, loopback or carrier-grade NAT address, as it does for public ones (off: the log would show internal services' answers to whoever may manage webhooks)" }),
 });
 const Backups = z.object({
   cron: z.string().openapi({ description: "When the database backup system task runs (five-field cron, in the task's time zone): the task's own schedule, the same as editing the task" }),
@@ -90,6 +91,7 @@ export const SettingsPatch = z
       timeout_seconds: whole(1, 120, "seconds").optional(),
       retries: whole(0, 20, "retries").optional(),
       allow_private_ranges: z.boolean({ error: "must be true or false" }).optional(),
+      private_response_excerpts: z.boolean({ error: "must be true or false" }).optional(),
     }).optional(),
     backups: z.strictObject({
       cron: z.string().max(100, "must be at most 100 characters").optional().openapi({ example: "0 1 * * *" }),

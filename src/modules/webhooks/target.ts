@@ -77,35 +77,71 @@ const PRIVATE: Range[] = [
   range("fc00::/7", "a unique-local (private) address"),
 ];
 
-const NAT64_PREFIX = [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0];
+/** Where an IPv6 address carries an IPv4 one, and which of its bytes hold it (RFC 4291, 2765, 6052, 8215, 3056, 4380). */
+const EMBEDDINGS: { prefix: Range; at: number[][]; xor?: number; unless?: (six: number[]) => boolean; places?: boolean }[] = [
+  // ::ffff:a.b.c.d (mapped) and ::ffff:0:a.b.c.d (translated, SIIT): a host's stack sends them to a.b.c.d.
+  { prefix: range("::ffff:0:0/96", "mapped"), at: [[12, 13, 14, 15]] },
+  { prefix: range("::ffff:0:0:0/96", "translated"), at: [[12, 13, 14, 15]] },
+  // ::a.b.c.d, the old compatible form (not :: and ::1, which are themselves).
+  { prefix: range("::/96", "compatible"), at: [[12, 13, 14, 15]], unless: (six) => six.slice(12, 15).every((b) => b === 0) && six[15]! <= 1 },
+  // NAT64's well-known prefix, which a NAT64 gateway forwards to a.b.c.d.
+  { prefix: range("64:ff9b::/96", "NAT64"), at: [[12, 13, 14, 15]] },
+  // NAT64's local-use prefix: the operator picks the prefix length, so each of RFC 6052's places is judged
+  // where the address fits it (byte 8 and the bytes after the place zero, as RFC 6052 requires).
+  { prefix: range("64:ff9b:1::/48", "NAT64 local use"), at: [[6, 7, 9, 10], [7, 9, 10, 11], [9, 10, 11, 12], [12, 13, 14, 15]], places: true },
+  // 6to4, relayed to aa.bb.cc.dd of 2002:aabb:ccdd::/48.
+  { prefix: range("2002::/16", "6to4"), at: [[2, 3, 4, 5]] },
+  // Teredo: its server's address, and its client's, stored inverted.
+  { prefix: range("2001::/32", "Teredo"), at: [[4, 5, 6, 7]] },
+  { prefix: range("2001::/32", "Teredo"), at: [[12, 13, 14, 15]], xor: 0xff },
+];
 
 /**
- * An IPv4 address written as IPv6 is judged as the IPv4 address: mapped (::ffff:a.b.c.d), the old compatible form
- * (::a.b.c.d), NAT64's well-known prefix (64:ff9b::a.b.c.d, which a NAT64 gateway forwards to a.b.c.d) and 6to4
- * (2002:aabb:ccdd::/48, relayed to aa.bb.cc.dd).
+ * Every address this one reaches: itself, and each IPv4 address an IPv6 form of it carries, so an IPv4 address
+ * written as IPv6 is judged as the IPv4 address it leads to (a blocked one refused whatever its spelling).
  */
-function normalised(address: string): number[] | null {
+function reached(address: string): number[][] | null {
   const four = v4(address);
-  if (four) return four;
+  if (four) return [four];
   const six = v6(address);
   if (!six) return null;
-  const mapped = six.slice(0, 10).every((b) => b === 0) && ((six[10] === 255 && six[11] === 255) || (six[10] === 0 && six[11] === 0 && six.slice(12).some((b, i) => i < 3 ? b !== 0 : b > 1)));
-  if (mapped || NAT64_PREFIX.every((b, i) => six[i] === b)) return six.slice(12);
-  if (six[0] === 0x20 && six[1] === 0x02) return six.slice(2, 6);
-  return six;
+  const out = [six];
+  for (const e of EMBEDDINGS) {
+    if (!within(six, e.prefix) || e.unless?.(six)) continue;
+    for (const at of e.at) {
+      const four = at.map((i) => six[i]! ^ (e.xor ?? 0));
+      const fits = (i: number) => at.includes(i) || (i !== 8 && i <= at.at(-1)!) || six[i] === 0;
+      if (!e.places || (six.every((_, i) => i < 6 || fits(i)) && four.some((b) => b !== 0))) out.push(four);
+    }
+  }
+  return out;
 }
 
 /** Whether text is an IP address literal (v4 or v6, brackets allowed). */
 export const isIpLiteral = (text: string): boolean => v4(text) !== null || v6(text) !== null;
 
+/** The range an address is in: ALWAYS_REFUSED, then PRIVATE; undefined for a public address. */
+function rangeOf(bytes: number[]): Range | undefined {
+  return ALWAYS_REFUSED.find((r) => within(bytes, r)) ?? PRIVATE.find((r) => within(bytes, r));
+}
+
+/** Whether an address (any of the addresses it reaches) is outside the public ranges: private, loopback, link-local... */
+export function isNonPublicAddress(address: string): boolean {
+  const all = reached(address);
+  return !all || all.some((bytes) => rangeOf(bytes) !== undefined);
+}
+
 /** Why a webhook may not go to this address, or null when it may. */
 export function refusedAddress(address: string, allowPrivate: boolean): string | null {
-  const bytes = normalised(address);
-  if (!bytes) return `${address} is not an IP address`;
-  const hit = ALWAYS_REFUSED.find((r) => within(bytes, r)) ?? (allowPrivate ? undefined : PRIVATE.find((r) => within(bytes, r)));
-  if (!hit) return null;
-  const text = address.replace(/^\[|\]$/g, "");
-  return `${bytes.length === 4 && !v4(text) ? `${text} (IPv4 ${bytes.join(".")})` : text} is ${hit.what}`;
+  const all = reached(address);
+  if (!all) return `${address} is not an IP address`;
+  for (const bytes of all) {
+    const hit = ALWAYS_REFUSED.find((r) => within(bytes, r)) ?? (allowPrivate ? undefined : PRIVATE.find((r) => within(bytes, r)));
+    if (!hit) continue;
+    const text = address.replace(/^\[|\]$/g, "");
+    return `${bytes.length === 4 && !v4(text) ? `${text} (IPv4 ${bytes.join(".")})` : text} is ${hit.what}`;
+  }
+  return null;
 }
 
 /**

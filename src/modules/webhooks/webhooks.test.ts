@@ -158,6 +158,7 @@ describe("webhook subscriptions", () => {
     // IPv4 carried in IPv6 by translation (NAT64's well-known prefix) and by 6to4 reaches the IPv4 address too.
     expect((await refused("http://[64:ff9b::169.254.169.254]/")).body.errors?.url[0]).toMatch(/\(IPv4 169\.254\.169\.254\) is a link-local address/);
     expect((await refused("http://[2002:a9fe:a9fe::1]/")).body.errors?.url[0]).toMatch(/\(IPv4 169\.254\.169\.254\) is a link-local address/);
+    expect((await refused("http://[::ffff:0:a9fe:a9fe]/")).body.errors?.url[0]).toMatch(/\(IPv4 169\.254\.169\.254\) is a link-local address/);
     expect((await refused("ftp://hooks.example.net/")).body.errors.url[0]).toMatch(/must use http or https/);
     expect((await refused("https://user:pw@hooks.example.net/")).status).toBe(422);
     expect((await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url: "http://hooks.example.net/", tag_ids: [999] } })).body.errors.tag_ids).toEqual(["tag_ids 999 is not an existing tag"]);
@@ -226,8 +227,49 @@ describe("webhook delivery", () => {
 
     const log = await t.call(`/api/v1/webhooks/${sub.id}/deliveries?sort=id`, { token: admin });
     expect(log.body.data.map((d: any) => [d.attempt, d.outcome, d.status_code])).toEqual([[1, "retrying", 500], [2, "retrying", 503], [3, "retrying", null], [4, "delivered", 204]]);
-    expect(log.body.data[0].response_excerpt).toBe("answer 500");
+    // The receiver is on loopback: its answers are not kept in the log, unless the settings say so.
+    expect(log.body.data.map((d: any) => d.response_excerpt)).toEqual([null, null, null, null]);
     expect(log.body.data[2].message).toMatch(/no answer within 1 s/);
+  });
+
+  it("keeps a private receiver's answer excerpt in the log only when the settings allow it", async () => {
+    expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { webhooks: { private_response_excerpts: true } } })).status).toBe(200);
+    const hook = await receiver([status(500), status(200)]);
+    closers.push(hook.close);
+    const sub = await subscribe({ url: hook.url, event_types: ["device.created"] });
+    await addDevice("hooked-excerpt");
+    expect(await dispatchEvents(t.db, [webhooksConsumer], clock.now())).toBe(1);
+    const [job] = await eventJobs();
+    startCollector();
+    await until(() => getJob(t.db, job!.id) as Promise<Job>, (j) => j.state === "queued" && j.attempts === 1);
+    const log = await t.call(`/api/v1/webhooks/${sub.id}/deliveries?sort=id`, { token: admin });
+    expect(log.body.data[0]).toMatchObject({ status_code: 500, response_excerpt: "answer 500" });
+  });
+
+  it("sends an event again, with the same webhook-id and body, when the collector delivering it died before recording the answer", async () => {
+    expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { webhooks: { timeout_seconds: 120 } } })).status).toBe(200);
+    // The first request gets no answer: its collector is gone before one comes.
+    const hook = await receiver([hang, status(200)]);
+    closers.push(hook.close);
+    const sub = await subscribe({ url: hook.url, event_types: ["device.created"] });
+    await addDevice("hooked-twice");
+    expect(await dispatchEvents(t.db, [webhooksConsumer], clock.now())).toBe(1);
+    const [job] = await eventJobs();
+    startCollector();
+    await until(async () => hook.received.length, (n) => n === 1);
+    // Its lease (10 min here) runs out; another collector puts the job back and delivers it.
+    clock.advance(10 * 60_000 + 1_000);
+    const other = startWorker({ db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "other-collector", consumers: [webhooksConsumer] },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 20, leaseMs: 10 * 60_000 });
+    closers.push(() => other.stop(Date.now()).then(() => undefined));
+    expect(await finished(job!.id)).toMatchObject({ outcome: "success" });
+    expect(hook.received).toHaveLength(2);
+    expect(hook.received[1]!.headers["webhook-id"]).toBe(hook.received[0]!.headers["webhook-id"]);
+    expect(hook.received[1]!.body).toBe(hook.received[0]!.body);
+    expect(verifyStandardWebhook(sub.secret, hook.received[1]!.headers, hook.received[1]!.body)).toBe(true);
+    // The first collector, still waiting on its receiver, is stopped without waiting for it.
+    await worker!.stop(Date.now());
+    worker = undefined;
   });
 
   it("a 410 disables the subscription, and health warns about it until it is enabled again", async () => {
