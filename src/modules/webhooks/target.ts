@@ -110,7 +110,7 @@ function reached(address: string): number[][] | null {
     if (!within(six, e.prefix) || e.unless?.(six)) continue;
     for (const at of e.at) {
       const four = at.map((i) => six[i]! ^ (e.xor ?? 0));
-      const fits = (i: number) => at.includes(i) || (i !== 8 && i <= at.at(-1)!) || six[i] === 0;
+      const fits = (i: number): boolean => at.includes(i) || (i !== 8 && i <= at.at(-1)!) || six[i] === 0;
       if (!e.places || (six.every((_, i) => i < 6 || fits(i)) && four.some((b) => b !== 0))) out.push(four);
     }
   }
