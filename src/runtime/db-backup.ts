@@ -1,10 +1,14 @@
 import { createHash } from "node:crypto";
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createReadStream, createWriteStream, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip, createGzip } from "node:zlib";
+import type { Client } from "@libsql/client";
+import { readMigrationFiles } from "drizzle-orm/migrator";
 import { openClient } from "../db/driver.ts";
+import { migrationsFolder } from "../db/migrate.ts";
 
 /**
  * Database backups of the embedded SQLite file: `VACUUM INTO` on a connection of its own (one read transaction,
@@ -68,7 +72,11 @@ export async function writeBackup(options: { databaseUrl: string; storageDir: st
   const snapshot = `${out}.snapshot`;
   const partial = `${out}.partial`;
   rmSync(snapshot, { force: true });
-  mkdirSync(dirname(out), { recursive: true });
+  mkdirSync(dirname(out), { recursive: true, mode: 0o700 });
+  removeBackupLeftovers(options.storageDir);
+  // Every file of a backup is the owner's alone (mode 0600, like app.key): it holds the whole database. VACUUM
+  // INTO writes into an existing file when it is empty, so the snapshot is created here with that mode.
+  writeFileSync(snapshot, "", { mode: PRIVATE_FILE, flag: "wx" });
   const client = await openClient({ url: options.databaseUrl, timeout: 10_000 });
   try {
     await client.execute({ sql: "VACUUM INTO ?", args: [snapshot] });
@@ -78,15 +86,56 @@ export async function writeBackup(options: { databaseUrl: string; storageDir: st
   try {
     const hash = createHash("sha256");
     const seen = { bytes: 0 };
-    await pipeline(createReadStream(snapshot), createGzip(), hashing(hash, seen), createWriteStream(partial));
+    await pipeline(createReadStream(snapshot), createGzip(), hashing(hash, seen), createWriteStream(partial, { mode: PRIVATE_FILE }));
     const sha256 = hash.digest("hex");
     renameSync(partial, out);
-    writeFileSync(checksumPath(out), `${sha256}  ${basename(out)}\n`);
+    writeFileSync(checksumPath(out), `${sha256}  ${basename(out)}\n`, { mode: PRIVATE_FILE });
     return { name: basename(out), path: out, bytes: seen.bytes, sha256, createdAt: options.now };
   } finally {
     rmSync(snapshot, { force: true });
     rmSync(partial, { force: true });
   }
+}
+
+const PRIVATE_FILE = 0o600;
+
+/** A backup's working files (its uncompressed copy and the compressed one being written), by the backup's name. */
+const LEFTOVER = /^(netkeep-.+\.db\.gz)\.(snapshot|partial)$/;
+/** Working files untouched this long belong to no running backup: one writes to them every moment it runs. */
+export const LEFTOVER_AGE_MS = 10 * 60_000;
+
+/**
+ * Deletes what backups that were stopped mid-way (killed, the machine down) left in storage/backups/: the
+ * uncompressed copy of the whole database and the compressed file half-written, never listed and never removed
+ * otherwise. A running backup's files are spared: it writes to one of them all the time (VACUUM INTO to the
+ * snapshot, then gzip to the partial file), so a pair whose newer file was written within LEFTOVER_AGE_MS is
+ * still in use. Run at every start and before every backup; returns the names deleted.
+ */
+export function removeBackupLeftovers(storageDir: string, now = Date.now()): string[] {
+  const dir = backupsDir(storageDir);
+  if (!existsSync(dir)) return [];
+  const byBackup = new Map<string, { names: string[]; newest: number }>();
+  for (const name of readdirSync(dir)) {
+    const match = LEFTOVER.exec(name);
+    if (!match) continue;
+    const entry = byBackup.get(match[1]!) ?? { names: [], newest: 0 };
+    entry.names.push(name);
+    try {
+      entry.newest = Math.max(entry.newest, lstatSync(join(dir, name)).mtimeMs);
+    } catch {
+      continue; // gone meanwhile: its backup finished
+    }
+    byBackup.set(match[1]!, entry);
+  }
+  const removed: string[] = [];
+  for (const { names, newest } of byBackup.values()) {
+    if (now - newest < LEFTOVER_AGE_MS) continue;
+    for (const name of names) {
+      rmSync(join(dir, name), { force: true });
+      removed.push(name);
+    }
+  }
+  return removed;
 }
 
 /** The backups in storage/backups/, newest first. */
@@ -141,7 +190,7 @@ async function unpackVerified(file: string, into: string): Promise<void> {
   const actual = await sha256Of(file);
   if (actual !== expected) throw new BackupRefused(`${file} is damaged: its SHA-256 is ${actual}, but ${checksumPath(file)} says ${expected}; nothing was restored`);
   try {
-    await pipeline(createReadStream(file), createGunzip(), createWriteStream(into));
+    await pipeline(createReadStream(file), createGunzip(), createWriteStream(into, { mode: PRIVATE_FILE }));
   } catch (err) {
     throw new BackupRefused(`${file} does not decompress (${err instanceof Error ? err.message : String(err)}); nothing was restored`);
   }
@@ -150,11 +199,73 @@ async function unpackVerified(file: string, into: string): Promise<void> {
     const result = await client.execute("PRAGMA integrity_check");
     const problems = result.rows.map((r) => String(r[0])).filter((m) => m !== "ok");
     if (problems.length) throw new BackupRefused(`${file} fails SQLite's integrity_check (${problems[0]}); nothing was restored`);
+    await checkNetkeepSchema(client, file);
   } catch (err) {
     if (err instanceof BackupRefused) throw err;
     throw new BackupRefused(`${file} does not hold a readable SQLite database (${err instanceof Error ? err.message : String(err)}); nothing was restored`);
   } finally {
     client.close();
+  }
+}
+
+/** Each table's columns, by table name (SQLite's own tables left out). */
+async function tablesOf(client: Client): Promise<Map<string, Set<string>>> {
+  const { rows } = await client.execute("select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\'");
+  const tables = new Map<string, Set<string>>();
+  for (const row of rows) {
+    const name = String(row.name);
+    const columns = await client.execute(`select name from pragma_table_info('${name.replaceAll("'", "''")}')`);
+    tables.set(name, new Set(columns.rows.map((c) => String(c.name))));
+  }
+  return tables;
+}
+
+/** The tables and columns a database holds after these migrations: they are run on an empty one. */
+async function schemaAfter(migrations: ReturnType<typeof readMigrationFiles>): Promise<Map<string, Set<string>>> {
+  const dir = mkdtempSync(join(tmpdir(), "netkeep-schema-"));
+  const client = await openClient({ url: `file:${join(dir, "schema.db")}` });
+  try {
+    await client.execute("PRAGMA foreign_keys = OFF");
+    for (const migration of migrations) {
+      for (const statement of migration.sql) if (statement.trim()) await client.execute(statement);
+    }
+    return await tablesOf(client);
+  } finally {
+    client.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Refuses a database that is not netkeep's, or not whole: it must hold drizzle's migrations table, its applied
+ * migrations must be this release's (the same ones, in order: an older release's backup holds a prefix of them,
+ * and the next start applies the rest), and every table and column those migrations create must be there.
+ * Otherwise the next start would build an empty netkeep inside a foreign file, or refuse to start on a damaged one.
+ */
+async function checkNetkeepSchema(client: Client, file: string): Promise<void> {
+  const notNetkeep = (why: string) => new BackupRefused(`${file} is not a netkeep database: ${why}; nothing was restored`);
+  let applied: { hash: string; at: number }[];
+  try {
+    const { rows } = await client.execute("select hash, created_at from __drizzle_migrations order by created_at, id");
+    applied = rows.map((r) => ({ hash: String(r.hash), at: Number(r.created_at) }));
+  } catch {
+    throw notNetkeep("it has no migrations table (__drizzle_migrations)");
+  }
+  if (!applied.length) throw notNetkeep("its migrations table is empty");
+  const known = readMigrationFiles({ migrationsFolder });
+  const unknown = applied.findIndex((m, i) => known[i]?.hash !== m.hash || known[i]?.folderMillis !== m.at);
+  if (unknown >= 0) {
+    throw new BackupRefused(`${file} holds migration ${unknown + 1} (of ${new Date(applied[unknown]!.at).toISOString()}), which this release does not ship: it comes from a newer release or another application; restore it with the release that wrote it; nothing was restored`);
+  }
+  const expected = await schemaAfter(known.slice(0, applied.length));
+  const actual = await tablesOf(client);
+  const missingTables = [...expected.keys()].filter((t) => !actual.has(t));
+  if (missingTables.length) {
+    throw new BackupRefused(`${file} lacks ${missingTables.length === 1 ? "table" : "tables"} ${missingTables.slice(0, 5).join(", ")} that its migrations create: the backup is damaged; nothing was restored`);
+  }
+  const missingColumns = [...expected].flatMap(([t, columns]) => [...columns].filter((c) => !actual.get(t)!.has(c)).map((c) => `${t}.${c}`));
+  if (missingColumns.length) {
+    throw new BackupRefused(`${file} lacks ${missingColumns.length === 1 ? "column" : "columns"} ${missingColumns.slice(0, 5).join(", ")} that its migrations create: the backup is damaged; nothing was restored`);
   }
 }
 

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { gzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { createClient, type Client } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { start, stopGroup, type Spawned } from "../../../test/helpers/process.ts";
@@ -178,6 +178,93 @@ describe("svc db:backup and db:restore", () => {
     } finally {
       rmSync(target, { recursive: true, force: true });
     }
+  });
+
+  /** Packs an SQLite file as a backup with a matching checksum, as if db:backup had written it. */
+  function packed(source: string, name: string): string {
+    const bytes = gzipSync(readFileSync(source));
+    const file = join(dir, name);
+    writeFileSync(file, bytes);
+    writeFileSync(`${file}.sha256`, `${createHash("sha256").update(bytes).digest("hex")}  ${name}\n`);
+    return file;
+  }
+
+  /** A copy of the backup taken above, unpacked, changed by `change`, and packed again with a matching checksum. */
+  async function alteredBackup(name: string, change: (c: Client) => Promise<void>): Promise<string> {
+    const source = join(dir, `${name}.db`);
+    writeFileSync(source, gunzipSync(readFileSync(backup())));
+    const c = createClient({ url: `file:${source}` });
+    try {
+      await change(c);
+    } finally {
+      c.close();
+    }
+    return packed(source, `${name}.db.gz`);
+  }
+
+  /** Restores into a fresh storage directory; what svc said, and whether a database appeared. */
+  async function restoreFresh(file: string) {
+    const target = mkdtempSync(join(tmpdir(), "netkeep-target-"));
+    try {
+      const run = await svc(["db:restore", file], { STORAGE_DIR: target });
+      return { ...run, restored: existsSync(join(target, "netkeep.db")) };
+    } finally {
+      rmSync(target, { recursive: true, force: true });
+    }
+  }
+
+  it("refuses an SQLite file that is not a netkeep database, checksum or not", async () => {
+    const source = join(dir, "foreign.db");
+    const c = createClient({ url: `file:${source}` });
+    try {
+      await c.execute("create table notes (id integer primary key, body text)");
+      await c.execute("insert into notes (body) values ('not netkeep')");
+    } finally {
+      c.close();
+    }
+    const run = await restoreFresh(packed(source, "foreign.db.gz"));
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(/foreign\.db\.gz is not a netkeep database: it has no migrations table \(__drizzle_migrations\); nothing was restored/);
+    expect(run.restored).toBe(false);
+  });
+
+  it("refuses a netkeep backup with a table dropped, or from a release that ships migrations this one does not", async () => {
+    const dropped = await restoreFresh(await alteredBackup("dropped", (c) => c.execute("drop table health_runs").then(() => undefined)));
+    expect(dropped.code).not.toBe(0);
+    expect(dropped.stderr).toMatch(/dropped\.db\.gz lacks table health_runs that its migrations create: the backup is damaged; nothing was restored/);
+    expect(dropped.restored).toBe(false);
+
+    const newer = await restoreFresh(await alteredBackup("newer", (c) =>
+      c.execute("insert into __drizzle_migrations (hash, created_at) values ('f00d', 4102444800000)").then(() => undefined)));
+    expect(newer.code).not.toBe(0);
+    expect(newer.stderr).toMatch(/newer\.db\.gz holds migration \d+ \(of 2100-01-01T00:00:00\.000Z\), which this release does not ship/);
+    expect(newer.restored).toBe(false);
+  });
+
+  it("creates the database, backups and their checksums mode 0600, and removes what a backup stopped mid-way left", async () => {
+    // svc migrate created this storage's database in beforeAll.
+    expect(statSync(dbFile()).mode & 0o777).toBe(0o600);
+    const backups = join(dir, "backups");
+    mkdirSync(backups, { recursive: true });
+    // A backup killed an hour ago left its uncompressed copy and half its compressed file; one running now writes to its own.
+    const stale = ["netkeep-20260101T010000000Z.db.gz.snapshot", "netkeep-20260101T010000000Z.db.gz.partial"];
+    const running = ["netkeep-20260101T020000000Z.db.gz.snapshot", "netkeep-20260101T020000000Z.db.gz.partial"];
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    for (const name of [...stale, ...running]) writeFileSync(join(backups, name), "leftover");
+    for (const name of stale) utimesSync(join(backups, name), hourAgo, hourAgo);
+    // The running one's snapshot was finished an hour ago; its compressed file is being written now.
+    utimesSync(join(backups, running[0]!), hourAgo, hourAgo);
+
+    const run = await svc(["db:backup"], env);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const left = readdirSync(backups);
+    for (const name of stale) expect(left).not.toContain(name);
+    for (const name of running) expect(left).toContain(name);
+    const taken = left.filter((n) => /^netkeep-.*\.db\.gz$/.test(n));
+    expect(taken).toHaveLength(1);
+    expect(statSync(join(backups, taken[0]!)).mode & 0o777).toBe(0o600);
+    expect(statSync(join(backups, `${taken[0]}.sha256`)).mode & 0o777).toBe(0o600);
   });
 
   it("says what to do for a libSQL server instead of pretending", async () => {
