@@ -149,11 +149,18 @@ describe("send", () => {
 });
 
 describe("guard rails", () => {
-  it("a deploy to more than 25 devices must state the count it expects", async () => {
+  it("a deploy to more than 25 devices must state the count it expects; exactly 25 need not", async () => {
     const tag = `fleet-${Date.now()}`;
-    for (let i = 0; i < 26; i++) await device({ tags: [tag] });
+    for (let i = 0; i < 25; i++) await device({ tags: [tag] });
     const tagId = (await t.call(`/api/v1/tags?filter[name]=${tag}`, { token: admin })).body.data[0].id;
     const id = await snippet();
+    // The boundary: 25 devices, the threshold itself, deploy without a count.
+    const atThreshold = await deploy(id, { tags: [tagId], dynamic_vars: { ntp: "x" }, concurrency: 100 });
+    expect(atThreshold.status, JSON.stringify(atThreshold.body)).toBe(202);
+    expect(atThreshold.body.data.device_counts).toMatchObject({ queued: 25, pending: 0 });
+    await runPushes(() => "success");
+    // One more is past it.
+    await device({ tags: [tag] });
     const unconfirmed = await deploy(id, { tags: [tagId], dynamic_vars: { ntp: "x" } });
     expect(unconfirmed.status).toBe(422);
     expect(unconfirmed.body.errors.confirm_device_count[0]).toContain("26 devices");
