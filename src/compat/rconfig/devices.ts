@@ -13,7 +13,8 @@ import { deviceScopeCondition } from "../../auth/scope.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { jsonObjectBody, replaceJsonBody, succeeded, type CompatHook } from "./hook.ts";
-import { extendData, extendTop, PaginatorFields, withPaginator } from "./envelope.ts";
+import { deletedAnswer, extendData, PaginatorFields, withPaginator } from "./envelope.ts";
+import { rconfigDeviceStatus, withListRewrite } from "./lists.ts";
 import { MAX_DEVICE_TAGS } from "../../modules/devices/schemas.ts";
 
 // ---- requests ----------------------------------------------------------------------------------------------
@@ -250,7 +251,10 @@ const deviceSummary: CompatHook = {
 };
 
 export const deviceHooks: Record<string, CompatHook> = {
-  listDevices: devicePage,
+  listDevices: withListRewrite(devicePage, {
+    filters: { tag: "device_tag_id", vendor: "device_vendor_id", category: "device_category_id", status: "status" },
+    values: { status: rconfigDeviceStatus },
+  }, "rConfig's filters are read too: filter[q] (search), filter[tag], filter[vendor], filter[category] (ids) and filter[status] (0, 1, 2, 100); see docs/rconfig.md."),
   searchDevices: devicePage,
   getDevice: oneDevice("Success"),
   createDevice: { ...oneDevice("Device created successfully!"), request: deviceRequest, requestFields: RconfigDeviceInputFields, note: RCONFIG_DEVICE_INPUT_NOTE },
@@ -259,8 +263,5 @@ export const deviceHooks: Record<string, CompatHook> = {
   enableDevice: oneDevice("Device enabled"),
   disableDevice: oneDevice("Device disabled"),
   deviceSummary,
-  deleteDevice: {
-    response: async (_c, body) => ({ body: succeeded(body, String(body.message)) }),
-    document: (responses) => extendTop(responses),
-  },
+  deleteDevice: deletedAnswer("Device"),
 };

@@ -226,7 +226,7 @@ describe("delete, enable, disable", () => {
     expect((await t.call(`/api/v1/devices/${id}/disable`, { method: "POST", token: admin })).body.data.enabled).toBe(false);
     expect((await t.call(`/api/v1/devices/${id}/enable`, { method: "POST", token: admin })).body.data.enabled).toBe(true);
     const del = await t.call(`/api/v1/devices/${id}`, { method: "DELETE", token: admin });
-    expect(del).toMatchObject({ status: 200, body: { message: `Device ${id} deleted` } });
+    expect(del).toMatchObject({ status: 200, body: { message: "Device deleted successfully!", detail: `Device ${id} deleted` } });
     expect((await t.call(`/api/v1/devices/${id}`, { token: admin })).status).toBe(404);
     expect((await t.call(`/api/v1/devices/${id}`, { method: "DELETE", token: admin })).status).toBe(404);
   });
