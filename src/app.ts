@@ -112,7 +112,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.onError((err, c) => {
     if (err instanceof ApiError) {
       for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
-      return c.json(err.errors ? { message: err.message, errors: err.errors } : { message: err.message }, err.status);
+      return c.json({ message: err.message, ...err.fields, ...(err.errors ? { errors: err.errors } : {}) }, err.status);
     }
     const duplicate = uniqueViolationError(err);
     if (duplicate) return c.json({ message: duplicate.message, errors: duplicate.errors }, duplicate.status);

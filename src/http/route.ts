@@ -13,6 +13,7 @@ export const ErrorBody = z
     success: z.literal(false).openapi({ description: "Always false: rConfig clients test it (src/compat/rconfig)" }),
     message: z.string().openapi({ example: "device_name must be at least 5 characters" }),
     errors: z.record(z.string(), z.array(z.string())).optional(),
+    required_ability: z.string().optional().openapi({ description: "On a 403: the ability the route needs", example: "devices.write" }),
   })
   .openapi("Error");
 
@@ -20,8 +21,8 @@ const error = (description: string) => ({ description, content: { "application/j
 
 /** The error answers every route can give, and when. */
 const commonErrors = {
-  401: error("Unauthorized: the apitoken is missing, unknown, revoked or expired"),
-  403: error("Invalid ability provided: the token or its owner's role lacks this route's ability"),
+  401: error("Unauthorized: the apitoken is missing, unknown, revoked or expired (a token sent as Authorization: Bearer or X-API-Key is told where it goes)"),
+  403: error("Invalid ability provided: the token or its owner's role lacks this route's ability, named in required_ability"),
   429: error("Too many requests: the token's rate limit is used up; see Retry-After"),
   503: error("The database stayed busy with another writer for 10 s; nothing was changed: retry after Retry-After"),
 } as const;
