@@ -60,7 +60,9 @@ export const DeviceInput = z
     notes: freeText(z.string().max(10_000, "must be at most 10000 characters")).optional().openapi({ example: "Core router, row 3" }),
     enabled: z.boolean().optional().openapi({ description: "Disabled devices are skipped by backups", example: true }),
   })
-  .openapi("DeviceInput");
+  // The service requires a vendor on create and replace unless a profile gives it (a check the schema cannot
+  // make: the profile is looked up): the document says so, since device_vendor itself must stay optional here.
+  .openapi("DeviceInput", { anyOf: [{ required: ["device_vendor"] }, { required: ["device_profile_id"] }] });
 
 export const DevicePatch = DeviceInput.partial().openapi("DevicePatch");
 
