@@ -7,6 +7,7 @@ import type { Ability } from "../auth/abilities.ts";
 import { bodyGate, DEFAULT_BODY_LIMIT, sizeInWords } from "./body.ts";
 import type { AppEnv } from "./env.ts";
 import { IdempotencyHeaders, idempotent, replayResponse } from "./idempotency.ts";
+import { refuseUnknownFields } from "./unknown-fields.ts";
 
 export const ErrorBody = z
   .object({
@@ -61,19 +62,21 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   if (created) middleware.push(idempotent());
   const compat = rconfigHook(route.operationId);
   if (compat) middleware.push(hookMiddleware(compat));
+  const jsonSchema = (body?.content?.["application/json"] as { schema?: unknown } | undefined)?.schema;
+  const strict = refuseUnknownFields(jsonSchema instanceof z.ZodObject && compat?.requestFields ? jsonSchema.extend(compat.requestFields) : jsonSchema);
+  if (strict) middleware.push(strict);
   const responses = {
     ...(hasBody ? { 400: error(takesJson ? "Malformed JSON in the request body, or a body that is not UTF-8" : "Malformed request body") } : {}),
     ...commonErrors,
     ...(route.path.includes("{") ? { 404: error("No such record, or it is outside your scope") } : {}),
     ...(hasBody ? { 413: error(`The request body is larger than ${sizeInWords(bodyLimit)}, this route's limit`) } : {}),
     ...(takesJson ? { 415: error("The body is not JSON: send it with Content-Type: application/json") } : {}),
-    422: error(hasInput || created || compat?.request ? "Validation failed: `errors` names every field and its problem" : API_TOKEN_422),
+    422: error(hasInput || created || compat?.request ? `Validation failed: \`errors\` names every field and its problem${strict ? " (a body field this route does not know included)" : ""}` : API_TOKEN_422),
     ...(created ? { 200: replayResponse(created), 409: error("A request with the same Idempotency-Key is still running") } : {}),
     ...route.responses,
   };
-  const schema = (body?.content?.["application/json"] as { schema?: unknown } | undefined)?.schema;
-  const request = compat?.requestFields && schema instanceof z.ZodObject
-    ? { ...route.request, body: { ...body!, content: { ...body!.content, "application/json": { schema: schema.extend(compat.requestFields) } } } }
+  const request = compat?.requestFields && jsonSchema instanceof z.ZodObject
+    ? { ...route.request, body: { ...body!, content: { ...body!.content, "application/json": { schema: jsonSchema.extend(compat.requestFields) } } } }
     : route.request;
   return createRoute({
     ...route,

@@ -38,6 +38,14 @@ async function namesById(db: DbOrTx, table: typeof vendors | typeof tags, ids: n
 }
 
 /**
+ * Fields rConfig's StoreDeviceRequest (its toDTO) and device form send that netkeep has no use for: the prompts
+ * (the template's prompt pattern finds the prompt), rConfig's own bookkeeping, and its form's helpers.
+ */
+export const RCONFIG_IGNORED_DEVICE_FIELDS = [
+  "device_main_prompt", "device_enable_prompt", "ssh_key_id", "device_version", "device_added_by", "status", "last_seen", "selectedCategoryArray",
+] as const;
+
+/**
  * Rewrites rConfig's device fields into netkeep's, leaving netkeep's own untouched: device_vendor and device_tags
  * given by id become names, device_template becomes device_template_id, a category sent as a list its one id,
  * an empty or text port a number. device_main_prompt and device_enable_prompt are dropped: the template's prompt
@@ -99,8 +107,7 @@ export async function normaliseDeviceBody(db: DbOrTx, body: Record<string, unkno
     }
     delete out.device_default_creds_on;
   }
-  delete out.device_main_prompt;
-  delete out.device_enable_prompt;
+  for (const key of RCONFIG_IGNORED_DEVICE_FIELDS) delete out[key];
   bag.throwIfAny();
   return out;
 }
@@ -119,6 +126,7 @@ export const RconfigDeviceInputFields = {
     .openapi({ description: "rConfig's switch: on, the empty device_username/device_password/device_enable_password are dropped so the credential set applies; off, the device's own login (device_cred_id 0 unless sent)", example: false }),
   device_main_prompt: z.string().optional().openapi({ description: "rConfig's; accepted and ignored: the template's prompt pattern finds the prompt", example: "core-rtr-01#" }),
   device_enable_prompt: z.string().optional().openapi({ description: "rConfig's; accepted and ignored", example: "core-rtr-01>" }),
+  ...Object.fromEntries(RCONFIG_IGNORED_DEVICE_FIELDS.slice(2).map((key) => [key, z.unknown().optional().openapi({ description: "rConfig's; accepted and ignored" })])),
 };
 
 /** The fields rConfig's StoreDeviceRequest sends that netkeep reads differently, documented on the input. */
