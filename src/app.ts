@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { createV1Api, createV2Api } from "./api/versions.ts";
+import { otherVersionOnly } from "./api/other-version-only.ts";
 import { systemClock } from "./clock.ts";
 import { isBusy } from "./db/write-turns.ts";
 import { ApiError } from "./http/errors.ts";
@@ -85,8 +86,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   app.get("/metrics", metricsHandler);
   app.use("/api/*", rconfigEdge);
-  app.route("/", createV1Api());
-  app.route("/", createV2Api());
+  const v1 = { version: "v1" as const, api: createV1Api() };
+  const v2 = { version: "v2" as const, api: createV2Api() };
+  app.use("/api/v1/*", otherVersionOnly(v1, v2));
+  app.use("/api/v2/*", otherVersionOnly(v2, v1));
+  app.route("/", v1.api);
+  app.route("/", v2.api);
   app.route("/", createWebApp({ config: deps.config, clock, apiDocsFiles: deps.apiDocsFiles }));
 
   let routeTable: RouteEntry[] | undefined;
@@ -112,7 +117,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     if (err !== thrown) c.var.services.logger.error("the disk is full; answered 507", { method: c.req.method, path: c.req.path, error: failureReason(thrown) });
     if (err instanceof ApiError) {
       for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
-      return c.json(err.errors ? { message: err.message, errors: err.errors } : { message: err.message }, err.status);
+      return c.json({ message: err.message, ...err.fields, ...(err.errors ? { errors: err.errors } : {}) }, err.status);
     }
     const duplicate = uniqueViolationError(err);
     if (duplicate) return c.json({ message: duplicate.message, errors: duplicate.errors }, duplicate.status);

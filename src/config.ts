@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { LOG_LEVELS, type LogLevel } from "./logger.ts";
+import { MIN_PASSWORD_LENGTH } from "./password-rule.ts";
 
 /**
  * Settings come from the environment once, in the launcher, and are passed down; nothing else reads the
@@ -28,7 +29,7 @@ const envSchema = z.object({
   COLLECTOR_LEASE_SECONDS: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(3600, "must be at most 3600").default(60),
   COLLECTOR_JOB_TIME_LIMIT_SECONDS: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(5, "must be at least 5").max(86_400, "must be at most 86400").default(600),
   COLLECTOR_CONCURRENCY: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(5000, "must be at most 5000").default(50),
-  ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+  ADMIN_PASSWORD: z.string().min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`).optional(),
   METRICS_PUBLIC: onOff.default(false),
   LOG_LEVEL: z.string().transform((v) => v.trim().toLowerCase())
     .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` })).default("info"),

@@ -12,7 +12,8 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const UNAUTHORIZED = { success: false, message: "Unauthorized" };
-const FORBIDDEN = { success: false, message: "Invalid ability provided" };
+const FORBIDDEN = { success: false, message: "Invalid ability provided", required_ability: "devices.write" };
+const MISPLACED = { success: false, message: expect.stringMatching(/apitoken header or the apitoken query parameter/) };
 
 describe("API token authentication", () => {
   it("accepts a valid token in the apitoken header", async () => {
@@ -21,12 +22,20 @@ describe("API token authentication", () => {
     expect(res.status).toBe(200);
   });
 
-  it("answers 401 with no token, an unknown token, or a token sent as Authorization: Bearer", async () => {
-    const token = await t.token(["devices.read"]);
-    for (const headers of [{}, { apitoken: "nk_not-a-real-token" }, { authorization: `Bearer ${token}` }] as Record<string, string>[]) {
+  it("answers 401 with no token or an unknown token", async () => {
+    for (const headers of [{}, { apitoken: "nk_not-a-real-token" }] as Record<string, string>[]) {
       const res = await t.call("/api/v1/devices", { headers });
       expect(res.status).toBe(401);
       expect(res.body).toEqual(UNAUTHORIZED);
+    }
+  });
+
+  it("answers 401 to a token sent as Authorization: Bearer or X-API-Key, saying where it goes", async () => {
+    const token = await t.token(["devices.read"]);
+    for (const headers of [{ authorization: `Bearer ${token}` }, { "x-api-key": token }] as Record<string, string>[]) {
+      const res = await t.call("/api/v1/devices", { headers });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(MISPLACED);
     }
   });
 

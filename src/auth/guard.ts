@@ -9,6 +9,11 @@ function presentedToken(c: Context): string | undefined {
   return c.req.header("apitoken") || c.req.query("apitoken") || undefined;
 }
 
+/** Where other APIs take a token: a caller who sent one there is told where netkeep reads it. */
+export const MISPLACED_TOKEN_MESSAGE =
+  "Unauthorized: send the token in the apitoken header or the apitoken query parameter; Authorization: Bearer and X-API-Key are not read";
+const misplacedToken = (c: Context) => /^\s*bearer\s/i.test(c.req.header("authorization") ?? "") || c.req.header("x-api-key") !== undefined;
+
 function applyRateLimit(c: Context<AppEnv>, key: string): void {
   const decision = c.var.services.rateLimiter.hit(key);
   const headers = {
@@ -39,10 +44,10 @@ export function requireAbility(ability: Ability): MiddlewareHandler<AppEnv> {
     const token = value ? await resolveToken(db, value, now) : null;
     if (!token) {
       applyRateLimit(c, `ip:${c.var.clientIp}`);
-      throw ApiError.unauthorized();
+      throw ApiError.unauthorized(!value && misplacedToken(c) ? MISPLACED_TOKEN_MESSAGE : undefined);
     }
     applyRateLimit(c, `token:${token.tokenId}`);
-    if (!token.abilities.has(ability)) throw ApiError.forbidden();
+    if (!token.abilities.has(ability)) throw ApiError.forbidden(ability);
     await touchToken(db, token, now);
     c.set("auth", {
       userId: token.userId,

@@ -85,7 +85,7 @@ describe("a scoped user's counts of devices", () => {
     await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "ams-rtr-7", device_ip: "192.0.2.7", device_vendor: "Scopeco", device_tags: ["ams", "ams-extra"] } });
     expect((await t.call(`/api/v1/tags/${tag}`, { method: "PATCH", token: scoped, body: { description: "mine" } })).status).toBe(200);
     const own = await t.call(`/api/v1/tags/${tag}`, { method: "DELETE", token: scoped });
-    expect(own).toMatchObject({ status: 200, body: { message: `Tag ${tag} deleted; removed from 1 device` } });
+    expect(own).toMatchObject({ status: 200, body: { detail: `Tag ${tag} deleted; removed from 1 device` } });
   });
 
   it("a name clash with a device outside the scope says no more than that the name sent is taken", async () => {

@@ -134,20 +134,21 @@ describe("svc console", () => {
       run(["user:password", "--username", "bob", "--password-stdin"], { stdin: "short\n" }),
     ]);
     expectOneLineError(unknown, /no user is named 'nobody'/);
-    expectOneLineError(short, /at least 8/);
+    expectOneLineError(short, /at least 12/);
   });
 
   it("refuses bad user input with one line on stderr that says what to fix", async () => {
     const user = (name: string) => ["user:create", "--username", name, "--email", `${name}@example.test`];
     const [badRole, shortPassword, duplicate, missingEmail, unknownFlag] = await Promise.all([
       run([...user("carol"), "--role", "superuser"]),
-      run([...user("carol"), "--role", "admin", "--password-stdin"], { stdin: "short\n" }),
+      // Ten characters: the API's and web's rule (12) holds here too.
+      run([...user("carol"), "--role", "admin", "--password-stdin"], { stdin: "ten-chars!\n" }),
       run([...user("alice"), "--role", "admin"]),
       run(["user:create", "--username", "carol", "--role", "admin"]),
       run([...user("carol"), "--role", "admin", "--nickname", "c"]),
     ]);
     expectOneLineError(badRole, /'superuser'.*admin, operator, viewer/);
-    expectOneLineError(shortPassword, /at least 8/);
+    expectOneLineError(shortPassword, /has 10 characters; pipe one of at least 12/);
     expectOneLineError(duplicate, /already exists/);
     expectOneLineError(missingEmail, /--email/);
     expectOneLineError(unknownFlag, /'--nickname'/);

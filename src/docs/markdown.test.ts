@@ -105,6 +105,11 @@ describe.each(API_VERSIONS)("the %s Markdown", (version) => {
     expect(fieldLine(create, "device_snippet_cred_id")).toMatch(/^- `device_snippet_cred_id` \(integer or null, optional\): .*a whole number; at least 0\./);
     expect(fieldLine(create, "device_port_override")).toContain("at least 1; at most 65535");
     expect(fieldLine(create, "custom")).toContain("each key: made of 1 to 64 letters, digits, '_' or '-'");
+    // The service refuses a create without a vendor unless a profile gives one; the document says the same.
+    expect(fieldLine(create, "device_vendor")).toMatch(/^- `device_vendor` \(string or null, required unless `device_profile_id` is sent\): /);
+    expect(fieldLine(create, "device_profile_id")).toMatch(/, required unless `device_vendor` is sent\): /);
+    const patch = endpointSection(markdown, `PATCH /api/v${n}/devices/{id}`)!;
+    expect(fieldLine(patch, "device_vendor")).toMatch(/\(string or null, optional\)/);
   });
 
   it("lists path and query parameters with type, required flag, rules and example", () => {

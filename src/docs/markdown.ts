@@ -23,7 +23,8 @@ const exampleText = (value: unknown) => code(JSON.stringify(value) ?? "null");
 
 /** `- \`device_name\` (string, required): Unique name. Rules: at least 5 characters; ... Example: \`"core-rtr-01"\`` */
 export function fieldLine(field: FieldDoc): string {
-  const parts = [`- ${code(field.name)} (${field.type}, ${field.required ? "required" : "optional"}):`];
+  const need = field.required ? "required" : field.requiredUnless ? `required unless ${field.requiredUnless.map(code).join(" or ")} is sent` : "optional";
+  const parts = [`- ${code(field.name)} (${field.type}, ${need}):`];
   if (field.description) parts.push(sentence(field.description));
   if (field.rules.length) parts.push(`Rules: ${prose(field.rules.join("; "))}.`);
   parts.push(`Example: ${exampleText(field.example)}`);

@@ -23,6 +23,8 @@ export type FieldDoc = {
   name: string;
   type: string;
   required: boolean;
+  /** Required unless one of these is sent instead (an object's `anyOf` of `required` lists). */
+  requiredUnless?: string[];
   rules: string[];
   description?: string;
   example: unknown;
@@ -89,16 +91,26 @@ function fieldDoc(document: OpenApiDocument, name: string, schema: JsonSchema | 
   };
 }
 
+/** `anyOf: [{required: [a]}, {required: [b]}]`: one of these groups of fields must be sent. */
+function requiredAlternatives(object: JsonSchema): string[][] {
+  const variants = object.anyOf ?? [];
+  return variants.length && variants.every((v) => Object.keys(v).length === 1 && Array.isArray(v.required)) ? variants.map((v) => v.required!) : [];
+}
+
 /** An object's fields in order, each followed by its own nested fields. */
 export function fieldsOf(document: OpenApiDocument, schema: JsonSchema, prefix = "", depth = 0): FieldDoc[] {
   const object = objectWithFields(document, schema);
   if (!object || depth >= MAX_FIELD_DEPTH) return [];
   const required = new Set(object.required ?? []);
+  const alternatives = requiredAlternatives(object);
   const fields: FieldDoc[] = [];
   for (const [name, property] of Object.entries(object.properties ?? {})) {
     const path = `${prefix}${name}`;
     const resolved = resolveSchema(document, property);
-    fields.push(fieldDoc(document, path, resolved, required.has(name)));
+    const field = fieldDoc(document, path, resolved, required.has(name));
+    const others = alternatives.filter((names) => !names.includes(name)).flat();
+    if (!field.required && alternatives.some((names) => names.includes(name))) field.requiredUnless = others.map((n) => `${prefix}${n}`);
+    fields.push(field);
     if (objectWithFields(document, resolved)) fields.push(...fieldsOf(document, resolved, `${path}.`, depth + 1));
     else if (resolved.items && objectWithFields(document, resolved.items)) fields.push(...fieldsOf(document, resolved.items, `${path}[].`, depth + 1));
   }

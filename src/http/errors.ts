@@ -13,12 +13,15 @@ export class ApiError extends Error {
     message: string,
     readonly errors?: FieldErrors,
     readonly headers?: Record<string, string>,
+    /** More fields of the answer beside `message` (a 403's `required_ability`). */
+    readonly fields?: Record<string, string>,
   ) {
     super(message);
   }
 
-  static unauthorized = () => new ApiError(401, "Unauthorized");
-  static forbidden = () => new ApiError(403, "Invalid ability provided");
+  static unauthorized = (message = "Unauthorized") => new ApiError(401, message);
+  /** The message stays rConfig's; the ability the route needs is named beside it. */
+  static forbidden = (ability: string) => new ApiError(403, "Invalid ability provided", undefined, undefined, { required_ability: ability });
   static notFound = (what: string) => new ApiError(404, `${what} not found`);
   static conflict = (message: string) => new ApiError(409, message);
   /** 507 Insufficient Storage: the disk (or the database's size cap) refused a write; isDiskFull tells one. */

@@ -7,12 +7,14 @@ import type { Ability } from "../auth/abilities.ts";
 import { bodyGate, DEFAULT_BODY_LIMIT, sizeInWords } from "./body.ts";
 import type { AppEnv } from "./env.ts";
 import { IdempotencyHeaders, idempotent, replayResponse } from "./idempotency.ts";
+import { refuseUnknownFields } from "./unknown-fields.ts";
 
 export const ErrorBody = z
   .object({
     success: z.literal(false).openapi({ description: "Always false: rConfig clients test it (src/compat/rconfig)" }),
     message: z.string().openapi({ example: "device_name must be at least 5 characters" }),
     errors: z.record(z.string(), z.array(z.string())).optional(),
+    required_ability: z.string().optional().openapi({ description: "On a 403: the ability the route needs", example: "devices.write" }),
   })
   .openapi("Error");
 
@@ -20,8 +22,8 @@ const error = (description: string) => ({ description, content: { "application/j
 
 /** The error answers every route can give, and when. */
 const commonErrors = {
-  401: error("Unauthorized: the apitoken is missing, unknown, revoked or expired"),
-  403: error("Invalid ability provided: the token or its owner's role lacks this route's ability"),
+  401: error("Unauthorized: the apitoken is missing, unknown, revoked or expired (a token sent as Authorization: Bearer or X-API-Key is told where it goes)"),
+  403: error("Invalid ability provided: the token or its owner's role lacks this route's ability, named in required_ability"),
   429: error("Too many requests: the token's rate limit is used up; see Retry-After"),
   503: error("The database stayed busy with another writer for 10 s; nothing was changed: retry after Retry-After"),
   507: error("Insufficient Storage: the disk is full (or the database reached its size limit); nothing was written: free space, then retry"),
@@ -61,19 +63,21 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   if (created) middleware.push(idempotent());
   const compat = rconfigHook(route.operationId);
   if (compat) middleware.push(hookMiddleware(compat));
+  const jsonSchema = (body?.content?.["application/json"] as { schema?: unknown } | undefined)?.schema;
+  const strict = refuseUnknownFields(jsonSchema instanceof z.ZodObject && compat?.requestFields ? jsonSchema.extend(compat.requestFields) : jsonSchema);
+  if (strict) middleware.push(strict);
   const responses = {
     ...(hasBody ? { 400: error(takesJson ? "Malformed JSON in the request body, or a body that is not UTF-8" : "Malformed request body") } : {}),
     ...commonErrors,
     ...(route.path.includes("{") ? { 404: error("No such record, or it is outside your scope") } : {}),
     ...(hasBody ? { 413: error(`The request body is larger than ${sizeInWords(bodyLimit)}, this route's limit`) } : {}),
     ...(takesJson ? { 415: error("The body is not JSON: send it with Content-Type: application/json") } : {}),
-    422: error(hasInput || created || compat?.request ? "Validation failed: `errors` names every field and its problem" : API_TOKEN_422),
+    422: error(hasInput || created || compat?.request ? `Validation failed: \`errors\` names every field and its problem${strict ? " (a body field this route does not know included)" : ""}` : API_TOKEN_422),
     ...(created ? { 200: replayResponse(created), 409: error("A request with the same Idempotency-Key is still running") } : {}),
     ...route.responses,
   };
-  const schema = (body?.content?.["application/json"] as { schema?: unknown } | undefined)?.schema;
-  const request = compat?.requestFields && schema instanceof z.ZodObject
-    ? { ...route.request, body: { ...body!, content: { ...body!.content, "application/json": { schema: schema.extend(compat.requestFields) } } } }
+  const request = compat?.requestFields && jsonSchema instanceof z.ZodObject
+    ? { ...route.request, body: { ...body!, content: { ...body!.content, "application/json": { schema: jsonSchema.extend(compat.requestFields) } } } }
     : route.request;
   return createRoute({
     ...route,

@@ -1,8 +1,7 @@
 import { generatePassword, hashPassword } from "../../auth/passwords.ts";
 import { createUser } from "../../auth/users.ts";
+import { MIN_PASSWORD_LENGTH } from "../../password-rule.ts";
 import { CliError, defineCommand } from "../command.ts";
-
-const MIN_PASSWORD_LENGTH = 8;
 
 /** A password piped to the console (`--password-stdin`). One trailing newline is what `echo` and most secret stores add; anything else belongs to the password. */
 export async function passwordFromStdin(readStdin: () => Promise<string>): Promise<string> {

@@ -5,6 +5,7 @@ import { nameKey } from "../../db/name-key.ts";
 import { users } from "../../db/schema/index.ts";
 import { recordActivity } from "../../modules/activity/record.ts";
 import { CliError, defineCommand } from "../command.ts";
+import { MIN_PASSWORD_LENGTH } from "../../password-rule.ts";
 import { passwordFromStdin } from "./user-create.ts";
 
 /**
@@ -15,7 +16,7 @@ export const userPasswordCommand = defineCommand({
   summary: "Set a user's password, read from stdin or generated and printed once; ends their web sessions",
   options: {
     username: { type: "string", placeholder: "name", required: true, description: "the user's login name" },
-    "password-stdin": { type: "boolean", description: "read the password (at least 8 characters) from stdin instead of generating one" },
+    "password-stdin": { type: "boolean", description: `read the password (at least ${MIN_PASSWORD_LENGTH} characters) from stdin instead of generating one` },
   },
   async run(flags, { db, clock, io }) {
     const generated = flags["password-stdin"] ? undefined : generatePassword();

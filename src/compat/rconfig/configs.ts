@@ -3,8 +3,12 @@
  * v2 ConfigChangesController and SystemHealthController answer them, beside netkeep's fields.
  */
 import { z } from "@hono/zod-openapi";
-import { inArray } from "drizzle-orm";
-import { configs, JOB_OUTCOMES } from "../../db/schema/index.ts";
+import type { Context } from "hono";
+import { and, eq, inArray } from "drizzle-orm";
+import { deviceScopeCondition } from "../../auth/scope.ts";
+import { configs, devices, JOB_OUTCOMES } from "../../db/schema/index.ts";
+import { ApiError } from "../../http/errors.ts";
+import type { AppEnv } from "../../http/env.ts";
 import { MAX_PER_PAGE } from "../../http/list.ts";
 import { readBlobs } from "../../modules/configs/blobs.ts";
 import { configFileName } from "../../modules/configs/text.ts";
@@ -53,8 +57,23 @@ export const RconfigConfigFields = {
   }),
 };
 
+/** rConfig's answer (ConfigsController allByDeviceId, statuscount) to a device id it has no configs for. */
+export const CONFIGS_NOT_FOUND = "Configs not found for this device ID.";
+
+/**
+ * rConfig's 422 for a device that does not exist, or is outside the caller's scope (which must answer the same,
+ * so a device's existence does not leak). A device on record without a stored version answers as netkeep's
+ * route does (an empty list, a count of 0): netkeep knows it is there.
+ */
+export async function refuseUnknownDevice(c: Context<AppEnv>, id: number): Promise<void> {
+  const [device] = await c.var.services.db.select({ id: devices.id }).from(devices).where(and(eq(devices.id, id), deviceScopeCondition(c.var.auth.scope)));
+  if (!device) throw new ApiError(422, CONFIGS_NOT_FOUND);
+}
+
 /** rConfig returns every row, not a page: without page or per_page the answer is one page of up to MAX_PER_PAGE. */
 const allRows: CompatHook["request"] = async (c) => {
+  const id = c.req.param("device_id");
+  if (id !== undefined && /^\d{1,15}$/.test(id)) await refuseUnknownDevice(c, Number(id)); // other text: the validator's 422
   const params = new URL(c.req.url).searchParams;
   if (params.has("page") || params.has("per_page") || params.has("perPage")) return;
   params.set("per_page", String(MAX_PER_PAGE));
@@ -81,7 +100,8 @@ const configsByDevice: CompatHook = {
     return { body: succeeded({ ...body, data }, "Success") };
   },
   document: (responses) => extendData(responses, RconfigConfigFields, false, SuccessFields),
-  note: "As rConfig's all-by-deviceid: without page or per_page it answers every version in one page (up to 500; links.next names the rest), " +
+  note: `A device that does not exist or is outside your scope answers rConfig's 422 "${CONFIGS_NOT_FOUND}". ` +
+    "As rConfig's all-by-deviceid: without page or per_page it answers every version in one page (up to 500; links.next names the rest), " +
     `each with rConfig's config_* fields and its text in config (up to ${TEXT_BUDGET_BYTES / 1048576} MiB of text an answer: later versions' config is null). ` +
     "download_status is rConfig's number here; netkeep's outcome is download_outcome.",
 };

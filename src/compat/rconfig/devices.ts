@@ -13,7 +13,8 @@ import { deviceScopeCondition } from "../../auth/scope.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { jsonObjectBody, replaceJsonBody, succeeded, type CompatHook } from "./hook.ts";
-import { extendData, extendTop, PaginatorFields, withPaginator } from "./envelope.ts";
+import { deletedAnswer, extendData, PaginatorFields, withPaginator } from "./envelope.ts";
+import { rconfigDeviceStatus, withListRewrite } from "./lists.ts";
 import { MAX_DEVICE_TAGS } from "../../modules/devices/schemas.ts";
 
 // ---- requests ----------------------------------------------------------------------------------------------
@@ -35,6 +36,14 @@ async function namesById(db: DbOrTx, table: typeof vendors | typeof tags, ids: n
   const rows = await db.select({ id: table.id, name: table.name }).from(table).where(inArray(table.id, ids));
   return new Map(rows.map((r) => [r.id, r.name]));
 }
+
+/**
+ * Fields rConfig's StoreDeviceRequest (its toDTO) and device form send that netkeep has no use for: the prompts
+ * (the template's prompt pattern finds the prompt), rConfig's own bookkeeping, and its form's helpers.
+ */
+export const RCONFIG_IGNORED_DEVICE_FIELDS = [
+  "device_main_prompt", "device_enable_prompt", "ssh_key_id", "device_version", "device_added_by", "status", "last_seen", "selectedCategoryArray",
+] as const;
 
 /**
  * Rewrites rConfig's device fields into netkeep's, leaving netkeep's own untouched: device_vendor and device_tags
@@ -98,8 +107,7 @@ export async function normaliseDeviceBody(db: DbOrTx, body: Record<string, unkno
     }
     delete out.device_default_creds_on;
   }
-  delete out.device_main_prompt;
-  delete out.device_enable_prompt;
+  for (const key of RCONFIG_IGNORED_DEVICE_FIELDS) delete out[key];
   bag.throwIfAny();
   return out;
 }
@@ -118,6 +126,7 @@ export const RconfigDeviceInputFields = {
     .openapi({ description: "rConfig's switch: on, the empty device_username/device_password/device_enable_password are dropped so the credential set applies; off, the device's own login (device_cred_id 0 unless sent)", example: false }),
   device_main_prompt: z.string().optional().openapi({ description: "rConfig's; accepted and ignored: the template's prompt pattern finds the prompt", example: "core-rtr-01#" }),
   device_enable_prompt: z.string().optional().openapi({ description: "rConfig's; accepted and ignored", example: "core-rtr-01>" }),
+  ...Object.fromEntries(RCONFIG_IGNORED_DEVICE_FIELDS.slice(2).map((key) => [key, z.unknown().optional().openapi({ description: "rConfig's; accepted and ignored" })])),
 };
 
 /** The fields rConfig's StoreDeviceRequest sends that netkeep reads differently, documented on the input. */
@@ -250,7 +259,10 @@ const deviceSummary: CompatHook = {
 };
 
 export const deviceHooks: Record<string, CompatHook> = {
-  listDevices: devicePage,
+  listDevices: withListRewrite(devicePage, {
+    filters: { tag: "device_tag_id", vendor: "device_vendor_id", category: "device_category_id", status: "status" },
+    values: { status: rconfigDeviceStatus },
+  }, "rConfig's filters are read too: filter[q] (search), filter[tag], filter[vendor], filter[category] (ids) and filter[status] (0, 1, 2, 100); see docs/rconfig.md."),
   searchDevices: devicePage,
   getDevice: oneDevice("Success"),
   createDevice: { ...oneDevice("Device created successfully!"), request: deviceRequest, requestFields: RconfigDeviceInputFields, note: RCONFIG_DEVICE_INPUT_NOTE },
@@ -259,8 +271,5 @@ export const deviceHooks: Record<string, CompatHook> = {
   enableDevice: oneDevice("Device enabled"),
   disableDevice: oneDevice("Device disabled"),
   deviceSummary,
-  deleteDevice: {
-    response: async (_c, body) => ({ body: succeeded(body, String(body.message)) }),
-    document: (responses) => extendTop(responses),
-  },
+  deleteDevice: deletedAnswer("Device"),
 };

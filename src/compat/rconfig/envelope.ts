@@ -68,3 +68,18 @@ export function extendData(
 
 /** The documented 2xx JSON answers with `top` fields beside their own (rConfig's success and message by default). */
 export const extendTop = (responses: Responses, top: z.ZodRawShape = SuccessFields) => mapJsonObjects(responses, (schema) => schema.extend(top));
+
+/**
+ * A delete's answer as rConfig's controllers give it (ApiBaseController::destroy): `success` and its message text
+ * ("Tag deleted successfully!"), which rConfig clients compare; netkeep's own message (which record, and what was
+ * detached from it) moves to `detail`.
+ */
+export const deletedAnswer = (name: string) => ({
+  response: async (_c: unknown, body: Record<string, unknown>) => ({
+    body: { ...body, success: true as const, message: `${name} deleted successfully!`, detail: String(body.message) },
+  }),
+  document: (responses: Responses) => extendTop(responses, {
+    ...SuccessFields,
+    detail: z.string().openapi({ description: "netkeep's own message: which record was deleted and what was detached from it" }),
+  }),
+});

@@ -9,7 +9,8 @@ import { configHooks } from "./configs.ts";
 import { deviceHooks } from "./devices.ts";
 import { masterDataHooks } from "./master.ts";
 import { searchHooks } from "./search.ts";
+import { taskHooks } from "./tasks.ts";
 
-const HOOKS: Record<string, CompatHook> = { ...deviceHooks, ...configHooks, ...searchHooks, ...masterDataHooks };
+const HOOKS: Record<string, CompatHook> = { ...deviceHooks, ...configHooks, ...searchHooks, ...masterDataHooks, ...taskHooks };
 
 export const rconfigHook = (operationId: string): CompatHook | undefined => (Object.hasOwn(HOOKS, operationId) ? HOOKS[operationId] : undefined);

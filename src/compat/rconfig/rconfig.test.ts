@@ -86,7 +86,7 @@ describe("POST /api/v1/devices with StoreDeviceRequest (app/Http/Controllers/Api
     const numeric = await t.call(`/api/v1/devices/${byIds.body.data.id}`, { method: "PATCH", token: admin, body: { device_tags: [String(ids.tag), "2024"] } });
     expect(numeric.body.data.device_tags).toEqual(["2024", String(ids.tag)].sort());
     const gone = await t.call(`/api/v1/devices/${byIds.body.data.id}`, { method: "DELETE", token: admin });
-    expect(gone).toMatchObject({ status: 200, body: { success: true, message: `Device ${byIds.body.data.id} deleted` } });
+    expect(gone).toMatchObject({ status: 200, body: { success: true, message: "Device deleted successfully!", detail: `Device ${byIds.body.data.id} deleted` } });
     const wrong = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { ...storeDeviceBody("rc-ids-2", 22), device_vendor: [{ id: 99999 }], device_tags: [{ id: 88888 }] } });
     expect(wrong.status).toBe(422);
     expect(wrong.body.errors).toEqual({ device_vendor: ["device_vendor id 99999 is not an existing vendor"], device_tags: ["device_tags.0 id 88888 is not an existing tag"] });
@@ -161,7 +161,7 @@ describe("download-now and configurations (app/Http/Controllers/Api/v1/ConfigAct
     expect((await count("v1", String(ids.device), "success")).body).toEqual({ success: true, message: `Config status count for device ID ${ids.device} with status success`, data: { count: 2 } });
     expect((await count("v2", "all", "failed")).body.data).toEqual({ count: 0 });
     expect((await count("v1", String(ids.device), "sideways")).status).toBe(422);
-    expect((await count("v1", "999999", "all")).status).toBe(404);
+    expect((await count("v1", "999999", "all")).status).toBe(422);
   });
 
   it("GET|POST /api/v1/configs/search takes rConfig's parameters and answers matches with line_text and context", async () => {
@@ -262,7 +262,7 @@ describe("scope: rConfig's figures count only what a scoped token may see", () =
   it("answers 404 for a device outside the scope and counts nothing beyond it", async () => {
     await t.role({ name: "rc-elsewhere", tags: ["rc-elsewhere"] });
     const scoped = await t.token(undefined, { role: "rc-elsewhere" });
-    expect((await t.call(`/api/v1/configs/status/${ids.device}/all`, { token: scoped })).status).toBe(404);
+    expect(await t.call(`/api/v1/configs/status/${ids.device}/all`, { token: scoped })).toMatchObject({ status: 422, body: { success: false, message: "Configs not found for this device ID." } });
     expect((await t.call("/api/v2/configs/status/all/all", { token: scoped })).body.data).toEqual({ count: 0 });
     expect((await t.call("/api/v1/configinfo", { token: scoped })).body.data).toEqual({ deviceCount: 0, deviceDownCount: 0, configTotalCount: 0, configDownCount: 0 });
     expect((await t.call("/api/v2/devices/summary", { token: scoped })).body.data).toMatchObject({ total_devices: 0, backup_success_last_run: 0, backup_failed_last_run: 0, last_run_at: null });

@@ -7,11 +7,11 @@ import { and, count, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm"
 import type { ApiVersion } from "../../api/versions.ts";
 import { deviceIdInScope, deviceScopeCondition } from "../../auth/scope.ts";
 import { configs, devices, jobs } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { apiRoute, jsonResponse } from "../../http/route.ts";
 import { systemInfo } from "../../modules/system/info.ts";
 import { SuccessFields } from "./envelope.ts";
+import { CONFIGS_NOT_FOUND, refuseUnknownDevice } from "./configs.ts";
 
 const tag = "rConfig compatibility";
 const envelope = <T extends z.ZodRawShape>(shape: T) => z.object({ ...SuccessFields, ...shape });
@@ -54,7 +54,7 @@ const statusRoute = apiRoute({
   method: "get", path: "/configs/status/{deviceid}/{status}", operationId: "rconfigConfigStatusCount", tag, ability: "configs.read",
   summary: "Count a device's downloads by status (rConfig's /configs/status)",
   description: "deviceid is a device id or all (the devices in your scope). Counts download jobs on record: success (success or unchanged), " +
-    "failed (finished otherwise), unknown (queued or running), or all. netkeep stores a version only when a download succeeds, so it counts downloads, not stored rows.",
+    "failed (finished otherwise), unknown (queued or running), or all. A device that does not exist or is outside your scope answers rConfig's 422 \"" + CONFIGS_NOT_FOUND + "\". netkeep stores a version only when a download succeeds, so it counts downloads, not stored rows.",
   request: {
     params: z.object({
       deviceid: z.string().regex(/^(all|\d{1,15})$/, "must be a device id or all").openapi({ param: { name: "deviceid", in: "path" }, example: "1" }),
@@ -79,10 +79,7 @@ export function registerRconfigRoutes(app: OpenAPIHono<AppEnv>, version: ApiVers
     const { deviceid, status } = c.req.valid("param");
     const { db } = c.var.services;
     const scope = c.var.auth.scope;
-    if (deviceid !== "all") {
-      const [device] = await db.select({ id: devices.id }).from(devices).where(and(eq(devices.id, Number(deviceid)), deviceScopeCondition(scope)));
-      if (!device) throw ApiError.notFound(`Device ${deviceid}`);
-    }
+    if (deviceid !== "all") await refuseUnknownDevice(c, Number(deviceid));
     const [row] = await db.select({ n: count() }).from(jobs)
       .where(and(eq(jobs.type, "download"), deviceid === "all" ? deviceIdInScope(jobs.deviceId, scope) : eq(jobs.deviceId, Number(deviceid)), byStatus[status]));
     return c.json({ success: true as const, message: `Config status count for device ID ${deviceid} with status ${status}`, data: { count: row?.n ?? 0 } }, 200);

@@ -158,7 +158,7 @@ describe("activity log: access", () => {
   it("needs users.read", async () => {
     expect((await t.call("/api/v1/activity-logs")).status).toBe(401);
     const devicesOnly = await t.token(["devices.read"]);
-    expect((await list("", devicesOnly)).body).toEqual({ success: false, message: "Invalid ability provided" });
+    expect((await list("", devicesOnly)).body).toEqual({ success: false, message: "Invalid ability provided", required_ability: "users.read" });
     expect((await list("", await t.token(["users.read"]))).status).toBe(200);
   });
 

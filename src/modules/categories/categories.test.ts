@@ -40,7 +40,7 @@ describe("categories", () => {
     expect(patch.body.data).toMatchObject({ name: "Core routers", description: "again" });
 
     const del = await t.call(`/api/v1/categories/${id}`, { method: "DELETE", token: admin });
-    expect(del.body.message).toBe(`Category ${id} deleted; unlinked from 2 commands (now in no category, so never run until added to one: commands ${run.id}, ${ver.id})`);
+    expect(del.body.detail).toBe(`Category ${id} deleted; unlinked from 2 commands (now in no category, so never run until added to one: commands ${run.id}, ${ver.id})`);
     const orphans = await t.call("/api/v1/commands?filter[category_id]=0", { token: admin });
     expect(orphans.body.data.map((c: { id: number }) => c.id)).toEqual([run.id, ver.id]);
     expect(orphans.body.data[0].category_ids).toEqual([]);
@@ -52,7 +52,7 @@ describe("categories", () => {
     const shared = await command("show inventory", [a.id, b.id]);
     const own = await command("show clock", [a.id]);
     const del = await t.call(`/api/v1/categories/${a.id}`, { method: "DELETE", token: admin });
-    expect(del.body.message).toBe(`Category ${a.id} deleted; unlinked from 2 commands (now in no category, so never run until added to one: command ${own.id})`);
+    expect(del.body.detail).toBe(`Category ${a.id} deleted; unlinked from 2 commands (now in no category, so never run until added to one: command ${own.id})`);
     expect((await t.call(`/api/v1/commands/${shared.id}`, { token: admin })).body.data.category_ids).toEqual([b.id]);
   });
 
@@ -79,7 +79,7 @@ describe("categories", () => {
     const now = new Date();
     const [profile] = await t.db.insert(deviceProfiles).values({ name: "fw profile", nameKey: nameKey("fw profile"), categoryId: free.id, createdAt: now, updatedAt: now }).returning();
     const del = await t.call(`/api/v1/categories/${free.id}`, { method: "DELETE", token: admin });
-    expect(del.body.message).toBe(`Category ${free.id} deleted; cleared from 1 device profile`);
+    expect(del.body.detail).toBe(`Category ${free.id} deleted; cleared from 1 device profile`);
     expect((await t.db.select().from(deviceProfiles).where(eq(deviceProfiles.id, profile!.id)))[0]!.categoryId).toBeNull();
   });
 

@@ -37,7 +37,7 @@ describe("commands", () => {
     expect((await t.call(`/api/v1/categories/${routers}`, { token: admin })).body.data.commands).toEqual([{ id, command: "show run" }]);
 
     const del = await t.call(`/api/v1/commands/${id}`, { method: "DELETE", token: admin });
-    expect(del.body.message).toBe(`Command ${id} deleted; 1 category link removed`);
+    expect(del.body.detail).toBe(`Command ${id} deleted; 1 category link removed`);
     expect((await t.call(`/api/v1/categories/${routers}`, { token: admin })).body.data.commands).toEqual([]);
     const audit = (await t.db.select().from(activityLog).where(eq(activityLog.subjectId, id))).filter((r) => r.subjectType === "command");
     expect(audit.map((r) => r.action)).toEqual(["command.create", "command.update", "command.update", "command.update", "command.delete"]);

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { DEVICE_STATUSES } from "../../db/schema/index.ts";
 import { isHostAddress } from "../../http/host.ts";
-import { freeText, singleLine } from "../../http/text.ts";
+import { freeText, singleLine, visibleName } from "../../http/text.ts";
 
 /** Tags one device may carry. */
 export const MAX_DEVICE_TAGS = 100;
@@ -23,13 +23,13 @@ const customValue = z.union([z.string().max(1000), z.number(), z.boolean(), z.nu
 /** Fields a client writes. Secrets are accepted here and never appear in any response. */
 export const DeviceInput = z
   .object({
-    device_name: singleLine(
+    device_name: visibleName(singleLine(
       z.string()
         .min(5, "must be at least 5 characters")
         .max(255, "must be at most 255 characters")
         .regex(/^\S+$/, "must not contain whitespace"),
-    )
-      .openapi({ description: "Unique name, compared case-insensitively", example: "core-rtr-01" }),
+    ), 5)
+      .openapi({ description: "Unique name, compared case-insensitively; at least 5 characters as a person sees them (a letter with its accents counts once), no invisible characters", example: "core-rtr-01" }),
     device_ip: z
       .string()
       .max(255, "must be at most 255 characters")
@@ -60,7 +60,9 @@ export const DeviceInput = z
     notes: freeText(z.string().max(10_000, "must be at most 10000 characters")).optional().openapi({ example: "Core router, row 3" }),
     enabled: z.boolean().optional().openapi({ description: "Disabled devices are skipped by backups", example: true }),
   })
-  .openapi("DeviceInput");
+  // The service requires a vendor on create and replace unless a profile gives it (a check the schema cannot
+  // make: the profile is looked up): the document says so, since device_vendor itself must stay optional here.
+  .openapi("DeviceInput", { anyOf: [{ required: ["device_vendor"] }, { required: ["device_profile_id"] }] });
 
 export const DevicePatch = DeviceInput.partial().openapi("DevicePatch");
 

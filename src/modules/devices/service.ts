@@ -57,6 +57,11 @@ export const deviceListSpec: ListSpec = {
     device_profile_id: idFilter(devices.profileId, "device_profile_id", "Device profile id"),
     device_cred_id: optionalRefFilter(devices.credId, "device_cred_id", "credential set"),
     device_tags: { describe: "Tag name (any case); a device matches if it has any of them", build: tagNameMatch },
+    device_tag_id: {
+      describe: "Tag id; a device matches if it has any of them",
+      example: "1",
+      build: (v) => inArray(devices.id, sql`(select ${deviceTags.deviceId} from ${deviceTags} where ${inArray(deviceTags.tagId, wholeNumbers("filter[device_tag_id]", v))})`),
+    },
     status: {
       describe: `Reachability: ${DEVICE_STATUSES.join(", ")}`,
       example: "unreachable",

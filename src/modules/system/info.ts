@@ -1,4 +1,4 @@
-import { count, eq, gte, isNull, sql } from "drizzle-orm";
+import { and, count, eq, gte, isNull, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/client.ts";
@@ -38,7 +38,8 @@ export async function systemInfo(deps: { db: Db; clock: Clock; config: Config },
     .where(sql`${processHeartbeats.kind} = 'collector' and ${processHeartbeats.seenAt} >= ${now.getTime() - LIST_COLLECTORS_FOR_MS}`).orderBy(processHeartbeats.owner);
   const one = async (query: Promise<{ n: number }[]>) => (await query)[0]!.n;
   const [queueDepth, deviceCount, versions, userCount, tokens] = await Promise.all([
-    one(db.select({ n: count() }).from(jobs).where(eq(jobs.state, "queued"))),
+    // A scoped role counts only its devices' jobs: the fleet's queue would tell it how many devices it cannot see.
+    one(db.select({ n: count() }).from(jobs).where(and(eq(jobs.state, "queued"), deviceIdInScope(jobs.deviceId, scope)))),
     one(db.select({ n: count() }).from(devices).where(deviceScopeCondition(scope))),
     one(db.select({ n: count() }).from(configs).where(deviceIdInScope(configs.deviceId, scope))),
     one(db.select({ n: count() }).from(users)),

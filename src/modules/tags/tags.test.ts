@@ -32,7 +32,7 @@ describe("tags", () => {
     expect(list.body.data.map((x: { id: number }) => x.id)).toEqual([id]);
 
     const del = await t.call(`/api/v1/tags/${id}`, { method: "DELETE", token: admin });
-    expect(del).toMatchObject({ status: 200, body: { message: `Tag ${id} deleted; removed from 1 device` } });
+    expect(del).toMatchObject({ status: 200, body: { message: "Tag deleted successfully!", detail: `Tag ${id} deleted; removed from 1 device` } });
     const dev = await t.call("/api/v1/devices?filter[device_name]=tagged-01", { token: admin });
     expect(dev.body.data[0].device_tags).toEqual([]);
     const actions = (await t.db.select().from(activityLog).where(eq(activityLog.subjectType, "tag"))).map((r) => r.action);
@@ -59,7 +59,7 @@ describe("tags", () => {
     const now = new Date();
     const [profile] = await t.db.insert(deviceProfiles).values({ name: "Lab profile", nameKey: nameKey("Lab profile"), tagIds: [lab.id], createdAt: now, updatedAt: now }).returning();
     const del = await t.call(`/api/v1/tags/${lab.id}`, { method: "DELETE", token: admin });
-    expect(del.body.message).toBe(`Tag ${lab.id} deleted; removed from 1 device profile`);
+    expect(del.body.detail).toBe(`Tag ${lab.id} deleted; removed from 1 device profile`);
     const [after] = await t.db.select().from(deviceProfiles).where(eq(deviceProfiles.id, profile!.id));
     expect(after!.tagIds).toEqual([]);
   });

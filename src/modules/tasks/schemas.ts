@@ -24,7 +24,7 @@ const CronInput = z
   })
   .openapi({ description: "Five-field cron expression (minute hour day-of-month month day-of-week), read in `timezone`; also accepted as an array of the 5 fields", example: "30 2 * * *" });
 
-/** Fields a client writes; unknown fields (other rConfig task fields) are ignored. */
+/** Fields a client writes; rConfig's other task fields are rewritten or dropped by src/compat/rconfig/tasks.ts. */
 export const TaskInput = z
   .object({
     task_name: singleLine(z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters"))

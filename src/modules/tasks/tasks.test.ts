@@ -144,12 +144,12 @@ describe("cron expressions", () => {
 });
 
 describe("task fields", () => {
-  it("create answers 201 with Location; rConfig's task_command is an alias of task_type; unknown fields are ignored", async () => {
+  it("create answers 201 with Location; rConfig's task_command is an alias of task_type; its notification switches are accepted and ignored", async () => {
     const ams = await device(["fields-ams"]);
     const tag = await tagId("fields-ams");
     const res = await t.call("/api/v1/tasks", {
       method: "POST", token: admin,
-      body: { task_name: "rConfig style", task_desc: "from rConfig", task_command: "rconfig:download-tag", tags: [tag], task_cron: ["0", "4", "*", "*", "*"], download_report: 1, notify_on_failure: true },
+      body: { task_name: "rConfig style", task_desc: "from rConfig", task_command: "rconfig:download-tag", tags: [tag], task_cron: ["0", "4", "*", "*", "*"], download_report_notify: 1, notify_on_failure: true },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.headers.get("location")).toBe(`http://localhost/api/v1/tasks/${res.body.data.id}`);

@@ -15,7 +15,8 @@ import { assertAdminRemains, assertCanManage, assertNotSelf } from "./guards.ts"
 import { plural } from "../../words.ts";
 import { singleLine } from "../../http/text.ts";
 
-export const MIN_PASSWORD = 12;
+export { MIN_PASSWORD_LENGTH as MIN_PASSWORD } from "../../password-rule.ts";
+import { MIN_PASSWORD_LENGTH as MIN_PASSWORD } from "../../password-rule.ts";
 
 export const User = z
   .object({

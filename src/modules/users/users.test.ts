@@ -315,7 +315,7 @@ describe("users: abilities", () => {
   it("needs users.read to read and users.write to write", async () => {
     expect((await t.call("/api/v1/users")).status).toBe(401);
     const devicesOnly = await t.token(["devices.read", "devices.write"]);
-    expect((await t.call("/api/v1/users", { token: devicesOnly })).body).toEqual({ success: false, message: "Invalid ability provided" });
+    expect((await t.call("/api/v1/users", { token: devicesOnly })).body).toEqual({ success: false, message: "Invalid ability provided", required_ability: "users.read" });
     const reader = await t.token(["users.read"]);
     expect((await t.call("/api/v1/users", { token: reader })).status).toBe(200);
     expect((await t.call(`/api/v1/users/${adminUserId}`, { token: reader })).status).toBe(200);
