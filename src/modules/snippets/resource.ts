@@ -1,6 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { inArray, sql } from "drizzle-orm";
-import { snippets, templates } from "../../db/schema/index.ts";
+import { and, eq, inArray, or, sql, type SQL } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client.ts";
+import { taskTargetCondition } from "../tasks/targets.ts";
+import { snippets, tasks, templates } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
 import { freeText, singleLine } from "../../http/text.ts";
@@ -35,6 +37,12 @@ const SnippetInput = z
 
 type SnippetRow = typeof snippets.$inferSelect;
 
+/** A snippet reaches the devices its snippet tasks target: their next runs push whatever it holds then. */
+async function snippetReach(db: DbOrTx, ids: number[]): Promise<SQL> {
+  const using = await db.select().from(tasks).where(and(eq(tasks.type, "snippet"), inArray(tasks.snippetId, ids)));
+  return using.length ? or(...using.map(taskTargetCondition))! : sql`0`;
+}
+
 export const snippetsResource = defineResource({
   tag: "Snippets",
   path: "/snippets",
@@ -56,6 +64,7 @@ export const snippetsResource = defineResource({
     idColumn: snippets.id,
     search: { describe: "Substring of the name, description or content", build: (term) => sql`(${containsText(snippets.name, term)} or ${containsText(snippets.description, term)} or ${containsText(snippets.content, term)})` },
   },
+  reaches: snippetReach,
   async serialize(_db, rows) {
     return (rows as SnippetRow[]).map((r) => ({
       id: r.id, name: r.name, description: r.description, content: r.content, rollback_content: r.rollbackContent,
