@@ -176,3 +176,76 @@ describe("credential sets", () => {
     expect(await loginsAtListener()).toBe(1);
   });
 });
+
+describe("compliance policies and assignments", () => {
+  const DEFINITION = "// Description: NTP is set\n#[must_match_single_string]\nntp server\n";
+
+  it("a scoped user sees only their devices of an assignment, none of one about other devices, and changes neither", async () => {
+    const inside = await device({ device_tags: ["zone-a"] });
+    const outside = await device({ device_tags: ["zone-b"] });
+    const policy = await created("/api/v1/policies", { name: `ntp ${++names}`, definition: DEFINITION });
+    const foreign = await created("/api/v1/policy-assignments", { policy_id: policy, scope: "devices", devices: [outside] });
+    const mixed = await created("/api/v1/policy-assignments", { policy_id: policy, scope: "devices", devices: [inside, outside] });
+
+    expect((await t.call(`/api/v1/policy-assignments/${foreign}`, { token: scoped })).status).toBe(404);
+    const listed = (await t.call(`/api/v1/policy-assignments?filter[policy_id]=${policy}`, { token: scoped })).body.data;
+    expect(listed.map((a: { id: number; devices: number[] }) => [a.id, a.devices])).toEqual([[mixed, [inside]]]);
+    expect((await t.call(`/api/v1/policy-assignments/${mixed}`, { token: scoped })).body.data.devices).toEqual([inside]);
+    expect((await t.call(`/api/v1/policy-assignments/${mixed}`, { token: admin })).body.data.devices).toEqual([inside, outside]);
+
+    for (const id of [foreign, mixed]) {
+      const expected = id === foreign ? 404 : 403;
+      expect((await call(`/api/v1/policy-assignments/${id}`, "PATCH", scoped, { enabled: false })).status).toBe(expected);
+      expect((await call(`/api/v1/policy-assignments/${id}`, "DELETE", scoped)).status).toBe(expected);
+      expect((await call(`/api/v2/policy-assignments/${id}`, "DELETE", scoped)).status).toBe(expected);
+    }
+    expect((await call(`/api/v1/policy-assignments/${foreign}/run`, "POST", scoped)).status).toBe(404);
+    expect((await call("/api/v1/policy-assignments/bulk", "DELETE", scoped, { ids: [mixed] })).status).toBe(403);
+    expect((await t.call(`/api/v1/policy-assignments/${mixed}`, { token: admin })).body.data.enabled).toBe(true);
+
+    // The policy judges the out-of-scope devices too: its rules are not the scoped user's to change.
+    const edit = await call(`/api/v1/policies/${policy}`, "PATCH", scoped, { definition: "#[must_match_single_string]\nhostname\n" });
+    expect(edit.status).toBe(403);
+    expect(edit.body.message).toContain(`Policy ${policy} reaches devices outside your role's scope`);
+    expect((await call(`/api/v1/policies/${policy}`, "DELETE", scoped)).status).toBe(403);
+  });
+
+  it("a scoped user assigns policies to their own devices only", async () => {
+    const inside = await device({ device_tags: ["zone-a"] });
+    const policy = await created("/api/v1/policies", { name: `own ${++names}`, definition: DEFINITION }, scoped);
+    expect((await call("/api/v1/policy-assignments", "POST", scoped, { policy_id: policy, scope: "all" })).status).toBe(403);
+    const zoneB = (await t.call("/api/v1/tags?filter[name]=zone-b", { token: admin })).body.data[0].id;
+    expect((await call("/api/v1/policy-assignments", "POST", scoped, { policy_id: policy, scope: "tags", tags: [zoneB] })).status).toBe(403);
+    const own = await created("/api/v1/policy-assignments", { policy_id: policy, scope: "devices", devices: [inside] }, scoped);
+    expect((await call(`/api/v1/policy-assignments/${own}`, "PATCH", scoped, { description: "mine" })).status).toBe(200);
+    expect((await call(`/api/v1/policies/${policy}`, "PATCH", scoped, { description: "mine" })).status).toBe(200);
+  });
+});
+
+describe("compare exclusions", () => {
+  it("reach every device: a scoped user may not add, change or delete one", async () => {
+    const add = await call("/api/v1/compare-exclusions", "POST", scoped, { pattern: "." });
+    expect(add.status).toBe(403);
+    expect(add.body.message).toBe("The new compare exclusion reaches every device, including devices outside your role's scope: only a user whose role sees all devices can change it");
+    expect((await call("/api/v1/compare-exclusions", "POST", scoped, { pattern: ".", command: "show running-config" })).status).toBe(403);
+    const id = await created("/api/v1/compare-exclusions", { pattern: "^! Last configuration change" });
+    expect((await call(`/api/v1/compare-exclusions/${id}`, "PATCH", scoped, { pattern: "." })).status).toBe(403);
+    expect((await call(`/api/v2/compare-exclusions/${id}`, "PUT", scoped, { pattern: "." })).status).toBe(403);
+    expect((await call(`/api/v1/compare-exclusions/${id}`, "DELETE", scoped)).status).toBe(403);
+    expect((await t.call("/api/v1/compare-exclusions", { token: admin })).body.data.map((e: { pattern: string }) => e.pattern)).toEqual(["^! Last configuration change"]);
+  });
+});
+
+describe("mail subscriptions", () => {
+  it("a scoped user sets their own, not an administrator's", async () => {
+    const adminId = await t.user();
+    const scopedId = await t.user({ role: "zone-a team" });
+    const token = await t.token(ABILITIES, { userId: scopedId });
+    const silence = await call(`/api/v1/users/${adminId}/mail-subscriptions`, "PUT", token, { task_failures: false });
+    expect(silence.status).toBe(403);
+    expect(silence.body.message).toContain(`You cannot change the mail subscriptions of user 'user`);
+    expect((await call(`/api/v2/users/${adminId}/mail-subscriptions`, "PUT", token, {})).status).toBe(403);
+    expect((await call(`/api/v1/users/${scopedId}/mail-subscriptions`, "PUT", token, { task_failures: true })).status).toBe(200);
+    expect((await call(`/api/v1/users/${scopedId}/mail-subscriptions`, "PUT", admin, { config_changes: true })).status).toBe(200);
+  });
+});

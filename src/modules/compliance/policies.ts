@@ -9,6 +9,7 @@ import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../.
 import { plural } from "../../words.ts";
 import { sha256Hex } from "../configs/text.ts";
 import { parsePolicy } from "./engine/index.ts";
+import { assignmentsReach } from "./assignments.ts";
 
 export const Policy = z
   .object({
@@ -87,6 +88,11 @@ export const policiesResource = defineResource({
       describe: "Substring of the name, description or definition",
       build: (term) => sql`(${containsText(policies.name, term)} or ${containsText(policies.description, term)} or ${containsText(policies.definition, term)})`,
     },
+  },
+  // A policy's rules judge every device its assignments cover: changing them changes those devices' results.
+  reaches: async (db, ids) => {
+    const using = await db.select({ id: policyAssignments.id }).from(policyAssignments).where(inArray(policyAssignments.policyId, ids));
+    return assignmentsReach(using.map((a) => a.id));
   },
   async serialize(db, rows) {
     const counts = await assignmentCounts(db, rows.map((r) => r.id));
