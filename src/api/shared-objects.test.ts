@@ -63,6 +63,15 @@ describe("snippets", () => {
     await created("/api/v1/tasks", { task_name: `push ${++names}`, task_cron: "0 3 * * *", task_type: "snippet", devices: [inside], snippet_id: id }, scoped);
     expect((await call(`/api/v1/snippets/${id}`, "PATCH", scoped, { content: "ntp server 10.0.0.2" })).status).toBe(200);
   });
+
+  it("deleting a snippet a task names leaves the task naming none (the database's foreign key once refused it)", async () => {
+    const inside = await device({ device_tags: ["zone-a"] });
+    const id = await created("/api/v1/snippets", { name: `ntp ${++names}`, content: "ntp server 10.0.0.1" });
+    const task = await created("/api/v1/tasks", { task_name: `push ${++names}`, task_cron: "0 3 * * *", task_type: "snippet", devices: [inside], snippet_id: id });
+    const removed = await call(`/api/v1/snippets/${id}`, "DELETE", admin);
+    expect(removed).toMatchObject({ status: 200, body: { message: `Snippet ${id} deleted; 1 snippet task left without a snippet: it pushes nothing until given one` } });
+    expect((await t.call(`/api/v1/tasks/${task}`, { token: admin })).body.data.snippet_id).toBeNull();
+  });
 });
 
 describe("commands", () => {

@@ -7,6 +7,7 @@ import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
 import { freeText, singleLine } from "../../http/text.ts";
 import { snippetVariables } from "./render.ts";
+import { plural } from "../../words.ts";
 
 export const Snippet = z
   .object({
@@ -86,6 +87,12 @@ export const snippetsResource = defineResource({
       ...defaults, ...own, nameKey, rollbackContent: rollback_content, templateIds: template_ids && [...new Set(template_ids)], tags: tags && [...new Set(tags)],
     };
     return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
+  },
+  async beforeDelete(rows, ctx) {
+    // tasks.snippet_id was added by ALTER TABLE without the schema's ON DELETE SET NULL (drizzle/0012), so the
+    // database refuses the delete while a task names the snippet: clear it here, as the schema means.
+    const cleared = await ctx.tx.update(tasks).set({ snippetId: null }).where(inArray(tasks.snippetId, rows.map((r) => r.id))).returning({ id: tasks.id });
+    return cleared.length ? `${plural(cleared.length, "snippet task")} left without a snippet: ${cleared.length === 1 ? "it pushes" : "they push"} nothing until given one` : undefined;
   },
   descriptions: {
     create: "Variables are written `{name}`; device fields are variables too (`{device_name}`, `{device_ip}`, ... and each custom attribute by its name). See docs/snippets.md.",
