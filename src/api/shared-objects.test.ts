@@ -150,6 +150,21 @@ describe("credential sets", () => {
     expect(await loginsAtListener()).toBe(0);
   });
 
+  it("a CSV import sets aside the rows that attach a set the importer may not use, and writes the rest", async () => {
+    const setId = await created("/api/v1/device-credentials", { cred_name: `import ${++names}`, ...SET });
+    const limited = await t.token(["devices.read", "devices.write", "configs.read"]);
+    const csv = "device_name,device_ip,device_vendor,device_cred_id,device_port_override,device_username,device_password\r\n" +
+      `csv-trap-${++names},127.0.0.1,Cisco,${setId},${listener.port},,\r\n` +
+      `csv-own-${names},192.0.2.77,Cisco,0,,mine,mine\r\n`;
+    const res = await t.call("/api/v1/devices/import", { method: "POST", token: limited, rawBody: csv, headers: { "content-type": "text/csv" } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data).toMatchObject({ created: 1, rejected: 1, rows: [
+      { row: 2, action: "reject", errors: { device_cred_id: [`device_cred_id: using credential set ${setId} needs the credentials.read ability, which this token or its role lacks`] } },
+      { row: 3, action: "create" },
+    ] });
+    expect(await loginsAtListener()).toBe(0);
+  });
+
   it("a device that uses a set keeps it only at its address: moving it needs a caller who may use the set", async () => {
     const setId = await created("/api/v1/device-credentials", { cred_name: `edge ${++names}`, ...SET });
     const id = await device({ device_cred_id: setId, device_template_id: templateId });

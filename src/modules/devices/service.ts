@@ -467,6 +467,7 @@ async function refuseCredentialsNotUsable(
   const who = { abilities: ctx.abilities, scope: ctx.scope };
   if (who.abilities === "all" && who.scope.all) return;
   const verdicts = new Map<number, Promise<string | null>>();
+  const problems = new FieldErrorBag();
   for (const [i, { values }] of resolved.entries()) {
     const before = items[i]!.id ? existing.get(items[i]!.id!) : undefined;
     const moved = before !== undefined && ((values.ip !== undefined && values.ip !== before.ip) ||
@@ -479,13 +480,15 @@ async function refuseCredentialsNotUsable(
       if (!why) continue;
       const attached = !before || setId !== before[column];
       const sent = items[i]!.input[field] !== undefined;
-      const problem = attached
+      const key = `${prefixOf(i)}${attached ? field : "device_ip"}`;
+      problems.add(key, attached
         ? `${prefixOf(i)}${field}: ${why}` + (sent ? "" : ` (the set comes from the settings' default or the device profile, as ${field} was not sent: send ${field} 0 and the device's own login instead)`)
         : `${prefixOf(i)}device_ip: the device logs in with credential set ${setId}, and changing its address or port would send that set's credentials to the new one; ${why}. ` +
-          `Send ${field} 0 with the device's own login, or a set you may use, in the same request`;
-      throw new ApiError(403, problem, { [`${prefixOf(i)}${attached ? field : "device_ip"}`]: [problem] });
+          `Send ${field} 0 with the device's own login, or a set you may use, in the same request`);
     }
   }
+  // Every refused item is named, as in a 422, so an import can set those rows aside and write the rest.
+  if (!problems.empty) throw new ApiError(403, ApiError.validation(problems.errors).message, problems.errors);
 }
 
 /** Ids outside the scope are reported exactly like ids that do not exist. */
