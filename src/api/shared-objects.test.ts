@@ -216,6 +216,9 @@ describe("compliance policies and assignments", () => {
     expect(listed.map((a: { id: number; devices: number[] }) => [a.id, a.devices])).toEqual([[mixed, [inside]]]);
     expect((await t.call(`/api/v1/policy-assignments/${mixed}`, { token: scoped })).body.data.devices).toEqual([inside]);
     expect((await t.call(`/api/v1/policy-assignments/${mixed}`, { token: admin })).body.data.devices).toEqual([inside, outside]);
+    // The policy's count of assignments counts only those the caller sees.
+    expect((await t.call(`/api/v1/policies/${policy}`, { token: scoped })).body.data.assignments_count).toBe(1);
+    expect((await t.call(`/api/v1/policies/${policy}`, { token: admin })).body.data.assignments_count).toBe(2);
 
     for (const id of [foreign, mixed]) {
       const expected = id === foreign ? 404 : 403;

@@ -69,7 +69,7 @@ export const assignmentsReach = (ids: number[]): SQL =>
  * A scoped caller sees an assignment that covers a device of theirs (or, empty now, none at all), and of its
  * device list only their own devices: one about other devices only answers 404, as those devices do.
  */
-function visibleAssignments(scope: DeviceScope): SQL | undefined {
+export function visibleAssignments(scope: DeviceScope): SQL | undefined {
   if (scope.all) return undefined;
   const covers = (within: SQL | undefined) => sql`exists (select 1 from ${devices} where ${and(assignmentCoversDevice, within)})`;
   return sql`(${covers(deviceScopeCondition(scope))} or not ${covers(undefined)})`;
