@@ -19,6 +19,8 @@ type Probe = {
   params?: Record<string, number | string>;
   query?: string;
   body?: unknown;
+  /** A CSV body (text/csv) instead of JSON. */
+  csv?: string;
   /** The refusal expected: 403 (the object reaches other devices), 404 (the caller cannot see it), 422 (bulk items named as unknown). */
   expect: number;
   /** Tables the request may change: it acts only on the caller's own devices (a scoped purge, a scoped compliance run). */
@@ -57,7 +59,11 @@ function probes(f: Fixture): Record<string, Probe | Exempt> {
     "POST /devices/{id}/disable": { params: { id: f.outside }, expect: 404 },
     "POST /devices/{id}/host-key/reset": { params: { id: f.outside }, expect: 404 },
     "POST /devices/{id}/detect": { params: { id: f.outside }, expect: 404 },
-    "POST /devices/import": { exempt: "writes through the devices' one write path (credential sets included); a row naming a device outside the scope is an unknown name, as for single writes" },
+    // Each row is refused (a name a hidden device holds, a set the caller may not use): the answer is a report, nothing written.
+    "POST /devices/import": {
+      csv: `device_name,device_ip,device_vendor,device_tags,device_cred_id\r\nwalk-outside,127.0.0.1,Cisco,zone-a,\r\nwalk-new-device,127.0.0.1,Cisco,zone-a,${f.credentialSet}\r\n`,
+      expect: 200,
+    },
 
     // Configurations: the retention policy reaches every device; a purge only the caller's.
     "POST /configs/search": { exempt: "a read sent by POST" },
@@ -255,7 +261,10 @@ describe("the scope walk", () => {
       if (!probe || "exempt" in probe) continue;
       const path = route.path.replace(/\{([^}]+)\}/g, (_m, name: string) => String(probe.params?.[name] ?? `{${name}}`));
       const before = await snapshot();
-      const res = await t.call(`${path}${probe.query ?? ""}`, { method: route.method.toUpperCase(), token: scoped, body: probe.body });
+      const res = await t.call(`${path}${probe.query ?? ""}`, {
+        method: route.method.toUpperCase(), token: scoped, body: probe.body,
+        ...(probe.csv ? { rawBody: probe.csv, headers: { "content-type": "text/csv" } } : {}),
+      });
       const after = await snapshot();
       const changed = [...after].filter(([name, hash]) => before.get(name) !== hash && !ALWAYS_CHANGING.has(name) && !probe.mayChange?.includes(name)).map(([name]) => name);
       if (res.status !== probe.expect) failures.push(`${route.method.toUpperCase()} ${path}: ${res.status} ${res.body?.message ?? ""}`);
