@@ -135,6 +135,12 @@ describe("credential sets", () => {
     expect(single.body.message).toBe(`device_cred_id: using credential set ${setId} needs the credentials.read ability, which this token or its role lacks`);
     expect((await call("/api/v1/devices/bulk", "POST", limited, { devices: [{ device_name: `trap-${++names}`, ...trap, device_snippet_cred_id: setId }] })).status).toBe(403);
     expect((await call("/api/v2/devices", "POST", limited, { device_name: `trap-${++names}`, ...trap, device_cred_id: setId })).status).toBe(403);
+    // rConfig's StoreDeviceRequest shape: ids as text, the template as a list, empty own login with the default-creds switch on.
+    const rconfig = await call("/api/v1/devices", "POST", limited, {
+      device_name: `trap-${++names}`, device_ip: "127.0.0.1", device_vendor: "Cisco", device_port_override: String(listener.port), device_template: [{ id: templateId }],
+      device_cred_id: String(setId), device_default_creds_on: true, device_username: "", device_password: "",
+    });
+    expect(rconfig.status, JSON.stringify(rconfig.body)).toBe(403);
     // The settings' default set is attached too when a new device names no login of its own.
     expect((await call("/api/v1/settings", "PATCH", admin, { default_credential_id: setId })).status).toBe(200);
     const byDefault = await call("/api/v1/devices", "POST", limited, { device_name: `trap-${++names}`, ...trap });
