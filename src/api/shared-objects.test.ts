@@ -45,7 +45,7 @@ describe("snippets", () => {
 
     const patch = await call(`/api/v1/snippets/${id}`, "PATCH", scoped, { content: "username backdoor privilege 15 secret 0 x" });
     expect(patch.status).toBe(403);
-    expect(patch.body.message).toBe(`Snippet ${id} reaches devices outside your role's scope: only a user whose scope covers every device it reaches can change or delete it`);
+    expect(patch.body.message).toBe(`Snippet ${id} reaches devices outside your role's scope: only a user whose scope covers every device it reaches can create, change or delete it`);
     expect((await call(`/api/v1/snippets/${id}`, "PUT", scoped, { name: "x", content: "username backdoor" })).status).toBe(403);
     expect((await call(`/api/v1/snippets/${id}`, "DELETE", scoped)).status).toBe(403);
     expect((await call("/api/v1/snippets/bulk", "DELETE", scoped, { ids: [id] })).status).toBe(403);
@@ -259,7 +259,7 @@ describe("compare exclusions", () => {
   it("reach every device: a scoped user may not add, change or delete one", async () => {
     const add = await call("/api/v1/compare-exclusions", "POST", scoped, { pattern: "." });
     expect(add.status).toBe(403);
-    expect(add.body.message).toBe("The new compare exclusion reaches every device, including devices outside your role's scope: only a user whose role sees all devices can change it");
+    expect(add.body.message).toBe("The new compare exclusion reaches every device, including devices outside your role's scope: only a user whose role sees all devices can create, change or delete it");
     expect((await call("/api/v1/compare-exclusions", "POST", scoped, { pattern: ".", command: "show running-config" })).status).toBe(403);
     const id = await created("/api/v1/compare-exclusions", { pattern: "^! Last configuration change" });
     expect((await call(`/api/v1/compare-exclusions/${id}`, "PATCH", scoped, { pattern: "." })).status).toBe(403);

@@ -51,8 +51,8 @@ export async function reachesOnlyScope(db: DbOrTx, scope: DeviceScope, reach: De
 export async function refuseUnlessScopeCovers(db: DbOrTx, scope: DeviceScope, what: string, reach: DeviceReach): Promise<void> {
   if (await reachesOnlyScope(db, scope, reach)) return;
   throw new ApiError(403, reach === EVERY_DEVICE
-    ? `${what} reaches every device, including devices outside your role's scope: only a user whose role sees all devices can change it`
-    : `${what} reaches devices outside your role's scope: only a user whose scope covers every device it reaches can change or delete it`);
+    ? `${what} reaches every device, including devices outside your role's scope: only a user whose role sees all devices can create, change or delete it`
+    : `${what} reaches devices outside your role's scope: only a user whose scope covers every device it reaches can create, change or delete it`);
 }
 
 /** Whether a device with these tags and category falls inside the scope (checked before a write lands). */
