@@ -69,7 +69,7 @@ async function seed(dir: string, ports: number[]): Promise<{ env: Record<string,
   const [template] = await db.select({ id: templates.id }).from(templates).where(eq(templates.builtinKey, "cisco-ios"));
   if (!template) throw new Error("the built-in cisco-ios template was not seeded");
   const secrets = await openSecretBox(appKey);
-  const ctx = { db, secrets, actor: { system: "bench collect" }, scope: { all: true as const }, now: new Date() };
+  const ctx = { db, secrets, actor: { system: "bench collect" }, scope: { all: true as const }, abilities: "all" as const, now: new Date() };
   const ids: number[] = [];
   for (let start = 0; start < ports.length; start += 500) {
     const inputs = ports.slice(start, start + 500).map((port, k) => {

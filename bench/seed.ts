@@ -56,6 +56,6 @@ export async function seedDevices(db: Db, secrets: SecretBox, count: number): Pr
   const batch = 1000;
   for (let start = 0; start < count; start += batch) {
     const inputs = Array.from({ length: Math.min(batch, count - start) }, (_, k) => benchDevice(start + k, next));
-    await createDevices({ db, secrets, actor: { system: "bench seed" }, scope: { all: true }, now: new Date() }, inputs, true);
+    await createDevices({ db, secrets, actor: { system: "bench seed" }, scope: { all: true }, abilities: "all", now: new Date() }, inputs, true);
   }
 }

@@ -64,7 +64,7 @@ describe("a scoped user's counts of devices", () => {
       [`/device-credentials/${ids.credential}`, `Credential set ${ids.credential}`, { cred_name: "renamed" }],
       [`/device-profiles/${ids.profile}`, `Device profile ${ids.profile}`, { name: "renamed" }],
     ] as const) {
-      const message = `${what} is also used by devices outside your role's scope: only a user who sees all of them can change or delete it`;
+      const message = `${what} reaches devices outside your role's scope: only a user whose scope covers every device it reaches can create, change or delete it`;
       for (const [method, body] of [["PATCH", patch], ["DELETE", undefined]] as const) {
         const res = await t.call(`/api/v1${path}`, { method, token: scoped, body });
         expect(res.status, `${method} ${path}`).toBe(403);

@@ -1,4 +1,4 @@
-import { inArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, inArray, notInArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { DbOrTx } from "../db/client.ts";
 import { deviceTags, devices, roles } from "../db/schema/index.ts";
 import { ApiError } from "../http/errors.ts";
@@ -27,14 +27,32 @@ export function deviceIdInScope(column: SQLWrapper, scope: DeviceScope): SQL | u
 }
 
 /**
- * Changing or deleting a record devices use (a tag, category, vendor, template, credential set or profile)
- * changes those devices, or what is done to them: a caller may do that only when all of them are in their scope
- * (403 otherwise; the refusal cannot hide that other devices exist, but does not say how many).
+ * The devices a shared object reaches (a credential set, template, category, command, snippet, policy, ...): a
+ * condition on `devices` selecting them today, or EVERY_DEVICE for an object that reaches every device there is
+ * or will be (a global compare exclusion, the settings).
  */
-export function refuseIfUsedBeyondScope(what: string, inScope: number, total: number): void {
-  if (inScope < total) {
-    throw new ApiError(403, `${what} is also used by devices outside your role's scope: only a user who sees all of them can change or delete it`);
-  }
+export type DeviceReach = SQL | typeof EVERY_DEVICE;
+export const EVERY_DEVICE = "every device";
+
+/** Whether the scope covers every device the reach holds today (EVERY_DEVICE: only an unscoped role's does). */
+export async function reachesOnlyScope(db: DbOrTx, scope: DeviceScope, reach: DeviceReach): Promise<boolean> {
+  if (scope.all) return true;
+  if (reach === EVERY_DEVICE) return false;
+  const [outside] = await db.select({ id: devices.id }).from(devices)
+    .where(and(reach, notInArray(devices.id, sql`(select ${devices.id} from ${devices} where ${deviceScopeCondition(scope)})`))).limit(1);
+  return !outside;
+}
+
+/**
+ * The one rule for shared objects: changing, deleting or creating one changes what is done to every device it
+ * reaches, so a caller may do it only when their scope covers all of them (403 otherwise; the refusal cannot
+ * hide that other devices exist, but does not say which or how many). `what` names the object ("Snippet 8").
+ */
+export async function refuseUnlessScopeCovers(db: DbOrTx, scope: DeviceScope, what: string, reach: DeviceReach): Promise<void> {
+  if (await reachesOnlyScope(db, scope, reach)) return;
+  throw new ApiError(403, reach === EVERY_DEVICE
+    ? `${what} reaches every device, including devices outside your role's scope: only a user whose role sees all devices can create, change or delete it`
+    : `${what} reaches devices outside your role's scope: only a user whose scope covers every device it reaches can create, change or delete it`);
 }
 
 /** Whether a device with these tags and category falls inside the scope (checked before a write lands). */

@@ -51,7 +51,7 @@ export async function runInventoryImport(
   const name = basename(file);
   if (parsed.entries.length + parsed.rejected.length === 0) throw new CliError(`${name} has no device lines, only comments and blank lines`);
   const secrets = await openSecretBox((await loadAppKey(config, db)).key);
-  const ctx = { db, secrets, actor: { system: `svc import:${source}` }, scope: { all: true as const }, now: clock.now() };
+  const ctx = { db, secrets, actor: { system: `svc import:${source}` }, scope: { all: true as const }, abilities: "all" as const, now: clock.now() };
   const report = await importInventory(ctx, source, parsed, { dryRun: flags["dry-run"] });
   for (const line of reportLines(name, report, { dryRun: flags["dry-run"], verbose: flags.verbose })) io.print(line);
   if (report.created + report.skipped === 0) {

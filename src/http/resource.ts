@@ -1,9 +1,9 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
 import type { Resource } from "../auth/abilities.ts";
-import { refuseIfUsedBeyondScope, type DeviceScope } from "../auth/scope.ts";
+import { refuseUnlessScopeCovers, type DeviceReach, type DeviceScope } from "../auth/scope.ts";
 import type { Db, DbOrTx } from "../db/client.ts";
 import { nameKey } from "../db/name-key.ts";
 import { recordActivity } from "../modules/activity/record.ts";
@@ -60,10 +60,16 @@ export type ResourceDef<I extends z.ZodObject> = {
    */
   beforeDelete?(rows: Row[], ctx: WriteCtx): Promise<string | void>;
   /**
-   * How many devices in the scope use these rows, for records devices refer to: a caller whose role is scoped may
-   * change or delete them only when no device outside the scope does (403 otherwise).
+   * The devices these rows reach, for shared records (devices use them, or they decide what is done to devices):
+   * a caller may create, change or delete one only when their scope covers every device it reaches, before the
+   * write and after it (src/auth/scope.ts, refuseUnlessScopeCovers; 403 otherwise).
    */
-  devicesUsing?(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<number>;
+  reaches?(db: DbOrTx, ids: number[]): Promise<DeviceReach>;
+  /**
+   * Which rows a caller with this scope sees at all, for records that are about devices (undefined: every row).
+   * A row outside it answers 404, as a device outside the scope does.
+   */
+  visibleTo?(scope: DeviceScope): SQL | undefined;
   /** A reason a row may not be changed or deleted (e.g. built-in records), answered with 403. */
   readOnlyReason?(row: Row): string | undefined;
   /** The largest create/replace/update body, in bytes, when a record can be larger than DEFAULT_BODY_LIMIT allows. */
@@ -114,7 +120,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
   const Name = pascal(singular);
   const Names = pascal(plural);
   const one = z.object({ data: def.output });
-  const scopeNote = def.devicesUsing ? ` A caller whose role is scoped cannot change or delete a ${singular} that devices outside the scope use (403).` : "";
+  const scopeNote = def.reaches ? ` A caller whose role is scoped cannot create, change or delete a ${singular} that reaches devices outside the scope (403).` : "";
   const described = (text: string | undefined) => (text || scopeNote ? `${text ?? ""}${scopeNote}`.trim() : undefined);
   const updateConflict: Record<number, ReturnType<typeof jsonResponse>> = def.updateConflict ? { 409: jsonResponse(MessageBody, def.updateConflict) } : {};
 
@@ -161,22 +167,22 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     }),
   };
 
-  const fetchRows = async (db: DbOrTx, ids: number[]): Promise<Map<number, Row>> => {
+  const fetchRows = async (db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, Row>> => {
     if (!ids.length) return new Map();
-    const rows = (await db.select().from(def.table as SQLiteTable).where(inArray(def.table.id, ids))) as Row[];
+    const rows = (await db.select().from(def.table as SQLiteTable).where(and(inArray(def.table.id, ids), def.visibleTo?.(scope)))) as Row[];
     return new Map(rows.map((r) => [r.id, r]));
   };
 
   const show = async (db: DbOrTx, id: number, scope: DeviceScope): Promise<Out> => {
-    const row = (await fetchRows(db, [id])).get(id);
+    const row = (await fetchRows(db, [id], scope)).get(id);
     if (!row) throw ApiError.notFound(`${capitalise(singular)} ${id}`);
     return (await def.serialize(db, [row], scope))[0]!;
   };
 
-  const refuseIfUsedOutsideScope = async (ctx: WriteCtx, ids: number[]): Promise<void> => {
-    if (ctx.auth.scope.all || !def.devicesUsing) return;
-    const [inScope, total] = [await def.devicesUsing(ctx.tx, ids, ctx.auth.scope), await def.devicesUsing(ctx.tx, ids, { all: true })];
-    refuseIfUsedBeyondScope(ids.length === 1 ? `${capitalise(singular)} ${ids[0]}` : `One of the ${plural}`, inScope, total);
+  const refuseIfReachingBeyondScope = async (ctx: WriteCtx, ids: number[], created = false): Promise<void> => {
+    if (ctx.auth.scope.all || !def.reaches) return;
+    const what = created ? `The new ${singular}` : ids.length === 1 ? `${capitalise(singular)} ${ids[0]}` : `One of the ${plural}`;
+    await refuseUnlessScopeCovers(ctx.tx, ctx.auth.scope, what, await def.reaches(ctx.tx, ids));
   };
 
   const writeCtx = (c: Context<AppEnv>, tx: DbOrTx, mode: WriteCtx["mode"]): WriteCtx => ({
@@ -187,11 +193,11 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
   const save = (c: Context<AppEnv>, input: Partial<z.infer<I>>, id: number | null, mode: "create" | "replace" | "patch") =>
     c.var.services.db.transaction(async (tx) => {
       const ctx = writeCtx(c, tx, mode);
-      const existing = id === null ? null : (await fetchRows(tx, [id])).get(id);
+      const existing = id === null ? null : (await fetchRows(tx, [id], ctx.auth.scope)).get(id);
       if (existing === undefined) throw ApiError.notFound(`${capitalise(singular)} ${id}`);
       const reason = existing && def.readOnlyReason?.(existing);
       if (reason) throw new ApiError(403, reason);
-      if (existing) await refuseIfUsedOutsideScope(ctx, [existing.id]);
+      if (existing) await refuseIfReachingBeyondScope(ctx, [existing.id]);
       const values = await def.toValues(input, existing, ctx);
       ctx.bag.throwIfAny();
       // Read before writing: fields kept in join tables (a command's categories) would otherwise look unchanged.
@@ -206,6 +212,9 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       }
       await def.afterWrite?.(savedId, input, ctx);
       ctx.bag.throwIfAny();
+      // What the record reaches once written (a command put into a category, an assignment's new devices): the
+      // refusal rolls the write back.
+      await refuseIfReachingBeyondScope(ctx, [savedId], !existing);
       const after = await show(tx, savedId, ctx.auth.scope);
       await recordActivity(tx, ctx.auth, { action: `${singular.replace(/ /g, "_")}.${existing ? "update" : "create"}`, subjectType: singular, subjectId: savedId, before, after }, ctx.now);
       return after;
@@ -215,7 +224,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     c.var.services.db.transaction(async (tx) => {
       const ctx = writeCtx(c, tx, "delete");
       const unique = [...new Set(ids)];
-      const rows = await fetchRows(tx, unique);
+      const rows = await fetchRows(tx, unique, ctx.auth.scope);
       unique.forEach((id, i) => {
         if (rows.has(id)) return;
         if (!bulk) throw ApiError.notFound(`${capitalise(singular)} ${id}`);
@@ -226,7 +235,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
         const reason = def.readOnlyReason?.(row);
         if (reason) throw new ApiError(403, reason);
       }
-      await refuseIfUsedOutsideScope(ctx, unique);
+      await refuseIfReachingBeyondScope(ctx, unique);
       const before = await def.serialize(tx, [...rows.values()], ctx.auth.scope);
       const detached = await def.beforeDelete?.([...rows.values()], ctx);
       await tx.delete(def.table).where(inArray(def.table.id, unique));
@@ -243,7 +252,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     api.openapi(routes.list, async (c) => {
       const q = parseListQuery(c, def.listSpec);
       const db = c.var.services.db;
-      const where = q.where;
+      const where = and(q.where, def.visibleTo?.(c.var.auth.scope));
       const [rows, [total]] = await Promise.all([
         db.select().from(def.table as SQLiteTable).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
         db.select({ n: sql<number>`count(*)` }).from(def.table as SQLiteTable).where(where),

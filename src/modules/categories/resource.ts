@@ -69,7 +69,7 @@ export const categoriesResource = defineResource({
     idColumn: categories.id,
     search: { describe: "Substring of the name or description", build: (term) => sql`(${containsText(categories.name, term)} or ${containsText(categories.description, term)})` },
   },
-  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
+  reaches: async (_db, ids) => inArray(devices.categoryId, ids),
   async serialize(db, rows, scope) {
     const ids = rows.map((r) => r.id);
     const [counts, cmds] = await Promise.all([deviceCounts(db, ids, scope), commandsOf(db, ids)]);

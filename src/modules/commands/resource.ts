@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { and, asc, count, eq, inArray, ne, or, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
-import { categories, commandCategories, commands } from "../../db/schema/index.ts";
+import { categories, commandCategories, commands, devices } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
 import { defineResource } from "../../http/resource.ts";
 import { wholeNumbers } from "../../http/filters.ts";
@@ -83,6 +83,8 @@ export const commandsResource = defineResource({
     idColumn: commands.id,
     search: { describe: "Substring of the command or description", build: (term) => sql`(${containsText(commands.command, term)} or ${containsText(commands.description, term)})` },
   },
+  // A command runs on every device of its categories: what it reaches is those devices.
+  reaches: async (_db, ids) => inArray(devices.categoryId, sql`(select ${commandCategories.categoryId} from ${commandCategories} where ${inArray(commandCategories.commandId, ids)})`),
   async serialize(db, rows) {
     const cats = await categoriesOf(db, rows.map((r) => r.id));
     return (rows as CommandRow[]).map((r) => {

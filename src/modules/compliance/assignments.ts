@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
+import { assignmentCoversDevice } from "./coverage.ts";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { DbOrTx } from "../../db/client.ts";
 import { ASSIGNMENT_SCOPES, categories, devices, policies, policyAssignments, tags } from "../../db/schema/index.ts";
@@ -59,6 +61,26 @@ async function existingIds(db: DbOrTx, table: { id: SQLiteColumn }, wanted: numb
   return new Set(rows.map((r) => r.id));
 }
 
+/** The devices these assignments cover: their evaluations and results are about those devices. */
+export const assignmentsReach = (ids: number[]): SQL =>
+  sql`exists (select 1 from ${policyAssignments} where ${and(inArray(policyAssignments.id, ids), assignmentCoversDevice)})`;
+
+/**
+ * A scoped caller sees an assignment that covers a device of theirs (or, empty now, none at all), and of its
+ * device list only their own devices: one about other devices only answers 404, as those devices do.
+ */
+export function visibleAssignments(scope: DeviceScope): SQL | undefined {
+  if (scope.all) return undefined;
+  const covers = (within: SQL | undefined) => sql`exists (select 1 from ${devices} where ${and(assignmentCoversDevice, within)})`;
+  return sql`(${covers(deviceScopeCondition(scope))} or not ${covers(undefined)})`;
+}
+
+async function inScopeDeviceIds(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Set<number> | undefined> {
+  if (scope.all) return undefined;
+  if (!ids.length) return new Set();
+  return new Set((await db.select({ id: devices.id }).from(devices).where(and(inArray(devices.id, ids), deviceScopeCondition(scope)))).map((r) => r.id));
+}
+
 export const assignmentsResource = defineResource({
   tag: "Policy compliance",
   path: "/policy-assignments",
@@ -81,12 +103,15 @@ export const assignmentsResource = defineResource({
     idColumn: policyAssignments.id,
     search: { describe: "Substring of the description", build: (term) => containsText(policyAssignments.description, term) },
   },
-  async serialize(db, rows) {
+  reaches: async (_db, ids) => assignmentsReach(ids),
+  visibleTo: visibleAssignments,
+  async serialize(db, rows, scope) {
     const ids = [...new Set((rows as AssignmentRow[]).map((r) => r.policyId))];
+    const mine = await inScopeDeviceIds(db, [...new Set((rows as AssignmentRow[]).flatMap((r) => r.deviceIds))], scope);
     const names = new Map((ids.length ? await db.select({ id: policies.id, name: policies.name }).from(policies).where(inArray(policies.id, ids)) : []).map((p) => [p.id, p.name]));
     return (rows as AssignmentRow[]).map((r) => ({
       id: r.id, policy_id: r.policyId, policy_name: names.get(r.policyId) ?? "", description: r.description, scope: r.scope,
-      devices: r.deviceIds, categories: r.categoryIds, tags: r.tagIds, command: r.command, enabled: r.enabled, run_on_backup: r.runOnBackup,
+      devices: mine ? r.deviceIds.filter((id) => mine.has(id)) : r.deviceIds, categories: r.categoryIds, tags: r.tagIds, command: r.command, enabled: r.enabled, run_on_backup: r.runOnBackup,
       created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
     }));
   },

@@ -87,8 +87,7 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>): void {
   assignmentsResource.register(app);
   app.openapi(runAssignmentRoute, async (c) => {
     const id = c.req.valid("param").id;
-    const [assignment] = await c.var.services.db.select({ id: policyAssignments.id }).from(policyAssignments).where(eq(policyAssignments.id, id));
-    if (!assignment) throw ApiError.notFound(`Policy assignment ${id}`);
+    await assignmentsResource.show(c.var.services.db, id, c.var.auth.scope); // 404 for one the caller may not see
     return queueRun(c, { assignment_id: id }, { type: "policy_assignment", id }, c.req.valid("query").wait ?? 0);
   });
 }

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { count, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { and, count, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { policies, policyAssignments } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
@@ -9,6 +9,8 @@ import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../.
 import { plural } from "../../words.ts";
 import { sha256Hex } from "../configs/text.ts";
 import { parsePolicy } from "./engine/index.ts";
+import { assignmentsReach, visibleAssignments } from "./assignments.ts";
+import type { DeviceScope } from "../../auth/scope.ts";
 
 export const Policy = z
   .object({
@@ -43,9 +45,11 @@ export const PolicyInput = z
 
 type PolicyRow = typeof policies.$inferSelect;
 
-async function assignmentCounts(db: DbOrTx, ids: number[]): Promise<Map<number, number>> {
+/** Assignments of each policy that a caller with this scope sees (all of them for the delete's check). */
+async function assignmentCounts(db: DbOrTx, ids: number[], scope: DeviceScope = { all: true }): Promise<Map<number, number>> {
   if (!ids.length) return new Map();
-  const rows = await db.select({ id: policyAssignments.policyId, n: count() }).from(policyAssignments).where(inArray(policyAssignments.policyId, ids)).groupBy(policyAssignments.policyId);
+  const rows = await db.select({ id: policyAssignments.policyId, n: count() }).from(policyAssignments)
+    .where(and(inArray(policyAssignments.policyId, ids), visibleAssignments(scope))).groupBy(policyAssignments.policyId);
   return new Map(rows.map((r) => [r.id, r.n]));
 }
 
@@ -88,8 +92,13 @@ export const policiesResource = defineResource({
       build: (term) => sql`(${containsText(policies.name, term)} or ${containsText(policies.description, term)} or ${containsText(policies.definition, term)})`,
     },
   },
-  async serialize(db, rows) {
-    const counts = await assignmentCounts(db, rows.map((r) => r.id));
+  // A policy's rules judge every device its assignments cover: changing them changes those devices' results.
+  reaches: async (db, ids) => {
+    const using = await db.select({ id: policyAssignments.id }).from(policyAssignments).where(inArray(policyAssignments.policyId, ids));
+    return assignmentsReach(using.map((a) => a.id));
+  },
+  async serialize(db, rows, scope) {
+    const counts = await assignmentCounts(db, rows.map((r) => r.id), scope);
     return (rows as PolicyRow[]).map((r) => ({
       id: r.id, name: r.name, description: r.description, vendor: r.vendor, definition: r.definition, revision: r.definitionHash,
       rules_count: parsePolicy(r.definition).policy.rules.length, builtin: r.builtinKey !== null, assignments_count: counts.get(r.id) ?? 0,

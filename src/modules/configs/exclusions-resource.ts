@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { inArray, isNull, or, sql } from "drizzle-orm";
+import { EVERY_DEVICE } from "../../auth/scope.ts";
 import { compareExclusions } from "../../db/schema/index.ts";
 import { booleanFilter, idFilter } from "../../http/filters.ts";
 import { containsText } from "../../http/list.ts";
@@ -58,6 +59,9 @@ export const compareExclusionsResource = defineResource({
     idColumn: compareExclusions.id,
     search: { describe: "Substring of the pattern or description", build: (term) => sql`(${containsText(compareExclusions.pattern, term)} or ${containsText(compareExclusions.description, term)})` },
   },
+  // A rule applies to every device's downloads (a command's rule to every device that runs it): only a role that
+  // sees all devices may make, change or delete one.
+  reaches: async () => EVERY_DEVICE,
   async serialize(_db, rows) {
     return (rows as Row[]).map((r) => ({
       id: r.id, pattern: r.pattern, command: r.command, ignore_case: r.ignoreCase, description: r.description, enabled: r.enabled,

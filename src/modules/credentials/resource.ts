@@ -78,7 +78,7 @@ type SecretField = keyof typeof SECRETS;
 /** RFC 3414 turns SNMPv3 passwords into keys and requires at least 8 characters; agents refuse shorter ones. */
 const SNMP_PASSWORD_MIN = 8;
 
-const usingCredentials = (ids: number[]): SQL => or(inArray(devices.credId, ids), inArray(devices.snippetCredId, ids))!;
+export const usingCredentials = (ids: number[]): SQL => or(inArray(devices.credId, ids), inArray(devices.snippetCredId, ids))!;
 
 /** Devices using each set, as primary or snippet credentials (a device using one set for both counts once). */
 async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
@@ -251,7 +251,7 @@ export const credentialsResource = defineResource({
       build: (term) => or(containsText(credentials.name, term), containsText(credentials.description, term), containsText(credentials.username, term))!,
     },
   },
-  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
+  reaches: async (_db, ids) => usingCredentials(ids),
   async serialize(db, rows, scope) {
     const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
     return (rows as CredentialRow[]).map((r) => ({

@@ -6,6 +6,7 @@ import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { categories, credentials, deviceProfiles, devices, tags, templates, vendors } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
+import { refuseUnlessUsable } from "../credentials/use.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
 import { idFilter } from "../../http/filters.ts";
 import { plural } from "../../words.ts";
@@ -120,7 +121,7 @@ export const deviceProfilesResource = defineResource({
       build: (term) => sql`(${containsText(deviceProfiles.name, term)} or ${containsText(deviceProfiles.description, term)})`,
     },
   },
-  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
+  reaches: async (_db, ids) => inArray(devices.profileId, ids),
   async serialize(db, rows, scope) {
     const profiles = rows as ProfileRow[];
     const vendorIds = [...new Set(profiles.flatMap((p) => (p.vendorId ? [p.vendorId] : [])))];
@@ -146,6 +147,12 @@ export const deviceProfilesResource = defineResource({
     await checkRef(ctx, "cred_id", input.cred_id, credentials, credentials.id, "credential set");
     await checkRef(ctx, "snippet_cred_id", input.snippet_cred_id, credentials, credentials.id, "credential set");
     const vendorId = await resolveVendor(ctx, input);
+    // A profile hands its sets to the devices made from it: naming one is using it (credentials/use.ts).
+    for (const field of ["cred_id", "snippet_cred_id"] as const) {
+      const setId = input[field];
+      const had = existing?.[field === "cred_id" ? "credId" : "snippetCredId"];
+      if (setId && setId !== had && ctx.bag.empty) await refuseUnlessUsable(ctx.tx, ctx.auth, setId, field);
+    }
 
     // create and PUT: what the body leaves out has no default; PATCH: only what was sent changes.
     const v: Values = ctx.mode === "patch" ? {}

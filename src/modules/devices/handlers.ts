@@ -18,6 +18,7 @@ const writeContext = (c: Context<AppEnv>): WriteContext => ({
   secrets: c.var.services.secrets,
   actor: c.var.auth,
   scope: c.var.auth.scope,
+  abilities: c.var.auth.abilities,
   now: c.var.services.clock.now(),
 });
 

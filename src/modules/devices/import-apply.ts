@@ -40,11 +40,12 @@ export async function findDevicesByName(db: DbOrTx, scope: DeviceScope, names: s
 }
 
 /**
- * The write path's 422 names failing items `devices.<i>.<field>`; this turns it into each item's own errors,
+ * The write path's 422 (and its 403 for a credential set the caller may not use) names failing items
+ * `devices.<i>.<field>`; this turns it into each item's own errors,
  * phrased as a single write would phrase them. Anything else is not about the rows and is passed on.
  */
 function errorsByItem(err: unknown): Map<number, FieldErrors> {
-  if (!(err instanceof ApiError) || err.status !== 422 || !err.errors) throw err;
+  if (!(err instanceof ApiError) || (err.status !== 422 && err.status !== 403) || !err.errors) throw err;
   const byItem = new Map<number, FieldErrors>();
   for (const [key, messages] of Object.entries(err.errors)) {
     const match = /^devices\.(\d+)\.(.+)$/.exec(key);

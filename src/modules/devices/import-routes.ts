@@ -99,7 +99,7 @@ export function registerDeviceImportExportRoutes(app: OpenAPIHono<AppEnv>) {
     const dryRun = c.req.valid("query").dry_run === "true";
     const table = parseCsvTable(await readCsvUpload(c.req.raw), MAX_IMPORT_ROWS);
     const { db, secrets, clock } = c.var.services;
-    const ctx = { db, secrets, actor: c.var.auth, scope: c.var.auth.scope, now: clock.now() };
+    const ctx = { db, secrets, actor: c.var.auth, scope: c.var.auth.scope, abilities: c.var.auth.abilities, now: clock.now() };
     const planned = await planCsvImport(db, ctx.scope, table);
     return c.json({ data: await applyImport(ctx, planned, { dryRun }) }, 200);
   });

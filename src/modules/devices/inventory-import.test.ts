@@ -133,7 +133,7 @@ describe("the model table", () => {
     await t.db.insert(templates).values({ name: "Cisco IOS (test)", nameKey: nameKey("Cisco IOS (test)"), code: "name: test\n", builtinKey: "cisco-ios", createdAt: now, updatedAt: now }).onConflictDoNothing();
     const [ios] = await t.db.select({ id: templates.id }).from(templates).where(eq(templates.builtinKey, "cisco-ios"));
     const parsed = parseOxidized("lab-rtr-01:10.9.0.1:ios:u:p\nlab-rtr-02:10.9.0.2:junos:u:p\n", { map: DEFAULT_OXIDIZED_MAP, delimiter: ":" });
-    const ctx = { db: t.db, secrets: t.secrets, actor: { system: "test" }, scope: { all: true as const }, now };
+    const ctx = { db: t.db, secrets: t.secrets, actor: { system: "test" }, scope: { all: true as const }, abilities: "all" as const, now };
     const report = await importInventory(ctx, "oxidized", parsed, { dryRun: false });
     expect(report.outcomes).toEqual([
       { line: 1, name: "lab-rtr-01", outcome: "created", warnings: [] },

@@ -14,6 +14,7 @@ import { changedFields, recordActivities, recordActivity, type Actor } from "../
 import { deviceRefs, recordEvents, type NewEvent } from "../events/record.ts";
 import { getSettings } from "../settings/service.ts";
 import { builtinTemplatesByVendor } from "../templates/builtins.ts";
+import { whyNotUsable, type CredentialUser } from "../credentials/use.ts";
 import { CUSTOM_KEY, CUSTOM_KEY_RULE, DEVICE_FIELDS, type DeviceInputT, type DeviceOut, type DevicePatchT } from "./schemas.ts";
 
 type DeviceRow = typeof devices.$inferSelect;
@@ -348,7 +349,7 @@ async function replaceTags(tx: DbOrTx, sets: { deviceId: number; names: string[]
 const secretFieldsSet = (input: DevicePatchT) => (["device_password", "device_enable_password"] as const).filter((k) => input[k] !== undefined);
 
 /** db may be a transaction: an import runs many device writes inside its own, each becoming a savepoint. */
-export type WriteContext = { db: DbOrTx; secrets: SecretBox; actor: Actor; scope: DeviceScope; now: Date };
+export type WriteContext = { db: DbOrTx; secrets: SecretBox; actor: Actor; scope: DeviceScope; abilities: CredentialUser["abilities"]; now: Date };
 type WriteItem = { input: DevicePatchT; id?: number };
 
 /**
@@ -413,6 +414,7 @@ async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], b
       });
     }
     bag.throwIfAny();
+    await refuseCredentialsNotUsable(tx, ctx, items, resolved, existing, prefixOf);
 
     // Set-wise from here: a statement per updated device; new devices, tag links and audit rows in a few multi-row
     // statements; the records before and after read once. A 10,000-row import (one transaction, import-apply.ts)
@@ -456,6 +458,43 @@ export const createDevices = (ctx: WriteContext, inputs: DeviceInputT[], bulk: b
 
 export const updateDevices = (ctx: WriteContext, items: (DevicePatchT & { id: number })[], replace: boolean, bulk: boolean) =>
   writeDevices(ctx, replace ? "replace" : "patch", items.map(({ id, ...input }) => ({ id, input })), bulk);
+
+const CREDENTIAL_COLUMNS = [["credId", "device_cred_id"], ["snippetCredId", "device_snippet_cred_id"]] as const;
+
+/**
+ * A device ends a write with a credential set the caller may not use (credentials/use.ts) only if it had that set
+ * already and keeps its address and port: attaching one (sent, or from the settings' default or a profile), or
+ * moving a device that has one to another address or port (its credentials would go there), is refused with 403.
+ */
+async function refuseCredentialsNotUsable(
+  tx: DbOrTx, ctx: WriteContext, items: WriteItem[], resolved: Resolved[], existing: Map<number, DeviceRow>, prefixOf: (i: number) => string,
+): Promise<void> {
+  const who = { abilities: ctx.abilities, scope: ctx.scope };
+  if (who.abilities === "all" && who.scope.all) return;
+  const verdicts = new Map<number, Promise<string | null>>();
+  const problems = new FieldErrorBag();
+  for (const [i, { values }] of resolved.entries()) {
+    const before = items[i]!.id ? existing.get(items[i]!.id!) : undefined;
+    const moved = before !== undefined && ((values.ip !== undefined && values.ip !== before.ip) ||
+      (values.portOverride !== undefined && values.portOverride !== before.portOverride));
+    for (const [column, field] of CREDENTIAL_COLUMNS) {
+      const setId = values[column] !== undefined ? values[column] : before?.[column] ?? null;
+      if (!setId || (before && setId === before[column] && !moved)) continue;
+      if (!verdicts.has(setId)) verdicts.set(setId, whyNotUsable(tx, who, setId));
+      const why = await verdicts.get(setId)!;
+      if (!why) continue;
+      const attached = !before || setId !== before[column];
+      const sent = items[i]!.input[field] !== undefined;
+      const key = `${prefixOf(i)}${attached ? field : "device_ip"}`;
+      problems.add(key, attached
+        ? `${prefixOf(i)}${field}: ${why}` + (sent ? "" : ` (the set comes from the settings' default or the device profile, as ${field} was not sent: send ${field} 0 and the device's own login instead)`)
+        : `${prefixOf(i)}device_ip: the device logs in with credential set ${setId}, and changing its address or port would send that set's credentials to the new one; ${why}. ` +
+          `Send ${field} 0 with the device's own login, or a set you may use, in the same request`);
+    }
+  }
+  // Every refused item is named, as in a 422, so an import can set those rows aside and write the rest.
+  if (!problems.empty) throw new ApiError(403, ApiError.validation(problems.errors).message, problems.errors);
+}
 
 /** Ids outside the scope are reported exactly like ids that do not exist. */
 async function requireAll(tx: DbOrTx, scope: DeviceScope, ids: number[], bulk: boolean) {

@@ -46,7 +46,7 @@ describe("device events", () => {
   it("a change that rolls back after its event was written leaves no event", async () => {
     // The fault: the audit row, written after the device and its event in the same transaction, cannot be written.
     await t.db.run(sql`create trigger refuse_audit before insert on activity_log begin select raise(abort, 'the audit row cannot be written'); end`);
-    const ctx = { db: t.db, secrets: t.secrets, actor: { system: "test" }, scope: { all: true as const }, now: new Date() };
+    const ctx = { db: t.db, secrets: t.secrets, actor: { system: "test" }, scope: { all: true as const }, abilities: "all" as const, now: new Date() };
     await expect(createDevices(ctx, [{ device_name: "rolled-back", device_ip: "192.0.2.20", device_vendor: "Cisco" } as never], false)).rejects.toThrow(/activity_log/);
     expect(await t.db.all(sql`select id from devices where name = 'rolled-back'`)).toEqual([]);
     expect(await outbox()).toEqual([]);

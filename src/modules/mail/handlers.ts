@@ -8,6 +8,7 @@ import { failureReason } from "../../error-reason.ts";
 import { recordActivity } from "../activity/record.ts";
 import { getSettings } from "../settings/service.ts";
 import { composeMail } from "./compose.ts";
+import { assertCanManage } from "../users/guards.ts";
 import { getMailSubscriptionsRoute, putMailSubscriptionsRoute, testMailRoute } from "./routes.ts";
 import { MailNotConfiguredError, sendMail } from "./send.ts";
 
@@ -35,6 +36,12 @@ export function registerMailRoutes(app: OpenAPIHono<AppEnv>): void {
     const now = c.var.services.clock.now();
     const data = await c.var.services.db.transaction(async (tx) => {
       const before = await showSubscriptions(tx, id);
+      // Another user's mail is theirs to silence only for a caller who may manage that user (the rule for editing
+      // them): a scoped user cannot switch off an administrator's failure mail.
+      if (id !== c.var.auth.userId) {
+        const [target] = await tx.select().from(users).where(eq(users.id, id));
+        await assertCanManage(tx, c.var.auth, [target!], "change the mail subscriptions of");
+      }
       const tagIds = [...new Set(body.config_change_tag_ids ?? [])];
       if (tagIds.length) {
         const found = new Set((await tx.select({ id: tags.id }).from(tags).where(inArray(tags.id, tagIds))).map((t) => t.id));

@@ -34,7 +34,7 @@ export const getMailSubscriptionsRoute = apiRoute({
 export const putMailSubscriptionsRoute = apiRoute({
   method: "put", path: "/users/{id}/mail-subscriptions", operationId: "setMailSubscriptions", tag, ability: "users.write",
   summary: "Set what mail a user gets",
-  description: `Replaces the user's subscriptions: a field left out is false (no tags: any device). Mail goes to the user's e-mail address through the SMTP server in the settings. ${scopeNote}`,
+  description: `Replaces the user's subscriptions: a field left out is false (no tags: any device). Another user's subscriptions change only for a caller who may manage that user (their role grants nothing beyond the caller's own, scope included): 403 otherwise. Mail goes to the user's e-mail address through the SMTP server in the settings. ${scopeNote}`,
   request: { params: pathIds("id"), ...jsonBody(MailSubscriptionsPut) },
   responses: { 200: jsonResponse(z.object({ data: MailSubscriptions }), "The subscriptions now") },
 });

@@ -1,10 +1,13 @@
 import { z } from "@hono/zod-openapi";
-import { inArray, sql } from "drizzle-orm";
-import { snippets, templates } from "../../db/schema/index.ts";
+import { and, eq, inArray, or, sql, type SQL } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client.ts";
+import { taskTargetCondition } from "../tasks/targets.ts";
+import { snippets, tasks, templates } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
 import { freeText, singleLine } from "../../http/text.ts";
 import { snippetVariables } from "./render.ts";
+import { plural } from "../../words.ts";
 
 export const Snippet = z
   .object({
@@ -35,6 +38,12 @@ const SnippetInput = z
 
 type SnippetRow = typeof snippets.$inferSelect;
 
+/** A snippet reaches the devices its snippet tasks target: their next runs push whatever it holds then. */
+async function snippetReach(db: DbOrTx, ids: number[]): Promise<SQL> {
+  const using = await db.select().from(tasks).where(and(eq(tasks.type, "snippet"), inArray(tasks.snippetId, ids)));
+  return using.length ? or(...using.map(taskTargetCondition))! : sql`0`;
+}
+
 export const snippetsResource = defineResource({
   tag: "Snippets",
   path: "/snippets",
@@ -56,6 +65,7 @@ export const snippetsResource = defineResource({
     idColumn: snippets.id,
     search: { describe: "Substring of the name, description or content", build: (term) => sql`(${containsText(snippets.name, term)} or ${containsText(snippets.description, term)} or ${containsText(snippets.content, term)})` },
   },
+  reaches: snippetReach,
   async serialize(_db, rows) {
     return (rows as SnippetRow[]).map((r) => ({
       id: r.id, name: r.name, description: r.description, content: r.content, rollback_content: r.rollbackContent,
@@ -77,6 +87,12 @@ export const snippetsResource = defineResource({
       ...defaults, ...own, nameKey, rollbackContent: rollback_content, templateIds: template_ids && [...new Set(template_ids)], tags: tags && [...new Set(tags)],
     };
     return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
+  },
+  async beforeDelete(rows, ctx) {
+    // tasks.snippet_id was added by ALTER TABLE without the schema's ON DELETE SET NULL (drizzle/0012), so the
+    // database refuses the delete while a task names the snippet: clear it here, as the schema means.
+    const cleared = await ctx.tx.update(tasks).set({ snippetId: null }).where(inArray(tasks.snippetId, rows.map((r) => r.id))).returning({ id: tasks.id });
+    return cleared.length ? `${plural(cleared.length, "snippet task")} left without a snippet: ${cleared.length === 1 ? "it pushes" : "they push"} nothing until given one` : undefined;
   },
   descriptions: {
     create: "Variables are written `{name}`; device fields are variables too (`{device_name}`, `{device_ip}`, ... and each custom attribute by its name). See docs/snippets.md.",

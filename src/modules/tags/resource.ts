@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { and, count, inArray, sql } from "drizzle-orm";
-import { deviceProfiles, deviceTags, tags } from "../../db/schema/index.ts";
+import { deviceProfiles, deviceTags, devices, tags } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
 import type { DbOrTx } from "../../db/client.ts";
@@ -50,7 +50,7 @@ export const tagsResource = defineResource({
     idColumn: tags.id,
     search: { describe: "Substring of the name or description", build: (term) => sql`(${containsText(tags.name, term)} or ${containsText(tags.description, term)})` },
   },
-  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
+  reaches: async (_db, ids) => inArray(devices.id, sql`(select ${deviceTags.deviceId} from ${deviceTags} where ${inArray(deviceTags.tagId, ids)})`),
   async serialize(db, rows, scope) {
     const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
     return (rows as TagRow[]).map((r) => ({

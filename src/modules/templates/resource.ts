@@ -96,7 +96,7 @@ export const templatesResource = defineResource({
       build: (term) => sql`(${containsText(templates.name, term)} or ${containsText(templates.description, term)} or ${containsText(templates.code, term)})`,
     },
   },
-  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
+  reaches: async (_db, ids) => inArray(devices.templateId, ids),
   async serialize(db, rows, scope) {
     const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
     return (rows as TemplateRow[]).map((r) => ({

@@ -43,7 +43,7 @@ export const vendorsResource = defineResource({
     idColumn: vendors.id,
     search: { describe: "Substring of the name", build: (term) => containsText(vendors.name, term) },
   },
-  devicesUsing: async (db, ids, scope) => [...(await deviceCounts(db, ids, scope)).values()].reduce((a, b) => a + b, 0),
+  reaches: async (_db, ids) => inArray(devices.vendorId, ids),
   async serialize(db, rows, scope) {
     const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
     return (rows as VendorRow[]).map((r) => ({

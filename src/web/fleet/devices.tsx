@@ -148,7 +148,7 @@ export function registerDevicesPage(web: Hono<WebEnv>): void {
     if (ids.length > MAX_BULK) throw ApiError.validation({ ids: [`Select at most ${MAX_BULK} devices at a time`] });
     if (!ids.every((id) => Number.isSafeInteger(id) && id > 0)) throw ApiError.validation({ ids: ["ids must be device ids"] });
     const { db, secrets, clock } = c.var.services;
-    const done = await setDevicesEnabled({ db, secrets, actor: c.var.auth, scope: c.var.auth.scope, now: clock.now() }, ids, action === "enable", true);
+    const done = await setDevicesEnabled({ db, secrets, actor: c.var.auth, scope: c.var.auth.scope, abilities: c.var.auth.abilities, now: clock.now() }, ids, action === "enable", true);
     const back = safeNext(typeof form.back === "string" ? form.back : undefined) ?? "/devices";
     const url = new URL(back, "http://x");
     url.searchParams.delete("enabled");
