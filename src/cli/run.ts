@@ -2,6 +2,7 @@ import type { Clock } from "../clock.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { UserInputError } from "../auth/users.ts";
 import { CliError, type Command, type ConsoleIo } from "./command.ts";
+import { DISK_FULL_REASON, isDiskFull } from "../error-reason.ts";
 import { openMigratedDatabase } from "./database.ts";
 import { parseCommandFlags } from "./flags.ts";
 import { commandHelp, overviewHelp } from "./help.ts";
@@ -53,7 +54,9 @@ export async function runConsole(commands: Record<string, Command>, argv: string
     }
     return 0;
   } catch (err) {
-    const message = isExplained(err) ? err.message : `${name} failed: ${err instanceof Error ? err.message : String(err)}`;
+    const message = isExplained(err) ? err.message
+      : isDiskFull(err) ? `${name} failed: ${DISK_FULL_REASON}`
+      : `${name} failed: ${err instanceof Error ? err.message : String(err)}`;
     deps.printError(`svc: ${oneLine(message)}`);
     return 1;
   }

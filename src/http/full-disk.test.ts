@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { sql } from "drizzle-orm";
 import { backupName, backupsDir } from "../runtime/db-backup.ts";
 import { createTestContext, manualClock, type TestContext } from "../../test/helpers/app.ts";
+import { fillDatabase } from "../../test/helpers/full-disk.ts";
 
 /**
  * A full disk, provoked for real: SQLITE_FULL from a database that may not grow past its size (PRAGMA
@@ -20,22 +20,6 @@ beforeEach(async () => {
 });
 afterEach(() => t.close());
 
-/** Caps the database at its size now and fills its free pages, so the next write that needs a page fails. */
-async function fillDatabase() {
-  await t.db.run(sql`create table filler (b blob)`);
-  const [pages] = (await t.db.all(sql`pragma page_count`)) as { page_count: number }[];
-  await t.db.all(sql.raw(`pragma max_page_count = ${pages!.page_count + 8}`));
-  for (let i = 0; i < 1000; i++) {
-    try {
-      await t.db.run(sql`insert into filler values (randomblob(3000))`);
-    } catch (err) {
-      expect(String((err as { cause?: { code?: string } }).cause?.code)).toMatch(/^SQLITE_FULL/);
-      return;
-    }
-  }
-  throw new Error("the database never filled");
-}
-
 /** Creates tags until one is refused; the answer that refused it. */
 async function writeUntilRefused() {
   for (let i = 0; i < 500; i++) {
@@ -47,7 +31,7 @@ async function writeUntilRefused() {
 
 describe("a full disk", () => {
   it("answers a write 507 saying the disk is full, and nothing half-written", async () => {
-    await fillDatabase();
+    await fillDatabase(t.db);
     const refused = await writeUntilRefused();
     expect(refused.status).toBe(507);
     expect(refused.body.message).toMatch(/^The request failed: the disk holding the database and STORAGE_DIR is full .*free space, then retry/);
@@ -56,7 +40,7 @@ describe("a full disk", () => {
   });
 
   it("answers the health run 507 with its checks, the disk check saying the database cannot grow", async () => {
-    await fillDatabase();
+    await fillDatabase(t.db);
     // Runs fill the health runs' pages first; one comes that needs a page the database cannot add.
     let res;
     for (let i = 0; i < 200; i++) {

@@ -77,13 +77,13 @@ export async function writeBackup(options: { databaseUrl: string; storageDir: st
   // Every file of a backup is the owner's alone (mode 0600, like app.key): it holds the whole database. VACUUM
   // INTO writes into an existing file when it is empty, so the snapshot is created here with that mode.
   writeFileSync(snapshot, "", { mode: PRIVATE_FILE, flag: "wx" });
-  const client = await openClient({ url: options.databaseUrl, timeout: 10_000 });
   try {
-    await client.execute({ sql: "VACUUM INTO ?", args: [snapshot] });
-  } finally {
-    client.close();
-  }
-  try {
+    const client = await openClient({ url: options.databaseUrl, timeout: 10_000 });
+    try {
+      await client.execute({ sql: "VACUUM INTO ?", args: [snapshot] });
+    } finally {
+      client.close();
+    }
     const hash = createHash("sha256");
     const seen = { bytes: 0 };
     await pipeline(createReadStream(snapshot), createGzip(), hashing(hash, seen), createWriteStream(partial, { mode: PRIVATE_FILE }));

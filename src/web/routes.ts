@@ -4,6 +4,7 @@ import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import { isBusy } from "../db/write-turns.ts";
 import { ApiError } from "../http/errors.ts";
+import { failureReason, isDiskFull } from "../error-reason.ts";
 import { createLoginThrottle } from "../auth/login-throttle.ts";
 import { asOpenApiDocument } from "../docs/openapi.ts";
 import { describeApi, type ApiReference } from "../docs/reference.ts";
@@ -63,13 +64,16 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerRestApiPage(app);
   registerTokenRoutes(app);
   registerAiAgentDocsRoutes(app);
-  app.onError((err, c) => {
+  app.onError((thrown, c) => {
+    // A full disk refuses the page's write as it refuses the API's: said as one, never as a server error.
+    const err = isDiskFull(thrown) ? ApiError.diskFull("The page") : thrown;
+    if (err !== thrown) c.var.services.logger.error("the disk is full; answered 507", { method: c.req.method, path: c.req.path, error: failureReason(thrown) });
     // A page calls the API's services, so it meets their refusals: shown as the API would answer them.
     if (err instanceof ApiError) {
       for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
       const problems = Object.values(err.errors ?? {}).flat();
       return renderProblem(c, err.status, {
-        title: err.status === 404 ? "Not found" : err.status === 422 ? "Check the request" : "Refused",
+        title: err.status === 404 ? "Not found" : err.status === 422 ? "Check the request" : err.status === 507 ? "The disk is full" : "Refused",
         // Every problem of a 422, not only the first the API's message names.
         message: problems.length > 1 ? problems.join("; ") : err.message,
         // A bad query string: the same page without it; anything else: the start.

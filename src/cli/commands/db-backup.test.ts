@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -265,6 +265,17 @@ describe("svc db:backup and db:restore", () => {
     expect(taken).toHaveLength(1);
     expect(statSync(join(backups, taken[0]!)).mode & 0o777).toBe(0o600);
     expect(statSync(join(backups, `${taken[0]}.sha256`)).mode & 0o777).toBe(0o600);
+  });
+
+  it("says the disk is full when the backup cannot be written, and leaves nothing", async () => {
+    const out = join(dir, "full-disk.db.gz");
+    // The compressed copy goes to <out>.partial first: here /dev/full, which answers every write with ENOSPC.
+    symlinkSync("/dev/full", `${out}.partial`);
+    const run = await svc(["db:backup", "--out", out], env);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(/^svc: db:backup failed: the disk holding the database and STORAGE_DIR is full .*free space, then retry/);
+    expect(existsSync(out)).toBe(false);
+    expect(existsSync(`${out}.snapshot`)).toBe(false);
   });
 
   it("says what to do for a libSQL server instead of pretending", async () => {

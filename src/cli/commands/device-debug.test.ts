@@ -3,6 +3,9 @@ import { createTestContext, TEST_APP_KEY, type TestContext } from "../../../test
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript, latestConfigs } from "../../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice, type ScriptAnswer } from "../../../test/helpers/fake-device.ts";
 import { svc } from "../../../test/helpers/svc.ts";
+import { start, stopGroup } from "../../../test/helpers/process.ts";
+import { fileURLToPath } from "node:url";
+import { sql } from "drizzle-orm";
 
 /**
  * svc device:debug as an operator runs it (a process of its own, on the service's database) against the fake SSH
@@ -105,5 +108,41 @@ describe("GET /devices/{id}/last-failure", () => {
     await t.role({ name: "failure-scoped", tags: ["elsewhere"] });
     const scoped = await t.token(undefined, { role: "failure-scoped" });
     expect((await t.call(`/api/v1/devices/${id}/last-failure`, { token: scoped })).status).toBe(404);
+  });
+
+  it("holds the device under a collector's lease, renewed while it runs, so a killed session frees it within one lease", async () => {
+    // The device logs in, then answers nothing: the session waits for it.
+    const { prompt, script } = iosScript("stuck-9", ["hostname stuck-9", "end"]);
+    const device = await startFakeDevice({ script, initPrompt: prompt, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD }, faults: { stallAfterBytes: 0 } });
+    started.push(device);
+    const id = await addLoopbackDevice(t, token, { name: "debug-stuck", port: device.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: USERNAME, password: PASSWORD });
+    const source = fileURLToPath(new URL("../main.ts", import.meta.url));
+    const debug = start(process.execPath, ["--import", "tsx", source, "device:debug", "debug-stuck"], { ...env, COLLECTOR_LEASE_SECONDS: "3" });
+    try {
+      /** How far ahead of now the job's lease runs, and when it runs out. */
+      const lease = async () => {
+        const [row] = await t.db.all<{ until: number }>(sql`select lease_expires_at as until from jobs where device_id = ${id} and state = 'running'`);
+        return row ? { until: Number(row.until), ahead: Number(row.until) - Date.now() } : undefined;
+      };
+      let first: { until: number; ahead: number } | undefined;
+      for (let i = 0; i < 300 && !first; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        first = await lease();
+      }
+      expect(first, debug.output()).toBeDefined();
+      // Never further ahead than the lease (3 s), where the session's time limit (10 min) was used before.
+      expect(first!.ahead).toBeLessThanOrEqual(3_000);
+      let later = first!;
+      for (let i = 0; i < 200 && later.until === first!.until; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        later = (await lease()) ?? later;
+      }
+      // Renewed while the session runs.
+      expect(later.until).toBeGreaterThan(first!.until);
+      expect(later.ahead).toBeLessThanOrEqual(3_000);
+    } finally {
+      stopGroup(debug, "SIGKILL");
+      await debug.exited;
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { eq, or } from "drizzle-orm";
 import { runDownloadJob } from "../../../collector/download.ts";
+import { keepLease } from "../../../collector/lease.ts";
 import { openSecretBox } from "../../bootstrap.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { devices } from "../../db/schema/index.ts";
@@ -24,7 +25,9 @@ export const deviceDebugCommand = defineCommand({
       .where(/^\d+$/.test(given) ? or(eq(devices.id, Number(given)), eq(devices.nameKey, nameKey(given))) : eq(devices.nameKey, nameKey(given)));
     if (!device) throw new CliError(`no device has the id or name '${given}' (GET /api/v1/devices lists them)`);
     const owner = `svc device:debug on ${hostname()} (pid ${process.pid})`;
-    const job = await startDeviceJob(db, { type: "download", deviceId: device.id, trigger: "cli", priority: PRIORITY.downloadNow }, owner, clock.now(), TIME_LIMIT_MS);
+    // A collector's lease, renewed as a collector renews it: a debug session killed mid-way frees the device
+    // within one lease, not at the end of its time limit.
+    const job = await startDeviceJob(db, { type: "download", deviceId: device.id, trigger: "cli", priority: PRIORITY.downloadNow }, owner, clock.now(), config.collectorLeaseMs);
     if (!job) throw new CliError(`a job is running for device ${device.name} right now; run svc device:debug again when it has finished`);
 
     await recordActivity(db, { system: "svc device:debug" }, { action: "device.debug", subjectType: "device", subjectId: device.id, after: { job_id: job.id } }, clock.now());
@@ -32,11 +35,13 @@ export const deviceDebugCommand = defineCommand({
     let live = true;
     const controller = new AbortController();
     const limit = setTimeout(() => controller.abort(`the session ran past ${TIME_LIMIT_MS / 60_000} minutes`), TIME_LIMIT_MS);
+    const stopRenewing = keepLease({ db, clock, owner, logger: createLogger() }, job.id, config.collectorLeaseMs, () => controller.abort("the job's lease was lost"));
     try {
       const secrets = await openSecretBox((await loadAppKey(config, db)).key);
       await runDownloadJob({ db, secrets, clock, owner, logger: createLogger(), onTranscriptLine: (line) => live && io.print(`| ${line}`) }, job, controller.signal);
     } finally {
       clearTimeout(limit);
+      stopRenewing();
       // What still arrives (the echo of the logout) would print after the outcome.
       live = false;
     }
