@@ -48,7 +48,13 @@ export const createDeviceRoute = apiRoute({
   summary: "Create a device",
   description: "With device_profile_id, the profile's vendor, template, category, credentials, port and tags apply to every field the body leaves out.",
   request: jsonBody(DeviceInput),
-  responses: { 201: jsonResponse(one, "The created device; Location names its URL") },
+  responses: {
+    201: jsonResponse(one.extend({
+      warnings: z.array(z.string()).optional().openapi({
+        description: "What keeps the device from being backed up as created (no connection template, e.g. a vendor with several and none chosen), and how to fix it",
+      }),
+    }), "The created device; Location names its URL"),
+  },
 });
 
 export const replaceDeviceRoute = apiRoute({
