@@ -3,7 +3,7 @@
 # choice; compose.yaml runs the two side by side on one volume.
 
 # Build: all dependencies (esbuild among them), the bundles in dist/, then the dev dependencies dropped.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Scripts off: the prepare script (the build) needs the source, copied next.
@@ -12,7 +12,7 @@ COPY . .
 RUN npm run build && npm prune --omit=dev
 
 # Run: plain node on the bundles, as an unprivileged user; everything the service writes is under /data.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \

@@ -2,7 +2,7 @@ import type { devices } from "../src/db/schema/index.ts";
 import { normalizeConfigText } from "../src/modules/configs/text.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 import { compileTemplatePattern } from "../src/modules/templates/template-patterns.ts";
-import { SessionError, ShellSession, type SessionLimits, type SessionProfile } from "./session.ts";
+import { cleanCommandOutput, SessionError, ShellSession, type SessionLimits, type SessionProfile } from "./session.ts";
 import { openTelnet } from "./transports/telnet.ts";
 import type { Transcript } from "./transcript.ts";
 import { SshConnection } from "./transports/ssh.ts";
@@ -60,6 +60,7 @@ export function sessionProfileOf(t: ConnectionTemplate, withLogin: boolean): Ses
  */
 async function runShell(session: ShellSession, plan: Plan, fetchFile?: FetchFile): Promise<SessionOutputs> {
   const { template, login } = plan;
+  const refusals = refusalPatterns(template);
   if (template.enable && login.enablePassword) await session.enable(login.enablePassword);
   const skipped: Skipped[] = [];
   /** The commands whose output is what the shell printed (not a file fetched beside it). */
@@ -70,8 +71,9 @@ async function runShell(session: ShellSession, plan: Plan, fetchFile?: FetchFile
     printed.add(command);
     if (!template.optional.includes(command)) return session.print(command);
     const ran = await session.runOptional(command);
-    if ("printed" in ran) return ran.printed;
-    skipped.push({ command, reason: ran.error.message });
+    const refusal = "printed" in ran ? refusalIn(refusals, cleanCommandOutput(ran.printed, command)) : undefined;
+    if ("printed" in ran && refusal === undefined) return ran.printed;
+    skipped.push({ command, reason: "printed" in ran ? refusedReason(refusal!) : ran.error.message });
     return undefined;
   };
   for (const line of template.setup) await run(line);
@@ -83,6 +85,16 @@ async function runShell(session: ShellSession, plan: Plan, fetchFile?: FetchFile
   for (const line of template.teardown) session.send(line);
   return { outputs, printed: [...outputs.keys()].filter((command) => printed.has(command)), skipped };
 }
+
+/**
+ * How the device says it refused a command: the template's push.errors (`% Invalid input detected at '^' marker`
+ * on IOS), the same refusal a pushed line meets. An optional command the device refuses is skipped and stores
+ * nothing: its output is the refusal, not something the device has (show vtp status on a switch without VTP).
+ */
+const refusalPatterns = (template: ConnectionTemplate) => (template.push?.errors ?? []).map((source) => compileTemplatePattern(source, "line"));
+const refusalIn = (patterns: { test(line: string): boolean }[], output: string): string | undefined =>
+  patterns.length ? output.split("\n").map((l) => l.replace(/\r$/, "")).find((line) => patterns.some((p) => p.test(line))) : undefined;
+const refusedReason = (line: string) => `the device refused it: ${line.trim().slice(0, 200)}`;
 
 /** The file a command fetches over SCP (`{scp: path}` in the template), if it is one; own keys only ("constructor"). */
 const scpPathOf = (template: ConnectionTemplate, command: string): string | undefined =>
@@ -131,6 +143,7 @@ async function collectOverSsh({ plan, limits, connectTimeoutMs, transcript }: Co
     if (template.exec) {
       const outputs = new Map<string, string>();
       const skipped: Skipped[] = [];
+      const refusals = refusalPatterns(template);
       // Each exec channel ends on its own, so an optional command that fails leaves nothing behind to resync.
       const exec = async (command: string, idleTimeoutMs: number) => {
         transcript?.sent(command);
@@ -143,7 +156,11 @@ async function collectOverSsh({ plan, limits, connectTimeoutMs, transcript }: Co
         if (path !== undefined) return fetchOrSkip(fetchFile, command, path, template.optional.includes(command), skipped);
         if (!template.optional.includes(command)) return exec(command, limits.idleTimeoutMs);
         try {
-          return await exec(command, Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs));
+          const output = await exec(command, Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs));
+          const refusal = refusalIn(refusals, output);
+          if (refusal === undefined) return output;
+          skipped.push({ command, reason: refusedReason(refusal) });
+          return undefined;
         } catch (err) {
           if (!(err instanceof SessionError)) throw err;
           skipped.push({ command, reason: err.message });

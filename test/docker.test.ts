@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "./helpers/process.ts";
@@ -15,6 +16,17 @@ const engine = spawnSync("docker", ["info", "--format", "{{.ServerVersion}}"], {
 const noEngine = engine.status !== 0 ? `no container engine (docker info: ${(engine.stderr || engine.error?.message || "failed").trim().split("\n").at(-1)})` : undefined;
 
 const docker = (...args: string[]) => execFileSync("docker", args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 600_000 }).trim();
+
+describe("the Dockerfile", () => {
+  it("builds and runs on a Node LTS line still supported, one the package's engines field allows", () => {
+    const bases = [...readFileSync(`${root}Dockerfile`, "utf8").matchAll(/^FROM node:(\d+)\S*/gm)].map((m) => Number(m[1]));
+    expect(bases.length).toBe(2);
+    // Even majors are Node's LTS lines; 20 reached its end of life in April 2026.
+    for (const major of bases) expect(major % 2 === 0 && major >= 22, `node:${major}`).toBe(true);
+    const engines = JSON.parse(readFileSync(`${root}package.json`, "utf8")).engines.node as string;
+    expect(Number(/>=\s*(\d+)/.exec(engines)![1])).toBeLessThanOrEqual(Math.min(...bases));
+  });
+});
 
 if (noEngine) {
   console.warn(`\n[docker.test.ts] SKIPPED: ${noEngine}\n`);

@@ -57,7 +57,7 @@ function collectorsFor(storage: string): number[] {
 
 /** Polls until `done` holds, up to a generous bound, then says what it last saw. */
 describe("npm start (dist/main.js)", () => {
-  it("migrates a fresh storage dir, creates admin once with a printed password, serves, runs a collector, and stops on SIGTERM", async () => {
+  it("migrates a fresh storage dir, creates admin once with its password in a file only it reads, serves, runs a collector, and stops on SIGTERM", async () => {
     const storage = mkdtempSync(join(tmpdir(), "netkeep-main-"));
     dirs.push(storage);
     const port = await freePort();
@@ -65,9 +65,13 @@ describe("npm start (dist/main.js)", () => {
 
     const first = launch(env);
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, first);
-    const password = /Created user 'admin' with password: (\S+)/.exec(first.output())?.[1];
-    expect(password, first.output()).toMatch(/^[A-Za-z0-9]{20}$/);
-    expect(first.output().split(password!).length - 1).toBe(1);
+    // The first password goes to a file only the service's user reads, never to the console (container and journal logs).
+    const passwordFile = join(storage, "admin-password");
+    expect(first.output()).toContain(`Created user 'admin'; its password is in ${passwordFile} (readable only by this user)`);
+    expect(statSync(passwordFile).mode & 0o777).toBe(0o600);
+    const password = readFileSync(passwordFile, "utf8").trim();
+    expect(password).toMatch(/^[A-Za-z0-9]{20}$/);
+    expect(first.output()).not.toContain(password);
     expect(statSync(join(storage, "app.key")).mode & 0o777).toBe(0o600);
     expect(statSync(join(storage, "netkeep.db")).isFile()).toBe(true);
     expect(groupMembers(first.child.pid!).some((l) => l.includes("dist/collector.js"))).toBe(true);
@@ -152,7 +156,7 @@ describe("npm start (dist/main.js)", () => {
 
     const served = launch(env);
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, served);
-    expect(served.output()).toMatch(/Created user 'admin' with password: [A-Za-z0-9]{20}\n/);
+    expect(served.output()).toMatch(/Created user 'admin'; its password is in \S+admin-password /);
     stopGroup(served);
     expect(await served.exited).toBe(0);
 

@@ -27,7 +27,9 @@ import { registerMailRoutes, registerMailTestRoute } from "../modules/mail/handl
 import { registerBackupRoutes } from "../modules/backups/handlers.ts";
 import { registerReportRoutes } from "../modules/reports/handlers.ts";
 import { registerRconfigRoutes } from "../compat/rconfig/routes.ts";
-import { registerWebhookRoutes } from "../modules/webhooks/handlers.ts";
+import { payloadSchemaName, registerWebhookRoutes } from "../modules/webhooks/handlers.ts";
+import { EVENT_CATALOGUE } from "../modules/events/catalogue.ts";
+import { TAG_DESCRIPTIONS } from "./tags.ts";
 
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -93,12 +95,44 @@ export function createV2Api(): OpenAPIHono<AppEnv> {
 
 export const createVersionApi = (version: ApiVersion) => (version === "v1" ? createV1Api() : createV2Api());
 
-/** The OpenAPI 3.1 document of one version, straight from the route definitions. */
+/**
+ * What netkeep POSTs to a webhook subscription, one entry per event type: the Event envelope with the type's
+ * payload in data (the components registerWebhookRoutes declares).
+ */
+function eventWebhooks(): NonNullable<ReturnType<ReturnType<typeof createVersionApi>["getOpenAPI31Document"]>["webhooks"]> {
+  return Object.fromEntries(Object.entries(EVENT_CATALOGUE).map(([type, def]) => [type, {
+    post: {
+      summary: `The ${type} event`,
+      description: `${def.describe} Delivered to each subscription whose filters take it, signed the Standard Webhooks way (docs/events.md).`,
+      requestBody: {
+        required: true,
+        content: { "application/json": { schema: { allOf: [{ $ref: "#/components/schemas/Event" }, { type: "object" as const, properties: { data: { $ref: `#/components/schemas/${payloadSchemaName(type)}` } } }] } } },
+      },
+      responses: {
+        "2XX": { description: "Delivered" },
+        "410": { description: "Gone: the subscription is disabled" },
+        default: { description: "A 5xx or no answer is retried while retries are left; any other answer fails the delivery" },
+      },
+    },
+  }]));
+}
+
+/** The OpenAPI 3.1 document of one version, straight from the route definitions; every tag it uses is declared. */
 export function openApiDocument(version: ApiVersion, appUrl: string, appName = "netkeep") {
   const n = version.slice(1);
-  return createVersionApi(version).getOpenAPI31Document({
+  const document = createVersionApi(version).getOpenAPI31Document({
     openapi: "3.1.0",
-    info: { title: `${appName} REST API v${n}`, version: `${n}.0.0` },
+    info: {
+      title: `${appName} REST API v${n}`, version: `${n}.0.0`,
+      description: `Network configuration management: devices, their backed-up configurations and diffs, compliance, snippets and tasks. ` +
+        `Send the API token in the apitoken header. rConfig V8 clients work with a base-URL change.`,
+      contact: { name: `${appName} administrators`, url: appUrl },
+    },
     servers: [{ url: appUrl }],
   });
+  const used = new Set(Object.values(document.paths ?? {}).flatMap((item) =>
+    Object.values(item as Record<string, { tags?: string[] }>).flatMap((operation) => operation?.tags ?? [])));
+  if (document.components?.schemas?.Event) document.webhooks = eventWebhooks();
+  document.tags = [...used].sort().map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}) }));
+  return document;
 }

@@ -127,17 +127,19 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
   const routes = {
     list: apiRoute({
       method: "get", path, operationId: `list${Names}`, tag, ability: read, summary: `List ${plural}`,
+      description: `A page of ${plural}, read with the query every list takes: page and per_page, sort, filter[<field>], fields${def.listSpec.search ? " and search" : ""}. An unknown filter, sort or field name is a 422.`,
       request: { query: listQuerySchema(def.listSpec) },
       responses: { 200: jsonResponse(listEnvelopeSchema(def.output), `A page of ${plural}`) },
     }),
     show: apiRoute({
       method: "get", path: `${path}/{id}`, operationId: `get${Name}`, tag, ability: read, summary: `Show a ${singular}`,
+      description: `One ${singular} by its id, in data.`,
       request: { params: IdParams },
       responses: { 200: jsonResponse(one, `The ${singular}`) },
     }),
     create: apiRoute({
       method: "post", path, operationId: `create${Name}`, tag, ability: write, summary: `Create a ${singular}`,
-      description: def.descriptions?.create,
+      description: def.descriptions?.create ?? `Answers 201 with the new ${singular} in data and its URL in Location.`,
       request: jsonBody(def.input), bodyLimit: def.bodyLimit,
       responses: { 201: jsonResponse(one, `The created ${singular}; Location names its URL`) },
     }),
@@ -155,7 +157,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     }),
     delete: apiRoute({
       method: "delete", path: `${path}/{id}`, operationId: `delete${Name}`, tag, ability: write, summary: `Delete a ${singular}`,
-      description: described(def.descriptions?.delete),
+      description: described(def.descriptions?.delete ?? `Deletes the ${singular}; the answer says what else changed with it.`),
       request: { params: IdParams },
       responses: { 200: jsonResponse(MessageBody, "Deleted"), 409: jsonResponse(MessageBody, `Other records still use the ${singular}`) },
     }),

@@ -5,14 +5,15 @@ import { openDatabase, type Database } from "../db/client.ts";
 import type { WriteWait } from "../db/write-turns.ts";
 import type { Logger } from "../logger.ts";
 import type { SecretBox } from "../secrets/box.ts";
+import { writeAdminPasswordFile } from "./admin-password-file.ts";
 import { loadAppKey } from "./app-key-file.ts";
 import { loadBuiltinTemplates } from "./builtin-templates.ts";
 import { ensureStorage } from "./storage.ts";
 
 /**
  * What every process does before its real work (API on Node or Deno, collector): create storage, open the
- * database (its writes waiting for other processes' locks as `writeWait` says; by default 10 s), settle the app key, migrate and seed, and on the very first start create `admin`, printing its
- * password once to the console (never to the log).
+ * database (its writes waiting for other processes' locks as `writeWait` says; by default 10 s), settle the app key, migrate and seed, and on the very first start create `admin`, writing its
+ * password to STORAGE_DIR/admin-password (mode 0600), never to the console or the log.
  */
 export async function openServices(config: Config, logger: Logger, writeWait?: WriteWait): Promise<Database & { secrets: SecretBox }> {
   ensureStorage(config.storageDir, config.databaseUrl);
@@ -23,6 +24,9 @@ export async function openServices(config: Config, logger: Logger, writeWait?: W
   if (appKey.settled !== "none") logger.warn(`app key: ${appKey.settled === "finished" ? "finished" : "cleaned up after"} an interrupted svc key:rotate`);
   const secrets = await openSecretBox(appKey.key);
   const { adminPassword } = await prepareDatabase(database, config, systemClock, loadBuiltinTemplates(), logger);
-  if (adminPassword) console.log(`\nCreated user 'admin' with password: ${adminPassword}\nChange it after your first login.\n`);
+  if (adminPassword) {
+    const file = writeAdminPasswordFile(config.storageDir, adminPassword);
+    console.log(`\nCreated user 'admin'; its password is in ${file} (readable only by this user). Log in, change it, then delete the file.\n`);
+  }
   return { ...database, secrets };
 }

@@ -83,6 +83,20 @@ describe("optional commands", () => {
     expect(stored.has("show vtp status")).toBe(false);
   });
 
+  it("one the device refuses (no VTP: IOS's '% Invalid input') stores nothing and is recorded as skipped", async () => {
+    const id = await fakeIos({
+      script: (line) =>
+        line === "show vtp status" ? [line, "             ^", "% Invalid input detected at '^' marker.", "", PROMPT].join("\r\n") : iosAnswer(line),
+    });
+    const job = await downloadOnce(t, id);
+    expect(job.outcome, job.message ?? "").toBe("success");
+    expect(job.result).toMatchObject({ skipped_commands: [{ command: "show vtp status", reason: "the device refused it: % Invalid input detected at '^' marker." }] });
+    const stored = await latestConfigs(t, id);
+    expect(stored.has("show vtp status")).toBe(false);
+    expect(stored.get(IOS_CONFIG_COMMAND)).toBe(RUNNING_CONFIG.join("\n") + "\n");
+    expect(stored.get("show inventory")).toBe('NAME: "Chassis", DESCR: "Cisco Catalyst 9300"\n');
+  });
+
   it("a session that fails keeps its transcript and last lines with the secrets masked", async () => {
     const id = await fakeIos({ script: (line) => (line === IOS_CONFIG_COMMAND ? `${line}\r\nhostname edge-7\r\nsnmp-server community Quirk-Community-77 RO\r\n` : iosAnswer(line)) });
     const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 600, optionalIdleTimeoutMs: 300 } });

@@ -4,8 +4,13 @@ import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript, la
 import { startFakeDevice, type FakeDevice, type ScriptAnswer } from "../../../test/helpers/fake-device.ts";
 import { svc } from "../../../test/helpers/svc.ts";
 import { start, stopGroup } from "../../../test/helpers/process.ts";
-import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
+import { spawn } from "node:child_process";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+import { getJob } from "../../jobs/queue.ts";
+
+const SVC_SOURCE = fileURLToPath(new URL("../main.ts", import.meta.url));
 
 /**
  * svc device:debug as an operator runs it (a process of its own, on the service's database) against the fake SSH
@@ -90,6 +95,34 @@ describe("svc device:debug", () => {
     expect(transcript).toContain("% Not authorized");
     expect(transcript).toContain("[sent] <secret hidden>\n<secret hidden>\ncore-3#");
     expect(transcript).not.toContain(ENABLE);
+  });
+
+  it("interrupted with Ctrl-C, ends its job at once and frees the device", async () => {
+    // The configuration command gets its echo and then nothing, as from a hung device: the session waits.
+    const id = await iosDevice("debug-hangs", (line) => (line === IOS_CONFIG_COMMAND ? `${line}\r\n` : iosAnswer(line)));
+    const child = spawn(process.execPath, ["--import", "tsx", SVC_SOURCE, "device:debug", "debug-hangs"], {
+      env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env }, stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.setEncoding("utf8").on("data", (d: string) => {
+        stdout += d;
+        if (stdout.includes(`| [sent] ${IOS_CONFIG_COMMAND}`)) resolve();
+      });
+      child.on("close", () => reject(new Error(`svc ended before the session got going: ${stdout}${stderr}`)));
+    });
+    child.kill("SIGINT");
+    expect(await exited).toBe(1);
+    const jobId = Number(/as job (\d+)/.exec(stdout)![1]);
+    const job = (await getJob(t.db, jobId))!;
+    expect(job).toMatchObject({ state: "finished", outcome: "timeout", message: "svc device:debug was interrupted (SIGINT)", leaseOwner: null });
+    expect(stderr).toContain(`interrupted (SIGINT): job ${jobId} ended`);
+    // The device is free: the next download-now is a new job.
+    const next = await t.call(`/api/v1/download-now/${id}`, { token });
+    expect(next.body.data.id).not.toBe(jobId);
   });
 
   it("says which device it cannot find", async () => {

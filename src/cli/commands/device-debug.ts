@@ -13,6 +13,7 @@ import { CliError, defineCommand } from "../command.ts";
 
 /** No debug session holds the device longer than a collector's job would (DEFAULT_WORKER_OPTIONS.jobTimeLimitMs). */
 const TIME_LIMIT_MS = 10 * 60_000;
+const STOP_SIGNALS = ["SIGINT", "SIGTERM"] as const;
 
 export const deviceDebugCommand = defineCommand({
   summary: "Run one download of a device here, printing the whole session as it happens (secrets masked), and store it as a download would",
@@ -36,17 +37,27 @@ export const deviceDebugCommand = defineCommand({
     const controller = new AbortController();
     const limit = setTimeout(() => controller.abort(`the session ran past ${TIME_LIMIT_MS / 60_000} minutes`), TIME_LIMIT_MS);
     const stopRenewing = keepLease({ db, clock, owner, logger: createLogger() }, job.id, config.collectorLeaseMs, () => controller.abort("the job's lease was lost"));
+    // Ctrl-C (or a stop) ends the session and its job at once: left running, the job would hold the device until
+    // its lease ran out, with download-now answering the dead job meanwhile.
+    let interrupted: string | undefined;
+    const interrupt = (signal: NodeJS.Signals) => {
+      interrupted = signal;
+      controller.abort(`svc device:debug was interrupted (${signal})`);
+    };
+    for (const signal of STOP_SIGNALS) process.once(signal, interrupt);
     try {
       const secrets = await openSecretBox((await loadAppKey(config, db)).key);
       await runDownloadJob({ db, secrets, clock, owner, logger: createLogger(), onTranscriptLine: (line) => live && io.print(`| ${line}`) }, job, controller.signal);
     } finally {
       clearTimeout(limit);
       stopRenewing();
+      for (const signal of STOP_SIGNALS) process.off(signal, interrupt);
       // What still arrives (the echo of the logout) would print after the outcome.
       live = false;
     }
     const done = (await getJob(db, job.id))!;
     io.print(`Job ${done.id} ended ${done.outcome}: ${done.message ?? ""}`);
+    if (interrupted) throw new CliError(`interrupted (${interrupted}): job ${done.id} ended; the device is free for its next backup`);
     if (done.outcome !== "success" && done.outcome !== "unchanged") {
       throw new CliError(`the download failed (${done.outcome}); GET /api/v1/devices/${device.id}/last-failure keeps this transcript`);
     }

@@ -24,6 +24,7 @@ export const listActivityRoute = apiRoute({
 export const getActivityRoute = apiRoute({
   method: "get", path: "/activity-logs/{id}", operationId: "getActivityLog", tag, ability: "users.read",
   summary: "Show one audit entry",
+  description: "Who did it, with which token and from where, what it was done to, and the fields before and after (never secrets).",
   request: { params: EntryParams },
   responses: { 200: jsonResponse(z.object({ data: ActivityEntry }), "The entry") },
 });

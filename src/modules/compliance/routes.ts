@@ -76,6 +76,7 @@ export const trendsRoute = apiRoute({
 export const getResultRoute = apiRoute({
   method: "get", path: "/policy-compliance/{id}", operationId: "getComplianceResult", tag, ability: "policycompliance.read",
   summary: "Show a compliance result",
+  description: "One device's result against one policy, with every rule's evidence and remediation; a device outside your scope answers 404.",
   request: { params: IdParams },
   responses: { 200: jsonResponse(z.object({ data: ComplianceResult }), "The result, with every rule's evidence and remediation") },
 });

@@ -122,6 +122,7 @@ export const listChangesRoute = apiRoute({
 export const getChangeRoute = apiRoute({
   method: "get", path: "/config-changes/{id}", operationId: "getConfigChange", tag, ability: "configs.read",
   summary: "Show a configuration change with its diff",
+  description: "The change a new version made: a unified diff against the version before it, and what triggered the download.",
   request: { params: pathIds("id") },
   responses: { 200: jsonResponse(z.object({ data: ConfigChangeWithDiff }), "The change and its unified diff") },
 });
@@ -129,6 +130,7 @@ export const getChangeRoute = apiRoute({
 export const changeByConfigRoute = apiRoute({
   method: "get", path: "/config-changes/by-config/{config_id}", operationId: "getConfigChangeByConfig", tag, ability: "configs.read",
   summary: "Show the change that produced a configuration version",
+  description: "The same answer as GET /config-changes/{id}, found by the version it produced.",
   request: { params: pathIds("config_id") },
   responses: { 200: jsonResponse(z.object({ data: ConfigChangeWithDiff }), "The change and its unified diff") },
 });

@@ -47,6 +47,7 @@ const PurgeResult = z
 export const getRetentionPolicyRoute = apiRoute({
   method: "get", path: "/configs/retention-policy", operationId: "getRetentionPolicy", tag, ability: "configs.read",
   summary: "Show the configuration retention policy",
+  description: "How many versions, and how many days, of each device's history the scheduled purge keeps.",
   responses: { 200: jsonResponse(z.object({ data: Policy }), "The policy") },
 });
 

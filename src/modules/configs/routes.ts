@@ -84,6 +84,7 @@ export const configsByDeviceRoute = apiRoute({
 export const latestByDeviceRoute = apiRoute({
   method: "get", path: "/configs/latest-by-deviceid/{device_id}", operationId: "listDeviceLatestConfigs", tag, ability: "configs.read",
   summary: "List the latest version of each of a device's commands",
+  description: "The newest stored version per command of one device: what the device ran at its last successful backup.",
   request: { params: DeviceParams, query: listQuerySchema(configListSpec) },
   responses: { 200: jsonResponse(listEnvelopeSchema(Config), "The newest version per command") },
 });
@@ -91,6 +92,7 @@ export const latestByDeviceRoute = apiRoute({
 export const getConfigRoute = apiRoute({
   method: "get", path: "/configs/{id}", operationId: "getConfig", tag, ability: "configs.read",
   summary: "Show a configuration version's metadata",
+  description: "The version's device, command, hash, size and when downloads saw it; the text is at /configs/{id}/content.",
   request: { params: IdParams },
   responses: { 200: jsonResponse(z.object({ data: Config }), "The version") },
 });
@@ -98,6 +100,7 @@ export const getConfigRoute = apiRoute({
 export const configContentRoute = apiRoute({
   method: "get", path: "/configs/{id}/content", operationId: "getConfigContent", tag, ability: "configs.read",
   summary: "Get a configuration version's text",
+  description: "The stored text of one version, as the collector cleaned it (secrets removed per the template).",
   request: { params: IdParams },
   responses: { 200: textResponse("The text, as stored (text/plain; charset=utf-8)") },
 });

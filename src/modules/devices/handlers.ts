@@ -11,6 +11,7 @@ import {
 import { registerDeviceImportExportRoutes } from "./import-routes.ts";
 import { registerHostKeyRoutes } from "./host-key.ts";
 import { registerDetectRoutes } from "./detect.ts";
+import { missingTemplateWarning } from "./template-warning.ts";
 import { registerLastFailureRoutes } from "./last-failure.ts";
 
 const writeContext = (c: Context<AppEnv>): WriteContext => ({
@@ -70,7 +71,8 @@ export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summar
   app.openapi(routes.createDeviceRoute, async (c) => {
     const [device] = await createDevices(writeContext(c), [c.req.valid("json")], false);
     c.header("Location", new URL(`${c.req.path}/${device!.id}`, c.req.url).toString());
-    return c.json({ data: device! }, 201);
+    const warning = await missingTemplateWarning(c.var.services.db, device!);
+    return c.json({ data: device!, ...(warning ? { warnings: [warning] } : {}) }, 201);
   });
 
   app.openapi(routes.getDeviceRoute, async (c) =>

@@ -38,6 +38,7 @@ export const deviceSummaryRoute = apiRoute({
 export const getDeviceRoute = apiRoute({
   method: "get", path: "/devices/{id}", operationId: "getDevice", tag, ability: "devices.read",
   summary: "Show a device",
+  description: "One device in data, with its vendor, tags, last backup and last failure; a device outside your scope answers 404.",
   request: { params: DeviceParams },
   responses: { 200: jsonResponse(one, "The device") },
 });
@@ -47,7 +48,13 @@ export const createDeviceRoute = apiRoute({
   summary: "Create a device",
   description: "With device_profile_id, the profile's vendor, template, category, credentials, port and tags apply to every field the body leaves out.",
   request: jsonBody(DeviceInput),
-  responses: { 201: jsonResponse(one, "The created device; Location names its URL") },
+  responses: {
+    201: jsonResponse(one.extend({
+      warnings: z.array(z.string()).optional().openapi({
+        description: "What keeps the device from being backed up as created (no connection template, e.g. a vendor with several and none chosen), and how to fix it",
+      }),
+    }), "The created device; Location names its URL"),
+  },
 });
 
 export const replaceDeviceRoute = apiRoute({
@@ -77,6 +84,7 @@ export const deleteDeviceRoute = apiRoute({
 export const enableDeviceRoute = apiRoute({
   method: "post", path: "/devices/{id}/enable", operationId: "enableDevice", tag, ability: "devices.write",
   summary: "Enable a device so backups include it",
+  description: "Scheduled and task backups take the device again from the next run.",
   request: { params: DeviceParams },
   responses: { 200: jsonResponse(one, "The device") },
 });
@@ -84,6 +92,7 @@ export const enableDeviceRoute = apiRoute({
 export const disableDeviceRoute = apiRoute({
   method: "post", path: "/devices/{id}/disable", operationId: "disableDevice", tag, ability: "devices.write",
   summary: "Disable a device so backups skip it",
+  description: "Scheduled and task backups skip the device until it is enabled; its stored versions stay.",
   request: { params: DeviceParams },
   responses: { 200: jsonResponse(one, "The device") },
 });

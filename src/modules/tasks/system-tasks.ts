@@ -16,7 +16,7 @@ export const SYSTEM_TASKS: readonly SystemTask[] = [
   },
   {
     systemKey: "database_backup", name: "Database backup", type: "backup_database", cron: "0 1 * * *", paused: false,
-    description: "Backs netkeep's own database up to storage/backups/ at 01:00 UTC and keeps the newest settings.backups.keep (see docs/system.md).",
+    description: "Backs netkeep's own database up to storage/backups/ at 01:00 UTC and keeps the newest settings.backups.keep (see docs/system-data.md#database-backups).",
   },
 ];
 

@@ -65,7 +65,7 @@ function columns(input: WebhookPatchT) {
 }
 
 /** PascalCase schema name of an event type's payload: config.changed -> ConfigChangedPayload. */
-const payloadSchemaName = (type: string) => type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("") + "Payload";
+export const payloadSchemaName = (type: string) => type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("") + "Payload";
 
 export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   // The catalogue in the API description: the body every webhook receives, and each type's payload.

@@ -7,6 +7,7 @@ import type { ConfigOut } from "../../modules/configs/schemas.ts";
 import { listConfigs } from "../../modules/configs/service.ts";
 import type { DeviceOut } from "../../modules/devices/schemas.ts";
 import { getDevice } from "../../modules/devices/service.ts";
+import { missingTemplateWarning } from "../../modules/devices/template-warning.ts";
 import { getVisibleJob, lastFailedDownload, requestDownloadNow } from "../../modules/jobs/service.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { pathId } from "../path-id.ts";
@@ -89,7 +90,7 @@ export function registerDevicePage(web: Hono<WebEnv>): void {
     const { scope, abilities } = c.var.auth;
     const device = await getDevice(db, scope, id);
     const jobId = Number(c.req.query("job"));
-    const [category, template, profile, login, history, failure, compliance, job] = await Promise.all([
+    const [category, template, profile, login, history, failure, compliance, job, templateWarning] = await Promise.all([
       nameOf(db, categories, device.device_category_id),
       nameOf(db, templates, device.device_template_id),
       nameOf(db, deviceProfiles, device.device_profile_id),
@@ -102,13 +103,18 @@ export function registerDevicePage(web: Hono<WebEnv>): void {
       abilities.has("configs.read") && Number.isSafeInteger(jobId) && jobId > 0
         ? getVisibleJob(db, scope, c.var.auth.userId, jobId).then((j) => (j.deviceId === id ? j : null), () => null)
         : null,
+      missingTemplateWarning(db, device),
     ]);
+    // The device answers (status up) but every backup stops at its SSH host key: that, not "up", is its state.
+    const hostKeyFailing = failure?.outcome === "host_key_changed" && (!device.last_backup_at || new Date(device.last_backup_at) < failure.finishedAt!);
     const session = c.var.session;
     const details: [string, unknown][] = [
       ["Address", <span class="mono">{device.device_ip}{device.device_port_override ? `:${device.device_port_override}` : ""}</span>],
       ["Vendor", device.device_vendor ?? ""], ["Model", device.device_model ?? ""], ["Category", category ?? ""], ["Template", template ?? ""],
       ["Profile", profile ?? "default"], ["Tags", device.device_tags.join(", ")], ["Logs in with", login],
-      ["Status", <DeviceStatus device={device} />], ["Last seen", <Time at={device.last_seen_at ? new Date(device.last_seen_at) : null} none="never" />],
+      ["Status", hostKeyFailing
+        ? <><span class="badge status-unreachable">host key changed</span> <span class="muted">backups fail until the new key is accepted (see Last failure)</span></>
+        : <DeviceStatus device={device} />], ["Last seen", <Time at={device.last_seen_at ? new Date(device.last_seen_at) : null} none="never" />],
       ["Last backup", <Time at={device.last_backup_at ? new Date(device.last_backup_at) : null} none="never" />],
       ...Object.entries(device.custom ?? {}).map(([k, v]): [string, unknown] => [k, String(v)]),
       ...(device.notes ? [["Notes", device.notes] as [string, unknown]] : []),
@@ -122,6 +128,7 @@ export function registerDevicePage(web: Hono<WebEnv>): void {
             <p class="muted"><a href="/devices">Devices</a></p>
             <h1>{device.device_name}</h1>
             <dl class="details">{details.map(([k, v]) => <><dt>{k}</dt><dd>{v}</dd></>)}</dl>
+            {templateWarning && <p class="alert warning" id="template-warning" role="status">{templateWarning}</p>}
             {abilities.has("configs.read") && (
               <div class="actions">
                 <CsrfForm action={`/devices/${id}/download-now`} csrf={session.csrfToken} class="inline">
