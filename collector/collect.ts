@@ -6,6 +6,7 @@ import { SessionError, ShellSession, type SessionLimits, type SessionProfile } f
 import { openTelnet } from "./transports/telnet.ts";
 import type { Transcript } from "./transcript.ts";
 import { SshConnection } from "./transports/ssh.ts";
+import { NetconfClient } from "./netconf/client.ts";
 
 /**
  * A download's network half: log in over the template's protocol, run the commands, and bring back what they
@@ -200,6 +201,22 @@ async function collectOverTelnet({ plan, limits, connectTimeoutMs, transcript }:
 }
 
 /**
+ * A NETCONF template's session: the SSH `netconf` subsystem, hellos, `<get-config>` of running, `<close-session>`.
+ * The answer goes back whole, as text: where it is stored it becomes canonical XML with its secrets out
+ * (store-download.ts), as a shell's output is cleaned there. The category's commands do not apply: NETCONF has one.
+ */
+async function collectOverNetconf({ plan, limits, connectTimeoutMs, transcript }: CollectRequest, signal: AbortSignal, progress: Progress) {
+  const { template } = plan;
+  const conn = await sshConnect(plan, connectTimeoutMs);
+  return whileOpen(conn, signal, progress, async (): Promise<SessionOutputs & { fingerprint?: string }> => {
+    const client = await NetconfClient.open(await conn.subsystem("netconf"), { idleTimeoutMs: limits.idleTimeoutMs, maxMessageBytes: limits.maxOutputBytes }, transcript);
+    const reply = await client.getConfig(template.netconf?.filter);
+    await client.close();
+    return { outputs: new Map([[template.config_command, reply]]), printed: [], skipped: [], fingerprint: conn.fingerprint };
+  });
+}
+
+/**
  * Runs `work` in an interactive shell on the device, logged in and at its first prompt, over the template's
  * protocol; a shell even for exec templates (a push needs one session for configuration mode). The connection is
  * closed when the work ends or the job is given up. Returns the work's result and the host key seen (SSH).
@@ -250,7 +267,9 @@ export async function collect(request: CollectRequest, signal: AbortSignal, prog
   const { plan } = request;
   try {
     const { outputs, printed, skipped, fingerprint } = await untilAborted<SessionOutputs & { fingerprint?: string }>(
-      plan.template.protocol === "telnet" ? collectOverTelnet(request, signal, progress) : collectOverSsh(request, signal, progress),
+      plan.template.protocol === "telnet" ? collectOverTelnet(request, signal, progress)
+        : plan.template.protocol === "netconf" ? collectOverNetconf(request, signal, progress)
+        : collectOverSsh(request, signal, progress),
       signal,
     );
     return { outputs: [...outputs], printed, skipped, fingerprint };
