@@ -134,6 +134,9 @@ export const outputText = (request: Pick<StoreRequest, "printed">, command: stri
 
 const NO_XML_RULES = { secrets: [], drop: [] };
 
+/** What a syslog-triggered job says of who changed the configuration (collector/syslog/queue-backup.ts). */
+const changedByOf = (job: Job): string | null => (typeof job.params?.changed_by === "string" ? job.params.changed_by : null);
+
 /**
  * An output as the template's protocol gives it: a NETCONF answer as canonical XML, its secret elements masked
  * (netconf-xml.ts); a shell's as outputText cleans it. An answer that is no configuration stores nothing.
@@ -183,7 +186,9 @@ async function prepare(request: StoreRequest, options: { longWay?: boolean } = {
 async function write(tx: DbOrTx, p: Prepared): Promise<JobEnd | typeof MOVED> {
   if ("same" in p) return storeSame(tx, p.request, p.same);
   const { request, outputs, compressed, significant } = p;
-  const stored = await storeConfigs(tx, { deviceId: request.deviceId, outputs, compressed, significant, trigger: request.job.trigger, jobId: request.job.id, now: request.now });
+  const stored = await storeConfigs(tx, {
+    deviceId: request.deviceId, outputs, compressed, significant, trigger: request.job.trigger, jobId: request.job.id, changedBy: changedByOf(request.job), now: request.now,
+  });
   return recordEnd(tx, request, stored, outputs.reduce((sum, o) => sum + o.size, 0), {});
 }
 

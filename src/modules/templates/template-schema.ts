@@ -187,6 +187,36 @@ const netconfSection = z.strictObject({
   drop: z.array(elementSelector).default([]),
 });
 
+const groupNumber = z.number().int().min(1).max(9);
+
+/**
+ * The device family's "configuration changed" syslog messages (collector/syslog/): each `changed` rule's `pattern`
+ * is tested against a received message (RFC 3164: everything after the priority; RFC 5424: `APP-NAME: MSGID: MSG`,
+ * a `-` left out), and the groups `user`, `source` and `line` number say where the message names who changed it,
+ * from which address and over which line. `example` is a message the rule must match (checked on save).
+ */
+const syslogSection = z.strictObject({
+  changed: z.array(z.strictObject({
+    pattern: regex,
+    user: groupNumber.optional(),
+    source: groupNumber.optional(),
+    line: groupNumber.optional(),
+    example: z.string().min(1).optional(),
+  }).superRefine((rule, ctx) => {
+    let pattern;
+    try {
+      pattern = compileTemplatePattern(rule.pattern, "line");
+    } catch {
+      return; // the pattern's own issue is on its key
+    }
+    for (const key of ["user", "source", "line"] as const) {
+      const n = rule[key];
+      if (n !== undefined && n > pattern.groupCount) ctx.addIssue({ code: "custom", path: [key], message: `refers to group ${n}, but the pattern has ${pattern.groupCount} group${pattern.groupCount === 1 ? "" : "s"}` });
+    }
+    if (rule.example !== undefined && !pattern.test(rule.example)) ctx.addIssue({ code: "custom", path: ["example"], message: "is not matched by the pattern" });
+  })).min(1),
+});
+
 /** The command a NETCONF template's configuration is stored under. */
 export const NETCONF_COMMAND = "get-config";
 
@@ -221,6 +251,7 @@ const TemplateDocument = z
     detect: detectSection.optional(),
     snmp: z.strictObject({ config_changed_oid: oid.optional(), port: z.number().int().min(1).max(65535).optional() }).optional(),
     netconf: netconfSection.optional(),
+    syslog: syslogSection.optional(),
   })
   .superRefine((t, ctx) => {
     const netconf = t.protocol === "netconf";
@@ -274,6 +305,7 @@ export type LineFilter = z.output<typeof lineFilter>;
 export type PushSection = z.output<typeof pushSection>;
 export type DetectSection = z.output<typeof detectSection>;
 export type NetconfSection = z.output<typeof netconfSection>;
+export type SyslogSection = z.output<typeof syslogSection>;
 export type TemplateError = { line: number; key: string; message: string };
 export type ParseResult = { ok: true; template: ConnectionTemplate } | { ok: false; errors: TemplateError[] };
 
