@@ -207,13 +207,33 @@ async function collectOverTelnet({ plan, limits, connectTimeoutMs, transcript }:
  */
 async function collectOverNetconf({ plan, limits, connectTimeoutMs, transcript }: CollectRequest, signal: AbortSignal, progress: Progress) {
   const { template } = plan;
-  const conn = await sshConnect(plan, connectTimeoutMs);
-  return whileOpen(conn, signal, progress, async (): Promise<SessionOutputs & { fingerprint?: string }> => {
-    const client = await NetconfClient.open(await conn.subsystem("netconf"), { idleTimeoutMs: limits.idleTimeoutMs, maxMessageBytes: limits.maxOutputBytes }, transcript);
+  const { result, fingerprint } = await inNetconf(plan, { limits, connectTimeoutMs, transcript }, signal, progress, async (client) => {
     const reply = await client.getConfig(template.netconf?.filter);
     await client.close();
-    return { outputs: new Map([[template.config_command, reply]]), printed: [], skipped: [], fingerprint: conn.fingerprint };
+    return reply;
   });
+  return { outputs: new Map([[template.config_command, result]]), printed: [], skipped: [], fingerprint };
+}
+
+/**
+ * Runs `work` in a NETCONF session with the device (SSH `netconf` subsystem, hellos exchanged); the connection is
+ * closed when the work ends or the job is given up. Returns the work's result and the host key seen.
+ */
+export async function inNetconf<T>(target: Target, request: { limits: SessionLimits; connectTimeoutMs: number; transcript?: Transcript }, signal: AbortSignal, progress: Progress,
+  work: (client: NetconfClient) => Promise<T>): Promise<{ result: T; fingerprint: string }> {
+  const { limits, connectTimeoutMs, transcript } = request;
+  try {
+    return await untilAborted((async () => {
+      const conn = await sshConnect(target, connectTimeoutMs);
+      return whileOpen(conn, signal, progress, async () => {
+        const client = await NetconfClient.open(await conn.subsystem("netconf"), { idleTimeoutMs: limits.idleTimeoutMs, maxMessageBytes: limits.maxOutputBytes }, transcript);
+        return { result: await work(client), fingerprint: conn.fingerprint };
+      });
+    })(), signal);
+  } catch (err) {
+    if (signal.aborted) throw abortError(signal);
+    throw err;
+  }
 }
 
 /**

@@ -116,7 +116,11 @@ export class NetconfClient {
     }
   }
 
-  private async rpc(operation: string, body: string, idleTimeoutMs = this.limits.idleTimeoutMs): Promise<string> {
+  /**
+   * Any RPC: `body` is the operation element. Returns the whole `<rpc-reply>`; an rpc-error of severity error
+   * throws a SessionError whose message is the device's words.
+   */
+  async rpc(operation: string, body: string, idleTimeoutMs = this.limits.idleTimeoutMs): Promise<string> {
     const id = String(this.nextId++);
     this.transcript?.sent(`<rpc message-id="${id}"> ${body.length > 300 ? `<${operation}> ...` : body}`);
     this.send(`<?xml version="1.0" encoding="UTF-8"?><rpc message-id="${id}" xmlns="${NS}">${body}</rpc>`, this.decoder.framing);

@@ -6,6 +6,9 @@ import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, downloadOnce, latestConfigs } from "../helpers/collector.ts";
 import { startFakeDevice, type FakeDevice, type FakeDeviceOptions } from "../helpers/fake-device.ts";
 import type { FakeNetconfOptions } from "../helpers/fake-netconf.ts";
+import { loadPlan } from "../../collector/download.ts";
+import { pushLines } from "../../collector/push.ts";
+import { DEFAULT_LIMITS } from "../../collector/session.ts";
 
 /**
  * Backups over NETCONF (protocol: netconf): the collector against the fake device's `netconf` subsystem, which is
@@ -243,5 +246,52 @@ describe("NETCONF templates", () => {
     const res = await t.call("/api/v1/templates", { method: "POST", token, body: { name: `bad-${Math.random()}`, code } });
     expect(res.status).toBe(422);
     expect(res.body.errors[key]?.[0]).toContain(problem);
+  });
+});
+
+describe("a snippet pushed over NETCONF", () => {
+  const PUSH_YAML = `${JUNOS_YAML}  push:\n    confirm_timeout_seconds: 90\n`;
+  const SNIPPET = ["<configuration>", "  <system><ntp><server><name>192.0.2.123</name></server></ntp></system>", "</configuration>"];
+  const push = async (device: FakeDevice, save = true, yaml = PUSH_YAML) => {
+    const id = await deviceOn(device, await netconfTemplate(yaml));
+    const { plan } = await loadPlan(t.db, t.secrets, id);
+    const outcome = await pushLines({ target: plan, limits: DEFAULT_LIMITS, connectTimeoutMs: 5_000 }, { lines: SNIPPET, save }, new AbortController().signal, { connected: false });
+    return { id, outcome };
+  };
+  const ops = (device: FakeDevice) => device.received.map((r) => r.replace(/^<netconf> /, ""));
+
+  it("goes to the candidate, is validated, committed with confirmed and a timeout, then confirmed; a backup shows it", async () => {
+    const netconf = { config: JUNOS_CONFIG, candidate: {} };
+    const device = await fakeNetconfDevice(netconf);
+    const { id, outcome } = await push(device);
+    expect(outcome, outcome.message).toMatchObject({ status: "success", saved: true });
+    expect(ops(device)).toEqual(["hello", "lock", "edit-config", "validate", "commit confirmed 90 s", "commit", "unlock", "close-session"]);
+    expect(outcome.transcript).toContain("<name>192.0.2.123</name>");
+    expect((await downloadOnce(t, id)).outcome).toBe("success");
+    expect((await latestConfigs(t, id)).get("get-config")).toContain("<name>192.0.2.123</name>");
+  });
+
+  it.each(["edit-config", "validate", "commit"] as const)("refused at %s: the candidate is discarded, the lock released, nothing committed", async (refuse) => {
+    const device = await fakeNetconfDevice({ config: JUNOS_CONFIG, candidate: { refuse } });
+    const { outcome } = await push(device);
+    expect(outcome, outcome.message).toMatchObject({ status: "failed", saved: false, failedLine: { stage: refuse === "edit-config" ? "line" : "save" } });
+    expect(outcome.message).toBe(`the device refused <${refuse}>: invalid-value: the fake device refuses <${refuse}>: syntax error at 'bogus' (at /config/bogus)`);
+    expect(ops(device).slice(-3)).toEqual(["discard-changes", "unlock", "close-session"]);
+    expect(ops(device).filter((o) => o.startsWith("commit") && refuse !== "commit")).toEqual([]);
+  });
+
+  it("a dry check validates and discards", async () => {
+    const device = await fakeNetconfDevice({ config: JUNOS_CONFIG, candidate: {} });
+    const { outcome } = await push(device, false);
+    expect(outcome).toMatchObject({ status: "success", saved: false });
+    expect(ops(device)).toEqual(["hello", "lock", "edit-config", "validate", "discard-changes", "unlock", "close-session"]);
+  });
+
+  it("a device without a candidate datastore, or a template without netconf.push, is refused in words", async () => {
+    const plain = await fakeNetconfDevice({ config: JUNOS_CONFIG });
+    expect((await push(plain)).outcome).toMatchObject({ status: "error", message: expect.stringContaining("offers no candidate datastore") });
+    expect(ops(plain)).not.toContain("edit-config");
+    const other = await fakeNetconfDevice({ config: JUNOS_CONFIG, candidate: {} });
+    expect((await push(other, true, JUNOS_YAML)).outcome).toMatchObject({ status: "error", message: expect.stringContaining("has no netconf.push section") });
   });
 });

@@ -21,6 +21,12 @@ export type FakeNetconfOptions = {
   hugeConfigBytes?: number;
   /** The hello's session-id. */
   sessionId?: number;
+  /**
+   * A candidate datastore (`:candidate`, `:validate:1.1`, `:confirmed-commit:1.1` offered): lock, unlock,
+   * edit-config, validate, commit and discard-changes work on it; a commit appends the edits to what get-config
+   * answers. `refuse` answers that operation with an rpc-error.
+   */
+  candidate?: { refuse?: "edit-config" | "validate" | "commit" | "lock" };
 };
 
 const NS = "urn:ietf:params:xml:ns:netconf:base:1.0";
@@ -40,7 +46,12 @@ export type NetconfServerIo = {
 export function serveNetconf(channel: ServerChannel, options: FakeNetconfOptions, io: NetconfServerIo): void {
   channel.on("error", () => {});
   const offered = options.base11 === false ? [BASE_1_0] : [BASE_1_0, BASE_1_1];
-  const capabilities = [...offered, ...(options.capabilities ?? [])].map((c) => `<capability>${c}</capability>`).join("");
+  const candidateCaps = options.candidate
+    ? ["urn:ietf:params:netconf:capability:candidate:1.0", "urn:ietf:params:netconf:capability:validate:1.1", "urn:ietf:params:netconf:capability:confirmed-commit:1.1"]
+    : [];
+  /** Edits in the candidate, not yet committed. */
+  let edits: string[] = [];
+  const capabilities = [...offered, ...candidateCaps, ...(options.capabilities ?? [])].map((c) => `<capability>${c}</capability>`).join("");
   let framing: Framing = "1.0";
   let helloSeen = false;
   let queue = Promise.resolve(true);
@@ -69,13 +80,27 @@ export function serveNetconf(channel: ServerChannel, options: FakeNetconfOptions
     const attributes = rpc[1]!.replace(/\s+xmlns(?::[\w.-]+)?=(?:"[^"]*"|'[^']*')/g, "");
     const operation = rpc[2]!;
     const filter = /<(?:[\w.-]+:)?filter\b[^>]*>([\s\S]*)<\/(?:[\w.-]+:)?filter>/.exec(message)?.[1];
-    io.received(`<netconf> ${operation}${filter ? ` ${filter}` : ""}`);
+    const confirmed = /<(?:[\w.-]+:)?confirmed\/>[\s\S]*?<(?:[\w.-]+:)?confirm-timeout>(\d+)</.exec(message)?.[1];
+    io.received(`<netconf> ${operation}${filter ? ` ${filter}` : ""}${confirmed ? ` confirmed ${confirmed} s` : ""}`);
     const reply = (body: string) => `<rpc-reply xmlns="${NS}"${attributes}>${body}</rpc-reply>`;
     if (operation === "close-session") {
       await io.send(channel, frame(reply("<ok/>"), framing));
       channel.end();
       io.end();
       return false;
+    }
+    if (options.candidate && ["lock", "unlock", "edit-config", "validate", "commit", "discard-changes"].includes(operation)) {
+      if (options.candidate.refuse === operation) {
+        return io.send(channel, frame(reply(rpcError("invalid-value", `the fake device refuses <${operation}>: syntax error at 'bogus'`, "/config/bogus")), framing));
+      }
+      if (operation === "edit-config") edits.push(/<(?:[\w.-]+:)?config>([\s\S]*)<\/(?:[\w.-]+:)?config>/.exec(message)?.[1] ?? "");
+      if (operation === "discard-changes") edits = [];
+      // The confirming commit (no <confirmed/>) finds nothing new to apply.
+      if (operation === "commit") {
+        options.config += edits.join("");
+        edits = [];
+      }
+      return io.send(channel, frame(reply("<ok/>"), framing));
     }
     if (operation !== "get-config") {
       return io.send(channel, frame(reply(rpcError("operation-not-supported", `the fake device does not know <${operation}>`)), framing));
@@ -98,7 +123,8 @@ export function serveNetconf(channel: ServerChannel, options: FakeNetconfOptions
   });
 }
 
-function rpcError(tag: string, message: string, path?: string): string {
+function rpcError(tag: string, text: string, path?: string): string {
+  const message = text.replace(/&/g, "&amp;").replace(/</g, "&lt;");
   return `<rpc-error><error-type>application</error-type><error-tag>${tag}</error-tag><error-severity>error</error-severity>${
     path ? `<error-path>${path}</error-path>` : ""}<error-message xml:lang="en">${message}</error-message></rpc-error>`;
 }

@@ -185,6 +185,12 @@ const netconfSection = z.strictObject({
   }).optional(),
   secrets: z.array(elementSelector).default([]),
   drop: z.array(elementSelector).default([]),
+  /**
+   * Snippet pushes over NETCONF (collector/netconf/push.ts): a snippet is the XML inside `<config>`, sent with
+   * `<edit-config>` to the candidate datastore, validated, committed with `<confirmed/>` and this timeout, then
+   * confirmed; anything refused is discarded (`<discard-changes>`). The device must offer `:candidate`.
+   */
+  push: z.strictObject({ confirm_timeout_seconds: z.number().int().min(1).max(3600).default(120) }).optional(),
 });
 
 const groupNumber = z.number().int().min(1).max(9);
