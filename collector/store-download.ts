@@ -141,7 +141,7 @@ const changedByOf = (job: Job): string | null => (typeof job.params?.changed_by 
  * An output as the template's protocol gives it: a NETCONF answer as canonical XML, its secret elements masked
  * (netconf-xml.ts); a shell's as outputText cleans it. An answer that is no configuration stores nothing.
  */
-function templateText(request: Pick<StoreRequest, "printed">, template: ConnectionTemplate, command: string, output: string): string {
+export function templateText(request: Pick<StoreRequest, "printed">, template: ConnectionTemplate, command: string, output: string): string {
   if (template.protocol !== "netconf") return outputText(request, command, output);
   try {
     return netconfConfigText(output, template.netconf ?? NO_XML_RULES);

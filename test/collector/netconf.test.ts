@@ -9,6 +9,8 @@ import type { FakeNetconfOptions } from "../helpers/fake-netconf.ts";
 import { loadPlan } from "../../collector/download.ts";
 import { pushLines } from "../../collector/push.ts";
 import { DEFAULT_LIMITS } from "../../collector/session.ts";
+import { DEFAULT_WORKER_OPTIONS, startWorker } from "../../collector/worker.ts";
+import { silentLogger } from "../../src/logger.ts";
 
 /**
  * Backups over NETCONF (protocol: netconf): the collector against the fake device's `netconf` subsystem, which is
@@ -293,5 +295,27 @@ describe("a snippet pushed over NETCONF", () => {
     expect(ops(plain)).not.toContain("edit-config");
     const other = await fakeNetconfDevice({ config: JUNOS_CONFIG, candidate: {} });
     expect((await push(other, true, JUNOS_YAML)).outcome).toMatchObject({ status: "error", message: expect.stringContaining("has no netconf.push section") });
+  });
+});
+
+describe("a snippet sent to a NETCONF device through the API", () => {
+  it("is rendered, pushed by a collector with the confirmed commit, and the configurations before and after are stored", async () => {
+    const worker = startWorker({ db: t.db, secrets: t.secrets, clock: { now: () => new Date() }, logger: silentLogger, owner: "collector-nc", connectTimeoutMs: 5_000 },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 2, pollIntervalMs: 50 });
+    try {
+      const device = await fakeNetconfDevice({ config: JUNOS_CONFIG, candidate: {} });
+      const id = await deviceOn(device, await builtinTemplateId(t, "juniper-junos-netconf"));
+      const content = "<configuration>\n  <system><ntp><server><name>{ntp}</name></server></ntp></system>\n</configuration>";
+      const created = await t.call("/api/v1/snippets", { method: "POST", token, body: { name: "netconf ntp", content } });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const sent = await t.call(`/api/v1/snippets/${created.body.data.id}/send?wait=20`, { method: "POST", token, body: { device_id: id, dynamic_vars: { ntp: "192.0.2.77" } } });
+      expect(sent.body.data, JSON.stringify(sent.body)).toMatchObject({ type: "snippet_push", state: "finished", outcome: "success" });
+      expect(device.received.filter((r) => r.startsWith("<netconf> commit"))).toEqual(["<netconf> commit confirmed 120 s", "<netconf> commit"]);
+      const pushed = (await t.call(`/api/v1/snippet-deployments/${sent.body.data.deployment_id}/devices`, { token })).body.data[0];
+      expect(pushed.result.diff, pushed.result.diff).toContain("+        <name>192.0.2.77</name>");
+      expect(pushed.transcript).not.toContain(PASSWORD);
+    } finally {
+      await worker.stop();
+    }
   });
 });
