@@ -53,6 +53,9 @@ export async function enqueueDeviceJob(
   return { job: job!, created: true };
 }
 
+/** The longest a stream of change messages puts a device's backup off (queueChangeBackup). */
+export const MAX_CHANGE_DEFER_MS = 10 * 60_000;
+
 /** Who changed a device's configuration, as its syslog message said (any part may be unknown). */
 export type ConfigChangeReport = { user?: string; source?: string; line?: string };
 
@@ -69,13 +72,16 @@ export function describeChange(change: ConfigChangeReport): string {
  * A part the new report lacks (Junos's UI_COMMIT_COMPLETED names no user) is kept from the one before.
  */
 export async function queueChangeBackup(db: DbOrTx, input: { deviceId: number; change: ConfigChangeReport; debounceMs: number }, now: Date): Promise<{ jobId: number; created: boolean }> {
-  const runAfter = new Date(now.getTime() + input.debounceMs);
+  let runAfter = new Date(now.getTime() + input.debounceMs);
   const [waiting] = await db.select().from(jobs)
     .where(and(eq(jobs.deviceId, input.deviceId), eq(jobs.type, "download"), eq(jobs.state, "queued"))).limit(1);
   if (waiting) {
     const before = (waiting.params?.change ?? {}) as ConfigChangeReport;
     const change = { user: input.change.user ?? before.user, source: input.change.source ?? before.source, line: input.change.line ?? before.line };
     const params = { ...(waiting.params ?? {}), change, changed_by: describeChange(change) };
+    // A device that never stops changing still gets its backup: put off at most MAX_CHANGE_DEFER_MS after the first message.
+    const latest = waiting.createdAt.getTime() + Math.max(input.debounceMs, MAX_CHANGE_DEFER_MS);
+    if (runAfter.getTime() > latest) runAfter = new Date(Math.max(latest, waiting.runAfter.getTime()));
     await db.update(jobs).set({ params, ...(waiting.trigger === "syslog" ? { runAfter } : {}) }).where(eq(jobs.id, waiting.id));
     return { jobId: waiting.id, created: false };
   }
