@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
@@ -317,5 +317,31 @@ describe("a snippet sent to a NETCONF device through the API", () => {
     } finally {
       await worker.stop();
     }
+  });
+});
+
+describe("the built-in NETCONF templates, each against a configuration of its family (test/fixtures/netconf)", () => {
+  const templatesDir = new URL("../../collector/templates/", import.meta.url);
+  const fixtures = new URL("../fixtures/netconf/", import.meta.url);
+  const keys = readdirSync(templatesDir).filter((f) => f.endsWith(".yaml") && /^protocol: netconf$/m.test(readFileSync(new URL(f, templatesDir), "utf8"))).map((f) => f.slice(0, -5));
+
+  it("are six, each with a fixture", () => {
+    expect(keys.sort()).toEqual(readdirSync(fixtures).map((f) => f.replace(/\.xml$/, "")).sort());
+    expect(keys).toHaveLength(6);
+  });
+
+  it.each(keys)("%s stores the configuration with every secret masked", async (key) => {
+    const xml = readFileSync(new URL(`${key}.xml`, fixtures), "utf8");
+    expect(xml.startsWith("<!-- source:")).toBe(true);
+    const device = await fakeNetconfDevice({ config: xml });
+    const id = await deviceOn(device, await builtinTemplateId(t, key));
+    const job = await downloadOnce(t, id);
+    expect(job.outcome, job.message ?? "").toBe("success");
+    const stored = (await latestConfigs(t, id)).get("get-config")!;
+    // The header comment names "Secret-" once; a masked element with children masks each of their texts.
+    const secrets = xml.match(/Secret-/g)!.length - 1;
+    expect(stored, stored).not.toContain("Secret-");
+    expect(stored.match(/\(secret removed\)/g)!.length).toBeGreaterThanOrEqual(secrets);
+    expect(stored).not.toContain("source:");
   });
 });
