@@ -166,10 +166,11 @@ describe("the syslog receiver", () => {
     const flooded = new Promise((resolve) => flood.on("exit", resolve));
     // A backup runs meanwhile (the configuration it reads is still the old one), slowed down by the device.
     const backup = downloadOnce(t, deviceId);
-    // And the device itself floods too: far past its rate, its messages are dropped, and the receiver stays up.
+    // The real change, over TCP; then the device itself floods: past its rate (the injected clock stands still, so
+    // its bucket does not refill) its messages are dropped, and the receiver stays up.
+    await logger(["--rfc3164", "-T", "-t", "ios", CHANGE.replace("admin", "flood-admin")]);
     const own = createSocket("udp4");
     for (let i = 0; i < 2000; i++) own.send(`<190>%LINK-5-CHANGED: Interface Gi1/0/${i}, changed state to up`, port, "127.0.0.1");
-    await logger(["--rfc3164", "-T", "-t", "ios", CHANGE.replace("admin", "flood-admin")]);
     const health = await t.call("/api/v1/devices", { token });
     expect(health.status).toBe(200);
     expect((await backup).outcome).toMatch(/^(success|unchanged)$/);
