@@ -6,6 +6,7 @@ import { cleanCommandOutput, SessionError, ShellSession, type SessionLimits, typ
 import { openTelnet } from "./transports/telnet.ts";
 import type { Transcript } from "./transcript.ts";
 import { SshConnection } from "./transports/ssh.ts";
+import { NetconfClient } from "./netconf/client.ts";
 
 /**
  * A download's network half: log in over the template's protocol, run the commands, and bring back what they
@@ -217,6 +218,42 @@ async function collectOverTelnet({ plan, limits, connectTimeoutMs, transcript }:
 }
 
 /**
+ * A NETCONF template's session: the SSH `netconf` subsystem, hellos, `<get-config>` of running, `<close-session>`.
+ * The answer goes back whole, as text: where it is stored it becomes canonical XML with its secrets out
+ * (store-download.ts), as a shell's output is cleaned there. The category's commands do not apply: NETCONF has one.
+ */
+async function collectOverNetconf({ plan, limits, connectTimeoutMs, transcript }: CollectRequest, signal: AbortSignal, progress: Progress) {
+  const { template } = plan;
+  const { result, fingerprint } = await inNetconf(plan, { limits, connectTimeoutMs, transcript }, signal, progress, async (client) => {
+    const reply = await client.getConfig(template.netconf?.filter);
+    await client.close();
+    return reply;
+  });
+  return { outputs: new Map([[template.config_command, result]]), printed: [], skipped: [], fingerprint };
+}
+
+/**
+ * Runs `work` in a NETCONF session with the device (SSH `netconf` subsystem, hellos exchanged); the connection is
+ * closed when the work ends or the job is given up. Returns the work's result and the host key seen.
+ */
+export async function inNetconf<T>(target: Target, request: { limits: SessionLimits; connectTimeoutMs: number; transcript?: Transcript }, signal: AbortSignal, progress: Progress,
+  work: (client: NetconfClient) => Promise<T>): Promise<{ result: T; fingerprint: string }> {
+  const { limits, connectTimeoutMs, transcript } = request;
+  try {
+    return await untilAborted((async () => {
+      const conn = await sshConnect(target, connectTimeoutMs);
+      return whileOpen(conn, signal, progress, async () => {
+        const client = await NetconfClient.open(await conn.subsystem("netconf"), { idleTimeoutMs: limits.idleTimeoutMs, maxMessageBytes: limits.maxOutputBytes }, transcript);
+        return { result: await work(client), fingerprint: conn.fingerprint };
+      });
+    })(), signal);
+  } catch (err) {
+    if (signal.aborted) throw abortError(signal);
+    throw err;
+  }
+}
+
+/**
  * Runs `work` in an interactive shell on the device, logged in and at its first prompt, over the template's
  * protocol; a shell even for exec templates (a push needs one session for configuration mode). The connection is
  * closed when the work ends or the job is given up. Returns the work's result and the host key seen (SSH).
@@ -267,7 +304,9 @@ export async function collect(request: CollectRequest, signal: AbortSignal, prog
   const { plan } = request;
   try {
     const { outputs, printed, skipped, fingerprint } = await untilAborted<SessionOutputs & { fingerprint?: string }>(
-      plan.template.protocol === "telnet" ? collectOverTelnet(request, signal, progress) : collectOverSsh(request, signal, progress),
+      plan.template.protocol === "telnet" ? collectOverTelnet(request, signal, progress)
+        : plan.template.protocol === "netconf" ? collectOverNetconf(request, signal, progress)
+        : collectOverSsh(request, signal, progress),
       signal,
     );
     return { outputs: [...outputs], printed, skipped, fingerprint };

@@ -18,6 +18,7 @@ import { JOBS_QUEUED } from "../src/runtime/collector-process.ts";
 import { DEFAULT_DISPATCHER_OPTIONS, startEventDispatcher } from "./event-dispatcher.ts";
 import { EVENT_CONSUMERS } from "./event-consumers.ts";
 import { startHeartbeat } from "./heartbeat.ts";
+import { startSyslogService } from "./syslog/service.ts";
 import packageJson from "../package.json" with { type: "json" };
 
 // Hundreds of sessions each leave ~100 KB strings behind them, and V8's default lets the heap double past what
@@ -61,6 +62,10 @@ async function main() {
   const scheduler = startScheduler({ db, clock: systemClock, logger, passed: heartbeat.schedulerPassed });
   const indexer = startSearchIndexer({ db, logger }, { ...DEFAULT_INDEXER_OPTIONS, busy: () => worker.active > 0, waiting: () => worker.waiting });
   const compliancePass = startCompliancePass({ db, clock: systemClock, logger }, { ...DEFAULT_COMPLIANCE_PASS_OPTIONS, busy: () => worker.active > 0 });
+  // The syslog receiver runs in the collector, not the API: collectors sit next to the devices that send syslog
+  // (the API may run far away, on Deno, or several times over), and it only writes jobs, as the scheduler does.
+  const syslog = startSyslogService({ db, clock: systemClock, logger, queued: () => worker.wake() },
+    { owner, host: hostname(), pid: process.pid, version: packageJson.version, concurrency: config.collectorConcurrency, startedAt: systemClock.now() });
   const dispatcher = startEventDispatcher({ db, clock: systemClock, logger, consumers: EVENT_CONSUMERS, dispatched: () => worker.wake() }, DEFAULT_DISPATCHER_OPTIONS);
   logger.info("collector started", { owner, concurrency: config.collectorConcurrency });
 
@@ -75,6 +80,7 @@ async function main() {
     const handBackAt = Date.now() + grace - Math.min(HAND_BACK_MARGIN_MS, grace / 2);
     logger.info("collector stopping; finishing the jobs in hand", { active: worker.active, grace_seconds: grace / 1000 });
     await scheduler.stop();
+    await syslog.stop();
     await indexer.stop();
     await compliancePass.stop();
     await dispatcher.stop();

@@ -4,6 +4,7 @@ import { removeSecrets } from "../src/modules/templates/template-text.ts";
 import type { ConnectionTemplate, PushSection } from "../src/modules/templates/template-schema.ts";
 import { inShell, type Progress, type Target } from "./collect.ts";
 import { cleanCommandOutput, SessionError, type SessionLimits, type ShellSession } from "./session.ts";
+import { pushOverNetconf } from "./netconf/push.ts";
 
 /**
  * A push: snippet lines sent to one device through the same session engine as downloads (collect.ts inShell:
@@ -192,6 +193,7 @@ export async function pushLines(connection: PushConnection, request: PushRequest
   const { target } = connection;
   const { template, login } = target;
   const transcript = new Transcript(template, [login.password, login.enablePassword, login.passphrase].filter((s): s is string => !!s));
+  if (template.protocol === "netconf") return pushOverNetconf(connection, request, signal, progress, transcript);
   if (!template.push) {
     return { status: "error", outcome: "error", saved: false, transcript: "", message: "the device's connection template has no push section, so nothing can be pushed to it; copy the template and add one (docs/collector.md: Connection templates)" };
   }

@@ -12,7 +12,7 @@ import { keepLease } from "./lease.ts";
 import { linesNotInConfig, pushLines } from "./push.ts";
 import { sessionSettings } from "./collector-settings.ts";
 import { SessionError } from "./session.ts";
-import { LeaseLost, outputText, storeDownload, type StoreRequest } from "./store-download.ts";
+import { LeaseLost, storeDownload, templateText, type StoreRequest } from "./store-download.ts";
 import { snmpResult } from "./snmp.ts";
 
 /** A configuration downloaded around a push: its stored text per command and the download job that stored it. */
@@ -43,7 +43,7 @@ async function snapshot(deps: DownloadDeps, loaded: LoadedPlan, leaseMs: number,
     const end = await storing(() => (deps.store ? deps.store(request) : storeDownload(deps.db, request)));
     if (!end) throw new LeaseLost();
     const [stored] = await deps.db.select({ result: jobs.result }).from(jobs).where(eq(jobs.id, job!.id));
-    return { jobId: job!.id, configIds: stored?.result?.config_ids ?? [], texts: new Map(collected.outputs.map(([command, output]) => [command, storedText(outputText(collected, command, output), loaded.plan.template)])) };
+    return { jobId: job!.id, configIds: stored?.result?.config_ids ?? [], texts: new Map(collected.outputs.map(([command, output]) => [command, storedText(templateText(collected, loaded.plan.template, command, output), loaded.plan.template)])) };
   } catch (err) {
     await deps.db.update(jobs).set({ state: "finished", outcome: err instanceof SessionError ? err.outcome : "error", message: failureReason(err).slice(0, 500), finishedAt: deps.clock.now(), leaseOwner: null, leaseExpiresAt: null })
       .where(and(eq(jobs.id, job!.id), eq(jobs.leaseOwner, deps.owner)));

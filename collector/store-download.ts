@@ -11,6 +11,8 @@ import { parseTemplateOnce } from "./template-cache.ts";
 import { recordBackupEnd } from "./backup-events.ts";
 import { OutputMemory, rawHash, rulesKey, type RememberedOutput } from "./output-memory.ts";
 import { cleanCommandOutput, SessionError } from "./session.ts";
+import { NetconfReplyError, netconfConfigText } from "../src/modules/templates/netconf-xml.ts";
+import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 
 /**
  * What a finished session hands over to be stored, as plain data: the collector stores on a thread of its own
@@ -130,6 +132,25 @@ export async function storeDownloads(db: Db, requests: readonly StoreRequest[]):
 export const outputText = (request: Pick<StoreRequest, "printed">, command: string, output: string) =>
   request.printed.includes(command) ? cleanCommandOutput(output, command) : output;
 
+const NO_XML_RULES = { secrets: [], drop: [] };
+
+/** What a syslog-triggered job says of who changed the configuration (collector/syslog/queue-backup.ts). */
+const changedByOf = (job: Job): string | null => (typeof job.params?.changed_by === "string" ? job.params.changed_by : null);
+
+/**
+ * An output as the template's protocol gives it: a NETCONF answer as canonical XML, its secret elements masked
+ * (netconf-xml.ts); a shell's as outputText cleans it. An answer that is no configuration stores nothing.
+ */
+export function templateText(request: Pick<StoreRequest, "printed">, template: ConnectionTemplate, command: string, output: string): string {
+  if (template.protocol !== "netconf") return outputText(request, command, output);
+  try {
+    return netconfConfigText(output, template.netconf ?? NO_XML_RULES);
+  } catch (err) {
+    if (err instanceof NetconfReplyError) throw new SessionError("output_invalid", `${err.message}; nothing was stored`);
+    throw err;
+  }
+}
+
 /**
  * A download worked out before its transaction: either every output is the one last stored (`same`: one more
  * sighting each), or the outputs digested, checked and compressed where they changed.
@@ -148,7 +169,7 @@ async function prepare(request: StoreRequest, options: { longWay?: boolean } = {
   const parsed = parseTemplateOnce(request.templateCode);
   if (!parsed.ok) throw new Error("the device's connection template is invalid");
   const template = parsed.template;
-  const texts = request.outputs.map(([command, output]) => ({ command, text: storedText(outputText(request, command, output), template) }));
+  const texts = request.outputs.map(([command, output]) => ({ command, text: storedText(templateText(request, template, command, output), template) }));
   const config = texts.find((t) => t.command === template.config_command);
   const problem = config && implausibleConfiguration(config.text, template);
   if (problem) throw new SessionError("output_invalid", `${problem}; nothing was stored`);
@@ -165,7 +186,9 @@ async function prepare(request: StoreRequest, options: { longWay?: boolean } = {
 async function write(tx: DbOrTx, p: Prepared): Promise<JobEnd | typeof MOVED> {
   if ("same" in p) return storeSame(tx, p.request, p.same);
   const { request, outputs, compressed, significant } = p;
-  const stored = await storeConfigs(tx, { deviceId: request.deviceId, outputs, compressed, significant, trigger: request.job.trigger, jobId: request.job.id, now: request.now });
+  const stored = await storeConfigs(tx, {
+    deviceId: request.deviceId, outputs, compressed, significant, trigger: request.job.trigger, jobId: request.job.id, changedBy: changedByOf(request.job), now: request.now,
+  });
   return recordEnd(tx, request, stored, outputs.reduce((sum, o) => sum + o.size, 0), {});
 }
 

@@ -2,6 +2,7 @@ import { createHash, getCiphers, getHashes } from "node:crypto";
 import { Client, type ClientChannel, type ConnectConfig } from "ssh2";
 import { SessionError, type Channel } from "../session.ts";
 import { receiveScpFile } from "./scp.ts";
+import type { ByteChannel } from "../netconf/client.ts";
 
 export type SshTarget = {
   host: string;
@@ -124,6 +125,22 @@ export class SshConnection {
       this.client.shell({ term: "vt100", cols: 511, rows: 24 }, (err, stream) => {
         if (err) return reject(new SessionError("error", `the device refused a shell: ${err.message}`));
         resolve(channelOf(stream));
+      });
+    });
+  }
+
+  /** The device's SSH subsystem `name` (NETCONF's is `netconf`, RFC 6242), as a byte stream. */
+  subsystem(name: string): Promise<ByteChannel> {
+    return new Promise((resolve, reject) => {
+      this.client.subsys(name, (err, stream) => {
+        if (err) return reject(new SessionError("error", `the device refused the SSH subsystem '${name}': ${err.message}; is it enabled on the device (and on this port)?`));
+        stream.on("error", () => {});
+        resolve({
+          write: (data) => void stream.write(data),
+          onData: (listener) => void stream.on("data", listener),
+          onClose: (listener) => void stream.on("close", () => listener()),
+          close: () => stream.close(),
+        });
       });
     });
   }

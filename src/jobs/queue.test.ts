@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import { devices, jobs } from "../db/schema/index.ts";
-import { claimNextJob, completeJob, enqueueDeviceJob, extendLease, getJob, requeueExpiredLeases, retryDelayMs } from "./queue.ts";
+import { claimNextJob, completeJob, enqueueDeviceJob, extendLease, getJob, MAX_CHANGE_DEFER_MS, queueChangeBackup, requeueExpiredLeases, retryDelayMs } from "./queue.ts";
 import { nameKey } from "../db/name-key.ts";
 
 let t: TestContext;
@@ -137,5 +137,34 @@ describe("job queue", () => {
     expect(second).toMatchObject({ created: false, job: { id: first.job.id, priority: 100 } });
     const [row] = await t.db.select().from(jobs).where(eq(jobs.id, first.job.id));
     expect(row!.priority).toBe(100);
+  });
+});
+
+describe("queueChangeBackup (a device's syslog message said its configuration changed)", () => {
+  it("puts the download off after each message, at most MAX_CHANGE_DEFER_MS after the first, keeping parts a later message lacks", async () => {
+    const [d] = await makeDevices(1);
+    const first = await queueChangeBackup(t.db, { deviceId: d!, change: { user: "admin", source: "10.0.0.5", line: "vty0" }, debounceMs: 30_000 }, now);
+    expect(first.created).toBe(true);
+    const second = await queueChangeBackup(t.db, { deviceId: d!, change: {}, debounceMs: 30_000 }, later(20_000));
+    expect(second).toEqual({ jobId: first.jobId, created: false });
+    let job = (await getJob(t.db, first.jobId))!;
+    expect(job.runAfter).toEqual(later(50_000));
+    expect(job.params).toMatchObject({ changed_by: "changed by admin from 10.0.0.5 via vty0" });
+    await queueChangeBackup(t.db, { deviceId: d!, change: { user: "ops" }, debounceMs: 30_000 }, later(MAX_CHANGE_DEFER_MS + 60_000));
+    job = (await getJob(t.db, first.jobId))!;
+    expect(job.runAfter).toEqual(later(MAX_CHANGE_DEFER_MS));
+    expect(job.params).toMatchObject({ changed_by: "changed by ops from 10.0.0.5 via vty0" });
+  });
+
+  it("queues another download behind one already running, and only reports to a scheduled one waiting", async () => {
+    const [d, e] = await makeDevices(2);
+    const running = await rawJob(d!);
+    await t.db.update(jobs).set({ state: "running", leaseOwner: "c1", leaseExpiresAt: later(60_000) }).where(eq(jobs.id, running.id));
+    const queued = await queueChangeBackup(t.db, { deviceId: d!, change: { user: "admin" }, debounceMs: 0 }, now);
+    expect(queued.created).toBe(true);
+    const scheduled = await rawJob(e!);
+    const reported = await queueChangeBackup(t.db, { deviceId: e!, change: { user: "admin" }, debounceMs: 30_000 }, now);
+    expect(reported).toEqual({ jobId: scheduled.id, created: false });
+    expect((await getJob(t.db, scheduled.id))).toMatchObject({ runAfter: now, trigger: "schedule", params: { changed_by: "changed by admin" } });
   });
 });

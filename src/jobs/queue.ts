@@ -53,6 +53,45 @@ export async function enqueueDeviceJob(
   return { job: job!, created: true };
 }
 
+/** The longest a stream of change messages puts a device's backup off (queueChangeBackup). */
+export const MAX_CHANGE_DEFER_MS = 10 * 60_000;
+
+/** Who changed a device's configuration, as its syslog message said (any part may be unknown). */
+export type ConfigChangeReport = { user?: string; source?: string; line?: string };
+
+/** "changed by admin from 10.0.0.5 via vty0": what a version records (config_changes.changed_by). */
+export function describeChange(change: ConfigChangeReport): string {
+  return `changed by ${change.user ?? "an unknown user"}${change.source ? ` from ${change.source}` : ""}${change.line ? ` via ${change.line}` : ""}`;
+}
+
+/**
+ * Queues the download a device's "configuration changed" message asks for (collector/syslog/), debounced: it runs
+ * `debounceMs` after the last such message, so ten commits in a minute make one backup. A download already waiting
+ * takes the report (a syslog one is also put off again; a scheduled one keeps its time); one already running may
+ * have read the configuration before the change, so another is queued behind it (the claim runs one at a time).
+ * A part the new report lacks (Junos's UI_COMMIT_COMPLETED names no user) is kept from the one before.
+ */
+export async function queueChangeBackup(db: DbOrTx, input: { deviceId: number; change: ConfigChangeReport; debounceMs: number }, now: Date): Promise<{ jobId: number; created: boolean }> {
+  let runAfter = new Date(now.getTime() + input.debounceMs);
+  const [waiting] = await db.select().from(jobs)
+    .where(and(eq(jobs.deviceId, input.deviceId), eq(jobs.type, "download"), eq(jobs.state, "queued"))).limit(1);
+  if (waiting) {
+    const before = (waiting.params?.change ?? {}) as ConfigChangeReport;
+    const change = { user: input.change.user ?? before.user, source: input.change.source ?? before.source, line: input.change.line ?? before.line };
+    const params = { ...(waiting.params ?? {}), change, changed_by: describeChange(change) };
+    // A device that never stops changing still gets its backup: put off at most MAX_CHANGE_DEFER_MS after the first message.
+    const latest = waiting.createdAt.getTime() + Math.max(input.debounceMs, MAX_CHANGE_DEFER_MS);
+    if (runAfter.getTime() > latest) runAfter = new Date(Math.max(latest, waiting.runAfter.getTime()));
+    await db.update(jobs).set({ params, ...(waiting.trigger === "syslog" ? { runAfter } : {}) }).where(eq(jobs.id, waiting.id));
+    return { jobId: waiting.id, created: false };
+  }
+  const [job] = await db.insert(jobs).values({
+    type: "download", deviceId: input.deviceId, trigger: "syslog", priority: PRIORITY.api,
+    params: { change: input.change, changed_by: describeChange(input.change) }, maxAttempts: await attemptsFromSettings(db), runAfter, createdAt: now,
+  }).returning({ id: jobs.id });
+  return { jobId: job!.id, created: true };
+}
+
 /**
  * A device job started at once by the process that runs it (svc device:debug) rather than claimed from the queue:
  * it runs under `owner`'s lease from the start, so no collector takes it, and gets no retry. Undefined when a job

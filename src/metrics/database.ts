@@ -9,6 +9,8 @@ import { HEARTBEAT_STALE_MS } from "../modules/system/heartbeats.ts";
 export const WINDOW_MS = 3_600_000;
 export const BACKUP_DURATION_BUCKETS = [1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600];
 
+const SYSLOG_OUTCOMES = ["received", "matched", "ignored", "unknown_source", "malformed", "rate_limited", "queue_full", "backups_queued"] as const;
+
 /** Jobs that hold a device session while they run. */
 const SESSION_JOB_TYPES = sql`('download', 'snippet_push')`;
 
@@ -49,6 +51,30 @@ export function registerDatabaseMetrics(registry: Registry, deps: { db: Db; cloc
       const [row] = await db.all<{ n: number }>(
         sql`select count(*) as n from jobs where state = 'running' and type in ${SESSION_JOB_TYPES} and lease_expires_at > ${clock.now().getTime()}`);
       this.set(row?.n ?? 0);
+    },
+  });
+
+  new Gauge({
+    name: "netkeep_syslog_receivers_listening", help: "Collectors whose syslog receiver listens now (docs/syslog.md)", registers,
+    async collect() {
+      const rows = await db.all<{ details: string | null }>(
+        sql`select details from process_heartbeats where kind = 'syslog' and seen_at >= ${clock.now().getTime() - HEARTBEAT_STALE_MS}`);
+      this.set(rows.filter((r) => r.details && (JSON.parse(r.details) as { state?: string }).state === "listening").length);
+    },
+  });
+
+  new Gauge({
+    name: "netkeep_syslog_messages", labelNames: ["outcome"] as const, registers,
+    help: "Syslog messages the listening receivers handled since each started, by outcome: received (all), matched (a configuration change), ignored (a device's other messages), unknown_source, malformed, rate_limited, queue_full; and backups_queued",
+    async collect() {
+      const rows = await db.all<{ details: string | null }>(
+        sql`select details from process_heartbeats where kind = 'syslog' and seen_at >= ${clock.now().getTime() - HEARTBEAT_STALE_MS}`);
+      this.reset();
+      for (const outcome of SYSLOG_OUTCOMES) this.set({ outcome }, 0);
+      for (const r of rows) {
+        const counters = (r.details ? (JSON.parse(r.details) as { counters?: Record<string, number> }).counters : undefined) ?? {};
+        for (const outcome of SYSLOG_OUTCOMES) this.inc({ outcome }, counters[outcome] ?? 0);
+      }
     },
   });
 

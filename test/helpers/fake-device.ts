@@ -4,6 +4,7 @@ import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { StringDecoder } from "node:string_decoder";
 import ssh2, { type AuthContext, type AuthenticationType, type Connection, type ParsedKey, type ServerChannel, type Session } from "ssh2";
 import { recordedMode, stripTerminator, type Simulation, type SimulationEntry } from "./simulation.ts";
+import { serveNetconf, type FakeNetconfOptions } from "./fake-netconf.ts";
 
 /**
  * A fake network device: an SSH server on 127.0.0.1 that replays a recorded session (simulation.yaml) or answers
@@ -66,6 +67,11 @@ export type FakeDeviceOptions = {
    * `files` are used when this is left out. A path it lacks is refused as OpenSSH's scp refuses it.
    */
   files?: Record<string, string>;
+  /**
+   * Serve the SSH `netconf` subsystem (test/helpers/fake-netconf.ts). A device with neither `simulation` nor
+   * `script` is NETCONF only: it refuses a shell and exec channels, as devices whose policy allows nothing else do.
+   */
+  netconf?: FakeNetconfOptions;
 };
 
 export type FakeDevice = {
@@ -149,6 +155,7 @@ class Device {
   readonly initPrompt: string;
   readonly configCommand: string | undefined;
   readonly faults: FakeDeviceFaults;
+  readonly netconfOnly: boolean;
   private readonly hostKeyFingerprint: string;
   private readonly net: NetServer;
   private readonly ssh: InstanceType<typeof SshServer>;
@@ -156,8 +163,11 @@ class Device {
   private readonly allowedKey: ParsedKey | undefined;
 
   constructor(readonly options: FakeDeviceOptions) {
-    const { simulation, script } = options;
-    if (!simulation === !script) throw new Error("startFakeDevice needs exactly one of simulation or script");
+    const { simulation, netconf } = options;
+    if (simulation && options.script) throw new Error("startFakeDevice takes one of simulation or script");
+    if (!simulation && !options.script && !netconf) throw new Error("startFakeDevice needs a simulation, a script or netconf");
+    /** A NETCONF-only device: no shell or exec at all. */
+    this.netconfOnly = !simulation && !options.script;
     this.faults = options.faults ?? {};
     this.mode = options.mode ?? (simulation ? recordedMode(simulation) : "shell");
     if (this.mode === "both" && simulation) throw new Error("mode both is for scripted devices");
@@ -270,8 +280,23 @@ class DeviceConnection {
     session.on("pty", (accept) => accept?.());
     session.on("env", (accept) => accept?.());
     session.on("window-change", (accept) => accept?.());
-    session.on("subsystem", (_accept, reject) => reject?.());
+    session.on("subsystem", (accept, reject, info) => {
+      const netconf = this.device.options.netconf;
+      if (info.name !== "netconf" || !netconf) {
+        this.device.unexpected.push(`<subsystem request> ${info.name}`);
+        return reject?.();
+      }
+      serveNetconf(accept(), netconf, {
+        send: (channel, data) => this.send(channel, data),
+        received: (what) => this.device.received.push(what),
+        end: () => this.client.end(),
+      });
+    });
     session.on("shell", (accept, reject) => {
+      if (this.device.netconfOnly) {
+        this.device.received.push("<shell request>");
+        return reject?.();
+      }
       if (this.device.mode === "exec") {
         this.device.unexpected.push("<shell request to an exec-channel device>");
         return reject?.();
@@ -280,6 +305,7 @@ class DeviceConnection {
     });
     session.on("exec", (accept, reject, info) => {
       this.device.received.push(info.command);
+      if (this.device.netconfOnly) return reject?.();
       const scp = /^scp -f (\S+)$/.exec(info.command);
       const files = this.device.options.files ?? this.device.options.simulation?.files;
       if (scp && files) return void this.sendScpFile(accept(), files[scp[1]!], scp[1]!);
@@ -467,10 +493,10 @@ class DeviceConnection {
    * Sends answer bytes through the faults: up to stallAfterBytes / dropAfterBytes, then silence or a dropped
    * connection. False once the connection stopped answering (the caller sends nothing more).
    */
-  private async send(channel: ServerChannel, text: string): Promise<boolean> {
+  private async send(channel: ServerChannel, text: string | Buffer): Promise<boolean> {
     if (this.silent) return false;
     const { faults, options } = this.device;
-    let data = Buffer.from(text, "utf8");
+    let data = typeof text === "string" ? Buffer.from(text, "utf8") : text;
     const limits = [faults.stallAfterBytes, faults.dropAfterBytes].filter((n): n is number => n !== undefined);
     const limit = limits.length ? Math.min(...limits) : Infinity;
     const reached = this.answerBytes + data.length >= limit;

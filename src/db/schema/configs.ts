@@ -91,6 +91,8 @@ export const configChanges = sqliteTable("config_changes", {
   linesAdded: integer("lines_added").notNull(),
   linesRemoved: integer("lines_removed").notNull(),
   trigger: text("trigger", { enum: JOB_TRIGGERS }).notNull(),
+  /** Who changed the configuration, as the device's syslog message said ("changed by admin from 10.0.0.5 via vty0"); null: not known. */
+  changedBy: text("changed_by"),
   createdAt: timestamp("created_at").notNull(),
 }, (t) => [
   index("config_changes_device_idx").on(t.deviceId, t.createdAt),

@@ -27,8 +27,12 @@ export const JOB_OUTCOMES = [
 ] as const;
 export type JobOutcome = (typeof JOB_OUTCOMES)[number];
 
-/** `snippet`: the before and after downloads of a snippet push (their versions say so in change_trigger); `event`: an event job the dispatcher queued. */
-export const JOB_TRIGGERS = ["download_now", "schedule", "api", "cli", "snippet", "event"] as const;
+/**
+ * `snippet`: the before and after downloads of a snippet push (their versions say so in change_trigger); `event`: an
+ * event job the dispatcher queued; `syslog`: a device's "configuration changed" message (collector/syslog/), its
+ * `params.changed_by` saying who changed it.
+ */
+export const JOB_TRIGGERS = ["download_now", "schedule", "api", "cli", "snippet", "event", "syslog"] as const;
 export type JobTrigger = (typeof JOB_TRIGGERS)[number];
 
 /**

@@ -1,7 +1,8 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { timestamp } from "./columns.ts";
 
-export const HEARTBEAT_KINDS = ["collector", "scheduler"] as const;
+/** `syslog`: a collector's syslog receiver (collector/syslog/), its state and counters in `details`. */
+export const HEARTBEAT_KINDS = ["collector", "scheduler", "syslog"] as const;
 export type HeartbeatKind = (typeof HEARTBEAT_KINDS)[number];
 
 /**
@@ -20,6 +21,8 @@ export const processHeartbeats = sqliteTable("process_heartbeats", {
   concurrency: integer("concurrency").notNull(),
   startedAt: timestamp("started_at").notNull(),
   seenAt: timestamp("seen_at").notNull(),
+  /** What the process reports beyond being alive (a syslog receiver: state, port, counters); null for the others. */
+  details: text("details", { mode: "json" }).$type<Record<string, unknown>>(),
 }, (t) => [uniqueIndex("process_heartbeats_owner_kind_idx").on(t.owner, t.kind)]);
 
 export const HEALTH_STATUSES = ["ok", "warning", "failed"] as const;

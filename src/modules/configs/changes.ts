@@ -69,7 +69,7 @@ function serialize(r: Selected): ConfigChangeOut {
   return {
     id: c.id, device_id: c.deviceId, device_name: r.deviceName, command: c.command, config_id: c.configId, version: r.version,
     previous_config_id: c.previousConfigId, previous_version: r.previousVersion, lines_added: c.linesAdded, lines_removed: c.linesRemoved,
-    trigger: c.trigger, created_at: c.createdAt.toISOString(), diff: c.diff ?? "",
+    trigger: c.trigger, changed_by: c.changedBy, created_at: c.createdAt.toISOString(), diff: c.diff ?? "",
   };
 }
 

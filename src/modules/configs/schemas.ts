@@ -36,7 +36,8 @@ const ChangeFields = {
   previous_version: z.number().int().nullable(),
   lines_added: z.number().int(),
   lines_removed: z.number().int(),
-  trigger: z.enum(JOB_TRIGGERS).openapi({ description: "What started the download: schedule, download_now, api, cli, or snippet (the downloads around a snippet push)" }),
+  trigger: z.enum(JOB_TRIGGERS).openapi({ description: "What started the download: schedule, download_now, api, cli, snippet (the downloads around a snippet push), event, or syslog (the device's \"configuration changed\" message)" }),
+  changed_by: z.string().nullable().openapi({ description: "Who changed the configuration, when the device's syslog message said so: \"changed by <user> from <source> via <line>\"; null: not known" }),
   created_at: z.string(),
 };
 

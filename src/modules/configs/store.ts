@@ -55,6 +55,8 @@ export type StoreInput = {
   significant: (command: string, text: string) => string;
   trigger: JobTrigger;
   jobId: number | null;
+  /** Who changed the configuration, when a syslog message said so (config_changes.changed_by). */
+  changedBy?: string | null;
   now: Date;
 };
 
@@ -157,14 +159,14 @@ export async function storeConfigs(tx: DbOrTx, input: PreparedStore): Promise<St
     const ids = new Map(inserted.map((r) => [r.command, r.id]));
     const diffs: { added: number; removed: number }[] = [];
     await tx.run(sql`insert into ${configChanges}
-      (device_id, command, config_id, previous_config_id, diff, lines_added, lines_removed, trigger, created_at)
+      (device_id, command, config_id, previous_config_id, diff, lines_added, lines_removed, trigger, changed_by, created_at)
       values ${sql.join(fresh.map((f, i) => {
         const v = versions[i]!;
         // A first version adds every line: only a later one needs a diff to count what changed.
         const diff = f.latest ? changeDiff(f.previous, f.text, f.command, f.latest.version, v.version) : { added: v.lines, removed: 0 };
         diffs.push(diff);
         // The diff is rendered from the two texts when asked (changes.ts); only its size is kept.
-        return sql`(${input.deviceId}, ${f.command}, ${ids.get(f.command)!}, ${f.latest?.id ?? null}, null, ${diff.added}, ${diff.removed}, ${input.trigger}, ${now})`;
+        return sql`(${input.deviceId}, ${f.command}, ${ids.get(f.command)!}, ${f.latest?.id ?? null}, null, ${diff.added}, ${diff.removed}, ${input.trigger}, ${input.changedBy ?? null}, ${now})`;
       }), sql`, `)}`);
     // The event commits with the versions (a download rolled back for a lost lease has none).
     const device = (await deviceRef(tx, input.deviceId))!;
@@ -172,7 +174,7 @@ export async function storeConfigs(tx: DbOrTx, input: PreparedStore): Promise<St
       type: "config.changed" as const,
       payload: {
         device, command: f.command, old_version_id: f.latest?.id ?? null, new_version_id: ids.get(f.command)!,
-        lines_added: diffs[i]!.added, lines_removed: diffs[i]!.removed, job_id: input.jobId,
+        lines_added: diffs[i]!.added, lines_removed: diffs[i]!.removed, job_id: input.jobId, changed_by: input.changedBy ?? null,
       },
     })), input.now);
     const queued = fresh.map((f) => ({ deviceId: input.deviceId, command: f.command, configId: ids.get(f.command)! }));

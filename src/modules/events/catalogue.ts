@@ -44,6 +44,7 @@ export const EVENT_CATALOGUE = {
       lines_added: z.number().int(),
       lines_removed: z.number().int(),
       job_id: id("The download job (null: stored another way, e.g. an upload)").nullable(),
+      changed_by: z.string().nullable().openapi({ description: "Who changed it, when the device's syslog message said so: \"changed by <user> from <source> via <line>\"; null: not known" }),
     }),
   },
   "backup.failed": {

@@ -15,6 +15,7 @@ export const SETTINGS_DEFAULTS = {
   smtp: { host: null as string | null, port: 587, encryption: "starttls" as "none" | "starttls" | "tls", username: null as string | null, from_address: null as string | null },
   webhooks: { timeout_seconds: 10, retries: 7, allow_private_ranges: true, private_response_excerpts: false },
   backups: { cron: "0 1 * * *", keep: 7 },
+  syslog: { enabled: false, port: 5514, bind_address: "0.0.0.0", debounce_seconds: 30 },
 };
 
 export type Settings = typeof SETTINGS_DEFAULTS;
@@ -43,6 +44,13 @@ const Backups = z.object({
   keep: z.number().int().openapi({ description: "How many database backups to keep; older ones are deleted after each new one" }),
 });
 
+const Syslog = z.object({
+  enabled: z.boolean().openapi({ description: "Whether collectors receive syslog messages and back a device up when one says its configuration changed (docs/syslog.md)" }),
+  port: z.number().int().openapi({ description: "The UDP and TCP port the receiver listens on (514 needs privileges: forward it, see docs/syslog.md)" }),
+  bind_address: z.string().openapi({ description: "The local address the receiver listens on (0.0.0.0: every IPv4 address, :: every address)" }),
+  debounce_seconds: z.number().int().openapi({ description: "Quiet time after a device's last \"configuration changed\" message before its backup starts: ten commits in a minute make one backup" }),
+});
+
 export const SettingsSchema = z
   .object({
     timezone: z.string().openapi({ description: "IANA time zone for display and as the default of new tasks' schedules", example: "Europe/Berlin" }),
@@ -57,6 +65,7 @@ export const SettingsSchema = z
     }),
     webhooks: Webhooks,
     backups: Backups,
+    syslog: Syslog,
     updated_at: z.string().nullable(),
   })
   .openapi("Settings");
@@ -96,6 +105,12 @@ export const SettingsPatch = z
     backups: z.strictObject({
       cron: z.string().max(100, "must be at most 100 characters").optional().openapi({ example: "0 1 * * *" }),
       keep: whole(1, 1000, "backups").optional().openapi({ example: 7 }),
+    }).optional(),
+    syslog: z.strictObject({
+      enabled: z.boolean({ error: "must be true or false" }).optional(),
+      port: whole(1, 65535, "a port").optional().openapi({ example: 5514 }),
+      bind_address: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address, e.g. 0.0.0.0" }).optional().openapi({ example: "0.0.0.0" }),
+      debounce_seconds: whole(0, 3600, "seconds").optional().openapi({ example: 30 }),
     }).optional(),
   })
   .openapi("SettingsPatch");

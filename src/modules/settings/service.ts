@@ -49,6 +49,12 @@ export async function getCollectorSettings(db: DbOrTx): Promise<Settings["collec
   return merged(row?.values ?? {}).collector;
 }
 
+/** The syslog section alone: what a collector's receiver reads (collector/syslog/). */
+export async function getSyslogSettings(db: DbOrTx): Promise<Settings["syslog"]> {
+  const [row] = await db.select({ values: appSettings.values }).from(appSettings).where(eq(appSettings.id, ROW_ID));
+  return merged(row?.values ?? {}).syslog;
+}
+
 /** The SMTP password in clear, for the mail sender only; null when none is set. */
 export async function smtpPassword(db: DbOrTx, secrets: SecretBox): Promise<string | null> {
   const [row] = await db.select({ sealed: appSettings.smtpPasswordEnc }).from(appSettings).where(eq(appSettings.id, ROW_ID));

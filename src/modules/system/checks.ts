@@ -10,6 +10,7 @@ import type { SecretBox } from "../../secrets/box.ts";
 import { plural } from "../../words.ts";
 import { HEARTBEAT_STALE_MS, heartbeatsOf } from "./heartbeats.ts";
 import { nodeFs, promised } from "./node-fs.ts";
+import { getSyslogSettings } from "../settings/service.ts";
 
 export type HealthDeps = { db: Db; clock: Clock; config: Config; secrets: SecretBox };
 export type Check = StoredCheck;
@@ -156,10 +157,32 @@ async function webhookSubscriptions(deps: HealthDeps): Promise<Check> {
   return check("webhooks", "warning", `${plural(disabled.length, "webhook subscription")} disabled for failing: ${named}. Fix the receiver, then enable it again (PATCH /api/v1/webhooks/{id} {"enabled": true})`, disabled.length);
 }
 
+/**
+ * The syslog receiver (collector/syslog/, docs/syslog.md), when the settings turn it on: some collector must be
+ * listening on its port. Its figures (messages matched, dropped and why) count every source, hence FLEET_FIGURES.
+ */
+async function syslogReceiver(deps: HealthDeps): Promise<Check> {
+  const settings = await getSyslogSettings(deps.db);
+  if (!settings.enabled) return check("syslog", "ok", "Off (settings syslog.enabled): configuration changes are backed up on schedule only");
+  const now = deps.clock.now().getTime();
+  const rows = (await heartbeatsOf(deps.db, "syslog")).filter((r) => now - r.seenAt.getTime() <= HEARTBEAT_STALE_MS);
+  const states = rows.map((r) => (r.details ?? {}) as { state?: string; port?: number; error?: string; counters?: Record<string, number> });
+  const listening = states.filter((s) => s.state === "listening");
+  if (!listening.length) {
+    const why = states.find((s) => s.error)?.error;
+    return check("syslog", "failed", why
+      ? `No collector receives syslog: ${why}. Free the port or choose another (PATCH /api/v1/settings {"syslog": {"port": ...}})`
+      : "No collector receives syslog: start a collector (it listens within 10 s of the setting)", 0);
+  }
+  const sum = (key: string) => listening.reduce((n, s) => n + (s.counters?.[key] ?? 0), 0);
+  const dropped = sum("malformed") + sum("unknown_source") + sum("rate_limited") + sum("queue_full");
+  return check("syslog", "ok", `Listening on port ${settings.port}: ${plural(sum("received"), "message")} received, ${plural(sum("matched"), "configuration change")}, ${dropped} dropped (${sum("unknown_source")} from addresses of no device, ${sum("malformed")} malformed, ${sum("rate_limited")} over the rate, ${sum("queue_full")} with the queue full)`, sum("received"));
+}
+
 /** Each check by the name it answers with, in the order they are listed. */
 const CHECKS: [string, (deps: HealthDeps) => Promise<Check>][] = [
   ["database", database], ["collectors", collectors], ["scheduler", scheduler], ["queue", queue],
-  ["disk", disk], ["search_index", searchBacklog], ["backups", backups], ["app_key", appKey], ["webhooks", webhookSubscriptions],
+  ["disk", disk], ["search_index", searchBacklog], ["backups", backups], ["app_key", appKey], ["webhooks", webhookSubscriptions], ["syslog", syslogReceiver],
 ];
 
 export type HealthRun = { id: number; status: HealthStatus; trigger: "schedule" | "api"; checks: Check[]; ranAt: Date };
@@ -198,7 +221,7 @@ export async function latestHealth(deps: HealthDeps): Promise<HealthRun> {
 }
 
 /** Checks whose figures count the whole fleet's records: jobs, stored versions, backups, webhook subscriptions. */
-const FLEET_FIGURES = new Set(["queue", "search_index", "backups", "webhooks"]);
+const FLEET_FIGURES = new Set(["queue", "search_index", "backups", "webhooks", "syslog"]);
 const STATUS_WORDS: Record<HealthStatus, string> = { ok: "OK", warning: "Needs attention", failed: "Failing" };
 
 /**

@@ -40,7 +40,7 @@ const device = async () => (await t.call("/api/v1/devices", {
 describe("health checks", () => {
   it("lists every check, each with a status and a message", async () => {
     const run = await runChecks();
-    expect(run.checks.map((c) => c.name)).toEqual(["database", "collectors", "scheduler", "queue", "disk", "search_index", "backups", "app_key", "webhooks"]);
+    expect(run.checks.map((c) => c.name)).toEqual(["database", "collectors", "scheduler", "queue", "disk", "search_index", "backups", "app_key", "webhooks", "syslog"]);
     expect(run.checks.find((c) => c.name === "database")).toMatchObject({ status: "ok", message: expect.stringMatching(/^Reachable; a write took \d+ ms$/) });
     expect(run.checks.find((c) => c.name === "disk")!.message).toContain(t.dir);
     // No collector in this test: the health of the whole is failed, and says why.

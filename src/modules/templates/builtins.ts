@@ -49,11 +49,16 @@ export function builtinVendor(code: string): string | null {
   return /^(["']).*\1$/.test(value) ? value.slice(1, -1) : value;
 }
 
-/** Built-in template ids by the name key of the vendor they name. */
+/**
+ * Built-in template ids by the name key of the vendor they name. NETCONF built-ins are left out: a device is backed
+ * up over NETCONF when someone chooses it (the device must have it turned on), so a vendor's CLI template stays
+ * its only one, the default for its new devices.
+ */
 export async function builtinTemplatesByVendor(db: DbOrTx): Promise<Map<string, number[]>> {
   const rows = await db.select({ id: templates.id, code: templates.code }).from(templates).where(isNotNull(templates.builtinKey));
   const byVendor = new Map<string, number[]>();
   for (const r of rows) {
+    if (/^protocol:[ \t]*netconf[ \t]*$/m.test(r.code)) continue;
     const vendor = builtinVendor(r.code);
     if (vendor) (byVendor.get(nameKey(vendor)) ?? byVendor.set(nameKey(vendor), []).get(nameKey(vendor))!).push(r.id);
   }

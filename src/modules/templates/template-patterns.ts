@@ -37,6 +37,7 @@ type ShippedYaml = {
   config_marker?: unknown;
   detect?: { banner?: unknown; prompt?: unknown; version?: unknown; model?: unknown; os_version?: unknown };
   push?: { errors?: unknown[]; prompts?: { pattern?: unknown }[] };
+  syslog?: { changed?: { pattern?: unknown }[] };
 };
 
 let shipped: Record<TemplatePatternRole, Set<string>> | undefined;
@@ -65,6 +66,7 @@ function shippedPatterns(): Record<TemplatePatternRole, Set<string>> {
     for (const p of [t.detect?.banner, t.detect?.version, t.detect?.model, t.detect?.os_version]) add(text, p);
     for (const e of t.push?.errors ?? []) add(line, e);
     for (const p of t.push?.prompts ?? []) add(line, p?.pattern);
+    for (const c of t.syslog?.changed ?? []) add(line, c?.pattern);
   }
   return (shipped = { line, text });
 }

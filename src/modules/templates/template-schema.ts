@@ -22,6 +22,11 @@
  *      In either mode a command may be `{scp: <path>}` (SSH only): the file is fetched over SCP on an exec
  *      channel (collector/transports/scp.ts) and stored under the command `scp <path>`.
  *   4. shell mode: send each `teardown` line without waiting for a prompt; then close.
+ * `protocol: netconf` (port 830 by default) instead opens the SSH `netconf` subsystem, exchanges hellos (base:1.1
+ * chunked framing when the device offers it), sends one `<get-config>` of the running datastore (with the
+ * `netconf.filter` subtree filter) and `<close-session>`; the answer is stored under the command `get-config` as
+ * canonical XML, `netconf.secrets` elements masked and `netconf.drop` elements and attributes left out (see
+ * netconfSection). Such a template has no prompt, setup, teardown, pager, enable or push.
  * Every line sent ends with `line_ending`. Each command's output is cleaned (echo, prompt, ANSI codes, line
  * endings -> "\n"), then `filters.drop` lines are removed and `secrets` are replaced; that text is stored.
  * `filters.volatile` lines stay stored but are ignored when deciding whether the configuration changed.
@@ -59,6 +64,7 @@ import { z } from "zod";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
 import { PatternError } from "../../patterns/user-pattern.ts";
 import { secretRuleProblems } from "./secret-examples.ts";
+import { xmlFragmentProblem } from "./netconf-xml.ts";
 import { compileTemplatePattern, DEFAULT_PASSWORD_PROMPT, DEFAULT_USERNAME_PROMPT, type TemplatePatternRole } from "./template-patterns.ts";
 
 /**
@@ -159,13 +165,74 @@ const detectSection = z.strictObject({
   os_version: patternFor("text").optional(),
 });
 
+/**
+ * An element a NETCONF template names: local names (no prefixes) from the outside in, separated by "/", matched
+ * against the end of an element's path (`community/name` is any `name` inside a `community`); the last may be
+ * `@attribute` (an attribute of the element before it, or of any element when alone).
+ */
+const elementSelector = z.string().regex(/^(?:[\w.-]+\/)*(?:[\w.-]+|@[\w.-]+)$/, "must be element names separated by / (local names, without prefixes), the last one may be @attribute");
+
+/**
+ * How a `protocol: netconf` template backs a device up (collector/netconf/): `<get-config>` of the running
+ * datastore over the SSH `netconf` subsystem, with `filter` (a subtree filter, the XML inside `<filter>`) when
+ * given; stored as canonical XML (src/modules/templates/netconf-xml.ts) with the text of the `secrets` elements
+ * masked and the `drop` elements and attributes left out.
+ */
+const netconfSection = z.strictObject({
+  filter: z.string().min(1, "must not be empty").superRefine((xml, ctx) => {
+    const problem = xmlFragmentProblem(xml);
+    if (problem) ctx.addIssue({ code: "custom", message: `is not well-formed XML: ${problem}` });
+  }).optional(),
+  secrets: z.array(elementSelector).default([]),
+  drop: z.array(elementSelector).default([]),
+  /**
+   * Snippet pushes over NETCONF (collector/netconf/push.ts): a snippet is the XML inside `<config>`, sent with
+   * `<edit-config>` to the candidate datastore, validated, committed with `<confirmed/>` and this timeout, then
+   * confirmed; anything refused is discarded (`<discard-changes>`). The device must offer `:candidate`.
+   */
+  push: z.strictObject({ confirm_timeout_seconds: z.number().int().min(1).max(3600).default(120) }).optional(),
+});
+
+const groupNumber = z.number().int().min(1).max(9);
+
+/**
+ * The device family's "configuration changed" syslog messages (collector/syslog/): each `changed` rule's `pattern`
+ * is tested against a received message (RFC 3164: everything after the priority; RFC 5424: `APP-NAME: MSGID: MSG`,
+ * a `-` left out), and the groups `user`, `source` and `line` number say where the message names who changed it,
+ * from which address and over which line. `example` is a message the rule must match (checked on save).
+ */
+const syslogSection = z.strictObject({
+  changed: z.array(z.strictObject({
+    pattern: regex,
+    user: groupNumber.optional(),
+    source: groupNumber.optional(),
+    line: groupNumber.optional(),
+    example: z.string().min(1).optional(),
+  }).superRefine((rule, ctx) => {
+    let pattern;
+    try {
+      pattern = compileTemplatePattern(rule.pattern, "line");
+    } catch {
+      return; // the pattern's own issue is on its key
+    }
+    for (const key of ["user", "source", "line"] as const) {
+      const n = rule[key];
+      if (n !== undefined && n > pattern.groupCount) ctx.addIssue({ code: "custom", path: [key], message: `refers to group ${n}, but the pattern has ${pattern.groupCount} group${pattern.groupCount === 1 ? "" : "s"}` });
+    }
+    if (rule.example !== undefined && !pattern.test(rule.example)) ctx.addIssue({ code: "custom", path: ["example"], message: "is not matched by the pattern" });
+  })).min(1),
+});
+
+/** The command a NETCONF template's configuration is stored under. */
+export const NETCONF_COMMAND = "get-config";
+
 const oid = z.string().regex(/^\.?\d+(\.\d+)+$/, "must be a numeric OID such as 1.3.6.1.4.1.9.9.43.1.1.1.0");
 
 const TemplateDocument = z
   .strictObject({
     vendor: z.string().optional(),
     description: z.string().optional(),
-    protocol: z.enum(["ssh", "telnet"]).default("ssh"),
+    protocol: z.enum(["ssh", "telnet", "netconf"]).default("ssh"),
     port: z.number().int().min(1).max(65535).optional(),
     exec: z.boolean().default(false),
     legacy_algorithms: z.boolean().default(false),
@@ -177,7 +244,7 @@ const TemplateDocument = z
     enable: z.strictObject({ command: line, password_prompt: regex.default(DEFAULT_PASSWORD_PROMPT), prompt: regex.optional() }).optional(),
     setup: z.array(commandLine).default([]),
     pager: z.strictObject({ pattern: regex, answer: z.string() }).optional(),
-    commands: z.array(commandEntry).min(1),
+    commands: z.array(commandEntry).min(1).optional(),
     config_command: line.optional(),
     min_bytes: z.number().int().min(1).optional(),
     config_marker: patternFor("text").optional(),
@@ -189,8 +256,28 @@ const TemplateDocument = z
     push: pushSection.optional(),
     detect: detectSection.optional(),
     snmp: z.strictObject({ config_changed_oid: oid.optional(), port: z.number().int().min(1).max(65535).optional() }).optional(),
+    netconf: netconfSection.optional(),
+    syslog: syslogSection.optional(),
   })
   .superRefine((t, ctx) => {
+    const netconf = t.protocol === "netconf";
+    if (netconf) {
+      // A NETCONF session has no shell: what only a shell knows would be silently ignored.
+      for (const key of ["prompt", "enable", "pager", "push"] as const) {
+        if (t[key] !== undefined) ctx.addIssue({ code: "custom", path: [key], message: "has no meaning over NETCONF (protocol netconf has no shell)" });
+      }
+      for (const key of ["setup", "teardown"] as const) {
+        if (t[key].length) ctx.addIssue({ code: "custom", path: [key], message: "has no meaning over NETCONF (protocol netconf has no shell)" });
+      }
+      if (t.exec) ctx.addIssue({ code: "custom", path: ["exec"], message: "needs protocol ssh (exec channels are an SSH feature)" });
+      if (t.config_command !== undefined && t.config_command !== NETCONF_COMMAND) ctx.addIssue({ code: "custom", path: ["config_command"], message: `must be left out over NETCONF (the configuration is stored under '${NETCONF_COMMAND}')` });
+      if (t.commands !== undefined && (t.commands.length !== 1 || t.commands[0] !== NETCONF_COMMAND)) {
+        ctx.addIssue({ code: "custom", path: ["commands"], message: `must be left out over NETCONF (the configuration is stored under '${NETCONF_COMMAND}')` });
+      }
+      return;
+    }
+    if (t.netconf !== undefined) ctx.addIssue({ code: "custom", path: ["netconf"], message: "needs protocol netconf" });
+    if (t.commands === undefined) return ctx.addIssue({ code: "custom", path: ["commands"], message: "is required" });
     if (!t.exec && t.prompt === undefined) ctx.addIssue({ code: "custom", path: ["prompt"], message: "is required unless exec is true" });
     if (t.exec && t.protocol !== "ssh") ctx.addIssue({ code: "custom", path: ["exec"], message: "needs protocol ssh (exec channels are an SSH feature)" });
     const scp = t.commands.findIndex((c) => typeof c !== "string" && c.scp !== undefined);
@@ -204,22 +291,27 @@ const TemplateDocument = z
     const i = t.commands.findIndex((c) => typeof c !== "string" && c.optional && commandText(c) === configCommand);
     if (i >= 0) ctx.addIssue({ code: "custom", path: ["commands", i, "optional"], message: "the configuration command cannot be optional" });
   })
-  .transform((t) => ({
-    ...t,
-    port: t.port ?? (t.protocol === "ssh" ? 22 : 23),
-    setup: t.setup.map(commandText),
-    commands: t.commands.map(commandText),
-    config_command: t.config_command ?? commandText(t.commands[0]!),
-    /** The commands that fetch a file over SCP, each with the file's path on the device. */
-    scp: Object.fromEntries(t.commands.flatMap((c) => (typeof c !== "string" && c.scp !== undefined ? [[commandText(c), c.scp]] : []))) as Record<string, string>,
-    /** The setup lines and commands marked optional. */
-    optional: [...t.setup, ...t.commands].flatMap((c) => (typeof c !== "string" && c.optional ? [commandText(c)] : [])),
-  }));
+  .transform((t) => {
+    const commands = t.commands ?? [NETCONF_COMMAND];
+    return {
+      ...t,
+      port: t.port ?? (t.protocol === "ssh" ? 22 : t.protocol === "netconf" ? 830 : 23),
+      setup: t.setup.map(commandText),
+      commands: commands.map(commandText),
+      config_command: t.config_command ?? commandText(commands[0]!),
+      /** The commands that fetch a file over SCP, each with the file's path on the device. */
+      scp: Object.fromEntries(commands.flatMap((c) => (typeof c !== "string" && c.scp !== undefined ? [[commandText(c), c.scp]] : []))) as Record<string, string>,
+      /** The setup lines and commands marked optional. */
+      optional: [...t.setup, ...commands].flatMap((c) => (typeof c !== "string" && c.optional ? [commandText(c)] : [])),
+    };
+  });
 
 export type ConnectionTemplate = z.output<typeof TemplateDocument>;
 export type LineFilter = z.output<typeof lineFilter>;
 export type PushSection = z.output<typeof pushSection>;
 export type DetectSection = z.output<typeof detectSection>;
+export type NetconfSection = z.output<typeof netconfSection>;
+export type SyslogSection = z.output<typeof syslogSection>;
 export type TemplateError = { line: number; key: string; message: string };
 export type ParseResult = { ok: true; template: ConnectionTemplate } | { ok: false; errors: TemplateError[] };
 

@@ -120,7 +120,7 @@ describe("templates", () => {
 
   it("seeds the built-in templates read-only and copies them", async () => {
     const list = await t.call("/api/v1/templates?filter[builtin]=true&per_page=100", { token: admin });
-    expect(list.body.data.map((x: { name: string }) => x.name)).toEqual(loadBuiltinTemplates().map((b) => b.key));
+    expect(list.body.data.map((x: { name: string }) => x.name)).toEqual(loadBuiltinTemplates().map((b) => b.key).sort());
     const ios = await builtin("cisco-ios");
     expect(ios).toMatchObject({ builtin: true, vendor: "Cisco", description: "Cisco IOS and IOS-XE (Catalyst, ISR, ASR 1000, C9800)" });
 
