@@ -40,7 +40,9 @@ export class ApiError extends Error {
 export class FieldErrorBag {
   readonly errors: FieldErrors = {};
   add(field: string, problem: string): void {
-    (this.errors[field] ??= []).push(problem);
+    // A field a client named itself may be "constructor" or "__proto__": only an own property is this field's list.
+    if (!Object.hasOwn(this.errors, field)) Object.defineProperty(this.errors, field, { value: [], enumerable: true, writable: true, configurable: true });
+    this.errors[field]!.push(problem);
   }
   get empty(): boolean {
     return Object.keys(this.errors).length === 0;
