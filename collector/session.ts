@@ -366,9 +366,9 @@ export class ShellSession {
     }
   }
 
-  /** Enters privileged mode with its own password. */
-  async enable(password: string): Promise<void> {
-    const enable = this.profile.enable;
+  /** Enters privileged mode with its own password; `how` replaces the profile's way (detection picks a family's). */
+  async enable(password: string, how = this.profile.enable): Promise<void> {
+    const enable = how;
     if (!enable) return;
     this.send(enable.command);
     const passwordPrompt = { name: "password", test: (l: string) => enable.passwordPrompt.test(l) };
