@@ -111,7 +111,9 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
       if (enable) await session.enable(login.enablePassword!, sessionProfileOf({ ...own, enable }, false).enable);
       // The commands of the likeliest families first; the first one whose output a specific family recognises ends the search.
       for (const command of commandsToTry(seen, candidates)) {
-        const ran = await session.runOptional(command);
+        // Asked the way the family whose command it is listens (TP-Link wants "\r\n").
+        const ending = byKey.get(candidates.find((c) => c.detect.command === command)!.key)?.line_ending ?? own.line_ending;
+        const ran = await session.withLineEnding(ending, () => session.runOptional(command));
         seen.outputs.set(command, "printed" in ran ? cleanCommandOutput(ran.printed, command) : "");
         if (settled({ ...seen, sysDescr: undefined, sysObjectId: undefined }, candidates)) break;
       }
