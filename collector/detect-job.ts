@@ -1,4 +1,4 @@
-import { eq, isNotNull, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { credentials, devices, templates, vendors } from "../src/db/schema/index.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
@@ -14,6 +14,7 @@ import { cleanCommandOutput, SessionError, type SessionProfile } from "./session
 import { readSnmpSystem } from "./snmp.ts";
 import type { JobEnd } from "./store-download.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
+import { builtinTemplates } from "./builtin-templates.ts";
 import { Transcript } from "./transcript.ts";
 import { removeSecrets } from "../src/modules/templates/template-text.ts";
 import type { Login } from "./collect.ts";
@@ -84,19 +85,13 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
     const { device } = row;
     const parsedOwn = row.code === null ? undefined : parseTemplateOnce(row.code);
     const own = parsedOwn?.ok ? parsedOwn.template : PROBE;
-    const candidates: DetectCandidate[] = [];
-    const builtins: ConnectionTemplate[] = [];
-    const byKey = new Map<string, ConnectionTemplate>();
-    for (const t of await deps.db.select({ id: templates.id, key: templates.builtinKey, code: templates.code }).from(templates).where(isNotNull(templates.builtinKey))) {
-      const parsed = parseTemplateOnce(t.code);
-      if (!parsed.ok) continue;
-      builtins.push(parsed.template);
-      byKey.set(t.key!, parsed.template);
-      if (parsed.template.detect) candidates.push({ id: t.id, key: t.key!, vendor: parsed.template.vendor, detect: parsed.template.detect });
-    }
+    const shipped = await builtinTemplates(deps.db);
+    const builtins = shipped.map((b) => b.template);
+    const byKey = new Map(shipped.map((b) => [b.key, b.template]));
+    const candidates: DetectCandidate[] = shipped.flatMap(({ id, key, template }) => (template.detect ? [{ id, key, vendor: template.vendor, detect: template.detect }] : []));
 
     masking.templates = [own, ...builtins];
-    const snmp = await readSnmpSystem(deps, { device, template: own });
+    const snmp = await readSnmpSystem(deps, { device, template: own }, shipped);
     const login = await loginOf(deps.secrets, device, device.credId ? row.cred : null);
     masking.login = login;
     const settings = await sessionSettings(deps);

@@ -153,7 +153,9 @@ const oid = z.string().regex(/^\.?\d+(\.\d+)+$/, "must be a numeric OID such as 
  * the agent answers). `version` must match that output, or `sys_descr` (default: `version`) sysDescr, for the
  * template to be proposed; `prompt`, `banner` and a `sys_object_id` prefix (the vendor's enterprise subtree,
  * 1.3.6.1.4.1.<n>, or a product branch under it) strengthen a match; `model` and `os_version` take their first
- * group from the output (or sysDescr). A `generic: true` family (a plain Linux host, which many appliances also
+ * group from the output (or sysDescr); `sys_descr_model` and `sys_descr_os_version` from sysDescr alone, as SNMP
+ * identification reads it before any login (collector/snmp-identity.ts), as does the vendor: the `vendor` of the
+ * templates whose `sys_object_id` holds the longest prefix of sysObjectID. A `generic: true` family (a plain Linux host, which many appliances also
  * are) is proposed only when no other family fits.
  */
 const detectSection = z.strictObject({
@@ -163,6 +165,8 @@ const detectSection = z.strictObject({
   version: patternFor("text"),
   sys_descr: patternFor("text").optional(),
   sys_object_id: z.array(oid.transform((o) => o.replace(/^\./, ""))).default([]),
+  sys_descr_model: patternFor("text").optional(),
+  sys_descr_os_version: patternFor("text").optional(),
   generic: z.boolean().default(false),
   model: patternFor("text").optional(),
   os_version: patternFor("text").optional(),
