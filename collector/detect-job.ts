@@ -5,7 +5,7 @@ import { completeJob, type Job } from "../src/jobs/queue.ts";
 import { recordActivity } from "../src/modules/activity/record.ts";
 import { deviceRef, recordEvent } from "../src/modules/events/record.ts";
 import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
-import { inShell, sessionProfileOf, type Progress } from "./collect.ts";
+import { inShell, onExecChannels, sessionProfileOf, type Progress } from "./collect.ts";
 import { sessionSettings } from "./collector-settings.ts";
 import { commandsToTry, hintedBy, proposalOf, rankTemplates, settled, type DetectCandidate, type Evidence } from "./detect-match.ts";
 import { loginOf, type DownloadDeps } from "./download.ts";
@@ -46,6 +46,9 @@ const PROBE = (parseTemplate([
 
 /** The well-known Telnet port, where detection turns when the device refuses SSH. */
 const TELNET_PORT = 23;
+
+/** Whether the device took the SSH login but refused an interactive shell (exec-channel devices). */
+const shellRefused = (err: unknown) => err instanceof SessionError && err.message.startsWith("the device refused a shell");
 
 /** Whether a connection failed because nothing listens there (SSH not offered), rather than a timeout or a login. */
 const refused = (err: unknown) => err instanceof SessionError && err.outcome === "unreachable" && err.message.includes("(ECONNREFUSED)");
@@ -115,15 +118,32 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
       for (const line of template.teardown) session.send(line);
       return { seen, enabled: enable !== undefined };
     });
+    // A device that offers no shell is asked on exec channels, the exec families' commands first.
+    const overExec = () => onExecChannels({ device, template: own, login }, settings, signal, progress, async (run) => {
+      const seen: Evidence = { banner: "", prompt: "", outputs: new Map(), sysDescr: snmp?.report.sys_descr, sysObjectId: snmp?.report.sys_object_id };
+      const execFirst = [...candidates.filter((c) => byKey.get(c.key)?.exec), ...candidates.filter((c) => !byKey.get(c.key)?.exec)];
+      for (const command of commandsToTry(seen, execFirst)) {
+        seen.outputs.set(command, await run(command));
+        if (settled({ ...seen, sysDescr: undefined, sysObjectId: undefined }, candidates)) break;
+      }
+      return { result: { seen, enabled: false } };
+    });
     let protocol = own.protocol;
+    let channels: "shell" | "exec" = "shell";
     let shell;
     try {
       shell = await detectOver(own, device);
     } catch (err) {
-      // A device that refuses SSH may speak Telnet: on its well-known port, as a port override names the SSH one.
-      if (own.protocol !== "ssh" || !refused(err)) throw err;
-      protocol = "telnet";
-      shell = await detectOver({ ...own, protocol: "telnet", port: TELNET_PORT }, { ...device, portOverride: null });
+      if (own.protocol === "ssh" && shellRefused(err)) {
+        channels = "exec";
+        shell = await overExec();
+      } else if (own.protocol === "ssh" && refused(err)) {
+        // A device that refuses SSH may speak Telnet: on its well-known port, as a port override names the SSH one.
+        protocol = "telnet";
+        shell = await detectOver({ ...own, protocol: "telnet", port: TELNET_PORT }, { ...device, portOverride: null });
+      } else {
+        throw err;
+      }
     }
     const evidence = { result: shell.result.seen };
 
@@ -133,7 +153,7 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
     const model = proposal?.model ?? snmpIdentity?.model ?? null;
     const osVersion = proposal?.os_version ?? snmpIdentity?.version ?? null;
     result = {
-      protocol, enabled: shell.result.enabled,
+      protocol, channels, enabled: shell.result.enabled,
       banner: evidence.result.banner.slice(0, BANNER_CHARS), prompt: evidence.result.prompt, commands_run: [...evidence.result.outputs.keys()],
       proposal: proposal ? { template_id: proposal.template_id, template: proposal.template, vendor: proposal.vendor, model, os_version: osVersion, matched_by: proposal.matched_by } : null,
       candidates: ranked, ...(snmp ? { snmp: snmp.report } : {}), applied: false,

@@ -12,8 +12,9 @@ import { FAMILY_TEMPLATES, findOxidizedFixturesDir, loadSimulation, parseSimulat
 
 /**
  * Detection against every family's fake devices (the written sessions in test/fixtures/sessions and the Oxidized
- * recordings): a device with no template is detected through the real collector job over real SSH, and the job
- * must propose that family's template and list no other template as a candidate. The device's credentials carry
+ * recordings): a device with no template is detected through the real collector job over real SSH (on exec
+ * channels for the families recorded that way, whose fake device refuses a shell), and the job must propose that
+ * family's template and list no other template as a candidate. The device's credentials carry
  * the enable password the written sessions expect, so families that say little before enable are entered first.
  */
 
@@ -48,7 +49,6 @@ const detectCommandOf = (key: string): string => {
 
 /** Why a recording cannot show detection, if it cannot: what detection asks is not in it. */
 function unusable(f: Fixture): string | undefined {
-  if (recordedMode(f.simulation) === "exec") return "an exec-channel recording: the fake device refuses the shell detection logs into";
   const command = detectCommandOf(f.key);
   if (!f.simulation.commands.some((c) => stripTerminator(c.line) === command)) return `the recording never ran the detect command '${command}'`;
   return undefined;
@@ -96,10 +96,12 @@ describe("detection names each family's template, and only it, for every recorde
         expect(created.body.data.device_template_id).toBeNull();
         expect((await t.call(`/api/v1/devices/${created.body.data.id}/detect`, { method: "POST", token: admin })).status).toBe(202);
         const job = await runQueued();
-        const result = job.result as { proposal?: { template: string }; candidates?: { template: string }[]; commands_run?: string[]; enabled?: boolean };
+        const result = job.result as { proposal?: { template: string }; candidates?: { template: string }[]; commands_run?: string[]; enabled?: boolean; channels?: string };
         expect(job.outcome, `${job.message} ${JSON.stringify(result)}`).toBe("success");
         expect(result.proposal?.template).toBe(f.key);
         expect(result.candidates?.map((c) => c.template), "no other template claims the device").toEqual([f.key]);
+        // A device that offers no interactive shell (the recordings of exec-channel families) is asked on exec channels.
+        expect(result.channels).toBe(recordedMode(f.simulation));
         // A family whose recording enters enable first was entered before the version was asked for.
         const enableAt = f.simulation.commands.findIndex((c) => stripTerminator(c.line) === "enable");
         const sent = device.received.map(stripTerminator);
