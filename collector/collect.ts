@@ -277,6 +277,31 @@ export async function inShell<T>(target: Target, request: { limits: SessionLimit
   }
 }
 
+/**
+ * Runs `work` with a way to run commands, each on its own exec channel of one SSH connection (detection of a device
+ * that refuses an interactive shell). A command that fails or stays silent past the optional-command limit gives "".
+ */
+export async function onExecChannels<T>(target: Target, request: { limits: SessionLimits; connectTimeoutMs: number }, signal: AbortSignal, progress: Progress,
+  work: (run: (command: string) => Promise<string>) => Promise<T>): Promise<T> {
+  const { limits, connectTimeoutMs } = request;
+  try {
+    return await untilAborted((async () => {
+      const conn = await sshConnect(target, connectTimeoutMs);
+      return whileOpen(conn, signal, progress, () => work(async (command) => {
+        try {
+          return normalizeConfigText(await conn.exec(command, Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs), limits.maxOutputBytes));
+        } catch (err) {
+          if (!(err instanceof SessionError)) throw err;
+          return "";
+        }
+      }));
+    })(), signal);
+  } catch (err) {
+    if (signal.aborted) throw abortError(signal);
+    throw err;
+  }
+}
+
 export const abortError = (signal: AbortSignal) => new SessionError("timeout", String(signal.reason ?? "the job ran past its time limit"));
 
 /**

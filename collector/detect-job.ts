@@ -1,28 +1,31 @@
-import { eq, isNotNull, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { credentials, devices, templates, vendors } from "../src/db/schema/index.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import { recordActivity } from "../src/modules/activity/record.ts";
 import { deviceRef, recordEvent } from "../src/modules/events/record.ts";
 import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
-import { inShell, sessionProfileOf, type Progress } from "./collect.ts";
+import { inShell, onExecChannels, sessionProfileOf, type Progress } from "./collect.ts";
 import { sessionSettings } from "./collector-settings.ts";
-import { commandsToTry, proposalOf, rankTemplates, type DetectCandidate, type Evidence } from "./detect-match.ts";
+import { commandsToTry, hintedBy, proposalOf, rankTemplates, settled, type DetectCandidate, type Evidence } from "./detect-match.ts";
 import { loginOf, type DownloadDeps } from "./download.ts";
 import { describeError } from "./errors.ts";
 import { cleanCommandOutput, SessionError, type SessionProfile } from "./session.ts";
 import { readSnmpSystem } from "./snmp.ts";
 import type { JobEnd } from "./store-download.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
+import { builtinTemplates } from "./builtin-templates.ts";
 import { Transcript } from "./transcript.ts";
 import { removeSecrets } from "../src/modules/templates/template-text.ts";
 import type { Login } from "./collect.ts";
 
 /**
- * A detect job (POST /api/v1/devices/{id}/detect): log in with the device's credentials, read the banner, the
- * prompt and the version commands of the built-in templates (and SNMP's sysDescr when the credentials have SNMP
- * settings), and propose the built-in template, vendor, model and OS version that fit (detect-match.ts). With
- * `params.apply` the device gets the template, vendor and model. Nothing is stored but the job's result.
+ * A detect job (POST /api/v1/devices/{id}/detect): log in with the device's credentials (a device without a
+ * template over SSH, and over Telnet on port 23 when SSH is refused), enter enable mode when the credentials carry
+ * an enable password and a family whose prompt or banner fits has one, read the banner, the prompt and the version
+ * commands of the built-in templates (and SNMP's sysDescr and sysObjectID when the credentials have SNMP settings),
+ * and propose the built-in template, vendor, model and OS version that fit (detect-match.ts). With `params.apply`
+ * the device gets the template, vendor and model. Nothing is stored but the job's result.
  */
 
 /** How much of the banner the result keeps. */
@@ -31,8 +34,24 @@ const BANNER_CHARS = 1000;
 /** Any one of the patterns: the session waits for any built-in's prompt and answers any built-in's pager. */
 const anyOf = (patterns: { test(line: string): boolean }[]) => ({ test: (line: string) => patterns.some((p) => p.test(line)) });
 
-/** How a device of unknown family is logged into: its own template's way when it has one, else SSH on its port or 22. */
-const PROBE = (parseTemplate("prompt: '[#>$%\\]] ?$'\ncommands: [show version]\n") as { ok: true; template: ConnectionTemplate }).template;
+/**
+ * How a device of unknown family is logged into: its own template's way when it has one, else SSH on its port or
+ * 22. The user name prompt also takes "User Name:" (Cisco SMB switches ask again inside the SSH shell).
+ */
+const PROBE = (parseTemplate([
+  "prompt: '[#>$%\\]] ?$'",
+  "login: {username_prompt: '(?:[Uu]ser(?:name| Name)?|[Ll]ogin) ?: ?$'}",
+  "commands: [show version]",
+].join("\n")) as { ok: true; template: ConnectionTemplate }).template;
+
+/** The well-known Telnet port, where detection turns when the device refuses SSH. */
+const TELNET_PORT = 23;
+
+/** Whether the device took the SSH login but refused an interactive shell (exec-channel devices). */
+const shellRefused = (err: unknown) => err instanceof SessionError && err.message.startsWith("the device refused a shell");
+
+/** Whether a connection failed because nothing listens there (SSH not offered), rather than a timeout or a login. */
+const refused = (err: unknown) => err instanceof SessionError && err.outcome === "unreachable" && err.message.includes("(ECONNREFUSED)");
 
 function probeProfile(own: ConnectionTemplate, builtins: ConnectionTemplate[]): SessionProfile {
   const profiles = [own, ...builtins].filter((t) => t.prompt !== undefined).map((t) => sessionProfileOf(t, false));
@@ -69,31 +88,64 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
     const { device } = row;
     const parsedOwn = row.code === null ? undefined : parseTemplateOnce(row.code);
     const own = parsedOwn?.ok ? parsedOwn.template : PROBE;
-    const candidates: DetectCandidate[] = [];
-    const builtins: ConnectionTemplate[] = [];
-    for (const t of await deps.db.select({ id: templates.id, key: templates.builtinKey, code: templates.code }).from(templates).where(isNotNull(templates.builtinKey))) {
-      const parsed = parseTemplateOnce(t.code);
-      if (!parsed.ok) continue;
-      builtins.push(parsed.template);
-      if (parsed.template.detect) candidates.push({ id: t.id, key: t.key!, vendor: parsed.template.vendor, detect: parsed.template.detect });
-    }
+    const shipped = await builtinTemplates(deps.db);
+    const builtins = shipped.map((b) => b.template);
+    const byKey = new Map(shipped.map((b) => [b.key, b.template]));
+    const candidates: DetectCandidate[] = shipped.flatMap(({ id, key, template }) => (template.detect ? [{ id, key, vendor: template.vendor, detect: template.detect }] : []));
 
     masking.templates = [own, ...builtins];
-    const snmp = await readSnmpSystem(deps, { device, template: own });
+    const snmp = await readSnmpSystem(deps, { device, template: own }, shipped);
     const login = await loginOf(deps.secrets, device, device.credId ? row.cred : null);
     masking.login = login;
     const settings = await sessionSettings(deps);
-    const evidence = await inShell({ device, template: own, login }, { ...settings, profile: probeProfile(own, builtins) }, signal, progress, async (session) => {
-      const seen: Evidence = { banner: session.greeting?.banner ?? "", prompt: session.greeting?.prompt ?? "", outputs: new Map(), sysDescr: snmp?.report.sys_descr };
-      // The commands of the likeliest families first; the first one whose output a template recognises ends the search.
+    const profile = probeProfile(own, builtins);
+    const detectOver = (template: ConnectionTemplate, target: typeof device) => inShell({ device: target, template, login }, { ...settings, profile }, signal, progress, async (session) => {
+      const seen: Evidence = {
+        banner: session.greeting?.banner ?? "", prompt: session.greeting?.prompt ?? "", outputs: new Map(),
+        sysDescr: snmp?.report.sys_descr, sysObjectId: snmp?.report.sys_object_id,
+      };
+      // Many devices say little before enable: the first likely family that has an enable step gives its way.
+      const enable = login.enablePassword ? hintedBy(seen, candidates).map((c) => byKey.get(c.key)?.enable).find((e) => e !== undefined) : undefined;
+      if (enable) await session.enable(login.enablePassword!, sessionProfileOf({ ...own, enable }, false).enable);
+      // The commands of the likeliest families first; the first one whose output a specific family recognises ends the search.
       for (const command of commandsToTry(seen, candidates)) {
-        const ran = await session.runOptional(command);
+        // Asked the way the family whose command it is listens (TP-Link wants "\r\n").
+        const ending = byKey.get(candidates.find((c) => c.detect.command === command)!.key)?.line_ending ?? own.line_ending;
+        const ran = await session.withLineEnding(ending, () => session.runOptional(command));
         seen.outputs.set(command, "printed" in ran ? cleanCommandOutput(ran.printed, command) : "");
-        if (rankTemplates({ ...seen, sysDescr: undefined }, candidates).length) break;
+        if (settled({ ...seen, sysDescr: undefined, sysObjectId: undefined }, candidates)) break;
       }
-      for (const line of own.teardown) session.send(line);
-      return seen;
+      for (const line of template.teardown) session.send(line);
+      return { seen, enabled: enable !== undefined };
     });
+    // A device that offers no shell is asked on exec channels, the exec families' commands first.
+    const overExec = () => onExecChannels({ device, template: own, login }, settings, signal, progress, async (run) => {
+      const seen: Evidence = { banner: "", prompt: "", outputs: new Map(), sysDescr: snmp?.report.sys_descr, sysObjectId: snmp?.report.sys_object_id };
+      const execFirst = [...candidates.filter((c) => byKey.get(c.key)?.exec), ...candidates.filter((c) => !byKey.get(c.key)?.exec)];
+      for (const command of commandsToTry(seen, execFirst)) {
+        seen.outputs.set(command, await run(command));
+        if (settled({ ...seen, sysDescr: undefined, sysObjectId: undefined }, candidates)) break;
+      }
+      return { result: { seen, enabled: false } };
+    });
+    let protocol = own.protocol;
+    let channels: "shell" | "exec" = "shell";
+    let shell;
+    try {
+      shell = await detectOver(own, device);
+    } catch (err) {
+      if (own.protocol === "ssh" && shellRefused(err)) {
+        channels = "exec";
+        shell = await overExec();
+      } else if (own.protocol === "ssh" && refused(err)) {
+        // A device that refuses SSH may speak Telnet: on its well-known port, as a port override names the SSH one.
+        protocol = "telnet";
+        shell = await detectOver({ ...own, protocol: "telnet", port: TELNET_PORT }, { ...device, portOverride: null });
+      } else {
+        throw err;
+      }
+    }
+    const evidence = { result: shell.result.seen };
 
     const ranked = rankTemplates(evidence.result, candidates);
     const proposal = proposalOf(ranked);
@@ -101,6 +153,7 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
     const model = proposal?.model ?? snmpIdentity?.model ?? null;
     const osVersion = proposal?.os_version ?? snmpIdentity?.version ?? null;
     result = {
+      protocol, channels, enabled: shell.result.enabled,
       banner: evidence.result.banner.slice(0, BANNER_CHARS), prompt: evidence.result.prompt, commands_run: [...evidence.result.outputs.keys()],
       proposal: proposal ? { template_id: proposal.template_id, template: proposal.template, vendor: proposal.vendor, model, os_version: osVersion, matched_by: proposal.matched_by } : null,
       candidates: ranked, ...(snmp ? { snmp: snmp.report } : {}), applied: false,

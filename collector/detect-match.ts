@@ -7,8 +7,8 @@ import { compileTemplatePattern } from "../src/modules/templates/template-patter
  * sysDescr. Pure: no I/O.
  */
 
-/** What a device showed: its banner, prompt line, each command run and what it printed, and sysDescr. */
-export type Evidence = { banner: string; prompt: string; outputs: Map<string, string>; sysDescr?: string };
+/** What a device showed: its banner, prompt line, each command run and what it printed, and SNMP's sysDescr and sysObjectID. */
+export type Evidence = { banner: string; prompt: string; outputs: Map<string, string>; sysDescr?: string; sysObjectId?: string };
 
 /** A template that can be detected. */
 export type DetectCandidate = { id: number; key: string; vendor?: string; detect: DetectSection };
@@ -16,11 +16,19 @@ export type DetectCandidate = { id: number; key: string; vendor?: string; detect
 /** A template the evidence fits, how well (`score`) and by what, and the model and OS version it reads. */
 export type DetectMatch = {
   template_id: number; template: string; vendor: string | null; score: number;
-  matched_by: ("version" | "sys_descr" | "prompt" | "banner")[]; model: string | null; os_version: string | null;
+  matched_by: ("version" | "sys_descr" | "sys_object_id" | "prompt" | "banner")[]; model: string | null; os_version: string | null;
 };
 
-/** A version (or sysDescr) match is what proposes a template; a prompt or banner only ranks the ones that have it. */
-const WEIGHTS = { version: 4, sys_descr: 4, prompt: 1, banner: 1 } as const;
+/**
+ * A version (or sysDescr) match is what proposes a template; a sysObjectID prefix, a prompt or a banner only ranks
+ * the ones that have it, the sysObjectID above the others as an agent reports it without being asked twice.
+ */
+const WEIGHTS = { version: 4, sys_descr: 4, sys_object_id: 2, prompt: 1, banner: 1 } as const;
+
+/** Whether the OID is the prefix or lies under it (1.3.6.1.4.1.9 covers 1.3.6.1.4.1.9.1.1208, not 1.3.6.1.4.1.99). */
+const under = (oid: string | undefined, prefix: string) => oid !== undefined && (oid.replace(/^\./, "") + ".").startsWith(prefix + ".");
+
+const sysDescrMarker = (c: DetectCandidate) => c.detect.sys_descr ?? c.detect.version;
 
 const test = (source: string | undefined, role: "line" | "text", text: string | undefined) =>
   source !== undefined && text !== undefined && compileTemplatePattern(source, role).test(text);
@@ -37,21 +45,38 @@ function firstGroup(source: string | undefined, texts: (string | undefined)[]): 
   return null;
 }
 
-/** The commands worth running, most likely first: those of templates whose prompt or banner fits, then the rest. */
-export function commandsToTry(evidence: Pick<Evidence, "banner" | "prompt" | "sysDescr">, candidates: DetectCandidate[]): string[] {
-  const hinted = candidates.filter((c) => test(c.detect.prompt, "line", evidence.prompt) || test(c.detect.banner, "text", evidence.banner) || test(c.detect.version, "text", evidence.sysDescr));
-  return [...new Set([...hinted, ...candidates].map((c) => c.detect.command))];
+/** The templates whose prompt, banner, sysDescr marker or sysObjectID prefix fits: the likeliest families. */
+export const hintedBy = (evidence: Pick<Evidence, "banner" | "prompt" | "sysDescr" | "sysObjectId">, candidates: DetectCandidate[]): DetectCandidate[] =>
+  candidates.filter((c) => test(c.detect.prompt, "line", evidence.prompt) || test(c.detect.banner, "text", evidence.banner)
+    || test(sysDescrMarker(c), "text", evidence.sysDescr) || c.detect.sys_object_id.some((prefix) => under(evidence.sysObjectId, prefix)));
+
+/** The commands worth running, most likely first: those of the hinted templates (hintedBy), then the rest. */
+export function commandsToTry(evidence: Pick<Evidence, "banner" | "prompt" | "sysDescr" | "sysObjectId">, candidates: DetectCandidate[]): string[] {
+  return [...new Set([...hintedBy(evidence, candidates), ...candidates].map((c) => c.detect.command))];
 }
 
-/** The templates the evidence fits by version or sysDescr, best first. */
+/**
+ * The templates the evidence fits by version or sysDescr, best first. A generic family (`generic: true`) is left out
+ * when a specific one fits: a switch running Linux is that switch.
+ */
 export function rankTemplates(evidence: Evidence, candidates: DetectCandidate[]): DetectMatch[] {
+  const specific = rankAll(evidence, candidates.filter((c) => !c.detect.generic));
+  return specific.length ? specific : rankAll(evidence, candidates.filter((c) => c.detect.generic));
+}
+
+/** Whether the evidence is enough to stop asking: a specific family fits it. */
+export const settled = (evidence: Evidence, candidates: DetectCandidate[]): boolean =>
+  rankAll(evidence, candidates.filter((c) => !c.detect.generic)).length > 0;
+
+function rankAll(evidence: Evidence, candidates: DetectCandidate[]): DetectMatch[] {
   const matches: DetectMatch[] = [];
   for (const c of candidates) {
     const output = evidence.outputs.get(c.detect.command);
     const by: DetectMatch["matched_by"] = [];
     if (test(c.detect.version, "text", output)) by.push("version");
-    if (test(c.detect.version, "text", evidence.sysDescr)) by.push("sys_descr");
+    if (test(sysDescrMarker(c), "text", evidence.sysDescr)) by.push("sys_descr");
     if (!by.length) continue;
+    if (c.detect.sys_object_id.some((prefix) => under(evidence.sysObjectId, prefix))) by.push("sys_object_id");
     if (test(c.detect.prompt, "line", evidence.prompt)) by.push("prompt");
     if (test(c.detect.banner, "text", evidence.banner)) by.push("banner");
     const texts = [output, evidence.sysDescr];

@@ -197,11 +197,14 @@ export class ShellSession {
   private afterPager = false;
   /** What the device printed before its first prompt (after the login over Telnet), and that prompt: detection reads them. */
   greeting: { banner: string; prompt: string } | undefined;
+  /** What ends each line sent: the profile's, unless detection asks a family the way it listens (withLineEnding). */
+  private lineEnding: string;
 
   constructor(private readonly channel: Channel, private readonly profile: SessionProfile, private readonly limits: SessionLimits = DEFAULT_LIMITS,
     /** Told everything received and sent (collector/transcript.ts). */
     private readonly transcript?: Transcript) {
     this.idleTimeoutMs = limits.idleTimeoutMs;
+    this.lineEnding = profile.lineEnding;
     channel.onData((chunk) => {
       this.transcript?.received(chunk);
       this.receive(chunk);
@@ -337,7 +340,18 @@ export class ShellSession {
   /** Sends one line; a `secret` one (a password) is never written to the transcript. */
   send(line: string, secret = false): void {
     this.transcript?.sent(line, secret);
-    this.channel.write(line + this.profile.lineEnding);
+    this.channel.write(line + this.lineEnding);
+  }
+
+  /** Runs `work` with lines sent ending in `ending` (detection, asking a family whose template sets line_ending). */
+  async withLineEnding<T>(ending: string, work: () => Promise<T>): Promise<T> {
+    const before = this.lineEnding;
+    this.lineEnding = ending;
+    try {
+      return await work();
+    } finally {
+      this.lineEnding = before;
+    }
   }
 
   /** Username/password prompts in the stream (Telnet, or SSH servers that ask inside the shell). */
@@ -366,9 +380,9 @@ export class ShellSession {
     }
   }
 
-  /** Enters privileged mode with its own password. */
-  async enable(password: string): Promise<void> {
-    const enable = this.profile.enable;
+  /** Enters privileged mode with its own password; `how` replaces the profile's way (detection picks a family's). */
+  async enable(password: string, how = this.profile.enable): Promise<void> {
+    const enable = how;
     if (!enable) return;
     this.send(enable.command);
     const passwordPrompt = { name: "password", test: (l: string) => enable.passwordPrompt.test(l) };

@@ -1,59 +1,23 @@
+import type { DetectSection } from "../src/modules/templates/template-schema.ts";
+import { compileTemplatePattern } from "../src/modules/templates/template-patterns.ts";
+
 /**
- * What a device's SNMP system group says it is. Pure: the vendor from the IANA enterprise number in
- * sysObjectID, the model and software version from the vendor's usual sysDescr wording.
+ * What a device's SNMP system group says it is. Pure: the vendor knowledge is the built-in templates' `detect`
+ * sections (collector/templates/*.yaml): the vendor is that of the templates whose `sys_object_id` holds the longest
+ * prefix of sysObjectID, and the model and software version come from the `sys_descr_model` and
+ * `sys_descr_os_version` patterns of the first of those whose `sys_descr` marker fits.
  */
 
-/** Enterprise numbers (1.3.6.1.4.1.<n>) of the vendors netkeep seeds, by the seeded vendor name. */
-const ENTERPRISES: ReadonlyMap<number, string> = new Map([
-  [9, "Cisco"],
-  [2636, "Juniper"],
-  [30065, "Arista"],
-  [14988, "MikroTik"],
-  [12356, "Fortinet"],
-  [14823, "Aruba"], // Aruba Networks (ArubaOS, Instant)
-  [47196, "Aruba"], // Hewlett Packard Enterprise's Aruba (AOS-CX)
-  [11, "HPE"], // Hewlett-Packard (ProCurve / ArubaOS-Switch)
-  [25506, "H3C"], // also HPE's Comware switches
-  [4526, "Netgear"],
-  [8072, "Linux"], // the net-snmp agent: Linux, and appliances built on it
-  [2021, "Linux"], // UCD-SNMP, net-snmp's predecessor
-]);
-
-type Wording = { model?: RegExp[]; version?: RegExp[] };
-
-/** How each vendor words sysDescr; the first group of the first matching pattern wins. */
-const WORDING: Record<string, Wording> = {
-  // "Cisco IOS Software, C2960 Software (C2960-LANBASEK9-M), Version 15.0(2)SE, RELEASE SOFTWARE (fc1)"
-  // "Cisco IOS Software [Amsterdam], Catalyst L3 Switch Software (CAT9K_IOSXE), Version 17.3.4, ..."
-  // "Cisco NX-OS(tm) n9000, Software (n9000-dk9), Version 9.3(8), RELEASE SOFTWARE"
-  // "Cisco Adaptive Security Appliance Version 9.8(4)"
-  Cisco: {
-    model: [/^Cisco IOS Software(?: \[[^\]]*\])?, (.+?) Software \(/, /^Cisco NX-OS\(tm\) ([^,]+),/],
-    version: [/\bVersion ([^\s,]+)/],
-  },
-  // "Juniper Networks, Inc. mx480 internet router, kernel JUNOS 15.1R7.9, Build date: ..."
-  Juniper: { model: [/^Juniper Networks, Inc\. (\S+)/], version: [/\bJUNOS ([^\s,]+)/] },
-  // "Arista Networks EOS version 4.24.2F running on an Arista Networks DCS-7050TX-64"
-  Arista: { model: [/running on an? Arista Networks (\S+)/], version: [/\bEOS version (\S+)/] },
-  // "RouterOS CCR1036-8G-2S+"
-  MikroTik: { model: [/^RouterOS (\S+)/] },
-  // "Aruba JL658A 6300M 24SFP+ 4SFP56 Swch FL.10.08.1021"
-  Aruba: { model: [/^Aruba (\w+) /], version: [/\b([A-Z]{2}\.\d+\.\d+\.\d+)\b/] },
-  // "H3C Comware Platform Software, Software Version 7.1.064, Release 0427P22\r\nH3C S6850-56HF\r\nCopyright ..."
-  H3C: { model: [/^(?:H3C|HPE?) (?!Comware)(.+?)\s*$/m], version: [/\bSoftware Version ([^\s,]+(?:, Release \S+)?)/] },
-  // "Linux edge-01 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01) x86_64"
-  Linux: { version: [/^Linux \S+ (\S+)/] },
-};
+/** A family as SNMP identification needs it: the vendor and the detect section of a built-in template. */
+export type SnmpFamily = { vendor?: string; detect?: DetectSection };
 
 export type Identity = { vendor?: string; model?: string; version?: string };
 
-const first = (patterns: RegExp[] | undefined, text: string) => {
-  for (const p of patterns ?? []) {
-    const found = p.exec(text)?.[1]?.trim();
-    if (found) return found;
-  }
-  return undefined;
-};
+/** The first group that took part in the pattern's first match, trimmed. */
+function firstGroup(source: string | undefined, text: string): string | undefined {
+  if (source === undefined) return undefined;
+  return compileTemplatePattern(source, "text").exec(text)?.slice(1).find((g) => g !== undefined)?.trim() || undefined;
+}
 
 /** The enterprise number of an OID under 1.3.6.1.4.1, e.g. 9 for 1.3.6.1.4.1.9.1.1208. */
 export function enterpriseOf(sysObjectId: string): number | undefined {
@@ -61,16 +25,27 @@ export function enterpriseOf(sysObjectId: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
+/** How long the longest of the family's sysObjectID prefixes that covers the OID is (0: none covers it). */
+function coverage(family: SnmpFamily, oid: string): number {
+  const prefixes = family.detect?.sys_object_id.filter((prefix) => `${oid}.`.startsWith(`${prefix}.`)) ?? [];
+  return Math.max(0, ...prefixes.map((p) => p.split(".").length));
+}
+
 /**
- * The vendor (a seeded vendor name), model and software version a device reports. `chassisModel` is
+ * The vendor (a template's vendor name), model and software version a device reports. `chassisModel` is
  * ENTITY-MIB's entPhysicalModelName of the chassis, the exact part number, preferred to sysDescr's wording.
  */
-export function identify(sys: { sysObjectId?: string; sysDescr?: string; chassisModel?: string }): Identity {
-  const enterprise = sys.sysObjectId ? enterpriseOf(sys.sysObjectId) : undefined;
-  const vendor = enterprise === undefined ? undefined : ENTERPRISES.get(enterprise);
-  const wording = vendor ? WORDING[vendor] : undefined;
+export function identify(sys: { sysObjectId?: string; sysDescr?: string; chassisModel?: string }, families: SnmpFamily[]): Identity {
+  const oid = sys.sysObjectId?.replace(/^\./, "");
+  const covering = oid === undefined || enterpriseOf(oid) === undefined ? [] : families
+    .map((family) => ({ family, length: coverage(family, oid) })).filter((c) => c.length > 0).sort((a, b) => b.length - a.length);
+  const vendor = covering.find((c) => c.family.vendor)?.family.vendor;
   const descr = sys.sysDescr ?? "";
-  const model = sys.chassisModel?.trim() || first(wording?.model, descr);
-  const version = first(wording?.version, descr);
+  const worded = covering.find(({ family }) => {
+    const marker = family.detect!.sys_descr ?? family.detect!.version;
+    return compileTemplatePattern(marker, "text").test(descr);
+  })?.family.detect;
+  const model = sys.chassisModel?.trim() || firstGroup(worded?.sys_descr_model, descr);
+  const version = firstGroup(worded?.sys_descr_os_version, descr);
   return { ...(vendor && { vendor }), ...(model && { model }), ...(version && { version }) };
 }

@@ -5,7 +5,8 @@ import { latestConfigIds } from "../src/modules/configs/store.ts";
 import type { SnmpAuthProtocol, SnmpPrivProtocol } from "../src/modules/credentials/snmp.ts";
 import type { Plan } from "./collect.ts";
 import type { DownloadDeps } from "./download.ts";
-import { identify, type Identity } from "./snmp-identity.ts";
+import { identify, type Identity, type SnmpFamily } from "./snmp-identity.ts";
+import { builtinTemplates } from "./builtin-templates.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 import { deviceRef, recordEvent } from "../src/modules/events/record.ts";
 
@@ -80,7 +81,7 @@ type SnmpSystem = { report: SnmpReport; target?: Target; identity?: Identity; up
  * Reads a device's SNMP system group (and ENTITY-MIB's chassis model) when its credential set has SNMP settings;
  * undefined when it has none. A failure is in the report's `error`, never thrown.
  */
-export async function readSnmpSystem(deps: Deps, subject: SnmpSubject): Promise<SnmpSystem | undefined> {
+export async function readSnmpSystem(deps: Deps, subject: SnmpSubject, families?: { template: SnmpFamily }[]): Promise<SnmpSystem | undefined> {
   const target = await targetOf(deps, subject);
   if (!target) return undefined;
   const report: SnmpReport = { version: target.version, port: target.port };
@@ -103,7 +104,9 @@ export async function readSnmpSystem(deps: Deps, subject: SnmpSubject): Promise<
   // Optional objects get requests of their own: an old agent may answer a whole request with an error when
   // one object in it is unknown, and that must not cost the system group.
   const chassisModel = text(await get(target, [OIDS.chassisModel]).then((r) => r.get(OIDS.chassisModel), () => undefined));
-  const identity = identify({ sysObjectId: report.sys_object_id, sysDescr: report.sys_descr, chassisModel });
+  // Which vendor and wording a sysObjectID stands for is the built-in templates' knowledge (their detect sections).
+  const known = (families ?? await builtinTemplates(deps.db)).map((f) => f.template);
+  const identity = identify({ sysObjectId: report.sys_object_id, sysDescr: report.sys_descr, chassisModel }, known);
   Object.assign(report, { vendor: identity.vendor, model: identity.model, software_version: identity.version });
   return { report, target, identity, uptimeTicks, readAt };
 }
@@ -251,7 +254,7 @@ function restartedSince(lastReadAt: Date | null, uptimeTicks: snmp.VarbindValue,
 }
 
 /** Writes the model and vendor the device reports where the record has none; the user's values are kept. */
-async function fillIdentity(deps: Deps, plan: Plan, identity: ReturnType<typeof identify>, now: Date) {
+async function fillIdentity(deps: Deps, plan: Plan, identity: Identity, now: Date) {
   const filled: NonNullable<SnmpReport["filled"]> = {};
   const update: { model?: string; vendorId?: number } = {};
   if (!plan.device.model && identity.model) update.model = filled.model = identity.model.slice(0, 255);

@@ -204,7 +204,8 @@ if (!fixtureDir) {
       const outputs = new Map<string, string>();
       for (const c of candidates) {
         const answer = rec.exchanges.find((x) => x.sent === c.detect.command + t.line_ending)?.answer;
-        if (answer !== undefined) outputs.set(c.detect.command, cleanCommandOutput(answer.slice(0, answer.lastIndexOf("\n") + 1), c.detect.command));
+        // An exec channel's answer is the output alone; a shell's ends with the prompt.
+        if (answer !== undefined) outputs.set(c.detect.command, cleanCommandOutput(t.exec ? answer : answer.slice(0, answer.lastIndexOf("\n") + 1), c.detect.command));
       }
       if (!outputs.has(t.detect.command)) return; // the version command was not recorded
       const banner = rec.initPrompt.slice(0, rec.initPrompt.lastIndexOf("\n") + 1);

@@ -8,6 +8,7 @@ import { events } from "../../src/db/schema/index.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../helpers/collector.ts";
 import { startFakeDevice, type FakeDevice, type ScriptAnswer } from "../helpers/fake-device.ts";
+import { startFakeTelnet, type FakeTelnet } from "../helpers/fake-telnet.ts";
 
 /**
  * POST /devices/{id}/detect through the real collector job against the fake SSH device: the API queues, the
@@ -26,7 +27,7 @@ const { prompt: PROMPT, script: iosAnswer } = iosScript(HOSTNAME, ["hostname bra
 
 let t: TestContext;
 let admin: string;
-const started: FakeDevice[] = [];
+const started: (FakeDevice | FakeTelnet)[] = [];
 
 beforeAll(async () => {
   t = await createTestContext();
@@ -122,6 +123,76 @@ describe("POST /devices/{id}/detect", () => {
     expect(job.outcome, job.message ?? "").toBe("success");
     expect(job.result).toMatchObject({ proposal: { template: "huawei-vrp", vendor: "Huawei", model: "CE6850-48S6Q-HI", os_version: "8.180 (CE6850 V200R005C10SPC800)" } });
     expect((job.result!.commands_run as string[]).at(-1)).toBe("display version");
+  });
+
+  it("enters enable mode when the credentials carry an enable password, before asking for the version", async () => {
+    const ENABLE_PASSWORD = "Detect-Enable-7731";
+    // Like many devices, this one prints nothing useful in user mode: its version needs enable.
+    const userModeOnly = () => {
+      let enabled = false;
+      let askedPassword = false;
+      return (line: string): ScriptAnswer => {
+        if (askedPassword) {
+          askedPassword = false;
+          enabled = line === ENABLE_PASSWORD;
+          return `\r\n${enabled ? "branch-9#" : "% Access denied\r\nbranch-9>"}`;
+        }
+        if (line === "enable") return (askedPassword = true), "enable\r\nPassword: ";
+        if (line === "show version" && enabled) return [line, ...SHOW_VERSION, "branch-9#"].join("\r\n");
+        if (line === "exit") return { answer: "exit\r\n", close: true };
+        return [line, "% Invalid input detected at '^' marker.", enabled ? "branch-9#" : "branch-9>"].join("\r\n");
+      };
+    };
+    const device = async (enablePassword?: string) => {
+      const fake = await startFakeDevice({ script: userModeOnly(), initPrompt: "\r\nbranch-9>", auth: { username: USERNAME, password: PASSWORD } });
+      started.push(fake);
+      const created = await t.call("/api/v1/devices", {
+        method: "POST", token: admin,
+        body: { device_name: `detect-enable-${started.length}`, device_ip: "127.0.0.1", device_vendor: "Dell", device_port_override: fake.port, device_username: USERNAME, device_password: PASSWORD,
+          ...(enablePassword ? { device_enable_password: enablePassword } : {}) },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      await t.call(`/api/v1/devices/${created.body.data.id}/detect`, { method: "POST", token: admin });
+      return { fake, job: await runQueued() };
+    };
+
+    const { fake, job } = await device(ENABLE_PASSWORD);
+    expect(job.outcome, job.message ?? "").toBe("success");
+    expect(job.result).toMatchObject({ enabled: true, proposal: { template: "cisco-ios", model: "C9300-48P", os_version: "17.09.04a" } });
+    expect(fake.received.slice(0, 3)).toEqual(["enable\n", `${ENABLE_PASSWORD}\n`, "show version\n"]);
+    expect(JSON.stringify(job.result)).not.toContain(ENABLE_PASSWORD);
+
+    // Without an enable password the same device shows nothing to recognise, and is not sent "enable".
+    const plain = await device();
+    expect(plain.job.outcome).toBe("error");
+    expect(plain.job.result).toMatchObject({ enabled: false, proposal: null });
+    expect(plain.fake.received).not.toContain("enable\n");
+  });
+
+  const telnetSkip = process.getuid?.() === 0 ? undefined : "not running as root: the fake Telnet device needs port 23";
+  if (telnetSkip) {
+    if (process.env.CI) throw new Error(telnetSkip);
+    console.warn(`SKIPPED detect.test.ts Telnet fallback: ${telnetSkip}`);
+  }
+  it.skipIf(telnetSkip !== undefined)("falls back to Telnet on port 23 when the device refuses SSH", async () => {
+    // An address of its own in 127.0.0.0/8: nothing listens on its port 22, so SSH is refused.
+    const host = `127.${40 + (process.pid % 200)}.${Math.floor(Math.random() * 250) + 1}.${Math.floor(Math.random() * 250) + 1}`;
+    const telnet = await startFakeTelnet({
+      host, port: 23, auth: { username: USERNAME, password: PASSWORD }, initPrompt: `\r\n${PROMPT}`,
+      script: (line) => (line === "show version" ? [line, ...SHOW_VERSION, PROMPT].join("\r\n") : line === "exit" ? { answer: "exit\r\n", close: true } : [line, "% Invalid input", PROMPT].join("\r\n")),
+    });
+    started.push(telnet);
+    const created = await t.call("/api/v1/devices", {
+      method: "POST", token: admin,
+      body: { device_name: "detect-telnet-only", device_ip: host, device_vendor: "Dell", device_username: USERNAME, device_password: PASSWORD },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await t.call(`/api/v1/devices/${created.body.data.id}/detect`, { method: "POST", token: admin });
+    const job = await runQueued();
+    expect(job.outcome, `${job.message} ${JSON.stringify(job.result)}`).toBe("success");
+    expect(job.result).toMatchObject({ protocol: "telnet", proposal: { template: "cisco-ios", model: "C9300-48P" } });
+    expect(telnet.logins).toBe(1);
+    expect(telnet.received[0]).toBe("show version");
   });
 
   it("proposes nothing for a device no built-in recognises, and says why", async () => {

@@ -212,7 +212,7 @@ describe.skipIf(unavailable)("collector SNMP step against net-snmp's snmpd", () 
       expect(done.outcome, why(done)).toBe("success");
       expect(done.result).toMatchObject({
         snmp: { sys_descr: SYS.descr, sys_object_id: SYS.objectId },
-        proposal: { template: "cisco-ios", vendor: "Cisco", model: SYS.chassis, os_version: "15.2(7)E8", matched_by: ["sys_descr", "prompt"] },
+        proposal: { template: "cisco-ios", vendor: "Cisco", model: SYS.chassis, os_version: "15.2(7)E8", matched_by: ["sys_descr", "sys_object_id", "prompt"] },
         applied: true,
       });
       expect(await shown(id)).toMatchObject({ device_template_id: ciscoIos, device_model: SYS.chassis });

@@ -26,10 +26,12 @@ export const detectDeviceRoute = apiRoute({
   summary: "Recognise a device's template, vendor, model and OS version",
   description:
     "Queues a detect job that a collector runs: it logs in with the device's credentials (over its template's protocol, " +
-    "or SSH when it has none), reads the banner, the prompt and the built-in templates' version commands (and SNMP's sysDescr " +
+    "or SSH when it has none; Telnet on port 23 when SSH is refused, exec channels when a shell is), enters enable mode when " +
+    "the credentials carry an enable password, reads the banner, the prompt and the built-in templates' version commands (and SNMP's sysDescr " +
     "and sysObjectID when the device's credential set has SNMP settings), and matches them against each built-in template's " +
     "`detect` section. The finished job's result holds `proposal` ({template_id, template, vendor, model, os_version, matched_by}, " +
-    "or null when no template, or more than one equally, fits), `candidates`, `banner`, `prompt`, `commands_run` and `snmp`; " +
+    "or null when no template, or more than one equally, fits), `candidates`, `protocol`, `channels`, `enabled`, `banner`, `prompt`, " +
+    "`commands_run` and `snmp`; " +
     "its outcome is success when there is a proposal, error when there is none, and the session's failure (auth_failed, " +
     "unreachable, prompt_not_found ...) when the login failed. With {\"apply\": true} the device's template, vendor and model " +
     "are set to the proposal (`applied` in the result; the activity log records it). Answers 202 with the job and its status " +

@@ -150,17 +150,30 @@ const pushSection = z.strictObject({
   prompts: z.array(z.strictObject({ pattern: regex, answer: z.string().refine((s) => !/[\r\n]/.test(s), "must be one line") })).default([]),
 });
 
+const oid = z.string().regex(/^\.?\d+(\.\d+)+$/, "must be a numeric OID such as 1.3.6.1.4.1.9.9.43.1.1.1.0");
+
 /**
- * How POST /devices/{id}/detect recognises the family (collector/detect-job.ts): after login it has the banner,
- * the prompt line, and the output of `command` (default `show version`; sysDescr too when SNMP answers).
- * `version` must match that output (or sysDescr) for the template to be proposed; `prompt` and `banner`
- * strengthen a match; `model` and `os_version` take their first group from the output (or sysDescr).
+ * How POST /devices/{id}/detect recognises the family (collector/detect-job.ts): after login (and enable, when
+ * the credentials carry an enable password and a template whose prompt fits has `enable`) it has the banner,
+ * the prompt line, and the output of `command` (default `show version`; SNMP's sysDescr and sysObjectID too when
+ * the agent answers). `version` must match that output, or `sys_descr` (default: `version`) sysDescr, for the
+ * template to be proposed; `prompt`, `banner` and a `sys_object_id` prefix (the vendor's enterprise subtree,
+ * 1.3.6.1.4.1.<n>, or a product branch under it) strengthen a match; `model` and `os_version` take their first
+ * group from the output (or sysDescr); `sys_descr_model` and `sys_descr_os_version` from sysDescr alone, as SNMP
+ * identification reads it before any login (collector/snmp-identity.ts), as does the vendor: the `vendor` of the
+ * templates whose `sys_object_id` holds the longest prefix of sysObjectID. A `generic: true` family (a plain Linux host, which many appliances also
+ * are) is proposed only when no other family fits.
  */
 const detectSection = z.strictObject({
   banner: patternFor("text").optional(),
   prompt: regex.optional(),
   command: line.default("show version"),
   version: patternFor("text"),
+  sys_descr: patternFor("text").optional(),
+  sys_object_id: z.array(oid.transform((o) => o.replace(/^\./, ""))).default([]),
+  sys_descr_model: patternFor("text").optional(),
+  sys_descr_os_version: patternFor("text").optional(),
+  generic: z.boolean().default(false),
   model: patternFor("text").optional(),
   os_version: patternFor("text").optional(),
 });
@@ -226,7 +239,6 @@ const syslogSection = z.strictObject({
 /** The command a NETCONF template's configuration is stored under. */
 export const NETCONF_COMMAND = "get-config";
 
-const oid = z.string().regex(/^\.?\d+(\.\d+)+$/, "must be a numeric OID such as 1.3.6.1.4.1.9.9.43.1.1.1.0");
 
 const TemplateDocument = z
   .strictObject({
