@@ -340,6 +340,31 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
       "set password-controls min-password-length 8",
     ],
   },
+  "Other families (the layer runs after every template)": {
+    mask: [
+      "\t\t<password>[[pfSense-Pw]]</password>",
+      "      <phash>[[$1$abcdefgh$ijklmnopqrstuv]]</phash>",
+      "snmp-server host 10.50.0.9 version v2c 2 [[Ruckus-Comm]] port 162",
+      "snmp-server host 10.20.0.40 trap version 2c [[Zte-Comm]] enable NOTIFICATIONS target-addr-name nms",
+      "   security wpa psk set-key ascii 0 [[Wlan-Psk]]",
+      "set system login user ubnt authentication encrypted-password [[$6$EdgeSalt$EdgeOsHash]]",
+    ],
+    keep: [
+      "sysLocation=FRA1 row 12, password safe cabinet",
+      "\t\t<syslocation>password vault room 2</syslocation>",
+      "      <description>Shared secret rotates yearly; password policy in wiki</description>",
+      "config.users.user1.description Key holder account",
+      " onu 1 desc cust-10023 password on file",
+      'password operator user-name "ops" sha1',
+      "config snmp community create <secret hidden>",
+      "config wlan security wpa akm psk enable 1",
+      "set system login user ubnt authentication public-keys admin@laptop key AAAAC3NzaPublicKeyData",
+      " key *****",
+      " snmp-agent community read cipher %^%#<secret removed>%^%#",
+      "unset key protection enable",
+      "    cli ftp password default <secret hidden>",
+    ],
+  },
 };
 
 /** The text with each [[value]] replaced by the marker: what the layer must make of it. */

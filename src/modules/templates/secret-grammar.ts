@@ -30,7 +30,7 @@ for (const word of [
   "preshared-key", "key-string", "encrypted-password", "password-hash", "phash", "authpwd", "privpwd",
   "authentication-key", "message-digest-key", "privacy-key", "api-key", "secret-key", "private-key", "server-key",
   "shared-key", "tcp-md5-key", "md5-key", "auth-key", "encryption-key", "bind-pw", "password-encrypt",
-  "community-name", "snmp-community", "snmp-community-string", "readonly-community", "readwrite-community",
+  "set-key", "community-name", "snmp-community", "snmp-community-string", "readonly-community", "readwrite-community",
   "rocommunity", "rwcommunity", "rocommunity6", "rwcommunity6", "ro-community", "rw-community",
 ]) KEYWORDS.set(word, "password");
 KEYWORDS.set("key", "key");
@@ -59,13 +59,19 @@ const ALGORITHM = /^(?:hmac-|cmac-)?(?:md5|sha(?:-?\d+)?|aes(?:-?\d+)?(?:-cmac(?
 const WITH_ARGUMENT = new Set(["level", "privilege", "role"]);
 
 /** What may follow `password` (and its kin) when the statement sets a policy, not a password. */
-const PASSWORD_POLICY = /^(?:encryption|policy|strength-check|secure-mode|prompt|format|change-type|history|complexity|aging|lifetime|expiration|expire|length|required|option|options|control|reuse|recovery|retries|retry|minimum|maximum|(?:minimum|maximum|min|max)-.*|address|hostname|keyring|profile|keychain|key-chain|inheritance-disable)$/;
+const PASSWORD_POLICY = /^(?:encryption|policy|strength-check|secure-mode|prompt|format|change-type|history|complexity|aging|lifetime|expiration|expire|length|required|option|options|control|reuse|recovery|retries|retry|minimum|maximum|(?:minimum|maximum|min|max)-.*|address|hostname|keyring|profile|keychain|key-chain|inheritance-disable|manager|operator|port-access|default|enable|disable)$/;
 
 /** What may follow `key` when it names no secret: key chains, key pairs, files. */
 const KEY_NOT_VALUE = new Set([
   "chain", "config-key", "generate", "pubkey-chain", "zeroize", "param", "storage", "export", "import", "rsa", "dsa", "ecdsa",
-  "ec", "ed25519", "encrypt", "decrypt", "move", "lock", "unlock", "id", "exchange", "size", "type", "source", "none",
+  "ec", "ed25519", "encrypt", "decrypt", "move", "lock", "unlock", "id", "exchange", "size", "type", "source", "none", "protection",
 ]);
+
+/** Words of a statement about public keys: a `key` in it is a public one. */
+const PUBLIC_KEYS = new Set(["public-key", "public-keys", "pubkey-chain", "authorized-keys", "ssh-rsa", "ssh-ed25519"]);
+
+/** `config snmp community create|accessmode|ipaddr ... <name>` (AireOS): verbs, the template masks the name. */
+const COMMUNITY_VERBS = new Set(["create", "delete", "accessmode", "ipaddr", "mode", "ipsec", "remove"]);
 
 /** Options of NTP, tunnel and other statements where `key <number>` numbers a key defined elsewhere. */
 const KEY_OWNERS_NOT_SECRET = new Set(["crypto", "tunnel", "ssh", "trusted-key", "pki", "trustpoint", "license"]);
@@ -74,7 +80,13 @@ const KEY_OWNERS_NOT_SECRET = new Set(["crypto", "tunnel", "ssh", "trusted-key",
 const KEY_PURPOSES = new Set(["authentication", "accounting", "authorization"]);
 
 /** A statement whose rest is free text: nothing after these words is read as a keyword. */
-const FREE_TEXT = new Set(["description", "remark", "comment", "banner", "motd", "contact", "location", "message", "alias"]);
+const FREE_TEXT = new Set(["description", "desc", "remark", "comment", "banner", "motd", "contact", "location", "message", "alias", "syslocation", "syscontact", "sysname"]);
+
+/** Whether a word starts free text: `description`, a dotted key ending in one (`config.users.u1.description`). */
+const isFreeText = (word: string) => FREE_TEXT.has(word.slice(word.lastIndexOf(".") + 1));
+
+/** An XML element on one line: `<password>v</password>`; only a secret tag's content is a secret. */
+const XML_ELEMENT = /^(\s*<([\w:-]+)(?:\s[^>]*)?>)([^<]*)<\/\2>\s*$/;
 
 /** Words after `community` that make it a BGP community (route maps, policies), not an SNMP one. */
 const BGP_COMMUNITY_BEFORE = new Set(["set", "match", "delete", "add", "from", "then", "matches-any", "matches-every", "in", "is", "send", "additive", "remove"]);
@@ -101,7 +113,7 @@ const SHAPES: { rule: string; pattern: RegExp; group: number }[] = [
   // SR OS hashed values: "<value>" hash / hash2.
   { rule: "shape:sros-hash", pattern: /"([^"<]+)" hash2?(?![\w-])/g, group: 1 },
   // Junos marks a secret value with ## SECRET-DATA (the template's rule masks it first; this one stands behind it).
-  { rule: "shape:junos-secret-data", pattern: /(?<=\s)((?:"(?!<)[^"]*"|[^\s";<]+));\s*## SECRET-DATA/g, group: 1 },
+  { rule: "shape:junos-secret-data", pattern: /(?<=\s)((?:"(?!<)[^"]*"|[^\s";<>]+));\s*## SECRET-DATA/g, group: 1 },
 ];
 
 /** One line's words: quoted strings and `<...>` markers are single words; a leaf's trailing `;` is not part of one. */
@@ -141,7 +153,12 @@ function tokenize(line: string, offset: number): Token[] {
 const STRUCTURE = new Set(["{", "}", "[", "]", ";", "(", ")", "=", "|"]);
 const DIGITS = /^\d+$/;
 
-const isMasked = (t: Token) => t.text.startsWith("<") || (t.quoted && t.text.charCodeAt(1) === 60 /* < */);
+/**
+ * A value already hidden: a template's marker, quoted or not, a cipher text with one inside (`%^%#<secret
+ * removed>%^%#`), or the asterisks a device prints in place of a value (FTD, OS10).
+ */
+const MARKER_INSIDE = /<(?:secret|hidden|removed|value|configuration)\b/;
+const isMasked = (t: Token) => t.text.startsWith("<") || (t.quoted && t.text.charCodeAt(1) === 60 /* < */) || MARKER_INSIDE.test(t.text) || /^"?\*+"?$/.test(t.text);
 /** The first line of a private key block: the lines after it are masked, this one says what they are. */
 const isBlockStart = (t: Token) => t.text.includes("-----BEGIN ");
 const unquotedLower = (t: Token) => (t.quoted ? t.lower.slice(1, -1) : t.lower);
@@ -201,6 +218,7 @@ function keyValue(tokens: Token[], i: number, ctx: Context): Token | undefined {
   if (contextHas(ctx, tokens, numbered) || ctx.parents.some((p) => /(?:^|\s)key chain\s/.test(p))) return undefined;
   // F5 TMOS SSL profiles name a key object (`key /Common/site.key`, `key site`), never its contents.
   if (contextHas(ctx, tokens, (w) => w === "client-ssl" || w === "server-ssl" || w === "cert-key-chain" || w === "ssl-key")) return undefined;
+  if (tokens.slice(0, i).some((t) => PUBLIC_KEYS.has(t.lower))) return undefined;
   const next = tokens[i + 1];
   if (!next) return undefined;
   const w = unquotedLower(next);
@@ -222,7 +240,8 @@ function snmpHostCommunity(tokens: Token[]): Token | undefined {
   for (let j = 3; j < tokens.length; j++) {
     const w = tokens[j]!.lower;
     if (w === "vrf" || w === "use-vrf" || w === "filter-vrf") j++;
-    else if (w === "informs" || w === "traps" || w === "auth" || w === "noauth" || w === "priv") continue;
+    else if (/^(?:informs?|traps?|auth|noauth|priv)$/.test(w)) continue;
+    else if (/^\d$/.test(w) && j + 1 < tokens.length) continue;
     else if (w === "version") {
       if (tokens[j + 1]?.lower === "3") return undefined;
       j++;
@@ -244,6 +263,7 @@ function keywordSpans(tokens: Token[], ctx: Context, spans: SecretSpan[]): void 
     // RouterOS: name=value
     if (!kindOf(w) && (eq = w.indexOf("=")) > 0) {
       w = w.slice(0, eq);
+      if (isFreeText(w)) return;
       const secret = kindOf(w) === "password" || (w === "name" && /snmp community/.test(ctx.section)) || w.endsWith("-key") && !w.endsWith("public-key");
       if (secret && eq + 1 < t.text.length) {
         const valueText = t.text.slice(eq + 1);
@@ -252,7 +272,7 @@ function keywordSpans(tokens: Token[], ctx: Context, spans: SecretSpan[]): void 
       }
       continue;
     }
-    if (FREE_TEXT.has(w)) return;
+    if (isFreeText(w)) return;
     // FortiOS: config system snmp community / edit 1 / set name "<community>"
     if (w === "name" && tokens[i - 1]?.lower === "set" && ctx.parents.some((p) => /snmp community/.test(p))) {
       const value = tokens[i + 1];
@@ -275,6 +295,7 @@ function keywordSpans(tokens: Token[], ctx: Context, spans: SecretSpan[]): void 
         if ((before && BGP_COMMUNITY_BEFORE.has(before)) || after === "members" || !contextHas(ctx, tokens, isSnmpWord)) break;
         value = valueAfter(tokens, i, kind);
         if (value && /^(?:read|write|read-only|read-write)$/.test(value.lower)) value = valueAfter(tokens, tokens.indexOf(value), kind);
+        if (value && COMMUNITY_VERBS.has(value.lower)) value = undefined;
         break;
       }
       case "snmp-user-key":
@@ -352,8 +373,17 @@ export function findGenericSecrets(text: string): SecretSpan[] {
 const lineSpans = (line: string, offset: number, ctx: Context, spans: SecretSpan[]) => {
   const found: SecretSpan[] = [];
   const first = line.trimStart()[0];
-  // comment lines (! and # in most dialects) hold no statement; a shape still counts there
-  if (first !== "!" && first !== "#") keywordSpans(tokenize(line, offset), ctx, found);
+  const xml = first === "<" ? XML_ELEMENT.exec(line) : null;
+  if (xml) {
+    const tag = xml[2]!.toLowerCase();
+    const content = xml[3]!;
+    if (kindOf(tag) === "password" && content.trim() && !MARKER_INSIDE.test(content) && !content.startsWith("<")) {
+      found.push({ start: offset + xml[1]!.length, end: offset + xml[1]!.length + content.length, rule: tag });
+    }
+  } else if (first !== "!" && first !== "#" && first !== "<") {
+    // comment lines (! and # in most dialects) hold no statement, nor does XML markup; a shape still counts there
+    keywordSpans(tokenize(line, offset), ctx, found);
+  }
   for (const shape of SHAPES) {
     shape.pattern.lastIndex = 0;
     for (let m; (m = shape.pattern.exec(line)); ) {
