@@ -46,6 +46,10 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
       "key config-key password-encrypt [[Master-Key-1]]",
       " wpa-psk ascii 7 [[0822455D0A16]]",
       "archive\n path scp://backup:[[Arch-Pw]]@192.0.2.10/r1",
+      "interface Tunnel0\n ip nhrp authentication [[Nhrp-Pw]]",
+      "interface Gi0/1\n ipv6 ospf authentication ipsec spi 256 md5 0 [[0123456789ABCDEF0123456789ABCDEF]]",
+      "interface Gi0/1\n ospfv3 encryption ipsec spi 257 esp aes-cbc 128 0 [[0123456789ABCDEF0123456789ABCDEF]] sha1 0 [[0123456789ABCDEF0123456789ABCDEF01234567]]",
+      "interface Gi0/1\n authentication key eigrp 100 [[Eigrp-Key]] key-id 1",
     ],
     keep: [
       "key chain OSPF-KEYS\n key 1\n key 2",
@@ -90,6 +94,7 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
       "snmp-server host 192.0.2.1 traps version 2c [[Nx-Trap]] udp-port 162",
       "vrrp 10\n  authentication text [[Vrrp-Nx]]",
       "router bgp 65000\n  neighbor 192.0.2.2\n    password 3 [[Bgp-3des]]",
+      "interface Vlan10\n  hsrp 10\n    authentication md5 key-string [[Hsrp-Md5]]",
     ],
     keep: [
       "ntp server 192.0.2.3 use-vrf management key 12345 minpoll 10 maxpoll 10",
@@ -111,6 +116,7 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
       "router bgp 65000\n   neighbor 10.0.0.1 password 7 [[Eos-Bgp]]",
       "tacacs-server host 10.0.0.5 key 7 [[Eos-Tac]]",
       "interface Ethernet1\n   ip ospf authentication-key 7 [[Eos-Ospf]]",
+      "daemon TerminAttr\n   exec /usr/bin/TerminAttr -cvaddr=192.0.2.20:9910 -cvauth=key,[[CvOnboardKey1]] -taillogs",
     ],
     keep: [
       "management ssh\n  authentication mode password\n  idle-timeout 600",
@@ -128,6 +134,8 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
       "snmp-server community [[XrRoComm]] RO SystemOwner",
       "snmp-server user netops NETOPS v3 auth sha encrypted [[1417XrAuthKey]] priv aes 128 encrypted [[0306XrPrivKey]]",
       "tacacs-server host 10.0.0.5 port 49\n key 7 [[1511XrTacKey7]]",
+      "router vrrp\n interface Gi0/0/0/1\n  address-family ipv4\n   vrrp 1\n    text-authentication [[Xr-Vrrp]]",
+      "router hsrp\n interface Gi0/0/0/1\n  address-family ipv4\n   hsrp 1\n    authentication [[Xr-Hsrp]]",
     ],
     keep: [
       "route-policy RP\n  if community matches-any (65000:1) then\n    set community (1234:666, 1234:$hub_comm) additive\n    pass\n  endif\nend-policy",
@@ -333,6 +341,7 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
       "add aaa tacacs-servers priority 1 server 10.0.0.51 key [[Cp-Tac]] timeout 5",
       "add aaa radius-servers priority 1 host 10.30.0.50 port 1812 prot PAP secret [[Cp-Rad]] timeout 3",
       "set ospf instance default interface eth2 authtype md5 key 1 secret [[Cp-Ospf]]",
+      "set ospf instance default interface eth3 authtype cryptographic key 2 algorithm md5 secret [[Cp-Ospf-2]]",
     ],
     keep: [
       "set bonding group 0 xmit-hash-policy layer2",

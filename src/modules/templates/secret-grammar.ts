@@ -21,7 +21,7 @@ export type SecretSpan = { start: number; end: number; rule: string };
 
 type Token = { text: string; lower: string; start: number; end: number; quoted: boolean };
 
-type Kind = "password" | "key" | "community" | "snmp-user-key" | "authentication" | "authentication-mode";
+type Kind = "password" | "key" | "community" | "snmp-user-key" | "authentication" | "authentication-mode" | "encryption";
 
 /** Keywords whose value follows them (after optional modifiers), by kind. */
 const KEYWORDS = new Map<string, Kind>();
@@ -30,7 +30,7 @@ for (const word of [
   "preshared-key", "key-string", "encrypted-password", "password-hash", "phash", "authpwd", "privpwd",
   "authentication-key", "message-digest-key", "privacy-key", "api-key", "secret-key", "private-key", "server-key",
   "shared-key", "tcp-md5-key", "md5-key", "auth-key", "encryption-key", "bind-pw", "password-encrypt",
-  "set-key", "community-name", "snmp-community", "snmp-community-string", "readonly-community", "readwrite-community",
+  "set-key", "text-authentication", "community-name", "snmp-community", "snmp-community-string", "readonly-community", "readwrite-community",
   "rocommunity", "rwcommunity", "rocommunity6", "rwcommunity6", "ro-community", "rw-community",
 ]) KEYWORDS.set(word, "password");
 KEYWORDS.set("key", "key");
@@ -38,6 +38,7 @@ KEYWORDS.set("community", "community");
 KEYWORDS.set("auth", "snmp-user-key");
 KEYWORDS.set("priv", "snmp-user-key");
 KEYWORDS.set("authentication", "authentication");
+KEYWORDS.set("encryption", "encryption");
 for (const word of ["authentication-mode", "privacy-mode", "area-authentication-mode", "domain-authentication-mode"]) KEYWORDS.set(word, "authentication-mode");
 
 /** Compound keywords named by their last part: `bind-password`, `lsp-password`, `ppk-secret`, `hello-authentication-key`. */
@@ -56,7 +57,10 @@ const MODIFIERS = new Set([
 const ALGORITHM = /^(?:hmac-|cmac-)?(?:md5|sha(?:-?\d+)?|aes(?:-?\d+)?(?:-cmac(?:-\d+)?)?|des|3des|des56|aes-?cfb-?\d+|sha\d*-\d+|ietf-md5|keyed-md5|meticulous-keyed-md5)$/;
 
 /** Words that take one argument of their own between a keyword and its value (`enable password level 2 <v>`). */
-const WITH_ARGUMENT = new Set(["level", "privilege", "role"]);
+const WITH_ARGUMENT = new Set(["level", "privilege", "role", "eigrp"]);
+
+/** Words that begin another part of the statement, never a value (`key 1 algorithm md5 secret <v>`). */
+const STATEMENT_WORDS = new Set(["algorithm", "start-time", "options", "accept-lifetime", "send-lifetime", "key-id", "keyid", "mode", "tolerance", "timeout", "port"]);
 
 /** What may follow `password` (and its kin) when the statement sets a policy, not a password. */
 const PASSWORD_POLICY = /^(?:encryption|policy|strength-check|secure-mode|prompt|format|change-type|history|complexity|aging|lifetime|expiration|expire|length|required|option|options|control|reuse|recovery|retries|retry|minimum|maximum|(?:minimum|maximum|min|max)-.*|address|hostname|keyring|profile|keychain|key-chain|inheritance-disable|manager|operator|port-access|default|enable|disable)$/;
@@ -92,7 +96,7 @@ const XML_ELEMENT = /^(\s*<([\w:-]+)(?:\s[^>]*)?>)([^<]*)<\/\2>\s*$/;
 const BGP_COMMUNITY_BEFORE = new Set(["set", "match", "delete", "add", "from", "then", "matches-any", "matches-every", "in", "is", "send", "additive", "remove"]);
 
 /** Lines worth reading at all: one of these must occur (case-insensitive) for any rule to apply. */
-const WORTH_READING = /pass|secret|key|commun|psk|auth|priv|phrase|pwd|hash|snmp|\$|ENC |-AQ==|%[$^]%|:\/\/[^\s/@]*:|BEGIN|\s7 [01]\d|\s6 [A-Za-z_^`[\]\\]{16}/i;
+const WORTH_READING = /pass|secret|key|commun|psk|auth|priv|phrase|pwd|hash|snmp|encryption|\$|ENC |-AQ==|%[$^]%|:\/\/[^\s/@]*:|BEGIN|\s7 [01]\d|\s6 [A-Za-z_^`[\]\\]{16}/i;
 
 // Shapes, each matched on a line outside what the keywords masked.
 const SHAPES: { rule: string; pattern: RegExp; group: number }[] = [
@@ -110,6 +114,8 @@ const SHAPES: { rule: string; pattern: RegExp; group: number }[] = [
   { rule: "shape:vrp-cipher", pattern: /(%\^%#\S{4,}?%\^%#|%\$%\$\S{4,}?%\$%\$|@%@%\S{4,}?@%@%)/g, group: 1 },
   // A password in a URL: scheme://user:password@host.
   { rule: "shape:url-password", pattern: /:\/\/[^\s:/@"']+:([^\s@"'<]+)@/g, group: 1 },
+  // Arista CloudVision onboarding: TerminAttr's -cvauth=key,<key>.
+  { rule: "shape:cvauth-key", pattern: /-cvauth=key,(?!<)([^\s,]+)/g, group: 1 },
   // SR OS hashed values: "<value>" hash / hash2.
   { rule: "shape:sros-hash", pattern: /"([^"<]+)" hash2?(?![\w-])/g, group: 1 },
   // Junos marks a secret value with ## SECRET-DATA (the template's rule masks it first; this one stands behind it).
@@ -205,6 +211,7 @@ function valueAfter(tokens: Token[], i: number, kind: Kind): Token | undefined {
       continue;
     }
     if (!t.quoted && kind === "password" && PASSWORD_POLICY.test(w)) return undefined;
+    if (!t.quoted && STATEMENT_WORDS.has(w)) return undefined;
     return t;
   }
   return numberSeen;
@@ -226,7 +233,7 @@ function keyValue(tokens: Token[], i: number, ctx: Context): Token | undefined {
   if (!next.quoted && DIGITS.test(w)) {
     // `key 7 <v>`: a type digit; `key 42` or `key 1 md5`: a key number, the secret is elsewhere
     const after = tokens[i + 2];
-    if (w.length !== 1 || !after || STRUCTURE.has(after.text) || (!after.quoted && (ALGORITHM.test(after.lower) || kindOf(after.lower)))) return undefined;
+    if (w.length !== 1 || !after || STRUCTURE.has(after.text) || (!after.quoted && (ALGORITHM.test(after.lower) || kindOf(after.lower) || STATEMENT_WORDS.has(after.lower)))) return undefined;
     const value = after;
     return value.text.startsWith("/") ? undefined : value;
   }
@@ -249,6 +256,22 @@ function snmpHostCommunity(tokens: Token[]): Token | undefined {
     else return tokens[j];
   }
   return undefined;
+}
+
+/** IPsec algorithm words of OSPFv3 keys: `esp aes-cbc 128`, `sha1`, `null`. */
+const IPSEC_WORD = /^(?:esp|ah|null|aes-cbc|aes|3des|des|md5|sha1|sha|sha-?\d+|\d+)$/;
+
+/**
+ * OSPFv3 IPsec: `authentication ipsec spi 256 md5 [0|7] <v>`, `encryption ipsec spi 256 esp aes-cbc 128 [0|7]
+ * <v> sha1 [0|7] <v>`: after `spi N`, each key follows its algorithm words and an optional type digit.
+ */
+function ipsecKeys(tokens: Token[], i: number, spans: SecretSpan[]): void {
+  if (tokens[i + 2]?.lower !== "spi") return;
+  for (let j = i + 4; j < tokens.length; j++) {
+    const t = tokens[j]!;
+    if (IPSEC_WORD.test(t.lower) && j + 1 < tokens.length) continue;
+    push(spans, valueSpan(t, `${tokens[i]!.lower} ipsec`));
+  }
 }
 
 /** The spans one line's statement holds secret by its keywords. */
@@ -305,12 +328,19 @@ function keywordSpans(tokens: Token[], ctx: Context, spans: SecretSpan[]): void 
       case "authentication": {
         // HSRP/VRRP/GLBP text authentication and RIP/VRRP `authentication text|string <v>`
         const next = tokens[i + 1]?.lower;
-        const redundancy = contextHas(ctx, tokens, (x) => x === "standby" || x === "vrrp" || x === "glbp" || x === "vrrp-group");
+        const redundancy = contextHas(ctx, tokens, (x) => x === "standby" || x === "vrrp" || x === "glbp" || x === "vrrp-group" || x === "hsrp" || x === "nhrp");
+        if (next === "ipsec") {
+          ipsecKeys(tokens, i, spans);
+          break;
+        }
         if (next === "text" || next === "string") value = tokens[i + 2];
         else if (redundancy && next && !ALGORITHM.test(next) && !kindOf(next) && !/^(?:key-chain|keychain|mode|type)$/.test(next)) value = tokens[i + 1];
         if (value && (kindOf(value.lower) || STRUCTURE.has(value.text))) value = undefined;
         break;
       }
+      case "encryption":
+        if (tokens[i + 1]?.lower === "ipsec") ipsecKeys(tokens, i, spans);
+        break;
       case "authentication-mode": {
         // VRP/Comware: `authentication-mode md5 1 cipher <v>`, `authentication-mode simple <v>`; not `aaa`, `keychain X`
         const next = tokens[i + 1]?.lower;
