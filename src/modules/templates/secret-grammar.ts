@@ -99,27 +99,27 @@ const BGP_COMMUNITY_BEFORE = new Set(["set", "match", "delete", "add", "from", "
 const WORTH_READING = /pass|secret|key|commun|psk|auth|priv|phrase|pwd|hash|snmp|encryption|\$|ENC |-AQ==|%[$^]%|:\/\/[^\s/@]*:|BEGIN|\s7 [01]\d|\s6 [A-Za-z_^`[\]\\]{16}/i;
 
 // Shapes, each matched on a line outside what the keywords masked.
-const SHAPES: { rule: string; pattern: RegExp; group: number }[] = [
+const SHAPES: { rule: string; pattern: RegExp; group: number; hint: string }[] = [
   // crypt(3) and its vendor kin: $1$ MD5, $5$/$6$ SHA, $2y$ bcrypt, $8$/$9$ Cisco, Junos $9$, F5 $M$, Comware $c$3$/$h$6$, ASA pbkdf2.
-  { rule: "shape:crypt-hash", pattern: /(?<![\w$])(\$(?:1|1a|2[abxy]?|5|6|7|8|9|y|gy|M|sha1|sha256|sha512|pbkdf2-sha\d+|[ch]\$\d+)\$[A-Za-z0-9./+=_$\-]{6,})/g, group: 1 },
+  { rule: "shape:crypt-hash", pattern: /(?<![\w$])(\$(?:1|1a|2[abxy]?|5|6|7|8|9|y|gy|M|sha1|sha256|sha512|pbkdf2-sha\d+|[ch]\$\d+)\$[A-Za-z0-9./+=_$\-]{6,})/g, group: 1, hint: "$" },
   // Cisco type 7: two decimal digits (the seed, 00-15) then hex pairs, after the type digit.
-  { rule: "shape:cisco-type7", pattern: /(?<![\w-])7 ((?:0\d|1[0-5])(?:[0-9A-Fa-f]{2}){3,})(?![\w-])/g, group: 1 },
+  { rule: "shape:cisco-type7", pattern: /(?<![\w-])7 ((?:0\d|1[0-5])(?:[0-9A-Fa-f]{2}){3,})(?![\w-])/g, group: 1, hint: "7 " },
   // Cisco type 6 (AES): letters, underscores and ^`[]\ ending in AAB, after the type digit.
-  { rule: "shape:cisco-type6", pattern: /(?<![\w-])6 ([A-Za-z_^`[\]\\]{16,}AAB)(?![\w-])/g, group: 1 },
+  { rule: "shape:cisco-type6", pattern: /(?<![\w-])6 ([A-Za-z_^`[\]\\]{16,}AAB)(?![\w-])/g, group: 1, hint: "6 " },
   // FortiOS encrypted values: "ENC <blob>".
-  { rule: "shape:fortios-enc", pattern: /(?<![\w-])ENC (?!<)("?[A-Za-z0-9+/=]{8,}"?)/g, group: 1 },
+  { rule: "shape:fortios-enc", pattern: /(?<![\w-])ENC (?!<)("?[A-Za-z0-9+/=]{8,}"?)/g, group: 1, hint: "ENC " },
   // PAN-OS encrypted values.
-  { rule: "shape:panos-aq", pattern: /(-AQ==[A-Za-z0-9+/=]+)/g, group: 1 },
+  { rule: "shape:panos-aq", pattern: /(-AQ==[A-Za-z0-9+/=]+)/g, group: 1, hint: "-AQ==" },
   // Huawei VRP cipher text.
-  { rule: "shape:vrp-cipher", pattern: /(%\^%#\S{4,}?%\^%#|%\$%\$\S{4,}?%\$%\$|@%@%\S{4,}?@%@%)/g, group: 1 },
+  { rule: "shape:vrp-cipher", pattern: /(%\^%#\S{4,}?%\^%#|%\$%\$\S{4,}?%\$%\$|@%@%\S{4,}?@%@%)/g, group: 1, hint: "%" },
   // A password in a URL: scheme://user:password@host.
-  { rule: "shape:url-password", pattern: /:\/\/[^\s:/@"']+:([^\s@"'<]+)@/g, group: 1 },
+  { rule: "shape:url-password", pattern: /:\/\/[^\s:/@"']+:([^\s@"'<]+)@/g, group: 1, hint: "://" },
   // Arista CloudVision onboarding: TerminAttr's -cvauth=key,<key>.
-  { rule: "shape:cvauth-key", pattern: /-cvauth=key,(?!<)([^\s,]+)/g, group: 1 },
+  { rule: "shape:cvauth-key", pattern: /-cvauth=key,(?!<)([^\s,]+)/g, group: 1, hint: "-cvauth=" },
   // SR OS hashed values: "<value>" hash / hash2.
-  { rule: "shape:sros-hash", pattern: /"([^"<]+)" hash2?(?![\w-])/g, group: 1 },
+  { rule: "shape:sros-hash", pattern: /"([^"<]+)" hash2?(?![\w-])/g, group: 1, hint: " hash" },
   // Junos marks a secret value with ## SECRET-DATA (the template's rule masks it first; this one stands behind it).
-  { rule: "shape:junos-secret-data", pattern: /(?<=\s)((?:"(?!<)[^"]*"|[^\s";<>]+));\s*## SECRET-DATA/g, group: 1 },
+  { rule: "shape:junos-secret-data", pattern: /(?<=\s)((?:"(?!<)[^"]*"|[^\s";<>]+));\s*## SECRET-DATA/g, group: 1, hint: "SECRET-DATA" },
 ];
 
 /** One line's words: quoted strings and `<...>` markers are single words; a leaf's trailing `;` is not part of one. */
@@ -177,10 +177,22 @@ function valueSpan(t: Token, rule: string): SecretSpan | undefined {
 }
 
 /** Where a statement stands: the lines it is nested in (by indentation), and its RouterOS section. */
-type Context = { parents: string[]; section: string };
+type Context = { parents: Parent[]; section: Parent };
+
+/**
+ * A line others are nested in: its text lower-cased and split into words once, when a rule first asks, and
+ * whether it opens an SNMP community block (FortiOS `config system snmp community`, RouterOS `/snmp community`),
+ * inherited by the lines under it.
+ */
+type Parent = { indent: number; raw: string; lower?: string; words?: string[]; snmpCommunity: boolean };
+
+const lowerOf = (p: Parent) => (p.lower ??= p.raw.toLowerCase());
+const wordsOf = (p: Parent) => (p.words ??= lowerOf(p).trim().split(/\s+/));
+const parent = (indent: number, raw: string, inherited: boolean): Parent =>
+  ({ indent, raw, snmpCommunity: inherited || (raw.includes("ommunity") && /snmp community/i.test(raw)) });
 
 const contextHas = (ctx: Context, tokens: Token[], test: (word: string) => boolean): boolean =>
-  tokens.some((t) => test(t.lower)) || ctx.parents.some((p) => p.split(/\s+/).some(test)) || ctx.section.split(/\s+/).some(test);
+  tokens.some((t) => test(t.lower)) || ctx.parents.some((p) => wordsOf(p).some(test)) || wordsOf(ctx.section).some(test);
 
 const isSnmpWord = (w: string) => w.startsWith("snmp") || w === "/snmp";
 
@@ -222,7 +234,7 @@ function keyValue(tokens: Token[], i: number, ctx: Context): Token | undefined {
   const before = tokens[i - 1]?.lower;
   if (before && KEY_OWNERS_NOT_SECRET.has(before)) return undefined;
   const numbered = (w: string) => w === "ntp" || w === "ntp-service" || w === "chain" || w === "key-chain" || w === "keychain" || w.startsWith("authentication-key-chain") || w === "trusted-key";
-  if (contextHas(ctx, tokens, numbered) || ctx.parents.some((p) => /(?:^|\s)key chain\s/.test(p))) return undefined;
+  if (contextHas(ctx, tokens, numbered) || ctx.parents.some((p) => /(?:^|\s)key chain\s/.test(lowerOf(p)))) return undefined;
   // F5 TMOS SSL profiles name a key object (`key /Common/site.key`, `key site`), never its contents.
   if (contextHas(ctx, tokens, (w) => w === "client-ssl" || w === "server-ssl" || w === "cert-key-chain" || w === "ssl-key")) return undefined;
   if (tokens.slice(0, i).some((t) => PUBLIC_KEYS.has(t.lower))) return undefined;
@@ -287,7 +299,7 @@ function keywordSpans(tokens: Token[], ctx: Context, spans: SecretSpan[]): void 
     if (!kindOf(w) && (eq = w.indexOf("=")) > 0) {
       w = w.slice(0, eq);
       if (isFreeText(w)) return;
-      const secret = kindOf(w) === "password" || (w === "name" && /snmp community/.test(ctx.section)) || w.endsWith("-key") && !w.endsWith("public-key");
+      const secret = kindOf(w) === "password" || (w === "name" && ctx.section.snmpCommunity) || w.endsWith("-key") && !w.endsWith("public-key");
       if (secret && eq + 1 < t.text.length) {
         const valueText = t.text.slice(eq + 1);
         const quoted = valueText.startsWith('"');
@@ -297,7 +309,7 @@ function keywordSpans(tokens: Token[], ctx: Context, spans: SecretSpan[]): void 
     }
     if (isFreeText(w)) return;
     // FortiOS: config system snmp community / edit 1 / set name "<community>"
-    if (w === "name" && tokens[i - 1]?.lower === "set" && ctx.parents.some((p) => /snmp community/.test(p))) {
+    if (w === "name" && tokens[i - 1]?.lower === "set" && ctx.parents.some((p) => p.snmpCommunity)) {
       const value = tokens[i + 1];
       if (value) push(spans, valueSpan(value, "snmp community name"));
       return;
@@ -369,8 +381,8 @@ const END_PRIVATE = /-----END [A-Z0-9 ]*PRIVATE KEY-----/;
  */
 export function findGenericSecrets(text: string): SecretSpan[] {
   const spans: SecretSpan[] = [];
-  const parents: { indent: number; text: string }[] = [];
-  let section = "";
+  const parents: Parent[] = [];
+  let section = parent(0, "", false);
   let inPrivateKey = false;
   for (let start = 0; start <= text.length; ) {
     let eol = text.indexOf("\n", start);
@@ -388,12 +400,11 @@ export function findGenericSecrets(text: string): SecretSpan[] {
       }
     } else if (!blank) {
       while (parents.length && parents[parents.length - 1]!.indent >= indent) parents.pop();
-      const lower = line.slice(indent).toLowerCase();
-      if (indent === 0 && lower.startsWith("/")) section = lower;
-      if (BEGIN_PRIVATE.test(line)) inPrivateKey = !END_PRIVATE.test(line);
-      const snmpCommunityBlock = section.includes("snmp community") || (parents.length > 0 && parents.some((p) => p.text.includes("snmp community")));
-      if (WORTH_READING.test(line) || snmpCommunityBlock) lineSpans(line, start, { parents: parents.map((p) => p.text), section }, spans);
-      parents.push({ indent, text: lower });
+      if (indent === 0 && line.charCodeAt(0) === 47 /* / */) section = parent(0, line, false);
+      if (line.includes("-----BEGIN") && BEGIN_PRIVATE.test(line)) inPrivateKey = !END_PRIVATE.test(line);
+      const up = parents.length ? parents[parents.length - 1]!.snmpCommunity : false;
+      if (WORTH_READING.test(line) || up || section.snmpCommunity) lineSpans(line, start, { parents: parents.slice(), section }, spans);
+      parents.push(parent(indent, line.slice(indent), up));
     }
     start = eol + 1;
   }
@@ -415,6 +426,7 @@ const lineSpans = (line: string, offset: number, ctx: Context, spans: SecretSpan
     keywordSpans(tokenize(line, offset), ctx, found);
   }
   for (const shape of SHAPES) {
+    if (!line.includes(shape.hint)) continue;
     shape.pattern.lastIndex = 0;
     for (let m; (m = shape.pattern.exec(line)); ) {
       const value = m[shape.group]!;
