@@ -80,6 +80,9 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
       " description password and key rotation link",
       "! a comment on key 1 and password rules",
       "interface Vlan7\n ip address 10.7.0.1 255.255.255.0",
+      "banner motd ^C\nAuthorized access only. Password is never shared.\nKey holders: see wiki\n^C\nline vty 0 4",
+      "banner login ^CNo secret here, no password either^C",
+      " authentication port-control auto\n dot1x pae authenticator",
     ],
   },
   "Cisco NX-OS": {
@@ -122,6 +125,8 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
       "management ssh\n  authentication mode password\n  idle-timeout 600",
       "ntp server 10.0.0.1 key 5",
       "ip community-list CL permit 65000:1",
+      "banner motd\nthe password policy lives in the wiki\nEOF",
+      "daemon TerminAttr\n   exec /usr/bin/TerminAttr -cvaddr=10.0.0.9:9910 -cvauth=token,/tmp/token -taillogs",
     ],
   },
   "Cisco IOS-XR": {
@@ -247,6 +252,7 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
       'config system replacemsg auth "auth-password-page"',
       '        set comment "Authentication service."',
       'config system snmp sysinfo\n    set status enable\nend',
+      'config system replacemsg admin "pre_admin-disclaimer-text"\n    set buffer "<p>Enter your password below.</p>\nYour password expires soon; ask the secret desk\n<input type=password name=password>"\nend',
       '        set name "LAN"',
     ],
   },

@@ -384,6 +384,8 @@ export function findGenericSecrets(text: string): SecretSpan[] {
   const parents: Parent[] = [];
   let section = parent(0, "", false);
   let inPrivateKey = false;
+  // free text over several lines: a banner's body up to its delimiter, a quoted string up to its closing quote
+  let textUntil: string | undefined;
   for (let start = 0; start <= text.length; ) {
     let eol = text.indexOf("\n", start);
     if (eol === -1) eol = text.length;
@@ -398,7 +400,11 @@ export function findGenericSecrets(text: string): SecretSpan[] {
         const quote = line.endsWith('"') ? 1 : 0;
         if (!line.slice(indent).startsWith("<")) spans.push({ start: start + indent, end: eol - quote, rule: "shape:private-key" });
       }
+    } else if (textUntil !== undefined) {
+      if (textUntil === '"' ? oddQuotes(line) : line.includes(textUntil)) textUntil = undefined;
+      else if (!blank) lineSpans(line, start, { parents: [], section }, spans, false);
     } else if (!blank) {
+      textUntil = freeTextOpened(line, indent);
       while (parents.length && parents[parents.length - 1]!.indent >= indent) parents.pop();
       if (indent === 0 && line.charCodeAt(0) === 47 /* / */) section = parent(0, line, false);
       if (line.includes("-----BEGIN") && BEGIN_PRIVATE.test(line)) inPrivateKey = !END_PRIVATE.test(line);
@@ -411,11 +417,39 @@ export function findGenericSecrets(text: string): SecretSpan[] {
   return spans;
 }
 
-const lineSpans = (line: string, offset: number, ctx: Context, spans: SecretSpan[]) => {
+/** Whether a line has an odd number of unescaped double quotes: it opens or closes a string spanning lines. */
+function oddQuotes(line: string): boolean {
+  let odd = false;
+  for (let i = 0; i < line.length; i++) {
+    if (line[i] === "\\") i++;
+    else if (line[i] === '"') odd = !odd;
+  }
+  return odd;
+}
+
+/**
+ * What ends the free text a line opens, if it opens one: an IOS-like `banner motd ^C` (its delimiter, `^C` or one
+ * character, unless the line closes it too), an EOS `banner login` (a line `EOF`), or a quoted string left open
+ * (FortiOS `set buffer "<html>...`).
+ */
+function freeTextOpened(line: string, indent: number): string | undefined {
+  if (indent === 0 && line.startsWith("banner ")) {
+    const m = /^banner\s+\S+(?:\s+(\S.*))?$/.exec(line);
+    if (!m) return undefined;
+    if (m[1] === undefined) return "EOF";
+    const delimiter = m[1].startsWith("^C") ? "^C" : m[1][0]!;
+    return m[1].slice(delimiter.length).includes(delimiter) ? undefined : delimiter;
+  }
+  return line.includes('"') && oddQuotes(line) ? '"' : undefined;
+}
+
+const lineSpans = (line: string, offset: number, ctx: Context, spans: SecretSpan[], statement = true) => {
   const found: SecretSpan[] = [];
   const first = line.trimStart()[0];
-  const xml = first === "<" ? XML_ELEMENT.exec(line) : null;
-  if (xml) {
+  const xml = statement && first === "<" ? XML_ELEMENT.exec(line) : null;
+  if (!statement) {
+    // free text: only a value's shape counts
+  } else if (xml) {
     const tag = xml[2]!.toLowerCase();
     const content = xml[3]!;
     if (kindOf(tag) === "password" && content.trim() && !MARKER_INSIDE.test(content) && !content.startsWith("<")) {
