@@ -201,6 +201,8 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
       "set system ntp server 10.0.0.1 key 1",
       "set system ntp trusted-key 1",
       "set interfaces gr-0/0/0 unit 0 tunnel key 123",
+      "set system authentication-order [ password radius ]",
+      "set system services ssh root-login deny-password",
       "set security ipsec policy P perfect-forward-secrecy keys group1",
     ],
   },

@@ -290,9 +290,13 @@ function ipsecKeys(tokens: Token[], i: number, spans: SecretSpan[]): void {
 function keywordSpans(tokens: Token[], ctx: Context, spans: SecretSpan[]): void {
   const hostCommunity = snmpHostCommunity(tokens);
   if (hostCommunity) push(spans, valueSpan(hostCommunity, "snmp-server host"));
+  // a keyword inside a [ list ] is one of its members (`authentication-order [ password radius ]`), no statement
+  let inList = 0;
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
     if (t.quoted) continue;
+    if (t.text === "[") inList++;
+    else if (t.text === "]" || t.text === "];") inList = Math.max(0, inList - 1);
     let w = t.lower;
     let eq = -1;
     // RouterOS: name=value
@@ -308,6 +312,7 @@ function keywordSpans(tokens: Token[], ctx: Context, spans: SecretSpan[]): void 
       continue;
     }
     if (isFreeText(w)) return;
+    if (inList) continue;
     // FortiOS: config system snmp community / edit 1 / set name "<community>"
     if (w === "name" && tokens[i - 1]?.lower === "set" && ctx.parents.some((p) => p.snmpCommunity)) {
       const value = tokens[i + 1];
