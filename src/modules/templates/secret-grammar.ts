@@ -391,6 +391,7 @@ export function findGenericSecrets(text: string): SecretSpan[] {
   let inPrivateKey = false;
   // free text over several lines: a banner's body up to its delimiter, a quoted string up to its closing quote
   let textUntil: string | undefined;
+  let textLines = 0;
   for (let start = 0; start <= text.length; ) {
     let eol = text.indexOf("\n", start);
     if (eol === -1) eol = text.length;
@@ -405,11 +406,12 @@ export function findGenericSecrets(text: string): SecretSpan[] {
         const quote = line.endsWith('"') ? 1 : 0;
         if (!line.slice(indent).startsWith("<")) spans.push({ start: start + indent, end: eol - quote, rule: "shape:private-key" });
       }
-    } else if (textUntil !== undefined) {
+    } else if (textUntil !== undefined && ++textLines <= FREE_TEXT_LINES && !(textUntil === '"' && FORTIOS_STATEMENT.test(line))) {
       if (textUntil === '"' ? oddQuotes(line) : line.includes(textUntil)) textUntil = undefined;
       else if (!blank) lineSpans(line, start, { parents: [], section }, spans, false);
     } else if (!blank) {
       textUntil = freeTextOpened(line, indent);
+      textLines = 0;
       while (parents.length && parents[parents.length - 1]!.indent >= indent) parents.pop();
       if (indent === 0 && line.charCodeAt(0) === 47 /* / */) section = parent(0, line, false);
       if (line.includes("-----BEGIN") && BEGIN_PRIVATE.test(line)) inPrivateKey = !END_PRIVATE.test(line);
@@ -421,6 +423,15 @@ export function findGenericSecrets(text: string): SecretSpan[] {
   }
   return spans;
 }
+
+/**
+ * Free text ends by this many lines at the latest (banners and messages are short): a delimiter or quote that
+ * never closes must not leave the rest of a configuration unread.
+ */
+const FREE_TEXT_LINES = 100;
+
+/** A FortiOS statement: a quoted text left open never runs past one. */
+const FORTIOS_STATEMENT = /^\s*(?:config|edit|next|end|set|unset)(?:\s|$)/;
 
 /** Whether a line has an odd number of unescaped double quotes: it opens or closes a string spanning lines. */
 function oddQuotes(line: string): boolean {
@@ -445,7 +456,8 @@ function freeTextOpened(line: string, indent: number): string | undefined {
     const delimiter = m[1].startsWith("^C") ? "^C" : m[1][0]!;
     return m[1].slice(delimiter.length).includes(delimiter) ? undefined : delimiter;
   }
-  return line.includes('"') && oddQuotes(line) ? '"' : undefined;
+  // a FortiOS value opening a quoted text over several lines: `set buffer "<html>...`
+  return line.includes('"') && /^\s*set \S+ "/.test(line) && oddQuotes(line) ? '"' : undefined;
 }
 
 const lineSpans = (line: string, offset: number, ctx: Context, spans: SecretSpan[], statement = true) => {
