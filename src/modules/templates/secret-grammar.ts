@@ -44,7 +44,8 @@ for (const word of ["authentication-mode", "privacy-mode", "area-authentication-
 /** Compound keywords named by their last part: `bind-password`, `lsp-password`, `ppk-secret`, `hello-authentication-key`. */
 const PASSWORD_SUFFIX = /^[a-z0-9][a-z0-9-]*-(?:password|passwd|pwd|secret|passphrase|pass-phrase|psk|password-hash|authentication-key|pre-shared-key)$/;
 
-const kindOf = (word: string): Kind | undefined => KEYWORDS.get(word) ?? (PASSWORD_SUFFIX.test(word) ? "password" : undefined);
+const kindOf = (word: string): Kind | undefined =>
+  KEYWORDS.get(word) ?? (word.length > 4 && word.includes("-") && PASSWORD_SUFFIX.test(word) ? "password" : undefined);
 
 /** Words between a keyword and its value that say how the value is written, never the value itself. */
 const MODIFIERS = new Set([
