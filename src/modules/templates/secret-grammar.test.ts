@@ -273,6 +273,7 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
       "cm key /Common/dtca.key {\n    checksum SHA1:1708:074c7e4f35ef59c343d02ffec595e55546bdb130\n    key-size 2048\n}",
       'when CLIENTSSL_HANDSHAKE {\n      log local0. "TLS handshake took $delta milliseconds"\n}',
       "    ssl-sign-hash any",
+      'ltm rule /Common/cache_key {\n    when HTTP_REQUEST {\n        set key "$host$uri"\n        set password [HTTP::header value X-Pass]\n    }\n}',
     ],
   },
   "Nokia SR OS": {

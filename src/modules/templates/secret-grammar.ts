@@ -417,7 +417,9 @@ export function findGenericSecrets(text: string): SecretSpan[] {
       if (indent === 0 && line.charCodeAt(0) === 47 /* / */) section = parent(0, line, false);
       if (line.includes("-----BEGIN") && BEGIN_PRIVATE.test(line)) inPrivateKey = !END_PRIVATE.test(line);
       const up = parents.length ? parents[parents.length - 1]!.snmpCommunity : false;
-      if (WORTH_READING.test(line) || up || section.snmpCommunity) lineSpans(line, start, { parents: parents.slice(), section }, spans);
+      // TMOS iRules and iCall scripts are TCL code (`set key "$host$uri"`): only a value's shape counts there
+      const code = parents.length > 0 && /^(?:ltm|gtm) rule |^sys icall script /.test(parents[0]!.raw);
+      if (WORTH_READING.test(line) || up || section.snmpCommunity) lineSpans(line, start, { parents: parents.slice(), section }, spans, !code);
       parents.push(parent(indent, line.slice(indent), up));
     }
     start = eol + 1;
