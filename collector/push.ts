@@ -1,6 +1,6 @@
 import type { JobOutcome } from "../src/db/schema/index.ts";
 import { compileTemplatePattern } from "../src/modules/templates/template-patterns.ts";
-import { removeSecrets } from "../src/modules/templates/template-text.ts";
+import { maskSecrets } from "../src/modules/templates/template-text.ts";
 import type { ConnectionTemplate, PushSection } from "../src/modules/templates/template-schema.ts";
 import { inShell, type Progress, type Target } from "./collect.ts";
 import { cleanCommandOutput, SessionError, type SessionLimits, type ShellSession } from "./session.ts";
@@ -67,7 +67,7 @@ class Transcript {
   constructor(private readonly template: ConnectionTemplate, private readonly literals: string[]) {}
 
   mask(text: string): string {
-    let masked = removeSecrets(text, this.template.secrets);
+    let masked = maskSecrets(text, this.template.secrets);
     for (const secret of this.literals) masked = masked.split(secret).join("<secret hidden>");
     return masked;
   }
@@ -184,7 +184,7 @@ export function linesNotInConfig(template: ConnectionTemplate, lines: readonly s
   return lines.filter((line) => {
     const word = line.trim().split(/\s+/)[0]!;
     if (!word || MODE_LINES.has(line.trim()) || word === "no" || word === "undo") return false;
-    return !present.has(removeSecrets(line, template.secrets).trim());
+    return !present.has(maskSecrets(line, template.secrets).trim());
   });
 }
 

@@ -1,4 +1,4 @@
-import { removeSecrets } from "../src/modules/templates/template-text.ts";
+import { maskSecrets } from "../src/modules/templates/template-text.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 import type { Login } from "./collect.ts";
 import { renderTerminal } from "./terminal.ts";
@@ -62,7 +62,7 @@ export class Transcript {
 
   /** The text with the template's secret rules applied and the login's secrets replaced (for last_lines too). */
   mask(text: string): string {
-    return this.secrets.reduce((t, s) => t.split(s).join(HIDDEN), removeSecrets(text, this.template.secrets));
+    return this.secrets.reduce((t, s) => t.split(s).join(HIDDEN), maskSecrets(text, this.template.secrets));
   }
 
   private keep(text: string): void {

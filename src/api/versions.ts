@@ -21,6 +21,7 @@ import { registerConfigGroups } from "../modules/configs/handlers.ts";
 import { registerComplianceExportRoute, registerComplianceRoutes } from "../modules/compliance/handlers.ts";
 import { registerSnippetRoutes } from "../modules/snippets/handlers.ts";
 import { registerSystemRoutes } from "../modules/system/handlers.ts";
+import { registerSecretScanRoute } from "../modules/configs/secret-scan-routes.ts";
 import { registerDashboardRoutes } from "../modules/dashboard/handlers.ts";
 import { registerSettingsRoutes } from "../modules/settings/handlers.ts";
 import { registerMailRoutes, registerMailTestRoute } from "../modules/mail/handlers.ts";
@@ -63,6 +64,7 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
   registerComplianceRoutes(api);
   registerSnippetRoutes(api);
   registerSystemRoutes(api, { rconfigPath: "v1" });
+  registerSecretScanRoute(api);
   registerDashboardRoutes(api);
   registerSettingsRoutes(api);
   registerMailRoutes(api);

@@ -21,16 +21,21 @@ const npmConfigVariable = (flag: string) => `npm_config_${flag.replaceAll("-", "
  */
 export function parseCommandFlags(name: string, command: Command, args: string[], env: Record<string, string | undefined> = {}): Flags | "help" {
   const options = Object.fromEntries(Object.entries(command.options).map(([flag, option]) => [flag, { type: option.type }]));
-  const positional = Object.entries(command.options).find(([, option]) => option.positional)?.[0];
+  // positional options take the command's arguments in the order the options are declared
+  const positionals = Object.entries(command.options).filter(([, option]) => option.positional).map(([flag]) => flag);
   let values: Flags;
   try {
-    const parsed = parseArgs({ args, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: Boolean(positional) });
+    const parsed = parseArgs({ args, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: positionals.length > 0 });
     values = parsed.values;
-    if (parsed.positionals.length > 1) throw new CliError(`${name} takes one argument, got ${parsed.positionals.length}; see svc ${name} --help`);
-    if (positional && parsed.positionals[0] !== undefined) {
-      if (values[positional] !== undefined) throw new CliError(`${name} got both an argument and --${positional}; give one`);
-      values[positional] = parsed.positionals[0];
+    if (parsed.positionals.length > positionals.length) {
+      const takes = positionals.length === 1 ? "one argument" : `${positionals.length} arguments`;
+      throw new CliError(`${name} takes ${takes}, got ${parsed.positionals.length}; see svc ${name} --help`);
     }
+    parsed.positionals.forEach((value, i) => {
+      const positional = positionals[i]!;
+      if (values[positional] !== undefined) throw new CliError(`${name} got both an argument and --${positional}; give one`);
+      values[positional] = value;
+    });
   } catch (err) {
     if (err instanceof Error && "code" in err && String(err.code).startsWith("ERR_PARSE_ARGS")) {
       throw new CliError(describeParseError(name, err));

@@ -17,6 +17,9 @@ import { configsReindexCommand } from "./commands/configs-reindex.ts";
 import { dbBackupCommand } from "./commands/db-backup.ts";
 import { dbRestoreCommand } from "./commands/db-restore.ts";
 import { deviceDebugCommand } from "./commands/device-debug.ts";
+import { templateRenderCommand } from "./commands/template-render.ts";
+import { configsRemaskCommand } from "./commands/configs-remask.ts";
+import { configsScanSecretsCommand } from "./commands/configs-scan-secrets.ts";
 
 /** Every `svc` command, in the order `svc --help` lists them. A new command is one file and one line here. */
 const commands: Record<string, Command> = {
@@ -32,9 +35,12 @@ const commands: Record<string, Command> = {
   "api-docs:build": apiDocsBuildCommand,
   "configs:purge": configsPurgeCommand,
   "configs:reindex": configsReindexCommand,
+  "configs:remask": configsRemaskCommand,
+  "configs:scan-secrets": configsScanSecretsCommand,
   "db:backup": dbBackupCommand,
   "db:restore": dbRestoreCommand,
   "device:debug": deviceDebugCommand,
+  "template:render": templateRenderCommand,
 };
 
 // exitCode rather than exit(): stdout may still be draining into a pipe.

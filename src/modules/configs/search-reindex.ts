@@ -40,7 +40,7 @@ export async function trimSeriesIndex(tx: DbOrTx, deviceId: number, command: str
  * removes its newest version drops it for the oldest version's whole text (trimSeriesIndex); until then it also
  * holds lines only purged versions had, which costs a search a candidate, never a match.
  */
-async function reindexSeries(tx: DbOrTx, deviceId: number, command: string): Promise<number> {
+export async function reindexSeries(tx: DbOrTx, deviceId: number, command: string): Promise<number> {
   await tx.delete(configSearchDocs).where(series(deviceId, command));
   const versions = await tx
     .select({ id: configs.id, blobHash: configs.blobHash })

@@ -7,6 +7,7 @@ import { compileShippedAlternatives, compileUserAlternatives, type Pattern, type
 import type { ConnectionTemplate, LineFilter } from "./template-schema.ts";
 import { compileTemplatePattern, isShippedPattern } from "./template-patterns.ts";
 import { utf8Length } from "../configs/text.ts";
+import { maskGenericSecrets } from "./secret-grammar.ts";
 
 // CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), charset selection (ESC ( B), then any other
 // two-byte escape (ESC =, ESC >, ESC M ...).
@@ -125,9 +126,15 @@ export function removeSecrets(text: string, secrets: ConnectionTemplate["secrets
   return compiled.reduce((t, rule) => rule.pattern.replaceAll(t, rule.replace), text);
 }
 
-/** What is stored for one command's cleaned output: dropped lines removed, then secrets replaced. */
+/**
+ * Both masking layers: the template's own rules, then the generic one (secret-grammar.ts), which catches what no
+ * rule names. Every text netkeep keeps from a device passes this: stored outputs, push transcripts, job messages.
+ */
+export const maskSecrets = (text: string, secrets: ConnectionTemplate["secrets"]): string => maskGenericSecrets(removeSecrets(text, secrets));
+
+/** What is stored for one command's cleaned output: dropped lines removed, then secrets replaced (both layers). */
 export const storedText = (output: string, template: Pick<ConnectionTemplate, "filters" | "secrets">): string =>
-  removeSecrets(removeLines(output, template.filters.drop), template.secrets);
+  maskSecrets(removeLines(output, template.filters.drop), template.secrets);
 
 /** The view of stored text that decides whether the configuration changed: volatile lines left out. */
 export const comparableText = (stored: string, template: Pick<ConnectionTemplate, "filters">): string =>
