@@ -9,7 +9,7 @@ import { nameKey } from "../db/name-key.ts";
 import { recordActivity } from "../modules/activity/record.ts";
 import type { AppEnv, AuthContext, Services } from "./env.ts";
 import { ApiError, FieldErrorBag } from "./errors.ts";
-import { listEnvelope, listEnvelopeSchema, listQuerySchema, parseListQuery, type ListSpec } from "./list.ts";
+import { listEnvelope, listEnvelopeSchema, listQuerySchema, parseListQuery, type ListQuery, type ListSpec } from "./list.ts";
 import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "./route.ts";
 
 type Table = SQLiteTable & { id: SQLiteColumn };
@@ -173,6 +173,15 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     return (await def.serialize(db, [row], scope))[0]!;
   };
 
+  /** A page of the list as the API's list endpoint answers it (q from parseListQuery with the resource's listSpec). */
+  const list = async (db: DbOrTx, scope: DeviceScope, q: ListQuery): Promise<{ total: number; rows: Out[] }> => {
+    const [rows, [total]] = await Promise.all([
+      db.select().from(def.table as SQLiteTable).where(q.where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
+      db.select({ n: sql<number>`count(*)` }).from(def.table as SQLiteTable).where(q.where),
+    ]);
+    return { total: Number(total?.n ?? 0), rows: await def.serialize(db, rows as Row[], scope) };
+  };
+
   const refuseIfUsedOutsideScope = async (ctx: WriteCtx, ids: number[]): Promise<void> => {
     if (ctx.auth.scope.all || !def.devicesUsing) return;
     const [inScope, total] = [await def.devicesUsing(ctx.tx, ids, ctx.auth.scope), await def.devicesUsing(ctx.tx, ids, { all: true })];
@@ -242,13 +251,8 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     const api = app as unknown as { openapi(route: unknown, handler: (c: Context<AppEnv> & { req: { valid(t: string): any } }) => unknown): void };
     api.openapi(routes.list, async (c) => {
       const q = parseListQuery(c, def.listSpec);
-      const db = c.var.services.db;
-      const where = q.where;
-      const [rows, [total]] = await Promise.all([
-        db.select().from(def.table as SQLiteTable).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
-        db.select({ n: sql<number>`count(*)` }).from(def.table as SQLiteTable).where(where),
-      ]);
-      return c.json(listEnvelope(c, q, Number(total?.n ?? 0), await def.serialize(db, rows as Row[], c.var.auth.scope)), 200);
+      const { total, rows } = await list(c.var.services.db, c.var.auth.scope, q);
+      return c.json(listEnvelope(c, q, total, rows), 200);
     });
     api.openapi(routes.bulkDelete, async (c) => {
       const { count, note } = await remove(c, c.req.valid("json").ids, true);
@@ -269,8 +273,9 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     });
   }
 
-  // save and input serve the web pages, which write through the same checks as the API (input validates a body first).
-  return { routes, register, show, save, input: def.input };
+  // list, show, save and remove serve the web pages, which read and write through the same checks as the API
+  // (input validates a body first).
+  return { routes, register, list, show, save, remove, input: def.input, listSpec: def.listSpec };
 }
 
 /** `filter[name]` style exact match under the names' folding rule, on the name's stored key column. */

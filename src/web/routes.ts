@@ -25,6 +25,11 @@ import { registerDevicesPage } from "./fleet/devices.tsx";
 import { registerAiAgentDocsRoutes } from "./settings/ai-agent-docs.tsx";
 import { registerRestApiPage } from "./settings/page.tsx";
 import { registerTokenRoutes } from "./settings/tokens.tsx";
+import { registerSettingsOverviewPage } from "./settings/overview.tsx";
+import { registerCompliancePage } from "./compliance/page.tsx";
+import { registerSnippetsPage } from "./snippets/page.tsx";
+import { registerWebhooksPage } from "./webhooks/page.tsx";
+import { viewerAuth } from "./viewer.ts";
 
 /**
  * The server-rendered web interface: login/logout, the fleet pages (dashboard, devices, configurations and diffs,
@@ -56,10 +61,18 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerSearchPage(app);
   registerTaskPages(app);
   registerUserAdminPage(app);
-  app.use("/settings/*", async (c, next) => {
+  registerSettingsOverviewPage(app);
+  registerCompliancePage(app);
+  registerSnippetsPage(app);
+  registerWebhooksPage(app);
+  app.use("/settings/restapi/*", async (c, next) => {
     c.set("web", web);
     await next();
-  }, requireAdminSession(), requireCsrf());
+  }, requireAdminSession(), async (c, next) => {
+    // The menu shows what this user's role opens.
+    c.set("auth", await viewerAuth(c, c.var.session));
+    await next();
+  }, requireCsrf());
   registerRestApiPage(app);
   registerTokenRoutes(app);
   registerAiAgentDocsRoutes(app);
