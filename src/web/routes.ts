@@ -22,6 +22,7 @@ import { registerTaskPages } from "./fleet/tasks.tsx";
 import { registerDevicePage } from "./fleet/device.tsx";
 import { registerDiffPage } from "./fleet/diff.tsx";
 import { registerDevicesPage } from "./fleet/devices.tsx";
+import { registerDeviceFormPages } from "./fleet/device-form.tsx";
 import { registerAiAgentDocsRoutes } from "./settings/ai-agent-docs.tsx";
 import { registerRestApiPage } from "./settings/page.tsx";
 import { registerTokenRoutes } from "./settings/tokens.tsx";
@@ -54,6 +55,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerLoginRoutes(app, createLoginThrottle(deps.clock));
   registerDashboardPage(app);
   registerDevicesPage(app);
+  registerDeviceFormPages(app);
   registerDevicePage(app);
   registerDiffPage(app);
   registerConfigPage(app);
