@@ -10,6 +10,7 @@ type MenuItem = { href: string; label: string; ability: Ability; wholeEstate?: b
 export const MENU: readonly MenuItem[] = [
   { href: "/dashboard", label: "Dashboard", ability: "system.read" },
   { href: "/devices", label: "Devices", ability: "devices.read" },
+  { href: "/credentials", label: "Credentials", ability: "credentials.read" },
   { href: "/changes", label: "Changes", ability: "configs.read" },
   { href: "/search", label: "Search", ability: "configs.read" },
   { href: "/tasks", label: "Tasks", ability: "tasks.read" },

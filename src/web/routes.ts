@@ -27,6 +27,7 @@ import { registerAiAgentDocsRoutes } from "./settings/ai-agent-docs.tsx";
 import { registerRestApiPage } from "./settings/page.tsx";
 import { registerTokenRoutes } from "./settings/tokens.tsx";
 import { registerSettingsOverviewPage } from "./settings/overview.tsx";
+import { registerCredentialPages } from "./inventory/credentials.tsx";
 import { registerCompliancePage } from "./compliance/page.tsx";
 import { registerSnippetsPage } from "./snippets/page.tsx";
 import { registerWebhooksPage } from "./webhooks/page.tsx";
@@ -63,6 +64,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerSearchPage(app);
   registerTaskPages(app);
   registerUserAdminPage(app);
+  registerCredentialPages(app);
   registerSettingsOverviewPage(app);
   registerCompliancePage(app);
   registerSnippetsPage(app);

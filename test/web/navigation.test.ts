@@ -31,7 +31,7 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
     await b.loginAs("admin1");
     const items = await menu();
     expect(items.map(([label]) => label)).toEqual([
-      "Dashboard", "Devices", "Changes", "Search", "Tasks", "Compliance", "Snippets", "Webhooks", "Users", "Settings", "REST API Access",
+      "Dashboard", "Devices", "Credentials", "Changes", "Search", "Tasks", "Compliance", "Snippets", "Webhooks", "Users", "Settings", "REST API Access",
     ]);
     expect(await b.page.locator(".topnav span").count()).toBe(0);
     for (const [label, path] of items) {
