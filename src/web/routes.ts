@@ -19,6 +19,7 @@ import { registerChangesPage } from "./fleet/changes.tsx";
 import { registerConfigPage } from "./fleet/config.tsx";
 import { registerSearchPage } from "./fleet/search.tsx";
 import { registerTaskPages } from "./fleet/tasks.tsx";
+import { registerTaskFormPages } from "./fleet/task-form.tsx";
 import { registerDevicePage } from "./fleet/device.tsx";
 import { registerDiffPage } from "./fleet/diff.tsx";
 import { registerDevicesPage } from "./fleet/devices.tsx";
@@ -62,6 +63,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerConfigPage(app);
   registerChangesPage(app);
   registerSearchPage(app);
+  registerTaskFormPages(app);
   registerTaskPages(app);
   registerUserAdminPage(app);
   registerCredentialPages(app);
