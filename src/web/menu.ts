@@ -1,10 +1,10 @@
 import type { Ability } from "../auth/abilities.ts";
 import type { AuthContext } from "../http/env.ts";
 
-type MenuItem = { href: string; label: string; ability: Ability; wholeEstate?: boolean; adminOnly?: boolean };
+type MenuItem = { href: string; label: string; ability: Ability | null; wholeEstate?: boolean; adminOnly?: boolean };
 
 /**
- * The top menu: each page with the ability its API route needs. An item the role may not use is left out, so
+ * The top menu: each page with the ability its API route needs (null: every user's own page). An item the role may not use is left out, so
  * nobody is shown a link that answers 403 (webhooks also need a role that sees every device, as in the API).
  */
 export const MENU: readonly MenuItem[] = [
@@ -19,11 +19,12 @@ export const MENU: readonly MenuItem[] = [
   { href: "/webhooks", label: "Webhooks", ability: "system.read", wholeEstate: true },
   { href: "/admin/users", label: "Users", ability: "users.read" },
   { href: "/settings", label: "Settings", ability: "system.read" },
+  { href: "/tokens", label: "API tokens", ability: null },
   { href: "/settings/restapi", label: "REST API Access", ability: "system.read", adminOnly: true },
 ];
 
 /** The items this caller may open. */
 export function menuFor(auth: Pick<AuthContext, "abilities" | "scope"> | undefined, isAdmin: boolean): MenuItem[] {
   if (!auth) return [];
-  return MENU.filter((m) => auth.abilities.has(m.ability) && (!m.wholeEstate || auth.scope.all) && (!m.adminOnly || isAdmin));
+  return MENU.filter((m) => (m.ability === null || auth.abilities.has(m.ability)) && (!m.wholeEstate || auth.scope.all) && (!m.adminOnly || isAdmin));
 }

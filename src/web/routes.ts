@@ -29,6 +29,7 @@ import { registerRestApiPage } from "./settings/page.tsx";
 import { registerTokenRoutes } from "./settings/tokens.tsx";
 import { registerSettingsOverviewPage } from "./settings/overview.tsx";
 import { registerCredentialPages } from "./inventory/credentials.tsx";
+import { registerTokensPage } from "./tokens/page.tsx";
 import { registerCompliancePage } from "./compliance/page.tsx";
 import { registerSnippetsPage } from "./snippets/page.tsx";
 import { registerWebhooksPage } from "./webhooks/page.tsx";
@@ -67,6 +68,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerTaskPages(app);
   registerUserAdminPage(app);
   registerCredentialPages(app);
+  registerTokensPage(app);
   registerSettingsOverviewPage(app);
   registerCompliancePage(app);
   registerSnippetsPage(app);

@@ -31,7 +31,7 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
     await b.loginAs("admin1");
     const items = await menu();
     expect(items.map(([label]) => label)).toEqual([
-      "Dashboard", "Devices", "Credentials", "Changes", "Search", "Tasks", "Compliance", "Snippets", "Webhooks", "Users", "Settings", "REST API Access",
+      "Dashboard", "Devices", "Credentials", "Changes", "Search", "Tasks", "Compliance", "Snippets", "Webhooks", "Users", "Settings", "API tokens", "REST API Access",
     ]);
     expect(await b.page.locator(".topnav span").count()).toBe(0);
     for (const [label, path] of items) {
@@ -87,7 +87,7 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
 
   it("gives a scoped role only its pages: no webhooks (they carry every device's events), no compliance", async () => {
     await b.loginAs("edgy");
-    expect((await menu()).map(([label]) => label)).toEqual(["Dashboard", "Devices", "Tasks", "Settings"]);
+    expect((await menu()).map(([label]) => label)).toEqual(["Dashboard", "Devices", "Tasks", "Settings", "API tokens"]);
     expect((await b.page.goto(`${b.base}/webhooks`))!.status()).toBe(403);
     expect((await b.page.goto(`${b.base}/compliance`))!.status()).toBe(403);
   });
