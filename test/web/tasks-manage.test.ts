@@ -119,6 +119,12 @@ describe.skipIf(unavailable)("task management in headless Chromium", () => {
     const { page, base } = b;
     await b.loginAs("edgy");
     await page.goto(`${base}/tasks/new`);
+    // The fleet-wide backup is visible to the role, but not its to pause or run: no buttons for it.
+    await page.goto(`${base}/tasks`);
+    const nightly = page.locator("table.tasks tr", { hasText: "Nightly backup" });
+    expect(await nightly.count()).toBe(1);
+    expect(await nightly.locator("button").count()).toBe(0);
+    await page.goto(`${base}/tasks/new`);
     const offered = await page.locator("#t-devices option").allTextContents();
     expect(offered).toEqual(["edge-ams-1"]);
     const csrf = await b.csrf();

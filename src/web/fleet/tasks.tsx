@@ -5,7 +5,7 @@ import { ApiError } from "../../http/errors.ts";
 import { listEnvelope, parseListQuery } from "../../http/list.ts";
 import { getRun, itemListSpec, listItems, listRuns } from "../../modules/tasks/runs.ts";
 import type { TaskRunOut } from "../../modules/tasks/schemas.ts";
-import { listTasks, runTaskNow, showTask, taskListSpec } from "../../modules/tasks/service.ts";
+import { listTasks, mayChangeTask, runTaskNow, showTask, taskListSpec } from "../../modules/tasks/service.ts";
 import { taskCtxOf } from "./task-context.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
@@ -25,8 +25,8 @@ const at = (iso: string | null, none = "") => <Time at={iso ? new Date(iso) : nu
 const RunStatus = (props: { status: string }) => <span class={`badge run-${props.status}`}>{props.status}</span>;
 
 /** Run now, pause or resume, and edit: for roles with tasks.write (the service still refuses a task beyond the scope). */
-function RunNow(props: { c: Context<WebEnv>; taskId: number; paused?: boolean; edit?: boolean }) {
-  if (!props.c.var.auth.abilities.has("tasks.write")) return null;
+function RunNow(props: { c: Context<WebEnv>; taskId: number; paused?: boolean; edit?: boolean; mayChange: boolean }) {
+  if (!props.c.var.auth.abilities.has("tasks.write") || !props.mayChange) return null;
   const csrf = props.c.var.session.csrfToken;
   return (
     <>
@@ -66,6 +66,7 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
     if (clean) return c.redirect(clean, 302);
     const q = parseListQuery(c, taskListSpec);
     const { total, rows } = await listTasks(ctxOf(c), q);
+    const changeable = new Set((await Promise.all(rows.map(async (t) => ((await mayChangeTask(c.var.services.db, c.var.auth, t.id)) ? t.id : 0)))).filter(Boolean));
     const { meta } = listEnvelope(c, q, total, rows);
     return renderPage(c, 200, {
       title: "Tasks",
@@ -93,7 +94,7 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
                     <td><code>{t.task_cron}</code> <span class="muted">{t.timezone}</span>{t.is_paused && <span class="badge disabled">paused</span>}</td>
                     <td>{t.next_runs.length ? t.next_runs.map((r) => <div>{at(r)}</div>) : <span class="muted">none</span>}</td>
                     <td>{t.last_run ? <><RunStatus status={t.last_run.status} /> {at(t.last_run.started_at)}</> : <span class="muted">never</span>}</td>
-                    <td><RunNow c={c} taskId={t.id} paused={t.is_paused} /></td>
+                    <td><RunNow c={c} taskId={t.id} paused={t.is_paused} mayChange={changeable.has(t.id)} /></td>
                   </tr>
                 ))}
               </tbody>
@@ -131,7 +132,7 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
               <dt>Schedule</dt><dd><code>{task.task_cron}</code> ({task.timezone}){task.is_paused && " — paused"}</dd>
               <dt>Next runs</dt><dd>{task.next_runs.length ? task.next_runs.map((r) => <div>{at(r)}</div>) : "none"}</dd>
             </dl>
-            <div class="actions"><RunNow c={c} taskId={task.id} paused={task.is_paused} edit /></div>
+            <div class="actions"><RunNow c={c} taskId={task.id} paused={task.is_paused} edit mayChange={await mayChangeTask(ctx.db, ctx.auth, task.id)} /></div>
           </section>
           <section class="card" id="runs">
             <h2>Runs</h2>
