@@ -1,12 +1,12 @@
 import type { Hono } from "hono";
-import { listEnvelope, parseListQuery } from "../../http/list.ts";
+import { listEnvelope } from "../../http/list.ts";
 import { policiesResource } from "../../modules/compliance/policies.ts";
 import { listResults, resultListSpec } from "../../modules/compliance/results.ts";
 import { plural } from "../../words.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
 import { renderPage } from "../layout.tsx";
-import { Pager, withoutEmptyFields } from "../list-page.tsx";
+import { Pager, withoutEmptyFields, pageListQuery } from "../list-page.tsx";
 import { requirePage } from "../viewer.ts";
 
 const STATUS_WORDS: Record<string, string> = { compliant: "compliant", not_compliant: "not compliant", not_evaluated: "not evaluated", error: "error" };
@@ -21,7 +21,7 @@ export function registerCompliancePage(web: Hono<WebEnv>): void {
     if (clean) return c.redirect(clean, 302);
     const { db } = c.var.services;
     const { scope } = c.var.auth;
-    const q = parseListQuery(c, resultListSpec);
+    const q = pageListQuery(c, resultListSpec);
     const [policies, results] = await Promise.all([
       policiesResource.list(db, scope, { page: 1, perPage: 500, where: undefined, orderBy: [], fields: null }),
       listResults(db, scope, q),

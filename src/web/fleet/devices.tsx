@@ -2,13 +2,13 @@ import type { Context, Hono } from "hono";
 import { asc } from "drizzle-orm";
 import type { Ability } from "../../auth/abilities.ts";
 import { categories, DEVICE_STATUSES, tags, vendors } from "../../db/schema/index.ts";
-import { listEnvelope, parseListQuery } from "../../http/list.ts";
+import { listEnvelope } from "../../http/list.ts";
 import { deviceListSpec, listDevices } from "../../modules/devices/service.ts";
 import type { DeviceOut } from "../../modules/devices/schemas.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
 import { CsrfForm, renderPage } from "../layout.tsx";
-import { hrefWith, Pager, SortHeading, withoutEmptyFields } from "../list-page.tsx";
+import { hrefWith, Pager, SortHeading, withoutEmptyFields, pageListQuery } from "../list-page.tsx";
 import { requirePage } from "../viewer.ts";
 import { BULK_DONE, registerBulkDeviceActions } from "./device-bulk.tsx";
 
@@ -70,7 +70,7 @@ export function registerDevicesPage(web: Hono<WebEnv>): void {
     const clean = withoutEmptyFields(c);
     if (clean) return c.redirect(clean, 302);
     const { db } = c.var.services;
-    const q = parseListQuery(c, deviceListSpec);
+    const q = pageListQuery(c, deviceListSpec);
     if (!c.req.query("per_page") && !c.req.query("perPage")) q.perPage = DEFAULT_PER_PAGE;
     const { total, rows } = await listDevices(db, c.var.auth.scope, q);
     const { meta } = listEnvelope(c, q, total, rows);

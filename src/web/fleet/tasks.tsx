@@ -11,7 +11,7 @@ import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
 import { checkedForm, csrfRefusal } from "../guard.ts";
 import { CsrfForm, renderPage } from "../layout.tsx";
-import { Pager, withoutEmptyFields } from "../list-page.tsx";
+import { Pager, withoutEmptyFields, pageListQuery } from "../list-page.tsx";
 import { pathId } from "../path-id.ts";
 import { requirePage } from "../viewer.ts";
 
@@ -64,7 +64,7 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
   web.get("/tasks", requirePage("tasks.read"), async (c) => {
     const clean = withoutEmptyFields(c);
     if (clean) return c.redirect(clean, 302);
-    const q = parseListQuery(c, taskListSpec);
+    const q = pageListQuery(c, taskListSpec);
     const { total, rows } = await listTasks(ctxOf(c), q);
     const changeable = new Set((await Promise.all(rows.map(async (t) => ((await mayChangeTask(c.var.services.db, c.var.auth, t.id)) ? t.id : 0)))).filter(Boolean));
     const { meta } = listEnvelope(c, q, total, rows);

@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
 import { ApiError } from "../../http/errors.ts";
-import { listEnvelope, parseListQuery } from "../../http/list.ts";
+import { listEnvelope } from "../../http/list.ts";
 import { credentialsResource } from "../../modules/credentials/resource.ts";
 import { SNMP_AUTH_PROTOCOLS, SNMP_PRIV_PROTOCOLS } from "../../modules/credentials/snmp.ts";
 import { plural } from "../../words.ts";
@@ -9,7 +9,7 @@ import type { WebEnv } from "../env.ts";
 import { Field, fieldProblems, OtherProblems, parsedBy, readForm, text, type FieldProblems, type Form } from "../form.tsx";
 import { csrfRefusal } from "../guard.ts";
 import { CsrfForm, renderPage } from "../layout.tsx";
-import { Pager, withoutEmptyFields } from "../list-page.tsx";
+import { Pager, withoutEmptyFields, pageListQuery } from "../list-page.tsx";
 import { pathId } from "../path-id.ts";
 import { requirePage } from "../viewer.ts";
 
@@ -105,7 +105,7 @@ export function registerCredentialPages(web: Hono<WebEnv>): void {
   web.get("/credentials", requirePage("credentials.read"), async (c) => {
     const clean = withoutEmptyFields(c);
     if (clean) return c.redirect(clean, 302);
-    const q = parseListQuery(c, credentialsResource.listSpec);
+    const q = pageListQuery(c, credentialsResource.listSpec);
     const { total, rows } = await credentialsResource.list(c.var.services.db, c.var.auth.scope, q);
     const { meta } = listEnvelope(c, q, total, rows);
     const canWrite = c.var.auth.abilities.has("credentials.write");

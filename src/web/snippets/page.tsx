@@ -1,10 +1,10 @@
 import type { Hono } from "hono";
-import { listEnvelope, parseListQuery } from "../../http/list.ts";
+import { listEnvelope } from "../../http/list.ts";
 import { snippetsResource } from "../../modules/snippets/resource.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
 import { renderPage } from "../layout.tsx";
-import { Pager, withoutEmptyFields } from "../list-page.tsx";
+import { Pager, withoutEmptyFields, pageListQuery } from "../list-page.tsx";
 import { requirePage } from "../viewer.ts";
 
 /** Snippets as GET /snippets lists them: name, variables, the lines; deploying is done through the API for now. */
@@ -12,7 +12,7 @@ export function registerSnippetsPage(web: Hono<WebEnv>): void {
   web.get("/snippets", requirePage("snippets.read"), async (c) => {
     const clean = withoutEmptyFields(c);
     if (clean) return c.redirect(clean, 302);
-    const q = parseListQuery(c, snippetsResource.listSpec);
+    const q = pageListQuery(c, snippetsResource.listSpec);
     const { total, rows } = await snippetsResource.list(c.var.services.db, c.var.auth.scope, q);
     const { meta } = listEnvelope(c, q, total, rows);
     return renderPage(c, 200, {

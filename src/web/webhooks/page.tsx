@@ -1,17 +1,17 @@
 import type { Hono } from "hono";
-import { listEnvelope, parseListQuery } from "../../http/list.ts";
+import { listEnvelope } from "../../http/list.ts";
 import { webhookListSpec } from "../../modules/webhooks/routes.ts";
 import { listWebhooks } from "../../modules/webhooks/service.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
 import { renderPage } from "../layout.tsx";
-import { Pager } from "../list-page.tsx";
+import { Pager, pageListQuery } from "../list-page.tsx";
 import { requirePage } from "../viewer.ts";
 
 /** Webhook subscriptions as GET /webhooks lists them (system.read, a role that sees every device). */
 export function registerWebhooksPage(web: Hono<WebEnv>): void {
   web.get("/webhooks", requirePage("system.read"), async (c) => {
-    const q = parseListQuery(c, webhookListSpec);
+    const q = pageListQuery(c, webhookListSpec);
     const { total, rows } = await listWebhooks(c.var.services.db, c.var.auth.scope, q);
     const { meta } = listEnvelope(c, q, total, rows);
     return renderPage(c, 200, {
