@@ -24,6 +24,7 @@ import { registerDevicePage } from "./fleet/device.tsx";
 import { registerDiffPage } from "./fleet/diff.tsx";
 import { registerDevicesPage } from "./fleet/devices.tsx";
 import { registerDeviceFormPages } from "./fleet/device-form.tsx";
+import { registerDeviceImportPage } from "./fleet/device-import.tsx";
 import { registerAiAgentDocsRoutes } from "./settings/ai-agent-docs.tsx";
 import { registerRestApiPage } from "./settings/page.tsx";
 import { registerTokenRoutes } from "./settings/tokens.tsx";
@@ -58,6 +59,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerLoginRoutes(app, createLoginThrottle(deps.clock));
   registerDashboardPage(app);
   registerDevicesPage(app);
+  registerDeviceImportPage(app);
   registerDeviceFormPages(app);
   registerDevicePage(app);
   registerDiffPage(app);

@@ -115,7 +115,7 @@ export function registerDevicesPage(web: Hono<WebEnv>): void {
       children: (
         <section class="card">
           <h1>Devices</h1>
-          {canWrite && <p class="actions"><a class="button" href="/devices/new">Add a device</a></p>}
+          {canWrite && <p class="actions"><a class="button" href="/devices/new">Add a device</a><a class="button secondary" href="/devices/import">Import devices</a></p>}
           {updated && <p class="alert success" role="status">{updated}</p>}
           {await FilterForm({ c })}
           <Pager c={c} meta={meta} noun="devices" />
