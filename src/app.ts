@@ -18,6 +18,8 @@ import { acceptedRequestId } from "./http/request-id.ts";
 import { validationHook } from "./http/validation.ts";
 import type { ApiDocsFiles } from "./web/api-docs-files.ts";
 import { createWebApp } from "./web/routes.ts";
+import { webNotFound } from "./web/not-found.tsx";
+import type { WebEnv } from "./web/env.ts";
 import { readiness } from "./modules/system/readiness.ts";
 import { rconfigEdge } from "./compat/rconfig/edge.ts";
 
@@ -104,6 +106,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       .filter((r) => r.method !== "ALL")
       .map((r) => ({ method: r.method, pattern: new RegExp("^" + r.path.replace(/:[^/]+/g, "[^/]+") + "/?$") }));
     const allowed = methodNotAllowed(routeTable, c.req.method, path);
+    // Outside the API a person is reading: a page, not JSON.
+    if (!path.startsWith("/api/")) return webNotFound(c as unknown as Context<WebEnv>, allowed);
     if (allowed.length) {
       c.header("Allow", allowed.join(", "));
       return c.json({ message: `${c.req.method} is not allowed on ${path}; use ${allowed.join(", ")}` }, 405);

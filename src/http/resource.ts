@@ -9,7 +9,7 @@ import { nameKey } from "../db/name-key.ts";
 import { recordActivity } from "../modules/activity/record.ts";
 import type { AppEnv, AuthContext, Services } from "./env.ts";
 import { ApiError, FieldErrorBag } from "./errors.ts";
-import { listEnvelope, listEnvelopeSchema, listQuerySchema, parseListQuery, type ListSpec } from "./list.ts";
+import { listEnvelope, listEnvelopeSchema, listQuerySchema, parseListQuery, type ListQuery, type ListSpec } from "./list.ts";
 import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "./route.ts";
 
 type Table = SQLiteTable & { id: SQLiteColumn };
@@ -181,6 +181,16 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     return (await def.serialize(db, [row], scope))[0]!;
   };
 
+  /** A page of the list as the API's list endpoint answers it (q from parseListQuery with the resource's listSpec). */
+  const list = async (db: DbOrTx, scope: DeviceScope, q: ListQuery): Promise<{ total: number; rows: Out[] }> => {
+    const where = and(q.where, def.visibleTo?.(scope));
+    const [rows, [total]] = await Promise.all([
+      db.select().from(def.table as SQLiteTable).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
+      db.select({ n: sql<number>`count(*)` }).from(def.table as SQLiteTable).where(where),
+    ]);
+    return { total: Number(total?.n ?? 0), rows: await def.serialize(db, rows as Row[], scope) };
+  };
+
   const refuseIfReachingBeyondScope = async (ctx: WriteCtx, ids: number[], created = false): Promise<void> => {
     if (ctx.auth.scope.all || !def.reaches) return;
     const what = created ? `The new ${singular}` : ids.length === 1 ? `${capitalise(singular)} ${ids[0]}` : `One of the ${plural}`;
@@ -253,13 +263,8 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     const api = app as unknown as { openapi(route: unknown, handler: (c: Context<AppEnv> & { req: { valid(t: string): any } }) => unknown): void };
     api.openapi(routes.list, async (c) => {
       const q = parseListQuery(c, def.listSpec);
-      const db = c.var.services.db;
-      const where = and(q.where, def.visibleTo?.(c.var.auth.scope));
-      const [rows, [total]] = await Promise.all([
-        db.select().from(def.table as SQLiteTable).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
-        db.select({ n: sql<number>`count(*)` }).from(def.table as SQLiteTable).where(where),
-      ]);
-      return c.json(listEnvelope(c, q, Number(total?.n ?? 0), await def.serialize(db, rows as Row[], c.var.auth.scope)), 200);
+      const { total, rows } = await list(c.var.services.db, c.var.auth.scope, q);
+      return c.json(listEnvelope(c, q, total, rows), 200);
     });
     api.openapi(routes.bulkDelete, async (c) => {
       const { count, note } = await remove(c, c.req.valid("json").ids, true);
@@ -280,8 +285,9 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     });
   }
 
-  // save and input serve the web pages, which write through the same checks as the API (input validates a body first).
-  return { routes, register, show, save, input: def.input };
+  // list, show, save and remove serve the web pages, which read and write through the same checks as the API
+  // (input validates a body first).
+  return { routes, register, list, show, save, remove, input: def.input, listSpec: def.listSpec };
 }
 
 /** `filter[name]` style exact match under the names' folding rule, on the name's stored key column. */

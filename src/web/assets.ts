@@ -105,6 +105,17 @@ tr[aria-current=true] td { background:#eef4fd; }
 .row-form input[type=password] { width:auto; min-width:10em; }
 .grid-form { display:grid; grid-template-columns:repeat(auto-fit, minmax(200px, 1fr)); gap:4px 16px; align-items:end; }
 .scope-form { margin-top:8px; } .scope-form select { min-width:12em; display:block; }
+.button.danger { background:#fff; color:var(--bad); border-color:var(--bad); }
+.device-form, .entity-form { align-items:start; }
+.entity-form .field select, .entity-form .field input[type=text], .device-form .field select { width:100%; }
+textarea { width:100%; padding:8px 10px; border:1px solid var(--line); border-radius:6px; font:inherit; }
+textarea.code { font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace; font-size:13px; }
+.field .hint { font-size:13px; }
+.field-error { color:var(--bad); font-size:13px; margin-top:2px; }
+.field.invalid input, .field.invalid select, .field.invalid textarea { border-color:var(--bad); }
+.next-steps li { margin:6px 0; } .next-steps .done { color:var(--ok); }
+pre.snippet { margin:0; max-height:8em; }
+ul.links { padding-left:18px; }
 @media (max-width: 700px) {
   .topbar { flex-wrap:wrap; gap:8px 16px; } .whoami { margin-left:0; }
   main { padding:0 10px; margin:12px auto; } .card { padding:14px; }

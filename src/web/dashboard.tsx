@@ -6,6 +6,7 @@ import type { WebEnv } from "./env.ts";
 import { Time } from "./format.tsx";
 import { renderPage } from "./layout.tsx";
 import { requirePage } from "./viewer.ts";
+import { NextSteps } from "./next-steps.tsx";
 
 /** Changes listed on the dashboard; the changes page has them all. */
 const RECENT_CHANGES = 10;
@@ -62,6 +63,7 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
               {tiles.map(([label, n]) => <li><strong>{n}</strong>{label}</li>)}
             </ul>
           </section>
+          {changes.versions_stored === 0 && await NextSteps({ c, devices: counts.total, versions: changes.versions_stored })}
           <section class="card" id="failing-devices">
             <h2>Failing devices</h2>
             {failing.length ? (

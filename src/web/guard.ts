@@ -73,7 +73,7 @@ export const csrfRefusal = (c: Context<WebEnv>, session?: WebSession) =>
   renderProblem(c, 403, {
     title: "Form refused",
     message: "The form did not carry a valid security token (it may be from an older page, another tab, or another site). Nothing was changed; reload the page and try again.",
-    next: session ? { href: "/settings/restapi", label: "Back to REST API Access" } : { href: "/login", label: "Back to the login page" },
+    next: session ? { href: "/", label: "Back to the start" } : { href: "/login", label: "Back to the login page" },
   }, session);
 
 /** Checks a submitted form's `_csrf` against the expected token; returns the parsed form when it matches. */

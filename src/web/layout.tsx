@@ -4,6 +4,8 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { WebSession } from "../auth/sessions.ts";
 import { ASSET_VERSION } from "./assets.ts";
 import type { WebEnv } from "./env.ts";
+import type { AuthContext } from "../http/env.ts";
+import { menuFor } from "./menu.ts";
 
 /** Only our own stylesheet and script: no CDN, no inline code, nothing framed. */
 const CONTENT_SECURITY_POLICY = [
@@ -29,21 +31,14 @@ export function CsrfForm(props: { action: string; csrf: string; class?: string; 
   );
 }
 
-function Header(props: { appName: string; session?: WebSession }) {
+function Header(props: { appName: string; session?: WebSession; auth?: AuthContext }) {
   const s = props.session;
   return (
     <header class="topbar">
       <a class="brand" href="/">{props.appName}</a>
       {s && (
         <nav class="topnav">
-          <a href="/dashboard">Dashboard</a>
-          <a href="/devices">Devices</a>
-          <a href="/changes">Changes</a>
-          <a href="/search">Search</a>
-          <a href="/tasks">Tasks</a>
-          {s.isAdmin && <a href="/admin/users">Users</a>}
-          <span class="muted">Settings</span>
-          <a href="/settings/restapi">REST API Access</a>
+          {menuFor(props.auth, s.isAdmin).map((m) => <a href={m.href}>{m.label}</a>)}
         </nav>
       )}
       {s && (
@@ -76,7 +71,7 @@ export function renderPage(c: Context<WebEnv>, status: ContentfulStatusCode, pro
         <script src={`/assets/netkeep.js?v=${ASSET_VERSION}`} defer></script>
       </head>
       <body>
-        <Header appName={appName} session={props.session} />
+        <Header appName={appName} session={props.session} auth={(c.var as { auth?: AuthContext }).auth} />
         <main>{props.children}</main>
       </body>
     </html>

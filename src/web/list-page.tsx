@@ -1,5 +1,7 @@
 import type { Context } from "hono";
+import { listQuerySchema, parseListQuery, type ListQuery, type ListSpec } from "../http/list.ts";
 import type { WebEnv } from "./env.ts";
+import { routeQuery } from "./route-query.ts";
 
 /**
  * What a GET form leaves in its query string that the API's list parser would refuse: empty fields (a filter
@@ -56,4 +58,13 @@ export function SortHeading(props: { c: Context<WebEnv>; field: string; label: s
       <a href={hrefWith(props.c, { sort: next })}>{props.label}{ascending ? " ▲" : descending ? " ▼" : ""}</a>
     </th>
   );
+}
+
+/**
+ * A list page's query as the API's list endpoint takes it: checked by the same query schema first (page and
+ * per_page bounds: a 422 page, never a failed query), then parsed into filters and order.
+ */
+export function pageListQuery(c: Context<WebEnv>, spec: ListSpec): ListQuery {
+  routeQuery({ request: { query: listQuerySchema(spec) } }, c.req.query());
+  return parseListQuery(c, spec);
 }

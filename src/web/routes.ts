@@ -20,12 +20,22 @@ import { registerChangesPage } from "./fleet/changes.tsx";
 import { registerConfigPage } from "./fleet/config.tsx";
 import { registerSearchPage } from "./fleet/search.tsx";
 import { registerTaskPages } from "./fleet/tasks.tsx";
+import { registerTaskFormPages } from "./fleet/task-form.tsx";
 import { registerDevicePage } from "./fleet/device.tsx";
 import { registerDiffPage } from "./fleet/diff.tsx";
 import { registerDevicesPage } from "./fleet/devices.tsx";
+import { registerDeviceFormPages } from "./fleet/device-form.tsx";
+import { registerDeviceImportPage } from "./fleet/device-import.tsx";
 import { registerAiAgentDocsRoutes } from "./settings/ai-agent-docs.tsx";
 import { registerRestApiPage } from "./settings/page.tsx";
 import { registerTokenRoutes } from "./settings/tokens.tsx";
+import { registerSettingsOverviewPage } from "./settings/overview.tsx";
+import { registerCredentialPages } from "./inventory/credentials.tsx";
+import { registerTokensPage } from "./tokens/page.tsx";
+import { registerCompliancePage } from "./compliance/page.tsx";
+import { registerSnippetsPage } from "./snippets/page.tsx";
+import { registerWebhooksPage } from "./webhooks/page.tsx";
+import { viewerAuth } from "./viewer.ts";
 
 /**
  * The server-rendered web interface: login/logout, the fleet pages (dashboard, devices, configurations and diffs,
@@ -50,17 +60,30 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerLoginRoutes(app, createLoginThrottle(deps.clock));
   registerDashboardPage(app);
   registerDevicesPage(app);
+  registerDeviceImportPage(app);
+  registerDeviceFormPages(app);
   registerDevicePage(app);
   registerDiffPage(app);
   registerConfigPage(app);
   registerChangesPage(app);
   registerSearchPage(app);
+  registerTaskFormPages(app);
   registerTaskPages(app);
   registerUserAdminPage(app);
-  app.use("/settings/*", async (c, next) => {
+  registerCredentialPages(app);
+  registerTokensPage(app);
+  registerSettingsOverviewPage(app);
+  registerCompliancePage(app);
+  registerSnippetsPage(app);
+  registerWebhooksPage(app);
+  app.use("/settings/restapi/*", async (c, next) => {
     c.set("web", web);
     await next();
-  }, requireAdminSession(), requireCsrf());
+  }, requireAdminSession(), async (c, next) => {
+    // The menu shows what this user's role opens.
+    c.set("auth", await viewerAuth(c, c.var.session));
+    await next();
+  }, requireCsrf());
   registerRestApiPage(app);
   registerTokenRoutes(app);
   registerAiAgentDocsRoutes(app);

@@ -30,10 +30,11 @@ export async function viewerAuth(c: Context<WebEnv>, session: WebSession): Promi
 
 /**
  * The guard of every fleet page: a session (a browser asking for a page goes to the login form and comes back
- * after; anything else 401), then the page's ability, as the API route it mirrors declares it (403 naming it).
+ * after; anything else 401), then the page's ability, as the API route it mirrors declares it (403 naming it); null
+ * for a page every logged-in user may open (their own tokens).
  * Sets `session` and `auth` for the page.
  */
-export function requirePage(ability: Ability): MiddlewareHandler<WebEnv> {
+export function requirePage(ability: Ability | null): MiddlewareHandler<WebEnv> {
   return async (c, next) => {
     const session = await currentSession(c);
     if (!session) {
@@ -44,7 +45,7 @@ export function requirePage(ability: Ability): MiddlewareHandler<WebEnv> {
       return renderProblem(c, 401, { title: "Log in first", message: "This page needs a web session.", next: { href: "/login", label: "Log in" } });
     }
     const auth = await viewerAuth(c, session);
-    if (!auth.abilities.has(ability)) {
+    if (ability && !auth.abilities.has(ability)) {
       return renderProblem(c, 403, {
         title: "Not for your role",
         message: `This page needs the ${ability} ability; the role '${session.roleName}' lacks it.`,

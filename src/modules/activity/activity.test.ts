@@ -187,8 +187,8 @@ describe("activity log: access", () => {
     const mixed = await task({ task_name: "core and edge", task_type: "download_devices", devices: [deviceA, deviceB] });
     expect((await t.call(`/api/v1/tasks/${mixed}/run`, { method: "POST", token: admin })).status).toBe(202);
     const backup = (await t.call("/api/v1/tasks?filter[is_system]=true&filter[task_type]=download_all", { token: admin })).body.data[0].id;
-    await t.call(`/api/v1/tasks/${backup}/resume`, { method: "POST", token: admin });
     await t.call(`/api/v1/tasks/${backup}/pause`, { method: "POST", token: admin });
+    await t.call(`/api/v1/tasks/${backup}/resume`, { method: "POST", token: admin });
     await t.call(`/api/v1/tasks/${own}/pause`, { method: "POST", token: admin });
 
     const all = (await list("?filter[subject_type]=task&per_page=500")).body;

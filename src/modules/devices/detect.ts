@@ -2,10 +2,11 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { deviceScopeCondition } from "../../auth/scope.ts";
 import { devices } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../http/env.ts";
+import type { Db } from "../../db/client.ts";
+import type { AppEnv, AuthContext } from "../../http/env.ts";
 import { ApiError } from "../../http/errors.ts";
 import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
-import { enqueueDeviceJob, PRIORITY } from "../../jobs/queue.ts";
+import { enqueueDeviceJob, PRIORITY, type Job as QueuedJob } from "../../jobs/queue.ts";
 import { recordActivity } from "../activity/record.ts";
 import { answerJob } from "../jobs/handlers.ts";
 import { Job, WaitSeconds } from "../jobs/routes.ts";
@@ -49,21 +50,28 @@ export const detectDeviceRoute = apiRoute({
   },
 });
 
+/**
+ * Queues a detect job for a device in the caller's scope (404 otherwise); one already queued or running with
+ * the same apply is reused, one with the other apply is a 409.
+ */
+export async function requestDetect(db: Db, auth: AuthContext, id: number, apply: boolean, now: Date): Promise<QueuedJob> {
+  const [device] = await db.select({ id: devices.id }).from(devices).where(and(eq(devices.id, id), deviceScopeCondition(auth.scope)));
+  if (!device) throw ApiError.notFound(`Device ${id}`);
+  const { job, created } = await enqueueDeviceJob(db, {
+    type: "detect", deviceId: id, trigger: "api", priority: PRIORITY.downloadNow, requestedBy: auth.userId, maxAttempts: 1, params: { apply },
+  }, now);
+  if (!created && (job.params?.apply === true) !== apply) {
+    throw ApiError.conflict(`A detection with apply ${!apply} is already ${job.state} for device ${id} (job ${job.id}); wait for it to finish`);
+  }
+  if (created) await recordActivity(db, auth, { action: "device.detect", subjectType: "device", subjectId: id, after: { job_id: job.id, apply } }, now);
+  return job;
+}
+
 export function registerDetectRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(detectDeviceRoute, async (c) => {
-    const id = c.req.valid("param").id;
     const apply = ((c.req.valid("json") ?? {}) as { apply?: boolean }).apply ?? false;
     const { db, clock } = c.var.services;
-    const [device] = await db.select({ id: devices.id }).from(devices).where(and(eq(devices.id, id), deviceScopeCondition(c.var.auth.scope)));
-    if (!device) throw ApiError.notFound(`Device ${id}`);
-    const now = clock.now();
-    const { job, created } = await enqueueDeviceJob(db, {
-      type: "detect", deviceId: id, trigger: "api", priority: PRIORITY.downloadNow, requestedBy: c.var.auth.userId, maxAttempts: 1, params: { apply },
-    }, now);
-    if (!created && (job.params?.apply === true) !== apply) {
-      throw ApiError.conflict(`A detection with apply ${!apply} is already ${job.state} for device ${id} (job ${job.id}); wait for it to finish`);
-    }
-    if (created) await recordActivity(db, c.var.auth, { action: "device.detect", subjectType: "device", subjectId: id, after: { job_id: job.id, apply } }, now);
+    const job = await requestDetect(db, c.var.auth, c.req.valid("param").id, apply, clock.now());
     return answerJob(c, job, c.req.valid("query").wait ?? 0);
   });
 }

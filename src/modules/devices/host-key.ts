@@ -2,7 +2,8 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { deviceScopeCondition } from "../../auth/scope.ts";
 import { devices } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../http/env.ts";
+import type { Db } from "../../db/client.ts";
+import type { AppEnv, AuthContext } from "../../http/env.ts";
 import { ApiError } from "../../http/errors.ts";
 import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
 import { recordActivity } from "../activity/record.ts";
@@ -38,27 +39,31 @@ export const resetHostKeyRoute = apiRoute({
   responses: { 200: jsonResponse(z.object({ data: HostKey }), "The device's host key pin after the reset") },
 });
 
+/**
+ * Forgets (fingerprint null) or pins a device's SSH host key, for a device in the caller's scope (404 otherwise);
+ * recorded even when nothing changed: someone chose to trust this device's key, and when matters.
+ */
+export async function resetHostKey(db: Db, auth: AuthContext, id: number, fingerprint: string | null, now: Date) {
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .select({ fingerprint: devices.hostKeyFingerprint })
+      .from(devices)
+      .where(and(eq(devices.id, id), deviceScopeCondition(auth.scope)));
+    if (!row) throw ApiError.notFound(`Device ${id}`);
+    await tx.update(devices).set({ hostKeyFingerprint: fingerprint, updatedAt: now }).where(eq(devices.id, id));
+    await recordActivity(tx, auth, {
+      action: "device.host_key_reset", subjectType: "device", subjectId: id,
+      before: { host_key_fingerprint: row.fingerprint }, after: { host_key_fingerprint: fingerprint },
+    }, now);
+    return { device_id: id, host_key_fingerprint: fingerprint, previous_fingerprint: row.fingerprint };
+  });
+}
+
 export function registerHostKeyRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(resetHostKeyRoute, async (c) => {
-    const id = c.req.valid("param").id;
     const body = (c.req.valid("json") ?? {}) as z.infer<typeof HostKeyResetInput>;
     const { db, clock } = c.var.services;
-    const now = clock.now();
-    const data = await db.transaction(async (tx) => {
-      const [row] = await tx
-        .select({ fingerprint: devices.hostKeyFingerprint })
-        .from(devices)
-        .where(and(eq(devices.id, id), deviceScopeCondition(c.var.auth.scope)));
-      if (!row) throw ApiError.notFound(`Device ${id}`);
-      const pinned = body.fingerprint ?? null;
-      await tx.update(devices).set({ hostKeyFingerprint: pinned, updatedAt: now }).where(eq(devices.id, id));
-      // Recorded even when nothing changed: someone chose to trust this device's key, and when matters.
-      await recordActivity(tx, c.var.auth, {
-        action: "device.host_key_reset", subjectType: "device", subjectId: id,
-        before: { host_key_fingerprint: row.fingerprint }, after: { host_key_fingerprint: pinned },
-      }, now);
-      return { device_id: id, host_key_fingerprint: pinned, previous_fingerprint: row.fingerprint };
-    });
+    const data = await resetHostKey(db, c.var.auth, c.req.valid("param").id, body.fingerprint ?? null, clock.now());
     return c.json({ data }, 200);
   });
 }

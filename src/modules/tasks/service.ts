@@ -160,6 +160,12 @@ async function assertTaskInScope(db: DbOrTx, auth: AuthContext, task: TaskRow): 
   }
 }
 
+/** Whether the caller may change, pause, resume or run this task (pages show those buttons only then). */
+export async function mayChangeTask(db: DbOrTx, auth: AuthContext, id: number): Promise<boolean> {
+  if (auth.scope.all) return true;
+  return !(await reachBeyondScope(db, auth.scope, await visibleTask(db, auth.scope, id)));
+}
+
 /**
  * Create (id null), replace (PUT) or patch: validate everything, write the task and its audit entry in one
  * transaction. A changed schedule, or a resume, restarts the schedule from now: no catch-up for the time before.

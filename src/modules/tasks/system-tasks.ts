@@ -7,8 +7,8 @@ type SystemTask = { systemKey: string; name: string; description: string; type: 
 /** The tasks netkeep creates on first start. Users may edit and pause them, not delete them. */
 export const SYSTEM_TASKS: readonly SystemTask[] = [
   {
-    systemKey: "nightly_backup", name: "Nightly backup", type: "download_all", cron: "0 2 * * *", paused: true,
-    description: "Backs up every enabled device at 02:00 UTC. Paused until you resume it (POST /api/v1/tasks/{id}/resume).",
+    systemKey: "nightly_backup", name: "Nightly backup", type: "download_all", cron: "0 2 * * *", paused: false,
+    description: "Backs up every enabled device at 02:00 UTC. With no devices yet its runs do nothing; pause it to stop nightly backups.",
   },
   {
     systemKey: "retention_purge", name: "Retention purge", type: "purge_configs", cron: "30 3 * * *", paused: false,

@@ -46,11 +46,11 @@ async function finishJobs(outcomes: Map<number, { outcome: JobOutcome; message?:
 }
 
 describe("system tasks", () => {
-  it("are seeded on first start: the nightly backup paused, the retention purge active; seeding again keeps a user's edits", async () => {
+  it("are seeded on first start, all active (the nightly backup too); seeding again keeps a user's edits", async () => {
     const list = await t.call("/api/v1/tasks?filter[is_system]=true&sort=id", { token: admin });
-    expect(list.body.data.map((x: any) => [x.task_type, x.is_paused, x.is_system])).toEqual([["download_all", true, true], ["purge_configs", false, true], ["backup_database", false, true]]);
+    expect(list.body.data.map((x: any) => [x.task_type, x.is_paused, x.is_system])).toEqual([["download_all", false, true], ["purge_configs", false, true], ["backup_database", false, true]]);
     const [backup, purge, databaseBackup] = list.body.data;
-    expect(backup.next_runs).toEqual([]);
+    expect(backup.next_runs).toHaveLength(3);
     expect(purge.next_runs).toHaveLength(3);
 
     const edited = await t.call(`/api/v1/tasks/${backup.id}`, { method: "PATCH", token: admin, body: { task_cron: "15 1 * * *", timezone: "Europe/Berlin" } });

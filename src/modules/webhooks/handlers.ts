@@ -17,7 +17,7 @@ import {
   createWebhookRoute, deleteWebhookRoute, deliveryListSpec, eventTypesRoute, getWebhookRoute, listDeliveriesRoute, listWebhooksRoute,
   pingWebhookRoute, redeliverRoute, rotateSecretRoute, updateWebhookRoute, webhookListSpec, type WebhookPatchT,
 } from "./routes.ts";
-import { serializeDelivery, serializeWebhook, type WebhookRow } from "./service.ts";
+import { listWebhooks, requireWholeEstate as requireScopeAll, serializeDelivery, serializeWebhook, type WebhookRow } from "./service.ts";
 import { newSigningSecret } from "./signing.ts";
 import { refusedUrl } from "./target.ts";
 
@@ -30,10 +30,7 @@ async function findWebhook(db: DbOrTx, id: number): Promise<WebhookRow> {
   return row;
 }
 
-/** Webhooks carry events about every device: like settings, they are for roles that see all devices. */
-function requireWholeEstate(c: Context<AppEnv>): void {
-  if (!c.var.auth.scope.all) throw new ApiError(403, "Webhooks carry events about every device; managing them needs a role that sees all devices");
-}
+const requireWholeEstate = (c: Context<AppEnv>) => requireScopeAll(c.var.auth.scope);
 
 /** Checks what the database knows (the URL against the settings, tag and category ids); every problem names its field. */
 async function checkInput(db: DbOrTx, input: WebhookPatchT): Promise<void> {
@@ -74,14 +71,9 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
     app.openAPIRegistry.register(payloadSchemaName(type), def.payload.openapi({ description: `The data of a ${type} event: ${def.describe}` }));
   }
   app.openapi(listWebhooksRoute, async (c) => {
-    requireWholeEstate(c);
     const q = parseListQuery(c, webhookListSpec);
-    const { db } = c.var.services;
-    const [rows, [total]] = await Promise.all([
-      db.select().from(webhooks).where(q.where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
-      db.select({ n: sql<number>`count(*)` }).from(webhooks).where(q.where),
-    ]);
-    return c.json(listEnvelope(c, q, Number(total?.n ?? 0), rows.map(serializeWebhook)), 200);
+    const { total, rows } = await listWebhooks(c.var.services.db, c.var.auth.scope, q);
+    return c.json(listEnvelope(c, q, total, rows), 200);
   });
 
   app.openapi(eventTypesRoute, (c) => c.json({

@@ -1,4 +1,7 @@
 import { and, desc, eq, lt, sql } from "drizzle-orm";
+import type { DeviceScope } from "../../auth/scope.ts";
+import { ApiError } from "../../http/errors.ts";
+import type { ListQuery } from "../../http/list.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { webhookDeliveries, webhooks, type DeliveryOutcome } from "../../db/schema/index.ts";
 import type { DeviceRef } from "../events/catalogue.ts";
@@ -29,6 +32,21 @@ export function serializeDelivery(r: DeliveryRow) {
     id: r.id, webhook_id: r.webhookId, event_id: r.eventId, event_type: r.eventType, attempt: r.attempt, outcome: r.outcome,
     status_code: r.statusCode, latency_ms: r.latencyMs, response_excerpt: r.responseExcerpt, message: r.message, created_at: r.createdAt.toISOString(),
   };
+}
+
+/** Webhooks carry events about every device: like settings, they are for roles that see all devices. */
+export function requireWholeEstate(scope: DeviceScope): void {
+  if (!scope.all) throw new ApiError(403, "Webhooks carry events about every device; managing them needs a role that sees all devices");
+}
+
+/** A page of subscriptions (q from parseListQuery with webhookListSpec), for a role that sees every device. */
+export async function listWebhooks(db: DbOrTx, scope: DeviceScope, q: ListQuery) {
+  requireWholeEstate(scope);
+  const [rows, [total]] = await Promise.all([
+    db.select().from(webhooks).where(q.where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
+    db.select({ n: sql<number>`count(*)` }).from(webhooks).where(q.where),
+  ]);
+  return { total: Number(total?.n ?? 0), rows: rows.map(serializeWebhook) };
 }
 
 /**

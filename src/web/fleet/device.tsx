@@ -18,6 +18,7 @@ import { CsrfForm, renderPage } from "../layout.tsx";
 import { requirePage } from "../viewer.ts";
 import { DeviceStatus } from "./devices.tsx";
 import { OUTCOME_ADVICE } from "./outcome-advice.ts";
+import { DEVICE_DONE } from "./device-form.tsx";
 
 /** Versions shown on the device page; older ones are in the API (GET /configs/all-by-deviceid/{id}). */
 const HISTORY_LIMIT = 200;
@@ -38,12 +39,32 @@ async function credentialsInUse(db: DbOrTx, device: DeviceOut): Promise<string> 
 export function JobProgress(props: { job: Job }) {
   const { job } = props;
   const done = job.state === "finished";
+  const what = job.type === "detect" ? "Connection test" : "Download";
   return (
     <p id="download-progress" class={`alert ${done ? (job.outcome === "success" || job.outcome === "unchanged" ? "success" : "error") : "warning"}`} role="status"
       data-poll={done ? undefined : `/jobs/${job.id}/status`} data-done={`/devices/${job.deviceId}?job=${job.id}`}>
-      {done ? `Download ${job.id} finished: ${job.outcome}${job.message ? ` (${job.message})` : ""}` : `Download ${job.id} ${job.state}…`}
+      {done ? `${what} ${job.id} finished: ${job.outcome}${job.message ? ` (${job.message})` : ""}` : `${what} ${job.id} ${job.state}…`}
       {!done && <> <a href={`/devices/${job.deviceId}?job=${job.id}`}>Refresh</a></>}
     </p>
+  );
+}
+
+/** What a role with devices.write may do to the device from its page. */
+function DeviceActions(props: { device: DeviceOut; csrf: string }) {
+  const { device, csrf } = props;
+  return (
+    <>
+      <CsrfForm action={`/devices/${device.id}/test`} csrf={csrf} class="inline"><button type="submit" class="secondary">Test connection</button></CsrfForm>
+      <a class="button secondary" href={`/devices/${device.id}/edit`}>Edit</a>
+      <a class="button secondary" href={`/devices/new?clone=${device.id}`}>Clone</a>
+      <CsrfForm action={`/devices/${device.id}/${device.enabled ? "disable" : "enable"}`} csrf={csrf} class="inline">
+        <button type="submit" class="secondary">{device.enabled ? "Disable" : "Enable"}</button>
+      </CsrfForm>
+      <CsrfForm action={`/devices/${device.id}/host-key`} csrf={csrf} class="inline" confirm="Trust the next SSH host key this device presents? Do this only when you know why its key changed.">
+        <button type="submit" class="secondary">Accept new host key</button>
+      </CsrfForm>
+      <a class="button danger" href={`/devices/${device.id}/delete`}>Delete</a>
+    </>
   );
 }
 
@@ -108,6 +129,7 @@ export function registerDevicePage(web: Hono<WebEnv>): void {
     // The device answers (status up) but every backup stops at its SSH host key: that, not "up", is its state.
     const hostKeyFailing = failure?.outcome === "host_key_changed" && (!device.last_backup_at || new Date(device.last_backup_at) < failure.finishedAt!);
     const session = c.var.session;
+    const done = DEVICE_DONE[c.req.query("done") ?? ""];
     const details: [string, unknown][] = [
       ["Address", <span class="mono">{device.device_ip}{device.device_port_override ? `:${device.device_port_override}` : ""}</span>],
       ["Vendor", device.device_vendor ?? ""], ["Model", device.device_model ?? ""], ["Category", category ?? ""], ["Template", template ?? ""],
@@ -127,16 +149,18 @@ export function registerDevicePage(web: Hono<WebEnv>): void {
           <section class="card">
             <p class="muted"><a href="/devices">Devices</a></p>
             <h1>{device.device_name}</h1>
+            {done && <p class="alert success" role="status">{done}</p>}
             <dl class="details">{details.map(([k, v]) => <><dt>{k}</dt><dd>{v}</dd></>)}</dl>
             {templateWarning && <p class="alert warning" id="template-warning" role="status">{templateWarning}</p>}
-            {abilities.has("configs.read") && (
-              <div class="actions">
+            <div class="actions">
+              {abilities.has("configs.read") && (
                 <CsrfForm action={`/devices/${id}/download-now`} csrf={session.csrfToken} class="inline">
                   <button type="submit" disabled={!device.enabled}>Download now</button>
                 </CsrfForm>
-                {!device.enabled && <span class="muted">The device is disabled; enable it to download.</span>}
-              </div>
-            )}
+              )}
+              {abilities.has("devices.write") && <DeviceActions device={device} csrf={session.csrfToken} />}
+              {abilities.has("configs.read") && !device.enabled && <span class="muted">The device is disabled; enable it to download.</span>}
+            </div>
             {job && <JobProgress job={job} />}
           </section>
           <section class="card" id="last-failure">

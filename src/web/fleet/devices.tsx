@@ -2,21 +2,17 @@ import type { Context, Hono } from "hono";
 import { asc } from "drizzle-orm";
 import type { Ability } from "../../auth/abilities.ts";
 import { categories, DEVICE_STATUSES, tags, vendors } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
-import { listEnvelope, parseListQuery } from "../../http/list.ts";
-import { deviceListSpec, listDevices, setDevicesEnabled } from "../../modules/devices/service.ts";
+import { listEnvelope } from "../../http/list.ts";
+import { deviceListSpec, listDevices } from "../../modules/devices/service.ts";
 import type { DeviceOut } from "../../modules/devices/schemas.ts";
-import { plural } from "../../words.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
-import { checkedForm, csrfRefusal, safeNext } from "../guard.ts";
 import { CsrfForm, renderPage } from "../layout.tsx";
-import { hrefWith, Pager, SortHeading, withoutEmptyFields } from "../list-page.tsx";
+import { hrefWith, Pager, SortHeading, withoutEmptyFields, pageListQuery } from "../list-page.tsx";
 import { requirePage } from "../viewer.ts";
+import { BULK_DONE, registerBulkDeviceActions } from "./device-bulk.tsx";
 
 const DEFAULT_PER_PAGE = 50;
-/** The API's own bulk limit. */
-const MAX_BULK = 1000;
 
 export function DeviceStatus(props: { device: Pick<DeviceOut, "enabled" | "status"> }) {
   if (!props.device.enabled) return <span class="badge disabled">disabled</span>;
@@ -74,17 +70,17 @@ export function registerDevicesPage(web: Hono<WebEnv>): void {
     const clean = withoutEmptyFields(c);
     if (clean) return c.redirect(clean, 302);
     const { db } = c.var.services;
-    const q = parseListQuery(c, deviceListSpec);
+    const q = pageListQuery(c, deviceListSpec);
     if (!c.req.query("per_page") && !c.req.query("perPage")) q.perPage = DEFAULT_PER_PAGE;
     const { total, rows } = await listDevices(db, c.var.auth.scope, q);
     const { meta } = listEnvelope(c, q, total, rows);
     const sort = c.req.query("sort") ?? deviceListSpec.defaultSort;
     const canWrite = c.var.auth.abilities.has("devices.write");
+    const canDownload = c.var.auth.abilities.has("configs.read");
     const session = c.var.session;
-    const back = hrefWith(c, { page: c.req.query("page"), enabled: undefined, disabled: undefined });
+    const back = hrefWith(c, { page: c.req.query("page"), ...Object.fromEntries(Object.keys(BULK_DONE).map((k) => [k, undefined])) });
     // Only a count comes back in the address, so a crafted link cannot put words on the page.
-    const changed = (["enabled", "disabled"] as const).find((k) => /^\d+$/.test(c.req.query(k) ?? ""));
-    const updated = changed && `${changed === "enabled" ? "Enabled" : "Disabled"} ${plural(Number(c.req.query(changed)), "device")}`;
+    const updated = Object.entries(BULK_DONE).flatMap(([k, words]) => (/^\d+$/.test(c.req.query(k) ?? "") ? [words(Number(c.req.query(k)))] : [])).join(" ");
     const headings: [string, string][] = [["device_name", "Name"], ["device_ip", "Address"], ["device_vendor", "Vendor"], ["device_model", "Model"], ["status", "Status"], ["last_backup_at", "Last backup"]];
     const table = (
       <div class="table-wrap">
@@ -119,6 +115,7 @@ export function registerDevicesPage(web: Hono<WebEnv>): void {
       children: (
         <section class="card">
           <h1>Devices</h1>
+          {canWrite && <p class="actions"><a class="button" href="/devices/new">Add a device</a><a class="button secondary" href="/devices/import">Import devices</a></p>}
           {updated && <p class="alert success" role="status">{updated}</p>}
           {await FilterForm({ c })}
           <Pager c={c} meta={meta} noun="devices" />
@@ -127,8 +124,14 @@ export function registerDevicesPage(web: Hono<WebEnv>): void {
               <input type="hidden" name="back" value={back} />
               {table}
               <div class="actions">
+                <span class="muted">Selected:</span>
+                <button type="submit" name="action" value="edit" class="secondary">Edit selected</button>
+                {canDownload && <button type="submit" name="action" value="download" class="secondary">Download now</button>}
+                <button type="submit" name="action" value="test" class="secondary">Test connection</button>
+                <button type="submit" name="action" value="host_key" class="secondary">Accept new host keys</button>
                 <button type="submit" name="action" value="enable" class="secondary">Enable selected</button>
                 <button type="submit" name="action" value="disable" class="danger">Disable selected</button>
+                <button type="submit" name="action" value="delete" class="danger">Delete selected</button>
               </div>
             </CsrfForm>
           ) : table}
@@ -137,23 +140,5 @@ export function registerDevicesPage(web: Hono<WebEnv>): void {
     });
   });
 
-  web.post("/devices/bulk", requirePage("devices.write"), async (c) => {
-    const form = await checkedForm(c, c.var.session.csrfToken);
-    if (!form) return csrfRefusal(c, c.var.session);
-    const action = form.action;
-    if (action !== "enable" && action !== "disable") throw ApiError.validation({ action: ["action must be enable or disable"] });
-    const raw = ([] as unknown[]).concat(form.ids ?? []);
-    const ids = raw.map(Number);
-    if (ids.length === 0) throw ApiError.validation({ ids: ["Select at least one device"] });
-    if (ids.length > MAX_BULK) throw ApiError.validation({ ids: [`Select at most ${MAX_BULK} devices at a time`] });
-    if (!ids.every((id) => Number.isSafeInteger(id) && id > 0)) throw ApiError.validation({ ids: ["ids must be device ids"] });
-    const { db, secrets, clock } = c.var.services;
-    const done = await setDevicesEnabled({ db, secrets, actor: c.var.auth, scope: c.var.auth.scope, abilities: c.var.auth.abilities, now: clock.now() }, ids, action === "enable", true);
-    const back = safeNext(typeof form.back === "string" ? form.back : undefined) ?? "/devices";
-    const url = new URL(back, "http://x");
-    url.searchParams.delete("enabled");
-    url.searchParams.delete("disabled");
-    url.searchParams.set(`${action}d`, String(done.length));
-    return c.redirect(url.pathname + url.search, 303);
-  });
+  registerBulkDeviceActions(web);
 }

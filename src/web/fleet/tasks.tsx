@@ -3,39 +3,51 @@ import { desc, eq } from "drizzle-orm";
 import { taskRuns } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { listEnvelope, parseListQuery } from "../../http/list.ts";
-import { getRun, itemListSpec, listItems, listRuns, type Links } from "../../modules/tasks/runs.ts";
+import { getRun, itemListSpec, listItems, listRuns } from "../../modules/tasks/runs.ts";
 import type { TaskRunOut } from "../../modules/tasks/schemas.ts";
-import { listTasks, runTaskNow, showTask, taskListSpec, type TaskCtx } from "../../modules/tasks/service.ts";
+import { listTasks, mayChangeTask, runTaskNow, showTask, taskListSpec } from "../../modules/tasks/service.ts";
+import { taskCtxOf } from "./task-context.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
 import { checkedForm, csrfRefusal } from "../guard.ts";
 import { CsrfForm, renderPage } from "../layout.tsx";
-import { Pager, withoutEmptyFields } from "../list-page.tsx";
+import { Pager, withoutEmptyFields, pageListQuery } from "../list-page.tsx";
 import { pathId } from "../path-id.ts";
 import { requirePage } from "../viewer.ts";
 
 /** Runs listed on a task's page; the API lists them all (GET /api/v2/tasks/{id}/runs). */
 const RUNS_SHOWN = 20;
 
-/** The URLs inside task records point at the API, as its handlers write them. */
-const linksOf = (c: Context<WebEnv>): Links => ({ base: new URL(c.req.url).origin, version: "v2" });
-
-const ctxOf = (c: Context<WebEnv>): TaskCtx => ({
-  db: c.var.services.db, auth: c.var.auth, services: c.var.services, now: c.var.services.clock.now(), links: linksOf(c),
-});
+const ctxOf = taskCtxOf;
 
 const at = (iso: string | null, none = "") => <Time at={iso ? new Date(iso) : null} none={none} />;
 
 const RunStatus = (props: { status: string }) => <span class={`badge run-${props.status}`}>{props.status}</span>;
 
-function RunNow(props: { c: Context<WebEnv>; taskId: number }) {
-  if (!props.c.var.auth.abilities.has("tasks.write")) return null;
+/** Run now, pause or resume, and edit: for roles with tasks.write (the service still refuses a task beyond the scope). */
+function RunNow(props: { c: Context<WebEnv>; taskId: number; paused?: boolean; edit?: boolean; mayChange: boolean }) {
+  if (!props.c.var.auth.abilities.has("tasks.write") || !props.mayChange) return null;
+  const csrf = props.c.var.session.csrfToken;
   return (
-    <CsrfForm action={`/tasks/${props.taskId}/run`} csrf={props.c.var.session.csrfToken} class="inline">
-      <button type="submit" class="secondary">Run now</button>
-    </CsrfForm>
+    <>
+      <CsrfForm action={`/tasks/${props.taskId}/run`} csrf={csrf} class="inline">
+        <button type="submit" class="secondary">Run now</button>
+      </CsrfForm>{" "}
+      {props.paused !== undefined && (
+        <CsrfForm action={`/tasks/${props.taskId}/${props.paused ? "resume" : "pause"}`} csrf={csrf} class="inline">
+          <button type="submit" class="secondary">{props.paused ? "Resume" : "Pause"}</button>
+        </CsrfForm>
+      )}{" "}
+      {props.edit && <a class="button secondary" href={`/tasks/${props.taskId}/edit`}>Edit</a>}
+    </>
   );
 }
+
+/** Only these words come back through an address. */
+const DONE: Record<string, string> = {
+  created: "Task created.", saved: "Changes saved.", paused: "Task paused: it does not run on its schedule (Run now still works).",
+  resumed: "Task resumed: its schedule starts from now.",
+};
 
 function RunCounts(props: { run: TaskRunOut }) {
   const { counts, progress } = props.run;
@@ -52,8 +64,9 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
   web.get("/tasks", requirePage("tasks.read"), async (c) => {
     const clean = withoutEmptyFields(c);
     if (clean) return c.redirect(clean, 302);
-    const q = parseListQuery(c, taskListSpec);
+    const q = pageListQuery(c, taskListSpec);
     const { total, rows } = await listTasks(ctxOf(c), q);
+    const changeable = new Set((await Promise.all(rows.map(async (t) => ((await mayChangeTask(c.var.services.db, c.var.auth, t.id)) ? t.id : 0)))).filter(Boolean));
     const { meta } = listEnvelope(c, q, total, rows);
     return renderPage(c, 200, {
       title: "Tasks",
@@ -61,6 +74,7 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
       children: (
         <section class="card">
           <h1>Tasks</h1>
+          {c.var.auth.abilities.has("tasks.write") && <p class="actions"><a class="button" href="/tasks/new">New task</a></p>}
           <form method="get" action="/tasks" class="filters" role="search">
             <div class="field grow">
               <label for="task-search">Search</label>
@@ -80,7 +94,7 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
                     <td><code>{t.task_cron}</code> <span class="muted">{t.timezone}</span>{t.is_paused && <span class="badge disabled">paused</span>}</td>
                     <td>{t.next_runs.length ? t.next_runs.map((r) => <div>{at(r)}</div>) : <span class="muted">none</span>}</td>
                     <td>{t.last_run ? <><RunStatus status={t.last_run.status} /> {at(t.last_run.started_at)}</> : <span class="muted">never</span>}</td>
-                    <td><RunNow c={c} taskId={t.id} /></td>
+                    <td><RunNow c={c} taskId={t.id} paused={t.is_paused} mayChange={changeable.has(t.id)} /></td>
                   </tr>
                 ))}
               </tbody>
@@ -111,13 +125,14 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
           <section class="card">
             <p class="muted"><a href="/tasks">Tasks</a></p>
             <h1>{task.task_name}</h1>
+            {DONE[c.req.query("done") ?? ""] && <p class="alert success" role="status">{DONE[c.req.query("done") ?? ""]}</p>}
             {task.task_desc && <p>{task.task_desc}</p>}
             <dl class="details">
               <dt>Type</dt><dd>{task.task_type}</dd>
               <dt>Schedule</dt><dd><code>{task.task_cron}</code> ({task.timezone}){task.is_paused && " — paused"}</dd>
               <dt>Next runs</dt><dd>{task.next_runs.length ? task.next_runs.map((r) => <div>{at(r)}</div>) : "none"}</dd>
             </dl>
-            <div class="actions"><RunNow c={c} taskId={task.id} /></div>
+            <div class="actions"><RunNow c={c} taskId={task.id} paused={task.is_paused} edit mayChange={await mayChangeTask(ctx.db, ctx.auth, task.id)} /></div>
           </section>
           <section class="card" id="runs">
             <h2>Runs</h2>

@@ -21,7 +21,7 @@ export type TokenFormState = {
   notice?: string;
 };
 
-async function grantedAbilities(c: Context<WebEnv>): Promise<Set<string>> {
+export async function grantedAbilities(c: Context<WebEnv>): Promise<Set<string>> {
   const [row] = await c.var.services.db
     .select({ permissions: roles.permissions })
     .from(users)
@@ -30,18 +30,19 @@ async function grantedAbilities(c: Context<WebEnv>): Promise<Set<string>> {
   return new Set(row?.permissions ?? []);
 }
 
-function AbilityGrid(props: { granted: Set<string>; checked: Set<string> }) {
+export function AbilityGrid(props: { granted: Set<string>; checked: Set<string>; onlyGranted?: boolean }) {
   return (
     <table class="ability-grid">
       <thead>
         <tr><th>Resource</th><th>Read</th><th>Write</th></tr>
       </thead>
       <tbody>
-        {RESOURCES.map((resource) => (
+        {RESOURCES.filter((r) => !props.onlyGranted || props.granted.has(`${r}.read`) || props.granted.has(`${r}.write`)).map((resource) => (
           <tr>
             <td>{resource}</td>
             {(["read", "write"] as const).map((verb) => {
               const ability = `${resource}.${verb}`;
+              if (props.onlyGranted && !props.granted.has(ability)) return <td></td>;
               return (
                 <td>
                   <input type="checkbox" name="abilities" value={ability} id={`ability-${ability}`}
@@ -57,7 +58,7 @@ function AbilityGrid(props: { granted: Set<string>; checked: Set<string> }) {
   );
 }
 
-function NewToken(props: { created: NonNullable<TokenFormState["created"]> }) {
+export function NewToken(props: { created: NonNullable<TokenFormState["created"]> }) {
   return (
     <section class="card" id="new-token">
       <h2>Token '{props.created.name}' created</h2>
@@ -165,22 +166,28 @@ export async function tokenTab(c: Context<WebEnv>, state: TokenFormState = {}) {
   );
 }
 
+/** The create form's name and abilities, and what is wrong with them (abilities only within the user's role). */
+export async function checkTokenForm(c: Context<WebEnv>, form: Record<string, unknown>) {
+  const name = typeof form.name === "string" ? form.name.trim() : "";
+  const checked = [...new Set(asList(form.abilities))];
+  const granted = await grantedAbilities(c);
+  const errors: string[] = [];
+  if (!name) errors.push("Name is required: say what the token is for, e.g. 'backup script'.");
+  else if (name.length > NAME_MAX) errors.push(`Name must be at most ${NAME_MAX} characters.`);
+  const unknown = checked.filter((a) => !isAbility(a));
+  if (unknown.length) errors.push(`Unknown abilities: ${unknown.join(", ")}.`);
+  const beyond = checked.filter((a) => isAbility(a) && !granted.has(a));
+  if (beyond.length) errors.push(`Your role does not grant: ${beyond.join(", ")}.`);
+  if (!checked.length) errors.push("Tick at least one ability: a token without abilities could not call any endpoint.");
+  return { name, checked, errors, abilities: checked as Ability[] };
+}
+
 const asList = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((x): x is string => typeof x === "string");
 
 export function registerTokenRoutes(web: Hono<WebEnv>): void {
   web.post("/settings/restapi/tokens", async (c) => {
     const form = await c.req.parseBody({ all: true });
-    const name = typeof form.name === "string" ? form.name.trim() : "";
-    const checked = [...new Set(asList(form.abilities))];
-    const granted = await grantedAbilities(c);
-    const errors: string[] = [];
-    if (!name) errors.push("Name is required: say what the token is for, e.g. 'backup script'.");
-    else if (name.length > NAME_MAX) errors.push(`Name must be at most ${NAME_MAX} characters.`);
-    const unknown = checked.filter((a) => !isAbility(a));
-    if (unknown.length) errors.push(`Unknown abilities: ${unknown.join(", ")}.`);
-    const beyond = checked.filter((a) => isAbility(a) && !granted.has(a));
-    if (beyond.length) errors.push(`Your role does not grant: ${beyond.join(", ")}.`);
-    if (!checked.length) errors.push("Tick at least one ability: a token without abilities could not call any endpoint.");
+    const { name, checked, errors } = await checkTokenForm(c, form);
     if (errors.length) return renderRestApiPage(c, 422, "api-token", { tokens: { errors, name, checked } });
 
     const abilities = checked as Ability[];

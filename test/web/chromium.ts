@@ -1,0 +1,80 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { serve, type ServerType } from "@hono/node-server";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { expect, it } from "vitest";
+import { TEST_PASSWORD } from "../helpers/app.ts";
+import { createWebTestContext, type WebTestContext } from "./client.ts";
+
+/** Debian's headless Chromium, driven by playwright-core. */
+export const CHROMIUM = "/usr/bin/chromium";
+
+/**
+ * Why a browser test file cannot run here, or undefined. Without Chromium the file is skipped with a message,
+ * except under CI, where a failing test says what is missing.
+ */
+export function chromiumMissing(file: string): string | undefined {
+  const missing = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium)`;
+  if (missing) {
+    if (process.env.CI) it("runs the browser tests (required in CI)", () => expect.fail(missing));
+    else console.warn(`${file} skipped: ${missing}`);
+  }
+  return missing;
+}
+
+/** Where screenshots for review go: outside the repository (WEB_SHOTS overrides). */
+export const SHOTS = process.env.WEB_SHOTS ?? join(tmpdir(), "netkeep-web-shots");
+
+export const WIDTHS = { desktop: { width: 1440, height: 900 }, phone: { width: 390, height: 844 } } as const;
+
+/** The app served on loopback and one browser profile; each `as(username)` is a fresh, logged-in browser context. */
+export async function startBrowser(t: WebTestContext) {
+  let server: ServerType | undefined;
+  const base = await new Promise<string>((resolve) => {
+    server = serve({ fetch: t.webApp.fetch, port: 0, hostname: "127.0.0.1" }, (info) => resolve(`http://127.0.0.1:${info.port}`));
+  });
+  const profile = mkdtempSync(join(tmpdir(), "netkeep-chromium-"));
+  const context: BrowserContext = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM, headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  mkdirSync(SHOTS, { recursive: true });
+  const page: Page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(10_000);
+  // Confirmations are answered yes unless a test listens itself.
+  page.on("dialog", (dialog) => void dialog.accept());
+  return {
+    base,
+    page,
+    context,
+    /** Logs out whoever is in, and logs `username` in through the form. */
+    async loginAs(username: string) {
+      await context.clearCookies();
+      await page.goto(`${base}/login`);
+      await page.fill("#username", username);
+      await page.fill("#password", TEST_PASSWORD);
+      await page.click("button[type=submit]");
+      await page.waitForURL((url) => url.pathname !== "/login");
+    },
+    /** The CSRF token of the current page's first form. */
+    csrf: () => page.getAttribute("input[name=_csrf]", "value"),
+    /** Full-page screenshots at both widths, for review (not asserted). */
+    async shoot(name: string) {
+      for (const [width, size] of Object.entries(WIDTHS)) {
+        await page.setViewportSize(size);
+        await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
+      }
+      await page.setViewportSize(WIDTHS.desktop);
+    },
+    async close() {
+      await context.close();
+      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+export type Browser = Awaited<ReturnType<typeof startBrowser>>;
+
+export { createWebTestContext, type WebTestContext };
