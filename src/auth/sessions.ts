@@ -13,6 +13,8 @@ export type WebSession = {
   isAdmin: boolean;
   /** The synchronizer token every form of this session carries. */
   csrfToken: string;
+  /** For a directory user: when their groups were last read (see directory/directory-users.ts). */
+  directory: { checkedAt: Date | null } | null;
 };
 
 /**
@@ -57,6 +59,8 @@ export async function resolveSession(db: Db, value: string, now: Date, lifetimeM
       username: users.username,
       roleName: roles.name,
       roleBuiltin: roles.builtin,
+      authSource: users.authSource,
+      directoryCheckedAt: users.directoryCheckedAt,
     })
     .from(webSessions)
     .innerJoin(users, eq(users.id, webSessions.userId))
@@ -77,6 +81,7 @@ export async function resolveSession(db: Db, value: string, now: Date, lifetimeM
     roleName: row.roleName,
     isAdmin: row.roleBuiltin && row.roleName.toLowerCase() === ADMIN_ROLE,
     csrfToken: await csrfTokenFor(value),
+    directory: row.authSource === "ldap" ? { checkedAt: row.directoryCheckedAt } : null,
   };
 }
 

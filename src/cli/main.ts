@@ -17,6 +17,8 @@ import { configsReindexCommand } from "./commands/configs-reindex.ts";
 import { dbBackupCommand } from "./commands/db-backup.ts";
 import { dbRestoreCommand } from "./commands/db-restore.ts";
 import { deviceDebugCommand } from "./commands/device-debug.ts";
+import { ldapTestCommand } from "./commands/ldap-test.ts";
+import { ldapUserCommand } from "./commands/ldap-user.ts";
 
 /** Every `svc` command, in the order `svc --help` lists them. A new command is one file and one line here. */
 const commands: Record<string, Command> = {
@@ -35,6 +37,8 @@ const commands: Record<string, Command> = {
   "db:backup": dbBackupCommand,
   "db:restore": dbRestoreCommand,
   "device:debug": deviceDebugCommand,
+  "ldap:test": ldapTestCommand,
+  "ldap:user": ldapUserCommand,
 };
 
 // exitCode rather than exit(): stdout may still be draining into a pipe.

@@ -97,9 +97,9 @@ beforeAll(async () => {
     expect(dev.status, JSON.stringify(dev.body)).toBe(201);
     remember("devices", { password_enc: pw[0]!, enable_password_enc: pw[1]! });
   }
-  const smtp = await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { smtp: { password: "rot-smtp-Hy4t" } } });
+  const smtp = await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { smtp: { password: "rot-smtp-Hy4t" }, ldap: { bind_password: "rot-ldap-Pw3e" } } });
   expect(smtp.status, JSON.stringify(smtp.body)).toBe(200);
-  remember("app_settings", { smtp_password_enc: "rot-smtp-Hy4t" });
+  remember("app_settings", { smtp_password_enc: "rot-smtp-Hy4t", ldap_bind_password_enc: "rot-ldap-Pw3e" });
   const hook = await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url: "https://hooks.example.net/rotated" } });
   expect(hook.status, JSON.stringify(hook.body)).toBe(201);
   remember("webhooks", { secret_enc: hook.body.data.secret });
@@ -122,7 +122,7 @@ describe("svc key:rotate", () => {
 
     const run = await svc(["key:rotate"], fileEnv);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/Re-encrypted 13 secrets under a new app key \(app_settings: 1, credentials: 7, devices: 4, webhooks: 1\)/);
+    expect(run.stdout).toMatch(/Re-encrypted 14 secrets under a new app key \(app_settings: 2, credentials: 7, devices: 4, webhooks: 1\)/);
     expect(run.stdout).toContain("Restart the API and every collector");
 
     const newKey = readKey();
@@ -150,7 +150,7 @@ describe("svc key:rotate", () => {
 
     const audit = await t.db.select().from(activityLog).where(eq(activityLog.action, "app_key.rotate"));
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ username: "svc key:rotate", changes: { secrets_reencrypted: { old: null, new: 13 } } });
+    expect(audit[0]).toMatchObject({ username: "svc key:rotate", changes: { secrets_reencrypted: { old: null, new: 14 } } });
   });
 
   it("with the key in APP_KEY, refuses without --yes, and with it prints the new key once as the last line", async () => {

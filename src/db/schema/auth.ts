@@ -28,6 +28,13 @@ export const users = sqliteTable("users", {
   roleId: integer("role_id").notNull().references(() => roles.id),
   enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
   lastLoginAt: timestamp("last_login_at"),
+  /**
+   * Where the user proves who they are: "local" (the password hash here) or "ldap" (a bind to the directory;
+   * password_hash then holds no usable hash and the role follows the user's directory groups).
+   */
+  authSource: text("auth_source", { enum: ["local", "ldap"] }).notNull().default("local"),
+  /** When a directory user's groups were last read: re-read after the settings' group refresh interval. */
+  directoryCheckedAt: timestamp("directory_checked_at"),
   ...timestamps,
 }, (t) => [
   uniqueIndex("users_username_key_unique").on(t.usernameKey),

@@ -90,8 +90,28 @@ export const EVENT_CATALOGUE = {
     payload: z.object({ token_id: z.number().int(), token_name: z.string(), user_id: z.number().int(), username: z.string() }),
   },
   "user.login_failed": {
-    describe: "A sign-in was refused (wrong password, unknown or disabled user, throttled).",
+    describe: "A sign-in was refused (wrong password, unknown or disabled user, no directory group mapped to a role, directory unreachable).",
     payload: z.object({ username: z.string().openapi({ description: "As typed (cut to 255 characters)" }), ip: z.string().nullable(), reason: z.string() }),
+  },
+  "user.login": {
+    describe: "A user signed in to the web interface.",
+    payload: z.object({
+      user_id: z.number().int(), username: z.string(), ip: z.string().nullable(),
+      method: z.enum(["local", "ldap"]).openapi({ description: "Where the password was checked" }),
+    }),
+  },
+  "user.locked_out": {
+    describe: "Too many failed sign-ins for a username from one address: further tries from there wait.",
+    payload: z.object({ username: z.string(), ip: z.string().nullable(), retry_after_seconds: z.number().int() }),
+  },
+  "user.role_mapped": {
+    describe: "A directory user's groups gave them another role, or none any more (the account is then disabled).",
+    payload: z.object({
+      user_id: z.number().int(), username: z.string(),
+      old_role: z.string().nullable().openapi({ description: "null: the user is new" }),
+      new_role: z.string().nullable().openapi({ description: "null: no group of the user is mapped to a role any more" }),
+      groups: z.array(z.string()).openapi({ description: "The user's directory groups (cn) as read" }),
+    }),
   },
   "webhook.ping": {
     describe: "A test delivery asked for through POST /webhooks/{id}/ping; sent to that subscription only.",
