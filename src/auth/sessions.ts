@@ -23,10 +23,17 @@ export type WebSession = {
  */
 export const csrfTokenFor = (sessionValue: string) => hashTokenValue(`csrf:${sessionValue}`);
 
-/** Starts a session for a user who has just proved their password; returns the cookie value. */
+/** How long a password-proven sign-in waits for its second factor. */
+export const SECOND_FACTOR_WINDOW_MS = 5 * 60_000;
+
+/**
+ * Starts a session for a user who has just proved their password (and second factor, unless
+ * `secondFactorPending`: then it opens only the second-factor page, for SECOND_FACTOR_WINDOW_MS); returns the
+ * cookie value.
+ */
 export async function createSession(
   db: Db,
-  input: { userId: number; ip: string; userAgent: string | undefined; lifetimeMs: number },
+  input: { userId: number; ip: string; userAgent: string | undefined; lifetimeMs: number; secondFactorPending?: boolean },
   now: Date,
 ): Promise<string> {
   const value = randomSecret();
@@ -39,9 +46,10 @@ export async function createSession(
     userAgent: input.userAgent?.slice(0, 255) ?? null,
     createdAt: now,
     lastSeenAt: now,
-    expiresAt: new Date(now.getTime() + input.lifetimeMs),
+    expiresAt: new Date(now.getTime() + (input.secondFactorPending ? SECOND_FACTOR_WINDOW_MS : input.lifetimeMs)),
+    secondFactorPending: input.secondFactorPending ?? false,
   });
-  await db.update(users).set({ lastLoginAt: now }).where(eq(users.id, input.userId));
+  if (!input.secondFactorPending) await db.update(users).set({ lastLoginAt: now }).where(eq(users.id, input.userId));
   return value;
 }
 
@@ -49,7 +57,7 @@ export async function createSession(
  * The session behind a cookie value, or null when it is unknown, expired, or its user is disabled. A live
  * session's expiry slides forward, written at most once a minute.
  */
-export async function resolveSession(db: Db, value: string, now: Date, lifetimeMs: number): Promise<WebSession | null> {
+export async function resolveSession(db: Db, value: string, now: Date, lifetimeMs: number, pending = false): Promise<WebSession | null> {
   const [row] = await db
     .select({
       sessionId: webSessions.id,
@@ -65,10 +73,11 @@ export async function resolveSession(db: Db, value: string, now: Date, lifetimeM
     .from(webSessions)
     .innerJoin(users, eq(users.id, webSessions.userId))
     .innerJoin(roles, eq(roles.id, users.roleId))
-    .where(and(eq(webSessions.sessionHash, await hashTokenValue(value)), eq(users.enabled, true)))
+    .where(and(eq(webSessions.sessionHash, await hashTokenValue(value)), eq(users.enabled, true), eq(webSessions.secondFactorPending, pending)))
     .limit(1);
   if (!row || row.expiresAt.getTime() <= now.getTime()) return null;
-  if (now.getTime() - row.lastSeenAt.getTime() >= 60_000) {
+  // A sign-in waiting for its second factor keeps its short window; it does not slide.
+  if (!pending && now.getTime() - row.lastSeenAt.getTime() >= 60_000) {
     await db
       .update(webSessions)
       .set({ lastSeenAt: now, expiresAt: new Date(now.getTime() + lifetimeMs) })

@@ -27,7 +27,7 @@ let decoyHash: Promise<string> | undefined;
 const decoy = () => (decoyHash ??= hashPassword(randomSecret()));
 
 /** A refused sign-in, in the activity log and as an event, and the lockout it may have started. */
-async function recordFailure(deps: SignInDeps, throttle: LoginThrottle, input: { username: string; ip: string }, userId: number | null, reason: string) {
+export async function recordSignInFailure(deps: SignInDeps, throttle: LoginThrottle, input: { username: string; ip: string }, userId: number | null, reason: string) {
   const now = deps.clock.now();
   const username = input.username.slice(0, 255);
   const lock = throttle.retryAfterSeconds(input.username, input.ip);
@@ -48,7 +48,7 @@ async function recordFailure(deps: SignInDeps, throttle: LoginThrottle, input: {
 }
 
 /**
- * Checks a username and password from the login form: a local user's against their hash, anyone else's against
+ * Checks a username and password from the login form (recordSignIn records the sign-in once it is complete): a local user's against their hash, anyone else's against
  * the directory when one is configured. Local users never depend on the directory, so a local administrator
  * still signs in while it is down (break-glass). Throttled per username and address before anything is checked.
  */
@@ -61,7 +61,7 @@ export async function checkSignIn(deps: SignInDeps, throttle: LoginThrottle, inp
   if (wait > 0) return { ok: false, status: 429, retryAfter: wait, message: `Too many failed logins for '${username}' from your address. Wait ${wait} seconds, then try again.` };
 
   const refuse = async (userId: number | null, reason: string): Promise<SignInResult> => {
-    const lock = await recordFailure(deps, throttle, input, userId, reason);
+    const lock = await recordSignInFailure(deps, throttle, input, userId, reason);
     return { ok: false, status: 401, message: lock > 0 ? `${WRONG_LOGIN} Too many failures: wait ${lock} seconds before the next try.` : WRONG_LOGIN };
   };
   const user = await findUserByName(deps.db, username);
@@ -84,17 +84,23 @@ export async function checkSignIn(deps: SignInDeps, throttle: LoginThrottle, inp
     } catch (err) {
       if (!(err instanceof DirectoryError)) throw err;
       deps.logger.warn("directory sign-in failed: the directory could not be asked", { username, reason: err.message });
-      await recordFailure(deps, throttle, input, user?.id ?? null, "directory unreachable");
+      await recordSignInFailure(deps, throttle, input, user?.id ?? null, "directory unreachable");
       return { ok: false, status: 503, message: DIRECTORY_DOWN };
     }
   }
   throttle.succeed(username, ip);
+  return { ok: true, ...result };
+}
+
+/** A completed sign-in (password, and second factor when there is one), in the activity log and as an event. */
+export async function recordSignIn(
+  deps: SignInDeps, user: { userId: number; username: string; method: SignInMethod }, ip: string, secondFactor: "none" | "totp" | "recovery_code",
+): Promise<void> {
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
-    await recordEvent(tx, "user.login", { user_id: result.userId, username: result.username, ip: ip || null, method: result.method }, now);
-    await recordActivity(tx, { userId: result.userId, username: result.username, tokenId: null, tokenName: "web session", ip }, {
-      action: "user.login", subjectType: "user", subjectId: result.userId, after: { method: result.method },
+    await recordEvent(tx, "user.login", { user_id: user.userId, username: user.username, ip: ip || null, method: user.method, second_factor: secondFactor }, now);
+    await recordActivity(tx, { userId: user.userId, username: user.username, tokenId: null, tokenName: "web session", ip }, {
+      action: "user.login", subjectType: "user", subjectId: user.userId, after: { method: user.method, second_factor: secondFactor },
     }, now);
   });
-  return { ok: true, ...result };
 }

@@ -20,7 +20,8 @@ export async function currentSession(c: Context<WebEnv>): Promise<WebSession | n
     const granted = await directoryStillGrants(c.var.services, { id: session.userId, username: session.username, checkedAt: session.directory.checkedAt }, now);
     session = granted ? await resolveSession(db, value, now, config.sessionLifetimeMs) : null;
   }
-  if (!session) clearSessionCookie(c);
+  // A sign-in waiting for its second factor keeps its cookie: the second-factor page needs it.
+  if (!session && !(await resolveSession(db, value, now, config.sessionLifetimeMs, true))) clearSessionCookie(c);
   return session;
 }
 

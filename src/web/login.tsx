@@ -2,14 +2,17 @@ import type { Context, Hono } from "hono";
 import type { LoginThrottle } from "../auth/login-throttle.ts";
 import { createSession, endSession } from "../auth/sessions.ts";
 import { randomSecret } from "../auth/token-value.ts";
-import { checkSignIn } from "../auth/sign-in.ts";
+import { secondFactorState } from "../auth/mfa/second-factor.ts";
+import { checkSignIn, recordSignIn } from "../auth/sign-in.ts";
 import { clearSessionCookie, loginCsrfCookie, setLoginCsrfCookie, setSessionCookie } from "./cookies.ts";
 import type { WebEnv } from "./env.ts";
 import { checkedForm, csrfRefusal, currentSession, safeNext } from "./guard.ts";
 import { renderPage } from "./layout.tsx";
 import { getSettings } from "../modules/settings/service.ts";
 
-const HOME = "/dashboard";
+export const HOME = "/dashboard";
+/** Where a sign-in that still needs its second factor (or its enrolment) goes. */
+export const SECOND_FACTOR_PATH = "/login/second-factor";
 
 function LoginForm(props: { csrf: string; next?: string; username?: string; error?: string; notice?: string; banner: string }) {
   return (
@@ -42,7 +45,7 @@ function loginCsrf(c: Context<WebEnv>): string {
   return value;
 }
 
-const field = (form: Record<string, unknown>, name: string) => (typeof form[name] === "string" ? (form[name] as string) : "");
+export const field = (form: Record<string, unknown>, name: string) => (typeof form[name] === "string" ? (form[name] as string) : "");
 
 export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle): void {
   web.get("/", async (c) => c.redirect((await currentSession(c)) ? HOME : "/login", 302));
@@ -73,6 +76,14 @@ export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle):
       if (result.retryAfter) c.header("Retry-After", String(result.retryAfter));
       return again(result.status, result.message);
     }
+    // A local user with a second factor, or whom the policy demands one of, proves it (or enrols) first.
+    const pending = result.method === "local" && (await secondFactorState(db, result.userId));
+    if (pending && (pending.enabled || pending.required)) {
+      const value = await createSession(db, { userId: result.userId, ip, userAgent: c.req.header("user-agent"), lifetimeMs: config.sessionLifetimeMs, secondFactorPending: true }, clock.now());
+      setSessionCookie(c, value);
+      return c.redirect(`${SECOND_FACTOR_PATH}${next ? `?next=${encodeURIComponent(next)}` : ""}`, 303);
+    }
+    await recordSignIn(c.var.services, result, ip, "none");
     const value = await createSession(db, { userId: result.userId, ip, userAgent: c.req.header("user-agent"), lifetimeMs: config.sessionLifetimeMs }, clock.now());
     setSessionCookie(c, value);
     return c.redirect(next ?? HOME, 303);

@@ -35,6 +35,14 @@ export const users = sqliteTable("users", {
   authSource: text("auth_source", { enum: ["local", "ldap"] }).notNull().default("local"),
   /** When a directory user's groups were last read: re-read after the settings' group refresh interval. */
   directoryCheckedAt: timestamp("directory_checked_at"),
+  /** The confirmed TOTP secret (base32), sealed under the app key; null: no second factor. */
+  totpSecretEnc: text("totp_secret_enc"),
+  /** A secret shown for enrolment and not yet confirmed with a code. */
+  totpPendingEnc: text("totp_pending_enc"),
+  /** The last 30-second step whose code was accepted: a code of that step or an earlier one is a replay. */
+  totpLastStep: integer("totp_last_step"),
+  /** SHA-256 of each unused recovery code; one is removed when used. */
+  recoveryCodeHashes: text("recovery_code_hashes", { mode: "json" }).$type<string[]>().notNull().default([]),
   ...timestamps,
 }, (t) => [
   uniqueIndex("users_username_key_unique").on(t.usernameKey),

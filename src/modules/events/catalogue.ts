@@ -98,6 +98,15 @@ export const EVENT_CATALOGUE = {
     payload: z.object({
       user_id: z.number().int(), username: z.string(), ip: z.string().nullable(),
       method: z.enum(["local", "ldap"]).openapi({ description: "Where the password was checked" }),
+      second_factor: z.enum(["none", "totp", "recovery_code"]).openapi({ description: "What proved the second factor" }),
+    }),
+  },
+  "user.mfa_changed": {
+    describe: "A user's second factor changed: enrolled, turned off, reset by an administrator, recovery codes renewed, or one used.",
+    payload: z.object({
+      user_id: z.number().int(), username: z.string(),
+      change: z.enum(["enabled", "disabled", "reset", "recovery_codes_renewed", "recovery_code_used"]),
+      recovery_codes_left: z.number().int(),
     }),
   },
   "user.locked_out": {

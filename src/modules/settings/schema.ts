@@ -30,6 +30,7 @@ export const SETTINGS_DEFAULTS = {
     group_refresh_minutes: 15,
     timeout_seconds: 10,
   },
+  mfa: { required_for: "none" as "none" | "admins" | "all" },
 };
 
 export type Settings = typeof SETTINGS_DEFAULTS;
@@ -77,6 +78,10 @@ const Ldap = z.object({
   timeout_seconds: z.number().int().openapi({ description: "How long a connection or an operation on the directory may take" }),
 });
 
+const Mfa = z.object({
+  required_for: z.enum(["none", "admins", "all"]).openapi({ description: "Local users who must use a second factor (TOTP): none, holders of the built-in admin role, or all; one without it enrols at their next sign-in" }),
+});
+
 export const SettingsSchema = z
   .object({
     timezone: z.string().openapi({ description: "IANA time zone for display and as the default of new tasks' schedules", example: "Europe/Berlin" }),
@@ -92,6 +97,7 @@ export const SettingsSchema = z
     webhooks: Webhooks,
     backups: Backups,
     ldap: Ldap,
+    mfa: Mfa,
     updated_at: z.string().nullable(),
   })
   .openapi("Settings");
@@ -153,6 +159,9 @@ export const SettingsPatch = z
         .openapi({ example: { "netkeep-admins": "admin", "network-engineers": "operator", "helpdesk": "viewer" } }),
       group_refresh_minutes: whole(1, 1440, "minutes").optional(),
       timeout_seconds: whole(1, 120, "seconds").optional(),
+    }).optional(),
+    mfa: z.strictObject({
+      required_for: z.enum(["none", "admins", "all"], { error: "must be one of: none, admins, all" }).optional().openapi({ example: "admins" }),
     }).optional(),
   })
   .openapi("SettingsPatch");

@@ -1,0 +1,11 @@
+import type { Hono } from "hono";
+import type { WebEnv } from "../env.ts";
+import { requireAccountSession } from "./guard.ts";
+import { registerTwoFactorPage } from "./two-factor.tsx";
+
+/** Your own account: pages for any signed-in user, about themselves only. */
+export function registerAccountPages(web: Hono<WebEnv>): void {
+  web.use("/account", requireAccountSession());
+  web.use("/account/*", requireAccountSession());
+  registerTwoFactorPage(web);
+}
