@@ -1,4 +1,4 @@
-import { and, eq, inArray, lte } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, lte, ne } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client.ts";
 import { roles, users, webSessions } from "../db/schema/index.ts";
 import { ADMIN_ROLE } from "../modules/users/guards.ts";
@@ -104,4 +104,27 @@ export async function endSession(db: Db, sessionId: number): Promise<void> {
  */
 export async function endUserSessions(db: DbOrTx, userIds: number[]): Promise<void> {
   if (userIds.length) await db.delete(webSessions).where(inArray(webSessions.userId, userIds));
+}
+
+export type SessionSummary = { id: number; ip: string | null; userAgent: string | null; createdAt: Date; lastSeenAt: Date };
+
+/** A user's live, fully signed-in sessions, most recently used first: what "your sessions" shows. */
+export async function listUserSessions(db: DbOrTx, userId: number, now: Date): Promise<SessionSummary[]> {
+  return db
+    .select({ id: webSessions.id, ip: webSessions.ip, userAgent: webSessions.userAgent, createdAt: webSessions.createdAt, lastSeenAt: webSessions.lastSeenAt })
+    .from(webSessions)
+    .where(and(eq(webSessions.userId, userId), gt(webSessions.expiresAt, now), eq(webSessions.secondFactorPending, false)))
+    .orderBy(desc(webSessions.lastSeenAt), desc(webSessions.id));
+}
+
+/** Ends one of the user's own sessions; false when they have none with that id (another user's included). */
+export async function endOwnSession(db: DbOrTx, userId: number, sessionId: number): Promise<boolean> {
+  const ended = await db.delete(webSessions).where(and(eq(webSessions.id, sessionId), eq(webSessions.userId, userId))).returning({ id: webSessions.id });
+  return ended.length > 0;
+}
+
+/** Ends every session of the user but `keep` (the one making the request); returns how many ended. */
+export async function endOtherSessions(db: DbOrTx, userId: number, keep: number): Promise<number> {
+  const ended = await db.delete(webSessions).where(and(eq(webSessions.userId, userId), ne(webSessions.id, keep))).returning({ id: webSessions.id });
+  return ended.length;
 }

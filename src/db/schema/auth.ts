@@ -62,4 +62,6 @@ export const apiTokens = sqliteTable("api_tokens", {
   lastUsedAt: timestamp("last_used_at"),
   expiresAt: timestamp("expires_at"),
   revokedAt: timestamp("revoked_at"),
+  /** When the `token.expiring` warning went out (once per token). */
+  expiryWarnedAt: timestamp("expiry_warned_at"),
 }, (t) => [uniqueIndex("api_tokens_hash_unique").on(t.tokenHash), index("api_tokens_user_idx").on(t.userId)]);

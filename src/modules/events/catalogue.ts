@@ -85,6 +85,10 @@ export const EVENT_CATALOGUE = {
     describe: "An API token was issued (its value is never in the event).",
     payload: z.object({ token_id: z.number().int(), token_name: z.string(), user_id: z.number().int(), username: z.string(), abilities: z.array(z.string()), expires_at: z.string().nullable() }),
   },
+  "token.expiring": {
+    describe: "An API token expires within the settings' tokens.expiry_warning_days (sent once per token).",
+    payload: z.object({ token_id: z.number().int(), token_name: z.string(), user_id: z.number().int(), username: z.string(), expires_at: z.string() }),
+  },
   "token.revoked": {
     describe: "An API token was revoked.",
     payload: z.object({ token_id: z.number().int(), token_name: z.string(), user_id: z.number().int(), username: z.string() }),

@@ -31,6 +31,7 @@ export const SETTINGS_DEFAULTS = {
     timeout_seconds: 10,
   },
   mfa: { required_for: "none" as "none" | "admins" | "all" },
+  tokens: { default_expiry_days: null as number | null, expiry_warning_days: 7 },
 };
 
 export type Settings = typeof SETTINGS_DEFAULTS;
@@ -82,6 +83,11 @@ const Mfa = z.object({
   required_for: z.enum(["none", "admins", "all"]).openapi({ description: "Local users who must use a second factor (TOTP): none, holders of the built-in admin role, or all; one without it enrols at their next sign-in" }),
 });
 
+const Tokens = z.object({
+  default_expiry_days: z.number().int().nullable().openapi({ description: "Days until a new API token expires when its creator gives no date (null: such tokens never expire)" }),
+  expiry_warning_days: z.number().int().openapi({ description: "How many days before a token expires the token.expiring event goes out (once per token)" }),
+});
+
 export const SettingsSchema = z
   .object({
     timezone: z.string().openapi({ description: "IANA time zone for display and as the default of new tasks' schedules", example: "Europe/Berlin" }),
@@ -98,6 +104,7 @@ export const SettingsSchema = z
     backups: Backups,
     ldap: Ldap,
     mfa: Mfa,
+    tokens: Tokens,
     updated_at: z.string().nullable(),
   })
   .openapi("Settings");
@@ -162,6 +169,10 @@ export const SettingsPatch = z
     }).optional(),
     mfa: z.strictObject({
       required_for: z.enum(["none", "admins", "all"], { error: "must be one of: none, admins, all" }).optional().openapi({ example: "admins" }),
+    }).optional(),
+    tokens: z.strictObject({
+      default_expiry_days: whole(1, 3650, "days").nullable().optional().openapi({ example: 90 }),
+      expiry_warning_days: whole(1, 365, "days").optional().openapi({ example: 7 }),
     }).optional(),
   })
   .openapi("SettingsPatch");
