@@ -99,7 +99,7 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
     expect(res.status).toBe(303);
     const alice = await userRow("alice");
     expect(alice).toMatchObject({ authSource: "ldap", email: "alice@example.test", enabled: true });
-    expect((await t.call(`/api/v1/users/${alice!.id}`, { token: admin })).body.data.role).toBe("operator");
+    expect((await t.call(`/api/v1/users/${alice!.id}`, { token: admin })).body.data).toMatchObject({ role: "operator", auth_source: "ldap", second_factor: false });
     expect(await eventsOf("user.login")).toContainEqual(expect.objectContaining({ username: "alice", method: "ldap" }));
     expect(await eventsOf("user.role_mapped")).toContainEqual({ user_id: alice!.id, username: "alice", old_role: null, new_role: "operator", groups: ["netops"] });
     const logins = await t.db.select().from(activityLog).where(eq(activityLog.action, "user.login"));
@@ -214,7 +214,18 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
     expect((await t.client(ip).login("alice", "alice-directory-pw")).status).toBe(429);
   });
 
+  // Each `svc` run is a node process of its own (seconds on a busy machine): these tests get minutes, not 30 s.
+  const SVC_TIMEOUT = 180_000;
+
   it("uses StartTLS on ldap://, refuses an untrusted certificate, and goes plain only when allowed", async () => {
+    try {
+      await checkTransports();
+    } finally {
+      await configure();
+    }
+  }, SVC_TIMEOUT);
+
+  async function checkTransports() {
     await configure({ url: slapd.ldapUrl });
     const ok = await svc(["ldap:test"], svcEnv());
     expect(ok.stdout, ok.stderr).toContain(`Connected to ${slapd.ldapUrl} (encryption: StartTLS) and bound as ${SERVICE_DN}.`);
@@ -237,8 +248,7 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain(`the directory refused the service account '${SERVICE_DN}'`);
     expect(refused.stderr + refused.stdout).not.toContain("not-the-password");
-    await configure();
-  });
+  }
 
   it("svc ldap:user shows a user's groups and the role they map to", async () => {
     const alice = await svc(["ldap:user", "alice"], svcEnv());
@@ -251,5 +261,5 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
     const dave = await svc(["ldap:user", "dave"], svcEnv());
     expect(dave.code).not.toBe(0);
     expect(dave.stderr).toContain("finds no entry for 'dave'");
-  });
+  }, SVC_TIMEOUT);
 });

@@ -67,6 +67,7 @@ describe("TOTP second factor", () => {
     expect(JSON.stringify(row)).not.toContain(secret);
     for (const code of codes) expect(JSON.stringify(row)).not.toContain(code);
     expect(await eventsOf("user.mfa_changed")).toContainEqual({ user_id: row.id, username: "alice", change: "enabled", recovery_codes_left: 10 });
+    expect((await t.call(`/api/v1/users/${row.id}`, { token: admin })).body.data).toMatchObject({ auth_source: "local", second_factor: true });
     const log = await t.db.select().from(activityLog).where(eq(activityLog.action, "user.mfa_enabled"));
     expect(log.map((l) => l.subjectId)).toContain(row.id);
   });

@@ -53,7 +53,7 @@ export async function beginEnrolment(deps: MfaDeps, userId: number, issuer: stri
     await deps.db.update(users).set({ totpPendingEnc: await deps.secrets.encrypt(secret) }).where(eq(users.id, userId));
   }
   const uri = otpauthUri({ issuer, account: user.username, secret });
-  const qrSvg = await QRCode.toString(uri, { type: "svg", margin: 2, errorCorrectionLevel: "M" });
+  const qrSvg = await QRCode.toString(uri, { type: "svg", margin: 2, width: 200, errorCorrectionLevel: "M" });
   return { secret, uri, qrSvg };
 }
 
