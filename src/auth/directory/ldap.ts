@@ -29,7 +29,7 @@ export function roleForGroups(groups: string[], groupRoles: Record<string, strin
 const TLS_CODES = /CERT|SELF_SIGNED|UNABLE_TO|ALTNAME|ERR_TLS|ERR_SSL|EPROTO/;
 
 /** One readable sentence for whatever stopped a talk with the directory; never a password. */
-function describe(err: unknown, config: DirectoryConfig): DirectoryError {
+function explain(err: unknown, config: DirectoryConfig): DirectoryError {
   if (err instanceof DirectoryError) return err;
   const e = err as { code?: string | number; message?: string; name?: string };
   const code = typeof e.code === "string" ? e.code : undefined;
@@ -98,7 +98,7 @@ async function withClient<T>(config: DirectoryConfig, logger: Logger, work: (cli
     await serviceBind(client, config);
     return await work(client);
   } catch (err) {
-    throw describe(err, config);
+    throw explain(err, config);
   } finally {
     await client?.unbind().catch(() => undefined);
   }
