@@ -8,6 +8,7 @@ import { openServices } from "./runtime/services.ts";
 import { storageApiDocsFiles } from "./runtime/api-docs-files.ts";
 import { AppKeyError } from "./secrets/box.ts";
 import { startHealthSchedule } from "./modules/system/schedule.ts";
+import { startTokenExpiryWarnings } from "./auth/token-expiry.ts";
 import { startLineStoreWarmUp } from "./modules/configs/line-store-warm.ts";
 import { stopSignalMeaning } from "./runtime/stop-signal.ts";
 
@@ -40,6 +41,7 @@ async function main() {
   logger.info("netkeep API listening", { url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}` });
 
   const health = startHealthSchedule({ db, config, secrets, clock: systemClock, logger });
+  const tokenExpiry = startTokenExpiryWarnings({ db, clock: systemClock, logger });
   const warming = startLineStoreWarmUp(db, logger);
   let stoppingSince: number | undefined;
   // As main.ts: requests in flight get SHUTDOWN_GRACE_SECONDS, then the WAL is emptied; exit 1 when forced.
@@ -56,6 +58,7 @@ async function main() {
     stoppingSince = Date.now();
     logger.info("stopping: no new connections; requests in flight may finish", { grace_seconds: config.shutdownGraceMs / 1000 });
     health.stop();
+    tokenExpiry.stop();
     warming.stop();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const drained = await Promise.race([

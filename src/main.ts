@@ -10,6 +10,7 @@ import { listen, ListenError } from "./runtime/listen.ts";
 import { createHttpServer } from "./runtime/http-server.ts";
 import { AppKeyError } from "./secrets/box.ts";
 import { startHealthSchedule } from "./modules/system/schedule.ts";
+import { startTokenExpiryWarnings } from "./auth/token-expiry.ts";
 import { startCollectorProcess, type CollectorProcess } from "./runtime/collector-process.ts";
 import { stopSignalMeaning } from "./runtime/stop-signal.ts";
 import { startLineStoreWarmUp } from "./modules/configs/line-store-warm.ts";
@@ -43,6 +44,7 @@ async function main() {
   const url = address && typeof address === "object" ? `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}` : "";
   logger.info("netkeep API listening", { url });
   const health = startHealthSchedule({ db, config, secrets, clock: systemClock, logger });
+  const tokenExpiry = startTokenExpiryWarnings({ db, clock: systemClock, logger });
   // The first searches after a start run from memory too: the latest versions are read in the background.
   const warming = startLineStoreWarmUp(db, logger);
   collector = config.collector ? startCollectorProcess(logger) : undefined;
@@ -62,6 +64,7 @@ async function main() {
     const deadline = Date.now() + config.shutdownGraceMs;
     logger.info("stopping: no new connections; requests in flight may finish", { signal, grace_seconds: config.shutdownGraceMs / 1000 });
     health.stop();
+    tokenExpiry.stop();
     warming.stop();
     // The collector hands back what it has not finished before the deadline (collector/main.ts).
     const [drained, collectorStopped] = await Promise.all([drainServer(server, deadline), collector?.stop(deadline) ?? true]);

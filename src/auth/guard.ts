@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../http/errors.ts";
 import type { AppEnv } from "../http/env.ts";
 import type { Ability } from "./abilities.ts";
+import { directoryStillGrants } from "./directory/directory-users.ts";
 import { resolveToken, touchToken } from "./tokens.ts";
 
 function presentedToken(c: Context): string | undefined {
@@ -41,7 +42,12 @@ export function requireAbility(ability: Ability): MiddlewareHandler<AppEnv> {
     const { db, clock } = c.var.services;
     const value = presentedToken(c);
     const now = clock.now();
-    const token = value ? await resolveToken(db, value, now) : null;
+    let token = value ? await resolveToken(db, value, now) : null;
+    // A directory user's role follows their groups: re-read after the refresh interval, then resolved afresh.
+    if (token?.directory) {
+      const granted = await directoryStillGrants(c.var.services, { id: token.userId, username: token.username, checkedAt: token.directory.checkedAt }, now);
+      token = granted ? await resolveToken(db, value!, now) : null;
+    }
     if (!token) {
       applyRateLimit(c, `ip:${c.var.clientIp}`);
       throw ApiError.unauthorized(!value && misplacedToken(c) ? MISPLACED_TOKEN_MESSAGE : undefined);

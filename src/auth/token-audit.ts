@@ -4,6 +4,7 @@ import { apiTokens, users } from "../db/schema/index.ts";
 import { recordEvent } from "../modules/events/record.ts";
 import { recordActivity, type Actor } from "../modules/activity/record.ts";
 import type { Ability } from "./abilities.ts";
+import { getSettings } from "../modules/settings/service.ts";
 import { issueToken, revokeToken } from "./tokens.ts";
 
 const usernameOf = async (tx: DbOrTx, userId: number) =>
@@ -18,8 +19,11 @@ export async function issueTokenRecorded(
   actor: Actor,
   input: { userId: number; name: string; abilities: Ability[]; expiresAt?: Date | null },
   now: Date,
-): Promise<{ id: number; value: string }> {
+): Promise<{ id: number; value: string; expiresAt: Date | null }> {
   return db.transaction(async (tx) => {
+    // No date given (undefined, not null): the settings' default lifetime, if there is one.
+    const days = input.expiresAt === undefined ? (await getSettings(tx)).settings.tokens.default_expiry_days : null;
+    if (days !== null) input = { ...input, expiresAt: new Date(now.getTime() + days * 86_400_000) };
     const issued = await issueToken(tx, input, now);
     await recordEvent(tx, "token.created", {
       token_id: issued.id, token_name: input.name, user_id: input.userId, username: await usernameOf(tx, input.userId),
@@ -29,7 +33,7 @@ export async function issueTokenRecorded(
       action: "api_token.create", subjectType: "api_token", subjectId: issued.id, before: null,
       after: { id: issued.id, name: input.name, user_id: input.userId, abilities: input.abilities },
     }, now);
-    return issued;
+    return { ...issued, expiresAt: input.expiresAt ?? null };
   });
 }
 

@@ -14,6 +14,8 @@ export type ResolvedToken = {
   abilities: Set<Ability>;
   scope: DeviceScope;
   lastUsedAt: Date | null;
+  /** For a directory user: when their groups were last read (see directory/directory-users.ts). */
+  directory: { checkedAt: Date | null } | null;
 };
 
 /**
@@ -36,6 +38,8 @@ export async function resolveToken(db: Db, value: string, now: Date): Promise<Re
       scopeAll: roles.scopeAll,
       scopeTagIds: roles.scopeTagIds,
       scopeCategoryIds: roles.scopeCategoryIds,
+      authSource: users.authSource,
+      directoryCheckedAt: users.directoryCheckedAt,
     })
     .from(apiTokens)
     .innerJoin(users, eq(users.id, apiTokens.userId))
@@ -53,6 +57,7 @@ export async function resolveToken(db: Db, value: string, now: Date): Promise<Re
     abilities: new Set(row.tokenAbilities.filter((a) => permitted.has(a)) as Ability[]),
     scope: row.scopeAll ? { all: true } : { all: false, tagIds: row.scopeTagIds, categoryIds: row.scopeCategoryIds },
     lastUsedAt: row.lastUsedAt,
+    directory: row.authSource === "ldap" ? { checkedAt: row.directoryCheckedAt } : null,
   };
 }
 

@@ -20,6 +20,8 @@ import { deviceDebugCommand } from "./commands/device-debug.ts";
 import { templateRenderCommand } from "./commands/template-render.ts";
 import { configsRemaskCommand } from "./commands/configs-remask.ts";
 import { configsScanSecretsCommand } from "./commands/configs-scan-secrets.ts";
+import { ldapTestCommand } from "./commands/ldap-test.ts";
+import { ldapUserCommand } from "./commands/ldap-user.ts";
 
 /** Every `svc` command, in the order `svc --help` lists them. A new command is one file and one line here. */
 const commands: Record<string, Command> = {
@@ -41,6 +43,8 @@ const commands: Record<string, Command> = {
   "db:restore": dbRestoreCommand,
   "device:debug": deviceDebugCommand,
   "template:render": templateRenderCommand,
+  "ldap:test": ldapTestCommand,
+  "ldap:user": ldapUserCommand,
 };
 
 // exitCode rather than exit(): stdout may still be draining into a pipe.

@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
+import { directoryStillGrants } from "../auth/directory/directory-users.ts";
 import { resolveSession, type WebSession } from "../auth/sessions.ts";
 import { clearSessionCookie, sessionCookie } from "./cookies.ts";
 import type { WebEnv } from "./env.ts";
@@ -12,8 +13,15 @@ export async function currentSession(c: Context<WebEnv>): Promise<WebSession | n
   const value = sessionCookie(c);
   if (!value) return null;
   const { db, clock, config } = c.var.services;
-  const session = await resolveSession(db, value, clock.now(), config.sessionLifetimeMs);
-  if (!session) clearSessionCookie(c);
+  const now = clock.now();
+  let session = await resolveSession(db, value, now, config.sessionLifetimeMs);
+  // A directory user's role follows their groups: re-read after the refresh interval, then resolved afresh.
+  if (session?.directory) {
+    const granted = await directoryStillGrants(c.var.services, { id: session.userId, username: session.username, checkedAt: session.directory.checkedAt }, now);
+    session = granted ? await resolveSession(db, value, now, config.sessionLifetimeMs) : null;
+  }
+  // A sign-in waiting for its second factor keeps its cookie: the second-factor page needs it.
+  if (!session && !(await resolveSession(db, value, now, config.sessionLifetimeMs, true))) clearSessionCookie(c);
   return session;
 }
 

@@ -44,7 +44,7 @@ function Header(props: { appName: string; session?: WebSession; auth?: AuthConte
       {s && (
         <div class="whoami">
           <span>
-            {s.username} <span class="muted">({s.roleName})</span>
+            <a href="/account">{s.username}</a> <span class="muted">({s.roleName})</span>
           </span>
           <CsrfForm action="/logout" csrf={s.csrfToken} class="inline">
             <button type="submit" class="link-button">Log out</button>

@@ -1,21 +1,18 @@
 import type { Context, Hono } from "hono";
 import type { LoginThrottle } from "../auth/login-throttle.ts";
-import { hashPassword, verifyPassword } from "../auth/passwords.ts";
 import { createSession, endSession } from "../auth/sessions.ts";
 import { randomSecret } from "../auth/token-value.ts";
-import { findUserByName, USERNAME } from "../auth/users.ts";
+import { secondFactorState } from "../auth/mfa/second-factor.ts";
+import { checkSignIn, recordSignIn } from "../auth/sign-in.ts";
 import { clearSessionCookie, loginCsrfCookie, setLoginCsrfCookie, setSessionCookie } from "./cookies.ts";
 import type { WebEnv } from "./env.ts";
 import { checkedForm, csrfRefusal, currentSession, safeNext } from "./guard.ts";
 import { renderPage } from "./layout.tsx";
 import { getSettings } from "../modules/settings/service.ts";
-import { recordEvent } from "../modules/events/record.ts";
 
-const HOME = "/dashboard";
-
-let decoyHash: Promise<string> | undefined;
-/** Unknown usernames cost the same password check as known ones, so timing does not tell which exist. */
-const decoy = () => (decoyHash ??= hashPassword(randomSecret()));
+export const HOME = "/dashboard";
+/** Where a sign-in that still needs its second factor (or its enrolment) goes. */
+export const SECOND_FACTOR_PATH = "/login/second-factor";
 
 function LoginForm(props: { csrf: string; next?: string; username?: string; error?: string; notice?: string; banner: string }) {
   return (
@@ -48,9 +45,7 @@ function loginCsrf(c: Context<WebEnv>): string {
   return value;
 }
 
-const WRONG_LOGIN = "Wrong username or password, or the account is disabled.";
-
-const field = (form: Record<string, unknown>, name: string) => (typeof form[name] === "string" ? (form[name] as string) : "");
+export const field = (form: Record<string, unknown>, name: string) => (typeof form[name] === "string" ? (form[name] as string) : "");
 
 export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle): void {
   web.get("/", async (c) => c.redirect((await currentSession(c)) ? HOME : "/login", 302));
@@ -73,29 +68,23 @@ export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle):
     const next = safeNext(field(form, "next"));
     const ip = c.var.clientIp;
     const banner = (await getSettings(db)).settings.login_banner;
-    const again = (status: 401 | 422 | 429, error: string) =>
+    const again = (status: 401 | 422 | 429 | 503, error: string) =>
       renderPage(c, status, { title: "Log in", children: <LoginForm csrf={loginCsrf(c)} next={next} username={username} error={error} banner={banner} /> });
 
-    if (!username || !password) return again(422, "Enter both a username and a password.");
-    // No account has such a name: answered before the throttle, which would otherwise keep one entry per name sent.
-    if (!USERNAME.pattern.test(username)) return again(401, WRONG_LOGIN);
-    const wait = throttle.begin(username, ip);
-    if (wait > 0) {
-      c.header("Retry-After", String(wait));
-      return again(429, `Too many failed logins for '${username}' from your address. Wait ${wait} seconds, then try again.`);
+    const result = await checkSignIn(c.var.services, throttle, { username, password, ip });
+    if (!result.ok) {
+      if (result.retryAfter) c.header("Retry-After", String(result.retryAfter));
+      return again(result.status, result.message);
     }
-    const user = await findUserByName(db, username);
-    const passwordOk = await verifyPassword(password, user?.passwordHash ?? (await decoy()));
-    // A disabled account fails like a wrong password: the form does not confirm which accounts exist.
-    if (!user || !passwordOk || !user.enabled) {
-      // After the throttle, which bounds how many of these one address can write.
-      const reason = !user ? "unknown user" : !passwordOk ? "wrong password" : "disabled user";
-      await recordEvent(db, "user.login_failed", { username: username.slice(0, 255), ip: ip || null, reason }, clock.now());
-      const lock = throttle.retryAfterSeconds(username, ip);
-      return again(401, lock > 0 ? `${WRONG_LOGIN} Too many failures: wait ${lock} seconds before the next try.` : WRONG_LOGIN);
+    // A local user with a second factor, or whom the policy demands one of, proves it (or enrols) first.
+    const pending = result.method === "local" && (await secondFactorState(db, result.userId));
+    if (pending && (pending.enabled || pending.required)) {
+      const value = await createSession(db, { userId: result.userId, ip, userAgent: c.req.header("user-agent"), lifetimeMs: config.sessionLifetimeMs, secondFactorPending: true }, clock.now());
+      setSessionCookie(c, value);
+      return c.redirect(`${SECOND_FACTOR_PATH}${next ? `?next=${encodeURIComponent(next)}` : ""}`, 303);
     }
-    throttle.succeed(username, ip);
-    const value = await createSession(db, { userId: user.id, ip, userAgent: c.req.header("user-agent"), lifetimeMs: config.sessionLifetimeMs }, clock.now());
+    await recordSignIn(c.var.services, result, ip, "none");
+    const value = await createSession(db, { userId: result.userId, ip, userAgent: c.req.header("user-agent"), lifetimeMs: config.sessionLifetimeMs }, clock.now());
     setSessionCookie(c, value);
     return c.redirect(next ?? HOME, 303);
   });

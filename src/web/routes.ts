@@ -14,6 +14,8 @@ import type { WebEnv, WebServices } from "./env.ts";
 import { requireAdminSession, requireCsrf } from "./guard.ts";
 import { renderProblem } from "./layout.tsx";
 import { registerLoginRoutes } from "./login.tsx";
+import { registerSecondFactorRoutes } from "./second-factor.tsx";
+import { registerAccountPages } from "./account/routes.ts";
 import { registerUserAdminPage } from "./admin/users.tsx";
 import { registerDashboardPage } from "./dashboard.tsx";
 import { registerChangesPage } from "./fleet/changes.tsx";
@@ -57,7 +59,9 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   };
   const app = new Hono<WebEnv>();
   registerAssets(app);
-  registerLoginRoutes(app, createLoginThrottle(deps.clock));
+  const loginThrottle = createLoginThrottle(deps.clock);
+  registerLoginRoutes(app, loginThrottle);
+  registerSecondFactorRoutes(app, loginThrottle);
   registerDashboardPage(app);
   registerDevicesPage(app);
   registerDeviceImportPage(app);
@@ -76,6 +80,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerCompliancePage(app);
   registerSnippetsPage(app);
   registerWebhooksPage(app);
+  registerAccountPages(app);
   app.use("/settings/restapi/*", async (c, next) => {
     c.set("web", web);
     await next();

@@ -6,7 +6,7 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../app.ts";
 import { openSecretBox } from "../../bootstrap.ts";
-import { activityLog, credentials } from "../../db/schema/index.ts";
+import { activityLog, credentials, users } from "../../db/schema/index.ts";
 import { generateAppKey, type SecretBox } from "../../secrets/box.ts";
 import { encryptedColumns } from "../../secrets/encrypted-columns.ts";
 import { testKeySets, type TestKeySet } from "../../modules/credentials/test-keys.ts";
@@ -97,12 +97,16 @@ beforeAll(async () => {
     expect(dev.status, JSON.stringify(dev.body)).toBe(201);
     remember("devices", { password_enc: pw[0]!, enable_password_enc: pw[1]! });
   }
-  const smtp = await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { smtp: { password: "rot-smtp-Hy4t" } } });
+  const smtp = await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { smtp: { password: "rot-smtp-Hy4t" }, ldap: { bind_password: "rot-ldap-Pw3e" } } });
   expect(smtp.status, JSON.stringify(smtp.body)).toBe(200);
-  remember("app_settings", { smtp_password_enc: "rot-smtp-Hy4t" });
+  remember("app_settings", { smtp_password_enc: "rot-smtp-Hy4t", ldap_bind_password_enc: "rot-ldap-Pw3e" });
   const hook = await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url: "https://hooks.example.net/rotated" } });
   expect(hook.status, JSON.stringify(hook.body)).toBe(201);
   remember("webhooks", { secret_enc: hook.body.data.secret });
+  // A confirmed TOTP secret and one waiting for its first code (the second-factor pages seal both the same way).
+  const mfaUser = await t.user({ username: "rotated-mfa" });
+  await t.db.update(users).set({ totpSecretEnc: await t.secrets.encrypt("ROTTOTPSECRETAAA"), totpPendingEnc: await t.secrets.encrypt("ROTPENDINGSECRET") }).where(eq(users.id, mfaUser));
+  remember("users", { totp_secret_enc: "ROTTOTPSECRETAAA", totp_pending_enc: "ROTPENDINGSECRET" });
 });
 afterAll(() => t.close());
 
@@ -122,7 +126,7 @@ describe("svc key:rotate", () => {
 
     const run = await svc(["key:rotate"], fileEnv);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/Re-encrypted 13 secrets under a new app key \(app_settings: 1, credentials: 7, devices: 4, webhooks: 1\)/);
+    expect(run.stdout).toMatch(/Re-encrypted 16 secrets under a new app key \(app_settings: 2, credentials: 7, devices: 4, users: 2, webhooks: 1\)/);
     expect(run.stdout).toContain("Restart the API and every collector");
 
     const newKey = readKey();
@@ -150,7 +154,7 @@ describe("svc key:rotate", () => {
 
     const audit = await t.db.select().from(activityLog).where(eq(activityLog.action, "app_key.rotate"));
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ username: "svc key:rotate", changes: { secrets_reencrypted: { old: null, new: 13 } } });
+    expect(audit[0]).toMatchObject({ username: "svc key:rotate", changes: { secrets_reencrypted: { old: null, new: 16 } } });
   });
 
   it("with the key in APP_KEY, refuses without --yes, and with it prints the new key once as the last line", async () => {

@@ -19,8 +19,9 @@ function parseAbilities(text: string) {
   return abilities;
 }
 
-function parseExpiry(text: string | undefined, now: Date): Date | null {
-  if (text === undefined) return null;
+/** undefined without the flag: the settings' default lifetime applies (tokens.default_expiry_days). */
+function parseExpiry(text: string | undefined, now: Date): Date | undefined {
+  if (text === undefined) return undefined;
   if (!/^\d+$/.test(text) || Number(text) < 1) {
     throw new CliError(`--expires-days '${text}' is not a whole number of days; use 1 or more, or leave it out for a token that does not expire`);
   }
@@ -33,7 +34,7 @@ export const tokenCreateCommand = defineCommand({
     user: { type: "string", placeholder: "username", required: true, description: "the user the token acts as" },
     name: { type: "string", placeholder: "name", required: true, description: "what the token is for, e.g. 'backup script'" },
     abilities: { type: "string", placeholder: "list", required: true, description: "comma-separated abilities, e.g. devices.read,configs.read" },
-    "expires-days": { type: "string", placeholder: "days", description: "expire after this many days (default: never)" },
+    "expires-days": { type: "string", placeholder: "days", description: "expire after this many days (default: the settings' tokens.default_expiry_days, else never)" },
   },
   async run(flags, { db, clock, io }) {
     const abilities = parseAbilities(flags.abilities);
@@ -48,8 +49,8 @@ export const tokenCreateCommand = defineCommand({
     if (beyondRole.length) {
       throw new CliError(`--abilities ${beyondRole.join(", ")} ${beyondRole.length === 1 ? "is" : "are"} not granted by ${user.username}'s role '${role?.name}'; drop ${beyondRole.length === 1 ? "it" : "them"} or change the role`);
     }
-    const { id, value } = await issueTokenRecorded(db, { system: "svc token:create" }, { userId: user.id, name: flags.name, abilities, expiresAt }, now);
-    io.print(`Created token ${id} '${flags.name}' for user '${user.username}': ${abilities.join(", ")}; expires ${formatTime(expiresAt, "never")}.`);
+    const { id, value, expiresAt: expires } = await issueTokenRecorded(db, { system: "svc token:create" }, { userId: user.id, name: flags.name, abilities, expiresAt }, now);
+    io.print(`Created token ${id} '${flags.name}' for user '${user.username}': ${abilities.join(", ")}; expires ${formatTime(expires, "never")}.`);
     io.print("Copy the token now; it is not shown again:");
     // Last line, alone, so scripts can take it with `tail -n 1`.
     io.print(value);

@@ -28,6 +28,21 @@ export const users = sqliteTable("users", {
   roleId: integer("role_id").notNull().references(() => roles.id),
   enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
   lastLoginAt: timestamp("last_login_at"),
+  /**
+   * Where the user proves who they are: "local" (the password hash here) or "ldap" (a bind to the directory;
+   * password_hash then holds no usable hash and the role follows the user's directory groups).
+   */
+  authSource: text("auth_source", { enum: ["local", "ldap"] }).notNull().default("local"),
+  /** When a directory user's groups were last read: re-read after the settings' group refresh interval. */
+  directoryCheckedAt: timestamp("directory_checked_at"),
+  /** The confirmed TOTP secret (base32), sealed under the app key; null: no second factor. */
+  totpSecretEnc: text("totp_secret_enc"),
+  /** A secret shown for enrolment and not yet confirmed with a code. */
+  totpPendingEnc: text("totp_pending_enc"),
+  /** The last 30-second step whose code was accepted: a code of that step or an earlier one is a replay. */
+  totpLastStep: integer("totp_last_step"),
+  /** SHA-256 of each unused recovery code; one is removed when used. */
+  recoveryCodeHashes: text("recovery_code_hashes", { mode: "json" }).$type<string[]>().notNull().default([]),
   ...timestamps,
 }, (t) => [
   uniqueIndex("users_username_key_unique").on(t.usernameKey),
@@ -47,4 +62,6 @@ export const apiTokens = sqliteTable("api_tokens", {
   lastUsedAt: timestamp("last_used_at"),
   expiresAt: timestamp("expires_at"),
   revokedAt: timestamp("revoked_at"),
+  /** When the `token.expiring` warning went out (once per token). */
+  expiryWarnedAt: timestamp("expiry_warned_at"),
 }, (t) => [uniqueIndex("api_tokens_hash_unique").on(t.tokenHash), index("api_tokens_user_idx").on(t.userId)]);

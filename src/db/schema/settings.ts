@@ -11,5 +11,7 @@ export const appSettings = sqliteTable("app_settings", {
   id: integer("id").primaryKey(),
   values: text("values", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
   smtpPasswordEnc: text("smtp_password_enc"),
+  /** The directory service account's password (settings' ldap.bind_password), sealed like the SMTP password. */
+  ldapBindPasswordEnc: text("ldap_bind_password_enc"),
   updatedAt: timestamp("updated_at").notNull(),
 });

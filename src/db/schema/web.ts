@@ -15,6 +15,8 @@ export const webSessions = sqliteTable("web_sessions", {
   createdAt: timestamp("created_at").notNull(),
   lastSeenAt: timestamp("last_seen_at").notNull(),
   expiresAt: timestamp("expires_at").notNull(),
+  /** Password proven, second factor not yet: the session opens only the second-factor page. */
+  secondFactorPending: integer("second_factor_pending", { mode: "boolean" }).notNull().default(false),
 }, (t) => [
   uniqueIndex("web_sessions_hash_unique").on(t.sessionHash),
   index("web_sessions_user_idx").on(t.userId),

@@ -86,13 +86,46 @@ export const EVENT_CATALOGUE = {
     describe: "An API token was issued (its value is never in the event).",
     payload: z.object({ token_id: z.number().int(), token_name: z.string(), user_id: z.number().int(), username: z.string(), abilities: z.array(z.string()), expires_at: z.string().nullable() }),
   },
+  "token.expiring": {
+    describe: "An API token expires within the settings' tokens.expiry_warning_days (sent once per token).",
+    payload: z.object({ token_id: z.number().int(), token_name: z.string(), user_id: z.number().int(), username: z.string(), expires_at: z.string() }),
+  },
   "token.revoked": {
     describe: "An API token was revoked.",
     payload: z.object({ token_id: z.number().int(), token_name: z.string(), user_id: z.number().int(), username: z.string() }),
   },
   "user.login_failed": {
-    describe: "A sign-in was refused (wrong password, unknown or disabled user, throttled).",
+    describe: "A sign-in was refused (wrong password, unknown or disabled user, no directory group mapped to a role, directory unreachable).",
     payload: z.object({ username: z.string().openapi({ description: "As typed (cut to 255 characters)" }), ip: z.string().nullable(), reason: z.string() }),
+  },
+  "user.login": {
+    describe: "A user signed in to the web interface.",
+    payload: z.object({
+      user_id: z.number().int(), username: z.string(), ip: z.string().nullable(),
+      method: z.enum(["local", "ldap"]).openapi({ description: "Where the password was checked" }),
+      second_factor: z.enum(["none", "totp", "recovery_code"]).openapi({ description: "What proved the second factor" }),
+    }),
+  },
+  "user.mfa_changed": {
+    describe: "A user's second factor changed: enrolled, turned off, reset by an administrator, recovery codes renewed, or one used.",
+    payload: z.object({
+      user_id: z.number().int(), username: z.string(),
+      change: z.enum(["enabled", "disabled", "reset", "recovery_codes_renewed", "recovery_code_used"]),
+      recovery_codes_left: z.number().int(),
+    }),
+  },
+  "user.locked_out": {
+    describe: "Too many failed sign-ins for a username from one address: further tries from there wait.",
+    payload: z.object({ username: z.string(), ip: z.string().nullable(), retry_after_seconds: z.number().int() }),
+  },
+  "user.role_mapped": {
+    describe: "A directory user's groups gave them another role, or none any more (the account is then disabled).",
+    payload: z.object({
+      user_id: z.number().int(), username: z.string(),
+      old_role: z.string().nullable().openapi({ description: "null: the user is new" }),
+      new_role: z.string().nullable().openapi({ description: "null: no group of the user is mapped to a role any more" }),
+      groups: z.array(z.string()).openapi({ description: "The user's directory groups (cn) as read" }),
+    }),
   },
   "webhook.ping": {
     describe: "A test delivery asked for through POST /webhooks/{id}/ping; sent to that subscription only.",

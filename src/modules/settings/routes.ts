@@ -15,9 +15,9 @@ export const patchSettingsRoute = apiRoute({
   method: "patch", path: "/settings", operationId: "updateSettings", tag, ability: "system.write",
   summary: "Change some settings",
   description:
-    "Send only what changes; each section (compare, collector, smtp, webhooks, backups) is merged field by field. A change applies at once, " +
+    "Send only what changes; each section (compare, collector, smtp, webhooks, backups, ldap, mfa, tokens) is merged field by field (ldap.group_roles is replaced whole). A change applies at once, " +
     "in the API and every collector, without a restart, and is recorded in the activity log (the SMTP password only as changed). " +
-    "smtp.password is write-only, stored encrypted under the app key; null removes it. " +
+    "smtp.password and ldap.bind_password are write-only, stored encrypted under the app key; null removes one. " +
     "Settings apply to every device, so only a user whose role sees all devices may change them (403 otherwise).",
   request: jsonBody(SettingsPatch),
   responses: { 200: jsonResponse(z.object({ data: SettingsSchema }), "The settings after the change") },

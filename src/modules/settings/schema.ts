@@ -16,10 +16,30 @@ export const SETTINGS_DEFAULTS = {
   webhooks: { timeout_seconds: 10, retries: 7, allow_private_ranges: true, private_response_excerpts: false },
   backups: { cron: "0 1 * * *", keep: 7 },
   syslog: { enabled: false, port: 5514, bind_address: "0.0.0.0", debounce_seconds: 30 },
+  ldap: {
+    enabled: false,
+    url: null as string | null,
+    allow_insecure: false,
+    ca_certificate: null as string | null,
+    bind_dn: null as string | null,
+    user_base: null as string | null,
+    user_filter: "(uid={username})",
+    email_attribute: "mail",
+    group_base: null as string | null,
+    group_filter: "(member={dn})",
+    group_roles: {} as Record<string, string>,
+    group_refresh_minutes: 15,
+    timeout_seconds: 10,
+  },
+  mfa: { required_for: "none" as "none" | "admins" | "all" },
+  tokens: { default_expiry_days: null as number | null, expiry_warning_days: 7 },
 };
 
 export type Settings = typeof SETTINGS_DEFAULTS;
-export type SettingsOut = Omit<Settings, "smtp"> & { smtp: Settings["smtp"] & { has_password: boolean } };
+export type SettingsOut = Omit<Settings, "smtp" | "ldap"> & {
+  smtp: Settings["smtp"] & { has_password: boolean };
+  ldap: Settings["ldap"] & { has_bind_password: boolean };
+};
 
 const whole = (min: number, max: number, unit: string) =>
   z.number({ error: `must be a whole number of ${unit}` }).int(`must be a whole number of ${unit}`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
@@ -51,6 +71,32 @@ const Syslog = z.object({
   debounce_seconds: z.number().int().openapi({ description: "Quiet time after a device's last \"configuration changed\" message before its backup starts: ten commits in a minute make one backup" }),
 });
 
+const Ldap = z.object({
+  enabled: z.boolean().openapi({ description: "Users not found among local users sign in against the directory" }),
+  url: z.string().nullable().openapi({ description: "ldaps://host:636 (TLS), or ldap://host:389 (StartTLS, or plain with allow_insecure)" }),
+  allow_insecure: z.boolean().openapi({ description: "With an ldap:// url: no StartTLS, passwords cross the network in clear (logged as a warning at each connection)" }),
+  ca_certificate: z.string().nullable().openapi({ description: "PEM certificate(s) the directory's TLS certificate must chain to (null: the system's trusted CAs)" }),
+  bind_dn: z.string().nullable().openapi({ description: "The service account that searches for users and groups (null: anonymous search)" }),
+  has_bind_password: z.boolean().openapi({ description: "The bind password is write-only: this says whether one is stored" }),
+  user_base: z.string().nullable().openapi({ description: "Where users are searched (subtree)" }),
+  user_filter: z.string().openapi({ description: "Finds one user; {username} is replaced by the typed name, escaped per RFC 4515" }),
+  email_attribute: z.string().openapi({ description: "The user entry's attribute that holds the e-mail address" }),
+  group_base: z.string().nullable().openapi({ description: "Where groups are searched (subtree; null: user_base)" }),
+  group_filter: z.string().openapi({ description: "Finds the user's groups; {dn} is the user's DN and {username} the name, both escaped" }),
+  group_roles: z.record(z.string(), z.string()).openapi({ description: "A group's cn -> a netkeep role name; the first entry whose group the user is in gives the role" }),
+  group_refresh_minutes: z.number().int().openapi({ description: "How long a directory user's groups are trusted before they are read again (at the next request)" }),
+  timeout_seconds: z.number().int().openapi({ description: "How long a connection or an operation on the directory may take" }),
+});
+
+const Mfa = z.object({
+  required_for: z.enum(["none", "admins", "all"]).openapi({ description: "Local users who must use a second factor (TOTP): none, holders of the built-in admin role, or all; one without it enrols at their next sign-in" }),
+});
+
+const Tokens = z.object({
+  default_expiry_days: z.number().int().nullable().openapi({ description: "Days until a new API token expires when its creator gives no date (null: such tokens never expire)" }),
+  expiry_warning_days: z.number().int().openapi({ description: "How many days before a token expires the token.expiring event goes out (once per token)" }),
+});
+
 export const SettingsSchema = z
   .object({
     timezone: z.string().openapi({ description: "IANA time zone for display and as the default of new tasks' schedules", example: "Europe/Berlin" }),
@@ -66,6 +112,9 @@ export const SettingsSchema = z
     webhooks: Webhooks,
     backups: Backups,
     syslog: Syslog,
+    ldap: Ldap,
+    mfa: Mfa,
+    tokens: Tokens,
     updated_at: z.string().nullable(),
   })
   .openapi("Settings");
@@ -111,6 +160,36 @@ export const SettingsPatch = z
       port: whole(1, 65535, "a port").optional().openapi({ example: 5514 }),
       bind_address: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address, e.g. 0.0.0.0" }).optional().openapi({ example: "0.0.0.0" }),
       debounce_seconds: whole(0, 3600, "seconds").optional().openapi({ example: 30 }),
+    }).optional(),
+    ldap: z.strictObject({
+      enabled: z.boolean({ error: "must be true or false" }).optional(),
+      url: z.string().regex(/^ldaps?:\/\/[^\s/?#]+\/?$/i, "must be ldaps://host[:port] or ldap://host[:port]").nullable().optional()
+        .openapi({ example: "ldaps://dc1.example.net:636" }),
+      allow_insecure: z.boolean({ error: "must be true or false" }).optional(),
+      ca_certificate: z.string().max(65536, "must be at most 64 KiB").regex(/-----BEGIN CERTIFICATE-----/, "must be PEM text (-----BEGIN CERTIFICATE-----)").nullable().optional(),
+      bind_dn: singleLine(z.string().min(1, "must not be empty (send null for an anonymous search)").max(1024, "must be at most 1024 characters")).nullable().optional()
+        .openapi({ example: "CN=netkeep,OU=Service Accounts,DC=example,DC=net" }),
+      bind_password: z.string().min(1, "must not be empty (send null to remove it)").max(1024, "must be at most 1024 characters").nullable().optional()
+        .openapi({ description: "Write-only; null removes it", example: "s3cret-bind" }),
+      user_base: singleLine(z.string().min(1, "must not be empty").max(1024, "must be at most 1024 characters")).nullable().optional()
+        .openapi({ example: "OU=Staff,DC=example,DC=net" }),
+      user_filter: singleLine(z.string().max(1024, "must be at most 1024 characters")).refine((f) => f.includes("{username}"), "must contain {username}").optional()
+        .openapi({ example: "(&(sAMAccountName={username})(!(userAccountControl:1.2.840.113556.1.4.803:=2)))" }),
+      email_attribute: z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, "must be an attribute name").optional(),
+      group_base: singleLine(z.string().min(1, "must not be empty").max(1024, "must be at most 1024 characters")).nullable().optional(),
+      group_filter: singleLine(z.string().max(1024, "must be at most 1024 characters")).refine((f) => f.includes("{dn}") || f.includes("{username}"), "must contain {dn} or {username}").optional()
+        .openapi({ example: "(&(objectClass=group)(member={dn}))" }),
+      group_roles: z.record(z.string().min(1).max(255), z.string().min(1).max(255)).optional()
+        .openapi({ example: { "netkeep-admins": "admin", "network-engineers": "operator", "helpdesk": "viewer" } }),
+      group_refresh_minutes: whole(1, 1440, "minutes").optional(),
+      timeout_seconds: whole(1, 120, "seconds").optional(),
+    }).optional(),
+    mfa: z.strictObject({
+      required_for: z.enum(["none", "admins", "all"], { error: "must be one of: none, admins, all" }).optional().openapi({ example: "admins" }),
+    }).optional(),
+    tokens: z.strictObject({
+      default_expiry_days: whole(1, 3650, "days").nullable().optional().openapi({ example: 90 }),
+      expiry_warning_days: whole(1, 365, "days").optional().openapi({ example: 7 }),
     }).optional(),
   })
   .openapi("SettingsPatch");

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
-import { appSettings, credentials, tasks } from "../../db/schema/index.ts";
+import { nameKey } from "../../db/name-key.ts";
+import { appSettings, credentials, roles, tasks } from "../../db/schema/index.ts";
 import { FieldErrorBag, ApiError } from "../../http/errors.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
@@ -26,7 +27,7 @@ function merged(stored: Record<string, unknown>): Settings {
  */
 const BACKUP_TASK = "database_backup";
 
-export type StoredSettings = { settings: Settings; hasSmtpPassword: boolean; updatedAt: Date | null };
+export type StoredSettings = { settings: Settings; hasSmtpPassword: boolean; hasLdapBindPassword: boolean; updatedAt: Date | null };
 
 /**
  * The settings in force, read on every use (nothing caches them), so a change applies at once in every
@@ -37,7 +38,7 @@ export async function getSettings(db: DbOrTx): Promise<StoredSettings> {
   const settings = merged(row?.values ?? {});
   const [task] = await db.select({ cron: tasks.cron }).from(tasks).where(eq(tasks.systemKey, BACKUP_TASK));
   if (task) settings.backups.cron = task.cron;
-  return { settings, hasSmtpPassword: Boolean(row?.smtpPasswordEnc), updatedAt: row?.updatedAt ?? null };
+  return { settings, hasSmtpPassword: Boolean(row?.smtpPasswordEnc), hasLdapBindPassword: Boolean(row?.ldapBindPasswordEnc), updatedAt: row?.updatedAt ?? null };
 }
 
 /**
@@ -61,8 +62,18 @@ export async function smtpPassword(db: DbOrTx, secrets: SecretBox): Promise<stri
   return row?.sealed ? secrets.decrypt(row.sealed) : null;
 }
 
+/** The directory service account's password in clear, for the directory client only; null when none is set. */
+export async function ldapBindPassword(db: DbOrTx, secrets: SecretBox): Promise<string | null> {
+  const [row] = await db.select({ sealed: appSettings.ldapBindPasswordEnc }).from(appSettings).where(eq(appSettings.id, ROW_ID));
+  return row?.sealed ? secrets.decrypt(row.sealed) : null;
+}
+
 export function serializeSettings(s: StoredSettings): SettingsOut & { updated_at: string | null } {
-  return { ...s.settings, smtp: { ...s.settings.smtp, has_password: s.hasSmtpPassword }, updated_at: s.updatedAt?.toISOString() ?? null };
+  return {
+    ...s.settings,
+    smtp: { ...s.settings.smtp, has_password: s.hasSmtpPassword },
+    ldap: { ...s.settings.ldap, has_bind_password: s.hasLdapBindPassword },
+    updated_at: s.updatedAt?.toISOString() ?? null };
 }
 
 /** One level of dotted names ("smtp.host"), so the activity log shows each changed field on its own. */
@@ -73,6 +84,15 @@ function flat(s: SettingsOut): Record<string, unknown> {
     else out[key] = value;
   }
   return out;
+}
+
+/** An enabled directory needs where to connect and where users are; checked on the merged result of a PATCH. */
+function directoryProblem(ldap: Settings["ldap"]): { field: string; message: string } | undefined {
+  if (!ldap.enabled) return undefined;
+  if (!ldap.url) return { field: "url", message: "ldap.url is needed to enable the directory (ldaps://host:636 or ldap://host:389)" };
+  if (!ldap.user_base) return { field: "user_base", message: "ldap.user_base is needed to enable the directory (where users are searched)" };
+  if (!Object.keys(ldap.group_roles).length) return { field: "group_roles", message: "ldap.group_roles is needed to enable the directory: map at least one group to a role, or nobody could sign in" };
+  return undefined;
 }
 
 /** Checks what the schema cannot: the time zone, the cron expression, that the credential exists. */
@@ -94,6 +114,14 @@ async function checkPatch(db: DbOrTx, patch: SettingsPatch): Promise<SettingsPat
     const [found] = await db.select({ id: credentials.id }).from(credentials).where(eq(credentials.id, patch.default_credential_id));
     if (!found) bag.add("default_credential_id", `default_credential_id ${patch.default_credential_id} is not a credential's id`);
   }
+  if (patch.ldap?.group_roles) {
+    const known = new Map((await db.select({ name: roles.name }).from(roles)).map((r) => [nameKey(r.name), r.name]));
+    for (const [group, role] of Object.entries(patch.ldap.group_roles)) {
+      const name = known.get(nameKey(role));
+      if (name) checked.ldap!.group_roles![group] = name;
+      else bag.add("ldap.group_roles", `ldap.group_roles maps group '${group}' to role '${role}', which does not exist; use one of: ${[...known.values()].join(", ")}`);
+    }
+  }
   if (!bag.empty) throw ApiError.validation(bag.errors);
   return checked;
 }
@@ -104,9 +132,10 @@ export async function updateSettings(tx: DbOrTx, patch: SettingsPatch, secrets: 
   const [row] = await tx.select().from(appSettings).where(eq(appSettings.id, ROW_ID));
   const before = await getSettings(tx);
   const values: Record<string, unknown> = { ...(row?.values ?? {}) };
-  const { smtp, ...rest } = checked;
+  const { smtp, ldap, ...rest } = checked;
   const { password, ...smtpFields } = smtp ?? {};
-  for (const [key, value] of Object.entries({ ...rest, ...(smtp ? { smtp: smtpFields } : {}) })) {
+  const { bind_password: bindPassword, ...ldapFields } = ldap ?? {};
+  for (const [key, value] of Object.entries({ ...rest, ...(smtp ? { smtp: smtpFields } : {}), ...(ldap ? { ldap: ldapFields } : {}) })) {
     if (value === undefined) continue;
     values[key] = value !== null && typeof value === "object" ? { ...((values[key] as Section | undefined) ?? {}), ...value } : value;
   }
@@ -120,13 +149,17 @@ export async function updateSettings(tx: DbOrTx, patch: SettingsPatch, secrets: 
   }
   let sealed = row?.smtpPasswordEnc ?? null;
   if (password !== undefined) sealed = password === null ? null : await secrets.encrypt(password);
-  await tx.insert(appSettings).values({ id: ROW_ID, values, smtpPasswordEnc: sealed, updatedAt: now })
-    .onConflictDoUpdate({ target: appSettings.id, set: { values, smtpPasswordEnc: sealed, updatedAt: now } });
+  let sealedBind = row?.ldapBindPasswordEnc ?? null;
+  if (bindPassword !== undefined) sealedBind = bindPassword === null ? null : await secrets.encrypt(bindPassword);
+  const ldapProblem = directoryProblem(merged(values).ldap);
+  if (ldapProblem) throw ApiError.validation({ [`ldap.${ldapProblem.field}`]: [ldapProblem.message] });
+  await tx.insert(appSettings).values({ id: ROW_ID, values, smtpPasswordEnc: sealed, ldapBindPasswordEnc: sealedBind, updatedAt: now })
+    .onConflictDoUpdate({ target: appSettings.id, set: { values, smtpPasswordEnc: sealed, ldapBindPasswordEnc: sealedBind, updatedAt: now } });
   const after = await getSettings(tx);
   await recordActivity(tx, actor, {
     action: "settings.update", subjectType: "settings", subjectId: null,
     before: flat(serializeSettings(before)), after: flat(serializeSettings(after)),
-    secretsSet: password !== undefined ? ["smtp.password"] : [],
+    secretsSet: [...(password !== undefined ? ["smtp.password"] : []), ...(bindPassword !== undefined ? ["ldap.bind_password"] : [])],
   }, now);
   return after;
 }

@@ -111,4 +111,24 @@ describe("settings", () => {
     expect(refused.status).toBe(403);
     expect(refused.body.message).toMatch(/role that sees all devices/);
   });
+
+  it("checks the ldap section: a whole directory to enable it, roles that exist, an LDAP url, filters with their placeholder", async () => {
+    const missing = await patch({ ldap: { enabled: true, url: "ldaps://dc1.example.net" } });
+    expect(missing.status).toBe(422);
+    expect(missing.body.errors["ldap.user_base"]).toEqual(["ldap.user_base is needed to enable the directory (where users are searched)"]);
+    const role = await patch({ ldap: { group_roles: { netops: "no-such-role" } } });
+    expect(role.status).toBe(422);
+    expect(role.body.errors["ldap.group_roles"][0]).toMatch(/maps group 'netops' to role 'no-such-role', which does not exist; use one of: admin, operator, viewer/);
+    const url = await patch({ ldap: { url: "https://dc1.example.net" } });
+    expect(url.status).toBe(422);
+    expect(url.body.errors["ldap.url"]).toBeDefined();
+    const filter = await patch({ ldap: { user_filter: "(uid=alice)" } });
+    expect(filter.status).toBe(422);
+    expect(filter.body.errors["ldap.user_filter"]).toEqual(["ldap.user_filter must contain {username}"]);
+    // Role names are taken in any case and stored as the role spells itself.
+    const ok = await patch({ ldap: { enabled: true, url: "ldaps://dc1.example.net:636", user_base: "ou=people,dc=example,dc=net", group_roles: { netops: "OPERATOR" } } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.data.ldap).toMatchObject({ enabled: true, group_roles: { netops: "operator" }, has_bind_password: false, user_filter: "(uid={username})" });
+    expect((await patch({ ldap: { enabled: false } })).status).toBe(200);
+  });
 });

@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Context } from "hono";
+import { removeSecondFactor } from "../../auth/mfa/second-factor.ts";
 import { hashPassword } from "../../auth/passwords.ts";
 import { endUserSessions } from "../../auth/sessions.ts";
 import type { DbOrTx } from "../../db/client.ts";
@@ -48,4 +49,14 @@ export async function changePassword(c: Context<AppEnv>, id: number, password: s
     await recordActivity(tx, auth, { action: "user.password_change", subjectType: "user", subjectId: id }, now);
     return user.username;
   });
+}
+
+/** An administrator removes a user's second factor (a lost phone); returns the username. */
+export async function resetSecondFactor(c: Context<AppEnv>, id: number): Promise<string> {
+  const { auth } = c.var;
+  const { db, clock } = c.var.services;
+  const user = await findUser(db, id);
+  await assertCanManage(db, auth, [user], "reset the second factor of");
+  if (!(await removeSecondFactor(db, auth, id, "reset", clock.now()))) throw ApiError.conflict(`User '${user.username}' has no second factor`);
+  return user.username;
 }

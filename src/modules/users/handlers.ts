@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/env.ts";
-import { changePassword, setUserEnabled } from "./account.ts";
+import { changePassword, resetSecondFactor, setUserEnabled } from "./account.ts";
 import { usersResource } from "./resource.ts";
 import * as routes from "./routes.ts";
 
@@ -12,5 +12,9 @@ export function registerUserRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(routes.changeUserPasswordRoute, async (c) => {
     const username = await changePassword(c, c.req.valid("param").id, c.req.valid("json").password);
     return c.json({ message: `Password of user '${username}' changed` }, 200);
+  });
+  app.openapi(routes.resetSecondFactorRoute, async (c) => {
+    const username = await resetSecondFactor(c, c.req.valid("param").id);
+    return c.json({ message: `Second factor of user '${username}' removed` }, 200);
   });
 }

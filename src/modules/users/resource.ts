@@ -27,6 +27,8 @@ export const User = z
     role_id: z.number().int(),
     enabled: z.boolean().openapi({ description: "A disabled user's API tokens answer 401" }),
     last_login_at: z.string().nullable(),
+    auth_source: z.enum(["local", "ldap"]).openapi({ description: "Where the user's password is checked: here (local) or the directory (ldap: created at their first sign-in, role following their groups)" }),
+    second_factor: z.boolean().openapi({ description: "The user has a TOTP second factor (POST /users/{id}/second-factor/reset removes it)" }),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -116,7 +118,8 @@ export const usersResource = defineResource({
     // Built field by field: the password hash never leaves this module.
     return list.map((r) => ({
       id: r.id, username: r.username, email: r.email, role: names.get(r.roleId) ?? "", role_id: r.roleId, enabled: r.enabled,
-      last_login_at: r.lastLoginAt?.toISOString() ?? null, created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+      last_login_at: r.lastLoginAt?.toISOString() ?? null, auth_source: r.authSource, second_factor: r.totpSecretEnc !== null,
+      created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
     }));
   },
   async toValues(input, existing, ctx) {

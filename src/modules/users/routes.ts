@@ -36,3 +36,14 @@ export const changeUserPasswordRoute = apiRoute({
   request: { params: UserParams, ...jsonBody(PasswordInput) },
   responses: { 200: jsonResponse(MessageBody, "Changed") },
 });
+
+export const resetSecondFactorRoute = apiRoute({
+  method: "post", path: "/users/{id}/second-factor/reset", operationId: "resetUserSecondFactor", tag, ability: "users.write",
+  summary: "Remove a user's second factor",
+  description:
+    "For a user who lost their authenticator and recovery codes: removes their TOTP secret and recovery codes, recorded as user.mfa_reset " +
+    "(and a user.mfa_changed event). When the settings' mfa.required_for covers them, they enrol again at their next sign-in. " +
+    "409 when the user has no second factor; 403 for a user whose role grants more than the caller holds.",
+  request: { params: UserParams },
+  responses: { 200: jsonResponse(MessageBody, "Removed"), 409: jsonResponse(MessageBody, "The user has no second factor") },
+});

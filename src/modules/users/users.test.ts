@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const USER_FIELDS = ["id", "username", "email", "role", "role_id", "enabled", "last_login_at", "created_at", "updated_at"];
+const USER_FIELDS = ["id", "username", "email", "role", "role_id", "enabled", "last_login_at", "auth_source", "second_factor", "created_at", "updated_at"];
 const PASSWORD = "a-long-passphrase-1";
 let seq = 0;
 const newUser = (overrides: Record<string, unknown> = {}) => {
@@ -381,7 +381,7 @@ describe("users: v2", () => {
         .filter(([path]) => path.startsWith("/api/" + version + "/users"))
         .flatMap(([path, item]) => Object.keys(item as object).map((m) => `${m} ${path.replace(`/api/${version}`, "")}`))
         .sort();
-    expect(userOps("v1").length).toBe(12);
+    expect(userOps("v1").length).toBe(13);
     expect(userOps("v2")).toEqual(userOps("v1"));
   });
 

@@ -1,0 +1,24 @@
+import { openSecretBox } from "../../bootstrap.ts";
+import { directoryConfig } from "../../auth/directory/directory-users.ts";
+import type { DirectoryConfig } from "../../auth/directory/ldap.ts";
+import type { Logger } from "../../logger.ts";
+import { loadAppKey } from "../../runtime/app-key-file.ts";
+import { CliError, type CommandContext } from "../command.ts";
+
+/** The directory settings in force (bind password opened with the app key), or a console error saying how to set them. */
+export async function consoleDirectoryConfig({ config, db }: CommandContext): Promise<DirectoryConfig> {
+  const secrets = await openSecretBox((await loadAppKey(config, db)).key);
+  const found = await directoryConfig({ db, secrets, logger: consoleLogger(() => undefined) });
+  if (!found) throw new CliError("directory sign-in is off: PATCH /api/v1/settings with {\"ldap\": {\"enabled\": true, ...}} first (docs/users.md)");
+  return found;
+}
+
+/** The directory client's warnings (a plain connection) shown on the console; nothing else. */
+export const consoleLogger = (print: (line: string) => void): Logger =>
+  ({ debug() {}, info() {}, warn: (msg) => print(`Warning: ${msg}`), error: (msg) => print(`Error: ${msg}`) });
+
+/** How the connection is protected, in words. */
+export function transportOf(config: DirectoryConfig): string {
+  if (config.url?.toLowerCase().startsWith("ldaps:")) return "TLS (ldaps)";
+  return config.allow_insecure ? "none: plain LDAP, passwords cross the network in clear" : "StartTLS";
+}
