@@ -301,11 +301,13 @@ describe.skipIf(unavailable)("collector SNMP step against net-snmp's snmpd", () 
   });
 
   it("a template's snmp.port is the default; a device's snmp_port attribute wins", async () => {
+    // The port goes under the template's own snmp: section, wherever that stands in the file.
+    const withSnmpPort = (yaml: string, port: number) => yaml.replace(/^snmp:\n/m, `snmp:\n  port: ${port}\n`);
     const code = readFileSync(new URL("../../collector/templates/cisco-ios.yaml", import.meta.url), "utf8");
-    const bad = await t.call("/api/v1/templates", { method: "POST", token: admin, body: { name: "ios-snmp-bad", code: `${code}  port: 0\n` } });
+    const bad = await t.call("/api/v1/templates", { method: "POST", token: admin, body: { name: "ios-snmp-bad", code: withSnmpPort(code, 0) } });
     expect(bad.status).toBe(422);
     expect(Object.keys(bad.body.errors)).toEqual(["code.snmp.port"]);
-    const res = await t.call("/api/v1/templates", { method: "POST", token: admin, body: { name: "ios-snmp-port", code: `${code}  port: ${agent.port}\n` } });
+    const res = await t.call("/api/v1/templates", { method: "POST", token: admin, body: { name: "ios-snmp-port", code: withSnmpPort(code, agent.port) } });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
 
     const viaTemplate = await device({ credId: v2c, templateId: res.body.data.id, snmpPort: null });

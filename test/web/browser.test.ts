@@ -108,7 +108,7 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
     expect(await bars.last().getAttribute("data-date")).toBe(new Date().toISOString().slice(0, 10));
     const box = await page.locator("#recent-changes svg").boundingBox();
     expect(box!.width).toBeGreaterThan(200);
-    expect(await page.locator("#health tbody tr").count()).toBe(9);
+    expect(await page.locator("#health tbody tr").count()).toBe(10);
     expect(await page.textContent("#health")).toContain("No collector has reported");
     await page.goto(`${base}/settings/restapi`);
   });
