@@ -91,6 +91,9 @@ it("a rotated secret is a new version flagged secrets_changed, its value stored 
   const change = await changeOf(list[1].id);
   expect(change.secrets_changed).toBe(true);
   expect(change.diff).toContain("secrets changed (values not stored)");
+  // The event that webhooks and mail hear of it by says so too, with no line changed.
+  const [event] = await t.db.all<{ payload: string }>(sql`select payload from events where type = 'config.changed' and json_extract(payload, '$.new_version_id') = ${list[1].id}`);
+  expect(JSON.parse(event!.payload)).toMatchObject({ secrets_changed: true, lines_added: 0, lines_removed: 0 });
 
   const stored = await everythingStored();
   for (const value of [COMMUNITY_1, COMMUNITY_2]) expect(stored.includes(value), `${value} stored`).toBe(false);

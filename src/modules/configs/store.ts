@@ -179,7 +179,7 @@ export async function storeConfigs(tx: DbOrTx, input: PreparedStore): Promise<St
       type: "config.changed" as const,
       payload: {
         device, command: f.command, old_version_id: f.latest?.id ?? null, new_version_id: ids.get(f.command)!,
-        lines_added: diffs[i]!.added, lines_removed: diffs[i]!.removed, job_id: input.jobId,
+        lines_added: diffs[i]!.added, lines_removed: diffs[i]!.removed, secrets_changed: f.secretsChanged, job_id: input.jobId,
       },
     })), input.now);
     const queued = fresh.map((f) => ({ deviceId: input.deviceId, command: f.command, configId: ids.get(f.command)! }));
