@@ -152,7 +152,7 @@ async function prepare(request: StoreRequest, options: { longWay?: boolean } = {
   const parsed = parseTemplateOnce(request.templateCode);
   if (!parsed.ok) throw new Error("the device's connection template is invalid");
   const template = parsed.template;
-  const key = request.secretsDigestKey;
+  const key = template.secrets_reencrypted ? undefined : request.secretsDigestKey;
   const texts = request.outputs.map(([command, output]) => {
     const { text, secrets } = storedTextAndSecrets(outputText(request, command, output), template);
     return { command, text, secretsDigest: key ? secretsDigest(key, secrets) : null };

@@ -135,3 +135,15 @@ it("versions stored before digests were kept (null) never count as a secret chan
   expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
   expect((await versions(deviceId)).map((v: { secrets_changed: boolean }) => v.secrets_changed)).toEqual([false, true]);
 });
+
+it("a template whose device encrypts secrets anew at every display (secrets_reencrypted) keeps no digest: a new value is no change", async () => {
+  const [row] = await t.db.all<{ code: string }>(sql`select code from templates where id = ${await builtinTemplateId(t, "cisco-ios")}`);
+  const created = await t.call("/api/v1/templates", { method: "POST", token, body: { name: "ios re-encrypting", code: `${row!.code.trimEnd()}\nsecrets_reencrypted: true\n` } });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const deviceId = await addLoopbackDevice(t, token, { port: device.port, templateId: created.body.data.id, username: USERNAME, password: PASSWORD });
+  running = config(COMMUNITY_1, "rack-5");
+  expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
+  running = config(COMMUNITY_2, "rack-5");
+  expect((await downloadOnce(t, deviceId)).outcome).toBe("unchanged");
+  expect((await t.db.all(sql`select distinct secrets_digest as digest from configs where device_id = ${deviceId}`))).toEqual([{ digest: null }]);
+});
