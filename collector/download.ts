@@ -149,7 +149,7 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
     const collected = await collect({ plan, ...(await sessionSettings(deps)), transcript }, signal, progress);
     const request: StoreRequest = {
       job, owner: deps.owner, deviceId: plan.device.id, templateCode: loaded.templateCode, exclusions: loaded.exclusions,
-      storedHashes: loaded.storedHashes, outputs: collected.outputs, printed: collected.printed, skipped: collected.skipped, fingerprint: collected.fingerprint,
+      storedHashes: loaded.storedHashes, secretsDigestKey: deps.secrets.secretsDigestKey, outputs: collected.outputs, printed: collected.printed, skipped: collected.skipped, fingerprint: collected.fingerprint,
       snmp: snmpResult(precheck), configChanged: configChangedColumns(precheck), startedAt: started, now: deps.clock.now(),
     };
     const end = await storing(() => {

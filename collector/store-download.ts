@@ -4,7 +4,9 @@ import { configs, devices, type JobOutcome } from "../src/db/schema/index.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/exclusions.ts";
 import { compressChanged, digestOutputs, latestVersions, storeConfigs, type Digested, type StoreResult } from "../src/modules/configs/store.ts";
-import { comparableText, implausibleConfiguration, storedText } from "../src/modules/templates/template-text.ts";
+import { comparableText, implausibleConfiguration } from "../src/modules/templates/template-text.ts";
+import { storedTextAndSecrets } from "../src/modules/templates/stored-secrets.ts";
+import { secretsDigest } from "../src/modules/configs/secrets-digest.ts";
 import type { Skipped } from "./collect.ts";
 import type { SnmpReport } from "./snmp.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
@@ -28,6 +30,8 @@ export type StoreRequest = {
   /** The compare exclusions the outputs are digested with, and each command's hash as stored when the job started. */
   exclusions: ExclusionRule[];
   storedHashes: Record<string, string>;
+  /** The key the masked secret values are digested with (SecretBox.secretsDigestKey); without it none is kept. */
+  secretsDigestKey?: Uint8Array;
   /** Each command and what the session printed for it (secrets still in: they are taken out here). */
   outputs: [command: string, output: string][];
   /** The commands whose output is what the shell printed, to be cleaned here (Collected.printed; outputText). */
@@ -169,7 +173,11 @@ async function prepare(request: StoreRequest, options: { longWay?: boolean } = {
   const parsed = parseTemplateOnce(request.templateCode);
   if (!parsed.ok) throw new Error("the device's connection template is invalid");
   const template = parsed.template;
-  const texts = request.outputs.map(([command, output]) => ({ command, text: storedText(templateText(request, template, command, output), template) }));
+  const key = template.secrets_reencrypted ? undefined : request.secretsDigestKey;
+  const texts = request.outputs.map(([command, output]) => {
+    const { text, secrets } = storedTextAndSecrets(templateText(request, template, command, output), template);
+    return { command, text, secretsDigest: key ? secretsDigest(key, secrets) : null };
+  });
   const config = texts.find((t) => t.command === template.config_command);
   const problem = config && implausibleConfiguration(config.text, template);
   if (problem) throw new SessionError("output_invalid", `${problem}; nothing was stored`);

@@ -5,7 +5,12 @@
 export type SecretBox = {
   encrypt(plain: string): Promise<string>;
   decrypt(sealed: string): Promise<string>;
+  /** The key stored configurations' secret values are digested with (configs/secrets-digest.ts): HMAC(appKey, label). */
+  secretsDigestKey: Uint8Array;
 };
+
+/** What the secrets digest key is derived from the app key with, so it is never the app key itself. */
+const SECRETS_DIGEST_LABEL = "netkeep secrets digest";
 
 const toB64 = (bytes: Uint8Array) => {
   let s = "";
@@ -42,6 +47,8 @@ const TAG_BYTES = 16;
 
 export async function createSecretBox(keyBytes: Uint8Array<ArrayBuffer>): Promise<SecretBox> {
   const key = await crypto.subtle.importKey("raw", keyBytes, "AES-GCM", false, ["encrypt", "decrypt"]);
+  const hmacKey = await crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const secretsDigestKey = new Uint8Array(await crypto.subtle.sign("HMAC", hmacKey, new TextEncoder().encode(SECRETS_DIGEST_LABEL)));
   /**
    * Where the runtime lends node:crypto, decrypting runs in place: Web Crypto's goes through the thread pool,
    * where a collector's logins queued behind its compressions (bench:collect: 90 ms to load a job's plan).
@@ -53,6 +60,7 @@ export async function createSecretBox(keyBytes: Uint8Array<ArrayBuffer>): Promis
     return text.decode(decipher.update(body.subarray(0, body.length - TAG_BYTES)), { stream: true }) + text.decode(decipher.final());
   });
   return {
+    secretsDigestKey,
     async encrypt(plain) {
       const iv = crypto.getRandomValues(new Uint8Array(12));
       const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, new TextEncoder().encode(plain));

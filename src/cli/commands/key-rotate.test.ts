@@ -9,6 +9,7 @@ import { openSecretBox } from "../../bootstrap.ts";
 import { activityLog, credentials, users } from "../../db/schema/index.ts";
 import { generateAppKey, type SecretBox } from "../../secrets/box.ts";
 import { encryptedColumns } from "../../secrets/encrypted-columns.ts";
+import { storeConfig } from "../../modules/configs/store.ts";
 import { testKeySets, type TestKeySet } from "../../modules/credentials/test-keys.ts";
 import { createTestContext, TEST_APP_KEY, type TestContext } from "../../../test/helpers/app.ts";
 import { freePort, start, stopGroup, waitForHttp } from "../../../test/helpers/process.ts";
@@ -123,6 +124,10 @@ describe("svc key:rotate", () => {
   it("re-encrypts every secret under a new key file atomically; the new key opens them all, the old one none", async () => {
     const before = await ciphertexts();
     expect(await decryptsAllTo(await openSecretBox(TEST_APP_KEY))).toEqual(sent);
+    // A stored configuration's secrets digest is keyed from the app key: the rotation forgets it.
+    const [device] = await t.db.all<{ id: number }>(sql`select id from devices where name = 'rotated-dev-0'`);
+    const version = await storeConfig(t.db, { deviceId: device!.id, command: "show running-config", text: "hostname r\n", significant: (x) => x, trigger: "api", jobId: null, now: new Date() });
+    await t.db.run(sql`update configs set secrets_digest = 'digest-under-the-old-key' where id = ${version.configId}`);
 
     const run = await svc(["key:rotate"], fileEnv);
     expect(run.code, run.stderr).toBe(0);
@@ -155,6 +160,7 @@ describe("svc key:rotate", () => {
     const audit = await t.db.select().from(activityLog).where(eq(activityLog.action, "app_key.rotate"));
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ username: "svc key:rotate", changes: { secrets_reencrypted: { old: null, new: 16 } } });
+    expect(await t.db.all(sql`select secrets_digest as digest from configs where id = ${version.configId}`)).toEqual([{ digest: null }]);
   });
 
   it("with the key in APP_KEY, refuses without --yes, and with it prints the new key once as the last line", async () => {

@@ -63,6 +63,9 @@ export const keyRotateCommand = defineCommand({
           pendingWritten = true;
         }
         const counts = await encryptAll(tx, plain, newBox);
+        // Stored configurations' secrets digests are keyed from the app key: under the new one every digest would
+        // differ, and each device's next download would say its secrets changed. Forgotten, the next download keeps one.
+        await tx.run(sql`update configs set secrets_digest = null where secrets_digest is not null`);
         const total = plain.length;
         await recordActivity(tx, { system: "svc key:rotate" }, { action: "app_key.rotate", subjectType: "app_key", subjectId: null, after: { secrets_reencrypted: total } }, clock.now());
         return counts;

@@ -63,6 +63,14 @@ export const configs = sqliteTable("configs", {
    * latest again (the one after it deleted) is compared by its text once, which stores its hash again.
    */
   significantHash: text("significant_hash").notNull(),
+  /**
+   * HMAC of the secret values the stored text had masked (configs/secrets-digest.ts), never the values: a
+   * download whose masked text is the same but whose digest differs is a new version with secretsChanged. Null
+   * for versions stored before it was kept, or without a key to digest with.
+   */
+  secretsDigest: text("secrets_digest"),
+  /** The secret values differ from the version before (a rotated key), which the stored texts cannot show. */
+  secretsChanged: integer("secrets_changed", { mode: "boolean" }).notNull().default(false),
   lines: integer("lines").notNull(),
   size: integer("size").notNull(),
   firstSeenAt: timestamp("first_seen_at").notNull(),

@@ -39,7 +39,7 @@ describe("config changes (v2)", () => {
     expect(all.map((c) => c.config_id)).toEqual([configIds.b1, configIds.a3, configIds.a2, configIds.a1]);
     expect(all[2]).toEqual({
       id: expect.any(Number), device_id: devA, device_name: "chg-dev-a", command: RUNNING, config_id: configIds.a2, version: 2,
-      previous_config_id: configIds.a1, previous_version: 1, lines_added: 2, lines_removed: 1, trigger: "download_now", changed_by: null,
+      previous_config_id: configIds.a1, previous_version: 1, lines_added: 2, lines_removed: 1, trigger: "download_now", changed_by: null, secrets_changed: false,
       created_at: day(2).toISOString(),
     });
     expect(all[1]).toMatchObject({ version: 3, previous_version: 2, lines_added: 0, lines_removed: 3, trigger: "cli" });

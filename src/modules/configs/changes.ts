@@ -54,7 +54,7 @@ export const changeListSpec: ListSpec = {
 const selectChanges = (db: DbOrTx) =>
   db
     .select({
-      change: configChanges, deviceName: devices.name, version: configs.version, blobHash: configs.blobHash,
+      change: configChanges, deviceName: devices.name, version: configs.version, blobHash: configs.blobHash, secretsChanged: configs.secretsChanged,
       previousVersion: previous.version, previousBlobHash: previous.blobHash,
     })
     .from(configChanges)
@@ -69,9 +69,15 @@ function serialize(r: Selected): ConfigChangeOut {
   return {
     id: c.id, device_id: c.deviceId, device_name: r.deviceName, command: c.command, config_id: c.configId, version: r.version,
     previous_config_id: c.previousConfigId, previous_version: r.previousVersion, lines_added: c.linesAdded, lines_removed: c.linesRemoved,
-    trigger: c.trigger, changed_by: c.changedBy, created_at: c.createdAt.toISOString(), diff: c.diff ?? "",
+    trigger: c.trigger, changed_by: c.changedBy, created_at: c.createdAt.toISOString(), secrets_changed: r.secretsChanged, diff: c.diff ?? "",
   };
 }
+
+/** What a diff says of secret values that changed: the texts hold only their markers, so no line shows it. */
+export const SECRETS_CHANGED_NOTE = "# secrets changed (values not stored)";
+
+const noted = (r: Selected, out: ConfigChangeOut): ConfigChangeOut =>
+  r.secretsChanged ? { ...out, diff: out.diff ? `${SECRETS_CHANGED_NOTE}\n${out.diff}` : `${SECRETS_CHANGED_NOTE}\n` } : out;
 
 const withoutDiff = ({ diff: _, ...rest }: ConfigChangeOut) => rest;
 
@@ -82,7 +88,7 @@ const withoutDiff = ({ diff: _, ...rest }: ConfigChangeOut) => rest;
  */
 async function withDiff(db: DbOrTx, r: Selected): Promise<ConfigChangeOut> {
   const out = serialize(r);
-  if (r.change.diff) return out;
+  if (r.change.diff) return noted(r, out);
   const texts = await readBlobs(db, [r.blobHash, ...(r.previousBlobHash === null ? [] : [r.previousBlobHash])]);
   const text = texts.get(r.blobHash);
   const previousText = r.previousBlobHash === null ? "" : texts.get(r.previousBlobHash);
@@ -93,7 +99,7 @@ async function withDiff(db: DbOrTx, r: Selected): Promise<ConfigChangeOut> {
     throw new Error(`the texts of configuration change ${r.change.id} are missing`);
   }
   out.diff = changeDiff(previousText, text, out.command, r.previousVersion ?? 0, out.version).text;
-  return out;
+  return noted(r, out);
 }
 
 export async function listChanges(db: DbOrTx, scope: DeviceScope, q: ListQuery) {

@@ -104,7 +104,7 @@ describe("one configuration", () => {
     expect(res.body.data).toEqual({
       id: ids.aRun1, device_id: devA, device_name: "cfg-api-a", command: RUNNING, version: 1, latest: false,
       first_seen_at: day(1).toISOString(), last_seen_at: day(2).toISOString(), seen_count: 2,
-      lines: 4, size: Buffer.byteLength(runV1), hash: createHash("sha256").update(runV1).digest("hex"),
+      lines: 4, size: Buffer.byteLength(runV1), hash: createHash("sha256").update(runV1).digest("hex"), secrets_changed: false,
       job_id: expect.any(Number), trigger: "schedule", download_status: "success", download_duration_ms: 1500,
     });
     const latest = (await t.call(`/api/v2/configs/${ids.aRun2}`, { token: reader })).body.data;

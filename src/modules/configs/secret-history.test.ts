@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId } from "../../../test/helpers/collector.ts";
 import { activityLog, configBlobs, configs } from "../../db/schema/index.ts";
@@ -48,12 +48,15 @@ describe("secrets in stored history", () => {
   it("remask rewrites the versions that change, leaves the clean one, and keeps search, diffs and blobs in step", async () => {
     const before = await t.call("/api/v1/configs/search?q=Old-Chap&latest_only=false", { token: admin });
     expect(before.body.data).toHaveLength(1);
+    // A digest covers the values the rules of its day masked: a rewritten version's is forgotten, the others' kept.
+    await t.db.run(sql`update configs set secrets_digest = 'digest-' || version where device_id = ${deviceId}`);
     const dry = await remaskStoredConfigs(t.db, { actor: { system: "test" }, now: day(10), dryRun: true });
     expect(dry).toEqual({ versions_checked: 3, versions_rewritten: 2, series_rewritten: 1 });
     expect((await scanStoredSecrets(t.db)).findings).toHaveLength(2);
 
     const report = await remaskStoredConfigs(t.db, { actor: { system: "test" }, now: day(10) });
     expect(report).toEqual({ versions_checked: 3, versions_rewritten: 2, series_rewritten: 1 });
+    expect((await t.db.select().from(configs).where(eq(configs.deviceId, deviceId)).orderBy(configs.version)).map((r) => r.secretsDigest)).toEqual([null, null, "digest-3"]);
     expect((await scanStoredSecrets(t.db)).findings).toEqual([]);
 
     const rows = await t.db.select().from(configs).where(eq(configs.deviceId, deviceId)).orderBy(configs.version);

@@ -83,8 +83,9 @@ export async function remaskStoredConfigs(db: Db, options: { actor: Actor; now: 
       if (!changed.length || options.dryRun) return changed.length;
       await putWholeBlobs(tx, changed.map((c) => ({ hash: c.to, text: c.text, size: utf8Length(c.text) })), options.now);
       for (const c of changed) {
-        // The latest version's compare hash is worked out again from its text by the next download (store.ts).
-        await tx.update(configs).set({ blobHash: c.to, size: utf8Length(c.text), lines: lineCount(c.text), significantHash: "" }).where(eq(configs.id, c.id));
+        // The latest version's compare hash is worked out again from its text by the next download (store.ts); its
+        // secrets digest covered the values the old rules masked, so it is forgotten: today's would differ.
+        await tx.update(configs).set({ blobHash: c.to, size: utf8Length(c.text), lines: lineCount(c.text), significantHash: "", secretsDigest: null }).where(eq(configs.id, c.id));
       }
       const ids = changed.map((c) => c.id);
       await tx.update(configChanges).set({ diff: null }).where(or(inArray(configChanges.configId, ids), inArray(configChanges.previousConfigId, ids)));

@@ -116,7 +116,7 @@ function serialize(r: SelectedConfig): ConfigOut {
   return {
     id: c.id, device_id: c.deviceId, device_name: r.deviceName, command: c.command, version: c.version, latest: Boolean(r.latest),
     first_seen_at: c.firstSeenAt.toISOString(), last_seen_at: c.lastSeenAt.toISOString(), seen_count: c.seenCount,
-    lines: c.lines, size: c.size, hash: c.blobHash, job_id: c.jobId, trigger: r.trigger as ConfigOut["trigger"],
+    lines: c.lines, size: c.size, hash: c.blobHash, secrets_changed: c.secretsChanged, job_id: c.jobId, trigger: r.trigger as ConfigOut["trigger"],
     download_status: r.outcome, download_duration_ms: r.durationMs === null ? null : Math.round(Number(r.durationMs)),
   };
 }

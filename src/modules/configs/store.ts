@@ -12,6 +12,9 @@ export { readBlob };
 
 export type StoreResult = { configId: number; version: number; changed: boolean };
 
+/** Secret values differ (their digests do), when both digests are known: a version stored before has none. */
+const secretsDiffer = (previous: string | null | undefined, current: string | null | undefined) => previous != null && current != null && previous !== current;
+
 /** A change row's diff: from one version of a command to the next (version 0: nothing). */
 export const changeDiff = (previousText: string, text: string, command: string, previousVersion: number, version: number) =>
   unifiedDiff(previousText, text, `${command} v${previousVersion}`, `${command} v${version}`);
@@ -19,14 +22,14 @@ export const changeDiff = (previousText: string, text: string, command: string, 
 type ConfigRow = typeof configs.$inferSelect;
 
 /** What a command's latest version is compared and stored by. */
-export type LatestVersion = Pick<ConfigRow, "id" | "command" | "version" | "blobHash" | "significantHash">;
+export type LatestVersion = Pick<ConfigRow, "id" | "command" | "version" | "blobHash" | "significantHash" | "secretsDigest">;
 
 /** The latest stored version of each of a device's commands, in one query; a command with nothing stored is absent. */
 export async function latestVersions(db: DbOrTx, deviceId: number, commands: readonly string[]): Promise<Map<string, LatestVersion>> {
   if (!commands.length) return new Map();
   // SQL, not drizzle's builder (60 us to build): it runs for every stored download, unchanged ones too.
   const rows = await db.all<LatestVersion>(sql`
-    select c.id, c.command, c.version, c.blob_hash as "blobHash", c.significant_hash as "significantHash" from ${configs} c
+    select c.id, c.command, c.version, c.blob_hash as "blobHash", c.significant_hash as "significantHash", c.secrets_digest as "secretsDigest" from ${configs} c
     where c.device_id = ${deviceId} and c.command in (${sql.join([...new Set(commands)].map((command) => sql`${command}`), sql`, `)})
       and c.version = (select max(v.version) from ${configs} v where v.device_id = c.device_id and v.command = c.command)`);
   return new Map(rows.map((r) => [r.command, r]));
@@ -49,8 +52,8 @@ export async function markLatestSeen(tx: DbOrTx, deviceId: number, commands: rea
 
 export type StoreInput = {
   deviceId: number;
-  /** One output per command (at most one each). */
-  outputs: readonly { command: string; text: string }[];
+  /** One output per command (at most one each), with the digest of the secret values masked in it, if known. */
+  outputs: readonly { command: string; text: string; secretsDigest?: string | null }[];
   /** The view of a command's text that decides whether it changed (volatile lines left out). */
   significant: (command: string, text: string) => string;
   trigger: JobTrigger;
@@ -61,7 +64,7 @@ export type StoreInput = {
 };
 
 /** An output ready to store: normalised, measured, and hashed whole and as it compares (see digestOutputs). */
-export type Digested = { command: string; text: string; significantHash: string; hash: string; size: number };
+export type Digested = { command: string; text: string; significantHash: string; hash: string; size: number; secretsDigest: string | null };
 
 /** What storeConfigs needs worked out before its transaction: see prepareStore. */
 export type PreparedStore = Omit<StoreInput, "outputs"> & { outputs: readonly Digested[]; compressed: ReadonlyMap<string, Uint8Array> };
@@ -90,12 +93,12 @@ export async function compressChanged(outputs: readonly Digested[], storedHash: 
  * the collector does it before its write transaction (collector/store-download.ts).
  */
 export const digestOutputs = (outputs: StoreInput["outputs"], significant: StoreInput["significant"]): Promise<Digested[]> =>
-  Promise.all(outputs.map(async ({ command, text }) => {
+  Promise.all(outputs.map(async ({ command, text, secretsDigest = null }) => {
     const normal = normalizeConfigText(text);
     const hash = await sha256Hex(normal);
     // A text nothing is left out of compares as it is (a filter or exclusion that drops nothing hands it back).
     const compared = significant(command, normal);
-    return { command, text: normal, significantHash: compared === normal ? hash : await sha256Hex(compared), hash, size: utf8Length(normal) };
+    return { command, text: normal, significantHash: compared === normal ? hash : await sha256Hex(compared), hash, size: utf8Length(normal), secretsDigest };
   }));
 
 /**
@@ -114,24 +117,28 @@ export async function storeConfigs(tx: DbOrTx, input: PreparedStore): Promise<St
   // latest version was stored: what counts is whether it differs from this text under today's rules.
   const previousTexts = await readBlobs(tx, outputs.flatMap((o) => {
     const l = latest.get(o.command);
-    return l && l.significantHash !== o.significantHash ? [l.blobHash] : [];
+    return l && (l.significantHash !== o.significantHash || secretsDiffer(l.secretsDigest, o.secretsDigest)) ? [l.blobHash] : [];
   }));
   const results = new Map<string, StoreResult>();
   const seen: number[] = [];
-  const fresh: (Digested & { latest?: LatestVersion; previous: string })[] = [];
+  const fresh: (Digested & { latest?: LatestVersion; previous: string; secretsChanged: boolean })[] = [];
   for (const o of outputs) {
     const l = latest.get(o.command);
+    const secretsChanged = secretsDiffer(l?.secretsDigest, o.secretsDigest);
     let previous = "";
-    if (l && l.significantHash !== o.significantHash) {
+    if (l && (l.significantHash !== o.significantHash || secretsChanged)) {
       previous = previousTexts.get(l.blobHash) ?? "";
       if (!previousTexts.has(l.blobHash)) throw new Error(`config blob ${l.blobHash} is missing`);
     }
-    if (l && (l.significantHash === o.significantHash || (await sha256Hex(input.significant(o.command, normalizeConfigText(previous)))) === o.significantHash)) {
+    // The same masked text with other secret values (a rotated key) is a new version all the same.
+    if (l && !secretsChanged && (l.significantHash === o.significantHash || (await sha256Hex(input.significant(o.command, normalizeConfigText(previous)))) === o.significantHash)) {
       // The stored hash follows the current rules, so the next download compares by hash alone again.
       if (l.significantHash === o.significantHash) seen.push(l.id);
       else await tx.update(configs).set({ lastSeenAt: input.now, seenCount: sql`${configs.seenCount} + 1`, significantHash: o.significantHash }).where(eq(configs.id, l.id));
+      // A version stored before digests were kept takes this one's, so the next rotation shows.
+      if (l.secretsDigest == null && o.secretsDigest != null) await tx.update(configs).set({ secretsDigest: o.secretsDigest }).where(eq(configs.id, l.id));
       results.set(o.command, { configId: l.id, version: l.version, changed: false });
-    } else fresh.push({ ...o, latest: l, previous });
+    } else fresh.push({ ...o, latest: l, previous, secretsChanged });
   }
   if (seen.length) await tx.update(configs).set({ lastSeenAt: input.now, seenCount: sql`${configs.seenCount} + 1` }).where(inArray(configs.id, seen));
 
@@ -147,14 +154,14 @@ export async function storeConfigs(tx: DbOrTx, input: PreparedStore): Promise<St
     if (superseded.length) await tx.update(configs).set({ significantHash: "" }).where(inArray(configs.id, superseded));
     const versions = fresh.map((f) => ({
       deviceId: input.deviceId, command: f.command, version: (f.latest?.version ?? 0) + 1, blobHash: f.hash, significantHash: f.significantHash,
-      lines: lineCount(f.text), size: f.size, jobId: input.jobId,
+      lines: lineCount(f.text), size: f.size, jobId: input.jobId, secretsDigest: f.secretsDigest, secretsChanged: f.secretsChanged,
     }));
     // These inserts (and putWholeBlobs', queueForIndex's) are SQL, not drizzle's builder, which took 0.1-0.15 ms to
     // build each one, on every stored download: the collector's store thread spent more on building than on SQLite.
     const now = input.now.getTime();
     const inserted = await tx.all<{ id: number; command: string }>(sql`insert into ${configs}
-      (device_id, command, version, blob_hash, significant_hash, lines, size, first_seen_at, last_seen_at, seen_count, job_id)
-      values ${sql.join(versions.map((v) => sql`(${v.deviceId}, ${v.command}, ${v.version}, ${v.blobHash}, ${v.significantHash}, ${v.lines}, ${v.size}, ${now}, ${now}, 1, ${v.jobId})`), sql`, `)}
+      (device_id, command, version, blob_hash, significant_hash, lines, size, first_seen_at, last_seen_at, seen_count, job_id, secrets_digest, secrets_changed)
+      values ${sql.join(versions.map((v) => sql`(${v.deviceId}, ${v.command}, ${v.version}, ${v.blobHash}, ${v.significantHash}, ${v.lines}, ${v.size}, ${now}, ${now}, 1, ${v.jobId}, ${v.secretsDigest}, ${v.secretsChanged ? 1 : 0})`), sql`, `)}
       returning id, command`);
     const ids = new Map(inserted.map((r) => [r.command, r.id]));
     const diffs: { added: number; removed: number }[] = [];
@@ -174,7 +181,7 @@ export async function storeConfigs(tx: DbOrTx, input: PreparedStore): Promise<St
       type: "config.changed" as const,
       payload: {
         device, command: f.command, old_version_id: f.latest?.id ?? null, new_version_id: ids.get(f.command)!,
-        lines_added: diffs[i]!.added, lines_removed: diffs[i]!.removed, job_id: input.jobId, changed_by: input.changedBy ?? null,
+        lines_added: diffs[i]!.added, lines_removed: diffs[i]!.removed, secrets_changed: f.secretsChanged, job_id: input.jobId, changed_by: input.changedBy ?? null,
       },
     })), input.now);
     const queued = fresh.map((f) => ({ deviceId: input.deviceId, command: f.command, configId: ids.get(f.command)! }));

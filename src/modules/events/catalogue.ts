@@ -43,6 +43,7 @@ export const EVENT_CATALOGUE = {
       new_version_id: id("The new configuration version"),
       lines_added: z.number().int(),
       lines_removed: z.number().int(),
+      secrets_changed: z.boolean().openapi({ description: "Secret values masked in the text changed (a rotated key); with 0 lines added and removed, that is the whole change" }),
       job_id: id("The download job (null: stored another way, e.g. an upload)").nullable(),
       changed_by: z.string().nullable().openapi({ description: "Who changed it, when the device's syslog message said so: \"changed by <user> from <source> via <line>\"; null: not known" }),
     }),

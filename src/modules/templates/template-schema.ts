@@ -265,6 +265,9 @@ const TemplateDocument = z
       .strictObject({ drop: z.array(lineFilter).default([]), volatile: z.array(lineFilter).default([]) })
       .default({ drop: [], volatile: [] }),
     secrets: z.array(secretRule).default([]),
+    // The device prints each secret encrypted anew at every display (FortiOS ENC values): a value that differs
+    // from the last download's says nothing, so no digest of them is kept and no version says secrets_changed.
+    secrets_reencrypted: z.boolean().default(false),
     push: pushSection.optional(),
     detect: detectSection.optional(),
     snmp: z.strictObject({ config_changed_oid: oid.optional(), port: z.number().int().min(1).max(65535).optional() }).optional(),

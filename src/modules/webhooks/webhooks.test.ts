@@ -108,7 +108,7 @@ describe("webhook subscriptions", () => {
     const catalogue = await t.call("/api/v1/webhooks/event-types", { token: admin });
     expect(catalogue.status).toBe(200);
     const changed = catalogue.body.data.find((e: any) => e.type === "config.changed");
-    expect(Object.keys(changed.payload_schema.properties)).toEqual(["device", "command", "old_version_id", "new_version_id", "lines_added", "lines_removed", "job_id", "changed_by"]);
+    expect(Object.keys(changed.payload_schema.properties)).toEqual(["device", "command", "old_version_id", "new_version_id", "lines_added", "lines_removed", "secrets_changed", "job_id", "changed_by"]);
     expect(catalogue.body.data.map((e: any) => e.type)).toContain("user.login_failed");
     const list = await t.call("/api/v1/webhooks", { token: admin });
     expect(list.body.meta.total).toBe(1);

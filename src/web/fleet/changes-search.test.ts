@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWebTestContext, type WebClient, type WebTestContext } from "../../../test/web/client.ts";
 import { createDevice, day, storeVersion } from "../../modules/configs/test-fixtures.ts";
@@ -45,6 +46,17 @@ describe("the changes feed", () => {
     await scoped.login("edgy");
     expect(changeRows(await (await scoped.get("/changes")).text())).toEqual([`edge-1 /configs/${edgeV1}`]);
     expect((await admin.get("/changes?filter[trigger]=nightly")).status).toBe(422);
+  });
+
+  it("says which changes changed secret values, whose texts cannot show it", async () => {
+    await t.db.run(sql`update configs set secrets_changed = 1 where id = ${core.v2}`);
+    try {
+      const html = await (await admin.get("/changes")).text();
+      expect(html.match(/<span class="secrets-changed"[^>]*> secrets changed<\/span>/g)).toHaveLength(1);
+      expect(html).toMatch(new RegExp(`to=${core.v2}">[^<]*</a></td><td>.*?secrets changed`));
+    } finally {
+      await t.db.run(sql`update configs set secrets_changed = 0 where id = ${core.v2}`);
+    }
   });
 });
 

@@ -65,7 +65,7 @@ export function registerChangesPage(web: Hono<WebEnv>): void {
                         ? <a href={`/configs/${r.config_id}`}>{`v${r.version} (${r.previous_version === null && r.version === 1 ? "first version" : "previous version deleted"})`}</a>
                         : <a href={`/configs/diff?from=${r.previous_config_id}&to=${r.config_id}`}>{`v${r.previous_version} → v${r.version}`}</a>}
                     </td>
-                    <td><span class="added">{`+${r.lines_added}`}</span> <span class="removed">{`-${r.lines_removed}`}</span></td>
+                    <td><span class="added">{`+${r.lines_added}`}</span> <span class="removed">{`-${r.lines_removed}`}</span>{r.secrets_changed ? <span class="secrets-changed" title="Secret values changed (values not stored)"> secrets changed</span> : null}</td>
                     <td>{r.trigger}</td>
                   </tr>
                 ))}
