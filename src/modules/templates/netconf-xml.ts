@@ -14,6 +14,7 @@
  * of heap per byte of XML; this reads it at about 60 ms per MB, holding only the element path.
  */
 import { SaxesParser, type SaxesTagPlain } from "saxes";
+import { XML_SECRET_MARKER } from "./secret-grammar.ts";
 
 /** An element path a template names: local names from the outside in, the last one the element (or `@attr`). */
 export type ElementSelector = string;
@@ -26,7 +27,7 @@ export type NetconfTextRules = {
 };
 
 /** The text a masked element holds. No `<`, so it reads the same in the XML as it does here. */
-export const NETCONF_SECRET_MASK = "(secret removed)";
+export const NETCONF_SECRET_MASK = XML_SECRET_MARKER;
 
 /** A NETCONF answer that is not what was asked for, or no XML at all. */
 export class NetconfReplyError extends Error {}

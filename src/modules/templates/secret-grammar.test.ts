@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { findGenericSecrets, maskGenericSecrets, SECRET_MARKER } from "./secret-grammar.ts";
+import { findGenericSecrets, maskGenericSecrets, SECRET_MARKER, XML_SECRET_MARKER } from "./secret-grammar.ts";
 import { parseSecretExample } from "./secret-examples.ts";
 
 /**
@@ -388,7 +388,10 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
 };
 
 /** The text with each [[value]] replaced by the marker: what the layer must make of it. */
-const expectedMasked = (example: string) => example.replace(/\[\[([\s\S]+?)\]\]/g, (_, v: string) => v.split("\n").map(() => SECRET_MARKER).join("\n"));
+// Inside XML markup (a line that starts with <) the marker is XML_SECRET_MARKER, so the stored XML stays well-formed.
+const expectedMasked = (example: string) => example
+  .split("\n").map((line) => (line.trimStart().startsWith("<") ? line.replace(/\[\[(.+?)\]\]/g, XML_SECRET_MARKER) : line)).join("\n")
+  .replace(/\[\[([\s\S]+?)\]\]/g, (_, v: string) => v.split("\n").map(() => SECRET_MARKER).join("\n"));
 
 describe("the generic masking layer, by dialect", () => {
   for (const [dialect, { mask, keep }] of Object.entries(DIALECTS)) {

@@ -17,7 +17,11 @@
 export const SECRET_MARKER = "<secret hidden>";
 
 /** A masked span of the text: [start, end) offsets, and the rule that found it (the keyword, or the shape). */
-export type SecretSpan = { start: number; end: number; rule: string };
+/** `marker`: what replaces this span when not the default (inside XML markup, text the XML stays well-formed with). */
+export type SecretSpan = { start: number; end: number; rule: string; marker?: string };
+
+/** The marker inside XML (NETCONF's stored configurations): the default's angle brackets would be markup there. */
+export const XML_SECRET_MARKER = "(secret removed)";
 
 type Token = { text: string; lower: string; start: number; end: number; quoted: boolean };
 
@@ -164,7 +168,7 @@ const DIGITS = /^\d+$/;
  * A value already hidden: a template's marker, quoted or not, a cipher text with one inside (`%^%#<secret
  * removed>%^%#`), or the asterisks a device prints in place of a value (FTD, OS10).
  */
-const MARKER_INSIDE = /<(?:secret|hidden|removed|value|configuration)\b/;
+const MARKER_INSIDE = /<(?:secret|hidden|removed|value|configuration)\b|\(secret removed\)/;
 const isMasked = (t: Token) => t.text.startsWith("<") || (t.quoted && t.text.charCodeAt(1) === 60 /* < */) || MARKER_INSIDE.test(t.text) || /^"?\*+"?$/.test(t.text);
 /** The first line of a private key block: the lines after it are masked, this one says what they are. */
 const isBlockStart = (t: Token) => t.text.includes("-----BEGIN ");
@@ -489,6 +493,7 @@ const lineSpans = (line: string, offset: number, ctx: Context, spans: SecretSpan
     }
   }
   found.sort((a, b) => a.start - b.start);
+  if (first === "<") for (const f of found) f.marker = XML_SECRET_MARKER;
   spans.push(...found);
 };
 
@@ -498,7 +503,7 @@ export function applySpans(text: string, spans: readonly SecretSpan[], marker = 
   let out = "";
   let at = 0;
   for (const s of spans) {
-    out += text.slice(at, s.start) + marker;
+    out += text.slice(at, s.start) + (s.marker ?? marker);
     at = s.end;
   }
   return out + text.slice(at);
