@@ -163,10 +163,12 @@ export const SettingsPatch = z
     }).optional(),
     ldap: z.strictObject({
       enabled: z.boolean({ error: "must be true or false" }).optional(),
-      url: z.string().regex(/^ldaps?:\/\/[^\s/?#]+\/?$/i, "must be ldaps://host[:port] or ldap://host[:port]").nullable().optional()
+      // refine, not regex: a case-insensitive pattern has no faithful JSON Schema form (its flag was printed into it)
+      url: z.string().refine((u) => /^ldaps?:\/\/[^\s/?#]+\/?$/i.test(u), "must be ldaps://host[:port] or ldap://host[:port]").nullable().optional()
         .openapi({ example: "ldaps://dc1.example.net:636" }),
       allow_insecure: z.boolean({ error: "must be true or false" }).optional(),
-      ca_certificate: z.string().max(65536, "must be at most 64 KiB").regex(/-----BEGIN CERTIFICATE-----/, "must be PEM text (-----BEGIN CERTIFICATE-----)").nullable().optional(),
+      ca_certificate: z.string().max(65536, "must be at most 64 KiB").refine((pem) => pem.includes("-----BEGIN CERTIFICATE-----"), "must be PEM text (-----BEGIN CERTIFICATE-----)").nullable().optional()
+        .openapi({ example: "-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n" }),
       bind_dn: singleLine(z.string().min(1, "must not be empty (send null for an anonymous search)").max(1024, "must be at most 1024 characters")).nullable().optional()
         .openapi({ example: "CN=netkeep,OU=Service Accounts,DC=example,DC=net" }),
       bind_password: z.string().min(1, "must not be empty (send null to remove it)").max(1024, "must be at most 1024 characters").nullable().optional()
