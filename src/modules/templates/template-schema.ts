@@ -263,6 +263,9 @@ const TemplateDocument = z
     config_command: line.optional(),
     min_bytes: z.number().int().min(1).optional(),
     config_marker: patternFor("text").optional(),
+    // How the stored text nests for compliance sections (src/modules/compliance/engine/sections.ts); left out,
+    // indentation over NETCONF (canonical XML), else as the template's or vendor's name says (coverage.ts).
+    nesting: z.enum(["indent", "braces", "fortios"]).optional(),
     teardown: z.array(line).default([]),
     filters: z
       .strictObject({ drop: z.array(lineFilter).default([]), volatile: z.array(lineFilter).default([]) })
