@@ -5,7 +5,7 @@ import { completeJob, type Job } from "../src/jobs/queue.ts";
 import { recordActivity } from "../src/modules/activity/record.ts";
 import { deviceRef, recordEvent } from "../src/modules/events/record.ts";
 import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
-import { inShell, onExecChannels, sessionProfileOf, type Progress } from "./collect.ts";
+import { inNetconf, inShell, onExecChannels, sessionProfileOf, type Progress } from "./collect.ts";
 import { sessionSettings } from "./collector-settings.ts";
 import { commandsToTry, hintedBy, proposalOf, rankTemplates, settled, type DetectCandidate, type Evidence } from "./detect-match.ts";
 import { loginOf, type DownloadDeps } from "./download.ts";
@@ -128,15 +128,40 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
       }
       return { result: { seen, enabled: false } };
     });
-    let protocol = own.protocol;
-    let channels: "shell" | "exec" = "shell";
+    // A device that offers neither a shell nor exec channels a family recognises: the capabilities of its NETCONF hello.
+    const overNetconf = async (exec: { seen: Evidence } | undefined) => {
+      const { result: capabilities } = await inNetconf({ device, template: own, login }, settings, signal, progress, async (client) => {
+        await client.close();
+        return client.capabilities;
+      });
+      const seen: Evidence = { ...(exec?.seen ?? { banner: "", prompt: "", outputs: new Map(), sysDescr: snmp?.report.sys_descr, sysObjectId: snmp?.report.sys_object_id }), capabilities };
+      return { result: { seen, enabled: false } };
+    };
+    let protocol: string = own.protocol;
+    let channels: "shell" | "exec" | "netconf" = "shell";
     let shell;
     try {
       shell = await detectOver(own, device);
     } catch (err) {
       if (own.protocol === "ssh" && shellRefused(err)) {
         channels = "exec";
-        shell = await overExec();
+        let execFailure: unknown;
+        shell = await overExec().catch((failure: unknown) => {
+          if (!(failure instanceof SessionError)) throw failure;
+          execFailure = failure;
+          return undefined;
+        });
+        if (!shell || !proposalOf(rankTemplates(shell.result.seen, candidates))) {
+          try {
+            shell = await overNetconf(shell?.result);
+            channels = "netconf";
+            protocol = "netconf";
+          } catch (netconfFailure) {
+            // No NETCONF either: the exec channels' answer (or failure) says what the device is.
+            if (!(netconfFailure instanceof SessionError) || signal.aborted) throw netconfFailure;
+            if (!shell) throw execFailure;
+          }
+        }
       } else if (own.protocol === "ssh" && refused(err)) {
         // A device that refuses SSH may speak Telnet: on its well-known port, as a port override names the SSH one.
         protocol = "telnet";
@@ -153,7 +178,7 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
     const model = proposal?.model ?? snmpIdentity?.model ?? null;
     const osVersion = proposal?.os_version ?? snmpIdentity?.version ?? null;
     result = {
-      protocol, channels, enabled: shell.result.enabled,
+      protocol, channels, enabled: shell.result.enabled, ...(evidence.result.capabilities ? { netconf_capabilities: evidence.result.capabilities } : {}),
       banner: evidence.result.banner.slice(0, BANNER_CHARS), prompt: evidence.result.prompt, commands_run: [...evidence.result.outputs.keys()],
       proposal: proposal ? { template_id: proposal.template_id, template: proposal.template, vendor: proposal.vendor, model, os_version: osVersion, matched_by: proposal.matched_by } : null,
       candidates: ranked, ...(snmp ? { snmp: snmp.report } : {}), applied: false,

@@ -7,8 +7,11 @@ import { compileTemplatePattern } from "../src/modules/templates/template-patter
  * sysDescr. Pure: no I/O.
  */
 
-/** What a device showed: its banner, prompt line, each command run and what it printed, and SNMP's sysDescr and sysObjectID. */
-export type Evidence = { banner: string; prompt: string; outputs: Map<string, string>; sysDescr?: string; sysObjectId?: string };
+/**
+ * What a device showed: its banner, prompt line, each command run and what it printed, SNMP's sysDescr and
+ * sysObjectID, and the capabilities of its NETCONF hello (asked only of a device that offers no shell).
+ */
+export type Evidence = { banner: string; prompt: string; outputs: Map<string, string>; sysDescr?: string; sysObjectId?: string; capabilities?: string[] };
 
 /** A template that can be detected. */
 export type DetectCandidate = { id: number; key: string; vendor?: string; detect: DetectSection };
@@ -16,14 +19,14 @@ export type DetectCandidate = { id: number; key: string; vendor?: string; detect
 /** A template the evidence fits, how well (`score`) and by what, and the model and OS version it reads. */
 export type DetectMatch = {
   template_id: number; template: string; vendor: string | null; score: number;
-  matched_by: ("version" | "sys_descr" | "sys_object_id" | "prompt" | "banner")[]; model: string | null; os_version: string | null;
+  matched_by: ("version" | "netconf_capability" | "sys_descr" | "sys_object_id" | "prompt" | "banner")[]; model: string | null; os_version: string | null;
 };
 
 /**
- * A version (or sysDescr) match is what proposes a template; a sysObjectID prefix, a prompt or a banner only ranks
+ * A version (or sysDescr, or NETCONF capability) match is what proposes a template; a sysObjectID prefix, a prompt or a banner only ranks
  * the ones that have it, the sysObjectID above the others as an agent reports it without being asked twice.
  */
-const WEIGHTS = { version: 4, sys_descr: 4, sys_object_id: 2, prompt: 1, banner: 1 } as const;
+const WEIGHTS = { version: 4, netconf_capability: 4, sys_descr: 4, sys_object_id: 2, prompt: 1, banner: 1 } as const;
 
 /** Whether the OID is the prefix or lies under it (1.3.6.1.4.1.9 covers 1.3.6.1.4.1.9.1.1208, not 1.3.6.1.4.1.99). */
 const under = (oid: string | undefined, prefix: string) => oid !== undefined && (oid.replace(/^\./, "") + ".").startsWith(prefix + ".");
@@ -52,7 +55,8 @@ export const hintedBy = (evidence: Pick<Evidence, "banner" | "prompt" | "sysDesc
 
 /** The commands worth running, most likely first: those of the hinted templates (hintedBy), then the rest. */
 export function commandsToTry(evidence: Pick<Evidence, "banner" | "prompt" | "sysDescr" | "sysObjectId">, candidates: DetectCandidate[]): string[] {
-  return [...new Set([...hintedBy(evidence, candidates), ...candidates].map((c) => c.detect.command))];
+  // A NETCONF template (no `version`) is recognised by its hello, not by a command.
+  return [...new Set([...hintedBy(evidence, candidates), ...candidates].filter((c) => c.detect.version !== undefined).map((c) => c.detect.command))];
 }
 
 /**
@@ -74,6 +78,7 @@ function rankAll(evidence: Evidence, candidates: DetectCandidate[]): DetectMatch
     const output = evidence.outputs.get(c.detect.command);
     const by: DetectMatch["matched_by"] = [];
     if (test(c.detect.version, "text", output)) by.push("version");
+    if (test(c.detect.netconf_capability, "text", evidence.capabilities?.join("\n"))) by.push("netconf_capability");
     if (test(sysDescrMarker(c), "text", evidence.sysDescr)) by.push("sys_descr");
     if (!by.length) continue;
     if (c.detect.sys_object_id.some((prefix) => under(evidence.sysObjectId, prefix))) by.push("sys_object_id");

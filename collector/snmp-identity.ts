@@ -43,7 +43,7 @@ export function identify(sys: { sysObjectId?: string; sysDescr?: string; chassis
   const descr = sys.sysDescr ?? "";
   const worded = covering.find(({ family }) => {
     const marker = family.detect!.sys_descr ?? family.detect!.version;
-    return compileTemplatePattern(marker, "text").test(descr);
+    return marker !== undefined && compileTemplatePattern(marker, "text").test(descr);
   })?.family.detect;
   const model = sys.chassisModel?.trim() || firstGroup(worded?.sys_descr_model, descr);
   const version = firstGroup(worded?.sys_descr_os_version, descr);

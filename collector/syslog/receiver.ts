@@ -12,8 +12,9 @@ import { parseTemplateOnce } from "../template-cache.ts";
 import { MAX_MESSAGE_BYTES, parseSyslog } from "./parse.ts";
 
 /**
- * The syslog receiver (docs/syslog.md): UDP and TCP on one port; a message from a device's address that one of
- * its template's `syslog.changed` rules matches queues a debounced download of that device (queueChangeBackup).
+ * The syslog receiver (docs/syslog.md): UDP and TCP on one port; a message from a device's address (or from a
+ * trusted relay, naming the device's name or address in its HOSTNAME field) that one of its template's
+ * `syslog.changed` rules matches queues a debounced download of that device (queueChangeBackup).
  * Everything else is counted and dropped: a message from an address that is no device's, one that is no syslog
  * message, one past its source's rate. The work per message is synchronous and small; the only waiting work,
  * writing the jobs, goes through a bounded map of pending changes, one entry per device, written one at a time:
@@ -33,9 +34,11 @@ export type SyslogReceiverOptions = {
   maxTcpConnections: number;
   /** How often the address-to-device map is read again (devices added, moved, given another template). */
   directoryRefreshMs: number;
+  /** Trusted relays' addresses: their messages are matched by the HOSTNAME field, not by the sender's address. */
+  relays: string[];
 };
 
-export const DEFAULT_SYSLOG_OPTIONS: Omit<SyslogReceiverOptions, "port" | "bindAddress" | "debounceMs"> = {
+export const DEFAULT_SYSLOG_OPTIONS: Omit<SyslogReceiverOptions, "port" | "bindAddress" | "debounceMs" | "relays"> = {
   ratePerSecond: 100, burst: 500, maxPending: 10_000, maxTcpConnections: 256, directoryRefreshMs: 10_000,
 };
 
@@ -67,6 +70,8 @@ export class SyslogReceiver {
   private tcp: Server | undefined;
   private readonly connections = new Set<Socket>();
   private directory = new Map<string, Listener[]>();
+  /** The same listeners by device name, lower-cased: what a relayed message's HOSTNAME may say. */
+  private byName = new Map<string, Listener[]>();
   private readonly rulesByCode = new Map<string, Rule[]>();
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   private readonly pending = new Map<number, ConfigChangeReport>();
@@ -129,14 +134,18 @@ export class SyslogReceiver {
   /** Which devices each address belongs to, and their templates' change rules. */
   async refreshDirectory(): Promise<void> {
     try {
-      const rows = await this.deps.db.select({ id: devices.id, ip: devices.ip, code: templates.code }).from(devices)
+      const rows = await this.deps.db.select({ id: devices.id, ip: devices.ip, name: devices.name, code: templates.code }).from(devices)
         .innerJoin(templates, eq(templates.id, devices.templateId)).where(isNotNull(devices.templateId));
       const directory = new Map<string, Listener[]>();
+      const byName = new Map<string, Listener[]>();
       for (const row of rows) {
-        const listeners = directory.get(row.ip) ?? directory.set(row.ip, []).get(row.ip)!;
-        listeners.push({ deviceId: row.id, rules: this.rulesOf(row.code) });
+        const listener = { deviceId: row.id, rules: this.rulesOf(row.code) };
+        (directory.get(row.ip) ?? directory.set(row.ip, []).get(row.ip)!).push(listener);
+        const name = row.name.toLowerCase();
+        (byName.get(name) ?? byName.set(name, []).get(name)!).push(listener);
       }
       this.directory = directory;
+      this.byName = byName;
     } catch (err) {
       this.counters.errors++;
       this.deps.logger.warn("could not read the devices for the syslog receiver; keeping the last ones", { error: describeError(err) });
@@ -162,14 +171,22 @@ export class SyslogReceiver {
       this.counters.rate_limited++;
       return;
     }
-    const listeners = this.directory.get(source);
-    if (!listeners) {
+    const relayed = this.options.relays.includes(source);
+    const direct = relayed ? undefined : this.directory.get(source);
+    if (!relayed && !direct) {
       this.counters.unknown_source++;
       return;
     }
     const message = parseSyslog(raw);
     if (!message) {
       this.counters.malformed++;
+      return;
+    }
+    // Only a trusted relay's word is taken for which device spoke: its HOSTNAME field, a device's name or address.
+    const hostname = message.hostname?.toLowerCase();
+    const listeners = relayed ? (hostname === undefined ? undefined : this.byName.get(hostname) ?? this.directory.get(plainAddress(hostname))) : direct;
+    if (!listeners) {
+      this.counters.unknown_source++;
       return;
     }
     let matched = false;

@@ -38,12 +38,12 @@ export function startSyslogService(
   const apply = async () => {
     const settings = await getSyslogSettings(deps.db);
     const wanted: SyslogReceiverOptions | undefined = settings.enabled && !stopped
-      ? { ...DEFAULT_SYSLOG_OPTIONS, ...options, port: settings.port, bindAddress: settings.bind_address, debounceMs: settings.debounce_seconds * 1000 }
+      ? { ...DEFAULT_SYSLOG_OPTIONS, ...options, port: settings.port, bindAddress: settings.bind_address, debounceMs: settings.debounce_seconds * 1000, relays: settings.relays }
       : undefined;
     const key = wanted ? `${wanted.bindAddress}:${wanted.port}` : "";
     const current = receiver ? `${receiver.options.bindAddress}:${receiver.options.port}` : "";
     if (receiver && key === current) {
-      if (wanted) receiver.options.debounceMs = wanted.debounceMs;
+      if (wanted) Object.assign(receiver.options, { debounceMs: wanted.debounceMs, relays: wanted.relays });
       return;
     }
     if (receiver) {

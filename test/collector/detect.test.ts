@@ -226,6 +226,48 @@ describe("POST /devices/{id}/detect", () => {
     expect(shown).not.toContain("Detect-Community-93");
   }, 30_000);
 
+  /** A device that refuses a shell and exec channels and serves only the `netconf` subsystem, its hello offering `capabilities`. */
+  async function netconfOnlyDevice(capabilities: string[]): Promise<number> {
+    const device = await startFakeDevice({ netconf: { config: "<configuration/>", capabilities }, auth: { username: USERNAME, password: PASSWORD } });
+    started.push(device);
+    const created = await t.call("/api/v1/devices", {
+      method: "POST", token: admin,
+      body: { device_name: `detect-nc-${started.length}`, device_ip: "127.0.0.1", device_vendor: "Dell", device_port_override: device.port, device_username: USERNAME, device_password: PASSWORD },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    return created.body.data.id;
+  }
+
+  it("proposes the vendor's NETCONF template for a device that refuses a shell and offers the netconf subsystem, by its hello's capabilities", async () => {
+    const id = await netconfOnlyDevice(["http://xml.juniper.net/netconf/junos/1.0", "http://xml.juniper.net/dmi/system/1.0", "http://openconfig.net/yang/interfaces?module=openconfig-interfaces"]);
+    await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin });
+    const job = await runQueued();
+    expect(job.outcome, job.message ?? "").toBe("success");
+    expect(job.message).toBe("proposes juniper-junos-netconf (Juniper)");
+    expect(job.result).toMatchObject({
+      protocol: "netconf", channels: "netconf",
+      proposal: { template_id: await builtinTemplateId(t, "juniper-junos-netconf"), template: "juniper-junos-netconf", vendor: "Juniper", matched_by: ["netconf_capability"] },
+    });
+    expect(job.result!.netconf_capabilities).toContain("http://xml.juniper.net/netconf/junos/1.0");
+
+    // Another vendor's markers, applied: the device gets that template.
+    const arista = await netconfOnlyDevice(["http://arista.com/yang/experimental/eos?module=arista-exp-eos", "http://openconfig.net/yang/interfaces?module=openconfig-interfaces"]);
+    await t.call(`/api/v1/devices/${arista}/detect`, { method: "POST", token: admin, body: { apply: true } });
+    const applied = await runQueued();
+    expect(applied.message).toBe("set arista-eos-netconf (Arista)");
+    const device = (await t.call(`/api/v1/devices/${arista}`, { token: admin })).body.data;
+    expect(device.device_template_id).toBe(await builtinTemplateId(t, "arista-eos-netconf"));
+  }, 30_000);
+
+  it("proposes nothing for a NETCONF-only device whose capabilities no template names", async () => {
+    const id = await netconfOnlyDevice(["http://openconfig.net/yang/interfaces?module=openconfig-interfaces"]);
+    await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin });
+    const job = await runQueued();
+    expect(job.outcome).toBe("error");
+    expect(job.message).toBe("no built-in template recognised what the device printed; the result shows the banner, prompt and commands run");
+    expect(job.result).toMatchObject({ channels: "netconf", proposal: null });
+  }, 30_000);
+
   it("answers 404 for a device that does not exist or is outside the caller's scope, and needs devices.write", async () => {
     const id = await deviceAnswering(ios);
     expect((await t.call("/api/v1/devices/999999/detect", { method: "POST", token: admin })).status).toBe(404);

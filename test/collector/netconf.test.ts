@@ -11,6 +11,7 @@ import { pushLines } from "../../collector/push.ts";
 import { DEFAULT_LIMITS } from "../../collector/session.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../../collector/worker.ts";
 import { silentLogger } from "../../src/logger.ts";
+import { startCompliancePass } from "../../collector/compliance-pass.ts";
 
 /**
  * Backups over NETCONF (protocol: netconf): the collector against the fake device's `netconf` subsystem, which is
@@ -176,6 +177,47 @@ describe("a backup over NETCONF", () => {
     expect(stored).not.toContain("Comm-Secret-4411");
     expect(stored).not.toContain("changed-seconds");
     expect(device.received).not.toContain("<shell request>");
+  });
+
+  it("compliance sections follow the XML tree: a section rule finds a line inside its element and misses one in another", async () => {
+    const device = await fakeNetconfDevice({ config: JUNOS_CONFIG });
+    // The built-in Junos template: Junos's own CLI nests by braces, its stored NETCONF XML by element.
+    const id = await deviceOn(device, await builtinTemplateId(t, "juniper-junos-netconf"));
+    const definition = [
+      "// Description: the host name is set in the system hierarchy", "#[section: ^\\s*<system>$]", "#[must_match_regex]", "<host-name>edge-1</host-name>", "",
+      "// Description: SNMP access is set in the system hierarchy", "#[section: ^\\s*<system>$]", "#[must_match_regex]", "<authorization>read-only</authorization>", "",
+    ].join("\n");
+    const policy = await t.call("/api/v1/policies", { method: "POST", token, body: { name: `netconf-sections-${id}`, definition } });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(201);
+    await t.call("/api/v1/policy-assignments", { method: "POST", token, body: { policy_id: policy.body.data.id, scope: "devices", devices: [id] } });
+    const pass = startCompliancePass({ db: t.db, clock: { now: () => new Date() }, logger: silentLogger }, { pollIntervalMs: 20, busyIntervalMs: 20, batch: 25, busy: () => false });
+    try {
+      expect((await downloadOnce(t, id)).outcome).toBe("success");
+      let result;
+      for (let tries = 0; tries < 200 && !result; tries++) {
+        result = (await t.call(`/api/v1/policy-compliance?device_id=${id}`, { token })).body.data.find((r: { device_id: number }) => r.device_id === id);
+        if (!result) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(result).toMatchObject({ device_id: id, command: "get-config", status: "not_compliant" });
+      const stored = (await latestConfigs(t, id)).get("get-config")!.split("\n");
+      expect(result.rules[0]).toMatchObject({ passed: true, sections_checked: 1 });
+      // The <authorization> line is in <snmp>, not <system>: the failure names the <system> element's line.
+      expect(result.rules[1]).toMatchObject({ passed: false, sections_checked: 1 });
+      expect(JSON.stringify(result.rules[1])).toContain(`"line":${stored.findIndex((l) => l.trim() === "<system>") + 1}`);
+
+      // A template that declares another nesting style gets it: no line opens a brace, so <system> holds nothing.
+      const braced = await deviceOn(await fakeNetconfDevice({ config: JUNOS_CONFIG }), await netconfTemplate(`${JUNOS_YAML}nesting: braces\n`));
+      await t.call("/api/v1/policy-assignments", { method: "POST", token, body: { policy_id: policy.body.data.id, scope: "devices", devices: [braced] } });
+      expect((await downloadOnce(t, braced)).outcome).toBe("success");
+      let other;
+      for (let tries = 0; tries < 200 && !other; tries++) {
+        other = (await t.call(`/api/v1/policy-compliance?device_id=${braced}`, { token })).body.data.find((r: { device_id: number }) => r.device_id === braced);
+        if (!other) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(other.rules[0]).toMatchObject({ passed: false });
+    } finally {
+      await pass.stop();
+    }
   });
 
   it("an rpc-error fails the job with the device's words, and stores nothing", async () => {

@@ -1,6 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { createSocket } from "node:dgram";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { promisify } from "node:util";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +13,7 @@ import { silentLogger } from "../../src/logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript, latestConfigs } from "../helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../helpers/fake-device.ts";
+import { freeUdpAndTcpPort } from "../helpers/process.ts";
 
 /**
  * Change-triggered backups: real syslog messages, sent over UDP and TCP by util-linux's `logger` (RFC 3164 and
@@ -35,22 +36,6 @@ let deviceId: number;
 let running = iosScript("core-sw1", ["hostname core-sw1", "interface Gi1/0/1", " description before"]);
 let port: number;
 let service: ReturnType<typeof startSyslogService>;
-
-/** A port free for both UDP and TCP on loopback. */
-async function freePort(): Promise<number> {
-  for (;;) {
-    const server = createServer();
-    const tcpPort = await new Promise<number>((resolve) => server.listen(0, "0.0.0.0", () => resolve((server.address() as { port: number }).port)));
-    await new Promise((resolve) => server.close(resolve));
-    const udp = createSocket("udp4");
-    const ok = await new Promise<boolean>((resolve) => {
-      udp.once("error", () => resolve(false));
-      udp.bind(tcpPort, "0.0.0.0", () => resolve(true));
-    });
-    await new Promise<void>((resolve) => (ok ? udp.close(() => resolve()) : resolve()));
-    if (ok) return tcpPort;
-  }
-}
 
 const logger = (args: string[]) => promisify(execFile)("logger", ["-n", "127.0.0.1", "-P", String(port), ...args]);
 
@@ -76,7 +61,7 @@ beforeAll(async () => {
   device = await startFakeDevice({ script: (line) => running.script(line), initPrompt: "core-sw1#", auth: { username: USERNAME, password: PASSWORD } });
   deviceId = await addLoopbackDevice(t, token, { port: device.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: USERNAME, password: PASSWORD });
   expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
-  port = await freePort();
+  port = await freeUdpAndTcpPort();
   service = startSyslogService({ db: t.db, clock, logger: silentLogger }, { owner: "test-collector", host: "test", pid: process.pid, version: "test", concurrency: 1, startedAt: clock.now() });
 });
 afterAll(async () => {
@@ -91,7 +76,7 @@ describe("the syslog receiver", () => {
     expect(service.state().state).toBe("off");
     const patched = await t.call("/api/v1/settings", { method: "PATCH", token, body: { syslog: { enabled: true, port, debounce_seconds: DEBOUNCE_S } } });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-    expect(patched.body.data.syslog).toEqual({ enabled: true, port, bind_address: "0.0.0.0", debounce_seconds: DEBOUNCE_S });
+    expect(patched.body.data.syslog).toEqual({ enabled: true, port, bind_address: "0.0.0.0", debounce_seconds: DEBOUNCE_S, relays: [] });
     await service.reconcile();
     expect(service.state()).toMatchObject({ state: "listening", port });
   });

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { createSocket } from "node:dgram";
 import { createServer } from "node:net";
 
 /** A port the OS says is free on loopback right now. */
@@ -12,6 +13,22 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** A port free for both UDP and TCP on loopback. */
+export async function freeUdpAndTcpPort(): Promise<number> {
+  for (;;) {
+    const server = createServer();
+    const tcpPort = await new Promise<number>((resolve) => server.listen(0, "0.0.0.0", () => resolve((server.address() as { port: number }).port)));
+    await new Promise((resolve) => server.close(resolve));
+    const udp = createSocket("udp4");
+    const ok = await new Promise<boolean>((resolve) => {
+      udp.once("error", () => resolve(false));
+      udp.bind(tcpPort, "0.0.0.0", () => resolve(true));
+    });
+    await new Promise<void>((resolve) => (ok ? udp.close(() => resolve()) : resolve()));
+    if (ok) return tcpPort;
+  }
 }
 
 export type Spawned = { child: ChildProcess; output: () => string; exited: Promise<number | null> };

@@ -49,7 +49,7 @@ export async function deviceFacts(db: DbOrTx, where: SQL | undefined): Promise<D
     .where(where);
   const parsed = new Map<string, ReturnType<typeof parseTemplate>>();
   return rows.map((r) => {
-    let template: { commands: string[]; config_command: string } | undefined;
+    let template: { commands: string[]; config_command: string; protocol: string; nesting?: ConfigFamily } | undefined;
     if (r.templateCode !== null) {
       let p = parsed.get(r.templateCode);
       if (!p) parsed.set(r.templateCode, (p = parseTemplate(r.templateCode)));
@@ -58,8 +58,16 @@ export async function deviceFacts(db: DbOrTx, where: SQL | undefined): Promise<D
     const categoryCommands = JSON.parse(r.categoryCommands) as string[];
     const runs = categoryCommands.length ? categoryCommands : template?.commands ?? [];
     const configCommand = template && runs.includes(template.config_command) ? template.config_command : runs[0] ?? FALLBACK_COMMAND;
-    return { id: r.id, name: r.name, configCommand, family: familyForVendor(r.templateKey ?? r.vendor ?? r.templateName ?? null) };
+    return { id: r.id, name: r.name, configCommand, family: nestingOf(template, r.templateKey ?? r.vendor ?? r.templateName ?? null) };
   });
+}
+
+/**
+ * How a device's stored configuration nests: as its template says; else NETCONF's canonical XML by indentation
+ * (netkeep writes it, whatever the vendor); else as the template's or vendor's name says.
+ */
+function nestingOf(template: { protocol: string; nesting?: ConfigFamily } | undefined, name: string | null): ConfigFamily {
+  return template?.nesting ?? (template?.protocol === "netconf" ? "indent" : familyForVendor(name));
 }
 
 /** The devices an assignment covers now (of those `within` selects, when given), with their facts. */

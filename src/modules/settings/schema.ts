@@ -15,7 +15,7 @@ export const SETTINGS_DEFAULTS = {
   smtp: { host: null as string | null, port: 587, encryption: "starttls" as "none" | "starttls" | "tls", username: null as string | null, from_address: null as string | null },
   webhooks: { timeout_seconds: 10, retries: 7, allow_private_ranges: true, private_response_excerpts: false },
   backups: { cron: "0 1 * * *", keep: 7 },
-  syslog: { enabled: false, port: 5514, bind_address: "0.0.0.0", debounce_seconds: 30 },
+  syslog: { enabled: false, port: 5514, bind_address: "0.0.0.0", debounce_seconds: 30, relays: [] as string[] },
   ldap: {
     enabled: false,
     url: null as string | null,
@@ -69,6 +69,7 @@ const Syslog = z.object({
   port: z.number().int().openapi({ description: "The UDP and TCP port the receiver listens on (514 needs privileges: forward it, see docs/syslog.md)" }),
   bind_address: z.string().openapi({ description: "The local address the receiver listens on (0.0.0.0: every IPv4 address, :: every address)" }),
   debounce_seconds: z.number().int().openapi({ description: "Quiet time after a device's last \"configuration changed\" message before its backup starts: ten commits in a minute make one backup" }),
+  relays: z.array(z.string()).openapi({ description: "Addresses of trusted syslog relays (rsyslog, syslog-ng): a message from one is matched to a device by its HOSTNAME field (the device's name or address), never a message from any other sender (docs/syslog.md)" }),
 });
 
 const Ldap = z.object({
@@ -160,6 +161,8 @@ export const SettingsPatch = z
       port: whole(1, 65535, "a port").optional().openapi({ example: 5514 }),
       bind_address: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address, e.g. 0.0.0.0" }).optional().openapi({ example: "0.0.0.0" }),
       debounce_seconds: whole(0, 3600, "seconds").optional().openapi({ example: 30 }),
+      relays: z.array(z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address, e.g. 192.0.2.10" }), { error: "must be a list of addresses" })
+        .max(100, "must list at most 100 relays").optional().openapi({ example: ["192.0.2.10"] }),
     }).optional(),
     ldap: z.strictObject({
       enabled: z.boolean({ error: "must be true or false" }).optional(),

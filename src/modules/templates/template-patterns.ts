@@ -35,7 +35,7 @@ type ShippedYaml = {
   filters?: { drop?: (string | { from?: unknown; to?: unknown })[]; volatile?: (string | { from?: unknown; to?: unknown })[] };
   secrets?: { pattern?: unknown }[];
   config_marker?: unknown;
-  detect?: { banner?: unknown; prompt?: unknown; version?: unknown; sys_descr?: unknown; sys_descr_model?: unknown; sys_descr_os_version?: unknown; model?: unknown; os_version?: unknown };
+  detect?: { banner?: unknown; prompt?: unknown; version?: unknown; netconf_capability?: unknown; sys_descr?: unknown; sys_descr_model?: unknown; sys_descr_os_version?: unknown; model?: unknown; os_version?: unknown };
   push?: { errors?: unknown[]; prompts?: { pattern?: unknown }[] };
   syslog?: { changed?: { pattern?: unknown }[] };
 };
@@ -63,7 +63,7 @@ function shippedPatterns(): Record<TemplatePatternRole, Set<string>> {
     for (const s of t.secrets ?? []) add(text, s?.pattern);
     add(text, t.config_marker);
     add(line, t.detect?.prompt);
-    for (const p of [t.detect?.banner, t.detect?.version, t.detect?.sys_descr, t.detect?.sys_descr_model, t.detect?.sys_descr_os_version, t.detect?.model, t.detect?.os_version]) add(text, p);
+    for (const p of [t.detect?.banner, t.detect?.version, t.detect?.netconf_capability, t.detect?.sys_descr, t.detect?.sys_descr_model, t.detect?.sys_descr_os_version, t.detect?.model, t.detect?.os_version]) add(text, p);
     for (const e of t.push?.errors ?? []) add(line, e);
     for (const p of t.push?.prompts ?? []) add(line, p?.pattern);
     for (const c of t.syslog?.changed ?? []) add(line, c?.pattern);

@@ -162,13 +162,16 @@ const oid = z.string().regex(/^\.?\d+(\.\d+)+$/, "must be a numeric OID such as 
  * group from the output (or sysDescr); `sys_descr_model` and `sys_descr_os_version` from sysDescr alone, as SNMP
  * identification reads it before any login (collector/snmp-identity.ts), as does the vendor: the `vendor` of the
  * templates whose `sys_object_id` holds the longest prefix of sysObjectID. A `generic: true` family (a plain Linux host, which many appliances also
- * are) is proposed only when no other family fits.
+ * are) is proposed only when no other family fits. `netconf_capability` (a NETCONF template's, instead of
+ * `version`) is tested against the capabilities of the device's NETCONF hello, one per line, when the device refuses
+ * a shell and its exec channels show nothing a family recognises.
  */
 const detectSection = z.strictObject({
   banner: patternFor("text").optional(),
   prompt: regex.optional(),
   command: line.default("show version"),
-  version: patternFor("text"),
+  version: patternFor("text").optional(),
+  netconf_capability: patternFor("text").optional(),
   sys_descr: patternFor("text").optional(),
   sys_object_id: z.array(oid.transform((o) => o.replace(/^\./, ""))).default([]),
   sys_descr_model: patternFor("text").optional(),
@@ -176,7 +179,7 @@ const detectSection = z.strictObject({
   generic: z.boolean().default(false),
   model: patternFor("text").optional(),
   os_version: patternFor("text").optional(),
-});
+}).refine((d) => d.version !== undefined || d.netconf_capability !== undefined, { message: "needs version (or netconf_capability for a NETCONF template)", path: ["version"] });
 
 /**
  * An element a NETCONF template names: local names (no prefixes) from the outside in, separated by "/", matched
@@ -260,6 +263,9 @@ const TemplateDocument = z
     config_command: line.optional(),
     min_bytes: z.number().int().min(1).optional(),
     config_marker: patternFor("text").optional(),
+    // How the stored text nests for compliance sections (src/modules/compliance/engine/sections.ts); left out,
+    // indentation over NETCONF (canonical XML), else as the template's or vendor's name says (coverage.ts).
+    nesting: z.enum(["indent", "braces", "fortios"]).optional(),
     teardown: z.array(line).default([]),
     filters: z
       .strictObject({ drop: z.array(lineFilter).default([]), volatile: z.array(lineFilter).default([]) })
