@@ -1,6 +1,7 @@
 // A real OpenID Connect provider (npm oidc-provider) for single sign-on tests, run as its own process:
 // node test/helpers/oidc-provider.mjs, configured by environment (OIDC_PORT, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET,
-// OIDC_REDIRECT_URI, OIDC_POST_LOGOUT_URI). Accounts: alice (group netkeep-admins), bob (group contractors);
+// OIDC_REDIRECT_URI, OIDC_POST_LOGOUT_URI). Accounts: alice (group netkeep-admins), bob (group contractors),
+// dana (group staff);
 // its development login form accepts any password. Consent is granted automatically.
 import { createServer } from "node:http";
 import Provider from "oidc-provider";
@@ -10,6 +11,8 @@ const issuer = `http://127.0.0.1:${port}`;
 const ACCOUNTS = {
   alice: { preferred_username: "alice", email: "alice@example.test", groups: ["netkeep-admins", "staff"] },
   bob: { preferred_username: "bob", email: "bob@example.test", groups: ["contractors"] },
+  // Shares her name with a local netkeep user in the tests.
+  dana: { preferred_username: "dana", email: "dana@example.test", groups: ["staff"] },
 };
 
 const provider = new Provider(issuer, {

@@ -111,6 +111,15 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
     expect(await failures()).toContainEqual({ username: "bob", ip: expect.anything(), reason: "single sign-on: no group mapped to a role" });
   });
 
+  it("refuses a provider account whose name a local user already has", async () => {
+    const local = await t.user({ username: "dana", role: "viewer" });
+    await signInAtProvider("dana");
+    expect(await b.page.textContent("[role=alert]")).toContain("Single sign-on did not complete");
+    expect(await failures()).toContainEqual({ username: "dana", ip: expect.anything(), reason: "single sign-on: not a single sign-on user" });
+    const [row] = await t.db.select().from(users).where(eq(users.id, local));
+    expect(row).toMatchObject({ authSource: "local", enabled: true });
+  });
+
   it("refuses a provider whose discovery document names another issuer", async () => {
     // Same server, reached by another name: its document says http://127.0.0.1:<port>, not what is configured.
     expect((await settings({ issuer: provider.issuer.replace("127.0.0.1", "localhost") })).status).toBe(200);
@@ -120,7 +129,7 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
     expect((await failures()).map((f) => f.reason)).toContain("single sign-on: provider unreachable");
   });
 
-  it("refuses an ID token from another provider than the one the sign-in started at", async () => {
+  it("refuses a callback once the configured provider is another than the one the sign-in started at", async () => {
     // Sign-in starts at the first provider; the second (another issuer, the same client) is configured before
     // the callback, so the code and token are not the configured issuer's.
     expect((await settings({ issuer: provider.issuer })).status).toBe(200);
