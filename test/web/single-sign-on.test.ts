@@ -84,6 +84,15 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
     expect(logins.map((e) => e.payload)).toContainEqual(expect.objectContaining({ username: "alice", method: "oidc" }));
     const activity = await t.db.select().from(activityLog).where(eq(activityLog.action, "user.login"));
     expect(activity.some((a) => a.username === "alice")).toBe(true);
+    // Her role's scope holds: the devices page shows the branch device, not the other one.
+    for (const [name, tag] of [["sso-branch-sw", "branch"], ["sso-core-sw", "core"]]) {
+      const dev = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: name, device_ip: "192.0.2.10", device_vendor: "Cisco", device_tags: [tag] } });
+      expect(dev.status, JSON.stringify(dev.body)).toBe(201);
+    }
+    await b.page.goto(`${b.base}/devices`);
+    const listed = await b.page.textContent("main");
+    expect(listed).toContain("sso-branch-sw");
+    expect(listed).not.toContain("sso-core-sw");
   });
 
   it("refuses the same callback URL a second time (state and nonce are used once)", async () => {
