@@ -71,6 +71,9 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
 
   let callbackUrl = "";
   it("signs alice in, creating her account with the role her group maps to", async () => {
+    // A local account already has her address: hers gets the placeholder rather than failing the sign-in.
+    const namesake = await t.user({ username: "alice-local" });
+    await t.db.update(users).set({ email: "alice@example.test", emailKey: "alice@example.test" }).where(eq(users.id, namesake));
     const seen: string[] = [];
     b.page.on("request", (r) => { if (r.url().includes("/login/oidc/callback")) seen.push(r.url()); });
     await signInAtProvider("alice");
@@ -79,7 +82,7 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
     expect(callbackUrl).toContain("code=");
     const list = await t.call("/api/v1/users", { token: admin });
     const alice = (list.body.data as { username: string; role: string; auth_source: string; email: string }[]).find((u) => u.username === "alice");
-    expect(alice).toMatchObject({ role: "branch-ops", auth_source: "oidc", email: "alice@example.test" });
+    expect(alice).toMatchObject({ role: "branch-ops", auth_source: "oidc", email: "alice@directory.invalid" });
     const logins = await t.db.select().from(events).where(eq(events.type, "user.login"));
     expect(logins.map((e) => e.payload)).toContainEqual(expect.objectContaining({ username: "alice", method: "oidc" }));
     const activity = await t.db.select().from(activityLog).where(eq(activityLog.action, "user.login"));

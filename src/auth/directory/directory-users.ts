@@ -50,8 +50,11 @@ export async function applyDirectoryGroups(
     const role = roleName ? await roleIdOf(tx, roleName) : undefined;
     if (!existing) {
       if (!role) return { userId: null, refusal: "no group mapped to a role" };
+      // An address another account already has (e-mails are unique) gives way to the placeholder.
+      const [taken] = found.email ? await tx.select({ id: users.id }).from(users).where(eq(users.emailKey, nameKey(found.email))) : [];
+      const email = emailFor(username, taken ? null : found.email);
       const [row] = await tx.insert(users).values({
-        username, usernameKey: nameKey(username), email: emailFor(username, found.email), emailKey: nameKey(emailFor(username, found.email)),
+        username, usernameKey: nameKey(username), email, emailKey: nameKey(email),
         roleId: role.id, passwordHash: NO_LOCAL_PASSWORD, authSource: source, directoryCheckedAt: now, createdAt: now, updatedAt: now,
       }).returning({ id: users.id });
       const userId = row!.id;
