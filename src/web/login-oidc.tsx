@@ -51,8 +51,9 @@ export function registerOidcLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrott
       provider = await oidcProvider(c.var.services);
     } catch (err) {
       if (!(err instanceof ProviderError)) throw err;
-      logger.warn("single sign-on: the provider could not be asked", { reason: err.message });
-      return refuse(c, 503, "", null, "provider unreachable", "The single sign-on provider cannot be reached right now. Try again later; local accounts can still log in.");
+      logger.warn("single sign-on: the provider's discovery failed", { reason: err.message });
+      return refuse(c, 503, "", null, "provider discovery failed",
+        "The single sign-on provider cannot be reached right now, or does not answer as the settings expect. Try again later; local accounts can still log in.");
     }
     if (!provider) return c.redirect("/login", 303);
     const now = clock.now();

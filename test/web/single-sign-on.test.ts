@@ -138,7 +138,7 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
     await b.context.clearCookies();
     const res = await b.page.goto(`${b.base}/login/oidc`);
     expect(res!.status()).toBe(503);
-    expect((await failures()).map((f) => f.reason)).toContain("single sign-on: provider unreachable");
+    expect((await failures()).map((f) => f.reason)).toContain("single sign-on: provider discovery failed");
   });
 
   it("refuses a callback once the configured provider is another than the one the sign-in started at", async () => {
