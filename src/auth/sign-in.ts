@@ -12,7 +12,7 @@ import { randomSecret } from "./token-value.ts";
 import { findUserByName, USERNAME } from "./users.ts";
 
 export type SignInDeps = { db: Db; secrets: SecretBox; logger: Logger; clock: Clock };
-export type SignInMethod = "local" | "ldap";
+export type SignInMethod = "local" | "ldap" | "oidc";
 
 export type SignInResult =
   | { ok: true; userId: number; username: string; method: SignInMethod }

@@ -9,12 +9,20 @@ import type { WebEnv } from "./env.ts";
 import { checkedForm, csrfRefusal, currentSession, safeNext } from "./guard.ts";
 import { renderPage } from "./layout.tsx";
 import { getSettings } from "../modules/settings/service.ts";
+import { afterLogoutPath, registerOidcLoginRoutes } from "./login-oidc.tsx";
 
 export const HOME = "/dashboard";
 /** Where a sign-in that still needs its second factor (or its enrolment) goes. */
 export const SECOND_FACTOR_PATH = "/login/second-factor";
 
-function LoginForm(props: { csrf: string; next?: string; username?: string; error?: string; notice?: string; banner: string }) {
+type LoginPageSettings = { banner: string; ssoLabel: string | null };
+
+async function loginPageSettings(c: Context<WebEnv>): Promise<LoginPageSettings> {
+  const { settings } = await getSettings(c.var.services.db);
+  return { banner: settings.login_banner, ssoLabel: settings.oidc.enabled ? settings.oidc.button_label : null };
+}
+
+function LoginForm(props: { csrf: string; next?: string; username?: string; error?: string; notice?: string } & LoginPageSettings) {
   return (
     <section class="card narrow">
       <h1>Log in</h1>
@@ -32,6 +40,11 @@ function LoginForm(props: { csrf: string; next?: string; username?: string; erro
           <button type="submit">Log in</button>
         </div>
       </form>
+      {props.ssoLabel && (
+        <p class="actions">
+          <a class="button" href={`/login/oidc${props.next ? `?next=${encodeURIComponent(props.next)}` : ""}`}>Sign in with {props.ssoLabel}</a>
+        </p>
+      )}
     </section>
   );
 }
@@ -54,8 +67,7 @@ export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle):
     const next = safeNext(c.req.query("next"));
     if (await currentSession(c)) return c.redirect(next ?? HOME, 302);
     const notice = c.req.query("logged_out") !== undefined ? "You have been logged out." : undefined;
-    const banner = (await getSettings(c.var.services.db)).settings.login_banner;
-    return renderPage(c, 200, { title: "Log in", children: <LoginForm csrf={loginCsrf(c)} next={next} notice={notice} banner={banner} /> });
+    return renderPage(c, 200, { title: "Log in", children: <LoginForm csrf={loginCsrf(c)} next={next} notice={notice} {...(await loginPageSettings(c))} /> });
   });
 
   web.post("/login", async (c) => {
@@ -67,9 +79,9 @@ export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle):
     const password = field(form, "password");
     const next = safeNext(field(form, "next"));
     const ip = c.var.clientIp;
-    const banner = (await getSettings(db)).settings.login_banner;
+    const page = await loginPageSettings(c);
     const again = (status: 401 | 422 | 429 | 503, error: string) =>
-      renderPage(c, status, { title: "Log in", children: <LoginForm csrf={loginCsrf(c)} next={next} username={username} error={error} banner={banner} /> });
+      renderPage(c, status, { title: "Log in", children: <LoginForm csrf={loginCsrf(c)} next={next} username={username} error={error} {...page} /> });
 
     const result = await checkSignIn(c.var.services, throttle, { username, password, ip });
     if (!result.ok) {
@@ -89,12 +101,14 @@ export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle):
     return c.redirect(next ?? HOME, 303);
   });
 
+  registerOidcLoginRoutes(web, throttle);
+
   web.post("/logout", async (c) => {
     const session = await currentSession(c);
     if (!session) return c.redirect("/login", 303);
     if (!(await checkedForm(c, session.csrfToken))) return csrfRefusal(c, session);
     await endSession(c.var.services.db, session.sessionId);
     clearSessionCookie(c);
-    return c.redirect("/login?logged_out", 303);
+    return c.redirect((await afterLogoutPath(c, session.userId)) ?? "/login?logged_out", 303);
   });
 }

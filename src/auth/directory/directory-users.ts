@@ -16,7 +16,8 @@ export type DirectoryDeps = { db: Db; secrets: SecretBox; logger: Logger };
 /** A directory user has no local password: a hash in no scheme verifyPassword knows, so none ever matches. */
 export const NO_LOCAL_PASSWORD = "!directory";
 
-const DIRECTORY_ACTOR: Actor = { system: "ldap" };
+/** Where an account's identity and groups come from, other than a local password. */
+export type ExternalSource = "ldap" | "oidc";
 
 /** The directory settings with the bind password, or null when directory sign-in is off. */
 export async function directoryConfig(deps: DirectoryDeps): Promise<DirectoryConfig | null> {
@@ -34,13 +35,14 @@ async function roleIdOf(tx: DbOrTx, name: string): Promise<{ id: number; name: s
 const emailFor = (username: string, found: string | null) => found ?? `${username.toLowerCase()}@directory.invalid`;
 
 /**
- * Makes the local record follow the directory: creates it on a first sign-in, sets the role the groups give
+ * Makes the local record follow the directory (or the single sign-on provider's group claim): creates it on a first sign-in, sets the role the groups give
  * (or disables the account when they give none), and records every change of role in the activity log and as
  * a `user.role_mapped` event. Returns the user's id and whether they may go on.
  */
-async function applyDirectoryGroups(
-  db: Db, username: string, found: DirectoryUser, groupRoles: Record<string, string>, now: Date,
+export async function applyDirectoryGroups(
+  db: Db, username: string, found: Omit<DirectoryUser, "dn">, groupRoles: Record<string, string>, now: Date, source: ExternalSource = "ldap",
 ): Promise<{ userId: number | null; refusal?: Refusal }> {
+  const DIRECTORY_ACTOR: Actor = { system: source };
   const roleName = roleForGroups(found.groups, groupRoles);
   return db.transaction(async (tx) => {
     const [existing] = await tx.select({ id: users.id, enabled: users.enabled, roleId: users.roleId, authSource: users.authSource, username: users.username })
@@ -48,19 +50,22 @@ async function applyDirectoryGroups(
     const role = roleName ? await roleIdOf(tx, roleName) : undefined;
     if (!existing) {
       if (!role) return { userId: null, refusal: "no group mapped to a role" };
+      // An address another account already has (e-mails are unique) gives way to the placeholder.
+      const [taken] = found.email ? await tx.select({ id: users.id }).from(users).where(eq(users.emailKey, nameKey(found.email))) : [];
+      const email = emailFor(username, taken ? null : found.email);
       const [row] = await tx.insert(users).values({
-        username, usernameKey: nameKey(username), email: emailFor(username, found.email), emailKey: nameKey(emailFor(username, found.email)),
-        roleId: role.id, passwordHash: NO_LOCAL_PASSWORD, authSource: "ldap", directoryCheckedAt: now, createdAt: now, updatedAt: now,
+        username, usernameKey: nameKey(username), email, emailKey: nameKey(email),
+        roleId: role.id, passwordHash: NO_LOCAL_PASSWORD, authSource: source, directoryCheckedAt: now, createdAt: now, updatedAt: now,
       }).returning({ id: users.id });
       const userId = row!.id;
       await recordActivity(tx, DIRECTORY_ACTOR, {
         action: "user.create", subjectType: "user", subjectId: userId, before: null,
-        after: { username, role: role.name, auth_source: "ldap", groups: found.groups },
+        after: { username, role: role.name, auth_source: source, groups: found.groups },
       }, now);
       await recordEvent(tx, "user.role_mapped", { user_id: userId, username, old_role: null, new_role: role.name, groups: found.groups }, now);
       return { userId };
     }
-    if (existing.authSource !== "ldap") return { userId: existing.id, refusal: "not a directory user" };
+    if (existing.authSource !== source) return { userId: existing.id, refusal: source === "ldap" ? "not a directory user" : "not a single sign-on user" };
     const [current] = await tx.select({ name: roles.name }).from(roles).where(eq(roles.id, existing.roleId));
     const oldRole = current?.name ?? null;
     if (!existing.enabled) return { userId: existing.id, refusal: "disabled user" };
@@ -90,7 +95,7 @@ async function applyDirectoryGroups(
   });
 }
 
-type Refusal = "no group mapped to a role" | "disabled user" | "not a directory user";
+type Refusal = "no group mapped to a role" | "disabled user" | "not a directory user" | "not a single sign-on user";
 
 export type DirectorySignIn =
   | { outcome: "ok"; userId: number }

@@ -98,9 +98,9 @@ beforeAll(async () => {
     expect(dev.status, JSON.stringify(dev.body)).toBe(201);
     remember("devices", { password_enc: pw[0]!, enable_password_enc: pw[1]! });
   }
-  const smtp = await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { smtp: { password: "rot-smtp-Hy4t" }, ldap: { bind_password: "rot-ldap-Pw3e" } } });
+  const smtp = await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { smtp: { password: "rot-smtp-Hy4t" }, ldap: { bind_password: "rot-ldap-Pw3e" }, oidc: { client_secret: "rot-oidc-Cs8r" } } });
   expect(smtp.status, JSON.stringify(smtp.body)).toBe(200);
-  remember("app_settings", { smtp_password_enc: "rot-smtp-Hy4t", ldap_bind_password_enc: "rot-ldap-Pw3e" });
+  remember("app_settings", { smtp_password_enc: "rot-smtp-Hy4t", ldap_bind_password_enc: "rot-ldap-Pw3e", oidc_client_secret_enc: "rot-oidc-Cs8r" });
   const hook = await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url: "https://hooks.example.net/rotated" } });
   expect(hook.status, JSON.stringify(hook.body)).toBe(201);
   remember("webhooks", { secret_enc: hook.body.data.secret });
@@ -131,7 +131,7 @@ describe("svc key:rotate", () => {
 
     const run = await svc(["key:rotate"], fileEnv);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/Re-encrypted 16 secrets under a new app key \(app_settings: 2, credentials: 7, devices: 4, users: 2, webhooks: 1\)/);
+    expect(run.stdout).toMatch(/Re-encrypted 17 secrets under a new app key \(app_settings: 3, credentials: 7, devices: 4, users: 2, webhooks: 1\)/);
     expect(run.stdout).toContain("Restart the API and every collector");
 
     const newKey = readKey();
@@ -159,7 +159,7 @@ describe("svc key:rotate", () => {
 
     const audit = await t.db.select().from(activityLog).where(eq(activityLog.action, "app_key.rotate"));
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ username: "svc key:rotate", changes: { secrets_reencrypted: { old: null, new: 16 } } });
+    expect(audit[0]).toMatchObject({ username: "svc key:rotate", changes: { secrets_reencrypted: { old: null, new: 17 } } });
     expect(await t.db.all(sql`select secrets_digest as digest from configs where id = ${version.configId}`)).toEqual([{ digest: null }]);
   });
 

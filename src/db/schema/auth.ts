@@ -32,7 +32,7 @@ export const users = sqliteTable("users", {
    * Where the user proves who they are: "local" (the password hash here) or "ldap" (a bind to the directory;
    * password_hash then holds no usable hash and the role follows the user's directory groups).
    */
-  authSource: text("auth_source", { enum: ["local", "ldap"] }).notNull().default("local"),
+  authSource: text("auth_source", { enum: ["local", "ldap", "oidc"] }).notNull().default("local"),
   /** When a directory user's groups were last read: re-read after the settings' group refresh interval. */
   directoryCheckedAt: timestamp("directory_checked_at"),
   /** The confirmed TOTP secret (base32), sealed under the app key; null: no second factor. */

@@ -13,5 +13,7 @@ export const appSettings = sqliteTable("app_settings", {
   smtpPasswordEnc: text("smtp_password_enc"),
   /** The directory service account's password (settings' ldap.bind_password), sealed like the SMTP password. */
   ldapBindPasswordEnc: text("ldap_bind_password_enc"),
+  /** The OpenID Connect client secret (settings' oidc.client_secret), sealed like the SMTP password. */
+  oidcClientSecretEnc: text("oidc_client_secret_enc"),
   updatedAt: timestamp("updated_at").notNull(),
 });

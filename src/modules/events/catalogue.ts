@@ -103,7 +103,7 @@ export const EVENT_CATALOGUE = {
     describe: "A user signed in to the web interface.",
     payload: z.object({
       user_id: z.number().int(), username: z.string(), ip: z.string().nullable(),
-      method: z.enum(["local", "ldap"]).openapi({ description: "Where the password was checked" }),
+      method: z.enum(["local", "ldap", "oidc"]).openapi({ description: "How the user signed in: a password checked here (local) or against the directory (ldap), or single sign-on (oidc)" }),
       second_factor: z.enum(["none", "totp", "recovery_code"]).openapi({ description: "What proved the second factor" }),
     }),
   },

@@ -31,12 +31,22 @@ export const SETTINGS_DEFAULTS = {
     group_refresh_minutes: 15,
     timeout_seconds: 10,
   },
+  oidc: {
+    enabled: false,
+    issuer: null as string | null,
+    client_id: null as string | null,
+    scopes: "openid profile email",
+    group_claim: "groups",
+    group_roles: {} as Record<string, string>,
+    button_label: "single sign-on",
+  },
   mfa: { required_for: "none" as "none" | "admins" | "all" },
   tokens: { default_expiry_days: null as number | null, expiry_warning_days: 7 },
 };
 
 export type Settings = typeof SETTINGS_DEFAULTS;
-export type SettingsOut = Omit<Settings, "smtp" | "ldap"> & {
+export type SettingsOut = Omit<Settings, "smtp" | "ldap" | "oidc"> & {
+  oidc: Settings["oidc"] & { has_client_secret: boolean };
   smtp: Settings["smtp"] & { has_password: boolean };
   ldap: Settings["ldap"] & { has_bind_password: boolean };
 };
@@ -89,6 +99,17 @@ const Ldap = z.object({
   timeout_seconds: z.number().int().openapi({ description: "How long a connection or an operation on the directory may take" }),
 });
 
+const Oidc = z.object({
+  enabled: z.boolean().openapi({ description: "The login page offers single sign-on through the OpenID Connect provider (docs/users.md)" }),
+  issuer: z.string().nullable().openapi({ description: "The provider's issuer URL; its discovery document is at <issuer>/.well-known/openid-configuration" }),
+  client_id: z.string().nullable().openapi({ description: "The client (application) id registered at the provider" }),
+  has_client_secret: z.boolean().openapi({ description: "The client secret is write-only: this says whether one is stored" }),
+  scopes: z.string().openapi({ description: "Scopes asked for, space-separated (openid is always among them)" }),
+  group_claim: z.string().openapi({ description: "The ID token claim that lists the user's groups" }),
+  group_roles: z.record(z.string(), z.string()).openapi({ description: "A group claim value -> a netkeep role name; the first entry whose group the user is in gives the role" }),
+  button_label: z.string().openapi({ description: "The login page's button reads \"Sign in with <button_label>\"" }),
+});
+
 const Mfa = z.object({
   required_for: z.enum(["none", "admins", "all"]).openapi({ description: "Local users who must use a second factor (TOTP): none, holders of the built-in admin role, or all; one without it enrols at their next sign-in" }),
 });
@@ -114,6 +135,7 @@ export const SettingsSchema = z
     backups: Backups,
     syslog: Syslog,
     ldap: Ldap,
+    oidc: Oidc,
     mfa: Mfa,
     tokens: Tokens,
     updated_at: z.string().nullable(),
@@ -188,6 +210,20 @@ export const SettingsPatch = z
         .openapi({ example: { "netkeep-admins": "admin", "network-engineers": "operator", "helpdesk": "viewer" } }),
       group_refresh_minutes: whole(1, 1440, "minutes").optional(),
       timeout_seconds: whole(1, 120, "seconds").optional(),
+    }).optional(),
+    oidc: z.strictObject({
+      enabled: z.boolean({ error: "must be true or false" }).optional(),
+      issuer: z.url({ protocol: /^https?$/, error: "must be an http(s) URL, the provider's issuer" }).max(1024, "must be at most 1024 characters").nullable().optional()
+        .openapi({ example: "https://login.microsoftonline.com/00000000-0000-0000-0000-000000000000/v2.0" }),
+      client_id: singleLine(z.string().min(1, "must not be empty").max(255, "must be at most 255 characters")).nullable().optional().openapi({ example: "netkeep" }),
+      client_secret: z.string().min(1, "must not be empty (send null to remove it)").max(1024, "must be at most 1024 characters").nullable().optional()
+        .openapi({ description: "Write-only; null removes it (a public client then)", example: "s3cret-oidc" }),
+      scopes: singleLine(z.string().max(1024, "must be at most 1024 characters")).refine((s) => s.split(/\s+/).includes("openid"), "must include openid").optional()
+        .openapi({ example: "openid profile email groups" }),
+      group_claim: z.string().regex(/^[A-Za-z0-9_:.\/-]{1,255}$/, "must be a claim name, e.g. groups").optional().openapi({ example: "groups" }),
+      group_roles: z.record(z.string().min(1).max(255), z.string().min(1).max(255)).optional()
+        .openapi({ example: { "netkeep-admins": "admin", "network-engineers": "operator" } }),
+      button_label: singleLine(z.string().min(1, "must not be empty").max(64, "must be at most 64 characters")).optional().openapi({ example: "Entra ID" }),
     }).optional(),
     mfa: z.strictObject({
       required_for: z.enum(["none", "admins", "all"], { error: "must be one of: none, admins, all" }).optional().openapi({ example: "admins" }),

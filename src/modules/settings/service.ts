@@ -27,7 +27,7 @@ function merged(stored: Record<string, unknown>): Settings {
  */
 const BACKUP_TASK = "database_backup";
 
-export type StoredSettings = { settings: Settings; hasSmtpPassword: boolean; hasLdapBindPassword: boolean; updatedAt: Date | null };
+export type StoredSettings = { settings: Settings; hasSmtpPassword: boolean; hasLdapBindPassword: boolean; hasOidcClientSecret: boolean; updatedAt: Date | null };
 
 /**
  * The settings in force, read on every use (nothing caches them), so a change applies at once in every
@@ -38,7 +38,7 @@ export async function getSettings(db: DbOrTx): Promise<StoredSettings> {
   const settings = merged(row?.values ?? {});
   const [task] = await db.select({ cron: tasks.cron }).from(tasks).where(eq(tasks.systemKey, BACKUP_TASK));
   if (task) settings.backups.cron = task.cron;
-  return { settings, hasSmtpPassword: Boolean(row?.smtpPasswordEnc), hasLdapBindPassword: Boolean(row?.ldapBindPasswordEnc), updatedAt: row?.updatedAt ?? null };
+  return { settings, hasSmtpPassword: Boolean(row?.smtpPasswordEnc), hasLdapBindPassword: Boolean(row?.ldapBindPasswordEnc), hasOidcClientSecret: Boolean(row?.oidcClientSecretEnc), updatedAt: row?.updatedAt ?? null };
 }
 
 /**
@@ -68,11 +68,18 @@ export async function ldapBindPassword(db: DbOrTx, secrets: SecretBox): Promise<
   return row?.sealed ? secrets.decrypt(row.sealed) : null;
 }
 
+/** The OpenID Connect client secret in clear, for the sign-in flow only; null when none is set. */
+export async function oidcClientSecret(db: DbOrTx, secrets: SecretBox): Promise<string | null> {
+  const [row] = await db.select({ sealed: appSettings.oidcClientSecretEnc }).from(appSettings).where(eq(appSettings.id, ROW_ID));
+  return row?.sealed ? secrets.decrypt(row.sealed) : null;
+}
+
 export function serializeSettings(s: StoredSettings): SettingsOut & { updated_at: string | null } {
   return {
     ...s.settings,
     smtp: { ...s.settings.smtp, has_password: s.hasSmtpPassword },
     ldap: { ...s.settings.ldap, has_bind_password: s.hasLdapBindPassword },
+    oidc: { ...s.settings.oidc, has_client_secret: s.hasOidcClientSecret },
     updated_at: s.updatedAt?.toISOString() ?? null };
 }
 
@@ -95,6 +102,15 @@ function directoryProblem(ldap: Settings["ldap"]): { field: string; message: str
   return undefined;
 }
 
+/** Enabled single sign-on needs the provider and the client, and a mapping (or nobody could sign in). */
+function oidcProblem(oidc: Settings["oidc"]): { field: string; message: string } | undefined {
+  if (!oidc.enabled) return undefined;
+  if (!oidc.issuer) return { field: "issuer", message: "oidc.issuer is needed to enable single sign-on (the provider's issuer URL)" };
+  if (!oidc.client_id) return { field: "client_id", message: "oidc.client_id is needed to enable single sign-on (the client registered at the provider)" };
+  if (!Object.keys(oidc.group_roles).length) return { field: "group_roles", message: "oidc.group_roles is needed to enable single sign-on: map at least one group to a role, or nobody could sign in" };
+  return undefined;
+}
+
 /** Checks what the schema cannot: the time zone, the cron expression, that the credential exists. */
 async function checkPatch(db: DbOrTx, patch: SettingsPatch): Promise<SettingsPatch> {
   const bag = new FieldErrorBag();
@@ -114,12 +130,14 @@ async function checkPatch(db: DbOrTx, patch: SettingsPatch): Promise<SettingsPat
     const [found] = await db.select({ id: credentials.id }).from(credentials).where(eq(credentials.id, patch.default_credential_id));
     if (!found) bag.add("default_credential_id", `default_credential_id ${patch.default_credential_id} is not a credential's id`);
   }
-  if (patch.ldap?.group_roles) {
+  for (const section of ["ldap", "oidc"] as const) {
+    const groupRoles = patch[section]?.group_roles;
+    if (!groupRoles) continue;
     const known = new Map((await db.select({ name: roles.name }).from(roles)).map((r) => [nameKey(r.name), r.name]));
-    for (const [group, role] of Object.entries(patch.ldap.group_roles)) {
+    for (const [group, role] of Object.entries(groupRoles)) {
       const name = known.get(nameKey(role));
-      if (name) checked.ldap!.group_roles![group] = name;
-      else bag.add("ldap.group_roles", `ldap.group_roles maps group '${group}' to role '${role}', which does not exist; use one of: ${[...known.values()].join(", ")}`);
+      if (name) checked[section]!.group_roles![group] = name;
+      else bag.add(`${section}.group_roles`, `${section}.group_roles maps group '${group}' to role '${role}', which does not exist; use one of: ${[...known.values()].join(", ")}`);
     }
   }
   if (!bag.empty) throw ApiError.validation(bag.errors);
@@ -132,10 +150,11 @@ export async function updateSettings(tx: DbOrTx, patch: SettingsPatch, secrets: 
   const [row] = await tx.select().from(appSettings).where(eq(appSettings.id, ROW_ID));
   const before = await getSettings(tx);
   const values: Record<string, unknown> = { ...(row?.values ?? {}) };
-  const { smtp, ldap, ...rest } = checked;
+  const { smtp, ldap, oidc, ...rest } = checked;
   const { password, ...smtpFields } = smtp ?? {};
   const { bind_password: bindPassword, ...ldapFields } = ldap ?? {};
-  for (const [key, value] of Object.entries({ ...rest, ...(smtp ? { smtp: smtpFields } : {}), ...(ldap ? { ldap: ldapFields } : {}) })) {
+  const { client_secret: clientSecret, ...oidcFields } = oidc ?? {};
+  for (const [key, value] of Object.entries({ ...rest, ...(smtp ? { smtp: smtpFields } : {}), ...(ldap ? { ldap: ldapFields } : {}), ...(oidc ? { oidc: oidcFields } : {}) })) {
     if (value === undefined) continue;
     values[key] = value !== null && typeof value === "object" ? { ...((values[key] as Section | undefined) ?? {}), ...value } : value;
   }
@@ -151,15 +170,19 @@ export async function updateSettings(tx: DbOrTx, patch: SettingsPatch, secrets: 
   if (password !== undefined) sealed = password === null ? null : await secrets.encrypt(password);
   let sealedBind = row?.ldapBindPasswordEnc ?? null;
   if (bindPassword !== undefined) sealedBind = bindPassword === null ? null : await secrets.encrypt(bindPassword);
+  let sealedClientSecret = row?.oidcClientSecretEnc ?? null;
+  if (clientSecret !== undefined) sealedClientSecret = clientSecret === null ? null : await secrets.encrypt(clientSecret);
   const ldapProblem = directoryProblem(merged(values).ldap);
   if (ldapProblem) throw ApiError.validation({ [`ldap.${ldapProblem.field}`]: [ldapProblem.message] });
-  await tx.insert(appSettings).values({ id: ROW_ID, values, smtpPasswordEnc: sealed, ldapBindPasswordEnc: sealedBind, updatedAt: now })
-    .onConflictDoUpdate({ target: appSettings.id, set: { values, smtpPasswordEnc: sealed, ldapBindPasswordEnc: sealedBind, updatedAt: now } });
+  const ssoProblem = oidcProblem(merged(values).oidc);
+  if (ssoProblem) throw ApiError.validation({ [`oidc.${ssoProblem.field}`]: [ssoProblem.message] });
+  const stored = { values, smtpPasswordEnc: sealed, ldapBindPasswordEnc: sealedBind, oidcClientSecretEnc: sealedClientSecret, updatedAt: now };
+  await tx.insert(appSettings).values({ id: ROW_ID, ...stored }).onConflictDoUpdate({ target: appSettings.id, set: stored });
   const after = await getSettings(tx);
   await recordActivity(tx, actor, {
     action: "settings.update", subjectType: "settings", subjectId: null,
     before: flat(serializeSettings(before)), after: flat(serializeSettings(after)),
-    secretsSet: [...(password !== undefined ? ["smtp.password"] : []), ...(bindPassword !== undefined ? ["ldap.bind_password"] : [])],
+    secretsSet: [...(password !== undefined ? ["smtp.password"] : []), ...(bindPassword !== undefined ? ["ldap.bind_password"] : []), ...(clientSecret !== undefined ? ["oidc.client_secret"] : [])],
   }, now);
   return after;
 }

@@ -27,7 +27,7 @@ export const User = z
     role_id: z.number().int(),
     enabled: z.boolean().openapi({ description: "A disabled user's API tokens answer 401" }),
     last_login_at: z.string().nullable(),
-    auth_source: z.enum(["local", "ldap"]).openapi({ description: "Where the user's password is checked: here (local) or the directory (ldap: created at their first sign-in, role following their groups)" }),
+    auth_source: z.enum(["local", "ldap", "oidc"]).openapi({ description: "Where the user's password is checked: here (local), the directory (ldap), or the single sign-on provider (oidc); ldap and oidc users are created at their first sign-in, their role following their groups" }),
     second_factor: z.boolean().openapi({ description: "The user has a TOTP second factor (POST /users/{id}/second-factor/reset removes it)" }),
     created_at: z.string(),
     updated_at: z.string(),

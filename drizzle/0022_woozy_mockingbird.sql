@@ -1,0 +1,1 @@
+ALTER TABLE `app_settings` ADD `oidc_client_secret_enc` text;

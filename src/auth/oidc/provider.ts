@@ -1,0 +1,79 @@
+import * as client from "openid-client";
+import type { DbOrTx } from "../../db/client.ts";
+import { getSettings, oidcClientSecret } from "../../modules/settings/service.ts";
+import type { Settings } from "../../modules/settings/schema.ts";
+import type { SecretBox } from "../../secrets/box.ts";
+
+/** The provider could not be asked (discovery, token endpoint, keys), or its answer failed a check. */
+export class ProviderError extends Error {}
+
+export type OidcSettings = Settings["oidc"];
+export type OidcProvider = { settings: OidcSettings; config: client.Configuration };
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|\[::1\]|localhost)$/i;
+
+/**
+ * The single sign-on settings with the provider's discovered configuration, or null when single sign-on is off.
+ * Discovery runs at each sign-in, so a changed issuer or rotated keys take effect at once. Plain http is allowed
+ * for a loopback issuer only (a provider on the same host); anywhere else it would expose codes and tokens.
+ */
+export async function oidcProvider(deps: { db: DbOrTx; secrets: SecretBox }): Promise<OidcProvider | null> {
+  const { settings } = await getSettings(deps.db);
+  const oidc = settings.oidc;
+  if (!oidc.enabled || !oidc.issuer || !oidc.client_id) return null;
+  const issuer = new URL(oidc.issuer);
+  const secret = await oidcClientSecret(deps.db, deps.secrets);
+  const insecure = issuer.protocol === "http:" && LOOPBACK.test(issuer.hostname);
+  try {
+    const config = await client.discovery(issuer, oidc.client_id, undefined, secret ? client.ClientSecretBasic(secret) : client.None(), {
+      ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),
+      timeout: 10,
+    });
+    return { settings: oidc, config };
+  } catch (err) {
+    throw new ProviderError(`discovery at ${issuer.href} failed: ${(err as Error).message}`);
+  }
+}
+
+/** What a sign-in started and the callback must match: kept server-side, used once. */
+export type PendingSignIn = { state: string; nonce: string; codeVerifier: string; next: string | undefined; expiresAt: number };
+
+/** Where the browser goes to sign in at the provider, with a new state, nonce and PKCE verifier. */
+export async function startSignIn(provider: OidcProvider, redirectUri: string, next: string | undefined, now: Date): Promise<{ url: URL; pending: PendingSignIn }> {
+  const codeVerifier = client.randomPKCECodeVerifier();
+  const pending: PendingSignIn = { state: client.randomState(), nonce: client.randomNonce(), codeVerifier, next, expiresAt: now.getTime() + 10 * 60_000 };
+  const url = client.buildAuthorizationUrl(provider.config, {
+    redirect_uri: redirectUri, scope: provider.settings.scopes, state: pending.state, nonce: pending.nonce,
+    code_challenge: await client.calculatePKCECodeChallenge(codeVerifier), code_challenge_method: "S256",
+  });
+  return { url, pending };
+}
+
+export type SignedInClaims = { subject: string; username: string | null; email: string | null; groups: string[] };
+
+/**
+ * Redeems the callback's code: the library checks state, PKCE, and the ID token's signature, issuer, audience,
+ * nonce and expiry. Returns the claims netkeep uses; the groups come from the configured claim.
+ */
+export async function finishSignIn(provider: OidcProvider, callbackUrl: URL, pending: PendingSignIn): Promise<SignedInClaims> {
+  let claims: client.IDToken | undefined;
+  try {
+    const tokens = await client.authorizationCodeGrant(provider.config, callbackUrl, {
+      expectedState: pending.state, expectedNonce: pending.nonce, pkceCodeVerifier: pending.codeVerifier, idTokenExpected: true,
+    });
+    claims = tokens.claims();
+  } catch (err) {
+    throw new ProviderError((err as Error).message);
+  }
+  if (!claims) throw new ProviderError("the provider returned no ID token");
+  const raw = claims[provider.settings.group_claim];
+  const groups = Array.isArray(raw) ? raw.filter((g): g is string => typeof g === "string") : typeof raw === "string" ? [raw] : [];
+  const text = (v: unknown) => (typeof v === "string" && v ? v : null);
+  return { subject: claims.sub, username: text(claims.preferred_username), email: text(claims.email), groups };
+}
+
+/** The provider's RP-initiated logout URL, or null when it offers none. */
+export function endSessionUrl(provider: OidcProvider, postLogoutRedirectUri: string): URL | null {
+  if (!provider.config.serverMetadata().end_session_endpoint) return null;
+  return client.buildEndSessionUrl(provider.config, { client_id: provider.settings.client_id!, post_logout_redirect_uri: postLogoutRedirectUri });
+}
