@@ -4,7 +4,8 @@ import { eq } from "drizzle-orm";
 import { users } from "../db/schema/index.ts";
 import type { LoginThrottle } from "../auth/login-throttle.ts";
 import { signInWithClaims } from "../auth/oidc/oidc-sign-in.ts";
-import { finishSignIn, oidcProvider, ProviderError, startSignIn, endSessionUrl, type PendingSignIn } from "../auth/oidc/provider.ts";
+import { finishSignIn, oidcProvider, ProviderError, startSignIn, endSessionUrl } from "../auth/oidc/provider.ts";
+import { PendingSignIns } from "../auth/oidc/pending.ts";
 import { createSession } from "../auth/sessions.ts";
 import { recordSignIn, recordSignInFailure } from "../auth/sign-in.ts";
 import { isSecureRequest, setSessionCookie } from "./cookies.ts";
@@ -36,7 +37,7 @@ function SignInFailed(props: { message: string }) {
  * replayed callback URL finds nothing.
  */
 export function registerOidcLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle): void {
-  const pending = new Map<string, PendingSignIn>();
+  const pending = new PendingSignIns();
   const redirectUri = (c: Context<WebEnv>) => `${c.var.services.config.appUrl}${OIDC_CALLBACK_PATH}`;
 
   const refuse = async (c: Context<WebEnv>, status: 400 | 401 | 403 | 503, username: string, userId: number | null, reason: string, message = SSO_FAILED) => {
@@ -57,9 +58,8 @@ export function registerOidcLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrott
     }
     if (!provider) return c.redirect("/login", 303);
     const now = clock.now();
-    for (const [key, entry] of pending) if (entry.expiresAt <= now.getTime()) pending.delete(key);
     const started = await startSignIn(provider, redirectUri(c), safeNext(c.req.query("next")), now);
-    pending.set(started.pending.state, started.pending);
+    pending.add(started.pending, now.getTime());
     setCookie(c, STATE_COOKIE, started.pending.state, stateFlags(c));
     return c.redirect(started.url.href, 302);
   });
@@ -68,10 +68,9 @@ export function registerOidcLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrott
     const { db, clock, config, logger } = c.var.services;
     const state = getCookie(c, STATE_COOKIE);
     deleteCookie(c, STATE_COOKIE, stateFlags(c));
-    const entry = state ? pending.get(state) : undefined;
-    if (state) pending.delete(state);
     const now = clock.now();
-    if (!entry || entry.expiresAt <= now.getTime()) return refuse(c, 400, "", null, "no pending sign-in (replayed or expired callback)");
+    const entry = state ? pending.take(state, now.getTime()) : undefined;
+    if (!entry) return refuse(c, 400, "", null, "no pending sign-in (replayed or expired callback)");
     if (c.req.query("error")) return refuse(c, 401, "", null, `provider answered ${String(c.req.query("error")).slice(0, 100)}`);
     let provider;
     let claims;
