@@ -1,3 +1,4 @@
+import type { Ability } from "../../src/auth/abilities.ts";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -76,5 +77,19 @@ export async function startBrowser(t: WebTestContext) {
 }
 
 export type Browser = Awaited<ReturnType<typeof startBrowser>>;
+
+/**
+ * The cast the form tests play: `admin1` (an administrator, logged in), `viewer1` (the built-in viewer role), and
+ * `edgy`, whose role `edge-ops` holds `permissions` and sees only the devices tagged `edge`.
+ */
+export async function startBrowserWithCast(t: WebTestContext, permissions: Ability[]): Promise<Browser> {
+  await t.user({ username: "admin1" });
+  await t.user({ username: "viewer1", role: "viewer" });
+  await t.role({ name: "edge-ops", permissions, tags: ["edge"] });
+  await t.user({ username: "edgy", role: "edge-ops" });
+  const b = await startBrowser(t);
+  await b.loginAs("admin1");
+  return b;
+}
 
 export { createWebTestContext, type WebTestContext };

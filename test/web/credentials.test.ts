@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { credentials } from "../../src/db/schema/index.ts";
-import { chromiumMissing, createWebTestContext, startBrowser, type Browser, type WebTestContext } from "./chromium.ts";
+import { chromiumMissing, createWebTestContext, startBrowserWithCast, type Browser, type WebTestContext } from "./chromium.ts";
 
 /** Credential sets from the browser: secrets go in and never come out; the API's rules and refusals apply. */
 const unavailable = chromiumMissing("test/web/credentials.test.ts");
@@ -18,12 +18,7 @@ describe.skipIf(unavailable)("credential sets in headless Chromium", () => {
   beforeAll(async () => {
     t = await createWebTestContext();
     token = await t.token();
-    await t.user({ username: "admin1" });
-    await t.user({ username: "viewer1", role: "viewer" });
-    await t.role({ name: "edge-ops", permissions: ["credentials.read", "credentials.write", "devices.read", "system.read"], tags: ["edge"] });
-    await t.user({ username: "edgy", role: "edge-ops" });
-    b = await startBrowser(t);
-    await b.loginAs("admin1");
+    b = await startBrowserWithCast(t, ["credentials.read", "credentials.write", "devices.read", "system.read"]);
   });
   afterAll(async () => {
     await b?.close();

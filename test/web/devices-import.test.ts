@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { devices } from "../../src/db/schema/index.ts";
-import { chromiumMissing, createWebTestContext, startBrowser, type Browser, type WebTestContext } from "./chromium.ts";
+import { chromiumMissing, createWebTestContext, startBrowserWithCast, type Browser, type WebTestContext } from "./chromium.ts";
 
 /** Importing devices from the browser: a pasted address list or CSV text, checked first, through the import API's planner. */
 const unavailable = chromiumMissing("test/web/devices-import.test.ts");
@@ -21,12 +21,7 @@ describe.skipIf(unavailable)("device import in headless Chromium", () => {
     t = await createWebTestContext();
     token = await t.token();
     cred = (await t.call("/api/v1/device-credentials", { method: "POST", token, body: { cred_name: "lab", cred_username: "backup" } })).body.data.id;
-    await t.user({ username: "admin1" });
-    await t.user({ username: "viewer1", role: "viewer" });
-    await t.role({ name: "edge-ops", permissions: ["devices.read", "devices.write", "system.read"], tags: ["edge"] });
-    await t.user({ username: "edgy", role: "edge-ops" });
-    b = await startBrowser(t);
-    await b.loginAs("admin1");
+    b = await startBrowserWithCast(t, ["devices.read", "devices.write", "system.read"]);
   });
   afterAll(async () => {
     await b?.close();

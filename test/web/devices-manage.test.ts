@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { devices, jobs } from "../../src/db/schema/index.ts";
-import { chromiumMissing, createWebTestContext, startBrowser, type Browser, type WebTestContext } from "./chromium.ts";
+import { chromiumMissing, createWebTestContext, startBrowserWithCast, type Browser, type WebTestContext } from "./chromium.ts";
 
 /**
  * Managing devices from the browser: add, edit, clone, delete, enable/disable, test connection, accept a new host
@@ -27,12 +27,7 @@ describe.skipIf(unavailable)("device management in headless Chromium", () => {
     }
     ids.cred = (await t.call("/api/v1/device-credentials", { method: "POST", token, body: { cred_name: "lab-backup", cred_username: "backup", cred_password: "pw-123456" } })).body.data.id;
     ids.category = (await t.call("/api/v1/categories", { method: "POST", token, body: { name: "routers" } })).body.data.id;
-    await t.user({ username: "admin1" });
-    await t.user({ username: "viewer1", role: "viewer" });
-    await t.role({ name: "edge-ops", permissions: ["devices.read", "devices.write", "configs.read", "system.read", "vendors.read"], tags: ["edge"] });
-    await t.user({ username: "edgy", role: "edge-ops" });
-    b = await startBrowser(t);
-    await b.loginAs("admin1");
+    b = await startBrowserWithCast(t, ["devices.read", "devices.write", "configs.read", "system.read", "vendors.read"]);
   });
   afterAll(async () => {
     await b?.close();

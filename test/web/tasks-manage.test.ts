@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tasks } from "../../src/db/schema/index.ts";
 import { manualClock } from "../helpers/app.ts";
-import { chromiumMissing, createWebTestContext, startBrowser, type Browser, type WebTestContext } from "./chromium.ts";
+import { chromiumMissing, createWebTestContext, startBrowserWithCast, type Browser, type WebTestContext } from "./chromium.ts";
 
 /** Tasks from the browser: create and edit with the schedule helper, pause and resume, run now; the nightly backup is on from the start. */
 const unavailable = chromiumMissing("test/web/tasks-manage.test.ts");
@@ -25,12 +25,7 @@ describe.skipIf(unavailable)("task management in headless Chromium", () => {
       ids[name] = (await t.call("/api/v1/devices", { method: "POST", token, body: { device_name: name, device_ip: "192.0.2.10", device_vendor: "Cisco", device_tags: [tag] } })).body.data.id;
     }
     ids.nightly = (await idOf("Nightly backup"))!;
-    await t.user({ username: "admin1" });
-    await t.user({ username: "viewer1", role: "viewer" });
-    await t.role({ name: "edge-ops", permissions: ["devices.read", "tasks.read", "tasks.write", "system.read"], tags: ["edge"] });
-    await t.user({ username: "edgy", role: "edge-ops" });
-    b = await startBrowser(t);
-    await b.loginAs("admin1");
+    b = await startBrowserWithCast(t, ["devices.read", "tasks.read", "tasks.write", "system.read"]);
   });
   afterAll(async () => {
     await b?.close();
