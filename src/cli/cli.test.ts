@@ -1,7 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { svc as runSvc, type SvcRun } from "../../test/helpers/svc.ts";
 import { createApp } from "../app.ts";

@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../logger.ts";
 import { BUILTIN_ROLES } from "../auth/roles.ts";

@@ -18,7 +18,7 @@ import { ensureStorage } from "./storage.ts";
 export async function openServices(config: Config, logger: Logger, writeWait?: WriteWait): Promise<Database & { secrets: SecretBox }> {
   ensureStorage(config.storageDir, config.databaseUrl);
   const database = await openDatabase(config.databaseUrl, config.databaseAuthToken, undefined, writeWait);
-  const { db, client } = database;
+  const { db } = database;
   // After opening the database: a key left by an interrupted `svc key:rotate` is settled by trying it on the stored secrets.
   const appKey = await loadAppKey(config, db);
   if (appKey.settled !== "none") logger.warn(`app key: ${appKey.settled === "finished" ? "finished" : "cleaned up after"} an interrupted svc key:rotate`);

@@ -65,7 +65,7 @@ afterAll(() => t.close());
 function startingPages(): string[] {
   const routes = [...new Set(t.webApp.routes.filter((r) => r.method === "GET" && !r.path.startsWith("/api/") && !r.path.includes("*")).map((r) => r.path))];
   const idFor: Record<string, string> = { "/devices/:id": String(ids.device), "/tasks/:id": String(ids.task), "/jobs/:id": String(ids.job), "/configs/:id": String(ids.config) };
-  const pages = routes.map((path) => path.replace(/\/([a-z-]+)\/:([a-z]+)(\{[^}]*\})?/g, (whole, base: string, name: string) => {
+  const pages = routes.map((path) => path.replace(/\/([a-z-]+)\/:([a-z]+)(\{[^}]*\})?/g, (_whole, base: string, name: string) => {
     if (name === "version") return `/${base}/v1`;
     return `/${base}/${idFor[`/${base}/:id`] ?? "1"}`;
   }));

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq, sql } from "drizzle-orm";
+import { eq, } from "drizzle-orm";
 import { createApp } from "../../src/app.ts";
 import { openSecretBox } from "../../src/bootstrap.ts";
 import { systemClock, type Clock } from "../../src/clock.ts";

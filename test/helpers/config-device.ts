@@ -215,7 +215,7 @@ function junosScript(hostname: string, state: ConfigState) {
     }
     return errors.length ? [...errors, "error: configuration check-out failed"] : [];
   };
-  const commit = (line: string): string[] | undefined => {
+  const commit = (_line: string): string[] | undefined => {
     const errors = commitErrors(state.candidate!);
     if (errors.length) return errors;
     state.running = [...state.candidate!];

@@ -19,7 +19,7 @@ class Contract {
   private readonly defs: unknown;
   private readonly compiled = new Map<object, z.ZodType>();
 
-  constructor(private readonly document: OpenApiDocument) {
+  constructor(document: OpenApiDocument) {
     this.defs = refsToDefs(document.components?.schemas ?? {});
     this.operations = Object.entries(document.paths).flatMap(([path, item]) =>
       Object.entries(item).filter(([method]) => method !== "parameters").map(([method, op]) => ({

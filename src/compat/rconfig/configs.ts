@@ -18,7 +18,7 @@ import { extendData, extendTop, SuccessFields } from "./envelope.ts";
 // ---- download-now --------------------------------------------------------------------------------------------
 
 const downloadNow: CompatHook = {
-  response: async (c, body) => {
+  response: async (_c, body) => {
     const job = body.data as { device_id: number };
     return { body: succeeded(body, `Download started for device ${job.device_id}`), status: 200 };
   },

@@ -10,7 +10,7 @@ import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { categories, configs, devices, jobs, tags, templates, vendors } from "../../db/schema/index.ts";
 import { deviceScopeCondition } from "../../auth/scope.ts";
-import { ApiError, FieldErrorBag } from "../../http/errors.ts";
+import { FieldErrorBag } from "../../http/errors.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { jsonObjectBody, replaceJsonBody, succeeded, type CompatHook } from "./hook.ts";
 import { deletedAnswer, extendData, PaginatorFields, withPaginator } from "./envelope.ts";

@@ -1,9 +1,8 @@
 import type { OpenAPIHono, z } from "@hono/zod-openapi";
 import { nameKey } from "../../db/name-key.ts";
 import type { Context } from "hono";
-import { eq, sql } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client.ts";
-import { policies, policyAssignments } from "../../db/schema/index.ts";
+import { eq, } from "drizzle-orm";
+import { policies, } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { listEnvelope, parseListQuery } from "../../http/list.ts";

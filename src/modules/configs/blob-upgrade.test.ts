@@ -1,8 +1,4 @@
-/**
- * A database from the release before base ids and dictionaries (migrations up to 0016): its deltas name their
- * base by hash. They read back as they were, and storage maintenance moves them to base ids and recompresses them.
- */
-import { join } from "node:path";
+
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";

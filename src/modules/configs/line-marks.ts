@@ -4,7 +4,7 @@
  * version holding a line then reads the answer. A search that walks a few versions tests the few chunks their
  * lines are in; one that walks the whole fleet tests every chunk, one string search per chunk and anchor.
  */
-import type { Chunk, LineStore } from "./line-store.ts";
+import type { LineStore } from "./line-store.ts";
 
 /**
  * `test` decides, on the line alone. `anchors`, when known, are texts every line the term matches contains

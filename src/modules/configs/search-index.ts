@@ -9,7 +9,7 @@
  * one transaction. A 100 KB configuration's document took 7 ms to build and 8 ms to insert on its own, against
  * 5 ms inserted in batches of 50: more than everything else its download cost the collector.
  */
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { configs, configSearchDocs, configSearchPending } from "../../db/schema/index.ts";
 import { readBlobs } from "./blobs.ts";

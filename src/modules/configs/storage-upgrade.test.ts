@@ -1,9 +1,4 @@
-/**
- * A database stored by a release before delta storage (migrations 0000-0002: every text whole, every change's
- * diff stored) migrated to the current schema: what it held reads back unchanged, and it takes part in delta
- * storage from the next download on.
- */
-import { join } from "node:path";
+
 import { createClient } from "@libsql/client";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

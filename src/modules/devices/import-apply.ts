@@ -1,5 +1,5 @@
-import { and, inArray, sql, TransactionRollbackError } from "drizzle-orm";
-import type { Db, DbOrTx } from "../../db/client.ts";
+import { and, inArray, TransactionRollbackError } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { devices } from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";

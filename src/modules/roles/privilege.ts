@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, } from "drizzle-orm";
 import type { DeviceScope } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";

@@ -1,6 +1,5 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { eq, sql } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client.ts";
+import { eq, } from "drizzle-orm";
 import { nameKey } from "../../db/name-key.ts";
 import { templates } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";

@@ -8,7 +8,7 @@ export function EnrolmentForm(props: { action: string; csrf: string; enrolment: 
       <h1>Set up a second factor</h1>
       {props.error && <p class="alert error" role="alert">{props.error}</p>}
       <p>Scan this code with an authenticator app (FreeOTP, Aegis, Google or Microsoft Authenticator, 1Password ...), then type the 6 digits it shows.</p>
-      <div class="qr-code" aria-label="QR code of the secret">{raw(props.enrolment.qrSvg)}</div>
+      <div class="qr-code" role="img" aria-label="QR code of the secret">{raw(props.enrolment.qrSvg)}</div>
       <p>Or type the secret: <code class="totp-secret">{props.enrolment.secret}</code></p>
       <form method="post" action={props.action}>
         <input type="hidden" name="_csrf" value={props.csrf} />

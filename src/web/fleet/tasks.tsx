@@ -52,8 +52,8 @@ const DONE: Record<string, string> = {
 function RunCounts(props: { run: TaskRunOut }) {
   const { counts, progress } = props.run;
   return props.run.finished_at
-    ? <>{`${counts.succeeded} succeeded, ${counts.unchanged} unchanged, ${counts.failed} failed, ${counts.skipped} skipped`}</>
-    : <>{`${progress.finished} of ${progress.total} done (${progress.running} running, ${progress.queued} queued)`}</>;
+    ? `${counts.succeeded} succeeded, ${counts.unchanged} unchanged, ${counts.failed} failed, ${counts.skipped} skipped`
+    : `${progress.finished} of ${progress.total} done (${progress.running} running, ${progress.queued} queued)`;
 }
 
 /**
