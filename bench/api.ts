@@ -31,14 +31,21 @@ const dir = mkdtempSync(join(tmpdir(), "netkeep-bench-"));
 // A limit no run can reach: the bench measures the limiter's bookkeeping, not its refusals. The servers
 // inherit the environment, so an empty DATABASE_URL keeps a developer's own database out of it.
 const env = {
-  STORAGE_DIR: dir, DATABASE_URL: "", DATABASE_AUTH_TOKEN: "", APP_KEY: generateAppKey(), RATE_LIMIT_PER_MINUTE: "1000000000", COLLECTOR: "off",
+  STORAGE_DIR: dir,
+  DATABASE_URL: "",
+  DATABASE_AUTH_TOKEN: "",
+  APP_KEY: generateAppKey(),
+  RATE_LIMIT_PER_MINUTE: "1000000000",
+  COLLECTOR: "off",
 };
 
 /** Both servers must answer the same page before their speeds mean anything (links differ only by port). */
 async function checkAnswer(kind: ServerKind, origin: string, token: string): Promise<string> {
   const res = await fetch(origin + PATH, { headers: { apitoken: token } });
   const text = await res.text();
-  const body = (res.status === 200 ? JSON.parse(text) : undefined) as { data: unknown[]; meta: { total: number } } | undefined;
+  const body = (res.status === 200 ? JSON.parse(text) : undefined) as
+    | { data: unknown[]; meta: { total: number } }
+    | undefined;
   if (!body || body.data.length !== Math.min(50, flags.devices) || body.meta.total !== flags.devices) {
     throw new Error(`${kind}: unexpected answer ${res.status} ${text.slice(0, 300)}`);
   }
@@ -59,7 +66,11 @@ try {
   await seedDevices(db, await openSecretBox(config.appKey!), flags.devices);
   console.log(`seeded ${flags.devices} devices in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const admin = await findUserByName(db, "admin");
-  const { value: token } = await issueToken(db, { userId: admin!.id, name: "bench", abilities: [...ABILITIES] }, new Date());
+  const { value: token } = await issueToken(
+    db,
+    { userId: admin!.id, name: "bench", abilities: [...ABILITIES] },
+    new Date(),
+  );
   client.close();
 
   const profileDir = flags.profile ? join(dir, "profiles") : undefined;
@@ -76,18 +87,25 @@ try {
         await server.stop();
       }
     }
-    if (flags.rounds > 1) console.log(`round ${round}: ${KINDS.map((k) => `${k} ${runs[k].at(-1)!.rps.toFixed(1)} req/s`).join(", ")}`);
+    if (flags.rounds > 1)
+      console.log(`round ${round}: ${KINDS.map((k) => `${k} ${runs[k].at(-1)!.rps.toFixed(1)} req/s`).join(", ")}`);
   }
 
   const app = median(runs.app);
   const baseline = median(runs.baseline);
   const ratio = app.rps / baseline.rps;
-  console.log(`\nGET ${PATH}: ${flags.devices} devices, ${flags.connections} connections, ${flags.duration} s each after ${flags.warmup} s warm-up` +
-    (flags.rounds > 1 ? `, median of ${flags.rounds} rounds` : ""));
-  console.log(`${"".padEnd(22)}${"req/s".padStart(10)}${"p50 ms".padStart(10)}${"p99 ms".padStart(10)}${"requests".padStart(11)}${"timeouts".padStart(10)}`);
+  console.log(
+    `\nGET ${PATH}: ${flags.devices} devices, ${flags.connections} connections, ${flags.duration} s each after ${flags.warmup} s warm-up` +
+      (flags.rounds > 1 ? `, median of ${flags.rounds} rounds` : ""),
+  );
+  console.log(
+    `${"".padEnd(22)}${"req/s".padStart(10)}${"p50 ms".padStart(10)}${"p99 ms".padStart(10)}${"requests".padStart(11)}${"timeouts".padStart(10)}`,
+  );
   console.log(row("app (createApp)", app));
   console.log(row("baseline (bare Hono)", baseline));
-  console.log(`ratio app/baseline: ${ratio.toFixed(3)} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? "OK" : "BELOW TARGET"}`);
+  console.log(
+    `ratio app/baseline: ${ratio.toFixed(3)} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? "OK" : "BELOW TARGET"}`,
+  );
   if (profileDir) console.log(summarizeProfiles(profileDir));
   if (ratio < TARGET_RATIO) process.exitCode = 1;
 } finally {

@@ -1,8 +1,16 @@
 /** The part of autocannon's programmatic API the benchmarks use (the package ships no types). */
 declare module "autocannon" {
   type Histogram = {
-    average: number; mean: number; stddev: number; min: number; max: number; total: number;
-    p50: number; p90: number; p97_5: number; p99: number;
+    average: number;
+    mean: number;
+    stddev: number;
+    min: number;
+    max: number;
+    total: number;
+    p50: number;
+    p90: number;
+    p97_5: number;
+    p99: number;
   };
   type Options = {
     url: string;

@@ -24,7 +24,12 @@ const live = new Set<BenchChild>();
 /** Stops every child still running (the script was interrupted): they would otherwise outlive it. */
 export const stopAllChildren = () => Promise.all([...live].map((c) => c.stop(2000)));
 
-export function startChild(name: string, entry: string, args: string[], options: { env?: Record<string, string>; nodeArgs?: string[] } = {}): BenchChild {
+export function startChild(
+  name: string,
+  entry: string,
+  args: string[],
+  options: { env?: Record<string, string>; nodeArgs?: string[] } = {},
+): BenchChild {
   const loader = entry.endsWith(".js") ? [] : ["--import", "tsx"];
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...loader, entry, ...args], {
     stdio: ["ignore", "pipe", "pipe", "ipc"],
@@ -44,11 +49,13 @@ export function startChild(name: string, entry: string, args: string[], options:
     listeners.forEach((l) => l());
   });
   let exitCode: number | null | undefined;
-  const exited = new Promise<void>((resolve) => child.once("exit", (code, signal) => {
-    exitCode = code ?? (signal ? -1 : null);
-    listeners.forEach((l) => l());
-    resolve();
-  }));
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", (code, signal) => {
+      exitCode = code ?? (signal ? -1 : null);
+      listeners.forEach((l) => l());
+      resolve();
+    }),
+  );
 
   /** Polls `ready` on every event from the child until it returns a value. */
   const until = <T>(what: string, timeoutMs: number, ready: () => T | undefined): Promise<T> =>
@@ -61,9 +68,16 @@ export function startChild(name: string, entry: string, args: string[], options:
       const check = () => {
         const value = ready();
         if (value !== undefined) return done(() => resolve(value));
-        if (exitCode !== undefined) done(() => reject(new Error(`${name} exited (${exitCode}) while waiting for ${what}:\n${output.slice(-3000)}`)));
+        if (exitCode !== undefined)
+          done(() =>
+            reject(new Error(`${name} exited (${exitCode}) while waiting for ${what}:\n${output.slice(-3000)}`)),
+          );
       };
-      const timer = setTimeout(() => done(() => reject(new Error(`${name}: no ${what} within ${timeoutMs / 1000} s:\n${output.slice(-3000)}`))), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          done(() => reject(new Error(`${name}: no ${what} within ${timeoutMs / 1000} s:\n${output.slice(-3000)}`))),
+        timeoutMs,
+      );
       listeners.add(check);
       check();
     });
@@ -71,8 +85,10 @@ export function startChild(name: string, entry: string, args: string[], options:
   const handle: BenchChild = {
     child,
     pid: child.pid!,
-    nextMessage: <T>(what: string, timeoutMs: number) => until<T>(what, timeoutMs, () => (messages.length ? (messages.shift() as T) : undefined)),
-    waitForOutput: (text, timeoutMs) => until(`'${text}' in its output`, timeoutMs, () => (output.includes(text) ? true : undefined)).then(() => {}),
+    nextMessage: <T>(what: string, timeoutMs: number) =>
+      until<T>(what, timeoutMs, () => (messages.length ? (messages.shift() as T) : undefined)),
+    waitForOutput: (text, timeoutMs) =>
+      until(`'${text}' in its output`, timeoutMs, () => (output.includes(text) ? true : undefined)).then(() => {}),
     output: () => output,
     async stop(graceMs = 10_000) {
       if (exitCode !== undefined) return;

@@ -45,7 +45,8 @@ const { values } = parseArgs({
 });
 const flag = (name: keyof typeof values, min: number) => {
   const n = Number(values[name]);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number >= ${min}, got '${values[name]}'`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`--${name} must be a whole number >= ${min}, got '${values[name]}'`);
   return n;
 };
 const flags = {
@@ -64,9 +65,18 @@ const mb = (kb: number) => kb / 1024;
 const perMinute = (devices: number, ms: number) => (devices * 60_000) / ms;
 
 type Row = {
-  name: string; concurrency: number; devices: number; ms: number; sessionMs: number[]; peakRssKb: number; cpuSeconds: number; deviceCpuSeconds: number; note?: string;
+  name: string;
+  concurrency: number;
+  devices: number;
+  ms: number;
+  sessionMs: number[];
+  peakRssKb: number;
+  cpuSeconds: number;
+  deviceCpuSeconds: number;
+  note?: string;
 };
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))] ?? NaN;
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))] ?? NaN;
 
 /** Runs `work` and returns how much CPU the device process spent meanwhile (serving is part of each phase's cost). */
 async function withDeviceCpu<T>(devices: BenchChild, work: () => Promise<T>): Promise<[T, number]> {
@@ -75,7 +85,9 @@ async function withDeviceCpu<T>(devices: BenchChild, work: () => Promise<T>): Pr
   return [result, sampleProcess(devices.pid)!.cpuSeconds - before];
 }
 
-async function runBaseline(ports: number[]): Promise<{ result: BaselineResult; peakRssKb: number; cpuSeconds: number }> {
+async function runBaseline(
+  ports: number[],
+): Promise<{ result: BaselineResult; peakRssKb: number; cpuSeconds: number }> {
   const parsed = parseTemplate(loadBuiltinTemplates().find((t) => t.key === "cisco-ios")!.code);
   if (!parsed.ok) throw new Error("the built-in cisco-ios template does not parse");
   const t = parsed.template;
@@ -103,16 +115,37 @@ async function runBaseline(ports: number[]): Promise<{ result: BaselineResult; p
 }
 
 function printTable(rows: Row[]) {
-  const head = ["", "conc", "devices", "seconds", "dev/min", "session p50/p90 ms", "peak RSS MB", "CPU s", "CPU ms/dev", "device-side CPU s"];
+  const head = [
+    "",
+    "conc",
+    "devices",
+    "seconds",
+    "dev/min",
+    "session p50/p90 ms",
+    "peak RSS MB",
+    "CPU s",
+    "CPU ms/dev",
+    "device-side CPU s",
+  ];
   const widths = [26, 6, 9, 9, 9, 20, 13, 8, 12, 19];
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("");
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("");
   console.log(line(head));
   for (const r of rows) {
-    console.log(line([
-      r.name, String(r.concurrency), String(r.devices), (r.ms / 1000).toFixed(1), perMinute(r.devices, r.ms).toFixed(0),
-      `${percentile(r.sessionMs, 0.5).toFixed(0)} / ${percentile(r.sessionMs, 0.9).toFixed(0)}`, mb(r.peakRssKb).toFixed(1),
-      r.cpuSeconds.toFixed(1), ((1000 * r.cpuSeconds) / r.devices).toFixed(1), r.deviceCpuSeconds.toFixed(1),
-    ]) + (r.note ? `  ${r.note}` : ""));
+    console.log(
+      line([
+        r.name,
+        String(r.concurrency),
+        String(r.devices),
+        (r.ms / 1000).toFixed(1),
+        perMinute(r.devices, r.ms).toFixed(0),
+        `${percentile(r.sessionMs, 0.5).toFixed(0)} / ${percentile(r.sessionMs, 0.9).toFixed(0)}`,
+        mb(r.peakRssKb).toFixed(1),
+        r.cpuSeconds.toFixed(1),
+        ((1000 * r.cpuSeconds) / r.devices).toFixed(1),
+        r.deviceCpuSeconds.toFixed(1),
+      ]) + (r.note ? `  ${r.note}` : ""),
+    );
   }
 }
 
@@ -134,25 +167,55 @@ try {
   const served = Math.max(flags.devices, flags.rssConcurrency);
   const startedAt = performance.now();
   devices = startChild("the device server", here("./device-server.ts"), [
-    "--devices", String(served), "--latency-ms", String(flags.latencyMs), "--config-kb", String(flags.configKb), "--chunk-bytes", String(flags.chunkBytes),
+    "--devices",
+    String(served),
+    "--latency-ms",
+    String(flags.latencyMs),
+    "--config-kb",
+    String(flags.configKb),
+    "--chunk-bytes",
+    String(flags.chunkBytes),
   ]);
   const { ports } = await devices.nextMessage<{ ports: number[] }>("its ports", 300_000);
-  console.log(`${served} simulated devices listening on 127.0.0.1 in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
+  console.log(
+    `${served} simulated devices listening on 127.0.0.1 in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`,
+  );
   const ratePorts = ports.slice(0, flags.devices);
   const rows: Row[] = [];
 
   const profileDir = values.profile ? join(dir, "profiles") : undefined;
   const ratios: number[] = [];
   const runPhase = async (label: string, ports: number[], concurrency: number, profileDir?: string) => {
-    const [run, deviceCpu] = await withDeviceCpu(devices!, () => runCollector({ dir: join(dir, `run-${rows.length}`), ports, concurrency, profileDir, timeoutMs: flags.timeoutMs }));
+    const [run, deviceCpu] = await withDeviceCpu(devices!, () =>
+      runCollector({
+        dir: join(dir, `run-${rows.length}`),
+        ports,
+        concurrency,
+        profileDir,
+        timeoutMs: flags.timeoutMs,
+      }),
+    );
     rows.push({
-      name: label, concurrency: run.concurrency, devices: run.devices, ms: run.elapsedMs, sessionMs: run.jobMs, peakRssKb: run.peakRssKb, cpuSeconds: run.cpuSeconds,
-      deviceCpuSeconds: deviceCpu, note: `peak ${run.peakRunning} jobs running, RSS ${mb(run.idleRssKb).toFixed(0)} MB idle`,
+      name: label,
+      concurrency: run.concurrency,
+      devices: run.devices,
+      ms: run.elapsedMs,
+      sessionMs: run.jobMs,
+      peakRssKb: run.peakRssKb,
+      cpuSeconds: run.cpuSeconds,
+      deviceCpuSeconds: deviceCpu,
+      note: `peak ${run.peakRunning} jobs running, RSS ${mb(run.idleRssKb).toFixed(0)} MB idle`,
     });
-    console.log(`${label}: outcomes ${JSON.stringify(run.outcomes)}, ${run.storedConfigs} running configs stored, ${(run.avgConfigBytes / 1024).toFixed(1)} KB each; ` +
-      `search index caught up ${(run.indexCatchUpMs / 1000).toFixed(1)} s after the last job (${run.indexCpuSeconds.toFixed(1)} CPU s)`);
-    if (run.failures.length) problems.push(`${label}: ${run.devices - (run.outcomes.success ?? 0) - (run.outcomes.unchanged ?? 0)} jobs failed, e.g. ${run.failures.join("; ")}`);
-    if (run.storedConfigs !== run.devices) problems.push(`${label}: ${run.storedConfigs} running configs stored for ${run.devices} devices`);
+    console.log(
+      `${label}: outcomes ${JSON.stringify(run.outcomes)}, ${run.storedConfigs} running configs stored, ${(run.avgConfigBytes / 1024).toFixed(1)} KB each; ` +
+        `search index caught up ${(run.indexCatchUpMs / 1000).toFixed(1)} s after the last job (${run.indexCpuSeconds.toFixed(1)} CPU s)`,
+    );
+    if (run.failures.length)
+      problems.push(
+        `${label}: ${run.devices - (run.outcomes.success ?? 0) - (run.outcomes.unchanged ?? 0)} jobs failed, e.g. ${run.failures.join("; ")}`,
+      );
+    if (run.storedConfigs !== run.devices)
+      problems.push(`${label}: ${run.storedConfigs} running configs stored for ${run.devices} devices`);
     return run;
   };
 
@@ -161,36 +224,66 @@ try {
     const suffix = rounds > 1 ? ` #${round}` : "";
     const [baseline, baselineDeviceCpu] = await withDeviceCpu(devices, () => runBaseline(ratePorts));
     const b = baseline.result;
-    rows.push({ name: `bare ssh2${suffix}`, concurrency: flags.concurrency, devices: b.completed, ms: b.elapsedMs, sessionMs: b.sessionMs, peakRssKb: baseline.peakRssKb, cpuSeconds: baseline.cpuSeconds, deviceCpuSeconds: baselineDeviceCpu });
-    console.log(`bare ssh2${suffix}: ${b.completed} sessions in ${(b.elapsedMs / 1000).toFixed(1)} s, ${(b.configBytes / Math.max(1, b.completed) / 1024).toFixed(1)} KB config each`);
-    if (b.failures.length) problems.push(`baseline: ${b.failures.length} sessions failed, e.g. ${b.failures.slice(0, 3).join("; ")}`);
+    rows.push({
+      name: `bare ssh2${suffix}`,
+      concurrency: flags.concurrency,
+      devices: b.completed,
+      ms: b.elapsedMs,
+      sessionMs: b.sessionMs,
+      peakRssKb: baseline.peakRssKb,
+      cpuSeconds: baseline.cpuSeconds,
+      deviceCpuSeconds: baselineDeviceCpu,
+    });
+    console.log(
+      `bare ssh2${suffix}: ${b.completed} sessions in ${(b.elapsedMs / 1000).toFixed(1)} s, ${(b.configBytes / Math.max(1, b.completed) / 1024).toFixed(1)} KB config each`,
+    );
+    if (b.failures.length)
+      problems.push(`baseline: ${b.failures.length} sessions failed, e.g. ${b.failures.slice(0, 3).join("; ")}`);
     if (values["baseline-only"]) break;
-    const run = await runPhase(`collector${suffix}`, ratePorts, flags.concurrency, round === 1 ? profileDir : undefined);
+    const run = await runPhase(
+      `collector${suffix}`,
+      ratePorts,
+      flags.concurrency,
+      round === 1 ? profileDir : undefined,
+    );
     ratios.push(perMinute(run.devices, run.elapsedMs) / perMinute(b.completed, b.elapsedMs));
   }
-  const memory = flags.rssConcurrency ? await runPhase("collector (memory check)", ports, flags.rssConcurrency) : undefined;
+  const memory = flags.rssConcurrency
+    ? await runPhase("collector (memory check)", ports, flags.rssConcurrency)
+    : undefined;
 
   devices.child.send("stats");
-  const stats = await devices.nextMessage<{ sessions: number; unexpected: string[]; unexpectedCount: number }>("its stats", 10_000);
-  if (stats.unexpectedCount) problems.push(`the devices heard ${stats.unexpectedCount} lines they do not know, e.g. ${stats.unexpected.join(", ")}`);
+  const stats = await devices.nextMessage<{ sessions: number; unexpected: string[]; unexpectedCount: number }>(
+    "its stats",
+    10_000,
+  );
+  if (stats.unexpectedCount)
+    problems.push(
+      `the devices heard ${stats.unexpectedCount} lines they do not know, e.g. ${stats.unexpected.join(", ")}`,
+    );
 
   console.log(
     `\n${flags.devices} devices, ${flags.latencyMs} ms before each answer, ${flags.configKb} KB running config + 3 short commands, ` +
-    `answers sent in ${flags.chunkBytes || "whole"}-byte pieces; phases one after another on ${availableParallelism()} cores ` +
-    "shared by the device process, the client under test and this script",
+      `answers sent in ${flags.chunkBytes || "whole"}-byte pieces; phases one after another on ${availableParallelism()} cores ` +
+      "shared by the device process, the client under test and this script",
   );
   printTable(rows);
   if (ratios.length) {
     // The median for an odd number of rounds; for an even number, the upper of the middle two.
     const ratio = percentile(ratios, 0.5);
     const each = ratios.length > 1 ? ` (median of ${ratios.map((r) => r.toFixed(3)).join(", ")})` : "";
-    console.log(`ratio collector/bare ssh2: ${ratio.toFixed(3)}${each} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? "OK" : "BELOW TARGET"}`);
+    console.log(
+      `ratio collector/bare ssh2: ${ratio.toFixed(3)}${each} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? "OK" : "BELOW TARGET"}`,
+    );
     if (ratio < TARGET_RATIO) process.exitCode = 1;
   }
   if (memory) {
     const peak = mb(memory.peakRssKb);
-    const reached = memory.peakRunning >= memory.concurrency ? "" : ` (only ${memory.peakRunning} sessions were open at once)`;
-    console.log(`collector peak RSS at ${memory.concurrency} sessions: ${peak.toFixed(1)} MB${reached} (target < ${TARGET_RSS_MB} MB) ${peak < TARGET_RSS_MB ? "OK" : "ABOVE TARGET"}`);
+    const reached =
+      memory.peakRunning >= memory.concurrency ? "" : ` (only ${memory.peakRunning} sessions were open at once)`;
+    console.log(
+      `collector peak RSS at ${memory.concurrency} sessions: ${peak.toFixed(1)} MB${reached} (target < ${TARGET_RSS_MB} MB) ${peak < TARGET_RSS_MB ? "OK" : "ABOVE TARGET"}`,
+    );
     if (peak >= TARGET_RSS_MB) process.exitCode = 1;
   }
   if (profileDir) console.log(summarizeProfiles(profileDir));

@@ -34,7 +34,11 @@ const POLL_MS = 200;
 
 /** What the collector said that matters when a run fails: its warnings and errors, not the line per finished job. */
 const complaints = (output: string) =>
-  output.split("\n").filter((l) => l.trim() && !/"level":"info"/.test(l)).slice(-20).join("\n") || "(no warnings or errors logged)";
+  output
+    .split("\n")
+    .filter((l) => l.trim() && !/"level":"info"/.test(l))
+    .slice(-20)
+    .join("\n") || "(no warnings or errors logged)";
 
 export type CollectorRun = {
   devices: number;
@@ -63,38 +67,70 @@ export type CollectorRun = {
 async function seed(dir: string, ports: number[]): Promise<{ env: Record<string, string>; db: Db; close(): void }> {
   mkdirSync(dir, { recursive: true });
   const appKey = generateAppKey();
-  const env = { STORAGE_DIR: dir, DATABASE_URL: `file:${join(dir, "netkeep.db")}`, DATABASE_AUTH_TOKEN: "", APP_KEY: appKey };
+  const env = {
+    STORAGE_DIR: dir,
+    DATABASE_URL: `file:${join(dir, "netkeep.db")}`,
+    DATABASE_AUTH_TOKEN: "",
+    APP_KEY: appKey,
+  };
   const { db, client, location } = await openDatabase(env.DATABASE_URL);
   await migrateDatabase(location, db, systemClock, loadBuiltinTemplates());
   const [template] = await db.select({ id: templates.id }).from(templates).where(eq(templates.builtinKey, "cisco-ios"));
   if (!template) throw new Error("the built-in cisco-ios template was not seeded");
   const secrets = await openSecretBox(appKey);
-  const ctx = { db, secrets, actor: { system: "bench collect" }, scope: { all: true as const }, abilities: "all" as const, now: new Date() };
+  const ctx = {
+    db,
+    secrets,
+    actor: { system: "bench collect" },
+    scope: { all: true as const },
+    abilities: "all" as const,
+    now: new Date(),
+  };
   const ids: number[] = [];
   for (let start = 0; start < ports.length; start += 500) {
     const inputs = ports.slice(start, start + 500).map((port, k) => {
       const login = benchLogin(start + k);
       return {
-        device_name: hostnameOf(start + k), device_ip: "127.0.0.1", device_port_override: port, device_template_id: template.id,
-        device_vendor: "Cisco", device_model: "WS-C3850-48P", device_username: login.username, device_password: login.password,
+        device_name: hostnameOf(start + k),
+        device_ip: "127.0.0.1",
+        device_port_override: port,
+        device_template_id: template.id,
+        device_vendor: "Cisco",
+        device_model: "WS-C3850-48P",
+        device_username: login.username,
+        device_password: login.password,
       };
     });
     ids.push(...(await createDevices(ctx, inputs, true)).map((d) => d.id));
   }
   // One attempt each: a failure is reported, not retried after a backoff that would stall the run.
   await db.transaction(async (tx) => {
-    for (const deviceId of ids) await enqueueDeviceJob(tx, { type: "download", deviceId, trigger: "api", priority: PRIORITY.api, maxAttempts: 1 }, new Date());
+    for (const deviceId of ids)
+      await enqueueDeviceJob(
+        tx,
+        { type: "download", deviceId, trigger: "api", priority: PRIORITY.api, maxAttempts: 1 },
+        new Date(),
+      );
   });
   return { env, db, close: () => client.close() };
 }
 
-export async function runCollector(options: { dir: string; ports: number[]; concurrency: number; timeoutMs: number; profileDir?: string }): Promise<CollectorRun> {
+export async function runCollector(options: {
+  dir: string;
+  ports: number[];
+  concurrency: number;
+  timeoutMs: number;
+  profileDir?: string;
+}): Promise<CollectorRun> {
   const { dir, ports, concurrency } = options;
   const seeded = await seed(dir, ports);
   const { db } = seeded;
   const collector = startChild("the collector", COLLECTOR_ENTRY, [], {
     env: { ...seeded.env, COLLECTOR_CONCURRENCY: String(concurrency) },
-    nodeArgs: [...COLLECTOR_NODE_ARGS, ...(options.profileDir ? ["--cpu-prof", "--cpu-prof-dir", options.profileDir] : [])],
+    nodeArgs: [
+      ...COLLECTOR_NODE_ARGS,
+      ...(options.profileDir ? ["--cpu-prof", "--cpu-prof-dir", options.profileDir] : []),
+    ],
   });
   try {
     await collector.waitForOutput("collector started", 60_000);
@@ -108,9 +144,14 @@ export async function runCollector(options: { dir: string; ports: number[]; conc
       peakRunning = Math.max(peakRunning, n("running"));
       last = sampleProcess(collector.pid) ?? last;
       if (n("finished") === ports.length) break;
-      if (collector.child.exitCode !== null) throw new Error(`the collector exited (${collector.child.exitCode}) with ${n("finished")} of ${ports.length} jobs finished:\n${complaints(collector.output())}`);
+      if (collector.child.exitCode !== null)
+        throw new Error(
+          `the collector exited (${collector.child.exitCode}) with ${n("finished")} of ${ports.length} jobs finished:\n${complaints(collector.output())}`,
+        );
       if (Date.now() > deadline) {
-        throw new Error(`the collector finished ${n("finished")} of ${ports.length} jobs in ${options.timeoutMs / 1000} s (${n("running")} running, ${n("queued")} queued):\n${complaints(collector.output())}`);
+        throw new Error(
+          `the collector finished ${n("finished")} of ${ports.length} jobs in ${options.timeoutMs / 1000} s (${n("running")} running, ${n("queued")} queued):\n${complaints(collector.output())}`,
+        );
       }
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
@@ -125,17 +166,25 @@ export async function runCollector(options: { dir: string; ports: number[]; conc
     const indexed = sampleProcess(collector.pid) ?? last;
     const indexCatchUpMs = performance.now() - jobsDone;
     const [window] = await db
-      .select({ first: sql<number>`min(${jobs.startedAt})`.mapWith(Number), last: sql<number>`max(${jobs.finishedAt})`.mapWith(Number) })
+      .select({
+        first: sql<number>`min(${jobs.startedAt})`.mapWith(Number),
+        last: sql<number>`max(${jobs.finishedAt})`.mapWith(Number),
+      })
       .from(jobs);
     const outcomes = Object.fromEntries(
-      (await db.select({ outcome: jobs.outcome, n: count() }).from(jobs).groupBy(jobs.outcome)).map((r) => [r.outcome ?? "none", r.n]),
+      (await db.select({ outcome: jobs.outcome, n: count() }).from(jobs).groupBy(jobs.outcome)).map((r) => [
+        r.outcome ?? "none",
+        r.n,
+      ]),
     );
     const failed = await db
       .select({ deviceId: jobs.deviceId, outcome: jobs.outcome, message: jobs.message, result: jobs.result })
       .from(jobs)
       .where(notInArray(jobs.outcome, ["success", "unchanged"]))
       .limit(5);
-    const durations = await db.select({ ms: sql<number>`json_extract(${jobs.result}, '$.duration_ms')`.mapWith(Number) }).from(jobs);
+    const durations = await db
+      .select({ ms: sql<number>`json_extract(${jobs.result}, '$.duration_ms')`.mapWith(Number) })
+      .from(jobs);
     const [stored] = await db
       .select({ n: count(), avg: sql<number>`coalesce(avg(${configs.size}), 0)`.mapWith(Number) })
       .from(configs)
@@ -149,7 +198,9 @@ export async function runCollector(options: { dir: string; ports: number[]; conc
       idleRssKb: atStart.rssKb,
       cpuSeconds: last.cpuSeconds - atStart.cpuSeconds,
       outcomes,
-      failures: failed.map((f) => `device ${f.deviceId}: ${f.outcome}: ${f.message} ${JSON.stringify(f.result?.last_lines ?? "")}`),
+      failures: failed.map(
+        (f) => `device ${f.deviceId}: ${f.outcome}: ${f.message} ${JSON.stringify(f.result?.last_lines ?? "")}`,
+      ),
       storedConfigs: stored!.n,
       avgConfigBytes: stored!.avg,
       jobMs: durations.map((d) => d.ms),

@@ -42,7 +42,8 @@ const { values: opts } = parseArgs({
 });
 const whole = (name: "devices" | "bytes" | "samples", min: number) => {
   const n = Number(opts[name]);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number >= ${min}, got '${opts[name]}'`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`--${name} must be a whole number >= ${min}, got '${opts[name]}'`);
   return n;
 };
 const DEVICES = whole("devices", 10);
@@ -62,9 +63,15 @@ const BLOCKS: Block[] = [
   { method: "must_not_match_single_string", patterns: ["snmp-server community public"] },
   { method: "must_not_match_single_string", patterns: ["snmp-server community private"] },
   { method: "must_match_all_from_array", patterns: ["ntp server 10.255.0.123", "ntp server 10.255.1.123"] },
-  { method: "must_match_all_from_array", patterns: ["logging host 10.255.0.14", "logging trap notifications", "logging source-interface Vlan900"] },
+  {
+    method: "must_match_all_from_array",
+    patterns: ["logging host 10.255.0.14", "logging trap notifications", "logging source-interface Vlan900"],
+  },
   { method: "can_match_any_from_array", patterns: ["spanning-tree mode rapid-pvst", "spanning-tree mode mst"] },
-  { method: "must_not_match_all_from_array", patterns: ["ip source-route", "service finger", "ip bootp server", "service config"] },
+  {
+    method: "must_not_match_all_from_array",
+    patterns: ["ip source-route", "service finger", "ip bootp server", "service config"],
+  },
   { method: "must_match_single_string", patterns: ["service timestamps log datetime"] },
   { method: "must_match_single_string", patterns: ["ip dhcp snooping"] },
   { method: "must_match_single_string", patterns: ["spanning-tree portfast bpduguard default"] },
@@ -103,7 +110,12 @@ const BLOCKS: Block[] = [
   { method: "must_not_match_single_string", patterns: ["switchport mode trunk"], ...GI },
   { method: "must_match_single_string", patterns: ["no ip redirects"], section: "^interface Vlan" },
   { method: "must_match_single_string", patterns: ["no ip proxy-arp"], section: "^interface Vlan" },
-  { method: "must_match_regex", patterns: ["^ ip access-group [^ ]+ in$"], section: "^interface Vlan", unless: "^ description management$" },
+  {
+    method: "must_match_regex",
+    patterns: ["^ ip access-group [^ ]+ in$"],
+    section: "^interface Vlan",
+    unless: "^ description management$",
+  },
   { method: "must_match_regex", patterns: ["^ access-class [0-9]+ in$"], section: "^line vty" },
   { method: "must_match_regex", patterns: ["^ exec-timeout ([1-9]|1[0-5]) 0$"], section: "^line con" },
   { method: "must_match_single_string", patterns: ["passive-interface default"], section: "^router ospf" },
@@ -124,8 +136,12 @@ const ere = (s: string) => s.replace(/[.[\]()*+?{}|^$\\]/g, "\\$&");
 /** The rule's line patterns as grep -E patterns (sections cannot be expressed: grepped unscoped). */
 function grepPatterns(rule: PolicyRule): string[] {
   if (rule.method.includes("regex")) return rule.patterns;
-  if (rule.method.startsWith("wildcard")) return rule.patterns.map((p) => `^[[:space:]]*${[...p].map((c) => (c === "*" ? ".*" : c === "?" ? "." : ere(c))).join("")}[[:space:]]*$`);
-  if (rule.method.startsWith("match_code_block")) return rule.patterns.map((p) => `^[[:space:]]*${ere(p.trim())}[[:space:]]*$`);
+  if (rule.method.startsWith("wildcard"))
+    return rule.patterns.map(
+      (p) => `^[[:space:]]*${[...p].map((c) => (c === "*" ? ".*" : c === "?" ? "." : ere(c))).join("")}[[:space:]]*$`,
+    );
+  if (rule.method.startsWith("match_code_block"))
+    return rule.patterns.map((p) => `^[[:space:]]*${ere(p.trim())}[[:space:]]*$`);
   return rule.patterns.map(ere);
 }
 
@@ -159,7 +175,9 @@ try {
     next.push(second!);
     bytes += first!.length;
   }
-  log(`${DEVICES} files, ${(bytes / 1e6).toFixed(1)} MB; policy: 50 rules (18 strings, 2 wildcards, 2 code blocks, 16 regexes, 12 section-scoped)`);
+  log(
+    `${DEVICES} files, ${(bytes / 1e6).toFixed(1)} MB; policy: 50 rules (18 strings, 2 wildcards, 2 code blocks, 16 regexes, 12 section-scoped)`,
+  );
 
   // Warm the page cache for both sides, and netkeep's JIT as a running service's is: it evaluates the fleet's
   // next versions with two copies of the policy of its own (parsed apart, so nothing they remember helps the
@@ -199,12 +217,24 @@ try {
   const childCpu = childCpuMs();
   for (const rule of policy.rules) {
     const args = ["-cE", ...grepPatterns(rule).flatMap((p) => ["-e", p]), ...files];
-    const run = spawnSync("grep", args, { cwd: join(dir, "files"), env: { ...process.env, LC_ALL: "C" }, encoding: "utf8", maxBuffer: 64 << 20 });
+    const run = spawnSync("grep", args, {
+      cwd: join(dir, "files"),
+      env: { ...process.env, LC_ALL: "C" },
+      encoding: "utf8",
+      maxBuffer: 64 << 20,
+    });
     if (run.status !== 0 && run.status !== 1) throw new Error(`grep failed: ${run.stderr}`);
-    grepCounts.push(new Map(run.stdout.trim().split("\n").map((l) => {
-      const at = l.lastIndexOf(":");
-      return [l.slice(0, at), Number(l.slice(at + 1))] as const;
-    })));
+    grepCounts.push(
+      new Map(
+        run.stdout
+          .trim()
+          .split("\n")
+          .map((l) => {
+            const at = l.lastIndexOf(":");
+            return [l.slice(0, at), Number(l.slice(at + 1))] as const;
+          }),
+      ),
+    );
   }
   const grepMs = performance.now() - started;
   const grepCpu = childCpuMs() - childCpu;
@@ -214,7 +244,11 @@ try {
   started = performance.now();
   for (const f of sample) {
     for (const rule of policy.rules) {
-      spawnSync("grep", ["-cE", ...grepPatterns(rule).flatMap((p) => ["-e", p]), f], { cwd: join(dir, "files"), env: { ...process.env, LC_ALL: "C" }, stdio: "ignore" });
+      spawnSync("grep", ["-cE", ...grepPatterns(rule).flatMap((p) => ["-e", p]), f], {
+        cwd: join(dir, "files"),
+        env: { ...process.env, LC_ALL: "C" },
+        stdio: "ignore",
+      });
     }
   }
   const perFileMs = ((performance.now() - started) * files.length) / sample.length;
@@ -224,7 +258,8 @@ try {
   let disagreements = 0;
   for (let i = 0; i < verdicts.length; i++) {
     policy.rules.forEach((rule, k) => {
-      if (rule.section || rule.patterns.length > 1 || !/^must_(not_)?match_(single_string|regex)$/.test(rule.method)) return;
+      if (rule.section || rule.patterns.length > 1 || !/^must_(not_)?match_(single_string|regex)$/.test(rule.method))
+        return;
       const count = grepCounts[k]!.get(files[i]!)!;
       const expected = rule.method.startsWith("must_not") ? count === 0 : count > 0;
       checked++;
@@ -249,13 +284,29 @@ try {
   const speedup = grepCpu / netkeepCpu;
   const oneVersion = median(evalSamples);
   log("");
-  log(`netkeep, ${DEVICES} devices x 50 rules (files read + evaluated): ${netkeepMs.toFixed(0)} ms wall, ${netkeepCpu.toFixed(0)} ms CPU (${(netkeepMs / DEVICES).toFixed(2)} ms per device); evaluation alone, second pass ${evalOnlyMs.toFixed(0)} ms wall, ${evalOnlyCpu.toFixed(0)} ms CPU`);
-  log(`baseline, grep -cE once per rule over the ${DEVICES} files (50 processes): ${grepMs.toFixed(0)} ms wall, ${grepCpu.toFixed(0)} ms CPU`);
-  log(`netkeep is ${speedup.toFixed(1)}x faster than the baseline in CPU (target >= ${SPEEDUP_TARGET}x), ${(grepMs / netkeepMs).toFixed(1)}x in wall time; ${(grepMs / evalOnlyMs).toFixed(1)}x in wall time counting evaluation alone (the service evaluates the text it just stored)`);
-  log(`for context, grep -cE once per rule per file (100,000 processes): ~${(perFileMs / 1000).toFixed(0)} s (timed on ${sample.length} files, scaled), ${(perFileMs / netkeepMs).toFixed(0)}x netkeep's time`);
-  log(`one new version: median ${oneVersion.toFixed(2)} ms CPU to evaluate with the parsed policy, ${median(parseSamples).toFixed(2)} ms parsing the definition too, which the service pays once per policy revision, not per version (${SAMPLES} samples; target < ${ONE_VERSION_TARGET_MS} ms)`);
-  log(`failed rules across the fleet: ${failedRules}; cross-check against grep on ${checked} unscoped rule verdicts: ${disagreements} disagreements`);
-  const missed = [speedup < SPEEDUP_TARGET && "speed", oneVersion >= ONE_VERSION_TARGET_MS && "one-version CPU", disagreements > 0 && "cross-check"].filter(Boolean);
+  log(
+    `netkeep, ${DEVICES} devices x 50 rules (files read + evaluated): ${netkeepMs.toFixed(0)} ms wall, ${netkeepCpu.toFixed(0)} ms CPU (${(netkeepMs / DEVICES).toFixed(2)} ms per device); evaluation alone, second pass ${evalOnlyMs.toFixed(0)} ms wall, ${evalOnlyCpu.toFixed(0)} ms CPU`,
+  );
+  log(
+    `baseline, grep -cE once per rule over the ${DEVICES} files (50 processes): ${grepMs.toFixed(0)} ms wall, ${grepCpu.toFixed(0)} ms CPU`,
+  );
+  log(
+    `netkeep is ${speedup.toFixed(1)}x faster than the baseline in CPU (target >= ${SPEEDUP_TARGET}x), ${(grepMs / netkeepMs).toFixed(1)}x in wall time; ${(grepMs / evalOnlyMs).toFixed(1)}x in wall time counting evaluation alone (the service evaluates the text it just stored)`,
+  );
+  log(
+    `for context, grep -cE once per rule per file (100,000 processes): ~${(perFileMs / 1000).toFixed(0)} s (timed on ${sample.length} files, scaled), ${(perFileMs / netkeepMs).toFixed(0)}x netkeep's time`,
+  );
+  log(
+    `one new version: median ${oneVersion.toFixed(2)} ms CPU to evaluate with the parsed policy, ${median(parseSamples).toFixed(2)} ms parsing the definition too, which the service pays once per policy revision, not per version (${SAMPLES} samples; target < ${ONE_VERSION_TARGET_MS} ms)`,
+  );
+  log(
+    `failed rules across the fleet: ${failedRules}; cross-check against grep on ${checked} unscoped rule verdicts: ${disagreements} disagreements`,
+  );
+  const missed = [
+    speedup < SPEEDUP_TARGET && "speed",
+    oneVersion >= ONE_VERSION_TARGET_MS && "one-version CPU",
+    disagreements > 0 && "cross-check",
+  ].filter(Boolean);
   if (missed.length > 0) {
     log(`MISSED: ${missed.join(", ")}`);
     process.exitCode = 1;

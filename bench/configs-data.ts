@@ -8,7 +8,6 @@
 import { iosRunningConfig } from "./ios-config.ts";
 import { mulberry32 } from "../src/random.ts";
 
-
 /** The configuration as it is stored: the device's banner lines gone, LF line ends. */
 function firstVersion(index: number, bytes: number): string[] {
   const lines = iosRunningConfig(index, bytes).split("\r\n");
@@ -23,24 +22,44 @@ const indexesOf = (lines: string[], test: (l: string) => boolean) => lines.flatM
 
 const EDITS: Edit[] = [
   (lines, rnd) => {
-    const i = pick(indexesOf(lines, (l) => l.startsWith(" description ")), rnd);
-    lines[i] = ` description ${pick(["printer", "ap", "camera", "desk", "kiosk", "spare"], rnd)} ${Math.floor(rnd() * 900) + 100} moved per change CHG${Math.floor(rnd() * 90000) + 10000}`;
+    const i = pick(
+      indexesOf(lines, (l) => l.startsWith(" description ")),
+      rnd,
+    );
+    lines[i] =
+      ` description ${pick(["printer", "ap", "camera", "desk", "kiosk", "spare"], rnd)} ${Math.floor(rnd() * 900) + 100} moved per change CHG${Math.floor(rnd() * 90000) + 10000}`;
   },
   (lines, rnd) => {
-    const i = pick(indexesOf(lines, (l) => l.startsWith(" switchport access vlan ")), rnd);
+    const i = pick(
+      indexesOf(lines, (l) => l.startsWith(" switchport access vlan ")),
+      rnd,
+    );
     lines[i] = ` switchport access vlan ${10 + Math.floor(rnd() * 20)}`;
   },
   (lines, rnd) => {
-    const i = pick(indexesOf(lines, (l) => l.startsWith("interface GigabitEthernet")), rnd);
+    const i = pick(
+      indexesOf(lines, (l) => l.startsWith("interface GigabitEthernet")),
+      rnd,
+    );
     lines.splice(i + 1, 0, " shutdown");
   },
   (lines, rnd) => {
-    const i = pick(indexesOf(lines, (l) => /^ \d+ (permit|deny)/.test(l)), rnd);
+    const i = pick(
+      indexesOf(lines, (l) => /^ \d+ (permit|deny)/.test(l)),
+      rnd,
+    );
     const seq = Number(lines[i]!.trim().split(" ")[0]) + 5;
-    lines.splice(i + 1, 0, ` ${seq} permit tcp 10.${Math.floor(rnd() * 250)}.${Math.floor(rnd() * 250)}.0 0.0.0.255 host 172.16.${Math.floor(rnd() * 250)}.${Math.floor(rnd() * 250)} eq ${pick(["443", "8080", "22", "5060"], rnd)}`);
+    lines.splice(
+      i + 1,
+      0,
+      ` ${seq} permit tcp 10.${Math.floor(rnd() * 250)}.${Math.floor(rnd() * 250)}.0 0.0.0.255 host 172.16.${Math.floor(rnd() * 250)}.${Math.floor(rnd() * 250)} eq ${pick(["443", "8080", "22", "5060"], rnd)}`,
+    );
   },
   (lines, rnd) => {
-    const i = pick(indexesOf(lines, (l) => /^ \d+ (permit|deny)/.test(l)), rnd);
+    const i = pick(
+      indexesOf(lines, (l) => /^ \d+ (permit|deny)/.test(l)),
+      rnd,
+    );
     lines.splice(i, 1);
   },
   (lines, rnd) => {
@@ -69,4 +88,8 @@ export function deviceHistory(index: number, versions: number, bytes = 30_000): 
 
 /** Lines that change without the configuration changing: left out when deciding whether a text is new. */
 export const VOLATILE = [/^! Last configuration change at /, /^! NVRAM config last updated at /];
-export const significantText = (text: string) => text.split("\n").filter((l) => !VOLATILE.some((re) => re.test(l))).join("\n");
+export const significantText = (text: string) =>
+  text
+    .split("\n")
+    .filter((l) => !VOLATILE.some((re) => re.test(l)))
+    .join("\n");

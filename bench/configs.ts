@@ -58,7 +58,8 @@ const { values: opts } = parseArgs({
 });
 const whole = (name: keyof typeof opts, min: number) => {
   const n = Number(opts[name]);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number >= ${min}, got '${opts[name]}'`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`--${name} must be a whole number >= ${min}, got '${opts[name]}'`);
   return n;
 };
 const DEVICES = whole("devices", 10);
@@ -75,7 +76,8 @@ const ms = (t: number) => `${t < 10 ? t.toFixed(2) : t.toFixed(0)} ms`;
 
 function sh(cmd: string, args: string[], cwd: string) {
   const res = spawnSync(cmd, args, { cwd, encoding: "utf8", maxBuffer: 1 << 30, env: { ...process.env, LC_ALL: "C" } });
-  if (res.status !== 0 && !(cmd === "grep" && res.status === 1)) throw new Error(`${cmd} ${args.join(" ")} failed: ${res.stderr}`);
+  if (res.status !== 0 && !(cmd === "grep" && res.status === 1))
+    throw new Error(`${cmd} ${args.join(" ")} failed: ${res.stderr}`);
   return res.stdout;
 }
 const duSize = (path: string) => Number(sh("du", ["-sb", path], dir).split("\t")[0]);
@@ -83,26 +85,56 @@ const duSize = (path: string) => Number(sh("du", ["-sb", path], dir).split("\t")
 async function main() {
   buildBundles();
   const appKey = generateAppKey();
-  const config = loadConfig({ STORAGE_DIR: join(dir, "storage"), DATABASE_URL: "", APP_KEY: appKey, RATE_LIMIT_PER_MINUTE: "1000000000", COLLECTOR: "off" });
+  const config = loadConfig({
+    STORAGE_DIR: join(dir, "storage"),
+    DATABASE_URL: "",
+    APP_KEY: appKey,
+    RATE_LIMIT_PER_MINUTE: "1000000000",
+    COLLECTOR: "off",
+  });
   mkdirSync(config.storageDir, { recursive: true });
   const database = await openDatabase(config.databaseUrl);
   const { db, client } = database;
   await migrateDatabase(database.location, db, systemClock, loadBuiltinTemplates());
   const app = createApp({ db, config, secrets: await openSecretBox(generateAppKey()), clock: systemClock });
   const now = new Date();
-  const { id: userId } = await createUser(db, { username: "bench", email: "bench@example.test", roleName: "admin", passwordHash: await hashPassword("bench-password-1") }, now);
-  const { value: token } = await issueToken(db, { userId, name: "bench", abilities: [...ABILITIES], expiresAt: null }, now);
+  const { id: userId } = await createUser(
+    db,
+    {
+      username: "bench",
+      email: "bench@example.test",
+      roleName: "admin",
+      passwordHash: await hashPassword("bench-password-1"),
+    },
+    now,
+  );
+  const { value: token } = await issueToken(
+    db,
+    { userId, name: "bench", abilities: [...ABILITIES], expiresAt: null },
+    now,
+  );
 
   const ids: number[] = [];
   for (let start = 0; start < DEVICES; start += 500) {
-    const rows = await db.insert(devices).values(Array.from({ length: Math.min(500, DEVICES - start) }, (_, k) => ({
-      name: hostnameOf(start + k), nameKey: nameKey(hostnameOf(start + k)), ip: `10.${Math.floor((start + k) / 250) % 250}.${(start + k) % 250}.1`, createdAt: now, updatedAt: now,
-    }))).returning({ id: devices.id });
+    const rows = await db
+      .insert(devices)
+      .values(
+        Array.from({ length: Math.min(500, DEVICES - start) }, (_, k) => ({
+          name: hostnameOf(start + k),
+          nameKey: nameKey(hostnameOf(start + k)),
+          ip: `10.${Math.floor((start + k) / 250) % 250}.${(start + k) % 250}.1`,
+          createdAt: now,
+          updatedAt: now,
+        })),
+      )
+      .returning({ id: devices.id });
     ids.push(...rows.map((r) => r.id));
   }
 
   // --- store every version, and write the same texts as files and as git history ---
-  log(`Generating and storing ${DEVICES} devices x ${VERSIONS} versions of ~${BYTES / 1000} KB configurations in ${dir}`);
+  log(
+    `Generating and storing ${DEVICES} devices x ${VERSIONS} versions of ~${BYTES / 1000} KB configurations in ${dir}`,
+  );
   mkdirSync(join(filesDir, "latest"), { recursive: true });
   mkdirSync(join(filesDir, "history"), { recursive: true });
   mkdirSync(gitDir);
@@ -124,7 +156,16 @@ async function main() {
       const text = histories.get(i)![v]!;
       const t0 = performance.now();
       const res = await db.transaction((tx) =>
-        storeConfig(tx, { deviceId: ids[i]!, command: "show running-config", text, significant: significantText, trigger: "schedule", jobId: null, now: new Date(now.getTime() + v * 86_400_000) }));
+        storeConfig(tx, {
+          deviceId: ids[i]!,
+          command: "show running-config",
+          text,
+          significant: significantText,
+          trigger: "schedule",
+          jobId: null,
+          now: new Date(now.getTime() + v * 86_400_000),
+        }),
+      );
       storeMs += performance.now() - t0;
       if (!res.changed) continue;
       stored++;
@@ -151,17 +192,28 @@ async function main() {
   // The storage maintenance the nightly retention task runs (as git gc is git's): measured as a deployment has it.
   const maintenanceStarted = performance.now();
   const maintenance = await maintainConfigStorage(db);
-  log(`  storage maintenance (the nightly retention task's): ${((performance.now() - maintenanceStarted) / 1000).toFixed(1)} s, ` +
-    `${maintenance.commonGramsAdded} common index tokens, ${maintenance.seriesReindexed} series reindexed, ${maintenance.pagesFreed} free pages released`);
+  log(
+    `  storage maintenance (the nightly retention task's): ${((performance.now() - maintenanceStarted) / 1000).toFixed(1)} s, ` +
+      `${maintenance.commonGramsAdded} common index tokens, ${maintenance.seriesReindexed} series reindexed, ${maintenance.pagesFreed} free pages released`,
+  );
 
   // --- storage ---
   await client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
   const dbFile = join(config.storageDir, "netkeep.db");
   const dbBytes = statSync(dbFile).size;
-  const parts = await db.all<{ name: string; bytes: number }>(sql`select name, sum(pgsize) as bytes from dbstat group by name`);
-  const part = (test: (name: string) => boolean) => parts.filter((p) => test(p.name)).reduce((n, p) => n + Number(p.bytes), 0);
+  const parts = await db.all<{ name: string; bytes: number }>(
+    sql`select name, sum(pgsize) as bytes from dbstat group by name`,
+  );
+  const part = (test: (name: string) => boolean) =>
+    parts.filter((p) => test(p.name)).reduce((n, p) => n + Number(p.bytes), 0);
   const breakdown = {
-    "config texts (config_blobs, config_dictionaries)": part((n) => n === "config_blobs" || n.startsWith("config_blobs_") || n === "sqlite_autoindex_config_blobs_1" || n === "config_dictionaries"),
+    "config texts (config_blobs, config_dictionaries)": part(
+      (n) =>
+        n === "config_blobs" ||
+        n.startsWith("config_blobs_") ||
+        n === "sqlite_autoindex_config_blobs_1" ||
+        n === "config_dictionaries",
+    ),
     "version rows (configs + indexes)": part((n) => n === "configs" || n.startsWith("configs_")),
     "diffs (config_changes + indexes)": part((n) => n === "config_changes" || n.startsWith("config_changes_")),
     "search index (config_search*)": part((n) => n.startsWith("config_search")),
@@ -176,25 +228,60 @@ async function main() {
   // What people look for: where a host is allowed (an address from one device's ACLs), which entries reach a
   // subnet, which ports a change ticket touched (the index can use only the fixed words of that one), and a
   // line every configuration has, the worst case for an index.
-  const sample = deviceHistory(7 % DEVICES, 1, BYTES)[0]!.split("\n").find((l) => / host 172\.\d+\.\d+\.\d+ eq/.test(l))!;
+  const sample = deviceHistory(7 % DEVICES, 1, BYTES)[0]!
+    .split("\n")
+    .find((l) => / host 172\.\d+\.\d+\.\d+ eq/.test(l))!;
   const [, address, subnet] = / host ((172\.\d+\.\d+)\.\d+ eq \d+)/.exec(sample)!;
   const searches = [
     { name: "substring: an ACL host", q: address!, regex: false },
-    { name: "regex: a subnet's ACL entries", q: `host ${subnet!.replaceAll(".", "\\.")}\\.[0-9]+ eq (22|443)$`, regex: true },
-    { name: "regex: change tickets CHG1...5", q: "description [a-z]+ [0-9]+ moved per change CHG1[0-9]{3}5", regex: true },
+    {
+      name: "regex: a subnet's ACL entries",
+      q: `host ${subnet!.replaceAll(".", "\\.")}\\.[0-9]+ eq (22|443)$`,
+      regex: true,
+    },
+    {
+      name: "regex: change tickets CHG1...5",
+      q: "description [a-z]+ [0-9]+ moved per change CHG1[0-9]{3}5",
+      regex: true,
+    },
     { name: "substring in every config", q: "snmp-server community", regex: false },
   ];
   type Row = {
-    search: string; scope: string; query: string; grepArgs: string[]; grepMs: number; serviceMs: number; firstMs: number; apiMs: number; uncachedMs: number;
-    addMs: number; grepLines: number; apiLines: number; configs: number; checked: number;
+    search: string;
+    scope: string;
+    query: string;
+    grepArgs: string[];
+    grepMs: number;
+    serviceMs: number;
+    firstMs: number;
+    apiMs: number;
+    uncachedMs: number;
+    addMs: number;
+    grepLines: number;
+    apiLines: number;
+    configs: number;
+    checked: number;
   };
   type SearchBody = SearchAnswer["body"];
   const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const rows: Row[] = searches.flatMap((s) => (["latest", "history"] as const).map((scope) => ({
-    search: s.name, scope, grepArgs: ["-rn", s.regex ? "-E" : "-F", "--", s.q, scope],
-    query: `/api/v1/configs/search?${new URLSearchParams({ q: s.q, regex: String(s.regex), case_sensitive: "true", latest_only: String(scope === "latest"), per_page: "500", max_matches: "1000" })}`,
-    grepMs: NaN, serviceMs: NaN, firstMs: NaN, apiMs: NaN, uncachedMs: NaN, addMs: NaN, grepLines: 0, apiLines: NaN, configs: 0, checked: 0,
-  })));
+  const rows: Row[] = searches.flatMap((s) =>
+    (["latest", "history"] as const).map((scope) => ({
+      search: s.name,
+      scope,
+      grepArgs: ["-rn", s.regex ? "-E" : "-F", "--", s.q, scope],
+      query: `/api/v1/configs/search?${new URLSearchParams({ q: s.q, regex: String(s.regex), case_sensitive: "true", latest_only: String(scope === "latest"), per_page: "500", max_matches: "1000" })}`,
+      grepMs: NaN,
+      serviceMs: NaN,
+      firstMs: NaN,
+      apiMs: NaN,
+      uncachedMs: NaN,
+      addMs: NaN,
+      grepLines: 0,
+      apiLines: NaN,
+      configs: 0,
+      checked: 0,
+    })),
+  );
   let body: SearchBody | undefined;
   /** One search through app.request in this process, timed into `times` when given. */
   const inProcess = async (row: Row, times?: number[]) => {
@@ -226,14 +313,25 @@ async function main() {
     return started;
   };
   let service: BenchService = await startService();
-  const searchClient = startChild("the search client", fileURLToPath(new URL("./search-client.ts", import.meta.url)), []);
+  const searchClient = startChild(
+    "the search client",
+    fileURLToPath(new URL("./search-client.ts", import.meta.url)),
+    [],
+  );
   await searchClient.nextMessage("ready", 30_000);
   // Its own code warmed up first, on a request that is no search (the service's search code stays cold).
-  searchClient.child.send({ url: `${service.origin}/healthz`, headers: {}, repeat: 300 } satisfies SearchRequestMessage);
+  searchClient.child.send({
+    url: `${service.origin}/healthz`,
+    headers: {},
+    repeat: 300,
+  } satisfies SearchRequestMessage);
   await searchClient.nextMessage("the client's warm-up", 60_000);
   /** One search from the client process to the service, timed there, into `times` when given. */
   const overHttp = async (row: Row, times?: number[]) => {
-    searchClient.child.send({ url: `${service.origin}${row.query}`, headers: service.headers } satisfies SearchRequestMessage);
+    searchClient.child.send({
+      url: `${service.origin}${row.query}`,
+      headers: service.headers,
+    } satisfies SearchRequestMessage);
     const answer = await searchClient.nextMessage<SearchAnswer>("a search's answer", 120_000);
     if (answer.status !== 200) throw new Error(`search answered ${answer.status}: ${JSON.stringify(answer.body)}`);
     body = answer.body;
@@ -294,7 +392,10 @@ async function main() {
     row.addMs = performance.now() - t1;
     row.apiMs = median(apiTimes);
     row.uncachedMs = median(uncachedTimes);
-    if (body!.meta.total !== row.configs) throw new Error(`${row.search} (${row.scope}): the service found ${row.configs} configurations, this process ${body!.meta.total}`);
+    if (body!.meta.total !== row.configs)
+      throw new Error(
+        `${row.search} (${row.scope}): the service found ${row.configs} configurations, this process ${body!.meta.total}`,
+      );
   }
 
   // What search holds after the last row (every version of the history read): the line store, and the heap.
@@ -307,24 +408,40 @@ async function main() {
   const versions = stored;
   log("");
   const speedUp = (r: Row, t: number) => `${ms(t)} (${(r.grepMs / t).toFixed(1)}x)`;
-  log(`Search (medians of ${RUNS} after warm-up runs, case-sensitive; grep = LC_ALL=C grep -rn over one file per version; service = GET /api/v1/configs/search`);
-  log("over HTTP from the service as npm start runs it, with the texts the runs before read in search's line store; first = the first search after a");
-  log("restart of the service; in-process = the same request through app.request in this process, from the line store and with it emptied before each");
+  log(
+    `Search (medians of ${RUNS} after warm-up runs, case-sensitive; grep = LC_ALL=C grep -rn over one file per version; service = GET /api/v1/configs/search`,
+  );
+  log(
+    "over HTTP from the service as npm start runs it, with the texts the runs before read in search's line store; first = the first search after a",
+  );
+  log(
+    "restart of the service; in-process = the same request through app.request in this process, from the line store and with it emptied before each",
+  );
   log("run (uncached); added = adding the last uncached run's texts to the store, in the background)");
-  log("| search | over | matching configs | configs read | lines (grep / netkeep) | grep -rn | service (speed-up) | first after a start | in-process | in-process uncached | added |");
+  log(
+    "| search | over | matching configs | configs read | lines (grep / netkeep) | grep -rn | service (speed-up) | first after a start | in-process | in-process uncached | added |",
+  );
   log("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const r of rows) {
-    log(`| ${r.search} | ${r.scope} | ${r.configs} | ${r.checked} | ${r.grepLines} / ${Number.isNaN(r.apiLines) ? "(paged)" : r.apiLines} | ${ms(r.grepMs)} | ` +
-      `${speedUp(r, r.serviceMs)} | ${speedUp(r, r.firstMs)} | ${speedUp(r, r.apiMs)} | ${speedUp(r, r.uncachedMs)} | ${ms(r.addMs)} |`);
+    log(
+      `| ${r.search} | ${r.scope} | ${r.configs} | ${r.checked} | ${r.grepLines} / ${Number.isNaN(r.apiLines) ? "(paged)" : r.apiLines} | ${ms(r.grepMs)} | ` +
+        `${speedUp(r, r.serviceMs)} | ${speedUp(r, r.firstMs)} | ${speedUp(r, r.apiMs)} | ${speedUp(r, r.uncachedMs)} | ${ms(r.addMs)} |`,
+    );
   }
-  log(`Search's line store after the last row: ${lineStore.lineCount} distinct lines, ${lineStore.versionCount} versions kept, ${mb(lineStore.bytes)} estimated; ` +
-    `heap ${mb(heap)}; load average ${loadavg().map((n) => n.toFixed(1)).join(" ")}`);
+  log(
+    `Search's line store after the last row: ${lineStore.lineCount} distinct lines, ${lineStore.versionCount} versions kept, ${mb(lineStore.bytes)} estimated; ` +
+      `heap ${mb(heap)}; load average ${loadavg()
+        .map((n) => n.toFixed(1))
+        .join(" ")}`,
+  );
   log("");
   log(`Storage for ${versions} distinct versions (${DEVICES} devices), ${mb(rawBytes)} of raw text:`);
   log("| store | bytes | per version | vs raw | vs git |");
   log("|---|---|---|---|---|");
   const line = (name: string, bytes: number) =>
-    log(`| ${name} | ${mb(bytes)} | ${(bytes / versions).toFixed(0)} B | ${((bytes / rawBytes) * 100).toFixed(1)}% | ${(bytes / gitBytes).toFixed(2)}x |`);
+    log(
+      `| ${name} | ${mb(bytes)} | ${(bytes / versions).toFixed(0)} B | ${((bytes / rawBytes) * 100).toFixed(1)}% | ${(bytes / gitBytes).toFixed(2)}x |`,
+    );
   line("raw text (one file per version)", rawBytes);
   line("git after git gc (.git)", gitBytes);
   line("git pack files only", packBytes);
@@ -339,8 +456,10 @@ async function main() {
   const selective = rows.filter((r) => r.search.startsWith("substring:") || r.search.startsWith("regex: a subnet"));
   const searchOk = selective.every((r) => r.grepMs / r.serviceMs >= SEARCH_TARGET);
   const storageOk = dbBytes / gitBytes <= STORAGE_TARGET;
-  log(`Targets: search from the service >= ${SEARCH_TARGET}x faster than grep (the ACL host substring and the subnet regex): ${searchOk ? "met" : "MISSED"}; ` +
-    `storage <= ${STORAGE_TARGET}x git: ${storageOk ? "met" : "MISSED"} (${(dbBytes / gitBytes).toFixed(2)}x); grep and netkeep found the same lines: ${agree ? "yes" : "NO"}`);
+  log(
+    `Targets: search from the service >= ${SEARCH_TARGET}x faster than grep (the ACL host substring and the subnet regex): ${searchOk ? "met" : "MISSED"}; ` +
+      `storage <= ${STORAGE_TARGET}x git: ${storageOk ? "met" : "MISSED"} (${(dbBytes / gitBytes).toFixed(2)}x); grep and netkeep found the same lines: ${agree ? "yes" : "NO"}`,
+  );
   client.close();
   if (!opts.keep) rmSync(dir, { recursive: true, force: true });
   else log(`Kept ${dir}`);

@@ -12,11 +12,22 @@ import { benchLogin } from "./sim-devices.ts";
  */
 const { values } = parseArgs({ options: { devices: { type: "string" }, "latency-ms": { type: "string" } } });
 
-const firstConfig = (index: number) => [`hostname ${hostnameOf(index)}`, "interface Vlan1", " ip address 192.0.2.1 255.255.255.0"];
-const devices = await Promise.all(Array.from({ length: Number(values.devices) }, (_, index) => startConfigDevice({
-  flavor: "ios", hostname: hostnameOf(index), running: firstConfig(index),
-  auth: benchLogin(index), latencyMs: Number(values["latency-ms"]),
-})));
+const firstConfig = (index: number) => [
+  `hostname ${hostnameOf(index)}`,
+  "interface Vlan1",
+  " ip address 192.0.2.1 255.255.255.0",
+];
+const devices = await Promise.all(
+  Array.from({ length: Number(values.devices) }, (_, index) =>
+    startConfigDevice({
+      flavor: "ios",
+      hostname: hostnameOf(index),
+      running: firstConfig(index),
+      auth: benchLogin(index),
+      latencyMs: Number(values["latency-ms"]),
+    }),
+  ),
+);
 process.send!({ ports: devices.map((d) => d.port) });
 
 process.on("message", (message: { stats: string[] }) => {
@@ -28,7 +39,10 @@ process.on("message", (message: { stats: string[] }) => {
     d.state.startup = firstConfig(index);
   });
   process.send!({
-    sessions: devices.reduce((n, d) => n + d.sessions, 0), configLines: devices.reduce((n, d) => n + d.state.configLines.length, 0), saved, unexpected,
+    sessions: devices.reduce((n, d) => n + d.sessions, 0),
+    configLines: devices.reduce((n, d) => n + d.state.configLines.length, 0),
+    saved,
+    unexpected,
   });
 });
 

@@ -10,7 +10,12 @@ import { DEFAULT_LIMITS } from "../collector/session.ts";
  * does the bare ssh2 clients'. Says "ready" over IPC, takes one PushBenchPlan, answers with a PushBenchResult.
  */
 
-export type PushBenchPlan = { targets: { port: number; username: string; password: string }[]; concurrency: number; lines: string[]; timeoutMs: number };
+export type PushBenchPlan = {
+  targets: { port: number; username: string; password: string }[];
+  concurrency: number;
+  lines: string[];
+  timeoutMs: number;
+};
 export type PushBenchResult = { elapsedMs: number; completed: number; failures: string[]; sessionMs: number[] };
 
 async function run(plan: PushBenchPlan): Promise<PushBenchResult> {
@@ -27,10 +32,24 @@ async function run(plan: PushBenchPlan): Promise<PushBenchResult> {
       const target = plan.targets[next++]!;
       const began = performance.now();
       const signal = AbortSignal.timeout(plan.timeoutMs);
-      const outcome = await pushLines({
-        target: { device: { ip: "127.0.0.1", portOverride: target.port, hostKeyFingerprint: null } as typeof devices.$inferSelect, template, login: target },
-        limits: DEFAULT_LIMITS, connectTimeoutMs: plan.timeoutMs,
-      }, { lines: plan.lines, save: true }, signal, { connected: false });
+      const outcome = await pushLines(
+        {
+          target: {
+            device: {
+              ip: "127.0.0.1",
+              portOverride: target.port,
+              hostKeyFingerprint: null,
+            } as typeof devices.$inferSelect,
+            template,
+            login: target,
+          },
+          limits: DEFAULT_LIMITS,
+          connectTimeoutMs: plan.timeoutMs,
+        },
+        { lines: plan.lines, save: true },
+        signal,
+        { connected: false },
+      );
       if (outcome.status === "success") {
         completed++;
         sessionMs.push(performance.now() - began);

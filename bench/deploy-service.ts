@@ -25,19 +25,31 @@ export type ServiceDeployRun = {
   collectorPeakRssKb: number;
 };
 
-export async function runServiceDeploy(options: { dir: string; ports: number[]; lines: string[]; concurrency: number; timeoutMs: number; profileDir?: string }): Promise<ServiceDeployRun> {
+export async function runServiceDeploy(options: {
+  dir: string;
+  ports: number[];
+  lines: string[];
+  concurrency: number;
+  timeoutMs: number;
+  profileDir?: string;
+}): Promise<ServiceDeployRun> {
   const bench = await startBenchService(options);
   const { api, collectorPid } = bench;
   try {
     const created = await bench.createDevices(options.ports);
-    const snippet = await api<{ id: number }>("POST", "/snippets", { name: "bench deploy", content: options.lines.join("\n") });
+    const snippet = await api<{ id: number }>("POST", "/snippets", {
+      name: "bench deploy",
+      content: options.lines.join("\n"),
+    });
 
     const apiBefore = sampleProcess(bench.apiPid)!;
     const collectorBefore = sampleProcess(collectorPid)!;
     let collectorLast: ProcSample = collectorBefore;
     const deployedAt = Date.now();
     const deployment = await api<{ id: number }>("POST", `/snippets/${snippet.id}/deploy`, {
-      devices: created.map((d) => d.id), confirm_device_count: created.length, concurrency: options.concurrency,
+      devices: created.map((d) => d.id),
+      confirm_device_count: created.length,
+      concurrency: options.concurrency,
     });
     type DeploymentView = { state: string; finished_at: string | null; device_counts: Record<string, number> };
     let view: DeploymentView;
@@ -45,15 +57,26 @@ export async function runServiceDeploy(options: { dir: string; ports: number[]; 
       view = await api<DeploymentView>("GET", `/snippet-deployments/${deployment.id}`);
       collectorLast = sampleProcess(collectorPid) ?? collectorLast;
       if (view.state === "finished") break;
-      if (Date.now() - deployedAt > options.timeoutMs) throw new Error(`the deployment did not finish in ${options.timeoutMs / 1000} s: ${JSON.stringify(view.device_counts)}`);
+      if (Date.now() - deployedAt > options.timeoutMs)
+        throw new Error(
+          `the deployment did not finish in ${options.timeoutMs / 1000} s: ${JSON.stringify(view.device_counts)}`,
+        );
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
     const apiAfter = sampleProcess(bench.apiPid) ?? apiBefore;
 
-    type DeviceView = { device_name: string; status: string; message: string | null; result: { duration_ms?: number } | null };
+    type DeviceView = {
+      device_name: string;
+      status: string;
+      message: string | null;
+      result: { duration_ms?: number } | null;
+    };
     const rows: DeviceView[] = [];
     for (let page = 1; rows.length < created.length; page++) {
-      const batch = await api<DeviceView[]>("GET", `/snippet-deployments/${deployment.id}/devices?per_page=100&page=${page}&fields=device_name,status,message,result`);
+      const batch = await api<DeviceView[]>(
+        "GET",
+        `/snippet-deployments/${deployment.id}/devices?per_page=100&page=${page}&fields=device_name,status,message,result`,
+      );
       if (!batch.length) break;
       rows.push(...batch);
     }
@@ -61,7 +84,10 @@ export async function runServiceDeploy(options: { dir: string; ports: number[]; 
       devices: created.length,
       elapsedMs: Date.parse(view.finished_at!) - deployedAt,
       deviceCounts: Object.fromEntries(Object.entries(view.device_counts).filter(([, n]) => n)),
-      failures: rows.filter((r) => r.status !== "success").slice(0, 5).map((r) => `${r.device_name}: ${r.status}: ${r.message}`),
+      failures: rows
+        .filter((r) => r.status !== "success")
+        .slice(0, 5)
+        .map((r) => `${r.device_name}: ${r.status}: ${r.message}`),
       jobMs: rows.flatMap((r) => (typeof r.result?.duration_ms === "number" ? [r.result.duration_ms] : [])),
       apiCpuSeconds: apiAfter.cpuSeconds - apiBefore.cpuSeconds,
       collectorCpuSeconds: collectorLast.cpuSeconds - collectorBefore.cpuSeconds,

@@ -10,7 +10,12 @@ import { benchLogin, ciscoShell, initialPrompt } from "./sim-devices.ts";
  * SIGTERM.
  */
 const { values } = parseArgs({
-  options: { devices: { type: "string" }, "latency-ms": { type: "string" }, "config-kb": { type: "string" }, "chunk-bytes": { type: "string" } },
+  options: {
+    devices: { type: "string" },
+    "latency-ms": { type: "string" },
+    "config-kb": { type: "string" },
+    "chunk-bytes": { type: "string" },
+  },
 });
 const configBytes = Number(values["config-kb"]) * 1024;
 const chunkBytes = Number(values["chunk-bytes"]);
@@ -27,7 +32,11 @@ process.send!({ ports: devices.map((d) => d.port) });
 process.on("message", (message) => {
   if (message !== "stats") return;
   const unexpected = devices.flatMap((d, i) => d.unexpected.map((line) => `${hostnameOf(i)}: ${JSON.stringify(line)}`));
-  process.send!({ sessions: devices.reduce((n, d) => n + d.sessions, 0), unexpected: unexpected.slice(0, 20), unexpectedCount: unexpected.length });
+  process.send!({
+    sessions: devices.reduce((n, d) => n + d.sessions, 0),
+    unexpected: unexpected.slice(0, 20),
+    unexpectedCount: unexpected.length,
+  });
 });
 
 process.on("SIGTERM", async () => {

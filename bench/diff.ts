@@ -23,14 +23,14 @@ const { values: flags } = parseArgs({
   options: { lines: { type: "string", default: "100000" }, "skip-diff-package": { type: "boolean", default: false } },
 });
 const LINES = Number(flags.lines);
-if (!Number.isInteger(LINES) || LINES < 10) throw new Error(`--lines must be a whole number >= 10, got '${flags.lines}'`);
+if (!Number.isInteger(LINES) || LINES < 10)
+  throw new Error(`--lines must be a whole number >= 10, got '${flags.lines}'`);
 
 function configOf(index: number): string[] {
   const lines = normalizeConfigText(iosRunningConfig(index, LINES * 45)).split("\n");
   if (lines.length < LINES) throw new Error(`generated only ${lines.length} lines`);
   return lines.slice(0, LINES);
 }
-
 
 function edited(lines: string[]): string[] {
   const next = mulberry32(42);
@@ -40,7 +40,8 @@ function edited(lines: string[]): string[] {
     const k = at();
     out[k] = `${out[k]} ! edited ${i}`;
   }
-  for (let i = 0; i < 200; i++) out.splice(at(), 0, `interface Loopback${i}`, ` description added ${i}`, " no shutdown", "!");
+  for (let i = 0; i < 200; i++)
+    out.splice(at(), 0, `interface Loopback${i}`, ` description added ${i}`, " no shutdown", "!");
   for (let i = 0; i < 200; i++) out.splice(at(), 1);
   const block = out.splice(at(), 500);
   out.splice(at(), 0, ...block);
@@ -70,20 +71,41 @@ async function main() {
   for (const [name, now] of Object.entries(pairs)) {
     const t = await median(5, () => formatUnified(diffTexts(old, now), "a", "b"));
     const d = diffTexts(old, now);
-    console.log(`line diff (${name}):${" ".repeat(12 - name.length)}${ms(t)}   +${d.added} -${d.removed} in ${d.hunks.length} hunks`);
+    console.log(
+      `line diff (${name}):${" ".repeat(12 - name.length)}${ms(t)}   +${d.added} -${d.removed} in ${d.hunks.length} hunks`,
+    );
   }
   if (!flags["skip-diff-package"]) {
     const start = performance.now();
     const patch = structuredPatch("a", "b", old, pairs.edited, "", "", { context: 3, timeout: 60_000 });
-    console.log(`diff package (edited):  ${ms(performance.now() - start)}   ${patch ? `${patch.hunks.length} hunks` : "gave up after 60 s"}`);
+    console.log(
+      `diff package (edited):  ${ms(performance.now() - start)}   ${patch ? `${patch.hunks.length} hunks` : "gave up after 60 s"}`,
+    );
   }
 
   const ctx = await createTestContext();
   try {
     const now = new Date();
-    const [device] = await ctx.db.insert(devices).values({ name: "bench-diff-01", nameKey: nameKey("bench-diff-01"), ip: "192.0.2.1", createdAt: now, updatedAt: now }).returning({ id: devices.id });
+    const [device] = await ctx.db
+      .insert(devices)
+      .values({
+        name: "bench-diff-01",
+        nameKey: nameKey("bench-diff-01"),
+        ip: "192.0.2.1",
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning({ id: devices.id });
     const store = (command: string, t: string) =>
-      storeConfig(ctx.db, { deviceId: device!.id, command, text: t, significant: (x) => x, trigger: "cli", jobId: null, now: new Date() });
+      storeConfig(ctx.db, {
+        deviceId: device!.id,
+        command,
+        text: t,
+        significant: (x) => x,
+        trigger: "cli",
+        jobId: null,
+        now: new Date(),
+      });
     const ids: Record<string, number> = {};
     ids.old = (await store("show running-config", old)).configId;
     let start = performance.now();
@@ -102,7 +124,9 @@ async function main() {
           if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
           bytes = (await res.arrayBuffer()).byteLength;
         });
-        console.log(`GET /configs/diff ${name} ${format}:${" ".repeat(18 - name.length - format.length)}${ms(t)}   ${(bytes / 1e6).toFixed(1)} MB answer`);
+        console.log(
+          `GET /configs/diff ${name} ${format}:${" ".repeat(18 - name.length - format.length)}${ms(t)}   ${(bytes / 1e6).toFixed(1)} MB answer`,
+        );
       }
     }
   } finally {

@@ -1,6 +1,13 @@
 import { parseArgs } from "node:util";
 
-export type BenchFlags = { duration: number; connections: number; warmup: number; devices: number; rounds: number; profile: boolean };
+export type BenchFlags = {
+  duration: number;
+  connections: number;
+  warmup: number;
+  devices: number;
+  rounds: number;
+  profile: boolean;
+};
 
 /** `--duration 10 --connections 50 --warmup 3 --devices 10000 --rounds 1 --profile`; each flag has a default. */
 export function readBenchFlags(argv = process.argv.slice(2)): BenchFlags {
@@ -17,7 +24,8 @@ export function readBenchFlags(argv = process.argv.slice(2)): BenchFlags {
   });
   const number = (name: "duration" | "connections" | "warmup" | "devices" | "rounds", min: number) => {
     const n = Number(values[name]);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number >= ${min}, got '${values[name]}'`);
+    if (!Number.isInteger(n) || n < min)
+      throw new Error(`--${name} must be a whole number >= ${min}, got '${values[name]}'`);
     return n;
   };
   return {

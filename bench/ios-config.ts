@@ -18,9 +18,19 @@ const mix = (a: number, b: number) => {
 
 const SITES = ["ams", "fra", "lon", "par", "mad", "nyc", "iad", "sjc", "sin", "tyo"];
 const ROLES = ["users", "voice", "printers", "cameras", "guests", "mgmt", "servers", "iot", "lab", "wifi"];
-const SERVICES = [["tcp", "443"], ["tcp", "22"], ["udp", "53"], ["tcp", "389"], ["udp", "123"], ["tcp", "8443"], ["udp", "161"], ["tcp", "3389"]];
+const SERVICES = [
+  ["tcp", "443"],
+  ["tcp", "22"],
+  ["udp", "53"],
+  ["tcp", "389"],
+  ["udp", "123"],
+  ["tcp", "8443"],
+  ["udp", "161"],
+  ["tcp", "3389"],
+];
 
-export const hostnameOf = (index: number) => `bench-${SITES[index % SITES.length]}-sw${String(index + 1).padStart(4, "0")}`;
+export const hostnameOf = (index: number) =>
+  `bench-${SITES[index % SITES.length]}-sw${String(index + 1).padStart(4, "0")}`;
 
 const wildcard = (bits: number) => {
   const host = 32 - bits;
@@ -97,7 +107,11 @@ function header(index: number): string[] {
 function vlans(index: number, count: number): string[] {
   const out: string[] = [];
   for (let v = 0; v < count; v++) {
-    out.push(`vlan ${10 + v}`, ` name ${ROLES[(v + index) % ROLES.length]}-${SITES[index % SITES.length]}-${10 + v}`, "!");
+    out.push(
+      `vlan ${10 + v}`,
+      ` name ${ROLES[(v + index) % ROLES.length]}-${SITES[index % SITES.length]}-${10 + v}`,
+      "!",
+    );
   }
   return out;
 }

@@ -9,7 +9,11 @@ export type Measurement = { rps: number; p50: number; p99: number; requests: num
 const serverEntry = fileURLToPath(new URL("./server.ts", import.meta.url));
 
 /** Starts bench/server.ts in a child process on a loopback port; `profileDir` adds --cpu-prof. */
-export async function startServer(kind: ServerKind, env: Record<string, string>, profileDir?: string): Promise<RunningServer> {
+export async function startServer(
+  kind: ServerKind,
+  env: Record<string, string>,
+  profileDir?: string,
+): Promise<RunningServer> {
   const nodeArgs = profileDir ? ["--cpu-prof", "--cpu-prof-dir", profileDir] : [];
   const server = startChild(`the ${kind} server`, serverEntry, [kind], { env, nodeArgs });
   try {
@@ -40,5 +44,11 @@ export async function measure(
   if (result.errors > result.timeouts || result.non2xx) {
     throw new Error(`${url}: ${result.errors - result.timeouts} connection errors, ${result.non2xx} non-2xx answers`);
   }
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, requests: result["2xx"], timeouts: result.timeouts };
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result["2xx"],
+    timeouts: result.timeouts,
+  };
 }

@@ -57,7 +57,16 @@ const rows: [string, string, string][] = [["cisco-ios (bench/ios-config.ts)", "c
 const dir = findConfigFixturesDir();
 const fixtures = dir ? configFixtures(dir) : [];
 for (const family of [...new Set(fixtures.map((f) => f.family))]) {
-  rows.push([`${family} (real configurations)`, family, to100k(fixtures.filter((f) => f.family === family).map((f) => f.text).join("\n"))]);
+  rows.push([
+    `${family} (real configurations)`,
+    family,
+    to100k(
+      fixtures
+        .filter((f) => f.family === family)
+        .map((f) => f.text)
+        .join("\n"),
+    ),
+  ]);
 }
 for (const [name, key, text] of rows) {
   const t = template(key);
@@ -87,7 +96,10 @@ console.log("|---|---:|---:|---:|---:|---:|");
 for (const family of [...new Set(fixtures.map((f) => f.family))]) {
   const files = fixtures.filter((f) => f.family === family && f.form === "as kept");
   const t = template(family);
-  let secrets = 0, clear = 0, falseMasks = 0, genericAlone = 0;
+  let secrets = 0,
+    clear = 0,
+    falseMasks = 0,
+    genericAlone = 0;
   for (const f of files) {
     const known = KNOWN_SECRETS[family]?.[f.file] ?? [];
     secrets += known.length;

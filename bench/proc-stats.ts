@@ -6,7 +6,8 @@ import { readdirSync, readFileSync } from "node:fs";
 export type ProcSample = { rssKb: number; peakRssKb: number; cpuSeconds: number };
 
 let ticksPerSecond: number | undefined;
-const clockTicks = () => (ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100);
+const clockTicks = () =>
+  (ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100);
 
 /** Undefined once the process is gone. */
 export function sampleProcess(pid: number): ProcSample | undefined {
@@ -42,7 +43,10 @@ export function childOf(parent: number, command: string): number | undefined {
  * Waits until the processes together have been idle (under 10% of a core: a profiled one costs about 7% doing
  * nothing) for a second, or `timeoutMs` passed. Resolves with how long that took and the CPU they spent meanwhile.
  */
-export async function waitUntilIdle(pids: readonly number[], timeoutMs: number): Promise<{ ms: number; cpuSeconds: number }> {
+export async function waitUntilIdle(
+  pids: readonly number[],
+  timeoutMs: number,
+): Promise<{ ms: number; cpuSeconds: number }> {
   const cpu = () => pids.reduce((sum, pid) => sum + (sampleProcess(pid)?.cpuSeconds ?? 0), 0);
   const began = performance.now();
   const first = cpu();

@@ -1,7 +1,11 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-type ProfileNode = { id: number; hitCount?: number; callFrame: { functionName: string; url: string; lineNumber: number } };
+type ProfileNode = {
+  id: number;
+  hitCount?: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+};
 type CpuProfile = { nodes: ProfileNode[]; startTime: number; endTime: number };
 
 /** Where a frame's code lives: an npm package, a project file, or the runtime. */
@@ -35,7 +39,9 @@ export function summarizeProfiles(dir: string, top = 20): string {
     }
     const pct = (n: number) => `${((100 * n) / samples).toFixed(1).padStart(5)}%`;
     const ranked = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top);
-    lines.push(`\n${join(dir, file)} (${samples} samples, ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s)`);
+    lines.push(
+      `\n${join(dir, file)} (${samples} samples, ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s)`,
+    );
     lines.push("  self time by package / file:");
     for (const [name, n] of ranked(byOwner)) lines.push(`    ${pct(n)}  ${name}`);
     lines.push("  self time by function:");

@@ -8,7 +8,11 @@ export type SearchRequestMessage = { url: string; headers: Record<string, string
 export type SearchAnswer = {
   ms: number;
   status: number;
-  body: { data: { match_count: number }[]; meta: { total: number; last_page: number }; search: { configs_checked: number } };
+  body: {
+    data: { match_count: number }[];
+    meta: { total: number; last_page: number };
+    search: { configs_checked: number };
+  };
 };
 
 process.on("message", async ({ url, headers, repeat = 1 }: SearchRequestMessage) => {
@@ -22,6 +26,10 @@ process.on("message", async ({ url, headers, repeat = 1 }: SearchRequestMessage)
   }
   const ms = performance.now() - t0;
   if (!res || !body) throw new Error("repeat must be at least 1");
-  process.send!({ ms, status: res.status, body: { data: body.data?.map((h) => ({ match_count: h.match_count })), meta: body.meta, search: body.search } } satisfies SearchAnswer);
+  process.send!({
+    ms,
+    status: res.status,
+    body: { data: body.data?.map((h) => ({ match_count: h.match_count })), meta: body.meta, search: body.search },
+  } satisfies SearchAnswer);
 });
 process.send!("ready");

@@ -4,7 +4,6 @@ import type { DeviceInputT } from "../src/modules/devices/schemas.ts";
 import type { SecretBox } from "../src/secrets/box.ts";
 import { mulberry32 } from "../src/random.ts";
 
-
 const SITES = ["ams", "fra", "lon", "par", "mad", "nyc", "iad", "sjc", "sin", "tyo", "syd", "gru"];
 const ROLES = ["core-rtr", "edge-rtr", "dist-sw", "acc-sw", "fw", "wan-rtr", "oob-sw"];
 /** Vendors from the seeded reference list, with models a network of that vendor would run. */
@@ -41,7 +40,10 @@ export function benchDevice(i: number, next: () => number): DeviceInputT {
     custom: {
       site,
       rack: `r${1 + Math.floor(next() * 40)}`,
-      serial: Math.floor(next() * 0xffffffff).toString(16).toUpperCase().padStart(8, "0"),
+      serial: Math.floor(next() * 0xffffffff)
+        .toString(16)
+        .toUpperCase()
+        .padStart(8, "0"),
       owner: pick(TEAMS),
       tier: 1 + Math.floor(next() * 3),
       monitored: next() < 0.9,
@@ -56,6 +58,10 @@ export async function seedDevices(db: Db, secrets: SecretBox, count: number): Pr
   const batch = 1000;
   for (let start = 0; start < count; start += batch) {
     const inputs = Array.from({ length: Math.min(batch, count - start) }, (_, k) => benchDevice(start + k, next));
-    await createDevices({ db, secrets, actor: { system: "bench seed" }, scope: { all: true }, abilities: "all", now: new Date() }, inputs, true);
+    await createDevices(
+      { db, secrets, actor: { system: "bench seed" }, scope: { all: true }, abilities: "all", now: new Date() },
+      inputs,
+      true,
+    );
   }
 }

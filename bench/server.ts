@@ -16,11 +16,19 @@ if (kind !== "app" && kind !== "baseline") throw new Error(`usage: server.ts app
 
 const config = loadConfig(process.env);
 const { db, client } = await openDatabase(config.databaseUrl);
-const app = kind === "app"
-  ? createApp({ db, config, secrets: await openSecretBox(config.appKey!), clientIp: (c) => getConnInfo(c).remote.address })
-  : createBaselineApp(db);
+const app =
+  kind === "app"
+    ? createApp({
+        db,
+        config,
+        secrets: await openSecretBox(config.appKey!),
+        clientIp: (c) => getConnInfo(c).remote.address,
+      })
+    : createBaselineApp(db);
 
-const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => process.send!({ port: info.port }));
+const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) =>
+  process.send!({ port: info.port }),
+);
 process.on("SIGTERM", () => {
   // process.exit (not a kill) lets --cpu-prof write its profile.
   setTimeout(() => process.exit(0), 2000).unref();

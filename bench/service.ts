@@ -46,15 +46,27 @@ export type BenchService = {
  * processes. `dir` may hold a database already (bench/configs.ts): then `appKey` is the key it was written with
  * and `user` the admin user the token is issued to.
  */
-export async function startBenchService(options: { dir: string; concurrency: number; profileDir?: string; appKey?: string; user?: string }): Promise<BenchService> {
+export async function startBenchService(options: {
+  dir: string;
+  concurrency: number;
+  profileDir?: string;
+  appKey?: string;
+  user?: string;
+}): Promise<BenchService> {
   mkdirSync(options.dir, { recursive: true });
   const port = await freePort();
   // The service inherits the environment, so an empty DATABASE_URL keeps a developer's own database out of it.
   const env = {
-    STORAGE_DIR: options.dir, DATABASE_URL: "", DATABASE_AUTH_TOKEN: "", APP_KEY: options.appKey ?? generateAppKey(), PORT: String(port), HOST: "127.0.0.1",
+    STORAGE_DIR: options.dir,
+    DATABASE_URL: "",
+    DATABASE_AUTH_TOKEN: "",
+    APP_KEY: options.appKey ?? generateAppKey(),
+    PORT: String(port),
+    HOST: "127.0.0.1",
     // Node refuses --cpu-prof in NODE_OPTIONS, so to profile both, the API runs without its collector and the
     // collector beside it as `npm run collector` starts one (the split deployment docs/ describes).
-    COLLECTOR: options.profileDir ? "off" : "on", COLLECTOR_CONCURRENCY: String(options.concurrency),
+    COLLECTOR: options.profileDir ? "off" : "on",
+    COLLECTOR_CONCURRENCY: String(options.concurrency),
     // A run of a thousand devices is a few hundred requests' worth of polling; the default limit is per minute.
     RATE_LIMIT_PER_MINUTE: "100000",
   };
@@ -67,23 +79,32 @@ export async function startBenchService(options: { dir: string; concurrency: num
     const service = startChild("the service", MAIN_BUNDLE, [], { env, nodeArgs: profiling });
     children.push(service);
     await service.waitForOutput("netkeep API listening", 60_000);
-    const collector = options.profileDir ? startChild("the collector", COLLECTOR_BUNDLE, [], { env, nodeArgs: [...COLLECTOR_NODE_ARGS, ...profiling] }) : undefined;
+    const collector = options.profileDir
+      ? startChild("the collector", COLLECTOR_BUNDLE, [], { env, nodeArgs: [...COLLECTOR_NODE_ARGS, ...profiling] })
+      : undefined;
     if (collector) children.push(collector);
     await (collector ?? service).waitForOutput("collector started", 60_000);
     const collectorPid = collector?.pid ?? childOf(service.pid, "dist/collector.js");
     if (!collectorPid) throw new Error("the service started no collector process");
 
     // As the README: the first start created `admin`; `svc token:create` prints the token on its last line.
-    const printed = execFileSync(process.execPath, [SVC, "token:create", "--user", options.user ?? "admin", "--name", "bench", "--abilities", ABILITIES.join(",")], {
-      env: { ...process.env, ...env }, encoding: "utf8",
-    });
+    const printed = execFileSync(
+      process.execPath,
+      [SVC, "token:create", "--user", options.user ?? "admin", "--name", "bench", "--abilities", ABILITIES.join(",")],
+      {
+        env: { ...process.env, ...env },
+        encoding: "utf8",
+      },
+    );
     const token = printed.trim().split("\n").at(-1)!.trim();
 
     const origin = `http://127.0.0.1:${port}`;
     const headers = { apitoken: token };
     const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
       const res = await fetch(`${origin}/api/v1${path}`, {
-        method, headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body),
+        method,
+        headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
       });
       const text = await res.text();
       if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 500)}`);
@@ -95,12 +116,21 @@ export async function startBenchService(options: { dir: string; concurrency: num
       const created: { id: number }[] = [];
       // POST /devices/bulk takes at most 1,000 devices a request.
       for (let from = 0; from < ports.length; from += 1000) {
-        created.push(...(await api<{ id: number }[]>("POST", "/devices/bulk", {
-          devices: ports.slice(from, from + 1000).map((p, k) => ({
-            device_name: hostnameOf(from + k), device_ip: "127.0.0.1", device_port_override: p, device_template_id: template.id,
-            device_vendor: "Cisco", device_model: "WS-C3850-48P", ...(({ username, password }) => ({ device_username: username, device_password: password }))(benchLogin(from + k)),
+        created.push(
+          ...(await api<{ id: number }[]>("POST", "/devices/bulk", {
+            devices: ports.slice(from, from + 1000).map((p, k) => ({
+              device_name: hostnameOf(from + k),
+              device_ip: "127.0.0.1",
+              device_port_override: p,
+              device_template_id: template.id,
+              device_vendor: "Cisco",
+              device_model: "WS-C3850-48P",
+              ...(({ username, password }) => ({ device_username: username, device_password: password }))(
+                benchLogin(from + k),
+              ),
+            })),
           })),
-        })));
+        );
       }
       return created;
     };

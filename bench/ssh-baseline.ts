@@ -23,10 +23,21 @@ export type BaselinePlan = {
   timeoutMs: number;
 };
 
-export type BaselineResult = { elapsedMs: number; completed: number; failures: string[]; configBytes: number; sessionMs: number[] };
+export type BaselineResult = {
+  elapsedMs: number;
+  completed: number;
+  failures: string[];
+  configBytes: number;
+  sessionMs: number[];
+};
 
 /** One session with a device; resolves with the size of the configuration command's answer. */
-function session(target: BaselinePlan["targets"][number], plan: BaselinePlan, lines: string[], prompt: RegExp): Promise<number> {
+function session(
+  target: BaselinePlan["targets"][number],
+  plan: BaselinePlan,
+  lines: string[],
+  prompt: RegExp,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const client = new Client();
     let configBytes = 0;
@@ -55,14 +66,15 @@ function session(target: BaselinePlan["targets"][number], plan: BaselinePlan, li
           received += decoder.decode(chunk, { stream: true });
           check();
         });
-        const expectPrompt = () => new Promise<string>((done) => {
-          waiting = () => {
-            const text = received;
-            received = "";
-            done(text);
-          };
-          check();
-        });
+        const expectPrompt = () =>
+          new Promise<string>((done) => {
+            waiting = () => {
+              const text = received;
+              received = "";
+              done(text);
+            };
+            check();
+          });
         await expectPrompt();
         for (const line of lines) {
           stream.write(line + plan.lineEnding);
@@ -76,7 +88,13 @@ function session(target: BaselinePlan["targets"][number], plan: BaselinePlan, li
         resolve(configBytes);
       });
     });
-    client.connect({ host: "127.0.0.1", port: target.port, username: target.username, password: target.password, readyTimeout: plan.timeoutMs });
+    client.connect({
+      host: "127.0.0.1",
+      port: target.port,
+      username: target.username,
+      password: target.password,
+      readyTimeout: plan.timeoutMs,
+    });
   });
 }
 

@@ -18,7 +18,8 @@ import { freePort } from "../test/helpers/process.ts";
 const TARGET_MS = 1000;
 const { values } = parseArgs({ options: { rounds: { type: "string", default: "5" } } });
 const rounds = Number(values.rounds);
-if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a whole number >= 1, got '${values.rounds}'`);
+if (!Number.isInteger(rounds) || rounds < 1)
+  throw new Error(`--rounds must be a whole number >= 1, got '${values.rounds}'`);
 
 const WAYS: Record<string, [string, string[]]> = {
   "npm start": ["npm", ["start", "--silent"]],
@@ -30,16 +31,28 @@ async function startOnce(command: string, args: string[], storage: string): Prom
   const port = await freePort();
   const began = performance.now();
   const child = spawn(command, args, {
-    env: { ...process.env, STORAGE_DIR: storage, PORT: String(port), HOST: "127.0.0.1", COLLECTOR: "off", ADMIN_PASSWORD: "bench-password" },
+    env: {
+      ...process.env,
+      STORAGE_DIR: storage,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      COLLECTOR: "off",
+      ADMIN_PASSWORD: "bench-password",
+    },
     stdio: "ignore",
   });
   const exited = new Promise((resolve) => child.on("exit", resolve));
   try {
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`${command} ${args.join(" ")} exited with ${child.exitCode} before answering`);
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status === 200, () => false);
+      if (child.exitCode !== null)
+        throw new Error(`${command} ${args.join(" ")} exited with ${child.exitCode} before answering`);
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) return performance.now() - began;
-      if (performance.now() - began > 60_000) throw new Error(`${command} ${args.join(" ")} did not answer within 60 s`);
+      if (performance.now() - began > 60_000)
+        throw new Error(`${command} ${args.join(" ")} did not answer within 60 s`);
       await new Promise((r) => setTimeout(r, 5));
     }
   } finally {
@@ -57,10 +70,16 @@ try {
     for (let i = 0; i < rounds; i++) times.push(await startOnce(command, args, storage));
     times.sort((a, b) => a - b);
     medians[name] = times[Math.floor(times.length / 2)]!;
-    console.log(`${name.padEnd(24)} median ${medians[name]!.toFixed(0).padStart(5)} ms   worst ${times.at(-1)!.toFixed(0).padStart(5)} ms   (${rounds} starts)`);
+    console.log(
+      `${name.padEnd(24)} median ${medians[name]!.toFixed(0).padStart(5)} ms   worst ${times.at(-1)!.toFixed(0).padStart(5)} ms   (${rounds} starts)`,
+    );
   }
   const bundle = medians["node dist/main.js"]!;
-  console.log(bundle <= TARGET_MS ? `OK: the bundle answers in ${bundle.toFixed(0)} ms (target ${TARGET_MS})` : `FAIL: the bundle takes ${bundle.toFixed(0)} ms (target ${TARGET_MS})`);
+  console.log(
+    bundle <= TARGET_MS
+      ? `OK: the bundle answers in ${bundle.toFixed(0)} ms (target ${TARGET_MS})`
+      : `FAIL: the bundle takes ${bundle.toFixed(0)} ms (target ${TARGET_MS})`,
+  );
   process.exitCode = bundle <= TARGET_MS ? 0 : 1;
 } finally {
   rmSync(storage, { recursive: true, force: true });

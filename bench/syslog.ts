@@ -41,24 +41,59 @@ async function main() {
   const secrets = await openSecretBox(generateAppKey());
   let version = 0;
   let running = iosScript("bench-sw", ["hostname bench-sw", "interface Gi1/0/1", " description version 0"]);
-  const device = await startFakeDevice({ script: (line) => running.script(line), initPrompt: "bench-sw#", auth: { username: USERNAME, password: PASSWORD } });
+  const device = await startFakeDevice({
+    script: (line) => running.script(line),
+    initPrompt: "bench-sw#",
+    auth: { username: USERNAME, password: PASSWORD },
+  });
   const [ios] = await db.select({ id: templates.id }).from(templates).where(eq(templates.builtinKey, "cisco-ios"));
   const now = new Date();
-  const [row] = await db.insert(devices).values({
-    name: "bench-sw", nameKey: nameKey("bench-sw"), ip: "127.0.0.1", templateId: ios!.id, portOverride: device.port, username: USERNAME,
-    passwordEnc: await secrets.encrypt(PASSWORD), createdAt: now, updatedAt: now,
-  }).returning({ id: devices.id });
+  const [row] = await db
+    .insert(devices)
+    .values({
+      name: "bench-sw",
+      nameKey: nameKey("bench-sw"),
+      ip: "127.0.0.1",
+      templateId: ios!.id,
+      portOverride: device.port,
+      username: USERNAME,
+      passwordEnc: await secrets.encrypt(PASSWORD),
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning({ id: devices.id });
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  await db.insert(appSettings).values({ id: 1, values: { syslog: { enabled: true, port, debounce_seconds: 0 } }, updatedAt: now });
+  await db
+    .insert(appSettings)
+    .values({ id: 1, values: { syslog: { enabled: true, port, debounce_seconds: 0 } }, updatedAt: now });
 
-  const worker = startWorker({ db, secrets, clock: systemClock, logger: silentLogger, owner: "bench", limits: DEFAULT_LIMITS, connectTimeoutMs: 10_000 },
-    { ...DEFAULT_WORKER_OPTIONS, concurrency: 4 });
-  const syslog = startSyslogService({ db, clock: systemClock, logger: silentLogger, queued: () => worker.wake() },
-    { owner: "bench", host: "bench", pid: process.pid, version: "bench", concurrency: 4, startedAt: now }, { ratePerSecond: 1e9, burst: 1e9 });
+  const worker = startWorker(
+    {
+      db,
+      secrets,
+      clock: systemClock,
+      logger: silentLogger,
+      owner: "bench",
+      limits: DEFAULT_LIMITS,
+      connectTimeoutMs: 10_000,
+    },
+    { ...DEFAULT_WORKER_OPTIONS, concurrency: 4 },
+  );
+  const syslog = startSyslogService(
+    { db, clock: systemClock, logger: silentLogger, queued: () => worker.wake() },
+    { owner: "bench", host: "bench", pid: process.pid, version: "bench", concurrency: 4, startedAt: now },
+    { ratePerSecond: 1e9, burst: 1e9 },
+  );
   await syslog.reconcile();
   if (syslog.state().state !== "listening") throw new Error(`the receiver did not start: ${syslog.state().error}`);
 
-  const versions = async () => (await db.select({ n: count() }).from(configs).where(and(eq(configs.deviceId, row!.id), eq(configs.command, IOS_CONFIG_COMMAND))))[0]!.n;
+  const versions = async () =>
+    (
+      await db
+        .select({ n: count() })
+        .from(configs)
+        .where(and(eq(configs.deviceId, row!.id), eq(configs.command, IOS_CONFIG_COMMAND)))
+    )[0]!.n;
   const udp = createSocket("udp4");
   const send = (text: string) => new Promise((resolve) => udp.send(text, port, "127.0.0.1", resolve));
   const latencies: number[] = [];
@@ -73,14 +108,21 @@ async function main() {
   }
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!.toFixed(0);
-  console.log(`syslog message to stored version, ${latencies.length} changes, debounce 0 s: median ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${at(1)} ms`);
+  console.log(
+    `syslog message to stored version, ${latencies.length} changes, debounce 0 s: median ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${at(1)} ms`,
+  );
 
   const receiver = syslog.receiver!;
   let best = 0;
   for (const rate of [5_000, 10_000, 20_000, 40_000, 80_000]) {
     const before = receiver.counters.received;
     const total = rate * 2;
-    await new Promise((resolve) => spawn(process.execPath, ["-e", `
+    await new Promise((resolve) =>
+      spawn(
+        process.execPath,
+        [
+          "-e",
+          `
       const s = require("node:dgram").createSocket("udp4");
       const msg = Buffer.from("<190>Nov 28 21:00:00 bench-sw 42: %LINK-3-UPDOWN: Interface Gi1/0/7, changed state to up");
       let sent = 0; const start = Date.now();
@@ -89,7 +131,11 @@ async function main() {
         while (sent < due) { s.send(msg, ${port}, "127.0.0.1"); sent++; }
         if (sent < ${total}) setTimeout(tick, 1); else setTimeout(() => s.close(), 200);
       };
-      tick();`], { stdio: "inherit" }).on("exit", resolve));
+      tick();`,
+        ],
+        { stdio: "inherit" },
+      ).on("exit", resolve),
+    );
     await new Promise((r) => setTimeout(r, 300));
     const got = receiver.counters.received - before;
     const share = got / total;
@@ -97,7 +143,9 @@ async function main() {
     if (share >= 0.99) best = rate;
     else break;
   }
-  console.log(`receiver rate before it drops (>= 99% counted): ${best ? `${best} messages/s` : "below 5000 messages/s"}`);
+  console.log(
+    `receiver rate before it drops (>= 99% counted): ${best ? `${best} messages/s` : "below 5000 messages/s"}`,
+  );
 
   udp.close();
   await syslog.stop();

@@ -37,15 +37,31 @@ export type TaskService = {
   stop(): Promise<void>;
 };
 
-export async function startTaskService(options: { dir: string; ports: number[]; concurrency: number; profileDir?: string }): Promise<TaskService> {
+export async function startTaskService(options: {
+  dir: string;
+  ports: number[];
+  concurrency: number;
+  profileDir?: string;
+}): Promise<TaskService> {
   const bench = await startBenchService(options);
   const { api, collectorPid, stop } = bench;
   try {
     await bench.createDevices(options.ports);
-    const task = await api<{ id: number }>("POST", "/tasks", { task_name: "bench backup", task_type: "download_all", task_cron: "0 3 * * *", is_paused: true });
+    const task = await api<{ id: number }>("POST", "/tasks", {
+      task_name: "bench backup",
+      task_type: "download_all",
+      task_cron: "0 3 * * *",
+      is_paused: true,
+    });
 
     type RunView = { id: number; finished_at: string | null; counts: Record<string, number> };
-    type ItemView = { device_name: string; status: string; error: string | null; started_at: string | null; duration_ms: number | null };
+    type ItemView = {
+      device_name: string;
+      status: string;
+      error: string | null;
+      started_at: string | null;
+      duration_ms: number | null;
+    };
     const run = async (timeoutMs: number): Promise<TaskRunResult> => {
       const apiBefore = sampleProcess(bench.apiPid)!;
       const collectorBefore = sampleProcess(collectorPid)!;
@@ -53,7 +69,8 @@ export async function startTaskService(options: { dir: string; ports: number[]; 
       const requestedAt = Date.now();
       let view = await api<RunView>("POST", `/tasks/${task.id}/run`);
       while (!view.finished_at) {
-        if (Date.now() - requestedAt > timeoutMs) throw new Error(`the run did not finish in ${timeoutMs / 1000} s: ${JSON.stringify(view.counts)}`);
+        if (Date.now() - requestedAt > timeoutMs)
+          throw new Error(`the run did not finish in ${timeoutMs / 1000} s: ${JSON.stringify(view.counts)}`);
         await new Promise((r) => setTimeout(r, POLL_MS));
         collectorLast = sampleProcess(collectorPid) ?? collectorLast;
         view = await api<RunView>("GET", `/task-runs/${view.id}`);
@@ -62,7 +79,10 @@ export async function startTaskService(options: { dir: string; ports: number[]; 
       collectorLast = sampleProcess(collectorPid) ?? collectorLast;
       const items: ItemView[] = [];
       for (let page = 1; ; page++) {
-        const batch = await api<ItemView[]>("GET", `/task-runs/${view.id}/devices?per_page=500&page=${page}&fields=device_name,status,error,started_at,duration_ms`);
+        const batch = await api<ItemView[]>(
+          "GET",
+          `/task-runs/${view.id}/devices?per_page=500&page=${page}&fields=device_name,status,error,started_at,duration_ms`,
+        );
         items.push(...batch);
         if (batch.length < 500) break;
       }
@@ -72,7 +92,10 @@ export async function startTaskService(options: { dir: string; ports: number[]; 
         elapsedMs: Date.parse(view.finished_at) - requestedAt,
         firstStartMs: Math.min(...starts) - requestedAt,
         counts: Object.fromEntries(Object.entries(view.counts).filter(([k, n]) => n && k !== "total")),
-        failures: items.filter((i) => i.status !== "succeeded" && i.status !== "unchanged").slice(0, 5).map((i) => `${i.device_name}: ${i.status}: ${i.error}`),
+        failures: items
+          .filter((i) => i.status !== "succeeded" && i.status !== "unchanged")
+          .slice(0, 5)
+          .map((i) => `${i.device_name}: ${i.status}: ${i.error}`),
         jobMs: items.flatMap((i) => (typeof i.duration_ms === "number" ? [i.duration_ms] : [])),
         apiCpuSeconds: apiAfter.cpuSeconds - apiBefore.cpuSeconds,
         collectorCpuSeconds: collectorLast.cpuSeconds - collectorBefore.cpuSeconds,

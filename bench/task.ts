@@ -52,27 +52,55 @@ const { values } = parseArgs({
 });
 const flag = (name: keyof typeof values, min: number) => {
   const n = Number(values[name]);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number >= ${min}, got '${values[name]}'`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`--${name} must be a whole number >= ${min}, got '${values[name]}'`);
   return n;
 };
-const flags = { devices: flag("devices", 1), latencyMs: flag("latency-ms", 0), configKb: flag("config-kb", 1), concurrency: flag("concurrency", 1), timeoutMs: flag("timeout-s", 10) * 1000 };
+const flags = {
+  devices: flag("devices", 1),
+  latencyMs: flag("latency-ms", 0),
+  configKb: flag("config-kb", 1),
+  concurrency: flag("concurrency", 1),
+  timeoutMs: flag("timeout-s", 10) * 1000,
+};
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const perMinute = (devices: number, ms: number) => (devices * 60_000) / ms;
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))] ?? NaN;
-const load = () => loadavg().map((n) => n.toFixed(2)).join(" ");
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))] ?? NaN;
+const load = () =>
+  loadavg()
+    .map((n) => n.toFixed(2))
+    .join(" ");
 
-type Row = { name: string; devices: number; ms: number; sessionMs: number[]; cpu: string; deviceCpuSeconds: number; firstStartMs?: number; load: string };
+type Row = {
+  name: string;
+  devices: number;
+  ms: number;
+  sessionMs: number[];
+  cpu: string;
+  deviceCpuSeconds: number;
+  firstStartMs?: number;
+  load: string;
+};
 
 async function runBaseline(ports: number[], devices: BenchChild, profileDir?: string): Promise<Row> {
   const parsed = parseTemplate(loadBuiltinTemplates().find((t) => t.key === "cisco-ios")!.code);
   if (!parsed.ok) throw new Error("the built-in cisco-ios template does not parse");
   const t = parsed.template;
   const plan: BaselinePlan = {
-    targets: ports.map((port, i) => ({ port, ...benchLogin(i) })), concurrency: flags.concurrency, prompt: t.prompt!, lineEnding: t.line_ending,
-    sessions: [[...t.setup, ...t.commands]], teardown: t.teardown, configCommand: t.config_command ?? t.commands[0]!, timeoutMs: 60_000,
+    targets: ports.map((port, i) => ({ port, ...benchLogin(i) })),
+    concurrency: flags.concurrency,
+    prompt: t.prompt!,
+    lineEnding: t.line_ending,
+    sessions: [[...t.setup, ...t.commands]],
+    teardown: t.teardown,
+    configCommand: t.config_command ?? t.commands[0]!,
+    timeoutMs: 60_000,
   };
-  const client = startChild("the ssh2 baseline", here("./ssh-baseline.ts"), [], { nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [] });
+  const client = startChild("the ssh2 baseline", here("./ssh-baseline.ts"), [], {
+    nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
+  });
   try {
     await client.nextMessage<"ready">("ready", 60_000);
     const before = sampleProcess(client.pid)!;
@@ -80,36 +108,68 @@ async function runBaseline(ports: number[], devices: BenchChild, profileDir?: st
     client.child.send(plan);
     const r = await client.nextMessage<BaselineResult>("its result", flags.timeoutMs);
     const after = sampleProcess(client.pid) ?? before;
-    if (r.failures.length) problems.push(`bare ssh2: ${r.failures.length} sessions failed, e.g. ${r.failures.slice(0, 3).join("; ")}`);
+    if (r.failures.length)
+      problems.push(`bare ssh2: ${r.failures.length} sessions failed, e.g. ${r.failures.slice(0, 3).join("; ")}`);
     return {
-      name: "bare ssh2", devices: r.completed, ms: r.elapsedMs, sessionMs: r.sessionMs, cpu: `client ${(after.cpuSeconds - before.cpuSeconds).toFixed(1)}`,
-      deviceCpuSeconds: sampleProcess(devices.pid)!.cpuSeconds - deviceBefore, load: load(),
+      name: "bare ssh2",
+      devices: r.completed,
+      ms: r.elapsedMs,
+      sessionMs: r.sessionMs,
+      cpu: `client ${(after.cpuSeconds - before.cpuSeconds).toFixed(1)}`,
+      deviceCpuSeconds: sampleProcess(devices.pid)!.cpuSeconds - deviceBefore,
+      load: load(),
     };
   } finally {
     // The client exits by itself after answering; a profile is written only then, so give it that time.
-    if (profileDir && client.child.exitCode === null) await Promise.race([once(client.child, "exit"), setTimeout(10_000)]);
+    if (profileDir && client.child.exitCode === null)
+      await Promise.race([once(client.child, "exit"), setTimeout(10_000)]);
     await client.stop();
   }
 }
 
 function runRow(name: string, run: TaskRunResult, deviceCpuSeconds: number): Row {
   return {
-    name, devices: run.devices, ms: run.elapsedMs, sessionMs: run.jobMs, deviceCpuSeconds, firstStartMs: run.firstStartMs, load: load(),
+    name,
+    devices: run.devices,
+    ms: run.elapsedMs,
+    sessionMs: run.jobMs,
+    deviceCpuSeconds,
+    firstStartMs: run.firstStartMs,
+    load: load(),
     cpu: `API ${run.apiCpuSeconds.toFixed(1)} + collector ${run.collectorCpuSeconds.toFixed(1)}`,
   };
 }
 
 function printTable(rows: Row[]) {
-  const head = ["", "devices", "seconds", "dev/min", "session p50/p90 ms", "first job ms", "CPU s", "device CPU s", "load avg"];
+  const head = [
+    "",
+    "devices",
+    "seconds",
+    "dev/min",
+    "session p50/p90 ms",
+    "first job ms",
+    "CPU s",
+    "device CPU s",
+    "load avg",
+  ];
   const widths = [28, 8, 9, 9, 20, 14, 28, 14, 18];
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("");
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("");
   console.log(line(head));
   for (const r of rows) {
-    console.log(line([
-      r.name, String(r.devices), (r.ms / 1000).toFixed(1), perMinute(r.devices, r.ms).toFixed(0),
-      `${percentile(r.sessionMs, 0.5).toFixed(0)} / ${percentile(r.sessionMs, 0.9).toFixed(0)}`, r.firstStartMs === undefined ? "" : r.firstStartMs.toFixed(0),
-      r.cpu, r.deviceCpuSeconds.toFixed(1), r.load,
-    ]));
+    console.log(
+      line([
+        r.name,
+        String(r.devices),
+        (r.ms / 1000).toFixed(1),
+        perMinute(r.devices, r.ms).toFixed(0),
+        `${percentile(r.sessionMs, 0.5).toFixed(0)} / ${percentile(r.sessionMs, 0.9).toFixed(0)}`,
+        r.firstStartMs === undefined ? "" : r.firstStartMs.toFixed(0),
+        r.cpu,
+        r.deviceCpuSeconds.toFixed(1),
+        r.load,
+      ]),
+    );
   }
 }
 
@@ -128,44 +188,69 @@ try {
   buildBundles();
   const startedAt = performance.now();
   devices = startChild("the device server", here("./device-server.ts"), [
-    "--devices", String(flags.devices), "--latency-ms", String(flags.latencyMs), "--config-kb", String(flags.configKb), "--chunk-bytes", "4096",
+    "--devices",
+    String(flags.devices),
+    "--latency-ms",
+    String(flags.latencyMs),
+    "--config-kb",
+    String(flags.configKb),
+    "--chunk-bytes",
+    "4096",
   ]);
   const { ports } = await devices.nextMessage<{ ports: number[] }>("its ports", 300_000);
-  console.log(`${flags.devices} simulated devices listening on 127.0.0.1 in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
-  const service = await startTaskService({ dir: join(dir, "service"), ports, concurrency: flags.concurrency, profileDir });
+  console.log(
+    `${flags.devices} simulated devices listening on 127.0.0.1 in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`,
+  );
+  const service = await startTaskService({
+    dir: join(dir, "service"),
+    ports,
+    concurrency: flags.concurrency,
+    profileDir,
+  });
   const rows: Row[] = [];
   const ratios: [string, number][] = [];
   try {
-    for (const [label, expected] of [["task run, first versions", "succeeded"], ["task run, unchanged", "unchanged"]] as const) {
+    for (const [label, expected] of [
+      ["task run, first versions", "succeeded"],
+      ["task run, unchanged", "unchanged"],
+    ] as const) {
       const bare = await runBaseline(ports, devices, profileDir && join(profileDir, `bare-${rows.length}`));
       rows.push(bare);
       const deviceBefore = sampleProcess(devices.pid)!.cpuSeconds;
       const run = await service.run(flags.timeoutMs);
       const row = runRow(label, run, sampleProcess(devices.pid)!.cpuSeconds - deviceBefore);
       rows.push(row);
-      console.log(`${label}: ${JSON.stringify(run.counts)}, collector peak RSS ${(run.collectorPeakRssKb / 1024).toFixed(0)} MB`);
+      console.log(
+        `${label}: ${JSON.stringify(run.counts)}, collector peak RSS ${(run.collectorPeakRssKb / 1024).toFixed(0)} MB`,
+      );
       if (run.failures.length) problems.push(`${label}: devices failed, e.g. ${run.failures.join("; ")}`);
-      if ((run.counts[expected] ?? 0) !== flags.devices) problems.push(`${label}: expected every device ${expected}, got ${JSON.stringify(run.counts)}`);
+      if ((run.counts[expected] ?? 0) !== flags.devices)
+        problems.push(`${label}: expected every device ${expected}, got ${JSON.stringify(run.counts)}`);
       ratios.push([label, perMinute(row.devices, row.ms) / perMinute(bare.devices, bare.ms)]);
       const settled = await service.settle(flags.timeoutMs);
-      console.log(`${label}: the collector was idle again ${(settled.ms / 1000).toFixed(1)} s after the run (search indexing, compliance: ${settled.cpuSeconds.toFixed(1)} CPU s)`);
+      console.log(
+        `${label}: the collector was idle again ${(settled.ms / 1000).toFixed(1)} s after the run (search indexing, compliance: ${settled.cpuSeconds.toFixed(1)} CPU s)`,
+      );
     }
   } finally {
     await service.stop();
   }
   console.log(
     `\n${flags.devices} devices, ${flags.latencyMs} ms before each answer, ${flags.configKb} KB running config + 3 short commands, ` +
-    `${flags.concurrency} sessions at once (COLLECTOR_CONCURRENCY); one after another on ${availableParallelism()} cores shared by the device ` +
-    "process, the client under test and this script. A task run is timed from POST /tasks/{id}/run to its finished_at; its session is the job's duration_ms.",
+      `${flags.concurrency} sessions at once (COLLECTOR_CONCURRENCY); one after another on ${availableParallelism()} cores shared by the device ` +
+      "process, the client under test and this script. A task run is timed from POST /tasks/{id}/run to its finished_at; its session is the job's duration_ms.",
   );
   printTable(rows);
   for (const [label, ratio] of ratios) {
-    console.log(`ratio ${label} / bare ssh2 before it: ${ratio.toFixed(3)} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? "OK" : "BELOW TARGET"}`);
+    console.log(
+      `ratio ${label} / bare ssh2 before it: ${ratio.toFixed(3)} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? "OK" : "BELOW TARGET"}`,
+    );
     if (ratio < TARGET_RATIO) process.exitCode = 1;
   }
   if (profileDir) {
     console.log(`\nthe API and the collector (whole lifetime, both runs):${summarizeProfiles(profileDir)}`);
-    for (const bare of readdirSync(profileDir).filter((d) => d.startsWith("bare-"))) console.log(`\nbare ssh2 (${bare}):${summarizeProfiles(join(profileDir, bare))}`);
+    for (const bare of readdirSync(profileDir).filter((d) => d.startsWith("bare-")))
+      console.log(`\nbare ssh2 (${bare}):${summarizeProfiles(join(profileDir, bare))}`);
   }
 } catch (err) {
   problems.push(err instanceof Error ? (err.stack ?? err.message) : String(err));

@@ -43,7 +43,8 @@ const { values: opts } = parseArgs({
 });
 const whole = (name: keyof typeof opts, min: number) => {
   const n = Number(opts[name]);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number >= ${min}, got '${opts[name]}'`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`--${name} must be a whole number >= ${min}, got '${opts[name]}'`);
   return n;
 };
 const DEVICES = whole("devices", 10);
@@ -55,7 +56,12 @@ const dir = mkdtempSync(join(tmpdir(), "netkeep-bench-web-"));
 const log = (line: string) => console.log(line);
 
 async function main() {
-  const config = loadConfig({ STORAGE_DIR: join(dir, "storage"), DATABASE_URL: "", APP_KEY: generateAppKey(), COLLECTOR: "off" });
+  const config = loadConfig({
+    STORAGE_DIR: join(dir, "storage"),
+    DATABASE_URL: "",
+    APP_KEY: generateAppKey(),
+    COLLECTOR: "off",
+  });
   mkdirSync(config.storageDir, { recursive: true });
   const database = await openDatabase(config.databaseUrl);
   const { db } = database;
@@ -72,32 +78,83 @@ async function main() {
   for (let i = 0; i < ids.length; i++) {
     const history = deviceHistory(i, VERSIONS, BYTES);
     for (let v = 0; v < VERSIONS; v++) {
-      await storeConfig(db, { deviceId: ids[i]!, command: "show running-config", text: history[v]!, significant: significantText, trigger: "schedule", jobId: null, now: new Date(base + v * day + i) });
+      await storeConfig(db, {
+        deviceId: ids[i]!,
+        command: "show running-config",
+        text: history[v]!,
+        significant: significantText,
+        trigger: "schedule",
+        jobId: null,
+        now: new Date(base + v * day + i),
+      });
     }
   }
   const failedAt = new Date();
-  await db.insert(jobs).values(ids.filter((_, i) => i % 50 === 0).map((deviceId) => ({
-    type: "download" as const, deviceId, state: "finished" as const, outcome: "timeout" as const, message: "no prompt within 30 s", trigger: "schedule" as const,
-    runAfter: failedAt, createdAt: failedAt, startedAt: failedAt, finishedAt: failedAt,
-  })));
+  await db.insert(jobs).values(
+    ids
+      .filter((_, i) => i % 50 === 0)
+      .map((deviceId) => ({
+        type: "download" as const,
+        deviceId,
+        state: "finished" as const,
+        outcome: "timeout" as const,
+        message: "no prompt within 30 s",
+        trigger: "schedule" as const,
+        runAfter: failedAt,
+        createdAt: failedAt,
+        startedAt: failedAt,
+        finishedAt: failedAt,
+      })),
+  );
   await indexAllPending(db);
 
   const now = new Date();
-  const { id: userId } = await createUser(db, { username: "bench", email: "bench@example.test", roleName: "admin", passwordHash: await hashPassword("bench-password-1") }, now);
+  const { id: userId } = await createUser(
+    db,
+    {
+      username: "bench",
+      email: "bench@example.test",
+      roleName: "admin",
+      passwordHash: await hashPassword("bench-password-1"),
+    },
+    now,
+  );
   // A task and a run over every device, made as an API client makes them.
-  const { value: token } = await issueToken(db, { userId, name: "bench", abilities: [...ABILITIES], expiresAt: null }, now);
+  const { value: token } = await issueToken(
+    db,
+    { userId, name: "bench", abilities: [...ABILITIES], expiresAt: null },
+    now,
+  );
   const api = async (path: string, body: unknown) => {
-    const res = await app.request(path, { method: "POST", headers: { apitoken: token, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await app.request(path, {
+      method: "POST",
+      headers: { apitoken: token, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     if (res.status >= 300) throw new Error(`POST ${path} answered ${res.status}: ${await res.text()}`);
     return (await res.json()).data;
   };
-  const task = await api("/api/v1/tasks", { task_name: "Nightly backup of everything", task_type: "download_all", task_cron: "0 2 * * *" });
+  const task = await api("/api/v1/tasks", {
+    task_name: "Nightly backup of everything",
+    task_type: "download_all",
+    task_cron: "0 2 * * *",
+  });
   await api(`/api/v1/tasks/${task.id}/run`, {});
   const cookie = `${SESSION_COOKIE}=${await createSession(db, { userId, ip: "127.0.0.1", userAgent: "bench", lifetimeMs: config.sessionLifetimeMs }, now)}`;
   log(`  seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
-  const [oldest] = await db.select({ id: configs.id, deviceId: configs.deviceId }).from(configs).orderBy(asc(configs.id)).limit(1);
-  const [next] = await db.select({ id: configs.id }).from(configs).where(eq(configs.deviceId, oldest!.deviceId)).orderBy(asc(configs.version)).limit(1).offset(1);
+  const [oldest] = await db
+    .select({ id: configs.id, deviceId: configs.deviceId })
+    .from(configs)
+    .orderBy(asc(configs.id))
+    .limit(1);
+  const [next] = await db
+    .select({ id: configs.id })
+    .from(configs)
+    .where(eq(configs.deviceId, oldest!.deviceId))
+    .orderBy(asc(configs.version))
+    .limit(1)
+    .offset(1);
   const middle = ids[Math.floor(ids.length / 2)]!;
   const pages: [string, string][] = [
     ["dashboard", "/dashboard"],
@@ -121,7 +178,9 @@ async function main() {
     if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${body.slice(0, 300)}`);
     return body.length;
   };
-  log(`\nServer-side render time per page (${RUNS} runs after 2 warm-up runs; target: median < ${TARGET_MS} ms at ${DEVICES} devices)`);
+  log(
+    `\nServer-side render time per page (${RUNS} runs after 2 warm-up runs; target: median < ${TARGET_MS} ms at ${DEVICES} devices)`,
+  );
   log(`${"page".padEnd(32)} ${"median".padStart(9)} ${"slowest".padStart(9)} ${"HTML".padStart(9)}`);
   let missed = 0;
   for (const [name, path] of pages) {
@@ -137,7 +196,9 @@ async function main() {
     times.sort((a, b) => a - b);
     const median = times[Math.floor(times.length / 2)]!;
     if (median >= TARGET_MS) missed++;
-    log(`${name.padEnd(32)} ${`${median.toFixed(1)} ms`.padStart(9)} ${`${times.at(-1)!.toFixed(1)} ms`.padStart(9)} ${`${(bytes / 1024).toFixed(0)} KiB`.padStart(9)}${median >= TARGET_MS ? "  MISSED" : ""}`);
+    log(
+      `${name.padEnd(32)} ${`${median.toFixed(1)} ms`.padStart(9)} ${`${times.at(-1)!.toFixed(1)} ms`.padStart(9)} ${`${(bytes / 1024).toFixed(0)} KiB`.padStart(9)}${median >= TARGET_MS ? "  MISSED" : ""}`,
+    );
   }
   database.client.close();
   return missed;

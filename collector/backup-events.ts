@@ -11,7 +11,12 @@ const SUCCEEDED: ReadonlySet<JobOutcome | null> = new Set(["success", "unchanged
  * host_key.changed) when it failed for good, backup.recovered when it succeeded after the device's previous
  * download failed. A failure that will be retried is not an end yet, and says nothing.
  */
-export async function recordBackupEnd(tx: DbOrTx, job: Pick<Job, "id" | "deviceId">, end: { outcome: JobOutcome; message: string; retrying: boolean }, now: Date): Promise<void> {
+export async function recordBackupEnd(
+  tx: DbOrTx,
+  job: Pick<Job, "id" | "deviceId">,
+  end: { outcome: JobOutcome; message: string; retrying: boolean },
+  now: Date,
+): Promise<void> {
   if (end.retrying || job.deviceId === null || end.outcome === "cancelled") return;
   const list: NewEvent[] = [];
   if (SUCCEEDED.has(end.outcome)) {
@@ -23,12 +28,17 @@ export async function recordBackupEnd(tx: DbOrTx, job: Pick<Job, "id" | "deviceI
       order by id desc limit 1`);
     if (!previous || SUCCEEDED.has(previous.outcome)) return;
     const device = await deviceRef(tx, job.deviceId);
-    if (device) list.push({ type: "backup.recovered", payload: { device, job_id: job.id, previous_job_id: previous.id } });
+    if (device)
+      list.push({ type: "backup.recovered", payload: { device, job_id: job.id, previous_job_id: previous.id } });
   } else {
     const device = await deviceRef(tx, job.deviceId);
     if (!device) return;
-    list.push({ type: "backup.failed", payload: { device, job_id: job.id, outcome: end.outcome, reason: end.message } });
-    if (end.outcome === "host_key_changed") list.push({ type: "host_key.changed", payload: { device, job_id: job.id, reason: end.message } });
+    list.push({
+      type: "backup.failed",
+      payload: { device, job_id: job.id, outcome: end.outcome, reason: end.message },
+    });
+    if (end.outcome === "host_key_changed")
+      list.push({ type: "host_key.changed", payload: { device, job_id: job.id, reason: end.message } });
   }
   await recordEvents(tx, list, now);
 }

@@ -32,10 +32,25 @@ describe("the database backup system task", () => {
     const task = await backupTask();
     expect(task).toMatchObject({ type: "backup_database", cron: "0 1 * * *" });
     await t.db.update(tasks).set({ paused: false, scheduleFrom: clock.now() }).where(eq(tasks.id, task.id));
-    expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { backups: { keep: 2 } } })).status).toBe(200);
-    const worker = startWorker({ db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "backup-collector", backups: { databaseUrl: t.config.databaseUrl, storageDir: t.dir } }, {
-      concurrency: 1, pollIntervalMs: 50, leaseMs: 60_000, jobTimeLimitMs: 60_000,
-    });
+    expect(
+      (await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { backups: { keep: 2 } } })).status,
+    ).toBe(200);
+    const worker = startWorker(
+      {
+        db: t.db,
+        secrets: t.secrets,
+        clock,
+        logger: silentLogger,
+        owner: "backup-collector",
+        backups: { databaseUrl: t.config.databaseUrl, storageDir: t.dir },
+      },
+      {
+        concurrency: 1,
+        pollIntervalMs: 50,
+        leaseMs: 60_000,
+        jobTimeLimitMs: 60_000,
+      },
+    );
     try {
       const taken: string[] = [];
       for (let night = 0; night < 3; night++) {
@@ -43,13 +58,21 @@ describe("the database backup system task", () => {
         const [run] = await scheduleDueRuns({ db: t.db, clock, logger: silentLogger });
         expect(run).toMatchObject({ taskId: task.id, trigger: "schedule" });
         const runUrl = `/api/v1/task-runs/${run!.id}`;
-        await until("the backup to finish", async () => (await t.call(runUrl, { token: admin })).body.data.status !== "running");
-        expect((await t.call(runUrl, { token: admin })).body.data).toMatchObject({ status: "succeeded", task_type: "backup_database" });
+        await until(
+          "the backup to finish",
+          async () => (await t.call(runUrl, { token: admin })).body.data.status !== "running",
+        );
+        expect((await t.call(runUrl, { token: admin })).body.data).toMatchObject({
+          status: "succeeded",
+          task_type: "backup_database",
+        });
         const [item] = (await t.call(`${runUrl}/devices`, { token: admin })).body.data;
         expect(item.message).toMatch(/^wrote netkeep-\d{8}T\d{9}Z\.db\.gz \(\d+ bytes\)/);
         taken.push(item.message.split(" ")[1]);
       }
-      const listed = (await t.call("/api/v1/system/backups", { token: admin })).body.data.map((b: { id: string }) => b.id);
+      const listed = (await t.call("/api/v1/system/backups", { token: admin })).body.data.map(
+        (b: { id: string }) => b.id,
+      );
       expect(listed).toEqual([taken[2], taken[1]]);
     } finally {
       await worker.stop();
@@ -59,14 +82,23 @@ describe("the database backup system task", () => {
 
   it("records a failure on the run when the collector cannot take backups", async () => {
     const task = await backupTask();
-    const worker = startWorker({ db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "no-backup-collector" }, {
-      concurrency: 1, pollIntervalMs: 50, leaseMs: 60_000, jobTimeLimitMs: 60_000,
-    });
+    const worker = startWorker(
+      { db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "no-backup-collector" },
+      {
+        concurrency: 1,
+        pollIntervalMs: 50,
+        leaseMs: 60_000,
+        jobTimeLimitMs: 60_000,
+      },
+    );
     try {
       const res = await t.call(`/api/v1/tasks/${task.id}/run`, { method: "POST", token: admin });
       expect(res.status).toBe(202);
       const runUrl = new URL(res.body.data.status_url).pathname;
-      await until("the backup to finish", async () => (await t.call(runUrl, { token: admin })).body.data.status !== "running");
+      await until(
+        "the backup to finish",
+        async () => (await t.call(runUrl, { token: admin })).body.data.status !== "running",
+      );
       const [item] = (await t.call(`${runUrl}/devices`, { token: admin })).body.data;
       expect(item).toMatchObject({ status: "failed", outcome: "error" });
       expect(item.message).toMatch(/database backup failed: .*without its database location/);

@@ -15,14 +15,29 @@ export async function runBackupJob(deps: DownloadDeps, job: Job): Promise<JobEnd
   let end: JobEnd;
   let result: Record<string, unknown> = {};
   try {
-    if (!deps.backups) throw new Error("this collector was started without its database location, so it cannot take backups");
+    if (!deps.backups)
+      throw new Error("this collector was started without its database location, so it cannot take backups");
     const backup = await takeBackup(deps.db, deps.backups, deps.clock.now(), { system: "database backup task" });
-    end = { outcome: "success", retrying: false, message: `wrote ${backup.name} (${backup.bytes} bytes)${backup.pruned.length ? `; deleted ${backup.pruned.length} older backups` : ""}` };
+    end = {
+      outcome: "success",
+      retrying: false,
+      message: `wrote ${backup.name} (${backup.bytes} bytes)${backup.pruned.length ? `; deleted ${backup.pruned.length} older backups` : ""}`,
+    };
     result = { backup: backup.name, bytes: backup.bytes, sha256: backup.sha256, pruned: backup.pruned };
   } catch (err) {
     deps.logger.error("database backup failed", { job: job.id, error: describeError(err) });
-    end = { outcome: "error", retrying: false, message: `the database backup failed: ${isDiskFull(err) ? DISK_FULL_REASON : failureReason(err).slice(0, 500)}` };
+    end = {
+      outcome: "error",
+      retrying: false,
+      message: `the database backup failed: ${isDiskFull(err) ? DISK_FULL_REASON : failureReason(err).slice(0, 500)}`,
+    };
   }
-  const { recorded, retrying } = await completeJob(deps.db, job, deps.owner, { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } }, deps.clock.now());
+  const { recorded, retrying } = await completeJob(
+    deps.db,
+    job,
+    deps.owner,
+    { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } },
+    deps.clock.now(),
+  );
   return recorded ? { ...end, retrying } : undefined;
 }

@@ -9,7 +9,10 @@ export type BuiltinTemplate = { id: number; key: string; template: ConnectionTem
 
 /** The built-in templates that parse (one that does not is left out, as it could not run either). */
 export async function builtinTemplates(db: Db): Promise<BuiltinTemplate[]> {
-  const rows = await db.select({ id: templates.id, key: templates.builtinKey, code: templates.code }).from(templates).where(isNotNull(templates.builtinKey));
+  const rows = await db
+    .select({ id: templates.id, key: templates.builtinKey, code: templates.code })
+    .from(templates)
+    .where(isNotNull(templates.builtinKey));
   return rows.flatMap((row) => {
     const parsed = parseTemplateOnce(row.code);
     return parsed.ok ? [{ id: row.id, key: row.key!, template: parsed.template }] : [];

@@ -13,7 +13,13 @@ import { NetconfClient } from "./netconf/client.ts";
  * printed. It needs no database: store-download.ts stores what it returns.
  */
 
-export type Login = { username: string; password?: string; enablePassword?: string; privateKey?: string; passphrase?: string };
+export type Login = {
+  username: string;
+  password?: string;
+  enablePassword?: string;
+  privateKey?: string;
+  passphrase?: string;
+};
 
 /** The device, its template, its login and the commands its category runs: everything a session needs. */
 export type Plan = Target & { commands: string[] };
@@ -33,7 +39,12 @@ export type Skipped = { command: string; reason: string };
  * terminal codes included: where they are stored, outputText() cleans them; the others (exec channels, files) are
  * text already.
  */
-export type Collected = { outputs: [command: string, output: string][]; printed: string[]; skipped: Skipped[]; fingerprint?: string };
+export type Collected = {
+  outputs: [command: string, output: string][];
+  printed: string[];
+  skipped: Skipped[];
+  fingerprint?: string;
+};
 
 /** What one session produced, before it is flattened into Collected. */
 type SessionOutputs = { outputs: Map<string, string>; printed: string[]; skipped: Skipped[] };
@@ -48,8 +59,14 @@ export function sessionProfileOf(t: ConnectionTemplate, withLogin: boolean): Ses
     // No prompt (exec templates): a pattern that never matches a line.
     prompt: t.prompt === undefined ? { test: () => false } : line(t.prompt),
     pager: t.pager && { pattern: line(t.pager.pattern), answer: t.pager.answer },
-    login: withLogin ? { usernamePrompt: line(t.login.username_prompt), passwordPrompt: line(t.login.password_prompt) } : undefined,
-    enable: t.enable && { command: t.enable.command, passwordPrompt: line(t.enable.password_prompt), prompt: t.enable.prompt === undefined ? undefined : line(t.enable.prompt) },
+    login: withLogin
+      ? { usernamePrompt: line(t.login.username_prompt), passwordPrompt: line(t.login.password_prompt) }
+      : undefined,
+    enable: t.enable && {
+      command: t.enable.command,
+      passwordPrompt: line(t.enable.password_prompt),
+      prompt: t.enable.prompt === undefined ? undefined : line(t.enable.prompt),
+    },
     lineEnding: t.line_ending,
   };
 }
@@ -68,7 +85,8 @@ async function runShell(session: ShellSession, plan: Plan, fetchFile?: FetchFile
   const printed = new Set<string>();
   const run = async (command: string): Promise<string | undefined> => {
     const path = scpPathOf(template, command);
-    if (path !== undefined && fetchFile) return fetchOrSkip(fetchFile, command, path, template.optional.includes(command), skipped);
+    if (path !== undefined && fetchFile)
+      return fetchOrSkip(fetchFile, command, path, template.optional.includes(command), skipped);
     printed.add(command);
     if (!template.optional.includes(command)) return session.print(command);
     const ran = await session.runOptional(command);
@@ -92,9 +110,15 @@ async function runShell(session: ShellSession, plan: Plan, fetchFile?: FetchFile
  * on IOS), the same refusal a pushed line meets. An optional command the device refuses is skipped and stores
  * nothing: its output is the refusal, not something the device has (show vtp status on a switch without VTP).
  */
-const refusalPatterns = (template: ConnectionTemplate) => (template.push?.errors ?? []).map((source) => compileTemplatePattern(source, "line"));
+const refusalPatterns = (template: ConnectionTemplate) =>
+  (template.push?.errors ?? []).map((source) => compileTemplatePattern(source, "line"));
 const refusalIn = (patterns: { test(line: string): boolean }[], output: string): string | undefined =>
-  patterns.length ? output.split("\n").map((l) => l.replace(/\r$/, "")).find((line) => patterns.some((p) => p.test(line))) : undefined;
+  patterns.length
+    ? output
+        .split("\n")
+        .map((l) => l.replace(/\r$/, ""))
+        .find((line) => patterns.some((p) => p.test(line)))
+    : undefined;
 const refusedReason = (line: string) => `the device refused it: ${line.trim().slice(0, 200)}`;
 
 /** The file a command fetches over SCP (`{scp: path}` in the template), if it is one; own keys only ("constructor"). */
@@ -105,7 +129,13 @@ const scpPathOf = (template: ConnectionTemplate, command: string): string | unde
 type FetchFile = (path: string, optional: boolean) => Promise<string>;
 
 /** A template's `{scp: path}` command: the file's text, or, for an optional one that failed, a skipped entry. */
-async function fetchOrSkip(fetchFile: FetchFile, command: string, path: string, optional: boolean, skipped: Skipped[]): Promise<string | undefined> {
+async function fetchOrSkip(
+  fetchFile: FetchFile,
+  command: string,
+  path: string,
+  optional: boolean,
+  skipped: Skipped[],
+): Promise<string | undefined> {
   try {
     return normalizeConfigText(await fetchFile(path, optional));
   } catch (err) {
@@ -119,7 +149,12 @@ async function fetchOrSkip(fetchFile: FetchFile, command: string, path: string, 
  * Runs `work` on an open connection, closing it when the work ends or the job is given up. The job may have been
  * given up while the connection was opening (see untilAborted): then it is nobody's and is closed at once.
  */
-async function whileOpen<T>(connection: { close(): void }, signal: AbortSignal, progress: Progress, work: () => Promise<T>): Promise<T> {
+async function whileOpen<T>(
+  connection: { close(): void },
+  signal: AbortSignal,
+  progress: Progress,
+  work: () => Promise<T>,
+): Promise<T> {
   if (signal.aborted) {
     connection.close();
     throw abortError(signal);
@@ -135,11 +170,19 @@ async function whileOpen<T>(connection: { close(): void }, signal: AbortSignal, 
   }
 }
 
-async function collectOverSsh({ plan, limits, connectTimeoutMs, transcript }: CollectRequest, signal: AbortSignal, progress: Progress) {
+async function collectOverSsh(
+  { plan, limits, connectTimeoutMs, transcript }: CollectRequest,
+  signal: AbortSignal,
+  progress: Progress,
+) {
   const { template } = plan;
   const conn = await sshConnect(plan, connectTimeoutMs);
   const fetchFile: FetchFile = (path, optional) =>
-    conn.fetchFile(path, optional ? Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs) : limits.idleTimeoutMs, limits.maxOutputBytes);
+    conn.fetchFile(
+      path,
+      optional ? Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs) : limits.idleTimeoutMs,
+      limits.maxOutputBytes,
+    );
   return whileOpen(conn, signal, progress, async () => {
     if (template.exec) {
       const outputs = new Map<string, string>();
@@ -154,7 +197,8 @@ async function collectOverSsh({ plan, limits, connectTimeoutMs, transcript }: Co
       };
       const run = async (command: string): Promise<string | undefined> => {
         const path = scpPathOf(template, command);
-        if (path !== undefined) return fetchOrSkip(fetchFile, command, path, template.optional.includes(command), skipped);
+        if (path !== undefined)
+          return fetchOrSkip(fetchFile, command, path, template.optional.includes(command), skipped);
         if (!template.optional.includes(command)) return exec(command, limits.idleTimeoutMs);
         try {
           const output = await exec(command, Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs));
@@ -175,7 +219,10 @@ async function collectOverSsh({ plan, limits, connectTimeoutMs, transcript }: Co
       }
       return { outputs, printed: [], skipped, fingerprint: conn.fingerprint };
     }
-    return { ...(await runShell(await shellOver(conn, plan, limits, undefined, transcript), plan, fetchFile)), fingerprint: conn.fingerprint };
+    return {
+      ...(await runShell(await shellOver(conn, plan, limits, undefined, transcript), plan, fetchFile)),
+      fingerprint: conn.fingerprint,
+    };
   });
 }
 
@@ -185,9 +232,20 @@ async function collectOverSsh({ plan, limits, connectTimeoutMs, transcript }: Co
  * the template's login prompts are answered when they come before the prompt, as over Telnet; a device that shows
  * its prompt first is sent nothing. `profile` replaces the template's prompts (detection), never its login prompts.
  */
-async function shellOver(conn: SshConnection, target: Target, limits: SessionLimits, profile?: SessionProfile, transcript?: Transcript): Promise<ShellSession> {
+async function shellOver(
+  conn: SshConnection,
+  target: Target,
+  limits: SessionLimits,
+  profile?: SessionProfile,
+  transcript?: Transcript,
+): Promise<ShellSession> {
   const own = sessionProfileOf(target.template, true);
-  const session = new ShellSession(await conn.shell(), profile ? { ...profile, login: own.login } : own, limits, transcript);
+  const session = new ShellSession(
+    await conn.shell(),
+    profile ? { ...profile, login: own.login } : own,
+    limits,
+    transcript,
+  );
   await session.login(target.login.username, target.login.password ?? "");
   return session;
 }
@@ -195,15 +253,29 @@ async function shellOver(conn: SshConnection, target: Target, limits: SessionLim
 function sshConnect(target: Target, connectTimeoutMs: number): Promise<SshConnection> {
   const { template, device, login } = target;
   return SshConnection.connect({
-    host: device.ip, port: device.portOverride ?? template.port, username: login.username, password: login.password,
-    privateKey: login.privateKey, passphrase: login.passphrase, legacyAlgorithms: template.legacy_algorithms,
-    pinnedFingerprint: device.hostKeyFingerprint, connectTimeoutMs,
+    host: device.ip,
+    port: device.portOverride ?? template.port,
+    username: login.username,
+    password: login.password,
+    privateKey: login.privateKey,
+    passphrase: login.passphrase,
+    legacyAlgorithms: template.legacy_algorithms,
+    pinnedFingerprint: device.hostKeyFingerprint,
+    connectTimeoutMs,
   });
 }
 
 /** Telnet, logged in at the first prompt. */
-async function telnetShell<T>(target: Target, limits: SessionLimits, connectTimeoutMs: number, signal: AbortSignal, progress: Progress, work: (session: ShellSession) => Promise<T>,
-  profile = sessionProfileOf(target.template, true), transcript?: Transcript): Promise<T> {
+async function telnetShell<T>(
+  target: Target,
+  limits: SessionLimits,
+  connectTimeoutMs: number,
+  signal: AbortSignal,
+  progress: Progress,
+  work: (session: ShellSession) => Promise<T>,
+  profile = sessionProfileOf(target.template, true),
+  transcript?: Transcript,
+): Promise<T> {
   const { template, device, login } = target;
   const channel = await openTelnet({ host: device.ip, port: device.portOverride ?? template.port, connectTimeoutMs });
   return whileOpen(channel, signal, progress, async () => {
@@ -213,8 +285,24 @@ async function telnetShell<T>(target: Target, limits: SessionLimits, connectTime
   });
 }
 
-async function collectOverTelnet({ plan, limits, connectTimeoutMs, transcript }: CollectRequest, signal: AbortSignal, progress: Progress) {
-  return { ...(await telnetShell(plan, limits, connectTimeoutMs, signal, progress, (session) => runShell(session, plan), undefined, transcript)), fingerprint: undefined };
+async function collectOverTelnet(
+  { plan, limits, connectTimeoutMs, transcript }: CollectRequest,
+  signal: AbortSignal,
+  progress: Progress,
+) {
+  return {
+    ...(await telnetShell(
+      plan,
+      limits,
+      connectTimeoutMs,
+      signal,
+      progress,
+      (session) => runShell(session, plan),
+      undefined,
+      transcript,
+    )),
+    fingerprint: undefined,
+  };
 }
 
 /**
@@ -222,13 +310,23 @@ async function collectOverTelnet({ plan, limits, connectTimeoutMs, transcript }:
  * The answer goes back whole, as text: where it is stored it becomes canonical XML with its secrets out
  * (store-download.ts), as a shell's output is cleaned there. The category's commands do not apply: NETCONF has one.
  */
-async function collectOverNetconf({ plan, limits, connectTimeoutMs, transcript }: CollectRequest, signal: AbortSignal, progress: Progress) {
+async function collectOverNetconf(
+  { plan, limits, connectTimeoutMs, transcript }: CollectRequest,
+  signal: AbortSignal,
+  progress: Progress,
+) {
   const { template } = plan;
-  const { result, fingerprint } = await inNetconf(plan, { limits, connectTimeoutMs, transcript }, signal, progress, async (client) => {
-    const reply = await client.getConfig(template.netconf?.filter);
-    await client.close();
-    return reply;
-  });
+  const { result, fingerprint } = await inNetconf(
+    plan,
+    { limits, connectTimeoutMs, transcript },
+    signal,
+    progress,
+    async (client) => {
+      const reply = await client.getConfig(template.netconf?.filter);
+      await client.close();
+      return reply;
+    },
+  );
   return { outputs: new Map([[template.config_command, result]]), printed: [], skipped: [], fingerprint };
 }
 
@@ -236,17 +334,29 @@ async function collectOverNetconf({ plan, limits, connectTimeoutMs, transcript }
  * Runs `work` in a NETCONF session with the device (SSH `netconf` subsystem, hellos exchanged); the connection is
  * closed when the work ends or the job is given up. Returns the work's result and the host key seen.
  */
-export async function inNetconf<T>(target: Target, request: { limits: SessionLimits; connectTimeoutMs: number; transcript?: Transcript }, signal: AbortSignal, progress: Progress,
-  work: (client: NetconfClient) => Promise<T>): Promise<{ result: T; fingerprint: string }> {
+export async function inNetconf<T>(
+  target: Target,
+  request: { limits: SessionLimits; connectTimeoutMs: number; transcript?: Transcript },
+  signal: AbortSignal,
+  progress: Progress,
+  work: (client: NetconfClient) => Promise<T>,
+): Promise<{ result: T; fingerprint: string }> {
   const { limits, connectTimeoutMs, transcript } = request;
   try {
-    return await untilAborted((async () => {
-      const conn = await sshConnect(target, connectTimeoutMs);
-      return whileOpen(conn, signal, progress, async () => {
-        const client = await NetconfClient.open(await conn.subsystem("netconf"), { idleTimeoutMs: limits.idleTimeoutMs, maxMessageBytes: limits.maxOutputBytes }, transcript);
-        return { result: await work(client), fingerprint: conn.fingerprint };
-      });
-    })(), signal);
+    return await untilAborted(
+      (async () => {
+        const conn = await sshConnect(target, connectTimeoutMs);
+        return whileOpen(conn, signal, progress, async () => {
+          const client = await NetconfClient.open(
+            await conn.subsystem("netconf"),
+            { idleTimeoutMs: limits.idleTimeoutMs, maxMessageBytes: limits.maxOutputBytes },
+            transcript,
+          );
+          return { result: await work(client), fingerprint: conn.fingerprint };
+        });
+      })(),
+      signal,
+    );
   } catch (err) {
     if (signal.aborted) throw abortError(signal);
     throw err;
@@ -260,17 +370,38 @@ export async function inNetconf<T>(target: Target, request: { limits: SessionLim
  * `profile` replaces the one the template gives (detection, which does not know the family yet, waits for any
  * built-in's prompt).
  */
-export async function inShell<T>(target: Target, request: { limits: SessionLimits; connectTimeoutMs: number; profile?: SessionProfile }, signal: AbortSignal, progress: Progress,
-  work: (session: ShellSession) => Promise<T>): Promise<{ result: T; fingerprint?: string }> {
+export async function inShell<T>(
+  target: Target,
+  request: { limits: SessionLimits; connectTimeoutMs: number; profile?: SessionProfile },
+  signal: AbortSignal,
+  progress: Progress,
+  work: (session: ShellSession) => Promise<T>,
+): Promise<{ result: T; fingerprint?: string }> {
   const { limits, connectTimeoutMs, profile } = request;
   try {
-    return await untilAborted((async (): Promise<{ result: T; fingerprint?: string }> => {
-      if (target.template.protocol === "telnet") {
-        return { result: await telnetShell(target, limits, connectTimeoutMs, signal, progress, work, profile && { ...profile, login: sessionProfileOf(target.template, true).login }) };
-      }
-      const conn = await sshConnect(target, connectTimeoutMs);
-      return whileOpen(conn, signal, progress, async () => ({ result: await work(await shellOver(conn, target, limits, profile)), fingerprint: conn.fingerprint }));
-    })(), signal);
+    return await untilAborted(
+      (async (): Promise<{ result: T; fingerprint?: string }> => {
+        if (target.template.protocol === "telnet") {
+          return {
+            result: await telnetShell(
+              target,
+              limits,
+              connectTimeoutMs,
+              signal,
+              progress,
+              work,
+              profile && { ...profile, login: sessionProfileOf(target.template, true).login },
+            ),
+          };
+        }
+        const conn = await sshConnect(target, connectTimeoutMs);
+        return whileOpen(conn, signal, progress, async () => ({
+          result: await work(await shellOver(conn, target, limits, profile)),
+          fingerprint: conn.fingerprint,
+        }));
+      })(),
+      signal,
+    );
   } catch (err) {
     if (signal.aborted) throw abortError(signal);
     throw err;
@@ -281,28 +412,45 @@ export async function inShell<T>(target: Target, request: { limits: SessionLimit
  * Runs `work` with a way to run commands, each on its own exec channel of one SSH connection (detection of a device
  * that refuses an interactive shell). A command that fails or stays silent past the optional-command limit gives "".
  */
-export async function onExecChannels<T>(target: Target, request: { limits: SessionLimits; connectTimeoutMs: number }, signal: AbortSignal, progress: Progress,
-  work: (run: (command: string) => Promise<string>) => Promise<T>): Promise<T> {
+export async function onExecChannels<T>(
+  target: Target,
+  request: { limits: SessionLimits; connectTimeoutMs: number },
+  signal: AbortSignal,
+  progress: Progress,
+  work: (run: (command: string) => Promise<string>) => Promise<T>,
+): Promise<T> {
   const { limits, connectTimeoutMs } = request;
   try {
-    return await untilAborted((async () => {
-      const conn = await sshConnect(target, connectTimeoutMs);
-      return whileOpen(conn, signal, progress, () => work(async (command) => {
-        try {
-          return normalizeConfigText(await conn.exec(command, Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs), limits.maxOutputBytes));
-        } catch (err) {
-          if (!(err instanceof SessionError)) throw err;
-          return "";
-        }
-      }));
-    })(), signal);
+    return await untilAborted(
+      (async () => {
+        const conn = await sshConnect(target, connectTimeoutMs);
+        return whileOpen(conn, signal, progress, () =>
+          work(async (command) => {
+            try {
+              return normalizeConfigText(
+                await conn.exec(
+                  command,
+                  Math.min(limits.optionalIdleTimeoutMs, limits.idleTimeoutMs),
+                  limits.maxOutputBytes,
+                ),
+              );
+            } catch (err) {
+              if (!(err instanceof SessionError)) throw err;
+              return "";
+            }
+          }),
+        );
+      })(),
+      signal,
+    );
   } catch (err) {
     if (signal.aborted) throw abortError(signal);
     throw err;
   }
 }
 
-export const abortError = (signal: AbortSignal) => new SessionError("timeout", String(signal.reason ?? "the job ran past its time limit"));
+export const abortError = (signal: AbortSignal) =>
+  new SessionError("timeout", String(signal.reason ?? "the job ran past its time limit"));
 
 /**
  * Settles with the work, or fails as soon as the signal fires, whatever the work is waiting for (a handshake
@@ -329,9 +477,11 @@ export async function collect(request: CollectRequest, signal: AbortSignal, prog
   const { plan } = request;
   try {
     const { outputs, printed, skipped, fingerprint } = await untilAborted<SessionOutputs & { fingerprint?: string }>(
-      plan.template.protocol === "telnet" ? collectOverTelnet(request, signal, progress)
-        : plan.template.protocol === "netconf" ? collectOverNetconf(request, signal, progress)
-        : collectOverSsh(request, signal, progress),
+      plan.template.protocol === "telnet"
+        ? collectOverTelnet(request, signal, progress)
+        : plan.template.protocol === "netconf"
+          ? collectOverNetconf(request, signal, progress)
+          : collectOverSsh(request, signal, progress),
       signal,
     );
     return { outputs: [...outputs], printed, skipped, fingerprint };

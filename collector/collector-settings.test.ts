@@ -66,14 +66,20 @@ async function silentPort(): Promise<number> {
   const sockets: Socket[] = [];
   const server: Server = createServer((s) => void sockets.push(s));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  closers.push(() => { sockets.forEach((s) => s.destroy()); server.close(); });
+  closers.push(() => {
+    sockets.forEach((s) => s.destroy());
+    server.close();
+  });
   return (server.address() as { port: number }).port;
 }
 
 describe("collector settings", () => {
   it("the connect timeout applies to the next download, and a change within 10 s without a restart", async () => {
     await patchCollector({ connect_timeout_seconds: 1, retries: 0 });
-    const deviceId = await addLoopbackDevice(t, token, { port: await silentPort(), templateId: await builtinTemplateId(t, "cisco-ios") });
+    const deviceId = await addLoopbackDevice(t, token, {
+      port: await silentPort(),
+      templateId: await builtinTemplateId(t, "cisco-ios"),
+    });
     startCollector();
 
     const first = await finished((await downloadNow(deviceId)).id);
@@ -93,10 +99,19 @@ describe("collector settings", () => {
     await patchCollector({ command_timeout_seconds: 1, retries: 0 });
     const { prompt, script } = iosScript("quiet-1", ["hostname quiet-1", "end"]);
     const fake: FakeDevice = await startFakeDevice({
-      script, initPrompt: prompt, configCommand: IOS_CONFIG_COMMAND, auth: { username: "netops", password: "Quiet-Pass-5521" }, faults: { neverPrompt: true },
+      script,
+      initPrompt: prompt,
+      configCommand: IOS_CONFIG_COMMAND,
+      auth: { username: "netops", password: "Quiet-Pass-5521" },
+      faults: { neverPrompt: true },
     });
     closers.push(() => fake.close());
-    const deviceId = await addLoopbackDevice(t, token, { port: fake.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: "netops", password: "Quiet-Pass-5521" });
+    const deviceId = await addLoopbackDevice(t, token, {
+      port: fake.port,
+      templateId: await builtinTemplateId(t, "cisco-ios"),
+      username: "netops",
+      password: "Quiet-Pass-5521",
+    });
     startCollector();
 
     const job = await finished((await downloadNow(deviceId)).id);
@@ -105,7 +120,10 @@ describe("collector settings", () => {
   });
 
   it("retries: a job that cannot connect is tried 1 + retries times, as many as the settings said when it was queued", async () => {
-    const deviceId = await addLoopbackDevice(t, token, { port: await freePort(), templateId: await builtinTemplateId(t, "cisco-ios") });
+    const deviceId = await addLoopbackDevice(t, token, {
+      port: await freePort(),
+      templateId: await builtinTemplateId(t, "cisco-ios"),
+    });
     await patchCollector({ retries: 0 });
     const single = await downloadNow(deviceId);
     expect(single.max_attempts).toBe(1);

@@ -16,7 +16,10 @@ export type CollectorSettings = Settings["collector"];
  * the injected clock). Sessions start by the hundred: a read per job would be a statement per job, this is one
  * every ten seconds. A failed read keeps the last values (the defaults before any), and is tried again next time.
  */
-export function collectorSettingsCache(deps: { db: Db; clock: Clock; logger: Logger }, ttlMs = SETTINGS_TTL_MS): () => Promise<CollectorSettings> {
+export function collectorSettingsCache(
+  deps: { db: Db; clock: Clock; logger: Logger },
+  ttlMs = SETTINGS_TTL_MS,
+): () => Promise<CollectorSettings> {
   let value: CollectorSettings = SETTINGS_DEFAULTS.collector;
   let readAt = -Infinity;
   let reading: Promise<CollectorSettings> | undefined;
@@ -38,7 +41,11 @@ export function collectorSettingsCache(deps: { db: Db; clock: Clock; logger: Log
 }
 
 /** What a session is opened with: `limits` and `connectTimeoutMs` given in code (tests, benchmarks) win over the settings. */
-export async function sessionSettings(deps: { limits?: SessionLimits; connectTimeoutMs?: number; settings?: () => Promise<CollectorSettings> }) {
+export async function sessionSettings(deps: {
+  limits?: SessionLimits;
+  connectTimeoutMs?: number;
+  settings?: () => Promise<CollectorSettings>;
+}) {
   const settings = deps.settings ? await deps.settings() : SETTINGS_DEFAULTS.collector;
   return {
     limits: deps.limits ?? { ...DEFAULT_LIMITS, idleTimeoutMs: settings.command_timeout_seconds * 1000 },

@@ -20,9 +20,19 @@ export async function runComplianceJob(deps: DownloadDeps, job: Job): Promise<Jo
     result = done.summary;
   } catch (err) {
     deps.logger.error("compliance check failed", { job: job.id, error: describeError(err) });
-    end = { outcome: "error", retrying: false, message: `the compliance check failed: ${failureReason(err).slice(0, 500)}` };
+    end = {
+      outcome: "error",
+      retrying: false,
+      message: `the compliance check failed: ${failureReason(err).slice(0, 500)}`,
+    };
     result = {};
   }
-  const { recorded, retrying } = await completeJob(deps.db, job, deps.owner, { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } }, deps.clock.now());
+  const { recorded, retrying } = await completeJob(
+    deps.db,
+    job,
+    deps.owner,
+    { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } },
+    deps.clock.now(),
+  );
   return recorded ? { ...end, retrying } : undefined;
 }

@@ -7,7 +7,11 @@ import type { IndexerOptions } from "./indexer.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
 
 /** Paced like the search indexer: versions per batch, and how often it looks while idle or while downloads run. */
-export const DEFAULT_COMPLIANCE_PASS_OPTIONS: Omit<IndexerOptions, "busy"> = { pollIntervalMs: 1000, busyIntervalMs: 5000, batch: 25 };
+export const DEFAULT_COMPLIANCE_PASS_OPTIONS: Omit<IndexerOptions, "busy"> = {
+  pollIntervalMs: 1000,
+  busyIntervalMs: 5000,
+  batch: 25,
+};
 
 /**
  * The after-backup compliance pass: evaluates the versions storing queued (src/modules/compliance/pending.ts)
@@ -27,7 +31,8 @@ export function startCompliancePass(deps: { db: Db; clock: Clock; logger: Logger
           if (busy) lastBusyBatch = Date.now();
           const done = await evaluatePendingVersions(deps.db, options.batch, deps.clock.now());
           taken = done.taken;
-          if (done.summary.evaluated) deps.logger.info("evaluated new configurations for compliance", { versions: taken, ...done.summary });
+          if (done.summary.evaluated)
+            deps.logger.info("evaluated new configurations for compliance", { versions: taken, ...done.summary });
         }
       } catch (err) {
         deps.logger.error("the after-backup compliance pass failed; retrying", { error: describeError(err) });

@@ -7,7 +7,15 @@ import { deviceRef, recordEvent } from "../src/modules/events/record.ts";
 import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 import { inNetconf, inShell, onExecChannels, sessionProfileOf, type Progress } from "./collect.ts";
 import { sessionSettings } from "./collector-settings.ts";
-import { commandsToTry, hintedBy, proposalOf, rankTemplates, settled, type DetectCandidate, type Evidence } from "./detect-match.ts";
+import {
+  commandsToTry,
+  hintedBy,
+  proposalOf,
+  rankTemplates,
+  settled,
+  type DetectCandidate,
+  type Evidence,
+} from "./detect-match.ts";
 import { loginOf, type DownloadDeps } from "./download.ts";
 import { describeError } from "./errors.ts";
 import { cleanCommandOutput, SessionError, type SessionProfile } from "./session.ts";
@@ -32,31 +40,43 @@ import type { Login } from "./collect.ts";
 const BANNER_CHARS = 1000;
 
 /** Any one of the patterns: the session waits for any built-in's prompt and answers any built-in's pager. */
-const anyOf = (patterns: { test(line: string): boolean }[]) => ({ test: (line: string) => patterns.some((p) => p.test(line)) });
+const anyOf = (patterns: { test(line: string): boolean }[]) => ({
+  test: (line: string) => patterns.some((p) => p.test(line)),
+});
 
 /**
  * How a device of unknown family is logged into: its own template's way when it has one, else SSH on its port or
  * 22. The user name prompt also takes "User Name:" (Cisco SMB switches ask again inside the SSH shell).
  */
-const PROBE = (parseTemplate([
-  "prompt: '[#>$%\\]] ?$'",
-  "login: {username_prompt: '(?:[Uu]ser(?:name| Name)?|[Ll]ogin) ?: ?$'}",
-  "commands: [show version]",
-].join("\n")) as { ok: true; template: ConnectionTemplate }).template;
+const PROBE = (
+  parseTemplate(
+    [
+      "prompt: '[#>$%\\]] ?$'",
+      "login: {username_prompt: '(?:[Uu]ser(?:name| Name)?|[Ll]ogin) ?: ?$'}",
+      "commands: [show version]",
+    ].join("\n"),
+  ) as { ok: true; template: ConnectionTemplate }
+).template;
 
 /** The well-known Telnet port, where detection turns when the device refuses SSH. */
 const TELNET_PORT = 23;
 
 /** Whether the device took the SSH login but refused an interactive shell (exec-channel devices). */
-const shellRefused = (err: unknown) => err instanceof SessionError && err.message.startsWith("the device refused a shell");
+const shellRefused = (err: unknown) =>
+  err instanceof SessionError && err.message.startsWith("the device refused a shell");
 
 /** Whether a connection failed because nothing listens there (SSH not offered), rather than a timeout or a login. */
-const refused = (err: unknown) => err instanceof SessionError && err.outcome === "unreachable" && err.message.includes("(ECONNREFUSED)");
+const refused = (err: unknown) =>
+  err instanceof SessionError && err.outcome === "unreachable" && err.message.includes("(ECONNREFUSED)");
 
 function probeProfile(own: ConnectionTemplate, builtins: ConnectionTemplate[]): SessionProfile {
   const profiles = [own, ...builtins].filter((t) => t.prompt !== undefined).map((t) => sessionProfileOf(t, false));
   const pagers = profiles.flatMap((p) => (p.pager ? [p.pager.pattern] : []));
-  return { prompt: anyOf(profiles.map((p) => p.prompt)), pager: { pattern: anyOf(pagers), answer: " " }, lineEnding: own.line_ending };
+  return {
+    prompt: anyOf(profiles.map((p) => p.prompt)),
+    pager: { pattern: anyOf(pagers), answer: " " },
+    lineEnding: own.line_ending,
+  };
 }
 
 /**
@@ -81,8 +101,11 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
   // What the catch masks a failure's last lines with, as far as the job got.
   const masking: { templates: ConnectionTemplate[]; login?: Login } = { templates: [] };
   try {
-    const [row] = await deps.db.select({ device: devices, cred: credentials, code: templates.code }).from(devices)
-      .leftJoin(credentials, eq(credentials.id, devices.credId)).leftJoin(templates, eq(templates.id, devices.templateId))
+    const [row] = await deps.db
+      .select({ device: devices, cred: credentials, code: templates.code })
+      .from(devices)
+      .leftJoin(credentials, eq(credentials.id, devices.credId))
+      .leftJoin(templates, eq(templates.id, devices.templateId))
       .where(eq(devices.id, job.deviceId!));
     if (!row) throw new SessionError("error", `device ${job.deviceId} no longer exists`);
     const { device } = row;
@@ -91,7 +114,9 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
     const shipped = await builtinTemplates(deps.db);
     const builtins = shipped.map((b) => b.template);
     const byKey = new Map(shipped.map((b) => [b.key, b.template]));
-    const candidates: DetectCandidate[] = shipped.flatMap(({ id, key, template }) => (template.detect ? [{ id, key, vendor: template.vendor, detect: template.detect }] : []));
+    const candidates: DetectCandidate[] = shipped.flatMap(({ id, key, template }) =>
+      template.detect ? [{ id, key, vendor: template.vendor, detect: template.detect }] : [],
+    );
 
     masking.templates = [own, ...builtins];
     const snmp = await readSnmpSystem(deps, { device, template: own }, shipped);
@@ -99,42 +124,76 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
     masking.login = login;
     const settings = await sessionSettings(deps);
     const profile = probeProfile(own, builtins);
-    const detectOver = (template: ConnectionTemplate, target: typeof device) => inShell({ device: target, template, login }, { ...settings, profile }, signal, progress, async (session) => {
-      const seen: Evidence = {
-        banner: session.greeting?.banner ?? "", prompt: session.greeting?.prompt ?? "", outputs: new Map(),
-        sysDescr: snmp?.report.sys_descr, sysObjectId: snmp?.report.sys_object_id,
-      };
-      // Many devices say little before enable: the first likely family that has an enable step gives its way.
-      const enable = login.enablePassword ? hintedBy(seen, candidates).map((c) => byKey.get(c.key)?.enable).find((e) => e !== undefined) : undefined;
-      if (enable) await session.enable(login.enablePassword!, sessionProfileOf({ ...own, enable }, false).enable);
-      // The commands of the likeliest families first; the first one whose output a specific family recognises ends the search.
-      for (const command of commandsToTry(seen, candidates)) {
-        // Asked the way the family whose command it is listens (TP-Link wants "\r\n").
-        const ending = byKey.get(candidates.find((c) => c.detect.command === command)!.key)?.line_ending ?? own.line_ending;
-        const ran = await session.withLineEnding(ending, () => session.runOptional(command));
-        seen.outputs.set(command, "printed" in ran ? cleanCommandOutput(ran.printed, command) : "");
-        if (settled({ ...seen, sysDescr: undefined, sysObjectId: undefined }, candidates)) break;
-      }
-      for (const line of template.teardown) session.send(line);
-      return { seen, enabled: enable !== undefined };
-    });
+    const detectOver = (template: ConnectionTemplate, target: typeof device) =>
+      inShell({ device: target, template, login }, { ...settings, profile }, signal, progress, async (session) => {
+        const seen: Evidence = {
+          banner: session.greeting?.banner ?? "",
+          prompt: session.greeting?.prompt ?? "",
+          outputs: new Map(),
+          sysDescr: snmp?.report.sys_descr,
+          sysObjectId: snmp?.report.sys_object_id,
+        };
+        // Many devices say little before enable: the first likely family that has an enable step gives its way.
+        const enable = login.enablePassword
+          ? hintedBy(seen, candidates)
+              .map((c) => byKey.get(c.key)?.enable)
+              .find((e) => e !== undefined)
+          : undefined;
+        if (enable) await session.enable(login.enablePassword!, sessionProfileOf({ ...own, enable }, false).enable);
+        // The commands of the likeliest families first; the first one whose output a specific family recognises ends the search.
+        for (const command of commandsToTry(seen, candidates)) {
+          // Asked the way the family whose command it is listens (TP-Link wants "\r\n").
+          const ending =
+            byKey.get(candidates.find((c) => c.detect.command === command)!.key)?.line_ending ?? own.line_ending;
+          const ran = await session.withLineEnding(ending, () => session.runOptional(command));
+          seen.outputs.set(command, "printed" in ran ? cleanCommandOutput(ran.printed, command) : "");
+          if (settled({ ...seen, sysDescr: undefined, sysObjectId: undefined }, candidates)) break;
+        }
+        for (const line of template.teardown) session.send(line);
+        return { seen, enabled: enable !== undefined };
+      });
     // A device that offers no shell is asked on exec channels, the exec families' commands first.
-    const overExec = () => onExecChannels({ device, template: own, login }, settings, signal, progress, async (run) => {
-      const seen: Evidence = { banner: "", prompt: "", outputs: new Map(), sysDescr: snmp?.report.sys_descr, sysObjectId: snmp?.report.sys_object_id };
-      const execFirst = [...candidates.filter((c) => byKey.get(c.key)?.exec), ...candidates.filter((c) => !byKey.get(c.key)?.exec)];
-      for (const command of commandsToTry(seen, execFirst)) {
-        seen.outputs.set(command, await run(command));
-        if (settled({ ...seen, sysDescr: undefined, sysObjectId: undefined }, candidates)) break;
-      }
-      return { result: { seen, enabled: false } };
-    });
+    const overExec = () =>
+      onExecChannels({ device, template: own, login }, settings, signal, progress, async (run) => {
+        const seen: Evidence = {
+          banner: "",
+          prompt: "",
+          outputs: new Map(),
+          sysDescr: snmp?.report.sys_descr,
+          sysObjectId: snmp?.report.sys_object_id,
+        };
+        const execFirst = [
+          ...candidates.filter((c) => byKey.get(c.key)?.exec),
+          ...candidates.filter((c) => !byKey.get(c.key)?.exec),
+        ];
+        for (const command of commandsToTry(seen, execFirst)) {
+          seen.outputs.set(command, await run(command));
+          if (settled({ ...seen, sysDescr: undefined, sysObjectId: undefined }, candidates)) break;
+        }
+        return { result: { seen, enabled: false } };
+      });
     // A device that offers neither a shell nor exec channels a family recognises: the capabilities of its NETCONF hello.
     const overNetconf = async (exec: { seen: Evidence } | undefined) => {
-      const { result: capabilities } = await inNetconf({ device, template: own, login }, settings, signal, progress, async (client) => {
-        await client.close();
-        return client.capabilities;
-      });
-      const seen: Evidence = { ...(exec?.seen ?? { banner: "", prompt: "", outputs: new Map(), sysDescr: snmp?.report.sys_descr, sysObjectId: snmp?.report.sys_object_id }), capabilities };
+      const { result: capabilities } = await inNetconf(
+        { device, template: own, login },
+        settings,
+        signal,
+        progress,
+        async (client) => {
+          await client.close();
+          return client.capabilities;
+        },
+      );
+      const seen: Evidence = {
+        ...(exec?.seen ?? {
+          banner: "",
+          prompt: "",
+          outputs: new Map(),
+          sysDescr: snmp?.report.sys_descr,
+          sysObjectId: snmp?.report.sys_object_id,
+        }),
+        capabilities,
+      };
       return { result: { seen, enabled: false } };
     };
     let protocol: string = own.protocol;
@@ -178,50 +237,119 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
     const model = proposal?.model ?? snmpIdentity?.model ?? null;
     const osVersion = proposal?.os_version ?? snmpIdentity?.version ?? null;
     result = {
-      protocol, channels, enabled: shell.result.enabled, ...(evidence.result.capabilities ? { netconf_capabilities: evidence.result.capabilities } : {}),
-      banner: evidence.result.banner.slice(0, BANNER_CHARS), prompt: evidence.result.prompt, commands_run: [...evidence.result.outputs.keys()],
-      proposal: proposal ? { template_id: proposal.template_id, template: proposal.template, vendor: proposal.vendor, model, os_version: osVersion, matched_by: proposal.matched_by } : null,
-      candidates: ranked, ...(snmp ? { snmp: snmp.report } : {}), applied: false,
+      protocol,
+      channels,
+      enabled: shell.result.enabled,
+      ...(evidence.result.capabilities ? { netconf_capabilities: evidence.result.capabilities } : {}),
+      banner: evidence.result.banner.slice(0, BANNER_CHARS),
+      prompt: evidence.result.prompt,
+      commands_run: [...evidence.result.outputs.keys()],
+      proposal: proposal
+        ? {
+            template_id: proposal.template_id,
+            template: proposal.template,
+            vendor: proposal.vendor,
+            model,
+            os_version: osVersion,
+            matched_by: proposal.matched_by,
+          }
+        : null,
+      candidates: ranked,
+      ...(snmp ? { snmp: snmp.report } : {}),
+      applied: false,
     };
     if (!proposal) {
-      const why = ranked.length ? `${ranked.map((r) => r.template).join(" and ")} fit equally; choose one` : "no built-in template recognised what the device printed";
-      end = { outcome: "error", retrying: false, message: `${why}; the result shows the banner, prompt and commands run` };
+      const why = ranked.length
+        ? `${ranked.map((r) => r.template).join(" and ")} fit equally; choose one`
+        : "no built-in template recognised what the device printed";
+      end = {
+        outcome: "error",
+        retrying: false,
+        message: `${why}; the result shows the banner, prompt and commands run`,
+      };
     } else {
       const what = `${proposal.template}${proposal.vendor ? ` (${proposal.vendor})` : ""}${model ? `, model ${model}` : ""}${osVersion ? `, OS ${osVersion}` : ""}`;
       const apply = job.params?.apply === true;
-      if (apply) result.applied = await applyProposal(deps, job, device, { templateId: proposal.template_id, vendor: proposal.vendor, model });
+      if (apply)
+        result.applied = await applyProposal(deps, job, device, {
+          templateId: proposal.template_id,
+          vendor: proposal.vendor,
+          model,
+        });
       end = { outcome: "success", retrying: false, message: `${apply ? "set" : "proposes"} ${what}` };
     }
   } catch (err) {
     const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
-    if (!(err instanceof SessionError)) deps.logger.error("detection failed unexpectedly", { job: job.id, error: describeError(err) });
+    if (!(err instanceof SessionError))
+      deps.logger.error("detection failed unexpectedly", { job: job.id, error: describeError(err) });
     end = { outcome: failure.outcome, retrying: false, message: failure.message };
-    if (failure.lastLines.length) result = { last_lines: maskedLines(failure.lastLines, masking.templates, masking.login) };
+    if (failure.lastLines.length)
+      result = { last_lines: maskedLines(failure.lastLines, masking.templates, masking.login) };
   }
-  const { recorded } = await completeJob(deps.db, job, deps.owner, { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } }, deps.clock.now());
+  const { recorded } = await completeJob(
+    deps.db,
+    job,
+    deps.owner,
+    { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } },
+    deps.clock.now(),
+  );
   return recorded ? end : undefined;
 }
 
 /** Sets the device's template, and its vendor (a known vendor's name) and model where detection read them; recorded in the activity log. */
-async function applyProposal(deps: DownloadDeps, job: Job, device: typeof devices.$inferSelect, found: { templateId: number; vendor: string | null; model: string | null }): Promise<boolean> {
+async function applyProposal(
+  deps: DownloadDeps,
+  job: Job,
+  device: typeof devices.$inferSelect,
+  found: { templateId: number; vendor: string | null; model: string | null },
+): Promise<boolean> {
   const now = deps.clock.now();
-  const [vendor] = found.vendor ? await deps.db.select().from(vendors).where(eq(sql`lower(${vendors.name})`, found.vendor.toLowerCase())) : [];
-  const update = { templateId: found.templateId, ...(vendor ? { vendorId: vendor.id } : {}), ...(found.model ? { model: found.model.slice(0, 255) } : {}) };
+  const [vendor] = found.vendor
+    ? await deps.db
+        .select()
+        .from(vendors)
+        .where(eq(sql`lower(${vendors.name})`, found.vendor.toLowerCase()))
+    : [];
+  const update = {
+    templateId: found.templateId,
+    ...(vendor ? { vendorId: vendor.id } : {}),
+    ...(found.model ? { model: found.model.slice(0, 255) } : {}),
+  };
   // As the API names the fields in a device.updated event (src/modules/devices/service.ts).
   const changed = [
     ...(update.templateId !== device.templateId ? ["device_template_id"] : []),
-    ...(update.vendorId !== undefined && update.vendorId !== device.vendorId ? ["device_vendor", "device_vendor_id"] : []),
+    ...(update.vendorId !== undefined && update.vendorId !== device.vendorId
+      ? ["device_vendor", "device_vendor_id"]
+      : []),
     ...(update.model !== undefined && update.model !== device.model ? ["device_model"] : []),
   ];
   await deps.db.transaction(async (tx) => {
-    await tx.update(devices).set({ ...update, updatedAt: now }).where(eq(devices.id, device.id));
+    await tx
+      .update(devices)
+      .set({ ...update, updatedAt: now })
+      .where(eq(devices.id, device.id));
     const ref = changed.length ? await deviceRef(tx, device.id) : undefined;
     if (ref) await recordEvent(tx, "device.updated", { device: ref, changed }, now);
-    await recordActivity(tx, { system: `template detection (job ${job.id})` }, {
-      action: "device.detect_apply", subjectType: "device", subjectId: device.id,
-      before: { device_template_id: device.templateId, device_vendor_id: device.vendorId, device_model: device.model },
-      after: { device_template_id: update.templateId, device_vendor_id: update.vendorId ?? device.vendorId, device_model: update.model ?? device.model },
-    }, now);
+    await recordActivity(
+      tx,
+      { system: `template detection (job ${job.id})` },
+      {
+        action: "device.detect_apply",
+        subjectType: "device",
+        subjectId: device.id,
+        before: {
+          device_template_id: device.templateId,
+          device_vendor_id: device.vendorId,
+          device_model: device.model,
+        },
+        after: {
+          device_template_id: update.templateId,
+          device_vendor_id: update.vendorId ?? device.vendorId,
+          device_model: update.model ?? device.model,
+        },
+      },
+      now,
+    );
   });
   return true;
 }

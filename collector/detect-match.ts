@@ -11,15 +11,27 @@ import { compileTemplatePattern } from "../src/modules/templates/template-patter
  * What a device showed: its banner, prompt line, each command run and what it printed, SNMP's sysDescr and
  * sysObjectID, and the capabilities of its NETCONF hello (asked only of a device that offers no shell).
  */
-export type Evidence = { banner: string; prompt: string; outputs: Map<string, string>; sysDescr?: string; sysObjectId?: string; capabilities?: string[] };
+export type Evidence = {
+  banner: string;
+  prompt: string;
+  outputs: Map<string, string>;
+  sysDescr?: string;
+  sysObjectId?: string;
+  capabilities?: string[];
+};
 
 /** A template that can be detected. */
 export type DetectCandidate = { id: number; key: string; vendor?: string; detect: DetectSection };
 
 /** A template the evidence fits, how well (`score`) and by what, and the model and OS version it reads. */
 export type DetectMatch = {
-  template_id: number; template: string; vendor: string | null; score: number;
-  matched_by: ("version" | "netconf_capability" | "sys_descr" | "sys_object_id" | "prompt" | "banner")[]; model: string | null; os_version: string | null;
+  template_id: number;
+  template: string;
+  vendor: string | null;
+  score: number;
+  matched_by: ("version" | "netconf_capability" | "sys_descr" | "sys_object_id" | "prompt" | "banner")[];
+  model: string | null;
+  os_version: string | null;
 };
 
 /**
@@ -29,7 +41,8 @@ export type DetectMatch = {
 const WEIGHTS = { version: 4, netconf_capability: 4, sys_descr: 4, sys_object_id: 2, prompt: 1, banner: 1 } as const;
 
 /** Whether the OID is the prefix or lies under it (1.3.6.1.4.1.9 covers 1.3.6.1.4.1.9.1.1208, not 1.3.6.1.4.1.99). */
-const under = (oid: string | undefined, prefix: string) => oid !== undefined && (oid.replace(/^\./, "") + ".").startsWith(prefix + ".");
+const under = (oid: string | undefined, prefix: string) =>
+  oid !== undefined && (oid.replace(/^\./, "") + ".").startsWith(prefix + ".");
 
 const sysDescrMarker = (c: DetectCandidate) => c.detect.sys_descr ?? c.detect.version;
 
@@ -42,21 +55,42 @@ function firstGroup(source: string | undefined, texts: (string | undefined)[]): 
   const pattern = compileTemplatePattern(source, "text");
   for (const text of texts) {
     if (text === undefined) continue;
-    const found = pattern.exec(text)?.slice(1).find((g) => g !== undefined)?.trim();
+    const found = pattern
+      .exec(text)
+      ?.slice(1)
+      .find((g) => g !== undefined)
+      ?.trim();
     if (found) return found;
   }
   return null;
 }
 
 /** The templates whose prompt, banner, sysDescr marker or sysObjectID prefix fits: the likeliest families. */
-export const hintedBy = (evidence: Pick<Evidence, "banner" | "prompt" | "sysDescr" | "sysObjectId">, candidates: DetectCandidate[]): DetectCandidate[] =>
-  candidates.filter((c) => test(c.detect.prompt, "line", evidence.prompt) || test(c.detect.banner, "text", evidence.banner)
-    || test(sysDescrMarker(c), "text", evidence.sysDescr) || c.detect.sys_object_id.some((prefix) => under(evidence.sysObjectId, prefix)));
+export const hintedBy = (
+  evidence: Pick<Evidence, "banner" | "prompt" | "sysDescr" | "sysObjectId">,
+  candidates: DetectCandidate[],
+): DetectCandidate[] =>
+  candidates.filter(
+    (c) =>
+      test(c.detect.prompt, "line", evidence.prompt) ||
+      test(c.detect.banner, "text", evidence.banner) ||
+      test(sysDescrMarker(c), "text", evidence.sysDescr) ||
+      c.detect.sys_object_id.some((prefix) => under(evidence.sysObjectId, prefix)),
+  );
 
 /** The commands worth running, most likely first: those of the hinted templates (hintedBy), then the rest. */
-export function commandsToTry(evidence: Pick<Evidence, "banner" | "prompt" | "sysDescr" | "sysObjectId">, candidates: DetectCandidate[]): string[] {
+export function commandsToTry(
+  evidence: Pick<Evidence, "banner" | "prompt" | "sysDescr" | "sysObjectId">,
+  candidates: DetectCandidate[],
+): string[] {
   // A NETCONF template (no `version`) is recognised by its hello, not by a command.
-  return [...new Set([...hintedBy(evidence, candidates), ...candidates].filter((c) => c.detect.version !== undefined).map((c) => c.detect.command))];
+  return [
+    ...new Set(
+      [...hintedBy(evidence, candidates), ...candidates]
+        .filter((c) => c.detect.version !== undefined)
+        .map((c) => c.detect.command),
+    ),
+  ];
 }
 
 /**
@@ -64,13 +98,24 @@ export function commandsToTry(evidence: Pick<Evidence, "banner" | "prompt" | "sy
  * when a specific one fits: a switch running Linux is that switch.
  */
 export function rankTemplates(evidence: Evidence, candidates: DetectCandidate[]): DetectMatch[] {
-  const specific = rankAll(evidence, candidates.filter((c) => !c.detect.generic));
-  return specific.length ? specific : rankAll(evidence, candidates.filter((c) => c.detect.generic));
+  const specific = rankAll(
+    evidence,
+    candidates.filter((c) => !c.detect.generic),
+  );
+  return specific.length
+    ? specific
+    : rankAll(
+        evidence,
+        candidates.filter((c) => c.detect.generic),
+      );
 }
 
 /** Whether the evidence is enough to stop asking: a specific family fits it. */
 export const settled = (evidence: Evidence, candidates: DetectCandidate[]): boolean =>
-  rankAll(evidence, candidates.filter((c) => !c.detect.generic)).length > 0;
+  rankAll(
+    evidence,
+    candidates.filter((c) => !c.detect.generic),
+  ).length > 0;
 
 function rankAll(evidence: Evidence, candidates: DetectCandidate[]): DetectMatch[] {
   const matches: DetectMatch[] = [];
@@ -86,8 +131,13 @@ function rankAll(evidence: Evidence, candidates: DetectCandidate[]): DetectMatch
     if (test(c.detect.banner, "text", evidence.banner)) by.push("banner");
     const texts = [output, evidence.sysDescr];
     matches.push({
-      template_id: c.id, template: c.key, vendor: c.vendor ?? null, score: by.reduce((n, b) => n + WEIGHTS[b], 0), matched_by: by,
-      model: firstGroup(c.detect.model, texts), os_version: firstGroup(c.detect.os_version, texts),
+      template_id: c.id,
+      template: c.key,
+      vendor: c.vendor ?? null,
+      score: by.reduce((n, b) => n + WEIGHTS[b], 0),
+      matched_by: by,
+      model: firstGroup(c.detect.model, texts),
+      os_version: firstGroup(c.detect.os_version, texts),
     });
   }
   return matches.sort((a, b) => b.score - a.score || a.template.localeCompare(b.template));

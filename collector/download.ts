@@ -2,7 +2,15 @@ import { eq, sql } from "drizzle-orm";
 import type { Clock } from "../src/clock.ts";
 import type { Db } from "../src/db/client.ts";
 import { preparedPerDatabase } from "../src/db/prepared.ts";
-import { commandCategories, commands, compareExclusions, configs, credentials, devices, templates } from "../src/db/schema/index.ts";
+import {
+  commandCategories,
+  commands,
+  compareExclusions,
+  configs,
+  credentials,
+  devices,
+  templates,
+} from "../src/db/schema/index.ts";
 import { failureReason } from "../src/error-reason.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import { recordBackupEnd } from "./backup-events.ts";
@@ -54,7 +62,12 @@ export type DownloadDeps = {
 export const storing = slots(4);
 
 /** A job's plan, its template's text, the compare exclusions its outputs are digested with, and the hashes they are compared with. */
-export type LoadedPlan = { plan: Plan; templateCode: string; exclusions: ExclusionRule[]; storedHashes: Record<string, string> };
+export type LoadedPlan = {
+  plan: Plan;
+  templateCode: string;
+  exclusions: ExclusionRule[];
+  storedHashes: Record<string, string>;
+};
 
 /**
  * The device, its template, its login, the commands its category runs, the compare exclusions and the hashes
@@ -79,35 +92,57 @@ const planQuery = preparedPerDatabase((db) =>
     .leftJoin(templates, eq(templates.id, devices.templateId))
     .leftJoin(credentials, eq(credentials.id, devices.credId))
     .where(eq(devices.id, sql.placeholder("deviceId")))
-    .prepare());
+    .prepare(),
+);
 
 /** The login a credential set gives, or the device's own username and passwords when it has none. */
-export async function loginOf(secrets: SecretBox, device: typeof devices.$inferSelect, cred: typeof credentials.$inferSelect | null): Promise<Login> {
+export async function loginOf(
+  secrets: SecretBox,
+  device: typeof devices.$inferSelect,
+  cred: typeof credentials.$inferSelect | null,
+): Promise<Login> {
   const decrypt = async (v: string | null | undefined) => (v ? await secrets.decrypt(v) : undefined);
   if (cred) {
     return {
-      username: cred.username, password: await decrypt(cred.passwordEnc), enablePassword: await decrypt(cred.enablePasswordEnc),
-      privateKey: await decrypt(cred.sshKeyEnc), passphrase: await decrypt(cred.sshKeyPassphraseEnc),
+      username: cred.username,
+      password: await decrypt(cred.passwordEnc),
+      enablePassword: await decrypt(cred.enablePasswordEnc),
+      privateKey: await decrypt(cred.sshKeyEnc),
+      passphrase: await decrypt(cred.sshKeyPassphraseEnc),
     };
   }
-  return { username: device.username, password: await decrypt(device.passwordEnc), enablePassword: await decrypt(device.enablePasswordEnc) };
+  return {
+    username: device.username,
+    password: await decrypt(device.passwordEnc),
+    enablePassword: await decrypt(device.enablePasswordEnc),
+  };
 }
 
 export async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Promise<LoadedPlan> {
   const [row] = await planQuery(db).execute({ deviceId });
   if (!row) throw new SessionError("error", `device ${deviceId} no longer exists`);
   const { device, cred } = row;
-  if (!device.templateId) throw new SessionError("error", "the device has no connection template; set device_template_id");
+  if (!device.templateId)
+    throw new SessionError("error", "the device has no connection template; set device_template_id");
   const parsed = row.templateCode === null ? undefined : parseTemplateOnce(row.templateCode);
   if (!parsed) throw new SessionError("error", `the device's connection template ${device.templateId} is missing`);
   // Saved before a check it now fails (a pattern with lookahead from before patterns ran in RE2): say which and why.
-  if (!parsed.ok) throw new SessionError("error", `the device's connection template ${device.templateId} is invalid: ${parsed.errors[0]!.message}; edit it`);
+  if (!parsed.ok)
+    throw new SessionError(
+      "error",
+      `the device's connection template ${device.templateId} is invalid: ${parsed.errors[0]!.message}; edit it`,
+    );
 
   if (device.credId && !cred) throw new SessionError("error", `credential set ${device.credId} no longer exists`);
   const login = await loginOf(secrets, device, device.credId ? cred : null);
   const categoryCommands = JSON.parse(row.commands) as string[];
   return {
-    plan: { device, template: parsed.template, login, commands: categoryCommands.length ? categoryCommands : parsed.template.commands },
+    plan: {
+      device,
+      template: parsed.template,
+      login,
+      commands: categoryCommands.length ? categoryCommands : parsed.template.commands,
+    },
     templateCode: row.templateCode!,
     exclusions: JSON.parse(row.exclusions) as ExclusionRule[],
     storedHashes: JSON.parse(row.storedHashes) as Record<string, string>,
@@ -136,9 +171,17 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       await deps.db.transaction(async (tx) => {
         // Seen unchanged: the latest versions count this check as a sighting, as an identical download would.
         const configIds = await markLatestSeen(tx, plan!.device.id, plan!.commands, now);
-        const { recorded } = await completeJob(tx, job, deps.owner, {
-          outcome: "unchanged", message, result: { duration_ms: Date.now() - started, verified_by: "snmp", config_ids: configIds, snmp: report },
-        }, now);
+        const { recorded } = await completeJob(
+          tx,
+          job,
+          deps.owner,
+          {
+            outcome: "unchanged",
+            message,
+            result: { duration_ms: Date.now() - started, verified_by: "snmp", config_ids: configIds, snmp: report },
+          },
+          now,
+        );
         if (!recorded) throw new LeaseLost();
         await tx.update(devices).set({ status: "up", lastSeenAt: now }).where(eq(devices.id, plan!.device.id));
         await recordBackupEnd(tx, job, { outcome: "unchanged", message, retrying: false }, now);
@@ -148,9 +191,21 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
     transcript = new Transcript(plan.template, plan.login, deps.onTranscriptLine);
     const collected = await collect({ plan, ...(await sessionSettings(deps)), transcript }, signal, progress);
     const request: StoreRequest = {
-      job, owner: deps.owner, deviceId: plan.device.id, templateCode: loaded.templateCode, exclusions: loaded.exclusions,
-      storedHashes: loaded.storedHashes, secretsDigestKey: deps.secrets.secretsDigestKey, outputs: collected.outputs, printed: collected.printed, skipped: collected.skipped, fingerprint: collected.fingerprint,
-      snmp: snmpResult(precheck), configChanged: configChangedColumns(precheck), startedAt: started, now: deps.clock.now(),
+      job,
+      owner: deps.owner,
+      deviceId: plan.device.id,
+      templateCode: loaded.templateCode,
+      exclusions: loaded.exclusions,
+      storedHashes: loaded.storedHashes,
+      secretsDigestKey: deps.secrets.secretsDigestKey,
+      outputs: collected.outputs,
+      printed: collected.printed,
+      skipped: collected.skipped,
+      fingerprint: collected.fingerprint,
+      snmp: snmpResult(precheck),
+      configChanged: configChangedColumns(precheck),
+      startedAt: started,
+      now: deps.clock.now(),
     };
     const end = await storing(() => {
       deps.handedOver?.();
@@ -164,21 +219,34 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       return undefined;
     }
     const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
-    if (!(err instanceof SessionError)) deps.logger.error("download failed unexpectedly", { job: job.id, error: describeError(err) });
+    if (!(err instanceof SessionError))
+      deps.logger.error("download failed unexpectedly", { job: job.id, error: describeError(err) });
     const now = deps.clock.now();
     const kept = transcript?.text();
-    const message = failure.outcome === "host_key_changed" ? `${failure.message}: POST /api/v1/devices/${job.deviceId}/host-key/reset` : failure.message;
+    const message =
+      failure.outcome === "host_key_changed"
+        ? `${failure.message}: POST /api/v1/devices/${job.deviceId}/host-key/reset`
+        : failure.message;
     return await deps.db.transaction(async (tx): Promise<JobEnd | undefined> => {
-      const { recorded, retrying } = await completeJob(tx, job, deps.owner, {
-        outcome: failure.outcome,
-        message,
-        result: {
-          duration_ms: Date.now() - started, ...snmpResult(precheck),
-          ...(failure.lastLines.length ? { last_lines: transcript ? failure.lastLines.map((l) => transcript!.mask(l)) : failure.lastLines } : {}),
-          // The session as it went, for GET /devices/{id}/last-failure: what a person fixing the template or the device needs.
-          ...(kept ? { transcript: kept } : {}),
+      const { recorded, retrying } = await completeJob(
+        tx,
+        job,
+        deps.owner,
+        {
+          outcome: failure.outcome,
+          message,
+          result: {
+            duration_ms: Date.now() - started,
+            ...snmpResult(precheck),
+            ...(failure.lastLines.length
+              ? { last_lines: transcript ? failure.lastLines.map((l) => transcript!.mask(l)) : failure.lastLines }
+              : {}),
+            // The session as it went, for GET /devices/{id}/last-failure: what a person fixing the template or the device needs.
+            ...(kept ? { transcript: kept } : {}),
+          },
         },
-      }, now);
+        now,
+      );
       if (!recorded) {
         deps.logger.warn("lease lost; the job's outcome was discarded", { job: job.id, outcome: failure.outcome });
         return undefined;
@@ -187,7 +255,10 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       await recordBackupEnd(tx, job, end, now);
       if (!plan) return end;
       const reachable = progress.connected || (failure.outcome !== "unreachable" && failure.outcome !== "timeout");
-      await tx.update(devices).set(reachable ? { status: "up", lastSeenAt: now } : { status: "unreachable" }).where(eq(devices.id, plan.device.id));
+      await tx
+        .update(devices)
+        .set(reachable ? { status: "up", lastSeenAt: now } : { status: "unreachable" })
+        .where(eq(devices.id, plan.device.id));
       return end;
     });
   }

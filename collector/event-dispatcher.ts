@@ -15,7 +15,10 @@ export const DEFAULT_DISPATCHER_OPTIONS: DispatcherOptions = { pollIntervalMs: 1
  * then once per poll interval, and prunes old events and event jobs once per prune interval (retention.ts).
  * Every collector runs one: the claim makes each event dispatched once.
  */
-export function startEventDispatcher(deps: { db: Db; clock: Clock; logger: Logger; consumers: readonly EventConsumer[]; dispatched?: () => void }, options: DispatcherOptions) {
+export function startEventDispatcher(
+  deps: { db: Db; clock: Clock; logger: Logger; consumers: readonly EventConsumer[]; dispatched?: () => void },
+  options: DispatcherOptions,
+) {
   const pause = wakeableSleep();
   let running = true;
   let lastPrune = 0;

@@ -12,26 +12,49 @@ import { describeError } from "./errors.ts";
  * the end: done, back in the queue until the time the consumer chose, or failed. Returns undefined when the
  * lease was lost meanwhile (another collector has the job; nothing is recorded).
  */
-export async function runEventJob(deps: DownloadDeps, consumers: readonly EventConsumer[], job: Job, signal: AbortSignal): Promise<JobEnd | undefined> {
+export async function runEventJob(
+  deps: DownloadDeps,
+  consumers: readonly EventConsumer[],
+  job: Job,
+  signal: AbortSignal,
+): Promise<JobEnd | undefined> {
   const params = job.params as EventJobParams | null;
   const consumer = consumers.find((c) => c.name === params?.consumer);
   const [event] = params ? await deps.db.select().from(events).where(eq(events.id, params.event_id)) : [];
   let end: ConsumerResult;
-  if (!params || !consumer) end = { outcome: "failed", message: `this collector has no event consumer named ${params?.consumer ?? "(none)"}` };
+  if (!params || !consumer)
+    end = { outcome: "failed", message: `this collector has no event consumer named ${params?.consumer ?? "(none)"}` };
   else if (!event) end = { outcome: "failed", message: `event ${params.event_id} no longer exists` };
   else {
     try {
-      end = await consumer.handle({ db: deps.db, secrets: deps.secrets, clock: deps.clock, logger: deps.logger, signal }, event, params.target, job);
+      end = await consumer.handle(
+        { db: deps.db, secrets: deps.secrets, clock: deps.clock, logger: deps.logger, signal },
+        event,
+        params.target,
+        job,
+      );
     } catch (err) {
-      deps.logger.error("an event consumer failed", { job: job.id, consumer: consumer.name, error: describeError(err) });
+      deps.logger.error("an event consumer failed", {
+        job: job.id,
+        consumer: consumer.name,
+        error: describeError(err),
+      });
       end = { outcome: "failed", message: `the ${consumer.name} consumer failed: ${failureReason(err).slice(0, 500)}` };
     }
   }
   const now = deps.clock.now();
   if (end.outcome === "retry") {
-    return (await requeueJobAt(deps.db, job, deps.owner, end, end.at)) ? { outcome: "error", message: end.message, retrying: true } : undefined;
+    return (await requeueJobAt(deps.db, job, deps.owner, end, end.at))
+      ? { outcome: "error", message: end.message, retrying: true }
+      : undefined;
   }
-  const outcome = end.outcome === "done" ? "success" as const : "error" as const;
-  const { recorded } = await completeJob(deps.db, job, deps.owner, { outcome, message: end.message, result: end.result }, now);
+  const outcome = end.outcome === "done" ? ("success" as const) : ("error" as const);
+  const { recorded } = await completeJob(
+    deps.db,
+    job,
+    deps.owner,
+    { outcome, message: end.message, result: end.result },
+    now,
+  );
   return recorded ? { outcome, message: end.message, retrying: false } : undefined;
 }

@@ -9,10 +9,19 @@ import { nameKey } from "../src/db/name-key.ts";
 
 let t: TestContext;
 let deviceId: number;
-const queued = async () => Number((await t.db.all<{ n: number }>(sql`select count(*) as n from config_search_pending`))[0]!.n);
+const queued = async () =>
+  Number((await t.db.all<{ n: number }>(sql`select count(*) as n from config_search_pending`))[0]!.n);
 const storeVersions = async (n: number, tag: string) => {
   for (let v = 0; v < n; v++) {
-    await storeConfig(t.db, { deviceId, command: `show run ${v}`, text: `hostname indexer-${tag}-${v}\n`, significant: (s) => s, trigger: "schedule", jobId: null, now: new Date() });
+    await storeConfig(t.db, {
+      deviceId,
+      command: `show run ${v}`,
+      text: `hostname indexer-${tag}-${v}\n`,
+      significant: (s) => s,
+      trigger: "schedule",
+      jobId: null,
+      now: new Date(),
+    });
   }
 };
 async function until(what: string, done: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
@@ -25,7 +34,16 @@ async function until(what: string, done: () => Promise<boolean>, timeoutMs = 5_0
 
 beforeAll(async () => {
   t = await createTestContext();
-  const [row] = await t.db.insert(devices).values({ name: "indexer-sw", nameKey: nameKey("indexer-sw"), ip: "192.0.2.1", createdAt: new Date(), updatedAt: new Date() }).returning({ id: devices.id });
+  const [row] = await t.db
+    .insert(devices)
+    .values({
+      name: "indexer-sw",
+      nameKey: nameKey("indexer-sw"),
+      ip: "192.0.2.1",
+      createdAt: new Date(),
+      updatedAt: new Date(),
+    })
+    .returning({ id: devices.id });
   deviceId = row!.id;
 });
 afterAll(() => t?.close());
@@ -33,7 +51,10 @@ afterAll(() => t?.close());
 describe("the collector's search indexer", () => {
   it("works through the queue batch after batch while downloads leave it room", async () => {
     await storeVersions(7, "a");
-    const indexer = startSearchIndexer({ db: t.db, logger: silentLogger }, { ...DEFAULT_INDEXER_OPTIONS, batch: 2, pollIntervalMs: 10_000, busy: () => false });
+    const indexer = startSearchIndexer(
+      { db: t.db, logger: silentLogger },
+      { ...DEFAULT_INDEXER_OPTIONS, batch: 2, pollIntervalMs: 10_000, busy: () => false },
+    );
     try {
       // Four batches of two: only going straight on after a full batch finishes before the 10 s poll.
       await until("an empty queue", async () => (await queued()) === 0, 3_000);
@@ -45,7 +66,10 @@ describe("the collector's search indexer", () => {
   it("takes one batch per interval while downloads are busy, and the rest once they are not", async () => {
     await storeVersions(6, "b");
     let busy = true;
-    const indexer = startSearchIndexer({ db: t.db, logger: silentLogger }, { batch: 2, pollIntervalMs: 20, busyIntervalMs: 60_000, busy: () => busy });
+    const indexer = startSearchIndexer(
+      { db: t.db, logger: silentLogger },
+      { batch: 2, pollIntervalMs: 20, busyIntervalMs: 60_000, busy: () => busy },
+    );
     try {
       await until("one batch", async () => (await queued()) === 4);
       await new Promise((r) => setTimeout(r, 200));
@@ -60,7 +84,17 @@ describe("the collector's search indexer", () => {
   it("takes no batch while downloads wait in the queue, then one per interval while they run", async () => {
     await storeVersions(6, "c");
     let waiting = true;
-    const indexer = startSearchIndexer({ db: t.db, logger: silentLogger }, { batch: 2, pollIntervalMs: 20, busyIntervalMs: 50, waitingIntervalMs: 60_000, busy: () => true, waiting: () => waiting });
+    const indexer = startSearchIndexer(
+      { db: t.db, logger: silentLogger },
+      {
+        batch: 2,
+        pollIntervalMs: 20,
+        busyIntervalMs: 50,
+        waitingIntervalMs: 60_000,
+        busy: () => true,
+        waiting: () => waiting,
+      },
+    );
     try {
       await new Promise((r) => setTimeout(r, 300));
       expect(await queued()).toBe(6);
@@ -73,7 +107,17 @@ describe("the collector's search indexer", () => {
 
   it("still takes a batch per waiting interval under a queue that never empties", async () => {
     await storeVersions(4, "d");
-    const indexer = startSearchIndexer({ db: t.db, logger: silentLogger }, { batch: 2, pollIntervalMs: 20, busyIntervalMs: 0, waitingIntervalMs: 150, busy: () => true, waiting: () => true });
+    const indexer = startSearchIndexer(
+      { db: t.db, logger: silentLogger },
+      {
+        batch: 2,
+        pollIntervalMs: 20,
+        busyIntervalMs: 0,
+        waitingIntervalMs: 150,
+        busy: () => true,
+        waiting: () => true,
+      },
+    );
     try {
       await until("one batch", async () => (await queued()) === 2);
       await until("the next", async () => (await queued()) === 0);

@@ -19,7 +19,12 @@ export type IndexerOptions = {
   batch: number;
 };
 
-export const DEFAULT_INDEXER_OPTIONS: Omit<IndexerOptions, "busy"> = { pollIntervalMs: 1000, busyIntervalMs: 10_000, waitingIntervalMs: 300_000, batch: 25 };
+export const DEFAULT_INDEXER_OPTIONS: Omit<IndexerOptions, "busy"> = {
+  pollIntervalMs: 1000,
+  busyIntervalMs: 10_000,
+  waitingIntervalMs: 300_000,
+  batch: 25,
+};
 
 /**
  * Indexes the versions storing queued (search-index.ts) in the collector's spare time: batch after batch while
@@ -50,7 +55,10 @@ export function startSearchIndexer(deps: { db: Db; logger: Logger }, options: In
           if (waitingSince !== undefined) waitingSince = Date.now();
           const { taken, unreadable } = await indexPendingVersions(deps.db, options.batch);
           indexed = taken;
-          if (unreadable.length) deps.logger.error("stored configurations could not be read to index them for search", { config_ids: unreadable });
+          if (unreadable.length)
+            deps.logger.error("stored configurations could not be read to index them for search", {
+              config_ids: unreadable,
+            });
         }
       } catch (err) {
         deps.logger.error("search indexing failed; retrying", { error: describeError(err) });

@@ -10,14 +10,20 @@ import { describeError } from "./errors.ts";
  * expired, or it was handed back): the caller abandons the job. Returns what stops the renewals.
  */
 export function keepLease(
-  deps: { db: Db; clock: Clock; logger: Logger; owner: string }, jobId: number, leaseMs: number, lost: () => void,
+  deps: { db: Db; clock: Clock; logger: Logger; owner: string },
+  jobId: number,
+  leaseMs: number,
+  lost: () => void,
 ): () => void {
-  const timer = setInterval(async () => {
-    try {
-      if (!(await extendLease(deps.db, jobId, deps.owner, deps.clock.now(), leaseMs))) lost();
-    } catch (err) {
-      deps.logger.warn("lease renewal failed", { job: jobId, error: describeError(err) });
-    }
-  }, Math.max(100, leaseMs / 3));
+  const timer = setInterval(
+    async () => {
+      try {
+        if (!(await extendLease(deps.db, jobId, deps.owner, deps.clock.now(), leaseMs))) lost();
+      } catch (err) {
+        deps.logger.warn("lease renewal failed", { job: jobId, error: describeError(err) });
+      }
+    },
+    Math.max(100, leaseMs / 3),
+  );
   return () => clearInterval(timer);
 }

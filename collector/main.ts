@@ -41,32 +41,65 @@ async function main() {
   logger = createLogger(undefined, { level: config.logLevel, human: process.stderr.isTTY === true });
   // Migrates too, so a collector started on its own (or first) finds the schema it needs.
   // No write of a collector gives up on another process's lock: a busy database delays a job, never fails it.
-  const { db, client, secrets, location, threadLock, writeWait } = await openServices(config, logger, WAIT_UNTIL_WRITTEN);
+  const { db, client, secrets, location, threadLock, writeWait } = await openServices(
+    config,
+    logger,
+    WAIT_UNTIL_WRITTEN,
+  );
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const storeThread = startStoreThread({ location, threadLock, writeWait });
   await storeThread.ready;
   const backups = { databaseUrl: config.databaseUrl, storageDir: config.storageDir };
-  const worker = startWorker({ db, secrets, clock: systemClock, logger, owner, store: storeThread.store, backups, consumers: EVENT_CONSUMERS }, {
-    ...DEFAULT_WORKER_OPTIONS,
-    concurrency: config.collectorConcurrency,
-    leaseMs: config.collectorLeaseMs,
-    jobTimeLimitMs: config.collectorJobTimeLimitMs,
-    pollIntervalMs: Math.min(DEFAULT_WORKER_OPTIONS.pollIntervalMs, config.collectorLeaseMs / 4),
-  });
+  const worker = startWorker(
+    { db, secrets, clock: systemClock, logger, owner, store: storeThread.store, backups, consumers: EVENT_CONSUMERS },
+    {
+      ...DEFAULT_WORKER_OPTIONS,
+      concurrency: config.collectorConcurrency,
+      leaseMs: config.collectorLeaseMs,
+      jobTimeLimitMs: config.collectorJobTimeLimitMs,
+      pollIntervalMs: Math.min(DEFAULT_WORKER_OPTIONS.pollIntervalMs, config.collectorLeaseMs / 4),
+    },
+  );
   // A run started through the API starts its jobs now, not up to a poll interval later (0.5 s on average).
   onParentMessage(JOBS_QUEUED, () => worker.wake());
-  const heartbeat = startHeartbeat({ db, clock: systemClock, logger }, {
-    owner, host: hostname(), pid: process.pid, version: packageJson.version, concurrency: config.collectorConcurrency, startedAt: systemClock.now(),
-  });
+  const heartbeat = startHeartbeat(
+    { db, clock: systemClock, logger },
+    {
+      owner,
+      host: hostname(),
+      pid: process.pid,
+      version: packageJson.version,
+      concurrency: config.collectorConcurrency,
+      startedAt: systemClock.now(),
+    },
+  );
   // Every collector schedules: task runs are keyed by (task, slot) in the database, so only one starts each.
   const scheduler = startScheduler({ db, clock: systemClock, logger, passed: heartbeat.schedulerPassed });
-  const indexer = startSearchIndexer({ db, logger }, { ...DEFAULT_INDEXER_OPTIONS, busy: () => worker.active > 0, waiting: () => worker.waiting });
-  const compliancePass = startCompliancePass({ db, clock: systemClock, logger }, { ...DEFAULT_COMPLIANCE_PASS_OPTIONS, busy: () => worker.active > 0 });
+  const indexer = startSearchIndexer(
+    { db, logger },
+    { ...DEFAULT_INDEXER_OPTIONS, busy: () => worker.active > 0, waiting: () => worker.waiting },
+  );
+  const compliancePass = startCompliancePass(
+    { db, clock: systemClock, logger },
+    { ...DEFAULT_COMPLIANCE_PASS_OPTIONS, busy: () => worker.active > 0 },
+  );
   // The syslog receiver runs in the collector, not the API: collectors sit next to the devices that send syslog
   // (the API may run far away, on Deno, or several times over), and it only writes jobs, as the scheduler does.
-  const syslog = startSyslogService({ db, clock: systemClock, logger, queued: () => worker.wake() },
-    { owner, host: hostname(), pid: process.pid, version: packageJson.version, concurrency: config.collectorConcurrency, startedAt: systemClock.now() });
-  const dispatcher = startEventDispatcher({ db, clock: systemClock, logger, consumers: EVENT_CONSUMERS, dispatched: () => worker.wake() }, DEFAULT_DISPATCHER_OPTIONS);
+  const syslog = startSyslogService(
+    { db, clock: systemClock, logger, queued: () => worker.wake() },
+    {
+      owner,
+      host: hostname(),
+      pid: process.pid,
+      version: packageJson.version,
+      concurrency: config.collectorConcurrency,
+      startedAt: systemClock.now(),
+    },
+  );
+  const dispatcher = startEventDispatcher(
+    { db, clock: systemClock, logger, consumers: EVENT_CONSUMERS, dispatched: () => worker.wake() },
+    DEFAULT_DISPATCHER_OPTIONS,
+  );
   logger.info("collector started", { owner, concurrency: config.collectorConcurrency });
 
   let stopping = false;
@@ -78,14 +111,20 @@ async function main() {
     // systemd) ends the grace period by force.
     const grace = config.shutdownGraceMs;
     const handBackAt = Date.now() + grace - Math.min(HAND_BACK_MARGIN_MS, grace / 2);
-    logger.info("collector stopping; finishing the jobs in hand", { active: worker.active, grace_seconds: grace / 1000 });
+    logger.info("collector stopping; finishing the jobs in hand", {
+      active: worker.active,
+      grace_seconds: grace / 1000,
+    });
     await scheduler.stop();
     await syslog.stop();
     await indexer.stop();
     await compliancePass.stop();
     await dispatcher.stop();
     const handedBack = await worker.stop(handBackAt);
-    if (handedBack) logger.warn("handed back to the queue the jobs that did not finish within the grace period", { jobs: handedBack });
+    if (handedBack)
+      logger.warn("handed back to the queue the jobs that did not finish within the grace period", {
+        jobs: handedBack,
+      });
     await heartbeat.stop();
     await storeThread.close();
     client.close();

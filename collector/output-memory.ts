@@ -19,7 +19,8 @@ export const rawHash = (output: string) => createHash("sha256").update(output).d
  * The rules an output is stored by, as one key: the template's text (its filters, secret rules, config checks)
  * and the compare exclusions. A remembered output counts only under the same rules.
  */
-export const rulesKey = (templateCode: string, exclusions: unknown) => createHash("sha256").update(templateCode).update("\0").update(JSON.stringify(exclusions)).digest("base64");
+export const rulesKey = (templateCode: string, exclusions: unknown) =>
+  createHash("sha256").update(templateCode).update("\0").update(JSON.stringify(exclusions)).digest("base64");
 
 /**
  * The last output the store thread stored for each device's command, so that a download printing exactly the

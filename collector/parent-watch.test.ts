@@ -35,7 +35,10 @@ describe("a collector's messages from the API that started it", () => {
 
   it("does not keep the collector alive: with nothing else to do, it exits by itself", async () => {
     const { child, messages } = start();
-    const [code] = await Promise.race([once(child, "exit"), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("still running after 10 s")), 10_000))]);
+    const [code] = await Promise.race([
+      once(child, "exit"),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("still running after 10 s")), 10_000)),
+    ]);
     expect(code).toBe(0);
     expect(messages).toEqual(["listening"]);
   });

@@ -17,19 +17,35 @@ export async function runPurgeJob(deps: DownloadDeps, job: Job): Promise<JobEnd 
     const report = await purgeConfigs(deps.db, deps.clock.now(), { dryRun: false });
     const { keepDays, keepVersions } = report.policy;
     end = {
-      outcome: "success", retrying: false,
-      message: (keepDays === null && keepVersions === null
-        ? "the retention policy keeps every version; nothing to purge"
-        : `deleted ${report.configs.length} configuration versions and ${report.failedJobIds.length} failed download records`) +
+      outcome: "success",
+      retrying: false,
+      message:
+        (keepDays === null && keepVersions === null
+          ? "the retention policy keeps every version; nothing to purge"
+          : `deleted ${report.configs.length} configuration versions and ${report.failedJobIds.length} failed download records`) +
         (report.maintenanceError ? `; storage maintenance failed: ${report.maintenanceError.slice(0, 300)}` : ""),
     };
-    if (report.maintenanceError) deps.logger.error("storage maintenance after the retention purge failed", { job: job.id, error: report.maintenanceError });
+    if (report.maintenanceError)
+      deps.logger.error("storage maintenance after the retention purge failed", {
+        job: job.id,
+        error: report.maintenanceError,
+      });
     result = purgeSummary(report);
   } catch (err) {
     deps.logger.error("retention purge failed", { job: job.id, error: describeError(err) });
-    end = { outcome: "error", retrying: false, message: `the retention purge failed: ${failureReason(err).slice(0, 500)}` };
+    end = {
+      outcome: "error",
+      retrying: false,
+      message: `the retention purge failed: ${failureReason(err).slice(0, 500)}`,
+    };
     result = {};
   }
-  const { recorded, retrying } = await completeJob(deps.db, job, deps.owner, { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } }, deps.clock.now());
+  const { recorded, retrying } = await completeJob(
+    deps.db,
+    job,
+    deps.owner,
+    { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } },
+    deps.clock.now(),
+  );
   return recorded ? { ...end, retrying } : undefined;
 }

@@ -11,7 +11,12 @@ import { DEFAULT_LIMITS } from "./session.ts";
 
 const USERNAME = "netkeep";
 const PASSWORD = "s3cret-Pa55";
-const running = ["hostname edge-1", "interface Vlan20", " ip address 192.0.2.20 255.255.255.0", "username ops privilege 15 secret 0 hunter2hunter2"];
+const running = [
+  "hostname edge-1",
+  "interface Vlan20",
+  " ip address 192.0.2.20 255.255.255.0",
+  "username ops privilege 15 secret 0 hunter2hunter2",
+];
 
 const devicesStarted: ConfigDevice[] = [];
 afterEach(async () => {
@@ -25,29 +30,53 @@ function builtin(key: string): ConnectionTemplate {
 }
 
 async function device(options: Partial<ConfigDeviceOptions> = {}): Promise<ConfigDevice> {
-  const started = await startConfigDevice({ flavor: "ios", hostname: "edge-1", running, auth: { username: USERNAME, password: PASSWORD }, ...options });
+  const started = await startConfigDevice({
+    flavor: "ios",
+    hostname: "edge-1",
+    running,
+    auth: { username: USERNAME, password: PASSWORD },
+    ...options,
+  });
   devicesStarted.push(started);
   return started;
 }
 
 /** The network half needs only where to connect: the rest of a device row does not matter to a push. */
-function targetOf(fake: ConfigDevice, template: ConnectionTemplate, login: Login = { username: USERNAME, password: PASSWORD }): Target {
-  return { device: { ip: fake.host, portOverride: fake.port, hostKeyFingerprint: null } as typeof devices.$inferSelect, template, login };
+function targetOf(
+  fake: ConfigDevice,
+  template: ConnectionTemplate,
+  login: Login = { username: USERNAME, password: PASSWORD },
+): Target {
+  return {
+    device: { ip: fake.host, portOverride: fake.port, hostKeyFingerprint: null } as typeof devices.$inferSelect,
+    template,
+    login,
+  };
 }
 
 const push = (target: Target, request: PushRequest) =>
-  pushLines({ target, limits: { ...DEFAULT_LIMITS, idleTimeoutMs: 5_000 }, connectTimeoutMs: 5_000 }, request, new AbortController().signal, { connected: false });
+  pushLines(
+    { target, limits: { ...DEFAULT_LIMITS, idleTimeoutMs: 5_000 }, connectTimeoutMs: 5_000 },
+    request,
+    new AbortController().signal,
+    { connected: false },
+  );
 
 describe("push to an IOS device (built-in cisco-ios template)", () => {
   it("applies every line, saves, and the device's running and startup configurations hold them", async () => {
     const fake = await device();
     const outcome = await push(targetOf(fake, builtin("cisco-ios")), {
-      lines: ["interface Vlan20", " description uplink to core", "exit", "ntp server 192.0.2.123"], save: true,
+      lines: ["interface Vlan20", " description uplink to core", "exit", "ntp server 192.0.2.123"],
+      save: true,
     });
     expect(outcome).toMatchObject({ status: "success", saved: true });
     expect(fake.state.running).toEqual([
-      "hostname edge-1", "interface Vlan20", " ip address 192.0.2.20 255.255.255.0", " description uplink to core",
-      "username ops privilege 15 secret 0 hunter2hunter2", "ntp server 192.0.2.123",
+      "hostname edge-1",
+      "interface Vlan20",
+      " ip address 192.0.2.20 255.255.255.0",
+      " description uplink to core",
+      "username ops privilege 15 secret 0 hunter2hunter2",
+      "ntp server 192.0.2.123",
     ]);
     expect(fake.state.startup).toEqual(fake.state.running);
     expect(outcome.transcript).toContain("> ntp server 192.0.2.123\n");
@@ -56,7 +85,8 @@ describe("push to an IOS device (built-in cisco-ios template)", () => {
   it("stops at a refused line: nothing after it is sent, nothing is saved, and the result names the line and the answer", async () => {
     const fake = await device();
     const outcome = await push(targetOf(fake, builtin("cisco-ios")), {
-      lines: ["ntp server 192.0.2.123", "ntp sever 192.0.2.124", "logging host 192.0.2.50"], save: true,
+      lines: ["ntp server 192.0.2.123", "ntp sever 192.0.2.124", "logging host 192.0.2.50"],
+      save: true,
     });
     expect(outcome.status).toBe("failed");
     expect(outcome.saved).toBe(false);
@@ -72,7 +102,9 @@ describe("push to an IOS device (built-in cisco-ios template)", () => {
   it("runs the rollback lines when the push fails, and still saves nothing", async () => {
     const fake = await device();
     const outcome = await push(targetOf(fake, builtin("cisco-ios")), {
-      lines: ["ntp server 192.0.2.123", "bogus-command"], rollbackLines: ["no ntp server 192.0.2.123"], save: true,
+      lines: ["ntp server 192.0.2.123", "bogus-command"],
+      rollbackLines: ["no ntp server 192.0.2.123"],
+      save: true,
     });
     expect(outcome).toMatchObject({ status: "failed", rolledBack: true, saved: false });
     expect(fake.state.running).toEqual(running);
@@ -89,7 +121,10 @@ describe("push to an IOS device (built-in cisco-ios template)", () => {
 
   it("a check (save false) leaves configuration mode without saving", async () => {
     const fake = await device();
-    const outcome = await push(targetOf(fake, builtin("cisco-ios")), { lines: ["ntp server 192.0.2.123"], save: false });
+    const outcome = await push(targetOf(fake, builtin("cisco-ios")), {
+      lines: ["ntp server 192.0.2.123"],
+      save: false,
+    });
     expect(outcome).toMatchObject({ status: "success", saved: false });
     expect(fake.state.startup).toEqual(running);
     expect(fake.received.map((l) => l.trim())).not.toContain("write memory");
@@ -98,7 +133,8 @@ describe("push to an IOS device (built-in cisco-ios template)", () => {
   it("masks secrets in the transcript and in the failed line: template secret rules and the login's passwords", async () => {
     const fake = await device();
     const outcome = await push(targetOf(fake, builtin("cisco-ios")), {
-      lines: ["username backup privilege 15 secret 0 Top-Secret-99", `bogus ${PASSWORD}`], save: true,
+      lines: ["username backup privilege 15 secret 0 Top-Secret-99", `bogus ${PASSWORD}`],
+      save: true,
     });
     expect(outcome.status).toBe("failed");
     expect(outcome.transcript).toContain("username backup privilege 15 secret 0 <secret hidden>");
@@ -110,7 +146,14 @@ describe("push to an IOS device (built-in cisco-ios template)", () => {
 
   it("flags a line taken that does not show up in the configuration afterwards, not the mode changes or negations", async () => {
     const fake = await device();
-    const lines = ["ip domain-name example.net", "interface Vlan20", " description core", "exit", "no ntp server 192.0.2.9", "ntp server 192.0.2.1"];
+    const lines = [
+      "ip domain-name example.net",
+      "interface Vlan20",
+      " description core",
+      "exit",
+      "no ntp server 192.0.2.9",
+      "ntp server 192.0.2.1",
+    ];
     const outcome = await push(targetOf(fake, builtin("cisco-ios")), { lines, save: true });
     expect(outcome.status).toBe("success");
     const after = fake.state.running.join("\n");
@@ -121,7 +164,10 @@ describe("push to an IOS device (built-in cisco-ios template)", () => {
 
   it("a connection failure is an error with its outcome, not a throw", async () => {
     const fake = await device();
-    const outcome = await push(targetOf(fake, builtin("cisco-ios"), { username: USERNAME, password: "wrong" }), { lines: ["ntp server 192.0.2.1"], save: true });
+    const outcome = await push(targetOf(fake, builtin("cisco-ios"), { username: USERNAME, password: "wrong" }), {
+      lines: ["ntp server 192.0.2.1"],
+      save: true,
+    });
     expect(outcome).toMatchObject({ status: "error", outcome: "auth_failed", saved: false });
     expect(fake.state.configLines).toEqual([]);
   });
@@ -141,7 +187,8 @@ describe("push to a Junos device (built-in juniper-junos template: candidate and
   it("commits the candidate with commit confirmed, then confirms it", async () => {
     const fake = await device({ flavor: "junos", hostname: "core-1", running: junos });
     const outcome = await push(targetOf(fake, builtin("juniper-junos")), {
-      lines: ["set system ntp server 192.0.2.123", "delete interfaces ge-0/0/0"], save: true,
+      lines: ["set system ntp server 192.0.2.123", "delete interfaces ge-0/0/0"],
+      save: true,
     });
     expect(outcome).toMatchObject({ status: "success", saved: true });
     expect(fake.state.running).toEqual(["set system host-name core-1", "set system ntp server 192.0.2.123"]);
@@ -152,9 +199,14 @@ describe("push to a Junos device (built-in juniper-junos template: candidate and
   it("a refused commit discards the candidate: the running configuration is unchanged", async () => {
     const fake = await device({ flavor: "junos", hostname: "core-1", running: junos });
     const outcome = await push(targetOf(fake, builtin("juniper-junos")), {
-      lines: ["set protocols bgp group upstream neighbor 198.51.100.1"], save: true,
+      lines: ["set protocols bgp group upstream neighbor 198.51.100.1"],
+      save: true,
     });
-    expect(outcome).toMatchObject({ status: "failed", saved: false, failedLine: { stage: "save", index: -1, line: "commit confirmed 5" } });
+    expect(outcome).toMatchObject({
+      status: "failed",
+      saved: false,
+      failedLine: { stage: "save", index: -1, line: "commit confirmed 5" },
+    });
     expect(outcome.failedLine!.answer).toContain("peer-as not configured");
     expect(fake.state.running).toEqual(junos);
     expect(fake.state.commits).toBe(0);
@@ -164,7 +216,9 @@ describe("push to a Junos device (built-in juniper-junos template: candidate and
   it("rollback lines after a failure are committed there, and the failed push's lines are not", async () => {
     const fake = await device({ flavor: "junos", hostname: "core-1", running: junos });
     const outcome = await push(targetOf(fake, builtin("juniper-junos")), {
-      lines: ["set system ntp server 192.0.2.9", "sett system foo"], rollbackLines: ["set system location building-1"], save: true,
+      lines: ["set system ntp server 192.0.2.9", "sett system foo"],
+      rollbackLines: ["set system location building-1"],
+      save: true,
     });
     expect(outcome).toMatchObject({ status: "failed", rolledBack: true, saved: false });
     expect(fake.state.running).toEqual([...junos, "set system location building-1"]);
@@ -172,7 +226,10 @@ describe("push to a Junos device (built-in juniper-junos template: candidate and
 
   it("a syntax error stops the push before the commit", async () => {
     const fake = await device({ flavor: "junos", hostname: "core-1", running: junos });
-    const outcome = await push(targetOf(fake, builtin("juniper-junos")), { lines: ["set system ntp server 192.0.2.9", "sett system foo", "set system location building-2"], save: true });
+    const outcome = await push(targetOf(fake, builtin("juniper-junos")), {
+      lines: ["set system ntp server 192.0.2.9", "sett system foo", "set system location building-2"],
+      save: true,
+    });
     expect(outcome).toMatchObject({ status: "failed", failedLine: { index: 1, stage: "line" } });
     expect(fake.state.configLines).not.toContain("set system location building-2");
     expect(fake.received.map((l) => l.trim())).not.toContain("commit confirmed 5");
@@ -187,7 +244,8 @@ describe("push to an IOS XR device (built-in cisco-iosxr template: candidate, co
   it("commits the candidate once and leaves configuration mode", async () => {
     const fake = await xrDevice();
     const outcome = await push(targetOf(fake, builtin("cisco-iosxr")), {
-      lines: ["interface Loopback0", " description core loopback", "ntp server 192.0.2.123"], save: true,
+      lines: ["interface Loopback0", " description core loopback", "ntp server 192.0.2.123"],
+      save: true,
     });
     expect(outcome).toMatchObject({ status: "success", saved: true });
     expect(fake.state.running).toEqual([...xr, " description core loopback", "ntp server 192.0.2.123"]);
@@ -197,7 +255,10 @@ describe("push to an IOS XR device (built-in cisco-iosxr template: candidate, co
 
   it("a check (save false) aborts the candidate: nothing was committed", async () => {
     const fake = await xrDevice();
-    const outcome = await push(targetOf(fake, builtin("cisco-iosxr")), { lines: ["ntp server 192.0.2.123"], save: false });
+    const outcome = await push(targetOf(fake, builtin("cisco-iosxr")), {
+      lines: ["ntp server 192.0.2.123"],
+      save: false,
+    });
     expect(outcome).toMatchObject({ status: "success", saved: false });
     expect(fake.state.running).toEqual(xr);
     expect(fake.state.commits).toBe(0);
@@ -207,7 +268,8 @@ describe("push to an IOS XR device (built-in cisco-iosxr template: candidate, co
   it("a refused commit fails the push at its save step and changes nothing", async () => {
     const fake = await xrDevice();
     const outcome = await push(targetOf(fake, builtin("cisco-iosxr")), {
-      lines: ["router bgp 64500", " neighbor 198.51.100.1"], save: true,
+      lines: ["router bgp 64500", " neighbor 198.51.100.1"],
+      save: true,
     });
     expect(outcome).toMatchObject({ status: "failed", saved: false, failedLine: { stage: "save", line: "commit" } });
     expect(outcome.failedLine!.answer).toContain("remote-as must be configured");
@@ -218,7 +280,10 @@ describe("push to an IOS XR device (built-in cisco-iosxr template: candidate, co
 
   it("an invalid line stops the push before the commit", async () => {
     const fake = await xrDevice();
-    const outcome = await push(targetOf(fake, builtin("cisco-iosxr")), { lines: ["ntp server 192.0.2.9", "ntpp server 192.0.2.10"], save: true });
+    const outcome = await push(targetOf(fake, builtin("cisco-iosxr")), {
+      lines: ["ntp server 192.0.2.9", "ntpp server 192.0.2.10"],
+      save: true,
+    });
     expect(outcome).toMatchObject({ status: "failed", failedLine: { index: 1, stage: "line" } });
     expect(fake.received.map((l) => l.trim())).not.toContain("commit");
     expect(fake.state.running).toEqual(xr);
@@ -233,17 +298,25 @@ describe("push to a PAN-OS firewall (built-in paloalto-panos template: candidate
   it("commits the candidate once", async () => {
     const fake = await fw();
     const outcome = await push(targetOf(fake, builtin("paloalto-panos")), {
-      lines: ["set zone untrust network layer3 ethernet1/1", "set rulebase security rules out from trust"], save: true,
+      lines: ["set zone untrust network layer3 ethernet1/1", "set rulebase security rules out from trust"],
+      save: true,
     });
     expect(outcome).toMatchObject({ status: "success", saved: true });
-    expect(fake.state.running).toEqual([...panos, "set zone untrust network layer3 ethernet1/1", "set rulebase security rules out from trust"]);
+    expect(fake.state.running).toEqual([
+      ...panos,
+      "set zone untrust network layer3 ethernet1/1",
+      "set rulebase security rules out from trust",
+    ]);
     expect(fake.state.commits).toBe(1);
     expect(fake.state.candidate).toBeUndefined();
   });
 
   it("a check (save false) reverts the candidate: nothing was committed", async () => {
     const fake = await fw();
-    const outcome = await push(targetOf(fake, builtin("paloalto-panos")), { lines: ["set zone dmz network layer3 ethernet1/3"], save: false });
+    const outcome = await push(targetOf(fake, builtin("paloalto-panos")), {
+      lines: ["set zone dmz network layer3 ethernet1/3"],
+      save: false,
+    });
     expect(outcome).toMatchObject({ status: "success", saved: false });
     expect(fake.received.map((l) => l.trim())).toContain("revert config");
     expect(fake.state.running).toEqual(panos);
@@ -252,7 +325,10 @@ describe("push to a PAN-OS firewall (built-in paloalto-panos template: candidate
 
   it("a commit that fails validation fails the push at its save step and changes nothing", async () => {
     const fake = await fw();
-    const outcome = await push(targetOf(fake, builtin("paloalto-panos")), { lines: ["set rulebase security rules out from nowhere"], save: true });
+    const outcome = await push(targetOf(fake, builtin("paloalto-panos")), {
+      lines: ["set rulebase security rules out from nowhere"],
+      save: true,
+    });
     expect(outcome).toMatchObject({ status: "failed", saved: false, failedLine: { stage: "save", line: "commit" } });
     expect(outcome.failedLine!.answer).toContain("is not a valid reference");
     expect(fake.received.map((l) => l.trim())).toContain("revert config");
@@ -262,7 +338,10 @@ describe("push to a PAN-OS firewall (built-in paloalto-panos template: candidate
 
   it("an unknown command stops the push before the commit", async () => {
     const fake = await fw();
-    const outcome = await push(targetOf(fake, builtin("paloalto-panos")), { lines: ["set zone dmz network layer3 ethernet1/3", "sett zone x"], save: true });
+    const outcome = await push(targetOf(fake, builtin("paloalto-panos")), {
+      lines: ["set zone dmz network layer3 ethernet1/3", "sett zone x"],
+      save: true,
+    });
     expect(outcome).toMatchObject({ status: "failed", failedLine: { index: 1, stage: "line" } });
     expect(fake.received.map((l) => l.trim())).not.toContain("commit");
     expect(fake.state.running).toEqual(panos);
@@ -272,35 +351,54 @@ describe("push to a PAN-OS firewall (built-in paloalto-panos template: candidate
 describe("push to a Cisco Small Business switch (built-in cisco-smb template)", () => {
   it("applies the lines, answers write memory's overwrite question, and the startup configuration holds them", async () => {
     const fake = await device({ flavor: "smb" });
-    const outcome = await push(targetOf(fake, builtin("cisco-smb")), { lines: ["ntp server 192.0.2.123", "logging host 192.0.2.50"], save: true });
+    const outcome = await push(targetOf(fake, builtin("cisco-smb")), {
+      lines: ["ntp server 192.0.2.123", "logging host 192.0.2.50"],
+      save: true,
+    });
     expect(outcome).toMatchObject({ status: "success", saved: true });
     expect(fake.state.startup).toEqual([...running, "ntp server 192.0.2.123", "logging host 192.0.2.50"]);
   });
 
   it("a refused line stops the push unsaved", async () => {
     const fake = await device({ flavor: "smb" });
-    const outcome = await push(targetOf(fake, builtin("cisco-smb")), { lines: ["ntp server 192.0.2.123", "bogus line"], save: true });
+    const outcome = await push(targetOf(fake, builtin("cisco-smb")), {
+      lines: ["ntp server 192.0.2.123", "bogus line"],
+      save: true,
+    });
     expect(outcome).toMatchObject({ status: "failed", saved: false, failedLine: { index: 1, stage: "line" } });
     expect(fake.state.startup).toEqual(running);
   });
 });
 
 describe.each([
-  { key: "checkpoint-gaia", flavor: "gaia" as const, running: ["set hostname gw1", "set net-access telnet off"], line: "set snmp location dc1-row4" },
-  { key: "juniper-screenos", flavor: "screenos" as const, running: ["set hostname fw1", "set clock timezone 0"], line: "set ntp server 192.0.2.123" },
-])("push to a $flavor device (built-in $key template: lines apply at once, save config)", ({ key, flavor, running: base, line }) => {
-  it("applies the line and saves it", async () => {
-    const fake = await device({ flavor, hostname: "fw1", running: base });
-    const outcome = await push(targetOf(fake, builtin(key)), { lines: [line], save: true });
-    expect(outcome).toMatchObject({ status: "success", saved: true });
-    expect(fake.state.startup).toEqual([...base, line]);
-  });
+  {
+    key: "checkpoint-gaia",
+    flavor: "gaia" as const,
+    running: ["set hostname gw1", "set net-access telnet off"],
+    line: "set snmp location dc1-row4",
+  },
+  {
+    key: "juniper-screenos",
+    flavor: "screenos" as const,
+    running: ["set hostname fw1", "set clock timezone 0"],
+    line: "set ntp server 192.0.2.123",
+  },
+])(
+  "push to a $flavor device (built-in $key template: lines apply at once, save config)",
+  ({ key, flavor, running: base, line }) => {
+    it("applies the line and saves it", async () => {
+      const fake = await device({ flavor, hostname: "fw1", running: base });
+      const outcome = await push(targetOf(fake, builtin(key)), { lines: [line], save: true });
+      expect(outcome).toMatchObject({ status: "success", saved: true });
+      expect(fake.state.startup).toEqual([...base, line]);
+    });
 
-  it("a refused line stops the push unsaved", async () => {
-    const fake = await device({ flavor, hostname: "fw1", running: base });
-    const outcome = await push(targetOf(fake, builtin(key)), { lines: [line, "sett hostname x"], save: true });
-    expect(outcome).toMatchObject({ status: "failed", saved: false, failedLine: { index: 1, stage: "line" } });
-    expect(fake.received.map((l) => l.trim())).not.toContain("save config");
-    expect(fake.state.startup).toEqual(base);
-  });
-});
+    it("a refused line stops the push unsaved", async () => {
+      const fake = await device({ flavor, hostname: "fw1", running: base });
+      const outcome = await push(targetOf(fake, builtin(key)), { lines: [line, "sett hostname x"], save: true });
+      expect(outcome).toMatchObject({ status: "failed", saved: false, failedLine: { index: 1, stage: "line" } });
+      expect(fake.received.map((l) => l.trim())).not.toContain("save config");
+      expect(fake.state.startup).toEqual(base);
+    });
+  },
+);

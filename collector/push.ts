@@ -28,7 +28,11 @@ import { pushOverNetconf } from "./netconf/push.ts";
  * - `linesNotInConfig(template, lines, afterConfig)`: the lines to flag after the after-download (templates with
  *   push.verify_lines; [] for the others). `afterConfig` is the stored text of the template's config_command.
  */
-export type PushRequest = { lines: string[]; rollbackLines?: string[]; save: boolean /* false for dry checks: the discard steps run instead */ };
+export type PushRequest = {
+  lines: string[];
+  rollbackLines?: string[];
+  save: boolean /* false for dry checks: the discard steps run instead */;
+};
 
 export type PushOutcome = {
   status: "success" | "failed" | "error";
@@ -55,7 +59,11 @@ function pushProfileOf(section: PushSection): PushProfile {
   let profile = compiledProfiles.get(section);
   if (!profile) {
     const line = (source: string) => compileTemplatePattern(source, "line");
-    profile = { section, errors: section.errors.map(line), prompts: section.prompts.map((p) => ({ pattern: line(p.pattern), answer: p.answer })) };
+    profile = {
+      section,
+      errors: section.errors.map(line),
+      prompts: section.prompts.map((p) => ({ pattern: line(p.pattern), answer: p.answer })),
+    };
     compiledProfiles.set(section, profile);
   }
   return profile;
@@ -64,7 +72,10 @@ function pushProfileOf(section: PushSection): PushProfile {
 /** Writes what was sent and what came back, masked as stored configurations are. */
 class Transcript {
   private readonly parts: string[] = [];
-  constructor(private readonly template: ConnectionTemplate, private readonly literals: string[]) {}
+  constructor(
+    private readonly template: ConnectionTemplate,
+    private readonly literals: string[],
+  ) {}
 
   mask(text: string): string {
     let masked = maskSecrets(text, this.template.secrets);
@@ -110,7 +121,12 @@ async function sendLine(session: ShellSession, profile: PushProfile, line: strin
 }
 
 /** Sends lines in order until one is refused: its index, or -1 when all were taken. */
-async function sendAll(session: ShellSession, profile: PushProfile, transcript: Transcript, lines: readonly string[]): Promise<{ index: number; answer: string }> {
+async function sendAll(
+  session: ShellSession,
+  profile: PushProfile,
+  transcript: Transcript,
+  lines: readonly string[],
+): Promise<{ index: number; answer: string }> {
   for (const [index, line] of lines.entries()) {
     const step = await sendLine(session, profile, line);
     transcript.add(line, step.answer);
@@ -128,7 +144,12 @@ async function discard(session: ShellSession, profile: PushProfile, transcript: 
  * The rollback snippet after a failed push: entered and sent like a push; saved when the family's lines take
  * effect only when saved (candidate), else left in the running configuration, so nothing is saved that was not.
  */
-async function rollBack(session: ShellSession, profile: PushProfile, transcript: Transcript, lines: readonly string[]): Promise<boolean> {
+async function rollBack(
+  session: ShellSession,
+  profile: PushProfile,
+  transcript: Transcript,
+  lines: readonly string[],
+): Promise<boolean> {
   const { section } = profile;
   if ((await sendAll(session, profile, transcript, section.enter)).index >= 0) return false;
   const refused = (await sendAll(session, profile, transcript, lines)).index >= 0;
@@ -139,21 +160,50 @@ async function rollBack(session: ShellSession, profile: PushProfile, transcript:
   return (await sendAll(session, profile, transcript, section.save)).index < 0;
 }
 
-async function pushInSession(session: ShellSession, target: Target, profile: PushProfile, request: PushRequest, transcript: Transcript): Promise<PushOutcome> {
+async function pushInSession(
+  session: ShellSession,
+  target: Target,
+  profile: PushProfile,
+  request: PushRequest,
+  transcript: Transcript,
+): Promise<PushOutcome> {
   const { template, login } = target;
   const { section } = profile;
   if (template.enable && login.enablePassword) await session.enable(login.enablePassword);
-  const failed = async (stage: "enter" | "line" | "save", index: number, line: string, answer: string): Promise<PushOutcome> => {
+  const failed = async (
+    stage: "enter" | "line" | "save",
+    index: number,
+    line: string,
+    answer: string,
+  ): Promise<PushOutcome> => {
     // A refused enter step left nothing to discard; a refused save step may have left configuration mode, and discarding is harmless.
     if (stage !== "enter") await discard(session, profile, transcript);
-    const rolledBack = request.rollbackLines?.length ? await rollBack(session, profile, transcript, request.rollbackLines) : undefined;
-    const where = stage === "line" ? `line ${index + 1} '${transcript.mask(line)}'` : `the ${stage} step '${transcript.mask(line)}'`;
+    const rolledBack = request.rollbackLines?.length
+      ? await rollBack(session, profile, transcript, request.rollbackLines)
+      : undefined;
+    const where =
+      stage === "line"
+        ? `line ${index + 1} '${transcript.mask(line)}'`
+        : `the ${stage} step '${transcript.mask(line)}'`;
     const firstAnswerLine = answer.split("\n").find((l) => profile.errors.some((e) => e.test(l))) ?? answer.trim();
     return {
-      status: "failed", failedLine: { index: stage === "line" ? index : -1, stage, line: transcript.mask(line), answer: transcript.mask(answer) },
-      ...(rolledBack === undefined ? {} : { rolledBack }), saved: false, transcript: "",
+      status: "failed",
+      failedLine: {
+        index: stage === "line" ? index : -1,
+        stage,
+        line: transcript.mask(line),
+        answer: transcript.mask(answer),
+      },
+      ...(rolledBack === undefined ? {} : { rolledBack }),
+      saved: false,
+      transcript: "",
       message: `the device refused ${where}: ${transcript.mask(firstAnswerLine)}; nothing after it was sent and nothing was saved${
-        rolledBack === undefined ? "" : rolledBack ? "; the rollback lines were applied" : "; the rollback did not complete"}`,
+        rolledBack === undefined
+          ? ""
+          : rolledBack
+            ? "; the rollback lines were applied"
+            : "; the rollback did not complete"
+      }`,
     };
   };
   const entered = await sendAll(session, profile, transcript, section.enter);
@@ -162,12 +212,22 @@ async function pushInSession(session: ShellSession, target: Target, profile: Pus
   if (sent.index >= 0) return failed("line", sent.index, request.lines[sent.index]!, sent.answer);
   if (!request.save) {
     await discard(session, profile, transcript);
-    return { status: "success", saved: false, transcript: "", message: `${request.lines.length} lines taken; not saved (a check)` };
+    return {
+      status: "success",
+      saved: false,
+      transcript: "",
+      message: `${request.lines.length} lines taken; not saved (a check)`,
+    };
   }
   const saved = await sendAll(session, profile, transcript, section.save);
   if (saved.index >= 0) return failed("save", -1, section.save[saved.index]!, saved.answer);
   for (const line of template.teardown) session.send(line);
-  return { status: "success", saved: section.save.length > 0, transcript: "", message: `${request.lines.length} lines taken${section.save.length ? " and saved" : ""}` };
+  return {
+    status: "success",
+    saved: section.save.length > 0,
+    transcript: "",
+    message: `${request.lines.length} lines taken${section.save.length ? " and saved" : ""}`,
+  };
 }
 
 /** Lines that only move between modes: they never show up in a configuration. */
@@ -178,7 +238,11 @@ const MODE_LINES = new Set(["exit", "end", "quit", "return"]);
  * show up as sent (push.verify_lines). Negations (`no ...`, `undo ...`) and mode changes are not looked for; a
  * line is compared with its secrets removed as the stored configuration has them.
  */
-export function linesNotInConfig(template: ConnectionTemplate, lines: readonly string[], afterConfig: string): string[] {
+export function linesNotInConfig(
+  template: ConnectionTemplate,
+  lines: readonly string[],
+  afterConfig: string,
+): string[] {
   if (!template.push?.verify_lines) return [];
   const present = new Set(afterConfig.split("\n").map((l) => l.trim()));
   return lines.filter((line) => {
@@ -189,21 +253,47 @@ export function linesNotInConfig(template: ConnectionTemplate, lines: readonly s
 }
 
 /** Pushes lines to one device: see the contract at the top. */
-export async function pushLines(connection: PushConnection, request: PushRequest, signal: AbortSignal, progress: Progress): Promise<PushOutcome> {
+export async function pushLines(
+  connection: PushConnection,
+  request: PushRequest,
+  signal: AbortSignal,
+  progress: Progress,
+): Promise<PushOutcome> {
   const { target } = connection;
   const { template, login } = target;
-  const transcript = new Transcript(template, [login.password, login.enablePassword, login.passphrase].filter((s): s is string => !!s));
+  const transcript = new Transcript(
+    template,
+    [login.password, login.enablePassword, login.passphrase].filter((s): s is string => !!s),
+  );
   if (template.protocol === "netconf") return pushOverNetconf(connection, request, signal, progress, transcript);
   if (!template.push) {
-    return { status: "error", outcome: "error", saved: false, transcript: "", message: "the device's connection template has no push section, so nothing can be pushed to it; copy the template and add one (docs/collector.md: Connection templates)" };
+    return {
+      status: "error",
+      outcome: "error",
+      saved: false,
+      transcript: "",
+      message:
+        "the device's connection template has no push section, so nothing can be pushed to it; copy the template and add one (docs/collector.md: Connection templates)",
+    };
   }
   const profile = pushProfileOf(template.push);
   try {
-    const { result, fingerprint } = await inShell(target, connection, signal, progress, (session) => pushInSession(session, target, profile, request, transcript));
+    const { result, fingerprint } = await inShell(target, connection, signal, progress, (session) =>
+      pushInSession(session, target, profile, request, transcript),
+    );
     return { ...result, transcript: transcript.text(), ...(fingerprint ? { fingerprint } : {}) };
   } catch (err) {
-    const failure = err instanceof SessionError ? err : new SessionError("error", err instanceof Error ? err.message : String(err));
-    const lastLines = failure.lastLines.length ? `\n${failure.lastLines.map((l) => transcript.mask(l)).join("\n")}` : "";
-    return { status: "error", outcome: failure.outcome, saved: false, transcript: transcript.text() + lastLines, message: transcript.mask(failure.message) };
+    const failure =
+      err instanceof SessionError ? err : new SessionError("error", err instanceof Error ? err.message : String(err));
+    const lastLines = failure.lastLines.length
+      ? `\n${failure.lastLines.map((l) => transcript.mask(l)).join("\n")}`
+      : "";
+    return {
+      status: "error",
+      outcome: failure.outcome,
+      saved: false,
+      transcript: transcript.text() + lastLines,
+      message: transcript.mask(failure.message),
+    };
   }
 }

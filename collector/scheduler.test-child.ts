@@ -22,7 +22,8 @@ for (let i = 0; i <= Number(STEPS); i++) {
   const at = go + i * pace + Math.random() * (pace / 3);
   if (at > Date.now()) await new Promise((r) => setTimeout(r, at - Date.now()));
   const now = new Date(Date.parse(START!) + i * Number(STEP_MS));
-  for (const run of await scheduleDueRuns({ db, clock: { now: () => now }, logger: { ...logger, info() {} } })) started.push(run.id);
+  for (const run of await scheduleDueRuns({ db, clock: { now: () => now }, logger: { ...logger, info() {} } }))
+    started.push(run.id);
 }
 console.log(JSON.stringify({ started }));
 client.close();

@@ -10,7 +10,12 @@ import { startTaskRun, type Task, type TaskRun } from "../src/modules/tasks/star
 import { describeError } from "./errors.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
 
-export type SchedulerDeps = { db: Db; clock: Clock; logger: Logger; /** Called after each pass that completed (the scheduler's heartbeat). */ passed?: () => Promise<void> };
+export type SchedulerDeps = {
+  db: Db;
+  clock: Clock;
+  logger: Logger /** Called after each pass that completed (the scheduler's heartbeat). */;
+  passed?: () => Promise<void>;
+};
 
 export type SchedulerOptions = {
   /** How often the scheduler looks for due slots (and for tasks changed through the API). */
@@ -27,7 +32,10 @@ export const DEFAULT_SCHEDULER_OPTIONS: SchedulerOptions = { intervalMs: 10_000,
 const later = (a: Date, b: Date | null) => (b && b.getTime() > a.getTime() ? b : a);
 
 async function lastScheduledSlot(db: DbOrTx, taskId: number): Promise<Date | null> {
-  const [row] = await db.select({ last: max(taskRuns.scheduledFor) }).from(taskRuns).where(and(eq(taskRuns.taskId, taskId), isNotNull(taskRuns.scheduledFor)));
+  const [row] = await db
+    .select({ last: max(taskRuns.scheduledFor) })
+    .from(taskRuns)
+    .where(and(eq(taskRuns.taskId, taskId), isNotNull(taskRuns.scheduledFor)));
   return row?.last ?? null;
 }
 
@@ -37,14 +45,24 @@ async function lastScheduledSlot(db: DbOrTx, taskId: number): Promise<Date | nul
  * catch_up run for the latest, never one per slot. Decided inside the write transaction and keyed by
  * (task, slot), so of several schedulers only one starts it.
  */
-async function startDueRun(deps: SchedulerDeps, options: SchedulerOptions, taskId: number, now: Date): Promise<TaskRun | undefined> {
+async function startDueRun(
+  deps: SchedulerDeps,
+  options: SchedulerOptions,
+  taskId: number,
+  now: Date,
+): Promise<TaskRun | undefined> {
   return deps.db.transaction(async (tx) => {
     const [task] = await tx.select().from(tasks).where(eq(tasks.id, taskId));
     if (!task || task.paused) return undefined;
     const due = dueSlots(task, later(task.scheduleFrom, await lastScheduledSlot(tx, task.id)), now);
     if (!due) return undefined;
     const late = due.count > 1 || now.getTime() - due.latest.getTime() > options.graceMs;
-    return startTaskRun(tx, task, { trigger: late ? "catch_up" : "schedule", scheduledFor: due.latest, missedSlots: late ? due.count : 0 }, now);
+    return startTaskRun(
+      tx,
+      task,
+      { trigger: late ? "catch_up" : "schedule", scheduledFor: due.latest, missedSlots: late ? due.count : 0 },
+      now,
+    );
   });
 }
 
@@ -52,7 +70,10 @@ async function startDueRun(deps: SchedulerDeps, options: SchedulerOptions, taskI
  * One pass: marks finished the runs whose jobs are all done, then starts every due run. Returns the runs
  * this scheduler started (another scheduler may have started others).
  */
-export async function scheduleDueRuns(deps: SchedulerDeps, options: SchedulerOptions = DEFAULT_SCHEDULER_OPTIONS): Promise<TaskRun[]> {
+export async function scheduleDueRuns(
+  deps: SchedulerDeps,
+  options: SchedulerOptions = DEFAULT_SCHEDULER_OPTIONS,
+): Promise<TaskRun[]> {
   const now = deps.clock.now();
   await settleFinishedRuns(deps.db, now);
   await settleOrphanedPushes(deps.db, now);
@@ -66,7 +87,11 @@ export async function scheduleDueRuns(deps: SchedulerDeps, options: SchedulerOpt
       if (!run) continue;
       started.push(run);
       deps.logger.info("task run started", {
-        task: task.id, run: run.id, trigger: run.trigger, scheduled_for: run.scheduledFor?.toISOString(), ...(run.missedSlots ? { missed_slots: run.missedSlots } : {}),
+        task: task.id,
+        run: run.id,
+        trigger: run.trigger,
+        scheduled_for: run.scheduledFor?.toISOString(),
+        ...(run.missedSlots ? { missed_slots: run.missedSlots } : {}),
       });
     } catch (err) {
       deps.logger.error("could not start a task run; retrying next pass", { task: task.id, error: describeError(err) });

@@ -24,7 +24,11 @@ export type SessionLimits = {
   optionalIdleTimeoutMs: number;
 };
 
-export const DEFAULT_LIMITS: SessionLimits = { idleTimeoutMs: 30_000, maxOutputBytes: 32 * 1024 * 1024, optionalIdleTimeoutMs: 5_000 };
+export const DEFAULT_LIMITS: SessionLimits = {
+  idleTimeoutMs: 30_000,
+  maxOutputBytes: 32 * 1024 * 1024,
+  optionalIdleTimeoutMs: 5_000,
+};
 
 /** A byte stream to and from the device: an SSH shell channel, or a Telnet socket after option negotiation. */
 export interface Channel {
@@ -35,7 +39,11 @@ export interface Channel {
 
 /** A failure with the outcome it stands for, and the last lines seen (what a user needs to fix a template). */
 export class SessionError extends Error {
-  constructor(readonly outcome: JobOutcome, message: string, readonly lastLines: string[] = []) {
+  constructor(
+    readonly outcome: JobOutcome,
+    message: string,
+    readonly lastLines: string[] = [],
+  ) {
     super(message);
   }
 }
@@ -178,7 +186,8 @@ const PAGER_ERASE = /^(?:\x08+ *\x08*|\r *\r|\x1b\[[0-9;]*[DKG]\r?)+/;
 function pagerLength(rawLine: string, pattern: LinePattern): number {
   let n = 1;
   while (n < rawLine.length && !pattern.test(stripAnsi(rawLine.slice(rawLine.length - n)))) n++;
-  while (n < rawLine.length && (rawLine[rawLine.length - n - 1] === " " || rawLine[rawLine.length - n - 1] === "\t")) n++;
+  while (n < rawLine.length && (rawLine[rawLine.length - n - 1] === " " || rawLine[rawLine.length - n - 1] === "\t"))
+    n++;
   return n;
 }
 
@@ -200,9 +209,13 @@ export class ShellSession {
   /** What ends each line sent: the profile's, unless detection asks a family the way it listens (withLineEnding). */
   private lineEnding: string;
 
-  constructor(private readonly channel: Channel, private readonly profile: SessionProfile, private readonly limits: SessionLimits = DEFAULT_LIMITS,
+  constructor(
+    private readonly channel: Channel,
+    private readonly profile: SessionProfile,
+    private readonly limits: SessionLimits = DEFAULT_LIMITS,
     /** Told everything received and sent (collector/transcript.ts). */
-    private readonly transcript?: Transcript) {
+    private readonly transcript?: Transcript,
+  ) {
     this.idleTimeoutMs = limits.idleTimeoutMs;
     this.lineEnding = profile.lineEnding;
     channel.onData((chunk) => {
@@ -214,13 +227,22 @@ export class ShellSession {
       // Every session ends this way after its teardown: the report is built only for a command still waiting.
       if (!this.waiter) return;
       const during = this.command === undefined ? "" : ` while '${this.command}' was running; its output is incomplete`;
-      this.fail(new SessionError("error", `the device closed the connection${during}${error ? `: ${error.message}` : ""}`, this.lastLines()));
+      this.fail(
+        new SessionError(
+          "error",
+          `the device closed the connection${during}${error ? `: ${error.message}` : ""}`,
+          this.lastLines(),
+        ),
+      );
     });
   }
 
   /** The last lines received, cleaned, for error reports. */
   lastLines(): string[] {
-    return renderTerminal(this.buffer.end(LAST_LINES_BYTES)).split("\n").filter((l) => l.trim()).slice(-LAST_LINES);
+    return renderTerminal(this.buffer.end(LAST_LINES_BYTES))
+      .split("\n")
+      .filter((l) => l.trim())
+      .slice(-LAST_LINES);
   }
 
   private receive(chunk: string): void {
@@ -233,7 +255,11 @@ export class ShellSession {
     this.buffer.push(chunk);
     if (this.buffer.length > this.limits.maxOutputBytes) {
       const what = this.command === undefined ? "the output" : `the output of '${this.command}'`;
-      const error = new SessionError("error", `${what} exceeded ${Math.round(this.limits.maxOutputBytes / 1048576)} MB; the device may be looping`, this.lastLines());
+      const error = new SessionError(
+        "error",
+        `${what} exceeded ${Math.round(this.limits.maxOutputBytes / 1048576)} MB; the device may be looping`,
+        this.lastLines(),
+      );
       // Whatever still arrives before the connection closes is kept only as far as last_lines needs it.
       this.buffer.trim(LAST_LINES_BYTES);
       this.fail(error);
@@ -258,7 +284,8 @@ export class ShellSession {
     for (const m of waiter.matchers) {
       if (m.test(line) || m.test(rendered)) {
         const found = { name: m.name, before: this.buffer.completeLines(), line: rendered };
-        if (m.name === "prompt" && !this.promptSeen) this.greeting = { banner: renderTerminal(found.before), prompt: rendered };
+        if (m.name === "prompt" && !this.promptSeen)
+          this.greeting = { banner: renderTerminal(found.before), prompt: rendered };
         if (m.name === "prompt") this.promptSeen = true;
         this.buffer.clear();
         this.waiter = undefined;
@@ -291,17 +318,25 @@ export class ShellSession {
     return setTimeout(() => {
       const seconds = this.idleTimeoutMs / 1000;
       if (!this.promptSeen) {
-        this.fail(new SessionError("prompt_not_found", `no prompt within ${seconds} s of silence; check the template's prompt`, this.lastLines()));
+        this.fail(
+          new SessionError(
+            "prompt_not_found",
+            `no prompt within ${seconds} s of silence; check the template's prompt`,
+            this.lastLines(),
+          ),
+        );
         return;
       }
       // The prompt matched earlier in this session, so the template fits the device: it stopped answering.
       // A pager or question the template does not know looks the same, hence the hint.
       const during = this.command === undefined ? "" : ` while running '${this.command}'`;
-      this.fail(new SessionError(
-        "timeout",
-        `the device went silent for ${seconds} s${during} without returning to its prompt; if the last lines end in a pager or question, add it to the template`,
-        this.lastLines(),
-      ));
+      this.fail(
+        new SessionError(
+          "timeout",
+          `the device went silent for ${seconds} s${during} without returning to its prompt; if the last lines end in a pager or question, add it to the template`,
+          this.lastLines(),
+        ),
+      );
     }, ms);
   }
 
@@ -369,11 +404,19 @@ export class ShellSession {
       const found = await this.waitFor(matchers);
       if (found.name === "prompt") return;
       if (found.name === "username") {
-        if (sentPassword || sentUsername) throw new SessionError("auth_failed", "the device asked for the username again: the credentials were refused");
+        if (sentPassword || sentUsername)
+          throw new SessionError(
+            "auth_failed",
+            "the device asked for the username again: the credentials were refused",
+          );
         this.send(username);
         sentUsername = true;
       } else {
-        if (sentPassword) throw new SessionError("auth_failed", "the device asked for the password again: the credentials were refused");
+        if (sentPassword)
+          throw new SessionError(
+            "auth_failed",
+            "the device asked for the password again: the credentials were refused",
+          );
         this.send(password, true);
         sentPassword = true;
       }
@@ -439,7 +482,8 @@ export class ShellSession {
 export function cleanCommandOutput(raw: string, command: string): string {
   let text = renderTerminal(raw);
   const firstEnd = text.indexOf("\n");
-  if ((firstEnd < 0 ? text : text.slice(0, firstEnd)).trim().endsWith(command.trim())) text = firstEnd < 0 ? "" : text.slice(firstEnd + 1);
+  if ((firstEnd < 0 ? text : text.slice(0, firstEnd)).trim().endsWith(command.trim()))
+    text = firstEnd < 0 ? "" : text.slice(firstEnd + 1);
   let end = text.length;
   while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
   return end ? text.slice(0, end) + "\n" : "";

@@ -22,30 +22,81 @@ type Snapshot = { jobId: number; configIds: unknown; texts: Map<string, string> 
  * Downloads the device's configuration through the normal storage path, as a download job of its own (trigger
  * `snippet`, so its versions say change_trigger snippet) that this collector holds while it runs.
  */
-async function snapshot(deps: DownloadDeps, loaded: LoadedPlan, leaseMs: number, signal: AbortSignal): Promise<Snapshot> {
+async function snapshot(
+  deps: DownloadDeps,
+  loaded: LoadedPlan,
+  leaseMs: number,
+  signal: AbortSignal,
+): Promise<Snapshot> {
   const now = deps.clock.now();
-  const [job] = await deps.db.insert(jobs).values({
-    type: "download", deviceId: loaded.plan.device.id, trigger: "snippet", state: "running", leaseOwner: deps.owner, leaseExpiresAt: new Date(now.getTime() + leaseMs),
-    attempts: 1, maxAttempts: 1, runAfter: now, createdAt: now, startedAt: now,
-  }).returning();
+  const [job] = await deps.db
+    .insert(jobs)
+    .values({
+      type: "download",
+      deviceId: loaded.plan.device.id,
+      trigger: "snippet",
+      state: "running",
+      leaseOwner: deps.owner,
+      leaseExpiresAt: new Date(now.getTime() + leaseMs),
+      attempts: 1,
+      maxAttempts: 1,
+      runAfter: now,
+      createdAt: now,
+      startedAt: now,
+    })
+    .returning();
   const started = Date.now();
   // Renewed like the push's own lease: a collector that dies leaves this job running for one lease at most, and
   // the device (whose jobs wait while one runs) free for the push's next claim, which reports the interruption.
   const leaseLost = new AbortController();
-  const stopRenewing = keepLease(deps, job!.id, leaseMs, () => leaseLost.abort("the lease of the download before or after the push was lost"));
+  const stopRenewing = keepLease(deps, job!.id, leaseMs, () =>
+    leaseLost.abort("the lease of the download before or after the push was lost"),
+  );
   try {
-    const collected = await collect({ plan: loaded.plan, ...(await sessionSettings(deps)) }, AbortSignal.any([signal, leaseLost.signal]), { connected: false });
+    const collected = await collect(
+      { plan: loaded.plan, ...(await sessionSettings(deps)) },
+      AbortSignal.any([signal, leaseLost.signal]),
+      { connected: false },
+    );
     const request: StoreRequest = {
-      job: job!, owner: deps.owner, deviceId: loaded.plan.device.id, templateCode: loaded.templateCode, exclusions: loaded.exclusions,
-      storedHashes: loaded.storedHashes, outputs: collected.outputs, printed: collected.printed, fingerprint: collected.fingerprint,
-      snmp: snmpResult(undefined), configChanged: { snmpConfigChangedValue: null, snmpConfigChangedAt: null }, startedAt: started, now: deps.clock.now(),
+      job: job!,
+      owner: deps.owner,
+      deviceId: loaded.plan.device.id,
+      templateCode: loaded.templateCode,
+      exclusions: loaded.exclusions,
+      storedHashes: loaded.storedHashes,
+      outputs: collected.outputs,
+      printed: collected.printed,
+      fingerprint: collected.fingerprint,
+      snmp: snmpResult(undefined),
+      configChanged: { snmpConfigChangedValue: null, snmpConfigChangedAt: null },
+      startedAt: started,
+      now: deps.clock.now(),
     };
     const end = await storing(() => (deps.store ? deps.store(request) : storeDownload(deps.db, request)));
     if (!end) throw new LeaseLost();
     const [stored] = await deps.db.select({ result: jobs.result }).from(jobs).where(eq(jobs.id, job!.id));
-    return { jobId: job!.id, configIds: stored?.result?.config_ids ?? [], texts: new Map(collected.outputs.map(([command, output]) => [command, storedText(templateText(collected, loaded.plan.template, command, output), loaded.plan.template)])) };
+    return {
+      jobId: job!.id,
+      configIds: stored?.result?.config_ids ?? [],
+      texts: new Map(
+        collected.outputs.map(([command, output]) => [
+          command,
+          storedText(templateText(collected, loaded.plan.template, command, output), loaded.plan.template),
+        ]),
+      ),
+    };
   } catch (err) {
-    await deps.db.update(jobs).set({ state: "finished", outcome: err instanceof SessionError ? err.outcome : "error", message: failureReason(err).slice(0, 500), finishedAt: deps.clock.now(), leaseOwner: null, leaseExpiresAt: null })
+    await deps.db
+      .update(jobs)
+      .set({
+        state: "finished",
+        outcome: err instanceof SessionError ? err.outcome : "error",
+        message: failureReason(err).slice(0, 500),
+        finishedAt: deps.clock.now(),
+        leaseOwner: null,
+        leaseExpiresAt: null,
+      })
       .where(and(eq(jobs.id, job!.id), eq(jobs.leaseOwner, deps.owner)));
     throw err;
   } finally {
@@ -66,14 +117,37 @@ function configLinesMissing(loaded: LoadedPlan, lines: string[], after: Snapshot
  * outcome, the device's result and the deployment's next pushes in one transaction. A push is never retried: a
  * job claimed again after its collector died ends with an error instead of sending the lines a second time.
  */
-export async function runSnippetJob(deps: DownloadDeps, job: Job, leaseMs: number, signal: AbortSignal): Promise<PushEnd | undefined> {
+export async function runSnippetJob(
+  deps: DownloadDeps,
+  job: Job,
+  leaseMs: number,
+  signal: AbortSignal,
+): Promise<PushEnd | undefined> {
   const started = Date.now();
   const deploymentDeviceId = Number(job.params?.deployment_device_id);
-  const finish = async (end: PushEnd) => ((await completePushJob(deps.db, job, deps.owner, end, deps.clock.now())) ? end : undefined);
-  const [target] = await deps.db.select().from(snippetDeploymentDevices).where(eq(snippetDeploymentDevices.id, deploymentDeviceId));
-  if (!target) return finish({ status: "error", outcome: "error", message: "the deployment was deleted", result: {}, transcript: "" });
+  const finish = async (end: PushEnd) =>
+    (await completePushJob(deps.db, job, deps.owner, end, deps.clock.now())) ? end : undefined;
+  const [target] = await deps.db
+    .select()
+    .from(snippetDeploymentDevices)
+    .where(eq(snippetDeploymentDevices.id, deploymentDeviceId));
+  if (!target)
+    return finish({
+      status: "error",
+      outcome: "error",
+      message: "the deployment was deleted",
+      result: {},
+      transcript: "",
+    });
   if (job.attempts > 1) {
-    return finish({ status: "error", outcome: "error", message: "an earlier attempt of this push was interrupted (its collector stopped); the lines were not sent again: check the device, then send again", result: {}, transcript: "" });
+    return finish({
+      status: "error",
+      outcome: "error",
+      message:
+        "an earlier attempt of this push was interrupted (its collector stopped); the lines were not sent again: check the device, then send again",
+      result: {},
+      transcript: "",
+    });
   }
   let before: Snapshot | undefined;
   try {
@@ -89,44 +163,67 @@ export async function runSnippetJob(deps: DownloadDeps, job: Job, leaseMs: numbe
     const progress: Progress = { connected: false };
     const pushed = await pushLines(
       { target: { device, template: loaded.plan.template, login }, ...(await sessionSettings(deps)) },
-      { lines: target.lines, rollbackLines: target.rollbackLines.length ? target.rollbackLines : undefined, save: true }, signal, progress,
+      {
+        lines: target.lines,
+        rollbackLines: target.rollbackLines.length ? target.rollbackLines : undefined,
+        save: true,
+      },
+      signal,
+      progress,
     );
     const result: Record<string, unknown> = {
-      duration_ms: 0, saved: pushed.saved, before_job_id: before.jobId, before_config_ids: before.configIds,
-      ...(pushed.failedLine ? { failed_line: pushed.failedLine } : {}), ...(pushed.rolledBack !== undefined ? { rolled_back: pushed.rolledBack } : {}),
+      duration_ms: 0,
+      saved: pushed.saved,
+      before_job_id: before.jobId,
+      before_config_ids: before.configIds,
+      ...(pushed.failedLine ? { failed_line: pushed.failedLine } : {}),
+      ...(pushed.rolledBack !== undefined ? { rolled_back: pushed.rolledBack } : {}),
     };
     // After any push that reached the device, what it holds now: a failed push may have taken some lines.
     const after = progress.connected
       ? await snapshot(deps, loaded, leaseMs, signal).catch((err) => {
-        if (err instanceof LeaseLost) throw err;
-        result.after_error = failureReason(err).slice(0, 500);
-        return undefined;
-      })
+          if (err instanceof LeaseLost) throw err;
+          result.after_error = failureReason(err).slice(0, 500);
+          return undefined;
+        })
       : undefined;
     if (after) {
       const commands = [...new Set([...before.texts.keys(), ...after.texts.keys()])];
-      const diff = commands.map((c) => unifiedDiff(before!.texts.get(c) ?? "", after.texts.get(c) ?? "", `${c} (before)`, `${c} (after)`))
+      const diff = commands
+        .map((c) => unifiedDiff(before!.texts.get(c) ?? "", after.texts.get(c) ?? "", `${c} (before)`, `${c} (after)`))
         .filter((d) => d.added || d.removed);
       Object.assign(result, {
-        after_job_id: after.jobId, after_config_ids: after.configIds, diff: diff.map((d) => d.text).join(""),
-        lines_added: diff.reduce((n, d) => n + d.added, 0), lines_removed: diff.reduce((n, d) => n + d.removed, 0),
-        ...(pushed.status === "success" ? { lines_not_in_config: configLinesMissing(loaded, target.lines, after) } : {}),
+        after_job_id: after.jobId,
+        after_config_ids: after.configIds,
+        diff: diff.map((d) => d.text).join(""),
+        lines_added: diff.reduce((n, d) => n + d.added, 0),
+        lines_removed: diff.reduce((n, d) => n + d.removed, 0),
+        ...(pushed.status === "success"
+          ? { lines_not_in_config: configLinesMissing(loaded, target.lines, after) }
+          : {}),
       });
     }
     result.duration_ms = Date.now() - started;
     return await finish({
-      status: pushed.status, outcome: pushed.status === "success" ? "success" : pushed.outcome ?? "error", message: pushed.message, result, transcript: pushed.transcript,
+      status: pushed.status,
+      outcome: pushed.status === "success" ? "success" : (pushed.outcome ?? "error"),
+      message: pushed.message,
+      result,
+      transcript: pushed.transcript,
     });
   } catch (err) {
     if (err instanceof LeaseLost) {
       deps.logger.warn("lease lost; the push's result was discarded", { job: job.id });
       return undefined;
     }
-    if (!(err instanceof SessionError)) deps.logger.error("push failed unexpectedly", { job: job.id, error: describeError(err) });
+    if (!(err instanceof SessionError))
+      deps.logger.error("push failed unexpectedly", { job: job.id, error: describeError(err) });
     const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
     // Failing before the push (the download before it, the plan) sends nothing.
     return finish({
-      status: "error", outcome: failure.outcome, transcript: "",
+      status: "error",
+      outcome: failure.outcome,
+      transcript: "",
       message: `${before ? "" : "nothing was pushed: "}${failure.message}`,
       result: { duration_ms: Date.now() - started, ...(before ? { before_job_id: before.jobId } : {}) },
     });

@@ -16,7 +16,13 @@ export type Identity = { vendor?: string; model?: string; version?: string };
 /** The first group that took part in the pattern's first match, trimmed. */
 function firstGroup(source: string | undefined, text: string): string | undefined {
   if (source === undefined) return undefined;
-  return compileTemplatePattern(source, "text").exec(text)?.slice(1).find((g) => g !== undefined)?.trim() || undefined;
+  return (
+    compileTemplatePattern(source, "text")
+      .exec(text)
+      ?.slice(1)
+      .find((g) => g !== undefined)
+      ?.trim() || undefined
+  );
 }
 
 /** The enterprise number of an OID under 1.3.6.1.4.1, e.g. 9 for 1.3.6.1.4.1.9.1.1208. */
@@ -35,10 +41,18 @@ function coverage(family: SnmpFamily, oid: string): number {
  * The vendor (a template's vendor name), model and software version a device reports. `chassisModel` is
  * ENTITY-MIB's entPhysicalModelName of the chassis, the exact part number, preferred to sysDescr's wording.
  */
-export function identify(sys: { sysObjectId?: string; sysDescr?: string; chassisModel?: string }, families: SnmpFamily[]): Identity {
+export function identify(
+  sys: { sysObjectId?: string; sysDescr?: string; chassisModel?: string },
+  families: SnmpFamily[],
+): Identity {
   const oid = sys.sysObjectId?.replace(/^\./, "");
-  const covering = oid === undefined || enterpriseOf(oid) === undefined ? [] : families
-    .map((family) => ({ family, length: coverage(family, oid) })).filter((c) => c.length > 0).sort((a, b) => b.length - a.length);
+  const covering =
+    oid === undefined || enterpriseOf(oid) === undefined
+      ? []
+      : families
+          .map((family) => ({ family, length: coverage(family, oid) }))
+          .filter((c) => c.length > 0)
+          .sort((a, b) => b.length - a.length);
   const vendor = covering.find((c) => c.family.vendor)?.family.vendor;
   const descr = sys.sysDescr ?? "";
   const worded = covering.find(({ family }) => {

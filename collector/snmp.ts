@@ -75,13 +75,23 @@ type Deps = Pick<DownloadDeps, "db" | "secrets" | "clock">;
 type SnmpSubject = Pick<Plan, "device"> & { template?: Pick<ConnectionTemplate, "snmp"> };
 
 /** What the system group said, and what the device is by it (snmp-identity.ts); `target` is absent when the agent could not be asked. */
-type SnmpSystem = { report: SnmpReport; target?: Target; identity?: Identity; uptimeTicks?: snmp.VarbindValue; readAt?: Date };
+type SnmpSystem = {
+  report: SnmpReport;
+  target?: Target;
+  identity?: Identity;
+  uptimeTicks?: snmp.VarbindValue;
+  readAt?: Date;
+};
 
 /**
  * Reads a device's SNMP system group (and ENTITY-MIB's chassis model) when its credential set has SNMP settings;
  * undefined when it has none. A failure is in the report's `error`, never thrown.
  */
-export async function readSnmpSystem(deps: Deps, subject: SnmpSubject, families?: { template: SnmpFamily }[]): Promise<SnmpSystem | undefined> {
+export async function readSnmpSystem(
+  deps: Deps,
+  subject: SnmpSubject,
+  families?: { template: SnmpFamily }[],
+): Promise<SnmpSystem | undefined> {
   const target = await targetOf(deps, subject);
   if (!target) return undefined;
   const report: SnmpReport = { version: target.version, port: target.port };
@@ -103,9 +113,14 @@ export async function readSnmpSystem(deps: Deps, subject: SnmpSubject, families?
   });
   // Optional objects get requests of their own: an old agent may answer a whole request with an error when
   // one object in it is unknown, and that must not cost the system group.
-  const chassisModel = text(await get(target, [OIDS.chassisModel]).then((r) => r.get(OIDS.chassisModel), () => undefined));
+  const chassisModel = text(
+    await get(target, [OIDS.chassisModel]).then(
+      (r) => r.get(OIDS.chassisModel),
+      () => undefined,
+    ),
+  );
   // Which vendor and wording a sysObjectID stands for is the built-in templates' knowledge (their detect sections).
-  const known = (families ?? await builtinTemplates(deps.db)).map((f) => f.template);
+  const known = (families ?? (await builtinTemplates(deps.db))).map((f) => f.template);
   const identity = identify({ sysObjectId: report.sys_object_id, sysDescr: report.sys_descr, chassisModel }, known);
   Object.assign(report, { vendor: identity.vendor, model: identity.model, software_version: identity.version });
   return { report, target, identity, uptimeTicks, readAt };
@@ -125,7 +140,12 @@ export async function snmpPrecheck(deps: Deps, plan: Plan): Promise<SnmpPrecheck
 
   const oid = plan.template.snmp?.config_changed_oid?.replace(/^\./, "");
   if (!oid) return { skip: false, report };
-  const value = text(await get(target, [oid]).then((r) => r.get(oid), () => undefined));
+  const value = text(
+    await get(target, [oid]).then(
+      (r) => r.get(oid),
+      () => undefined,
+    ),
+  );
   const previous = plan.device.snmpConfigChangedValue;
   const verdict = (v: string) => (report.config_change = { oid, value: value ?? null, previous, verdict: v });
   if (value === undefined) {
@@ -164,7 +184,10 @@ export function configChangedColumns(precheck: SnmpPrecheck) {
 }
 
 /** Where and how to ask, from the device's credential set; undefined when it has no SNMP settings. */
-async function targetOf(deps: Deps, subject: SnmpSubject): Promise<Target | (Pick<Target, "version" | "port"> & { problem: string }) | undefined> {
+async function targetOf(
+  deps: Deps,
+  subject: SnmpSubject,
+): Promise<Target | (Pick<Target, "version" | "port"> & { problem: string }) | undefined> {
   const { device, template } = subject;
   if (!device.credId) return undefined;
   const [cred] = await deps.db.select().from(credentials).where(eq(credentials.id, device.credId));
@@ -176,7 +199,11 @@ async function targetOf(deps: Deps, subject: SnmpSubject): Promise<Target | (Pic
   if (custom !== undefined && custom !== null && custom !== "") {
     const n = Number(custom);
     if (!Number.isInteger(n) || n < 1 || n > 65535) {
-      return { version, port, problem: `custom attribute ${SNMP_PORT_ATTRIBUTE} must be a port number from 1 to 65535, not ${JSON.stringify(custom)}` };
+      return {
+        version,
+        port,
+        problem: `custom attribute ${SNMP_PORT_ATTRIBUTE} must be a port number from 1 to 65535, not ${JSON.stringify(custom)}`,
+      };
     }
     port = n;
   }
@@ -189,21 +216,39 @@ async function targetOf(deps: Deps, subject: SnmpSubject): Promise<Target | (Pic
   const privProtocol = cred.snmpV3PrivProtocol as SnmpPrivProtocol | null;
   const user: snmp.User = { name: cred.snmpV3User!, level: snmp.SecurityLevel.noAuthNoPriv };
   if (authProtocol && authKey) {
-    Object.assign(user, { level: snmp.SecurityLevel.authNoPriv, authProtocol: snmp.AuthProtocols[authProtocol], authKey });
-    if (privProtocol && privKey) Object.assign(user, { level: snmp.SecurityLevel.authPriv, privProtocol: snmp.PrivProtocols[privProtocol], privKey });
+    Object.assign(user, {
+      level: snmp.SecurityLevel.authNoPriv,
+      authProtocol: snmp.AuthProtocols[authProtocol],
+      authKey,
+    });
+    if (privProtocol && privKey)
+      Object.assign(user, {
+        level: snmp.SecurityLevel.authPriv,
+        privProtocol: snmp.PrivProtocols[privProtocol],
+        privKey,
+      });
   }
   return { host, port, version, user };
 }
 
 /** One GET; per-object exceptions (noSuchObject, noSuchInstance) come back as absent entries. */
 function get(target: Target, oids: string[]): Promise<Map<string, snmp.VarbindValue>> {
-  const options = { port: target.port, timeout: TIMEOUT_MS, retries: RETRIES, transport: target.host.includes(":") ? "udp6" as const : "udp4" as const };
-  const session = target.version === "2c"
-    ? snmp.createSession(target.host, target.community, { ...options, version: snmp.Version2c })
-    : snmp.createV3Session(target.host, target.user, options);
+  const options = {
+    port: target.port,
+    timeout: TIMEOUT_MS,
+    retries: RETRIES,
+    transport: target.host.includes(":") ? ("udp6" as const) : ("udp4" as const),
+  };
+  const session =
+    target.version === "2c"
+      ? snmp.createSession(target.host, target.community, { ...options, version: snmp.Version2c })
+      : snmp.createV3Session(target.host, target.user, options);
   return new Promise((resolve, reject) => {
     // The library's own timeout ends every request; this guard only protects against a request it loses.
-    const guard = setTimeout(() => finish(new Error("the SNMP request never completed")), (TIMEOUT_MS * (RETRIES + 1)) * 2 + 1_000);
+    const guard = setTimeout(
+      () => finish(new Error("the SNMP request never completed")),
+      TIMEOUT_MS * (RETRIES + 1) * 2 + 1_000,
+    );
     let done = false;
     const finish = (err: unknown, varbinds?: snmp.Varbind[]) => {
       if (done) return; // closing the session may report the cancelled request or a socket error once more
@@ -231,7 +276,8 @@ function get(target: Target, oids: string[]): Promise<Map<string, snmp.VarbindVa
 function describeFailure(err: unknown, target: Target): string {
   const name = err instanceof Error ? err.name : "";
   if (name === "RequestTimedOutError") {
-    const hint = target.version === "2c" ? "wrong community, or no agent listening" : "no agent listening, or it drops this user";
+    const hint =
+      target.version === "2c" ? "wrong community, or no agent listening" : "no agent listening, or it drops this user";
     return `no answer from ${target.host}:${target.port} within ${TIMEOUT_MS} ms (${RETRIES + 1} tries; ${hint})`;
   }
   return `SNMP request failed: ${err instanceof Error ? err.message : String(err)}`;
@@ -259,7 +305,10 @@ async function fillIdentity(deps: Deps, plan: Plan, identity: Identity, now: Dat
   const update: { model?: string; vendorId?: number } = {};
   if (!plan.device.model && identity.model) update.model = filled.model = identity.model.slice(0, 255);
   if (plan.device.vendorId === null && identity.vendor) {
-    const [vendor] = await deps.db.select().from(vendors).where(eq(sql`lower(${vendors.name})`, identity.vendor.toLowerCase()));
+    const [vendor] = await deps.db
+      .select()
+      .from(vendors)
+      .where(eq(sql`lower(${vendors.name})`, identity.vendor.toLowerCase()));
     if (vendor) {
       update.vendorId = vendor.id;
       filled.vendor = vendor.name;
@@ -267,9 +316,15 @@ async function fillIdentity(deps: Deps, plan: Plan, identity: Identity, now: Dat
   }
   if (!Object.keys(update).length) return undefined;
   // As the API names the fields in a device.updated event (src/modules/devices/service.ts).
-  const changed = [...(update.vendorId !== undefined ? ["device_vendor", "device_vendor_id"] : []), ...(update.model !== undefined ? ["device_model"] : [])];
+  const changed = [
+    ...(update.vendorId !== undefined ? ["device_vendor", "device_vendor_id"] : []),
+    ...(update.model !== undefined ? ["device_model"] : []),
+  ];
   await deps.db.transaction(async (tx) => {
-    await tx.update(devices).set({ ...update, updatedAt: now }).where(eq(devices.id, plan.device.id));
+    await tx
+      .update(devices)
+      .set({ ...update, updatedAt: now })
+      .where(eq(devices.id, plan.device.id));
     const ref = await deviceRef(tx, plan.device.id);
     if (ref) await recordEvent(tx, "device.updated", { device: ref, changed }, now);
   });

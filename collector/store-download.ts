@@ -3,7 +3,14 @@ import type { Db, DbOrTx } from "../src/db/client.ts";
 import { configs, devices, type JobOutcome } from "../src/db/schema/index.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
 import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/exclusions.ts";
-import { compressChanged, digestOutputs, latestVersions, storeConfigs, type Digested, type StoreResult } from "../src/modules/configs/store.ts";
+import {
+  compressChanged,
+  digestOutputs,
+  latestVersions,
+  storeConfigs,
+  type Digested,
+  type StoreResult,
+} from "../src/modules/configs/store.ts";
 import { comparableText, implausibleConfiguration } from "../src/modules/templates/template-text.ts";
 import { storedTextAndSecrets } from "../src/modules/templates/stored-secrets.ts";
 import { secretsDigest } from "../src/modules/configs/secrets-digest.ts";
@@ -87,7 +94,9 @@ export type Stored = { end: JobEnd | undefined } | { error: unknown };
  */
 export async function storeDownloads(db: Db, requests: readonly StoreRequest[]): Promise<Stored[]> {
   const results: Stored[] = [];
-  const prepared = await Promise.all(requests.map((request, i) => prepare(request).catch((error: unknown) => void (results[i] = { error }))));
+  const prepared = await Promise.all(
+    requests.map((request, i) => prepare(request).catch((error: unknown) => void (results[i] = { error }))),
+  );
   const moved: number[] = [];
   try {
     const written = await db.transaction(async (tx) => {
@@ -139,18 +148,25 @@ export const outputText = (request: Pick<StoreRequest, "printed">, command: stri
 const NO_XML_RULES = { secrets: [], drop: [] };
 
 /** What a syslog-triggered job says of who changed the configuration (collector/syslog/queue-backup.ts). */
-const changedByOf = (job: Job): string | null => (typeof job.params?.changed_by === "string" ? job.params.changed_by : null);
+const changedByOf = (job: Job): string | null =>
+  typeof job.params?.changed_by === "string" ? job.params.changed_by : null;
 
 /**
  * An output as the template's protocol gives it: a NETCONF answer as canonical XML, its secret elements masked
  * (netconf-xml.ts); a shell's as outputText cleans it. An answer that is no configuration stores nothing.
  */
-export function templateText(request: Pick<StoreRequest, "printed">, template: ConnectionTemplate, command: string, output: string): string {
+export function templateText(
+  request: Pick<StoreRequest, "printed">,
+  template: ConnectionTemplate,
+  command: string,
+  output: string,
+): string {
   if (template.protocol !== "netconf") return outputText(request, command, output);
   try {
     return netconfConfigText(output, template.netconf ?? NO_XML_RULES);
   } catch (err) {
-    if (err instanceof NetconfReplyError) throw new SessionError("output_invalid", `${err.message}; nothing was stored`);
+    if (err instanceof NetconfReplyError)
+      throw new SessionError("output_invalid", `${err.message}; nothing was stored`);
     throw err;
   }
 }
@@ -161,13 +177,26 @@ export function templateText(request: Pick<StoreRequest, "printed">, template: C
  */
 type Prepared = { request: StoreRequest; rules: string } & (
   | { same: (RememberedOutput & { command: string })[] }
-  | { raws: string[]; outputs: Digested[]; compressed: Map<string, Uint8Array>; significant: (command: string, text: string) => string }
+  | {
+      raws: string[];
+      outputs: Digested[];
+      compressed: Map<string, Uint8Array>;
+      significant: (command: string, text: string) => string;
+    }
 );
 
 async function prepare(request: StoreRequest, options: { longWay?: boolean } = {}): Promise<Prepared> {
   const rules = rulesKey(request.templateCode, request.exclusions);
-  const raws = request.outputs.map(([command, output]) => ({ command, raw: rawHash(output), remembered: memory.get(request.deviceId, command, rules) }));
-  if (!options.longWay && raws.length && raws.every((r) => r.remembered?.raw === r.raw && request.storedHashes[r.command] === r.remembered.significantHash)) {
+  const raws = request.outputs.map(([command, output]) => ({
+    command,
+    raw: rawHash(output),
+    remembered: memory.get(request.deviceId, command, rules),
+  }));
+  if (
+    !options.longWay &&
+    raws.length &&
+    raws.every((r) => r.remembered?.raw === r.raw && request.storedHashes[r.command] === r.remembered.significantHash)
+  ) {
     return { request, rules, same: raws.map((r) => ({ command: r.command, ...r.remembered! })) };
   }
   const parsed = parseTemplateOnce(request.templateCode);
@@ -195,15 +224,35 @@ async function write(tx: DbOrTx, p: Prepared): Promise<JobEnd | typeof MOVED> {
   if ("same" in p) return storeSame(tx, p.request, p.same);
   const { request, outputs, compressed, significant } = p;
   const stored = await storeConfigs(tx, {
-    deviceId: request.deviceId, outputs, compressed, significant, trigger: request.job.trigger, jobId: request.job.id, changedBy: changedByOf(request.job), now: request.now,
+    deviceId: request.deviceId,
+    outputs,
+    compressed,
+    significant,
+    trigger: request.job.trigger,
+    jobId: request.job.id,
+    changedBy: changedByOf(request.job),
+    now: request.now,
   });
-  return recordEnd(tx, request, stored, outputs.reduce((sum, o) => sum + o.size, 0), {});
+  return recordEnd(
+    tx,
+    request,
+    stored,
+    outputs.reduce((sum, o) => sum + o.size, 0),
+    {},
+  );
 }
 
 /** What a stored download's outputs came to, remembered (OutputMemory) once its transaction committed. */
 function remember(p: Prepared): void {
   if ("same" in p) return;
-  p.outputs.forEach((o, i) => memory.set(p.request.deviceId, o.command, { rules: p.rules, raw: p.raws[i]!, significantHash: o.significantHash, size: o.size }));
+  p.outputs.forEach((o, i) =>
+    memory.set(p.request.deviceId, o.command, {
+      rules: p.rules,
+      raw: p.raws[i]!,
+      significantHash: o.significantHash,
+      size: o.size,
+    }),
+  );
 }
 
 /** storeSame found a command's latest version changed since its output was remembered: nothing was written. */
@@ -214,32 +263,69 @@ const MOVED = Symbol("moved");
  * latest version, if each still holds what that output stored (a version deleted or stored meanwhile by another
  * collector says otherwise: then MOVED, nothing written, and the download is stored the long way).
  */
-async function storeSame(tx: DbOrTx, request: StoreRequest, same: (RememberedOutput & { command: string })[]): Promise<JobEnd | typeof MOVED> {
-  const latest = await latestVersions(tx, request.deviceId, same.map((s) => s.command));
-  const ids = same.map((s) => latest.get(s.command)?.significantHash === s.significantHash ? latest.get(s.command)!.id : undefined);
+async function storeSame(
+  tx: DbOrTx,
+  request: StoreRequest,
+  same: (RememberedOutput & { command: string })[],
+): Promise<JobEnd | typeof MOVED> {
+  const latest = await latestVersions(
+    tx,
+    request.deviceId,
+    same.map((s) => s.command),
+  );
+  const ids = same.map((s) =>
+    latest.get(s.command)?.significantHash === s.significantHash ? latest.get(s.command)!.id : undefined,
+  );
   if (ids.includes(undefined)) return MOVED;
   // SQL, not drizzle's builder, as recordEnd's: an unchanged download is mostly these statements.
   await tx.run(sql`update ${configs} set last_seen_at = ${request.now.getTime()}, seen_count = seen_count + 1
-    where id in (${sql.join((ids as number[]).map((id) => sql`${id}`), sql`, `)})`);
+    where id in (${sql.join(
+      (ids as number[]).map((id) => sql`${id}`),
+      sql`, `,
+    )})`);
   const stored = same.map((s, i) => ({ configId: ids[i]!, version: latest.get(s.command)!.version, changed: false }));
-  return recordEnd(tx, request, stored, same.reduce((sum, s) => sum + s.size, 0), { verified_by: "output_hash" });
+  return recordEnd(
+    tx,
+    request,
+    stored,
+    same.reduce((sum, s) => sum + s.size, 0),
+    { verified_by: "output_hash" },
+  );
 }
 
 /** The job's outcome, the device's state and the download's events, in the transaction that stored its outputs. */
-async function recordEnd(tx: DbOrTx, request: StoreRequest, stored: StoreResult[], bytes: number, extra: Record<string, unknown>): Promise<JobEnd> {
+async function recordEnd(
+  tx: DbOrTx,
+  request: StoreRequest,
+  stored: StoreResult[],
+  bytes: number,
+  extra: Record<string, unknown>,
+): Promise<JobEnd> {
   const { job, now } = request;
   const changed = stored.filter((s) => s.changed).length;
   const end = {
-    outcome: changed ? "success" as const : "unchanged" as const,
+    outcome: changed ? ("success" as const) : ("unchanged" as const),
     message: changed ? `${changed} of ${stored.length} command outputs changed` : "no configuration change",
   };
-  const { recorded } = await completeJob(tx, job, request.owner, {
-    ...end,
-    result: {
-      duration_ms: Date.now() - request.startedAt, bytes, commands: stored.length, changed, config_ids: stored.map((s) => s.configId), ...extra,
-      ...(request.skipped?.length ? { skipped_commands: request.skipped } : {}), ...request.snmp,
+  const { recorded } = await completeJob(
+    tx,
+    job,
+    request.owner,
+    {
+      ...end,
+      result: {
+        duration_ms: Date.now() - request.startedAt,
+        bytes,
+        commands: stored.length,
+        changed,
+        config_ids: stored.map((s) => s.configId),
+        ...extra,
+        ...(request.skipped?.length ? { skipped_commands: request.skipped } : {}),
+        ...request.snmp,
+      },
     },
-  }, now);
+    now,
+  );
   if (!recorded) throw new LeaseLost();
   // SQL, not drizzle's builder (40 us to build, for every download). Pins the host key on first use, unless a
   // key was pinned through the API while this job ran.

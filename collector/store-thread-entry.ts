@@ -38,14 +38,19 @@ let storing = false;
 const replyOf = (id: number, stored: Stored): StoreReply => {
   if ("end" in stored) return { id, end: stored.end };
   const err = stored.error;
-  return err instanceof SessionError ? { id, failure: { outcome: err.outcome, message: err.message } } : { id, error: failureReason(err) };
+  return err instanceof SessionError
+    ? { id, failure: { outcome: err.outcome, message: err.message } }
+    : { id, error: failureReason(err) };
 };
 
 /** Stores what waits, all of it in one transaction, then what arrived meanwhile, until nothing waits. */
 async function storeWaiting(): Promise<void> {
   while (waiting.length) {
     const batch = waiting.splice(0, STORE_BATCH);
-    const stored = await storeDownloads(db, batch.map((m) => m.request)).catch((error: unknown) => batch.map(() => ({ error })));
+    const stored = await storeDownloads(
+      db,
+      batch.map((m) => m.request),
+    ).catch((error: unknown) => batch.map(() => ({ error })));
     batch.forEach((m, i) => port.postMessage(replyOf(m.id, stored[i]!)));
   }
   storing = false;

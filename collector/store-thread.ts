@@ -13,7 +13,9 @@ export type StoreMessage = { type: "store"; id: number; request: StoreRequest } 
  * `end` undefined: the lease was lost. `error`: why storing failed (never a query's parameters). `failure`: the
  * download itself failed (a SessionError: its output cannot be a configuration), thrown again on this side.
  */
-export type StoreReply = { id: number; end?: JobEnd; error?: string; failure?: { outcome: JobOutcome; message: string } } | { ready: true };
+export type StoreReply =
+  | { id: number; end?: JobEnd; error?: string; failure?: { outcome: JobOutcome; message: string } }
+  | { ready: true };
 
 // In production the thread runs its own bundle (dist/store-thread.js). From source, threads do not inherit this
 // process's TypeScript loader: the thread registers tsx before loading its entry.
@@ -51,7 +53,11 @@ export function startStoreThread({ location, threadLock, writeWait = {} }: Store
 
   function start(): Thread {
     const entry = threadEntry();
-    const worker = new Worker(entry.script, { eval: entry.eval, workerData: { location, threadLock, writeWait } satisfies StoreThreadData, resourceLimits: { maxYoungGenerationSizeMb: STORE_THREAD_YOUNG_MB } });
+    const worker = new Worker(entry.script, {
+      eval: entry.eval,
+      workerData: { location, threadLock, writeWait } satisfies StoreThreadData,
+      resourceLimits: { maxYoungGenerationSizeMb: STORE_THREAD_YOUNG_MB },
+    });
     let opened!: () => void;
     let failed!: (err: Error) => void;
     const ready = new Promise<void>((resolve, reject) => ((opened = resolve), (failed = reject)));

@@ -15,14 +15,17 @@ describe("terminal rendering", () => {
   });
 
   it("normalises CRLF and drops trailing spaces but keeps indentation", () => {
-    expect(renderTerminal("interface Gi0/1\r\n description up  \r\n!\r\n")).toBe("interface Gi0/1\n description up\n!\n");
+    expect(renderTerminal("interface Gi0/1\r\n description up  \r\n!\r\n")).toBe(
+      "interface Gi0/1\n description up\n!\n",
+    );
   });
 
   it("moves the cursor back n columns on ESC [ n D, as Huawei's pager erases its prompt", () => {
     const more = "  ---- More ----";
     const erase = `\x1b[16D${" ".repeat(16)}\x1b[16D`;
-    expect(renderTerminal(`sysname core-1\r\n${more}${erase}interface GE0/0/1\r\n${more}${erase} undo shutdown\r\n`))
-      .toBe("sysname core-1\ninterface GE0/0/1\n undo shutdown\n");
+    expect(
+      renderTerminal(`sysname core-1\r\n${more}${erase}interface GE0/0/1\r\n${more}${erase} undo shutdown\r\n`),
+    ).toBe("sysname core-1\ninterface GE0/0/1\n undo shutdown\n");
     // No count is one column; the cursor stops at the line's start.
     expect(renderTerminal("abc\x1b[DX\n")).toBe("abX\n");
     expect(renderTerminal("ab\x1b[99Dxy\n")).toBe("xy\n");

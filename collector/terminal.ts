@@ -46,7 +46,9 @@ const NEEDS_RENDERING = /[\x00-\x08\x0b-\x1f\x7f]/;
 export function renderTerminal(text: string): string {
   const lf = text.replace(/\r+\n/g, "\n");
   if (!NEEDS_RENDERING.test(lf)) return lf.replace(/[ \t]+(?=\n|$)/g, "");
-  const plain = stripAnsi(text.replace(CURSOR_BACK, (_, n: string) => "\b".repeat(Math.min(Number(n || 1), MAX_CURSOR_BACK)))).replace(CONTROL, "");
+  const plain = stripAnsi(
+    text.replace(CURSOR_BACK, (_, n: string) => "\b".repeat(Math.min(Number(n || 1), MAX_CURSOR_BACK))),
+  ).replace(CONTROL, "");
   return plain
     .split("\n")
     .map((line) => renderLine(line.replace(/\r+$/, "")).replace(/[ \t]+$/, ""))

@@ -25,9 +25,15 @@ export class Transcript {
   private pending = "";
   private readonly secrets: string[];
 
-  constructor(private readonly template: Pick<ConnectionTemplate, "secrets">, login: Login, private readonly live?: (line: string) => void) {
+  constructor(
+    private readonly template: Pick<ConnectionTemplate, "secrets">,
+    login: Login,
+    private readonly live?: (line: string) => void,
+  ) {
     // Longest first, so a secret that contains another is replaced whole.
-    this.secrets = [login.password, login.enablePassword, login.passphrase].filter((s): s is string => !!s && s.length >= 3).sort((a, b) => b.length - a.length);
+    this.secrets = [login.password, login.enablePassword, login.passphrase]
+      .filter((s): s is string => !!s && s.length >= 3)
+      .sort((a, b) => b.length - a.length);
   }
 
   /** What the device sent, as it arrived. */

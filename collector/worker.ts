@@ -27,7 +27,12 @@ export type WorkerOptions = {
 /** How long stop() waits for the runs it aborted to wind down after handing their jobs back. */
 const ABORTED_RUNS_WAIT_MS = 1000;
 
-export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 50, pollIntervalMs: 1000, leaseMs: 60_000, jobTimeLimitMs: 10 * 60_000 };
+export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
+  concurrency: 50,
+  pollIntervalMs: 1000,
+  leaseMs: 60_000,
+  jobTimeLimitMs: 10 * 60_000,
+};
 
 /** Jobs whose runners decide what a claim after a lost lease does: an event counts its deliveries, a push is never sent twice. */
 const COUNTS_OWN_ATTEMPTS = new Set<Job["type"]>(["event", "snippet_push"]);
@@ -41,7 +46,8 @@ const COUNTS_OWN_ATTEMPTS = new Set<Job["type"]>(["event", "snippet_push"]);
  * with every session running beside it.
  */
 const stoppedTooOften = (job: Job) => job.attempts > job.maxAttempts + 1 && !COUNTS_OWN_ATTEMPTS.has(job.type);
-const stoppedTooOftenMessage = "not tried again: its collector stopped while running it on its last two attempts; run it again once the collectors' logs show why";
+const stoppedTooOftenMessage =
+  "not tried again: its collector stopped while running it on its last two attempts; run it again once the collectors' logs show why";
 
 /**
  * Claims jobs while it has free slots, runs each with a heartbeat that keeps its lease and a watchdog that
@@ -67,8 +73,13 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
   async function run(job: Job, controller: AbortController): Promise<void> {
     // Everything the job logs, down to its session, carries its id.
     const jobDeps: DownloadDeps = { ...deps, logger: withFields(deps.logger, { job_id: job.id }) };
-    const limit = setTimeout(() => controller.abort(`the job ran past its time limit of ${options.jobTimeLimitMs / 1000} s`), options.jobTimeLimitMs);
-    const stopRenewing = keepLease(jobDeps, job.id, options.leaseMs, () => controller.abort("the job's lease was lost"));
+    const limit = setTimeout(
+      () => controller.abort(`the job ran past its time limit of ${options.jobTimeLimitMs / 1000} s`),
+      options.jobTimeLimitMs,
+    );
+    const stopRenewing = keepLease(jobDeps, job.id, options.leaseMs, () =>
+      controller.abort("the job's lease was lost"),
+    );
     const started = Date.now();
     let handedOver = false;
     const sessionEnded = () => {
@@ -79,20 +90,50 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
     };
     try {
       if (stoppedTooOften(job)) {
-        jobDeps.logger.warn("job not run: its collector stopped while running it on its last two attempts", { type: job.type, device: job.deviceId, attempts: job.attempts - 1 });
-        await completeJob(jobDeps.db, job, jobDeps.owner, { outcome: "error", message: stoppedTooOftenMessage }, jobDeps.clock.now());
+        jobDeps.logger.warn("job not run: its collector stopped while running it on its last two attempts", {
+          type: job.type,
+          device: job.deviceId,
+          attempts: job.attempts - 1,
+        });
+        await completeJob(
+          jobDeps.db,
+          job,
+          jobDeps.owner,
+          { outcome: "error", message: stoppedTooOftenMessage },
+          jobDeps.clock.now(),
+        );
       } else if (job.type === "download" && job.deviceId) {
         // Only here: a snippet job's downloads come before and after its push, which still needs the session slot.
         const end = await runDownloadJob({ ...jobDeps, handedOver: sessionEnded }, job, controller.signal);
         // One line per run: which collector ran what, and how it went (messages never carry secrets).
-        if (end) jobDeps.logger.info(end.retrying ? "job will be retried" : "job finished", { device: job.deviceId, attempt: job.attempts, ...end, duration_ms: Date.now() - started });
+        if (end)
+          jobDeps.logger.info(end.retrying ? "job will be retried" : "job finished", {
+            device: job.deviceId,
+            attempt: job.attempts,
+            ...end,
+            duration_ms: Date.now() - started,
+          });
       } else if (job.type === "snippet_push" && job.deviceId) {
         // The downloads around the push run as jobs of their own, under leases of the same length, renewed alike.
         const end = await runSnippetJob(jobDeps, job, options.leaseMs, controller.signal);
-        if (end) jobDeps.logger.info("job finished", { type: job.type, device: job.deviceId, outcome: end.outcome, message: end.message, duration_ms: Date.now() - started });
+        if (end)
+          jobDeps.logger.info("job finished", {
+            type: job.type,
+            device: job.deviceId,
+            outcome: end.outcome,
+            message: end.message,
+            duration_ms: Date.now() - started,
+          });
       } else if (job.type === "detect" && job.deviceId) {
         const end = await runDetectJob(jobDeps, job, controller.signal);
-        if (end) jobDeps.logger.info("job finished", { type: job.type, device: job.deviceId, outcome: end.outcome, message: end.message, duration_ms: Date.now() - started });
+        if (end)
+          jobDeps.logger.info("job finished", {
+            type: job.type,
+            device: job.deviceId,
+            outcome: end.outcome,
+            message: end.message,
+            duration_ms: Date.now() - started,
+          });
       } else if (job.type === "purge_configs") {
         const end = await runPurgeJob(jobDeps, job);
         if (end) jobDeps.logger.info("job finished", { type: job.type, ...end, duration_ms: Date.now() - started });
@@ -101,17 +142,42 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
         if (end) jobDeps.logger.info("job finished", { type: job.type, ...end, duration_ms: Date.now() - started });
       } else if (job.type === "event" && jobDeps.consumers) {
         const end = await runEventJob(jobDeps, jobDeps.consumers, job, controller.signal);
-        if (end) jobDeps.logger.info(end.retrying ? "job will be retried" : "job finished", { type: job.type, ...end, duration_ms: Date.now() - started });
+        if (end)
+          jobDeps.logger.info(end.retrying ? "job will be retried" : "job finished", {
+            type: job.type,
+            ...end,
+            duration_ms: Date.now() - started,
+          });
       } else if (job.type === "compliance") {
         const end = await runComplianceJob(jobDeps, job);
-        if (end) jobDeps.logger.info("job finished", { type: job.type, device: job.deviceId, ...end, duration_ms: Date.now() - started });
-      } else await completeJob(jobDeps.db, job, jobDeps.owner, { outcome: "error", message: `this collector cannot run ${job.type} jobs` }, jobDeps.clock.now());
+        if (end)
+          jobDeps.logger.info("job finished", {
+            type: job.type,
+            device: job.deviceId,
+            ...end,
+            duration_ms: Date.now() - started,
+          });
+      } else
+        await completeJob(
+          jobDeps.db,
+          job,
+          jobDeps.owner,
+          { outcome: "error", message: `this collector cannot run ${job.type} jobs` },
+          jobDeps.clock.now(),
+        );
     } catch (err) {
       // Recording how the job ended failed (a busy database only delays it: WAIT_UNTIL_WRITTEN). Ending the job
       // with the error, in a statement of its own, frees its device now instead of when its lease runs out.
       jobDeps.logger.error("job failed", { error: describeError(err) });
-      await completeJob(jobDeps.db, job, jobDeps.owner, { outcome: "error", message: `the job's end could not be recorded: ${failureReason(err).slice(0, 500)}` }, jobDeps.clock.now())
-        .catch((again) => jobDeps.logger.error("could not end the job; its lease will run out", { error: describeError(again) }));
+      await completeJob(
+        jobDeps.db,
+        job,
+        jobDeps.owner,
+        { outcome: "error", message: `the job's end could not be recorded: ${failureReason(err).slice(0, 500)}` },
+        jobDeps.clock.now(),
+      ).catch((again) =>
+        jobDeps.logger.error("could not end the job; its lease will run out", { error: describeError(again) }),
+      );
     } finally {
       clearTimeout(limit);
       stopRenewing();
@@ -170,7 +236,9 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
       await loop;
       const finished = Promise.allSettled([...active.keys()]);
       let timer: NodeJS.Timeout | undefined;
-      const late = Number.isFinite(handBackAt) ? new Promise<"late">((r) => (timer = setTimeout(() => r("late"), Math.max(0, handBackAt - Date.now())))) : undefined;
+      const late = Number.isFinite(handBackAt)
+        ? new Promise<"late">((r) => (timer = setTimeout(() => r("late"), Math.max(0, handBackAt - Date.now()))))
+        : undefined;
       const first = await Promise.race([finished, ...(late ? [late] : [])]);
       clearTimeout(timer);
       if (first !== "late") return 0;

@@ -26,7 +26,10 @@ const sourcePlaces = {
       if (!contents.includes("import.meta.url")) return undefined;
       const fromBundle = relative(outdir, args.path).split("\\").join("/");
       return {
-        contents: contents.replaceAll("import.meta.url", `new URL(${JSON.stringify(fromBundle)}, import.meta.url).href`),
+        contents: contents.replaceAll(
+          "import.meta.url",
+          `new URL(${JSON.stringify(fromBundle)}, import.meta.url).href`,
+        ),
         loader: args.path.endsWith(".tsx") ? "tsx" : "ts",
       };
     });

@@ -17,13 +17,18 @@ describe("probes", () => {
     expect(await other.call("/readyz")).toMatchObject({ status: 200, body: { status: "ready" } });
     other.client.close();
     expect(await other.call("/healthz")).toMatchObject({ status: 200, body: { status: "ok" } });
-    expect(await other.call("/readyz")).toMatchObject({ status: 503, body: { status: "unavailable", message: "The database does not answer" } });
+    expect(await other.call("/readyz")).toMatchObject({
+      status: 503,
+      body: { status: "unavailable", message: "The database does not answer" },
+    });
     await other.close();
   });
 
   it("/readyz is not ready while the database lacks a migration this release ships", async () => {
     const other = await createTestContext();
-    await other.client.execute("delete from __drizzle_migrations where created_at = (select max(created_at) from __drizzle_migrations)");
+    await other.client.execute(
+      "delete from __drizzle_migrations where created_at = (select max(created_at) from __drizzle_migrations)",
+    );
     const res = await other.call("/readyz");
     expect(res.status).toBe(503);
     expect(res.body.message).toMatch(/lacks migrations this release ships/);
@@ -73,7 +78,12 @@ describe("routing errors are JSON", () => {
   });
 
   it("415 naming the content type to use for a body that is not JSON", async () => {
-    const res = await t.call("/api/v1/devices", { method: "POST", token, rawBody: "{}", headers: { "content-type": "text/plain" } });
+    const res = await t.call("/api/v1/devices", {
+      method: "POST",
+      token,
+      rawBody: "{}",
+      headers: { "content-type": "text/plain" },
+    });
     expect(res.status).toBe(415);
     expect(res.body.message).toMatch(/Content-Type: application\/json/);
   });
@@ -103,6 +113,8 @@ describe("a database another process keeps locked", () => {
     const list = await t.call("/api/v1/categories?per_page=500", { token });
     expect(list.body.data.map((c: { name: string }) => c.name)).not.toContain("Locked out");
     // The lock gone, the same request goes through.
-    expect((await t.call("/api/v1/categories", { method: "POST", token, body: { name: "Locked out" } })).status).toBe(201);
+    expect((await t.call("/api/v1/categories", { method: "POST", token, body: { name: "Locked out" } })).status).toBe(
+      201,
+    );
   }, 20_000);
 });

@@ -23,12 +23,13 @@ import type { WebEnv } from "./web/env.ts";
 import { readiness } from "./modules/system/readiness.ts";
 import { rconfigEdge } from "./compat/rconfig/edge.ts";
 
-export type AppDeps = Pick<Services, "db" | "config" | "secrets"> & Partial<Pick<Services, "clock" | "logger" | "rateLimiter" | "jobsQueued">> & {
-  /** How the runtime tells the peer's address; absent under app.request() in tests. */
-  clientIp?: (c: Context) => string | undefined;
-  /** The generated API descriptions the web interface offers; launchers pass the STORAGE_DIR files. */
-  apiDocsFiles?: ApiDocsFiles;
-};
+export type AppDeps = Pick<Services, "db" | "config" | "secrets"> &
+  Partial<Pick<Services, "clock" | "logger" | "rateLimiter" | "jobsQueued">> & {
+    /** How the runtime tells the peer's address; absent under app.request() in tests. */
+    clientIp?: (c: Context) => string | undefined;
+    /** The generated API descriptions the web interface offers; launchers pass the STORAGE_DIR files. */
+    apiDocsFiles?: ApiDocsFiles;
+  };
 
 type RouteEntry = { method: string; pattern: RegExp };
 
@@ -68,7 +69,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     const route = c.req.routePath === "/*" ? "unmatched" : c.req.routePath;
     const seconds = (performance.now() - started) / 1000;
     metrics.observeRequest(route, c.req.method, c.res.status, seconds);
-    if (logRequests) c.var.services.logger.debug("request", { method: c.req.method, route, status: c.res.status, duration_ms: Math.round(seconds * 1000) });
+    if (logRequests)
+      c.var.services.logger.debug("request", {
+        method: c.req.method,
+        route,
+        status: c.res.status,
+        duration_ms: Math.round(seconds * 1000),
+      });
   });
 
   // The orchestrators' probes: no token, so limited per client address (the API's per-token limit).
@@ -83,7 +90,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.get("/healthz", probeLimit, (c) => c.json({ status: "ok" }, 200));
   app.get("/readyz", probeLimit, async (c) => {
     const state = await readiness(services.db);
-    return state.ready ? c.json({ status: "ready" }, 200) : c.json({ status: "unavailable", message: state.message }, 503);
+    return state.ready
+      ? c.json({ status: "ready" }, 200)
+      : c.json({ status: "unavailable", message: state.message }, 503);
   });
 
   app.get("/metrics", metricsHandler);
@@ -118,7 +127,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.onError((thrown, c) => {
     // A full disk refuses any write, wherever it happens: said as one, never as a server error.
     const err = isDiskFull(thrown) ? ApiError.diskFull() : thrown;
-    if (err !== thrown) c.var.services.logger.error("the disk is full; answered 507", { method: c.req.method, path: c.req.path, error: failureReason(thrown) });
+    if (err !== thrown)
+      c.var.services.logger.error("the disk is full; answered 507", {
+        method: c.req.method,
+        path: c.req.path,
+        error: failureReason(thrown),
+      });
     if (err instanceof ApiError) {
       for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
       return c.json({ message: err.message, ...err.fields, ...(err.errors ? { errors: err.errors } : {}) }, err.status);
@@ -126,23 +140,41 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     const duplicate = uniqueViolationError(err);
     if (duplicate) return c.json({ message: duplicate.message, errors: duplicate.errors }, duplicate.status);
     if (err instanceof HTTPException) {
-      const message = err.status === 400 ? "Malformed JSON in the request body: send a JSON object"
-        : err.status === 415 ? "Unsupported Media Type: send the body as JSON with Content-Type: application/json"
-        : err.message || "Request failed";
+      const message =
+        err.status === 400
+          ? "Malformed JSON in the request body: send a JSON object"
+          : err.status === 415
+            ? "Unsupported Media Type: send the body as JSON with Content-Type: application/json"
+            : err.message || "Request failed";
       return c.json({ message }, err.status);
     }
     if (isClientAbort(err, c)) {
       // The client closed the connection mid-body: its business, not a fault here, and the answer reaches no one.
-      c.var.services.logger.info("client aborted the request", { method: c.req.method, path: c.req.path, reason: failureReason(err) });
+      c.var.services.logger.info("client aborted the request", {
+        method: c.req.method,
+        path: c.req.path,
+        reason: failureReason(err),
+      });
       return c.json({ message: "The client closed the connection before the whole request body arrived" }, 400);
     }
     if (isBusy(err)) {
       // Another process (a collector storing, storage maintenance) kept the database's write lock past the wait.
       c.var.services.logger.warn("the database stayed busy; answered 503", { method: c.req.method, path: c.req.path });
       c.header("Retry-After", "5");
-      return c.json({ message: "The database is busy with another writer (a collector or maintenance): nothing was changed; retry in a few seconds" }, 503);
+      return c.json(
+        {
+          message:
+            "The database is busy with another writer (a collector or maintenance): nothing was changed; retry in a few seconds",
+        },
+        503,
+      );
     }
-    c.var.services.logger.error("unhandled error", { method: c.req.method, path: c.req.path, error: String(err), stack: (err as Error).stack });
+    c.var.services.logger.error("unhandled error", {
+      method: c.req.method,
+      path: c.req.path,
+      error: String(err),
+      stack: (err as Error).stack,
+    });
     return c.json({ message: "Server error: the request failed unexpectedly; see the server log" }, 500);
   });
 

@@ -13,7 +13,11 @@ import { createSecretBox, parseAppKey, type SecretBox } from "./secrets/box.ts";
  * `admin` user. Returns the generated password (if one was made) so the launcher prints it exactly once.
  */
 export async function prepareDatabase(
-  { db, location }: Database, config: Config, clock: Clock, builtinTemplates: readonly BuiltinTemplate[], logger?: Logger,
+  { db, location }: Database,
+  config: Config,
+  clock: Clock,
+  builtinTemplates: readonly BuiltinTemplate[],
+  logger?: Logger,
 ): Promise<{ adminPassword?: string }> {
   await migrateDatabase(location, db, clock, builtinTemplates, logger);
   if ((await countUsers(db)) > 0) return {};

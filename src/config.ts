@@ -13,28 +13,68 @@ const onOff = z
   .transform((v) => v === "on" || v === "true" || v === "1");
 
 const envSchema = z.object({
-  PORT: z.coerce.number({ error: "must be a port number" }).int("must be a whole number").min(1).max(65535).default(3000),
+  PORT: z.coerce
+    .number({ error: "must be a port number" })
+    .int("must be a whole number")
+    .min(1)
+    .max(65535)
+    .default(3000),
   HOST: z.string().min(1).default("127.0.0.1"),
   STORAGE_DIR: z.string().min(1).default("storage"),
   DATABASE_URL: z
     .string()
-    .regex(/^(file:|libsql:\/\/|https?:\/\/|wss?:\/\/)/, "must start with file:, libsql://, http://, https://, ws:// or wss://")
+    .regex(
+      /^(file:|libsql:\/\/|https?:\/\/|wss?:\/\/)/,
+      "must start with file:, libsql://, http://, https://, ws:// or wss://",
+    )
     .optional(),
   DATABASE_AUTH_TOKEN: z.string().optional(),
   APP_KEY: z.string().optional(),
   APP_URL: z.url("must be an absolute URL such as https://netkeep.example.net").optional(),
   APP_NAME: z.string().min(1).default("netkeep"),
-  RATE_LIMIT_PER_MINUTE: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1).default(600),
+  RATE_LIMIT_PER_MINUTE: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be a whole number")
+    .min(1)
+    .default(600),
   COLLECTOR: onOff.default(true),
-  COLLECTOR_LEASE_SECONDS: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(3600, "must be at most 3600").default(60),
-  COLLECTOR_JOB_TIME_LIMIT_SECONDS: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(5, "must be at least 5").max(86_400, "must be at most 86400").default(600),
-  COLLECTOR_CONCURRENCY: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(5000, "must be at most 5000").default(50),
+  COLLECTOR_LEASE_SECONDS: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(3600, "must be at most 3600")
+    .default(60),
+  COLLECTOR_JOB_TIME_LIMIT_SECONDS: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be a whole number")
+    .min(5, "must be at least 5")
+    .max(86_400, "must be at most 86400")
+    .default(600),
+  COLLECTOR_CONCURRENCY: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(5000, "must be at most 5000")
+    .default(50),
   ADMIN_PASSWORD: z.string().min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`).optional(),
   METRICS_PUBLIC: onOff.default(false),
-  LOG_LEVEL: z.string().transform((v) => v.trim().toLowerCase())
-    .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` })).default("info"),
-  SHUTDOWN_GRACE_SECONDS: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(1, "must be at least 1").max(3600, "must be at most 3600").default(25),
-  SESSION_LIFETIME_MINUTES: z.coerce.number({ error: "must be a number" }).int("must be a whole number").min(5, "must be at least 5").max(43_200, "must be at most 43200 (30 days)").default(120),
+  LOG_LEVEL: z
+    .string()
+    .transform((v) => v.trim().toLowerCase())
+    .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` }))
+    .default("info"),
+  SHUTDOWN_GRACE_SECONDS: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(3600, "must be at most 3600")
+    .default(25),
+  SESSION_LIFETIME_MINUTES: z.coerce
+    .number({ error: "must be a number" })
+    .int("must be a whole number")
+    .min(5, "must be at least 5")
+    .max(43_200, "must be at most 43200 (30 days)")
+    .default(120),
 });
 
 export type Config = {

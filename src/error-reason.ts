@@ -19,4 +19,5 @@ export function isDiskFull(err: unknown): boolean {
 }
 
 /** What a full disk means for whoever asked for a write: said the same way by the API, the CLI and the health checks. */
-export const DISK_FULL_REASON = "the disk holding the database and STORAGE_DIR is full (or the database reached its size limit): nothing was written; free space, then retry";
+export const DISK_FULL_REASON =
+  "the disk holding the database and STORAGE_DIR is full (or the database reached its size limit): nothing was written; free space, then retry";

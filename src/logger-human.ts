@@ -11,9 +11,17 @@ export function humanLine(json: string): string {
   }
   const { time, level, msg, ...fields } = event;
   const at = typeof time === "string" ? new Date(time) : new Date();
-  const clock = [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":") +
-    "." + String(at.getMilliseconds()).padStart(3, "0");
-  const parts = [clock, String(level ?? "").toUpperCase().padEnd(5), String(msg ?? "")];
+  const clock =
+    [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":") +
+    "." +
+    String(at.getMilliseconds()).padStart(3, "0");
+  const parts = [
+    clock,
+    String(level ?? "")
+      .toUpperCase()
+      .padEnd(5),
+    String(msg ?? ""),
+  ];
   for (const [key, value] of Object.entries(fields)) parts.push(`${key}=${shown(value)}`);
   return parts.join(" ");
 }

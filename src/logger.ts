@@ -55,7 +55,9 @@ function stderrLines(): (line: string) => void {
     if (gathered.length) waiting.push(Buffer.from(gathered.join("")));
     gathered = [];
     if (dropped) {
-      const warning = Buffer.from(`${JSON.stringify({ level: "warn", time: new Date().toISOString(), msg: "log lines dropped: stderr's reader took nothing for too long", dropped })}\n`);
+      const warning = Buffer.from(
+        `${JSON.stringify({ level: "warn", time: new Date().toISOString(), msg: "log lines dropped: stderr's reader took nothing for too long", dropped })}\n`,
+      );
       // Counted as the lines are, for writing it subtracts what it wrote.
       bytes += warning.length;
       waiting.push(warning);
@@ -115,7 +117,8 @@ export function createLogger(write: (line: string) => void = stderrLines(), opti
 
 /** The same logger with `fields` on every line (a request's id, a job's id); a line's own fields win. */
 export function withFields(logger: Logger, fields: Record<string, unknown>): Logger {
-  const at = (level: keyof Logger) => (msg: string, own?: Record<string, unknown>) => logger[level](msg, own ? { ...fields, ...own } : fields);
+  const at = (level: keyof Logger) => (msg: string, own?: Record<string, unknown>) =>
+    logger[level](msg, own ? { ...fields, ...own } : fields);
   return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
 }
 

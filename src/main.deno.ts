@@ -19,26 +19,45 @@ import { stopSignalMeaning } from "./runtime/stop-signal.ts";
 async function main() {
   const config = loadConfig(Deno.env.toObject());
   // Lines are written as they come: Deno does not run Node's exit handlers, where the default writer writes its last.
-  const logger = createLogger((line) => console.error(line), { level: config.logLevel, human: Deno.stderr.isTerminal() });
+  const logger = createLogger((line) => console.error(line), {
+    level: config.logLevel,
+    human: Deno.stderr.isTerminal(),
+  });
   // The port first, as main.ts does: a start that cannot serve creates nothing. Until the app is ready, 503.
-  let serveApp: ((request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response | Promise<Response>) | undefined;
-  const server = Deno.serve({
-    port: config.port,
-    hostname: config.host,
-    onListen: () => {},
-  }, (request, info) => serveApp ? serveApp(request, info) : Response.json({ message: "netkeep is starting; try again in a moment" }, { status: 503, headers: { "retry-after": "1" } }));
+  let serveApp:
+    | ((request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response | Promise<Response>)
+    | undefined;
+  const server = Deno.serve(
+    {
+      port: config.port,
+      hostname: config.host,
+      onListen: () => {},
+    },
+    (request, info) =>
+      serveApp
+        ? serveApp(request, info)
+        : Response.json(
+            { message: "netkeep is starting; try again in a moment" },
+            { status: 503, headers: { "retry-after": "1" } },
+          ),
+  );
 
   const { db, client, secrets } = await openServices(config, logger);
   if (config.collector) logger.info("COLLECTOR is ignored under Deno: run `npm run collector` (Node) beside the API");
   const app = createApp({
-    db, config, secrets, logger,
+    db,
+    config,
+    secrets,
+    logger,
     apiDocsFiles: storageApiDocsFiles(config.storageDir),
     // Deno.serve hands its ServeHandlerInfo to app.fetch as the env, so it is c.env here.
     clientIp: (c) => (c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined)?.remoteAddr?.hostname,
   });
   serveApp = (request, info) => app.fetch(request, info);
   const { hostname, port } = server.addr;
-  logger.info("netkeep API listening", { url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}` });
+  logger.info("netkeep API listening", {
+    url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`,
+  });
 
   const health = startHealthSchedule({ db, config, secrets, clock: systemClock, logger });
   const tokenExpiry = startTokenExpiryWarnings({ db, clock: systemClock, logger });
@@ -56,7 +75,9 @@ async function main() {
       Deno.exit(1);
     }
     stoppingSince = Date.now();
-    logger.info("stopping: no new connections; requests in flight may finish", { grace_seconds: config.shutdownGraceMs / 1000 });
+    logger.info("stopping: no new connections; requests in flight may finish", {
+      grace_seconds: config.shutdownGraceMs / 1000,
+    });
     health.stop();
     tokenExpiry.stop();
     warming.stop();
@@ -81,7 +102,10 @@ async function main() {
 
 main().catch((err) => {
   if (err instanceof ConfigError || err instanceof AppKeyError) console.error(`netkeep: ${err.message}`);
-  else if (err instanceof Deno.errors.AddrInUse) console.error(`netkeep: cannot listen on ${Deno.env.get("HOST") ?? "127.0.0.1"}:${Deno.env.get("PORT") ?? 3000}: the address is already in use`);
+  else if (err instanceof Deno.errors.AddrInUse)
+    console.error(
+      `netkeep: cannot listen on ${Deno.env.get("HOST") ?? "127.0.0.1"}:${Deno.env.get("PORT") ?? 3000}: the address is already in use`,
+    );
   else console.error(`netkeep: failed to start: ${err instanceof Error ? err.message : String(err)}`);
   Deno.exit(1);
 });

@@ -18,7 +18,8 @@ import { startLineStoreWarmUp } from "./modules/configs/line-store-warm.ts";
 /** What the port answers between binding it and the app being ready (migrations, seeding): try again shortly. */
 const starting = () =>
   new Response(JSON.stringify({ message: "netkeep is starting; try again in a moment" }), {
-    status: 503, headers: { "content-type": "application/json", "retry-after": "1" },
+    status: 503,
+    headers: { "content-type": "application/json", "retry-after": "1" },
   });
 
 async function main() {
@@ -34,14 +35,21 @@ async function main() {
   const { db, client, secrets } = await openServices(config, logger);
   let collector: CollectorProcess | undefined;
   const app = createApp({
-    db, config, secrets, logger,
+    db,
+    config,
+    secrets,
+    logger,
     jobsQueued: () => collector?.wake(),
     apiDocsFiles: storageApiDocsFiles(config.storageDir),
-    clientIp: (c) => (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress,
+    clientIp: (c) =>
+      (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress,
   });
   serveApp = app.fetch;
   const address = server.address();
-  const url = address && typeof address === "object" ? `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}` : "";
+  const url =
+    address && typeof address === "object"
+      ? `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`
+      : "";
   logger.info("netkeep API listening", { url });
   const health = startHealthSchedule({ db, config, secrets, clock: systemClock, logger });
   const tokenExpiry = startTokenExpiryWarnings({ db, clock: systemClock, logger });
@@ -62,18 +70,31 @@ async function main() {
     }
     stoppingSince = Date.now();
     const deadline = Date.now() + config.shutdownGraceMs;
-    logger.info("stopping: no new connections; requests in flight may finish", { signal, grace_seconds: config.shutdownGraceMs / 1000 });
+    logger.info("stopping: no new connections; requests in flight may finish", {
+      signal,
+      grace_seconds: config.shutdownGraceMs / 1000,
+    });
     health.stop();
     tokenExpiry.stop();
     warming.stop();
     // The collector hands back what it has not finished before the deadline (collector/main.ts).
-    const [drained, collectorStopped] = await Promise.all([drainServer(server, deadline), collector?.stop(deadline) ?? true]);
+    const [drained, collectorStopped] = await Promise.all([
+      drainServer(server, deadline),
+      collector?.stop(deadline) ?? true,
+    ]);
     client.close();
     // Last, with every connection of this process closed: the database file alone then holds every row.
     const checkpointed = await checkpointWal(config.databaseUrl).catch(() => false);
-    if (!checkpointed) logger.warn("the database's write-ahead log could not be emptied (another process has it open); copy netkeep.db with svc db:backup, not cp");
+    if (!checkpointed)
+      logger.warn(
+        "the database's write-ahead log could not be emptied (another process has it open); copy netkeep.db with svc db:backup, not cp",
+      );
     if (!drained || !collectorStopped) {
-      logger.error("stopped by force: the grace period ran out", { requests_cut: !drained, collector_killed: !collectorStopped, grace_seconds: config.shutdownGraceMs / 1000 });
+      logger.error("stopped by force: the grace period ran out", {
+        requests_cut: !drained,
+        collector_killed: !collectorStopped,
+        grace_seconds: config.shutdownGraceMs / 1000,
+      });
       process.exit(1);
     }
     logger.info("stopped");
@@ -84,7 +105,8 @@ async function main() {
 }
 
 main().catch((err) => {
-  if (err instanceof ConfigError || err instanceof AppKeyError || err instanceof ListenError) console.error(`netkeep: ${err.message}`);
+  if (err instanceof ConfigError || err instanceof AppKeyError || err instanceof ListenError)
+    console.error(`netkeep: ${err.message}`);
   else console.error(`netkeep: failed to start: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

@@ -69,8 +69,15 @@ if (!existsSync(deno)) {
         env: {
           ...process.env,
           // Empty means unset: a developer's own database or key must not leak into the test server.
-          DATABASE_URL: "", DATABASE_AUTH_TOKEN: "", APP_KEY: "",
-          NO_COLOR: "1", STORAGE_DIR: dir, HOST: "127.0.0.1", PORT: String(port), COLLECTOR: "off", ADMIN_PASSWORD: "deno-test-password",
+          DATABASE_URL: "",
+          DATABASE_AUTH_TOKEN: "",
+          APP_KEY: "",
+          NO_COLOR: "1",
+          STORAGE_DIR: dir,
+          HOST: "127.0.0.1",
+          PORT: String(port),
+          COLLECTOR: "off",
+          ADMIN_PASSWORD: "deno-test-password",
         },
       });
       child.stdout!.on("data", (b: Buffer) => (output += b.toString()));
@@ -78,10 +85,15 @@ if (!existsSync(deno)) {
 
       const deadline = Date.now() + STARTUP_LIMIT_MS;
       for (;;) {
-        if (child.exitCode !== null) throw new Error(`npx deno task start exited with code ${child.exitCode} before serving:\n${output}`);
-        const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+        if (child.exitCode !== null)
+          throw new Error(`npx deno task start exited with code ${child.exitCode} before serving:\n${output}`);
+        const ok = await fetch(`${base}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        );
         if (ok) break;
-        if (Date.now() > deadline) throw new Error(`deno task start did not answer /healthz within ${STARTUP_LIMIT_MS / 1000} s:\n${output}`);
+        if (Date.now() > deadline)
+          throw new Error(`deno task start did not answer /healthz within ${STARTUP_LIMIT_MS / 1000} s:\n${output}`);
         await new Promise((r) => setTimeout(r, 200));
       }
       database = await openDatabase(`file:${dir}/netkeep.db`);
@@ -96,11 +108,19 @@ if (!existsSync(deno)) {
     it("answers an authenticated list and refuses an anonymous one", async () => {
       const admin = await findUserByName(database!.db, "admin");
       expect(admin, `the Deno launcher did not create the admin user:\n${output}`).toBeDefined();
-      const { value } = await issueToken(database!.db, { userId: admin!.id, name: "deno test", abilities: [...ABILITIES] }, new Date());
+      const { value } = await issueToken(
+        database!.db,
+        { userId: admin!.id, name: "deno test", abilities: [...ABILITIES] },
+        new Date(),
+      );
 
       const res = await fetch(`${base}/api/v1/devices`, { headers: { apitoken: value } });
       expect(res.status, output).toBe(200);
-      expect(await res.json()).toMatchObject({ data: [], links: { prev: null, next: null }, meta: { current_page: 1, total: 0 } });
+      expect(await res.json()).toMatchObject({
+        data: [],
+        links: { prev: null, next: null },
+        meta: { current_page: 1, total: 0 },
+      });
 
       const anonymous = await fetch(`${base}/api/v1/devices`);
       expect(anonymous.status).toBe(401);
@@ -109,7 +129,11 @@ if (!existsSync(deno)) {
 
     // A cold type-check of the whole graph takes a few seconds on an idle machine, several more on a busy one.
     it("type-checks under Deno (main.deno.ts is outside tsc)", { timeout: 120_000 }, () => {
-      const check = spawnSync(deno, ["check", "src/main.deno.ts"], { cwd: root, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+      const check = spawnSync(deno, ["check", "src/main.deno.ts"], {
+        cwd: root,
+        encoding: "utf8",
+        env: { ...process.env, NO_COLOR: "1" },
+      });
       expect(check.status, check.stderr + check.stdout).toBe(0);
     });
   });
@@ -124,8 +148,21 @@ if (!existsSync(deno)) {
       const base = `http://127.0.0.1:${port}`;
       let output = "";
       const child = spawn("npx", ["deno", "task", "start:remote"], {
-        cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, NO_COLOR: "1", DATABASE_URL: server.url, DATABASE_AUTH_TOKEN: "", APP_KEY: "", STORAGE_DIR: storage, PORT: String(port), HOST: "127.0.0.1", COLLECTOR: "off", ADMIN_PASSWORD: "deno-remote-password" },
+        cwd: root,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: {
+          ...process.env,
+          NO_COLOR: "1",
+          DATABASE_URL: server.url,
+          DATABASE_AUTH_TOKEN: "",
+          APP_KEY: "",
+          STORAGE_DIR: storage,
+          PORT: String(port),
+          HOST: "127.0.0.1",
+          COLLECTOR: "off",
+          ADMIN_PASSWORD: "deno-remote-password",
+        },
       });
       child.stdout!.on("data", (b: Buffer) => (output += b.toString()));
       child.stderr!.on("data", (b: Buffer) => (output += b.toString()));
@@ -133,24 +170,39 @@ if (!existsSync(deno)) {
       let database: Database | undefined;
       try {
         const deadline = Date.now() + STARTUP_LIMIT_MS;
-        while ((await fetch(`${base}/healthz`).then((r) => r.status, () => 0)) !== 200) {
+        while (
+          (await fetch(`${base}/healthz`).then(
+            (r) => r.status,
+            () => 0,
+          )) !== 200
+        ) {
           if (child.exitCode !== null) throw new Error(`start:remote exited with ${child.exitCode}:\n${output}`);
-          if (Date.now() > deadline) throw new Error(`start:remote did not answer within ${STARTUP_LIMIT_MS / 1000} s:\n${output}`);
+          if (Date.now() > deadline)
+            throw new Error(`start:remote did not answer within ${STARTUP_LIMIT_MS / 1000} s:\n${output}`);
           await new Promise((r) => setTimeout(r, 200));
         }
         expect(output).toMatch(/^Task start:remote .*deno run (?!.*--allow-ffi).*src\/main\.deno\.ts$/m);
         database = await openDatabase(server.url);
         const admin = await findUserByName(database.db, "admin");
         expect(admin, output).toBeDefined();
-        const { value } = await issueToken(database.db, { userId: admin!.id, name: "deno remote test", abilities: [...ABILITIES] }, new Date());
-        const created = await fetch(`${base}/api/v1/tags`, { method: "POST", headers: { apitoken: value, "content-type": "application/json" }, body: JSON.stringify({ name: "from-deno" }) });
+        const { value } = await issueToken(
+          database.db,
+          { userId: admin!.id, name: "deno remote test", abilities: [...ABILITIES] },
+          new Date(),
+        );
+        const created = await fetch(`${base}/api/v1/tags`, {
+          method: "POST",
+          headers: { apitoken: value, "content-type": "application/json" },
+          body: JSON.stringify({ name: "from-deno" }),
+        });
         expect(created.status, output).toBe(201);
         const listed = await fetch(`${base}/api/v1/tags`, { headers: { apitoken: value } });
-        expect((await listed.json() as { data: { name: string }[] }).data.map((t) => t.name)).toContain("from-deno");
+        expect(((await listed.json()) as { data: { name: string }[] }).data.map((t) => t.name)).toContain("from-deno");
         process.kill(-child.pid!, "SIGTERM"); // npx and deno task die of it; the server itself stops cleanly
         await exited;
         // deno itself may log its last line after npx has exited: on a loaded machine, more than a second after.
-        for (const until = Date.now() + 20_000; !output.includes('"msg":"stopped"') && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
+        for (const until = Date.now() + 20_000; !output.includes('"msg":"stopped"') && Date.now() < until; )
+          await new Promise((r) => setTimeout(r, 100));
         expect(output, output).toContain('"msg":"stopped"');
       } finally {
         // The group may be gone already (npx died of the SIGTERM above): then there is nothing to kill.
@@ -166,17 +218,34 @@ if (!existsSync(deno)) {
     });
 
     // Nothing listening at the URL: the start fails in one line, still with no FFI permission asked for.
-    it("takes a libSQL server URL without --allow-ffi: nothing listening there fails the start in one line", { timeout: 120_000 }, async () => {
+    it("takes a libSQL server URL without --allow-ffi: nothing listening there fails the start in one line", {
+      timeout: 120_000,
+    }, async () => {
       const storage = mkdtempSync(join(tmpdir(), "netkeep-deno-remote-"));
       const port = await freePort();
       const run = spawnSync("npx", ["deno", "task", "start:remote"], {
-        cwd: root, encoding: "utf8", timeout: 100_000,
-        env: { ...process.env, NO_COLOR: "1", DATABASE_URL: `http://127.0.0.1:${port}`, DATABASE_AUTH_TOKEN: "", APP_KEY: "", STORAGE_DIR: storage, PORT: String(await freePort()), HOST: "127.0.0.1", COLLECTOR: "off" },
+        cwd: root,
+        encoding: "utf8",
+        timeout: 100_000,
+        env: {
+          ...process.env,
+          NO_COLOR: "1",
+          DATABASE_URL: `http://127.0.0.1:${port}`,
+          DATABASE_AUTH_TOKEN: "",
+          APP_KEY: "",
+          STORAGE_DIR: storage,
+          PORT: String(await freePort()),
+          HOST: "127.0.0.1",
+          COLLECTOR: "off",
+        },
       });
       const output = run.stdout + run.stderr;
       expect(run.status, output).toBe(1);
       expect(output).toMatch(/^Task start:remote .*deno run (?!.*--allow-ffi).*src\/main\.deno\.ts$/m);
-      expect(output.split("\n").filter((l) => l.startsWith("netkeep:")), output).toEqual(["netkeep: failed to start: fetch failed"]);
+      expect(
+        output.split("\n").filter((l) => l.startsWith("netkeep:")),
+        output,
+      ).toEqual(["netkeep: failed to start: fetch failed"]);
       expect(output).not.toMatch(/ffi|NotCapable|native/i);
       rmSync(storage, { recursive: true, force: true });
     });

@@ -13,13 +13,24 @@ import { freePort } from "./helpers/process.ts";
  */
 const root = fileURLToPath(new URL("..", import.meta.url));
 const engine = spawnSync("docker", ["info", "--format", "{{.ServerVersion}}"], { encoding: "utf8", timeout: 10_000 });
-const noEngine = engine.status !== 0 ? `no container engine (docker info: ${(engine.stderr || engine.error?.message || "failed").trim().split("\n").at(-1)})` : undefined;
+const noEngine =
+  engine.status !== 0
+    ? `no container engine (docker info: ${(engine.stderr || engine.error?.message || "failed").trim().split("\n").at(-1)})`
+    : undefined;
 
-const docker = (...args: string[]) => execFileSync("docker", args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 600_000 }).trim();
+const docker = (...args: string[]) =>
+  execFileSync("docker", args, {
+    cwd: root,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: 600_000,
+  }).trim();
 
 describe("the Dockerfile", () => {
   it("builds and runs on a Node LTS line still supported, one the package's engines field allows", () => {
-    const bases = [...readFileSync(`${root}Dockerfile`, "utf8").matchAll(/^FROM node:(\d+)\S*/gm)].map((m) => Number(m[1]));
+    const bases = [...readFileSync(`${root}Dockerfile`, "utf8").matchAll(/^FROM node:(\d+)\S*/gm)].map((m) =>
+      Number(m[1]),
+    );
     expect(bases.length).toBe(2);
     // Even majors are Node's LTS lines; 20 reached its end of life in April 2026.
     for (const major of bases) expect(major % 2 === 0 && major >= 22, `node:${major}`).toBe(true);
@@ -40,14 +51,29 @@ if (noEngine) {
       spawnSync("docker", ["rmi", "-f", tag]);
     });
 
-    it("builds, serves /healthz as a non-root user with its data in /data, and exits 0 on docker stop", { timeout: 900_000 }, async () => {
+    it("builds, serves /healthz as a non-root user with its data in /data, and exits 0 on docker stop", {
+      timeout: 900_000,
+    }, async () => {
       docker("build", "-t", tag, ".");
       const port = await freePort();
-      docker("run", "-d", "--name", name, "-p", `127.0.0.1:${port}:3000`, "-e", "ADMIN_PASSWORD=docker-test-password", tag);
+      docker(
+        "run",
+        "-d",
+        "--name",
+        name,
+        "-p",
+        `127.0.0.1:${port}:3000`,
+        "-e",
+        "ADMIN_PASSWORD=docker-test-password",
+        tag,
+      );
       const deadline = Date.now() + 60_000;
       let status = 0;
       while (Date.now() < deadline && status !== 200) {
-        status = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, () => 0);
+        status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (status !== 200) await new Promise((r) => setTimeout(r, 500));
       }
       expect(status, docker("logs", name)).toBe(200);

@@ -18,7 +18,18 @@ function sourceFiles(dir: string): string[] {
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
 const anchors = (markdown: string) =>
-  new Set(markdown.split("\n").filter((l) => /^#{1,6} /.test(l)).map((l) => l.replace(/^#+ /, "").toLowerCase().replace(/[^\w\s-]/g, "").replace(/\s/g, "-")));
+  new Set(
+    markdown
+      .split("\n")
+      .filter((l) => /^#{1,6} /.test(l))
+      .map((l) =>
+        l
+          .replace(/^#+ /, "")
+          .toLowerCase()
+          .replace(/[^\w\s-]/g, "")
+          .replace(/\s/g, "-"),
+      ),
+  );
 
 describe("docs", () => {
   it("every docs/<file>.md the code or the README names exists, with the heading it points to", () => {
@@ -49,7 +60,9 @@ describe("docs", () => {
 
   it("devices.md names no imported model as lacking a template that it has", () => {
     const text = read("docs/devices.md").replace(/\s+/g, " ");
-    const claimed = [...text.matchAll(/no template for, such as ([^)]*)\)/g)].flatMap((m) => [...m[1]!.matchAll(/`([^`]+)`/g)].map((n) => n[1]!));
+    const claimed = [...text.matchAll(/no template for, such as ([^)]*)\)/g)].flatMap((m) =>
+      [...m[1]!.matchAll(/`([^`]+)`/g)].map((n) => n[1]!),
+    );
     expect(claimed.filter((model) => familyOf("oxidized", model)?.template)).toEqual([]);
   });
 

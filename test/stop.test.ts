@@ -35,13 +35,23 @@ async function startApi(env: Record<string, string> = {}) {
   const token = await t.token();
   const port = await freePort();
   const api = start(process.execPath, [join(build.dir, "main.js")], {
-    STORAGE_DIR: t.dir, APP_KEY: TEST_APP_KEY, PORT: String(port), HOST: "127.0.0.1", COLLECTOR: "off", DATABASE_URL: "", ...env,
+    STORAGE_DIR: t.dir,
+    APP_KEY: TEST_APP_KEY,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    COLLECTOR: "off",
+    DATABASE_URL: "",
+    ...env,
   });
   running.push(api);
   const base = `http://127.0.0.1:${port}`;
   await waitForHttp(`${base}/healthz`, api);
   const createTag = (name: string) =>
-    fetch(`${base}/api/v1/tags`, { method: "POST", headers: { apitoken: token, "content-type": "application/json" }, body: JSON.stringify({ name }) });
+    fetch(`${base}/api/v1/tags`, {
+      method: "POST",
+      headers: { apitoken: token, "content-type": "application/json" },
+      body: JSON.stringify({ name }),
+    });
   return { t, api, base, createTag };
 }
 
@@ -52,7 +62,12 @@ async function holdWriteLock(t: TestContext): Promise<() => Promise<void>> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const logLines = (s: Spawned) => s.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { msg: string; [k: string]: unknown });
+const logLines = (s: Spawned) =>
+  s
+    .output()
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as { msg: string; [k: string]: unknown });
 
 describe("stopping the API (SIGTERM)", () => {
   it("lets a request in flight finish, then exits 0", async () => {
@@ -84,13 +99,21 @@ describe("stopping the API (SIGTERM)", () => {
     await release();
     expect((await inFlight).status, api.output()).toBe(201);
     expect(await api.exited, api.output()).toBe(0);
-    expect(logLines(api).map((l) => l.msg)).toEqual(expect.arrayContaining(["the same stop signal again (forwarded by npm or another wrapper): still stopping", "stopped"]));
+    expect(logLines(api).map((l) => l.msg)).toEqual(
+      expect.arrayContaining([
+        "the same stop signal again (forwarded by npm or another wrapper): still stopping",
+        "stopped",
+      ]),
+    );
   });
 
   it("exits at once, with 1, on a signal that comes more than a second into the stop", async () => {
     const { t, api, createTag } = await startApi();
     const release = await holdWriteLock(t);
-    const inFlight = createTag("forced").then((r) => r.status, (err: Error) => err.name);
+    const inFlight = createTag("forced").then(
+      (r) => r.status,
+      (err: Error) => err.name,
+    );
     await sleep(500);
     api.child.kill("SIGTERM");
     await sleep(2000);
@@ -106,14 +129,20 @@ describe("stopping the API (SIGTERM)", () => {
   it("cuts what is still in flight when the grace period runs out, and exits non-zero", async () => {
     const { t, api, createTag } = await startApi({ SHUTDOWN_GRACE_SECONDS: "1" });
     const release = await holdWriteLock(t);
-    const inFlight = createTag("never-finishes").then((r) => r.status, (err: Error) => err.name);
+    const inFlight = createTag("never-finishes").then(
+      (r) => r.status,
+      (err: Error) => err.name,
+    );
     await sleep(500);
     api.child.kill("SIGTERM");
     const code = await Promise.race([api.exited, sleep(8000).then(() => "still running")]);
     await release();
     expect(code, api.output()).toBe(1);
     expect(await inFlight, "the request was cut, not answered").toBe("TypeError");
-    expect(logLines(api).find((l) => l.msg.startsWith("stopped by force"))).toMatchObject({ requests_cut: true, grace_seconds: 1 });
+    expect(logLines(api).find((l) => l.msg.startsWith("stopped by force"))).toMatchObject({
+      requests_cut: true,
+      grace_seconds: 1,
+    });
   });
 
   it("leaves every row in the database file: the WAL is empty after a clean stop, so a plain copy holds them all", async () => {

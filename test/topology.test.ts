@@ -17,7 +17,14 @@ import { freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers
 
 const USERNAME = "netops";
 const PASSWORD = "Topology-Test-Pass-8812";
-const { prompt, script } = iosScript("edge-7", ["hostname edge-7", "!", "interface Gi1/0/1", " description uplink", "!", "end"]);
+const { prompt, script } = iosScript("edge-7", [
+  "hostname edge-7",
+  "!",
+  "interface Gi1/0/1",
+  " description uplink",
+  "!",
+  "end",
+]);
 
 let build: ReturnType<typeof buildBundles>;
 let t: TestContext;
@@ -29,7 +36,12 @@ beforeAll(async () => {
   build = buildBundles();
   t = await createTestContext();
   server = await startHranaServer(join(t.dir, "netkeep.db"));
-  device = await startFakeDevice({ script, initPrompt: `\r\n${prompt}`, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD } });
+  device = await startFakeDevice({
+    script,
+    initPrompt: `\r\n${prompt}`,
+    configCommand: IOS_CONFIG_COMMAND,
+    auth: { username: USERNAME, password: PASSWORD },
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -44,7 +56,12 @@ afterAll(async () => {
 async function startPair(databaseUrl: string) {
   const port = await freePort();
   const shared = { STORAGE_DIR: t.dir, APP_KEY: TEST_APP_KEY, DATABASE_URL: databaseUrl };
-  const api = start(process.execPath, [join(build.dir, "main.js")], { ...shared, PORT: String(port), HOST: "127.0.0.1", COLLECTOR: "off" });
+  const api = start(process.execPath, [join(build.dir, "main.js")], {
+    ...shared,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    COLLECTOR: "off",
+  });
   const collector = start(process.execPath, ["--max-semi-space-size=16", join(build.dir, "collector.js")], shared);
   running.push(api, collector);
   const base = `http://127.0.0.1:${port}`;
@@ -60,18 +77,28 @@ async function startPair(databaseUrl: string) {
 
 async function getJson(url: string, token: string) {
   const res = await fetch(url, { headers: { apitoken: token } });
-  return { status: res.status, body: (await res.json()) as { data: Record<string, unknown> & Record<string, unknown>[] } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { data: Record<string, unknown> & Record<string, unknown>[] },
+  };
 }
 
 describe.each([
   ["the SQLite file in their shared storage directory", () => ""],
   ["a libSQL server", () => server.url],
 ])("API and collector as two processes on one database (compose.yaml): %s", (_, databaseUrl) => {
-  it("the API queues a download, the separate collector runs it, the API serves the stored configuration", { timeout: 120_000 }, async () => {
+  it("the API queues a download, the separate collector runs it, the API serves the stored configuration", {
+    timeout: 120_000,
+  }, async () => {
     const token = await t.token();
     const sessionsBefore = device.sessions;
     const serverRequestsBefore = server.requests;
-    const id = await addLoopbackDevice(t, token, { port: device.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: USERNAME, password: PASSWORD });
+    const id = await addLoopbackDevice(t, token, {
+      port: device.port,
+      templateId: await builtinTemplateId(t, "cisco-ios"),
+      username: USERNAME,
+      password: PASSWORD,
+    });
     const { api, collector, base, stop } = await startPair(databaseUrl());
 
     const job = await getJson(`${base}/api/v1/download-now/${id}?wait=60`, token);
@@ -82,25 +109,42 @@ describe.each([
     expect(latest.status).toBe(200);
     const runningConfig = (latest.body.data as Record<string, unknown>[]).find((c) => c.command === IOS_CONFIG_COMMAND);
     expect(runningConfig, JSON.stringify(latest.body)).toBeDefined();
-    const content = await fetch(`${base}/api/v1/configs/${runningConfig!.id}/content`, { headers: { apitoken: token } });
+    const content = await fetch(`${base}/api/v1/configs/${runningConfig!.id}/content`, {
+      headers: { apitoken: token },
+    });
     expect(await content.text()).toContain(" description uplink");
     expect(device.sessions - sessionsBefore).toBe(1);
-    if (databaseUrl()) expect(server.requests - serverRequestsBefore, "requests the processes sent the libSQL server").toBeGreaterThan(10);
+    if (databaseUrl())
+      expect(server.requests - serverRequestsBefore, "requests the processes sent the libSQL server").toBeGreaterThan(
+        10,
+      );
     await stop();
   });
 });
 
 describe("a libSQL server busy during a download", () => {
   it("the collector waits it out: the download is stored and the job succeeds", { timeout: 120_000 }, async () => {
-    const slow = await startFakeDevice({ script, initPrompt: `\r\n${prompt}`, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD }, latencyMs: 300 });
+    const slow = await startFakeDevice({
+      script,
+      initPrompt: `\r\n${prompt}`,
+      configCommand: IOS_CONFIG_COMMAND,
+      auth: { username: USERNAME, password: PASSWORD },
+      latencyMs: 300,
+    });
     try {
       const token = await t.token();
-      const id = await addLoopbackDevice(t, token, { port: slow.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: USERNAME, password: PASSWORD });
+      const id = await addLoopbackDevice(t, token, {
+        port: slow.port,
+        templateId: await builtinTemplateId(t, "cisco-ios"),
+        username: USERNAME,
+        password: PASSWORD,
+      });
       const { api, collector, base, stop } = await startPair(server.url);
       const job = getJson(`${base}/api/v1/download-now/${id}?wait=60`, token);
       // Busy from the moment the device is asked for its configuration, for longer than the session has left.
       const deadline = Date.now() + 30_000;
-      while (!slow.received.some((l) => l.startsWith(IOS_CONFIG_COMMAND)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      while (!slow.received.some((l) => l.startsWith(IOS_CONFIG_COMMAND)) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
       server.busy(true);
       await new Promise((r) => setTimeout(r, 3000));
       server.busy(false);

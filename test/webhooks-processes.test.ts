@@ -19,7 +19,9 @@ afterAll(() => {
 
 /** Polls until `done` holds, up to a generous bound. */
 describe("webhook delivery across processes", () => {
-  it("two API processes and two collectors on one database deliver each event exactly once", { timeout: 120_000 }, async () => {
+  it("two API processes and two collectors on one database deliver each event exactly once", {
+    timeout: 120_000,
+  }, async () => {
     const received: { headers: IncomingHttpHeaders; body: string }[] = [];
     const server = createServer((req, res) => {
       let body = "";
@@ -34,41 +36,74 @@ describe("webhook delivery across processes", () => {
       const storage = mkdtempSync(join(tmpdir(), "netkeep-hooks-"));
       dirs.push(storage);
       const ports = [await freePort(), await freePort()];
-      const env = (port: number) => ({ STORAGE_DIR: storage, PORT: String(port), HOST: "127.0.0.1", APP_KEY: "", DATABASE_URL: "", ADMIN_PASSWORD: "Processes-Admin-Pass-1", COLLECTOR: "on" });
+      const env = (port: number) => ({
+        STORAGE_DIR: storage,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        APP_KEY: "",
+        DATABASE_URL: "",
+        ADMIN_PASSWORD: "Processes-Admin-Pass-1",
+        COLLECTOR: "on",
+      });
       // One at a time: the first creates the database and the app key the second then finds.
       const apis: Spawned[] = [];
       for (const port of ports) {
         const api = start(process.execPath, ["--import", "tsx", "src/main.ts"], env(port));
         running.push(api);
         await waitForHttp(`http://127.0.0.1:${port}/healthz`, api);
-        await eventually(() => api.output(), (out) => out.includes("collector started"));
+        await eventually(
+          () => api.output(),
+          (out) => out.includes("collector started"),
+        );
         apis.push(api);
       }
       const { db, client } = await openDatabase(`file:${join(storage, "netkeep.db")}`);
       const [admin] = await db.select({ id: users.id }).from(users);
-      const { value: token } = await issueToken(db, { userId: admin!.id, name: "processes test", abilities: ["devices.write", "system.write"], expiresAt: null }, new Date());
+      const { value: token } = await issueToken(
+        db,
+        { userId: admin!.id, name: "processes test", abilities: ["devices.write", "system.write"], expiresAt: null },
+        new Date(),
+      );
       client.close();
       const call = (port: number, path: string, body: unknown) =>
-        fetch(`http://127.0.0.1:${port}/api/v1${path}`, { method: "POST", headers: { apitoken: token, "content-type": "application/json" }, body: JSON.stringify(body) });
+        fetch(`http://127.0.0.1:${port}/api/v1${path}`, {
+          method: "POST",
+          headers: { apitoken: token, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
 
-      const hook = await call(ports[0]!, "/webhooks", { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, event_types: ["device.created"] });
+      const hook = await call(ports[0]!, "/webhooks", {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+        event_types: ["device.created"],
+      });
       expect(hook.status).toBe(201);
       const { secret } = (await hook.json()).data as { secret: string };
       const DEVICES = 30;
       for (let i = 0; i < DEVICES; i++) {
-        const res = await call(ports[i % 2]!, "/devices", { device_name: `proc-${i}`, device_ip: "192.0.2.40", device_vendor: "Cisco" });
+        const res = await call(ports[i % 2]!, "/devices", {
+          device_name: `proc-${i}`,
+          device_ip: "192.0.2.40",
+          device_vendor: "Cisco",
+        });
         expect(res.status).toBe(201);
       }
 
-      await eventually(() => received.length, (n) => n >= DEVICES);
+      await eventually(
+        () => received.length,
+        (n) => n >= DEVICES,
+      );
       // Time for a second delivery of anything to arrive, were there one: a collector polls every second.
       await new Promise((r) => setTimeout(r, 3_000));
       const ids = received.map((r) => r.headers["webhook-id"]);
       expect(received).toHaveLength(DEVICES);
       expect(new Set(ids).size).toBe(DEVICES);
-      expect(new Set(received.map((r) => JSON.parse(r.body).data.device.name))).toEqual(new Set(Array.from({ length: DEVICES }, (_, i) => `proc-${i}`)));
+      expect(new Set(received.map((r) => JSON.parse(r.body).data.device.name))).toEqual(
+        new Set(Array.from({ length: DEVICES }, (_, i) => `proc-${i}`)),
+      );
       for (const r of received) {
-        const mac = createHmac("sha256", Buffer.from(secret.slice("whsec_".length), "base64")).update(`${r.headers["webhook-id"]}.${r.headers["webhook-timestamp"]}.${r.body}`).digest("base64");
+        const mac = createHmac("sha256", Buffer.from(secret.slice("whsec_".length), "base64"))
+          .update(`${r.headers["webhook-id"]}.${r.headers["webhook-timestamp"]}.${r.body}`)
+          .digest("base64");
         expect(r.headers["webhook-signature"]).toBe(`v1,${mac}`);
       }
       for (const api of apis) stopGroup(api);

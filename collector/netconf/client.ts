@@ -37,12 +37,24 @@ export class NetconfClient {
   capabilities: string[] = [];
   sessionId: string | undefined;
   private readonly decoder: MessageDecoder;
-  private waiter: { resolve(message: string): void; reject(error: Error): void; what: string; idleTimeoutMs: number; timer?: ReturnType<typeof setTimeout> } | undefined;
+  private waiter:
+    | {
+        resolve(message: string): void;
+        reject(error: Error): void;
+        what: string;
+        idleTimeoutMs: number;
+        timer?: ReturnType<typeof setTimeout>;
+      }
+    | undefined;
   private received: string[] = [];
   private closed: Error | undefined;
   private nextId = 1;
 
-  private constructor(private readonly channel: ByteChannel, private readonly limits: NetconfLimits, private readonly transcript?: Transcript) {
+  private constructor(
+    private readonly channel: ByteChannel,
+    private readonly limits: NetconfLimits,
+    private readonly transcript?: Transcript,
+  ) {
     this.decoder = new MessageDecoder(limits.maxMessageBytes, (message) => this.received.push(message));
     channel.onData((chunk) => {
       if (this.closed) return;
@@ -58,9 +70,14 @@ export class NetconfClient {
     });
     channel.onClose(() => {
       const pending = this.decoder.pending;
-      this.fail(new SessionError("error", pending
-        ? `the device closed the NETCONF session in the middle of a message (${pending} bytes of it received); nothing of it is stored`
-        : "the device closed the NETCONF session"));
+      this.fail(
+        new SessionError(
+          "error",
+          pending
+            ? `the device closed the NETCONF session in the middle of a message (${pending} bytes of it received); nothing of it is stored`
+            : "the device closed the NETCONF session",
+        ),
+      );
     });
   }
 
@@ -70,10 +87,15 @@ export class NetconfClient {
     const hello = `<?xml version="1.0" encoding="UTF-8"?><hello xmlns="${NS}"><capabilities><capability>${BASE_1_0}</capability><capability>${BASE_1_1}</capability></capabilities></hello>`;
     client.send(hello, "1.0");
     const theirs = await client.next("the server's <hello>");
-    const capabilities = [...theirs.matchAll(/<(?:[\w.-]+:)?capability>\s*([^<]*?)\s*<\/(?:[\w.-]+:)?capability>/g)].map((m) => m[1]!);
+    const capabilities = [
+      ...theirs.matchAll(/<(?:[\w.-]+:)?capability>\s*([^<]*?)\s*<\/(?:[\w.-]+:)?capability>/g),
+    ].map((m) => m[1]!);
     if (!/<(?:[\w.-]+:)?hello\b/.test(theirs) || !capabilities.length) {
       channel.close();
-      throw new SessionError("error", `the device's first NETCONF message is no <hello> with capabilities: ${theirs.slice(0, 200)}`);
+      throw new SessionError(
+        "error",
+        `the device's first NETCONF message is no <hello> with capabilities: ${theirs.slice(0, 200)}`,
+      );
     }
     client.capabilities = capabilities;
     client.sessionId = /<(?:[\w.-]+:)?session-id>\s*(\d+)\s*</.exec(theirs)?.[1];
@@ -82,7 +104,9 @@ export class NetconfClient {
       throw new SessionError("error", "the device's NETCONF <hello> names neither base:1.0 nor base:1.1");
     }
     if (capabilities.some((c) => c.startsWith(BASE_1_1))) client.decoder.framing = "1.1";
-    client.transcript?.received(`<hello> session ${client.sessionId ?? "?"}, framing base:${client.decoder.framing}, capabilities: ${capabilities.join(" ")}\n`);
+    client.transcript?.received(
+      `<hello> session ${client.sessionId ?? "?"}, framing base:${client.decoder.framing}, capabilities: ${capabilities.join(" ")}\n`,
+    );
     return client;
   }
 
@@ -123,12 +147,20 @@ export class NetconfClient {
   async rpc(operation: string, body: string, idleTimeoutMs = this.limits.idleTimeoutMs): Promise<string> {
     const id = String(this.nextId++);
     this.transcript?.sent(`<rpc message-id="${id}"> ${body.length > 300 ? `<${operation}> ...` : body}`);
-    this.send(`<?xml version="1.0" encoding="UTF-8"?><rpc message-id="${id}" xmlns="${NS}">${body}</rpc>`, this.decoder.framing);
+    this.send(
+      `<?xml version="1.0" encoding="UTF-8"?><rpc message-id="${id}" xmlns="${NS}">${body}</rpc>`,
+      this.decoder.framing,
+    );
     const reply = await this.next(`the answer to <${operation}>`, idleTimeoutMs);
     const head = reply.slice(0, 2048);
     const replyId = /<(?:[\w.-]+:)?rpc-reply\b[^>]*?\smessage-id=["']([^"']*)["']/.exec(head)?.[1];
-    if (!/<(?:[\w.-]+:)?rpc-reply\b/.test(head)) throw new SessionError("error", `the device answered <${operation}> with something other than an <rpc-reply>: ${escapeXml(head.slice(0, 200))}`);
-    if (replyId !== undefined && replyId !== id) throw new SessionError("error", `the device answered message ${replyId} where ${id} (<${operation}>) was asked`);
+    if (!/<(?:[\w.-]+:)?rpc-reply\b/.test(head))
+      throw new SessionError(
+        "error",
+        `the device answered <${operation}> with something other than an <rpc-reply>: ${escapeXml(head.slice(0, 200))}`,
+      );
+    if (replyId !== undefined && replyId !== id)
+      throw new SessionError("error", `the device answered message ${replyId} where ${id} (<${operation}>) was asked`);
     // A configuration may hold the words; only then is the whole answer read for errors.
     if (reply.includes("rpc-error")) {
       let errors;
@@ -169,7 +201,12 @@ export class NetconfClient {
     clearTimeout(waiter.timer);
     waiter.timer = setTimeout(() => {
       const got = this.decoder.pending;
-      this.fail(new SessionError("timeout", `no NETCONF message for ${idleTimeoutMs / 1000} s while waiting for ${waiter.what}${got ? ` (${got} bytes of it received)` : ""}`));
+      this.fail(
+        new SessionError(
+          "timeout",
+          `no NETCONF message for ${idleTimeoutMs / 1000} s while waiting for ${waiter.what}${got ? ` (${got} bytes of it received)` : ""}`,
+        ),
+      );
       this.channel.close();
     }, idleTimeoutMs);
   }

@@ -21,7 +21,13 @@ describe("NETCONF framing", () => {
   it.each([1, 2, 3, 4, 13, 1000])("base:1.1 chunks, in packets of %i bytes", (size) => {
     // A message in several chunks, as devices send large ones.
     const body = Buffer.from(messages[0]!);
-    const split = Buffer.concat([Buffer.from(`\n#10\n`), body.subarray(0, 10), Buffer.from(`\n#${body.length - 10}\n`), body.subarray(10), Buffer.from("\n##\n")]);
+    const split = Buffer.concat([
+      Buffer.from(`\n#10\n`),
+      body.subarray(0, 10),
+      Buffer.from(`\n#${body.length - 10}\n`),
+      body.subarray(10),
+      Buffer.from("\n##\n"),
+    ]);
     expect(decodeInPieces(Buffer.concat([split, frame(messages[1]!, "1.1")]), size, "1.1")).toEqual(messages);
   });
 
@@ -35,11 +41,14 @@ describe("NETCONF framing", () => {
     expect(got).toEqual(["<hello/>", "<rpc/>"]);
   });
 
-  it.each(["\n#0\n", "\n#abc\n", "x", "\n#12345678901234\n", "\n#4294967296\n"])("refuses the chunk header %j", (header) => {
-    const decoder = new MessageDecoder(1 << 20, () => {});
-    decoder.framing = "1.1";
-    expect(() => decoder.push(Buffer.from(header))).toThrow(FramingError);
-  });
+  it.each(["\n#0\n", "\n#abc\n", "x", "\n#12345678901234\n", "\n#4294967296\n"])(
+    "refuses the chunk header %j",
+    (header) => {
+      const decoder = new MessageDecoder(1 << 20, () => {});
+      decoder.framing = "1.1";
+      expect(() => decoder.push(Buffer.from(header))).toThrow(FramingError);
+    },
+  );
 
   it.each(["1.0", "1.1"] as const)("refuses a message over the size limit (%s)", (framing) => {
     const decoder = new MessageDecoder(100, () => {});

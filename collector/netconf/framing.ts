@@ -39,7 +39,10 @@ export class MessageDecoder {
   private header = "";
   private chunkLeft = 0;
 
-  constructor(private readonly maxMessageBytes: number, private readonly onMessage: (message: string) => void) {}
+  constructor(
+    private readonly maxMessageBytes: number,
+    private readonly onMessage: (message: string) => void,
+  ) {}
 
   get pending(): number {
     return this.held + this.header.length;
@@ -55,7 +58,9 @@ export class MessageDecoder {
     this.parts.push(bytes);
     this.held += bytes.length;
     if (this.held > this.maxMessageBytes) {
-      throw new FramingError(`a NETCONF message exceeded ${Math.round(this.maxMessageBytes / 1048576)} MB (the output limit)`);
+      throw new FramingError(
+        `a NETCONF message exceeded ${Math.round(this.maxMessageBytes / 1048576)} MB (the output limit)`,
+      );
     }
   }
 
@@ -129,7 +134,9 @@ export class MessageDecoder {
         this.header += String.fromCharCode(data[i]!);
         i++;
         if ((this.header.length === 1 && this.header !== "\n") || (this.header.length === 2 && this.header !== "\n#")) {
-          throw new FramingError(`bad NETCONF 1.1 chunk header ${JSON.stringify(this.header)}: the device does not frame its messages as it said`);
+          throw new FramingError(
+            `bad NETCONF 1.1 chunk header ${JSON.stringify(this.header)}: the device does not frame its messages as it said`,
+          );
         }
         continue;
       }
@@ -145,7 +152,8 @@ export class MessageDecoder {
         continue;
       }
       const size = /^\n#([1-9]\d*)\n$/.exec(header);
-      if (!size || Number(size[1]) > MAX_CHUNK) throw new FramingError(`bad NETCONF 1.1 chunk header ${JSON.stringify(header)}`);
+      if (!size || Number(size[1]) > MAX_CHUNK)
+        throw new FramingError(`bad NETCONF 1.1 chunk header ${JSON.stringify(header)}`);
       this.chunkLeft = Number(size[1]);
     }
   }

@@ -63,6 +63,10 @@ function parse5424(header: string): { hostname?: string; text: string } | undefi
   }
   if (i < header.length && header[i] !== " ") return undefined;
   const msg = header.slice(i + 1).replace(/^\uFEFF/, "");
-  const text = [app, msgid].filter((f) => f !== "-").map((f) => `${f}: `).join("") + msg;
+  const text =
+    [app, msgid]
+      .filter((f) => f !== "-")
+      .map((f) => `${f}: `)
+      .join("") + msg;
   return { hostname: hostname === "-" ? undefined : hostname, text };
 }

@@ -39,7 +39,11 @@ export type SyslogReceiverOptions = {
 };
 
 export const DEFAULT_SYSLOG_OPTIONS: Omit<SyslogReceiverOptions, "port" | "bindAddress" | "debounceMs" | "relays"> = {
-  ratePerSecond: 100, burst: 500, maxPending: 10_000, maxTcpConnections: 256, directoryRefreshMs: 10_000,
+  ratePerSecond: 100,
+  burst: 500,
+  maxPending: 10_000,
+  maxTcpConnections: 256,
+  directoryRefreshMs: 10_000,
 };
 
 export type SyslogCounters = {
@@ -58,7 +62,17 @@ export type SyslogCounters = {
 type Rule = { pattern: { exec(text: string): RegExpExecArray | null }; user?: number; source?: number; line?: number };
 type Listener = { deviceId: number; rules: Rule[] };
 
-const newCounters = (): SyslogCounters => ({ received: 0, malformed: 0, unknown_source: 0, rate_limited: 0, ignored: 0, matched: 0, queue_full: 0, backups_queued: 0, errors: 0 });
+const newCounters = (): SyslogCounters => ({
+  received: 0,
+  malformed: 0,
+  unknown_source: 0,
+  rate_limited: 0,
+  ignored: 0,
+  matched: 0,
+  queue_full: 0,
+  backups_queued: 0,
+  errors: 0,
+});
 /** An IPv4 address as a dual-stack socket reports it. */
 const plainAddress = (address: string) => address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
 /** Sources remembered for rate limiting; past this the oldest are forgotten (a spoofed flood from many addresses). */
@@ -78,7 +92,10 @@ export class SyslogReceiver {
   private draining: Promise<void> | undefined;
   private refreshTimer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(private readonly deps: { db: Db; clock: Clock; logger: Logger; queued?: () => void }, readonly options: SyslogReceiverOptions) {}
+  constructor(
+    private readonly deps: { db: Db; clock: Clock; logger: Logger; queued?: () => void },
+    readonly options: SyslogReceiverOptions,
+  ) {}
 
   /** Reads the devices, then listens on UDP and TCP; throws (closing what it opened) when either cannot bind. */
   async start(): Promise<void> {
@@ -91,7 +108,9 @@ export class SyslogReceiver {
         this.udp!.once("error", reject);
         this.udp!.bind(port, bindAddress, () => {
           this.udp!.off("error", reject);
-          this.udp!.on("error", (err) => this.deps.logger.warn("syslog UDP socket error", { error: describeError(err) }));
+          this.udp!.on("error", (err) =>
+            this.deps.logger.warn("syslog UDP socket error", { error: describeError(err) }),
+          );
           resolve();
         });
       });
@@ -134,8 +153,11 @@ export class SyslogReceiver {
   /** Which devices each address belongs to, and their templates' change rules. */
   async refreshDirectory(): Promise<void> {
     try {
-      const rows = await this.deps.db.select({ id: devices.id, ip: devices.ip, name: devices.name, code: templates.code }).from(devices)
-        .innerJoin(templates, eq(templates.id, devices.templateId)).where(isNotNull(devices.templateId));
+      const rows = await this.deps.db
+        .select({ id: devices.id, ip: devices.ip, name: devices.name, code: templates.code })
+        .from(devices)
+        .innerJoin(templates, eq(templates.id, devices.templateId))
+        .where(isNotNull(devices.templateId));
       const directory = new Map<string, Listener[]>();
       const byName = new Map<string, Listener[]>();
       for (const row of rows) {
@@ -148,7 +170,9 @@ export class SyslogReceiver {
       this.byName = byName;
     } catch (err) {
       this.counters.errors++;
-      this.deps.logger.warn("could not read the devices for the syslog receiver; keeping the last ones", { error: describeError(err) });
+      this.deps.logger.warn("could not read the devices for the syslog receiver; keeping the last ones", {
+        error: describeError(err),
+      });
     }
   }
 
@@ -157,7 +181,12 @@ export class SyslogReceiver {
     if (known) return known;
     const parsed = parseTemplateOnce(code);
     const rules = parsed.ok
-      ? (parsed.template.syslog?.changed ?? []).map((r) => ({ pattern: compileTemplatePattern(r.pattern, "line"), user: r.user, source: r.source, line: r.line }))
+      ? (parsed.template.syslog?.changed ?? []).map((r) => ({
+          pattern: compileTemplatePattern(r.pattern, "line"),
+          user: r.user,
+          source: r.source,
+          line: r.line,
+        }))
       : [];
     this.rulesByCode.set(code, rules);
     return rules;
@@ -184,7 +213,11 @@ export class SyslogReceiver {
     }
     // Only a trusted relay's word is taken for which device spoke: its HOSTNAME field, a device's name or address.
     const hostname = message.hostname?.toLowerCase();
-    const listeners = relayed ? (hostname === undefined ? undefined : this.byName.get(hostname) ?? this.directory.get(plainAddress(hostname))) : direct;
+    const listeners = relayed
+      ? hostname === undefined
+        ? undefined
+        : (this.byName.get(hostname) ?? this.directory.get(plainAddress(hostname)))
+      : direct;
     if (!listeners) {
       this.counters.unknown_source++;
       return;
@@ -194,7 +227,8 @@ export class SyslogReceiver {
       for (const rule of listener.rules) {
         const m = rule.pattern.exec(message.text);
         if (!m) continue;
-        const group = (n: number | undefined) => (n === undefined ? undefined : m[n]?.trim().slice(0, 200) || undefined);
+        const group = (n: number | undefined) =>
+          n === undefined ? undefined : m[n]?.trim().slice(0, 200) || undefined;
         this.changed(listener.deviceId, { user: group(rule.user), source: group(rule.source), line: group(rule.line) });
         matched = true;
         break;
@@ -213,7 +247,10 @@ export class SyslogReceiver {
       bucket = { tokens: this.options.burst, at: now };
       this.buckets.set(source, bucket);
     }
-    bucket.tokens = Math.min(this.options.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.options.ratePerSecond);
+    bucket.tokens = Math.min(
+      this.options.burst,
+      bucket.tokens + ((now - bucket.at) / 1000) * this.options.ratePerSecond,
+    );
     bucket.at = now;
     if (bucket.tokens < 1) return false;
     bucket.tokens--;
@@ -226,7 +263,11 @@ export class SyslogReceiver {
       this.counters.queue_full++;
       return;
     }
-    this.pending.set(deviceId, { user: change.user ?? before?.user, source: change.source ?? before?.source, line: change.line ?? before?.line });
+    this.pending.set(deviceId, {
+      user: change.user ?? before?.user,
+      source: change.source ?? before?.source,
+      line: change.line ?? before?.line,
+    });
     this.draining ??= this.drain().finally(() => (this.draining = undefined));
   }
 
@@ -235,12 +276,19 @@ export class SyslogReceiver {
       const [deviceId, change] = this.pending.entries().next().value!;
       this.pending.delete(deviceId);
       try {
-        await queueChangeBackup(this.deps.db, { deviceId, change, debounceMs: this.options.debounceMs }, this.deps.clock.now());
+        await queueChangeBackup(
+          this.deps.db,
+          { deviceId, change, debounceMs: this.options.debounceMs },
+          this.deps.clock.now(),
+        );
         this.counters.backups_queued++;
         this.deps.queued?.();
       } catch (err) {
         this.counters.errors++;
-        this.deps.logger.warn("could not queue a backup for a configuration change", { device: deviceId, error: describeError(err) });
+        this.deps.logger.warn("could not queue a backup for a configuration change", {
+          device: deviceId,
+          error: describeError(err),
+        });
       }
     }
   }

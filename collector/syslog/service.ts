@@ -2,7 +2,12 @@ import type { Clock } from "../../src/clock.ts";
 import type { Db } from "../../src/db/client.ts";
 import type { Logger } from "../../src/logger.ts";
 import { getSyslogSettings } from "../../src/modules/settings/service.ts";
-import { forgetHeartbeat, HEARTBEAT_INTERVAL_MS, recordHeartbeat, type HeartbeatIdentity } from "../../src/modules/system/heartbeats.ts";
+import {
+  forgetHeartbeat,
+  HEARTBEAT_INTERVAL_MS,
+  recordHeartbeat,
+  type HeartbeatIdentity,
+} from "../../src/modules/system/heartbeats.ts";
 import { describeError } from "../errors.ts";
 import { DEFAULT_SYSLOG_OPTIONS, SyslogReceiver, type SyslogCounters, type SyslogReceiverOptions } from "./receiver.ts";
 
@@ -16,7 +21,12 @@ import { DEFAULT_SYSLOG_OPTIONS, SyslogReceiver, type SyslogCounters, type Syslo
 
 export const SETTINGS_POLL_MS = 10_000;
 
-export type SyslogState = { state: "off" | "listening" | "failed"; port: number | null; error: string | null; counters: SyslogCounters | null };
+export type SyslogState = {
+  state: "off" | "listening" | "failed";
+  port: number | null;
+  error: string | null;
+  counters: SyslogCounters | null;
+};
 
 export function startSyslogService(
   deps: { db: Db; clock: Clock; logger: Logger; queued?: () => void },
@@ -28,18 +38,31 @@ export function startSyslogService(
   let running: Promise<void> | undefined;
   let stopped = false;
 
-  const state = (): SyslogState => receiver
-    ? { state: "listening", port: receiver.options.port, error: null, counters: { ...receiver.counters } }
-    : failure ? { state: "failed", port: null, error: failure.error, counters: null } : { state: "off", port: null, error: null, counters: null };
+  const state = (): SyslogState =>
+    receiver
+      ? { state: "listening", port: receiver.options.port, error: null, counters: { ...receiver.counters } }
+      : failure
+        ? { state: "failed", port: null, error: failure.error, counters: null }
+        : { state: "off", port: null, error: null, counters: null };
 
-  const beat = () => recordHeartbeat(deps.db, { ...who, kind: "syslog", details: state() }, deps.clock.now())
-    .catch((err) => deps.logger.warn("could not record the syslog receiver's state", { error: describeError(err) }));
+  const beat = () =>
+    recordHeartbeat(deps.db, { ...who, kind: "syslog", details: state() }, deps.clock.now()).catch((err) =>
+      deps.logger.warn("could not record the syslog receiver's state", { error: describeError(err) }),
+    );
 
   const apply = async () => {
     const settings = await getSyslogSettings(deps.db);
-    const wanted: SyslogReceiverOptions | undefined = settings.enabled && !stopped
-      ? { ...DEFAULT_SYSLOG_OPTIONS, ...options, port: settings.port, bindAddress: settings.bind_address, debounceMs: settings.debounce_seconds * 1000, relays: settings.relays }
-      : undefined;
+    const wanted: SyslogReceiverOptions | undefined =
+      settings.enabled && !stopped
+        ? {
+            ...DEFAULT_SYSLOG_OPTIONS,
+            ...options,
+            port: settings.port,
+            bindAddress: settings.bind_address,
+            debounceMs: settings.debounce_seconds * 1000,
+            relays: settings.relays,
+          }
+        : undefined;
     const key = wanted ? `${wanted.bindAddress}:${wanted.port}` : "";
     const current = receiver ? `${receiver.options.bindAddress}:${receiver.options.port}` : "";
     if (receiver && key === current) {
@@ -71,8 +94,10 @@ export function startSyslogService(
   /** Applies the settings now (and once more if asked while applying). */
   const reconcile = async (): Promise<void> => {
     while (running) await running;
-    running = apply().catch((err) => deps.logger.warn("could not apply the syslog settings", { error: describeError(err) }))
-      .then(beat).finally(() => (running = undefined));
+    running = apply()
+      .catch((err) => deps.logger.warn("could not apply the syslog settings", { error: describeError(err) }))
+      .then(beat)
+      .finally(() => (running = undefined));
     await running;
   };
 

@@ -6,10 +6,22 @@ import { parse } from "yaml";
 import { loadBuiltinTemplates } from "../../src/runtime/builtin-templates.ts";
 import { parseTemplate, type ConnectionTemplate } from "../../src/modules/templates/template-schema.ts";
 import { EXCERPT_RECORDINGS, FAMILY_TEMPLATES, findOxidizedFixturesDir } from "../../test/helpers/simulation.ts";
-import { comparableText, implausibleConfiguration, promptTail, removeLines, removeSecrets, storedText, stripAnsi } from "../../src/modules/templates/template-text.ts";
+import {
+  comparableText,
+  implausibleConfiguration,
+  promptTail,
+  removeLines,
+  removeSecrets,
+  storedText,
+  stripAnsi,
+} from "../../src/modules/templates/template-text.ts";
 import { cleanCommandOutput } from "../session.ts";
 import { proposalOf, rankTemplates, type DetectCandidate } from "../detect-match.ts";
-import { parseSecretExample, secretRuleProblems, type SecretRuleCases } from "../../src/modules/templates/secret-examples.ts";
+import {
+  parseSecretExample,
+  secretRuleProblems,
+  type SecretRuleCases,
+} from "../../src/modules/templates/secret-examples.ts";
 
 /**
  * The built-in templates checked against sessions recorded from real devices (Oxidized's model test data,
@@ -19,7 +31,9 @@ import { parseSecretExample, secretRuleProblems, type SecretRuleCases } from "..
 const fixtureDir = findOxidizedFixturesDir();
 
 const templateDir = fileURLToPath(new URL(".", import.meta.url));
-const sources = readdirSync(templateDir).filter((f) => f.endsWith(".yaml")).sort()
+const sources = readdirSync(templateDir)
+  .filter((f) => f.endsWith(".yaml"))
+  .sort()
   .map((file) => ({ key: file.slice(0, -".yaml".length), code: readFileSync(join(templateDir, file), "utf8") }));
 const templates = new Map<string, ConnectionTemplate>();
 for (const s of sources) {
@@ -29,10 +43,13 @@ for (const s of sources) {
 
 type Fixture = { family: string; device: string; kind: string; file: string };
 const fixtures: Fixture[] = fixtureDir
-  ? readdirSync(fixtureDir).filter((f) => f.includes("#")).sort().map((file) => {
-    const [family, device, kind] = file.split("#") as [string, string, string];
-    return { family, device, kind: kind.replace(/\.(yaml|txt)$/, ""), file: join(fixtureDir, file) };
-  })
+  ? readdirSync(fixtureDir)
+      .filter((f) => f.includes("#"))
+      .sort()
+      .map((file) => {
+        const [family, device, kind] = file.split("#") as [string, string, string];
+        return { family, device, kind: kind.replace(/\.(yaml|txt)$/, ""), file: join(fixtureDir, file) };
+      })
   : [];
 const ofKind = (kind: string) => fixtures.filter((f) => f.kind === kind);
 const templateOf = (family: string) => templates.get(FAMILY_TEMPLATES[family]!)!;
@@ -48,12 +65,19 @@ const found = (pattern: string, text: string) => matches(pattern, text) || text.
 /** The recordings' answers still carry Ruby-style escapes after YAML parsing (see the fixtures' README). */
 const RUBY_ESCAPES: Record<string, string> = { r: "\r", n: "\n", t: "\t", e: "\x1b", b: "\b", '"': '"', "\\": "\\" };
 const unescapeRuby = (text: string) =>
-  text.replace(/\\(x[0-9a-fA-F]{2}|[rntebs"\\])/g, (_, e: string) => (e.startsWith("x") ? String.fromCharCode(parseInt(e.slice(1), 16)) : RUBY_ESCAPES[e] ?? e));
+  text.replace(/\\(x[0-9a-fA-F]{2}|[rntebs"\\])/g, (_, e: string) =>
+    e.startsWith("x") ? String.fromCharCode(parseInt(e.slice(1), 16)) : (RUBY_ESCAPES[e] ?? e),
+  );
 
 type Exchange = { sent: string; answer: string };
 function recording(f: Fixture): { initPrompt: string; ordered: boolean; exchanges: Exchange[] } {
-  const doc = parse(read(f.file)) as { init_prompt?: string | null; commands: Record<string, string> | Record<string, string>[] };
-  const entries = Array.isArray(doc.commands) ? doc.commands.map((o) => Object.entries(o)[0]!) : Object.entries(doc.commands);
+  const doc = parse(read(f.file)) as {
+    init_prompt?: string | null;
+    commands: Record<string, string> | Record<string, string>[];
+  };
+  const entries = Array.isArray(doc.commands)
+    ? doc.commands.map((o) => Object.entries(o)[0]!)
+    : Object.entries(doc.commands);
   return {
     initPrompt: unescapeRuby(doc.init_prompt ?? ""),
     ordered: Array.isArray(doc.commands),
@@ -71,13 +95,16 @@ function linesSent(t: ConnectionTemplate, recorded: Set<string>): string[] {
 }
 
 describe("built-in templates", () => {
-  it.each(sources.map((s) => [s.key, s.code]))("%s.yaml parses and says which vendor and devices it is for", (_, code) => {
-    const parsed = parseTemplate(code);
-    expect(parsed.ok ? [] : parsed.errors.map((e) => e.message)).toEqual([]);
-    if (!parsed.ok) return;
-    expect(parsed.template.vendor).toBeTruthy();
-    expect(parsed.template.description?.length).toBeGreaterThan(3);
-  });
+  it.each(sources.map((s) => [s.key, s.code]))(
+    "%s.yaml parses and says which vendor and devices it is for",
+    (_, code) => {
+      const parsed = parseTemplate(code);
+      expect(parsed.ok ? [] : parsed.errors.map((e) => e.message)).toEqual([]);
+      if (!parsed.ok) return;
+      expect(parsed.template.vendor).toBeTruthy();
+      expect(parsed.template.description?.length).toBeGreaterThan(3);
+    },
+  );
 
   it("load for seeding, keyed by file name, with their descriptions", () => {
     const loaded = loadBuiltinTemplates();
@@ -89,7 +116,10 @@ describe("built-in templates", () => {
   it("cover every family in the recorded sessions, through one table", () => {
     if (!fixtureDir) return;
     const families = new Set(fixtures.map((f) => f.family));
-    expect([...families].filter((f) => !FAMILY_TEMPLATES[f]), "families without a template").toEqual([]);
+    expect(
+      [...families].filter((f) => !FAMILY_TEMPLATES[f]),
+      "families without a template",
+    ).toEqual([]);
     for (const key of Object.values(FAMILY_TEMPLATES)) expect(templates.has(key), `${key}.yaml`).toBe(true);
   });
 });
@@ -99,12 +129,23 @@ describe("built-in templates", () => {
  * the YAML as written, so a rule without cases is named here rather than hidden behind a parse error.
  */
 const secretRules = sources.flatMap((s) =>
-  (((parse(s.code) ?? {}) as { secrets?: SecretRuleCases[] }).secrets ?? []).map((rule, i) => ({ name: `${s.key}.yaml secrets.${i} ${rule.pattern}`, key: s.key, rule })));
+  (((parse(s.code) ?? {}) as { secrets?: SecretRuleCases[] }).secrets ?? []).map((rule, i) => ({
+    name: `${s.key}.yaml secrets.${i} ${rule.pattern}`,
+    key: s.key,
+    rule,
+  })),
+);
 
 describe("built-in secret rules", () => {
   it.each(secretRules.map((r) => [r.name, r]))("%s masks its example and leaves its look-alike", (_, { rule }) => {
-    expect(rule.example, "every built-in secret rule needs an `example`: a line it must mask, each secret value written [[like this]]").toBeTypeOf("string");
-    expect(rule.look_alike, "every built-in secret rule needs a `look_alike`: a line like the example that holds no secret and must stay").toBeTypeOf("string");
+    expect(
+      rule.example,
+      "every built-in secret rule needs an `example`: a line it must mask, each secret value written [[like this]]",
+    ).toBeTypeOf("string");
+    expect(
+      rule.look_alike,
+      "every built-in secret rule needs a `look_alike`: a line like the example that holds no secret and must stay",
+    ).toBeTypeOf("string");
     expect(secretRuleProblems(rule).map((p) => `${p.key}: ${p.message}`)).toEqual([]);
   });
 
@@ -135,8 +176,16 @@ describe("built-in secret rules", () => {
     // Oxidized's recording of an FS S3400 (FSOS 2.0.2J): an AAA group's servers, a trap receiver, an SNMPv3 user.
     ["fs-fsos", "aaa group server radius rad1\n server 192.0.2.4 key 7 09341b42313f535e", "09341b42313f535e"],
     ["fs-fsos", "snmp-server host 192.0.2.3 Fs-Trap-Comm snmp", "Fs-Trap-Comm"],
-    ["fs-fsos", "snmp-server user nms nms v3 priv aes256-c auth sha256 7 77fea4aabdfafba6 efa1f375d76194fa", "77fea4aabdfafba6"],
-    ["fs-fsos", "snmp-server user nms nms v3 priv aes256-c auth sha256 7 77fea4aabdfafba6 efa1f375d76194fa", "efa1f375d76194fa"],
+    [
+      "fs-fsos",
+      "snmp-server user nms nms v3 priv aes256-c auth sha256 7 77fea4aabdfafba6 efa1f375d76194fa",
+      "77fea4aabdfafba6",
+    ],
+    [
+      "fs-fsos",
+      "snmp-server user nms nms v3 priv aes256-c auth sha256 7 77fea4aabdfafba6 efa1f375d76194fa",
+      "efa1f375d76194fa",
+    ],
   ];
   it.each(reported)("%s masks the value in %j", (key, line, secret) => {
     const stored = removeSecrets(line, templates.get(key)!.secrets);
@@ -145,7 +194,8 @@ describe("built-in secret rules", () => {
   });
 
   it("mikrotik-routeros stores no PoE status line (/export writes it as a comment; it follows the power, not the configuration)", () => {
-    const text = "/interface ethernet\nset [ find default-name=ether2 ] poe-out=forced-on\n# poe-out status: voltage_on_poe-in\n/ip address\n";
+    const text =
+      "/interface ethernet\nset [ find default-name=ether2 ] poe-out=forced-on\n# poe-out status: voltage_on_poe-in\n/ip address\n";
     const stored = storedText(text, templates.get("mikrotik-routeros")!);
     expect(stored).not.toContain("poe-out status");
     expect(stored).toContain("poe-out=forced-on");
@@ -163,7 +213,8 @@ if (!fixtureDir) {
 
     it("the prompt pattern matches every prompt of the family and nothing else", () => {
       const prompt = new RegExp(t.prompt!);
-      for (const s of [...(data.pass ?? []), ...(data.pass_with_expect ?? [])]) expect(prompt.test(promptTail(s)), JSON.stringify(s)).toBe(true);
+      for (const s of [...(data.pass ?? []), ...(data.pass_with_expect ?? [])])
+        expect(prompt.test(promptTail(s)), JSON.stringify(s)).toBe(true);
       for (const s of data.fail ?? []) expect(prompt.test(promptTail(s)), JSON.stringify(s)).toBe(false);
     });
   });
@@ -175,13 +226,19 @@ if (!fixtureDir) {
 
     it(`sends only lines the device answered${rec.ordered ? ", in the recorded order" : ""}`, () => {
       const sent = linesSent(t, recorded);
-      expect(sent.filter((l) => !recorded.has(l)), "lines the recording lacks").toEqual([]);
+      expect(
+        sent.filter((l) => !recorded.has(l)),
+        "lines the recording lacks",
+      ).toEqual([]);
       if (rec.ordered) {
         const order = rec.exchanges.map((x) => x.sent).filter((s) => !isKeypress(s));
         let at = 0;
         for (const l of sent) {
           const next = order.indexOf(l, at);
-          expect(next, `${JSON.stringify(l)} is sent after ${JSON.stringify(order[at - 1])}, but the device answered it before`).toBeGreaterThanOrEqual(at);
+          expect(
+            next,
+            `${JSON.stringify(l)} is sent after ${JSON.stringify(order[at - 1])}, but the device answered it before`,
+          ).toBeGreaterThanOrEqual(at);
           at = next + 1;
         }
       }
@@ -200,12 +257,18 @@ if (!fixtureDir) {
     it("is what detection proposes from the recorded banner, prompt and version output", () => {
       if (!t.detect) return;
       const key = FAMILY_TEMPLATES[f.family]!;
-      const candidates: DetectCandidate[] = [...templates].flatMap(([k, c]) => (c.detect ? [{ id: 0, key: k, vendor: c.vendor, detect: c.detect }] : []));
+      const candidates: DetectCandidate[] = [...templates].flatMap(([k, c]) =>
+        c.detect ? [{ id: 0, key: k, vendor: c.vendor, detect: c.detect }] : [],
+      );
       const outputs = new Map<string, string>();
       for (const c of candidates) {
         const answer = rec.exchanges.find((x) => x.sent === c.detect.command + t.line_ending)?.answer;
         // An exec channel's answer is the output alone; a shell's ends with the prompt.
-        if (answer !== undefined) outputs.set(c.detect.command, cleanCommandOutput(t.exec ? answer : answer.slice(0, answer.lastIndexOf("\n") + 1), c.detect.command));
+        if (answer !== undefined)
+          outputs.set(
+            c.detect.command,
+            cleanCommandOutput(t.exec ? answer : answer.slice(0, answer.lastIndexOf("\n") + 1), c.detect.command),
+          );
       }
       if (!outputs.has(t.detect.command)) return; // the version command was not recorded
       const banner = rec.initPrompt.slice(0, rec.initPrompt.lastIndexOf("\n") + 1);
@@ -218,13 +281,17 @@ if (!fixtureDir) {
         if (!isKeypress(x.sent)) return;
         expect(t.pager, "the recording pages, so the template needs a pager").toBeDefined();
         expect(x.sent).toBe(t.pager!.answer);
-        expect(new RegExp(t.pager!.pattern).test(promptTail(rec.exchanges[i - 1]!.answer)), `page before entry ${i}`).toBe(true);
+        expect(
+          new RegExp(t.pager!.pattern).test(promptTail(rec.exchanges[i - 1]!.answer)),
+          `page before entry ${i}`,
+        ).toBe(true);
       });
     });
 
     if (t.exec) {
       it("uses exec channels, as the recording shows: no answer echoes its command", () => {
-        for (const x of rec.exchanges) expect(x.answer.startsWith(x.sent.trim()) && x.answer.trim() !== "", JSON.stringify(x.sent)).toBe(false);
+        for (const x of rec.exchanges)
+          expect(x.answer.startsWith(x.sent.trim()) && x.answer.trim() !== "", JSON.stringify(x.sent)).toBe(false);
       });
       return;
     }
@@ -236,10 +303,15 @@ if (!fixtureDir) {
       rec.exchanges.forEach((x, i) => {
         const paged = isKeypress(rec.exchanges[i + 1]?.sent ?? "\n");
         if (paged || teardown.has(x.sent)) return;
-        expect(prompt.test(promptTail(x.answer)), `after ${JSON.stringify(x.sent)}: ${JSON.stringify(promptTail(x.answer))}`).toBe(true);
+        expect(
+          prompt.test(promptTail(x.answer)),
+          `after ${JSON.stringify(x.sent)}: ${JSON.stringify(promptTail(x.answer))}`,
+        ).toBe(true);
       });
       // A line of output that looked like a prompt would end a command early when a read stops right after it.
-      const inside = rec.exchanges.flatMap((x) => stripAnsi(x.answer).split("\n").slice(0, -1)).filter((l) => prompt.test(l));
+      const inside = rec.exchanges
+        .flatMap((x) => stripAnsi(x.answer).split("\n").slice(0, -1))
+        .filter((l) => prompt.test(l));
       expect(inside, "output lines that match the prompt").toEqual([]);
     });
   });

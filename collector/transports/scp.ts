@@ -43,10 +43,24 @@ export function receiveScpFile(stream: ClientChannel, path: string, limits: ScpL
         resolve(Buffer.concat(body, size));
       }
     };
-    const fail = (message: string) => finish(new SessionError("error", `SCP of '${path}': ${message}`, stderr.split("\n").filter((l) => l.trim()).slice(-10)));
+    const fail = (message: string) =>
+      finish(
+        new SessionError(
+          "error",
+          `SCP of '${path}': ${message}`,
+          stderr
+            .split("\n")
+            .filter((l) => l.trim())
+            .slice(-10),
+        ),
+      );
     const arm = () => {
       clearTimeout(timer);
-      timer = setTimeout(() => finish(new SessionError("timeout", `SCP of '${path}' produced nothing for ${limits.idleTimeoutMs / 1000} s`)), limits.idleTimeoutMs);
+      timer = setTimeout(
+        () =>
+          finish(new SessionError("timeout", `SCP of '${path}' produced nothing for ${limits.idleTimeoutMs / 1000} s`)),
+        limits.idleTimeoutMs,
+      );
     };
     const ack = () => void stream.write(Buffer.from([0]));
 
@@ -67,7 +81,8 @@ export function receiveScpFile(stream: ClientChannel, path: string, limits: ScpL
           const header = FILE_HEADER.exec(line);
           if (!header) return fail(`the device answered '${line.slice(0, 80)}', not a file header`);
           size = Number(header[1]);
-          if (size > limits.maxBytes) return fail(`the file is ${size} bytes, more than the output limit of ${limits.maxBytes} bytes`);
+          if (size > limits.maxBytes)
+            return fail(`the file is ${size} bytes, more than the output limit of ${limits.maxBytes} bytes`);
           state = "body";
           ack();
         } else if (state === "body") {
@@ -79,7 +94,10 @@ export function receiveScpFile(stream: ClientChannel, path: string, limits: ScpL
         } else {
           const status = pending[0]!;
           pending = pending.subarray(1);
-          if (status !== 0) return fail(`the device ended the transfer with an error: ${pending.toString("utf8").trim() || `status ${status}`}`);
+          if (status !== 0)
+            return fail(
+              `the device ended the transfer with an error: ${pending.toString("utf8").trim() || `status ${status}`}`,
+            );
           ack();
           return finish();
         }
@@ -99,7 +117,14 @@ export function receiveScpFile(stream: ClientChannel, path: string, limits: ScpL
     });
     stream.on("close", () => {
       if (state === "body" || state === "status") fail(`the connection closed after ${received} of ${size} bytes`);
-      else fail(stderr.split("\n").find((l) => l.trim())?.trim().slice(0, 200) ?? "the device closed the channel without sending the file");
+      else
+        fail(
+          stderr
+            .split("\n")
+            .find((l) => l.trim())
+            ?.trim()
+            .slice(0, 200) ?? "the device closed the channel without sending the file",
+        );
     });
     ack();
   });

@@ -35,14 +35,25 @@ const GROUP_EXCHANGE = "diffie-hellman-group-exchange-sha256";
  * exchanges the 2048-bit fixed group comes first (nothing to check), then group exchange, then the 1024-bit group.
  */
 function algorithmsFor(legacy: boolean): ConnectConfig["algorithms"] {
-  if (!legacy) return { kex: { remove: [GROUP_EXCHANGE], append: [GROUP_EXCHANGE] } } as unknown as ConnectConfig["algorithms"];
+  if (!legacy)
+    return { kex: { remove: [GROUP_EXCHANGE], append: [GROUP_EXCHANGE] } } as unknown as ConnectConfig["algorithms"];
   const cipher = [
-    ["aes128-cbc", "aes-128-cbc"], ["aes192-cbc", "aes-192-cbc"], ["aes256-cbc", "aes-256-cbc"], ["3des-cbc", "des-ede3-cbc"],
-  ].filter(([, openssl]) => cipherAvailable(openssl!)).map(([ssh]) => ssh!);
+    ["aes128-cbc", "aes-128-cbc"],
+    ["aes192-cbc", "aes-192-cbc"],
+    ["aes256-cbc", "aes-256-cbc"],
+    ["3des-cbc", "des-ede3-cbc"],
+  ]
+    .filter(([, openssl]) => cipherAvailable(openssl!))
+    .map(([ssh]) => ssh!);
   return {
     kex: {
       remove: [GROUP_EXCHANGE],
-      append: ["diffie-hellman-group14-sha1", GROUP_EXCHANGE, "diffie-hellman-group-exchange-sha1", "diffie-hellman-group1-sha1"],
+      append: [
+        "diffie-hellman-group14-sha1",
+        GROUP_EXCHANGE,
+        "diffie-hellman-group-exchange-sha1",
+        "diffie-hellman-group1-sha1",
+      ],
     },
     // ssh-rsa (SHA-1) host keys and hmac-sha1 are in ssh2's defaults already.
     serverHostKey: { append: ["ssh-dss"] },
@@ -52,16 +63,28 @@ function algorithmsFor(legacy: boolean): ConnectConfig["algorithms"] {
 }
 
 /** OpenSSH's notation: SHA256 of the key blob, base64 without padding. */
-export const fingerprintOf = (key: Buffer) => "SHA256:" + createHash("sha256").update(key).digest("base64").replace(/=+$/, "");
+export const fingerprintOf = (key: Buffer) =>
+  "SHA256:" + createHash("sha256").update(key).digest("base64").replace(/=+$/, "");
 
-const UNREACHABLE = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "ECONNRESET", "EPIPE"]);
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ECONNRESET",
+  "EPIPE",
+]);
 
 /** An open SSH connection: an interactive shell, or one exec channel per command. */
 export class SshConnection {
   /** Set once the transport is gone: an exec channel that closes after that was cut off, not finished. */
   private gone = false;
 
-  private constructor(private readonly client: Client, readonly fingerprint: string) {
+  private constructor(
+    private readonly client: Client,
+    readonly fingerprint: string,
+  ) {
     client.on("end", () => (this.gone = true));
     client.on("close", () => (this.gone = true));
   }
@@ -86,7 +109,12 @@ export class SshConnection {
       });
       client.on("error", (err: Error & { level?: string; code?: string }) => {
         if (seen && target.pinnedFingerprint && seen !== target.pinnedFingerprint) {
-          finish(new SessionError("host_key_changed", `the host key changed: pinned ${target.pinnedFingerprint}, the device presented ${seen}; accept the new key through the API if the change is expected`));
+          finish(
+            new SessionError(
+              "host_key_changed",
+              `the host key changed: pinned ${target.pinnedFingerprint}, the device presented ${seen}; accept the new key through the API if the change is expected`,
+            ),
+          );
         } else if (err.level === "client-authentication") {
           finish(new SessionError("auth_failed", "the device refused the credentials"));
         } else if (err.level === "client-timeout") {
@@ -94,12 +122,24 @@ export class SshConnection {
         } else if (err.code && UNREACHABLE.has(err.code)) {
           finish(new SessionError("unreachable", `cannot reach ${target.host}:${target.port} (${err.code})`));
         } else if (/handshake failed|no matching/i.test(err.message)) {
-          finish(new SessionError("error", `SSH negotiation failed: ${err.message}${target.legacyAlgorithms ? "" : "; old devices may need legacy_algorithms"}`));
+          finish(
+            new SessionError(
+              "error",
+              `SSH negotiation failed: ${err.message}${target.legacyAlgorithms ? "" : "; old devices may need legacy_algorithms"}`,
+            ),
+          );
         } else {
           finish(new SessionError("error", `SSH error: ${err.message}`));
         }
       });
-      client.on("close", () => settled || finish(new SessionError("unreachable", `the connection to ${target.host}:${target.port} closed before login`)));
+      client.on(
+        "close",
+        () =>
+          settled ||
+          finish(
+            new SessionError("unreachable", `the connection to ${target.host}:${target.port} closed before login`),
+          ),
+      );
       client.connect({
         host: target.host,
         port: target.port,
@@ -133,7 +173,13 @@ export class SshConnection {
   subsystem(name: string): Promise<ByteChannel> {
     return new Promise((resolve, reject) => {
       this.client.subsys(name, (err, stream) => {
-        if (err) return reject(new SessionError("error", `the device refused the SSH subsystem '${name}': ${err.message}; is it enabled on the device (and on this port)?`));
+        if (err)
+          return reject(
+            new SessionError(
+              "error",
+              `the device refused the SSH subsystem '${name}': ${err.message}; is it enabled on the device (and on this port)?`,
+            ),
+          );
         stream.on("error", () => {});
         resolve({
           write: (data) => void stream.write(data),
@@ -165,7 +211,13 @@ export class SshConnection {
           clearTimeout(timer);
           timer = setTimeout(() => {
             stream.close();
-            reject(new SessionError("timeout", `'${command}' produced nothing for ${idleTimeoutMs / 1000} s`, out.split("\n").slice(-10)));
+            reject(
+              new SessionError(
+                "timeout",
+                `'${command}' produced nothing for ${idleTimeoutMs / 1000} s`,
+                out.split("\n").slice(-10),
+              ),
+            );
           }, idleTimeoutMs);
         };
         arm();
@@ -174,7 +226,12 @@ export class SshConnection {
           if (out.length > maxOutputBytes) {
             clearTimeout(timer);
             stream.close();
-            reject(new SessionError("error", `the output of '${command}' exceeded ${Math.round(maxOutputBytes / 1048576)} MB`));
+            reject(
+              new SessionError(
+                "error",
+                `the output of '${command}' exceeded ${Math.round(maxOutputBytes / 1048576)} MB`,
+              ),
+            );
             return;
           }
           arm();
@@ -184,17 +241,39 @@ export class SshConnection {
           if (stderr.length < 65_536) stderr += errDecoder.decode(chunk, { stream: true });
           arm();
         });
-        stream.on("exit", (code: number | null, signal?: string) => (exit = code === null ? { signal: signal ?? "unknown" } : { code }));
+        stream.on(
+          "exit",
+          (code: number | null, signal?: string) => (exit = code === null ? { signal: signal ?? "unknown" } : { code }),
+        );
         stream.on("close", () => {
           clearTimeout(timer);
           out += decoder.decode();
-          const lastLines = (stderr.trim() ? stderr : out).split("\n").filter((l) => l.trim()).slice(-10);
+          const lastLines = (stderr.trim() ? stderr : out)
+            .split("\n")
+            .filter((l) => l.trim())
+            .slice(-10);
           if (!exit && this.gone) {
-            reject(new SessionError("error", `the connection closed while '${command}' was running; its output is incomplete`, lastLines));
+            reject(
+              new SessionError(
+                "error",
+                `the connection closed while '${command}' was running; its output is incomplete`,
+                lastLines,
+              ),
+            );
           } else if (exit && ("signal" in exit || exit.code !== 0)) {
             const how = "signal" in exit ? `was killed by signal ${exit.signal}` : `exited with status ${exit.code}`;
-            const said = stderr.split("\n").find((l) => l.trim())?.trim().slice(0, 200);
-            reject(new SessionError("error", `'${command}' failed on the device: it ${how}${said ? ` (${said})` : ""}`, lastLines));
+            const said = stderr
+              .split("\n")
+              .find((l) => l.trim())
+              ?.trim()
+              .slice(0, 200);
+            reject(
+              new SessionError(
+                "error",
+                `'${command}' failed on the device: it ${how}${said ? ` (${said})` : ""}`,
+                lastLines,
+              ),
+            );
           } else {
             resolve(out);
           }
@@ -208,7 +287,10 @@ export class SshConnection {
     return new Promise((resolve, reject) => {
       this.client.exec(`scp -f ${path}`, (err, stream) => {
         if (err) return reject(new SessionError("error", `the device refused SCP of '${path}': ${err.message}`));
-        receiveScpFile(stream, path, { idleTimeoutMs, maxBytes: maxOutputBytes }).then((file) => resolve(new TextDecoder().decode(file)), reject);
+        receiveScpFile(stream, path, { idleTimeoutMs, maxBytes: maxOutputBytes }).then(
+          (file) => resolve(new TextDecoder().decode(file)),
+          reject,
+        );
       });
     });
   }

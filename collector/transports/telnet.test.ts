@@ -5,10 +5,24 @@ import { freePort } from "../../test/helpers/process.ts";
 import { SessionError, ShellSession, type SessionProfile } from "../session.ts";
 import { encodeForTelnet, openTelnet, TelnetProtocol } from "./telnet.ts";
 
-const IAC = 255, DONT = 254, DO = 253, WONT = 252, WILL = 251, SB = 250, SE = 240, NOP = 241, GA = 249;
-const ECHO = 1, SGA = 3, TTYPE = 24, NAWS = 31, AUTHENTICATION = 37, NEW_ENVIRON = 39;
+const IAC = 255,
+  DONT = 254,
+  DO = 253,
+  WONT = 252,
+  WILL = 251,
+  SB = 250,
+  SE = 240,
+  NOP = 241,
+  GA = 249;
+const ECHO = 1,
+  SGA = 3,
+  TTYPE = 24,
+  NAWS = 31,
+  AUTHENTICATION = 37,
+  NEW_ENVIRON = 39;
 
-const bytes = (...parts: (number | string)[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : Buffer.from([p]))));
+const bytes = (...parts: (number | string)[]) =>
+  Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : Buffer.from([p]))));
 
 /**
  * What the client sent, read by the test's own minimal Telnet reader: its option commands (3 bytes each, or a
@@ -107,7 +121,10 @@ function telnetDevice(password: string) {
     };
   });
   return {
-    listen: () => new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port))),
+    listen: () =>
+      new Promise<number>((resolve) =>
+        server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)),
+      ),
     received: () => Buffer.concat(received),
     /** Forgets what was received, for the next connection. */
     reset: () => void received.splice(0),
@@ -182,14 +199,23 @@ describe("openTelnet connection failures", () => {
   it("gives up with timeout when the TCP handshake never completes", async () => {
     // A listener whose process never accepts: once its backlog is full the kernel drops further SYNs, as a
     // firewall that drops packets would, and connect() hangs.
-    const child = spawn(process.execPath, ["-e", `
+    const child = spawn(
+      process.execPath,
+      [
+        "-e",
+        `
       const s = require("node:net").createServer().listen({ port: 0, host: "127.0.0.1", backlog: 1 }, () => {
         process.stdout.write(s.address().port + "\\n");
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
-      });`], { stdio: ["ignore", "pipe", "inherit"] });
+      });`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     const fillers: Socket[] = [];
     try {
-      const port = await new Promise<number>((resolve) => child.stdout!.once("data", (d) => resolve(Number(String(d).trim()))));
+      const port = await new Promise<number>((resolve) =>
+        child.stdout!.once("data", (d) => resolve(Number(String(d).trim()))),
+      );
       for (let i = 0; i < 4; i++) fillers.push(connect(port, "127.0.0.1").on("error", () => {}));
       const started = Date.now();
       const error = await openTelnet({ host: "127.0.0.1", port, connectTimeoutMs: 300 }).catch((e: unknown) => e);
@@ -203,7 +229,9 @@ describe("openTelnet connection failures", () => {
 
   it("tells the session when the device hangs up during login", async () => {
     const server = createServer((socket) => socket.end("Username: "));
-    const port = await new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)));
+    const port = await new Promise<number>((resolve) =>
+      server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)),
+    );
     try {
       const channel = await openTelnet({ host: "127.0.0.1", port, connectTimeoutMs: 2_000 });
       const error = await new ShellSession(channel, profile, limits).login("admin", "x").catch((e: unknown) => e);
@@ -226,13 +254,52 @@ describe("TelnetProtocol", () => {
 
   it("reads IAC IAC as one 255 data byte, also when split between chunks", () => {
     expect(run([[65, IAC, IAC, 66]]).data).toEqual([65, 255, 66]);
-    expect(run([[65, IAC], [IAC, 66]]).data).toEqual([65, 255, 66]);
+    expect(
+      run([
+        [65, IAC],
+        [IAC, 66],
+      ]).data,
+    ).toEqual([65, 255, 66]);
   });
 
   it("gives the same result however a stream of commands is cut into chunks", () => {
     const stream = [
-      72, IAC, WILL, ECHO, 105, IAC, SB, TTYPE, 1, IAC, SE, 13, 0, IAC, DO, 99, IAC, SB, 77, IAC, IAC, 5, IAC, SE, IAC, IAC, 10,
-      IAC, WONT, ECHO, IAC, DONT, TTYPE, IAC, GA, 33,
+      72,
+      IAC,
+      WILL,
+      ECHO,
+      105,
+      IAC,
+      SB,
+      TTYPE,
+      1,
+      IAC,
+      SE,
+      13,
+      0,
+      IAC,
+      DO,
+      99,
+      IAC,
+      SB,
+      77,
+      IAC,
+      IAC,
+      5,
+      IAC,
+      SE,
+      IAC,
+      IAC,
+      10,
+      IAC,
+      WONT,
+      ECHO,
+      IAC,
+      DONT,
+      TTYPE,
+      IAC,
+      GA,
+      33,
     ];
     const whole = run([stream]);
     // Data: "Hi", CR (its NUL dropped), 255, LF, "!"
@@ -250,7 +317,12 @@ describe("TelnetProtocol", () => {
 
   it("turns an option off when asked and confirms it once", () => {
     const { replies } = run([[IAC, DO, SGA, IAC, DO, SGA, IAC, DONT, SGA, IAC, DONT, SGA, IAC, WILL, 0, IAC, WILL, 5]]);
-    expect(replies).toEqual([[IAC, WILL, SGA], [IAC, WONT, SGA], [IAC, DO, 0], [IAC, DONT, 5]]);
+    expect(replies).toEqual([
+      [IAC, WILL, SGA],
+      [IAC, WONT, SGA],
+      [IAC, DO, 0],
+      [IAC, DONT, 5],
+    ]);
   });
 });
 

@@ -5,10 +5,23 @@ export type TelnetTarget = { host: string; port: number; connectTimeoutMs: numbe
 
 // RFC 854 commands and the options this client knows (RFC 856 TRANSMIT-BINARY, 857 ECHO, 858 SUPPRESS-GO-AHEAD,
 // 1091 TERMINAL-TYPE, 1073 NAWS).
-const IAC = 255, DONT = 254, DO = 253, WONT = 252, WILL = 251, SB = 250, SE = 240;
-const CR = 13, LF = 10, NUL = 0;
-const BINARY = 0, ECHO = 1, SGA = 3, TTYPE = 24, NAWS = 31;
-const TTYPE_IS = 0, TTYPE_SEND = 1;
+const IAC = 255,
+  DONT = 254,
+  DO = 253,
+  WONT = 252,
+  WILL = 251,
+  SB = 250,
+  SE = 240;
+const CR = 13,
+  LF = 10,
+  NUL = 0;
+const BINARY = 0,
+  ECHO = 1,
+  SGA = 3,
+  TTYPE = 24,
+  NAWS = 31;
+const TTYPE_IS = 0,
+  TTYPE_SEND = 1;
 
 /** Options the server may turn on at its end: it echoes what we type, sends no go-ahead, and may send raw 8-bit. */
 const SERVER_MAY = new Set([ECHO, SGA, BINARY]);
@@ -151,7 +164,15 @@ export function encodeForTelnet(text: string): Uint8Array {
 }
 
 // Errors that mean nothing answers at that address; the connect timer covers the silent ones.
-const UNREACHABLE = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "ECONNRESET", "EADDRNOTAVAIL"]);
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ECONNRESET",
+  "EADDRNOTAVAIL",
+]);
 
 /** Opens a Telnet connection and answers option negotiation; the login happens in the session (prompts). */
 export function openTelnet(target: TelnetTarget): Promise<Channel & { close(): void }> {
@@ -159,14 +180,21 @@ export function openTelnet(target: TelnetTarget): Promise<Channel & { close(): v
     const socket = connect({ host: target.host, port: target.port });
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new SessionError("timeout", `no TCP connection to ${target.host}:${target.port} within ${target.connectTimeoutMs / 1000} s`));
+      reject(
+        new SessionError(
+          "timeout",
+          `no TCP connection to ${target.host}:${target.port} within ${target.connectTimeoutMs / 1000} s`,
+        ),
+      );
     }, target.connectTimeoutMs);
     const failed = (err: Error & { code?: string }) => {
       clearTimeout(timer);
       socket.destroy();
-      reject(err.code && UNREACHABLE.has(err.code)
-        ? new SessionError("unreachable", `cannot reach ${target.host}:${target.port} (${err.code})`)
-        : new SessionError("error", `Telnet connection to ${target.host}:${target.port} failed: ${err.message}`));
+      reject(
+        err.code && UNREACHABLE.has(err.code)
+          ? new SessionError("unreachable", `cannot reach ${target.host}:${target.port} (${err.code})`)
+          : new SessionError("error", `Telnet connection to ${target.host}:${target.port} failed: ${err.message}`),
+      );
     };
     socket.once("error", failed);
     socket.once("connect", () => {

@@ -9,12 +9,31 @@ import { answerWithin, seededChoice } from "../../test/helpers/fuzz.ts";
 import { API_VERSIONS, openApiDocument } from "./versions.ts";
 
 type Schema = {
-  type?: string | string[]; enum?: unknown[]; nullable?: boolean; properties?: Record<string, Schema>; required?: string[];
-  items?: Schema; anyOf?: Schema[]; oneOf?: Schema[]; allOf?: Schema[]; $ref?: string; minimum?: number; maximum?: number;
-  minLength?: number; maxLength?: number; format?: string; example?: unknown; default?: unknown; additionalProperties?: boolean | Schema;
+  type?: string | string[];
+  enum?: unknown[];
+  nullable?: boolean;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  allOf?: Schema[];
+  $ref?: string;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  format?: string;
+  example?: unknown;
+  default?: unknown;
+  additionalProperties?: boolean | Schema;
 };
 type Parameter = { name: string; in: string; required?: boolean; schema?: Schema };
-type Operation = { operationId: string; parameters?: Parameter[]; requestBody?: { content?: Record<string, { schema?: Schema }> } };
+type Operation = {
+  operationId: string;
+  parameters?: Parameter[];
+  requestBody?: { content?: Record<string, { schema?: Schema }> };
+};
 type Doc = { paths: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, Schema> } };
 
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
@@ -29,8 +48,44 @@ const WAITS = new Set(["wait"]);
 const REQUESTS_PER_ROUTE = Number(process.env.FUZZ_REQUESTS ?? 6);
 const SEED = Number(process.env.FUZZ_SEED ?? 26);
 
-const ODD_STRINGS = ["", " ", "0", "-1", "1e309", "null", "true", "a".repeat(5000), "\u0000", "%", "%00", "../..", "ü∂ß😀", "<script>", "' or 1=1 --", "[]", "{}", "9".repeat(30)];
-const ODD_VALUES: unknown[] = [null, true, false, 0, -1, 1.5, 2 ** 53, -(2 ** 63), 1e308, "", "x", [], {}, [1, "a"], { a: { b: [] } }, ...ODD_STRINGS];
+const ODD_STRINGS = [
+  "",
+  " ",
+  "0",
+  "-1",
+  "1e309",
+  "null",
+  "true",
+  "a".repeat(5000),
+  "\u0000",
+  "%",
+  "%00",
+  "../..",
+  "ü∂ß😀",
+  "<script>",
+  "' or 1=1 --",
+  "[]",
+  "{}",
+  "9".repeat(30),
+];
+const ODD_VALUES: unknown[] = [
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  2 ** 53,
+  -(2 ** 63),
+  1e308,
+  "",
+  "x",
+  [],
+  {},
+  [1, "a"],
+  { a: { b: [] } },
+  ...ODD_STRINGS,
+];
 
 function fuzzer(doc: Doc, seed: number) {
   const { rnd, pick } = seededChoice(seed);
@@ -46,15 +101,24 @@ function fuzzer(doc: Doc, seed: number) {
     if (s.enum?.length) return pick(s.enum);
     const options = s.anyOf ?? s.oneOf;
     if (options?.length) return valid(pick(options), depth + 1);
-    if (s.allOf?.length) return Object.assign({}, ...s.allOf.map((part) => valid(part, depth + 1)).filter((v) => v && typeof v === "object"));
+    if (s.allOf?.length)
+      return Object.assign(
+        {},
+        ...s.allOf.map((part) => valid(part, depth + 1)).filter((v) => v && typeof v === "object"),
+      );
     if (s.example !== undefined && rnd() < 0.3) return s.example;
-    const type = Array.isArray(s.type) ? pick(s.type) : s.type ?? (s.properties ? "object" : "string");
+    const type = Array.isArray(s.type) ? pick(s.type) : (s.type ?? (s.properties ? "object" : "string"));
     switch (type) {
-      case "integer": return Math.floor((s.minimum ?? 1) + rnd() * Math.min(100, (s.maximum ?? 100) - (s.minimum ?? 1) + 1));
-      case "number": return (s.minimum ?? 0) + rnd() * 10;
-      case "boolean": return rnd() < 0.5;
-      case "null": return null;
-      case "array": return depth > 4 ? [] : Array.from({ length: Math.floor(rnd() * 3) }, () => valid(s.items, depth + 1));
+      case "integer":
+        return Math.floor((s.minimum ?? 1) + rnd() * Math.min(100, (s.maximum ?? 100) - (s.minimum ?? 1) + 1));
+      case "number":
+        return (s.minimum ?? 0) + rnd() * 10;
+      case "boolean":
+        return rnd() < 0.5;
+      case "null":
+        return null;
+      case "array":
+        return depth > 4 ? [] : Array.from({ length: Math.floor(rnd() * 3) }, () => valid(s.items, depth + 1));
       case "object": {
         const out: Record<string, unknown> = {};
         for (const [key, prop] of Object.entries(s.properties ?? {})) {
@@ -68,7 +132,11 @@ function fuzzer(doc: Doc, seed: number) {
         if (s.format === "email") return `user${Math.floor(rnd() * 1e6)}@example.test`;
         if (s.format === "uri" || s.format === "url") return "http://127.0.0.1:9/hook";
         const length = Math.max(s.minLength ?? 1, Math.min(s.maxLength ?? 12, 12));
-        return Array.from({ length }, () => pick([..."abcxyz019-_. "])).join("").trim() || "a";
+        return (
+          Array.from({ length }, () => pick([..."abcxyz019-_. "]))
+            .join("")
+            .trim() || "a"
+        );
       }
     }
   }
@@ -82,7 +150,8 @@ function fuzzer(doc: Doc, seed: number) {
       return value.map((v, k) => (k === i ? mutated(v, depth + 1) : v));
     }
     const keys = Object.keys(value);
-    if (!keys.length || rnd() < 0.2) return { ...value, [pick(["extra", "id", "__proto__", "constructor", ""])]: pick(ODD_VALUES) };
+    if (!keys.length || rnd() < 0.2)
+      return { ...value, [pick(["extra", "id", "__proto__", "constructor", ""])]: pick(ODD_VALUES) };
     const key = pick(keys);
     return { ...value, [key]: mutated((value as Record<string, unknown>)[key], depth + 1) };
   }
@@ -91,20 +160,29 @@ function fuzzer(doc: Doc, seed: number) {
     const params = op.parameters ?? [];
     let url = path.replace(/\{([^}]+)\}/g, (_, name: string) => {
       const p = params.find((x) => x.in === "path" && x.name === name);
-      return encodeURIComponent(String(rnd() < 0.6 ? (rnd() < 0.7 ? pick([1, 2, 3]) : valid(p?.schema)) : pick(ODD_STRINGS)));
+      return encodeURIComponent(
+        String(rnd() < 0.6 ? (rnd() < 0.7 ? pick([1, 2, 3]) : valid(p?.schema)) : pick(ODD_STRINGS)),
+      );
     });
     const query = new URLSearchParams();
     for (const p of params.filter((x) => x.in === "query")) {
       if (!p.required && rnd() < 0.5) continue;
       const value = WAITS.has(p.name) ? 0 : rnd() < 0.6 ? valid(p.schema) : pick(ODD_VALUES);
-      for (const v of Array.isArray(value) ? value : [value]) query.append(p.name, typeof v === "object" ? JSON.stringify(v) : String(v));
+      for (const v of Array.isArray(value) ? value : [value])
+        query.append(p.name, typeof v === "object" ? JSON.stringify(v) : String(v));
     }
-    if (rnd() < 0.2) query.append(pick(["filter[nope]", "sort", "page", "per_page", "filter[name]"]), pick(ODD_STRINGS));
+    if (rnd() < 0.2)
+      query.append(pick(["filter[nope]", "sort", "page", "per_page", "filter[name]"]), pick(ODD_STRINGS));
     if ([...query].length) url += `?${query}`;
     const schema = op.requestBody?.content?.["application/json"]?.schema;
     if (!schema) return { url, label: url };
     const roll = rnd();
-    if (roll < 0.1) return { url, rawBody: pick(["{", "[1,", "\"unterminated", "{\"a\":}", "nul", "{}}"]), label: `${url} (malformed JSON)` };
+    if (roll < 0.1)
+      return {
+        url,
+        rawBody: pick(["{", "[1,", '"unterminated', '{"a":}', "nul", "{}}"]),
+        label: `${url} (malformed JSON)`,
+      };
     const body = roll < 0.45 ? valid(schema) : roll < 0.9 ? mutated(valid(schema)) : pick(ODD_VALUES);
     return { url, body, label: `${url} ${JSON.stringify(body)?.slice(0, 300)}` };
   }
@@ -122,8 +200,13 @@ afterAll(() => t.close());
 
 describe("the API under fuzzing", () => {
   it("leaves out only routes the documents have", () => {
-    const operationIds = new Set(API_VERSIONS.flatMap((version) => Object.values((openApiDocument(version, "http://netkeep.test") as unknown as Doc).paths)
-      .flatMap((item) => METHODS.flatMap((m) => (item[m] ? [item[m]!.operationId] : [])))));
+    const operationIds = new Set(
+      API_VERSIONS.flatMap((version) =>
+        Object.values((openApiDocument(version, "http://netkeep.test") as unknown as Doc).paths).flatMap((item) =>
+          METHODS.flatMap((m) => (item[m] ? [item[m]!.operationId] : [])),
+        ),
+      ),
+    );
     expect([...LEAVES_THE_PROCESS].filter((id) => !operationIds.has(id))).toEqual([]);
   });
 
@@ -140,10 +223,13 @@ describe("the API under fuzzing", () => {
             const r = request(path, op);
             const what = `${method.toUpperCase()} ${r.label}`;
             try {
-              const res = await answerWithin(t.request(r.url, { method: method.toUpperCase(), token, body: r.body, rawBody: r.rawBody }));
+              const res = await answerWithin(
+                t.request(r.url, { method: method.toUpperCase(), token, body: r.body, rawBody: r.rawBody }),
+              );
               const text = await res.text();
               if (res.status >= 500) failures.push(`${what}: ${res.status} ${text.slice(0, 300)}`);
-              else if (res.status >= 400 && !/"message":"[^"]/.test(text)) failures.push(`${what}: ${res.status} without a message: ${text.slice(0, 200)}`);
+              else if (res.status >= 400 && !/"message":"[^"]/.test(text))
+                failures.push(`${what}: ${res.status} without a message: ${text.slice(0, 200)}`);
             } catch (e) {
               failures.push(`${what}: ${(e as Error).message.slice(0, 400)}`);
             }

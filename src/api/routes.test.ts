@@ -3,7 +3,13 @@ import { ABILITIES, isAbility, type Ability } from "../auth/abilities.ts";
 import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
 import { API_VERSIONS, openApiDocument } from "./versions.ts";
 
-type Operation = { tags?: string[]; security?: Record<string, string[]>[]; operationId?: string; summary?: string; "x-ability"?: string };
+type Operation = {
+  tags?: string[];
+  security?: Record<string, string[]>[];
+  operationId?: string;
+  summary?: string;
+  "x-ability"?: string;
+};
 const METHODS = ["get", "post", "put", "patch", "delete"] as const;
 
 function documentedRoutes() {
@@ -11,7 +17,10 @@ function documentedRoutes() {
     const doc = openApiDocument(version, "http://netkeep.test");
     return Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
       METHODS.filter((m) => (item as Record<string, unknown>)[m]).map((method) => ({
-        version, path, method, op: (item as Record<string, Operation>)[method]!,
+        version,
+        path,
+        method,
+        op: (item as Record<string, Operation>)[method]!,
       })),
     );
   });
@@ -37,12 +46,14 @@ describe("the route table", () => {
     for (const { version, path, method, op } of routes) {
       const where = `${method.toUpperCase()} ${path}`;
       if (!op.tags?.length || op.tags.some((tag) => !tag.trim())) problems.push(`${where}: no group tag`);
-      if (JSON.stringify(op.security) !== JSON.stringify([{ apitoken: [] }])) problems.push(`${where}: security is not [{apitoken: []}]`);
+      if (JSON.stringify(op.security) !== JSON.stringify([{ apitoken: [] }]))
+        problems.push(`${where}: security is not [{apitoken: []}]`);
       if (!op["x-ability"] || !isAbility(op["x-ability"])) problems.push(`${where}: no ability from the catalogue`);
       if (!op.summary) problems.push(`${where}: no summary`);
       const key = `${version}:${op.operationId}`;
       if (!op.operationId) problems.push(`${where}: no operationId`);
-      else if (operationIds.has(key)) problems.push(`${where}: operationId ${op.operationId} also used by ${operationIds.get(key)}`);
+      else if (operationIds.has(key))
+        problems.push(`${where}: operationId ${op.operationId} also used by ${operationIds.get(key)}`);
       else operationIds.set(key, where);
     }
     expect(problems).toEqual([]);
@@ -52,7 +63,10 @@ describe("the route table", () => {
     // A read sent by POST (a search too long for a query string) changes nothing: it keeps its .read ability.
     const READS_BY_POST = new Set(["searchConfigsPost", "renderTemplate"]);
     const problems = routes
-      .filter(({ method, op }) => method !== "get" && !READS_BY_POST.has(op.operationId!) && !op["x-ability"]?.endsWith(".write"))
+      .filter(
+        ({ method, op }) =>
+          method !== "get" && !READS_BY_POST.has(op.operationId!) && !op["x-ability"]?.endsWith(".write"),
+      )
       .map(({ version, path, method, op }) => `${version} ${method.toUpperCase()} ${path}: ${op["x-ability"]}`);
     expect(problems).toEqual([]);
     const reads = routes.filter(({ op }) => READS_BY_POST.has(op.operationId!));
@@ -79,7 +93,8 @@ describe("the route table", () => {
       if (anonymous.status !== 401) failures.push(`${method} ${path} without token: ${anonymous.status}`);
       const token = await t.token(allBut(op["x-ability"]!));
       const denied = await t.call(url, { ...init, token });
-      if (denied.status !== 403 || denied.body.message !== "Invalid ability provided") failures.push(`${method} ${path} without ability: ${denied.status}`);
+      if (denied.status !== 403 || denied.body.message !== "Invalid ability provided")
+        failures.push(`${method} ${path} without ability: ${denied.status}`);
     }
     expect(failures).toEqual([]);
   });

@@ -101,22 +101,43 @@ export const createVersionApi = (version: ApiVersion) => (version === "v1" ? cre
  * What netkeep POSTs to a webhook subscription, one entry per event type: the Event envelope with the type's
  * payload in data (the components registerWebhookRoutes declares).
  */
-function eventWebhooks(): NonNullable<ReturnType<ReturnType<typeof createVersionApi>["getOpenAPI31Document"]>["webhooks"]> {
-  return Object.fromEntries(Object.entries(EVENT_CATALOGUE).map(([type, def]) => [type, {
-    post: {
-      summary: `The ${type} event`,
-      description: `${def.describe} Delivered to each subscription whose filters take it, signed the Standard Webhooks way (docs/events.md).`,
-      requestBody: {
-        required: true,
-        content: { "application/json": { schema: { allOf: [{ $ref: "#/components/schemas/Event" }, { type: "object" as const, properties: { data: { $ref: `#/components/schemas/${payloadSchemaName(type)}` } } }] } } },
+function eventWebhooks(): NonNullable<
+  ReturnType<ReturnType<typeof createVersionApi>["getOpenAPI31Document"]>["webhooks"]
+> {
+  return Object.fromEntries(
+    Object.entries(EVENT_CATALOGUE).map(([type, def]) => [
+      type,
+      {
+        post: {
+          summary: `The ${type} event`,
+          description: `${def.describe} Delivered to each subscription whose filters take it, signed the Standard Webhooks way (docs/events.md).`,
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: {
+                  allOf: [
+                    { $ref: "#/components/schemas/Event" },
+                    {
+                      type: "object" as const,
+                      properties: { data: { $ref: `#/components/schemas/${payloadSchemaName(type)}` } },
+                    },
+                  ],
+                },
+              },
+            },
+          },
+          responses: {
+            "2XX": { description: "Delivered" },
+            "410": { description: "Gone: the subscription is disabled" },
+            default: {
+              description: "A 5xx or no answer is retried while retries are left; any other answer fails the delivery",
+            },
+          },
+        },
       },
-      responses: {
-        "2XX": { description: "Delivered" },
-        "410": { description: "Gone: the subscription is disabled" },
-        default: { description: "A 5xx or no answer is retried while retries are left; any other answer fails the delivery" },
-      },
-    },
-  }]));
+    ]),
+  );
 }
 
 /** The OpenAPI 3.1 document of one version, straight from the route definitions; every tag it uses is declared. */
@@ -125,16 +146,23 @@ export function openApiDocument(version: ApiVersion, appUrl: string, appName = "
   const document = createVersionApi(version).getOpenAPI31Document({
     openapi: "3.1.0",
     info: {
-      title: `${appName} REST API v${n}`, version: `${n}.0.0`,
-      description: `Network configuration management: devices, their backed-up configurations and diffs, compliance, snippets and tasks. ` +
+      title: `${appName} REST API v${n}`,
+      version: `${n}.0.0`,
+      description:
+        `Network configuration management: devices, their backed-up configurations and diffs, compliance, snippets and tasks. ` +
         `Send the API token in the apitoken header. rConfig V8 clients work with a base-URL change.`,
       contact: { name: `${appName} administrators`, url: appUrl },
     },
     servers: [{ url: appUrl }],
   });
-  const used = new Set(Object.values(document.paths ?? {}).flatMap((item) =>
-    Object.values(item as Record<string, { tags?: string[] }>).flatMap((operation) => operation?.tags ?? [])));
+  const used = new Set(
+    Object.values(document.paths ?? {}).flatMap((item) =>
+      Object.values(item as Record<string, { tags?: string[] }>).flatMap((operation) => operation?.tags ?? []),
+    ),
+  );
   if (document.components?.schemas?.Event) document.webhooks = eventWebhooks();
-  document.tags = [...used].sort().map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}) }));
+  document.tags = [...used]
+    .sort()
+    .map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}) }));
   return document;
 }

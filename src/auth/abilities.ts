@@ -1,7 +1,19 @@
 /** Every route declares exactly one of these; tokens and roles carry sets of them. */
 export const RESOURCES = [
-  "devices", "configs", "credentials", "templates", "categories", "commands", "vendors", "tags",
-  "deviceprofiles", "tasks", "users", "snippets", "policycompliance", "system",
+  "devices",
+  "configs",
+  "credentials",
+  "templates",
+  "categories",
+  "commands",
+  "vendors",
+  "tags",
+  "deviceprofiles",
+  "tasks",
+  "users",
+  "snippets",
+  "policycompliance",
+  "system",
 ] as const;
 
 export type Resource = (typeof RESOURCES)[number];
@@ -14,6 +26,13 @@ export const isAbility = (value: string): value is Ability => abilitySet.has(val
 
 /** Splits "a,b , c" and reports the names that are not in the catalogue. */
 export function parseAbilityList(text: string): { abilities: Ability[]; unknown: string[] } {
-  const names = [...new Set(text.split(",").map((s) => s.trim()).filter(Boolean))];
+  const names = [
+    ...new Set(
+      text
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   return { abilities: names.filter(isAbility), unknown: names.filter((n) => !isAbility(n)) };
 }

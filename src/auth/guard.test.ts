@@ -42,7 +42,10 @@ describe("API token authentication", () => {
   it("stops accepting a token on the very next request after revocation", async () => {
     const token = await t.token(["devices.read"]);
     expect((await t.call("/api/v1/devices", { token })).status).toBe(200);
-    const [row] = await t.db.select().from(apiTokens).where(eq(apiTokens.tokenHash, await hashTokenValue(token)));
+    const [row] = await t.db
+      .select()
+      .from(apiTokens)
+      .where(eq(apiTokens.tokenHash, await hashTokenValue(token)));
     expect(await revokeToken(t.db, row!.id, new Date())).toBe(true);
     const res = await t.call("/api/v1/devices", { token });
     expect(res.status).toBe(401);
@@ -86,7 +89,11 @@ describe("API token authentication", () => {
 describe("abilities", () => {
   it("answers 403 when the token lacks the route's ability", async () => {
     const token = await t.token(["devices.read"]);
-    const res = await t.call("/api/v1/devices", { method: "POST", token, body: { device_name: "edge-sw-01", device_ip: "192.0.2.9" , device_vendor: "Cisco"} });
+    const res = await t.call("/api/v1/devices", {
+      method: "POST",
+      token,
+      body: { device_name: "edge-sw-01", device_ip: "192.0.2.9", device_vendor: "Cisco" },
+    });
     expect(res.status).toBe(403);
     expect(res.body).toEqual(FORBIDDEN);
   });
@@ -94,7 +101,11 @@ describe("abilities", () => {
   it("answers 403 when the token has the ability but its owner's role does not", async () => {
     const token = await t.token(["devices.read", "devices.write"], { role: "viewer" });
     expect((await t.call("/api/v1/devices", { token })).status).toBe(200);
-    const res = await t.call("/api/v1/devices", { method: "POST", token, body: { device_name: "edge-sw-02", device_ip: "192.0.2.9" , device_vendor: "Cisco"} });
+    const res = await t.call("/api/v1/devices", {
+      method: "POST",
+      token,
+      body: { device_name: "edge-sw-02", device_ip: "192.0.2.9", device_vendor: "Cisco" },
+    });
     expect(res.status).toBe(403);
     expect(res.body).toEqual(FORBIDDEN);
   });
@@ -102,7 +113,9 @@ describe("abilities", () => {
   it("checks authentication and ability before validating the request", async () => {
     const reader = await t.token(["devices.read"]);
     expect((await t.call("/api/v1/devices", { method: "POST", body: { device_name: "x" } })).status).toBe(401);
-    expect((await t.call("/api/v1/devices", { method: "POST", token: reader, body: { device_name: "x" } })).status).toBe(403);
+    expect(
+      (await t.call("/api/v1/devices", { method: "POST", token: reader, body: { device_name: "x" } })).status,
+    ).toBe(403);
     expect((await t.call("/api/v1/devices/not-a-number", { token: reader, method: "DELETE" })).status).toBe(403);
   });
 });

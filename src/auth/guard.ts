@@ -13,7 +13,8 @@ function presentedToken(c: Context): string | undefined {
 /** Where other APIs take a token: a caller who sent one there is told where netkeep reads it. */
 export const MISPLACED_TOKEN_MESSAGE =
   "Unauthorized: send the token in the apitoken header or the apitoken query parameter; Authorization: Bearer and X-API-Key are not read";
-const misplacedToken = (c: Context) => /^\s*bearer\s/i.test(c.req.header("authorization") ?? "") || c.req.header("x-api-key") !== undefined;
+const misplacedToken = (c: Context) =>
+  /^\s*bearer\s/i.test(c.req.header("authorization") ?? "") || c.req.header("x-api-key") !== undefined;
 
 function applyRateLimit(c: Context<AppEnv>, key: string): void {
   const decision = c.var.services.rateLimiter.hit(key);
@@ -25,10 +26,15 @@ function applyRateLimit(c: Context<AppEnv>, key: string): void {
   for (const [name, value] of Object.entries(headers)) c.header(name, value);
   if (!decision.allowed) {
     const retryAfter = Math.max(1, decision.resetAt - Math.floor(c.var.services.clock.now().getTime() / 1000));
-    throw new ApiError(429, `Too many requests: the limit is ${decision.limit} per minute; retry after ${retryAfter} seconds`, undefined, {
-      ...headers,
-      "Retry-After": String(retryAfter),
-    });
+    throw new ApiError(
+      429,
+      `Too many requests: the limit is ${decision.limit} per minute; retry after ${retryAfter} seconds`,
+      undefined,
+      {
+        ...headers,
+        "Retry-After": String(retryAfter),
+      },
+    );
   }
 }
 
@@ -45,7 +51,11 @@ export function requireAbility(ability: Ability): MiddlewareHandler<AppEnv> {
     let token = value ? await resolveToken(db, value, now) : null;
     // A directory user's role follows their groups: re-read after the refresh interval, then resolved afresh.
     if (token?.directory) {
-      const granted = await directoryStillGrants(c.var.services, { id: token.userId, username: token.username, checkedAt: token.directory.checkedAt }, now);
+      const granted = await directoryStillGrants(
+        c.var.services,
+        { id: token.userId, username: token.username, checkedAt: token.directory.checkedAt },
+        now,
+      );
       token = granted ? await resolveToken(db, value!, now) : null;
     }
     if (!token) {

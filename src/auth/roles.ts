@@ -7,5 +7,9 @@ export const BUILTIN_ROLES: { name: string; description: string; permissions: Ab
     description: "Everything but user management and system settings",
     permissions: ABILITIES.filter((a) => !a.startsWith("users.") && a !== "system.write"),
   },
-  { name: "viewer", description: "Read-only access to everything", permissions: ABILITIES.filter((a) => a.endsWith(".read")) },
+  {
+    name: "viewer",
+    description: "Read-only access to everything",
+    permissions: ABILITIES.filter((a) => a.endsWith(".read")),
+  },
 ];

@@ -21,17 +21,36 @@ beforeAll(async () => {
   ids.vendor = await post("/vendors", { name: "Scopeco" });
   const builtin = (await t.call("/api/v1/templates?per_page=1&sort=id", { token: admin })).body.data[0].id;
   ids.template = (await t.call(`/api/v1/templates/${builtin}/copy`, { method: "POST", token: admin })).body.data.id;
-  ids.credential = await post("/device-credentials", { cred_name: "shared-cred", cred_username: "backup", cred_password: "s3cret-pass" });
+  ids.credential = await post("/device-credentials", {
+    cred_name: "shared-cred",
+    cred_username: "backup",
+    cred_password: "s3cret-pass",
+  });
   ids.profile = await post("/device-profiles", { name: "shared-profile" });
   ids.tag = await post("/tags", { name: "shared-tag" });
   const shared = {
-    device_category_id: ids.category, device_vendor: "Scopeco", device_template_id: ids.template, device_cred_id: ids.credential, device_profile_id: ids.profile,
+    device_category_id: ids.category,
+    device_vendor: "Scopeco",
+    device_template_id: ids.template,
+    device_cred_id: ids.credential,
+    device_profile_id: ids.profile,
   };
   for (let i = 1; i <= 5; i++) {
     const site = i <= 2 ? "ams" : "lon";
-    await post("/devices", { device_name: `${site}-rtr-${i}`, device_ip: `192.0.2.${i}`, device_tags: [site, "shared-tag"], ...shared });
+    await post("/devices", {
+      device_name: `${site}-rtr-${i}`,
+      device_ip: `192.0.2.${i}`,
+      device_tags: [site, "shared-tag"],
+      ...shared,
+    });
   }
-  await post("/devices", { device_name: "lon-rtr-6", device_ip: "192.0.2.6", device_vendor: "Scopeco", device_category_id: ids.lonCategory, device_tags: ["lon"] });
+  await post("/devices", {
+    device_name: "lon-rtr-6",
+    device_ip: "192.0.2.6",
+    device_vendor: "Scopeco",
+    device_category_id: ids.lonCategory,
+    device_tags: ["lon"],
+  });
 });
 afterAll(() => t.close());
 
@@ -44,8 +63,13 @@ const count = async (path: string, token: string) => {
 describe("a scoped user's counts of devices", () => {
   it("devices_count on tags, categories, vendors, templates, credentials and profiles counts only devices in the scope", async () => {
     for (const [path, all] of [
-      [`/tags/${ids.tag}`, 5], [`/categories/${ids.category}`, 5], [`/vendors/${ids.vendor}`, 6], [`/templates/${ids.template}`, 5],
-      [`/device-credentials/${ids.credential}`, 5], [`/device-profiles/${ids.profile}`, 5], [`/categories/${ids.lonCategory}`, 1],
+      [`/tags/${ids.tag}`, 5],
+      [`/categories/${ids.category}`, 5],
+      [`/vendors/${ids.vendor}`, 6],
+      [`/templates/${ids.template}`, 5],
+      [`/device-credentials/${ids.credential}`, 5],
+      [`/device-profiles/${ids.profile}`, 5],
+      [`/categories/${ids.lonCategory}`, 1],
     ] as const) {
       expect(await count(path, admin), path).toBe(all);
       expect(await count(path, scoped), path).toBe(path.endsWith(`/${ids.lonCategory}`) ? 0 : 2);
@@ -65,7 +89,10 @@ describe("a scoped user's counts of devices", () => {
       [`/device-profiles/${ids.profile}`, `Device profile ${ids.profile}`, { name: "renamed" }],
     ] as const) {
       const message = `${what} reaches devices outside your role's scope: only a user whose scope covers every device it reaches can create, change or delete it`;
-      for (const [method, body] of [["PATCH", patch], ["DELETE", undefined]] as const) {
+      for (const [method, body] of [
+        ["PATCH", patch],
+        ["DELETE", undefined],
+      ] as const) {
         const res = await t.call(`/api/v1${path}`, { method, token: scoped, body });
         expect(res.status, `${method} ${path}`).toBe(403);
         expect(res.body.message).toBe(message);
@@ -81,16 +108,32 @@ describe("a scoped user's counts of devices", () => {
   });
 
   it("a scoped user changes and deletes a record only their devices use", async () => {
-    const tag = (await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "ams-extra" } })).body.data.id;
-    await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "ams-rtr-7", device_ip: "192.0.2.7", device_vendor: "Scopeco", device_tags: ["ams", "ams-extra"] } });
-    expect((await t.call(`/api/v1/tags/${tag}`, { method: "PATCH", token: scoped, body: { description: "mine" } })).status).toBe(200);
+    const tag = (await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "ams-extra" } })).body.data
+      .id;
+    await t.call("/api/v1/devices", {
+      method: "POST",
+      token: admin,
+      body: {
+        device_name: "ams-rtr-7",
+        device_ip: "192.0.2.7",
+        device_vendor: "Scopeco",
+        device_tags: ["ams", "ams-extra"],
+      },
+    });
+    expect(
+      (await t.call(`/api/v1/tags/${tag}`, { method: "PATCH", token: scoped, body: { description: "mine" } })).status,
+    ).toBe(200);
     const own = await t.call(`/api/v1/tags/${tag}`, { method: "DELETE", token: scoped });
     expect(own).toMatchObject({ status: 200, body: { detail: `Tag ${tag} deleted; removed from 1 device` } });
   });
 
   it("a name clash with a device outside the scope says no more than that the name sent is taken", async () => {
     const hidden = (await t.call("/api/v1/devices?filter[device_name]=lon-rtr-3", { token: admin })).body.data[0];
-    const res = await t.call("/api/v1/devices", { method: "POST", token: scoped, body: { device_name: "LON-Rtr-3", device_ip: "192.0.2.9", device_vendor: "Scopeco", device_tags: ["ams"] } });
+    const res = await t.call("/api/v1/devices", {
+      method: "POST",
+      token: scoped,
+      body: { device_name: "LON-Rtr-3", device_ip: "192.0.2.9", device_vendor: "Scopeco", device_tags: ["ams"] },
+    });
     expect(res.status).toBe(422);
     // One problem, naming the name as sent: not the other device's spelling, id or anything else about it.
     const message = res.body.message as string;

@@ -11,7 +11,12 @@ export function deviceScopeCondition(scope: DeviceScope): SQL | undefined {
   if (scope.all) return undefined;
   const parts: SQL[] = [];
   if (scope.tagIds.length) {
-    parts.push(inArray(devices.id, sql`(select ${deviceTags.deviceId} from ${deviceTags} where ${inArray(deviceTags.tagId, scope.tagIds)})`));
+    parts.push(
+      inArray(
+        devices.id,
+        sql`(select ${deviceTags.deviceId} from ${deviceTags} where ${inArray(deviceTags.tagId, scope.tagIds)})`,
+      ),
+    );
   }
   if (scope.categoryIds.length) parts.push(inArray(devices.categoryId, scope.categoryIds));
   return parts.length ? or(...parts) : sql`0`;
@@ -38,8 +43,16 @@ export const EVERY_DEVICE = "every device";
 export async function reachesOnlyScope(db: DbOrTx, scope: DeviceScope, reach: DeviceReach): Promise<boolean> {
   if (scope.all) return true;
   if (reach === EVERY_DEVICE) return false;
-  const [outside] = await db.select({ id: devices.id }).from(devices)
-    .where(and(reach, notInArray(devices.id, sql`(select ${devices.id} from ${devices} where ${deviceScopeCondition(scope)})`))).limit(1);
+  const [outside] = await db
+    .select({ id: devices.id })
+    .from(devices)
+    .where(
+      and(
+        reach,
+        notInArray(devices.id, sql`(select ${devices.id} from ${devices} where ${deviceScopeCondition(scope)})`),
+      ),
+    )
+    .limit(1);
   return !outside;
 }
 
@@ -48,18 +61,28 @@ export async function reachesOnlyScope(db: DbOrTx, scope: DeviceScope, reach: De
  * reaches, so a caller may do it only when their scope covers all of them (403 otherwise; the refusal cannot
  * hide that other devices exist, but does not say which or how many). `what` names the object ("Snippet 8").
  */
-export async function refuseUnlessScopeCovers(db: DbOrTx, scope: DeviceScope, what: string, reach: DeviceReach): Promise<void> {
+export async function refuseUnlessScopeCovers(
+  db: DbOrTx,
+  scope: DeviceScope,
+  what: string,
+  reach: DeviceReach,
+): Promise<void> {
   if (await reachesOnlyScope(db, scope, reach)) return;
-  throw new ApiError(403, reach === EVERY_DEVICE
-    ? `${what} reaches every device, including devices outside your role's scope: only a user whose role sees all devices can create, change or delete it`
-    : `${what} reaches devices outside your role's scope: only a user whose scope covers every device it reaches can create, change or delete it`);
+  throw new ApiError(
+    403,
+    reach === EVERY_DEVICE
+      ? `${what} reaches every device, including devices outside your role's scope: only a user whose role sees all devices can create, change or delete it`
+      : `${what} reaches devices outside your role's scope: only a user whose scope covers every device it reaches can create, change or delete it`,
+  );
 }
 
 /** Whether a device with these tags and category falls inside the scope (checked before a write lands). */
 export function isInScope(scope: DeviceScope, device: { tagIds: number[]; categoryId: number | null }): boolean {
   if (scope.all) return true;
-  return device.tagIds.some((t) => scope.tagIds.includes(t)) ||
-    (device.categoryId !== null && scope.categoryIds.includes(device.categoryId));
+  return (
+    device.tagIds.some((t) => scope.tagIds.includes(t)) ||
+    (device.categoryId !== null && scope.categoryIds.includes(device.categoryId))
+  );
 }
 
 /**
@@ -67,9 +90,13 @@ export function isInScope(scope: DeviceScope, device: { tagIds: number[]; catego
  * with 409 naming the roles, so the admin changes the scope first.
  */
 export async function refuseIfScopingRoles(db: DbOrTx, kind: "tag" | "category", ids: number[]): Promise<void> {
-  const rows = await db.select({ name: roles.name, tagIds: roles.scopeTagIds, categoryIds: roles.scopeCategoryIds }).from(roles);
+  const rows = await db
+    .select({ name: roles.name, tagIds: roles.scopeTagIds, categoryIds: roles.scopeCategoryIds })
+    .from(roles);
   const scoping = rows.filter((r) => (kind === "tag" ? r.tagIds : r.categoryIds).some((id) => ids.includes(id)));
   if (scoping.length) {
-    throw ApiError.conflict(`The ${kind} scopes role${scoping.length === 1 ? "" : "s"} ${scoping.map((r) => `'${r.name}'`).join(", ")}; change the role's scope first`);
+    throw ApiError.conflict(
+      `The ${kind} scopes role${scoping.length === 1 ? "" : "s"} ${scoping.map((r) => `'${r.name}'`).join(", ")}; change the role's scope first`,
+    );
   }
 }

@@ -33,7 +33,13 @@ export const SECOND_FACTOR_WINDOW_MS = 5 * 60_000;
  */
 export async function createSession(
   db: Db,
-  input: { userId: number; ip: string; userAgent: string | undefined; lifetimeMs: number; secondFactorPending?: boolean },
+  input: {
+    userId: number;
+    ip: string;
+    userAgent: string | undefined;
+    lifetimeMs: number;
+    secondFactorPending?: boolean;
+  },
   now: Date,
 ): Promise<string> {
   const value = randomSecret();
@@ -57,7 +63,13 @@ export async function createSession(
  * The session behind a cookie value, or null when it is unknown, expired, or its user is disabled. A live
  * session's expiry slides forward, written at most once a minute.
  */
-export async function resolveSession(db: Db, value: string, now: Date, lifetimeMs: number, pending = false): Promise<WebSession | null> {
+export async function resolveSession(
+  db: Db,
+  value: string,
+  now: Date,
+  lifetimeMs: number,
+  pending = false,
+): Promise<WebSession | null> {
   const [row] = await db
     .select({
       sessionId: webSessions.id,
@@ -73,7 +85,13 @@ export async function resolveSession(db: Db, value: string, now: Date, lifetimeM
     .from(webSessions)
     .innerJoin(users, eq(users.id, webSessions.userId))
     .innerJoin(roles, eq(roles.id, users.roleId))
-    .where(and(eq(webSessions.sessionHash, await hashTokenValue(value)), eq(users.enabled, true), eq(webSessions.secondFactorPending, pending)))
+    .where(
+      and(
+        eq(webSessions.sessionHash, await hashTokenValue(value)),
+        eq(users.enabled, true),
+        eq(webSessions.secondFactorPending, pending),
+      ),
+    )
     .limit(1);
   if (!row || row.expiresAt.getTime() <= now.getTime()) return null;
   // A sign-in waiting for its second factor keeps its short window; it does not slide.
@@ -106,25 +124,45 @@ export async function endUserSessions(db: DbOrTx, userIds: number[]): Promise<vo
   if (userIds.length) await db.delete(webSessions).where(inArray(webSessions.userId, userIds));
 }
 
-export type SessionSummary = { id: number; ip: string | null; userAgent: string | null; createdAt: Date; lastSeenAt: Date };
+export type SessionSummary = {
+  id: number;
+  ip: string | null;
+  userAgent: string | null;
+  createdAt: Date;
+  lastSeenAt: Date;
+};
 
 /** A user's live, fully signed-in sessions, most recently used first: what "your sessions" shows. */
 export async function listUserSessions(db: DbOrTx, userId: number, now: Date): Promise<SessionSummary[]> {
   return db
-    .select({ id: webSessions.id, ip: webSessions.ip, userAgent: webSessions.userAgent, createdAt: webSessions.createdAt, lastSeenAt: webSessions.lastSeenAt })
+    .select({
+      id: webSessions.id,
+      ip: webSessions.ip,
+      userAgent: webSessions.userAgent,
+      createdAt: webSessions.createdAt,
+      lastSeenAt: webSessions.lastSeenAt,
+    })
     .from(webSessions)
-    .where(and(eq(webSessions.userId, userId), gt(webSessions.expiresAt, now), eq(webSessions.secondFactorPending, false)))
+    .where(
+      and(eq(webSessions.userId, userId), gt(webSessions.expiresAt, now), eq(webSessions.secondFactorPending, false)),
+    )
     .orderBy(desc(webSessions.lastSeenAt), desc(webSessions.id));
 }
 
 /** Ends one of the user's own sessions; false when they have none with that id (another user's included). */
 export async function endOwnSession(db: DbOrTx, userId: number, sessionId: number): Promise<boolean> {
-  const ended = await db.delete(webSessions).where(and(eq(webSessions.id, sessionId), eq(webSessions.userId, userId))).returning({ id: webSessions.id });
+  const ended = await db
+    .delete(webSessions)
+    .where(and(eq(webSessions.id, sessionId), eq(webSessions.userId, userId)))
+    .returning({ id: webSessions.id });
   return ended.length > 0;
 }
 
 /** Ends every session of the user but `keep` (the one making the request); returns how many ended. */
 export async function endOtherSessions(db: DbOrTx, userId: number, keep: number): Promise<number> {
-  const ended = await db.delete(webSessions).where(and(eq(webSessions.userId, userId), ne(webSessions.id, keep))).returning({ id: webSessions.id });
+  const ended = await db
+    .delete(webSessions)
+    .where(and(eq(webSessions.userId, userId), ne(webSessions.id, keep)))
+    .returning({ id: webSessions.id });
   return ended.length;
 }

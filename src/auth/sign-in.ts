@@ -27,21 +27,43 @@ let decoyHash: Promise<string> | undefined;
 const decoy = () => (decoyHash ??= hashPassword(randomSecret()));
 
 /** A refused sign-in, in the activity log and as an event, and the lockout it may have started. */
-export async function recordSignInFailure(deps: SignInDeps, throttle: LoginThrottle, input: { username: string; ip: string }, userId: number | null, reason: string) {
+export async function recordSignInFailure(
+  deps: SignInDeps,
+  throttle: LoginThrottle,
+  input: { username: string; ip: string },
+  userId: number | null,
+  reason: string,
+) {
   const now = deps.clock.now();
   const username = input.username.slice(0, 255);
   const lock = throttle.retryAfterSeconds(input.username, input.ip);
   await deps.db.transaction(async (tx) => {
     await recordEvent(tx, "user.login_failed", { username, ip: input.ip || null, reason }, now);
-    await recordActivity(tx, { system: "web login" }, {
-      action: "user.login_failed", subjectType: "user", subjectId: userId, after: { username, ip: input.ip || null, reason },
-    }, now);
+    await recordActivity(
+      tx,
+      { system: "web login" },
+      {
+        action: "user.login_failed",
+        subjectType: "user",
+        subjectId: userId,
+        after: { username, ip: input.ip || null, reason },
+      },
+      now,
+    );
     // A locked key is refused before it gets here, so a lock seen now is one this failure started.
     if (lock > 0) {
       await recordEvent(tx, "user.locked_out", { username, ip: input.ip || null, retry_after_seconds: lock }, now);
-      await recordActivity(tx, { system: "web login" }, {
-        action: "user.locked_out", subjectType: "user", subjectId: userId, after: { username, ip: input.ip || null, retry_after_seconds: lock },
-      }, now);
+      await recordActivity(
+        tx,
+        { system: "web login" },
+        {
+          action: "user.locked_out",
+          subjectType: "user",
+          subjectId: userId,
+          after: { username, ip: input.ip || null, retry_after_seconds: lock },
+        },
+        now,
+      );
     }
   });
   return lock;
@@ -52,17 +74,31 @@ export async function recordSignInFailure(deps: SignInDeps, throttle: LoginThrot
  * the directory when one is configured. Local users never depend on the directory, so a local administrator
  * still signs in while it is down (break-glass). Throttled per username and address before anything is checked.
  */
-export async function checkSignIn(deps: SignInDeps, throttle: LoginThrottle, input: { username: string; password: string; ip: string }): Promise<SignInResult> {
+export async function checkSignIn(
+  deps: SignInDeps,
+  throttle: LoginThrottle,
+  input: { username: string; password: string; ip: string },
+): Promise<SignInResult> {
   const { username, password, ip } = input;
   if (!username || !password) return { ok: false, status: 422, message: "Enter both a username and a password." };
   // No account has such a name: answered before the throttle, which would otherwise keep one entry per name sent.
   if (!USERNAME.pattern.test(username)) return { ok: false, status: 401, message: WRONG_LOGIN };
   const wait = throttle.begin(username, ip);
-  if (wait > 0) return { ok: false, status: 429, retryAfter: wait, message: `Too many failed logins for '${username}' from your address. Wait ${wait} seconds, then try again.` };
+  if (wait > 0)
+    return {
+      ok: false,
+      status: 429,
+      retryAfter: wait,
+      message: `Too many failed logins for '${username}' from your address. Wait ${wait} seconds, then try again.`,
+    };
 
   const refuse = async (userId: number | null, reason: string): Promise<SignInResult> => {
     const lock = await recordSignInFailure(deps, throttle, input, userId, reason);
-    return { ok: false, status: 401, message: lock > 0 ? `${WRONG_LOGIN} Too many failures: wait ${lock} seconds before the next try.` : WRONG_LOGIN };
+    return {
+      ok: false,
+      status: 401,
+      message: lock > 0 ? `${WRONG_LOGIN} Too many failures: wait ${lock} seconds before the next try.` : WRONG_LOGIN,
+    };
   };
   const user = await findUserByName(deps.db, username);
   const directory = user?.authSource === "local" ? null : await directoryConfig(deps);
@@ -72,7 +108,13 @@ export async function checkSignIn(deps: SignInDeps, throttle: LoginThrottle, inp
     // A disabled account fails like a wrong password: the form does not confirm which accounts exist.
     // A directory user's local hash (an administrator may have set one) never opens the account.
     if (!user || user.authSource !== "local" || !passwordOk || !user.enabled) {
-      const reason = !user ? "unknown user" : user.authSource === "ldap" ? "directory sign-in is off" : !passwordOk ? "wrong password" : "disabled user";
+      const reason = !user
+        ? "unknown user"
+        : user.authSource === "ldap"
+          ? "directory sign-in is off"
+          : !passwordOk
+            ? "wrong password"
+            : "disabled user";
       return refuse(user?.id ?? null, reason);
     }
     result = { userId: user.id, username: user.username, method: "local" };
@@ -94,13 +136,35 @@ export async function checkSignIn(deps: SignInDeps, throttle: LoginThrottle, inp
 
 /** A completed sign-in (password, and second factor when there is one), in the activity log and as an event. */
 export async function recordSignIn(
-  deps: SignInDeps, user: { userId: number; username: string; method: SignInMethod }, ip: string, secondFactor: "none" | "totp" | "recovery_code",
+  deps: SignInDeps,
+  user: { userId: number; username: string; method: SignInMethod },
+  ip: string,
+  secondFactor: "none" | "totp" | "recovery_code",
 ): Promise<void> {
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
-    await recordEvent(tx, "user.login", { user_id: user.userId, username: user.username, ip: ip || null, method: user.method, second_factor: secondFactor }, now);
-    await recordActivity(tx, { userId: user.userId, username: user.username, tokenId: null, tokenName: "web session", ip }, {
-      action: "user.login", subjectType: "user", subjectId: user.userId, after: { method: user.method, second_factor: secondFactor },
-    }, now);
+    await recordEvent(
+      tx,
+      "user.login",
+      {
+        user_id: user.userId,
+        username: user.username,
+        ip: ip || null,
+        method: user.method,
+        second_factor: secondFactor,
+      },
+      now,
+    );
+    await recordActivity(
+      tx,
+      { userId: user.userId, username: user.username, tokenId: null, tokenName: "web session", ip },
+      {
+        action: "user.login",
+        subjectType: "user",
+        subjectId: user.userId,
+        after: { method: user.method, second_factor: secondFactor },
+      },
+      now,
+    );
   });
 }

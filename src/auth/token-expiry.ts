@@ -18,18 +18,44 @@ export async function warnExpiringTokens(db: Db, now: Date): Promise<number> {
   const days = (await getSettings(db)).settings.tokens.expiry_warning_days;
   const horizon = new Date(now.getTime() + days * 86_400_000);
   const due = await db
-    .select({ id: apiTokens.id, name: apiTokens.name, userId: apiTokens.userId, username: users.username, expiresAt: apiTokens.expiresAt })
-    .from(apiTokens).innerJoin(users, eq(users.id, apiTokens.userId))
-    .where(and(isNull(apiTokens.revokedAt), isNull(apiTokens.expiryWarnedAt), gt(apiTokens.expiresAt, now), lte(apiTokens.expiresAt, horizon)));
+    .select({
+      id: apiTokens.id,
+      name: apiTokens.name,
+      userId: apiTokens.userId,
+      username: users.username,
+      expiresAt: apiTokens.expiresAt,
+    })
+    .from(apiTokens)
+    .innerJoin(users, eq(users.id, apiTokens.userId))
+    .where(
+      and(
+        isNull(apiTokens.revokedAt),
+        isNull(apiTokens.expiryWarnedAt),
+        gt(apiTokens.expiresAt, now),
+        lte(apiTokens.expiresAt, horizon),
+      ),
+    );
   let sent = 0;
   for (const token of due) {
     await db.transaction(async (tx) => {
-      const claimed = await tx.update(apiTokens).set({ expiryWarnedAt: now })
-        .where(and(eq(apiTokens.id, token.id), isNull(apiTokens.expiryWarnedAt))).returning({ id: apiTokens.id });
+      const claimed = await tx
+        .update(apiTokens)
+        .set({ expiryWarnedAt: now })
+        .where(and(eq(apiTokens.id, token.id), isNull(apiTokens.expiryWarnedAt)))
+        .returning({ id: apiTokens.id });
       if (!claimed.length) return;
-      await recordEvent(tx, "token.expiring", {
-        token_id: token.id, token_name: token.name, user_id: token.userId, username: token.username, expires_at: token.expiresAt!.toISOString(),
-      }, now);
+      await recordEvent(
+        tx,
+        "token.expiring",
+        {
+          token_id: token.id,
+          token_name: token.name,
+          user_id: token.userId,
+          username: token.username,
+          expires_at: token.expiresAt!.toISOString(),
+        },
+        now,
+      );
       sent++;
     });
   }
@@ -37,11 +63,22 @@ export async function warnExpiringTokens(db: Db, now: Date): Promise<number> {
 }
 
 /** Looks for tokens due a warning every hour in the API process (and once shortly after the start). */
-export function startTokenExpiryWarnings(deps: { db: Db; clock: Clock; logger: Logger }, intervalMs = EXPIRY_CHECK_INTERVAL_MS) {
-  const pass = () => warnExpiringTokens(deps.db, deps.clock.now())
-    .then((sent) => { if (sent) deps.logger.info("warned of expiring API tokens", { tokens: sent }); })
-    .catch((err) => deps.logger.error("expiring API tokens could not be checked", { error: failureReason(err) }));
+export function startTokenExpiryWarnings(
+  deps: { db: Db; clock: Clock; logger: Logger },
+  intervalMs = EXPIRY_CHECK_INTERVAL_MS,
+) {
+  const pass = () =>
+    warnExpiringTokens(deps.db, deps.clock.now())
+      .then((sent) => {
+        if (sent) deps.logger.info("warned of expiring API tokens", { tokens: sent });
+      })
+      .catch((err) => deps.logger.error("expiring API tokens could not be checked", { error: failureReason(err) }));
   const first = setTimeout(pass, 15_000);
   const timer = setInterval(pass, intervalMs);
-  return { stop: () => { clearTimeout(first); clearInterval(timer); } };
+  return {
+    stop: () => {
+      clearTimeout(first);
+      clearInterval(timer);
+    },
+  };
 }

@@ -9,8 +9,16 @@ export type TokenViewer = { userId: number; isAdmin: boolean };
 export function visibleTokens(db: DbOrTx, viewer: TokenViewer) {
   const query = db
     .select({
-      id: apiTokens.id, name: apiTokens.name, prefix: apiTokens.tokenPrefix, userId: apiTokens.userId, owner: users.username, abilities: apiTokens.abilities,
-      createdAt: apiTokens.createdAt, lastUsedAt: apiTokens.lastUsedAt, expiresAt: apiTokens.expiresAt, revokedAt: apiTokens.revokedAt,
+      id: apiTokens.id,
+      name: apiTokens.name,
+      prefix: apiTokens.tokenPrefix,
+      userId: apiTokens.userId,
+      owner: users.username,
+      abilities: apiTokens.abilities,
+      createdAt: apiTokens.createdAt,
+      lastUsedAt: apiTokens.lastUsedAt,
+      expiresAt: apiTokens.expiresAt,
+      revokedAt: apiTokens.revokedAt,
     })
     .from(apiTokens)
     .innerJoin(users, eq(users.id, apiTokens.userId));
@@ -19,6 +27,9 @@ export function visibleTokens(db: DbOrTx, viewer: TokenViewer) {
 
 /** A token the viewer may revoke (their own, or any for an administrator); undefined otherwise, as if it did not exist. */
 export async function revocableToken(db: DbOrTx, viewer: TokenViewer, id: number) {
-  const [row] = await db.select({ id: apiTokens.id, name: apiTokens.name, userId: apiTokens.userId }).from(apiTokens).where(eq(apiTokens.id, id));
+  const [row] = await db
+    .select({ id: apiTokens.id, name: apiTokens.name, userId: apiTokens.userId })
+    .from(apiTokens)
+    .where(eq(apiTokens.id, id));
   return row && (viewer.isAdmin || row.userId === viewer.userId) ? row : undefined;
 }

@@ -7,7 +7,10 @@ const PREFIX = "nk_";
 /** 256 random bits, base64url (43 characters): token values, session values, CSRF tokens. */
 export function randomSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 export const generateTokenValue = (): string => PREFIX + randomSecret();

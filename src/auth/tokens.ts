@@ -98,7 +98,10 @@ export async function revokeToken(db: DbOrTx, id: number, now: Date): Promise<bo
   return rows.length > 0;
 }
 
-export function tokenState(t: { revokedAt: Date | null; expiresAt: Date | null }, now: Date): "active" | "revoked" | "expired" {
+export function tokenState(
+  t: { revokedAt: Date | null; expiresAt: Date | null },
+  now: Date,
+): "active" | "revoked" | "expired" {
   if (t.revokedAt) return "revoked";
   if (t.expiresAt && t.expiresAt.getTime() <= now.getTime()) return "expired";
   return "active";

@@ -15,8 +15,12 @@ export async function createUser(
   now: Date,
 ): Promise<{ id: number }> {
   if (!USERNAME.pattern.test(input.username)) throw new UserInputError(`username ${USERNAME.rule}`);
-  if (!/^[^\s@]+@[^\s@]+$/.test(input.email)) throw new UserInputError(`email '${input.email}' is not an email address`);
-  const [role] = await db.select({ id: roles.id }).from(roles).where(eq(roles.nameKey, nameKey(input.roleName)));
+  if (!/^[^\s@]+@[^\s@]+$/.test(input.email))
+    throw new UserInputError(`email '${input.email}' is not an email address`);
+  const [role] = await db
+    .select({ id: roles.id })
+    .from(roles)
+    .where(eq(roles.nameKey, nameKey(input.roleName)));
   if (!role) {
     const names = (await db.select({ name: roles.name }).from(roles).orderBy(roles.id)).map((r) => r.name);
     throw new UserInputError(`role '${input.roleName}' does not exist; use one of: ${names.join(", ")}`);
@@ -25,16 +29,29 @@ export async function createUser(
     .select({ username: users.username })
     .from(users)
     .where(or(eq(users.usernameKey, nameKey(input.username)), eq(users.emailKey, nameKey(input.email))));
-  if (clash.length) throw new UserInputError(`a user with username '${input.username}' or email '${input.email}' already exists`);
+  if (clash.length)
+    throw new UserInputError(`a user with username '${input.username}' or email '${input.email}' already exists`);
   const [row] = await db
     .insert(users)
-    .values({ username: input.username, usernameKey: nameKey(input.username), email: input.email, emailKey: nameKey(input.email), roleId: role.id, passwordHash: input.passwordHash, createdAt: now, updatedAt: now })
+    .values({
+      username: input.username,
+      usernameKey: nameKey(input.username),
+      email: input.email,
+      emailKey: nameKey(input.email),
+      roleId: role.id,
+      passwordHash: input.passwordHash,
+      createdAt: now,
+      updatedAt: now,
+    })
     .returning({ id: users.id });
   return row!;
 }
 
 export async function findUserByName(db: Db, username: string) {
-  const [row] = await db.select().from(users).where(eq(users.usernameKey, nameKey(username)));
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(eq(users.usernameKey, nameKey(username)));
   return row;
 }
 

@@ -16,8 +16,11 @@ const COMMANDS = ["migrate", "user:create", "user:password", "token:create", "to
 
 type Run = SvcRun;
 
-const svc = (args: string[], opts: { stdin?: string; env?: Record<string, string> } = {}, baseEnv: Record<string, string> = {}) =>
-  runSvc(args, { ...baseEnv, ...opts.env }, opts.stdin);
+const svc = (
+  args: string[],
+  opts: { stdin?: string; env?: Record<string, string> } = {},
+  baseEnv: Record<string, string> = {},
+) => runSvc(args, { ...baseEnv, ...opts.env }, opts.stdin);
 
 const lastLine = (text: string) => text.trimEnd().split("\n").at(-1)!;
 const occurrences = (text: string, part: string) => text.split(part).length - 1;
@@ -46,7 +49,8 @@ describe("svc console", () => {
     app = createApp({ db: database.db, config, secrets: await openSecretBox(TEST_APP_KEY) });
     return database;
   }
-  const devicesAs = (token: string) => Promise.resolve(app.request("/api/v1/devices", { headers: { apitoken: token } }));
+  const devicesAs = (token: string) =>
+    Promise.resolve(app.request("/api/v1/devices", { headers: { apitoken: token } }));
 
   let token = { id: 0, value: "" };
 
@@ -81,7 +85,9 @@ describe("svc console", () => {
     const appliers = together.filter((r) => r.stdout.startsWith("Applied"));
     expect(appliers).toHaveLength(1);
     const migrationFiles = readdirSync(new URL("../../drizzle", import.meta.url)).filter((f) => f.endsWith(".sql"));
-    expect(appliers[0]!.stdout).toMatch(new RegExp(`^Applied ${migrationFiles.length} migrations? to file:.*netkeep\\.db`));
+    expect(appliers[0]!.stdout).toMatch(
+      new RegExp(`^Applied ${migrationFiles.length} migrations? to file:.*netkeep\\.db`),
+    );
     const again = await run(["migrate"]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/^No pending migrations/);
@@ -89,7 +95,10 @@ describe("svc console", () => {
 
   it("creates a user with the password piped on stdin, storing only its hash", async () => {
     const password = "piped password 123";
-    const created = await run(["user:create", "--username", "alice", "--email", "alice@example.test", "--role", "operator", "--password-stdin"], { stdin: `${password}\n` });
+    const created = await run(
+      ["user:create", "--username", "alice", "--email", "alice@example.test", "--role", "operator", "--password-stdin"],
+      { stdin: `${password}\n` },
+    );
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout).toContain("Created user 'alice'");
     expect(created.stdout + created.stderr).not.toContain(password);
@@ -125,7 +134,10 @@ describe("svc console", () => {
     const bob = (await findUserByName(db, "bob"))!;
     expect(await verifyPassword(password, bob.passwordHash)).toBe(true);
     expect(await verifyPassword(piped, bob.passwordHash)).toBe(false);
-    const { rows } = await database!.client.execute({ sql: "select count(*) as n from activity_log where action = 'user.password_change' and subject_id = ?", args: [bob.id] });
+    const { rows } = await database!.client.execute({
+      sql: "select count(*) as n from activity_log where action = 'user.password_change' and subject_id = ?",
+      args: [bob.id],
+    });
     expect(Number(rows[0]!.n)).toBe(2);
 
     const [unknown, short] = await Promise.all([
@@ -154,7 +166,17 @@ describe("svc console", () => {
   });
 
   it("issues a token whose value appears only on the last line of stdout, and which authenticates", async () => {
-    const created = await run(["token:create", "--user", "alice", "--name", "ci backup", "--abilities", "devices.read,devices.write", "--expires-days", "30"]);
+    const created = await run([
+      "token:create",
+      "--user",
+      "alice",
+      "--name",
+      "ci backup",
+      "--abilities",
+      "devices.read,devices.write",
+      "--expires-days",
+      "30",
+    ]);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stderr).toBe("");
     token = { id: Number(/Created token (\d+)/.exec(created.stdout)![1]), value: lastLine(created.stdout) };
@@ -174,7 +196,10 @@ describe("svc console", () => {
       create("--user", "bob", "--abilities", "devices.read,devices.write"),
     ]);
     expectOneLineError(beyondRole, /devices\.write is not granted by bob's role 'viewer'/);
-    expectOneLineError(unknownAbility, /--abilities has unknown ability 'devices\.delete'; use any of: devices\.read, devices\.write, /);
+    expectOneLineError(
+      unknownAbility,
+      /--abilities has unknown ability 'devices\.delete'; use any of: devices\.read, devices\.write, /,
+    );
     expectOneLineError(noAbilities, /--abilities/);
     expectOneLineError(badExpiry, /--expires-days 'soon'/);
     expectOneLineError(unknownUser, /'nobody'/);
@@ -184,8 +209,19 @@ describe("svc console", () => {
     const [all, bobs] = await Promise.all([run(["token:list"]), run(["token:list", "--user", "bob"])]);
     expect(all.code, all.stderr).toBe(0);
     const [header, row] = all.stdout.trimEnd().split("\n");
-    expect(header!.split(/\s{2,}/)).toEqual(["ID", "NAME", "USER", "ABILITIES", "CREATED", "LAST USED", "EXPIRES", "STATE"]);
-    expect(row).toMatch(new RegExp(`^${token.id}\\s+ci backup\\s+alice\\s+devices\\.read,devices\\.write\\s.*\\sactive$`));
+    expect(header!.split(/\s{2,}/)).toEqual([
+      "ID",
+      "NAME",
+      "USER",
+      "ABILITIES",
+      "CREATED",
+      "LAST USED",
+      "EXPIRES",
+      "STATE",
+    ]);
+    expect(row).toMatch(
+      new RegExp(`^${token.id}\\s+ci backup\\s+alice\\s+devices\\.read,devices\\.write\\s.*\\sactive$`),
+    );
     for (const secret of [token.value, displayPrefix(token.value), await hashTokenValue(token.value)]) {
       expect(all.stdout + all.stderr).not.toContain(secret);
     }
@@ -211,7 +247,9 @@ describe("svc console", () => {
     const auditor = await run(["token:create", "--user", "bob", "--name", "audit", "--abilities", "users.read"]);
     expect(auditor.code, auditor.stderr).toBe(0);
     const auditorId = Number(/Created token (\d+)/.exec(auditor.stdout)![1]);
-    const res = await app.request("/api/v1/activity-logs?filter[subject_type]=api_token&sort=id", { headers: { apitoken: lastLine(auditor.stdout) } });
+    const res = await app.request("/api/v1/activity-logs?filter[subject_type]=api_token&sort=id", {
+      headers: { apitoken: lastLine(auditor.stdout) },
+    });
     expect(res.status).toBe(200);
     const entries = ((await res.json()) as { data: Record<string, unknown>[] }).data;
     const alice = await findUserByName((await open()).db, "alice");
@@ -222,7 +260,9 @@ describe("svc console", () => {
       ["api_token.create", auditorId, "svc token:create", null],
     ]);
     expect(entries[0]!.changes).toEqual({
-      id: { old: null, new: token.id }, name: { old: null, new: "ci backup" }, user_id: { old: null, new: alice!.id },
+      id: { old: null, new: token.id },
+      name: { old: null, new: "ci backup" },
+      user_id: { old: null, new: alice!.id },
       abilities: { old: null, new: ["devices.read", "devices.write"] },
     });
     expect(entries[1]!.changes).toEqual({ revoked: { old: false, new: true } });

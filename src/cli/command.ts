@@ -56,7 +56,11 @@ export type Command = {
 );
 
 type FlagValues<O extends Record<string, Option>> = {
-  [K in keyof O]: O[K]["type"] extends "boolean" ? boolean : O[K]["required"] extends true ? string : string | undefined;
+  [K in keyof O]: O[K]["type"] extends "boolean"
+    ? boolean
+    : O[K]["required"] extends true
+      ? string
+      : string | undefined;
 };
 
 /**

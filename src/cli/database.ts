@@ -10,7 +10,9 @@ export type MigrationReport = { applied: number; total: number };
 
 /** drizzle's own bookkeeping table; absent until the first migration runs. */
 async function countAppliedMigrations(db: Db): Promise<number> {
-  const [table] = await db.all<{ name: string }>(sql`select name from sqlite_master where type = 'table' and name = '__drizzle_migrations'`);
+  const [table] = await db.all<{ name: string }>(
+    sql`select name from sqlite_master where type = 'table' and name = '__drizzle_migrations'`,
+  );
   if (!table) return 0;
   const [row] = await db.all<{ n: number }>(sql`select count(*) as n from __drizzle_migrations`);
   return Number(row?.n ?? 0);
@@ -20,7 +22,10 @@ async function countAppliedMigrations(db: Db): Promise<number> {
  * Every command starts here, so `svc user:create` works on a fresh checkout: create the storage directory,
  * open the database and bring it up to date, reporting how many migrations that took.
  */
-export async function openMigratedDatabase(config: Config, clock: Clock): Promise<Database & { migration: MigrationReport }> {
+export async function openMigratedDatabase(
+  config: Config,
+  clock: Clock,
+): Promise<Database & { migration: MigrationReport }> {
   ensureStorage(config.storageDir, config.databaseUrl);
   const database = await openDatabase(config.databaseUrl, config.databaseAuthToken);
   try {

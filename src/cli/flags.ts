@@ -19,13 +19,27 @@ const npmConfigVariable = (flag: string) => `npm_config_${flag.replaceAll("-", "
  * Parses a command's flags strictly. Returns "help" when --help was asked for, whatever else was given. `env` is
  * read only for options marked npmConfig, and only when an npm script runs the console (npm_lifecycle_event).
  */
-export function parseCommandFlags(name: string, command: Command, args: string[], env: Record<string, string | undefined> = {}): Flags | "help" {
-  const options = Object.fromEntries(Object.entries(command.options).map(([flag, option]) => [flag, { type: option.type }]));
+export function parseCommandFlags(
+  name: string,
+  command: Command,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Flags | "help" {
+  const options = Object.fromEntries(
+    Object.entries(command.options).map(([flag, option]) => [flag, { type: option.type }]),
+  );
   // positional options take the command's arguments in the order the options are declared
-  const positionals = Object.entries(command.options).filter(([, option]) => option.positional).map(([flag]) => flag);
+  const positionals = Object.entries(command.options)
+    .filter(([, option]) => option.positional)
+    .map(([flag]) => flag);
   let values: Flags;
   try {
-    const parsed = parseArgs({ args, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: positionals.length > 0 });
+    const parsed = parseArgs({
+      args,
+      options: { ...options, help: { type: "boolean", short: "h" } },
+      strict: true,
+      allowPositionals: positionals.length > 0,
+    });
     values = parsed.values;
     if (parsed.positionals.length > positionals.length) {
       const takes = positionals.length === 1 ? "one argument" : `${positionals.length} arguments`;
@@ -33,7 +47,8 @@ export function parseCommandFlags(name: string, command: Command, args: string[]
     }
     parsed.positionals.forEach((value, i) => {
       const positional = positionals[i]!;
-      if (values[positional] !== undefined) throw new CliError(`${name} got both an argument and --${positional}; give one`);
+      if (values[positional] !== undefined)
+        throw new CliError(`${name} got both an argument and --${positional}; give one`);
       values[positional] = value;
     });
   } catch (err) {
@@ -50,7 +65,9 @@ export function parseCommandFlags(name: string, command: Command, args: string[]
     if (option.type === "boolean") values[flag] ??= false;
     else if (typeof values[flag] === "string") values[flag] = values[flag].trim();
     if (option.required && !values[flag]) {
-      throw new CliError(`${name} needs --${flag} <${option.placeholder ?? "value"}>: ${option.description}; see svc ${name} --help`);
+      throw new CliError(
+        `${name} needs --${flag} <${option.placeholder ?? "value"}>: ${option.description}; see svc ${name} --help`,
+      );
     }
   }
   return values;

@@ -9,8 +9,13 @@ const usageOf = (name: string, option: Command["options"][string]) =>
 
 export function commandHelp(name: string, command: Command): string {
   const entries = Object.entries(command.options);
-  const usage = entries.map(([flag, option]) => (option.required ? usageOf(flag, option) : `[${usageOf(flag, option)}]`));
-  const rows = [...entries.map(([flag, option]) => [flagUsage(flag, option), option.description]), ["--help", "show this help"]];
+  const usage = entries.map(([flag, option]) =>
+    option.required ? usageOf(flag, option) : `[${usageOf(flag, option)}]`,
+  );
+  const rows = [
+    ...entries.map(([flag, option]) => [flagUsage(flag, option), option.description]),
+    ["--help", "show this help"],
+  ];
   const width = Math.max(...rows.map(([left]) => left!.length));
   return [
     `Usage: svc ${[name, ...usage].join(" ")}`,

@@ -16,16 +16,24 @@ export function readInventoryFile(path: string): string {
     return readFileSync(path, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : String((err as Error).message);
+    const why =
+      code === "ENOENT"
+        ? "no such file"
+        : code === "EISDIR"
+          ? "it is a directory"
+          : code === "EACCES"
+            ? "permission denied"
+            : String((err as Error).message);
     throw new CliError(`--file '${path}' cannot be read: ${why}`);
   }
 }
 
-
 /** The summary, then one line per problem (and with --verbose per device), each naming the file's line. */
 function reportLines(file: string, report: InventoryReport, options: { dryRun: boolean; verbose: boolean }): string[] {
   const ignored = report.lines - report.deviceLines;
-  const verb = options.dryRun ? { created: "Would create", skipped: "would skip", rejected: "would reject" } : { created: "Created", skipped: "skipped", rejected: "rejected" };
+  const verb = options.dryRun
+    ? { created: "Would create", skipped: "would skip", rejected: "would reject" }
+    : { created: "Created", skipped: "skipped", rejected: "rejected" };
   const lines = [
     `Read ${file}: ${plural(report.lines, "line")}, ${plural(report.deviceLines, "device line")}, ${plural(ignored, "comment or blank line")}.`,
     `${verb.created} ${plural(report.created, "device")}, ${verb.skipped} ${report.skipped} already in netkeep, ${verb.rejected} ${plural(report.rejected, "line")}.` +
@@ -49,9 +57,17 @@ export async function runInventoryImport(
   { db, config, clock, io }: CommandContext,
 ): Promise<void> {
   const name = basename(file);
-  if (parsed.entries.length + parsed.rejected.length === 0) throw new CliError(`${name} has no device lines, only comments and blank lines`);
+  if (parsed.entries.length + parsed.rejected.length === 0)
+    throw new CliError(`${name} has no device lines, only comments and blank lines`);
   const secrets = await openSecretBox((await loadAppKey(config, db)).key);
-  const ctx = { db, secrets, actor: { system: `svc import:${source}` }, scope: { all: true as const }, abilities: "all" as const, now: clock.now() };
+  const ctx = {
+    db,
+    secrets,
+    actor: { system: `svc import:${source}` },
+    scope: { all: true as const },
+    abilities: "all" as const,
+    now: clock.now(),
+  };
   const report = await importInventory(ctx, source, parsed, { dryRun: flags["dry-run"] });
   for (const line of reportLines(name, report, { dryRun: flags["dry-run"], verbose: flags.verbose })) io.print(line);
   if (report.created + report.skipped === 0) {

@@ -16,12 +16,17 @@ export type ConsoleDeps = {
 };
 
 /** Errors whose message already tells the person what to fix; anything else is reported as a failure. */
-const isExplained = (err: unknown): err is Error => err instanceof CliError || err instanceof UserInputError || err instanceof ConfigError;
+const isExplained = (err: unknown): err is Error =>
+  err instanceof CliError || err instanceof UserInputError || err instanceof ConfigError;
 
 const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim();
 
 /** Runs one console invocation and returns its exit code: 0 when it did what was asked, 1 otherwise. */
-export async function runConsole(commands: Record<string, Command>, argv: string[], deps: ConsoleDeps): Promise<number> {
+export async function runConsole(
+  commands: Record<string, Command>,
+  argv: string[],
+  deps: ConsoleDeps,
+): Promise<number> {
   const [spelled, ...given] = argv;
   // The npm and Deno scripts are named `svc:<command>`, and the docs spell commands that way too:
   // `npx svc svc:api-docs:build` is `npx svc api-docs:build`.
@@ -54,9 +59,11 @@ export async function runConsole(commands: Record<string, Command>, argv: string
     }
     return 0;
   } catch (err) {
-    const message = isExplained(err) ? err.message
-      : isDiskFull(err) ? `${name} failed: ${DISK_FULL_REASON}`
-      : `${name} failed: ${err instanceof Error ? err.message : String(err)}`;
+    const message = isExplained(err)
+      ? err.message
+      : isDiskFull(err)
+        ? `${name} failed: ${DISK_FULL_REASON}`
+        : `${name} failed: ${err instanceof Error ? err.message : String(err)}`;
     deps.printError(`svc: ${oneLine(message)}`);
     return 1;
   }

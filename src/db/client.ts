@@ -18,7 +18,13 @@ export type DbOrTx = Db | Tx;
  * An open database and where it is: migrations open their own connection to the same place. A thread of this
  * process that writes to it opens it with `threadLock`, so the two take turns (write-turns.ts).
  */
-export type Database = { db: Db; client: Client; location: DatabaseLocation; threadLock: ThreadWriteLock; writeWait: WriteWait };
+export type Database = {
+  db: Db;
+  client: Client;
+  location: DatabaseLocation;
+  threadLock: ThreadWriteLock;
+  writeWait: WriteWait;
+};
 
 /**
  * Opens the database. A `file:` URL gets WAL (readers never wait for the writer; the mode is stored in the
@@ -30,7 +36,12 @@ export type Database = { db: Db; client: Client; location: DatabaseLocation; thr
  * libSQL turns foreign keys on for every connection by default, which the ON DELETE rules in the schema rely on.
  * Every local connection keeps its statements prepared (statement-cache.ts).
  */
-export async function openDatabase(url: string, authToken?: string, threadLock = newThreadWriteLock(), writeWait: WriteWait = {}): Promise<Database> {
+export async function openDatabase(
+  url: string,
+  authToken?: string,
+  threadLock = newThreadWriteLock(),
+  writeWait: WriteWait = {},
+): Promise<Database> {
   if (!url.startsWith("file:")) {
     // Remote servers take concurrent writes, and choose their durability, themselves; a busy one is waited out
     // as long as the embedded file's writes wait for another process (remote-retry.ts).

@@ -38,13 +38,23 @@ describe("migrations on a libSQL server", () => {
     const client = await openClient({ url });
     try {
       const now = Date.now();
-      await client.execute({ sql: "insert into devices (name, ip, created_at, updated_at) values ('core-1', '192.0.2.1', ?, ?)", args: [now, now] });
-      await client.execute({ sql: "insert into tags (name, created_at, updated_at) values ('core', ?, ?)", args: [now, now] });
+      await client.execute({
+        sql: "insert into devices (name, ip, created_at, updated_at) values ('core-1', '192.0.2.1', ?, ?)",
+        args: [now, now],
+      });
+      await client.execute({
+        sql: "insert into tags (name, created_at, updated_at) values ('core', ?, ?)",
+        args: [now, now],
+      });
       await client.execute("insert into device_tags (device_id, tag_id) select d.id, t.id from devices d, tags t");
 
       const applied = await applyMigrations({ url });
-      expect(applied).toBe(readMigrationFiles({ migrationsFolder }).length - readMigrationFiles({ migrationsFolder: old }).length);
-      const { rows } = await client.execute("select d.name as device, t.name as tag from device_tags dt join devices d on d.id = dt.device_id join tags t on t.id = dt.tag_id");
+      expect(applied).toBe(
+        readMigrationFiles({ migrationsFolder }).length - readMigrationFiles({ migrationsFolder: old }).length,
+      );
+      const { rows } = await client.execute(
+        "select d.name as device, t.name as tag from device_tags dt join devices d on d.id = dt.device_id join tags t on t.id = dt.tag_id",
+      );
       expect(rows.map((r) => [r.device, r.tag])).toEqual([["core-1", "core"]]);
       const { rows: fk } = await client.execute("pragma foreign_keys");
       expect(Number(fk[0]![0]), "foreign keys are on again afterwards").toBe(1);

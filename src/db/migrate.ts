@@ -19,7 +19,11 @@ export type DatabaseLocation = { url: string; authToken?: string };
  * The logger hears about data the upgrade had to settle (names that clash under Unicode case folding).
  */
 export async function migrateDatabase(
-  location: DatabaseLocation, db: Db, clock: Clock, builtinTemplates: readonly BuiltinTemplate[], logger: Logger = silentLogger,
+  location: DatabaseLocation,
+  db: Db,
+  clock: Clock,
+  builtinTemplates: readonly BuiltinTemplate[],
+  logger: Logger = silentLogger,
 ): Promise<{ applied: number }> {
   const applied = await applyMigrations(location);
   await seedReferenceData(db, clock, builtinTemplates, logger);
@@ -37,7 +41,10 @@ export async function migrateDatabase(
  * row that references the table through ON DELETE CASCADE. Returns how many migrations it applied. `folder` is
  * for tests that build a database as an older release left it.
  */
-export async function applyMigrations({ url, authToken }: DatabaseLocation, folder = migrationsFolder): Promise<number> {
+export async function applyMigrations(
+  { url, authToken }: DatabaseLocation,
+  folder = migrationsFolder,
+): Promise<number> {
   const migrations = readMigrationFiles({ migrationsFolder: folder });
   if (!url.startsWith("file:")) return applyOnServer({ url, authToken }, migrations);
   const client = await openClient({ url, authToken, concurrency: 1, timeout: 60_000 });
@@ -57,7 +64,8 @@ export async function applyMigrations({ url, authToken }: DatabaseLocation, fold
       }
       if (pending.length > 0) {
         const { rows: broken } = await tx.execute("PRAGMA foreign_key_check");
-        if (broken.length > 0) throw new Error(`a migration left ${broken.length} rows whose references point nowhere; nothing was applied`);
+        if (broken.length > 0)
+          throw new Error(`a migration left ${broken.length} rows whose references point nowhere; nothing was applied`);
       }
       await tx.commit();
       return pending.length;
@@ -110,7 +118,8 @@ async function applyOnServer(location: DatabaseLocation, migrations: Migration[]
       } catch (err) {
         const index = (err as { statementIndex?: number }).statementIndex;
         if (index === 0) continue; // another process migrated first: read again
-        if (index === statements.length - 1) throw new Error("a migration left rows whose references point nowhere; nothing was applied");
+        if (index === statements.length - 1)
+          throw new Error("a migration left rows whose references point nowhere; nothing was applied");
         throw err;
       }
     }

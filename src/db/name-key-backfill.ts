@@ -3,7 +3,18 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Logger } from "../logger.ts";
 import type { DbOrTx } from "./client.ts";
 import { nameKey } from "./name-key.ts";
-import { categories, credentials, deviceProfiles, devices, roles, tags, tasks, templates, users, vendors } from "./schema/index.ts";
+import {
+  categories,
+  credentials,
+  deviceProfiles,
+  devices,
+  roles,
+  tags,
+  tasks,
+  templates,
+  users,
+  vendors,
+} from "./schema/index.ts";
 
 /** Every stored name key and the column it folds. */
 const KEYED: { table: SQLiteTable; id: SQLiteColumn; name: SQLiteColumn; key: SQLiteColumn }[] = [
@@ -30,17 +41,30 @@ const KEYED: { table: SQLiteTable; id: SQLiteColumn; name: SQLiteColumn; key: SQ
  */
 export async function backfillNameKeys(tx: DbOrTx, logger: Logger): Promise<void> {
   for (const { table, id, name, key } of KEYED) {
-    const pending = await tx.select({ id, name }).from(table).where(sql`substr(${key}, 1, 1) = char(1)`).orderBy(asc(id)) as { id: number; name: string }[];
+    const pending = (await tx
+      .select({ id, name })
+      .from(table)
+      .where(sql`substr(${key}, 1, 1) = char(1)`)
+      .orderBy(asc(id))) as { id: number; name: string }[];
     for (const row of pending) {
       const folded = nameKey(row.name);
-      const [holder] = await tx.select({ id, name }).from(table).where(eq(key, folded)).limit(1) as { id: number; name: string }[];
+      const [holder] = (await tx.select({ id, name }).from(table).where(eq(key, folded)).limit(1)) as {
+        id: number;
+        name: string;
+      }[];
       const value = holder ? `${folded}\u0001${row.id}` : folded;
       if (holder) {
         logger.warn("two names are the same under Unicode case folding; both rows are kept, rename one of them", {
-          table: getTableName(table), column: name.name, first: { id: holder.id, name: holder.name }, later: { id: row.id, name: row.name },
+          table: getTableName(table),
+          column: name.name,
+          first: { id: holder.id, name: holder.name },
+          later: { id: row.id, name: row.name },
         });
       }
-      await tx.update(table).set({ [keyProperty(table, key)]: value }).where(eq(id, row.id));
+      await tx
+        .update(table)
+        .set({ [keyProperty(table, key)]: value })
+        .where(eq(id, row.id));
     }
   }
 }

@@ -33,7 +33,12 @@ afterAll(async () => {
 });
 
 async function open(busyTimeoutMs?: number): Promise<Database> {
-  const database = await openDatabase(server.url, undefined, undefined, busyTimeoutMs === undefined ? {} : { busyTimeoutMs });
+  const database = await openDatabase(
+    server.url,
+    undefined,
+    undefined,
+    busyTimeoutMs === undefined ? {} : { busyTimeoutMs },
+  );
   opened.push(database);
   return database;
 }
@@ -72,7 +77,16 @@ describe("writes to a busy libSQL server", () => {
     const { db } = await open(500);
     const release = await holdLock();
     const requestsBefore = server.requests;
-    const err = await Promise.race([db.insert(tags).values(tag("never")).then(() => "written", (e: unknown) => e), sleep(5000).then(() => "still waiting after 5 s")]);
+    const err = await Promise.race([
+      db
+        .insert(tags)
+        .values(tag("never"))
+        .then(
+          () => "written",
+          (e: unknown) => e,
+        ),
+      sleep(5000).then(() => "still waiting after 5 s"),
+    ]);
     const tries = server.requests - requestsBefore;
     await release();
     expect(String((err as { cause?: { code?: string } })?.cause?.code ?? err)).toMatch(/^SQLITE_BUSY/);

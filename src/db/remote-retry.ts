@@ -42,7 +42,8 @@ export function retryingOnServer(client: Client, budgetMs: number): Client {
   return new Proxy(client, {
     get(target, prop) {
       if (prop === "execute" || prop === "batch" || prop === "migrate" || prop === "executeMultiple") {
-        return (...args: unknown[]) => retryTransient(() => (target[prop] as (...a: unknown[]) => Promise<unknown>)(...args), budgetMs);
+        return (...args: unknown[]) =>
+          retryTransient(() => (target[prop] as (...a: unknown[]) => Promise<unknown>)(...args), budgetMs);
       }
       if (prop === "transaction") {
         return (mode?: TransactionMode) =>

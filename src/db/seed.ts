@@ -1,4 +1,4 @@
-import { eq, } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../logger.ts";
 import { BUILTIN_ROLES } from "../auth/roles.ts";
@@ -12,12 +12,48 @@ import { seedBuiltinPolicies } from "../modules/compliance/builtins.ts";
 
 /** The vendor families the built-in connection templates cover. */
 const VENDORS = [
-  "Cisco", "Juniper", "Arista", "MikroTik", "Fortinet", "Aruba", "HPE", "H3C", "Netgear", "VyOS", "OPNsense", "Netgate", "Linux",
-  "NVIDIA", "SONiC", "Ubiquiti", "TP-Link", "FS.com", "Nokia", "Allied Telesis", "F5", "Adtran", "Citrix", "Opengear",
-  "Alcatel-Lucent Enterprise", "Riverbed", "Zyxel",
-  "Huawei", "Dell", "Extreme Networks", "Ruckus", "Brocade",
-  "SonicWall", "WatchGuard", "Ciena", "Perle", "Eaton", "APC", "ZTE", "V-SOL",
-  "Palo Alto Networks", "Check Point",
+  "Cisco",
+  "Juniper",
+  "Arista",
+  "MikroTik",
+  "Fortinet",
+  "Aruba",
+  "HPE",
+  "H3C",
+  "Netgear",
+  "VyOS",
+  "OPNsense",
+  "Netgate",
+  "Linux",
+  "NVIDIA",
+  "SONiC",
+  "Ubiquiti",
+  "TP-Link",
+  "FS.com",
+  "Nokia",
+  "Allied Telesis",
+  "F5",
+  "Adtran",
+  "Citrix",
+  "Opengear",
+  "Alcatel-Lucent Enterprise",
+  "Riverbed",
+  "Zyxel",
+  "Huawei",
+  "Dell",
+  "Extreme Networks",
+  "Ruckus",
+  "Brocade",
+  "SonicWall",
+  "WatchGuard",
+  "Ciena",
+  "Perle",
+  "Eaton",
+  "APC",
+  "ZTE",
+  "V-SOL",
+  "Palo Alto Networks",
+  "Check Point",
 ];
 
 /**
@@ -27,7 +63,12 @@ const VENDORS = [
  * rewritten, users' kept.
  * First, name keys a migration could not compute are filled in (name-key-backfill.ts): the rest looks names up by key.
  */
-export async function seedReferenceData(db: Db, clock: Clock, builtinTemplates: readonly BuiltinTemplate[], logger: Logger = silentLogger): Promise<void> {
+export async function seedReferenceData(
+  db: Db,
+  clock: Clock,
+  builtinTemplates: readonly BuiltinTemplate[],
+  logger: Logger = silentLogger,
+): Promise<void> {
   const now = clock.now();
   await db.transaction(async (tx) => {
     await backfillNameKeys(tx, logger);
@@ -37,15 +78,32 @@ export async function seedReferenceData(db: Db, clock: Clock, builtinTemplates: 
         .values({ ...role, nameKey: nameKey(role.name), builtin: true, scopeAll: true, createdAt: now, updatedAt: now })
         .onConflictDoUpdate({
           target: roles.nameKey,
-          set: { permissions: role.permissions, description: role.description, builtin: true, scopeAll: true, updatedAt: now },
+          set: {
+            permissions: role.permissions,
+            description: role.description,
+            builtin: true,
+            scopeAll: true,
+            updatedAt: now,
+          },
         });
     }
     for (const name of VENDORS) {
-      await tx.insert(vendors).values({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now }).onConflictDoNothing();
+      await tx
+        .insert(vendors)
+        .values({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now })
+        .onConflictDoNothing();
     }
     const [anyCategory] = await tx.select({ id: categories.id }).from(categories).limit(1);
     if (!anyCategory) {
-      await tx.insert(categories).values({ name: "Default", nameKey: nameKey("Default"), description: "Running configuration", createdAt: now, updatedAt: now });
+      await tx
+        .insert(categories)
+        .values({
+          name: "Default",
+          nameKey: nameKey("Default"),
+          description: "Running configuration",
+          createdAt: now,
+          updatedAt: now,
+        });
     }
     await seedBuiltinTemplates(tx, builtinTemplates, now);
     await seedSystemTasks(tx, now);
@@ -54,6 +112,9 @@ export async function seedReferenceData(db: Db, clock: Clock, builtinTemplates: 
 }
 
 export async function roleIdByName(db: Db, name: string): Promise<number | undefined> {
-  const [row] = await db.select({ id: roles.id }).from(roles).where(eq(roles.nameKey, nameKey(name)));
+  const [row] = await db
+    .select({ id: roles.id })
+    .from(roles)
+    .where(eq(roles.nameKey, nameKey(name)));
   return row?.id;
 }

@@ -24,7 +24,10 @@ describe("each connection keeps its statements prepared", () => {
       db.prepare(`select ${STATEMENTS_PER_CONNECTION + 1} as n`);
       expect(keptStatements(db)).toBe(STATEMENTS_PER_CONNECTION);
       expect(db.prepare("select 1 as n")).toBe(first);
-      expect(db.prepare("select 2 as n"), "the least recently used statement was dropped and is prepared anew").not.toBe(second);
+      expect(
+        db.prepare("select 2 as n"),
+        "the least recently used statement was dropped and is prepared anew",
+      ).not.toBe(second);
     } finally {
       db.close();
     }
@@ -37,16 +40,28 @@ describe("each connection keeps its statements prepared", () => {
       await client.execute("create table t(id integer primary key, doc text)");
       // The client tells writes from reads by asking the statement: a kept insert is still a write each time.
       const inserted = [];
-      for (const doc of ['{"a":1}', "not json", '{"a":3}']) inserted.push(await client.execute({ sql: "insert into t(doc) values (?)", args: [doc] }));
-      expect(inserted.map((r) => [r.rowsAffected, Number(r.lastInsertRowid)])).toEqual([[1, 1], [1, 2], [1, 3]]);
-      const pick = (id: number) => client.execute({ sql: "select id, json_extract(doc, '$.a') as a from t where id >= ? order by id", args: [id] });
+      for (const doc of ['{"a":1}', "not json", '{"a":3}'])
+        inserted.push(await client.execute({ sql: "insert into t(doc) values (?)", args: [doc] }));
+      expect(inserted.map((r) => [r.rowsAffected, Number(r.lastInsertRowid)])).toEqual([
+        [1, 1],
+        [1, 2],
+        [1, 3],
+      ]);
+      const pick = (id: number) =>
+        client.execute({
+          sql: "select id, json_extract(doc, '$.a') as a from t where id >= ? order by id",
+          args: [id],
+        });
       expect((await pick(3)).rows.map((r) => [r.id, r.a])).toEqual([[3, 3]]);
       await expect(pick(1)).rejects.toThrow(/malformed JSON/);
       expect((await pick(3)).rows.map((r) => [r.id, r.a])).toEqual([[3, 3]]);
       const tx = await client.transaction("write");
       await tx.execute({ sql: "update t set doc = ? where id = ?", args: ['{"a":2}', 2] });
       await tx.commit();
-      expect((await pick(2)).rows.map((r) => [r.id, r.a])).toEqual([[2, 2], [3, 3]]);
+      expect((await pick(2)).rows.map((r) => [r.id, r.a])).toEqual([
+        [2, 2],
+        [3, 3],
+      ]);
     } finally {
       client.close();
     }
@@ -57,7 +72,11 @@ describe("each connection keeps its statements prepared", () => {
     const db = new Database(join(dir, "schema.db"));
     try {
       db.exec("create table t(x); insert into t values (1)");
-      const columns = () => db.prepare("select * from t").columns().map((c) => c.name);
+      const columns = () =>
+        db
+          .prepare("select * from t")
+          .columns()
+          .map((c) => c.name);
       expect(columns()).toEqual(["x"]);
       db.exec("alter table t add column y default 5");
       expect(columns()).toEqual(["x", "y"]);

@@ -25,7 +25,11 @@ async function overlap(client: Client) {
     await client.execute("insert into t values (3)");
   })();
   const results = await Promise.allSettled([holder, other]);
-  return { ms: Date.now() - started, results: results.map((r) => r.status), rows: (await client.execute("select count(*) as n from t")).rows[0]!.n };
+  return {
+    ms: Date.now() - started,
+    results: results.map((r) => r.status),
+    rows: (await client.execute("select count(*) as n from t")).rows[0]!.n,
+  };
 }
 
 describe("writes take turns within a process", () => {
@@ -38,7 +42,9 @@ describe("writes take turns within a process", () => {
     raw.close();
 
     const url = `file:${dir}/turns.db`;
-    const turned = withWriteTurns(createClient({ url, timeout: 1000 }), async () => createClient({ url, timeout: 1000, concurrency: 1 }));
+    const turned = withWriteTurns(createClient({ url, timeout: 1000 }), async () =>
+      createClient({ url, timeout: 1000, concurrency: 1 }),
+    );
     const fine = await overlap(turned);
     expect(fine.results).toEqual(["fulfilled", "fulfilled"]);
     expect(fine.rows).toBe(3);
@@ -48,7 +54,9 @@ describe("writes take turns within a process", () => {
 
   it("releases the turn on rollback and on a failed statement", async () => {
     const url = `file:${dir}/release.db`;
-    const client = withWriteTurns(createClient({ url, timeout: 1000 }), async () => createClient({ url, timeout: 1000, concurrency: 1 }));
+    const client = withWriteTurns(createClient({ url, timeout: 1000 }), async () =>
+      createClient({ url, timeout: 1000, concurrency: 1 }),
+    );
     await client.execute("create table t(x unique)");
     const tx = await client.transaction("write");
     await tx.execute("insert into t values (1)");
@@ -111,14 +119,20 @@ describe("writes take turns within a process", () => {
 
   it("gives up with SQLITE_BUSY once the busy timeout has passed, and leaves nothing half-written", async () => {
     const url = `file:${dir}/stuck.db`;
-    const client = withWriteTurns(createClient({ url, timeout: 1000 }), async () => createClient({ url, timeout: 0, concurrency: 1 }), { busyTimeoutMs: 200 });
+    const client = withWriteTurns(
+      createClient({ url, timeout: 1000 }),
+      async () => createClient({ url, timeout: 0, concurrency: 1 }),
+      { busyTimeoutMs: 200 },
+    );
     await client.execute("PRAGMA journal_mode=WAL");
     await client.execute("create table t(x)");
     const other = createClient({ url, timeout: 1000, concurrency: 1 });
     const held = await other.transaction("write");
     try {
       const started = Date.now();
-      await expect(client.execute("insert into t values (1)")).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) });
+      await expect(client.execute("insert into t values (1)")).rejects.toMatchObject({
+        code: expect.stringMatching(/^SQLITE_BUSY/),
+      });
       expect(Date.now() - started).toBeGreaterThanOrEqual(180);
       expect(Date.now() - started).toBeLessThan(1000);
     } finally {
@@ -135,7 +149,11 @@ describe("writes take turns within a process", () => {
 
   it("with WAIT_UNTIL_WRITTEN (the collector's), writes queued behind one that waits out another connection's lock all land", async () => {
     const url = `file:${dir}/patient.db`;
-    const client = withWriteTurns(createClient({ url, timeout: 1000 }), async () => createClient({ url, timeout: 0, concurrency: 1 }), WAIT_UNTIL_WRITTEN);
+    const client = withWriteTurns(
+      createClient({ url, timeout: 1000 }),
+      async () => createClient({ url, timeout: 0, concurrency: 1 }),
+      WAIT_UNTIL_WRITTEN,
+    );
     await client.execute("PRAGMA journal_mode=WAL");
     await client.execute("create table t(x)");
     const other = createClient({ url, timeout: 1000, concurrency: 1 });
@@ -153,7 +171,12 @@ describe("writes take turns within a process", () => {
     const url = `file:${dir}/shared.db`;
     const threadLock = newThreadWriteLock();
     // As the collector's two threads open the database: one lock, a connection each.
-    const open = () => withWriteTurns(createClient({ url, timeout: 1000 }), async () => createClient({ url, timeout: 0, concurrency: 1 }), { busyTimeoutMs: 0, threadLock });
+    const open = () =>
+      withWriteTurns(
+        createClient({ url, timeout: 1000 }),
+        async () => createClient({ url, timeout: 0, concurrency: 1 }),
+        { busyTimeoutMs: 0, threadLock },
+      );
     const [a, b] = [open(), open()];
     await a.execute("PRAGMA journal_mode=WAL");
     await a.execute("create table t(x)");

@@ -44,12 +44,16 @@ class Turns {
   private readonly queue: (() => void)[] = [];
   private readonly me = threadId + 1;
 
-  constructor(private readonly timeoutMs: number, private readonly lock: ThreadWriteLock) {}
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly lock: ThreadWriteLock,
+  ) {}
 
   async take(): Promise<() => void> {
     const deadline = Date.now() + this.timeoutMs;
     // A write awaited on the client inside a transaction (instead of on the transaction) would wait forever.
-    const tooLong = () => new Error(`waited ${this.timeoutMs / 1000} s for this process's turn to write to the database`);
+    const tooLong = () =>
+      new Error(`waited ${this.timeoutMs / 1000} s for this process's turn to write to the database`);
     if (this.held) {
       await new Promise<void>((resolve, reject) => {
         const wake = () => {
@@ -59,9 +63,9 @@ class Turns {
         // setTimeout would take Infinity for 1 ms: a turn without a time limit sets no timer.
         const timer = Number.isFinite(this.timeoutMs)
           ? setTimeout(() => {
-            this.queue.splice(this.queue.indexOf(wake), 1);
-            reject(tooLong());
-          }, this.timeoutMs)
+              this.queue.splice(this.queue.indexOf(wake), 1);
+              reject(tooLong());
+            }, this.timeoutMs)
           : undefined;
         this.queue.push(wake);
       });
@@ -205,10 +209,13 @@ export function withWriteTurns(
     get(target, prop) {
       if (prop === "execute") {
         return (stmt: InStatement, args?: unknown) =>
-          isRead(stmt) ? target.execute(stmt as never, args as never) : inTurn((writer) => writer.execute(stmt as never, args as never));
+          isRead(stmt)
+            ? target.execute(stmt as never, args as never)
+            : inTurn((writer) => writer.execute(stmt as never, args as never));
       }
       if (prop === "batch" || prop === "migrate" || prop === "executeMultiple") {
-        return (...args: unknown[]) => inTurn((writer) => (writer[prop] as (...a: unknown[]) => Promise<unknown>)(...args));
+        return (...args: unknown[]) =>
+          inTurn((writer) => (writer[prop] as (...a: unknown[]) => Promise<unknown>)(...args));
       }
       if (prop === "transaction") {
         return async (mode?: TransactionMode) => {

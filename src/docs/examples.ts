@@ -6,10 +6,28 @@ import { seeded, type Seeded } from "./seed.ts";
 /** Nested objects deeper than this are left as `{}` in examples: a hint at shape, not a full instance. */
 const MAX_DEPTH = 4;
 
-const WORDS = ["amber", "birch", "cedar", "delta", "ember", "fjord", "granite", "harbor", "iris", "juniper", "kestrel", "lumen"];
+const WORDS = [
+  "amber",
+  "birch",
+  "cedar",
+  "delta",
+  "ember",
+  "fjord",
+  "granite",
+  "harbor",
+  "iris",
+  "juniper",
+  "kestrel",
+  "lumen",
+];
 
 /** The last name in a field path: `devices[].device_name` -> `device_name`, `filter[device_ip]` -> `device_ip`. */
-const leafName = (path: string) => path.replace(/\[\]$/, "").split(/[.[\]]+/).filter(Boolean).at(-1) ?? path;
+const leafName = (path: string) =>
+  path
+    .replace(/\[\]$/, "")
+    .split(/[.[\]]+/)
+    .filter(Boolean)
+    .at(-1) ?? path;
 
 function isoDateTime(random: Seeded): string {
   const minutes = random.int(0, 365 * 24 * 60 - 1);
@@ -17,7 +35,8 @@ function isoDateTime(random: Seeded): string {
 }
 
 const FORMAT_SAMPLES: Record<string, (random: Seeded, name: string) => string> = {
-  email: (r, name) => `${name.replace(/[^a-z0-9]+/gi, ".").replace(/^\.|\.$/g, "") || "user"}${r.int(1, 99)}@example.com`,
+  email: (r, name) =>
+    `${name.replace(/[^a-z0-9]+/gi, ".").replace(/^\.|\.$/g, "") || "user"}${r.int(1, 99)}@example.com`,
   uri: (r) => `https://example.com/${r.pick(WORDS)}`,
   url: (r) => `https://example.com/${r.pick(WORDS)}`,
   "uri-reference": (r) => `/${r.pick(WORDS)}`,
@@ -44,7 +63,8 @@ function stringByName(name: string, random: Seeded): string {
   if (/(^|_)ids?$/.test(n)) return String(random.int(1, 99));
   if (/^(enabled|disabled|active|dry_run|latest|builtin)$|^(is|has)_/.test(n)) return random.pick(["true", "false"]);
   if (n.includes("email")) return FORMAT_SAMPLES.email!(random, "user");
-  if (/password|secret|passphrase|community|token/.test(n)) return `${random.pick(WORDS)}-${random.int(1000, 9999)}-pass`;
+  if (/password|secret|passphrase|community|token/.test(n))
+    return `${random.pick(WORDS)}-${random.int(1000, 9999)}-pass`;
   if (/(url|uri|link)$/.test(n)) return FORMAT_SAMPLES.uri!(random, n);
   // Time bounds too: date_from, created_after, started_before.
   if (/(_at|date|time)$|^(date|created|started|finished)_(from|to|after|before)$/.test(n)) return isoDateTime(random);
@@ -72,8 +92,11 @@ function fakeString(document: OpenApiDocument, schema: JsonSchema, name: string,
 }
 
 function fakeNumber(schema: JsonSchema, name: string, random: Seeded, integer: boolean): number {
-  const low = typeof schema.exclusiveMinimum === "number" ? schema.exclusiveMinimum + 1 : schema.minimum ?? (/(^|_)id$/.test(name) ? 1 : 0);
-  const high = typeof schema.exclusiveMaximum === "number" ? schema.exclusiveMaximum - 1 : schema.maximum ?? low + 99;
+  const low =
+    typeof schema.exclusiveMinimum === "number"
+      ? schema.exclusiveMinimum + 1
+      : (schema.minimum ?? (/(^|_)id$/.test(name) ? 1 : 0));
+  const high = typeof schema.exclusiveMaximum === "number" ? schema.exclusiveMaximum - 1 : (schema.maximum ?? low + 99);
   const value = random.int(Math.ceil(low), Math.max(Math.ceil(low), Math.floor(Math.min(high, low + 999))));
   return integer ? value : value + 0.5 <= high ? value + 0.5 : value;
 }
@@ -90,7 +113,12 @@ export function ownExample(schema: JsonSchema): { value: unknown } | undefined {
  * shape (an address for `device_ip`, a date for `*_at`, a value inside min/max, the first fitting enum value),
  * generated from the field's path so two builds print the same value.
  */
-export function exampleValue(document: OpenApiDocument, schema: JsonSchema | undefined, path: string, depth = 0): unknown {
+export function exampleValue(
+  document: OpenApiDocument,
+  schema: JsonSchema | undefined,
+  path: string,
+  depth = 0,
+): unknown {
   const resolved = resolveSchema(document, schema);
   const own = ownExample(resolved);
   if (own) return own.value;
@@ -118,7 +146,9 @@ export function exampleValue(document: OpenApiDocument, schema: JsonSchema | und
     case "array": {
       if (depth >= MAX_DEPTH) return [];
       const count = Math.min(Math.max(resolved.minItems ?? 1, 1), 3);
-      return Array.from({ length: count }, (_, i) => exampleValue(document, resolved.items, count === 1 ? `${path}[]` : `${path}[${i}]`, depth + 1));
+      return Array.from({ length: count }, (_, i) =>
+        exampleValue(document, resolved.items, count === 1 ? `${path}[]` : `${path}[${i}]`, depth + 1),
+      );
     }
     case "object":
       return objectExample(document, resolved, path, depth);
@@ -129,7 +159,12 @@ export function exampleValue(document: OpenApiDocument, schema: JsonSchema | und
   }
 }
 
-function objectExample(document: OpenApiDocument, schema: JsonSchema, path: string, depth: number): Record<string, unknown> {
+function objectExample(
+  document: OpenApiDocument,
+  schema: JsonSchema,
+  path: string,
+  depth: number,
+): Record<string, unknown> {
   if (depth >= MAX_DEPTH) return {};
   const example: Record<string, unknown> = {};
   for (const [key, property] of Object.entries(schema.properties ?? {})) {

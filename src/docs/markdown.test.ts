@@ -6,12 +6,15 @@ import { HTTP_METHODS, type OpenApiDocument } from "./openapi.ts";
 const APP_URL = "https://netkeep.example.test:8443";
 
 /** The document exactly as the build caches it: JSON text read back. */
-const documentOf = (version: ApiVersion) => JSON.parse(JSON.stringify(openApiDocument(version, APP_URL, "netkeep"))) as OpenApiDocument;
+const documentOf = (version: ApiVersion) =>
+  JSON.parse(JSON.stringify(openApiDocument(version, APP_URL, "netkeep"))) as OpenApiDocument;
 
 /** Every `METHOD /path` the version's router answers, in OpenAPI's `{param}` spelling. */
 function routedEndpoints(version: ApiVersion): string[] {
   const routes = createVersionApi(version).routes.filter((r) => r.method !== "ALL");
-  return [...new Set(routes.map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, "{$1}")}`))].sort();
+  return [
+    ...new Set(routes.map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, "{$1}")}`)),
+  ].sort();
 }
 
 type Section = { heading: string; lines: string[] };
@@ -35,7 +38,8 @@ function outline(markdown: string) {
   return { sections, groupOf, endpoints };
 }
 
-const endpointSection = (markdown: string, heading: string) => outline(markdown).endpoints.find((e) => e.heading === heading);
+const endpointSection = (markdown: string, heading: string) =>
+  outline(markdown).endpoints.find((e) => e.heading === heading);
 const fieldLine = (section: Section, name: string) => section.lines.find((l) => l.startsWith(`- \`${name}\` (`));
 
 describe.each(API_VERSIONS)("the %s Markdown", (version) => {
@@ -51,9 +55,15 @@ describe.each(API_VERSIONS)("the %s Markdown", (version) => {
     expect(lines.filter((l) => l.startsWith("# "))).toHaveLength(1);
 
     const tags = new Set<string>();
-    for (const item of Object.values(document.paths)) for (const m of HTTP_METHODS) if (item[m]) tags.add(item[m]!.tags![0]!);
+    for (const item of Object.values(document.paths))
+      for (const m of HTTP_METHODS) if (item[m]) tags.add(item[m]!.tags![0]!);
     expect(sections.map((s) => s.heading).slice(0, 3)).toEqual(["Overview", "Authentication", "Base URL"]);
-    expect(sections.slice(3).map((s) => s.heading).sort()).toEqual([...tags].sort());
+    expect(
+      sections
+        .slice(3)
+        .map((s) => s.heading)
+        .sort(),
+    ).toEqual([...tags].sort());
     expect(tags.size).toBeGreaterThan(1);
   });
 
@@ -69,10 +79,16 @@ describe.each(API_VERSIONS)("the %s Markdown", (version) => {
         expect(heading).toMatch(new RegExp(`^[A-Z]+ /api/v${n}/`));
         expect(groupOf.get(heading), heading).toEqual([operation.tags![0]]);
         const section = endpointSection(markdown, heading)!;
-        expect(section.lines.filter((l) => l.trim())[0]!.startsWith(operation.summary!.replace(/</g, "\\<")), heading).toBe(true);
+        expect(
+          section.lines.filter((l) => l.trim())[0]!.startsWith(operation.summary!.replace(/</g, "\\<")),
+          heading,
+        ).toBe(true);
         // The section ends with every status code the route declares and its meaning: no response shapes.
         const responses = section.lines.slice(section.lines.indexOf("Responses:") + 1).filter((l) => l.trim());
-        expect(responses.every((l) => /^- `\d{3}`: \S/.test(l)), heading).toBe(true);
+        expect(
+          responses.every((l) => /^- `\d{3}`: \S/.test(l)),
+          heading,
+        ).toBe(true);
         expect(responses.map((l) => l.slice(3, 6)).sort(), heading).toEqual(Object.keys(operation.responses!).sort());
       }
     }
@@ -81,14 +97,21 @@ describe.each(API_VERSIONS)("the %s Markdown", (version) => {
   it("states one authentication scheme, the apitoken header, once and not per endpoint", () => {
     const auth = sections.find((s) => s.heading === "Authentication")!.lines.join("\n");
     expect(auth).toContain("One scheme: an API key in the request header `apitoken`");
-    for (const endpoint of endpoints) expect(endpoint.lines.some((l) => l.startsWith("- `apitoken` (")), endpoint.heading).toBe(false);
+    for (const endpoint of endpoints)
+      expect(
+        endpoint.lines.some((l) => l.startsWith("- `apitoken` (")),
+        endpoint.heading,
+      ).toBe(false);
     expect(markdown.match(/header `apitoken`/g)).toHaveLength(1);
   });
 
   it("gives the configured application address as the base URL", () => {
     const base = sections.find((s) => s.heading === "Base URL")!.lines.join("\n");
     expect(base).toContain(`\`${APP_URL}\``);
-    const other = renderApiMarkdown(JSON.parse(JSON.stringify(openApiDocument(version, "http://10.1.2.3:3000", "netkeep"))), version);
+    const other = renderApiMarkdown(
+      JSON.parse(JSON.stringify(openApiDocument(version, "http://10.1.2.3:3000", "netkeep"))),
+      version,
+    );
     expect(other).toContain("`http://10.1.2.3:3000`");
     expect(other).not.toContain(APP_URL);
   });
@@ -101,12 +124,18 @@ describe.each(API_VERSIONS)("the %s Markdown", (version) => {
     expect(name).toContain("at least 5 characters");
     expect(name).toContain("must not contain whitespace");
     expect(name).toMatch(/Example: `"[^"\s]{5,}"`$/);
-    expect(fieldLine(create, "device_ip")).toMatch(/^- `device_ip` \(string, required\): .*an IPv4 address, an IPv6 address or a hostname/);
-    expect(fieldLine(create, "device_snippet_cred_id")).toMatch(/^- `device_snippet_cred_id` \(integer or null, optional\): .*a whole number; at least 0\./);
+    expect(fieldLine(create, "device_ip")).toMatch(
+      /^- `device_ip` \(string, required\): .*an IPv4 address, an IPv6 address or a hostname/,
+    );
+    expect(fieldLine(create, "device_snippet_cred_id")).toMatch(
+      /^- `device_snippet_cred_id` \(integer or null, optional\): .*a whole number; at least 0\./,
+    );
     expect(fieldLine(create, "device_port_override")).toContain("at least 1; at most 65535");
     expect(fieldLine(create, "custom")).toContain("each key: made of 1 to 64 letters, digits, '_' or '-'");
     // The service refuses a create without a vendor unless a profile gives one; the document says the same.
-    expect(fieldLine(create, "device_vendor")).toMatch(/^- `device_vendor` \(string or null, required unless `device_profile_id` is sent\): /);
+    expect(fieldLine(create, "device_vendor")).toMatch(
+      /^- `device_vendor` \(string or null, required unless `device_profile_id` is sent\): /,
+    );
     expect(fieldLine(create, "device_profile_id")).toMatch(/, required unless `device_vendor` is sent\): /);
     const patch = endpointSection(markdown, `PATCH /api/v${n}/devices/{id}`)!;
     expect(fieldLine(patch, "device_vendor")).toMatch(/\(string or null, optional\)/);
@@ -118,7 +147,9 @@ describe.each(API_VERSIONS)("the %s Markdown", (version) => {
     expect(fieldLine(show, "id")).toBe("- `id` (integer, required): Rules: a whole number; at least 1. Example: `1`");
     const list = endpointSection(markdown, `GET /api/v${n}/devices`)!;
     expect(list.lines).toContain("Query parameters:");
-    expect(fieldLine(list, "per_page")).toMatch(/^- `per_page` \(integer, optional\): .*Rules: a whole number; at least 1; at most 500\. Example: `\d+`$/);
+    expect(fieldLine(list, "per_page")).toMatch(
+      /^- `per_page` \(integer, optional\): .*Rules: a whole number; at least 1; at most 500\. Example: `\d+`$/,
+    );
   });
 
   it("is a pure function of the document: rendering a fresh extraction again gives the same bytes", () => {

@@ -1,6 +1,13 @@
 import type { ApiVersion } from "../api/versions.ts";
 import type { OpenApiDocument } from "./openapi.ts";
-import { describeApi, type ApiReference, type AuthSchemeDoc, type BodyDoc, type EndpointDoc, type FieldDoc } from "./reference.ts";
+import {
+  describeApi,
+  type ApiReference,
+  type AuthSchemeDoc,
+  type BodyDoc,
+  type EndpointDoc,
+  type FieldDoc,
+} from "./reference.ts";
 import { listInWords } from "./schema.ts";
 
 /** Inline code that survives backticks inside the text. */
@@ -23,7 +30,11 @@ const exampleText = (value: unknown) => code(JSON.stringify(value) ?? "null");
 
 /** `- \`device_name\` (string, required): Unique name. Rules: at least 5 characters; ... Example: \`"core-rtr-01"\`` */
 export function fieldLine(field: FieldDoc): string {
-  const need = field.required ? "required" : field.requiredUnless ? `required unless ${field.requiredUnless.map(code).join(" or ")} is sent` : "optional";
+  const need = field.required
+    ? "required"
+    : field.requiredUnless
+      ? `required unless ${field.requiredUnless.map(code).join(" or ")} is sent`
+      : "optional";
   const parts = [`- ${code(field.name)} (${field.type}, ${need}):`];
   if (field.description) parts.push(sentence(field.description));
   if (field.rules.length) parts.push(`Rules: ${prose(field.rules.join("; "))}.`);
@@ -31,7 +42,8 @@ export function fieldLine(field: FieldDoc): string {
   return parts.join(" ");
 }
 
-const fieldList = (title: string, fields: FieldDoc[]) => (fields.length ? [`${title}:`, "", ...fields.map(fieldLine), ""] : []);
+const fieldList = (title: string, fields: FieldDoc[]) =>
+  fields.length ? [`${title}:`, "", ...fields.map(fieldLine), ""] : [];
 
 function bodyLines(body: BodyDoc): string[] {
   const types = body.contents.map((c) => code(c.contentType));
@@ -41,17 +53,26 @@ function bodyLines(body: BodyDoc): string[] {
     const heading = body.contents.length > 1 ? ` (${code(content.contentType)})` : "";
     if (content.fields) {
       lines.push(...fieldList(`Body fields${heading}`, content.fields));
-      if (content.contentType.includes("json")) lines.push(`Example body${heading}:`, "", "```json", JSON.stringify(content.example, null, 2), "```", "");
+      if (content.contentType.includes("json"))
+        lines.push(`Example body${heading}:`, "", "```json", JSON.stringify(content.example, null, 2), "```", "");
     } else if (content.value) {
       const { type, rules, example } = content.value;
-      lines.push(`Body${heading}: ${type}${rules.length ? `; ${prose(rules.join("; "))}` : ""}. Example: ${exampleText(example)}`, "");
+      lines.push(
+        `Body${heading}: ${type}${rules.length ? `; ${prose(rules.join("; "))}` : ""}. Example: ${exampleText(example)}`,
+        "",
+      );
     }
   }
   return lines;
 }
 
 function endpointLines(endpoint: EndpointDoc): string[] {
-  const lines = [`### ${endpoint.method} ${endpoint.path}`, "", sentence(endpoint.summary || `${endpoint.method} ${endpoint.path}`), ""];
+  const lines = [
+    `### ${endpoint.method} ${endpoint.path}`,
+    "",
+    sentence(endpoint.summary || `${endpoint.method} ${endpoint.path}`),
+    "",
+  ];
   if (endpoint.deprecated) lines.push("Deprecated: avoid in new integrations.", "");
   if (endpoint.description) lines.push(prose(endpoint.description), "");
   if (endpoint.ability) lines.push(`Ability: ${code(endpoint.ability)}`, "");
@@ -59,12 +80,18 @@ function endpointLines(endpoint: EndpointDoc): string[] {
   lines.push(...fieldList("Query parameters", endpoint.queryParameters));
   lines.push(...fieldList("Header parameters", endpoint.headerParameters));
   if (endpoint.body) lines.push(...bodyLines(endpoint.body));
-  lines.push("Responses:", "", ...endpoint.responses.map((r) => `- ${code(r.status)}: ${prose(r.description) || "(no description)"}`), "");
+  lines.push(
+    "Responses:",
+    "",
+    ...endpoint.responses.map((r) => `- ${code(r.status)}: ${prose(r.description) || "(no description)"}`),
+    "",
+  );
   return lines;
 }
 
 function schemeInWords(scheme: AuthSchemeDoc): string {
-  if (scheme.type === "apiKey") return `an API key in the request ${scheme.in === "header" ? "header" : `${scheme.in ?? ""} parameter`} ${code(scheme.parameter ?? scheme.name)}`;
+  if (scheme.type === "apiKey")
+    return `an API key in the request ${scheme.in === "header" ? "header" : `${scheme.in ?? ""} parameter`} ${code(scheme.parameter ?? scheme.name)}`;
   if (scheme.type === "http") return `HTTP ${scheme.name} authentication`;
   return `${scheme.type} (${scheme.name})`;
 }
@@ -95,11 +122,13 @@ function overviewLines(reference: ApiReference, count: number): string[] {
   ];
   if (reference.description) lines.push(prose(reference.description), "");
   lines.push(
-    "Requests and responses are JSON (`application/json`) unless an endpoint names another content type; field names are snake_case and timestamps ISO-8601 in UTC. A record answers `{\"data\": {...}}`; a list answers `{\"data\": [...], \"links\": {...}, \"meta\": {...}}`. Every error answers JSON with a human-readable `message`; a validation failure (422) also has `errors`, naming each field and its problems.",
+    'Requests and responses are JSON (`application/json`) unless an endpoint names another content type; field names are snake_case and timestamps ISO-8601 in UTC. A record answers `{"data": {...}}`; a list answers `{"data": [...], "links": {...}, "meta": {...}}`. Every error answers JSON with a human-readable `message`; a validation failure (422) also has `errors`, naming each field and its problems.',
     "",
     "Groups:",
     "",
-    ...reference.groups.map((g) => `- ${prose(g.name)}: ${g.endpoints.length} endpoint${g.endpoints.length === 1 ? "" : "s"}`),
+    ...reference.groups.map(
+      (g) => `- ${prose(g.name)}: ${g.endpoints.length} endpoint${g.endpoints.length === 1 ? "" : "s"}`,
+    ),
     "",
   );
   return lines;
@@ -131,7 +160,10 @@ export function renderApiMarkdown(document: OpenApiDocument, version: ApiVersion
     reference.baseUrl ? code(reference.baseUrl) : "Not recorded in the document.",
     "",
     ...(reference.baseUrl && example
-      ? [`Endpoint paths below are relative to it: ${code(`${example.method} ${example.path}`)} means ${code(`${example.method} ${reference.baseUrl}${example.path}`)}.`, ""]
+      ? [
+          `Endpoint paths below are relative to it: ${code(`${example.method} ${example.path}`)} means ${code(`${example.method} ${reference.baseUrl}${example.path}`)}.`,
+          "",
+        ]
       : []),
   ];
   for (const group of reference.groups) {

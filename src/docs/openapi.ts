@@ -71,7 +71,9 @@ export type OperationObject = {
 export const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
-export type PathItemObject = { parameters?: (ParameterObject | Reference)[] } & Partial<Record<HttpMethod, OperationObject>>;
+export type PathItemObject = { parameters?: (ParameterObject | Reference)[] } & Partial<
+  Record<HttpMethod, OperationObject>
+>;
 
 export type SecuritySchemeObject = { type: string; in?: string; name?: string; scheme?: string; description?: string };
 
@@ -93,7 +95,8 @@ export type OpenApiDocument = {
 /** A document that cannot be rendered; the message says which part is wrong. */
 export class OpenApiDocumentError extends Error {}
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * Checks that a parsed JSON value is the OpenAPI 3.x document of the given API version (`v1` -> info.version
@@ -102,7 +105,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 export function asOpenApiDocument(value: unknown, version: string): OpenApiDocument {
   if (!isObject(value)) throw new OpenApiDocumentError("is not an OpenAPI document (not a JSON object)");
   if (typeof value.openapi !== "string" || !value.openapi.startsWith("3.")) {
-    throw new OpenApiDocumentError("is not an OpenAPI 3 document (no \"openapi\": \"3.x\" field)");
+    throw new OpenApiDocumentError('is not an OpenAPI 3 document (no "openapi": "3.x" field)');
   }
   if (!isObject(value.info) || typeof value.info.version !== "string" || typeof value.info.title !== "string") {
     throw new OpenApiDocumentError("has no info.title and info.version");
@@ -119,7 +122,11 @@ export function asOpenApiDocument(value: unknown, version: string): OpenApiDocum
 export function resolveRef<T>(document: OpenApiDocument, value: T | Reference): T {
   if (!isObject(value) || typeof value.$ref !== "string") return value as T;
   const match = /^#\/components\/([^/]+)\/(.+)$/.exec(value.$ref);
-  const target = match ? (document.components as Record<string, Record<string, unknown>> | undefined)?.[match[1]!]?.[decodeURIComponent(match[2]!)] : undefined;
+  const target = match
+    ? (document.components as Record<string, Record<string, unknown>> | undefined)?.[match[1]!]?.[
+        decodeURIComponent(match[2]!)
+      ]
+    : undefined;
   if (target === undefined) throw new OpenApiDocumentError(`refers to ${value.$ref}, which it does not define`);
   return target as T;
 }

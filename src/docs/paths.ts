@@ -10,7 +10,8 @@ export const API_DOCS_MARKDOWN = "docs.md";
 export const API_DOCS_OPENAPI = "openapi.json";
 
 /** `<storageDir>/app/api-docs/v1` */
-export const apiDocsDir = (storageDir: string, version: ApiVersion) => `${storageDir.replace(/\/+$/, "")}/app/api-docs/${version}`;
+export const apiDocsDir = (storageDir: string, version: ApiVersion) =>
+  `${storageDir.replace(/\/+$/, "")}/app/api-docs/${version}`;
 
 export const apiDocsFiles = (storageDir: string, version: ApiVersion) => {
   const dir = apiDocsDir(storageDir, version);

@@ -10,7 +10,10 @@ const DIGITS = "0123456789";
 /** Patterns whose general reading would be clumsy. */
 const KNOWN_PATTERNS: Record<string, PatternInWords> = {
   "^\\S+$": { words: "must not contain whitespace" },
-  "^[^\\s@]+@[^\\s@]+$": { words: "an email address", sample: (r) => `${r.pick(["alex", "sam", "kim", "noor"])}${r.int(1, 99)}@example.com` },
+  "^[^\\s@]+@[^\\s@]+$": {
+    words: "an email address",
+    sample: (r) => `${r.pick(["alex", "sam", "kim", "noor"])}${r.int(1, 99)}@example.com`,
+  },
 };
 
 type CharClass = { negated: boolean; ranges: [string, string][]; escapes: string[]; chars: string[] };
@@ -94,7 +97,8 @@ function parseClass(text: string): CharClass | undefined {
       const next = text[++i];
       if (next === undefined) return undefined;
       if ("sSdDwW".includes(next)) items.push({ ch: "", escape: next });
-      else if (/[a-zA-Z0-9]/.test(next)) return undefined; // \b, \uXXXX and friends: too rare to put in words
+      else if (/[a-zA-Z0-9]/.test(next))
+        return undefined; // \b, \uXXXX and friends: too rare to put in words
       else items.push({ ch: next });
     } else items.push({ ch: text[i]! });
   }
@@ -109,7 +113,14 @@ function parseClass(text: string): CharClass | undefined {
   return cls;
 }
 
-const ESCAPE_WORDS: Record<string, string> = { s: "whitespace", S: "non-whitespace characters", d: "digits", D: "non-digits", w: "letters, digits and '_'", W: "characters other than letters, digits and '_'" };
+const ESCAPE_WORDS: Record<string, string> = {
+  s: "whitespace",
+  S: "non-whitespace characters",
+  d: "digits",
+  D: "non-digits",
+  w: "letters, digits and '_'",
+  W: "characters other than letters, digits and '_'",
+};
 
 /** "letters, digits, '.', '_' or '-'" */
 function classWords(cls: CharClass, conjunction: string): string {
@@ -142,7 +153,8 @@ function partWords(part: Part): string {
   if (cls.negated && !cls.ranges.length && !cls.escapes.length && !cls.chars.length) {
     return `${countWords(min, max)} character${max === 1 ? "" : "s"}`;
   }
-  if (cls.negated) return `${countWords(min, max)} character${max === 1 ? "" : "s"} other than ${classWords(cls, "and")}`;
+  if (cls.negated)
+    return `${countWords(min, max)} character${max === 1 ? "" : "s"} other than ${classWords(cls, "and")}`;
   return `${countWords(min, max)} ${classWords(cls, "or")}`;
 }
 
@@ -150,10 +162,11 @@ function partWords(part: Part): string {
 function alphabet(cls: CharClass): string {
   if (cls.negated) {
     const excluded = alphabet({ ...cls, negated: false });
-    return [...LOWER + DIGITS].filter((c) => !excluded.includes(c)).join("") || "x";
+    return [...(LOWER + DIGITS)].filter((c) => !excluded.includes(c)).join("") || "x";
   }
   let chars = cls.chars.join("");
-  for (const [a, b] of cls.ranges) for (let c = a.charCodeAt(0); c <= b.charCodeAt(0); c++) chars += String.fromCharCode(c);
+  for (const [a, b] of cls.ranges)
+    for (let c = a.charCodeAt(0); c <= b.charCodeAt(0); c++) chars += String.fromCharCode(c);
   for (const e of cls.escapes) chars += e === "d" ? DIGITS : e === "w" ? LOWER + DIGITS + "_" : e === "s" ? " " : LOWER;
   // Samples read better in lowercase and digits when the class allows them.
   const plain = [...chars].filter((c) => (LOWER + DIGITS).includes(c)).join("");
@@ -178,6 +191,9 @@ export function patternInWords(pattern: string): PatternInWords {
   const parts = parse(pattern);
   if (!parts || !parts.length) return { words: `must match the regular expression ${pattern}` };
   const [first, ...rest] = parts.map(partWords);
-  const words = parts.length === 1 && parts[0]!.kind === "class" ? `made of ${first}` : `${first}${rest.map((w) => ` then ${w}`).join("")}`;
+  const words =
+    parts.length === 1 && parts[0]!.kind === "class"
+      ? `made of ${first}`
+      : `${first}${rest.map((w) => ` then ${w}`).join("")}`;
   return { words, sample: (random) => sampleOf(parts, random) };
 }

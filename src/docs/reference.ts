@@ -78,7 +78,14 @@ const MAX_FIELD_DEPTH = 4;
 
 const UNGROUPED = "Other";
 
-function fieldDoc(document: OpenApiDocument, name: string, schema: JsonSchema | undefined, required: boolean, description?: string, example?: { value: unknown }): FieldDoc {
+function fieldDoc(
+  document: OpenApiDocument,
+  name: string,
+  schema: JsonSchema | undefined,
+  required: boolean,
+  description?: string,
+  example?: { value: unknown },
+): FieldDoc {
   const resolved = resolveSchema(document, schema);
   const text = (description ?? resolved.description)?.trim();
   return {
@@ -94,7 +101,9 @@ function fieldDoc(document: OpenApiDocument, name: string, schema: JsonSchema | 
 /** `anyOf: [{required: [a]}, {required: [b]}]`: one of these groups of fields must be sent. */
 function requiredAlternatives(object: JsonSchema): string[][] {
   const variants = object.anyOf ?? [];
-  return variants.length && variants.every((v) => Object.keys(v).length === 1 && Array.isArray(v.required)) ? variants.map((v) => v.required!) : [];
+  return variants.length && variants.every((v) => Object.keys(v).length === 1 && Array.isArray(v.required))
+    ? variants.map((v) => v.required!)
+    : [];
 }
 
 /** An object's fields in order, each followed by its own nested fields. */
@@ -109,40 +118,65 @@ export function fieldsOf(document: OpenApiDocument, schema: JsonSchema, prefix =
     const resolved = resolveSchema(document, property);
     const field = fieldDoc(document, path, resolved, required.has(name));
     const others = alternatives.filter((names) => !names.includes(name)).flat();
-    if (!field.required && alternatives.some((names) => names.includes(name))) field.requiredUnless = others.map((n) => `${prefix}${n}`);
+    if (!field.required && alternatives.some((names) => names.includes(name)))
+      field.requiredUnless = others.map((n) => `${prefix}${n}`);
     fields.push(field);
     if (objectWithFields(document, resolved)) fields.push(...fieldsOf(document, resolved, `${path}.`, depth + 1));
-    else if (resolved.items && objectWithFields(document, resolved.items)) fields.push(...fieldsOf(document, resolved.items, `${path}[].`, depth + 1));
+    else if (resolved.items && objectWithFields(document, resolved.items))
+      fields.push(...fieldsOf(document, resolved.items, `${path}[].`, depth + 1));
   }
   return fields;
 }
 
 function parameterDoc(document: OpenApiDocument, parameter: ParameterObject): FieldDoc {
   const example = parameter.example !== undefined ? { value: parameter.example } : undefined;
-  return fieldDoc(document, parameter.name, parameter.schema, parameter.in === "path" || Boolean(parameter.required), parameter.description, example);
+  return fieldDoc(
+    document,
+    parameter.name,
+    parameter.schema,
+    parameter.in === "path" || Boolean(parameter.required),
+    parameter.description,
+    example,
+  );
 }
 
 function bodyDoc(document: OpenApiDocument, body: RequestBodyObject): BodyDoc {
   const contents = Object.entries(body.content ?? {}).map(([contentType, media]): BodyContentDoc => {
     const schema = resolveSchema(document, media.schema);
-    const example = media.example !== undefined ? media.example : (ownExample(schema)?.value ?? exampleValue(document, schema, ""));
+    const example =
+      media.example !== undefined ? media.example : (ownExample(schema)?.value ?? exampleValue(document, schema, ""));
     if (objectWithFields(document, schema)) return { contentType, fields: fieldsOf(document, schema), example };
     return { contentType, value: fieldDoc(document, "body", schema, body.required ?? false), example };
   });
-  return { required: body.required ?? false, ...(body.description ? { description: body.description.trim() } : {}), contents };
+  return {
+    required: body.required ?? false,
+    ...(body.description ? { description: body.description.trim() } : {}),
+    contents,
+  };
 }
 
 /** Status codes in numeric order; `default` and ranges such as `4XX` after the exact codes. */
-const statusOrder = (status: string) => (/^\d{3}$/.test(status) ? Number(status) : status === "default" ? 2000 : 1000 + Number(status[0] ?? 9) * 100);
+const statusOrder = (status: string) =>
+  /^\d{3}$/.test(status) ? Number(status) : status === "default" ? 2000 : 1000 + Number(status[0] ?? 9) * 100;
 
-function endpointDoc(document: OpenApiDocument, method: string, path: string, operation: OperationObject, shared: ParameterObject[]): EndpointDoc {
+function endpointDoc(
+  document: OpenApiDocument,
+  method: string,
+  path: string,
+  operation: OperationObject,
+  shared: ParameterObject[],
+): EndpointDoc {
   // Operation parameters override path-level ones with the same name and location.
   const own = (operation.parameters ?? []).map((p) => resolveRef<ParameterObject>(document, p));
   const parameters = [...shared.filter((s) => !own.some((p) => p.name === s.name && p.in === s.in)), ...own];
-  const inputs = (where: ParameterObject["in"]) => parameters.filter((p) => p.in === where).map((p) => parameterDoc(document, p));
+  const inputs = (where: ParameterObject["in"]) =>
+    parameters.filter((p) => p.in === where).map((p) => parameterDoc(document, p));
   const body = operation.requestBody ? resolveRef<RequestBodyObject>(document, operation.requestBody) : undefined;
   const responses = Object.entries(operation.responses ?? {})
-    .map(([status, response]) => ({ status, description: (resolveRef<ResponseObject>(document, response).description ?? "").trim() }))
+    .map(([status, response]) => ({
+      status,
+      description: (resolveRef<ResponseObject>(document, response).description ?? "").trim(),
+    }))
     .sort((a, b) => statusOrder(a.status) - statusOrder(b.status));
   return {
     method: method.toUpperCase(),
@@ -161,13 +195,15 @@ function endpointDoc(document: OpenApiDocument, method: string, path: string, op
 }
 
 function authSchemes(document: OpenApiDocument): AuthSchemeDoc[] {
-  return Object.entries(document.components?.securitySchemes ?? {}).map(([name, scheme]: [string, SecuritySchemeObject]) => ({
-    name,
-    type: scheme.type,
-    ...(scheme.in ? { in: scheme.in } : {}),
-    ...(scheme.name ? { parameter: scheme.name } : {}),
-    ...(scheme.description ? { description: scheme.description.trim() } : {}),
-  }));
+  return Object.entries(document.components?.securitySchemes ?? {}).map(
+    ([name, scheme]: [string, SecuritySchemeObject]) => ({
+      name,
+      type: scheme.type,
+      ...(scheme.in ? { in: scheme.in } : {}),
+      ...(scheme.name ? { parameter: scheme.name } : {}),
+      ...(scheme.description ? { description: scheme.description.trim() } : {}),
+    }),
+  );
 }
 
 /**
@@ -179,10 +215,14 @@ export function describeApi(document: OpenApiDocument): ApiReference {
   for (const [path, item] of Object.entries(document.paths)) {
     const shared = (item.parameters ?? []).map((p) => resolveRef<ParameterObject>(document, p));
     for (const method of Object.keys(item)) {
-      const operation = HTTP_METHODS.includes(method as never) ? item[method as (typeof HTTP_METHODS)[number]] : undefined;
+      const operation = HTTP_METHODS.includes(method as never)
+        ? item[method as (typeof HTTP_METHODS)[number]]
+        : undefined;
       if (!operation) continue;
       const group = operation.tags?.[0] ?? UNGROUPED;
-      (groups.get(group) ?? groups.set(group, []).get(group)!).push(endpointDoc(document, method, path, operation, shared));
+      (groups.get(group) ?? groups.set(group, []).get(group)!).push(
+        endpointDoc(document, method, path, operation, shared),
+      );
     }
   }
   return {

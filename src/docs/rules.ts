@@ -86,10 +86,14 @@ export function rulesInWords(document: OpenApiDocument, schema: JsonSchema | und
   if (resolved.const !== undefined) rules.push(`exactly ${valueInWords(resolved.const)}`);
   if (resolved.enum) {
     const values = resolved.enum.filter((v) => v !== null);
-    rules.push(values.length === 1 ? `exactly ${valueInWords(values[0])}` : `one of: ${values.map(valueInWords).join(", ")}`);
+    rules.push(
+      values.length === 1 ? `exactly ${valueInWords(values[0])}` : `one of: ${values.map(valueInWords).join(", ")}`,
+    );
   }
-  if (types.includes("integer") || types.includes("number")) rules.push(...numberRules(resolved, !types.includes("number")));
-  if (types.includes("string") || (!types.length && (resolved.format || resolved.pattern))) rules.push(...stringRules(document, resolved));
+  if (types.includes("integer") || types.includes("number"))
+    rules.push(...numberRules(resolved, !types.includes("number")));
+  if (types.includes("string") || (!types.length && (resolved.format || resolved.pattern)))
+    rules.push(...stringRules(document, resolved));
   if (types.includes("array")) {
     if (resolved.minItems) rules.push(`at least ${plural(resolved.minItems, "item")}`);
     if (resolved.maxItems !== undefined) rules.push(`at most ${plural(resolved.maxItems, "item")}`);
@@ -99,7 +103,8 @@ export function rulesInWords(document: OpenApiDocument, schema: JsonSchema | und
   if (types.includes("object")) {
     if (resolved.minProperties) rules.push(`at least ${plural(resolved.minProperties, "key")}`);
     if (resolved.maxProperties !== undefined) rules.push(`at most ${plural(resolved.maxProperties, "key")}`);
-    if (resolved.propertyNames) rules.push(...prefixed("each key", rulesInWords(document, { type: "string", ...resolved.propertyNames })));
+    if (resolved.propertyNames)
+      rules.push(...prefixed("each key", rulesInWords(document, { type: "string", ...resolved.propertyNames })));
     if (typeof resolved.additionalProperties === "object") {
       rules.push(`each value: ${typeInWords(document, resolved.additionalProperties)}`);
       rules.push(...prefixed("each value", rulesInWords(document, resolved.additionalProperties)));

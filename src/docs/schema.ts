@@ -30,10 +30,12 @@ export function resolveSchema(document: OpenApiDocument, schema: JsonSchema | un
 }
 
 /** The variants of an anyOf/oneOf, resolved. */
-export const variantsOf = (document: OpenApiDocument, schema: JsonSchema) => (schema.anyOf ?? schema.oneOf ?? []).map((v) => resolveSchema(document, v));
+export const variantsOf = (document: OpenApiDocument, schema: JsonSchema) =>
+  (schema.anyOf ?? schema.oneOf ?? []).map((v) => resolveSchema(document, v));
 
 /** A variant that only adds a `format` to its parent, as in `anyOf: [{format: ipv4}, {format: hostname}]`. */
-export const isFormatOnly = (variant: JsonSchema) => Object.keys(variant).every((k) => k === "format" || k === "description") && variant.format !== undefined;
+export const isFormatOnly = (variant: JsonSchema) =>
+  Object.keys(variant).every((k) => k === "format" || k === "description") && variant.format !== undefined;
 
 /** The JSON types a value may have: `type`, or what the variants, enum or shape imply. */
 export function typesOf(document: OpenApiDocument, schema: JsonSchema): string[] {
@@ -41,7 +43,8 @@ export function typesOf(document: OpenApiDocument, schema: JsonSchema): string[]
   if (schema.const !== undefined) return [jsonType(schema.const)];
   if (schema.enum) return [...new Set(schema.enum.map(jsonType))];
   const variants = variantsOf(document, schema);
-  if (variants.length && !variants.every(isFormatOnly)) return [...new Set(variants.flatMap((v) => typesOf(document, v)))];
+  if (variants.length && !variants.every(isFormatOnly))
+    return [...new Set(variants.flatMap((v) => typesOf(document, v)))];
   if (schema.properties || schema.additionalProperties !== undefined) return ["object"];
   if (schema.items) return ["array"];
   return [];
@@ -65,7 +68,8 @@ function typeWords(document: OpenApiDocument, schema: JsonSchema | undefined): s
   const resolved = resolveSchema(document, schema);
   const variants = variantsOf(document, resolved);
   // Each variant says its own words, so an array variant keeps its item type.
-  if (resolved.type === undefined && variants.length && !variants.every(isFormatOnly)) return [...new Set(variants.flatMap((v) => typeWords(document, v)))];
+  if (resolved.type === undefined && variants.length && !variants.every(isFormatOnly))
+    return [...new Set(variants.flatMap((v) => typeWords(document, v)))];
   return typesOf(document, resolved).map((type) => {
     if (type !== "array") return type;
     const items = resolved.items ? typeInWords(document, resolved.items) : "any";

@@ -11,7 +11,6 @@ export type Seeded = {
   pick<T>(items: readonly T[]): T;
 };
 
-
 /** mulberry32 over the hash of the seed text. */
 export function seeded(seed: string): Seeded {
   const next = mulberry32(fnv1a(seed));

@@ -16,7 +16,10 @@ describe.each(API_VERSIONS)("the %s OpenAPI document under Spectral's oas rules"
     const document = JSON.parse(JSON.stringify(openApiDocument(version, "https://netkeep.example.test")));
     const results = await spectral.run(document);
     const lines = results.map((r) => `${SEVERITY[r.severity]} ${r.code} at ${r.path.join(".")}: ${r.message}`);
-    expect(lines.filter((l) => l.startsWith("error")), lines.join("\n")).toEqual([]);
+    expect(
+      lines.filter((l) => l.startsWith("error")),
+      lines.join("\n"),
+    ).toEqual([]);
     expect(lines.filter((l) => l.startsWith("warning")).length, lines.join("\n")).toBeLessThan(10);
   }, 60_000);
 });

@@ -27,9 +27,14 @@ function chunked(text: string): ReadableStream<Uint8Array> {
 }
 
 async function send(path: string, method: string, body: BodyInit, headers: Record<string, string> = {}) {
-  const res = await t.app.request(new Request(`http://netkeep.test${path}`, {
-    method, body, headers: { apitoken: token, "content-type": "application/json", ...headers }, duplex: "half",
-  } as RequestInit));
+  const res = await t.app.request(
+    new Request(`http://netkeep.test${path}`, {
+      method,
+      body,
+      headers: { apitoken: token, "content-type": "application/json", ...headers },
+      duplex: "half",
+    } as RequestInit),
+  );
   return { status: res.status, body: await res.json() };
 }
 
@@ -61,7 +66,12 @@ describe("request body limits", () => {
   });
 
   it("give bulk device creation a larger limit than one record (16 MiB)", async () => {
-    const item = { device_name: "bulk-device", device_ip: "192.0.2.1", device_vendor: "Cisco", notes: "n".repeat(2000) };
+    const item = {
+      device_name: "bulk-device",
+      device_ip: "192.0.2.1",
+      device_vendor: "Cisco",
+      notes: "n".repeat(2000),
+    };
     const body = JSON.stringify({ devices: Array.from({ length: 1001 }, () => item) });
     expect(body.length).toBeGreaterThan(MiB);
     const res = await send("/api/v1/devices/bulk", "POST", chunked(body));
@@ -97,7 +107,11 @@ describe("request body limits", () => {
 
 describe("request body encoding", () => {
   it("refuses JSON that is not UTF-8 with a 400 saying so, and stores nothing", async () => {
-    const bytes = new Uint8Array([...new TextEncoder().encode('{"name": "caf'), 0xe9, ...new TextEncoder().encode('-latin1"}')]);
+    const bytes = new Uint8Array([
+      ...new TextEncoder().encode('{"name": "caf'),
+      0xe9,
+      ...new TextEncoder().encode('-latin1"}'),
+    ]);
     const res = await send("/api/v1/tags", "POST", bytes);
     expect(res.status).toBe(400);
     expect(res.body.message).toMatch(/not valid UTF-8/);
@@ -123,20 +137,33 @@ describe("request body nesting", () => {
     const named = await send("/api/v1/tags", "POST", JSON.stringify({ name: "brackets", description: brackets }));
     expect(named.status).toBe(201);
     // An escaped quote does not end the string early.
-    const escaped = await send("/api/v1/tags", "POST", JSON.stringify({ name: "escaped", description: `q\\"${brackets}` }));
+    const escaped = await send(
+      "/api/v1/tags",
+      "POST",
+      JSON.stringify({ name: "escaped", description: `q\\"${brackets}` }),
+    );
     expect(escaped.status).toBe(201);
   });
 });
 
 describe("an empty body where the body is optional", () => {
   it("is no body: a host-key reset sent with Content-Type: application/json and nothing else forgets the key", async () => {
-    const created = await t.call("/api/v1/devices", { method: "POST", token, body: { device_name: "hostkey-dev", device_ip: "192.0.2.7", device_vendor: "Cisco" } });
+    const created = await t.call("/api/v1/devices", {
+      method: "POST",
+      token,
+      body: { device_name: "hostkey-dev", device_ip: "192.0.2.7", device_vendor: "Cisco" },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = created.body.data.id as number;
     const pinned = "SHA256:" + "B".repeat(43);
     await t.db.update(devices).set({ hostKeyFingerprint: pinned }).where(eq(devices.id, id));
     for (const rawBody of ["", "  \n"]) {
-      const res = await t.call(`/api/v1/devices/${id}/host-key/reset`, { method: "POST", token, rawBody, headers: { "content-type": "application/json" } });
+      const res = await t.call(`/api/v1/devices/${id}/host-key/reset`, {
+        method: "POST",
+        token,
+        rawBody,
+        headers: { "content-type": "application/json" },
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body.data.host_key_fingerprint).toBeNull();
       await t.db.update(devices).set({ hostKeyFingerprint: pinned }).where(eq(devices.id, id));
@@ -144,7 +171,12 @@ describe("an empty body where the body is optional", () => {
   });
 
   it("is still malformed where the body is required", async () => {
-    const res = await t.call("/api/v1/tags", { method: "POST", token, rawBody: "", headers: { "content-type": "application/json" } });
+    const res = await t.call("/api/v1/tags", {
+      method: "POST",
+      token,
+      rawBody: "",
+      headers: { "content-type": "application/json" },
+    });
     expect(res.status).toBe(400);
   });
 });

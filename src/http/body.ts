@@ -27,7 +27,8 @@ export function jsonDepthPast(text: string, max: number): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: the next character is escaped
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {
@@ -62,7 +63,12 @@ export function bodyGate(rule: BodyRule): MiddlewareHandler {
     maxSize: rule.limit,
     onError: () => {
       // The rest of the body is never read: the connection ends after this answer, and says so.
-      throw new ApiError(413, `The request body is larger than ${sizeInWords(rule.limit)}, the most this route takes: send a smaller body (for bulk operations, fewer items per request)`, undefined, { Connection: "close" });
+      throw new ApiError(
+        413,
+        `The request body is larger than ${sizeInWords(rule.limit)}, the most this route takes: send a smaller body (for bulk operations, fewer items per request)`,
+        undefined,
+        { Connection: "close" },
+      );
     },
   });
   const inspect = async (c: Context, next: Next): Promise<void> => {
@@ -84,7 +90,10 @@ export function bodyGate(rule: BodyRule): MiddlewareHandler {
         throw new ApiError(400, "The request body is not valid UTF-8: send the JSON encoded as UTF-8");
       }
       if (jsonDepthPast(text, MAX_JSON_DEPTH)) {
-        throw new ApiError(400, `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep: send a flatter body`);
+        throw new ApiError(
+          400,
+          `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep: send a flatter body`,
+        );
       }
       // The JSON validator reads this text instead of decoding the bytes again (leniently).
       // (hono types the cache by the values it resolves to; it holds their promises.)

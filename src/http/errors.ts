@@ -21,7 +21,8 @@ export class ApiError extends Error {
 
   static unauthorized = (message = "Unauthorized") => new ApiError(401, message);
   /** The message stays rConfig's; the ability the route needs is named beside it. */
-  static forbidden = (ability: string) => new ApiError(403, "Invalid ability provided", undefined, undefined, { required_ability: ability });
+  static forbidden = (ability: string) =>
+    new ApiError(403, "Invalid ability provided", undefined, undefined, { required_ability: ability });
   static notFound = (what: string) => new ApiError(404, `${what} not found`);
   static conflict = (message: string) => new ApiError(409, message);
   /** 507 Insufficient Storage: the disk (or the database's size cap) refused a write; isDiskFull tells one. */
@@ -41,7 +42,8 @@ export class FieldErrorBag {
   readonly errors: FieldErrors = {};
   add(field: string, problem: string): void {
     // A field a client named itself may be "constructor" or "__proto__": only an own property is this field's list.
-    if (!Object.hasOwn(this.errors, field)) Object.defineProperty(this.errors, field, { value: [], enumerable: true, writable: true, configurable: true });
+    if (!Object.hasOwn(this.errors, field))
+      Object.defineProperty(this.errors, field, { value: [], enumerable: true, writable: true, configurable: true });
     this.errors[field]!.push(problem);
   }
   get empty(): boolean {

@@ -8,7 +8,8 @@ import { ApiError } from "./errors.ts";
  */
 export function wholeNumbers(key: string, values: string[]): number[] {
   return values.map((v) => {
-    if (!/^\d{1,15}$/.test(v)) throw new ApiError(422, `${key} values must be whole numbers of at most 15 digits; '${v.slice(0, 40)}' is not`);
+    if (!/^\d{1,15}$/.test(v))
+      throw new ApiError(422, `${key} values must be whole numbers of at most 15 digits; '${v.slice(0, 40)}' is not`);
     return Number(v);
   });
 }
@@ -24,7 +25,10 @@ export const booleanFilter = (column: SQLiteColumn, name: string, describe = "tr
   example: "true",
   build: (v: string[]) => {
     if (v.some((s) => s !== "true" && s !== "false")) throw new ApiError(422, `filter[${name}] must be true or false`);
-    return inArray(column, v.map((s) => s === "true"));
+    return inArray(
+      column,
+      v.map((s) => s === "true"),
+    );
   },
 });
 
@@ -37,7 +41,9 @@ const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{
 export function parseInstant(text: string): { at: Date; dateOnly: boolean } | null {
   const m = ISO_TIME.exec(text);
   if (!m) return null;
-  const [year, month, day, hour = 0, minute = 0, second = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((p) => (p === undefined ? undefined : Number(p))) as number[];
+  const [year, month, day, hour = 0, minute = 0, second = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((p) =>
+    p === undefined ? undefined : Number(p),
+  ) as number[];
   const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
   if (month! < 1 || month! > 12 || day! < 1 || day! > daysInMonth) return null;
   if (hour > 23 || minute > 59 || second > 59 || Number(m[8] ?? 0) > 23 || Number(m[9] ?? 0) > 59) return null;
@@ -50,7 +56,11 @@ export function instantBound(name: string, values: string[]): { at: Date; dateOn
   if (values.length !== 1) throw new ApiError(422, `${key} takes one timestamp, not a list`);
   const text = values[0]!;
   const parsed = parseInstant(text);
-  if (!parsed) throw new ApiError(422, `${key} must be an ISO-8601 time such as 2026-06-01T12:00:00Z or 2026-06-01; '${text.slice(0, 40)}' is not`);
+  if (!parsed)
+    throw new ApiError(
+      422,
+      `${key} must be an ISO-8601 time such as 2026-06-01T12:00:00Z or 2026-06-01; '${text.slice(0, 40)}' is not`,
+    );
   return parsed;
 }
 

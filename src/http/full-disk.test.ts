@@ -23,7 +23,11 @@ afterEach(() => t.close());
 /** Creates tags until one is refused; the answer that refused it. */
 async function writeUntilRefused() {
   for (let i = 0; i < 500; i++) {
-    const res = await t.call("/api/v1/tags", { method: "POST", token, body: { name: `full-${i}`, description: `${i} `.repeat(300) } });
+    const res = await t.call("/api/v1/tags", {
+      method: "POST",
+      token,
+      body: { name: `full-${i}`, description: `${i} `.repeat(300) },
+    });
     if (res.status !== 201) return { ...res, name: `full-${i}` };
   }
   throw new Error("every write was taken");
@@ -34,7 +38,9 @@ describe("a full disk", () => {
     await fillDatabase(t.db);
     const refused = await writeUntilRefused();
     expect(refused.status).toBe(507);
-    expect(refused.body.message).toMatch(/^The request failed: the disk holding the database and STORAGE_DIR is full .*free space, then retry/);
+    expect(refused.body.message).toMatch(
+      /^The request failed: the disk holding the database and STORAGE_DIR is full .*free space, then retry/,
+    );
     const listed = await t.call(`/api/v1/tags?filter[name]=${refused.name}`, { token });
     expect(listed.body.data).toEqual([]);
   });
@@ -48,7 +54,9 @@ describe("a full disk", () => {
       if (res.status !== 200) break;
     }
     expect(res!.status).toBe(507);
-    expect(res!.body.message).toMatch(/^The health pass could not be stored, as the disk is full\. Its checks not ok: .*disk failed: The database cannot grow: the disk holding the database and STORAGE_DIR is full/);
+    expect(res!.body.message).toMatch(
+      /^The health pass could not be stored, as the disk is full\. Its checks not ok: .*disk failed: The database cannot grow: the disk holding the database and STORAGE_DIR is full/,
+    );
   });
 
   it("answers a backup 507 when its file cannot be written (ENOSPC), leaving no file behind", async () => {

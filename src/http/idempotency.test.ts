@@ -23,8 +23,19 @@ afterAll(() => t.close());
 
 const device = (name: string) => ({ device_name: name, device_ip: "192.0.2.10", device_vendor: "Cisco" });
 const post = (path: string, body: unknown, key?: string, token = admin) =>
-  t.call(`/api/v1/${path}`, { method: "POST", token, body, headers: key === undefined ? {} : { "Idempotency-Key": key } });
-const devicesNamed = async (name: string) => (await t.db.select({ n: count() }).from(devices).where(eq(devices.nameKey, nameKey(name))))[0]!.n;
+  t.call(`/api/v1/${path}`, {
+    method: "POST",
+    token,
+    body,
+    headers: key === undefined ? {} : { "Idempotency-Key": key },
+  });
+const devicesNamed = async (name: string) =>
+  (
+    await t.db
+      .select({ n: count() })
+      .from(devices)
+      .where(eq(devices.nameKey, nameKey(name)))
+  )[0]!.n;
 
 describe("Idempotency-Key", () => {
   it("a retry with the same key and body answers 200 with the first answer and Location, and creates nothing", async () => {
@@ -82,7 +93,13 @@ describe("Idempotency-Key", () => {
     // Another process's claim, as it stands while its request runs.
     const now = clock.now();
     await t.db.insert(idempotencyKeys).values({
-      tokenId: token!.id, key: "running-key", route: "POST /api/v1/tags", requestHash: await sha256Hex(JSON.stringify({ name: "idem-running" })), state: "running", createdAt: now, expiresAt: new Date(now.getTime() + 60_000),
+      tokenId: token!.id,
+      key: "running-key",
+      route: "POST /api/v1/tags",
+      requestHash: await sha256Hex(JSON.stringify({ name: "idem-running" })),
+      state: "running",
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + 60_000),
     });
     const res = await post("tags", { name: "idem-running" }, "running-key");
     expect(res.status).toBe(409);
@@ -94,7 +111,10 @@ describe("Idempotency-Key", () => {
     expect(first.status).toBe(201);
     // What svc key:rotate leaves: the stored answer sealed under the old key, which the new one cannot open.
     const oldKey = await createSecretBox(parseAppKey(generateAppKey()));
-    await t.db.update(idempotencyKeys).set({ body: await oldKey.encrypt(JSON.stringify(first.body)) }).where(eq(idempotencyKeys.key, "key-rotated"));
+    await t.db
+      .update(idempotencyKeys)
+      .set({ body: await oldKey.encrypt(JSON.stringify(first.body)) })
+      .where(eq(idempotencyKeys.key, "key-rotated"));
     const retry = await post("devices", device("idem-rtr-rotated"), "key-rotated");
     expect(retry.status).toBe(409);
     expect(retry.body.message).toContain("can no longer be read");
@@ -103,7 +123,12 @@ describe("Idempotency-Key", () => {
 
   it("a malformed key is a 422 and runs nothing", async () => {
     for (const key of ["", "x".repeat(256), "bad\tkey", "caf\u00e9"]) {
-      const res = await t.request("/api/v1/tags", { method: "POST", token: admin, body: { name: "idem-malformed" }, headers: { "Idempotency-Key": key } });
+      const res = await t.request("/api/v1/tags", {
+        method: "POST",
+        token: admin,
+        body: { name: "idem-malformed" },
+        headers: { "Idempotency-Key": key },
+      });
       expect(res.status, JSON.stringify(key)).toBe(422);
     }
     expect((await t.db.select({ n: count() }).from(tags).where(eq(tags.nameKey, "idem-malformed")))[0]!.n).toBe(0);
@@ -133,7 +158,10 @@ describe("Idempotency-Key", () => {
     const creates = ops.filter((o) => o.responses?.["201"]);
     expect(creates.length).toBeGreaterThan(10);
     for (const op of creates) {
-      expect(op.parameters?.some((p: any) => p.name === "Idempotency-Key"), op.operationId).toBe(true);
+      expect(
+        op.parameters?.some((p: any) => p.name === "Idempotency-Key"),
+        op.operationId,
+      ).toBe(true);
       expect(op.responses["200"], op.operationId).toBeDefined();
     }
   });

@@ -22,13 +22,20 @@ const KEY_RULE = "must be 1-255 printable ASCII characters";
  * validator sees lower-case names, so the schema never rejects on its own: the middleware runs first and does.)
  */
 export const IdempotencyHeaders = z.object({
-  [IDEMPOTENCY_HEADER]: z.string().min(1, KEY_RULE).max(255, KEY_RULE).regex(/^[\x20-\x7E]+$/, KEY_RULE).optional().openapi({
-    param: { name: IDEMPOTENCY_HEADER, in: "header" },
-    description: "Any unique string (a UUID) that makes retrying this create safe: a retry with the same key and body within 24 h " +
-      "answers 200 with the first answer's body and Location (and `Idempotent-Replayed: true`) instead of creating again. " +
-      "The same key with another body or route: 422; while the first request still runs: 409. A request that failed does not keep its key.",
-    example: "3f6c2a1e-9b7d-4e52-8d0a-1c2b3a4d5e6f",
-  }),
+  [IDEMPOTENCY_HEADER]: z
+    .string()
+    .min(1, KEY_RULE)
+    .max(255, KEY_RULE)
+    .regex(/^[\x20-\x7E]+$/, KEY_RULE)
+    .optional()
+    .openapi({
+      param: { name: IDEMPOTENCY_HEADER, in: "header" },
+      description:
+        "Any unique string (a UUID) that makes retrying this create safe: a retry with the same key and body within 24 h " +
+        "answers 200 with the first answer's body and Location (and `Idempotent-Replayed: true`) instead of creating again. " +
+        "The same key with another body or route: 422; while the first request still runs: 409. A request that failed does not keep its key.",
+      example: "3f6c2a1e-9b7d-4e52-8d0a-1c2b3a4d5e6f",
+    }),
 });
 
 /** The 200 a replay answers, documented beside the 201 it repeats. */
@@ -63,16 +70,33 @@ export function idempotent(): MiddlewareHandler<AppEnv> {
 
     const claim = await db.transaction(async (tx) => {
       await tx.delete(idempotencyKeys).where(lte(idempotencyKeys.expiresAt, now));
-      const [held] = await tx.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.tokenId, tokenId), eq(idempotencyKeys.key, key)));
+      const [held] = await tx
+        .select()
+        .from(idempotencyKeys)
+        .where(and(eq(idempotencyKeys.tokenId, tokenId), eq(idempotencyKeys.key, key)));
       if (held && !isStale(held, now)) return held;
       if (held) await tx.delete(idempotencyKeys).where(eq(idempotencyKeys.id, held.id));
-      const [mine] = await tx.insert(idempotencyKeys)
-        .values({ tokenId, key, route, requestHash, state: "running", createdAt: now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) })
+      const [mine] = await tx
+        .insert(idempotencyKeys)
+        .values({
+          tokenId,
+          key,
+          route,
+          requestHash,
+          state: "running",
+          createdAt: now,
+          expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+        })
         .onConflictDoNothing()
         .returning({ id: idempotencyKeys.id });
       if (mine) return mine.id;
       // Another process claimed it between the read and the insert: answer as for any held key.
-      return (await tx.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.tokenId, tokenId), eq(idempotencyKeys.key, key))))[0]!;
+      return (
+        await tx
+          .select()
+          .from(idempotencyKeys)
+          .where(and(eq(idempotencyKeys.tokenId, tokenId), eq(idempotencyKeys.key, key)))
+      )[0]!;
     });
 
     if (typeof claim !== "number") return answerHeld(claim, route, requestHash, c);
@@ -83,7 +107,8 @@ export function idempotent(): MiddlewareHandler<AppEnv> {
       if (c.res.status >= 200 && c.res.status < 300) {
         // Sealed with the app key: a create may answer with a secret shown once (a webhook's signing secret).
         const body = await c.var.services.secrets.encrypt(await c.res.clone().text());
-        await db.update(idempotencyKeys)
+        await db
+          .update(idempotencyKeys)
           .set({ state: "done", status: c.res.status, body, location: c.res.headers.get("Location") })
           .where(eq(idempotencyKeys.id, claim));
         succeeded = true;
@@ -94,22 +119,35 @@ export function idempotent(): MiddlewareHandler<AppEnv> {
   };
 }
 
-const isStale = (row: Claim, now: Date) => row.state === "running" && now.getTime() - row.createdAt.getTime() >= ABANDONED_AFTER_MS;
+const isStale = (row: Claim, now: Date) =>
+  row.state === "running" && now.getTime() - row.createdAt.getTime() >= ABANDONED_AFTER_MS;
 
-async function answerHeld(row: Claim, route: string, requestHash: string, c: Parameters<MiddlewareHandler<AppEnv>>[0]): Promise<Response> {
+async function answerHeld(
+  row: Claim,
+  route: string,
+  requestHash: string,
+  c: Parameters<MiddlewareHandler<AppEnv>>[0],
+): Promise<Response> {
   if (row.route !== route || row.requestHash !== requestHash) {
     throw ApiError.validation({
-      [IDEMPOTENCY_HEADER]: [`${IDEMPOTENCY_HEADER} '${row.key}' was already used for a different request (another body or route); use a new key for a new request`],
+      [IDEMPOTENCY_HEADER]: [
+        `${IDEMPOTENCY_HEADER} '${row.key}' was already used for a different request (another body or route); use a new key for a new request`,
+      ],
     });
   }
-  if (row.state === "running") throw ApiError.conflict(`The first request with ${IDEMPOTENCY_HEADER} '${row.key}' is still running; retry in a moment to get its answer`);
+  if (row.state === "running")
+    throw ApiError.conflict(
+      `The first request with ${IDEMPOTENCY_HEADER} '${row.key}' is still running; retry in a moment to get its answer`,
+    );
   // Answers stored before they were sealed are JSON as they were. One sealed under an app key since rotated
   // (svc key:rotate re-seals only *_enc columns; these answers live a day) cannot be replayed, and running the
   // request again could create twice: say so instead.
   const body = row.body ?? "";
   const answer = body.startsWith("{") ? body : await c.var.services.secrets.decrypt(body).catch(() => null);
   if (answer === null) {
-    throw ApiError.conflict(`The answer to the first request with ${IDEMPOTENCY_HEADER} '${row.key}' can no longer be read (the app key was rotated since); check whether that request took effect, then use a new key`);
+    throw ApiError.conflict(
+      `The answer to the first request with ${IDEMPOTENCY_HEADER} '${row.key}' can no longer be read (the app key was rotated since); check whether that request took effect, then use a new key`,
+    );
   }
   c.header(REPLAYED_HEADER, "true");
   if (row.location) c.header("Location", row.location);

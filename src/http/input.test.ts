@@ -33,13 +33,22 @@ describe("path ids", () => {
       const res = await t.call(`/api/v1/tags?${query}`, { token });
       expect(res.status, query).toBe(422);
     }
-    expect((await t.call("/api/v1/tags?page=2&per_page=5", { token })).body.meta).toMatchObject({ current_page: 2, per_page: 5 });
+    expect((await t.call("/api/v1/tags?page=2&per_page=5", { token })).body.meta).toMatchObject({
+      current_page: 2,
+      per_page: 5,
+    });
   });
 });
 
 describe("filter parameters", () => {
   it("that are malformed are a 422 naming the parameter, not ignored", async () => {
-    for (const query of ["filter=x", "filter[]=x", "filter[name][x]=y", "filters[name]=x", "filter[name]=a&filter[name]=b"]) {
+    for (const query of [
+      "filter=x",
+      "filter[]=x",
+      "filter[name][x]=y",
+      "filters[name]=x",
+      "filter[name]=a&filter[name]=b",
+    ]) {
       const res = await t.call(`/api/v1/tags?${query}`, { token });
       expect(res.status, query).toBe(422);
       expect(res.body.message, query).toMatch(/^filter/);
@@ -64,19 +73,32 @@ describe("dates", () => {
       "/api/v1/task-runs?filter[started_before]=",
       "/api/v1/configs/search?q=hostname&filter[date_from]=",
     ];
-    for (const value of ["2026-02-31", "2026-04-31", "2026-02-29T10:00:00Z", "2026-06-01T24:00Z", "2026-06-01T12:60Z", "2026-06-01T12:00+24:00"]) {
+    for (const value of [
+      "2026-02-31",
+      "2026-04-31",
+      "2026-02-29T10:00:00Z",
+      "2026-06-01T24:00Z",
+      "2026-06-01T12:60Z",
+      "2026-06-01T12:00+24:00",
+    ]) {
       for (const filter of filters) {
         const res = await t.call(filter + value, { token });
         expect(res.status, filter + value).toBe(422);
-        expect(res.body.message, filter + value).toContain("must be an ISO-8601 time such as 2026-06-01T12:00:00Z or 2026-06-01");
+        expect(res.body.message, filter + value).toContain(
+          "must be an ISO-8601 time such as 2026-06-01T12:00:00Z or 2026-06-01",
+        );
       }
     }
-    for (const filter of filters) expect((await t.call(filter + "2028-02-29", { token })).status, `${filter}, a leap day`).toBe(200);
+    for (const filter of filters)
+      expect((await t.call(filter + "2028-02-29", { token })).status, `${filter}, a leap day`).toBe(200);
   });
 
   it("are read as written, with an offset", () => {
     expect(parseInstant("2026-06-01")).toEqual({ at: new Date("2026-06-01T00:00:00Z"), dateOnly: true });
-    expect(parseInstant("2026-06-01T14:30:00+02:00")).toEqual({ at: new Date("2026-06-01T12:30:00Z"), dateOnly: false });
+    expect(parseInstant("2026-06-01T14:30:00+02:00")).toEqual({
+      at: new Date("2026-06-01T12:30:00Z"),
+      dateOnly: false,
+    });
     expect(parseInstant("2026-12-31T23:59:59.999Z")?.at.toISOString()).toBe("2026-12-31T23:59:59.999Z");
     expect(parseInstant("June 1, 2026")).toBeNull();
   });

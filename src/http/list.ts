@@ -41,26 +41,54 @@ export function listQuerySchema(spec: ListSpec) {
   const filterParams = Object.fromEntries(
     Object.entries(spec.filters).map(([name, f]) => [
       `filter[${name}]`,
-      z.string().optional().openapi({ description: `${f.describe}; comma-separated values match any`, ...(f.example ? { example: f.example } : {}) }),
+      z
+        .string()
+        .optional()
+        .openapi({
+          description: `${f.describe}; comma-separated values match any`,
+          ...(f.example ? { example: f.example } : {}),
+        }),
     ]),
   );
   return z.object({
     page: positiveInt().openapi({ description: "Page number, from 1", example: 1 }),
-    per_page: positiveInt(MAX_PER_PAGE).openapi({ description: `Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`, example: 25 }),
+    per_page: positiveInt(MAX_PER_PAGE).openapi({
+      description: `Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`,
+      example: 25,
+    }),
     perPage: positiveInt(MAX_PER_PAGE).openapi({ description: "Alias of per_page", example: 25 }),
-    sort: z.string().optional().openapi({
-      description: `Comma-separated fields, '-' for descending; one of: ${Object.keys(spec.sorts).join(", ")}`,
-      example: spec.defaultSort,
-    }),
+    sort: z
+      .string()
+      .optional()
+      .openapi({
+        description: `Comma-separated fields, '-' for descending; one of: ${Object.keys(spec.sorts).join(", ")}`,
+        example: spec.defaultSort,
+      }),
     // Where a list has no search, the parameter is left out of its description (and sending it is a 422).
-    ...(spec.search ? { search: z.string().max(200, "must be at most 200 characters").optional().openapi({ description: spec.search.describe }) } : {}),
-    fields: z.string().optional().openapi({
-      description: `Comma-separated fields to return; any of: ${spec.fields.join(", ")}`,
-      example: spec.fields.slice(0, 2).join(","),
-    }),
+    ...(spec.search
+      ? {
+          search: z
+            .string()
+            .max(200, "must be at most 200 characters")
+            .optional()
+            .openapi({ description: spec.search.describe }),
+        }
+      : {}),
+    fields: z
+      .string()
+      .optional()
+      .openapi({
+        description: `Comma-separated fields to return; any of: ${spec.fields.join(", ")}`,
+        example: spec.fields.slice(0, 2).join(","),
+      }),
     ...filterParams,
     ...(spec.prefixFilter
-      ? { [`filter[${spec.prefixFilter.prefix}<key>]`]: z.string().optional().openapi({ description: spec.prefixFilter.describe }) }
+      ? {
+          [`filter[${spec.prefixFilter.prefix}<key>]`]: z
+            .string()
+            .optional()
+            .openapi({ description: spec.prefixFilter.describe }),
+        }
       : {}),
   });
 }
@@ -85,14 +113,19 @@ export function filterParams(c: Context, bag: FieldErrorBag): Map<string, string
     if (!/^filters?($|\[)/.test(key)) continue;
     const name = FILTER_PARAM.exec(key)?.[1];
     if (name === undefined) bag.add(key, `${key} is not a filter parameter: write filter[<name>]=<value>,<value>`);
-    else if (values.length > 1) bag.add(key, `${key} is given ${values.length} times: give it once, with its values separated by commas`);
+    else if (values.length > 1)
+      bag.add(key, `${key} is given ${values.length} times: give it once, with its values separated by commas`);
     else if (values[0]!.split(",").length > MAX_FILTER_VALUES) bag.add(key, tooManyFilterValues(key));
     else filters.set(name, values[0]!);
   }
   return filters;
 }
 
-const splitList = (text: string) => text.split(",").map((s) => s.trim()).filter(Boolean);
+const splitList = (text: string) =>
+  text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** Reads page, sort, filters, search and fields; any unknown name is a 422 that lists the allowed ones. */
 export function parseListQuery(c: Context, spec: ListSpec, extraWhere: (SQL | undefined)[] = []): ListQuery {
@@ -109,7 +142,10 @@ export function parseListQuery(c: Context, spec: ListSpec, extraWhere: (SQL | un
     const known = spec.filters[name];
     const prefixed = spec.prefixFilter && name.startsWith(spec.prefixFilter.prefix) ? spec.prefixFilter : undefined;
     if (!known && !prefixed) {
-      bag.add(key, `${key} is not a filter here; use one of: ${Object.keys(spec.filters).join(", ")}${spec.prefixFilter ? `, ${spec.prefixFilter.prefix}<key>` : ""}`);
+      bag.add(
+        key,
+        `${key} is not a filter here; use one of: ${Object.keys(spec.filters).join(", ")}${spec.prefixFilter ? `, ${spec.prefixFilter.prefix}<key>` : ""}`,
+      );
       continue;
     }
     if (values.length === 0) {
@@ -142,7 +178,11 @@ export function parseListQuery(c: Context, spec: ListSpec, extraWhere: (SQL | un
   if (query.fields !== undefined) {
     fields = splitList(query.fields);
     const unknown = fields.filter((f) => !spec.fields.includes(f));
-    if (unknown.length) bag.add("fields", `fields has unknown name${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; use any of: ${spec.fields.join(", ")}`);
+    if (unknown.length)
+      bag.add(
+        "fields",
+        `fields has unknown name${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; use any of: ${spec.fields.join(", ")}`,
+      );
     if (fields.length === 0) bag.add("fields", "fields needs at least one name");
   }
 

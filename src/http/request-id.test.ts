@@ -9,7 +9,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 
 beforeAll(async () => {
   // At debug the app logs one line per request, so every answer below has a log line to look for.
-  t = await createTestContext({ env: { LOG_LEVEL: "debug" }, logger: createLogger((line) => lines.push(JSON.parse(line)), { level: "debug" }) });
+  t = await createTestContext({
+    env: { LOG_LEVEL: "debug" },
+    logger: createLogger((line) => lines.push(JSON.parse(line)), { level: "debug" }),
+  });
   token = await t.token();
 });
 afterAll(() => t.close());
@@ -26,7 +29,13 @@ it("echoes a sane X-Request-Id and puts it on the request's log line", async () 
 });
 
 it("generates one when absent, on answers of every kind: errors, unknown paths, probes, pages", async () => {
-  for (const [path, status] of [["/api/v1/devices", 401], ["/api/v1/devices/99999", 404], ["/api/v9/x", 404], ["/healthz", 200], ["/metrics", 401]] as const) {
+  for (const [path, status] of [
+    ["/api/v1/devices", 401],
+    ["/api/v1/devices/99999", 404],
+    ["/api/v9/x", 404],
+    ["/healthz", 200],
+    ["/metrics", 401],
+  ] as const) {
     const res = await t.request(path, { headers: path === "/api/v1/devices/99999" ? { apitoken: token } : {} });
     expect(res.status).toBe(status);
     const id = res.headers.get("x-request-id")!;
@@ -40,9 +49,14 @@ it("replaces one that is too long or holds characters a log or a header should n
     const res = await t.request("/healthz", { headers: { "x-request-id": bad } });
     const id = res.headers.get("x-request-id")!;
     expect(id, bad).toMatch(UUID);
-    expect(lines.some((l) => l.request_id === bad), bad).toBe(false);
+    expect(
+      lines.some((l) => l.request_id === bad),
+      bad,
+    ).toBe(false);
   }
   // The longest accepted.
   const longest = "a".repeat(128);
-  expect((await t.request("/healthz", { headers: { "x-request-id": longest } })).headers.get("x-request-id")).toBe(longest);
+  expect((await t.request("/healthz", { headers: { "x-request-id": longest } })).headers.get("x-request-id")).toBe(
+    longest,
+  );
 });

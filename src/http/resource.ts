@@ -9,7 +9,14 @@ import { nameKey } from "../db/name-key.ts";
 import { recordActivity } from "../modules/activity/record.ts";
 import type { AppEnv, AuthContext, Services } from "./env.ts";
 import { ApiError, FieldErrorBag } from "./errors.ts";
-import { listEnvelope, listEnvelopeSchema, listQuerySchema, parseListQuery, type ListQuery, type ListSpec } from "./list.ts";
+import {
+  listEnvelope,
+  listEnvelopeSchema,
+  listQuerySchema,
+  parseListQuery,
+  type ListQuery,
+  type ListSpec,
+} from "./list.ts";
 import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "./route.ts";
 
 type Table = SQLiteTable & { id: SQLiteColumn };
@@ -80,11 +87,18 @@ export type ResourceDef<I extends z.ZodObject> = {
 };
 
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
-const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).map(capitalise).join("");
+const pascal = (s: string) =>
+  s
+    .split(/[^A-Za-z0-9]+/)
+    .map(capitalise)
+    .join("");
 
 const IdParams = pathIds("id");
 const BulkIds = z.object({
-  ids: z.array(z.number().int().positive("must be a positive id")).min(1, "must have at least 1 item").max(1000, "must have at most 1000 items")
+  ids: z
+    .array(z.number().int().positive("must be a positive id"))
+    .min(1, "must have at least 1 item")
+    .max(1000, "must have at most 1000 items")
     .openapi({ example: [1, 2] }),
 });
 
@@ -93,7 +107,12 @@ const BulkIds = z.object({
  * name's stored key column and returns the key to store with the name (undefined when the name is not being set).
  */
 export async function checkUniqueName(
-  ctx: WriteCtx, keyColumn: SQLiteColumn, idColumn: SQLiteColumn, value: string | undefined, ownId: number | null, field: string,
+  ctx: WriteCtx,
+  keyColumn: SQLiteColumn,
+  idColumn: SQLiteColumn,
+  value: string | undefined,
+  ownId: number | null,
+  field: string,
 ): Promise<string | undefined> {
   if (value === undefined) return undefined;
   const key = nameKey(value);
@@ -106,7 +125,11 @@ export async function checkUniqueName(
 export async function freeCopyName(tx: DbOrTx, keyColumn: SQLiteColumn, name: string): Promise<string> {
   const base = `${name} (copy`;
   const pattern = nameKey(base).replace(/[\\%_]/g, (m) => "\\" + m) + "%";
-  const taken = new Set((await tx.select({ key: keyColumn }).from(keyColumn.table).where(sql`${keyColumn} like ${pattern} escape '\\'`)).map((r) => r.key as string));
+  const taken = new Set(
+    (
+      await tx.select({ key: keyColumn }).from(keyColumn.table).where(sql`${keyColumn} like ${pattern} escape '\\'`)
+    ).map((r) => r.key as string),
+  );
   for (let n = 1; ; n++) {
     const candidate = `${base}${n === 1 ? "" : ` ${n}`})`;
     if (!taken.has(nameKey(candidate))) return candidate;
@@ -120,58 +143,114 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
   const Name = pascal(singular);
   const Names = pascal(plural);
   const one = z.object({ data: def.output });
-  const scopeNote = def.reaches ? ` A caller whose role is scoped cannot create, change or delete a ${singular} that reaches devices outside the scope (403).` : "";
+  const scopeNote = def.reaches
+    ? ` A caller whose role is scoped cannot create, change or delete a ${singular} that reaches devices outside the scope (403).`
+    : "";
   const described = (text: string | undefined) => (text || scopeNote ? `${text ?? ""}${scopeNote}`.trim() : undefined);
-  const updateConflict: Record<number, ReturnType<typeof jsonResponse>> = def.updateConflict ? { 409: jsonResponse(MessageBody, def.updateConflict) } : {};
+  const updateConflict: Record<number, ReturnType<typeof jsonResponse>> = def.updateConflict
+    ? { 409: jsonResponse(MessageBody, def.updateConflict) }
+    : {};
 
   const routes = {
     list: apiRoute({
-      method: "get", path, operationId: `list${Names}`, tag, ability: read, summary: `List ${plural}`,
+      method: "get",
+      path,
+      operationId: `list${Names}`,
+      tag,
+      ability: read,
+      summary: `List ${plural}`,
       description: `A page of ${plural}, read with the query every list takes: page and per_page, sort, filter[<field>], fields${def.listSpec.search ? " and search" : ""}. An unknown filter, sort or field name is a 422.`,
       request: { query: listQuerySchema(def.listSpec) },
       responses: { 200: jsonResponse(listEnvelopeSchema(def.output), `A page of ${plural}`) },
     }),
     show: apiRoute({
-      method: "get", path: `${path}/{id}`, operationId: `get${Name}`, tag, ability: read, summary: `Show a ${singular}`,
+      method: "get",
+      path: `${path}/{id}`,
+      operationId: `get${Name}`,
+      tag,
+      ability: read,
+      summary: `Show a ${singular}`,
       description: `One ${singular} by its id, in data.`,
       request: { params: IdParams },
       responses: { 200: jsonResponse(one, `The ${singular}`) },
     }),
     create: apiRoute({
-      method: "post", path, operationId: `create${Name}`, tag, ability: write, summary: `Create a ${singular}`,
+      method: "post",
+      path,
+      operationId: `create${Name}`,
+      tag,
+      ability: write,
+      summary: `Create a ${singular}`,
       description: def.descriptions?.create ?? `Answers 201 with the new ${singular} in data and its URL in Location.`,
-      request: jsonBody(def.input), bodyLimit: def.bodyLimit,
+      request: jsonBody(def.input),
+      bodyLimit: def.bodyLimit,
       responses: { 201: jsonResponse(one, `The created ${singular}; Location names its URL`) },
     }),
     replace: apiRoute({
-      method: "put", path: `${path}/{id}`, operationId: `replace${Name}`, tag, ability: write, summary: `Replace a ${singular}`,
-      description: described(def.descriptions?.update ?? "Fields the body leaves out return to their defaults; write-only secrets are kept unless sent."),
-      request: { params: IdParams, ...jsonBody(def.input) }, bodyLimit: def.bodyLimit,
+      method: "put",
+      path: `${path}/{id}`,
+      operationId: `replace${Name}`,
+      tag,
+      ability: write,
+      summary: `Replace a ${singular}`,
+      description: described(
+        def.descriptions?.update ??
+          "Fields the body leaves out return to their defaults; write-only secrets are kept unless sent.",
+      ),
+      request: { params: IdParams, ...jsonBody(def.input) },
+      bodyLimit: def.bodyLimit,
       responses: { 200: jsonResponse(one, `The updated ${singular}`), ...updateConflict },
     }),
     update: apiRoute({
-      method: "patch", path: `${path}/{id}`, operationId: `update${Name}`, tag, ability: write, summary: `Update some fields of a ${singular}`,
+      method: "patch",
+      path: `${path}/{id}`,
+      operationId: `update${Name}`,
+      tag,
+      ability: write,
+      summary: `Update some fields of a ${singular}`,
       description: described(def.descriptions?.update ?? "Only the fields sent change."),
-      request: { params: IdParams, ...jsonBody(def.input.partial()) }, bodyLimit: def.bodyLimit,
+      request: { params: IdParams, ...jsonBody(def.input.partial()) },
+      bodyLimit: def.bodyLimit,
       responses: { 200: jsonResponse(one, `The updated ${singular}`), ...updateConflict },
     }),
     delete: apiRoute({
-      method: "delete", path: `${path}/{id}`, operationId: `delete${Name}`, tag, ability: write, summary: `Delete a ${singular}`,
-      description: described(def.descriptions?.delete ?? `Deletes the ${singular}; the answer says what else changed with it.`),
+      method: "delete",
+      path: `${path}/{id}`,
+      operationId: `delete${Name}`,
+      tag,
+      ability: write,
+      summary: `Delete a ${singular}`,
+      description: described(
+        def.descriptions?.delete ?? `Deletes the ${singular}; the answer says what else changed with it.`,
+      ),
       request: { params: IdParams },
-      responses: { 200: jsonResponse(MessageBody, "Deleted"), 409: jsonResponse(MessageBody, `Other records still use the ${singular}`) },
+      responses: {
+        200: jsonResponse(MessageBody, "Deleted"),
+        409: jsonResponse(MessageBody, `Other records still use the ${singular}`),
+      },
     }),
     bulkDelete: apiRoute({
-      method: "delete", path: `${path}/bulk`, operationId: `bulkDelete${Names}`, tag, ability: write, summary: `Delete many ${plural}`,
+      method: "delete",
+      path: `${path}/bulk`,
+      operationId: `bulkDelete${Names}`,
+      tag,
+      ability: write,
+      summary: `Delete many ${plural}`,
       description: described(`All or nothing, up to 1000 ids. ${def.descriptions?.delete ?? ""}`.trim()),
       request: jsonBody(BulkIds),
-      responses: { 200: jsonResponse(MessageBody, "Deleted"), 409: jsonResponse(MessageBody, `Other records still use a ${singular}`) },
+      responses: {
+        200: jsonResponse(MessageBody, "Deleted"),
+        409: jsonResponse(MessageBody, `Other records still use a ${singular}`),
+      },
     }),
   };
 
   const fetchRows = async (db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, Row>> => {
     if (!ids.length) return new Map();
-    const rows = (await db.select().from(def.table as SQLiteTable).where(and(inArray(def.table.id, ids), def.visibleTo?.(scope)))) as Row[];
+    const rows = (await db
+      .select()
+      .from(def.table as SQLiteTable)
+      .where(and(inArray(def.table.id, ids), def.visibleTo?.(scope)))) as Row[];
     return new Map(rows.map((r) => [r.id, r]));
   };
 
@@ -185,24 +264,47 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
   const list = async (db: DbOrTx, scope: DeviceScope, q: ListQuery): Promise<{ total: number; rows: Out[] }> => {
     const where = and(q.where, def.visibleTo?.(scope));
     const [rows, [total]] = await Promise.all([
-      db.select().from(def.table as SQLiteTable).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
-      db.select({ n: sql<number>`count(*)` }).from(def.table as SQLiteTable).where(where),
+      db
+        .select()
+        .from(def.table as SQLiteTable)
+        .where(where)
+        .orderBy(...q.orderBy)
+        .limit(q.perPage)
+        .offset((q.page - 1) * q.perPage),
+      db
+        .select({ n: sql<number>`count(*)` })
+        .from(def.table as SQLiteTable)
+        .where(where),
     ]);
     return { total: Number(total?.n ?? 0), rows: await def.serialize(db, rows as Row[], scope) };
   };
 
   const refuseIfReachingBeyondScope = async (ctx: WriteCtx, ids: number[], created = false): Promise<void> => {
     if (ctx.auth.scope.all || !def.reaches) return;
-    const what = created ? `The new ${singular}` : ids.length === 1 ? `${capitalise(singular)} ${ids[0]}` : `One of the ${plural}`;
+    const what = created
+      ? `The new ${singular}`
+      : ids.length === 1
+        ? `${capitalise(singular)} ${ids[0]}`
+        : `One of the ${plural}`;
     await refuseUnlessScopeCovers(ctx.tx, ctx.auth.scope, what, await def.reaches(ctx.tx, ids));
   };
 
   const writeCtx = (c: Context<AppEnv>, tx: DbOrTx, mode: WriteCtx["mode"]): WriteCtx => ({
-    tx, auth: c.var.auth, services: c.var.services, now: c.var.services.clock.now(), bag: new FieldErrorBag(), mode,
+    tx,
+    auth: c.var.auth,
+    services: c.var.services,
+    now: c.var.services.clock.now(),
+    bag: new FieldErrorBag(),
+    mode,
   });
 
   /** One write: validate everything, then write the row, its joins and the audit entry in one transaction. */
-  const save = (c: Context<AppEnv>, input: Partial<z.infer<I>>, id: number | null, mode: "create" | "replace" | "patch") =>
+  const save = (
+    c: Context<AppEnv>,
+    input: Partial<z.infer<I>>,
+    id: number | null,
+    mode: "create" | "replace" | "patch",
+  ) =>
     c.var.services.db.transaction(async (tx) => {
       const ctx = writeCtx(c, tx, mode);
       const existing = id === null ? null : (await fetchRows(tx, [id], ctx.auth.scope)).get(id);
@@ -216,10 +318,16 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       const before = existing ? (await def.serialize(tx, [existing], ctx.auth.scope))[0]! : null;
       let savedId: number;
       if (existing) {
-        await tx.update(def.table).set({ ...values, updatedAt: ctx.now }).where(eq(def.table.id, existing.id));
+        await tx
+          .update(def.table)
+          .set({ ...values, updatedAt: ctx.now })
+          .where(eq(def.table.id, existing.id));
         savedId = existing.id;
       } else {
-        const [row] = (await tx.insert(def.table).values({ ...values, createdAt: ctx.now, updatedAt: ctx.now }).returning({ id: def.table.id })) as { id: number }[];
+        const [row] = (await tx
+          .insert(def.table)
+          .values({ ...values, createdAt: ctx.now, updatedAt: ctx.now })
+          .returning({ id: def.table.id })) as { id: number }[];
         savedId = row!.id;
       }
       await def.afterWrite?.(savedId, input, ctx);
@@ -228,7 +336,18 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       // refusal rolls the write back.
       await refuseIfReachingBeyondScope(ctx, [savedId], !existing);
       const after = await show(tx, savedId, ctx.auth.scope);
-      await recordActivity(tx, ctx.auth, { action: `${singular.replace(/ /g, "_")}.${existing ? "update" : "create"}`, subjectType: singular, subjectId: savedId, before, after }, ctx.now);
+      await recordActivity(
+        tx,
+        ctx.auth,
+        {
+          action: `${singular.replace(/ /g, "_")}.${existing ? "update" : "create"}`,
+          subjectType: singular,
+          subjectId: savedId,
+          before,
+          after,
+        },
+        ctx.now,
+      );
       return after;
     });
 
@@ -252,7 +371,18 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       const detached = await def.beforeDelete?.([...rows.values()], ctx);
       await tx.delete(def.table).where(inArray(def.table.id, unique));
       for (const b of before) {
-        await recordActivity(tx, ctx.auth, { action: `${singular.replace(/ /g, "_")}.delete`, subjectType: singular, subjectId: b.id, before: b, after: null }, ctx.now);
+        await recordActivity(
+          tx,
+          ctx.auth,
+          {
+            action: `${singular.replace(/ /g, "_")}.delete`,
+            subjectType: singular,
+            subjectId: b.id,
+            before: b,
+            after: null,
+          },
+          ctx.now,
+        );
       }
       return { count: unique.length, note: detached ? `; ${detached}` : "" };
     });
@@ -260,7 +390,9 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
   // The route objects carry precise per-route types that a generic helper cannot name; the handlers below
   // rely only on validated input, so they are registered through a loosely typed view of the app.
   function register(app: OpenAPIHono<AppEnv>): void {
-    const api = app as unknown as { openapi(route: unknown, handler: (c: Context<AppEnv> & { req: { valid(t: string): any } }) => unknown): void };
+    const api = app as unknown as {
+      openapi(route: unknown, handler: (c: Context<AppEnv> & { req: { valid(t: string): any } }) => unknown): void;
+    };
     api.openapi(routes.list, async (c) => {
       const q = parseListQuery(c, def.listSpec);
       const { total, rows } = await list(c.var.services.db, c.var.auth.scope, q);
@@ -270,14 +402,20 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       const { count, note } = await remove(c, c.req.valid("json").ids, true);
       return c.json({ message: `Deleted ${count} ${count === 1 ? singular : plural}${note}` }, 200);
     });
-    api.openapi(routes.show, async (c) => c.json({ data: await show(c.var.services.db, c.req.valid("param").id, c.var.auth.scope) }, 200));
+    api.openapi(routes.show, async (c) =>
+      c.json({ data: await show(c.var.services.db, c.req.valid("param").id, c.var.auth.scope) }, 200),
+    );
     api.openapi(routes.create, async (c) => {
       const data = await save(c, c.req.valid("json"), null, "create");
       c.header("Location", new URL(`${c.req.path}/${data.id}`, c.req.url).toString());
       return c.json({ data }, 201);
     });
-    api.openapi(routes.replace, async (c) => c.json({ data: await save(c, c.req.valid("json"), c.req.valid("param").id, "replace") }, 200));
-    api.openapi(routes.update, async (c) => c.json({ data: await save(c, c.req.valid("json"), c.req.valid("param").id, "patch") }, 200));
+    api.openapi(routes.replace, async (c) =>
+      c.json({ data: await save(c, c.req.valid("json"), c.req.valid("param").id, "replace") }, 200),
+    );
+    api.openapi(routes.update, async (c) =>
+      c.json({ data: await save(c, c.req.valid("json"), c.req.valid("param").id, "patch") }, 200),
+    );
     api.openapi(routes.delete, async (c) => {
       const id = c.req.valid("param").id;
       const { note } = await remove(c, [id], false);

@@ -14,7 +14,10 @@ export const ErrorBody = z
     success: z.literal(false).openapi({ description: "Always false: rConfig clients test it (src/compat/rconfig)" }),
     message: z.string().openapi({ example: "device_name must be at least 5 characters" }),
     errors: z.record(z.string(), z.array(z.string())).optional(),
-    required_ability: z.string().optional().openapi({ description: "On a 403: the ability the route needs", example: "devices.write" }),
+    required_ability: z
+      .string()
+      .optional()
+      .openapi({ description: "On a 403: the ability the route needs", example: "devices.write" }),
   })
   .openapi("Error");
 
@@ -22,11 +25,17 @@ const error = (description: string) => ({ description, content: { "application/j
 
 /** The error answers every route can give, and when. */
 const commonErrors = {
-  401: error("Unauthorized: the apitoken is missing, unknown, revoked or expired (a token sent as Authorization: Bearer or X-API-Key is told where it goes)"),
-  403: error("Invalid ability provided: the token or its owner's role lacks this route's ability, named in required_ability"),
+  401: error(
+    "Unauthorized: the apitoken is missing, unknown, revoked or expired (a token sent as Authorization: Bearer or X-API-Key is told where it goes)",
+  ),
+  403: error(
+    "Invalid ability provided: the token or its owner's role lacks this route's ability, named in required_ability",
+  ),
   429: error("Too many requests: the token's rate limit is used up; see Retry-After"),
   503: error("The database stayed busy with another writer for 10 s; nothing was changed: retry after Retry-After"),
-  507: error("Insufficient Storage: the disk is full (or the database reached its size limit); nothing was written: free space, then retry"),
+  507: error(
+    "Insufficient Storage: the disk is full (or the database reached its size limit); nothing was written: free space, then retry",
+  ),
 } as const;
 
 export const SECURITY_SCHEME = "apitoken";
@@ -64,21 +73,42 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   const compat = rconfigHook(route.operationId);
   if (compat) middleware.push(hookMiddleware(compat));
   const jsonSchema = (body?.content?.["application/json"] as { schema?: unknown } | undefined)?.schema;
-  const strict = refuseUnknownFields(jsonSchema instanceof z.ZodObject && compat?.requestFields ? jsonSchema.extend(compat.requestFields) : jsonSchema);
+  const strict = refuseUnknownFields(
+    jsonSchema instanceof z.ZodObject && compat?.requestFields ? jsonSchema.extend(compat.requestFields) : jsonSchema,
+  );
   if (strict) middleware.push(strict);
   const responses = {
-    ...(hasBody ? { 400: error(takesJson ? "Malformed JSON in the request body, or a body that is not UTF-8" : "Malformed request body") } : {}),
+    ...(hasBody
+      ? {
+          400: error(
+            takesJson ? "Malformed JSON in the request body, or a body that is not UTF-8" : "Malformed request body",
+          ),
+        }
+      : {}),
     ...commonErrors,
     ...(route.path.includes("{") ? { 404: error("No such record, or it is outside your scope") } : {}),
     ...(hasBody ? { 413: error(`The request body is larger than ${sizeInWords(bodyLimit)}, this route's limit`) } : {}),
     ...(takesJson ? { 415: error("The body is not JSON: send it with Content-Type: application/json") } : {}),
-    422: error(hasInput || created || compat?.request ? `Validation failed: \`errors\` names every field and its problem${strict ? " (a body field this route does not know included)" : ""}` : API_TOKEN_422),
-    ...(created ? { 200: replayResponse(created), 409: error("A request with the same Idempotency-Key is still running") } : {}),
+    422: error(
+      hasInput || created || compat?.request
+        ? `Validation failed: \`errors\` names every field and its problem${strict ? " (a body field this route does not know included)" : ""}`
+        : API_TOKEN_422,
+    ),
+    ...(created
+      ? { 200: replayResponse(created), 409: error("A request with the same Idempotency-Key is still running") }
+      : {}),
     ...route.responses,
   };
-  const request = compat?.requestFields && jsonSchema instanceof z.ZodObject
-    ? { ...route.request, body: { ...body!, content: { ...body!.content, "application/json": { schema: jsonSchema.extend(compat.requestFields) } } } }
-    : route.request;
+  const request =
+    compat?.requestFields && jsonSchema instanceof z.ZodObject
+      ? {
+          ...route.request,
+          body: {
+            ...body!,
+            content: { ...body!.content, "application/json": { schema: jsonSchema.extend(compat.requestFields) } },
+          },
+        }
+      : route.request;
   return createRoute({
     ...route,
     request,
@@ -90,7 +120,11 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
     "x-ability": ability,
     ...(hasBody ? { "x-body-limit": bodyLimit } : {}),
     responses: compat?.document ? compat.document(responses) : responses,
-  } as unknown as Omit<R, "tag" | "ability" | "bodyLimit"> & { tags: string[]; security: { apitoken: string[] }[]; middleware: MiddlewareHandler<AppEnv>[] });
+  } as unknown as Omit<R, "tag" | "ability" | "bodyLimit"> & {
+    tags: string[];
+    security: { apitoken: string[] }[];
+    middleware: MiddlewareHandler<AppEnv>[];
+  });
 }
 
 /**
@@ -98,7 +132,10 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
  * `0x10`, `1e1`, `+1`, ` 1` and `1.0` are refused rather than read as numbers, as Number() would.
  */
 export const decimalNumber = (min: number, max?: number) => {
-  let n = z.number({ error: "must be a whole number" }).int("must be a whole number").min(min, `must be at least ${min}`);
+  let n = z
+    .number({ error: "must be a whole number" })
+    .int("must be a whole number")
+    .min(min, `must be at least ${min}`);
   if (max !== undefined) n = n.max(max, `must be at most ${max}`);
   return z.preprocess((v) => (typeof v === "string" && /^\d{1,15}$/.test(v) ? Number(v) : v), n);
 };

@@ -16,7 +16,10 @@ export const singleLine = <S extends z.ZodString>(schema: S): S =>
 
 /** A description or note: tabs and line breaks allowed, other control characters (NUL, escapes) refused. */
 export const freeText = <S extends z.ZodString>(schema: S): S =>
-  schema.regex(FREE_TEXT, "must not contain control characters other than tabs and line breaks (such as NUL or an escape)") as S;
+  schema.regex(
+    FREE_TEXT,
+    "must not contain control characters other than tabs and line breaks (such as NUL or an escape)",
+  ) as S;
 
 /**
  * Characters a person does not see: zero-width space, non-joiner and joiner, word joiner and invisible operators,
@@ -40,5 +43,11 @@ export const visibleLength = (text: string) => {
  */
 export const visibleName = <S extends z.ZodString>(schema: S, min: number): S =>
   schema
-    .regex(INVISIBLE, "must not contain invisible characters (zero-width spaces or joiners, soft hyphens, direction marks)")
-    .refine((text) => text.length < min || visibleLength(text) >= min, `must be at least ${min} characters as shown (a letter with its accents counts once)`) as S;
+    .regex(
+      INVISIBLE,
+      "must not contain invisible characters (zero-width spaces or joiners, soft hyphens, direction marks)",
+    )
+    .refine(
+      (text) => text.length < min || visibleLength(text) >= min,
+      `must be at least ${min} characters as shown (a letter with its accents counts once)`,
+    ) as S;

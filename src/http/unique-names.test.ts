@@ -25,20 +25,45 @@ const KINDS: { path: string; field: string; body: (name: string) => Record<strin
   { path: "tags", field: "name", body: (name) => ({ name }) },
   { path: "categories", field: "name", body: (name) => ({ name }) },
   { path: "vendors", field: "name", body: (name) => ({ name }) },
-  { path: "device-credentials", field: "cred_name", body: (name) => ({ cred_name: name, cred_username: "backup", cred_password: "a-long-password" }) },
+  {
+    path: "device-credentials",
+    field: "cred_name",
+    body: (name) => ({ cred_name: name, cred_username: "backup", cred_password: "a-long-password" }),
+  },
   { path: "device-profiles", field: "name", body: (name) => ({ name }) },
   { path: "roles", field: "name", body: (name) => ({ name, permissions: ["devices.read"] }) },
-  { path: "tasks", field: "task_name", body: (name) => ({ task_name: name, task_type: "download_all", task_cron: "0 3 * * *" }) },
+  {
+    path: "tasks",
+    field: "task_name",
+    body: (name) => ({ task_name: name, task_type: "download_all", task_cron: "0 3 * * *" }),
+  },
   { path: "templates", field: "name", body: (name) => ({ name, code: TEMPLATE_CODE }) },
-  { path: "devices", field: "device_name", body: (name) => ({ device_name: name, device_ip: "192.0.2.10", device_vendor: "Cisco" }) },
+  {
+    path: "devices",
+    field: "device_name",
+    body: (name) => ({ device_name: name, device_ip: "192.0.2.10", device_vendor: "Cisco" }),
+  },
   // Usernames are ASCII by rule; the email is where a user's name can differ in non-ASCII case.
-  { path: "users", field: "email", body: (name) => ({ username: `u${name.length}${Math.random().toString(36).slice(2, 8)}`, email: `${name}@example.test`, password: TEST_PASSWORD, role: "viewer" }) },
+  {
+    path: "users",
+    field: "email",
+    body: (name) => ({
+      username: `u${name.length}${Math.random().toString(36).slice(2, 8)}`,
+      email: `${name}@example.test`,
+      password: TEST_PASSWORD,
+      role: "viewer",
+    }),
+  },
 ];
 
 describe("names differing only in non-ASCII case", () => {
   for (const kind of KINDS) {
     it(`${kind.path}: a second '${kind.field}' that folds to the first answers 422 naming the field`, async () => {
-      const first = await t.call(`/api/v1/${kind.path}`, { method: "POST", token: admin, body: kind.body(`ÜBER-${kind.path}`) });
+      const first = await t.call(`/api/v1/${kind.path}`, {
+        method: "POST",
+        token: admin,
+        body: kind.body(`ÜBER-${kind.path}`),
+      });
       expect(first.status, JSON.stringify(first.body)).toBe(201);
       for (const clash of [`über-${kind.path}`, `Über-${kind.path.toUpperCase()}`]) {
         const second = await t.call(`/api/v1/${kind.path}`, { method: "POST", token: admin, body: kind.body(clash) });
@@ -50,7 +75,13 @@ describe("names differing only in non-ASCII case", () => {
   }
 
   it("folds composed and decomposed letters, ß and SS, and compatibility forms alike", async () => {
-    const cases: [string, string][] = [["Çdup", "çdup"], ["C\u0327dup2", "Çdup2"], ["straße", "STRASSE"], ["ﬁrewall", "FIREWALL"], ["ＡＢＣ-tag", "abc-tag"]];
+    const cases: [string, string][] = [
+      ["Çdup", "çdup"],
+      ["C\u0327dup2", "Çdup2"],
+      ["straße", "STRASSE"],
+      ["ﬁrewall", "FIREWALL"],
+      ["ＡＢＣ-tag", "abc-tag"],
+    ];
     for (const [a, b] of cases) {
       expect((await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: a } })).status).toBe(201);
       const clash = await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: b } });
@@ -78,26 +109,51 @@ describe("names differing only in non-ASCII case", () => {
 
   it("device_tags reuse an existing tag whose name folds the same instead of failing on the index", async () => {
     await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "Straße-Nord" } });
-    const created = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "tag-fold-dev", device_ip: "192.0.2.20", device_vendor: "Cisco", device_tags: ["STRASSE-NORD"] } });
+    const created = await t.call("/api/v1/devices", {
+      method: "POST",
+      token: admin,
+      body: {
+        device_name: "tag-fold-dev",
+        device_ip: "192.0.2.20",
+        device_vendor: "Cisco",
+        device_tags: ["STRASSE-NORD"],
+      },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body.data.device_tags).toEqual(["Straße-Nord"]);
   });
 
   it("a CSV import row whose name folds onto an existing device's updates it rather than failing the file", async () => {
-    await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "Ärger-sw", device_ip: "192.0.2.30", device_vendor: "Cisco" } });
+    await t.call("/api/v1/devices", {
+      method: "POST",
+      token: admin,
+      body: { device_name: "Ärger-sw", device_ip: "192.0.2.30", device_vendor: "Cisco" },
+    });
     // Same non-ASCII letter, other ASCII case: SQLite's lower() made these equal for the index but not the lookup.
     const csv = "device_name,device_ip,device_vendor\nÄRGER-SW,192.0.2.31,Cisco\nnew-from-csv,192.0.2.32,Cisco\n";
-    const res = await t.request("/api/v1/devices/import", { method: "POST", token: admin, rawBody: csv, headers: { "content-type": "text/csv" } });
+    const res = await t.request("/api/v1/devices/import", {
+      method: "POST",
+      token: admin,
+      rawBody: csv,
+      headers: { "content-type": "text/csv" },
+    });
     const body = await res.json();
     expect(res.status, JSON.stringify(body)).toBe(200);
     expect(body.data.rows.map((r: { action: string }) => r.action)).toEqual(["update", "create"]);
-    const devices = await t.call(`/api/v1/devices?filter[device_name]=${encodeURIComponent("ärger-sw")}`, { token: admin });
+    const devices = await t.call(`/api/v1/devices?filter[device_name]=${encodeURIComponent("ärger-sw")}`, {
+      token: admin,
+    });
     expect(devices.body.data.map((d: { device_ip: string }) => d.device_ip)).toEqual(["192.0.2.31"]);
   });
 
   it("a CSV import file with two rows that fold the same rejects the second row, not the file", async () => {
     const csv = "device_name,device_ip,device_vendor\nStraße-rtr,192.0.2.40,Cisco\nSTRASSE-RTR,192.0.2.41,Cisco\n";
-    const res = await t.request("/api/v1/devices/import", { method: "POST", token: admin, rawBody: csv, headers: { "content-type": "text/csv" } });
+    const res = await t.request("/api/v1/devices/import", {
+      method: "POST",
+      token: admin,
+      rawBody: csv,
+      headers: { "content-type": "text/csv" },
+    });
     const body = await res.json();
     expect(res.status, JSON.stringify(body)).toBe(200);
     expect(body.data.rows.map((r: { action: string }) => r.action)).toEqual(["create", "reject"]);
@@ -109,7 +165,13 @@ describe("a UNIQUE failure that slips past the check (another process wrote the 
   it("is a 422 naming the API field, read from the database's real error", async () => {
     const now = new Date();
     await t.db.insert(tags).values({ name: "raced", nameKey: nameKey("raced"), createdAt: now, updatedAt: now });
-    const failure = await t.db.insert(tags).values({ name: "RACED", nameKey: nameKey("RACED"), createdAt: now, updatedAt: now }).then(() => undefined, (err: unknown) => err);
+    const failure = await t.db
+      .insert(tags)
+      .values({ name: "RACED", nameKey: nameKey("RACED"), createdAt: now, updatedAt: now })
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
     expect(failure).toBeDefined();
     const answer = uniqueViolationError(failure);
     expect(answer?.status).toBe(422);

@@ -27,7 +27,12 @@ export function uniqueViolationError(err: unknown): ApiError | undefined {
   const columns = uniqueViolationColumns(err);
   if (!columns) return undefined;
   const keys = columns.filter((c) => c.endsWith("_key"));
-  if (!keys.length) return ApiError.conflict(`Another request wrote the same ${columns.join(", ")} at the same moment; nothing was changed: read the record again and retry`);
+  if (!keys.length)
+    return ApiError.conflict(
+      `Another request wrote the same ${columns.join(", ")} at the same moment; nothing was changed: read the record again and retry`,
+    );
   const fields = keys.map((c) => FIELD_OF_KEY[c] ?? c.slice(c.indexOf(".") + 1).replace(/_key$/, ""));
-  return ApiError.validation(Object.fromEntries(fields.map((f) => [f, [`${f} is already taken (by a record written at the same moment)`]])));
+  return ApiError.validation(
+    Object.fromEntries(fields.map((f) => [f, [`${f} is already taken (by a record written at the same moment)`]])),
+  );
 }

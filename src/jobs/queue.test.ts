@@ -3,7 +3,17 @@ import { eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import { devices, jobs } from "../db/schema/index.ts";
-import { claimNextJob, completeJob, enqueueDeviceJob, extendLease, getJob, MAX_CHANGE_DEFER_MS, queueChangeBackup, requeueExpiredLeases, retryDelayMs } from "./queue.ts";
+import {
+  claimNextJob,
+  completeJob,
+  enqueueDeviceJob,
+  extendLease,
+  getJob,
+  MAX_CHANGE_DEFER_MS,
+  queueChangeBackup,
+  requeueExpiredLeases,
+  retryDelayMs,
+} from "./queue.ts";
 import { nameKey } from "../db/name-key.ts";
 
 let t: TestContext;
@@ -11,14 +21,26 @@ const now = new Date("2026-06-01T12:00:00Z");
 const later = (ms: number) => new Date(now.getTime() + ms);
 
 async function makeDevices(n: number): Promise<number[]> {
-  const rows = await t.db.insert(devices).values(Array.from({ length: n }, (_, i) => ({
-    name: `queue-dev-${t.dir.slice(-6)}-${Date.now()}-${i}`, ip: `10.9.${Math.floor(i / 250)}.${i % 250}`, createdAt: now, updatedAt: now,
-  })).map((d) => ({ ...d, nameKey: nameKey(d.name) }))).returning({ id: devices.id });
+  const rows = await t.db
+    .insert(devices)
+    .values(
+      Array.from({ length: n }, (_, i) => ({
+        name: `queue-dev-${t.dir.slice(-6)}-${Date.now()}-${i}`,
+        ip: `10.9.${Math.floor(i / 250)}.${i % 250}`,
+        createdAt: now,
+        updatedAt: now,
+      })).map((d) => ({ ...d, nameKey: nameKey(d.name) })),
+    )
+    .returning({ id: devices.id });
   return rows.map((r) => r.id);
 }
 
 const rawJob = (deviceId: number, priority = 0) =>
-  t.db.insert(jobs).values({ type: "download", deviceId, trigger: "schedule", priority, runAfter: now, createdAt: now }).returning().then((r) => r[0]!);
+  t.db
+    .insert(jobs)
+    .values({ type: "download", deviceId, trigger: "schedule", priority, runAfter: now, createdAt: now })
+    .returning()
+    .then((r) => r[0]!);
 
 beforeAll(async () => {
   t = await createTestContext();
@@ -42,10 +64,20 @@ describe("job queue", () => {
     await rawJob(d!);
     await rawJob(e!);
     const first = (await claimNextJob(t.db, "c1", now, 60_000))!;
-    expect(first).toMatchObject({ state: "running", leaseOwner: "c1", attempts: 1, leaseExpiresAt: new Date(now.getTime() + 60_000), startedAt: now });
+    expect(first).toMatchObject({
+      state: "running",
+      leaseOwner: "c1",
+      attempts: 1,
+      leaseExpiresAt: new Date(now.getTime() + 60_000),
+      startedAt: now,
+    });
     // Each claim uses its own owner and times, though the statement is built once.
     const second = (await claimNextJob(t.db, "c2", later(5_000), 10_000))!;
-    expect(second).toMatchObject({ leaseOwner: "c2", leaseExpiresAt: new Date(now.getTime() + 15_000), startedAt: later(5_000) });
+    expect(second).toMatchObject({
+      leaseOwner: "c2",
+      leaseExpiresAt: new Date(now.getTime() + 15_000),
+      startedAt: later(5_000),
+    });
     expect(await getJob(t.db, second.id)).toEqual(second);
     await completeJob(t.db, first, "c1", { outcome: "success" }, now);
     await completeJob(t.db, second, "c2", { outcome: "success" }, now);
@@ -97,8 +129,14 @@ describe("job queue", () => {
     const again = (await claimNextJob(t.db, "alive", later(16_000), 10_000))!;
     expect(again.id).toBe(job.id);
     expect(again.attempts).toBe(2);
-    expect(await completeJob(t.db, job, "dead", { outcome: "success" }, later(17_000))).toEqual({ recorded: false, retrying: false });
-    expect(await completeJob(t.db, again, "alive", { outcome: "success" }, later(17_000))).toEqual({ recorded: true, retrying: false });
+    expect(await completeJob(t.db, job, "dead", { outcome: "success" }, later(17_000))).toEqual({
+      recorded: false,
+      retrying: false,
+    });
+    expect(await completeJob(t.db, again, "alive", { outcome: "success" }, later(17_000))).toEqual({
+      recorded: true,
+      retrying: false,
+    });
     expect((await getJob(t.db, job.id))?.state).toBe("finished");
   });
 
@@ -108,14 +146,20 @@ describe("job queue", () => {
     await rawJob(d2!);
     const c1 = (await claimNextJob(t.db, "c", now, 60_000))!;
     expect(c1.id).toBe(j1.id);
-    expect(await completeJob(t.db, c1, "c", { outcome: "timeout", message: "no answer in 30 s" }, now)).toEqual({ recorded: true, retrying: true });
+    expect(await completeJob(t.db, c1, "c", { outcome: "timeout", message: "no answer in 30 s" }, now)).toEqual({
+      recorded: true,
+      retrying: true,
+    });
     const queued = (await getJob(t.db, c1.id))!;
     expect(queued).toMatchObject({ state: "queued", outcome: "timeout" });
     expect(queued.runAfter.getTime()).toBe(now.getTime() + retryDelayMs(1));
 
     const c2 = (await claimNextJob(t.db, "c", now, 60_000))!;
     expect(c2.deviceId).toBe(d2);
-    expect(await completeJob(t.db, c2, "c", { outcome: "auth_failed" }, now)).toEqual({ recorded: true, retrying: false });
+    expect(await completeJob(t.db, c2, "c", { outcome: "auth_failed" }, now)).toEqual({
+      recorded: true,
+      retrying: false,
+    });
     expect((await getJob(t.db, c2.id))?.state).toBe("finished");
 
     // not before its backoff, then until attempts run out
@@ -125,14 +169,25 @@ describe("job queue", () => {
     await completeJob(t.db, job, "c", { outcome: "unreachable" }, later(retryDelayMs(1)));
     job = (await claimNextJob(t.db, "c", later(retryDelayMs(1) + retryDelayMs(2)), 60_000))!;
     expect(job.attempts).toBe(3);
-    expect(await completeJob(t.db, job, "c", { outcome: "unreachable" }, now)).toEqual({ recorded: true, retrying: false });
-    expect((await getJob(t.db, job.id))).toMatchObject({ state: "finished", outcome: "unreachable" });
+    expect(await completeJob(t.db, job, "c", { outcome: "unreachable" }, now)).toEqual({
+      recorded: true,
+      retrying: false,
+    });
+    expect(await getJob(t.db, job.id)).toMatchObject({ state: "finished", outcome: "unreachable" });
   });
 
   it("enqueuing again for a device returns the pending job and raises its priority", async () => {
     const [d] = await makeDevices(1);
-    const first = await enqueueDeviceJob(t.db, { type: "download", deviceId: d!, trigger: "schedule", priority: 0 }, now);
-    const second = await enqueueDeviceJob(t.db, { type: "download", deviceId: d!, trigger: "download_now", priority: 100 }, now);
+    const first = await enqueueDeviceJob(
+      t.db,
+      { type: "download", deviceId: d!, trigger: "schedule", priority: 0 },
+      now,
+    );
+    const second = await enqueueDeviceJob(
+      t.db,
+      { type: "download", deviceId: d!, trigger: "download_now", priority: 100 },
+      now,
+    );
     expect(first.created).toBe(true);
     expect(second).toMatchObject({ created: false, job: { id: first.job.id, priority: 100 } });
     const [row] = await t.db.select().from(jobs).where(eq(jobs.id, first.job.id));
@@ -143,14 +198,22 @@ describe("job queue", () => {
 describe("queueChangeBackup (a device's syslog message said its configuration changed)", () => {
   it("puts the download off after each message, at most MAX_CHANGE_DEFER_MS after the first, keeping parts a later message lacks", async () => {
     const [d] = await makeDevices(1);
-    const first = await queueChangeBackup(t.db, { deviceId: d!, change: { user: "admin", source: "10.0.0.5", line: "vty0" }, debounceMs: 30_000 }, now);
+    const first = await queueChangeBackup(
+      t.db,
+      { deviceId: d!, change: { user: "admin", source: "10.0.0.5", line: "vty0" }, debounceMs: 30_000 },
+      now,
+    );
     expect(first.created).toBe(true);
     const second = await queueChangeBackup(t.db, { deviceId: d!, change: {}, debounceMs: 30_000 }, later(20_000));
     expect(second).toEqual({ jobId: first.jobId, created: false });
     let job = (await getJob(t.db, first.jobId))!;
     expect(job.runAfter).toEqual(later(50_000));
     expect(job.params).toMatchObject({ changed_by: "changed by admin from 10.0.0.5 via vty0" });
-    await queueChangeBackup(t.db, { deviceId: d!, change: { user: "ops" }, debounceMs: 30_000 }, later(MAX_CHANGE_DEFER_MS + 60_000));
+    await queueChangeBackup(
+      t.db,
+      { deviceId: d!, change: { user: "ops" }, debounceMs: 30_000 },
+      later(MAX_CHANGE_DEFER_MS + 60_000),
+    );
     job = (await getJob(t.db, first.jobId))!;
     expect(job.runAfter).toEqual(later(MAX_CHANGE_DEFER_MS));
     expect(job.params).toMatchObject({ changed_by: "changed by ops from 10.0.0.5 via vty0" });
@@ -159,12 +222,23 @@ describe("queueChangeBackup (a device's syslog message said its configuration ch
   it("queues another download behind one already running, and only reports to a scheduled one waiting", async () => {
     const [d, e] = await makeDevices(2);
     const running = await rawJob(d!);
-    await t.db.update(jobs).set({ state: "running", leaseOwner: "c1", leaseExpiresAt: later(60_000) }).where(eq(jobs.id, running.id));
+    await t.db
+      .update(jobs)
+      .set({ state: "running", leaseOwner: "c1", leaseExpiresAt: later(60_000) })
+      .where(eq(jobs.id, running.id));
     const queued = await queueChangeBackup(t.db, { deviceId: d!, change: { user: "admin" }, debounceMs: 0 }, now);
     expect(queued.created).toBe(true);
     const scheduled = await rawJob(e!);
-    const reported = await queueChangeBackup(t.db, { deviceId: e!, change: { user: "admin" }, debounceMs: 30_000 }, now);
+    const reported = await queueChangeBackup(
+      t.db,
+      { deviceId: e!, change: { user: "admin" }, debounceMs: 30_000 },
+      now,
+    );
     expect(reported).toEqual({ jobId: scheduled.id, created: false });
-    expect((await getJob(t.db, scheduled.id))).toMatchObject({ runAfter: now, trigger: "schedule", params: { changed_by: "changed by admin" } });
+    expect(await getJob(t.db, scheduled.id)).toMatchObject({
+      runAfter: now,
+      trigger: "schedule",
+      params: { changed_by: "changed by admin" },
+    });
   });
 });

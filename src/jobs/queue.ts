@@ -28,13 +28,23 @@ export const retryDelayMs = (attempts: number) => Math.min(30_000 * 4 ** Math.ma
  */
 export async function enqueueDeviceJob(
   db: DbOrTx,
-  input: { type: JobType; deviceId: number; trigger: JobTrigger; priority: number; requestedBy?: number | null; maxAttempts?: number; params?: Record<string, unknown> },
+  input: {
+    type: JobType;
+    deviceId: number;
+    trigger: JobTrigger;
+    priority: number;
+    requestedBy?: number | null;
+    maxAttempts?: number;
+    params?: Record<string, unknown>;
+  },
   now: Date,
 ): Promise<{ job: Job; created: boolean }> {
   const [pending] = await db
     .select()
     .from(jobs)
-    .where(and(eq(jobs.deviceId, input.deviceId), eq(jobs.type, input.type), inArray(jobs.state, ["queued", "running"])))
+    .where(
+      and(eq(jobs.deviceId, input.deviceId), eq(jobs.type, input.type), inArray(jobs.state, ["queued", "running"])),
+    )
     .limit(1);
   if (pending) {
     if (pending.priority < input.priority) {
@@ -46,8 +56,15 @@ export async function enqueueDeviceJob(
   const [job] = await db
     .insert(jobs)
     .values({
-      type: input.type, deviceId: input.deviceId, trigger: input.trigger, priority: input.priority, params: input.params ?? null,
-      requestedBy: input.requestedBy ?? null, maxAttempts: input.maxAttempts ?? await attemptsFromSettings(db), runAfter: now, createdAt: now,
+      type: input.type,
+      deviceId: input.deviceId,
+      trigger: input.trigger,
+      priority: input.priority,
+      params: input.params ?? null,
+      requestedBy: input.requestedBy ?? null,
+      maxAttempts: input.maxAttempts ?? (await attemptsFromSettings(db)),
+      runAfter: now,
+      createdAt: now,
     })
     .returning();
   return { job: job!, created: true };
@@ -71,24 +88,47 @@ export function describeChange(change: ConfigChangeReport): string {
  * have read the configuration before the change, so another is queued behind it (the claim runs one at a time).
  * A part the new report lacks (Junos's UI_COMMIT_COMPLETED names no user) is kept from the one before.
  */
-export async function queueChangeBackup(db: DbOrTx, input: { deviceId: number; change: ConfigChangeReport; debounceMs: number }, now: Date): Promise<{ jobId: number; created: boolean }> {
+export async function queueChangeBackup(
+  db: DbOrTx,
+  input: { deviceId: number; change: ConfigChangeReport; debounceMs: number },
+  now: Date,
+): Promise<{ jobId: number; created: boolean }> {
   let runAfter = new Date(now.getTime() + input.debounceMs);
-  const [waiting] = await db.select().from(jobs)
-    .where(and(eq(jobs.deviceId, input.deviceId), eq(jobs.type, "download"), eq(jobs.state, "queued"))).limit(1);
+  const [waiting] = await db
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.deviceId, input.deviceId), eq(jobs.type, "download"), eq(jobs.state, "queued")))
+    .limit(1);
   if (waiting) {
     const before = (waiting.params?.change ?? {}) as ConfigChangeReport;
-    const change = { user: input.change.user ?? before.user, source: input.change.source ?? before.source, line: input.change.line ?? before.line };
+    const change = {
+      user: input.change.user ?? before.user,
+      source: input.change.source ?? before.source,
+      line: input.change.line ?? before.line,
+    };
     const params = { ...(waiting.params ?? {}), change, changed_by: describeChange(change) };
     // A device that never stops changing still gets its backup: put off at most MAX_CHANGE_DEFER_MS after the first message.
     const latest = waiting.createdAt.getTime() + Math.max(input.debounceMs, MAX_CHANGE_DEFER_MS);
     if (runAfter.getTime() > latest) runAfter = new Date(Math.max(latest, waiting.runAfter.getTime()));
-    await db.update(jobs).set({ params, ...(waiting.trigger === "syslog" ? { runAfter } : {}) }).where(eq(jobs.id, waiting.id));
+    await db
+      .update(jobs)
+      .set({ params, ...(waiting.trigger === "syslog" ? { runAfter } : {}) })
+      .where(eq(jobs.id, waiting.id));
     return { jobId: waiting.id, created: false };
   }
-  const [job] = await db.insert(jobs).values({
-    type: "download", deviceId: input.deviceId, trigger: "syslog", priority: PRIORITY.api,
-    params: { change: input.change, changed_by: describeChange(input.change) }, maxAttempts: await attemptsFromSettings(db), runAfter, createdAt: now,
-  }).returning({ id: jobs.id });
+  const [job] = await db
+    .insert(jobs)
+    .values({
+      type: "download",
+      deviceId: input.deviceId,
+      trigger: "syslog",
+      priority: PRIORITY.api,
+      params: { change: input.change, changed_by: describeChange(input.change) },
+      maxAttempts: await attemptsFromSettings(db),
+      runAfter,
+      createdAt: now,
+    })
+    .returning({ id: jobs.id });
   return { jobId: job!.id, created: true };
 }
 
@@ -98,15 +138,33 @@ export async function queueChangeBackup(db: DbOrTx, input: { deviceId: number; c
  * is already running for the device: a device never has two sessions at once.
  */
 export async function startDeviceJob(
-  db: Db, input: { type: JobType; deviceId: number; trigger: JobTrigger; priority: number }, owner: string, now: Date, leaseMs: number,
+  db: Db,
+  input: { type: JobType; deviceId: number; trigger: JobTrigger; priority: number },
+  owner: string,
+  now: Date,
+  leaseMs: number,
 ): Promise<Job | undefined> {
   return await db.transaction(async (tx) => {
-    const [running] = await tx.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.deviceId, input.deviceId), eq(jobs.state, "running"))).limit(1);
+    const [running] = await tx
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(and(eq(jobs.deviceId, input.deviceId), eq(jobs.state, "running")))
+      .limit(1);
     if (running) return undefined;
-    const [job] = await tx.insert(jobs).values({
-      ...input, state: "running", attempts: 1, maxAttempts: 1, leaseOwner: owner, leaseExpiresAt: new Date(now.getTime() + leaseMs),
-      runAfter: now, createdAt: now, startedAt: now,
-    }).returning();
+    const [job] = await tx
+      .insert(jobs)
+      .values({
+        ...input,
+        state: "running",
+        attempts: 1,
+        maxAttempts: 1,
+        leaseOwner: owner,
+        leaseExpiresAt: new Date(now.getTime() + leaseMs),
+        runAfter: now,
+        createdAt: now,
+        startedAt: now,
+      })
+      .returning();
     return job!;
   });
 }
@@ -140,9 +198,18 @@ export async function enqueueDeviceJobs(
     maxAttempts ??= await attemptsFromSettings(db);
     const inserted = await db
       .insert(jobs)
-      .values(fresh.map((deviceId) => ({
-        type: input.type, deviceId, trigger: input.trigger, priority: input.priority, requestedBy: input.requestedBy ?? null, maxAttempts, runAfter: now, createdAt: now,
-      })))
+      .values(
+        fresh.map((deviceId) => ({
+          type: input.type,
+          deviceId,
+          trigger: input.trigger,
+          priority: input.priority,
+          requestedBy: input.requestedBy ?? null,
+          maxAttempts,
+          runAfter: now,
+          createdAt: now,
+        })),
+      )
       .returning({ id: jobs.id, deviceId: jobs.deviceId });
     for (const j of inserted) jobOf.set(j.deviceId!, j.id);
   }
@@ -152,14 +219,27 @@ export async function enqueueDeviceJobs(
 /** Queues a job that is about no device (the retention purge, a compliance run of a policy); params say what it does. */
 export async function enqueueJob(
   db: DbOrTx,
-  input: { type: JobType; trigger: JobTrigger; priority: number; requestedBy?: number | null; maxAttempts?: number; params?: Record<string, unknown> },
+  input: {
+    type: JobType;
+    trigger: JobTrigger;
+    priority: number;
+    requestedBy?: number | null;
+    maxAttempts?: number;
+    params?: Record<string, unknown>;
+  },
   now: Date,
 ): Promise<Job> {
   const [job] = await db
     .insert(jobs)
     .values({
-      type: input.type, trigger: input.trigger, priority: input.priority, requestedBy: input.requestedBy ?? null, maxAttempts: input.maxAttempts ?? 1,
-      params: input.params ?? null, runAfter: now, createdAt: now,
+      type: input.type,
+      trigger: input.trigger,
+      priority: input.priority,
+      requestedBy: input.requestedBy ?? null,
+      maxAttempts: input.maxAttempts ?? 1,
+      params: input.params ?? null,
+      runAfter: now,
+      createdAt: now,
     })
     .returning();
   return job!;
@@ -183,13 +263,22 @@ async function settleRunsOfJob(db: DbOrTx, jobId: number, now: Date): Promise<vo
   const settled = await db
     .update(taskRuns)
     .set({ finishedAt: now })
-    .where(and(
-      isNull(taskRuns.finishedAt),
-      inArray(taskRuns.id, sql`(select ${taskRunItems.runId} from ${taskRunItems} where ${taskRunItems.jobId} = ${jobId})`),
-      sql`not ${runHasOpenJobs}`,
-    ))
+    .where(
+      and(
+        isNull(taskRuns.finishedAt),
+        inArray(
+          taskRuns.id,
+          sql`(select ${taskRunItems.runId} from ${taskRunItems} where ${taskRunItems.jobId} = ${jobId})`,
+        ),
+        sql`not ${runHasOpenJobs}`,
+      ),
+    )
     .returning({ id: taskRuns.id });
-  await recordRunsFinished(db, settled.map((r) => r.id), now);
+  await recordRunsFinished(
+    db,
+    settled.map((r) => r.id),
+    now,
+  );
 }
 
 /**
@@ -208,7 +297,11 @@ export async function settleFinishedRuns(db: DbOrTx, now: Date): Promise<number>
     })
     .where(settled)
     .returning({ id: taskRuns.id });
-  await recordRunsFinished(db, rows.map((r) => r.id), now);
+  await recordRunsFinished(
+    db,
+    rows.map((r) => r.id),
+    now,
+  );
   return rows.length;
 }
 
@@ -237,15 +330,21 @@ const claimStatement = preparedPerDatabase((db) =>
       attempts: sql`${jobs.attempts} + 1`,
       startedAt: sql`coalesce(${jobs.startedAt}, ${sql.placeholder("now")})`,
     })
-    .where(eq(jobs.id, sql`(
+    .where(
+      eq(
+        jobs.id,
+        sql`(
       select j.id from jobs j
       where j.state = 'queued' and j.run_after <= ${sql.placeholder("now")}
         and (j.device_id is null or not exists (
           select 1 from jobs r where r.device_id = j.device_id and r.state = 'running'))
       order by j.priority desc, j.id
-      limit 1)`))
+      limit 1)`,
+      ),
+    )
     .returning()
-    .prepare());
+    .prepare(),
+);
 
 export async function claimNextJob(db: Db, owner: string, now: Date, leaseMs: number): Promise<Job | undefined> {
   const [job] = await claimStatement(db).execute({ owner, now: now.getTime(), leaseUntil: now.getTime() + leaseMs });
@@ -253,7 +352,13 @@ export async function claimNextJob(db: Db, owner: string, now: Date, leaseMs: nu
 }
 
 /** Extends the lease; false means it was lost (expired and requeued), and the caller must abandon the job. */
-export async function extendLease(db: DbOrTx, jobId: number, owner: string, now: Date, leaseMs: number): Promise<boolean> {
+export async function extendLease(
+  db: DbOrTx,
+  jobId: number,
+  owner: string,
+  now: Date,
+  leaseMs: number,
+): Promise<boolean> {
   const rows = await db
     .update(jobs)
     .set({ leaseExpiresAt: new Date(now.getTime() + leaseMs) })
@@ -270,7 +375,13 @@ export async function extendLease(db: DbOrTx, jobId: number, owner: string, now:
 export async function releaseJob(db: DbOrTx, jobId: number, owner: string, now: Date): Promise<boolean> {
   const rows = await db
     .update(jobs)
-    .set({ state: "queued", leaseOwner: null, leaseExpiresAt: null, runAfter: now, attempts: sql`max(${jobs.attempts} - 1, 0)` })
+    .set({
+      state: "queued",
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      runAfter: now,
+      attempts: sql`max(${jobs.attempts} - 1, 0)`,
+    })
     .where(and(eq(jobs.id, jobId), eq(jobs.leaseOwner, owner), eq(jobs.state, "running")))
     .returning({ id: jobs.id });
   return rows.length > 0;
@@ -292,13 +403,32 @@ export async function completeJob(
     .update(jobs)
     .set(
       retrying
-        ? { state: "queued", leaseOwner: null, leaseExpiresAt: null, runAfter: new Date(now.getTime() + retryDelayMs(job.attempts)), outcome: end.outcome, message: end.message ?? null, result: end.result ?? null }
-        : { state: "finished", leaseOwner: null, leaseExpiresAt: null, outcome: end.outcome, message: end.message ?? null, result: end.result ?? null, finishedAt: now },
+        ? {
+            state: "queued",
+            leaseOwner: null,
+            leaseExpiresAt: null,
+            runAfter: new Date(now.getTime() + retryDelayMs(job.attempts)),
+            outcome: end.outcome,
+            message: end.message ?? null,
+            result: end.result ?? null,
+          }
+        : {
+            state: "finished",
+            leaseOwner: null,
+            leaseExpiresAt: null,
+            outcome: end.outcome,
+            message: end.message ?? null,
+            result: end.result ?? null,
+            finishedAt: now,
+          },
     )
     .where(and(eq(jobs.id, job.id), eq(jobs.leaseOwner, owner), eq(jobs.state, "running")))
     // Most jobs belong to no task run (download-now, the API): they skip settling, a statement per job. The id is
     // named with its table: in an UPDATE drizzle writes a column bare, and a bare "id" here is the item's own id.
-    .returning({ id: jobs.id, inRun: sql<number>`exists (select 1 from ${taskRunItems} i where i.job_id = ${sql.identifier("jobs")}.${sql.identifier("id")})` });
+    .returning({
+      id: jobs.id,
+      inRun: sql<number>`exists (select 1 from ${taskRunItems} i where i.job_id = ${sql.identifier("jobs")}.${sql.identifier("id")})`,
+    });
   if (rows[0]?.inRun && !retrying) await settleRunsOfJob(db, job.id, now);
   return { recorded: rows.length > 0, retrying: retrying && rows.length > 0 };
 }
@@ -308,11 +438,22 @@ export async function completeJob(
  * job: a webhook's backoff runs about a day, past retryDelayMs). False when the lease was lost.
  */
 export async function requeueJobAt(
-  db: DbOrTx, job: Pick<Job, "id">, owner: string, end: { message: string; result?: Record<string, unknown> }, runAfter: Date,
+  db: DbOrTx,
+  job: Pick<Job, "id">,
+  owner: string,
+  end: { message: string; result?: Record<string, unknown> },
+  runAfter: Date,
 ): Promise<boolean> {
   const rows = await db
     .update(jobs)
-    .set({ state: "queued", leaseOwner: null, leaseExpiresAt: null, runAfter, message: end.message, result: end.result ?? null })
+    .set({
+      state: "queued",
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      runAfter,
+      message: end.message,
+      result: end.result ?? null,
+    })
     .where(and(eq(jobs.id, job.id), eq(jobs.leaseOwner, owner), eq(jobs.state, "running")))
     .returning({ id: jobs.id });
   return rows.length > 0;

@@ -20,10 +20,15 @@ export const metricsHandler: Handler<AppEnv> = async (c) => {
   if (!config.metricsPublic) {
     const value = presentedToken(c);
     const token = value ? await resolveToken(db, value, clock.now()) : null;
-    if (!token) throw new ApiError(401, "Unauthorized: send a token with system.read as Authorization: Bearer <token> or ?token=, or set METRICS_PUBLIC=on");
+    if (!token)
+      throw new ApiError(
+        401,
+        "Unauthorized: send a token with system.read as Authorization: Bearer <token> or ?token=, or set METRICS_PUBLIC=on",
+      );
     if (!token.abilities.has("system.read")) throw ApiError.forbidden("system.read");
     // The figures cover every device, so a role that sees only some of them would learn about the rest.
-    if (!token.scope.all) throw new ApiError(403, "The metrics cover every device: use a token whose role sees all devices");
+    if (!token.scope.all)
+      throw new ApiError(403, "The metrics cover every device: use a token whose role sees all devices");
   }
   const body = await metrics.registry.metrics();
   return c.body(body, 200, { "Content-Type": metrics.registry.contentType });

@@ -5,7 +5,13 @@ import { DEFAULT_WORKER_OPTIONS, startWorker } from "../../collector/worker.ts";
 import { webhooksConsumer } from "../../collector/webhook-delivery.ts";
 import { silentLogger } from "../logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../../test/helpers/app.ts";
-import { addLoopbackDevice, builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript } from "../../test/helpers/collector.ts";
+import {
+  addLoopbackDevice,
+  builtinTemplateId,
+  downloadOnce,
+  IOS_CONFIG_COMMAND,
+  iosScript,
+} from "../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../test/helpers/fake-device.ts";
 import { freePort } from "../../test/helpers/process.ts";
 import { parsePrometheusText, sampleValue, type Scrape } from "../../test/helpers/prometheus-text.ts";
@@ -66,7 +72,12 @@ describe("GET /metrics figures", () => {
     t = await createTestContext();
     token = await t.token();
     const { prompt, script } = iosScript("edge-4", ["hostname edge-4", "!", "end"]);
-    device = await startFakeDevice({ script, initPrompt: prompt, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD } });
+    device = await startFakeDevice({
+      script,
+      initPrompt: prompt,
+      configCommand: IOS_CONFIG_COMMAND,
+      auth: { username: USERNAME, password: PASSWORD },
+    });
   });
   afterAll(async () => {
     await device.close();
@@ -75,9 +86,21 @@ describe("GET /metrics figures", () => {
 
   it("counts requests by route template, backups by outcome and vendor, durations, jobs, versions and the database", async () => {
     const templateId = await builtinTemplateId(t, "cisco-ios");
-    const good = await addLoopbackDevice(t, token, { port: device.port, templateId, username: USERNAME, password: PASSWORD, device_vendor: "Cisco" });
+    const good = await addLoopbackDevice(t, token, {
+      port: device.port,
+      templateId,
+      username: USERNAME,
+      password: PASSWORD,
+      device_vendor: "Cisco",
+    });
     // Nothing listens on a port just freed: the download ends unreachable.
-    const dead = await addLoopbackDevice(t, token, { port: await freePort(), templateId, username: USERNAME, password: PASSWORD, device_vendor: "Juniper" });
+    const dead = await addLoopbackDevice(t, token, {
+      port: await freePort(),
+      templateId,
+      username: USERNAME,
+      password: PASSWORD,
+      device_vendor: "Juniper",
+    });
     expect((await downloadOnce(t, good)).outcome).toBe("success");
     expect((await downloadOnce(t, dead, { connectTimeoutMs: 2000 })).outcome).toBe("unreachable");
     // Queued and waiting: nothing claims it in this test.
@@ -88,10 +111,28 @@ describe("GET /metrics figures", () => {
 
     const s = await scrape(t, await t.token(["system.read"]));
     // Route templates, never raw paths: three answers of one template, and the 404 beside them.
-    expect(sampleValue(s, "netkeep_http_request_duration_seconds_count", { route: "/api/v1/devices/:id", method: "GET", status: "200" })).toBe(3);
-    expect(sampleValue(s, "netkeep_http_request_duration_seconds_count", { route: "/api/v1/devices/:id", method: "GET", status: "404" })).toBe(1);
+    expect(
+      sampleValue(s, "netkeep_http_request_duration_seconds_count", {
+        route: "/api/v1/devices/:id",
+        method: "GET",
+        status: "200",
+      }),
+    ).toBe(3);
+    expect(
+      sampleValue(s, "netkeep_http_request_duration_seconds_count", {
+        route: "/api/v1/devices/:id",
+        method: "GET",
+        status: "404",
+      }),
+    ).toBe(1);
     expect(s.samples.filter((x) => /\/\d+(\/|$)/.test(x.labels.route ?? "")).map((x) => x.labels.route)).toEqual([]);
-    expect(sampleValue(s, "netkeep_http_request_duration_seconds_bucket", { route: "/api/v1/devices/:id", status: "200", le: "+Inf" })).toBe(3);
+    expect(
+      sampleValue(s, "netkeep_http_request_duration_seconds_bucket", {
+        route: "/api/v1/devices/:id",
+        status: "200",
+        le: "+Inf",
+      }),
+    ).toBe(3);
 
     expect(sampleValue(s, "netkeep_backups_last_hour", { outcome: "success", vendor: "Cisco" })).toBe(1);
     expect(sampleValue(s, "netkeep_backups_last_hour", { outcome: "unreachable", vendor: "Juniper" })).toBe(1);
@@ -127,11 +168,22 @@ it("reads webhook deliveries from the webhooks' delivery log", async () => {
   try {
     const token = await t.token();
     const port = (receiver.address() as AddressInfo).port;
-    const hook = await t.call("/api/v1/webhooks", { method: "POST", token, body: { url: `http://127.0.0.1:${port}/hook` } });
+    const hook = await t.call("/api/v1/webhooks", {
+      method: "POST",
+      token,
+      body: { url: `http://127.0.0.1:${port}/hook` },
+    });
     expect(hook.status).toBe(201);
     expect((await t.call(`/api/v1/webhooks/${hook.body.data.id}/ping`, { method: "POST", token })).status).toBe(202);
     const worker = startWorker(
-      { db: t.db, secrets: t.secrets, clock: { now: () => new Date() }, logger: silentLogger, owner: "metrics-test", consumers: [webhooksConsumer] },
+      {
+        db: t.db,
+        secrets: t.secrets,
+        clock: { now: () => new Date() },
+        logger: silentLogger,
+        owner: "metrics-test",
+        consumers: [webhooksConsumer],
+      },
       { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 20 },
     );
     try {
@@ -167,7 +219,9 @@ it("counts the requests the rate limit refuses", async () => {
     expect(answers).toEqual([200, 200, 429, 429]);
     const s = await scrape(t, token);
     expect(sampleValue(s, "netkeep_rate_limited_requests_total", { key: "token" })).toBe(2);
-    expect(sampleValue(s, "netkeep_http_request_duration_seconds_count", { route: "/api/v1/devices", status: "429" })).toBe(2);
+    expect(
+      sampleValue(s, "netkeep_http_request_duration_seconds_count", { route: "/api/v1/devices", status: "429" }),
+    ).toBe(2);
   } finally {
     await t.close();
   }

@@ -5,7 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
-import { addLoopbackDevice, downloadOnce, IOS_CONFIG_COMMAND, iosScript, latestConfigs } from "../../test/helpers/collector.ts";
+import {
+  addLoopbackDevice,
+  downloadOnce,
+  IOS_CONFIG_COMMAND,
+  iosScript,
+  latestConfigs,
+} from "../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../test/helpers/fake-device.ts";
 import { compareExclusions, templates } from "../db/schema/index.ts";
 import { nameKey } from "../db/name-key.ts";
@@ -48,10 +54,24 @@ beforeAll(async () => {
   t = await createTestContext();
   admin = await t.token();
   viewer = await t.token(["configs.read"]);
-  device = await startFakeDevice({ script: (line) => iosScript("slow-r1", running).script(line), initPrompt: "slow-r1#", auth: { username: "netops", password: "Slow-Pass-2026" } });
-  const template = await t.call("/api/v1/templates", { method: "POST", token: admin, body: { name: "slow-patterns", code: TEMPLATE } });
+  device = await startFakeDevice({
+    script: (line) => iosScript("slow-r1", running).script(line),
+    initPrompt: "slow-r1#",
+    auth: { username: "netops", password: "Slow-Pass-2026" },
+  });
+  const template = await t.call("/api/v1/templates", {
+    method: "POST",
+    token: admin,
+    body: { name: "slow-patterns", code: TEMPLATE },
+  });
   expect(template.status, JSON.stringify(template.body)).toBe(201);
-  deviceId = await addLoopbackDevice(t, admin, { port: device.port, templateId: template.body.data.id, username: "netops", password: "Slow-Pass-2026", name: "slow-r1" });
+  deviceId = await addLoopbackDevice(t, admin, {
+    port: device.port,
+    templateId: template.body.data.id,
+    username: "netops",
+    password: "Slow-Pass-2026",
+    name: "slow-r1",
+  });
 });
 afterAll(async () => {
   device?.close();
@@ -61,7 +81,9 @@ afterAll(async () => {
 describe("patterns that backtrack in JavaScript", () => {
   it("run promptly as compare exclusions (in the download's store step and in a diff) and as a template's filter and secret", async () => {
     for (const pattern of [POLYNOMIAL, EXPONENTIAL]) {
-      expect((await t.call("/api/v1/compare-exclusions", { method: "POST", token: admin, body: { pattern } })).status).toBe(201);
+      expect(
+        (await t.call("/api/v1/compare-exclusions", { method: "POST", token: admin, body: { pattern } })).status,
+      ).toBe(201);
     }
     expect((await timed(() => downloadOnce(t, deviceId))).outcome).toBe("success");
     running = running.map((l) => (l === "version 1" ? "version 2" : l));
@@ -72,19 +94,33 @@ describe("patterns that backtrack in JavaScript", () => {
     expect(stored.split("\n")).toEqual(expect.arrayContaining(["x", `${RUN}?`, "version 2"]));
     expect(stored).not.toContain(`${RUN}!`);
 
-    const versions = (await t.call(`/api/v1/configs/latest-by-deviceid/${deviceId}?filter[command]=${encodeURIComponent(IOS_CONFIG_COMMAND)}`, { token: viewer })).body.data;
+    const versions = (
+      await t.call(
+        `/api/v1/configs/latest-by-deviceid/${deviceId}?filter[command]=${encodeURIComponent(IOS_CONFIG_COMMAND)}`,
+        { token: viewer },
+      )
+    ).body.data;
     const latest = versions[0];
     expect(latest.version).toBe(2);
-    const list = await t.call(`/api/v1/configs?filter[device_id]=${deviceId}&filter[command]=${encodeURIComponent(IOS_CONFIG_COMMAND)}&sort=version`, { token: viewer });
+    const list = await t.call(
+      `/api/v1/configs?filter[device_id]=${deviceId}&filter[command]=${encodeURIComponent(IOS_CONFIG_COMMAND)}&sort=version`,
+      { token: viewer },
+    );
     const [first] = list.body.data;
-    const diff = await timed(() => t.request(`/api/v1/configs/diff?from=${first.id}&to=${latest.id}&exclusions=true&format=unified`, { token: viewer }));
+    const diff = await timed(() =>
+      t.request(`/api/v1/configs/diff?from=${first.id}&to=${latest.id}&exclusions=true&format=unified`, {
+        token: viewer,
+      }),
+    );
     expect(diff.status).toBe(200);
     expect(await diff.text()).toContain("+version 2");
   });
 
   it("run promptly as a search by a viewer, which still finds what a pattern matches", async () => {
     const lines = async (q: string) => {
-      const res = await timed(() => t.call(`/api/v1/configs/search?regex=true&latest_only=true&q=${encodeURIComponent(q)}`, { token: viewer }));
+      const res = await timed(() =>
+        t.call(`/api/v1/configs/search?regex=true&latest_only=true&q=${encodeURIComponent(q)}`, { token: viewer }),
+      );
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       return res.body.data.flatMap((hit: { matches: { line: string }[] }) => hit.matches.map((m) => m.line));
     };
@@ -98,7 +134,10 @@ describe("patterns that backtrack in JavaScript", () => {
 describe("patterns RE2 cannot run, or that are not patterns", () => {
   const cases = [
     { pattern: "a".repeat(1001), message: /must be at most 1000 characters/ },
-    { pattern: "key (?!<)\\S+", message: /uses lookahead \(\(\?!\.\.\.\)\), which RE2, the engine that runs patterns, lacks/ },
+    {
+      pattern: "key (?!<)\\S+",
+      message: /uses lookahead \(\(\?!\.\.\.\)\), which RE2, the engine that runs patterns, lacks/,
+    },
     { pattern: "(\\w+) \\1", message: /uses a backreference \(\\1\), which RE2/ },
     { pattern: "ab\u0000c", message: /must not contain control characters \(found U\+0000 at position 3\)/ },
   ];
@@ -108,7 +147,9 @@ describe("patterns RE2 cannot run, or that are not patterns", () => {
       const res = await t.call(`/api/v1/configs/search?regex=true&q=${encodeURIComponent(pattern)}`, { token: viewer });
       expect(res.status, pattern).toBe(422);
       // A search term has a shorter limit of its own, which it names.
-      expect(res.body.errors.q[0], pattern).toMatch(pattern.length > 1000 ? /^q must be at most 500 characters$/ : new RegExp(`^q .*${message.source}`));
+      expect(res.body.errors.q[0], pattern).toMatch(
+        pattern.length > 1000 ? /^q must be at most 500 characters$/ : new RegExp(`^q .*${message.source}`),
+      );
     }
   });
 
@@ -126,9 +167,16 @@ describe("patterns RE2 cannot run, or that are not patterns", () => {
       for (const [key, code] of [
         ["code.prompt", `prompt: ${quoted}\ncommands: [show run]`],
         ["code.filters.drop.0", `prompt: '#$'\ncommands: [show run]\nfilters:\n  drop: [${quoted}]`],
-        ["code.secrets.0.pattern", `prompt: '#$'\ncommands: [show run]\nsecrets:\n  - pattern: ${quoted}\n    replace: x`],
+        [
+          "code.secrets.0.pattern",
+          `prompt: '#$'\ncommands: [show run]\nsecrets:\n  - pattern: ${quoted}\n    replace: x`,
+        ],
       ] as const) {
-        const res = await t.call("/api/v1/templates", { method: "POST", token: admin, body: { name: "refused", code } });
+        const res = await t.call("/api/v1/templates", {
+          method: "POST",
+          token: admin,
+          body: { name: "refused", code },
+        });
         expect(res.status, `${key} ${pattern}`).toBe(422);
         expect(res.body.errors[key]?.[0], `${key} ${pattern}: ${JSON.stringify(res.body.errors)}`).toMatch(message);
       }
@@ -136,21 +184,58 @@ describe("patterns RE2 cannot run, or that are not patterns", () => {
   });
 
   it("except the built-in templates' own patterns, which a copy keeps (they run in JavaScript's engine)", async () => {
-    const ios = (await t.call("/api/v1/templates?filter[builtin]=true&search=cisco-ios", { token: admin })).body.data.find((x: { name: string }) => x.name === "cisco-ios");
+    const ios = (
+      await t.call("/api/v1/templates?filter[builtin]=true&search=cisco-ios", { token: admin })
+    ).body.data.find((x: { name: string }) => x.name === "cisco-ios");
     expect(ios.code).toContain("(?!<)");
     const copy = await t.call(`/api/v1/templates/${ios.id}/copy`, { method: "POST", token: admin });
     expect(copy.status).toBe(201);
-    const edited = ios.code.replace("secrets:\n", "secrets:\n  - pattern: '^(tacacs key) (?!<)\\S+'\n    replace: '$1 <hidden>'\n");
-    const changed = await t.call(`/api/v1/templates/${copy.body.data.id}`, { method: "PATCH", token: admin, body: { code: edited } });
+    const edited = ios.code.replace(
+      "secrets:\n",
+      "secrets:\n  - pattern: '^(tacacs key) (?!<)\\S+'\n    replace: '$1 <hidden>'\n",
+    );
+    const changed = await t.call(`/api/v1/templates/${copy.body.data.id}`, {
+      method: "PATCH",
+      token: admin,
+      body: { code: edited },
+    });
     expect(changed.status).toBe(422);
     expect(changed.body.errors["code.secrets.0.pattern"][0]).toMatch(/uses lookahead .*, which RE2/);
   });
 
   it("saved before RE2 ran them: a template fails its downloads saying which pattern and why, an exclusion is skipped", async () => {
     const code = TEMPLATE.replace(`'${EXPONENTIAL}'`, "'^(version) (?!1)\\S+'");
-    const [row] = await t.db.insert(templates).values({ name: "saved-before-re2", nameKey: nameKey("saved-before-re2"), description: "", code, createdAt: new Date(), updatedAt: new Date() }).returning({ id: templates.id });
-    await t.db.insert(compareExclusions).values({ pattern: "^(?!x)", command: null, ignoreCase: false, description: "", enabled: true, createdAt: new Date(), updatedAt: new Date() });
-    expect((await t.call(`/api/v1/devices/${deviceId}`, { method: "PATCH", token: admin, body: { device_template_id: row!.id } })).status).toBe(200);
+    const [row] = await t.db
+      .insert(templates)
+      .values({
+        name: "saved-before-re2",
+        nameKey: nameKey("saved-before-re2"),
+        description: "",
+        code,
+        createdAt: new Date(),
+        updatedAt: new Date(),
+      })
+      .returning({ id: templates.id });
+    await t.db
+      .insert(compareExclusions)
+      .values({
+        pattern: "^(?!x)",
+        command: null,
+        ignoreCase: false,
+        description: "",
+        enabled: true,
+        createdAt: new Date(),
+        updatedAt: new Date(),
+      });
+    expect(
+      (
+        await t.call(`/api/v1/devices/${deviceId}`, {
+          method: "PATCH",
+          token: admin,
+          body: { device_template_id: row!.id },
+        })
+      ).status,
+    ).toBe(200);
     const job = await downloadOnce(t, deviceId);
     expect(job.outcome).toBe("error");
     expect(job.message).toBe(
@@ -158,8 +243,12 @@ describe("patterns RE2 cannot run, or that are not patterns", () => {
         "which RE2, the engine that runs patterns, lacks: it matches in linear time, without backtracking; edit it",
     );
     // The exclusion would exclude every line; skipped, it leaves the diff as it was.
-    const list = (await t.call(`/api/v1/configs?filter[device_id]=${deviceId}&sort=version`, { token: viewer })).body.data;
-    const diff = await t.request(`/api/v1/configs/diff?from=${list[0].id}&to=${list[1].id}&exclusions=true&format=unified`, { token: viewer });
+    const list = (await t.call(`/api/v1/configs?filter[device_id]=${deviceId}&sort=version`, { token: viewer })).body
+      .data;
+    const diff = await t.request(
+      `/api/v1/configs/diff?from=${list[0].id}&to=${list[1].id}&exclusions=true&format=unified`,
+      { token: viewer },
+    );
     expect(await diff.text()).toContain("+version 2");
   });
 });

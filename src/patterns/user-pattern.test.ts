@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { compileShippedPattern, compileUserAlternatives, compileUserPattern, MAX_PATTERN_LENGTH, PatternError, userPatternProblem } from "./user-pattern.ts";
+import {
+  compileShippedPattern,
+  compileUserAlternatives,
+  compileUserPattern,
+  MAX_PATTERN_LENGTH,
+  PatternError,
+  userPatternProblem,
+} from "./user-pattern.ts";
 
 const problem = (source: string) => userPatternProblem(source);
 
@@ -28,13 +35,16 @@ describe("user patterns", () => {
   it("replace every match as String.prototype.replace does, groups included", () => {
     const secret = compileUserPattern("^(snmp-server community) (\\S+)(?: (RO|RW))?", { multiline: true });
     expect(secret.groupCount).toBe(3);
-    expect(secret.replaceAll("snmp-server community public RO\nsnmp-server community private\nend", "$1 <hidden>[$3]$$"))
-      .toBe("snmp-server community <hidden>[RO]$\nsnmp-server community <hidden>[]$\nend");
+    expect(
+      secret.replaceAll("snmp-server community public RO\nsnmp-server community private\nend", "$1 <hidden>[$3]$$"),
+    ).toBe("snmp-server community <hidden>[RO]$\nsnmp-server community <hidden>[]$\nend");
     expect(secret.replaceAll("nothing here", "$1")).toBe("nothing here");
   });
 
   it("refuse lookaround and backreferences, saying RE2 lacks them", () => {
-    expect(problem("key (?!<)\\S+")).toMatch(/^uses lookahead \(\(\?!\.\.\.\)\), which RE2, the engine that runs patterns, lacks: it matches in linear time/);
+    expect(problem("key (?!<)\\S+")).toMatch(
+      /^uses lookahead \(\(\?!\.\.\.\)\), which RE2, the engine that runs patterns, lacks: it matches in linear time/,
+    );
     expect(problem("a(?=b)")).toMatch(/^uses lookahead .*RE2/);
     expect(problem("(?<=\\s)key")).toMatch(/^uses lookbehind \(\(\?<=\.\.\.\)\), which RE2/);
     expect(problem("(?<!public-)key")).toMatch(/^uses lookbehind .*RE2/);
@@ -52,11 +62,15 @@ describe("user patterns", () => {
 
   it("refuse sources over the size limit, naming it", () => {
     expect(problem("a".repeat(MAX_PATTERN_LENGTH))).toBeUndefined();
-    expect(problem("a".repeat(MAX_PATTERN_LENGTH + 1))).toBe(`must be at most 1000 characters (this one has ${MAX_PATTERN_LENGTH + 1})`);
+    expect(problem("a".repeat(MAX_PATTERN_LENGTH + 1))).toBe(
+      `must be at most 1000 characters (this one has ${MAX_PATTERN_LENGTH + 1})`,
+    );
   });
 
   it("refuse NUL and other control characters, tab aside", () => {
-    expect(problem("a\u0000b")).toBe("must not contain control characters (found U+0000 at position 2); write \\n, \\t or \\x00 to match one");
+    expect(problem("a\u0000b")).toBe(
+      "must not contain control characters (found U+0000 at position 2); write \\n, \\t or \\x00 to match one",
+    );
     expect(problem("a\nb")).toMatch(/U\+000A at position 2/);
     expect(problem("\u001b[0m")).toMatch(/U\+001B/);
     expect(problem("a\u0085")).toMatch(/U\+0085/);
@@ -67,7 +81,9 @@ describe("user patterns", () => {
 
   it("combine into one alternation that keeps each pattern's case option", () => {
     const any = compileUserAlternatives([{ source: "^ntp clock-period" }, { source: "UPTIME", ignoreCase: true }]);
-    expect(["ntp clock-period 123", "sw1 uptime is 3 weeks", "NTP CLOCK-PERIOD 1", "hostname"].map((l) => any.test(l))).toEqual([true, true, false, false]);
+    expect(
+      ["ntp clock-period 123", "sw1 uptime is 3 weeks", "NTP CLOCK-PERIOD 1", "hostname"].map((l) => any.test(l)),
+    ).toEqual([true, true, false, false]);
     expect(() => compileUserAlternatives([{ source: "ok" }, { source: "a(?=b)" }])).toThrow(/^uses lookahead/);
   });
 

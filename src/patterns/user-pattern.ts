@@ -58,7 +58,8 @@ function unsupportedSyntax(source: string): string | undefined {
       for (i++; i < source.length && source[i] !== "]"; i++) if (source[i] === "\\") i++;
     } else if (c === "(" && source[i + 1] === "?") {
       const head = source.slice(i + 2, i + 4);
-      const kind = head[0] === "=" || head[0] === "!" ? "lookahead" : head === "<=" || head === "<!" ? "lookbehind" : undefined;
+      const kind =
+        head[0] === "=" || head[0] === "!" ? "lookahead" : head === "<=" || head === "<!" ? "lookbehind" : undefined;
       if (kind) return `uses ${kind} ((?${head[0] === "<" ? head : head[0]}...)), which ${RE2_LACKS}`;
     }
   }
@@ -70,7 +71,8 @@ function unsupportedSyntax(source: string): string | undefined {
  * strings), which has the same limits.
  */
 export function patternTextProblem(source: string): string | undefined {
-  if (source.length > MAX_PATTERN_LENGTH) return `must be at most ${MAX_PATTERN_LENGTH} characters (this one has ${source.length})`;
+  if (source.length > MAX_PATTERN_LENGTH)
+    return `must be at most ${MAX_PATTERN_LENGTH} characters (this one has ${source.length})`;
   const control = CONTROL.exec(source);
   if (control) {
     const code = control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0");
@@ -79,7 +81,8 @@ export function patternTextProblem(source: string): string | undefined {
   return undefined;
 }
 
-const flagsOf = (o: PatternOptions) => (o.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0) | (o.multiline ? RE2JS.MULTILINE : 0);
+const flagsOf = (o: PatternOptions) =>
+  (o.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0) | (o.multiline ? RE2JS.MULTILINE : 0);
 
 /**
  * Compiles a user's pattern for RE2, or throws PatternError saying what to fix. JavaScript spellings RE2 reads
@@ -149,7 +152,9 @@ function v8Pattern(source: string, flags: string): Pattern {
     re = new RegExp(source, flags);
     all = new RegExp(source, `${flags}g`);
   } catch (e) {
-    throw new PatternError(`is not a valid regular expression: ${(e as Error).message.replace(/^Invalid regular expression: /, "")}`);
+    throw new PatternError(
+      `is not a valid regular expression: ${(e as Error).message.replace(/^Invalid regular expression: /, "")}`,
+    );
   }
   return {
     source,
@@ -178,6 +183,9 @@ export function compileUserAlternatives(patterns: readonly { source: string; ign
     if (NAMES_A_GROUP.test(p.source)) alone.push(compiled);
     else pieces.push(`(?${p.ignoreCase ? "i" : ""}:${translated(p.source)})`);
   }
-  const tests: PatternTest[] = [...(pieces.length ? [re2Pattern(pieces.join("|"), pieces.join("|"), 0)] : []), ...alone];
+  const tests: PatternTest[] = [
+    ...(pieces.length ? [re2Pattern(pieces.join("|"), pieces.join("|"), 0)] : []),
+    ...alone,
+  ];
   return tests.length === 1 ? tests[0]! : { test: (text) => tests.some((t) => t.test(text)) };
 }

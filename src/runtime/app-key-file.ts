@@ -98,7 +98,10 @@ export async function settlePendingKey(storageDir: string, db: DbOrTx): Promise<
  * The launchers' app key: APP_KEY wins; otherwise an interrupted rotation is settled, then storage/app.key is
  * read, or created on the very first start.
  */
-export async function loadAppKey(config: { appKey: string | undefined; storageDir: string }, db: DbOrTx): Promise<{ key: string; settled: Settled }> {
+export async function loadAppKey(
+  config: { appKey: string | undefined; storageDir: string },
+  db: DbOrTx,
+): Promise<{ key: string; settled: Settled }> {
   if (config.appKey) return { key: config.appKey, settled: "none" };
   const settled = await settlePendingKey(config.storageDir, db);
   return { key: resolveAppKey(undefined, config.storageDir), settled };

@@ -11,12 +11,15 @@ export const BUILTIN_TEMPLATES_DIR = fileURLToPath(new URL("../../collector/temp
  * parse stops the start with its name and problems: a release must never ship a broken template.
  */
 export function loadBuiltinTemplates(dir: string = BUILTIN_TEMPLATES_DIR): BuiltinTemplate[] {
-  const files = readdirSync(dir).filter((f) => f.endsWith(".yaml")).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".yaml"))
+    .sort();
   if (!files.length) throw new Error(`no built-in templates (*.yaml) in ${dir}`);
   return files.map((file) => {
     const code = readFileSync(join(dir, file), "utf8");
     const parsed = parseTemplate(code);
-    if (!parsed.ok) throw new Error(`built-in template ${file} is invalid: ${parsed.errors.map((e) => e.message).join("; ")}`);
+    if (!parsed.ok)
+      throw new Error(`built-in template ${file} is invalid: ${parsed.errors.map((e) => e.message).join("; ")}`);
     return { key: file.slice(0, -".yaml".length), code, description: parsed.template.description ?? "" };
   });
 }

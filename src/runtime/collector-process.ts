@@ -5,7 +5,9 @@ import { bundledEntry } from "./built.ts";
 
 /** dist/collector.js beside the API's bundle in production; from source, collector/main.ts through tsx. */
 const built = bundledEntry("collector");
-const entryArgs = built ? [fileURLToPath(built)] : ["--import", "tsx", fileURLToPath(new URL("../../collector/main.ts", import.meta.url))];
+const entryArgs = built
+  ? [fileURLToPath(built)]
+  : ["--import", "tsx", fileURLToPath(new URL("../../collector/main.ts", import.meta.url))];
 
 /**
  * Node options every collector process starts with (here, `npm run collector` in package.json, bench:collect).
@@ -30,7 +32,10 @@ export function startCollectorProcess(logger: Logger): CollectorProcess {
   let stopping = false;
   let child: ChildProcess;
   const start = () => {
-    child = spawn(process.execPath, [...COLLECTOR_NODE_ARGS, ...entryArgs], { stdio: ["inherit", "inherit", "inherit", "ipc"], env: process.env });
+    child = spawn(process.execPath, [...COLLECTOR_NODE_ARGS, ...entryArgs], {
+      stdio: ["inherit", "inherit", "inherit", "ipc"],
+      env: process.env,
+    });
     child.on("exit", (code, signal) => {
       if (stopping) return;
       logger.warn("collector exited; restarting in 2s", { code, signal });
@@ -48,11 +53,14 @@ export function startCollectorProcess(logger: Logger): CollectorProcess {
       if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
       return new Promise((resolve) => {
         // The collector reads the same SHUTDOWN_GRACE_SECONDS and hands its jobs back before this deadline.
-        const kill = setTimeout(() => {
-          logger.error("the collector did not stop within the grace period; killing it");
-          child.kill("SIGKILL");
-          resolve(false);
-        }, Math.max(0, deadline - Date.now()));
+        const kill = setTimeout(
+          () => {
+            logger.error("the collector did not stop within the grace period; killing it");
+            child.kill("SIGKILL");
+            resolve(false);
+          },
+          Math.max(0, deadline - Date.now()),
+        );
         child.once("exit", (code, signal) => {
           clearTimeout(kill);
           // Ended by the signal itself: it was still loading, before its handlers (and any job) existed.

@@ -1,5 +1,18 @@
 import { createHash } from "node:crypto";
-import { createReadStream, createWriteStream, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { Readable, Transform } from "node:stream";
@@ -63,7 +76,12 @@ function hashing(hash: ReturnType<typeof createHash>, seen: { bytes: number }) {
  * Writes a compressed, checksummed copy of the database to `out` (under storage/backups/ when not given).
  * Nothing appears under the final name until the copy is whole.
  */
-export async function writeBackup(options: { databaseUrl: string; storageDir: string; now: Date; out?: string }): Promise<BackupFile> {
+export async function writeBackup(options: {
+  databaseUrl: string;
+  storageDir: string;
+  now: Date;
+  out?: string;
+}): Promise<BackupFile> {
   const source = databaseFile(options.databaseUrl);
   if (!source) throw new BackupRefused(REMOTE_DATABASE_ADVICE);
   if (!existsSync(source)) throw new BackupRefused(`there is no database at ${source} to back up`);
@@ -86,7 +104,12 @@ export async function writeBackup(options: { databaseUrl: string; storageDir: st
     }
     const hash = createHash("sha256");
     const seen = { bytes: 0 };
-    await pipeline(createReadStream(snapshot), createGzip(), hashing(hash, seen), createWriteStream(partial, { mode: PRIVATE_FILE }));
+    await pipeline(
+      createReadStream(snapshot),
+      createGzip(),
+      hashing(hash, seen),
+      createWriteStream(partial, { mode: PRIVATE_FILE }),
+    );
     const sha256 = hash.digest("hex");
     renameSync(partial, out);
     writeFileSync(checksumPath(out), `${sha256}  ${basename(out)}\n`, { mode: PRIVATE_FILE });
@@ -177,7 +200,9 @@ function readChecksum(file: string): string | null {
 async function sha256Of(file: string): Promise<string> {
   const hash = createHash("sha256");
   await pipeline(createReadStream(file), hashing(hash, { bytes: 0 }), async function* (source) {
-    for await (const _ of source) { /* drained */ }
+    for await (const _ of source) {
+      /* drained */
+    }
   });
   return hash.digest("hex");
 }
@@ -186,23 +211,34 @@ async function sha256Of(file: string): Promise<string> {
 async function unpackVerified(file: string, into: string): Promise<void> {
   if (!existsSync(file)) throw new BackupRefused(`${file} does not exist`);
   const expected = readChecksum(file);
-  if (!expected) throw new BackupRefused(`${checksumPath(file)} is missing: without the checksum written with the backup its content cannot be trusted`);
+  if (!expected)
+    throw new BackupRefused(
+      `${checksumPath(file)} is missing: without the checksum written with the backup its content cannot be trusted`,
+    );
   const actual = await sha256Of(file);
-  if (actual !== expected) throw new BackupRefused(`${file} is damaged: its SHA-256 is ${actual}, but ${checksumPath(file)} says ${expected}; nothing was restored`);
+  if (actual !== expected)
+    throw new BackupRefused(
+      `${file} is damaged: its SHA-256 is ${actual}, but ${checksumPath(file)} says ${expected}; nothing was restored`,
+    );
   try {
     await pipeline(createReadStream(file), createGunzip(), createWriteStream(into, { mode: PRIVATE_FILE }));
   } catch (err) {
-    throw new BackupRefused(`${file} does not decompress (${err instanceof Error ? err.message : String(err)}); nothing was restored`);
+    throw new BackupRefused(
+      `${file} does not decompress (${err instanceof Error ? err.message : String(err)}); nothing was restored`,
+    );
   }
   const client = await openClient({ url: `file:${into}` });
   try {
     const result = await client.execute("PRAGMA integrity_check");
     const problems = result.rows.map((r) => String(r[0])).filter((m) => m !== "ok");
-    if (problems.length) throw new BackupRefused(`${file} fails SQLite's integrity_check (${problems[0]}); nothing was restored`);
+    if (problems.length)
+      throw new BackupRefused(`${file} fails SQLite's integrity_check (${problems[0]}); nothing was restored`);
     await checkNetkeepSchema(client, file);
   } catch (err) {
     if (err instanceof BackupRefused) throw err;
-    throw new BackupRefused(`${file} does not hold a readable SQLite database (${err instanceof Error ? err.message : String(err)}); nothing was restored`);
+    throw new BackupRefused(
+      `${file} does not hold a readable SQLite database (${err instanceof Error ? err.message : String(err)}); nothing was restored`,
+    );
   } finally {
     client.close();
   }
@@ -210,7 +246,9 @@ async function unpackVerified(file: string, into: string): Promise<void> {
 
 /** Each table's columns, by table name (SQLite's own tables left out). */
 async function tablesOf(client: Client): Promise<Map<string, Set<string>>> {
-  const { rows } = await client.execute("select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\'");
+  const { rows } = await client.execute(
+    "select name from sqlite_master where type = 'table' and name not like 'sqlite\\_%' escape '\\'",
+  );
   const tables = new Map<string, Set<string>>();
   for (const row of rows) {
     const name = String(row.name);
@@ -243,7 +281,8 @@ async function schemaAfter(migrations: ReturnType<typeof readMigrationFiles>): P
  * Otherwise the next start would build an empty netkeep inside a foreign file, or refuse to start on a damaged one.
  */
 async function checkNetkeepSchema(client: Client, file: string): Promise<void> {
-  const notNetkeep = (why: string) => new BackupRefused(`${file} is not a netkeep database: ${why}; nothing was restored`);
+  const notNetkeep = (why: string) =>
+    new BackupRefused(`${file} is not a netkeep database: ${why}; nothing was restored`);
   let applied: { hash: string; at: number }[];
   try {
     const { rows } = await client.execute("select hash, created_at from __drizzle_migrations order by created_at, id");
@@ -255,17 +294,25 @@ async function checkNetkeepSchema(client: Client, file: string): Promise<void> {
   const known = readMigrationFiles({ migrationsFolder });
   const unknown = applied.findIndex((m, i) => known[i]?.hash !== m.hash || known[i]?.folderMillis !== m.at);
   if (unknown >= 0) {
-    throw new BackupRefused(`${file} holds migration ${unknown + 1} (of ${new Date(applied[unknown]!.at).toISOString()}), which this release does not ship: it comes from a newer release or another application; restore it with the release that wrote it; nothing was restored`);
+    throw new BackupRefused(
+      `${file} holds migration ${unknown + 1} (of ${new Date(applied[unknown]!.at).toISOString()}), which this release does not ship: it comes from a newer release or another application; restore it with the release that wrote it; nothing was restored`,
+    );
   }
   const expected = await schemaAfter(known.slice(0, applied.length));
   const actual = await tablesOf(client);
   const missingTables = [...expected.keys()].filter((t) => !actual.has(t));
   if (missingTables.length) {
-    throw new BackupRefused(`${file} lacks ${missingTables.length === 1 ? "table" : "tables"} ${missingTables.slice(0, 5).join(", ")} that its migrations create: the backup is damaged; nothing was restored`);
+    throw new BackupRefused(
+      `${file} lacks ${missingTables.length === 1 ? "table" : "tables"} ${missingTables.slice(0, 5).join(", ")} that its migrations create: the backup is damaged; nothing was restored`,
+    );
   }
-  const missingColumns = [...expected].flatMap(([t, columns]) => [...columns].filter((c) => !actual.get(t)!.has(c)).map((c) => `${t}.${c}`));
+  const missingColumns = [...expected].flatMap(([t, columns]) =>
+    [...columns].filter((c) => !actual.get(t)!.has(c)).map((c) => `${t}.${c}`),
+  );
   if (missingColumns.length) {
-    throw new BackupRefused(`${file} lacks ${missingColumns.length === 1 ? "column" : "columns"} ${missingColumns.slice(0, 5).join(", ")} that its migrations create: the backup is damaged; nothing was restored`);
+    throw new BackupRefused(
+      `${file} lacks ${missingColumns.length === 1 ? "column" : "columns"} ${missingColumns.slice(0, 5).join(", ")} that its migrations create: the backup is damaged; nothing was restored`,
+    );
   }
 }
 
@@ -304,7 +351,9 @@ export async function restoreBackup(options: { file: string; databaseUrl: string
     let replaced: string | null = null;
     if (existsSync(target)) {
       if (await inUse(target)) {
-        throw new BackupRefused(`${target} is open in another process (the API, a collector or svc): stop the service on it first; nothing was restored`);
+        throw new BackupRefused(
+          `${target} is open in another process (the API, a collector or svc): stop the service on it first; nothing was restored`,
+        );
       }
       replaced = `${target}.replaced-${options.now.toISOString().replace(/[-:.]/g, "")}`;
       renameSync(target, replaced);

@@ -10,11 +10,14 @@ export function drainServer(server: Server, deadline: number): Promise<boolean> 
   return new Promise((resolve) => {
     // A connection busy when close() was called goes idle once its response is sent: close it then.
     const idle = setInterval(() => server.closeIdleConnections(), 50);
-    const cut = setTimeout(() => {
-      clearInterval(idle);
-      server.closeAllConnections();
-      resolve(false);
-    }, Math.max(0, deadline - Date.now()));
+    const cut = setTimeout(
+      () => {
+        clearInterval(idle);
+        server.closeAllConnections();
+        resolve(false);
+      },
+      Math.max(0, deadline - Date.now()),
+    );
     server.close(() => {
       clearInterval(idle);
       clearTimeout(cut);

@@ -11,13 +11,16 @@ import { createHttpServer } from "./http-server.ts";
 
 type Line = { level: string; msg: string } & Record<string, unknown>;
 const lines: Line[] = [];
-const log = (level: string) => (msg: string, fields?: Record<string, unknown>) => void lines.push({ level, msg, ...fields });
+const log = (level: string) => (msg: string, fields?: Record<string, unknown>) =>
+  void lines.push({ level, msg, ...fields });
 let t: TestContext;
 let token: string;
 let server: Server;
 let port: number;
 beforeAll(async () => {
-  t = await createTestContext({ logger: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") } });
+  t = await createTestContext({
+    logger: { debug: log("debug"), info: log("info"), warn: log("warn"), error: log("error") },
+  });
   token = await t.token();
   server = createHttpServer(t.app.fetch);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -90,7 +93,8 @@ describe("the HTTP server", () => {
       });
       socket.on("close", () => resolve());
     });
-    for (let i = 0; i < 100 && !lines.some((l) => l.msg === "client aborted the request"); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && !lines.some((l) => l.msg === "client aborted the request"); i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect(lines.filter((l) => l.level === "error" || l.level === "warn")).toEqual([]);
     const aborted = lines.find((l) => l.msg === "client aborted the request")!;
     expect(aborted).toMatchObject({ level: "info", method: "POST", path: "/api/v1/tags" });
@@ -98,15 +102,25 @@ describe("the HTTP server", () => {
   });
 
   it("answers 404 to a path with a dot segment, plain or percent-encoded, instead of the route it resolves to", async () => {
-    const get = (path: string) => new Promise<string>((resolve) => {
-      const socket = connect({ port, host: "127.0.0.1" }, () => socket.write(`GET ${path} HTTP/1.1\r\nHost: netkeep.test\r\napitoken: ${token}\r\nConnection: close\r\n\r\n`));
-      let answer = "";
-      socket.on("data", (d) => (answer += d));
-      socket.on("close", () => resolve(answer));
-    });
+    const get = (path: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect({ port, host: "127.0.0.1" }, () =>
+          socket.write(`GET ${path} HTTP/1.1\r\nHost: netkeep.test\r\napitoken: ${token}\r\nConnection: close\r\n\r\n`),
+        );
+        let answer = "";
+        socket.on("data", (d) => (answer += d));
+        socket.on("close", () => resolve(answer));
+      });
     // The route the path would resolve to answers.
     expect(await get("/api/v1/tags")).toMatch(/^HTTP\/1\.1 200 /);
-    for (const path of ["/api/v1/devices/%2e%2e/tags", "/api/v1/devices/%2E%2e/tags", "/api/v1/devices/.%2e/tags", "/api/v1/devices/../tags", "/api/v1/./tags", "/api/v1/devices/%2e%2e"]) {
+    for (const path of [
+      "/api/v1/devices/%2e%2e/tags",
+      "/api/v1/devices/%2E%2e/tags",
+      "/api/v1/devices/.%2e/tags",
+      "/api/v1/devices/../tags",
+      "/api/v1/./tags",
+      "/api/v1/devices/%2e%2e",
+    ]) {
       const answer = await get(path);
       expect(answer, path).toMatch(/^HTTP\/1\.1 404 /);
       expect(answer, path).toMatch(/a path may not hold \. or \.\. segments/);

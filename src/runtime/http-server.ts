@@ -61,9 +61,16 @@ function dotSegmentAnswer(env: unknown): Response | undefined {
   const raw = (env as { incoming?: { url?: string } } | undefined)?.incoming?.url ?? "";
   const path = raw.split("?")[0]!;
   if (!DOT_SEGMENT.test(path)) return undefined;
-  return new Response(JSON.stringify({ success: false, message: `Not found: ${path}: a path may not hold . or .. segments, plain or percent-encoded` }), {
-    status: 404, headers: { "content-type": "application/json", "x-content-type-options": "nosniff" },
-  });
+  return new Response(
+    JSON.stringify({
+      success: false,
+      message: `Not found: ${path}: a path may not hold . or .. segments, plain or percent-encoded`,
+    }),
+    {
+      status: 404,
+      headers: { "content-type": "application/json", "x-content-type-options": "nosniff" },
+    },
+  );
 }
 
 /**
@@ -71,7 +78,9 @@ function dotSegmentAnswer(env: unknown): Response | undefined {
  * answers, and refusing dot segments before the URL parser resolves them.
  */
 export function createHttpServer(fetch: (request: Request, env: unknown) => Response | Promise<Response>): Server {
-  const server = createAdaptorServer({ fetch: (request, env) => dotSegmentAnswer(env) ?? fetch(request, env) }) as Server;
+  const server = createAdaptorServer({
+    fetch: (request, env) => dotSegmentAnswer(env) ?? fetch(request, env),
+  }) as Server;
   server.on("connection", lingerBeforeClose);
   return server;
 }

@@ -4,7 +4,8 @@ import type { Server } from "node:http";
 export class ListenError extends Error {}
 
 const WHY: Record<string, string> = {
-  EADDRINUSE: "the address is already in use (another netkeep, or another program, is listening there; set PORT or HOST)",
+  EADDRINUSE:
+    "the address is already in use (another netkeep, or another program, is listening there; set PORT or HOST)",
   EACCES: "permission denied (ports below 1024 need privileges; set PORT)",
   EADDRNOTAVAIL: "this machine has no such address (set HOST)",
 };

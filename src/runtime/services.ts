@@ -15,18 +15,27 @@ import { ensureStorage } from "./storage.ts";
  * database (its writes waiting for other processes' locks as `writeWait` says; by default 10 s), settle the app key, migrate and seed, and on the very first start create `admin`, writing its
  * password to STORAGE_DIR/admin-password (mode 0600), never to the console or the log.
  */
-export async function openServices(config: Config, logger: Logger, writeWait?: WriteWait): Promise<Database & { secrets: SecretBox }> {
+export async function openServices(
+  config: Config,
+  logger: Logger,
+  writeWait?: WriteWait,
+): Promise<Database & { secrets: SecretBox }> {
   ensureStorage(config.storageDir, config.databaseUrl);
   const database = await openDatabase(config.databaseUrl, config.databaseAuthToken, undefined, writeWait);
   const { db } = database;
   // After opening the database: a key left by an interrupted `svc key:rotate` is settled by trying it on the stored secrets.
   const appKey = await loadAppKey(config, db);
-  if (appKey.settled !== "none") logger.warn(`app key: ${appKey.settled === "finished" ? "finished" : "cleaned up after"} an interrupted svc key:rotate`);
+  if (appKey.settled !== "none")
+    logger.warn(
+      `app key: ${appKey.settled === "finished" ? "finished" : "cleaned up after"} an interrupted svc key:rotate`,
+    );
   const secrets = await openSecretBox(appKey.key);
   const { adminPassword } = await prepareDatabase(database, config, systemClock, loadBuiltinTemplates(), logger);
   if (adminPassword) {
     const file = writeAdminPasswordFile(config.storageDir, adminPassword);
-    console.log(`\nCreated user 'admin'; its password is in ${file} (readable only by this user). Log in, change it, then delete the file.\n`);
+    console.log(
+      `\nCreated user 'admin'; its password is in ${file} (readable only by this user). Log in, change it, then delete the file.\n`,
+    );
   }
   return { ...database, secrets };
 }

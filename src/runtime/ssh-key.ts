@@ -22,7 +22,8 @@ export function checkSshPrivateKey(key: string, passphrase?: string): SshKeyChec
   const plain = parse(key);
   if (plain instanceof Error) {
     // Some of ssh2's messages quote bytes from inside the key after a colon; keep only the wording before it.
-    if (!isMissingPassphrase(plain)) return { ok: false, problem: "malformed", reason: plain.message.split(":")[0]!.trim() };
+    if (!isMissingPassphrase(plain))
+      return { ok: false, problem: "malformed", reason: plain.message.split(":")[0]!.trim() };
     if (passphrase === undefined) return { ok: false, problem: "needs-passphrase" };
     const decrypted = parse(key, passphrase);
     return decrypted instanceof Error ? { ok: false, problem: "wrong-passphrase" } : { ok: true, type: decrypted.type };

@@ -4,7 +4,12 @@ import { createSecretBox, generateAppKey, parseAppKey } from "./box.ts";
 describe("the secret box", () => {
   it("opens what it sealed, short or long, any script; a changed byte or another key is refused", async () => {
     const box = await createSecretBox(parseAppKey(generateAppKey()));
-    const texts = ["", "s3cret!", "pässwörd ключ 密码", `-----BEGIN OPENSSH PRIVATE KEY-----\n${"QUJD".repeat(800)}\n-----END OPENSSH PRIVATE KEY-----\n`];
+    const texts = [
+      "",
+      "s3cret!",
+      "pässwörd ключ 密码",
+      `-----BEGIN OPENSSH PRIVATE KEY-----\n${"QUJD".repeat(800)}\n-----END OPENSSH PRIVATE KEY-----\n`,
+    ];
     for (const text of texts) {
       const sealed = await box.encrypt(text);
       if (text) expect(sealed).not.toContain(text);

@@ -30,7 +30,9 @@ export function parseAppKey(text: string): Uint8Array<ArrayBuffer> {
     throw new AppKeyError("APP_KEY must be base64 of 32 random bytes, e.g. base64:$(openssl rand -base64 32)");
   }
   if (bytes.length !== 32) {
-    throw new AppKeyError(`APP_KEY must decode to 32 bytes, got ${bytes.length}; generate one with: openssl rand -base64 32`);
+    throw new AppKeyError(
+      `APP_KEY must decode to 32 bytes, got ${bytes.length}; generate one with: openssl rand -base64 32`,
+    );
   }
   return bytes;
 }
@@ -38,27 +40,42 @@ export function parseAppKey(text: string): Uint8Array<ArrayBuffer> {
 export const generateAppKey = () => "base64:" + toB64(crypto.getRandomValues(new Uint8Array(32)));
 
 type NodeCrypto = {
-  createDecipheriv(algorithm: "aes-256-gcm", key: Uint8Array, iv: Uint8Array): {
-    setAuthTag(tag: Uint8Array): void; update(data: Uint8Array): Uint8Array; final(): Uint8Array;
+  createDecipheriv(
+    algorithm: "aes-256-gcm",
+    key: Uint8Array,
+    iv: Uint8Array,
+  ): {
+    setAuthTag(tag: Uint8Array): void;
+    update(data: Uint8Array): Uint8Array;
+    final(): Uint8Array;
   };
 };
-const nodeCrypto = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.("node:crypto") as NodeCrypto | undefined;
+const nodeCrypto = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.(
+  "node:crypto",
+) as NodeCrypto | undefined;
 const TAG_BYTES = 16;
 
 export async function createSecretBox(keyBytes: Uint8Array<ArrayBuffer>): Promise<SecretBox> {
   const key = await crypto.subtle.importKey("raw", keyBytes, "AES-GCM", false, ["encrypt", "decrypt"]);
   const hmacKey = await crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const secretsDigestKey = new Uint8Array(await crypto.subtle.sign("HMAC", hmacKey, new TextEncoder().encode(SECRETS_DIGEST_LABEL)));
+  const secretsDigestKey = new Uint8Array(
+    await crypto.subtle.sign("HMAC", hmacKey, new TextEncoder().encode(SECRETS_DIGEST_LABEL)),
+  );
   /**
    * Where the runtime lends node:crypto, decrypting runs in place: Web Crypto's goes through the thread pool,
    * where a collector's logins queued behind its compressions (bench:collect: 90 ms to load a job's plan).
    */
-  const decryptInPlace = nodeCrypto && ((iv: Uint8Array, body: Uint8Array) => {
-    const decipher = nodeCrypto.createDecipheriv("aes-256-gcm", keyBytes, iv);
-    decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
-    const text = new TextDecoder();
-    return text.decode(decipher.update(body.subarray(0, body.length - TAG_BYTES)), { stream: true }) + text.decode(decipher.final());
-  });
+  const decryptInPlace =
+    nodeCrypto &&
+    ((iv: Uint8Array, body: Uint8Array) => {
+      const decipher = nodeCrypto.createDecipheriv("aes-256-gcm", keyBytes, iv);
+      decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
+      const text = new TextDecoder();
+      return (
+        text.decode(decipher.update(body.subarray(0, body.length - TAG_BYTES)), { stream: true }) +
+        text.decode(decipher.final())
+      );
+    });
   return {
     secretsDigestKey,
     async encrypt(plain) {

@@ -22,7 +22,8 @@ export function encryptedColumns(): EncryptedColumn[] {
 
 const byTable = () => {
   const tables = new Map<string, string[]>();
-  for (const { table, column } of encryptedColumns()) (tables.get(table) ?? tables.set(table, []).get(table)!).push(column);
+  for (const { table, column } of encryptedColumns())
+    (tables.get(table) ?? tables.set(table, []).get(table)!).push(column);
   return tables;
 };
 
@@ -38,9 +39,15 @@ export class UndecryptableSecretError extends Error {}
 export async function decryptAll(db: DbOrTx, box: SecretBox): Promise<Plain[]> {
   const plain: Plain[] = [];
   for (const [table, columns] of byTable()) {
-    const anySet = sql.join(columns.map((c) => sql`${sql.identifier(c)} is not null`), sql` or `);
+    const anySet = sql.join(
+      columns.map((c) => sql`${sql.identifier(c)} is not null`),
+      sql` or `,
+    );
     const rows = await db.all<Record<string, string | number | null>>(
-      sql`select rowid as "rowid", ${sql.join(columns.map((c) => sql.identifier(c)), sql`, `)} from ${sql.identifier(table)} where ${anySet}`,
+      sql`select rowid as "rowid", ${sql.join(
+        columns.map((c) => sql.identifier(c)),
+        sql`, `,
+      )} from ${sql.identifier(table)} where ${anySet}`,
     );
     for (const row of rows) {
       for (const column of columns) {
@@ -49,7 +56,9 @@ export async function decryptAll(db: DbOrTx, box: SecretBox): Promise<Plain[]> {
         try {
           plain.push({ table, column, rowid: Number(row.rowid), text: await box.decrypt(String(sealed)) });
         } catch {
-          throw new UndecryptableSecretError(`${table}.${column} of row ${row.rowid} does not decrypt with the current app key`);
+          throw new UndecryptableSecretError(
+            `${table}.${column} of row ${row.rowid} does not decrypt with the current app key`,
+          );
         }
       }
     }
@@ -61,7 +70,9 @@ export async function decryptAll(db: DbOrTx, box: SecretBox): Promise<Plain[]> {
 export async function encryptAll(tx: DbOrTx, plain: Plain[], box: SecretBox): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   for (const p of plain) {
-    await tx.run(sql`update ${sql.identifier(p.table)} set ${sql.identifier(p.column)} = ${await box.encrypt(p.text)} where rowid = ${p.rowid}`);
+    await tx.run(
+      sql`update ${sql.identifier(p.table)} set ${sql.identifier(p.column)} = ${await box.encrypt(p.text)} where rowid = ${p.rowid}`,
+    );
     counts.set(p.table, (counts.get(p.table) ?? 0) + 1);
   }
   return counts;
@@ -74,14 +85,22 @@ export async function encryptAll(tx: DbOrTx, plain: Plain[], box: SecretBox): Pr
 export async function keyInUse(db: DbOrTx, boxes: SecretBox[]): Promise<number | "none" | null> {
   for (const [table, columns] of byTable()) {
     // Start-up may run this before migrating: skip what the database does not have yet.
-    const present = new Set((await db.all<{ name: string }>(sql`select name from pragma_table_info(${table})`)).map((r) => r.name));
+    const present = new Set(
+      (await db.all<{ name: string }>(sql`select name from pragma_table_info(${table})`)).map((r) => r.name),
+    );
     for (const column of columns.filter((c) => present.has(c))) {
       const [row] = await db.all<{ sealed: string }>(
         sql`select ${sql.identifier(column)} as sealed from ${sql.identifier(table)} where ${sql.identifier(column)} is not null limit 1`,
       );
       if (!row) continue;
       for (const [i, box] of boxes.entries()) {
-        if (await box.decrypt(row.sealed).then(() => true, () => false)) return i;
+        if (
+          await box.decrypt(row.sealed).then(
+            () => true,
+            () => false,
+          )
+        )
+          return i;
       }
       return "none";
     }

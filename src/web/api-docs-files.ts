@@ -14,10 +14,15 @@ export interface ApiDocsFiles {
 }
 
 /** The command that writes a version's file, exactly as an operator types it from the application root. */
-export const generateCommand = (version: ApiVersion | "all") => `npm run svc:api-docs:build -- --api-version=${version}`;
+export const generateCommand = (version: ApiVersion | "all") =>
+  `npm run svc:api-docs:build -- --api-version=${version}`;
 
 /** `netkeep-api-v1-docs.md`, with the service name from APP_NAME reduced to a safe file-name slug. */
 export function downloadFilename(appName: string, version: ApiVersion): string {
-  const slug = appName.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "") || "api";
+  const slug =
+    appName
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-+|-+$/g, "") || "api";
   return `${slug}-api-${version}-docs.md`;
 }

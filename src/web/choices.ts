@@ -18,10 +18,21 @@ type Listable = {
 /** Lists offered in a form's select: the first 500 records by name, as the API lists them. */
 const LIMIT = 500;
 
-async function choices(c: Context<WebEnv>, resource: Listable, ability: Ability, nameField: string): Promise<[number, string][] | null> {
+async function choices(
+  c: Context<WebEnv>,
+  resource: Listable,
+  ability: Ability,
+  nameField: string,
+): Promise<[number, string][] | null> {
   if (!c.var.auth.abilities.has(ability)) return null;
   const order = resource.listSpec.sorts[nameField] as SQL | undefined;
-  const { rows } = await resource.list(c.var.services.db, c.var.auth.scope, { page: 1, perPage: LIMIT, where: undefined, orderBy: order ? [order] : [], fields: null });
+  const { rows } = await resource.list(c.var.services.db, c.var.auth.scope, {
+    page: 1,
+    perPage: LIMIT,
+    where: undefined,
+    orderBy: order ? [order] : [],
+    fields: null,
+  });
   return rows.map((r) => [r.id, String(r[nameField])]);
 }
 

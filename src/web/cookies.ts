@@ -13,7 +13,10 @@ export function isSecureRequest(c: Context<WebEnv>): boolean {
 }
 
 const flags = (c: Context<WebEnv>, path: string, sameSite: "Lax" | "Strict"): CookieOptions => ({
-  path, httpOnly: true, sameSite, secure: isSecureRequest(c),
+  path,
+  httpOnly: true,
+  sameSite,
+  secure: isSecureRequest(c),
 });
 
 /**
@@ -21,9 +24,11 @@ const flags = (c: Context<WebEnv>, path: string, sameSite: "Lax" | "Strict"): Co
  * SESSION_LIFETIME_MINUTES idle whatever the browser keeps. Lax so links into the app from elsewhere land
  * logged in; every state change is a POST with a CSRF token anyway.
  */
-export const setSessionCookie = (c: Context<WebEnv>, value: string) => setCookie(c, SESSION_COOKIE, value, flags(c, "/", "Lax"));
+export const setSessionCookie = (c: Context<WebEnv>, value: string) =>
+  setCookie(c, SESSION_COOKIE, value, flags(c, "/", "Lax"));
 export const clearSessionCookie = (c: Context<WebEnv>) => deleteCookie(c, SESSION_COOKIE, flags(c, "/", "Lax"));
 export const sessionCookie = (c: Context<WebEnv>) => getCookie(c, SESSION_COOKIE);
 
-export const setLoginCsrfCookie = (c: Context<WebEnv>, value: string) => setCookie(c, LOGIN_CSRF_COOKIE, value, flags(c, "/login", "Strict"));
+export const setLoginCsrfCookie = (c: Context<WebEnv>, value: string) =>
+  setCookie(c, LOGIN_CSRF_COOKIE, value, flags(c, "/login", "Strict"));
 export const loginCsrfCookie = (c: Context<WebEnv>) => getCookie(c, LOGIN_CSRF_COOKIE);

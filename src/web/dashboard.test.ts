@@ -7,13 +7,26 @@ let t: WebTestContext;
 beforeAll(async () => {
   t = await createWebTestContext();
   const admin = await t.token();
-  for (const [name, tags] of [["page-edge-1", ["edge"]], ["page-core-1", []], ["page-core-2", []]] as const) {
-    await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: name, device_ip: "192.0.2.9", device_vendor: "Cisco", device_tags: tags } });
+  for (const [name, tags] of [
+    ["page-edge-1", ["edge"]],
+    ["page-core-1", []],
+    ["page-core-2", []],
+  ] as const) {
+    await t.call("/api/v1/devices", {
+      method: "POST",
+      token: admin,
+      body: { device_name: name, device_ip: "192.0.2.9", device_vendor: "Cisco", device_tags: tags },
+    });
   }
 });
 afterAll(() => t.close());
 
-const countsOf = (html: string) => html.match(/<ul class="counts" id="device-counts">(.*?)<\/ul>/)![1]!.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").trim();
+const countsOf = (html: string) =>
+  html
+    .match(/<ul class="counts" id="device-counts">(.*?)<\/ul>/)![1]!
+    .replace(/<[^>]+>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
 
 describe("the dashboard page", () => {
   it("sends a visitor without a session to the login form, and back after", async () => {
@@ -28,10 +41,14 @@ describe("the dashboard page", () => {
     await t.user({ username: "boss" });
     const scoped = t.client();
     await scoped.login("edgy");
-    expect(countsOf(await (await scoped.get("/dashboard")).text())).toBe("1 Devices 0 Up 0 Failing 1 Never backed up 0 Disabled");
+    expect(countsOf(await (await scoped.get("/dashboard")).text())).toBe(
+      "1 Devices 0 Up 0 Failing 1 Never backed up 0 Disabled",
+    );
     const admin = t.client();
     await admin.login("boss");
-    expect(countsOf(await (await admin.get("/dashboard")).text())).toBe("3 Devices 0 Up 0 Failing 3 Never backed up 0 Disabled");
+    expect(countsOf(await (await admin.get("/dashboard")).text())).toBe(
+      "3 Devices 0 Up 0 Failing 3 Never backed up 0 Disabled",
+    );
   });
 
   it("refuses a role without system.read", async () => {
@@ -41,18 +58,23 @@ describe("the dashboard page", () => {
     await browser.login("narrow");
     const res = await browser.get("/dashboard");
     expect(res.status).toBe(403);
-    expect(await res.text()).toContain("This page needs the system.read ability; the role &#39;devices-only&#39; lacks it.");
+    expect(await res.text()).toContain(
+      "This page needs the system.read ability; the role &#39;devices-only&#39; lacks it.",
+    );
   });
 
   it("lists the latest changes, each linking to its diff, for a role that may read configurations", async () => {
-    const [device] = (await t.call("/api/v1/devices?filter[device_name]=page-core-1", { token: await t.token() })).body.data;
+    const [device] = (await t.call("/api/v1/devices?filter[device_name]=page-core-1", { token: await t.token() })).body
+      .data;
     const first = await storeVersion(t, { deviceId: device.id, text: "hostname a\n", at: day(1) });
     const second = await storeVersion(t, { deviceId: device.id, text: "hostname b\n", at: day(2) });
     await t.user({ username: "reader", role: "viewer" });
     const browser = t.client();
     await browser.login("reader");
     const recent = (await (await browser.get("/dashboard")).text()).split('id="recent-changes"')[1]!;
-    expect(recent).toContain(`<a href="/configs/diff?from=${first.configId}&amp;to=${second.configId}">v1 → v2 (+1 -1)</a>`);
+    expect(recent).toContain(
+      `<a href="/configs/diff?from=${first.configId}&amp;to=${second.configId}">v1 → v2 (+1 -1)</a>`,
+    );
     expect(recent).toContain(`<a href="/configs/${first.configId}">v1</a>`);
   });
 });

@@ -21,7 +21,12 @@ const ids: Record<string, number> = {};
 /** What could not be given a name with markup (the API refused it): said in the test, not silently skipped. */
 const refused: string[] = [];
 
-async function create(what: string, path: string, body: Record<string, unknown>, token: string): Promise<number | undefined> {
+async function create(
+  what: string,
+  path: string,
+  body: Record<string, unknown>,
+  token: string,
+): Promise<number | undefined> {
   const res = await t.call(path, { method: "POST", token, body });
   if (res.status !== 201) {
     refused.push(`${what}: ${res.status} ${res.body.message}`);
@@ -34,25 +39,75 @@ beforeAll(async () => {
   t = await createWebTestContext();
   const token = await t.token();
   const tag = await create("tag", "/api/v1/tags", { name: markup("tag") }, token);
-  const category = await create("category", "/api/v1/categories", { categoryName: markup("category"), name: markup("category") }, token);
-  ids.device = (await create("device", "/api/v1/devices", {
-    device_name: markup("device"), device_ip: "192.0.2.10", device_vendor: "Cisco", device_model: markup("model"),
-    ...(tag ? { device_tags: [tag] } : {}), ...(category ? { device_category_id: category } : {}),
-  }, token))!;
+  const category = await create(
+    "category",
+    "/api/v1/categories",
+    { categoryName: markup("category"), name: markup("category") },
+    token,
+  );
+  ids.device = (await create(
+    "device",
+    "/api/v1/devices",
+    {
+      device_name: markup("device"),
+      device_ip: "192.0.2.10",
+      device_vendor: "Cisco",
+      device_model: markup("model"),
+      ...(tag ? { device_tags: [tag] } : {}),
+      ...(category ? { device_category_id: category } : {}),
+    },
+    token,
+  ))!;
   expect(ids.device, refused.join("; ")).toBeDefined();
-  const other = await create("device", "/api/v1/devices", { device_name: "plain-device", device_ip: "192.0.2.11", device_vendor: "Cisco" }, token);
+  const other = await create(
+    "device",
+    "/api/v1/devices",
+    { device_name: "plain-device", device_ip: "192.0.2.11", device_vendor: "Cisco" },
+    token,
+  );
   // Configuration text is the device's, not ours: it is shown, never rendered.
-  ids.config = (await storeVersion(t, { deviceId: ids.device, text: `hostname edge\n banner motd ${markup("config")}\nend\n`, at: day(1) })).configId;
-  const second = await storeVersion(t, { deviceId: ids.device, text: `hostname edge\n banner motd ${markup("config")}\n description ${markup("config-diff")}\nend\n`, at: day(2) });
+  ids.config = (
+    await storeVersion(t, {
+      deviceId: ids.device,
+      text: `hostname edge\n banner motd ${markup("config")}\nend\n`,
+      at: day(1),
+    })
+  ).configId;
+  const second = await storeVersion(t, {
+    deviceId: ids.device,
+    text: `hostname edge\n banner motd ${markup("config")}\n description ${markup("config-diff")}\nend\n`,
+    at: day(2),
+  });
   ids.configNew = second.configId;
-  const [job] = await t.db.insert(jobs).values({
-    type: "download", deviceId: ids.device, state: "finished", outcome: "error", message: markup("job-message"), trigger: "api",
-    runAfter: day(3), createdAt: day(3), startedAt: day(3), finishedAt: day(3),
-  }).returning({ id: jobs.id });
+  const [job] = await t.db
+    .insert(jobs)
+    .values({
+      type: "download",
+      deviceId: ids.device,
+      state: "finished",
+      outcome: "error",
+      message: markup("job-message"),
+      trigger: "api",
+      runAfter: day(3),
+      createdAt: day(3),
+      startedAt: day(3),
+      finishedAt: day(3),
+    })
+    .returning({ id: jobs.id });
   ids.job = job!.id;
-  ids.task = (await create("task", "/api/v1/tasks", { task_name: markup("task"), task_type: "download_devices", devices: [ids.device, other], task_cron: "0 2 * * *" }, token))!;
+  ids.task = (await create(
+    "task",
+    "/api/v1/tasks",
+    { task_name: markup("task"), task_type: "download_devices", devices: [ids.device, other], task_cron: "0 2 * * *" },
+    token,
+  ))!;
   await create("snippet", "/api/v1/snippets", { name: markup("snippet"), content: "ntp server 192.0.2.1" }, token);
-  await create("policy", "/api/v1/policies", { name: markup("policy"), definition: "// Description: ntp\n#[must_match_single_string]\nntp server\n" }, token);
+  await create(
+    "policy",
+    "/api/v1/policies",
+    { name: markup("policy"), definition: "// Description: ntp\n#[must_match_single_string]\nntp server\n" },
+    token,
+  );
   await create("role", "/api/v1/roles", { name: markup("role"), permissions: ["devices.read"] }, token);
   const userId = await t.user({ username: "markup-admin" });
   await issueToken(t.db, { userId, name: markup("token"), abilities: [...ABILITIES], expiresAt: null }, t.clock.now());
@@ -63,13 +118,32 @@ afterAll(() => t.close());
 
 /** The web app's GET pages with real ids in place of their parameters. */
 function startingPages(): string[] {
-  const routes = [...new Set(t.webApp.routes.filter((r) => r.method === "GET" && !r.path.startsWith("/api/") && !r.path.includes("*")).map((r) => r.path))];
-  const idFor: Record<string, string> = { "/devices/:id": String(ids.device), "/tasks/:id": String(ids.task), "/jobs/:id": String(ids.job), "/configs/:id": String(ids.config) };
-  const pages = routes.map((path) => path.replace(/\/([a-z-]+)\/:([a-z]+)(\{[^}]*\})?/g, (_whole, base: string, name: string) => {
-    if (name === "version") return `/${base}/v1`;
-    return `/${base}/${idFor[`/${base}/:id`] ?? "1"}`;
-  }));
-  return [...pages, `/configs/diff?a=${ids.config}&b=${ids.configNew}`, `/configs/diff?from=${ids.config}&to=${ids.configNew}`, "/search?q=banner", "/changes"];
+  const routes = [
+    ...new Set(
+      t.webApp.routes
+        .filter((r) => r.method === "GET" && !r.path.startsWith("/api/") && !r.path.includes("*"))
+        .map((r) => r.path),
+    ),
+  ];
+  const idFor: Record<string, string> = {
+    "/devices/:id": String(ids.device),
+    "/tasks/:id": String(ids.task),
+    "/jobs/:id": String(ids.job),
+    "/configs/:id": String(ids.config),
+  };
+  const pages = routes.map((path) =>
+    path.replace(/\/([a-z-]+)\/:([a-z]+)(\{[^}]*\})?/g, (_whole, base: string, name: string) => {
+      if (name === "version") return `/${base}/v1`;
+      return `/${base}/${idFor[`/${base}/:id`] ?? "1"}`;
+    }),
+  );
+  return [
+    ...pages,
+    `/configs/diff?a=${ids.config}&b=${ids.configNew}`,
+    `/configs/diff?from=${ids.config}&to=${ids.configNew}`,
+    "/search?q=banner",
+    "/changes",
+  ];
 }
 
 describe("user-entered text on the web pages", () => {

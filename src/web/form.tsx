@@ -15,10 +15,14 @@ export const readForm = (c: Context<WebEnv>): Promise<Form | null> => checkedFor
 export const text = (form: Form, name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
 
 /** Every value of a repeated field (checkboxes, multiple selects). */
-export const texts = (form: Form, name: string): string[] => ([] as unknown[]).concat(form[name] ?? []).filter((v): v is string => typeof v === "string");
+export const texts = (form: Form, name: string): string[] =>
+  ([] as unknown[]).concat(form[name] ?? []).filter((v): v is string => typeof v === "string");
 
 /** Ticked ids: positive whole numbers only. */
-export const ids = (form: Form, name: string): number[] => texts(form, name).map(Number).filter((n) => Number.isSafeInteger(n) && n > 0);
+export const ids = (form: Form, name: string): number[] =>
+  texts(form, name)
+    .map(Number)
+    .filter((n) => Number.isSafeInteger(n) && n > 0);
 
 /** A form's value checked by the API's own schema: the same rules and the same 422 wording. */
 export function parsedBy<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
@@ -41,20 +45,39 @@ export function fieldProblems(err: unknown): FieldProblems | null {
 }
 
 /** A labelled control with its problems underneath, tied to it for screen readers. */
-export function Field(props: { id: string; label: string; problems?: FieldProblems; name: string; hint?: string; children?: Child }) {
+export function Field(props: {
+  id: string;
+  label: string;
+  problems?: FieldProblems;
+  name: string;
+  hint?: string;
+  children?: Child;
+}) {
   const problems = props.problems?.[props.name];
   return (
     <div class={`field${problems ? " invalid" : ""}`}>
       <label for={props.id}>{props.label}</label>
       {props.children}
       {props.hint && <div class="muted hint">{props.hint}</div>}
-      {problems && <div class="field-error" id={`${props.id}-error`} role="alert">{problems.join("; ")}</div>}
+      {problems && (
+        <div class="field-error" id={`${props.id}-error`} role="alert">
+          {problems.join("; ")}
+        </div>
+      )}
     </div>
   );
 }
 
 /** Problems not tied to a field of the form (shown at its top). */
 export function OtherProblems(props: { problems?: FieldProblems; fields: string[] }) {
-  const rest = Object.entries(props.problems ?? {}).filter(([k]) => !props.fields.includes(k)).flatMap(([, v]) => v);
-  return rest.length ? <div class="alert error" role="alert">{rest.map((m) => <div>{m}</div>)}</div> : null;
+  const rest = Object.entries(props.problems ?? {})
+    .filter(([k]) => !props.fields.includes(k))
+    .flatMap(([, v]) => v);
+  return rest.length ? (
+    <div class="alert error" role="alert">
+      {rest.map((m) => (
+        <div>{m}</div>
+      ))}
+    </div>
+  ) : null;
 }

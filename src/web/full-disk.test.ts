@@ -19,7 +19,11 @@ it("says the disk is full when a form's write is refused", async () => {
   await fillDatabase(t.db);
   let res: Response | undefined;
   for (let i = 0; i < 300; i++) {
-    res = await browser.postForm("/settings/restapi/tokens", { _csrf: csrf, name: `full disk ${i} ${"x".repeat(80)}`, abilities: ["devices.read", "configs.read", "tags.read"] });
+    res = await browser.postForm("/settings/restapi/tokens", {
+      _csrf: csrf,
+      name: `full disk ${i} ${"x".repeat(80)}`,
+      abilities: ["devices.read", "configs.read", "tags.read"],
+    });
     if (res.status !== 201) break;
     await res.arrayBuffer();
   }

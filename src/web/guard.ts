@@ -17,7 +17,11 @@ export async function currentSession(c: Context<WebEnv>): Promise<WebSession | n
   let session = await resolveSession(db, value, now, config.sessionLifetimeMs);
   // A directory user's role follows their groups: re-read after the refresh interval, then resolved afresh.
   if (session?.directory) {
-    const granted = await directoryStillGrants(c.var.services, { id: session.userId, username: session.username, checkedAt: session.directory.checkedAt }, now);
+    const granted = await directoryStillGrants(
+      c.var.services,
+      { id: session.userId, username: session.username, checkedAt: session.directory.checkedAt },
+      now,
+    );
     session = granted ? await resolveSession(db, value, now, config.sessionLifetimeMs) : null;
   }
   // A sign-in waiting for its second factor keeps its cookie: the second-factor page needs it.
@@ -29,7 +33,8 @@ export async function currentSession(c: Context<WebEnv>): Promise<WebSession | n
  * Same-origin paths only, so the login form cannot be used to bounce a user to another site; printable ASCII
  * only, as a Location header must be (a browser sends anything else percent-encoded).
  */
-export const safeNext = (next: string | undefined) => (next && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : undefined);
+export const safeNext = (next: string | undefined) =>
+  next && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : undefined;
 
 const wantsPage = (c: Context) => c.req.method === "GET" && (c.req.header("accept") ?? "").includes("text/html");
 
@@ -52,10 +57,15 @@ export function requireAdminSession(): MiddlewareHandler<WebEnv> {
       });
     }
     if (!session.isAdmin) {
-      return renderProblem(c, 403, {
-        title: "Administrators only",
-        message: `REST API Access settings are for users with the admin role; you are logged in as '${session.username}' with the role '${session.roleName}'.`,
-      }, session);
+      return renderProblem(
+        c,
+        403,
+        {
+          title: "Administrators only",
+          message: `REST API Access settings are for users with the admin role; you are logged in as '${session.username}' with the role '${session.roleName}'.`,
+        },
+        session,
+      );
     }
     c.set("session", session);
     await next();
@@ -78,14 +88,23 @@ function foreignOrigin(c: Context<WebEnv>): boolean {
 }
 
 export const csrfRefusal = (c: Context<WebEnv>, session?: WebSession) =>
-  renderProblem(c, 403, {
-    title: "Form refused",
-    message: "The form did not carry a valid security token (it may be from an older page, another tab, or another site). Nothing was changed; reload the page and try again.",
-    next: session ? { href: "/", label: "Back to the start" } : { href: "/login", label: "Back to the login page" },
-  }, session);
+  renderProblem(
+    c,
+    403,
+    {
+      title: "Form refused",
+      message:
+        "The form did not carry a valid security token (it may be from an older page, another tab, or another site). Nothing was changed; reload the page and try again.",
+      next: session ? { href: "/", label: "Back to the start" } : { href: "/login", label: "Back to the login page" },
+    },
+    session,
+  );
 
 /** Checks a submitted form's `_csrf` against the expected token; returns the parsed form when it matches. */
-export async function checkedForm(c: Context<WebEnv>, expected: string): Promise<Record<string, string | File | (string | File)[]> | null> {
+export async function checkedForm(
+  c: Context<WebEnv>,
+  expected: string,
+): Promise<Record<string, string | File | (string | File)[]> | null> {
   if (foreignOrigin(c)) return null;
   const type = c.req.header("content-type") ?? "";
   // Every form here is url-encoded; a multipart body (which a malformed one makes the parser throw on) is refused.

@@ -9,8 +9,15 @@ import { menuFor } from "./menu.ts";
 
 /** Only our own stylesheet and script: no CDN, no inline code, nothing framed. */
 const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'",
-  "object-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
 ].join("; ");
 
 export function webHeaders(c: Context<WebEnv>): void {
@@ -35,10 +42,14 @@ function Header(props: { appName: string; session?: WebSession; auth?: AuthConte
   const s = props.session;
   return (
     <header class="topbar">
-      <a class="brand" href="/">{props.appName}</a>
+      <a class="brand" href="/">
+        {props.appName}
+      </a>
       {s && (
         <nav class="topnav">
-          {menuFor(props.auth, s.isAdmin).map((m) => <a href={m.href}>{m.label}</a>)}
+          {menuFor(props.auth, s.isAdmin).map((m) => (
+            <a href={m.href}>{m.label}</a>
+          ))}
         </nav>
       )}
       {s && (
@@ -47,7 +58,9 @@ function Header(props: { appName: string; session?: WebSession; auth?: AuthConte
             <a href="/account">{s.username}</a> <span class="muted">({s.roleName})</span>
           </span>
           <CsrfForm action="/logout" csrf={s.csrfToken} class="inline">
-            <button type="submit" class="link-button">Log out</button>
+            <button type="submit" class="link-button">
+              Log out
+            </button>
           </CsrfForm>
         </div>
       )}
@@ -95,7 +108,9 @@ export function renderProblem(
         <p>{problem.message}</p>
         {problem.next && (
           <p>
-            <a class="button" href={problem.next.href}>{problem.next.label}</a>
+            <a class="button" href={problem.next.href}>
+              {problem.next.label}
+            </a>
           </p>
         )}
       </section>

@@ -34,16 +34,35 @@ export function hrefWith(c: Context<WebEnv>, changes: Record<string, string | un
 }
 
 /** `more`: the total is not known, only that there is a next page (a search that stopped reading there). */
-type Meta = { current_page: number; last_page: number; total: number; from: number | null; to: number | null; more?: boolean };
+type Meta = {
+  current_page: number;
+  last_page: number;
+  total: number;
+  from: number | null;
+  to: number | null;
+  more?: boolean;
+};
 
 /** "21-40 of 312" with previous/next links: the list envelope's meta, as a page shows it. */
 export function Pager(props: { c: Context<WebEnv>; meta: Meta; noun: string }) {
   const { meta, c } = props;
   return (
     <nav class="pager" aria-label={`Pages of ${props.noun}`}>
-      <span>{meta.total === 0 ? `No ${props.noun}` : `${meta.from}-${meta.to} of ${meta.more ? `more than ${meta.to}` : meta.total} ${props.noun}`}</span>
-      {meta.current_page > 1 && <a rel="prev" href={hrefWith(c, { page: String(meta.current_page - 1) })}>Previous</a>}
-      {meta.current_page < meta.last_page && <a rel="next" href={hrefWith(c, { page: String(meta.current_page + 1) })}>Next</a>}
+      <span>
+        {meta.total === 0
+          ? `No ${props.noun}`
+          : `${meta.from}-${meta.to} of ${meta.more ? `more than ${meta.to}` : meta.total} ${props.noun}`}
+      </span>
+      {meta.current_page > 1 && (
+        <a rel="prev" href={hrefWith(c, { page: String(meta.current_page - 1) })}>
+          Previous
+        </a>
+      )}
+      {meta.current_page < meta.last_page && (
+        <a rel="next" href={hrefWith(c, { page: String(meta.current_page + 1) })}>
+          Next
+        </a>
+      )}
     </nav>
   );
 }
@@ -55,7 +74,10 @@ export function SortHeading(props: { c: Context<WebEnv>; field: string; label: s
   const next = ascending ? `-${props.field}` : props.field;
   return (
     <th aria-sort={ascending ? "ascending" : descending ? "descending" : undefined}>
-      <a href={hrefWith(props.c, { sort: next })}>{props.label}{ascending ? " ▲" : descending ? " ▼" : ""}</a>
+      <a href={hrefWith(props.c, { sort: next })}>
+        {props.label}
+        {ascending ? " ▲" : descending ? " ▼" : ""}
+      </a>
     </th>
   );
 }

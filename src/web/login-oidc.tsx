@@ -17,16 +17,27 @@ export const OIDC_CALLBACK_PATH = "/login/oidc/callback";
 /** Ties a callback to the browser that started the sign-in: it holds the state, which keys the pending entry. */
 const STATE_COOKIE = "netkeep_oidc_state";
 /** Lax: the provider's redirect back is a top-level navigation from another site. */
-const stateFlags = (c: Context<WebEnv>) => ({ path: "/login/oidc", httpOnly: true, sameSite: "Lax" as const, secure: isSecureRequest(c), maxAge: 600 });
+const stateFlags = (c: Context<WebEnv>) => ({
+  path: "/login/oidc",
+  httpOnly: true,
+  sameSite: "Lax" as const,
+  secure: isSecureRequest(c),
+  maxAge: 600,
+});
 
-const SSO_FAILED = "Single sign-on did not complete. Start again from the login page; if it keeps failing, ask an administrator.";
+const SSO_FAILED =
+  "Single sign-on did not complete. Start again from the login page; if it keeps failing, ask an administrator.";
 
 function SignInFailed(props: { message: string }) {
   return (
     <section class="card narrow">
       <h1>Log in</h1>
-      <p class="alert error" role="alert">{props.message}</p>
-      <p><a href="/login">Back to the login page</a></p>
+      <p class="alert error" role="alert">
+        {props.message}
+      </p>
+      <p>
+        <a href="/login">Back to the login page</a>
+      </p>
     </section>
   );
 }
@@ -40,8 +51,21 @@ export function registerOidcLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrott
   const pending = new PendingSignIns();
   const redirectUri = (c: Context<WebEnv>) => `${c.var.services.config.appUrl}${OIDC_CALLBACK_PATH}`;
 
-  const refuse = async (c: Context<WebEnv>, status: 400 | 401 | 403 | 503, username: string, userId: number | null, reason: string, message = SSO_FAILED) => {
-    await recordSignInFailure(c.var.services, throttle, { username: username || "(single sign-on)", ip: c.var.clientIp }, userId, `single sign-on: ${reason}`);
+  const refuse = async (
+    c: Context<WebEnv>,
+    status: 400 | 401 | 403 | 503,
+    username: string,
+    userId: number | null,
+    reason: string,
+    message = SSO_FAILED,
+  ) => {
+    await recordSignInFailure(
+      c.var.services,
+      throttle,
+      { username: username || "(single sign-on)", ip: c.var.clientIp },
+      userId,
+      `single sign-on: ${reason}`,
+    );
     return renderPage(c, status, { title: "Log in", children: <SignInFailed message={message} /> });
   };
 
@@ -53,8 +77,14 @@ export function registerOidcLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrott
     } catch (err) {
       if (!(err instanceof ProviderError)) throw err;
       logger.warn("single sign-on: the provider's discovery failed", { reason: err.message });
-      return refuse(c, 503, "", null, "provider discovery failed",
-        "The single sign-on provider cannot be reached right now, or does not answer as the settings expect. Try again later; local accounts can still log in.");
+      return refuse(
+        c,
+        503,
+        "",
+        null,
+        "provider discovery failed",
+        "The single sign-on provider cannot be reached right now, or does not answer as the settings expect. Try again later; local accounts can still log in.",
+      );
     }
     if (!provider) return c.redirect("/login", 303);
     const now = clock.now();
@@ -71,7 +101,8 @@ export function registerOidcLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrott
     const now = clock.now();
     const entry = state ? pending.take(state, now.getTime()) : undefined;
     if (!entry) return refuse(c, 400, "", null, "no pending sign-in (replayed or expired callback)");
-    if (c.req.query("error")) return refuse(c, 401, "", null, `provider answered ${String(c.req.query("error")).slice(0, 100)}`);
+    if (c.req.query("error"))
+      return refuse(c, 401, "", null, `provider answered ${String(c.req.query("error")).slice(0, 100)}`);
     let provider;
     let claims;
     try {
@@ -87,14 +118,24 @@ export function registerOidcLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrott
     }
     const signedIn = await signInWithClaims(db, claims, provider.settings.group_roles, now);
     if (signedIn.outcome !== "ok") {
-      const message = signedIn.reason === "no group mapped to a role"
-        ? "Your account at the single sign-on provider is in no group that has access to netkeep. Ask an administrator."
-        : SSO_FAILED;
+      const message =
+        signedIn.reason === "no group mapped to a role"
+          ? "Your account at the single sign-on provider is in no group that has access to netkeep. Ask an administrator."
+          : SSO_FAILED;
       return refuse(c, 403, signedIn.username, signedIn.userId, signedIn.reason, message);
     }
     const ip = c.var.clientIp;
-    await recordSignIn(c.var.services, { userId: signedIn.userId, username: signedIn.username, method: "oidc" }, ip, "none");
-    const value = await createSession(db, { userId: signedIn.userId, ip, userAgent: c.req.header("user-agent"), lifetimeMs: config.sessionLifetimeMs }, now);
+    await recordSignIn(
+      c.var.services,
+      { userId: signedIn.userId, username: signedIn.username, method: "oidc" },
+      ip,
+      "none",
+    );
+    const value = await createSession(
+      db,
+      { userId: signedIn.userId, ip, userAgent: c.req.header("user-agent"), lifetimeMs: config.sessionLifetimeMs },
+      now,
+    );
     setSessionCookie(c, value);
     return c.redirect(entry.next ?? "/dashboard", 303);
   });
@@ -110,7 +151,10 @@ export function registerOidcLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrott
       children: (
         <section class="card narrow">
           <h1>Logged out</h1>
-          <p role="status">You have been logged out of netkeep. <a href={url}>Continue to the single sign-on provider</a> to end your session there too.</p>
+          <p role="status">
+            You have been logged out of netkeep. <a href={url}>Continue to the single sign-on provider</a> to end your
+            session there too.
+          </p>
         </section>
       ),
     });
@@ -122,7 +166,10 @@ export const OIDC_LOGOUT_PATH = "/login/oidc/logout";
 
 /** The page after logout for a single sign-on user, or null for anyone else. */
 export async function afterLogoutPath(c: Context<WebEnv>, userId: number): Promise<string | null> {
-  const [user] = await c.var.services.db.select({ authSource: users.authSource }).from(users).where(eq(users.id, userId));
+  const [user] = await c.var.services.db
+    .select({ authSource: users.authSource })
+    .from(users)
+    .where(eq(users.id, userId));
   return user?.authSource === "oidc" ? OIDC_LOGOUT_PATH : null;
 }
 
@@ -133,7 +180,9 @@ export async function afterLogoutPath(c: Context<WebEnv>, userId: number): Promi
 async function providerLogoutUrl(c: Context<WebEnv>): Promise<string | null> {
   try {
     const provider = await oidcProvider(c.var.services);
-    return provider ? (endSessionUrl(provider, `${c.var.services.config.appUrl}/login?logged_out`)?.href ?? null) : null;
+    return provider
+      ? (endSessionUrl(provider, `${c.var.services.config.appUrl}/login?logged_out`)?.href ?? null)
+      : null;
   } catch (err) {
     if (!(err instanceof ProviderError)) throw err;
     c.var.services.logger.warn("single sign-on: the provider's logout could not be found", { reason: err.message });

@@ -33,7 +33,11 @@ describe("login", () => {
     expect(setCookieLine(form, "netkeep_login_csrf")).toMatch(/HttpOnly/);
     expect(setCookieLine(form, "netkeep_login_csrf")).toMatch(/SameSite=Strict/);
 
-    const res = await browser.postForm("/login", { _csrf: csrfIn(await form.text())!, username: "alice", password: "correct-horse-battery" });
+    const res = await browser.postForm("/login", {
+      _csrf: csrfIn(await form.text())!,
+      username: "alice",
+      password: "correct-horse-battery",
+    });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/dashboard");
     const cookie = setCookieLine(res, "netkeep_session")!;
@@ -55,7 +59,11 @@ describe("login", () => {
     await t.user({ username: "alice" });
     const overHttps = t.client();
     const form = await overHttps.get("https://netkeep.test/login");
-    const res = await overHttps.postForm("https://netkeep.test/login", { _csrf: csrfIn(await form.text())!, username: "alice", password: "correct-horse-battery" });
+    const res = await overHttps.postForm("https://netkeep.test/login", {
+      _csrf: csrfIn(await form.text())!,
+      username: "alice",
+      password: "correct-horse-battery",
+    });
     expect(setCookieLine(res, "netkeep_session")).toMatch(/; Secure/);
     await t.close();
 
@@ -79,7 +87,9 @@ describe("login", () => {
     // A token without the cookie it pairs with (another browser's form) is refused too.
     const other = t.client();
     const stolen = csrfIn(await (await t.client().get("/login")).text())!;
-    expect((await other.postForm("/login", { _csrf: stolen, username: "alice", password: "correct-horse-battery" })).status).toBe(403);
+    expect(
+      (await other.postForm("/login", { _csrf: stolen, username: "alice", password: "correct-horse-battery" })).status,
+    ).toBe(403);
     expect(await t.db.select().from(webSessions)).toHaveLength(0);
   });
 
@@ -131,7 +141,8 @@ describe("login", () => {
       expect(res.status).toBe(302);
       expect(res.headers.get("location")).toMatch(/^\/login/);
     };
-    const api = (path: string, body?: unknown) => t.call(`/api/v1/users/${alice}${path}`, { method: body === undefined ? "POST" : "PATCH", token: admin, body });
+    const api = (path: string, body?: unknown) =>
+      t.call(`/api/v1/users/${alice}${path}`, { method: body === undefined ? "POST" : "PATCH", token: admin, body });
 
     const beforeDisable = await loggedIn();
     expect((await api("/disable")).status).toBe(200);
@@ -139,7 +150,15 @@ describe("login", () => {
     await sentToLogin(beforeDisable);
 
     const beforePasswordRoute = await loggedIn();
-    expect((await t.call(`/api/v1/users/${alice}/password`, { method: "POST", token: admin, body: { password: "second-long-passphrase" } })).status).toBe(200);
+    expect(
+      (
+        await t.call(`/api/v1/users/${alice}/password`, {
+          method: "POST",
+          token: admin,
+          body: { password: "second-long-passphrase" },
+        })
+      ).status,
+    ).toBe(200);
     await sentToLogin(beforePasswordRoute);
 
     const beforePatch = await loggedIn("alice", "second-long-passphrase");
@@ -165,7 +184,9 @@ describe("login", () => {
     const locked = await attacker.login("alice");
     expect(locked.status).toBe(429);
     expect(locked.headers.get("retry-after")).toBe("30");
-    expect(await locked.text()).toContain("Too many failed logins for &#39;alice&#39; from your address. Wait 30 seconds");
+    expect(await locked.text()).toContain(
+      "Too many failed logins for &#39;alice&#39; from your address. Wait 30 seconds",
+    );
     expect(await t.db.select().from(webSessions)).toHaveLength(0);
 
     // The same user from another address, and another user from the attacker's address, are not held up.
@@ -201,7 +222,11 @@ describe("login", () => {
     t = await createWebTestContext();
     const browser = t.client();
     await browser.get("/login");
-    const res = await browser.request("/login", { method: "POST", body: "garbage", headers: { "content-type": "multipart/form-data; boundary=x" } });
+    const res = await browser.request("/login", {
+      method: "POST",
+      body: "garbage",
+      headers: { "content-type": "multipart/form-data; boundary=x" },
+    });
     expect(res.status).toBe(403);
     expect(await res.text()).toContain("Form refused");
   });
@@ -241,13 +266,23 @@ describe("login", () => {
     const asked = await browser.get("/settings/restapi?tab=documentation");
     expect(asked.headers.get("location")).toBe("/login?next=%2Fsettings%2Frestapi%3Ftab%3Ddocumentation");
     const form = await browser.get(asked.headers.get("location")!);
-    const res = await browser.postForm("/login", { _csrf: csrfIn(await form.text())!, username: "alice", password: "correct-horse-battery", next: "/settings/restapi?tab=documentation" });
+    const res = await browser.postForm("/login", {
+      _csrf: csrfIn(await form.text())!,
+      username: "alice",
+      password: "correct-horse-battery",
+      next: "/settings/restapi?tab=documentation",
+    });
     expect(res.headers.get("location")).toBe("/settings/restapi?tab=documentation");
 
     for (const next of ["//evil.example/x", "https://evil.example/", "/\\evil.example"]) {
       const other = t.client();
       const page = await other.get("/login");
-      const r = await other.postForm("/login", { _csrf: csrfIn(await page.text())!, username: "alice", password: "correct-horse-battery", next });
+      const r = await other.postForm("/login", {
+        _csrf: csrfIn(await page.text())!,
+        username: "alice",
+        password: "correct-horse-battery",
+        next,
+      });
       expect(r.headers.get("location"), next).toBe("/dashboard");
     }
   });
@@ -269,7 +304,12 @@ describe("logout", () => {
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/login?logged_out");
     expect(setCookieLine(res, "netkeep_session")).toMatch(/Max-Age=0/);
-    expect(await t.db.select().from(webSessions).where(eq(webSessions.sessionHash, await hashTokenValue(value)))).toHaveLength(0);
+    expect(
+      await t.db
+        .select()
+        .from(webSessions)
+        .where(eq(webSessions.sessionHash, await hashTokenValue(value))),
+    ).toHaveLength(0);
 
     // Replaying the old cookie opens nothing.
     const replay = t.client();
@@ -282,7 +322,9 @@ describe("credentials stay on their own side", () => {
   it("never takes an API token as a web session", async () => {
     t = await createWebTestContext();
     const token = await t.token();
-    const withHeader = await t.webApp.request("/settings/restapi", { headers: { apitoken: token, accept: "text/html" } });
+    const withHeader = await t.webApp.request("/settings/restapi", {
+      headers: { apitoken: token, accept: "text/html" },
+    });
     expect(withHeader.status).toBe(302);
     expect(withHeader.headers.get("location")).toMatch(/^\/login/);
     const withQuery = await t.webApp.request(`/settings/restapi?apitoken=${token}`);
@@ -309,7 +351,9 @@ describe("credentials stay on their own side", () => {
     const browser = t.client();
     expect(await (await browser.get("/login")).text()).not.toContain("login-banner");
     const banner = "Authorised use only.\n<b>All sessions are recorded.</b>";
-    expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { login_banner: banner } })).status).toBe(200);
+    expect(
+      (await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { login_banner: banner } })).status,
+    ).toBe(200);
     const page = await (await browser.get("/login")).text();
     expect(page).toContain("Authorised use only.\n&lt;b&gt;All sessions are recorded.&lt;/b&gt;");
     expect(page).not.toContain("<b>All sessions");

@@ -22,18 +22,40 @@ async function loginPageSettings(c: Context<WebEnv>): Promise<LoginPageSettings>
   return { banner: settings.login_banner, ssoLabel: settings.oidc.enabled ? settings.oidc.button_label : null };
 }
 
-function LoginForm(props: { csrf: string; next?: string; username?: string; error?: string; notice?: string } & LoginPageSettings) {
+function LoginForm(
+  props: { csrf: string; next?: string; username?: string; error?: string; notice?: string } & LoginPageSettings,
+) {
   return (
     <section class="card narrow">
       <h1>Log in</h1>
-      {props.banner && <p class="login-banner" role="note">{props.banner}</p>}
-      {props.notice && <p class="alert success" role="status">{props.notice}</p>}
-      {props.error && <p class="alert error" role="alert">{props.error}</p>}
+      {props.banner && (
+        <p class="login-banner" role="note">
+          {props.banner}
+        </p>
+      )}
+      {props.notice && (
+        <p class="alert success" role="status">
+          {props.notice}
+        </p>
+      )}
+      {props.error && (
+        <p class="alert error" role="alert">
+          {props.error}
+        </p>
+      )}
       <form method="post" action="/login">
         <input type="hidden" name="_csrf" value={props.csrf} />
         {props.next && <input type="hidden" name="next" value={props.next} />}
         <label for="username">Username</label>
-        <input type="text" id="username" name="username" autocomplete="username" required autofocus value={props.username ?? ""} />
+        <input
+          type="text"
+          id="username"
+          name="username"
+          autocomplete="username"
+          required
+          autofocus
+          value={props.username ?? ""}
+        />
         <label for="password">Password</label>
         <input type="password" id="password" name="password" autocomplete="current-password" required />
         <div class="actions">
@@ -42,7 +64,9 @@ function LoginForm(props: { csrf: string; next?: string; username?: string; erro
       </form>
       {props.ssoLabel && (
         <p class="actions">
-          <a class="button" href={`/login/oidc${props.next ? `?next=${encodeURIComponent(props.next)}` : ""}`}>Sign in with {props.ssoLabel}</a>
+          <a class="button" href={`/login/oidc${props.next ? `?next=${encodeURIComponent(props.next)}` : ""}`}>
+            Sign in with {props.ssoLabel}
+          </a>
         </p>
       )}
     </section>
@@ -58,7 +82,8 @@ function loginCsrf(c: Context<WebEnv>): string {
   return value;
 }
 
-export const field = (form: Record<string, unknown>, name: string) => (typeof form[name] === "string" ? (form[name] as string) : "");
+export const field = (form: Record<string, unknown>, name: string) =>
+  typeof form[name] === "string" ? (form[name] as string) : "";
 
 export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle): void {
   web.get("/", async (c) => c.redirect((await currentSession(c)) ? HOME : "/login", 302));
@@ -67,7 +92,10 @@ export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle):
     const next = safeNext(c.req.query("next"));
     if (await currentSession(c)) return c.redirect(next ?? HOME, 302);
     const notice = c.req.query("logged_out") !== undefined ? "You have been logged out." : undefined;
-    return renderPage(c, 200, { title: "Log in", children: <LoginForm csrf={loginCsrf(c)} next={next} notice={notice} {...(await loginPageSettings(c))} /> });
+    return renderPage(c, 200, {
+      title: "Log in",
+      children: <LoginForm csrf={loginCsrf(c)} next={next} notice={notice} {...(await loginPageSettings(c))} />,
+    });
   });
 
   web.post("/login", async (c) => {
@@ -81,7 +109,10 @@ export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle):
     const ip = c.var.clientIp;
     const page = await loginPageSettings(c);
     const again = (status: 401 | 422 | 429 | 503, error: string) =>
-      renderPage(c, status, { title: "Log in", children: <LoginForm csrf={loginCsrf(c)} next={next} username={username} error={error} {...page} /> });
+      renderPage(c, status, {
+        title: "Log in",
+        children: <LoginForm csrf={loginCsrf(c)} next={next} username={username} error={error} {...page} />,
+      });
 
     const result = await checkSignIn(c.var.services, throttle, { username, password, ip });
     if (!result.ok) {
@@ -91,12 +122,26 @@ export function registerLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrottle):
     // A local user with a second factor, or whom the policy demands one of, proves it (or enrols) first.
     const pending = result.method === "local" && (await secondFactorState(db, result.userId));
     if (pending && (pending.enabled || pending.required)) {
-      const value = await createSession(db, { userId: result.userId, ip, userAgent: c.req.header("user-agent"), lifetimeMs: config.sessionLifetimeMs, secondFactorPending: true }, clock.now());
+      const value = await createSession(
+        db,
+        {
+          userId: result.userId,
+          ip,
+          userAgent: c.req.header("user-agent"),
+          lifetimeMs: config.sessionLifetimeMs,
+          secondFactorPending: true,
+        },
+        clock.now(),
+      );
       setSessionCookie(c, value);
       return c.redirect(`${SECOND_FACTOR_PATH}${next ? `?next=${encodeURIComponent(next)}` : ""}`, 303);
     }
     await recordSignIn(c.var.services, result, ip, "none");
-    const value = await createSession(db, { userId: result.userId, ip, userAgent: c.req.header("user-agent"), lifetimeMs: config.sessionLifetimeMs }, clock.now());
+    const value = await createSession(
+      db,
+      { userId: result.userId, ip, userAgent: c.req.header("user-agent"), lifetimeMs: config.sessionLifetimeMs },
+      clock.now(),
+    );
     setSessionCookie(c, value);
     return c.redirect(next ?? HOME, 303);
   });

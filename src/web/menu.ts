@@ -26,5 +26,10 @@ export const MENU: readonly MenuItem[] = [
 /** The items this caller may open. */
 export function menuFor(auth: Pick<AuthContext, "abilities" | "scope"> | undefined, isAdmin: boolean): MenuItem[] {
   if (!auth) return [];
-  return MENU.filter((m) => (m.ability === null || auth.abilities.has(m.ability)) && (!m.wholeEstate || auth.scope.all) && (!m.adminOnly || isAdmin));
+  return MENU.filter(
+    (m) =>
+      (m.ability === null || auth.abilities.has(m.ability)) &&
+      (!m.wholeEstate || auth.scope.all) &&
+      (!m.adminOnly || isAdmin),
+  );
 }

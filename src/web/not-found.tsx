@@ -14,15 +14,25 @@ export async function webNotFound(c: Context<WebEnv>, allowed: string[] = []) {
   const next = session ? { href: "/dashboard", label: "Go to the dashboard" } : { href: "/login", label: "Log in" };
   if (allowed.length) {
     c.header("Allow", allowed.join(", "));
-    return renderProblem(c, 405, {
-      title: "Not a form address",
-      message: `${c.req.path} takes ${allowed.join(", ")}, not ${c.req.method}.`,
-      next,
-    }, session ?? undefined);
+    return renderProblem(
+      c,
+      405,
+      {
+        title: "Not a form address",
+        message: `${c.req.path} takes ${allowed.join(", ")}, not ${c.req.method}.`,
+        next,
+      },
+      session ?? undefined,
+    );
   }
-  return renderProblem(c, 404, {
-    title: "Page not found",
-    message: `There is no page at ${c.req.path}. It may have moved, or the link has a typo.`,
-    next,
-  }, session ?? undefined);
+  return renderProblem(
+    c,
+    404,
+    {
+      title: "Page not found",
+      message: `There is no page at ${c.req.path}. It may have moved, or the link has a typo.`,
+      next,
+    },
+    session ?? undefined,
+  );
 }

@@ -51,7 +51,9 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
     reference(version) {
       let reference = references.get(version);
       if (!reference) {
-        reference = describeApi(asOpenApiDocument(openApiDocument(version, deps.config.appUrl, deps.config.appName), version));
+        reference = describeApi(
+          asOpenApiDocument(openApiDocument(version, deps.config.appUrl, deps.config.appName), version),
+        );
         references.set(version, reference);
       }
       return reference;
@@ -81,43 +83,75 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerSnippetsPage(app);
   registerWebhooksPage(app);
   registerAccountPages(app);
-  app.use("/settings/restapi/*", async (c, next) => {
-    c.set("web", web);
-    await next();
-  }, requireAdminSession(), async (c, next) => {
-    // The menu shows what this user's role opens.
-    c.set("auth", await viewerAuth(c, c.var.session));
-    await next();
-  }, requireCsrf());
+  app.use(
+    "/settings/restapi/*",
+    async (c, next) => {
+      c.set("web", web);
+      await next();
+    },
+    requireAdminSession(),
+    async (c, next) => {
+      // The menu shows what this user's role opens.
+      c.set("auth", await viewerAuth(c, c.var.session));
+      await next();
+    },
+    requireCsrf(),
+  );
   registerRestApiPage(app);
   registerTokenRoutes(app);
   registerAiAgentDocsRoutes(app);
   app.onError((thrown, c) => {
     // A full disk refuses the page's write as it refuses the API's: said as one, never as a server error.
     const err = isDiskFull(thrown) ? ApiError.diskFull("The page") : thrown;
-    if (err !== thrown) c.var.services.logger.error("the disk is full; answered 507", { method: c.req.method, path: c.req.path, error: failureReason(thrown) });
+    if (err !== thrown)
+      c.var.services.logger.error("the disk is full; answered 507", {
+        method: c.req.method,
+        path: c.req.path,
+        error: failureReason(thrown),
+      });
     // A page calls the API's services, so it meets their refusals: shown as the API would answer them.
     if (err instanceof ApiError) {
       for (const [name, value] of Object.entries(err.headers ?? {})) c.header(name, value);
       const problems = Object.values(err.errors ?? {}).flat();
-      return renderProblem(c, err.status, {
-        title: err.status === 404 ? "Not found" : err.status === 422 ? "Check the request" : err.status === 507 ? "The disk is full" : "Refused",
-        // Every problem of a 422, not only the first the API's message names.
-        message: problems.length > 1 ? problems.join("; ") : err.message,
-        // A bad query string: the same page without it; anything else: the start.
-        next: err.status === 422 && c.req.method === "GET" ? { href: c.req.path, label: "Start over" } : { href: "/", label: "Back to the start" },
-      }, c.get("session"));
+      return renderProblem(
+        c,
+        err.status,
+        {
+          title:
+            err.status === 404
+              ? "Not found"
+              : err.status === 422
+                ? "Check the request"
+                : err.status === 507
+                  ? "The disk is full"
+                  : "Refused",
+          // Every problem of a 422, not only the first the API's message names.
+          message: problems.length > 1 ? problems.join("; ") : err.message,
+          // A bad query string: the same page without it; anything else: the start.
+          next:
+            err.status === 422 && c.req.method === "GET"
+              ? { href: c.req.path, label: "Start over" }
+              : { href: "/", label: "Back to the start" },
+        },
+        c.get("session"),
+      );
     }
     if (isBusy(err)) {
       c.header("Retry-After", "5");
       return renderProblem(c, 503, {
         title: "The database is busy",
-        message: "Another writer (a collector or maintenance) kept the database busy; nothing was changed. Try again in a few seconds.",
+        message:
+          "Another writer (a collector or maintenance) kept the database busy; nothing was changed. Try again in a few seconds.",
         // A form's address may take no GET: after one, start again from the front page.
         next: c.req.method === "GET" ? { href: c.req.path, label: "Try again" } : { href: "/", label: "Start again" },
       });
     }
-    c.var.services.logger.error("web page failed", { method: c.req.method, path: c.req.path, error: String(err), stack: (err as Error).stack });
+    c.var.services.logger.error("web page failed", {
+      method: c.req.method,
+      path: c.req.path,
+      error: String(err),
+      stack: (err as Error).stack,
+    });
     return renderProblem(c, 500, {
       title: "Something went wrong",
       message: "The page failed unexpectedly; nothing more is shown here. The server log has the details.",

@@ -15,7 +15,11 @@ function CodeForm(props: { csrf: string; next?: string; error?: string }) {
   return (
     <section class="card narrow">
       <h1>Second factor</h1>
-      {props.error && <p class="alert error" role="alert">{props.error}</p>}
+      {props.error && (
+        <p class="alert error" role="alert">
+          {props.error}
+        </p>
+      )}
       <form method="post" action={SECOND_FACTOR_PATH}>
         <input type="hidden" name="_csrf" value={props.csrf} />
         {props.next && <input type="hidden" name="next" value={props.next} />}
@@ -40,9 +44,23 @@ async function pendingSession(c: Context<WebEnv>): Promise<WebSession | null> {
 async function completeSignIn(c: Context<WebEnv>, pending: WebSession, via: "totp" | "recovery_code"): Promise<void> {
   const { db, clock, config } = c.var.services;
   await endSession(db, pending.sessionId);
-  const value = await createSession(db, { userId: pending.userId, ip: c.var.clientIp, userAgent: c.req.header("user-agent"), lifetimeMs: config.sessionLifetimeMs }, clock.now());
+  const value = await createSession(
+    db,
+    {
+      userId: pending.userId,
+      ip: c.var.clientIp,
+      userAgent: c.req.header("user-agent"),
+      lifetimeMs: config.sessionLifetimeMs,
+    },
+    clock.now(),
+  );
   setSessionCookie(c, value);
-  await recordSignIn(c.var.services, { userId: pending.userId, username: pending.username, method: "local" }, c.var.clientIp, via);
+  await recordSignIn(
+    c.var.services,
+    { userId: pending.userId, username: pending.username, method: "local" },
+    c.var.clientIp,
+    via,
+  );
 }
 
 /**
@@ -50,12 +68,26 @@ async function completeSignIn(c: Context<WebEnv>, pending: WebSession, via: "tot
  * whom the policy demands it of. Attempts count against the same per-username-and-address throttle as passwords.
  */
 export function registerSecondFactorRoutes(web: Hono<WebEnv>, throttle: LoginThrottle): void {
-  const page = async (c: Context<WebEnv>, pending: WebSession, status: 200 | 401 | 422 | 429, next: string | undefined, error?: string) => {
+  const page = async (
+    c: Context<WebEnv>,
+    pending: WebSession,
+    status: 200 | 401 | 422 | 429,
+    next: string | undefined,
+    error?: string,
+  ) => {
     const { db, config } = c.var.services;
     const state = await secondFactorState(db, pending.userId);
-    const children = state.enabled
-      ? <CodeForm csrf={pending.csrfToken} next={next} error={error} />
-      : <EnrolmentForm action={SECOND_FACTOR_PATH} csrf={pending.csrfToken} next={next} error={error} enrolment={await beginEnrolment(c.var.services, pending.userId, config.appName)} />;
+    const children = state.enabled ? (
+      <CodeForm csrf={pending.csrfToken} next={next} error={error} />
+    ) : (
+      <EnrolmentForm
+        action={SECOND_FACTOR_PATH}
+        csrf={pending.csrfToken}
+        next={next}
+        error={error}
+        enrolment={await beginEnrolment(c.var.services, pending.userId, config.appName)}
+      />
+    );
     return renderPage(c, status, { title: "Second factor", children });
   };
 
@@ -84,8 +116,22 @@ export function registerSecondFactorRoutes(web: Hono<WebEnv>, throttle: LoginThr
     if (state.enabled) {
       const check = await verifySecondFactor(c.var.services, actor, pending.userId, code, clock.now());
       if (!check.ok) {
-        await recordSignInFailure(c.var.services, throttle, { username: pending.username, ip }, pending.userId, check.reason === "replayed code" ? "second factor code already used" : "wrong second factor code");
-        return page(c, pending, 401, next, check.reason === "replayed code" ? "That code was already used: wait for the next one." : "That code is not valid.");
+        await recordSignInFailure(
+          c.var.services,
+          throttle,
+          { username: pending.username, ip },
+          pending.userId,
+          check.reason === "replayed code" ? "second factor code already used" : "wrong second factor code",
+        );
+        return page(
+          c,
+          pending,
+          401,
+          next,
+          check.reason === "replayed code"
+            ? "That code was already used: wait for the next one."
+            : "That code is not valid.",
+        );
       }
       throttle.succeed(pending.username, ip);
       await completeSignIn(c, pending, check.via);
@@ -95,6 +141,9 @@ export function registerSecondFactorRoutes(web: Hono<WebEnv>, throttle: LoginThr
     if (!confirmed.ok) return page(c, pending, 422, next, confirmed.message);
     throttle.succeed(pending.username, ip);
     await completeSignIn(c, pending, "totp");
-    return renderPage(c, 200, { title: "Recovery codes", children: <RecoveryCodes codes={confirmed.recoveryCodes} continueHref={next ?? HOME} /> });
+    return renderPage(c, 200, {
+      title: "Recovery codes",
+      children: <RecoveryCodes codes={confirmed.recoveryCodes} continueHref={next ?? HOME} />,
+    });
   });
 }

@@ -27,8 +27,12 @@ describe("REST API Access: who gets in", () => {
     const browser = t.client();
     expect((await browser.login("viewer1")).status).toBe(303);
     for (const path of [
-      "/settings/restapi", "/settings/restapi?tab=documentation", "/settings/restapi?tab=ai-agent-docs",
-      "/settings/restapi/ai-agent-docs", "/settings/restapi/ai-agent-docs/v1", "/settings/restapi/ai-agent-docs/v1/download",
+      "/settings/restapi",
+      "/settings/restapi?tab=documentation",
+      "/settings/restapi?tab=ai-agent-docs",
+      "/settings/restapi/ai-agent-docs",
+      "/settings/restapi/ai-agent-docs/v1",
+      "/settings/restapi/ai-agent-docs/v1/download",
     ]) {
       const res = await browser.get(path);
       expect(res.status, path).toBe(403);
@@ -38,7 +42,11 @@ describe("REST API Access: who gets in", () => {
     }
     // The 403 page still carries a logout form with this session's token, so no CSRF token for the settings is needed to test the POST.
     const csrf = csrfIn(await (await browser.get("/settings/restapi")).text())!;
-    const create = await browser.postForm("/settings/restapi/tokens", { _csrf: csrf, name: "sneaky", abilities: ["devices.read"] });
+    const create = await browser.postForm("/settings/restapi/tokens", {
+      _csrf: csrf,
+      name: "sneaky",
+      abilities: ["devices.read"],
+    });
     expect(create.status).toBe(403);
     expect(await t.db.select().from(apiTokens)).toHaveLength(0);
   });
@@ -47,7 +55,11 @@ describe("REST API Access: who gets in", () => {
     t = await createWebTestContext();
     t.writeDocs("v1", FIXTURE);
     const token = await t.token();
-    for (const path of ["/settings/restapi/ai-agent-docs", "/settings/restapi/ai-agent-docs/v1", "/settings/restapi/ai-agent-docs/v1/download"]) {
+    for (const path of [
+      "/settings/restapi/ai-agent-docs",
+      "/settings/restapi/ai-agent-docs/v1",
+      "/settings/restapi/ai-agent-docs/v1/download",
+    ]) {
       const byHeader = await t.webApp.request(path, { headers: { apitoken: token } });
       expect(byHeader.status, path).toBe(401);
       expect(await byHeader.text()).not.toContain("Overview");
@@ -60,7 +72,13 @@ describe("REST API Access: who gets in", () => {
     t = await createWebTestContext();
     t.writeDocs("v1", FIXTURE);
     const token = await t.token();
-    for (const path of ["/storage/app/api-docs/v1/docs.md", "/app/api-docs/v1/docs.md", "/api-docs/v1/docs.md", "/api/v1/docs.md", "/docs.md"]) {
+    for (const path of [
+      "/storage/app/api-docs/v1/docs.md",
+      "/app/api-docs/v1/docs.md",
+      "/api-docs/v1/docs.md",
+      "/api/v1/docs.md",
+      "/docs.md",
+    ]) {
       const res = await t.webApp.request(path, { headers: { apitoken: token } });
       expect(res.status, path).toBe(404);
       expect(await res.text()).not.toContain("Overview");
@@ -72,7 +90,11 @@ describe("tabs", () => {
   it("opens each tab by deep link, with security headers and the tab marked current", async () => {
     t = await createWebTestContext();
     const browser = await adminBrowser(t);
-    for (const [tab, marker] of [["api-token", "Generate Token"], ["documentation", "GET</span> <code>/api/v1/devices</code>"], ["ai-agent-docs", "REST API v2"]] as const) {
+    for (const [tab, marker] of [
+      ["api-token", "Generate Token"],
+      ["documentation", "GET</span> <code>/api/v1/devices</code>"],
+      ["ai-agent-docs", "REST API v2"],
+    ] as const) {
       const res = await browser.get(`/settings/restapi?tab=${tab}`);
       expect(res.status, tab).toBe(200);
       expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
@@ -94,7 +116,9 @@ describe("tabs", () => {
       const html = await (await browser.get(`/settings/restapi?tab=documentation&version=${version}`)).text();
       const doc = openApiDocument(version, t.config.appUrl);
       const operations = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
-        ["get", "post", "put", "patch", "delete"].filter((m) => (item as Record<string, unknown>)[m]).map((m) => ({ path, method: m.toUpperCase() })),
+        ["get", "post", "put", "patch", "delete"]
+          .filter((m) => (item as Record<string, unknown>)[m])
+          .map((m) => ({ path, method: m.toUpperCase() })),
       );
       expect(operations.length).toBeGreaterThan(5);
       for (const { path, method } of operations) {
@@ -119,13 +143,21 @@ describe("API Token tab", () => {
     expect(noAbilityHtml).toContain("Tick at least one ability");
     expect(noAbilityHtml).toContain('value="backup script"');
 
-    const noName = await browser.postForm("/settings/restapi/tokens", { _csrf: csrf, name: "  ", abilities: ["devices.read"] });
+    const noName = await browser.postForm("/settings/restapi/tokens", {
+      _csrf: csrf,
+      name: "  ",
+      abilities: ["devices.read"],
+    });
     expect(noName.status).toBe(422);
     const noNameHtml = await noName.text();
     expect(noNameHtml).toContain("Name is required");
     expect(noNameHtml).toMatch(/value="devices.read" id="ability-devices.read" checked/);
 
-    const bogus = await browser.postForm("/settings/restapi/tokens", { _csrf: csrf, name: "x", abilities: ["devices.fly"] });
+    const bogus = await browser.postForm("/settings/restapi/tokens", {
+      _csrf: csrf,
+      name: "x",
+      abilities: ["devices.fly"],
+    });
     expect(bogus.status).toBe(422);
     expect(await bogus.text()).toContain("Unknown abilities: devices.fly");
     expect(await t.db.select().from(apiTokens)).toHaveLength(0);
@@ -138,16 +170,37 @@ describe("API Token tab", () => {
     const fields = { name: "t", abilities: ["devices.read"] };
     for (const [why, res] of [
       ["no token", await browser.postForm("/settings/restapi/tokens", fields)],
-      ["another session's token", await browser.postForm("/settings/restapi/tokens", { ...fields, _csrf: await other.csrf() })],
-      ["foreign origin", await browser.postForm("/settings/restapi/tokens", { ...fields, _csrf: await browser.csrf() }, { origin: "https://evil.example" })],
-      ["JSON body", await browser.request("/settings/restapi/tokens", { method: "POST", body: JSON.stringify({ ...fields, _csrf: await browser.csrf() }), headers: { "content-type": "application/json" } })],
+      [
+        "another session's token",
+        await browser.postForm("/settings/restapi/tokens", { ...fields, _csrf: await other.csrf() }),
+      ],
+      [
+        "foreign origin",
+        await browser.postForm(
+          "/settings/restapi/tokens",
+          { ...fields, _csrf: await browser.csrf() },
+          { origin: "https://evil.example" },
+        ),
+      ],
+      [
+        "JSON body",
+        await browser.request("/settings/restapi/tokens", {
+          method: "POST",
+          body: JSON.stringify({ ...fields, _csrf: await browser.csrf() }),
+          headers: { "content-type": "application/json" },
+        }),
+      ],
     ] as const) {
       expect(res.status, why).toBe(403);
       expect(await res.text(), why).toContain("Form refused");
     }
     expect(await t.db.select().from(apiTokens)).toHaveLength(0);
     // The same form with the token and this site's origin goes through.
-    const ok = await browser.postForm("/settings/restapi/tokens", { ...fields, _csrf: await browser.csrf() }, { origin: "http://localhost" });
+    const ok = await browser.postForm(
+      "/settings/restapi/tokens",
+      { ...fields, _csrf: await browser.csrf() },
+      { origin: "http://localhost" },
+    );
     expect(ok.status).toBe(201);
   });
 
@@ -155,7 +208,9 @@ describe("API Token tab", () => {
     t = await createWebTestContext();
     const browser = await adminBrowser(t);
     const created = await browser.postForm("/settings/restapi/tokens", {
-      _csrf: await browser.csrf(), name: "inventory sync", abilities: ["devices.read", "users.read"],
+      _csrf: await browser.csrf(),
+      name: "inventory sync",
+      abilities: ["devices.read", "users.read"],
     });
     expect(created.status).toBe(201);
     const html = await created.text();
@@ -175,7 +230,9 @@ describe("API Token tab", () => {
     expect(list).toContain(`data-token-id="${row!.id}"`);
     expect(list).toMatch(/inventory sync[\s\S]*admin1[\s\S]*devices\.read[\s\S]*users\.read[\s\S]*badge active/);
 
-    const revoke = await browser.postForm(`/settings/restapi/tokens/${row!.id}/revoke`, { _csrf: await browser.csrf() });
+    const revoke = await browser.postForm(`/settings/restapi/tokens/${row!.id}/revoke`, {
+      _csrf: await browser.csrf(),
+    });
     expect(revoke.status).toBe(303);
     expect(revoke.headers.get("location")).toBe(`/settings/restapi?tab=api-token&revoked=${row!.id}`);
     expect((await t.call("/api/v1/devices", { token: value })).status).toBe(401);
@@ -183,8 +240,15 @@ describe("API Token tab", () => {
     expect(after).toContain("Token &#39;inventory sync&#39; revoked");
     expect(after).toContain("badge revoked");
 
-    const actions = (await t.db.select().from(activityLog).where(eq(activityLog.subjectType, "api_token"))).map((a) => [a.action, a.username, a.tokenId]);
-    expect(actions).toEqual([["api_token.create", "admin1", null], ["api_token.revoke", "admin1", null]]);
+    const actions = (await t.db.select().from(activityLog).where(eq(activityLog.subjectType, "api_token"))).map((a) => [
+      a.action,
+      a.username,
+      a.tokenId,
+    ]);
+    expect(actions).toEqual([
+      ["api_token.create", "admin1", null],
+      ["api_token.revoke", "admin1", null],
+    ]);
     expect(JSON.stringify(await t.db.select().from(activityLog))).not.toContain(value);
   });
 
@@ -207,7 +271,10 @@ describe("AI Agent Docs tab and endpoints", () => {
     expect(html).toContain("npm run svc:api-docs:build -- --api-version=v1");
     expect(html).toContain("npm run svc:api-docs:build -- --api-version=v2");
     const list = await (await browser.request("/settings/restapi/ai-agent-docs")).json();
-    expect(list.data.map((d: { version: string; exists: boolean }) => [d.version, d.exists])).toEqual([["v1", false], ["v2", false]]);
+    expect(list.data.map((d: { version: string; exists: boolean }) => [d.version, d.exists])).toEqual([
+      ["v1", false],
+      ["v2", false],
+    ]);
     const view = await browser.get("/settings/restapi/ai-agent-docs/v1");
     expect(view.status).toBe(404);
     expect(await view.text()).toContain("npm run svc:api-docs:build -- --api-version=v1");
@@ -223,8 +290,12 @@ describe("AI Agent Docs tab and endpoints", () => {
 
     const list = await (await browser.request("/settings/restapi/ai-agent-docs")).json();
     expect(list.data[0]).toMatchObject({
-      version: "v1", exists: true, size_bytes: stat.size, generated_at: stat.mtime.toISOString(),
-      view_url: "/settings/restapi/ai-agent-docs/v1", download_url: "/settings/restapi/ai-agent-docs/v1/download",
+      version: "v1",
+      exists: true,
+      size_bytes: stat.size,
+      generated_at: stat.mtime.toISOString(),
+      view_url: "/settings/restapi/ai-agent-docs/v1",
+      download_url: "/settings/restapi/ai-agent-docs/v1/download",
     });
     expect(list.data[1]).toMatchObject({ version: "v2", exists: false, size_bytes: null, generated_at: null });
 
@@ -257,7 +328,11 @@ describe("a database another process keeps locked", () => {
     const held = await other.transaction("write");
     let res;
     try {
-      res = await browser.postForm("/settings/restapi/tokens", { _csrf: csrf, name: "while locked", abilities: ["devices.read"] });
+      res = await browser.postForm("/settings/restapi/tokens", {
+        _csrf: csrf,
+        name: "while locked",
+        abilities: ["devices.read"],
+      });
     } finally {
       await held.rollback();
       other.close();

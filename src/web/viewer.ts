@@ -23,7 +23,10 @@ export async function viewerAuth(c: Context<WebEnv>, session: WebSession): Promi
     tokenName: "web session",
     abilities: new Set((role?.permissions ?? []).filter(isAbility)),
     // A role that is gone grants no ability, so its scope is never used.
-    scope: !role || role.scopeAll ? { all: true } : { all: false, tagIds: role.scopeTagIds, categoryIds: role.scopeCategoryIds },
+    scope:
+      !role || role.scopeAll
+        ? { all: true }
+        : { all: false, tagIds: role.scopeTagIds, categoryIds: role.scopeCategoryIds },
     ip: c.var.clientIp,
   };
 }
@@ -42,15 +45,24 @@ export function requirePage(ability: Ability | null): MiddlewareHandler<WebEnv> 
         const url = new URL(c.req.url);
         return c.redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`, 302);
       }
-      return renderProblem(c, 401, { title: "Log in first", message: "This page needs a web session.", next: { href: "/login", label: "Log in" } });
+      return renderProblem(c, 401, {
+        title: "Log in first",
+        message: "This page needs a web session.",
+        next: { href: "/login", label: "Log in" },
+      });
     }
     const auth = await viewerAuth(c, session);
     if (ability && !auth.abilities.has(ability)) {
-      return renderProblem(c, 403, {
-        title: "Not for your role",
-        message: `This page needs the ${ability} ability; the role '${session.roleName}' lacks it.`,
-        next: { href: "/", label: "Back to the start" },
-      }, session);
+      return renderProblem(
+        c,
+        403,
+        {
+          title: "Not for your role",
+          message: `This page needs the ${ability} ability; the role '${session.roleName}' lacks it.`,
+          next: { href: "/", label: "Back to the start" },
+        },
+        session,
+      );
     }
     c.set("session", session);
     c.set("auth", auth);

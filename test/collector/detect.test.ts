@@ -40,24 +40,49 @@ afterAll(async () => {
 
 /** A device with no template (and a vendor with several, so none is chosen for it), on a fake device answering with `script`. */
 async function deviceAnswering(script: (line: string) => ScriptAnswer, banner = ""): Promise<number> {
-  const device = await startFakeDevice({ script, initPrompt: `${banner}\r\n${PROMPT}`, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD } });
+  const device = await startFakeDevice({
+    script,
+    initPrompt: `${banner}\r\n${PROMPT}`,
+    configCommand: IOS_CONFIG_COMMAND,
+    auth: { username: USERNAME, password: PASSWORD },
+  });
   started.push(device);
   const created = await t.call("/api/v1/devices", {
-    method: "POST", token: admin,
-    body: { device_name: `detect-${started.length}`, device_ip: "127.0.0.1", device_vendor: "Dell", device_port_override: device.port, device_username: USERNAME, device_password: PASSWORD },
+    method: "POST",
+    token: admin,
+    body: {
+      device_name: `detect-${started.length}`,
+      device_ip: "127.0.0.1",
+      device_vendor: "Dell",
+      device_port_override: device.port,
+      device_username: USERNAME,
+      device_password: PASSWORD,
+    },
   });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   return created.body.data.id;
 }
 
-const ios = (line: string): ScriptAnswer => (line === "show version" ? [line, ...SHOW_VERSION, PROMPT].join("\r\n") : iosAnswer(line));
+const ios = (line: string): ScriptAnswer =>
+  line === "show version" ? [line, ...SHOW_VERSION, PROMPT].join("\r\n") : iosAnswer(line);
 
 /** Runs the queued detect job as a collector does, and returns it finished. */
 async function runQueued(): Promise<Job> {
   const job = await claimNextJob(t.db, "test-collector", new Date(), 60_000);
   if (!job) throw new Error("no job to claim");
-  await runDetectJob({ db: t.db, secrets: t.secrets, clock: { now: () => new Date() }, logger: silentLogger, owner: "test-collector",
-    limits: { ...DEFAULT_LIMITS, idleTimeoutMs: 5_000, optionalIdleTimeoutMs: 1_000 }, connectTimeoutMs: 5_000 }, job, new AbortController().signal);
+  await runDetectJob(
+    {
+      db: t.db,
+      secrets: t.secrets,
+      clock: { now: () => new Date() },
+      logger: silentLogger,
+      owner: "test-collector",
+      limits: { ...DEFAULT_LIMITS, idleTimeoutMs: 5_000, optionalIdleTimeoutMs: 1_000 },
+      connectTimeoutMs: 5_000,
+    },
+    job,
+    new AbortController().signal,
+  );
   return (await getJob(t.db, job.id))!;
 }
 
@@ -75,8 +100,17 @@ describe("POST /devices/{id}/detect", () => {
     expect(done.outcome, done.message).toBe("success");
     expect(done.message).toBe("proposes cisco-ios (Cisco), model C9300-48P, OS 17.09.04a");
     expect(done.result).toMatchObject({
-      prompt: PROMPT, commands_run: ["show version"], applied: false,
-      proposal: { template_id: await builtinTemplateId(t, "cisco-ios"), template: "cisco-ios", vendor: "Cisco", model: "C9300-48P", os_version: "17.09.04a", matched_by: ["version", "prompt"] },
+      prompt: PROMPT,
+      commands_run: ["show version"],
+      applied: false,
+      proposal: {
+        template_id: await builtinTemplateId(t, "cisco-ios"),
+        template: "cisco-ios",
+        vendor: "Cisco",
+        model: "C9300-48P",
+        os_version: "17.09.04a",
+        matched_by: ["version", "prompt"],
+      },
     });
     const device = (await t.call(`/api/v1/devices/${id}`, { token: admin })).body.data;
     expect(device.device_template_id).toBeNull();
@@ -85,35 +119,67 @@ describe("POST /devices/{id}/detect", () => {
 
   it("with apply sets the template, vendor and model, and the activity log says so", async () => {
     const id = await deviceAnswering(ios);
-    const queued = await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin, body: { apply: true } });
+    const queued = await t.call(`/api/v1/devices/${id}/detect`, {
+      method: "POST",
+      token: admin,
+      body: { apply: true },
+    });
     expect(queued.status).toBe(202);
     // The same request again reuses the job; another apply for the job under way is refused.
-    expect((await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin, body: { apply: true } })).body.data.id).toBe(queued.body.data.id);
-    const conflict = await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin, body: { apply: false } });
+    expect(
+      (await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin, body: { apply: true } })).body.data
+        .id,
+    ).toBe(queued.body.data.id);
+    const conflict = await t.call(`/api/v1/devices/${id}/detect`, {
+      method: "POST",
+      token: admin,
+      body: { apply: false },
+    });
     expect(conflict.status).toBe(409);
-    expect(conflict.body.message).toBe(`A detection with apply true is already queued for device ${id} (job ${queued.body.data.id}); wait for it to finish`);
+    expect(conflict.body.message).toBe(
+      `A detection with apply true is already queued for device ${id} (job ${queued.body.data.id}); wait for it to finish`,
+    );
 
     const job = await runQueued();
     expect(job.outcome, job.message ?? "").toBe("success");
     expect(job.message).toBe("set cisco-ios (Cisco), model C9300-48P, OS 17.09.04a");
     expect(job.result).toMatchObject({ applied: true });
     const device = (await t.call(`/api/v1/devices/${id}`, { token: admin })).body.data;
-    expect(device).toMatchObject({ device_template_id: await builtinTemplateId(t, "cisco-ios"), device_model: "C9300-48P", device_vendor: "Cisco" });
+    expect(device).toMatchObject({
+      device_template_id: await builtinTemplateId(t, "cisco-ios"),
+      device_model: "C9300-48P",
+      device_vendor: "Cisco",
+    });
     // A change to a device's fields is a device.updated event, whoever makes it (webhooks and mail read the outbox).
-    const updates = (await t.db.select().from(events).where(eq(events.type, "device.updated"))).filter((e) => e.deviceId === id);
-    expect(updates.map((e) => e.payload)).toEqual([{
-      device: { id, name: device.device_name, ip: "127.0.0.1", category_id: null, tag_ids: [] },
-      changed: ["device_template_id", "device_vendor", "device_vendor_id", "device_model"],
-    }]);
+    const updates = (await t.db.select().from(events).where(eq(events.type, "device.updated"))).filter(
+      (e) => e.deviceId === id,
+    );
+    expect(updates.map((e) => e.payload)).toEqual([
+      {
+        device: { id, name: device.device_name, ip: "127.0.0.1", category_id: null, tag_ids: [] },
+        changed: ["device_template_id", "device_vendor", "device_vendor_id", "device_model"],
+      },
+    ]);
     const log = (await t.call(`/api/v1/activity-logs?filter[action]=device.detect_apply`, { token: admin })).body.data;
     expect(log.find((e: { subject_id: number }) => e.subject_id === id)).toMatchObject({
-      username: `template detection (job ${job.id})`, changes: { device_template_id: { old: null, new: await builtinTemplateId(t, "cisco-ios") }, device_model: { old: "", new: "C9300-48P" } },
+      username: `template detection (job ${job.id})`,
+      changes: {
+        device_template_id: { old: null, new: await builtinTemplateId(t, "cisco-ios") },
+        device_model: { old: "", new: "C9300-48P" },
+      },
     });
   });
 
   it("tries other families' version commands when the first gives nothing it knows", async () => {
     const vrp = (line: string): ScriptAnswer => {
-      if (line === "display version") return [line, "Huawei Versatile Routing Platform Software", "VRP (R) software, Version 8.180 (CE6850 V200R005C10SPC800)", "HUAWEI CE6850-48S6Q-HI uptime is 2 weeks", PROMPT].join("\r\n");
+      if (line === "display version")
+        return [
+          line,
+          "Huawei Versatile Routing Platform Software",
+          "VRP (R) software, Version 8.180 (CE6850 V200R005C10SPC800)",
+          "HUAWEI CE6850-48S6Q-HI uptime is 2 weeks",
+          PROMPT,
+        ].join("\r\n");
       if (line === "exit") return { answer: "exit\r\n", close: true };
       return [line, "% Unrecognized command", PROMPT].join("\r\n");
     };
@@ -121,7 +187,14 @@ describe("POST /devices/{id}/detect", () => {
     await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin });
     const job = await runQueued();
     expect(job.outcome, job.message ?? "").toBe("success");
-    expect(job.result).toMatchObject({ proposal: { template: "huawei-vrp", vendor: "Huawei", model: "CE6850-48S6Q-HI", os_version: "8.180 (CE6850 V200R005C10SPC800)" } });
+    expect(job.result).toMatchObject({
+      proposal: {
+        template: "huawei-vrp",
+        vendor: "Huawei",
+        model: "CE6850-48S6Q-HI",
+        os_version: "8.180 (CE6850 V200R005C10SPC800)",
+      },
+    });
     expect((job.result!.commands_run as string[]).at(-1)).toBe("display version");
   });
 
@@ -137,19 +210,31 @@ describe("POST /devices/{id}/detect", () => {
           enabled = line === ENABLE_PASSWORD;
           return `\r\n${enabled ? "branch-9#" : "% Access denied\r\nbranch-9>"}`;
         }
-        if (line === "enable") return (askedPassword = true), "enable\r\nPassword: ";
+        if (line === "enable") return ((askedPassword = true), "enable\r\nPassword: ");
         if (line === "show version" && enabled) return [line, ...SHOW_VERSION, "branch-9#"].join("\r\n");
         if (line === "exit") return { answer: "exit\r\n", close: true };
         return [line, "% Invalid input detected at '^' marker.", enabled ? "branch-9#" : "branch-9>"].join("\r\n");
       };
     };
     const device = async (enablePassword?: string) => {
-      const fake = await startFakeDevice({ script: userModeOnly(), initPrompt: "\r\nbranch-9>", auth: { username: USERNAME, password: PASSWORD } });
+      const fake = await startFakeDevice({
+        script: userModeOnly(),
+        initPrompt: "\r\nbranch-9>",
+        auth: { username: USERNAME, password: PASSWORD },
+      });
       started.push(fake);
       const created = await t.call("/api/v1/devices", {
-        method: "POST", token: admin,
-        body: { device_name: `detect-enable-${started.length}`, device_ip: "127.0.0.1", device_vendor: "Dell", device_port_override: fake.port, device_username: USERNAME, device_password: PASSWORD,
-          ...(enablePassword ? { device_enable_password: enablePassword } : {}) },
+        method: "POST",
+        token: admin,
+        body: {
+          device_name: `detect-enable-${started.length}`,
+          device_ip: "127.0.0.1",
+          device_vendor: "Dell",
+          device_port_override: fake.port,
+          device_username: USERNAME,
+          device_password: PASSWORD,
+          ...(enablePassword ? { device_enable_password: enablePassword } : {}),
+        },
       });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
       await t.call(`/api/v1/devices/${created.body.data.id}/detect`, { method: "POST", token: admin });
@@ -158,7 +243,10 @@ describe("POST /devices/{id}/detect", () => {
 
     const { fake, job } = await device(ENABLE_PASSWORD);
     expect(job.outcome, job.message ?? "").toBe("success");
-    expect(job.result).toMatchObject({ enabled: true, proposal: { template: "cisco-ios", model: "C9300-48P", os_version: "17.09.04a" } });
+    expect(job.result).toMatchObject({
+      enabled: true,
+      proposal: { template: "cisco-ios", model: "C9300-48P", os_version: "17.09.04a" },
+    });
     expect(fake.received.slice(0, 3)).toEqual(["enable\n", `${ENABLE_PASSWORD}\n`, "show version\n"]);
     expect(JSON.stringify(job.result)).not.toContain(ENABLE_PASSWORD);
 
@@ -178,13 +266,28 @@ describe("POST /devices/{id}/detect", () => {
     // An address of its own in 127.0.0.0/8: nothing listens on its port 22, so SSH is refused.
     const host = `127.${40 + (process.pid % 200)}.${Math.floor(Math.random() * 250) + 1}.${Math.floor(Math.random() * 250) + 1}`;
     const telnet = await startFakeTelnet({
-      host, port: 23, auth: { username: USERNAME, password: PASSWORD }, initPrompt: `\r\n${PROMPT}`,
-      script: (line) => (line === "show version" ? [line, ...SHOW_VERSION, PROMPT].join("\r\n") : line === "exit" ? { answer: "exit\r\n", close: true } : [line, "% Invalid input", PROMPT].join("\r\n")),
+      host,
+      port: 23,
+      auth: { username: USERNAME, password: PASSWORD },
+      initPrompt: `\r\n${PROMPT}`,
+      script: (line) =>
+        line === "show version"
+          ? [line, ...SHOW_VERSION, PROMPT].join("\r\n")
+          : line === "exit"
+            ? { answer: "exit\r\n", close: true }
+            : [line, "% Invalid input", PROMPT].join("\r\n"),
     });
     started.push(telnet);
     const created = await t.call("/api/v1/devices", {
-      method: "POST", token: admin,
-      body: { device_name: "detect-telnet-only", device_ip: host, device_vendor: "Dell", device_username: USERNAME, device_password: PASSWORD },
+      method: "POST",
+      token: admin,
+      body: {
+        device_name: "detect-telnet-only",
+        device_ip: host,
+        device_vendor: "Dell",
+        device_username: USERNAME,
+        device_password: PASSWORD,
+      },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     await t.call(`/api/v1/devices/${created.body.data.id}/detect`, { method: "POST", token: admin });
@@ -196,11 +299,15 @@ describe("POST /devices/{id}/detect", () => {
   });
 
   it("proposes nothing for a device no built-in recognises, and says why", async () => {
-    const id = await deviceAnswering((line) => (line === "exit" ? { answer: "exit\r\n", close: true } : [line, "% Unknown command", PROMPT].join("\r\n")));
+    const id = await deviceAnswering((line) =>
+      line === "exit" ? { answer: "exit\r\n", close: true } : [line, "% Unknown command", PROMPT].join("\r\n"),
+    );
     await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin, body: { apply: true } });
     const job = await runQueued();
     expect(job.outcome).toBe("error");
-    expect(job.message).toBe("no built-in template recognised what the device printed; the result shows the banner, prompt and commands run");
+    expect(job.message).toBe(
+      "no built-in template recognised what the device printed; the result shows the banner, prompt and commands run",
+    );
     expect(job.result).toMatchObject({ proposal: null, candidates: [], applied: false });
     expect((await t.call(`/api/v1/devices/${id}`, { token: admin })).body.data.device_template_id).toBeNull();
   });
@@ -208,12 +315,22 @@ describe("POST /devices/{id}/detect", () => {
   it("a failed detection keeps its last lines with the login's secrets and the templates' secret rules masked, as a failed download does", async () => {
     // A device that echoes what it was sent and prints configuration, but never a prompt: the session fails with what it printed last.
     const device = await startFakeDevice({
-      script: () => "", initPrompt: `Password: ${PASSWORD}\r\nsnmp-server community Detect-Community-93 RO\r\nWaiting`, auth: { username: USERNAME, password: PASSWORD },
+      script: () => "",
+      initPrompt: `Password: ${PASSWORD}\r\nsnmp-server community Detect-Community-93 RO\r\nWaiting`,
+      auth: { username: USERNAME, password: PASSWORD },
     });
     started.push(device);
     const created = await t.call("/api/v1/devices", {
-      method: "POST", token: admin,
-      body: { device_name: "detect-silent", device_ip: "127.0.0.1", device_vendor: "Dell", device_port_override: device.port, device_username: USERNAME, device_password: PASSWORD },
+      method: "POST",
+      token: admin,
+      body: {
+        device_name: "detect-silent",
+        device_ip: "127.0.0.1",
+        device_vendor: "Dell",
+        device_port_override: device.port,
+        device_username: USERNAME,
+        device_password: PASSWORD,
+      },
     });
     await t.call(`/api/v1/devices/${created.body.data.id}/detect`, { method: "POST", token: admin });
     const job = await runQueued();
@@ -228,30 +345,54 @@ describe("POST /devices/{id}/detect", () => {
 
   /** A device that refuses a shell and exec channels and serves only the `netconf` subsystem, its hello offering `capabilities`. */
   async function netconfOnlyDevice(capabilities: string[]): Promise<number> {
-    const device = await startFakeDevice({ netconf: { config: "<configuration/>", capabilities }, auth: { username: USERNAME, password: PASSWORD } });
+    const device = await startFakeDevice({
+      netconf: { config: "<configuration/>", capabilities },
+      auth: { username: USERNAME, password: PASSWORD },
+    });
     started.push(device);
     const created = await t.call("/api/v1/devices", {
-      method: "POST", token: admin,
-      body: { device_name: `detect-nc-${started.length}`, device_ip: "127.0.0.1", device_vendor: "Dell", device_port_override: device.port, device_username: USERNAME, device_password: PASSWORD },
+      method: "POST",
+      token: admin,
+      body: {
+        device_name: `detect-nc-${started.length}`,
+        device_ip: "127.0.0.1",
+        device_vendor: "Dell",
+        device_port_override: device.port,
+        device_username: USERNAME,
+        device_password: PASSWORD,
+      },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     return created.body.data.id;
   }
 
   it("proposes the vendor's NETCONF template for a device that refuses a shell and offers the netconf subsystem, by its hello's capabilities", async () => {
-    const id = await netconfOnlyDevice(["http://xml.juniper.net/netconf/junos/1.0", "http://xml.juniper.net/dmi/system/1.0", "http://openconfig.net/yang/interfaces?module=openconfig-interfaces"]);
+    const id = await netconfOnlyDevice([
+      "http://xml.juniper.net/netconf/junos/1.0",
+      "http://xml.juniper.net/dmi/system/1.0",
+      "http://openconfig.net/yang/interfaces?module=openconfig-interfaces",
+    ]);
     await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin });
     const job = await runQueued();
     expect(job.outcome, job.message ?? "").toBe("success");
     expect(job.message).toBe("proposes juniper-junos-netconf (Juniper)");
     expect(job.result).toMatchObject({
-      protocol: "netconf", channels: "netconf",
-      proposal: { template_id: await builtinTemplateId(t, "juniper-junos-netconf"), template: "juniper-junos-netconf", vendor: "Juniper", matched_by: ["netconf_capability"] },
+      protocol: "netconf",
+      channels: "netconf",
+      proposal: {
+        template_id: await builtinTemplateId(t, "juniper-junos-netconf"),
+        template: "juniper-junos-netconf",
+        vendor: "Juniper",
+        matched_by: ["netconf_capability"],
+      },
     });
     expect(job.result!.netconf_capabilities).toContain("http://xml.juniper.net/netconf/junos/1.0");
 
     // Another vendor's markers, applied: the device gets that template.
-    const arista = await netconfOnlyDevice(["http://arista.com/yang/experimental/eos?module=arista-exp-eos", "http://openconfig.net/yang/interfaces?module=openconfig-interfaces"]);
+    const arista = await netconfOnlyDevice([
+      "http://arista.com/yang/experimental/eos?module=arista-exp-eos",
+      "http://openconfig.net/yang/interfaces?module=openconfig-interfaces",
+    ]);
     await t.call(`/api/v1/devices/${arista}/detect`, { method: "POST", token: admin, body: { apply: true } });
     const applied = await runQueued();
     expect(applied.message).toBe("set arista-eos-netconf (Arista)");
@@ -264,7 +405,9 @@ describe("POST /devices/{id}/detect", () => {
     await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin });
     const job = await runQueued();
     expect(job.outcome).toBe("error");
-    expect(job.message).toBe("no built-in template recognised what the device printed; the result shows the banner, prompt and commands run");
+    expect(job.message).toBe(
+      "no built-in template recognised what the device printed; the result shows the banner, prompt and commands run",
+    );
     expect(job.result).toMatchObject({ channels: "netconf", proposal: null });
   }, 30_000);
 

@@ -7,7 +7,14 @@ import { devices, jobs } from "../../src/db/schema/index.ts";
 import { enqueueDeviceJob, getJob, type Job } from "../../src/jobs/queue.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../helpers/app.ts";
-import { addLoopbackDevice, builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript, latestConfigs } from "../helpers/collector.ts";
+import {
+  addLoopbackDevice,
+  builtinTemplateId,
+  downloadOnce,
+  IOS_CONFIG_COMMAND,
+  iosScript,
+  latestConfigs,
+} from "../helpers/collector.ts";
 import { configBlocks, startFakeDevice, type FakeDevice, type FakeDeviceOptions } from "../helpers/fake-device.ts";
 import { freePort } from "../helpers/process.ts";
 
@@ -22,7 +29,14 @@ const PASSWORD = "Fault-Test-Pass-7781";
 const HOSTNAME = "edge-1";
 const BANNER = `\r\nAuthorized access only: ${HOSTNAME} lab router\r\n\r\n`;
 const CONFIG_COMMAND = IOS_CONFIG_COMMAND;
-const RUNNING_CONFIG = ["hostname edge-1", "!", "interface GigabitEthernet0/1", " description uplink to core", "!", "end"];
+const RUNNING_CONFIG = [
+  "hostname edge-1",
+  "!",
+  "interface GigabitEthernet0/1",
+  " description uplink to core",
+  "!",
+  "end",
+];
 const { prompt: PROMPT, script: iosAnswer } = iosScript(HOSTNAME, RUNNING_CONFIG);
 
 let t: TestContext;
@@ -45,19 +59,31 @@ afterAll(async () => {
 
 async function fakeIos(options: Partial<FakeDeviceOptions> = {}): Promise<FakeDevice> {
   const device = await startFakeDevice({
-    script: iosAnswer, initPrompt: BANNER + PROMPT, configCommand: CONFIG_COMMAND,
-    auth: { username: USERNAME, password: PASSWORD }, ...options,
+    script: iosAnswer,
+    initPrompt: BANNER + PROMPT,
+    configCommand: CONFIG_COMMAND,
+    auth: { username: USERNAME, password: PASSWORD },
+    ...options,
   });
   started.push(device);
   return device;
 }
 
 const addDevice = (port: number, password = PASSWORD) =>
-  addLoopbackDevice(t, token, { port, templateId: iosTemplate, username: USERNAME, password, name: `fault-device-${++names}` });
+  addLoopbackDevice(t, token, {
+    port,
+    templateId: iosTemplate,
+    username: USERNAME,
+    password,
+    name: `fault-device-${++names}`,
+  });
 
-const deviceState = async (id: number) => (await t.call(`/api/v1/devices/${id}`, { token })).body.data as {
-  status: string; last_seen_at: string | null; last_backup_at: string | null;
-};
+const deviceState = async (id: number) =>
+  (await t.call(`/api/v1/devices/${id}`, { token })).body.data as {
+    status: string;
+    last_seen_at: string | null;
+    last_backup_at: string | null;
+  };
 const describeJob = (job: Job) => `${job.outcome}: ${job.message} ${JSON.stringify(job.result)}`;
 
 async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
@@ -118,11 +144,14 @@ describe("faults inside the session", () => {
     expect(job.outcome, describeJob(job)).toBe("timeout");
     expect(job.message).toBe(
       `the device went silent for 0.8 s while running '${CONFIG_COMMAND}' without returning to its prompt; ` +
-      "if the last lines end in a pager or question, add it to the template",
+        "if the last lines end in a pager or question, add it to the template",
     );
     const lastLines = job.result!.last_lines as string[];
     expect(lastLines.length).toBeGreaterThan(0);
-    expect(lastLines.every((l) => /^(?:interface |\s|!)/.test(l)), lastLines.join("\n")).toBe(true);
+    expect(
+      lastLines.every((l) => /^(?:interface |\s|!)/.test(l)),
+      lastLines.join("\n"),
+    ).toBe(true);
     expect(await latestConfigs(t, id)).toEqual(new Map());
     const state = await deviceState(id);
     expect(state.status).toBe("up");
@@ -136,7 +165,9 @@ describe("faults inside the session", () => {
     const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 5000 } });
     expect(job.outcome, describeJob(job)).toBe("error");
     expect(Date.now() - startedAt, "noticed at once, not at the idle timeout").toBeLessThan(4000);
-    expect(job.message).toBe(`the device closed the connection while '${CONFIG_COMMAND}' was running; its output is incomplete`);
+    expect(job.message).toBe(
+      `the device closed the connection while '${CONFIG_COMMAND}' was running; its output is incomplete`,
+    );
     expect((job.result!.last_lines as string[]).length).toBeGreaterThan(0);
     expect(await latestConfigs(t, id)).toEqual(new Map());
     expect((await deviceState(id)).status).toBe("up");
@@ -183,11 +214,22 @@ describe("faults inside the session", () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A collector's worker loop in this process, logging into `log` so a test can look for secrets there. */
-function runWorker(clock: { now(): Date }, options: Partial<WorkerOptions> = {}, deps: { connectTimeoutMs?: number; idleTimeoutMs?: number } = {}) {
+function runWorker(
+  clock: { now(): Date },
+  options: Partial<WorkerOptions> = {},
+  deps: { connectTimeoutMs?: number; idleTimeoutMs?: number } = {},
+) {
   const log: string[] = [];
   const worker = startWorker(
-    { db: t.db, secrets: t.secrets, clock, logger: createLogger((line) => log.push(line)), owner: "faults-worker",
-      limits: { ...DEFAULT_LIMITS, idleTimeoutMs: deps.idleTimeoutMs ?? 2000 }, connectTimeoutMs: deps.connectTimeoutMs ?? 5000 },
+    {
+      db: t.db,
+      secrets: t.secrets,
+      clock,
+      logger: createLogger((line) => log.push(line)),
+      owner: "faults-worker",
+      limits: { ...DEFAULT_LIMITS, idleTimeoutMs: deps.idleTimeoutMs ?? 2000 },
+      connectTimeoutMs: deps.connectTimeoutMs ?? 5000,
+    },
     { concurrency: 2, pollIntervalMs: 20, leaseMs: 60_000, jobTimeLimitMs: 10_000, ...options },
   );
   return { worker, log };
@@ -214,7 +256,13 @@ describe("retries, through the collector's worker loop", () => {
       await worker.stop();
     }
     const done = await readJob(job.id);
-    expect(done).toMatchObject({ state: "finished", outcome: "auth_failed", attempts: 1, maxAttempts: 3, leaseOwner: null });
+    expect(done).toMatchObject({
+      state: "finished",
+      outcome: "auth_failed",
+      attempts: 1,
+      maxAttempts: 3,
+      leaseOwner: null,
+    });
     expect(done.message).toBe("the device refused the credentials");
     expect(fake.sessions).toBe(0);
     const [row] = await t.db.select().from(jobs).where(eq(jobs.id, job.id));
@@ -233,7 +281,10 @@ describe("retries, through the collector's worker loop", () => {
     const job = await enqueue(id, clock.now(), 3);
     const { worker } = runWorker(clock);
     try {
-      await until("the first attempt", async () => (await readJob(job.id)).attempts === 1 && (await readJob(job.id)).state === "queued");
+      await until(
+        "the first attempt",
+        async () => (await readJob(job.id)).attempts === 1 && (await readJob(job.id)).state === "queued",
+      );
       let j = await readJob(job.id);
       expect(j.outcome).toBe("unreachable");
       expect(j.message).toContain("ECONNREFUSED");
@@ -244,7 +295,10 @@ describe("retries, through the collector's worker loop", () => {
       await sleep(300);
       expect((await readJob(job.id)).attempts, "not before its backoff").toBe(1);
       clock.advance(1_000);
-      await until("the second attempt", async () => (await readJob(job.id)).attempts === 2 && (await readJob(job.id)).state === "queued");
+      await until(
+        "the second attempt",
+        async () => (await readJob(job.id)).attempts === 2 && (await readJob(job.id)).state === "queued",
+      );
       j = await readJob(job.id);
       expect(j.outcome).toBe("unreachable");
       expect(j.runAfter.getTime()).toBe(clock.now().getTime() + 120_000);
@@ -273,13 +327,18 @@ describe("many sessions in one collector", () => {
     const { worker, log } = runWorker({ now: () => new Date() }, { concurrency: 6 });
     const startedAt = Date.now();
     try {
-      await until("every job to finish", async () => (await Promise.all(queued.map((j) => readJob(j.id)))).every((j) => j.state === "finished"));
+      await until("every job to finish", async () =>
+        (await Promise.all(queued.map((j) => readJob(j.id)))).every((j) => j.state === "finished"),
+      );
     } finally {
       await worker.stop();
     }
     // A claim or a heartbeat that met another job's open transaction used to block the process for 10 s, then fail.
     expect(Date.now() - startedAt).toBeLessThan(5000);
-    expect(log.filter((l) => JSON.parse(l).level !== "info"), log.join("\n")).toEqual([]);
+    expect(
+      log.filter((l) => JSON.parse(l).level !== "info"),
+      log.join("\n"),
+    ).toEqual([]);
     for (const j of queued) expect((await readJob(j.id)).outcome).toBe("success");
     expect(fakes.map((f) => f.maxConcurrentSessions)).toEqual(fakes.map(() => 1));
   });
@@ -290,8 +349,14 @@ describe("the job time limit", () => {
     let page = 0;
     const nextPage = () => `\r          \rlogging host 192.0.2.${++page % 250}\r\n --More-- `;
     const fake = await fakeIos({
-      keys: [" "], latencyMs: 100,
-      script: (line) => (line === CONFIG_COMMAND ? `${CONFIG_COMMAND}\r\nhostname edge-1\r\n --More-- ` : line === " " ? nextPage() : iosAnswer(line)),
+      keys: [" "],
+      latencyMs: 100,
+      script: (line) =>
+        line === CONFIG_COMMAND
+          ? `${CONFIG_COMMAND}\r\nhostname edge-1\r\n --More-- `
+          : line === " "
+            ? nextPage()
+            : iosAnswer(line),
     });
     const id = await addDevice(fake.port);
     const clock = manualClock(new Date());
@@ -310,7 +375,9 @@ describe("the job time limit", () => {
     const ended = await readJob(job.id);
     expect(ended.outcome, describeJob(ended)).toBe("timeout");
     expect(ended.message).toBe("the job ran past its time limit of 2 s");
-    expect(ended.runAfter.getTime(), "a timeout is retried, after the first backoff").toBe(clock.now().getTime() + 30_000);
+    expect(ended.runAfter.getTime(), "a timeout is retried, after the first backoff").toBe(
+      clock.now().getTime() + 30_000,
+    );
     expect(elapsed).toBeGreaterThanOrEqual(2000);
     expect(elapsed).toBeLessThan(4000);
     expect(page, "it kept answering: the idle timeout alone would never fire").toBeGreaterThan(5);
@@ -334,7 +401,11 @@ describe("the job time limit", () => {
     // One slot; the hung device's job is claimed first.
     const hung = await enqueue(hungId, new Date(), 1, 100);
     const next = await enqueue(healthyId, new Date(), 1, 0);
-    const { worker } = runWorker({ now: () => new Date() }, { concurrency: 1, jobTimeLimitMs: 1500 }, { connectTimeoutMs: 20_000 });
+    const { worker } = runWorker(
+      { now: () => new Date() },
+      { concurrency: 1, jobTimeLimitMs: 1500 },
+      { connectTimeoutMs: 20_000 },
+    );
     const startedAt = Date.now();
     try {
       await until("both jobs to finish", async () => (await readJob(next.id)).state === "finished", 15_000);
@@ -354,8 +425,10 @@ describe("the job time limit", () => {
 });
 
 describe("a changed host key", () => {
-  const pinned = async (id: number) => (await t.db.select({ fp: devices.hostKeyFingerprint }).from(devices).where(eq(devices.id, id)))[0]!.fp;
-  const reset = (id: number, body?: unknown, as = token) => t.call(`/api/v1/devices/${id}/host-key/reset`, { method: "POST", token: as, body });
+  const pinned = async (id: number) =>
+    (await t.db.select({ fp: devices.hostKeyFingerprint }).from(devices).where(eq(devices.id, id)))[0]!.fp;
+  const reset = (id: number, body?: unknown, as = token) =>
+    t.call(`/api/v1/devices/${id}/host-key/reset`, { method: "POST", token: as, body });
 
   it("is refused with host_key_changed naming both keys, until the new key is accepted through the API", async () => {
     const original = await fakeIos();
@@ -371,7 +444,9 @@ describe("a changed host key", () => {
     expect(refused.outcome, describeJob(refused)).toBe("host_key_changed");
     expect(refused.message).toContain(`pinned ${original.hostKeyFingerprint}`);
     expect(refused.message).toContain(`presented ${replacement.hostKeyFingerprint}`);
-    expect(refused.message, "says how to accept the key").toMatch(new RegExp(`: POST /api/v1/devices/${id}/host-key/reset$`));
+    expect(refused.message, "says how to accept the key").toMatch(
+      new RegExp(`: POST /api/v1/devices/${id}/host-key/reset$`),
+    );
     expect(replacement.sessions, "no login: the credentials never reach an unverified host").toBe(0);
     expect(await pinned(id)).toBe(original.hostKeyFingerprint);
 
@@ -379,24 +454,39 @@ describe("a changed host key", () => {
     const other = "SHA256:" + "A".repeat(43);
     const pinOther = await reset(id, { fingerprint: other });
     expect(pinOther.status, JSON.stringify(pinOther.body)).toBe(200);
-    expect(pinOther.body.data).toEqual({ device_id: id, host_key_fingerprint: other, previous_fingerprint: original.hostKeyFingerprint });
+    expect(pinOther.body.data).toEqual({
+      device_id: id,
+      host_key_fingerprint: other,
+      previous_fingerprint: original.hostKeyFingerprint,
+    });
     expect((await downloadOnce(t, id)).outcome).toBe("host_key_changed");
 
     // Pinning the key the device really has: accepted.
     const pinNew = await reset(id, { fingerprint: replacement.hostKeyFingerprint });
-    expect(pinNew.body.data).toEqual({ device_id: id, host_key_fingerprint: replacement.hostKeyFingerprint, previous_fingerprint: other });
+    expect(pinNew.body.data).toEqual({
+      device_id: id,
+      host_key_fingerprint: replacement.hostKeyFingerprint,
+      previous_fingerprint: other,
+    });
     const accepted = await downloadOnce(t, id);
     expect(accepted.outcome, describeJob(accepted)).toBe("unchanged");
     expect(await pinned(id)).toBe(replacement.hostKeyFingerprint);
 
     // Without a body the pin is forgotten, and the next connection pins what it sees.
     const forget = await reset(id);
-    expect(forget.body.data).toEqual({ device_id: id, host_key_fingerprint: null, previous_fingerprint: replacement.hostKeyFingerprint });
+    expect(forget.body.data).toEqual({
+      device_id: id,
+      host_key_fingerprint: null,
+      previous_fingerprint: replacement.hostKeyFingerprint,
+    });
     expect(await pinned(id)).toBeNull();
     expect((await downloadOnce(t, id)).outcome).toBe("unchanged");
     expect(await pinned(id)).toBe(replacement.hostKeyFingerprint);
 
-    const log = await t.call(`/api/v1/activity-logs?filter[action]=device.host_key_reset&filter[subject_id]=${id}&sort=id`, { token });
+    const log = await t.call(
+      `/api/v1/activity-logs?filter[action]=device.host_key_reset&filter[subject_id]=${id}&sort=id`,
+      { token },
+    );
     expect(log.status, JSON.stringify(log.body)).toBe(200);
     expect(log.body.data.map((e: { changes: unknown }) => e.changes)).toEqual([
       { host_key_fingerprint: { old: original.hostKeyFingerprint, new: other } },
@@ -420,7 +510,9 @@ describe("a changed host key", () => {
 
     const bad = await reset(id, { fingerprint: "MD5:16:27:ac:a5:76:28:2d:36:63:1b:56:4d:eb:df:a6:48" });
     expect(bad.status).toBe(422);
-    expect(bad.body.errors.fingerprint).toEqual(["fingerprint must be an OpenSSH SHA-256 fingerprint: SHA256: followed by 43 base64 characters"]);
+    expect(bad.body.errors.fingerprint).toEqual([
+      "fingerprint must be an OpenSSH SHA-256 fingerprint: SHA256: followed by 43 base64 characters",
+    ]);
     const empty = await reset(id, {});
     expect(empty.status).toBe(200);
     expect(empty.body.data.host_key_fingerprint).toBeNull();

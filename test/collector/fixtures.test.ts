@@ -4,7 +4,13 @@ import { parse } from "yaml";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, downloadOnce, latestConfigs } from "../helpers/collector.ts";
 import { startFakeDevice } from "../helpers/fake-device.ts";
-import { EXCERPT_RECORDINGS, FAMILY_TEMPLATES, findOxidizedFixturesDir, loadSimulation, simulationFiles } from "../helpers/simulation.ts";
+import {
+  EXCERPT_RECORDINGS,
+  FAMILY_TEMPLATES,
+  findOxidizedFixturesDir,
+  loadSimulation,
+  simulationFiles,
+} from "../helpers/simulation.ts";
 import { parseTemplate } from "../../src/modules/templates/template-schema.ts";
 import { storedText } from "../../src/modules/templates/template-text.ts";
 import { templates } from "../../src/db/schema/index.ts";
@@ -12,8 +18,11 @@ import { eq } from "drizzle-orm";
 
 const fixtureDir = findOxidizedFixturesDir();
 if (!fixtureDir) {
-  if (process.env.CI) throw new Error("the Oxidized recordings are missing: ../shared/fixtures/oxidized (or OXIDIZED_FIXTURES)");
-  console.warn("SKIPPED test/collector/fixtures.test.ts: no recordings in ../shared/fixtures/oxidized; set OXIDIZED_FIXTURES");
+  if (process.env.CI)
+    throw new Error("the Oxidized recordings are missing: ../shared/fixtures/oxidized (or OXIDIZED_FIXTURES)");
+  console.warn(
+    "SKIPPED test/collector/fixtures.test.ts: no recordings in ../shared/fixtures/oxidized; set OXIDIZED_FIXTURES",
+  );
 }
 const recordings = fixtureDir ? simulationFiles(fixtureDir) : [];
 
@@ -26,7 +35,11 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const SEPARATOR = /^[!#]$/;
-const lines = (text: string) => text.replace(/\r\n?/g, "\n").split("\n").map((l) => l.replace(/\s+$/, ""));
+const lines = (text: string) =>
+  text
+    .replace(/\r\n?/g, "\n")
+    .split("\n")
+    .map((l) => l.replace(/\s+$/, ""));
 
 /**
  * Oxidized stores the other commands' output as comment lines ("! ..." or "# ...") around the configuration.
@@ -72,7 +85,11 @@ describe.skipIf(!fixtureDir)("the collector against every recorded device sessio
       if (EXCERPT_RECORDINGS.has(name)) {
         // An excerpt is no whole configuration: a copy of the template without its config_marker stores it.
         const code = row!.code.replace(/^config_marker:.*\n/m, "");
-        const copy = await t.call("/api/v1/templates", { method: "POST", token, body: { name: `${name} excerpt`, code } });
+        const copy = await t.call("/api/v1/templates", {
+          method: "POST",
+          token,
+          body: { name: `${name} excerpt`, code },
+        });
         expect(copy.status, JSON.stringify(copy.body)).toBe(201);
         templateId = copy.body.data.id;
       }
@@ -80,10 +97,17 @@ describe.skipIf(!fixtureDir)("the collector against every recorded device sessio
       if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
       const template = parsed.template;
 
-      const device = await startFakeDevice({ simulation: loadSimulation(file), auth: { username: "oxidized", password: "replay-pass" } });
+      const device = await startFakeDevice({
+        simulation: loadSimulation(file),
+        auth: { username: "oxidized", password: "replay-pass" },
+      });
       try {
         const id = await addLoopbackDevice(t, token, {
-          port: device.port, templateId, username: "oxidized", password: "replay-pass", name: name.replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 60),
+          port: device.port,
+          templateId,
+          username: "oxidized",
+          password: "replay-pass",
+          name: name.replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 60),
         });
         const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 5000 } });
         expect(device.unexpected, "lines the recording lacks").toEqual([]);
@@ -108,10 +132,16 @@ describe.skipIf(!fixtureDir)("the collector against every recorded device sessio
           rules = undefined;
         }
         for (const pattern of rules?.fail ?? []) {
-          expect(new RegExp(pattern, "m").test(stored!) || stored!.includes(pattern), `secret still present: ${pattern}`).toBe(false);
+          expect(
+            new RegExp(pattern, "m").test(stored!) || stored!.includes(pattern),
+            `secret still present: ${pattern}`,
+          ).toBe(false);
         }
         for (const pattern of rules?.pass ?? []) {
-          expect(new RegExp(pattern, "m").test(stored!) || stored!.includes(pattern), `expected text gone: ${pattern}`).toBe(true);
+          expect(
+            new RegExp(pattern, "m").test(stored!) || stored!.includes(pattern),
+            `expected text gone: ${pattern}`,
+          ).toBe(true);
         }
       } finally {
         await device.close();

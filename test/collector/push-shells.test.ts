@@ -8,7 +8,14 @@ import { DEFAULT_LIMITS } from "../../collector/session.ts";
 import type { devices } from "../../src/db/schema/index.ts";
 import { parseTemplate, type ConnectionTemplate } from "../../src/modules/templates/template-schema.ts";
 import { freePort, stopGroup, type Spawned } from "../helpers/process.ts";
-import { createTestUser, randomPassword, removeTestUser, sshdUnavailable, startSshd, type Sshd } from "../helpers/sshd.ts";
+import {
+  createTestUser,
+  randomPassword,
+  removeTestUser,
+  sshdUnavailable,
+  startSshd,
+  type Sshd,
+} from "../helpers/sshd.ts";
 import { startTelnetd, telnetdUnavailable } from "../helpers/telnetd.ts";
 
 /**
@@ -25,7 +32,9 @@ if (unavailable) {
 }
 
 function linuxGeneric(): ConnectionTemplate {
-  const parsed = parseTemplate(readFileSync(new URL("../../collector/templates/linux-generic.yaml", import.meta.url), "utf8"));
+  const parsed = parseTemplate(
+    readFileSync(new URL("../../collector/templates/linux-generic.yaml", import.meta.url), "utf8"),
+  );
   if (!parsed.ok) throw new Error(parsed.errors[0]!.message);
   return parsed.template;
 }
@@ -75,22 +84,32 @@ describe.skipIf(unavailable)("push to real servers with the linux-generic templa
   const targets: Record<string, () => Target> = {
     "OpenSSH sshd": () => ({
       device: { ip: sshd!.host, portOverride: sshd!.port, hostKeyFingerprint: null } as typeof devices.$inferSelect,
-      template: linuxGeneric(), login: { username: USER, password },
+      template: linuxGeneric(),
+      login: { username: USER, password },
     }),
     // /bin/login asks "<hostname> login: " and "Password: ", which the default login prompts match; /bin/sh prompts "$ ".
     Telnet: () => ({
       device: { ip: "127.0.0.1", portOverride: telnetPort, hostKeyFingerprint: null } as typeof devices.$inferSelect,
-      template: { ...linuxGeneric(), protocol: "telnet", port: 23, prompt: "^[$#] $" }, login: { username: USER, password },
+      template: { ...linuxGeneric(), protocol: "telnet", port: 23, prompt: "^[$#] $" },
+      login: { username: USER, password },
     }),
   };
 
   const push = (target: Target, request: PushRequest) =>
-    pushLines({ target, limits: { ...DEFAULT_LIMITS, idleTimeoutMs: 10_000 }, connectTimeoutMs: 5_000 }, request, new AbortController().signal, { connected: false });
+    pushLines(
+      { target, limits: { ...DEFAULT_LIMITS, idleTimeoutMs: 10_000 }, connectTimeoutMs: 5_000 },
+      request,
+      new AbortController().signal,
+      { connected: false },
+    );
 
   for (const [name, target] of Object.entries(targets)) {
     it(`${name}: every line runs, in order`, async () => {
       const dir = freshScratch();
-      const outcome = await push(target(), { lines: [`mkdir ${dir}/a`, `echo one > ${dir}/a/f`, `echo two >> ${dir}/a/f`], save: true });
+      const outcome = await push(target(), {
+        lines: [`mkdir ${dir}/a`, `echo one > ${dir}/a/f`, `echo two >> ${dir}/a/f`],
+        save: true,
+      });
       expect(outcome.status, outcome.message + outcome.transcript).toBe("success");
       expect(readFileSync(join(dir, "a/f"), "utf8")).toBe("one\ntwo\n");
       expect(outcome.transcript).toContain(`> echo one > ${dir}/a/f\n`);
@@ -99,7 +118,10 @@ describe.skipIf(unavailable)("push to real servers with the linux-generic templa
 
     it(`${name}: a line the shell refuses stops the push, and nothing after it runs`, async () => {
       const dir = freshScratch();
-      const outcome = await push(target(), { lines: [`echo one > ${dir}/f`, `cat ${dir}/missing`, `echo two > ${dir}/g`], save: true });
+      const outcome = await push(target(), {
+        lines: [`echo one > ${dir}/f`, `cat ${dir}/missing`, `echo two > ${dir}/g`],
+        save: true,
+      });
       expect(outcome.status, outcome.transcript).toBe("failed");
       expect(outcome.failedLine).toMatchObject({ index: 1, line: `cat ${dir}/missing` });
       expect(outcome.failedLine!.answer).toContain("No such file or directory");

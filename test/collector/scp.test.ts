@@ -26,18 +26,38 @@ afterAll(async () => {
   await t.close();
 });
 
-async function deviceWith(code: string, options: Partial<FakeDeviceOptions>): Promise<{ id: number; device: FakeDevice }> {
-  const created = await t.call("/api/v1/templates", { method: "POST", token, body: { name: `scp-${started.length}`, code } });
+async function deviceWith(
+  code: string,
+  options: Partial<FakeDeviceOptions>,
+): Promise<{ id: number; device: FakeDevice }> {
+  const created = await t.call("/api/v1/templates", {
+    method: "POST",
+    token,
+    body: { name: `scp-${started.length}`, code },
+  });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const device = await startFakeDevice({ script: () => undefined, mode: "exec", auth: { username: USERNAME, password: PASSWORD }, ...options });
+  const device = await startFakeDevice({
+    script: () => undefined,
+    mode: "exec",
+    auth: { username: USERNAME, password: PASSWORD },
+    ...options,
+  });
   started.push(device);
-  const id = await addLoopbackDevice(t, token, { port: device.port, templateId: created.body.data.id, username: USERNAME, password: PASSWORD });
+  const id = await addLoopbackDevice(t, token, {
+    port: device.port,
+    templateId: created.body.data.id,
+    username: USERNAME,
+    password: PASSWORD,
+  });
   return { id, device };
 }
 
 describe("a file fetched over SCP", () => {
   it("is stored under 'scp <path>', byte for byte, its lines normalised", async () => {
-    const { id, device } = await deviceWith("exec: true\ncommands:\n  - scp: config.ini\n", { files: { "config.ini": CONFIG_INI }, chunkSize: 7 });
+    const { id, device } = await deviceWith("exec: true\ncommands:\n  - scp: config.ini\n", {
+      files: { "config.ini": CONFIG_INI },
+      chunkSize: 7,
+    });
     const job = await downloadOnce(t, id, { jobTimeLimitMs: 5_000 });
     expect(job.outcome, job.message ?? "").toBe("success");
     expect((await latestConfigs(t, id)).get("scp config.ini")).toBe(CONFIG_INI.replaceAll("\r\n", "\n"));
@@ -54,14 +74,19 @@ describe("a file fetched over SCP", () => {
   });
 
   it("a device that never starts the transfer: the job times out on the silence limit, it does not hang", async () => {
-    const { id } = await deviceWith("exec: true\ncommands:\n  - scp: config.ini\n", { files: { "config.ini": CONFIG_INI }, faults: { neverPrompt: true } });
+    const { id } = await deviceWith("exec: true\ncommands:\n  - scp: config.ini\n", {
+      files: { "config.ini": CONFIG_INI },
+      faults: { neverPrompt: true },
+    });
     const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 400 }, jobTimeLimitMs: 5_000 });
     expect(job.outcome).toBe("timeout");
     expect(job.message).toContain("SCP of 'config.ini' produced nothing for 0.4 s");
   });
 
   it("one larger than the output limit is refused before its bytes are read", async () => {
-    const { id } = await deviceWith("exec: true\ncommands:\n  - scp: config.ini\n", { files: { "config.ini": "x".repeat(4096) } });
+    const { id } = await deviceWith("exec: true\ncommands:\n  - scp: config.ini\n", {
+      files: { "config.ini": "x".repeat(4096) },
+    });
     const job = await downloadOnce(t, id, { limits: { maxOutputBytes: 1024 }, jobTimeLimitMs: 5_000 });
     expect(job.outcome).toBe("error");
     expect(job.message).toContain("the file is 4096 bytes, more than the output limit of 1024 bytes");
@@ -73,14 +98,20 @@ describe("a file fetched over SCP", () => {
     const { id } = await deviceWith(code, { files: { "config.ini": CONFIG_INI } });
     const job = await downloadOnce(t, id, { jobTimeLimitMs: 5_000 });
     expect(job.outcome, job.message ?? "").toBe("success");
-    expect(job.result).toMatchObject({ skipped_commands: [{ command: "scp /var/log/event.txt", reason: expect.stringContaining("No such file or directory") }] });
+    expect(job.result).toMatchObject({
+      skipped_commands: [
+        { command: "scp /var/log/event.txt", reason: expect.stringContaining("No such file or directory") },
+      ],
+    });
     expect([...(await latestConfigs(t, id)).keys()]).toEqual(["scp config.ini"]);
   });
 
   it("works beside an interactive shell session on the same connection", async () => {
-    const code = "prompt: '^apc>$'\nsetup: [session -h]\ncommands:\n  - scp: config.ini\n  - about\nconfig_command: scp config.ini\nteardown: [exit]\n";
+    const code =
+      "prompt: '^apc>$'\nsetup: [session -h]\ncommands:\n  - scp: config.ini\n  - about\nconfig_command: scp config.ini\nteardown: [exit]\n";
     const { id, device } = await deviceWith(code, {
-      mode: "both", initPrompt: "\r\nSchneider Electric Network Management Card AOS\r\napc>",
+      mode: "both",
+      initPrompt: "\r\nSchneider Electric Network Management Card AOS\r\napc>",
       files: { "config.ini": CONFIG_INI },
       script: (line) => {
         if (line === "session -h") return "session -h\r\nE000: Success\r\napc>";

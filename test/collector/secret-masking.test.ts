@@ -19,8 +19,11 @@ import { removeLines } from "../../src/modules/templates/template-text.ts";
  */
 const dir = findConfigFixturesDir();
 if (!dir) {
-  if (process.env.CI) throw new Error("the configurations are missing: ../shared/fixtures/configs (or CONFIG_FIXTURES)");
-  console.warn("SKIPPED test/collector/secret-masking.test.ts: no configurations in ../shared/fixtures/configs; set CONFIG_FIXTURES");
+  if (process.env.CI)
+    throw new Error("the configurations are missing: ../shared/fixtures/configs (or CONFIG_FIXTURES)");
+  console.warn(
+    "SKIPPED test/collector/secret-masking.test.ts: no configurations in ../shared/fixtures/configs; set CONFIG_FIXTURES",
+  );
 }
 const fixtures = dir ? configFixtures(dir) : [];
 
@@ -55,7 +58,10 @@ afterAll(() => t.close());
 async function familyTemplate(family: string) {
   const known = templateIds.get(family);
   if (known) return known;
-  const [row] = await t.db.select().from(templates).where(eq(templates.id, await builtinTemplateId(t, family)));
+  const [row] = await t.db
+    .select()
+    .from(templates)
+    .where(eq(templates.id, await builtinTemplateId(t, family)));
   const code = row!.code.replace(/^(?:config_marker|min_bytes):.*\n/gm, "");
   const copy = await t.call("/api/v1/templates", { method: "POST", token, body: { name: `${family} excerpts`, code } });
   expect(copy.status, JSON.stringify(copy.body)).toBe(201);
@@ -68,7 +74,8 @@ async function familyTemplate(family: string) {
 
 /** The fixture's lines a device prints and the template keeps: blanks and trailing blanks aside, drop filters applied. */
 function expectedLines(fixture: ConfigFixture, template: ConnectionTemplate): { number: number; text: string }[] {
-  return fixture.text.split("\n")
+  return fixture.text
+    .split("\n")
     .map((text, i) => ({ number: i + 1, text: text.replace(/\s+$/, "") }))
     .filter((l) => l.text.trim() !== "" && removeLines(l.text, template.filters.drop) !== "");
 }
@@ -81,10 +88,20 @@ describe.skipIf(!dir)("real configurations backed up through each family's templ
   for (const fixture of fixtures) {
     it(`${fixture.family}/${fixture.file} (${fixture.form}): no secret in clear, nothing else masked, no line lost`, async () => {
       const { id: templateId, template } = await familyTemplate(fixture.family);
-      const device = await startFamilyDevice({ family: fixture.family, configCommand: template.config_command, config: fixture.text, auth: { username: "netkeep", password: "fixture-pass" } });
+      const device = await startFamilyDevice({
+        family: fixture.family,
+        configCommand: template.config_command,
+        config: fixture.text,
+        auth: { username: "netkeep", password: "fixture-pass" },
+      });
       let stored: string | undefined;
       try {
-        const deviceId = await addLoopbackDevice(t, token, { port: device.port, templateId, username: "netkeep", password: "fixture-pass" });
+        const deviceId = await addLoopbackDevice(t, token, {
+          port: device.port,
+          templateId,
+          username: "netkeep",
+          password: "fixture-pass",
+        });
         const job = await downloadOnce(t, deviceId, { limits: { idleTimeoutMs: 5000 } });
         expect(job.outcome, `${job.message} ${JSON.stringify(job.result)}`).toBe("success");
         stored = (await latestConfigs(t, deviceId)).get(template.config_command);
@@ -101,7 +118,10 @@ describe.skipIf(!dir)("real configurations backed up through each family's templ
       const known = KNOWN_SECRETS[fixture.family]?.[fixture.file] ?? [];
       const knownValues = new Set(known.map(([, v]) => v));
       const oracle = oracleSecrets(fixture.text);
-      if (fixture.form === "as kept") expect(oracle.map((o) => `${o.line}:${o.value}`).sort(), "the two oracles agree").toEqual(known.map(([l, v]) => `${l}:${v}`).sort());
+      if (fixture.form === "as kept")
+        expect(oracle.map((o) => `${o.line}:${o.value}`).sort(), "the two oracles agree").toEqual(
+          known.map(([l, v]) => `${l}:${v}`).sort(),
+        );
       else for (const o of oracle) expect(knownValues, `oracle value not in the list: ${o.value}`).toContain(o.value);
 
       const problems: string[] = [];
@@ -109,12 +129,16 @@ describe.skipIf(!dir)("real configurations backed up through each family's templ
       expected.forEach((line, i) => {
         const storedLine = storedLines[i]!;
         const masked = maskedValues(line.text, storedLine);
-        if (masked === undefined) return void problems.push(`line ${line.number} changed beyond masking:\n  ${line.text}\n  ${storedLine}`);
+        if (masked === undefined)
+          return void problems.push(`line ${line.number} changed beyond masking:\n  ${line.text}\n  ${storedLine}`);
         masks += masked.length;
-        const secretsHere = fixture.form === "as kept"
-          ? known.filter(([n]) => n === line.number).map(([, v]) => v)
-          : oracle.filter((o) => o.line === line.number).map((o) => o.value);
-        for (const value of secretsHere) if (!masked.includes(value)) problems.push(`line ${line.number}: secret '${value}' stored in clear: ${storedLine}`);
+        const secretsHere =
+          fixture.form === "as kept"
+            ? known.filter(([n]) => n === line.number).map(([, v]) => v)
+            : oracle.filter((o) => o.line === line.number).map((o) => o.value);
+        for (const value of secretsHere)
+          if (!masked.includes(value))
+            problems.push(`line ${line.number}: secret '${value}' stored in clear: ${storedLine}`);
         for (const value of masked) {
           const secret = fixture.form === "as kept" ? secretsHere.includes(value) : knownValues.has(value);
           if (!secret) problems.push(`line ${line.number}: '${value}' masked, but it is no secret: ${storedLine}`);

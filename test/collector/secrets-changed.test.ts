@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
-import { addLoopbackDevice, builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript } from "../helpers/collector.ts";
+import {
+  addLoopbackDevice,
+  builtinTemplateId,
+  downloadOnce,
+  IOS_CONFIG_COMMAND,
+  iosScript,
+} from "../helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../helpers/fake-device.ts";
 import { readBlob } from "../../src/modules/configs/store.ts";
 
@@ -37,7 +43,9 @@ beforeAll(async () => {
   t = await createTestContext();
   token = await t.token();
   device = await startFakeDevice({
-    script: (line) => iosScript("edge-7", running).script(line), initPrompt: "edge-7#", configCommand: IOS_CONFIG_COMMAND,
+    script: (line) => iosScript("edge-7", running).script(line),
+    initPrompt: "edge-7#",
+    configCommand: IOS_CONFIG_COMMAND,
     auth: { username: USERNAME, password: PASSWORD },
   });
 });
@@ -55,7 +63,8 @@ async function everythingStored(): Promise<string> {
     for (const row of rows) {
       for (const value of Object.values(row)) {
         if (typeof value === "string") parts.push(value);
-        else if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) parts.push(Buffer.from(value as ArrayBuffer).toString("latin1"));
+        else if (value instanceof ArrayBuffer || ArrayBuffer.isView(value))
+          parts.push(Buffer.from(value as ArrayBuffer).toString("latin1"));
       }
     }
   }
@@ -65,7 +74,12 @@ async function everythingStored(): Promise<string> {
 }
 
 const versions = async (deviceId: number) =>
-  (await t.call(`/api/v1/configs/all-by-deviceid/${deviceId}?filter[command]=${encodeURIComponent(IOS_CONFIG_COMMAND)}&sort=version`, { token })).body.data
+  (
+    await t.call(
+      `/api/v1/configs/all-by-deviceid/${deviceId}?filter[command]=${encodeURIComponent(IOS_CONFIG_COMMAND)}&sort=version`,
+      { token },
+    )
+  ).body.data
     .filter((v: { command: string }) => v.command === IOS_CONFIG_COMMAND)
     .sort((a: { version: number }, b: { version: number }) => a.version - b.version);
 
@@ -76,14 +90,22 @@ async function changeOf(configId: number) {
 }
 
 it("a rotated secret is a new version flagged secrets_changed, its value stored nowhere; the same download again is unchanged", async () => {
-  const deviceId = await addLoopbackDevice(t, token, { port: device.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: USERNAME, password: PASSWORD });
+  const deviceId = await addLoopbackDevice(t, token, {
+    port: device.port,
+    templateId: await builtinTemplateId(t, "cisco-ios"),
+    username: USERNAME,
+    password: PASSWORD,
+  });
   expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
 
   running = config(COMMUNITY_2, "rack-1");
   const rotated = await downloadOnce(t, deviceId);
   expect(rotated.outcome, rotated.message ?? "").toBe("success");
   let list = await versions(deviceId);
-  expect(list.map((v: { version: number; secrets_changed: boolean }) => [v.version, v.secrets_changed])).toEqual([[1, false], [2, true]]);
+  expect(list.map((v: { version: number; secrets_changed: boolean }) => [v.version, v.secrets_changed])).toEqual([
+    [1, false],
+    [2, true],
+  ]);
   // The masked text is the same: only the flag tells them apart.
   expect(list[1].hash).toBe(list[0].hash);
   const one = (await t.call(`/api/v1/configs/${list[1].id}`, { token })).body.data;
@@ -92,7 +114,9 @@ it("a rotated secret is a new version flagged secrets_changed, its value stored 
   expect(change.secrets_changed).toBe(true);
   expect(change.diff).toContain("secrets changed (values not stored)");
   // The event that webhooks and mail hear of it by says so too, with no line changed.
-  const [event] = await t.db.all<{ payload: string }>(sql`select payload from events where type = 'config.changed' and json_extract(payload, '$.new_version_id') = ${list[1].id}`);
+  const [event] = await t.db.all<{ payload: string }>(
+    sql`select payload from events where type = 'config.changed' and json_extract(payload, '$.new_version_id') = ${list[1].id}`,
+  );
   expect(JSON.parse(event!.payload)).toMatchObject({ secrets_changed: true, lines_added: 0, lines_removed: 0 });
 
   const stored = await everythingStored();
@@ -107,7 +131,11 @@ it("a rotated secret is a new version flagged secrets_changed, its value stored 
   running = config(COMMUNITY_2, "rack-2");
   expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
   list = await versions(deviceId);
-  expect(list.map((v: { version: number; secrets_changed: boolean }) => [v.version, v.secrets_changed])).toEqual([[1, false], [2, true], [3, false]]);
+  expect(list.map((v: { version: number; secrets_changed: boolean }) => [v.version, v.secrets_changed])).toEqual([
+    [1, false],
+    [2, true],
+    [3, false],
+  ]);
   const textChange = await changeOf(list[2].id);
   expect(textChange.secrets_changed).toBe(false);
   expect(textChange.diff).not.toContain("secrets changed");
@@ -116,7 +144,12 @@ it("a rotated secret is a new version flagged secrets_changed, its value stored 
   running = config(COMMUNITY_3, "rack-3");
   expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
   list = await versions(deviceId);
-  expect(list.map((v: { version: number; secrets_changed: boolean }) => [v.version, v.secrets_changed])).toEqual([[1, false], [2, true], [3, false], [4, true]]);
+  expect(list.map((v: { version: number; secrets_changed: boolean }) => [v.version, v.secrets_changed])).toEqual([
+    [1, false],
+    [2, true],
+    [3, false],
+    [4, true],
+  ]);
   const both = await changeOf(list[3].id);
   expect(both.diff).toContain("secrets changed (values not stored)");
   expect(both.diff).toContain("+snmp-server location rack-3");
@@ -124,7 +157,12 @@ it("a rotated secret is a new version flagged secrets_changed, its value stored 
 });
 
 it("versions stored before digests were kept (null) never count as a secret change by themselves", async () => {
-  const deviceId = await addLoopbackDevice(t, token, { port: device.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: USERNAME, password: PASSWORD });
+  const deviceId = await addLoopbackDevice(t, token, {
+    port: device.port,
+    templateId: await builtinTemplateId(t, "cisco-ios"),
+    username: USERNAME,
+    password: PASSWORD,
+  });
   running = config(COMMUNITY_1, "rack-9");
   expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
   await t.db.run(sql`update configs set secrets_digest = null where device_id = ${deviceId}`);
@@ -137,13 +175,26 @@ it("versions stored before digests were kept (null) never count as a secret chan
 });
 
 it("a template whose device encrypts secrets anew at every display (secrets_reencrypted) keeps no digest: a new value is no change", async () => {
-  const [row] = await t.db.all<{ code: string }>(sql`select code from templates where id = ${await builtinTemplateId(t, "cisco-ios")}`);
-  const created = await t.call("/api/v1/templates", { method: "POST", token, body: { name: "ios re-encrypting", code: `${row!.code.trimEnd()}\nsecrets_reencrypted: true\n` } });
+  const [row] = await t.db.all<{ code: string }>(
+    sql`select code from templates where id = ${await builtinTemplateId(t, "cisco-ios")}`,
+  );
+  const created = await t.call("/api/v1/templates", {
+    method: "POST",
+    token,
+    body: { name: "ios re-encrypting", code: `${row!.code.trimEnd()}\nsecrets_reencrypted: true\n` },
+  });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const deviceId = await addLoopbackDevice(t, token, { port: device.port, templateId: created.body.data.id, username: USERNAME, password: PASSWORD });
+  const deviceId = await addLoopbackDevice(t, token, {
+    port: device.port,
+    templateId: created.body.data.id,
+    username: USERNAME,
+    password: PASSWORD,
+  });
   running = config(COMMUNITY_1, "rack-5");
   expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
   running = config(COMMUNITY_2, "rack-5");
   expect((await downloadOnce(t, deviceId)).outcome).toBe("unchanged");
-  expect((await t.db.all(sql`select distinct secrets_digest as digest from configs where device_id = ${deviceId}`))).toEqual([{ digest: null }]);
+  expect(
+    await t.db.all(sql`select distinct secrets_digest as digest from configs where device_id = ${deviceId}`),
+  ).toEqual([{ digest: null }]);
 });

@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { templates } from "../../src/db/schema/index.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
-import { addLoopbackDevice, builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript, latestConfigs } from "../helpers/collector.ts";
+import {
+  addLoopbackDevice,
+  builtinTemplateId,
+  downloadOnce,
+  IOS_CONFIG_COMMAND,
+  iosScript,
+  latestConfigs,
+} from "../helpers/collector.ts";
 import { startFakeDevice, type FakeDevice, type FakeDeviceOptions } from "../helpers/fake-device.ts";
 
 /**
@@ -13,7 +20,14 @@ import { startFakeDevice, type FakeDevice, type FakeDeviceOptions } from "../hel
 const USERNAME = "netops";
 const PASSWORD = "Quirk-Test-Pass-4417";
 const HOSTNAME = "edge-7";
-const RUNNING_CONFIG = ["hostname edge-7", "!", "interface GigabitEthernet0/1", " description uplink to core", "!", "end"];
+const RUNNING_CONFIG = [
+  "hostname edge-7",
+  "!",
+  "interface GigabitEthernet0/1",
+  " description uplink to core",
+  "!",
+  "end",
+];
 const { prompt: PROMPT, script: iosAnswer } = iosScript(HOSTNAME, RUNNING_CONFIG);
 
 let t: TestContext;
@@ -33,25 +47,35 @@ afterAll(async () => {
 
 async function fakeIos(options: Partial<FakeDeviceOptions>): Promise<number> {
   const device = await startFakeDevice({
-    script: iosAnswer, initPrompt: `\r\n${PROMPT}`, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD }, ...options,
+    script: iosAnswer,
+    initPrompt: `\r\n${PROMPT}`,
+    configCommand: IOS_CONFIG_COMMAND,
+    auth: { username: USERNAME, password: PASSWORD },
+    ...options,
   });
   started.push(device);
-  return addLoopbackDevice(t, token, { port: device.port, templateId: iosTemplate, username: USERNAME, password: PASSWORD });
+  return addLoopbackDevice(t, token, {
+    port: device.port,
+    templateId: iosTemplate,
+    username: USERNAME,
+    password: PASSWORD,
+  });
 }
 
 describe("a pager prompt in the middle of a line", () => {
   // A device that pages by bytes, not lines, cuts a line at the pager; each erases its prompt its own way.
   const erasers = {
-    "backspaces": "\b".repeat(8) + " ".repeat(8) + "\b".repeat(8),
+    backspaces: "\b".repeat(8) + " ".repeat(8) + "\b".repeat(8),
     "ANSI cursor-left and erase-line": "\x1b[8D\x1b[K",
-    "nothing": "",
+    nothing: "",
   };
   for (const [how, erase] of Object.entries(erasers)) {
     it(`keeps the text before it, when the device erases the prompt with ${how}`, async () => {
       const id = await fakeIos({
         keys: [" "],
         script: (line) => {
-          if (line === IOS_CONFIG_COMMAND) return `${IOS_CONFIG_COMMAND}\r\nhostname edge-7\r\n!\r\ninterface GigabitEthernet0/1\r\n description upli--More--`;
+          if (line === IOS_CONFIG_COMMAND)
+            return `${IOS_CONFIG_COMMAND}\r\nhostname edge-7\r\n!\r\ninterface GigabitEthernet0/1\r\n description upli--More--`;
           if (line === " ") return `${erase}nk to core\r\n!\r\nend\r\n${PROMPT}`;
           return iosAnswer(line);
         },
@@ -73,9 +97,14 @@ describe("optional commands", () => {
       },
     });
     // The normal silence limit is far longer than the whole test may take.
-    const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 20_000, optionalIdleTimeoutMs: 300 }, jobTimeLimitMs: 5_000 });
+    const job = await downloadOnce(t, id, {
+      limits: { idleTimeoutMs: 20_000, optionalIdleTimeoutMs: 300 },
+      jobTimeLimitMs: 5_000,
+    });
     expect(job.outcome, job.message ?? "").toBe("success");
-    expect(job.result).toMatchObject({ skipped_commands: [{ command: "show vtp status", reason: expect.stringMatching(/silent for 0.3 s/) }] });
+    expect(job.result).toMatchObject({
+      skipped_commands: [{ command: "show vtp status", reason: expect.stringMatching(/silent for 0.3 s/) }],
+    });
     const stored = await latestConfigs(t, id);
     expect(stored.get(IOS_CONFIG_COMMAND)).toBe(RUNNING_CONFIG.join("\n") + "\n");
     // The commands after the skipped one got their own output, not the prompt it left behind.
@@ -86,11 +115,17 @@ describe("optional commands", () => {
   it("one the device refuses (no VTP: IOS's '% Invalid input') stores nothing and is recorded as skipped", async () => {
     const id = await fakeIos({
       script: (line) =>
-        line === "show vtp status" ? [line, "             ^", "% Invalid input detected at '^' marker.", "", PROMPT].join("\r\n") : iosAnswer(line),
+        line === "show vtp status"
+          ? [line, "             ^", "% Invalid input detected at '^' marker.", "", PROMPT].join("\r\n")
+          : iosAnswer(line),
     });
     const job = await downloadOnce(t, id);
     expect(job.outcome, job.message ?? "").toBe("success");
-    expect(job.result).toMatchObject({ skipped_commands: [{ command: "show vtp status", reason: "the device refused it: % Invalid input detected at '^' marker." }] });
+    expect(job.result).toMatchObject({
+      skipped_commands: [
+        { command: "show vtp status", reason: "the device refused it: % Invalid input detected at '^' marker." },
+      ],
+    });
     const stored = await latestConfigs(t, id);
     expect(stored.has("show vtp status")).toBe(false);
     expect(stored.get(IOS_CONFIG_COMMAND)).toBe(RUNNING_CONFIG.join("\n") + "\n");
@@ -98,11 +133,22 @@ describe("optional commands", () => {
   });
 
   it("a session that fails keeps its transcript and last lines with the secrets masked", async () => {
-    const id = await fakeIos({ script: (line) => (line === IOS_CONFIG_COMMAND ? `${line}\r\nhostname edge-7\r\nsnmp-server community Quirk-Community-77 RO\r\n` : iosAnswer(line)) });
+    const id = await fakeIos({
+      script: (line) =>
+        line === IOS_CONFIG_COMMAND
+          ? `${line}\r\nhostname edge-7\r\nsnmp-server community Quirk-Community-77 RO\r\n`
+          : iosAnswer(line),
+    });
     const job = await downloadOnce(t, id, { limits: { idleTimeoutMs: 600, optionalIdleTimeoutMs: 300 } });
     expect(job.outcome).toBe("timeout");
-    expect(job.result!.last_lines).toEqual([IOS_CONFIG_COMMAND, "hostname edge-7", "snmp-server community <secret hidden> RO"]);
-    expect(job.result!.transcript).toContain(`[sent] ${IOS_CONFIG_COMMAND}\n${IOS_CONFIG_COMMAND}\nhostname edge-7\nsnmp-server community <secret hidden> RO`);
+    expect(job.result!.last_lines).toEqual([
+      IOS_CONFIG_COMMAND,
+      "hostname edge-7",
+      "snmp-server community <secret hidden> RO",
+    ]);
+    expect(job.result!.transcript).toContain(
+      `[sent] ${IOS_CONFIG_COMMAND}\n${IOS_CONFIG_COMMAND}\nhostname edge-7\nsnmp-server community <secret hidden> RO`,
+    );
     expect(JSON.stringify(job.result)).not.toContain("Quirk-Community-77");
   });
 
@@ -115,7 +161,8 @@ describe("optional commands", () => {
 });
 
 describe("a configuration command that prints no configuration", () => {
-  const answering = (output: string[]) => (line: string) => (line === IOS_CONFIG_COMMAND ? [line, ...output, PROMPT].join("\r\n") : iosAnswer(line));
+  const answering = (output: string[]) => (line: string) =>
+    line === IOS_CONFIG_COMMAND ? [line, ...output, PROMPT].join("\r\n") : iosAnswer(line);
 
   it("printing nothing ends the job output_invalid and stores nothing, not even the other commands", async () => {
     const id = await fakeIos({ script: answering([]) });
@@ -133,7 +180,9 @@ describe("a configuration command that prints no configuration", () => {
   });
 
   it("printing text without the template's config_marker ends the job output_invalid, and says what it printed", async () => {
-    const id = await fakeIos({ script: answering(["% Authorization failed.", "snmp-server community Marker-Test-Community RO"]) });
+    const id = await fakeIos({
+      script: answering(["% Authorization failed.", "snmp-server community Marker-Test-Community RO"]),
+    });
     const job = await downloadOnce(t, id);
     expect(job.outcome).toBe("output_invalid");
     expect(job.message).toContain("without the template's config_marker /^hostname \\S/");
@@ -146,14 +195,24 @@ describe("a configuration command that prints no configuration", () => {
   it("a template's min_bytes refuses a configuration shorter than it", async () => {
     const [ios] = await t.db.select({ code: templates.code }).from(templates).where(eq(templates.id, iosTemplate));
     const created = await t.call("/api/v1/templates", {
-      method: "POST", token, body: { name: "ios with min_bytes", code: `${ios!.code}\nmin_bytes: 4096\n` },
+      method: "POST",
+      token,
+      body: { name: "ios with min_bytes", code: `${ios!.code}\nmin_bytes: 4096\n` },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const device = await startFakeDevice({
-      script: iosAnswer, initPrompt: `\r\n${PROMPT}`, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD },
+      script: iosAnswer,
+      initPrompt: `\r\n${PROMPT}`,
+      configCommand: IOS_CONFIG_COMMAND,
+      auth: { username: USERNAME, password: PASSWORD },
     });
     started.push(device);
-    const id = await addLoopbackDevice(t, token, { port: device.port, templateId: created.body.data.id, username: USERNAME, password: PASSWORD });
+    const id = await addLoopbackDevice(t, token, {
+      port: device.port,
+      templateId: created.body.data.id,
+      username: USERNAME,
+      password: PASSWORD,
+    });
     const job = await downloadOnce(t, id);
     expect(job.outcome).toBe("output_invalid");
     expect(job.message).toMatch(/returned \d+ bytes, fewer than the template's min_bytes \(4096\)/);
@@ -171,9 +230,18 @@ describe("a login asked again inside the SSH session", () => {
   };
 
   it("is answered with the device's credentials, and the configuration is stored", async () => {
-    const device = await startFakeDevice({ script: inBand(false), initPrompt: "\r\nUser Access Verification\r\n\r\nUsername: ", auth: { username: USERNAME, password: PASSWORD } });
+    const device = await startFakeDevice({
+      script: inBand(false),
+      initPrompt: "\r\nUser Access Verification\r\n\r\nUsername: ",
+      auth: { username: USERNAME, password: PASSWORD },
+    });
     started.push(device);
-    const id = await addLoopbackDevice(t, token, { port: device.port, templateId: iosTemplate, username: USERNAME, password: PASSWORD });
+    const id = await addLoopbackDevice(t, token, {
+      port: device.port,
+      templateId: iosTemplate,
+      username: USERNAME,
+      password: PASSWORD,
+    });
     const job = await downloadOnce(t, id, { jobTimeLimitMs: 5_000 });
     expect(job.outcome, job.message ?? "").toBe("success");
     expect((await latestConfigs(t, id)).get(IOS_CONFIG_COMMAND)).toBe(RUNNING_CONFIG.join("\n") + "\n");
@@ -182,18 +250,36 @@ describe("a login asked again inside the SSH session", () => {
   });
 
   it("refused there is auth_failed, and the password is nowhere in the job", async () => {
-    const device = await startFakeDevice({ script: inBand(true), initPrompt: "\r\nUsername: ", auth: { username: USERNAME, password: PASSWORD } });
+    const device = await startFakeDevice({
+      script: inBand(true),
+      initPrompt: "\r\nUsername: ",
+      auth: { username: USERNAME, password: PASSWORD },
+    });
     started.push(device);
-    const id = await addLoopbackDevice(t, token, { port: device.port, templateId: iosTemplate, username: USERNAME, password: PASSWORD });
+    const id = await addLoopbackDevice(t, token, {
+      port: device.port,
+      templateId: iosTemplate,
+      username: USERNAME,
+      password: PASSWORD,
+    });
     const job = await downloadOnce(t, id, { jobTimeLimitMs: 5_000 });
     expect(job.outcome, job.message ?? "").toBe("auth_failed");
     expect(JSON.stringify(job)).not.toContain(PASSWORD);
   });
 
   it("a device that goes straight to its prompt is not sent the credentials", async () => {
-    const device = await startFakeDevice({ script: iosAnswer, initPrompt: `\r\n${PROMPT}`, auth: { username: USERNAME, password: PASSWORD } });
+    const device = await startFakeDevice({
+      script: iosAnswer,
+      initPrompt: `\r\n${PROMPT}`,
+      auth: { username: USERNAME, password: PASSWORD },
+    });
     started.push(device);
-    const id = await addLoopbackDevice(t, token, { port: device.port, templateId: iosTemplate, username: USERNAME, password: PASSWORD });
+    const id = await addLoopbackDevice(t, token, {
+      port: device.port,
+      templateId: iosTemplate,
+      username: USERNAME,
+      password: PASSWORD,
+    });
     const job = await downloadOnce(t, id, { jobTimeLimitMs: 5_000 });
     expect(job.outcome, job.message ?? "").toBe("success");
     expect(device.received.join("")).not.toContain(PASSWORD);

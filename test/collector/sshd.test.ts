@@ -8,7 +8,17 @@ import { devices } from "../../src/db/schema/index.ts";
 import { normalizeConfigText } from "../../src/modules/configs/text.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { builtinTemplateId, downloadOnce, latestConfigs } from "../helpers/collector.ts";
-import { createTestUser, generateKeyPair, randomPassword, removeTestUser, sshdUnavailable, startSshd, type KeyPair, type KeyType, type Sshd } from "../helpers/sshd.ts";
+import {
+  createTestUser,
+  generateKeyPair,
+  randomPassword,
+  removeTestUser,
+  sshdUnavailable,
+  startSshd,
+  type KeyPair,
+  type KeyType,
+  type Sshd,
+} from "../helpers/sshd.ts";
 
 /**
  * The collector against a real OpenSSH server on loopback, with the built-in linux-generic template: password
@@ -42,7 +52,10 @@ const LEGACY_PROFILES: LegacyProfile[] = [
     name: "SHA-1 key exchange, AES-256-CBC, RSA host key",
     hostKeyType: "rsa",
     login: "rsa key",
-    kex: "diffie-hellman-group14-sha1", cipher: "aes256-cbc", mac: "hmac-sha1", hostKey: "ssh-rsa",
+    kex: "diffie-hellman-group14-sha1",
+    cipher: "aes256-cbc",
+    mac: "hmac-sha1",
+    hostKey: "ssh-rsa",
     // Added, not alone: sshd's server-sig-algs lists rsa-sha2-* whatever this says, so clients (OpenSSH's own
     // too) sign with rsa-sha2-256 and an "ssh-rsa"-only list refuses every RSA key. Old devices send no
     // server-sig-algs at all, and then ssh2 signs with ssh-rsa.
@@ -54,14 +67,20 @@ const LEGACY_PROFILES: LegacyProfile[] = [
     name: "SHA-1 group exchange, AES-128-CBC",
     hostKeyType: "rsa",
     login: "password",
-    kex: "diffie-hellman-group-exchange-sha1", cipher: "aes128-cbc", mac: "hmac-sha1", hostKey: "ssh-rsa",
+    kex: "diffie-hellman-group-exchange-sha1",
+    cipher: "aes128-cbc",
+    mac: "hmac-sha1",
+    hostKey: "ssh-rsa",
     extra: {},
   },
   {
     name: "1024-bit group, 3DES, HMAC-MD5, DSA host key",
     hostKeyType: "dsa",
     login: "password",
-    kex: "diffie-hellman-group1-sha1", cipher: "3des-cbc", mac: "hmac-md5", hostKey: "ssh-dss",
+    kex: "diffie-hellman-group1-sha1",
+    cipher: "3des-cbc",
+    mac: "hmac-md5",
+    hostKey: "ssh-dss",
     extra: {},
   },
 ];
@@ -101,17 +120,34 @@ describe.skipIf(unavailable)("collector against OpenSSH sshd (openssh-server)", 
     removeTestUser(USER);
   });
 
-  const createDevice = async (name: string, server: Sshd, login: Record<string, unknown>, templateId = linuxGeneric): Promise<number> => {
+  const createDevice = async (
+    name: string,
+    server: Sshd,
+    login: Record<string, unknown>,
+    templateId = linuxGeneric,
+  ): Promise<number> => {
     const res = await t.call("/api/v1/devices", {
-      method: "POST", token: admin,
-      body: { device_name: name, device_ip: server.host, device_vendor: "Cisco", device_port_override: server.port, device_template_id: templateId, ...login },
+      method: "POST",
+      token: admin,
+      body: {
+        device_name: name,
+        device_ip: server.host,
+        device_vendor: "Cisco",
+        device_port_override: server.port,
+        device_template_id: templateId,
+        ...login,
+      },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body.data.id;
   };
 
   const createKeyCredential = async (name: string, key: KeyPair): Promise<number> => {
-    const res = await t.call("/api/v1/device-credentials", { method: "POST", token: admin, body: { cred_name: name, cred_username: USER, ssh_key: key.privateKey } });
+    const res = await t.call("/api/v1/device-credentials", {
+      method: "POST",
+      token: admin,
+      body: { cred_name: name, cred_username: USER, ssh_key: key.privateKey },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body.data.id;
   };
@@ -158,7 +194,14 @@ describe.skipIf(unavailable)("collector against OpenSSH sshd (openssh-server)", 
 
   /** A user template running its commands on exec channels (POST /api/v1/templates with the YAML). */
   const execTemplate = async (name: string, commands: string[]): Promise<number> => {
-    const code = ["vendor: Linux", "description: Linux host over SSH exec channels", "exec: true", "commands:", ...commands.map((c) => `  - ${JSON.stringify(c)}`), ""].join("\n");
+    const code = [
+      "vendor: Linux",
+      "description: Linux host over SSH exec channels",
+      "exec: true",
+      "commands:",
+      ...commands.map((c) => `  - ${JSON.stringify(c)}`),
+      "",
+    ].join("\n");
     const res = await t.call("/api/v1/templates", { method: "POST", token: admin, body: { name, code } });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body.data.id;
@@ -172,14 +215,29 @@ describe.skipIf(unavailable)("collector against OpenSSH sshd (openssh-server)", 
       const lines = Array.from({ length: 6000 }, (_, i) => `Setting${i}=Zürich – ${"x".repeat(40)}`);
       writeFileSync(join(dir, "config.ini"), lines.join("\r\n") + "\r\n", { mode: 0o644 });
       const code = `exec: true\ncommands:\n  - scp: ${dir}/config.ini\n  - {scp: ${dir}/missing.ini, optional: true}\n`;
-      const created = await t.call("/api/v1/templates", { method: "POST", token: admin, body: { name: "scp-sshd", code } });
+      const created = await t.call("/api/v1/templates", {
+        method: "POST",
+        token: admin,
+        body: { name: "scp-sshd", code },
+      });
       expect(created.status, JSON.stringify(created.body)).toBe(201);
-      const id = await createDevice("sshd-scp", modern!, { device_username: USER, device_password: password }, created.body.data.id);
+      const id = await createDevice(
+        "sshd-scp",
+        modern!,
+        { device_username: USER, device_password: password },
+        created.body.data.id,
+      );
 
       const job = await downloadOnce(t, id);
       expect(job.outcome, why(job, modern)).toBe("success");
-      expect(Object.fromEntries(await latestConfigs(t, id))).toEqual({ [`scp ${dir}/config.ini`]: lines.join("\n") + "\n" });
-      expect(job.result).toMatchObject({ skipped_commands: [{ command: `scp ${dir}/missing.ini`, reason: expect.stringContaining("No such file or directory") }] });
+      expect(Object.fromEntries(await latestConfigs(t, id))).toEqual({
+        [`scp ${dir}/config.ini`]: lines.join("\n") + "\n",
+      });
+      expect(job.result).toMatchObject({
+        skipped_commands: [
+          { command: `scp ${dir}/missing.ini`, reason: expect.stringContaining("No such file or directory") },
+        ],
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -187,11 +245,19 @@ describe.skipIf(unavailable)("collector against OpenSSH sshd (openssh-server)", 
 
   it("runs commands on exec channels with a user template", async () => {
     const templateId = await execTemplate("linux-exec", [COMMAND, "id -un"]);
-    const id = await createDevice("sshd-exec", modern!, { device_username: USER, device_password: password }, templateId);
+    const id = await createDevice(
+      "sshd-exec",
+      modern!,
+      { device_username: USER, device_password: password },
+      templateId,
+    );
 
     const job = await downloadOnce(t, id);
     expect(job.outcome, why(job, modern)).toBe("success");
-    expect(Object.fromEntries(await latestConfigs(t, id))).toEqual({ [COMMAND]: expectedOutput(), "id -un": `${USER}\n` });
+    expect(Object.fromEntries(await latestConfigs(t, id))).toEqual({
+      [COMMAND]: expectedOutput(),
+      "id -un": `${USER}\n`,
+    });
   });
 
   it("stores nothing when an exec command fails or its connection is cut mid-output", async () => {
@@ -204,8 +270,12 @@ describe.skipIf(unavailable)("collector against OpenSSH sshd (openssh-server)", 
       ({ status, stderr } = err as { status: number; stderr: string });
     }
     expect(status).not.toBe(0);
-    const failing = await createDevice("sshd-exec-fails", modern!, { device_username: USER, device_password: password },
-      await execTemplate("linux-exec-fails", [COMMAND, `cat ${missing}`]));
+    const failing = await createDevice(
+      "sshd-exec-fails",
+      modern!,
+      { device_username: USER, device_password: password },
+      await execTemplate("linux-exec-fails", [COMMAND, `cat ${missing}`]),
+    );
     const failed = await downloadOnce(t, failing);
     expect(failed.outcome, why(failed, modern)).toBe("error");
     expect(failed.message).toContain(`exited with status ${status}`);
@@ -213,8 +283,12 @@ describe.skipIf(unavailable)("collector against OpenSSH sshd (openssh-server)", 
     expect(await latestConfigs(t, failing)).toEqual(new Map());
 
     // The command kills its own sshd session process once "partial" is out: the connection drops, no exit status.
-    const cut = await createDevice("sshd-exec-cut", modern!, { device_username: USER, device_password: password },
-      await execTemplate("linux-exec-cut", ["echo partial; sleep 0.3; kill -KILL $PPID"]));
+    const cut = await createDevice(
+      "sshd-exec-cut",
+      modern!,
+      { device_username: USER, device_password: password },
+      await execTemplate("linux-exec-cut", ["echo partial; sleep 0.3; kill -KILL $PPID"]),
+    );
     const dropped = await downloadOnce(t, cut);
     expect(dropped.outcome, why(dropped, modern)).toBe("error");
     expect(dropped.message).toMatch(/connection closed .*incomplete/);
@@ -246,7 +320,11 @@ describe.skipIf(unavailable)("collector against OpenSSH sshd (openssh-server)", 
       // most of a minute with the event loop blocked: the collector must settle on the fixed group instead.
       server = await startSshd({
         user: USER,
-        config: { KexAlgorithms: "diffie-hellman-group-exchange-sha256,diffie-hellman-group14-sha256", Ciphers: "aes256-ctr", LogLevel: "DEBUG" },
+        config: {
+          KexAlgorithms: "diffie-hellman-group-exchange-sha256,diffie-hellman-group14-sha256",
+          Ciphers: "aes256-ctr",
+          LogLevel: "DEBUG",
+        },
       });
     });
     afterAll(async () => server?.stop());
@@ -261,14 +339,23 @@ describe.skipIf(unavailable)("collector against OpenSSH sshd (openssh-server)", 
 
   /** linux-generic copied through the API and given legacy_algorithms: true, as a user would. */
   let legacyTemplate: Promise<number> | undefined;
-  const legacyCopy = () => (legacyTemplate ??= (async () => {
-    const copy = await t.call(`/api/v1/templates/${linuxGeneric}/copy`, { method: "POST", token: admin, body: { name: "linux-legacy" } });
-    expect(copy.status, JSON.stringify(copy.body)).toBe(201);
-    const code = `${copy.body.data.code.trimEnd()}\nlegacy_algorithms: true\n`;
-    const patched = await t.call(`/api/v1/templates/${copy.body.data.id}`, { method: "PATCH", token: admin, body: { code } });
-    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-    return copy.body.data.id as number;
-  })());
+  const legacyCopy = () =>
+    (legacyTemplate ??= (async () => {
+      const copy = await t.call(`/api/v1/templates/${linuxGeneric}/copy`, {
+        method: "POST",
+        token: admin,
+        body: { name: "linux-legacy" },
+      });
+      expect(copy.status, JSON.stringify(copy.body)).toBe(201);
+      const code = `${copy.body.data.code.trimEnd()}\nlegacy_algorithms: true\n`;
+      const patched = await t.call(`/api/v1/templates/${copy.body.data.id}`, {
+        method: "PATCH",
+        token: admin,
+        body: { code },
+      });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      return copy.body.data.id as number;
+    })());
 
   describe.each(LEGACY_PROFILES)("an sshd that speaks only legacy algorithms: $name", (profile) => {
     let legacy: Sshd;
@@ -279,10 +366,18 @@ describe.skipIf(unavailable)("collector against OpenSSH sshd (openssh-server)", 
 
     beforeAll(async () => {
       legacy = await startSshd({
-        user: USER, hostKeyType: profile.hostKeyType, authorizedKeys: [rsa.publicKey],
-        config: { KexAlgorithms: profile.kex, Ciphers: profile.cipher, MACs: profile.mac, HostKeyAlgorithms: profile.hostKey, ...profile.extra,
+        user: USER,
+        hostKeyType: profile.hostKeyType,
+        authorizedKeys: [rsa.publicKey],
+        config: {
+          KexAlgorithms: profile.kex,
+          Ciphers: profile.cipher,
+          MACs: profile.mac,
+          HostKeyAlgorithms: profile.hostKey,
+          ...profile.extra,
           // sshd names the algorithms it agreed to only at debug level.
-          LogLevel: "DEBUG" },
+          LogLevel: "DEBUG",
+        },
       });
     });
     afterAll(async () => legacy?.stop());
@@ -297,7 +392,12 @@ describe.skipIf(unavailable)("collector against OpenSSH sshd (openssh-server)", 
     });
 
     it("is reached by a user copy of linux-generic with legacy_algorithms: true", async () => {
-      const id = await createDevice(`sshd-legacy-on-${profile.kex}`, legacy, await login(`legacy-on-${profile.kex}`), await legacyCopy());
+      const id = await createDevice(
+        `sshd-legacy-on-${profile.kex}`,
+        legacy,
+        await login(`legacy-on-${profile.kex}`),
+        await legacyCopy(),
+      );
 
       const job = await downloadOnce(t, id, { connectTimeoutMs: 30_000 });
       expect(job.outcome, why(job, legacy)).toBe("success");

@@ -19,7 +19,8 @@ import { freeUdpAndTcpPort } from "../helpers/process.ts";
 
 const RSYSLOGD = ["/usr/sbin/rsyslogd", "/sbin/rsyslogd"].find((p) => existsSync(p));
 const rsyslogMissing = RSYSLOGD ? undefined : "rsyslogd is not installed (apt-get install rsyslog)";
-const commit = (hostname: string) => `<189>Nov 28 21:00:00 ${hostname} mgd[4242]: UI_COMMIT: User 'admin' requested 'commit' operation (comment: none)`;
+const commit = (hostname: string) =>
+  `<189>Nov 28 21:00:00 ${hostname} mgd[4242]: UI_COMMIT: User 'admin' requested 'commit' operation (comment: none)`;
 
 let t: TestContext;
 let token: string;
@@ -30,7 +31,11 @@ let relayPort: number;
 let dir: string;
 const devices: Record<"named" | "addressed", number> = { named: 0, addressed: 0 };
 
-const syslogJobs = (deviceId: number) => t.db.select().from(jobs).where(and(eq(jobs.deviceId, deviceId), eq(jobs.trigger, "syslog")));
+const syslogJobs = (deviceId: number) =>
+  t.db
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.deviceId, deviceId), eq(jobs.trigger, "syslog")));
 
 /** Sends one datagram from a loopback address. */
 async function sendFrom(address: string, port: number, text: string): Promise<void> {
@@ -42,7 +47,8 @@ async function sendFrom(address: string, port: number, text: string): Promise<vo
 
 /** Waits (real time: rsyslog and the kernel deliver the packets) until the receiver has counted `n` messages, then for its writes. */
 async function received(n: number): Promise<void> {
-  for (let i = 0; i < 600 && (service.receiver?.counters.received ?? 0) < n; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 600 && (service.receiver?.counters.received ?? 0) < n; i++)
+    await new Promise((r) => setTimeout(r, 50));
   await service.receiver!.idle();
 }
 
@@ -52,24 +58,55 @@ describe.skipIf(rsyslogMissing)("messages relayed by rsyslog", () => {
     token = await t.token();
     const junos = await builtinTemplateId(t, "juniper-junos");
     // Neither device's address is the relay's (127.0.0.1): only the HOSTNAME field can name them.
-    devices.named = await addLoopbackDevice(t, token, { port: 22, templateId: junos, name: "MX1-Edge", device_ip: "127.0.0.77", device_vendor: "Juniper" });
-    devices.addressed = await addLoopbackDevice(t, token, { port: 22, templateId: junos, name: "mx2-core", device_ip: "127.0.0.78", device_vendor: "Juniper" });
+    devices.named = await addLoopbackDevice(t, token, {
+      port: 22,
+      templateId: junos,
+      name: "MX1-Edge",
+      device_ip: "127.0.0.77",
+      device_vendor: "Juniper",
+    });
+    devices.addressed = await addLoopbackDevice(t, token, {
+      port: 22,
+      templateId: junos,
+      name: "mx2-core",
+      device_ip: "127.0.0.78",
+      device_vendor: "Juniper",
+    });
     const port = await freeUdpAndTcpPort();
     relayPort = await freeUdpAndTcpPort();
-    const patched = await t.call("/api/v1/settings", { method: "PATCH", token, body: { syslog: { enabled: true, port, debounce_seconds: 30 } } });
+    const patched = await t.call("/api/v1/settings", {
+      method: "PATCH",
+      token,
+      body: { syslog: { enabled: true, port, debounce_seconds: 30 } },
+    });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-    service = startSyslogService({ db: t.db, clock, logger: silentLogger }, { owner: "test-collector", host: "test", pid: process.pid, version: "test", concurrency: 1, startedAt: clock.now() });
+    service = startSyslogService(
+      { db: t.db, clock, logger: silentLogger },
+      {
+        owner: "test-collector",
+        host: "test",
+        pid: process.pid,
+        version: "test",
+        concurrency: 1,
+        startedAt: clock.now(),
+      },
+    );
     await service.reconcile();
     expect(service.state().state).toBe("listening");
 
     dir = mkdtempSync(join(tmpdir(), "netkeep-rsyslog-"));
-    writeFileSync(join(dir, "rsyslog.conf"), [
-      `global(workDirectory="${dir}")`,
-      'module(load="imudp")',
-      `input(type="imudp" address="127.0.0.1" port="${relayPort}")`,
-      `*.* action(type="omfwd" target="127.0.0.1" port="${port}" protocol="udp")`,
-    ].join("\n"));
-    rsyslog = spawn(RSYSLOGD!, ["-n", "-f", join(dir, "rsyslog.conf"), "-i", join(dir, "rsyslogd.pid")], { stdio: "ignore" });
+    writeFileSync(
+      join(dir, "rsyslog.conf"),
+      [
+        `global(workDirectory="${dir}")`,
+        'module(load="imudp")',
+        `input(type="imudp" address="127.0.0.1" port="${relayPort}")`,
+        `*.* action(type="omfwd" target="127.0.0.1" port="${port}" protocol="udp")`,
+      ].join("\n"),
+    );
+    rsyslog = spawn(RSYSLOGD!, ["-n", "-f", join(dir, "rsyslog.conf"), "-i", join(dir, "rsyslogd.pid")], {
+      stdio: "ignore",
+    });
     // rsyslog is ready when a message sent to it reaches the receiver (its start-up takes a moment).
     for (let i = 0; i < 100 && !(service.receiver!.counters.received > 0); i++) {
       await sendFrom("127.0.0.1", relayPort, "<14>Nov 28 21:00:00 nobody-here test: ready?");
@@ -85,7 +122,11 @@ describe.skipIf(rsyslogMissing)("messages relayed by rsyslog", () => {
   });
 
   it("refuses a relay that is no address", async () => {
-    const res = await t.call("/api/v1/settings", { method: "PATCH", token, body: { syslog: { relays: ["rsyslog.example"] } } });
+    const res = await t.call("/api/v1/settings", {
+      method: "PATCH",
+      token,
+      body: { syslog: { relays: ["rsyslog.example"] } },
+    });
     expect(res.status).toBe(422);
     expect(JSON.stringify(res.body)).toContain("must be an IPv4 or IPv6 address");
   });
@@ -97,7 +138,11 @@ describe.skipIf(rsyslogMissing)("messages relayed by rsyslog", () => {
     expect(service.receiver!.counters.unknown_source - before.unknown_source).toBe(1);
     expect(await syslogJobs(devices.named)).toEqual([]);
 
-    const patched = await t.call("/api/v1/settings", { method: "PATCH", token, body: { syslog: { relays: ["127.0.0.1"] } } });
+    const patched = await t.call("/api/v1/settings", {
+      method: "PATCH",
+      token,
+      body: { syslog: { relays: ["127.0.0.1"] } },
+    });
     expect(patched.body.data.syslog.relays).toEqual(["127.0.0.1"]);
     await service.reconcile();
     before = { ...service.receiver!.counters };

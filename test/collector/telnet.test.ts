@@ -21,7 +21,8 @@ const USER = "netkeep-telnet-test";
 // printf prints UTF-8 the command line itself does not carry: a Telnet client's typing may be 7-bit, the output not.
 const COMMANDS = ["cat /etc/hostname", "uname -sr", "printf 'caf\\303\\251\\n'"];
 /** What this machine's own shell prints for a command: computed here, not taken from the download. */
-const expectedOutput = (command: string) => normalizeConfigText(execFileSync("/bin/sh", ["-c", command], { encoding: "utf8" }));
+const expectedOutput = (command: string) =>
+  normalizeConfigText(execFileSync("/bin/sh", ["-c", command], { encoding: "utf8" }));
 
 const TEMPLATE = [
   "vendor: Linux",
@@ -59,7 +60,11 @@ describe.skipIf(unavailable)("collector against a real telnetd (inetutils-telnet
     inetd = await startTelnetd(dir, port);
     t = await createTestContext();
     admin = await t.token();
-    const res = await t.call("/api/v1/templates", { method: "POST", token: admin, body: { name: "linux-telnet", code: TEMPLATE } });
+    const res = await t.call("/api/v1/templates", {
+      method: "POST",
+      token: admin,
+      body: { name: "linux-telnet", code: TEMPLATE },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     templateId = res.body.data.id;
   });
@@ -85,8 +90,17 @@ describe.skipIf(unavailable)("collector against a real telnetd (inetutils-telnet
 
   const createDevice = async (name: string, devicePort: number, devicePassword: string): Promise<number> => {
     const res = await t.call("/api/v1/devices", {
-      method: "POST", token: admin,
-      body: { device_name: name, device_ip: "127.0.0.1", device_vendor: "Cisco", device_port_override: devicePort, device_template_id: templateId, device_username: USER, device_password: devicePassword },
+      method: "POST",
+      token: admin,
+      body: {
+        device_name: name,
+        device_ip: "127.0.0.1",
+        device_vendor: "Cisco",
+        device_port_override: devicePort,
+        device_template_id: templateId,
+        device_username: USER,
+        device_password: devicePassword,
+      },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     return res.body.data.id;
@@ -101,7 +115,9 @@ describe.skipIf(unavailable)("collector against a real telnetd (inetutils-telnet
 
     const first = await downloadOnce(t, id, options);
     expect(first.outcome, why(first)).toBe("success");
-    expect(Object.fromEntries(await latestConfigs(t, id))).toEqual(Object.fromEntries(COMMANDS.map((c) => [c, expectedOutput(c)])));
+    expect(Object.fromEntries(await latestConfigs(t, id))).toEqual(
+      Object.fromEntries(COMMANDS.map((c) => [c, expectedOutput(c)])),
+    );
     expect(expectedOutput(COMMANDS[2]!)).toBe("café\n");
 
     const second = await downloadOnce(t, id, options);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eq, } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { createApp } from "../../src/app.ts";
 import { openSecretBox } from "../../src/bootstrap.ts";
 import { systemClock, type Clock } from "../../src/clock.ts";
@@ -44,7 +44,7 @@ function holdToContract(app: ReturnType<typeof createApp>): typeof app.request {
   app.request = (async (input: string | URL | Request, init?: RequestInit, ...rest: unknown[]) => {
     const response = await (request as (...args: unknown[]) => Response | Promise<Response>)(input, init, ...rest);
     const url = input instanceof Request ? new URL(input.url) : new URL(String(input), "http://localhost");
-    const method = (input instanceof Request ? input.method : init?.method ?? "GET").toUpperCase();
+    const method = (input instanceof Request ? input.method : (init?.method ?? "GET")).toUpperCase();
     await checkAgainstContract(method, url, response);
     return response;
   }) as typeof app.request;
@@ -62,21 +62,26 @@ export type RequestOptions = {
 };
 
 /** A fresh app on its own temporary SQLite file, plus shortcuts to make users, roles and tokens. */
-export async function createTestContext(options: {
-  rateLimitPerMinute?: number; clock?: Clock; storageDir?: string;
-  /** More settings, as environment variables (METRICS_PUBLIC, LOG_LEVEL ...). */
-  env?: Record<string, string>;
-  /** Where the app's log lines go (silent by default). */
-  logger?: Logger;
-  /** What the app calls after committing jobs (src/main.ts wakes its collector); nothing by default. */
-  jobsQueued?: () => void;
-} = {}) {
+export async function createTestContext(
+  options: {
+    rateLimitPerMinute?: number;
+    clock?: Clock;
+    storageDir?: string;
+    /** More settings, as environment variables (METRICS_PUBLIC, LOG_LEVEL ...). */
+    env?: Record<string, string>;
+    /** Where the app's log lines go (silent by default). */
+    logger?: Logger;
+    /** What the app calls after committing jobs (src/main.ts wakes its collector); nothing by default. */
+    jobsQueued?: () => void;
+  } = {},
+) {
   // storageDir: a directory holding a database an older release left (it is migrated, and removed on close).
   const dir = options.storageDir ?? mkdtempSync(join(tmpdir(), "netkeep-test-"));
   const clock = options.clock ?? systemClock;
   // TEST_DATABASE_URL=test-server: the database behind a libSQL server of the test's own (hrana-server.ts, on
   // the same file), so the suites run the remote database path (fetch, retries, migrations in one batch).
-  const server = process.env.TEST_DATABASE_URL === TEST_SERVER ? await startHranaServer(join(dir, "netkeep.db")) : undefined;
+  const server =
+    process.env.TEST_DATABASE_URL === TEST_SERVER ? await startHranaServer(join(dir, "netkeep.db")) : undefined;
   const config = loadConfig({
     STORAGE_DIR: dir,
     APP_KEY: TEST_APP_KEY,
@@ -93,37 +98,80 @@ export async function createTestContext(options: {
   let userCounter = 0;
 
   const ctx = {
-    app, db, client, dir, config, secrets, clock,
+    app,
+    db,
+    client,
+    dir,
+    config,
+    secrets,
+    clock,
     /** For a thread that writes to the same database (collector/store-thread.ts). */
-    location, threadLock,
+    location,
+    threadLock,
 
     async user(opts: { username?: string; role?: string } = {}): Promise<number> {
       const username = opts.username ?? `user${++userCounter}`;
-      const { id } = await createUser(db, { username, email: `${username}@example.test`, roleName: opts.role ?? "admin", passwordHash: await testPasswordHash() }, clock.now());
+      const { id } = await createUser(
+        db,
+        {
+          username,
+          email: `${username}@example.test`,
+          roleName: opts.role ?? "admin",
+          passwordHash: await testPasswordHash(),
+        },
+        clock.now(),
+      );
       return id;
     },
 
     /** A custom role; tag names are created if missing. */
-    async role(opts: { name: string; permissions?: readonly Ability[]; tags?: string[]; categoryIds?: number[] }): Promise<number> {
+    async role(opts: {
+      name: string;
+      permissions?: readonly Ability[];
+      tags?: string[];
+      categoryIds?: number[];
+    }): Promise<number> {
       const now = clock.now();
       const tagIds: number[] = [];
       for (const name of opts.tags ?? []) {
-        await db.insert(tags).values({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now }).onConflictDoNothing();
-        const [t] = await db.select({ id: tags.id }).from(tags).where(eq(tags.nameKey, nameKey(name)));
+        await db
+          .insert(tags)
+          .values({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now })
+          .onConflictDoNothing();
+        const [t] = await db
+          .select({ id: tags.id })
+          .from(tags)
+          .where(eq(tags.nameKey, nameKey(name)));
         tagIds.push(t!.id);
       }
       const scoped = Boolean(opts.tags || opts.categoryIds);
-      const [row] = await db.insert(roles).values({
-        name: opts.name, nameKey: nameKey(opts.name), permissions: [...(opts.permissions ?? ABILITIES)], scopeAll: !scoped,
-        scopeTagIds: tagIds, scopeCategoryIds: opts.categoryIds ?? [], createdAt: now, updatedAt: now,
-      }).returning({ id: roles.id });
+      const [row] = await db
+        .insert(roles)
+        .values({
+          name: opts.name,
+          nameKey: nameKey(opts.name),
+          permissions: [...(opts.permissions ?? ABILITIES)],
+          scopeAll: !scoped,
+          scopeTagIds: tagIds,
+          scopeCategoryIds: opts.categoryIds ?? [],
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning({ id: roles.id });
       return row!.id;
     },
 
     /** A token for a new user of the given role (admin by default). */
-    async token(abilities: readonly Ability[] = ABILITIES, opts: { role?: string; userId?: number; expiresAt?: Date } = {}): Promise<string> {
+    async token(
+      abilities: readonly Ability[] = ABILITIES,
+      opts: { role?: string; userId?: number; expiresAt?: Date } = {},
+    ): Promise<string> {
       const userId = opts.userId ?? (await ctx.user({ role: opts.role }));
-      const { value } = await issueToken(db, { userId, name: `test token ${userId}`, abilities: [...abilities], expiresAt: opts.expiresAt ?? null }, clock.now());
+      const { value } = await issueToken(
+        db,
+        { userId, name: `test token ${userId}`, abilities: [...abilities], expiresAt: opts.expiresAt ?? null },
+        clock.now(),
+      );
       return value;
     },
 
@@ -139,11 +187,16 @@ export async function createTestContext(options: {
         body = JSON.stringify(opts.body);
         headers["content-type"] ??= "application/json";
       } else if (body !== undefined) headers["content-type"] ??= "application/json";
-      return Promise.resolve((opts.offContract ? uncheckedRequest : app.request)(path, { method: opts.method ?? "GET", headers, body }));
+      return Promise.resolve(
+        (opts.offContract ? uncheckedRequest : app.request)(path, { method: opts.method ?? "GET", headers, body }),
+      );
     },
 
     /** The response with its JSON body parsed. */
-    async call<T = any>(path: string, opts: RequestOptions = {}): Promise<{ status: number; body: T; headers: Headers }> {
+    async call<T = any>(
+      path: string,
+      opts: RequestOptions = {},
+    ): Promise<{ status: number; body: T; headers: Headers }> {
       const res = await ctx.request(path, opts);
       const text = await res.text();
       return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };

@@ -31,9 +31,17 @@ export async function downloadOnce(
   const limit = setTimeout(() => controller.abort("the job ran past its time limit"), options.jobTimeLimitMs ?? 60_000);
   try {
     await runDownloadJob(
-      { db: t.db, secrets: t.secrets, clock: { now: () => new Date() }, logger: silentLogger, owner: "test-collector",
-        limits: { ...DEFAULT_LIMITS, ...options.limits }, connectTimeoutMs: options.connectTimeoutMs ?? 10_000 },
-      job, controller.signal,
+      {
+        db: t.db,
+        secrets: t.secrets,
+        clock: { now: () => new Date() },
+        logger: silentLogger,
+        owner: "test-collector",
+        limits: { ...DEFAULT_LIMITS, ...options.limits },
+        connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+      },
+      job,
+      controller.signal,
     );
   } finally {
     clearTimeout(limit);
@@ -46,7 +54,9 @@ export async function latestConfigs(t: TestContext, deviceId: number): Promise<M
   const rows = await t.db
     .select()
     .from(configs)
-    .where(sql`${configs.deviceId} = ${deviceId} and ${configs.version} = (select max(c2.version) from configs c2 where c2.device_id = ${configs.deviceId} and c2.command = ${configs.command})`);
+    .where(
+      sql`${configs.deviceId} = ${deviceId} and ${configs.version} = (select max(c2.version) from configs c2 where c2.device_id = ${configs.deviceId} and c2.command = ${configs.command})`,
+    );
   const out = new Map<string, string>();
   for (const r of rows) out.set(r.command, await readBlob(t.db, r.blobHash));
   return out;
@@ -58,14 +68,24 @@ let deviceCounter = 0;
 export async function addLoopbackDevice(
   t: TestContext,
   token: string,
-  device: { port: number; templateId: number; username?: string; password?: string; name?: string } & Record<string, unknown>,
+  device: { port: number; templateId: number; username?: string; password?: string; name?: string } & Record<
+    string,
+    unknown
+  >,
 ): Promise<number> {
   const { port, templateId, username, password, name, ...rest } = device;
   const created = await t.call("/api/v1/devices", {
-    method: "POST", token,
+    method: "POST",
+    token,
     body: {
-      device_name: name ?? `loopback-device-${++deviceCounter}`, device_ip: "127.0.0.1", device_vendor: "Cisco", device_port_override: port,
-      device_template_id: templateId, device_username: username, device_password: password, ...rest,
+      device_name: name ?? `loopback-device-${++deviceCounter}`,
+      device_ip: "127.0.0.1",
+      device_vendor: "Cisco",
+      device_port_override: port,
+      device_template_id: templateId,
+      device_username: username,
+      device_password: password,
+      ...rest,
     },
   });
   if (created.status !== 201) throw new Error(`device not created: ${JSON.stringify(created.body)}`);
@@ -91,6 +111,8 @@ export function iosScript(hostname: string, runningConfig: string[]) {
   return {
     prompt,
     script: (line: string): string | { answer: string; close: true } | undefined =>
-      line === "exit" ? { answer: "exit\r\n", close: true } : outputs[line] && [line, ...outputs[line]!, prompt].join("\r\n"),
+      line === "exit"
+        ? { answer: "exit\r\n", close: true }
+        : outputs[line] && [line, ...outputs[line]!, prompt].join("\r\n"),
   };
 }

@@ -45,8 +45,31 @@ export type ConfigState = {
 export type ConfigDevice = FakeDevice & { state: ConfigState; prompt: string };
 
 const IOS_WORDS = new Set([
-  "hostname", "interface", "description", "ip", "ipv6", "no", "username", "ntp", "logging", "snmp-server", "banner", "vlan", "name",
-  "shutdown", "service", "router", "network", "switchport", "spanning-tree", "aaa", "line", "transport", "access-list", "exit", "end",
+  "hostname",
+  "interface",
+  "description",
+  "ip",
+  "ipv6",
+  "no",
+  "username",
+  "ntp",
+  "logging",
+  "snmp-server",
+  "banner",
+  "vlan",
+  "name",
+  "shutdown",
+  "service",
+  "router",
+  "network",
+  "switchport",
+  "spanning-tree",
+  "aaa",
+  "line",
+  "transport",
+  "access-list",
+  "exit",
+  "end",
 ]);
 
 export const IOS_SHOW_RUN = "show running-config";
@@ -98,7 +121,11 @@ function iosScript(hostname: string, state: ConfigState, smb = false) {
   };
   const keyOf = (line: string) => {
     const words = line.trim().split(/\s+/);
-    return words[0] === "ip" || words[0] === "ipv6" ? words.slice(0, 2).join(" ") : words[0] === "hostname" || words[0] === "description" ? words[0] : line.trim();
+    return words[0] === "ip" || words[0] === "ipv6"
+      ? words.slice(0, 2).join(" ")
+      : words[0] === "hostname" || words[0] === "description"
+        ? words[0]
+        : line.trim();
   };
   const apply = (line: string) => {
     // IOS-XE takes the old spelling and shows the new one.
@@ -107,7 +134,9 @@ function iosScript(hostname: string, state: ConfigState, smb = false) {
     if (mode === "config-if" && block !== undefined) {
       const [start, end] = blockRange(block)!;
       const body = state.running.slice(start + 1, end);
-      const kept = body.filter((l) => (negated === undefined ? keyOf(l) !== keyOf(trimmed) : l.trim() !== negated && keyOf(l) !== negated));
+      const kept = body.filter((l) =>
+        negated === undefined ? keyOf(l) !== keyOf(trimmed) : l.trim() !== negated && keyOf(l) !== negated,
+      );
       if (negated === undefined) kept.push(` ${trimmed}`);
       state.running.splice(start + 1, end - start - 1, ...kept);
       return;
@@ -115,7 +144,10 @@ function iosScript(hostname: string, state: ConfigState, smb = false) {
     if (negated !== undefined) {
       const range = blockRange(negated);
       if (range) state.running.splice(range[0], range[1] - range[0]);
-      else state.running = state.running.filter((l) => l !== negated && !(negated.startsWith("username ") && l.startsWith(`${negated} `)));
+      else
+        state.running = state.running.filter(
+          (l) => l !== negated && !(negated.startsWith("username ") && l.startsWith(`${negated} `)),
+        );
       return;
     }
     if (trimmed.startsWith("interface ")) {
@@ -130,7 +162,8 @@ function iosScript(hostname: string, state: ConfigState, smb = false) {
   };
 
   return (line: string, via: "shell" | "exec"): ScriptAnswer => {
-    if (via === "exec") return line === IOS_SHOW_RUN ? crlf(["Building configuration...", ...iosText(state.running)]) : undefined;
+    if (via === "exec")
+      return line === IOS_SHOW_RUN ? crlf(["Building configuration...", ...iosText(state.running)]) : undefined;
     if (writing) {
       writing = false;
       if (line !== "Y" && line !== "y") return reply(line);
@@ -148,7 +181,13 @@ function iosScript(hostname: string, state: ConfigState, smb = false) {
       if (line === "exit") return { answer: "exit\r\n", close: true };
       if (line === "") return reply(line);
       if (line === "terminal length 0" || line === "terminal width 0") return reply(line);
-      if (line === IOS_SHOW_RUN) return reply(line, ["Building configuration...", "", `Current configuration : 1024 bytes`, ...iosText(state.running)]);
+      if (line === IOS_SHOW_RUN)
+        return reply(line, [
+          "Building configuration...",
+          "",
+          `Current configuration : 1024 bytes`,
+          ...iosText(state.running),
+        ]);
       if (line === "show startup-config") return reply(line, iosText(state.startup));
       if (line === "show version") return reply(line, ["Cisco IOS XE Software, Version 17.09.04a"]);
       if (line === "show vtp status") return reply(line, ["VTP Operating Mode                : Transparent"]);
@@ -186,13 +225,18 @@ function iosScript(hostname: string, state: ConfigState, smb = false) {
       const caret = " ".repeat(prompt().length + line.indexOf(badWord));
       return reply(line, [`${caret}^`, "% Invalid input detected at '^' marker.", ""]);
     }
-    if (line.trim().split(/\s+/).length === 1 && first !== "shutdown") return reply(line, ["% Incomplete command.", ""]);
+    if (line.trim().split(/\s+/).length === 1 && first !== "shutdown")
+      return reply(line, ["% Incomplete command.", ""]);
     if (/^\s*no username \S+$/.test(line)) {
       confirming = line.trim();
       return `${line}\r\nThis operation will remove all username related configurations with same name.Do you want to continue? [confirm]`;
     }
     // A top-level line in interface mode leaves the block, as IOS does.
-    if (mode === "config-if" && !line.startsWith(" ") && ["interface", "hostname", "username", "ntp", "logging", "snmp-server", "vlan", "router", "banner"].includes(first)) {
+    if (
+      mode === "config-if" &&
+      !line.startsWith(" ") &&
+      ["interface", "hostname", "username", "ntp", "logging", "snmp-server", "vlan", "router", "banner"].includes(first)
+    ) {
       mode = "config";
       block = undefined;
     }
@@ -210,7 +254,9 @@ function junosScript(hostname: string, state: ConfigState) {
     for (const l of candidate) {
       const m = /^set protocols bgp group (\S+) neighbor (\S+)/.exec(l);
       if (m && !candidate.some((c) => c.startsWith(`set protocols bgp group ${m[1]} peer-as `))) {
-        errors.push(`error: [edit protocols bgp group ${m[1]}]: Error in neighbor ${m[2]} of group ${m[1]}: peer-as not configured`);
+        errors.push(
+          `error: [edit protocols bgp group ${m[1]}]: Error in neighbor ${m[2]} of group ${m[1]}: peer-as not configured`,
+        );
       }
     }
     return errors.length ? [...errors, "error: configuration check-out failed"] : [];
@@ -227,7 +273,9 @@ function junosScript(hostname: string, state: ConfigState) {
   return (line: string, via: "shell" | "exec"): ScriptAnswer => {
     if (via === "exec") {
       if (line === JUNOS_SHOW_CONFIG || line === "show configuration | display omit") return crlf(state.running);
-      return line === "show version" || line === "show chassis hardware" || line.startsWith("set cli ") ? crlf([`Hostname: ${hostname}`]) : undefined;
+      return line === "show version" || line === "show chassis hardware" || line.startsWith("set cli ")
+        ? crlf([`Hostname: ${hostname}`])
+        : undefined;
     }
     if (!state.candidate) {
       if (line === "exit") return { answer: "exit\r\n", close: true };
@@ -259,7 +307,10 @@ function junosScript(hostname: string, state: ConfigState) {
     if (confirmed) {
       const errors = commit(line);
       if (errors) return reply(line, errors);
-      return reply(line, [`commit confirmed will be automatically rolled back in ${confirmed[1]} minutes unless confirmed`, "commit complete"]);
+      return reply(line, [
+        `commit confirmed will be automatically rolled back in ${confirmed[1]} minutes unless confirmed`,
+        "commit complete",
+      ]);
     }
     if (line === "commit" || line === "commit and-quit") {
       const errors = commit(line);
@@ -268,7 +319,8 @@ function junosScript(hostname: string, state: ConfigState) {
       return reply(line, ["commit complete", ...(line === "commit and-quit" ? ["Exiting configuration mode"] : [])]);
     }
     if (line === "exit configuration-mode" || line === "exit") {
-      if (state.candidate.join("\n") !== state.running.join("\n")) return `${line}\r\nThe configuration has been changed but not committed\r\nExit with uncommitted changes? [yes,no] (yes) `;
+      if (state.candidate.join("\n") !== state.running.join("\n"))
+        return `${line}\r\nThe configuration has been changed but not committed\r\nExit with uncommitted changes? [yes,no] (yes) `;
       state.candidate = undefined;
       return reply(line, ["Exiting configuration mode"]);
     }
@@ -280,7 +332,24 @@ function junosScript(hostname: string, state: ConfigState) {
   };
 }
 
-const XR_WORDS = new Set(["hostname", "interface", "description", "ipv4", "ipv6", "shutdown", "router", "neighbor", "remote-as", "address-family", "ntp", "logging", "username", "group", "snmp-server", "no"]);
+const XR_WORDS = new Set([
+  "hostname",
+  "interface",
+  "description",
+  "ipv4",
+  "ipv6",
+  "shutdown",
+  "router",
+  "neighbor",
+  "remote-as",
+  "address-family",
+  "ntp",
+  "logging",
+  "username",
+  "group",
+  "snmp-server",
+  "no",
+]);
 /** XR stamps every exec command's output with the router's clock. */
 const XR_CLOCK = "Tue Nov 24 14:00:01.234 UTC";
 
@@ -292,11 +361,15 @@ function xrCommitErrors(candidate: string[]): string[] {
     if (!m) return;
     let j = i + 1;
     let hasRemoteAs = false;
-    for (; j < candidate.length && candidate[j]!.startsWith("  "); j++) if (candidate[j]!.trim().startsWith("remote-as ")) hasRemoteAs = true;
+    for (; j < candidate.length && candidate[j]!.startsWith("  "); j++)
+      if (candidate[j]!.trim().startsWith("remote-as ")) hasRemoteAs = true;
     if (!hasRemoteAs) errors.push(`!!% Neighbor ${m[1]}: remote-as must be configured`);
   });
   return errors.length
-    ? ["% Failed to commit one or more configuration items during a pseudo-atomic operation. All changes made have been reverted. Please issue 'show configuration failed [inheritance]' from this session to view the errors", ...errors]
+    ? [
+        "% Failed to commit one or more configuration items during a pseudo-atomic operation. All changes made have been reverted. Please issue 'show configuration failed [inheritance]' from this session to view the errors",
+        ...errors,
+      ]
     : [];
 }
 
@@ -307,7 +380,13 @@ function iosxrScript(hostname: string, state: ConfigState) {
   let askingToCommit = false;
   /** The top-level line whose block indented lines go into. */
   let block: string | undefined;
-  const showRun = () => [XR_CLOCK, "Building configuration...", "!! IOS XR Configuration 7.5.2", ...state.running, "end"];
+  const showRun = () => [
+    XR_CLOCK,
+    "Building configuration...",
+    "!! IOS XR Configuration 7.5.2",
+    ...state.running,
+    "end",
+  ];
   const commit = (): string[] => {
     const errors = xrCommitErrors(state.candidate!);
     if (errors.length) {
@@ -360,7 +439,11 @@ function iosxrScript(hostname: string, state: ConfigState) {
       return reply(line);
     }
     const first = trimmed.split(/\s+/)[0]!;
-    if (!XR_WORDS.has(first)) return reply(line, [`${" ".repeat(prompt().length + line.indexOf(first))}^`, "% Invalid input detected at '^' marker."]);
+    if (!XR_WORDS.has(first))
+      return reply(line, [
+        `${" ".repeat(prompt().length + line.indexOf(first))}^`,
+        "% Invalid input detected at '^' marker.",
+      ]);
     if (first === "no") {
       const negated = line.replace(/^(\s*)no /, "$1");
       state.candidate = state.candidate.filter((l) => l !== negated);
@@ -387,7 +470,8 @@ function panosCommitErrors(candidate: string[]): string[] {
   const errors: string[] = [];
   for (const l of candidate) {
     const m = /^set rulebase security rules (\S+) (from|to) (\S+)$/.exec(l);
-    if (m && !candidate.some((c) => c.startsWith(`set zone ${m[3]} `))) errors.push(` rulebase -> security -> rules -> ${m[1]} -> ${m[2]} '${m[3]}' is not a valid reference`);
+    if (m && !candidate.some((c) => c.startsWith(`set zone ${m[3]} `)))
+      errors.push(` rulebase -> security -> rules -> ${m[1]} -> ${m[2]} '${m[3]}' is not a valid reference`);
   }
   return errors.length ? ["Validation Error:", ...errors, "Commit failed"] : [];
 }
@@ -402,7 +486,8 @@ function panosScript(hostname: string, state: ConfigState) {
     if (!state.candidate) {
       if (line === "quit" || line === "exit") return { answer: `${line}\r\n`, close: true };
       if (line === "" || line === "set cli pager off") return reply(line);
-      if (line === PANOS_SHOW_CONFIG) return reply(line, ["config {", ...state.running.map((l) => `  ${l.slice(4)};`), "}"]);
+      if (line === PANOS_SHOW_CONFIG)
+        return reply(line, ["config {", ...state.running.map((l) => `  ${l.slice(4)};`), "}"]);
       if (line === "configure") {
         state.candidate = [...state.running];
         return reply(line, ["Entering configuration mode"]);
@@ -452,7 +537,13 @@ function immediateScript(flavor: keyof typeof IMMEDIATE_FLAVORS) {
     return (line: string, via: "shell" | "exec"): ScriptAnswer => {
       if (via === "exec") return undefined;
       if (line === "exit") return { answer: "exit\r\n", close: true };
-      if (line === "" || line === "lock database override" || line === "set clienv rows 0" || line === "set console page 0") return reply(line);
+      if (
+        line === "" ||
+        line === "lock database override" ||
+        line === "set clienv rows 0" ||
+        line === "set console page 0"
+      )
+        return reply(line);
       if (line === showConfig) return reply(line, state.running);
       if (line === "save config") {
         state.startup = [...state.running];
@@ -461,7 +552,12 @@ function immediateScript(flavor: keyof typeof IMMEDIATE_FLAVORS) {
       state.configLines.push(line);
       const words = line.trim().split(/\s+/);
       if (!(known as readonly string[]).includes(words[0]!) || words.length < 3) {
-        return reply(line, flavor === "gaia" ? [`CLINFR0329  Invalid command:'${line}'.`] : [`${" ".repeat(prompt(hostname).length)}^-----unknown keyword ${words[0]}`]);
+        return reply(
+          line,
+          flavor === "gaia"
+            ? [`CLINFR0329  Invalid command:'${line}'.`]
+            : [`${" ".repeat(prompt(hostname).length)}^-----unknown keyword ${words[0]}`],
+        );
       }
       if (!state.running.includes(line.trim())) state.running.push(line.trim());
       return reply(line);
@@ -479,21 +575,44 @@ export type ConfigDeviceOptions = {
 
 /** Starts a device that applies what it is sent; `state` is its configuration as it stands. */
 export async function startConfigDevice(options: ConfigDeviceOptions): Promise<ConfigDevice> {
-  const state: ConfigState = { running: [...options.running], startup: [...options.running], configLines: [], commits: 0 };
+  const state: ConfigState = {
+    running: [...options.running],
+    startup: [...options.running],
+    configLines: [],
+    commits: 0,
+  };
   const flavors = {
     ios: { script: iosScript, prompt: `${options.hostname}#`, configCommand: IOS_SHOW_RUN },
-    smb: { script: (h: string, st: ConfigState) => iosScript(h, st, true), prompt: `${options.hostname}#`, configCommand: IOS_SHOW_RUN },
+    smb: {
+      script: (h: string, st: ConfigState) => iosScript(h, st, true),
+      prompt: `${options.hostname}#`,
+      configCommand: IOS_SHOW_RUN,
+    },
     junos: { script: junosScript, prompt: `netkeep@${options.hostname}>`, configCommand: JUNOS_SHOW_CONFIG },
     iosxr: { script: iosxrScript, prompt: `RP/0/RSP0/CPU0:${options.hostname}#`, configCommand: IOS_SHOW_RUN },
     panos: { script: panosScript, prompt: `netkeep@${options.hostname}> `, configCommand: PANOS_SHOW_CONFIG },
-    gaia: { script: immediateScript("gaia"), prompt: `${options.hostname}> `, configCommand: IMMEDIATE_FLAVORS.gaia.showConfig },
-    screenos: { script: immediateScript("screenos"), prompt: `${options.hostname}-> `, configCommand: IMMEDIATE_FLAVORS.screenos.showConfig },
+    gaia: {
+      script: immediateScript("gaia"),
+      prompt: `${options.hostname}> `,
+      configCommand: IMMEDIATE_FLAVORS.gaia.showConfig,
+    },
+    screenos: {
+      script: immediateScript("screenos"),
+      prompt: `${options.hostname}-> `,
+      configCommand: IMMEDIATE_FLAVORS.screenos.showConfig,
+    },
   };
   const flavor = flavors[options.flavor];
   const script = flavor.script(options.hostname, state);
   const prompt = flavor.prompt;
   const device = await startFakeDevice({
-    script, initPrompt: `\r\n${prompt}`, mode: "both", auth: options.auth, latencyMs: options.latencyMs, hostKey: options.hostKey, port: options.port,
+    script,
+    initPrompt: `\r\n${prompt}`,
+    mode: "both",
+    auth: options.auth,
+    latencyMs: options.latencyMs,
+    hostKey: options.hostKey,
+    port: options.port,
     configCommand: flavor.configCommand,
   });
   return Object.assign(device, { state, prompt });

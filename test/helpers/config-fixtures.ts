@@ -9,7 +9,9 @@ import { setToTree, treeToSet } from "./config-forms.ts";
  */
 export function findConfigFixturesDir(): string | undefined {
   const root = fileURLToPath(new URL("../../", import.meta.url));
-  const candidates = [process.env.CONFIG_FIXTURES, resolve(root, "../shared/fixtures/configs")].filter((d): d is string => !!d);
+  const candidates = [process.env.CONFIG_FIXTURES, resolve(root, "../shared/fixtures/configs")].filter(
+    (d): d is string => !!d,
+  );
   return candidates.find((dir) => existsSync(join(dir, "README.md")));
 }
 
@@ -21,20 +23,28 @@ export type ConfigFixture = {
   text: string;
 };
 
-const isSetForm = (text: string) => text.split("\n").filter((l) => l.trim() && !l.startsWith("#")).every((l) => l.startsWith("set "));
+const isSetForm = (text: string) =>
+  text
+    .split("\n")
+    .filter((l) => l.trim() && !l.startsWith("#"))
+    .every((l) => l.startsWith("set "));
 
 /** Every configuration of the folder, plus the other form of each Junos and PAN-OS one. */
 export function configFixtures(dir: string): ConfigFixture[] {
   const out: ConfigFixture[] = [];
-  for (const family of readdirSync(dir).filter((f) => !f.includes(".")).sort()) {
+  for (const family of readdirSync(dir)
+    .filter((f) => !f.includes("."))
+    .sort()) {
     for (const file of readdirSync(join(dir, family)).sort()) {
       const text = readFileSync(join(dir, family, file), "utf8").replace(/\r\n?/g, "\n");
       out.push({ family, file, form: "as kept", text });
       if (family === "juniper-junos" || family === "paloalto-panos") {
         const lines = text.split("\n");
-        out.push(isSetForm(text)
-          ? { family, file, form: "hierarchical", text: setToTree(lines).join("\n") + "\n" }
-          : { family, file, form: "set", text: treeToSet(lines).join("\n") + "\n" });
+        out.push(
+          isSetForm(text)
+            ? { family, file, form: "hierarchical", text: setToTree(lines).join("\n") + "\n" }
+            : { family, file, form: "set", text: treeToSet(lines).join("\n") + "\n" },
+        );
       }
     }
   }

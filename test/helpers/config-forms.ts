@@ -37,7 +37,11 @@ export function setToTree(lines: readonly string[]): string[] {
       }
       if (rest.size === 0) out.push(`${indent}${head};`);
       else if ([...rest.values()].every((c) => c.size === 0)) {
-        out.push(rest.size === 1 ? `${indent}${head} ${[...rest.keys()][0]};` : `${indent}${head} [ ${[...rest.keys()].join(" ")} ];`);
+        out.push(
+          rest.size === 1
+            ? `${indent}${head} ${[...rest.keys()][0]};`
+            : `${indent}${head} [ ${[...rest.keys()].join(" ")} ];`,
+        );
       } else {
         out.push(`${indent}${head} {`);
         print(rest, `${indent}    `);

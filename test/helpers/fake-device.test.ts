@@ -1,8 +1,24 @@
 import { basename } from "node:path";
 import { Client, type ClientChannel, type ConnectConfig } from "ssh2";
 import { afterEach, describe, expect, it } from "vitest";
-import { configBlocks, fingerprintOf, generateHostKey, startFakeDevice, startFakeDevices, type FakeDevice, type FakeDeviceOptions } from "./fake-device.ts";
-import { decodeRubyEscapes, loadSimulation, parseSimulation, recordedMode, simulationFiles, stripTerminator, type Simulation } from "./simulation.ts";
+import {
+  configBlocks,
+  fingerprintOf,
+  generateHostKey,
+  startFakeDevice,
+  startFakeDevices,
+  type FakeDevice,
+  type FakeDeviceOptions,
+} from "./fake-device.ts";
+import {
+  decodeRubyEscapes,
+  loadSimulation,
+  parseSimulation,
+  recordedMode,
+  simulationFiles,
+  stripTerminator,
+  type Simulation,
+} from "./simulation.ts";
 
 const USER = { username: "oxidized", password: "s3cret" };
 const QUIET_MS = 250;
@@ -24,7 +40,11 @@ async function device(options: FakeDeviceOptions): Promise<FakeDevice> {
 
 type Login = { client: Client; fingerprint: string };
 
-function connect(target: FakeDevice, config: Partial<ConnectConfig> = { password: USER.password }, username = USER.username): Promise<Login> {
+function connect(
+  target: FakeDevice,
+  config: Partial<ConnectConfig> = { password: USER.password },
+  username = USER.username,
+): Promise<Login> {
   return new Promise((resolve, reject) => {
     const client = new Client();
     clients.push(client);
@@ -67,7 +87,8 @@ class Capture {
   async until(what: string, done: () => boolean, timeoutMs = 3_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!done()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.text().slice(-300))}`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.text().slice(-300))}`);
       await new Promise((r) => setTimeout(r, 5));
     }
   }
@@ -83,11 +104,15 @@ class Capture {
 }
 
 function shell(client: Client): Promise<Capture> {
-  return new Promise((resolve, reject) => client.shell({ term: "vt100", cols: 200, rows: 24 }, (err, ch) => (err ? reject(err) : resolve(new Capture(ch)))));
+  return new Promise((resolve, reject) =>
+    client.shell({ term: "vt100", cols: 200, rows: 24 }, (err, ch) => (err ? reject(err) : resolve(new Capture(ch)))),
+  );
 }
 
 async function exec(client: Client, command: string): Promise<Capture> {
-  const capture = await new Promise<Capture>((resolve, reject) => client.exec(command, (err, ch) => (err ? reject(err) : resolve(new Capture(ch)))));
+  const capture = await new Promise<Capture>((resolve, reject) =>
+    client.exec(command, (err, ch) => (err ? reject(err) : resolve(new Capture(ch)))),
+  );
   await capture.until(`the end of '${command}'`, () => capture.closed);
   return capture;
 }
@@ -98,9 +123,29 @@ const fixture = (prefix: string) => loadSimulation(files.find((f) => basename(f)
 
 describe("simulation.yaml decoding", () => {
   it("decodes the recorder's Ruby escapes after YAML parsing, and only those", () => {
-    expect(decodeRubyEscapes(String.raw`a\x20\r\n\t\e[m\b\"q\" \\x20 \x00 \q`)).toBe('a \r\n\t\x1b[m\b"q" \\x20 \x00 \\q');
-    const sim = parseSimulation(['init_prompt: |-', '  banner\\r', '  R1#\\x20', 'commands:', '  - "show x\\n": |-', '      show x', '      R1#\\x20', '  - " ": ""'].join("\n"));
-    expect(sim).toEqual({ initPrompt: "banner\r\nR1# ", commands: [{ line: "show x\n", answer: "show x\nR1# " }, { line: " ", answer: "" }], ordered: true });
+    expect(decodeRubyEscapes(String.raw`a\x20\r\n\t\e[m\b\"q\" \\x20 \x00 \q`)).toBe(
+      'a \r\n\t\x1b[m\b"q" \\x20 \x00 \\q',
+    );
+    const sim = parseSimulation(
+      [
+        "init_prompt: |-",
+        "  banner\\r",
+        "  R1#\\x20",
+        "commands:",
+        '  - "show x\\n": |-',
+        "      show x",
+        "      R1#\\x20",
+        '  - " ": ""',
+      ].join("\n"),
+    );
+    expect(sim).toEqual({
+      initPrompt: "banner\r\nR1# ",
+      commands: [
+        { line: "show x\n", answer: "show x\nR1# " },
+        { line: " ", answer: "" },
+      ],
+      ordered: true,
+    });
     expect(parseSimulation('init_prompt:\ncommands:\n  "ls\\n": x').initPrompt).toBe("");
   });
 
@@ -136,7 +181,9 @@ describe("replays every recording byte for byte", () => {
       // The last entry of a list, or exit in a map, ends the session as the device did.
       await out.until("the device to close the shell", () => out.closed);
     }
-    expect(target.received).toEqual(sim.commands.map((c) => (recordedMode(sim) === "exec" ? stripTerminator(c.line) : c.line)));
+    expect(target.received).toEqual(
+      sim.commands.map((c) => (recordedMode(sim) === "exec" ? stripTerminator(c.line) : c.line)),
+    );
     expect(target.unexpected).toEqual([]);
     expect(target.sessions).toBe(1);
   });
@@ -149,7 +196,7 @@ describe("what the recording lacks", () => {
     const out = await shell((await connect(target)).client);
     await out.untilBytes(byteLength(sim.initPrompt));
     out.channel.write("show bogus\n");
-    const reply = "show bogus\r\n% Unrecognized command recorded by fake device: \"show bogus\\n\"\r\nLAB-SW123_9200L#";
+    const reply = 'show bogus\r\n% Unrecognized command recorded by fake device: "show bogus\\n"\r\nLAB-SW123_9200L#';
     await out.untilBytes(byteLength(sim.initPrompt + reply));
     expect(out.text()).toBe(sim.initPrompt + reply);
     expect(target.unexpected).toEqual(["show bogus\n"]);
@@ -193,7 +240,9 @@ describe("what the recording lacks", () => {
 
   it("answers an entry of a list that was skipped when asked later, as a device answers commands in any order", async () => {
     const sim = fixture("nxos#dummy");
-    const [first, second] = ["terminal length 0\n", "show version\n"].map((line) => sim.commands.findIndex((c) => c.line === line));
+    const [first, second] = ["terminal length 0\n", "show version\n"].map((line) =>
+      sim.commands.findIndex((c) => c.line === line),
+    );
     expect(first).toBeLessThan(second!); // recorded in this order; asked the other way round below
     const target = await device({ simulation: sim, auth: USER });
     const out = await shell((await connect(target)).client);
@@ -220,7 +269,9 @@ describe("what the recording lacks", () => {
 
     const ios = await device({ simulation: fixture("ios#"), auth: USER });
     const { client } = await connect(ios);
-    await expect(new Promise((resolve, reject) => client.exec("show version", (err) => (err ? reject(err) : resolve(undefined))))).rejects.toThrow();
+    await expect(
+      new Promise((resolve, reject) => client.exec("show version", (err) => (err ? reject(err) : resolve(undefined)))),
+    ).rejects.toThrow();
     expect(ios.unexpected).toEqual(["<exec request to a shell device> show version"]);
   });
 });
@@ -230,15 +281,22 @@ describe("authentication and host keys", () => {
     const target = await device({ simulation: fixture("ios#"), auth: USER });
     await connect(target);
     await expect(connect(target, { password: "wrong" })).rejects.toMatchObject({ level: "client-authentication" });
-    await expect(connect(target, { password: USER.password }, "someone")).rejects.toMatchObject({ level: "client-authentication" });
+    await expect(connect(target, { password: USER.password }, "someone")).rejects.toMatchObject({
+      level: "client-authentication",
+    });
     expect(target.sessions).toBe(1);
   });
 
   it("accepts the configured public key and no other", async () => {
     const mine = generateHostKey();
-    const target = await device({ simulation: fixture("ios#"), auth: { username: USER.username, publicKey: mine.publicKey } });
+    const target = await device({
+      simulation: fixture("ios#"),
+      auth: { username: USER.username, publicKey: mine.publicKey },
+    });
     await connect(target, { privateKey: mine.privateKey });
-    await expect(connect(target, { privateKey: generateHostKey().privateKey })).rejects.toMatchObject({ level: "client-authentication" });
+    await expect(connect(target, { privateKey: generateHostKey().privateKey })).rejects.toMatchObject({
+      level: "client-authentication",
+    });
     await expect(connect(target, { password: "anything" })).rejects.toMatchObject({ level: "client-authentication" });
   });
 
@@ -255,7 +313,13 @@ describe("authentication and host keys", () => {
         });
         client.on("ready", () => resolve());
         client.on("error", reject);
-        client.connect({ host: target.host, port: target.port, username: USER.username, readyTimeout: 5_000, tryKeyboard: true });
+        client.connect({
+          host: target.host,
+          port: target.port,
+          username: USER.username,
+          readyTimeout: 5_000,
+          tryKeyboard: true,
+        });
       });
     await viaKeyboard(USER.password);
     expect(asked).toEqual(["Password: "]);
@@ -277,7 +341,10 @@ describe("authentication and host keys", () => {
     expect((await connect(a)).fingerprint).toBe(a.hostKeyFingerprint);
     expect((await connect(b)).fingerprint).toBe(b.hostKeyFingerprint);
     const key = generateHostKey().privateKey;
-    const [c, d] = [await device({ simulation: fixture("ios#"), auth: USER, hostKey: key }), await device({ simulation: fixture("ios#"), auth: USER, hostKey: key })];
+    const [c, d] = [
+      await device({ simulation: fixture("ios#"), auth: USER, hostKey: key }),
+      await device({ simulation: fixture("ios#"), auth: USER, hostKey: key }),
+    ];
     expect(c!.hostKeyFingerprint).toBe(d!.hostKeyFingerprint);
   });
 });
@@ -362,10 +429,19 @@ describe("faults", () => {
     const target = await device({ simulation: sim, auth: USER, faults: { hugeOutputBytes: 100_000 } });
     const out = await shell((await connect(target)).client);
     out.channel.write("show configuration running cli\n");
-    await out.until("the prompt after the config", () => out.text().endsWith("\rtnsr-23-02 tnsr# ") && out.bytes > 100_000);
+    await out.until(
+      "the prompt after the config",
+      () => out.text().endsWith("\rtnsr-23-02 tnsr# ") && out.bytes > 100_000,
+    );
     out.channel.write("exit\n");
     await out.until("the shell to close", () => out.closed);
-    expect(out.text().length).toBe(sim.initPrompt.length + "show configuration running cli\n".length + 100_000 + "\rtnsr-23-02 tnsr# ".length + sim.commands.at(-1)!.answer.length);
+    expect(out.text().length).toBe(
+      sim.initPrompt.length +
+        "show configuration running cli\n".length +
+        100_000 +
+        "\rtnsr-23-02 tnsr# ".length +
+        sim.commands.at(-1)!.answer.length,
+    );
     expect(target.unexpected).toEqual([]);
   });
 
@@ -382,7 +458,12 @@ describe("synthetic and many devices", () => {
   it("answers from a script, with its own prompt and exit", async () => {
     const prompt = "\r\nsynthetic-1# ";
     const target = await device({
-      script: (line) => (line === "show clock" ? `show clock\r\n12:00:00 UTC${prompt}` : line === "exit" ? { answer: "exit\r\n", close: true } : undefined),
+      script: (line) =>
+        line === "show clock"
+          ? `show clock\r\n12:00:00 UTC${prompt}`
+          : line === "exit"
+            ? { answer: "exit\r\n", close: true }
+            : undefined,
       initPrompt: "Welcome" + prompt,
       auth: USER,
     });
@@ -397,7 +478,10 @@ describe("synthetic and many devices", () => {
 
   it("starts many devices on distinct ports, each with its own identity", async () => {
     const sim = fixture("eos#");
-    const many = await startFakeDevices(25, (i) => ({ simulation: sim, auth: { username: `user${i}`, password: `pw${i}` } }));
+    const many = await startFakeDevices(25, (i) => ({
+      simulation: sim,
+      auth: { username: `user${i}`, password: `pw${i}` },
+    }));
     devices.push(...many);
     expect(new Set(many.map((d) => d.port)).size).toBe(25);
     expect(new Set(many.map((d) => d.hostKeyFingerprint)).size).toBe(25);

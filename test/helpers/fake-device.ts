@@ -2,7 +2,14 @@ import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { StringDecoder } from "node:string_decoder";
-import ssh2, { type AuthContext, type AuthenticationType, type Connection, type ParsedKey, type ServerChannel, type Session } from "ssh2";
+import ssh2, {
+  type AuthContext,
+  type AuthenticationType,
+  type Connection,
+  type ParsedKey,
+  type ServerChannel,
+  type Session,
+} from "ssh2";
 import { recordedMode, stripTerminator, type Simulation, type SimulationEntry } from "./simulation.ts";
 import { serveNetconf, type FakeNetconfOptions } from "./fake-netconf.ts";
 
@@ -34,7 +41,10 @@ export type FakeDeviceFaults = {
 };
 
 /** A scripted device's answer: the bytes to send (echo, output and next prompt, as a recording holds them). */
-export type ScriptAnswer = string | { answer: string; /** end the session after this answer (exit) */ close?: boolean } | undefined;
+export type ScriptAnswer =
+  | string
+  | { answer: string /** end the session after this answer (exit) */; close?: boolean }
+  | undefined;
 
 export type FakeDeviceOptions = {
   /** A decoded recording (loadSimulation); or `script` for a synthetic device. */
@@ -131,7 +141,10 @@ export async function startFakeDevice(options: FakeDeviceOptions): Promise<FakeD
 }
 
 /** Starts n devices on distinct loopback ports; if one fails to start, the others are closed. */
-export async function startFakeDevices(n: number, optionsFor: (index: number) => FakeDeviceOptions): Promise<FakeDevice[]> {
+export async function startFakeDevices(
+  n: number,
+  optionsFor: (index: number) => FakeDeviceOptions,
+): Promise<FakeDevice[]> {
   const started = await Promise.allSettled(Array.from({ length: n }, (_, i) => startFakeDevice(optionsFor(i))));
   const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed) {
@@ -165,16 +178,20 @@ class Device {
   constructor(readonly options: FakeDeviceOptions) {
     const { simulation, netconf } = options;
     if (simulation && options.script) throw new Error("startFakeDevice takes one of simulation or script");
-    if (!simulation && !options.script && !netconf) throw new Error("startFakeDevice needs a simulation, a script or netconf");
+    if (!simulation && !options.script && !netconf)
+      throw new Error("startFakeDevice needs a simulation, a script or netconf");
     /** A NETCONF-only device: no shell or exec at all. */
     this.netconfOnly = !simulation && !options.script;
     this.faults = options.faults ?? {};
     this.mode = options.mode ?? (simulation ? recordedMode(simulation) : "shell");
     if (this.mode === "both" && simulation) throw new Error("mode both is for scripted devices");
     this.initPrompt = simulation ? simulation.initPrompt : (options.initPrompt ?? "");
-    this.keys = new Set(options.keys ?? simulation?.commands.map((c) => c.line).filter((line) => line.length === 1) ?? []);
+    this.keys = new Set(
+      options.keys ?? simulation?.commands.map((c) => c.line).filter((line) => line.length === 1) ?? [],
+    );
     this.configCommand = options.configCommand ?? (simulation ? guessConfigCommand(simulation) : undefined);
-    if (this.faults.hugeOutputBytes !== undefined && !this.configCommand) throw new Error("hugeOutputBytes needs configCommand for a scripted device");
+    if (this.faults.hugeOutputBytes !== undefined && !this.configCommand)
+      throw new Error("hugeOutputBytes needs configCommand for a scripted device");
     this.allowedKey = options.auth.publicKey ? parseOneKey(options.auth.publicKey, "auth.publicKey") : undefined;
 
     const hostKey = options.hostKey ?? generateHostKey().privateKey;
@@ -233,16 +250,20 @@ class Device {
     const methods: AuthenticationType[] = [];
     if (auth.password !== undefined) methods.push(auth.keyboardInteractive ? "keyboard-interactive" : "password");
     if (this.allowedKey) methods.push("publickey");
-    if (this.faults.rejectAuth || ctx.username !== auth.username || !methods.includes(ctx.method)) return ctx.reject(methods);
+    if (this.faults.rejectAuth || ctx.username !== auth.username || !methods.includes(ctx.method))
+      return ctx.reject(methods);
     if (ctx.method === "password") return ctx.password === auth.password ? ctx.accept() : ctx.reject(methods);
     if (ctx.method === "keyboard-interactive") {
-      return ctx.prompt([{ prompt: "Password: ", echo: false }], (answers) => (answers[0] === auth.password ? ctx.accept() : ctx.reject(methods)));
+      return ctx.prompt([{ prompt: "Password: ", echo: false }], (answers) =>
+        answers[0] === auth.password ? ctx.accept() : ctx.reject(methods),
+      );
     }
     if (ctx.method === "publickey") {
       const key = this.allowedKey!;
       if (!ctx.key.data.equals(key.getPublicSSH())) return ctx.reject(methods);
       // Without a signature the client only asks whether this key would do.
-      if (ctx.signature && key.verify(ctx.blob!, ctx.signature, ctx.hashAlgo as never) !== true) return ctx.reject(methods);
+      if (ctx.signature && key.verify(ctx.blob!, ctx.signature, ctx.hashAlgo as never) !== true)
+        return ctx.reject(methods);
       return ctx.accept();
     }
     ctx.reject(methods);
@@ -263,7 +284,11 @@ class DeviceConnection {
   private silent = false;
   private prompt: string;
 
-  constructor(private readonly device: Device, private readonly client: Connection, private readonly socket: Socket) {
+  constructor(
+    private readonly device: Device,
+    private readonly client: Connection,
+    private readonly socket: Socket,
+  ) {
     this.prompt = device.initialPromptLine();
     client.on("error", () => {});
     client.on("authentication", (ctx) => device.authenticate(ctx));
@@ -322,7 +347,11 @@ class DeviceConnection {
     channel.on("error", () => {});
     if (device.faults.neverPrompt) {
       this.silent = true;
-      await write(channel, device.initPrompt.slice(0, device.initPrompt.lastIndexOf("\n") + 1), device.options.chunkSize);
+      await write(
+        channel,
+        device.initPrompt.slice(0, device.initPrompt.lastIndexOf("\n") + 1),
+        device.options.chunkSize,
+      );
     } else {
       await write(channel, device.initPrompt, device.options.chunkSize);
     }
@@ -356,10 +385,15 @@ class DeviceConnection {
     if (!reply) {
       device.unexpected.push(token);
       const echo = device.keys.has(token) ? "" : stripTerminator(token);
-      return !(await this.send(channel, `${echo}\r\n% Unrecognized command recorded by fake device: ${JSON.stringify(token)}\r\n${this.prompt}`));
+      return !(await this.send(
+        channel,
+        `${echo}\r\n% Unrecognized command recorded by fake device: ${JSON.stringify(token)}\r\n${this.prompt}`,
+      ));
     }
     const sent = reply.huge
-      ? (await this.send(channel, reply.huge.echo)) && (await this.sendHugeConfig(channel, reply.answer)) && (await this.send(channel, reply.huge.prompt))
+      ? (await this.send(channel, reply.huge.echo)) &&
+        (await this.sendHugeConfig(channel, reply.answer)) &&
+        (await this.send(channel, reply.huge.prompt))
       : await this.send(channel, reply.answer);
     if (!sent) return true;
     const answered = reply.huge ? reply.huge.prompt : reply.answer;
@@ -391,10 +425,11 @@ class DeviceConnection {
       }
       waiting?.();
     });
-    const ack = (n: number) => new Promise<void>((resolve) => {
-      const check = () => (acks >= n || channel.destroyed ? resolve() : void (waiting = check));
-      check();
-    });
+    const ack = (n: number) =>
+      new Promise<void>((resolve) => {
+        const check = () => (acks >= n || channel.destroyed ? resolve() : void (waiting = check));
+        check();
+      });
     await ack(1);
     if (content === undefined) {
       await write(channel, `\x02scp: ${path}: No such file or directory\n`);
@@ -439,7 +474,11 @@ class DeviceConnection {
       const out = script(command, via);
       if (out === undefined) return undefined;
       const answer = typeof out === "string" ? out : out.answer;
-      return { answer, close: typeof out === "string" ? false : !!out.close, huge: isHuge ? this.hugeFrame(command, answer, answer) : undefined };
+      return {
+        answer,
+        close: typeof out === "string" ? false : !!out.close,
+        huge: isHuge ? this.hugeFrame(command, answer, answer) : undefined,
+      };
     }
     const simulation = device.options.simulation!;
     // Shell lines must match exactly, terminator included; an exec request carries the command without one.
@@ -447,7 +486,11 @@ class DeviceConnection {
     if (!simulation.ordered) {
       const entry = simulation.commands.find((c) => matches(c.line));
       if (!entry) return undefined;
-      return { answer: entry.answer, close: EXIT_COMMANDS.test(command), huge: isHuge ? this.hugeFrame(command, entry.answer, entry.answer) : undefined };
+      return {
+        answer: entry.answer,
+        close: EXIT_COMMANDS.test(command),
+        huge: isHuge ? this.hugeFrame(command, entry.answer, entry.answer) : undefined,
+      };
     }
     // In a list, each entry answers once, the next one after the last answered first (pager keys repeat). A device
     // answers its commands in any order, so an entry skipped earlier still answers when asked later (a template
@@ -469,7 +512,11 @@ class DeviceConnection {
       }
     }
     if (!skipped) this.cursor = index + 1;
-    return { answer: entry.answer, close: index === commands.length - 1, huge: isHuge ? this.hugeFrame(command, entry.answer, last.answer) : undefined };
+    return {
+      answer: entry.answer,
+      close: index === commands.length - 1,
+      huge: isHuge ? this.hugeFrame(command, entry.answer, last.answer) : undefined,
+    };
   }
 
   /** The echo and the closing prompt around a huge config: taken from the recorded answer (none over exec). */
@@ -598,15 +645,17 @@ export function* configBlocks(total: number, eol = "\n"): Generator<string> {
     let block = "";
     while (left > 0 && block.length < BLOCK_BYTES) {
       port++;
-      let text = [
-        ...(port === 1 ? ["hostname huge-config"] : []),
-        `interface GigabitEthernet${(port >> 6) + 1}/0/${port & 63}`,
-        ` description access port ${port} to floor ${port % 40}`,
-        ` switchport access vlan ${(port % 4000) + 2}`,
-        " spanning-tree portfast",
-        "!",
-      ].join(eol) + eol;
-      if (text.length > left) text = left <= eol.length ? eol.slice(0, left) : "!" + "-".repeat(left - eol.length - 1) + eol;
+      let text =
+        [
+          ...(port === 1 ? ["hostname huge-config"] : []),
+          `interface GigabitEthernet${(port >> 6) + 1}/0/${port & 63}`,
+          ` description access port ${port} to floor ${port % 40}`,
+          ` switchport access vlan ${(port % 4000) + 2}`,
+          " spanning-tree portfast",
+          "!",
+        ].join(eol) + eol;
+      if (text.length > left)
+        text = left <= eol.length ? eol.slice(0, left) : "!" + "-".repeat(left - eol.length - 1) + eol;
       block += text;
       left -= text.length;
     }
@@ -619,7 +668,10 @@ function guessConfigCommand(simulation: Simulation): string | undefined {
   const looksLikeConfig = /config|export|^show(?:\s*\|.*)?$/i;
   const candidates = simulation.commands.filter((c) => looksLikeConfig.test(stripTerminator(c.line)));
   const pool = candidates.length ? candidates : simulation.commands.filter((c) => c.line.length > 1);
-  const best = pool.reduce<(typeof pool)[number] | undefined>((a, c) => (!a || c.answer.length > a.answer.length ? c : a), undefined);
+  const best = pool.reduce<(typeof pool)[number] | undefined>(
+    (a, c) => (!a || c.answer.length > a.answer.length ? c : a),
+    undefined,
+  );
   return best && stripTerminator(best.line);
 }
 

@@ -47,22 +47,39 @@ export function serveNetconf(channel: ServerChannel, options: FakeNetconfOptions
   channel.on("error", () => {});
   const offered = options.base11 === false ? [BASE_1_0] : [BASE_1_0, BASE_1_1];
   const candidateCaps = options.candidate
-    ? ["urn:ietf:params:netconf:capability:candidate:1.0", "urn:ietf:params:netconf:capability:validate:1.1", "urn:ietf:params:netconf:capability:confirmed-commit:1.1"]
+    ? [
+        "urn:ietf:params:netconf:capability:candidate:1.0",
+        "urn:ietf:params:netconf:capability:validate:1.1",
+        "urn:ietf:params:netconf:capability:confirmed-commit:1.1",
+      ]
     : [];
   /** Edits in the candidate, not yet committed. */
   let edits: string[] = [];
-  const capabilities = [...offered, ...candidateCaps, ...(options.capabilities ?? [])].map((c) => `<capability>${c}</capability>`).join("");
+  const capabilities = [...offered, ...candidateCaps, ...(options.capabilities ?? [])]
+    .map((c) => `<capability>${c}</capability>`)
+    .join("");
   let framing: Framing = "1.0";
   let helloSeen = false;
   let queue = Promise.resolve(true);
   let decoded = 0;
   const decoder = new MessageDecoder(64 * 1024 * 1024, (message) => {
     // The framing changes right after the hellos, before the next byte is read (RFC 6242 section 4.1).
-    if (decoded++ === 0 && /<(?:[\w.-]+:)?capability>\s*urn:ietf:params:netconf:base:1\.1\s*</.test(message) && offered.includes(BASE_1_1)) decoder.framing = "1.1";
+    if (
+      decoded++ === 0 &&
+      /<(?:[\w.-]+:)?capability>\s*urn:ietf:params:netconf:base:1\.1\s*</.test(message) &&
+      offered.includes(BASE_1_1)
+    )
+      decoder.framing = "1.1";
     queue = queue.then((open) => (open ? answer(message) : false));
   });
 
-  void io.send(channel, frame(`<?xml version="1.0" encoding="UTF-8"?>\n<hello xmlns="${NS}"><capabilities>${capabilities}</capabilities><session-id>${options.sessionId ?? 4242}</session-id></hello>`, "1.0"));
+  void io.send(
+    channel,
+    frame(
+      `<?xml version="1.0" encoding="UTF-8"?>\n<hello xmlns="${NS}"><capabilities>${capabilities}</capabilities><session-id>${options.sessionId ?? 4242}</session-id></hello>`,
+      "1.0",
+    ),
+  );
 
   const answer = async (message: string): Promise<boolean> => {
     if (!helloSeen) {
@@ -89,11 +106,27 @@ export function serveNetconf(channel: ServerChannel, options: FakeNetconfOptions
       io.end();
       return false;
     }
-    if (options.candidate && ["lock", "unlock", "edit-config", "validate", "commit", "discard-changes"].includes(operation)) {
+    if (
+      options.candidate &&
+      ["lock", "unlock", "edit-config", "validate", "commit", "discard-changes"].includes(operation)
+    ) {
       if (options.candidate.refuse === operation) {
-        return io.send(channel, frame(reply(rpcError("invalid-value", `the fake device refuses <${operation}>: syntax error at 'bogus'`, "/config/bogus")), framing));
+        return io.send(
+          channel,
+          frame(
+            reply(
+              rpcError(
+                "invalid-value",
+                `the fake device refuses <${operation}>: syntax error at 'bogus'`,
+                "/config/bogus",
+              ),
+            ),
+            framing,
+          ),
+        );
       }
-      if (operation === "edit-config") edits.push(/<(?:[\w.-]+:)?config>([\s\S]*)<\/(?:[\w.-]+:)?config>/.exec(message)?.[1] ?? "");
+      if (operation === "edit-config")
+        edits.push(/<(?:[\w.-]+:)?config>([\s\S]*)<\/(?:[\w.-]+:)?config>/.exec(message)?.[1] ?? "");
       if (operation === "discard-changes") edits = [];
       // The confirming commit (no <confirmed/>) finds nothing new to apply.
       if (operation === "commit") {
@@ -103,7 +136,10 @@ export function serveNetconf(channel: ServerChannel, options: FakeNetconfOptions
       return io.send(channel, frame(reply("<ok/>"), framing));
     }
     if (operation !== "get-config") {
-      return io.send(channel, frame(reply(rpcError("operation-not-supported", `the fake device does not know <${operation}>`)), framing));
+      return io.send(
+        channel,
+        frame(reply(rpcError("operation-not-supported", `the fake device does not know <${operation}>`)), framing),
+      );
     }
     if (options.rpcError) {
       const { tag, message: text, path } = options.rpcError;
@@ -126,15 +162,23 @@ export function serveNetconf(channel: ServerChannel, options: FakeNetconfOptions
 function rpcError(tag: string, text: string, path?: string): string {
   const message = text.replace(/&/g, "&amp;").replace(/</g, "&lt;");
   return `<rpc-error><error-type>application</error-type><error-tag>${tag}</error-tag><error-severity>error</error-severity>${
-    path ? `<error-path>${path}</error-path>` : ""}<error-message xml:lang="en">${message}</error-message></rpc-error>`;
+    path ? `<error-path>${path}</error-path>` : ""
+  }<error-message xml:lang="en">${message}</error-message></rpc-error>`;
 }
 
 /** About `total` bytes of interface configuration, in blocks: in 1.1 framing each block is a chunk of its own. */
-async function sendHuge(channel: ServerChannel, total: number, framing: Framing, reply: (body: string) => string, io: NetconfServerIo): Promise<boolean> {
+async function sendHuge(
+  channel: ServerChannel,
+  total: number,
+  framing: Framing,
+  reply: (body: string) => string,
+  io: NetconfServerIo,
+): Promise<boolean> {
   const [head, tail] = reply("\u0000").split("\u0000") as [string, string];
   const open = `${head}<data><configuration xmlns="http://xml.juniper.net/xnm/1.1/xnm"><interfaces>`;
   const close = `</interfaces></configuration></data>${tail}`;
-  const piece = (text: string) => (framing === "1.1" ? Buffer.from(`\n#${Buffer.byteLength(text)}\n${text}`) : Buffer.from(text));
+  const piece = (text: string) =>
+    framing === "1.1" ? Buffer.from(`\n#${Buffer.byteLength(text)}\n${text}`) : Buffer.from(text);
   if (!(await io.send(channel, piece(open)))) return false;
   let sent = 0;
   let port = 0;
@@ -147,5 +191,10 @@ async function sendHuge(channel: ServerChannel, total: number, framing: Framing,
     sent += block.length;
     if (!(await io.send(channel, piece(block)))) return false;
   }
-  return io.send(channel, framing === "1.1" ? Buffer.concat([piece(close), Buffer.from("\n##\n")]) : Buffer.concat([Buffer.from(close), Buffer.from("]]>]]>")]));
+  return io.send(
+    channel,
+    framing === "1.1"
+      ? Buffer.concat([piece(close), Buffer.from("\n##\n")])
+      : Buffer.concat([Buffer.from(close), Buffer.from("]]>]]>")]),
+  );
 }

@@ -107,9 +107,10 @@ export async function startFakeTelnet(options: FakeTelnetOptions): Promise<FakeT
     get logins() {
       return logins;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      for (const socket of sockets) socket.destroy();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      }),
   };
 }

@@ -32,7 +32,8 @@ export async function startFamilyDevice(options: {
   const prompt = FAMILY_PROMPTS[options.family];
   if (!prompt) throw new Error(`no prompt for family ${options.family}`);
   const crlf = (text: string) => text.replace(/\r?\n/g, "\r\n");
-  const output = (line: string) => (line === options.configCommand ? crlf(options.config.replace(/\n+$/, "")) : `${line.split(" ")[0]}: ok`);
+  const output = (line: string) =>
+    line === options.configCommand ? crlf(options.config.replace(/\n+$/, "")) : `${line.split(" ")[0]}: ok`;
   return startFakeDevice({
     auth: options.auth,
     mode: "both",

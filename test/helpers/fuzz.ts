@@ -9,6 +9,8 @@ export function seededChoice(seed: number) {
 /** The answer, or an error naming the wait when none comes within `ms` (a hang fails the test instead of timing it out). */
 export function answerWithin<T>(answer: Promise<T>, ms = 10_000): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms)),
+  );
   return Promise.race([answer, timeout]).finally(() => clearTimeout(timer));
 }

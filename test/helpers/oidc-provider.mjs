@@ -16,11 +16,17 @@ const ACCOUNTS = {
 };
 
 const provider = new Provider(issuer, {
-  clients: [{
-    client_id: process.env.OIDC_CLIENT_ID, client_secret: process.env.OIDC_CLIENT_SECRET,
-    redirect_uris: [process.env.OIDC_REDIRECT_URI], post_logout_redirect_uris: [process.env.OIDC_POST_LOGOUT_URI],
-    grant_types: ["authorization_code"], response_types: ["code"], token_endpoint_auth_method: "client_secret_basic",
-  }],
+  clients: [
+    {
+      client_id: process.env.OIDC_CLIENT_ID,
+      client_secret: process.env.OIDC_CLIENT_SECRET,
+      redirect_uris: [process.env.OIDC_REDIRECT_URI],
+      post_logout_redirect_uris: [process.env.OIDC_POST_LOGOUT_URI],
+      grant_types: ["authorization_code"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "client_secret_basic",
+    },
+  ],
   claims: { openid: ["sub"], profile: ["preferred_username"], email: ["email"], groups: ["groups"] },
   scopes: ["openid", "profile", "email", "groups"],
   // The groups in the ID token itself, as Entra ID and Keycloak put them.
@@ -28,7 +34,12 @@ const provider = new Provider(issuer, {
   async findAccount(_ctx, id) {
     const account = ACCOUNTS[id];
     if (!account) return undefined;
-    return { accountId: id, async claims() { return { sub: id, ...account }; } };
+    return {
+      accountId: id,
+      async claims() {
+        return { sub: id, ...account };
+      },
+    };
   },
   async loadExistingGrant(ctx) {
     const grant = new provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });

@@ -4,12 +4,20 @@ import { freePort, start, stopGroup, waitForHttp } from "./process.ts";
 const SCRIPT = fileURLToPath(new URL("./oidc-provider.mjs", import.meta.url));
 
 /** A running oidc-provider (test/helpers/oidc-provider.mjs) on loopback; stop() ends its process. */
-export async function startOidcProvider(client: { clientId: string; clientSecret: string; redirectUri: string; postLogoutUri: string }) {
+export async function startOidcProvider(client: {
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+  postLogoutUri: string;
+}) {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   const spawned = start(process.execPath, [SCRIPT], {
-    OIDC_PORT: String(port), OIDC_CLIENT_ID: client.clientId, OIDC_CLIENT_SECRET: client.clientSecret,
-    OIDC_REDIRECT_URI: client.redirectUri, OIDC_POST_LOGOUT_URI: client.postLogoutUri,
+    OIDC_PORT: String(port),
+    OIDC_CLIENT_ID: client.clientId,
+    OIDC_CLIENT_SECRET: client.clientSecret,
+    OIDC_REDIRECT_URI: client.redirectUri,
+    OIDC_POST_LOGOUT_URI: client.postLogoutUri,
   });
   try {
     await waitForHttp(`${issuer}/.well-known/openid-configuration`, spawned);
@@ -17,5 +25,12 @@ export async function startOidcProvider(client: { clientId: string; clientSecret
     stopGroup(spawned);
     throw err;
   }
-  return { issuer, output: spawned.output, stop: () => { stopGroup(spawned); return spawned.exited; } };
+  return {
+    issuer,
+    output: spawned.output,
+    stop: () => {
+      stopGroup(spawned);
+      return spawned.exited;
+    },
+  };
 }

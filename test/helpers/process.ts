@@ -19,7 +19,9 @@ export function freePort(): Promise<number> {
 export async function freeUdpAndTcpPort(): Promise<number> {
   for (;;) {
     const server = createServer();
-    const tcpPort = await new Promise<number>((resolve) => server.listen(0, "0.0.0.0", () => resolve((server.address() as { port: number }).port)));
+    const tcpPort = await new Promise<number>((resolve) =>
+      server.listen(0, "0.0.0.0", () => resolve((server.address() as { port: number }).port)),
+    );
     await new Promise((resolve) => server.close(resolve));
     const udp = createSocket("udp4");
     const ok = await new Promise<boolean>((resolve) => {
@@ -35,7 +37,12 @@ export type Spawned = { child: ChildProcess; output: () => string; exited: Promi
 
 /** Starts a process and keeps everything it prints, for assertions and for failure messages. */
 export function start(command: string, args: string[], env: Record<string, string>, cwd = process.cwd()): Spawned {
-  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn(command, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let text = "";
   child.stdout!.on("data", (d) => (text += d));
   child.stderr!.on("data", (d) => (text += d));
@@ -47,7 +54,8 @@ export function start(command: string, args: string[], env: Record<string, strin
 export async function waitForHttp(url: string, spawned: Spawned, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (spawned.child.exitCode !== null) throw new Error(`process exited (${spawned.child.exitCode}) before ${url} answered:\n${spawned.output()}`);
+    if (spawned.child.exitCode !== null)
+      throw new Error(`process exited (${spawned.child.exitCode}) before ${url} answered:\n${spawned.output()}`);
     try {
       if ((await fetch(url)).status === 200) return;
     } catch {

@@ -19,7 +19,8 @@ export function parsePrometheusText(text: string): Scrape {
       const m = /^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) ?(.*)$/.exec(line);
       if (!m && /^# (HELP|TYPE)/.test(line)) throw new Error(`bad comment, ${where}`);
       if (m?.[1] === "TYPE") {
-        if (!["counter", "gauge", "histogram", "summary", "untyped"].includes(m[3]!)) throw new Error(`bad type, ${where}`);
+        if (!["counter", "gauge", "histogram", "summary", "untyped"].includes(m[3]!))
+          throw new Error(`bad type, ${where}`);
         types.set(m[2]!, m[3]!);
       }
       continue;
@@ -42,7 +43,9 @@ export function parsePrometheusText(text: string): Scrape {
     if (value === undefined) throw new Error(`bad value, ${where}`);
     const number = value === "+Inf" ? Infinity : value === "-Inf" ? -Infinity : value === "NaN" ? NaN : Number(value);
     if (Number.isNaN(number) && value !== "NaN") throw new Error(`bad number, ${where}`);
-    const family = types.has(name) ? name : SUFFIXES.map((s) => (name.endsWith(s) ? name.slice(0, -s.length) : "")).find((f) => f && types.has(f));
+    const family = types.has(name)
+      ? name
+      : SUFFIXES.map((s) => (name.endsWith(s) ? name.slice(0, -s.length) : "")).find((f) => f && types.has(f));
     if (!family) throw new Error(`sample before its TYPE line, ${where}`);
     samples.push({ name, labels, value: number });
   }
@@ -51,7 +54,9 @@ export function parsePrometheusText(text: string): Scrape {
 
 /** The value of the one sample with this name and (at least) these labels; undefined when there is none. */
 export function sampleValue(scrape: Scrape, name: string, labels: Record<string, string> = {}): number | undefined {
-  const found = scrape.samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  const found = scrape.samples.filter(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
   if (found.length > 1) throw new Error(`${found.length} samples of ${name} match ${JSON.stringify(labels)}`);
   return found[0]?.value;
 }

@@ -53,7 +53,10 @@ export const FAMILY_TEMPLATES: Record<string, string> = {
  * Recordings whose configuration is an excerpt a bug report quoted or a placeholder, not a whole configuration:
  * their template's config_marker is not in them, so the collector would rightly refuse them as output_invalid.
  */
-export const EXCERPT_RECORDINGS: ReadonlySet<string> = new Set(["h3c#5130-48G_7.1.070", "nxos#dummy_no_show_inventory_all"]);
+export const EXCERPT_RECORDINGS: ReadonlySet<string> = new Set([
+  "h3c#5130-48G_7.1.070",
+  "nxos#dummy_no_show_inventory_all",
+]);
 
 const fixtureCandidates = () =>
   [
@@ -64,18 +67,24 @@ const fixtureCandidates = () =>
 
 /** Where the Oxidized recordings live (OXIDIZED_FIXTURES, else ../shared/fixtures/oxidized), if anywhere. */
 export function findOxidizedFixturesDir(): string | undefined {
-  return fixtureCandidates().find((dir) => existsSync(dir) && readdirSync(dir).some((name) => name.endsWith("#simulation.yaml")));
+  return fixtureCandidates().find(
+    (dir) => existsSync(dir) && readdirSync(dir).some((name) => name.endsWith("#simulation.yaml")),
+  );
 }
 
 export function oxidizedFixturesDir(): string {
   const found = findOxidizedFixturesDir();
-  if (!found) throw new Error(`no Oxidized recordings (*#simulation.yaml) found; looked in ${fixtureCandidates().join(", ")}`);
+  if (!found)
+    throw new Error(`no Oxidized recordings (*#simulation.yaml) found; looked in ${fixtureCandidates().join(", ")}`);
   return found;
 }
 
 /** Every `*#simulation.yaml` in the fixtures directory, as absolute paths, sorted. */
 export function simulationFiles(dir = oxidizedFixturesDir()): string[] {
-  return readdirSync(dir).filter((name) => name.endsWith("#simulation.yaml")).sort().map((name) => join(dir, name));
+  return readdirSync(dir)
+    .filter((name) => name.endsWith("#simulation.yaml"))
+    .sort()
+    .map((name) => join(dir, name));
 }
 
 const ESCAPES: Record<string, string> = { r: "\r", n: "\n", t: "\t", e: "\x1b", b: "\b", '"': '"', "\\": "\\" };
@@ -95,12 +104,21 @@ export function decodeRubyEscapes(text: string): string {
 export function parseSimulation(yamlText: string, source = "simulation"): Simulation {
   const doc = parse(yamlText) as { init_prompt?: unknown; commands?: unknown; files?: unknown } | null;
   if (!doc || typeof doc !== "object") throw new Error(`${source}: not a YAML mapping`);
-  const files = doc.files === undefined ? undefined : Object.fromEntries(
-    Object.entries(doc.files as object).map(([path, content]) => [path, decodeRubyEscapes(text(content, `${source}: files.${path}`))]),
-  );
+  const files =
+    doc.files === undefined
+      ? undefined
+      : Object.fromEntries(
+          Object.entries(doc.files as object).map(([path, content]) => [
+            path,
+            decodeRubyEscapes(text(content, `${source}: files.${path}`)),
+          ]),
+        );
   const initPrompt = decodeRubyEscapes(text(doc.init_prompt, `${source}: init_prompt`));
   const raw = doc.commands;
-  const entry = (line: string, answer: unknown): SimulationEntry => ({ line, answer: decodeRubyEscapes(text(answer, `${source}: answer to ${JSON.stringify(line)}`)) });
+  const entry = (line: string, answer: unknown): SimulationEntry => ({
+    line,
+    answer: decodeRubyEscapes(text(answer, `${source}: answer to ${JSON.stringify(line)}`)),
+  });
   if (Array.isArray(raw)) {
     const commands = raw.map((item, i) => {
       const pairs = item && typeof item === "object" ? Object.entries(item as object) : [];
@@ -110,7 +128,12 @@ export function parseSimulation(yamlText: string, source = "simulation"): Simula
     return { initPrompt, commands, ordered: true, files };
   }
   if (raw && typeof raw === "object") {
-    return { initPrompt, commands: Object.entries(raw as object).map(([line, answer]) => entry(line, answer)), ordered: false, files };
+    return {
+      initPrompt,
+      commands: Object.entries(raw as object).map(([line, answer]) => entry(line, answer)),
+      ordered: false,
+      files,
+    };
   }
   throw new Error(`${source}: commands must be a map or a list of one-key maps`);
 }

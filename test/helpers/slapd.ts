@@ -18,7 +18,8 @@ const SLAPADD = "/usr/sbin/slapadd";
 /** Why real-slapd tests cannot run here, or undefined when they can. */
 export function slapdUnavailable(): string | undefined {
   if (!existsSync(SLAPD) || !existsSync(SLAPADD)) return "Debian package slapd is not installed (no /usr/sbin/slapd)";
-  if (!existsSync("/etc/ldap/schema/inetorgperson.schema")) return "slapd's schema files are missing (/etc/ldap/schema)";
+  if (!existsSync("/etc/ldap/schema/inetorgperson.schema"))
+    return "slapd's schema files are missing (/etc/ldap/schema)";
   try {
     execFileSync("openssl", ["version"], { stdio: "ignore" });
   } catch {
@@ -42,15 +43,31 @@ export const groupDn = (cn: string) => `cn=${cn},ou=groups,${SUFFIX}`;
 function ldif(people: DirectoryPerson[], groups: DirectoryGroup[]): string {
   const blocks = [
     `dn: ${SUFFIX}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: Example`,
-    ...["people", "groups", "services"].map((ou) => `dn: ou=${ou},${SUFFIX}\nobjectClass: organizationalUnit\nou: ${ou}`),
+    ...["people", "groups", "services"].map(
+      (ou) => `dn: ou=${ou},${SUFFIX}\nobjectClass: organizationalUnit\nou: ${ou}`,
+    ),
     `dn: ${SERVICE_DN}\nobjectClass: person\ncn: netkeep\nsn: service\nuserPassword: ${SERVICE_PASSWORD}`,
-    ...people.map((p) => [
-      `dn: ${userDn(p.uid)}`, "objectClass: inetOrgPerson", `uid: ${p.uid}`, `cn: ${p.uid}`, `sn: ${p.uid}`,
-      `userPassword: ${p.password}`, ...(p.mail ? [`mail: ${p.mail}`] : []), ...(p.disabled ? ["employeeType: disabled"] : []),
-    ].join("\n")),
+    ...people.map((p) =>
+      [
+        `dn: ${userDn(p.uid)}`,
+        "objectClass: inetOrgPerson",
+        `uid: ${p.uid}`,
+        `cn: ${p.uid}`,
+        `sn: ${p.uid}`,
+        `userPassword: ${p.password}`,
+        ...(p.mail ? [`mail: ${p.mail}`] : []),
+        ...(p.disabled ? ["employeeType: disabled"] : []),
+      ].join("\n"),
+    ),
     // groupOfNames needs a member: the service account stands in for an empty group.
-    ...groups.map((g) => [`dn: ${groupDn(g.cn)}`, "objectClass: groupOfNames", `cn: ${g.cn}`,
-      ...(g.members.length ? g.members.map((m) => `member: ${userDn(m)}`) : [`member: ${SERVICE_DN}`])].join("\n")),
+    ...groups.map((g) =>
+      [
+        `dn: ${groupDn(g.cn)}`,
+        "objectClass: groupOfNames",
+        `cn: ${g.cn}`,
+        ...(g.members.length ? g.members.map((m) => `member: ${userDn(m)}`) : [`member: ${SERVICE_DN}`]),
+      ].join("\n"),
+    ),
   ];
   return blocks.join("\n\n") + "\n";
 }
@@ -58,10 +75,51 @@ function ldif(people: DirectoryPerson[], groups: DirectoryGroup[]): string {
 /** A CA and a certificate for 127.0.0.1 signed by it; returns the CA's PEM. */
 function makeCertificates(dir: string): string {
   const run = (args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
-  run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=netkeep test CA"]);
-  run(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"]);
+  run([
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=netkeep test CA",
+  ]);
+  run([
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "server.key",
+    "-out",
+    "server.csr",
+    "-subj",
+    "/CN=127.0.0.1",
+  ]);
   writeFileSync(join(dir, "san.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-  run(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "san.cnf"]);
+  run([
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "server.pem",
+    "-days",
+    "2",
+    "-extfile",
+    "san.cnf",
+  ]);
   return readFileSync(join(dir, "ca.pem"), "utf8");
 }
 
@@ -69,9 +127,13 @@ function waitForPort(port: number, spawned: Spawned, timeoutMs = 20_000): Promis
   const deadline = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
     const attempt = () => {
-      if (spawned.child.exitCode !== null) return reject(new Error(`slapd exited (${spawned.child.exitCode}):\n${spawned.output()}`));
+      if (spawned.child.exitCode !== null)
+        return reject(new Error(`slapd exited (${spawned.child.exitCode}):\n${spawned.output()}`));
       const socket = connect(port, "127.0.0.1");
-      socket.once("connect", () => { socket.destroy(); resolve(); });
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve();
+      });
       socket.once("error", () => {
         socket.destroy();
         if (Date.now() > deadline) reject(new Error(`slapd did not listen on ${port}:\n${spawned.output()}`));
@@ -101,15 +163,26 @@ export async function startSlapd(people: DirectoryPerson[], groups: DirectoryGro
   const caPem = makeCertificates(dir);
   const [ldapPort, ldapsPort] = [await freePort(), await freePort()];
   const conf = join(dir, "slapd.conf");
-  writeFileSync(conf, [
-    ...["core", "cosine", "inetorgperson"].map((s) => `include /etc/ldap/schema/${s}.schema`),
-    "modulepath /usr/lib/ldap", "moduleload back_mdb",
-    `pidfile ${join(dir, "slapd.pid")}`,
-    `TLSCACertificateFile ${join(dir, "ca.pem")}`, `TLSCertificateFile ${join(dir, "server.pem")}`, `TLSCertificateKeyFile ${join(dir, "server.key")}`,
-    "database mdb", `suffix "${SUFFIX}"`, `rootdn "${ADMIN_DN}"`, `rootpw ${ADMIN_PASSWORD}`, `directory ${join(dir, "db")}`, "maxsize 10485760",
-    "access to attrs=userPassword by anonymous auth by * none",
-    `access to * by dn.exact="${SERVICE_DN}" read by * none`,
-  ].join("\n") + "\n");
+  writeFileSync(
+    conf,
+    [
+      ...["core", "cosine", "inetorgperson"].map((s) => `include /etc/ldap/schema/${s}.schema`),
+      "modulepath /usr/lib/ldap",
+      "moduleload back_mdb",
+      `pidfile ${join(dir, "slapd.pid")}`,
+      `TLSCACertificateFile ${join(dir, "ca.pem")}`,
+      `TLSCertificateFile ${join(dir, "server.pem")}`,
+      `TLSCertificateKeyFile ${join(dir, "server.key")}`,
+      "database mdb",
+      `suffix "${SUFFIX}"`,
+      `rootdn "${ADMIN_DN}"`,
+      `rootpw ${ADMIN_PASSWORD}`,
+      `directory ${join(dir, "db")}`,
+      "maxsize 10485760",
+      "access to attrs=userPassword by anonymous auth by * none",
+      `access to * by dn.exact="${SERVICE_DN}" read by * none`,
+    ].join("\n") + "\n",
+  );
   writeFileSync(join(dir, "data.ldif"), ldif(people, groups));
   execFileSync(SLAPADD, ["-f", conf, "-l", join(dir, "data.ldif")], { stdio: ["ignore", "ignore", "pipe"] });
   let spawned: Spawned | undefined;
@@ -128,12 +201,20 @@ export async function startSlapd(people: DirectoryPerson[], groups: DirectoryGro
   };
   await launch();
   return {
-    ldapUrl, ldapsUrl, caPem,
+    ldapUrl,
+    ldapsUrl,
+    caPem,
     async setMember(cn, uid, member) {
       const admin = new Client({ url: ldapUrl });
       try {
         await admin.bind(ADMIN_DN, ADMIN_PASSWORD);
-        await admin.modify(groupDn(cn), new Change({ operation: member ? "add" : "delete", modification: new Attribute({ type: "member", values: [userDn(uid)] }) }));
+        await admin.modify(
+          groupDn(cn),
+          new Change({
+            operation: member ? "add" : "delete",
+            modification: new Attribute({ type: "member", values: [userDn(uid)] }),
+          }),
+        );
       } finally {
         await admin.unbind();
       }

@@ -14,8 +14,14 @@ export const smtpSinkAvailable = (): boolean => python !== undefined;
 
 /** One accepted message: its envelope, and its headers and parts as Python's e-mail parser decoded them. */
 export type ReceivedMail = {
-  mail_from: string; rcpt_tos: string[];
-  subject: string; from: string; to: string; content_type: string; text: string | null; html: string | null;
+  mail_from: string;
+  rcpt_tos: string[];
+  subject: string;
+  from: string;
+  to: string;
+  content_type: string;
+  text: string | null;
+  html: string | null;
 };
 
 /**
@@ -26,7 +32,9 @@ export async function startSmtpSink(options: { username?: string; password?: str
   const dir = mkdtempSync(join(tmpdir(), "netkeep-smtp-"));
   const port = await freePort();
   const auth = options.username ? [options.username, options.password ?? ""] : [];
-  const child = spawn(python!, [join(import.meta.dirname, "smtp-sink.py"), dir, String(port), ...auth], { stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(python!, [join(import.meta.dirname, "smtp-sink.py"), dir, String(port), ...auth], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let output = "";
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the SMTP sink did not start:\n${output}`)), 15_000);
@@ -45,7 +53,9 @@ export async function startSmtpSink(options: { username?: string; password?: str
   return {
     port,
     received(): ReceivedMail[] {
-      return readdirSync(dir).filter((f) => f.endsWith(".json")).sort()
+      return readdirSync(dir)
+        .filter((f) => f.endsWith(".json"))
+        .sort()
         .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as ReceivedMail);
     },
     async close() {

@@ -16,14 +16,19 @@ export const SSHD = "/usr/sbin/sshd";
 
 /** Why real-sshd tests cannot run here, or undefined when they can. */
 export function sshdUnavailable(): string | undefined {
-  if (!existsSync(SSHD) || !existsSync("/usr/bin/ssh-keygen")) return "Debian package openssh-server is not installed (no /usr/sbin/sshd)";
+  if (!existsSync(SSHD) || !existsSync("/usr/bin/ssh-keygen"))
+    return "Debian package openssh-server is not installed (no /usr/sbin/sshd)";
   if (process.getuid?.() !== 0) return "not running as root: a password login needs a test account made with useradd";
   return undefined;
 }
 
 /** "dsa" is for legacy tests: OpenSSH 9.2 still makes and (when configured) serves DSA keys. */
 export type KeyType = "ed25519" | "rsa" | "dsa";
-export type KeyPair = { privateKey: string; publicKey: string; /** OpenSSH's own notation, from ssh-keygen -lf */ fingerprint: string };
+export type KeyPair = {
+  privateKey: string;
+  publicKey: string /** OpenSSH's own notation, from ssh-keygen -lf */;
+  fingerprint: string;
+};
 
 /** The "SHA256:..." fingerprint ssh-keygen prints for a public key file. */
 export function keyFingerprint(publicKeyFile: string): string {
@@ -37,14 +42,38 @@ export function keyFingerprint(publicKeyFile: string): string {
 export function generateKeyPair(path: string, type: KeyType): KeyPair {
   rmSync(path, { force: true });
   rmSync(`${path}.pub`, { force: true });
-  execFileSync("ssh-keygen", ["-q", "-t", type, ...(type === "rsa" ? ["-b", "2048"] : []), "-N", "", "-C", "netkeep-test", "-f", path]);
-  return { privateKey: readFileSync(path, "utf8"), publicKey: readFileSync(`${path}.pub`, "utf8"), fingerprint: keyFingerprint(`${path}.pub`) };
+  execFileSync("ssh-keygen", [
+    "-q",
+    "-t",
+    type,
+    ...(type === "rsa" ? ["-b", "2048"] : []),
+    "-N",
+    "",
+    "-C",
+    "netkeep-test",
+    "-f",
+    path,
+  ]);
+  return {
+    privateKey: readFileSync(path, "utf8"),
+    publicKey: readFileSync(`${path}.pub`, "utf8"),
+    fingerprint: keyFingerprint(`${path}.pub`),
+  };
 }
 
 /** A local account with a password, for password logins; remove it with removeTestUser. */
 export function createTestUser(name: string, password: string): void {
   removeTestUser(name); // left over from an interrupted run
-  execFileSync("useradd", ["--no-create-home", "--home-dir", "/", "--shell", "/bin/sh", "--comment", "netkeep sshd test", name]);
+  execFileSync("useradd", [
+    "--no-create-home",
+    "--home-dir",
+    "/",
+    "--shell",
+    "/bin/sh",
+    "--comment",
+    "netkeep sshd test",
+    name,
+  ]);
   execFileSync("chpasswd", [], { input: `${name}:${password}\n` });
 }
 
@@ -95,24 +124,27 @@ export async function startSshd(options: SshdOptions): Promise<Sshd> {
   const type = options.hostKeyType ?? "ed25519";
   const port = await freePort();
   const configFile = join(dir, "sshd_config");
-  writeFileSync(configFile, [
-    "ListenAddress 127.0.0.1",
-    `Port ${port}`,
-    `HostKey ${hostKey}`,
-    `PidFile ${join(dir, "sshd.pid")}`,
-    `AuthorizedKeysFile ${authorizedKeys}`,
-    "UsePAM no",
-    "StrictModes no",
-    `AllowUsers ${options.user}`,
-    "PermitRootLogin no",
-    "PasswordAuthentication yes",
-    "AllowTcpForwarding no",
-    "AllowAgentForwarding no",
-    "X11Forwarding no",
-    "PermitTunnel no",
-    ...Object.entries(options.config ?? {}).map(([k, v]) => `${k} ${v}`),
-    "",
-  ].join("\n"));
+  writeFileSync(
+    configFile,
+    [
+      "ListenAddress 127.0.0.1",
+      `Port ${port}`,
+      `HostKey ${hostKey}`,
+      `PidFile ${join(dir, "sshd.pid")}`,
+      `AuthorizedKeysFile ${authorizedKeys}`,
+      "UsePAM no",
+      "StrictModes no",
+      `AllowUsers ${options.user}`,
+      "PermitRootLogin no",
+      "PasswordAuthentication yes",
+      "AllowTcpForwarding no",
+      "AllowAgentForwarding no",
+      "X11Forwarding no",
+      "PermitTunnel no",
+      ...Object.entries(options.config ?? {}).map(([k, v]) => `${k} ${v}`),
+      "",
+    ].join("\n"),
+  );
 
   let hostKeyFingerprint = generateKeyPair(hostKey, type).fingerprint;
   let spawned: Spawned | undefined;
@@ -151,7 +183,8 @@ export async function startSshd(options: SshdOptions): Promise<Sshd> {
 async function waitForBanner(port: number, spawned: Spawned, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (spawned.child.exitCode !== null) throw new Error(`sshd exited (${spawned.child.exitCode}) before accepting connections:\n${spawned.output()}`);
+    if (spawned.child.exitCode !== null)
+      throw new Error(`sshd exited (${spawned.child.exitCode}) before accepting connections:\n${spawned.output()}`);
     const banner = await new Promise<string>((resolve) => {
       const socket = connect({ host: "127.0.0.1", port });
       let text = "";

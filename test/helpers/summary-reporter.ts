@@ -6,7 +6,9 @@ import type { Reporter, TestModule } from "vitest/node";
  */
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
-    let passed = 0, failed = 0, skipped = 0;
+    let passed = 0,
+      failed = 0,
+      skipped = 0;
     const skippedNames: string[] = [];
     for (const mod of modules) {
       for (const test of mod.children.allTests()) {

@@ -8,7 +8,9 @@ export type SvcRun = { code: number | null; stdout: string; stderr: string };
 
 /** Runs a command to its end and captures what it printed; `stdin` is written and closed. */
 export function runCaptured(
-  command: string, args: string[], options: { env: Record<string, string | undefined>; cwd?: string; stdin?: string },
+  command: string,
+  args: string[],
+  options: { env: Record<string, string | undefined>; cwd?: string; stdin?: string },
 ): Promise<SvcRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
@@ -29,4 +31,7 @@ export function runCaptured(
  * (test/main.test.ts runs the shim on a fresh build).
  */
 export const svc = (args: string[], env: Record<string, string> = {}, stdin = ""): Promise<SvcRun> =>
-  runCaptured(process.execPath, ["--import", "tsx", source, ...args], { env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env }, stdin });
+  runCaptured(process.execPath, ["--import", "tsx", source, ...args], {
+    env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env },
+    stdin,
+  });

@@ -12,7 +12,8 @@ const TELNETD = "/usr/sbin/telnetd";
 const INETD = "/usr/sbin/inetutils-inetd";
 
 export function telnetdUnavailable(): string | undefined {
-  if (!existsSync(TELNETD) || !existsSync(INETD)) return "Debian packages inetutils-telnetd and inetutils-inetd are not installed";
+  if (!existsSync(TELNETD) || !existsSync(INETD))
+    return "Debian packages inetutils-telnetd and inetutils-inetd are not installed";
   if (process.getuid?.() !== 0) return "not running as root: a Telnet login needs a test account made with useradd";
   return undefined;
 }

@@ -20,7 +20,9 @@ const CHROMIUM = "/usr/bin/chromium";
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const run = promisify(execFile);
 
-const unavailable = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium)`;
+const unavailable = existsSync(CHROMIUM)
+  ? undefined
+  : `no Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium)`;
 if (unavailable) {
   if (process.env.CI) it("runs the browser tests (required in CI)", () => expect.fail(unavailable));
   else console.warn(`test/web/browser.test.ts skipped: ${unavailable}`);
@@ -40,7 +42,9 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
     await t.user({ username: "admin1" });
     await t.user({ username: "viewer1", role: "viewer" });
     base = await new Promise<string>((resolve) => {
-      server = serve({ fetch: t.webApp.fetch, port: 0, hostname: "127.0.0.1" }, (info) => resolve(`http://127.0.0.1:${info.port}`));
+      server = serve({ fetch: t.webApp.fetch, port: 0, hostname: "127.0.0.1" }, (info) =>
+        resolve(`http://127.0.0.1:${info.port}`),
+      );
     });
     profile = mkdtempSync(join(tmpdir(), "netkeep-chromium-"));
     context = await chromium.launchPersistentContext(profile, {
@@ -48,8 +52,14 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
       headless: true,
       acceptDownloads: true,
       args: [
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync",
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
       ],
     });
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
@@ -92,13 +102,24 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
   it("shows the dashboard: counts, a failing device with its reason, the change pulse drawn as SVG, the health checks", async () => {
     const admin = await t.token();
     const created = await fetch(`${base}/api/v1/devices`, {
-      method: "POST", headers: { apitoken: admin, "content-type": "application/json" },
+      method: "POST",
+      headers: { apitoken: admin, "content-type": "application/json" },
       body: JSON.stringify({ device_name: "web-dash-r1", device_ip: "192.0.2.77", device_vendor: "Cisco" }),
     });
     const deviceId = ((await created.json()) as { data: { id: number } }).data.id;
-    await enqueueDeviceJob(t.db, { type: "download", deviceId, trigger: "schedule", priority: PRIORITY.scheduled, maxAttempts: 1 }, new Date());
+    await enqueueDeviceJob(
+      t.db,
+      { type: "download", deviceId, trigger: "schedule", priority: PRIORITY.scheduled, maxAttempts: 1 },
+      new Date(),
+    );
     const job = (await claimNextJob(t.db, "web-test", new Date(), 60_000))!;
-    await completeJob(t.db, job, "web-test", { outcome: "unreachable", message: "connection refused by 192.0.2.77:22" }, new Date());
+    await completeJob(
+      t.db,
+      job,
+      "web-test",
+      { outcome: "unreachable", message: "connection refused by 192.0.2.77:22" },
+      new Date(),
+    );
 
     await page.goto(`${base}/dashboard`);
     expect(await page.textContent("#device-counts")).toContain("1Devices");
@@ -147,7 +168,9 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
     await row.locator("button", { hasText: "Revoke" }).click();
     await page.waitForSelector(".alert.success");
     expect(await page.textContent(".alert.success")).toContain("Token 'browser token' revoked");
-    expect(await page.locator("#token-list tr", { hasText: "browser token" }).locator(".badge").textContent()).toBe("revoked");
+    expect(await page.locator("#token-list tr", { hasText: "browser token" }).locator(".badge").textContent()).toBe(
+      "revoked",
+    );
     expect((await api("/api/v1/devices", tokenValue)).status).toBe(401);
   });
 
@@ -177,21 +200,29 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
 
     // The operator runs exactly that, from the application root, for this server's storage.
     const [program, ...args] = command.split(" ");
-    await run(program!, args, { cwd: root, env: { ...process.env, STORAGE_DIR: t.dir, APP_URL: t.config.appUrl, APP_NAME: t.config.appName } });
+    await run(program!, args, {
+      cwd: root,
+      env: { ...process.env, STORAGE_DIR: t.dir, APP_URL: t.config.appUrl, APP_NAME: t.config.appName },
+    });
     const written = readFileSync(apiDocsFiles(t.dir, "v1").markdown, "utf8");
     expect(written.startsWith("# REST API v1\n")).toBe(true);
 
     await page.reload();
     expect(await card.getAttribute("data-state")).toBe("present");
     expect(await page.locator("#ai-docs-v2").getAttribute("data-state")).toBe("absent");
-    expect(await card.locator("[data-size-bytes]").getAttribute("data-size-bytes")).toBe(String(Buffer.byteLength(written)));
+    expect(await card.locator("[data-size-bytes]").getAttribute("data-size-bytes")).toBe(
+      String(Buffer.byteLength(written)),
+    );
 
     await card.locator("button", { hasText: "Copy" }).click();
     await card.locator(".copied").waitFor();
     expect(await card.locator(".copied").textContent()).toBe("Copied");
     expect(await clipboard()).toBe(written);
 
-    const [download] = await Promise.all([page.waitForEvent("download"), card.locator("a", { hasText: "Download" }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      card.locator("a", { hasText: "Download" }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe("netkeep-api-v1-docs.md");
     expect(readFileSync((await download.path())!, "utf8")).toBe(written);
 
@@ -213,7 +244,9 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
     await page.goto(`${base}/settings/restapi`);
     expect(await page.textContent("h1")).toBe("Administrators only");
     expect(await page.locator("#token-name").count()).toBe(0);
-    const download = await page.evaluate(async () => (await fetch("/settings/restapi/ai-agent-docs/v1/download")).status);
+    const download = await page.evaluate(
+      async () => (await fetch("/settings/restapi/ai-agent-docs/v1/download")).status,
+    );
     expect(download).toBe(403);
   });
 });

@@ -16,7 +16,9 @@ export const CHROMIUM = "/usr/bin/chromium";
  * except under CI, where a failing test says what is missing.
  */
 export function chromiumMissing(file: string): string | undefined {
-  const missing = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium)`;
+  const missing = existsSync(CHROMIUM)
+    ? undefined
+    : `no Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium)`;
   if (missing) {
     if (process.env.CI) it("runs the browser tests (required in CI)", () => expect.fail(missing));
     else console.warn(`${file} skipped: ${missing}`);
@@ -33,12 +35,23 @@ export const WIDTHS = { desktop: { width: 1440, height: 900 }, phone: { width: 3
 export async function startBrowser(t: WebTestContext) {
   let server: ServerType | undefined;
   const base = await new Promise<string>((resolve) => {
-    server = serve({ fetch: t.webApp.fetch, port: 0, hostname: "127.0.0.1" }, (info) => resolve(`http://127.0.0.1:${info.port}`));
+    server = serve({ fetch: t.webApp.fetch, port: 0, hostname: "127.0.0.1" }, (info) =>
+      resolve(`http://127.0.0.1:${info.port}`),
+    );
   });
   const profile = mkdtempSync(join(tmpdir(), "netkeep-chromium-"));
   const context: BrowserContext = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   mkdirSync(SHOTS, { recursive: true });
   const page: Page = context.pages()[0] ?? (await context.newPage());

@@ -41,7 +41,11 @@ export function webClient(fetcher: Fetcher, defaults: Record<string, string> = {
     postForm(path: string, fields: Record<string, string | string[]>, headers: Record<string, string> = {}) {
       const body = new URLSearchParams();
       for (const [k, v] of Object.entries(fields)) for (const one of Array.isArray(v) ? v : [v]) body.append(k, one);
-      return client.request(path, { method: "POST", body: body.toString(), headers: { "content-type": "application/x-www-form-urlencoded", ...headers } });
+      return client.request(path, {
+        method: "POST",
+        body: body.toString(),
+        headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+      });
     },
     /** The CSRF token of the page at `path` (its first form). */
     async csrf(path = "/settings/restapi"): Promise<string> {
@@ -68,7 +72,10 @@ export async function createWebTestContext(options: { clock?: Clock; config?: Pa
   const t = await createTestContext({ clock: options.clock });
   const config = { ...t.config, ...options.config };
   const app = createApp({
-    db: t.db, config, secrets: t.secrets, clock: t.clock,
+    db: t.db,
+    config,
+    secrets: t.secrets,
+    clock: t.clock,
     apiDocsFiles: storageApiDocsFiles(t.dir),
     // Tests say where a request comes from, to exercise per-address throttling.
     clientIp: (c) => c.req.header("x-test-client-ip") ?? "192.0.2.1",

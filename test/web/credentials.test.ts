@@ -1,7 +1,13 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { credentials } from "../../src/db/schema/index.ts";
-import { chromiumMissing, createWebTestContext, startBrowserWithCast, type Browser, type WebTestContext } from "./chromium.ts";
+import {
+  chromiumMissing,
+  createWebTestContext,
+  startBrowserWithCast,
+  type Browser,
+  type WebTestContext,
+} from "./chromium.ts";
 
 /** Credential sets from the browser: secrets go in and never come out; the API's rules and refusals apply. */
 const unavailable = chromiumMissing("test/web/credentials.test.ts");
@@ -13,7 +19,8 @@ describe.skipIf(unavailable)("credential sets in headless Chromium", () => {
   let b: Browser;
   let token: string;
   const api = async (id: number) => (await t.call(`/api/v1/device-credentials/${id}`, { token })).body.data;
-  const idOf = async (name: string) => (await t.db.select({ id: credentials.id }).from(credentials).where(eq(credentials.name, name)))[0]?.id;
+  const idOf = async (name: string) =>
+    (await t.db.select({ id: credentials.id }).from(credentials).where(eq(credentials.name, name)))[0]?.id;
 
   beforeAll(async () => {
     t = await createWebTestContext();
@@ -42,7 +49,11 @@ describe.skipIf(unavailable)("credential sets in headless Chromium", () => {
     expect(await row.textContent()).not.toContain("has SSH key");
     expect(await page.content()).not.toContain(SECRET);
     await b.shoot("credentials");
-    expect(await api((await idOf("core-routers"))!)).toMatchObject({ cred_username: "backup", has_password: true, has_snmp_community: true });
+    expect(await api((await idOf("core-routers"))!)).toMatchObject({
+      cred_username: "backup",
+      has_password: true,
+      has_snmp_community: true,
+    });
   });
 
   it("shows the API's problems next to their fields", async () => {
@@ -66,7 +77,9 @@ describe.skipIf(unavailable)("credential sets in headless Chromium", () => {
     const { page, base } = b;
     const id = (await idOf("core-routers"))!;
     await page.goto(`${base}/credentials/${id}/edit`);
-    expect(await page.textContent("#c-cred_password ~ .hint, .field:has(#c-cred_password) .hint")).toContain("Stored (never shown)");
+    expect(await page.textContent("#c-cred_password ~ .hint, .field:has(#c-cred_password) .hint")).toContain(
+      "Stored (never shown)",
+    );
     await page.fill("#c-cred_username", "backup2");
     await page.check("input[name=clear_snmp_community]");
     await page.click("text=Save changes");
@@ -77,9 +90,16 @@ describe.skipIf(unavailable)("credential sets in headless Chromium", () => {
   it("refuses a forged form, and shows a hostile name as text", async () => {
     const { page, base } = b;
     await page.goto(`${base}/credentials`);
-    const status = await page.evaluate(async () => (await fetch("/credentials/new", {
-      method: "POST", body: "_csrf=nope&cred_name=forged", headers: { "content-type": "application/x-www-form-urlencoded" },
-    })).status);
+    const status = await page.evaluate(
+      async () =>
+        (
+          await fetch("/credentials/new", {
+            method: "POST",
+            body: "_csrf=nope&cred_name=forged",
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+          })
+        ).status,
+    );
     expect(status).toBe(403);
     expect(await idOf("forged")).toBeUndefined();
     await page.goto(`${base}/credentials/new`);
@@ -93,7 +113,17 @@ describe.skipIf(unavailable)("credential sets in headless Chromium", () => {
   it("refuses to delete a set a device uses (saying so on the confirmation page), deletes an unused one", async () => {
     const { page, base } = b;
     const used = (await idOf("core-routers"))!;
-    const made = await t.call("/api/v1/devices", { method: "POST", token, body: { device_name: "core-ams-1", device_ip: "192.0.2.1", device_vendor: "Cisco", device_cred_id: used, device_tags: ["core"] } });
+    const made = await t.call("/api/v1/devices", {
+      method: "POST",
+      token,
+      body: {
+        device_name: "core-ams-1",
+        device_ip: "192.0.2.1",
+        device_vendor: "Cisco",
+        device_cred_id: used,
+        device_tags: ["core"],
+      },
+    });
     expect(made.status).toBe(201);
     await page.goto(`${base}/credentials/${used}/delete`);
     await page.click("button:text('Delete the credential set')");

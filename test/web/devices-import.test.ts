@@ -1,7 +1,13 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { devices } from "../../src/db/schema/index.ts";
-import { chromiumMissing, createWebTestContext, startBrowserWithCast, type Browser, type WebTestContext } from "./chromium.ts";
+import {
+  chromiumMissing,
+  createWebTestContext,
+  startBrowserWithCast,
+  type Browser,
+  type WebTestContext,
+} from "./chromium.ts";
 
 /** Importing devices from the browser: a pasted address list or CSV text, checked first, through the import API's planner. */
 const unavailable = chromiumMissing("test/web/devices-import.test.ts");
@@ -20,7 +26,13 @@ describe.skipIf(unavailable)("device import in headless Chromium", () => {
   beforeAll(async () => {
     t = await createWebTestContext();
     token = await t.token();
-    cred = (await t.call("/api/v1/device-credentials", { method: "POST", token, body: { cred_name: "lab", cred_username: "backup" } })).body.data.id;
+    cred = (
+      await t.call("/api/v1/device-credentials", {
+        method: "POST",
+        token,
+        body: { cred_name: "lab", cred_username: "backup" },
+      })
+    ).body.data.id;
     b = await startBrowserWithCast(t, ["devices.read", "devices.write", "system.read"]);
   });
   afterAll(async () => {
@@ -43,14 +55,22 @@ describe.skipIf(unavailable)("device import in headless Chromium", () => {
     await b.shoot("devices-import");
     await page.locator("form:has(#i-list) button", { hasText: "Import" }).click();
     expect(await page.textContent("#import-counts")).toBe("2 created, 0 updated, 0 rejected");
-    expect(await byName("sw-acc-32")).toMatchObject({ device_ip: "192.0.2.32", device_vendor: "Cisco", device_cred_id: cred, device_tags: ["access", "ams"] });
+    expect(await byName("sw-acc-32")).toMatchObject({
+      device_ip: "192.0.2.32",
+      device_vendor: "Cisco",
+      device_cred_id: cred,
+      device_tags: ["access", "ams"],
+    });
     expect(await byName("192.0.2.31")).toMatchObject({ device_ip: "192.0.2.31", device_cred_id: cred });
   });
 
   it("imports the good rows of a CSV text and says why each bad one was rejected, names shown as text", async () => {
     const { page, base } = b;
     await page.goto(`${base}/devices/import`);
-    await page.fill("#i-csv", `device_name,device_ip,device_vendor\n"${HOSTILE.replace(/"/g, '""')}",192.0.2.40,Cisco\nbad,192.0.2.41,Cisco\n`);
+    await page.fill(
+      "#i-csv",
+      `device_name,device_ip,device_vendor\n"${HOSTILE.replace(/"/g, '""')}",192.0.2.40,Cisco\nbad,192.0.2.41,Cisco\n`,
+    );
     await page.locator("form:has(#i-csv) button", { hasText: "Import" }).click();
     expect(await page.textContent("#import-counts")).toBe("1 created, 0 updated, 1 rejected");
     const bad = page.locator("#import-report tr", { hasText: "bad" });
@@ -62,9 +82,16 @@ describe.skipIf(unavailable)("device import in headless Chromium", () => {
 
   it("refuses a forged form, a scoped user's rows outside the scope, and a viewer", async () => {
     const { page, base } = b;
-    const forged = await page.evaluate(async () => (await fetch("/devices/import", {
-      method: "POST", body: "_csrf=x&list=192.0.2.77&device_vendor=Cisco", headers: { "content-type": "application/x-www-form-urlencoded" },
-    })).status);
+    const forged = await page.evaluate(
+      async () =>
+        (
+          await fetch("/devices/import", {
+            method: "POST",
+            body: "_csrf=x&list=192.0.2.77&device_vendor=Cisco",
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+          })
+        ).status,
+    );
     expect(forged).toBe(403);
     expect(await byName("192.0.2.77")).toBeUndefined();
 

@@ -1,7 +1,13 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { devices, jobs } from "../../src/db/schema/index.ts";
-import { chromiumMissing, createWebTestContext, startBrowserWithCast, type Browser, type WebTestContext } from "./chromium.ts";
+import {
+  chromiumMissing,
+  createWebTestContext,
+  startBrowserWithCast,
+  type Browser,
+  type WebTestContext,
+} from "./chromium.ts";
 
 /**
  * Managing devices from the browser: add, edit, clone, delete, enable/disable, test connection, accept a new host
@@ -16,17 +22,34 @@ describe.skipIf(unavailable)("device management in headless Chromium", () => {
   let token: string;
   const ids: Record<string, number> = {};
   const device = async (id: number) => (await t.call(`/api/v1/devices/${id}`, { token })).body.data;
-  const idOf = async (name: string) => (await t.db.select({ id: devices.id }).from(devices).where(eq(devices.name, name)))[0]?.id;
+  const idOf = async (name: string) =>
+    (await t.db.select({ id: devices.id }).from(devices).where(eq(devices.name, name)))[0]?.id;
 
   beforeAll(async () => {
     t = await createWebTestContext();
     token = await t.token();
-    for (const [name, tag] of [["edge-ams-1", "edge"], ["edge-fra-2", "edge"], ["core-ams-3", "core"]] as const) {
-      const res = await t.call("/api/v1/devices", { method: "POST", token, body: { device_name: name, device_ip: "192.0.2.10", device_vendor: "Cisco", device_tags: [tag] } });
+    for (const [name, tag] of [
+      ["edge-ams-1", "edge"],
+      ["edge-fra-2", "edge"],
+      ["core-ams-3", "core"],
+    ] as const) {
+      const res = await t.call("/api/v1/devices", {
+        method: "POST",
+        token,
+        body: { device_name: name, device_ip: "192.0.2.10", device_vendor: "Cisco", device_tags: [tag] },
+      });
       ids[name] = res.body.data.id;
     }
-    ids.cred = (await t.call("/api/v1/device-credentials", { method: "POST", token, body: { cred_name: "lab-backup", cred_username: "backup", cred_password: "pw-123456" } })).body.data.id;
-    ids.category = (await t.call("/api/v1/categories", { method: "POST", token, body: { name: "routers" } })).body.data.id;
+    ids.cred = (
+      await t.call("/api/v1/device-credentials", {
+        method: "POST",
+        token,
+        body: { cred_name: "lab-backup", cred_username: "backup", cred_password: "pw-123456" },
+      })
+    ).body.data.id;
+    ids.category = (
+      await t.call("/api/v1/categories", { method: "POST", token, body: { name: "routers" } })
+    ).body.data.id;
     b = await startBrowserWithCast(t, ["devices.read", "devices.write", "configs.read", "system.read", "vendors.read"]);
   });
   afterAll(async () => {
@@ -44,7 +67,10 @@ describe.skipIf(unavailable)("device management in headless Chromium", () => {
     await page.fill("#f-device_name", "rtr-lab-01");
     await page.fill("#f-device_ip", "127.0.0.1");
     await page.selectOption("#f-device_vendor", "Cisco");
-    const template = await page.locator("#f-device_template_id option", { hasText: /ios/i }).first().getAttribute("value");
+    const template = await page
+      .locator("#f-device_template_id option", { hasText: /ios/i })
+      .first()
+      .getAttribute("value");
     await page.selectOption("#f-device_template_id", template!);
     await page.selectOption("#f-device_cred_id", String(ids.cred));
     await page.selectOption("#f-device_category_id", String(ids.category));
@@ -56,8 +82,14 @@ describe.skipIf(unavailable)("device management in headless Chromium", () => {
     ids.lab = Number(new URL(page.url()).pathname.split("/")[2]);
     const saved = await device(ids.lab);
     expect(saved).toMatchObject({
-      device_name: "rtr-lab-01", device_ip: "127.0.0.1", device_template_id: Number(template), device_cred_id: ids.cred,
-      device_category_id: ids.category, device_port_override: 2222, device_tags: ["edge", "lab"], enabled: true,
+      device_name: "rtr-lab-01",
+      device_ip: "127.0.0.1",
+      device_template_id: Number(template),
+      device_cred_id: ids.cred,
+      device_category_id: ids.category,
+      device_port_override: 2222,
+      device_tags: ["edge", "lab"],
+      enabled: true,
     });
     await b.shoot("device-page");
   });
@@ -87,7 +119,10 @@ describe.skipIf(unavailable)("device management in headless Chromium", () => {
     const { page, base } = b;
     await page.goto(`${base}/devices/${ids["core-ams-3"]}`);
     const statuses = await page.evaluate(async (id) => {
-      const post = (path: string, body: string) => fetch(path, { method: "POST", body, headers: { "content-type": "application/x-www-form-urlencoded" } }).then((r) => r.status);
+      const post = (path: string, body: string) =>
+        fetch(path, { method: "POST", body, headers: { "content-type": "application/x-www-form-urlencoded" } }).then(
+          (r) => r.status,
+        );
       return [
         await post("/devices/new", "_csrf=forged&device_name=forged-1&device_ip=192.0.2.5&device_vendor=Cisco"),
         await post(`/devices/${id}/delete`, "_csrf=forged"),
@@ -127,7 +162,11 @@ describe.skipIf(unavailable)("device management in headless Chromium", () => {
     await page.fill("#f-device_password", "new-secret-1");
     await page.click("text=Save changes");
     await page.waitForURL(`${base}/devices/${ids.lab}?done=saved`);
-    expect(await device(ids.lab!)).toMatchObject({ device_model: "ISR4331", has_password: true, device_cred_id: ids.cred });
+    expect(await device(ids.lab!)).toMatchObject({
+      device_model: "ISR4331",
+      has_password: true,
+      device_cred_id: ids.cred,
+    });
     expect(await page.content()).not.toContain("new-secret-1");
 
     await page.click("a:text('Clone')");
@@ -139,7 +178,12 @@ describe.skipIf(unavailable)("device management in headless Chromium", () => {
     await page.click("text=Add device");
     await page.waitForURL(/done=created/);
     const clone = (await idOf("rtr-lab-02"))!;
-    expect(await device(clone)).toMatchObject({ device_model: "ISR4331", device_cred_id: ids.cred, device_port_override: 2222, has_password: false });
+    expect(await device(clone)).toMatchObject({
+      device_model: "ISR4331",
+      device_cred_id: ids.cred,
+      device_port_override: 2222,
+      has_password: false,
+    });
 
     await page.click("button:text('Disable')");
     await page.waitForURL(/done=disabled/);
@@ -158,7 +202,10 @@ describe.skipIf(unavailable)("device management in headless Chromium", () => {
 
   it("tests the connection and accepts a new host key from the device page", async () => {
     const { page, base } = b;
-    await t.db.update(devices).set({ hostKeyFingerprint: "SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU" }).where(eq(devices.id, ids.lab!));
+    await t.db
+      .update(devices)
+      .set({ hostKeyFingerprint: "SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU" })
+      .where(eq(devices.id, ids.lab!));
     await page.goto(`${base}/devices/${ids.lab}`);
     await page.click("button:text('Accept new host key')");
     await page.waitForURL(/done=host_key/);
@@ -167,7 +214,10 @@ describe.skipIf(unavailable)("device management in headless Chromium", () => {
     await page.click("button:text('Test connection')");
     await page.waitForURL(/\?job=\d+/);
     expect(await page.textContent("#download-progress")).toMatch(/^Connection test \d+ queued/);
-    const queued = await t.db.select().from(jobs).where(and(eq(jobs.deviceId, ids.lab!), eq(jobs.type, "detect")));
+    const queued = await t.db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.deviceId, ids.lab!), eq(jobs.type, "detect")));
     expect(queued).toHaveLength(1);
   });
 
@@ -187,7 +237,11 @@ describe.skipIf(unavailable)("device management in headless Chromium", () => {
     await page.waitForURL(/edited=2/);
     expect(await page.textContent(".alert.success")).toBe("Changed 2 devices.");
     for (const name of ["edge-ams-1", "edge-fra-2"]) {
-      expect(await device(ids[name]!)).toMatchObject({ device_tags: ["ams-pop", "edge"], device_cred_id: ids.cred, device_category_id: ids.category });
+      expect(await device(ids[name]!)).toMatchObject({
+        device_tags: ["ams-pop", "edge"],
+        device_cred_id: ids.cred,
+        device_category_id: ids.category,
+      });
     }
     expect((await device(ids["core-ams-3"]!)).device_cred_id).toBe(0);
 
@@ -211,7 +265,12 @@ describe.skipIf(unavailable)("device management in headless Chromium", () => {
     await page.click("button:text('Download now')");
     await page.waitForURL(/downloads=1/);
     expect(await page.textContent(".alert.success")).toBe("Queued a download of 1 device. 1 disabled device skipped.");
-    expect(await t.db.select().from(jobs).where(and(eq(jobs.deviceId, ids["edge-ams-1"]!), eq(jobs.type, "download")))).toHaveLength(1);
+    expect(
+      await t.db
+        .select()
+        .from(jobs)
+        .where(and(eq(jobs.deviceId, ids["edge-ams-1"]!), eq(jobs.type, "download"))),
+    ).toHaveLength(1);
 
     await page.goto(`${base}/devices?search=script`);
     await page.check(`input[name=ids][value="${ids.hostile}"]`);
@@ -241,17 +300,26 @@ describe.skipIf(unavailable)("device management in headless Chromium", () => {
 
     const csrf = await b.csrf();
     const core = ids["core-ams-3"];
-    const statuses = await page.evaluate(async ({ core, edge, csrf }) => {
-      const post = (path: string, body: string) => fetch(path, { method: "POST", body, headers: { "content-type": "application/x-www-form-urlencoded" } }).then((r) => r.status);
-      return [
-        (await fetch(`/devices/${core}/edit`)).status,
-        await post(`/devices/${core}/edit`, `_csrf=${csrf}&device_name=core-ams-3&device_ip=192.0.2.1&device_vendor=Cisco&device_model=hacked`),
-        await post(`/devices/${core}/delete`, `_csrf=${csrf}`),
-        await post(`/devices/${core}/host-key`, `_csrf=${csrf}`),
-        await post("/devices/bulk", `_csrf=${csrf}&action=disable&ids=${edge}&ids=${core}`),
-        await post("/devices/bulk/delete", `_csrf=${csrf}&ids=${core}`),
-      ];
-    }, { core, edge: ids["edge-ams-1"], csrf });
+    const statuses = await page.evaluate(
+      async ({ core, edge, csrf }) => {
+        const post = (path: string, body: string) =>
+          fetch(path, { method: "POST", body, headers: { "content-type": "application/x-www-form-urlencoded" } }).then(
+            (r) => r.status,
+          );
+        return [
+          (await fetch(`/devices/${core}/edit`)).status,
+          await post(
+            `/devices/${core}/edit`,
+            `_csrf=${csrf}&device_name=core-ams-3&device_ip=192.0.2.1&device_vendor=Cisco&device_model=hacked`,
+          ),
+          await post(`/devices/${core}/delete`, `_csrf=${csrf}`),
+          await post(`/devices/${core}/host-key`, `_csrf=${csrf}`),
+          await post("/devices/bulk", `_csrf=${csrf}&action=disable&ids=${edge}&ids=${core}`),
+          await post("/devices/bulk/delete", `_csrf=${csrf}&ids=${core}`),
+        ];
+      },
+      { core, edge: ids["edge-ams-1"], csrf },
+    );
     expect(statuses).toEqual([404, 404, 404, 404, 422, 422]);
     expect(await device(core!)).toMatchObject({ device_model: "", enabled: true });
     expect((await device(ids["edge-ams-1"]!)).enabled).toBe(true);

@@ -24,7 +24,12 @@ describe.skipIf(unavailable)("the first backup, from the browser", () => {
     t = await createWebTestContext();
     await t.user({ username: "admin1" });
     await t.user({ username: "viewer1", role: "viewer" });
-    const { prompt, script } = iosScript("lab-sw-1", ["hostname lab-sw-1", "interface Gi1/0/1", " description uplink", "end"]);
+    const { prompt, script } = iosScript("lab-sw-1", [
+      "hostname lab-sw-1",
+      "interface Gi1/0/1",
+      " description uplink",
+      "end",
+    ]);
     device = await startFakeDevice({ script, initPrompt: prompt, auth: { username: "backup", password: PASSWORD } });
     b = await startBrowser(t);
   });
@@ -39,8 +44,17 @@ describe.skipIf(unavailable)("the first backup, from the browser", () => {
     const job = await claimNextJob(t.db, "test-collector", new Date(), 60_000);
     expect(job?.type).toBe("download");
     await runDownloadJob(
-      { db: t.db, secrets: t.secrets, clock: { now: () => new Date() }, logger: silentLogger, owner: "test-collector", limits: DEFAULT_LIMITS, connectTimeoutMs: 10_000 },
-      job!, new AbortController().signal,
+      {
+        db: t.db,
+        secrets: t.secrets,
+        clock: { now: () => new Date() },
+        logger: silentLogger,
+        owner: "test-collector",
+        limits: DEFAULT_LIMITS,
+        connectTimeoutMs: 10_000,
+      },
+      job!,
+      new AbortController().signal,
     );
   }
 

@@ -10,7 +10,10 @@ const unavailable = chromiumMissing("test/web/navigation.test.ts");
 describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () => {
   let t: WebTestContext;
   let b: Browser;
-  const menu = async () => b.page.locator(".topnav a").evaluateAll((links) => links.map((a) => [a.textContent, (a as HTMLAnchorElement).pathname]));
+  const menu = async () =>
+    b.page
+      .locator(".topnav a")
+      .evaluateAll((links) => links.map((a) => [a.textContent, (a as HTMLAnchorElement).pathname]));
 
   beforeAll(async () => {
     t = await createWebTestContext();
@@ -19,7 +22,11 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
     await t.role({ name: "edge-ops", permissions: ["devices.read", "system.read", "tasks.read"], tags: ["edge"] });
     await t.user({ username: "edgy", role: "edge-ops" });
     const token = await t.token();
-    await t.call("/api/v1/webhooks", { method: "POST", token, body: { url: "https://hooks.example.test/<b>x</b>", description: "<script>alert(1)</script>" } });
+    await t.call("/api/v1/webhooks", {
+      method: "POST",
+      token,
+      body: { url: "https://hooks.example.test/<b>x</b>", description: "<script>alert(1)</script>" },
+    });
     b = await startBrowser(t);
   });
   afterAll(async () => {
@@ -31,7 +38,19 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
     await b.loginAs("admin1");
     const items = await menu();
     expect(items.map(([label]) => label)).toEqual([
-      "Dashboard", "Devices", "Credentials", "Changes", "Search", "Tasks", "Compliance", "Snippets", "Webhooks", "Users", "Settings", "API tokens", "REST API Access",
+      "Dashboard",
+      "Devices",
+      "Credentials",
+      "Changes",
+      "Search",
+      "Tasks",
+      "Compliance",
+      "Snippets",
+      "Webhooks",
+      "Users",
+      "Settings",
+      "API tokens",
+      "REST API Access",
     ]);
     expect(await b.page.locator(".topnav span").count()).toBe(0);
     for (const [label, path] of items) {

@@ -26,8 +26,11 @@ const FIXTURES = "/work/shared/fixtures/oxidized";
 const OLD_FILE = join(FIXTURES, "aoscx#6000-48G_PL.10.13.0005#output.txt");
 const NEW_FILE = join(FIXTURES, "aoscx#6100-48G_PL.10.10.1090#output.txt");
 
-const unavailable = !existsSync(CHROMIUM) ? `no Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium)`
-  : !existsSync(OLD_FILE) ? `no fixture configurations at ${FIXTURES}` : undefined;
+const unavailable = !existsSync(CHROMIUM)
+  ? `no Chromium at ${CHROMIUM}: install Debian's chromium package (apt-get install chromium)`
+  : !existsSync(OLD_FILE)
+    ? `no fixture configurations at ${FIXTURES}`
+    : undefined;
 if (unavailable) {
   if (process.env.CI) it("runs the page browser tests (required in CI)", () => expect.fail(unavailable));
   else console.warn(`test/web/pages.test.ts skipped: ${unavailable}`);
@@ -52,27 +55,64 @@ describe.skipIf(unavailable)("the fleet pages in headless Chromium", () => {
   beforeAll(async () => {
     t = await createWebTestContext();
     const token = await t.token();
-    ids.device = await createDevice(t, token, { device_name: "sw-aoscx-1", device_ip: "192.0.2.61", device_vendor: "Aruba", device_tags: ["access"] });
-    ids.other = await createDevice(t, token, { device_name: "rtr-edge-2", device_ip: "192.0.2.62", device_tags: ["edge"] });
+    ids.device = await createDevice(t, token, {
+      device_name: "sw-aoscx-1",
+      device_ip: "192.0.2.61",
+      device_vendor: "Aruba",
+      device_tags: ["access"],
+    });
+    ids.other = await createDevice(t, token, {
+      device_name: "rtr-edge-2",
+      device_ip: "192.0.2.62",
+      device_tags: ["edge"],
+    });
     ids.old = (await storeVersion(t, { deviceId: ids.device, text: oldText, at: day(1) })).configId;
     ids.new = (await storeVersion(t, { deviceId: ids.device, text: newText, at: day(2) })).configId;
     await storeVersion(t, { deviceId: ids.other, text: "hostname rtr-edge-2\n", at: day(2) });
     await t.db.insert(jobs).values({
-      type: "download", deviceId: ids.other, state: "finished", outcome: "timeout", message: "no prompt within 30 s", trigger: "schedule",
-      runAfter: day(3), createdAt: day(3), startedAt: day(3), finishedAt: day(3),
+      type: "download",
+      deviceId: ids.other,
+      state: "finished",
+      outcome: "timeout",
+      message: "no prompt within 30 s",
+      trigger: "schedule",
+      runAfter: day(3),
+      createdAt: day(3),
+      startedAt: day(3),
+      finishedAt: day(3),
     });
     await indexAllPending(t.db);
-    const task = await t.call("/api/v1/tasks", { method: "POST", token, body: { task_name: "Nightly access", task_type: "download_devices", devices: [ids.device, ids.other], task_cron: "0 2 * * *" } });
+    const task = await t.call("/api/v1/tasks", {
+      method: "POST",
+      token,
+      body: {
+        task_name: "Nightly access",
+        task_type: "download_devices",
+        devices: [ids.device, ids.other],
+        task_cron: "0 2 * * *",
+      },
+    });
     expect(task.status).toBe(201);
     ids.task = task.body.data.id;
     await t.user({ username: "admin1" });
     base = await new Promise<string>((resolve) => {
-      server = serve({ fetch: t.webApp.fetch, port: 0, hostname: "127.0.0.1" }, (info) => resolve(`http://127.0.0.1:${info.port}`));
+      server = serve({ fetch: t.webApp.fetch, port: 0, hostname: "127.0.0.1" }, (info) =>
+        resolve(`http://127.0.0.1:${info.port}`),
+      );
     });
     profile = mkdtempSync(join(tmpdir(), "netkeep-chromium-"));
     context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM, headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(10_000);
@@ -93,26 +133,40 @@ describe.skipIf(unavailable)("the fleet pages in headless Chromium", () => {
   });
 
   /** The diff table as the browser shows it: per row its kind and, per side, line number, text, and text without marked words. */
-  const readDiff = () => page.$$eval("#diff-table tbody tr", (trs) => trs.map((tr) => {
-    const cells: { line: number | null; text: string; plain: string; marked: boolean }[] = [];
-    const tds = [...tr.querySelectorAll("td")];
-    if (tr.classList.contains("fold")) return { kind: "fold", cells: [{ line: null, text: tds[0]!.textContent ?? "", plain: "", marked: false }] };
-    for (let i = 0; i < tds.length; i++) {
-      if (!tds[i]!.classList.contains("ln") || !tds[i + 1] || tds[i + 1]!.classList.contains("ln")) continue;
-      const textCell = tds[i + 1]!;
-      const plain = [...textCell.childNodes].filter((n) => n.nodeName !== "MARK").map((n) => n.textContent).join("");
-      cells.push({ line: tds[i]!.textContent ? Number(tds[i]!.textContent) : null, text: textCell.textContent ?? "", plain, marked: !!textCell.querySelector("mark") });
-    }
-    return { kind: tr.className, cells };
-  }));
+  const readDiff = () =>
+    page.$$eval("#diff-table tbody tr", (trs) =>
+      trs.map((tr) => {
+        const cells: { line: number | null; text: string; plain: string; marked: boolean }[] = [];
+        const tds = [...tr.querySelectorAll("td")];
+        if (tr.classList.contains("fold"))
+          return { kind: "fold", cells: [{ line: null, text: tds[0]!.textContent ?? "", plain: "", marked: false }] };
+        for (let i = 0; i < tds.length; i++) {
+          if (!tds[i]!.classList.contains("ln") || !tds[i + 1] || tds[i + 1]!.classList.contains("ln")) continue;
+          const textCell = tds[i + 1]!;
+          const plain = [...textCell.childNodes]
+            .filter((n) => n.nodeName !== "MARK")
+            .map((n) => n.textContent)
+            .join("");
+          cells.push({
+            line: tds[i]!.textContent ? Number(tds[i]!.textContent) : null,
+            text: textCell.textContent ?? "",
+            plain,
+            marked: !!textCell.querySelector("mark"),
+          });
+        }
+        return { kind: tr.className, cells };
+      }),
+    );
 
   it("shows the diff of two real configurations side by side so that both texts can be rebuilt from it", async () => {
     await page.goto(`${base}/configs/diff?from=${ids.old}&to=${ids.new}`);
     const rows: ViewRow[] = await readDiff();
     const oldLines = oldText.replace(/\n$/, "").split("\n");
     const newLines = newText.replace(/\n$/, "").split("\n");
-    const seenOld: number[] = [], seenNew: number[] = [];
-    let removed = 0, added = 0;
+    const seenOld: number[] = [],
+      seenNew: number[] = [];
+    let removed = 0,
+      added = 0;
     for (const row of rows) {
       if (row.kind === "fold") {
         const m = /old (\d+)-(\d+), new (\d+)-(\d+)/.exec(row.cells[0]!.text)!;
@@ -148,10 +202,18 @@ describe.skipIf(unavailable)("the fleet pages in headless Chromium", () => {
 
     await page.click("text=Inline view");
     await page.waitForURL(/view=inline/);
-    const inline: ViewRow[] = await page.$$eval("#diff-table tbody tr:not(.fold)", (trs) => trs.map((tr) => {
-      const tds = [...tr.querySelectorAll("td")];
-      return { kind: tds[2]!.textContent!, cells: [{ line: Number(tds[0]!.textContent) || null, text: tds[3]!.textContent!, plain: "", marked: false }, { line: Number(tds[1]!.textContent) || null, text: tds[3]!.textContent!, plain: "", marked: false }] };
-    }));
+    const inline: ViewRow[] = await page.$$eval("#diff-table tbody tr:not(.fold)", (trs) =>
+      trs.map((tr) => {
+        const tds = [...tr.querySelectorAll("td")];
+        return {
+          kind: tds[2]!.textContent!,
+          cells: [
+            { line: Number(tds[0]!.textContent) || null, text: tds[3]!.textContent!, plain: "", marked: false },
+            { line: Number(tds[1]!.textContent) || null, text: tds[3]!.textContent!, plain: "", marked: false },
+          ],
+        };
+      }),
+    );
     for (const r of inline) {
       if (r.kind !== "+") expect(r.cells[0]!.text).toBe(oldLines[r.cells[0]!.line! - 1]);
       if (r.kind !== "-") expect(r.cells[1]!.text).toBe(newLines[r.cells[1]!.line! - 1]);
@@ -180,7 +242,10 @@ describe.skipIf(unavailable)("the fleet pages in headless Chromium", () => {
     const [queued] = await t.db.select().from(jobs).where(eq(jobs.trigger, "download_now"));
     expect(queued!.state).toBe("queued");
     // The collector's part: the page polls and shows the outcome by itself.
-    await t.db.update(jobs).set({ state: "finished", outcome: "unchanged", finishedAt: new Date() }).where(eq(jobs.id, queued!.id));
+    await t.db
+      .update(jobs)
+      .set({ state: "finished", outcome: "unchanged", finishedAt: new Date() })
+      .where(eq(jobs.id, queued!.id));
     await page.waitForSelector(`text=Download ${queued!.id} finished: unchanged`);
     expect(await page.$("#download-progress[data-poll]")).toBeNull();
   });
@@ -205,12 +270,28 @@ describe.skipIf(unavailable)("the fleet pages in headless Chromium", () => {
         const res = await page.goto(`${base}${path}`);
         expect(res?.status(), path).toBe(200);
         // Wide tables scroll inside their own box; the page itself never scrolls sideways.
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-        const wide = overflow > 0 ? await page.$$eval("body *", (els) => els.filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 1 && !el.closest(".table-wrap, pre")).map((el) => el.outerHTML.slice(0, 100))) : [];
+        const overflow = await page.evaluate(
+          () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        );
+        const wide =
+          overflow > 0
+            ? await page.$$eval("body *", (els) =>
+                els
+                  .filter(
+                    (el) =>
+                      el.getBoundingClientRect().right > document.documentElement.clientWidth + 1 &&
+                      !el.closest(".table-wrap, pre"),
+                  )
+                  .map((el) => el.outerHTML.slice(0, 100)),
+              )
+            : [];
         expect(overflow, `${name} at ${size.width} px: ${wide.slice(0, 3).join(" | ")}`).toBeLessThanOrEqual(0);
         // Every form control has a name a screen reader can say.
         const unlabelled = await page.$$eval("input:not([type=hidden]), select, textarea", (els) =>
-          els.filter((el) => !(el as HTMLInputElement).labels?.length && !el.getAttribute("aria-label")).map((el) => el.outerHTML.slice(0, 80)));
+          els
+            .filter((el) => !(el as HTMLInputElement).labels?.length && !el.getAttribute("aria-label"))
+            .map((el) => el.outerHTML.slice(0, 80)),
+        );
         expect(unlabelled, name).toEqual([]);
         await page.screenshot({ path: join(SHOTS, `${name}-${widthName}.png`), fullPage: true });
       }

@@ -18,8 +18,12 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
   let provider: Awaited<ReturnType<typeof startOidcProvider>>;
   let other: Awaited<ReturnType<typeof startOidcProvider>>;
 
-  const settings = (oidc: Record<string, unknown>) => t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { oidc } });
-  const failures = async () => (await t.db.select().from(events).where(eq(events.type, "user.login_failed"))).map((e) => e.payload as { username: string; reason: string });
+  const settings = (oidc: Record<string, unknown>) =>
+    t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { oidc } });
+  const failures = async () =>
+    (await t.db.select().from(events).where(eq(events.type, "user.login_failed"))).map(
+      (e) => e.payload as { username: string; reason: string },
+    );
 
   /** Through the login page's button and the provider's (development) login form. */
   async function signInAtProvider(login: string) {
@@ -38,13 +42,23 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
     b = await startBrowser(t);
     // The redirect URI is built from APP_URL: here, where the browser reaches the app.
     (t.config as { appUrl: string }).appUrl = b.base;
-    const client = { ...CLIENT, redirectUri: `${b.base}/login/oidc/callback`, postLogoutUri: `${b.base}/login?logged_out` };
+    const client = {
+      ...CLIENT,
+      redirectUri: `${b.base}/login/oidc/callback`,
+      postLogoutUri: `${b.base}/login?logged_out`,
+    };
     [provider, other] = await Promise.all([startOidcProvider(client), startOidcProvider(client)]);
     admin = await t.token();
     await t.role({ name: "branch-ops", tags: ["branch"] });
     const res = await settings({
-      enabled: true, issuer: provider.issuer, client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret,
-      scopes: "openid profile email groups", group_claim: "groups", group_roles: { "netkeep-admins": "branch-ops", staff: "viewer" }, button_label: "Test IdP",
+      enabled: true,
+      issuer: provider.issuer,
+      client_id: CLIENT.clientId,
+      client_secret: CLIENT.clientSecret,
+      scopes: "openid profile email groups",
+      group_claim: "groups",
+      group_roles: { "netkeep-admins": "branch-ops", staff: "viewer" },
+      button_label: "Test IdP",
     });
     expect(res.status).toBe(200);
   }, 60_000);
@@ -57,12 +71,21 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
 
   it("keeps the client secret write-only and sealed, and wants the provider and a mapping to enable", async () => {
     const shown = await t.call("/api/v1/settings", { token: admin });
-    expect(shown.body.data.oidc).toMatchObject({ enabled: true, issuer: provider.issuer, has_client_secret: true, button_label: "Test IdP" });
+    expect(shown.body.data.oidc).toMatchObject({
+      enabled: true,
+      issuer: provider.issuer,
+      has_client_secret: true,
+      button_label: "Test IdP",
+    });
     expect(JSON.stringify(shown.body)).not.toContain(CLIENT.clientSecret);
     const [row] = await t.db.select().from(appSettings);
     expect(row!.oidcClientSecretEnc).toBeTruthy();
     expect(JSON.stringify(row)).not.toContain(CLIENT.clientSecret);
-    const noMapping = await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { oidc: { group_roles: {} } } });
+    const noMapping = await t.call("/api/v1/settings", {
+      method: "PATCH",
+      token: admin,
+      body: { oidc: { group_roles: {} } },
+    });
     expect(noMapping.status).toBe(422);
     expect(JSON.stringify(noMapping.body)).toContain("oidc.group_roles");
     const noRole = await settings({ group_roles: { staff: "no-such-role" } });
@@ -73,23 +96,37 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
   it("signs alice in, creating her account with the role her group maps to", async () => {
     // A local account already has her address: hers gets the placeholder rather than failing the sign-in.
     const namesake = await t.user({ username: "alice-local" });
-    await t.db.update(users).set({ email: "alice@example.test", emailKey: "alice@example.test" }).where(eq(users.id, namesake));
+    await t.db
+      .update(users)
+      .set({ email: "alice@example.test", emailKey: "alice@example.test" })
+      .where(eq(users.id, namesake));
     const seen: string[] = [];
-    b.page.on("request", (r) => { if (r.url().includes("/login/oidc/callback")) seen.push(r.url()); });
+    b.page.on("request", (r) => {
+      if (r.url().includes("/login/oidc/callback")) seen.push(r.url());
+    });
     await signInAtProvider("alice");
     expect(new URL(b.page.url()).pathname).toBe("/dashboard");
     callbackUrl = seen[0]!;
     expect(callbackUrl).toContain("code=");
     const list = await t.call("/api/v1/users", { token: admin });
-    const alice = (list.body.data as { username: string; role: string; auth_source: string; email: string }[]).find((u) => u.username === "alice");
+    const alice = (list.body.data as { username: string; role: string; auth_source: string; email: string }[]).find(
+      (u) => u.username === "alice",
+    );
     expect(alice).toMatchObject({ role: "branch-ops", auth_source: "oidc", email: "alice@directory.invalid" });
     const logins = await t.db.select().from(events).where(eq(events.type, "user.login"));
     expect(logins.map((e) => e.payload)).toContainEqual(expect.objectContaining({ username: "alice", method: "oidc" }));
     const activity = await t.db.select().from(activityLog).where(eq(activityLog.action, "user.login"));
     expect(activity.some((a) => a.username === "alice")).toBe(true);
     // Her role's scope holds: the devices page shows the branch device, not the other one.
-    for (const [name, tag] of [["sso-branch-sw", "branch"], ["sso-core-sw", "core"]]) {
-      const dev = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: name, device_ip: "192.0.2.10", device_vendor: "Cisco", device_tags: [tag] } });
+    for (const [name, tag] of [
+      ["sso-branch-sw", "branch"],
+      ["sso-core-sw", "core"],
+    ]) {
+      const dev = await t.call("/api/v1/devices", {
+        method: "POST",
+        token: admin,
+        body: { device_name: name, device_ip: "192.0.2.10", device_vendor: "Cisco", device_tags: [tag] },
+      });
       expect(dev.status, JSON.stringify(dev.body)).toBe(201);
     }
     await b.page.goto(`${b.base}/devices`);
@@ -102,12 +139,13 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
     const res = await b.page.goto(callbackUrl);
     expect(res!.status()).toBe(400);
     expect(await b.page.textContent("[role=alert]")).toContain("Single sign-on did not complete");
-    expect((await failures()).map((f) => f.reason)).toContain("single sign-on: no pending sign-in (replayed or expired callback)");
+    expect((await failures()).map((f) => f.reason)).toContain(
+      "single sign-on: no pending sign-in (replayed or expired callback)",
+    );
   });
 
   it("logs out of netkeep and sends the browser to the provider's end-session endpoint", async () => {
     await signInAtProvider("alice");
-
 
     await b.page.click("form[action='/logout'] button");
     await b.page.waitForURL((url) => url.origin === provider.issuer);
@@ -120,14 +158,22 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
     await signInAtProvider("bob");
     expect(await b.page.textContent("[role=alert]")).toContain("in no group that has access");
     expect(await t.db.select().from(users).where(eq(users.username, "bob"))).toHaveLength(0);
-    expect(await failures()).toContainEqual({ username: "bob", ip: expect.anything(), reason: "single sign-on: no group mapped to a role" });
+    expect(await failures()).toContainEqual({
+      username: "bob",
+      ip: expect.anything(),
+      reason: "single sign-on: no group mapped to a role",
+    });
   });
 
   it("refuses a provider account whose name a local user already has", async () => {
     const local = await t.user({ username: "dana", role: "viewer" });
     await signInAtProvider("dana");
     expect(await b.page.textContent("[role=alert]")).toContain("Single sign-on did not complete");
-    expect(await failures()).toContainEqual({ username: "dana", ip: expect.anything(), reason: "single sign-on: not a single sign-on user" });
+    expect(await failures()).toContainEqual({
+      username: "dana",
+      ip: expect.anything(),
+      reason: "single sign-on: not a single sign-on user",
+    });
     const [row] = await t.db.select().from(users).where(eq(users.id, local));
     expect(row).toMatchObject({ authSource: "local", enabled: true });
   });

@@ -23,7 +23,11 @@ describe.skipIf(unavailable)("API tokens in headless Chromium", () => {
     await t?.close();
   });
 
-  const api = (path: string, token: string) => b.page.evaluate(async ([path, token]) => (await fetch(path!, { headers: { apitoken: token! } })).status, [path, token]);
+  const api = (path: string, token: string) =>
+    b.page.evaluate(
+      async ([path, token]) => (await fetch(path!, { headers: { apitoken: token! } })).status,
+      [path, token],
+    );
 
   it("lets a viewer create a token of their own, offering only their role's abilities", async () => {
     const { page, base } = b;
@@ -49,10 +53,18 @@ describe.skipIf(unavailable)("API tokens in headless Chromium", () => {
     const csrf = await b.csrf();
     const answers = await page.evaluate(async (csrf) => {
       const post = async (body: string) => {
-        const r = await fetch("/tokens", { method: "POST", body, headers: { "content-type": "application/x-www-form-urlencoded" } });
+        const r = await fetch("/tokens", {
+          method: "POST",
+          body,
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+        });
         return [r.status, await r.text()] as const;
       };
-      return [await post(`_csrf=${csrf}&name=wide&abilities=devices.write`), await post(`_csrf=${csrf}&name=&abilities=devices.read`), await post("_csrf=forged&name=x&abilities=devices.read")];
+      return [
+        await post(`_csrf=${csrf}&name=wide&abilities=devices.write`),
+        await post(`_csrf=${csrf}&name=&abilities=devices.read`),
+        await post("_csrf=forged&name=x&abilities=devices.read"),
+      ];
     }, csrf);
     expect(answers[0]![0]).toBe(422);
     expect(answers[0]![1]).toContain("Your role does not grant: devices.write.");
@@ -69,9 +81,17 @@ describe.skipIf(unavailable)("API tokens in headless Chromium", () => {
     await page.goto(`${base}/tokens`);
     expect(await page.locator("#token-list").count()).toBe(0);
     const [{ id }] = (await t.db.select({ id: apiTokens.id }).from(apiTokens)) as [{ id: number }];
-    const status = await page.evaluate(async ([id, csrf]) => (await fetch(`/tokens/${id}/revoke`, {
-      method: "POST", body: `_csrf=${csrf}`, headers: { "content-type": "application/x-www-form-urlencoded" },
-    })).status, [id, await b.csrf()] as const);
+    const status = await page.evaluate(
+      async ([id, csrf]) =>
+        (
+          await fetch(`/tokens/${id}/revoke`, {
+            method: "POST",
+            body: `_csrf=${csrf}`,
+            headers: { "content-type": "application/x-www-form-urlencoded" },
+          })
+        ).status,
+      [id, await b.csrf()] as const,
+    );
     expect(status).toBe(404);
     expect(await api("/api/v1/devices", viewerToken)).toBe(200);
   });
@@ -84,7 +104,9 @@ describe.skipIf(unavailable)("API tokens in headless Chromium", () => {
     expect(await row.count()).toBe(1);
     await row.locator("button", { hasText: "Revoke" }).click();
     await page.waitForURL(`${base}/tokens?done=revoked`);
-    expect(await page.locator("#token-list tr", { hasText: "viewer1" }).locator(".badge").textContent()).toBe("revoked");
+    expect(await page.locator("#token-list tr", { hasText: "viewer1" }).locator(".badge").textContent()).toBe(
+      "revoked",
+    );
     expect(await api("/api/v1/devices", viewerToken)).toBe(401);
   });
 });

@@ -8,7 +8,14 @@ import { recordEvent } from "../../modules/events/record.ts";
 import { getSettings, ldapBindPassword } from "../../modules/settings/service.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { endUserSessions } from "../sessions.ts";
-import { checkDirectoryPassword, DirectoryError, lookUpDirectoryUser, roleForGroups, type DirectoryConfig, type DirectoryUser } from "./ldap.ts";
+import {
+  checkDirectoryPassword,
+  DirectoryError,
+  lookUpDirectoryUser,
+  roleForGroups,
+  type DirectoryConfig,
+  type DirectoryUser,
+} from "./ldap.ts";
 
 /** What directory work needs from the app. */
 export type DirectoryDeps = { db: Db; secrets: SecretBox; logger: Logger };
@@ -27,7 +34,10 @@ export async function directoryConfig(deps: DirectoryDeps): Promise<DirectoryCon
 }
 
 async function roleIdOf(tx: DbOrTx, name: string): Promise<{ id: number; name: string } | undefined> {
-  const [role] = await tx.select({ id: roles.id, name: roles.name }).from(roles).where(eq(roles.nameKey, nameKey(name)));
+  const [role] = await tx
+    .select({ id: roles.id, name: roles.name })
+    .from(roles)
+    .where(eq(roles.nameKey, nameKey(name)));
   return role;
 }
 
@@ -40,55 +50,133 @@ const emailFor = (username: string, found: string | null) => found ?? `${usernam
  * a `user.role_mapped` event. Returns the user's id and whether they may go on.
  */
 export async function applyDirectoryGroups(
-  db: Db, username: string, found: Omit<DirectoryUser, "dn">, groupRoles: Record<string, string>, now: Date, source: ExternalSource = "ldap",
+  db: Db,
+  username: string,
+  found: Omit<DirectoryUser, "dn">,
+  groupRoles: Record<string, string>,
+  now: Date,
+  source: ExternalSource = "ldap",
 ): Promise<{ userId: number | null; refusal?: Refusal }> {
   const DIRECTORY_ACTOR: Actor = { system: source };
   const roleName = roleForGroups(found.groups, groupRoles);
   return db.transaction(async (tx) => {
-    const [existing] = await tx.select({ id: users.id, enabled: users.enabled, roleId: users.roleId, authSource: users.authSource, username: users.username })
-      .from(users).where(eq(users.usernameKey, nameKey(username)));
+    const [existing] = await tx
+      .select({
+        id: users.id,
+        enabled: users.enabled,
+        roleId: users.roleId,
+        authSource: users.authSource,
+        username: users.username,
+      })
+      .from(users)
+      .where(eq(users.usernameKey, nameKey(username)));
     const role = roleName ? await roleIdOf(tx, roleName) : undefined;
     if (!existing) {
       if (!role) return { userId: null, refusal: "no group mapped to a role" };
       // An address another account already has (e-mails are unique) gives way to the placeholder.
-      const [taken] = found.email ? await tx.select({ id: users.id }).from(users).where(eq(users.emailKey, nameKey(found.email))) : [];
+      const [taken] = found.email
+        ? await tx
+            .select({ id: users.id })
+            .from(users)
+            .where(eq(users.emailKey, nameKey(found.email)))
+        : [];
       const email = emailFor(username, taken ? null : found.email);
-      const [row] = await tx.insert(users).values({
-        username, usernameKey: nameKey(username), email, emailKey: nameKey(email),
-        roleId: role.id, passwordHash: NO_LOCAL_PASSWORD, authSource: source, directoryCheckedAt: now, createdAt: now, updatedAt: now,
-      }).returning({ id: users.id });
+      const [row] = await tx
+        .insert(users)
+        .values({
+          username,
+          usernameKey: nameKey(username),
+          email,
+          emailKey: nameKey(email),
+          roleId: role.id,
+          passwordHash: NO_LOCAL_PASSWORD,
+          authSource: source,
+          directoryCheckedAt: now,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning({ id: users.id });
       const userId = row!.id;
-      await recordActivity(tx, DIRECTORY_ACTOR, {
-        action: "user.create", subjectType: "user", subjectId: userId, before: null,
-        after: { username, role: role.name, auth_source: source, groups: found.groups },
-      }, now);
-      await recordEvent(tx, "user.role_mapped", { user_id: userId, username, old_role: null, new_role: role.name, groups: found.groups }, now);
+      await recordActivity(
+        tx,
+        DIRECTORY_ACTOR,
+        {
+          action: "user.create",
+          subjectType: "user",
+          subjectId: userId,
+          before: null,
+          after: { username, role: role.name, auth_source: source, groups: found.groups },
+        },
+        now,
+      );
+      await recordEvent(
+        tx,
+        "user.role_mapped",
+        { user_id: userId, username, old_role: null, new_role: role.name, groups: found.groups },
+        now,
+      );
       return { userId };
     }
-    if (existing.authSource !== source) return { userId: existing.id, refusal: source === "ldap" ? "not a directory user" : "not a single sign-on user" };
+    if (existing.authSource !== source)
+      return { userId: existing.id, refusal: source === "ldap" ? "not a directory user" : "not a single sign-on user" };
     const [current] = await tx.select({ name: roles.name }).from(roles).where(eq(roles.id, existing.roleId));
     const oldRole = current?.name ?? null;
     if (!existing.enabled) return { userId: existing.id, refusal: "disabled user" };
     if (!role) {
       // A leaver, or moved out of every mapped group: nothing may go on under the old role.
-      await tx.update(users).set({ enabled: false, directoryCheckedAt: now, updatedAt: now }).where(eq(users.id, existing.id));
+      await tx
+        .update(users)
+        .set({ enabled: false, directoryCheckedAt: now, updatedAt: now })
+        .where(eq(users.id, existing.id));
       await endUserSessions(tx, [existing.id]);
-      await recordActivity(tx, DIRECTORY_ACTOR, {
-        action: "user.disable", subjectType: "user", subjectId: existing.id,
-        before: { enabled: true, role: oldRole }, after: { enabled: false, role: oldRole, groups: found.groups },
-      }, now);
-      await recordEvent(tx, "user.role_mapped", { user_id: existing.id, username: existing.username, old_role: oldRole, new_role: null, groups: found.groups }, now);
+      await recordActivity(
+        tx,
+        DIRECTORY_ACTOR,
+        {
+          action: "user.disable",
+          subjectType: "user",
+          subjectId: existing.id,
+          before: { enabled: true, role: oldRole },
+          after: { enabled: false, role: oldRole, groups: found.groups },
+        },
+        now,
+      );
+      await recordEvent(
+        tx,
+        "user.role_mapped",
+        { user_id: existing.id, username: existing.username, old_role: oldRole, new_role: null, groups: found.groups },
+        now,
+      );
       return { userId: existing.id, refusal: "no group mapped to a role" };
     }
     const update: Partial<typeof users.$inferInsert> = { directoryCheckedAt: now };
     if (existing.roleId !== role.id) {
       update.roleId = role.id;
       update.updatedAt = now;
-      await recordActivity(tx, DIRECTORY_ACTOR, {
-        action: "user.role_mapped", subjectType: "user", subjectId: existing.id,
-        before: { role: oldRole }, after: { role: role.name, groups: found.groups },
-      }, now);
-      await recordEvent(tx, "user.role_mapped", { user_id: existing.id, username: existing.username, old_role: oldRole, new_role: role.name, groups: found.groups }, now);
+      await recordActivity(
+        tx,
+        DIRECTORY_ACTOR,
+        {
+          action: "user.role_mapped",
+          subjectType: "user",
+          subjectId: existing.id,
+          before: { role: oldRole },
+          after: { role: role.name, groups: found.groups },
+        },
+        now,
+      );
+      await recordEvent(
+        tx,
+        "user.role_mapped",
+        {
+          user_id: existing.id,
+          username: existing.username,
+          old_role: oldRole,
+          new_role: role.name,
+          groups: found.groups,
+        },
+        now,
+      );
     }
     await tx.update(users).set(update).where(eq(users.id, existing.id));
     return { userId: existing.id };
@@ -105,11 +193,19 @@ export type DirectorySignIn =
  * Signs a user in against the directory (search-then-bind), then brings the local record in line with the
  * groups read. Throws DirectoryError when the directory cannot be asked.
  */
-export async function signInWithDirectory(deps: DirectoryDeps, config: DirectoryConfig, username: string, password: string, now: Date): Promise<DirectorySignIn> {
+export async function signInWithDirectory(
+  deps: DirectoryDeps,
+  config: DirectoryConfig,
+  username: string,
+  password: string,
+  now: Date,
+): Promise<DirectorySignIn> {
   const checked = await checkDirectoryPassword(config, deps.logger, username, password);
   if (checked.outcome !== "ok") return { outcome: "refused", userId: null, reason: checked.outcome };
   const applied = await applyDirectoryGroups(deps.db, username, checked.user, config.group_roles, now);
-  return applied.refusal ? { outcome: "refused", userId: applied.userId, reason: applied.refusal } : { outcome: "ok", userId: applied.userId! };
+  return applied.refusal
+    ? { outcome: "refused", userId: applied.userId, reason: applied.refusal }
+    : { outcome: "ok", userId: applied.userId! };
 }
 
 /**
@@ -118,7 +214,11 @@ export async function signInWithDirectory(deps: DirectoryDeps, config: Directory
  * A directory that cannot be asked, or is switched off, lets nobody through: access must not outlive a removal
  * just because the directory was down when it would have been seen.
  */
-export async function directoryStillGrants(deps: DirectoryDeps, user: { id: number; username: string; checkedAt: Date | null }, now: Date): Promise<boolean> {
+export async function directoryStillGrants(
+  deps: DirectoryDeps,
+  user: { id: number; username: string; checkedAt: Date | null },
+  now: Date,
+): Promise<boolean> {
   const config = await directoryConfig(deps);
   if (!config) return false;
   if (user.checkedAt && now.getTime() - user.checkedAt.getTime() < config.group_refresh_minutes * 60_000) return true;
@@ -127,9 +227,18 @@ export async function directoryStillGrants(deps: DirectoryDeps, user: { id: numb
     found = await lookUpDirectoryUser(config, deps.logger, user.username);
   } catch (err) {
     if (!(err instanceof DirectoryError)) throw err;
-    deps.logger.warn("directory user's groups could not be re-read; request refused", { username: user.username, reason: err.message });
+    deps.logger.warn("directory user's groups could not be re-read; request refused", {
+      username: user.username,
+      reason: err.message,
+    });
     return false;
   }
-  const applied = await applyDirectoryGroups(deps.db, user.username, found ?? { dn: "", email: null, groups: [] }, config.group_roles, now);
+  const applied = await applyDirectoryGroups(
+    deps.db,
+    user.username,
+    found ?? { dn: "", email: null, groups: [] },
+    config.group_roles,
+    now,
+  );
   return !applied.refusal;
 }

@@ -1,7 +1,14 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manualClock, TEST_APP_KEY } from "../../../test/helpers/app.ts";
-import { SERVICE_DN, SERVICE_PASSWORD, slapdUnavailable, startSlapd, SUFFIX, type Slapd } from "../../../test/helpers/slapd.ts";
+import {
+  SERVICE_DN,
+  SERVICE_PASSWORD,
+  slapdUnavailable,
+  startSlapd,
+  SUFFIX,
+  type Slapd,
+} from "../../../test/helpers/slapd.ts";
 import { svc } from "../../../test/helpers/svc.ts";
 import { createWebTestContext, type WebTestContext } from "../../../test/web/client.ts";
 import { activityLog, appSettings, events, users } from "../../db/schema/index.ts";
@@ -11,7 +18,9 @@ describe("directory filters", () => {
   it("escapes a value per RFC 4515, so typed text cannot add filter syntax", () => {
     // RFC 4515 section 3: '*' is \2a, '(' \28, ')' \29, '\' \5c, NUL \00.
     expect(fillFilter("(uid={username})", { username: "*)(uid=*" })).toBe("(uid=\\2a\\29\\28uid=\\2a)");
-    expect(fillFilter("(member={dn})", { dn: "cn=Smith\\, John (IT),ou=people" })).toBe("(member=cn=Smith\\5c, John \\28IT\\29,ou=people)");
+    expect(fillFilter("(member={dn})", { dn: "cn=Smith\\, John (IT),ou=people" })).toBe(
+      "(member=cn=Smith\\5c, John \\28IT\\29,ou=people)",
+    );
     expect(fillFilter("(&(uid={username})(x={other}))", { username: "a" })).toBe("(&(uid=a)(x={other}))");
   });
 
@@ -52,20 +61,31 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
   ];
 
   const settings = (overrides: Record<string, unknown> = {}) => ({
-    enabled: true, url: slapd.ldapsUrl, ca_certificate: slapd.caPem, allow_insecure: false,
-    bind_dn: SERVICE_DN, bind_password: SERVICE_PASSWORD,
-    user_base: `ou=people,${SUFFIX}`, user_filter: "(&(uid={username})(!(employeeType=disabled)))",
-    group_base: `ou=groups,${SUFFIX}`, group_filter: "(member={dn})",
+    enabled: true,
+    url: slapd.ldapsUrl,
+    ca_certificate: slapd.caPem,
+    allow_insecure: false,
+    bind_dn: SERVICE_DN,
+    bind_password: SERVICE_PASSWORD,
+    user_base: `ou=people,${SUFFIX}`,
+    user_filter: "(&(uid={username})(!(employeeType=disabled)))",
+    group_base: `ou=groups,${SUFFIX}`,
+    group_filter: "(member={dn})",
     group_roles: { "netkeep-admins": "admin", netops: "operator", branch: "branch-ops", helpdesk: "viewer" },
     group_refresh_minutes: 15,
     ...overrides,
   });
   const configure = async (overrides: Record<string, unknown> = {}) => {
-    const res = await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { ldap: settings(overrides) } });
+    const res = await t.call("/api/v1/settings", {
+      method: "PATCH",
+      token: admin,
+      body: { ldap: settings(overrides) },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return res;
   };
-  const eventsOf = async (type: string) => (await t.db.select().from(events).where(eq(events.type, type))).map((e) => e.payload as Record<string, unknown>);
+  const eventsOf = async (type: string) =>
+    (await t.db.select().from(events).where(eq(events.type, type))).map((e) => e.payload as Record<string, unknown>);
   const userRow = async (username: string) => (await t.db.select().from(users).where(eq(users.username, username)))[0];
   const svcEnv = () => ({ STORAGE_DIR: t.dir, APP_KEY: TEST_APP_KEY });
 
@@ -99,9 +119,19 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
     expect(res.status).toBe(303);
     const alice = await userRow("alice");
     expect(alice).toMatchObject({ authSource: "ldap", email: "alice@example.test", enabled: true });
-    expect((await t.call(`/api/v1/users/${alice!.id}`, { token: admin })).body.data).toMatchObject({ role: "operator", auth_source: "ldap", second_factor: false });
+    expect((await t.call(`/api/v1/users/${alice!.id}`, { token: admin })).body.data).toMatchObject({
+      role: "operator",
+      auth_source: "ldap",
+      second_factor: false,
+    });
     expect(await eventsOf("user.login")).toContainEqual(expect.objectContaining({ username: "alice", method: "ldap" }));
-    expect(await eventsOf("user.role_mapped")).toContainEqual({ user_id: alice!.id, username: "alice", old_role: null, new_role: "operator", groups: ["netops"] });
+    expect(await eventsOf("user.role_mapped")).toContainEqual({
+      user_id: alice!.id,
+      username: "alice",
+      old_role: null,
+      new_role: "operator",
+      groups: ["netops"],
+    });
     const logins = await t.db.select().from(activityLog).where(eq(activityLog.action, "user.login"));
     expect(logins.some((l) => l.subjectId === alice!.id)).toBe(true);
     // The directory password is never a local one.
@@ -109,8 +139,15 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
   });
 
   it("gives a mapped group's scope: a branch user's token sees only the branch's devices", async () => {
-    for (const [name, tags] of [["core-rtr-1", []], ["branch-sw-1", ["branch"]]] as const) {
-      const made = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: name, device_ip: "192.0.2.10", device_vendor: "Cisco", device_tags: tags } });
+    for (const [name, tags] of [
+      ["core-rtr-1", []],
+      ["branch-sw-1", ["branch"]],
+    ] as const) {
+      const made = await t.call("/api/v1/devices", {
+        method: "POST",
+        token: admin,
+        body: { device_name: name, device_ip: "192.0.2.10", device_vendor: "Cisco", device_tags: tags },
+      });
       expect(made.status, JSON.stringify(made.body)).toBe(201);
     }
     expect((await t.client().login("bob", "bob-directory-pw")).status).toBe(303);
@@ -153,7 +190,9 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
     expect((await browser.get("/settings/restapi")).status).toBe(403); // groups are trusted for 15 minutes
     clock.advance(2 * 60_000);
     expect((await browser.get("/settings/restapi")).status).toBe(200);
-    expect(await eventsOf("user.role_mapped")).toContainEqual(expect.objectContaining({ username: "carol", old_role: "viewer", new_role: "admin" }));
+    expect(await eventsOf("user.role_mapped")).toContainEqual(
+      expect.objectContaining({ username: "carol", old_role: "viewer", new_role: "admin" }),
+    );
     const mapped = await t.db.select().from(activityLog).where(eq(activityLog.action, "user.role_mapped"));
     expect(mapped.at(-1)).toMatchObject({ subjectId: carol.id, changes: { role: { old: "viewer", new: "admin" } } });
 
@@ -164,11 +203,15 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
     expect(after.headers.get("location")).toMatch(/^\/login/);
     expect((await t.call("/api/v1/users", { token })).status).toBe(401);
     expect(await userRow("carol")).toMatchObject({ enabled: false });
-    expect(await eventsOf("user.role_mapped")).toContainEqual(expect.objectContaining({ username: "carol", old_role: "admin", new_role: null }));
+    expect(await eventsOf("user.role_mapped")).toContainEqual(
+      expect.objectContaining({ username: "carol", old_role: "admin", new_role: null }),
+    );
     // Back in a group, she still needs an administrator to enable her again: the directory never re-enables.
     await slapd.setMember("helpdesk", "carol", true);
     expect((await t.client().login("carol", "carol-directory-pw")).status).toBe(401);
-    expect(await eventsOf("user.login_failed")).toContainEqual(expect.objectContaining({ username: "carol", reason: "disabled user" }));
+    expect(await eventsOf("user.login_failed")).toContainEqual(
+      expect.objectContaining({ username: "carol", reason: "disabled user" }),
+    );
   });
 
   it("says the directory is down, still lets local administrators in, and refuses a directory session due a re-read", async () => {
@@ -180,7 +223,9 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
       const down = await t.client().login("alice", "alice-directory-pw");
       expect(down.status).toBe(503);
       expect(await down.text()).toContain("The directory cannot be reached right now");
-      expect(await eventsOf("user.login_failed")).toContainEqual(expect.objectContaining({ username: "alice", reason: "directory unreachable" }));
+      expect(await eventsOf("user.login_failed")).toContainEqual(
+        expect.objectContaining({ username: "alice", reason: "directory unreachable" }),
+      );
       expect((await t.client().login("breakglass")).status).toBe(303);
       clock.advance(16 * 60_000);
       expect((await browser.get("/dashboard")).status).toBe(302);
@@ -194,13 +239,19 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
 
   it("never signs a directory user in with a local password, even with the directory off", async () => {
     const frank = (await userRow("frank"))!;
-    const set = await t.call(`/api/v1/users/${frank.id}/password`, { method: "POST", token: admin, body: { password: "a-local-password-1" } });
+    const set = await t.call(`/api/v1/users/${frank.id}/password`, {
+      method: "POST",
+      token: admin,
+      body: { password: "a-local-password-1" },
+    });
     expect(set.status, JSON.stringify(set.body)).toBe(200);
     expect((await t.client().login("frank", "a-local-password-1")).status).toBe(401);
     await configure({ enabled: false });
     try {
       expect((await t.client().login("frank", "a-local-password-1")).status).toBe(401);
-      expect(await eventsOf("user.login_failed")).toContainEqual(expect.objectContaining({ username: "frank", reason: "directory sign-in is off" }));
+      expect(await eventsOf("user.login_failed")).toContainEqual(
+        expect.objectContaining({ username: "frank", reason: "directory sign-in is off" }),
+      );
     } finally {
       await configure();
     }
@@ -217,18 +268,24 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
   // Each `svc` run is a node process of its own (seconds on a busy machine): these tests get minutes, not 30 s.
   const SVC_TIMEOUT = 180_000;
 
-  it("uses StartTLS on ldap://, refuses an untrusted certificate, and goes plain only when allowed", async () => {
-    try {
-      await checkTransports();
-    } finally {
-      await configure();
-    }
-  }, SVC_TIMEOUT);
+  it(
+    "uses StartTLS on ldap://, refuses an untrusted certificate, and goes plain only when allowed",
+    async () => {
+      try {
+        await checkTransports();
+      } finally {
+        await configure();
+      }
+    },
+    SVC_TIMEOUT,
+  );
 
   async function checkTransports() {
     await configure({ url: slapd.ldapUrl });
     const ok = await svc(["ldap:test"], svcEnv());
-    expect(ok.stdout, ok.stderr).toContain(`Connected to ${slapd.ldapUrl} (encryption: StartTLS) and bound as ${SERVICE_DN}.`);
+    expect(ok.stdout, ok.stderr).toContain(
+      `Connected to ${slapd.ldapUrl} (encryption: StartTLS) and bound as ${SERVICE_DN}.`,
+    );
     expect(ok.code).toBe(0);
     expect((await t.client().login("alice", "alice-directory-pw")).status).toBe(303);
 
@@ -250,16 +307,20 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
     expect(refused.stderr + refused.stdout).not.toContain("not-the-password");
   }
 
-  it("svc ldap:user shows a user's groups and the role they map to", async () => {
-    const alice = await svc(["ldap:user", "alice"], svcEnv());
-    expect(alice.code, alice.stderr).toBe(0);
-    expect(alice.stdout).toContain(`DN:     uid=alice,ou=people,${SUFFIX}`);
-    expect(alice.stdout).toContain("Groups: netops");
-    expect(alice.stdout).toContain("Role:   operator");
-    const erin = await svc(["ldap:user", "erin"], svcEnv());
-    expect(erin.stdout).toContain("Role:   none");
-    const dave = await svc(["ldap:user", "dave"], svcEnv());
-    expect(dave.code).not.toBe(0);
-    expect(dave.stderr).toContain("finds no entry for 'dave'");
-  }, SVC_TIMEOUT);
+  it(
+    "svc ldap:user shows a user's groups and the role they map to",
+    async () => {
+      const alice = await svc(["ldap:user", "alice"], svcEnv());
+      expect(alice.code, alice.stderr).toBe(0);
+      expect(alice.stdout).toContain(`DN:     uid=alice,ou=people,${SUFFIX}`);
+      expect(alice.stdout).toContain("Groups: netops");
+      expect(alice.stdout).toContain("Role:   operator");
+      const erin = await svc(["ldap:user", "erin"], svcEnv());
+      expect(erin.stdout).toContain("Role:   none");
+      const dave = await svc(["ldap:user", "dave"], svcEnv());
+      expect(dave.code).not.toBe(0);
+      expect(dave.stderr).toContain("finds no entry for 'dave'");
+    },
+    SVC_TIMEOUT,
+  );
 });

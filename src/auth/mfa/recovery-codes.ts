@@ -7,7 +7,11 @@ export const RECOVERY_CODES = 10;
 /** 80 random bits as four groups of four (lowercase base32): easy to copy off paper, far too many to guess. */
 export function newRecoveryCodes(): string[] {
   return Array.from({ length: RECOVERY_CODES }, () =>
-    base32Encode(crypto.getRandomValues(new Uint8Array(10))).toLowerCase().match(/.{4}/g)!.join("-"));
+    base32Encode(crypto.getRandomValues(new Uint8Array(10)))
+      .toLowerCase()
+      .match(/.{4}/g)!
+      .join("-"),
+  );
 }
 
 /** What is stored and compared: the code as typed in any case, with or without its dashes and spaces. */

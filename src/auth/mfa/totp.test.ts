@@ -6,13 +6,31 @@ const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
 describe("TOTP", () => {
   it("computes RFC 4226 appendix D's HOTP values", async () => {
     const key = ascii("12345678901234567890");
-    const expected = ["755224", "287082", "359152", "969429", "338314", "254676", "287922", "162583", "399871", "520489"];
+    const expected = [
+      "755224",
+      "287082",
+      "359152",
+      "969429",
+      "338314",
+      "254676",
+      "287922",
+      "162583",
+      "399871",
+      "520489",
+    ];
     for (const [counter, value] of expected.entries()) expect(await hotp(key, counter)).toBe(value);
   });
 
   it("computes RFC 6238 appendix B's SHA-1 values (8 digits)", async () => {
     const key = ascii("12345678901234567890");
-    const vectors: [number, string][] = [[59, "94287082"], [1111111109, "07081804"], [1111111111, "14050471"], [1234567890, "89005924"], [2000000000, "69279037"], [20000000000, "65353130"]];
+    const vectors: [number, string][] = [
+      [59, "94287082"],
+      [1111111109, "07081804"],
+      [1111111111, "14050471"],
+      [1234567890, "89005924"],
+      [2000000000, "69279037"],
+      [20000000000, "65353130"],
+    ];
     for (const [seconds, value] of vectors) expect(await hotp(key, Math.floor(seconds / 30), 8)).toBe(value);
   });
 
@@ -29,7 +47,8 @@ describe("TOTP", () => {
   });
 
   it("writes the key URI authenticator apps read", () => {
-    expect(otpauthUri({ issuer: "netkeep", account: "alice", secret: "JBSWY3DPEHPK3PXP" }))
-      .toBe("otpauth://totp/netkeep:alice?secret=JBSWY3DPEHPK3PXP&issuer=netkeep&algorithm=SHA1&digits=6&period=30");
+    expect(otpauthUri({ issuer: "netkeep", account: "alice", secret: "JBSWY3DPEHPK3PXP" })).toBe(
+      "otpauth://totp/netkeep:alice?secret=JBSWY3DPEHPK3PXP&issuer=netkeep&algorithm=SHA1&digits=6&period=30",
+    );
   });
 });

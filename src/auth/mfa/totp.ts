@@ -80,6 +80,12 @@ export async function matchingStep(secret: string, code: string, now: Date): Pro
 /** The otpauth:// URI authenticator apps read from the QR code (Google Authenticator's key URI format). */
 export function otpauthUri(input: { issuer: string; account: string; secret: string }): string {
   const label = `${encodeURIComponent(input.issuer)}:${encodeURIComponent(input.account)}`;
-  const query = new URLSearchParams({ secret: input.secret, issuer: input.issuer, algorithm: "SHA1", digits: String(DIGITS), period: String(STEP_SECONDS) });
+  const query = new URLSearchParams({
+    secret: input.secret,
+    issuer: input.issuer,
+    algorithm: "SHA1",
+    digits: String(DIGITS),
+    period: String(STEP_SECONDS),
+  });
   return `otpauth://totp/${label}?${query}`;
 }

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { PendingSignIns } from "./pending.ts";
 
-const entry = (state: string, expiresAt: number) => ({ state, nonce: `n-${state}`, codeVerifier: `v-${state}`, next: undefined, expiresAt });
+const entry = (state: string, expiresAt: number) => ({
+  state,
+  nonce: `n-${state}`,
+  codeVerifier: `v-${state}`,
+  next: undefined,
+  expiresAt,
+});
 
 describe("pending sign-ins", () => {
   it("are used once, and not after they expire", () => {

@@ -25,10 +25,16 @@ export async function oidcProvider(deps: { db: DbOrTx; secrets: SecretBox }): Pr
   const secret = await oidcClientSecret(deps.db, deps.secrets);
   const insecure = issuer.protocol === "http:" && LOOPBACK.test(issuer.hostname);
   try {
-    const config = await client.discovery(issuer, oidc.client_id, undefined, secret ? client.ClientSecretBasic(secret) : client.None(), {
-      ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),
-      timeout: 10,
-    });
+    const config = await client.discovery(
+      issuer,
+      oidc.client_id,
+      undefined,
+      secret ? client.ClientSecretBasic(secret) : client.None(),
+      {
+        ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),
+        timeout: 10,
+      },
+    );
     return { settings: oidc, config };
   } catch (err) {
     throw new ProviderError(`discovery at ${issuer.href} failed: ${(err as Error).message}`);
@@ -36,15 +42,36 @@ export async function oidcProvider(deps: { db: DbOrTx; secrets: SecretBox }): Pr
 }
 
 /** What a sign-in started and the callback must match: kept server-side, used once. */
-export type PendingSignIn = { state: string; nonce: string; codeVerifier: string; next: string | undefined; expiresAt: number };
+export type PendingSignIn = {
+  state: string;
+  nonce: string;
+  codeVerifier: string;
+  next: string | undefined;
+  expiresAt: number;
+};
 
 /** Where the browser goes to sign in at the provider, with a new state, nonce and PKCE verifier. */
-export async function startSignIn(provider: OidcProvider, redirectUri: string, next: string | undefined, now: Date): Promise<{ url: URL; pending: PendingSignIn }> {
+export async function startSignIn(
+  provider: OidcProvider,
+  redirectUri: string,
+  next: string | undefined,
+  now: Date,
+): Promise<{ url: URL; pending: PendingSignIn }> {
   const codeVerifier = client.randomPKCECodeVerifier();
-  const pending: PendingSignIn = { state: client.randomState(), nonce: client.randomNonce(), codeVerifier, next, expiresAt: now.getTime() + 10 * 60_000 };
+  const pending: PendingSignIn = {
+    state: client.randomState(),
+    nonce: client.randomNonce(),
+    codeVerifier,
+    next,
+    expiresAt: now.getTime() + 10 * 60_000,
+  };
   const url = client.buildAuthorizationUrl(provider.config, {
-    redirect_uri: redirectUri, scope: provider.settings.scopes, state: pending.state, nonce: pending.nonce,
-    code_challenge: await client.calculatePKCECodeChallenge(codeVerifier), code_challenge_method: "S256",
+    redirect_uri: redirectUri,
+    scope: provider.settings.scopes,
+    state: pending.state,
+    nonce: pending.nonce,
+    code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: "S256",
   });
   return { url, pending };
 }
@@ -55,11 +82,18 @@ export type SignedInClaims = { subject: string; username: string | null; email: 
  * Redeems the callback's code: the library checks state, PKCE, and the ID token's signature, issuer, audience,
  * nonce and expiry. Returns the claims netkeep uses; the groups come from the configured claim.
  */
-export async function finishSignIn(provider: OidcProvider, callbackUrl: URL, pending: PendingSignIn): Promise<SignedInClaims> {
+export async function finishSignIn(
+  provider: OidcProvider,
+  callbackUrl: URL,
+  pending: PendingSignIn,
+): Promise<SignedInClaims> {
   let claims: client.IDToken | undefined;
   try {
     const tokens = await client.authorizationCodeGrant(provider.config, callbackUrl, {
-      expectedState: pending.state, expectedNonce: pending.nonce, pkceCodeVerifier: pending.codeVerifier, idTokenExpected: true,
+      expectedState: pending.state,
+      expectedNonce: pending.nonce,
+      pkceCodeVerifier: pending.codeVerifier,
+      idTokenExpected: true,
     });
     claims = tokens.claims();
   } catch (err) {
@@ -67,7 +101,11 @@ export async function finishSignIn(provider: OidcProvider, callbackUrl: URL, pen
   }
   if (!claims) throw new ProviderError("the provider returned no ID token");
   const raw = claims[provider.settings.group_claim];
-  const groups = Array.isArray(raw) ? raw.filter((g): g is string => typeof g === "string") : typeof raw === "string" ? [raw] : [];
+  const groups = Array.isArray(raw)
+    ? raw.filter((g): g is string => typeof g === "string")
+    : typeof raw === "string"
+      ? [raw]
+      : [];
   const text = (v: unknown) => (typeof v === "string" && v ? v : null);
   return { subject: claims.sub, username: text(claims.preferred_username), email: text(claims.email), groups };
 }
@@ -75,5 +113,8 @@ export async function finishSignIn(provider: OidcProvider, callbackUrl: URL, pen
 /** The provider's RP-initiated logout URL, or null when it offers none. */
 export function endSessionUrl(provider: OidcProvider, postLogoutRedirectUri: string): URL | null {
   if (!provider.config.serverMetadata().end_session_endpoint) return null;
-  return client.buildEndSessionUrl(provider.config, { client_id: provider.settings.client_id!, post_logout_redirect_uri: postLogoutRedirectUri });
+  return client.buildEndSessionUrl(provider.config, {
+    client_id: provider.settings.client_id!,
+    post_logout_redirect_uri: postLogoutRedirectUri,
+  });
 }

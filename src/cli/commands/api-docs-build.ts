@@ -1,4 +1,14 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import type { ApiVersion } from "../../api/versions.ts";
 import { renderApiMarkdown } from "../../docs/markdown.ts";
 import { asOpenApiDocument, OpenApiDocumentError, type OpenApiDocument } from "../../docs/openapi.ts";
@@ -42,10 +52,21 @@ function readCachedDocument(path: string, version: ApiVersion): OpenApiDocument 
 }
 
 export const apiDocsBuildCommand = defineCommand({
-  summary: "Write the Markdown description of each API version to STORAGE_DIR/app/api-docs/v{N}/docs.md (no database, no network)",
+  summary:
+    "Write the Markdown description of each API version to STORAGE_DIR/app/api-docs/v{N}/docs.md (no database, no network)",
   options: {
-    "api-version": { type: "string", placeholder: "all|v1|v2", required: true, npmConfig: true, description: "which version to build; each is built on its own" },
-    "no-generate": { type: "boolean", description: "re-render the Markdown from the cached extraction (openapi.json beside it) instead of extracting again" },
+    "api-version": {
+      type: "string",
+      placeholder: "all|v1|v2",
+      required: true,
+      npmConfig: true,
+      description: "which version to build; each is built on its own",
+    },
+    "no-generate": {
+      type: "boolean",
+      description:
+        "re-render the Markdown from the cached extraction (openapi.json beside it) instead of extracting again",
+    },
   },
   database: false,
   async run(flags, { config, io }) {
@@ -53,7 +74,8 @@ export const apiDocsBuildCommand = defineCommand({
     const { API_VERSIONS, openApiDocument } = await import("../../api/versions.ts");
     const choice = flags["api-version"];
     const versions = choice === "all" ? [...API_VERSIONS] : API_VERSIONS.filter((v) => v === choice);
-    if (!versions.length) throw new CliError(`--api-version must be all, ${API_VERSIONS.join(" or ")}, not '${choice}'`);
+    if (!versions.length)
+      throw new CliError(`--api-version must be all, ${API_VERSIONS.join(" or ")}, not '${choice}'`);
     const generate = !flags["no-generate"];
 
     const failures: string[] = [];
@@ -61,15 +83,21 @@ export const apiDocsBuildCommand = defineCommand({
       const files = apiDocsFiles(config.storageDir, version);
       try {
         // A fresh extraction is rendered from its JSON text, exactly as --no-generate later reads it back.
-        const extracted = generate ? `${JSON.stringify(openApiDocument(version, config.appUrl, config.appName), null, 2)}\n` : undefined;
-        const document = extracted ? asOpenApiDocument(JSON.parse(extracted), version) : readCachedDocument(files.openapi, version);
+        const extracted = generate
+          ? `${JSON.stringify(openApiDocument(version, config.appUrl, config.appName), null, 2)}\n`
+          : undefined;
+        const document = extracted
+          ? asOpenApiDocument(JSON.parse(extracted), version)
+          : readCachedDocument(files.openapi, version);
         // Render before writing anything, so a version that cannot be rendered leaves its files as they were.
         const markdown = renderApiMarkdown(document, version);
         mkdirSync(files.dir, { recursive: true });
         if (extracted) writeAtomically(files.openapi, extracted);
         writeAtomically(files.markdown, markdown);
         const endpoints = markdown.split("\n").filter((line) => line.startsWith("### ")).length;
-        io.print(`${version}: ${generate ? "wrote" : "re-rendered"} ${files.markdown} (${endpoints} endpoints, ${new TextEncoder().encode(markdown).length} bytes)${generate ? ` and ${files.openapi}` : " from the cached extraction"}`);
+        io.print(
+          `${version}: ${generate ? "wrote" : "re-rendered"} ${files.markdown} (${endpoints} endpoints, ${new TextEncoder().encode(markdown).length} bytes)${generate ? ` and ${files.openapi}` : " from the cached extraction"}`,
+        );
       } catch (err) {
         failures.push(`${version}: ${err instanceof Error ? err.message : String(err)}`);
       }

@@ -17,7 +17,14 @@ let database: Database;
 let deviceId: number;
 const longAgo = (day: number) => new Date(Date.UTC(2020, 0, day));
 
-const versions = async () => (await database.db.select({ version: configs.version }).from(configs).where(eq(configs.deviceId, deviceId)).orderBy(asc(configs.version))).map((r) => r.version);
+const versions = async () =>
+  (
+    await database.db
+      .select({ version: configs.version })
+      .from(configs)
+      .where(eq(configs.deviceId, deviceId))
+      .orderBy(asc(configs.version))
+  ).map((r) => r.version);
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "netkeep-purge-"));
@@ -25,11 +32,26 @@ beforeAll(async () => {
   const migrate = await svc(["migrate"], env);
   expect(migrate.code, migrate.stderr).toBe(0);
   database = await openDatabase(`file:${join(root, "storage", "netkeep.db")}`);
-  const [row] = await database.db.insert(devices).values({ name: "purge-cli-rtr", nameKey: nameKey("purge-cli-rtr"), ip: "192.0.2.1", createdAt: longAgo(1), updatedAt: longAgo(1) }).returning({ id: devices.id });
+  const [row] = await database.db
+    .insert(devices)
+    .values({
+      name: "purge-cli-rtr",
+      nameKey: nameKey("purge-cli-rtr"),
+      ip: "192.0.2.1",
+      createdAt: longAgo(1),
+      updatedAt: longAgo(1),
+    })
+    .returning({ id: devices.id });
   deviceId = row!.id;
   for (let n = 1; n <= 3; n++) {
     await storeConfig(database.db, {
-      deviceId, command: "show running-config", text: `hostname purge-cli-rtr\n vlan ${n}\nend\n`, significant: (s) => s, trigger: "cli", jobId: null, now: longAgo(n),
+      deviceId,
+      command: "show running-config",
+      text: `hostname purge-cli-rtr\n vlan ${n}\nend\n`,
+      significant: (s) => s,
+      trigger: "cli",
+      jobId: null,
+      now: longAgo(n),
     });
   }
 });
@@ -76,7 +98,11 @@ describe("svc configs:reindex", () => {
     const run = await svc(["configs:reindex"], env);
     expect(run.code, run.stderr).toBe(0);
     // How far the rebuild is, as it goes (a large index takes minutes), then the summary.
-    expect(run.stdout).toMatch(/search index: rebuilt 1 of 1 device commands\n(.*\n)*Indexed 1 versions of 1 device commands/);
-    expect(await database.db.select({ deviceId: configSearchDocs.deviceId }).from(configSearchDocs)).toEqual([{ deviceId }]);
+    expect(run.stdout).toMatch(
+      /search index: rebuilt 1 of 1 device commands\n(.*\n)*Indexed 1 versions of 1 device commands/,
+    );
+    expect(await database.db.select({ deviceId: configSearchDocs.deviceId }).from(configSearchDocs)).toEqual([
+      { deviceId },
+    ]);
   });
 });

@@ -22,9 +22,24 @@ beforeAll(async () => {
   database = await openDatabase(`file:${join(root, "storage", "netkeep.db")}`);
   const now = new Date(Date.UTC(2025, 0, 1));
   // no template: the generic layer alone decides
-  const [row] = await database.db.insert(devices).values({ name: "remask-cli-rtr", nameKey: nameKey("remask-cli-rtr"), ip: "192.0.2.1", createdAt: now, updatedAt: now }).returning({ id: devices.id });
+  const [row] = await database.db
+    .insert(devices)
+    .values({
+      name: "remask-cli-rtr",
+      nameKey: nameKey("remask-cli-rtr"),
+      ip: "192.0.2.1",
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning({ id: devices.id });
   await storeConfig(database.db, {
-    deviceId: row!.id, command: "show running-config", text: "hostname remask-cli-rtr\nip ftp password Ftp-Clear-5\nend\n", significant: (s) => s, trigger: "cli", jobId: null, now,
+    deviceId: row!.id,
+    command: "show running-config",
+    text: "hostname remask-cli-rtr\nip ftp password Ftp-Clear-5\nend\n",
+    significant: (s) => s,
+    trigger: "cli",
+    jobId: null,
+    now,
   });
 });
 afterAll(() => {
@@ -36,7 +51,9 @@ describe("svc configs:scan-secrets and configs:remask", () => {
   it("scan names the version (not the value) and fails; remask masks it and records it; scan then passes", async () => {
     const found = await svc(["configs:scan-secrets"], env);
     expect(found.code).toBe(1);
-    expect(found.stdout).toMatch(/remask-cli-rtr \(device \d+\) show running-config v1 \(config \d+\): 1 value \(password\)/);
+    expect(found.stdout).toMatch(
+      /remask-cli-rtr \(device \d+\) show running-config v1 \(config \d+\): 1 value \(password\)/,
+    );
     expect(found.stdout + found.stderr).not.toContain("Ftp-Clear-5");
     expect(found.stderr).toContain("svc configs:remask masks them");
 
@@ -48,7 +65,9 @@ describe("svc configs:scan-secrets and configs:remask", () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain("rewrote 1 version of remask-cli-rtr show running-config");
     const [config] = await database.db.select().from(configs);
-    expect(await readBlob(database.db, config!.blobHash)).toBe("hostname remask-cli-rtr\nip ftp password <secret hidden>\nend\n");
+    expect(await readBlob(database.db, config!.blobHash)).toBe(
+      "hostname remask-cli-rtr\nip ftp password <secret hidden>\nend\n",
+    );
     const logged = await database.db.select().from(activityLog).where(eq(activityLog.action, "config.remask"));
     expect(logged.map((l) => [l.subjectId, l.username])).toEqual([[config!.id, "svc configs:remask"]]);
 

@@ -1,5 +1,16 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,13 +43,17 @@ console.log((await client.execute("select coalesce(max(n), 0) as m from writer_r
 let dir: string;
 let env: Record<string, string>;
 const dbFile = () => join(dir, "netkeep.db");
-const maxRow = async (client: Client) => Number((await client.execute("select coalesce(max(n), 0) as m from writer_rows")).rows[0]!.m);
+const maxRow = async (client: Client) =>
+  Number((await client.execute("select coalesce(max(n), 0) as m from writer_rows")).rows[0]!.m);
 /**
  * The live database is read from a process of its own: a closed libsql connection may stay open until it is
  * garbage-collected, which would keep db:restore refusing the file as in use by this test.
  */
 async function liveMaxRow(): Promise<number> {
-  const run = await runCaptured(process.execPath, ["--input-type=module", "-e", MAX_ROW], { cwd: root, env: { PATH: process.env.PATH ?? "", DB_URL: `file:${dbFile()}` } });
+  const run = await runCaptured(process.execPath, ["--input-type=module", "-e", MAX_ROW], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? "", DB_URL: `file:${dbFile()}` },
+  });
   if (run.code !== 0) throw new Error(run.stderr);
   return Number(run.stdout.trim());
 }
@@ -47,10 +62,18 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "netkeep-backup-"));
   env = { STORAGE_DIR: dir };
   expect((await svc(["migrate"], env)).code).toBe(0);
-  const created = await runCaptured(process.execPath, ["--input-type=module", "-e", `
+  const created = await runCaptured(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `
 import { createClient } from "@libsql/client";
 await createClient({ url: process.env.DB_URL }).execute("create table writer_rows (n integer primary key, pad blob)");
-`], { cwd: root, env: { PATH: process.env.PATH ?? "", DB_URL: `file:${dbFile()}` } });
+`,
+    ],
+    { cwd: root, env: { PATH: process.env.PATH ?? "", DB_URL: `file:${dbFile()}` } },
+  );
   expect(created.stderr).toBe("");
 });
 afterAll(() => {
@@ -93,8 +116,14 @@ describe("svc db:backup and db:restore", () => {
       const restored = createClient({ url: `file:${join(restoredDir, "netkeep.db")}` });
       try {
         expect((await restored.execute("PRAGMA integrity_check")).rows.map((r) => r[0])).toEqual(["ok"]);
-        const rows = await restored.execute({ sql: "select count(*) as c, min(n) as lo from writer_rows where n <= ?", args: [committedBefore] });
-        expect({ count: Number(rows.rows[0]!.c), lowest: Number(rows.rows[0]!.lo) }).toEqual({ count: committedBefore, lowest: 1 });
+        const rows = await restored.execute({
+          sql: "select count(*) as c, min(n) as lo from writer_rows where n <= ?",
+          args: [committedBefore],
+        });
+        expect({ count: Number(rows.rows[0]!.c), lowest: Number(rows.rows[0]!.lo) }).toEqual({
+          count: committedBefore,
+          lowest: 1,
+        });
         // Rows are whole and contiguous up to wherever the snapshot fell.
         const all = await restored.execute("select count(*) as c, max(n) as hi from writer_rows");
         expect(Number(all.rows[0]!.c)).toBe(Number(all.rows[0]!.hi));
@@ -159,9 +188,15 @@ describe("svc db:backup and db:restore", () => {
       await c.execute("create index i1 on t(x)");
       await c.execute("create table u (y text)");
       await c.execute("create index i2 on u(y)");
-      for (let i = 0; i < 20; i++) await c.batch([{ sql: "insert into t values (?)", args: [i] }, { sql: "insert into u values (?)", args: [`v${i}`] }]);
+      for (let i = 0; i < 20; i++)
+        await c.batch([
+          { sql: "insert into t values (?)", args: [i] },
+          { sql: "insert into u values (?)", args: [`v${i}`] },
+        ]);
       await c.execute("PRAGMA writable_schema = ON");
-      await c.execute("update sqlite_master set rootpage = (select rootpage from sqlite_master where name = 'i2') where name = 'i1'");
+      await c.execute(
+        "update sqlite_master set rootpage = (select rootpage from sqlite_master where name = 'i2') where name = 'i1'",
+      );
     } finally {
       c.close();
     }
@@ -224,20 +259,33 @@ describe("svc db:backup and db:restore", () => {
     }
     const run = await restoreFresh(packed(source, "foreign.db.gz"));
     expect(run.code).not.toBe(0);
-    expect(run.stderr).toMatch(/foreign\.db\.gz is not a netkeep database: it has no migrations table \(__drizzle_migrations\); nothing was restored/);
+    expect(run.stderr).toMatch(
+      /foreign\.db\.gz is not a netkeep database: it has no migrations table \(__drizzle_migrations\); nothing was restored/,
+    );
     expect(run.restored).toBe(false);
   });
 
   it("refuses a netkeep backup with a table dropped, or from a release that ships migrations this one does not", async () => {
-    const dropped = await restoreFresh(await alteredBackup("dropped", (c) => c.execute("drop table health_runs").then(() => undefined)));
+    const dropped = await restoreFresh(
+      await alteredBackup("dropped", (c) => c.execute("drop table health_runs").then(() => undefined)),
+    );
     expect(dropped.code).not.toBe(0);
-    expect(dropped.stderr).toMatch(/dropped\.db\.gz lacks table health_runs that its migrations create: the backup is damaged; nothing was restored/);
+    expect(dropped.stderr).toMatch(
+      /dropped\.db\.gz lacks table health_runs that its migrations create: the backup is damaged; nothing was restored/,
+    );
     expect(dropped.restored).toBe(false);
 
-    const newer = await restoreFresh(await alteredBackup("newer", (c) =>
-      c.execute("insert into __drizzle_migrations (hash, created_at) values ('f00d', 4102444800000)").then(() => undefined)));
+    const newer = await restoreFresh(
+      await alteredBackup("newer", (c) =>
+        c
+          .execute("insert into __drizzle_migrations (hash, created_at) values ('f00d', 4102444800000)")
+          .then(() => undefined),
+      ),
+    );
     expect(newer.code).not.toBe(0);
-    expect(newer.stderr).toMatch(/newer\.db\.gz holds migration \d+ \(of 2100-01-01T00:00:00\.000Z\), which this release does not ship/);
+    expect(newer.stderr).toMatch(
+      /newer\.db\.gz holds migration \d+ \(of 2100-01-01T00:00:00\.000Z\), which this release does not ship/,
+    );
     expect(newer.restored).toBe(false);
   });
 
@@ -273,7 +321,9 @@ describe("svc db:backup and db:restore", () => {
     symlinkSync("/dev/full", `${out}.partial`);
     const run = await svc(["db:backup", "--out", out], env);
     expect(run.code).not.toBe(0);
-    expect(run.stderr).toMatch(/^svc: db:backup failed: the disk holding the database and STORAGE_DIR is full .*free space, then retry/);
+    expect(run.stderr).toMatch(
+      /^svc: db:backup failed: the disk holding the database and STORAGE_DIR is full .*free space, then retry/,
+    );
     expect(existsSync(out)).toBe(false);
     expect(existsSync(`${out}.snapshot`)).toBe(false);
   });

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, TEST_APP_KEY, type TestContext } from "../../../test/helpers/app.ts";
-import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript, latestConfigs } from "../../../test/helpers/collector.ts";
+import {
+  addLoopbackDevice,
+  builtinTemplateId,
+  IOS_CONFIG_COMMAND,
+  iosScript,
+  latestConfigs,
+} from "../../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice, type ScriptAnswer } from "../../../test/helpers/fake-device.ts";
 import { svc } from "../../../test/helpers/svc.ts";
 import { start, stopGroup } from "../../../test/helpers/process.ts";
@@ -21,7 +27,13 @@ const USERNAME = "netops";
 const PASSWORD = "Debug-Login-Pass-8812";
 const ENABLE = "Debug-Enable-Pass-3307";
 const COMMUNITY = "Debug-Community-5510";
-const RUNNING_CONFIG = ["hostname core-3", `snmp-server community ${COMMUNITY} RO`, "interface Gi0/1", " description uplink", "end"];
+const RUNNING_CONFIG = [
+  "hostname core-3",
+  `snmp-server community ${COMMUNITY} RO`,
+  "interface Gi0/1",
+  " description uplink",
+  "end",
+];
 const { prompt: PROMPT, script: iosAnswer } = iosScript("core-3", RUNNING_CONFIG);
 
 let t: TestContext;
@@ -40,9 +52,15 @@ afterAll(async () => {
 });
 
 /** An IOS device that asks for the enable password (and echoes it, when told to); `answer` overrides the script's answers. */
-async function iosDevice(name: string, answer: (line: string) => ScriptAnswer = iosAnswer, echoesPassword = false): Promise<number> {
+async function iosDevice(
+  name: string,
+  answer: (line: string) => ScriptAnswer = iosAnswer,
+  echoesPassword = false,
+): Promise<number> {
   const device = await startFakeDevice({
-    initPrompt: `\r\ncore-3>`, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD },
+    initPrompt: `\r\ncore-3>`,
+    configCommand: IOS_CONFIG_COMMAND,
+    auth: { username: USERNAME, password: PASSWORD },
     script: (line) => {
       if (line === "enable") return "enable\r\nPassword: ";
       if (line === ENABLE) return `${echoesPassword ? ENABLE : ""}\r\n${PROMPT}`;
@@ -51,7 +69,12 @@ async function iosDevice(name: string, answer: (line: string) => ScriptAnswer = 
   });
   started.push(device);
   return addLoopbackDevice(t, token, {
-    name, port: device.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: USERNAME, password: PASSWORD, device_enable_password: ENABLE,
+    name,
+    port: device.port,
+    templateId: await builtinTemplateId(t, "cisco-ios"),
+    username: USERNAME,
+    password: PASSWORD,
+    device_enable_password: ENABLE,
   });
 }
 
@@ -62,7 +85,9 @@ describe("svc device:debug", () => {
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const lines = run.stdout.split("\n");
-    expect(lines[0]).toMatch(/^Debugging device debug-ok \(id \d+\) as job \d+; the session follows, secrets masked\.$/);
+    expect(lines[0]).toMatch(
+      /^Debugging device debug-ok \(id \d+\) as job \d+; the session follows, secrets masked\.$/,
+    );
     // The enable password, sent in the session, and the community, printed by the device, are masked.
     expect(lines).toContain("| [sent] enable");
     expect(lines).toContain("| [sent] <secret hidden>");
@@ -80,11 +105,17 @@ describe("svc device:debug", () => {
 
   it("fails with the outcome when the download fails, and the API keeps the masked transcript", async () => {
     // The device echoes the enable password as it is typed: the transcript masks it there too.
-    const id = await iosDevice("debug-fails", (line) => (line === IOS_CONFIG_COMMAND ? [line, "% Not authorized", PROMPT].join("\r\n") : iosAnswer(line)), true);
+    const id = await iosDevice(
+      "debug-fails",
+      (line) => (line === IOS_CONFIG_COMMAND ? [line, "% Not authorized", PROMPT].join("\r\n") : iosAnswer(line)),
+      true,
+    );
     const run = await svc(["device:debug", String(id)], env);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/Job \d+ ended output_invalid: '.*' returned text without the template's config_marker/);
-    expect(run.stderr).toContain(`the download failed (output_invalid); GET /api/v1/devices/${id}/last-failure keeps this transcript`);
+    expect(run.stderr).toContain(
+      `the download failed (output_invalid); GET /api/v1/devices/${id}/last-failure keeps this transcript`,
+    );
     expect(run.stdout + run.stderr).not.toContain(ENABLE);
 
     const failure = await t.call(`/api/v1/devices/${id}/last-failure`, { token });
@@ -99,9 +130,12 @@ describe("svc device:debug", () => {
 
   it("interrupted with Ctrl-C, ends its job at once and frees the device", async () => {
     // The configuration command gets its echo and then nothing, as from a hung device: the session waits.
-    const id = await iosDevice("debug-hangs", (line) => (line === IOS_CONFIG_COMMAND ? `${line}\r\n` : iosAnswer(line)));
+    const id = await iosDevice("debug-hangs", (line) =>
+      line === IOS_CONFIG_COMMAND ? `${line}\r\n` : iosAnswer(line),
+    );
     const child = spawn(process.execPath, ["--import", "tsx", SVC_SOURCE, "device:debug", "debug-hangs"], {
-      env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env }, stdio: ["ignore", "pipe", "pipe"],
+      env: { PATH: process.env.PATH ?? "", TMPDIR: tmpdir(), ...env },
+      stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
     let stderr = "";
@@ -118,7 +152,12 @@ describe("svc device:debug", () => {
     expect(await exited).toBe(1);
     const jobId = Number(/as job (\d+)/.exec(stdout)![1]);
     const job = (await getJob(t.db, jobId))!;
-    expect(job).toMatchObject({ state: "finished", outcome: "timeout", message: "svc device:debug was interrupted (SIGINT)", leaseOwner: null });
+    expect(job).toMatchObject({
+      state: "finished",
+      outcome: "timeout",
+      message: "svc device:debug was interrupted (SIGINT)",
+      leaseOwner: null,
+    });
     expect(stderr).toContain(`interrupted (SIGINT): job ${jobId} ended`);
     // The device is free: the next download-now is a new job.
     const next = await t.call(`/api/v1/download-now/${id}`, { token });
@@ -146,15 +185,32 @@ describe("GET /devices/{id}/last-failure", () => {
   it("holds the device under a collector's lease, renewed while it runs, so a killed session frees it within one lease", async () => {
     // The device logs in, then answers nothing: the session waits for it.
     const { prompt, script } = iosScript("stuck-9", ["hostname stuck-9", "end"]);
-    const device = await startFakeDevice({ script, initPrompt: prompt, configCommand: IOS_CONFIG_COMMAND, auth: { username: USERNAME, password: PASSWORD }, faults: { stallAfterBytes: 0 } });
+    const device = await startFakeDevice({
+      script,
+      initPrompt: prompt,
+      configCommand: IOS_CONFIG_COMMAND,
+      auth: { username: USERNAME, password: PASSWORD },
+      faults: { stallAfterBytes: 0 },
+    });
     started.push(device);
-    const id = await addLoopbackDevice(t, token, { name: "debug-stuck", port: device.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: USERNAME, password: PASSWORD });
+    const id = await addLoopbackDevice(t, token, {
+      name: "debug-stuck",
+      port: device.port,
+      templateId: await builtinTemplateId(t, "cisco-ios"),
+      username: USERNAME,
+      password: PASSWORD,
+    });
     const source = fileURLToPath(new URL("../main.ts", import.meta.url));
-    const debug = start(process.execPath, ["--import", "tsx", source, "device:debug", "debug-stuck"], { ...env, COLLECTOR_LEASE_SECONDS: "3" });
+    const debug = start(process.execPath, ["--import", "tsx", source, "device:debug", "debug-stuck"], {
+      ...env,
+      COLLECTOR_LEASE_SECONDS: "3",
+    });
     try {
       /** How far ahead of now the job's lease runs, and when it runs out. */
       const lease = async () => {
-        const [row] = await t.db.all<{ until: number }>(sql`select lease_expires_at as until from jobs where device_id = ${id} and state = 'running'`);
+        const [row] = await t.db.all<{ until: number }>(
+          sql`select lease_expires_at as until from jobs where device_id = ${id} and state = 'running'`,
+        );
         return row ? { until: Number(row.until), ahead: Number(row.until) - Date.now() } : undefined;
       };
       let first: { until: number; ahead: number } | undefined;

@@ -16,7 +16,6 @@ import { svc } from "../../../test/helpers/svc.ts";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 
-
 let t: TestContext;
 let admin: string;
 let keys: TestKeySet;
@@ -32,15 +31,19 @@ const writeKey = (path: string, key: string) => {
 /** What the test sent, by table.column, in the order rows were created. */
 const sent = new Map<string, string[]>();
 const remember = (table: string, values: Record<string, string>) => {
-  for (const [column, value] of Object.entries(values)) (sent.get(`${table}.${column}`) ?? sent.set(`${table}.${column}`, []).get(`${table}.${column}`)!).push(value);
+  for (const [column, value] of Object.entries(values))
+    (sent.get(`${table}.${column}`) ?? sent.set(`${table}.${column}`, []).get(`${table}.${column}`)!).push(value);
 };
 
 /** Every `*_enc` column the live database has, found by SQLite's own catalogue rather than by the code under test. */
 async function liveEncryptedColumns(): Promise<{ table: string; column: string }[]> {
-  const tables = await t.db.all<{ name: string }>(sql`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like '__drizzle%'`);
+  const tables = await t.db.all<{ name: string }>(
+    sql`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like '__drizzle%'`,
+  );
   const found: { table: string; column: string }[] = [];
   for (const { name } of tables) {
-    for (const c of await t.db.all<{ name: string }>(sql`select name from pragma_table_info(${name})`)) if (c.name.endsWith("_enc")) found.push({ table: name, column: c.name });
+    for (const c of await t.db.all<{ name: string }>(sql`select name from pragma_table_info(${name})`))
+      if (c.name.endsWith("_enc")) found.push({ table: name, column: c.name });
   }
   return found.sort((a, b) => a.table.localeCompare(b.table) || a.column.localeCompare(b.column));
 }
@@ -49,21 +52,34 @@ async function liveEncryptedColumns(): Promise<{ table: string; column: string }
 async function ciphertexts(): Promise<Map<string, string[]>> {
   const all = new Map<string, string[]>();
   for (const { table, column } of await liveEncryptedColumns()) {
-    const rows = await t.db.all<{ v: string }>(sql`select ${sql.identifier(column)} as v from ${sql.identifier(table)} where ${sql.identifier(column)} is not null order by rowid`);
-    all.set(`${table}.${column}`, rows.map((r) => r.v));
+    const rows = await t.db.all<{ v: string }>(
+      sql`select ${sql.identifier(column)} as v from ${sql.identifier(table)} where ${sql.identifier(column)} is not null order by rowid`,
+    );
+    all.set(
+      `${table}.${column}`,
+      rows.map((r) => r.v),
+    );
   }
   return all;
 }
 
 async function decryptsAllTo(box: SecretBox): Promise<Map<string, string[]>> {
   const plain = new Map<string, string[]>();
-  for (const [where, values] of await ciphertexts()) plain.set(where, await Promise.all(values.map((v) => box.decrypt(v))));
+  for (const [where, values] of await ciphertexts())
+    plain.set(where, await Promise.all(values.map((v) => box.decrypt(v))));
   return plain;
 }
 
 async function decryptsNone(box: SecretBox): Promise<boolean> {
   for (const values of (await ciphertexts()).values()) {
-    for (const v of values) if (await box.decrypt(v).then(() => true, () => false)) return false;
+    for (const v of values)
+      if (
+        await box.decrypt(v).then(
+          () => true,
+          () => false,
+        )
+      )
+        return false;
   }
   return true;
 }
@@ -77,35 +93,84 @@ beforeAll(async () => {
   fileEnv = { STORAGE_DIR: t.dir };
 
   const credential = {
-    cred_password: "rot-pw-Qe4r", cred_enable_password: "rot-en-Ty6u", ssh_key: keys.encrypted, ssh_key_passphrase: keys.passphrase,
-    snmp_community: "rot-comm-Io8p", snmp_v3_auth_password: "rot-auth-As2d", snmp_v3_priv_password: "rot-priv-Fg3h",
+    cred_password: "rot-pw-Qe4r",
+    cred_enable_password: "rot-en-Ty6u",
+    ssh_key: keys.encrypted,
+    ssh_key_passphrase: keys.passphrase,
+    snmp_community: "rot-comm-Io8p",
+    snmp_v3_auth_password: "rot-auth-As2d",
+    snmp_v3_priv_password: "rot-priv-Fg3h",
   };
   const res = await t.call("/api/v1/device-credentials", {
-    method: "POST", token: admin,
-    body: { cred_name: "rotated", snmp_v3_user: "nk", snmp_v3_auth_protocol: "sha256", snmp_v3_priv_protocol: "aes", ...credential },
+    method: "POST",
+    token: admin,
+    body: {
+      cred_name: "rotated",
+      snmp_v3_user: "nk",
+      snmp_v3_auth_protocol: "sha256",
+      snmp_v3_priv_protocol: "aes",
+      ...credential,
+    },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   remember("credentials", {
-    password_enc: credential.cred_password, enable_password_enc: credential.cred_enable_password, ssh_key_enc: credential.ssh_key,
-    ssh_key_passphrase_enc: credential.ssh_key_passphrase, snmp_community_enc: credential.snmp_community,
-    snmp_v3_auth_password_enc: credential.snmp_v3_auth_password, snmp_v3_priv_password_enc: credential.snmp_v3_priv_password,
+    password_enc: credential.cred_password,
+    enable_password_enc: credential.cred_enable_password,
+    ssh_key_enc: credential.ssh_key,
+    ssh_key_passphrase_enc: credential.ssh_key_passphrase,
+    snmp_community_enc: credential.snmp_community,
+    snmp_v3_auth_password_enc: credential.snmp_v3_auth_password,
+    snmp_v3_priv_password_enc: credential.snmp_v3_priv_password,
   });
-  for (const [i, pw] of [["rot-dev1-Jk5l", "rot-den1-Zx7c"], ["rot-dev2-Vb9n", "rot-den2-Mq1w"]].entries()) {
+  for (const [i, pw] of [
+    ["rot-dev1-Jk5l", "rot-den1-Zx7c"],
+    ["rot-dev2-Vb9n", "rot-den2-Mq1w"],
+  ].entries()) {
     const dev = await t.call("/api/v1/devices", {
-      method: "POST", token: admin, body: { device_name: `rotated-dev-${i}`, device_ip: "192.0.2.40", device_vendor: "Cisco", device_password: pw[0], device_enable_password: pw[1] },
+      method: "POST",
+      token: admin,
+      body: {
+        device_name: `rotated-dev-${i}`,
+        device_ip: "192.0.2.40",
+        device_vendor: "Cisco",
+        device_password: pw[0],
+        device_enable_password: pw[1],
+      },
     });
     expect(dev.status, JSON.stringify(dev.body)).toBe(201);
     remember("devices", { password_enc: pw[0]!, enable_password_enc: pw[1]! });
   }
-  const smtp = await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { smtp: { password: "rot-smtp-Hy4t" }, ldap: { bind_password: "rot-ldap-Pw3e" }, oidc: { client_secret: "rot-oidc-Cs8r" } } });
+  const smtp = await t.call("/api/v1/settings", {
+    method: "PATCH",
+    token: admin,
+    body: {
+      smtp: { password: "rot-smtp-Hy4t" },
+      ldap: { bind_password: "rot-ldap-Pw3e" },
+      oidc: { client_secret: "rot-oidc-Cs8r" },
+    },
+  });
   expect(smtp.status, JSON.stringify(smtp.body)).toBe(200);
-  remember("app_settings", { smtp_password_enc: "rot-smtp-Hy4t", ldap_bind_password_enc: "rot-ldap-Pw3e", oidc_client_secret_enc: "rot-oidc-Cs8r" });
-  const hook = await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url: "https://hooks.example.net/rotated" } });
+  remember("app_settings", {
+    smtp_password_enc: "rot-smtp-Hy4t",
+    ldap_bind_password_enc: "rot-ldap-Pw3e",
+    oidc_client_secret_enc: "rot-oidc-Cs8r",
+  });
+  const hook = await t.call("/api/v1/webhooks", {
+    method: "POST",
+    token: admin,
+    body: { url: "https://hooks.example.net/rotated" },
+  });
   expect(hook.status, JSON.stringify(hook.body)).toBe(201);
   remember("webhooks", { secret_enc: hook.body.data.secret });
   // A confirmed TOTP secret and one waiting for its first code (the second-factor pages seal both the same way).
   const mfaUser = await t.user({ username: "rotated-mfa" });
-  await t.db.update(users).set({ totpSecretEnc: await t.secrets.encrypt("ROTTOTPSECRETAAA"), totpPendingEnc: await t.secrets.encrypt("ROTPENDINGSECRET") }).where(eq(users.id, mfaUser));
+  await t.db
+    .update(users)
+    .set({
+      totpSecretEnc: await t.secrets.encrypt("ROTTOTPSECRETAAA"),
+      totpPendingEnc: await t.secrets.encrypt("ROTPENDINGSECRET"),
+    })
+    .where(eq(users.id, mfaUser));
   remember("users", { totp_secret_enc: "ROTTOTPSECRETAAA", totp_pending_enc: "ROTPENDINGSECRET" });
 });
 afterAll(() => t.close());
@@ -125,19 +190,30 @@ describe("svc key:rotate", () => {
     expect(await decryptsAllTo(await openSecretBox(TEST_APP_KEY))).toEqual(sent);
     // A stored configuration's secrets digest is keyed from the app key: the rotation forgets it.
     const [device] = await t.db.all<{ id: number }>(sql`select id from devices where name = 'rotated-dev-0'`);
-    const version = await storeConfig(t.db, { deviceId: device!.id, command: "show running-config", text: "hostname r\n", significant: (x) => x, trigger: "api", jobId: null, now: new Date() });
+    const version = await storeConfig(t.db, {
+      deviceId: device!.id,
+      command: "show running-config",
+      text: "hostname r\n",
+      significant: (x) => x,
+      trigger: "api",
+      jobId: null,
+      now: new Date(),
+    });
     await t.db.run(sql`update configs set secrets_digest = 'digest-under-the-old-key' where id = ${version.configId}`);
 
     const run = await svc(["key:rotate"], fileEnv);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/Re-encrypted 17 secrets under a new app key \(app_settings: 3, credentials: 7, devices: 4, users: 2, webhooks: 1\)/);
+    expect(run.stdout).toMatch(
+      /Re-encrypted 17 secrets under a new app key \(app_settings: 3, credentials: 7, devices: 4, users: 2, webhooks: 1\)/,
+    );
     expect(run.stdout).toContain("Restart the API and every collector");
 
     const newKey = readKey();
     expect(newKey).not.toBe(TEST_APP_KEY);
     expect(statSync(keyFile()).mode & 0o777).toBe(0o600);
     expect(existsSync(nextFile())).toBe(false);
-    for (const secret of [TEST_APP_KEY, newKey, ...[...sent.values()].flat()]) expect(run.stdout + run.stderr).not.toContain(secret);
+    for (const secret of [TEST_APP_KEY, newKey, ...[...sent.values()].flat()])
+      expect(run.stdout + run.stderr).not.toContain(secret);
 
     const after = await ciphertexts();
     for (const [where, values] of after) values.forEach((v, i) => expect(v, where).not.toBe(before.get(where)![i]));
@@ -145,21 +221,34 @@ describe("svc key:rotate", () => {
     expect(await decryptsNone(await openSecretBox(TEST_APP_KEY))).toBe(true);
 
     // The app built with the new key reads what it stored: checking a passphrase alone decrypts the stored SSH key.
-    const [{ id }] = await t.db.select({ id: credentials.id }).from(credentials).where(eq(credentials.name, "rotated")) as [{ id: number }];
+    const [{ id }] = (await t.db
+      .select({ id: credentials.id })
+      .from(credentials)
+      .where(eq(credentials.name, "rotated"))) as [{ id: number }];
     const fresh = createApp({ db: t.db, config: t.config, secrets: await openSecretBox(newKey) });
     const check = await fresh.request(`/api/v1/device-credentials/${id}`, {
-      method: "PATCH", headers: { apitoken: admin, "content-type": "application/json" }, body: JSON.stringify({ ssh_key_passphrase: keys.passphrase }),
+      method: "PATCH",
+      headers: { apitoken: admin, "content-type": "application/json" },
+      body: JSON.stringify({ ssh_key_passphrase: keys.passphrase }),
     });
     expect(check.status, await check.clone().text()).toBe(200);
     const stale = await t.call(`/api/v1/device-credentials/${id}`, {
-      method: "PATCH", token: admin, body: { ssh_key_passphrase: keys.passphrase }, offContract: "an app still on the old key fails to decrypt",
+      method: "PATCH",
+      token: admin,
+      body: { ssh_key_passphrase: keys.passphrase },
+      offContract: "an app still on the old key fails to decrypt",
     });
     expect(stale.status).toBe(500);
 
     const audit = await t.db.select().from(activityLog).where(eq(activityLog.action, "app_key.rotate"));
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ username: "svc key:rotate", changes: { secrets_reencrypted: { old: null, new: 17 } } });
-    expect(await t.db.all(sql`select secrets_digest as digest from configs where id = ${version.configId}`)).toEqual([{ digest: null }]);
+    expect(audit[0]).toMatchObject({
+      username: "svc key:rotate",
+      changes: { secrets_reencrypted: { old: null, new: 17 } },
+    });
+    expect(await t.db.all(sql`select secrets_digest as digest from configs where id = ${version.configId}`)).toEqual([
+      { digest: null },
+    ]);
   });
 
   it("with the key in APP_KEY, refuses without --yes, and with it prints the new key once as the last line", async () => {
@@ -194,7 +283,9 @@ describe("svc key:rotate", () => {
 
     const run = await svc(["key:rotate"], fileEnv);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^Finished an interrupted rotation first: .*app\.key\.next held the key the stored secrets use/);
+    expect(run.stdout).toMatch(
+      /^Finished an interrupted rotation first: .*app\.key\.next held the key the stored secrets use/,
+    );
     expect(existsSync(nextFile())).toBe(false);
     expect(await decryptsAllTo(await openSecretBox(readKey()))).toEqual(sent);
   });
@@ -205,7 +296,9 @@ describe("svc key:rotate", () => {
       writeKey(nextFile(), leftover);
       const run = await svc(["key:rotate"], fileEnv);
       expect(run.code, run.stderr).toBe(0);
-      expect(run.stdout).toMatch(/^Removed .*app\.key\.next, left by an interrupted rotation that had not changed anything/);
+      expect(run.stdout).toMatch(
+        /^Removed .*app\.key\.next, left by an interrupted rotation that had not changed anything/,
+      );
       expect(readKey()).not.toBe(current);
       expect(readKey()).not.toBe(leftover);
       expect(await decryptsAllTo(await openSecretBox(readKey()))).toEqual(sent);
@@ -215,17 +308,25 @@ describe("svc key:rotate", () => {
   it("changes nothing when the current key does not open every secret, or when no key file opens them", async () => {
     const current = readKey();
     const before = await ciphertexts();
-    const [{ id }] = await t.db.select({ id: credentials.id }).from(credentials).where(eq(credentials.name, "rotated")) as [{ id: number }];
+    const [{ id }] = (await t.db
+      .select({ id: credentials.id })
+      .from(credentials)
+      .where(eq(credentials.name, "rotated"))) as [{ id: number }];
     const foreign = await (await openSecretBox(generateAppKey())).encrypt("sealed under some other key");
     const [row] = await t.db.select().from(credentials).where(eq(credentials.id, id));
     await t.db.update(credentials).set({ snmpV3PrivPasswordEnc: foreign }).where(eq(credentials.id, id));
 
     const run = await svc(["key:rotate"], fileEnv);
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe(`svc: credentials.snmp_v3_priv_password_enc of row ${id} does not decrypt with the current app key; nothing was changed\n`);
+    expect(run.stderr).toBe(
+      `svc: credentials.snmp_v3_priv_password_enc of row ${id} does not decrypt with the current app key; nothing was changed\n`,
+    );
     expect(readKey()).toBe(current);
     expect(existsSync(nextFile())).toBe(false);
-    await t.db.update(credentials).set({ snmpV3PrivPasswordEnc: row!.snmpV3PrivPasswordEnc }).where(eq(credentials.id, id));
+    await t.db
+      .update(credentials)
+      .set({ snmpV3PrivPasswordEnc: row!.snmpV3PrivPasswordEnc })
+      .where(eq(credentials.id, id));
     expect(await ciphertexts()).toEqual(before);
 
     const strangers = [generateAppKey(), generateAppKey()];
@@ -233,7 +334,9 @@ describe("svc key:rotate", () => {
     writeKey(nextFile(), strangers[1]!);
     const lost = await svc(["key:rotate"], fileEnv);
     expect(lost.code).toBe(1);
-    expect(lost.stderr).toMatch(/neither .*app\.key nor .*app\.key\.next decrypts the stored credentials; both are left as they are/);
+    expect(lost.stderr).toMatch(
+      /neither .*app\.key nor .*app\.key\.next decrypts the stored credentials; both are left as they are/,
+    );
     expect([readKey(), readFileSync(nextFile(), "utf8").trim()]).toEqual(strangers);
     rmSync(nextFile());
     writeKey(keyFile(), current);
@@ -247,9 +350,19 @@ describe("svc key:rotate", () => {
     writeKey(keyFile(), old);
 
     const port = await freePort();
-    const service = start(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      STORAGE_DIR: t.dir, PORT: String(port), HOST: "127.0.0.1", COLLECTOR: "off", APP_KEY: "", DATABASE_URL: "",
-    }, root);
+    const service = start(
+      process.execPath,
+      ["--import", "tsx", "src/main.ts"],
+      {
+        STORAGE_DIR: t.dir,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        COLLECTOR: "off",
+        APP_KEY: "",
+        DATABASE_URL: "",
+      },
+      root,
+    );
     try {
       await waitForHttp(`http://127.0.0.1:${port}/healthz`, service);
       expect(readKey()).toBe(rotated);

@@ -2,12 +2,19 @@ import { existsSync } from "node:fs";
 import { sql } from "drizzle-orm";
 import { openSecretBox } from "../../bootstrap.ts";
 import { recordActivity } from "../../modules/activity/record.ts";
-import { appKeyPath, pendingKeyPath, promotePendingKey, readKeyFile, settlePendingKey, writePendingKey, type Settled } from "../../runtime/app-key-file.ts";
+import {
+  appKeyPath,
+  pendingKeyPath,
+  promotePendingKey,
+  readKeyFile,
+  settlePendingKey,
+  writePendingKey,
+  type Settled,
+} from "../../runtime/app-key-file.ts";
 import { generateAppKey } from "../../secrets/box.ts";
 import { decryptAll, encryptAll, UndecryptableSecretError } from "../../secrets/encrypted-columns.ts";
 import { CliError, defineCommand } from "../command.ts";
 import { plural } from "../../words.ts";
-
 
 /**
  * A committed transaction is in the WAL, which SQLite syncs lazily (synchronous=NORMAL): a power cut could
@@ -21,7 +28,8 @@ async function makeDurable(db: Parameters<typeof decryptAll>[0], databaseUrl: st
 }
 
 const settledNote: Record<Exclude<Settled, "none">, (dir: string) => string> = {
-  finished: (dir) => `Finished an interrupted rotation first: ${pendingKeyPath(dir)} held the key the stored secrets use; it is now ${appKeyPath(dir)}.`,
+  finished: (dir) =>
+    `Finished an interrupted rotation first: ${pendingKeyPath(dir)} held the key the stored secrets use; it is now ${appKeyPath(dir)}.`,
   discarded: (dir) => `Removed ${pendingKeyPath(dir)}, left by an interrupted rotation that had not changed anything.`,
 };
 
@@ -30,7 +38,8 @@ export const keyRotateCommand = defineCommand({
   options: {
     yes: {
       type: "boolean",
-      description: "confirm rotating a key that comes from APP_KEY: the new key is printed once, as the last line, and APP_KEY must then be set to it by hand",
+      description:
+        "confirm rotating a key that comes from APP_KEY: the new key is printed once, as the last line, and APP_KEY must then be set to it by hand",
     },
   },
   async run(flags, { db, config, clock, io }) {
@@ -53,7 +62,9 @@ export const keyRotateCommand = defineCommand({
         if (!fromEnv) {
           settled = await settlePendingKey(dir, tx);
           if (!existsSync(appKeyPath(dir))) {
-            throw new CliError(`no app key to rotate: APP_KEY is not set and ${appKeyPath(dir)} does not exist (the service creates it on its first start)`);
+            throw new CliError(
+              `no app key to rotate: APP_KEY is not set and ${appKeyPath(dir)} does not exist (the service creates it on its first start)`,
+            );
           }
         }
         const oldBox = await openSecretBox(fromEnv ? config.appKey! : readKeyFile(appKeyPath(dir)));
@@ -67,7 +78,12 @@ export const keyRotateCommand = defineCommand({
         // differ, and each device's next download would say its secrets changed. Forgotten, the next download keeps one.
         await tx.run(sql`update configs set secrets_digest = null where secrets_digest is not null`);
         const total = plain.length;
-        await recordActivity(tx, { system: "svc key:rotate" }, { action: "app_key.rotate", subjectType: "app_key", subjectId: null, after: { secrets_reencrypted: total } }, clock.now());
+        await recordActivity(
+          tx,
+          { system: "svc key:rotate" },
+          { action: "app_key.rotate", subjectType: "app_key", subjectId: null, after: { secrets_reencrypted: total } },
+          clock.now(),
+        );
         return counts;
       });
     } catch (err) {
@@ -80,16 +96,22 @@ export const keyRotateCommand = defineCommand({
     if (settled !== "none") io.print(settledNote[settled](dir));
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     const perTable = [...counts.entries()].map(([table, n]) => `${table}: ${n}`).join(", ");
-    io.print(`Re-encrypted ${plural(total, "secret")} under a new app key${perTable ? ` (${perTable})` : ""}; the old key no longer opens them.`);
+    io.print(
+      `Re-encrypted ${plural(total, "secret")} under a new app key${perTable ? ` (${perTable})` : ""}; the old key no longer opens them.`,
+    );
 
     if (fromEnv) {
-      io.print("Set APP_KEY to the key below wherever the API and collectors run, then restart them. It is shown only this once:");
+      io.print(
+        "Set APP_KEY to the key below wherever the API and collectors run, then restart them. It is shown only this once:",
+      );
       // Last line, alone, so a script can take it with `tail -n 1`.
       io.print(newKey);
       return;
     }
     if (!(await makeDurable(db, config.databaseUrl))) {
-      io.print(`The new key is in ${pendingKeyPath(dir)}: another process held the database, so it becomes ${appKeyPath(dir)} when the service next starts or svc key:rotate runs again. Keep both files until then.`);
+      io.print(
+        `The new key is in ${pendingKeyPath(dir)}: another process held the database, so it becomes ${appKeyPath(dir)} when the service next starts or svc key:rotate runs again. Keep both files until then.`,
+      );
       return;
     }
     try {
@@ -98,6 +120,8 @@ export const keyRotateCommand = defineCommand({
       // Another rotation that started right after this commit may have settled (moved) it already.
       if (!(err instanceof Error && "code" in err && err.code === "ENOENT")) throw err;
     }
-    io.print(`Wrote the new key to ${appKeyPath(dir)}. Restart the API and every collector so they load it, and replace the copy in your backups.`);
+    io.print(
+      `Wrote the new key to ${appKeyPath(dir)}. Restart the API and every collector so they load it, and replace the copy in your backups.`,
+    );
   },
 });

@@ -9,13 +9,20 @@ import { CliError, type CommandContext } from "../command.ts";
 export async function consoleDirectoryConfig({ config, db }: CommandContext): Promise<DirectoryConfig> {
   const secrets = await openSecretBox((await loadAppKey(config, db)).key);
   const found = await directoryConfig({ db, secrets, logger: consoleLogger(() => undefined) });
-  if (!found) throw new CliError("directory sign-in is off: PATCH /api/v1/settings with {\"ldap\": {\"enabled\": true, ...}} first (docs/users.md)");
+  if (!found)
+    throw new CliError(
+      'directory sign-in is off: PATCH /api/v1/settings with {"ldap": {"enabled": true, ...}} first (docs/users.md)',
+    );
   return found;
 }
 
 /** The directory client's warnings (a plain connection) shown on the console; nothing else. */
-export const consoleLogger = (print: (line: string) => void): Logger =>
-  ({ debug() {}, info() {}, warn: (msg) => print(`Warning: ${msg}`), error: (msg) => print(`Error: ${msg}`) });
+export const consoleLogger = (print: (line: string) => void): Logger => ({
+  debug() {},
+  info() {},
+  warn: (msg) => print(`Warning: ${msg}`),
+  error: (msg) => print(`Error: ${msg}`),
+});
 
 /** How the connection is protected, in words. */
 export function transportOf(config: DirectoryConfig): string {

@@ -14,6 +14,8 @@ export const ldapTestCommand = defineCommand({
       if (err instanceof DirectoryError) throw new CliError(err.message);
       throw err;
     }
-    ctx.io.print(`Connected to ${config.url} (encryption: ${transportOf(config)}) and bound as ${config.bind_dn ?? "anonymous"}.`);
+    ctx.io.print(
+      `Connected to ${config.url} (encryption: ${transportOf(config)}) and bound as ${config.bind_dn ?? "anonymous"}.`,
+    );
   },
 });

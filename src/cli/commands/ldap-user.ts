@@ -6,7 +6,13 @@ import { consoleDirectoryConfig, consoleLogger } from "./ldap-config.ts";
 export const ldapUserCommand = defineCommand({
   summary: "Show a directory user's entry, groups and the netkeep role they map to (changes nothing)",
   options: {
-    username: { type: "string", placeholder: "USERNAME", required: true, positional: true, description: "the name the user signs in with" },
+    username: {
+      type: "string",
+      placeholder: "USERNAME",
+      required: true,
+      positional: true,
+      description: "the name the user signs in with",
+    },
   },
   async run(flags, ctx) {
     const config = await consoleDirectoryConfig(ctx);
@@ -17,11 +23,16 @@ export const ldapUserCommand = defineCommand({
       if (err instanceof DirectoryError) throw new CliError(err.message);
       throw err;
     }
-    if (!found) throw new CliError(`ldap.user_filter finds no entry for '${flags.username}' under ${config.user_base}: they cannot sign in`);
+    if (!found)
+      throw new CliError(
+        `ldap.user_filter finds no entry for '${flags.username}' under ${config.user_base}: they cannot sign in`,
+      );
     const role = roleForGroups(found.groups, config.group_roles);
     ctx.io.print(`DN:     ${found.dn}`);
     ctx.io.print(`E-mail: ${found.email ?? "(none)"}`);
     ctx.io.print(`Groups: ${found.groups.length ? found.groups.join(", ") : "(none)"}`);
-    ctx.io.print(role ? `Role:   ${role}` : "Role:   none: no group of theirs is in ldap.group_roles, so they cannot sign in");
+    ctx.io.print(
+      role ? `Role:   ${role}` : "Role:   none: no group of theirs is in ldap.group_roles, so they cannot sign in",
+    );
   },
 });

@@ -18,13 +18,20 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 describe("svc template:render", () => {
   it("prints what the template would store, then each masked span and its rule", async () => {
     const file = join(root, "r1.cfg");
-    writeFileSync(file, "hostname r1\r\nusername ops privilege 15 nohangup password 0 Ops-Pw-3\r\nsnmp-server community Comm-7 RO\r\n");
+    writeFileSync(
+      file,
+      "hostname r1\r\nusername ops privilege 15 nohangup password 0 Ops-Pw-3\r\nsnmp-server community Comm-7 RO\r\n",
+    );
     const run = await svc(["template:render", "cisco-ios", file], env);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).not.toContain("Ops-Pw-3");
     expect(run.stdout).not.toContain("Comm-7");
     const lines = run.stdout.split("\n");
-    expect(lines.slice(0, 3)).toEqual(["hostname r1", "username ops privilege 15 nohangup password 0 <secret hidden>", "snmp-server community <secret hidden> RO"]);
+    expect(lines.slice(0, 3)).toEqual([
+      "hostname r1",
+      "username ops privilege 15 nohangup password 0 <secret hidden>",
+      "snmp-server community <secret hidden> RO",
+    ]);
     expect(run.stdout).toMatch(/# 2 values masked by template cisco-ios \(id \d+\); 0 lines dropped/);
     expect(run.stdout).toContain("# line 2 column 47: generic password");
     expect(run.stdout).toMatch(/# line 3 column 23: template secrets\[0\] \//);

@@ -12,12 +12,19 @@ export const tokenListCommand = defineCommand({
   },
   async run(flags, { db, clock, io }) {
     const owner = flags.user === undefined ? undefined : await findUserByName(db, flags.user);
-    if (flags.user !== undefined && !owner) throw new CliError(`--user '${flags.user}' is not a user; check the spelling`);
+    if (flags.user !== undefined && !owner)
+      throw new CliError(`--user '${flags.user}' is not a user; check the spelling`);
     // Columns picked one by one: the hash and prefix have no business on a console.
     const rows = await db
       .select({
-        id: apiTokens.id, name: apiTokens.name, username: users.username, abilities: apiTokens.abilities,
-        createdAt: apiTokens.createdAt, lastUsedAt: apiTokens.lastUsedAt, expiresAt: apiTokens.expiresAt, revokedAt: apiTokens.revokedAt,
+        id: apiTokens.id,
+        name: apiTokens.name,
+        username: users.username,
+        abilities: apiTokens.abilities,
+        createdAt: apiTokens.createdAt,
+        lastUsedAt: apiTokens.lastUsedAt,
+        expiresAt: apiTokens.expiresAt,
+        revokedAt: apiTokens.revokedAt,
       })
       .from(apiTokens)
       .innerJoin(users, eq(users.id, apiTokens.userId))
@@ -31,8 +38,14 @@ export const tokenListCommand = defineCommand({
     const table = formatTable(
       ["ID", "NAME", "USER", "ABILITIES", "CREATED", "LAST USED", "EXPIRES", "STATE"],
       rows.map((t) => [
-        String(t.id), t.name, t.username, t.abilities.join(","), formatTime(t.createdAt, "-"),
-        formatTime(t.lastUsedAt, "never"), formatTime(t.expiresAt, "never"), tokenState(t, now),
+        String(t.id),
+        t.name,
+        t.username,
+        t.abilities.join(","),
+        formatTime(t.createdAt, "-"),
+        formatTime(t.lastUsedAt, "never"),
+        formatTime(t.expiresAt, "never"),
+        tokenState(t, now),
       ]),
     );
     for (const line of table) io.print(line);

@@ -16,7 +16,10 @@ export const userPasswordCommand = defineCommand({
   summary: "Set a user's password, read from stdin or generated and printed once; ends their web sessions",
   options: {
     username: { type: "string", placeholder: "name", required: true, description: "the user's login name" },
-    "password-stdin": { type: "boolean", description: `read the password (at least ${MIN_PASSWORD_LENGTH} characters) from stdin instead of generating one` },
+    "password-stdin": {
+      type: "boolean",
+      description: `read the password (at least ${MIN_PASSWORD_LENGTH} characters) from stdin instead of generating one`,
+    },
   },
   async run(flags, { db, clock, io }) {
     const generated = flags["password-stdin"] ? undefined : generatePassword();
@@ -25,14 +28,23 @@ export const userPasswordCommand = defineCommand({
     const passwordHash = await hashPassword(password);
     const now = clock.now();
     const changed = await db.transaction(async (tx) => {
-      const [user] = await tx.select({ id: users.id }).from(users).where(eq(users.usernameKey, nameKey(flags.username)));
+      const [user] = await tx
+        .select({ id: users.id })
+        .from(users)
+        .where(eq(users.usernameKey, nameKey(flags.username)));
       if (!user) return false;
       await tx.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, user.id));
       await endUserSessions(tx, [user.id]);
-      await recordActivity(tx, { system: "svc user:password" }, { action: "user.password_change", subjectType: "user", subjectId: user.id }, now);
+      await recordActivity(
+        tx,
+        { system: "svc user:password" },
+        { action: "user.password_change", subjectType: "user", subjectId: user.id },
+        now,
+      );
       return true;
     });
-    if (!changed) throw new CliError(`no user is named '${flags.username}'; give the login name exactly as it was created`);
+    if (!changed)
+      throw new CliError(`no user is named '${flags.username}'; give the login name exactly as it was created`);
     io.print(`Set the password of '${flags.username}'; their web sessions have ended.`);
     if (generated) {
       // Shown this once, on the console only: it is stored as a hash.

@@ -17,7 +17,11 @@ let running = ["hostname flow-r1", "snmp-server location ams-row-3", "end"];
 
 beforeAll(async () => {
   t = await createTestContext();
-  fake = await startFakeDevice({ script: (line) => iosScript("flow-r1", running).script(line), initPrompt: "flow-r1#", auth: AUTH });
+  fake = await startFakeDevice({
+    script: (line) => iosScript("flow-r1", running).script(line),
+    initPrompt: "flow-r1#",
+    auth: AUTH,
+  });
 }, 30_000);
 afterAll(async () => {
   await fake.close();
@@ -28,7 +32,8 @@ afterAll(async () => {
 function rconfigClient(token: string) {
   const call = async (path: string, init: { method?: string; body?: unknown } = {}) => {
     const res = await t.call(path, { token, method: init.method, body: init.body });
-    if (res.status < 200 || res.status > 299 || res.body.success !== true) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    if (res.status < 200 || res.status > 299 || res.body.success !== true)
+      throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body as { success: true; message: string; data: any };
   };
   type Row = { id: number; config_version: number; download_status: number; config: string };
@@ -49,12 +54,23 @@ describe("an rConfig client, unchanged, against netkeep", () => {
     const admin = await t.token();
     const vendor = (await t.call("/api/v1/vendors?filter[name]=Cisco", { token: admin })).body.data[0].id;
     const tag = (await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "flow" } })).body.data.id;
-    const category = (await t.call("/api/v1/categories", { method: "POST", token: admin, body: { name: "flow-routers" } })).body.data.id;
+    const category = (
+      await t.call("/api/v1/categories", { method: "POST", token: admin, body: { name: "flow-routers" } })
+    ).body.data.id;
     const created = await client.createDevice({
-      device_name: "flow-r1", device_ip: "127.0.0.1", device_port_override: fake.port, device_model: "C9300",
-      device_vendor: [{ id: vendor }], device_template: [{ id: await builtinTemplateId(t, "cisco-ios") }], device_tags: [{ id: tag }],
-      device_category_id: category, device_main_prompt: "flow-r1#", device_enable_prompt: "flow-r1>",
-      device_default_creds_on: 0, device_username: AUTH.username, device_password: AUTH.password,
+      device_name: "flow-r1",
+      device_ip: "127.0.0.1",
+      device_port_override: fake.port,
+      device_model: "C9300",
+      device_vendor: [{ id: vendor }],
+      device_template: [{ id: await builtinTemplateId(t, "cisco-ios") }],
+      device_tags: [{ id: tag }],
+      device_category_id: category,
+      device_main_prompt: "flow-r1#",
+      device_enable_prompt: "flow-r1>",
+      device_default_creds_on: 0,
+      device_username: AUTH.username,
+      device_password: AUTH.password,
     });
     const deviceId = created.data.id as number;
 

@@ -9,10 +9,19 @@ export const SuccessFields = {
 };
 
 export const PaginatorFields = {
-  total: z.number().int(), current_page: z.number().int(), per_page: z.number().int(), last_page: z.number().int(),
-  from: z.number().int().nullable(), to: z.number().int().nullable(),
-  first_page_url: z.string(), last_page_url: z.string(), next_page_url: z.string().nullable(), prev_page_url: z.string().nullable(),
-  path: z.string().openapi({ description: "The Laravel paginator's fields, copied from meta and links for rConfig clients" }),
+  total: z.number().int(),
+  current_page: z.number().int(),
+  per_page: z.number().int(),
+  last_page: z.number().int(),
+  from: z.number().int().nullable(),
+  to: z.number().int().nullable(),
+  first_page_url: z.string(),
+  last_page_url: z.string(),
+  next_page_url: z.string().nullable(),
+  prev_page_url: z.string().nullable(),
+  path: z
+    .string()
+    .openapi({ description: "The Laravel paginator's fields, copied from meta and links for rConfig clients" }),
 };
 
 type Envelope = { meta: Record<string, number | null>; links: Record<string, string | null> };
@@ -23,8 +32,16 @@ export function withPaginator(c: Context, body: Record<string, unknown>) {
   const path = new URL(c.req.url);
   return {
     ...body,
-    total: meta.total, current_page: meta.current_page, per_page: meta.per_page, last_page: meta.last_page, from: meta.from, to: meta.to,
-    first_page_url: links.first, last_page_url: links.last, next_page_url: links.next, prev_page_url: links.prev,
+    total: meta.total,
+    current_page: meta.current_page,
+    per_page: meta.per_page,
+    last_page: meta.last_page,
+    from: meta.from,
+    to: meta.to,
+    first_page_url: links.first,
+    last_page_url: links.last,
+    next_page_url: links.next,
+    prev_page_url: links.prev,
     path: `${path.origin}${path.pathname}`,
   };
 }
@@ -38,7 +55,10 @@ function mapJsonObjects(responses: Responses, map: (schema: ObjectSchema) => z.Z
   for (const [status, response] of Object.entries(responses as Record<string, JsonResponse>)) {
     const media = response.content?.["application/json"];
     if (!/^2/.test(status) || !media || !(media.schema instanceof z.ZodObject)) continue;
-    out[status] = { ...response, content: { ...response.content, "application/json": { ...media, schema: map(media.schema as ObjectSchema) } } };
+    out[status] = {
+      ...response,
+      content: { ...response.content, "application/json": { ...media, schema: map(media.schema as ObjectSchema) } },
+    };
   }
   return out as Responses;
 }
@@ -60,14 +80,17 @@ export function extendData(
     const shape = typeof fields === "function" ? fields(record) : fields;
     // A field rConfig gives another type (all-by-deviceid's download_status) cannot extend the named schema: the
     // document would require both types (allOf). The record is then restated whole.
-    const added = Object.keys(shape).some((k) => k in record.shape) ? z.object({ ...record.shape, ...shape }) : record.extend(shape);
+    const added = Object.keys(shape).some((k) => k in record.shape)
+      ? z.object({ ...record.shape, ...shape })
+      : record.extend(shape);
     const extended = one ? added : z.array(added);
     return schema.extend({ ...top, data: extended });
   });
 }
 
 /** The documented 2xx JSON answers with `top` fields beside their own (rConfig's success and message by default). */
-export const extendTop = (responses: Responses, top: z.ZodRawShape = SuccessFields) => mapJsonObjects(responses, (schema) => schema.extend(top));
+export const extendTop = (responses: Responses, top: z.ZodRawShape = SuccessFields) =>
+  mapJsonObjects(responses, (schema) => schema.extend(top));
 
 /**
  * A delete's answer as rConfig's controllers give it (ApiBaseController::destroy): `success` and its message text
@@ -78,8 +101,11 @@ export const deletedAnswer = (name: string) => ({
   response: async (_c: unknown, body: Record<string, unknown>) => ({
     body: { ...body, success: true as const, message: `${name} deleted successfully!`, detail: String(body.message) },
   }),
-  document: (responses: Responses) => extendTop(responses, {
-    ...SuccessFields,
-    detail: z.string().openapi({ description: "netkeep's own message: which record was deleted and what was detached from it" }),
-  }),
+  document: (responses: Responses) =>
+    extendTop(responses, {
+      ...SuccessFields,
+      detail: z
+        .string()
+        .openapi({ description: "netkeep's own message: which record was deleted and what was detached from it" }),
+    }),
 });

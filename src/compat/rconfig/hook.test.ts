@@ -13,7 +13,9 @@ function appWith(hook: CompatHook, handler: Handler<AppEnv>) {
 
 describe("hookMiddleware", () => {
   it("hands `response` the handler's object and writes the answer once", async () => {
-    const app = appWith({ response: async (_c, body) => ({ body: { ...body, added: true }, status: 201 }) }, (c) => c.json({ a: 1 }, 200, { "x-kept": "yes" }));
+    const app = appWith({ response: async (_c, body) => ({ body: { ...body, added: true }, status: 201 }) }, (c) =>
+      c.json({ a: 1 }, 200, { "x-kept": "yes" }),
+    );
     const res = await app.request("/x");
     expect(res.status).toBe(201);
     expect(res.headers.get("x-kept")).toBe("yes");
@@ -37,15 +39,24 @@ describe("hookMiddleware", () => {
   });
 
   it("answers an error from `response` itself as onError shapes it, not as an empty placeholder", async () => {
-    const app = appWith({ response: async () => { throw new Error("rewrite failed"); } }, (c) => c.json({ a: 1 }));
+    const app = appWith(
+      {
+        response: async () => {
+          throw new Error("rewrite failed");
+        },
+      },
+      (c) => c.json({ a: 1 }),
+    );
     const res = await app.request("/x");
     expect(res.status).toBe(418);
     expect(await res.json()).toEqual({ message: "rewrite failed" });
   });
 
   it("still rewrites an answer the handler wrote itself", async () => {
-    const app = appWith({ response: async (_c, body) => ({ body: { ...body, added: true } }) },
-      () => new Response(JSON.stringify({ raw: 1 }), { headers: { "content-type": "application/json" } }));
+    const app = appWith(
+      { response: async (_c, body) => ({ body: { ...body, added: true } }) },
+      () => new Response(JSON.stringify({ raw: 1 }), { headers: { "content-type": "application/json" } }),
+    );
     expect(await (await app.request("/x")).json()).toEqual({ raw: 1, added: true });
   });
 });

@@ -41,10 +41,14 @@ export function hookMiddleware(hook: CompatHook): MiddlewareHandler<AppEnv> {
     }
     const object = sent.objectOf(c.res);
     if (c.res.status < 200 || c.res.status > 299 || !isJson(c.res)) {
-      if (object !== undefined) c.res = new Response(JSON.stringify(object), { status: c.res.status, headers: c.res.headers });
+      if (object !== undefined)
+        c.res = new Response(JSON.stringify(object), { status: c.res.status, headers: c.res.headers });
       return;
     }
-    const { body, status } = await hook.response(c, object === undefined ? await c.res.json() : (object as Record<string, unknown>));
+    const { body, status } = await hook.response(
+      c,
+      object === undefined ? await c.res.json() : (object as Record<string, unknown>),
+    );
     c.res = new Response(JSON.stringify(body), { status: status ?? c.res.status, headers: c.res.headers });
   };
 }
@@ -91,4 +95,8 @@ export function replaceQuery(c: Context, params: URLSearchParams): void {
 }
 
 /** rConfig's answer envelope (its RespondsWithHttpStatus trait): `success` and `message` beside netkeep's body. */
-export const succeeded = (body: Record<string, unknown>, message: string) => ({ success: true as const, message, ...body });
+export const succeeded = (body: Record<string, unknown>, message: string) => ({
+  success: true as const,
+  message,
+  ...body,
+});

@@ -11,6 +11,13 @@ import { masterDataHooks } from "./master.ts";
 import { searchHooks } from "./search.ts";
 import { taskHooks } from "./tasks.ts";
 
-const HOOKS: Record<string, CompatHook> = { ...deviceHooks, ...configHooks, ...searchHooks, ...masterDataHooks, ...taskHooks };
+const HOOKS: Record<string, CompatHook> = {
+  ...deviceHooks,
+  ...configHooks,
+  ...searchHooks,
+  ...masterDataHooks,
+  ...taskHooks,
+};
 
-export const rconfigHook = (operationId: string): CompatHook | undefined => (Object.hasOwn(HOOKS, operationId) ? HOOKS[operationId] : undefined);
+export const rconfigHook = (operationId: string): CompatHook | undefined =>
+  Object.hasOwn(HOOKS, operationId) ? HOOKS[operationId] : undefined;

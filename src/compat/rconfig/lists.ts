@@ -27,7 +27,8 @@ export function rewriteListQuery(params: URLSearchParams, rewrite: ListRewrite):
   const bag = new FieldErrorBag();
   const q = out.get(`filter[${SEARCH}]`);
   if (q !== null) {
-    if (out.has("search")) bag.add(`filter[${SEARCH}]`, `filter[${SEARCH}] is rConfig's name for search: send one of them, not both`);
+    if (out.has("search"))
+      bag.add(`filter[${SEARCH}]`, `filter[${SEARCH}] is rConfig's name for search: send one of them, not both`);
     else out.set("search", q);
     out.delete(`filter[${SEARCH}]`);
   }
@@ -36,23 +37,37 @@ export function rewriteListQuery(params: URLSearchParams, rewrite: ListRewrite):
     if (value === null) continue;
     out.delete(`filter[${theirs}]`);
     const map = rewrite.values?.[theirs];
-    const mapped = map ? map(value.split(",").map((v) => v.trim()).filter(Boolean)) : { [`filter[${ours}]`]: value };
+    const mapped = map
+      ? map(
+          value
+            .split(",")
+            .map((v) => v.trim())
+            .filter(Boolean),
+        )
+      : { [`filter[${ours}]`]: value };
     if (typeof mapped === "string") {
       bag.add(`filter[${theirs}]`, mapped);
       continue;
     }
     for (const [key, v] of Object.entries(mapped)) {
-      if (out.has(key)) bag.add(`filter[${theirs}]`, `filter[${theirs}] is rConfig's name for ${key}: send one of them, not both`);
+      if (out.has(key))
+        bag.add(`filter[${theirs}]`, `filter[${theirs}] is rConfig's name for ${key}: send one of them, not both`);
       else out.set(key, v);
     }
   }
   const sort = out.get("sort");
   if (sort !== null && rewrite.sorts) {
-    out.set("sort", sort.split(",").map((part) => {
-      const descending = part.trim().startsWith("-");
-      const name = part.trim().replace(/^-/, "");
-      return `${descending ? "-" : ""}${rewrite.sorts![name] ?? name}`;
-    }).join(","));
+    out.set(
+      "sort",
+      sort
+        .split(",")
+        .map((part) => {
+          const descending = part.trim().startsWith("-");
+          const name = part.trim().replace(/^-/, "");
+          return `${descending ? "-" : ""}${rewrite.sorts![name] ?? name}`;
+        })
+        .join(","),
+    );
   }
   bag.throwIfAny();
   return out;
@@ -77,13 +92,20 @@ export function withListRewrite(hook: CompatHook, rewrite: ListRewrite, note: st
  * 2 never checked, 100 disabled. netkeep keeps reachability and enabled apart, so 100 is `filter[enabled]=false`
  * and cannot be mixed with the others in one filter.
  */
-const RCONFIG_STATUS: Record<string, (typeof DEVICE_STATUSES)[number]> = { "0": "unreachable", "1": "up", "2": "unknown" };
+const RCONFIG_STATUS: Record<string, (typeof DEVICE_STATUSES)[number]> = {
+  "0": "unreachable",
+  "1": "up",
+  "2": "unknown",
+};
 export const rconfigDeviceStatus = (values: string[]): Record<string, string> | string => {
-  if (values.length && values.every((v) => (DEVICE_STATUSES as readonly string[]).includes(v))) return { "filter[status]": values.join(",") };
+  if (values.length && values.every((v) => (DEVICE_STATUSES as readonly string[]).includes(v)))
+    return { "filter[status]": values.join(",") };
   const bad = values.find((v) => v !== "100" && !(v in RCONFIG_STATUS));
-  if (bad !== undefined || !values.length) return `filter[status] must be one of: ${DEVICE_STATUSES.join(", ")}, or rConfig's 0, 1, 2, 100`;
+  if (bad !== undefined || !values.length)
+    return `filter[status] must be one of: ${DEVICE_STATUSES.join(", ")}, or rConfig's 0, 1, 2, 100`;
   if (values.includes("100")) {
-    if (values.length > 1) return "filter[status]=100 (rConfig's disabled) cannot be combined with other statuses: netkeep keeps enabled apart from reachability; ask for each in turn";
+    if (values.length > 1)
+      return "filter[status]=100 (rConfig's disabled) cannot be combined with other statuses: netkeep keeps enabled apart from reachability; ask for each in turn";
     return { "filter[enabled]": "false" };
   }
   return { "filter[status]": values.map((v) => RCONFIG_STATUS[v]).join(","), "filter[enabled]": "true" };

@@ -21,13 +21,28 @@ export function renameFields(body: Record<string, unknown>, renames: Renames): R
   return out;
 }
 
-const withTheirNames = (record: Record<string, unknown>, renames: Renames) =>
-  ({ ...record, ...Object.fromEntries(Object.entries(renames).map(([theirs, ours]) => [theirs, record[ours]])) });
+const withTheirNames = (record: Record<string, unknown>, renames: Renames) => ({
+  ...record,
+  ...Object.fromEntries(Object.entries(renames).map(([theirs, ours]) => [theirs, record[ours]])),
+});
 
 /** The hooks of one resource's routes, by operationId: `<verb><Name>` as the resource helper names them. */
 function resourceHooks(singular: string, plural: string, renames: Renames): Record<string, CompatHook> {
-  const fields = Object.fromEntries(Object.entries(renames).map(([theirs, ours]) => [theirs, z.string().openapi({ description: `rConfig's name for ${ours}` })]));
-  const inputFields = Object.fromEntries(Object.entries(renames).map(([theirs, ours]) => [theirs, z.string().optional().openapi({ description: `rConfig's name for ${ours}; ${ours} wins when both are sent` })]));
+  const fields = Object.fromEntries(
+    Object.entries(renames).map(([theirs, ours]) => [
+      theirs,
+      z.string().openapi({ description: `rConfig's name for ${ours}` }),
+    ]),
+  );
+  const inputFields = Object.fromEntries(
+    Object.entries(renames).map(([theirs, ours]) => [
+      theirs,
+      z
+        .string()
+        .optional()
+        .openapi({ description: `rConfig's name for ${ours}; ${ours} wins when both are sent` }),
+    ]),
+  );
   // rConfig's list filters and sorts by its name field (TagController: filter[tagname], sort=tagname).
   const byName = Object.fromEntries(Object.entries(renames).filter(([, ours]) => ours === "name"));
   const request: CompatHook["request"] = async (c) => {
@@ -37,19 +52,33 @@ function resourceHooks(singular: string, plural: string, renames: Renames): Reco
   const write = (message: string): CompatHook => ({
     request,
     requestFields: inputFields,
-    response: async (_c, body) => ({ body: succeeded({ ...body, data: withTheirNames(body.data as Record<string, unknown>, renames) }, message) }),
+    response: async (_c, body) => ({
+      body: succeeded({ ...body, data: withTheirNames(body.data as Record<string, unknown>, renames) }, message),
+    }),
     document: (responses) => extendData(responses, fields, true),
   });
   return {
-    [`list${plural}`]: withListRewrite({
-      response: async (c, body) => ({
-        body: c.req.query("fields") !== undefined ? body : { ...body, data: (body.data as Record<string, unknown>[]).map((r) => withTheirNames(r, renames)) },
-      }),
-      document: (responses) => extendData(responses, Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])), false),
-    }, { filters: byName, sorts: byName }, `rConfig's names are read in filters and sort too (${Object.keys(byName).map((k) => `filter[${k}]`).join(", ")}, sort=${Object.keys(byName)[0]}).`),
+    [`list${plural}`]: withListRewrite(
+      {
+        response: async (c, body) => ({
+          body:
+            c.req.query("fields") !== undefined
+              ? body
+              : { ...body, data: (body.data as Record<string, unknown>[]).map((r) => withTheirNames(r, renames)) },
+        }),
+        document: (responses) =>
+          extendData(responses, Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])), false),
+      },
+      { filters: byName, sorts: byName },
+      `rConfig's names are read in filters and sort too (${Object.keys(byName)
+        .map((k) => `filter[${k}]`)
+        .join(", ")}, sort=${Object.keys(byName)[0]}).`,
+    ),
     [`delete${singular}`]: deletedAnswer(singular),
     [`get${singular}`]: {
-      response: async (_c, body) => ({ body: succeeded({ ...body, data: withTheirNames(body.data as Record<string, unknown>, renames) }, "Success") }),
+      response: async (_c, body) => ({
+        body: succeeded({ ...body, data: withTheirNames(body.data as Record<string, unknown>, renames) }, "Success"),
+      }),
       document: (responses) => extendData(responses, fields, true),
     },
     [`create${singular}`]: write(`${singular} created successfully!`),
@@ -71,7 +100,9 @@ const commandRequest: CompatHook["request"] = async (c) => {
     if (!(key in out)) continue;
     const value = out[key];
     if (out.category_ids === undefined) {
-      out.category_ids = (Array.isArray(value) ? value : [value]).map((v) => (v && typeof v === "object" && "id" in v ? (v as { id: unknown }).id : v));
+      out.category_ids = (Array.isArray(value) ? value : [value]).map((v) =>
+        v && typeof v === "object" && "id" in v ? (v as { id: unknown }).id : v,
+      );
     }
     delete out[key];
   }
@@ -81,10 +112,15 @@ const CategoryRefs = z.array(z.union([z.object({ id: z.number().int() }), z.numb
 const commandWrite = (message: string): CompatHook => ({
   request: commandRequest,
   requestFields: {
-    categoryArray: CategoryRefs.optional()
-      .openapi({ description: "rConfig's name for category_ids (its StoreCommandRequest), as ids or [{\"id\": n}]; category_ids wins when both are sent", example: [1] }),
-    category: CategoryRefs.optional()
-      .openapi({ description: "Older rConfig clients' name for category_ids, as [{\"id\": n}] or ids", example: [{ id: 1 }] }),
+    categoryArray: CategoryRefs.optional().openapi({
+      description:
+        'rConfig\'s name for category_ids (its StoreCommandRequest), as ids or [{"id": n}]; category_ids wins when both are sent',
+      example: [1],
+    }),
+    category: CategoryRefs.optional().openapi({
+      description: 'Older rConfig clients\' name for category_ids, as [{"id": n}] or ids',
+      example: [{ id: 1 }],
+    }),
   },
   response: async (_c, body) => ({ body: succeeded(body, message) }),
   document: (responses) => extendTop(responses),

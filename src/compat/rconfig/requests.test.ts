@@ -18,7 +18,8 @@ const names = (res: { body: { data: { device_name: string }[] } }) => res.body.d
 beforeAll(async () => {
   t = await createTestContext();
   admin = await t.token();
-  const vendorId = async (name: string) => (await t.db.select({ id: vendors.id }).from(vendors).where(eq(vendors.name, name)))[0]!.id;
+  const vendorId = async (name: string) =>
+    (await t.db.select({ id: vendors.id }).from(vendors).where(eq(vendors.name, name)))[0]!.id;
   ids.cisco = await vendorId("Cisco");
   ids.juniper = await vendorId("Juniper");
   ids.core = (await post("/api/v1/tags", { tagname: "rq-core" })).body.data.id;
@@ -26,10 +27,16 @@ beforeAll(async () => {
   ids.routers = (await post("/api/v1/categories", { categoryName: "rq-routers" })).body.data.id;
   ids.switches = (await post("/api/v1/categories", { categoryName: "rq-switches" })).body.data.id;
   const device = async (name: string, ip: string, vendor: number, tag: number, category: number) =>
-    (await post("/api/v1/devices", {
-      device_name: name, device_ip: ip, device_vendor: [{ id: vendor }], device_tags: [{ id: tag }], device_category_id: category,
-      device_default_creds_on: true,
-    })).body.data.id as number;
+    (
+      await post("/api/v1/devices", {
+        device_name: name,
+        device_ip: ip,
+        device_vendor: [{ id: vendor }],
+        device_tags: [{ id: tag }],
+        device_category_id: category,
+        device_default_creds_on: true,
+      })
+    ).body.data.id as number;
   ids.r1 = await device("rq-r1", "192.0.2.11", ids.cisco, ids.core, ids.routers);
   ids.r2 = await device("rq-r2", "192.0.2.12", ids.juniper, ids.edge, ids.routers);
   ids.sw1 = await device("rq-sw1", "198.51.100.7", ids.cisco, ids.edge, ids.switches);
@@ -62,22 +69,44 @@ describe("GET /devices with rConfig's filters (DeviceController::index, spatie A
     expect(names(await list("filter[status]=100"))).toEqual(["rq-sw1"]);
     expect(names(await list("filter[status]=up,unreachable"))).toEqual(["rq-r1", "rq-r2"]);
     const bad = await list("filter[status]=7");
-    expect(bad).toMatchObject({ status: 422, body: { success: false, errors: { "filter[status]": [expect.stringContaining("0, 1, 2, 100")] } } });
+    expect(bad).toMatchObject({
+      status: 422,
+      body: { success: false, errors: { "filter[status]": [expect.stringContaining("0, 1, 2, 100")] } },
+    });
   });
 
   it("still refuses a filter neither knows, and filter[q] beside search", async () => {
     expect((await list("filter[colour]=red")).status).toBe(422);
-    expect(await list("filter[q]=rq&search=rq")).toMatchObject({ status: 422, body: { errors: { "filter[q]": [expect.any(String)] } } });
+    expect(await list("filter[q]=rq&search=rq")).toMatchObject({
+      status: 422,
+      body: { errors: { "filter[q]": [expect.any(String)] } },
+    });
   });
 });
 
 describe("commands (CommandController)", () => {
   it("creates a command from categoryArray and answers success with rConfig's message", async () => {
-    const res = await post("/api/v1/commands", { command: "show rq-version", description: "rq", categoryArray: [ids.routers, ids.switches] });
+    const res = await post("/api/v1/commands", {
+      command: "show rq-version",
+      description: "rq",
+      categoryArray: [ids.routers, ids.switches],
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ success: true, message: "Command created successfully!", data: { category_ids: [ids.routers, ids.switches] } });
-    const edited = await t.call(`/api/v1/commands/${res.body.data.id}`, { method: "PATCH", token: admin, body: { command: "show rq-version", categoryArray: [ids.switches] } });
-    expect(edited.body).toMatchObject({ success: true, message: "Command edited successfully!", data: { category_ids: [ids.switches] } });
+    expect(res.body).toMatchObject({
+      success: true,
+      message: "Command created successfully!",
+      data: { category_ids: [ids.routers, ids.switches] },
+    });
+    const edited = await t.call(`/api/v1/commands/${res.body.data.id}`, {
+      method: "PATCH",
+      token: admin,
+      body: { command: "show rq-version", categoryArray: [ids.switches] },
+    });
+    expect(edited.body).toMatchObject({
+      success: true,
+      message: "Command edited successfully!",
+      data: { category_ids: [ids.switches] },
+    });
   });
 
   it("reads filter[q] as a search over the command", async () => {
@@ -100,26 +129,54 @@ describe("deletes answer rConfig's success and message (ApiBaseController::destr
   it("tag, category and command", async () => {
     const tag = (await post("/api/v1/tags", { tagname: "rq-gone" })).body.data.id;
     const category = (await post("/api/v1/categories", { categoryName: "rq-gone" })).body.data.id;
-    const command = (await post("/api/v1/commands", { command: "show rq-gone", categoryArray: [category] })).body.data.id;
-    expect(await t.call(`/api/v1/commands/${command}`, { method: "DELETE", token: admin }))
-      .toMatchObject({ status: 200, body: { success: true, message: "Command deleted successfully!", detail: expect.stringContaining(`Command ${command} deleted`) } });
-    expect(await t.call(`/api/v1/tags/${tag}`, { method: "DELETE", token: admin }))
-      .toMatchObject({ status: 200, body: { success: true, message: "Tag deleted successfully!", detail: expect.stringContaining(`Tag ${tag} deleted`) } });
-    expect(await t.call(`/api/v1/categories/${category}`, { method: "DELETE", token: admin }))
-      .toMatchObject({ status: 200, body: { success: true, message: "Category deleted successfully!" } });
+    const command = (await post("/api/v1/commands", { command: "show rq-gone", categoryArray: [category] })).body.data
+      .id;
+    expect(await t.call(`/api/v1/commands/${command}`, { method: "DELETE", token: admin })).toMatchObject({
+      status: 200,
+      body: {
+        success: true,
+        message: "Command deleted successfully!",
+        detail: expect.stringContaining(`Command ${command} deleted`),
+      },
+    });
+    expect(await t.call(`/api/v1/tags/${tag}`, { method: "DELETE", token: admin })).toMatchObject({
+      status: 200,
+      body: {
+        success: true,
+        message: "Tag deleted successfully!",
+        detail: expect.stringContaining(`Tag ${tag} deleted`),
+      },
+    });
+    expect(await t.call(`/api/v1/categories/${category}`, { method: "DELETE", token: admin })).toMatchObject({
+      status: 200,
+      body: { success: true, message: "Category deleted successfully!" },
+    });
   });
 });
 
 describe("tasks (StoreTaskRequest: device and task_tags as [{id}])", () => {
   it("creates a device task and a tag task from rConfig's relation lists", async () => {
     const byDevice = await post("/api/v1/tasks", {
-      task_name: "rq devices", task_desc: "rq", task_command: "rconfig:download-device", task_cron: ["0", "2", "*", "*", "*"],
-      device: [{ id: ids.r1 }, { id: ids.r2 }], task_email_notify: 0, download_report_notify: 0, verbose_download_report_notify: 0,
+      task_name: "rq devices",
+      task_desc: "rq",
+      task_command: "rconfig:download-device",
+      task_cron: ["0", "2", "*", "*", "*"],
+      device: [{ id: ids.r1 }, { id: ids.r2 }],
+      task_email_notify: 0,
+      download_report_notify: 0,
+      verbose_download_report_notify: 0,
     });
     expect(byDevice.status).toBe(201);
-    expect(byDevice.body).toMatchObject({ success: true, message: "Task created successfully!", data: { devices: [ids.r1, ids.r2] } });
+    expect(byDevice.body).toMatchObject({
+      success: true,
+      message: "Task created successfully!",
+      data: { devices: [ids.r1, ids.r2] },
+    });
     const byTag = await post("/api/v1/tasks", {
-      task_name: "rq tags", task_command: "rconfig:download-tag", task_cron: ["0", "3", "*", "*", "*"], task_tags: [{ id: ids.edge }],
+      task_name: "rq tags",
+      task_command: "rconfig:download-tag",
+      task_cron: ["0", "3", "*", "*", "*"],
+      task_tags: [{ id: ids.edge }],
     });
     expect(byTag.status).toBe(201);
     expect(byTag.body.data).toMatchObject({ tags: [ids.edge], task_type: "download_tags" });
@@ -131,13 +188,22 @@ describe("configs/status and all-by-deviceid for a device rConfig has no configs
     await t.role({ name: "rq-elsewhere", tags: ["rq-elsewhere"] });
     const scoped = await t.token(undefined, { role: "rq-elsewhere" });
     const expected = { status: 422, body: { success: false, message: "Configs not found for this device ID." } };
-    for (const [token, id] of [[admin, 999_999], [scoped, ids.r1]] as const) {
+    for (const [token, id] of [
+      [admin, 999_999],
+      [scoped, ids.r1],
+    ] as const) {
       expect(await t.call(`/api/v1/configs/status/${id}/all`, { token })).toMatchObject(expected);
       expect(await t.call(`/api/v2/configs/status/${id}/success`, { token })).toMatchObject(expected);
       expect(await t.call(`/api/v1/configs/all-by-deviceid/${id}`, { token })).toMatchObject(expected);
     }
     // A device on record without versions yet: netkeep's answer, an empty list and a count of 0.
-    expect(await t.call(`/api/v1/configs/all-by-deviceid/${ids.r1}`, { token: admin })).toMatchObject({ status: 200, body: { data: [] } });
-    expect(await t.call(`/api/v1/configs/status/${ids.r1}/all`, { token: admin })).toMatchObject({ status: 200, body: { data: { count: 0 } } });
+    expect(await t.call(`/api/v1/configs/all-by-deviceid/${ids.r1}`, { token: admin })).toMatchObject({
+      status: 200,
+      body: { data: [] },
+    });
+    expect(await t.call(`/api/v1/configs/status/${ids.r1}/all`, { token: admin })).toMatchObject({
+      status: 200,
+      body: { data: { count: 0 } },
+    });
   });
 });

@@ -15,44 +15,75 @@ import { extendData, SuccessFields } from "./envelope.ts";
 /** The parameters that mark a request as rConfig's: netkeep's own search sends q (GET) or terms (POST). */
 const TERM_KEYS = ["searchTerm", "search_term", "criteria"];
 const RCONFIG_KEYS = [
-  ...TERM_KEYS, "devices", "categories", "tags", "vendors", "commands", "limit", "lines_before", "lines_after",
-  "latest_version_only", "case_sensitive", "criteria_mode", "results_per_config", "dateFrom", "dateTo", "from_date", "to_date",
+  ...TERM_KEYS,
+  "devices",
+  "categories",
+  "tags",
+  "vendors",
+  "commands",
+  "limit",
+  "lines_before",
+  "lines_after",
+  "latest_version_only",
+  "case_sensitive",
+  "criteria_mode",
+  "results_per_config",
+  "dateFrom",
+  "dateTo",
+  "from_date",
+  "to_date",
 ];
 
 /** rConfig's request, read alike from a query string (`devices[]=1`, `devices=1,2`) or a JSON body. */
 type Raw = Record<string, unknown>;
 
 const list = (v: unknown): unknown[] =>
-  v === undefined || v === null || v === "" ? [] : (Array.isArray(v) ? v : typeof v === "string" ? v.split(",") : [v])
-    .map((x) => (x && typeof x === "object" && "id" in x ? (x as { id: unknown }).id : typeof x === "string" ? x.trim() : x))
-    .filter((x) => x !== "" && x !== null && x !== undefined);
-const isId = (v: unknown) => (typeof v === "number" && Number.isInteger(v)) || (typeof v === "string" && /^\d{1,15}$/.test(v));
-const flag = (v: unknown) => (v === undefined ? undefined : v === true || v === 1 || v === "1" || v === "true" || v === "on");
+  v === undefined || v === null || v === ""
+    ? []
+    : (Array.isArray(v) ? v : typeof v === "string" ? v.split(",") : [v])
+        .map((x) =>
+          x && typeof x === "object" && "id" in x ? (x as { id: unknown }).id : typeof x === "string" ? x.trim() : x,
+        )
+        .filter((x) => x !== "" && x !== null && x !== undefined);
+const isId = (v: unknown) =>
+  (typeof v === "number" && Number.isInteger(v)) || (typeof v === "string" && /^\d{1,15}$/.test(v));
+const flag = (v: unknown) =>
+  v === undefined ? undefined : v === true || v === 1 || v === "1" || v === "true" || v === "on";
 const whole = (v: unknown) => (isId(v) ? Number(v) : undefined);
 
 /** Ids become the names netkeep's filters take; names pass as they are. A list past the filters' limit is left for the validator to refuse. */
 async function namesOf(db: DbOrTx, table: typeof tags | typeof vendors, values: unknown[]): Promise<string[]> {
   if (values.length > MAX_FILTER_VALUES) return values.map(String);
   const ids = values.filter(isId).map(Number);
-  const rows = ids.length ? await db.select({ id: table.id, name: table.name }).from(table).where(inArray(table.id, ids)) : [];
+  const rows = ids.length
+    ? await db.select({ id: table.id, name: table.name }).from(table).where(inArray(table.id, ids))
+    : [];
   const names = new Map(rows.map((r) => [r.id, r.name]));
   // An id that names nothing matches nothing: it stays as its digits, which no name of a list's ids has.
-  return values.map((v) => (isId(v) ? names.get(Number(v)) ?? `#${v}` : String(v)));
+  return values.map((v) => (isId(v) ? (names.get(Number(v)) ?? `#${v}`) : String(v)));
 }
 
 async function commandTexts(db: DbOrTx, values: unknown[]): Promise<string[]> {
   if (values.length > MAX_FILTER_VALUES) return values.map(String);
   const ids = values.filter(isId).map(Number);
-  const rows = ids.length ? await db.select({ command: commands.command }).from(commands).where(inArray(commands.id, ids)) : [];
+  const rows = ids.length
+    ? await db.select({ command: commands.command }).from(commands).where(inArray(commands.id, ids))
+    : [];
   return [...new Set([...values.filter((v) => !isId(v)).map(String), ...rows.map((r) => r.command)])];
 }
 
 const criterionTerm = (c: unknown) =>
-  typeof c === "string" ? c : c && typeof c === "object" ? ["term", "searchTerm", "search_term", "value"].map((k) => (c as Raw)[k]).find((v) => typeof v === "string") : undefined;
+  typeof c === "string"
+    ? c
+    : c && typeof c === "object"
+      ? ["term", "searchTerm", "search_term", "value"].map((k) => (c as Raw)[k]).find((v) => typeof v === "string")
+      : undefined;
 
 /** netkeep's search request (as the POST body has it) from rConfig's parameters. */
 export async function searchRequest(db: DbOrTx, raw: Raw) {
-  const terms = [raw.searchTerm ?? raw.search_term, ...list(raw.criteria).map(criterionTerm)].filter((t): t is string => typeof t === "string" && t !== "");
+  const terms = [raw.searchTerm ?? raw.search_term, ...list(raw.criteria).map(criterionTerm)].filter(
+    (t): t is string => typeof t === "string" && t !== "",
+  );
   const filter: Record<string, string[]> = {};
   const put = (name: string, values: string[]) => {
     if (values.length) filter[name] = values;
@@ -76,8 +107,14 @@ export async function searchRequest(db: DbOrTx, raw: Raw) {
     ...(mode ? { match: mode === "or" || mode === "any" ? "any" : "all" } : {}),
     ...(raw.lines_before !== undefined ? { context_before: whole(raw.lines_before) ?? raw.lines_before } : {}),
     ...(raw.lines_after !== undefined ? { context_after: whole(raw.lines_after) ?? raw.lines_after } : {}),
-    ...(limit !== undefined ? { per_page: Math.min(Math.max(limit, 1), MAX_PER_PAGE) } : raw.limit !== undefined ? { per_page: raw.limit } : {}),
-    ...(raw.results_per_config !== undefined ? { max_matches: whole(raw.results_per_config) ?? raw.results_per_config } : {}),
+    ...(limit !== undefined
+      ? { per_page: Math.min(Math.max(limit, 1), MAX_PER_PAGE) }
+      : raw.limit !== undefined
+        ? { per_page: raw.limit }
+        : {}),
+    ...(raw.results_per_config !== undefined
+      ? { max_matches: whole(raw.results_per_config) ?? raw.results_per_config }
+      : {}),
   };
 }
 
@@ -98,7 +135,8 @@ function queryObject(params: URLSearchParams): Raw {
       (list[Number(item[2])] ??= {})[item[3]!] = params.get(key);
     } else out[baseName(key)] = key.endsWith("[]") ? params.getAll(key) : params.get(key);
   }
-  for (const [name, value] of Object.entries(out)) if (Array.isArray(value)) out[name] = value.filter((v) => v !== undefined);
+  for (const [name, value] of Object.entries(out))
+    if (Array.isArray(value)) out[name] = value.filter((v) => v !== undefined);
   return out;
 }
 
@@ -130,36 +168,82 @@ const searchPost: CompatHook["request"] = async (c) => {
 // ---- answers ----------------------------------------------------------------------------------------------------
 
 type Line = { line_number: number; line: string };
-type Hit = { config_id: number; device_id: number; device_name: string; command: string; version: number; last_seen_at: string; matches: (Line & { before: Line[]; after: Line[] })[] };
+type Hit = {
+  config_id: number;
+  device_id: number;
+  device_name: string;
+  command: string;
+  version: number;
+  last_seen_at: string;
+  matches: (Line & { before: Line[]; after: Line[] })[];
+};
 
-const decorateHits = (hits: Hit[]) => hits.map((h) => ({
-  ...h,
-  id: h.config_id, config_command: h.command, config_date: h.last_seen_at.slice(0, 10),
-  config_filename: configFileName(h.device_name, h.command, h.version), device: { id: h.device_id, device_name: h.device_name },
-  matches: h.matches.map((m) => ({ ...m, line_text: m.line, context: [...m.before, m, ...m.after].map((l) => l.line) })),
-}));
+const decorateHits = (hits: Hit[]) =>
+  hits.map((h) => ({
+    ...h,
+    id: h.config_id,
+    config_command: h.command,
+    config_date: h.last_seen_at.slice(0, 10),
+    config_filename: configFileName(h.device_name, h.command, h.version),
+    device: { id: h.device_id, device_name: h.device_name },
+    matches: h.matches.map((m) => ({
+      ...m,
+      line_text: m.line,
+      context: [...m.before, m, ...m.after].map((l) => l.line),
+    })),
+  }));
 
 const WITH_RCONFIG = "Present when the request used rConfig's parameters";
 const HitFields = (hit: z.ZodObject<z.ZodRawShape>) => ({
-  id: z.number().int().optional().openapi({ description: `rConfig's name for config_id. ${WITH_RCONFIG}` }),
+  id: z
+    .number()
+    .int()
+    .optional()
+    .openapi({ description: `rConfig's name for config_id. ${WITH_RCONFIG}` }),
   config_command: z.string().optional().openapi({ description: WITH_RCONFIG }),
-  config_date: z.string().optional().openapi({ description: `The date (UTC) a download last got this version. ${WITH_RCONFIG}` }),
+  config_date: z
+    .string()
+    .optional()
+    .openapi({ description: `The date (UTC) a download last got this version. ${WITH_RCONFIG}` }),
   config_filename: z.string().optional().openapi({ description: WITH_RCONFIG }),
   device: z.object({ id: z.number().int(), device_name: z.string() }).optional().openapi({ description: WITH_RCONFIG }),
-  matches: z.array((hit.shape.matches as z.ZodArray<z.ZodObject<z.ZodRawShape>>).element.extend({
-    line_text: z.string().optional().openapi({ description: `rConfig's name for line. ${WITH_RCONFIG}` }),
-    context: z.array(z.string()).optional().openapi({ description: `rConfig's context: the lines before, the line, the lines after. ${WITH_RCONFIG}` }),
-  })),
+  matches: z.array(
+    (hit.shape.matches as z.ZodArray<z.ZodObject<z.ZodRawShape>>).element.extend({
+      line_text: z
+        .string()
+        .optional()
+        .openapi({ description: `rConfig's name for line. ${WITH_RCONFIG}` }),
+      context: z
+        .array(z.string())
+        .optional()
+        .openapi({ description: `rConfig's context: the lines before, the line, the lines after. ${WITH_RCONFIG}` }),
+    }),
+  ),
 });
 
-const searchAnswer = async (c: Context, body: Record<string, unknown>) =>
-  ({ body: succeeded(rconfigRequests.has(c) ? { ...body, data: decorateHits(body.data as Hit[]) } : body, "Search results") });
+const searchAnswer = async (c: Context, body: Record<string, unknown>) => ({
+  body: succeeded(
+    rconfigRequests.has(c) ? { ...body, data: decorateHits(body.data as Hit[]) } : body,
+    "Search results",
+  ),
+});
 
-const NOTE = "rConfig's parameters are accepted too (searchTerm or search_term, criteria[], criteria_mode, devices, categories, tags, vendors, " +
+const NOTE =
+  "rConfig's parameters are accepted too (searchTerm or search_term, criteria[], criteria_mode, devices, categories, tags, vendors, " +
   "commands, limit, lines_before, lines_after, latest_version_only, case_sensitive, results_per_config, dateFrom/dateTo); with them, every stored " +
   "version is searched unless latest_version_only, and each hit also carries rConfig's id, config_command, config_date, config_filename, device, and per match line_text and context.";
 
 export const searchHooks: Record<string, CompatHook> = {
-  searchConfigs: { request: searchGet, response: searchAnswer, document: (r) => extendData(r, HitFields, false, SuccessFields), note: NOTE },
-  searchConfigsPost: { request: searchPost, response: searchAnswer, document: (r) => extendData(r, HitFields, false, SuccessFields), note: NOTE },
+  searchConfigs: {
+    request: searchGet,
+    response: searchAnswer,
+    document: (r) => extendData(r, HitFields, false, SuccessFields),
+    note: NOTE,
+  },
+  searchConfigsPost: {
+    request: searchPost,
+    response: searchAnswer,
+    document: (r) => extendData(r, HitFields, false, SuccessFields),
+    note: NOTE,
+  },
 };

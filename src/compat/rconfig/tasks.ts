@@ -15,11 +15,20 @@ const RELATIONS: Record<string, string> = { device: "devices", task_tags: "tags"
  * rConfig's task fields netkeep has no match for: its mail switches (netkeep mails failures to subscribers,
  * notify_on_failure), and the flags its form sends along.
  */
-const DROPPED = ["task_email_notify", "download_report_notify", "verbose_download_report_notify", "task_devices", "task_categories", "is_system"];
+const DROPPED = [
+  "task_email_notify",
+  "download_report_notify",
+  "verbose_download_report_notify",
+  "task_devices",
+  "task_categories",
+  "is_system",
+];
 
 /** [{"id": n}] or ids -> ids; anything else is left for the validator to name. */
 const pluckIds = (v: unknown) =>
-  Array.isArray(v) ? v.map((item) => (item && typeof item === "object" && "id" in item ? (item as { id: unknown }).id : item)) : v;
+  Array.isArray(v)
+    ? v.map((item) => (item && typeof item === "object" && "id" in item ? (item as { id: unknown }).id : item))
+    : v;
 
 export function normaliseTaskBody(body: Record<string, unknown>): Record<string, unknown> {
   const out = { ...body };
@@ -39,11 +48,19 @@ const taskWrite = (message: string): CompatHook => ({
     if (body) replaceJsonBody(c, normaliseTaskBody(body));
   },
   requestFields: {
-    device: IdRefs.optional().openapi({ description: "rConfig's name for devices, as [{\"id\": n}]; devices wins when both are sent", example: [{ id: 1 }] }),
-    task_tags: IdRefs.optional().openapi({ description: "rConfig's name for tags, as [{\"id\": n}]", example: [{ id: 3 }] }),
+    device: IdRefs.optional().openapi({
+      description: 'rConfig\'s name for devices, as [{"id": n}]; devices wins when both are sent',
+      example: [{ id: 1 }],
+    }),
+    task_tags: IdRefs.optional().openapi({
+      description: 'rConfig\'s name for tags, as [{"id": n}]',
+      example: [{ id: 3 }],
+    }),
     tag: IdRefs.optional().openapi({ description: "rConfig's other name for tags" }),
-    category: IdRefs.optional().openapi({ description: "rConfig's name for categories, as [{\"id\": n}]" }),
-    ...Object.fromEntries(DROPPED.map((key) => [key, z.unknown().optional().openapi({ description: "rConfig's; accepted and ignored" })])),
+    category: IdRefs.optional().openapi({ description: 'rConfig\'s name for categories, as [{"id": n}]' }),
+    ...Object.fromEntries(
+      DROPPED.map((key) => [key, z.unknown().optional().openapi({ description: "rConfig's; accepted and ignored" })]),
+    ),
   },
   response: async (_c, body) => ({ body: succeeded(body, message) }),
   document: (responses) => extendTop(responses),
@@ -53,6 +70,9 @@ export const taskHooks: Record<string, CompatHook> = {
   createTask: taskWrite("Task created successfully!"),
   replaceTask: taskWrite("Task edited successfully!"),
   updateTask: taskWrite("Task edited successfully!"),
-  listTasks: withListRewrite({}, { filters: { task_command: "task_type" } },
-    "rConfig's filter[q] is search and filter[task_command] is filter[task_type] (docs/rconfig.md)."),
+  listTasks: withListRewrite(
+    {},
+    { filters: { task_command: "task_type" } },
+    "rConfig's filter[q] is search and filter[task_command] is filter[task_type] (docs/rconfig.md).",
+  ),
 };

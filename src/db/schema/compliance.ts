@@ -9,42 +9,55 @@ import { devices } from "./devices.ts";
  * Compliance policies: a definition in rConfig's text format (src/modules/compliance/engine/), checked on every
  * write. Built-ins are seeded from the engine's definition files and read-only; copy one to change it.
  */
-export const policies = sqliteTable("policies", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  name: text("name").notNull(),
-  nameKey: nameKeyColumn("name_key"),
-  description: text("description").notNull().default(""),
-  /** Which platform the rules are written for ("Cisco IOS"); a hint for people, evaluation does not read it. */
-  vendor: text("vendor").notNull().default(""),
-  definition: text("definition").notNull(),
-  /** SHA-256 of the definition: a result names the revision it was evaluated against, so an edit re-evaluates. */
-  definitionHash: text("definition_hash").notNull(),
-  /** The built-in's key (its definition file's name); null for a user's policy. */
-  builtinKey: text("builtin_key"),
-  ...timestamps,
-}, (t) => [uniqueIndex("policies_name_key_unique").on(t.nameKey), uniqueIndex("policies_builtin_key_unique").on(t.builtinKey)]);
+export const policies = sqliteTable(
+  "policies",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    name: text("name").notNull(),
+    nameKey: nameKeyColumn("name_key"),
+    description: text("description").notNull().default(""),
+    /** Which platform the rules are written for ("Cisco IOS"); a hint for people, evaluation does not read it. */
+    vendor: text("vendor").notNull().default(""),
+    definition: text("definition").notNull(),
+    /** SHA-256 of the definition: a result names the revision it was evaluated against, so an edit re-evaluates. */
+    definitionHash: text("definition_hash").notNull(),
+    /** The built-in's key (its definition file's name); null for a user's policy. */
+    builtinKey: text("builtin_key"),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex("policies_name_key_unique").on(t.nameKey),
+    uniqueIndex("policies_builtin_key_unique").on(t.builtinKey),
+  ],
+);
 
 /** Which devices an assignment covers: those listed, those in the categories, those carrying the tags, or all. */
 export const ASSIGNMENT_SCOPES = ["devices", "categories", "tags", "all"] as const;
 export type AssignmentScope = (typeof ASSIGNMENT_SCOPES)[number];
 
 /** A policy applied to a set of devices, against one command's latest configuration. */
-export const policyAssignments = sqliteTable("policy_assignments", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  policyId: integer("policy_id").notNull().references(() => policies.id, { onDelete: "cascade" }),
-  description: text("description").notNull().default(""),
-  scope: text("scope", { enum: ASSIGNMENT_SCOPES }).notNull(),
-  /** Ids for the scope in use (the others stay empty); ids of records deleted since match nothing. */
-  deviceIds: text("device_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
-  categoryIds: text("category_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
-  tagIds: text("tag_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
-  /** Null: each device's configuration command (the first its category runs, else its template's first). */
-  command: text("command"),
-  enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
-  /** Evaluate after every download that stores a new version of the command. */
-  runOnBackup: integer("run_on_backup", { mode: "boolean" }).notNull().default(true),
-  ...timestamps,
-}, (t) => [index("policy_assignments_policy_idx").on(t.policyId)]);
+export const policyAssignments = sqliteTable(
+  "policy_assignments",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    policyId: integer("policy_id")
+      .notNull()
+      .references(() => policies.id, { onDelete: "cascade" }),
+    description: text("description").notNull().default(""),
+    scope: text("scope", { enum: ASSIGNMENT_SCOPES }).notNull(),
+    /** Ids for the scope in use (the others stay empty); ids of records deleted since match nothing. */
+    deviceIds: text("device_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
+    categoryIds: text("category_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
+    tagIds: text("tag_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
+    /** Null: each device's configuration command (the first its category runs, else its template's first). */
+    command: text("command"),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    /** Evaluate after every download that stores a new version of the command. */
+    runOnBackup: integer("run_on_backup", { mode: "boolean" }).notNull().default(true),
+    ...timestamps,
+  },
+  (t) => [index("policy_assignments_policy_idx").on(t.policyId)],
+);
 
 export const COMPLIANCE_STATUSES = ["compliant", "not_compliant", "not_evaluated"] as const;
 export type ComplianceStatus = (typeof COMPLIANCE_STATUSES)[number];
@@ -54,40 +67,56 @@ export type ComplianceStatus = (typeof COMPLIANCE_STATUSES)[number];
  * device, version, policy revision): evaluating the same version against an unchanged policy adds nothing, so the
  * history holds only what changed. not_evaluated (no configuration stored) has no version.
  */
-export const complianceResults = sqliteTable("compliance_results", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  assignmentId: integer("assignment_id").notNull().references(() => policyAssignments.id, { onDelete: "cascade" }),
-  /** The assignment's policy, kept here for filters and trends. */
-  policyId: integer("policy_id").notNull().references(() => policies.id, { onDelete: "cascade" }),
-  deviceId: integer("device_id").notNull().references(() => devices.id, { onDelete: "cascade" }),
-  command: text("command").notNull(),
-  /** No foreign key: the result is history and outlives a version the retention purge deletes. */
-  configId: integer("config_id"),
-  configVersion: integer("config_version"),
-  policyHash: text("policy_hash").notNull(),
-  status: text("status", { enum: COMPLIANCE_STATUSES }).notNull(),
-  /** 0-100: the share of rules passed (0 when not evaluated). */
-  score: integer("score").notNull(),
-  passedRules: integer("passed_rules").notNull(),
-  totalRules: integer("total_rules").notNull(),
-  /** The engine's RuleResult per rule: passed, evidence (lines with numbers, offending sections), remediation. */
-  rules: text("rules", { mode: "json" }).$type<unknown[]>().notNull(),
-  evaluatedAt: timestamp("evaluated_at").notNull(),
-}, (t) => [
-  // Two partial indexes, as NULLs never clash in one: a version's result, and "no version" (not_evaluated).
-  uniqueIndex("compliance_results_version_unique").on(t.assignmentId, t.deviceId, t.configId, t.policyHash).where(sql`${t.configId} is not null`),
-  uniqueIndex("compliance_results_unevaluated_unique").on(t.assignmentId, t.deviceId, t.policyHash).where(sql`${t.configId} is null`),
-  index("compliance_results_device_idx").on(t.deviceId, t.assignmentId, t.evaluatedAt),
-  index("compliance_results_policy_idx").on(t.policyId, t.evaluatedAt),
-  index("compliance_results_evaluated_idx").on(t.evaluatedAt),
-]);
+export const complianceResults = sqliteTable(
+  "compliance_results",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    assignmentId: integer("assignment_id")
+      .notNull()
+      .references(() => policyAssignments.id, { onDelete: "cascade" }),
+    /** The assignment's policy, kept here for filters and trends. */
+    policyId: integer("policy_id")
+      .notNull()
+      .references(() => policies.id, { onDelete: "cascade" }),
+    deviceId: integer("device_id")
+      .notNull()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    command: text("command").notNull(),
+    /** No foreign key: the result is history and outlives a version the retention purge deletes. */
+    configId: integer("config_id"),
+    configVersion: integer("config_version"),
+    policyHash: text("policy_hash").notNull(),
+    status: text("status", { enum: COMPLIANCE_STATUSES }).notNull(),
+    /** 0-100: the share of rules passed (0 when not evaluated). */
+    score: integer("score").notNull(),
+    passedRules: integer("passed_rules").notNull(),
+    totalRules: integer("total_rules").notNull(),
+    /** The engine's RuleResult per rule: passed, evidence (lines with numbers, offending sections), remediation. */
+    rules: text("rules", { mode: "json" }).$type<unknown[]>().notNull(),
+    evaluatedAt: timestamp("evaluated_at").notNull(),
+  },
+  (t) => [
+    // Two partial indexes, as NULLs never clash in one: a version's result, and "no version" (not_evaluated).
+    uniqueIndex("compliance_results_version_unique")
+      .on(t.assignmentId, t.deviceId, t.configId, t.policyHash)
+      .where(sql`${t.configId} is not null`),
+    uniqueIndex("compliance_results_unevaluated_unique")
+      .on(t.assignmentId, t.deviceId, t.policyHash)
+      .where(sql`${t.configId} is null`),
+    index("compliance_results_device_idx").on(t.deviceId, t.assignmentId, t.evaluatedAt),
+    index("compliance_results_policy_idx").on(t.policyId, t.evaluatedAt),
+    index("compliance_results_evaluated_idx").on(t.evaluatedAt),
+  ],
+);
 
 /**
  * Versions stored while some assignment evaluates on backup, not yet evaluated. Storing a version only queues it
  * (as for the search index): the collector evaluates the queue off the download path (collector/compliance-pass.ts).
  */
 export const compliancePending = sqliteTable("compliance_pending", {
-  configId: integer("config_id").primaryKey().references(() => configs.id, { onDelete: "cascade" }),
+  configId: integer("config_id")
+    .primaryKey()
+    .references(() => configs.id, { onDelete: "cascade" }),
   deviceId: integer("device_id").notNull(),
   command: text("command").notNull(),
 });

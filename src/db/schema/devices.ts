@@ -7,47 +7,62 @@ import { categories, credentials, deviceProfiles, tags, templates, vendors } fro
 export const DEVICE_STATUSES = ["unknown", "up", "unreachable"] as const;
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
 
-export const devices = sqliteTable("devices", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  name: text("name").notNull(),
-  nameKey: nameKeyColumn("name_key"),
-  ip: text("ip").notNull(),
-  vendorId: integer("vendor_id").references(() => vendors.id),
-  model: text("model").notNull().default(""),
-  categoryId: integer("category_id").references(() => categories.id),
-  templateId: integer("template_id").references(() => templates.id),
-  /** Null: the device's own username/password below. */
-  credId: integer("cred_id").references(() => credentials.id),
-  /** Null: snippets reuse the primary credentials. */
-  snippetCredId: integer("snippet_cred_id").references(() => credentials.id),
-  portOverride: integer("port_override"),
-  profileId: integer("profile_id").references(() => deviceProfiles.id, { onDelete: "set null" }),
-  username: text("username").notNull().default(""),
-  passwordEnc: text("password_enc"),
-  enablePasswordEnc: text("enable_password_enc"),
-  custom: text("custom", { mode: "json" }).$type<Record<string, string | number | boolean | null>>().notNull().default(sql`'{}'`),
-  notes: text("notes").notNull().default(""),
-  enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
-  status: text("status", { enum: DEVICE_STATUSES }).notNull().default("unknown"),
-  /** The SSH host key fingerprint pinned on first contact ("SHA256:..."); a different key fails the job. */
-  hostKeyFingerprint: text("host_key_fingerprint"),
-  lastSeenAt: timestamp("last_seen_at"),
-  lastBackupAt: timestamp("last_backup_at"),
-  /**
-   * The template's snmp.config_changed_oid as read before the last successful download (null: not read), and
-   * when: a later download finding the same value skips the login (collector/snmp.ts).
-   */
-  snmpConfigChangedValue: text("snmp_config_changed_value"),
-  snmpConfigChangedAt: timestamp("snmp_config_changed_at"),
-  ...timestamps,
-}, (t) => [
-  uniqueIndex("devices_name_key_unique").on(t.nameKey),
-  index("devices_vendor_idx").on(t.vendorId),
-  index("devices_category_idx").on(t.categoryId),
-  index("devices_cred_idx").on(t.credId),
-]);
+export const devices = sqliteTable(
+  "devices",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    name: text("name").notNull(),
+    nameKey: nameKeyColumn("name_key"),
+    ip: text("ip").notNull(),
+    vendorId: integer("vendor_id").references(() => vendors.id),
+    model: text("model").notNull().default(""),
+    categoryId: integer("category_id").references(() => categories.id),
+    templateId: integer("template_id").references(() => templates.id),
+    /** Null: the device's own username/password below. */
+    credId: integer("cred_id").references(() => credentials.id),
+    /** Null: snippets reuse the primary credentials. */
+    snippetCredId: integer("snippet_cred_id").references(() => credentials.id),
+    portOverride: integer("port_override"),
+    profileId: integer("profile_id").references(() => deviceProfiles.id, { onDelete: "set null" }),
+    username: text("username").notNull().default(""),
+    passwordEnc: text("password_enc"),
+    enablePasswordEnc: text("enable_password_enc"),
+    custom: text("custom", { mode: "json" })
+      .$type<Record<string, string | number | boolean | null>>()
+      .notNull()
+      .default(sql`'{}'`),
+    notes: text("notes").notNull().default(""),
+    enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+    status: text("status", { enum: DEVICE_STATUSES }).notNull().default("unknown"),
+    /** The SSH host key fingerprint pinned on first contact ("SHA256:..."); a different key fails the job. */
+    hostKeyFingerprint: text("host_key_fingerprint"),
+    lastSeenAt: timestamp("last_seen_at"),
+    lastBackupAt: timestamp("last_backup_at"),
+    /**
+     * The template's snmp.config_changed_oid as read before the last successful download (null: not read), and
+     * when: a later download finding the same value skips the login (collector/snmp.ts).
+     */
+    snmpConfigChangedValue: text("snmp_config_changed_value"),
+    snmpConfigChangedAt: timestamp("snmp_config_changed_at"),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex("devices_name_key_unique").on(t.nameKey),
+    index("devices_vendor_idx").on(t.vendorId),
+    index("devices_category_idx").on(t.categoryId),
+    index("devices_cred_idx").on(t.credId),
+  ],
+);
 
-export const deviceTags = sqliteTable("device_tags", {
-  deviceId: integer("device_id").notNull().references(() => devices.id, { onDelete: "cascade" }),
-  tagId: integer("tag_id").notNull().references(() => tags.id, { onDelete: "cascade" }),
-}, (t) => [primaryKey({ columns: [t.deviceId, t.tagId] }), index("device_tags_tag_idx").on(t.tagId)]);
+export const deviceTags = sqliteTable(
+  "device_tags",
+  {
+    deviceId: integer("device_id")
+      .notNull()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    tagId: integer("tag_id")
+      .notNull()
+      .references(() => tags.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.deviceId, t.tagId] }), index("device_tags_tag_idx").on(t.tagId)],
+);

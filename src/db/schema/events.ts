@@ -7,18 +7,22 @@ import { timestamp } from "./columns.ts";
  * dispatcher later claims undispatched rows (dispatched_at null) and queues one job per consumer that takes the
  * type; rows stay as the event history deliveries and redeliveries read.
  */
-export const events = sqliteTable("events", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  /** A type of the catalogue (src/modules/events/catalogue.ts). */
-  type: text("type").notNull(),
-  /** The event's data, checked against its type's schema when written; never a secret. */
-  payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
-  /** The device the event is about, if any (no foreign key: a device.deleted event outlives its device). */
-  deviceId: integer("device_id"),
-  occurredAt: timestamp("occurred_at").notNull(),
-  /** When a dispatcher queued the event's deliveries; null until then. */
-  dispatchedAt: timestamp("dispatched_at"),
-}, (t) => [index("events_dispatch_idx").on(t.dispatchedAt, t.id)]);
+export const events = sqliteTable(
+  "events",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** A type of the catalogue (src/modules/events/catalogue.ts). */
+    type: text("type").notNull(),
+    /** The event's data, checked against its type's schema when written; never a secret. */
+    payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** The device the event is about, if any (no foreign key: a device.deleted event outlives its device). */
+    deviceId: integer("device_id"),
+    occurredAt: timestamp("occurred_at").notNull(),
+    /** When a dispatcher queued the event's deliveries; null until then. */
+    dispatchedAt: timestamp("dispatched_at"),
+  },
+  (t) => [index("events_dispatch_idx").on(t.dispatchedAt, t.id)],
+);
 
 /** A webhook subscription: where events are POSTed, which ones, and how it is doing. */
 export const webhooks = sqliteTable("webhooks", {
@@ -46,18 +50,24 @@ export const DELIVERY_OUTCOMES = ["delivered", "retrying", "failed", "gone", "re
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
 /** Each delivery attempt of an event to a subscription; the newest few hundred per subscription are kept. */
-export const webhookDeliveries = sqliteTable("webhook_deliveries", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  webhookId: integer("webhook_id").notNull().references(() => webhooks.id, { onDelete: "cascade" }),
-  eventId: integer("event_id").notNull(),
-  eventType: text("event_type").notNull(),
-  attempt: integer("attempt").notNull(),
-  outcome: text("outcome", { enum: DELIVERY_OUTCOMES }).notNull(),
-  /** The receiver's HTTP status; null when no answer came (timeout, connection refused, target refused). */
-  statusCode: integer("status_code"),
-  latencyMs: integer("latency_ms"),
-  /** The start of the receiver's answer (at most 1 KB), or what went wrong. */
-  responseExcerpt: text("response_excerpt"),
-  message: text("message"),
-  createdAt: timestamp("created_at").notNull(),
-}, (t) => [index("webhook_deliveries_webhook_idx").on(t.webhookId, t.id)]);
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    webhookId: integer("webhook_id")
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    eventId: integer("event_id").notNull(),
+    eventType: text("event_type").notNull(),
+    attempt: integer("attempt").notNull(),
+    outcome: text("outcome", { enum: DELIVERY_OUTCOMES }).notNull(),
+    /** The receiver's HTTP status; null when no answer came (timeout, connection refused, target refused). */
+    statusCode: integer("status_code"),
+    latencyMs: integer("latency_ms"),
+    /** The start of the receiver's answer (at most 1 KB), or what went wrong. */
+    responseExcerpt: text("response_excerpt"),
+    message: text("message"),
+    createdAt: timestamp("created_at").notNull(),
+  },
+  (t) => [index("webhook_deliveries_webhook_idx").on(t.webhookId, t.id)],
+);

@@ -11,7 +11,15 @@ import { devices } from "./devices.ts";
  * (`params`: event_id, consumer, and the consumer's target, e.g. a webhook subscription id; src/modules/events/).
  * A detect job recognises its device's family (POST /devices/{id}/detect; `params.apply` sets what it found).
  */
-export const JOB_TYPES = ["download", "purge_configs", "compliance", "snippet_push", "backup_database", "event", "detect"] as const;
+export const JOB_TYPES = [
+  "download",
+  "purge_configs",
+  "compliance",
+  "snippet_push",
+  "backup_database",
+  "event",
+  "detect",
+] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 export const JOB_STATES = ["queued", "running", "finished"] as const;
@@ -22,7 +30,15 @@ export type JobState = (typeof JOB_STATES)[number];
  * command printed nothing or no plausible configuration (the template's min_bytes, config_marker).
  */
 export const JOB_OUTCOMES = [
-  "success", "unchanged", "auth_failed", "unreachable", "timeout", "host_key_changed", "prompt_not_found", "output_invalid", "error",
+  "success",
+  "unchanged",
+  "auth_failed",
+  "unreachable",
+  "timeout",
+  "host_key_changed",
+  "prompt_not_found",
+  "output_invalid",
+  "error",
   "cancelled",
 ] as const;
 export type JobOutcome = (typeof JOB_OUTCOMES)[number];
@@ -39,35 +55,39 @@ export type JobTrigger = (typeof JOB_TRIGGERS)[number];
  * The work queue collectors share through the database. A collector claims a job with one atomic UPDATE and
  * holds a lease it keeps extending; a lease that runs out puts the job back in the queue.
  */
-export const jobs = sqliteTable("jobs", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  type: text("type", { enum: JOB_TYPES }).notNull(),
-  deviceId: integer("device_id").references(() => devices.id, { onDelete: "cascade" }),
-  /** Higher runs first: download-now jumps the scheduled queue. */
-  priority: integer("priority").notNull().default(0),
-  state: text("state", { enum: JOB_STATES }).notNull().default("queued"),
-  outcome: text("outcome", { enum: JOB_OUTCOMES }),
-  trigger: text("trigger", { enum: JOB_TRIGGERS }).notNull(),
-  /** What the job is asked to do beyond its type and device (a compliance run's policy_id or assignment_id). */
-  params: text("params", { mode: "json" }).$type<Record<string, unknown>>(),
-  attempts: integer("attempts").notNull().default(0),
-  maxAttempts: integer("max_attempts").notNull().default(3),
-  runAfter: timestamp("run_after").notNull(),
-  leaseOwner: text("lease_owner"),
-  leaseExpiresAt: timestamp("lease_expires_at"),
-  /** What the outcome means for a person: the error, or "unchanged, verified by SNMP". */
-  message: text("message"),
-  /** Facts of the run: duration_ms, bytes, config ids, the last lines seen when a prompt was not found. */
-  result: text("result", { mode: "json" }).$type<Record<string, unknown>>(),
-  requestedBy: integer("requested_by"),
-  createdAt: timestamp("created_at").notNull(),
-  startedAt: timestamp("started_at"),
-  finishedAt: timestamp("finished_at"),
-}, (t) => [
-  // In claimNextJob's order, so a claim reads queued jobs from the front and stops at the first runnable one;
-  // ordered by (state, priority, run_after) SQLite sorted every queued job on each claim: O(n^2) over a queue.
-  index("jobs_claim_order_idx").on(t.state, sql`${t.priority} desc`, t.id),
-  index("jobs_device_idx").on(t.deviceId, t.state),
-  // The metrics' trailing-hour figures (src/metrics/database.ts) read only the jobs finished in the window.
-  index("jobs_finished_at_idx").on(t.finishedAt),
-]);
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    type: text("type", { enum: JOB_TYPES }).notNull(),
+    deviceId: integer("device_id").references(() => devices.id, { onDelete: "cascade" }),
+    /** Higher runs first: download-now jumps the scheduled queue. */
+    priority: integer("priority").notNull().default(0),
+    state: text("state", { enum: JOB_STATES }).notNull().default("queued"),
+    outcome: text("outcome", { enum: JOB_OUTCOMES }),
+    trigger: text("trigger", { enum: JOB_TRIGGERS }).notNull(),
+    /** What the job is asked to do beyond its type and device (a compliance run's policy_id or assignment_id). */
+    params: text("params", { mode: "json" }).$type<Record<string, unknown>>(),
+    attempts: integer("attempts").notNull().default(0),
+    maxAttempts: integer("max_attempts").notNull().default(3),
+    runAfter: timestamp("run_after").notNull(),
+    leaseOwner: text("lease_owner"),
+    leaseExpiresAt: timestamp("lease_expires_at"),
+    /** What the outcome means for a person: the error, or "unchanged, verified by SNMP". */
+    message: text("message"),
+    /** Facts of the run: duration_ms, bytes, config ids, the last lines seen when a prompt was not found. */
+    result: text("result", { mode: "json" }).$type<Record<string, unknown>>(),
+    requestedBy: integer("requested_by"),
+    createdAt: timestamp("created_at").notNull(),
+    startedAt: timestamp("started_at"),
+    finishedAt: timestamp("finished_at"),
+  },
+  (t) => [
+    // In claimNextJob's order, so a claim reads queued jobs from the front and stops at the first runnable one;
+    // ordered by (state, priority, run_after) SQLite sorted every queued job on each claim: O(n^2) over a queue.
+    index("jobs_claim_order_idx").on(t.state, sql`${t.priority} desc`, t.id),
+    index("jobs_device_idx").on(t.deviceId, t.state),
+    // The metrics' trailing-hour figures (src/metrics/database.ts) read only the jobs finished in the window.
+    index("jobs_finished_at_idx").on(t.finishedAt),
+  ],
+);

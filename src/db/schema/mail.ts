@@ -9,7 +9,9 @@ import { users } from "./auth.ts";
  * Always within the user's role scope. No row: no mail.
  */
 export const mailSubscriptions = sqliteTable("mail_subscriptions", {
-  userId: integer("user_id").primaryKey().references(() => users.id, { onDelete: "cascade" }),
+  userId: integer("user_id")
+    .primaryKey()
+    .references(() => users.id, { onDelete: "cascade" }),
   taskFailures: integer("task_failures", { mode: "boolean" }).notNull().default(false),
   configChanges: integer("config_changes", { mode: "boolean" }).notNull().default(false),
   configChangeTagIds: text("config_change_tag_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),

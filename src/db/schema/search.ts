@@ -11,16 +11,22 @@ import { devices } from "./devices.ts";
  * (drizzle/…_0002_search_index.sql), whose rowid is this table's id; a trigger removes it with this row.
  * Documents of deleted versions stay until the series is purged: they can only add candidates, never hide one.
  */
-export const configSearchDocs = sqliteTable("config_search_docs", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  deviceId: integer("device_id").notNull().references(() => devices.id, { onDelete: "cascade" }),
-  command: text("command").notNull(),
-  /** The version whose arrival made this document (no foreign key: the document may outlive it). */
-  configId: integer("config_id").notNull(),
-}, (t) => [
-  // By device alone: a device has few documents, and the command would be stored again in every entry.
-  index("config_search_docs_device_idx").on(t.deviceId),
-]);
+export const configSearchDocs = sqliteTable(
+  "config_search_docs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    deviceId: integer("device_id")
+      .notNull()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    command: text("command").notNull(),
+    /** The version whose arrival made this document (no foreign key: the document may outlive it). */
+    configId: integer("config_id").notNull(),
+  },
+  (t) => [
+    // By device alone: a device has few documents, and the command would be stored again in every entry.
+    index("config_search_docs_device_idx").on(t.deviceId),
+  ],
+);
 
 /**
  * Stored versions not yet in the search index. Storing a version only queues it here: building its document costs
@@ -29,7 +35,9 @@ export const configSearchDocs = sqliteTable("config_search_docs", {
  * version is found all the same. Deleting the version takes its row with it.
  */
 export const configSearchPending = sqliteTable("config_search_pending", {
-  configId: integer("config_id").primaryKey().references(() => configs.id, { onDelete: "cascade" }),
+  configId: integer("config_id")
+    .primaryKey()
+    .references(() => configs.id, { onDelete: "cascade" }),
   deviceId: integer("device_id").notNull(),
   command: text("command").notNull(),
 });

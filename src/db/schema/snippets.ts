@@ -7,19 +7,23 @@ import { jobs } from "./jobs.ts";
 import { taskRuns } from "./tasks.ts";
 
 /** A named block of configuration lines with `{name}` variables, pushed to devices by send and deploy. */
-export const snippets = sqliteTable("snippets", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  name: text("name").notNull(),
-  nameKey: nameKeyColumn("name_key"),
-  description: text("description").notNull().default(""),
-  content: text("content").notNull(),
-  /** Lines run when a push of `content` fails (optional; empty means none). */
-  rollbackContent: text("rollback_content").notNull().default(""),
-  /** Connection templates the snippet is written for; empty means any. Advisory: shown, not enforced. */
-  templateIds: text("template_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
-  tags: text("tags", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
-  ...timestamps,
-}, (t) => [uniqueIndex("snippets_name_key_unique").on(t.nameKey)]);
+export const snippets = sqliteTable(
+  "snippets",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    name: text("name").notNull(),
+    nameKey: nameKeyColumn("name_key"),
+    description: text("description").notNull().default(""),
+    content: text("content").notNull(),
+    /** Lines run when a push of `content` fails (optional; empty means none). */
+    rollbackContent: text("rollback_content").notNull().default(""),
+    /** Connection templates the snippet is written for; empty means any. Advisory: shown, not enforced. */
+    templateIds: text("template_ids", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
+    tags: text("tags", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex("snippets_name_key_unique").on(t.nameKey)],
+);
 
 export const DEPLOYMENT_STATES = ["running", "finished"] as const;
 export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
@@ -53,24 +57,30 @@ export const DEPLOYMENT_DEVICE_STATUSES = ["pending", "queued", "success", "fail
 export type DeploymentDeviceStatus = (typeof DEPLOYMENT_DEVICE_STATUSES)[number];
 
 /** One device of a deployment: the exact lines it gets, its push job, and how the push went. */
-export const snippetDeploymentDevices = sqliteTable("snippet_deployment_devices", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  deploymentId: integer("deployment_id").notNull().references(() => snippetDeployments.id, { onDelete: "cascade" }),
-  deviceId: integer("device_id").references(() => devices.id, { onDelete: "set null" }),
-  deviceName: text("device_name").notNull(),
-  /** Order of pushing: canary devices first. */
-  position: integer("position").notNull(),
-  lines: text("lines", { mode: "json" }).$type<string[]>().notNull(),
-  rollbackLines: text("rollback_lines", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
-  status: text("status", { enum: DEPLOYMENT_DEVICE_STATUSES }).notNull().default("pending"),
-  jobId: integer("job_id").references(() => jobs.id, { onDelete: "set null" }),
-  message: text("message"),
-  /** The push's facts: failed line, saved, rolled back, before/after config ids, diff, lines not found after. */
-  result: text("result", { mode: "json" }).$type<Record<string, unknown>>(),
-  /** What was sent and what came back, secrets masked. */
-  transcript: text("transcript"),
-  finishedAt: timestamp("finished_at"),
-}, (t) => [
-  index("snippet_deployment_devices_deployment_idx").on(t.deploymentId, t.position),
-  index("snippet_deployment_devices_job_idx").on(t.jobId),
-]);
+export const snippetDeploymentDevices = sqliteTable(
+  "snippet_deployment_devices",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    deploymentId: integer("deployment_id")
+      .notNull()
+      .references(() => snippetDeployments.id, { onDelete: "cascade" }),
+    deviceId: integer("device_id").references(() => devices.id, { onDelete: "set null" }),
+    deviceName: text("device_name").notNull(),
+    /** Order of pushing: canary devices first. */
+    position: integer("position").notNull(),
+    lines: text("lines", { mode: "json" }).$type<string[]>().notNull(),
+    rollbackLines: text("rollback_lines", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    status: text("status", { enum: DEPLOYMENT_DEVICE_STATUSES }).notNull().default("pending"),
+    jobId: integer("job_id").references(() => jobs.id, { onDelete: "set null" }),
+    message: text("message"),
+    /** The push's facts: failed line, saved, rolled back, before/after config ids, diff, lines not found after. */
+    result: text("result", { mode: "json" }).$type<Record<string, unknown>>(),
+    /** What was sent and what came back, secrets masked. */
+    transcript: text("transcript"),
+    finishedAt: timestamp("finished_at"),
+  },
+  (t) => [
+    index("snippet_deployment_devices_deployment_idx").on(t.deploymentId, t.position),
+    index("snippet_deployment_devices_job_idx").on(t.jobId),
+  ],
+);

@@ -10,5 +10,7 @@ export function registerActivityRoutes(app: OpenAPIHono<AppEnv>): void {
     const { total, rows } = await listActivity(c.var.services.db, c.var.auth.scope, q);
     return c.json(listEnvelope(c, q, total, rows), 200);
   });
-  app.openapi(getActivityRoute, async (c) => c.json({ data: await getActivity(c.var.services.db, c.var.auth.scope, c.req.valid("param").id) }, 200));
+  app.openapi(getActivityRoute, async (c) =>
+    c.json({ data: await getActivity(c.var.services.db, c.var.auth.scope, c.req.valid("param").id) }, 200),
+  );
 }

@@ -54,13 +54,21 @@ export type ActivityEntry = {
 const ROWS_PER_STATEMENT = 1_000;
 
 /** Appends one audit row. Callers pass API representations, so secrets appear only as has_* flags. */
-export const recordActivity = (db: DbOrTx, actor: Actor, entry: ActivityEntry, now: Date): Promise<void> => recordActivities(db, actor, [entry], now);
+export const recordActivity = (db: DbOrTx, actor: Actor, entry: ActivityEntry, now: Date): Promise<void> =>
+  recordActivities(db, actor, [entry], now);
 
 /** Appends audit rows in the order given, a few statements for a bulk write of thousands. */
 export async function recordActivities(db: DbOrTx, actor: Actor, entries: ActivityEntry[], now: Date): Promise<void> {
-  const who = "system" in actor
-    ? { userId: null, username: actor.system, tokenId: null, tokenName: null, ip: null }
-    : { userId: actor.userId, username: actor.username, tokenId: actor.tokenId, tokenName: actor.tokenName, ip: actor.ip };
+  const who =
+    "system" in actor
+      ? { userId: null, username: actor.system, tokenId: null, tokenName: null, ip: null }
+      : {
+          userId: actor.userId,
+          username: actor.username,
+          tokenId: actor.tokenId,
+          tokenName: actor.tokenName,
+          ip: actor.ip,
+        };
   const rows = entries.map((entry) => ({
     ...who,
     action: entry.action,
@@ -73,5 +81,6 @@ export async function recordActivities(db: DbOrTx, actor: Actor, entries: Activi
     },
     createdAt: now,
   }));
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await db.insert(activityLog).values(rows.slice(i, i + ROWS_PER_STATEMENT));
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT)
+    await db.insert(activityLog).values(rows.slice(i, i + ROWS_PER_STATEMENT));
 }

@@ -7,7 +7,11 @@ const tag = "Activity log";
 const EntryParams = pathIds("id");
 
 export const listActivityRoute = apiRoute({
-  method: "get", path: "/activity-logs", operationId: "listActivityLogs", tag, ability: "users.read",
+  method: "get",
+  path: "/activity-logs",
+  operationId: "listActivityLogs",
+  tag,
+  ability: "users.read",
   summary: "List the audit trail",
   description:
     "One entry per write: who (user, token name, client address), what (action, record) and the changed fields with old and new values; " +
@@ -22,9 +26,14 @@ export const listActivityRoute = apiRoute({
 });
 
 export const getActivityRoute = apiRoute({
-  method: "get", path: "/activity-logs/{id}", operationId: "getActivityLog", tag, ability: "users.read",
+  method: "get",
+  path: "/activity-logs/{id}",
+  operationId: "getActivityLog",
+  tag,
+  ability: "users.read",
   summary: "Show one audit entry",
-  description: "Who did it, with which token and from where, what it was done to, and the fields before and after (never secrets).",
+  description:
+    "Who did it, with which token and from where, what it was done to, and the fields before and after (never secrets).",
   request: { params: EntryParams },
   responses: { 200: jsonResponse(z.object({ data: ActivityEntry }), "The entry") },
 });

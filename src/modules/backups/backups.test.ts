@@ -25,7 +25,11 @@ const create = async (token = admin) => {
 
 describe("database backups over the API", () => {
   it("takes a backup that downloads with its checksum and restores to the database as it was", async () => {
-    const device = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "backed-up-01", device_ip: "192.0.2.10", device_vendor: "Cisco" } });
+    const device = await t.call("/api/v1/devices", {
+      method: "POST",
+      token: admin,
+      body: { device_name: "backed-up-01", device_ip: "192.0.2.10", device_vendor: "Cisco" },
+    });
     expect(device.status).toBe(201);
     const made = await create();
     expect(made.status).toBe(201);
@@ -67,7 +71,9 @@ describe("database backups over the API", () => {
   });
 
   it("keeps the number of backups the settings say, deleting the oldest", async () => {
-    expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { backups: { keep: 2 } } })).status).toBe(200);
+    expect(
+      (await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { backups: { keep: 2 } } })).status,
+    ).toBe(200);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await create()).body.data.id);
     const list = await t.call("/api/v1/system/backups", { token: admin });
@@ -83,7 +89,9 @@ describe("database backups over the API", () => {
     for (const name of ["netkeep.db", "..%2Fnetkeep.db", "app.key"]) {
       expect((await t.call(`/api/v1/system/backups/${name}/download`, { token: admin })).status).toBe(404);
     }
-    expect((await t.db.select().from(activityLog).where(like(activityLog.action, "database_backup.delete"))).length).toBe(1);
+    expect(
+      (await t.db.select().from(activityLog).where(like(activityLog.action, "database_backup.delete"))).length,
+    ).toBe(1);
   });
 
   it("needs system.read to list and download, system.write to create and delete, and a role that sees all devices", async () => {

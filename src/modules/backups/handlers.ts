@@ -2,15 +2,28 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/env.ts";
 import { ApiError } from "../../http/errors.ts";
-import { BackupRefused, backupStream, deleteBackup, findBackup, listBackups, type BackupFile } from "../../runtime/db-backup.ts";
+import {
+  BackupRefused,
+  backupStream,
+  deleteBackup,
+  findBackup,
+  listBackups,
+  type BackupFile,
+} from "../../runtime/db-backup.ts";
 import { recordActivity } from "../activity/record.ts";
 import { takeBackup } from "./service.ts";
 import { createBackupRoute, deleteBackupRoute, downloadBackupRoute, listBackupsRoute } from "./routes.ts";
 
-const serialize = (b: BackupFile) => ({ id: b.name, bytes: b.bytes, sha256: b.sha256, created_at: b.createdAt.toISOString() });
+const serialize = (b: BackupFile) => ({
+  id: b.name,
+  bytes: b.bytes,
+  sha256: b.sha256,
+  created_at: b.createdAt.toISOString(),
+});
 
 function refuseScoped(c: Context<AppEnv>): void {
-  if (!c.var.auth.scope.all) throw new ApiError(403, "A database backup holds every device; it needs a role that sees all devices");
+  if (!c.var.auth.scope.all)
+    throw new ApiError(403, "A database backup holds every device; it needs a role that sees all devices");
 }
 
 export function registerBackupRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -51,7 +64,12 @@ export function registerBackupRoutes(app: OpenAPIHono<AppEnv>): void {
     const { id } = c.req.valid("param");
     const { db, config, clock } = c.var.services;
     if (!deleteBackup(config.storageDir, id)) throw ApiError.notFound(`Backup ${id}`);
-    await recordActivity(db, c.var.auth, { action: "database_backup.delete", subjectType: "database_backup", subjectId: null, before: { id } }, clock.now());
+    await recordActivity(
+      db,
+      c.var.auth,
+      { action: "database_backup.delete", subjectType: "database_backup", subjectId: null, before: { id } },
+      clock.now(),
+    );
     return c.json({ message: `Backup ${id} deleted` }, 200);
   });
 }

@@ -8,13 +8,25 @@ import { getSettings } from "../settings/service.ts";
  * One database backup into storage/backups/, then the oldest beyond settings.backups.keep deleted (read now,
  * so a changed setting applies to the next backup). The API and the nightly task both come here.
  */
-export async function takeBackup(db: Db, config: Pick<Config, "databaseUrl" | "storageDir">, now: Date, actor: Actor): Promise<BackupFile & { pruned: string[] }> {
+export async function takeBackup(
+  db: Db,
+  config: Pick<Config, "databaseUrl" | "storageDir">,
+  now: Date,
+  actor: Actor,
+): Promise<BackupFile & { pruned: string[] }> {
   const backup = await writeBackup({ databaseUrl: config.databaseUrl, storageDir: config.storageDir, now });
   const { settings } = await getSettings(db);
   const pruned = pruneBackups(config.storageDir, settings.backups.keep);
-  await recordActivity(db, actor, {
-    action: "database_backup.create", subjectType: "database_backup", subjectId: null,
-    after: { id: backup.name, bytes: backup.bytes, sha256: backup.sha256, ...(pruned.length ? { pruned } : {}) },
-  }, now);
+  await recordActivity(
+    db,
+    actor,
+    {
+      action: "database_backup.create",
+      subjectType: "database_backup",
+      subjectId: null,
+      after: { id: backup.name, bytes: backup.bytes, sha256: backup.sha256, ...(pruned.length ? { pruned } : {}) },
+    },
+    now,
+  );
   return { ...backup, pruned };
 }

@@ -15,8 +15,11 @@ const Category = z
     id: z.number().int(),
     name: z.string(),
     description: z.string(),
-    commands: z.array(z.object({ id: z.number().int(), command: z.string() }))
-      .openapi({ description: "The commands a backup of the category's devices runs (manage them through the commands API)" }),
+    commands: z
+      .array(z.object({ id: z.number().int(), command: z.string() }))
+      .openapi({
+        description: "The commands a backup of the category's devices runs (manage them through the commands API)",
+      }),
     devices_count: z.number().int(),
     created_at: z.string(),
     updated_at: z.string(),
@@ -25,8 +28,12 @@ const Category = z
 
 const CategoryInput = z
   .object({
-    name: singleLine(z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters")).openapi({ example: "Routers" }),
-    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "Running config and inventory" }),
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters")).openapi({
+      example: "Routers",
+    }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters"))
+      .optional()
+      .openapi({ example: "Running config and inventory" }),
   })
   .openapi("CategoryInput");
 
@@ -34,7 +41,11 @@ type CategoryRow = typeof categories.$inferSelect;
 
 async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
   if (!ids.length) return new Map();
-  const rows = await db.select({ id: devices.categoryId, n: count() }).from(devices).where(and(inArray(devices.categoryId, ids), deviceScopeCondition(scope))).groupBy(devices.categoryId);
+  const rows = await db
+    .select({ id: devices.categoryId, n: count() })
+    .from(devices)
+    .where(and(inArray(devices.categoryId, ids), deviceScopeCondition(scope)))
+    .groupBy(devices.categoryId);
   return new Map(rows.map((r) => [r.id!, r.n]));
 }
 
@@ -47,10 +58,13 @@ async function commandsOf(db: DbOrTx, ids: number[]): Promise<Map<number, { id: 
     .innerJoin(commands, eq(commands.id, commandCategories.commandId))
     .where(inArray(commandCategories.categoryId, ids))
     .orderBy(asc(commands.id));
-  for (const r of rows) (byCategory.get(r.categoryId) ?? byCategory.set(r.categoryId, []).get(r.categoryId)!).push({ id: r.id, command: r.command });
+  for (const r of rows)
+    (byCategory.get(r.categoryId) ?? byCategory.set(r.categoryId, []).get(r.categoryId)!).push({
+      id: r.id,
+      command: r.command,
+    });
   return byCategory;
 }
-
 
 export const categoriesResource = defineResource({
   tag: "Categories",
@@ -64,22 +78,42 @@ export const categoriesResource = defineResource({
   listSpec: {
     fields: Object.keys(Category.shape),
     filters: { id: idFilter(categories.id, "id", "Category id"), name: nameFilter(categories.nameKey) },
-    sorts: { id: categories.id, name: sql`lower(${categories.name})`, created_at: categories.createdAt, updated_at: categories.updatedAt },
+    sorts: {
+      id: categories.id,
+      name: sql`lower(${categories.name})`,
+      created_at: categories.createdAt,
+      updated_at: categories.updatedAt,
+    },
     defaultSort: "name",
     idColumn: categories.id,
-    search: { describe: "Substring of the name or description", build: (term) => sql`(${containsText(categories.name, term)} or ${containsText(categories.description, term)})` },
+    search: {
+      describe: "Substring of the name or description",
+      build: (term) => sql`(${containsText(categories.name, term)} or ${containsText(categories.description, term)})`,
+    },
   },
   reaches: async (_db, ids) => inArray(devices.categoryId, ids),
   async serialize(db, rows, scope) {
     const ids = rows.map((r) => r.id);
     const [counts, cmds] = await Promise.all([deviceCounts(db, ids, scope), commandsOf(db, ids)]);
     return (rows as CategoryRow[]).map((r) => ({
-      id: r.id, name: r.name, description: r.description, commands: cmds.get(r.id) ?? [], devices_count: counts.get(r.id) ?? 0,
-      created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+      id: r.id,
+      name: r.name,
+      description: r.description,
+      commands: cmds.get(r.id) ?? [],
+      devices_count: counts.get(r.id) ?? 0,
+      created_at: r.createdAt.toISOString(),
+      updated_at: r.updatedAt.toISOString(),
     }));
   },
   async toValues(input, existing, ctx) {
-    const nameKey = await checkUniqueName(ctx, categories.nameKey, categories.id, input.name, existing?.id ?? null, "name");
+    const nameKey = await checkUniqueName(
+      ctx,
+      categories.nameKey,
+      categories.id,
+      input.name,
+      existing?.id ?? null,
+      "name",
+    );
     const defaults = ctx.mode === "patch" ? {} : { description: "" };
     return Object.fromEntries(Object.entries({ ...defaults, ...input, nameKey }).filter(([, v]) => v !== undefined));
   },
@@ -92,17 +126,34 @@ export const categoriesResource = defineResource({
     }
     await refuseIfScopingRoles(ctx.tx, "category", ids);
 
-    const links = await ctx.tx.select({ commandId: commandCategories.commandId, categoryId: commandCategories.categoryId }).from(commandCategories)
-      .where(inArray(commandCategories.commandId, sql`(select ${commandCategories.commandId} from ${commandCategories} where ${inArray(commandCategories.categoryId, ids)})`));
+    const links = await ctx.tx
+      .select({ commandId: commandCategories.commandId, categoryId: commandCategories.categoryId })
+      .from(commandCategories)
+      .where(
+        inArray(
+          commandCategories.commandId,
+          sql`(select ${commandCategories.commandId} from ${commandCategories} where ${inArray(commandCategories.categoryId, ids)})`,
+        ),
+      );
     const unlinked = new Set(links.filter((l) => ids.includes(l.categoryId)).map((l) => l.commandId));
-    const orphans = [...unlinked].filter((c) => links.every((l) => l.commandId !== c || ids.includes(l.categoryId))).sort((a, b) => a - b);
+    const orphans = [...unlinked]
+      .filter((c) => links.every((l) => l.commandId !== c || ids.includes(l.categoryId)))
+      .sort((a, b) => a - b);
     await ctx.tx.delete(commandCategories).where(inArray(commandCategories.categoryId, ids));
-    const profiles = await ctx.tx.update(deviceProfiles).set({ categoryId: null }).where(inArray(deviceProfiles.categoryId, ids)).returning({ id: deviceProfiles.id });
+    const profiles = await ctx.tx
+      .update(deviceProfiles)
+      .set({ categoryId: null })
+      .where(inArray(deviceProfiles.categoryId, ids))
+      .returning({ id: deviceProfiles.id });
 
     const parts: string[] = [];
     if (unlinked.size) {
-      parts.push(`unlinked from ${plural(unlinked.size, "command")}` +
-        (orphans.length ? ` (now in no category, so never run until added to one: command${orphans.length === 1 ? "" : "s"} ${orphans.join(", ")})` : ""));
+      parts.push(
+        `unlinked from ${plural(unlinked.size, "command")}` +
+          (orphans.length
+            ? ` (now in no category, so never run until added to one: command${orphans.length === 1 ? "" : "s"} ${orphans.join(", ")})`
+            : ""),
+      );
     }
     if (profiles.length) parts.push(`cleared from ${plural(profiles.length, "device profile")}`);
     return parts.join("; ") || undefined;

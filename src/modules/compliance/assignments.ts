@@ -15,11 +15,18 @@ export const Assignment = z
     policy_id: z.number().int(),
     policy_name: z.string(),
     description: z.string(),
-    scope: z.enum(ASSIGNMENT_SCOPES).openapi({ description: "Which list names the devices covered: devices, categories, tags, or all devices" }),
+    scope: z
+      .enum(ASSIGNMENT_SCOPES)
+      .openapi({ description: "Which list names the devices covered: devices, categories, tags, or all devices" }),
     devices: z.array(z.number().int()),
     categories: z.array(z.number().int()),
     tags: z.array(z.number().int()),
-    command: z.string().nullable().openapi({ description: "The command whose latest configuration is checked; null: each device's configuration command" }),
+    command: z
+      .string()
+      .nullable()
+      .openapi({
+        description: "The command whose latest configuration is checked; null: each device's configuration command",
+      }),
     enabled: z.boolean(),
     run_on_backup: z.boolean().openapi({ description: "Evaluate after every download that stores a new version" }),
     created_at: z.string(),
@@ -28,21 +35,48 @@ export const Assignment = z
   .openapi("PolicyAssignment");
 
 const ids = (what: string) =>
-  z.array(z.number({ error: `must hold ${what} ids` }).int("must hold whole numbers").positive("must hold positive ids"))
+  z
+    .array(
+      z
+        .number({ error: `must hold ${what} ids` })
+        .int("must hold whole numbers")
+        .positive("must hold positive ids"),
+    )
     .max(10_000, "must have at most 10000 items")
     .optional();
 
 export const AssignmentInput = z
   .object({
-    policy_id: z.number({ error: "must be a policy id" }).int("must be a whole number").positive("must be a positive id").openapi({ example: 1 }),
-    description: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "Every core router" }),
-    scope: z.enum(ASSIGNMENT_SCOPES, { error: `must be one of: ${ASSIGNMENT_SCOPES.join(", ")}` })
-      .openapi({ description: "devices, categories or tags (the matching list must name at least one), or all devices", example: "tags" }),
+    policy_id: z
+      .number({ error: "must be a policy id" })
+      .int("must be a whole number")
+      .positive("must be a positive id")
+      .openapi({ example: 1 }),
+    description: z
+      .string()
+      .max(1000, "must be at most 1000 characters")
+      .optional()
+      .openapi({ example: "Every core router" }),
+    scope: z
+      .enum(ASSIGNMENT_SCOPES, { error: `must be one of: ${ASSIGNMENT_SCOPES.join(", ")}` })
+      .openapi({
+        description: "devices, categories or tags (the matching list must name at least one), or all devices",
+        example: "tags",
+      }),
     devices: ids("device").openapi({ description: "Device ids (scope devices)", example: [] }),
     categories: ids("category").openapi({ description: "Category ids (scope categories)", example: [] }),
     tags: ids("tag").openapi({ description: "Tag ids (scope tags)", example: [3] }),
-    command: z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters").nullable().optional()
-      .openapi({ description: "Command whose configuration is checked; left out or null: each device's configuration command", example: "show running-config" }),
+    command: z
+      .string()
+      .trim()
+      .min(1, "must not be empty")
+      .max(255, "must be at most 255 characters")
+      .nullable()
+      .optional()
+      .openapi({
+        description: "Command whose configuration is checked; left out or null: each device's configuration command",
+        example: "show running-config",
+      }),
     enabled: z.boolean().optional().openapi({ example: true }),
     run_on_backup: z.boolean().optional().openapi({ description: "Default true", example: true }),
   })
@@ -57,7 +91,10 @@ const LISTS = [
 
 async function existingIds(db: DbOrTx, table: { id: SQLiteColumn }, wanted: number[]): Promise<Set<number>> {
   if (!wanted.length) return new Set();
-  const rows = await db.select({ id: table.id }).from(table as typeof devices).where(inArray(table.id, wanted));
+  const rows = await db
+    .select({ id: table.id })
+    .from(table as typeof devices)
+    .where(inArray(table.id, wanted));
   return new Set(rows.map((r) => r.id));
 }
 
@@ -71,14 +108,22 @@ export const assignmentsReach = (ids: number[]): SQL =>
  */
 export function visibleAssignments(scope: DeviceScope): SQL | undefined {
   if (scope.all) return undefined;
-  const covers = (within: SQL | undefined) => sql`exists (select 1 from ${devices} where ${and(assignmentCoversDevice, within)})`;
+  const covers = (within: SQL | undefined) =>
+    sql`exists (select 1 from ${devices} where ${and(assignmentCoversDevice, within)})`;
   return sql`(${covers(deviceScopeCondition(scope))} or not ${covers(undefined)})`;
 }
 
 async function inScopeDeviceIds(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Set<number> | undefined> {
   if (scope.all) return undefined;
   if (!ids.length) return new Set();
-  return new Set((await db.select({ id: devices.id }).from(devices).where(and(inArray(devices.id, ids), deviceScopeCondition(scope)))).map((r) => r.id));
+  return new Set(
+    (
+      await db
+        .select({ id: devices.id })
+        .from(devices)
+        .where(and(inArray(devices.id, ids), deviceScopeCondition(scope)))
+    ).map((r) => r.id),
+  );
 }
 
 export const assignmentsResource = defineResource({
@@ -101,23 +146,43 @@ export const assignmentsResource = defineResource({
     sorts: { id: policyAssignments.id, policy_id: policyAssignments.policyId, created_at: policyAssignments.createdAt },
     defaultSort: "id",
     idColumn: policyAssignments.id,
-    search: { describe: "Substring of the description", build: (term) => containsText(policyAssignments.description, term) },
+    search: {
+      describe: "Substring of the description",
+      build: (term) => containsText(policyAssignments.description, term),
+    },
   },
   reaches: async (_db, ids) => assignmentsReach(ids),
   visibleTo: visibleAssignments,
   async serialize(db, rows, scope) {
     const ids = [...new Set((rows as AssignmentRow[]).map((r) => r.policyId))];
     const mine = await inScopeDeviceIds(db, [...new Set((rows as AssignmentRow[]).flatMap((r) => r.deviceIds))], scope);
-    const names = new Map((ids.length ? await db.select({ id: policies.id, name: policies.name }).from(policies).where(inArray(policies.id, ids)) : []).map((p) => [p.id, p.name]));
+    const names = new Map(
+      (ids.length
+        ? await db.select({ id: policies.id, name: policies.name }).from(policies).where(inArray(policies.id, ids))
+        : []
+      ).map((p) => [p.id, p.name]),
+    );
     return (rows as AssignmentRow[]).map((r) => ({
-      id: r.id, policy_id: r.policyId, policy_name: names.get(r.policyId) ?? "", description: r.description, scope: r.scope,
-      devices: mine ? r.deviceIds.filter((id) => mine.has(id)) : r.deviceIds, categories: r.categoryIds, tags: r.tagIds, command: r.command, enabled: r.enabled, run_on_backup: r.runOnBackup,
-      created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+      id: r.id,
+      policy_id: r.policyId,
+      policy_name: names.get(r.policyId) ?? "",
+      description: r.description,
+      scope: r.scope,
+      devices: mine ? r.deviceIds.filter((id) => mine.has(id)) : r.deviceIds,
+      categories: r.categoryIds,
+      tags: r.tagIds,
+      command: r.command,
+      enabled: r.enabled,
+      run_on_backup: r.runOnBackup,
+      created_at: r.createdAt.toISOString(),
+      updated_at: r.updatedAt.toISOString(),
     }));
   },
   async toValues(input, existing, ctx) {
     const patch = ctx.mode === "patch";
-    const values: Partial<typeof policyAssignments.$inferInsert> = patch ? {} : { description: "", command: null, enabled: true, runOnBackup: true };
+    const values: Partial<typeof policyAssignments.$inferInsert> = patch
+      ? {}
+      : { description: "", command: null, enabled: true, runOnBackup: true };
     if (input.policy_id !== undefined) {
       const [policy] = await ctx.tx.select({ id: policies.id }).from(policies).where(eq(policies.id, input.policy_id));
       if (!policy) ctx.bag.add("policy_id", `policy_id ${input.policy_id} is not an existing policy`);
@@ -127,7 +192,7 @@ export const assignmentsResource = defineResource({
     if (input.command !== undefined) values.command = input.command;
     if (input.enabled !== undefined) values.enabled = input.enabled;
     if (input.run_on_backup !== undefined) values.runOnBackup = input.run_on_backup;
-    const scope = input.scope ?? existing?.scope as AssignmentRow["scope"];
+    const scope = input.scope ?? (existing?.scope as AssignmentRow["scope"]);
     values.scope = scope;
     // The lists a scope does not use are stored empty; the one it uses must name records that exist.
     for (const list of LISTS) {
@@ -137,17 +202,28 @@ export const assignmentsResource = defineResource({
         values[list.column] = [];
         continue;
       }
-      const wanted = sent === undefined ? (patch && existing?.scope === scope ? (existing[list.column] as number[]) : []) : [...new Set(sent)].sort((a, b) => a - b);
+      const wanted =
+        sent === undefined
+          ? patch && existing?.scope === scope
+            ? (existing[list.column] as number[])
+            : []
+          : [...new Set(sent)].sort((a, b) => a - b);
       const found = await existingIds(ctx.tx, list.table, wanted);
       const unknown = wanted.filter((id) => !found.has(id));
-      if (unknown.length) ctx.bag.add(list.field, `${list.field} has unknown ${list.singular} id${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")}`);
-      if (!wanted.length) ctx.bag.add(list.field, `${list.field} must list at least one ${list.singular} id for scope ${scope}`);
+      if (unknown.length)
+        ctx.bag.add(
+          list.field,
+          `${list.field} has unknown ${list.singular} id${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")}`,
+        );
+      if (!wanted.length)
+        ctx.bag.add(list.field, `${list.field} must list at least one ${list.singular} id for scope ${scope}`);
       values[list.column] = wanted;
     }
     return values;
   },
   descriptions: {
-    create: "scope says which list names the covered devices (devices, categories, tags; all covers every device). Left out: command is each device's configuration command (its template's config_command, else the first command its category or template runs), enabled and run_on_backup are true.",
+    create:
+      "scope says which list names the covered devices (devices, categories, tags; all covers every device). Left out: command is each device's configuration command (its template's config_command, else the first command its category or template runs), enabled and run_on_backup are true.",
     delete: "The assignment's results go with it.",
   },
 });

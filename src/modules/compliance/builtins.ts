@@ -11,8 +11,21 @@ import { BUILTIN_POLICIES, type BuiltinPolicy } from "./engine/index.ts";
  * are never touched. A new built-in whose name a user's policy already has is named "<name> (built-in)". A
  * built-in a release no longer ships becomes a user's policy, so its assignments keep working.
  */
-export async function seedBuiltinPolicies(tx: DbOrTx, now: Date, builtins: readonly BuiltinPolicy[] = BUILTIN_POLICIES): Promise<void> {
-  const rows = await tx.select({ id: policies.id, name: policies.name, builtinKey: policies.builtinKey, definitionHash: policies.definitionHash, description: policies.description, vendor: policies.vendor }).from(policies);
+export async function seedBuiltinPolicies(
+  tx: DbOrTx,
+  now: Date,
+  builtins: readonly BuiltinPolicy[] = BUILTIN_POLICIES,
+): Promise<void> {
+  const rows = await tx
+    .select({
+      id: policies.id,
+      name: policies.name,
+      builtinKey: policies.builtinKey,
+      definitionHash: policies.definitionHash,
+      description: policies.description,
+      vendor: policies.vendor,
+    })
+    .from(policies);
   const byKey = new Map(rows.flatMap((r) => (r.builtinKey ? [[r.builtinKey, r] as const] : [])));
   const names = new Set(rows.map((r) => nameKey(r.name)));
 
@@ -21,7 +34,16 @@ export async function seedBuiltinPolicies(tx: DbOrTx, now: Date, builtins: reado
     const row = byKey.get(p.key);
     if (row) {
       if (row.definitionHash !== definitionHash || row.description !== p.description || row.vendor !== p.vendor) {
-        await tx.update(policies).set({ definition: p.definition, definitionHash, description: p.description, vendor: p.vendor, updatedAt: now }).where(eq(policies.id, row.id));
+        await tx
+          .update(policies)
+          .set({
+            definition: p.definition,
+            definitionHash,
+            description: p.description,
+            vendor: p.vendor,
+            updatedAt: now,
+          })
+          .where(eq(policies.id, row.id));
       }
       continue;
     }
@@ -29,13 +51,25 @@ export async function seedBuiltinPolicies(tx: DbOrTx, now: Date, builtins: reado
     for (let n = 1; names.has(nameKey(name)); n++) name = `${p.name} (built-in${n === 1 ? "" : ` ${n}`})`;
     names.add(nameKey(name));
     // Another process migrating at the same moment may have inserted it: that row is just as good.
-    await tx.insert(policies)
-      .values({ name, nameKey: nameKey(name), description: p.description, vendor: p.vendor, definition: p.definition, definitionHash, builtinKey: p.key, createdAt: now, updatedAt: now })
+    await tx
+      .insert(policies)
+      .values({
+        name,
+        nameKey: nameKey(name),
+        description: p.description,
+        vendor: p.vendor,
+        definition: p.definition,
+        definitionHash,
+        builtinKey: p.key,
+        createdAt: now,
+        updatedAt: now,
+      })
       .onConflictDoNothing();
   }
 
   const shipped = new Set(builtins.map((p) => p.key));
   for (const row of byKey.values()) {
-    if (!shipped.has(row.builtinKey!)) await tx.update(policies).set({ builtinKey: null, updatedAt: now }).where(eq(policies.id, row.id));
+    if (!shipped.has(row.builtinKey!))
+      await tx.update(policies).set({ builtinKey: null, updatedAt: now }).where(eq(policies.id, row.id));
   }
 }

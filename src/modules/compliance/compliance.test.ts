@@ -38,13 +38,21 @@ beforeEach(async () => {
 afterEach(async () => t.close());
 
 async function createPolicy(body: Record<string, unknown> = {}) {
-  const res = await t.call("/api/v1/policies", { method: "POST", token, body: { name: `policy ${Math.random()}`, definition: DEFINITION, ...body } });
+  const res = await t.call("/api/v1/policies", {
+    method: "POST",
+    token,
+    body: { name: `policy ${Math.random()}`, definition: DEFINITION, ...body },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data as { id: number; revision: string };
 }
 
 async function assign(policyId: number, body: Record<string, unknown> = { scope: "all" }) {
-  const res = await t.call("/api/v1/policy-assignments", { method: "POST", token, body: { policy_id: policyId, ...body } });
+  const res = await t.call("/api/v1/policy-assignments", {
+    method: "POST",
+    token,
+    body: { policy_id: policyId, ...body },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data as { id: number };
 }
@@ -63,11 +71,17 @@ const results = async (query = "") => (await t.call(`/api/v1/policy-compliance?p
 describe("policies", () => {
   it("refuses a definition that does not parse with a 422 naming the line and the problem", async () => {
     const bad = await t.call("/api/v1/policies", {
-      method: "POST", token, body: { name: "broken", definition: "// Description: x\n#[must_match_regex]\n(unclosed\n" },
+      method: "POST",
+      token,
+      body: { name: "broken", definition: "// Description: x\n#[must_match_regex]\n(unclosed\n" },
     });
     expect(bad.status).toBe(422);
     expect(bad.body.message).toMatch(/^definition: line 3: /);
-    const unknown = await t.call("/api/v1/policies", { method: "POST", token, body: { name: "broken", definition: "// Description: x\n#[must_match_everything]\nfoo\n" } });
+    const unknown = await t.call("/api/v1/policies", {
+      method: "POST",
+      token,
+      body: { name: "broken", definition: "// Description: x\n#[must_match_everything]\nfoo\n" },
+    });
     expect(unknown.status).toBe(422);
     expect(unknown.body.message).toMatch(/^definition: line 2: /);
   });
@@ -75,9 +89,27 @@ describe("policies", () => {
   it("creates, shows, updates (new revision) and deletes a policy; a name is unique in any case", async () => {
     const created = await createPolicy({ name: "IOS baseline", vendor: "Cisco IOS" });
     const shown = await t.call(`/api/v1/policies/${created.id}`, { token });
-    expect(shown.body.data).toMatchObject({ name: "IOS baseline", vendor: "Cisco IOS", rules_count: 2, builtin: false, assignments_count: 0 });
-    expect((await t.call("/api/v1/policies", { method: "POST", token, body: { name: "ios BASELINE", definition: DEFINITION } })).status).toBe(422);
-    const patched = await t.call(`/api/v1/policies/${created.id}`, { method: "PATCH", token, body: { definition: DEFINITION + "\n// Description: banner\n#[must_match_single_string]\nbanner motd\n" } });
+    expect(shown.body.data).toMatchObject({
+      name: "IOS baseline",
+      vendor: "Cisco IOS",
+      rules_count: 2,
+      builtin: false,
+      assignments_count: 0,
+    });
+    expect(
+      (
+        await t.call("/api/v1/policies", {
+          method: "POST",
+          token,
+          body: { name: "ios BASELINE", definition: DEFINITION },
+        })
+      ).status,
+    ).toBe(422);
+    const patched = await t.call(`/api/v1/policies/${created.id}`, {
+      method: "PATCH",
+      token,
+      body: { definition: DEFINITION + "\n// Description: banner\n#[must_match_single_string]\nbanner motd\n" },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.data.rules_count).toBe(3);
     expect(patched.body.data.revision).not.toBe(created.revision);
@@ -85,7 +117,11 @@ describe("policies", () => {
   });
 
   it("keeps built-in policies read-only (403 with the reason) and copyable", async () => {
-    await t.db.transaction((tx) => seedBuiltinPolicies(tx, clock.now(), [{ key: "test-baseline", name: "Test baseline", description: "d", vendor: "Cisco IOS", definition: DEFINITION }]));
+    await t.db.transaction((tx) =>
+      seedBuiltinPolicies(tx, clock.now(), [
+        { key: "test-baseline", name: "Test baseline", description: "d", vendor: "Cisco IOS", definition: DEFINITION },
+      ]),
+    );
     const [row] = await t.db.select().from(policies).where(eq(policies.builtinKey, "test-baseline"));
     const refused = await t.call(`/api/v1/policies/${row!.id}`, { method: "PATCH", token, body: { name: "mine" } });
     expect(refused.status).toBe(403);
@@ -93,8 +129,16 @@ describe("policies", () => {
     expect((await t.call(`/api/v1/policies/${row!.id}`, { method: "DELETE", token })).status).toBe(403);
     const copy = await t.call(`/api/v1/policies/${row!.id}/copy`, { method: "POST", token });
     expect(copy.status).toBe(201);
-    expect(copy.body.data).toMatchObject({ name: "Test baseline (copy)", builtin: false, definition: DEFINITION, revision: row!.definitionHash });
-    expect((await t.call(`/api/v1/policies/${copy.body.data.id}`, { method: "PATCH", token, body: { name: "mine" } })).status).toBe(200);
+    expect(copy.body.data).toMatchObject({
+      name: "Test baseline (copy)",
+      builtin: false,
+      definition: DEFINITION,
+      revision: row!.definitionHash,
+    });
+    expect(
+      (await t.call(`/api/v1/policies/${copy.body.data.id}`, { method: "PATCH", token, body: { name: "mine" } }))
+        .status,
+    ).toBe(200);
   });
 
   it("seeds the built-in baseline policies, whose definitions pass the same checks as a user's", async () => {
@@ -102,7 +146,11 @@ describe("policies", () => {
     expect(builtins.length).toBeGreaterThanOrEqual(5);
     for (const p of builtins) {
       expect(p.rules_count).toBeGreaterThan(0);
-      const copy = await t.call("/api/v1/policies", { method: "POST", token, body: { name: `${p.name} as mine`, definition: p.definition } });
+      const copy = await t.call("/api/v1/policies", {
+        method: "POST",
+        token,
+        body: { name: `${p.name} as mine`, definition: p.definition },
+      });
       expect(copy.status, JSON.stringify(copy.body)).toBe(201);
     }
   });
@@ -117,16 +165,38 @@ describe("policies", () => {
 describe("assignments", () => {
   it("checks the scope's list and the policy, and defaults enabled, run_on_backup and the command", async () => {
     const p = await createPolicy();
-    const noTags = await t.call("/api/v1/policy-assignments", { method: "POST", token, body: { policy_id: p.id, scope: "tags" } });
+    const noTags = await t.call("/api/v1/policy-assignments", {
+      method: "POST",
+      token,
+      body: { policy_id: p.id, scope: "tags" },
+    });
     expect(noTags.status).toBe(422);
     expect(noTags.body.errors.tags[0]).toContain("at least one tag");
-    const unknown = await t.call("/api/v1/policy-assignments", { method: "POST", token, body: { policy_id: 999, scope: "devices", devices: [12345] } });
+    const unknown = await t.call("/api/v1/policy-assignments", {
+      method: "POST",
+      token,
+      body: { policy_id: 999, scope: "devices", devices: [12345] },
+    });
     expect(unknown.status).toBe(422);
     expect(Object.keys(unknown.body.errors).sort()).toEqual(["devices", "policy_id"]);
-    const mixed = await t.call("/api/v1/policy-assignments", { method: "POST", token, body: { policy_id: p.id, scope: "all", tags: [1] } });
+    const mixed = await t.call("/api/v1/policy-assignments", {
+      method: "POST",
+      token,
+      body: { policy_id: p.id, scope: "all", tags: [1] },
+    });
     expect(mixed.status).toBe(422);
-    const ok = await t.call("/api/v1/policy-assignments", { method: "POST", token, body: { policy_id: p.id, scope: "all" } });
-    expect(ok.body.data).toMatchObject({ scope: "all", command: null, enabled: true, run_on_backup: true, policy_name: expect.any(String) });
+    const ok = await t.call("/api/v1/policy-assignments", {
+      method: "POST",
+      token,
+      body: { policy_id: p.id, scope: "all" },
+    });
+    expect(ok.body.data).toMatchObject({
+      scope: "all",
+      command: null,
+      enabled: true,
+      run_on_backup: true,
+      policy_name: expect.any(String),
+    });
   });
 });
 
@@ -146,15 +216,29 @@ describe("evaluation", () => {
     expect(wakes, "the collector beside the API is woken, not left to its poll").toBe(1);
     expect(await runQueuedJobs()).toBe(1);
     const job = await t.call(`/api/v1/jobs/${run.body.data.id}`, { token });
-    expect(job.body.data).toMatchObject({ state: "finished", outcome: "success", result: { evaluated: 3, added: 3, compliant: 1, not_compliant: 1, not_evaluated: 1 } });
+    expect(job.body.data).toMatchObject({
+      state: "finished",
+      outcome: "success",
+      result: { evaluated: 3, added: 3, compliant: 1, not_compliant: 1, not_evaluated: 1 },
+    });
 
     const list = await results("&sort=device_name");
     expect(list.data.map((r: any) => [r.device_name, r.status, r.score])).toEqual([
-      ["bad-router", "not_compliant", 0], ["empty-router", "not_evaluated", 0], ["good-router", "compliant", 100],
+      ["bad-router", "not_compliant", 0],
+      ["empty-router", "not_evaluated", 0],
+      ["good-router", "compliant", 100],
     ]);
     const failed = list.data[0];
-    expect(failed.rules[0]).toMatchObject({ passed: false, description: "NTP keeps logs and certificates on time", evidence: [{ line: null, text: "ntp server" }] });
-    expect(failed.rules[1]).toMatchObject({ passed: false, evidence: [{ line: 2, text: "snmp-server community public RO" }], remediation: ["no snmp-server community public RO"] });
+    expect(failed.rules[0]).toMatchObject({
+      passed: false,
+      description: "NTP keeps logs and certificates on time",
+      evidence: [{ line: null, text: "ntp server" }],
+    });
+    expect(failed.rules[1]).toMatchObject({
+      passed: false,
+      evidence: [{ line: 2, text: "snmp-server community public RO" }],
+      remediation: ["no snmp-server community public RO"],
+    });
     expect(failed.command).toBe("show running-config");
     expect((await t.call(`/api/v1/policy-compliance/${failed.id}`, { token })).body.data).toEqual(failed);
     expect(list.data[1].config_id).toBeNull();
@@ -169,7 +253,11 @@ describe("evaluation", () => {
     await runQueuedJobs();
     expect((await results()).meta.total).toBe(4);
     const state = await t.call(`/api/v1/devices/${bad}/compliance`, { token });
-    expect(state.body.data).toMatchObject({ device_name: "bad-router", status: "compliant", assignments: [{ assignment_id: a.id, covers_device: true, status: "compliant" }] });
+    expect(state.body.data).toMatchObject({
+      device_name: "bad-router",
+      status: "compliant",
+      assignments: [{ assignment_id: a.id, covers_device: true, status: "compliant" }],
+    });
     expect((await results("&filter[latest]=true&filter[status]=not_compliant")).meta.total).toBe(0);
     expect(empty).toBeGreaterThan(0);
   });
@@ -214,15 +302,32 @@ describe("compliance task type", () => {
     await storeVersion(t, { deviceId: d1, text: BAD, at: clock.now() });
     await storeVersion(t, { deviceId: d2, text: BAD, at: clock.now() });
     await assign((await createPolicy()).id);
-    const task = await t.call("/api/v1/tasks", { method: "POST", token, body: { task_name: "compliance nightly", task_type: "compliance", tags: [tag.body.data.id], task_cron: "0 3 * * *" } });
+    const task = await t.call("/api/v1/tasks", {
+      method: "POST",
+      token,
+      body: {
+        task_name: "compliance nightly",
+        task_type: "compliance",
+        tags: [tag.body.data.id],
+        task_cron: "0 3 * * *",
+      },
+    });
     expect(task.status, JSON.stringify(task.body)).toBe(201);
     const run = await t.call(`/api/v1/tasks/${task.body.data.id}/run`, { method: "POST", token });
     expect(run.status).toBe(202);
     expect(await runQueuedJobs()).toBe(1);
     const finished = await t.call(run.body.data.status_url.replace("http://netkeep.test", ""), { token });
-    expect(finished.body.data).toMatchObject({ task_type: "compliance", status: "succeeded", counts: { total: 1, succeeded: 1 } });
+    expect(finished.body.data).toMatchObject({
+      task_type: "compliance",
+      status: "succeeded",
+      counts: { total: 1, succeeded: 1 },
+    });
     const items = await t.call(run.body.data.devices_url.replace("http://netkeep.test", ""), { token });
-    expect(items.body.data[0]).toMatchObject({ device_name: "core-1", status: "succeeded", message: expect.stringContaining("1 not compliant") });
+    expect(items.body.data[0]).toMatchObject({
+      device_name: "core-1",
+      status: "succeeded",
+      message: expect.stringContaining("1 not compliant"),
+    });
     expect((await results()).data.map((r: any) => r.device_name)).toEqual(["core-1"]);
     const [job] = await t.db.select().from(jobs).where(eq(jobs.type, "compliance"));
     expect(job!.deviceId).toBe(d1);
@@ -251,18 +356,59 @@ describe("trends, exports and scope", () => {
 
   it("computes per-day compliance and failing rules from history", async () => {
     const { p } = await history();
-    const res = await t.call(`/api/v1/policy-compliance/trends?policy_id=${p.id}&from=2026-05-29&to=2026-06-01&group_by=day`, { token });
+    const res = await t.call(
+      `/api/v1/policy-compliance/trends?policy_id=${p.id}&from=2026-05-29&to=2026-06-01&group_by=day`,
+      { token },
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const days = res.body.data.periods.map((d: any) => [d.period_start.slice(0, 10), d.devices, d.compliant, d.compliant_percent, d.failing_rules.map((r: any) => [r.rule, r.devices])]);
+    const days = res.body.data.periods.map((d: any) => [
+      d.period_start.slice(0, 10),
+      d.devices,
+      d.compliant,
+      d.compliant_percent,
+      d.failing_rules.map((r: any) => [r.rule, r.devices]),
+    ]);
     expect(days).toEqual([
       ["2026-05-29", 0, 0, null, []],
-      ["2026-05-30", 2, 0, 0, [[0, 2], [1, 2]]],
-      ["2026-05-31", 2, 0, 0, [[0, 2], [1, 2]]],
-      ["2026-06-01", 2, 1, 50, [[0, 1], [1, 1]]],
+      [
+        "2026-05-30",
+        2,
+        0,
+        0,
+        [
+          [0, 2],
+          [1, 2],
+        ],
+      ],
+      [
+        "2026-05-31",
+        2,
+        0,
+        0,
+        [
+          [0, 2],
+          [1, 2],
+        ],
+      ],
+      [
+        "2026-06-01",
+        2,
+        1,
+        50,
+        [
+          [0, 1],
+          [1, 1],
+        ],
+      ],
     ]);
-    const week = await t.call(`/api/v1/policy-compliance/trends?policy_id=${p.id}&from=2026-05-25&to=2026-06-01&group_by=week`, { token });
+    const week = await t.call(
+      `/api/v1/policy-compliance/trends?policy_id=${p.id}&from=2026-05-25&to=2026-06-01&group_by=week`,
+      { token },
+    );
     expect(week.body.data.periods.map((w: any) => w.compliant_percent)).toEqual([0, 50]);
-    expect((await t.call("/api/v1/policy-compliance/trends?from=2026-06-02&to=2026-06-01", { token })).status).toBe(422);
+    expect((await t.call("/api/v1/policy-compliance/trends?from=2026-06-02&to=2026-06-01", { token })).status).toBe(
+      422,
+    );
   });
 
   it("exports CSV and JSON (v2, streamed) that parse back to the list", async () => {
@@ -277,7 +423,16 @@ describe("trends, exports and scope", () => {
     const rows = parse(await csv.text(), { columns: true }) as Record<string, string>[];
     const failing = list.filter((r: any) => r.status === "not_compliant");
     expect(rows.map((r) => [Number(r.id), r.device_name, r.status, Number(r.score), r.failed_rules])).toEqual(
-      failing.map((r: any) => [r.id, r.device_name, r.status, r.score, r.rules.filter((x: any) => !x.passed).map((x: any) => x.description).join(" | ")]),
+      failing.map((r: any) => [
+        r.id,
+        r.device_name,
+        r.status,
+        r.score,
+        r.rules
+          .filter((x: any) => !x.passed)
+          .map((x: any) => x.description)
+          .join(" | "),
+      ]),
     );
     expect((await t.call("/api/v2/policy-compliance/export?filter[bogus]=1", { token })).status).toBe(422);
   });
@@ -292,9 +447,13 @@ describe("trends, exports and scope", () => {
     const other = (await results(`&filter[device_id]=${b1}`)).data[0];
     expect((await t.call(`/api/v1/policy-compliance/${other.id}`, { token: scoped })).status).toBe(404);
     expect((await t.call(`/api/v1/devices/${b1}/compliance`, { token: scoped })).status).toBe(404);
-    const trend = await t.call(`/api/v1/policy-compliance/trends?policy_id=${p.id}&from=2026-06-01&to=2026-06-01`, { token: scoped });
+    const trend = await t.call(`/api/v1/policy-compliance/trends?policy_id=${p.id}&from=2026-06-01&to=2026-06-01`, {
+      token: scoped,
+    });
     expect(trend.body.data.periods[0]).toMatchObject({ devices: 1, compliant: 1, compliant_percent: 100 });
-    const exported = JSON.parse(await (await t.request("/api/v2/policy-compliance/export?format=json", { token: scoped })).text());
+    const exported = JSON.parse(
+      await (await t.request("/api/v2/policy-compliance/export?format=json", { token: scoped })).text(),
+    );
     expect(exported).toEqual(list.data.slice().sort((x: any, y: any) => x.id - y.id));
   });
 
@@ -317,8 +476,19 @@ describe("trends, exports and scope", () => {
     // The requester sees the job about no device; another user of the same scope does not; an unscoped user does.
     const job = await t.call(`/api/v1/jobs/${byPolicy.body.data.id}`, { token: scoped });
     expect(job.status, JSON.stringify(job.body)).toBe(200);
-    expect(job.body.data).toMatchObject({ type: "compliance", state: "finished", outcome: "success", result: { evaluated: 1 } });
-    expect((await t.call(`/api/v1/jobs/${byPolicy.body.data.id}`, { token: await t.token(undefined, { role: "site-a-only" }) })).status).toBe(404);
+    expect(job.body.data).toMatchObject({
+      type: "compliance",
+      state: "finished",
+      outcome: "success",
+      result: { evaluated: 1 },
+    });
+    expect(
+      (
+        await t.call(`/api/v1/jobs/${byPolicy.body.data.id}`, {
+          token: await t.token(undefined, { role: "site-a-only" }),
+        })
+      ).status,
+    ).toBe(404);
     expect((await t.call(`/api/v1/jobs/${byPolicy.body.data.id}`, { token })).status).toBe(200);
 
     const byAssignment = await t.call(`/api/v1/policy-assignments/${a.id}/run`, { method: "POST", token: scoped });
@@ -328,8 +498,15 @@ describe("trends, exports and scope", () => {
     await runQueuedJobs();
     const after = (await results()).data;
     expect(after.filter((r: any) => r.device_name === "site-b-1")).toHaveLength(0);
-    expect(after.filter((r: any) => r.device_name === "site-a-1").map((r: any) => r.status).sort()).toEqual(["compliant", "not_compliant"]);
-    expect((await t.call(`/api/v1/jobs/${byAssignment.body.data.id}`, { token: scoped })).body.data).toMatchObject({ result: { evaluated: 1 } });
+    expect(
+      after
+        .filter((r: any) => r.device_name === "site-a-1")
+        .map((r: any) => r.status)
+        .sort(),
+    ).toEqual(["compliant", "not_compliant"]);
+    expect((await t.call(`/api/v1/jobs/${byAssignment.body.data.id}`, { token: scoped })).body.data).toMatchObject({
+      result: { evaluated: 1 },
+    });
 
     // An unscoped user's run still reaches every device the assignment covers.
     await t.call(`/api/v1/policies/${p.id}/run`, { method: "POST", token });
@@ -340,7 +517,10 @@ describe("trends, exports and scope", () => {
   it("needs policycompliance abilities", async () => {
     const reader = await t.token(["policycompliance.read"]);
     expect((await t.call("/api/v1/policy-compliance", { token: reader })).status).toBe(200);
-    expect((await t.call("/api/v1/policies", { method: "POST", token: reader, body: { name: "x", definition: DEFINITION } })).status).toBe(403);
+    expect(
+      (await t.call("/api/v1/policies", { method: "POST", token: reader, body: { name: "x", definition: DEFINITION } }))
+        .status,
+    ).toBe(403);
     expect((await t.call("/api/v1/policies", { token: await t.token(["devices.read"]) })).status).toBe(403);
   });
 });
@@ -352,8 +532,16 @@ it("stores a result once per version even when two evaluations race", async () =
     const tok = await t2.token();
     const d = await createDevice(t2, tok, { device_name: "router-r" });
     await storeVersion(t2, { deviceId: d, text: GOOD, at: clock.now() });
-    const p = await t2.call("/api/v1/policies", { method: "POST", token: tok, body: { name: "p", definition: DEFINITION } });
-    const a = await t2.call("/api/v1/policy-assignments", { method: "POST", token: tok, body: { policy_id: p.body.data.id, scope: "all" } });
+    const p = await t2.call("/api/v1/policies", {
+      method: "POST",
+      token: tok,
+      body: { name: "p", definition: DEFINITION },
+    });
+    const a = await t2.call("/api/v1/policy-assignments", {
+      method: "POST",
+      token: tok,
+      body: { policy_id: p.body.data.id, scope: "all" },
+    });
     const { assignmentsWithPolicies, checkAssignments } = await import("./evaluate.ts");
     const pairs = await assignmentsWithPolicies(t2.db, undefined);
     await Promise.all([checkAssignments(t2.db, pairs, clock.now()), checkAssignments(t2.db, pairs, clock.now())]);

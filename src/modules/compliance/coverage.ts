@@ -1,6 +1,14 @@
 import { and, eq, or, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
-import { ASSIGNMENT_SCOPES, commandCategories, commands, devices, policyAssignments, templates, vendors } from "../../db/schema/index.ts";
+import {
+  ASSIGNMENT_SCOPES,
+  commandCategories,
+  commands,
+  devices,
+  policyAssignments,
+  templates,
+  vendors,
+} from "../../db/schema/index.ts";
 import { parseTemplate } from "../templates/template-schema.ts";
 import { reachedBy } from "../tasks/targets.ts";
 import { familyForVendor, type ConfigFamily } from "./engine/index.ts";
@@ -17,8 +25,18 @@ export function coveredBy(a: Pick<AssignmentRow, "scope" | "deviceIds" | "catego
 }
 
 /** The condition, on a query joining `devices` and `policy_assignments`, that the assignment covers the device. */
-export const assignmentCoversDevice: SQL = or(...ASSIGNMENT_SCOPES.map((scope) =>
-  and(eq(policyAssignments.scope, scope), reachedBy(scope, { devices: policyAssignments.deviceIds, categories: policyAssignments.categoryIds, tags: policyAssignments.tagIds }))))!;
+export const assignmentCoversDevice: SQL = or(
+  ...ASSIGNMENT_SCOPES.map((scope) =>
+    and(
+      eq(policyAssignments.scope, scope),
+      reachedBy(scope, {
+        devices: policyAssignments.deviceIds,
+        categories: policyAssignments.categoryIds,
+        tags: policyAssignments.tagIds,
+      }),
+    ),
+  ),
+)!;
 
 /** The condition on `policy_assignments` that the assignment covers this device. */
 export const coversDevice = (deviceId: number): SQL =>
@@ -39,7 +57,12 @@ export const FALLBACK_COMMAND = "show running-config";
 export async function deviceFacts(db: DbOrTx, where: SQL | undefined): Promise<DeviceFacts[]> {
   const rows = await db
     .select({
-      id: devices.id, name: devices.name, vendor: vendors.name, templateCode: templates.code, templateKey: templates.builtinKey, templateName: templates.name,
+      id: devices.id,
+      name: devices.name,
+      vendor: vendors.name,
+      templateCode: templates.code,
+      templateKey: templates.builtinKey,
+      templateName: templates.name,
       categoryCommands: sql<string>`(select json_group_array(c.command order by c.id) from ${commands} c
         join ${commandCategories} cc on cc.command_id = c.id where cc.category_id = ${devices.categoryId})`,
     })
@@ -56,9 +79,15 @@ export async function deviceFacts(db: DbOrTx, where: SQL | undefined): Promise<D
       if (p.ok) template = p.template;
     }
     const categoryCommands = JSON.parse(r.categoryCommands) as string[];
-    const runs = categoryCommands.length ? categoryCommands : template?.commands ?? [];
-    const configCommand = template && runs.includes(template.config_command) ? template.config_command : runs[0] ?? FALLBACK_COMMAND;
-    return { id: r.id, name: r.name, configCommand, family: nestingOf(template, r.templateKey ?? r.vendor ?? r.templateName ?? null) };
+    const runs = categoryCommands.length ? categoryCommands : (template?.commands ?? []);
+    const configCommand =
+      template && runs.includes(template.config_command) ? template.config_command : (runs[0] ?? FALLBACK_COMMAND);
+    return {
+      id: r.id,
+      name: r.name,
+      configCommand,
+      family: nestingOf(template, r.templateKey ?? r.vendor ?? r.templateName ?? null),
+    };
   });
 }
 
@@ -66,9 +95,13 @@ export async function deviceFacts(db: DbOrTx, where: SQL | undefined): Promise<D
  * How a device's stored configuration nests: as its template says; else NETCONF's canonical XML by indentation
  * (netkeep writes it, whatever the vendor); else as the template's or vendor's name says.
  */
-function nestingOf(template: { protocol: string; nesting?: ConfigFamily } | undefined, name: string | null): ConfigFamily {
+function nestingOf(
+  template: { protocol: string; nesting?: ConfigFamily } | undefined,
+  name: string | null,
+): ConfigFamily {
   return template?.nesting ?? (template?.protocol === "netconf" ? "indent" : familyForVendor(name));
 }
 
 /** The devices an assignment covers now (of those `within` selects, when given), with their facts. */
-export const coveredDevices = (db: DbOrTx, a: AssignmentRow, within?: SQL) => deviceFacts(db, and(coveredBy(a), within));
+export const coveredDevices = (db: DbOrTx, a: AssignmentRow, within?: SQL) =>
+  deviceFacts(db, and(coveredBy(a), within));

@@ -1,8 +1,8 @@
 import type { OpenAPIHono, z } from "@hono/zod-openapi";
 import { nameKey } from "../../db/name-key.ts";
 import type { Context } from "hono";
-import { eq, } from "drizzle-orm";
-import { policies, } from "../../db/schema/index.ts";
+import { eq } from "drizzle-orm";
+import { policies } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
 import { listEnvelope, parseListQuery } from "../../http/list.ts";
@@ -16,7 +16,14 @@ import type { ComplianceJobParams } from "./jobs.ts";
 import { policiesResource, type Policy } from "./policies.ts";
 import { deviceCompliance, getResult, listResults, resultListSpec } from "./results.ts";
 import {
-  copyPolicyRoute, deviceComplianceRoute, exportResultsRoute, getResultRoute, listResultsRoute, runAssignmentRoute, runPolicyRoute, trendsRoute,
+  copyPolicyRoute,
+  deviceComplianceRoute,
+  exportResultsRoute,
+  getResultRoute,
+  listResultsRoute,
+  runAssignmentRoute,
+  runPolicyRoute,
+  trendsRoute,
 } from "./routes.ts";
 import { complianceTrends } from "./trends.ts";
 
@@ -24,14 +31,35 @@ import { complianceTrends } from "./trends.ts";
  * Queues a compliance run (one job, about no single device), records who asked, and waits for it if asked to.
  * A scoped caller's run carries their scope: it evaluates only devices in it, as their tasks reach only those.
  */
-async function queueRun(c: Context<AppEnv>, target: { assignment_id: number } | { policy_id: number }, subject: { type: string; id: number }, wait: number) {
+async function queueRun(
+  c: Context<AppEnv>,
+  target: { assignment_id: number } | { policy_id: number },
+  subject: { type: string; id: number },
+  wait: number,
+) {
   const { db, clock } = c.var.services;
   const { scope } = c.var.auth;
-  const params: ComplianceJobParams = scope.all ? target : { ...target, scope: { tag_ids: scope.tagIds, category_ids: scope.categoryIds } };
+  const params: ComplianceJobParams = scope.all
+    ? target
+    : { ...target, scope: { tag_ids: scope.tagIds, category_ids: scope.categoryIds } };
   const now = clock.now();
   const job = await db.transaction(async (tx) => {
-    const queued = await enqueueJob(tx, { type: "compliance", trigger: "api", priority: PRIORITY.api, requestedBy: c.var.auth.userId, params }, now);
-    await recordActivity(tx, c.var.auth, { action: `${subject.type}.run`, subjectType: subject.type.replace(/_/g, " "), subjectId: subject.id, after: { job_id: queued.id } }, now);
+    const queued = await enqueueJob(
+      tx,
+      { type: "compliance", trigger: "api", priority: PRIORITY.api, requestedBy: c.var.auth.userId, params },
+      now,
+    );
+    await recordActivity(
+      tx,
+      c.var.auth,
+      {
+        action: `${subject.type}.run`,
+        subjectType: subject.type.replace(/_/g, " "),
+        subjectId: subject.id,
+        after: { job_id: queued.id },
+      },
+      now,
+    );
     return queued;
   });
   return answerJob(c, job, wait);
@@ -41,14 +69,29 @@ async function queueRun(c: Context<AppEnv>, target: { assignment_id: number } | 
 export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>): void {
   // Static paths first: /policy-compliance/trends must not be read as a result id.
   app.openapi(trendsRoute, async (c) =>
-    c.json({ data: await complianceTrends(c.var.services.db, c.var.auth.scope, c.req.valid("query"), c.var.services.clock.now()) }, 200));
+    c.json(
+      {
+        data: await complianceTrends(
+          c.var.services.db,
+          c.var.auth.scope,
+          c.req.valid("query"),
+          c.var.services.clock.now(),
+        ),
+      },
+      200,
+    ),
+  );
   app.openapi(listResultsRoute, async (c) => {
     const q = parseListQuery(c, resultListSpec);
     const { total, rows } = await listResults(c.var.services.db, c.var.auth.scope, q);
     return c.json(listEnvelope(c, q, total, rows), 200);
   });
-  app.openapi(getResultRoute, async (c) => c.json({ data: await getResult(c.var.services.db, c.var.auth.scope, c.req.valid("param").id) }, 200));
-  app.openapi(deviceComplianceRoute, async (c) => c.json({ data: await deviceCompliance(c.var.services.db, c.var.auth.scope, c.req.valid("param").id) }, 200));
+  app.openapi(getResultRoute, async (c) =>
+    c.json({ data: await getResult(c.var.services.db, c.var.auth.scope, c.req.valid("param").id) }, 200),
+  );
+  app.openapi(deviceComplianceRoute, async (c) =>
+    c.json({ data: await deviceCompliance(c.var.services.db, c.var.auth.scope, c.req.valid("param").id) }, 200),
+  );
 
   policiesResource.register(app);
   app.openapi(copyPolicyRoute, async (c) => {
@@ -60,17 +103,37 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>): void {
       if (!source) throw ApiError.notFound(`Policy ${id}`);
       const now = clock.now();
       const bag = new FieldErrorBag();
-      await checkUniqueName({ tx, bag, auth: c.var.auth, services: c.var.services, now, mode: "create" }, policies.nameKey, policies.id, body.name, null, "name");
+      await checkUniqueName(
+        { tx, bag, auth: c.var.auth, services: c.var.services, now, mode: "create" },
+        policies.nameKey,
+        policies.id,
+        body.name,
+        null,
+        "name",
+      );
       bag.throwIfAny();
       const name = body.name ?? (await freeCopyName(tx, policies.nameKey, source.name));
-      const [row] = await tx.insert(policies)
+      const [row] = await tx
+        .insert(policies)
         .values({
-          name, nameKey: nameKey(name), description: source.description, vendor: source.vendor, definition: source.definition, definitionHash: source.definitionHash,
-          builtinKey: null, createdAt: now, updatedAt: now,
+          name,
+          nameKey: nameKey(name),
+          description: source.description,
+          vendor: source.vendor,
+          definition: source.definition,
+          definitionHash: source.definitionHash,
+          builtinKey: null,
+          createdAt: now,
+          updatedAt: now,
         })
         .returning({ id: policies.id });
       const after = await policiesResource.show(tx, row!.id, c.var.auth.scope);
-      await recordActivity(tx, c.var.auth, { action: "policy.copy", subjectType: "policy", subjectId: row!.id, before: null, after }, now);
+      await recordActivity(
+        tx,
+        c.var.auth,
+        { action: "policy.copy", subjectType: "policy", subjectId: row!.id, before: null, after },
+        now,
+      );
       return after;
     });
     c.header("Location", new URL(`${c.req.path.replace(/\/\d+\/copy$/, "")}/${data.id}`, c.req.url).toString());

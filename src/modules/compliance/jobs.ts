@@ -23,12 +23,22 @@ const withinScope = (scope: RunScope | undefined): SQL | undefined =>
  * it covers; a run of a policy, each of its enabled assignments. A run a scoped user asked for evaluates only
  * the devices in their scope.
  */
-export async function runComplianceJob(db: Db, job: Job, now: Date): Promise<{ summary: CheckSummary; message: string }> {
+export async function runComplianceJob(
+  db: Db,
+  job: Job,
+  now: Date,
+): Promise<{ summary: CheckSummary; message: string }> {
   const params = (job.params ?? {}) as Partial<{ assignment_id: number; policy_id: number; scope: RunScope }>;
   if (job.deviceId !== null) {
-    const covering = await assignmentsWithPolicies(db, and(eq(policyAssignments.enabled, true), coversDevice(job.deviceId)));
+    const covering = await assignmentsWithPolicies(
+      db,
+      and(eq(policyAssignments.enabled, true), coversDevice(job.deviceId)),
+    );
     const summary = await checkAssignments(db, covering, now, eq(devices.id, job.deviceId));
-    return { summary, message: covering.length ? describeSummary(summary) : "no enabled policy assignment covers the device" };
+    return {
+      summary,
+      message: covering.length ? describeSummary(summary) : "no enabled policy assignment covers the device",
+    };
   }
   const within = withinScope(params.scope);
   if (params.assignment_id !== undefined) {
@@ -38,9 +48,15 @@ export async function runComplianceJob(db: Db, job: Job, now: Date): Promise<{ s
     return { summary, message: describeSummary(summary) };
   }
   if (params.policy_id !== undefined) {
-    const found = await assignmentsWithPolicies(db, and(eq(policyAssignments.policyId, params.policy_id), eq(policyAssignments.enabled, true)));
+    const found = await assignmentsWithPolicies(
+      db,
+      and(eq(policyAssignments.policyId, params.policy_id), eq(policyAssignments.enabled, true)),
+    );
     const summary = await checkAssignments(db, found, now, within);
-    return { summary, message: found.length ? describeSummary(summary) : `policy ${params.policy_id} has no enabled assignment` };
+    return {
+      summary,
+      message: found.length ? describeSummary(summary) : `policy ${params.policy_id} has no enabled assignment`,
+    };
   }
   throw new Error("the compliance job names no device, assignment or policy");
 }

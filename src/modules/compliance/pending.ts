@@ -18,11 +18,17 @@ const onBackup = and(eq(policyAssignments.enabled, true), eq(policyAssignments.r
  * assignment evaluates on backup (most installations, before compliance is set up), so the queue never fills
  * with versions nothing will read.
  */
-export async function queueForCompliance(tx: DbOrTx, versions: readonly { deviceId: number; command: string; configId: number }[]): Promise<void> {
+export async function queueForCompliance(
+  tx: DbOrTx,
+  versions: readonly { deviceId: number; command: string; configId: number }[],
+): Promise<void> {
   if (!versions.length) return;
   // As SQL, not with drizzle's builder: it runs for every stored download (see storeConfigs).
   await tx.run(sql`insert into ${compliancePending} (config_id, device_id, command)
-    select column1, column2, column3 from (values ${sql.join(versions.map((v) => sql`(${v.configId}, ${v.deviceId}, ${v.command})`), sql`, `)})
+    select column1, column2, column3 from (values ${sql.join(
+      versions.map((v) => sql`(${v.configId}, ${v.deviceId}, ${v.command})`),
+      sql`, `,
+    )})
     where exists (select 1 from ${policyAssignments} where ${onBackup})`);
 }
 
@@ -31,9 +37,19 @@ export async function queueForCompliance(tx: DbOrTx, versions: readonly { device
  * their devices and read their commands, then takes them off the queue. Another collector evaluating the same
  * entries meanwhile does no harm: a result per (assignment, device, version, policy revision) is stored once.
  */
-export async function evaluatePendingVersions(db: Db, limit: number, now: Date): Promise<{ taken: number; summary: CheckSummary }> {
+export async function evaluatePendingVersions(
+  db: Db,
+  limit: number,
+  now: Date,
+): Promise<{ taken: number; summary: CheckSummary }> {
   const pending = await db
-    .select({ configId: compliancePending.configId, deviceId: compliancePending.deviceId, command: compliancePending.command, version: configs.version, blobHash: configs.blobHash })
+    .select({
+      configId: compliancePending.configId,
+      deviceId: compliancePending.deviceId,
+      command: compliancePending.command,
+      version: configs.version,
+      blobHash: configs.blobHash,
+    })
     .from(compliancePending)
     .innerJoin(configs, eq(configs.id, compliancePending.configId))
     .orderBy(asc(compliancePending.configId))
@@ -57,10 +73,24 @@ export async function evaluatePendingVersions(db: Db, limit: number, now: Date):
     if (!device) continue;
     for (const c of covering) {
       if (c.deviceId !== p.deviceId || (c.assignment.command ?? device.configCommand) !== p.command) continue;
-      checks.push({ assignment: c.assignment, policy: c.policy, device, command: p.command, config: { id: p.configId, version: p.version, blobHash: p.blobHash } });
+      checks.push({
+        assignment: c.assignment,
+        policy: c.policy,
+        device,
+        command: p.command,
+        config: { id: p.configId, version: p.version, blobHash: p.blobHash },
+      });
     }
   }
   const summary = await runChecks(db, checks, now);
-  const taken = await db.delete(compliancePending).where(inArray(compliancePending.configId, pending.map((p) => p.configId))).returning({ id: compliancePending.configId });
+  const taken = await db
+    .delete(compliancePending)
+    .where(
+      inArray(
+        compliancePending.configId,
+        pending.map((p) => p.configId),
+      ),
+    )
+    .returning({ id: compliancePending.configId });
   return { taken: taken.length, summary };
 }

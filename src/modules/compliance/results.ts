@@ -2,7 +2,15 @@ import { z } from "@hono/zod-openapi";
 import { and, asc, count, eq, gt, inArray, sql, type SQL } from "drizzle-orm";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
-import { COMPLIANCE_STATUSES, complianceResults, deviceTags, devices, policies, policyAssignments, type ComplianceStatus } from "../../db/schema/index.ts";
+import {
+  COMPLIANCE_STATUSES,
+  complianceResults,
+  deviceTags,
+  devices,
+  policies,
+  policyAssignments,
+  type ComplianceStatus,
+} from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { idFilter, wholeNumbers } from "../../http/filters.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
@@ -18,12 +26,26 @@ const RuleResult = z
     description: z.string(),
     method: z.string(),
     passed: z.boolean(),
-    evidence: z.array(Evidence).openapi({ description: "Matching or offending lines with their line numbers (1-based), or the lines that are missing (line null)" }),
+    evidence: z
+      .array(Evidence)
+      .openapi({
+        description:
+          "Matching or offending lines with their line numbers (1-based), or the lines that are missing (line null)",
+      }),
     omitted: z.number().int().optional().openapi({ description: "Evidence entries left out past the per-rule cap" }),
-    sections_checked: z.number().int().optional().openapi({ description: "For a section rule: how many sections it was checked in" }),
-    sections: z.array(z.object({ line: z.number().int(), header: z.string() })).optional()
+    sections_checked: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "For a section rule: how many sections it was checked in" }),
+    sections: z
+      .array(z.object({ line: z.number().int(), header: z.string() }))
+      .optional()
       .openapi({ description: "For a section rule: the sections that break it, by header line and its line number" }),
-    remediation: z.array(z.string()).nullable().openapi({ description: "Lines that would fix a failed rule when the fix is deterministic, else null" }),
+    remediation: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: "Lines that would fix a failed rule when the fix is deterministic, else null" }),
   })
   .openapi("ComplianceRuleResult");
 
@@ -36,7 +58,11 @@ export const ComplianceResult = z
     device_id: z.number().int(),
     device_name: z.string(),
     command: z.string(),
-    config_id: z.number().int().nullable().openapi({ description: "The configuration version evaluated; null when none was stored" }),
+    config_id: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The configuration version evaluated; null when none was stored" }),
     config_version: z.number().int().nullable(),
     policy_revision: z.string().openapi({ description: "The policy's revision (SHA-256 of its definition) evaluated" }),
     status: z.enum(COMPLIANCE_STATUSES),
@@ -60,7 +86,8 @@ const statusFilter = {
   example: "not_compliant",
   build: (v: string[]) => {
     const bad = v.find((s) => !(COMPLIANCE_STATUSES as readonly string[]).includes(s));
-    if (bad) throw new ApiError(422, `filter[status] must be one of: ${COMPLIANCE_STATUSES.join(", ")}; '${bad}' is not`);
+    if (bad)
+      throw new ApiError(422, `filter[status] must be one of: ${COMPLIANCE_STATUSES.join(", ")}; '${bad}' is not`);
     return inArray(complianceResults.status, v as ComplianceStatus[]);
   },
 };
@@ -74,27 +101,49 @@ export const resultListSpec: ListSpec = {
     device_id: idFilter(complianceResults.deviceId, "device_id", "Device id"),
     tag_id: {
       describe: "Tag id: results of devices carrying any of them",
-      build: (v) => inArray(complianceResults.deviceId, sql`(select ${deviceTags.deviceId} from ${deviceTags} where ${inArray(deviceTags.tagId, wholeNumbers("filter[tag_id]", v))})`),
+      build: (v) =>
+        inArray(
+          complianceResults.deviceId,
+          sql`(select ${deviceTags.deviceId} from ${deviceTags} where ${inArray(deviceTags.tagId, wholeNumbers("filter[tag_id]", v))})`,
+        ),
     },
     category_id: idFilter(devices.categoryId, "category_id", "The device's category id"),
     status: statusFilter,
     latest: {
       describe: "true: only each device's current result per assignment; false: only older ones",
       build: (v) => {
-        if (v.length !== 1 || (v[0] !== "true" && v[0] !== "false")) throw new ApiError(422, "filter[latest] must be true or false");
+        if (v.length !== 1 || (v[0] !== "true" && v[0] !== "false"))
+          throw new ApiError(422, "filter[latest] must be true or false");
         return v[0] === "true" ? sql`(${isCurrentResult})` : sql`not (${isCurrentResult})`;
       },
     },
-    date_from: timeBoundFilter(complianceResults.evaluatedAt, "date_from", "from", "Results evaluated at or after this date or time"),
-    date_to: timeBoundFilter(complianceResults.evaluatedAt, "date_to", "to", "Results evaluated at or before this time (a date includes its whole day, UTC)"),
+    date_from: timeBoundFilter(
+      complianceResults.evaluatedAt,
+      "date_from",
+      "from",
+      "Results evaluated at or after this date or time",
+    ),
+    date_to: timeBoundFilter(
+      complianceResults.evaluatedAt,
+      "date_to",
+      "to",
+      "Results evaluated at or before this time (a date includes its whole day, UTC)",
+    ),
   },
   sorts: {
-    id: complianceResults.id, evaluated_at: complianceResults.evaluatedAt, score: complianceResults.score, status: complianceResults.status,
-    device_name: sql`lower(${devices.name})`, policy_name: sql`lower(${policies.name})`,
+    id: complianceResults.id,
+    evaluated_at: complianceResults.evaluatedAt,
+    score: complianceResults.score,
+    status: complianceResults.status,
+    device_name: sql`lower(${devices.name})`,
+    policy_name: sql`lower(${policies.name})`,
   },
   defaultSort: "-id",
   idColumn: complianceResults.id,
-  search: { describe: "Substring of the device or policy name", build: (term) => sql`(${containsText(devices.name, term)} or ${containsText(policies.name, term)})` },
+  search: {
+    describe: "Substring of the device or policy name",
+    build: (term) => sql`(${containsText(devices.name, term)} or ${containsText(policies.name, term)})`,
+  },
 };
 
 const selectResults = (db: DbOrTx) =>
@@ -114,24 +163,55 @@ function ruleOut(rule: RuleResult): ResultOut["rules"][number] {
 
 function serialize({ result: r, deviceName, policyName }: Selected): ResultOut {
   return {
-    id: r.id, assignment_id: r.assignmentId, policy_id: r.policyId, policy_name: policyName, device_id: r.deviceId, device_name: deviceName,
-    command: r.command, config_id: r.configId, config_version: r.configVersion, policy_revision: r.policyHash, status: r.status, score: r.score,
-    passed_rules: r.passedRules, total_rules: r.totalRules, rules: (r.rules as RuleResult[]).map(ruleOut), evaluated_at: r.evaluatedAt.toISOString(),
+    id: r.id,
+    assignment_id: r.assignmentId,
+    policy_id: r.policyId,
+    policy_name: policyName,
+    device_id: r.deviceId,
+    device_name: deviceName,
+    command: r.command,
+    config_id: r.configId,
+    config_version: r.configVersion,
+    policy_revision: r.policyHash,
+    status: r.status,
+    score: r.score,
+    passed_rules: r.passedRules,
+    total_rules: r.totalRules,
+    rules: (r.rules as RuleResult[]).map(ruleOut),
+    evaluated_at: r.evaluatedAt.toISOString(),
   };
 }
 
-export async function listResults(db: DbOrTx, scope: DeviceScope, q: ListQuery): Promise<{ total: number; rows: ResultOut[] }> {
+export async function listResults(
+  db: DbOrTx,
+  scope: DeviceScope,
+  q: ListQuery,
+): Promise<{ total: number; rows: ResultOut[] }> {
   const where = and(deviceScopeCondition(scope), q.where);
   const [rows, [total]] = await Promise.all([
-    selectResults(db).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
-    db.select({ n: count() }).from(complianceResults).innerJoin(devices, eq(devices.id, complianceResults.deviceId))
-      .innerJoin(policies, eq(policies.id, complianceResults.policyId)).where(where),
+    selectResults(db)
+      .where(where)
+      .orderBy(...q.orderBy)
+      .limit(q.perPage)
+      .offset((q.page - 1) * q.perPage),
+    db
+      .select({ n: count() })
+      .from(complianceResults)
+      .innerJoin(devices, eq(devices.id, complianceResults.deviceId))
+      .innerJoin(policies, eq(policies.id, complianceResults.policyId))
+      .where(where),
   ]);
   return { total: total?.n ?? 0, rows: rows.map(serialize) };
 }
 
 /** The results the query selects, page by page in id order after `afterId` (an export's cursor). */
-export async function resultsAfter(db: DbOrTx, scope: DeviceScope, where: SQL | undefined, afterId: number, limit: number): Promise<ResultOut[]> {
+export async function resultsAfter(
+  db: DbOrTx,
+  scope: DeviceScope,
+  where: SQL | undefined,
+  afterId: number,
+  limit: number,
+): Promise<ResultOut[]> {
   const rows = await selectResults(db)
     .where(and(deviceScopeCondition(scope), where, gt(complianceResults.id, afterId)))
     .orderBy(asc(complianceResults.id))
@@ -150,11 +230,19 @@ export async function getResult(db: DbOrTx, scope: DeviceScope, id: number): Pro
  * (null when it covers the device but has not evaluated it yet). 404 when the device is outside the scope.
  */
 export async function deviceCompliance(db: DbOrTx, scope: DeviceScope, deviceId: number) {
-  const [device] = await db.select({ id: devices.id, name: devices.name }).from(devices).where(and(eq(devices.id, deviceId), deviceScopeCondition(scope)));
+  const [device] = await db
+    .select({ id: devices.id, name: devices.name })
+    .from(devices)
+    .where(and(eq(devices.id, deviceId), deviceScopeCondition(scope)));
   if (!device) throw ApiError.notFound(`Device ${deviceId}`);
   const [covering, current] = await Promise.all([
     db
-      .select({ id: policyAssignments.id, policyId: policies.id, policyName: policies.name, enabled: policyAssignments.enabled })
+      .select({
+        id: policyAssignments.id,
+        policyId: policies.id,
+        policyName: policies.name,
+        enabled: policyAssignments.enabled,
+      })
       .from(policyAssignments)
       .innerJoin(policies, eq(policies.id, policyAssignments.policyId))
       .innerJoin(devices, assignmentCoversDevice)
@@ -167,12 +255,23 @@ export async function deviceCompliance(db: DbOrTx, scope: DeviceScope, deviceId:
   const assignments = assignmentIds.map((id) => {
     const result = resultOf.get(id) ?? null;
     return {
-      assignment_id: id, policy_id: info.get(id)?.policyId ?? result!.policy_id, policy_name: info.get(id)?.policyName ?? result!.policy_name,
-      covers_device: info.has(id), status: result?.status ?? null, score: result?.score ?? null, result,
+      assignment_id: id,
+      policy_id: info.get(id)?.policyId ?? result!.policy_id,
+      policy_name: info.get(id)?.policyName ?? result!.policy_name,
+      covers_device: info.has(id),
+      status: result?.status ?? null,
+      score: result?.score ?? null,
+      result,
     };
   });
   const statuses = assignments.flatMap((a) => (a.status ? [a.status] : []));
-  const status: ComplianceStatus | null = !statuses.length ? null : statuses.includes("not_compliant") ? "not_compliant" : statuses.every((s) => s === "compliant") ? "compliant" : "not_evaluated";
+  const status: ComplianceStatus | null = !statuses.length
+    ? null
+    : statuses.includes("not_compliant")
+      ? "not_compliant"
+      : statuses.every((s) => s === "compliant")
+        ? "compliant"
+        : "not_evaluated";
   return { device_id: device.id, device_name: device.name, status, assignments };
 }
 
@@ -180,15 +279,24 @@ export const DeviceCompliance = z
   .object({
     device_id: z.number().int(),
     device_name: z.string(),
-    status: z.enum(COMPLIANCE_STATUSES).nullable().openapi({ description: "not_compliant if any current result is; compliant if all are; null before any evaluation" }),
-    assignments: z.array(z.object({
-      assignment_id: z.number().int(),
-      policy_id: z.number().int(),
-      policy_name: z.string(),
-      covers_device: z.boolean().openapi({ description: "false: the assignment evaluated the device before but no longer covers it" }),
-      status: z.enum(COMPLIANCE_STATUSES).nullable(),
-      score: z.number().int().nullable(),
-      result: ComplianceResult.nullable(),
-    })),
+    status: z
+      .enum(COMPLIANCE_STATUSES)
+      .nullable()
+      .openapi({
+        description: "not_compliant if any current result is; compliant if all are; null before any evaluation",
+      }),
+    assignments: z.array(
+      z.object({
+        assignment_id: z.number().int(),
+        policy_id: z.number().int(),
+        policy_name: z.string(),
+        covers_device: z
+          .boolean()
+          .openapi({ description: "false: the assignment evaluated the device before but no longer covers it" }),
+        status: z.enum(COMPLIANCE_STATUSES).nullable(),
+        score: z.number().int().nullable(),
+        result: ComplianceResult.nullable(),
+      }),
+    ),
   })
   .openapi("DeviceCompliance");

@@ -17,19 +17,34 @@ const runResponses = {
 };
 
 export const copyPolicyRoute = apiRoute({
-  method: "post", path: "/policies/{id}/copy", operationId: "copyPolicy", tag, ability: "policycompliance.write",
+  method: "post",
+  path: "/policies/{id}/copy",
+  operationId: "copyPolicy",
+  tag,
+  ability: "policycompliance.write",
   summary: "Copy a policy",
-  description: "Makes a user policy with the same definition, description and vendor, e.g. to change a read-only built-in one. The body is optional.",
+  description:
+    "Makes a user policy with the same definition, description and vendor, e.g. to change a read-only built-in one. The body is optional.",
   request: {
     params: IdParams,
     body: {
       required: false,
       content: {
         "application/json": {
-          schema: z.object({
-            name: z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters").optional()
-              .openapi({ description: "The copy's name; left out: \"<name> (copy)\", numbered when that is taken", example: "IOS baseline (ours)" }),
-          }).openapi("PolicyCopyInput"),
+          schema: z
+            .object({
+              name: z
+                .string()
+                .trim()
+                .min(1, "must not be empty")
+                .max(255, "must be at most 255 characters")
+                .optional()
+                .openapi({
+                  description: 'The copy\'s name; left out: "<name> (copy)", numbered when that is taken',
+                  example: "IOS baseline (ours)",
+                }),
+            })
+            .openapi("PolicyCopyInput"),
         },
       },
     },
@@ -38,7 +53,11 @@ export const copyPolicyRoute = apiRoute({
 });
 
 export const runPolicyRoute = apiRoute({
-  method: "post", path: "/policies/{id}/run", operationId: "runPolicy", tag, ability: "policycompliance.write",
+  method: "post",
+  path: "/policies/{id}/run",
+  operationId: "runPolicy",
+  tag,
+  ability: "policycompliance.write",
   summary: "Evaluate a policy now",
   description:
     "Queues a job that evaluates each enabled assignment of the policy on every device it covers, against the latest stored configuration " +
@@ -50,7 +69,11 @@ export const runPolicyRoute = apiRoute({
 });
 
 export const runAssignmentRoute = apiRoute({
-  method: "post", path: "/policy-assignments/{id}/run", operationId: "runPolicyAssignment", tag, ability: "policycompliance.write",
+  method: "post",
+  path: "/policy-assignments/{id}/run",
+  operationId: "runPolicyAssignment",
+  tag,
+  ability: "policycompliance.write",
   summary: "Evaluate an assignment now",
   description: "As POST /policies/{id}/run, for one assignment (evaluated even when disabled: it was asked for).",
   request: { params: IdParams, query: z.object({ wait: WaitSeconds }) },
@@ -58,31 +81,52 @@ export const runAssignmentRoute = apiRoute({
 });
 
 export const listResultsRoute = apiRoute({
-  method: "get", path: "/policy-compliance", operationId: "listComplianceResults", tag, ability: "policycompliance.read",
+  method: "get",
+  path: "/policy-compliance",
+  operationId: "listComplianceResults",
+  tag,
+  ability: "policycompliance.read",
   summary: "List compliance results",
-  description: "Every evaluation stored: one per assignment, device and configuration version (and policy revision). filter[latest]=true gives each device's current state per assignment.",
+  description:
+    "Every evaluation stored: one per assignment, device and configuration version (and policy revision). filter[latest]=true gives each device's current state per assignment.",
   request: { query: listQuerySchema(resultListSpec) },
   responses: { 200: jsonResponse(listEnvelopeSchema(ComplianceResult), "A page of results") },
 });
 
 export const trendsRoute = apiRoute({
-  method: "get", path: "/policy-compliance/trends", operationId: "complianceTrends", tag, ability: "policycompliance.read",
+  method: "get",
+  path: "/policy-compliance/trends",
+  operationId: "complianceTrends",
+  tag,
+  ability: "policycompliance.read",
   summary: "Compliance over time",
-  description: "Per day or week, the share of compliant devices and the failing rules, computed from the results' history: what the fleet looked like at each period's end.",
+  description:
+    "Per day or week, the share of compliant devices and the failing rules, computed from the results' history: what the fleet looked like at each period's end.",
   request: { query: TrendsQuery },
   responses: { 200: jsonResponse(z.object({ data: Trends }), "One entry per period, oldest first") },
 });
 
 export const getResultRoute = apiRoute({
-  method: "get", path: "/policy-compliance/{id}", operationId: "getComplianceResult", tag, ability: "policycompliance.read",
+  method: "get",
+  path: "/policy-compliance/{id}",
+  operationId: "getComplianceResult",
+  tag,
+  ability: "policycompliance.read",
   summary: "Show a compliance result",
-  description: "One device's result against one policy, with every rule's evidence and remediation; a device outside your scope answers 404.",
+  description:
+    "One device's result against one policy, with every rule's evidence and remediation; a device outside your scope answers 404.",
   request: { params: IdParams },
-  responses: { 200: jsonResponse(z.object({ data: ComplianceResult }), "The result, with every rule's evidence and remediation") },
+  responses: {
+    200: jsonResponse(z.object({ data: ComplianceResult }), "The result, with every rule's evidence and remediation"),
+  },
 });
 
 export const deviceComplianceRoute = apiRoute({
-  method: "get", path: "/devices/{id}/compliance", operationId: "getDeviceCompliance", tag, ability: "policycompliance.read",
+  method: "get",
+  path: "/devices/{id}/compliance",
+  operationId: "getDeviceCompliance",
+  tag,
+  ability: "policycompliance.read",
   summary: "A device's current compliance",
   description: "Each assignment covering the device (or that evaluated it before) with its newest result.",
   request: { params: IdParams },
@@ -90,14 +134,21 @@ export const deviceComplianceRoute = apiRoute({
 });
 
 export const exportResultsRoute = apiRoute({
-  method: "get", path: "/policy-compliance/export", operationId: "exportComplianceResults", tag, ability: "policycompliance.read",
+  method: "get",
+  path: "/policy-compliance/export",
+  operationId: "exportComplianceResults",
+  tag,
+  ability: "policycompliance.read",
   summary: "Export compliance results",
   description:
     "The results the filters select (those of GET /api/v1/policy-compliance), in id order, streamed. CSV: one row per result, the failed rules' descriptions " +
-    "joined with \" | \" in failed_rules; JSON: an array of the list's records (fields= trims them).",
+    'joined with " | " in failed_rules; JSON: an array of the list\'s records (fields= trims them).',
   request: {
     query: listQuerySchema(resultListSpec).extend({
-      format: z.enum(EXPORT_FORMATS, { error: `must be one of: ${EXPORT_FORMATS.join(", ")}` }).optional().openapi({ description: "csv (default) or json", example: "csv" }),
+      format: z
+        .enum(EXPORT_FORMATS, { error: `must be one of: ${EXPORT_FORMATS.join(", ")}` })
+        .optional()
+        .openapi({ description: "csv (default) or json", example: "csv" }),
     }),
   },
   responses: {

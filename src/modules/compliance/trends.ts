@@ -10,14 +10,41 @@ const MAX_PERIODS = 400;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 export const TrendsQuery = z.object({
-  policy_id: z.coerce.number({ error: "must be a policy id" }).int("must be a whole number").positive("must be a positive id").optional()
-    .openapi({ description: "Only this policy's results (left out: every policy; a device counts as compliant when all its current results are)", example: 1 }),
-  from: z.string().regex(DATE, "must be a date such as 2026-06-01").optional().openapi({ description: "First day (UTC); default: 29 days (day) or 11 weeks (week) before `to`", example: "2026-05-01" }),
-  to: z.string().regex(DATE, "must be a date such as 2026-06-30").optional().openapi({ description: "Last day (UTC), included; default today", example: "2026-05-31" }),
-  group_by: z.enum(["day", "week"], { error: "must be day or week" }).optional().openapi({ description: "Period length (default day); weeks are 7 days from `from`", example: "day" }),
+  policy_id: z.coerce
+    .number({ error: "must be a policy id" })
+    .int("must be a whole number")
+    .positive("must be a positive id")
+    .optional()
+    .openapi({
+      description:
+        "Only this policy's results (left out: every policy; a device counts as compliant when all its current results are)",
+      example: 1,
+    }),
+  from: z
+    .string()
+    .regex(DATE, "must be a date such as 2026-06-01")
+    .optional()
+    .openapi({
+      description: "First day (UTC); default: 29 days (day) or 11 weeks (week) before `to`",
+      example: "2026-05-01",
+    }),
+  to: z
+    .string()
+    .regex(DATE, "must be a date such as 2026-06-30")
+    .optional()
+    .openapi({ description: "Last day (UTC), included; default today", example: "2026-05-31" }),
+  group_by: z
+    .enum(["day", "week"], { error: "must be day or week" })
+    .optional()
+    .openapi({ description: "Period length (default day); weeks are 7 days from `from`", example: "day" }),
 });
 
-const FailingRule = z.object({ policy_id: z.number().int(), rule: z.number().int(), description: z.string(), devices: z.number().int() });
+const FailingRule = z.object({
+  policy_id: z.number().int(),
+  rule: z.number().int(),
+  description: z.string(),
+  devices: z.number().int(),
+});
 
 const Period = z.object({
   period_start: z.string(),
@@ -26,12 +53,25 @@ const Period = z.object({
   compliant: z.number().int(),
   not_compliant: z.number().int(),
   not_evaluated: z.number().int(),
-  compliant_percent: z.number().nullable().openapi({ description: "compliant / (compliant + not_compliant) x 100, one decimal; null when none was evaluated" }),
-  failing_rules: z.array(FailingRule).openapi({ description: "Rules failing on at least one device at the period's end, most devices first" }),
+  compliant_percent: z
+    .number()
+    .nullable()
+    .openapi({
+      description: "compliant / (compliant + not_compliant) x 100, one decimal; null when none was evaluated",
+    }),
+  failing_rules: z
+    .array(FailingRule)
+    .openapi({ description: "Rules failing on at least one device at the period's end, most devices first" }),
 });
 
 export const Trends = z
-  .object({ policy_id: z.number().int().nullable(), group_by: z.enum(["day", "week"]), from: z.string(), to: z.string(), periods: z.array(Period) })
+  .object({
+    policy_id: z.number().int().nullable(),
+    group_by: z.enum(["day", "week"]),
+    from: z.string(),
+    to: z.string(),
+    periods: z.array(Period),
+  })
   .openapi("ComplianceTrends");
 
 type TrendsOut = z.infer<typeof Trends>;
@@ -40,58 +80,91 @@ type TrendsOut = z.infer<typeof Trends>;
  * The fleet's compliance per period, from history: at each period's end, every (assignment, device) pair's
  * newest result before then; a device is compliant when all of its are, not compliant when any is not.
  */
-export async function complianceTrends(db: DbOrTx, scope: DeviceScope, query: z.infer<typeof TrendsQuery>, now: Date): Promise<TrendsOut> {
+export async function complianceTrends(
+  db: DbOrTx,
+  scope: DeviceScope,
+  query: z.infer<typeof TrendsQuery>,
+  now: Date,
+): Promise<TrendsOut> {
   const groupBy = query.group_by ?? "day";
   const step = groupBy === "day" ? DAY : 7 * DAY;
   const to = query.to ? Date.parse(query.to) : Math.floor(now.getTime() / DAY) * DAY;
   const from = query.from ? Date.parse(query.from) : to - (groupBy === "day" ? 29 : 77) * DAY;
-  if (Number.isNaN(to) || Number.isNaN(from)) throw ApiError.validation({ [Number.isNaN(to) ? "to" : "from"]: ["must be a real date"] });
+  if (Number.isNaN(to) || Number.isNaN(from))
+    throw ApiError.validation({ [Number.isNaN(to) ? "to" : "from"]: ["must be a real date"] });
   if (from > to) throw ApiError.validation({ from: ["from must not be after to"] });
   const count = Math.floor((to - from) / step) + 1;
-  if (count > MAX_PERIODS) throw ApiError.validation({ from: [`from and to span ${count} periods; at most ${MAX_PERIODS} (use group_by=week for long spans)`] });
+  if (count > MAX_PERIODS)
+    throw ApiError.validation({
+      from: [`from and to span ${count} periods; at most ${MAX_PERIODS} (use group_by=week for long spans)`],
+    });
 
   const periods: TrendsOut["periods"] = [];
   for (let start = from; start <= to; start += step) {
     const end = Math.min(start + step, to + DAY);
     const rows = await db
       .select({
-        deviceId: complianceResults.deviceId, policyId: complianceResults.policyId, status: complianceResults.status,
+        deviceId: complianceResults.deviceId,
+        policyId: complianceResults.policyId,
+        status: complianceResults.status,
         failed: sql<string>`(select json_group_array(json_array(json_extract(value, '$.index'), json_extract(value, '$.description')))
           from json_each(${complianceResults.rules}) where json_extract(value, '$.passed') = 0)`,
       })
       .from(complianceResults)
       .innerJoin(devices, eq(devices.id, complianceResults.deviceId))
-      .where(and(
-        deviceScopeCondition(scope),
-        query.policy_id ? eq(complianceResults.policyId, query.policy_id) : undefined,
-        sql`${complianceResults.evaluatedAt} < ${end}`,
-        sql`${complianceResults.id} = (select r2.id from ${complianceResults} r2
+      .where(
+        and(
+          deviceScopeCondition(scope),
+          query.policy_id ? eq(complianceResults.policyId, query.policy_id) : undefined,
+          sql`${complianceResults.evaluatedAt} < ${end}`,
+          sql`${complianceResults.id} = (select r2.id from ${complianceResults} r2
           where r2.assignment_id = ${complianceResults.assignmentId} and r2.device_id = ${complianceResults.deviceId} and r2.evaluated_at < ${end}
           order by r2.evaluated_at desc, r2.id desc limit 1)`,
-      ));
+        ),
+      );
     const byDevice = new Map<number, ComplianceStatus[]>();
     const failing = new Map<string, { policy_id: number; rule: number; description: string; devices: Set<number> }>();
     for (const r of rows) {
       byDevice.set(r.deviceId, [...(byDevice.get(r.deviceId) ?? []), r.status]);
       for (const [index, description] of JSON.parse(r.failed) as [number, string][]) {
         const key = `${r.policyId}:${index}`;
-        const entry = failing.get(key) ?? { policy_id: r.policyId, rule: index, description, devices: new Set<number>() };
+        const entry = failing.get(key) ?? {
+          policy_id: r.policyId,
+          rule: index,
+          description,
+          devices: new Set<number>(),
+        };
         entry.devices.add(r.deviceId);
         failing.set(key, entry);
       }
     }
     const tally = { compliant: 0, not_compliant: 0, not_evaluated: 0 };
     for (const statuses of byDevice.values()) {
-      tally[statuses.includes("not_compliant") ? "not_compliant" : statuses.every((s) => s === "compliant") ? "compliant" : "not_evaluated"]++;
+      tally[
+        statuses.includes("not_compliant")
+          ? "not_compliant"
+          : statuses.every((s) => s === "compliant")
+            ? "compliant"
+            : "not_evaluated"
+      ]++;
     }
     const judged = tally.compliant + tally.not_compliant;
     periods.push({
-      period_start: new Date(start).toISOString(), period_end: new Date(end).toISOString(), devices: byDevice.size, ...tally,
+      period_start: new Date(start).toISOString(),
+      period_end: new Date(end).toISOString(),
+      devices: byDevice.size,
+      ...tally,
       compliant_percent: judged ? Math.round((tally.compliant / judged) * 1000) / 10 : null,
       failing_rules: [...failing.values()]
         .map((f) => ({ policy_id: f.policy_id, rule: f.rule, description: f.description, devices: f.devices.size }))
         .sort((a, b) => b.devices - a.devices || a.policy_id - b.policy_id || a.rule - b.rule),
     });
   }
-  return { policy_id: query.policy_id ?? null, group_by: groupBy, from: new Date(from).toISOString().slice(0, 10), to: new Date(to).toISOString().slice(0, 10), periods };
+  return {
+    policy_id: query.policy_id ?? null,
+    group_by: groupBy,
+    from: new Date(from).toISOString().slice(0, 10),
+    to: new Date(to).toISOString().slice(0, 10),
+    periods,
+  };
 }

@@ -14,7 +14,8 @@ export type BlobEncoding = typeof configBlobs.$inferSelect.encoding;
 export const isWhole = (encoding: string) => encoding === "gzip" || encoding === "deflate";
 export const isDelta = (encoding: string) => encoding === "delta" || encoding === "deflate-delta";
 /** The encoding maintenance rewrites a download's encoding to. */
-export const recompressed = (encoding: "gzip" | "delta"): BlobEncoding => (encoding === "gzip" ? "deflate" : "deflate-delta");
+export const recompressed = (encoding: "gzip" | "delta"): BlobEncoding =>
+  encoding === "gzip" ? "deflate" : "deflate-delta";
 
 /**
  * Dictionaries by content hash: never changed once written, so a cached one is never stale, whatever database
@@ -28,7 +29,10 @@ const MAX_CACHED = 64;
 export async function loadDictionaries(db: DbOrTx, hashes: Iterable<string>): Promise<void> {
   const missing = [...new Set(hashes)].filter((h) => !dictionaries.has(h));
   if (!missing.length) return;
-  const rows = await db.select({ hash: configDictionaries.hash, content: configDictionaries.content }).from(configDictionaries).where(inArray(configDictionaries.hash, missing));
+  const rows = await db
+    .select({ hash: configDictionaries.hash, content: configDictionaries.content })
+    .from(configDictionaries)
+    .where(inArray(configDictionaries.hash, missing));
   for (const row of rows) {
     if (dictionaries.size >= MAX_CACHED) dictionaries.delete(dictionaries.keys().next().value!);
     dictionaries.set(row.hash, new Uint8Array(row.content));
@@ -39,7 +43,13 @@ export async function loadDictionaries(db: DbOrTx, hashes: Iterable<string>): Pr
  * The text (or delta script) a blob's content holds. A dictionary must have been loaded (loadDictionaries);
  * a missing one is an error, never a wrong text.
  */
-export function decodeContent(row: { hash: string; encoding: string; content: Uint8Array; dictionary: string | null; size?: number }): Promise<string> {
+export function decodeContent(row: {
+  hash: string;
+  encoding: string;
+  content: Uint8Array;
+  dictionary: string | null;
+  size?: number;
+}): Promise<string> {
   // A whole text's stored size is its own; a delta's is the text it rebuilds, not the script.
   const size = row.encoding === "gzip" || row.encoding === "deflate" ? row.size : undefined;
   if (row.encoding === "gzip" || row.encoding === "delta") return gunzipText(row.content, size);
@@ -56,6 +66,7 @@ export function cachedDictionary(blobHash: string, hash: string): Uint8Array {
 /** Compresses a text or script the way maintenance stores it, checking that it inflates back to the same. */
 export async function encodeContent(text: string, dictionary: Uint8Array): Promise<Uint8Array> {
   const bytes = deflateBytes(new TextEncoder().encode(text), dictionary);
-  if ((await inflateText(bytes, dictionary)) !== text) throw new Error("recompressed content does not inflate back to its text");
+  if ((await inflateText(bytes, dictionary)) !== text)
+    throw new Error("recompressed content does not inflate back to its text");
   return bytes;
 }

@@ -25,8 +25,20 @@ function referenceDecode(script: string, base: string): string {
 describe("line deltas", () => {
   const rnd = mulberry32(5);
   const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
-  const vocabulary = ["interface Gi0/1", " description uplink", " shutdown", "!", "", " ip address 10.0.0.1 255.255.255.0", "end", "=3 4", "+2", "ünïcode ✓"];
-  const text = () => Array.from({ length: Math.floor(rnd() * 12) }, () => pick(vocabulary)).join("\n") + pick(["", "\n", "\n\n"]);
+  const vocabulary = [
+    "interface Gi0/1",
+    " description uplink",
+    " shutdown",
+    "!",
+    "",
+    " ip address 10.0.0.1 255.255.255.0",
+    "end",
+    "=3 4",
+    "+2",
+    "ünïcode ✓",
+  ];
+  const text = () =>
+    Array.from({ length: Math.floor(rnd() * 12) }, () => pick(vocabulary)).join("\n") + pick(["", "\n", "\n\n"]);
   const edit = (t: string) => {
     const lines = t.split("\n");
     for (let e = Math.floor(rnd() * 4); e > 0; e--) {
@@ -45,7 +57,13 @@ describe("line deltas", () => {
       expect(decodeLineDelta(script, base)).toBe(target);
       expect(referenceDecode(script, base)).toBe(target);
     }
-    for (const [target, base] of [["", ""], ["", "a\nb"], ["a\nb", ""], ["\n", "\n"], ["x", "x\n"]] as const) {
+    for (const [target, base] of [
+      ["", ""],
+      ["", "a\nb"],
+      ["a\nb", ""],
+      ["\n", "\n"],
+      ["x", "x\n"],
+    ] as const) {
       expect(decodeLineDelta(encodeLineDelta(target, base), base)).toBe(target);
     }
   });
@@ -62,7 +80,8 @@ describe("line deltas", () => {
         expect(older.length).toBe(versions[v]!.length);
         expect(older.lineCount).toBe(versions[v]!.split("\n").length);
         // Its own lines are the lines the newer text lacks, or repeats fewer times.
-        for (const line of own.toString() ? own.toString().split("\n") : []) expect(versions[v]!.split("\n")).toContain(line);
+        for (const line of own.toString() ? own.toString().split("\n") : [])
+          expect(versions[v]!.split("\n")).toContain(line);
         runs = older;
       }
     }

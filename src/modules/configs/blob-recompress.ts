@@ -35,7 +35,8 @@ export type RecompressReport = { dictionariesAdded: number; textsRecompressed: n
 
 const asContent = (bytes: Uint8Array) => bytes as unknown as Buffer;
 /** The command a blob is a version of (the first by name, in the rare case two commands printed the same text). */
-const commandOf = (blobHash: SQL | SQLiteColumn) => sql<string | null>`(select min(${configs.command}) from ${configs} where ${configs.blobHash} = ${blobHash})`;
+const commandOf = (blobHash: SQL | SQLiteColumn) =>
+  sql<string | null>`(select min(${configs.command}) from ${configs} where ${configs.blobHash} = ${blobHash})`;
 
 /** The `count` texts at even steps through the command's whole texts (hash order: as good as random). */
 async function spreadTexts(db: DbOrTx, command: string, count: number, skip = 0): Promise<string[]> {
@@ -63,7 +64,10 @@ export function chooseDictionary(candidates: readonly string[], sample: readonly
   let best: { bytes: number; dictionary: Uint8Array } | undefined;
   for (const candidate of candidates) {
     const dictionary = tail(candidate);
-    const bytes = sample.reduce((n, text) => n + (text === candidate ? 0 : deflateBytes(encoder.encode(text), dictionary).length), 0);
+    const bytes = sample.reduce(
+      (n, text) => n + (text === candidate ? 0 : deflateBytes(encoder.encode(text), dictionary).length),
+      0,
+    );
     if (!best || bytes < best.bytes) best = { bytes, dictionary };
   }
   return best!.dictionary;
@@ -76,7 +80,10 @@ async function addDictionaries(db: Db, now: Date): Promise<number> {
     where b.encoding in ('gzip', 'deflate') and ${configs.command} not in (select ${configDictionaries.command} from ${configDictionaries})
     group by ${configs.command} having count(distinct b.hash) >= ${MIN_DICTIONARY_TEXTS}`);
   for (const { command } of commands) {
-    const dictionary = chooseDictionary(await spreadTexts(db, command, CANDIDATES), await spreadTexts(db, command, SAMPLE, 1));
+    const dictionary = chooseDictionary(
+      await spreadTexts(db, command, CANDIDATES),
+      await spreadTexts(db, command, SAMPLE, 1),
+    );
     const hash = await sha256Hex(new TextDecoder().decode(dictionary));
     await db.insert(configDictionaries).values({ command, hash, content: asContent(dictionary), createdAt: now });
   }
@@ -84,8 +91,15 @@ async function addDictionaries(db: Db, now: Date): Promise<number> {
 }
 
 type Pending = {
-  hash: string; encoding: "gzip" | "delta"; base_id: number | null; base_hash: string | null; content: ArrayBuffer; size: number; created_at: number;
-  dictionaryId: number; dictionary: string;
+  hash: string;
+  encoding: "gzip" | "delta";
+  base_id: number | null;
+  base_hash: string | null;
+  content: ArrayBuffer;
+  size: number;
+  created_at: number;
+  dictionaryId: number;
+  dictionary: string;
 };
 
 /**
@@ -102,20 +116,26 @@ async function recompressDevices(db: Db, deviceIds: readonly number[]): Promise<
       from ${configs} c join ${configBlobs} b on b.hash = c.blob_hash join ${configDictionaries} d on d.command = ${commandOf(sql`b.hash`)}
       where c.device_id in (select value from json_each(${JSON.stringify(deviceIds)})) and b.encoding in ('gzip', 'delta')
       order by c.device_id, c.command, c.version desc`);
-    await loadDictionaries(tx, rows.map((r) => r.dictionary));
+    await loadDictionaries(
+      tx,
+      rows.map((r) => r.dictionary),
+    );
     const written = new Set<string>();
     for (const row of rows) {
       if (written.has(row.hash)) continue;
       const content = new Uint8Array(row.content);
       const text = await gunzipText(content);
       // A whole text must be the one its address names: recompressing must not carry a corrupt text forward.
-      if (row.encoding === "gzip" && (await sha256Hex(text)) !== row.hash) throw new Error(`config blob ${row.hash} is corrupt: its text has another hash`);
+      if (row.encoding === "gzip" && (await sha256Hex(text)) !== row.hash)
+        throw new Error(`config blob ${row.hash} is corrupt: its text has another hash`);
       const bytes = await encodeContent(text, cachedDictionary(row.hash, row.dictionary));
       if (bytes.length >= content.length) continue;
       // A delta from before base ids names its base by id from now on. (The id is read back now: writing this
       // batch's rows anew gives some of them one.)
       const baseId = row.base_hash ? await baseIdOf(tx, row.base_hash) : row.base_id;
-      const [{ id } = { id: null }] = await tx.all<{ id: number | null }>(sql`select id from ${configBlobs} where hash = ${row.hash}`);
+      const [{ id } = { id: null }] = await tx.all<{ id: number | null }>(
+        sql`select id from ${configBlobs} where hash = ${row.hash}`,
+      );
       await tx.run(sql`insert or replace into ${configBlobs} (hash, encoding, id, base_id, base_hash, dictionary_id, content, size, created_at)
         values (${row.hash}, ${recompressed(row.encoding)}, ${id}, ${baseId}, null, ${row.dictionaryId}, ${asContent(bytes)}, ${row.size}, ${row.created_at})`);
       written.add(row.hash);
@@ -124,7 +144,11 @@ async function recompressDevices(db: Db, deviceIds: readonly number[]): Promise<
   });
 }
 
-export async function recompressConfigTexts(db: Db, now: Date, progress?: MaintenanceProgress): Promise<RecompressReport> {
+export async function recompressConfigTexts(
+  db: Db,
+  now: Date,
+  progress?: MaintenanceProgress,
+): Promise<RecompressReport> {
   const dictionariesAdded = await addDictionaries(db, now);
   let textsRecompressed = 0;
   let reported = 0;
@@ -135,7 +159,10 @@ export async function recompressConfigTexts(db: Db, now: Date, progress?: Mainte
       where c.device_id > ${after} and b.encoding in ('gzip', 'delta') and c.command in (select ${configDictionaries.command} from ${configDictionaries})
       order by c.device_id limit ${DEVICES_PER_BATCH}`);
     if (!batch.length) break;
-    textsRecompressed += await recompressDevices(db, batch.map((d) => Number(d.id)));
+    textsRecompressed += await recompressDevices(
+      db,
+      batch.map((d) => Number(d.id)),
+    );
     after = Number(batch.at(-1)!.id);
     if (progress && textsRecompressed - reported >= PROGRESS_EVERY_TEXTS) {
       progress(`storage: recompressed ${textsRecompressed} texts so far`);
@@ -143,9 +170,17 @@ export async function recompressConfigTexts(db: Db, now: Date, progress?: Mainte
     }
   }
   // A dictionary goes once no text uses it and its command is gone (the key on dictionary_id guards the rest).
-  await db.delete(configDictionaries).where(and(
-    notInArray(configDictionaries.command, db.selectDistinct({ command: configs.command }).from(configs)),
-    notInArray(configDictionaries.id, db.select({ id: sql`${configBlobs.dictionaryId}` }).from(configBlobs).where(sql`${configBlobs.dictionaryId} is not null`)),
-  ));
+  await db.delete(configDictionaries).where(
+    and(
+      notInArray(configDictionaries.command, db.selectDistinct({ command: configs.command }).from(configs)),
+      notInArray(
+        configDictionaries.id,
+        db
+          .select({ id: sql`${configBlobs.dictionaryId}` })
+          .from(configBlobs)
+          .where(sql`${configBlobs.dictionaryId} is not null`),
+      ),
+    ),
+  );
   return { dictionariesAdded, textsRecompressed };
 }

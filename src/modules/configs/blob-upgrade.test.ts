@@ -1,4 +1,3 @@
-
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
@@ -16,8 +15,18 @@ const DEVICES = MIN_DICTIONARY_TEXTS + 2;
 
 /** Two versions per device: a templated configuration, then one port moved to another VLAN. */
 const versionsOf = (d: number) => {
-  const first = ["!", `hostname upgrade-${d}`, ...Array.from({ length: 40 }, (_, i) => [`interface GigabitEthernet1/0/${i + 1}`,
-    ` description desk ${(d * 37 + i * 11) % 900}`, ` switchport access vlan ${10 + ((d + i) % 7)}`, "!"]).flat(), "end", ""].join("\n");
+  const first = [
+    "!",
+    `hostname upgrade-${d}`,
+    ...Array.from({ length: 40 }, (_, i) => [
+      `interface GigabitEthernet1/0/${i + 1}`,
+      ` description desk ${(d * 37 + i * 11) % 900}`,
+      ` switchport access vlan ${10 + ((d + i) % 7)}`,
+      "!",
+    ]).flat(),
+    "end",
+    "",
+  ].join("\n");
   return [first, first.replace(" switchport access vlan", " switchport access vlan 99\n switchport voice vlan")];
 };
 
@@ -30,20 +39,30 @@ async function storeAsReleased(url: string) {
   const client = createClient({ url });
   const at = day(1).getTime();
   for (let d = 0; d < DEVICES; d++) {
-    const { rows: [device] } = await client.execute({
+    const {
+      rows: [device],
+    } = await client.execute({
       sql: "insert into devices (name, name_key, ip, created_at, updated_at) values (?, ?, ?, ?, ?) returning id",
       args: [`upgrade-${d}`, `upgrade-${d}`, `192.0.2.${d + 1}`, at, at],
     });
     const deviceId = Number(device!.id);
     const [v1, v2] = versionsOf(d) as [string, string];
     const [h1, h2] = [await sha256Hex(v1), await sha256Hex(v2)];
-    await client.execute({ sql: "insert into config_blobs (hash, encoding, content, size, created_at) values (?, 'gzip', ?, ?, ?)", args: [h2, await gzipText(v2), v2.length, at] });
+    await client.execute({
+      sql: "insert into config_blobs (hash, encoding, content, size, created_at) values (?, 'gzip', ?, ?, ?)",
+      args: [h2, await gzipText(v2), v2.length, at],
+    });
     await client.execute({
       sql: "insert into config_blobs (hash, encoding, base_hash, content, size, created_at) values (?, 'delta', ?, ?, ?, ?)",
       args: [h1, h2, await gzipText(encodeLineDelta(v1, v2)), v1.length, at],
     });
-    for (const [i, [hash, text]] of [[h1, v1], [h2, v2]].entries()) {
-      const { rows: [config] } = await client.execute({
+    for (const [i, [hash, text]] of [
+      [h1, v1],
+      [h2, v2],
+    ].entries()) {
+      const {
+        rows: [config],
+      } = await client.execute({
         sql: `insert into configs (device_id, command, version, blob_hash, significant_hash, lines, size, first_seen_at, last_seen_at, seen_count)
               values (?, ?, ?, ?, ?, ?, ?, ?, ?, 1) returning id`,
         args: [deviceId, RUNNING, i + 1, hash!, i ? hash! : "", text!.split("\n").length - 1, text!.length, at, at],
@@ -63,13 +82,20 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const content = async (id: number) => (await t.request(`/api/v1/configs/${id}/content`, { token })).text();
-const rows = () => t.db.select({ encoding: configBlobs.encoding, baseHash: configBlobs.baseHash, baseId: configBlobs.baseId }).from(configBlobs);
+const rows = () =>
+  t.db
+    .select({ encoding: configBlobs.encoding, baseHash: configBlobs.baseHash, baseId: configBlobs.baseId })
+    .from(configBlobs);
 
 describe("a database whose deltas name their base by hash", () => {
   it("reads every version back, and a new download makes a delta by base id beside them", async () => {
     for (const v of versions) expect(await content(v.id)).toBe(v.text);
     const last = versions.at(-1)!;
-    const next = await storeVersion(t, { deviceId: last.deviceId, text: last.text.replace("end\n", "banner motd ^v3^\nend\n"), at: day(2) });
+    const next = await storeVersion(t, {
+      deviceId: last.deviceId,
+      text: last.text.replace("end\n", "banner motd ^v3^\nend\n"),
+      at: day(2),
+    });
     expect(await content(next.configId)).toContain("banner motd ^v3^");
     for (const v of versions) expect(await content(v.id)).toBe(v.text);
     const deltas = (await rows()).filter((r) => r.encoding === "delta");

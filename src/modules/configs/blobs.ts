@@ -42,14 +42,23 @@ export async function blobBase(db: DbOrTx, hash: string): Promise<string | null>
 
 /** The id of this blob, given now if it has none (it is about to become a base). */
 export async function baseIdOf(tx: DbOrTx, hash: string): Promise<number> {
-  await tx.run(sql`update ${configBlobs} set id = (select coalesce(max(id), 0) + 1 from ${configBlobs}) where hash = ${hash} and id is null`);
+  await tx.run(
+    sql`update ${configBlobs} set id = (select coalesce(max(id), 0) + 1 from ${configBlobs}) where hash = ${hash} and id is null`,
+  );
   const [row] = await tx.select({ id: configBlobs.id }).from(configBlobs).where(eq(configBlobs.hash, hash));
   if (row?.id == null) throw new Error(`config blob ${hash} is missing`);
   return row.id;
 }
 
 /** `dictionary`: the hash of its content's preset dictionary (blob-codec.ts). */
-type StoredBlob = { hash: string; encoding: string; baseHash: string | null; dictionary: string | null; content: Uint8Array; size: number };
+type StoredBlob = {
+  hash: string;
+  encoding: string;
+  baseHash: string | null;
+  dictionary: string | null;
+  content: Uint8Array;
+  size: number;
+};
 
 /**
  * The rows of these blobs and of every blob their deltas rebuild from, down to a whole text or one in `have`.
@@ -57,7 +66,11 @@ type StoredBlob = { hash: string; encoding: string; baseHash: string | null; dic
  * JSON arrays, so any number fits in one statement. (Written as a subquery: a statement starting with WITH
  * would count as a write in write-turns.ts.)
  */
-async function blobChains(db: DbOrTx, hashes: readonly string[], have: ReadonlySet<string>): Promise<Map<string, StoredBlob>> {
+async function blobChains(
+  db: DbOrTx,
+  hashes: readonly string[],
+  have: ReadonlySet<string>,
+): Promise<Map<string, StoredBlob>> {
   const wanting = hashes.filter((h) => !have.has(h));
   if (!wanting.length) return new Map();
   const wanted = JSON.stringify(wanting);
@@ -78,9 +91,19 @@ async function blobChains(db: DbOrTx, hashes: readonly string[], have: ReadonlyS
   const blobs = new Map<string, StoredBlob>();
   for (const { meta, content } of rows) {
     const [hash, encoding, size, baseHash, dictionary] = meta.split(" ") as [string, string, string, string, string];
-    blobs.set(hash, { hash, encoding, baseHash: baseHash || null, dictionary: dictionary || null, content: new Uint8Array(content), size: Number(size) });
+    blobs.set(hash, {
+      hash,
+      encoding,
+      baseHash: baseHash || null,
+      dictionary: dictionary || null,
+      content: new Uint8Array(content),
+      size: Number(size),
+    });
   }
-  await loadDictionaries(db, [...blobs.values()].flatMap((b) => (b.dictionary ? [b.dictionary] : [])));
+  await loadDictionaries(
+    db,
+    [...blobs.values()].flatMap((b) => (b.dictionary ? [b.dictionary] : [])),
+  );
   return blobs;
 }
 
@@ -91,8 +114,11 @@ async function blobChains(db: DbOrTx, hashes: readonly string[], have: ReadonlyS
  * (its version was deleted); a chain that does not lead to a text throws.
  */
 async function resolveChains<T>(
-  db: DbOrTx, hashes: readonly string[], known: ReadonlyMap<string, T>,
-  whole: (text: string) => T, apply: (script: string, base: T, row: StoredBlob) => T,
+  db: DbOrTx,
+  hashes: readonly string[],
+  known: ReadonlyMap<string, T>,
+  whole: (text: string) => T,
+  apply: (script: string, base: T, row: StoredBlob) => T,
 ): Promise<Map<string, T>> {
   const rows = await blobChains(db, hashes, new Set(known.keys()));
   const texts = new Map<string, T>();
@@ -109,7 +135,8 @@ async function resolveChains<T>(
         throw new Error(`config blob ${hash} has a broken delta chain: ${at} is missing`);
       }
       if (isWhole(row.encoding)) text = whole(await decodeContent(row));
-      else if (!isDelta(row.encoding) || !row.baseHash || path.length >= MAX_CHAIN * 2) throw new Error(`config blob ${hash} has a broken delta chain`);
+      else if (!isDelta(row.encoding) || !row.baseHash || path.length >= MAX_CHAIN * 2)
+        throw new Error(`config blob ${hash} has a broken delta chain`);
       else {
         path.push(row);
         at = row.baseHash;
@@ -137,7 +164,8 @@ async function resolveChains<T>(
  * texts the encoding.
  */
 function checkSize(row: StoredBlob, length: number, text: () => string) {
-  if (length !== row.size && new TextEncoder().encode(text()).length !== row.size) throw new Error(`config blob ${row.hash} is corrupt: it rebuilds to the wrong size`);
+  if (length !== row.size && new TextEncoder().encode(text()).length !== row.size)
+    throw new Error(`config blob ${row.hash} is corrupt: it rebuilds to the wrong size`);
 }
 
 /**
@@ -145,21 +173,41 @@ function checkSize(row: StoredBlob, length: number, text: () => string) {
  * own checksum (zlib's too) and a rebuilt text must have its stored size; reads do not hash the texts again: that would cost
  * more than the rebuild.)
  */
-export function readBlobs(db: DbOrTx, hashes: readonly string[], known: ReadonlyMap<string, string> = new Map()): Promise<Map<string, string>> {
-  return resolveChains(db, hashes, known, (text) => text, (script, base, row) => {
-    const text = decodeLineDelta(script, base);
-    checkSize(row, text.length, () => text);
-    return text;
-  });
+export function readBlobs(
+  db: DbOrTx,
+  hashes: readonly string[],
+  known: ReadonlyMap<string, string> = new Map(),
+): Promise<Map<string, string>> {
+  return resolveChains(
+    db,
+    hashes,
+    known,
+    (text) => text,
+    (script, base, row) => {
+      const text = decodeLineDelta(script, base);
+      checkSize(row, text.length, () => text);
+      return text;
+    },
+  );
 }
 
 /** The same as runs of lines (line-runs.ts): a version rebuilt from a delta copies no characters until asked. */
-export function readBlobRuns(db: DbOrTx, hashes: readonly string[], known: ReadonlyMap<string, RunText> = new Map()): Promise<Map<string, RunText>> {
-  return resolveChains(db, hashes, known, (text) => RunText.of(text), (script, base, row) => {
-    const { text } = applyLineDelta(script, base);
-    checkSize(row, text.length, () => text.toString());
-    return text;
-  });
+export function readBlobRuns(
+  db: DbOrTx,
+  hashes: readonly string[],
+  known: ReadonlyMap<string, RunText> = new Map(),
+): Promise<Map<string, RunText>> {
+  return resolveChains(
+    db,
+    hashes,
+    known,
+    (text) => RunText.of(text),
+    (script, base, row) => {
+      const { text } = applyLineDelta(script, base);
+      checkSize(row, text.length, () => text.toString());
+      return text;
+    },
+  );
 }
 
 /** The text of one stored blob, rebuilt through its deltas. */
@@ -175,14 +223,22 @@ export async function readBlob(db: DbOrTx, hash: string): Promise<string> {
  * not in `compressed` are compressed here.
  */
 export async function putWholeBlobs(
-  tx: DbOrTx, blobs: readonly { hash: string; text: string; size: number }[], now: Date, compressed: ReadonlyMap<string, Uint8Array> = new Map(),
+  tx: DbOrTx,
+  blobs: readonly { hash: string; text: string; size: number }[],
+  now: Date,
+  compressed: ReadonlyMap<string, Uint8Array> = new Map(),
 ): Promise<void> {
   const writing = [...new Map(blobs.map((b) => [b.hash, b])).values()];
   if (!writing.length) return;
-  const contents = await Promise.all(writing.map(async (b) => asContent(compressed.get(b.hash) ?? (await gzipText(b.text)))));
+  const contents = await Promise.all(
+    writing.map(async (b) => asContent(compressed.get(b.hash) ?? (await gzipText(b.text)))),
+  );
   // Written as SQL, not with drizzle's builder: it runs for every stored download (see storeConfigs).
   await tx.run(sql`insert into ${configBlobs} (hash, encoding, content, size, created_at)
-    values ${sql.join(writing.map((b, i) => sql`(${b.hash}, 'gzip', ${contents[i]!}, ${b.size}, ${now.getTime()})`), sql`, `)}
+    values ${sql.join(
+      writing.map((b, i) => sql`(${b.hash}, 'gzip', ${contents[i]!}, ${b.size}, ${now.getTime()})`),
+      sql`, `,
+    )}
     on conflict (hash) do update set encoding = 'gzip', base_id = null, base_hash = null, dictionary_id = null, content = excluded.content
     where ${configBlobs.baseId} is not null or ${configBlobs.baseHash} is not null`);
 }
@@ -196,7 +252,10 @@ async function deltaOf(text: string, base: string, limit: number): Promise<Uint8
 
 async function setDelta(tx: DbOrTx, hash: string, baseHash: string, delta: Uint8Array) {
   const baseId = await baseIdOf(tx, baseHash);
-  await tx.update(configBlobs).set({ encoding: "delta", baseId, baseHash: null, dictionaryId: null, content: asContent(delta) }).where(eq(configBlobs.hash, hash));
+  await tx
+    .update(configBlobs)
+    .set({ encoding: "delta", baseId, baseHash: null, dictionaryId: null, content: asContent(delta) })
+    .where(eq(configBlobs.hash, hash));
 }
 
 /** The longest chain of deltas that leads to this blob (0: nothing is a delta against it), by id or by hash. */
@@ -220,7 +279,11 @@ async function dependentHeight(db: DbOrTx, hash: string): Promise<number> {
  * against the next one. It stays as it is when it is already a delta (it is an older version elsewhere too) or
  * when the chains through it would grow past MAX_CHAIN (it starts a new chain).
  */
-export async function demoteBlob(tx: DbOrTx, previous: { hash: string; text: string }, next: { hash: string; text: string }): Promise<void> {
+export async function demoteBlob(
+  tx: DbOrTx,
+  previous: { hash: string; text: string },
+  next: { hash: string; text: string },
+): Promise<void> {
   if (previous.hash === next.hash) return;
   const [row] = await tx
     .select({ encoding: configBlobs.encoding, bytes: sql<number>`length(${configBlobs.content})` })
@@ -239,7 +302,9 @@ export async function demoteBlob(tx: DbOrTx, previous: { hash: string; text: str
 export async function deleteBlobs(tx: DbOrTx, hashes: readonly string[]): Promise<void> {
   const doomed = new Set(hashes);
   if (!doomed.size) return;
-  const parts = Array.from({ length: Math.ceil(doomed.size / CHUNK) }, (_, i) => [...doomed].slice(i * CHUNK, (i + 1) * CHUNK));
+  const parts = Array.from({ length: Math.ceil(doomed.size / CHUNK) }, (_, i) =>
+    [...doomed].slice(i * CHUNK, (i + 1) * CHUNK),
+  );
   const dependents: { hash: string; base: string }[] = [];
   for (const part of parts) {
     const hashes = JSON.stringify(part);
@@ -256,9 +321,14 @@ export async function deleteBlobs(tx: DbOrTx, hashes: readonly string[]): Promis
     const whole = await gzipText(text);
     const delta = ancestor ? await deltaOf(text, await readBlob(tx, ancestor), whole.length) : null;
     if (delta) await setDelta(tx, d.hash, ancestor!, delta);
-    else await tx.update(configBlobs).set({ encoding: "gzip", baseId: null, baseHash: null, dictionaryId: null, content: asContent(whole) }).where(eq(configBlobs.hash, d.hash));
+    else
+      await tx
+        .update(configBlobs)
+        .set({ encoding: "gzip", baseId: null, baseHash: null, dictionaryId: null, content: asContent(whole) })
+        .where(eq(configBlobs.hash, d.hash));
   }
   // Doomed blobs may be each other's bases, across statements: unlink them first so the foreign key holds.
-  for (const part of parts) await tx.update(configBlobs).set({ baseId: null, baseHash: null }).where(inArray(configBlobs.hash, part));
+  for (const part of parts)
+    await tx.update(configBlobs).set({ baseId: null, baseHash: null }).where(inArray(configBlobs.hash, part));
   for (const part of parts) await tx.delete(configBlobs).where(inArray(configBlobs.hash, part));
 }

@@ -16,15 +16,28 @@ export async function keepDiffsOfSuccessors(tx: DbOrTx, deletedIds: readonly num
   const deleted = new Set(deletedIds);
   for (let i = 0; i < deletedIds.length; i += 500) {
     const rows = await tx
-      .select({ changeId: configChanges.id, configId: configChanges.configId, command: configChanges.command, version: later.version,
-        blobHash: later.blobHash, previousVersion: configs.version, previousBlobHash: configs.blobHash })
+      .select({
+        changeId: configChanges.id,
+        configId: configChanges.configId,
+        command: configChanges.command,
+        version: later.version,
+        blobHash: later.blobHash,
+        previousVersion: configs.version,
+        previousBlobHash: configs.blobHash,
+      })
       .from(configChanges)
       .innerJoin(configs, eq(configs.id, configChanges.previousConfigId))
       .innerJoin(later, eq(later.id, configChanges.configId))
       .where(and(inArray(configChanges.previousConfigId, deletedIds.slice(i, i + 500)), isNull(configChanges.diff)));
     for (const r of rows) {
       if (deleted.has(r.configId)) continue;
-      const diff = changeDiff(await readBlob(tx, r.previousBlobHash), await readBlob(tx, r.blobHash), r.command, r.previousVersion, r.version);
+      const diff = changeDiff(
+        await readBlob(tx, r.previousBlobHash),
+        await readBlob(tx, r.blobHash),
+        r.command,
+        r.previousVersion,
+        r.version,
+      );
       await tx.update(configChanges).set({ diff: diff.text }).where(eq(configChanges.id, r.changeId));
     }
   }

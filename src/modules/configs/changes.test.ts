@@ -23,7 +23,9 @@ beforeAll(async () => {
   configIds.a2 = (await storeVersion(t, { deviceId: devA, text: a2, at: day(2), trigger: "download_now" })).configId;
   await storeVersion(t, { deviceId: devA, text: a2, at: day(3), trigger: "schedule" });
   configIds.a3 = (await storeVersion(t, { deviceId: devA, text: a3, at: day(4), trigger: "cli" })).configId;
-  configIds.b1 = (await storeVersion(t, { deviceId: devB, text: "hostname chg-b\n", at: day(5), trigger: "api" })).configId;
+  configIds.b1 = (
+    await storeVersion(t, { deviceId: devB, text: "hostname chg-b\n", at: day(5), trigger: "api" })
+  ).configId;
 });
 afterAll(() => t.close());
 
@@ -38,18 +40,37 @@ describe("config changes (v2)", () => {
     const all = await changes();
     expect(all.map((c) => c.config_id)).toEqual([configIds.b1, configIds.a3, configIds.a2, configIds.a1]);
     expect(all[2]).toEqual({
-      id: expect.any(Number), device_id: devA, device_name: "chg-dev-a", command: RUNNING, config_id: configIds.a2, version: 2,
-      previous_config_id: configIds.a1, previous_version: 1, lines_added: 2, lines_removed: 1, trigger: "download_now", changed_by: null, secrets_changed: false,
+      id: expect.any(Number),
+      device_id: devA,
+      device_name: "chg-dev-a",
+      command: RUNNING,
+      config_id: configIds.a2,
+      version: 2,
+      previous_config_id: configIds.a1,
+      previous_version: 1,
+      lines_added: 2,
+      lines_removed: 1,
+      trigger: "download_now",
+      changed_by: null,
+      secrets_changed: false,
       created_at: day(2).toISOString(),
     });
     expect(all[1]).toMatchObject({ version: 3, previous_version: 2, lines_added: 0, lines_removed: 3, trigger: "cli" });
-    expect(all[3]).toMatchObject({ version: 1, previous_config_id: null, lines_added: 4, lines_removed: 0, trigger: "schedule" });
+    expect(all[3]).toMatchObject({
+      version: 1,
+      previous_config_id: null,
+      lines_added: 4,
+      lines_removed: 0,
+      trigger: "schedule",
+    });
   });
 
   it("filters by device, tag, time range, trigger and command", async () => {
     expect((await changes(`?filter[device_id]=${devB}`)).map((c) => c.config_id)).toEqual([configIds.b1]);
     expect((await changes("?filter[device_tags]=Core")).map((c) => c.device_id)).toEqual([devA, devA, devA]);
-    expect((await changes("?filter[date_from]=2026-06-02&filter[date_to]=2026-06-04")).map((c) => c.config_id)).toEqual([configIds.a3, configIds.a2]);
+    expect((await changes("?filter[date_from]=2026-06-02&filter[date_to]=2026-06-04")).map((c) => c.config_id)).toEqual(
+      [configIds.a3, configIds.a2],
+    );
     expect((await changes("?filter[trigger]=api,cli")).map((c) => c.trigger)).toEqual(["api", "cli"]);
     expect(await changes("?filter[command]=show%20version")).toEqual([]);
     const bad = await t.call("/api/v2/config-changes?filter[trigger]=cron", { token: reader });
@@ -70,7 +91,10 @@ describe("config changes (v2)", () => {
   });
 
   it("renders each diff from the two versions' texts when asked: the unified diff of the one against the other", async () => {
-    for (const [id, from, to, v] of [[configIds.a2, a1, a2, 2], [configIds.a3, a2, a3, 3]] as const) {
+    for (const [id, from, to, v] of [
+      [configIds.a2, a1, a2, 2],
+      [configIds.a3, a2, a3, 3],
+    ] as const) {
       const res = await t.call(`/api/v2/config-changes/by-config/${id}`, { token: reader });
       expect(res.body.data.diff).toBe(unifiedDiff(from, to, `${RUNNING} v${v - 1}`, `${RUNNING} v${v}`).text);
     }
@@ -80,7 +104,16 @@ describe("config changes (v2)", () => {
     const first = await t.call(`/api/v2/config-changes/by-config/${configIds.a1}`, { token: reader });
     expect(first.body.data).toMatchObject({ version: 1, previous_config_id: null, lines_added: 4, lines_removed: 0 });
     expect(first.body.data.diff).toBe(
-      ["--- show running-config v0", "+++ show running-config v1", "@@ -0,0 +1,4 @@", ...a1.trimEnd().split("\n").map((l) => `+${l}`), ""].join("\n"),
+      [
+        "--- show running-config v0",
+        "+++ show running-config v1",
+        "@@ -0,0 +1,4 @@",
+        ...a1
+          .trimEnd()
+          .split("\n")
+          .map((l) => `+${l}`),
+        "",
+      ].join("\n"),
     );
   });
 

@@ -8,7 +8,14 @@ import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { ApiError } from "../../http/errors.ts";
 import { idFilter } from "../../http/filters.ts";
-import { listEnvelope, listEnvelopeSchema, listQuerySchema, parseListQuery, type ListQuery, type ListSpec } from "../../http/list.ts";
+import {
+  listEnvelope,
+  listEnvelopeSchema,
+  listQuerySchema,
+  parseListQuery,
+  type ListQuery,
+  type ListSpec,
+} from "../../http/list.ts";
 import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
 import { CHANGE_FIELDS, ConfigChange, ConfigChangeWithDiff, type ConfigChangeOut } from "./schemas.ts";
 import { deviceNameFilter, deviceTagFilter, timeBoundFilter } from "./service.ts";
@@ -32,12 +39,18 @@ export const changeListSpec: ListSpec = {
       describe: `What started the download: ${JOB_TRIGGERS.join(", ")}`,
       example: JOB_TRIGGERS[0],
       build: (v) => {
-        if (v.some((s) => !(JOB_TRIGGERS as readonly string[]).includes(s))) throw new ApiError(422, `filter[trigger] must be one of: ${JOB_TRIGGERS.join(", ")}`);
+        if (v.some((s) => !(JOB_TRIGGERS as readonly string[]).includes(s)))
+          throw new ApiError(422, `filter[trigger] must be one of: ${JOB_TRIGGERS.join(", ")}`);
         return inArray(configChanges.trigger, v as JobTrigger[]);
       },
     },
     date_from: timeBoundFilter(configChanges.createdAt, "date_from", "from", "Changes at or after this date or time"),
-    date_to: timeBoundFilter(configChanges.createdAt, "date_to", "to", "Changes at or before this time (a date includes its whole day, UTC)"),
+    date_to: timeBoundFilter(
+      configChanges.createdAt,
+      "date_to",
+      "to",
+      "Changes at or before this time (a date includes its whole day, UTC)",
+    ),
   },
   sorts: {
     id: configChanges.id,
@@ -54,8 +67,13 @@ export const changeListSpec: ListSpec = {
 const selectChanges = (db: DbOrTx) =>
   db
     .select({
-      change: configChanges, deviceName: devices.name, version: configs.version, blobHash: configs.blobHash, secretsChanged: configs.secretsChanged,
-      previousVersion: previous.version, previousBlobHash: previous.blobHash,
+      change: configChanges,
+      deviceName: devices.name,
+      version: configs.version,
+      blobHash: configs.blobHash,
+      secretsChanged: configs.secretsChanged,
+      previousVersion: previous.version,
+      previousBlobHash: previous.blobHash,
     })
     .from(configChanges)
     .innerJoin(devices, eq(devices.id, configChanges.deviceId))
@@ -67,9 +85,21 @@ type Selected = Awaited<ReturnType<ReturnType<typeof selectChanges>["where"]>>[n
 function serialize(r: Selected): ConfigChangeOut {
   const c = r.change;
   return {
-    id: c.id, device_id: c.deviceId, device_name: r.deviceName, command: c.command, config_id: c.configId, version: r.version,
-    previous_config_id: c.previousConfigId, previous_version: r.previousVersion, lines_added: c.linesAdded, lines_removed: c.linesRemoved,
-    trigger: c.trigger, changed_by: c.changedBy, created_at: c.createdAt.toISOString(), secrets_changed: r.secretsChanged, diff: c.diff ?? "",
+    id: c.id,
+    device_id: c.deviceId,
+    device_name: r.deviceName,
+    command: c.command,
+    config_id: c.configId,
+    version: r.version,
+    previous_config_id: c.previousConfigId,
+    previous_version: r.previousVersion,
+    lines_added: c.linesAdded,
+    lines_removed: c.linesRemoved,
+    trigger: c.trigger,
+    changed_by: c.changedBy,
+    created_at: c.createdAt.toISOString(),
+    secrets_changed: r.secretsChanged,
+    diff: c.diff ?? "",
   };
 }
 
@@ -77,7 +107,9 @@ function serialize(r: Selected): ConfigChangeOut {
 export const SECRETS_CHANGED_NOTE = "# secrets changed (values not stored)";
 
 const noted = (r: Selected, out: ConfigChangeOut): ConfigChangeOut =>
-  r.secretsChanged ? { ...out, diff: out.diff ? `${SECRETS_CHANGED_NOTE}\n${out.diff}` : `${SECRETS_CHANGED_NOTE}\n` } : out;
+  r.secretsChanged
+    ? { ...out, diff: out.diff ? `${SECRETS_CHANGED_NOTE}\n${out.diff}` : `${SECRETS_CHANGED_NOTE}\n` }
+    : out;
 
 const withoutDiff = ({ diff: _, ...rest }: ConfigChangeOut) => rest;
 
@@ -105,36 +137,61 @@ async function withDiff(db: DbOrTx, r: Selected): Promise<ConfigChangeOut> {
 export async function listChanges(db: DbOrTx, scope: DeviceScope, q: ListQuery) {
   const where = and(deviceScopeCondition(scope), q.where);
   const [rows, [total]] = await Promise.all([
-    selectChanges(db).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
-    db.select({ n: count() }).from(configChanges).innerJoin(devices, eq(devices.id, configChanges.deviceId)).where(where),
+    selectChanges(db)
+      .where(where)
+      .orderBy(...q.orderBy)
+      .limit(q.perPage)
+      .offset((q.page - 1) * q.perPage),
+    db
+      .select({ n: count() })
+      .from(configChanges)
+      .innerJoin(devices, eq(devices.id, configChanges.deviceId))
+      .where(where),
   ]);
   return { total: total?.n ?? 0, rows: rows.map((r) => withoutDiff(serialize(r))) };
 }
 
 /** The newest changes in the scope, without a total (the dashboard's list: no count over every change). */
 export async function latestChanges(db: DbOrTx, scope: DeviceScope, limit: number) {
-  const rows = await selectChanges(db).where(deviceScopeCondition(scope)).orderBy(desc(configChanges.createdAt), desc(configChanges.id)).limit(limit);
+  const rows = await selectChanges(db)
+    .where(deviceScopeCondition(scope))
+    .orderBy(desc(configChanges.createdAt), desc(configChanges.id))
+    .limit(limit);
   return rows.map((r) => withoutDiff(serialize(r)));
 }
 
 export const listChangesRoute = apiRoute({
-  method: "get", path: "/config-changes", operationId: "listConfigChanges", tag, ability: "configs.read",
+  method: "get",
+  path: "/config-changes",
+  operationId: "listConfigChanges",
+  tag,
+  ability: "configs.read",
   summary: "List configuration changes",
-  description: "One record per new configuration version, newest first, for devices in your scope; GET /config-changes/{id} adds the diff.",
+  description:
+    "One record per new configuration version, newest first, for devices in your scope; GET /config-changes/{id} adds the diff.",
   request: { query: listQuerySchema(changeListSpec) },
   responses: { 200: jsonResponse(listEnvelopeSchema(ConfigChange), "A page of changes") },
 });
 
 export const getChangeRoute = apiRoute({
-  method: "get", path: "/config-changes/{id}", operationId: "getConfigChange", tag, ability: "configs.read",
+  method: "get",
+  path: "/config-changes/{id}",
+  operationId: "getConfigChange",
+  tag,
+  ability: "configs.read",
   summary: "Show a configuration change with its diff",
-  description: "The change a new version made: a unified diff against the version before it, and what triggered the download.",
+  description:
+    "The change a new version made: a unified diff against the version before it, and what triggered the download.",
   request: { params: pathIds("id") },
   responses: { 200: jsonResponse(z.object({ data: ConfigChangeWithDiff }), "The change and its unified diff") },
 });
 
 export const changeByConfigRoute = apiRoute({
-  method: "get", path: "/config-changes/by-config/{config_id}", operationId: "getConfigChangeByConfig", tag, ability: "configs.read",
+  method: "get",
+  path: "/config-changes/by-config/{config_id}",
+  operationId: "getConfigChangeByConfig",
+  tag,
+  ability: "configs.read",
   summary: "Show the change that produced a configuration version",
   description: "The same answer as GET /config-changes/{id}, found by the version it produced.",
   request: { params: pathIds("config_id") },
@@ -150,14 +207,18 @@ export function registerConfigChangeRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(changeByConfigRoute, async (c) => {
     const id = c.req.valid("param").config_id;
-    const [row] = await selectChanges(c.var.services.db).where(and(eq(configChanges.configId, id), deviceScopeCondition(c.var.auth.scope)));
+    const [row] = await selectChanges(c.var.services.db).where(
+      and(eq(configChanges.configId, id), deviceScopeCondition(c.var.auth.scope)),
+    );
     if (!row) throw ApiError.notFound(`Change of config ${id}`);
     return c.json({ data: await withDiff(c.var.services.db, row) }, 200);
   });
 
   app.openapi(getChangeRoute, async (c) => {
     const id = c.req.valid("param").id;
-    const [row] = await selectChanges(c.var.services.db).where(and(eq(configChanges.id, id), deviceScopeCondition(c.var.auth.scope)));
+    const [row] = await selectChanges(c.var.services.db).where(
+      and(eq(configChanges.id, id), deviceScopeCondition(c.var.auth.scope)),
+    );
     if (!row) throw ApiError.notFound(`Config change ${id}`);
     return c.json({ data: await withDiff(c.var.services.db, row) }, 200);
   });

@@ -23,7 +23,9 @@ export async function compareConfigs(db: Db, scope: DeviceScope, req: CompareReq
   const [from, to] = await Promise.all([getConfig(db, scope, req.from), getConfig(db, scope, req.to)]);
   if (from.row.command !== to.row.command) {
     throw ApiError.validation({
-      to: [`to is a '${to.row.command}' version and from a '${from.row.command}' one: a diff compares versions of the same command`],
+      to: [
+        `to is a '${to.row.command}' version and from a '${from.row.command}' one: a diff compares versions of the same command`,
+      ],
     });
   }
   const [oldText, newText, exclusions] = await Promise.all([
@@ -32,13 +34,21 @@ export async function compareConfigs(db: Db, scope: DeviceScope, req: CompareReq
     req.exclusions ? loadCompareExclusions(db) : undefined,
   ]);
   const diff = diffTexts(oldText, newText, {
-    context: req.context, ignoreWhitespace: req.ignoreWhitespace, ignoreCase: req.ignoreCase,
+    context: req.context,
+    ignoreWhitespace: req.ignoreWhitespace,
+    ignoreCase: req.ignoreCase,
     exclude: exclusions?.matcher(from.row.command),
   });
   return { from: from.out, to: to.out, diff, request: req };
 }
 
-const side = (c: ConfigOut) => ({ id: c.id, device_id: c.device_id, device_name: c.device_name, command: c.command, version: c.version });
+const side = (c: ConfigOut) => ({
+  id: c.id,
+  device_id: c.device_id,
+  device_name: c.device_name,
+  command: c.command,
+  version: c.version,
+});
 
 export function comparisonJson(c: Comparison) {
   return {
@@ -47,7 +57,12 @@ export function comparisonJson(c: Comparison) {
     identical: c.diff.hunks.length === 0,
     lines_added: c.diff.added,
     lines_removed: c.diff.removed,
-    options: { context: c.request.context, ignore_whitespace: c.request.ignoreWhitespace, ignore_case: c.request.ignoreCase, exclusions: c.request.exclusions },
+    options: {
+      context: c.request.context,
+      ignore_whitespace: c.request.ignoreWhitespace,
+      ignore_case: c.request.ignoreCase,
+      exclusions: c.request.exclusions,
+    },
     hunks: c.diff.hunks,
   };
 }

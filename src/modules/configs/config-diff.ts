@@ -25,7 +25,13 @@ export type DiffLine = {
   old_text?: string;
 };
 
-export type DiffHunk = { old_start: number; old_lines: number; new_start: number; new_lines: number; lines: DiffLine[] };
+export type DiffHunk = {
+  old_start: number;
+  old_lines: number;
+  new_start: number;
+  new_lines: number;
+  lines: DiffLine[];
+};
 
 export type TextDiff = {
   hunks: DiffHunk[];
@@ -71,14 +77,16 @@ type Block = { a0: number; a1: number; b0: number; b1: number };
 function blocksOf(match: Int32Array, m: number): Block[] {
   const n = match.length;
   const blocks: Block[] = [];
-  let i = 0, j = 0;
+  let i = 0,
+    j = 0;
   for (;;) {
     while (i < n && match[i] === j) {
       i++;
       j++;
     }
     if (i >= n && j >= m) return blocks;
-    const a0 = i, b0 = j;
+    const a0 = i,
+      b0 = j;
     while (i < n && match[i] === -1) i++;
     j = i < n ? match[i]! : m;
     blocks.push({ a0, a1: i, b0, b1: j });
@@ -91,15 +99,18 @@ export function diffTexts(oldText: string, newText: string, options: DiffOptions
   const b = sideOf(newText, options.exclude);
   const match = matchLines(keysOf(a, options), keysOf(b, options));
   const blocks = blocksOf(match, b.texts.length);
-  const n = a.texts.length, m = b.texts.length;
+  const n = a.texts.length,
+    m = b.texts.length;
 
-  let added = 0, removed = 0;
+  let added = 0,
+    removed = 0;
   const hunks: DiffHunk[] = [];
   for (let s = 0; s < blocks.length; ) {
     // Merge blocks whose unchanged gap fits within the context of both.
     let e = s;
     while (e + 1 < blocks.length && blocks[e + 1]!.a0 - blocks[e]!.a1 <= 2 * context) e++;
-    const first = blocks[s]!, last = blocks[e]!;
+    const first = blocks[s]!,
+      last = blocks[e]!;
     const lead = Math.min(context, first.a0);
     const trail = Math.min(context, n - last.a1, m - last.b1);
     const lines: DiffLine[] = [];
@@ -108,11 +119,13 @@ export function diffTexts(oldText: string, newText: string, options: DiffOptions
       if (a.texts[i] !== b.texts[j]) line.old_text = a.texts[i]!;
       lines.push(line);
     };
-    let i = first.a0 - lead, j = first.b0 - lead;
+    let i = first.a0 - lead,
+      j = first.b0 - lead;
     for (let k = s; k <= e; k++) {
       const blk = blocks[k]!;
       while (i < blk.a0) pushContext(i++, j++);
-      for (; i < blk.a1; i++) lines.push({ kind: "removed", old_line: a.numbers[i]!, new_line: null, text: a.texts[i]! });
+      for (; i < blk.a1; i++)
+        lines.push({ kind: "removed", old_line: a.numbers[i]!, new_line: null, text: a.texts[i]! });
       for (; j < blk.b1; j++) lines.push({ kind: "added", old_line: null, new_line: b.numbers[j]!, text: b.texts[j]! });
       removed += blk.a1 - blk.a0;
       added += blk.b1 - blk.b0;
@@ -121,14 +134,23 @@ export function diffTexts(oldText: string, newText: string, options: DiffOptions
     const startOf = (side: Side, from: number, to: number) =>
       // An empty range starts at the line before it, as in diff(1) ("-0,0" before the first line).
       to > from ? side.numbers[from]! : from > 0 ? side.numbers[from - 1]! : 0;
-    const a0 = first.a0 - lead, b0 = first.b0 - lead;
+    const a0 = first.a0 - lead,
+      b0 = first.b0 - lead;
     hunks.push({
-      old_start: startOf(a, a0, i), old_lines: i - a0, new_start: startOf(b, b0, j), new_lines: j - b0, lines,
+      old_start: startOf(a, a0, i),
+      old_lines: i - a0,
+      new_start: startOf(b, b0, j),
+      new_lines: j - b0,
+      lines,
     });
     s = e + 1;
   }
   return {
-    hunks, added, removed, oldUnterminated: a.noNewline ? a.lastNumber : null, newUnterminated: b.noNewline ? b.lastNumber : null,
+    hunks,
+    added,
+    removed,
+    oldUnterminated: a.noNewline ? a.lastNumber : null,
+    newUnterminated: b.noNewline ? b.lastNumber : null,
   };
 }
 
@@ -142,14 +164,24 @@ export function formatUnified(diff: TextDiff, oldLabel: string, newLabel: string
     out.push(`@@ -${h.old_start},${h.old_lines} +${h.new_start},${h.new_lines} @@`);
     for (const l of h.lines) {
       out.push((l.kind === "context" ? " " : l.kind === "removed" ? "-" : "+") + l.text);
-      if ((l.old_line !== null && l.old_line === diff.oldUnterminated) || (l.new_line !== null && l.new_line === diff.newUnterminated)) out.push(NO_NEWLINE);
+      if (
+        (l.old_line !== null && l.old_line === diff.oldUnterminated) ||
+        (l.new_line !== null && l.new_line === diff.newUnterminated)
+      )
+        out.push(NO_NEWLINE);
     }
   }
   return out.join("\n") + "\n";
 }
 
 /** Both forms at once, for callers that hold the two texts: the unified text and the line counts. */
-export function unifiedDiff(oldText: string, newText: string, oldLabel: string, newLabel: string, options: DiffOptions = {}) {
+export function unifiedDiff(
+  oldText: string,
+  newText: string,
+  oldLabel: string,
+  newLabel: string,
+  options: DiffOptions = {},
+) {
   const diff = diffTexts(oldText, newText, options);
   return { text: formatUnified(diff, oldLabel, newLabel), added: diff.added, removed: diff.removed, diff };
 }

@@ -24,14 +24,26 @@ beforeAll(async () => {
   t = await createTestContext();
   admin = await t.token();
   reader = await t.token(["configs.read"]);
-  categoryId = (await t.call("/api/v1/categories", { method: "POST", token: admin, body: { name: "Access switches" } })).body.data.id;
-  devA = await createDevice(t, admin, { device_name: "cfg-api-a", device_vendor: "Cisco", device_tags: ["core"], device_category_id: categoryId });
+  categoryId = (await t.call("/api/v1/categories", { method: "POST", token: admin, body: { name: "Access switches" } }))
+    .body.data.id;
+  devA = await createDevice(t, admin, {
+    device_name: "cfg-api-a",
+    device_vendor: "Cisco",
+    device_tags: ["core"],
+    device_category_id: categoryId,
+  });
   devB = await createDevice(t, admin, { device_name: "cfg-api-b", device_vendor: "Juniper" });
   ids.aRun1 = (await storeVersion(t, { deviceId: devA, text: runV1, at: day(1), durationMs: 1500 })).configId;
   await storeVersion(t, { deviceId: devA, text: runV1, at: day(2) });
-  ids.aRun2 = (await storeVersion(t, { deviceId: devA, text: runV2, at: day(3), trigger: "download_now", durationMs: 2750 })).configId;
-  ids.aVersion = (await storeVersion(t, { deviceId: devA, command: "show version", text: versionText, at: day(3) })).configId;
-  ids.aSection = (await storeVersion(t, { deviceId: devA, command: sectionCommand, text: "interface Gi0/1\n", at: day(4) })).configId;
+  ids.aRun2 = (
+    await storeVersion(t, { deviceId: devA, text: runV2, at: day(3), trigger: "download_now", durationMs: 2750 })
+  ).configId;
+  ids.aVersion = (
+    await storeVersion(t, { deviceId: devA, command: "show version", text: versionText, at: day(3) })
+  ).configId;
+  ids.aSection = (
+    await storeVersion(t, { deviceId: devA, command: sectionCommand, text: "interface Gi0/1\n", at: day(4) })
+  ).configId;
   // The same text as device A's first version: one blob for both.
   ids.bRun1 = (await storeVersion(t, { deviceId: devB, text: runV1, at: day(5), trigger: "api" })).configId;
 });
@@ -56,21 +68,32 @@ describe("listing configurations", () => {
   it("filters by device, command, category, tag, vendor, status, latest and date range", async () => {
     expect(idsOf(await list(`?filter[device_id]=${devB}`))).toEqual([ids.bRun1]);
     expect(idsOf(await list("?filter[device_name]=CFG-API-B"))).toEqual([ids.bRun1]);
-    expect(idsOf(await list(`?filter[command]=${encodeURIComponent(RUNNING)}`))).toEqual(sorted(ids.aRun1!, ids.aRun2!, ids.bRun1!));
-    expect(idsOf(await list(`?filter[device_category_id]=${categoryId}`))).toEqual(sorted(ids.aRun1!, ids.aRun2!, ids.aVersion!, ids.aSection!));
+    expect(idsOf(await list(`?filter[command]=${encodeURIComponent(RUNNING)}`))).toEqual(
+      sorted(ids.aRun1!, ids.aRun2!, ids.bRun1!),
+    );
+    expect(idsOf(await list(`?filter[device_category_id]=${categoryId}`))).toEqual(
+      sorted(ids.aRun1!, ids.aRun2!, ids.aVersion!, ids.aSection!),
+    );
     expect(idsOf(await list("?filter[device_tags]=CORE"))).toHaveLength(4);
     expect(idsOf(await list("?filter[device_vendor]=juniper"))).toEqual([ids.bRun1]);
     expect((await list("?filter[download_status]=success")).meta.total).toBe(5);
     expect((await list("?filter[download_status]=timeout")).meta.total).toBe(0);
-    expect(idsOf(await list("?filter[latest]=true"))).toEqual(sorted(ids.aRun2!, ids.aVersion!, ids.aSection!, ids.bRun1!));
+    expect(idsOf(await list("?filter[latest]=true"))).toEqual(
+      sorted(ids.aRun2!, ids.aVersion!, ids.aSection!, ids.bRun1!),
+    );
     expect(idsOf(await list("?filter[latest]=false"))).toEqual([ids.aRun1]);
-    expect(idsOf(await list("?filter[date_from]=2026-06-03&filter[date_to]=2026-06-04"))).toEqual(sorted(ids.aRun2!, ids.aVersion!, ids.aSection!));
+    expect(idsOf(await list("?filter[date_from]=2026-06-03&filter[date_to]=2026-06-04"))).toEqual(
+      sorted(ids.aRun2!, ids.aVersion!, ids.aSection!),
+    );
     expect(idsOf(await list("?filter[date_to]=2026-06-03T11:00:00Z"))).toEqual([ids.aRun1]);
   });
 
   it("sorts, pages, picks fields and searches device name or command", async () => {
     const bySize = await list("?sort=-size,id&per_page=2&page=1&fields=id,size");
-    expect(bySize.data.map((c) => Object.keys(c).sort())).toEqual([["id", "size"], ["id", "size"]]);
+    expect(bySize.data.map((c) => Object.keys(c).sort())).toEqual([
+      ["id", "size"],
+      ["id", "size"],
+    ]);
     expect(bySize.data[0]!.size).toBeGreaterThanOrEqual(bySize.data[1]!.size);
     expect(bySize.meta).toMatchObject({ total: 5, last_page: 3, per_page: 2 });
     expect(idsOf(await list("?search=section"))).toEqual([ids.aSection]);
@@ -102,13 +125,32 @@ describe("one configuration", () => {
     const res = await t.call(`/api/v1/configs/${ids.aRun1}`, { token: reader });
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({
-      id: ids.aRun1, device_id: devA, device_name: "cfg-api-a", command: RUNNING, version: 1, latest: false,
-      first_seen_at: day(1).toISOString(), last_seen_at: day(2).toISOString(), seen_count: 2,
-      lines: 4, size: Buffer.byteLength(runV1), hash: createHash("sha256").update(runV1).digest("hex"), secrets_changed: false,
-      job_id: expect.any(Number), trigger: "schedule", download_status: "success", download_duration_ms: 1500,
+      id: ids.aRun1,
+      device_id: devA,
+      device_name: "cfg-api-a",
+      command: RUNNING,
+      version: 1,
+      latest: false,
+      first_seen_at: day(1).toISOString(),
+      last_seen_at: day(2).toISOString(),
+      seen_count: 2,
+      lines: 4,
+      size: Buffer.byteLength(runV1),
+      hash: createHash("sha256").update(runV1).digest("hex"),
+      secrets_changed: false,
+      job_id: expect.any(Number),
+      trigger: "schedule",
+      download_status: "success",
+      download_duration_ms: 1500,
     });
     const latest = (await t.call(`/api/v2/configs/${ids.aRun2}`, { token: reader })).body.data;
-    expect(latest).toMatchObject({ version: 2, latest: true, seen_count: 1, trigger: "download_now", download_duration_ms: 2750 });
+    expect(latest).toMatchObject({
+      version: 2,
+      latest: true,
+      seen_count: 1,
+      trigger: "download_now",
+      download_duration_ms: 2750,
+    });
   });
 
   it("answers its text as text/plain, and as a file named <device>_<command>_<version>.txt", async () => {
@@ -124,7 +166,9 @@ describe("one configuration", () => {
     expect(await file.text()).toBe(runV2);
 
     const piped = await t.request(`/api/v2/configs/${ids.aSection}/download`, { token: reader });
-    expect(piped.headers.get("content-disposition")).toBe('attachment; filename="cfg-api-a_show-running-config-section-interface_1.txt"');
+    expect(piped.headers.get("content-disposition")).toBe(
+      'attachment; filename="cfg-api-a_show-running-config-section-interface_1.txt"',
+    );
   });
 
   it("answers 404 for an unknown id and 422 for one that is not a number", async () => {
@@ -147,7 +191,9 @@ describe("a device's configurations", () => {
   it("lists the latest version of each of its commands", async () => {
     const res = await t.call(`/api/v1/configs/latest-by-deviceid/${devA}?sort=command`, { token: reader });
     expect(res.body.data.map((c: { command: string; version: number }) => [c.command, c.version])).toEqual([
-      [RUNNING, 2], [sectionCommand, 1], ["show version", 1],
+      [RUNNING, 2],
+      [sectionCommand, 1],
+      ["show version", 1],
     ]);
   });
 
@@ -158,7 +204,8 @@ describe("a device's configurations", () => {
 });
 
 describe("deleting a version", () => {
-  const blobExists = async (hash: string) => (await t.db.select().from(configBlobs).where(eq(configBlobs.hash, hash))).length === 1;
+  const blobExists = async (hash: string) =>
+    (await t.db.select().from(configBlobs).where(eq(configBlobs.hash, hash))).length === 1;
 
   it("needs configs.write", async () => {
     expect((await t.call(`/api/v1/configs/${ids.aRun2}`, { method: "DELETE", token: reader })).status).toBe(403);
@@ -171,7 +218,11 @@ describe("deleting a version", () => {
     expect((await t.call(`/api/v1/configs/${ids.aRun2}`, { token: reader })).status).toBe(404);
     expect(await t.db.select().from(configChanges).where(eq(configChanges.configId, ids.aRun2!))).toEqual([]);
     expect(await blobExists(hash)).toBe(false);
-    const latest = (await t.call(`/api/v1/configs/latest-by-deviceid/${devA}?filter[command]=${encodeURIComponent(RUNNING)}`, { token: reader })).body.data;
+    const latest = (
+      await t.call(`/api/v1/configs/latest-by-deviceid/${devA}?filter[command]=${encodeURIComponent(RUNNING)}`, {
+        token: reader,
+      })
+    ).body.data;
     expect(latest.map((c: { id: number }) => c.id)).toEqual([ids.aRun1]);
     const [entry] = await t.db.select().from(activityLog).where(eq(activityLog.action, "config.delete"));
     expect(entry).toMatchObject({ subjectType: "config", subjectId: ids.aRun2 });
@@ -194,17 +245,26 @@ describe("deleting a version", () => {
 });
 
 describe("the significant hash", () => {
-  const hashOf = async (id: number) => (await t.db.select({ h: configs.significantHash }).from(configs).where(eq(configs.id, id)))[0]!.h;
+  const hashOf = async (id: number) =>
+    (await t.db.select({ h: configs.significantHash }).from(configs).where(eq(configs.id, id)))[0]!.h;
 
   it("is kept for the latest version only; one that is the latest again compares by its text, finds an unchanged download and keeps it again", async () => {
     const dev = await createDevice(t, admin, { device_name: "cfg-sig-again" });
     const first = "hostname cfg-sig-again\n!\nend\n";
     const v1 = await storeVersion(t, { deviceId: dev, text: first, at: day(1) });
     expect(await hashOf(v1.configId)).not.toBe("");
-    const v2 = await storeVersion(t, { deviceId: dev, text: first.replace("end", "ntp server 192.0.2.1\nend"), at: day(2) });
-    expect([await hashOf(v1.configId), await hashOf(v2.configId) !== ""]).toEqual(["", true]);
+    const v2 = await storeVersion(t, {
+      deviceId: dev,
+      text: first.replace("end", "ntp server 192.0.2.1\nend"),
+      at: day(2),
+    });
+    expect([await hashOf(v1.configId), (await hashOf(v2.configId)) !== ""]).toEqual(["", true]);
     expect((await t.call(`/api/v1/configs/${v2.configId}`, { method: "DELETE", token: admin })).status).toBe(200);
-    expect(await storeVersion(t, { deviceId: dev, text: first, at: day(3) })).toMatchObject({ changed: false, version: 1, configId: v1.configId });
+    expect(await storeVersion(t, { deviceId: dev, text: first, at: day(3) })).toMatchObject({
+      changed: false,
+      version: 1,
+      configId: v1.configId,
+    });
     expect(await hashOf(v1.configId)).not.toBe("");
   });
 });
@@ -212,15 +272,24 @@ describe("the significant hash", () => {
 describe("deleting versions stored as deltas", () => {
   const texts = (name: string, n: number) =>
     Array.from({ length: n }, (_, v) =>
-      [`hostname ${name}`, ...Array.from({ length: 120 }, (_, i) => ` vlan ${i} name ${i % 11 === v ? `changed-${v}` : `users-${i}`}`), `banner motd v${v}`, "end", ""].join("\n"));
+      [
+        `hostname ${name}`,
+        ...Array.from({ length: 120 }, (_, i) => ` vlan ${i} name ${i % 11 === v ? `changed-${v}` : `users-${i}`}`),
+        `banner motd v${v}`,
+        "end",
+        "",
+      ].join("\n"),
+    );
   const content = async (id: number) => (await t.request(`/api/v1/configs/${id}/content`, { token: reader })).text();
-  const diffOf = async (id: number) => (await t.call(`/api/v2/config-changes/by-config/${id}`, { token: reader })).body.data.diff as string;
+  const diffOf = async (id: number) =>
+    (await t.call(`/api/v2/config-changes/by-config/${id}`, { token: reader })).body.data.diff as string;
 
   it("every other version reads back byte for byte after a middle one goes, and the next change keeps its diff", async () => {
     const dev = await createDevice(t, admin, { device_name: "cfg-delta-mid" });
     const v = texts("cfg-delta-mid", 5);
     const vids: number[] = [];
-    for (const [i, text] of v.entries()) vids.push((await storeVersion(t, { deviceId: dev, text, at: day(10 + i) })).configId);
+    for (const [i, text] of v.entries())
+      vids.push((await storeVersion(t, { deviceId: dev, text, at: day(10 + i) })).configId);
     const expected = unifiedDiff(v[2]!, v[3]!, `${RUNNING} v3`, `${RUNNING} v4`).text;
     expect(await diffOf(vids[3]!)).toBe(expected);
     expect((await t.call(`/api/v1/configs/${vids[2]}`, { method: "DELETE", token: admin })).status).toBe(200);
@@ -242,16 +311,25 @@ describe("deleting versions stored as deltas", () => {
     const ty = (await storeVersion(t, { deviceId: two, text: y, at: day(22) })).configId;
     const oz = (await storeVersion(t, { deviceId: one, text: z, at: day(23) })).configId;
     const hashOf = (s: string) => createHash("sha256").update(s).digest("hex");
-    const [yBlob] = await t.db.select().from(configBlobs).where(eq(configBlobs.hash, hashOf(y)));
+    const [yBlob] = await t.db
+      .select()
+      .from(configBlobs)
+      .where(eq(configBlobs.hash, hashOf(y)));
     expect(yBlob).toMatchObject({ encoding: "delta" });
     expect(await blobBase(t.db, hashOf(y))).toBe(hashOf(z));
-    expect(await t.db.all(sql`select b.hash from config_blobs b join config_blobs p on p.id = b.base_id where p.hash = ${hashOf(y)}`)).toEqual([{ hash: hashOf(x) }]);
+    expect(
+      await t.db.all(
+        sql`select b.hash from config_blobs b join config_blobs p on p.id = b.base_id where p.hash = ${hashOf(y)}`,
+      ),
+    ).toEqual([{ hash: hashOf(x) }]);
     expect(await content(ty)).toBe(y);
     // z goes: y (device two's latest, a delta against z) must be rebuilt first.
     expect((await t.call(`/api/v1/configs/${oz}`, { method: "DELETE", token: admin })).status).toBe(200);
     expect([await content(ox), await content(oy), await content(ty)]).toEqual([x, y, y]);
     // Device one's y goes: the text stays for device two, and x still rebuilds against it.
-    expect((await t.call(`/api/v1/configs/${oy}`, { method: "DELETE", token: admin })).body.message).toMatch(/text is kept/);
+    expect((await t.call(`/api/v1/configs/${oy}`, { method: "DELETE", token: admin })).body.message).toMatch(
+      /text is kept/,
+    );
     expect([await content(ox), await content(ty)]).toEqual([x, y]);
     // Device two goes with its versions (the text is left behind, not deleted): x still reads back.
     expect((await t.call(`/api/v1/devices/${two}`, { method: "DELETE", token: admin })).status).toBe(200);

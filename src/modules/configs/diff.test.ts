@@ -8,16 +8,17 @@ let admin: string;
 let reader: string;
 const ids: Record<string, number> = {};
 
-const v1 = [
-  "! Last configuration change at 10:00:00 UTC Mon Jun 1 2026",
-  "hostname diff-r1",
-  "interface GigabitEthernet0/1",
-  " description Uplink",
-  " ip address 192.0.2.1 255.255.255.0",
-  "interface GigabitEthernet0/2",
-  " shutdown",
-  "end",
-].join("\n") + "\n";
+const v1 =
+  [
+    "! Last configuration change at 10:00:00 UTC Mon Jun 1 2026",
+    "hostname diff-r1",
+    "interface GigabitEthernet0/1",
+    " description Uplink",
+    " ip address 192.0.2.1 255.255.255.0",
+    "interface GigabitEthernet0/2",
+    " shutdown",
+    "end",
+  ].join("\n") + "\n";
 const v2 = v1
   .replace("10:00:00", "11:45:00")
   .replace(" description Uplink", "  description UPLINK")
@@ -33,20 +34,30 @@ beforeAll(async () => {
   ids.v1 = (await storeVersion(t, { deviceId: r1, text: v1, at: day(1) })).configId;
   ids.v2 = (await storeVersion(t, { deviceId: r1, text: v2, at: day(2) })).configId;
   ids.other = (await storeVersion(t, { deviceId: r2, text: other, at: day(2) })).configId;
-  ids.version = (await storeVersion(t, { deviceId: r1, command: "show version", text: "IOS 17\n", at: day(2) })).configId;
+  ids.version = (
+    await storeVersion(t, { deviceId: r1, command: "show version", text: "IOS 17\n", at: day(2) })
+  ).configId;
 });
 afterAll(() => t.close());
 
-const diff = (query: string, headers?: Record<string, string>) => t.call(`/api/v1/configs/diff?${query}`, { token: reader, headers });
+const diff = (query: string, headers?: Record<string, string>) =>
+  t.call(`/api/v1/configs/diff?${query}`, { token: reader, headers });
 const changedLines = (body: any) =>
-  body.data.hunks.flatMap((h: any) => h.lines).filter((l: any) => l.kind !== "context").map((l: any) => `${l.kind} ${l.old_line ?? "-"} ${l.new_line ?? "-"} ${l.text}`);
+  body.data.hunks
+    .flatMap((h: any) => h.lines)
+    .filter((l: any) => l.kind !== "context")
+    .map((l: any) => `${l.kind} ${l.old_line ?? "-"} ${l.new_line ?? "-"} ${l.text}`);
 
 describe("diffing two versions", () => {
   it("answers hunks with each line's kind and old/new numbers", async () => {
     const res = await diff(`from=${ids.v1}&to=${ids.v2}`);
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({
-      from: { id: ids.v1, device_name: "diff-r1", version: 1 }, to: { id: ids.v2, version: 2 }, identical: false, lines_added: 3, lines_removed: 3,
+      from: { id: ids.v1, device_name: "diff-r1", version: 1 },
+      to: { id: ids.v2, version: 2 },
+      identical: false,
+      lines_added: 3,
+      lines_removed: 3,
       options: { context: 3, ignore_whitespace: false, ignore_case: false, exclusions: false },
     });
     expect(changedLines(res.body)).toEqual([
@@ -61,7 +72,10 @@ describe("diffing two versions", () => {
   });
 
   it("answers a unified diff as text/plain for format=unified or Accept: text/plain, that applies to the old text", async () => {
-    for (const [query, headers] of [[`from=${ids.v1}&to=${ids.v2}&format=unified`, {}], [`from=${ids.v1}&to=${ids.v2}`, { accept: "text/plain" }]] as const) {
+    for (const [query, headers] of [
+      [`from=${ids.v1}&to=${ids.v2}&format=unified`, {}],
+      [`from=${ids.v1}&to=${ids.v2}`, { accept: "text/plain" }],
+    ] as const) {
       const res = await t.request(`/api/v1/configs/diff?${query}`, { token: reader, headers });
       expect(res.headers.get("content-type")).toMatch(/^text\/plain; charset=utf-8$/i);
       const body = await res.text();
@@ -95,7 +109,9 @@ describe("diffing two versions", () => {
     const wide = await diff(`from=${ids.v1}&to=${ids.v2}&context=100`);
     expect(wide.body.data.hunks).toHaveLength(1);
     expect(wide.body.data.hunks[0].lines).toHaveLength(8 + 3);
-    expect((await diff(`from=${ids.v1}&to=${ids.v2}&context=101`)).body.errors.context).toEqual(["context must be at most 100"]);
+    expect((await diff(`from=${ids.v1}&to=${ids.v2}&context=101`)).body.errors.context).toEqual([
+      "context must be at most 100",
+    ]);
   });
 
   it("ignores whitespace and case on request", async () => {
@@ -107,9 +123,17 @@ describe("diffing two versions", () => {
   });
 
   it("applies the compare-exclusion rules of the command with exclusions=true", async () => {
-    const rule = await t.call("/api/v1/compare-exclusions", { method: "POST", token: admin, body: { pattern: "^! Last configuration change at " } });
+    const rule = await t.call("/api/v1/compare-exclusions", {
+      method: "POST",
+      token: admin,
+      body: { pattern: "^! Last configuration change at " },
+    });
     expect(rule.status).toBe(201);
-    const elsewhere = await t.call("/api/v1/compare-exclusions", { method: "POST", token: admin, body: { pattern: "shutdown", command: "show version" } });
+    const elsewhere = await t.call("/api/v1/compare-exclusions", {
+      method: "POST",
+      token: admin,
+      body: { pattern: "shutdown", command: "show version" },
+    });
     expect(elsewhere.status).toBe(201);
     const res = await diff(`from=${ids.v1}&to=${ids.v2}&exclusions=true`);
     expect(res.body.data).toMatchObject({ lines_added: 2, lines_removed: 2, options: { exclusions: true } });
@@ -126,7 +150,9 @@ describe("diffing two versions", () => {
     expect(res.status).toBe(422);
     expect(res.body.errors.from).toEqual(["from is required: the id of the old config version"]);
     expect((await diff(`from=${ids.v1}&to=999999`)).status).toBe(404);
-    expect((await diff(`from=${ids.v1}&to=${ids.v2}&format=html`)).body.errors.format).toEqual(["format must be one of: json, unified"]);
+    expect((await diff(`from=${ids.v1}&to=${ids.v2}&format=html`)).body.errors.format).toEqual([
+      "format must be one of: json, unified",
+    ]);
     const huge = await diff(`from=${"9".repeat(400)}&to=${ids.v2}`);
     expect(huge.status).toBe(422);
     expect(huge.body.errors.from).toEqual(["from must be a positive whole number of at most 15 digits"]);
@@ -135,7 +161,8 @@ describe("diffing two versions", () => {
 
 describe("the settings' compare options", () => {
   it("apply to a diff that leaves them out, at once; a request's own value wins", async () => {
-    const settings = (compare: Record<string, unknown>) => t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { compare } });
+    const settings = (compare: Record<string, unknown>) =>
+      t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { compare } });
     expect((await settings({ ignore_whitespace: true, context_lines: 0 })).status).toBe(200);
     try {
       const res = await diff(`from=${ids.v1}&to=${ids.v2}`);

@@ -23,13 +23,39 @@ const CompareExclusion = z
 
 const CompareExclusionInput = z
   .object({
-    pattern: z.string().min(1, "must not be empty").max(MAX_PATTERN_LENGTH, `must be at most ${MAX_PATTERN_LENGTH} characters`)
-      .openapi({ description: "A regular expression tested against each line: RE2 syntax, written as for JavaScript (docs/patterns.md)", example: "^! Last configuration change at " }),
-    command: z.string().trim().min(1, "must not be empty (send null for every command)").max(255, "must be at most 255 characters").nullable().optional()
-      .openapi({ description: "Only this command's output (exact); null or absent: every command", example: "show running-config" }),
-    ignore_case: z.boolean({ error: "must be true or false" }).optional().openapi({ description: "Match regardless of letter case (default false)" }),
-    description: z.string().max(1000, "must be at most 1000 characters").optional().openapi({ example: "IOS change timestamp" }),
-    enabled: z.boolean({ error: "must be true or false" }).optional().openapi({ description: "Disabled rules are kept but not applied (default true)" }),
+    pattern: z
+      .string()
+      .min(1, "must not be empty")
+      .max(MAX_PATTERN_LENGTH, `must be at most ${MAX_PATTERN_LENGTH} characters`)
+      .openapi({
+        description:
+          "A regular expression tested against each line: RE2 syntax, written as for JavaScript (docs/patterns.md)",
+        example: "^! Last configuration change at ",
+      }),
+    command: z
+      .string()
+      .trim()
+      .min(1, "must not be empty (send null for every command)")
+      .max(255, "must be at most 255 characters")
+      .nullable()
+      .optional()
+      .openapi({
+        description: "Only this command's output (exact); null or absent: every command",
+        example: "show running-config",
+      }),
+    ignore_case: z
+      .boolean({ error: "must be true or false" })
+      .optional()
+      .openapi({ description: "Match regardless of letter case (default false)" }),
+    description: z
+      .string()
+      .max(1000, "must be at most 1000 characters")
+      .optional()
+      .openapi({ example: "IOS change timestamp" }),
+    enabled: z
+      .boolean({ error: "must be true or false" })
+      .optional()
+      .openapi({ description: "Disabled rules are kept but not applied (default true)" }),
   })
   .openapi("CompareExclusionInput");
 
@@ -54,18 +80,33 @@ export const compareExclusionsResource = defineResource({
       },
       enabled: booleanFilter(compareExclusions.enabled, "enabled"),
     },
-    sorts: { id: compareExclusions.id, command: compareExclusions.command, created_at: compareExclusions.createdAt, updated_at: compareExclusions.updatedAt },
+    sorts: {
+      id: compareExclusions.id,
+      command: compareExclusions.command,
+      created_at: compareExclusions.createdAt,
+      updated_at: compareExclusions.updatedAt,
+    },
     defaultSort: "id",
     idColumn: compareExclusions.id,
-    search: { describe: "Substring of the pattern or description", build: (term) => sql`(${containsText(compareExclusions.pattern, term)} or ${containsText(compareExclusions.description, term)})` },
+    search: {
+      describe: "Substring of the pattern or description",
+      build: (term) =>
+        sql`(${containsText(compareExclusions.pattern, term)} or ${containsText(compareExclusions.description, term)})`,
+    },
   },
   // A rule applies to every device's downloads (a command's rule to every device that runs it): only a role that
   // sees all devices may make, change or delete one.
   reaches: async () => EVERY_DEVICE,
   async serialize(_db, rows) {
     return (rows as Row[]).map((r) => ({
-      id: r.id, pattern: r.pattern, command: r.command, ignore_case: r.ignoreCase, description: r.description, enabled: r.enabled,
-      created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+      id: r.id,
+      pattern: r.pattern,
+      command: r.command,
+      ignore_case: r.ignoreCase,
+      description: r.description,
+      enabled: r.enabled,
+      created_at: r.createdAt.toISOString(),
+      updated_at: r.updatedAt.toISOString(),
     }));
   },
   async toValues(input, existing, ctx) {
@@ -76,7 +117,13 @@ export const compareExclusionsResource = defineResource({
     const problem = patternProblem(pattern, ignoreCase);
     if (problem) ctx.bag.add("pattern", problem);
     const defaults = ctx.mode === "patch" ? {} : { command: null, ignoreCase: false, description: "", enabled: true };
-    const values = { pattern: input.pattern, command: input.command, ignoreCase: input.ignore_case, description: input.description, enabled: input.enabled };
+    const values = {
+      pattern: input.pattern,
+      command: input.command,
+      ignoreCase: input.ignore_case,
+      description: input.description,
+      enabled: input.enabled,
+    };
     return { ...defaults, ...Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) };
   },
   descriptions: {

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { addLoopbackDevice, builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript } from "../../../test/helpers/collector.ts";
+import {
+  addLoopbackDevice,
+  builtinTemplateId,
+  downloadOnce,
+  IOS_CONFIG_COMMAND,
+  iosScript,
+} from "../../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../../test/helpers/fake-device.ts";
 import { CompareExclusions, patternProblem } from "./exclusions.ts";
 
@@ -15,13 +21,20 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const rules = (body: unknown, method = "POST", path = "/api/v1/compare-exclusions", token = admin) => t.call(path, { method, token, body });
+const rules = (body: unknown, method = "POST", path = "/api/v1/compare-exclusions", token = admin) =>
+  t.call(path, { method, token, body });
 
 describe("compare exclusion rules", () => {
   it("are created, listed, changed and deleted through the API, with configs.write to change them", async () => {
     const created = await rules({ pattern: "^! Time: ", description: "clock line" });
     expect(created.status).toBe(201);
-    expect(created.body.data).toMatchObject({ pattern: "^! Time: ", command: null, ignore_case: false, enabled: true, description: "clock line" });
+    expect(created.body.data).toMatchObject({
+      pattern: "^! Time: ",
+      command: null,
+      ignore_case: false,
+      enabled: true,
+      description: "clock line",
+    });
     const id = created.body.data.id;
     expect(created.headers.get("location")).toMatch(new RegExp(`/api/v1/compare-exclusions/${id}$`));
 
@@ -29,8 +42,16 @@ describe("compare exclusion rules", () => {
     const listed = await t.call("/api/v2/compare-exclusions", { token: reader });
     expect(listed.body.data.map((r: { id: number }) => r.id)).toContain(id);
 
-    const patched = await rules({ command: "show running-config", ignore_case: true }, "PATCH", `/api/v1/compare-exclusions/${id}`);
-    expect(patched.body.data).toMatchObject({ pattern: "^! Time: ", command: "show running-config", ignore_case: true });
+    const patched = await rules(
+      { command: "show running-config", ignore_case: true },
+      "PATCH",
+      `/api/v1/compare-exclusions/${id}`,
+    );
+    expect(patched.body.data).toMatchObject({
+      pattern: "^! Time: ",
+      command: "show running-config",
+      ignore_case: true,
+    });
     const scoped = await t.call("/api/v1/compare-exclusions?filter[command]=show%20version", { token: reader });
     expect(scoped.body.data.map((r: { id: number }) => r.id)).not.toContain(id);
 
@@ -44,22 +65,39 @@ describe("compare exclusion rules", () => {
   it("refuse an invalid regular expression with 422 saying so", async () => {
     const res = await rules({ pattern: "^interface (Gi" });
     expect(res.status).toBe(422);
-    expect(res.body.errors.pattern[0]).toBe("pattern is not a valid regular expression: missing closing ): `^interface (Gi`");
+    expect(res.body.errors.pattern[0]).toBe(
+      "pattern is not a valid regular expression: missing closing ): `^interface (Gi`",
+    );
   });
 
   it("refuse what RE2 lacks, and overly long patterns, naming the limit", async () => {
     for (const pattern of ["^(?!interface)", "(x)\\1"]) {
       const res = await rules({ pattern });
       expect(res.status, pattern).toBe(422);
-      expect(res.body.errors.pattern[0], pattern).toMatch(/^pattern uses (lookahead|a backreference) .*, which RE2, the engine that runs patterns, lacks/);
+      expect(res.body.errors.pattern[0], pattern).toMatch(
+        /^pattern uses (lookahead|a backreference) .*, which RE2, the engine that runs patterns, lacks/,
+      );
     }
-    expect((await rules({ pattern: "x".repeat(1001) })).body.errors.pattern).toEqual(["pattern must be at most 1000 characters"]);
+    expect((await rules({ pattern: "x".repeat(1001) })).body.errors.pattern).toEqual([
+      "pattern must be at most 1000 characters",
+    ]);
     const patch = await rules({ pattern: "^ok" });
-    expect((await rules({ pattern: "(?=a)" }, "PATCH", `/api/v1/compare-exclusions/${patch.body.data.id}`)).status).toBe(422);
+    expect(
+      (await rules({ pattern: "(?=a)" }, "PATCH", `/api/v1/compare-exclusions/${patch.body.data.id}`)).status,
+    ).toBe(422);
   });
 
   it("let ordinary patterns through, those JavaScript's engine backtracks on included (RE2 does not backtrack)", () => {
-    for (const p of ["^ntp clock-period \\d+$", "^! Last change at [0-9:]+ ", "[(]a+[)]*", "^(?:ntp|sntp) ", "\\(x+\\)+", "^ (description|remark) ", "(a+)+$", "(a|b)?"]) {
+    for (const p of [
+      "^ntp clock-period \\d+$",
+      "^! Last change at [0-9:]+ ",
+      "[(]a+[)]*",
+      "^(?:ntp|sntp) ",
+      "\\(x+\\)+",
+      "^ (description|remark) ",
+      "(a+)+$",
+      "(a|b)?",
+    ]) {
       expect(patternProblem(p, false), p).toBeUndefined();
     }
   });
@@ -76,22 +114,39 @@ describe("compare exclusion rules", () => {
 });
 
 describe("deciding what is a new version (collector against a fake device)", () => {
-  const base = ["hostname excl-r1", "! Config generated at 10:00:01", "interface GigabitEthernet0/1", " description uplink", "end"];
+  const base = [
+    "hostname excl-r1",
+    "! Config generated at 10:00:01",
+    "interface GigabitEthernet0/1",
+    " description uplink",
+    "end",
+  ];
   let running = base;
   let device: FakeDevice;
   let deviceId: number;
 
   beforeAll(async () => {
     const answer = (line: string) => iosScript("excl-r1", running).script(line);
-    device = await startFakeDevice({ script: answer, initPrompt: "excl-r1#", auth: { username: "netops", password: "Excl-Pass-2026" } });
+    device = await startFakeDevice({
+      script: answer,
+      initPrompt: "excl-r1#",
+      auth: { username: "netops", password: "Excl-Pass-2026" },
+    });
     deviceId = await addLoopbackDevice(t, admin, {
-      port: device.port, templateId: await builtinTemplateId(t, "cisco-ios"), username: "netops", password: "Excl-Pass-2026", name: "excl-r1",
+      port: device.port,
+      templateId: await builtinTemplateId(t, "cisco-ios"),
+      username: "netops",
+      password: "Excl-Pass-2026",
+      name: "excl-r1",
     });
   });
   afterAll(() => device.close());
 
   const latestRunning = async () => {
-    const res = await t.call(`/api/v1/configs/latest-by-deviceid/${deviceId}?filter[command]=${encodeURIComponent(IOS_CONFIG_COMMAND)}`, { token: reader });
+    const res = await t.call(
+      `/api/v1/configs/latest-by-deviceid/${deviceId}?filter[command]=${encodeURIComponent(IOS_CONFIG_COMMAND)}`,
+      { token: reader },
+    );
     return res.body.data[0] as { id: number; version: number; seen_count: number };
   };
   const content = async (id: number) => (await t.request(`/api/v1/configs/${id}/content`, { token: reader })).text();
@@ -113,16 +168,23 @@ describe("deciding what is a new version (collector against a fake device)", () 
   });
 
   it("makes a new version with a change row and its diff for a real change", async () => {
-    running = base.map((l) => l.replace("10:00:01", "12:00:00").replace(" description uplink", " description uplink to core-2"));
+    running = base.map((l) =>
+      l.replace("10:00:01", "12:00:00").replace(" description uplink", " description uplink to core-2"),
+    );
     expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
     const latest = await latestRunning();
     expect(latest).toMatchObject({ version: 2, seen_count: 1 });
     const change = (await t.call(`/api/v2/config-changes/by-config/${latest.id}`, { token: reader })).body.data;
     expect(change).toMatchObject({ version: 2, previous_version: 1, lines_added: 2, lines_removed: 2, trigger: "api" });
     const lines = change.diff.split("\n");
-    expect(lines).toEqual(expect.arrayContaining([
-      "-! Config generated at 10:00:01", "+! Config generated at 12:00:00", "- description uplink", "+ description uplink to core-2",
-    ]));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        "-! Config generated at 10:00:01",
+        "+! Config generated at 12:00:00",
+        "- description uplink",
+        "+ description uplink to core-2",
+      ]),
+    );
   });
 
   it("does not make a version when a rule is removed and the text is the same", async () => {
@@ -130,7 +192,9 @@ describe("deciding what is a new version (collector against a fake device)", () 
     expect((await rules(undefined, "DELETE", `/api/v1/compare-exclusions/${rule.id}`)).status).toBe(200);
     expect((await downloadOnce(t, deviceId)).outcome).toBe("unchanged");
     expect(await latestRunning()).toMatchObject({ version: 2, seen_count: 2 });
-    running = base.map((l) => l.replace("10:00:01", "13:00:00").replace(" description uplink", " description uplink to core-2"));
+    running = base.map((l) =>
+      l.replace("10:00:01", "13:00:00").replace(" description uplink", " description uplink to core-2"),
+    );
     expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
     expect(await latestRunning()).toMatchObject({ version: 3 });
   });

@@ -25,7 +25,12 @@ export class CompareExclusions {
   matcher(command: string): ((line: string) => boolean) | undefined {
     if (!this.byCommand.has(command)) {
       const rules = this.rules.filter((r) => r.command === null || r.command === command);
-      this.byCommand.set(command, rules.length ? compileUserAlternatives(rules.map((r) => ({ source: r.pattern, ignoreCase: r.ignoreCase }))) : undefined);
+      this.byCommand.set(
+        command,
+        rules.length
+          ? compileUserAlternatives(rules.map((r) => ({ source: r.pattern, ignoreCase: r.ignoreCase })))
+          : undefined,
+      );
     }
     const pattern = this.byCommand.get(command);
     return pattern && ((line) => pattern.test(line));
@@ -34,7 +39,12 @@ export class CompareExclusions {
   /** The text without its excluded lines. */
   strip(command: string, text: string): string {
     const excluded = this.matcher(command);
-    return excluded ? text.split("\n").filter((l) => !excluded(l)).join("\n") : text;
+    return excluded
+      ? text
+          .split("\n")
+          .filter((l) => !excluded(l))
+          .join("\n")
+      : text;
   }
 }
 

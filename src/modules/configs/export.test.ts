@@ -57,18 +57,24 @@ describe("exporting configurations", () => {
     expect(headers.get("content-type")).toBe("application/gzip");
     expect(headers.get("content-disposition")).toMatch(/^attachment; filename="configs-\d{4}-\d{2}-\d{2}\.tar\.gz"$/);
     const longName = Object.keys(files).find((p) => p.startsWith("exp-core-01/show-running-config-include-interface"))!;
-    expect(Object.keys(files).sort()).toEqual([
-      "exp-core-01/show-run-inc-ntp-2.txt",
-      "exp-core-01/show-run-inc-ntp.txt",
-      "exp-core-01/show-running-config.txt",
-      "exp-core-01/show-version.txt",
-      longName,
-      "exp-edge-01/show-running-config.txt",
-    ].sort());
+    expect(Object.keys(files).sort()).toEqual(
+      [
+        "exp-core-01/show-run-inc-ntp-2.txt",
+        "exp-core-01/show-run-inc-ntp.txt",
+        "exp-core-01/show-running-config.txt",
+        "exp-core-01/show-version.txt",
+        longName,
+        "exp-edge-01/show-running-config.txt",
+      ].sort(),
+    );
     expect(longName.length).toBeLessThanOrEqual("exp-core-01/".length + 94);
     expect(files["exp-core-01/show-running-config.txt"]).toBe("hostname exp-core-01\nnew\n");
     expect(files["exp-edge-01/show-running-config.txt"]).toBe("hostname exp-edge-01\n");
-    expect(Object.values(files).filter((f) => f.startsWith("ntp server")).sort()).toEqual(["ntp server 192.0.2.123\n", "ntp server 192.0.2.124\n"]);
+    expect(
+      Object.values(files)
+        .filter((f) => f.startsWith("ntp server"))
+        .sort(),
+    ).toEqual(["ntp server 192.0.2.123\n", "ntp server 192.0.2.124\n"]);
     expect(mtime("exp-core-01/show-running-config.txt").toISOString()).toBe(day(2).toISOString());
   });
 

@@ -25,7 +25,10 @@ async function* tarParts(db: Db, scope: DeviceScope, q: ListQuery): AsyncGenerat
   const taken = new Set<string>();
   for (let page = 1; ; page++) {
     const rows = await configPage(db, scope, { ...q, page, perPage: PAGE_SIZE });
-    const texts = await readBlobs(db, rows.map((r) => r.row.blobHash));
+    const texts = await readBlobs(
+      db,
+      rows.map((r) => r.row.blobHash),
+    );
     for (const { out, row } of rows) {
       const text = texts.get(row.blobHash);
       // Deleted since the page was read: the version is gone, so the archive goes on without it.
@@ -41,7 +44,11 @@ async function* tarParts(db: Db, scope: DeviceScope, q: ListQuery): AsyncGenerat
  * The latest versions the query selects, as a gzip-compressed tar stream. The first page is read before the
  * answer starts, so a failing query still answers with a JSON error rather than a cut-off download.
  */
-export async function exportArchive(db: Db, scope: DeviceScope, q: ListQuery): Promise<ReadableStream<Uint8Array<ArrayBuffer>>> {
+export async function exportArchive(
+  db: Db,
+  scope: DeviceScope,
+  q: ListQuery,
+): Promise<ReadableStream<Uint8Array<ArrayBuffer>>> {
   const parts = tarParts(db, scope, q);
   const first = await parts.next();
   const tar = new ReadableStream<Uint8Array<ArrayBuffer>>({

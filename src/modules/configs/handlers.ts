@@ -9,7 +9,15 @@ import { compareConfigs, comparisonJson, comparisonUnified } from "./compare.ts"
 import { compareExclusionsResource } from "./exclusions-resource.ts";
 import { exportArchive } from "./export.ts";
 import * as routes from "./routes.ts";
-import { configListSpec, configText, deleteConfig, deviceInScope, getConfig, isLatestVersion, listConfigs } from "./service.ts";
+import {
+  configListSpec,
+  configText,
+  deleteConfig,
+  deviceInScope,
+  getConfig,
+  isLatestVersion,
+  listConfigs,
+} from "./service.ts";
 import { configFileName } from "./text.ts";
 import { getSettings } from "../settings/service.ts";
 
@@ -23,7 +31,10 @@ function wantsUnified(format: string | undefined, accept: string | undefined): b
 async function deviceConfigs(c: Context<AppEnv>, deviceId: number, latestOnly: boolean) {
   const { db } = c.var.services;
   await deviceInScope(db, c.var.auth.scope, deviceId);
-  const q = parseListQuery(c, configListSpec, [eq(configs.deviceId, deviceId), latestOnly ? isLatestVersion : undefined]);
+  const q = parseListQuery(c, configListSpec, [
+    eq(configs.deviceId, deviceId),
+    latestOnly ? isLatestVersion : undefined,
+  ]);
   const { total, rows } = await listConfigs(db, c.var.auth.scope, q);
   return listEnvelope(c, q, total, rows);
 }
@@ -47,9 +58,13 @@ export function registerConfigRoutes(app: OpenAPIHono<AppEnv>) {
     // What the request leaves out follows the settings' compare options, read now so a change applies at once.
     const defaults = (await getSettings(c.var.services.db)).settings.compare;
     const comparison = await compareConfigs(c.var.services.db, c.var.auth.scope, {
-      from: query.from, to: query.to, context: query.context ?? defaults.context_lines,
-      ignoreWhitespace: query.ignore_whitespace === undefined ? defaults.ignore_whitespace : query.ignore_whitespace === "true",
-      ignoreCase: query.ignore_case === "true", exclusions: query.exclusions === "true",
+      from: query.from,
+      to: query.to,
+      context: query.context ?? defaults.context_lines,
+      ignoreWhitespace:
+        query.ignore_whitespace === undefined ? defaults.ignore_whitespace : query.ignore_whitespace === "true",
+      ignoreCase: query.ignore_case === "true",
+      exclusions: query.exclusions === "true",
     });
     if (wantsUnified(query.format, c.req.header("accept"))) return c.text(comparisonUnified(comparison), 200);
     return c.json({ data: comparisonJson(comparison) }, 200);
@@ -65,11 +80,16 @@ export function registerConfigRoutes(app: OpenAPIHono<AppEnv>) {
     });
   });
 
-  app.openapi(routes.configsByDeviceRoute, async (c) => c.json(await deviceConfigs(c, c.req.valid("param").device_id, false), 200));
-  app.openapi(routes.latestByDeviceRoute, async (c) => c.json(await deviceConfigs(c, c.req.valid("param").device_id, true), 200));
+  app.openapi(routes.configsByDeviceRoute, async (c) =>
+    c.json(await deviceConfigs(c, c.req.valid("param").device_id, false), 200),
+  );
+  app.openapi(routes.latestByDeviceRoute, async (c) =>
+    c.json(await deviceConfigs(c, c.req.valid("param").device_id, true), 200),
+  );
 
   app.openapi(routes.getConfigRoute, async (c) =>
-    c.json({ data: (await getConfig(c.var.services.db, c.var.auth.scope, c.req.valid("param").id)).out }, 200));
+    c.json({ data: (await getConfig(c.var.services.db, c.var.auth.scope, c.req.valid("param").id)).out }, 200),
+  );
 
   app.openapi(routes.configContentRoute, async (c) => {
     const { db } = c.var.services;
@@ -89,7 +109,10 @@ export function registerConfigRoutes(app: OpenAPIHono<AppEnv>) {
     const id = c.req.valid("param").id;
     const { db, clock } = c.var.services;
     const { blobDeleted } = await deleteConfig(db, c.var.auth.scope, c.var.auth, id, clock.now());
-    return c.json({ message: `Config ${id} deleted${blobDeleted ? "" : "; its text is kept for the other versions that have it"}` }, 200);
+    return c.json(
+      { message: `Config ${id} deleted${blobDeleted ? "" : "; its text is kept for the other versions that have it"}` },
+      200,
+    );
   });
 }
 

@@ -20,7 +20,11 @@ function rng(seed: number) {
 function configLines(random: () => number, n: number): string[] {
   const lines: string[] = [];
   for (let i = 0; lines.length < n; i++) {
-    lines.push(`interface GigabitEthernet1/0/${i}`, ` description port ${Math.floor(random() * 50)}`, " switchport mode access");
+    lines.push(
+      `interface GigabitEthernet1/0/${i}`,
+      ` description port ${Math.floor(random() * 50)}`,
+      " switchport mode access",
+    );
     if (random() < 0.5) lines.push(" shutdown");
     lines.push(" no shutdown", "!");
   }
@@ -170,8 +174,18 @@ describe("diffs of texts", () => {
     expect(diffTexts(a, b).removed).toBe(3);
     const loose = diffTexts(a, b, { ignoreWhitespace: true, ignoreCase: true, context: 5 });
     expect(loose).toMatchObject({ added: 1, removed: 1 });
-    expect(loose.hunks[0]!.lines[0]).toEqual({ kind: "context", old_line: 1, new_line: 1, text: "interface Gi0/1", old_text: "interface  Gi0/1 " });
-    const removedLines = (d: ReturnType<typeof diffTexts>) => d.hunks.flatMap((h) => h.lines).filter((l) => l.kind === "removed").map((l) => l.old_line);
+    expect(loose.hunks[0]!.lines[0]).toEqual({
+      kind: "context",
+      old_line: 1,
+      new_line: 1,
+      text: "interface Gi0/1",
+      old_text: "interface  Gi0/1 ",
+    });
+    const removedLines = (d: ReturnType<typeof diffTexts>) =>
+      d.hunks
+        .flatMap((h) => h.lines)
+        .filter((l) => l.kind === "removed")
+        .map((l) => l.old_line);
     expect(removedLines(diffTexts(a, b, { ignoreWhitespace: true }))).toEqual([2, 3]);
     expect(removedLines(diffTexts(a, b, { ignoreCase: true }))).toEqual([1, 3]);
   });
@@ -183,14 +197,19 @@ describe("diffs of texts", () => {
     expect(diffTexts(a, b).removed).toBe(3);
     const diff = diffTexts(a, b, { exclude, context: 1 });
     expect(diff).toMatchObject({ added: 1, removed: 1 });
-    expect(diff.hunks).toEqual([{
-      old_start: 4, old_lines: 2, new_start: 4, new_lines: 2,
-      lines: [
-        { kind: "context", old_line: 4, new_line: 4, text: "interface Gi0/1" },
-        { kind: "removed", old_line: 5, new_line: null, text: " shutdown" },
-        { kind: "added", old_line: null, new_line: 5, text: " no shutdown" },
-      ],
-    }]);
+    expect(diff.hunks).toEqual([
+      {
+        old_start: 4,
+        old_lines: 2,
+        new_start: 4,
+        new_lines: 2,
+        lines: [
+          { kind: "context", old_line: 4, new_line: 4, text: "interface Gi0/1" },
+          { kind: "removed", old_line: 5, new_line: null, text: " shutdown" },
+          { kind: "added", old_line: null, new_line: 5, text: " no shutdown" },
+        ],
+      },
+    ]);
     expect(formatUnified(diffTexts(a, a.replace("10:00", "12:00"), { exclude }), "a", "b")).toBe("");
   });
 });

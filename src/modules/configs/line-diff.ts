@@ -16,7 +16,11 @@ const BASE_BUDGET = 20_000_000;
  * For each line of `a`, the index of the line of `b` it corresponds to, or -1 when it was removed. Matched
  * indexes increase with the line, so every b index not named is an added line.
  */
-export function matchLines(a: readonly string[], b: readonly string[], budget = BASE_BUDGET + 20 * (a.length + b.length)): Int32Array {
+export function matchLines(
+  a: readonly string[],
+  b: readonly string[],
+  budget = BASE_BUDGET + 20 * (a.length + b.length),
+): Int32Array {
   const ids = new Map<string, number>();
   const intern = (line: string) => {
     let id = ids.get(line);
@@ -37,7 +41,12 @@ class Search {
   private readonly posB: Int32Array;
   private work = 0;
 
-  constructor(private readonly A: Int32Array, private readonly B: Int32Array, keys: number, private readonly budget: number) {
+  constructor(
+    private readonly A: Int32Array,
+    private readonly B: Int32Array,
+    keys: number,
+    private readonly budget: number,
+  ) {
     this.match = new Int32Array(A.length).fill(-1);
     this.countA = new Int32Array(keys);
     this.countB = new Int32Array(keys);
@@ -49,17 +58,25 @@ class Search {
     // Stretches still to align, four numbers each: aLo, aHi, bLo, bHi (half-open).
     const todo: number[] = [0, A.length, 0, B.length];
     while (todo.length) {
-      const bHi0 = todo.pop()!, bLo0 = todo.pop()!, aHi0 = todo.pop()!, aLo0 = todo.pop()!;
-      let aLo = aLo0, aHi = aHi0, bLo = bLo0, bHi = bHi0;
+      const bHi0 = todo.pop()!,
+        bLo0 = todo.pop()!,
+        aHi0 = todo.pop()!,
+        aLo0 = todo.pop()!;
+      let aLo = aLo0,
+        aHi = aHi0,
+        bLo = bLo0,
+        bHi = bHi0;
       while (aLo < aHi && bLo < bHi && A[aLo] === B[bLo]) match[aLo++] = bLo++;
       while (aLo < aHi && bLo < bHi && A[aHi - 1] === B[bHi - 1]) match[--aHi] = --bHi;
       if (aLo === aHi || bLo === bHi) continue;
       if (this.work > this.budget) continue;
       const anchors = this.uniqueAnchors(aLo, aHi, bLo, bHi);
       if (anchors.length) {
-        let a0 = aLo, b0 = bLo;
+        let a0 = aLo,
+          b0 = bLo;
         for (let i = 0; i < anchors.length; i += 2) {
-          const ai = anchors[i]!, bi = anchors[i + 1]!;
+          const ai = anchors[i]!,
+            bi = anchors[i + 1]!;
           match[ai] = bi;
           todo.push(a0, ai, b0, bi);
           a0 = ai + 1;
@@ -102,7 +119,8 @@ class Search {
     const prev = new Int32Array(candB.length);
     for (let c = 0; c < candB.length; c++) {
       const v = candB[c]!;
-      let lo = 0, hi = tails.length;
+      let lo = 0,
+        hi = tails.length;
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
         if (candB[tails[mid]!]! < v) lo = mid + 1;
@@ -122,7 +140,8 @@ class Search {
   /** Myers' greedy shortest edit script over one stretch, traced back into matches; gives up past the limits. */
   private myers(aLo: number, aHi: number, bLo: number, bHi: number): void {
     const { A, B, match } = this;
-    const n = aHi - aLo, m = bHi - bLo;
+    const n = aHi - aLo,
+      m = bHi - bLo;
     const maxD = Math.min(n + m, MAX_EDIT_DISTANCE);
     const offset = maxD + 1;
     const v = new Int32Array(2 * maxD + 3);
@@ -130,7 +149,10 @@ class Search {
     let found = -1;
     for (let d = 0; d <= maxD && found < 0; d++) {
       for (let k = -d; k <= d; k += 2) {
-        let x = k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
+        let x =
+          k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!)
+            ? v[offset + k + 1]!
+            : v[offset + k - 1]! + 1;
         let y = x - k;
         const start = x;
         while (x < n && y < m && A[aLo + x] === B[bLo + y]) {
@@ -149,7 +171,8 @@ class Search {
     }
     if (found < 0) return;
 
-    let x = n, y = m;
+    let x = n,
+      y = m;
     for (let d = found; d > 0; d--) {
       const pv = trace[d - 1]!;
       const at = (k: number) => pv[k + d - 1]!;

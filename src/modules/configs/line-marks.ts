@@ -43,7 +43,10 @@ export class TermLines {
   /** Lines the arrays cover: all sealed into chunks when last grown. */
   private known = 0;
 
-  constructor(readonly store: LineStore, private readonly term: MarkTerm) {}
+  constructor(
+    readonly store: LineStore,
+    private readonly term: MarkTerm,
+  ) {}
 
   /** Whether the line matches the term. */
   has(id: number): boolean {
@@ -149,7 +152,10 @@ export class LineMarks {
   readonly all: number;
 
   /** `key` names what a term matches (its text, and whether it is a regex and minds case): equal keys, equal lines. */
-  constructor(readonly store: LineStore, terms: readonly { key: string; term: MarkTerm }[]) {
+  constructor(
+    readonly store: LineStore,
+    terms: readonly { key: string; term: MarkTerm }[],
+  ) {
     if (terms.length > 16) throw new Error("a search has at most 16 terms");
     this.lines = terms.map(({ key, term }) => store.termLines(key, () => new TermLines(store, term)));
     this.all = (1 << terms.length) - 1;

@@ -49,7 +49,10 @@ export type Run = { source: LineSource; first: number; count: number };
 export class RunText {
   private lazyRuns?: readonly Run[];
   /** `whole`: the text is all of this source (a stored whole text), and its runs are worked out only if asked. */
-  constructor(runs: readonly Run[] | undefined, readonly whole?: LineSource) {
+  constructor(
+    runs: readonly Run[] | undefined,
+    readonly whole?: LineSource,
+  ) {
     this.lazyRuns = runs;
   }
 
@@ -75,7 +78,9 @@ export class RunText {
 
   toString(): string {
     if (this.whole) return this.whole.text;
-    return this.runs.map((r) => r.source.text.slice(r.source.lineStarts()[r.first]!, r.source.lineEnd(r.first + r.count - 1))).join("\n");
+    return this.runs
+      .map((r) => r.source.text.slice(r.source.lineStarts()[r.first]!, r.source.lineEnd(r.first + r.count - 1)))
+      .join("\n");
   }
 }
 

@@ -18,18 +18,36 @@ describe("filling search's line store at start", () => {
   let c: TestContext;
   let token: string;
   const deviceIds: number[] = [];
-  const search = (term: string) => c.call(`/api/v1/configs/search?q=${encodeURIComponent(term)}&per_page=500`, { token });
+  const search = (term: string) =>
+    c.call(`/api/v1/configs/search?q=${encodeURIComponent(term)}&per_page=500`, { token });
 
   beforeAll(async () => {
     c = await createTestContext();
     token = await c.token();
-    const rows = await c.db.insert(devices).values(Array.from({ length: DEVICES }, (_, i) => ({
-      name: `sw-${i}`, nameKey: nameKey(`sw-${i}`), ip: `192.0.2.${i + 1}`, createdAt: day(1), updatedAt: day(1),
-    }))).returning({ id: devices.id });
+    const rows = await c.db
+      .insert(devices)
+      .values(
+        Array.from({ length: DEVICES }, (_, i) => ({
+          name: `sw-${i}`,
+          nameKey: nameKey(`sw-${i}`),
+          ip: `192.0.2.${i + 1}`,
+          createdAt: day(1),
+          updatedAt: day(1),
+        })),
+      )
+      .returning({ id: devices.id });
     deviceIds.push(...rows.map((r) => r.id));
     for (const version of [1, 2]) {
       for (const [i, deviceId] of deviceIds.entries()) {
-        await storeConfig(c.db, { deviceId, command: "show running-config", text: text(i, version), significant: (s) => s, trigger: "schedule", jobId: null, now: day(1 + version) });
+        await storeConfig(c.db, {
+          deviceId,
+          command: "show running-config",
+          text: text(i, version),
+          significant: (s) => s,
+          trigger: "schedule",
+          jobId: null,
+          now: day(1 + version),
+        });
       }
     }
   });
@@ -39,7 +57,11 @@ describe("filling search's line store at start", () => {
   it("stops between batches once the store holds what it may, newest versions first", async () => {
     expect(await warmLineStore(c.db, { maxBytes: 1 })).toEqual({ versions: 64, stoppedBy: "budget" });
     const latestHash = async (device: number) =>
-      (await c.db.all<{ hash: string }>(sql`select blob_hash as hash from configs where device_id = ${deviceIds[device]} and version = 2`))[0]!.hash;
+      (
+        await c.db.all<{ hash: string }>(
+          sql`select blob_hash as hash from configs where device_id = ${deviceIds[device]} and version = 2`,
+        )
+      )[0]!.hash;
     const store = currentLineStore();
     expect(store.versionCount).toBe(64);
     // Stored last, kept; stored first (beyond one batch), left for searches to read.
@@ -68,14 +90,24 @@ describe("filling search's line store at start", () => {
 
   it("says in the log, once done, how many versions it read (a starting API runs it so)", async () => {
     const lines: { msg: string; versions?: number; lines?: number }[] = [];
-    startLineStoreWarmUp(c.db, createLogger((line) => lines.push(JSON.parse(line))));
+    startLineStoreWarmUp(
+      c.db,
+      createLogger((line) => lines.push(JSON.parse(line))),
+    );
     await vi.waitFor(() => expect(lines).toHaveLength(1));
-    expect(lines[0]).toMatchObject({ msg: "search's line store holds the latest versions", versions: DEVICES, lines: currentLineStore().lineCount });
+    expect(lines[0]).toMatchObject({
+      msg: "search's line store holds the latest versions",
+      versions: DEVICES,
+      lines: currentLineStore().lineCount,
+    });
 
     // Stopped (the service stopping) before it read anything: nothing to say.
     clearLineStore();
     lines.length = 0;
-    startLineStoreWarmUp(c.db, createLogger((line) => lines.push(JSON.parse(line)))).stop();
+    startLineStoreWarmUp(
+      c.db,
+      createLogger((line) => lines.push(JSON.parse(line))),
+    ).stop();
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(lines).toEqual([]);
     expect(currentLineStore().versionCount).toBe(0);
@@ -88,7 +120,9 @@ describe("filling search's line store at start", () => {
     await c.db.run(sql`update config_blobs set content = x'00'`);
     const res = await search("needle-");
     expect(res.status).toBe(200);
-    const lines = res.body.data.flatMap((hit: { matches: { line: string }[] }) => hit.matches.map((m) => m.line.trim())).sort();
+    const lines = res.body.data
+      .flatMap((hit: { matches: { line: string }[] }) => hit.matches.map((m) => m.line.trim()))
+      .sort();
     expect(lines).toEqual(Array.from({ length: DEVICES }, (_, i) => `snmp-server location needle-${i}-v2`).sort());
   });
 });

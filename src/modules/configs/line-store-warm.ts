@@ -22,9 +22,14 @@ export type WarmResult = { versions: number; stoppedBy?: "budget" | "signal" };
  * searches read, older versions among it) or its lines three quarters of what replaces the store, or `signal`
  * aborts (the service stopping).
  */
-export async function warmLineStore(db: DbOrTx, options: { maxBytes?: number; signal?: AbortSignal } = {}): Promise<WarmResult> {
+export async function warmLineStore(
+  db: DbOrTx,
+  options: { maxBytes?: number; signal?: AbortSignal } = {},
+): Promise<WarmResult> {
   const maxBytes = options.maxBytes ?? LINE_STORE_BUDGET / 2;
-  const rows = await db.all<{ hash: string }>(sql`select ${configs.blobHash} as hash from ${configs} where ${latestVersionsByScan} order by ${configs.id} desc`);
+  const rows = await db.all<{ hash: string }>(
+    sql`select ${configs.blobHash} as hash from ${configs} where ${latestVersionsByScan} order by ${configs.id} desc`,
+  );
   let versions = 0;
   for (let i = 0; i < rows.length; i += WARM_BATCH) {
     await untilNoSearchRuns();
@@ -34,7 +39,10 @@ export async function warmLineStore(db: DbOrTx, options: { maxBytes?: number; si
     // read later (other commands, older versions' edits) do not empty it.
     if (store.bytes >= maxBytes || store.linesBytes >= (store.budget * 3) / 8) return { versions, stoppedBy: "budget" };
     // A text a search read meanwhile is read again here, but not added twice (later).
-    const texts = await readBlobRuns(db, rows.slice(i, i + WARM_BATCH).map((r) => r.hash));
+    const texts = await readBlobRuns(
+      db,
+      rows.slice(i, i + WARM_BATCH).map((r) => r.hash),
+    );
     for (const [hash, text] of texts) store.later(hash, text);
     await store.settled();
     versions += texts.size;
@@ -51,11 +59,20 @@ export function startLineStoreWarmUp(db: DbOrTx, logger: Logger): { stop(): void
       if (warmed.stoppedBy === "signal" || !warmed.versions) return;
       const store = currentLineStore();
       logger.info("search's line store holds the latest versions", {
-        versions: warmed.versions, lines: store.lineCount, mb: Math.round(store.bytes / 1e5) / 10, seconds: Math.round(performance.now() - started) / 1000,
-        ...(warmed.stoppedBy === "budget" ? { stopped: "the store holds what it may at start; searches read the other versions from the database" } : {}),
+        versions: warmed.versions,
+        lines: store.lineCount,
+        mb: Math.round(store.bytes / 1e5) / 10,
+        seconds: Math.round(performance.now() - started) / 1000,
+        ...(warmed.stoppedBy === "budget"
+          ? { stopped: "the store holds what it may at start; searches read the other versions from the database" }
+          : {}),
       });
     },
-    (err: unknown) => stopping.signal.aborted || logger.warn("search's line store could not read the latest versions; searches read them from the database", { reason: failureReason(err) }),
+    (err: unknown) =>
+      stopping.signal.aborted ||
+      logger.warn("search's line store could not read the latest versions; searches read them from the database", {
+        reason: failureReason(err),
+      }),
   );
   return { stop: () => stopping.abort() };
 }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { clearLineStore, currentLineStore, lineStoreSettled, LineStore, RunInterner, whileSearching } from "./line-store.ts";
+import {
+  clearLineStore,
+  currentLineStore,
+  lineStoreSettled,
+  LineStore,
+  RunInterner,
+  whileSearching,
+} from "./line-store.ts";
 import { LineMarks } from "./line-marks.ts";
 import { applyLineDelta, RunText } from "./line-runs.ts";
 import { encodeLineDelta } from "./blob-delta.ts";
@@ -94,7 +101,9 @@ describe("line marks", () => {
   it("marks which distinct lines match which terms, testing only lines that hold an anchor", () => {
     const store = new LineStore(1e9);
     const interner = new RunInterner(store);
-    const text = Array.from({ length: 2000 }, (_, i) => (i % 300 === 0 ? `snmp-server community c${i} RO` : i % 7 === 0 ? `logging host 10.0.0.${i % 256}` : `line ${i}`)).join("\n");
+    const text = Array.from({ length: 2000 }, (_, i) =>
+      i % 300 === 0 ? `snmp-server community c${i} RO` : i % 7 === 0 ? `logging host 10.0.0.${i % 256}` : `line ${i}`,
+    ).join("\n");
     const ids = interner.idsOf(RunText.of(text));
     store.seal();
     const tested: string[] = [];
@@ -104,7 +113,9 @@ describe("line marks", () => {
       { key: "logging", term: { test: spy(/logging host 10\.0\.0\.1\d\d$/i), anchors: [/LOGGING host/gi] } },
     ];
     const marks = new LineMarks(store, terms);
-    const expected = textOf(store, ids).map((line) => (/community c\d*00 /.test(line) ? 1 : 0) | (/logging host 10\.0\.0\.1\d\d$/.test(line) ? 2 : 0));
+    const expected = textOf(store, ids).map(
+      (line) => (/community c\d*00 /.test(line) ? 1 : 0) | (/logging host 10\.0\.0\.1\d\d$/.test(line) ? 2 : 0),
+    );
     expect(Array.from(ids, (id) => marks.of(id))).toEqual(expected);
     expect(tested.every((line) => line.includes("community") || line.includes("logging host"))).toBe(true);
     expect(marks.matches(ids, "all")).toBe(true);

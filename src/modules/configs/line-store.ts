@@ -111,7 +111,14 @@ export class LineStore {
    * Interns lines `first` to `first + count - 1` of a text whose lines start at `starts` (the last one ends at
    * `textEnd`), writing their ids into `ids` where it holds -1. One loop, for it runs over every line read.
    */
-  internLines(text: string, starts: ArrayLike<number>, first: number, count: number, textEnd: number, ids: Int32Array): void {
+  internLines(
+    text: string,
+    starts: ArrayLike<number>,
+    first: number,
+    count: number,
+    textEnd: number,
+    ids: Int32Array,
+  ): void {
     const lastLine = starts.length - 1;
     for (let line = first, stop = first + count; line < stop; line++) {
       if (ids[line]! >= 0) continue;
@@ -328,7 +335,8 @@ export class RunInterner {
   idsOf(text: RunText): Uint32Array {
     const runs = text.runs;
     const last = runs.at(-1)!;
-    const lastEmpty = last.source.lineStarts()[last.first + last.count - 1] === last.source.lineEnd(last.first + last.count - 1);
+    const lastEmpty =
+      last.source.lineStarts()[last.first + last.count - 1] === last.source.lineEnd(last.first + last.count - 1);
     let total = runs.reduce((n, r) => n + r.count, 0);
     if (total > 1 && lastEmpty) total--;
     const out = new Uint32Array(total);

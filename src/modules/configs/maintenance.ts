@@ -27,7 +27,12 @@ export const MIN_SERIES = 100;
  */
 export const COMMON_SHARE = 0.5;
 
-export type MaintenanceReport = { commonGramsAdded: number; seriesReindexed: number; versionsReindexed: number; pagesFreed: number } & RecompressReport;
+export type MaintenanceReport = {
+  commonGramsAdded: number;
+  seriesReindexed: number;
+  versionsReindexed: number;
+  pagesFreed: number;
+} & RecompressReport;
 
 /**
  * Adds the tokens at least COMMON_SHARE of the series hold to the common list; says how many were new. FTS5
@@ -37,20 +42,25 @@ export type MaintenanceReport = { commonGramsAdded: number; seriesReindexed: num
  */
 export async function learnCommonGrams(db: Db): Promise<number> {
   const [{ series } = { series: 0 }] = await db.all<{ series: number }>(
-    sql`select count(*) as series from (select distinct ${configSearchDocs.deviceId}, ${configSearchDocs.command} from ${configSearchDocs})`);
+    sql`select count(*) as series from (select distinct ${configSearchDocs.deviceId}, ${configSearchDocs.command} from ${configSearchDocs})`,
+  );
   if (Number(series) < MIN_SERIES) return 0;
   const needed = Math.ceil(COMMON_SHARE * Number(series));
   const known = (await commonGrams(db)).grams;
   // The vocabulary table lives on one connection: create, read and drop it within one transaction.
   const candidates = await db.transaction(async (tx) => {
-    await tx.run(sql`create virtual table if not exists temp.config_search_vocab using fts5vocab(main, config_search, row)`);
+    await tx.run(
+      sql`create virtual table if not exists temp.config_search_vocab using fts5vocab(main, config_search, row)`,
+    );
     const rows = await tx.all<{ term: string }>(sql`select term from temp.config_search_vocab where doc >= ${needed}`);
     await tx.run(sql`drop table temp.config_search_vocab`);
     return rows.map((r) => r.term).filter((term) => !known.has(term));
   });
   const grams: string[] = [];
   for (const term of candidates) {
-    const [row] = await db.all<{ n: number }>(sql`select count(*) as n from (select distinct device_id, command from ${configSearchDocs}
+    const [row] = await db.all<{
+      n: number;
+    }>(sql`select count(*) as n from (select distinct device_id, command from ${configSearchDocs}
       where id in (select rowid from config_search where config_search match ${`"${term}"`}))`);
     if (Number(row!.n) >= needed) grams.push(term);
   }
@@ -63,11 +73,13 @@ export async function learnCommonGrams(db: Db): Promise<number> {
  * must run on the connection that vacuums.
  */
 async function releaseFreePages(db: Db): Promise<number> {
-  const pragma = async (name: string) => Number(Object.values((await db.all<Record<string, number>>(sql.raw(`pragma ${name}`)))[0] ?? {})[0] ?? 0);
+  const pragma = async (name: string) =>
+    Number(Object.values((await db.all<Record<string, number>>(sql.raw(`pragma ${name}`)))[0] ?? {})[0] ?? 0);
   const free = await pragma("freelist_count");
   if (!free) return 0;
   if ((await pragma("auto_vacuum")) === 2) await db.$client.executeMultiple("pragma incremental_vacuum;");
-  else if (free * 4 >= (await pragma("page_count"))) await db.$client.executeMultiple("pragma auto_vacuum = incremental; vacuum;");
+  else if (free * 4 >= (await pragma("page_count")))
+    await db.$client.executeMultiple("pragma auto_vacuum = incremental; vacuum;");
   else return 0;
   return free - (await pragma("freelist_count"));
 }
@@ -75,11 +87,21 @@ async function releaseFreePages(db: Db): Promise<number> {
 /** Told how far the long steps are (a rebuild of a large index, the first recompression: minutes), one line each time. */
 export type MaintenanceProgress = (line: string) => void;
 
-export async function maintainConfigStorage(db: Db, options: { reindex?: boolean; now?: Date; progress?: MaintenanceProgress } = {}): Promise<MaintenanceReport> {
+export async function maintainConfigStorage(
+  db: Db,
+  options: { reindex?: boolean; now?: Date; progress?: MaintenanceProgress } = {},
+): Promise<MaintenanceReport> {
   await indexAllPending(db);
   const commonGramsAdded = await learnCommonGrams(db);
-  const rebuilt = commonGramsAdded || options.reindex ? await reindexAllConfigs(db, options.progress) : { series: 0, versions: 0 };
+  const rebuilt =
+    commonGramsAdded || options.reindex ? await reindexAllConfigs(db, options.progress) : { series: 0, versions: 0 };
   await db.run(sql`insert into config_search (config_search) values ('optimize')`);
   const recompressed = await recompressConfigTexts(db, options.now ?? new Date(), options.progress);
-  return { commonGramsAdded, seriesReindexed: rebuilt.series, versionsReindexed: rebuilt.versions, ...recompressed, pagesFreed: await releaseFreePages(db) };
+  return {
+    commonGramsAdded,
+    seriesReindexed: rebuilt.series,
+    versionsReindexed: rebuilt.versions,
+    ...recompressed,
+    pagesFreed: await releaseFreePages(db),
+  };
 }

@@ -3,7 +3,13 @@ import type { AppEnv } from "../../http/env.ts";
 import { ApiError } from "../../http/errors.ts";
 import { apiRoute, jsonBody, jsonResponse, trueOrFalse } from "../../http/route.ts";
 import { recordActivity } from "../activity/record.ts";
-import { getRetentionPolicy, purgeConfigs, serializePolicy, setRetentionPolicy, type PurgeReport } from "./retention.ts";
+import {
+  getRetentionPolicy,
+  purgeConfigs,
+  serializePolicy,
+  setRetentionPolicy,
+  type PurgeReport,
+} from "./retention.ts";
 
 const tag = "Configurations";
 /** Items a purge answer lists; the totals count them all. */
@@ -11,14 +17,32 @@ const LISTED = 1000;
 
 const Policy = z
   .object({
-    keep_days: z.number().int().nullable().openapi({ description: "Versions a download last saw more than this many days ago may go (null: no age limit)" }),
-    keep_versions: z.number().int().nullable().openapi({ description: "The newest this many versions of each device and command are kept (null: no count limit)" }),
+    keep_days: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({
+        description: "Versions a download last saw more than this many days ago may go (null: no age limit)",
+      }),
+    keep_versions: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({
+        description: "The newest this many versions of each device and command are kept (null: no count limit)",
+      }),
     updated_at: z.string().nullable(),
   })
   .openapi("RetentionPolicy");
 
 const limit = (max: number, what: string) =>
-  z.number({ error: `must be a whole number of ${what} or null` }).int(`must be a whole number of ${what}`).min(1, "must be at least 1").max(max, `must be at most ${max}`).nullable().optional();
+  z
+    .number({ error: `must be a whole number of ${what} or null` })
+    .int(`must be a whole number of ${what}`)
+    .min(1, "must be at least 1")
+    .max(max, `must be at most ${max}`)
+    .nullable()
+    .optional();
 
 const PolicyInput = z
   .strictObject({
@@ -31,11 +55,23 @@ const PurgeResult = z
   .object({
     dry_run: z.boolean(),
     policy: z.object({ keep_days: z.number().int().nullable(), keep_versions: z.number().int().nullable() }),
-    cutoff: z.string().nullable().openapi({ description: "Versions last seen before this time are old enough to go (null: no age limit)" }),
+    cutoff: z
+      .string()
+      .nullable()
+      .openapi({ description: "Versions last seen before this time are old enough to go (null: no age limit)" }),
     configs_total: z.number().int(),
-    configs: z.array(z.object({
-      id: z.number().int(), device_id: z.number().int(), device_name: z.string(), command: z.string(), version: z.number().int(), last_seen_at: z.string(),
-    })).openapi({ description: `The versions that go (the first ${LISTED})` }),
+    configs: z
+      .array(
+        z.object({
+          id: z.number().int(),
+          device_id: z.number().int(),
+          device_name: z.string(),
+          command: z.string(),
+          version: z.number().int(),
+          last_seen_at: z.string(),
+        }),
+      )
+      .openapi({ description: `The versions that go (the first ${LISTED})` }),
     changes_total: z.number().int().openapi({ description: "Change rows of those versions" }),
     blobs_total: z.number().int().openapi({ description: "Stored texts no remaining version refers to" }),
     blob_bytes: z.number().int().openapi({ description: "Stored (compressed) bytes of those texts" }),
@@ -45,14 +81,22 @@ const PurgeResult = z
   .openapi("PurgeResult");
 
 export const getRetentionPolicyRoute = apiRoute({
-  method: "get", path: "/configs/retention-policy", operationId: "getRetentionPolicy", tag, ability: "configs.read",
+  method: "get",
+  path: "/configs/retention-policy",
+  operationId: "getRetentionPolicy",
+  tag,
+  ability: "configs.read",
   summary: "Show the configuration retention policy",
   description: "How many versions, and how many days, of each device's history the scheduled purge keeps.",
   responses: { 200: jsonResponse(z.object({ data: Policy }), "The policy") },
 });
 
 export const setRetentionPolicyRoute = apiRoute({
-  method: "put", path: "/configs/retention-policy", operationId: "setRetentionPolicy", tag, ability: "configs.write",
+  method: "put",
+  path: "/configs/retention-policy",
+  operationId: "setRetentionPolicy",
+  tag,
+  ability: "configs.write",
   summary: "Change the configuration retention policy",
   description:
     "A version is purged when it is older than keep_days (by when a download last saw it) and not among the newest keep_versions of its device and command; " +
@@ -63,7 +107,11 @@ export const setRetentionPolicyRoute = apiRoute({
 });
 
 export const purgeConfigsRoute = apiRoute({
-  method: "post", path: "/configs/purge", operationId: "purgeConfigs", tag, ability: "configs.write",
+  method: "post",
+  path: "/configs/purge",
+  operationId: "purgeConfigs",
+  tag,
+  ability: "configs.write",
   summary: "Purge configurations the retention policy no longer keeps",
   description:
     "Deletes, in one transaction, the versions of devices in your scope that the policy no longer keeps, their change rows, stored texts no version refers to any more, " +
@@ -83,7 +131,12 @@ export function serializePurge(report: PurgeReport) {
     cutoff: report.cutoff ? report.cutoff.toISOString() : null,
     configs_total: report.configs.length,
     configs: report.configs.slice(0, LISTED).map((c) => ({
-      id: c.id, device_id: c.deviceId, device_name: c.deviceName, command: c.command, version: c.version, last_seen_at: c.lastSeenAt.toISOString(),
+      id: c.id,
+      device_id: c.deviceId,
+      device_name: c.deviceName,
+      command: c.command,
+      version: c.version,
+      last_seen_at: c.lastSeenAt.toISOString(),
     })),
     changes_total: report.changes,
     blobs_total: report.blobs,
@@ -94,19 +147,39 @@ export function serializePurge(report: PurgeReport) {
 }
 
 export function registerRetentionRoutes(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(getRetentionPolicyRoute, async (c) => c.json({ data: serializePolicy(await getRetentionPolicy(c.var.services.db)) }, 200));
+  app.openapi(getRetentionPolicyRoute, async (c) =>
+    c.json({ data: serializePolicy(await getRetentionPolicy(c.var.services.db)) }, 200),
+  );
 
   app.openapi(setRetentionPolicyRoute, async (c) => {
     const { db, clock } = c.var.services;
     if (!c.var.auth.scope.all) {
-      throw new ApiError(403, "The retention policy applies to every device; changing it needs a role that sees all devices");
+      throw new ApiError(
+        403,
+        "The retention policy applies to every device; changing it needs a role that sees all devices",
+      );
     }
     const body = c.req.valid("json");
     const now = clock.now();
     const policy = await db.transaction(async (tx) => {
       const before = serializePolicy(await getRetentionPolicy(tx));
-      const after = await setRetentionPolicy(tx, { keepDays: body.keep_days ?? null, keepVersions: body.keep_versions ?? null }, now);
-      await recordActivity(tx, c.var.auth, { action: "retention_policy.update", subjectType: "retention_policy", subjectId: 1, before, after: serializePolicy(after) }, now);
+      const after = await setRetentionPolicy(
+        tx,
+        { keepDays: body.keep_days ?? null, keepVersions: body.keep_versions ?? null },
+        now,
+      );
+      await recordActivity(
+        tx,
+        c.var.auth,
+        {
+          action: "retention_policy.update",
+          subjectType: "retention_policy",
+          subjectId: 1,
+          before,
+          after: serializePolicy(after),
+        },
+        now,
+      );
       return after;
     });
     return c.json({ data: serializePolicy(policy) }, 200);

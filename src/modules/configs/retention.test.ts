@@ -1,7 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, inArray, sql } from "drizzle-orm";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
-import { configBlobs, configChanges, configs, configSearchDocs, deviceTags, devices, jobs, tags, taskRunItems, taskRuns, tasks, type JobOutcome } from "../../db/schema/index.ts";
+import {
+  configBlobs,
+  configChanges,
+  configs,
+  configSearchDocs,
+  deviceTags,
+  devices,
+  jobs,
+  tags,
+  taskRunItems,
+  taskRuns,
+  tasks,
+  type JobOutcome,
+} from "../../db/schema/index.ts";
 import { blobBase } from "./blobs.ts";
 import { readBlob, storeConfig } from "./store.ts";
 import { purgeConfigs } from "./retention.ts";
@@ -23,32 +36,73 @@ let runId: number;
 let coreTagId: number;
 
 const body = (device: number, n: number) =>
-  [`hostname purge-dev-${device}`, "interface Gi0/1", ` description first seen in version ${n === 1 ? "one" : "later"}`, ...Array.from({ length: n }, (_, i) => ` vlan ${100 + i}`), `line ${n}`, "end", ""].join("\n");
+  [
+    `hostname purge-dev-${device}`,
+    "interface Gi0/1",
+    ` description first seen in version ${n === 1 ? "one" : "later"}`,
+    ...Array.from({ length: n }, (_, i) => ` vlan ${100 + i}`),
+    `line ${n}`,
+    "end",
+    "",
+  ].join("\n");
 
 async function store(deviceId: number, command: string, text: string, day: number) {
-  const res = await storeConfig(t.db, { deviceId, command, text, significant: (s) => s, trigger: "schedule", jobId: null, now: at(day) });
+  const res = await storeConfig(t.db, {
+    deviceId,
+    command,
+    text,
+    significant: (s) => s,
+    trigger: "schedule",
+    jobId: null,
+    now: at(day),
+  });
   if (res.changed) texts.set(res.configId, { deviceId, command, version: res.version, text });
   return res;
 }
 
 async function job(deviceId: number, outcome: JobOutcome, finishedDay: number) {
-  const [row] = await t.db.insert(jobs).values({
-    type: "download", deviceId, state: "finished", outcome, trigger: "schedule", runAfter: at(finishedDay), createdAt: at(finishedDay), finishedAt: at(finishedDay),
-  }).returning({ id: jobs.id });
+  const [row] = await t.db
+    .insert(jobs)
+    .values({
+      type: "download",
+      deviceId,
+      state: "finished",
+      outcome,
+      trigger: "schedule",
+      runAfter: at(finishedDay),
+      createdAt: at(finishedDay),
+      finishedAt: at(finishedDay),
+    })
+    .returning({ id: jobs.id });
   return row!.id;
 }
 
-const remainingIds = async () => (await t.db.select({ id: configs.id }).from(configs)).map((r) => r.id).sort((a, b) => a - b);
-const setPolicy = (policy: Record<string, unknown>, token = admin) => t.call("/api/v1/configs/retention-policy", { method: "PUT", token, body: policy });
-const purge = (dryRun: boolean, token = admin) => t.call(`/api/v1/configs/purge${dryRun ? "?dry_run=true" : ""}`, { method: "POST", token });
+const remainingIds = async () =>
+  (await t.db.select({ id: configs.id }).from(configs)).map((r) => r.id).sort((a, b) => a - b);
+const setPolicy = (policy: Record<string, unknown>, token = admin) =>
+  t.call("/api/v1/configs/retention-policy", { method: "PUT", token, body: policy });
+const purge = (dryRun: boolean, token = admin) =>
+  t.call(`/api/v1/configs/purge${dryRun ? "?dry_run=true" : ""}`, { method: "POST", token });
 
 beforeAll(async () => {
   t = await createTestContext({ clock });
   admin = await t.token();
-  const [core] = await t.db.insert(tags).values({ name: "core", nameKey: nameKey("core"), createdAt: start, updatedAt: start }).returning({ id: tags.id });
+  const [core] = await t.db
+    .insert(tags)
+    .values({ name: "core", nameKey: nameKey("core"), createdAt: start, updatedAt: start })
+    .returning({ id: tags.id });
   coreTagId = core!.id;
   for (let d = 0; d < 4; d++) {
-    const [row] = await t.db.insert(devices).values({ name: `purge-dev-${d}`, nameKey: nameKey(`purge-dev-${d}`), ip: `192.0.2.${d + 1}`, createdAt: start, updatedAt: start }).returning({ id: devices.id });
+    const [row] = await t.db
+      .insert(devices)
+      .values({
+        name: `purge-dev-${d}`,
+        nameKey: nameKey(`purge-dev-${d}`),
+        ip: `192.0.2.${d + 1}`,
+        createdAt: start,
+        updatedAt: start,
+      })
+      .returning({ id: devices.id });
     deviceIds.push(row!.id);
     if (d < 2) await t.db.insert(deviceTags).values({ deviceId: row!.id, tagId: coreTagId });
   }
@@ -68,14 +122,33 @@ beforeAll(async () => {
   await store(d, "show running-config", body(d, 1), 1);
   await store(d, "show version", "Version 1\n", 2);
   await store(d, "show version", "Version 2\n", 3);
-  for (const [device, outcome, day] of [[a, "timeout", 10], [a, "success", 10], [b, "auth_failed", 20], [c, "error", 95], [d, "unchanged", 5], [d, "unreachable", 40]] as const) {
+  for (const [device, outcome, day] of [
+    [a, "timeout", 10],
+    [a, "success", 10],
+    [b, "auth_failed", 20],
+    [c, "error", 95],
+    [d, "unchanged", 5],
+    [d, "unreachable", 40],
+  ] as const) {
     await job(device, outcome, day);
   }
   // A failed download a scheduled run queued: the run's record.
   const [task] = await t.db.select({ id: tasks.id }).from(tasks).limit(1);
-  const [run] = await t.db.insert(taskRuns).values({ taskId: task!.id, taskType: "download_all", trigger: "schedule", scheduledFor: at(30), startedAt: at(30), finishedAt: at(30) }).returning({ id: taskRuns.id });
+  const [run] = await t.db
+    .insert(taskRuns)
+    .values({
+      taskId: task!.id,
+      taskType: "download_all",
+      trigger: "schedule",
+      scheduledFor: at(30),
+      startedAt: at(30),
+      finishedAt: at(30),
+    })
+    .returning({ id: taskRuns.id });
   runId = run!.id;
-  await t.db.insert(taskRunItems).values({ runId, deviceId: b, deviceName: "purge-dev-1", jobId: await job(b, "timeout", 30) });
+  await t.db
+    .insert(taskRunItems)
+    .values({ runId, deviceId: b, deviceName: "purge-dev-1", jobId: await job(b, "timeout", 30) });
   // As a collector would have by the time anything is old enough to purge.
   await indexAllPending(t.db);
 });
@@ -83,7 +156,11 @@ afterAll(() => t.close());
 
 describe("retention policy", () => {
   it("starts empty, so a purge removes nothing", async () => {
-    expect((await t.call("/api/v1/configs/retention-policy", { token: admin })).body.data).toEqual({ keep_days: null, keep_versions: null, updated_at: null });
+    expect((await t.call("/api/v1/configs/retention-policy", { token: admin })).body.data).toEqual({
+      keep_days: null,
+      keep_versions: null,
+      updated_at: null,
+    });
     const res = await purge(false);
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ configs_total: 0, blobs_total: 0, failed_jobs_total: 0 });
@@ -138,17 +215,29 @@ describe("purging", () => {
 
     // Worked out from the data: versions beyond the newest two AND last seen before day 70.
     const cutoff = at(100 - 30).getTime();
-    const lastSeen = new Map((await t.db.select({ id: configs.id, lastSeenAt: configs.lastSeenAt }).from(configs)).map((r) => [r.id, r.lastSeenAt.getTime()]));
+    const lastSeen = new Map(
+      (await t.db.select({ id: configs.id, lastSeenAt: configs.lastSeenAt }).from(configs)).map((r) => [
+        r.id,
+        r.lastSeenAt.getTime(),
+      ]),
+    );
     const expected = [...texts.entries()]
       .filter(([id, s]) => {
-        const newer = [...texts.values()].filter((o) => o.deviceId === s.deviceId && o.command === s.command && o.version > s.version).length;
+        const newer = [...texts.values()].filter(
+          (o) => o.deviceId === s.deviceId && o.command === s.command && o.version > s.version,
+        ).length;
         return newer >= 2 && lastSeen.get(id)! < cutoff;
       })
       .map(([id]) => id)
       .sort((a, b) => a - b);
     expect(expected.length).toBeGreaterThan(2);
-    expect(dry.body.data.configs.map((c: { id: number }) => c.id).sort((a: number, b: number) => a - b)).toEqual(expected);
-    const changeRows = await t.db.select({ id: configChanges.id }).from(configChanges).where(inArray(configChanges.configId, expected));
+    expect(dry.body.data.configs.map((c: { id: number }) => c.id).sort((a: number, b: number) => a - b)).toEqual(
+      expected,
+    );
+    const changeRows = await t.db
+      .select({ id: configChanges.id })
+      .from(configChanges)
+      .where(inArray(configChanges.configId, expected));
     expect(dry.body.data.changes_total).toBe(changeRows.length);
 
     const real = await purge(false);
@@ -182,10 +271,14 @@ describe("purging", () => {
   it("always keeps the latest version of every device and command", async () => {
     await setPolicy({ keep_days: 1, keep_versions: 1 });
     clock.advance(365 * DAY);
-    const series = await t.db.all<{ device_id: number; command: string; v: number }>(sql`select device_id, command, max(version) as v from configs group by 1, 2 order by 1, 2`);
+    const series = await t.db.all<{ device_id: number; command: string; v: number }>(
+      sql`select device_id, command, max(version) as v from configs group by 1, 2 order by 1, 2`,
+    );
     const real = await purge(false);
     expect(real.body.data.configs_total).toBeGreaterThan(0);
-    const after = await t.db.all<{ device_id: number; command: string; v: number; n: number }>(sql`select device_id, command, max(version) as v, count(*) as n from configs group by 1, 2 order by 1, 2`);
+    const after = await t.db.all<{ device_id: number; command: string; v: number; n: number }>(
+      sql`select device_id, command, max(version) as v, count(*) as n from configs group by 1, 2 order by 1, 2`,
+    );
     expect(after).toEqual(series.map((s) => ({ ...s, n: 1 })));
     for (const id of real.body.data.configs.map((c: { id: number }) => c.id)) texts.delete(id);
   });
@@ -196,7 +289,12 @@ describe("purging", () => {
     const rows = await t.db.select({ id: configs.id, hash: configs.blobHash }).from(configs);
     expect(rows.map((r) => r.id).sort((a, b) => a - b)).toEqual([...texts.keys()].sort((a, b) => a - b));
     for (const r of rows) expect(await readBlob(t.db, r.hash)).toBe(texts.get(r.id)!.text);
-    const bases = await Promise.all((await t.db.select({ hash: configBlobs.hash }).from(configBlobs)).map(async (b) => ({ ...b, base: await blobBase(t.db, b.hash) })));
+    const bases = await Promise.all(
+      (await t.db.select({ hash: configBlobs.hash }).from(configBlobs)).map(async (b) => ({
+        ...b,
+        base: await blobBase(t.db, b.hash),
+      })),
+    );
     const stored = new Set(bases.map((b) => b.hash));
     for (const b of bases) if (b.base) expect(stored.has(b.base)).toBe(true);
   });
@@ -206,19 +304,47 @@ describe("purging", () => {
     expect(docs.length).toBe((await remainingIds()).length);
     // "version one" lines came from versions that are gone now; the latest versions of device b and c still have them.
     const res = await t.call("/api/v1/configs/search?q=first%20seen%20in%20version%20one", { token: admin });
-    const expected = [...texts.entries()].filter(([, s]) => s.text.includes("first seen in version one")).map(([id]) => id).sort((a, b) => a - b);
+    const expected = [...texts.entries()]
+      .filter(([, s]) => s.text.includes("first seen in version one"))
+      .map(([id]) => id)
+      .sort((a, b) => a - b);
     expect(expected.length).toBeGreaterThan(0);
-    expect(res.body.data.map((h: { config_id: number }) => h.config_id).sort((a: number, b: number) => a - b)).toEqual(expected);
+    expect(res.body.data.map((h: { config_id: number }) => h.config_id).sort((a: number, b: number) => a - b)).toEqual(
+      expected,
+    );
     // Every remaining running configuration has its hostname line, which only the first versions' documents held.
     const hosts = await t.call("/api/v1/configs/search?q=hostname%20purge-dev-&latest_only=false", { token: admin });
-    const running = [...texts.entries()].filter(([, s]) => s.command === "show running-config").map(([id]) => id).sort((a, b) => a - b);
-    expect(hosts.body.data.map((h: { config_id: number }) => h.config_id).sort((a: number, b: number) => a - b)).toEqual(running);
+    const running = [...texts.entries()]
+      .filter(([, s]) => s.command === "show running-config")
+      .map(([id]) => id)
+      .sort((a, b) => a - b);
+    expect(
+      hosts.body.data.map((h: { config_id: number }) => h.config_id).sort((a: number, b: number) => a - b),
+    ).toEqual(running);
   });
 
   it("is what the scheduled purge calls: purgeConfigs(db, now, { dryRun })", async () => {
-    const [device] = await t.db.insert(devices).values({ name: "purge-dev-late", nameKey: nameKey("purge-dev-late"), ip: "192.0.2.99", createdAt: start, updatedAt: start }).returning({ id: devices.id });
+    const [device] = await t.db
+      .insert(devices)
+      .values({
+        name: "purge-dev-late",
+        nameKey: nameKey("purge-dev-late"),
+        ip: "192.0.2.99",
+        createdAt: start,
+        updatedAt: start,
+      })
+      .returning({ id: devices.id });
     const now = clock.now();
-    for (let n = 1; n <= 3; n++) await storeConfig(t.db, { deviceId: device!.id, command: "show running-config", text: body(9, n), significant: (s) => s, trigger: "schedule", jobId: null, now: at(-10 + n) });
+    for (let n = 1; n <= 3; n++)
+      await storeConfig(t.db, {
+        deviceId: device!.id,
+        command: "show running-config",
+        text: body(9, n),
+        significant: (s) => s,
+        trigger: "schedule",
+        jobId: null,
+        now: at(-10 + n),
+      });
     const dry = await purgeConfigs(t.db, now, { dryRun: true });
     const real = await purgeConfigs(t.db, now, { dryRun: false });
     expect(dry.configs.map((c) => c.id)).toEqual(real.configs.map((c) => c.id));
@@ -228,49 +354,124 @@ describe("purging", () => {
   });
 
   it("collects the texts a deleted device left behind, first rebuilding another device's text that was a delta against one", async () => {
-    const [keeper, leaver] = await t.db.insert(devices).values([
-      { name: "purge-dev-keeper", nameKey: nameKey("purge-dev-keeper"), ip: "192.0.2.101", createdAt: start, updatedAt: start },
-      { name: "purge-dev-leaver", nameKey: nameKey("purge-dev-leaver"), ip: "192.0.2.102", createdAt: start, updatedAt: start },
-    ]).returning({ id: devices.id });
+    const [keeper, leaver] = await t.db
+      .insert(devices)
+      .values([
+        {
+          name: "purge-dev-keeper",
+          nameKey: nameKey("purge-dev-keeper"),
+          ip: "192.0.2.101",
+          createdAt: start,
+          updatedAt: start,
+        },
+        {
+          name: "purge-dev-leaver",
+          nameKey: nameKey("purge-dev-leaver"),
+          ip: "192.0.2.102",
+          createdAt: start,
+          updatedAt: start,
+        },
+      ])
+      .returning({ id: devices.id });
     const [x, y] = [body(20, 8), body(21, 9)];
     const now = clock.now().getTime() / DAY - start.getTime() / DAY;
     // The keeper's only text x is also the leaver's first version; the leaver's next one, y, makes x a delta against y.
-    await storeConfig(t.db, { deviceId: keeper!.id, command: "show running-config", text: x, significant: (s) => s, trigger: "schedule", jobId: null, now: at(now - 3) });
-    await storeConfig(t.db, { deviceId: leaver!.id, command: "show running-config", text: x, significant: (s) => s, trigger: "schedule", jobId: null, now: at(now - 2) });
-    await storeConfig(t.db, { deviceId: leaver!.id, command: "show running-config", text: y, significant: (s) => s, trigger: "schedule", jobId: null, now: at(now - 1) });
+    await storeConfig(t.db, {
+      deviceId: keeper!.id,
+      command: "show running-config",
+      text: x,
+      significant: (s) => s,
+      trigger: "schedule",
+      jobId: null,
+      now: at(now - 3),
+    });
+    await storeConfig(t.db, {
+      deviceId: leaver!.id,
+      command: "show running-config",
+      text: x,
+      significant: (s) => s,
+      trigger: "schedule",
+      jobId: null,
+      now: at(now - 2),
+    });
+    await storeConfig(t.db, {
+      deviceId: leaver!.id,
+      command: "show running-config",
+      text: y,
+      significant: (s) => s,
+      trigger: "schedule",
+      jobId: null,
+      now: at(now - 1),
+    });
     const [xRow] = await t.db.select({ hash: configs.blobHash }).from(configs).where(eq(configs.deviceId, keeper!.id));
-    expect((await t.db.select().from(configBlobs).where(eq(configBlobs.hash, xRow!.hash)))[0]).toMatchObject({ encoding: "delta" });
+    expect((await t.db.select().from(configBlobs).where(eq(configBlobs.hash, xRow!.hash)))[0]).toMatchObject({
+      encoding: "delta",
+    });
     expect((await t.call(`/api/v1/devices/${leaver!.id}`, { method: "DELETE", token: admin })).status).toBe(200);
     const orphan = (await blobBase(t.db, xRow!.hash))!;
-    expect((await t.db.select().from(configs).where(eq(configs.blobHash, orphan)))).toEqual([]);
+    expect(await t.db.select().from(configs).where(eq(configs.blobHash, orphan))).toEqual([]);
 
     const real = await purgeConfigs(t.db, clock.now(), { dryRun: false });
     expect(real.blobs).toBeGreaterThan(0);
     expect(await t.db.select().from(configBlobs).where(eq(configBlobs.hash, orphan))).toEqual([]);
     expect(await readBlob(t.db, xRow!.hash)).toBe(x);
     const referenced = new Set((await t.db.select({ hash: configs.blobHash }).from(configs)).map((r) => r.hash));
-    expect(new Set((await t.db.select({ hash: configBlobs.hash }).from(configBlobs)).map((b) => b.hash))).toEqual(referenced);
+    expect(new Set((await t.db.select({ hash: configBlobs.hash }).from(configBlobs)).map((b) => b.hash))).toEqual(
+      referenced,
+    );
   });
 
   it("keeps the search exact when it purges versions a rebuilt index holds in one document", async () => {
-    const [device] = await t.db.insert(devices).values({ name: "purge-dev-merged", nameKey: nameKey("purge-dev-merged"), ip: "192.0.2.103", createdAt: start, updatedAt: start }).returning({ id: devices.id });
+    const [device] = await t.db
+      .insert(devices)
+      .values({
+        name: "purge-dev-merged",
+        nameKey: nameKey("purge-dev-merged"),
+        ip: "192.0.2.103",
+        createdAt: start,
+        updatedAt: start,
+      })
+      .returning({ id: devices.id });
     const now = clock.now().getTime() / DAY - start.getTime() / DAY;
-    const text = (n: number) => `hostname purge-dev-merged\n! only in version ${n}\n${n >= 3 ? "! since version three\n" : ""}end\n`;
+    const text = (n: number) =>
+      `hostname purge-dev-merged\n! only in version ${n}\n${n >= 3 ? "! since version three\n" : ""}end\n`;
     const ids: number[] = [];
     const save = async (n: number, day: number) =>
-      ids.push((await storeConfig(t.db, { deviceId: device!.id, command: "show running-config", text: text(n), significant: (s) => s, trigger: "schedule", jobId: null, now: at(day) })).configId);
+      ids.push(
+        (
+          await storeConfig(t.db, {
+            deviceId: device!.id,
+            command: "show running-config",
+            text: text(n),
+            significant: (s) => s,
+            trigger: "schedule",
+            jobId: null,
+            now: at(day),
+          })
+        ).configId,
+      );
     for (let n = 1; n <= 3; n++) await save(n, now - 100 + n);
     await indexAllPending(t.db);
     await reindexAllConfigs(t.db);
-    expect(await t.db.select({ configId: configSearchDocs.configId }).from(configSearchDocs).where(eq(configSearchDocs.deviceId, device!.id))).toEqual([{ configId: ids[2] }]);
+    expect(
+      await t.db
+        .select({ configId: configSearchDocs.configId })
+        .from(configSearchDocs)
+        .where(eq(configSearchDocs.deviceId, device!.id)),
+    ).toEqual([{ configId: ids[2] }]);
     await save(4, now - 1);
     await indexAllPending(t.db);
 
     await setPolicy({ keep_days: 30, keep_versions: 2 });
     const purged = await purgeConfigs(t.db, clock.now(), { dryRun: false });
     expect(purged.configs.filter((c) => c.deviceId === device!.id).map((c) => c.version)).toEqual([1, 2]);
-    const found = async (q: string) => ((await t.call(`/api/v1/configs/search?q=${encodeURIComponent(q)}&latest_only=false`, { token: admin })).body.data as { config_id: number }[])
-      .map((h) => h.config_id).sort((a, b) => a - b);
+    const found = async (q: string) =>
+      (
+        (await t.call(`/api/v1/configs/search?q=${encodeURIComponent(q)}&latest_only=false`, { token: admin })).body
+          .data as { config_id: number }[]
+      )
+        .map((h) => h.config_id)
+        .sort((a, b) => a - b);
     expect(await found("only in version 1")).toEqual([]);
     expect(await found("only in version 3")).toEqual([ids[2]]);
     expect(await found("since version three")).toEqual([ids[2], ids[3]]);

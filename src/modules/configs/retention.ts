@@ -9,7 +9,16 @@
  */
 import { and, eq, inArray, lt, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
-import { configBlobs, configChanges, configRetentionPolicy, configSearchDocs, configs, devices, jobs, taskRunItems } from "../../db/schema/index.ts";
+import {
+  configBlobs,
+  configChanges,
+  configRetentionPolicy,
+  configSearchDocs,
+  configs,
+  devices,
+  jobs,
+  taskRunItems,
+} from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
 import { deleteBlobs } from "./blobs.ts";
@@ -27,20 +36,40 @@ const CHUNK = 500;
 
 export async function getRetentionPolicy(db: DbOrTx): Promise<RetentionPolicy> {
   const [row] = await db.select().from(configRetentionPolicy).where(eq(configRetentionPolicy.id, POLICY_ID));
-  return { keepDays: row?.keepDays ?? null, keepVersions: row?.keepVersions ?? null, updatedAt: row?.updatedAt ?? null };
+  return {
+    keepDays: row?.keepDays ?? null,
+    keepVersions: row?.keepVersions ?? null,
+    updatedAt: row?.updatedAt ?? null,
+  };
 }
 
-export async function setRetentionPolicy(db: DbOrTx, policy: { keepDays: number | null; keepVersions: number | null }, now: Date): Promise<RetentionPolicy> {
+export async function setRetentionPolicy(
+  db: DbOrTx,
+  policy: { keepDays: number | null; keepVersions: number | null },
+  now: Date,
+): Promise<RetentionPolicy> {
   const values = { keepDays: policy.keepDays, keepVersions: policy.keepVersions, updatedAt: now };
-  await db.insert(configRetentionPolicy).values({ id: POLICY_ID, ...values }).onConflictDoUpdate({ target: configRetentionPolicy.id, set: values });
+  await db
+    .insert(configRetentionPolicy)
+    .values({ id: POLICY_ID, ...values })
+    .onConflictDoUpdate({ target: configRetentionPolicy.id, set: values });
   return values;
 }
 
 export const serializePolicy = (p: RetentionPolicy) => ({
-  keep_days: p.keepDays, keep_versions: p.keepVersions, updated_at: p.updatedAt ? p.updatedAt.toISOString() : null,
+  keep_days: p.keepDays,
+  keep_versions: p.keepVersions,
+  updated_at: p.updatedAt ? p.updatedAt.toISOString() : null,
 });
 
-export type PurgedConfig = { id: number; deviceId: number; deviceName: string; command: string; version: number; lastSeenAt: Date };
+export type PurgedConfig = {
+  id: number;
+  deviceId: number;
+  deviceName: string;
+  command: string;
+  version: number;
+  lastSeenAt: Date;
+};
 
 export type PurgeReport = {
   dryRun: boolean;
@@ -59,11 +88,13 @@ export type PurgeReport = {
   maintenanceError?: string;
 };
 
-const chunks = <T>(items: T[]) => Array.from({ length: Math.ceil(items.length / CHUNK) }, (_, i) => items.slice(i * CHUNK, (i + 1) * CHUNK));
+const chunks = <T>(items: T[]) =>
+  Array.from({ length: Math.ceil(items.length / CHUNK) }, (_, i) => items.slice(i * CHUNK, (i + 1) * CHUNK));
 
 /** Texts no version refers to: a deleted device's versions go by cascade and leave theirs behind. */
 const orphanBlobs = (db: DbOrTx) =>
-  db.select({ hash: configBlobs.hash, bytes: sql<number>`length(${configBlobs.content})` })
+  db
+    .select({ hash: configBlobs.hash, bytes: sql<number>`length(${configBlobs.content})` })
     .from(configBlobs)
     .where(sql`not exists (select 1 from ${configs} where ${configs.blobHash} = ${configBlobs.hash})`);
 
@@ -85,13 +116,25 @@ async function planPurge(db: DbOrTx, policy: RetentionPolicy, now: Date, scope: 
   const rules: SQL[] = [sql`r.rank > 1`];
   if (policy.keepVersions !== null) rules.push(sql`r.rank > ${policy.keepVersions}`);
   if (cutoff) rules.push(sql`r.last_seen_at < ${cutoff.getTime()}`);
-  const rows = await db.all<{ id: number; device_id: number; name: string; command: string; version: number; last_seen_at: number }>(sql`
+  const rows = await db.all<{
+    id: number;
+    device_id: number;
+    name: string;
+    command: string;
+    version: number;
+    last_seen_at: number;
+  }>(sql`
     select r.id, r.device_id, ${devices.name} as name, r.command, r.version, r.last_seen_at
     from ${ranked} r join ${devices} on ${devices.id} = r.device_id
     where ${sql.join(rules, sql` and `)} and ${inScope}
     order by r.device_id, r.command, r.version`);
   const doomed: PurgedConfig[] = rows.map((r) => ({
-    id: Number(r.id), deviceId: Number(r.device_id), deviceName: r.name, command: r.command, version: Number(r.version), lastSeenAt: new Date(Number(r.last_seen_at)),
+    id: Number(r.id),
+    deviceId: Number(r.device_id),
+    deviceName: r.name,
+    command: r.command,
+    version: Number(r.version),
+    lastSeenAt: new Date(Number(r.last_seen_at)),
   }));
   const ids = doomed.map((c) => c.id);
   const doomedSet = new Set(ids);
@@ -99,18 +142,30 @@ async function planPurge(db: DbOrTx, policy: RetentionPolicy, now: Date, scope: 
   let changes = 0;
   const hashes = new Set<string>();
   for (const part of chunks(ids)) {
-    const [n] = await db.select({ n: sql<number>`count(*)` }).from(configChanges).where(inArray(configChanges.configId, part));
+    const [n] = await db
+      .select({ n: sql<number>`count(*)` })
+      .from(configChanges)
+      .where(inArray(configChanges.configId, part));
     changes += Number(n?.n ?? 0);
-    for (const r of await db.selectDistinct({ hash: configs.blobHash }).from(configs).where(inArray(configs.id, part))) hashes.add(r.hash);
+    for (const r of await db.selectDistinct({ hash: configs.blobHash }).from(configs).where(inArray(configs.id, part)))
+      hashes.add(r.hash);
   }
   // A blob goes only when no version outside the plan refers to it (texts are shared by hash).
   const blobs: { hash: string; bytes: number }[] = [];
   for (const part of chunks([...hashes])) {
-    const referrers = await db.select({ id: configs.id, hash: configs.blobHash }).from(configs).where(inArray(configs.blobHash, part));
+    const referrers = await db
+      .select({ id: configs.id, hash: configs.blobHash })
+      .from(configs)
+      .where(inArray(configs.blobHash, part));
     const kept = new Set(referrers.filter((u) => !doomedSet.has(u.id)).map((u) => u.hash));
     const free = part.filter((h) => !kept.has(h));
     if (free.length) {
-      blobs.push(...(await db.select({ hash: configBlobs.hash, bytes: sql<number>`length(${configBlobs.content})` }).from(configBlobs).where(inArray(configBlobs.hash, free))));
+      blobs.push(
+        ...(await db
+          .select({ hash: configBlobs.hash, bytes: sql<number>`length(${configBlobs.content})` })
+          .from(configBlobs)
+          .where(inArray(configBlobs.hash, free))),
+      );
     }
   }
 
@@ -118,17 +173,24 @@ async function planPurge(db: DbOrTx, policy: RetentionPolicy, now: Date, scope: 
   if (scope.all) for (const orphan of await orphanBlobs(db)) blobs.push(orphan);
 
   const failedJobIds = cutoff
-    ? (await db
-        .select({ id: jobs.id })
-        .from(jobs)
-        .leftJoin(devices, eq(devices.id, jobs.deviceId))
-        .where(and(
-          eq(jobs.type, "download"), eq(jobs.state, "finished"), notInArray(jobs.outcome, ["success", "unchanged"]), lt(jobs.finishedAt, cutoff),
-          // A task run's counts and status are read from its jobs: those stay while the run does.
-          sql`not exists (select 1 from ${taskRunItems} where ${taskRunItems.jobId} = ${jobs.id})`,
-          scope.all ? undefined : deviceScopeCondition(scope),
-        ))
-        .orderBy(jobs.id)).map((j) => j.id)
+    ? (
+        await db
+          .select({ id: jobs.id })
+          .from(jobs)
+          .leftJoin(devices, eq(devices.id, jobs.deviceId))
+          .where(
+            and(
+              eq(jobs.type, "download"),
+              eq(jobs.state, "finished"),
+              notInArray(jobs.outcome, ["success", "unchanged"]),
+              lt(jobs.finishedAt, cutoff),
+              // A task run's counts and status are read from its jobs: those stay while the run does.
+              sql`not exists (select 1 from ${taskRunItems} where ${taskRunItems.jobId} = ${jobs.id})`,
+              scope.all ? undefined : deviceScopeCondition(scope),
+            ),
+          )
+          .orderBy(jobs.id)
+      ).map((j) => j.id)
     : [];
   return { cutoff, doomed, changes, blobs, failedJobIds };
 }
@@ -147,25 +209,47 @@ export async function purgeConfigs(
     const policy = await getRetentionPolicy(tx);
     const plan = await planPurge(tx, policy, now, scope);
     const report: PurgeReport = {
-      dryRun: options.dryRun, policy, cutoff: plan.cutoff, configs: plan.doomed, changes: plan.changes,
-      blobs: plan.blobs.length, blobBytes: plan.blobs.reduce((n, b) => n + Number(b.bytes), 0), failedJobIds: plan.failedJobIds,
+      dryRun: options.dryRun,
+      policy,
+      cutoff: plan.cutoff,
+      configs: plan.doomed,
+      changes: plan.changes,
+      blobs: plan.blobs.length,
+      blobBytes: plan.blobs.reduce((n, b) => n + Number(b.bytes), 0),
+      failedJobIds: plan.failedJobIds,
     };
     if (options.dryRun) return report;
-    await keepDiffsOfSuccessors(tx, plan.doomed.map((c) => c.id));
+    await keepDiffsOfSuccessors(
+      tx,
+      plan.doomed.map((c) => c.id),
+    );
     for (const part of chunks(plan.doomed.map((c) => c.id))) await tx.delete(configs).where(inArray(configs.id, part));
-    await deleteBlobs(tx, plan.blobs.map((b) => b.hash));
+    await deleteBlobs(
+      tx,
+      plan.blobs.map((b) => b.hash),
+    );
     const series = new Map(plan.doomed.map((c) => [`${c.deviceId}\u0000${c.command}`, c]));
     for (const c of series.values()) await trimSeriesIndex(tx, c.deviceId, c.command);
     // Documents of series whose every version was deleted some other way.
-    await tx.run(sql`delete from ${configSearchDocs} where not exists (select 1 from ${configs} c where c.device_id = ${configSearchDocs.deviceId} and c.command = ${configSearchDocs.command})`);
+    await tx.run(
+      sql`delete from ${configSearchDocs} where not exists (select 1 from ${configs} c where c.device_id = ${configSearchDocs.deviceId} and c.command = ${configSearchDocs.command})`,
+    );
     for (const part of chunks(plan.failedJobIds)) await tx.delete(jobs).where(inArray(jobs.id, part));
 
     if (!report.configs.length && !report.failedJobIds.length) return report;
-    await recordActivity(tx, options.actor ?? { system: "retention" }, {
-      action: "configs.purge", subjectType: "config", subjectId: null, after: purgeSummary(report),
-      // A purge over every device is about all of them; a scoped caller's purge only about the devices it touched.
-      reach: scope.all ? { all: true } : { devices: [...new Set(plan.doomed.map((c) => c.deviceId))] },
-    }, now);
+    await recordActivity(
+      tx,
+      options.actor ?? { system: "retention" },
+      {
+        action: "configs.purge",
+        subjectType: "config",
+        subjectId: null,
+        after: purgeSummary(report),
+        // A purge over every device is about all of them; a scoped caller's purge only about the devices it touched.
+        reach: scope.all ? { all: true } : { devices: [...new Set(plan.doomed.map((c) => c.deviceId))] },
+      },
+      now,
+    );
     return report;
   };
   if (options.dryRun) return run(db);
@@ -183,6 +267,11 @@ export async function purgeConfigs(
 
 /** What a purge did, as the activity log and the purge task's job record it. */
 export const purgeSummary = (report: PurgeReport) => ({
-  keep_days: report.policy.keepDays, keep_versions: report.policy.keepVersions, configs_deleted: report.configs.length,
-  changes_deleted: report.changes, blobs_deleted: report.blobs, bytes_freed: report.blobBytes, failed_jobs_deleted: report.failedJobIds.length,
+  keep_days: report.policy.keepDays,
+  keep_versions: report.policy.keepVersions,
+  configs_deleted: report.configs.length,
+  changes_deleted: report.changes,
+  blobs_deleted: report.blobs,
+  bytes_freed: report.blobBytes,
+  failed_jobs_deleted: report.failedJobIds.length,
 });

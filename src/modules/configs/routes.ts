@@ -7,14 +7,21 @@ import { configListSpec } from "./service.ts";
 const tag = "Configurations";
 const IdParams = pathIds("id");
 const DeviceParams = pathIds("device_id");
-const textResponse = (description: string, headers?: Record<string, { description: string; schema: { type: "string" } }>) => ({
+const textResponse = (
+  description: string,
+  headers?: Record<string, { description: string; schema: { type: "string" } }>,
+) => ({
   description,
   headers,
   content: { "text/plain": { schema: z.string() } },
 });
 
 export const listConfigsRoute = apiRoute({
-  method: "get", path: "/configs", operationId: "listConfigs", tag, ability: "configs.read",
+  method: "get",
+  path: "/configs",
+  operationId: "listConfigs",
+  tag,
+  ability: "configs.read",
   summary: "List stored configurations",
   description:
     "Every stored version of every command's output, for devices in your scope, newest first by default. " +
@@ -32,7 +39,11 @@ const configId = (role: string) =>
     .openapi({ description: `Id of the ${role} version`, example: role === "old" ? "41" : "42" });
 
 export const diffConfigsRoute = apiRoute({
-  method: "get", path: "/configs/diff", operationId: "diffConfigs", tag, ability: "configs.read",
+  method: "get",
+  path: "/configs/diff",
+  operationId: "diffConfigs",
+  tag,
+  ability: "configs.read",
   summary: "Compare two configuration versions",
   description:
     "Two versions of the same command: of one device (any two versions) or of two devices. Different commands answer 422. " +
@@ -43,11 +54,20 @@ export const diffConfigsRoute = apiRoute({
     query: z.object({
       from: configId("old"),
       to: configId("new"),
-      format: z.enum(DIFF_FORMATS, { error: `must be one of: ${DIFF_FORMATS.join(", ")}` }).optional()
+      format: z
+        .enum(DIFF_FORMATS, { error: `must be one of: ${DIFF_FORMATS.join(", ")}` })
+        .optional()
         .openapi({ description: "json (default, unless Accept asks for text/plain) or unified", example: "unified" }),
-      context: decimalNumber(0, 100).optional()
-        .openapi({ description: "Unchanged lines around each change, 0-100 (default: the settings' compare.context_lines, 3 unless changed)", example: 3 }),
-      ignore_whitespace: trueOrFalse("true: runs of spaces and tabs count as one, and leading and trailing whitespace is ignored (default: the settings' compare.ignore_whitespace)"),
+      context: decimalNumber(0, 100)
+        .optional()
+        .openapi({
+          description:
+            "Unchanged lines around each change, 0-100 (default: the settings' compare.context_lines, 3 unless changed)",
+          example: 3,
+        }),
+      ignore_whitespace: trueOrFalse(
+        "true: runs of spaces and tabs count as one, and leading and trailing whitespace is ignored (default: the settings' compare.ignore_whitespace)",
+      ),
       ignore_case: trueOrFalse("true: letter case is ignored"),
       exclusions: trueOrFalse("true: leave out lines matching the compare-exclusion rules"),
     }),
@@ -62,19 +82,30 @@ export const diffConfigsRoute = apiRoute({
 });
 
 export const exportConfigsRoute = apiRoute({
-  method: "get", path: "/configs/export", operationId: "exportConfigs", tag, ability: "configs.read",
+  method: "get",
+  path: "/configs/export",
+  operationId: "exportConfigs",
+  tag,
+  ability: "configs.read",
   summary: "Download the latest configurations as a .tar.gz",
   description:
     "The newest version of every device and command in your scope that the list filters select, one file per device and command " +
     "(<device>/<command>.txt, names made file-safe), as configs-<date>.tar.gz. Streamed, however many there are.",
   request: { query: listQuerySchema(configListSpec).omit({ page: true, per_page: true, perPage: true, fields: true }) },
   responses: {
-    200: { description: "A gzip-compressed ustar archive", content: { "application/gzip": { schema: z.string().openapi({ format: "binary" }) } } },
+    200: {
+      description: "A gzip-compressed ustar archive",
+      content: { "application/gzip": { schema: z.string().openapi({ format: "binary" }) } },
+    },
   },
 });
 
 export const configsByDeviceRoute = apiRoute({
-  method: "get", path: "/configs/all-by-deviceid/{device_id}", operationId: "listDeviceConfigs", tag, ability: "configs.read",
+  method: "get",
+  path: "/configs/all-by-deviceid/{device_id}",
+  operationId: "listDeviceConfigs",
+  tag,
+  ability: "configs.read",
   summary: "List every stored version of a device's configurations",
   description: "Like GET /configs for one device (the same filters, sorts and fields apply).",
   request: { params: DeviceParams, query: listQuerySchema(configListSpec) },
@@ -82,23 +113,37 @@ export const configsByDeviceRoute = apiRoute({
 });
 
 export const latestByDeviceRoute = apiRoute({
-  method: "get", path: "/configs/latest-by-deviceid/{device_id}", operationId: "listDeviceLatestConfigs", tag, ability: "configs.read",
+  method: "get",
+  path: "/configs/latest-by-deviceid/{device_id}",
+  operationId: "listDeviceLatestConfigs",
+  tag,
+  ability: "configs.read",
   summary: "List the latest version of each of a device's commands",
-  description: "The newest stored version per command of one device: what the device ran at its last successful backup.",
+  description:
+    "The newest stored version per command of one device: what the device ran at its last successful backup.",
   request: { params: DeviceParams, query: listQuerySchema(configListSpec) },
   responses: { 200: jsonResponse(listEnvelopeSchema(Config), "The newest version per command") },
 });
 
 export const getConfigRoute = apiRoute({
-  method: "get", path: "/configs/{id}", operationId: "getConfig", tag, ability: "configs.read",
+  method: "get",
+  path: "/configs/{id}",
+  operationId: "getConfig",
+  tag,
+  ability: "configs.read",
   summary: "Show a configuration version's metadata",
-  description: "The version's device, command, hash, size and when downloads saw it; the text is at /configs/{id}/content.",
+  description:
+    "The version's device, command, hash, size and when downloads saw it; the text is at /configs/{id}/content.",
   request: { params: IdParams },
   responses: { 200: jsonResponse(z.object({ data: Config }), "The version") },
 });
 
 export const configContentRoute = apiRoute({
-  method: "get", path: "/configs/{id}/content", operationId: "getConfigContent", tag, ability: "configs.read",
+  method: "get",
+  path: "/configs/{id}/content",
+  operationId: "getConfigContent",
+  tag,
+  ability: "configs.read",
   summary: "Get a configuration version's text",
   description: "The stored text of one version, as the collector cleaned it (secrets removed per the template).",
   request: { params: IdParams },
@@ -106,17 +151,31 @@ export const configContentRoute = apiRoute({
 });
 
 export const downloadConfigRoute = apiRoute({
-  method: "get", path: "/configs/{id}/download", operationId: "downloadConfig", tag, ability: "configs.read",
+  method: "get",
+  path: "/configs/{id}/download",
+  operationId: "downloadConfig",
+  tag,
+  ability: "configs.read",
   summary: "Download a configuration version as a file",
-  description: "The text as an attachment named <device>_<command>_<version>.txt (e.g. core-rtr-01_show-running-config_3.txt).",
+  description:
+    "The text as an attachment named <device>_<command>_<version>.txt (e.g. core-rtr-01_show-running-config_3.txt).",
   request: { params: IdParams },
   responses: {
-    200: textResponse("The text as a file", { "Content-Disposition": { description: 'attachment; filename="<device>_<command>_<version>.txt"', schema: { type: "string" } } }),
+    200: textResponse("The text as a file", {
+      "Content-Disposition": {
+        description: 'attachment; filename="<device>_<command>_<version>.txt"',
+        schema: { type: "string" },
+      },
+    }),
   },
 });
 
 export const deleteConfigRoute = apiRoute({
-  method: "delete", path: "/configs/{id}", operationId: "deleteConfig", tag, ability: "configs.write",
+  method: "delete",
+  path: "/configs/{id}",
+  operationId: "deleteConfig",
+  tag,
+  ability: "configs.write",
   summary: "Delete a configuration version",
   description:
     "Deletes the version and the change row that recorded its arrival. Its text is deleted too unless another version has the same text. " +

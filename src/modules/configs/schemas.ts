@@ -15,10 +15,18 @@ export const Config = z
     lines: z.number().int(),
     size: z.number().int().openapi({ description: "Bytes of text" }),
     hash: z.string().openapi({ description: "SHA-256 of the text, hex" }),
-    secrets_changed: z.boolean().openapi({ description: "Secret values masked in the text differ from the version before (a rotated key): the values themselves are never stored" }),
+    secrets_changed: z
+      .boolean()
+      .openapi({
+        description:
+          "Secret values masked in the text differ from the version before (a rotated key): the values themselves are never stored",
+      }),
     job_id: z.number().int().nullable().openapi({ description: "The download job that stored this version" }),
     trigger: z.enum(JOB_TRIGGERS).nullable().openapi({ description: "What started that download" }),
-    download_status: z.enum(JOB_OUTCOMES).nullable().openapi({ description: "That job's outcome; null once the job record is gone" }),
+    download_status: z
+      .enum(JOB_OUTCOMES)
+      .nullable()
+      .openapi({ description: "That job's outcome; null once the job record is gone" }),
     download_duration_ms: z.number().int().nullable().openapi({ description: "How long that download took" }),
   })
   .openapi("Config");
@@ -33,19 +41,42 @@ const ChangeFields = {
   command: z.string(),
   config_id: z.number().int().openapi({ description: "The version this change produced" }),
   version: z.number().int(),
-  previous_config_id: z.number().int().nullable().openapi({ description: "The version it replaced; null for a first version or once that version is deleted" }),
+  previous_config_id: z
+    .number()
+    .int()
+    .nullable()
+    .openapi({ description: "The version it replaced; null for a first version or once that version is deleted" }),
   previous_version: z.number().int().nullable(),
   lines_added: z.number().int(),
   lines_removed: z.number().int(),
-  secrets_changed: z.boolean().openapi({ description: "Secret values masked in the text changed (a rotated key); the diff says so on its first line, the values are never stored" }),
-  trigger: z.enum(JOB_TRIGGERS).openapi({ description: "What started the download: schedule, download_now, api, cli, snippet (the downloads around a snippet push), event, or syslog (the device's \"configuration changed\" message)" }),
-  changed_by: z.string().nullable().openapi({ description: "Who changed the configuration, when the device's syslog message said so: \"changed by <user> from <source> via <line>\"; null: not known" }),
+  secrets_changed: z
+    .boolean()
+    .openapi({
+      description:
+        "Secret values masked in the text changed (a rotated key); the diff says so on its first line, the values are never stored",
+    }),
+  trigger: z
+    .enum(JOB_TRIGGERS)
+    .openapi({
+      description:
+        'What started the download: schedule, download_now, api, cli, snippet (the downloads around a snippet push), event, or syslog (the device\'s "configuration changed" message)',
+    }),
+  changed_by: z
+    .string()
+    .nullable()
+    .openapi({
+      description:
+        'Who changed the configuration, when the device\'s syslog message said so: "changed by <user> from <source> via <line>"; null: not known',
+    }),
   created_at: z.string(),
 };
 
 export const ConfigChange = z.object(ChangeFields).openapi("ConfigChange");
 export const ConfigChangeWithDiff = z
-  .object({ ...ChangeFields, diff: z.string().openapi({ description: "Unified diff against the previous version (3 lines of context)" }) })
+  .object({
+    ...ChangeFields,
+    diff: z.string().openapi({ description: "Unified diff against the previous version (3 lines of context)" }),
+  })
   .openapi("ConfigChangeWithDiff");
 export type ConfigChangeOut = z.infer<typeof ConfigChangeWithDiff>;
 export const CHANGE_FIELDS = Object.keys(ChangeFields);
@@ -53,12 +84,25 @@ export const CHANGE_FIELDS = Object.keys(ChangeFields);
 const DiffLine = z.object({
   kind: z.enum(["context", "removed", "added"]),
   old_line: z.number().int().nullable().openapi({ description: "Line number in the old text; null for an added line" }),
-  new_line: z.number().int().nullable().openapi({ description: "Line number in the new text; null for a removed line" }),
+  new_line: z
+    .number()
+    .int()
+    .nullable()
+    .openapi({ description: "Line number in the new text; null for a removed line" }),
   text: z.string(),
-  old_text: z.string().optional().openapi({ description: "A context line equal only under ignore_whitespace or ignore_case: the old text's form" }),
+  old_text: z
+    .string()
+    .optional()
+    .openapi({ description: "A context line equal only under ignore_whitespace or ignore_case: the old text's form" }),
 });
 
-const DiffSide = z.object({ id: z.number().int(), device_id: z.number().int(), device_name: z.string(), command: z.string(), version: z.number().int() });
+const DiffSide = z.object({
+  id: z.number().int(),
+  device_id: z.number().int(),
+  device_name: z.string(),
+  command: z.string(),
+  version: z.number().int(),
+});
 
 export const ConfigDiff = z
   .object({
@@ -67,10 +111,20 @@ export const ConfigDiff = z
     identical: z.boolean().openapi({ description: "No difference under the options given" }),
     lines_added: z.number().int(),
     lines_removed: z.number().int(),
-    options: z.object({ context: z.number().int(), ignore_whitespace: z.boolean(), ignore_case: z.boolean(), exclusions: z.boolean() }),
-    hunks: z.array(z.object({
-      old_start: z.number().int(), old_lines: z.number().int(), new_start: z.number().int(), new_lines: z.number().int(),
-      lines: z.array(DiffLine),
-    })),
+    options: z.object({
+      context: z.number().int(),
+      ignore_whitespace: z.boolean(),
+      ignore_case: z.boolean(),
+      exclusions: z.boolean(),
+    }),
+    hunks: z.array(
+      z.object({
+        old_start: z.number().int(),
+        old_lines: z.number().int(),
+        new_start: z.number().int(),
+        new_lines: z.number().int(),
+        lines: z.array(DiffLine),
+      }),
+    ),
   })
   .openapi("ConfigDiff");

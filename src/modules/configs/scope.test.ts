@@ -38,13 +38,24 @@ describe.each(["v1", "v2"])("configurations outside the token owner's scope (%s)
   });
 
   it("answer 404 to show, content, download, diff and the per-device lists, as unknown ids do", async () => {
-    for (const path of [`/configs/${ids.in2}`, `/configs/${ids.in2}/content`, `/configs/${ids.in2}/download`, `/configs/diff?from=${ids.in1}&to=${ids.in2}`,
-      `/configs/all-by-deviceid/${devIn}`, `/configs/latest-by-deviceid/${devIn}`]) {
+    for (const path of [
+      `/configs/${ids.in2}`,
+      `/configs/${ids.in2}/content`,
+      `/configs/${ids.in2}/download`,
+      `/configs/diff?from=${ids.in1}&to=${ids.in2}`,
+      `/configs/all-by-deviceid/${devIn}`,
+      `/configs/latest-by-deviceid/${devIn}`,
+    ]) {
       expect(await status(api + path), path).toBe(200);
     }
-    for (const path of [`/configs/${ids.out2}`, `/configs/${ids.out2}/content`, `/configs/${ids.out2}/download`,
-      `/configs/diff?from=${ids.in1}&to=${ids.out2}`, `/configs/diff?from=${ids.out1}&to=${ids.in2}`,
-      `/configs/latest-by-deviceid/${devOut}`]) {
+    for (const path of [
+      `/configs/${ids.out2}`,
+      `/configs/${ids.out2}/content`,
+      `/configs/${ids.out2}/download`,
+      `/configs/diff?from=${ids.in1}&to=${ids.out2}`,
+      `/configs/diff?from=${ids.out1}&to=${ids.in2}`,
+      `/configs/latest-by-deviceid/${devOut}`,
+    ]) {
       const res = await t.call(api + path, { token: scoped });
       expect(res.status, path).toBe(404);
       expect(res.body.message, path).toMatch(/not found$/);
@@ -69,7 +80,8 @@ describe("config changes outside the scope (v2)", () => {
     const list = await t.call("/api/v2/config-changes", { token: scoped });
     expect(list.body.data.map((c: { device_id: number }) => c.device_id)).toEqual([devIn, devIn]);
     const admin = await t.token();
-    const [outChange] = (await t.call(`/api/v2/config-changes?filter[config_id]=${ids.out2}`, { token: admin })).body.data;
+    const [outChange] = (await t.call(`/api/v2/config-changes?filter[config_id]=${ids.out2}`, { token: admin })).body
+      .data;
     expect(await status(`/api/v2/config-changes/${outChange.id}`)).toBe(404);
     expect(await status(`/api/v2/config-changes/by-config/${ids.out2}`)).toBe(404);
     expect(await status(`/api/v2/config-changes/by-config/${ids.in2}`)).toBe(200);

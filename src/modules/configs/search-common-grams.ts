@@ -63,8 +63,15 @@ export async function addCommonGrams(db: Db, grams: readonly string[]): Promise<
     const added = [...new Set(grams)].filter((g) => !known.has(g));
     if (!added.length) return 0;
     const all = [...known, ...added];
-    if (row) await tx.update(configSearchCommonGrams).set({ count: all.length, grams: all }).where(eq(configSearchCommonGrams.id, ROW));
-    else await tx.insert(configSearchCommonGrams).values({ id: ROW, key: crypto.randomUUID(), count: all.length, grams: all });
+    if (row)
+      await tx
+        .update(configSearchCommonGrams)
+        .set({ count: all.length, grams: all })
+        .where(eq(configSearchCommonGrams.id, ROW));
+    else
+      await tx
+        .insert(configSearchCommonGrams)
+        .values({ id: ROW, key: crypto.randomUUID(), count: all.length, grams: all });
     return added.length;
   });
 }

@@ -27,7 +27,8 @@ describe("gramDocument", () => {
     const alphabet = "abcdefghijKLMNOP0123456789 .:/-é\u{1F600}";
     const units = [...alphabet];
     const lines = Array.from({ length: 20_000 }, () =>
-      Array.from({ length: Math.floor(next() * 30) }, () => units[Math.floor(next() * units.length)]).join(""));
+      Array.from({ length: Math.floor(next() * 30) }, () => units[Math.floor(next() * units.length)]).join(""),
+    );
     const tokens = gramDocument(lines, NO_COMMON_GRAMS).split(" ");
     expect(tokens.length).toBe(new Set(tokens).size);
     const reference = referenceTokens(lines);
@@ -43,7 +44,9 @@ describe("gramDocument", () => {
   it("leaves the common tokens out", () => {
     const all = gramDocument(["interface Gi1/0/1"], NO_COMMON_GRAMS).split(" ");
     const common = new Set(all.slice(0, 3));
-    const rest = gramDocument(["interface Gi1/0/1"], { ...NO_COMMON_GRAMS, key: "k", count: 3, grams: common }).split(" ");
+    const rest = gramDocument(["interface Gi1/0/1"], { ...NO_COMMON_GRAMS, key: "k", count: 3, grams: common }).split(
+      " ",
+    );
     expect(new Set(rest)).toEqual(new Set(all.filter((token) => !common.has(token))));
   });
 });

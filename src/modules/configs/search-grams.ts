@@ -55,7 +55,14 @@ export function gramDocument(lines: Iterable<string>, common: CommonGrams): stri
       h &= 0x3fffffff;
       const known = byHash.get(h);
       if (known !== undefined && sameWindow(known, codes, i)) continue;
-      const token = String.fromCharCode(codes[i]!, codes[i + 1]!, codes[i + 2]!, codes[i + 3]!, codes[i + 4]!, codes[i + 5]!);
+      const token = String.fromCharCode(
+        codes[i]!,
+        codes[i + 1]!,
+        codes[i + 2]!,
+        codes[i + 3]!,
+        codes[i + 4]!,
+        codes[i + 5]!,
+      );
       if (known === undefined) byHash.set(h, token);
       else collided.add(token);
     }
@@ -79,7 +86,11 @@ export const ANYWHERE = Symbol("anywhere");
  * For case-insensitive searches only ASCII letters are folded here, as JavaScript's `i` flag folds no other
  * character onto them; a literal holding other letters is cut at them (each run of 3 or more still counts).
  */
-export function literalLookups(literal: string, caseSensitive: boolean, common: CommonGrams): { windows: string[]; prefixes: string[]; anywhere: boolean } {
+export function literalLookups(
+  literal: string,
+  caseSensitive: boolean,
+  common: CommonGrams,
+): { windows: string[]; prefixes: string[]; anywhere: boolean } {
   const runs = caseSensitive ? [literal] : literal.split(/[^\x00-\x7f]+/);
   const out = { windows: [] as string[], prefixes: [] as string[], anywhere: false };
   for (const run of runs) {
@@ -91,7 +102,9 @@ export function literalLookups(literal: string, caseSensitive: boolean, common: 
       else out.prefixes.push(`${quote(coded)} *`);
       continue;
     }
-    const windows = Array.from({ length: coded.length - GRAM + 1 }, (_, i) => coded.slice(i, i + GRAM)).filter((w) => !common.grams.has(w));
+    const windows = Array.from({ length: coded.length - GRAM + 1 }, (_, i) => coded.slice(i, i + GRAM)).filter(
+      (w) => !common.grams.has(w),
+    );
     if (!windows.length) {
       out.anywhere = true;
       continue;
@@ -110,7 +123,11 @@ export function literalLookups(literal: string, caseSensitive: boolean, common: 
  * which costs more than the few candidates it could remove. Leaving a lookup out only lets more candidates
  * through, never fewer.
  */
-export function branchQuery(literals: readonly string[], caseSensitive: boolean, common: CommonGrams): string | null | typeof ANYWHERE {
+export function branchQuery(
+  literals: readonly string[],
+  caseSensitive: boolean,
+  common: CommonGrams,
+): string | null | typeof ANYWHERE {
   const lookups = literals.map((literal) => literalLookups(literal, caseSensitive, common));
   const windows = lookups.flatMap((l) => l.windows);
   const parts = windows.length ? windows : lookups.flatMap((l) => l.prefixes);

@@ -38,11 +38,19 @@ async function insertDocs(tx: DbOrTx, docs: readonly Doc[]): Promise<void> {
   // Ids are handed out in the order of the values; RETURNING promises no order.
   const ids = rows.map((r) => r.id).sort((a, b) => a - b);
   const bodies = ids.map((id, i) => ({ id, body: docs[i]!.body })).filter((d) => d.body);
-  if (bodies.length) await tx.run(sql`insert into config_search (rowid, body) values ${sql.join(bodies.map((d) => sql`(${d.id}, ${d.body})`), sql`, `)}`);
+  if (bodies.length)
+    await tx.run(
+      sql`insert into config_search (rowid, body) values ${sql.join(
+        bodies.map((d) => sql`(${d.id}, ${d.body})`),
+        sql`, `,
+      )}`,
+    );
 }
 
-const docOf = (input: { deviceId: number; command: string; configId: number; text: string; previous: string }, common: CommonGrams): Doc =>
-  ({ ...input, body: gramDocument(newLines(input.text, input.previous), common) });
+const docOf = (
+  input: { deviceId: number; command: string; configId: number; text: string; previous: string },
+  common: CommonGrams,
+): Doc => ({ ...input, body: gramDocument(newLines(input.text, input.previous), common) });
 
 /**
  * Indexes a version now. `previous` is the text of the version it follows ("" for the first of its series).
@@ -67,17 +75,32 @@ export async function indexSeries(
 ): Promise<void> {
   if (!input.configIds.length) return;
   // The ids as one JSON array: a long history has more versions than SQLite takes bound parameters.
-  await tx.run(sql`delete from ${configSearchPending} where config_id in (select value from json_each(${JSON.stringify(input.configIds)}))`);
+  await tx.run(
+    sql`delete from ${configSearchPending} where config_id in (select value from json_each(${JSON.stringify(input.configIds)}))`,
+  );
   const body = gramDocument(input.lines, await commonGrams(tx));
-  await insertDocs(tx, [{ deviceId: input.deviceId, command: input.command, configId: input.configIds.reduce((a, b) => Math.max(a, b)), body }]);
+  await insertDocs(tx, [
+    {
+      deviceId: input.deviceId,
+      command: input.command,
+      configId: input.configIds.reduce((a, b) => Math.max(a, b)),
+      body,
+    },
+  ]);
 }
 
 /** Queues versions just stored for indexing; call it in the transaction that stores them. */
-export async function queueForIndex(tx: DbOrTx, versions: readonly { deviceId: number; command: string; configId: number }[]): Promise<void> {
+export async function queueForIndex(
+  tx: DbOrTx,
+  versions: readonly { deviceId: number; command: string; configId: number }[],
+): Promise<void> {
   if (!versions.length) return;
   // As SQL, not with drizzle's builder: it runs for every stored download (see storeConfigs).
   await tx.run(sql`insert into ${configSearchPending} (device_id, command, config_id)
-    values ${sql.join(versions.map((v) => sql`(${v.deviceId}, ${v.command}, ${v.configId})`), sql`, `)}`);
+    values ${sql.join(
+      versions.map((v) => sql`(${v.deviceId}, ${v.command}, ${v.configId})`),
+      sql`, `,
+    )}`);
 }
 
 /**
@@ -91,16 +114,22 @@ export async function queueForIndex(tx: DbOrTx, versions: readonly { deviceId: n
 export async function indexPendingVersions(db: Db, limit: number): Promise<{ taken: number; unreadable: number[] }> {
   const pending = await db
     .select({
-      configId: configSearchPending.configId, deviceId: configSearchPending.deviceId, command: configSearchPending.command,
+      configId: configSearchPending.configId,
+      deviceId: configSearchPending.deviceId,
+      command: configSearchPending.command,
       blobHash: configs.blobHash,
-      previousHash: sql<string | null>`(select p.blob_hash from ${configs} p where p.device_id = ${configs.deviceId} and p.command = ${configs.command} and p.version < ${configs.version} order by p.version desc limit 1)`,
+      previousHash: sql<
+        string | null
+      >`(select p.blob_hash from ${configs} p where p.device_id = ${configs.deviceId} and p.command = ${configs.command} and p.version < ${configs.version} order by p.version desc limit 1)`,
     })
     .from(configSearchPending)
     .innerJoin(configs, eq(configs.id, configSearchPending.configId))
     .orderBy(asc(configSearchPending.configId))
     .limit(limit);
   if (!pending.length) return { taken: 0, unreadable: [] };
-  const texts = await readTexts(db, [...new Set(pending.flatMap((p) => (p.previousHash ? [p.blobHash, p.previousHash] : [p.blobHash])))]);
+  const texts = await readTexts(db, [
+    ...new Set(pending.flatMap((p) => (p.previousHash ? [p.blobHash, p.previousHash] : [p.blobHash]))),
+  ]);
   const common = await commonGrams(db);
   const docs = new Map<number, Doc>();
   for (const p of pending) {
@@ -113,10 +142,18 @@ export async function indexPendingVersions(db: Db, limit: number): Promise<{ tak
   return db.transaction(async (tx) => {
     const taken = await tx
       .delete(configSearchPending)
-      .where(inArray(configSearchPending.configId, pending.map((p) => p.configId)))
+      .where(
+        inArray(
+          configSearchPending.configId,
+          pending.map((p) => p.configId),
+        ),
+      )
       .returning({ configId: configSearchPending.configId });
     const ids = taken.map((t) => t.configId).sort((a, b) => a - b);
-    await insertDocs(tx, ids.flatMap((id) => docs.get(id) ?? []));
+    await insertDocs(
+      tx,
+      ids.flatMap((id) => docs.get(id) ?? []),
+    );
     return { taken: ids.length, unreadable: ids.filter((id) => !docs.has(id)) };
   });
 }
@@ -128,7 +165,10 @@ async function readTexts(db: Db, hashes: string[]): Promise<Map<string, string>>
   } catch {
     const texts = new Map<string, string>();
     for (const hash of hashes) {
-      const text = await readBlobs(db, [hash]).then((t) => t.get(hash), () => undefined);
+      const text = await readBlobs(db, [hash]).then(
+        (t) => t.get(hash),
+        () => undefined,
+      );
       if (text !== undefined) texts.set(hash, text);
     }
     return texts;

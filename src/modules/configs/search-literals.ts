@@ -125,7 +125,8 @@ class Reader {
       return { kind: "other" };
     }
     if (c === "Q") this.unsure = true;
-    if (c === "c" || c === "x" || c === "u" || c === "A" || c === "z" || c === "Q" || c === "E") return { kind: "other" };
+    if (c === "c" || c === "x" || c === "u" || c === "A" || c === "z" || c === "Q" || c === "E")
+      return { kind: "other" };
     return { kind: "char", char: c };
   }
 
@@ -133,7 +134,8 @@ class Reader {
     while (this.pos < this.src.length) {
       const c = this.src[this.pos++];
       if (c === "\\") this.pos++;
-      else if (c === "[" && this.src[this.pos] === ":") this.pos = Math.max(this.pos, this.src.indexOf(":]", this.pos) + 2); // [[:alpha:]]
+      else if (c === "[" && this.src[this.pos] === ":")
+        this.pos = Math.max(this.pos, this.src.indexOf(":]", this.pos) + 2); // [[:alpha:]]
       else if (c === "]") return;
     }
   }
@@ -142,7 +144,8 @@ class Reader {
     if (this.src[this.pos] === "?") {
       const flags = /^\?([a-zA-Z-]+)([:)])/.exec(this.src.slice(this.pos));
       if (this.src[this.pos + 1] === ":") this.pos += 2;
-      else if (this.src[this.pos + 1] === "<" || this.src.startsWith("?P<", this.pos)) this.pos = Math.max(this.pos, this.src.indexOf(">", this.pos) + 1);
+      else if (this.src[this.pos + 1] === "<" || this.src.startsWith("?P<", this.pos))
+        this.pos = Math.max(this.pos, this.src.indexOf(">", this.pos) + 1);
       else if (flags) {
         if (flags[1]!.includes("i")) this.unsure = true;
         this.pos += flags[0].length;
@@ -188,7 +191,9 @@ export function regexLiterals(pattern: string): string[][] | null {
 function withoutWiderBranches(need: Need): Need {
   const sets = need.map((branch) => new Set(branch));
   const covers = (i: number, j: number) => [...sets[i]!].every((literal) => sets[j]!.has(literal));
-  return need.filter((_, j) => !sets.some((_, i) => i !== j && covers(i, j) && (sets[i]!.size < sets[j]!.size || i < j)));
+  return need.filter(
+    (_, j) => !sets.some((_, i) => i !== j && covers(i, j) && (sets[i]!.size < sets[j]!.size || i < j)),
+  );
 }
 
 /** The same for a plain-text term: itself, when it is long enough. */

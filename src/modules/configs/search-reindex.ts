@@ -32,7 +32,13 @@ export async function trimSeriesIndex(tx: DbOrTx, deviceId: number, command: str
     .limit(1);
   if (!older) return;
   await tx.delete(configSearchDocs).where(and(series(deviceId, command), lte(configSearchDocs.configId, oldest.id)));
-  await indexConfigText(tx, { deviceId, command, configId: oldest.id, text: await readBlob(tx, oldest.blobHash), previous: "" });
+  await indexConfigText(tx, {
+    deviceId,
+    command,
+    configId: oldest.id,
+    text: await readBlob(tx, oldest.blobHash),
+    previous: "",
+  });
 }
 
 /**
@@ -58,10 +64,17 @@ export async function reindexSeries(tx: DbOrTx, deviceId: number, command: strin
  * Builds the index from scratch for every stored configuration (versions stored before the index existed, or
  * an index that is suspect), one series per transaction, and drops documents of series that no longer exist.
  */
-export async function reindexAllConfigs(db: Db, progress?: MaintenanceProgress): Promise<{ series: number; versions: number }> {
-  await db.run(sql`delete from ${configSearchDocs} where not exists (select 1 from ${configs} c where c.device_id = ${configSearchDocs.deviceId} and c.command = ${configSearchDocs.command})`);
+export async function reindexAllConfigs(
+  db: Db,
+  progress?: MaintenanceProgress,
+): Promise<{ series: number; versions: number }> {
+  await db.run(
+    sql`delete from ${configSearchDocs} where not exists (select 1 from ${configs} c where c.device_id = ${configSearchDocs.deviceId} and c.command = ${configSearchDocs.command})`,
+  );
   const [{ total } = { total: 0 }] = progress
-    ? await db.all<{ total: number }>(sql`select count(*) as total from (select distinct device_id, command from ${configs})`)
+    ? await db.all<{ total: number }>(
+        sql`select count(*) as total from (select distinct device_id, command from ${configs})`,
+      )
     : [];
   let seriesCount = 0;
   let versions = 0;

@@ -21,18 +21,25 @@ const SearchHit = z
     latest: z.boolean().openapi({ description: "Whether this is the newest version of the device's command" }),
     first_seen_at: z.string(),
     last_seen_at: z.string(),
-    match_count: z.number().int().openapi({ description: "Matching lines in this configuration (matches lists at most max_matches)" }),
-    matches: z.array(ContextLine.extend({
-      terms: z.array(z.number().int()).openapi({ description: "Which terms (by position, from 0) the line matches" }),
-      before: z.array(ContextLine),
-      after: z.array(ContextLine),
-    })),
+    match_count: z
+      .number()
+      .int()
+      .openapi({ description: "Matching lines in this configuration (matches lists at most max_matches)" }),
+    matches: z.array(
+      ContextLine.extend({
+        terms: z.array(z.number().int()).openapi({ description: "Which terms (by position, from 0) the line matches" }),
+        before: z.array(ContextLine),
+        after: z.array(ContextLine),
+      }),
+    ),
   })
   .openapi("ConfigSearchHit");
 
 const SearchResponse = listEnvelopeSchema(SearchHit).extend({
   search: z.object({
-    index_used: z.boolean().openapi({ description: "false when a term gave the index nothing to look up and configurations were scanned" }),
+    index_used: z
+      .boolean()
+      .openapi({ description: "false when a term gave the index nothing to look up and configurations were scanned" }),
     configs_checked: z.number().int().openapi({ description: "Configurations whose text was read to confirm matches" }),
   }),
 });
@@ -40,39 +47,99 @@ const SearchResponse = listEnvelopeSchema(SearchHit).extend({
 const term = z.string().min(1, "must not be empty").max(500, "must be at most 500 characters");
 
 const options = {
-  match: z.enum(["all", "any"], { error: "must be all or any" }).optional()
+  match: z
+    .enum(["all", "any"], { error: "must be all or any" })
+    .optional()
     .openapi({ description: "all (default): a configuration must match every term; any: one term is enough" }),
-  context_before: decimalNumber(0, MAX_CONTEXT).optional().openapi({ description: `Lines shown before each match (0-${MAX_CONTEXT}; default: context)` }),
-  context_after: decimalNumber(0, MAX_CONTEXT).optional().openapi({ description: `Lines shown after each match (0-${MAX_CONTEXT}; default: context)` }),
-  context: decimalNumber(0, MAX_CONTEXT).optional().openapi({ description: `Lines shown before and after each match (0-${MAX_CONTEXT}, default 0)` }),
+  context_before: decimalNumber(0, MAX_CONTEXT)
+    .optional()
+    .openapi({ description: `Lines shown before each match (0-${MAX_CONTEXT}; default: context)` }),
+  context_after: decimalNumber(0, MAX_CONTEXT)
+    .optional()
+    .openapi({ description: `Lines shown after each match (0-${MAX_CONTEXT}; default: context)` }),
+  context: decimalNumber(0, MAX_CONTEXT)
+    .optional()
+    .openapi({ description: `Lines shown before and after each match (0-${MAX_CONTEXT}, default 0)` }),
   page: decimalNumber(1, 1_000_000).optional().openapi({ description: "Page of matching configurations, from 1" }),
-  per_page: decimalNumber(1, MAX_PER_PAGE).optional().openapi({ description: `Configurations per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})` }),
-  max_matches: decimalNumber(1, 1000).optional().openapi({ description: `Matching lines listed per configuration (default ${DEFAULT_MAX_MATCHES}); match_count counts them all` }),
+  per_page: decimalNumber(1, MAX_PER_PAGE)
+    .optional()
+    .openapi({ description: `Configurations per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})` }),
+  max_matches: decimalNumber(1, 1000)
+    .optional()
+    .openapi({
+      description: `Matching lines listed per configuration (default ${DEFAULT_MAX_MATCHES}); match_count counts them all`,
+    }),
 };
 
 const SearchQuery = z.object({
-  q: z.union([term, z.array(term).max(10, "must be at most 10 terms")], {
-    // A union names no reason of its own: say which rule the value broke.
-    error: (issue) => issue.input === undefined ? "is required: the text to look for" : Array.isArray(issue.input) ? "must be at most 10 terms" : undefined,
-  })
+  q: z
+    .union([term, z.array(term).max(10, "must be at most 10 terms")], {
+      // A union names no reason of its own: say which rule the value broke.
+      error: (issue) =>
+        issue.input === undefined
+          ? "is required: the text to look for"
+          : Array.isArray(issue.input)
+            ? "must be at most 10 terms"
+            : undefined,
+    })
     .openapi({ description: "A term to look for; repeat q for several terms (at most 10)", example: "10.255.0.14" }),
-  regex: trueOrFalse("true: terms are regular expressions, run in RE2 (written as for JavaScript; no lookaround or backreferences) (default false: plain text)"),
+  regex: trueOrFalse(
+    "true: terms are regular expressions, run in RE2 (written as for JavaScript; no lookaround or backreferences) (default false: plain text)",
+  ),
   case_sensitive: trueOrFalse("true: letters must match in case (default false)"),
-  latest_only: trueOrFalse("false: search every stored version, not only the latest of each device and command (default true)"),
+  latest_only: trueOrFalse(
+    "false: search every stored version, not only the latest of each device and command (default true)",
+  ),
   perPage: decimalNumber(1, MAX_PER_PAGE).optional().openapi({ description: "Alias of per_page" }),
   ...options,
-  ...Object.fromEntries(Object.entries(SEARCH_FILTERS).map(([name, f]) => [`filter[${name}]`, z.string().optional().openapi({ description: `${f.describe}; comma-separated values match any` })])),
+  ...Object.fromEntries(
+    Object.entries(SEARCH_FILTERS).map(([name, f]) => [
+      `filter[${name}]`,
+      z
+        .string()
+        .optional()
+        .openapi({ description: `${f.describe}; comma-separated values match any` }),
+    ]),
+  ),
 });
 
-const filterValues = z.array(z.union([z.string(), z.number()]).transform(String)).min(1, "needs at least one value").max(MAX_FILTER_VALUES, `takes at most ${MAX_FILTER_VALUES} values: ask in parts`);
+const filterValues = z
+  .array(z.union([z.string(), z.number()]).transform(String))
+  .min(1, "needs at least one value")
+  .max(MAX_FILTER_VALUES, `takes at most ${MAX_FILTER_VALUES} values: ask in parts`);
 const SearchBody = z
   .strictObject({
-    terms: z.array(term).min(1, "needs at least one term").max(10, "must be at most 10 terms").openapi({ example: ["permit tcp", "10.255.0.14"] }),
-    regex: z.boolean({ error: "must be true or false" }).optional().openapi({ description: "true: terms are regular expressions, run in RE2 (written as for JavaScript; no lookaround or backreferences)" }),
+    terms: z
+      .array(term)
+      .min(1, "needs at least one term")
+      .max(10, "must be at most 10 terms")
+      .openapi({ example: ["permit tcp", "10.255.0.14"] }),
+    regex: z
+      .boolean({ error: "must be true or false" })
+      .optional()
+      .openapi({
+        description:
+          "true: terms are regular expressions, run in RE2 (written as for JavaScript; no lookaround or backreferences)",
+      }),
     case_sensitive: z.boolean({ error: "must be true or false" }).optional(),
-    latest_only: z.boolean({ error: "must be true or false" }).optional().openapi({ description: "false: search all history (default true)" }),
-    filter: z.strictObject(Object.fromEntries(Object.entries(SEARCH_FILTERS).map(([name, f]) => [name, filterValues.optional().openapi({ description: f.describe })])))
-      .optional().openapi({ description: "Filters as on GET, each a list of values that match any", example: { device_tags: ["core"], command: ["show running-config"] } }),
+    latest_only: z
+      .boolean({ error: "must be true or false" })
+      .optional()
+      .openapi({ description: "false: search all history (default true)" }),
+    filter: z
+      .strictObject(
+        Object.fromEntries(
+          Object.entries(SEARCH_FILTERS).map(([name, f]) => [
+            name,
+            filterValues.optional().openapi({ description: f.describe }),
+          ]),
+        ),
+      )
+      .optional()
+      .openapi({
+        description: "Filters as on GET, each a list of values that match any",
+        example: { device_tags: ["core"], command: ["show running-config"] },
+      }),
     ...options,
   })
   .openapi("ConfigSearchRequest");
@@ -85,14 +152,23 @@ const description =
   "in range, which is refused past 5,000 (422). A regular expression that does not compile is a 422 naming the term.";
 
 export const searchConfigsGetRoute = apiRoute({
-  method: "get", path: "/configs/search", operationId: "searchConfigs", tag, ability: "configs.read",
-  summary: "Search configurations", description,
+  method: "get",
+  path: "/configs/search",
+  operationId: "searchConfigs",
+  tag,
+  ability: "configs.read",
+  summary: "Search configurations",
+  description,
   request: { query: SearchQuery },
   responses: { 200: jsonResponse(SearchResponse, "A page of matching configurations") },
 });
 
 export const searchConfigsPostRoute = apiRoute({
-  method: "post", path: "/configs/search", operationId: "searchConfigsPost", tag, ability: "configs.read",
+  method: "post",
+  path: "/configs/search",
+  operationId: "searchConfigsPost",
+  tag,
+  ability: "configs.read",
   summary: "Search configurations (JSON body)",
   description: `The same search as GET /configs/search with the request as JSON, for long or many terms. ${description}`,
   request: jsonBody(SearchBody),
@@ -114,14 +190,21 @@ function common(o: Options) {
 
 function respond(c: Context<AppEnv>, req: SearchRequest, result: SearchResult) {
   const q = { page: req.page, perPage: req.perPage, where: undefined, orderBy: [], fields: null };
-  return { ...listEnvelope(c, q, result.total, result.hits), search: { index_used: result.indexUsed, configs_checked: result.configsChecked } };
+  return {
+    ...listEnvelope(c, q, result.total, result.hits),
+    search: { index_used: result.indexUsed, configs_checked: result.configsChecked },
+  };
 }
 
 /** A GET search's query (checked by SearchQuery) and its `filter[...]` parameters as the search request; the web's search page reads it the same way. */
 export function searchRequestOfQuery(c: Context, query: z.infer<typeof SearchQuery>): SearchRequest {
   const bag = new FieldErrorBag();
   const filter: Record<string, string[]> = {};
-  for (const [name, raw] of filterParams(c, bag)) filter[name] = raw.split(",").map((s) => s.trim()).filter(Boolean);
+  for (const [name, raw] of filterParams(c, bag))
+    filter[name] = raw
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
   bag.throwIfAny();
   return {
     ...common(query),
@@ -149,7 +232,10 @@ export function registerConfigSearchRoutes(app: OpenAPIHono<AppEnv>): void {
       regex: body.regex ?? false,
       caseSensitive: body.case_sensitive ?? false,
       latestOnly: body.latest_only ?? true,
-      filter: Object.fromEntries(Object.entries(body.filter ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string[]>,
+      filter: Object.fromEntries(Object.entries(body.filter ?? {}).filter(([, v]) => v !== undefined)) as Record<
+        string,
+        string[]
+      >,
       perPage: Number(body.per_page ?? DEFAULT_PER_PAGE),
     };
     const result = await searchConfigs(c.var.services.db, c.var.auth.scope, req, "terms");

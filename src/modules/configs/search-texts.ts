@@ -77,7 +77,10 @@ export function hasMatchingLine(text: RunText, term: TextTerm): boolean {
 }
 
 /** The lines of a text and which match which terms (by position), to be shown. */
-export function textLines(text: RunText, terms: readonly MarkTerm[]): { lines: string[]; matched: { index: number; terms: number[] }[] } {
+export function textLines(
+  text: RunText,
+  terms: readonly MarkTerm[],
+): { lines: string[]; matched: { index: number; terms: number[] }[] } {
   const lines = splitLines(text.toString());
   const matched: { index: number; terms: number[] }[] = [];
   for (let i = 0; i < lines.length; i++) {

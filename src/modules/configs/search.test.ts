@@ -16,10 +16,39 @@ const rnd = mulberry32(42);
 const int = (n: number) => Math.floor(rnd() * n);
 const pick = <T>(items: readonly T[]) => items[int(items.length)]!;
 
-const WORDS = ["uplink", "Uplink", "UPLINK", "Zürich-Büro", "ÜBER", "core", "Core-Switch", "printer", "camera", "backup", "[lab] (spare)", "a.b*c", "voice", "guest"];
+const WORDS = [
+  "uplink",
+  "Uplink",
+  "UPLINK",
+  "Zürich-Büro",
+  "ÜBER",
+  "core",
+  "Core-Switch",
+  "printer",
+  "camera",
+  "backup",
+  "[lab] (spare)",
+  "a.b*c",
+  "voice",
+  "guest",
+];
 const LINE_MAKERS: (() => string[])[] = [
-  () => [`interface GigabitEthernet1/0/${1 + int(48)}`, ` description ${pick(WORDS)} ${pick(WORDS)}`, ` switchport access vlan ${10 + int(200)}`, ...(int(3) ? [] : [" shutdown"]), "!"],
-  () => [`ip access-list extended ACL-${pick(["IN", "OUT", "Mgmt", "mgmt"])}`, ...Array.from({ length: 1 + int(4) }, (_, i) => ` ${(i + 1) * 10} ${pick(["permit", "deny"])} ${pick(["tcp", "udp"])} host 10.${int(4)}.${int(20)}.${int(250)} any eq ${pick([22, 53, 443, 8080])}`), "!"],
+  () => [
+    `interface GigabitEthernet1/0/${1 + int(48)}`,
+    ` description ${pick(WORDS)} ${pick(WORDS)}`,
+    ` switchport access vlan ${10 + int(200)}`,
+    ...(int(3) ? [] : [" shutdown"]),
+    "!",
+  ],
+  () => [
+    `ip access-list extended ACL-${pick(["IN", "OUT", "Mgmt", "mgmt"])}`,
+    ...Array.from(
+      { length: 1 + int(4) },
+      (_, i) =>
+        ` ${(i + 1) * 10} ${pick(["permit", "deny"])} ${pick(["tcp", "udp"])} host 10.${int(4)}.${int(20)}.${int(250)} any eq ${pick([22, 53, 443, 8080])}`,
+    ),
+    "!",
+  ],
   () => ["router ospf 1", ` network 10.${int(6)}.0.0 0.0.255.255 area ${int(3)}`, "!"],
   () => [`snmp-server community ${pick(["public", "Secret-RO", "n3tk33p"])} RO`],
   () => [`ntp server 10.255.${int(3)}.${int(30)}`],
@@ -46,7 +75,16 @@ function edit(lines: string[]): string[] {
   return out;
 }
 
-type Stored = { id: number; deviceId: number; deviceName: string; command: string; version: number; text: string; firstSeen: Date; lastSeen: Date };
+type Stored = {
+  id: number;
+  deviceId: number;
+  deviceName: string;
+  command: string;
+  version: number;
+  text: string;
+  firstSeen: Date;
+  lastSeen: Date;
+};
 type Device = { id: number; name: string; tags: string[]; categoryId: number | null; vendor: string | null };
 
 let t: TestContext;
@@ -60,19 +98,45 @@ beforeAll(async () => {
   t = await createTestContext();
   token = await t.token();
   const now = day(1);
-  const [lab] = await t.db.insert(categories).values({ name: "Lab", nameKey: nameKey("Lab"), createdAt: now, updatedAt: now }).returning({ id: categories.id });
+  const [lab] = await t.db
+    .insert(categories)
+    .values({ name: "Lab", nameKey: nameKey("Lab"), createdAt: now, updatedAt: now })
+    .returning({ id: categories.id });
   const [def] = await t.db.select({ id: categories.id }).from(categories).where(eq(categories.name, "Default"));
   const vendorRows = await t.db.select({ id: vendors.id, name: vendors.name }).from(vendors).limit(2);
-  const tagRows = await t.db.insert(tags).values(["core", "edge", "branch"].map((name) => ({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now }))).returning({ id: tags.id, name: tags.name });
+  const tagRows = await t.db
+    .insert(tags)
+    .values(
+      ["core", "edge", "branch"].map((name) => ({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now })),
+    )
+    .returning({ id: tags.id, name: tags.name });
 
   for (let d = 0; d < 14; d++) {
     const name = `${pick(["ams", "Fra", "lon"])}-sw-${String(d).padStart(2, "0")}`;
     const categoryId = d % 3 === 0 ? lab!.id : d % 3 === 1 ? def!.id : null;
     const vendor = d % 4 === 3 ? null : vendorRows[d % 2]!;
-    const [row] = await t.db.insert(devices).values({ name, nameKey: nameKey(name), ip: `192.0.2.${d + 1}`, categoryId, vendorId: vendor?.id ?? null, createdAt: now, updatedAt: now }).returning({ id: devices.id });
+    const [row] = await t.db
+      .insert(devices)
+      .values({
+        name,
+        nameKey: nameKey(name),
+        ip: `192.0.2.${d + 1}`,
+        categoryId,
+        vendorId: vendor?.id ?? null,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning({ id: devices.id });
     const deviceTagNames = tagRows.filter((_, i) => (d >> i) & 1);
-    if (deviceTagNames.length) await t.db.insert(deviceTags).values(deviceTagNames.map((tag) => ({ deviceId: row!.id, tagId: tag.id })));
-    deviceList.push({ id: row!.id, name, tags: deviceTagNames.map((x) => x.name), categoryId, vendor: vendor?.name ?? null });
+    if (deviceTagNames.length)
+      await t.db.insert(deviceTags).values(deviceTagNames.map((tag) => ({ deviceId: row!.id, tagId: tag.id })));
+    deviceList.push({
+      id: row!.id,
+      name,
+      tags: deviceTagNames.map((x) => x.name),
+      categoryId,
+      vendor: vendor?.name ?? null,
+    });
   }
   // Versions arrive over days, interleaved across devices, as a collector would store them.
   const histories = new Map<string, string[]>();
@@ -87,8 +151,26 @@ beforeAll(async () => {
         histories.set(key, lines);
         const text = lines.join("\n") + "\n";
         const when = day(2 + round * 3);
-        const res = await storeConfig(t.db, { deviceId: device.id, command, text, significant: (s) => s, trigger: "schedule", jobId: null, now: when });
-        if (res.changed) stored.push({ id: res.configId, deviceId: device.id, deviceName: device.name, command, version: res.version, text, firstSeen: when, lastSeen: when });
+        const res = await storeConfig(t.db, {
+          deviceId: device.id,
+          command,
+          text,
+          significant: (s) => s,
+          trigger: "schedule",
+          jobId: null,
+          now: when,
+        });
+        if (res.changed)
+          stored.push({
+            id: res.configId,
+            deviceId: device.id,
+            deviceName: device.name,
+            command,
+            version: res.version,
+            text,
+            firstSeen: when,
+            lastSeen: when,
+          });
         else stored.find((s) => s.id === res.configId)!.lastSeen = when;
       }
     }
@@ -104,7 +186,16 @@ type Query = {
   latest_only?: boolean;
   context_before?: number;
   context_after?: number;
-  filter?: { device_id?: number[]; device_name?: string[]; device_category_id?: number[]; device_tags?: string[]; device_vendor?: string[]; command?: string[]; date_from?: string[]; date_to?: string[] };
+  filter?: {
+    device_id?: number[];
+    device_name?: string[];
+    device_category_id?: number[];
+    device_tags?: string[];
+    device_vendor?: string[];
+    command?: string[];
+    date_from?: string[];
+    date_to?: string[];
+  };
 };
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -112,28 +203,47 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 /** The answer worked out the slow, obvious way: every version's every line. */
 function reference(q: Query, visible: (d: Device) => boolean = () => true) {
   const latestVersion = new Map<string, number>();
-  for (const s of stored) latestVersion.set(`${s.deviceId}/${s.command}`, Math.max(latestVersion.get(`${s.deviceId}/${s.command}`) ?? 0, s.version));
+  for (const s of stored)
+    latestVersion.set(
+      `${s.deviceId}/${s.command}`,
+      Math.max(latestVersion.get(`${s.deviceId}/${s.command}`) ?? 0, s.version),
+    );
   const flags = q.case_sensitive ? "" : "i";
   const tests = q.terms.map((term) =>
-    q.regex ? (line: string) => new RegExp(term, flags).test(line)
-      : q.case_sensitive ? (line: string) => line.includes(term) : (line: string) => line.toLowerCase().includes(term.toLowerCase()));
+    q.regex
+      ? (line: string) => new RegExp(term, flags).test(line)
+      : q.case_sensitive
+        ? (line: string) => line.includes(term)
+        : (line: string) => line.toLowerCase().includes(term.toLowerCase()),
+  );
   const f = q.filter ?? {};
   const out = [];
   const rows = stored
     .filter((s) => {
       const device = deviceList.find((d) => d.id === s.deviceId)!;
       const latest = latestVersion.get(`${s.deviceId}/${s.command}`) === s.version;
-      return visible(device) && (q.latest_only === false || latest) &&
+      return (
+        visible(device) &&
+        (q.latest_only === false || latest) &&
         (!f.device_id || f.device_id.includes(device.id)) &&
         (!f.device_category_id || (device.categoryId !== null && f.device_category_id.includes(device.categoryId))) &&
         (!f.device_tags || device.tags.some((x) => f.device_tags!.includes(x))) &&
-        (!f.device_vendor || (device.vendor !== null && f.device_vendor.map((v) => v.toLowerCase()).includes(device.vendor.toLowerCase()))) &&
+        (!f.device_vendor ||
+          (device.vendor !== null &&
+            f.device_vendor.map((v) => v.toLowerCase()).includes(device.vendor.toLowerCase()))) &&
         (!f.command || f.command.includes(s.command)) &&
         (!f.device_name || f.device_name.map((n) => n.toLowerCase()).includes(device.name.toLowerCase())) &&
         (!f.date_from || s.firstSeen >= new Date(f.date_from[0]!)) &&
-        (!f.date_to || s.firstSeen <= new Date(f.date_to[0]!));
+        (!f.date_to || s.firstSeen <= new Date(f.date_to[0]!))
+      );
     })
-    .sort((a, b) => compare(a.deviceName.toLowerCase(), b.deviceName.toLowerCase()) || a.deviceId - b.deviceId || compare(a.command, b.command) || b.version - a.version);
+    .sort(
+      (a, b) =>
+        compare(a.deviceName.toLowerCase(), b.deviceName.toLowerCase()) ||
+        a.deviceId - b.deviceId ||
+        compare(a.command, b.command) ||
+        b.version - a.version,
+    );
   for (const s of rows) {
     const lines = s.text.slice(0, -1).split("\n");
     const matches = [];
@@ -144,22 +254,37 @@ function reference(q: Query, visible: (d: Device) => boolean = () => true) {
       which.forEach((k) => found.add(k));
       const ctx = (from: number, to: number) => {
         const list = [];
-        for (let j = Math.max(0, from); j < Math.min(lines.length, to); j++) list.push({ line_number: j + 1, line: lines[j] });
+        for (let j = Math.max(0, from); j < Math.min(lines.length, to); j++)
+          list.push({ line_number: j + 1, line: lines[j] });
         return list;
       };
-      matches.push({ line_number: i + 1, line: lines[i], terms: which, before: ctx(i - (q.context_before ?? 0), i), after: ctx(i + 1, i + 1 + (q.context_after ?? 0)) });
+      matches.push({
+        line_number: i + 1,
+        line: lines[i],
+        terms: which,
+        before: ctx(i - (q.context_before ?? 0), i),
+        after: ctx(i + 1, i + 1 + (q.context_after ?? 0)),
+      });
     }
     if (!matches.length || ((q.match ?? "all") === "all" && found.size < q.terms.length)) continue;
     out.push({
-      config_id: s.id, device_id: s.deviceId, device_name: s.deviceName, command: s.command, version: s.version,
-      latest: latestVersion.get(`${s.deviceId}/${s.command}`) === s.version, first_seen_at: s.firstSeen.toISOString(), last_seen_at: s.lastSeen.toISOString(),
-      match_count: matches.length, matches,
+      config_id: s.id,
+      device_id: s.deviceId,
+      device_name: s.deviceName,
+      command: s.command,
+      version: s.version,
+      latest: latestVersion.get(`${s.deviceId}/${s.command}`) === s.version,
+      first_seen_at: s.firstSeen.toISOString(),
+      last_seen_at: s.lastSeen.toISOString(),
+      match_count: matches.length,
+      matches,
     });
   }
   return out;
 }
 
-const search = (q: Query, as = token, path = "/api/v1/configs/search") => t.call(path, { method: "POST", token: as, body: { per_page: 500, ...q } });
+const search = (q: Query, as = token, path = "/api/v1/configs/search") =>
+  t.call(path, { method: "POST", token: as, body: { per_page: 500, ...q } });
 
 /** Substrings of stored lines, in random case, from 1 to 14 characters. */
 function sampleTerm(): string {
@@ -215,7 +340,11 @@ async function patternFailures(): Promise<string[]> {
   ];
   const failures: string[] = [];
   for (const pattern of patterns) {
-    for (const variant of [{}, { case_sensitive: true }, { latest_only: false, context_before: 2, context_after: 1 }] as Partial<Query>[]) {
+    for (const variant of [
+      {},
+      { case_sensitive: true },
+      { latest_only: false, context_before: 2, context_after: 1 },
+    ] as Partial<Query>[]) {
       const q: Query = { terms: [pattern], regex: true, ...variant };
       const res = await search(q);
       if (res.status !== 200) failures.push(`${pattern} -> ${res.status} ${res.body.message}`);
@@ -232,7 +361,8 @@ describe("configuration search", () => {
   });
 
   it("finds versions still queued for the index, and finds the same while and after they are indexed", async () => {
-    const queued = async () => Number((await t.db.all<{ n: number }>(sql`select count(*) as n from config_search_pending`))[0]!.n);
+    const queued = async () =>
+      Number((await t.db.all<{ n: number }>(sql`select count(*) as n from config_search_pending`))[0]!.n);
     expect(await queued()).toBe(stored.length);
     const rare = { terms: ["Secret-RO"], latest_only: false };
     // Every series has a queued version: each is a candidate, read and checked.
@@ -247,7 +377,9 @@ describe("configuration search", () => {
     }
     expect(batches).toBe(5);
     expect(await queued()).toBe(0);
-    const docs = await t.db.all<{ n: number; versions: number }>(sql`select count(*) as n, count(distinct config_id) as versions from config_search_docs`);
+    const docs = await t.db.all<{ n: number; versions: number }>(
+      sql`select count(*) as n, count(distinct config_id) as versions from config_search_docs`,
+    );
     expect(docs.map((d) => [Number(d.n), Number(d.versions)])).toEqual([[stored.length, stored.length]]);
   });
 
@@ -286,19 +418,36 @@ describe("configuration search", () => {
   });
 
   it("answers GET with the same results as POST, paginated by configuration", async () => {
-    const q: Query = { terms: ["permit", "host 10.1"], match: "any", latest_only: false, context_before: 1, context_after: 1 };
+    const q: Query = {
+      terms: ["permit", "host 10.1"],
+      match: "any",
+      latest_only: false,
+      context_before: 1,
+      context_after: 1,
+    };
     const expected = reference(q);
     expect(expected.length).toBeGreaterThan(6);
     const pages = [];
     for (let page = 1; page <= Math.ceil(expected.length / 4); page++) {
-      const res = await t.call(`/api/v2/configs/search?q=permit&q=host%2010.1&match=any&latest_only=false&context=1&per_page=4&page=${page}`, { token });
+      const res = await t.call(
+        `/api/v2/configs/search?q=permit&q=host%2010.1&match=any&latest_only=false&context=1&per_page=4&page=${page}`,
+        { token },
+      );
       expect(res.status).toBe(200);
       expect(res.body.meta).toMatchObject({ current_page: page, per_page: 4, total: expected.length });
       pages.push(...res.body.data);
     }
     expect(pages).toEqual(expected);
-    const filtered = await t.call(`/api/v1/configs/search?q=vlan&filter[device_tags]=core,edge&filter[command]=show%20running-config`, { token });
-    expect(filtered.body.data).toEqual(reference({ terms: ["vlan"], filter: { device_tags: ["core", "edge"], command: ["show running-config"] } }).slice(0, 25));
+    const filtered = await t.call(
+      `/api/v1/configs/search?q=vlan&filter[device_tags]=core,edge&filter[command]=show%20running-config`,
+      { token },
+    );
+    expect(filtered.body.data).toEqual(
+      reference({ terms: ["vlan"], filter: { device_tags: ["core", "edge"], command: ["show running-config"] } }).slice(
+        0,
+        25,
+      ),
+    );
   });
 
   it("uses the index for terms with three or more characters, and scans otherwise", async () => {
@@ -315,10 +464,18 @@ describe("configuration search", () => {
 
   it("limits the matches listed per configuration but counts them all", async () => {
     const q: Query = { terms: ["!"], latest_only: true };
-    const res = await t.call("/api/v1/configs/search", { method: "POST", token, body: { ...q, max_matches: 2, per_page: 500 } });
+    const res = await t.call("/api/v1/configs/search", {
+      method: "POST",
+      token,
+      body: { ...q, max_matches: 2, per_page: 500 },
+    });
     const expected = reference(q);
-    expect(res.body.data.map((h: { match_count: number }) => h.match_count)).toEqual(expected.map((h) => h.match_count));
-    expect(res.body.data.map((h: { matches: unknown[] }) => h.matches)).toEqual(expected.map((h) => h.matches.slice(0, 2)));
+    expect(res.body.data.map((h: { match_count: number }) => h.match_count)).toEqual(
+      expected.map((h) => h.match_count),
+    );
+    expect(res.body.data.map((h: { matches: unknown[] }) => h.matches)).toEqual(
+      expected.map((h) => h.matches.slice(0, 2)),
+    );
   });
 
   it("rejects a regular expression that does not compile, naming the term", async () => {
@@ -335,7 +492,9 @@ describe("configuration search", () => {
     const res = await search({ terms: ["description", "description (?!uplink)"], regex: true });
     expect(res.status).toBe(422);
     expect(res.body.errors).toHaveProperty(["terms.1"]);
-    expect(res.body.message).toMatch(/terms\.1 uses lookahead \(\(\?!\.\.\.\)\), which RE2, the engine that runs patterns, lacks/);
+    expect(res.body.message).toMatch(
+      /terms\.1 uses lookahead \(\(\?!\.\.\.\)\), which RE2, the engine that runs patterns, lacks/,
+    );
     const q: Query = { terms: ["(?i)UPLINK [[:alpha:]]"], regex: true, case_sensitive: true, latest_only: false };
     const inline = await search(q);
     expect(inline.status).toBe(200);
@@ -361,7 +520,10 @@ describe("configuration search", () => {
     const missing = await t.call("/api/v1/configs/search", { token });
     expect(missing.status).toBe(422);
     expect(missing.body.errors.q).toEqual(["q is required: the text to look for"]);
-    const tooMany = await t.call(`/api/v1/configs/search?${Array.from({ length: 11 }, (_, i) => `q=term${i}`).join("&")}`, { token });
+    const tooMany = await t.call(
+      `/api/v1/configs/search?${Array.from({ length: 11 }, (_, i) => `q=term${i}`).join("&")}`,
+      { token },
+    );
     expect(tooMany.body.errors.q).toEqual(["q must be at most 10 terms"]);
   });
 
@@ -369,7 +531,11 @@ describe("configuration search", () => {
     await t.role({ name: "core-viewers", permissions: ["configs.read"], tags: ["core"] });
     const scoped = await t.token(["configs.read"], { role: "core-viewers" });
     const inScope = (d: Device) => d.tags.includes("core");
-    for (const q of [{ terms: ["interface"], latest_only: false }, { terms: ["e"], match: "any" as const }, { terms: [String.raw`\d`], regex: true }]) {
+    for (const q of [
+      { terms: ["interface"], latest_only: false },
+      { terms: ["e"], match: "any" as const },
+      { terms: [String.raw`\d`], regex: true },
+    ]) {
       const res = await search(q, scoped);
       expect(res.body.data).toEqual(reference(q, inScope));
       expect(res.body.data.length).toBeLessThan(reference(q).length);
@@ -390,7 +556,10 @@ describe("configuration search", () => {
 
   it("drops a deleted device's index documents with it", async () => {
     const victim = deviceList.at(-1)!;
-    const docs = async () => (await t.db.all<{ n: number }>(sql`select count(*) as n from config_search_docs where device_id = ${victim.id}`))[0]!.n;
+    const docs = async () =>
+      (
+        await t.db.all<{ n: number }>(sql`select count(*) as n from config_search_docs where device_id = ${victim.id}`)
+      )[0]!.n;
     const indexRows = async () => (await t.db.all<{ n: number }>(sql`select count(*) as n from config_search`))[0]!.n;
     const before = await indexRows();
     const victimDocs = await docs();
@@ -407,7 +576,13 @@ describe("configuration search", () => {
 
 describe("search with common index tokens left out", () => {
   // Tokens of lines nearly every configuration here has, as maintenance would find them in a large installation.
-  const commonLines = ["interface GigabitEthernet1/0/1", " switchport access vlan 1", "logging host 192.0.2.1", "snmp-server community public RO", " description uplink"];
+  const commonLines = [
+    "interface GigabitEthernet1/0/1",
+    " switchport access vlan 1",
+    "logging host 192.0.2.1",
+    "snmp-server community public RO",
+    " description uplink",
+  ];
   const tokens = gramDocument(commonLines, NO_COMMON_GRAMS).split(" ");
 
   beforeAll(async () => {
@@ -418,7 +593,9 @@ describe("search with common index tokens left out", () => {
   it("leaves them out of every document", async () => {
     await t.db.transaction(async (tx) => {
       await tx.run(sql`create virtual table temp.vocab using fts5vocab(main, config_search, row)`);
-      const held = await tx.all<{ n: number }>(sql`select count(*) as n from temp.vocab where term in (select value from json_each(${JSON.stringify(tokens)}))`);
+      const held = await tx.all<{ n: number }>(
+        sql`select count(*) as n from temp.vocab where term in (select value from json_each(${JSON.stringify(tokens)}))`,
+      );
       await tx.run(sql`drop table temp.vocab`);
       expect(Number(held[0]!.n)).toBe(0);
     });
@@ -450,8 +627,14 @@ describe("search with common index tokens left out", () => {
 
 describe("the literals a regular expression needs", () => {
   it("keeps only runs every match must contain", () => {
-    expect(regexLiterals(String.raw`permit (tcp|udp) host 10\.1\.`)).toEqual([["permit ", "tcp", " host 10.1."], ["permit ", "udp", " host 10.1."]]);
-    expect(regexLiterals("interface (Gig|Ten)abitEthernet")).toEqual([["interface ", "Gig", "abitEthernet"], ["interface ", "Ten", "abitEthernet"]]);
+    expect(regexLiterals(String.raw`permit (tcp|udp) host 10\.1\.`)).toEqual([
+      ["permit ", "tcp", " host 10.1."],
+      ["permit ", "udp", " host 10.1."],
+    ]);
+    expect(regexLiterals("interface (Gig|Ten)abitEthernet")).toEqual([
+      ["interface ", "Gig", "abitEthernet"],
+      ["interface ", "Ten", "abitEthernet"],
+    ]);
     expect(regexLiterals("ab?cdef")).toEqual([["cdef"]]);
     expect(regexLiterals("abc+d")).toEqual([["abc"]]);
     expect(regexLiterals("foo|ba")).toBeNull();
@@ -489,12 +672,29 @@ describe("search's line store", () => {
   const found = (body: { data: { version: number; matches: { line: string }[] }[] }) =>
     body.data.map((h) => [h.version, h.matches.map((m) => m.line)]);
   const store = (text: string, n: number) =>
-    storeConfig(c.db, { deviceId, command: "show running-config", text, significant: (s) => s, trigger: "schedule", jobId: null, now: day(n) });
+    storeConfig(c.db, {
+      deviceId,
+      command: "show running-config",
+      text,
+      significant: (s) => s,
+      trigger: "schedule",
+      jobId: null,
+      now: day(n),
+    });
 
   beforeAll(async () => {
     c = await createTestContext();
     cToken = await c.token();
-    const [row] = await c.db.insert(devices).values({ name: "cache-sw", nameKey: nameKey("cache-sw"), ip: "192.0.2.200", createdAt: day(1), updatedAt: day(1) }).returning({ id: devices.id });
+    const [row] = await c.db
+      .insert(devices)
+      .values({
+        name: "cache-sw",
+        nameKey: nameKey("cache-sw"),
+        ip: "192.0.2.200",
+        createdAt: day(1),
+        updatedAt: day(1),
+      })
+      .returning({ id: devices.id });
     deviceId = row!.id;
     clearLineStore();
   });
@@ -508,8 +708,13 @@ describe("search's line store", () => {
     await lineStoreSettled();
     // Version 1 is read from memory as the whole text it was; in the database it is now a delta against version 2.
     await store(`${base}\n snmp-server location needle-two\n`, 3);
-    const expected = [[2, [" snmp-server location needle-two"]], [1, [" snmp-server location needle-one"]]];
-    const [encoding] = await c.db.all<{ encoding: string }>(sql`select b.encoding from config_blobs b join configs v on v.blob_hash = b.hash where v.version = 1`);
+    const expected = [
+      [2, [" snmp-server location needle-two"]],
+      [1, [" snmp-server location needle-one"]],
+    ];
+    const [encoding] = await c.db.all<{ encoding: string }>(
+      sql`select b.encoding from config_blobs b join configs v on v.blob_hash = b.hash where v.version = 1`,
+    );
     expect(encoding!.encoding).toBe("delta");
     expect(found((await history("needle")).body)).toEqual(expected);
     clearLineStore();

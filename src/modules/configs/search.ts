@@ -61,7 +61,16 @@ export type SearchHit = {
 };
 
 /** The filters a search takes: those of GET /configs that apply to a version and its device, meaning the same. */
-const FILTER_NAMES = ["device_id", "device_name", "command", "device_category_id", "device_tags", "device_vendor", "date_from", "date_to"] as const;
+const FILTER_NAMES = [
+  "device_id",
+  "device_name",
+  "command",
+  "device_category_id",
+  "device_tags",
+  "device_vendor",
+  "date_from",
+  "date_to",
+] as const;
 export const SEARCH_FILTERS: Record<string, { describe: string; build: (values: string[]) => SQL }> =
   Object.fromEntries(FILTER_NAMES.map((name) => [name, configListSpec.filters[name]!]));
 
@@ -97,11 +106,24 @@ function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Te
       bag.add(key, `${key} must be one line: matches are found line by line`);
       return { key: what, test: never, anchors: null, literals: null, matches };
     }
-    if (!req.regex) return { key: what, test: new RegExp(escapeRegExp(term), flags), anchors: anchorsFor([term], req.caseSensitive), literals: plainLiterals(term), matches };
+    if (!req.regex)
+      return {
+        key: what,
+        test: new RegExp(escapeRegExp(term), flags),
+        anchors: anchorsFor([term], req.caseSensitive),
+        literals: plainLiterals(term),
+        matches,
+      };
     try {
       const test = compileUserPattern(term, { ignoreCase: !req.caseSensitive });
       const literals = regexLiterals(term);
-      return { key: what, test, anchors: literals && anchorsFor(literals.map(longest), req.caseSensitive), literals, matches };
+      return {
+        key: what,
+        test,
+        anchors: literals && anchorsFor(literals.map(longest), req.caseSensitive),
+        literals,
+        matches,
+      };
     } catch (e) {
       if (!(e instanceof PatternError)) throw e;
       bag.add(key, `${key} ${e.message}`);
@@ -160,7 +182,11 @@ async function narrowSeries(db: DbOrTx, lookups: Lookup[], match: "all" | "any")
  * Looks the terms up in the index with the current list of common tokens. A list that grew meanwhile may have
  * shaped documents written since, which lack tokens asked for here: then it looks up again with the new list.
  */
-async function lookUpSeries(db: DbOrTx, terms: Term[], req: SearchRequest): Promise<{ lookups: Lookup[]; series: Set<string> | undefined }> {
+async function lookUpSeries(
+  db: DbOrTx,
+  terms: Term[],
+  req: SearchRequest,
+): Promise<{ lookups: Lookup[]; series: Set<string> | undefined }> {
   for (;;) {
     const common = await commonGrams(db);
     const lookups = terms.map((t) => t.literals && indexQuery(t.literals, req.caseSensitive, common));
@@ -218,7 +244,10 @@ function textReader(db: DbOrTx) {
     const texts = wanted.length ? await readBlobRuns(db, wanted, previous) : new Map<string, RunText>();
     if (wanted.length) previous = texts;
     for (const [hash, text] of texts) store.later(hash, text);
-    await checkNoneMissing(db, batch.filter((c) => !ids.has(c.blobHash) && !texts.has(c.blobHash)).map((c) => c.id));
+    await checkNoneMissing(
+      db,
+      batch.filter((c) => !ids.has(c.blobHash) && !texts.has(c.blobHash)).map((c) => c.id),
+    );
     return { store, ids, texts };
   };
 }
@@ -232,7 +261,13 @@ async function checkNoneMissing(db: DbOrTx, missing: number[]) {
 }
 
 /** `complete` false: the search stopped once it knew a next page exists, so `total` is a lower bound. */
-export type SearchResult = { total: number; complete: boolean; hits: SearchHit[]; indexUsed: boolean; configsChecked: number };
+export type SearchResult = {
+  total: number;
+  complete: boolean;
+  hits: SearchHit[];
+  indexUsed: boolean;
+  configsChecked: number;
+};
 
 /**
  * Runs a search for a caller with the given device scope. `field` names the terms in error messages
@@ -240,11 +275,23 @@ export type SearchResult = { total: number; complete: boolean; hits: SearchHit[]
  * that shows one page of hits passes `untilNextPage`: reading stops at the first match past the page, which for a
  * term every configuration holds is a few dozen texts instead of all of them.
  */
-export function searchConfigs(db: DbOrTx, scope: DeviceScope, req: SearchRequest, field: string, options: { untilNextPage?: boolean } = {}): Promise<SearchResult> {
+export function searchConfigs(
+  db: DbOrTx,
+  scope: DeviceScope,
+  req: SearchRequest,
+  field: string,
+  options: { untilNextPage?: boolean } = {},
+): Promise<SearchResult> {
   return whileSearching(() => runSearch(db, scope, req, field, options));
 }
 
-async function runSearch(db: DbOrTx, scope: DeviceScope, req: SearchRequest, field: string, options: { untilNextPage?: boolean }): Promise<SearchResult> {
+async function runSearch(
+  db: DbOrTx,
+  scope: DeviceScope,
+  req: SearchRequest,
+  field: string,
+  options: { untilNextPage?: boolean },
+): Promise<SearchResult> {
   const bag = new FieldErrorBag();
   const terms = compileTerms(req, field, bag);
   const conditions = filterConditions(req.filter, bag);
@@ -260,7 +307,11 @@ async function runSearch(db: DbOrTx, scope: DeviceScope, req: SearchRequest, fie
   // Latest versions: when the search reads every series, found in one pass over the versions' index (2 ms for
   // 10,000 versions) rather than by a look-up per version (4.5 ms); a narrowed one looks up only its own.
   const latest = !req.latestOnly ? undefined : narrowing || conditions.length ? isLatestVersion : latestVersionsByScan;
-  const candidates = await candidateVersions(db, and(deviceScopeCondition(scope), latest, narrowing, ...conditions), limit + 1);
+  const candidates = await candidateVersions(
+    db,
+    and(deviceScopeCondition(scope), latest, narrowing, ...conditions),
+    limit + 1,
+  );
   if (candidates.length > limit) {
     const why = hasLiterals
       ? `the search terms occur in more than ${limit} configurations`
@@ -270,7 +321,10 @@ async function runSearch(db: DbOrTx, scope: DeviceScope, req: SearchRequest, fie
     const queued = Number(queue?.n ?? 0)
       ? ` ${queue!.n} stored versions are still waiting for the search index (collectors index them when downloads leave them time), and until then every version of their device and command is read.`
       : "";
-    throw new ApiError(422, `Search too broad: ${why}. Use longer or more specific terms, filters, or latest_only.${queued}`);
+    throw new ApiError(
+      422,
+      `Search too broad: ${why}. Use longer or more specific terms, filters, or latest_only.${queued}`,
+    );
   }
 
   const first = (req.page - 1) * req.perPage;
@@ -285,7 +339,11 @@ async function runSearch(db: DbOrTx, scope: DeviceScope, req: SearchRequest, fie
   for (const [i, c] of candidates.entries()) {
     if (i % READ_BATCH === 0) {
       batch = await readTexts(candidates.slice(i, i + READ_BATCH));
-      if (marks?.store !== batch.store) marks = new LineMarks(batch.store, terms.map((term) => ({ key: term.key, term })));
+      if (marks?.store !== batch.store)
+        marks = new LineMarks(
+          batch.store,
+          terms.map((term) => ({ key: term.key, term })),
+        );
     }
     const ids = batch!.ids.get(c.blobHash);
     const text = ids ? undefined : batch!.texts.get(c.blobHash);
@@ -303,7 +361,13 @@ async function runSearch(db: DbOrTx, scope: DeviceScope, req: SearchRequest, fie
     if (rank < first || rank >= first + req.perPage) continue;
     page.push(ids ? pageEntry(c.id, ids, batch!.store, marks!) : textPageEntry(c.id, text!, terms));
   }
-  return { total, complete, hits: await pageHits(db, page, req), indexUsed: Boolean(narrowing), configsChecked: candidates.length };
+  return {
+    total,
+    complete,
+    hits: await pageHits(db, page, req),
+    indexUsed: Boolean(narrowing),
+    configsChecked: candidates.length,
+  };
 }
 
 /**
@@ -315,7 +379,11 @@ async function runSearch(db: DbOrTx, scope: DeviceScope, req: SearchRequest, fie
  * as more than `limit` of them is an error, and a second sort cost a broad search 0.4 ms. Written as SQL:
  * drizzle's builder took about a millisecond to build this and the page's query.
  */
-async function candidateVersions(db: DbOrTx, where: SQL | undefined, limit: number): Promise<{ id: number; blobHash: string }[]> {
+async function candidateVersions(
+  db: DbOrTx,
+  where: SQL | undefined,
+  limit: number,
+): Promise<{ id: number; blobHash: string }[]> {
   const [row] = await db.all<{ list: string }>(sql`
     select json_group_array(json_array(id, blob_hash) order by name_order, device_id, command, version desc) as list
     from (select ${configs.id} as id, ${configs.blobHash} as blob_hash, lower(${devices.name}) as name_order, ${devices.id} as device_id,
@@ -326,7 +394,12 @@ async function candidateVersions(db: DbOrTx, where: SQL | undefined, limit: numb
 }
 
 /** A matching version on the page: its lines, read from the store only where shown, and which match which terms. */
-type PageEntry = { id: number; lineCount: number; line: (index: number) => string; matched: { index: number; terms: number[] }[] };
+type PageEntry = {
+  id: number;
+  lineCount: number;
+  line: (index: number) => string;
+  matched: { index: number; terms: number[] }[];
+};
 
 function pageEntry(id: number, ids: Uint32Array, store: LineStore, marks: LineMarks): PageEntry {
   return { id, lineCount: ids.length, line: (index) => store.line(ids[index]!), matched: marks.matchedLines(ids) };
@@ -346,7 +419,16 @@ async function pageHits(db: DbOrTx, page: PageEntry[], req: SearchRequest): Prom
       ${configs.firstSeenAt}, ${configs.lastSeenAt}, ${isLatestVersion})) as list
     from ${configs} inner join ${devices} on ${devices.id} = ${configs.deviceId}
     where ${configs.id} in (select value from json_each(${JSON.stringify(page.map((p) => p.id))}))`);
-  type Row = [id: number, deviceId: number, deviceName: string, command: string, version: number, firstSeenAt: number, lastSeenAt: number, latest: number];
+  type Row = [
+    id: number,
+    deviceId: number,
+    deviceName: string,
+    command: string,
+    version: number,
+    firstSeenAt: number,
+    lastSeenAt: number,
+    latest: number,
+  ];
   const byId = new Map((JSON.parse(row!.list) as Row[]).map((r) => [r[0], r]));
   const hits: SearchHit[] = [];
   for (const { id, lineCount, line, matched } of page) {
@@ -359,12 +441,21 @@ async function pageHits(db: DbOrTx, page: PageEntry[], req: SearchRequest): Prom
       return out;
     };
     hits.push({
-      config_id: configId, device_id: deviceId, device_name: deviceName, command, version, latest: Boolean(latest),
-      first_seen_at: isoTime(firstSeenAt), last_seen_at: isoTime(lastSeenAt),
+      config_id: configId,
+      device_id: deviceId,
+      device_name: deviceName,
+      command,
+      version,
+      latest: Boolean(latest),
+      first_seen_at: isoTime(firstSeenAt),
+      last_seen_at: isoTime(lastSeenAt),
       match_count: matched.length,
       matches: matched.slice(0, req.maxMatches).map((m) => ({
-        line_number: m.index + 1, line: line(m.index), terms: m.terms,
-        before: around(m.index - req.contextBefore, m.index), after: around(m.index + 1, m.index + 1 + req.contextAfter),
+        line_number: m.index + 1,
+        line: line(m.index),
+        terms: m.terms,
+        before: around(m.index - req.contextBefore, m.index),
+        after: around(m.index + 1, m.index + 1 + req.contextAfter),
       })),
     });
   }

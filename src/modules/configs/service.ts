@@ -2,7 +2,17 @@ import { and, count, eq, inArray, or, sql, type SQLWrapper } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
-import { configChanges, configs, deviceTags, devices, JOB_OUTCOMES, jobs, tags, vendors, type JobOutcome } from "../../db/schema/index.ts";
+import {
+  configChanges,
+  configs,
+  deviceTags,
+  devices,
+  JOB_OUTCOMES,
+  jobs,
+  tags,
+  vendors,
+  type JobOutcome,
+} from "../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError } from "../../http/errors.ts";
 import { idFilter, instantBound } from "../../http/filters.ts";
@@ -28,7 +38,10 @@ export const deviceTagFilter = (describe: string) => ({
     ),
 });
 
-export const deviceNameFilter = { describe: "Exact device name (any case)", build: (v: string[]) => inArray(devices.nameKey, v.map(nameKey)) };
+export const deviceNameFilter = {
+  describe: "Exact device name (any case)",
+  build: (v: string[]) => inArray(devices.nameKey, v.map(nameKey)),
+};
 
 /** A time bound: an ISO-8601 instant (instantBound); a date alone is the day's start, or its end for an upper bound. */
 export function timeBoundFilter(column: SQLiteColumn, name: string, bound: "from" | "to", describe: string) {
@@ -54,7 +67,11 @@ export const configListSpec: ListSpec = {
     device_tags: deviceTagFilter("Tag name (any case); a config matches if its device has any of them"),
     device_vendor: {
       describe: "The device's vendor name (any case)",
-      build: (v) => inArray(devices.vendorId, sql`(select ${vendors.id} from ${vendors} where ${inArray(vendors.nameKey, v.map(nameKey))})`),
+      build: (v) =>
+        inArray(
+          devices.vendorId,
+          sql`(select ${vendors.id} from ${vendors} where ${inArray(vendors.nameKey, v.map(nameKey))})`,
+        ),
     },
     download_status: {
       describe: `Outcome of the download that stored the version: ${JOB_OUTCOMES.join(", ")}`,
@@ -68,12 +85,23 @@ export const configListSpec: ListSpec = {
     latest: {
       describe: "true: only the newest version of each device and command; false: only older ones",
       build: (v) => {
-        if (v.length !== 1 || (v[0] !== "true" && v[0] !== "false")) throw new ApiError(422, "filter[latest] must be true or false");
+        if (v.length !== 1 || (v[0] !== "true" && v[0] !== "false"))
+          throw new ApiError(422, "filter[latest] must be true or false");
         return v[0] === "true" ? sql`(${isLatestVersion})` : sql`not (${isLatestVersion})`;
       },
     },
-    date_from: timeBoundFilter(configs.firstSeenAt, "date_from", "from", "Versions first seen at or after this date or time"),
-    date_to: timeBoundFilter(configs.firstSeenAt, "date_to", "to", "Versions first seen at or before this time (a date includes its whole day, UTC)"),
+    date_from: timeBoundFilter(
+      configs.firstSeenAt,
+      "date_from",
+      "from",
+      "Versions first seen at or after this date or time",
+    ),
+    date_to: timeBoundFilter(
+      configs.firstSeenAt,
+      "date_to",
+      "to",
+      "Versions first seen at or before this time (a date includes its whole day, UTC)",
+    ),
   },
   sorts: {
     id: configs.id,
@@ -102,7 +130,9 @@ const selectConfigs = (db: DbOrTx) =>
       latest: isLatestVersion,
       outcome: jobs.outcome,
       durationMs: sql<number | null>`json_extract(${jobs.result}, '$.duration_ms')`,
-      trigger: sql<string | null>`(select ${configChanges.trigger} from ${configChanges} where ${configChanges.configId} = ${configs.id} limit 1)`,
+      trigger: sql<
+        string | null
+      >`(select ${configChanges.trigger} from ${configChanges} where ${configChanges.configId} = ${configs.id} limit 1)`,
     })
     .from(configs)
     .innerJoin(devices, eq(devices.id, configs.deviceId))
@@ -114,30 +144,64 @@ export type ConfigRow = typeof configs.$inferSelect;
 function serialize(r: SelectedConfig): ConfigOut {
   const c = r.config;
   return {
-    id: c.id, device_id: c.deviceId, device_name: r.deviceName, command: c.command, version: c.version, latest: Boolean(r.latest),
-    first_seen_at: c.firstSeenAt.toISOString(), last_seen_at: c.lastSeenAt.toISOString(), seen_count: c.seenCount,
-    lines: c.lines, size: c.size, hash: c.blobHash, secrets_changed: c.secretsChanged, job_id: c.jobId, trigger: r.trigger as ConfigOut["trigger"],
-    download_status: r.outcome, download_duration_ms: r.durationMs === null ? null : Math.round(Number(r.durationMs)),
+    id: c.id,
+    device_id: c.deviceId,
+    device_name: r.deviceName,
+    command: c.command,
+    version: c.version,
+    latest: Boolean(r.latest),
+    first_seen_at: c.firstSeenAt.toISOString(),
+    last_seen_at: c.lastSeenAt.toISOString(),
+    seen_count: c.seenCount,
+    lines: c.lines,
+    size: c.size,
+    hash: c.blobHash,
+    secrets_changed: c.secretsChanged,
+    job_id: c.jobId,
+    trigger: r.trigger as ConfigOut["trigger"],
+    download_status: r.outcome,
+    download_duration_ms: r.durationMs === null ? null : Math.round(Number(r.durationMs)),
   };
 }
 
 /** One page of the list query, with the stored rows beside the API records (the blob hash is the row's). */
-export async function configPage(db: DbOrTx, scope: DeviceScope, q: ListQuery): Promise<{ out: ConfigOut; row: ConfigRow }[]> {
-  const rows = await selectConfigs(db).where(and(deviceScopeCondition(scope), q.where)).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage);
+export async function configPage(
+  db: DbOrTx,
+  scope: DeviceScope,
+  q: ListQuery,
+): Promise<{ out: ConfigOut; row: ConfigRow }[]> {
+  const rows = await selectConfigs(db)
+    .where(and(deviceScopeCondition(scope), q.where))
+    .orderBy(...q.orderBy)
+    .limit(q.perPage)
+    .offset((q.page - 1) * q.perPage);
   return rows.map((r) => ({ out: serialize(r), row: r.config }));
 }
 
-export async function listConfigs(db: Db, scope: DeviceScope, q: ListQuery): Promise<{ total: number; rows: ConfigOut[] }> {
+export async function listConfigs(
+  db: Db,
+  scope: DeviceScope,
+  q: ListQuery,
+): Promise<{ total: number; rows: ConfigOut[] }> {
   const where = and(deviceScopeCondition(scope), q.where);
   const [page, [totalRow]] = await Promise.all([
     configPage(db, scope, q),
-    db.select({ n: count() }).from(configs).innerJoin(devices, eq(devices.id, configs.deviceId)).leftJoin(jobs, eq(jobs.id, configs.jobId)).where(where),
+    db
+      .select({ n: count() })
+      .from(configs)
+      .innerJoin(devices, eq(devices.id, configs.deviceId))
+      .leftJoin(jobs, eq(jobs.id, configs.jobId))
+      .where(where),
   ]);
   return { total: totalRow?.n ?? 0, rows: page.map((p) => p.out) };
 }
 
 /** One version with its device name, or 404 when it does not exist or its device is outside the scope. */
-export async function getConfig(db: DbOrTx, scope: DeviceScope, id: number): Promise<{ out: ConfigOut; row: ConfigRow }> {
+export async function getConfig(
+  db: DbOrTx,
+  scope: DeviceScope,
+  id: number,
+): Promise<{ out: ConfigOut; row: ConfigRow }> {
   const [r] = await selectConfigs(db).where(and(eq(configs.id, id), deviceScopeCondition(scope)));
   if (!r) throw ApiError.notFound(`Config ${id}`);
   return { out: serialize(r), row: r.config };
@@ -149,7 +213,10 @@ export async function configText(db: DbOrTx, row: ConfigRow): Promise<string> {
 
 /** 404 unless the device exists and is in the scope; its name otherwise. */
 export async function deviceInScope(db: DbOrTx, scope: DeviceScope, id: number): Promise<string> {
-  const [row] = await db.select({ name: devices.name }).from(devices).where(and(eq(devices.id, id), deviceScopeCondition(scope)));
+  const [row] = await db
+    .select({ name: devices.name })
+    .from(devices)
+    .where(and(eq(devices.id, id), deviceScopeCondition(scope)));
   if (!row) throw ApiError.notFound(`Device ${id}`);
   return row.name;
 }
@@ -159,15 +226,37 @@ export async function deviceInScope(db: DbOrTx, scope: DeviceScope, id: number):
  * same text (texts that were deltas against it are re-encoded first); the next version's change keeps its diff as
  * text. The version before it, if any, becomes the latest by number; nothing is renumbered.
  */
-export async function deleteConfig(db: Db, scope: DeviceScope, actor: Actor, id: number, now: Date): Promise<{ blobDeleted: boolean }> {
+export async function deleteConfig(
+  db: Db,
+  scope: DeviceScope,
+  actor: Actor,
+  id: number,
+  now: Date,
+): Promise<{ blobDeleted: boolean }> {
   return db.transaction(async (tx) => {
     const { out, row } = await getConfig(tx, scope, id);
     await keepDiffsOfSuccessors(tx, [id]);
     await tx.delete(configChanges).where(eq(configChanges.configId, id));
     await tx.delete(configs).where(eq(configs.id, id));
-    const [other] = await tx.select({ id: configs.id }).from(configs).where(eq(configs.blobHash, row.blobHash)).limit(1);
+    const [other] = await tx
+      .select({ id: configs.id })
+      .from(configs)
+      .where(eq(configs.blobHash, row.blobHash))
+      .limit(1);
     if (!other) await deleteBlobs(tx, [row.blobHash]);
-    await recordActivity(tx, actor, { action: "config.delete", subjectType: "config", subjectId: id, before: out, after: null, reach: { devices: [row.deviceId] } }, now);
+    await recordActivity(
+      tx,
+      actor,
+      {
+        action: "config.delete",
+        subjectType: "config",
+        subjectId: id,
+        before: out,
+        after: null,
+        reach: { devices: [row.deviceId] },
+      },
+      now,
+    );
     return { blobDeleted: !other };
   });
 }

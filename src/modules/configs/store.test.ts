@@ -12,7 +12,11 @@ let deviceA: number;
 let deviceB: number;
 const day = (n: number) => new Date(Date.UTC(2026, 5, n));
 const volatile = [/^! Last configuration change at /, /^ntp clock-period /];
-const significant = (text: string) => text.split("\n").filter((l) => !volatile.some((re) => re.test(l))).join("\n");
+const significant = (text: string) =>
+  text
+    .split("\n")
+    .filter((l) => !volatile.some((re) => re.test(l)))
+    .join("\n");
 
 const base = [
   "! Last configuration change at 10:00:00 UTC Mon Jun 1 2026",
@@ -24,20 +28,32 @@ const base = [
 ].join("\n");
 
 const store = (deviceId: number, text: string, n: number) =>
-  storeConfig(t.db, { deviceId, command: "show running-config", text, significant, trigger: "schedule", jobId: null, now: day(n) });
+  storeConfig(t.db, {
+    deviceId,
+    command: "show running-config",
+    text,
+    significant,
+    trigger: "schedule",
+    jobId: null,
+    now: day(n),
+  });
 
 beforeAll(async () => {
   t = await createTestContext();
-  const rows = await t.db.insert(devices).values([
-    { name: "store-dev-a", nameKey: nameKey("store-dev-a"), ip: "192.0.2.1", createdAt: day(1), updatedAt: day(1) },
-    { name: "store-dev-b", nameKey: nameKey("store-dev-b"), ip: "192.0.2.2", createdAt: day(1), updatedAt: day(1) },
-  ]).returning({ id: devices.id });
+  const rows = await t.db
+    .insert(devices)
+    .values([
+      { name: "store-dev-a", nameKey: nameKey("store-dev-a"), ip: "192.0.2.1", createdAt: day(1), updatedAt: day(1) },
+      { name: "store-dev-b", nameKey: nameKey("store-dev-b"), ip: "192.0.2.2", createdAt: day(1), updatedAt: day(1) },
+    ])
+    .returning({ id: devices.id });
   [deviceA, deviceB] = rows.map((r) => r.id) as [number, number];
 });
 afterAll(() => t.close());
 
 /** Digests and prepares a download's outputs, as the collector does. */
-const prepare = async (input: StoreInput) => prepareStore(t.db, { ...input, outputs: await digestOutputs(input.outputs, input.significant) });
+const prepare = async (input: StoreInput) =>
+  prepareStore(t.db, { ...input, outputs: await digestOutputs(input.outputs, input.significant) });
 
 describe("storing configurations", () => {
   it("the same text twice is one version seen twice", async () => {
@@ -65,14 +81,21 @@ describe("storing configurations", () => {
     expect(res).toMatchObject({ version: 2, changed: true });
     const [change] = await t.db.select().from(configChanges).where(eq(configChanges.configId, res.configId));
     expect(change).toMatchObject({ linesAdded: 2, linesRemoved: 1, trigger: "schedule", diff: null });
-    expect(await readBlob(t.db, (await t.db.select().from(configs).where(eq(configs.id, res.configId)))[0]!.blobHash)).toBe(normalizeConfigText(changed));
+    expect(
+      await readBlob(t.db, (await t.db.select().from(configs).where(eq(configs.id, res.configId)))[0]!.blobHash),
+    ).toBe(normalizeConfigText(changed));
   });
 
   it("stores identical text once, whatever refers to it", async () => {
     const text = "hostname shared\nend\n";
     await store(deviceA, text, 5);
     await store(deviceB, text, 5);
-    const rows = await t.db.select().from(configs).where(eq(configs.blobHash, (await t.db.select().from(configs).where(eq(configs.deviceId, deviceB)))[0]!.blobHash));
+    const rows = await t.db
+      .select()
+      .from(configs)
+      .where(
+        eq(configs.blobHash, (await t.db.select().from(configs).where(eq(configs.deviceId, deviceB)))[0]!.blobHash),
+      );
     expect(rows).toHaveLength(2);
     const blobs = await t.db.select().from(configBlobs).where(eq(configBlobs.hash, rows[0]!.blobHash));
     expect(blobs).toHaveLength(1);
@@ -80,9 +103,15 @@ describe("storing configurations", () => {
   });
 
   it("compresses a download's text at zlib's fastest level: maintenance recompresses it at its best", async () => {
-    const text = Array.from({ length: 400 }, (_, i) => `interface Gi1/0/${i}\n description port ${i}\n switchport access vlan ${i % 40}`).join("\n");
+    const text = Array.from(
+      { length: 400 },
+      (_, i) => `interface Gi1/0/${i}\n description port ${i}\n switchport access vlan ${i % 40}`,
+    ).join("\n");
     const { configId } = await store(deviceB, text, 6);
-    const [{ blobHash }] = await t.db.select({ blobHash: configs.blobHash }).from(configs).where(eq(configs.id, configId)) as [{ blobHash: string }];
+    const [{ blobHash }] = (await t.db
+      .select({ blobHash: configs.blobHash })
+      .from(configs)
+      .where(eq(configs.id, configId))) as [{ blobHash: string }];
     const [blob] = await t.db.select().from(configBlobs).where(eq(configBlobs.hash, blobHash));
     expect(blob!.encoding).toBe("gzip");
     // gzip's header records the level in its XFL byte (RFC 1952): 4 for the fastest, 2 for the best, 0 otherwise.
@@ -95,19 +124,40 @@ describe("older versions as reverse deltas", () => {
   /** A realistic series: each version edits, adds and drops a few of 300 lines. */
   const series = (seed: string, n: number) =>
     Array.from({ length: n }, (_, v) =>
-      [`hostname ${seed}`, ...Array.from({ length: 300 }, (_, i) => (i % 37 === v % 37 ? ` interface Gi0/${i} description changed in v${v}` : ` interface Gi0/${i} description port ${i}`)),
-        ...Array.from({ length: v }, (_, i) => `ip route 10.${v}.${i}.0 255.255.255.0 192.0.2.1`), "end", ""].join("\n"));
+      [
+        `hostname ${seed}`,
+        ...Array.from({ length: 300 }, (_, i) =>
+          i % 37 === v % 37
+            ? ` interface Gi0/${i} description changed in v${v}`
+            : ` interface Gi0/${i} description port ${i}`,
+        ),
+        ...Array.from({ length: v }, (_, i) => `ip route 10.${v}.${i}.0 255.255.255.0 192.0.2.1`),
+        "end",
+        "",
+      ].join("\n"),
+    );
   const storeAll = async (deviceId: number, command: string, texts: string[], from: number) => {
     const hashes: string[] = [];
     for (const [i, text] of texts.entries()) {
-      const res = await storeConfig(t.db, { deviceId, command, text, significant: (s) => s, trigger: "schedule", jobId: null, now: day(from + i) });
+      const res = await storeConfig(t.db, {
+        deviceId,
+        command,
+        text,
+        significant: (s) => s,
+        trigger: "schedule",
+        jobId: null,
+        now: day(from + i),
+      });
       expect(res.changed).toBe(true);
       hashes.push((await t.db.select().from(configs).where(eq(configs.id, res.configId)))[0]!.blobHash);
     }
     return hashes;
   };
   // Its base by hash, whether the row names it by id or (as before ids) by hash.
-  const blob = async (hash: string) => ({ ...(await t.db.select().from(configBlobs).where(eq(configBlobs.hash, hash)))[0]!, baseHash: await blobBase(t.db, hash) });
+  const blob = async (hash: string) => ({
+    ...(await t.db.select().from(configBlobs).where(eq(configBlobs.hash, hash)))[0]!,
+    baseHash: await blobBase(t.db, hash),
+  });
   const chainLength = async (hash: string) => {
     let n = 0;
     for (let b = await blob(hash); b.baseHash; b = await blob(b.baseHash)) n++;
@@ -141,7 +191,9 @@ describe("older versions as reverse deltas", () => {
   });
 
   it("reads back older versions holding characters of every UTF-8 length", async () => {
-    const texts = series("delta-utf8", 3).map((text, v) => text.replace("hostname delta-utf8", `hostname delta-utf8\nbanner motd Zürich ✓ 😀 v${v}`));
+    const texts = series("delta-utf8", 3).map((text, v) =>
+      text.replace("hostname delta-utf8", `hostname delta-utf8\nbanner motd Zürich ✓ 😀 v${v}`),
+    );
     const hashes = await storeAll(deviceB, "show delta utf8", texts, 1);
     expect((await blob(hashes[0]!)).encoding).toBe("delta");
     for (const [i, hash] of hashes.entries()) expect(await readBlob(t.db, hash)).toBe(texts[i]);
@@ -151,9 +203,15 @@ describe("older versions as reverse deltas", () => {
   it("refuses to hand back a text rebuilt from the wrong base", async () => {
     const texts = series("delta-wrong-base", 4);
     const hashes = await storeAll(deviceB, "show delta wrong base", texts, 1);
-    await t.db.update(configBlobs).set({ baseId: await baseIdOf(t.db, hashes[3]!) }).where(eq(configBlobs.hash, hashes[0]!));
+    await t.db
+      .update(configBlobs)
+      .set({ baseId: await baseIdOf(t.db, hashes[3]!) })
+      .where(eq(configBlobs.hash, hashes[0]!));
     await expect(readBlob(t.db, hashes[0]!)).rejects.toThrow(/config blob .* (is corrupt|has a broken delta)/);
-    await t.db.update(configBlobs).set({ baseId: await baseIdOf(t.db, hashes[1]!) }).where(eq(configBlobs.hash, hashes[0]!));
+    await t.db
+      .update(configBlobs)
+      .set({ baseId: await baseIdOf(t.db, hashes[1]!) })
+      .where(eq(configBlobs.hash, hashes[0]!));
     expect(await readBlob(t.db, hashes[0]!)).toBe(texts[0]);
   });
 
@@ -177,7 +235,13 @@ describe("older versions as reverse deltas", () => {
   it("refuses to delete a text that another is a delta against", async () => {
     const hashes = await storeAll(deviceB, "show delta fk", series("delta-fk", 2), 1);
     await t.db.delete(configs).where(eq(configs.blobHash, hashes[1]!));
-    const failure = await t.db.delete(configBlobs).where(eq(configBlobs.hash, hashes[1]!)).then(() => null, (e: Error) => e);
+    const failure = await t.db
+      .delete(configBlobs)
+      .where(eq(configBlobs.hash, hashes[1]!))
+      .then(
+        () => null,
+        (e: Error) => e,
+      );
     expect(String((failure?.cause as Error | undefined)?.message)).toMatch(/FOREIGN KEY/);
     expect(await readBlob(t.db, hashes[0]!)).toBe(series("delta-fk", 2)[0]);
   });
@@ -188,37 +252,107 @@ describe("older versions as reverse deltas", () => {
     const hash = await sha256Hex(old);
     await putWholeBlobs(t.db, [{ hash, text: old, size: old.length }], day(1));
     await t.db.insert(configs).values({
-      deviceId: deviceB, command: "show old-release", version: 1, blobHash: hash, significantHash: await sha256Hex(significant(old)),
-      lines: 7, size: old.length, firstSeenAt: day(1), lastSeenAt: day(1),
+      deviceId: deviceB,
+      command: "show old-release",
+      version: 1,
+      blobHash: hash,
+      significantHash: await sha256Hex(significant(old)),
+      lines: 7,
+      size: old.length,
+      firstSeenAt: day(1),
+      lastSeenAt: day(1),
     });
-    const res = await storeConfig(t.db, { deviceId: deviceB, command: "show old-release", text: base, significant, trigger: "schedule", jobId: null, now: day(2) });
+    const res = await storeConfig(t.db, {
+      deviceId: deviceB,
+      command: "show old-release",
+      text: base,
+      significant,
+      trigger: "schedule",
+      jobId: null,
+      now: day(2),
+    });
     expect(res).toMatchObject({ version: 1, changed: false });
   });
 
   it("stores a download's commands together: unchanged, changed and new at once, a text two of them share once", async () => {
     const [a1, b1, c1] = series("together", 3) as [string, string, string];
     const job = async (outputs: [string, string][], n: number) =>
-      storeConfigs(t.db, await prepare({ deviceId: deviceB, outputs: outputs.map(([command, text]) => ({ command, text })), significant: (_, s) => s, trigger: "schedule", jobId: null, now: day(n) }));
+      storeConfigs(
+        t.db,
+        await prepare({
+          deviceId: deviceB,
+          outputs: outputs.map(([command, text]) => ({ command, text })),
+          significant: (_, s) => s,
+          trigger: "schedule",
+          jobId: null,
+          now: day(n),
+        }),
+      );
     const hashOf = async (text: string) => sha256Hex(text);
-    const first = await job([["show a", a1], ["show b", b1]], 1);
-    expect(first.map((r) => [r.version, r.changed])).toEqual([[1, true], [1, true]]);
-    const second = await job([["show a", a1], ["show b", a1], ["show c", c1]], 2);
-    expect(second.map((r) => [r.version, r.changed])).toEqual([[1, false], [2, true], [1, true]]);
+    const first = await job(
+      [
+        ["show a", a1],
+        ["show b", b1],
+      ],
+      1,
+    );
+    expect(first.map((r) => [r.version, r.changed])).toEqual([
+      [1, true],
+      [1, true],
+    ]);
+    const second = await job(
+      [
+        ["show a", a1],
+        ["show b", a1],
+        ["show c", c1],
+      ],
+      2,
+    );
+    expect(second.map((r) => [r.version, r.changed])).toEqual([
+      [1, false],
+      [2, true],
+      [1, true],
+    ]);
     expect(second[0]!.configId).toBe(first[0]!.configId);
     expect(await blob(await hashOf(a1))).toMatchObject({ encoding: "gzip", baseHash: null });
     expect(await blob(await hashOf(b1))).toMatchObject({ encoding: "delta", baseHash: await hashOf(a1) });
     // A text that was a delta (b1) becomes a latest text again: whole.
-    await job([["show a", b1], ["show b", a1]], 3);
+    await job(
+      [
+        ["show a", b1],
+        ["show b", a1],
+      ],
+      3,
+    );
     expect(await blob(await hashOf(b1))).toMatchObject({ encoding: "gzip", baseHash: null });
-    const rows = await t.db.select({ command: configs.command, version: configs.version, hash: configs.blobHash }).from(configs).where(eq(configs.deviceId, deviceB));
+    const rows = await t.db
+      .select({ command: configs.command, version: configs.version, hash: configs.blobHash })
+      .from(configs)
+      .where(eq(configs.deviceId, deviceB));
     const expected: Record<string, string[]> = { "show a": [a1, b1], "show b": [b1, a1], "show c": [c1] };
-    for (const r of rows.filter((r) => r.command in expected)) expect(await readBlob(t.db, r.hash)).toBe(expected[r.command]![r.version - 1]);
-    await expect(job([["show a", a1], ["show a", b1]], 5)).rejects.toThrow(/one output per command/);
+    for (const r of rows.filter((r) => r.command in expected))
+      expect(await readBlob(t.db, r.hash)).toBe(expected[r.command]![r.version - 1]);
+    await expect(
+      job(
+        [
+          ["show a", a1],
+          ["show a", b1],
+        ],
+        5,
+      ),
+    ).rejects.toThrow(/one output per command/);
   });
 
   it("stores right what was prepared before another download moved the latest version on", async () => {
     const [x, y] = series("prepared", 2) as [string, string];
-    const input = (text: string, n: number) => ({ deviceId: deviceB, outputs: [{ command: "show prepared", text }], significant: (_: string, s: string) => s, trigger: "schedule" as const, jobId: null, now: day(n) });
+    const input = (text: string, n: number) => ({
+      deviceId: deviceB,
+      outputs: [{ command: "show prepared", text }],
+      significant: (_: string, s: string) => s,
+      trigger: "schedule" as const,
+      jobId: null,
+      now: day(n),
+    });
     await storeConfigs(t.db, await prepare(input(x, 1)));
     // Prepared while x is the latest: nothing to compress, it would only be seen again.
     const stale = await prepare(input(x, 3));
@@ -231,4 +365,3 @@ describe("older versions as reverse deltas", () => {
     expect(await blob(row!.blobHash)).toMatchObject({ encoding: "gzip" });
   });
 });
-

@@ -26,7 +26,8 @@ const isBlank = (text: string, at: number) => {
 /** Whether any line (the last one too) ends in white space other than the line break: only line ends are looked at. */
 function endsLineInBlank(text: string): boolean {
   if (text.length && isBlank(text, text.length - 1)) return true;
-  for (let at = text.indexOf("\n", 1); at !== -1; at = text.indexOf("\n", at + 1)) if (isBlank(text, at - 1)) return true;
+  for (let at = text.indexOf("\n", 1); at !== -1; at = text.indexOf("\n", at + 1))
+    if (isBlank(text, at - 1)) return true;
   return false;
 }
 
@@ -38,14 +39,18 @@ export function lineCount(text: string): number {
 }
 
 type NodeBuffer = { byteLength(text: string, encoding: "utf8"): number };
-const nodeBuffer = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.("node:buffer") as { Buffer: NodeBuffer } | undefined;
+const nodeBuffer = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.(
+  "node:buffer",
+) as { Buffer: NodeBuffer } | undefined;
 
 /** The text's size in UTF-8 bytes, measured without encoding a copy of it where the runtime can (Node, Deno). */
 export const utf8Length = (text: string): number =>
   nodeBuffer ? nodeBuffer.Buffer.byteLength(text, "utf8") : new TextEncoder().encode(text).length;
 
 type NodeCrypto = { createHash(algorithm: "sha256"): { update(text: string): { digest(encoding: "hex"): string } } };
-const nodeCrypto = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.("node:crypto") as NodeCrypto | undefined;
+const nodeCrypto = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.(
+  "node:crypto",
+) as NodeCrypto | undefined;
 
 /**
  * Hex SHA-256 of the text's UTF-8 bytes. Node's hash runs in place (0.1 ms for 100 KB); WebCrypto's goes through
@@ -58,13 +63,17 @@ export async function sha256Hex(text: string): Promise<string> {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-async function pipe(bytes: Uint8Array<ArrayBuffer>, stream: CompressionStream | DecompressionStream): Promise<Uint8Array<ArrayBuffer>> {
+async function pipe(
+  bytes: Uint8Array<ArrayBuffer>,
+  stream: CompressionStream | DecompressionStream,
+): Promise<Uint8Array<ArrayBuffer>> {
   const out = new Response(new Blob([bytes]).stream().pipeThrough(stream));
   return new Uint8Array(await out.arrayBuffer());
 }
 
 type Zlib = {
-  gzipSync(b: Uint8Array | string, o?: { level: number }): Uint8Array; gunzipSync(b: Uint8Array, o?: { chunkSize?: number }): Uint8Array;
+  gzipSync(b: Uint8Array | string, o?: { level: number }): Uint8Array;
+  gunzipSync(b: Uint8Array, o?: { chunkSize?: number }): Uint8Array;
   deflateSync(b: Uint8Array, o: { level: number; dictionary?: Uint8Array }): Uint8Array;
   inflateSync(b: Uint8Array, o?: { dictionary?: Uint8Array; chunkSize?: number }): Uint8Array;
 };
@@ -75,7 +84,9 @@ type Zlib = {
  * is synchronous too (about 0.6 ms for 100 KB): through zlib's thread pool each text waited for two trips back to a
  * busy event loop, 25 ms a download in bench:collect, and the collector's store thread has nothing else to do.
  */
-const zlib = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.("node:zlib") as Zlib | undefined;
+const zlib = (globalThis as { process?: { getBuiltinModule?(id: string): unknown } }).process?.getBuiltinModule?.(
+  "node:zlib",
+) as Zlib | undefined;
 
 /**
  * zlib's fastest level, 1: a download's text stays in this form only until storage maintenance recompresses it
@@ -94,10 +105,13 @@ export const gzipText = async (text: string): Promise<Uint8Array> =>
  * instead of 16 KB pieces joined after (a quarter of inflating a 30 KB configuration, which an uncached search
  * does for every text it reads).
  */
-const outputFor = (size?: number) => (size !== undefined && size < 2 ** 28 ? { chunkSize: Math.max(64, size + 64) } : {});
+const outputFor = (size?: number) =>
+  size !== undefined && size < 2 ** 28 ? { chunkSize: Math.max(64, size + 64) } : {};
 
 export const gunzipText = async (bytes: Uint8Array, size?: number): Promise<string> =>
-  new TextDecoder().decode(zlib ? zlib.gunzipSync(bytes, outputFor(size)) : await pipe(new Uint8Array(bytes), new DecompressionStream("gzip")));
+  new TextDecoder().decode(
+    zlib ? zlib.gunzipSync(bytes, outputFor(size)) : await pipe(new Uint8Array(bytes), new DecompressionStream("gzip")),
+  );
 
 /**
  * zlib's format at its best level with an optional preset dictionary (storage maintenance's recompression,
@@ -109,7 +123,10 @@ export function deflateBytes(bytes: Uint8Array, dictionary?: Uint8Array): Uint8A
   return zlib.deflateSync(bytes, dictionary ? { level: 9, dictionary } : { level: 9 });
 }
 export async function inflateText(bytes: Uint8Array, dictionary?: Uint8Array, size?: number): Promise<string> {
-  if (zlib) return new TextDecoder().decode(zlib.inflateSync(bytes, { ...outputFor(size), ...(dictionary ? { dictionary } : {}) }));
+  if (zlib)
+    return new TextDecoder().decode(
+      zlib.inflateSync(bytes, { ...outputFor(size), ...(dictionary ? { dictionary } : {}) }),
+    );
   if (dictionary) throw new Error("reading a text compressed with a preset dictionary needs node:zlib");
   return new TextDecoder().decode(await pipe(new Uint8Array(bytes), new DecompressionStream("deflate")));
 }
@@ -120,7 +137,11 @@ export async function inflateText(bytes: Uint8Array, dictionary?: Uint8Array, si
  * "show running-config | section bgp" -> "show-running-config-section-bgp".
  */
 export function fileNamePart(text: string, max = 80): string {
-  const safe = text.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[.-]+/, "").slice(0, max).replace(/-+$/, "");
+  const safe = text
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .replace(/^[.-]+/, "")
+    .slice(0, max)
+    .replace(/-+$/, "");
   return safe || "unnamed";
 }
 

@@ -28,7 +28,10 @@ const Credential = z
     has_snmp_v3_auth_password: z.boolean(),
     snmp_v3_priv_protocol: z.enum(SNMP_PRIV_PROTOCOLS).nullable(),
     has_snmp_v3_priv_password: z.boolean(),
-    devices_count: z.number().int().openapi({ description: "Devices using the set as device_cred_id or device_snippet_cred_id" }),
+    devices_count: z
+      .number()
+      .int()
+      .openapi({ description: "Devices using the set as device_cred_id or device_snippet_cred_id" }),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -36,25 +39,60 @@ const Credential = z
 
 const writeOnly = "Write-only (responses say has_...); null clears it; a PUT that leaves it out keeps it.";
 const secret = (max: number, description: string, example: string) =>
-  z.string().max(max, `must be at most ${max} characters`).nullable().optional().openapi({ description: `${description}. ${writeOnly}`, example });
+  z
+    .string()
+    .max(max, `must be at most ${max} characters`)
+    .nullable()
+    .optional()
+    .openapi({ description: `${description}. ${writeOnly}`, example });
 
 const CredentialInput = z
   .object({
-    cred_name: singleLine(z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters"))
-      .openapi({ description: "Unique name, compared case-insensitively", example: "core-routers" }),
-    cred_description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({ example: "Backup account on the core" }),
-    cred_username: singleLine(z.string().max(255, "must be at most 255 characters")).optional().openapi({ example: "backup" }),
+    cred_name: singleLine(
+      z.string().trim().min(1, "must not be empty").max(255, "must be at most 255 characters"),
+    ).openapi({ description: "Unique name, compared case-insensitively", example: "core-routers" }),
+    cred_description: freeText(z.string().max(1000, "must be at most 1000 characters"))
+      .optional()
+      .openapi({ example: "Backup account on the core" }),
+    cred_username: singleLine(z.string().max(255, "must be at most 255 characters"))
+      .optional()
+      .openapi({ example: "backup" }),
     cred_password: secret(1024, "Login password", "s3cret-pass"),
     cred_enable_password: secret(1024, "Enable (privileged mode) password", "en4ble-pass"),
-    ssh_key: secret(16_384, "SSH private key, OpenSSH or PEM format; checked with the collector's SSH library", "-----BEGIN OPENSSH PRIVATE KEY-----\n..."),
-    ssh_key_passphrase: secret(1024, "Passphrase of an encrypted ssh_key; sending ssh_key without it clears the stored one", "key passphrase"),
+    ssh_key: secret(
+      16_384,
+      "SSH private key, OpenSSH or PEM format; checked with the collector's SSH library",
+      "-----BEGIN OPENSSH PRIVATE KEY-----\n...",
+    ),
+    ssh_key_passphrase: secret(
+      1024,
+      "Passphrase of an encrypted ssh_key; sending ssh_key without it clears the stored one",
+      "key passphrase",
+    ),
     snmp_community: secret(255, "SNMP v1/v2c community", "n0t-public"),
-    snmp_v3_user: singleLine(z.string().max(255, "must be at most 255 characters")).nullable().optional().openapi({ description: "SNMPv3 user (security name)", example: "netkeep" }),
-    snmp_v3_auth_protocol: z.string().max(32, "must be at most 32 characters").nullable().optional()
-      .openapi({ description: `SNMPv3 authentication: ${SNMP_AUTH_PROTOCOLS.join(", ")} (any case; SHA-256 style accepted)`, example: "sha256" }),
+    snmp_v3_user: singleLine(z.string().max(255, "must be at most 255 characters"))
+      .nullable()
+      .optional()
+      .openapi({ description: "SNMPv3 user (security name)", example: "netkeep" }),
+    snmp_v3_auth_protocol: z
+      .string()
+      .max(32, "must be at most 32 characters")
+      .nullable()
+      .optional()
+      .openapi({
+        description: `SNMPv3 authentication: ${SNMP_AUTH_PROTOCOLS.join(", ")} (any case; SHA-256 style accepted)`,
+        example: "sha256",
+      }),
     snmp_v3_auth_password: secret(1024, "SNMPv3 authentication password, at least 8 characters", "auth-pass-123"),
-    snmp_v3_priv_protocol: z.string().max(32, "must be at most 32 characters").nullable().optional()
-      .openapi({ description: `SNMPv3 privacy: ${SNMP_PRIV_PROTOCOLS.join(", ")} (aes = AES-128; aes256r is the Reeder variant Cisco uses)`, example: "aes" }),
+    snmp_v3_priv_protocol: z
+      .string()
+      .max(32, "must be at most 32 characters")
+      .nullable()
+      .optional()
+      .openapi({
+        description: `SNMPv3 privacy: ${SNMP_PRIV_PROTOCOLS.join(", ")} (aes = AES-128; aes256r is the Reeder variant Cisco uses)`,
+        example: "aes",
+      }),
     snmp_v3_priv_password: secret(1024, "SNMPv3 privacy password, at least 8 characters", "priv-pass-123"),
   })
   .openapi("DeviceCredentialInput");
@@ -78,19 +116,23 @@ type SecretField = keyof typeof SECRETS;
 /** RFC 3414 turns SNMPv3 passwords into keys and requires at least 8 characters; agents refuse shorter ones. */
 const SNMP_PASSWORD_MIN = 8;
 
-export const usingCredentials = (ids: number[]): SQL => or(inArray(devices.credId, ids), inArray(devices.snippetCredId, ids))!;
+export const usingCredentials = (ids: number[]): SQL =>
+  or(inArray(devices.credId, ids), inArray(devices.snippetCredId, ids))!;
 
 /** Devices using each set, as primary or snippet credentials (a device using one set for both counts once). */
 async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
   const counts = new Map<number, number>();
   if (!ids.length) return counts;
-  const rows = await db.select({ credId: devices.credId, snippetCredId: devices.snippetCredId }).from(devices).where(and(usingCredentials(ids), deviceScopeCondition(scope)));
+  const rows = await db
+    .select({ credId: devices.credId, snippetCredId: devices.snippetCredId })
+    .from(devices)
+    .where(and(usingCredentials(ids), deviceScopeCondition(scope)));
   for (const r of rows) {
-    for (const id of new Set([r.credId, r.snippetCredId])) if (id !== null && ids.includes(id)) counts.set(id, (counts.get(id) ?? 0) + 1);
+    for (const id of new Set([r.credId, r.snippetCredId]))
+      if (id !== null && ids.includes(id)) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;
 }
-
 
 const presence = (column: SQLiteColumn, describe: string) => ({
   describe: `true or false: whether ${describe} is stored`,
@@ -101,8 +143,10 @@ const presence = (column: SQLiteColumn, describe: string) => ({
 });
 
 /** Effective value of a column after this write: what the write sets, else what is stored. */
-const effective = (values: Values, row: CredentialRow | null) => <K extends keyof CredentialRow>(column: K) =>
-  (column in values ? values[column as keyof Values] : row?.[column] ?? null) as CredentialRow[K] | null;
+const effective =
+  (values: Values, row: CredentialRow | null) =>
+  <K extends keyof CredentialRow>(column: K) =>
+    (column in values ? values[column as keyof Values] : (row?.[column] ?? null)) as CredentialRow[K] | null;
 
 /**
  * The SSH key and its passphrase are checked together with the collector's SSH library. A passphrase belongs
@@ -115,7 +159,11 @@ async function resolveSshKey(input: Input, row: CredentialRow | null, ctx: Write
   const { secrets } = ctx.services;
   const stored = async (sealed: string | null | undefined) => (sealed ? secrets.decrypt(sealed) : null);
   const key = keySent ? input.ssh_key || null : await stored(row?.sshKeyEnc);
-  const passphrase = passphraseSent ? input.ssh_key_passphrase || null : keySent ? null : await stored(row?.sshKeyPassphraseEnc);
+  const passphrase = passphraseSent
+    ? input.ssh_key_passphrase || null
+    : keySent
+      ? null
+      : await stored(row?.sshKeyPassphraseEnc);
 
   if (key === null) {
     if (passphrase !== null) ctx.bag.add("ssh_key_passphrase", "ssh_key_passphrase needs an ssh_key to decrypt");
@@ -124,7 +172,10 @@ async function resolveSshKey(input: Input, row: CredentialRow | null, ctx: Write
     if (!check.ok) {
       switch (check.problem) {
         case "malformed":
-          ctx.bag.add("ssh_key", `ssh_key is not a private key the SSH client can read (${check.reason}); paste an OpenSSH or PEM private key`);
+          ctx.bag.add(
+            "ssh_key",
+            `ssh_key is not a private key the SSH client can read (${check.reason}); paste an OpenSSH or PEM private key`,
+          );
           break;
         case "public-key":
           ctx.bag.add("ssh_key", "ssh_key is a public key; paste the private key");
@@ -136,7 +187,10 @@ async function resolveSshKey(input: Input, row: CredentialRow | null, ctx: Write
           ctx.bag.add("ssh_key_passphrase", "ssh_key_passphrase does not decrypt the ssh_key");
           break;
         case "not-encrypted":
-          ctx.bag.add("ssh_key_passphrase", "ssh_key_passphrase was given but the ssh_key is not encrypted; leave it out");
+          ctx.bag.add(
+            "ssh_key_passphrase",
+            "ssh_key_passphrase was given but the ssh_key is not encrypted; leave it out",
+          );
           break;
       }
     }
@@ -146,7 +200,13 @@ async function resolveSshKey(input: Input, row: CredentialRow | null, ctx: Write
 }
 
 /** SNMPv3 settings only work as a whole: auth needs a user, a protocol and a password; privacy needs auth. */
-function checkSnmpV3(input: Input, values: Values, row: CredentialRow | null, ctx: WriteCtx, invalid: Set<string>): void {
+function checkSnmpV3(
+  input: Input,
+  values: Values,
+  row: CredentialRow | null,
+  ctx: WriteCtx,
+  invalid: Set<string>,
+): void {
   const get = effective(values, row);
   const isSet = {
     snmp_v3_user: get("snmpV3User") !== null,
@@ -167,21 +227,38 @@ function checkSnmpV3(input: Input, values: Values, row: CredentialRow | null, ct
   needs("snmp_v3_auth_protocol", "snmp_v3_auth_password");
   needs("snmp_v3_priv_password", "snmp_v3_priv_protocol", `: one of ${SNMP_PRIV_PROTOCOLS.join(", ")}`);
   needs("snmp_v3_priv_protocol", "snmp_v3_priv_password");
-  needs(isSet.snmp_v3_priv_protocol ? "snmp_v3_priv_protocol" : "snmp_v3_priv_password", "snmp_v3_auth_protocol", " (SNMPv3 has no privacy without authentication)");
+  needs(
+    isSet.snmp_v3_priv_protocol ? "snmp_v3_priv_protocol" : "snmp_v3_priv_password",
+    "snmp_v3_auth_protocol",
+    " (SNMPv3 has no privacy without authentication)",
+  );
   needs("snmp_v3_auth_protocol", "snmp_v3_user");
 }
 
 async function toValues(input: Input, row: CredentialRow | null, ctx: WriteCtx): Promise<Values> {
   const { bag } = ctx;
-  const nameKey = await checkUniqueName(ctx, credentials.nameKey, credentials.id, input.cred_name, row?.id ?? null, "cred_name");
-  const values: Values = ctx.mode === "patch" ? {} : { description: "", username: "", snmpV3User: null, snmpV3AuthProtocol: null, snmpV3PrivProtocol: null };
+  const nameKey = await checkUniqueName(
+    ctx,
+    credentials.nameKey,
+    credentials.id,
+    input.cred_name,
+    row?.id ?? null,
+    "cred_name",
+  );
+  const values: Values =
+    ctx.mode === "patch"
+      ? {}
+      : { description: "", username: "", snmpV3User: null, snmpV3AuthProtocol: null, snmpV3PrivProtocol: null };
   if (input.cred_name !== undefined) Object.assign(values, { name: input.cred_name, nameKey });
   if (input.cred_description !== undefined) values.description = input.cred_description;
   if (input.cred_username !== undefined) values.username = input.cred_username;
   if (input.snmp_v3_user !== undefined) values.snmpV3User = input.snmp_v3_user?.trim() || null;
 
   const invalid = new Set<string>();
-  const protocol = <T>(field: "snmp_v3_auth_protocol" | "snmp_v3_priv_protocol", parse: (t: string) => { value: T } | { problem: string }) => {
+  const protocol = <T>(
+    field: "snmp_v3_auth_protocol" | "snmp_v3_priv_protocol",
+    parse: (t: string) => { value: T } | { problem: string },
+  ) => {
     const text = input[field];
     if (text === undefined) return undefined;
     if (text === null || text.trim() === "") return null;
@@ -241,19 +318,31 @@ export const credentialsResource = defineResource({
       has_snmp_community: presence(credentials.snmpCommunityEnc, "an SNMP community"),
     },
     sorts: {
-      id: credentials.id, cred_name: sql`lower(${credentials.name})`, cred_username: sql`lower(${credentials.username})`,
-      created_at: credentials.createdAt, updated_at: credentials.updatedAt,
+      id: credentials.id,
+      cred_name: sql`lower(${credentials.name})`,
+      cred_username: sql`lower(${credentials.username})`,
+      created_at: credentials.createdAt,
+      updated_at: credentials.updatedAt,
     },
     defaultSort: "cred_name",
     idColumn: credentials.id,
     search: {
       describe: "Substring of the name, description or username",
-      build: (term) => or(containsText(credentials.name, term), containsText(credentials.description, term), containsText(credentials.username, term))!,
+      build: (term) =>
+        or(
+          containsText(credentials.name, term),
+          containsText(credentials.description, term),
+          containsText(credentials.username, term),
+        )!,
     },
   },
   reaches: async (_db, ids) => usingCredentials(ids),
   async serialize(db, rows, scope) {
-    const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
+    const counts = await deviceCounts(
+      db,
+      rows.map((r) => r.id),
+      scope,
+    );
     return (rows as CredentialRow[]).map((r) => ({
       id: r.id,
       cred_name: r.name,
@@ -280,19 +369,28 @@ export const credentialsResource = defineResource({
     const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
     if (used.length) {
       const [id, n] = used[0]!;
-      throw ApiError.conflict(`Credential set ${id} is used by ${plural(n, "device")}; give ${n === 1 ? "it" : "them"} other credentials first`);
+      throw ApiError.conflict(
+        `Credential set ${id} is used by ${plural(n, "device")}; give ${n === 1 ? "it" : "them"} other credentials first`,
+      );
     }
     // The foreign keys say ON DELETE SET NULL too; clearing here counts the profiles so the answer can say so.
     const cleared = new Set<number>();
     for (const column of ["credId", "snippetCredId"] as const) {
-      const changed = await ctx.tx.update(deviceProfiles).set({ [column]: null }).where(inArray(deviceProfiles[column], ids)).returning({ id: deviceProfiles.id });
+      const changed = await ctx.tx
+        .update(deviceProfiles)
+        .set({ [column]: null })
+        .where(inArray(deviceProfiles[column], ids))
+        .returning({ id: deviceProfiles.id });
       for (const p of changed) cleared.add(p.id);
     }
     return cleared.size ? `cleared from ${plural(cleared.size, "device profile")}` : undefined;
   },
   descriptions: {
-    create: "Secrets (passwords, SSH key and passphrase, SNMP community and v3 passwords) are encrypted with the app key and never returned: responses say has_...: true. An SSH key is checked with the collector's SSH library; an SNMPv3 auth password needs its protocol and user, privacy needs authentication.",
-    update: "PUT resets left-out plain fields to their defaults but keeps secrets that are not sent (they cannot be read back); null clears one. Sending ssh_key without ssh_key_passphrase clears the stored passphrase.",
-    delete: "Refused with 409 while any device uses the set (as device_cred_id or device_snippet_cred_id). Device profiles that name it lose it as their default; the answer says how many.",
+    create:
+      "Secrets (passwords, SSH key and passphrase, SNMP community and v3 passwords) are encrypted with the app key and never returned: responses say has_...: true. An SSH key is checked with the collector's SSH library; an SNMPv3 auth password needs its protocol and user, privacy needs authentication.",
+    update:
+      "PUT resets left-out plain fields to their defaults but keeps secrets that are not sent (they cannot be read back); null clears one. Sending ssh_key without ssh_key_passphrase clears the stored passphrase.",
+    delete:
+      "Refused with 409 while any device uses the set (as device_cred_id or device_snippet_cred_id). Device profiles that name it lose it as their default; the answer says how many.",
   },
 });

@@ -14,7 +14,10 @@ export type SnmpPrivProtocol = (typeof SNMP_PRIV_PROTOCOLS)[number];
 const ALIASES: Record<string, string> = { sha1: "sha", aes128: "aes" };
 
 const canonical = (text: string) => {
-  const squashed = text.trim().toLowerCase().replace(/[\s_-]+/g, "");
+  const squashed = text
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_-]+/g, "");
   return ALIASES[squashed] ?? squashed;
 };
 
@@ -30,7 +33,9 @@ export function parsePrivProtocol(text: string): Parsed<SnmpPrivProtocol> {
   const name = canonical(text);
   if ((SNMP_PRIV_PROTOCOLS as readonly string[]).includes(name)) return { value: name as SnmpPrivProtocol };
   if (name === "aes256") {
-    return { problem: `'${text}' is ambiguous: use aes256r (Reeder key localisation, as Cisco devices use) or aes256b (Blumenthal)` };
+    return {
+      problem: `'${text}' is ambiguous: use aes256r (Reeder key localisation, as Cisco devices use) or aes256b (Blumenthal)`,
+    };
   }
   return { problem: `'${text}' is not supported by the SNMP library; use one of: ${SNMP_PRIV_PROTOCOLS.join(", ")}` };
 }

@@ -12,9 +12,14 @@ export const MAX_IMPORT_ROWS = 10_000;
 export const MULTIPART_OVERHEAD = 64 * 1024;
 
 const CSV_TYPES = ["text/csv", "application/csv", "text/plain"];
-const HOW_TO_SEND = "send the file as the body with Content-Type: text/csv (curl -H 'Content-Type: text/csv' --data-binary @devices.csv), or as the field 'file' of a multipart/form-data body (curl -F file=@devices.csv)";
+const HOW_TO_SEND =
+  "send the file as the body with Content-Type: text/csv (curl -H 'Content-Type: text/csv' --data-binary @devices.csv), or as the field 'file' of a multipart/form-data body (curl -F file=@devices.csv)";
 const megabytes = (n: number) => `${Math.round((n / 1024 / 1024) * 10) / 10} MB`;
-const tooLarge = () => new ApiError(413, `The file is larger than ${megabytes(MAX_IMPORT_BYTES)}, the most an import takes: split it into several files`);
+const tooLarge = () =>
+  new ApiError(
+    413,
+    `The file is larger than ${megabytes(MAX_IMPORT_BYTES)}, the most an import takes: split it into several files`,
+  );
 
 /** Reads at most `limit` bytes of a body, so an oversized upload is refused without being held in memory. */
 async function readCapped(request: Request, limit: number): Promise<Uint8Array<ArrayBuffer>> {
@@ -59,13 +64,17 @@ export async function readCsvUpload(request: Request): Promise<string> {
     const bytes = await readCapped(request, MAX_IMPORT_BYTES + MULTIPART_OVERHEAD);
     let form: FormData;
     try {
-      form = await new Response(bytes, { headers: { "content-type": request.headers.get("content-type")! } }).formData();
+      form = await new Response(bytes, {
+        headers: { "content-type": request.headers.get("content-type")! },
+      }).formData();
     } catch {
       throw new ApiError(400, "Malformed multipart body: send the file as the field 'file'");
     }
     const file = form.get("file");
-    if (file === null) throw ApiError.validation({ file: ["file is required: the multipart form has no field 'file'"] });
-    const content = typeof file === "string" ? new TextEncoder().encode(file) : new Uint8Array(await file.arrayBuffer());
+    if (file === null)
+      throw ApiError.validation({ file: ["file is required: the multipart form has no field 'file'"] });
+    const content =
+      typeof file === "string" ? new TextEncoder().encode(file) : new Uint8Array(await file.arrayBuffer());
     if (content.byteLength > MAX_IMPORT_BYTES) throw tooLarge();
     return decodeUtf8(content);
   }
@@ -75,12 +84,29 @@ export async function readCsvUpload(request: Request): Promise<string> {
 type Cells = Map<CsvColumn, string>;
 
 const WHOLE_NUMBER_FIELDS: ReadonlySet<WritableColumn> = new Set([
-  "device_category_id", "device_template_id", "device_cred_id", "device_snippet_cred_id", "device_port_override", "device_profile_id",
+  "device_category_id",
+  "device_template_id",
+  "device_cred_id",
+  "device_snippet_cred_id",
+  "device_port_override",
+  "device_profile_id",
 ]);
 const SECRET_FIELDS: ReadonlySet<WritableColumn> = new Set(["device_password", "device_enable_password"]);
 /** Fields a blank cell leaves as they are, rather than clearing them (a device's vendor cannot be cleared). */
-const KEPT_WHEN_BLANK: ReadonlySet<WritableColumn> = new Set([...SECRET_FIELDS, "device_ip", "device_vendor", "enabled"]);
-const BOOLEAN_WORDS: Record<string, boolean> = { true: true, yes: true, "1": true, false: false, no: false, "0": false };
+const KEPT_WHEN_BLANK: ReadonlySet<WritableColumn> = new Set([
+  ...SECRET_FIELDS,
+  "device_ip",
+  "device_vendor",
+  "enabled",
+]);
+const BOOLEAN_WORDS: Record<string, boolean> = {
+  true: true,
+  yes: true,
+  "1": true,
+  false: false,
+  no: false,
+  "0": false,
+};
 
 /** What a blank cell sets a field to on an update: the value a new device starts with. */
 const emptyValue = (field: WritableColumn) =>
@@ -121,7 +147,10 @@ function rowToBody(cells: Cells, existing: ExistingDevice | undefined, bag: Fiel
       if (flag === undefined) bag.add(field, `${field} must be true or false`);
       else body[field] = flag;
     } else if (field === "device_tags") {
-      body[field] = value.split(TAG_SEPARATOR).map((t) => t.trim()).filter(Boolean);
+      body[field] = value
+        .split(TAG_SEPARATOR)
+        .map((t) => t.trim())
+        .filter(Boolean);
     } else body[field] = value;
   }
   if (custom) body.custom = custom;
@@ -143,12 +172,15 @@ export async function planCsvImport(db: DbOrTx, scope: DeviceScope, table: CsvTa
     const name = nameOf(cells);
     const reject = (errors: FieldErrors): PlannedRow => ({ row: line, device_name: name, errors });
     if (cells.length !== table.columns.length) {
-      return reject({ row: [`row has ${cells.length} field${cells.length === 1 ? "" : "s"}; the header has ${table.columns.length}`] });
+      return reject({
+        row: [`row has ${cells.length} field${cells.length === 1 ? "" : "s"}; the header has ${table.columns.length}`],
+      });
     }
     if (!name) return reject({ device_name: ["device_name is required"] });
     const key = nameKey(name);
     const earlier = firstRow.get(key);
-    if (earlier !== undefined) return reject({ device_name: [`device_name '${name}' repeats row ${earlier} of this file`] });
+    if (earlier !== undefined)
+      return reject({ device_name: [`device_name '${name}' repeats row ${earlier} of this file`] });
     firstRow.set(key, line);
 
     const match = existing.get(key);

@@ -12,9 +12,22 @@ export const CUSTOM_PREFIX = "custom.";
 
 /** Columns an import may set. Secrets are accepted here and never exported. */
 export const WRITABLE_COLUMNS = [
-  "device_name", "device_ip", "device_vendor", "device_model", "device_category_id", "device_template_id",
-  "device_cred_id", "device_snippet_cred_id", "device_port_override", "device_profile_id", "device_tags",
-  "device_username", "device_password", "device_enable_password", "notes", "enabled",
+  "device_name",
+  "device_ip",
+  "device_vendor",
+  "device_model",
+  "device_category_id",
+  "device_template_id",
+  "device_cred_id",
+  "device_snippet_cred_id",
+  "device_port_override",
+  "device_profile_id",
+  "device_tags",
+  "device_username",
+  "device_password",
+  "device_enable_password",
+  "notes",
+  "enabled",
 ] as const;
 export type WritableColumn = (typeof WRITABLE_COLUMNS)[number];
 
@@ -67,9 +80,15 @@ export const unescapeFormula = (cell: string): string => (ESCAPED_FORMULA.test(c
  * writes goes through here, so every cell is neutralised against formula injection.
  */
 export const csvText = (rows: string[][]): string =>
-  stringify(rows.map((row) => row.map(neutraliseFormula)), { record_delimiter: "windows", quoted_match: ESCAPED_FORMULA });
+  stringify(
+    rows.map((row) => row.map(neutraliseFormula)),
+    { record_delimiter: "windows", quoted_match: ESCAPED_FORMULA },
+  );
 
-export type CsvColumn = { name: string; kind: "field"; field: WritableColumn } | { name: string; kind: "custom"; key: string } | { name: string; kind: "ignored" };
+export type CsvColumn =
+  | { name: string; kind: "field"; field: WritableColumn }
+  | { name: string; kind: "custom"; key: string }
+  | { name: string; kind: "ignored" };
 export type CsvRecord = { line: number; cells: string[] };
 export type CsvTable = { columns: CsvColumn[]; records: CsvRecord[] };
 
@@ -91,9 +110,12 @@ function readHeader(header: string[]): CsvColumn[] {
       if (!CUSTOM_KEY.test(key)) problems.push(`column '${trimmed}': ${CUSTOM_KEY_RULE}`);
       return { name, kind: "custom", key };
     }
-    if ((WRITABLE_COLUMNS as readonly string[]).includes(name)) return { name, kind: "field", field: name as WritableColumn };
+    if ((WRITABLE_COLUMNS as readonly string[]).includes(name))
+      return { name, kind: "field", field: name as WritableColumn };
     if (READ_ONLY_COLUMNS.includes(name)) return { name, kind: "ignored" };
-    problems.push(`column '${trimmed}' is not a device field; use any of: ${WRITABLE_COLUMNS.join(", ")}, custom.<key>`);
+    problems.push(
+      `column '${trimmed}' is not a device field; use any of: ${WRITABLE_COLUMNS.join(", ")}, custom.<key>`,
+    );
     return { name, kind: "ignored" };
   });
   if (!seen.has("device_name")) problems.push("the header has no device_name column, which matches rows to devices");
@@ -111,7 +133,12 @@ export function parseCsvTable(text: string, maxRecords: number): CsvTable {
   const normalized = text.replace(/\r\n?/g, "\n");
   let parsed: { record: string[]; info: { lines: number } }[];
   try {
-    parsed = parse(normalized, { bom: true, info: true, relax_column_count: true, skip_empty_lines: true }) as unknown as typeof parsed;
+    parsed = parse(normalized, {
+      bom: true,
+      info: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+    }) as unknown as typeof parsed;
   } catch (err) {
     if (err instanceof CsvError) {
       const line: unknown = (err as CsvError & { lines?: unknown }).lines;
@@ -121,7 +148,10 @@ export function parseCsvTable(text: string, maxRecords: number): CsvTable {
     throw err;
   }
   const [header, ...rest] = parsed;
-  if (!header) throw ApiError.validation({ file: ["file is empty: its first line must name the columns, e.g. device_name,device_ip"] });
+  if (!header)
+    throw ApiError.validation({
+      file: ["file is empty: its first line must name the columns, e.g. device_name,device_ip"],
+    });
   const columns = readHeader(header.record);
   const records = rest
     .filter((r) => r.record.some((c) => c.trim() !== ""))
@@ -131,7 +161,10 @@ export function parseCsvTable(text: string, maxRecords: number): CsvTable {
       cells: r.record,
     }));
   if (records.length > maxRecords) {
-    throw new ApiError(413, `The file has ${records.length} device rows; an import takes at most ${maxRecords}: split it into several files`);
+    throw new ApiError(
+      413,
+      `The file has ${records.length} device rows; an import takes at most ${maxRecords}: split it into several files`,
+    );
   }
   return { columns, records };
 }

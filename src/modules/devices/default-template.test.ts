@@ -11,7 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const create = (body: Record<string, unknown>) => t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_ip: "192.0.2.7", ...body } });
+const create = (body: Record<string, unknown>) =>
+  t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_ip: "192.0.2.7", ...body } });
 
 describe("a new device's default template", () => {
   it("is the vendor's built-in when the vendor has exactly one", async () => {
@@ -21,17 +22,33 @@ describe("a new device's default template", () => {
   });
 
   it("is none when the vendor has several built-ins, or when the body names a template or sends null", async () => {
-    expect((await create({ device_name: "cisco-edge-01", device_vendor: "Cisco" })).body.data.device_template_id).toBeNull();
+    expect(
+      (await create({ device_name: "cisco-edge-01", device_vendor: "Cisco" })).body.data.device_template_id,
+    ).toBeNull();
     const ios = await builtinTemplateId(t, "cisco-ios");
-    expect((await create({ device_name: "jnp-edge-02", device_vendor: "Juniper", device_template_id: ios })).body.data.device_template_id).toBe(ios);
-    expect((await create({ device_name: "jnp-edge-03", device_vendor: "Juniper", device_template_id: null })).body.data.device_template_id).toBeNull();
+    expect(
+      (await create({ device_name: "jnp-edge-02", device_vendor: "Juniper", device_template_id: ios })).body.data
+        .device_template_id,
+    ).toBe(ios);
+    expect(
+      (await create({ device_name: "jnp-edge-03", device_vendor: "Juniper", device_template_id: null })).body.data
+        .device_template_id,
+    ).toBeNull();
   });
 
   it("applies on create only: a device whose template is cleared keeps none", async () => {
     const id = (await create({ device_name: "jnp-edge-04", device_vendor: "Juniper" })).body.data.id;
-    const cleared = await t.call(`/api/v1/devices/${id}`, { method: "PATCH", token: admin, body: { device_template_id: null } });
+    const cleared = await t.call(`/api/v1/devices/${id}`, {
+      method: "PATCH",
+      token: admin,
+      body: { device_template_id: null },
+    });
     expect(cleared.body.data.device_template_id).toBeNull();
-    const moved = await t.call(`/api/v1/devices/${id}`, { method: "PUT", token: admin, body: { device_name: "jnp-edge-04", device_ip: "192.0.2.7", device_vendor: "Juniper" } });
+    const moved = await t.call(`/api/v1/devices/${id}`, {
+      method: "PUT",
+      token: admin,
+      body: { device_name: "jnp-edge-04", device_ip: "192.0.2.7", device_vendor: "Juniper" },
+    });
     expect(moved.body.data.device_template_id).toBeNull();
   });
 });

@@ -12,13 +12,24 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const create = (device_name: string) =>
-  t.call("/api/v1/devices", { method: "POST", token, body: { device_name, device_ip: "192.0.2.70", device_vendor: "Cisco" } });
+  t.call("/api/v1/devices", {
+    method: "POST",
+    token,
+    body: { device_name, device_ip: "192.0.2.70", device_vendor: "Cisco" },
+  });
 
 describe("device_name", () => {
   it("counts a letter with its combining marks once", async () => {
     const threeShown = "e\u0301\u0323a\u0308o\u0302"; // 7 code units, 3 characters on screen
     const refused = await create(threeShown);
-    expect(refused).toMatchObject({ status: 422, body: { errors: { device_name: ["device_name must be at least 5 characters as shown (a letter with its accents counts once)"] } } });
+    expect(refused).toMatchObject({
+      status: 422,
+      body: {
+        errors: {
+          device_name: ["device_name must be at least 5 characters as shown (a letter with its accents counts once)"],
+        },
+      },
+    });
     expect((await create("re\u0301sea\u0301u-1")).status).toBe(201); // 9 shown
   });
 

@@ -77,7 +77,12 @@ async function* jsonChunks(db: Db, scope: DeviceScope, q: ListQuery): AsyncGener
  * The export body. The first chunk (header and first page) is read before the response starts, so a query
  * that fails at once still answers with a JSON error rather than a cut-off download.
  */
-export async function exportStream(db: Db, scope: DeviceScope, q: ListQuery, format: ExportFormat): Promise<ReadableStream<Uint8Array>> {
+export async function exportStream(
+  db: Db,
+  scope: DeviceScope,
+  q: ListQuery,
+  format: ExportFormat,
+): Promise<ReadableStream<Uint8Array>> {
   const chunks = format === "csv" ? csvChunks(db, scope, q) : jsonChunks(db, scope, q);
   const first = await chunks.next();
   async function* rest(): AsyncGenerator<string> {

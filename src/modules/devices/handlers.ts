@@ -5,7 +5,14 @@ import { plural } from "../../words.ts";
 import { listEnvelope, parseListQuery } from "../../http/list.ts";
 import * as routes from "./routes.ts";
 import {
-  createDevices, deleteDevices, deviceListSpec, deviceSummary, getDevice, listDevices, setDevicesEnabled, updateDevices,
+  createDevices,
+  deleteDevices,
+  deviceListSpec,
+  deviceSummary,
+  getDevice,
+  listDevices,
+  setDevicesEnabled,
+  updateDevices,
   type WriteContext,
 } from "./service.ts";
 import { registerDeviceImportExportRoutes } from "./import-routes.ts";
@@ -44,7 +51,8 @@ export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summar
 
   if (options.summary) {
     app.openapi(routes.deviceSummaryRoute, async (c) =>
-      c.json({ data: await deviceSummary(c.var.services.db, c.var.auth.scope) }, 200));
+      c.json({ data: await deviceSummary(c.var.services.db, c.var.auth.scope) }, 200),
+    );
   }
 
   app.openapi(routes.bulkCreateDevicesRoute, async (c) => {
@@ -63,10 +71,12 @@ export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summar
   });
 
   app.openapi(routes.bulkEnableDevicesRoute, async (c) =>
-    c.json({ data: await setDevicesEnabled(writeContext(c), c.req.valid("json").ids, true, true) }, 200));
+    c.json({ data: await setDevicesEnabled(writeContext(c), c.req.valid("json").ids, true, true) }, 200),
+  );
 
   app.openapi(routes.bulkDisableDevicesRoute, async (c) =>
-    c.json({ data: await setDevicesEnabled(writeContext(c), c.req.valid("json").ids, false, true) }, 200));
+    c.json({ data: await setDevicesEnabled(writeContext(c), c.req.valid("json").ids, false, true) }, 200),
+  );
 
   app.openapi(routes.createDeviceRoute, async (c) => {
     const [device] = await createDevices(writeContext(c), [c.req.valid("json")], false);
@@ -76,15 +86,26 @@ export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summar
   });
 
   app.openapi(routes.getDeviceRoute, async (c) =>
-    c.json({ data: await getDevice(c.var.services.db, c.var.auth.scope, c.req.valid("param").id) }, 200));
+    c.json({ data: await getDevice(c.var.services.db, c.var.auth.scope, c.req.valid("param").id) }, 200),
+  );
 
   app.openapi(routes.replaceDeviceRoute, async (c) => {
-    const [device] = await updateDevices(writeContext(c), [{ ...c.req.valid("json"), id: c.req.valid("param").id }], true, false);
+    const [device] = await updateDevices(
+      writeContext(c),
+      [{ ...c.req.valid("json"), id: c.req.valid("param").id }],
+      true,
+      false,
+    );
     return c.json({ data: device! }, 200);
   });
 
   app.openapi(routes.patchDeviceRoute, async (c) => {
-    const [device] = await updateDevices(writeContext(c), [{ ...c.req.valid("json"), id: c.req.valid("param").id }], false, false);
+    const [device] = await updateDevices(
+      writeContext(c),
+      [{ ...c.req.valid("json"), id: c.req.valid("param").id }],
+      false,
+      false,
+    );
     return c.json({ data: device! }, 200);
   });
 

@@ -17,7 +17,12 @@ export type PlannedRow = {
   update?: DevicePatchT & { id: number };
 };
 
-export type RowOutcome = { row: number; device_name: string; action: "create" | "update" | "reject"; errors?: FieldErrors };
+export type RowOutcome = {
+  row: number;
+  device_name: string;
+  action: "create" | "update" | "reject";
+  errors?: FieldErrors;
+};
 export type ImportReport = { created: number; updated: number; rejected: number; rows: RowOutcome[] };
 
 /** Rows per write call: keeps each call's IN (...) lists and reference checks small on a 10,000-row file. */
@@ -26,7 +31,11 @@ const CHUNK = 500;
 export type ExistingDevice = { id: number; name: string; custom: Record<string, string | number | boolean | null> };
 
 /** Devices in the scope whose names match under the folding rule (name-key.ts), by key: the rows an import updates rather than creates. */
-export async function findDevicesByName(db: DbOrTx, scope: DeviceScope, names: string[]): Promise<Map<string, ExistingDevice>> {
+export async function findDevicesByName(
+  db: DbOrTx,
+  scope: DeviceScope,
+  names: string[],
+): Promise<Map<string, ExistingDevice>> {
   const found = new Map<string, ExistingDevice>();
   const wanted = [...new Set(names.map(nameKey))];
   for (let i = 0; i < wanted.length; i += CHUNK) {
@@ -62,7 +71,11 @@ function errorsByItem(err: unknown): Map<number, FieldErrors> {
  * write is all-or-nothing and names every failing item; the failing rows are set aside and the rest written
  * again, in a savepoint each time, until what remains lands.
  */
-async function writeGoodRows(indexes: number[], write: (indexes: number[]) => Promise<unknown>, rejected: Map<number, FieldErrors>) {
+async function writeGoodRows(
+  indexes: number[],
+  write: (indexes: number[]) => Promise<unknown>,
+  rejected: Map<number, FieldErrors>,
+) {
   let pending = indexes;
   while (pending.length) {
     try {
@@ -80,7 +93,11 @@ async function writeGoodRows(indexes: number[], write: (indexes: number[]) => Pr
  * Applies planned rows: the good ones are created or updated in one transaction, the bad ones reported, not
  * fatal. A dry run does exactly the same work and rolls it back, so its report is the one a real run gives.
  */
-export async function applyImport(ctx: WriteContext, planned: PlannedRow[], options: { dryRun: boolean }): Promise<ImportReport> {
+export async function applyImport(
+  ctx: WriteContext,
+  planned: PlannedRow[],
+  options: { dryRun: boolean },
+): Promise<ImportReport> {
   const rejected = new Map<number, FieldErrors>();
   planned.forEach((p, i) => p.errors && rejected.set(i, p.errors));
   const pick = (kind: "create" | "update") => planned.flatMap((p, i) => (p[kind] && !rejected.has(i) ? [i] : []));
@@ -93,10 +110,29 @@ export async function applyImport(ctx: WriteContext, planned: PlannedRow[], opti
       // what lets a failed batch roll back alone. They only call .transaction() on it, which a Tx has too.
       const inner: WriteContext = { ...ctx, db: tx };
       for (let i = 0; i < creates.length; i += CHUNK) {
-        await writeGoodRows(creates.slice(i, i + CHUNK), (idx) => createDevices(inner, idx.map((k) => planned[k]!.create!), true), rejected);
+        await writeGoodRows(
+          creates.slice(i, i + CHUNK),
+          (idx) =>
+            createDevices(
+              inner,
+              idx.map((k) => planned[k]!.create!),
+              true,
+            ),
+          rejected,
+        );
       }
       for (let i = 0; i < updates.length; i += CHUNK) {
-        await writeGoodRows(updates.slice(i, i + CHUNK), (idx) => updateDevices(inner, idx.map((k) => planned[k]!.update!), false, true), rejected);
+        await writeGoodRows(
+          updates.slice(i, i + CHUNK),
+          (idx) =>
+            updateDevices(
+              inner,
+              idx.map((k) => planned[k]!.update!),
+              false,
+              true,
+            ),
+          rejected,
+        );
       }
       if (options.dryRun) tx.rollback();
     });

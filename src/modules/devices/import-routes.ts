@@ -10,22 +10,33 @@ import { Device } from "./schemas.ts";
 import { deviceListSpec } from "./service.ts";
 
 const tag = "Devices";
-const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorBody } } });
+const errorResponse = (description: string) => ({
+  description,
+  content: { "application/json": { schema: ErrorBody } },
+});
 const csvColumnsNote =
   `Columns: the device fields (device_name, device_ip, device_vendor, ...), device_tags joined with '${TAG_SEPARATOR}', ` +
   "one custom.<key> column per custom attribute; has_password / has_enable_password, never a secret.";
 
 export const exportDevicesRoute = apiRoute({
-  method: "get", path: "/devices/export", operationId: "exportDevices", tag, ability: "devices.read",
+  method: "get",
+  path: "/devices/export",
+  operationId: "exportDevices",
+  tag,
+  ability: "devices.read",
   summary: "Export devices as CSV or JSON",
   description:
     "Every device the same query would list (filters, search, sort, fields), in scope, as a download named devices-<date>.csv " +
     `or .json; streamed, however many devices there are. ${csvColumnsNote} JSON is an array of device records.`,
   request: {
-    query: listQuerySchema(deviceListSpec).omit({ page: true, per_page: true, perPage: true }).extend({
-      format: z.enum(EXPORT_FORMATS, { error: `must be one of: ${EXPORT_FORMATS.join(", ")}` }).optional()
-        .openapi({ description: "csv (default) or json", example: "csv" }),
-    }),
+    query: listQuerySchema(deviceListSpec)
+      .omit({ page: true, per_page: true, perPage: true })
+      .extend({
+        format: z
+          .enum(EXPORT_FORMATS, { error: `must be one of: ${EXPORT_FORMATS.join(", ")}` })
+          .optional()
+          .openapi({ description: "csv (default) or json", example: "csv" }),
+      }),
   },
   responses: {
     200: {
@@ -36,10 +47,16 @@ export const exportDevicesRoute = apiRoute({
 });
 
 const RowOutcome = z.object({
-  row: z.number().int().openapi({ description: "Line of the file the row starts on (the header is line 1)", example: 2 }),
+  row: z
+    .number()
+    .int()
+    .openapi({ description: "Line of the file the row starts on (the header is line 1)", example: 2 }),
   device_name: z.string(),
   action: z.enum(["create", "update", "reject"]),
-  errors: z.record(z.string(), z.array(z.string())).optional().openapi({ description: "Why a rejected row was rejected, by column" }),
+  errors: z
+    .record(z.string(), z.array(z.string()))
+    .optional()
+    .openapi({ description: "Why a rejected row was rejected, by column" }),
 });
 
 const ImportReport = z
@@ -52,7 +69,11 @@ const ImportReport = z
   .openapi("DeviceImportReport");
 
 export const importDevicesRoute = apiRoute({
-  method: "post", path: "/devices/import", operationId: "importDevices", tag, ability: "devices.write",
+  method: "post",
+  path: "/devices/import",
+  operationId: "importDevices",
+  tag,
+  ability: "devices.write",
   summary: "Import devices from CSV",
   description:
     "A CSV file whose first line names the columns, as the export writes them (read-only columns such as id or status are skipped). " +
@@ -70,8 +91,16 @@ export const importDevicesRoute = apiRoute({
       required: true,
       description: "The CSV file as the body, or as the field 'file' of a multipart form",
       content: {
-        "text/csv": { schema: z.string().openapi({ example: "device_name,device_ip,device_vendor,device_tags\ncore-rtr-01,192.0.2.1,Cisco,core|ams\n" }) },
-        "multipart/form-data": { schema: { type: "object", properties: { file: { type: "string", format: "binary" } }, required: ["file"] } },
+        "text/csv": {
+          schema: z
+            .string()
+            .openapi({
+              example: "device_name,device_ip,device_vendor,device_tags\ncore-rtr-01,192.0.2.1,Cisco,core|ams\n",
+            }),
+        },
+        "multipart/form-data": {
+          schema: { type: "object", properties: { file: { type: "string", format: "binary" } }, required: ["file"] },
+        },
       },
     },
   },
@@ -99,7 +128,14 @@ export function registerDeviceImportExportRoutes(app: OpenAPIHono<AppEnv>) {
     const dryRun = c.req.valid("query").dry_run === "true";
     const table = parseCsvTable(await readCsvUpload(c.req.raw), MAX_IMPORT_ROWS);
     const { db, secrets, clock } = c.var.services;
-    const ctx = { db, secrets, actor: c.var.auth, scope: c.var.auth.scope, abilities: c.var.auth.abilities, now: clock.now() };
+    const ctx = {
+      db,
+      secrets,
+      actor: c.var.auth,
+      scope: c.var.auth.scope,
+      abilities: c.var.auth.abilities,
+      now: clock.now(),
+    };
     const planned = await planCsvImport(db, ctx.scope, table);
     return c.json({ data: await applyImport(ctx, planned, { dryRun }) }, 200);
   });

@@ -15,23 +15,47 @@ import { nameKey } from "../../db/name-key.ts";
 
 const fixture = (tool: string) => fileURLToPath(new URL(`../../../test/fixtures/${tool}/router.db`, import.meta.url));
 
-
 /** The built-in template keys: the YAML files shipped in collector/templates, independent of the mapping table under test. */
 const TEMPLATE_KEYS = readdirSync(fileURLToPath(new URL("../../../collector/templates/", import.meta.url)))
-  .filter((f) => f.endsWith(".yaml")).map((f) => f.slice(0, -".yaml".length));
+  .filter((f) => f.endsWith(".yaml"))
+  .map((f) => f.slice(0, -".yaml".length));
 /** What each model in the fixtures must become: vendor and template key (null: netkeep has none for it). */
 const OXIDIZED_EXPECTED: Record<string, [string, string | null]> = {
-  ios: ["Cisco", "cisco-ios"], iosxe: ["Cisco", "cisco-ios"], iosxr: ["Cisco", "cisco-iosxr"], nxos: ["Cisco", "cisco-nxos"], asa: ["Cisco", "cisco-asa"],
-  junos: ["Juniper", "juniper-junos"], eos: ["Arista", "arista-eos"], routeros: ["MikroTik", "mikrotik-routeros"], fortios: ["Fortinet", "fortinet-fortios"],
-  aoscx: ["Aruba", "aruba-aoscx"], arubainstant: ["Aruba", "aruba-instant"], comware: ["HPE", "hpe-comware"], procurve: ["HPE", "hpe-procurve"], aosw: ["Aruba", "aruba-aosw"],
-  netgear: ["Netgear", "netgear"], vyos: ["VyOS", "vyos"], opnsense: ["OPNsense", "opnsense"], tnsr: ["Netgate", "netgate-tnsr"],
-  linuxgeneric: ["Linux", "linux-generic"], aireos: ["Cisco", "cisco-aireos"],
-  apc_aos: ["APC", "apc-nmc"], apcaos: ["APC", "apc-nmc"],
+  ios: ["Cisco", "cisco-ios"],
+  iosxe: ["Cisco", "cisco-ios"],
+  iosxr: ["Cisco", "cisco-iosxr"],
+  nxos: ["Cisco", "cisco-nxos"],
+  asa: ["Cisco", "cisco-asa"],
+  junos: ["Juniper", "juniper-junos"],
+  eos: ["Arista", "arista-eos"],
+  routeros: ["MikroTik", "mikrotik-routeros"],
+  fortios: ["Fortinet", "fortinet-fortios"],
+  aoscx: ["Aruba", "aruba-aoscx"],
+  arubainstant: ["Aruba", "aruba-instant"],
+  comware: ["HPE", "hpe-comware"],
+  procurve: ["HPE", "hpe-procurve"],
+  aosw: ["Aruba", "aruba-aosw"],
+  netgear: ["Netgear", "netgear"],
+  vyos: ["VyOS", "vyos"],
+  opnsense: ["OPNsense", "opnsense"],
+  tnsr: ["Netgate", "netgate-tnsr"],
+  linuxgeneric: ["Linux", "linux-generic"],
+  aireos: ["Cisco", "cisco-aireos"],
+  apc_aos: ["APC", "apc-nmc"],
+  apcaos: ["APC", "apc-nmc"],
 };
 const RANCID_EXPECTED: Record<string, [string, string | null]> = {
-  cisco: ["Cisco", "cisco-ios"], "cisco-nx": ["Cisco", "cisco-nxos"], "cisco-xr": ["Cisco", "cisco-iosxr"], juniper: ["Juniper", "juniper-junos"],
-  arista: ["Arista", "arista-eos"], mikrotik: ["MikroTik", "mikrotik-routeros"], fortigate: ["Fortinet", "fortinet-fortios"],
-  hp: ["HPE", "hpe-procurve"], h3c: ["H3C", "hpe-comware"], "cisco-wlc4": ["Cisco", "cisco-aireos"], "cisco-wlc5": ["Cisco", "cisco-aireos"],
+  cisco: ["Cisco", "cisco-ios"],
+  "cisco-nx": ["Cisco", "cisco-nxos"],
+  "cisco-xr": ["Cisco", "cisco-iosxr"],
+  juniper: ["Juniper", "juniper-junos"],
+  arista: ["Arista", "arista-eos"],
+  mikrotik: ["MikroTik", "mikrotik-routeros"],
+  fortigate: ["Fortinet", "fortinet-fortios"],
+  hp: ["HPE", "hpe-procurve"],
+  h3c: ["H3C", "hpe-comware"],
+  "cisco-wlc4": ["Cisco", "cisco-aireos"],
+  "cisco-wlc5": ["Cisco", "cisco-aireos"],
 };
 
 /** The fixture's device lines (not comments, not blank), numbered as an editor numbers them. */
@@ -40,7 +64,10 @@ function fixtureLines(tool: string) {
   const all = text.split("\n");
   expect(all.at(-1)).toBe("");
   expect(all.length - 1).toBe(200);
-  return all.slice(0, -1).map((t, i) => ({ line: i + 1, text: t })).filter((l) => l.text.trim() !== "" && !l.text.trim().startsWith("#"));
+  return all
+    .slice(0, -1)
+    .map((t, i) => ({ line: i + 1, text: t }))
+    .filter((l) => l.text.trim() !== "" && !l.text.trim().startsWith("#"));
 }
 
 /** Broken lines, found by their text; every other device line must be imported. */
@@ -62,7 +89,10 @@ const RANCID_BROKEN: [string, RegExp][] = [
   ["sw12;", /^device_name must be at least 5 characters$/],
   ["nyc1_edge_rtr09.", /^device_ip must be an IPv4 address, an IPv6 address or a hostname$/],
   // The name is the address too, so both rules fail.
-  ["sin1 dist sw03;", /^device_name must not contain whitespace; device_ip must be an IPv4 address, an IPv6 address or a hostname$/],
+  [
+    "sin1 dist sw03;",
+    /^device_name must not contain whitespace; device_ip must be an IPv4 address, an IPv6 address or a hostname$/,
+  ],
   ["syd1-acc-sw09.", /^type is empty; known: /],
 ];
 
@@ -79,12 +109,33 @@ function readReport(stdout: string) {
 
 describe("inventory file parsing", () => {
   it("reads Oxidized lines through the map: missing optional fields are empty, # and blank lines are skipped", () => {
-    const parsed = parseOxidized("# c\n\nrtr-one:10.0.0.1:ios:u:p:e\r\nrtr-two:10.0.0.2:junos\n   \nrtr-three::eos:u\n", { map: DEFAULT_OXIDIZED_MAP, delimiter: ":" });
+    const parsed = parseOxidized(
+      "# c\n\nrtr-one:10.0.0.1:ios:u:p:e\r\nrtr-two:10.0.0.2:junos\n   \nrtr-three::eos:u\n",
+      { map: DEFAULT_OXIDIZED_MAP, delimiter: ":" },
+    );
     expect(parsed.lines).toBe(6);
     expect(parsed.rejected).toEqual([]);
-    expect(parsed.entries.map(({ line, name, ip, model, username, password, enable }) => ({ line, name, ip, model, username, password, enable }))).toEqual([
+    expect(
+      parsed.entries.map(({ line, name, ip, model, username, password, enable }) => ({
+        line,
+        name,
+        ip,
+        model,
+        username,
+        password,
+        enable,
+      })),
+    ).toEqual([
       { line: 3, name: "rtr-one", ip: "10.0.0.1", model: "ios", username: "u", password: "p", enable: "e" },
-      { line: 4, name: "rtr-two", ip: "10.0.0.2", model: "junos", username: undefined, password: undefined, enable: undefined },
+      {
+        line: 4,
+        name: "rtr-two",
+        ip: "10.0.0.2",
+        model: "junos",
+        username: undefined,
+        password: undefined,
+        enable: undefined,
+      },
       { line: 6, name: "rtr-three", ip: "", model: "eos", username: "u", password: undefined, enable: undefined },
     ]);
   });
@@ -92,16 +143,29 @@ describe("inventory file parsing", () => {
   it("follows another map and delimiter, e.g. Oxidized's own default name:model, or groups as tags", () => {
     const byName = parseOxidized("edge-rtr-1:routeros\n", { map: { name: 0, model: 1 }, delimiter: ":" });
     expect(byName.entries[0]).toMatchObject({ name: "edge-rtr-1", ip: "", model: "routeros" });
-    const grouped = parseOxidized("ams;core-rtr-1;10.0.0.1;ios\n", { map: { group: 0, name: 1, ip: 2, model: 3 }, delimiter: ";" });
+    const grouped = parseOxidized("ams;core-rtr-1;10.0.0.1;ios\n", {
+      map: { group: 0, name: 1, ip: 2, model: 3 },
+      delimiter: ";",
+    });
     expect(grouped.entries[0]).toMatchObject({ name: "core-rtr-1", ip: "10.0.0.1", model: "ios", group: "ams" });
   });
 
   it("reads RANCID 3 and RANCID 2 lines: state decides enabled, anything after it is the comment", () => {
-    const parsed = parseRancid("a-router.example.net;cisco;up;core; rack 4\nb-router.example.net:juniper:down\nc-router.example.net;arista;testing\n");
-    expect(parsed.entries.map(({ name, model, enabled, notes, warnings }) => ({ name, model, enabled, notes, warnings }))).toEqual([
+    const parsed = parseRancid(
+      "a-router.example.net;cisco;up;core; rack 4\nb-router.example.net:juniper:down\nc-router.example.net;arista;testing\n",
+    );
+    expect(
+      parsed.entries.map(({ name, model, enabled, notes, warnings }) => ({ name, model, enabled, notes, warnings })),
+    ).toEqual([
       { name: "a-router.example.net", model: "cisco", enabled: true, notes: "core; rack 4", warnings: [] },
       { name: "b-router.example.net", model: "juniper", enabled: false, notes: undefined, warnings: [] },
-      { name: "c-router.example.net", model: "arista", enabled: false, notes: undefined, warnings: ["state 'testing' is not 'up': imported disabled, as RANCID skips it"] },
+      {
+        name: "c-router.example.net",
+        model: "arista",
+        enabled: false,
+        notes: undefined,
+        warnings: ["state 'testing' is not 'up': imported disabled, as RANCID skips it"],
+      },
     ]);
   });
 });
@@ -120,27 +184,61 @@ describe("the model table", () => {
       if (family.template) expect(TEMPLATE_KEYS).toContain(family.template);
     }
     for (const [model, [vendor, template]] of Object.entries(OXIDIZED_EXPECTED)) {
-      expect(DEVICE_FAMILIES.find((f) => f.oxidized.includes(model)), model).toMatchObject({ vendor, template });
+      expect(
+        DEVICE_FAMILIES.find((f) => f.oxidized.includes(model)),
+        model,
+      ).toMatchObject({ vendor, template });
     }
     for (const [type, [vendor, template]] of Object.entries(RANCID_EXPECTED)) {
-      expect(DEVICE_FAMILIES.find((f) => f.rancid.includes(type)), type).toMatchObject({ vendor, template });
+      expect(
+        DEVICE_FAMILIES.find((f) => f.rancid.includes(type)),
+        type,
+      ).toMatchObject({ vendor, template });
     }
   });
 
   it("imports a device without a template, with a warning, when its built-in template is not installed", async () => {
     await t.db.update(templates).set({ builtinKey: null }).where(eq(templates.builtinKey, "juniper-junos"));
     const now = new Date();
-    await t.db.insert(templates).values({ name: "Cisco IOS (test)", nameKey: nameKey("Cisco IOS (test)"), code: "name: test\n", builtinKey: "cisco-ios", createdAt: now, updatedAt: now }).onConflictDoNothing();
+    await t.db
+      .insert(templates)
+      .values({
+        name: "Cisco IOS (test)",
+        nameKey: nameKey("Cisco IOS (test)"),
+        code: "name: test\n",
+        builtinKey: "cisco-ios",
+        createdAt: now,
+        updatedAt: now,
+      })
+      .onConflictDoNothing();
     const [ios] = await t.db.select({ id: templates.id }).from(templates).where(eq(templates.builtinKey, "cisco-ios"));
-    const parsed = parseOxidized("lab-rtr-01:10.9.0.1:ios:u:p\nlab-rtr-02:10.9.0.2:junos:u:p\n", { map: DEFAULT_OXIDIZED_MAP, delimiter: ":" });
-    const ctx = { db: t.db, secrets: t.secrets, actor: { system: "test" }, scope: { all: true as const }, abilities: "all" as const, now };
+    const parsed = parseOxidized("lab-rtr-01:10.9.0.1:ios:u:p\nlab-rtr-02:10.9.0.2:junos:u:p\n", {
+      map: DEFAULT_OXIDIZED_MAP,
+      delimiter: ":",
+    });
+    const ctx = {
+      db: t.db,
+      secrets: t.secrets,
+      actor: { system: "test" },
+      scope: { all: true as const },
+      abilities: "all" as const,
+      now,
+    };
     const report = await importInventory(ctx, "oxidized", parsed, { dryRun: false });
     expect(report.outcomes).toEqual([
       { line: 1, name: "lab-rtr-01", outcome: "created", warnings: [] },
-      { line: 2, name: "lab-rtr-02", outcome: "created", warnings: ["template 'juniper-junos' is not installed: imported without a connection template"] },
+      {
+        line: 2,
+        name: "lab-rtr-02",
+        outcome: "created",
+        warnings: ["template 'juniper-junos' is not installed: imported without a connection template"],
+      },
     ]);
     const rows = await t.db.select().from(devices);
-    expect(rows.map((r) => [r.name, r.templateId])).toEqual([["lab-rtr-01", ios!.id], ["lab-rtr-02", null]]);
+    expect(rows.map((r) => [r.name, r.templateId])).toEqual([
+      ["lab-rtr-01", ios!.id],
+      ["lab-rtr-02", null],
+    ]);
   });
 });
 
@@ -153,11 +251,13 @@ describe.each([
   let database: Database;
   const run = (...args: string[]) => svc([`import:${tool}`, fixture(tool), ...args], env);
   const lines = fixtureLines(tool);
-  const brokenLines = new Map(broken.map(([prefix, reason]) => {
-    const found = lines.filter((l) => l.text.startsWith(prefix));
-    expect(found, prefix).toHaveLength(1);
-    return [found[0]!.line, reason] as const;
-  }));
+  const brokenLines = new Map(
+    broken.map(([prefix, reason]) => {
+      const found = lines.filter((l) => l.text.startsWith(prefix));
+      expect(found, prefix).toHaveLength(1);
+      return [found[0]!.line, reason] as const;
+    }),
+  );
   const good = lines.filter((l) => !brokenLines.has(l.line));
   /** Independent reading of a good line: name, address, model, state, credentials. */
   const read = (text: string) => {
@@ -167,7 +267,16 @@ describe.each([
     }
     const sep = text.includes(";") ? ";" : ":";
     const [name, type, state, ...comment] = text.split(sep);
-    return { name: name!, ip: name!, model: type!, enabled: state === "up", username: undefined, password: undefined, enable: undefined, notes: comment.join(sep) };
+    return {
+      name: name!,
+      ip: name!,
+      model: type!,
+      enabled: state === "up",
+      username: undefined,
+      password: undefined,
+      enable: undefined,
+      notes: comment.join(sep),
+    };
   };
 
   beforeAll(async () => {
@@ -187,7 +296,9 @@ describe.each([
       `Read router.db: 200 lines, ${lines.length} device lines, ${200 - lines.length} comment or blank lines.`,
       `Would create ${good.length} devices, would skip 0 already in netkeep, would reject ${brokenLines.size} lines. Dry run: nothing was changed.`,
     ]);
-    expect(entries.filter((e) => e.kind === "rejected").map((e) => e.line)).toEqual([...brokenLines.keys()].sort((a, b) => a - b));
+    expect(entries.filter((e) => e.kind === "rejected").map((e) => e.line)).toEqual(
+      [...brokenLines.keys()].sort((a, b) => a - b),
+    );
     database = await openDatabase(`file:${env.STORAGE_DIR}/netkeep.db`);
     expect(await database.db.select().from(devices)).toEqual([]);
   });
@@ -197,13 +308,22 @@ describe.each([
     expect(real.code, real.stderr).toBe(0);
     expect(real.stderr).toBe("");
     const { summary, entries } = readReport(real.stdout);
-    expect(summary[1]).toBe(`Created ${good.length} devices, skipped 0 already in netkeep, rejected ${brokenLines.size} lines.`);
+    expect(summary[1]).toBe(
+      `Created ${good.length} devices, skipped 0 already in netkeep, rejected ${brokenLines.size} lines.`,
+    );
 
     const rejected = entries.filter((e) => e.kind === "rejected");
     expect(rejected.map((e) => e.line)).toEqual([...brokenLines.keys()].sort((a, b) => a - b));
     for (const e of rejected) expect(e.text, `line ${e.line}`).toMatch(brokenLines.get(e.line)!);
 
-    const installed = new Map((await database.db.select({ id: templates.id, key: templates.builtinKey }).from(templates).where(isNotNull(templates.builtinKey))).map((r) => [r.key!, r.id]));
+    const installed = new Map(
+      (
+        await database.db
+          .select({ id: templates.id, key: templates.builtinKey })
+          .from(templates)
+          .where(isNotNull(templates.builtinKey))
+      ).map((r) => [r.key!, r.id]),
+    );
     const vendorIds = new Map((await database.db.select().from(vendors)).map((v) => [v.name, v.id]));
     const stored = new Map((await database.db.select().from(devices)).map((d) => [d.name, d]));
     expect(stored.size).toBe(good.length);
@@ -214,13 +334,34 @@ describe.each([
       const [vendor, templateKey] = expected[want.model]!;
       const d = stored.get(want.name)!;
       expect(d, want.name).toBeDefined();
-      expect({ ip: d.ip, vendorId: d.vendorId, templateId: d.templateId, enabled: d.enabled, username: d.username, notes: d.notes, credId: d.credId }, want.name).toEqual({
-        ip: want.ip, vendorId: vendorIds.get(vendor), templateId: (templateKey && installed.get(templateKey)) ?? null, enabled: want.enabled,
-        username: want.username ?? "", notes: want.notes, credId: null,
+      expect(
+        {
+          ip: d.ip,
+          vendorId: d.vendorId,
+          templateId: d.templateId,
+          enabled: d.enabled,
+          username: d.username,
+          notes: d.notes,
+          credId: d.credId,
+        },
+        want.name,
+      ).toEqual({
+        ip: want.ip,
+        vendorId: vendorIds.get(vendor),
+        templateId: (templateKey && installed.get(templateKey)) ?? null,
+        enabled: want.enabled,
+        username: want.username ?? "",
+        notes: want.notes,
+        credId: null,
       });
       expect(d.passwordEnc === null ? undefined : await secrets.decrypt(d.passwordEnc)).toBe(want.password);
       expect(d.enablePasswordEnc === null ? undefined : await secrets.decrypt(d.enablePasswordEnc)).toBe(want.enable);
-      if (!templateKey || !installed.has(templateKey) || (tool === "rancid" && !["up", "down"].includes(text.split(/[;:]/)[2]!))) expectedWarnings.push(line);
+      if (
+        !templateKey ||
+        !installed.has(templateKey) ||
+        (tool === "rancid" && !["up", "down"].includes(text.split(/[;:]/)[2]!))
+      )
+        expectedWarnings.push(line);
       if (want.password) expect(real.stdout + real.stderr).not.toContain(want.password);
     }
     expect(entries.filter((e) => e.kind === "warning").map((e) => e.line)).toEqual(expectedWarnings);
@@ -231,7 +372,9 @@ describe.each([
     const again = await run("--verbose");
     expect(again.code, again.stderr).toBe(0);
     const { summary, entries } = readReport(again.stdout);
-    expect(summary[1]).toBe(`Created 0 devices, skipped ${good.length} already in netkeep, rejected ${brokenLines.size} lines.`);
+    expect(summary[1]).toBe(
+      `Created 0 devices, skipped ${good.length} already in netkeep, rejected ${brokenLines.size} lines.`,
+    );
     expect(entries.filter((e) => e.kind === "skipped").map((e) => e.line)).toEqual(good.map((l) => l.line));
     expect(await database.db.select().from(devices)).toEqual(before);
   });
@@ -249,9 +392,14 @@ describe("svc import commands refuse what they cannot use", () => {
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   it("explains its options and exit code in --help", async () => {
-    const [ox, ra] = await Promise.all([svc(["import:oxidized", "--help"], env), svc(["import:rancid", "--help"], env)]);
+    const [ox, ra] = await Promise.all([
+      svc(["import:oxidized", "--help"], env),
+      svc(["import:rancid", "--help"], env),
+    ]);
     expect(ox.code).toBe(0);
-    expect(ox.stdout).toMatch(/^Usage: svc import:oxidized <router\.db> \[--map <list>\] \[--delimiter <text>\] \[--dry-run\] \[--verbose\]/);
+    expect(ox.stdout).toMatch(
+      /^Usage: svc import:oxidized <router\.db> \[--map <list>\] \[--delimiter <text>\] \[--dry-run\] \[--verbose\]/,
+    );
     expect(ox.stdout).toContain("default name=0,ip=1,model=2,username=3,password=4,enable=5");
     expect(ra.stdout).toMatch(/exit 1 if it cannot be read or not one of its lines can be imported/);
   });

@@ -33,7 +33,6 @@ export type OxidizedMap = Partial<Record<(typeof OXIDIZED_KEYS)[number], number>
 /** The layout Oxidized's documentation shows for router.db: name:ip:model:username:password:enable. */
 export const DEFAULT_OXIDIZED_MAP: OxidizedMap = { name: 0, ip: 1, model: 2, username: 3, password: 4, enable: 5 };
 
-
 /** Comments (#) and blank lines are skipped, as Oxidized and RANCID skip them. */
 function deviceLines(text: string): { total: number; lines: { line: number; text: string }[] } {
   const all = text.replace(/\r\n?/g, "\n").split("\n");
@@ -59,17 +58,32 @@ export function parseOxidized(text: string, options: { map: OxidizedMap; delimit
     const name = field("name").trim();
     const missing = (["name", "model"] as const).find((k) => map[k]! >= fields.length);
     if (missing) {
-      rejected.push({ line, name, reason: `too few fields: the line has ${plural(fields.length, "field")}, but the map puts ${missing} in field ${map[missing]} (counting from 0)` });
+      rejected.push({
+        line,
+        name,
+        reason: `too few fields: the line has ${plural(fields.length, "field")}, but the map puts ${missing} in field ${map[missing]} (counting from 0)`,
+      });
       continue;
     }
     if (fields.length > widest) {
-      rejected.push({ line, name, reason: `too many fields: the line has ${fields.length}, the map uses ${widest} (is there a '${delimiter}' inside a password?)` });
+      rejected.push({
+        line,
+        name,
+        reason: `too many fields: the line has ${fields.length}, the map uses ${widest} (is there a '${delimiter}' inside a password?)`,
+      });
       continue;
     }
     const optional = (key: keyof OxidizedMap) => field(key) || undefined;
     entries.push({
-      line, name, ip: field("ip").trim(), model: field("model").trim(), enabled: true,
-      username: optional("username"), password: optional("password"), enable: optional("enable"), group: field("group").trim() || undefined,
+      line,
+      name,
+      ip: field("ip").trim(),
+      model: field("model").trim(),
+      enabled: true,
+      username: optional("username"),
+      password: optional("password"),
+      enable: optional("enable"),
+      group: field("group").trim() || undefined,
       warnings: [],
     });
   }
@@ -95,13 +109,22 @@ export function parseRancid(text: string): ParsedInventory {
       continue;
     }
     const up = state.toLowerCase() === "up";
-    const warnings = up || state.toLowerCase() === "down" ? [] : [`state '${state}' is not 'up': imported disabled, as RANCID skips it`];
+    const warnings =
+      up || state.toLowerCase() === "down"
+        ? []
+        : [`state '${state}' is not 'up': imported disabled, as RANCID skips it`];
     entries.push({ line, name, ip: "", model: type, enabled: up, notes: comment || undefined, warnings });
   }
   return { lines: total, entries, rejected };
 }
 
-export type LineOutcome = { line: number; name: string; outcome: "created" | "skipped" | "rejected"; reason?: string; warnings: string[] };
+export type LineOutcome = {
+  line: number;
+  name: string;
+  outcome: "created" | "skipped" | "rejected";
+  reason?: string;
+  warnings: string[];
+};
 export type InventoryReport = {
   lines: number;
   deviceLines: number;
@@ -120,7 +143,10 @@ const SOURCE_NAMES: Record<InventorySource, { tool: string; column: string }> = 
 /** Built-in templates installed now, by key; a missing one leaves the device without a template. */
 async function installedTemplates(db: DbOrTx, keys: string[]): Promise<Map<string, number>> {
   if (!keys.length) return new Map();
-  const rows = await db.select({ id: templates.id, key: templates.builtinKey }).from(templates).where(inArray(templates.builtinKey, keys));
+  const rows = await db
+    .select({ id: templates.id, key: templates.builtinKey })
+    .from(templates)
+    .where(inArray(templates.builtinKey, keys));
   return new Map(rows.map((r) => [r.key!, r.id]));
 }
 
@@ -130,11 +156,18 @@ async function installedTemplates(db: DbOrTx, keys: string[]): Promise<Map<strin
  * in any case, is skipped, so running the same file again imports nothing twice. Good lines are written in
  * one transaction; a dry run does the same and rolls it back.
  */
-export async function importInventory(ctx: WriteContext, source: InventorySource, parsed: ParsedInventory, options: { dryRun: boolean }): Promise<InventoryReport> {
+export async function importInventory(
+  ctx: WriteContext,
+  source: InventorySource,
+  parsed: ParsedInventory,
+  options: { dryRun: boolean },
+): Promise<InventoryReport> {
   const names = SOURCE_NAMES[source];
   const existing = await findDevicesByName(ctx.db, { all: true }, parsed.entries.map((e) => e.name).filter(Boolean));
   const families = parsed.entries.map((e) => familyOf(source, e.model));
-  const installed = await installedTemplates(ctx.db, [...new Set(families.flatMap((f) => (f?.template ? [f.template] : [])))]);
+  const installed = await installedTemplates(ctx.db, [
+    ...new Set(families.flatMap((f) => (f?.template ? [f.template] : []))),
+  ]);
 
   const outcomes: LineOutcome[] = parsed.rejected.map((r) => ({ ...r, outcome: "rejected", warnings: [] }));
   const planned: { entry: InventoryEntry; row: PlannedRow }[] = [];
@@ -142,23 +175,37 @@ export async function importInventory(ctx: WriteContext, source: InventorySource
 
   parsed.entries.forEach((entry, i) => {
     const family = families[i];
-    const reject = (reason: string) => outcomes.push({ line: entry.line, name: entry.name, outcome: "rejected", reason, warnings: [] });
+    const reject = (reason: string) =>
+      outcomes.push({ line: entry.line, name: entry.name, outcome: "rejected", reason, warnings: [] });
     if (!family) {
-      const what = entry.model ? `${names.column} '${entry.model}' is not a known ${names.tool}` : `${names.column} is empty`;
+      const what = entry.model
+        ? `${names.column} '${entry.model}' is not a known ${names.tool}`
+        : `${names.column} is empty`;
       return reject(`${what}; known: ${knownModels(source).join(", ")}`);
     }
     const key = nameKey(entry.name);
-    if (key && firstLine.has(key)) return reject(`device_name '${entry.name}' repeats line ${firstLine.get(key)} of this file`);
+    if (key && firstLine.has(key))
+      return reject(`device_name '${entry.name}' repeats line ${firstLine.get(key)} of this file`);
     if (key) firstLine.set(key, entry.line);
     if (key && existing.has(key)) {
-      outcomes.push({ line: entry.line, name: entry.name, outcome: "skipped", reason: `'${existing.get(key)!.name}' is already in netkeep`, warnings: [] });
+      outcomes.push({
+        line: entry.line,
+        name: entry.name,
+        outcome: "skipped",
+        reason: `'${existing.get(key)!.name}' is already in netkeep`,
+        warnings: [],
+      });
       return;
     }
 
     const warnings = [...entry.warnings];
     const templateId = family.template ? installed.get(family.template) : undefined;
-    if (!family.template) warnings.push(`netkeep has no built-in template for ${names.tool.split(" ")[0]} ${names.column} '${entry.model}': imported without a connection template`);
-    else if (templateId === undefined) warnings.push(`template '${family.template}' is not installed: imported without a connection template`);
+    if (!family.template)
+      warnings.push(
+        `netkeep has no built-in template for ${names.tool.split(" ")[0]} ${names.column} '${entry.model}': imported without a connection template`,
+      );
+    else if (templateId === undefined)
+      warnings.push(`template '${family.template}' is not installed: imported without a connection template`);
     const input = {
       device_name: entry.name,
       device_ip: entry.ip || entry.name,
@@ -175,13 +222,27 @@ export async function importInventory(ctx: WriteContext, source: InventorySource
     };
     const checked = DeviceInput.safeParse(input);
     if (!checked.success) return reject(reasonOf(zodToApiError(checked.error).errors ?? {}));
-    planned.push({ entry: { ...entry, warnings }, row: { row: entry.line, device_name: entry.name, create: checked.data as DeviceInputT } });
+    planned.push({
+      entry: { ...entry, warnings },
+      row: { row: entry.line, device_name: entry.name, create: checked.data as DeviceInputT },
+    });
   });
 
-  const applied = await applyImport(ctx, planned.map((p) => p.row), options);
+  const applied = await applyImport(
+    ctx,
+    planned.map((p) => p.row),
+    options,
+  );
   applied.rows.forEach((r, i) => {
     const { entry } = planned[i]!;
-    if (r.action === "reject") outcomes.push({ line: r.row, name: r.device_name, outcome: "rejected", reason: reasonOf(r.errors!), warnings: [] });
+    if (r.action === "reject")
+      outcomes.push({
+        line: r.row,
+        name: r.device_name,
+        outcome: "rejected",
+        reason: reasonOf(r.errors!),
+        warnings: [],
+      });
     else outcomes.push({ line: r.row, name: r.device_name, outcome: "created", warnings: entry.warnings });
   });
 

@@ -76,7 +76,8 @@ const index = (source: InventorySource) =>
   new Map(DEVICE_FAMILIES.flatMap((family) => family[source].map((name) => [name, family] as const)));
 const BY_SOURCE = { oxidized: index("oxidized"), rancid: index("rancid") };
 
-export const familyOf = (source: InventorySource, model: string): DeviceFamily | undefined => BY_SOURCE[source].get(model.toLowerCase());
+export const familyOf = (source: InventorySource, model: string): DeviceFamily | undefined =>
+  BY_SOURCE[source].get(model.toLowerCase());
 
 /** Every name a source may use, sorted, for the message that rejects an unknown one. */
 export const knownModels = (source: InventorySource): string[] => [...BY_SOURCE[source].keys()].sort();

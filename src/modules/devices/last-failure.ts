@@ -20,14 +20,19 @@ const LastFailure = z
     finished_at: z.string().nullable(),
     last_lines: z.array(z.string()).openapi({ description: "The last lines the device printed before the failure" }),
     transcript: z.string().nullable().openapi({
-      description: "The session as it went: each line the device printed and each line sent (`[sent] ...`), secrets masked, at most its last 32 KB; null for a failure before any session (a missing template)",
+      description:
+        "The session as it went: each line the device printed and each line sent (`[sent] ...`), secrets masked, at most its last 32 KB; null for a failure before any session (a missing template)",
     }),
     status_url: z.string(),
   })
   .openapi("DeviceLastFailure");
 
 export const lastFailureRoute = apiRoute({
-  method: "get", path: "/devices/{id}/last-failure", operationId: "getDeviceLastFailure", tag: "Devices", ability: "configs.read",
+  method: "get",
+  path: "/devices/{id}/last-failure",
+  operationId: "getDeviceLastFailure",
+  tag: "Devices",
+  ability: "configs.read",
   summary: "Show the transcript of a device's last failed download",
   description:
     "The device's most recent download that failed (any outcome but success, unchanged and cancelled), with the masked transcript " +
@@ -41,20 +46,39 @@ export function registerLastFailureRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(lastFailureRoute, async (c) => {
     const id = c.req.valid("param").id;
     const { db } = c.var.services;
-    const [device] = await db.select({ id: devices.id }).from(devices).where(and(eq(devices.id, id), deviceScopeCondition(c.var.auth.scope)));
+    const [device] = await db
+      .select({ id: devices.id })
+      .from(devices)
+      .where(and(eq(devices.id, id), deviceScopeCondition(c.var.auth.scope)));
     if (!device) throw ApiError.notFound(`Device ${id}`);
-    const [job] = await db.select().from(jobs)
-      .where(and(eq(jobs.deviceId, id), eq(jobs.type, "download"), eq(jobs.state, "finished"), notInArray(jobs.outcome, ["success", "unchanged", "cancelled"])))
-      .orderBy(desc(jobs.id)).limit(1);
+    const [job] = await db
+      .select()
+      .from(jobs)
+      .where(
+        and(
+          eq(jobs.deviceId, id),
+          eq(jobs.type, "download"),
+          eq(jobs.state, "finished"),
+          notInArray(jobs.outcome, ["success", "unchanged", "cancelled"]),
+        ),
+      )
+      .orderBy(desc(jobs.id))
+      .limit(1);
     if (!job) throw ApiError.notFound(`A failed download of device ${id}`);
     const result = job.result ?? {};
-    return c.json({
-      data: {
-        job_id: job.id, outcome: job.outcome!, message: job.message, finished_at: job.finishedAt?.toISOString() ?? null,
-        last_lines: Array.isArray(result.last_lines) ? (result.last_lines as string[]) : [],
-        transcript: typeof result.transcript === "string" ? result.transcript : null,
-        status_url: serializeJob(c, job).status_url,
+    return c.json(
+      {
+        data: {
+          job_id: job.id,
+          outcome: job.outcome!,
+          message: job.message,
+          finished_at: job.finishedAt?.toISOString() ?? null,
+          last_lines: Array.isArray(result.last_lines) ? (result.last_lines as string[]) : [],
+          transcript: typeof result.transcript === "string" ? result.transcript : null,
+          status_url: serializeJob(c, job).status_url,
+        },
       },
-    }, 200);
+      200,
+    );
   });
 }

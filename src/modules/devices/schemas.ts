@@ -13,7 +13,10 @@ const refId = (what: string, zeroMeans?: string) =>
     .min(zeroMeans ? 0 : 1, zeroMeans ? "must be 0 or a positive id" : "must be a positive id")
     .nullable()
     .optional()
-    .openapi({ description: `Id of a ${what}${zeroMeans ? `; 0 means ${zeroMeans}` : ""}`, example: zeroMeans ? 0 : 1 });
+    .openapi({
+      description: `Id of a ${what}${zeroMeans ? `; 0 means ${zeroMeans}` : ""}`,
+      example: zeroMeans ? 0 : 1,
+    });
 
 /** The names a custom attribute may have: API bodies, CSV columns and filters all check against this one. */
 export const CUSTOM_KEY = /^[A-Za-z0-9_-]{1,64}$/;
@@ -23,41 +26,87 @@ const customValue = z.union([z.string().max(1000), z.number(), z.boolean(), z.nu
 /** Fields a client writes. Secrets are accepted here and never appear in any response. */
 export const DeviceInput = z
   .object({
-    device_name: visibleName(singleLine(
-      z.string()
-        .min(5, "must be at least 5 characters")
-        .max(255, "must be at most 255 characters")
-        .regex(/^\S+$/, "must not contain whitespace"),
-    ), 5)
-      .openapi({ description: "Unique name, compared case-insensitively; at least 5 characters as a person sees them (a letter with its accents counts once), no invisible characters", example: "core-rtr-01" }),
+    device_name: visibleName(
+      singleLine(
+        z
+          .string()
+          .min(5, "must be at least 5 characters")
+          .max(255, "must be at most 255 characters")
+          .regex(/^\S+$/, "must not contain whitespace"),
+      ),
+      5,
+    ).openapi({
+      description:
+        "Unique name, compared case-insensitively; at least 5 characters as a person sees them (a letter with its accents counts once), no invisible characters",
+      example: "core-rtr-01",
+    }),
     device_ip: z
       .string()
       .max(255, "must be at most 255 characters")
       .refine(isHostAddress, "must be an IPv4 address, an IPv6 address or a hostname")
       // The refine is invisible to the document; the formats carry the same rule into it.
-      .openapi({ description: "Management address: IPv4, IPv6 or hostname", example: "192.0.2.10", anyOf: [{ format: "ipv4" }, { format: "ipv6" }, { format: "hostname" }] }),
-    device_vendor: singleLine(z.string().max(255, "must be at most 255 characters")).nullable().optional()
-      .openapi({ description: "Vendor name, one of the known vendors. Required on create and replace, unless device_profile_id names a profile that has a vendor; a device's vendor cannot be cleared", example: "Cisco" }),
-    device_model: singleLine(z.string().max(255, "must be at most 255 characters")).optional().openapi({ example: "C9300-48P" }),
+      .openapi({
+        description: "Management address: IPv4, IPv6 or hostname",
+        example: "192.0.2.10",
+        anyOf: [{ format: "ipv4" }, { format: "ipv6" }, { format: "hostname" }],
+      }),
+    device_vendor: singleLine(z.string().max(255, "must be at most 255 characters"))
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          "Vendor name, one of the known vendors. Required on create and replace, unless device_profile_id names a profile that has a vendor; a device's vendor cannot be cleared",
+        example: "Cisco",
+      }),
+    device_model: singleLine(z.string().max(255, "must be at most 255 characters"))
+      .optional()
+      .openapi({ example: "C9300-48P" }),
     device_category_id: refId("category (command group)"),
     device_template_id: refId("connection template"),
     device_cred_id: refId("credential set", "the device's own device_username and device_password"),
     device_snippet_cred_id: refId("credential set used for snippet pushes", "reuse the primary credentials"),
-    device_port_override: z.number().int("must be a whole number").min(1, "must be at least 1").max(65535, "must be at most 65535").nullable().optional()
+    device_port_override: z
+      .number()
+      .int("must be a whole number")
+      .min(1, "must be at least 1")
+      .max(65535, "must be at most 65535")
+      .nullable()
+      .optional()
       .openapi({ description: "Port to connect to instead of the template's", example: 22 }),
     device_profile_id: refId("device profile whose defaults the device inherits"),
-    device_tags: z.array(singleLine(z.string().min(1, "must not be empty").max(64, "must be at most 64 characters"))).max(MAX_DEVICE_TAGS, `must have at most ${MAX_DEVICE_TAGS} items`).optional()
+    device_tags: z
+      .array(singleLine(z.string().min(1, "must not be empty").max(64, "must be at most 64 characters")))
+      .max(MAX_DEVICE_TAGS, `must have at most ${MAX_DEVICE_TAGS} items`)
+      .optional()
       .openapi({ description: "Tag names; unknown names are created", example: ["core", "ams"] }),
-    device_username: singleLine(z.string().max(255)).optional().openapi({ description: "Login user when device_cred_id is 0", example: "backup" }),
-    device_password: z.string().max(1024).nullable().optional().openapi({ description: "Write-only; null clears it", example: "s3cret-pass" }),
-    device_enable_password: z.string().max(1024).nullable().optional().openapi({ description: "Write-only; null clears it", example: "en4ble-pass" }),
+    device_username: singleLine(z.string().max(255))
+      .optional()
+      .openapi({ description: "Login user when device_cred_id is 0", example: "backup" }),
+    device_password: z
+      .string()
+      .max(1024)
+      .nullable()
+      .optional()
+      .openapi({ description: "Write-only; null clears it", example: "s3cret-pass" }),
+    device_enable_password: z
+      .string()
+      .max(1024)
+      .nullable()
+      .optional()
+      .openapi({ description: "Write-only; null clears it", example: "en4ble-pass" }),
     custom: z
       .record(z.string().regex(CUSTOM_KEY, "must be 1-64 letters, digits, _ or -"), customValue)
       .optional()
       // The document generator drops a record's key rule; propertyNames (JSON Schema, absent from the metadata
       // type but copied into the document as given) puts it back.
-      .openapi({ description: "Flat custom attributes, filterable as filter[custom.<key>]", example: { site: "ams", rack: "r12" }, ...({ propertyNames: { pattern: CUSTOM_KEY.source } } as object) }),
-    notes: freeText(z.string().max(10_000, "must be at most 10000 characters")).optional().openapi({ example: "Core router, row 3" }),
+      .openapi({
+        description: "Flat custom attributes, filterable as filter[custom.<key>]",
+        example: { site: "ams", rack: "r12" },
+        ...({ propertyNames: { pattern: CUSTOM_KEY.source } } as object),
+      }),
+    notes: freeText(z.string().max(10_000, "must be at most 10000 characters"))
+      .optional()
+      .openapi({ example: "Core router, row 3" }),
     enabled: z.boolean().optional().openapi({ description: "Disabled devices are skipped by backups", example: true }),
   })
   // The service requires a vendor on create and replace unless a profile gives it (a check the schema cannot

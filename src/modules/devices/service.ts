@@ -3,7 +3,15 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import {
-  categories, credentials, deviceProfiles, deviceTags, devices, DEVICE_STATUSES, tags, templates, vendors,
+  categories,
+  credentials,
+  deviceProfiles,
+  deviceTags,
+  devices,
+  DEVICE_STATUSES,
+  tags,
+  templates,
+  vendors,
 } from "../../db/schema/index.ts";
 import { deviceScopeCondition, isInScope, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
@@ -15,7 +23,14 @@ import { deviceRefs, recordEvents, type NewEvent } from "../events/record.ts";
 import { getSettings } from "../settings/service.ts";
 import { builtinTemplatesByVendor } from "../templates/builtins.ts";
 import { whyNotUsable, type CredentialUser } from "../credentials/use.ts";
-import { CUSTOM_KEY, CUSTOM_KEY_RULE, DEVICE_FIELDS, type DeviceInputT, type DeviceOut, type DevicePatchT } from "./schemas.ts";
+import {
+  CUSTOM_KEY,
+  CUSTOM_KEY_RULE,
+  DEVICE_FIELDS,
+  type DeviceInputT,
+  type DeviceOut,
+  type DevicePatchT,
+} from "./schemas.ts";
 
 type DeviceRow = typeof devices.$inferSelect;
 type DeviceValues = Partial<typeof devices.$inferInsert>;
@@ -49,10 +64,21 @@ export const deviceListSpec: ListSpec = {
     device_ip: { describe: "Exact management address", build: (v) => inArray(devices.ip, v) },
     device_vendor: {
       describe: "Vendor name (any case)",
-      build: (v) => inArray(devices.vendorId, sql`(select ${vendors.id} from ${vendors} where ${inArray(vendors.nameKey, v.map(nameKey))})`),
+      build: (v) =>
+        inArray(
+          devices.vendorId,
+          sql`(select ${vendors.id} from ${vendors} where ${inArray(vendors.nameKey, v.map(nameKey))})`,
+        ),
     },
     device_vendor_id: idFilter(devices.vendorId, "device_vendor_id", "Vendor id"),
-    device_model: { describe: "Exact model (any case)", build: (v) => inArray(lower(devices.model), v.map((s) => s.toLowerCase())) },
+    device_model: {
+      describe: "Exact model (any case)",
+      build: (v) =>
+        inArray(
+          lower(devices.model),
+          v.map((s) => s.toLowerCase()),
+        ),
+    },
     device_category_id: idFilter(devices.categoryId, "device_category_id", "Category id"),
     device_template_id: idFilter(devices.templateId, "device_template_id", "Template id"),
     device_profile_id: idFilter(devices.profileId, "device_profile_id", "Device profile id"),
@@ -61,7 +87,11 @@ export const deviceListSpec: ListSpec = {
     device_tag_id: {
       describe: "Tag id; a device matches if it has any of them",
       example: "1",
-      build: (v) => inArray(devices.id, sql`(select ${deviceTags.deviceId} from ${deviceTags} where ${inArray(deviceTags.tagId, wholeNumbers("filter[device_tag_id]", v))})`),
+      build: (v) =>
+        inArray(
+          devices.id,
+          sql`(select ${deviceTags.deviceId} from ${deviceTags} where ${inArray(deviceTags.tagId, wholeNumbers("filter[device_tag_id]", v))})`,
+        ),
     },
     status: {
       describe: `Reachability: ${DEVICE_STATUSES.join(", ")}`,
@@ -104,8 +134,14 @@ export const deviceListSpec: ListSpec = {
         containsText(devices.name, term),
         containsText(devices.ip, term),
         containsText(devices.model, term),
-        inArray(devices.vendorId, sql`(select ${vendors.id} from ${vendors} where ${containsText(vendors.name, term)})`),
-        inArray(devices.id, sql`(select ${deviceTags.deviceId} from ${deviceTags} join ${tags} on ${tags.id} = ${deviceTags.tagId} where ${containsText(tags.name, term)})`),
+        inArray(
+          devices.vendorId,
+          sql`(select ${vendors.id} from ${vendors} where ${containsText(vendors.name, term)})`,
+        ),
+        inArray(
+          devices.id,
+          sql`(select ${deviceTags.deviceId} from ${deviceTags} join ${tags} on ${tags.id} = ${deviceTags.tagId} where ${containsText(tags.name, term)})`,
+        ),
       )!,
   },
 };
@@ -120,9 +156,15 @@ async function serialize(db: DbOrTx, rows: (DeviceRow & { vendorName: string | n
       .select({ deviceId: deviceTags.deviceId, name: tags.name })
       .from(deviceTags)
       .innerJoin(tags, eq(tags.id, deviceTags.tagId))
-      .where(inArray(deviceTags.deviceId, rows.map((r) => r.id)))
+      .where(
+        inArray(
+          deviceTags.deviceId,
+          rows.map((r) => r.id),
+        ),
+      )
       .orderBy(tags.name);
-    for (const t of tagRows) (tagsByDevice.get(t.deviceId) ?? tagsByDevice.set(t.deviceId, []).get(t.deviceId)!).push(t.name);
+    for (const t of tagRows)
+      (tagsByDevice.get(t.deviceId) ?? tagsByDevice.set(t.deviceId, []).get(t.deviceId)!).push(t.name);
   }
   return rows.map((r) => ({
     id: r.id,
@@ -153,21 +195,37 @@ async function serialize(db: DbOrTx, rows: (DeviceRow & { vendorName: string | n
 }
 
 const selectDevices = (db: DbOrTx) =>
-  db.select({ device: devices, vendorName: vendors.name }).from(devices).leftJoin(vendors, eq(vendors.id, devices.vendorId));
+  db
+    .select({ device: devices, vendorName: vendors.name })
+    .from(devices)
+    .leftJoin(vendors, eq(vendors.id, devices.vendorId));
 
-const flatten = (rows: { device: DeviceRow; vendorName: string | null }[]) => rows.map((r) => ({ ...r.device, vendorName: r.vendorName }));
+const flatten = (rows: { device: DeviceRow; vendorName: string | null }[]) =>
+  rows.map((r) => ({ ...r.device, vendorName: r.vendorName }));
 
-export async function listDevices(db: Db, scope: DeviceScope, q: ListQuery): Promise<{ total: number; rows: DeviceOut[] }> {
+export async function listDevices(
+  db: Db,
+  scope: DeviceScope,
+  q: ListQuery,
+): Promise<{ total: number; rows: DeviceOut[] }> {
   const where = and(deviceScopeCondition(scope), q.where);
   const [page, [totalRow]] = await Promise.all([
-    selectDevices(db).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
+    selectDevices(db)
+      .where(where)
+      .orderBy(...q.orderBy)
+      .limit(q.perPage)
+      .offset((q.page - 1) * q.perPage),
     // No join: filters and search reach vendors through subqueries, and SQLite would not drop the join itself.
     db.select({ n: count() }).from(devices).where(where),
   ]);
   return { total: totalRow?.n ?? 0, rows: await serialize(db, flatten(page)) };
 }
 
-async function findInScope(db: DbOrTx, scope: DeviceScope, ids: number[]): Promise<Map<number, DeviceRow & { vendorName: string | null }>> {
+async function findInScope(
+  db: DbOrTx,
+  scope: DeviceScope,
+  ids: number[],
+): Promise<Map<number, DeviceRow & { vendorName: string | null }>> {
   if (!ids.length) return new Map();
   const rows = flatten(await selectDevices(db).where(and(inArray(devices.id, ids), deviceScopeCondition(scope))));
   return new Map(rows.map((r) => [r.id, r]));
@@ -181,7 +239,10 @@ export async function getDevice(db: DbOrTx, scope: DeviceScope, id: number): Pro
 
 async function getMany(db: DbOrTx, ids: number[]): Promise<DeviceOut[]> {
   const byId = await findInScope(db, { all: true }, ids);
-  return serialize(db, ids.map((id) => byId.get(id)!));
+  return serialize(
+    db,
+    ids.map((id) => byId.get(id)!),
+  );
 }
 
 /** The small reference tables a device write checks against, read once per request. */
@@ -200,7 +261,11 @@ async function loadReferences(db: DbOrTx) {
   return {
     vendors: vendorIds,
     /** The built-in template of each vendor that has exactly one: a new device of that vendor gets it by default. */
-    onlyBuiltinTemplate: new Map([...builtins].flatMap(([key, ids]) => (ids.length === 1 && vendorIds.has(key) ? [[vendorIds.get(key)!, ids[0]!] as const] : []))),
+    onlyBuiltinTemplate: new Map(
+      [...builtins].flatMap(([key, ids]) =>
+        ids.length === 1 && vendorIds.has(key) ? [[vendorIds.get(key)!, ids[0]!] as const] : [],
+      ),
+    ),
     vendorNames: vendorRows.map((v) => v.name),
     categoryIds: new Set(categoryRows.map((r) => r.id)),
     templateIds: new Set(templateRows.map((r) => r.id)),
@@ -208,7 +273,9 @@ async function loadReferences(db: DbOrTx) {
     profiles: new Map(profileRows.map((p) => [p.id, p])),
     tags: new Map(tagRows.map((t) => [nameKey(t.name), t.id])),
     /** The settings' credential for new devices, if it still exists (settings are read per request: no restart). */
-    defaultCredId: credRows.some((r) => r.id === stored.settings.default_credential_id) ? stored.settings.default_credential_id : null,
+    defaultCredId: credRows.some((r) => r.id === stored.settings.default_credential_id)
+      ? stored.settings.default_credential_id
+      : null,
   };
 }
 type References = Awaited<ReturnType<typeof loadReferences>>;
@@ -234,8 +301,18 @@ async function resolveInput(
 
   if (mode !== "patch") {
     Object.assign(v, {
-      vendorId: null, model: "", categoryId: null, templateId: null, credId: null, snippetCredId: null,
-      portOverride: null, profileId: null, username: "", custom: {}, notes: "", enabled: true,
+      vendorId: null,
+      model: "",
+      categoryId: null,
+      templateId: null,
+      credId: null,
+      snippetCredId: null,
+      portOverride: null,
+      profileId: null,
+      username: "",
+      custom: {},
+      notes: "",
+      enabled: true,
     } satisfies DeviceValues);
     tagNames ??= [];
   }
@@ -243,7 +320,8 @@ async function resolveInput(
   // A profile fills what the body leaves unset, on create only: editing a profile later never rewrites devices.
   const profileId = input.device_profile_id;
   if (given("device_profile_id")) {
-    if (profileId && !refs.profiles.has(profileId)) bag.add(`${prefix}device_profile_id`, `${prefix}device_profile_id ${profileId} does not exist`);
+    if (profileId && !refs.profiles.has(profileId))
+      bag.add(`${prefix}device_profile_id`, `${prefix}device_profile_id ${profileId} does not exist`);
     v.profileId = profileId || null;
   }
   const profile = mode === "create" && profileId ? refs.profiles.get(profileId) : undefined;
@@ -262,7 +340,14 @@ async function resolveInput(
 
   // A new device sent with no login of its own (no credential set, no username or password, none from a profile)
   // gets the settings' default credential.
-  if (mode === "create" && !v.credId && refs.defaultCredId && !given("device_cred_id") && !given("device_username") && !given("device_password")) {
+  if (
+    mode === "create" &&
+    !v.credId &&
+    refs.defaultCredId &&
+    !given("device_cred_id") &&
+    !given("device_username") &&
+    !given("device_password")
+  ) {
     v.credId = refs.defaultCredId;
   }
   if (given("device_name")) Object.assign(v, { name: input.device_name!, nameKey: nameKey(input.device_name!) });
@@ -279,12 +364,20 @@ async function resolveInput(
     if (name === null || name === "") v.vendorId = null;
     else {
       const id = refs.vendors.get(nameKey(name!));
-      if (id === undefined) bag.add(`${prefix}device_vendor`, `${prefix}device_vendor '${name}' is not a known vendor; use one of: ${refs.vendorNames.join(", ")}`);
+      if (id === undefined)
+        bag.add(
+          `${prefix}device_vendor`,
+          `${prefix}device_vendor '${name}' is not a known vendor; use one of: ${refs.vendorNames.join(", ")}`,
+        );
       else v.vendorId = id;
     }
   }
 
-  const reference = (key: "device_category_id" | "device_template_id" | "device_cred_id" | "device_snippet_cred_id", known: Set<number>, what: string) => {
+  const reference = (
+    key: "device_category_id" | "device_template_id" | "device_cred_id" | "device_snippet_cred_id",
+    known: Set<number>,
+    what: string,
+  ) => {
     if (!given(key)) return undefined;
     const id = input[key];
     if (!id) return null;
@@ -304,7 +397,8 @@ async function resolveInput(
     v.templateId = refs.onlyBuiltinTemplate.get(v.vendorId) ?? null;
   }
 
-  if (given("device_password")) v.passwordEnc = input.device_password ? await secrets.encrypt(input.device_password) : null;
+  if (given("device_password"))
+    v.passwordEnc = input.device_password ? await secrets.encrypt(input.device_password) : null;
   if (given("device_enable_password")) {
     v.enablePasswordEnc = input.device_enable_password ? await secrets.encrypt(input.device_enable_password) : null;
   }
@@ -325,31 +419,53 @@ const LINKS_PER_STATEMENT = 5_000;
 const DEVICES_PER_INSERT = 500;
 
 /** Sets each device's tags to the names given, creating unknown tags; one delete and few inserts for all. */
-async function replaceTags(tx: DbOrTx, sets: { deviceId: number; names: string[] }[], refs: References, now: Date): Promise<void> {
+async function replaceTags(
+  tx: DbOrTx,
+  sets: { deviceId: number; names: string[] }[],
+  refs: References,
+  now: Date,
+): Promise<void> {
   if (!sets.length) return;
   for (let i = 0; i < sets.length; i += LINKS_PER_STATEMENT) {
-    await tx.delete(deviceTags).where(inArray(deviceTags.deviceId, sets.slice(i, i + LINKS_PER_STATEMENT).map((s) => s.deviceId)));
+    await tx.delete(deviceTags).where(
+      inArray(
+        deviceTags.deviceId,
+        sets.slice(i, i + LINKS_PER_STATEMENT).map((s) => s.deviceId),
+      ),
+    );
   }
   const links: (typeof deviceTags.$inferInsert)[] = [];
   for (const { deviceId, names } of sets) {
     for (const name of names) {
       let id = refs.tags.get(nameKey(name));
       if (id === undefined) {
-        const [row] = await tx.insert(tags).values({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now }).returning({ id: tags.id });
+        const [row] = await tx
+          .insert(tags)
+          .values({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now })
+          .returning({ id: tags.id });
         id = row!.id;
         refs.tags.set(nameKey(name), id);
       }
       links.push({ deviceId, tagId: id });
     }
   }
-  for (let i = 0; i < links.length; i += LINKS_PER_STATEMENT) await tx.insert(deviceTags).values(links.slice(i, i + LINKS_PER_STATEMENT));
+  for (let i = 0; i < links.length; i += LINKS_PER_STATEMENT)
+    await tx.insert(deviceTags).values(links.slice(i, i + LINKS_PER_STATEMENT));
 }
 
 /** The write-only fields a write sets: named as changed, never with their values. */
-const secretFieldsSet = (input: DevicePatchT) => (["device_password", "device_enable_password"] as const).filter((k) => input[k] !== undefined);
+const secretFieldsSet = (input: DevicePatchT) =>
+  (["device_password", "device_enable_password"] as const).filter((k) => input[k] !== undefined);
 
 /** db may be a transaction: an import runs many device writes inside its own, each becoming a savepoint. */
-export type WriteContext = { db: DbOrTx; secrets: SecretBox; actor: Actor; scope: DeviceScope; abilities: CredentialUser["abilities"]; now: Date };
+export type WriteContext = {
+  db: DbOrTx;
+  secrets: SecretBox;
+  actor: Actor;
+  scope: DeviceScope;
+  abilities: CredentialUser["abilities"];
+  now: Date;
+};
 type WriteItem = { input: DevicePatchT; id?: number };
 
 /**
@@ -363,41 +479,59 @@ async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], b
     const refs = await loadReferences(tx);
     const prefixOf = (i: number) => (bulk ? `devices.${i}.` : "");
 
-    const existing = await findInScope(tx, ctx.scope, items.flatMap((it) => (it.id ? [it.id] : [])));
+    const existing = await findInScope(
+      tx,
+      ctx.scope,
+      items.flatMap((it) => (it.id ? [it.id] : [])),
+    );
     if (!bulk && items[0]!.id && !existing.has(items[0]!.id)) throw ApiError.notFound(`Device ${items[0]!.id}`);
     const existingTagIds = new Map<number, number[]>();
     if (existing.size) {
-      const rows = await tx.select().from(deviceTags).where(inArray(deviceTags.deviceId, [...existing.keys()]));
-      for (const r of rows) (existingTagIds.get(r.deviceId) ?? existingTagIds.set(r.deviceId, []).get(r.deviceId)!).push(r.tagId);
+      const rows = await tx
+        .select()
+        .from(deviceTags)
+        .where(inArray(deviceTags.deviceId, [...existing.keys()]));
+      for (const r of rows)
+        (existingTagIds.get(r.deviceId) ?? existingTagIds.set(r.deviceId, []).get(r.deviceId)!).push(r.tagId);
     }
 
     const resolved: Resolved[] = [];
     for (const [i, item] of items.entries()) {
-      if (item.id && !existing.has(item.id)) bag.add(`${prefixOf(i)}id`, `${prefixOf(i)}id ${item.id} is not an existing device`);
+      if (item.id && !existing.has(item.id))
+        bag.add(`${prefixOf(i)}id`, `${prefixOf(i)}id ${item.id} is not an existing device`);
       resolved.push(await resolveInput(item.input, mode, refs, ctx.secrets, bag, prefixOf(i)));
     }
 
     // Names are unique under the folding rule (name-key.ts), against the database and within the request.
     const finalNames = resolved.map((r, i) => r.values.nameKey ?? existing.get(items[i]!.id ?? 0)?.nameKey);
-    const taken = await existingNames(tx, finalNames.filter((n): n is string => Boolean(n)));
+    const taken = await existingNames(
+      tx,
+      finalNames.filter((n): n is string => Boolean(n)),
+    );
     const seen = new Map<string, number>();
     finalNames.forEach((name, i) => {
       if (!name || resolved[i]!.values.name === undefined) return;
       const owner = taken.get(name);
       const field = `${prefixOf(i)}device_name`;
-      if (owner !== undefined && owner !== items[i]!.id) bag.add(field, `${field} '${resolved[i]!.values.name}' is already taken`);
-      else if (seen.has(name)) bag.add(field, `${field} '${resolved[i]!.values.name}' repeats item ${seen.get(name)} of this request`);
+      if (owner !== undefined && owner !== items[i]!.id)
+        bag.add(field, `${field} '${resolved[i]!.values.name}' is already taken`);
+      else if (seen.has(name))
+        bag.add(field, `${field} '${resolved[i]!.values.name}' repeats item ${seen.get(name)} of this request`);
       seen.set(name, i);
     });
 
     // Every device names its vendor (rConfig requires device_vendor): on create and replace it comes from the body
     // or the profile; a patch may leave an older vendorless device as it is, but may not clear a vendor.
     resolved.forEach((r, i) => {
-      const vendorId = r.values.vendorId !== undefined ? r.values.vendorId : existing.get(items[i]!.id ?? 0)?.vendorId ?? null;
+      const vendorId =
+        r.values.vendorId !== undefined ? r.values.vendorId : (existing.get(items[i]!.id ?? 0)?.vendorId ?? null);
       const field = `${prefixOf(i)}device_vendor`;
       if (vendorId !== null || bag.errors[field]) return;
       if (mode !== "patch" || r.values.vendorId === null) {
-        bag.add(field, `${field} is required: one of ${refs.vendorNames.join(", ")} (or a device_profile_id whose profile names a vendor)`);
+        bag.add(
+          field,
+          `${field} is required: one of ${refs.vendorNames.join(", ")} (or a device_profile_id whose profile names a vendor)`,
+        );
       }
     });
 
@@ -405,11 +539,15 @@ async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], b
     if (!ctx.scope.all) {
       resolved.forEach((r, i) => {
         const before = items[i]!.id ? existing.get(items[i]!.id!) : undefined;
-        const tagIds = r.tagNames ? r.tagNames.map((n) => refs.tags.get(nameKey(n))).filter((t): t is number => t !== undefined)
-          : existingTagIds.get(before?.id ?? 0) ?? [];
-        const categoryId = r.values.categoryId !== undefined ? r.values.categoryId : before?.categoryId ?? null;
+        const tagIds = r.tagNames
+          ? r.tagNames.map((n) => refs.tags.get(nameKey(n))).filter((t): t is number => t !== undefined)
+          : (existingTagIds.get(before?.id ?? 0) ?? []);
+        const categoryId = r.values.categoryId !== undefined ? r.values.categoryId : (before?.categoryId ?? null);
         if (!isInScope(ctx.scope, { tagIds, categoryId })) {
-          bag.add(`${prefixOf(i)}device_tags`, `${prefixOf(i)}device_tags would put the device outside your scope; give it one of your role's tags or categories`);
+          bag.add(
+            `${prefixOf(i)}device_tags`,
+            `${prefixOf(i)}device_tags would put the device outside your scope; give it one of your role's tags or categories`,
+          );
         }
       });
     }
@@ -422,7 +560,11 @@ async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], b
     const befores = new Map((await serialize(tx, [...existing.values()])).map((d) => [d.id, d]));
     const ids = items.map((item) => item.id ?? 0);
     for (const [i, item] of items.entries()) {
-      if (item.id) await tx.update(devices).set({ ...resolved[i]!.values, updatedAt: ctx.now }).where(eq(devices.id, item.id));
+      if (item.id)
+        await tx
+          .update(devices)
+          .set({ ...resolved[i]!.values, updatedAt: ctx.now })
+          .where(eq(devices.id, item.id));
     }
     // New devices go in a few multi-row inserts; names are unique in the request, so they pair rows with ids.
     const creating = items.flatMap((item, i) => (item.id ? [] : [i]));
@@ -430,36 +572,84 @@ async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], b
       const batch = creating.slice(from, from + DEVICES_PER_INSERT);
       const rows = await tx
         .insert(devices)
-        .values(batch.map((i) => ({ ...(resolved[i]!.values as typeof devices.$inferInsert), createdAt: ctx.now, updatedAt: ctx.now })))
+        .values(
+          batch.map((i) => ({
+            ...(resolved[i]!.values as typeof devices.$inferInsert),
+            createdAt: ctx.now,
+            updatedAt: ctx.now,
+          })),
+        )
         .returning({ id: devices.id, name: devices.name });
       const idByName = new Map(rows.map((r) => [r.name, r.id]));
       for (const i of batch) ids[i] = idByName.get(resolved[i]!.values.name!)!;
     }
-    await replaceTags(tx, ids.flatMap((id, i) => (resolved[i]!.tagNames ? [{ deviceId: id, names: resolved[i]!.tagNames! }] : [])), refs, ctx.now);
+    await replaceTags(
+      tx,
+      ids.flatMap((id, i) => (resolved[i]!.tagNames ? [{ deviceId: id, names: resolved[i]!.tagNames! }] : [])),
+      refs,
+      ctx.now,
+    );
     const afters = await getMany(tx, ids);
     const eventDevices = await deviceRefs(tx, ids);
-    await recordEvents(tx, items.flatMap((item, i): NewEvent[] => {
-      const device = eventDevices.get(ids[i]!)!;
-      if (!item.id) return [{ type: "device.created", payload: { device } }];
-      const changed = [...Object.keys(changedFields(befores.get(item.id)!, afters[i]!)), ...secretFieldsSet(item.input)];
-      return changed.length ? [{ type: "device.updated", payload: { device, changed: [...new Set(changed)] } }] : [];
-    }), ctx.now);
-    await recordActivities(tx, ctx.actor, items.map((item, i) => {
-      const before = item.id ? befores.get(item.id)! : null;
-      const secretsSet = secretFieldsSet(item.input);
-      return { action: before ? "device.update" : "device.create", subjectType: "device", subjectId: ids[i]!, before, after: afters[i]!, secretsSet };
-    }), ctx.now);
+    await recordEvents(
+      tx,
+      items.flatMap((item, i): NewEvent[] => {
+        const device = eventDevices.get(ids[i]!)!;
+        if (!item.id) return [{ type: "device.created", payload: { device } }];
+        const changed = [
+          ...Object.keys(changedFields(befores.get(item.id)!, afters[i]!)),
+          ...secretFieldsSet(item.input),
+        ];
+        return changed.length ? [{ type: "device.updated", payload: { device, changed: [...new Set(changed)] } }] : [];
+      }),
+      ctx.now,
+    );
+    await recordActivities(
+      tx,
+      ctx.actor,
+      items.map((item, i) => {
+        const before = item.id ? befores.get(item.id)! : null;
+        const secretsSet = secretFieldsSet(item.input);
+        return {
+          action: before ? "device.update" : "device.create",
+          subjectType: "device",
+          subjectId: ids[i]!,
+          before,
+          after: afters[i]!,
+          secretsSet,
+        };
+      }),
+      ctx.now,
+    );
     return afters;
   });
 }
 
 export const createDevices = (ctx: WriteContext, inputs: DeviceInputT[], bulk: boolean) =>
-  writeDevices(ctx, "create", inputs.map((input) => ({ input })), bulk);
+  writeDevices(
+    ctx,
+    "create",
+    inputs.map((input) => ({ input })),
+    bulk,
+  );
 
-export const updateDevices = (ctx: WriteContext, items: (DevicePatchT & { id: number })[], replace: boolean, bulk: boolean) =>
-  writeDevices(ctx, replace ? "replace" : "patch", items.map(({ id, ...input }) => ({ id, input })), bulk);
+export const updateDevices = (
+  ctx: WriteContext,
+  items: (DevicePatchT & { id: number })[],
+  replace: boolean,
+  bulk: boolean,
+) =>
+  writeDevices(
+    ctx,
+    replace ? "replace" : "patch",
+    items.map(({ id, ...input }) => ({ id, input })),
+    bulk,
+  );
 
-const CREDENTIAL_COLUMNS = [["credId", "device_cred_id"], ["snippetCredId", "device_snippet_cred_id"]] as const;
+const CREDENTIAL_COLUMNS = [
+  ["credId", "device_cred_id"],
+  ["snippetCredId", "device_snippet_cred_id"],
+] as const;
 
 /**
  * A device ends a write with a credential set the caller may not use (credentials/use.ts) only if it had that set
@@ -467,7 +657,12 @@ const CREDENTIAL_COLUMNS = [["credId", "device_cred_id"], ["snippetCredId", "dev
  * moving a device that has one to another address or port (its credentials would go there), is refused with 403.
  */
 async function refuseCredentialsNotUsable(
-  tx: DbOrTx, ctx: WriteContext, items: WriteItem[], resolved: Resolved[], existing: Map<number, DeviceRow>, prefixOf: (i: number) => string,
+  tx: DbOrTx,
+  ctx: WriteContext,
+  items: WriteItem[],
+  resolved: Resolved[],
+  existing: Map<number, DeviceRow>,
+  prefixOf: (i: number) => string,
 ): Promise<void> {
   const who = { abilities: ctx.abilities, scope: ctx.scope };
   if (who.abilities === "all" && who.scope.all) return;
@@ -475,10 +670,12 @@ async function refuseCredentialsNotUsable(
   const problems = new FieldErrorBag();
   for (const [i, { values }] of resolved.entries()) {
     const before = items[i]!.id ? existing.get(items[i]!.id!) : undefined;
-    const moved = before !== undefined && ((values.ip !== undefined && values.ip !== before.ip) ||
-      (values.portOverride !== undefined && values.portOverride !== before.portOverride));
+    const moved =
+      before !== undefined &&
+      ((values.ip !== undefined && values.ip !== before.ip) ||
+        (values.portOverride !== undefined && values.portOverride !== before.portOverride));
     for (const [column, field] of CREDENTIAL_COLUMNS) {
-      const setId = values[column] !== undefined ? values[column] : before?.[column] ?? null;
+      const setId = values[column] !== undefined ? values[column] : (before?.[column] ?? null);
       if (!setId || (before && setId === before[column] && !moved)) continue;
       if (!verdicts.has(setId)) verdicts.set(setId, whyNotUsable(tx, who, setId));
       const why = await verdicts.get(setId)!;
@@ -486,10 +683,16 @@ async function refuseCredentialsNotUsable(
       const attached = !before || setId !== before[column];
       const sent = items[i]!.input[field] !== undefined;
       const key = `${prefixOf(i)}${attached ? field : "device_ip"}`;
-      problems.add(key, attached
-        ? `${prefixOf(i)}${field}: ${why}` + (sent ? "" : ` (the set comes from the settings' default or the device profile, as ${field} was not sent: send ${field} 0 and the device's own login instead)`)
-        : `${prefixOf(i)}device_ip: the device logs in with credential set ${setId}, and changing its address or port would send that set's credentials to the new one; ${why}. ` +
-          `Send ${field} 0 with the device's own login, or a set you may use, in the same request`);
+      problems.add(
+        key,
+        attached
+          ? `${prefixOf(i)}${field}: ${why}` +
+              (sent
+                ? ""
+                : ` (the set comes from the settings' default or the device profile, as ${field} was not sent: send ${field} 0 and the device's own login instead)`)
+          : `${prefixOf(i)}device_ip: the device logs in with credential set ${setId}, and changing its address or port would send that set's credentials to the new one; ${why}. ` +
+              `Send ${field} 0 with the device's own login, or a set you may use, in the same request`,
+      );
     }
   }
   // Every refused item is named, as in a 422, so an import can set those rows aside and write the rest.
@@ -506,7 +709,10 @@ async function requireAll(tx: DbOrTx, scope: DeviceScope, ids: number[], bulk: b
     bag.add(`ids.${i}`, `ids.${i} ${id} is not an existing device`);
   });
   bag.throwIfAny();
-  return serialize(tx, ids.map((id) => found.get(id)!));
+  return serialize(
+    tx,
+    ids.map((id) => found.get(id)!),
+  );
 }
 
 export async function deleteDevices(ctx: WriteContext, ids: number[], bulk: boolean): Promise<number> {
@@ -515,15 +721,29 @@ export async function deleteDevices(ctx: WriteContext, ids: number[], bulk: bool
     const before = await requireAll(tx, ctx.scope, unique, bulk);
     const refs = await deviceRefs(tx, unique);
     await tx.delete(devices).where(inArray(devices.id, unique));
-    await recordEvents(tx, unique.map((id) => ({ type: "device.deleted", payload: { device: refs.get(id)! } })), ctx.now);
+    await recordEvents(
+      tx,
+      unique.map((id) => ({ type: "device.deleted", payload: { device: refs.get(id)! } })),
+      ctx.now,
+    );
     for (const b of before) {
-      await recordActivity(tx, ctx.actor, { action: "device.delete", subjectType: "device", subjectId: b.id, before: b, after: null }, ctx.now);
+      await recordActivity(
+        tx,
+        ctx.actor,
+        { action: "device.delete", subjectType: "device", subjectId: b.id, before: b, after: null },
+        ctx.now,
+      );
     }
     return unique.length;
   });
 }
 
-export async function setDevicesEnabled(ctx: WriteContext, ids: number[], enabled: boolean, bulk: boolean): Promise<DeviceOut[]> {
+export async function setDevicesEnabled(
+  ctx: WriteContext,
+  ids: number[],
+  enabled: boolean,
+  bulk: boolean,
+): Promise<DeviceOut[]> {
   const unique = [...new Set(ids)];
   return ctx.db.transaction(async (tx) => {
     const before = await requireAll(tx, ctx.scope, unique, bulk);
@@ -531,10 +751,25 @@ export async function setDevicesEnabled(ctx: WriteContext, ids: number[], enable
     const after = await getMany(tx, unique);
     const flipped = unique.filter((_, i) => before[i]!.enabled !== enabled);
     const refs = await deviceRefs(tx, flipped);
-    await recordEvents(tx, flipped.map((id) => ({ type: "device.updated", payload: { device: refs.get(id)!, changed: ["enabled"] } })), ctx.now);
+    await recordEvents(
+      tx,
+      flipped.map((id) => ({ type: "device.updated", payload: { device: refs.get(id)!, changed: ["enabled"] } })),
+      ctx.now,
+    );
     for (const [i, b] of before.entries()) {
       if (b.enabled === enabled) continue;
-      await recordActivity(tx, ctx.actor, { action: enabled ? "device.enable" : "device.disable", subjectType: "device", subjectId: b.id, before: b, after: after[i]! }, ctx.now);
+      await recordActivity(
+        tx,
+        ctx.actor,
+        {
+          action: enabled ? "device.enable" : "device.disable",
+          subjectType: "device",
+          subjectId: b.id,
+          before: b,
+          after: after[i]!,
+        },
+        ctx.now,
+      );
     }
     return after;
   });

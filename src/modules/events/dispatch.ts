@@ -20,10 +20,20 @@ export const DISPATCH_BATCH = 200;
  * a moment before the claim is as good as one read in it: a subscription changed in between is one the event
  * came before, and the handlers check their target again when they deliver.
  */
-export async function dispatchEvents(db: Db, consumers: readonly EventConsumer[], now: Date, limit = DISPATCH_BATCH): Promise<number> {
+export async function dispatchEvents(
+  db: Db,
+  consumers: readonly EventConsumer[],
+  now: Date,
+  limit = DISPATCH_BATCH,
+): Promise<number> {
   for (;;) {
     // A read first: every collector polls, and usually there is nothing to dispatch and no lock to take.
-    const pending = await db.select().from(events).where(isNull(events.dispatchedAt)).orderBy(asc(events.id)).limit(limit);
+    const pending = await db
+      .select()
+      .from(events)
+      .where(isNull(events.dispatchedAt))
+      .orderBy(asc(events.id))
+      .limit(limit);
     if (!pending.length) return 0;
     const jobsOf = new Map<number, (typeof jobs.$inferInsert)[]>();
     const targetsOf = consumers.map((consumer) => consumer.targets?.(db));
@@ -41,14 +51,24 @@ export async function dispatchEvents(db: Db, consumers: readonly EventConsumer[]
     const taken = await db.transaction(async (tx) => {
       // Only those still undispatched: another collector may have claimed some since the read.
       const claimed = delivered.length
-        ? await tx.update(events).set({ dispatchedAt: now }).where(and(inArray(events.id, delivered), isNull(events.dispatchedAt))).returning({ id: events.id })
+        ? await tx
+            .update(events)
+            .set({ dispatchedAt: now })
+            .where(and(inArray(events.id, delivered), isNull(events.dispatchedAt)))
+            .returning({ id: events.id })
         : [];
       claimed.sort((a, b) => a.id - b.id);
-      await insertJobs(tx, claimed.flatMap((c) => jobsOf.get(c.id)!));
+      await insertJobs(
+        tx,
+        claimed.flatMap((c) => jobsOf.get(c.id)!),
+      );
       // An event no consumer took has no delivery to retry or redeliver: it goes now rather than after 30 days
       // (a config.changed per stored version, with no webhook or mail subscriber, was a fifth of the database).
       const dropped = unheard.length
-        ? await tx.delete(events).where(and(inArray(events.id, unheard), isNull(events.dispatchedAt))).returning({ id: events.id })
+        ? await tx
+            .delete(events)
+            .where(and(inArray(events.id, unheard), isNull(events.dispatchedAt)))
+            .returning({ id: events.id })
         : [];
       return claimed.length + dropped.length;
     });
@@ -60,21 +80,45 @@ export async function dispatchEvents(db: Db, consumers: readonly EventConsumer[]
 const JOBS_PER_STATEMENT = 500;
 
 async function insertJobs(tx: DbOrTx, rows: (typeof jobs.$inferInsert)[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += JOBS_PER_STATEMENT) await tx.insert(jobs).values(rows.slice(i, i + JOBS_PER_STATEMENT));
+  for (let i = 0; i < rows.length; i += JOBS_PER_STATEMENT)
+    await tx.insert(jobs).values(rows.slice(i, i + JOBS_PER_STATEMENT));
 }
 
 /**
  * The job that hands one event to one consumer's target. Ahead of scheduled downloads, behind download-now:
  * a delivery takes a request, not a session. Attempts are the consumer's to count (ConsumerResult).
  */
-export function eventJob(event: Pick<StoredEvent, "id">, consumer: string, target: string | null, now: Date): typeof jobs.$inferInsert {
+export function eventJob(
+  event: Pick<StoredEvent, "id">,
+  consumer: string,
+  target: string | null,
+  now: Date,
+): typeof jobs.$inferInsert {
   const params: EventJobParams = { event_id: event.id, consumer, target };
-  return { type: "event", trigger: "event", priority: PRIORITY.api, maxAttempts: 1, params, runAfter: now, createdAt: now };
+  return {
+    type: "event",
+    trigger: "event",
+    priority: PRIORITY.api,
+    maxAttempts: 1,
+    params,
+    runAfter: now,
+    createdAt: now,
+  };
 }
 
 /** Queues one event for one consumer's target again, outside dispatching (a redelivery, a test ping). */
-export async function queueEventJob(db: DbOrTx, event: Pick<StoredEvent, "id">, consumer: string, target: string | null, now: Date, requestedBy: number | null = null) {
+export async function queueEventJob(
+  db: DbOrTx,
+  event: Pick<StoredEvent, "id">,
+  consumer: string,
+  target: string | null,
+  now: Date,
+  requestedBy: number | null = null,
+) {
   // Someone asked for it (trigger api): it goes even to a disabled webhook, unlike a dispatched one.
-  const [job] = await db.insert(jobs).values({ ...eventJob(event, consumer, target, now), trigger: "api", requestedBy }).returning();
+  const [job] = await db
+    .insert(jobs)
+    .values({ ...eventJob(event, consumer, target, now), trigger: "api", requestedBy })
+    .returning();
   return job!;
 }

@@ -22,17 +22,23 @@ describe("the outbox", () => {
   it("keeps an event written in a transaction that commits, and none of one that rolls back", async () => {
     const now = new Date();
     await t.db.transaction((tx) => recordEvent(tx, "user.login_failed", login("kept"), now));
-    await t.db.transaction(async (tx) => {
-      await recordEvent(tx, "user.login_failed", login("undone"), now);
-      throw new Error("the change fails after its event was written");
-    }).catch(() => undefined);
+    await t.db
+      .transaction(async (tx) => {
+        await recordEvent(tx, "user.login_failed", login("undone"), now);
+        throw new Error("the change fails after its event was written");
+      })
+      .catch(() => undefined);
     const rows = await t.db.select().from(events);
-    expect(rows.map((r) => [r.type, r.payload.username, r.dispatchedAt])).toEqual([["user.login_failed", "kept", null]]);
+    expect(rows.map((r) => [r.type, r.payload.username, r.dispatchedAt])).toEqual([
+      ["user.login_failed", "kept", null],
+    ]);
   });
 
   it("refuses a payload the catalogue does not describe, so it fails the change instead of going out", async () => {
     const bad = { username: "x", ip: null } as unknown as ReturnType<typeof login>;
-    await expect(t.db.transaction((tx) => recordEvent(tx, "user.login_failed", bad, new Date()))).rejects.toThrow(/reason/);
+    await expect(t.db.transaction((tx) => recordEvent(tx, "user.login_failed", bad, new Date()))).rejects.toThrow(
+      /reason/,
+    );
     expect(await t.db.select().from(events)).toEqual([]);
   });
 });
@@ -49,7 +55,8 @@ describe("payloads", () => {
 describe("dispatching", () => {
   const seen: [string, number, string | null][] = [];
   const consumer = (name: string, types: EventConsumer["types"], targets?: string[]): EventConsumer => ({
-    name, types,
+    name,
+    types,
     ...(targets ? { targets: () => async () => targets } : {}),
     async handle(_ctx, event, target) {
       seen.push([name, event.id, target]);
@@ -81,7 +88,8 @@ describe("dispatching", () => {
   it("keeps an event some consumer took (for redelivery) and drops at once one no consumer took, racing dispatchers included", async () => {
     const now = new Date();
     for (let i = 0; i < 10; i++) await recordEvent(t.db, "user.login_failed", login(`u${i}`), now);
-    for (let i = 0; i < 10; i++) await recordEvent(t.db, "token.revoked", { token_id: i, token_name: "ci", user_id: 1, username: "admin" }, now);
+    for (let i = 0; i < 10; i++)
+      await recordEvent(t.db, "token.revoked", { token_id: i, token_name: "ci", user_id: 1, username: "admin" }, now);
     // Mail takes login failures only; the hooks consumer takes everything but has no subscription (no target).
     const consumers = [consumer("mail", ["user.login_failed"]), consumer("hooks", "all", [])];
     const race = async () => {
@@ -101,18 +109,27 @@ describe("dispatching", () => {
     await recordEvent(t.db, "user.login_failed", login("a"), now);
     let written: string | undefined;
     const writing: EventConsumer = {
-      name: "writing", types: "all",
+      name: "writing",
+      types: "all",
       targets: () => async () => {
         // Another write of this process (a claim, a stored download) while the targets are read.
-        const write = t.db.insert(events).values({ type: "user.login_failed", payload: login("b"), occurredAt: now }).then(() => "written");
-        written = await Promise.race([write, new Promise<string>((r) => setTimeout(() => r("still waiting after 2 s"), 2_000))]);
+        const write = t.db
+          .insert(events)
+          .values({ type: "user.login_failed", payload: login("b"), occurredAt: now })
+          .then(() => "written");
+        written = await Promise.race([
+          write,
+          new Promise<string>((r) => setTimeout(() => r("still waiting after 2 s"), 2_000)),
+        ]);
         return ["1"];
       },
       handle: async () => ({ outcome: "done", message: "ok" }),
     };
     expect(await dispatchEvents(t.db, [writing], now)).toBe(1);
     expect(written).toBe("written");
-    expect(await t.db.select({ params: jobs.params }).from(jobs)).toEqual([{ params: { event_id: 1, consumer: "writing", target: "1" } }]);
+    expect(await t.db.select({ params: jobs.params }).from(jobs)).toEqual([
+      { params: { event_id: 1, consumer: "writing", target: "1" } },
+    ]);
   });
 
   it("reads a consumer's subscriptions once per pass, not once per event", async () => {
@@ -121,7 +138,8 @@ describe("dispatching", () => {
     let passes = 0;
     const asked: number[] = [];
     const counting: EventConsumer = {
-      name: "counting", types: "all",
+      name: "counting",
+      types: "all",
       targets: () => {
         passes++;
         return async (event) => (asked.push(event.id), [String(event.id % 2)]);
@@ -133,7 +151,9 @@ describe("dispatching", () => {
     expect(await dispatchEvents(t.db, [counting], now, 10)).toBe(5);
     expect(passes).toBe(3);
     expect(asked).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
-    const targets = (await t.db.select({ params: jobs.params }).from(jobs)).map((j) => (j.params as { target: string }).target);
+    const targets = (await t.db.select({ params: jobs.params }).from(jobs)).map(
+      (j) => (j.params as { target: string }).target,
+    );
     expect(targets).toEqual(Array.from({ length: 25 }, (_, i) => String((i + 1) % 2)));
   });
 
@@ -141,17 +161,27 @@ describe("dispatching", () => {
     const clock = manualClock();
     let calls = 0;
     const flaky: EventConsumer = {
-      name: "flaky", types: ["token.revoked"],
+      name: "flaky",
+      types: ["token.revoked"],
       async handle(ctx) {
         calls++;
-        return calls === 1 ? { outcome: "retry", at: new Date(ctx.clock.now().getTime() + 60_000), message: "receiver down" } : { outcome: "done", message: "delivered" };
+        return calls === 1
+          ? { outcome: "retry", at: new Date(ctx.clock.now().getTime() + 60_000), message: "receiver down" }
+          : { outcome: "done", message: "delivered" };
       },
     };
-    await recordEvent(t.db, "token.revoked", { token_id: 1, token_name: "ci", user_id: 1, username: "admin" }, clock.now());
+    await recordEvent(
+      t.db,
+      "token.revoked",
+      { token_id: 1, token_name: "ci", user_id: 1, username: "admin" },
+      clock.now(),
+    );
     expect(await dispatchEvents(t.db, [flaky], clock.now())).toBe(1);
     const [queued] = await t.db.select().from(jobs).where(eq(jobs.type, "event"));
-    const worker = startWorker({ db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "c1", consumers: [flaky] },
-      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 20 });
+    const worker = startWorker(
+      { db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "c1", consumers: [flaky] },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 20 },
+    );
     const until = async (done: (job: Job) => boolean) => {
       const deadline = Date.now() + 5_000;
       let job = (await getJob(t.db, queued!.id))!;
@@ -167,7 +197,11 @@ describe("dispatching", () => {
       await new Promise((r) => setTimeout(r, 200));
       expect(calls).toBe(1);
       clock.advance(60_000);
-      expect(await until((j) => j.state === "finished")).toMatchObject({ outcome: "success", message: "delivered", attempts: 2 });
+      expect(await until((j) => j.state === "finished")).toMatchObject({
+        outcome: "success",
+        message: "delivered",
+        attempts: 2,
+      });
     } finally {
       await worker.stop();
     }
@@ -176,7 +210,11 @@ describe("dispatching", () => {
 
 describe("retention", () => {
   it("prunes events dispatched and event jobs finished over 30 days ago, and keeps newer ones", async () => {
-    const consumer: EventConsumer = { name: "keep", types: "all", handle: async () => ({ outcome: "done", message: "ok" }) };
+    const consumer: EventConsumer = {
+      name: "keep",
+      types: "all",
+      handle: async () => ({ outcome: "done", message: "ok" }),
+    };
     const old = new Date("2026-01-01T00:00:00Z");
     await recordEvent(t.db, "user.login_failed", login("old"), old);
     await dispatchEvents(t.db, [consumer], old);
@@ -192,10 +230,27 @@ describe("retention", () => {
   it("prunes a backlog longer than one batch (a first prune after a long outage) in batches, to the last row", async () => {
     const old = new Date("2026-01-01T00:00:00Z");
     const n = PRUNE_BATCH * 2 + 7;
-    const rows = Array.from({ length: n }, (_, i) => ({ type: "user.login_failed", payload: login(`u${i}`), occurredAt: old, dispatchedAt: old }));
+    const rows = Array.from({ length: n }, (_, i) => ({
+      type: "user.login_failed",
+      payload: login(`u${i}`),
+      occurredAt: old,
+      dispatchedAt: old,
+    }));
     for (let i = 0; i < n; i += 500) await t.db.insert(events).values(rows.slice(i, i + 500));
-    const jobRows = Array.from({ length: n }, (_, i) => ({ type: "event", trigger: "event", priority: 0, maxAttempts: 1, params: { event_id: i + 1, consumer: "keep", target: null }, runAfter: old, createdAt: old, state: "finished", outcome: "success", finishedAt: old }));
-    for (let i = 0; i < n; i += 500) await t.db.insert(jobs).values(jobRows.slice(i, i + 500) as (typeof jobs.$inferInsert)[]);
+    const jobRows = Array.from({ length: n }, (_, i) => ({
+      type: "event",
+      trigger: "event",
+      priority: 0,
+      maxAttempts: 1,
+      params: { event_id: i + 1, consumer: "keep", target: null },
+      runAfter: old,
+      createdAt: old,
+      state: "finished",
+      outcome: "success",
+      finishedAt: old,
+    }));
+    for (let i = 0; i < n; i += 500)
+      await t.db.insert(jobs).values(jobRows.slice(i, i + 500) as (typeof jobs.$inferInsert)[]);
     await recordEvent(t.db, "user.login_failed", login("recent"), new Date(old.getTime() + 20 * 24 * 3_600_000));
     expect(await pruneEvents(t.db, new Date(old.getTime() + 31 * 24 * 3_600_000))).toEqual({ events: n, jobs: n });
     expect((await t.db.select().from(events)).map((e) => e.payload.username)).toEqual(["recent"]);

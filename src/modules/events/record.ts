@@ -13,8 +13,12 @@ const ROWS_PER_STATEMENT = 1_000;
  * rolls back with it; a collector's dispatcher delivers it later (dispatch.ts). The payload is checked against
  * the catalogue: a payload the catalogue does not describe is a bug, and fails the change rather than go out.
  */
-export const recordEvent = <T extends EventType>(tx: DbOrTx, type: T, payload: EventPayload<T>, now: Date): Promise<void> =>
-  recordEvents(tx, [{ type, payload }], now);
+export const recordEvent = <T extends EventType>(
+  tx: DbOrTx,
+  type: T,
+  payload: EventPayload<T>,
+  now: Date,
+): Promise<void> => recordEvents(tx, [{ type, payload }], now);
 
 /** recordEvent for many at once (a bulk write of thousands of devices): a few statements. */
 export async function recordEvents(tx: DbOrTx, list: NewEvent[], now: Date): Promise<void> {
@@ -23,7 +27,8 @@ export async function recordEvents(tx: DbOrTx, list: NewEvent[], now: Date): Pro
     const device = parsed.device as DeviceRef | undefined;
     return { type, payload: parsed, deviceId: device?.id ?? null, occurredAt: now };
   });
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await tx.insert(events).values(rows.slice(i, i + ROWS_PER_STATEMENT));
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT)
+    await tx.insert(events).values(rows.slice(i, i + ROWS_PER_STATEMENT));
 }
 
 /**
@@ -32,7 +37,10 @@ export async function recordEvents(tx: DbOrTx, list: NewEvent[], now: Date): Pro
  */
 export async function recordDirectEvent<T extends EventType>(tx: DbOrTx, type: T, payload: EventPayload<T>, now: Date) {
   const parsed = EVENT_CATALOGUE[type].payload.parse(payload) as Record<string, unknown>;
-  const [row] = await tx.insert(events).values({ type, payload: parsed, deviceId: null, occurredAt: now, dispatchedAt: now }).returning();
+  const [row] = await tx
+    .insert(events)
+    .values({ type, payload: parsed, deviceId: null, occurredAt: now, dispatchedAt: now })
+    .returning();
   return row!;
 }
 
@@ -45,7 +53,10 @@ export async function deviceRefs(db: DbOrTx, ids: number[]): Promise<Map<number,
   const unique = [...new Set(ids)];
   for (let i = 0; i < unique.length; i += IDS_PER_QUERY) {
     const chunk = unique.slice(i, i + IDS_PER_QUERY);
-    const rows = await db.select({ id: devices.id, name: devices.name, ip: devices.ip, categoryId: devices.categoryId }).from(devices).where(inArray(devices.id, chunk));
+    const rows = await db
+      .select({ id: devices.id, name: devices.name, ip: devices.ip, categoryId: devices.categoryId })
+      .from(devices)
+      .where(inArray(devices.id, chunk));
     for (const r of rows) refs.set(r.id, { id: r.id, name: r.name, ip: r.ip, category_id: r.categoryId, tag_ids: [] });
     const links = await db.select().from(deviceTags).where(inArray(deviceTags.deviceId, chunk));
     for (const l of links) refs.get(l.deviceId)?.tag_ids.push(l.tagId);
@@ -55,4 +66,5 @@ export async function deviceRefs(db: DbOrTx, ids: number[]): Promise<Map<number,
 }
 
 /** One device's reference; undefined when it does not exist. */
-export const deviceRef = async (db: DbOrTx, id: number): Promise<DeviceRef | undefined> => (await deviceRefs(db, [id])).get(id);
+export const deviceRef = async (db: DbOrTx, id: number): Promise<DeviceRef | undefined> =>
+  (await deviceRefs(db, [id])).get(id);

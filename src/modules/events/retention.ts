@@ -16,12 +16,20 @@ export async function pruneEvents(db: Db, now: Date): Promise<{ events: number; 
   const before = new Date(now.getTime() - EVENT_RETENTION_MS);
   let gone = 0;
   for (let n = PRUNE_BATCH; n === PRUNE_BATCH; gone += n) {
-    const batch = db.select({ id: events.id }).from(events).where(and(isNotNull(events.dispatchedAt), lt(events.dispatchedAt, before))).limit(PRUNE_BATCH);
+    const batch = db
+      .select({ id: events.id })
+      .from(events)
+      .where(and(isNotNull(events.dispatchedAt), lt(events.dispatchedAt, before)))
+      .limit(PRUNE_BATCH);
     n = (await db.delete(events).where(inArray(events.id, batch)).returning({ id: events.id })).length;
   }
   let done = 0;
   for (let n = PRUNE_BATCH; n === PRUNE_BATCH; done += n) {
-    const batch = db.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.type, "event"), eq(jobs.state, "finished"), lt(jobs.finishedAt, before))).limit(PRUNE_BATCH);
+    const batch = db
+      .select({ id: jobs.id })
+      .from(jobs)
+      .where(and(eq(jobs.type, "event"), eq(jobs.state, "finished"), lt(jobs.finishedAt, before)))
+      .limit(PRUNE_BATCH);
     n = (await db.delete(jobs).where(inArray(jobs.id, batch)).returning({ id: jobs.id })).length;
   }
   return { events: gone, jobs: done };

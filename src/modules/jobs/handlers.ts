@@ -11,9 +11,20 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 /** A job as the API shows it, with the URL to poll. */
 export function serializeJob(c: Context, job: Job) {
   return {
-    id: job.id, type: job.type, device_id: job.deviceId, state: job.state, outcome: job.outcome, message: job.message,
-    trigger: job.trigger, priority: job.priority, attempts: job.attempts, max_attempts: job.maxAttempts, result: job.result ?? null,
-    created_at: job.createdAt.toISOString(), started_at: iso(job.startedAt), finished_at: iso(job.finishedAt),
+    id: job.id,
+    type: job.type,
+    device_id: job.deviceId,
+    state: job.state,
+    outcome: job.outcome,
+    message: job.message,
+    trigger: job.trigger,
+    priority: job.priority,
+    attempts: job.attempts,
+    max_attempts: job.maxAttempts,
+    result: job.result ?? null,
+    created_at: job.createdAt.toISOString(),
+    started_at: iso(job.startedAt),
+    finished_at: iso(job.finishedAt),
     status_url: new URL(`/api/${c.req.path.split("/")[2]}/jobs/${job.id}`, c.req.url).toString(),
   };
 }

@@ -9,7 +9,13 @@ beforeAll(async () => {
   t = await createTestContext();
   const admin = await t.token();
   reader = await t.token(["configs.read"]);
-  deviceId = (await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "dl-now-01", device_ip: "192.0.2.1", device_vendor: "Cisco" } })).body.data.id;
+  deviceId = (
+    await t.call("/api/v1/devices", {
+      method: "POST",
+      token: admin,
+      body: { device_name: "dl-now-01", device_ip: "192.0.2.1", device_vendor: "Cisco" },
+    })
+  ).body.data.id;
 });
 afterAll(() => t.close());
 
@@ -17,7 +23,14 @@ describe("download now", () => {
   it("queues a high-priority job and answers 200 (rConfig's status, docs/rconfig.md) with its status URL; a second request reuses it", async () => {
     const res = await t.call(`/api/v1/download-now/${deviceId}`, { token: reader });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ device_id: deviceId, state: "queued", outcome: null, trigger: "download_now", priority: 100, type: "download" });
+    expect(res.body.data).toMatchObject({
+      device_id: deviceId,
+      state: "queued",
+      outcome: null,
+      trigger: "download_now",
+      priority: 100,
+      type: "download",
+    });
     expect(res.body.data.status_url).toBe(`http://localhost/api/v1/jobs/${res.body.data.id}`);
     expect(res.headers.get("location")).toBe(res.body.data.status_url);
     const again = await t.call(`/api/v1/download-now/${deviceId}`, { token: reader });
@@ -30,23 +43,44 @@ describe("download now", () => {
     const job = (await claimNextJob(t.db, "test-collector", new Date(), 60_000))!;
     expect(job.id).toBe(res.body.data.id);
     expect((await t.call(`/api/v1/jobs/${job.id}`, { token: reader })).body.data.state).toBe("running");
-    await completeJob(t.db, job, "test-collector", { outcome: "success", result: { duration_ms: 1200, bytes: 5000 } }, new Date());
+    await completeJob(
+      t.db,
+      job,
+      "test-collector",
+      { outcome: "success", result: { duration_ms: 1200, bytes: 5000 } },
+      new Date(),
+    );
     const done = await t.call(`/api/v1/jobs/${job.id}`, { token: reader });
-    expect(done.body.data).toMatchObject({ state: "finished", outcome: "success", result: { duration_ms: 1200, bytes: 5000 } });
+    expect(done.body.data).toMatchObject({
+      state: "finished",
+      outcome: "success",
+      result: { duration_ms: 1200, bytes: 5000 },
+    });
   });
 
   it("with ?wait waits for the collector and answers 200 with the outcome", async () => {
     const collector = (async () => {
       for (let i = 0; i < 100; i++) {
         const job = await claimNextJob(t.db, "waiter", new Date(), 60_000);
-        if (job) return completeJob(t.db, job, "waiter", { outcome: "auth_failed", message: "the device refused the password" }, new Date());
+        if (job)
+          return completeJob(
+            t.db,
+            job,
+            "waiter",
+            { outcome: "auth_failed", message: "the device refused the password" },
+            new Date(),
+          );
         await new Promise((r) => setTimeout(r, 50));
       }
     })();
     const res = await t.call(`/api/v1/download-now/${deviceId}?wait=10`, { token: reader });
     await collector;
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ state: "finished", outcome: "auth_failed", message: "the device refused the password" });
+    expect(res.body.data).toMatchObject({
+      state: "finished",
+      outcome: "auth_failed",
+      message: "the device refused the password",
+    });
   });
 
   it("with ?wait answers the unfinished job when time runs out, and validates wait", async () => {
@@ -55,7 +89,9 @@ describe("download now", () => {
     expect(res.status).toBe(200);
     expect(res.body.data.state).toBe("queued");
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
-    expect((await t.call(`/api/v1/download-now/${deviceId}?wait=61`, { token: reader })).body.errors.wait).toEqual(["wait must be at most 60"]);
+    expect((await t.call(`/api/v1/download-now/${deviceId}?wait=61`, { token: reader })).body.errors.wait).toEqual([
+      "wait must be at most 60",
+    ]);
   });
 
   it("answers 404 for unknown or out-of-scope devices and jobs, 409 for a disabled device", async () => {

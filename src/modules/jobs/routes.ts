@@ -25,11 +25,16 @@ export const Job = z
   .openapi("Job");
 
 /** `?wait=N`: how long a request that queues a job waits for it to finish before answering 202. */
-export const WaitSeconds = decimalNumber(0, 60).optional()
+export const WaitSeconds = decimalNumber(0, 60)
+  .optional()
   .openapi({ description: "Seconds to wait for the result (0-60)", example: 30 });
 
 export const downloadNowRoute = apiRoute({
-  method: "get", path: "/download-now/{device_id}", operationId: "downloadNow", tag, ability: "configs.read",
+  method: "get",
+  path: "/download-now/{device_id}",
+  operationId: "downloadNow",
+  tag,
+  ability: "configs.read",
   summary: "Back up a device now",
   description:
     "Queues a high-priority download of the device's configuration and answers 202 with the job and its status URL. " +
@@ -49,9 +54,14 @@ export const downloadNowRoute = apiRoute({
 });
 
 export const getJobRoute = apiRoute({
-  method: "get", path: "/jobs/{id}", operationId: "getJob", tag, ability: "configs.read",
+  method: "get",
+  path: "/jobs/{id}",
+  operationId: "getJob",
+  tag,
+  ability: "configs.read",
   summary: "Show a job's state and outcome",
-  description: "queued, running or finished; a finished job carries its outcome (success, unchanged, auth_failed, unreachable, timeout, host_key_changed, prompt_not_found, output_invalid, error), duration and bytes. " +
+  description:
+    "queued, running or finished; a finished job carries its outcome (success, unchanged, auth_failed, unreachable, timeout, host_key_changed, prompt_not_found, output_invalid, error), duration and bytes. " +
     "A user whose role is scoped sees jobs about devices in their scope, and jobs about no device (a compliance run of a policy or an " +
     "assignment) that they started themselves; any other job answers 404.",
   request: {

@@ -7,7 +7,10 @@ import { enqueueDeviceJob, PRIORITY, type Job } from "../../jobs/queue.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
 
 async function deviceInScope(db: DbOrTx, scope: DeviceScope, id: number) {
-  const [row] = await db.select({ id: devices.id, enabled: devices.enabled }).from(devices).where(and(eq(devices.id, id), deviceScopeCondition(scope)));
+  const [row] = await db
+    .select({ id: devices.id, enabled: devices.enabled })
+    .from(devices)
+    .where(and(eq(devices.id, id), deviceScopeCondition(scope)));
   if (!row) throw ApiError.notFound(`Device ${id}`);
   return row;
 }
@@ -16,12 +19,28 @@ async function deviceInScope(db: DbOrTx, scope: DeviceScope, id: number) {
  * Queues a download of one device ahead of the schedule (or finds the one already queued): 404 outside the scope,
  * 409 for a disabled device. Recorded in the activity log when it queued a new job.
  */
-export async function requestDownloadNow(db: DbOrTx, scope: DeviceScope, actor: Actor & { userId: number }, deviceId: number, now: Date): Promise<Job> {
+export async function requestDownloadNow(
+  db: DbOrTx,
+  scope: DeviceScope,
+  actor: Actor & { userId: number },
+  deviceId: number,
+  now: Date,
+): Promise<Job> {
   const device = await deviceInScope(db, scope, deviceId);
-  if (!device.enabled) throw ApiError.conflict(`Device ${deviceId} is disabled; enable it before downloading its configuration`);
-  const { job, created } = await enqueueDeviceJob(db, { type: "download", deviceId, trigger: "download_now", priority: PRIORITY.downloadNow, requestedBy: actor.userId }, now);
+  if (!device.enabled)
+    throw ApiError.conflict(`Device ${deviceId} is disabled; enable it before downloading its configuration`);
+  const { job, created } = await enqueueDeviceJob(
+    db,
+    { type: "download", deviceId, trigger: "download_now", priority: PRIORITY.downloadNow, requestedBy: actor.userId },
+    now,
+  );
   if (created) {
-    await recordActivity(db, actor, { action: "device.download_now", subjectType: "device", subjectId: deviceId, after: { job_id: job.id } }, now);
+    await recordActivity(
+      db,
+      actor,
+      { action: "device.download_now", subjectType: "device", subjectId: deviceId, after: { job_id: job.id } },
+      now,
+    );
   }
   return job;
 }
@@ -32,7 +51,10 @@ export async function requestDownloadNow(db: DbOrTx, scope: DeviceScope, actor: 
  */
 function visibleJob(scope: DeviceScope, userId: number): SQL | undefined {
   if (scope.all) return undefined;
-  return or(and(isNotNull(jobs.deviceId), deviceScopeCondition(scope)), and(isNull(jobs.deviceId), eq(jobs.requestedBy, userId)));
+  return or(
+    and(isNotNull(jobs.deviceId), deviceScopeCondition(scope)),
+    and(isNull(jobs.deviceId), eq(jobs.requestedBy, userId)),
+  );
 }
 
 /** One job the caller may see; 404 otherwise. */
@@ -51,7 +73,14 @@ export async function lastFailedDownload(db: DbOrTx, deviceId: number): Promise<
   const [row] = await db
     .select()
     .from(jobs)
-    .where(and(eq(jobs.deviceId, deviceId), eq(jobs.type, "download"), eq(jobs.state, "finished"), notInArray(jobs.outcome, ["success", "unchanged", "cancelled"])))
+    .where(
+      and(
+        eq(jobs.deviceId, deviceId),
+        eq(jobs.type, "download"),
+        eq(jobs.state, "finished"),
+        notInArray(jobs.outcome, ["success", "unchanged", "cancelled"]),
+      ),
+    )
     .orderBy(desc(jobs.id))
     .limit(1);
   return row ?? null;

@@ -28,7 +28,9 @@ async function showSubscriptions(db: DbOrTx, userId: number) {
 
 /** A user's mail subscriptions: in v1 and, as every user route, in v2. */
 export function registerMailRoutes(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(getMailSubscriptionsRoute, async (c) => c.json({ data: await showSubscriptions(c.var.services.db, c.req.valid("param").id) }, 200));
+  app.openapi(getMailSubscriptionsRoute, async (c) =>
+    c.json({ data: await showSubscriptions(c.var.services.db, c.req.valid("param").id) }, 200),
+  );
 
   app.openapi(putMailSubscriptionsRoute, async (c) => {
     const { id } = c.req.valid("param");
@@ -44,19 +46,35 @@ export function registerMailRoutes(app: OpenAPIHono<AppEnv>): void {
       }
       const tagIds = [...new Set(body.config_change_tag_ids ?? [])];
       if (tagIds.length) {
-        const found = new Set((await tx.select({ id: tags.id }).from(tags).where(inArray(tags.id, tagIds))).map((t) => t.id));
+        const found = new Set(
+          (await tx.select({ id: tags.id }).from(tags).where(inArray(tags.id, tagIds))).map((t) => t.id),
+        );
         const missing = tagIds.filter((t) => !found.has(t));
-        if (missing.length) throw ApiError.validation({ config_change_tag_ids: [`config_change_tag_ids names no tag with id ${missing.join(", ")}`] });
+        if (missing.length)
+          throw ApiError.validation({
+            config_change_tag_ids: [`config_change_tag_ids names no tag with id ${missing.join(", ")}`],
+          });
       }
       const values = {
-        taskFailures: body.task_failures ?? false, configChanges: body.config_changes ?? false,
-        configChangeTagIds: tagIds, complianceFailures: body.compliance_failures ?? false, updatedAt: now,
+        taskFailures: body.task_failures ?? false,
+        configChanges: body.config_changes ?? false,
+        configChangeTagIds: tagIds,
+        complianceFailures: body.compliance_failures ?? false,
+        updatedAt: now,
       };
-      await tx.insert(mailSubscriptions).values({ userId: id, ...values }).onConflictDoUpdate({ target: mailSubscriptions.userId, set: values });
+      await tx
+        .insert(mailSubscriptions)
+        .values({ userId: id, ...values })
+        .onConflictDoUpdate({ target: mailSubscriptions.userId, set: values });
       const after = await showSubscriptions(tx, id);
       const { updated_at: _b, ...was } = before;
       const { updated_at: _a, ...is } = after;
-      await recordActivity(tx, c.var.auth, { action: "user.mail_subscriptions", subjectType: "user", subjectId: id, before: was, after: is }, now);
+      await recordActivity(
+        tx,
+        c.var.auth,
+        { action: "user.mail_subscriptions", subjectType: "user", subjectId: id, before: was, after: is },
+        now,
+      );
       return after;
     });
     return c.json({ data }, 200);
@@ -71,13 +89,19 @@ export function registerMailTestRoute(app: OpenAPIHono<AppEnv>): void {
     const { settings } = await getSettings(db);
     const message = composeMail([to], {
       subject: "[netkeep] Test message",
-      intro: [`This is a test message from netkeep, sent by ${c.var.auth.username} to check the SMTP settings.`, "If you read this, mail works."],
+      intro: [
+        `This is a test message from netkeep, sent by ${c.var.auth.username} to check the SMTP settings.`,
+        "If you read this, mail works.",
+      ],
     });
     try {
       await sendMail(db, secrets, message);
     } catch (err) {
       if (err instanceof MailNotConfiguredError) throw new ApiError(422, err.message);
-      throw new ApiError(502, `The SMTP server ${settings.smtp.host}:${settings.smtp.port} did not take the message: ${failureReason(err).slice(0, 300)}`);
+      throw new ApiError(
+        502,
+        `The SMTP server ${settings.smtp.host}:${settings.smtp.port} did not take the message: ${failureReason(err).slice(0, 300)}`,
+      );
     }
     return c.json({ message: `Sent a test message to ${to} through ${settings.smtp.host}:${settings.smtp.port}` }, 200);
   });

@@ -25,10 +25,29 @@ describe("a failed task run's mail", () => {
     const scopedUser = await t.user({ username: "branch-oncall", role: "branch-ops" });
     const adminUser = await t.user({ username: "core-oncall" });
     const device = async (name: string, tags: string[]) =>
-      (await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: name, device_ip: "192.0.2.40", device_vendor: "Cisco", device_tags: tags } })).body.data.id as number;
-    const ids = [await device("branch-sw1", ["branch"]), await device("core-rtr1", []), await device("core-rtr2", []), await device("core-rtr3", [])];
+      (
+        await t.call("/api/v1/devices", {
+          method: "POST",
+          token: admin,
+          body: { device_name: name, device_ip: "192.0.2.40", device_vendor: "Cisco", device_tags: tags },
+        })
+      ).body.data.id as number;
+    const ids = [
+      await device("branch-sw1", ["branch"]),
+      await device("core-rtr1", []),
+      await device("core-rtr2", []),
+      await device("core-rtr3", []),
+    ];
     const task = await t.call("/api/v1/tasks", {
-      method: "POST", token: admin, body: { task_name: "Nightly all", task_type: "download_devices", devices: ids, task_cron: "0 2 * * *", notify_on_failure: true },
+      method: "POST",
+      token: admin,
+      body: {
+        task_name: "Nightly all",
+        task_type: "download_devices",
+        devices: ids,
+        task_cron: "0 2 * * *",
+        notify_on_failure: true,
+      },
     });
     expect(task.status).toBe(201);
     const run = await t.call(`/api/v1/tasks/${task.body.data.id}/run`, { method: "POST", token: admin });
@@ -37,14 +56,22 @@ describe("a failed task run's mail", () => {
     for (;;) {
       const job = await claimNextJob(t.db, "test-collector", new Date(), 60_000);
       if (!job) break;
-      await completeJob(t.db, { ...job, maxAttempts: 1 }, "test-collector", { outcome: "auth_failed", message: "the device refused the password" }, new Date());
+      await completeJob(
+        t.db,
+        { ...job, maxAttempts: 1 },
+        "test-collector",
+        { outcome: "auth_failed", message: "the device refused the password" },
+        new Date(),
+      );
     }
     const [row] = await t.db.select().from(events).where(eq(events.type, "task.run.finished"));
     expect(row).toBeDefined();
     const event = row as unknown as StoredEvent;
 
     const scopedToken = await t.token(undefined, { userId: scopedUser });
-    const seen = (await t.call(`/api/v1/task-runs/${(event.payload as { run_id: number }).run_id}`, { token: scopedToken })).body.data.counts;
+    const seen = (
+      await t.call(`/api/v1/task-runs/${(event.payload as { run_id: number }).run_id}`, { token: scopedToken })
+    ).body.data.counts;
     expect(seen).toMatchObject({ total: 1, failed: 1 });
 
     const scopedMail = (await mailFor(t.db, event, (await recipient(t.db, scopedUser))!))!;
@@ -62,10 +89,24 @@ describe("a failed task run's mail", () => {
     const everyone = (await recipient(t.db, await t.user({ username: "all-watcher" })))!;
     const device = { id: 999, name: "core-sw9", ip: "192.0.2.99", category_id: null, tag_ids: [] };
     const changed = {
-      id: 1, type: "config.changed", occurredAt: new Date("2026-06-01T12:00:00Z"),
-      payload: { device, command: "show running-config", old_version_id: 1, new_version_id: 2, lines_added: 1, lines_removed: 0, job_id: null },
+      id: 1,
+      type: "config.changed",
+      occurredAt: new Date("2026-06-01T12:00:00Z"),
+      payload: {
+        device,
+        command: "show running-config",
+        old_version_id: 1,
+        new_version_id: 2,
+        lines_added: 1,
+        lines_removed: 0,
+        job_id: null,
+      },
     } as unknown as StoredEvent;
-    const failing = { ...changed, type: "compliance.failed", payload: { device, policy_id: 1, policy_name: "ntp", failed_rules: 1 } } as unknown as StoredEvent;
+    const failing = {
+      ...changed,
+      type: "compliance.failed",
+      payload: { device, policy_id: 1, policy_name: "ntp", failed_rules: 1 },
+    } as unknown as StoredEvent;
     for (const event of [changed, failing]) {
       expect(await mailFor(t.db, event, narrowed), event.type).toBeUndefined();
       expect((await mailFor(t.db, event, everyone))!.subject, event.type).toContain("core-sw9");

@@ -12,9 +12,18 @@ import type { Recipient } from "./recipients.ts";
 
 /** The failed devices of a run the recipient may see, with how each failed. */
 async function failedItems(db: DbOrTx, runId: number, who: Recipient) {
-  return db.select({ device: taskRunItems.deviceName, outcome: jobs.outcome, message: jobs.message })
-    .from(taskRunItems).innerJoin(jobs, eq(jobs.id, taskRunItems.jobId))
-    .where(and(eq(taskRunItems.runId, runId), eq(jobs.state, "finished"), sql`${jobs.outcome} not in ('success', 'unchanged')`, visibleItems(who.scope)))
+  return db
+    .select({ device: taskRunItems.deviceName, outcome: jobs.outcome, message: jobs.message })
+    .from(taskRunItems)
+    .innerJoin(jobs, eq(jobs.id, taskRunItems.jobId))
+    .where(
+      and(
+        eq(taskRunItems.runId, runId),
+        eq(jobs.state, "finished"),
+        sql`${jobs.outcome} not in ('success', 'unchanged')`,
+        visibleItems(who.scope),
+      ),
+    )
     .orderBy(asc(taskRunItems.deviceName), asc(taskRunItems.id));
 }
 
@@ -41,7 +50,13 @@ export async function mailFor(db: DbOrTx, event: StoredEvent, who: Recipient): P
     const counts = who.scope.all ? undefined : (await runOutcomeCounts(db, [p.run_id], who.scope)).get(p.run_id);
     const n = (k: "queued" | "running" | "succeeded" | "unchanged" | "failed" | "skipped") => Number(counts?.[k] ?? 0);
     const summary = counts
-      ? { succeeded: n("succeeded"), unchanged: n("unchanged"), failed: n("failed"), skipped: n("skipped"), total: n("queued") + n("running") + n("succeeded") + n("unchanged") + n("failed") + n("skipped") }
+      ? {
+          succeeded: n("succeeded"),
+          unchanged: n("unchanged"),
+          failed: n("failed"),
+          skipped: n("skipped"),
+          total: n("queued") + n("running") + n("succeeded") + n("unchanged") + n("failed") + n("skipped"),
+        }
       : p.summary;
     body = {
       subject: `[netkeep] Task "${p.task_name}": ${failed.length} device${failed.length === 1 ? "" : "s"} failed (run ${p.run_id})`,
@@ -50,7 +65,10 @@ export async function mailFor(db: DbOrTx, event: StoredEvent, who: Recipient): P
         `${summary.succeeded} succeeded, ${summary.unchanged} unchanged, ${summary.failed} failed, ${summary.skipped} skipped of ${summary.total}.`,
         "Failed devices:",
       ],
-      table: { head: ["Device", "Outcome", "Reason"], rows: failed.map((f) => [f.device ?? "(deleted device)", f.outcome ?? "error", f.message ?? ""]) },
+      table: {
+        head: ["Device", "Outcome", "Reason"],
+        rows: failed.map((f) => [f.device ?? "(deleted device)", f.outcome ?? "error", f.message ?? ""]),
+      },
     };
   } else if (!seesDevice(event, who)) {
     return undefined;
@@ -60,7 +78,9 @@ export async function mailFor(db: DbOrTx, event: StoredEvent, who: Recipient): P
       subject: `[netkeep] ${p.device.name}: configuration changed (${p.command})`,
       intro: [
         `A download of ${p.device.name} (${p.device.ip}) at ${event.occurredAt.toISOString()} stored a new version of "${p.command}".`,
-        p.old_version_id === null ? "It is the first version stored." : `${p.lines_added} lines added, ${p.lines_removed} removed since the version before.`,
+        p.old_version_id === null
+          ? "It is the first version stored."
+          : `${p.lines_added} lines added, ${p.lines_removed} removed since the version before.`,
         `New version id: ${p.new_version_id}.`,
       ],
     };

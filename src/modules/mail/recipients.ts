@@ -8,19 +8,35 @@ import type { StoredEvent } from "../events/consumer.ts";
 export type Recipient = { userId: number; username: string; email: string; scope: DeviceScope };
 
 const recipientColumns = {
-  userId: users.id, username: users.username, email: users.email,
-  scopeAll: roles.scopeAll, scopeTagIds: roles.scopeTagIds, scopeCategoryIds: roles.scopeCategoryIds,
+  userId: users.id,
+  username: users.username,
+  email: users.email,
+  scopeAll: roles.scopeAll,
+  scopeTagIds: roles.scopeTagIds,
+  scopeCategoryIds: roles.scopeCategoryIds,
 };
-type RecipientRow = { userId: number; username: string; email: string; scopeAll: boolean; scopeTagIds: number[]; scopeCategoryIds: number[] };
+type RecipientRow = {
+  userId: number;
+  username: string;
+  email: string;
+  scopeAll: boolean;
+  scopeTagIds: number[];
+  scopeCategoryIds: number[];
+};
 const asRecipient = (r: RecipientRow): Recipient => ({
-  userId: r.userId, username: r.username, email: r.email,
+  userId: r.userId,
+  username: r.username,
+  email: r.email,
   scope: r.scopeAll ? { all: true } : { all: false, tagIds: r.scopeTagIds, categoryIds: r.scopeCategoryIds },
 });
 
 /** Enabled users with a subscription row, with their role's scope. */
 function subscriberRows(db: DbOrTx) {
-  return db.select({ ...recipientColumns, sub: mailSubscriptions }).from(mailSubscriptions)
-    .innerJoin(users, eq(users.id, mailSubscriptions.userId)).innerJoin(roles, eq(roles.id, users.roleId))
+  return db
+    .select({ ...recipientColumns, sub: mailSubscriptions })
+    .from(mailSubscriptions)
+    .innerJoin(users, eq(users.id, mailSubscriptions.userId))
+    .innerJoin(roles, eq(roles.id, users.roleId))
     .where(eq(users.enabled, true));
 }
 
@@ -42,7 +58,11 @@ export function mailRecipients(db: DbOrTx): (event: StoredEvent) => Promise<numb
 
 type SubscriberRow = Awaited<ReturnType<typeof subscriberRows>>[number];
 
-async function recipientsOf(db: DbOrTx, event: StoredEvent, subscribers: () => Promise<SubscriberRow[]>): Promise<number[]> {
+async function recipientsOf(
+  db: DbOrTx,
+  event: StoredEvent,
+  subscribers: () => Promise<SubscriberRow[]>,
+): Promise<number[]> {
   if (event.type === "task.run.finished") {
     const payload = event.payload as EventPayload<"task.run.finished">;
     if (payload.summary.failed === 0) return [];
@@ -54,7 +74,9 @@ async function recipientsOf(db: DbOrTx, event: StoredEvent, subscribers: () => P
     const { device } = event.payload as EventPayload<"config.changed">;
     return (await subscribers())
       .filter((r) => r.sub.configChanges && sees(r, device))
-      .filter((r) => !r.sub.configChangeTagIds.length || r.sub.configChangeTagIds.some((t) => device.tag_ids.includes(t)))
+      .filter(
+        (r) => !r.sub.configChangeTagIds.length || r.sub.configChangeTagIds.some((t) => device.tag_ids.includes(t)),
+      )
       .map((r) => r.userId);
   }
   if (event.type === "compliance.failed") {
@@ -66,7 +88,10 @@ async function recipientsOf(db: DbOrTx, event: StoredEvent, subscribers: () => P
 
 /** The user a mail job is for, as they are now; undefined when gone or disabled since. */
 export async function recipient(db: DbOrTx, userId: number): Promise<Recipient | undefined> {
-  const [row] = await db.select(recipientColumns).from(users).innerJoin(roles, eq(roles.id, users.roleId))
+  const [row] = await db
+    .select(recipientColumns)
+    .from(users)
+    .innerJoin(roles, eq(roles.id, users.roleId))
     .where(and(eq(users.id, userId), eq(users.enabled, true)));
   return row ? asRecipient(row) : undefined;
 }

@@ -20,7 +20,8 @@ const SOCKET_TIMEOUT_MS = 30_000;
 export async function sendMail(db: DbOrTx, secrets: SecretBox, message: MailMessage): Promise<void> {
   const { settings } = await getSettings(db);
   const smtp = settings.smtp;
-  if (!smtp.host || !smtp.from_address) throw new MailNotConfiguredError("SMTP is not set up: set smtp.host and smtp.from_address in the settings");
+  if (!smtp.host || !smtp.from_address)
+    throw new MailNotConfiguredError("SMTP is not set up: set smtp.host and smtp.from_address in the settings");
   const password = smtp.username ? await smtpPassword(db, secrets) : null;
   const transport = createTransport({
     host: smtp.host,
@@ -34,7 +35,13 @@ export async function sendMail(db: DbOrTx, secrets: SecretBox, message: MailMess
     socketTimeout: SOCKET_TIMEOUT_MS,
   });
   try {
-    await transport.sendMail({ from: smtp.from_address, to: message.to, subject: message.subject, text: message.text, html: message.html });
+    await transport.sendMail({
+      from: smtp.from_address,
+      to: message.to,
+      subject: message.subject,
+      text: message.text,
+      html: message.html,
+    });
   } finally {
     transport.close();
   }

@@ -12,9 +12,24 @@ const ids: Record<string, number> = {};
 beforeAll(async () => {
   t = await createTestContext({ clock });
   admin = await t.token();
-  ids.r1 = await createDevice(t, admin, { device_name: "rep-r1", device_vendor: "Cisco", device_model: "ISR4331", device_tags: ["core", "ams"] });
-  ids.r2 = await createDevice(t, admin, { device_name: "rep-r2", device_vendor: "Cisco", device_model: "ISR4331", device_tags: ["core"] });
-  ids.r3 = await createDevice(t, admin, { device_name: "rep-r3", device_vendor: "Juniper", device_model: "MX204", device_tags: ["ams"] });
+  ids.r1 = await createDevice(t, admin, {
+    device_name: "rep-r1",
+    device_vendor: "Cisco",
+    device_model: "ISR4331",
+    device_tags: ["core", "ams"],
+  });
+  ids.r2 = await createDevice(t, admin, {
+    device_name: "rep-r2",
+    device_vendor: "Cisco",
+    device_model: "ISR4331",
+    device_tags: ["core"],
+  });
+  ids.r3 = await createDevice(t, admin, {
+    device_name: "rep-r3",
+    device_vendor: "Juniper",
+    device_model: "MX204",
+    device_tags: ["ams"],
+  });
   ids.r4 = await createDevice(t, admin, { device_name: "rep-r4", device_vendor: "Juniper", device_tags: ["lab"] });
   // r1: three versions (two on June 2nd, one on the 3rd); r3: one on the 3rd; r2 and r4 never change.
   await storeVersion(t, { deviceId: ids.r1!, text: "hostname r1\n", at: day(2, 1) });
@@ -22,33 +37,83 @@ beforeAll(async () => {
   await storeVersion(t, { deviceId: ids.r1!, text: "hostname r1\nntp server 2\n", at: day(3, 5) });
   await storeVersion(t, { deviceId: ids.r3!, text: "hostname r3\n", at: day(3, 6) });
   // r2: one success and three failures in June; one failure in May (outside the range below); one cancelled.
-  const finished = (deviceId: number, outcome: "success" | "unchanged" | "timeout" | "auth_failed" | "cancelled", at: Date) =>
-    ({ type: "download" as const, deviceId, state: "finished" as const, outcome, trigger: "schedule" as const, runAfter: at, createdAt: at, startedAt: at, finishedAt: at });
-  await t.db.insert(jobs).values([
-    finished(ids.r2!, "unchanged", day(4)), finished(ids.r2!, "timeout", day(5)), finished(ids.r2!, "auth_failed", day(6)), finished(ids.r2!, "timeout", day(7)),
-    finished(ids.r2!, "timeout", new Date(Date.UTC(2026, 4, 20))), finished(ids.r2!, "cancelled", day(8)),
-  ]);
+  const finished = (
+    deviceId: number,
+    outcome: "success" | "unchanged" | "timeout" | "auth_failed" | "cancelled",
+    at: Date,
+  ) => ({
+    type: "download" as const,
+    deviceId,
+    state: "finished" as const,
+    outcome,
+    trigger: "schedule" as const,
+    runAfter: at,
+    createdAt: at,
+    startedAt: at,
+    finishedAt: at,
+  });
+  await t.db
+    .insert(jobs)
+    .values([
+      finished(ids.r2!, "unchanged", day(4)),
+      finished(ids.r2!, "timeout", day(5)),
+      finished(ids.r2!, "auth_failed", day(6)),
+      finished(ids.r2!, "timeout", day(7)),
+      finished(ids.r2!, "timeout", new Date(Date.UTC(2026, 4, 20))),
+      finished(ids.r2!, "cancelled", day(8)),
+    ]);
 });
 afterAll(() => t.close());
 
-const byValue = (rows: { value: string; devices: number }[]) => Object.fromEntries(rows.map((r) => [r.value, r.devices]));
+const byValue = (rows: { value: string; devices: number }[]) =>
+  Object.fromEntries(rows.map((r) => [r.value, r.devices]));
 
 describe("reports", () => {
-  it("counts devices per OS version as SNMP last read it, \"\" for devices never read", async () => {
+  it('counts devices per OS version as SNMP last read it, "" for devices never read', async () => {
     // In May, before the ranges the other reports use: r1 read twice (the newer version counts), r3 once.
     const read = (deviceId: number, at: Date, softwareVersion?: string) => ({
-      type: "download" as const, deviceId, state: "finished" as const, outcome: "success" as const, trigger: "schedule" as const,
-      runAfter: at, createdAt: at, startedAt: at, finishedAt: at, result: softwareVersion ? { snmp: { software_version: softwareVersion } } : { duration_ms: 1 },
+      type: "download" as const,
+      deviceId,
+      state: "finished" as const,
+      outcome: "success" as const,
+      trigger: "schedule" as const,
+      runAfter: at,
+      createdAt: at,
+      startedAt: at,
+      finishedAt: at,
+      result: softwareVersion ? { snmp: { software_version: softwareVersion } } : { duration_ms: 1 },
     });
     const may = (d: number) => new Date(Date.UTC(2026, 4, d));
-    await t.db.insert(jobs).values([read(ids.r1!, may(1), "15.2(7)E7"), read(ids.r1!, may(2), "15.2(7)E8"), read(ids.r1!, may(3)), read(ids.r3!, may(2), "21.4R3-S2")]);
-    expect(byValue((await t.call("/api/v1/reports/devices?group_by=os_version", { token: admin })).body.data)).toEqual({ "15.2(7)E8": 1, "21.4R3-S2": 1, "": 2 });
+    await t.db
+      .insert(jobs)
+      .values([
+        read(ids.r1!, may(1), "15.2(7)E7"),
+        read(ids.r1!, may(2), "15.2(7)E8"),
+        read(ids.r1!, may(3)),
+        read(ids.r3!, may(2), "21.4R3-S2"),
+      ]);
+    expect(byValue((await t.call("/api/v1/reports/devices?group_by=os_version", { token: admin })).body.data)).toEqual({
+      "15.2(7)E8": 1,
+      "21.4R3-S2": 1,
+      "": 2,
+    });
   });
 
   it("counts devices per vendor, model and tag", async () => {
-    expect(byValue((await t.call("/api/v1/reports/devices?group_by=vendor", { token: admin })).body.data)).toEqual({ Cisco: 2, Juniper: 2 });
-    expect(byValue((await t.call("/api/v1/reports/devices?group_by=model", { token: admin })).body.data)).toEqual({ ISR4331: 2, MX204: 1, "": 1 });
-    expect(byValue((await t.call("/api/v1/reports/devices?group_by=tag", { token: admin })).body.data)).toEqual({ core: 2, ams: 2, lab: 1 });
+    expect(byValue((await t.call("/api/v1/reports/devices?group_by=vendor", { token: admin })).body.data)).toEqual({
+      Cisco: 2,
+      Juniper: 2,
+    });
+    expect(byValue((await t.call("/api/v1/reports/devices?group_by=model", { token: admin })).body.data)).toEqual({
+      ISR4331: 2,
+      MX204: 1,
+      "": 1,
+    });
+    expect(byValue((await t.call("/api/v1/reports/devices?group_by=tag", { token: admin })).body.data)).toEqual({
+      core: 2,
+      ams: 2,
+      lab: 1,
+    });
     const bad = await t.call("/api/v1/reports/devices?group_by=colour", { token: admin });
     expect(bad.status).toBe(422);
     expect(bad.body.errors.group_by[0]).toMatch(/vendor, model, os_version, category, tag, status/);
@@ -56,23 +121,51 @@ describe("reports", () => {
 
   it("gives each device's backup success rate over a period, leaving cancelled jobs and other periods out", async () => {
     const res = await t.call("/api/v1/reports/backup-success?from=2026-06-01&to=2026-06-30", { token: admin });
-    const rows = Object.fromEntries(res.body.data.map((r: any) => [r.device_name, [r.attempts, r.succeeded, r.failed, r.success_percent]]));
-    expect(rows).toEqual({ "rep-r1": [3, 3, 0, 100], "rep-r2": [4, 1, 3, 25], "rep-r3": [1, 1, 0, 100], "rep-r4": [0, 0, 0, null] });
+    const rows = Object.fromEntries(
+      res.body.data.map((r: any) => [r.device_name, [r.attempts, r.succeeded, r.failed, r.success_percent]]),
+    );
+    expect(rows).toEqual({
+      "rep-r1": [3, 3, 0, 100],
+      "rep-r2": [4, 1, 3, 25],
+      "rep-r3": [1, 1, 0, 100],
+      "rep-r4": [0, 0, 0, null],
+    });
   });
 
   it("counts changes per day and device, vendor or tag, and names the devices that change most", async () => {
     const range = "from=2026-06-01&to=2026-06-30";
     const triples = (rows: any[]) => rows.map((r) => [r.date, r.value, r.changes]);
-    expect(triples((await t.call(`/api/v1/reports/changes?${range}`, { token: admin })).body.data))
-      .toEqual([["2026-06-02", "rep-r1", 2], ["2026-06-03", "rep-r1", 1], ["2026-06-03", "rep-r3", 1]]);
-    expect(triples((await t.call(`/api/v1/reports/changes?${range}&group_by=vendor`, { token: admin })).body.data))
-      .toEqual([["2026-06-02", "Cisco", 2], ["2026-06-03", "Cisco", 1], ["2026-06-03", "Juniper", 1]]);
-    expect(triples((await t.call(`/api/v1/reports/changes?${range}&group_by=tag`, { token: admin })).body.data))
-      .toEqual([["2026-06-02", "ams", 2], ["2026-06-02", "core", 2], ["2026-06-03", "ams", 2], ["2026-06-03", "core", 1]]);
-    expect(triples((await t.call("/api/v1/reports/changes?from=2026-06-03&to=2026-06-03", { token: admin })).body.data))
-      .toEqual([["2026-06-03", "rep-r1", 1], ["2026-06-03", "rep-r3", 1]]);
+    expect(triples((await t.call(`/api/v1/reports/changes?${range}`, { token: admin })).body.data)).toEqual([
+      ["2026-06-02", "rep-r1", 2],
+      ["2026-06-03", "rep-r1", 1],
+      ["2026-06-03", "rep-r3", 1],
+    ]);
+    expect(
+      triples((await t.call(`/api/v1/reports/changes?${range}&group_by=vendor`, { token: admin })).body.data),
+    ).toEqual([
+      ["2026-06-02", "Cisco", 2],
+      ["2026-06-03", "Cisco", 1],
+      ["2026-06-03", "Juniper", 1],
+    ]);
+    expect(
+      triples((await t.call(`/api/v1/reports/changes?${range}&group_by=tag`, { token: admin })).body.data),
+    ).toEqual([
+      ["2026-06-02", "ams", 2],
+      ["2026-06-02", "core", 2],
+      ["2026-06-03", "ams", 2],
+      ["2026-06-03", "core", 1],
+    ]);
+    expect(
+      triples((await t.call("/api/v1/reports/changes?from=2026-06-03&to=2026-06-03", { token: admin })).body.data),
+    ).toEqual([
+      ["2026-06-03", "rep-r1", 1],
+      ["2026-06-03", "rep-r3", 1],
+    ]);
     const top = (await t.call(`/api/v1/reports/top-changers?${range}`, { token: admin })).body.data;
-    expect(top.map((r: any) => [r.device_name, r.changes, r.last_change_at])).toEqual([["rep-r1", 3, day(3, 5).toISOString()], ["rep-r3", 1, day(3, 6).toISOString()]]);
+    expect(top.map((r: any) => [r.device_name, r.changes, r.last_change_at])).toEqual([
+      ["rep-r1", 3, day(3, 5).toISOString()],
+      ["rep-r3", 1, day(3, 6).toISOString()],
+    ]);
     const reversed = await t.call("/api/v1/reports/changes?from=2026-06-30&to=2026-06-01", { token: admin });
     expect(reversed.status).toBe(422);
     expect(reversed.body.errors.from[0]).toMatch(/must not be after to/);
@@ -80,19 +173,26 @@ describe("reports", () => {
 
   it("answers every report as CSV, by Accept or format=csv, holding the same rows as the JSON", async () => {
     const paths = [
-      "/api/v1/reports/devices?group_by=tag", "/api/v1/reports/backup-success?from=2026-06-01&to=2026-06-30",
-      "/api/v1/reports/changes?from=2026-06-01&to=2026-06-30&group_by=tag", "/api/v1/reports/top-changers?from=2026-06-01&to=2026-06-30",
+      "/api/v1/reports/devices?group_by=tag",
+      "/api/v1/reports/backup-success?from=2026-06-01&to=2026-06-30",
+      "/api/v1/reports/changes?from=2026-06-01&to=2026-06-30&group_by=tag",
+      "/api/v1/reports/top-changers?from=2026-06-01&to=2026-06-30",
       "/api/v1/reports/compliance-trends?from=2026-06-01&to=2026-06-03",
     ];
     for (const path of paths) {
       const json = (await t.call(path, { token: admin })).body.data as Record<string, unknown>[];
       expect(json.length, path).toBeGreaterThan(0);
       for (const how of [{ headers: { accept: "text/csv" } }, { query: "&format=csv" }]) {
-        const res = await t.request("query" in how ? path + how.query : path, { token: admin, headers: "headers" in how ? how.headers : {} });
+        const res = await t.request("query" in how ? path + how.query : path, {
+          token: admin,
+          headers: "headers" in how ? how.headers : {},
+        });
         expect(res.headers.get("content-type"), path).toBe("text/csv; charset=utf-8");
         const records = parse(await res.text(), { columns: true }) as Record<string, string>[];
         // Every JSON value, written as text ("" for null), is the CSV cell of the same row and column.
-        expect(records, path).toEqual(json.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v === null ? "" : String(v)]))));
+        expect(records, path).toEqual(
+          json.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v === null ? "" : String(v)]))),
+        );
       }
     }
   });
@@ -107,17 +207,26 @@ describe("reports", () => {
   it("shows a scoped user only the devices of the scope", async () => {
     await t.role({ name: "ams-reports", tags: ["ams"], permissions: ["system.read"] });
     const scoped = await t.token(["system.read"], { role: "ams-reports" });
-    expect(byValue((await t.call("/api/v1/reports/devices?group_by=vendor", { token: scoped })).body.data)).toEqual({ Cisco: 1, Juniper: 1 });
-    const success = (await t.call("/api/v1/reports/backup-success?from=2026-06-01&to=2026-06-30", { token: scoped })).body.data;
+    expect(byValue((await t.call("/api/v1/reports/devices?group_by=vendor", { token: scoped })).body.data)).toEqual({
+      Cisco: 1,
+      Juniper: 1,
+    });
+    const success = (await t.call("/api/v1/reports/backup-success?from=2026-06-01&to=2026-06-30", { token: scoped }))
+      .body.data;
     expect(success.map((r: any) => r.device_name)).toEqual(["rep-r1", "rep-r3"]);
-    const tagged = (await t.call("/api/v1/reports/changes?from=2026-06-01&to=2026-06-30&group_by=tag", { token: scoped })).body.data;
+    const tagged = (
+      await t.call("/api/v1/reports/changes?from=2026-06-01&to=2026-06-30&group_by=tag", { token: scoped })
+    ).body.data;
     // r1's changes still count under its tag "core", but only as r1's: r2 (core, out of scope) never changed anyway.
     expect(tagged.map((r: any) => r.value).sort()).toEqual(["ams", "ams", "core", "core"]);
-    const top = (await t.call("/api/v1/reports/top-changers?from=2026-06-01&to=2026-06-30", { token: scoped })).body.data;
+    const top = (await t.call("/api/v1/reports/top-changers?from=2026-06-01&to=2026-06-30", { token: scoped })).body
+      .data;
     expect(top.map((r: any) => r.device_name)).toEqual(["rep-r1", "rep-r3"]);
     await t.role({ name: "lab-reports", tags: ["lab"], permissions: ["system.read"] });
     const lab = await t.token(["system.read"], { role: "lab-reports" });
-    expect((await t.call("/api/v1/reports/top-changers?from=2026-06-01&to=2026-06-30", { token: lab })).body.data).toEqual([]);
+    expect(
+      (await t.call("/api/v1/reports/top-changers?from=2026-06-01&to=2026-06-30", { token: lab })).body.data,
+    ).toEqual([]);
   });
 
   it("needs system.read", async () => {

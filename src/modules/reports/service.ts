@@ -9,7 +9,11 @@ export const DEVICE_GROUPS = ["vendor", "model", "os_version", "category", "tag"
 export type DeviceGroup = (typeof DEVICE_GROUPS)[number];
 
 /** How many devices (in the scope) share each vendor, model, OS version, category, tag or status; "" for none. */
-export async function deviceStatistics(db: DbOrTx, scope: DeviceScope, groupBy: DeviceGroup): Promise<Report<{ group_by: string; value: string; devices: number }>> {
+export async function deviceStatistics(
+  db: DbOrTx,
+  scope: DeviceScope,
+  groupBy: DeviceGroup,
+): Promise<Report<{ group_by: string; value: string; devices: number }>> {
   const inScope = deviceScopeCondition(scope);
   let rows: { value: string | null; n: number }[];
   if (groupBy === "os_version") {
@@ -25,18 +29,33 @@ export async function deviceStatistics(db: DbOrTx, scope: DeviceScope, groupBy: 
     for (const { value } of perDevice) counts.set(value, (counts.get(value) ?? 0) + 1);
     rows = [...counts].map(([value, n]) => ({ value, n }));
   } else if (groupBy === "tag") {
-    rows = await db.select({ value: tags.name, n: count() }).from(deviceTags).innerJoin(tags, eq(tags.id, deviceTags.tagId)).innerJoin(devices, eq(devices.id, deviceTags.deviceId))
-      .where(inScope).groupBy(tags.id);
+    rows = await db
+      .select({ value: tags.name, n: count() })
+      .from(deviceTags)
+      .innerJoin(tags, eq(tags.id, deviceTags.tagId))
+      .innerJoin(devices, eq(devices.id, deviceTags.deviceId))
+      .where(inScope)
+      .groupBy(tags.id);
   } else {
     const key: SQL<string | null> = {
-      vendor: sql<string | null>`${vendors.name}`, model: sql<string | null>`${devices.model}`, category: sql<string | null>`${categories.name}`, status: sql<string | null>`${devices.status}`,
+      vendor: sql<string | null>`${vendors.name}`,
+      model: sql<string | null>`${devices.model}`,
+      category: sql<string | null>`${categories.name}`,
+      status: sql<string | null>`${devices.status}`,
     }[groupBy];
-    rows = await db.select({ value: key, n: count() }).from(devices).leftJoin(vendors, eq(vendors.id, devices.vendorId)).leftJoin(categories, eq(categories.id, devices.categoryId))
-      .where(inScope).groupBy(key);
+    rows = await db
+      .select({ value: key, n: count() })
+      .from(devices)
+      .leftJoin(vendors, eq(vendors.id, devices.vendorId))
+      .leftJoin(categories, eq(categories.id, devices.categoryId))
+      .where(inScope)
+      .groupBy(key);
   }
   return {
     columns: ["group_by", "value", "devices"],
-    rows: rows.map((r) => ({ group_by: groupBy, value: r.value ?? "", devices: r.n })).sort((a, b) => b.devices - a.devices || a.value.localeCompare(b.value)),
+    rows: rows
+      .map((r) => ({ group_by: groupBy, value: r.value ?? "", devices: r.n }))
+      .sort((a, b) => b.devices - a.devices || a.value.localeCompare(b.value)),
   };
 }
 
@@ -48,21 +67,49 @@ const BACKED_UP = ["success", "unchanged"] as const;
  * Cancelled jobs were never attempted and do not count.
  */
 export async function backupSuccess(db: DbOrTx, scope: DeviceScope, range: DayRange) {
-  const inRange = and(eq(jobs.type, "download"), eq(jobs.state, "finished"), sql`${jobs.outcome} <> 'cancelled'`,
-    gte(jobs.finishedAt, new Date(range.from)), lt(jobs.finishedAt, new Date(range.end)));
-  const attempts = await db.select({
-    deviceId: jobs.deviceId, attempts: count(),
-    succeeded: sql<number>`sum(case when ${inArray(jobs.outcome, [...BACKED_UP])} then 1 else 0 end)`,
-  }).from(jobs).where(and(inRange, deviceIdInScope(jobs.deviceId, scope))).groupBy(jobs.deviceId);
+  const inRange = and(
+    eq(jobs.type, "download"),
+    eq(jobs.state, "finished"),
+    sql`${jobs.outcome} <> 'cancelled'`,
+    gte(jobs.finishedAt, new Date(range.from)),
+    lt(jobs.finishedAt, new Date(range.end)),
+  );
+  const attempts = await db
+    .select({
+      deviceId: jobs.deviceId,
+      attempts: count(),
+      succeeded: sql<number>`sum(case when ${inArray(jobs.outcome, [...BACKED_UP])} then 1 else 0 end)`,
+    })
+    .from(jobs)
+    .where(and(inRange, deviceIdInScope(jobs.deviceId, scope)))
+    .groupBy(jobs.deviceId);
   const byDevice = new Map(attempts.map((a) => [a.deviceId, a]));
-  const list = await db.select({ id: devices.id, name: devices.name }).from(devices).where(deviceScopeCondition(scope)).orderBy(asc(devices.name));
-  const report: Report<{ device_id: number; device_name: string; attempts: number; succeeded: number; failed: number; success_percent: number | null }> = {
+  const list = await db
+    .select({ id: devices.id, name: devices.name })
+    .from(devices)
+    .where(deviceScopeCondition(scope))
+    .orderBy(asc(devices.name));
+  const report: Report<{
+    device_id: number;
+    device_name: string;
+    attempts: number;
+    succeeded: number;
+    failed: number;
+    success_percent: number | null;
+  }> = {
     columns: ["device_id", "device_name", "attempts", "succeeded", "failed", "success_percent"],
     rows: list.map((d) => {
       const a = byDevice.get(d.id);
       const total = a?.attempts ?? 0;
       const ok = Number(a?.succeeded ?? 0);
-      return { device_id: d.id, device_name: d.name, attempts: total, succeeded: ok, failed: total - ok, success_percent: total ? Math.round((ok / total) * 1000) / 10 : null };
+      return {
+        device_id: d.id,
+        device_name: d.name,
+        attempts: total,
+        succeeded: ok,
+        failed: total - ok,
+        success_percent: total ? Math.round((ok / total) * 1000) / 10 : null,
+      };
     }),
   };
   return report;
@@ -75,10 +122,24 @@ const dayOf = sql<string>`strftime('%Y-%m-%d', ${configChanges.createdAt} / 1000
 
 /** New configuration versions per UTC day and device, vendor or tag (a device with two tags counts under both). */
 export async function changeHistory(db: DbOrTx, scope: DeviceScope, range: DayRange, groupBy: ChangeGroup) {
-  const where = and(gte(configChanges.createdAt, new Date(range.from)), lt(configChanges.createdAt, new Date(range.end)), deviceScopeCondition(scope));
-  const key = { device: sql<string>`${devices.name}`, vendor: sql<string>`coalesce(${vendors.name}, '')`, tag: sql<string>`${tags.name}` }[groupBy];
-  let q = db.select({ day: dayOf, value: key, n: count() }).from(configChanges).innerJoin(devices, eq(devices.id, configChanges.deviceId)).leftJoin(vendors, eq(vendors.id, devices.vendorId)).$dynamic();
-  if (groupBy === "tag") q = q.innerJoin(deviceTags, eq(deviceTags.deviceId, devices.id)).innerJoin(tags, eq(tags.id, deviceTags.tagId));
+  const where = and(
+    gte(configChanges.createdAt, new Date(range.from)),
+    lt(configChanges.createdAt, new Date(range.end)),
+    deviceScopeCondition(scope),
+  );
+  const key = {
+    device: sql<string>`${devices.name}`,
+    vendor: sql<string>`coalesce(${vendors.name}, '')`,
+    tag: sql<string>`${tags.name}`,
+  }[groupBy];
+  let q = db
+    .select({ day: dayOf, value: key, n: count() })
+    .from(configChanges)
+    .innerJoin(devices, eq(devices.id, configChanges.deviceId))
+    .leftJoin(vendors, eq(vendors.id, devices.vendorId))
+    .$dynamic();
+  if (groupBy === "tag")
+    q = q.innerJoin(deviceTags, eq(deviceTags.deviceId, devices.id)).innerJoin(tags, eq(tags.id, deviceTags.tagId));
   const rows = await q.where(where).groupBy(dayOf, key).orderBy(asc(dayOf), asc(key));
   const report: Report<{ date: string; group_by: string; value: string; changes: number }> = {
     columns: ["date", "group_by", "value", "changes"],
@@ -90,13 +151,28 @@ export async function changeHistory(db: DbOrTx, scope: DeviceScope, range: DayRa
 /** The devices with the most new configuration versions in the range, most first. */
 export async function topChangers(db: DbOrTx, scope: DeviceScope, range: DayRange, limit: number) {
   const n = count();
-  const rows = await db.select({ id: devices.id, name: devices.name, n, last: sql<number>`max(${configChanges.createdAt})` }).from(configChanges)
+  const rows = await db
+    .select({ id: devices.id, name: devices.name, n, last: sql<number>`max(${configChanges.createdAt})` })
+    .from(configChanges)
     .innerJoin(devices, eq(devices.id, configChanges.deviceId))
-    .where(and(gte(configChanges.createdAt, new Date(range.from)), lt(configChanges.createdAt, new Date(range.end)), deviceScopeCondition(scope)))
-    .groupBy(devices.id).orderBy(desc(n), asc(devices.name)).limit(limit);
+    .where(
+      and(
+        gte(configChanges.createdAt, new Date(range.from)),
+        lt(configChanges.createdAt, new Date(range.end)),
+        deviceScopeCondition(scope),
+      ),
+    )
+    .groupBy(devices.id)
+    .orderBy(desc(n), asc(devices.name))
+    .limit(limit);
   const report: Report<{ device_id: number; device_name: string; changes: number; last_change_at: string }> = {
     columns: ["device_id", "device_name", "changes", "last_change_at"],
-    rows: rows.map((r) => ({ device_id: r.id, device_name: r.name, changes: r.n, last_change_at: new Date(Number(r.last)).toISOString() })),
+    rows: rows.map((r) => ({
+      device_id: r.id,
+      device_name: r.name,
+      changes: r.n,
+      last_change_at: new Date(Number(r.last)).toISOString(),
+    })),
   };
   return report;
 }

@@ -5,14 +5,23 @@ import { SettingsPatch, SettingsSchema } from "./schema.ts";
 const tag = "Settings";
 
 export const getSettingsRoute = apiRoute({
-  method: "get", path: "/settings", operationId: "getSettings", tag, ability: "system.read",
+  method: "get",
+  path: "/settings",
+  operationId: "getSettings",
+  tag,
+  ability: "system.read",
   summary: "Show the service's settings",
-  description: "Every setting with its value in force (defaults filled in). Passwords and secrets are never shown: smtp.has_password, ldap.has_bind_password and oidc.has_client_secret say whether one is stored.",
+  description:
+    "Every setting with its value in force (defaults filled in). Passwords and secrets are never shown: smtp.has_password, ldap.has_bind_password and oidc.has_client_secret say whether one is stored.",
   responses: { 200: jsonResponse(z.object({ data: SettingsSchema }), "The settings") },
 });
 
 export const patchSettingsRoute = apiRoute({
-  method: "patch", path: "/settings", operationId: "updateSettings", tag, ability: "system.write",
+  method: "patch",
+  path: "/settings",
+  operationId: "updateSettings",
+  tag,
+  ability: "system.write",
   summary: "Change some settings",
   description:
     "Send only what changes; each section (compare, collector, smtp, webhooks, backups, ldap, oidc, mfa, tokens) is merged field by field (ldap.group_roles and oidc.group_roles are replaced whole). A change applies at once, " +

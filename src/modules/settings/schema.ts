@@ -12,7 +12,13 @@ export const SETTINGS_DEFAULTS = {
   compare: { ignore_whitespace: false, context_lines: 3 },
   default_credential_id: null as number | null,
   collector: { connect_timeout_seconds: 30, command_timeout_seconds: 60, retries: 1 },
-  smtp: { host: null as string | null, port: 587, encryption: "starttls" as "none" | "starttls" | "tls", username: null as string | null, from_address: null as string | null },
+  smtp: {
+    host: null as string | null,
+    port: 587,
+    encryption: "starttls" as "none" | "starttls" | "tls",
+    username: null as string | null,
+    from_address: null as string | null,
+  },
   webhooks: { timeout_seconds: 10, retries: 7, allow_private_ranges: true, private_response_excerpts: false },
   backups: { cron: "0 1 * * *", keep: 7 },
   syslog: { enabled: false, port: 5514, bind_address: "0.0.0.0", debounce_seconds: 30, relays: [] as string[] },
@@ -52,83 +58,233 @@ export type SettingsOut = Omit<Settings, "smtp" | "ldap" | "oidc"> & {
 };
 
 const whole = (min: number, max: number, unit: string) =>
-  z.number({ error: `must be a whole number of ${unit}` }).int(`must be a whole number of ${unit}`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+  z
+    .number({ error: `must be a whole number of ${unit}` })
+    .int(`must be a whole number of ${unit}`)
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`);
 
 const Compare = z.object({
   ignore_whitespace: z.boolean().openapi({ description: "Diffs ignore changes in spacing alone" }),
   context_lines: z.number().int().openapi({ description: "Unchanged lines shown around each change in a diff" }),
 });
 const Collector = z.object({
-  connect_timeout_seconds: z.number().int().openapi({ description: "How long a collector waits for a device's connection and SSH handshake; collectors apply a change within 10 s" }),
-  command_timeout_seconds: z.number().int().openapi({ description: "The longest silence a session allows while waiting for the device's prompt (each command's output); collectors apply a change within 10 s" }),
-  retries: z.number().int().openapi({ description: "Further attempts of a device job whose connection failed (timeout, unreachable); fixed when a job is queued (its max_attempts)" }),
+  connect_timeout_seconds: z
+    .number()
+    .int()
+    .openapi({
+      description:
+        "How long a collector waits for a device's connection and SSH handshake; collectors apply a change within 10 s",
+    }),
+  command_timeout_seconds: z
+    .number()
+    .int()
+    .openapi({
+      description:
+        "The longest silence a session allows while waiting for the device's prompt (each command's output); collectors apply a change within 10 s",
+    }),
+  retries: z
+    .number()
+    .int()
+    .openapi({
+      description:
+        "Further attempts of a device job whose connection failed (timeout, unreachable); fixed when a job is queued (its max_attempts)",
+    }),
 });
 const Webhooks = z.object({
   timeout_seconds: z.number().int().openapi({ description: "How long a webhook delivery waits for the receiver" }),
-  retries: z.number().int().openapi({ description: "Further attempts after a delivery failed with a timeout, a connection error or a 5xx, with growing pauses (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: the default 7 spans about a day)" }),
-  allow_private_ranges: z.boolean().openapi({ description: "Whether webhooks may go to private, loopback and carrier-grade NAT addresses (link-local and cloud metadata addresses never)" }),
-  private_response_excerpts: z.boolean().openapi({ description: "Whether the delivery log keeps the first 1 KB of the answer of a receiver at a private, loopback or carrier-grade NAT address, as it does for public ones (off: the log would show internal services' answers to whoever may manage webhooks)" }),
+  retries: z
+    .number()
+    .int()
+    .openapi({
+      description:
+        "Further attempts after a delivery failed with a timeout, a connection error or a 5xx, with growing pauses (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: the default 7 spans about a day)",
+    }),
+  allow_private_ranges: z
+    .boolean()
+    .openapi({
+      description:
+        "Whether webhooks may go to private, loopback and carrier-grade NAT addresses (link-local and cloud metadata addresses never)",
+    }),
+  private_response_excerpts: z
+    .boolean()
+    .openapi({
+      description:
+        "Whether the delivery log keeps the first 1 KB of the answer of a receiver at a private, loopback or carrier-grade NAT address, as it does for public ones (off: the log would show internal services' answers to whoever may manage webhooks)",
+    }),
 });
 const Backups = z.object({
-  cron: z.string().openapi({ description: "When the database backup system task runs (five-field cron, in the task's time zone): the task's own schedule, the same as editing the task" }),
-  keep: z.number().int().openapi({ description: "How many database backups to keep; older ones are deleted after each new one" }),
+  cron: z
+    .string()
+    .openapi({
+      description:
+        "When the database backup system task runs (five-field cron, in the task's time zone): the task's own schedule, the same as editing the task",
+    }),
+  keep: z
+    .number()
+    .int()
+    .openapi({ description: "How many database backups to keep; older ones are deleted after each new one" }),
 });
 
 const Syslog = z.object({
-  enabled: z.boolean().openapi({ description: "Whether collectors receive syslog messages and back a device up when one says its configuration changed (docs/syslog.md)" }),
-  port: z.number().int().openapi({ description: "The UDP and TCP port the receiver listens on (514 needs privileges: forward it, see docs/syslog.md)" }),
-  bind_address: z.string().openapi({ description: "The local address the receiver listens on (0.0.0.0: every IPv4 address, :: every address)" }),
-  debounce_seconds: z.number().int().openapi({ description: "Quiet time after a device's last \"configuration changed\" message before its backup starts: ten commits in a minute make one backup" }),
-  relays: z.array(z.string()).openapi({ description: "Addresses of trusted syslog relays (rsyslog, syslog-ng): a message from one is matched to a device by its HOSTNAME field (the device's name or address), never a message from any other sender (docs/syslog.md)" }),
+  enabled: z
+    .boolean()
+    .openapi({
+      description:
+        "Whether collectors receive syslog messages and back a device up when one says its configuration changed (docs/syslog.md)",
+    }),
+  port: z
+    .number()
+    .int()
+    .openapi({
+      description:
+        "The UDP and TCP port the receiver listens on (514 needs privileges: forward it, see docs/syslog.md)",
+    }),
+  bind_address: z
+    .string()
+    .openapi({
+      description: "The local address the receiver listens on (0.0.0.0: every IPv4 address, :: every address)",
+    }),
+  debounce_seconds: z
+    .number()
+    .int()
+    .openapi({
+      description:
+        'Quiet time after a device\'s last "configuration changed" message before its backup starts: ten commits in a minute make one backup',
+    }),
+  relays: z
+    .array(z.string())
+    .openapi({
+      description:
+        "Addresses of trusted syslog relays (rsyslog, syslog-ng): a message from one is matched to a device by its HOSTNAME field (the device's name or address), never a message from any other sender (docs/syslog.md)",
+    }),
 });
 
 const Ldap = z.object({
   enabled: z.boolean().openapi({ description: "Users not found among local users sign in against the directory" }),
-  url: z.string().nullable().openapi({ description: "ldaps://host:636 (TLS), or ldap://host:389 (StartTLS, or plain with allow_insecure)" }),
-  allow_insecure: z.boolean().openapi({ description: "With an ldap:// url: no StartTLS, passwords cross the network in clear (logged as a warning at each connection)" }),
-  ca_certificate: z.string().nullable().openapi({ description: "PEM certificate(s) the directory's TLS certificate must chain to (null: the system's trusted CAs)" }),
-  bind_dn: z.string().nullable().openapi({ description: "The service account that searches for users and groups (null: anonymous search)" }),
-  has_bind_password: z.boolean().openapi({ description: "The bind password is write-only: this says whether one is stored" }),
+  url: z
+    .string()
+    .nullable()
+    .openapi({ description: "ldaps://host:636 (TLS), or ldap://host:389 (StartTLS, or plain with allow_insecure)" }),
+  allow_insecure: z
+    .boolean()
+    .openapi({
+      description:
+        "With an ldap:// url: no StartTLS, passwords cross the network in clear (logged as a warning at each connection)",
+    }),
+  ca_certificate: z
+    .string()
+    .nullable()
+    .openapi({
+      description: "PEM certificate(s) the directory's TLS certificate must chain to (null: the system's trusted CAs)",
+    }),
+  bind_dn: z
+    .string()
+    .nullable()
+    .openapi({ description: "The service account that searches for users and groups (null: anonymous search)" }),
+  has_bind_password: z
+    .boolean()
+    .openapi({ description: "The bind password is write-only: this says whether one is stored" }),
   user_base: z.string().nullable().openapi({ description: "Where users are searched (subtree)" }),
-  user_filter: z.string().openapi({ description: "Finds one user; {username} is replaced by the typed name, escaped per RFC 4515" }),
+  user_filter: z
+    .string()
+    .openapi({ description: "Finds one user; {username} is replaced by the typed name, escaped per RFC 4515" }),
   email_attribute: z.string().openapi({ description: "The user entry's attribute that holds the e-mail address" }),
   group_base: z.string().nullable().openapi({ description: "Where groups are searched (subtree; null: user_base)" }),
-  group_filter: z.string().openapi({ description: "Finds the user's groups; {dn} is the user's DN and {username} the name, both escaped" }),
-  group_roles: z.record(z.string(), z.string()).openapi({ description: "A group's cn -> a netkeep role name; the first entry whose group the user is in gives the role" }),
-  group_refresh_minutes: z.number().int().openapi({ description: "How long a directory user's groups are trusted before they are read again (at the next request)" }),
-  timeout_seconds: z.number().int().openapi({ description: "How long a connection or an operation on the directory may take" }),
+  group_filter: z
+    .string()
+    .openapi({ description: "Finds the user's groups; {dn} is the user's DN and {username} the name, both escaped" }),
+  group_roles: z
+    .record(z.string(), z.string())
+    .openapi({
+      description: "A group's cn -> a netkeep role name; the first entry whose group the user is in gives the role",
+    }),
+  group_refresh_minutes: z
+    .number()
+    .int()
+    .openapi({
+      description: "How long a directory user's groups are trusted before they are read again (at the next request)",
+    }),
+  timeout_seconds: z
+    .number()
+    .int()
+    .openapi({ description: "How long a connection or an operation on the directory may take" }),
 });
 
 const Oidc = z.object({
-  enabled: z.boolean().openapi({ description: "The login page offers single sign-on through the OpenID Connect provider (docs/users.md)" }),
-  issuer: z.string().nullable().openapi({ description: "The provider's issuer URL; its discovery document is at <issuer>/.well-known/openid-configuration" }),
+  enabled: z
+    .boolean()
+    .openapi({
+      description: "The login page offers single sign-on through the OpenID Connect provider (docs/users.md)",
+    }),
+  issuer: z
+    .string()
+    .nullable()
+    .openapi({
+      description: "The provider's issuer URL; its discovery document is at <issuer>/.well-known/openid-configuration",
+    }),
   client_id: z.string().nullable().openapi({ description: "The client (application) id registered at the provider" }),
-  has_client_secret: z.boolean().openapi({ description: "The client secret is write-only: this says whether one is stored" }),
+  has_client_secret: z
+    .boolean()
+    .openapi({ description: "The client secret is write-only: this says whether one is stored" }),
   scopes: z.string().openapi({ description: "Scopes asked for, space-separated (openid is always among them)" }),
   group_claim: z.string().openapi({ description: "The ID token claim that lists the user's groups" }),
-  group_roles: z.record(z.string(), z.string()).openapi({ description: "A group claim value -> a netkeep role name; the first entry whose group the user is in gives the role" }),
-  button_label: z.string().openapi({ description: "The login page's button reads \"Sign in with <button_label>\"" }),
+  group_roles: z
+    .record(z.string(), z.string())
+    .openapi({
+      description:
+        "A group claim value -> a netkeep role name; the first entry whose group the user is in gives the role",
+    }),
+  button_label: z.string().openapi({ description: 'The login page\'s button reads "Sign in with <button_label>"' }),
 });
 
 const Mfa = z.object({
-  required_for: z.enum(["none", "admins", "all"]).openapi({ description: "Local users who must use a second factor (TOTP): none, holders of the built-in admin role, or all; one without it enrols at their next sign-in" }),
+  required_for: z
+    .enum(["none", "admins", "all"])
+    .openapi({
+      description:
+        "Local users who must use a second factor (TOTP): none, holders of the built-in admin role, or all; one without it enrols at their next sign-in",
+    }),
 });
 
 const Tokens = z.object({
-  default_expiry_days: z.number().int().nullable().openapi({ description: "Days until a new API token expires when its creator gives no date (null: such tokens never expire)" }),
-  expiry_warning_days: z.number().int().openapi({ description: "How many days before a token expires the token.expiring event goes out (once per token)" }),
+  default_expiry_days: z
+    .number()
+    .int()
+    .nullable()
+    .openapi({
+      description: "Days until a new API token expires when its creator gives no date (null: such tokens never expire)",
+    }),
+  expiry_warning_days: z
+    .number()
+    .int()
+    .openapi({
+      description: "How many days before a token expires the token.expiring event goes out (once per token)",
+    }),
 });
 
 export const SettingsSchema = z
   .object({
-    timezone: z.string().openapi({ description: "IANA time zone for display and as the default of new tasks' schedules", example: "Europe/Berlin" }),
+    timezone: z
+      .string()
+      .openapi({
+        description: "IANA time zone for display and as the default of new tasks' schedules",
+        example: "Europe/Berlin",
+      }),
     login_banner: z.string().openapi({ description: "Shown on the login page (plain text)" }),
     compare: Compare,
-    default_credential_id: z.number().int().nullable().openapi({ description: "Credential new devices get when none is given (null: none)" }),
+    default_credential_id: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Credential new devices get when none is given (null: none)" }),
     collector: Collector,
     smtp: z.object({
-      host: z.string().nullable(), port: z.number().int(), encryption: z.enum(["none", "starttls", "tls"]),
-      username: z.string().nullable(), from_address: z.string().nullable(),
+      host: z.string().nullable(),
+      port: z.number().int(),
+      encryption: z.enum(["none", "starttls", "tls"]),
+      username: z.string().nullable(),
+      from_address: z.string().nullable(),
       has_password: z.boolean().openapi({ description: "The password is write-only: this says whether one is stored" }),
     }),
     webhooks: Webhooks,
@@ -148,90 +304,196 @@ const hostName = singleLine(z.string().trim().min(1, "must not be empty").max(25
 export const SettingsPatch = z
   .strictObject({
     timezone: z.string().max(64, "must be at most 64 characters").optional().openapi({ example: "Europe/Berlin" }),
-    login_banner: freeText(z.string().max(2000, "must be at most 2000 characters")).optional().openapi({ example: "Authorised use only." }),
-    compare: z.strictObject({
-      ignore_whitespace: z.boolean({ error: "must be true or false" }).optional(),
-      context_lines: whole(0, 100, "lines").optional(),
-    }).optional(),
-    default_credential_id: z.number({ error: "must be a credential id or null" }).int("must be a credential id or null").min(1, "must be a credential id or null").nullable().optional(),
-    collector: z.strictObject({
-      connect_timeout_seconds: whole(1, 600, "seconds").optional(),
-      command_timeout_seconds: whole(1, 3600, "seconds").optional(),
-      retries: whole(0, 10, "retries").optional(),
-    }).optional(),
-    smtp: z.strictObject({
-      host: hostName.nullable().optional().openapi({ example: "smtp.example.net" }),
-      port: whole(1, 65535, "a port").optional().openapi({ example: 587 }),
-      encryption: z.enum(["none", "starttls", "tls"], { error: "must be one of: none, starttls, tls" }).optional(),
-      username: singleLine(z.string().max(255, "must be at most 255 characters")).nullable().optional(),
-      password: z.string().min(1, "must not be empty (send null to remove it)").max(1024, "must be at most 1024 characters").nullable().optional()
-        .openapi({ description: "Write-only; null removes it", example: "s3cret-mail" }),
-      from_address: z.email("must be an e-mail address").nullable().optional().openapi({ example: "netkeep@example.net" }),
-    }).optional(),
-    webhooks: z.strictObject({
-      timeout_seconds: whole(1, 120, "seconds").optional(),
-      retries: whole(0, 20, "retries").optional(),
-      allow_private_ranges: z.boolean({ error: "must be true or false" }).optional(),
-      private_response_excerpts: z.boolean({ error: "must be true or false" }).optional(),
-    }).optional(),
-    backups: z.strictObject({
-      cron: z.string().max(100, "must be at most 100 characters").optional().openapi({ example: "0 1 * * *" }),
-      keep: whole(1, 1000, "backups").optional().openapi({ example: 7 }),
-    }).optional(),
-    syslog: z.strictObject({
-      enabled: z.boolean({ error: "must be true or false" }).optional(),
-      port: whole(1, 65535, "a port").optional().openapi({ example: 5514 }),
-      bind_address: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address, e.g. 0.0.0.0" }).optional().openapi({ example: "0.0.0.0" }),
-      debounce_seconds: whole(0, 3600, "seconds").optional().openapi({ example: 30 }),
-      relays: z.array(z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address, e.g. 192.0.2.10" }), { error: "must be a list of addresses" })
-        .max(100, "must list at most 100 relays").optional().openapi({ example: ["192.0.2.10"] }),
-    }).optional(),
-    ldap: z.strictObject({
-      enabled: z.boolean({ error: "must be true or false" }).optional(),
-      // refine, not regex: a case-insensitive pattern has no faithful JSON Schema form (its flag was printed into it)
-      url: z.string().refine((u) => /^ldaps?:\/\/[^\s/?#]+\/?$/i.test(u), "must be ldaps://host[:port] or ldap://host[:port]").nullable().optional()
-        .openapi({ example: "ldaps://dc1.example.net:636" }),
-      allow_insecure: z.boolean({ error: "must be true or false" }).optional(),
-      ca_certificate: z.string().max(65536, "must be at most 64 KiB").refine((pem) => pem.includes("-----BEGIN CERTIFICATE-----"), "must be PEM text (-----BEGIN CERTIFICATE-----)").nullable().optional()
-        .openapi({ example: "-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n" }),
-      bind_dn: singleLine(z.string().min(1, "must not be empty (send null for an anonymous search)").max(1024, "must be at most 1024 characters")).nullable().optional()
-        .openapi({ example: "CN=netkeep,OU=Service Accounts,DC=example,DC=net" }),
-      bind_password: z.string().min(1, "must not be empty (send null to remove it)").max(1024, "must be at most 1024 characters").nullable().optional()
-        .openapi({ description: "Write-only; null removes it", example: "s3cret-bind" }),
-      user_base: singleLine(z.string().min(1, "must not be empty").max(1024, "must be at most 1024 characters")).nullable().optional()
-        .openapi({ example: "OU=Staff,DC=example,DC=net" }),
-      user_filter: singleLine(z.string().max(1024, "must be at most 1024 characters")).refine((f) => f.includes("{username}"), "must contain {username}").optional()
-        .openapi({ example: "(&(sAMAccountName={username})(!(userAccountControl:1.2.840.113556.1.4.803:=2)))" }),
-      email_attribute: z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, "must be an attribute name").optional(),
-      group_base: singleLine(z.string().min(1, "must not be empty").max(1024, "must be at most 1024 characters")).nullable().optional(),
-      group_filter: singleLine(z.string().max(1024, "must be at most 1024 characters")).refine((f) => f.includes("{dn}") || f.includes("{username}"), "must contain {dn} or {username}").optional()
-        .openapi({ example: "(&(objectClass=group)(member={dn}))" }),
-      group_roles: z.record(z.string().min(1).max(255), z.string().min(1).max(255)).optional()
-        .openapi({ example: { "netkeep-admins": "admin", "network-engineers": "operator", "helpdesk": "viewer" } }),
-      group_refresh_minutes: whole(1, 1440, "minutes").optional(),
-      timeout_seconds: whole(1, 120, "seconds").optional(),
-    }).optional(),
-    oidc: z.strictObject({
-      enabled: z.boolean({ error: "must be true or false" }).optional(),
-      issuer: z.url({ protocol: /^https?$/, error: "must be an http(s) URL, the provider's issuer" }).max(1024, "must be at most 1024 characters").nullable().optional()
-        .openapi({ example: "https://login.microsoftonline.com/00000000-0000-0000-0000-000000000000/v2.0" }),
-      client_id: singleLine(z.string().min(1, "must not be empty").max(255, "must be at most 255 characters")).nullable().optional().openapi({ example: "netkeep" }),
-      client_secret: z.string().min(1, "must not be empty (send null to remove it)").max(1024, "must be at most 1024 characters").nullable().optional()
-        .openapi({ description: "Write-only; null removes it (a public client then)", example: "s3cret-oidc" }),
-      scopes: singleLine(z.string().max(1024, "must be at most 1024 characters")).refine((s) => s.split(/\s+/).includes("openid"), "must include openid").optional()
-        .openapi({ example: "openid profile email groups" }),
-      group_claim: z.string().regex(/^[A-Za-z0-9_:.\/-]{1,255}$/, "must be a claim name, e.g. groups").optional().openapi({ example: "groups" }),
-      group_roles: z.record(z.string().min(1).max(255), z.string().min(1).max(255)).optional()
-        .openapi({ example: { "netkeep-admins": "admin", "network-engineers": "operator" } }),
-      button_label: singleLine(z.string().min(1, "must not be empty").max(64, "must be at most 64 characters")).optional().openapi({ example: "Entra ID" }),
-    }).optional(),
-    mfa: z.strictObject({
-      required_for: z.enum(["none", "admins", "all"], { error: "must be one of: none, admins, all" }).optional().openapi({ example: "admins" }),
-    }).optional(),
-    tokens: z.strictObject({
-      default_expiry_days: whole(1, 3650, "days").nullable().optional().openapi({ example: 90 }),
-      expiry_warning_days: whole(1, 365, "days").optional().openapi({ example: 7 }),
-    }).optional(),
+    login_banner: freeText(z.string().max(2000, "must be at most 2000 characters"))
+      .optional()
+      .openapi({ example: "Authorised use only." }),
+    compare: z
+      .strictObject({
+        ignore_whitespace: z.boolean({ error: "must be true or false" }).optional(),
+        context_lines: whole(0, 100, "lines").optional(),
+      })
+      .optional(),
+    default_credential_id: z
+      .number({ error: "must be a credential id or null" })
+      .int("must be a credential id or null")
+      .min(1, "must be a credential id or null")
+      .nullable()
+      .optional(),
+    collector: z
+      .strictObject({
+        connect_timeout_seconds: whole(1, 600, "seconds").optional(),
+        command_timeout_seconds: whole(1, 3600, "seconds").optional(),
+        retries: whole(0, 10, "retries").optional(),
+      })
+      .optional(),
+    smtp: z
+      .strictObject({
+        host: hostName.nullable().optional().openapi({ example: "smtp.example.net" }),
+        port: whole(1, 65535, "a port").optional().openapi({ example: 587 }),
+        encryption: z.enum(["none", "starttls", "tls"], { error: "must be one of: none, starttls, tls" }).optional(),
+        username: singleLine(z.string().max(255, "must be at most 255 characters")).nullable().optional(),
+        password: z
+          .string()
+          .min(1, "must not be empty (send null to remove it)")
+          .max(1024, "must be at most 1024 characters")
+          .nullable()
+          .optional()
+          .openapi({ description: "Write-only; null removes it", example: "s3cret-mail" }),
+        from_address: z
+          .email("must be an e-mail address")
+          .nullable()
+          .optional()
+          .openapi({ example: "netkeep@example.net" }),
+      })
+      .optional(),
+    webhooks: z
+      .strictObject({
+        timeout_seconds: whole(1, 120, "seconds").optional(),
+        retries: whole(0, 20, "retries").optional(),
+        allow_private_ranges: z.boolean({ error: "must be true or false" }).optional(),
+        private_response_excerpts: z.boolean({ error: "must be true or false" }).optional(),
+      })
+      .optional(),
+    backups: z
+      .strictObject({
+        cron: z.string().max(100, "must be at most 100 characters").optional().openapi({ example: "0 1 * * *" }),
+        keep: whole(1, 1000, "backups").optional().openapi({ example: 7 }),
+      })
+      .optional(),
+    syslog: z
+      .strictObject({
+        enabled: z.boolean({ error: "must be true or false" }).optional(),
+        port: whole(1, 65535, "a port").optional().openapi({ example: 5514 }),
+        bind_address: z
+          .union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address, e.g. 0.0.0.0" })
+          .optional()
+          .openapi({ example: "0.0.0.0" }),
+        debounce_seconds: whole(0, 3600, "seconds").optional().openapi({ example: 30 }),
+        relays: z
+          .array(z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address, e.g. 192.0.2.10" }), {
+            error: "must be a list of addresses",
+          })
+          .max(100, "must list at most 100 relays")
+          .optional()
+          .openapi({ example: ["192.0.2.10"] }),
+      })
+      .optional(),
+    ldap: z
+      .strictObject({
+        enabled: z.boolean({ error: "must be true or false" }).optional(),
+        // refine, not regex: a case-insensitive pattern has no faithful JSON Schema form (its flag was printed into it)
+        url: z
+          .string()
+          .refine((u) => /^ldaps?:\/\/[^\s/?#]+\/?$/i.test(u), "must be ldaps://host[:port] or ldap://host[:port]")
+          .nullable()
+          .optional()
+          .openapi({ example: "ldaps://dc1.example.net:636" }),
+        allow_insecure: z.boolean({ error: "must be true or false" }).optional(),
+        ca_certificate: z
+          .string()
+          .max(65536, "must be at most 64 KiB")
+          .refine(
+            (pem) => pem.includes("-----BEGIN CERTIFICATE-----"),
+            "must be PEM text (-----BEGIN CERTIFICATE-----)",
+          )
+          .nullable()
+          .optional()
+          .openapi({ example: "-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n" }),
+        bind_dn: singleLine(
+          z
+            .string()
+            .min(1, "must not be empty (send null for an anonymous search)")
+            .max(1024, "must be at most 1024 characters"),
+        )
+          .nullable()
+          .optional()
+          .openapi({ example: "CN=netkeep,OU=Service Accounts,DC=example,DC=net" }),
+        bind_password: z
+          .string()
+          .min(1, "must not be empty (send null to remove it)")
+          .max(1024, "must be at most 1024 characters")
+          .nullable()
+          .optional()
+          .openapi({ description: "Write-only; null removes it", example: "s3cret-bind" }),
+        user_base: singleLine(z.string().min(1, "must not be empty").max(1024, "must be at most 1024 characters"))
+          .nullable()
+          .optional()
+          .openapi({ example: "OU=Staff,DC=example,DC=net" }),
+        user_filter: singleLine(z.string().max(1024, "must be at most 1024 characters"))
+          .refine((f) => f.includes("{username}"), "must contain {username}")
+          .optional()
+          .openapi({ example: "(&(sAMAccountName={username})(!(userAccountControl:1.2.840.113556.1.4.803:=2)))" }),
+        email_attribute: z
+          .string()
+          .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, "must be an attribute name")
+          .optional(),
+        group_base: singleLine(z.string().min(1, "must not be empty").max(1024, "must be at most 1024 characters"))
+          .nullable()
+          .optional(),
+        group_filter: singleLine(z.string().max(1024, "must be at most 1024 characters"))
+          .refine((f) => f.includes("{dn}") || f.includes("{username}"), "must contain {dn} or {username}")
+          .optional()
+          .openapi({ example: "(&(objectClass=group)(member={dn}))" }),
+        group_roles: z
+          .record(z.string().min(1).max(255), z.string().min(1).max(255))
+          .optional()
+          .openapi({ example: { "netkeep-admins": "admin", "network-engineers": "operator", helpdesk: "viewer" } }),
+        group_refresh_minutes: whole(1, 1440, "minutes").optional(),
+        timeout_seconds: whole(1, 120, "seconds").optional(),
+      })
+      .optional(),
+    oidc: z
+      .strictObject({
+        enabled: z.boolean({ error: "must be true or false" }).optional(),
+        issuer: z
+          .url({ protocol: /^https?$/, error: "must be an http(s) URL, the provider's issuer" })
+          .max(1024, "must be at most 1024 characters")
+          .nullable()
+          .optional()
+          .openapi({ example: "https://login.microsoftonline.com/00000000-0000-0000-0000-000000000000/v2.0" }),
+        client_id: singleLine(z.string().min(1, "must not be empty").max(255, "must be at most 255 characters"))
+          .nullable()
+          .optional()
+          .openapi({ example: "netkeep" }),
+        client_secret: z
+          .string()
+          .min(1, "must not be empty (send null to remove it)")
+          .max(1024, "must be at most 1024 characters")
+          .nullable()
+          .optional()
+          .openapi({ description: "Write-only; null removes it (a public client then)", example: "s3cret-oidc" }),
+        scopes: singleLine(z.string().max(1024, "must be at most 1024 characters"))
+          .refine((s) => s.split(/\s+/).includes("openid"), "must include openid")
+          .optional()
+          .openapi({ example: "openid profile email groups" }),
+        group_claim: z
+          .string()
+          .regex(/^[A-Za-z0-9_:.\/-]{1,255}$/, "must be a claim name, e.g. groups")
+          .optional()
+          .openapi({ example: "groups" }),
+        group_roles: z
+          .record(z.string().min(1).max(255), z.string().min(1).max(255))
+          .optional()
+          .openapi({ example: { "netkeep-admins": "admin", "network-engineers": "operator" } }),
+        button_label: singleLine(z.string().min(1, "must not be empty").max(64, "must be at most 64 characters"))
+          .optional()
+          .openapi({ example: "Entra ID" }),
+      })
+      .optional(),
+    mfa: z
+      .strictObject({
+        required_for: z
+          .enum(["none", "admins", "all"], { error: "must be one of: none, admins, all" })
+          .optional()
+          .openapi({ example: "admins" }),
+      })
+      .optional(),
+    tokens: z
+      .strictObject({
+        default_expiry_days: whole(1, 3650, "days").nullable().optional().openapi({ example: 90 }),
+        expiry_warning_days: whole(1, 365, "days").optional().openapi({ example: 7 }),
+      })
+      .optional(),
   })
   .openapi("SettingsPatch");
 export type SettingsPatch = z.infer<typeof SettingsPatch>;

@@ -16,7 +16,12 @@ function merged(stored: Record<string, unknown>): Settings {
   const out: Record<string, unknown> = {};
   for (const [key, fallback] of Object.entries(SETTINGS_DEFAULTS)) {
     const value = stored[key];
-    out[key] = fallback !== null && typeof fallback === "object" ? { ...fallback, ...((value as Section | undefined) ?? {}) } : value === undefined ? fallback : value;
+    out[key] =
+      fallback !== null && typeof fallback === "object"
+        ? { ...fallback, ...((value as Section | undefined) ?? {}) }
+        : value === undefined
+          ? fallback
+          : value;
   }
   return out as Settings;
 }
@@ -27,7 +32,13 @@ function merged(stored: Record<string, unknown>): Settings {
  */
 const BACKUP_TASK = "database_backup";
 
-export type StoredSettings = { settings: Settings; hasSmtpPassword: boolean; hasLdapBindPassword: boolean; hasOidcClientSecret: boolean; updatedAt: Date | null };
+export type StoredSettings = {
+  settings: Settings;
+  hasSmtpPassword: boolean;
+  hasLdapBindPassword: boolean;
+  hasOidcClientSecret: boolean;
+  updatedAt: Date | null;
+};
 
 /**
  * The settings in force, read on every use (nothing caches them), so a change applies at once in every
@@ -38,7 +49,13 @@ export async function getSettings(db: DbOrTx): Promise<StoredSettings> {
   const settings = merged(row?.values ?? {});
   const [task] = await db.select({ cron: tasks.cron }).from(tasks).where(eq(tasks.systemKey, BACKUP_TASK));
   if (task) settings.backups.cron = task.cron;
-  return { settings, hasSmtpPassword: Boolean(row?.smtpPasswordEnc), hasLdapBindPassword: Boolean(row?.ldapBindPasswordEnc), hasOidcClientSecret: Boolean(row?.oidcClientSecretEnc), updatedAt: row?.updatedAt ?? null };
+  return {
+    settings,
+    hasSmtpPassword: Boolean(row?.smtpPasswordEnc),
+    hasLdapBindPassword: Boolean(row?.ldapBindPasswordEnc),
+    hasOidcClientSecret: Boolean(row?.oidcClientSecretEnc),
+    updatedAt: row?.updatedAt ?? null,
+  };
 }
 
 /**
@@ -58,19 +75,28 @@ export async function getSyslogSettings(db: DbOrTx): Promise<Settings["syslog"]>
 
 /** The SMTP password in clear, for the mail sender only; null when none is set. */
 export async function smtpPassword(db: DbOrTx, secrets: SecretBox): Promise<string | null> {
-  const [row] = await db.select({ sealed: appSettings.smtpPasswordEnc }).from(appSettings).where(eq(appSettings.id, ROW_ID));
+  const [row] = await db
+    .select({ sealed: appSettings.smtpPasswordEnc })
+    .from(appSettings)
+    .where(eq(appSettings.id, ROW_ID));
   return row?.sealed ? secrets.decrypt(row.sealed) : null;
 }
 
 /** The directory service account's password in clear, for the directory client only; null when none is set. */
 export async function ldapBindPassword(db: DbOrTx, secrets: SecretBox): Promise<string | null> {
-  const [row] = await db.select({ sealed: appSettings.ldapBindPasswordEnc }).from(appSettings).where(eq(appSettings.id, ROW_ID));
+  const [row] = await db
+    .select({ sealed: appSettings.ldapBindPasswordEnc })
+    .from(appSettings)
+    .where(eq(appSettings.id, ROW_ID));
   return row?.sealed ? secrets.decrypt(row.sealed) : null;
 }
 
 /** The OpenID Connect client secret in clear, for the sign-in flow only; null when none is set. */
 export async function oidcClientSecret(db: DbOrTx, secrets: SecretBox): Promise<string | null> {
-  const [row] = await db.select({ sealed: appSettings.oidcClientSecretEnc }).from(appSettings).where(eq(appSettings.id, ROW_ID));
+  const [row] = await db
+    .select({ sealed: appSettings.oidcClientSecretEnc })
+    .from(appSettings)
+    .where(eq(appSettings.id, ROW_ID));
   return row?.sealed ? secrets.decrypt(row.sealed) : null;
 }
 
@@ -80,7 +106,8 @@ export function serializeSettings(s: StoredSettings): SettingsOut & { updated_at
     smtp: { ...s.settings.smtp, has_password: s.hasSmtpPassword },
     ldap: { ...s.settings.ldap, has_bind_password: s.hasLdapBindPassword },
     oidc: { ...s.settings.oidc, has_client_secret: s.hasOidcClientSecret },
-    updated_at: s.updatedAt?.toISOString() ?? null };
+    updated_at: s.updatedAt?.toISOString() ?? null,
+  };
 }
 
 /** One level of dotted names ("smtp.host"), so the activity log shows each changed field on its own. */
@@ -96,18 +123,41 @@ function flat(s: SettingsOut): Record<string, unknown> {
 /** An enabled directory needs where to connect and where users are; checked on the merged result of a PATCH. */
 function directoryProblem(ldap: Settings["ldap"]): { field: string; message: string } | undefined {
   if (!ldap.enabled) return undefined;
-  if (!ldap.url) return { field: "url", message: "ldap.url is needed to enable the directory (ldaps://host:636 or ldap://host:389)" };
-  if (!ldap.user_base) return { field: "user_base", message: "ldap.user_base is needed to enable the directory (where users are searched)" };
-  if (!Object.keys(ldap.group_roles).length) return { field: "group_roles", message: "ldap.group_roles is needed to enable the directory: map at least one group to a role, or nobody could sign in" };
+  if (!ldap.url)
+    return {
+      field: "url",
+      message: "ldap.url is needed to enable the directory (ldaps://host:636 or ldap://host:389)",
+    };
+  if (!ldap.user_base)
+    return {
+      field: "user_base",
+      message: "ldap.user_base is needed to enable the directory (where users are searched)",
+    };
+  if (!Object.keys(ldap.group_roles).length)
+    return {
+      field: "group_roles",
+      message:
+        "ldap.group_roles is needed to enable the directory: map at least one group to a role, or nobody could sign in",
+    };
   return undefined;
 }
 
 /** Enabled single sign-on needs the provider and the client, and a mapping (or nobody could sign in). */
 function oidcProblem(oidc: Settings["oidc"]): { field: string; message: string } | undefined {
   if (!oidc.enabled) return undefined;
-  if (!oidc.issuer) return { field: "issuer", message: "oidc.issuer is needed to enable single sign-on (the provider's issuer URL)" };
-  if (!oidc.client_id) return { field: "client_id", message: "oidc.client_id is needed to enable single sign-on (the client registered at the provider)" };
-  if (!Object.keys(oidc.group_roles).length) return { field: "group_roles", message: "oidc.group_roles is needed to enable single sign-on: map at least one group to a role, or nobody could sign in" };
+  if (!oidc.issuer)
+    return { field: "issuer", message: "oidc.issuer is needed to enable single sign-on (the provider's issuer URL)" };
+  if (!oidc.client_id)
+    return {
+      field: "client_id",
+      message: "oidc.client_id is needed to enable single sign-on (the client registered at the provider)",
+    };
+  if (!Object.keys(oidc.group_roles).length)
+    return {
+      field: "group_roles",
+      message:
+        "oidc.group_roles is needed to enable single sign-on: map at least one group to a role, or nobody could sign in",
+    };
   return undefined;
 }
 
@@ -127,8 +177,12 @@ async function checkPatch(db: DbOrTx, patch: SettingsPatch): Promise<SettingsPat
     else checked.backups!.cron = cron;
   }
   if (typeof patch.default_credential_id === "number") {
-    const [found] = await db.select({ id: credentials.id }).from(credentials).where(eq(credentials.id, patch.default_credential_id));
-    if (!found) bag.add("default_credential_id", `default_credential_id ${patch.default_credential_id} is not a credential's id`);
+    const [found] = await db
+      .select({ id: credentials.id })
+      .from(credentials)
+      .where(eq(credentials.id, patch.default_credential_id));
+    if (!found)
+      bag.add("default_credential_id", `default_credential_id ${patch.default_credential_id} is not a credential's id`);
   }
   for (const section of ["ldap", "oidc"] as const) {
     const groupRoles = patch[section]?.group_roles;
@@ -137,7 +191,11 @@ async function checkPatch(db: DbOrTx, patch: SettingsPatch): Promise<SettingsPat
     for (const [group, role] of Object.entries(groupRoles)) {
       const name = known.get(nameKey(role));
       if (name) checked[section]!.group_roles![group] = name;
-      else bag.add(`${section}.group_roles`, `${section}.group_roles maps group '${group}' to role '${role}', which does not exist; use one of: ${[...known.values()].join(", ")}`);
+      else
+        bag.add(
+          `${section}.group_roles`,
+          `${section}.group_roles maps group '${group}' to role '${role}', which does not exist; use one of: ${[...known.values()].join(", ")}`,
+        );
     }
   }
   if (!bag.empty) throw ApiError.validation(bag.errors);
@@ -145,7 +203,13 @@ async function checkPatch(db: DbOrTx, patch: SettingsPatch): Promise<SettingsPat
 }
 
 /** Merges a PATCH into the stored settings and records the change, in the caller's transaction. */
-export async function updateSettings(tx: DbOrTx, patch: SettingsPatch, secrets: SecretBox, actor: Actor, now: Date): Promise<StoredSettings> {
+export async function updateSettings(
+  tx: DbOrTx,
+  patch: SettingsPatch,
+  secrets: SecretBox,
+  actor: Actor,
+  now: Date,
+): Promise<StoredSettings> {
   const checked = await checkPatch(tx, patch);
   const [row] = await tx.select().from(appSettings).where(eq(appSettings.id, ROW_ID));
   const before = await getSettings(tx);
@@ -154,9 +218,17 @@ export async function updateSettings(tx: DbOrTx, patch: SettingsPatch, secrets: 
   const { password, ...smtpFields } = smtp ?? {};
   const { bind_password: bindPassword, ...ldapFields } = ldap ?? {};
   const { client_secret: clientSecret, ...oidcFields } = oidc ?? {};
-  for (const [key, value] of Object.entries({ ...rest, ...(smtp ? { smtp: smtpFields } : {}), ...(ldap ? { ldap: ldapFields } : {}), ...(oidc ? { oidc: oidcFields } : {}) })) {
+  for (const [key, value] of Object.entries({
+    ...rest,
+    ...(smtp ? { smtp: smtpFields } : {}),
+    ...(ldap ? { ldap: ldapFields } : {}),
+    ...(oidc ? { oidc: oidcFields } : {}),
+  })) {
     if (value === undefined) continue;
-    values[key] = value !== null && typeof value === "object" ? { ...((values[key] as Section | undefined) ?? {}), ...value } : value;
+    values[key] =
+      value !== null && typeof value === "object"
+        ? { ...((values[key] as Section | undefined) ?? {}), ...value }
+        : value;
   }
   const backups = values.backups as Section | undefined;
   if (backups && "cron" in backups) {
@@ -164,25 +236,51 @@ export async function updateSettings(tx: DbOrTx, patch: SettingsPatch, secrets: 
     values.backups = rest;
     const [task] = await tx.select({ cron: tasks.cron }).from(tasks).where(eq(tasks.systemKey, BACKUP_TASK));
     // The scheduler counts slots from scheduleFrom: a new schedule starts now, as a task edit does.
-    if (task && task.cron !== cron) await tx.update(tasks).set({ cron: String(cron), scheduleFrom: now, updatedAt: now }).where(eq(tasks.systemKey, BACKUP_TASK));
+    if (task && task.cron !== cron)
+      await tx
+        .update(tasks)
+        .set({ cron: String(cron), scheduleFrom: now, updatedAt: now })
+        .where(eq(tasks.systemKey, BACKUP_TASK));
   }
   let sealed = row?.smtpPasswordEnc ?? null;
   if (password !== undefined) sealed = password === null ? null : await secrets.encrypt(password);
   let sealedBind = row?.ldapBindPasswordEnc ?? null;
   if (bindPassword !== undefined) sealedBind = bindPassword === null ? null : await secrets.encrypt(bindPassword);
   let sealedClientSecret = row?.oidcClientSecretEnc ?? null;
-  if (clientSecret !== undefined) sealedClientSecret = clientSecret === null ? null : await secrets.encrypt(clientSecret);
+  if (clientSecret !== undefined)
+    sealedClientSecret = clientSecret === null ? null : await secrets.encrypt(clientSecret);
   const ldapProblem = directoryProblem(merged(values).ldap);
   if (ldapProblem) throw ApiError.validation({ [`ldap.${ldapProblem.field}`]: [ldapProblem.message] });
   const ssoProblem = oidcProblem(merged(values).oidc);
   if (ssoProblem) throw ApiError.validation({ [`oidc.${ssoProblem.field}`]: [ssoProblem.message] });
-  const stored = { values, smtpPasswordEnc: sealed, ldapBindPasswordEnc: sealedBind, oidcClientSecretEnc: sealedClientSecret, updatedAt: now };
-  await tx.insert(appSettings).values({ id: ROW_ID, ...stored }).onConflictDoUpdate({ target: appSettings.id, set: stored });
+  const stored = {
+    values,
+    smtpPasswordEnc: sealed,
+    ldapBindPasswordEnc: sealedBind,
+    oidcClientSecretEnc: sealedClientSecret,
+    updatedAt: now,
+  };
+  await tx
+    .insert(appSettings)
+    .values({ id: ROW_ID, ...stored })
+    .onConflictDoUpdate({ target: appSettings.id, set: stored });
   const after = await getSettings(tx);
-  await recordActivity(tx, actor, {
-    action: "settings.update", subjectType: "settings", subjectId: null,
-    before: flat(serializeSettings(before)), after: flat(serializeSettings(after)),
-    secretsSet: [...(password !== undefined ? ["smtp.password"] : []), ...(bindPassword !== undefined ? ["ldap.bind_password"] : []), ...(clientSecret !== undefined ? ["oidc.client_secret"] : [])],
-  }, now);
+  await recordActivity(
+    tx,
+    actor,
+    {
+      action: "settings.update",
+      subjectType: "settings",
+      subjectId: null,
+      before: flat(serializeSettings(before)),
+      after: flat(serializeSettings(after)),
+      secretsSet: [
+        ...(password !== undefined ? ["smtp.password"] : []),
+        ...(bindPassword !== undefined ? ["ldap.bind_password"] : []),
+        ...(clientSecret !== undefined ? ["oidc.client_secret"] : []),
+      ],
+    },
+    now,
+  );
   return after;
 }

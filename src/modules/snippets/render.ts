@@ -11,16 +11,29 @@ export function snippetVariables(text: string): string[] {
 
 /** What a device contributes: its fields as `device_*` variables and each custom attribute under its own name. */
 export type DeviceForRender = {
-  id: number; name: string; ip: string; model: string; vendorName: string | null; port: number | null;
+  id: number;
+  name: string;
+  ip: string;
+  model: string;
+  vendorName: string | null;
+  port: number | null;
   custom: Record<string, string | number | boolean | null>;
 };
 
 export function deviceVariables(d: DeviceForRender): Record<string, string> {
   const own: Record<string, string> = {
-    device_id: String(d.id), device_name: d.name, device_ip: d.ip, device_model: d.model, device_vendor: d.vendorName ?? "",
+    device_id: String(d.id),
+    device_name: d.name,
+    device_ip: d.ip,
+    device_model: d.model,
+    device_vendor: d.vendorName ?? "",
     ...(d.port !== null ? { device_port: String(d.port) } : {}),
   };
-  const custom = Object.fromEntries(Object.entries(d.custom).filter(([, v]) => v !== null).map(([k, v]) => [k, String(v)]));
+  const custom = Object.fromEntries(
+    Object.entries(d.custom)
+      .filter(([, v]) => v !== null)
+      .map(([k, v]) => [k, String(v)]),
+  );
   return { ...custom, ...own };
 }
 
@@ -34,6 +47,9 @@ export type Rendered = { ok: true; lines: string[] } | { ok: false; missing: str
 export function renderLines(text: string, values: Record<string, string>): Rendered {
   const missing = snippetVariables(text).filter((name) => !Object.hasOwn(values, name));
   if (missing.length) return { ok: false, missing };
-  const lines = text.split(/\r?\n/).map((line) => line.replace(VARIABLE, (_, name: string) => values[name]!)).filter((line) => line.trim() !== "");
+  const lines = text
+    .split(/\r?\n/)
+    .map((line) => line.replace(VARIABLE, (_, name: string) => values[name]!))
+    .filter((line) => line.trim() !== "");
   return { ok: true, lines };
 }

@@ -22,23 +22,43 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 let names = 0;
-async function device(opts: { tags?: string[]; custom?: Record<string, string>; enabled?: boolean } = {}): Promise<number> {
+async function device(
+  opts: { tags?: string[]; custom?: Record<string, string>; enabled?: boolean } = {},
+): Promise<number> {
   const res = await t.call("/api/v1/devices", {
-    method: "POST", token: admin,
-    body: { device_name: `snip-dev-${++names}`, device_ip: `192.0.2.${names % 250}`, device_vendor: "Cisco", device_tags: opts.tags ?? [], custom: opts.custom ?? {}, enabled: opts.enabled ?? true },
+    method: "POST",
+    token: admin,
+    body: {
+      device_name: `snip-dev-${++names}`,
+      device_ip: `192.0.2.${names % 250}`,
+      device_vendor: "Cisco",
+      device_tags: opts.tags ?? [],
+      custom: opts.custom ?? {},
+      enabled: opts.enabled ?? true,
+    },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data.id;
 }
 let snippetNames = 0;
 async function snippet(body: Record<string, unknown> = {}): Promise<number> {
-  const res = await t.call("/api/v1/snippets", { method: "POST", token: admin, body: { name: `snippet ${++snippetNames}`, content: "ntp server {ntp}", ...body } });
+  const res = await t.call("/api/v1/snippets", {
+    method: "POST",
+    token: admin,
+    body: { name: `snippet ${++snippetNames}`, content: "ntp server {ntp}", ...body },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data.id;
 }
-const deploy = (id: number, body: Record<string, unknown>, token = admin) => t.call(`/api/v1/snippets/${id}/deploy`, { method: "POST", token, body });
+const deploy = (id: number, body: Record<string, unknown>, token = admin) =>
+  t.call(`/api/v1/snippets/${id}/deploy`, { method: "POST", token, body });
 const deploymentDevices = async (id: number, token = admin) =>
-  (await t.call(`/api/v1/snippet-deployments/${id}/devices?per_page=500`, { token })).body.data as { device_id: number; status: string; job_id: number | null; message: string | null }[];
+  (await t.call(`/api/v1/snippet-deployments/${id}/devices?per_page=500`, { token })).body.data as {
+    device_id: number;
+    status: string;
+    job_id: number | null;
+    message: string | null;
+  }[];
 
 /** Plays a collector: claims every runnable job, and ends each push as `push` says for its device. */
 async function runPushes(push: (deviceId: number) => "success" | "failed"): Promise<Job[]> {
@@ -48,20 +68,49 @@ async function runPushes(push: (deviceId: number) => "success" | "failed"): Prom
     if (!job) return claimed;
     claimed.push(job);
     const status = push(job.deviceId!);
-    await completePushJob(t.db, job, "test-collector", {
-      status, outcome: status === "success" ? "success" : "error", message: status === "success" ? "pushed" : "line 1 refused",
-      result: status === "success" ? { saved: true } : { failed_line: { index: 0, line: "x", answer: "% Invalid input detected at '^' marker." }, saved: false },
-      transcript: "R1(config)# x",
-    }, clock.now());
+    await completePushJob(
+      t.db,
+      job,
+      "test-collector",
+      {
+        status,
+        outcome: status === "success" ? "success" : "error",
+        message: status === "success" ? "pushed" : "line 1 refused",
+        result:
+          status === "success"
+            ? { saved: true }
+            : { failed_line: { index: 0, line: "x", answer: "% Invalid input detected at '^' marker." }, saved: false },
+        transcript: "R1(config)# x",
+      },
+      clock.now(),
+    );
   }
 }
 
 describe("snippets resource", () => {
   it("creates, lists with its variables, refuses a duplicate name in any case, and logs every write", async () => {
-    const res = await t.call("/api/v1/snippets", { method: "POST", token: admin, body: { name: "Banner Ü", content: "banner motd #{site} {device_name}#", rollback_content: "no banner motd", tags: ["banner"] } });
+    const res = await t.call("/api/v1/snippets", {
+      method: "POST",
+      token: admin,
+      body: {
+        name: "Banner Ü",
+        content: "banner motd #{site} {device_name}#",
+        rollback_content: "no banner motd",
+        tags: ["banner"],
+      },
+    });
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ name: "Banner Ü", variables: ["site", "device_name"], tags: ["banner"], template_ids: [] });
-    const dup = await t.call("/api/v1/snippets", { method: "POST", token: admin, body: { name: "banner ü", content: "x" } });
+    expect(res.body.data).toMatchObject({
+      name: "Banner Ü",
+      variables: ["site", "device_name"],
+      tags: ["banner"],
+      template_ids: [],
+    });
+    const dup = await t.call("/api/v1/snippets", {
+      method: "POST",
+      token: admin,
+      body: { name: "banner ü", content: "x" },
+    });
     expect(dup.status).toBe(422);
     expect(dup.body.errors.name[0]).toContain("already taken");
     const list = await t.call("/api/v1/snippets?filter[tag]=banner", { token: admin });
@@ -71,10 +120,18 @@ describe("snippets resource", () => {
   });
 
   it("refuses a template it does not know, and an empty content", async () => {
-    const empty = await t.call("/api/v1/snippets", { method: "POST", token: admin, body: { name: "empty", content: " \n " } });
+    const empty = await t.call("/api/v1/snippets", {
+      method: "POST",
+      token: admin,
+      body: { name: "empty", content: " \n " },
+    });
     expect(empty.status).toBe(422);
     expect(Object.keys(empty.body.errors)).toEqual(["content"]);
-    const unknown = await t.call("/api/v1/snippets", { method: "POST", token: admin, body: { name: "bad refs", content: "x", template_ids: [99999] } });
+    const unknown = await t.call("/api/v1/snippets", {
+      method: "POST",
+      token: admin,
+      body: { name: "bad refs", content: "x", template_ids: [99999] },
+    });
     expect(unknown.status).toBe(422);
     expect(unknown.body.errors["template_ids.0"][0]).toContain("99999 is not an existing connection template");
   });
@@ -84,9 +141,20 @@ describe("dry run and variables", () => {
   it("renders each target's exact lines from dynamic_vars, device fields and custom attributes without queueing anything", async () => {
     const a = await device({ custom: { site: "ams" } });
     const id = await snippet({ content: "hostname {device_name}\nsnmp-server location {site}\nntp server {ntp}" });
-    const res = await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: admin, body: { device_id: a, dynamic_vars: { ntp: "10.0.0.5" }, dry_run: true } });
+    const res = await t.call(`/api/v1/snippets/${id}/send`, {
+      method: "POST",
+      token: admin,
+      body: { device_id: a, dynamic_vars: { ntp: "10.0.0.5" }, dry_run: true },
+    });
     expect(res.status).toBe(200);
-    expect(res.body.data.devices).toEqual([{ device_id: a, device_name: `snip-dev-${names}`, lines: [`hostname snip-dev-${names}`, "snmp-server location ams", "ntp server 10.0.0.5"], rollback_lines: [] }]);
+    expect(res.body.data.devices).toEqual([
+      {
+        device_id: a,
+        device_name: `snip-dev-${names}`,
+        lines: [`hostname snip-dev-${names}`, "snmp-server location ams", "ntp server 10.0.0.5"],
+        rollback_lines: [],
+      },
+    ]);
     expect(await claimNextJob(t.db, "test-collector", clock.now(), 60_000)).toBeUndefined();
   });
 
@@ -109,15 +177,26 @@ describe("send", () => {
   it("queues a push job for the device, and the deployment records its result and transcript", async () => {
     const d = await device();
     const id = await snippet();
-    const res = await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: admin, body: { device_id: d, dynamic_vars: { ntp: "10.1.1.1" } } });
+    const res = await t.call(`/api/v1/snippets/${id}/send`, {
+      method: "POST",
+      token: admin,
+      body: { device_id: d, dynamic_vars: { ntp: "10.1.1.1" } },
+    });
     expect(res.status).toBe(202);
     expect(res.body.data).toMatchObject({ type: "snippet_push", device_id: d, state: "queued" });
     const deploymentId = res.body.data.deployment_id;
-    expect((await deploymentDevices(deploymentId))[0]).toMatchObject({ device_id: d, status: "queued", lines: ["ntp server 10.1.1.1"] });
+    expect((await deploymentDevices(deploymentId))[0]).toMatchObject({
+      device_id: d,
+      status: "queued",
+      lines: ["ntp server 10.1.1.1"],
+    });
     await runPushes(() => "success");
     const deployment = await t.call(`/api/v1/snippet-deployments/${deploymentId}`, { token: admin });
     expect(deployment.body.data).toMatchObject({ state: "finished", kind: "send", device_counts: { success: 1 } });
-    expect((await deploymentDevices(deploymentId))[0]).toMatchObject({ status: "success", transcript: "R1(config)# x" });
+    expect((await deploymentDevices(deploymentId))[0]).toMatchObject({
+      status: "success",
+      transcript: "R1(config)# x",
+    });
     const job = await t.call(`/api/v1/jobs/${res.body.data.id}`, { token: admin });
     expect(job.body.data).toMatchObject({ state: "finished", outcome: "success" });
   });
@@ -125,7 +204,11 @@ describe("send", () => {
   it("is never sent twice: a push claimed again after its collector died ends with an error instead of connecting", async () => {
     const d = await device();
     const id = await snippet();
-    const res = await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: admin, body: { device_id: d, dynamic_vars: { ntp: "x" } } });
+    const res = await t.call(`/api/v1/snippets/${id}/send`, {
+      method: "POST",
+      token: admin,
+      body: { device_id: d, dynamic_vars: { ntp: "x" } },
+    });
     const first = await claimNextJob(t.db, "collector-a", clock.now(), 60_000);
     expect(first?.id).toBe(res.body.data.id);
     // collector-a dies mid-push: its lease runs out and the job goes back to the queue.
@@ -133,7 +216,12 @@ describe("send", () => {
     expect(await requeueExpiredLeases(t.db, clock.now())).toBe(1);
     const again = await claimNextJob(t.db, "collector-b", clock.now(), 60_000);
     expect(again?.attempts).toBe(2);
-    await runSnippetJob({ db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "collector-b", connectTimeoutMs: 500 }, again!, 60_000, new AbortController().signal);
+    await runSnippetJob(
+      { db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "collector-b", connectTimeoutMs: 500 },
+      again!,
+      60_000,
+      new AbortController().signal,
+    );
     expect(await getJob(t.db, again!.id)).toMatchObject({ state: "finished", outcome: "error" });
     const [pushed] = await deploymentDevices(res.body.data.deployment_id);
     expect(pushed).toMatchObject({ status: "error" });
@@ -143,8 +231,24 @@ describe("send", () => {
   it("answers 409 for a disabled device and 404 for an unknown one", async () => {
     const id = await snippet();
     const off = await device({ enabled: false });
-    expect((await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: admin, body: { device_id: off, dynamic_vars: { ntp: "x" } } })).status).toBe(409);
-    expect((await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: admin, body: { device_id: 999999, dynamic_vars: { ntp: "x" } } })).status).toBe(404);
+    expect(
+      (
+        await t.call(`/api/v1/snippets/${id}/send`, {
+          method: "POST",
+          token: admin,
+          body: { device_id: off, dynamic_vars: { ntp: "x" } },
+        })
+      ).status,
+    ).toBe(409);
+    expect(
+      (
+        await t.call(`/api/v1/snippets/${id}/send`, {
+          method: "POST",
+          token: admin,
+          body: { device_id: 999999, dynamic_vars: { ntp: "x" } },
+        })
+      ).status,
+    ).toBe(404);
   });
 });
 
@@ -167,7 +271,12 @@ describe("guard rails", () => {
     const wrong = await deploy(id, { tags: [tagId], dynamic_vars: { ntp: "x" }, confirm_device_count: 25 });
     expect(wrong.status).toBe(422);
     expect(wrong.body.errors.confirm_device_count[0]).toContain("is 25 but the deploy reaches 26");
-    const ok = await deploy(id, { tags: [tagId], dynamic_vars: { ntp: "x" }, confirm_device_count: 26, concurrency: 100 });
+    const ok = await deploy(id, {
+      tags: [tagId],
+      dynamic_vars: { ntp: "x" },
+      confirm_device_count: 26,
+      concurrency: 100,
+    });
     expect(ok.status).toBe(202);
     expect(ok.body.data.device_counts).toMatchObject({ queued: 26, pending: 0 });
     await runPushes(() => "success");
@@ -195,7 +304,9 @@ describe("guard rails", () => {
     expect(pushed).toHaveLength(3);
     const canaryFirst = pushed[0]!.deviceId;
     expect((await deploymentDevices(res.body.data.id))[0]!.device_id).toBe(canaryFirst);
-    expect((await t.call(`/api/v1/snippet-deployments/${res.body.data.id}`, { token: admin })).body.data).toMatchObject({ state: "finished", device_counts: { success: 3 } });
+    expect((await t.call(`/api/v1/snippet-deployments/${res.body.data.id}`, { token: admin })).body.data).toMatchObject(
+      { state: "finished", device_counts: { success: 3 } },
+    );
   });
 
   it("a failed canary stops the deployment: nothing else is pushed", async () => {
@@ -212,13 +323,22 @@ describe("guard rails", () => {
   it("stop_on_failure pushes to no further device after a failure; without it the others still go", async () => {
     const ds = [await device(), await device(), await device()];
     const id = await snippet();
-    const stopping = await deploy(id, { devices: ds, stop_on_failure: true, concurrency: 1, dynamic_vars: { ntp: "x" } });
+    const stopping = await deploy(id, {
+      devices: ds,
+      stop_on_failure: true,
+      concurrency: 1,
+      dynamic_vars: { ntp: "x" },
+    });
     expect(await runPushes(() => "failed")).toHaveLength(1);
-    expect((await t.call(`/api/v1/snippet-deployments/${stopping.body.data.id}`, { token: admin })).body.data.device_counts).toMatchObject({ failed: 1, skipped: 2 });
+    expect(
+      (await t.call(`/api/v1/snippet-deployments/${stopping.body.data.id}`, { token: admin })).body.data.device_counts,
+    ).toMatchObject({ failed: 1, skipped: 2 });
 
     const going = await deploy(id, { devices: ds, concurrency: 1, dynamic_vars: { ntp: "x" } });
     expect(await runPushes(() => "failed")).toHaveLength(3);
-    expect((await t.call(`/api/v1/snippet-deployments/${going.body.data.id}`, { token: admin })).body.data.device_counts).toMatchObject({ failed: 3, skipped: 0 });
+    expect(
+      (await t.call(`/api/v1/snippet-deployments/${going.body.data.id}`, { token: admin })).body.data.device_counts,
+    ).toMatchObject({ failed: 3, skipped: 0 });
   });
 
   it("holds a deployment to its concurrency: no more pushes queued at once than it allows", async () => {
@@ -235,7 +355,9 @@ describe("guard rails", () => {
     const res = await deploy(id, { devices: [kept, gone], dynamic_vars: { ntp: "x" } });
     expect((await t.call(`/api/v1/devices/${gone}`, { method: "DELETE", token: admin })).status).toBe(200);
     await runPushes(() => "success");
-    expect((await t.call(`/api/v1/snippet-deployments/${res.body.data.id}`, { token: admin })).body.data.state).toBe("running");
+    expect((await t.call(`/api/v1/snippet-deployments/${res.body.data.id}`, { token: admin })).body.data.state).toBe(
+      "running",
+    );
     await scheduleDueRuns({ db: t.db, clock, logger: silentLogger });
     const after = (await t.call(`/api/v1/snippet-deployments/${res.body.data.id}`, { token: admin })).body.data;
     expect(after).toMatchObject({ state: "finished", device_counts: { success: 1, error: 1 } });
@@ -244,14 +366,29 @@ describe("guard rails", () => {
   it("a push job that ended without recording its push (the collector could not write it) is ended at the next scheduler pass", async () => {
     const d = await device();
     const id = await snippet();
-    const res = await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: admin, body: { device_id: d, dynamic_vars: { ntp: "x" } } });
+    const res = await t.call(`/api/v1/snippets/${id}/send`, {
+      method: "POST",
+      token: admin,
+      body: { device_id: d, dynamic_vars: { ntp: "x" } },
+    });
     const job = await claimNextJob(t.db, "test-collector", clock.now(), 60_000);
     // What the worker does when recording a job's end failed: the job ends alone, with the error.
-    await completeJob(t.db, job!, "test-collector", { outcome: "error", message: "the job's end could not be recorded: disk full" }, clock.now());
+    await completeJob(
+      t.db,
+      job!,
+      "test-collector",
+      { outcome: "error", message: "the job's end could not be recorded: disk full" },
+      clock.now(),
+    );
     await scheduleDueRuns({ db: t.db, clock, logger: silentLogger });
     const [pushed] = await deploymentDevices(res.body.data.deployment_id);
-    expect(pushed).toMatchObject({ status: "error", message: "the push's job ended without recording the push: the job's end could not be recorded: disk full" });
-    expect((await t.call(`/api/v1/snippet-deployments/${res.body.data.deployment_id}`, { token: admin })).body.data.state).toBe("finished");
+    expect(pushed).toMatchObject({
+      status: "error",
+      message: "the push's job ended without recording the push: the job's end could not be recorded: disk full",
+    });
+    expect(
+      (await t.call(`/api/v1/snippet-deployments/${res.body.data.deployment_id}`, { token: admin })).body.data.state,
+    ).toBe("finished");
   });
 
   it("a push and a download never run on one device at once", async () => {
@@ -259,7 +396,11 @@ describe("guard rails", () => {
     const id = await snippet();
     const download = await t.call(`/api/v1/download-now/${d}`, { token: admin });
     expect(download.status).toBe(200);
-    const send = await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: admin, body: { device_id: d, dynamic_vars: { ntp: "x" } } });
+    const send = await t.call(`/api/v1/snippets/${id}/send`, {
+      method: "POST",
+      token: admin,
+      body: { device_id: d, dynamic_vars: { ntp: "x" } },
+    });
     expect(send.status).toBe(202);
     const first = await claimNextJob(t.db, "collector-a", clock.now(), 60_000);
     expect(first?.deviceId).toBe(d);
@@ -277,8 +418,16 @@ describe("scope", () => {
     const id = await snippet();
     const vars = { ntp: "10.0.0.1" };
 
-    const sendTheirs = await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: scoped, body: { device_id: theirs, dynamic_vars: vars, dry_run: true } });
-    const sendNone = await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: scoped, body: { device_id: 999999, dynamic_vars: vars, dry_run: true } });
+    const sendTheirs = await t.call(`/api/v1/snippets/${id}/send`, {
+      method: "POST",
+      token: scoped,
+      body: { device_id: theirs, dynamic_vars: vars, dry_run: true },
+    });
+    const sendNone = await t.call(`/api/v1/snippets/${id}/send`, {
+      method: "POST",
+      token: scoped,
+      body: { device_id: 999999, dynamic_vars: vars, dry_run: true },
+    });
     expect([sendTheirs.status, sendTheirs.body.message]).toEqual([404, `Device ${theirs} not found`]);
     expect([sendNone.status, sendNone.body.message]).toEqual([404, "Device 999999 not found"]);
 
@@ -298,10 +447,14 @@ describe("scope", () => {
     const both = (await deploy(id, { devices: [mine, theirs], dynamic_vars: vars })).body.data.id;
     const lonOnly = (await deploy(id, { devices: [theirs], dynamic_vars: vars })).body.data.id;
     expect((await deploymentDevices(both, scoped)).map((d) => d.device_id)).toEqual([mine]);
-    expect((await t.call(`/api/v1/snippet-deployments/${both}`, { token: scoped })).body.data.device_counts).toMatchObject({ queued: 1 });
+    expect(
+      (await t.call(`/api/v1/snippet-deployments/${both}`, { token: scoped })).body.data.device_counts,
+    ).toMatchObject({ queued: 1 });
     expect((await t.call(`/api/v1/snippet-deployments/${lonOnly}`, { token: scoped })).status).toBe(404);
     expect((await t.call(`/api/v1/snippet-deployments/${lonOnly}/devices`, { token: scoped })).status).toBe(404);
-    const listed = (await t.call("/api/v1/snippet-deployments?per_page=500", { token: scoped })).body.data.map((d: any) => d.id);
+    const listed = (await t.call("/api/v1/snippet-deployments?per_page=500", { token: scoped })).body.data.map(
+      (d: any) => d.id,
+    );
     expect(listed).toContain(both);
     expect(listed).not.toContain(lonOnly);
     await runPushes(() => "success");
@@ -311,7 +464,15 @@ describe("scope", () => {
     const reader = await t.token(["snippets.read"]);
     const id = await snippet();
     const d = await device();
-    expect((await t.call(`/api/v1/snippets/${id}/send`, { method: "POST", token: reader, body: { device_id: d, dynamic_vars: { ntp: "x" } } })).status).toBe(403);
+    expect(
+      (
+        await t.call(`/api/v1/snippets/${id}/send`, {
+          method: "POST",
+          token: reader,
+          body: { device_id: d, dynamic_vars: { ntp: "x" } },
+        })
+      ).status,
+    ).toBe(403);
     expect((await deploy(id, { devices: [d], dynamic_vars: { ntp: "x" } }, reader)).status).toBe(403);
     expect((await t.call("/api/v1/snippet-deployments", { token: reader })).status).toBe(200);
     expect((await t.call("/api/v1/snippet-deployments", { token: await t.token(["configs.read"]) })).status).toBe(403);
@@ -320,22 +481,38 @@ describe("scope", () => {
 
 describe("snippet tasks", () => {
   const createTask = (body: Record<string, unknown>, token = admin) =>
-    t.call("/api/v1/tasks", { method: "POST", token, body: { task_name: `snippet task ${++snippetNames}`, task_cron: "0 3 * * *", task_type: "snippet", ...body } });
+    t.call("/api/v1/tasks", {
+      method: "POST",
+      token,
+      body: { task_name: `snippet task ${++snippetNames}`, task_cron: "0 3 * * *", task_type: "snippet", ...body },
+    });
 
   it("a run is a deployment with its guard rails; the run stays open until its last push and reports each device", async () => {
     const ds = [await device(), await device(), await device()];
     const id = await snippet();
-    const task = await createTask({ devices: ds, snippet_id: id, snippet_options: { dynamic_vars: { ntp: "10.0.0.9" }, canary: 1 } });
+    const task = await createTask({
+      devices: ds,
+      snippet_id: id,
+      snippet_options: { dynamic_vars: { ntp: "10.0.0.9" }, canary: 1 },
+    });
     expect(task.status, JSON.stringify(task.body)).toBe(201);
     expect(task.body.data).toMatchObject({ task_type: "snippet", snippet_id: id, snippet_options: { canary: 1 } });
     const run = await t.call(`/api/v1/tasks/${task.body.data.id}/run`, { method: "POST", token: admin });
     expect(run.status).toBe(202);
-    const deployment = (await t.call(`/api/v1/snippet-deployments?filter[task_run_id]=${run.body.data.id}`, { token: admin })).body.data[0];
+    const deployment = (
+      await t.call(`/api/v1/snippet-deployments?filter[task_run_id]=${run.body.data.id}`, { token: admin })
+    ).body.data[0];
     expect(deployment).toMatchObject({ kind: "task", device_counts: { queued: 1, pending: 2 } });
 
     // The canary's push ends; the others are queued in the same step, so the run is still running.
     const canary = await claimNextJob(t.db, "test-collector", clock.now(), 60_000);
-    await completePushJob(t.db, canary!, "test-collector", { status: "success", outcome: "success", message: "pushed", result: {}, transcript: "" }, clock.now());
+    await completePushJob(
+      t.db,
+      canary!,
+      "test-collector",
+      { status: "success", outcome: "success", message: "pushed", result: {}, transcript: "" },
+      clock.now(),
+    );
     expect((await t.call(`/api/v1/task-runs/${run.body.data.id}`, { token: admin })).body.data.status).toBe("running");
     await runPushes(() => "success");
     const done = await t.call(`/api/v1/task-runs/${run.body.data.id}`, { token: admin });

@@ -26,46 +26,77 @@ afterAll(async () => {
 
 function startCollector(): Spawned {
   const collector = start(process.execPath, [...COLLECTOR_NODE_ARGS, "--import", "tsx", "collector/main.ts"], {
-    STORAGE_DIR: t.dir, DATABASE_URL: t.config.databaseUrl, APP_KEY: TEST_APP_KEY, COLLECTOR_CONCURRENCY: "7",
+    STORAGE_DIR: t.dir,
+    DATABASE_URL: t.config.databaseUrl,
+    APP_KEY: TEST_APP_KEY,
+    COLLECTOR_CONCURRENCY: "7",
   });
   collectors.push(collector);
   return collector;
 }
 
-async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, watched?: Spawned): Promise<T> {
+async function until<T>(
+  what: string,
+  read: () => Promise<T>,
+  ok: (value: T) => boolean,
+  watched?: Spawned,
+): Promise<T> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const value = await read();
     if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}\n${watched?.output() ?? ""}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}\n${watched?.output() ?? ""}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 type Check = { name: string; status: string; message: string };
 const checks = async () => {
-  const run = (await t.call("/api/v1/system/health/run", { method: "POST", token: admin })).body.data as { checks: Check[] };
-  return Object.fromEntries(run.checks.filter((c) => c.name === "collectors" || c.name === "scheduler").map((c) => [c.name, c]));
+  const run = (await t.call("/api/v1/system/health/run", { method: "POST", token: admin })).body.data as {
+    checks: Check[];
+  };
+  return Object.fromEntries(
+    run.checks.filter((c) => c.name === "collectors" || c.name === "scheduler").map((c) => [c.name, c]),
+  );
 };
 const info = async () => (await t.call("/api/v1/system/info", { token: admin })).body.data;
 
 describe("collectors and the scheduler in the health checks", () => {
   it("ok while a collector runs, failed once it stops, ok again when one starts", async () => {
     const first = startCollector();
-    const running = await until("the collector's heartbeats", checks, (c) => c.collectors!.status === "ok" && c.scheduler!.status === "ok", first);
+    const running = await until(
+      "the collector's heartbeats",
+      checks,
+      (c) => c.collectors!.status === "ok" && c.scheduler!.status === "ok",
+      first,
+    );
     expect(running.collectors!.message).toBe("1 collector running");
     const listed = (await info()).collectors;
-    expect(listed).toEqual([expect.objectContaining({ pid: first.child.pid, concurrency: 7, version: "0.1.0", fresh: true })]);
+    expect(listed).toEqual([
+      expect.objectContaining({ pid: first.child.pid, concurrency: 7, version: "0.1.0", fresh: true }),
+    ]);
 
     stopGroup(first, "SIGTERM");
     await first.exited;
     const stopped = await checks();
-    expect(stopped.collectors).toMatchObject({ status: "failed", message: expect.stringMatching(/^No collector has reported/) });
-    expect(stopped.scheduler).toMatchObject({ status: "failed", message: expect.stringMatching(/^The scheduler has never reported/) });
+    expect(stopped.collectors).toMatchObject({
+      status: "failed",
+      message: expect.stringMatching(/^No collector has reported/),
+    });
+    expect(stopped.scheduler).toMatchObject({
+      status: "failed",
+      message: expect.stringMatching(/^The scheduler has never reported/),
+    });
     expect((await info()).collectors).toEqual([]);
 
     const second = startCollector();
-    await until("the second collector's heartbeats", checks, (c) => c.collectors!.status === "ok" && c.scheduler!.status === "ok", second);
+    await until(
+      "the second collector's heartbeats",
+      checks,
+      (c) => c.collectors!.status === "ok" && c.scheduler!.status === "ok",
+      second,
+    );
 
     // Killed: it cannot say goodbye, so it is found out by its silence.
     stopGroup(second, "SIGKILL");
@@ -74,8 +105,16 @@ describe("collectors and the scheduler in the health checks", () => {
     const silent = await checks();
     const owner = (await info()).collectors[0].owner as string;
     expect(owner).toMatch(new RegExp(`:${second.child.pid}:`));
-    expect(silent.collectors).toMatchObject({ status: "failed", message: expect.stringMatching(new RegExp(`^No collector is running: ${owner} \\(last heard 2 min ago\\). Restart it`)) });
-    expect(silent.scheduler).toMatchObject({ status: "failed", message: expect.stringMatching(/^The scheduler was last heard 2 min ago: scheduled tasks do not start/) });
+    expect(silent.collectors).toMatchObject({
+      status: "failed",
+      message: expect.stringMatching(
+        new RegExp(`^No collector is running: ${owner} \\(last heard 2 min ago\\). Restart it`),
+      ),
+    });
+    expect(silent.scheduler).toMatchObject({
+      status: "failed",
+      message: expect.stringMatching(/^The scheduler was last heard 2 min ago: scheduled tasks do not start/),
+    });
     expect((await info()).collectors[0].fresh).toBe(false);
   });
 });

@@ -33,26 +33,61 @@ const runChecks = async (token = admin) => {
 const checkNamed = async (name: string) => (await runChecks()).checks.find((c) => c.name === name)!;
 
 let deviceCounter = 0;
-const device = async () => (await t.call("/api/v1/devices", {
-  method: "POST", token: admin, body: { device_name: `health-dev-${++deviceCounter}`, device_ip: `192.0.2.${100 + deviceCounter}`, device_vendor: "Cisco" },
-})).body.data.id as number;
+const device = async () =>
+  (
+    await t.call("/api/v1/devices", {
+      method: "POST",
+      token: admin,
+      body: {
+        device_name: `health-dev-${++deviceCounter}`,
+        device_ip: `192.0.2.${100 + deviceCounter}`,
+        device_vendor: "Cisco",
+      },
+    })
+  ).body.data.id as number;
 
 describe("health checks", () => {
   it("lists every check, each with a status and a message", async () => {
     const run = await runChecks();
-    expect(run.checks.map((c) => c.name)).toEqual(["database", "collectors", "scheduler", "queue", "disk", "search_index", "backups", "app_key", "webhooks", "syslog"]);
-    expect(run.checks.find((c) => c.name === "database")).toMatchObject({ status: "ok", message: expect.stringMatching(/^Reachable; a write took \d+ ms$/) });
+    expect(run.checks.map((c) => c.name)).toEqual([
+      "database",
+      "collectors",
+      "scheduler",
+      "queue",
+      "disk",
+      "search_index",
+      "backups",
+      "app_key",
+      "webhooks",
+      "syslog",
+    ]);
+    expect(run.checks.find((c) => c.name === "database")).toMatchObject({
+      status: "ok",
+      message: expect.stringMatching(/^Reachable; a write took \d+ ms$/),
+    });
     expect(run.checks.find((c) => c.name === "disk")!.message).toContain(t.dir);
     // No collector in this test: the health of the whole is failed, and says why.
-    expect(run.checks.find((c) => c.name === "collectors")).toMatchObject({ status: "failed", message: expect.stringMatching(/^No collector has reported/) });
+    expect(run.checks.find((c) => c.name === "collectors")).toMatchObject({
+      status: "failed",
+      message: expect.stringMatching(/^No collector has reported/),
+    });
     expect(run.status).toBe("failed");
   });
 
   it("queue: warning, then failed, as a queued job waits; ok once it is taken", async () => {
-    const { job } = await enqueueDeviceJob(t.db, { type: "download", deviceId: await device(), trigger: "schedule", priority: PRIORITY.scheduled, maxAttempts: 1 }, clock.now());
+    const { job } = await enqueueDeviceJob(
+      t.db,
+      { type: "download", deviceId: await device(), trigger: "schedule", priority: PRIORITY.scheduled, maxAttempts: 1 },
+      clock.now(),
+    );
     expect(await checkNamed("queue")).toMatchObject({ status: "ok", value: 0 });
     clock.advance(20 * 60_000);
-    expect(await checkNamed("queue")).toMatchObject({ status: "warning", value: 1200, message: "1 job waiting; the oldest for 20 min: the collectors cannot keep up or none runs. Start more collectors or raise COLLECTOR_CONCURRENCY" });
+    expect(await checkNamed("queue")).toMatchObject({
+      status: "warning",
+      value: 1200,
+      message:
+        "1 job waiting; the oldest for 20 min: the collectors cannot keep up or none runs. Start more collectors or raise COLLECTOR_CONCURRENCY",
+    });
     clock.advance(60 * 60_000);
     expect(await checkNamed("queue")).toMatchObject({ status: "failed", value: 4800 });
     const claimed = await claimNextJob(t.db, "test-collector", clock.now(), 60_000);
@@ -64,13 +99,30 @@ describe("health checks", () => {
   it("backups: the share of failed downloads in the last 24 h; ok once they age out", async () => {
     clock.advance(25 * 3_600_000); // the previous test's success leaves the window
     const finish = async (outcome: "success" | "unreachable") => {
-      await enqueueDeviceJob(t.db, { type: "download", deviceId: await device(), trigger: "schedule", priority: PRIORITY.scheduled, maxAttempts: 1 }, clock.now());
+      await enqueueDeviceJob(
+        t.db,
+        {
+          type: "download",
+          deviceId: await device(),
+          trigger: "schedule",
+          priority: PRIORITY.scheduled,
+          maxAttempts: 1,
+        },
+        clock.now(),
+      );
       const job = (await claimNextJob(t.db, "test-collector", clock.now(), 60_000))!;
       await completeJob(t.db, job, "test-collector", { outcome, message: "no route to host" }, clock.now());
     };
-    expect(await checkNamed("backups")).toMatchObject({ status: "ok", message: "No backups finished in the last 24 h" });
+    expect(await checkNamed("backups")).toMatchObject({
+      status: "ok",
+      message: "No backups finished in the last 24 h",
+    });
     for (const outcome of ["success", "success", "success", "success", "unreachable"] as const) await finish(outcome);
-    expect(await checkNamed("backups")).toMatchObject({ status: "warning", value: 20, message: expect.stringMatching(/^1 of 5 backups failed in the last 24 h \(20%\): see/) });
+    expect(await checkNamed("backups")).toMatchObject({
+      status: "warning",
+      value: 20,
+      message: expect.stringMatching(/^1 of 5 backups failed in the last 24 h \(20%\): see/),
+    });
     for (let i = 0; i < 5; i++) await finish("unreachable");
     expect(await checkNamed("backups")).toMatchObject({ status: "failed", value: 60 });
     clock.advance(24 * 3_600_000 + 1000);
@@ -78,16 +130,26 @@ describe("health checks", () => {
   });
 
   it("app key: failed when it cannot decrypt the stored credentials, ok with the right one", async () => {
-    const cred = await t.call("/api/v1/device-credentials", { method: "POST", token: admin, body: { cred_name: "health-cred", cred_username: "netops", cred_password: "S3cret-Health" } });
+    const cred = await t.call("/api/v1/device-credentials", {
+      method: "POST",
+      token: admin,
+      body: { cred_name: "health-cred", cred_username: "netops", cred_password: "S3cret-Health" },
+    });
     expect(cred.status).toBe(201);
-    expect(await checkNamed("app_key")).toMatchObject({ status: "ok", message: "Present, and decrypts the stored credentials" });
+    expect(await checkNamed("app_key")).toMatchObject({
+      status: "ok",
+      message: "Present, and decrypts the stored credentials",
+    });
     // The same database served with another key, as after a lost storage/app.key.
     const otherKey = "base64:" + Buffer.alloc(32, 9).toString("base64");
     const wrong = createApp({ db: t.db, config: t.config, clock, secrets: await openSecretBox(otherKey) });
     const res = await wrong.request("/api/v1/system/health/run", { method: "POST", headers: { apitoken: admin } });
     const body = (await res.json()) as { data: { checks: Check[] } };
     expect(body.data.checks.find((c) => c.name === "app_key")).toMatchObject({
-      status: "failed", message: expect.stringMatching(new RegExp(`^The app key cannot decrypt credential ${cred.body.data.id}: it is not the key`)),
+      status: "failed",
+      message: expect.stringMatching(
+        new RegExp(`^The app key cannot decrypt credential ${cred.body.data.id}: it is not the key`),
+      ),
     });
     expect(JSON.stringify(body)).not.toContain("S3cret-Health");
     expect(await checkNamed("app_key")).toMatchObject({ status: "ok" });
@@ -98,9 +160,21 @@ describe("search index", () => {
   it("warning once 1,000 stored versions wait to be indexed, ok once indexed", async () => {
     const deviceId = await device();
     for (let v = 0; v < 1000; v++) {
-      await storeConfig(t.db, { deviceId, command: "show running-config", text: `hostname r1\nsnmp-server location rack ${v}\n`, significant: (s) => s, trigger: "schedule", jobId: null, now: clock.now() });
+      await storeConfig(t.db, {
+        deviceId,
+        command: "show running-config",
+        text: `hostname r1\nsnmp-server location rack ${v}\n`,
+        significant: (s) => s,
+        trigger: "schedule",
+        jobId: null,
+        now: clock.now(),
+      });
     }
-    expect(await checkNamed("search_index")).toMatchObject({ status: "warning", value: 1000, message: expect.stringMatching(/^1000 versions waiting to be indexed: search still finds them/) });
+    expect(await checkNamed("search_index")).toMatchObject({
+      status: "warning",
+      value: 1000,
+      message: expect.stringMatching(/^1000 versions waiting to be indexed: search still finds them/),
+    });
     await indexAllPending(t.db);
     expect(await checkNamed("search_index")).toMatchObject({ status: "ok", value: 0 });
   });
@@ -108,17 +182,31 @@ describe("search index", () => {
 
 describe("collectors", () => {
   it("warning while one of two is silent, ok once it reports again, and a collector silent a day no longer counts", async () => {
-    const who = (owner: string) => ({ kind: "collector" as const, owner, host: "nms", pid: 1, version: "0.1.0", concurrency: 5, startedAt: clock.now() });
+    const who = (owner: string) => ({
+      kind: "collector" as const,
+      owner,
+      host: "nms",
+      pid: 1,
+      version: "0.1.0",
+      concurrency: 5,
+      startedAt: clock.now(),
+    });
     await recordHeartbeat(t.db, who("nms:1:a"), clock.now());
     await recordHeartbeat(t.db, who("nms:2:b"), clock.now());
     expect(await checkNamed("collectors")).toMatchObject({ status: "ok", message: "2 collectors running" });
     clock.advance(2 * 60_000);
     await recordHeartbeat(t.db, who("nms:1:a"), clock.now());
-    expect(await checkNamed("collectors")).toMatchObject({ status: "warning", message: expect.stringMatching(/^1 collector running, but nms:2:b \(last heard 2 min ago\) stopped reporting/) });
+    expect(await checkNamed("collectors")).toMatchObject({
+      status: "warning",
+      message: expect.stringMatching(/^1 collector running, but nms:2:b \(last heard 2 min ago\) stopped reporting/),
+    });
     await recordHeartbeat(t.db, who("nms:2:b"), clock.now());
     expect(await checkNamed("collectors")).toMatchObject({ status: "ok", message: "2 collectors running" });
     clock.advance(25 * 3_600_000);
-    expect(await checkNamed("collectors")).toMatchObject({ status: "failed", message: expect.stringMatching(/^No collector has reported/) });
+    expect(await checkNamed("collectors")).toMatchObject({
+      status: "failed",
+      message: expect.stringMatching(/^No collector has reported/),
+    });
     clock.advance(7 * 24 * 3_600_000);
     await runChecks();
     expect(await t.db.select().from(processHeartbeats)).toEqual([]);
@@ -128,7 +216,12 @@ describe("collectors", () => {
 describe("health-latest", () => {
   it("answers the stored pass without running the checks, on every path; runs them when the newest is over 10 min old", async () => {
     const ran = await runChecks();
-    for (const path of ["/api/v1/system/health", "/api/v1/health-latest", "/api/v2/system/health", "/api/v2/dashboard/health-latest"]) {
+    for (const path of [
+      "/api/v1/system/health",
+      "/api/v1/health-latest",
+      "/api/v2/system/health",
+      "/api/v2/dashboard/health-latest",
+    ]) {
       // rConfig's paths add rConfig's check fields beside these (docs/rconfig.md).
       expect((await t.call(path, { token: admin })).body.data).toMatchObject(ran);
     }
@@ -142,7 +235,18 @@ describe("health-latest", () => {
   it("shows a role that sees only some devices each check's status, but not the figures that count every device", async () => {
     await t.role({ name: "edge-health", permissions: ["system.read", "system.write"], tags: ["edge"] });
     const scoped = await t.token(["system.read", "system.write"], { role: "edge-health" });
-    for (let i = 0; i < 2; i++) await enqueueDeviceJob(t.db, { type: "download", deviceId: await device(), trigger: "schedule", priority: PRIORITY.scheduled, maxAttempts: 1 }, clock.now());
+    for (let i = 0; i < 2; i++)
+      await enqueueDeviceJob(
+        t.db,
+        {
+          type: "download",
+          deviceId: await device(),
+          trigger: "schedule",
+          priority: PRIORITY.scheduled,
+          maxAttempts: 1,
+        },
+        clock.now(),
+      );
     const full = await runChecks();
     const queue = full.checks.find((c) => c.name === "queue")!;
     expect(queue.message).toMatch(/^2 jobs/);
@@ -153,7 +257,9 @@ describe("health-latest", () => {
       expect(JSON.stringify(seen)).not.toContain("2 jobs");
       for (const c of seen.checks.filter((x) => ["queue", "search_index", "backups", "webhooks"].includes(x.name))) {
         expect(c.value).toBeNull();
-        expect(c.message).toMatch(/^(OK|Needs attention|Failing)\. This check counts every device and your role sees only some/);
+        expect(c.message).toMatch(
+          /^(OK|Needs attention|Failing)\. This check counts every device and your role sees only some/,
+        );
       }
       // Checks of the service itself keep their figures (rConfig's paths add fields of their own).
       expect(seen.checks.find((c) => c.name === "disk")).toMatchObject(full.checks.find((c) => c.name === "disk")!);
@@ -177,7 +283,10 @@ describe("health-latest", () => {
 describe("the schedule", () => {
   it("runs and stores the checks on its interval", async () => {
     const before = (await t.call("/api/v1/system/health", { token: admin })).body.data.id;
-    const schedule = startHealthSchedule({ db: t.db, clock, config: t.config, secrets: t.secrets, logger: silentLogger }, 50);
+    const schedule = startHealthSchedule(
+      { db: t.db, clock, config: t.config, secrets: t.secrets, logger: silentLogger },
+      50,
+    );
     try {
       const deadline = Date.now() + 5000;
       let latest = before;
@@ -196,7 +305,12 @@ describe("the schedule", () => {
 describe("system information", () => {
   it("tells the runtime, the database and what it holds", async () => {
     const info = (await t.call("/api/v2/system/info", { token: admin })).body.data;
-    expect(info).toMatchObject({ version: "0.1.0", runtime: { name: "node", version: process.versions.node }, database: { kind: "embedded file" }, collectors: [] });
+    expect(info).toMatchObject({
+      version: "0.1.0",
+      runtime: { name: "node", version: process.versions.node },
+      database: { kind: "embedded file" },
+      collectors: [],
+    });
     const { statSync } = await import("node:fs");
     // Pages in use, some of them still only in the write-ahead log: at most the two files together.
     const onDisk = statSync(`${t.dir}/netkeep.db`).size + statSync(`${t.dir}/netkeep.db-wal`).size;

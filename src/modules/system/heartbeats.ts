@@ -2,7 +2,16 @@ import { and, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { processHeartbeats, type HeartbeatKind } from "../../db/schema/index.ts";
 
-export type HeartbeatIdentity = { kind: HeartbeatKind; owner: string; host: string; pid: number; version: string; concurrency: number; startedAt: Date; details?: Record<string, unknown> };
+export type HeartbeatIdentity = {
+  kind: HeartbeatKind;
+  owner: string;
+  host: string;
+  pid: number;
+  version: string;
+  concurrency: number;
+  startedAt: Date;
+  details?: Record<string, unknown>;
+};
 
 /** How often a collector and its scheduler say they are alive; the checks call one silent for 6 of these stale. */
 export const HEARTBEAT_INTERVAL_MS = 15_000;
@@ -11,8 +20,13 @@ export const HEARTBEAT_STALE_MS = 6 * HEARTBEAT_INTERVAL_MS;
 /** Upserts the process's row with seen_at = now. */
 export async function recordHeartbeat(db: DbOrTx, who: HeartbeatIdentity, now: Date): Promise<void> {
   const { kind, owner, host, pid, version, concurrency, startedAt, details = null } = who;
-  await db.insert(processHeartbeats).values({ kind, owner, host, pid, version, concurrency, startedAt, seenAt: now, details })
-    .onConflictDoUpdate({ target: [processHeartbeats.owner, processHeartbeats.kind], set: { seenAt: now, concurrency, version, details } });
+  await db
+    .insert(processHeartbeats)
+    .values({ kind, owner, host, pid, version, concurrency, startedAt, seenAt: now, details })
+    .onConflictDoUpdate({
+      target: [processHeartbeats.owner, processHeartbeats.kind],
+      set: { seenAt: now, concurrency, version, details },
+    });
 }
 
 /** A clean stop: the process is gone on purpose, so nothing should warn that it went silent. */
@@ -26,5 +40,8 @@ export async function forgetHeartbeat(db: DbOrTx, owner: string, kind: Heartbeat
 }
 
 export async function heartbeatsOf(db: DbOrTx, kind: HeartbeatKind) {
-  return db.select().from(processHeartbeats).where(and(eq(processHeartbeats.kind, kind)));
+  return db
+    .select()
+    .from(processHeartbeats)
+    .where(and(eq(processHeartbeats.kind, kind)));
 }

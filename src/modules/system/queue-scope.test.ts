@@ -12,11 +12,21 @@ beforeAll(async () => {
   t = await createTestContext();
   admin = await t.token();
   const device = async (name: string, tag: string) =>
-    (await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: name, device_ip: "192.0.2.40", device_vendor: "Cisco", device_tags: [tag] } })).body.data.id as number;
+    (
+      await t.call("/api/v1/devices", {
+        method: "POST",
+        token: admin,
+        body: { device_name: name, device_ip: "192.0.2.40", device_vendor: "Cisco", device_tags: [tag] },
+      })
+    ).body.data.id as number;
   const mine = await device("qs-mine", "qs-mine");
   const others = [await device("qs-other1", "qs-other"), await device("qs-other2", "qs-other")];
   for (const deviceId of [mine, ...others]) {
-    await enqueueDeviceJob(t.db, { type: "download", deviceId, trigger: "schedule", priority: PRIORITY.scheduled }, new Date());
+    await enqueueDeviceJob(
+      t.db,
+      { type: "download", deviceId, trigger: "schedule", priority: PRIORITY.scheduled },
+      new Date(),
+    );
   }
   await t.role({ name: "qs-scoped", tags: ["qs-mine"] });
   scoped = await t.token(undefined, { role: "qs-scoped" });

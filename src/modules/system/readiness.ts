@@ -5,7 +5,8 @@ import { migrationsFolder } from "../../db/migrate.ts";
 
 let newestMigration: number | undefined;
 /** The newest migration this build ships (read once: the files do not change while it runs). */
-const shippedMigration = () => (newestMigration ??= Math.max(0, ...readMigrationFiles({ migrationsFolder }).map((m) => m.folderMillis)));
+const shippedMigration = () =>
+  (newestMigration ??= Math.max(0, ...readMigrationFiles({ migrationsFolder }).map((m) => m.folderMillis)));
 
 export type Readiness = { ready: true } | { ready: false; message: string };
 
@@ -18,6 +19,11 @@ export async function readiness(db: Db): Promise<Readiness> {
   } catch {
     return { ready: false, message: "The database does not answer" };
   }
-  if (applied < shippedMigration()) return { ready: false, message: "The database lacks migrations this release ships: restart the service (it migrates at start) or run svc migrate" };
+  if (applied < shippedMigration())
+    return {
+      ready: false,
+      message:
+        "The database lacks migrations this release ships: restart the service (it migrates at start) or run svc migrate",
+    };
   return { ready: true };
 }

@@ -14,16 +14,33 @@ afterAll(() => t.close());
 
 describe("tags", () => {
   it("creates, shows, lists, updates and deletes", async () => {
-    const created = await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "core", color: "#1f6feb", description: "Core routers" } });
+    const created = await t.call("/api/v1/tags", {
+      method: "POST",
+      token: admin,
+      body: { name: "core", color: "#1f6feb", description: "Core routers" },
+    });
     expect(created.status).toBe(201);
-    expect(created.body.data).toMatchObject({ name: "core", color: "#1f6feb", description: "Core routers", devices_count: 0 });
+    expect(created.body.data).toMatchObject({
+      name: "core",
+      color: "#1f6feb",
+      description: "Core routers",
+      devices_count: 0,
+    });
     const id = created.body.data.id;
     expect(created.headers.get("location")).toMatch(new RegExp(`/api/v1/tags/${id}$`));
 
-    await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "tagged-01", device_ip: "192.0.2.1", device_vendor: "Cisco", device_tags: ["core"] } });
+    await t.call("/api/v1/devices", {
+      method: "POST",
+      token: admin,
+      body: { device_name: "tagged-01", device_ip: "192.0.2.1", device_vendor: "Cisco", device_tags: ["core"] },
+    });
     expect((await t.call(`/api/v1/tags/${id}`, { token: admin })).body.data.devices_count).toBe(1);
 
-    const patched = await t.call(`/api/v1/tags/${id}`, { method: "PATCH", token: admin, body: { description: "changed" } });
+    const patched = await t.call(`/api/v1/tags/${id}`, {
+      method: "PATCH",
+      token: admin,
+      body: { description: "changed" },
+    });
     expect(patched.body.data).toMatchObject({ name: "core", color: "#1f6feb", description: "changed" });
     const put = await t.call(`/api/v1/tags/${id}`, { method: "PUT", token: admin, body: { name: "core" } });
     expect(put.body.data).toMatchObject({ color: "#6b7280", description: "" });
@@ -32,10 +49,15 @@ describe("tags", () => {
     expect(list.body.data.map((x: { id: number }) => x.id)).toEqual([id]);
 
     const del = await t.call(`/api/v1/tags/${id}`, { method: "DELETE", token: admin });
-    expect(del).toMatchObject({ status: 200, body: { message: "Tag deleted successfully!", detail: `Tag ${id} deleted; removed from 1 device` } });
+    expect(del).toMatchObject({
+      status: 200,
+      body: { message: "Tag deleted successfully!", detail: `Tag ${id} deleted; removed from 1 device` },
+    });
     const dev = await t.call("/api/v1/devices?filter[device_name]=tagged-01", { token: admin });
     expect(dev.body.data[0].device_tags).toEqual([]);
-    const actions = (await t.db.select().from(activityLog).where(eq(activityLog.subjectType, "tag"))).map((r) => r.action);
+    const actions = (await t.db.select().from(activityLog).where(eq(activityLog.subjectType, "tag"))).map(
+      (r) => r.action,
+    );
     expect(actions).toEqual(["tag.create", "tag.update", "tag.update", "tag.delete"]);
   });
 
@@ -44,7 +66,11 @@ describe("tags", () => {
     const dup = await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "edge" } });
     expect(dup.status).toBe(422);
     expect(dup.body.errors.name[0]).toMatch(/already taken/);
-    const colour = await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "blue", color: "blue" } });
+    const colour = await t.call("/api/v1/tags", {
+      method: "POST",
+      token: admin,
+      body: { name: "blue", color: "blue" },
+    });
     expect(colour.body.errors.color[0]).toMatch(/#1f6feb/);
   });
 
@@ -57,7 +83,16 @@ describe("tags", () => {
 
     const lab = (await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "lab" } })).body.data;
     const now = new Date();
-    const [profile] = await t.db.insert(deviceProfiles).values({ name: "Lab profile", nameKey: nameKey("Lab profile"), tagIds: [lab.id], createdAt: now, updatedAt: now }).returning();
+    const [profile] = await t.db
+      .insert(deviceProfiles)
+      .values({
+        name: "Lab profile",
+        nameKey: nameKey("Lab profile"),
+        tagIds: [lab.id],
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
     const del = await t.call(`/api/v1/tags/${lab.id}`, { method: "DELETE", token: admin });
     expect(del.body.detail).toBe(`Tag ${lab.id} deleted; removed from 1 device profile`);
     const [after] = await t.db.select().from(deviceProfiles).where(eq(deviceProfiles.id, profile!.id));

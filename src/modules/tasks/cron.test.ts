@@ -6,9 +6,15 @@ const at = (iso: string) => new Date(iso);
 
 describe("due slots", () => {
   it("counts the slots in (after, now], now included, and names the latest", () => {
-    const due = dueSlots({ cron: "*/15 * * * *", timezone: "UTC" }, at("2026-06-01T12:00:00Z"), at("2026-06-01T13:00:00Z"));
+    const due = dueSlots(
+      { cron: "*/15 * * * *", timezone: "UTC" },
+      at("2026-06-01T12:00:00Z"),
+      at("2026-06-01T13:00:00Z"),
+    );
     expect(due).toEqual({ count: 4, latest: at("2026-06-01T13:00:00Z") });
-    expect(dueSlots({ cron: "*/15 * * * *", timezone: "UTC" }, at("2026-06-01T12:00:00Z"), at("2026-06-01T12:14:59Z"))).toBeUndefined();
+    expect(
+      dueSlots({ cron: "*/15 * * * *", timezone: "UTC" }, at("2026-06-01T12:00:00Z"), at("2026-06-01T12:14:59Z")),
+    ).toBeUndefined();
   });
 
   it("stops counting at the cap but still finds the latest slot", () => {
@@ -21,8 +27,12 @@ describe("due slots", () => {
 
   it("reads the expression in the task's time zone", () => {
     // 09:00 in New York in June is 13:00 UTC (EDT, UTC-4); in January 14:00 UTC (EST, UTC-5).
-    expect(nextRuns({ cron: "0 9 * * *", timezone: "America/New_York" }, at("2026-06-01T00:00:00Z"), 1)).toEqual([at("2026-06-01T13:00:00Z")]);
-    expect(nextRuns({ cron: "0 9 * * *", timezone: "America/New_York" }, at("2026-01-01T00:00:00Z"), 1)).toEqual([at("2026-01-01T14:00:00Z")]);
+    expect(nextRuns({ cron: "0 9 * * *", timezone: "America/New_York" }, at("2026-06-01T00:00:00Z"), 1)).toEqual([
+      at("2026-06-01T13:00:00Z"),
+    ]);
+    expect(nextRuns({ cron: "0 9 * * *", timezone: "America/New_York" }, at("2026-01-01T00:00:00Z"), 1)).toEqual([
+      at("2026-01-01T14:00:00Z"),
+    ]);
   });
 });
 

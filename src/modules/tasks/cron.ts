@@ -9,7 +9,8 @@ const FIELDS = [
   { name: "day-of-week", accepts: "0-7 (0 and 7 are Sunday) or SUN-SAT" },
 ] as const;
 
-const parse = (expression: string, timezone?: string) => new Cron(expression, { mode: "5-part", timezone, paused: true });
+const parse = (expression: string, timezone?: string) =>
+  new Cron(expression, { mode: "5-part", timezone, paused: true });
 
 /** A cron expression as rConfig clients send it (an array of the five fields) or as text, as one string. */
 export const cronText = (value: string | (string | number)[]): string =>
@@ -70,7 +71,12 @@ export function hasDueSlot(schedule: Schedule, after: Date, now: Date): boolean 
  * that was down for a month on a per-minute cron does not walk 43,200 slots: past the cap it asks for the
  * last slot before now directly.
  */
-export function dueSlots(schedule: Schedule, after: Date, now: Date, cap = 1000): { count: number; latest: Date } | undefined {
+export function dueSlots(
+  schedule: Schedule,
+  after: Date,
+  now: Date,
+  cap = 1000,
+): { count: number; latest: Date } | undefined {
   const cron = parse(schedule.cron, schedule.timezone);
   let count = 0;
   let latest: Date | undefined;

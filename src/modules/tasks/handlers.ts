@@ -5,21 +5,73 @@ import { taskRuns } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { listEnvelope, parseListQuery } from "../../http/list.ts";
 import { csvText } from "../devices/csv.ts";
-import { allItems, getRun, itemListSpec, lastFinishedRun, listItems, listRuns, runListSpec, type Links } from "./runs.ts";
 import {
-  createTaskRoute, deleteTaskRoute, getRunRoute, getTaskRoute, lastRunFailuresRoute, listRunDevicesRoute, listRunsRoute, listTaskRunsRoute,
-  listTasksRoute, pauseTaskRoute, replaceTaskRoute, resumeTaskRoute, runReportCsvRoute, runReportRoute, runTaskRoute, updateTaskRoute,
+  allItems,
+  getRun,
+  itemListSpec,
+  lastFinishedRun,
+  listItems,
+  listRuns,
+  runListSpec,
+  type Links,
+} from "./runs.ts";
+import {
+  createTaskRoute,
+  deleteTaskRoute,
+  getRunRoute,
+  getTaskRoute,
+  lastRunFailuresRoute,
+  listRunDevicesRoute,
+  listRunsRoute,
+  listTaskRunsRoute,
+  listTasksRoute,
+  pauseTaskRoute,
+  replaceTaskRoute,
+  resumeTaskRoute,
+  runReportCsvRoute,
+  runReportRoute,
+  runTaskRoute,
+  updateTaskRoute,
 } from "./routes.ts";
-import { deleteTask, listTasks, runTaskNow, saveTask, setPaused, showTask, taskListSpec, visibleTask, type TaskCtx } from "./service.ts";
+import {
+  deleteTask,
+  listTasks,
+  runTaskNow,
+  saveTask,
+  setPaused,
+  showTask,
+  taskListSpec,
+  visibleTask,
+  type TaskCtx,
+} from "./service.ts";
 
-const linksOf = (c: Context<AppEnv>): Links => ({ base: new URL(c.req.url).origin, version: c.req.path.split("/")[2]! });
+const linksOf = (c: Context<AppEnv>): Links => ({
+  base: new URL(c.req.url).origin,
+  version: c.req.path.split("/")[2]!,
+});
 
 const ctxOf = (c: Context<AppEnv>): TaskCtx => ({
-  db: c.var.services.db, auth: c.var.auth, services: c.var.services, now: c.var.services.clock.now(), links: linksOf(c),
+  db: c.var.services.db,
+  auth: c.var.auth,
+  services: c.var.services,
+  now: c.var.services.clock.now(),
+  links: linksOf(c),
 });
 
 const CSV_COLUMNS = [
-  "run_id", "task_name", "device_id", "device_name", "status", "outcome", "error", "duration_ms", "attempts", "started_at", "finished_at", "job_id", "config_ids",
+  "run_id",
+  "task_name",
+  "device_id",
+  "device_name",
+  "status",
+  "outcome",
+  "error",
+  "duration_ms",
+  "attempts",
+  "started_at",
+  "finished_at",
+  "job_id",
+  "config_ids",
 ] as const;
 
 export function registerTaskRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -34,8 +86,12 @@ export function registerTaskRoutes(app: OpenAPIHono<AppEnv>): void {
     c.header("Location", new URL(`${c.req.path}/${data.id}`, c.req.url).toString());
     return c.json({ data }, 201);
   });
-  app.openapi(replaceTaskRoute, async (c) => c.json({ data: await saveTask(ctxOf(c), c.req.valid("json"), c.req.valid("param").id, "replace") }, 200));
-  app.openapi(updateTaskRoute, async (c) => c.json({ data: await saveTask(ctxOf(c), c.req.valid("json"), c.req.valid("param").id, "patch") }, 200));
+  app.openapi(replaceTaskRoute, async (c) =>
+    c.json({ data: await saveTask(ctxOf(c), c.req.valid("json"), c.req.valid("param").id, "replace") }, 200),
+  );
+  app.openapi(updateTaskRoute, async (c) =>
+    c.json({ data: await saveTask(ctxOf(c), c.req.valid("json"), c.req.valid("param").id, "patch") }, 200),
+  );
   app.openapi(deleteTaskRoute, async (c) => {
     const id = c.req.valid("param").id;
     await deleteTask(ctxOf(c), id);
@@ -46,8 +102,12 @@ export function registerTaskRoutes(app: OpenAPIHono<AppEnv>): void {
     c.header("Location", run.status_url);
     return c.json({ data: run }, 202);
   });
-  app.openapi(pauseTaskRoute, async (c) => c.json({ data: await setPaused(ctxOf(c), c.req.valid("param").id, true) }, 200));
-  app.openapi(resumeTaskRoute, async (c) => c.json({ data: await setPaused(ctxOf(c), c.req.valid("param").id, false) }, 200));
+  app.openapi(pauseTaskRoute, async (c) =>
+    c.json({ data: await setPaused(ctxOf(c), c.req.valid("param").id, true) }, 200),
+  );
+  app.openapi(resumeTaskRoute, async (c) =>
+    c.json({ data: await setPaused(ctxOf(c), c.req.valid("param").id, false) }, 200),
+  );
 
   app.openapi(listTaskRunsRoute, async (c) => {
     const ctx = ctxOf(c);
@@ -91,9 +151,23 @@ export function registerTaskRoutes(app: OpenAPIHono<AppEnv>): void {
     const run = await getRun(ctx.db, ctx.auth.scope, ctx.links, c.req.valid("param").id);
     const items = await allItems(ctx.db, ctx.auth.scope, ctx.links, run.id);
     const cell = (v: unknown) => (v === null || v === undefined ? "" : String(v));
-    const rows = items.map((i) => [
-      run.id, run.task_name, i.device_id, i.device_name, i.status, i.outcome, i.error, i.duration_ms, i.attempts, i.started_at, i.finished_at, i.job_id, i.config_ids.join(" "),
-    ].map(cell));
+    const rows = items.map((i) =>
+      [
+        run.id,
+        run.task_name,
+        i.device_id,
+        i.device_name,
+        i.status,
+        i.outcome,
+        i.error,
+        i.duration_ms,
+        i.attempts,
+        i.started_at,
+        i.finished_at,
+        i.job_id,
+        i.config_ids.join(" "),
+      ].map(cell),
+    );
     return c.body(csvText([[...CSV_COLUMNS], ...rows]), 200, {
       "Content-Type": "text/csv; charset=utf-8",
       "Content-Disposition": `attachment; filename="task-run-${run.id}.csv"`,

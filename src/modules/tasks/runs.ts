@@ -5,7 +5,14 @@ import { jobs, TASK_RUN_TRIGGERS, taskRunItems, taskRuns, tasks } from "../../db
 import { ApiError } from "../../http/errors.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
 import { idFilter, instantValue } from "../../http/filters.ts";
-import { ITEM_STATUSES, TaskRun, TaskRunItem, type ItemStatus, type TaskRunItemOut, type TaskRunOut } from "./schemas.ts";
+import {
+  ITEM_STATUSES,
+  TaskRun,
+  TaskRunItem,
+  type ItemStatus,
+  type TaskRunItemOut,
+  type TaskRunOut,
+} from "./schemas.ts";
 import { visibleItems, visibleRunIds } from "./targets.ts";
 
 /** Absolute API URLs of a version ("v1") for links in answers. */
@@ -42,7 +49,6 @@ function runStatusCondition(scope: DeviceScope, status: string): SQL {
   throw new ApiError(422, `filter[status] must be one of: ${RUN_STATUSES.join(", ")}; '${status}' is not`);
 }
 
-
 /** Run lists read the scope, so the spec is built per request. */
 export function runListSpec(scope: DeviceScope): ListSpec {
   return {
@@ -50,20 +56,40 @@ export function runListSpec(scope: DeviceScope): ListSpec {
     filters: {
       id: idFilter(taskRuns.id, "id", "Run id"),
       task_id: idFilter(taskRuns.taskId, "task_id", "Task id"),
-      status: { describe: `Run status: ${RUN_STATUSES.join(", ")}`, example: "failed", build: (v) => sql`(${sql.join(v.map((s) => runStatusCondition(scope, s)), sql` or `)})` },
+      status: {
+        describe: `Run status: ${RUN_STATUSES.join(", ")}`,
+        example: "failed",
+        build: (v) =>
+          sql`(${sql.join(
+            v.map((s) => runStatusCondition(scope, s)),
+            sql` or `,
+          )})`,
+      },
       trigger: {
         describe: `How the run started: ${TASK_RUN_TRIGGERS.join(", ")}`,
         example: TASK_RUN_TRIGGERS[0],
         build: (v) => {
           const bad = v.find((s) => !(TASK_RUN_TRIGGERS as readonly string[]).includes(s));
-          if (bad) throw new ApiError(422, `filter[trigger] must be one of: ${TASK_RUN_TRIGGERS.join(", ")}; '${bad}' is not`);
+          if (bad)
+            throw new ApiError(422, `filter[trigger] must be one of: ${TASK_RUN_TRIGGERS.join(", ")}; '${bad}' is not`);
           return inArray(taskRuns.trigger, v as (typeof TASK_RUN_TRIGGERS)[number][]);
         },
       },
-      started_after: { describe: "ISO-8601 time: runs started at or after it (one value)", build: (v) => gte(taskRuns.startedAt, instantValue("started_after", v)) },
-      started_before: { describe: "ISO-8601 time: runs started strictly before it (one value)", build: (v) => lt(taskRuns.startedAt, instantValue("started_before", v)) },
+      started_after: {
+        describe: "ISO-8601 time: runs started at or after it (one value)",
+        build: (v) => gte(taskRuns.startedAt, instantValue("started_after", v)),
+      },
+      started_before: {
+        describe: "ISO-8601 time: runs started strictly before it (one value)",
+        build: (v) => lt(taskRuns.startedAt, instantValue("started_before", v)),
+      },
     },
-    sorts: { id: taskRuns.id, started_at: taskRuns.startedAt, scheduled_for: taskRuns.scheduledFor, finished_at: taskRuns.finishedAt },
+    sorts: {
+      id: taskRuns.id,
+      started_at: taskRuns.startedAt,
+      scheduled_for: taskRuns.scheduledFor,
+      finished_at: taskRuns.finishedAt,
+    },
     defaultSort: "-id",
     idColumn: taskRuns.id,
   };
@@ -98,7 +124,7 @@ async function countsOf(db: DbOrTx, scope: DeviceScope, runIds: number[]) {
   const rows = await db
     .select({
       runId: taskRunItems.runId,
-      ...Object.fromEntries(ITEM_STATUSES.map((s) => [s, statusCount(s)])) as Record<ItemStatus, SQL<number>>,
+      ...(Object.fromEntries(ITEM_STATUSES.map((s) => [s, statusCount(s)])) as Record<ItemStatus, SQL<number>>),
     })
     .from(taskRunItems)
     .leftJoin(jobs, eq(jobs.id, taskRunItems.jobId))
@@ -108,21 +134,38 @@ async function countsOf(db: DbOrTx, scope: DeviceScope, runIds: number[]) {
 }
 
 /** Outcome counts per run: every item's (a task.run.finished event), or those a scope sees (its mail). */
-export const runOutcomeCounts = (db: DbOrTx, runIds: number[], scope: DeviceScope = { all: true }) => countsOf(db, scope, runIds);
+export const runOutcomeCounts = (db: DbOrTx, runIds: number[], scope: DeviceScope = { all: true }) =>
+  countsOf(db, scope, runIds);
 
 async function serializeRuns(db: DbOrTx, scope: DeviceScope, links: Links, rows: RunRow[]): Promise<TaskRunOut[]> {
-  const counts = await countsOf(db, scope, rows.map((r) => r.id));
+  const counts = await countsOf(
+    db,
+    scope,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => {
     const c = counts.get(r.id) ?? { queued: 0, running: 0, succeeded: 0, unchanged: 0, failed: 0, skipped: 0 };
     const n = (s: ItemStatus) => Number(c[s] ?? 0);
     const finished = n("succeeded") + n("unchanged") + n("failed");
     return {
-      id: r.id, task_id: r.taskId, task_name: r.taskName, task_type: r.taskType,
+      id: r.id,
+      task_id: r.taskId,
+      task_name: r.taskName,
+      task_type: r.taskType,
       status: r.finishedAt === null ? "running" : n("failed") > 0 ? "failed" : "succeeded",
-      trigger: r.trigger, missed_slots: r.missedSlots, scheduled_for: iso(r.scheduledFor),
-      started_at: r.startedAt.toISOString(), finished_at: iso(r.finishedAt),
+      trigger: r.trigger,
+      missed_slots: r.missedSlots,
+      scheduled_for: iso(r.scheduledFor),
+      started_at: r.startedAt.toISOString(),
+      finished_at: iso(r.finishedAt),
       duration_ms: r.finishedAt ? r.finishedAt.getTime() - r.startedAt.getTime() : null,
-      counts: { total: finished + n("skipped") + n("queued") + n("running"), succeeded: n("succeeded"), unchanged: n("unchanged"), failed: n("failed"), skipped: n("skipped") },
+      counts: {
+        total: finished + n("skipped") + n("queued") + n("running"),
+        succeeded: n("succeeded"),
+        unchanged: n("unchanged"),
+        failed: n("failed"),
+        skipped: n("skipped"),
+      },
       progress: { queued: n("queued"), running: n("running"), finished, total: finished + n("queued") + n("running") },
       status_url: url(links, `/task-runs/${r.id}`),
       devices_url: url(links, `/task-runs/${r.id}/devices`),
@@ -132,21 +175,41 @@ async function serializeRuns(db: DbOrTx, scope: DeviceScope, links: Links, rows:
 }
 
 const selectRuns = (db: DbOrTx) =>
-  db.select({
-    id: taskRuns.id, taskId: taskRuns.taskId, taskType: taskRuns.taskType, trigger: taskRuns.trigger, scheduledFor: taskRuns.scheduledFor,
-    missedSlots: taskRuns.missedSlots, requestedBy: taskRuns.requestedBy, startedAt: taskRuns.startedAt, finishedAt: taskRuns.finishedAt,
-    taskName: tasks.name,
-  }).from(taskRuns).innerJoin(tasks, eq(tasks.id, taskRuns.taskId));
+  db
+    .select({
+      id: taskRuns.id,
+      taskId: taskRuns.taskId,
+      taskType: taskRuns.taskType,
+      trigger: taskRuns.trigger,
+      scheduledFor: taskRuns.scheduledFor,
+      missedSlots: taskRuns.missedSlots,
+      requestedBy: taskRuns.requestedBy,
+      startedAt: taskRuns.startedAt,
+      finishedAt: taskRuns.finishedAt,
+      taskName: tasks.name,
+    })
+    .from(taskRuns)
+    .innerJoin(tasks, eq(tasks.id, taskRuns.taskId));
 
 const visibleRuns = (scope: DeviceScope) => {
   const ids = visibleRunIds(scope);
   return ids ? inArray(taskRuns.id, ids) : undefined;
 };
 
-export async function listRuns(db: DbOrTx, scope: DeviceScope, links: Links, q: ListQuery, extra?: SQL): Promise<{ total: number; rows: TaskRunOut[] }> {
+export async function listRuns(
+  db: DbOrTx,
+  scope: DeviceScope,
+  links: Links,
+  q: ListQuery,
+  extra?: SQL,
+): Promise<{ total: number; rows: TaskRunOut[] }> {
   const where = and(q.where, visibleRuns(scope), extra);
   const [rows, [total]] = await Promise.all([
-    selectRuns(db).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
+    selectRuns(db)
+      .where(where)
+      .orderBy(...q.orderBy)
+      .limit(q.perPage)
+      .offset((q.page - 1) * q.perPage),
     db.select({ n: count() }).from(taskRuns).where(where),
   ]);
   return { total: total?.n ?? 0, rows: await serializeRuns(db, scope, links, rows) };
@@ -159,7 +222,12 @@ export async function getRun(db: DbOrTx, scope: DeviceScope, links: Links, id: n
 }
 
 /** The latest finished run of a task the caller may see, if any. */
-export async function lastFinishedRun(db: DbOrTx, scope: DeviceScope, links: Links, taskId: number): Promise<TaskRunOut | null> {
+export async function lastFinishedRun(
+  db: DbOrTx,
+  scope: DeviceScope,
+  links: Links,
+  taskId: number,
+): Promise<TaskRunOut | null> {
   const [row] = await selectRuns(db)
     .where(and(eq(taskRuns.taskId, taskId), isNotNull(taskRuns.finishedAt), visibleRuns(scope)))
     .orderBy(sql`${taskRuns.startedAt} desc`, sql`${taskRuns.id} desc`)
@@ -168,7 +236,12 @@ export async function lastFinishedRun(db: DbOrTx, scope: DeviceScope, links: Lin
 }
 
 /** The latest run of each task (any status), for the task list's last_run. */
-export async function latestRuns(db: DbOrTx, scope: DeviceScope, links: Links, taskIds: number[]): Promise<Map<number, TaskRunOut>> {
+export async function latestRuns(
+  db: DbOrTx,
+  scope: DeviceScope,
+  links: Links,
+  taskIds: number[],
+): Promise<Map<number, TaskRunOut>> {
   if (!taskIds.length) return new Map();
   const latest = db
     .select({ id: sql<number>`max(${taskRuns.id})`.as("id") })
@@ -181,46 +254,104 @@ export async function latestRuns(db: DbOrTx, scope: DeviceScope, links: Links, t
 }
 
 type ItemRow = {
-  id: number; runId: number; deviceId: number | null; deviceName: string | null; jobId: number | null; skipReason: string | null;
-  status: ItemStatus; outcome: (typeof jobs.$inferSelect)["outcome"] | null; message: string | null; result: Record<string, unknown> | null;
-  attempts: number | null; startedAt: Date | null; finishedAt: Date | null;
+  id: number;
+  runId: number;
+  deviceId: number | null;
+  deviceName: string | null;
+  jobId: number | null;
+  skipReason: string | null;
+  status: ItemStatus;
+  outcome: (typeof jobs.$inferSelect)["outcome"] | null;
+  message: string | null;
+  result: Record<string, unknown> | null;
+  attempts: number | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
 };
 
 const selectItems = (db: DbOrTx) =>
-  db.select({
-    id: taskRunItems.id, runId: taskRunItems.runId, deviceId: taskRunItems.deviceId, deviceName: taskRunItems.deviceName,
-    jobId: taskRunItems.jobId, skipReason: taskRunItems.skipReason, status: itemStatus, outcome: jobs.outcome, message: jobs.message,
-    result: jobs.result, attempts: jobs.attempts, startedAt: jobs.startedAt, finishedAt: jobs.finishedAt,
-  }).from(taskRunItems).leftJoin(jobs, eq(jobs.id, taskRunItems.jobId));
+  db
+    .select({
+      id: taskRunItems.id,
+      runId: taskRunItems.runId,
+      deviceId: taskRunItems.deviceId,
+      deviceName: taskRunItems.deviceName,
+      jobId: taskRunItems.jobId,
+      skipReason: taskRunItems.skipReason,
+      status: itemStatus,
+      outcome: jobs.outcome,
+      message: jobs.message,
+      result: jobs.result,
+      attempts: jobs.attempts,
+      startedAt: jobs.startedAt,
+      finishedAt: jobs.finishedAt,
+    })
+    .from(taskRunItems)
+    .leftJoin(jobs, eq(jobs.id, taskRunItems.jobId));
 
 function serializeItem(links: Links, r: ItemRow): TaskRunItemOut {
   const finished = r.status === "succeeded" || r.status === "unchanged" || r.status === "failed";
   const result = (finished ? r.result : null) ?? {};
-  const configIds = Array.isArray(result.config_ids) ? (result.config_ids as unknown[]).filter((v): v is number => typeof v === "number") : [];
-  const error = r.status === "failed" ? r.message ?? r.outcome : r.status === "skipped" ? r.skipReason ?? "the device or its job was deleted" : null;
+  const configIds = Array.isArray(result.config_ids)
+    ? (result.config_ids as unknown[]).filter((v): v is number => typeof v === "number")
+    : [];
+  const error =
+    r.status === "failed"
+      ? (r.message ?? r.outcome)
+      : r.status === "skipped"
+        ? (r.skipReason ?? "the device or its job was deleted")
+        : null;
   return {
-    id: r.id, run_id: r.runId, device_id: r.deviceId, device_name: r.deviceName, status: r.status,
-    outcome: finished ? r.outcome : null, error, message: r.message,
+    id: r.id,
+    run_id: r.runId,
+    device_id: r.deviceId,
+    device_name: r.deviceName,
+    status: r.status,
+    outcome: finished ? r.outcome : null,
+    error,
+    message: r.message,
     duration_ms: typeof result.duration_ms === "number" ? result.duration_ms : null,
-    attempts: r.attempts, started_at: iso(r.startedAt), finished_at: finished ? iso(r.finishedAt) : null,
-    job_id: r.jobId, job_url: r.jobId ? url(links, `/jobs/${r.jobId}`) : null,
-    config_ids: configIds, config_urls: configIds.map((id) => url(links, `/configs/${id}`)),
+    attempts: r.attempts,
+    started_at: iso(r.startedAt),
+    finished_at: finished ? iso(r.finishedAt) : null,
+    job_id: r.jobId,
+    job_url: r.jobId ? url(links, `/jobs/${r.jobId}`) : null,
+    config_ids: configIds,
+    config_urls: configIds.map((id) => url(links, `/configs/${id}`)),
   };
 }
 
-export async function listItems(db: DbOrTx, scope: DeviceScope, links: Links, runId: number, q: ListQuery): Promise<{ total: number; rows: TaskRunItemOut[] }> {
+export async function listItems(
+  db: DbOrTx,
+  scope: DeviceScope,
+  links: Links,
+  runId: number,
+  q: ListQuery,
+): Promise<{ total: number; rows: TaskRunItemOut[] }> {
   const where = and(eq(taskRunItems.runId, runId), q.where, visibleItems(scope));
   const [rows, [total]] = await Promise.all([
-    selectItems(db).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
+    selectItems(db)
+      .where(where)
+      .orderBy(...q.orderBy)
+      .limit(q.perPage)
+      .offset((q.page - 1) * q.perPage),
     db.select({ n: count() }).from(taskRunItems).leftJoin(jobs, eq(jobs.id, taskRunItems.jobId)).where(where),
   ]);
   return { total: total?.n ?? 0, rows: rows.map((r) => serializeItem(links, r)) };
 }
 
 /** Every item of a run the caller may see (for reports), optionally only some statuses, in device order. */
-export async function allItems(db: DbOrTx, scope: DeviceScope, links: Links, runId: number, statuses?: ItemStatus[]): Promise<TaskRunItemOut[]> {
+export async function allItems(
+  db: DbOrTx,
+  scope: DeviceScope,
+  links: Links,
+  runId: number,
+  statuses?: ItemStatus[],
+): Promise<TaskRunItemOut[]> {
   const rows = await selectItems(db)
-    .where(and(eq(taskRunItems.runId, runId), visibleItems(scope), statuses ? inArray(itemStatus, statuses) : undefined))
+    .where(
+      and(eq(taskRunItems.runId, runId), visibleItems(scope), statuses ? inArray(itemStatus, statuses) : undefined),
+    )
     .orderBy(sql`lower(${taskRunItems.deviceName})`, asc(taskRunItems.id));
   return rows.map((r) => serializeItem(links, r));
 }

@@ -41,15 +41,27 @@ export const taskListSpec: ListSpec = {
     is_system: {
       describe: "true or false: tasks netkeep seeded",
       build: (v) => {
-        if (v.some((s) => s !== "true" && s !== "false")) throw new ApiError(422, "filter[is_system] must be true or false");
-        return sql`(${sql.join(v.map((s) => (s === "true" ? sql`${tasks.systemKey} is not null` : sql`${tasks.systemKey} is null`)), sql` or `)})`;
+        if (v.some((s) => s !== "true" && s !== "false"))
+          throw new ApiError(422, "filter[is_system] must be true or false");
+        return sql`(${sql.join(
+          v.map((s) => (s === "true" ? sql`${tasks.systemKey} is not null` : sql`${tasks.systemKey} is null`)),
+          sql` or `,
+        )})`;
       },
     },
   },
-  sorts: { id: tasks.id, task_name: sql`lower(${tasks.name})`, created_at: tasks.createdAt, updated_at: tasks.updatedAt },
+  sorts: {
+    id: tasks.id,
+    task_name: sql`lower(${tasks.name})`,
+    created_at: tasks.createdAt,
+    updated_at: tasks.updatedAt,
+  },
   defaultSort: "task_name",
   idColumn: tasks.id,
-  search: { describe: "Substring of the name or description", build: (term) => sql`(${containsText(tasks.name, term)} or ${containsText(tasks.description, term)})` },
+  search: {
+    describe: "Substring of the name or description",
+    build: (term) => sql`(${containsText(tasks.name, term)} or ${containsText(tasks.description, term)})`,
+  },
 };
 
 const ids = (rows: { id: number }[]) => new Set(rows.map((r) => r.id));
@@ -59,36 +71,72 @@ async function existing(db: DbOrTx, list: TargetList, wanted: number[], scope: D
   if (!wanted.length) return new Set();
   const json = JSON.stringify(wanted);
   const inList = (col: SQLiteColumn) => inArray(col, sql`(select value from json_each(${json}))`);
-  if (list === "devices") return ids(await db.select({ id: devices.id }).from(devices).where(and(inList(devices.id), deviceScopeCondition(scope))));
-  if (list === "categories") return ids(await db.select({ id: categories.id }).from(categories).where(inList(categories.id)));
+  if (list === "devices")
+    return ids(
+      await db
+        .select({ id: devices.id })
+        .from(devices)
+        .where(and(inList(devices.id), deviceScopeCondition(scope))),
+    );
+  if (list === "categories")
+    return ids(await db.select({ id: categories.id }).from(categories).where(inList(categories.id)));
   return ids(await db.select({ id: tags.id }).from(tags).where(inList(tags.id)));
 }
 
-const listOf = (row: TaskRow, list: TargetList) => (list === "devices" ? row.deviceIds : list === "categories" ? row.categoryIds : row.tagIds);
+const listOf = (row: TaskRow, list: TargetList) =>
+  list === "devices" ? row.deviceIds : list === "categories" ? row.categoryIds : row.tagIds;
 
-export async function serializeTasks(db: DbOrTx, scope: DeviceScope, links: Links, rows: TaskRow[], now: Date): Promise<TaskOut[]> {
+export async function serializeTasks(
+  db: DbOrTx,
+  scope: DeviceScope,
+  links: Links,
+  rows: TaskRow[],
+  now: Date,
+): Promise<TaskOut[]> {
   const all = (list: TargetList) => [...new Set(rows.flatMap((r) => listOf(r, list)))];
   const [liveDevices, liveCategories, liveTags, lastRuns] = await Promise.all([
     existing(db, "devices", all("devices"), scope),
     existing(db, "categories", all("categories"), scope),
     existing(db, "tags", all("tags"), scope),
-    latestRuns(db, scope, links, rows.map((r) => r.id)),
+    latestRuns(
+      db,
+      scope,
+      links,
+      rows.map((r) => r.id),
+    ),
   ]);
   return rows.map((r) => {
     const last = lastRuns.get(r.id);
     return {
-      id: r.id, task_name: r.name, task_desc: r.description, task_type: r.type, task_command: TASK_TYPE_DEFS[r.type].rconfigCommand ?? null,
+      id: r.id,
+      task_name: r.name,
+      task_desc: r.description,
+      task_type: r.type,
+      task_command: TASK_TYPE_DEFS[r.type].rconfigCommand ?? null,
       // Deleted records drop out of the targets as they would through a foreign key; a scoped user sees only their devices.
       devices: r.deviceIds.filter((id) => liveDevices.has(id)),
       categories: r.categoryIds.filter((id) => liveCategories.has(id)),
       tags: r.tagIds.filter((id) => liveTags.has(id)),
-      task_cron: r.cron, timezone: r.timezone, is_paused: r.paused, notify_on_failure: r.notifyOnFailure, is_system: r.systemKey !== null,
-      snippet_id: r.snippetId, snippet_options: r.snippetOptions,
+      task_cron: r.cron,
+      timezone: r.timezone,
+      is_paused: r.paused,
+      notify_on_failure: r.notifyOnFailure,
+      is_system: r.systemKey !== null,
+      snippet_id: r.snippetId,
+      snippet_options: r.snippetOptions,
       next_runs: r.paused ? [] : nextRuns(r, now, 3).map((d) => d.toISOString()),
       last_run: last
-        ? { id: last.id, status: last.status, trigger: last.trigger, scheduled_for: last.scheduled_for, started_at: last.started_at, finished_at: last.finished_at }
+        ? {
+            id: last.id,
+            status: last.status,
+            trigger: last.trigger,
+            scheduled_for: last.scheduled_for,
+            started_at: last.started_at,
+            finished_at: last.finished_at,
+          }
         : null,
-      created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+      created_at: r.createdAt.toISOString(),
+      updated_at: r.updatedAt.toISOString(),
     };
   });
 }
@@ -96,7 +144,13 @@ export async function serializeTasks(db: DbOrTx, scope: DeviceScope, links: Link
 export async function listTasks(ctx: TaskCtx, q: ListQuery): Promise<{ total: number; rows: TaskOut[] }> {
   const where = and(q.where, visibleTasks(ctx.auth.scope));
   const [rows, [total]] = await Promise.all([
-    ctx.db.select().from(tasks).where(where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
+    ctx.db
+      .select()
+      .from(tasks)
+      .where(where)
+      .orderBy(...q.orderBy)
+      .limit(q.perPage)
+      .offset((q.page - 1) * q.perPage),
     ctx.db.select({ n: count() }).from(tasks).where(where),
   ]);
   return { total: total?.n ?? 0, rows: await serializeTasks(ctx.db, ctx.auth.scope, ctx.links, rows, ctx.now) };
@@ -104,13 +158,18 @@ export async function listTasks(ctx: TaskCtx, q: ListQuery): Promise<{ total: nu
 
 /** The task, if the caller may see it; 404 otherwise, so a task outside the scope does not reveal itself. */
 export async function visibleTask(db: DbOrTx, scope: DeviceScope, id: number): Promise<TaskRow> {
-  const [row] = await db.select().from(tasks).where(and(eq(tasks.id, id), visibleTasks(scope)));
+  const [row] = await db
+    .select()
+    .from(tasks)
+    .where(and(eq(tasks.id, id), visibleTasks(scope)));
   if (!row) throw ApiError.notFound(`Task ${id}`);
   return row;
 }
 
 export async function showTask(ctx: TaskCtx, id: number): Promise<TaskOut> {
-  return (await serializeTasks(ctx.db, ctx.auth.scope, ctx.links, [await visibleTask(ctx.db, ctx.auth.scope, id)], ctx.now))[0]!;
+  return (
+    await serializeTasks(ctx.db, ctx.auth.scope, ctx.links, [await visibleTask(ctx.db, ctx.auth.scope, id)], ctx.now)
+  )[0]!;
 }
 
 const SINGULAR: Record<TargetList, string> = { devices: "device", categories: "category", tags: "tag" };
@@ -120,13 +179,24 @@ const SINGULAR: Record<TargetList, string> = { devices: "device", categories: "c
  * others must be empty (or left out) and are stored empty. A scoped user may name only devices, tags and
  * categories of their scope, and no task type that reaches every device.
  */
-async function targetValues(ctx: TaskCtx, bag: FieldErrorBag, type: TaskType, input: Partial<TaskInputT>, before: TaskRow | null, patch: boolean) {
+async function targetValues(
+  ctx: TaskCtx,
+  bag: FieldErrorBag,
+  type: TaskType,
+  input: Partial<TaskInputT>,
+  before: TaskRow | null,
+  patch: boolean,
+) {
   const uses = TASK_TYPE_DEFS[type].targets;
   const values = {} as Record<TargetList, number[]>;
   for (const list of TARGET_LISTS) {
     const sent = input[list];
     if (uses !== list && uses !== "lists") {
-      if (sent?.length) bag.add(list, `${list} must be empty for ${type} tasks, which ${uses === "all" ? "back up every device" : uses === "none" ? "have no targets" : `target ${uses}`}`);
+      if (sent?.length)
+        bag.add(
+          list,
+          `${list} must be empty for ${type} tasks, which ${uses === "all" ? "back up every device" : uses === "none" ? "have no targets" : `target ${uses}`}`,
+        );
       values[list] = [];
       continue;
     }
@@ -137,13 +207,23 @@ async function targetValues(ctx: TaskCtx, bag: FieldErrorBag, type: TaskType, in
       const wanted = [...new Set(sent)];
       const found = await existing(ctx.db, list, wanted, ctx.auth.scope);
       const unknown = wanted.filter((id) => !found.has(id));
-      if (unknown.length) bag.add(list, `${list} has unknown ${SINGULAR[list]} id${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")}`);
+      if (unknown.length)
+        bag.add(
+          list,
+          `${list} has unknown ${SINGULAR[list]} id${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")}`,
+        );
       values[list] = wanted.sort((a, b) => a - b);
     }
-    if (!values[list].length && uses === list) bag.add(list, `${list} must list at least one ${SINGULAR[list]} id for ${type} tasks`);
+    if (!values[list].length && uses === list)
+      bag.add(list, `${list} must list at least one ${SINGULAR[list]} id for ${type} tasks`);
   }
   if (bag.empty) {
-    const beyond = await reachBeyondScope(ctx.db, ctx.auth.scope, { type, deviceIds: values.devices, categoryIds: values.categories, tagIds: values.tags });
+    const beyond = await reachBeyondScope(ctx.db, ctx.auth.scope, {
+      type,
+      deviceIds: values.devices,
+      categoryIds: values.categories,
+      tagIds: values.tags,
+    });
     if (beyond) bag.add((TARGET_LISTS as readonly string[]).includes(uses) ? uses : "task_type", beyond);
   }
   return values;
@@ -156,7 +236,10 @@ async function targetValues(ctx: TaskCtx, bag: FieldErrorBag, type: TaskType, in
 async function assertTaskInScope(db: DbOrTx, auth: AuthContext, task: TaskRow): Promise<void> {
   const beyond = await reachBeyondScope(db, auth.scope, task);
   if (beyond) {
-    throw new ApiError(403, `Task ${task.id} ('${task.name}') is not yours to change or run: ${beyond}; ask a user whose role sees every device it targets`);
+    throw new ApiError(
+      403,
+      `Task ${task.id} ('${task.name}') is not yours to change or run: ${beyond}; ask a user whose role sees every device it targets`,
+    );
   }
 }
 
@@ -170,7 +253,12 @@ export async function mayChangeTask(db: DbOrTx, auth: AuthContext, id: number): 
  * Create (id null), replace (PUT) or patch: validate everything, write the task and its audit entry in one
  * transaction. A changed schedule, or a resume, restarts the schedule from now: no catch-up for the time before.
  */
-export async function saveTask(ctx: TaskCtx, input: Partial<TaskInputT>, id: number | null, mode: WriteCtx["mode"]): Promise<TaskOut> {
+export async function saveTask(
+  ctx: TaskCtx,
+  input: Partial<TaskInputT>,
+  id: number | null,
+  mode: WriteCtx["mode"],
+): Promise<TaskOut> {
   return ctx.services.db.transaction(async (tx) => {
     const c: TaskCtx = { ...ctx, db: tx };
     const before = id === null ? null : await visibleTask(tx, ctx.auth.scope, id);
@@ -192,16 +280,30 @@ export async function saveTask(ctx: TaskCtx, input: Partial<TaskInputT>, id: num
 
     const cron = input.task_cron !== undefined ? cronText(input.task_cron) : before!.cron;
     // A task sent without a zone reads its cron in the zone the settings name (UTC unless changed).
-    const timezone = input.timezone !== undefined ? canonicalTimeZone(input.timezone)! : patch ? before!.timezone : (await getSettings(tx)).settings.timezone;
+    const timezone =
+      input.timezone !== undefined
+        ? canonicalTimeZone(input.timezone)!
+        : patch
+          ? before!.timezone
+          : (await getSettings(tx)).settings.timezone;
     const paused = input.is_paused ?? (patch ? before!.paused : false);
     const values = {
       name: input.task_name ?? before!.name,
       nameKey: nameKey(input.task_name ?? before!.name),
       description: input.task_desc ?? (patch ? before!.description : ""),
-      type: type!, deviceIds: targets!.devices, categoryIds: targets!.categories, tagIds: targets!.tags, ...snippet!,
-      cron, timezone, paused,
+      type: type!,
+      deviceIds: targets!.devices,
+      categoryIds: targets!.categories,
+      tagIds: targets!.tags,
+      ...snippet!,
+      cron,
+      timezone,
+      paused,
       notifyOnFailure: input.notify_on_failure ?? (patch ? before!.notifyOnFailure : false),
-      scheduleFrom: !before || cron !== before.cron || timezone !== before.timezone || (before.paused && !paused) ? ctx.now : before.scheduleFrom,
+      scheduleFrom:
+        !before || cron !== before.cron || timezone !== before.timezone || (before.paused && !paused)
+          ? ctx.now
+          : before.scheduleFrom,
       updatedAt: ctx.now,
     };
 
@@ -211,20 +313,37 @@ export async function saveTask(ctx: TaskCtx, input: Partial<TaskInputT>, id: num
       await tx.update(tasks).set(values).where(eq(tasks.id, before.id));
       savedId = before.id;
     } else {
-      const [row] = await tx.insert(tasks).values({ ...values, createdAt: ctx.now }).returning({ id: tasks.id });
+      const [row] = await tx
+        .insert(tasks)
+        .values({ ...values, createdAt: ctx.now })
+        .returning({ id: tasks.id });
       savedId = row!.id;
     }
-    const [visible] = await tx.select({ id: tasks.id }).from(tasks).where(and(eq(tasks.id, savedId), visibleTasks(ctx.auth.scope)));
+    const [visible] = await tx
+      .select({ id: tasks.id })
+      .from(tasks)
+      .where(and(eq(tasks.id, savedId), visibleTasks(ctx.auth.scope)));
     if (!visible) {
       const uses = TASK_TYPE_DEFS[type!].targets;
       const field = (TARGET_LISTS as readonly string[]).includes(uses) ? uses : "task_type";
-      throw ApiError.validation({ [field]: [`${field} must make the task reach at least one device your role may see`] });
+      throw ApiError.validation({
+        [field]: [`${field} must make the task reach at least one device your role may see`],
+      });
     }
     const after = await showTask(c, savedId);
-    await recordActivity(tx, ctx.auth, {
-      action: before ? "task.update" : "task.create", subjectType: "task", subjectId: savedId, before: snapshot, after,
-      reach: taskReach(...(before ? [before] : []), values),
-    }, ctx.now);
+    await recordActivity(
+      tx,
+      ctx.auth,
+      {
+        action: before ? "task.update" : "task.create",
+        subjectType: "task",
+        subjectId: savedId,
+        before: snapshot,
+        after,
+        reach: taskReach(...(before ? [before] : []), values),
+      },
+      ctx.now,
+    );
     return after;
   });
 }
@@ -233,10 +352,16 @@ export async function deleteTask(ctx: TaskCtx, id: number): Promise<void> {
   await ctx.services.db.transaction(async (tx) => {
     const row = await visibleTask(tx, ctx.auth.scope, id);
     await assertTaskInScope(tx, ctx.auth, row);
-    if (row.systemKey) throw ApiError.conflict(`Task ${id} ('${row.name}') is a system task: pause it instead of deleting it`);
+    if (row.systemKey)
+      throw ApiError.conflict(`Task ${id} ('${row.name}') is a system task: pause it instead of deleting it`);
     const before = (await serializeTasks(tx, ctx.auth.scope, ctx.links, [row], ctx.now))[0]!;
     await tx.delete(tasks).where(eq(tasks.id, id));
-    await recordActivity(tx, ctx.auth, { action: "task.delete", subjectType: "task", subjectId: id, before, after: null, reach: taskReach(row) }, ctx.now);
+    await recordActivity(
+      tx,
+      ctx.auth,
+      { action: "task.delete", subjectType: "task", subjectId: id, before, after: null, reach: taskReach(row) },
+      ctx.now,
+    );
   });
 }
 
@@ -248,9 +373,24 @@ export async function setPaused(ctx: TaskCtx, id: number, paused: boolean): Prom
     await assertTaskInScope(tx, ctx.auth, row);
     if (row.paused === paused) return showTask(c, id);
     const before = (await serializeTasks(tx, ctx.auth.scope, ctx.links, [row], ctx.now))[0]!;
-    await tx.update(tasks).set({ paused, updatedAt: ctx.now, ...(paused ? {} : { scheduleFrom: ctx.now }) }).where(eq(tasks.id, id));
+    await tx
+      .update(tasks)
+      .set({ paused, updatedAt: ctx.now, ...(paused ? {} : { scheduleFrom: ctx.now }) })
+      .where(eq(tasks.id, id));
     const after = await showTask(c, id);
-    await recordActivity(tx, ctx.auth, { action: paused ? "task.pause" : "task.resume", subjectType: "task", subjectId: id, before, after, reach: taskReach(row) }, ctx.now);
+    await recordActivity(
+      tx,
+      ctx.auth,
+      {
+        action: paused ? "task.pause" : "task.resume",
+        subjectType: "task",
+        subjectId: id,
+        before,
+        after,
+        reach: taskReach(row),
+      },
+      ctx.now,
+    );
     return after;
   });
 }
@@ -260,8 +400,18 @@ export async function runTaskNow(ctx: TaskCtx, id: number): Promise<TaskRunOut> 
   const runId = await ctx.services.db.transaction(async (tx) => {
     const row = await visibleTask(tx, ctx.auth.scope, id);
     await assertTaskInScope(tx, ctx.auth, row);
-    const run = (await startTaskRun(tx, row, { trigger: "manual", scheduledFor: null, requestedBy: ctx.auth.userId }, ctx.now))!;
-    await recordActivity(tx, ctx.auth, { action: "task.run", subjectType: "task", subjectId: id, after: { run_id: run.id }, reach: taskReach(row) }, ctx.now);
+    const run = (await startTaskRun(
+      tx,
+      row,
+      { trigger: "manual", scheduledFor: null, requestedBy: ctx.auth.userId },
+      ctx.now,
+    ))!;
+    await recordActivity(
+      tx,
+      ctx.auth,
+      { action: "task.run", subjectType: "task", subjectId: id, after: { run_id: run.id }, reach: taskReach(row) },
+      ctx.now,
+    );
     return run.id;
   });
   ctx.services.jobsQueued();

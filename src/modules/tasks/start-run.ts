@@ -27,8 +27,13 @@ export async function startTaskRun(
   const [created] = await tx
     .insert(taskRuns)
     .values({
-      taskId: task.id, taskType: task.type, trigger: run.trigger, scheduledFor: run.scheduledFor, missedSlots: run.missedSlots ?? 0,
-      requestedBy: run.requestedBy ?? null, startedAt: now,
+      taskId: task.id,
+      taskType: task.type,
+      trigger: run.trigger,
+      scheduledFor: run.scheduledFor,
+      missedSlots: run.missedSlots ?? 0,
+      requestedBy: run.requestedBy ?? null,
+      startedAt: now,
     })
     .onConflictDoNothing()
     .returning();
@@ -39,9 +44,19 @@ export async function startTaskRun(
   const priority = run.trigger === "manual" ? PRIORITY.api : PRIORITY.scheduled;
   let jobs = 0;
   if (task.type === "snippet") {
-    jobs = await startSnippetRun(tx, task, created.id, { trigger: jobTrigger, requestedBy: run.requestedBy ?? null }, now);
+    jobs = await startSnippetRun(
+      tx,
+      task,
+      created.id,
+      { trigger: jobTrigger, requestedBy: run.requestedBy ?? null },
+      now,
+    );
   } else if (def.targets === "none") {
-    const job = await enqueueJob(tx, { type: def.job, trigger: jobTrigger, priority, requestedBy: run.requestedBy }, now);
+    const job = await enqueueJob(
+      tx,
+      { type: def.job, trigger: jobTrigger, priority, requestedBy: run.requestedBy },
+      now,
+    );
     await tx.insert(taskRunItems).values({ runId: created.id, jobId: job.id });
     jobs = 1;
   } else {
@@ -51,11 +66,20 @@ export async function startTaskRun(
       .where(taskTargetCondition(task))
       .orderBy(asc(devices.id));
     const enabled = targets.filter((d) => d.enabled).map((d) => d.id);
-    const jobOf = await enqueueDeviceJobs(tx, { type: def.job, deviceIds: enabled, trigger: jobTrigger, priority, requestedBy: run.requestedBy }, now);
+    const jobOf = await enqueueDeviceJobs(
+      tx,
+      { type: def.job, deviceIds: enabled, trigger: jobTrigger, priority, requestedBy: run.requestedBy },
+      now,
+    );
     const items = targets.map((d) => ({
-      runId: created.id, deviceId: d.id, deviceName: d.name, jobId: jobOf.get(d.id) ?? null, skipReason: d.enabled ? null : "disabled",
+      runId: created.id,
+      deviceId: d.id,
+      deviceName: d.name,
+      jobId: jobOf.get(d.id) ?? null,
+      skipReason: d.enabled ? null : "disabled",
     }));
-    for (let i = 0; i < items.length; i += ITEM_CHUNK) await tx.insert(taskRunItems).values(items.slice(i, i + ITEM_CHUNK));
+    for (let i = 0; i < items.length; i += ITEM_CHUNK)
+      await tx.insert(taskRunItems).values(items.slice(i, i + ITEM_CHUNK));
     jobs = enabled.length;
   }
   if (jobs === 0) {

@@ -23,7 +23,10 @@ export function reachedBy(kind: TargetKind, lists: TargetLists): SQL {
     case "categories":
       return inArray(devices.categoryId, idsIn(lists.categories));
     case "tags":
-      return inArray(devices.id, sql`(select ${deviceTags.deviceId} from ${deviceTags} where ${inArray(deviceTags.tagId, idsIn(lists.tags))})`);
+      return inArray(
+        devices.id,
+        sql`(select ${deviceTags.deviceId} from ${deviceTags} where ${inArray(deviceTags.tagId, idsIn(lists.tags))})`,
+      );
     case "all":
       return sql`1`;
     case "none":
@@ -34,7 +37,12 @@ export function reachedBy(kind: TargetKind, lists: TargetLists): SQL {
 }
 
 /** The devices one task reaches right now (deleted ids simply match nothing). */
-export function taskTargetCondition(task: { type: TaskType; deviceIds: number[]; categoryIds: number[]; tagIds: number[] }): SQL {
+export function taskTargetCondition(task: {
+  type: TaskType;
+  deviceIds: number[];
+  categoryIds: number[];
+  tagIds: number[];
+}): SQL {
   return reachedBy(TASK_TYPE_DEFS[task.type].targets, {
     devices: sql`${JSON.stringify(task.deviceIds)}`,
     categories: sql`${JSON.stringify(task.categoryIds)}`,
@@ -43,7 +51,8 @@ export function taskTargetCondition(task: { type: TaskType; deviceIds: number[];
 }
 
 /** The ids of the devices inside the scope, as a subquery. */
-export const inScopeDeviceIds = (scope: DeviceScope) => sql`(select ${devices.id} from ${devices} where ${deviceScopeCondition(scope)})`;
+export const inScopeDeviceIds = (scope: DeviceScope) =>
+  sql`(select ${devices.id} from ${devices} where ${deviceScopeCondition(scope)})`;
 
 /**
  * Which tasks a scoped user sees: those reaching at least one device in their scope (so system tasks, which
@@ -98,7 +107,8 @@ export async function reachBeyondScope(db: DbOrTx, scope: DeviceScope, task: Tar
   const kind = TASK_TYPE_DEFS[task.type].targets;
   if (kind === "lists") {
     // Each list is judged as its own kind of task would be; with all three empty the task reaches every device.
-    if (reachesEveryDevice(task)) return `${task.type} tasks without devices, tags or categories reach every device, including devices outside your role's scope`;
+    if (reachesEveryDevice(task))
+      return `${task.type} tasks without devices, tags or categories reach every device, including devices outside your role's scope`;
     for (const list of ["devices", "tags", "categories"] as const) {
       const reason = await reachBeyondScopeOf(db, scope, task, list);
       if (reason) return reason;
@@ -108,9 +118,15 @@ export async function reachBeyondScope(db: DbOrTx, scope: DeviceScope, task: Tar
   return reachBeyondScopeOf(db, scope, task, kind);
 }
 
-const reachesEveryDevice = (task: TargetedTask) => !task.deviceIds.length && !task.tagIds.length && !task.categoryIds.length;
+const reachesEveryDevice = (task: TargetedTask) =>
+  !task.deviceIds.length && !task.tagIds.length && !task.categoryIds.length;
 
-async function reachBeyondScopeOf(db: DbOrTx, scope: Exclude<DeviceScope, { all: true }>, task: TargetedTask, kind: Exclude<TargetKind, "lists">): Promise<string | null> {
+async function reachBeyondScopeOf(
+  db: DbOrTx,
+  scope: Exclude<DeviceScope, { all: true }>,
+  task: TargetedTask,
+  kind: Exclude<TargetKind, "lists">,
+): Promise<string | null> {
   switch (kind) {
     case "all":
       return `${task.type} tasks back up every device, including devices outside your role's scope`;
@@ -122,7 +138,7 @@ async function reachBeyondScopeOf(db: DbOrTx, scope: Exclude<DeviceScope, { all:
       const outside = (kind === "tags" ? task.tagIds : task.categoryIds).filter((id) => !allowed.includes(id));
       return outside.length
         ? `${kind} ${outside.join(", ")} ${outside.length === 1 ? "is" : "are"} not among the ${kind} of your role's scope` +
-          ` (${allowed.length ? allowed.join(", ") : "none"}), so the task could reach devices outside it`
+            ` (${allowed.length ? allowed.join(", ") : "none"}), so the task could reach devices outside it`
         : null;
     }
     case "devices": {

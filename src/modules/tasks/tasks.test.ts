@@ -23,7 +23,17 @@ afterAll(() => t.close());
 
 let names = 0;
 async function device(tags: string[], enabled = true): Promise<number> {
-  const res = await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: `task-dev-${++names}`, device_ip: "192.0.2.1", device_vendor: "Cisco", device_tags: tags, enabled } });
+  const res = await t.call("/api/v1/devices", {
+    method: "POST",
+    token: admin,
+    body: {
+      device_name: `task-dev-${++names}`,
+      device_ip: "192.0.2.1",
+      device_vendor: "Cisco",
+      device_tags: tags,
+      enabled,
+    },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data.id;
 }
@@ -32,28 +42,48 @@ async function tagId(name: string): Promise<number> {
 }
 let taskNames = 0;
 async function createTask(body: Record<string, unknown>, token = admin) {
-  return t.call("/api/v1/tasks", { method: "POST", token, body: { task_name: `task ${++taskNames}`, task_cron: "0 3 * * *", ...body } });
+  return t.call("/api/v1/tasks", {
+    method: "POST",
+    token,
+    body: { task_name: `task ${++taskNames}`, task_cron: "0 3 * * *", ...body },
+  });
 }
 
 /** Plays a collector: claims every queued job and ends it with the outcome the device id maps to. */
-async function finishJobs(outcomes: Map<number, { outcome: JobOutcome; message?: string; result?: Record<string, unknown> }>) {
+async function finishJobs(
+  outcomes: Map<number, { outcome: JobOutcome; message?: string; result?: Record<string, unknown> }>,
+) {
   for (;;) {
     const job = await claimNextJob(t.db, "test-collector", clock.now(), 60_000);
     if (!job) return;
     const end = outcomes.get(job.deviceId!) ?? { outcome: "success" as const };
-    await completeJob(t.db, { ...job, maxAttempts: 1 }, "test-collector", { ...end, result: { duration_ms: 1500, ...end.result } }, clock.now());
+    await completeJob(
+      t.db,
+      { ...job, maxAttempts: 1 },
+      "test-collector",
+      { ...end, result: { duration_ms: 1500, ...end.result } },
+      clock.now(),
+    );
   }
 }
 
 describe("system tasks", () => {
   it("are seeded on first start, all active (the nightly backup too); seeding again keeps a user's edits", async () => {
     const list = await t.call("/api/v1/tasks?filter[is_system]=true&sort=id", { token: admin });
-    expect(list.body.data.map((x: any) => [x.task_type, x.is_paused, x.is_system])).toEqual([["download_all", false, true], ["purge_configs", false, true], ["backup_database", false, true]]);
+    expect(list.body.data.map((x: any) => [x.task_type, x.is_paused, x.is_system])).toEqual([
+      ["download_all", false, true],
+      ["purge_configs", false, true],
+      ["backup_database", false, true],
+    ]);
     const [backup, purge, databaseBackup] = list.body.data;
     expect(backup.next_runs).toHaveLength(3);
     expect(purge.next_runs).toHaveLength(3);
 
-    const edited = await t.call(`/api/v1/tasks/${backup.id}`, { method: "PATCH", token: admin, body: { task_cron: "15 1 * * *", timezone: "Europe/Berlin" } });
+    const edited = await t.call(`/api/v1/tasks/${backup.id}`, {
+      method: "PATCH",
+      token: admin,
+      body: { task_cron: "15 1 * * *", timezone: "Europe/Berlin" },
+    });
     expect(edited.status).toBe(200);
     await seedReferenceData(t.db, clock, loadBuiltinTemplates());
     const again = await t.call("/api/v1/tasks?filter[is_system]=true&sort=id", { token: admin });
@@ -62,15 +92,25 @@ describe("system tasks", () => {
   });
 
   it("cannot be deleted (409) nor change type, but can be paused and resumed", async () => {
-    const purge = (await t.call("/api/v1/tasks?filter[task_type]=purge_configs&filter[is_system]=true", { token: admin })).body.data[0];
+    const purge = (
+      await t.call("/api/v1/tasks?filter[task_type]=purge_configs&filter[is_system]=true", { token: admin })
+    ).body.data[0];
     const del = await t.call(`/api/v1/tasks/${purge.id}`, { method: "DELETE", token: admin });
     expect(del.status).toBe(409);
     expect(del.body.message).toMatch(/system task.*pause it/);
-    const retype = await t.call(`/api/v1/tasks/${purge.id}`, { method: "PATCH", token: admin, body: { task_type: "download_all" } });
+    const retype = await t.call(`/api/v1/tasks/${purge.id}`, {
+      method: "PATCH",
+      token: admin,
+      body: { task_type: "download_all" },
+    });
     expect(retype.status).toBe(422);
     expect(retype.body.errors.task_type[0]).toMatch(/cannot change/);
-    expect((await t.call(`/api/v1/tasks/${purge.id}/pause`, { method: "POST", token: admin })).body.data.is_paused).toBe(true);
-    expect((await t.call(`/api/v1/tasks/${purge.id}/resume`, { method: "POST", token: admin })).body.data.is_paused).toBe(false);
+    expect(
+      (await t.call(`/api/v1/tasks/${purge.id}/pause`, { method: "POST", token: admin })).body.data.is_paused,
+    ).toBe(true);
+    expect(
+      (await t.call(`/api/v1/tasks/${purge.id}/resume`, { method: "POST", token: admin })).body.data.is_paused,
+    ).toBe(false);
   });
 });
 
@@ -95,7 +135,9 @@ describe("cron expressions", () => {
     for (const cron of ["0 0 * *", "0 0 0 * * *", "@daily"]) {
       const res = await createTask({ task_type: "download_all", task_cron: cron });
       expect(res.status, cron).toBe(422);
-      expect(res.body.errors.task_cron[0], cron).toMatch(/must have 5 fields \(minute hour day-of-month month day-of-week\)/);
+      expect(res.body.errors.task_cron[0], cron).toMatch(
+        /must have 5 fields \(minute hour day-of-month month day-of-week\)/,
+      );
     }
     const never = await createTask({ task_type: "download_all", task_cron: "0 0 30 2 *" });
     expect(never.body.errors.task_cron[0]).toMatch(/never matches/);
@@ -124,7 +166,11 @@ describe("cron expressions", () => {
     // 02:30 that night never happens: the run happens when the clocks jump (03:00 CEST = 01:00 UTC), once.
     const res = await createTask({ task_type: "download_all", task_cron: "30 2 * * *", timezone: "Europe/Berlin" });
     expect(res.status).toBe(201);
-    expect(res.body.data.next_runs).toEqual(["2026-03-28T01:30:00.000Z", "2026-03-29T01:00:00.000Z", "2026-03-30T00:30:00.000Z"]);
+    expect(res.body.data.next_runs).toEqual([
+      "2026-03-28T01:30:00.000Z",
+      "2026-03-29T01:00:00.000Z",
+      "2026-03-30T00:30:00.000Z",
+    ]);
     const shown = await t.call(`/api/v1/tasks/${res.body.data.id}`, { token: admin });
     expect(shown.body.data.next_runs).toEqual(res.body.data.next_runs);
   });
@@ -134,9 +180,17 @@ describe("cron expressions", () => {
     const ctx = await createTestContext({ clock: autumn });
     try {
       const token = await ctx.token();
-      const res = await ctx.call("/api/v1/tasks", { method: "POST", token, body: { task_name: "autumn", task_type: "download_all", task_cron: "30 2 * * *", timezone: "Europe/Berlin" } });
+      const res = await ctx.call("/api/v1/tasks", {
+        method: "POST",
+        token,
+        body: { task_name: "autumn", task_type: "download_all", task_cron: "30 2 * * *", timezone: "Europe/Berlin" },
+      });
       // 25 Oct: 02:30 CEST (00:30 UTC) and, after 03:00 CEST becomes 02:00 CET, 02:30 CET (01:30 UTC): only the first runs.
-      expect(res.body.data.next_runs).toEqual(["2026-10-25T00:30:00.000Z", "2026-10-26T01:30:00.000Z", "2026-10-27T01:30:00.000Z"]);
+      expect(res.body.data.next_runs).toEqual([
+        "2026-10-25T00:30:00.000Z",
+        "2026-10-26T01:30:00.000Z",
+        "2026-10-27T01:30:00.000Z",
+      ]);
     } finally {
       await ctx.close();
     }
@@ -148,14 +202,34 @@ describe("task fields", () => {
     const ams = await device(["fields-ams"]);
     const tag = await tagId("fields-ams");
     const res = await t.call("/api/v1/tasks", {
-      method: "POST", token: admin,
-      body: { task_name: "rConfig style", task_desc: "from rConfig", task_command: "rconfig:download-tag", tags: [tag], task_cron: ["0", "4", "*", "*", "*"], download_report_notify: 1, notify_on_failure: true },
+      method: "POST",
+      token: admin,
+      body: {
+        task_name: "rConfig style",
+        task_desc: "from rConfig",
+        task_command: "rconfig:download-tag",
+        tags: [tag],
+        task_cron: ["0", "4", "*", "*", "*"],
+        download_report_notify: 1,
+        notify_on_failure: true,
+      },
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.headers.get("location")).toBe(`http://localhost/api/v1/tasks/${res.body.data.id}`);
     expect(res.body.data).toMatchObject({
-      task_name: "rConfig style", task_desc: "from rConfig", task_type: "download_tags", task_command: "rconfig:download-tag", tags: [tag], devices: [], categories: [],
-      task_cron: "0 4 * * *", timezone: "UTC", is_paused: false, notify_on_failure: true, is_system: false, last_run: null,
+      task_name: "rConfig style",
+      task_desc: "from rConfig",
+      task_type: "download_tags",
+      task_command: "rconfig:download-tag",
+      tags: [tag],
+      devices: [],
+      categories: [],
+      task_cron: "0 4 * * *",
+      timezone: "UTC",
+      is_paused: false,
+      notify_on_failure: true,
+      is_system: false,
+      last_run: null,
     });
     const alias = await createTask({ task_type: "rconfig:download-device", devices: [ams] });
     expect(alias.body.data.task_type).toBe("download_devices");
@@ -165,7 +239,9 @@ describe("task fields", () => {
 
   it("checks the targets against the type: the used list must name existing records, the others stay empty", async () => {
     const missing = await createTask({ task_type: "download_devices" });
-    expect(missing.body.errors.devices).toEqual(["devices must list at least one device id for download_devices tasks"]);
+    expect(missing.body.errors.devices).toEqual([
+      "devices must list at least one device id for download_devices tasks",
+    ]);
     const unknown = await createTask({ task_type: "download_devices", devices: [999999, 999998] });
     expect(unknown.body.errors.devices).toEqual(["devices has unknown device ids: 999999, 999998"]);
     const unknownCategory = await createTask({ task_type: "download_categories", categories: [424242] });
@@ -174,24 +250,65 @@ describe("task fields", () => {
     expect(unknownTag.body.errors.tags).toEqual(["tags has unknown tag id: 434343"]);
     const extra = await createTask({ task_type: "download_all", tags: [1] });
     expect(extra.body.errors.tags[0]).toMatch(/tags must be empty for download_all tasks/);
-    const noType = await t.call("/api/v1/tasks", { method: "POST", token: admin, body: { task_name: "typeless", task_cron: "0 0 * * *" } });
+    const noType = await t.call("/api/v1/tasks", {
+      method: "POST",
+      token: admin,
+      body: { task_name: "typeless", task_cron: "0 0 * * *" },
+    });
     expect(noType.body.errors.task_type[0]).toMatch(/task_type is required/);
     const badType = await createTask({ task_type: "reboot_everything" });
-    expect(badType.body.errors.task_type[0]).toMatch(/must be one of: download_devices, download_categories, download_tags, download_all, purge_configs, compliance, snippet, backup_database, rconfig:download-device/);
+    expect(badType.body.errors.task_type[0]).toMatch(
+      /must be one of: download_devices, download_categories, download_tags, download_all, purge_configs, compliance, snippet, backup_database, rconfig:download-device/,
+    );
   });
 
   it("PUT resets what it leaves out, PATCH changes only what it sends; changing the type clears unused lists; delete answers a message", async () => {
     const d = await device(["crud"]);
-    const created = (await createTask({ task_type: "download_devices", devices: [d], task_desc: "x", notify_on_failure: true, timezone: "Asia/Tokyo" })).body.data;
-    const patched = await t.call(`/api/v1/tasks/${created.id}`, { method: "PATCH", token: admin, body: { task_type: "download_all" } });
-    expect(patched.body.data).toMatchObject({ task_type: "download_all", devices: [], task_desc: "x", notify_on_failure: true, timezone: "Asia/Tokyo" });
-    const replaced = await t.call(`/api/v1/tasks/${created.id}`, { method: "PUT", token: admin, body: { task_name: created.task_name, task_type: "download_all", task_cron: "5 5 * * *" } });
-    expect(replaced.body.data).toMatchObject({ task_desc: "", notify_on_failure: false, timezone: "UTC", task_cron: "5 5 * * *" });
+    const created = (
+      await createTask({
+        task_type: "download_devices",
+        devices: [d],
+        task_desc: "x",
+        notify_on_failure: true,
+        timezone: "Asia/Tokyo",
+      })
+    ).body.data;
+    const patched = await t.call(`/api/v1/tasks/${created.id}`, {
+      method: "PATCH",
+      token: admin,
+      body: { task_type: "download_all" },
+    });
+    expect(patched.body.data).toMatchObject({
+      task_type: "download_all",
+      devices: [],
+      task_desc: "x",
+      notify_on_failure: true,
+      timezone: "Asia/Tokyo",
+    });
+    const replaced = await t.call(`/api/v1/tasks/${created.id}`, {
+      method: "PUT",
+      token: admin,
+      body: { task_name: created.task_name, task_type: "download_all", task_cron: "5 5 * * *" },
+    });
+    expect(replaced.body.data).toMatchObject({
+      task_desc: "",
+      notify_on_failure: false,
+      timezone: "UTC",
+      task_cron: "5 5 * * *",
+    });
     const del = await t.call(`/api/v1/tasks/${created.id}`, { method: "DELETE", token: admin });
     expect(del.body).toEqual({ message: `Task ${created.id} deleted` });
     expect((await t.call(`/api/v1/tasks/${created.id}`, { token: admin })).status).toBe(404);
-    const log = await t.call(`/api/v1/activity-logs?filter[subject_type]=task&filter[subject_id]=${created.id}&sort=id`, { token: admin });
-    expect(log.body.data.map((e: any) => e.action)).toEqual(["task.create", "task.update", "task.update", "task.delete"]);
+    const log = await t.call(
+      `/api/v1/activity-logs?filter[subject_type]=task&filter[subject_id]=${created.id}&sort=id`,
+      { token: admin },
+    );
+    expect(log.body.data.map((e: any) => e.action)).toEqual([
+      "task.create",
+      "task.update",
+      "task.update",
+      "task.delete",
+    ]);
   });
 
   it("pause and resume through their endpoints; a paused task shows no next runs", async () => {
@@ -223,7 +340,8 @@ describe("runs, outcomes and reports", () => {
     const failing = await device(["runs"]);
     const same = await device(["runs"]);
     const disabled = await device(["runs"], false);
-    const task = (await createTask({ task_type: "download_tags", tags: [await tagId("runs")], task_name: "runs task" })).body.data;
+    const task = (await createTask({ task_type: "download_tags", tags: [await tagId("runs")], task_name: "runs task" }))
+      .body.data;
 
     const res = await t.call(`/api/v1/tasks/${task.id}/run`, { method: "POST", token: admin });
     expect(res.status).toBe(202);
@@ -231,39 +349,82 @@ describe("runs, outcomes and reports", () => {
     expect(res.headers.get("location")).toBe(run.status_url);
     expect(run.status_url).toBe(`http://localhost/api/v1/task-runs/${run.id}`);
     expect(run).toMatchObject({
-      task_id: task.id, task_name: "runs task", task_type: "download_tags", trigger: "manual", scheduled_for: null, status: "running", finished_at: null,
-      progress: { queued: 3, running: 0, finished: 0, total: 3 }, counts: { total: 4, succeeded: 0, unchanged: 0, failed: 0, skipped: 1 },
+      task_id: task.id,
+      task_name: "runs task",
+      task_type: "download_tags",
+      trigger: "manual",
+      scheduled_for: null,
+      status: "running",
+      finished_at: null,
+      progress: { queued: 3, running: 0, finished: 0, total: 3 },
+      counts: { total: 4, succeeded: 0, unchanged: 0, failed: 0, skipped: 1 },
     });
 
     clock.advance(1000);
     const job = (await claimNextJob(t.db, "test-collector", clock.now(), 60_000))!;
-    expect((await t.call(`/api/v1/task-runs/${run.id}`, { token: admin })).body.data.progress).toEqual({ queued: 2, running: 1, finished: 0, total: 3 });
-    await completeJob(t.db, job, "test-collector", { outcome: "success", message: "4 of 4 command outputs changed", result: { duration_ms: 1200, config_ids: [11, 12] } }, clock.now());
+    expect((await t.call(`/api/v1/task-runs/${run.id}`, { token: admin })).body.data.progress).toEqual({
+      queued: 2,
+      running: 1,
+      finished: 0,
+      total: 3,
+    });
+    await completeJob(
+      t.db,
+      job,
+      "test-collector",
+      {
+        outcome: "success",
+        message: "4 of 4 command outputs changed",
+        result: { duration_ms: 1200, config_ids: [11, 12] },
+      },
+      clock.now(),
+    );
 
     clock.advance(1000);
-    await finishJobs(new Map([
-      [failing, { outcome: "auth_failed" as const, message: "the device refused the password" }],
-      [same, { outcome: "unchanged" as const, message: "no configuration change", result: { config_ids: [7] } }],
-    ]));
+    await finishJobs(
+      new Map([
+        [failing, { outcome: "auth_failed" as const, message: "the device refused the password" }],
+        [same, { outcome: "unchanged" as const, message: "no configuration change", result: { config_ids: [7] } }],
+      ]),
+    );
     const done = (await t.call(`/api/v1/task-runs/${run.id}`, { token: admin })).body.data;
     expect(done).toMatchObject({
-      status: "failed", finished_at: clock.now().toISOString(), duration_ms: 2000,
-      progress: { queued: 0, running: 0, finished: 3, total: 3 }, counts: { total: 4, succeeded: 1, unchanged: 1, failed: 1, skipped: 1 },
+      status: "failed",
+      finished_at: clock.now().toISOString(),
+      duration_ms: 2000,
+      progress: { queued: 0, running: 0, finished: 3, total: 3 },
+      counts: { total: 4, succeeded: 1, unchanged: 1, failed: 1, skipped: 1 },
     });
 
     const items = (await t.call(`/api/v1/task-runs/${run.id}/devices?sort=id`, { token: admin })).body;
     expect(items.meta.total).toBe(4);
     const byDevice = new Map(items.data.map((i: any) => [i.device_id, i]));
-    expect(byDevice.get(ok)).toMatchObject({ status: "succeeded", outcome: "success", error: null, duration_ms: 1200, config_ids: [11, 12], config_urls: ["http://localhost/api/v1/configs/11", "http://localhost/api/v1/configs/12"] });
-    expect(byDevice.get(failing)).toMatchObject({ status: "failed", outcome: "auth_failed", error: "the device refused the password", config_ids: [] });
+    expect(byDevice.get(ok)).toMatchObject({
+      status: "succeeded",
+      outcome: "success",
+      error: null,
+      duration_ms: 1200,
+      config_ids: [11, 12],
+      config_urls: ["http://localhost/api/v1/configs/11", "http://localhost/api/v1/configs/12"],
+    });
+    expect(byDevice.get(failing)).toMatchObject({
+      status: "failed",
+      outcome: "auth_failed",
+      error: "the device refused the password",
+      config_ids: [],
+    });
     expect(byDevice.get(same)).toMatchObject({ status: "unchanged", outcome: "unchanged", config_ids: [7] });
     expect(byDevice.get(disabled)).toMatchObject({ status: "skipped", outcome: null, error: "disabled", job_id: null });
-    const failed = await t.call(`/api/v1/task-runs/${run.id}/devices?filter[status]=failed,skipped&sort=id`, { token: admin });
+    const failed = await t.call(`/api/v1/task-runs/${run.id}/devices?filter[status]=failed,skipped&sort=id`, {
+      token: admin,
+    });
     expect(failed.body.data.map((i: any) => i.device_id)).toEqual([failing, disabled]);
 
     const failures = await t.call(`/api/v1/tasks/${task.id}/last-run/failures`, { token: admin });
     expect(failures.body.data.run.id).toBe(run.id);
-    expect(failures.body.data.failures.map((i: any) => [i.device_id, i.error])).toEqual([[failing, "the device refused the password"]]);
+    expect(failures.body.data.failures.map((i: any) => [i.device_id, i.error])).toEqual([
+      [failing, "the device refused the password"],
+    ]);
 
     const report = await t.call(`/api/v1/task-runs/${run.id}/report`, { token: admin });
     expect(report.body.data.run.counts).toEqual(done.counts);
@@ -273,8 +434,15 @@ describe("runs, outcomes and reports", () => {
     expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
     expect(csv.headers.get("content-disposition")).toBe(`attachment; filename="task-run-${run.id}.csv"`);
     const rows: Record<string, string>[] = parse(await csv.text(), { columns: true });
-    expect(rows.map((r) => [Number(r.device_id), r.status, r.error, r.config_ids]).sort((a, b) => Number(a[0]) - Number(b[0]))).toEqual([
-      [ok, "succeeded", "", "11 12"], [failing, "failed", "the device refused the password", ""], [same, "unchanged", "", "7"], [disabled, "skipped", "disabled", ""],
+    expect(
+      rows
+        .map((r) => [Number(r.device_id), r.status, r.error, r.config_ids])
+        .sort((a, b) => Number(a[0]) - Number(b[0])),
+    ).toEqual([
+      [ok, "succeeded", "", "11 12"],
+      [failing, "failed", "the device refused the password", ""],
+      [same, "unchanged", "", "7"],
+      [disabled, "skipped", "disabled", ""],
     ]);
     expect(rows.every((r) => r.run_id === String(run.id) && r.task_name === "runs task")).toBe(true);
 
@@ -287,10 +455,15 @@ describe("runs, outcomes and reports", () => {
     const task = (await createTask({ task_type: "download_devices", devices: [d] })).body.data;
     const first = (await t.call(`/api/v1/tasks/${task.id}/run`, { method: "POST", token: admin })).body.data;
     const second = (await t.call(`/api/v1/tasks/${task.id}/run`, { method: "POST", token: admin })).body.data;
-    const jobOf = async (runId: number) => (await t.call(`/api/v1/task-runs/${runId}/devices`, { token: admin })).body.data[0].job_id;
+    const jobOf = async (runId: number) =>
+      (await t.call(`/api/v1/task-runs/${runId}/devices`, { token: admin })).body.data[0].job_id;
     expect(await jobOf(second.id)).toBe(await jobOf(first.id));
     await finishJobs(new Map());
-    for (const r of [first, second]) expect((await t.call(`/api/v1/task-runs/${r.id}`, { token: admin })).body.data).toMatchObject({ status: "succeeded", counts: { succeeded: 1 } });
+    for (const r of [first, second])
+      expect((await t.call(`/api/v1/task-runs/${r.id}`, { token: admin })).body.data).toMatchObject({
+        status: "succeeded",
+        counts: { succeeded: 1 },
+      });
   });
 
   it("a device deleted mid-run drops its job; the run's item says so and the scheduler's sweep finishes the run", async () => {
@@ -308,15 +481,21 @@ describe("runs, outcomes and reports", () => {
     clock.advance(1000);
     expect(await settleFinishedRuns(t.db, clock.now())).toBeGreaterThanOrEqual(1);
     const shown = (await t.call(`/api/v1/task-runs/${run.id}`, { token: admin })).body.data;
-    expect(shown).toMatchObject({ status: "succeeded", counts: { total: 2, succeeded: 1, skipped: 1 }, finished_at: new Date(clock.now().getTime() - 1000).toISOString() });
-    const items = (await t.call(`/api/v1/task-runs/${run.id}/devices?filter[status]=skipped`, { token: admin })).body.data;
+    expect(shown).toMatchObject({
+      status: "succeeded",
+      counts: { total: 2, succeeded: 1, skipped: 1 },
+      finished_at: new Date(clock.now().getTime() - 1000).toISOString(),
+    });
+    const items = (await t.call(`/api/v1/task-runs/${run.id}/devices?filter[status]=skipped`, { token: admin })).body
+      .data;
     expect(items).toMatchObject([{ device_id: null, status: "skipped", error: "the device or its job was deleted" }]);
     expect(items[0].device_name).toMatch(/^task-dev-/);
   });
 
   it("the CSV report neutralises a cell a spreadsheet would run as a formula, as every CSV export does", async () => {
     const d = await device(["formula"], false);
-    const task = (await createTask({ task_type: "download_devices", devices: [d], task_name: "=cmd|'/C calc'!A0" })).body.data;
+    const task = (await createTask({ task_type: "download_devices", devices: [d], task_name: "=cmd|'/C calc'!A0" }))
+      .body.data;
     const run = (await t.call(`/api/v1/tasks/${task.id}/run`, { method: "POST", token: admin })).body.data;
     const text = await (await t.request(`/api/v1/task-runs/${run.id}/report.csv`, { token: admin })).text();
     expect(text.split("\r\n")[1]).toMatch(new RegExp(`^${run.id},"'=cmd\\|'/C calc'!A0",`));
@@ -328,7 +507,12 @@ describe("runs, outcomes and reports", () => {
     const d = await device(["idle"], false);
     const task = (await createTask({ task_type: "download_devices", devices: [d] })).body.data;
     const run = (await t.call(`/api/v1/tasks/${task.id}/run`, { method: "POST", token: admin })).body.data;
-    expect(run).toMatchObject({ status: "succeeded", counts: { total: 1, skipped: 1 }, progress: { total: 0 }, duration_ms: 0 });
+    expect(run).toMatchObject({
+      status: "succeeded",
+      counts: { total: 1, skipped: 1 },
+      progress: { total: 0 },
+      duration_ms: 0,
+    });
   });
 
   it("lists runs across tasks filtered by task, status, trigger and time, newest first", async () => {
@@ -343,12 +527,20 @@ describe("runs, outcomes and reports", () => {
 
     const ofTask = await t.call(`/api/v1/tasks/${task.id}/runs`, { token: admin });
     expect(ofTask.body.data.map((r: any) => r.id)).toEqual([runningRun.id, failedRun.id]);
-    const ids = async (query: string) => (await t.call(`/api/v1/task-runs?${query}`, { token: admin })).body.data.map((r: any) => r.id);
+    const ids = async (query: string) =>
+      (await t.call(`/api/v1/task-runs?${query}`, { token: admin })).body.data.map((r: any) => r.id);
     expect(await ids(`filter[task_id]=${task.id}&filter[status]=failed`)).toEqual([failedRun.id]);
     expect(await ids(`filter[task_id]=${task.id}&filter[status]=running`)).toEqual([runningRun.id]);
     expect(await ids(`filter[task_id]=${task.id}&filter[status]=succeeded`)).toEqual([]);
-    expect(await ids(`filter[task_id]=${task.id}&filter[status]=running,failed&sort=id`)).toEqual([failedRun.id, runningRun.id]);
-    expect(await ids(`filter[task_id]=${task.id}&filter[trigger]=manual&filter[started_after]=${since}&filter[started_before]=${runningRun.started_at}`)).toEqual([failedRun.id]);
+    expect(await ids(`filter[task_id]=${task.id}&filter[status]=running,failed&sort=id`)).toEqual([
+      failedRun.id,
+      runningRun.id,
+    ]);
+    expect(
+      await ids(
+        `filter[task_id]=${task.id}&filter[trigger]=manual&filter[started_after]=${since}&filter[started_before]=${runningRun.started_at}`,
+      ),
+    ).toEqual([failedRun.id]);
     const bad = await t.call("/api/v1/task-runs?filter[status]=broken", { token: admin });
     expect(bad.status).toBe(422);
     expect(bad.body.errors["filter[status]"][0]).toMatch(/must be one of: running, succeeded, failed/);
@@ -364,9 +556,13 @@ describe("scope", () => {
     const scoped = await t.token(undefined, { role: "ams-operators" });
     const mine = await device(["scope-ams"]);
     const theirs = await device(["scope-lon"]);
-    const both = (await createTask({ task_type: "download_devices", devices: [mine, theirs], task_name: "scope both" })).body.data;
-    const lonOnly = (await createTask({ task_type: "download_devices", devices: [theirs], task_name: "scope lon" })).body.data;
-    const byTag = (await createTask({ task_type: "download_tags", tags: [await tagId("scope-lon")], task_name: "scope lon tag" })).body.data;
+    const both = (await createTask({ task_type: "download_devices", devices: [mine, theirs], task_name: "scope both" }))
+      .body.data;
+    const lonOnly = (await createTask({ task_type: "download_devices", devices: [theirs], task_name: "scope lon" }))
+      .body.data;
+    const byTag = (
+      await createTask({ task_type: "download_tags", tags: [await tagId("scope-lon")], task_name: "scope lon tag" })
+    ).body.data;
 
     const visible = await t.call("/api/v1/tasks?per_page=500", { token: scoped });
     const visibleIds = visible.body.data.map((x: any) => x.id);
@@ -382,11 +578,21 @@ describe("scope", () => {
     const run = (await t.call(`/api/v1/tasks/${both.id}/run`, { method: "POST", token: admin })).body.data;
     const lonRun = (await t.call(`/api/v1/tasks/${lonOnly.id}/run`, { method: "POST", token: admin })).body.data;
     await finishJobs(new Map([[theirs, { outcome: "timeout" as const, message: "no answer" }]]));
-    expect((await t.call(`/api/v1/task-runs/${run.id}`, { token: admin })).body.data).toMatchObject({ status: "failed", counts: { total: 2, failed: 1, succeeded: 1 } });
+    expect((await t.call(`/api/v1/task-runs/${run.id}`, { token: admin })).body.data).toMatchObject({
+      status: "failed",
+      counts: { total: 2, failed: 1, succeeded: 1 },
+    });
     // The scoped user's view of the same run: their device only, so it succeeded.
-    expect((await t.call(`/api/v1/task-runs/${run.id}`, { token: scoped })).body.data).toMatchObject({ status: "succeeded", counts: { total: 1, failed: 0, succeeded: 1 } });
-    expect((await t.call(`/api/v1/task-runs/${run.id}/devices`, { token: scoped })).body.data.map((i: any) => i.device_id)).toEqual([mine]);
-    expect((await t.call(`/api/v1/tasks/${both.id}/last-run/failures`, { token: scoped })).body.data.failures).toEqual([]);
+    expect((await t.call(`/api/v1/task-runs/${run.id}`, { token: scoped })).body.data).toMatchObject({
+      status: "succeeded",
+      counts: { total: 1, failed: 0, succeeded: 1 },
+    });
+    expect(
+      (await t.call(`/api/v1/task-runs/${run.id}/devices`, { token: scoped })).body.data.map((i: any) => i.device_id),
+    ).toEqual([mine]);
+    expect((await t.call(`/api/v1/tasks/${both.id}/last-run/failures`, { token: scoped })).body.data.failures).toEqual(
+      [],
+    );
     const csv = await (await t.request(`/api/v1/task-runs/${run.id}/report.csv`, { token: scoped })).text();
     expect(csv).not.toContain(`,${theirs},`);
     expect((await t.call(`/api/v1/task-runs/${lonRun.id}`, { token: scoped })).status).toBe(404);
@@ -394,7 +600,9 @@ describe("scope", () => {
     const runIds = (await t.call("/api/v1/task-runs?per_page=500", { token: scoped })).body.data.map((r: any) => r.id);
     expect(runIds).toContain(run.id);
     expect(runIds).not.toContain(lonRun.id);
-    expect((await t.call(`/api/v1/task-runs?filter[status]=failed&filter[id]=${run.id}`, { token: scoped })).body.data).toEqual([]);
+    expect(
+      (await t.call(`/api/v1/task-runs?filter[status]=failed&filter[id]=${run.id}`, { token: scoped })).body.data,
+    ).toEqual([]);
   });
 
   it("a scoped user names only devices, tags and categories of their scope, and no task for every device", async () => {
@@ -413,19 +621,44 @@ describe("scope", () => {
     for (const task_type of ["download_all", "purge_configs"]) {
       const everything = await createTask({ task_type }, scoped);
       expect(everything.status, task_type).toBe(422);
-      expect(everything.body.errors.task_type[0]).toMatch(new RegExp(`^${task_type} tasks .* including devices outside your role's scope$`));
+      expect(everything.body.errors.task_type[0]).toMatch(
+        new RegExp(`^${task_type} tasks .* including devices outside your role's scope$`),
+      );
     }
-    const category = (await t.call("/api/v1/categories", { method: "POST", token: admin, body: { name: "edit-routers" } })).body.data.id;
+    const category = (
+      await t.call("/api/v1/categories", { method: "POST", token: admin, body: { name: "edit-routers" } })
+    ).body.data.id;
     const byCategory = await createTask({ task_type: "download_categories", categories: [category] }, scoped);
-    expect(byCategory.body.errors.categories).toEqual([`categories ${category} is not among the categories of your role's scope (none), so the task could reach devices outside it`]);
+    expect(byCategory.body.errors.categories).toEqual([
+      `categories ${category} is not among the categories of your role's scope (none), so the task could reach devices outside it`,
+    ]);
 
     const own = await createTask({ task_type: "download_tags", tags: [await tagId("edit-ams")] }, scoped);
     expect(own.status, JSON.stringify(own.body)).toBe(201);
     const byDevice = await createTask({ task_type: "download_devices", devices: [mine] }, scoped);
     expect(byDevice.status).toBe(201);
-    expect((await t.call(`/api/v1/tasks/${byDevice.body.data.id}`, { method: "PATCH", token: scoped, body: { task_type: "download_all" } })).status).toBe(422);
-    expect((await t.call(`/api/v1/tasks/${byDevice.body.data.id}`, { method: "PATCH", token: scoped, body: { devices: [mine, theirs] } })).status).toBe(422);
-    expect((await t.call(`/api/v1/tasks/${byDevice.body.data.id}`, { token: admin })).body.data).toMatchObject({ task_type: "download_devices", devices: [mine] });
+    expect(
+      (
+        await t.call(`/api/v1/tasks/${byDevice.body.data.id}`, {
+          method: "PATCH",
+          token: scoped,
+          body: { task_type: "download_all" },
+        })
+      ).status,
+    ).toBe(422);
+    expect(
+      (
+        await t.call(`/api/v1/tasks/${byDevice.body.data.id}`, {
+          method: "PATCH",
+          token: scoped,
+          body: { devices: [mine, theirs] },
+        })
+      ).status,
+    ).toBe(422);
+    expect((await t.call(`/api/v1/tasks/${byDevice.body.data.id}`, { token: admin })).body.data).toMatchObject({
+      task_type: "download_devices",
+      devices: [mine],
+    });
   });
 
   it("a scoped user cannot change, pause, run or delete a task that reaches devices outside the scope, the nightly backup included (403)", async () => {
@@ -433,33 +666,59 @@ describe("scope", () => {
     const scoped = await t.token(undefined, { role: "ams-runners" });
     const mine = await device(["run-ams"]);
     const theirs = await device(["run-lon"]);
-    const mixed = (await createTask({ task_type: "download_devices", devices: [mine, theirs], task_name: "run mixed" })).body.data;
-    const backup = (await t.call("/api/v1/tasks?filter[is_system]=true&filter[task_type]=download_all", { token: admin })).body.data[0];
+    const mixed = (await createTask({ task_type: "download_devices", devices: [mine, theirs], task_name: "run mixed" }))
+      .body.data;
+    const backup = (
+      await t.call("/api/v1/tasks?filter[is_system]=true&filter[task_type]=download_all", { token: admin })
+    ).body.data[0];
     const runsBefore = (await t.call("/api/v1/task-runs?per_page=500", { token: admin })).body.meta.total;
 
     for (const task of [mixed, backup]) {
       expect((await t.call(`/api/v1/tasks/${task.id}`, { token: scoped })).status).toBe(200);
       for (const [method, path, body] of [
-        ["PATCH", "", { task_cron: "5 4 * * *" }], ["PUT", "", { task_name: task.task_name, task_type: task.task_type, task_cron: "5 4 * * *", devices: task.devices }],
-        ["POST", "/pause", undefined], ["POST", "/resume", undefined], ["POST", "/run", undefined], ["DELETE", "", undefined],
+        ["PATCH", "", { task_cron: "5 4 * * *" }],
+        [
+          "PUT",
+          "",
+          { task_name: task.task_name, task_type: task.task_type, task_cron: "5 4 * * *", devices: task.devices },
+        ],
+        ["POST", "/pause", undefined],
+        ["POST", "/resume", undefined],
+        ["POST", "/run", undefined],
+        ["DELETE", "", undefined],
       ] as const) {
         const res = await t.call(`/api/v1/tasks/${task.id}${path}`, { method, token: scoped, body });
         expect(res.status, `${method} ${task.task_name}${path}`).toBe(403);
-        expect(res.body.message).toMatch(new RegExp(`^Task ${task.id} \\('${task.task_name}'\\) is not yours to change or run: .*outside your role's scope`));
+        expect(res.body.message).toMatch(
+          new RegExp(
+            `^Task ${task.id} \\('${task.task_name}'\\) is not yours to change or run: .*outside your role's scope`,
+          ),
+        );
       }
     }
-    const [mixedAfter, backupAfter] = await Promise.all([mixed, backup].map(async (x) => (await t.call(`/api/v1/tasks/${x.id}`, { token: admin })).body.data));
-    expect(mixedAfter).toMatchObject({ task_cron: mixed.task_cron, is_paused: mixed.is_paused, devices: [mine, theirs].sort((a, b) => a - b) });
+    const [mixedAfter, backupAfter] = await Promise.all(
+      [mixed, backup].map(async (x) => (await t.call(`/api/v1/tasks/${x.id}`, { token: admin })).body.data),
+    );
+    expect(mixedAfter).toMatchObject({
+      task_cron: mixed.task_cron,
+      is_paused: mixed.is_paused,
+      devices: [mine, theirs].sort((a, b) => a - b),
+    });
     expect(backupAfter).toMatchObject({ task_cron: backup.task_cron, is_paused: backup.is_paused });
     expect((await t.call("/api/v1/task-runs?per_page=500", { token: admin })).body.meta.total).toBe(runsBefore);
 
     // A task wholly inside the scope is theirs: it changes, pauses and runs, reaching only their devices.
     const own = (await createTask({ task_type: "download_tags", tags: [await tagId("run-ams")] }, scoped)).body.data;
-    expect((await t.call(`/api/v1/tasks/${own.id}`, { method: "PATCH", token: scoped, body: { task_cron: "5 4 * * *" } })).status).toBe(200);
+    expect(
+      (await t.call(`/api/v1/tasks/${own.id}`, { method: "PATCH", token: scoped, body: { task_cron: "5 4 * * *" } }))
+        .status,
+    ).toBe(200);
     expect((await t.call(`/api/v1/tasks/${own.id}/pause`, { method: "POST", token: scoped })).status).toBe(200);
     const run = await t.call(`/api/v1/tasks/${own.id}/run`, { method: "POST", token: scoped });
     expect(run.status).toBe(202);
-    const reached = (await t.call(`/api/v1/task-runs/${run.body.data.id}/devices`, { token: admin })).body.data.map((i: any) => i.device_id);
+    const reached = (await t.call(`/api/v1/task-runs/${run.body.data.id}/devices`, { token: admin })).body.data.map(
+      (i: any) => i.device_id,
+    );
     expect(reached).toEqual([mine]);
     expect((await t.call(`/api/v1/tasks/${own.id}`, { method: "DELETE", token: scoped })).status).toBe(200);
     await finishJobs(new Map());

@@ -17,26 +17,55 @@ type TaskTypeDef = {
 
 /** Adding a task type: add it to TASK_TYPES (src/db/schema/tasks.ts) and describe it here. */
 export const TASK_TYPE_DEFS: Record<TaskType, TaskTypeDef> = {
-  download_devices: { targets: "devices", job: "download", rconfigCommand: "rconfig:download-device", describe: "back up the devices listed in `devices`" },
-  download_categories: { targets: "categories", job: "download", rconfigCommand: "rconfig:download-category", describe: "back up the devices in the categories listed in `categories`" },
-  download_tags: { targets: "tags", job: "download", rconfigCommand: "rconfig:download-tag", describe: "back up the devices carrying any tag listed in `tags`" },
-  download_all: { targets: "all", job: "download", describe: "back up every device" },
-  purge_configs: { targets: "none", job: "purge_configs", describe: "delete stored configurations the retention rules no longer keep" },
-  snippet: {
-    targets: "lists", job: "snippet_push",
-    describe: "deploy the snippet `snippet_id` (with `snippet_options`) to the devices listed in `devices`, in the categories in `categories` or carrying the tags in `tags` (every device when all three are empty); each run is a snippet deployment",
+  download_devices: {
+    targets: "devices",
+    job: "download",
+    rconfigCommand: "rconfig:download-device",
+    describe: "back up the devices listed in `devices`",
   },
-  backup_database: { targets: "none", job: "backup_database", describe: "back the service's own database up to storage/backups/, keeping the number settings.backups.keep says" },
+  download_categories: {
+    targets: "categories",
+    job: "download",
+    rconfigCommand: "rconfig:download-category",
+    describe: "back up the devices in the categories listed in `categories`",
+  },
+  download_tags: {
+    targets: "tags",
+    job: "download",
+    rconfigCommand: "rconfig:download-tag",
+    describe: "back up the devices carrying any tag listed in `tags`",
+  },
+  download_all: { targets: "all", job: "download", describe: "back up every device" },
+  purge_configs: {
+    targets: "none",
+    job: "purge_configs",
+    describe: "delete stored configurations the retention rules no longer keep",
+  },
+  snippet: {
+    targets: "lists",
+    job: "snippet_push",
+    describe:
+      "deploy the snippet `snippet_id` (with `snippet_options`) to the devices listed in `devices`, in the categories in `categories` or carrying the tags in `tags` (every device when all three are empty); each run is a snippet deployment",
+  },
+  backup_database: {
+    targets: "none",
+    job: "backup_database",
+    describe: "back the service's own database up to storage/backups/, keeping the number settings.backups.keep says",
+  },
   compliance: {
-    targets: "lists", job: "compliance",
-    describe: "check the devices listed in `devices`, in the categories in `categories` or carrying the tags in `tags` (every device when all three are empty) against the enabled policy assignments covering them",
+    targets: "lists",
+    job: "compliance",
+    describe:
+      "check the devices listed in `devices`, in the categories in `categories` or carrying the tags in `tags` (every device when all three are empty) against the enabled policy assignments covering them",
   },
 };
 
 export const TARGET_LISTS = ["devices", "categories", "tags"] as const;
 export type TargetList = (typeof TARGET_LISTS)[number];
 
-export const RCONFIG_COMMANDS = Object.values(TASK_TYPE_DEFS).flatMap((d) => (d.rconfigCommand ? [d.rconfigCommand] : []));
+export const RCONFIG_COMMANDS = Object.values(TASK_TYPE_DEFS).flatMap((d) =>
+  d.rconfigCommand ? [d.rconfigCommand] : [],
+);
 
 /** Every value task_type (or rConfig's task_command) accepts. */
 export const TASK_TYPE_NAMES = [...TASK_TYPES, ...RCONFIG_COMMANDS] as [string, ...string[]];

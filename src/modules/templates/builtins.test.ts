@@ -10,7 +10,7 @@ describe("builtinVendor", () => {
     for (const t of builtins) {
       const parsed = parseTemplate(t.code);
       expect(parsed.ok, t.key).toBe(true);
-      expect(builtinVendor(t.code), t.key).toBe(parsed.ok ? parsed.template.vendor ?? null : null);
+      expect(builtinVendor(t.code), t.key).toBe(parsed.ok ? (parsed.template.vendor ?? null) : null);
     }
   });
 

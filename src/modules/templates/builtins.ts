@@ -13,7 +13,15 @@ export type BuiltinTemplate = { key: string; code: string; description: string }
  * that a release no longer ships becomes a user template, so the devices using it keep working.
  */
 export async function seedBuiltinTemplates(tx: DbOrTx, builtins: readonly BuiltinTemplate[], now: Date): Promise<void> {
-  const rows = await tx.select({ id: templates.id, name: templates.name, builtinKey: templates.builtinKey, code: templates.code, description: templates.description }).from(templates);
+  const rows = await tx
+    .select({
+      id: templates.id,
+      name: templates.name,
+      builtinKey: templates.builtinKey,
+      code: templates.code,
+      description: templates.description,
+    })
+    .from(templates);
   const byKey = new Map(rows.flatMap((r) => (r.builtinKey ? [[r.builtinKey, r] as const] : [])));
   const names = new Set(rows.map((r) => nameKey(r.name)));
 
@@ -21,7 +29,10 @@ export async function seedBuiltinTemplates(tx: DbOrTx, builtins: readonly Builti
     const row = byKey.get(t.key);
     if (row) {
       if (row.code !== t.code || row.description !== t.description) {
-        await tx.update(templates).set({ code: t.code, description: t.description, updatedAt: now }).where(eq(templates.id, row.id));
+        await tx
+          .update(templates)
+          .set({ code: t.code, description: t.description, updatedAt: now })
+          .where(eq(templates.id, row.id));
       }
       continue;
     }
@@ -29,12 +40,24 @@ export async function seedBuiltinTemplates(tx: DbOrTx, builtins: readonly Builti
     for (let n = 1; names.has(nameKey(name)); n++) name = `${t.key} (built-in${n === 1 ? "" : ` ${n}`})`;
     names.add(nameKey(name));
     // Another process migrating at the same moment may have inserted it: that row is just as good.
-    await tx.insert(templates).values({ name, nameKey: nameKey(name), description: t.description, code: t.code, builtinKey: t.key, createdAt: now, updatedAt: now }).onConflictDoNothing();
+    await tx
+      .insert(templates)
+      .values({
+        name,
+        nameKey: nameKey(name),
+        description: t.description,
+        code: t.code,
+        builtinKey: t.key,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .onConflictDoNothing();
   }
 
   const shipped = new Set(builtins.map((t) => t.key));
   for (const row of byKey.values()) {
-    if (!shipped.has(row.builtinKey!)) await tx.update(templates).set({ builtinKey: null, updatedAt: now }).where(eq(templates.id, row.id));
+    if (!shipped.has(row.builtinKey!))
+      await tx.update(templates).set({ builtinKey: null, updatedAt: now }).where(eq(templates.id, row.id));
   }
 }
 
@@ -55,7 +78,10 @@ export function builtinVendor(code: string): string | null {
  * its only one, the default for its new devices.
  */
 export async function builtinTemplatesByVendor(db: DbOrTx): Promise<Map<string, number[]>> {
-  const rows = await db.select({ id: templates.id, code: templates.code }).from(templates).where(isNotNull(templates.builtinKey));
+  const rows = await db
+    .select({ id: templates.id, code: templates.code })
+    .from(templates)
+    .where(isNotNull(templates.builtinKey));
   const byVendor = new Map<string, number[]>();
   for (const r of rows) {
     if (/^protocol:[ \t]*netconf[ \t]*$/m.test(r.code)) continue;

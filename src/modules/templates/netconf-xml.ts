@@ -41,7 +41,9 @@ function compile(selectors: readonly ElementSelector[]): Compiled[] {
   return selectors.map((s) => {
     const parts = s.split("/").filter(Boolean);
     const last = parts.at(-1) ?? "";
-    return last.startsWith("@") ? { path: parts.slice(0, -1), attribute: last.slice(1) } : { path: parts, attribute: undefined };
+    return last.startsWith("@")
+      ? { path: parts.slice(0, -1), attribute: last.slice(1) }
+      : { path: parts, attribute: undefined };
   });
 }
 
@@ -51,7 +53,13 @@ const endsWith = (stack: readonly string[], path: readonly string[]) =>
 
 const escapeText = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const escapeAttribute = (s: string) =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;").replace(/\t/g, "&#9;").replace(/\n/g, "&#10;").replace(/\r/g, "&#13;");
+  s
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/"/g, "&quot;")
+    .replace(/\t/g, "&#9;")
+    .replace(/\n/g, "&#10;")
+    .replace(/\r/g, "&#13;");
 const byName = ([a]: [string, string], [b]: [string, string]) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Runs a strict streaming parse, its errors as NetconfReplyError. */
@@ -65,7 +73,14 @@ function parse(xml: string, on: (parser: SaxesParser) => void): void {
 }
 
 /** One element being written: its open tag waits until it is known to be empty, text only, or a parent. */
-type Frame = { name: string; open: string; text: string; written: boolean; secret: boolean; scope: Map<string, string> };
+type Frame = {
+  name: string;
+  open: string;
+  text: string;
+  written: boolean;
+  secret: boolean;
+  scope: Map<string, string>;
+};
 
 /**
  * The stored text of a get-config answer: `<data>`'s children, canonical (see the header), secrets masked and
@@ -148,7 +163,8 @@ export function netconfConfigText(reply: string, rules: NetconfTextRules): strin
           if (inner === scope) inner = new Map(scope);
           inner.set(k, v);
           declared.push([k, v]);
-        } else if (!droppedAttributes.some((d) => d.attribute === localName(k) && endsWith(stack, d.path))) plain.push([k, v]);
+        } else if (!droppedAttributes.some((d) => d.attribute === localName(k) && endsWith(stack, d.path)))
+          plain.push([k, v]);
       }
       declared.sort((a, b) => (a[0] === "xmlns" ? -1 : b[0] === "xmlns" ? 1 : byName(a, b)));
       plain.sort(byName);
@@ -160,7 +176,8 @@ export function netconfConfigText(reply: string, rules: NetconfTextRules): strin
       if (!inData || droppedDepth || !frames.length) return;
       const f = frames.at(-1)!;
       if (!f.written) f.text += text;
-      else if (text.trim()) out.push(indent(frames.length) + escapeText(f.secret ? NETCONF_SECRET_MASK : text.trim()) + "\n");
+      else if (text.trim())
+        out.push(indent(frames.length) + escapeText(f.secret ? NETCONF_SECRET_MASK : text.trim()) + "\n");
     };
     parser.on("text", onText);
     parser.on("cdata", onText);
@@ -183,7 +200,11 @@ export function netconfConfigText(reply: string, rules: NetconfTextRules): strin
         return;
       }
       const text = f.text.trim();
-      out.push(text ? `${indent(level)}<${f.open}>${escapeText(f.secret ? NETCONF_SECRET_MASK : text)}</${f.name}>\n` : `${indent(level)}<${f.open}/>\n`);
+      out.push(
+        text
+          ? `${indent(level)}<${f.open}>${escapeText(f.secret ? NETCONF_SECRET_MASK : text)}</${f.name}>\n`
+          : `${indent(level)}<${f.open}/>\n`,
+      );
     });
   });
   if (!rootOk) throw new NetconfReplyError("the device's answer is no <rpc-reply>");
@@ -225,7 +246,8 @@ export function rpcErrorsOf(reply: string): RpcError[] {
     parser.on("opentag", (tag) => {
       depth++;
       const local = localName(tag.name);
-      if (depth === 2 && local === "rpc-error") current = { severity: "error", tag: "", message: "", path: "", info: "" };
+      if (depth === 2 && local === "rpc-error")
+        current = { severity: "error", tag: "", message: "", path: "", info: "" };
       else if (current && depth === 3) current.field = local;
       else if (current && depth === 4 && current.field === "error-info") current.infoItem = local;
       text = "";

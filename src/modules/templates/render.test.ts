@@ -47,8 +47,14 @@ describe("renderStored", () => {
 
   it("keeps a template rule's span where a later rule or the generic layer changes the line before it", () => {
     const line = "snmp-server user U G v3 auth sha Auth-1 priv aes 128 Priv-1";
-    const { text, masks } = renderStored(line, { filters: { drop: [], volatile: [] }, secrets: [{ pattern: "(priv aes 128) \\S+", replace: "$1 <secret hidden>" }] });
+    const { text, masks } = renderStored(line, {
+      filters: { drop: [], volatile: [] },
+      secrets: [{ pattern: "(priv aes 128) \\S+", replace: "$1 <secret hidden>" }],
+    });
     expect(text).toBe("snmp-server user U G v3 auth sha <secret hidden> priv aes 128 <secret hidden>");
-    expect(masks.map((m) => [m.column, m.text, m.layer])).toEqual([[34, "<secret hidden>", "generic"], [63, "<secret hidden>", "template"]]);
+    expect(masks.map((m) => [m.column, m.text, m.layer])).toEqual([
+      [34, "<secret hidden>", "generic"],
+      [63, "<secret hidden>", "template"],
+    ]);
   });
 });

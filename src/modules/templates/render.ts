@@ -38,7 +38,12 @@ function edits(before: string, after: string): Edit[] {
     while (p < x.length && p < y.length && x[p] === y[p]) p++;
     let s = 0;
     while (s < x.length - p && s < y.length - p && x[x.length - 1 - s] === y[y.length - 1 - s]) s++;
-    out.push({ oldStart: offsetX + p, oldEnd: offsetX + x.length - s, newStart: offsetY + p, newEnd: offsetY + y.length - s });
+    out.push({
+      oldStart: offsetX + p,
+      oldEnd: offsetX + x.length - s,
+      newStart: offsetY + p,
+      newEnd: offsetY + y.length - s,
+    });
   };
   const a = before.split("\n");
   const b = after.split("\n");
@@ -78,20 +83,37 @@ export function renderStored(output: string, template: Pick<ConnectionTemplate, 
     if (next === text) return;
     const changes = edits(text, next);
     spans = shift(spans, changes);
-    for (const c of changes) spans.push({ start: c.newStart, end: c.newEnd, layer: "template", rule: `secrets[${index}]`, pattern: rule.pattern });
+    for (const c of changes)
+      spans.push({
+        start: c.newStart,
+        end: c.newEnd,
+        layer: "template",
+        rule: `secrets[${index}]`,
+        pattern: rule.pattern,
+      });
     text = next;
   });
   const generic = findGenericSecrets(text);
   const rendered = applySpans(text, generic);
   let delta = 0;
   const genericEdits: Edit[] = generic.map((g) => {
-    const edit = { oldStart: g.start, oldEnd: g.end, newStart: g.start + delta, newEnd: g.start + delta + SECRET_MARKER.length };
+    const edit = {
+      oldStart: g.start,
+      oldEnd: g.end,
+      newStart: g.start + delta,
+      newEnd: g.start + delta + SECRET_MARKER.length,
+    };
     delta += SECRET_MARKER.length - (g.end - g.start);
     return edit;
   });
   const all: Span[] = [
     ...shift(spans, genericEdits),
-    ...genericEdits.map((e, i) => ({ start: e.newStart, end: e.newEnd, layer: "generic" as const, rule: generic[i]!.rule })),
+    ...genericEdits.map((e, i) => ({
+      start: e.newStart,
+      end: e.newEnd,
+      layer: "generic" as const,
+      rule: generic[i]!.rule,
+    })),
   ].sort((x, y) => x.start - y.start);
   const lineStarts = [0];
   for (let i = rendered.indexOf("\n"); i !== -1; i = rendered.indexOf("\n", i + 1)) lineStarts.push(i + 1);
@@ -99,8 +121,13 @@ export function renderStored(output: string, template: Pick<ConnectionTemplate, 
   const masks = all.map((s) => {
     while (line + 1 < lineStarts.length && lineStarts[line + 1]! <= s.start) line++;
     return {
-      line: line + 1, column: s.start - lineStarts[line]! + 1, length: s.end - s.start,
-      text: rendered.slice(s.start, s.end), layer: s.layer, rule: s.rule, ...(s.pattern ? { pattern: s.pattern } : {}),
+      line: line + 1,
+      column: s.start - lineStarts[line]! + 1,
+      length: s.end - s.start,
+      text: rendered.slice(s.start, s.end),
+      layer: s.layer,
+      rule: s.rule,
+      ...(s.pattern ? { pattern: s.pattern } : {}),
     };
   });
   return { text: rendered, lines_dropped: linesDropped, masks };

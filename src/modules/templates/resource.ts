@@ -16,8 +16,12 @@ export const Template = z
     id: z.number().int(),
     name: z.string(),
     description: z.string(),
-    code: z.string().openapi({ description: "The template as YAML (the format: docs/collector.md, Connection templates)" }),
-    builtin: z.boolean().openapi({ description: "Shipped with netkeep and updated by upgrades: read-only, copy it to customise" }),
+    code: z
+      .string()
+      .openapi({ description: "The template as YAML (the format: docs/collector.md, Connection templates)" }),
+    builtin: z
+      .boolean()
+      .openapi({ description: "Shipped with netkeep and updated by upgrades: read-only, copy it to customise" }),
     vendor: z.string().nullable().openapi({ description: "The vendor the template's YAML names" }),
     devices_count: z.number().int(),
     created_at: z.string(),
@@ -26,17 +30,38 @@ export const Template = z
   .openapi("Template");
 
 const EXAMPLE_CODE = [
-  "vendor: Cisco", "description: Cisco IOS", "prompt: '(?:^|\\r)[\\w.@()/:-]+[#>] ?$'", "setup:", "  - terminal length 0",
-  "commands:", "  - show running-config", "  - show version", "teardown:", "  - exit", "",
+  "vendor: Cisco",
+  "description: Cisco IOS",
+  "prompt: '(?:^|\\r)[\\w.@()/:-]+[#>] ?$'",
+  "setup:",
+  "  - terminal length 0",
+  "commands:",
+  "  - show running-config",
+  "  - show version",
+  "teardown:",
+  "  - exit",
+  "",
 ].join("\n");
 
 const TemplateInput = z
   .object({
-    name: singleLine(z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters")).openapi({ example: "cisco-ios-lab" }),
-    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional()
-      .openapi({ description: "Left out on create or PUT: the YAML's description", example: "IOS with the lab's extra commands" }),
-    code: z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters")
-      .openapi({ description: "The template as YAML; checked on every write (a problem is a 422 naming its line and key)", example: EXAMPLE_CODE }),
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters")).openapi({
+      example: "cisco-ios-lab",
+    }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters"))
+      .optional()
+      .openapi({
+        description: "Left out on create or PUT: the YAML's description",
+        example: "IOS with the lab's extra commands",
+      }),
+    code: z
+      .string()
+      .min(1, "must not be empty")
+      .max(200_000, "must be at most 200000 characters")
+      .openapi({
+        description: "The template as YAML; checked on every write (a problem is a 422 naming its line and key)",
+        example: EXAMPLE_CODE,
+      }),
   })
   .openapi("TemplateInput");
 
@@ -45,15 +70,18 @@ type TemplateRow = typeof templates.$inferSelect;
 /** The vendor named in stored YAML (stored templates always parse: every write checks them). */
 const vendorOf = (code: string): string | null => {
   const parsed = parseTemplate(code);
-  return parsed.ok ? parsed.template.vendor ?? null : null;
+  return parsed.ok ? (parsed.template.vendor ?? null) : null;
 };
 
 async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
   if (!ids.length) return new Map();
-  const rows = await db.select({ id: devices.templateId, n: count() }).from(devices).where(and(inArray(devices.templateId, ids), deviceScopeCondition(scope))).groupBy(devices.templateId);
+  const rows = await db
+    .select({ id: devices.templateId, n: count() })
+    .from(devices)
+    .where(and(inArray(devices.templateId, ids), deviceScopeCondition(scope)))
+    .groupBy(devices.templateId);
   return new Map(rows.map((r) => [r.id!, r.n]));
 }
-
 
 /** Problems in the YAML go under `code` or `code.<key path>`, each naming its line. */
 export function checkTemplateCode(ctx: Pick<WriteCtx, "bag">, code: string): { description?: string } | undefined {
@@ -82,30 +110,55 @@ export const templatesResource = defineResource({
       builtin: {
         describe: "true: shipped with netkeep; false: made by users",
         build: (v) => {
-          if (v.some((s) => s !== "true" && s !== "false")) throw new ApiError(422, "filter[builtin] must be true or false");
+          if (v.some((s) => s !== "true" && s !== "false"))
+            throw new ApiError(422, "filter[builtin] must be true or false");
           if (v.includes("true") && v.includes("false")) return sql`1 = 1`;
           return v[0] === "true" ? isNotNull(templates.builtinKey) : isNull(templates.builtinKey);
         },
       },
     },
-    sorts: { id: templates.id, name: sql`lower(${templates.name})`, created_at: templates.createdAt, updated_at: templates.updatedAt },
+    sorts: {
+      id: templates.id,
+      name: sql`lower(${templates.name})`,
+      created_at: templates.createdAt,
+      updated_at: templates.updatedAt,
+    },
     defaultSort: "name",
     idColumn: templates.id,
     search: {
       describe: "Substring of the name, description or YAML text",
-      build: (term) => sql`(${containsText(templates.name, term)} or ${containsText(templates.description, term)} or ${containsText(templates.code, term)})`,
+      build: (term) =>
+        sql`(${containsText(templates.name, term)} or ${containsText(templates.description, term)} or ${containsText(templates.code, term)})`,
     },
   },
   reaches: async (_db, ids) => inArray(devices.templateId, ids),
   async serialize(db, rows, scope) {
-    const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
+    const counts = await deviceCounts(
+      db,
+      rows.map((r) => r.id),
+      scope,
+    );
     return (rows as TemplateRow[]).map((r) => ({
-      id: r.id, name: r.name, description: r.description, code: r.code, builtin: r.builtinKey !== null, vendor: vendorOf(r.code),
-      devices_count: counts.get(r.id) ?? 0, created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+      id: r.id,
+      name: r.name,
+      description: r.description,
+      code: r.code,
+      builtin: r.builtinKey !== null,
+      vendor: vendorOf(r.code),
+      devices_count: counts.get(r.id) ?? 0,
+      created_at: r.createdAt.toISOString(),
+      updated_at: r.updatedAt.toISOString(),
     }));
   },
   async toValues(input, existing, ctx) {
-    const nameKey = await checkUniqueName(ctx, templates.nameKey, templates.id, input.name, existing?.id ?? null, "name");
+    const nameKey = await checkUniqueName(
+      ctx,
+      templates.nameKey,
+      templates.id,
+      input.name,
+      existing?.id ?? null,
+      "name",
+    );
     const values: Partial<typeof templates.$inferInsert> = {};
     if (input.name !== undefined) Object.assign(values, { name: input.name, nameKey });
     if (input.code !== undefined) {
@@ -117,7 +170,9 @@ export const templatesResource = defineResource({
     return values;
   },
   readOnlyReason: (row) =>
-    row.builtinKey ? `Built-in template '${row.name}' is read-only; copy it with POST /api/v1/templates/${row.id}/copy and change the copy` : undefined,
+    row.builtinKey
+      ? `Built-in template '${row.name}' is read-only; copy it with POST /api/v1/templates/${row.id}/copy and change the copy`
+      : undefined,
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
     const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
@@ -125,12 +180,19 @@ export const templatesResource = defineResource({
       const [id, n] = used[0]!;
       throw ApiError.conflict(`Template ${id} is used by ${plural(n, "device")}; move them to another template first`);
     }
-    const profiles = await ctx.tx.update(deviceProfiles).set({ templateId: null }).where(inArray(deviceProfiles.templateId, ids)).returning({ id: deviceProfiles.id });
+    const profiles = await ctx.tx
+      .update(deviceProfiles)
+      .set({ templateId: null })
+      .where(inArray(deviceProfiles.templateId, ids))
+      .returning({ id: deviceProfiles.id });
     return profiles.length ? `cleared from ${plural(profiles.length, "device profile")}` : undefined;
   },
   descriptions: {
-    create: "The code is checked against the template format: a YAML syntax error, an unknown key, a wrong type or a regular expression that does not compile in RE2 (docs/patterns.md: no lookaround or backreferences, at most 1,000 characters, no control characters) is a 422 whose errors name the line and key (`code.prompt`: \"code: line 4: key `prompt`: is not a valid regular expression: ...\"). A left-out description is taken from the YAML.",
-    update: "Built-in templates are read-only (403): copy one with POST /templates/{id}/copy. The code is checked as on create.",
-    delete: "Refused with 409 while any device uses the template, and with 403 for a built-in one. Device profiles that name it lose their template default; the answer says how many.",
+    create:
+      'The code is checked against the template format: a YAML syntax error, an unknown key, a wrong type or a regular expression that does not compile in RE2 (docs/patterns.md: no lookaround or backreferences, at most 1,000 characters, no control characters) is a 422 whose errors name the line and key (`code.prompt`: "code: line 4: key `prompt`: is not a valid regular expression: ..."). A left-out description is taken from the YAML.',
+    update:
+      "Built-in templates are read-only (403): copy one with POST /templates/{id}/copy. The code is checked as on create.",
+    delete:
+      "Refused with 409 while any device uses the template, and with 403 for a built-in one. Device profiles that name it lose their template default; the answer says how many.",
   },
 });

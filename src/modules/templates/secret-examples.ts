@@ -17,7 +17,15 @@ const MARKED = /\[\[([\s\S]+?)\]\]/g;
 /** The example as the device prints it, its secret values, and the text around them (which must stay). */
 export function parseSecretExample(example: string): { text: string; secrets: string[]; kept: string[] } {
   const secrets = [...example.matchAll(MARKED)].map((m) => m[1]!);
-  return { text: example.replace(MARKED, "$1"), secrets, kept: example.split(MARKED).filter((_, i) => i % 2 === 0).map((s) => s.trim()).filter(Boolean) };
+  return {
+    text: example.replace(MARKED, "$1"),
+    secrets,
+    kept: example
+      .split(MARKED)
+      .filter((_, i) => i % 2 === 0)
+      .map((s) => s.trim())
+      .filter(Boolean),
+  };
 }
 
 /**
@@ -30,13 +38,19 @@ export function secretRuleProblems(rule: SecretRuleCases): SecretRuleProblem[] {
   if (rule.example !== undefined) {
     const { text, secrets, kept } = parseSecretExample(rule.example);
     const masked = pattern.replaceAll(text, rule.replace);
-    if (!secrets.length) problems.push({ key: "example", message: "must mark each secret value in it between [[ and ]]" });
-    for (const s of secrets) if (masked.includes(s)) problems.push({ key: "example", message: `the rule leaves the secret '${s}' in: ${masked}` });
-    for (const k of kept) if (!masked.includes(k)) problems.push({ key: "example", message: `the rule masks '${k}', which is not marked as secret: ${masked}` });
+    if (!secrets.length)
+      problems.push({ key: "example", message: "must mark each secret value in it between [[ and ]]" });
+    for (const s of secrets)
+      if (masked.includes(s))
+        problems.push({ key: "example", message: `the rule leaves the secret '${s}' in: ${masked}` });
+    for (const k of kept)
+      if (!masked.includes(k))
+        problems.push({ key: "example", message: `the rule masks '${k}', which is not marked as secret: ${masked}` });
   }
   if (rule.look_alike !== undefined) {
     const changed = pattern.replaceAll(rule.look_alike, rule.replace);
-    if (changed !== rule.look_alike) problems.push({ key: "look_alike", message: `the rule changes it, but it holds no secret: ${changed}` });
+    if (changed !== rule.look_alike)
+      problems.push({ key: "look_alike", message: `the rule changes it, but it holds no secret: ${changed}` });
   }
   return problems;
 }

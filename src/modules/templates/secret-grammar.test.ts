@@ -46,7 +46,7 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
       "key config-key password-encrypt [[Master-Key-1]]",
       " wpa-psk ascii 7 [[0822455D0A16]]",
       "archive\n path scp://backup:[[Arch-Pw]]@192.0.2.10/r1",
-      "interface Gi0/1\n description 19\" rack \"A\ninterface Gi0/2\n ip ospf authentication-key [[After-Odd-Quote]]",
+      'interface Gi0/1\n description 19" rack "A\ninterface Gi0/2\n ip ospf authentication-key [[After-Odd-Quote]]',
       "interface Tunnel0\n ip nhrp authentication [[Nhrp-Pw]]",
       "interface Gi0/1\n ipv6 ospf authentication ipsec spi 256 md5 0 [[0123456789ABCDEF0123456789ABCDEF]]",
       "interface Gi0/1\n ospfv3 encryption ipsec spi 257 esp aes-cbc 128 0 [[0123456789ABCDEF0123456789ABCDEF]] sha1 0 [[0123456789ABCDEF0123456789ABCDEF01234567]]",
@@ -83,14 +83,14 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
       "interface Vlan7\n ip address 10.7.0.1 255.255.255.0",
       "banner motd ^C\nAuthorized access only. Password is never shared.\nKey holders: see wiki\n^C\nline vty 0 4",
       "banner login ^CNo secret here, no password either^C",
-      "interface Gi0/1\n description 19\" rack, row 2",
+      'interface Gi0/1\n description 19" rack, row 2',
       " authentication port-control auto\n dot1x pae authenticator",
     ],
   },
   "Cisco NX-OS": {
     mask: [
       "username admin password 5 [[$5$Ojx2pHng$e8TCv0Pvj0mLYK2hgNdVUvfw3Urn4PCQf1U3pqDfd7A]] role network-admin",
-      "tacacs-server key 7 \"[[Tac-Key-7]]\"",
+      'tacacs-server key 7 "[[Tac-Key-7]]"',
       "tacacs-server host 10.0.0.5 key 7 [[Tac-Host-Key]]",
       "key chain SOME_CHAIN\n  key 123\n    key-string 7 [[BA7F1540BA7F1540]]",
       "interface Ethernet1/1\n  ip ospf message-digest-key 1 md5 3 [[Nx-Md5]]",
@@ -243,19 +243,19 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
   "Fortinet FortiOS": {
     mask: [
       'config system admin\n    edit "admin"\n        set password ENC [[SH2nlSm9QL9tapcHPXIqAXvX7vBJuuqu22hpa0JX0sBuKIo7z2g0Kz/+0KyH4E=]]\n    next\nend',
-      "config vpn ipsec phase1-interface\n    edit \"VPN1\"\n        set psksecret ENC [[Tm9TZWNyZXRIZXJlQmFzZTY0]]\n    next\nend",
+      'config vpn ipsec phase1-interface\n    edit "VPN1"\n        set psksecret ENC [[Tm9TZWNyZXRIZXJlQmFzZTY0]]\n    next\nend',
       'config system snmp community\n    edit 1\n        set name "[[Fgt-Comm]]"\n    next\nend',
-      "config user radius\n    edit \"R\"\n        set secret [[Plain-Radius]]\n    next\nend",
+      'config user radius\n    edit "R"\n        set secret [[Plain-Radius]]\n    next\nend',
       'config system snmp user\n    edit "u"\n        set auth-pwd ENC [[QXV0aFB3ZEJsb2I=]]\n        set priv-pwd ENC [[UHJpdlB3ZEJsb2I=]]\n    next\nend',
       'config vpn certificate local\n    edit "c"\n        set private-key "-----BEGIN ENCRYPTED PRIVATE KEY-----\n[[MIIFHzBJBgkqhkiG9w0BBQ0wPDAbBgkqhkiG9w0BBQwwDgQI]]\n-----END ENCRYPTED PRIVATE KEY-----"\n    next\nend',
     ],
     keep: [
       "        set api-key ENC <removed>",
       "    set encryption AES256",
-      '        set authgrp read-write',
+      "        set authgrp read-write",
       'config system replacemsg auth "auth-password-page"',
       '        set comment "Authentication service."',
-      'config system snmp sysinfo\n    set status enable\nend',
+      "config system snmp sysinfo\n    set status enable\nend",
       'config system replacemsg admin "pre_admin-disclaimer-text"\n    set buffer "<p>Enter your password below.</p>\nYour password expires soon; ask the secret desk\n<input type=password name=password>"\nend',
       '        set name "LAN"',
     ],
@@ -278,10 +278,10 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
   },
   "Nokia SR OS": {
     mask: [
-      "system\n    security\n        user \"admin\"\n            password \"[[$2y$10$TQrZlpBDra86.qoexZUzQeBXDY1FcdDhGWdD9lLxMuFyPVSm0OGy6]]\"\n        exit",
-      "system\n    security\n        snmp\n            community \"[[uTdc9j48PBRkxn5DcSjchk]]\" hash2 rwa version both\n        exit",
-      "router\n    bgp\n        authentication-key \"[[Z3e2ABFBgYvOhzYf]]\" hash2",
-      "system {\n    security {\n        snmp {\n            community \"[[Md-Comm]]\" {\n                access-permissions r\n            }\n        }\n    }\n}",
+      'system\n    security\n        user "admin"\n            password "[[$2y$10$TQrZlpBDra86.qoexZUzQeBXDY1FcdDhGWdD9lLxMuFyPVSm0OGy6]]"\n        exit',
+      'system\n    security\n        snmp\n            community "[[uTdc9j48PBRkxn5DcSjchk]]" hash2 rwa version both\n        exit',
+      'router\n    bgp\n        authentication-key "[[Z3e2ABFBgYvOhzYf]]" hash2',
+      'system {\n    security {\n        snmp {\n            community "[[Md-Comm]]" {\n                access-permissions r\n            }\n        }\n    }\n}',
     ],
     keep: [
       'policy-options {\n        community "from-r2-100" {\n            member "65000:100" { }\n        }\n}',
@@ -389,9 +389,17 @@ const DIALECTS: Record<string, { mask: string[]; keep: string[] }> = {
 
 /** The text with each [[value]] replaced by the marker: what the layer must make of it. */
 // Inside XML markup (a line that starts with <) the marker is XML_SECRET_MARKER, so the stored XML stays well-formed.
-const expectedMasked = (example: string) => example
-  .split("\n").map((line) => (line.trimStart().startsWith("<") ? line.replace(/\[\[(.+?)\]\]/g, XML_SECRET_MARKER) : line)).join("\n")
-  .replace(/\[\[([\s\S]+?)\]\]/g, (_, v: string) => v.split("\n").map(() => SECRET_MARKER).join("\n"));
+const expectedMasked = (example: string) =>
+  example
+    .split("\n")
+    .map((line) => (line.trimStart().startsWith("<") ? line.replace(/\[\[(.+?)\]\]/g, XML_SECRET_MARKER) : line))
+    .join("\n")
+    .replace(/\[\[([\s\S]+?)\]\]/g, (_, v: string) =>
+      v
+        .split("\n")
+        .map(() => SECRET_MARKER)
+        .join("\n"),
+    );
 
 describe("the generic masking layer, by dialect", () => {
   for (const [dialect, { mask, keep }] of Object.entries(DIALECTS)) {
@@ -408,7 +416,9 @@ describe("the generic masking layer, by dialect", () => {
 });
 
 describe("the generic masking layer", () => {
-  const all = Object.values(DIALECTS).flatMap((d) => d.mask.map((m) => parseSecretExample(m).text)).join("\n");
+  const all = Object.values(DIALECTS)
+    .flatMap((d) => d.mask.map((m) => parseSecretExample(m).text))
+    .join("\n");
 
   it("changes nothing a second time (an already masked value stays as it is)", () => {
     const once = maskGenericSecrets(all);
@@ -417,7 +427,12 @@ describe("the generic masking layer", () => {
   });
 
   it("leaves a template's own marker alone, quoted or not", () => {
-    for (const line of ["snmp-server community <configuration removed> ro", 'set system tacplus-server 10.0.0.5 secret "<secret removed>"', " password 7 <secret hidden>", "        set api-key ENC <removed>"]) {
+    for (const line of [
+      "snmp-server community <configuration removed> ro",
+      'set system tacplus-server 10.0.0.5 secret "<secret removed>"',
+      " password 7 <secret hidden>",
+      "        set api-key ENC <removed>",
+    ]) {
       expect(maskGenericSecrets(line)).toBe(line);
     }
   });
@@ -425,11 +440,16 @@ describe("the generic masking layer", () => {
   it("names the rule of every span and gives offsets into the text", () => {
     const text = "hostname r1\nenable secret 5 $1$mERr$hx5rVt7rPNoS4wqbXKX7m0\nsnmp-server community Comm-1 RO";
     const spans = findGenericSecrets(text);
-    expect(spans.map((s) => [text.slice(s.start, s.end), s.rule])).toEqual([["$1$mERr$hx5rVt7rPNoS4wqbXKX7m0", "secret"], ["Comm-1", "community"]]);
+    expect(spans.map((s) => [text.slice(s.start, s.end), s.rule])).toEqual([
+      ["$1$mERr$hx5rVt7rPNoS4wqbXKX7m0", "secret"],
+      ["Comm-1", "community"],
+    ]);
   });
 
   it("finds a hash by its shape after any keyword, or none", () => {
-    expect(maskGenericSecrets("set system custom-thing $6$abcdefgh$ijklmnopqrstuvwxyz0123")).toBe(`set system custom-thing ${SECRET_MARKER}`);
+    expect(maskGenericSecrets("set system custom-thing $6$abcdefgh$ijklmnopqrstuvwxyz0123")).toBe(
+      `set system custom-thing ${SECRET_MARKER}`,
+    );
     expect(maskGenericSecrets("foo-option 7 0822455D0A16")).toBe(`foo-option 7 ${SECRET_MARKER}`);
   });
 });

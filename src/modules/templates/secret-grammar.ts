@@ -25,55 +25,163 @@ export const XML_SECRET_MARKER = "(secret removed)";
 
 type Token = { text: string; lower: string; start: number; end: number; quoted: boolean };
 
-type Kind = "password" | "key" | "community" | "snmp-user-key" | "authentication" | "authentication-mode" | "encryption";
+type Kind =
+  | "password"
+  | "key"
+  | "community"
+  | "snmp-user-key"
+  | "authentication"
+  | "authentication-mode"
+  | "encryption";
 
 /** Keywords whose value follows them (after optional modifiers), by kind. */
 const KEYWORDS = new Map<string, Kind>();
 for (const word of [
-  "password", "passwd", "secret", "passphrase", "pass-phrase", "psk", "psksecret", "wpa-psk", "pre-shared-key",
-  "preshared-key", "key-string", "encrypted-password", "password-hash", "phash", "authpwd", "privpwd",
-  "authentication-key", "message-digest-key", "privacy-key", "api-key", "secret-key", "private-key", "server-key",
-  "shared-key", "tcp-md5-key", "md5-key", "auth-key", "encryption-key", "bind-pw", "password-encrypt",
-  "set-key", "text-authentication", "community-name", "snmp-community", "snmp-community-string", "readonly-community", "readwrite-community",
-  "rocommunity", "rwcommunity", "rocommunity6", "rwcommunity6", "ro-community", "rw-community",
-]) KEYWORDS.set(word, "password");
+  "password",
+  "passwd",
+  "secret",
+  "passphrase",
+  "pass-phrase",
+  "psk",
+  "psksecret",
+  "wpa-psk",
+  "pre-shared-key",
+  "preshared-key",
+  "key-string",
+  "encrypted-password",
+  "password-hash",
+  "phash",
+  "authpwd",
+  "privpwd",
+  "authentication-key",
+  "message-digest-key",
+  "privacy-key",
+  "api-key",
+  "secret-key",
+  "private-key",
+  "server-key",
+  "shared-key",
+  "tcp-md5-key",
+  "md5-key",
+  "auth-key",
+  "encryption-key",
+  "bind-pw",
+  "password-encrypt",
+  "set-key",
+  "text-authentication",
+  "community-name",
+  "snmp-community",
+  "snmp-community-string",
+  "readonly-community",
+  "readwrite-community",
+  "rocommunity",
+  "rwcommunity",
+  "rocommunity6",
+  "rwcommunity6",
+  "ro-community",
+  "rw-community",
+])
+  KEYWORDS.set(word, "password");
 KEYWORDS.set("key", "key");
 KEYWORDS.set("community", "community");
 KEYWORDS.set("auth", "snmp-user-key");
 KEYWORDS.set("priv", "snmp-user-key");
 KEYWORDS.set("authentication", "authentication");
 KEYWORDS.set("encryption", "encryption");
-for (const word of ["authentication-mode", "privacy-mode", "area-authentication-mode", "domain-authentication-mode"]) KEYWORDS.set(word, "authentication-mode");
+for (const word of ["authentication-mode", "privacy-mode", "area-authentication-mode", "domain-authentication-mode"])
+  KEYWORDS.set(word, "authentication-mode");
 
 /** Compound keywords named by their last part: `bind-password`, `lsp-password`, `ppk-secret`, `hello-authentication-key`. */
-const PASSWORD_SUFFIX = /^[a-z0-9][a-z0-9-]*-(?:password|passwd|pwd|secret|passphrase|pass-phrase|psk|password-hash|authentication-key|pre-shared-key)$/;
+const PASSWORD_SUFFIX =
+  /^[a-z0-9][a-z0-9-]*-(?:password|passwd|pwd|secret|passphrase|pass-phrase|psk|password-hash|authentication-key|pre-shared-key)$/;
 
 const kindOf = (word: string): Kind | undefined =>
   KEYWORDS.get(word) ?? (word.length > 4 && word.includes("-") && PASSWORD_SUFFIX.test(word) ? "password" : undefined);
 
 /** Words between a keyword and its value that say how the value is written, never the value itself. */
 const MODIFIERS = new Set([
-  "encrypted", "encrypt", "hidden", "unencrypted", "clear", "cleartext", "clear-text", "plain", "plaintext", "plain-text",
-  "ascii", "ascii-text", "hex", "hexadecimal", "text", "string", "cipher", "simple", "irreversible-cipher", "hash", "hashed",
-  "value", "type", "local", "remote", "enc",
+  "encrypted",
+  "encrypt",
+  "hidden",
+  "unencrypted",
+  "clear",
+  "cleartext",
+  "clear-text",
+  "plain",
+  "plaintext",
+  "plain-text",
+  "ascii",
+  "ascii-text",
+  "hex",
+  "hexadecimal",
+  "text",
+  "string",
+  "cipher",
+  "simple",
+  "irreversible-cipher",
+  "hash",
+  "hashed",
+  "value",
+  "type",
+  "local",
+  "remote",
+  "enc",
 ]);
 
 /** Hash and cipher names that stand before a value (`md5 <v>`, `auth sha <v>`, `priv aes 128 <v>`). */
-const ALGORITHM = /^(?:hmac-|cmac-)?(?:md5|sha(?:-?\d+)?|aes(?:-?\d+)?(?:-cmac(?:-\d+)?)?|des|3des|des56|aes-?cfb-?\d+|sha\d*-\d+|ietf-md5|keyed-md5|meticulous-keyed-md5)$/;
+const ALGORITHM =
+  /^(?:hmac-|cmac-)?(?:md5|sha(?:-?\d+)?|aes(?:-?\d+)?(?:-cmac(?:-\d+)?)?|des|3des|des56|aes-?cfb-?\d+|sha\d*-\d+|ietf-md5|keyed-md5|meticulous-keyed-md5)$/;
 
 /** Words that take one argument of their own between a keyword and its value (`enable password level 2 <v>`). */
 const WITH_ARGUMENT = new Set(["level", "privilege", "role", "eigrp"]);
 
 /** Words that begin another part of the statement, never a value (`key 1 algorithm md5 secret <v>`). */
-const STATEMENT_WORDS = new Set(["algorithm", "start-time", "options", "accept-lifetime", "send-lifetime", "key-id", "keyid", "mode", "tolerance", "timeout", "port"]);
+const STATEMENT_WORDS = new Set([
+  "algorithm",
+  "start-time",
+  "options",
+  "accept-lifetime",
+  "send-lifetime",
+  "key-id",
+  "keyid",
+  "mode",
+  "tolerance",
+  "timeout",
+  "port",
+]);
 
 /** What may follow `password` (and its kin) when the statement sets a policy, not a password. */
-const PASSWORD_POLICY = /^(?:encryption|policy|strength-check|secure-mode|prompt|format|change-type|history|complexity|aging|lifetime|expiration|expire|length|required|option|options|control|reuse|recovery|retries|retry|minimum|maximum|(?:minimum|maximum|min|max)-.*|address|hostname|keyring|profile|keychain|key-chain|inheritance-disable|manager|operator|port-access|default|enable|disable)$/;
+const PASSWORD_POLICY =
+  /^(?:encryption|policy|strength-check|secure-mode|prompt|format|change-type|history|complexity|aging|lifetime|expiration|expire|length|required|option|options|control|reuse|recovery|retries|retry|minimum|maximum|(?:minimum|maximum|min|max)-.*|address|hostname|keyring|profile|keychain|key-chain|inheritance-disable|manager|operator|port-access|default|enable|disable)$/;
 
 /** What may follow `key` when it names no secret: key chains, key pairs, files. */
 const KEY_NOT_VALUE = new Set([
-  "chain", "config-key", "generate", "pubkey-chain", "zeroize", "param", "storage", "export", "import", "rsa", "dsa", "ecdsa",
-  "ec", "ed25519", "encrypt", "decrypt", "move", "lock", "unlock", "id", "exchange", "size", "type", "source", "none", "protection",
+  "chain",
+  "config-key",
+  "generate",
+  "pubkey-chain",
+  "zeroize",
+  "param",
+  "storage",
+  "export",
+  "import",
+  "rsa",
+  "dsa",
+  "ecdsa",
+  "ec",
+  "ed25519",
+  "encrypt",
+  "decrypt",
+  "move",
+  "lock",
+  "unlock",
+  "id",
+  "exchange",
+  "size",
+  "type",
+  "source",
+  "none",
+  "protection",
 ]);
 
 /** Words of a statement about public keys: a `key` in it is a public one. */
@@ -89,7 +197,21 @@ const KEY_OWNERS_NOT_SECRET = new Set(["crypto", "tunnel", "ssh", "trusted-key",
 const KEY_PURPOSES = new Set(["authentication", "accounting", "authorization"]);
 
 /** A statement whose rest is free text: nothing after these words is read as a keyword. */
-const FREE_TEXT = new Set(["description", "desc", "remark", "comment", "banner", "motd", "contact", "location", "message", "alias", "syslocation", "syscontact", "sysname"]);
+const FREE_TEXT = new Set([
+  "description",
+  "desc",
+  "remark",
+  "comment",
+  "banner",
+  "motd",
+  "contact",
+  "location",
+  "message",
+  "alias",
+  "syslocation",
+  "syscontact",
+  "sysname",
+]);
 
 /** Whether a word starts free text: `description`, a dotted key ending in one (`config.users.u1.description`). */
 const isFreeText = (word: string) => FREE_TEXT.has(word.slice(word.lastIndexOf(".") + 1));
@@ -98,17 +220,43 @@ const isFreeText = (word: string) => FREE_TEXT.has(word.slice(word.lastIndexOf("
 const XML_ELEMENT = /^(\s*<([\w:-]+)(?:\s[^>]*)?>)([^<]*)<\/\2>\s*$/;
 
 /** Words after `community` that make it a BGP community (route maps, policies), not an SNMP one. */
-const BGP_COMMUNITY_BEFORE = new Set(["set", "match", "delete", "add", "from", "then", "matches-any", "matches-every", "in", "is", "send", "additive", "remove"]);
+const BGP_COMMUNITY_BEFORE = new Set([
+  "set",
+  "match",
+  "delete",
+  "add",
+  "from",
+  "then",
+  "matches-any",
+  "matches-every",
+  "in",
+  "is",
+  "send",
+  "additive",
+  "remove",
+]);
 
 /** Lines worth reading at all: one of these must occur (case-insensitive) for any rule to apply. */
-const WORTH_READING = /pass|secret|key|commun|psk|auth|priv|phrase|pwd|hash|snmp|encryption|\$|ENC |-AQ==|%[$^]%|:\/\/[^\s/@]*:|BEGIN|\s7 [01]\d|\s6 [A-Za-z_^`[\]\\]{16}/i;
+const WORTH_READING =
+  /pass|secret|key|commun|psk|auth|priv|phrase|pwd|hash|snmp|encryption|\$|ENC |-AQ==|%[$^]%|:\/\/[^\s/@]*:|BEGIN|\s7 [01]\d|\s6 [A-Za-z_^`[\]\\]{16}/i;
 
 // Shapes, each matched on a line outside what the keywords masked.
 const SHAPES: { rule: string; pattern: RegExp; group: number; hint: string }[] = [
   // crypt(3) and its vendor kin: $1$ MD5, $5$/$6$ SHA, $2y$ bcrypt, $8$/$9$ Cisco, Junos $9$, F5 $M$, Comware $c$3$/$h$6$, ASA pbkdf2.
-  { rule: "shape:crypt-hash", pattern: /(?<![\w$])(\$(?:1|1a|2[abxy]?|5|6|7|8|9|y|gy|M|sha1|sha256|sha512|pbkdf2-sha\d+|[ch]\$\d+)\$[A-Za-z0-9./+=_$\-]{6,})/g, group: 1, hint: "$" },
+  {
+    rule: "shape:crypt-hash",
+    pattern:
+      /(?<![\w$])(\$(?:1|1a|2[abxy]?|5|6|7|8|9|y|gy|M|sha1|sha256|sha512|pbkdf2-sha\d+|[ch]\$\d+)\$[A-Za-z0-9./+=_$\-]{6,})/g,
+    group: 1,
+    hint: "$",
+  },
   // Cisco type 7: two decimal digits (the seed, 00-15) then hex pairs, after the type digit.
-  { rule: "shape:cisco-type7", pattern: /(?<![\w-])7 ((?:0\d|1[0-5])(?:[0-9A-Fa-f]{2}){3,})(?![\w-])/g, group: 1, hint: "7 " },
+  {
+    rule: "shape:cisco-type7",
+    pattern: /(?<![\w-])7 ((?:0\d|1[0-5])(?:[0-9A-Fa-f]{2}){3,})(?![\w-])/g,
+    group: 1,
+    hint: "7 ",
+  },
   // Cisco type 6 (AES): letters, underscores and ^`[]\ ending in AAB, after the type digit.
   { rule: "shape:cisco-type6", pattern: /(?<![\w-])6 ([A-Za-z_^`[\]\\]{16,}AAB)(?![\w-])/g, group: 1, hint: "6 " },
   // FortiOS encrypted values: "ENC <blob>".
@@ -116,7 +264,12 @@ const SHAPES: { rule: string; pattern: RegExp; group: number; hint: string }[] =
   // PAN-OS encrypted values.
   { rule: "shape:panos-aq", pattern: /(-AQ==[A-Za-z0-9+/=]+)/g, group: 1, hint: "-AQ==" },
   // Huawei VRP cipher text.
-  { rule: "shape:vrp-cipher", pattern: /(%\^%#\S{4,}?%\^%#|%\$%\$\S{4,}?%\$%\$|@%@%\S{4,}?@%@%)/g, group: 1, hint: "%" },
+  {
+    rule: "shape:vrp-cipher",
+    pattern: /(%\^%#\S{4,}?%\^%#|%\$%\$\S{4,}?%\$%\$|@%@%\S{4,}?@%@%)/g,
+    group: 1,
+    hint: "%",
+  },
   // A password in a URL: scheme://user:password@host.
   { rule: "shape:url-password", pattern: /:\/\/[^\s:/@"']+:([^\s@"'<]+)@/g, group: 1, hint: "://" },
   // Arista CloudVision onboarding: TerminAttr's -cvauth=key,<key>.
@@ -124,7 +277,12 @@ const SHAPES: { rule: string; pattern: RegExp; group: number; hint: string }[] =
   // SR OS hashed values: "<value>" hash / hash2.
   { rule: "shape:sros-hash", pattern: /"([^"<]+)" hash2?(?![\w-])/g, group: 1, hint: " hash" },
   // Junos marks a secret value with ## SECRET-DATA (the template's rule masks it first; this one stands behind it).
-  { rule: "shape:junos-secret-data", pattern: /(?<=\s)((?:"(?!<)[^"]*"|[^\s";<>]+));\s*## SECRET-DATA/g, group: 1, hint: "SECRET-DATA" },
+  {
+    rule: "shape:junos-secret-data",
+    pattern: /(?<=\s)((?:"(?!<)[^"]*"|[^\s";<>]+));\s*## SECRET-DATA/g,
+    group: 1,
+    hint: "SECRET-DATA",
+  },
 ];
 
 /** One line's words: quoted strings and `<...>` markers are single words; a leaf's trailing `;` is not part of one. */
@@ -169,7 +327,11 @@ const DIGITS = /^\d+$/;
  * removed>%^%#`), or the asterisks a device prints in place of a value (FTD, OS10).
  */
 const MARKER_INSIDE = /<(?:secret|hidden|removed|value|configuration)\b|\(secret removed\)/;
-const isMasked = (t: Token) => t.text.startsWith("<") || (t.quoted && t.text.charCodeAt(1) === 60 /* < */) || MARKER_INSIDE.test(t.text) || /^"?\*+"?$/.test(t.text);
+const isMasked = (t: Token) =>
+  t.text.startsWith("<") ||
+  (t.quoted && t.text.charCodeAt(1) === 60) /* < */ ||
+  MARKER_INSIDE.test(t.text) ||
+  /^"?\*+"?$/.test(t.text);
 /** The first line of a private key block: the lines after it are masked, this one says what they are. */
 const isBlockStart = (t: Token) => t.text.includes("-----BEGIN ");
 const unquotedLower = (t: Token) => (t.quoted ? t.lower.slice(1, -1) : t.lower);
@@ -193,11 +355,16 @@ type Parent = { indent: number; raw: string; lower?: string; words?: string[]; s
 
 const lowerOf = (p: Parent) => (p.lower ??= p.raw.toLowerCase());
 const wordsOf = (p: Parent) => (p.words ??= lowerOf(p).trim().split(/\s+/));
-const parent = (indent: number, raw: string, inherited: boolean): Parent =>
-  ({ indent, raw, snmpCommunity: inherited || (raw.includes("ommunity") && /snmp community/i.test(raw)) });
+const parent = (indent: number, raw: string, inherited: boolean): Parent => ({
+  indent,
+  raw,
+  snmpCommunity: inherited || (raw.includes("ommunity") && /snmp community/i.test(raw)),
+});
 
 const contextHas = (ctx: Context, tokens: Token[], test: (word: string) => boolean): boolean =>
-  tokens.some((t) => test(t.lower)) || ctx.parents.some((p) => wordsOf(p).some(test)) || wordsOf(ctx.section).some(test);
+  tokens.some((t) => test(t.lower)) ||
+  ctx.parents.some((p) => wordsOf(p).some(test)) ||
+  wordsOf(ctx.section).some(test);
 
 const isSnmpWord = (w: string) => w.startsWith("snmp") || w === "/snmp";
 
@@ -238,10 +405,25 @@ function valueAfter(tokens: Token[], i: number, kind: Kind): Token | undefined {
 function keyValue(tokens: Token[], i: number, ctx: Context): Token | undefined {
   const before = tokens[i - 1]?.lower;
   if (before && KEY_OWNERS_NOT_SECRET.has(before)) return undefined;
-  const numbered = (w: string) => w === "ntp" || w === "ntp-service" || w === "chain" || w === "key-chain" || w === "keychain" || w.startsWith("authentication-key-chain") || w === "trusted-key";
-  if (contextHas(ctx, tokens, numbered) || ctx.parents.some((p) => /(?:^|\s)key chain\s/.test(lowerOf(p)))) return undefined;
+  const numbered = (w: string) =>
+    w === "ntp" ||
+    w === "ntp-service" ||
+    w === "chain" ||
+    w === "key-chain" ||
+    w === "keychain" ||
+    w.startsWith("authentication-key-chain") ||
+    w === "trusted-key";
+  if (contextHas(ctx, tokens, numbered) || ctx.parents.some((p) => /(?:^|\s)key chain\s/.test(lowerOf(p))))
+    return undefined;
   // F5 TMOS SSL profiles name a key object (`key /Common/site.key`, `key site`), never its contents.
-  if (contextHas(ctx, tokens, (w) => w === "client-ssl" || w === "server-ssl" || w === "cert-key-chain" || w === "ssl-key")) return undefined;
+  if (
+    contextHas(
+      ctx,
+      tokens,
+      (w) => w === "client-ssl" || w === "server-ssl" || w === "cert-key-chain" || w === "ssl-key",
+    )
+  )
+    return undefined;
   if (tokens.slice(0, i).some((t) => PUBLIC_KEYS.has(t.lower))) return undefined;
   const next = tokens[i + 1];
   if (!next) return undefined;
@@ -250,7 +432,13 @@ function keyValue(tokens: Token[], i: number, ctx: Context): Token | undefined {
   if (!next.quoted && DIGITS.test(w)) {
     // `key 7 <v>`: a type digit; `key 42` or `key 1 md5`: a key number, the secret is elsewhere
     const after = tokens[i + 2];
-    if (w.length !== 1 || !after || STRUCTURE.has(after.text) || (!after.quoted && (ALGORITHM.test(after.lower) || kindOf(after.lower) || STATEMENT_WORDS.has(after.lower)))) return undefined;
+    if (
+      w.length !== 1 ||
+      !after ||
+      STRUCTURE.has(after.text) ||
+      (!after.quoted && (ALGORITHM.test(after.lower) || kindOf(after.lower) || STATEMENT_WORDS.has(after.lower)))
+    )
+      return undefined;
     const value = after;
     return value.text.startsWith("/") ? undefined : value;
   }
@@ -260,7 +448,8 @@ function keyValue(tokens: Token[], i: number, ctx: Context): Token | undefined {
 
 /** `snmp-server host <addr> [vrf X] [informs|traps] [version 1|2c] <community>`: the community has no keyword. */
 function snmpHostCommunity(tokens: Token[]): Token | undefined {
-  if (tokens[0]?.lower !== "snmp-server" || tokens[1]?.lower !== "host" || !tokens[2] || !/[.:]/.test(tokens[2].text)) return undefined;
+  if (tokens[0]?.lower !== "snmp-server" || tokens[1]?.lower !== "host" || !tokens[2] || !/[.:]/.test(tokens[2].text))
+    return undefined;
   for (let j = 3; j < tokens.length; j++) {
     const w = tokens[j]!.lower;
     if (w === "vrf" || w === "use-vrf" || w === "filter-vrf") j++;
@@ -308,11 +497,20 @@ function keywordSpans(tokens: Token[], ctx: Context, spans: SecretSpan[]): void 
     if (!kindOf(w) && (eq = w.indexOf("=")) > 0) {
       w = w.slice(0, eq);
       if (isFreeText(w)) return;
-      const secret = kindOf(w) === "password" || (w === "name" && ctx.section.snmpCommunity) || w.endsWith("-key") && !w.endsWith("public-key");
+      const secret =
+        kindOf(w) === "password" ||
+        (w === "name" && ctx.section.snmpCommunity) ||
+        (w.endsWith("-key") && !w.endsWith("public-key"));
       if (secret && eq + 1 < t.text.length) {
         const valueText = t.text.slice(eq + 1);
         const quoted = valueText.startsWith('"');
-        push(spans, valueSpan({ text: valueText, lower: valueText.toLowerCase(), start: t.start + eq + 1, end: t.end, quoted }, w));
+        push(
+          spans,
+          valueSpan(
+            { text: valueText, lower: valueText.toLowerCase(), start: t.start + eq + 1, end: t.end, quoted },
+            w,
+          ),
+        );
       }
       continue;
     }
@@ -337,26 +535,40 @@ function keywordSpans(tokens: Token[], ctx: Context, spans: SecretSpan[]): void 
       case "community": {
         const before = tokens[i - 1]?.lower;
         const after = tokens[i + 1]?.lower;
-        if ((before && BGP_COMMUNITY_BEFORE.has(before)) || after === "members" || !contextHas(ctx, tokens, isSnmpWord)) break;
+        if ((before && BGP_COMMUNITY_BEFORE.has(before)) || after === "members" || !contextHas(ctx, tokens, isSnmpWord))
+          break;
         value = valueAfter(tokens, i, kind);
-        if (value && /^(?:read|write|read-only|read-write)$/.test(value.lower)) value = valueAfter(tokens, tokens.indexOf(value), kind);
+        if (value && /^(?:read|write|read-only|read-write)$/.test(value.lower))
+          value = valueAfter(tokens, tokens.indexOf(value), kind);
         if (value && COMMUNITY_VERBS.has(value.lower)) value = undefined;
         break;
       }
       case "snmp-user-key":
         // SNMPv3 users: `snmp-server user U G v3 auth sha <v> priv aes 128 <v>`; not a group's `v3 priv read <view>`
-        if (contextHas(ctx, tokens, isSnmpWord) && tokens.some((x) => x.lower === "user" || x.lower === "usm-user")) value = valueAfter(tokens, i, "password");
+        if (contextHas(ctx, tokens, isSnmpWord) && tokens.some((x) => x.lower === "user" || x.lower === "usm-user"))
+          value = valueAfter(tokens, i, "password");
         break;
       case "authentication": {
         // HSRP/VRRP/GLBP text authentication and RIP/VRRP `authentication text|string <v>`
         const next = tokens[i + 1]?.lower;
-        const redundancy = contextHas(ctx, tokens, (x) => x === "standby" || x === "vrrp" || x === "glbp" || x === "vrrp-group" || x === "hsrp" || x === "nhrp");
+        const redundancy = contextHas(
+          ctx,
+          tokens,
+          (x) => x === "standby" || x === "vrrp" || x === "glbp" || x === "vrrp-group" || x === "hsrp" || x === "nhrp",
+        );
         if (next === "ipsec") {
           ipsecKeys(tokens, i, spans);
           break;
         }
         if (next === "text" || next === "string") value = tokens[i + 2];
-        else if (redundancy && next && !ALGORITHM.test(next) && !kindOf(next) && !/^(?:key-chain|keychain|mode|type)$/.test(next)) value = tokens[i + 1];
+        else if (
+          redundancy &&
+          next &&
+          !ALGORITHM.test(next) &&
+          !kindOf(next) &&
+          !/^(?:key-chain|keychain|mode|type)$/.test(next)
+        )
+          value = tokens[i + 1];
         if (value && (kindOf(value.lower) || STRUCTURE.has(value.text))) value = undefined;
         break;
       }
@@ -366,7 +578,8 @@ function keywordSpans(tokens: Token[], ctx: Context, spans: SecretSpan[]): void 
       case "authentication-mode": {
         // VRP/Comware: `authentication-mode md5 1 cipher <v>`, `authentication-mode simple <v>`; not `aaa`, `keychain X`
         const next = tokens[i + 1]?.lower;
-        if (next && (ALGORITHM.test(next) || next === "simple" || next.startsWith("hmac-"))) value = valueAfter(tokens, i + 1, "password");
+        if (next && (ALGORITHM.test(next) || next === "simple" || next.startsWith("hmac-")))
+          value = valueAfter(tokens, i + 1, "password");
         break;
       }
     }
@@ -409,9 +622,14 @@ export function findGenericSecrets(text: string): SecretSpan[] {
       if (END_PRIVATE.test(line)) inPrivateKey = false;
       else if (!blank) {
         const quote = line.endsWith('"') ? 1 : 0;
-        if (!line.slice(indent).startsWith("<")) spans.push({ start: start + indent, end: eol - quote, rule: "shape:private-key" });
+        if (!line.slice(indent).startsWith("<"))
+          spans.push({ start: start + indent, end: eol - quote, rule: "shape:private-key" });
       }
-    } else if (textUntil !== undefined && ++textLines <= FREE_TEXT_LINES && !(textUntil === '"' && FORTIOS_STATEMENT.test(line))) {
+    } else if (
+      textUntil !== undefined &&
+      ++textLines <= FREE_TEXT_LINES &&
+      !(textUntil === '"' && FORTIOS_STATEMENT.test(line))
+    ) {
       if (textUntil === '"' ? oddQuotes(line) : line.includes(textUntil)) textUntil = undefined;
       else if (!blank) lineSpans(line, start, { parents: [], section }, spans, false);
     } else if (!blank) {
@@ -423,7 +641,8 @@ export function findGenericSecrets(text: string): SecretSpan[] {
       const up = parents.length ? parents[parents.length - 1]!.snmpCommunity : false;
       // TMOS iRules and iCall scripts are TCL code (`set key "$host$uri"`): only a value's shape counts there
       const code = parents.length > 0 && /^(?:ltm|gtm) rule |^sys icall script /.test(parents[0]!.raw);
-      if (WORTH_READING.test(line) || up || section.snmpCommunity) lineSpans(line, start, { parents: parents.slice(), section }, spans, !code);
+      if (WORTH_READING.test(line) || up || section.snmpCommunity)
+        lineSpans(line, start, { parents: parents.slice(), section }, spans, !code);
       parents.push(parent(indent, line.slice(indent), up));
     }
     start = eol + 1;

@@ -23,9 +23,15 @@ function rewritten(before: string, after: string): string[] {
 }
 
 /** storedText, and the values it masked (template rules' rewritten regions, then the generic layer's values). */
-export function storedTextAndSecrets(output: string, template: Pick<ConnectionTemplate, "filters" | "secrets">): { text: string; secrets: string[] } {
+export function storedTextAndSecrets(
+  output: string,
+  template: Pick<ConnectionTemplate, "filters" | "secrets">,
+): { text: string; secrets: string[] } {
   const kept = removeLines(output, template.filters.drop);
   const ruled = removeSecrets(kept, template.secrets);
   const spans = findGenericSecrets(ruled);
-  return { text: applySpans(ruled, spans), secrets: [...rewritten(kept, ruled), ...spans.map((s) => ruled.slice(s.start, s.end))] };
+  return {
+    text: applySpans(ruled, spans),
+    secrets: [...rewritten(kept, ruled), ...spans.map((s) => ruled.slice(s.start, s.end))],
+  };
 }

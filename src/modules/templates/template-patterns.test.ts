@@ -7,12 +7,21 @@ const IOS_KEY_SECRET = String.raw`^(\s*security wpa psk set-key (?:ascii|hex)(?:
 describe("template patterns", () => {
   it("run a shipped pattern in JavaScript's engine in the role it ships in", () => {
     expect(isShippedPattern(IOS_KEY_SECRET, "text")).toBe(true);
-    expect(compileTemplatePattern(IOS_KEY_SECRET, "text").replaceAll(" security wpa psk set-key ascii 0 abc\n security wpa psk set-key <hidden>", "$1 <hidden>"))
-      .toBe(" security wpa psk set-key ascii 0 <hidden>\n security wpa psk set-key <hidden>");
+    expect(
+      compileTemplatePattern(IOS_KEY_SECRET, "text").replaceAll(
+        " security wpa psk set-key ascii 0 abc\n security wpa psk set-key <hidden>",
+        "$1 <hidden>",
+      ),
+    ).toBe(" security wpa psk set-key ascii 0 <hidden>\n security wpa psk set-key <hidden>");
   });
 
   it("count a built-in template's push errors and prompts as shipped line patterns (they run on every line pushed)", () => {
-    expect(isShippedPattern(String.raw`^\s*% ?(?:Invalid input|Incomplete command|Ambiguous command|Unknown command|Unrecognized command)`, "line")).toBe(true);
+    expect(
+      isShippedPattern(
+        String.raw`^\s*% ?(?:Invalid input|Incomplete command|Ambiguous command|Unknown command|Unrecognized command)`,
+        "line",
+      ),
+    ).toBe(true);
     expect(isShippedPattern(String.raw`\[confirm\] ?$`, "line")).toBe(true);
   });
 

@@ -32,10 +32,23 @@ type ShippedYaml = {
   pager?: { pattern?: unknown };
   login?: { username_prompt?: unknown; password_prompt?: unknown };
   enable?: { password_prompt?: unknown; prompt?: unknown };
-  filters?: { drop?: (string | { from?: unknown; to?: unknown })[]; volatile?: (string | { from?: unknown; to?: unknown })[] };
+  filters?: {
+    drop?: (string | { from?: unknown; to?: unknown })[];
+    volatile?: (string | { from?: unknown; to?: unknown })[];
+  };
   secrets?: { pattern?: unknown }[];
   config_marker?: unknown;
-  detect?: { banner?: unknown; prompt?: unknown; version?: unknown; netconf_capability?: unknown; sys_descr?: unknown; sys_descr_model?: unknown; sys_descr_os_version?: unknown; model?: unknown; os_version?: unknown };
+  detect?: {
+    banner?: unknown;
+    prompt?: unknown;
+    version?: unknown;
+    netconf_capability?: unknown;
+    sys_descr?: unknown;
+    sys_descr_model?: unknown;
+    sys_descr_os_version?: unknown;
+    model?: unknown;
+    os_version?: unknown;
+  };
   push?: { errors?: unknown[]; prompts?: { pattern?: unknown }[] };
   syslog?: { changed?: { pattern?: unknown }[] };
 };
@@ -63,7 +76,17 @@ function shippedPatterns(): Record<TemplatePatternRole, Set<string>> {
     for (const s of t.secrets ?? []) add(text, s?.pattern);
     add(text, t.config_marker);
     add(line, t.detect?.prompt);
-    for (const p of [t.detect?.banner, t.detect?.version, t.detect?.netconf_capability, t.detect?.sys_descr, t.detect?.sys_descr_model, t.detect?.sys_descr_os_version, t.detect?.model, t.detect?.os_version]) add(text, p);
+    for (const p of [
+      t.detect?.banner,
+      t.detect?.version,
+      t.detect?.netconf_capability,
+      t.detect?.sys_descr,
+      t.detect?.sys_descr_model,
+      t.detect?.sys_descr_os_version,
+      t.detect?.model,
+      t.detect?.os_version,
+    ])
+      add(text, p);
     for (const e of t.push?.errors ?? []) add(line, e);
     for (const p of t.push?.prompts ?? []) add(line, p?.pattern);
     for (const c of t.syslog?.changed ?? []) add(line, c?.pattern);
@@ -74,8 +97,11 @@ function shippedPatterns(): Record<TemplatePatternRole, Set<string>> {
 /** Compiles a template's pattern for its role; throws PatternError (src/patterns) when it cannot be used. */
 export function compileTemplatePattern(source: string, role: TemplatePatternRole): Pattern {
   const options = { multiline: role === "text" };
-  return shippedPatterns()[role].has(source) ? compileShippedPattern(source, options) : compileUserPattern(source, options);
+  return shippedPatterns()[role].has(source)
+    ? compileShippedPattern(source, options)
+    : compileUserPattern(source, options);
 }
 
 /** Whether a pattern is one netkeep ships for that role, so runs in JavaScript's engine. */
-export const isShippedPattern = (source: string, role: TemplatePatternRole): boolean => shippedPatterns()[role].has(source);
+export const isShippedPattern = (source: string, role: TemplatePatternRole): boolean =>
+  shippedPatterns()[role].has(source);

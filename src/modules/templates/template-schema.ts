@@ -65,7 +65,12 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } fro
 import { PatternError } from "../../patterns/user-pattern.ts";
 import { secretRuleProblems } from "./secret-examples.ts";
 import { xmlFragmentProblem } from "./netconf-xml.ts";
-import { compileTemplatePattern, DEFAULT_PASSWORD_PROMPT, DEFAULT_USERNAME_PROMPT, type TemplatePatternRole } from "./template-patterns.ts";
+import {
+  compileTemplatePattern,
+  DEFAULT_PASSWORD_PROMPT,
+  DEFAULT_USERNAME_PROMPT,
+  type TemplatePatternRole,
+} from "./template-patterns.ts";
 
 /**
  * A pattern for its role (template-patterns.ts: shipped patterns in JavaScript's engine, the rest in RE2) that
@@ -100,7 +105,10 @@ const commandLine = z.union([line, z.strictObject({ command: line, optional: z.b
 /** A file on the device for `scp -f`: sent as one word, so no spaces or shell characters, and not an option. */
 const remotePath = z
   .string()
-  .regex(/^[\w.\/~+@:-]+$/, "must be a file path of letters, digits and . / ~ + @ : _ - (no spaces or shell characters)")
+  .regex(
+    /^[\w.\/~+@:-]+$/,
+    "must be a file path of letters, digits and . / ~ + @ : _ - (no spaces or shell characters)",
+  )
   .refine((p) => !p.startsWith("-"), "must not start with -");
 
 /**
@@ -112,8 +120,14 @@ const commandEntry = z.union([
   z
     .strictObject({ command: line.optional(), scp: remotePath.optional(), optional: z.boolean().default(false) })
     .superRefine((c, ctx) => {
-      if (c.command === undefined && c.scp === undefined) ctx.addIssue({ code: "custom", path: ["command"], message: "is required" });
-      if (c.command !== undefined && c.scp !== undefined) ctx.addIssue({ code: "custom", path: ["scp"], message: "cannot go with command: an entry runs a command or fetches a file" });
+      if (c.command === undefined && c.scp === undefined)
+        ctx.addIssue({ code: "custom", path: ["command"], message: "is required" });
+      if (c.command !== undefined && c.scp !== undefined)
+        ctx.addIssue({
+          code: "custom",
+          path: ["scp"],
+          message: "cannot go with command: an entry runs a command or fetches a file",
+        });
     }),
 ]);
 const commandText = (c: z.output<typeof commandEntry>) => (typeof c === "string" ? c : (c.command ?? `scp ${c.scp}`));
@@ -126,18 +140,20 @@ const lineFilter = z.union([regex, z.strictObject({ from: regex, to: regex })]);
  * written between [[ and ]]; `look_alike`, a line like it that holds no secret and must stay as it is. Both are
  * checked here (secretRuleProblems), so a rule that masks a neighbouring word instead of the value is refused.
  */
-const secretRule = z.strictObject({
-  pattern: patternFor("text"),
-  replace: z.string(),
-  example: z.string().min(1).optional(),
-  look_alike: z.string().min(1).optional(),
-}).superRefine((rule, ctx) => {
-  const problem = unknownGroupReference(rule.pattern, rule.replace);
-  if (problem) ctx.addIssue({ code: "custom", path: ["replace"], message: problem });
-  // A pattern that does not compile has its own issue on its key.
-  if (problem || !compiles(rule.pattern)) return;
-  for (const p of secretRuleProblems(rule)) ctx.addIssue({ code: "custom", path: [p.key], message: p.message });
-});
+const secretRule = z
+  .strictObject({
+    pattern: patternFor("text"),
+    replace: z.string(),
+    example: z.string().min(1).optional(),
+    look_alike: z.string().min(1).optional(),
+  })
+  .superRefine((rule, ctx) => {
+    const problem = unknownGroupReference(rule.pattern, rule.replace);
+    if (problem) ctx.addIssue({ code: "custom", path: ["replace"], message: problem });
+    // A pattern that does not compile has its own issue on its key.
+    if (problem || !compiles(rule.pattern)) return;
+    for (const p of secretRuleProblems(rule)) ctx.addIssue({ code: "custom", path: [p.key], message: p.message });
+  });
 
 /** How a snippet is pushed: see the header. */
 const pushSection = z.strictObject({
@@ -147,7 +163,9 @@ const pushSection = z.strictObject({
   candidate: z.boolean().default(false),
   verify_lines: z.boolean().default(false),
   errors: z.array(regex).default([]),
-  prompts: z.array(z.strictObject({ pattern: regex, answer: z.string().refine((s) => !/[\r\n]/.test(s), "must be one line") })).default([]),
+  prompts: z
+    .array(z.strictObject({ pattern: regex, answer: z.string().refine((s) => !/[\r\n]/.test(s), "must be one line") }))
+    .default([]),
 });
 
 const oid = z.string().regex(/^\.?\d+(\.\d+)+$/, "must be a numeric OID such as 1.3.6.1.4.1.9.9.43.1.1.1.0");
@@ -166,27 +184,37 @@ const oid = z.string().regex(/^\.?\d+(\.\d+)+$/, "must be a numeric OID such as 
  * `version`) is tested against the capabilities of the device's NETCONF hello, one per line, when the device refuses
  * a shell and its exec channels show nothing a family recognises.
  */
-const detectSection = z.strictObject({
-  banner: patternFor("text").optional(),
-  prompt: regex.optional(),
-  command: line.default("show version"),
-  version: patternFor("text").optional(),
-  netconf_capability: patternFor("text").optional(),
-  sys_descr: patternFor("text").optional(),
-  sys_object_id: z.array(oid.transform((o) => o.replace(/^\./, ""))).default([]),
-  sys_descr_model: patternFor("text").optional(),
-  sys_descr_os_version: patternFor("text").optional(),
-  generic: z.boolean().default(false),
-  model: patternFor("text").optional(),
-  os_version: patternFor("text").optional(),
-}).refine((d) => d.version !== undefined || d.netconf_capability !== undefined, { message: "needs version (or netconf_capability for a NETCONF template)", path: ["version"] });
+const detectSection = z
+  .strictObject({
+    banner: patternFor("text").optional(),
+    prompt: regex.optional(),
+    command: line.default("show version"),
+    version: patternFor("text").optional(),
+    netconf_capability: patternFor("text").optional(),
+    sys_descr: patternFor("text").optional(),
+    sys_object_id: z.array(oid.transform((o) => o.replace(/^\./, ""))).default([]),
+    sys_descr_model: patternFor("text").optional(),
+    sys_descr_os_version: patternFor("text").optional(),
+    generic: z.boolean().default(false),
+    model: patternFor("text").optional(),
+    os_version: patternFor("text").optional(),
+  })
+  .refine((d) => d.version !== undefined || d.netconf_capability !== undefined, {
+    message: "needs version (or netconf_capability for a NETCONF template)",
+    path: ["version"],
+  });
 
 /**
  * An element a NETCONF template names: local names (no prefixes) from the outside in, separated by "/", matched
  * against the end of an element's path (`community/name` is any `name` inside a `community`); the last may be
  * `@attribute` (an attribute of the element before it, or of any element when alone).
  */
-const elementSelector = z.string().regex(/^(?:[\w.-]+\/)*(?:[\w.-]+|@[\w.-]+)$/, "must be element names separated by / (local names, without prefixes), the last one may be @attribute");
+const elementSelector = z
+  .string()
+  .regex(
+    /^(?:[\w.-]+\/)*(?:[\w.-]+|@[\w.-]+)$/,
+    "must be element names separated by / (local names, without prefixes), the last one may be @attribute",
+  );
 
 /**
  * How a `protocol: netconf` template backs a device up (collector/netconf/): `<get-config>` of the running
@@ -195,10 +223,14 @@ const elementSelector = z.string().regex(/^(?:[\w.-]+\/)*(?:[\w.-]+|@[\w.-]+)$/,
  * masked and the `drop` elements and attributes left out.
  */
 const netconfSection = z.strictObject({
-  filter: z.string().min(1, "must not be empty").superRefine((xml, ctx) => {
-    const problem = xmlFragmentProblem(xml);
-    if (problem) ctx.addIssue({ code: "custom", message: `is not well-formed XML: ${problem}` });
-  }).optional(),
+  filter: z
+    .string()
+    .min(1, "must not be empty")
+    .superRefine((xml, ctx) => {
+      const problem = xmlFragmentProblem(xml);
+      if (problem) ctx.addIssue({ code: "custom", message: `is not well-formed XML: ${problem}` });
+    })
+    .optional(),
   secrets: z.array(elementSelector).default([]),
   drop: z.array(elementSelector).default([]),
   /**
@@ -218,30 +250,41 @@ const groupNumber = z.number().int().min(1).max(9);
  * from which address and over which line. `example` is a message the rule must match (checked on save).
  */
 const syslogSection = z.strictObject({
-  changed: z.array(z.strictObject({
-    pattern: regex,
-    user: groupNumber.optional(),
-    source: groupNumber.optional(),
-    line: groupNumber.optional(),
-    example: z.string().min(1).optional(),
-  }).superRefine((rule, ctx) => {
-    let pattern;
-    try {
-      pattern = compileTemplatePattern(rule.pattern, "line");
-    } catch {
-      return; // the pattern's own issue is on its key
-    }
-    for (const key of ["user", "source", "line"] as const) {
-      const n = rule[key];
-      if (n !== undefined && n > pattern.groupCount) ctx.addIssue({ code: "custom", path: [key], message: `refers to group ${n}, but the pattern has ${pattern.groupCount} group${pattern.groupCount === 1 ? "" : "s"}` });
-    }
-    if (rule.example !== undefined && !pattern.test(rule.example)) ctx.addIssue({ code: "custom", path: ["example"], message: "is not matched by the pattern" });
-  })).min(1),
+  changed: z
+    .array(
+      z
+        .strictObject({
+          pattern: regex,
+          user: groupNumber.optional(),
+          source: groupNumber.optional(),
+          line: groupNumber.optional(),
+          example: z.string().min(1).optional(),
+        })
+        .superRefine((rule, ctx) => {
+          let pattern;
+          try {
+            pattern = compileTemplatePattern(rule.pattern, "line");
+          } catch {
+            return; // the pattern's own issue is on its key
+          }
+          for (const key of ["user", "source", "line"] as const) {
+            const n = rule[key];
+            if (n !== undefined && n > pattern.groupCount)
+              ctx.addIssue({
+                code: "custom",
+                path: [key],
+                message: `refers to group ${n}, but the pattern has ${pattern.groupCount} group${pattern.groupCount === 1 ? "" : "s"}`,
+              });
+          }
+          if (rule.example !== undefined && !pattern.test(rule.example))
+            ctx.addIssue({ code: "custom", path: ["example"], message: "is not matched by the pattern" });
+        }),
+    )
+    .min(1),
 });
 
 /** The command a NETCONF template's configuration is stored under. */
 export const NETCONF_COMMAND = "get-config";
-
 
 const TemplateDocument = z
   .strictObject({
@@ -254,9 +297,18 @@ const TemplateDocument = z
     line_ending: z.enum(["\n", "\r\n"]).default("\n"),
     prompt: regex.optional(),
     login: z
-      .strictObject({ username_prompt: regex.default(DEFAULT_USERNAME_PROMPT), password_prompt: regex.default(DEFAULT_PASSWORD_PROMPT) })
+      .strictObject({
+        username_prompt: regex.default(DEFAULT_USERNAME_PROMPT),
+        password_prompt: regex.default(DEFAULT_PASSWORD_PROMPT),
+      })
       .default({ username_prompt: DEFAULT_USERNAME_PROMPT, password_prompt: DEFAULT_PASSWORD_PROMPT }),
-    enable: z.strictObject({ command: line, password_prompt: regex.default(DEFAULT_PASSWORD_PROMPT), prompt: regex.optional() }).optional(),
+    enable: z
+      .strictObject({
+        command: line,
+        password_prompt: regex.default(DEFAULT_PASSWORD_PROMPT),
+        prompt: regex.optional(),
+      })
+      .optional(),
     setup: z.array(commandLine).default([]),
     pager: z.strictObject({ pattern: regex, answer: z.string() }).optional(),
     commands: z.array(commandEntry).min(1).optional(),
@@ -276,7 +328,9 @@ const TemplateDocument = z
     secrets_reencrypted: z.boolean().default(false),
     push: pushSection.optional(),
     detect: detectSection.optional(),
-    snmp: z.strictObject({ config_changed_oid: oid.optional(), port: z.number().int().min(1).max(65535).optional() }).optional(),
+    snmp: z
+      .strictObject({ config_changed_oid: oid.optional(), port: z.number().int().min(1).max(65535).optional() })
+      .optional(),
     netconf: netconfSection.optional(),
     syslog: syslogSection.optional(),
   })
@@ -285,32 +339,77 @@ const TemplateDocument = z
     if (netconf) {
       // A NETCONF session has no shell: what only a shell knows would be silently ignored.
       for (const key of ["prompt", "enable", "pager", "push"] as const) {
-        if (t[key] !== undefined) ctx.addIssue({ code: "custom", path: [key], message: "has no meaning over NETCONF (protocol netconf has no shell)" });
+        if (t[key] !== undefined)
+          ctx.addIssue({
+            code: "custom",
+            path: [key],
+            message: "has no meaning over NETCONF (protocol netconf has no shell)",
+          });
       }
       for (const key of ["setup", "teardown"] as const) {
-        if (t[key].length) ctx.addIssue({ code: "custom", path: [key], message: "has no meaning over NETCONF (protocol netconf has no shell)" });
+        if (t[key].length)
+          ctx.addIssue({
+            code: "custom",
+            path: [key],
+            message: "has no meaning over NETCONF (protocol netconf has no shell)",
+          });
       }
-      if (t.exec) ctx.addIssue({ code: "custom", path: ["exec"], message: "needs protocol ssh (exec channels are an SSH feature)" });
-      if (t.config_command !== undefined && t.config_command !== NETCONF_COMMAND) ctx.addIssue({ code: "custom", path: ["config_command"], message: `must be left out over NETCONF (the configuration is stored under '${NETCONF_COMMAND}')` });
+      if (t.exec)
+        ctx.addIssue({
+          code: "custom",
+          path: ["exec"],
+          message: "needs protocol ssh (exec channels are an SSH feature)",
+        });
+      if (t.config_command !== undefined && t.config_command !== NETCONF_COMMAND)
+        ctx.addIssue({
+          code: "custom",
+          path: ["config_command"],
+          message: `must be left out over NETCONF (the configuration is stored under '${NETCONF_COMMAND}')`,
+        });
       if (t.commands !== undefined && (t.commands.length !== 1 || t.commands[0] !== NETCONF_COMMAND)) {
-        ctx.addIssue({ code: "custom", path: ["commands"], message: `must be left out over NETCONF (the configuration is stored under '${NETCONF_COMMAND}')` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["commands"],
+          message: `must be left out over NETCONF (the configuration is stored under '${NETCONF_COMMAND}')`,
+        });
       }
       return;
     }
     if (t.netconf !== undefined) ctx.addIssue({ code: "custom", path: ["netconf"], message: "needs protocol netconf" });
     if (t.commands === undefined) return ctx.addIssue({ code: "custom", path: ["commands"], message: "is required" });
-    if (!t.exec && t.prompt === undefined) ctx.addIssue({ code: "custom", path: ["prompt"], message: "is required unless exec is true" });
-    if (t.exec && t.protocol !== "ssh") ctx.addIssue({ code: "custom", path: ["exec"], message: "needs protocol ssh (exec channels are an SSH feature)" });
+    if (!t.exec && t.prompt === undefined)
+      ctx.addIssue({ code: "custom", path: ["prompt"], message: "is required unless exec is true" });
+    if (t.exec && t.protocol !== "ssh")
+      ctx.addIssue({
+        code: "custom",
+        path: ["exec"],
+        message: "needs protocol ssh (exec channels are an SSH feature)",
+      });
     const scp = t.commands.findIndex((c) => typeof c !== "string" && c.scp !== undefined);
-    if (scp >= 0 && t.protocol !== "ssh") ctx.addIssue({ code: "custom", path: ["commands", scp, "scp"], message: "needs protocol ssh (SCP runs over the SSH connection)" });
-    if (t.push && t.prompt === undefined) ctx.addIssue({ code: "custom", path: ["push"], message: "needs a prompt (a push runs in an interactive shell, even for exec templates)" });
+    if (scp >= 0 && t.protocol !== "ssh")
+      ctx.addIssue({
+        code: "custom",
+        path: ["commands", scp, "scp"],
+        message: "needs protocol ssh (SCP runs over the SSH connection)",
+      });
+    if (t.push && t.prompt === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["push"],
+        message: "needs a prompt (a push runs in an interactive shell, even for exec templates)",
+      });
     const commands = t.commands.map(commandText);
     if (t.config_command !== undefined && !commands.includes(t.config_command)) {
       ctx.addIssue({ code: "custom", path: ["config_command"], message: "must be one of the commands" });
     }
     const configCommand = t.config_command ?? commands[0]!;
     const i = t.commands.findIndex((c) => typeof c !== "string" && c.optional && commandText(c) === configCommand);
-    if (i >= 0) ctx.addIssue({ code: "custom", path: ["commands", i, "optional"], message: "the configuration command cannot be optional" });
+    if (i >= 0)
+      ctx.addIssue({
+        code: "custom",
+        path: ["commands", i, "optional"],
+        message: "the configuration command cannot be optional",
+      });
   })
   .transform((t) => {
     const commands = t.commands ?? [NETCONF_COMMAND];
@@ -321,7 +420,9 @@ const TemplateDocument = z
       commands: commands.map(commandText),
       config_command: t.config_command ?? commandText(commands[0]!),
       /** The commands that fetch a file over SCP, each with the file's path on the device. */
-      scp: Object.fromEntries(commands.flatMap((c) => (typeof c !== "string" && c.scp !== undefined ? [[commandText(c), c.scp]] : []))) as Record<string, string>,
+      scp: Object.fromEntries(
+        commands.flatMap((c) => (typeof c !== "string" && c.scp !== undefined ? [[commandText(c), c.scp]] : [])),
+      ) as Record<string, string>,
       /** The setup lines and commands marked optional. */
       optional: [...t.setup, ...commands].flatMap((c) => (typeof c !== "string" && c.optional ? [commandText(c)] : [])),
     };
@@ -360,13 +461,19 @@ function unknownGroupReference(pattern: string, replace: string): string | undef
     const digits = m[1]!;
     // JavaScript reads $12 as group 12 when it exists, else as group 1 followed by "2"; RE2's replacements here do the same.
     const n = digits.length === 2 && Number(digits) > groups ? Number(digits[0]) : Number(digits);
-    if (n === 0 || n > groups) return `refers to group $${n}, but the pattern has ${groups} group${groups === 1 ? "" : "s"}`;
+    if (n === 0 || n > groups)
+      return `refers to group $${n}, but the pattern has ${groups} group${groups === 1 ? "" : "s"}`;
   }
   return undefined;
 }
 
 const TYPE_NAMES: Record<string, string> = {
-  string: "text", number: "a number", int: "a whole number", boolean: "true or false", array: "a list", object: "a mapping (key: value lines)",
+  string: "text",
+  number: "a number",
+  int: "a whole number",
+  boolean: "true or false",
+  array: "a list",
+  object: "a mapping (key: value lines)",
 };
 
 type Issue = z.core.$ZodIssue;
@@ -374,16 +481,20 @@ type Issue = z.core.$ZodIssue;
 /** The value at a path of the parsed document, to tell which branch of a union the author meant. */
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let v = root;
-  for (const seg of path) v = v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[seg] : undefined;
+  for (const seg of path)
+    v = v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[seg] : undefined;
   return v;
 }
 
 function problemOf(issue: Issue): string {
   switch (issue.code) {
     case "invalid_type":
-      return /received undefined/.test(issue.message) ? "is required" : `must be ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
+      return /received undefined/.test(issue.message)
+        ? "is required"
+        : `must be ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
     case "too_small":
-      if (issue.origin === "array") return `must have at least ${Number(issue.minimum)} item${Number(issue.minimum) === 1 ? "" : "s"}`;
+      if (issue.origin === "array")
+        return `must have at least ${Number(issue.minimum)} item${Number(issue.minimum) === 1 ? "" : "s"}`;
       if (issue.origin === "string") return "must not be empty";
       return `must be at least ${Number(issue.minimum)}`;
     case "too_big":
@@ -399,18 +510,38 @@ function problemOf(issue: Issue): string {
 }
 
 /** Flattens zod issues into (path, problem) pairs: one per unknown key, the meant branch of a union. */
-function flatten(issues: readonly Issue[], input: unknown, base: PropertyKey[] = []): { path: PropertyKey[]; problem: string }[] {
+function flatten(
+  issues: readonly Issue[],
+  input: unknown,
+  base: PropertyKey[] = [],
+): { path: PropertyKey[]; problem: string }[] {
   const out: { path: PropertyKey[]; problem: string }[] = [];
   for (const issue of issues) {
     const path = [...base, ...issue.path];
     if (issue.code === "unrecognized_keys") {
       const allowed = Object.keys(shapeAt(path) ?? {});
-      for (const key of issue.keys) out.push({ path: [...path, key], problem: `unknown key${allowed.length ? `; use one of: ${allowed.join(", ")}` : ""}` });
+      for (const key of issue.keys)
+        out.push({
+          path: [...path, key],
+          problem: `unknown key${allowed.length ? `; use one of: ${allowed.join(", ")}` : ""}`,
+        });
     } else if (issue.code === "invalid_union") {
       const value = valueAt(input, path);
-      const branch = typeof value === "string" ? issue.errors[0] : value !== null && typeof value === "object" && !Array.isArray(value) ? issue.errors[1] : undefined;
+      const branch =
+        typeof value === "string"
+          ? issue.errors[0]
+          : value !== null && typeof value === "object" && !Array.isArray(value)
+            ? issue.errors[1]
+            : undefined;
       if (branch) out.push(...flatten(branch, input, path));
-      else if (path[0] === "setup" || path[0] === "commands") out.push({ path, problem: path[0] === "commands" ? "must be a command, or a mapping with keys command (or scp) and optional" : "must be a command, or a mapping with keys command and optional" });
+      else if (path[0] === "setup" || path[0] === "commands")
+        out.push({
+          path,
+          problem:
+            path[0] === "commands"
+              ? "must be a command, or a mapping with keys command (or scp) and optional"
+              : "must be a command, or a mapping with keys command and optional",
+        });
       else out.push({ path, problem: "must be a regular expression, or a block with keys from and to" });
     } else {
       out.push({ path, problem: problemOf(issue) });
@@ -426,12 +557,14 @@ function shapeAt(path: readonly PropertyKey[]): Record<string, unknown> | undefi
     schema = unwrap(schema);
     if (schema instanceof z.ZodObject) schema = (schema.shape as Record<string, z.ZodType>)[String(seg)]!;
     else if (schema instanceof z.ZodArray) schema = schema.element as z.ZodType;
-    else if (schema instanceof z.ZodUnion) schema = (schema.options as z.ZodType[]).find((o) => unwrap(o) instanceof z.ZodObject)!;
+    else if (schema instanceof z.ZodUnion)
+      schema = (schema.options as z.ZodType[]).find((o) => unwrap(o) instanceof z.ZodObject)!;
     else return undefined;
     if (!schema) return undefined;
   }
   schema = unwrap(schema);
-  if (schema instanceof z.ZodUnion) schema = unwrap((schema.options as z.ZodType[]).find((o) => unwrap(o) instanceof z.ZodObject)!);
+  if (schema instanceof z.ZodUnion)
+    schema = unwrap((schema.options as z.ZodType[]).find((o) => unwrap(o) instanceof z.ZodObject)!);
   return schema instanceof z.ZodObject ? (schema.shape as Record<string, unknown>) : undefined;
 }
 
@@ -468,7 +601,9 @@ function lineOf(doc: Document, counter: LineCounter, path: readonly PropertyKey[
 }
 
 const error = (line: number, key: string, problem: string): TemplateError => ({
-  line, key, message: key ? `line ${line}: key \`${key}\`: ${problem}` : `line ${line}: ${problem}`,
+  line,
+  key,
+  message: key ? `line ${line}: key \`${key}\`: ${problem}` : `line ${line}: ${problem}`,
 });
 
 /**
@@ -481,7 +616,13 @@ export function parseTemplate(code: string): ParseResult {
   if (doc.errors.length) {
     return {
       ok: false,
-      errors: doc.errors.map((e) => error(e.linePos?.[0].line ?? 1, "", `not valid YAML: ${e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}`)),
+      errors: doc.errors.map((e) =>
+        error(
+          e.linePos?.[0].line ?? 1,
+          "",
+          `not valid YAML: ${e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}`,
+        ),
+      ),
     };
   }
   let input: unknown;
@@ -491,11 +632,18 @@ export function parseTemplate(code: string): ParseResult {
     return { ok: false, errors: [error(1, "", `not valid YAML: ${err instanceof Error ? err.message : String(err)}`)] };
   }
   if (input === null || typeof input !== "object" || Array.isArray(input)) {
-    return { ok: false, errors: [error(1, "", `the template must be a YAML mapping of keys (${TEMPLATE_KEYS.slice(0, 4).join(", ")}, ...)`)] };
+    return {
+      ok: false,
+      errors: [
+        error(1, "", `the template must be a YAML mapping of keys (${TEMPLATE_KEYS.slice(0, 4).join(", ")}, ...)`),
+      ],
+    };
   }
   const result = TemplateDocument.safeParse(input);
   if (result.success) return { ok: true, template: result.data };
-  const errors = flatten(result.error.issues, input).map(({ path, problem }) => error(lineOf(doc, counter, path), path.map(String).join("."), problem));
+  const errors = flatten(result.error.issues, input).map(({ path, problem }) =>
+    error(lineOf(doc, counter, path), path.map(String).join("."), problem),
+  );
   errors.sort((a, b) => a.line - b.line);
   return { ok: false, errors };
 }

@@ -3,7 +3,12 @@
  * check the built-in templates against recorded sessions agree. Pure: no I/O. Text is expected with "\n" line
  * endings (the collector normalises "\r\n" before filtering).
  */
-import { compileShippedAlternatives, compileUserAlternatives, type Pattern, type PatternTest } from "../../patterns/user-pattern.ts";
+import {
+  compileShippedAlternatives,
+  compileUserAlternatives,
+  type Pattern,
+  type PatternTest,
+} from "../../patterns/user-pattern.ts";
 import type { ConnectionTemplate, LineFilter } from "./template-schema.ts";
 import { compileTemplatePattern, isShippedPattern } from "./template-patterns.ts";
 import { utf8Length } from "../configs/text.ts";
@@ -25,7 +30,8 @@ type LineTest = PatternTest;
 type CompiledFilter = { line: LineTest } | { from: LineTest; to: LineTest };
 
 /** A run's shipped patterns (JavaScript's engine) and its users' (RE2), each engine's combined: any may match. */
-const eitherOf = (tests: LineTest[]): LineTest => (tests.length === 1 ? tests[0]! : { test: (l) => tests.some((t) => t.test(l)) });
+const eitherOf = (tests: LineTest[]): LineTest =>
+  tests.length === 1 ? tests[0]! : { test: (l) => tests.some((t) => t.test(l)) };
 
 /**
  * The filters as patterns, each run of line filters as one alternation per engine: a line is tested once per run
@@ -40,7 +46,10 @@ function compileFilters(filters: readonly LineFilter[]): CompiledFilter[] {
     if (!run.length) return;
     const shipped = run.filter((f) => isShippedPattern(f, "line"));
     const users = run.filter((f) => !isShippedPattern(f, "line"));
-    const parts = [...shippedAlternatives(shipped), ...(users.length ? [compileUserAlternatives(users.map((source) => ({ source })))] : [])];
+    const parts = [
+      ...shippedAlternatives(shipped),
+      ...(users.length ? [compileUserAlternatives(users.map((source) => ({ source })))] : []),
+    ];
     compiled.push({ line: eitherOf(parts) });
     run = [];
   };
@@ -122,7 +131,11 @@ const compiledSecrets = new WeakMap<ConnectionTemplate["secrets"], { pattern: Pa
 /** Replaces secrets over the whole text (^ and $ match at line ends), one rule after another. */
 export function removeSecrets(text: string, secrets: ConnectionTemplate["secrets"]): string {
   let compiled = compiledSecrets.get(secrets);
-  if (!compiled) compiledSecrets.set(secrets, (compiled = secrets.map((s) => ({ pattern: compileTemplatePattern(s.pattern, "text"), replace: s.replace }))));
+  if (!compiled)
+    compiledSecrets.set(
+      secrets,
+      (compiled = secrets.map((s) => ({ pattern: compileTemplatePattern(s.pattern, "text"), replace: s.replace }))),
+    );
   return compiled.reduce((t, rule) => rule.pattern.replaceAll(t, rule.replace), text);
 }
 
@@ -130,7 +143,8 @@ export function removeSecrets(text: string, secrets: ConnectionTemplate["secrets
  * Both masking layers: the template's own rules, then the generic one (secret-grammar.ts), which catches what no
  * rule names. Every text netkeep keeps from a device passes this: stored outputs, push transcripts, job messages.
  */
-export const maskSecrets = (text: string, secrets: ConnectionTemplate["secrets"]): string => maskGenericSecrets(removeSecrets(text, secrets));
+export const maskSecrets = (text: string, secrets: ConnectionTemplate["secrets"]): string =>
+  maskGenericSecrets(removeSecrets(text, secrets));
 
 /** What is stored for one command's cleaned output: dropped lines removed, then secrets replaced (both layers). */
 export const storedText = (output: string, template: Pick<ConnectionTemplate, "filters" | "secrets">): string =>
@@ -148,10 +162,18 @@ const IMPLAUSIBLE_LINES = 5;
  * `min_bytes`, without `config_marker`), or undefined when it is plausible. A command that printed nothing, or
  * only an error, must not be stored as a successful empty version.
  */
-export function implausibleConfiguration(stored: string, template: Pick<ConnectionTemplate, "config_command" | "min_bytes" | "config_marker">): string | undefined {
+export function implausibleConfiguration(
+  stored: string,
+  template: Pick<ConnectionTemplate, "config_command" | "min_bytes" | "config_marker">,
+): string | undefined {
   const command = `'${template.config_command}'`;
   if (!stored.trim()) return `${command} returned no configuration text`;
-  const shown = () => `; it printed: ${stored.split("\n").filter((l) => l.trim()).slice(0, IMPLAUSIBLE_LINES).join(" | ")}`;
+  const shown = () =>
+    `; it printed: ${stored
+      .split("\n")
+      .filter((l) => l.trim())
+      .slice(0, IMPLAUSIBLE_LINES)
+      .join(" | ")}`;
   const bytes = utf8Length(stored);
   if (template.min_bytes !== undefined && bytes < template.min_bytes) {
     return `${command} returned ${bytes} bytes, fewer than the template's min_bytes (${template.min_bytes})${shown()}`;

@@ -31,7 +31,12 @@ export function setUserEnabled(c: Context<AppEnv>, id: number, enabled: boolean)
     await tx.update(users).set({ enabled, updatedAt: now }).where(eq(users.id, id));
     if (!enabled) await endUserSessions(tx, [id]);
     const after = await showUser(tx, id);
-    await recordActivity(tx, auth, { action: enabled ? "user.enable" : "user.disable", subjectType: "user", subjectId: id, before, after }, now);
+    await recordActivity(
+      tx,
+      auth,
+      { action: enabled ? "user.enable" : "user.disable", subjectType: "user", subjectId: id, before, after },
+      now,
+    );
     return after;
   });
 }
@@ -57,6 +62,7 @@ export async function resetSecondFactor(c: Context<AppEnv>, id: number): Promise
   const { db, clock } = c.var.services;
   const user = await findUser(db, id);
   await assertCanManage(db, auth, [user], "reset the second factor of");
-  if (!(await removeSecondFactor(db, auth, id, "reset", clock.now()))) throw ApiError.conflict(`User '${user.username}' has no second factor`);
+  if (!(await removeSecondFactor(db, auth, id, "reset", clock.now())))
+    throw ApiError.conflict(`User '${user.username}' has no second factor`);
   return user.username;
 }

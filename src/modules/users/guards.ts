@@ -1,4 +1,4 @@
-import { and, count, eq, inArray, notInArray, } from "drizzle-orm";
+import { and, count, eq, inArray, notInArray } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { roles, users } from "../../db/schema/index.ts";
@@ -12,13 +12,17 @@ type RoleRow = typeof roles.$inferSelect;
 export const ADMIN_ROLE = "admin";
 
 export async function builtinAdminRoleId(db: DbOrTx): Promise<number | undefined> {
-  const [row] = await db.select({ id: roles.id }).from(roles).where(and(eq(roles.builtin, true), eq(roles.nameKey, nameKey(ADMIN_ROLE))));
+  const [row] = await db
+    .select({ id: roles.id })
+    .from(roles)
+    .where(and(eq(roles.builtin, true), eq(roles.nameKey, nameKey(ADMIN_ROLE))));
   return row?.id;
 }
 
 /** A user cannot lock themselves out: disabling or deleting one's own account is refused. */
 export function assertNotSelf(auth: AuthContext, ids: number[], verb: "disable" | "delete"): void {
-  if (ids.includes(auth.userId)) throw ApiError.conflict(`You cannot ${verb} your own user (${auth.username}); ask another administrator`);
+  if (ids.includes(auth.userId))
+    throw ApiError.conflict(`You cannot ${verb} your own user (${auth.username}); ask another administrator`);
 }
 
 /**
@@ -32,7 +36,16 @@ export async function assertAdminRemains(db: DbOrTx, leaving: UserRow[], remedy:
   const [row] = await db
     .select({ n: count() })
     .from(users)
-    .where(and(eq(users.roleId, adminRoleId), eq(users.enabled, true), notInArray(users.id, leaving.map((u) => u.id))));
+    .where(
+      and(
+        eq(users.roleId, adminRoleId),
+        eq(users.enabled, true),
+        notInArray(
+          users.id,
+          leaving.map((u) => u.id),
+        ),
+      ),
+    );
   if ((row?.n ?? 0) === 0) {
     throw ApiError.conflict(`User '${leavingAdmins[0]!.username}' is the last enabled admin; ${remedy}`);
   }
@@ -42,10 +55,18 @@ export async function assertAdminRemains(db: DbOrTx, leaving: UserRow[], remedy:
 export async function assertCanManage(db: DbOrTx, auth: AuthContext, targets: UserRow[], verb: string): Promise<void> {
   if (!targets.length) return;
   const actor = await actorGrant(db, auth);
-  const roleRows = await db.select().from(roles).where(inArray(roles.id, [...new Set(targets.map((u) => u.roleId))]));
+  const roleRows = await db
+    .select()
+    .from(roles)
+    .where(inArray(roles.id, [...new Set(targets.map((u) => u.roleId))]));
   const byId = new Map<number, RoleRow>(roleRows.map((r) => [r.id, r]));
   for (const user of targets) {
     const role = byId.get(user.roleId)!;
-    assertWithin(actor, grantOf(role), (lacks) => `You cannot ${verb} user '${user.username}': their role '${role.name}' grants more than you hold (${lacks})`);
+    assertWithin(
+      actor,
+      grantOf(role),
+      (lacks) =>
+        `You cannot ${verb} user '${user.username}': their role '${role.name}' grants more than you hold (${lacks})`,
+    );
   }
 }

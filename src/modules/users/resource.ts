@@ -27,35 +27,59 @@ export const User = z
     role_id: z.number().int(),
     enabled: z.boolean().openapi({ description: "A disabled user's API tokens answer 401" }),
     last_login_at: z.string().nullable(),
-    auth_source: z.enum(["local", "ldap", "oidc"]).openapi({ description: "Where the user's password is checked: here (local), the directory (ldap), or the single sign-on provider (oidc); ldap and oidc users are created at their first sign-in, their role following their groups" }),
-    second_factor: z.boolean().openapi({ description: "The user has a TOTP second factor (POST /users/{id}/second-factor/reset removes it)" }),
+    auth_source: z
+      .enum(["local", "ldap", "oidc"])
+      .openapi({
+        description:
+          "Where the user's password is checked: here (local), the directory (ldap), or the single sign-on provider (oidc); ldap and oidc users are created at their first sign-in, their role following their groups",
+      }),
+    second_factor: z
+      .boolean()
+      .openapi({ description: "The user has a TOTP second factor (POST /users/{id}/second-factor/reset removes it)" }),
     created_at: z.string(),
     updated_at: z.string(),
   })
   .openapi("User");
 
-export const Password = z.string().min(MIN_PASSWORD, `must be at least ${MIN_PASSWORD} characters`).max(1024, "must be at most 1024 characters");
+export const Password = z
+  .string()
+  .min(MIN_PASSWORD, `must be at least ${MIN_PASSWORD} characters`)
+  .max(1024, "must be at most 1024 characters");
 
 const UserInput = z
   .object({
-    username: z.string().regex(USERNAME.pattern, USERNAME.rule)
+    username: z
+      .string()
+      .regex(USERNAME.pattern, USERNAME.rule)
       .openapi({ description: "Unique, compared case-insensitively", example: "jdoe" }),
-    email: singleLine(z.string().trim().max(254, "must be at most 254 characters").regex(/^[^\s@]+@[^\s@]+$/, "must be an email address"))
-      .openapi({ description: "Unique, compared case-insensitively", example: "jdoe@example.com" }),
+    email: singleLine(
+      z
+        .string()
+        .trim()
+        .max(254, "must be at most 254 characters")
+        .regex(/^[^\s@]+@[^\s@]+$/, "must be an email address"),
+    ).openapi({ description: "Unique, compared case-insensitively", example: "jdoe@example.com" }),
     password: Password.optional().openapi({
       description: `Write-only, at least ${MIN_PASSWORD} characters; required on create. Sent on PUT or PATCH it changes the password.`,
       example: "a-long-passphrase",
     }),
-    role_id: z.number({ error: "must be the numeric id of a role" }).int("must be a whole number").positive("must be a positive id").optional()
+    role_id: z
+      .number({ error: "must be the numeric id of a role" })
+      .int("must be a whole number")
+      .positive("must be a positive id")
+      .optional()
       .openapi({ description: "The user's role; give this or role", example: 2 }),
-    role: z.string().min(1, "must not be empty").optional().openapi({ description: "The user's role by name; give this or role_id", example: "operator" }),
+    role: z
+      .string()
+      .min(1, "must not be empty")
+      .optional()
+      .openapi({ description: "The user's role by name; give this or role_id", example: "operator" }),
   })
   .openapi("UserInput");
 
 type UserRow = typeof users.$inferSelect;
 type RoleRow = typeof roles.$inferSelect;
 type UserIn = Partial<z.infer<typeof UserInput>>;
-
 
 async function roleChoices(db: DbOrTx): Promise<string> {
   const all = await db.select({ id: roles.id, name: roles.name }).from(roles).orderBy(roles.id);
@@ -71,11 +95,19 @@ async function resolveRole(input: UserIn, ctx: WriteCtx): Promise<RoleRow | unde
     if (!byId) ctx.bag.add("role_id", `role_id ${input.role_id} is not an existing role; ${await roleChoices(ctx.tx)}`);
   }
   if (input.role !== undefined) {
-    [byName] = await ctx.tx.select().from(roles).where(eq(roles.nameKey, nameKey(input.role)));
+    [byName] = await ctx.tx
+      .select()
+      .from(roles)
+      .where(eq(roles.nameKey, nameKey(input.role)));
     if (!byName) ctx.bag.add("role", `role '${input.role}' does not exist; ${await roleChoices(ctx.tx)}`);
   }
-  if (byId && byName && byId.id !== byName.id) ctx.bag.add("role", `role '${input.role}' is not role ${input.role_id}; send role_id or role, not two different roles`);
-  if (input.role_id === undefined && input.role === undefined && ctx.mode !== "patch") ctx.bag.add("role_id", "role_id is required (or role, the role's name)");
+  if (byId && byName && byId.id !== byName.id)
+    ctx.bag.add(
+      "role",
+      `role '${input.role}' is not role ${input.role_id}; send role_id or role, not two different roles`,
+    );
+  if (input.role_id === undefined && input.role === undefined && ctx.mode !== "patch")
+    ctx.bag.add("role_id", "role_id is required (or role, the role's name)");
   return byId ?? byName;
 }
 
@@ -96,36 +128,66 @@ export const usersResource = defineResource({
       email: nameFilter(users.emailKey, "Exact email address (any case)"),
       role: {
         describe: "Role name (any case)",
-        build: (v) => inArray(users.roleId, sql`(select ${roles.id} from ${roles} where ${inArray(roles.nameKey, v.map(nameKey))})`),
+        build: (v) =>
+          inArray(
+            users.roleId,
+            sql`(select ${roles.id} from ${roles} where ${inArray(roles.nameKey, v.map(nameKey))})`,
+          ),
       },
       role_id: idFilter(users.roleId, "role_id", "Role id"),
       enabled: booleanFilter(users.enabled, "enabled"),
     },
     sorts: {
-      id: users.id, username: sql`lower(${users.username})`, email: sql`lower(${users.email})`,
-      last_login_at: users.lastLoginAt, created_at: users.createdAt, updated_at: users.updatedAt,
+      id: users.id,
+      username: sql`lower(${users.username})`,
+      email: sql`lower(${users.email})`,
+      last_login_at: users.lastLoginAt,
+      created_at: users.createdAt,
+      updated_at: users.updatedAt,
     },
     defaultSort: "username",
     idColumn: users.id,
-    search: { describe: "Substring of the username or email", build: (term) => or(containsText(users.username, term), containsText(users.email, term))! },
+    search: {
+      describe: "Substring of the username or email",
+      build: (term) => or(containsText(users.username, term), containsText(users.email, term))!,
+    },
   },
   async serialize(db, rows) {
     const list = rows as UserRow[];
     const roleIds = [...new Set(list.map((r) => r.roleId))];
     const names = new Map(
-      roleIds.length ? (await db.select({ id: roles.id, name: roles.name }).from(roles).where(inArray(roles.id, roleIds))).map((r) => [r.id, r.name]) : [],
+      roleIds.length
+        ? (await db.select({ id: roles.id, name: roles.name }).from(roles).where(inArray(roles.id, roleIds))).map(
+            (r) => [r.id, r.name],
+          )
+        : [],
     );
     // Built field by field: the password hash never leaves this module.
     return list.map((r) => ({
-      id: r.id, username: r.username, email: r.email, role: names.get(r.roleId) ?? "", role_id: r.roleId, enabled: r.enabled,
-      last_login_at: r.lastLoginAt?.toISOString() ?? null, auth_source: r.authSource, second_factor: r.totpSecretEnc !== null,
-      created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+      id: r.id,
+      username: r.username,
+      email: r.email,
+      role: names.get(r.roleId) ?? "",
+      role_id: r.roleId,
+      enabled: r.enabled,
+      last_login_at: r.lastLoginAt?.toISOString() ?? null,
+      auth_source: r.authSource,
+      second_factor: r.totpSecretEnc !== null,
+      created_at: r.createdAt.toISOString(),
+      updated_at: r.updatedAt.toISOString(),
     }));
   },
   async toValues(input, existing, ctx) {
     const current = existing as UserRow | null;
     if (current) await assertCanManage(ctx.tx, ctx.auth, [current], "change");
-    const usernameKey = await checkUniqueName(ctx, users.usernameKey, users.id, input.username, current?.id ?? null, "username");
+    const usernameKey = await checkUniqueName(
+      ctx,
+      users.usernameKey,
+      users.id,
+      input.username,
+      current?.id ?? null,
+      "username",
+    );
     const emailKey = await checkUniqueName(ctx, users.emailKey, users.id, input.email, current?.id ?? null, "email");
     const role = await resolveRole(input, ctx);
     if (ctx.mode === "create" && input.password === undefined) ctx.bag.add("password", "password is required");
@@ -135,7 +197,11 @@ export const usersResource = defineResource({
     if (input.username !== undefined) Object.assign(values, { username: input.username, usernameKey });
     if (input.email !== undefined) Object.assign(values, { email: input.email, emailKey });
     if (role && role.id !== current?.roleId) {
-      assertWithin(await actorGrant(ctx.tx, ctx.auth), grantOf(role), (lacks) => `You cannot give role '${role.name}': it grants more than you hold (${lacks})`);
+      assertWithin(
+        await actorGrant(ctx.tx, ctx.auth),
+        grantOf(role),
+        (lacks) => `You cannot give role '${role.name}': it grants more than you hold (${lacks})`,
+      );
       if (current) await assertAdminRemains(ctx.tx, [current], "give another user the admin role first");
       values.roleId = role.id;
     }
@@ -145,7 +211,12 @@ export const usersResource = defineResource({
   async afterWrite(id, input, ctx) {
     if (ctx.mode === "create" || input.password === undefined) return;
     await endUserSessions(ctx.tx, [id]);
-    await recordActivity(ctx.tx, ctx.auth, { action: "user.password_change", subjectType: "user", subjectId: id }, ctx.now);
+    await recordActivity(
+      ctx.tx,
+      ctx.auth,
+      { action: "user.password_change", subjectType: "user", subjectId: id },
+      ctx.now,
+    );
   },
   async beforeDelete(rows, ctx) {
     const targets = rows as UserRow[];

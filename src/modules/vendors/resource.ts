@@ -11,18 +11,32 @@ import { plural } from "../../words.ts";
 import { singleLine } from "../../http/text.ts";
 
 const Vendor = z
-  .object({ id: z.number().int(), name: z.string(), devices_count: z.number().int(), created_at: z.string(), updated_at: z.string() })
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    devices_count: z.number().int(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
   .openapi("Vendor");
 
 const VendorInput = z
-  .object({ name: singleLine(z.string().trim().min(2, "must be at least 2 characters").max(64, "must be at most 64 characters")).openapi({ example: "Cisco" }) })
+  .object({
+    name: singleLine(
+      z.string().trim().min(2, "must be at least 2 characters").max(64, "must be at most 64 characters"),
+    ).openapi({ example: "Cisco" }),
+  })
   .openapi("VendorInput");
 
 type VendorRow = typeof vendors.$inferSelect;
 
 async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
   if (!ids.length) return new Map();
-  const rows = await db.select({ id: devices.vendorId, n: count() }).from(devices).where(and(inArray(devices.vendorId, ids), deviceScopeCondition(scope))).groupBy(devices.vendorId);
+  const rows = await db
+    .select({ id: devices.vendorId, n: count() })
+    .from(devices)
+    .where(and(inArray(devices.vendorId, ids), deviceScopeCondition(scope)))
+    .groupBy(devices.vendorId);
   return new Map(rows.map((r) => [r.id!, r.n]));
 }
 
@@ -45,9 +59,17 @@ export const vendorsResource = defineResource({
   },
   reaches: async (_db, ids) => inArray(devices.vendorId, ids),
   async serialize(db, rows, scope) {
-    const counts = await deviceCounts(db, rows.map((r) => r.id), scope);
+    const counts = await deviceCounts(
+      db,
+      rows.map((r) => r.id),
+      scope,
+    );
     return (rows as VendorRow[]).map((r) => ({
-      id: r.id, name: r.name, devices_count: counts.get(r.id) ?? 0, created_at: r.createdAt.toISOString(), updated_at: r.updatedAt.toISOString(),
+      id: r.id,
+      name: r.name,
+      devices_count: counts.get(r.id) ?? 0,
+      created_at: r.createdAt.toISOString(),
+      updated_at: r.updatedAt.toISOString(),
     }));
   },
   async toValues(input, existing, ctx) {
@@ -61,13 +83,23 @@ export const vendorsResource = defineResource({
       const [id, n] = used[0]!;
       throw ApiError.conflict(`Vendor ${id} is used by ${plural(n, "device")}; move them to another vendor first`);
     }
-    const profiles = await ctx.tx.update(deviceProfiles).set({ vendorId: null }).where(inArray(deviceProfiles.vendorId, ids)).returning({ id: deviceProfiles.id });
+    const profiles = await ctx.tx
+      .update(deviceProfiles)
+      .set({ vendorId: null })
+      .where(inArray(deviceProfiles.vendorId, ids))
+      .returning({ id: deviceProfiles.id });
     return profiles.length ? `cleared from ${plural(profiles.length, "device profile")}` : undefined;
   },
   descriptions: {
-    delete: "Refused with 409 while any device uses the vendor. Device profiles that name it lose their vendor default; the answer says how many.",
+    delete:
+      "Refused with 409 while any device uses the vendor. Device profiles that name it lose their vendor default; the answer says how many.",
   },
 });
 
 export const vendorIdByName = async (db: DbOrTx, name: string) =>
-  (await db.select({ id: vendors.id }).from(vendors).where(eq(vendors.nameKey, nameKey(name))))[0]?.id;
+  (
+    await db
+      .select({ id: vendors.id })
+      .from(vendors)
+      .where(eq(vendors.nameKey, nameKey(name)))
+  )[0]?.id;

@@ -13,7 +13,11 @@ describe("vendors", () => {
   it("lists the seeded vendors sorted by name, paginated", async () => {
     const res = await t.call("/api/v1/vendors?per_page=3", { token: admin });
     expect(res.status).toBe(200);
-    expect(res.body.data.map((v: { name: string }) => v.name)).toEqual(["Adtran", "Alcatel-Lucent Enterprise", "Allied Telesis"]);
+    expect(res.body.data.map((v: { name: string }) => v.name)).toEqual([
+      "Adtran",
+      "Alcatel-Lucent Enterprise",
+      "Allied Telesis",
+    ]);
     expect(res.body.meta.total).toBeGreaterThanOrEqual(13);
   });
 
@@ -21,13 +25,31 @@ describe("vendors", () => {
     const created = await t.call("/api/v1/vendors", { method: "POST", token: admin, body: { name: "Cambium" } });
     expect(created.status).toBe(201);
     const id = created.body.data.id;
-    const renamed = await t.call(`/api/v1/vendors/${id}`, { method: "PATCH", token: admin, body: { name: "Cambium Networks" } });
+    const renamed = await t.call(`/api/v1/vendors/${id}`, {
+      method: "PATCH",
+      token: admin,
+      body: { name: "Cambium Networks" },
+    });
     expect(renamed.body.data.name).toBe("Cambium Networks");
-    expect((await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "uap-lobby", device_ip: "192.0.2.7", device_vendor: "cambium networks" } })).status).toBe(201);
+    expect(
+      (
+        await t.call("/api/v1/devices", {
+          method: "POST",
+          token: admin,
+          body: { device_name: "uap-lobby", device_ip: "192.0.2.7", device_vendor: "cambium networks" },
+        })
+      ).status,
+    ).toBe(201);
     const refused = await t.call(`/api/v1/vendors/${id}`, { method: "DELETE", token: admin });
     expect(refused.status).toBe(409);
     expect(refused.body.message).toBe(`Vendor ${id} is used by 1 device; move them to another vendor first`);
-    await t.call("/api/v1/devices/bulk", { method: "DELETE", token: admin, body: { ids: [(await t.call("/api/v1/devices?filter[device_name]=uap-lobby", { token: admin })).body.data[0].id] } });
+    await t.call("/api/v1/devices/bulk", {
+      method: "DELETE",
+      token: admin,
+      body: {
+        ids: [(await t.call("/api/v1/devices?filter[device_name]=uap-lobby", { token: admin })).body.data[0].id],
+      },
+    });
     expect((await t.call(`/api/v1/vendors/${id}`, { method: "DELETE", token: admin })).status).toBe(200);
     expect((await t.call(`/api/v1/vendors/${id}`, { token: admin })).status).toBe(404);
   });
@@ -35,7 +57,13 @@ describe("vendors", () => {
   it("validates names", async () => {
     const dup = await t.call("/api/v1/vendors", { method: "POST", token: admin, body: { name: "CISCO" } });
     expect(dup.status).toBe(422);
-    expect(dup.body).toEqual({ success: false, message: "name 'CISCO' is already taken", errors: { name: ["name 'CISCO' is already taken"] } });
-    expect((await t.call("/api/v1/vendors", { method: "POST", token: admin, body: {} })).body.errors.name).toEqual(["name is required"]);
+    expect(dup.body).toEqual({
+      success: false,
+      message: "name 'CISCO' is already taken",
+      errors: { name: ["name 'CISCO' is already taken"] },
+    });
+    expect((await t.call("/api/v1/vendors", { method: "POST", token: admin, body: {} })).body.errors.name).toEqual([
+      "name is required",
+    ]);
   });
 });

@@ -14,10 +14,27 @@ import { recordDirectEvent } from "../events/record.ts";
 import { answerJob } from "../jobs/handlers.ts";
 import { getSettings } from "../settings/service.ts";
 import {
-  createWebhookRoute, deleteWebhookRoute, deliveryListSpec, eventTypesRoute, getWebhookRoute, listDeliveriesRoute, listWebhooksRoute,
-  pingWebhookRoute, redeliverRoute, rotateSecretRoute, updateWebhookRoute, webhookListSpec, type WebhookPatchT,
+  createWebhookRoute,
+  deleteWebhookRoute,
+  deliveryListSpec,
+  eventTypesRoute,
+  getWebhookRoute,
+  listDeliveriesRoute,
+  listWebhooksRoute,
+  pingWebhookRoute,
+  redeliverRoute,
+  rotateSecretRoute,
+  updateWebhookRoute,
+  webhookListSpec,
+  type WebhookPatchT,
 } from "./routes.ts";
-import { listWebhooks, requireWholeEstate as requireScopeAll, serializeDelivery, serializeWebhook, type WebhookRow } from "./service.ts";
+import {
+  listWebhooks,
+  requireWholeEstate as requireScopeAll,
+  serializeDelivery,
+  serializeWebhook,
+  type WebhookRow,
+} from "./service.ts";
 import { newSigningSecret } from "./signing.ts";
 import { refusedUrl } from "./target.ts";
 
@@ -39,12 +56,21 @@ async function checkInput(db: DbOrTx, input: WebhookPatchT): Promise<void> {
     const refused = refusedUrl(input.url, (await getSettings(db)).settings.webhooks.allow_private_ranges);
     if (refused) bag.add("url", `url ${refused}`);
   }
-  for (const [field, table] of [["tag_ids", tags], ["category_ids", categories]] as const) {
+  for (const [field, table] of [
+    ["tag_ids", tags],
+    ["category_ids", categories],
+  ] as const) {
     const ids = input[field];
     if (!ids?.length) continue;
-    const found = new Set((await db.select({ id: table.id }).from(table).where(inArray(table.id, ids))).map((r) => r.id));
+    const found = new Set(
+      (await db.select({ id: table.id }).from(table).where(inArray(table.id, ids))).map((r) => r.id),
+    );
     const missing = ids.filter((id) => !found.has(id));
-    if (missing.length) bag.add(field, `${field} ${missing.join(", ")} ${missing.length === 1 ? "is not an existing" : "are not existing"} ${field === "tag_ids" ? "tag" : "category"}${missing.length === 1 ? "" : " ids"}`);
+    if (missing.length)
+      bag.add(
+        field,
+        `${field} ${missing.join(", ")} ${missing.length === 1 ? "is not an existing" : "are not existing"} ${field === "tag_ids" ? "tag" : "category"}${missing.length === 1 ? "" : " ids"}`,
+      );
   }
   bag.throwIfAny();
 }
@@ -62,13 +88,20 @@ function columns(input: WebhookPatchT) {
 }
 
 /** PascalCase schema name of an event type's payload: config.changed -> ConfigChangedPayload. */
-export const payloadSchemaName = (type: string) => type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("") + "Payload";
+export const payloadSchemaName = (type: string) =>
+  type
+    .split(/[._]/)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join("") + "Payload";
 
 export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   // The catalogue in the API description: the body every webhook receives, and each type's payload.
   app.openAPIRegistry.register("Event", EventEnvelope);
   for (const [type, def] of Object.entries(EVENT_CATALOGUE)) {
-    app.openAPIRegistry.register(payloadSchemaName(type), def.payload.openapi({ description: `The data of a ${type} event: ${def.describe}` }));
+    app.openAPIRegistry.register(
+      payloadSchemaName(type),
+      def.payload.openapi({ description: `The data of a ${type} event: ${def.describe}` }),
+    );
   }
   app.openapi(listWebhooksRoute, async (c) => {
     const q = parseListQuery(c, webhookListSpec);
@@ -76,9 +109,18 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json(listEnvelope(c, q, total, rows), 200);
   });
 
-  app.openapi(eventTypesRoute, (c) => c.json({
-    data: Object.entries(EVENT_CATALOGUE).map(([type, def]) => ({ type, description: def.describe, payload_schema: z.toJSONSchema(def.payload) as Record<string, unknown> })),
-  }, 200));
+  app.openapi(eventTypesRoute, (c) =>
+    c.json(
+      {
+        data: Object.entries(EVENT_CATALOGUE).map(([type, def]) => ({
+          type,
+          description: def.describe,
+          payload_schema: z.toJSONSchema(def.payload) as Record<string, unknown>,
+        })),
+      },
+      200,
+    ),
+  );
 
   app.openapi(createWebhookRoute, async (c) => {
     requireWholeEstate(c);
@@ -88,11 +130,33 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
     const secret = newSigningSecret();
     const row = await db.transaction(async (tx) => {
       await checkInput(tx, input);
-      const [created] = await tx.insert(webhooks).values({
-        url: input.url, description: input.description ?? "", eventTypes: input.event_types ?? null, tagIds: [...new Set(input.tag_ids ?? [])],
-        categoryIds: [...new Set(input.category_ids ?? [])], enabled: input.enabled ?? true, secretEnc: await secrets.encrypt(secret), createdAt: now, updatedAt: now,
-      }).returning();
-      await recordActivity(tx, c.var.auth, { action: "webhook.create", subjectType: "webhook", subjectId: created!.id, before: null, after: serializeWebhook(created!), secretsSet: ["secret"] }, now);
+      const [created] = await tx
+        .insert(webhooks)
+        .values({
+          url: input.url,
+          description: input.description ?? "",
+          eventTypes: input.event_types ?? null,
+          tagIds: [...new Set(input.tag_ids ?? [])],
+          categoryIds: [...new Set(input.category_ids ?? [])],
+          enabled: input.enabled ?? true,
+          secretEnc: await secrets.encrypt(secret),
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
+      await recordActivity(
+        tx,
+        c.var.auth,
+        {
+          action: "webhook.create",
+          subjectType: "webhook",
+          subjectId: created!.id,
+          before: null,
+          after: serializeWebhook(created!),
+          secretsSet: ["secret"],
+        },
+        now,
+      );
       return created!;
     });
     c.header("Location", new URL(`${c.req.path}/${row.id}`, c.req.url).toString());
@@ -114,9 +178,25 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
       const before = await findWebhook(tx, id);
       await checkInput(tx, input);
       // Enabling (again) starts over: the failures that disabled it are history.
-      const reenabled = input.enabled === true ? { consecutiveFailures: 0, disabledReason: null, disabledAt: null } : {};
-      const [after] = await tx.update(webhooks).set({ ...columns(input), ...reenabled, updatedAt: now }).where(eq(webhooks.id, id)).returning();
-      await recordActivity(tx, c.var.auth, { action: "webhook.update", subjectType: "webhook", subjectId: id, before: serializeWebhook(before), after: serializeWebhook(after!) }, now);
+      const reenabled =
+        input.enabled === true ? { consecutiveFailures: 0, disabledReason: null, disabledAt: null } : {};
+      const [after] = await tx
+        .update(webhooks)
+        .set({ ...columns(input), ...reenabled, updatedAt: now })
+        .where(eq(webhooks.id, id))
+        .returning();
+      await recordActivity(
+        tx,
+        c.var.auth,
+        {
+          action: "webhook.update",
+          subjectType: "webhook",
+          subjectId: id,
+          before: serializeWebhook(before),
+          after: serializeWebhook(after!),
+        },
+        now,
+      );
       return after!;
     });
     return c.json({ data: serializeWebhook(row) }, 200);
@@ -130,7 +210,18 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
     await db.transaction(async (tx) => {
       const before = await findWebhook(tx, id);
       await tx.delete(webhooks).where(eq(webhooks.id, id));
-      await recordActivity(tx, c.var.auth, { action: "webhook.delete", subjectType: "webhook", subjectId: id, before: serializeWebhook(before), after: null }, now);
+      await recordActivity(
+        tx,
+        c.var.auth,
+        {
+          action: "webhook.delete",
+          subjectType: "webhook",
+          subjectId: id,
+          before: serializeWebhook(before),
+          after: null,
+        },
+        now,
+      );
     });
     return c.json({ message: `Webhook ${id} deleted` }, 200);
   });
@@ -143,8 +234,17 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
     const secret = newSigningSecret();
     const row = await db.transaction(async (tx) => {
       await findWebhook(tx, id);
-      const [after] = await tx.update(webhooks).set({ secretEnc: await secrets.encrypt(secret), updatedAt: now }).where(eq(webhooks.id, id)).returning();
-      await recordActivity(tx, c.var.auth, { action: "webhook.rotate_secret", subjectType: "webhook", subjectId: id, secretsSet: ["secret"] }, now);
+      const [after] = await tx
+        .update(webhooks)
+        .set({ secretEnc: await secrets.encrypt(secret), updatedAt: now })
+        .where(eq(webhooks.id, id))
+        .returning();
+      await recordActivity(
+        tx,
+        c.var.auth,
+        { action: "webhook.rotate_secret", subjectType: "webhook", subjectId: id, secretsSet: ["secret"] },
+        now,
+      );
       return after!;
     });
     return c.json({ data: { ...serializeWebhook(row), secret } }, 200);
@@ -157,8 +257,18 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
     const now = clock.now();
     const job = await db.transaction(async (tx) => {
       await findWebhook(tx, id);
-      const event = await recordDirectEvent(tx, "webhook.ping", { webhook_id: id, message: "A test delivery from netkeep" }, now);
-      await recordActivity(tx, c.var.auth, { action: "webhook.ping", subjectType: "webhook", subjectId: id, after: { event_id: event.id } }, now);
+      const event = await recordDirectEvent(
+        tx,
+        "webhook.ping",
+        { webhook_id: id, message: "A test delivery from netkeep" },
+        now,
+      );
+      await recordActivity(
+        tx,
+        c.var.auth,
+        { action: "webhook.ping", subjectType: "webhook", subjectId: id, after: { event_id: event.id } },
+        now,
+      );
       return queueEventJob(tx, event, CONSUMER, String(id), now, c.var.auth.userId);
     });
     return answerJob(c, job, c.req.valid("query").wait ?? 0);
@@ -171,7 +281,13 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
     await findWebhook(db, id);
     const q = parseListQuery(c, deliveryListSpec, [eq(webhookDeliveries.webhookId, id)]);
     const [rows, [total]] = await Promise.all([
-      db.select().from(webhookDeliveries).where(q.where).orderBy(...q.orderBy).limit(q.perPage).offset((q.page - 1) * q.perPage),
+      db
+        .select()
+        .from(webhookDeliveries)
+        .where(q.where)
+        .orderBy(...q.orderBy)
+        .limit(q.perPage)
+        .offset((q.page - 1) * q.perPage),
       db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(q.where),
     ]);
     return c.json(listEnvelope(c, q, Number(total?.n ?? 0), rows.map(serializeDelivery)), 200);
@@ -184,14 +300,21 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
     const now = clock.now();
     const job = await db.transaction(async (tx) => {
       await findWebhook(tx, id);
-      const [delivery] = await tx.select().from(webhookDeliveries).where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, id)));
+      const [delivery] = await tx
+        .select()
+        .from(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, id)));
       if (!delivery) throw ApiError.notFound(`Delivery ${deliveryId} of webhook ${id}`);
       const [event] = await tx.select({ id: events.id }).from(events).where(eq(events.id, delivery.eventId));
       if (!event) throw ApiError.notFound(`Event ${delivery.eventId}`);
-      await recordActivity(tx, c.var.auth, { action: "webhook.redeliver", subjectType: "webhook", subjectId: id, after: { event_id: event.id } }, now);
+      await recordActivity(
+        tx,
+        c.var.auth,
+        { action: "webhook.redeliver", subjectType: "webhook", subjectId: id, after: { event_id: event.id } },
+        now,
+      );
       return queueEventJob(tx, event, CONSUMER, String(id), now, c.var.auth.userId);
     });
     return answerJob(c, job, c.req.valid("query").wait ?? 0);
   });
 }
-

@@ -78,17 +78,36 @@ const PRIVATE: Range[] = [
 ];
 
 /** Where an IPv6 address carries an IPv4 one, and which of its bytes hold it (RFC 4291, 2765, 6052, 8215, 3056, 4380). */
-const EMBEDDINGS: { prefix: Range; at: number[][]; xor?: number; unless?: (six: number[]) => boolean; places?: boolean }[] = [
+const EMBEDDINGS: {
+  prefix: Range;
+  at: number[][];
+  xor?: number;
+  unless?: (six: number[]) => boolean;
+  places?: boolean;
+}[] = [
   // ::ffff:a.b.c.d (mapped) and ::ffff:0:a.b.c.d (translated, SIIT): a host's stack sends them to a.b.c.d.
   { prefix: range("::ffff:0:0/96", "mapped"), at: [[12, 13, 14, 15]] },
   { prefix: range("::ffff:0:0:0/96", "translated"), at: [[12, 13, 14, 15]] },
   // ::a.b.c.d, the old compatible form (not :: and ::1, which are themselves).
-  { prefix: range("::/96", "compatible"), at: [[12, 13, 14, 15]], unless: (six) => six.slice(12, 15).every((b) => b === 0) && six[15]! <= 1 },
+  {
+    prefix: range("::/96", "compatible"),
+    at: [[12, 13, 14, 15]],
+    unless: (six) => six.slice(12, 15).every((b) => b === 0) && six[15]! <= 1,
+  },
   // NAT64's well-known prefix, which a NAT64 gateway forwards to a.b.c.d.
   { prefix: range("64:ff9b::/96", "NAT64"), at: [[12, 13, 14, 15]] },
   // NAT64's local-use prefix: the operator picks the prefix length, so each of RFC 6052's places is judged
   // where the address fits it (byte 8 and the bytes after the place zero, as RFC 6052 requires).
-  { prefix: range("64:ff9b:1::/48", "NAT64 local use"), at: [[6, 7, 9, 10], [7, 9, 10, 11], [9, 10, 11, 12], [12, 13, 14, 15]], places: true },
+  {
+    prefix: range("64:ff9b:1::/48", "NAT64 local use"),
+    at: [
+      [6, 7, 9, 10],
+      [7, 9, 10, 11],
+      [9, 10, 11, 12],
+      [12, 13, 14, 15],
+    ],
+    places: true,
+  },
   // 6to4, relayed to aa.bb.cc.dd of 2002:aabb:ccdd::/48.
   { prefix: range("2002::/16", "6to4"), at: [[2, 3, 4, 5]] },
   // Teredo: its server's address, and its client's, stored inverted.
@@ -136,7 +155,9 @@ export function refusedAddress(address: string, allowPrivate: boolean): string |
   const all = reached(address);
   if (!all) return `${address} is not an IP address`;
   for (const bytes of all) {
-    const hit = ALWAYS_REFUSED.find((r) => within(bytes, r)) ?? (allowPrivate ? undefined : PRIVATE.find((r) => within(bytes, r)));
+    const hit =
+      ALWAYS_REFUSED.find((r) => within(bytes, r)) ??
+      (allowPrivate ? undefined : PRIVATE.find((r) => within(bytes, r)));
     if (!hit) continue;
     const text = address.replace(/^\[|\]$/g, "");
     return `${bytes.length === 4 && !v4(text) ? `${text} (IPv4 ${bytes.join(".")})` : text} is ${hit.what}`;
@@ -155,8 +176,10 @@ export function refusedUrl(text: string, allowPrivate: boolean): string | null {
   } catch {
     return "must be an absolute http:// or https:// URL";
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return `must use http or https, not ${url.protocol.replace(/:$/, "")}`;
-  if (url.username || url.password) return "must not carry a user name or password (receivers check the signature instead)";
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    return `must use http or https, not ${url.protocol.replace(/:$/, "")}`;
+  if (url.username || url.password)
+    return "must not carry a user name or password (receivers check the signature instead)";
   const host = url.hostname.replace(/^\[|\]$/g, "");
   return isIpLiteral(host) ? refusedAddress(host, allowPrivate) : null;
 }

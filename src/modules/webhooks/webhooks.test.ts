@@ -19,12 +19,16 @@ import { DELIVERIES_KEPT, logDelivery } from "./service.ts";
  */
 function verifyStandardWebhook(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
   const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
-  const expected = createHmac("sha256", key).update(`${headers["webhook-id"]}.${headers["webhook-timestamp"]}.${body}`).digest();
-  return String(headers["webhook-signature"] ?? "").split(" ").some((part) => {
-    const [version, signature] = part.split(",");
-    const given = Buffer.from(signature ?? "", "base64");
-    return version === "v1" && given.length === expected.length && timingSafeEqual(given, expected);
-  });
+  const expected = createHmac("sha256", key)
+    .update(`${headers["webhook-id"]}.${headers["webhook-timestamp"]}.${body}`)
+    .digest();
+  return String(headers["webhook-signature"] ?? "")
+    .split(" ")
+    .some((part) => {
+      const [version, signature] = part.split(",");
+      const given = Buffer.from(signature ?? "", "base64");
+      return version === "v1" && given.length === expected.length && timingSafeEqual(given, expected);
+    });
 }
 
 type Received = { path: string; headers: IncomingHttpHeaders; body: string };
@@ -43,9 +47,21 @@ async function receiver(behaviours: Behaviour[]) {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const port = (server.address() as AddressInfo).port;
-  return { received, url: `http://127.0.0.1:${port}/hook`, port, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    received,
+    url: `http://127.0.0.1:${port}/hook`,
+    port,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
-const status = (code: number, headers: Record<string, string> = {}): Behaviour => (res) => res.writeHead(code, headers).end(`answer ${code}`);
+const status =
+  (code: number, headers: Record<string, string> = {}): Behaviour =>
+  (res) =>
+    res.writeHead(code, headers).end(`answer ${code}`);
 const hang: Behaviour = () => {};
 
 let t: TestContext;
@@ -66,8 +82,17 @@ afterEach(async () => {
 });
 
 const startCollector = () => {
-  worker = startWorker({ db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "test-collector", consumers: [webhooksConsumer] },
-    { ...DEFAULT_WORKER_OPTIONS, concurrency: 2, pollIntervalMs: 20, leaseMs: 10 * 60_000 });
+  worker = startWorker(
+    {
+      db: t.db,
+      secrets: t.secrets,
+      clock,
+      logger: silentLogger,
+      owner: "test-collector",
+      consumers: [webhooksConsumer],
+    },
+    { ...DEFAULT_WORKER_OPTIONS, concurrency: 2, pollIntervalMs: 20, leaseMs: 10 * 60_000 },
+  );
 };
 const subscribe = async (body: Record<string, unknown>) => {
   const res = await t.call("/api/v1/webhooks", { method: "POST", token: admin, body });
@@ -75,9 +100,16 @@ const subscribe = async (body: Record<string, unknown>) => {
   return res.body.data as { id: number; secret: string };
 };
 const addDevice = async (name: string) =>
-  (await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: name, device_ip: "192.0.2.30", device_vendor: "Cisco" } })).body.data.id as number;
+  (
+    await t.call("/api/v1/devices", {
+      method: "POST",
+      token: admin,
+      body: { device_name: name, device_ip: "192.0.2.30", device_vendor: "Cisco" },
+    })
+  ).body.data.id as number;
 const eventJobs = () => t.db.select().from(jobs).where(eq(jobs.type, "event")).orderBy(asc(jobs.id));
-const deliveries = (id: number) => t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, id)).orderBy(asc(webhookDeliveries.id));
+const deliveries = (id: number) =>
+  t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, id)).orderBy(asc(webhookDeliveries.id));
 
 /** Polls until the condition holds, up to a generous bound. */
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
@@ -89,14 +121,25 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
   }
   return value;
 }
-const finished = (id: number) => until(() => getJob(t.db, id) as Promise<Job>, (j) => j.state === "finished");
+const finished = (id: number) =>
+  until(
+    () => getJob(t.db, id) as Promise<Job>,
+    (j) => j.state === "finished",
+  );
 
 describe("webhook subscriptions", () => {
   it("shows the signing secret once, at creation and at rotation, and never stores it in clear", async () => {
-    const created = await subscribe({ url: "https://hooks.example.net/netkeep", event_types: ["config.changed", "backup.failed"] });
+    const created = await subscribe({
+      url: "https://hooks.example.net/netkeep",
+      event_types: ["config.changed", "backup.failed"],
+    });
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     const shown = await t.call(`/api/v1/webhooks/${created.id}`, { token: admin });
-    expect(shown.body.data).toMatchObject({ url: "https://hooks.example.net/netkeep", event_types: ["config.changed", "backup.failed"], enabled: true });
+    expect(shown.body.data).toMatchObject({
+      url: "https://hooks.example.net/netkeep",
+      event_types: ["config.changed", "backup.failed"],
+      enabled: true,
+    });
     expect(JSON.stringify(shown.body)).not.toContain(created.secret);
     const [row] = await t.db.select().from(webhooks);
     expect(row!.secretEnc).not.toContain(created.secret.slice(6));
@@ -108,7 +151,17 @@ describe("webhook subscriptions", () => {
     const catalogue = await t.call("/api/v1/webhooks/event-types", { token: admin });
     expect(catalogue.status).toBe(200);
     const changed = catalogue.body.data.find((e: any) => e.type === "config.changed");
-    expect(Object.keys(changed.payload_schema.properties)).toEqual(["device", "command", "old_version_id", "new_version_id", "lines_added", "lines_removed", "secrets_changed", "job_id", "changed_by"]);
+    expect(Object.keys(changed.payload_schema.properties)).toEqual([
+      "device",
+      "command",
+      "old_version_id",
+      "new_version_id",
+      "lines_added",
+      "lines_removed",
+      "secrets_changed",
+      "job_id",
+      "changed_by",
+    ]);
     expect(catalogue.body.data.map((e: any) => e.type)).toContain("user.login_failed");
     const list = await t.call("/api/v1/webhooks", { token: admin });
     expect(list.body.meta.total).toBe(1);
@@ -117,8 +170,18 @@ describe("webhook subscriptions", () => {
 
   it("a create retried with its Idempotency-Key answers the same secret, which is not stored in clear for the replay", async () => {
     const headers = { "Idempotency-Key": "6f1c2a0e-webhook-create" };
-    const first = await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url: "https://hooks.example.net/a" }, headers });
-    const again = await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url: "https://hooks.example.net/a" }, headers });
+    const first = await t.call("/api/v1/webhooks", {
+      method: "POST",
+      token: admin,
+      body: { url: "https://hooks.example.net/a" },
+      headers,
+    });
+    const again = await t.call("/api/v1/webhooks", {
+      method: "POST",
+      token: admin,
+      body: { url: "https://hooks.example.net/a" },
+      headers,
+    });
     expect(first.status).toBe(201);
     expect(again.status).toBe(200);
     expect(again.body.data.secret).toBe(first.body.data.secret);
@@ -131,41 +194,82 @@ describe("webhook subscriptions", () => {
     await t.role({ name: "branch", tags: ["branch"] });
     const scoped = await t.token(undefined, { role: "branch" });
     expect((await t.call("/api/v1/webhooks", { token: scoped })).status).toBe(403);
-    const refused = await t.call("/api/v1/webhooks", { method: "POST", token: scoped, body: { url: "https://hooks.example.net/b" } });
-    expect(refused).toMatchObject({ status: 403, body: { message: expect.stringMatching(/needs a role that sees all devices/) } });
+    const refused = await t.call("/api/v1/webhooks", {
+      method: "POST",
+      token: scoped,
+      body: { url: "https://hooks.example.net/b" },
+    });
+    expect(refused).toMatchObject({
+      status: 403,
+      body: { message: expect.stringMatching(/needs a role that sees all devices/) },
+    });
     expect(await t.db.select().from(webhooks)).toEqual([]);
   });
 
   it("is not shown to a scoped reader through the activity log either: its URL (often a credential itself) and filters stay hidden", async () => {
-    const sub = await subscribe({ url: "https://hooks.example.net/services/T0/B0/Receiver-Key-4471", description: "NOC chat" });
-    expect((await t.call(`/api/v1/webhooks/${sub.id}/rotate-secret`, { method: "POST", token: admin })).status).toBe(200);
+    const sub = await subscribe({
+      url: "https://hooks.example.net/services/T0/B0/Receiver-Key-4471",
+      description: "NOC chat",
+    });
+    expect((await t.call(`/api/v1/webhooks/${sub.id}/rotate-secret`, { method: "POST", token: admin })).status).toBe(
+      200,
+    );
     await t.role({ name: "branch-auditors", tags: ["branch"] });
     const auditor = await t.token(["users.read"], { role: "branch-auditors" });
-    const entries = (await t.call("/api/v1/activity-logs?filter[subject_type]=webhook&per_page=100", { token: admin })).body.data as { id: number }[];
+    const entries = (await t.call("/api/v1/activity-logs?filter[subject_type]=webhook&per_page=100", { token: admin }))
+      .body.data as { id: number }[];
     expect(entries.length).toBe(2);
     const seen = await t.call("/api/v1/activity-logs?per_page=100", { token: auditor });
     expect(seen.status).toBe(200);
     expect(JSON.stringify(seen.body)).not.toContain("Receiver-Key-4471");
     expect(seen.body.data.filter((e: { subject_type: string }) => e.subject_type === "webhook")).toEqual([]);
-    for (const entry of entries) expect((await t.call(`/api/v1/activity-logs/${entry.id}`, { token: auditor })).status).toBe(404);
+    for (const entry of entries)
+      expect((await t.call(`/api/v1/activity-logs/${entry.id}`, { token: auditor })).status).toBe(404);
   });
 
   it("refuses targets that are not http(s), link-local or cloud metadata, and private ones when the settings forbid them", async () => {
-    const refused = async (url: string) => (await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url } }));
-    expect((await refused("http://169.254.169.254/latest/meta-data/")).body.errors.url[0]).toMatch(/169\.254\.169\.254 is a link-local address/);
+    const refused = async (url: string) =>
+      await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url } });
+    expect((await refused("http://169.254.169.254/latest/meta-data/")).body.errors.url[0]).toMatch(
+      /169\.254\.169\.254 is a link-local address/,
+    );
     expect((await refused("http://[fd00:ec2::254]/")).body.errors.url[0]).toMatch(/AWS metadata/);
     expect((await refused("http://[::ffff:169.254.169.254]/")).status).toBe(422);
     // IPv4 carried in IPv6 by translation (NAT64's well-known prefix) and by 6to4 reaches the IPv4 address too.
-    expect((await refused("http://[64:ff9b::169.254.169.254]/")).body.errors?.url[0]).toMatch(/\(IPv4 169\.254\.169\.254\) is a link-local address/);
-    expect((await refused("http://[2002:a9fe:a9fe::1]/")).body.errors?.url[0]).toMatch(/\(IPv4 169\.254\.169\.254\) is a link-local address/);
-    expect((await refused("http://[::ffff:0:a9fe:a9fe]/")).body.errors?.url[0]).toMatch(/\(IPv4 169\.254\.169\.254\) is a link-local address/);
+    expect((await refused("http://[64:ff9b::169.254.169.254]/")).body.errors?.url[0]).toMatch(
+      /\(IPv4 169\.254\.169\.254\) is a link-local address/,
+    );
+    expect((await refused("http://[2002:a9fe:a9fe::1]/")).body.errors?.url[0]).toMatch(
+      /\(IPv4 169\.254\.169\.254\) is a link-local address/,
+    );
+    expect((await refused("http://[::ffff:0:a9fe:a9fe]/")).body.errors?.url[0]).toMatch(
+      /\(IPv4 169\.254\.169\.254\) is a link-local address/,
+    );
     expect((await refused("ftp://hooks.example.net/")).body.errors.url[0]).toMatch(/must use http or https/);
     expect((await refused("https://user:pw@hooks.example.net/")).status).toBe(422);
-    expect((await t.call("/api/v1/webhooks", { method: "POST", token: admin, body: { url: "http://hooks.example.net/", tag_ids: [999] } })).body.errors.tag_ids).toEqual(["tag_ids 999 is not an existing tag"]);
+    expect(
+      (
+        await t.call("/api/v1/webhooks", {
+          method: "POST",
+          token: admin,
+          body: { url: "http://hooks.example.net/", tag_ids: [999] },
+        })
+      ).body.errors.tag_ids,
+    ).toEqual(["tag_ids 999 is not an existing tag"]);
     expect((await refused("http://10.1.2.3/hook")).status).toBe(201);
-    expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { webhooks: { allow_private_ranges: false } } })).status).toBe(200);
+    expect(
+      (
+        await t.call("/api/v1/settings", {
+          method: "PATCH",
+          token: admin,
+          body: { webhooks: { allow_private_ranges: false } },
+        })
+      ).status,
+    ).toBe(200);
     expect((await refused("http://10.1.2.3/hook")).body.errors.url[0]).toMatch(/10\.1\.2\.3 is a private address/);
-    expect((await refused("http://[64:ff9b::127.0.0.1]/hook")).body.errors?.url[0]).toMatch(/\(IPv4 127\.0\.0\.1\) is a loopback address/);
+    expect((await refused("http://[64:ff9b::127.0.0.1]/hook")).body.errors?.url[0]).toMatch(
+      /\(IPv4 127\.0\.0\.1\) is a loopback address/,
+    );
   });
 });
 
@@ -175,7 +279,13 @@ describe("which events a subscription gets", () => {
     const all = await subscribe({ url: "https://hooks.example.net/all" });
     const coreOnly = await subscribe({ url: "https://hooks.example.net/core", tag_ids: [core] });
     const deletes = await subscribe({ url: "https://hooks.example.net/deletes", event_types: ["device.deleted"] });
-    const inCore = (await t.call("/api/v1/devices", { method: "POST", token: admin, body: { device_name: "core-1", device_ip: "192.0.2.50", device_vendor: "Cisco", device_tags: ["core"] } })).body.data.id;
+    const inCore = (
+      await t.call("/api/v1/devices", {
+        method: "POST",
+        token: admin,
+        body: { device_name: "core-1", device_ip: "192.0.2.50", device_vendor: "Cisco", device_tags: ["core"] },
+      })
+    ).body.data.id;
     await addDevice("edge-1");
     // Deleted, the device is gone, but its event still says it carried the tag.
     expect((await t.call(`/api/v1/devices/${inCore}`, { method: "DELETE", token: admin })).status).toBe(200);
@@ -196,7 +306,10 @@ describe("which events a subscription gets", () => {
 
 describe("webhook delivery", () => {
   it("signs each delivery the Standard Webhooks way, retries after 500s and a timeout with growing pauses, then delivers", async () => {
-    expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { webhooks: { timeout_seconds: 1 } } })).status).toBe(200);
+    expect(
+      (await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { webhooks: { timeout_seconds: 1 } } }))
+        .status,
+    ).toBe(200);
     const hook = await receiver([status(500), status(503), hang, status(204)]);
     closers.push(hook.close);
     const sub = await subscribe({ url: hook.url, event_types: ["device.created"] });
@@ -206,12 +319,22 @@ describe("webhook delivery", () => {
     startCollector();
 
     // Attempts 1-3 fail (500, 503, no answer within 1 s); each waits its pause on the injected clock.
-    for (const [attempt, pause] of [[1, 5_000], [2, 5 * 60_000], [3, 30 * 60_000]] as const) {
-      const waiting = await until(() => getJob(t.db, job!.id) as Promise<Job>, (j) => j.state === "queued" && j.attempts === attempt);
+    for (const [attempt, pause] of [
+      [1, 5_000],
+      [2, 5 * 60_000],
+      [3, 30 * 60_000],
+    ] as const) {
+      const waiting = await until(
+        () => getJob(t.db, job!.id) as Promise<Job>,
+        (j) => j.state === "queued" && j.attempts === attempt,
+      );
       expect(waiting.runAfter.getTime() - clock.now().getTime()).toBe(pause);
       clock.advance(pause);
     }
-    const done = await until(() => getJob(t.db, job!.id) as Promise<Job>, (j) => j.state === "finished");
+    const done = await until(
+      () => getJob(t.db, job!.id) as Promise<Job>,
+      (j) => j.state === "finished",
+    );
     expect(done).toMatchObject({ outcome: "success", attempts: 4 });
 
     expect(hook.received).toHaveLength(4);
@@ -222,18 +345,35 @@ describe("webhook delivery", () => {
     }
     expect(verifyStandardWebhook(sub.secret, hook.received[0]!.headers, hook.received[0]!.body + " ")).toBe(false);
     const body = JSON.parse(hook.received[3]!.body);
-    expect(body).toMatchObject({ id: hook.received[0]!.headers["webhook-id"], type: "device.created", data: { device: { id: deviceId, name: "hooked-01" } } });
+    expect(body).toMatchObject({
+      id: hook.received[0]!.headers["webhook-id"],
+      type: "device.created",
+      data: { device: { id: deviceId, name: "hooked-01" } },
+    });
     expect(Number(hook.received[3]!.headers["webhook-timestamp"])).toBe(Math.floor(clock.now().getTime() / 1000));
 
     const log = await t.call(`/api/v1/webhooks/${sub.id}/deliveries?sort=id`, { token: admin });
-    expect(log.body.data.map((d: any) => [d.attempt, d.outcome, d.status_code])).toEqual([[1, "retrying", 500], [2, "retrying", 503], [3, "retrying", null], [4, "delivered", 204]]);
+    expect(log.body.data.map((d: any) => [d.attempt, d.outcome, d.status_code])).toEqual([
+      [1, "retrying", 500],
+      [2, "retrying", 503],
+      [3, "retrying", null],
+      [4, "delivered", 204],
+    ]);
     // The receiver is on loopback: its answers are not kept in the log, unless the settings say so.
     expect(log.body.data.map((d: any) => d.response_excerpt)).toEqual([null, null, null, null]);
     expect(log.body.data[2].message).toMatch(/no answer within 1 s/);
   });
 
   it("keeps a private receiver's answer excerpt in the log only when the settings allow it", async () => {
-    expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { webhooks: { private_response_excerpts: true } } })).status).toBe(200);
+    expect(
+      (
+        await t.call("/api/v1/settings", {
+          method: "PATCH",
+          token: admin,
+          body: { webhooks: { private_response_excerpts: true } },
+        })
+      ).status,
+    ).toBe(200);
     const hook = await receiver([status(500), status(200)]);
     closers.push(hook.close);
     const sub = await subscribe({ url: hook.url, event_types: ["device.created"] });
@@ -241,13 +381,24 @@ describe("webhook delivery", () => {
     expect(await dispatchEvents(t.db, [webhooksConsumer], clock.now())).toBe(1);
     const [job] = await eventJobs();
     startCollector();
-    await until(() => getJob(t.db, job!.id) as Promise<Job>, (j) => j.state === "queued" && j.attempts === 1);
+    await until(
+      () => getJob(t.db, job!.id) as Promise<Job>,
+      (j) => j.state === "queued" && j.attempts === 1,
+    );
     const log = await t.call(`/api/v1/webhooks/${sub.id}/deliveries?sort=id`, { token: admin });
     expect(log.body.data[0]).toMatchObject({ status_code: 500, response_excerpt: "answer 500" });
   });
 
   it("sends an event again, with the same webhook-id and body, when the collector delivering it died before recording the answer", async () => {
-    expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { webhooks: { timeout_seconds: 120 } } })).status).toBe(200);
+    expect(
+      (
+        await t.call("/api/v1/settings", {
+          method: "PATCH",
+          token: admin,
+          body: { webhooks: { timeout_seconds: 120 } },
+        })
+      ).status,
+    ).toBe(200);
     // The first request gets no answer: its collector is gone before one comes.
     const hook = await receiver([hang, status(200)]);
     closers.push(hook.close);
@@ -256,11 +407,23 @@ describe("webhook delivery", () => {
     expect(await dispatchEvents(t.db, [webhooksConsumer], clock.now())).toBe(1);
     const [job] = await eventJobs();
     startCollector();
-    await until(async () => hook.received.length, (n) => n === 1);
+    await until(
+      async () => hook.received.length,
+      (n) => n === 1,
+    );
     // Its lease (10 min here) runs out; another collector puts the job back and delivers it.
     clock.advance(10 * 60_000 + 1_000);
-    const other = startWorker({ db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "other-collector", consumers: [webhooksConsumer] },
-      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 20, leaseMs: 10 * 60_000 });
+    const other = startWorker(
+      {
+        db: t.db,
+        secrets: t.secrets,
+        clock,
+        logger: silentLogger,
+        owner: "other-collector",
+        consumers: [webhooksConsumer],
+      },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 20, leaseMs: 10 * 60_000 },
+    );
     closers.push(() => other.stop(Date.now()).then(() => undefined));
     expect(await finished(job!.id)).toMatchObject({ outcome: "success" });
     expect(hook.received).toHaveLength(2);
@@ -294,7 +457,10 @@ describe("webhook delivery", () => {
     await addDevice("gone-02");
     await dispatchEvents(t.db, [webhooksConsumer], clock.now());
     expect(await eventJobs()).toHaveLength(1);
-    expect((await t.call(`/api/v1/webhooks/${sub.id}`, { method: "PATCH", token: admin, body: { enabled: true } })).body.data).toMatchObject({ enabled: true, disabled_reason: null, consecutive_failures: 0 });
+    expect(
+      (await t.call(`/api/v1/webhooks/${sub.id}`, { method: "PATCH", token: admin, body: { enabled: true } })).body
+        .data,
+    ).toMatchObject({ enabled: true, disabled_reason: null, consecutive_failures: 0 });
   });
 
   it("disables a subscription whose events keep failing, with a warning in health; a success before that starts the count over", async () => {
@@ -308,14 +474,27 @@ describe("webhook delivery", () => {
       for (const j of await eventJobs()) await finished(j.id);
     };
     for (let i = 0; i < 3; i++) await deliverOne(`failing-${i}`);
-    expect((await t.call(`/api/v1/webhooks/${sub.id}`, { token: admin })).body.data).toMatchObject({ enabled: true, consecutive_failures: 0 });
+    expect((await t.call(`/api/v1/webhooks/${sub.id}`, { token: admin })).body.data).toMatchObject({
+      enabled: true,
+      consecutive_failures: 0,
+    });
     for (let i = 3; i < 7; i++) await deliverOne(`failing-${i}`);
-    expect((await t.call(`/api/v1/webhooks/${sub.id}`, { token: admin })).body.data).toMatchObject({ enabled: true, consecutive_failures: 4 });
+    expect((await t.call(`/api/v1/webhooks/${sub.id}`, { token: admin })).body.data).toMatchObject({
+      enabled: true,
+      consecutive_failures: 4,
+    });
     await deliverOne("failing-7");
     const shown = (await t.call(`/api/v1/webhooks/${sub.id}`, { token: admin })).body.data;
-    expect(shown).toMatchObject({ enabled: false, consecutive_failures: 5, disabled_reason: "the last 5 events failed to be delivered after every retry" });
+    expect(shown).toMatchObject({
+      enabled: false,
+      consecutive_failures: 5,
+      disabled_reason: "the last 5 events failed to be delivered after every retry",
+    });
     const health = await t.call("/api/v1/system/health", { token: admin });
-    expect(health.body.data.checks.find((c: any) => c.name === "webhooks")).toMatchObject({ status: "warning", value: 1 });
+    expect(health.body.data.checks.find((c: any) => c.name === "webhooks")).toMatchObject({
+      status: "warning",
+      value: 1,
+    });
   });
 
   it("does not follow a redirect", async () => {
@@ -332,14 +511,26 @@ describe("webhook delivery", () => {
     expect(hook.received).toHaveLength(1);
     expect(elsewhere.received).toHaveLength(0);
     const [logged] = await deliveries(sub.id);
-    expect(logged).toMatchObject({ outcome: "failed", statusCode: 302, message: expect.stringMatching(/redirect, not followed/) });
+    expect(logged).toMatchObject({
+      outcome: "failed",
+      statusCode: 302,
+      message: expect.stringMatching(/redirect, not followed/),
+    });
   });
 
   it("refuses 169.254.169.254 at delivery too, and a name that resolves to a forbidden address, sending nothing", async () => {
     const sub = await subscribe({ url: "http://localhost:9/hook" });
     // A row that bypassed the API's check (written before the check existed, or by hand) is refused all the same.
     await t.db.update(webhooks).set({ url: "http://169.254.169.254/latest/meta-data/" }).where(eq(webhooks.id, sub.id));
-    expect((await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { webhooks: { allow_private_ranges: false } } })).status).toBe(200);
+    expect(
+      (
+        await t.call("/api/v1/settings", {
+          method: "PATCH",
+          token: admin,
+          body: { webhooks: { allow_private_ranges: false } },
+        })
+      ).status,
+    ).toBe(200);
     // A name passes the API's check (it is judged as it resolves, when delivering): localhost is loopback, forbidden now.
     const named = await subscribe({ url: "http://localhost:9/hook" });
     await addDevice("metadata-01");
@@ -347,9 +538,18 @@ describe("webhook delivery", () => {
     startCollector();
     for (const j of await eventJobs()) await finished(j.id);
     const [metadata] = await deliveries(sub.id);
-    expect(metadata).toMatchObject({ outcome: "refused", statusCode: null, attempt: 1, message: expect.stringMatching(/169\.254\.169\.254 is a link-local address/) });
+    expect(metadata).toMatchObject({
+      outcome: "refused",
+      statusCode: null,
+      attempt: 1,
+      message: expect.stringMatching(/169\.254\.169\.254 is a link-local address/),
+    });
     const [resolved] = await deliveries(named.id);
-    expect(resolved).toMatchObject({ outcome: "refused", statusCode: null, message: expect.stringMatching(/localhost resolves to .*loopback address/) });
+    expect(resolved).toMatchObject({
+      outcome: "refused",
+      statusCode: null,
+      message: expect.stringMatching(/localhost resolves to .*loopback address/),
+    });
   });
 
   it("a test ping and a redelivery go to the one subscription, through a collector", async () => {
@@ -362,12 +562,17 @@ describe("webhook delivery", () => {
     expect(ping.body.data).toMatchObject({ type: "event", state: "finished", outcome: "success" });
     expect(JSON.parse(hook.received[0]!.body)).toMatchObject({ type: "webhook.ping", data: { webhook_id: sub.id } });
     const [first] = await deliveries(sub.id);
-    const again = await t.call(`/api/v1/webhooks/${sub.id}/deliveries/${first!.id}/redeliver?wait=10`, { method: "POST", token: admin });
+    const again = await t.call(`/api/v1/webhooks/${sub.id}/deliveries/${first!.id}/redeliver?wait=10`, {
+      method: "POST",
+      token: admin,
+    });
     expect(again.status).toBe(200);
     expect(hook.received).toHaveLength(2);
     expect(hook.received[1]!.headers["webhook-id"]).toBe(hook.received[0]!.headers["webhook-id"]);
     expect(verifyStandardWebhook(sub.secret, hook.received[1]!.headers, hook.received[1]!.body)).toBe(true);
-    expect((await t.call(`/api/v1/webhooks/${sub.id}/deliveries/99999/redeliver`, { method: "POST", token: admin })).status).toBe(404);
+    expect(
+      (await t.call(`/api/v1/webhooks/${sub.id}/deliveries/99999/redeliver`, { method: "POST", token: admin })).status,
+    ).toBe(404);
   });
 
   it("keeps each subscription's log near its bound however deliveries to several subscriptions interleave", async () => {
@@ -378,7 +583,18 @@ describe("webhook delivery", () => {
     const perSubscription = DELIVERIES_KEPT + 200;
     for (let i = 0; i < perSubscription; i++) {
       for (const id of [a.id, b.id]) {
-        await logDelivery(t.db, { webhookId: id, eventId: i + 1, eventType: "device.created", attempt: 1, outcome: "delivered", statusCode: 200, latencyMs: 1, responseExcerpt: "", message: "ok", createdAt: clock.now() });
+        await logDelivery(t.db, {
+          webhookId: id,
+          eventId: i + 1,
+          eventType: "device.created",
+          attempt: 1,
+          outcome: "delivered",
+          statusCode: 200,
+          latencyMs: 1,
+          responseExcerpt: "",
+          message: "ok",
+          createdAt: clock.now(),
+        });
       }
     }
     for (const id of [a.id, b.id]) {

@@ -47,7 +47,10 @@ describe("your own password", () => {
     expect((await elsewhere.get("/dashboard")).status).toBe(302);
     expect((await browser().login("alice")).status).toBe(401);
     await signedIn("alice", next);
-    const log = await t.db.select().from(activityLog).where(and(eq(activityLog.action, "user.password_change"), eq(activityLog.subjectId, userId)));
+    const log = await t.db
+      .select()
+      .from(activityLog)
+      .where(and(eq(activityLog.action, "user.password_change"), eq(activityLog.subjectId, userId)));
     expect(log).toHaveLength(1);
     expect(JSON.stringify(log)).not.toContain(next);
   });
@@ -66,14 +69,20 @@ describe("your own sessions", () => {
     expect(ids).toHaveLength(3);
     expect(page).toContain("this session");
 
-    const [carolSession] = await t.db.select({ id: webSessions.id }).from(webSessions).where(eq(webSessions.ip, `198.51.100.${ipCounter}`));
+    const [carolSession] = await t.db
+      .select({ id: webSessions.id })
+      .from(webSessions)
+      .where(eq(webSessions.ip, `198.51.100.${ipCounter}`));
     const refused = await here.postForm(`/account/sessions/${carolSession!.id}/end`, { _csrf: csrfIn(page)! });
     expect(await refused.text()).toContain("No such session of yours");
     expect((await carol.get("/dashboard")).status).toBe(200);
 
     // The laptop's session is the one whose address is the laptop's.
     const laptopIp = `198.51.100.${ipCounter - 2}`;
-    const [laptopSession] = await t.db.select({ id: webSessions.id }).from(webSessions).where(eq(webSessions.ip, laptopIp));
+    const [laptopSession] = await t.db
+      .select({ id: webSessions.id })
+      .from(webSessions)
+      .where(eq(webSessions.ip, laptopIp));
     expect(ids).toContain(laptopSession!.id);
     const ended = await here.postForm(`/account/sessions/${laptopSession!.id}/end`, { _csrf: csrfIn(page)! });
     expect(await ended.text()).toContain("Session ended.");
@@ -90,11 +99,19 @@ describe("your own sessions", () => {
 
 describe("API token expiry", () => {
   it("gives a token made without a date the settings' default lifetime, and warns once before it expires", async () => {
-    const settings = await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { tokens: { default_expiry_days: 30, expiry_warning_days: 7 } } });
+    const settings = await t.call("/api/v1/settings", {
+      method: "PATCH",
+      token: admin,
+      body: { tokens: { default_expiry_days: 30, expiry_warning_days: 7 } },
+    });
     expect(settings.status, JSON.stringify(settings.body)).toBe(200);
     await t.user({ username: "dave", role: "admin" });
     const client = await signedIn("dave");
-    const made = await client.postForm("/settings/restapi/tokens", { _csrf: await client.csrf("/settings/restapi"), name: "backup script", abilities: "devices.read" });
+    const made = await client.postForm("/settings/restapi/tokens", {
+      _csrf: await client.csrf("/settings/restapi"),
+      name: "backup script",
+      abilities: "devices.read",
+    });
     expect(made.status).toBe(201);
     const [token] = await t.db.select().from(apiTokens).where(eq(apiTokens.name, "backup script"));
     const expiresAt = new Date(clock.now().getTime() + 30 * 86_400_000);
@@ -102,16 +119,28 @@ describe("API token expiry", () => {
     // One made with no expiry on purpose (null), and one revoked before its warning: neither is warned about.
     await t.token(["devices.read"]);
     const doomed = await t.token(["devices.read"], { expiresAt: new Date(expiresAt.getTime() - 60_000) });
-    const [doomedRow] = await t.db.select().from(apiTokens).where(eq(apiTokens.tokenPrefix, doomed.slice(0, 9)));
+    const [doomedRow] = await t.db
+      .select()
+      .from(apiTokens)
+      .where(eq(apiTokens.tokenPrefix, doomed.slice(0, 9)));
     expect(await revokeToken(t.db, doomedRow!.id, clock.now())).toBe(true);
 
-    const warnings = async () => (await t.db.select().from(events).where(eq(events.type, "token.expiring"))).map((e) => e.payload);
+    const warnings = async () =>
+      (await t.db.select().from(events).where(eq(events.type, "token.expiring"))).map((e) => e.payload);
     expect(await warnExpiringTokens(t.db, clock.now())).toBe(0);
     clock.advance(23 * 86_400_000 - 60_000);
     expect(await warnExpiringTokens(t.db, clock.now())).toBe(0);
     clock.advance(60_000);
     expect(await warnExpiringTokens(t.db, clock.now())).toBe(1);
-    expect(await warnings()).toEqual([{ token_id: token!.id, token_name: "backup script", user_id: token!.userId, username: "dave", expires_at: expiresAt.toISOString() }]);
+    expect(await warnings()).toEqual([
+      {
+        token_id: token!.id,
+        token_name: "backup script",
+        user_id: token!.userId,
+        username: "dave",
+        expires_at: expiresAt.toISOString(),
+      },
+    ]);
     clock.advance(86_400_000);
     expect(await warnExpiringTokens(t.db, clock.now())).toBe(0);
     expect(await warnings()).toHaveLength(1);

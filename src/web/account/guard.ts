@@ -15,9 +15,14 @@ export function requireAccountSession(): MiddlewareHandler<WebEnv> {
         const url = new URL(c.req.url);
         return c.redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`, 302);
       }
-      return renderProblem(c, 401, { title: "Log in first", message: "This page needs a web session.", next: { href: "/login", label: "Log in" } });
+      return renderProblem(c, 401, {
+        title: "Log in first",
+        message: "This page needs a web session.",
+        next: { href: "/login", label: "Log in" },
+      });
     }
-    if (c.req.method !== "GET" && c.req.method !== "HEAD" && !(await checkedForm(c, session.csrfToken))) return csrfRefusal(c, session);
+    if (c.req.method !== "GET" && c.req.method !== "HEAD" && !(await checkedForm(c, session.csrfToken)))
+      return csrfRefusal(c, session);
     c.set("session", session);
     await next();
   };

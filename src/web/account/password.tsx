@@ -11,8 +11,16 @@ function PasswordForm(props: { csrf: string; error?: string; notice?: string }) 
   return (
     <section class="card narrow">
       <h1>Change your password</h1>
-      {props.error && <p class="alert error" role="alert">{props.error}</p>}
-      {props.notice && <p class="alert success" role="status">{props.notice}</p>}
+      {props.error && (
+        <p class="alert error" role="alert">
+          {props.error}
+        </p>
+      )}
+      {props.notice && (
+        <p class="alert success" role="status">
+          {props.notice}
+        </p>
+      )}
       <p>Your other sessions end with the change; this one stays.</p>
       <form method="post" action={PATH}>
         <input type="hidden" name="_csrf" value={props.csrf} />
@@ -33,18 +41,33 @@ function PasswordForm(props: { csrf: string; error?: string; notice?: string }) 
 /** Your own password: a local user changes it with the current one, ending their other sessions. */
 export function registerPasswordPage(web: Hono<WebEnv>): void {
   const show = (c: Context<WebEnv>, status: 200 | 401 | 409 | 422, message: { error?: string; notice?: string } = {}) =>
-    renderPage(c, status, { title: "Change your password", session: c.var.session, children: <PasswordForm csrf={c.var.session.csrfToken} {...message} /> });
+    renderPage(c, status, {
+      title: "Change your password",
+      session: c.var.session,
+      children: <PasswordForm csrf={c.var.session.csrfToken} {...message} />,
+    });
 
   web.get(PATH, (c) => show(c, 200));
 
   web.post(PATH, async (c) => {
     const session = c.var.session;
     const form = await c.req.parseBody();
-    const result = await changeOwnPassword(c.var.services.db, webActor(session, c.var.clientIp), {
-      userId: session.userId, sessionId: session.sessionId, current: field(form, "current"), next: field(form, "password"), repeated: field(form, "repeated"),
-    }, c.var.services.clock.now());
+    const result = await changeOwnPassword(
+      c.var.services.db,
+      webActor(session, c.var.clientIp),
+      {
+        userId: session.userId,
+        sessionId: session.sessionId,
+        current: field(form, "current"),
+        next: field(form, "password"),
+        repeated: field(form, "repeated"),
+      },
+      c.var.services.clock.now(),
+    );
     if (!result.ok) return show(c, result.status, { error: result.message });
     const ended = result.endedSessions;
-    return show(c, 200, { notice: `Password changed; ${ended === 0 ? "you had no other session" : `${ended} other session${ended === 1 ? "" : "s"} ended`}.` });
+    return show(c, 200, {
+      notice: `Password changed; ${ended === 0 ? "you had no other session" : `${ended} other session${ended === 1 ? "" : "s"} ended`}.`,
+    });
   });
 }

@@ -14,29 +14,48 @@ export function registerSessionsPage(web: Hono<WebEnv>): void {
     const session = c.var.session;
     const list = await listUserSessions(c.var.services.db, session.userId, c.var.services.clock.now());
     return renderPage(c, 200, {
-      title: "Your sessions", session,
+      title: "Your sessions",
+      session,
       children: (
         <section class="card">
           <h1>Your sessions</h1>
-          {notice && <p class="alert success" role="status">{notice}</p>}
+          {notice && (
+            <p class="alert success" role="status">
+              {notice}
+            </p>
+          )}
           <div class="table-wrap">
             <table class="sessions">
-              <thead><tr><th>Signed in</th><th>Last used</th><th>Address</th><th>Browser</th><th></th></tr></thead>
+              <thead>
+                <tr>
+                  <th>Signed in</th>
+                  <th>Last used</th>
+                  <th>Address</th>
+                  <th>Browser</th>
+                  <th></th>
+                </tr>
+              </thead>
               <tbody>
                 {list.map((s) => (
                   <tr data-session-id={String(s.id)}>
-                    <td><Time at={s.createdAt} none="" /></td>
-                    <td><Time at={s.lastSeenAt} none="" /></td>
+                    <td>
+                      <Time at={s.createdAt} none="" />
+                    </td>
+                    <td>
+                      <Time at={s.lastSeenAt} none="" />
+                    </td>
                     <td>{s.ip ?? ""}</td>
                     <td>{s.userAgent ?? ""}</td>
                     <td>
-                      {s.id === session.sessionId
-                        ? <span class="muted">this session</span>
-                        : (
-                          <CsrfForm action={`${PATH}/${s.id}/end`} csrf={session.csrfToken} class="inline">
-                            <button type="submit" class="danger">End</button>
-                          </CsrfForm>
-                        )}
+                      {s.id === session.sessionId ? (
+                        <span class="muted">this session</span>
+                      ) : (
+                        <CsrfForm action={`${PATH}/${s.id}/end`} csrf={session.csrfToken} class="inline">
+                          <button type="submit" class="danger">
+                            End
+                          </button>
+                        </CsrfForm>
+                      )}
                     </td>
                   </tr>
                 ))}
@@ -45,7 +64,9 @@ export function registerSessionsPage(web: Hono<WebEnv>): void {
           </div>
           {list.length > 1 && (
             <CsrfForm action={`${PATH}/end-others`} csrf={session.csrfToken}>
-              <button type="submit" class="danger">End all other sessions</button>
+              <button type="submit" class="danger">
+                End all other sessions
+              </button>
             </CsrfForm>
           )}
         </section>
@@ -60,7 +81,17 @@ export function registerSessionsPage(web: Hono<WebEnv>): void {
     const { db, clock } = c.var.services;
     const ended = await db.transaction(async (tx) => {
       const count = await endOtherSessions(tx, session.userId, session.sessionId);
-      await recordActivity(tx, webActor(session, c.var.clientIp), { action: "user.sessions_end", subjectType: "user", subjectId: session.userId, after: { sessions_ended: count } }, clock.now());
+      await recordActivity(
+        tx,
+        webActor(session, c.var.clientIp),
+        {
+          action: "user.sessions_end",
+          subjectType: "user",
+          subjectId: session.userId,
+          after: { sessions_ended: count },
+        },
+        clock.now(),
+      );
       return count;
     });
     return show(c, `${ended} other session${ended === 1 ? "" : "s"} ended.`);
@@ -71,11 +102,18 @@ export function registerSessionsPage(web: Hono<WebEnv>): void {
     const id = Number(c.req.param("id"));
     const { db, clock } = c.var.services;
     // Only one's own: another user's session id ends nothing and says no more than an unknown one.
-    const ended = Number.isSafeInteger(id) && await db.transaction(async (tx) => {
-      if (!(await endOwnSession(tx, session.userId, id))) return false;
-      await recordActivity(tx, webActor(session, c.var.clientIp), { action: "user.sessions_end", subjectType: "user", subjectId: session.userId, after: { sessions_ended: 1 } }, clock.now());
-      return true;
-    });
+    const ended =
+      Number.isSafeInteger(id) &&
+      (await db.transaction(async (tx) => {
+        if (!(await endOwnSession(tx, session.userId, id))) return false;
+        await recordActivity(
+          tx,
+          webActor(session, c.var.clientIp),
+          { action: "user.sessions_end", subjectType: "user", subjectId: session.userId, after: { sessions_ended: 1 } },
+          clock.now(),
+        );
+        return true;
+      }));
     if (id === session.sessionId && ended) return c.redirect("/login?logged_out", 303);
     return show(c, ended ? "Session ended." : "No such session of yours: it may have ended already.");
   });

@@ -9,7 +9,12 @@ import { renderPage } from "../layout.tsx";
 import { Pager, withoutEmptyFields, pageListQuery } from "../list-page.tsx";
 import { requirePage } from "../viewer.ts";
 
-const STATUS_WORDS: Record<string, string> = { compliant: "compliant", not_compliant: "not compliant", not_evaluated: "not evaluated", error: "error" };
+const STATUS_WORDS: Record<string, string> = {
+  compliant: "compliant",
+  not_compliant: "not compliant",
+  not_evaluated: "not evaluated",
+  error: "error",
+};
 
 /**
  * Compliance: the policies (GET /policies) and the devices' results (GET /policy-compliance, in the caller's
@@ -38,11 +43,22 @@ export function registerCompliancePage(web: Hono<WebEnv>): void {
             {policies.rows.length ? (
               <div class="table-wrap">
                 <table>
-                  <thead><tr><th>Policy</th><th>Vendor</th><th>Rules</th><th>Assignments</th></tr></thead>
+                  <thead>
+                    <tr>
+                      <th>Policy</th>
+                      <th>Vendor</th>
+                      <th>Rules</th>
+                      <th>Assignments</th>
+                    </tr>
+                  </thead>
                   <tbody>
                     {policies.rows.map((p) => (
                       <tr>
-                        <td><strong>{String(p.name)}</strong>{p.builtin ? <span class="badge">built-in</span> : null}<div class="muted">{String(p.description)}</div></td>
+                        <td>
+                          <strong>{String(p.name)}</strong>
+                          {p.builtin ? <span class="badge">built-in</span> : null}
+                          <div class="muted">{String(p.description)}</div>
+                        </td>
                         <td>{String(p.vendor)}</td>
                         <td>{plural(Number(p.rules_count), "rule")}</td>
                         <td>{plural(Number(p.assignments_count), "assignment")}</td>
@@ -51,7 +67,9 @@ export function registerCompliancePage(web: Hono<WebEnv>): void {
                   </tbody>
                 </table>
               </div>
-            ) : <p class="muted">No policy yet.</p>}
+            ) : (
+              <p class="muted">No policy yet.</p>
+            )}
           </section>
           <section class="card" id="results">
             <h2>Results</h2>
@@ -59,22 +77,45 @@ export function registerCompliancePage(web: Hono<WebEnv>): void {
             {results.rows.length ? (
               <div class="table-wrap">
                 <table>
-                  <thead><tr><th>Device</th><th>Policy</th><th>State</th><th>Score</th><th>Failing rules</th><th>Evaluated</th></tr></thead>
+                  <thead>
+                    <tr>
+                      <th>Device</th>
+                      <th>Policy</th>
+                      <th>State</th>
+                      <th>Score</th>
+                      <th>Failing rules</th>
+                      <th>Evaluated</th>
+                    </tr>
+                  </thead>
                   <tbody>
                     {results.rows.map((r) => (
                       <tr>
-                        <td><a href={`/devices/${r.device_id}`}>{r.device_name}</a></td>
+                        <td>
+                          <a href={`/devices/${r.device_id}`}>{r.device_name}</a>
+                        </td>
                         <td>{r.policy_name}</td>
-                        <td><span class={`badge ${r.status}`}>{STATUS_WORDS[r.status] ?? r.status}</span></td>
+                        <td>
+                          <span class={`badge ${r.status}`}>{STATUS_WORDS[r.status] ?? r.status}</span>
+                        </td>
                         <td>{`${r.passed_rules} of ${plural(r.total_rules, "rule")}`}</td>
-                        <td>{r.rules.filter((rule) => !rule.passed).map((rule) => <div>{rule.description || rule.method}</div>)}</td>
-                        <td><Time at={new Date(r.evaluated_at)} none="" /></td>
+                        <td>
+                          {r.rules
+                            .filter((rule) => !rule.passed)
+                            .map((rule) => (
+                              <div>{rule.description || rule.method}</div>
+                            ))}
+                        </td>
+                        <td>
+                          <Time at={new Date(r.evaluated_at)} none="" />
+                        </td>
                       </tr>
                     ))}
                   </tbody>
                 </table>
               </div>
-            ) : <p class="muted">No device has been evaluated yet.</p>}
+            ) : (
+              <p class="muted">No device has been evaluated yet.</p>
+            )}
           </section>
         </>
       ),

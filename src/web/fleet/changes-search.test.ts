@@ -16,10 +16,19 @@ beforeAll(async () => {
   const coreId = await createDevice(t, token, { device_name: "core-1", device_tags: ["core"] });
   const edgeId = await createDevice(t, token, { device_name: "edge-1", device_tags: ["edge"] });
   core = {
-    v1: (await storeVersion(t, { deviceId: coreId, text: "hostname core-1\nntp server 192.0.2.50\n", at: day(1) })).configId,
-    v2: (await storeVersion(t, { deviceId: coreId, text: "hostname core-1\nntp server 192.0.2.51\nsnmp-server community <public>\n", at: day(3), trigger: "download_now" })).configId,
+    v1: (await storeVersion(t, { deviceId: coreId, text: "hostname core-1\nntp server 192.0.2.50\n", at: day(1) }))
+      .configId,
+    v2: (
+      await storeVersion(t, {
+        deviceId: coreId,
+        text: "hostname core-1\nntp server 192.0.2.51\nsnmp-server community <public>\n",
+        at: day(3),
+        trigger: "download_now",
+      })
+    ).configId,
   };
-  edgeV1 = (await storeVersion(t, { deviceId: edgeId, text: "hostname edge-1\nntp server 192.0.2.50\n", at: day(2) })).configId;
+  edgeV1 = (await storeVersion(t, { deviceId: edgeId, text: "hostname edge-1\nntp server 192.0.2.50\n", at: day(2) }))
+    .configId;
   await indexAllPending(t.db);
   await t.user({ username: "boss" });
   admin = t.client();
@@ -27,19 +36,32 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const changeRows = (html: string) => [...html.matchAll(/<tr><td><time[^>]*>[^<]*<\/time><\/td><td><a href="\/devices\/\d+">([^<]+)<\/a><\/td><td><code>[^<]*<\/code><\/td><td><a href="([^"]+)">/g)].map((m) => `${m[1]} ${m[2]}`);
+const changeRows = (html: string) =>
+  [
+    ...html.matchAll(
+      /<tr><td><time[^>]*>[^<]*<\/time><\/td><td><a href="\/devices\/\d+">([^<]+)<\/a><\/td><td><code>[^<]*<\/code><\/td><td><a href="([^"]+)">/g,
+    ),
+  ].map((m) => `${m[1]} ${m[2]}`);
 
 describe("the changes feed", () => {
   it("lists every change newest first, each linking to its diff (a first version to itself)", async () => {
     expect(changeRows(await (await admin.get("/changes")).text())).toEqual([
-      `core-1 /configs/diff?from=${core.v1}&amp;to=${core.v2}`, `edge-1 /configs/${edgeV1}`, `core-1 /configs/${core.v1}`,
+      `core-1 /configs/diff?from=${core.v1}&amp;to=${core.v2}`,
+      `edge-1 /configs/${edgeV1}`,
+      `core-1 /configs/${core.v1}`,
     ]);
   });
 
   it("filters with the API's filters, and shows a scoped user only their devices' changes", async () => {
-    expect(changeRows(await (await admin.get("/changes?filter[trigger]=download_now")).text())).toEqual([`core-1 /configs/diff?from=${core.v1}&amp;to=${core.v2}`]);
-    expect(changeRows(await (await admin.get("/changes?filter[device_tags]=edge&filter[trigger]=")).text())).toEqual([]);
-    expect(changeRows(await (await admin.get("/changes?filter[device_tags]=edge")).text())).toEqual([`edge-1 /configs/${edgeV1}`]);
+    expect(changeRows(await (await admin.get("/changes?filter[trigger]=download_now")).text())).toEqual([
+      `core-1 /configs/diff?from=${core.v1}&amp;to=${core.v2}`,
+    ]);
+    expect(changeRows(await (await admin.get("/changes?filter[device_tags]=edge&filter[trigger]=")).text())).toEqual(
+      [],
+    );
+    expect(changeRows(await (await admin.get("/changes?filter[device_tags]=edge")).text())).toEqual([
+      `edge-1 /configs/${edgeV1}`,
+    ]);
     await t.role({ name: "edge-readers", permissions: ["configs.read"], tags: ["edge"] });
     await t.user({ username: "edgy", role: "edge-readers" });
     const scoped = t.client();
@@ -61,11 +83,15 @@ describe("the changes feed", () => {
 });
 
 describe("the search page", () => {
-  const hits = (html: string) => [...html.matchAll(/<a class="hit-line" href="([^"]+)"><span class="n">(\d+)<\/span>(.*?)\n<\/a>/g)].map((m) => `${m[1]} ${m[3]}`);
+  const hits = (html: string) =>
+    [...html.matchAll(/<a class="hit-line" href="([^"]+)"><span class="n">(\d+)<\/span>(.*?)\n<\/a>/g)].map(
+      (m) => `${m[1]} ${m[3]}`,
+    );
 
   it("finds lines in the latest versions, the matched text marked, linking to the line", async () => {
     expect(hits(await (await admin.get("/search?q=192.0.2.5")).text())).toEqual([
-      `/configs/${core.v2}#L2 ntp server <mark>192.0.2.5</mark>1`, `/configs/${edgeV1}#L2 ntp server <mark>192.0.2.5</mark>0`,
+      `/configs/${core.v2}#L2 ntp server <mark>192.0.2.5</mark>1`,
+      `/configs/${edgeV1}#L2 ntp server <mark>192.0.2.5</mark>0`,
     ]);
   });
 
@@ -82,12 +108,15 @@ describe("the search page", () => {
 
   it("takes the API's options: all versions, regular expressions, filters, and shows context", async () => {
     expect(hits(await (await admin.get("/search?q=192.0.2.50&latest_only=false")).text())).toEqual([
-      `/configs/${core.v1}#L2 ntp server <mark>192.0.2.50</mark>`, `/configs/${edgeV1}#L2 ntp server <mark>192.0.2.50</mark>`,
+      `/configs/${core.v1}#L2 ntp server <mark>192.0.2.50</mark>`,
+      `/configs/${edgeV1}#L2 ntp server <mark>192.0.2.50</mark>`,
     ]);
     expect(hits(await (await admin.get("/search?q=community%20%3C%5Cw%2B%3E&regex=true")).text())).toEqual([
       `/configs/${core.v2}#L3 snmp-server <mark>community &lt;public&gt;</mark>`,
     ]);
-    expect(hits(await (await admin.get("/search?q=ntp&filter[device_tags]=edge")).text())).toEqual([`/configs/${edgeV1}#L2 <mark>ntp</mark> server 192.0.2.50`]);
+    expect(hits(await (await admin.get("/search?q=ntp&filter[device_tags]=edge")).text())).toEqual([
+      `/configs/${edgeV1}#L2 <mark>ntp</mark> server 192.0.2.50`,
+    ]);
     const withContext = await (await admin.get("/search?q=snmp&context=1")).text();
     expect(withContext).toContain('<span class="ctx-line"><span class="n">2</span>ntp server 192.0.2.51\n</span>');
   });

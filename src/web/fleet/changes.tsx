@@ -43,29 +43,65 @@ export function registerChangesPage(web: Hono<WebEnv>): void {
               <label for="changes-trigger">Trigger</label>
               <select id="changes-trigger" name="filter[trigger]">
                 <option value="">Any</option>
-                {JOB_TRIGGERS.map((t) => <option value={t} selected={value("filter[trigger]") === t}>{t}</option>)}
+                {JOB_TRIGGERS.map((t) => (
+                  <option value={t} selected={value("filter[trigger]") === t}>
+                    {t}
+                  </option>
+                ))}
               </select>
             </div>
             <Text id="changes-from" name="filter[date_from]" label="From" type="date" />
             <Text id="changes-to" name="filter[date_to]" label="To" type="date" />
-            <div class="field"><button type="submit">Apply</button></div>
+            <div class="field">
+              <button type="submit">Apply</button>
+            </div>
           </form>
           <Pager c={c} meta={meta} noun="changes" />
           <div class="table-wrap">
             <table class="changes">
-              <thead><tr><th>When</th><th>Device</th><th>Command</th><th>Change</th><th>Lines</th><th>Trigger</th></tr></thead>
+              <thead>
+                <tr>
+                  <th>When</th>
+                  <th>Device</th>
+                  <th>Command</th>
+                  <th>Change</th>
+                  <th>Lines</th>
+                  <th>Trigger</th>
+                </tr>
+              </thead>
               <tbody>
                 {rows.map((r) => (
                   <tr>
-                    <td><Time at={new Date(r.created_at)} none="" /></td>
-                    <td><a href={`/devices/${r.device_id}`}>{r.device_name}</a></td>
-                    <td><code>{r.command}</code></td>
                     <td>
-                      {r.previous_config_id === null
-                        ? <a href={`/configs/${r.config_id}`}>{`v${r.version} (${r.previous_version === null && r.version === 1 ? "first version" : "previous version deleted"})`}</a>
-                        : <a href={`/configs/diff?from=${r.previous_config_id}&to=${r.config_id}`}>{`v${r.previous_version} → v${r.version}`}</a>}
+                      <Time at={new Date(r.created_at)} none="" />
                     </td>
-                    <td><span class="added">{`+${r.lines_added}`}</span> <span class="removed">{`-${r.lines_removed}`}</span>{r.secrets_changed ? <span class="secrets-changed" title="Secret values changed (values not stored)"> secrets changed</span> : null}</td>
+                    <td>
+                      <a href={`/devices/${r.device_id}`}>{r.device_name}</a>
+                    </td>
+                    <td>
+                      <code>{r.command}</code>
+                    </td>
+                    <td>
+                      {r.previous_config_id === null ? (
+                        <a
+                          href={`/configs/${r.config_id}`}
+                        >{`v${r.version} (${r.previous_version === null && r.version === 1 ? "first version" : "previous version deleted"})`}</a>
+                      ) : (
+                        <a
+                          href={`/configs/diff?from=${r.previous_config_id}&to=${r.config_id}`}
+                        >{`v${r.previous_version} → v${r.version}`}</a>
+                      )}
+                    </td>
+                    <td>
+                      <span class="added">{`+${r.lines_added}`}</span>{" "}
+                      <span class="removed">{`-${r.lines_removed}`}</span>
+                      {r.secrets_changed ? (
+                        <span class="secrets-changed" title="Secret values changed (values not stored)">
+                          {" "}
+                          secrets changed
+                        </span>
+                      ) : null}
+                    </td>
                     <td>{r.trigger}</td>
                   </tr>
                 ))}

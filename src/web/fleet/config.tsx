@@ -29,21 +29,41 @@ export function registerConfigPage(web: Hono<WebEnv>): void {
       session: c.var.session,
       children: (
         <section class="card">
-          <p class="muted"><a href="/devices">Devices</a> / <a href={`/devices/${out.device_id}`}>{out.device_name}</a></p>
-          <h1>{out.device_name}: <code>{out.command}</code> v{out.version}{out.latest && <span class="badge ok">latest</span>}</h1>
           <p class="muted">
-            First seen <Time at={new Date(out.first_seen_at)} none="" />, last seen <Time at={new Date(out.last_seen_at)} none="" />
+            <a href="/devices">Devices</a> / <a href={`/devices/${out.device_id}`}>{out.device_name}</a>
+          </p>
+          <h1>
+            {out.device_name}: <code>{out.command}</code> v{out.version}
+            {out.latest && <span class="badge ok">latest</span>}
+          </h1>
+          <p class="muted">
+            First seen <Time at={new Date(out.first_seen_at)} none="" />, last seen{" "}
+            <Time at={new Date(out.last_seen_at)} none="" />
             {`, ${out.lines} lines, ${formatBytes(out.size)}, SHA-256 ${out.hash.slice(0, 12)}…`}
           </p>
           <div class="actions">
-            <a class="button" href={`/configs/${id}/download`} download={configFileName(out.device_name, out.command, out.version)}>Download</a>
+            <a
+              class="button"
+              href={`/configs/${id}/download`}
+              download={configFileName(out.device_name, out.command, out.version)}
+            >
+              Download
+            </a>
             <div class="find">
-              <label for="find" class="visually-hidden">Find in this configuration</label>
+              <label for="find" class="visually-hidden">
+                Find in this configuration
+              </label>
               <input type="search" id="find" data-find="config-text" placeholder="Find in this configuration" />
               <span id="find-count" class="muted" role="status" aria-live="polite"></span>
             </div>
           </div>
-          <pre class="config numbered" id="config-text">{textLines(text).map((line, i) => <span class="line" id={`L${i + 1}`} data-n={String(i + 1)}>{line}</span>)}</pre>
+          <pre class="config numbered" id="config-text">
+            {textLines(text).map((line, i) => (
+              <span class="line" id={`L${i + 1}`} data-n={String(i + 1)}>
+                {line}
+              </span>
+            ))}
+          </pre>
         </section>
       ),
     });

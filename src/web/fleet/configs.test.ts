@@ -7,8 +7,10 @@ let t: WebTestContext;
 let admin: WebClient;
 let v1: number, v2: number, version: number, other: number;
 
-const OLD = "hostname core-1\n! Last configuration change at 10:00\ninterface Gi0/1\n ip address 10.0.0.1 255.255.255.0\n description <uplink> & more\n";
-const NEW = "hostname core-1\n! Last configuration change at 11:30\ninterface Gi0/1\n ip address 10.0.0.2 255.255.255.0\n description <uplink> & more\n";
+const OLD =
+  "hostname core-1\n! Last configuration change at 10:00\ninterface Gi0/1\n ip address 10.0.0.1 255.255.255.0\n description <uplink> & more\n";
+const NEW =
+  "hostname core-1\n! Last configuration change at 11:30\ninterface Gi0/1\n ip address 10.0.0.2 255.255.255.0\n description <uplink> & more\n";
 
 beforeAll(async () => {
   t = await createWebTestContext();
@@ -16,10 +18,15 @@ beforeAll(async () => {
   const id = await createDevice(t, token, { device_name: "core-1", device_tags: ["core"] });
   v1 = (await storeVersion(t, { deviceId: id, text: OLD, at: day(1) })).configId;
   v2 = (await storeVersion(t, { deviceId: id, text: NEW, at: day(2) })).configId;
-  version = (await storeVersion(t, { deviceId: id, text: "Version 1\n", at: day(2), command: "show version" })).configId;
+  version = (await storeVersion(t, { deviceId: id, text: "Version 1\n", at: day(2), command: "show version" }))
+    .configId;
   const edge = await createDevice(t, token, { device_name: "edge-1", device_tags: ["edge"] });
   other = (await storeVersion(t, { deviceId: edge, text: "hostname edge-1\n", at: day(1) })).configId;
-  const rule = await t.call("/api/v1/compare-exclusions", { method: "POST", token, body: { pattern: "^! Last configuration change at " } });
+  const rule = await t.call("/api/v1/compare-exclusions", {
+    method: "POST",
+    token,
+    body: { pattern: "^! Last configuration change at " },
+  });
   expect(rule.status).toBe(201);
   await t.user({ username: "boss" });
   admin = t.client();

@@ -25,7 +25,8 @@ export const BULK_DONE: Record<string, (n: number) => string> = {
   deleted: (n) => `Deleted ${plural(n, "device")}.`,
   downloads: (n) => `Queued a download of ${plural(n, "device")}.`,
   tests: (n) => `Queued a connection test of ${plural(n, "device")}; each device's page shows the outcome.`,
-  host_keys: (n) => `Forgot the pinned host key of ${plural(n, "device")}: the next connection pins the key each presents.`,
+  host_keys: (n) =>
+    `Forgot the pinned host key of ${plural(n, "device")}: the next connection pins the key each presents.`,
   skipped: (n) => `${plural(n, "disabled device")} skipped.`,
 };
 
@@ -40,7 +41,8 @@ function selected(form: Form): number[] {
 }
 
 /** Every selected device, as the caller may see it: one outside the scope is a 404, before anything is done. */
-const devicesOf = (c: Context<WebEnv>, list: number[]) => Promise.all(list.map((id) => getDevice(c.var.services.db, c.var.auth.scope, id)));
+const devicesOf = (c: Context<WebEnv>, list: number[]) =>
+  Promise.all(list.map((id) => getDevice(c.var.services.db, c.var.auth.scope, id)));
 
 function backTo(form: Form, counts: Record<string, number>): string {
   const url = new URL(safeNext(text(form, "back")) ?? "/devices", "http://x");
@@ -51,14 +53,27 @@ function backTo(form: Form, counts: Record<string, number>): string {
 
 const KEEP = "keep";
 
-function BulkEditPage(props: { c: Context<WebEnv>; devices: DeviceOut[]; back: string; choices: DeviceChoices; problems?: FieldProblems; values?: Record<string, string> }) {
+function BulkEditPage(props: {
+  c: Context<WebEnv>;
+  devices: DeviceOut[];
+  back: string;
+  choices: DeviceChoices;
+  problems?: FieldProblems;
+  values?: Record<string, string>;
+}) {
   const { c, devices, choices, problems: p, values: v = {} } = props;
   const Choice = (s: { name: string; label: string; options: [number, string][]; none: string; noneValue: string }) => (
     <Field id={`b-${s.name}`} name={s.name} label={s.label} problems={p}>
       <select id={`b-${s.name}`} name={s.name}>
         <option value={KEEP}>Leave unchanged</option>
-        <option value={s.noneValue} selected={v[s.name] === s.noneValue}>{s.none}</option>
-        {s.options.map(([id, name]) => <option value={String(id)} selected={v[s.name] === String(id)}>{name}</option>)}
+        <option value={s.noneValue} selected={v[s.name] === s.noneValue}>
+          {s.none}
+        </option>
+        {s.options.map(([id, name]) => (
+          <option value={String(id)} selected={v[s.name] === String(id)}>
+            {name}
+          </option>
+        ))}
       </select>
     </Field>
   );
@@ -67,25 +82,63 @@ function BulkEditPage(props: { c: Context<WebEnv>; devices: DeviceOut[]; back: s
     session: c.var.session,
     children: (
       <section class="card">
-        <p class="muted"><a href={props.back}>Devices</a></p>
+        <p class="muted">
+          <a href={props.back}>Devices</a>
+        </p>
         <h1>{`Edit ${plural(devices.length, "device")}`}</h1>
         <p class="muted">{devices.map((d) => d.device_name).join(", ")}</p>
         <CsrfForm action="/devices/bulk/edit" csrf={c.var.session.csrfToken} class="grid-form entity-form">
-          <OtherProblems problems={p} fields={["device_tags", "device_category_id", "device_cred_id", "device_template_id"]} />
+          <OtherProblems
+            problems={p}
+            fields={["device_tags", "device_category_id", "device_cred_id", "device_template_id"]}
+          />
           <input type="hidden" name="back" value={props.back} />
-          {devices.map((d) => <input type="hidden" name="ids" value={String(d.id)} />)}
+          {devices.map((d) => (
+            <input type="hidden" name="ids" value={String(d.id)} />
+          ))}
           <Field id="b-device_tags" name="device_tags" label="Tags (comma-separated)" problems={p}>
             <select id="b-tags-mode" name="tags_mode" aria-label="What to do with the tags">
               <option value={KEEP}>Leave unchanged</option>
-              <option value="add" selected={v.tags_mode === "add"}>Add these tags</option>
-              <option value="replace" selected={v.tags_mode === "replace"}>Replace the tags with these</option>
+              <option value="add" selected={v.tags_mode === "add"}>
+                Add these tags
+              </option>
+              <option value="replace" selected={v.tags_mode === "replace"}>
+                Replace the tags with these
+              </option>
             </select>
             <input type="text" id="b-device_tags" name="device_tags" value={v.device_tags ?? ""} />
           </Field>
-          {choices.categories && <Choice name="device_category_id" label="Category" options={choices.categories} none="No category" noneValue="" />}
-          {choices.credentials && <Choice name="device_cred_id" label="Credential set" options={choices.credentials} none="Each device's own login" noneValue="0" />}
-          {choices.templates && <Choice name="device_template_id" label="Connection template" options={choices.templates} none="No template" noneValue="" />}
-          <div class="actions"><button type="submit">{`Save ${plural(devices.length, "device")}`}</button><a href={props.back}>Cancel</a></div>
+          {choices.categories && (
+            <Choice
+              name="device_category_id"
+              label="Category"
+              options={choices.categories}
+              none="No category"
+              noneValue=""
+            />
+          )}
+          {choices.credentials && (
+            <Choice
+              name="device_cred_id"
+              label="Credential set"
+              options={choices.credentials}
+              none="Each device's own login"
+              noneValue="0"
+            />
+          )}
+          {choices.templates && (
+            <Choice
+              name="device_template_id"
+              label="Connection template"
+              options={choices.templates}
+              none="No template"
+              noneValue=""
+            />
+          )}
+          <div class="actions">
+            <button type="submit">{`Save ${plural(devices.length, "device")}`}</button>
+            <a href={props.back}>Cancel</a>
+          </div>
         </CsrfForm>
       </section>
     ),
@@ -126,8 +179,13 @@ export function registerBulkDeviceActions(web: Hono<WebEnv>): void {
               <p>Their tag links and stored configurations are deleted too. This cannot be undone.</p>
               <CsrfForm action="/devices/bulk/delete" csrf={c.var.session.csrfToken}>
                 <input type="hidden" name="back" value={back} />
-                {devices.map((d) => <input type="hidden" name="ids" value={String(d.id)} />)}
-                <div class="actions"><button type="submit" class="danger">{`Delete ${plural(devices.length, "device")}`}</button><a href={back}>Cancel</a></div>
+                {devices.map((d) => (
+                  <input type="hidden" name="ids" value={String(d.id)} />
+                ))}
+                <div class="actions">
+                  <button type="submit" class="danger">{`Delete ${plural(devices.length, "device")}`}</button>
+                  <a href={back}>Cancel</a>
+                </div>
               </CsrfForm>
             </section>
           ),
@@ -135,7 +193,8 @@ export function registerBulkDeviceActions(web: Hono<WebEnv>): void {
       }
       case "download":
       case "test": {
-        if (action === "download" && !c.var.auth.abilities.has("configs.read")) throw new ApiError(403, "Download now needs the configs.read ability");
+        if (action === "download" && !c.var.auth.abilities.has("configs.read"))
+          throw new ApiError(403, "Download now needs the configs.read ability");
         const devices = await devicesOf(c, list);
         let queued = 0;
         for (const d of devices) {
@@ -145,7 +204,10 @@ export function registerBulkDeviceActions(web: Hono<WebEnv>): void {
           queued++;
         }
         if (queued) c.var.services.jobsQueued();
-        return c.redirect(backTo(form, { [action === "download" ? "downloads" : "tests"]: queued, skipped: devices.length - queued }), 303);
+        return c.redirect(
+          backTo(form, { [action === "download" ? "downloads" : "tests"]: queued, skipped: devices.length - queued }),
+          303,
+        );
       }
       case "host_key": {
         await devicesOf(c, list);
@@ -153,7 +215,9 @@ export function registerBulkDeviceActions(web: Hono<WebEnv>): void {
         return c.redirect(backTo(form, { host_keys: list.length }), 303);
       }
       default:
-        throw ApiError.validation({ action: ["action must be one of: edit, download, test, host_key, enable, disable, delete"] });
+        throw ApiError.validation({
+          action: ["action must be one of: edit, download, test, host_key, enable, disable, delete"],
+        });
     }
   });
 
@@ -170,23 +234,39 @@ export function registerBulkDeviceActions(web: Hono<WebEnv>): void {
     const list = selected(form);
     const devices = await devicesOf(c, list);
     const choices = await deviceChoices(c);
-    const values = Object.fromEntries(["tags_mode", "device_tags", "device_category_id", "device_cred_id", "device_template_id"].map((k) => [k, text(form, k) ?? KEEP]));
-    const tags = (values.device_tags === KEEP ? "" : values.device_tags!).split(",").map((s) => s.trim()).filter(Boolean);
+    const values = Object.fromEntries(
+      ["tags_mode", "device_tags", "device_category_id", "device_cred_id", "device_template_id"].map((k) => [
+        k,
+        text(form, k) ?? KEEP,
+      ]),
+    );
+    const tags = (values.device_tags === KEEP ? "" : values.device_tags!)
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     const ref = (name: string, none: number | null) => {
       const v = values[name];
       if (v === KEEP || v === undefined) return undefined;
       return v === "" || v === "0" ? none : /^\d+$/.test(v) ? Number(v) : v;
     };
     const change: Record<string, unknown> = {};
-    if (choices.categories && ref("device_category_id", null) !== undefined) change.device_category_id = ref("device_category_id", null);
+    if (choices.categories && ref("device_category_id", null) !== undefined)
+      change.device_category_id = ref("device_category_id", null);
     if (choices.credentials && ref("device_cred_id", 0) !== undefined) change.device_cred_id = ref("device_cred_id", 0);
-    if (choices.templates && ref("device_template_id", null) !== undefined) change.device_template_id = ref("device_template_id", null);
+    if (choices.templates && ref("device_template_id", null) !== undefined)
+      change.device_template_id = ref("device_template_id", null);
     const items = devices.map((d) => ({
-      id: d.id, ...change,
-      ...(values.tags_mode === "replace" ? { device_tags: tags } : values.tags_mode === "add" ? { device_tags: [...d.device_tags, ...tags] } : {}),
+      id: d.id,
+      ...change,
+      ...(values.tags_mode === "replace"
+        ? { device_tags: tags }
+        : values.tags_mode === "add"
+          ? { device_tags: [...d.device_tags, ...tags] }
+          : {}),
     }));
     try {
-      if (!Object.keys(items[0]!).some((k) => k !== "id")) throw ApiError.validation({ body: ["Choose at least one change: every field says Leave unchanged"] });
+      if (!Object.keys(items[0]!).some((k) => k !== "id"))
+        throw ApiError.validation({ body: ["Choose at least one change: every field says Leave unchanged"] });
       await updateDevices(writeContextOf(c), parsedBy(BulkUpdate, { devices: items }).devices, false, true);
       return c.redirect(backTo(form, { edited: items.length }), 303);
     } catch (err) {

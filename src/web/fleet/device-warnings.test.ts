@@ -17,7 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const create = (body: Record<string, unknown>) => t.call("/api/v1/devices", { method: "POST", token, body: { device_ip: "192.0.2.80", ...body } });
+const create = (body: Record<string, unknown>) =>
+  t.call("/api/v1/devices", { method: "POST", token, body: { device_ip: "192.0.2.80", ...body } });
 
 describe("a vendor with several templates and none chosen", () => {
   it("is created with a warning naming the templates and detection, and its page says the same", async () => {
@@ -25,7 +26,11 @@ describe("a vendor with several templates and none chosen", () => {
     expect(cisco.status).toBe(201);
     const id = cisco.body.data.id;
     expect(cisco.body.data.device_template_id).toBeNull();
-    expect(cisco.body.warnings).toEqual([expect.stringMatching(/^The device has no connection template, so its backups fail: Cisco has several \(.*cisco-ios.*\); choose one with device_template_id, or POST \/api\/v1\/devices\/\d+\/detect/)]);
+    expect(cisco.body.warnings).toEqual([
+      expect.stringMatching(
+        /^The device has no connection template, so its backups fail: Cisco has several \(.*cisco-ios.*\); choose one with device_template_id, or POST \/api\/v1\/devices\/\d+\/detect/,
+      ),
+    ]);
     const page = await (await admin.get(`/devices/${id}`)).text();
     expect(page).toContain('id="template-warning"');
     expect(page).toContain(`POST /api/v1/devices/${id}/detect`);
@@ -44,9 +49,16 @@ describe("a device whose host key changed", () => {
     await t.db.update(devices).set({ status: "up" }).where(eq(devices.id, id));
     const now = new Date();
     await t.db.insert(jobs).values({
-      type: "download", deviceId: id, state: "finished", outcome: "host_key_changed", trigger: "schedule",
+      type: "download",
+      deviceId: id,
+      state: "finished",
+      outcome: "host_key_changed",
+      trigger: "schedule",
       message: `the device's SSH host key changed: POST /api/v1/devices/${id}/host-key/reset`,
-      runAfter: now, createdAt: now, startedAt: now, finishedAt: now,
+      runAfter: now,
+      createdAt: now,
+      startedAt: now,
+      finishedAt: now,
     });
     const page = await (await admin.get(`/devices/${id}`)).text();
     expect(page).toContain("host key changed</span>");

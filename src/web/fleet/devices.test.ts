@@ -10,16 +10,26 @@ let admin: WebClient;
 let ids: Record<string, number>;
 const SECRET = "never-show-this-9f3c";
 
-const namesIn = (html: string) => [...html.matchAll(/<td><a href="\/devices\/\d+">([^<]+)<\/a><\/td>/g)].map((m) => m[1]);
+const namesIn = (html: string) =>
+  [...html.matchAll(/<td><a href="\/devices\/\d+">([^<]+)<\/a><\/td>/g)].map((m) => m[1]);
 
 beforeAll(async () => {
   t = await createWebTestContext();
   const token = await t.token();
   ids = {};
   for (const [name, ip, vendor, tags] of [
-    ["core-ams-1", "192.0.2.1", "Cisco", ["core"]], ["edge-ams-2", "192.0.2.2", "Juniper", ["edge"]], ["edge-fra-3", "192.0.2.3", "Cisco", ["edge"]],
+    ["core-ams-1", "192.0.2.1", "Cisco", ["core"]],
+    ["edge-ams-2", "192.0.2.2", "Juniper", ["edge"]],
+    ["edge-fra-3", "192.0.2.3", "Cisco", ["edge"]],
   ] as const) {
-    ids[name] = await createDevice(t, token, { device_name: name, device_ip: ip, device_vendor: vendor, device_tags: tags, device_username: "backup", device_password: SECRET });
+    ids[name] = await createDevice(t, token, {
+      device_name: name,
+      device_ip: ip,
+      device_vendor: vendor,
+      device_tags: tags,
+      device_username: "backup",
+      device_password: SECRET,
+    });
   }
   await t.db.update(devices).set({ status: "unreachable" }).where(eq(devices.id, ids["edge-fra-3"]!));
   await t.user({ username: "boss" });
@@ -38,8 +48,14 @@ describe("the devices list", () => {
   it("searches, filters and sorts with the API's query parameters", async () => {
     expect(namesIn(await (await admin.get("/devices")).text())).toEqual(["core-ams-1", "edge-ams-2", "edge-fra-3"]);
     expect(namesIn(await (await admin.get("/devices?search=ams")).text())).toEqual(["core-ams-1", "edge-ams-2"]);
-    expect(namesIn(await (await admin.get("/devices?filter[device_tags]=edge&sort=-device_name")).text())).toEqual(["edge-fra-3", "edge-ams-2"]);
-    expect(namesIn(await (await admin.get("/devices?filter[device_vendor]=cisco")).text())).toEqual(["core-ams-1", "edge-fra-3"]);
+    expect(namesIn(await (await admin.get("/devices?filter[device_tags]=edge&sort=-device_name")).text())).toEqual([
+      "edge-fra-3",
+      "edge-ams-2",
+    ]);
+    expect(namesIn(await (await admin.get("/devices?filter[device_vendor]=cisco")).text())).toEqual([
+      "core-ams-1",
+      "edge-fra-3",
+    ]);
     expect(namesIn(await (await admin.get("/devices?filter[status]=unreachable")).text())).toEqual(["edge-fra-3"]);
     const paged = await (await admin.get("/devices?per_page=2&page=2")).text();
     expect(namesIn(paged)).toEqual(["edge-fra-3"]);
@@ -82,17 +98,27 @@ describe("the devices list", () => {
 });
 
 describe("bulk enable and disable", () => {
-  const enabledOf = async (id: number) => (await t.db.select({ enabled: devices.enabled }).from(devices).where(eq(devices.id, id)))[0]!.enabled;
+  const enabledOf = async (id: number) =>
+    (await t.db.select({ enabled: devices.enabled }).from(devices).where(eq(devices.id, id)))[0]!.enabled;
 
   it("disables the selected devices for a user with devices.write, and goes back to the list", async () => {
     const csrf = csrfIn(await (await admin.get("/devices?filter[device_tags]=edge")).text())!;
-    const res = await admin.postForm("/devices/bulk", { _csrf: csrf, action: "disable", ids: [String(ids["edge-ams-2"]), String(ids["edge-fra-3"])], back: "/devices?filter%5Bdevice_tags%5D=edge" });
+    const res = await admin.postForm("/devices/bulk", {
+      _csrf: csrf,
+      action: "disable",
+      ids: [String(ids["edge-ams-2"]), String(ids["edge-fra-3"])],
+      back: "/devices?filter%5Bdevice_tags%5D=edge",
+    });
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/devices?filter%5Bdevice_tags%5D=edge&disabled=2");
     expect(await enabledOf(ids["edge-ams-2"]!)).toBe(false);
     expect(await enabledOf(ids["edge-fra-3"]!)).toBe(false);
     expect(await (await admin.get(res.headers.get("location")!)).text()).toContain("Disabled 2 devices");
-    await admin.postForm("/devices/bulk", { _csrf: csrf, action: "enable", ids: [String(ids["edge-ams-2"]), String(ids["edge-fra-3"])] });
+    await admin.postForm("/devices/bulk", {
+      _csrf: csrf,
+      action: "enable",
+      ids: [String(ids["edge-ams-2"]), String(ids["edge-fra-3"])],
+    });
     expect(await enabledOf(ids["edge-ams-2"]!)).toBe(true);
   });
 
@@ -104,14 +130,18 @@ describe("bulk enable and disable", () => {
     await viewer.login("watcher");
     const page = await (await viewer.get("/devices")).text();
     expect(page).not.toContain("Disable selected");
-    expect((await viewer.postForm("/devices/bulk", { _csrf: csrfIn(page)!, action: "disable", ids: [id] })).status).toBe(403);
+    expect(
+      (await viewer.postForm("/devices/bulk", { _csrf: csrfIn(page)!, action: "disable", ids: [id] })).status,
+    ).toBe(403);
     await t.role({ name: "edge-writers", permissions: ["devices.read", "devices.write"], tags: ["edge"] });
     await t.user({ username: "edgewriter", role: "edge-writers" });
     const scoped = t.client();
     await scoped.login("edgewriter");
     const scopedCsrf = csrfIn(await (await scoped.get("/devices")).text())!;
     // As the API's bulk route: the item outside the scope is named by its index, as if it did not exist.
-    expect((await scoped.postForm("/devices/bulk", { _csrf: scopedCsrf, action: "disable", ids: [id] })).status).toBe(422);
+    expect((await scoped.postForm("/devices/bulk", { _csrf: scopedCsrf, action: "disable", ids: [id] })).status).toBe(
+      422,
+    );
     expect(await enabledOf(ids["core-ams-1"]!)).toBe(true);
   });
 });
@@ -120,11 +150,23 @@ describe("the device page", () => {
   it("shows the details, how it logs in without any secret, the backups per command, and the last failure with what to do", async () => {
     const id = ids["core-ams-1"]!;
     const first = await storeVersion(t, { deviceId: id, text: "hostname core-ams-1\n", at: day(1) });
-    const second = await storeVersion(t, { deviceId: id, text: "hostname core-ams-1\nntp server 192.0.2.123\n", at: day(2) });
+    const second = await storeVersion(t, {
+      deviceId: id,
+      text: "hostname core-ams-1\nntp server 192.0.2.123\n",
+      at: day(2),
+    });
     await storeVersion(t, { deviceId: id, text: "Version 17.3\n", at: day(2), command: "show version" });
     await t.db.insert(jobs).values({
-      type: "download", deviceId: id, state: "finished", outcome: "auth_failed", message: "Permission denied (password)", trigger: "schedule",
-      runAfter: day(3), createdAt: day(3), startedAt: day(3), finishedAt: day(3),
+      type: "download",
+      deviceId: id,
+      state: "finished",
+      outcome: "auth_failed",
+      message: "Permission denied (password)",
+      trigger: "schedule",
+      runAfter: day(3),
+      createdAt: day(3),
+      startedAt: day(3),
+      finishedAt: day(3),
     });
     const html = await (await admin.get(`/devices/${id}`)).text();
     expect(html).not.toContain(SECRET);
@@ -155,9 +197,19 @@ describe("the device page", () => {
     expect(res.headers.get("location")).toBe(`/devices/${id}?job=${job!.id}`);
     const page = await (await admin.get(res.headers.get("location")!)).text();
     expect(page).toContain(`data-poll="/jobs/${job!.id}/status"`);
-    expect(await (await admin.get(`/jobs/${job!.id}/status`)).json()).toMatchObject({ id: job!.id, state: "queued", outcome: null });
-    await t.db.update(jobs).set({ state: "finished", outcome: "success", finishedAt: day(4) }).where(eq(jobs.id, job!.id));
-    expect(await (await admin.get(`/jobs/${job!.id}/status`)).json()).toMatchObject({ state: "finished", outcome: "success" });
+    expect(await (await admin.get(`/jobs/${job!.id}/status`)).json()).toMatchObject({
+      id: job!.id,
+      state: "queued",
+      outcome: null,
+    });
+    await t.db
+      .update(jobs)
+      .set({ state: "finished", outcome: "success", finishedAt: day(4) })
+      .where(eq(jobs.id, job!.id));
+    expect(await (await admin.get(`/jobs/${job!.id}/status`)).json()).toMatchObject({
+      state: "finished",
+      outcome: "success",
+    });
     const done = await (await admin.get(res.headers.get("location")!)).text();
     expect(done).toContain(`Download ${job!.id} finished: success`);
     expect(done).not.toContain("data-poll=");

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { diffTexts } from "../../modules/configs/config-diff.ts";
 import { diffRows, wordDiff, type Row } from "./diff-rows.ts";
 
-const marked = (segments: { text: string; changed: boolean }[]) => segments.map((s) => (s.changed ? `[${s.text}]` : s.text)).join("");
+const marked = (segments: { text: string; changed: boolean }[]) =>
+  segments.map((s) => (s.changed ? `[${s.text}]` : s.text)).join("");
 
 describe("wordDiff", () => {
   it("marks only the words that differ inside a changed line", () => {
@@ -29,6 +30,10 @@ describe("diffRows", () => {
   });
 
   it("folds the unchanged stretches before, between and after the hunks, numbering both sides", () => {
-    expect(folds.map((f) => [f.oldFrom, f.oldTo, f.newFrom, f.newTo])).toEqual([[1, 2, 1, 2], [8, 18, 8, 18], [24, 30, 23, 29]]);
+    expect(folds.map((f) => [f.oldFrom, f.oldTo, f.newFrom, f.newTo])).toEqual([
+      [1, 2, 1, 2],
+      [8, 18, 8, 18],
+      [24, 30, 23, 29],
+    ]);
   });
 });

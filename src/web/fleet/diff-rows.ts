@@ -29,7 +29,8 @@ function merge(parts: Segment[]): Segment[] {
 
 /** Which tokens of each line the other lacks. */
 export function wordDiff(oldText: string, newText: string): { old: Segment[]; new: Segment[] } {
-  const a = tokens(oldText), b = tokens(newText);
+  const a = tokens(oldText),
+    b = tokens(newText);
   const match = matchLines(a, b);
   const kept = new Set<number>();
   match.forEach((j) => j >= 0 && kept.add(j));
@@ -45,10 +46,15 @@ const whole = (text: string, changed: boolean): Segment[] => [{ text, changed }]
 function changeRows(removed: DiffLine[], added: DiffLine[]): Row[] {
   const rows: Row[] = [];
   for (let i = 0; i < Math.max(removed.length, added.length); i++) {
-    const r = removed[i], a = added[i];
+    const r = removed[i],
+      a = added[i];
     if (r && a) {
       const words = wordDiff(r.text, a.text);
-      rows.push({ kind: "change", old: { line: r.old_line!, segments: words.old }, new: { line: a.new_line!, segments: words.new } });
+      rows.push({
+        kind: "change",
+        old: { line: r.old_line!, segments: words.old },
+        new: { line: a.new_line!, segments: words.new },
+      });
     } else if (r) rows.push({ kind: "change", old: { line: r.old_line!, segments: whole(r.text, true) }, new: null });
     else rows.push({ kind: "change", old: null, new: { line: a!.new_line!, segments: whole(a!.text, true) } });
   }
@@ -61,9 +67,11 @@ function changeRows(removed: DiffLine[], added: DiffLine[]): Row[] {
  */
 export function diffRows(hunks: readonly DiffHunk[], oldLines: number, newLines: number): Row[] {
   const rows: Row[] = [];
-  let oldNext = 1, newNext = 1;
+  let oldNext = 1,
+    newNext = 1;
   const fold = (oldTo: number, newTo: number) => {
-    if (oldTo >= oldNext || newTo >= newNext) rows.push({ kind: "fold", oldFrom: oldNext, oldTo, newFrom: newNext, newTo });
+    if (oldTo >= oldNext || newTo >= newNext)
+      rows.push({ kind: "fold", oldFrom: oldNext, oldTo, newFrom: newNext, newTo });
   };
   for (const hunk of hunks) {
     // Numbers come from the lines (excluded lines leave gaps); a side with no line in the hunk has it after its
@@ -71,7 +79,8 @@ export function diffRows(hunks: readonly DiffHunk[], oldLines: number, newLines:
     const oldShown = hunk.lines.flatMap((l) => (l.old_line === null ? [] : [l.old_line]));
     const newShown = hunk.lines.flatMap((l) => (l.new_line === null ? [] : [l.new_line]));
     fold((oldShown[0] ?? hunk.old_start + 1) - 1, (newShown[0] ?? hunk.new_start + 1) - 1);
-    let removed: DiffLine[] = [], added: DiffLine[] = [];
+    let removed: DiffLine[] = [],
+      added: DiffLine[] = [];
     const flush = () => {
       for (const row of changeRows(removed, added)) rows.push(row);
       removed = [];
@@ -84,7 +93,11 @@ export function diffRows(hunks: readonly DiffHunk[], oldLines: number, newLines:
       } else if (line.kind === "added") added.push(line);
       else {
         flush();
-        rows.push({ kind: "context", old: { line: line.old_line!, segments: whole(line.old_text ?? line.text, false) }, new: { line: line.new_line!, segments: whole(line.text, false) } });
+        rows.push({
+          kind: "context",
+          old: { line: line.old_line!, segments: whole(line.old_text ?? line.text, false) },
+          new: { line: line.new_line!, segments: whole(line.text, false) },
+        });
       }
     }
     flush();

@@ -35,7 +35,8 @@ function markers(req: SearchRequest): Marker[] {
     return (line) => {
       const hay = req.caseSensitive ? line : line.toLowerCase();
       const spans: [number, number][] = [];
-      for (let at = hay.indexOf(needle); at >= 0; at = hay.indexOf(needle, at + needle.length)) spans.push([at, at + needle.length]);
+      for (let at = hay.indexOf(needle); at >= 0; at = hay.indexOf(needle, at + needle.length))
+        spans.push([at, at + needle.length]);
       return spans;
     };
   });
@@ -77,7 +78,9 @@ export function registerSearchPage(web: Hono<WebEnv>): void {
     }
     const marks = req ? markers(req) : [];
     const Check = (p: { name: string; label: string; checked: boolean; value?: string }) => (
-      <label class="check"><input type="checkbox" name={p.name} value={p.value ?? "true"} checked={p.checked} /> {p.label}</label>
+      <label class="check">
+        <input type="checkbox" name={p.name} value={p.value ?? "true"} checked={p.checked} /> {p.label}
+      </label>
     );
     return renderPage(c, 200, {
       title: "Search configurations",
@@ -99,14 +102,22 @@ export function registerSearchPage(web: Hono<WebEnv>): void {
             <div class="field">
               <label for="search-match">Terms</label>
               <select id="search-match" name="match">
-                <option value="all" selected={one("match") !== "any"}>All must match</option>
-                <option value="any" selected={one("match") === "any"}>Any may match</option>
+                <option value="all" selected={one("match") !== "any"}>
+                  All must match
+                </option>
+                <option value="any" selected={one("match") === "any"}>
+                  Any may match
+                </option>
               </select>
             </div>
             <div class="field">
               <label for="search-context">Context lines</label>
               <select id="search-context" name="context">
-                {CONTEXT_CHOICES.map((n) => <option value={n} selected={(one("context") || "2") === n}>{n}</option>)}
+                {CONTEXT_CHOICES.map((n) => (
+                  <option value={n} selected={(one("context") || "2") === n}>
+                    {n}
+                  </option>
+                ))}
               </select>
             </div>
             <div class="field">
@@ -115,7 +126,13 @@ export function registerSearchPage(web: Hono<WebEnv>): void {
             </div>
             <div class="field">
               <label for="search-command">Command</label>
-              <input type="search" id="search-command" name="filter[command]" value={one("filter[command]")} placeholder="show running-config" />
+              <input
+                type="search"
+                id="search-command"
+                name="filter[command]"
+                value={one("filter[command]")}
+                placeholder="show running-config"
+              />
             </div>
             <fieldset class="field checks">
               <legend class="visually-hidden">Options</legend>
@@ -123,27 +140,57 @@ export function registerSearchPage(web: Hono<WebEnv>): void {
               <Check name="case_sensitive" label="Match case" checked={one("case_sensitive") === "true"} />
               <Check name="latest_only" value="false" label="All versions" checked={one("latest_only") === "false"} />
             </fieldset>
-            <div class="field"><button type="submit">Search</button></div>
+            <div class="field">
+              <button type="submit">Search</button>
+            </div>
           </form>
           {results && req && (
             <>
-              <Pager c={c} meta={{
-                current_page: req.page, last_page: Math.max(1, Math.ceil(results.total / req.perPage)), total: results.total, more: !results.complete,
-                from: results.hits.length ? (req.page - 1) * req.perPage + 1 : null, to: results.hits.length ? (req.page - 1) * req.perPage + results.hits.length : null,
-              }} noun="configurations" />
+              <Pager
+                c={c}
+                meta={{
+                  current_page: req.page,
+                  last_page: Math.max(1, Math.ceil(results.total / req.perPage)),
+                  total: results.total,
+                  more: !results.complete,
+                  from: results.hits.length ? (req.page - 1) * req.perPage + 1 : null,
+                  to: results.hits.length ? (req.page - 1) * req.perPage + results.hits.length : null,
+                }}
+                noun="configurations"
+              />
               {results.hits.map((hit) => (
                 <article class="search-hit">
                   <h2>
-                    <a href={`/devices/${hit.device_id}`}>{hit.device_name}</a> · <code>{hit.command}</code> · <a href={`/configs/${hit.config_id}`}>{`v${hit.version}`}</a>
+                    <a href={`/devices/${hit.device_id}`}>{hit.device_name}</a> · <code>{hit.command}</code> ·{" "}
+                    <a href={`/configs/${hit.config_id}`}>{`v${hit.version}`}</a>
                     {hit.latest && <span class="badge ok">latest</span>}
                   </h2>
-                  <p class="muted">{`${hit.match_count} matching line${hit.match_count === 1 ? "" : "s"}, last seen `}<Time at={new Date(hit.last_seen_at)} none="" /></p>
+                  <p class="muted">
+                    {`${hit.match_count} matching line${hit.match_count === 1 ? "" : "s"}, last seen `}
+                    <Time at={new Date(hit.last_seen_at)} none="" />
+                  </p>
                   <pre class="matches">
                     {hit.matches.map((m) => (
                       <>
-                        {m.before.map((l) => <span class="ctx-line"><span class="n">{l.line_number}</span>{l.line}{"\n"}</span>)}
-                        <a class="hit-line" href={`/configs/${hit.config_id}#L${m.line_number}`}><span class="n">{m.line_number}</span><Marked line={m.line} markers={marks} />{"\n"}</a>
-                        {m.after.map((l) => <span class="ctx-line"><span class="n">{l.line_number}</span>{l.line}{"\n"}</span>)}
+                        {m.before.map((l) => (
+                          <span class="ctx-line">
+                            <span class="n">{l.line_number}</span>
+                            {l.line}
+                            {"\n"}
+                          </span>
+                        ))}
+                        <a class="hit-line" href={`/configs/${hit.config_id}#L${m.line_number}`}>
+                          <span class="n">{m.line_number}</span>
+                          <Marked line={m.line} markers={marks} />
+                          {"\n"}
+                        </a>
+                        {m.after.map((l) => (
+                          <span class="ctx-line">
+                            <span class="n">{l.line_number}</span>
+                            {l.line}
+                            {"\n"}
+                          </span>
+                        ))}
                         <span class="sep">{"\n"}</span>
                       </>
                     ))}

@@ -8,5 +8,9 @@ const linksOf = (c: Context<WebEnv>): Links => ({ base: new URL(c.req.url).origi
 
 /** What the task service needs from a page's request: the user's role as its caller. */
 export const taskCtxOf = (c: Context<WebEnv>): TaskCtx => ({
-  db: c.var.services.db, auth: c.var.auth, services: c.var.services, now: c.var.services.clock.now(), links: linksOf(c),
+  db: c.var.services.db,
+  auth: c.var.auth,
+  services: c.var.services,
+  now: c.var.services.clock.now(),
+  links: linksOf(c),
 });

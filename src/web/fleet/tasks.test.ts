@@ -18,7 +18,16 @@ beforeAll(async () => {
     "core-1": await createDevice(t, token, { device_name: "core-1", device_tags: ["core"] }),
     "edge-1": await createDevice(t, token, { device_name: "edge-1", device_tags: ["edge"] }),
   };
-  const task = await t.call("/api/v1/tasks", { method: "POST", token, body: { task_name: "Backup both", task_type: "download_devices", devices: Object.values(devices), task_cron: "0 3 * * *" } });
+  const task = await t.call("/api/v1/tasks", {
+    method: "POST",
+    token,
+    body: {
+      task_name: "Backup both",
+      task_type: "download_devices",
+      devices: Object.values(devices),
+      task_cron: "0 3 * * *",
+    },
+  });
   expect(task.status).toBe(201);
   taskId = task.body.data.id;
   await t.user({ username: "boss" });
@@ -46,12 +55,20 @@ describe("the tasks pages", () => {
       const job = await claimNextJob(t.db, "test-collector", t.clock.now(), 60_000);
       if (!job) break;
       const failed = job.deviceId === devices["edge-1"];
-      await completeJob(t.db, { ...job, maxAttempts: 1 }, "test-collector", failed ? { outcome: "unreachable", message: "connect ECONNREFUSED 192.0.2.10:22" } : { outcome: "success" }, t.clock.now());
+      await completeJob(
+        t.db,
+        { ...job, maxAttempts: 1 },
+        "test-collector",
+        failed ? { outcome: "unreachable", message: "connect ECONNREFUSED 192.0.2.10:22" } : { outcome: "success" },
+        t.clock.now(),
+      );
     }
     const html = await (await admin.get(res.headers.get("location")!)).text();
     const devicesPart = html.slice(html.indexOf('id="run-devices"'));
     expect(devicesPart).toContain("1 succeeded, 0 unchanged, 1 failed, 0 skipped");
-    expect(devicesPart).toMatch(/edge-1<\/a><\/td><td><span class="badge item-failed">failed<\/span><\/td><td>unreachable<\/td><td>connect ECONNREFUSED 192.0.2.10:22<\/td>/);
+    expect(devicesPart).toMatch(
+      /edge-1<\/a><\/td><td><span class="badge item-failed">failed<\/span><\/td><td>unreachable<\/td><td>connect ECONNREFUSED 192.0.2.10:22<\/td>/,
+    );
   });
 
   it("shows a scoped user only their devices of a run, and refuses run now without tasks.write", async () => {

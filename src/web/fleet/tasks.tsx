@@ -31,21 +31,31 @@ function RunNow(props: { c: Context<WebEnv>; taskId: number; paused?: boolean; e
   return (
     <>
       <CsrfForm action={`/tasks/${props.taskId}/run`} csrf={csrf} class="inline">
-        <button type="submit" class="secondary">Run now</button>
+        <button type="submit" class="secondary">
+          Run now
+        </button>
       </CsrfForm>{" "}
       {props.paused !== undefined && (
         <CsrfForm action={`/tasks/${props.taskId}/${props.paused ? "resume" : "pause"}`} csrf={csrf} class="inline">
-          <button type="submit" class="secondary">{props.paused ? "Resume" : "Pause"}</button>
+          <button type="submit" class="secondary">
+            {props.paused ? "Resume" : "Pause"}
+          </button>
         </CsrfForm>
       )}{" "}
-      {props.edit && <a class="button secondary" href={`/tasks/${props.taskId}/edit`}>Edit</a>}
+      {props.edit && (
+        <a class="button secondary" href={`/tasks/${props.taskId}/edit`}>
+          Edit
+        </a>
+      )}
     </>
   );
 }
 
 /** Only these words come back through an address. */
 const DONE: Record<string, string> = {
-  created: "Task created.", saved: "Changes saved.", paused: "Task paused: it does not run on its schedule (Run now still works).",
+  created: "Task created.",
+  saved: "Changes saved.",
+  paused: "Task paused: it does not run on its schedule (Run now still works).",
   resumed: "Task resumed: its schedule starts from now.",
 };
 
@@ -66,7 +76,13 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
     if (clean) return c.redirect(clean, 302);
     const q = pageListQuery(c, taskListSpec);
     const { total, rows } = await listTasks(ctxOf(c), q);
-    const changeable = new Set((await Promise.all(rows.map(async (t) => ((await mayChangeTask(c.var.services.db, c.var.auth, t.id)) ? t.id : 0)))).filter(Boolean));
+    const changeable = new Set(
+      (
+        await Promise.all(
+          rows.map(async (t) => ((await mayChangeTask(c.var.services.db, c.var.auth, t.id)) ? t.id : 0)),
+        )
+      ).filter(Boolean),
+    );
     const { meta } = listEnvelope(c, q, total, rows);
     return renderPage(c, 200, {
       title: "Tasks",
@@ -74,27 +90,74 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
       children: (
         <section class="card">
           <h1>Tasks</h1>
-          {c.var.auth.abilities.has("tasks.write") && <p class="actions"><a class="button" href="/tasks/new">New task</a></p>}
+          {c.var.auth.abilities.has("tasks.write") && (
+            <p class="actions">
+              <a class="button" href="/tasks/new">
+                New task
+              </a>
+            </p>
+          )}
           <form method="get" action="/tasks" class="filters" role="search">
             <div class="field grow">
               <label for="task-search">Search</label>
-              <input type="search" id="task-search" name="search" value={c.req.query("search") ?? ""} placeholder="Name or description" />
+              <input
+                type="search"
+                id="task-search"
+                name="search"
+                value={c.req.query("search") ?? ""}
+                placeholder="Name or description"
+              />
             </div>
-            <div class="field"><button type="submit">Apply</button></div>
+            <div class="field">
+              <button type="submit">Apply</button>
+            </div>
           </form>
           <Pager c={c} meta={meta} noun="tasks" />
           <div class="table-wrap">
             <table class="tasks">
-              <thead><tr><th>Task</th><th>Type</th><th>Schedule</th><th>Next runs</th><th>Last run</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+              <thead>
+                <tr>
+                  <th>Task</th>
+                  <th>Type</th>
+                  <th>Schedule</th>
+                  <th>Next runs</th>
+                  <th>Last run</th>
+                  <th>
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
               <tbody>
                 {rows.map((t) => (
                   <tr>
-                    <td><a href={`/tasks/${t.id}`}>{t.task_name}</a>{t.is_system && <span class="badge">system</span>}</td>
+                    <td>
+                      <a href={`/tasks/${t.id}`}>{t.task_name}</a>
+                      {t.is_system && <span class="badge">system</span>}
+                    </td>
                     <td>{t.task_type}</td>
-                    <td><code>{t.task_cron}</code> <span class="muted">{t.timezone}</span>{t.is_paused && <span class="badge disabled">paused</span>}</td>
-                    <td>{t.next_runs.length ? t.next_runs.map((r) => <div>{at(r)}</div>) : <span class="muted">none</span>}</td>
-                    <td>{t.last_run ? <><RunStatus status={t.last_run.status} /> {at(t.last_run.started_at)}</> : <span class="muted">never</span>}</td>
-                    <td><RunNow c={c} taskId={t.id} paused={t.is_paused} mayChange={changeable.has(t.id)} /></td>
+                    <td>
+                      <code>{t.task_cron}</code> <span class="muted">{t.timezone}</span>
+                      {t.is_paused && <span class="badge disabled">paused</span>}
+                    </td>
+                    <td>
+                      {t.next_runs.length ? (
+                        t.next_runs.map((r) => <div>{at(r)}</div>)
+                      ) : (
+                        <span class="muted">none</span>
+                      )}
+                    </td>
+                    <td>
+                      {t.last_run ? (
+                        <>
+                          <RunStatus status={t.last_run.status} /> {at(t.last_run.started_at)}
+                        </>
+                      ) : (
+                        <span class="muted">never</span>
+                      )}
+                    </td>
+                    <td>
+                      <RunNow c={c} taskId={t.id} paused={t.is_paused} mayChange={changeable.has(t.id)} />
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -110,7 +173,13 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
     if (clean) return c.redirect(clean, 302);
     const ctx = ctxOf(c);
     const task = await showTask(ctx, pathId(c.req.param("id"), "Task"));
-    const runs = await listRuns(ctx.db, ctx.auth.scope, ctx.links, { page: 1, perPage: RUNS_SHOWN, where: undefined, orderBy: [desc(taskRuns.id)], fields: null }, eq(taskRuns.taskId, task.id));
+    const runs = await listRuns(
+      ctx.db,
+      ctx.auth.scope,
+      ctx.links,
+      { page: 1, perPage: RUNS_SHOWN, where: undefined, orderBy: [desc(taskRuns.id)], fields: null },
+      eq(taskRuns.taskId, task.id),
+    );
     const runParam = c.req.query("run");
     const chosen = runParam ? await getRun(ctx.db, ctx.auth.scope, ctx.links, pathId(runParam, "Run")) : runs.rows[0];
     // A run of another task named in the address is not this task's: as unknown.
@@ -123,52 +192,109 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
       children: (
         <>
           <section class="card">
-            <p class="muted"><a href="/tasks">Tasks</a></p>
+            <p class="muted">
+              <a href="/tasks">Tasks</a>
+            </p>
             <h1>{task.task_name}</h1>
-            {DONE[c.req.query("done") ?? ""] && <p class="alert success" role="status">{DONE[c.req.query("done") ?? ""]}</p>}
+            {DONE[c.req.query("done") ?? ""] && (
+              <p class="alert success" role="status">
+                {DONE[c.req.query("done") ?? ""]}
+              </p>
+            )}
             {task.task_desc && <p>{task.task_desc}</p>}
             <dl class="details">
-              <dt>Type</dt><dd>{task.task_type}</dd>
-              <dt>Schedule</dt><dd><code>{task.task_cron}</code> ({task.timezone}){task.is_paused && " — paused"}</dd>
-              <dt>Next runs</dt><dd>{task.next_runs.length ? task.next_runs.map((r) => <div>{at(r)}</div>) : "none"}</dd>
+              <dt>Type</dt>
+              <dd>{task.task_type}</dd>
+              <dt>Schedule</dt>
+              <dd>
+                <code>{task.task_cron}</code> ({task.timezone}){task.is_paused && " — paused"}
+              </dd>
+              <dt>Next runs</dt>
+              <dd>{task.next_runs.length ? task.next_runs.map((r) => <div>{at(r)}</div>) : "none"}</dd>
             </dl>
-            <div class="actions"><RunNow c={c} taskId={task.id} paused={task.is_paused} edit mayChange={await mayChangeTask(ctx.db, ctx.auth, task.id)} /></div>
+            <div class="actions">
+              <RunNow
+                c={c}
+                taskId={task.id}
+                paused={task.is_paused}
+                edit
+                mayChange={await mayChangeTask(ctx.db, ctx.auth, task.id)}
+              />
+            </div>
           </section>
           <section class="card" id="runs">
             <h2>Runs</h2>
             {runs.rows.length ? (
               <div class="table-wrap">
                 <table>
-                  <thead><tr><th>Run</th><th>Status</th><th>Trigger</th><th>Started</th><th>Finished</th><th>Devices</th></tr></thead>
+                  <thead>
+                    <tr>
+                      <th>Run</th>
+                      <th>Status</th>
+                      <th>Trigger</th>
+                      <th>Started</th>
+                      <th>Finished</th>
+                      <th>Devices</th>
+                    </tr>
+                  </thead>
                   <tbody>
                     {runs.rows.map((r) => (
                       <tr aria-current={chosen?.id === r.id ? "true" : undefined}>
-                        <td><a href={`/tasks/${task.id}?run=${r.id}`}>{`#${r.id}`}</a></td>
-                        <td><RunStatus status={r.status} /></td>
+                        <td>
+                          <a href={`/tasks/${task.id}?run=${r.id}`}>{`#${r.id}`}</a>
+                        </td>
+                        <td>
+                          <RunStatus status={r.status} />
+                        </td>
                         <td>{r.trigger}</td>
                         <td>{at(r.started_at)}</td>
                         <td>{at(r.finished_at, "running")}</td>
-                        <td><RunCounts run={r} /></td>
+                        <td>
+                          <RunCounts run={r} />
+                        </td>
                       </tr>
                     ))}
                   </tbody>
                 </table>
               </div>
-            ) : <p class="muted">The task has not run yet.</p>}
+            ) : (
+              <p class="muted">The task has not run yet.</p>
+            )}
           </section>
           {chosen && items && (
             <section class="card" id="run-devices">
-              <h2>{`Run #${chosen.id}: `}<RunStatus status={chosen.status} /></h2>
-              <p><RunCounts run={chosen} /></p>
+              <h2>
+                {`Run #${chosen.id}: `}
+                <RunStatus status={chosen.status} />
+              </h2>
+              <p>
+                <RunCounts run={chosen} />
+              </p>
               <Pager c={c} meta={listEnvelope(c, q, items.total, items.rows).meta} noun="devices" />
               <div class="table-wrap">
                 <table>
-                  <thead><tr><th>Device</th><th>Status</th><th>Outcome</th><th>Why</th><th>Finished</th></tr></thead>
+                  <thead>
+                    <tr>
+                      <th>Device</th>
+                      <th>Status</th>
+                      <th>Outcome</th>
+                      <th>Why</th>
+                      <th>Finished</th>
+                    </tr>
+                  </thead>
                   <tbody>
                     {items.rows.map((i) => (
                       <tr>
-                        <td>{i.device_id ? <a href={`/devices/${i.device_id}`}>{i.device_name}</a> : i.device_name ?? ""}</td>
-                        <td><span class={`badge item-${i.status}`}>{i.status}</span></td>
+                        <td>
+                          {i.device_id ? (
+                            <a href={`/devices/${i.device_id}`}>{i.device_name}</a>
+                          ) : (
+                            (i.device_name ?? "")
+                          )}
+                        </td>
+                        <td>
+                          <span class={`badge item-${i.status}`}>{i.status}</span>
+                        </td>
                         <td>{i.outcome ?? ""}</td>
                         <td>{i.error ?? i.message ?? ""}</td>
                         <td>{at(i.finished_at)}</td>

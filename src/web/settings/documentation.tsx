@@ -3,7 +3,11 @@ import { API_VERSIONS, type ApiVersion } from "../../api/versions.ts";
 import type { BodyDoc, EndpointDoc, FieldDoc } from "../../docs/reference.ts";
 import type { WebEnv } from "../env.ts";
 
-const anchor = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+const anchor = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
 const endpointAnchor = (e: EndpointDoc) => anchor(`${e.method} ${e.path}`);
 const exampleText = (value: unknown) => JSON.stringify(value) ?? "null";
 
@@ -14,16 +18,27 @@ function Fields(props: { title: string; fields: FieldDoc[] }) {
       <h4>{props.title}</h4>
       <table class="fields">
         <thead>
-          <tr><th>Name</th><th>Type</th><th>Required</th><th>Rules</th><th>Example</th></tr>
+          <tr>
+            <th>Name</th>
+            <th>Type</th>
+            <th>Required</th>
+            <th>Rules</th>
+            <th>Example</th>
+          </tr>
         </thead>
         <tbody>
           {props.fields.map((f) => (
             <tr>
-              <td><code>{f.name}</code>{f.description && <div class="muted">{f.description}</div>}</td>
+              <td>
+                <code>{f.name}</code>
+                {f.description && <div class="muted">{f.description}</div>}
+              </td>
               <td>{f.type}</td>
               <td>{f.required ? "required" : "optional"}</td>
               <td>{f.rules.length ? f.rules.join("; ") : <span class="muted">-</span>}</td>
-              <td><code>{exampleText(f.example)}</code></td>
+              <td>
+                <code>{exampleText(f.example)}</code>
+              </td>
             </tr>
           ))}
         </tbody>
@@ -48,7 +63,8 @@ function Body(props: { body: BodyDoc }) {
           return (
             <p>
               Body{suffix}: {content.value.type}
-              {content.value.rules.length ? `; ${content.value.rules.join("; ")}` : ""}. Example: <code>{exampleText(content.value.example)}</code>
+              {content.value.rules.length ? `; ${content.value.rules.join("; ")}` : ""}. Example:{" "}
+              <code>{exampleText(content.value.example)}</code>
             </p>
           );
         }
@@ -68,7 +84,11 @@ function Endpoint(props: { endpoint: EndpointDoc }) {
       <p>{e.summary}</p>
       {e.deprecated && <p class="alert warning">Deprecated: avoid in new integrations.</p>}
       {e.description && <p class="muted">{e.description}</p>}
-      {e.ability && <p>Ability: <code>{e.ability}</code></p>}
+      {e.ability && (
+        <p>
+          Ability: <code>{e.ability}</code>
+        </p>
+      )}
       <Fields title="Path parameters" fields={e.pathParameters} />
       <Fields title="Query parameters" fields={e.queryParameters} />
       <Fields title="Header parameters" fields={e.headerParameters} />
@@ -76,7 +96,9 @@ function Endpoint(props: { endpoint: EndpointDoc }) {
       <h4>Responses</h4>
       <ul class="responses">
         {e.responses.map((r) => (
-          <li><code>{r.status}</code> {r.description}</li>
+          <li>
+            <code>{r.status}</code> {r.description}
+          </li>
         ))}
       </ul>
     </article>
@@ -93,12 +115,19 @@ export function documentationTab(c: Context<WebEnv>) {
     <div>
       <nav class="versions" aria-label="API version">
         {API_VERSIONS.map((v) => (
-          <a href={`/settings/restapi?tab=documentation&version=${v}`} aria-current={v === version ? "page" : undefined}>
+          <a
+            href={`/settings/restapi?tab=documentation&version=${v}`}
+            aria-current={v === version ? "page" : undefined}
+          >
             REST API {v}
           </a>
         ))}
       </nav>
-      {asked !== version && <p class="alert error">There is no API version '{asked}'; showing {version}.</p>}
+      {asked !== version && (
+        <p class="alert error">
+          There is no API version '{asked}'; showing {version}.
+        </p>
+      )}
       <section class="card">
         <h2>{reference.title}</h2>
         <p>
@@ -108,21 +137,32 @@ export function documentationTab(c: Context<WebEnv>) {
         {reference.authSchemes.map((a) => (
           <p>
             Authentication: {a.type === "apiKey" ? "API key" : a.type}
-            {a.parameter && <span> in {a.in ?? "header"} <code>{a.parameter}</code></span>}, on every request (create one on the
-            API Token tab). {a.description}
+            {a.parameter && (
+              <span>
+                {" "}
+                in {a.in ?? "header"} <code>{a.parameter}</code>
+              </span>
+            )}
+            , on every request (create one on the API Token tab). {a.description}
           </p>
         ))}
-        <p class="muted">Requests and responses are JSON with snake_case fields; every endpoint needs the ability shown with it.</p>
+        <p class="muted">
+          Requests and responses are JSON with snake_case fields; every endpoint needs the ability shown with it.
+        </p>
         <ul class="toc">
           {reference.groups.map((g) => (
-            <li><a href={`#group-${anchor(g.name)}`}>{g.name}</a> <span class="muted">({g.endpoints.length})</span></li>
+            <li>
+              <a href={`#group-${anchor(g.name)}`}>{g.name}</a> <span class="muted">({g.endpoints.length})</span>
+            </li>
           ))}
         </ul>
       </section>
       {reference.groups.map((g) => (
         <section class="card" id={`group-${anchor(g.name)}`} data-group={g.name}>
           <h2>{g.name}</h2>
-          {g.endpoints.map((e) => <Endpoint endpoint={e} />)}
+          {g.endpoints.map((e) => (
+            <Endpoint endpoint={e} />
+          ))}
         </section>
       ))}
     </div>

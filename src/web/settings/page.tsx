@@ -19,7 +19,11 @@ function Tabs(props: { current: TabId }) {
   return (
     <nav class="tabs" aria-label="REST API Access sections">
       {TABS.map((t) => (
-        <a href={`/settings/restapi?tab=${t.id}`} aria-current={t.id === props.current ? "page" : undefined} data-tab={t.id}>
+        <a
+          href={`/settings/restapi?tab=${t.id}`}
+          aria-current={t.id === props.current ? "page" : undefined}
+          data-tab={t.id}
+        >
           {t.label}
         </a>
       ))}
@@ -28,10 +32,18 @@ function Tabs(props: { current: TabId }) {
 }
 
 /** Settings -> REST API Access with one tab open; `extras` carries what a form submission left to show. */
-export async function renderRestApiPage(c: Context<WebEnv>, status: ContentfulStatusCode, tab: TabId, extras: { tokens?: TokenFormState } = {}) {
-  const body = tab === "api-token"
-    ? await tokenTab(c, { notice: await revokeNotice(c), ...extras.tokens })
-    : tab === "documentation" ? documentationTab(c) : await aiAgentDocsTab(c);
+export async function renderRestApiPage(
+  c: Context<WebEnv>,
+  status: ContentfulStatusCode,
+  tab: TabId,
+  extras: { tokens?: TokenFormState } = {},
+) {
+  const body =
+    tab === "api-token"
+      ? await tokenTab(c, { notice: await revokeNotice(c), ...extras.tokens })
+      : tab === "documentation"
+        ? documentationTab(c)
+        : await aiAgentDocsTab(c);
   return renderPage(c, status, {
     title: "REST API Access",
     session: c.var.session,
@@ -49,11 +61,16 @@ export function registerRestApiPage(web: Hono<WebEnv>): void {
   web.get("/settings/restapi", async (c) => {
     const tab = c.req.query("tab") ?? "api-token";
     if (!isTab(tab)) {
-      return renderProblem(c, 404, {
-        title: "No such tab",
-        message: `REST API Access has no tab '${tab}'; use one of: ${TABS.map((t) => t.id).join(", ")}.`,
-        next: { href: "/settings/restapi", label: "Open REST API Access" },
-      }, c.var.session);
+      return renderProblem(
+        c,
+        404,
+        {
+          title: "No such tab",
+          message: `REST API Access has no tab '${tab}'; use one of: ${TABS.map((t) => t.id).join(", ")}.`,
+          next: { href: "/settings/restapi", label: "Open REST API Access" },
+        },
+        c.var.session,
+      );
     }
     return renderRestApiPage(c, 200, tab);
   });

@@ -34,10 +34,16 @@ export function AbilityGrid(props: { granted: Set<string>; checked: Set<string>;
   return (
     <table class="ability-grid">
       <thead>
-        <tr><th>Resource</th><th>Read</th><th>Write</th></tr>
+        <tr>
+          <th>Resource</th>
+          <th>Read</th>
+          <th>Write</th>
+        </tr>
       </thead>
       <tbody>
-        {RESOURCES.filter((r) => !props.onlyGranted || props.granted.has(`${r}.read`) || props.granted.has(`${r}.write`)).map((resource) => (
+        {RESOURCES.filter(
+          (r) => !props.onlyGranted || props.granted.has(`${r}.read`) || props.granted.has(`${r}.write`),
+        ).map((resource) => (
           <tr>
             <td>{resource}</td>
             {(["read", "write"] as const).map((verb) => {
@@ -45,9 +51,17 @@ export function AbilityGrid(props: { granted: Set<string>; checked: Set<string>;
               if (props.onlyGranted && !props.granted.has(ability)) return <td></td>;
               return (
                 <td>
-                  <input type="checkbox" name="abilities" value={ability} id={`ability-${ability}`}
-                    checked={props.checked.has(ability)} disabled={!props.granted.has(ability)} />{" "}
-                  <label for={`ability-${ability}`}><code>{ability}</code></label>
+                  <input
+                    type="checkbox"
+                    name="abilities"
+                    value={ability}
+                    id={`ability-${ability}`}
+                    checked={props.checked.has(ability)}
+                    disabled={!props.granted.has(ability)}
+                  />{" "}
+                  <label for={`ability-${ability}`}>
+                    <code>{ability}</code>
+                  </label>
                 </td>
               );
             })}
@@ -67,7 +81,9 @@ export function NewToken(props: { created: NonNullable<TokenFormState["created"]
       </p>
       <div class="secret">
         <code id="new-token-value">{props.created.value}</code>
-        <button type="button" class="secondary" data-copy-from="new-token-value">Copy</button>
+        <button type="button" class="secondary" data-copy-from="new-token-value">
+          Copy
+        </button>
       </div>
       <p class="muted">
         Send it in the <code>apitoken</code> header. Abilities: {props.created.abilities.join(", ")}.
@@ -78,12 +94,18 @@ export function NewToken(props: { created: NonNullable<TokenFormState["created"]
 
 /** "Token 'x' revoked" after the revoke form's redirect, from its query parameter. */
 export async function revokeNotice(c: Context<WebEnv>): Promise<string | undefined> {
-  const [key, text] = c.req.query("revoked") !== undefined
-    ? ["revoked", "revoked: API requests with it are refused from now on."]
-    : c.req.query("already_revoked") !== undefined ? ["already_revoked", "was already revoked."] : [];
+  const [key, text] =
+    c.req.query("revoked") !== undefined
+      ? ["revoked", "revoked: API requests with it are refused from now on."]
+      : c.req.query("already_revoked") !== undefined
+        ? ["already_revoked", "was already revoked."]
+        : [];
   const id = key ? Number(c.req.query(key)) : NaN;
   if (!Number.isSafeInteger(id)) return undefined;
-  const [row] = await c.var.services.db.select({ name: apiTokens.name, revokedAt: apiTokens.revokedAt }).from(apiTokens).where(eq(apiTokens.id, id));
+  const [row] = await c.var.services.db
+    .select({ name: apiTokens.name, revokedAt: apiTokens.revokedAt })
+    .from(apiTokens)
+    .where(eq(apiTokens.id, id));
   // Only a revoked token is said to be: a link naming a live one confirms nothing.
   return row?.revokedAt ? `Token '${row.name}' ${text}` : undefined;
 }
@@ -94,8 +116,15 @@ export async function tokenTab(c: Context<WebEnv>, state: TokenFormState = {}) {
   const now = clock.now();
   const rows = await db
     .select({
-      id: apiTokens.id, name: apiTokens.name, prefix: apiTokens.tokenPrefix, owner: users.username, abilities: apiTokens.abilities,
-      createdAt: apiTokens.createdAt, lastUsedAt: apiTokens.lastUsedAt, expiresAt: apiTokens.expiresAt, revokedAt: apiTokens.revokedAt,
+      id: apiTokens.id,
+      name: apiTokens.name,
+      prefix: apiTokens.tokenPrefix,
+      owner: users.username,
+      abilities: apiTokens.abilities,
+      createdAt: apiTokens.createdAt,
+      lastUsedAt: apiTokens.lastUsedAt,
+      expiresAt: apiTokens.expiresAt,
+      revokedAt: apiTokens.revokedAt,
     })
     .from(apiTokens)
     .innerJoin(users, eq(users.id, apiTokens.userId))
@@ -105,18 +134,34 @@ export async function tokenTab(c: Context<WebEnv>, state: TokenFormState = {}) {
   return (
     <div>
       {state.created && <NewToken created={state.created} />}
-      {state.notice && <p class="alert success" role="status">{state.notice}</p>}
+      {state.notice && (
+        <p class="alert success" role="status">
+          {state.notice}
+        </p>
+      )}
       <section class="card">
         <h2>Create a token</h2>
-        <p class="muted">The token acts as you ({c.var.session.username}) with the abilities ticked below; it can never do more than your role allows.</p>
+        <p class="muted">
+          The token acts as you ({c.var.session.username}) with the abilities ticked below; it can never do more than
+          your role allows.
+        </p>
         {state.errors?.length ? (
           <div class="alert error" role="alert">
-            {state.errors.map((e) => <div>{e}</div>)}
+            {state.errors.map((e) => (
+              <div>{e}</div>
+            ))}
           </div>
         ) : null}
         <CsrfForm action="/settings/restapi/tokens" csrf={csrf}>
           <label for="token-name">Name</label>
-          <input type="text" id="token-name" name="name" maxlength={NAME_MAX} placeholder="e.g. backup script" value={state.name ?? ""} />
+          <input
+            type="text"
+            id="token-name"
+            name="name"
+            maxlength={NAME_MAX}
+            placeholder="e.g. backup script"
+            value={state.name ?? ""}
+          />
           <label>Abilities</label>
           <AbilityGrid granted={granted} checked={new Set(state.checked ?? [])} />
           <div class="actions">
@@ -131,27 +176,58 @@ export async function tokenTab(c: Context<WebEnv>, state: TokenFormState = {}) {
         ) : (
           <table id="token-list">
             <thead>
-              <tr><th>Name</th><th>Owner</th><th>Abilities</th><th>Created</th><th>Last used</th><th>State</th><th></th></tr>
+              <tr>
+                <th>Name</th>
+                <th>Owner</th>
+                <th>Abilities</th>
+                <th>Created</th>
+                <th>Last used</th>
+                <th>State</th>
+                <th></th>
+              </tr>
             </thead>
             <tbody>
               {rows.map((t) => {
                 const state = tokenState(t, now);
                 return (
                   <tr data-token-id={String(t.id)}>
-                    <td>{t.name}<div class="muted mono">{t.prefix}…</div></td>
+                    <td>
+                      {t.name}
+                      <div class="muted mono">{t.prefix}…</div>
+                    </td>
                     <td>{t.owner}</td>
-                    <td><div class="abilities">{t.abilities.map((a) => <code>{a}</code>)}</div></td>
-                    <td><Time at={t.createdAt} none="-" /></td>
-                    <td><Time at={t.lastUsedAt} none="never" /></td>
+                    <td>
+                      <div class="abilities">
+                        {t.abilities.map((a) => (
+                          <code>{a}</code>
+                        ))}
+                      </div>
+                    </td>
+                    <td>
+                      <Time at={t.createdAt} none="-" />
+                    </td>
+                    <td>
+                      <Time at={t.lastUsedAt} none="never" />
+                    </td>
                     <td>
                       <span class={`badge ${state}`}>{state}</span>
-                      {state === "revoked" && <div class="muted"><Time at={t.revokedAt} none="" /></div>}
+                      {state === "revoked" && (
+                        <div class="muted">
+                          <Time at={t.revokedAt} none="" />
+                        </div>
+                      )}
                     </td>
                     <td>
                       {state === "active" && (
-                        <CsrfForm action={`/settings/restapi/tokens/${t.id}/revoke`} csrf={csrf} class="inline"
-                          confirm={`Revoke token '${t.name}'? Requests using it are refused from then on.`}>
-                          <button type="submit" class="danger">Revoke</button>
+                        <CsrfForm
+                          action={`/settings/restapi/tokens/${t.id}/revoke`}
+                          csrf={csrf}
+                          class="inline"
+                          confirm={`Revoke token '${t.name}'? Requests using it are refused from then on.`}
+                        >
+                          <button type="submit" class="danger">
+                            Revoke
+                          </button>
                         </CsrfForm>
                       )}
                     </td>
@@ -182,7 +258,8 @@ export async function checkTokenForm(c: Context<WebEnv>, form: Record<string, un
   return { name, checked, errors, abilities: checked as Ability[] };
 }
 
-const asList = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((x): x is string => typeof x === "string");
+const asList = (v: unknown): string[] =>
+  (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((x): x is string => typeof x === "string");
 
 export function registerTokenRoutes(web: Hono<WebEnv>): void {
   web.post("/settings/restapi/tokens", async (c) => {
@@ -194,8 +271,15 @@ export function registerTokenRoutes(web: Hono<WebEnv>): void {
     const { db, clock } = c.var.services;
     const now = clock.now();
     const session = c.var.session;
-    const token = await issueTokenRecorded(db, webActor(session, c.var.clientIp), { userId: session.userId, name, abilities }, now);
-    return renderRestApiPage(c, 201, "api-token", { tokens: { created: { id: token.id, name, value: token.value, abilities } } });
+    const token = await issueTokenRecorded(
+      db,
+      webActor(session, c.var.clientIp),
+      { userId: session.userId, name, abilities },
+      now,
+    );
+    return renderRestApiPage(c, 201, "api-token", {
+      tokens: { created: { id: token.id, name, value: token.value, abilities } },
+    });
   });
 
   web.post("/settings/restapi/tokens/:id/revoke", async (c) => {
@@ -203,11 +287,16 @@ export function registerTokenRoutes(web: Hono<WebEnv>): void {
     const { db, clock } = c.var.services;
     const [token] = Number.isSafeInteger(id) ? await db.select().from(apiTokens).where(eq(apiTokens.id, id)) : [];
     if (!token) {
-      return renderProblem(c, 404, {
-        title: "No such token",
-        message: `There is no API token with id ${c.req.param("id")}; it may have been deleted with its user.`,
-        next: { href: "/settings/restapi?tab=api-token", label: "Back to API tokens" },
-      }, c.var.session);
+      return renderProblem(
+        c,
+        404,
+        {
+          title: "No such token",
+          message: `There is no API token with id ${c.req.param("id")}; it may have been deleted with its user.`,
+          next: { href: "/settings/restapi?tab=api-token", label: "Back to API tokens" },
+        },
+        c.var.session,
+      );
     }
     const now = clock.now();
     const revoked = await revokeTokenRecorded(db, webActor(c.var.session, c.var.clientIp), id, now);

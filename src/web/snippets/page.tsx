@@ -26,26 +26,48 @@ export function registerSnippetsPage(web: Hono<WebEnv>): void {
               <label for="snippet-search">Search</label>
               <input type="search" id="snippet-search" name="search" value={c.req.query("search") ?? ""} />
             </div>
-            <div class="field"><button type="submit">Apply</button></div>
+            <div class="field">
+              <button type="submit">Apply</button>
+            </div>
           </form>
           <Pager c={c} meta={meta} noun="snippets" />
           {rows.length ? (
             <div class="table-wrap">
               <table>
-                <thead><tr><th>Snippet</th><th>Variables</th><th>Lines</th><th>Changed</th></tr></thead>
+                <thead>
+                  <tr>
+                    <th>Snippet</th>
+                    <th>Variables</th>
+                    <th>Lines</th>
+                    <th>Changed</th>
+                  </tr>
+                </thead>
                 <tbody>
                   {rows.map((s) => (
                     <tr>
-                      <td><strong>{String(s.name)}</strong><div class="muted">{String(s.description)}</div></td>
-                      <td>{(s.variables as string[]).map((v) => <code>{v}</code>)}</td>
-                      <td><pre class="snippet">{String(s.content)}</pre></td>
-                      <td><Time at={new Date(String(s.updated_at))} none="" /></td>
+                      <td>
+                        <strong>{String(s.name)}</strong>
+                        <div class="muted">{String(s.description)}</div>
+                      </td>
+                      <td>
+                        {(s.variables as string[]).map((v) => (
+                          <code>{v}</code>
+                        ))}
+                      </td>
+                      <td>
+                        <pre class="snippet">{String(s.content)}</pre>
+                      </td>
+                      <td>
+                        <Time at={new Date(String(s.updated_at))} none="" />
+                      </td>
                     </tr>
                   ))}
                 </tbody>
               </table>
             </div>
-          ) : <p class="muted">No snippet yet.</p>}
+          ) : (
+            <p class="muted">No snippet yet.</p>
+          )}
         </section>
       ),
     });

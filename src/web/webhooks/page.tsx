@@ -24,23 +24,39 @@ export function registerWebhooksPage(web: Hono<WebEnv>): void {
           {rows.length ? (
             <div class="table-wrap">
               <table>
-                <thead><tr><th>Address</th><th>Events</th><th>State</th><th>Created</th></tr></thead>
+                <thead>
+                  <tr>
+                    <th>Address</th>
+                    <th>Events</th>
+                    <th>State</th>
+                    <th>Created</th>
+                  </tr>
+                </thead>
                 <tbody>
                   {rows.map((w) => (
                     <tr>
-                      <td class="mono">{w.url}<div class="muted">{w.description}</div></td>
+                      <td class="mono">
+                        {w.url}
+                        <div class="muted">{w.description}</div>
+                      </td>
                       <td>{w.event_types?.length ? w.event_types.join(", ") : "every event"}</td>
                       <td>
-                        <span class={`badge ${w.enabled ? "active" : "disabled"}`}>{w.enabled ? "enabled" : "disabled"}</span>
+                        <span class={`badge ${w.enabled ? "active" : "disabled"}`}>
+                          {w.enabled ? "enabled" : "disabled"}
+                        </span>
                         {w.disabled_reason && <div class="muted">{w.disabled_reason}</div>}
                       </td>
-                      <td><Time at={new Date(w.created_at)} none="" /></td>
+                      <td>
+                        <Time at={new Date(w.created_at)} none="" />
+                      </td>
                     </tr>
                   ))}
                 </tbody>
               </table>
             </div>
-          ) : <p class="muted">No webhook subscription yet.</p>}
+          ) : (
+            <p class="muted">No webhook subscription yet.</p>
+          )}
         </section>
       ),
     });

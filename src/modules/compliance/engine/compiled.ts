@@ -38,7 +38,8 @@ export function compiledRule(rule: PolicyRule): CompiledRule {
   let compiled = compiledRules.get(rule);
   if (!compiled) {
     const result = compileRule(rule);
-    if ("errors" in result) throw new Error(`rule ${rule.index + 1} (line ${rule.line}) does not compile: ${result.errors[0]!.message}`);
+    if ("errors" in result)
+      throw new Error(`rule ${rule.index + 1} (line ${rule.line}) does not compile: ${result.errors[0]!.message}`);
     compiled = result.rule;
     compiledRules.set(rule, compiled);
   }

@@ -29,7 +29,8 @@ export class ConfigText {
       this.lineCount = count + (trailing ? 1 : 0);
       this.starts = new Int32Array(this.lineCount + 1);
       let line = 1;
-      for (let at = text.indexOf("\n"); at >= 0 && line <= this.lineCount; at = text.indexOf("\n", at + 1)) this.starts[line++] = at + 1;
+      for (let at = text.indexOf("\n"); at >= 0 && line <= this.lineCount; at = text.indexOf("\n", at + 1))
+        this.starts[line++] = at + 1;
       this.starts[this.lineCount] = text.length + (trailing ? 1 : 0);
       this.literalLines = null;
     }

@@ -24,10 +24,26 @@ export const STATE_AT = 1024;
 export const DELTA_AT = 1056;
 
 const Op = {
-  block: 0x02, loop: 0x03, if: 0x04, end: 0x0b, br: 0x0c, brIf: 0x0d,
-  localGet: 0x20, localSet: 0x21, localTee: 0x22,
-  i32Load: 0x28, i32Load8u: 0x2d, i32Store: 0x36, i32Const: 0x41,
-  i32Eqz: 0x45, i32GeU: 0x4f, i32Ctz: 0x68, i32Add: 0x6a, i32Sub: 0x6b, i32And: 0x71, i32Shl: 0x74,
+  block: 0x02,
+  loop: 0x03,
+  if: 0x04,
+  end: 0x0b,
+  br: 0x0c,
+  brIf: 0x0d,
+  localGet: 0x20,
+  localSet: 0x21,
+  localTee: 0x22,
+  i32Load: 0x28,
+  i32Load8u: 0x2d,
+  i32Store: 0x36,
+  i32Const: 0x41,
+  i32Eqz: 0x45,
+  i32GeU: 0x4f,
+  i32Ctz: 0x68,
+  i32Add: 0x6a,
+  i32Sub: 0x6b,
+  i32And: 0x71,
+  i32Shl: 0x74,
   simd: 0xfd,
 } as const;
 /** SIMD instructions, after the 0xfd prefix. */
@@ -65,15 +81,30 @@ const inc = (l: number, by = 1) => [...get(l), ...i32(by), Op.i32Add, ...set(l)]
 /** row = delta[row + class(byte at address `pos`)]. */
 const step = (pos: number, row: number) => [
   ...get(row),
-  ...get(pos), Op.i32Load8u, 0, 0,
-  ...i32(2), Op.i32Shl, ...load(CLASS_AT),
-  Op.i32Add, ...load(DELTA_AT), ...set(row),
+  ...get(pos),
+  Op.i32Load8u,
+  0,
+  0,
+  ...i32(2),
+  Op.i32Shl,
+  ...load(CLASS_AT),
+  Op.i32Add,
+  ...load(DELTA_AT),
+  ...set(row),
 ];
 /** When a literal ends at `pos` (row >= endsAt): its address and row at `out`, and `out` moves on. */
 const record = (pos: number, row: number, out: number, endsAt: number) => [
-  ...get(row), ...get(endsAt), Op.i32GeU, Op.if, VOID,
-  ...get(out), ...get(pos), ...store(0),
-  ...get(out), ...get(row), ...store(4),
+  ...get(row),
+  ...get(endsAt),
+  Op.i32GeU,
+  Op.if,
+  VOID,
+  ...get(out),
+  ...get(pos),
+  ...store(0),
+  ...get(out),
+  ...get(row),
+  ...store(4),
   ...inc(out, 8),
   Op.end,
 ];
@@ -101,13 +132,24 @@ function scan1Body(): number[] {
   const [pos, to, row, out, endsAt] = [0, 1, 2, 3, 4];
   return [
     0,
-    Op.block, VOID, Op.loop, VOID,
-    ...get(pos), ...get(to), Op.i32GeU, Op.brIf, 1,
+    Op.block,
+    VOID,
+    Op.loop,
+    VOID,
+    ...get(pos),
+    ...get(to),
+    Op.i32GeU,
+    Op.brIf,
+    1,
     ...step(pos, row),
     ...record(pos, row, out, endsAt),
     ...inc(pos),
-    Op.br, 0, Op.end, Op.end,
-    ...get(out), Op.end,
+    Op.br,
+    0,
+    Op.end,
+    Op.end,
+    ...get(out),
+    Op.end,
   ];
 }
 
@@ -120,43 +162,118 @@ function newlinesBody(): number[] {
   const [from, to, out, mask, newline] = [0, 1, 2, 3, 4];
   const simd = (op: number) => [Op.simd, ...uleb(op)];
   return [
-    2, 1, I32, 1, V128,
-    ...i32(10), ...simd(Simd.i8x16Splat), ...set(newline),
-    Op.block, VOID, Op.loop, VOID,
-    ...get(from), ...get(to), Op.i32GeU, Op.brIf, 1,
-    ...get(from), ...simd(Simd.v128Load), 0, 0, ...get(newline), ...simd(Simd.i8x16Eq), ...simd(Simd.i8x16Bitmask), ...set(mask),
-    Op.block, VOID, Op.loop, VOID,
-    ...get(mask), Op.i32Eqz, Op.brIf, 1,
-    ...get(out), ...get(from), ...get(mask), Op.i32Ctz, Op.i32Add, ...store(0),
+    2,
+    1,
+    I32,
+    1,
+    V128,
+    ...i32(10),
+    ...simd(Simd.i8x16Splat),
+    ...set(newline),
+    Op.block,
+    VOID,
+    Op.loop,
+    VOID,
+    ...get(from),
+    ...get(to),
+    Op.i32GeU,
+    Op.brIf,
+    1,
+    ...get(from),
+    ...simd(Simd.v128Load),
+    0,
+    0,
+    ...get(newline),
+    ...simd(Simd.i8x16Eq),
+    ...simd(Simd.i8x16Bitmask),
+    ...set(mask),
+    Op.block,
+    VOID,
+    Op.loop,
+    VOID,
+    ...get(mask),
+    Op.i32Eqz,
+    Op.brIf,
+    1,
+    ...get(out),
+    ...get(from),
+    ...get(mask),
+    Op.i32Ctz,
+    Op.i32Add,
+    ...store(0),
     ...inc(out, 4),
-    ...get(mask), ...get(mask), ...i32(1), Op.i32Sub, Op.i32And, ...set(mask),
-    Op.br, 0, Op.end, Op.end,
+    ...get(mask),
+    ...get(mask),
+    ...i32(1),
+    Op.i32Sub,
+    Op.i32And,
+    ...set(mask),
+    Op.br,
+    0,
+    Op.end,
+    Op.end,
     ...inc(from, 16),
-    Op.br, 0, Op.end, Op.end,
-    ...get(out), Op.end,
+    Op.br,
+    0,
+    Op.end,
+    Op.end,
+    ...get(out),
+    Op.end,
   ];
 }
 
 const section = (id: number, content: number[]) => [id, ...uleb(content.length), ...content];
 const vec = (items: number[][]) => [...uleb(items.length), ...items.flat()];
 const name = (s: string) => [...uleb(s.length), ...[...s].map((c) => c.charCodeAt(0))];
-const funcType = (params: number, results: number) => [0x60, ...uleb(params), ...Array(params).fill(I32), ...uleb(results), ...Array(results).fill(I32)];
+const funcType = (params: number, results: number) => [
+  0x60,
+  ...uleb(params),
+  ...Array(params).fill(I32),
+  ...uleb(results),
+  ...Array(results).fill(I32),
+];
 
 function moduleBytes(): Uint8Array<ArrayBuffer> {
   const bodies = [scan4Body(), scan1Body(), newlinesBody()];
   return Uint8Array.from([
-    0x00, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    1,
+    0,
+    0,
+    0,
     ...section(1, vec([funcType(10, 0), funcType(5, 1), funcType(3, 1)])),
     ...section(3, vec([[0], [1], [2]])),
     ...section(5, vec([[0, 1]])), // one memory, at least one page, no maximum
-    ...section(7, vec([[...name("memory"), 2, 0], [...name("scan4"), 0, 0], [...name("scan1"), 0, 1], [...name("newlines"), 0, 2]])),
+    ...section(
+      7,
+      vec([
+        [...name("memory"), 2, 0],
+        [...name("scan4"), 0, 0],
+        [...name("scan1"), 0, 1],
+        [...name("newlines"), 0, 2],
+      ]),
+    ),
     ...section(10, vec(bodies.map((b) => [...uleb(b.length), ...b]))),
   ]);
 }
 
 export type DfaModule = {
   memory: WebAssembly.Memory;
-  scan4(a: number, b: number, c: number, d: number, steps: number, outA: number, outB: number, outC: number, outD: number, endsAt: number): void;
+  scan4(
+    a: number,
+    b: number,
+    c: number,
+    d: number,
+    steps: number,
+    outA: number,
+    outB: number,
+    outC: number,
+    outD: number,
+    endsAt: number,
+  ): void;
   scan1(from: number, to: number, row: number, out: number, endsAt: number): number;
   newlines(from: number, to: number, out: number): number;
 };

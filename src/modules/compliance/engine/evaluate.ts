@@ -9,7 +9,16 @@ import { remediation, type UnitFailure } from "./remediation.ts";
 import { LiteralScanner } from "./literal-scan.ts";
 import type { LineMatcher } from "./matchers.ts";
 import { hierarchy, type Hierarchy } from "./sections.ts";
-import type { ConfigFamily, EvaluateOptions, Evidence, OffendingSection, ParsedPolicy, PolicyEvaluation, PolicyRule, RuleResult } from "./types.ts";
+import type {
+  ConfigFamily,
+  EvaluateOptions,
+  Evidence,
+  OffendingSection,
+  ParsedPolicy,
+  PolicyEvaluation,
+  PolicyRule,
+  RuleResult,
+} from "./types.ts";
 
 /** Evidence entries kept per rule; the rest are counted in RuleResult.omitted. */
 export const MAX_EVIDENCE = 100;
@@ -54,7 +63,10 @@ export class Evaluation {
  * A compiled rule, its patterns', section path's and unless patterns' slots (the policy's distinct patterns,
  * numbered), and its scope's identity (null: the whole text), the same for rules with the same section and unless patterns.
  */
-type ScopedRule = CompiledRule & { slots: { matchers: number[]; path: number[]; unless: number[] }; scope: string | null };
+type ScopedRule = CompiledRule & {
+  slots: { matchers: number[]; path: number[]; unless: number[] };
+  scope: string | null;
+};
 
 type CompiledPolicy = {
   rules: PolicyRule[];
@@ -73,14 +85,17 @@ function compiledPolicy(policy: ParsedPolicy): CompiledPolicy {
     // One slot per distinct pattern, so rules sharing a pattern share its lines in an evaluation.
     const slotOf = new Map<string, number>();
     const matchers: LineMatcher[] = [];
-    const slots = (ms: LineMatcher[]) => ms.map((m) => slotOf.get(m.key) ?? (slotOf.set(m.key, matchers.length), matchers.push(m) - 1));
+    const slots = (ms: LineMatcher[]) =>
+      ms.map((m) => slotOf.get(m.key) ?? (slotOf.set(m.key, matchers.length), matchers.push(m) - 1));
     const compiled = policy.rules.map(compiledRule).map((r) => ({
       ...r,
       slots: { matchers: slots(r.matchers), path: slots(r.path), unless: slots(r.unless) },
       scope: r.path.length === 0 ? null : JSON.stringify([r.path.map((m) => m.key), r.unless.map((m) => m.key)]),
     }));
     const scanner = new LiteralScanner(matchers.flatMap((m) => (m.literal === null ? [] : [m.literal])));
-    const literalIds = Int32Array.from(matchers, (m) => (m.literal === null ? -1 : (scanner.idOf.get(m.literal) ?? -1)));
+    const literalIds = Int32Array.from(matchers, (m) =>
+      m.literal === null ? -1 : (scanner.idOf.get(m.literal) ?? -1),
+    );
     c = { rules: policy.rules, compiled, scanner, matchers, literalIds };
     compiledPolicies.set(policy, c);
   }
@@ -92,7 +107,11 @@ export function evaluatePolicy(policy: ParsedPolicy, config: string, options: Ev
   const ctx = new Evaluation(new ConfigText(config, compiled.scanner), options.family ?? "indent", compiled);
   const rules = policy.rules.map((rule, k) => evaluateRule(rule, compiled.compiled[k]!, ctx));
   const passed = rules.reduce((n, r) => n + (r.passed ? 1 : 0), 0);
-  return { compliant: passed === rules.length, score: rules.length === 0 ? 100 : Math.floor((passed * 100) / rules.length), rules };
+  return {
+    compliant: passed === rules.length,
+    score: rules.length === 0 ? 100 : Math.floor((passed * 100) / rules.length),
+    rules,
+  };
 }
 
 function evaluateRule(rule: PolicyRule, compiled: ScopedRule, ctx: Evaluation): RuleResult {
@@ -182,7 +201,14 @@ const missing = (pattern: string, section: string | undefined): Evidence =>
 let foundAt = new Int32Array(16);
 
 /** Checks the rule in one unit into `out`. `hits`: each of the rule's patterns' lines. */
-function checkUnit(rule: PolicyRule, compiled: CompiledRule, config: ConfigText, hits: Int32Array[], unit: Unit, out: Outcome): void {
+function checkUnit(
+  rule: PolicyRule,
+  compiled: CompiledRule,
+  config: ConfigText,
+  hits: Int32Array[],
+  unit: Unit,
+  out: Outcome,
+): void {
   const { from, to, header, name } = unit;
 
   switch (compiled.spec.mode) {
@@ -193,7 +219,8 @@ function checkUnit(rule: PolicyRule, compiled: CompiledRule, config: ConfigText,
       for (let k = 0; k < hits.length; k++) if ((foundAt[k] = firstIn(hits[k]!, from, to)) >= 0) present++;
       const passed = compiled.spec.mode === "all" ? present === hits.length : present > 0;
       if (passed) {
-        if (out.collecting) for (let k = 0; k < hits.length; k++) if (foundAt[k]! >= 0) out.add(found(config, foundAt[k]!, name));
+        if (out.collecting)
+          for (let k = 0; k < hits.length; k++) if (foundAt[k]! >= 0) out.add(found(config, foundAt[k]!, name));
         return;
       }
       const absent = rule.patterns.filter((_, k) => foundAt[k]! < 0);
@@ -234,7 +261,11 @@ function checkUnit(rule: PolicyRule, compiled: CompiledRule, config: ConfigText,
       let at = from;
       for (let j = 0; j < hits.length; j++) {
         const h = firstIn(hits[j]!, at, to);
-        if (h < 0) return failed([...lines.map((l) => found(config, l, name)), ...rule.patterns.slice(j).map((p) => missing(p, name))]);
+        if (h < 0)
+          return failed([
+            ...lines.map((l) => found(config, l, name)),
+            ...rule.patterns.slice(j).map((p) => missing(p, name)),
+          ]);
         lines.push(h);
         at = h + 1;
       }

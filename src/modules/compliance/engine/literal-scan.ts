@@ -102,10 +102,11 @@ export class LiteralScanner {
     // Only characters that occur in some literal need a column of their own: a smaller table stays in cache.
     const classOf = new Int32Array(ALPHABET);
     let classes = 1;
-    for (const literal of this.literals) for (let i = 0; i < literal.length; i++) {
-      const c = literal.charCodeAt(i);
-      if (classOf[c] === 0) classOf[c] = classes++;
-    }
+    for (const literal of this.literals)
+      for (let i = 0; i < literal.length; i++) {
+        const c = literal.charCodeAt(i);
+        if (classOf[c] === 0) classOf[c] = classes++;
+      }
     const newline = classes++;
     classOf[NEWLINE] = newline;
     const representative = new Int32Array(classes).fill(0); // class 0: any character in no literal (NUL is in none)
@@ -169,7 +170,8 @@ export class LiteralScanner {
     const breaksAt = textAt + ((chars * 3 + 16 + 3) & ~3);
     const hitsAt = breaksAt + chars * 3 * 4;
     const needed = hitsAt + chars * 3 * 8 + STREAMS * 8; // at most one hit (two i32) per byte
-    if (dfa.memory.buffer.byteLength < needed) dfa.memory.grow(Math.ceil((needed - dfa.memory.buffer.byteLength) / 65536));
+    if (dfa.memory.buffer.byteLength < needed)
+      dfa.memory.grow(Math.ceil((needed - dfa.memory.buffer.byteLength) / 65536));
     const memory = dfa.memory.buffer;
     if (loaded !== this || loadedInto !== memory) {
       new Int32Array(memory, CLASS_AT, 256).set(this.classOf);
@@ -178,7 +180,10 @@ export class LiteralScanner {
       loadedInto = memory;
     }
     const bytes = new Uint8Array(memory, textAt, chars * 3 + 16);
-    const written = encoder.encodeInto(from === 0 && to === text.length ? text : text.substring(from, to), bytes).written;
+    const written = encoder.encodeInto(
+      from === 0 && to === text.length ? text : text.substring(from, to),
+      bytes,
+    ).written;
     bytes.fill(0, written, written + 16);
     const breaksEnd = dfa.newlines(textAt, textAt + written, breaksAt);
 
@@ -187,7 +192,9 @@ export class LiteralScanner {
     // writes its hits in its own buffer, so each buffer is in address order.
     const begin = new Int32Array(STREAMS + 1);
     for (let k = 1; k < STREAMS; k++) {
-      const nl = bytes.subarray(0, written).indexOf(NEWLINE, Math.max(begin[k - 1]!, Math.floor((written * k) / STREAMS)));
+      const nl = bytes
+        .subarray(0, written)
+        .indexOf(NEWLINE, Math.max(begin[k - 1]!, Math.floor((written * k) / STREAMS)));
       begin[k] = nl < 0 ? written : nl + 1;
     }
     begin[STREAMS] = written;
@@ -202,16 +209,19 @@ export class LiteralScanner {
     const at = (k: number) => textAt + begin[k]!;
     dfa.scan4(at(0), at(1), at(2), at(3), steps, out[0]!, out[1]!, out[2]!, out[3]!, this.endsAt);
     const state = new Int32Array(memory, STATE_AT, 2 * STREAMS);
-    for (let k = 0; k < STREAMS; k++) out[k] = dfa.scan1(at(k) + steps, at(k + 1), state[k]!, state[STREAMS + k]!, this.endsAt);
+    for (let k = 0; k < STREAMS; k++)
+      out[k] = dfa.scan1(at(k) + steps, at(k + 1), state[k]!, state[STREAMS + k]!, this.endsAt);
 
     const words = new Int32Array(memory);
     const firstBreak = breaksAt >> 2;
     const count = (breaksEnd - breaksAt) >> 2;
     const linesBefore = breaks.count;
     breaks.reserve(count);
-    if (written === chars) for (let b = 0; b < count; b++) breaks.at[breaks.count++] = from + words[firstBreak + b]! - textAt;
+    if (written === chars)
+      for (let b = 0; b < count; b++) breaks.at[breaks.count++] = from + words[firstBreak + b]! - textAt;
     else {
-      for (let b = 0, offset = from - 1; b < count; b++) breaks.at[breaks.count++] = offset = text.indexOf("\n", offset + 1);
+      for (let b = 0, offset = from - 1; b < count; b++)
+        breaks.at[breaks.count++] = offset = text.indexOf("\n", offset + 1);
     }
     // Hits in text order (stretch by stretch, each buffer in address order); each one's line counts the breaks before it.
     let b = 0;

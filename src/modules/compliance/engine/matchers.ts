@@ -77,9 +77,26 @@ export function regexMatcher(written: string): LineMatcher | { error: string } {
     if (!start && !end) return { key, literal, test: null };
     // The literal holds no line break, so where it starts in the text at the line's start, it is within the line.
     const n = literal.length;
-    if (start && end) return { key, literal, test: (line) => line === literal, testAt: (text, from, to) => to - from === n && text.startsWith(literal, from) };
-    if (start) return { key, literal, test: (line) => line.startsWith(literal), testAt: (text, from) => text.startsWith(literal, from) };
-    return { key, literal, test: (line) => line.endsWith(literal), testAt: (text, from, to) => to - from >= n && text.startsWith(literal, to - n) };
+    if (start && end)
+      return {
+        key,
+        literal,
+        test: (line) => line === literal,
+        testAt: (text, from, to) => to - from === n && text.startsWith(literal, from),
+      };
+    if (start)
+      return {
+        key,
+        literal,
+        test: (line) => line.startsWith(literal),
+        testAt: (text, from) => text.startsWith(literal, from),
+      };
+    return {
+      key,
+      literal,
+      test: (line) => line.endsWith(literal),
+      testAt: (text, from, to) => to - from >= n && text.startsWith(literal, to - n),
+    };
   }
   const test = remembered(compiled.test);
   const testAt = src.caseInsensitive ? null : simpleRegexTest(src.source, test);

@@ -39,7 +39,16 @@ export function parsePolicy(definition: string): { policy: ParsedPolicy; problem
     if (block) block.broken = true;
   };
   const start = (line: number): Block => {
-    block = { line, description: null, method: null, methodLine: line, patterns: [], path: [], unless: [], broken: false };
+    block = {
+      line,
+      description: null,
+      method: null,
+      methodLine: line,
+      patterns: [],
+      path: [],
+      unless: [],
+      broken: false,
+    };
     blocks.push(block);
     return block;
   };
@@ -55,7 +64,8 @@ export function parsePolicy(definition: string): { policy: ParsedPolicy; problem
     const description = DESCRIPTION.exec(text.trim());
     if (description) {
       // A new description after a block's patterns starts the next block even without the blank line.
-      const b: Block = block && !block.method && block.patterns.length === 0 && block.description === null ? block : start(n);
+      const b: Block =
+        block && !block.method && block.patterns.length === 0 && block.description === null ? block : start(n);
       b.description = description[1]!.trim();
       continue;
     }
@@ -71,7 +81,8 @@ export function parsePolicy(definition: string): { policy: ParsedPolicy; problem
         const pattern = scoped[2]!;
         if (b.patterns.length > 0) problem(n, `#[${kind}: ...] must come before the block's patterns`);
         else if (pattern === "") problem(n, `#[${kind}: ...] needs a regular expression`);
-        else if (rest.trim() !== "") problem(n, `unexpected text after #[${kind}: ...]; put the regular expression inside the brackets`);
+        else if (rest.trim() !== "")
+          problem(n, `unexpected text after #[${kind}: ...]; put the regular expression inside the brackets`);
         else (kind === "section" ? b.path : b.unless).push({ text: pattern, line: n });
         continue;
       }
@@ -80,7 +91,10 @@ export function parsePolicy(definition: string): { policy: ParsedPolicy; problem
         continue;
       }
       if (b.method) {
-        problem(n, `a second method in one block (the first is on line ${b.methodLine}); separate blocks with a blank line`);
+        problem(
+          n,
+          `a second method in one block (the first is on line ${b.methodLine}); separate blocks with a blank line`,
+        );
         continue;
       }
       b.method = inside;
@@ -106,15 +120,24 @@ export function parsePolicy(definition: string): { policy: ParsedPolicy; problem
     }
     const spec = METHODS[b.method];
     if (b.patterns.length === 0) {
-      problems.push({ line: b.methodLine, message: `block without patterns: #[${b.method}] needs at least one line after it` });
+      problems.push({
+        line: b.methodLine,
+        message: `block without patterns: #[${b.method}] needs at least one line after it`,
+      });
       continue;
     }
     if (spec.single && b.patterns.length > 1) {
-      problems.push({ line: b.patterns[1]!.line, message: `${b.method} takes exactly one pattern, found ${b.patterns.length}; use an _from_array method for several` });
+      problems.push({
+        line: b.patterns[1]!.line,
+        message: `${b.method} takes exactly one pattern, found ${b.patterns.length}; use an _from_array method for several`,
+      });
       continue;
     }
     if (b.unless.length > 0 && b.path.length === 0) {
-      problems.push({ line: b.unless[0]!.line, message: "#[unless: ...] without a #[section: ...] line in the same block" });
+      problems.push({
+        line: b.unless[0]!.line,
+        message: "#[unless: ...] without a #[section: ...] line in the same block",
+      });
       continue;
     }
     const rule: PolicyRule = {
@@ -122,7 +145,10 @@ export function parsePolicy(definition: string): { policy: ParsedPolicy; problem
       line: b.line,
       description: b.description || `${b.method}: ${b.patterns[0]!.text.trim()}`,
       method: b.method,
-      patterns: spec.kind === "string" || spec.kind === "wildcard" ? b.patterns.map((p) => p.text.trim()) : b.patterns.map((p) => p.text),
+      patterns:
+        spec.kind === "string" || spec.kind === "wildcard"
+          ? b.patterns.map((p) => p.text.trim())
+          : b.patterns.map((p) => p.text),
     };
     if (b.path.length > 0) rule.section = { path: b.path.map((p) => p.text), unless: b.unless.map((p) => p.text) };
 
@@ -144,7 +170,11 @@ export function parsePolicy(definition: string): { policy: ParsedPolicy; problem
     rules.push(rule);
     remember(rule, compiled.rule);
   }
-  if (blocks.length === 0) problems.push({ line: 1, message: "the definition has no rules: write a // Description: line, a #[method] line and its patterns" });
+  if (blocks.length === 0)
+    problems.push({
+      line: 1,
+      message: "the definition has no rules: write a // Description: line, a #[method] line and its patterns",
+    });
   problems.sort((a, b) => a.line - b.line);
   return { policy: { rules }, problems };
 }
@@ -166,7 +196,8 @@ function distance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = cur;
   }
   return prev[b.length]!;

@@ -80,7 +80,10 @@ describe("literal prefilters never change what a regex matches", () => {
 
   it("remembering a regex's answer per line changes no result, past its bound and across evaluations", () => {
     // Repeated lines (answered from memory) interleaved with more distinct ones than a matcher remembers.
-    const lines = Array.from({ length: 12_000 }, (_, i) => ` switchport access vlan ${i % 3 === 0 ? 10 : i}${i % 7 === 0 ? "x" : ""}`);
+    const lines = Array.from(
+      { length: 12_000 },
+      (_, i) => ` switchport access vlan ${i % 3 === 0 ? 10 : i}${i % 7 === 0 ? "x" : ""}`,
+    );
     const config = lines.join("\n");
     const pattern = "^ switchport access vlan [0-9]+0$";
     const { policy } = parsePolicy(`// Description: p\n#[must_not_match_regex]\n${pattern}\n`);

@@ -136,7 +136,11 @@ export function hierarchyArrays(config: ConfigText, family: ConfigFamily): Hiera
       continue;
     }
     let b = e;
-    while (b > a && (text.charCodeAt(b - 1) === SPACE || text.charCodeAt(b - 1) === TAB || text.charCodeAt(b - 1) === CR)) b--;
+    while (
+      b > a &&
+      (text.charCodeAt(b - 1) === SPACE || text.charCodeAt(b - 1) === TAB || text.charCodeAt(b - 1) === CR)
+    )
+      b--;
     if (family === "braces") {
       if (text.charCodeAt(a) === 125 /* } */) {
         if (stack.length > 0) close(i);

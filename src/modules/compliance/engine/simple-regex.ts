@@ -33,7 +33,10 @@ type Node =
 type Sets = { nullable: boolean; first: number; last: number };
 
 /** The pattern as a test of text[from, to), or null when it is not one this takes (RE2 then tests it). */
-export function simpleRegexTest(source: string, fallback: (line: string) => boolean): ((text: string, from: number, to: number) => boolean) | null {
+export function simpleRegexTest(
+  source: string,
+  fallback: (line: string) => boolean,
+): ((text: string, from: number, to: number) => boolean) | null {
   const parsed = parse(source);
   if (!parsed) return null;
   const { root, positions, start, end } = parsed;
@@ -114,7 +117,9 @@ function literalPrefix(root: Node): Extract<Node, { kind: "char" }>[] {
   return out;
 }
 
-function parse(source: string): { root: Node; positions: Extract<Node, { kind: "char" }>[]; start: boolean; end: boolean } | null {
+function parse(
+  source: string,
+): { root: Node; positions: Extract<Node, { kind: "char" }>[]; start: boolean; end: boolean } | null {
   let last = source.length;
   const start = source.startsWith("^");
   const end = last > (start ? 1 : 0) && source.endsWith("$") && !escapedAt(source, last - 1);

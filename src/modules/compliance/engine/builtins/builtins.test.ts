@@ -5,11 +5,18 @@ function evaluate(key: string, config: string): PolicyEvaluation {
   const builtin = BUILTIN_POLICIES.find((p) => p.key === key)!;
   return evaluatePolicy(parsePolicy(builtin.definition).policy, config, { family: familyForVendor(builtin.vendor) });
 }
-const failing = (e: PolicyEvaluation) => e.rules.filter((r) => !r.passed).map((r) => r.description.split(" ").slice(0, 4).join(" "));
+const failing = (e: PolicyEvaluation) =>
+  e.rules.filter((r) => !r.passed).map((r) => r.description.split(" ").slice(0, 4).join(" "));
 
 describe("built-in policies", () => {
   it("cover IOS/IOS-XE, NX-OS, Junos, EOS and FortiOS, and every one parses with no problems", () => {
-    expect(BUILTIN_POLICIES.map((p) => p.key).sort()).toEqual(["arista-eos", "cisco-ios", "cisco-nxos", "fortinet-fortios", "juniper-junos"]);
+    expect(BUILTIN_POLICIES.map((p) => p.key).sort()).toEqual([
+      "arista-eos",
+      "cisco-ios",
+      "cisco-nxos",
+      "fortinet-fortios",
+      "juniper-junos",
+    ]);
     for (const p of BUILTIN_POLICIES) {
       const { policy, problems } = parsePolicy(p.definition);
       expect(problems, p.key).toEqual([]);
@@ -58,7 +65,10 @@ line vty 0 4
       "No SNMP community uses",
       "No SNMP community grants",
     ]);
-    expect(result.rules.find((r) => r.description.startsWith("Remote management sessions"))!.remediation).toEqual(["line vty 0 4", " no transport input ssh telnet"]);
+    expect(result.rules.find((r) => r.description.startsWith("Remote management sessions"))!.remediation).toEqual([
+      "line vty 0 4",
+      " no transport input ssh telnet",
+    ]);
   });
 
   it("Junos: a hardened configuration complies; telnet and a public community fail", () => {
@@ -98,7 +108,9 @@ snmp {
 }
 `;
     expect(failing(evaluate("juniper-junos", hardened))).toEqual([]);
-    const weak = hardened.replace("        ssh {", "        telnet;\n        ssh {").replace("community n0tD3fault", "community public");
+    const weak = hardened
+      .replace("        ssh {", "        telnet;\n        ssh {")
+      .replace("community n0tD3fault", "community public");
     expect(failing(evaluate("juniper-junos", weak))).toEqual(["The Telnet service is", "No SNMP community uses"]);
   });
 
