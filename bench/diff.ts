@@ -108,7 +108,7 @@ async function main() {
       });
     const ids: Record<string, number> = {};
     ids.old = (await store("show running-config", old)).configId;
-    let start = performance.now();
+    const start = performance.now();
     ids.edited = (await store("show running-config", pairs.edited)).configId;
     console.log(`store a new version:    ${ms(performance.now() - start)}   (gzip, hash, change row with its diff)`);
     await store("show running-config", old);

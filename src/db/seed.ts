@@ -95,15 +95,13 @@ export async function seedReferenceData(
     }
     const [anyCategory] = await tx.select({ id: categories.id }).from(categories).limit(1);
     if (!anyCategory) {
-      await tx
-        .insert(categories)
-        .values({
-          name: "Default",
-          nameKey: nameKey("Default"),
-          description: "Running configuration",
-          createdAt: now,
-          updatedAt: now,
-        });
+      await tx.insert(categories).values({
+        name: "Default",
+        nameKey: nameKey("Default"),
+        description: "Running configuration",
+        createdAt: now,
+        updatedAt: now,
+      });
     }
     await seedBuiltinTemplates(tx, builtinTemplates, now);
     await seedSystemTasks(tx, now);

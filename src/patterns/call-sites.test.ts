@@ -216,17 +216,15 @@ describe("patterns RE2 cannot run, or that are not patterns", () => {
         updatedAt: new Date(),
       })
       .returning({ id: templates.id });
-    await t.db
-      .insert(compareExclusions)
-      .values({
-        pattern: "^(?!x)",
-        command: null,
-        ignoreCase: false,
-        description: "",
-        enabled: true,
-        createdAt: new Date(),
-        updatedAt: new Date(),
-      });
+    await t.db.insert(compareExclusions).values({
+      pattern: "^(?!x)",
+      command: null,
+      ignoreCase: false,
+      description: "",
+      enabled: true,
+      createdAt: new Date(),
+      updatedAt: new Date(),
+    });
     expect(
       (
         await t.call(`/api/v1/devices/${deviceId}`, {

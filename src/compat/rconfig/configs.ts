@@ -66,13 +66,10 @@ export const RconfigConfigFields = {
   config_version: z.number().int().openapi({ description: "rConfig's name for version" }),
   config_filename: z.string().openapi({ description: "The file name GET /configs/{id}/download gives the text" }),
   config_filesize: z.number().int().openapi({ description: "rConfig's name for size (bytes)" }),
-  download_status: z
-    .number()
-    .int()
-    .openapi({
-      description:
-        "rConfig's status: 1 (a stored version is a successful download). netkeep's outcome is download_outcome",
-    }),
+  download_status: z.number().int().openapi({
+    description:
+      "rConfig's status: 1 (a stored version is a successful download). netkeep's outcome is download_outcome",
+  }),
   download_outcome: z
     .enum(JOB_OUTCOMES)
     .nullable()

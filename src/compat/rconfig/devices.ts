@@ -162,21 +162,15 @@ export const RconfigDeviceInputFields = {
         'rConfig\'s form of device_template_id: [{"id": n}] or an id; device_template_id wins when both are sent',
       example: [{ id: 1 }],
     }),
-  device_default_creds_on: z
-    .union([z.boolean(), z.number(), z.string()])
-    .optional()
-    .openapi({
-      description:
-        "rConfig's switch: on, the empty device_username/device_password/device_enable_password are dropped so the credential set applies; off, the device's own login (device_cred_id 0 unless sent)",
-      example: false,
-    }),
-  device_main_prompt: z
-    .string()
-    .optional()
-    .openapi({
-      description: "rConfig's; accepted and ignored: the template's prompt pattern finds the prompt",
-      example: "core-rtr-01#",
-    }),
+  device_default_creds_on: z.union([z.boolean(), z.number(), z.string()]).optional().openapi({
+    description:
+      "rConfig's switch: on, the empty device_username/device_password/device_enable_password are dropped so the credential set applies; off, the device's own login (device_cred_id 0 unless sent)",
+    example: false,
+  }),
+  device_main_prompt: z.string().optional().openapi({
+    description: "rConfig's; accepted and ignored: the template's prompt pattern finds the prompt",
+    example: "core-rtr-01#",
+  }),
   device_enable_prompt: z
     .string()
     .optional()

@@ -16,23 +16,18 @@ export const ActivityEntry = z
       .int()
       .nullable()
       .openapi({ description: "The acting user; null for the system, or kept after the user was deleted" }),
-    username: z
-      .string()
-      .nullable()
-      .openapi({
-        description: "The acting user's name at the time (kept after the user is deleted), or the system task",
-      }),
+    username: z.string().nullable().openapi({
+      description: "The acting user's name at the time (kept after the user is deleted), or the system task",
+    }),
     token_name: z.string().nullable(),
     ip: z.string().nullable(),
     action: z.string().openapi({ example: "device.update" }),
     subject_type: z.string().openapi({ example: "device" }),
     subject_id: z.number().int().nullable(),
-    changes: z
-      .record(z.string(), z.object({ old: z.unknown(), new: z.unknown() }))
-      .openapi({
-        description: "Changed fields with old and new values; secrets appear only as has_* flags",
-        example: { device_ip: { old: "192.0.2.1", new: "192.0.2.2" } },
-      }),
+    changes: z.record(z.string(), z.object({ old: z.unknown(), new: z.unknown() })).openapi({
+      description: "Changed fields with old and new values; secrets appear only as has_* flags",
+      example: { device_ip: { old: "192.0.2.1", new: "192.0.2.2" } },
+    }),
     created_at: z.string(),
   })
   .openapi("ActivityEntry");

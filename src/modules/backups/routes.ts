@@ -6,12 +6,10 @@ const tag = "System";
 
 export const Backup = z
   .object({
-    id: z
-      .string()
-      .openapi({
-        description: "The backup's file name under storage/backups/, which is also its id",
-        example: "netkeep-20260601T010000000Z.db.gz",
-      }),
+    id: z.string().openapi({
+      description: "The backup's file name under storage/backups/, which is also its id",
+      example: "netkeep-20260601T010000000Z.db.gz",
+    }),
     bytes: z.number().int().openapi({ description: "Size of the compressed file" }),
     sha256: z
       .string()

@@ -15,11 +15,9 @@ const Category = z
     id: z.number().int(),
     name: z.string(),
     description: z.string(),
-    commands: z
-      .array(z.object({ id: z.number().int(), command: z.string() }))
-      .openapi({
-        description: "The commands a backup of the category's devices runs (manage them through the commands API)",
-      }),
+    commands: z.array(z.object({ id: z.number().int(), command: z.string() })).openapi({
+      description: "The commands a backup of the category's devices runs (manage them through the commands API)",
+    }),
     devices_count: z.number().int(),
     created_at: z.string(),
     updated_at: z.string(),

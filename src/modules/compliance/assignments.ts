@@ -21,12 +21,9 @@ export const Assignment = z
     devices: z.array(z.number().int()),
     categories: z.array(z.number().int()),
     tags: z.array(z.number().int()),
-    command: z
-      .string()
-      .nullable()
-      .openapi({
-        description: "The command whose latest configuration is checked; null: each device's configuration command",
-      }),
+    command: z.string().nullable().openapi({
+      description: "The command whose latest configuration is checked; null: each device's configuration command",
+    }),
     enabled: z.boolean(),
     run_on_backup: z.boolean().openapi({ description: "Evaluate after every download that stores a new version" }),
     created_at: z.string(),
@@ -57,12 +54,10 @@ export const AssignmentInput = z
       .max(1000, "must be at most 1000 characters")
       .optional()
       .openapi({ example: "Every core router" }),
-    scope: z
-      .enum(ASSIGNMENT_SCOPES, { error: `must be one of: ${ASSIGNMENT_SCOPES.join(", ")}` })
-      .openapi({
-        description: "devices, categories or tags (the matching list must name at least one), or all devices",
-        example: "tags",
-      }),
+    scope: z.enum(ASSIGNMENT_SCOPES, { error: `must be one of: ${ASSIGNMENT_SCOPES.join(", ")}` }).openapi({
+      description: "devices, categories or tags (the matching list must name at least one), or all devices",
+      example: "tags",
+    }),
     devices: ids("device").openapi({ description: "Device ids (scope devices)", example: [] }),
     categories: ids("category").openapi({ description: "Category ids (scope categories)", example: [] }),
     tags: ids("tag").openapi({ description: "Tag ids (scope tags)", example: [3] }),

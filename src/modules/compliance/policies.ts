@@ -17,11 +17,9 @@ export const Policy = z
     id: z.number().int(),
     name: z.string(),
     description: z.string(),
-    vendor: z
-      .string()
-      .openapi({
-        description: "The platform the rules are written for (a hint; evaluation reads the device's own family)",
-      }),
+    vendor: z.string().openapi({
+      description: "The platform the rules are written for (a hint; evaluation reads the device's own family)",
+    }),
     definition: z.string().openapi({ description: "The rules, in rConfig's policy format (docs/compliance.md)" }),
     revision: z
       .string()
@@ -61,14 +59,10 @@ export const PolicyInput = z
       .optional()
       .openapi({ example: "What our auditors check on every IOS router" }),
     vendor: z.string().max(100, "must be at most 100 characters").optional().openapi({ example: "Cisco IOS" }),
-    definition: z
-      .string()
-      .min(1, "must not be empty")
-      .max(500_000, "must be at most 500000 characters")
-      .openapi({
-        description: "rConfig's policy text; checked on every write (a problem is a 422 naming its line)",
-        example: EXAMPLE_DEFINITION,
-      }),
+    definition: z.string().min(1, "must not be empty").max(500_000, "must be at most 500000 characters").openapi({
+      description: "rConfig's policy text; checked on every write (a problem is a 422 naming its line)",
+      example: EXAMPLE_DEFINITION,
+    }),
   })
   .openapi("PolicyInput");
 

@@ -26,12 +26,10 @@ const RuleResult = z
     description: z.string(),
     method: z.string(),
     passed: z.boolean(),
-    evidence: z
-      .array(Evidence)
-      .openapi({
-        description:
-          "Matching or offending lines with their line numbers (1-based), or the lines that are missing (line null)",
-      }),
+    evidence: z.array(Evidence).openapi({
+      description:
+        "Matching or offending lines with their line numbers (1-based), or the lines that are missing (line null)",
+    }),
     omitted: z.number().int().optional().openapi({ description: "Evidence entries left out past the per-rule cap" }),
     sections_checked: z
       .number()
@@ -279,12 +277,9 @@ export const DeviceCompliance = z
   .object({
     device_id: z.number().int(),
     device_name: z.string(),
-    status: z
-      .enum(COMPLIANCE_STATUSES)
-      .nullable()
-      .openapi({
-        description: "not_compliant if any current result is; compliant if all are; null before any evaluation",
-      }),
+    status: z.enum(COMPLIANCE_STATUSES).nullable().openapi({
+      description: "not_compliant if any current result is; compliant if all are; null before any evaluation",
+    }),
     assignments: z.array(
       z.object({
         assignment_id: z.number().int(),

@@ -20,14 +20,10 @@ export const TrendsQuery = z.object({
         "Only this policy's results (left out: every policy; a device counts as compliant when all its current results are)",
       example: 1,
     }),
-  from: z
-    .string()
-    .regex(DATE, "must be a date such as 2026-06-01")
-    .optional()
-    .openapi({
-      description: "First day (UTC); default: 29 days (day) or 11 weeks (week) before `to`",
-      example: "2026-05-01",
-    }),
+  from: z.string().regex(DATE, "must be a date such as 2026-06-01").optional().openapi({
+    description: "First day (UTC); default: 29 days (day) or 11 weeks (week) before `to`",
+    example: "2026-05-01",
+  }),
   to: z
     .string()
     .regex(DATE, "must be a date such as 2026-06-30")
@@ -53,12 +49,9 @@ const Period = z.object({
   compliant: z.number().int(),
   not_compliant: z.number().int(),
   not_evaluated: z.number().int(),
-  compliant_percent: z
-    .number()
-    .nullable()
-    .openapi({
-      description: "compliant / (compliant + not_compliant) x 100, one decimal; null when none was evaluated",
-    }),
+  compliant_percent: z.number().nullable().openapi({
+    description: "compliant / (compliant + not_compliant) x 100, one decimal; null when none was evaluated",
+  }),
   failing_rules: z
     .array(FailingRule)
     .openapi({ description: "Rules failing on at least one device at the period's end, most devices first" }),

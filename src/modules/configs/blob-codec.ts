@@ -6,7 +6,7 @@
  */
 import { inArray } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
-import { configBlobs, configDictionaries } from "../../db/schema/index.ts";
+import { type configBlobs, configDictionaries } from "../../db/schema/index.ts";
 import { deflateBytes, gunzipText, inflateText } from "./text.ts";
 
 export type BlobEncoding = typeof configBlobs.$inferSelect.encoding;

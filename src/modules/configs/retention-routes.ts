@@ -17,20 +17,12 @@ const LISTED = 1000;
 
 const Policy = z
   .object({
-    keep_days: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({
-        description: "Versions a download last saw more than this many days ago may go (null: no age limit)",
-      }),
-    keep_versions: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({
-        description: "The newest this many versions of each device and command are kept (null: no count limit)",
-      }),
+    keep_days: z.number().int().nullable().openapi({
+      description: "Versions a download last saw more than this many days ago may go (null: no age limit)",
+    }),
+    keep_versions: z.number().int().nullable().openapi({
+      description: "The newest this many versions of each device and command are kept (null: no count limit)",
+    }),
     updated_at: z.string().nullable(),
   })
   .openapi("RetentionPolicy");

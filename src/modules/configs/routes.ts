@@ -58,13 +58,11 @@ export const diffConfigsRoute = apiRoute({
         .enum(DIFF_FORMATS, { error: `must be one of: ${DIFF_FORMATS.join(", ")}` })
         .optional()
         .openapi({ description: "json (default, unless Accept asks for text/plain) or unified", example: "unified" }),
-      context: decimalNumber(0, 100)
-        .optional()
-        .openapi({
-          description:
-            "Unchanged lines around each change, 0-100 (default: the settings' compare.context_lines, 3 unless changed)",
-          example: 3,
-        }),
+      context: decimalNumber(0, 100).optional().openapi({
+        description:
+          "Unchanged lines around each change, 0-100 (default: the settings' compare.context_lines, 3 unless changed)",
+        example: 3,
+      }),
       ignore_whitespace: trueOrFalse(
         "true: runs of spaces and tabs count as one, and leading and trailing whitespace is ignored (default: the settings' compare.ignore_whitespace)",
       ),

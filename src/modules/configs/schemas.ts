@@ -15,12 +15,10 @@ export const Config = z
     lines: z.number().int(),
     size: z.number().int().openapi({ description: "Bytes of text" }),
     hash: z.string().openapi({ description: "SHA-256 of the text, hex" }),
-    secrets_changed: z
-      .boolean()
-      .openapi({
-        description:
-          "Secret values masked in the text differ from the version before (a rotated key): the values themselves are never stored",
-      }),
+    secrets_changed: z.boolean().openapi({
+      description:
+        "Secret values masked in the text differ from the version before (a rotated key): the values themselves are never stored",
+    }),
     job_id: z.number().int().nullable().openapi({ description: "The download job that stored this version" }),
     trigger: z.enum(JOB_TRIGGERS).nullable().openapi({ description: "What started that download" }),
     download_status: z
@@ -49,25 +47,18 @@ const ChangeFields = {
   previous_version: z.number().int().nullable(),
   lines_added: z.number().int(),
   lines_removed: z.number().int(),
-  secrets_changed: z
-    .boolean()
-    .openapi({
-      description:
-        "Secret values masked in the text changed (a rotated key); the diff says so on its first line, the values are never stored",
-    }),
-  trigger: z
-    .enum(JOB_TRIGGERS)
-    .openapi({
-      description:
-        'What started the download: schedule, download_now, api, cli, snippet (the downloads around a snippet push), event, or syslog (the device\'s "configuration changed" message)',
-    }),
-  changed_by: z
-    .string()
-    .nullable()
-    .openapi({
-      description:
-        'Who changed the configuration, when the device\'s syslog message said so: "changed by <user> from <source> via <line>"; null: not known',
-    }),
+  secrets_changed: z.boolean().openapi({
+    description:
+      "Secret values masked in the text changed (a rotated key); the diff says so on its first line, the values are never stored",
+  }),
+  trigger: z.enum(JOB_TRIGGERS).openapi({
+    description:
+      'What started the download: schedule, download_now, api, cli, snippet (the downloads around a snippet push), event, or syslog (the device\'s "configuration changed" message)',
+  }),
+  changed_by: z.string().nullable().openapi({
+    description:
+      'Who changed the configuration, when the device\'s syslog message said so: "changed by <user> from <source> via <line>"; null: not known',
+  }),
   created_at: z.string(),
 };
 

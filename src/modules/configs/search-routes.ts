@@ -114,13 +114,10 @@ const SearchBody = z
       .min(1, "needs at least one term")
       .max(10, "must be at most 10 terms")
       .openapi({ example: ["permit tcp", "10.255.0.14"] }),
-    regex: z
-      .boolean({ error: "must be true or false" })
-      .optional()
-      .openapi({
-        description:
-          "true: terms are regular expressions, run in RE2 (written as for JavaScript; no lookaround or backreferences)",
-      }),
+    regex: z.boolean({ error: "must be true or false" }).optional().openapi({
+      description:
+        "true: terms are regular expressions, run in RE2 (written as for JavaScript; no lookaround or backreferences)",
+    }),
     case_sensitive: z.boolean({ error: "must be true or false" }).optional(),
     latest_only: z
       .boolean({ error: "must be true or false" })

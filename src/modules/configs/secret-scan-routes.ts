@@ -11,12 +11,10 @@ const Finding = z
     command: z.string(),
     version: z.number().int(),
     values: z.number().int().openapi({ description: "How many values the generic layer would mask in this version" }),
-    rules: z
-      .array(z.string())
-      .openapi({
-        description: "The generic rules that found them (keywords, or shape:<name>); never the values",
-        example: ["password", "shape:crypt-hash"],
-      }),
+    rules: z.array(z.string()).openapi({
+      description: "The generic rules that found them (keywords, or shape:<name>); never the values",
+      example: ["password", "shape:crypt-hash"],
+    }),
   })
   .openapi("SecretScanFinding");
 

@@ -18,13 +18,10 @@ import { Job, WaitSeconds } from "../jobs/routes.ts";
 
 const DetectInput = z
   .strictObject({
-    apply: z
-      .boolean()
-      .default(false)
-      .openapi({
-        description: "Set the proposed template, vendor and model on the device when the detection finds one",
-        example: true,
-      }),
+    apply: z.boolean().default(false).openapi({
+      description: "Set the proposed template, vendor and model on the device when the detection finds one",
+      example: true,
+    }),
   })
   .openapi("DeviceDetectInput");
 

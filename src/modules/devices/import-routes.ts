@@ -92,11 +92,9 @@ export const importDevicesRoute = apiRoute({
       description: "The CSV file as the body, or as the field 'file' of a multipart form",
       content: {
         "text/csv": {
-          schema: z
-            .string()
-            .openapi({
-              example: "device_name,device_ip,device_vendor,device_tags\ncore-rtr-01,192.0.2.1,Cisco,core|ams\n",
-            }),
+          schema: z.string().openapi({
+            example: "device_name,device_ip,device_vendor,device_tags\ncore-rtr-01,192.0.2.1,Cisco,core|ams\n",
+          }),
         },
         "multipart/form-data": {
           schema: { type: "object", properties: { file: { type: "string", format: "binary" } }, required: ["file"] },

@@ -50,14 +50,11 @@ export const DeviceInput = z
         example: "192.0.2.10",
         anyOf: [{ format: "ipv4" }, { format: "ipv6" }, { format: "hostname" }],
       }),
-    device_vendor: singleLine(z.string().max(255, "must be at most 255 characters"))
-      .nullable()
-      .optional()
-      .openapi({
-        description:
-          "Vendor name, one of the known vendors. Required on create and replace, unless device_profile_id names a profile that has a vendor; a device's vendor cannot be cleared",
-        example: "Cisco",
-      }),
+    device_vendor: singleLine(z.string().max(255, "must be at most 255 characters")).nullable().optional().openapi({
+      description:
+        "Vendor name, one of the known vendors. Required on create and replace, unless device_profile_id names a profile that has a vendor; a device's vendor cannot be cleared",
+      example: "Cisco",
+    }),
     device_model: singleLine(z.string().max(255, "must be at most 255 characters"))
       .optional()
       .openapi({ example: "C9300-48P" }),

@@ -49,20 +49,15 @@ export const EVENT_CATALOGUE = {
       new_version_id: id("The new configuration version"),
       lines_added: z.number().int(),
       lines_removed: z.number().int(),
-      secrets_changed: z
-        .boolean()
-        .openapi({
-          description:
-            "Secret values masked in the text changed (a rotated key); with 0 lines added and removed, that is the whole change",
-        }),
+      secrets_changed: z.boolean().openapi({
+        description:
+          "Secret values masked in the text changed (a rotated key); with 0 lines added and removed, that is the whole change",
+      }),
       job_id: id("The download job (null: stored another way, e.g. an upload)").nullable(),
-      changed_by: z
-        .string()
-        .nullable()
-        .openapi({
-          description:
-            'Who changed it, when the device\'s syslog message said so: "changed by <user> from <source> via <line>"; null: not known',
-        }),
+      changed_by: z.string().nullable().openapi({
+        description:
+          'Who changed it, when the device\'s syslog message said so: "changed by <user> from <source> via <line>"; null: not known',
+      }),
     }),
   },
   "backup.failed": {
@@ -177,12 +172,10 @@ export const EVENT_CATALOGUE = {
       user_id: z.number().int(),
       username: z.string(),
       ip: z.string().nullable(),
-      method: z
-        .enum(["local", "ldap", "oidc"])
-        .openapi({
-          description:
-            "How the user signed in: a password checked here (local) or against the directory (ldap), or single sign-on (oidc)",
-        }),
+      method: z.enum(["local", "ldap", "oidc"]).openapi({
+        description:
+          "How the user signed in: a password checked here (local) or against the directory (ldap), or single sign-on (oidc)",
+      }),
       second_factor: z
         .enum(["none", "totp", "recovery_code"])
         .openapi({ description: "What proved the second factor" }),
@@ -228,12 +221,10 @@ export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];
 /** An event as consumers and receivers see it (the webhook body). */
 export const EventEnvelope = z
   .object({
-    id: z
-      .string()
-      .openapi({
-        description: "evt_<n>: the same on every delivery and redelivery of the event (the webhook-id header)",
-        example: "evt_42",
-      }),
+    id: z.string().openapi({
+      description: "evt_<n>: the same on every delivery and redelivery of the event (the webhook-id header)",
+      example: "evt_42",
+    }),
     type: z.enum(EVENT_TYPES as [EventType, ...EventType[]]),
     timestamp: z.string().openapi({ description: "When the change happened (ISO-8601 UTC)" }),
     data: z.record(z.string(), z.unknown()).openapi({ description: "The payload of the type (docs/events.md)" }),

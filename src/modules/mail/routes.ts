@@ -4,12 +4,10 @@ import { apiRoute, ErrorBody, jsonBody, jsonResponse, MessageBody, pathIds } fro
 export const MailSubscriptions = z
   .object({
     user_id: z.number().int(),
-    task_failures: z
-      .boolean()
-      .openapi({
-        description:
-          "A mail for each run with failures of a task whose notify_on_failure is set, listing every failed device and why",
-      }),
+    task_failures: z.boolean().openapi({
+      description:
+        "A mail for each run with failures of a task whose notify_on_failure is set, listing every failed device and why",
+    }),
     config_changes: z.boolean().openapi({ description: "A mail for each new configuration version of a device" }),
     config_change_tag_ids: z
       .array(z.number().int())

@@ -6,13 +6,10 @@ import { csvText } from "../devices/csv.ts";
 export type Cell = string | number | null;
 export type Report<R extends Record<string, Cell>> = { columns: (keyof R & string)[]; rows: R[] };
 
-export const formatParam = z
-  .enum(["json", "csv"], { error: "must be json or csv" })
-  .optional()
-  .openapi({
-    description: "csv answers the same rows as CSV (also chosen by Accept: text/csv); default json",
-    example: "csv",
-  });
+export const formatParam = z.enum(["json", "csv"], { error: "must be json or csv" }).optional().openapi({
+  description: "csv answers the same rows as CSV (also chosen by Accept: text/csv); default json",
+  example: "csv",
+});
 
 const wantsCsv = (c: Context, format: string | undefined) =>
   format === "csv" || (format === undefined && /\btext\/csv\b/i.test(c.req.header("accept") ?? ""));

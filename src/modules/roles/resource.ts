@@ -13,11 +13,9 @@ import { freeText, singleLine } from "../../http/text.ts";
 
 const Scope = z
   .object({
-    all: z
-      .boolean()
-      .openapi({
-        description: "true: every device; false: only devices with any of tag_ids or in any of category_ids",
-      }),
+    all: z.boolean().openapi({
+      description: "true: every device; false: only devices with any of tag_ids or in any of category_ids",
+    }),
     tag_ids: z.array(z.number().int()),
     category_ids: z.array(z.number().int()),
   })

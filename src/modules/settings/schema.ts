@@ -69,57 +69,39 @@ const Compare = z.object({
   context_lines: z.number().int().openapi({ description: "Unchanged lines shown around each change in a diff" }),
 });
 const Collector = z.object({
-  connect_timeout_seconds: z
-    .number()
-    .int()
-    .openapi({
-      description:
-        "How long a collector waits for a device's connection and SSH handshake; collectors apply a change within 10 s",
-    }),
-  command_timeout_seconds: z
-    .number()
-    .int()
-    .openapi({
-      description:
-        "The longest silence a session allows while waiting for the device's prompt (each command's output); collectors apply a change within 10 s",
-    }),
-  retries: z
-    .number()
-    .int()
-    .openapi({
-      description:
-        "Further attempts of a device job whose connection failed (timeout, unreachable); fixed when a job is queued (its max_attempts)",
-    }),
+  connect_timeout_seconds: z.number().int().openapi({
+    description:
+      "How long a collector waits for a device's connection and SSH handshake; collectors apply a change within 10 s",
+  }),
+  command_timeout_seconds: z.number().int().openapi({
+    description:
+      "The longest silence a session allows while waiting for the device's prompt (each command's output); collectors apply a change within 10 s",
+  }),
+  retries: z.number().int().openapi({
+    description:
+      "Further attempts of a device job whose connection failed (timeout, unreachable); fixed when a job is queued (its max_attempts)",
+  }),
 });
 const Webhooks = z.object({
   timeout_seconds: z.number().int().openapi({ description: "How long a webhook delivery waits for the receiver" }),
-  retries: z
-    .number()
-    .int()
-    .openapi({
-      description:
-        "Further attempts after a delivery failed with a timeout, a connection error or a 5xx, with growing pauses (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: the default 7 spans about a day)",
-    }),
-  allow_private_ranges: z
-    .boolean()
-    .openapi({
-      description:
-        "Whether webhooks may go to private, loopback and carrier-grade NAT addresses (link-local and cloud metadata addresses never)",
-    }),
-  private_response_excerpts: z
-    .boolean()
-    .openapi({
-      description:
-        "Whether the delivery log keeps the first 1 KB of the answer of a receiver at a private, loopback or carrier-grade NAT address, as it does for public ones (off: the log would show internal services' answers to whoever may manage webhooks)",
-    }),
+  retries: z.number().int().openapi({
+    description:
+      "Further attempts after a delivery failed with a timeout, a connection error or a 5xx, with growing pauses (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: the default 7 spans about a day)",
+  }),
+  allow_private_ranges: z.boolean().openapi({
+    description:
+      "Whether webhooks may go to private, loopback and carrier-grade NAT addresses (link-local and cloud metadata addresses never)",
+  }),
+  private_response_excerpts: z.boolean().openapi({
+    description:
+      "Whether the delivery log keeps the first 1 KB of the answer of a receiver at a private, loopback or carrier-grade NAT address, as it does for public ones (off: the log would show internal services' answers to whoever may manage webhooks)",
+  }),
 });
 const Backups = z.object({
-  cron: z
-    .string()
-    .openapi({
-      description:
-        "When the database backup system task runs (five-field cron, in the task's time zone): the task's own schedule, the same as editing the task",
-    }),
+  cron: z.string().openapi({
+    description:
+      "When the database backup system task runs (five-field cron, in the task's time zone): the task's own schedule, the same as editing the task",
+  }),
   keep: z
     .number()
     .int()
@@ -127,37 +109,24 @@ const Backups = z.object({
 });
 
 const Syslog = z.object({
-  enabled: z
-    .boolean()
-    .openapi({
-      description:
-        "Whether collectors receive syslog messages and back a device up when one says its configuration changed (docs/syslog.md)",
-    }),
-  port: z
-    .number()
-    .int()
-    .openapi({
-      description:
-        "The UDP and TCP port the receiver listens on (514 needs privileges: forward it, see docs/syslog.md)",
-    }),
-  bind_address: z
-    .string()
-    .openapi({
-      description: "The local address the receiver listens on (0.0.0.0: every IPv4 address, :: every address)",
-    }),
-  debounce_seconds: z
-    .number()
-    .int()
-    .openapi({
-      description:
-        'Quiet time after a device\'s last "configuration changed" message before its backup starts: ten commits in a minute make one backup',
-    }),
-  relays: z
-    .array(z.string())
-    .openapi({
-      description:
-        "Addresses of trusted syslog relays (rsyslog, syslog-ng): a message from one is matched to a device by its HOSTNAME field (the device's name or address), never a message from any other sender (docs/syslog.md)",
-    }),
+  enabled: z.boolean().openapi({
+    description:
+      "Whether collectors receive syslog messages and back a device up when one says its configuration changed (docs/syslog.md)",
+  }),
+  port: z.number().int().openapi({
+    description: "The UDP and TCP port the receiver listens on (514 needs privileges: forward it, see docs/syslog.md)",
+  }),
+  bind_address: z.string().openapi({
+    description: "The local address the receiver listens on (0.0.0.0: every IPv4 address, :: every address)",
+  }),
+  debounce_seconds: z.number().int().openapi({
+    description:
+      'Quiet time after a device\'s last "configuration changed" message before its backup starts: ten commits in a minute make one backup',
+  }),
+  relays: z.array(z.string()).openapi({
+    description:
+      "Addresses of trusted syslog relays (rsyslog, syslog-ng): a message from one is matched to a device by its HOSTNAME field (the device's name or address), never a message from any other sender (docs/syslog.md)",
+  }),
 });
 
 const Ldap = z.object({
@@ -166,18 +135,13 @@ const Ldap = z.object({
     .string()
     .nullable()
     .openapi({ description: "ldaps://host:636 (TLS), or ldap://host:389 (StartTLS, or plain with allow_insecure)" }),
-  allow_insecure: z
-    .boolean()
-    .openapi({
-      description:
-        "With an ldap:// url: no StartTLS, passwords cross the network in clear (logged as a warning at each connection)",
-    }),
-  ca_certificate: z
-    .string()
-    .nullable()
-    .openapi({
-      description: "PEM certificate(s) the directory's TLS certificate must chain to (null: the system's trusted CAs)",
-    }),
+  allow_insecure: z.boolean().openapi({
+    description:
+      "With an ldap:// url: no StartTLS, passwords cross the network in clear (logged as a warning at each connection)",
+  }),
+  ca_certificate: z.string().nullable().openapi({
+    description: "PEM certificate(s) the directory's TLS certificate must chain to (null: the system's trusted CAs)",
+  }),
   bind_dn: z
     .string()
     .nullable()
@@ -194,17 +158,12 @@ const Ldap = z.object({
   group_filter: z
     .string()
     .openapi({ description: "Finds the user's groups; {dn} is the user's DN and {username} the name, both escaped" }),
-  group_roles: z
-    .record(z.string(), z.string())
-    .openapi({
-      description: "A group's cn -> a netkeep role name; the first entry whose group the user is in gives the role",
-    }),
-  group_refresh_minutes: z
-    .number()
-    .int()
-    .openapi({
-      description: "How long a directory user's groups are trusted before they are read again (at the next request)",
-    }),
+  group_roles: z.record(z.string(), z.string()).openapi({
+    description: "A group's cn -> a netkeep role name; the first entry whose group the user is in gives the role",
+  }),
+  group_refresh_minutes: z.number().int().openapi({
+    description: "How long a directory user's groups are trusted before they are read again (at the next request)",
+  }),
   timeout_seconds: z
     .number()
     .int()
@@ -212,65 +171,47 @@ const Ldap = z.object({
 });
 
 const Oidc = z.object({
-  enabled: z
-    .boolean()
-    .openapi({
-      description: "The login page offers single sign-on through the OpenID Connect provider (docs/users.md)",
-    }),
-  issuer: z
-    .string()
-    .nullable()
-    .openapi({
-      description: "The provider's issuer URL; its discovery document is at <issuer>/.well-known/openid-configuration",
-    }),
+  enabled: z.boolean().openapi({
+    description: "The login page offers single sign-on through the OpenID Connect provider (docs/users.md)",
+  }),
+  issuer: z.string().nullable().openapi({
+    description: "The provider's issuer URL; its discovery document is at <issuer>/.well-known/openid-configuration",
+  }),
   client_id: z.string().nullable().openapi({ description: "The client (application) id registered at the provider" }),
   has_client_secret: z
     .boolean()
     .openapi({ description: "The client secret is write-only: this says whether one is stored" }),
   scopes: z.string().openapi({ description: "Scopes asked for, space-separated (openid is always among them)" }),
   group_claim: z.string().openapi({ description: "The ID token claim that lists the user's groups" }),
-  group_roles: z
-    .record(z.string(), z.string())
-    .openapi({
-      description:
-        "A group claim value -> a netkeep role name; the first entry whose group the user is in gives the role",
-    }),
+  group_roles: z.record(z.string(), z.string()).openapi({
+    description:
+      "A group claim value -> a netkeep role name; the first entry whose group the user is in gives the role",
+  }),
   button_label: z.string().openapi({ description: 'The login page\'s button reads "Sign in with <button_label>"' }),
 });
 
 const Mfa = z.object({
-  required_for: z
-    .enum(["none", "admins", "all"])
-    .openapi({
-      description:
-        "Local users who must use a second factor (TOTP): none, holders of the built-in admin role, or all; one without it enrols at their next sign-in",
-    }),
+  required_for: z.enum(["none", "admins", "all"]).openapi({
+    description:
+      "Local users who must use a second factor (TOTP): none, holders of the built-in admin role, or all; one without it enrols at their next sign-in",
+  }),
 });
 
 const Tokens = z.object({
-  default_expiry_days: z
-    .number()
-    .int()
-    .nullable()
-    .openapi({
-      description: "Days until a new API token expires when its creator gives no date (null: such tokens never expire)",
-    }),
-  expiry_warning_days: z
-    .number()
-    .int()
-    .openapi({
-      description: "How many days before a token expires the token.expiring event goes out (once per token)",
-    }),
+  default_expiry_days: z.number().int().nullable().openapi({
+    description: "Days until a new API token expires when its creator gives no date (null: such tokens never expire)",
+  }),
+  expiry_warning_days: z.number().int().openapi({
+    description: "How many days before a token expires the token.expiring event goes out (once per token)",
+  }),
 });
 
 export const SettingsSchema = z
   .object({
-    timezone: z
-      .string()
-      .openapi({
-        description: "IANA time zone for display and as the default of new tasks' schedules",
-        example: "Europe/Berlin",
-      }),
+    timezone: z.string().openapi({
+      description: "IANA time zone for display and as the default of new tasks' schedules",
+      example: "Europe/Berlin",
+    }),
     login_banner: z.string().openapi({ description: "Shown on the login page (plain text)" }),
     compare: Compare,
     default_credential_id: z

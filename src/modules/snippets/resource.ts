@@ -46,12 +46,10 @@ const SnippetInput = z
         description: "The configuration lines, one per line; `{name}` is a variable",
         example: "ntp server {ntp_server}\nntp source {source_interface}",
       }),
-    rollback_content: lines("rollback_content")
-      .optional()
-      .openapi({
-        description: "Lines pushed when a push of content fails (empty: none)",
-        example: "no ntp server {ntp_server}",
-      }),
+    rollback_content: lines("rollback_content").optional().openapi({
+      description: "Lines pushed when a push of content fails (empty: none)",
+      example: "no ntp server {ntp_server}",
+    }),
     template_ids: z
       .array(
         z

@@ -32,13 +32,10 @@ const DynamicVars = z
     example: { ntp_server: "10.0.0.5" },
   });
 
-const dryRun = z
-  .boolean({ error: "must be true or false" })
-  .optional()
-  .openapi({
-    description: "Render every target's exact lines and answer 200 without connecting to any device",
-    example: false,
-  });
+const dryRun = z.boolean({ error: "must be true or false" }).optional().openapi({
+  description: "Render every target's exact lines and answer 200 without connecting to any device",
+  example: false,
+});
 
 const SendInput = z
   .object({
@@ -79,15 +76,10 @@ const DeployInput = z
         description: `Required when the deploy reaches more than ${CONFIRM_ABOVE} devices: the count you expect (422 when it differs)`,
         example: 1,
       }),
-    canary: z
-      .number()
-      .int("must be a whole number")
-      .min(0, "must be at least 0")
-      .optional()
-      .openapi({
-        description: "Push to this many devices first; the rest only when all of them succeeded (0: no canary)",
-        example: 0,
-      }),
+    canary: z.number().int("must be a whole number").min(0, "must be at least 0").optional().openapi({
+      description: "Push to this many devices first; the rest only when all of them succeeded (0: no canary)",
+      example: 0,
+    }),
     stop_on_failure: z
       .boolean({ error: "must be true or false" })
       .optional()
@@ -151,13 +143,10 @@ export const DeploymentDevice = z
     rollback_lines: z.array(z.string()),
     job_id: z.number().int().nullable(),
     message: z.string().nullable(),
-    result: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .openapi({
-        description:
-          "failed_line {index, line, answer}, saved, rolled_back, before/after config ids, diff, lines_not_in_config",
-      }),
+    result: z.record(z.string(), z.unknown()).nullable().openapi({
+      description:
+        "failed_line {index, line, answer}, saved, rolled_back, before/after config ids, diff, lines_not_in_config",
+    }),
     transcript: z.string().nullable().openapi({ description: "What was sent and what came back, secrets masked" }),
     finished_at: z.string().nullable(),
   })

@@ -5,7 +5,7 @@ import {
   devices,
   snippets,
   taskRunItems,
-  tasks,
+  type tasks,
   vendors,
   type JobTrigger,
   type SnippetTaskOptions,
@@ -32,15 +32,10 @@ export const SnippetTaskOptionsInput = z
     canary: z.number().int().min(0).optional(),
     stop_on_failure: z.boolean().optional(),
     concurrency: z.number().int().min(1).max(100).optional(),
-    confirm_device_count: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .openapi({
-        description:
-          "When set, a run whose targets number otherwise pushes nothing (every device skipped, saying why); required above 25 devices",
-      }),
+    confirm_device_count: z.number().int().min(1).optional().openapi({
+      description:
+        "When set, a run whose targets number otherwise pushes nothing (every device skipped, saying why); required above 25 devices",
+    }),
   })
   .openapi({
     description:

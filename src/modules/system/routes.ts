@@ -6,21 +6,16 @@ const healthTag = "System health";
 
 export const HealthCheck = z
   .object({
-    name: z
-      .string()
-      .openapi({
-        description: "database, collectors, scheduler, queue, disk, search_index, backups, app_key or webhooks",
-        example: "queue",
-      }),
+    name: z.string().openapi({
+      description: "database, collectors, scheduler, queue, disk, search_index, backups, app_key or webhooks",
+      example: "queue",
+    }),
     status: z.enum(HEALTH_STATUSES),
     message: z.string().openapi({ description: "What was found, and when not ok what to do about it" }),
-    value: z
-      .number()
-      .nullable()
-      .openapi({
-        description:
-          "The measured value the status comes from, when there is one (null for a role that sees only some devices, on the checks that count every device)",
-      }),
+    value: z.number().nullable().openapi({
+      description:
+        "The measured value the status comes from, when there is one (null for a role that sees only some devices, on the checks that count every device)",
+    }),
     unit: z.string().nullable().openapi({ example: "s" }),
   })
   .openapi("HealthCheck");

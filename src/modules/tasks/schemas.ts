@@ -85,14 +85,11 @@ export const TaskInput = z
       .boolean()
       .optional()
       .openapi({ description: "Paused tasks never run on their schedule (run-now still works)", example: false }),
-    notify_on_failure: z
-      .boolean()
-      .optional()
-      .openapi({
-        description:
-          "Mail each run with failures, one message listing every failed device and why, to the users subscribed to task failures (PUT /users/{id}/mail-subscriptions)",
-        example: true,
-      }),
+    notify_on_failure: z.boolean().optional().openapi({
+      description:
+        "Mail each run with failures, one message listing every failed device and why, to the users subscribed to task failures (PUT /users/{id}/mail-subscriptions)",
+      example: true,
+    }),
     snippet_id: z
       .number()
       .int("must be a whole number")
@@ -140,12 +137,10 @@ export const Task = z
       .record(z.string(), z.unknown())
       .nullable()
       .openapi({ description: "snippet tasks: the deploy settings" }),
-    next_runs: z
-      .array(z.string())
-      .openapi({
-        description: "The next three scheduled run times (UTC); empty while paused",
-        example: ["2026-06-02T00:30:00.000Z"],
-      }),
+    next_runs: z.array(z.string()).openapi({
+      description: "The next three scheduled run times (UTC); empty while paused",
+      example: ["2026-06-02T00:30:00.000Z"],
+    }),
     last_run: RunSummary.nullable(),
     created_at: z.string(),
     updated_at: z.string(),
@@ -182,22 +177,15 @@ export const TaskRun = z
     task_id: z.number().int(),
     task_name: z.string(),
     task_type: z.enum(TASK_TYPES),
-    status: z
-      .enum(["running", "succeeded", "failed"])
-      .openapi({
-        description: "running until its last job finishes; then failed if any device failed, else succeeded",
-      }),
-    trigger: z
-      .enum(TASK_RUN_TRIGGERS)
-      .openapi({
-        description: "schedule, catch_up (started late for slots missed while no scheduler ran), or manual (run now)",
-      }),
-    missed_slots: z
-      .number()
-      .int()
-      .openapi({
-        description: "For catch_up: how many scheduled slots passed without a run (at most 1000 are counted)",
-      }),
+    status: z.enum(["running", "succeeded", "failed"]).openapi({
+      description: "running until its last job finishes; then failed if any device failed, else succeeded",
+    }),
+    trigger: z.enum(TASK_RUN_TRIGGERS).openapi({
+      description: "schedule, catch_up (started late for slots missed while no scheduler ran), or manual (run now)",
+    }),
+    missed_slots: z.number().int().openapi({
+      description: "For catch_up: how many scheduled slots passed without a run (at most 1000 are counted)",
+    }),
     scheduled_for: z
       .string()
       .nullable()

@@ -1,6 +1,6 @@
 import { asc, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
-import { devices, taskRunItems, taskRuns, tasks, type TaskRunTrigger } from "../../db/schema/index.ts";
+import { devices, taskRunItems, taskRuns, type tasks, type TaskRunTrigger } from "../../db/schema/index.ts";
 import { enqueueDeviceJobs, enqueueJob, PRIORITY } from "../../jobs/queue.ts";
 import { taskTargetCondition } from "./targets.ts";
 import { TASK_TYPE_DEFS } from "./types.ts";

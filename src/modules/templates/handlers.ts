@@ -30,13 +30,10 @@ export const RENDER_MAX_CHARS = 4_000_000;
 
 const RenderInput = z
   .object({
-    text: z
-      .string()
-      .max(RENDER_MAX_CHARS, `must be at most ${RENDER_MAX_CHARS} characters`)
-      .openapi({
-        description: "A command's output as the device prints it (line endings \\r\\n or \\n)",
-        example: "hostname r1\nenable secret 5 $1$mERr$hx5rVt7rPNoS4wqbXKX7m0\nsnmp-server community Comm-1 RO",
-      }),
+    text: z.string().max(RENDER_MAX_CHARS, `must be at most ${RENDER_MAX_CHARS} characters`).openapi({
+      description: "A command's output as the device prints it (line endings \\r\\n or \\n)",
+      example: "hostname r1\nenable secret 5 $1$mERr$hx5rVt7rPNoS4wqbXKX7m0\nsnmp-server community Comm-1 RO",
+    }),
   })
   .openapi("TemplateRenderInput");
 
@@ -46,18 +43,14 @@ const RenderedMask = z
     column: z.number().int().openapi({ description: "1-based column where the replacement starts" }),
     length: z.number().int(),
     text: z.string().openapi({ description: "What stands there now", example: "<secret hidden>" }),
-    layer: z
-      .enum(["template", "generic"])
-      .openapi({
-        description: "template: one of the template's `secrets` rules; generic: netkeep's layer behind every template",
-      }),
-    rule: z
-      .string()
-      .openapi({
-        description:
-          "`secrets[N]` (the template rule's index) or the generic rule (the keyword, or `shape:<name>` for a value known by its shape)",
-        example: "secrets[2]",
-      }),
+    layer: z.enum(["template", "generic"]).openapi({
+      description: "template: one of the template's `secrets` rules; generic: netkeep's layer behind every template",
+    }),
+    rule: z.string().openapi({
+      description:
+        "`secrets[N]` (the template rule's index) or the generic rule (the keyword, or `shape:<name>` for a value known by its shape)",
+      example: "secrets[2]",
+    }),
     pattern: z.string().optional().openapi({ description: "The template rule's pattern" }),
   })
   .openapi("TemplateRenderMask");

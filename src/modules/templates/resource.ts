@@ -48,20 +48,14 @@ const TemplateInput = z
     name: singleLine(z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters")).openapi({
       example: "cisco-ios-lab",
     }),
-    description: freeText(z.string().max(1000, "must be at most 1000 characters"))
-      .optional()
-      .openapi({
-        description: "Left out on create or PUT: the YAML's description",
-        example: "IOS with the lab's extra commands",
-      }),
-    code: z
-      .string()
-      .min(1, "must not be empty")
-      .max(200_000, "must be at most 200000 characters")
-      .openapi({
-        description: "The template as YAML; checked on every write (a problem is a 422 naming its line and key)",
-        example: EXAMPLE_CODE,
-      }),
+    description: freeText(z.string().max(1000, "must be at most 1000 characters")).optional().openapi({
+      description: "Left out on create or PUT: the YAML's description",
+      example: "IOS with the lab's extra commands",
+    }),
+    code: z.string().min(1, "must not be empty").max(200_000, "must be at most 200000 characters").openapi({
+      description: "The template as YAML; checked on every write (a problem is a 422 naming its line and key)",
+      example: EXAMPLE_CODE,
+    }),
   })
   .openapi("TemplateInput");
 

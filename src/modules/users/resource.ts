@@ -27,12 +27,10 @@ export const User = z
     role_id: z.number().int(),
     enabled: z.boolean().openapi({ description: "A disabled user's API tokens answer 401" }),
     last_login_at: z.string().nullable(),
-    auth_source: z
-      .enum(["local", "ldap", "oidc"])
-      .openapi({
-        description:
-          "Where the user's password is checked: here (local), the directory (ldap), or the single sign-on provider (oidc); ldap and oidc users are created at their first sign-in, their role following their groups",
-      }),
+    auth_source: z.enum(["local", "ldap", "oidc"]).openapi({
+      description:
+        "Where the user's password is checked: here (local), the directory (ldap), or the single sign-on provider (oidc); ldap and oidc users are created at their first sign-in, their role following their groups",
+    }),
     second_factor: z
       .boolean()
       .openapi({ description: "The user has a TOTP second factor (POST /users/{id}/second-factor/reset removes it)" }),

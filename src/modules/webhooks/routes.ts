@@ -21,12 +21,10 @@ export const Webhook = z
     url: z.string(),
     description: z.string(),
     event_types: z.array(z.string()).nullable().openapi({ description: "Event types delivered; null: every type" }),
-    tag_ids: z
-      .array(z.number().int())
-      .openapi({
-        description:
-          "Device filter: events about a device go only if it carries one of these tags (or is in one of category_ids); both empty: any device. Events about no device are not filtered.",
-      }),
+    tag_ids: z.array(z.number().int()).openapi({
+      description:
+        "Device filter: events about a device go only if it carries one of these tags (or is in one of category_ids); both empty: any device. Events about no device are not filtered.",
+    }),
     category_ids: z.array(z.number().int()),
     enabled: z.boolean(),
     consecutive_failures: z
@@ -44,12 +42,10 @@ export const Webhook = z
   .openapi("Webhook");
 
 const WithSecret = Webhook.extend({
-  secret: z
-    .string()
-    .openapi({
-      description: "The signing secret (Standard Webhooks, whsec_...): shown this once; rotate-secret makes a new one",
-      example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-    }),
+  secret: z.string().openapi({
+    description: "The signing secret (Standard Webhooks, whsec_...): shown this once; rotate-secret makes a new one",
+    example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+  }),
 }).openapi("WebhookWithSecret");
 
 const fields = {
@@ -102,12 +98,10 @@ export const Delivery = z
     event_id: z.number().int(),
     event_type: z.string(),
     attempt: z.number().int().openapi({ description: "1 for the first try" }),
-    outcome: z
-      .enum(DELIVERY_OUTCOMES)
-      .openapi({
-        description:
-          "delivered (2xx); retrying (timeout, connection error, 5xx: tried again later); failed (after the last retry, or any other answer: redirects are not followed); gone (410: the subscription was disabled); refused (the target address is not allowed)",
-      }),
+    outcome: z.enum(DELIVERY_OUTCOMES).openapi({
+      description:
+        "delivered (2xx); retrying (timeout, connection error, 5xx: tried again later); failed (after the last retry, or any other answer: redirects are not followed); gone (410: the subscription was disabled); refused (the target address is not allowed)",
+    }),
     status_code: z.number().int().nullable(),
     latency_ms: z.number().int().nullable(),
     response_excerpt: z
