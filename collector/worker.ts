@@ -1,15 +1,10 @@
 import { claimNextJob, completeJob, releaseJob, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
 import { collectorSettingsCache } from "./collector-settings.ts";
-import { runDownloadJob, type DownloadDeps } from "./download.ts";
+import type { DownloadDeps } from "./download.ts";
+import { handlerFor } from "./job-handlers.ts";
 import { describeError } from "./errors.ts";
 import { keepLease } from "./lease.ts";
 import { failureReason } from "../src/error-reason.ts";
-import { runPurgeJob } from "./purge-job.ts";
-import { runBackupJob } from "./backup-job.ts";
-import { runComplianceJob } from "./compliance-job.ts";
-import { runSnippetJob } from "./snippet-job.ts";
-import { runEventJob } from "./event-job.ts";
-import { runDetectJob } from "./detect-job.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
 import { withFields } from "../src/logger.ts";
 
@@ -102,69 +97,34 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
           { outcome: "error", message: stoppedTooOftenMessage },
           jobDeps.clock.now(),
         );
-      } else if (job.type === "download" && job.deviceId) {
-        // Only here: a snippet job's downloads come before and after its push, which still needs the session slot.
-        const end = await runDownloadJob({ ...jobDeps, handedOver: sessionEnded }, job, controller.signal);
-        // One line per run: which collector ran what, and how it went (messages never carry secrets).
-        if (end)
-          jobDeps.logger.info(end.retrying ? "job will be retried" : "job finished", {
-            device: job.deviceId,
-            attempt: job.attempts,
-            ...end,
-            duration_ms: Date.now() - started,
+      } else {
+        const handler = handlerFor(job, jobDeps);
+        if (handler) {
+          const end = await handler.run(jobDeps, job, {
+            signal: controller.signal,
+            leaseMs: options.leaseMs,
+            sessionEnded,
           });
-      } else if (job.type === "snippet_push" && job.deviceId) {
-        // The downloads around the push run as jobs of their own, under leases of the same length, renewed alike.
-        const end = await runSnippetJob(jobDeps, job, options.leaseMs, controller.signal);
-        if (end)
-          jobDeps.logger.info("job finished", {
-            type: job.type,
-            device: job.deviceId,
-            outcome: end.outcome,
-            message: end.message,
-            duration_ms: Date.now() - started,
-          });
-      } else if (job.type === "detect" && job.deviceId) {
-        const end = await runDetectJob(jobDeps, job, controller.signal);
-        if (end)
-          jobDeps.logger.info("job finished", {
-            type: job.type,
-            device: job.deviceId,
-            outcome: end.outcome,
-            message: end.message,
-            duration_ms: Date.now() - started,
-          });
-      } else if (job.type === "purge_configs") {
-        const end = await runPurgeJob(jobDeps, job);
-        if (end) jobDeps.logger.info("job finished", { type: job.type, ...end, duration_ms: Date.now() - started });
-      } else if (job.type === "backup_database") {
-        const end = await runBackupJob(jobDeps, job);
-        if (end) jobDeps.logger.info("job finished", { type: job.type, ...end, duration_ms: Date.now() - started });
-      } else if (job.type === "event" && jobDeps.consumers) {
-        const end = await runEventJob(jobDeps, jobDeps.consumers, job, controller.signal);
-        if (end)
-          jobDeps.logger.info(end.retrying ? "job will be retried" : "job finished", {
-            type: job.type,
-            ...end,
-            duration_ms: Date.now() - started,
-          });
-      } else if (job.type === "compliance") {
-        const end = await runComplianceJob(jobDeps, job);
-        if (end)
-          jobDeps.logger.info("job finished", {
-            type: job.type,
-            device: job.deviceId,
-            ...end,
-            duration_ms: Date.now() - started,
-          });
-      } else
-        await completeJob(
-          jobDeps.db,
-          job,
-          jobDeps.owner,
-          { outcome: "error", message: `this collector cannot run ${job.type} jobs` },
-          jobDeps.clock.now(),
-        );
+          // One line per run: which collector ran what, and how it went (messages never carry secrets).
+          if (end)
+            jobDeps.logger.info(end.retrying ? "job will be retried" : "job finished", {
+              type: job.type,
+              device: job.deviceId ?? undefined,
+              attempt: job.attempts,
+              outcome: end.outcome,
+              message: end.message,
+              retrying: end.retrying,
+              duration_ms: Date.now() - started,
+            });
+        } else
+          await completeJob(
+            jobDeps.db,
+            job,
+            jobDeps.owner,
+            { outcome: "error", message: `this collector cannot run ${job.type} jobs` },
+            jobDeps.clock.now(),
+          );
+      }
     } catch (err) {
       // Recording how the job ended failed (a busy database only delays it: WAIT_UNTIL_WRITTEN). Ending the job
       // with the error, in a statement of its own, frees its device now instead of when its lease runs out.
