@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { createTestContext, type TestContext } from "../test/helpers/app.ts";
+import { createTestContext, manualClock, type TestContext } from "../test/helpers/app.ts";
 import { devices } from "../src/db/schema/index.ts";
 import { silentLogger } from "../src/logger.ts";
 import { storeConfig } from "../src/modules/configs/store.ts";
@@ -48,11 +48,29 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
+/** A busy() that counts how often the indexer asked (once or twice a pass): so a test waits for passes, not time. */
+function busyProbe(initial: boolean) {
+  const probe = {
+    busy: initial,
+    asked: 0,
+    ask: () => {
+      probe.asked++;
+      return probe.busy;
+    },
+    /** Resolves once the indexer has run at least n more passes. */
+    passes: (n: number) => {
+      const from = probe.asked;
+      return until(`${n} passes`, async () => probe.asked >= from + n);
+    },
+  };
+  return probe;
+}
+
 describe("the collector's search indexer", () => {
   it("works through the queue batch after batch while downloads leave it room", async () => {
     await storeVersions(7, "a");
     const indexer = startSearchIndexer(
-      { db: t.db, logger: silentLogger },
+      { db: t.db, clock: manualClock(), logger: silentLogger },
       { ...DEFAULT_INDEXER_OPTIONS, batch: 2, pollIntervalMs: 10_000, busy: () => false },
     );
     try {
@@ -64,17 +82,22 @@ describe("the collector's search indexer", () => {
   });
 
   it("takes one batch per interval while downloads are busy, and the rest once they are not", async () => {
-    await storeVersions(6, "b");
-    let busy = true;
+    await storeVersions(8, "b");
+    const clock = manualClock();
+    const probe = busyProbe(true);
     const indexer = startSearchIndexer(
-      { db: t.db, logger: silentLogger },
-      { batch: 2, pollIntervalMs: 20, busyIntervalMs: 60_000, busy: () => busy },
+      { db: t.db, clock, logger: silentLogger },
+      { batch: 2, pollIntervalMs: 20, busyIntervalMs: 60_000, busy: probe.ask },
     );
     try {
-      await until("one batch", async () => (await queued()) === 4);
-      await new Promise((r) => setTimeout(r, 200));
+      await until("one batch", async () => (await queued()) === 6);
+      await probe.passes(10);
+      expect(await queued()).toBe(6);
+      clock.advance(60_000);
+      await until("the next batch, an interval later", async () => (await queued()) === 4);
+      await probe.passes(10);
       expect(await queued()).toBe(4);
-      busy = false;
+      probe.busy = false;
       await until("an empty queue", async () => (await queued()) === 0);
     } finally {
       await indexer.stop();
@@ -84,21 +107,29 @@ describe("the collector's search indexer", () => {
   it("takes no batch while downloads wait in the queue, then one per interval while they run", async () => {
     await storeVersions(6, "c");
     let waiting = true;
+    const clock = manualClock();
+    const probe = busyProbe(true);
     const indexer = startSearchIndexer(
-      { db: t.db, logger: silentLogger },
+      { db: t.db, clock, logger: silentLogger },
       {
         batch: 2,
         pollIntervalMs: 20,
         busyIntervalMs: 50,
         waitingIntervalMs: 60_000,
-        busy: () => true,
+        busy: probe.ask,
         waiting: () => waiting,
       },
     );
     try {
-      await new Promise((r) => setTimeout(r, 300));
+      await probe.passes(10);
+      clock.advance(59_000);
+      await probe.passes(10);
       expect(await queued()).toBe(6);
       waiting = false;
+      await until("one batch", async () => (await queued()) === 4);
+      clock.advance(50);
+      await until("the next batch, an interval later", async () => (await queued()) === 2);
+      clock.advance(50);
       await until("an empty queue", async () => (await queued()) === 0);
     } finally {
       await indexer.stop();
@@ -107,19 +138,27 @@ describe("the collector's search indexer", () => {
 
   it("still takes a batch per waiting interval under a queue that never empties", async () => {
     await storeVersions(4, "d");
+    const clock = manualClock();
+    const probe = busyProbe(true);
     const indexer = startSearchIndexer(
-      { db: t.db, logger: silentLogger },
+      { db: t.db, clock, logger: silentLogger },
       {
         batch: 2,
         pollIntervalMs: 20,
         busyIntervalMs: 0,
         waitingIntervalMs: 150,
-        busy: () => true,
+        busy: probe.ask,
         waiting: () => true,
       },
     );
     try {
+      await probe.passes(10);
+      expect(await queued(), "none before the downloads have waited an interval").toBe(4);
+      clock.advance(150);
       await until("one batch", async () => (await queued()) === 2);
+      await probe.passes(10);
+      expect(await queued(), "none again within the interval").toBe(2);
+      clock.advance(150);
       await until("the next", async () => (await queued()) === 0);
     } finally {
       await indexer.stop();

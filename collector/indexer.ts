@@ -1,8 +1,8 @@
+import type { Clock } from "../src/clock.ts";
 import type { Db } from "../src/db/client.ts";
 import type { Logger } from "../src/logger.ts";
 import { indexPendingVersions } from "../src/modules/configs/search-index.ts";
-import { describeError } from "./errors.ts";
-import { wakeableSleep } from "./wakeable-sleep.ts";
+import { startPollingLoop } from "./polling-loop.ts";
 
 export type IndexerOptions = {
   /** Whether downloads want the collector's time now (any is running). */
@@ -34,45 +34,32 @@ export const DEFAULT_INDEXER_OPTIONS: Omit<IndexerOptions, "busy"> = {
  * 100 KB), and every session waits while a batch (some 250 ms for 25 versions) runs. Search reads queued
  * versions itself meanwhile, so nothing is missing from its answers, only slower to find.
  */
-export function startSearchIndexer(deps: { db: Db; logger: Logger }, options: IndexerOptions) {
-  const pause = wakeableSleep();
-  let running = true;
+export function startSearchIndexer(deps: { db: Db; clock: Clock; logger: Logger }, options: IndexerOptions) {
   let lastBusyBatch = 0;
   /** Since when downloads have waited in the queue (undefined: none waits), or the last batch taken meanwhile. */
   let waitingSince: number | undefined;
-  const due = (busy: boolean) => {
+  const due = (busy: boolean, now: number) => {
     if (!options.waiting?.()) waitingSince = undefined;
-    else if ((waitingSince ??= Date.now()) > Date.now() - (options.waitingIntervalMs ?? 0)) return false;
-    return !busy || Date.now() - lastBusyBatch >= options.busyIntervalMs;
+    else if ((waitingSince ??= now) > now - (options.waitingIntervalMs ?? 0)) return false;
+    return !busy || now - lastBusyBatch >= options.busyIntervalMs;
   };
-  const loop = (async () => {
-    while (running) {
-      let indexed = 0;
-      try {
-        const busy = options.busy();
-        if (due(busy)) {
-          if (busy) lastBusyBatch = Date.now();
-          if (waitingSince !== undefined) waitingSince = Date.now();
-          const { taken, unreadable } = await indexPendingVersions(deps.db, options.batch);
-          indexed = taken;
-          if (unreadable.length)
-            deps.logger.error("stored configurations could not be read to index them for search", {
-              config_ids: unreadable,
-            });
-        }
-      } catch (err) {
-        deps.logger.error("search indexing failed; retrying", { error: describeError(err) });
-      }
+  return startPollingLoop({
+    logger: deps.logger,
+    failureMessage: "search indexing failed; retrying",
+    intervalMs: options.pollIntervalMs,
+    async pass() {
+      const busy = options.busy();
+      const now = deps.clock.now().getTime();
+      if (!due(busy, now)) return undefined;
+      if (busy) lastBusyBatch = now;
+      if (waitingSince !== undefined) waitingSince = now;
+      const { taken, unreadable } = await indexPendingVersions(deps.db, options.batch);
+      if (unreadable.length)
+        deps.logger.error("stored configurations could not be read to index them for search", {
+          config_ids: unreadable,
+        });
       // A full batch means more may be waiting: go on at once (after I/O) unless downloads need the time.
-      if (running) await pause.sleep(indexed === options.batch && !options.busy() ? 0 : options.pollIntervalMs);
-    }
-  })();
-  return {
-    /** Stops after the batch in hand; what is still queued waits for the next collector. */
-    async stop(): Promise<void> {
-      running = false;
-      pause.wake();
-      await loop;
+      return taken === options.batch && !options.busy() ? 0 : undefined;
     },
-  };
+  });
 }

@@ -76,7 +76,7 @@ async function main() {
   // Every collector schedules: task runs are keyed by (task, slot) in the database, so only one starts each.
   const scheduler = startScheduler({ db, clock: systemClock, logger, passed: heartbeat.schedulerPassed });
   const indexer = startSearchIndexer(
-    { db, logger },
+    { db, clock: systemClock, logger },
     { ...DEFAULT_INDEXER_OPTIONS, busy: () => worker.active > 0, waiting: () => worker.waiting },
   );
   const compliancePass = startCompliancePass(

@@ -8,7 +8,7 @@ import type { Logger } from "../src/logger.ts";
 import { dueSlots, hasDueSlot } from "../src/modules/tasks/cron.ts";
 import { startTaskRun, type Task, type TaskRun } from "../src/modules/tasks/start-run.ts";
 import { describeError } from "./errors.ts";
-import { wakeableSleep } from "./wakeable-sleep.ts";
+import { startPollingLoop } from "./polling-loop.ts";
 
 export type SchedulerDeps = {
   db: Db;
@@ -102,26 +102,14 @@ export async function scheduleDueRuns(
 
 /** Runs scheduleDueRuns every intervalMs until stopped. */
 export function startScheduler(deps: SchedulerDeps, options: SchedulerOptions = DEFAULT_SCHEDULER_OPTIONS) {
-  let running = true;
-  const pause = wakeableSleep();
-  const loop = (async () => {
-    while (running) {
-      try {
-        await scheduleDueRuns(deps, options);
-        await deps.passed?.();
-      } catch (err) {
-        deps.logger.error("scheduler pass failed; retrying", { error: describeError(err) });
-      }
-      if (!running) break;
-      await pause.sleep(options.intervalMs);
-    }
-  })();
-  return {
-    /** Stops after the pass in hand. */
-    async stop(): Promise<void> {
-      running = false;
-      pause.wake();
-      await loop;
+  return startPollingLoop({
+    logger: deps.logger,
+    failureMessage: "scheduler pass failed; retrying",
+    intervalMs: options.intervalMs,
+    async pass() {
+      await scheduleDueRuns(deps, options);
+      await deps.passed?.();
+      return undefined;
     },
-  };
+  });
 }
