@@ -1,13 +1,13 @@
 import { z } from "@hono/zod-openapi";
-import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
+import { asc, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { categories, commandCategories, commands, deviceProfiles, devices } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
+import { type DeviceUse, deviceCounts, refuseDeleteWhileDevicesUse } from "../../http/device-usage.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
 import { idFilter } from "../../http/filters.ts";
 import { plural } from "../../words.ts";
-import { type DeviceScope, deviceScopeCondition, refuseIfScopingRoles } from "../../auth/scope.ts";
+import { refuseIfScopingRoles } from "../../auth/scope.ts";
 import { freeText, singleLine } from "../../http/text.ts";
 
 const Category = z
@@ -37,15 +37,8 @@ const CategoryInput = z
 
 type CategoryRow = typeof categories.$inferSelect;
 
-async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
-  if (!ids.length) return new Map();
-  const rows = await db
-    .select({ id: devices.categoryId, n: count() })
-    .from(devices)
-    .where(and(inArray(devices.categoryId, ids), deviceScopeCondition(scope)))
-    .groupBy(devices.categoryId);
-  return new Map(rows.map((r) => [r.id!, r.n]));
-}
+/** How devices use categories (shared counting: http/device-usage.ts). */
+const CATEGORY_USE: DeviceUse = { columns: [devices.categoryId] };
 
 async function commandsOf(db: DbOrTx, ids: number[]): Promise<Map<number, { id: number; command: string }[]>> {
   const byCategory = new Map<number, { id: number; command: string }[]>();
@@ -92,7 +85,7 @@ export const categoriesResource = defineResource({
   reaches: async (_db, ids) => inArray(devices.categoryId, ids),
   async serialize(db, rows, scope) {
     const ids = rows.map((r) => r.id);
-    const [counts, cmds] = await Promise.all([deviceCounts(db, ids, scope), commandsOf(db, ids)]);
+    const [counts, cmds] = await Promise.all([deviceCounts(db, CATEGORY_USE, ids, scope), commandsOf(db, ids)]);
     return (rows as CategoryRow[]).map((r) => ({
       id: r.id,
       name: r.name,
@@ -117,11 +110,13 @@ export const categoriesResource = defineResource({
   },
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
-    const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
-    if (used.length) {
-      const [id, n] = used[0]!;
-      throw ApiError.conflict(`Category ${id} is used by ${plural(n, "device")}; move them to another category first`);
-    }
+    await refuseDeleteWhileDevicesUse(
+      ctx.tx,
+      CATEGORY_USE,
+      ids,
+      "Category",
+      () => "move them to another category first",
+    );
     await refuseIfScopingRoles(ctx.tx, "category", ids);
 
     const links = await ctx.tx

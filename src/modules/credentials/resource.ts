@@ -1,9 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { and, inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
+import { inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
-import type { DbOrTx } from "../../db/client.ts";
 import { credentials, deviceProfiles, devices } from "../../db/schema/index.ts";
+import { type DeviceUse, deviceCounts, refuseDeleteWhileDevicesUse } from "../../http/device-usage.ts";
 import { ApiError } from "../../http/errors.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
@@ -119,20 +118,8 @@ const SNMP_PASSWORD_MIN = 8;
 export const usingCredentials = (ids: number[]): SQL =>
   or(inArray(devices.credId, ids), inArray(devices.snippetCredId, ids))!;
 
-/** Devices using each set, as primary or snippet credentials (a device using one set for both counts once). */
-async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
-  const counts = new Map<number, number>();
-  if (!ids.length) return counts;
-  const rows = await db
-    .select({ credId: devices.credId, snippetCredId: devices.snippetCredId })
-    .from(devices)
-    .where(and(usingCredentials(ids), deviceScopeCondition(scope)));
-  for (const r of rows) {
-    for (const id of new Set([r.credId, r.snippetCredId]))
-      if (id !== null && ids.includes(id)) counts.set(id, (counts.get(id) ?? 0) + 1);
-  }
-  return counts;
-}
+/** How devices use credentials (shared counting: http/device-usage.ts). */
+const CREDENTIAL_USE: DeviceUse = { columns: [devices.credId, devices.snippetCredId] };
 
 const presence = (column: SQLiteColumn, describe: string) => ({
   describe: `true or false: whether ${describe} is stored`,
@@ -340,6 +327,7 @@ export const credentialsResource = defineResource({
   async serialize(db, rows, scope) {
     const counts = await deviceCounts(
       db,
+      CREDENTIAL_USE,
       rows.map((r) => r.id),
       scope,
     );
@@ -366,13 +354,13 @@ export const credentialsResource = defineResource({
   toValues: (input, existing, ctx) => toValues(input, existing as CredentialRow | null, ctx),
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
-    const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
-    if (used.length) {
-      const [id, n] = used[0]!;
-      throw ApiError.conflict(
-        `Credential set ${id} is used by ${plural(n, "device")}; give ${n === 1 ? "it" : "them"} other credentials first`,
-      );
-    }
+    await refuseDeleteWhileDevicesUse(
+      ctx.tx,
+      CREDENTIAL_USE,
+      ids,
+      "Credential set",
+      (n) => `give ${n === 1 ? "it" : "them"} other credentials first`,
+    );
     // The foreign keys say ON DELETE SET NULL too; clearing here counts the profiles so the answer can say so.
     const cleared = new Set<number>();
     for (const column of ["credId", "snippetCredId"] as const) {

@@ -1,10 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { and, count, eq, inArray, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
-import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { categories, credentials, deviceProfiles, devices, tags, templates, vendors } from "../../db/schema/index.ts";
+import { type DeviceUse, deviceCounts } from "../../http/device-usage.ts";
 import { containsText } from "../../http/list.ts";
 import { refuseUnlessUsable } from "../credentials/use.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
@@ -79,15 +78,8 @@ const DeviceProfileInput = z
 type ProfileRow = typeof deviceProfiles.$inferSelect;
 type Values = Partial<typeof deviceProfiles.$inferInsert>;
 
-async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
-  if (!ids.length) return new Map();
-  const rows = await db
-    .select({ id: devices.profileId, n: count() })
-    .from(devices)
-    .where(and(inArray(devices.profileId, ids), deviceScopeCondition(scope)))
-    .groupBy(devices.profileId);
-  return new Map(rows.map((r) => [r.id!, r.n]));
-}
+/** How devices use device profiles (shared counting: http/device-usage.ts). */
+const PROFILE_USE: DeviceUse = { columns: [devices.profileId] };
 
 /** A referenced id must exist; null (or left out) means no default. */
 async function checkRef(
@@ -183,6 +175,7 @@ export const deviceProfilesResource = defineResource({
     const [counts, vendorRows, tagRows] = await Promise.all([
       deviceCounts(
         db,
+        PROFILE_USE,
         profiles.map((p) => p.id),
         scope,
       ),
@@ -283,6 +276,7 @@ export const deviceProfilesResource = defineResource({
       ...(
         await deviceCounts(
           ctx.tx,
+          PROFILE_USE,
           rows.map((r) => r.id),
           { all: true },
         )

@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { and, count, inArray, sql } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
 import { deviceProfiles, deviceTags, devices, tags } from "../../db/schema/index.ts";
+import { type DeviceUse, deviceCounts } from "../../http/device-usage.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
-import type { DbOrTx } from "../../db/client.ts";
 import { plural } from "../../words.ts";
-import { type DeviceScope, deviceIdInScope, refuseIfScopingRoles } from "../../auth/scope.ts";
+import { refuseIfScopingRoles } from "../../auth/scope.ts";
 import { freeText, singleLine } from "../../http/text.ts";
 
 const Tag = z
@@ -38,15 +38,8 @@ const TagInput = z
 
 type TagRow = typeof tags.$inferSelect;
 
-async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
-  if (!ids.length) return new Map();
-  const rows = await db
-    .select({ id: deviceTags.tagId, n: count() })
-    .from(deviceTags)
-    .where(and(inArray(deviceTags.tagId, ids), deviceIdInScope(deviceTags.deviceId, scope)))
-    .groupBy(deviceTags.tagId);
-  return new Map(rows.map((r) => [r.id, r.n]));
-}
+/** How devices use tags (shared counting: http/device-usage.ts). */
+const TAG_USE: DeviceUse = { key: deviceTags.tagId, device: deviceTags.deviceId };
 
 export const tagsResource = defineResource({
   tag: "Tags",
@@ -86,6 +79,7 @@ export const tagsResource = defineResource({
   async serialize(db, rows, scope) {
     const counts = await deviceCounts(
       db,
+      TAG_USE,
       rows.map((r) => r.id),
       scope,
     );
@@ -107,7 +101,10 @@ export const tagsResource = defineResource({
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
     await refuseIfScopingRoles(ctx.tx, "tag", ids);
-    const devicesDetached = [...(await deviceCounts(ctx.tx, ids, { all: true })).values()].reduce((a, b) => a + b, 0);
+    const devicesDetached = [...(await deviceCounts(ctx.tx, TAG_USE, ids, { all: true })).values()].reduce(
+      (a, b) => a + b,
+      0,
+    );
     let profilesDetached = 0;
     for (const p of await ctx.tx
       .select({ id: deviceProfiles.id, tagIds: deviceProfiles.tagIds })

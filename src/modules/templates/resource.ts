@@ -1,8 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { and, count, inArray, isNotNull, isNull, sql } from "drizzle-orm";
-import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
-import type { DbOrTx } from "../../db/client.ts";
+import { inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import { deviceProfiles, devices, templates } from "../../db/schema/index.ts";
+import { type DeviceUse, deviceCounts, refuseDeleteWhileDevicesUse } from "../../http/device-usage.ts";
 import { ApiError } from "../../http/errors.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
@@ -67,15 +66,8 @@ const vendorOf = (code: string): string | null => {
   return parsed.ok ? (parsed.template.vendor ?? null) : null;
 };
 
-async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
-  if (!ids.length) return new Map();
-  const rows = await db
-    .select({ id: devices.templateId, n: count() })
-    .from(devices)
-    .where(and(inArray(devices.templateId, ids), deviceScopeCondition(scope)))
-    .groupBy(devices.templateId);
-  return new Map(rows.map((r) => [r.id!, r.n]));
-}
+/** How devices use templates (shared counting: http/device-usage.ts). */
+const TEMPLATE_USE: DeviceUse = { columns: [devices.templateId] };
 
 /** Problems in the YAML go under `code` or `code.<key path>`, each naming its line. */
 export function checkTemplateCode(ctx: Pick<WriteCtx, "bag">, code: string): { description?: string } | undefined {
@@ -129,6 +121,7 @@ export const templatesResource = defineResource({
   async serialize(db, rows, scope) {
     const counts = await deviceCounts(
       db,
+      TEMPLATE_USE,
       rows.map((r) => r.id),
       scope,
     );
@@ -169,11 +162,13 @@ export const templatesResource = defineResource({
       : undefined,
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
-    const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
-    if (used.length) {
-      const [id, n] = used[0]!;
-      throw ApiError.conflict(`Template ${id} is used by ${plural(n, "device")}; move them to another template first`);
-    }
+    await refuseDeleteWhileDevicesUse(
+      ctx.tx,
+      TEMPLATE_USE,
+      ids,
+      "Template",
+      () => "move them to another template first",
+    );
     const profiles = await ctx.tx
       .update(deviceProfiles)
       .set({ templateId: null })

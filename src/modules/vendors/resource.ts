@@ -1,11 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { and, count, eq, inArray, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import { nameKey } from "../../db/name-key.ts";
 import { deviceProfiles, devices, vendors } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
+import { type DeviceUse, deviceCounts, refuseDeleteWhileDevicesUse } from "../../http/device-usage.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
-import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { plural } from "../../words.ts";
 import { singleLine } from "../../http/text.ts";
@@ -30,15 +29,8 @@ const VendorInput = z
 
 type VendorRow = typeof vendors.$inferSelect;
 
-async function deviceCounts(db: DbOrTx, ids: number[], scope: DeviceScope): Promise<Map<number, number>> {
-  if (!ids.length) return new Map();
-  const rows = await db
-    .select({ id: devices.vendorId, n: count() })
-    .from(devices)
-    .where(and(inArray(devices.vendorId, ids), deviceScopeCondition(scope)))
-    .groupBy(devices.vendorId);
-  return new Map(rows.map((r) => [r.id!, r.n]));
-}
+/** How devices use vendors (shared counting: http/device-usage.ts). */
+const VENDOR_USE: DeviceUse = { columns: [devices.vendorId] };
 
 export const vendorsResource = defineResource({
   tag: "Vendors",
@@ -61,6 +53,7 @@ export const vendorsResource = defineResource({
   async serialize(db, rows, scope) {
     const counts = await deviceCounts(
       db,
+      VENDOR_USE,
       rows.map((r) => r.id),
       scope,
     );
@@ -78,11 +71,7 @@ export const vendorsResource = defineResource({
   },
   async beforeDelete(rows, ctx) {
     const ids = rows.map((r) => r.id);
-    const used = [...(await deviceCounts(ctx.tx, ids, { all: true })).entries()].filter(([, n]) => n > 0);
-    if (used.length) {
-      const [id, n] = used[0]!;
-      throw ApiError.conflict(`Vendor ${id} is used by ${plural(n, "device")}; move them to another vendor first`);
-    }
+    await refuseDeleteWhileDevicesUse(ctx.tx, VENDOR_USE, ids, "Vendor", () => "move them to another vendor first");
     const profiles = await ctx.tx
       .update(deviceProfiles)
       .set({ vendorId: null })
