@@ -10,52 +10,6 @@ import { seedBuiltinTemplates, type BuiltinTemplate } from "../modules/templates
 import { seedSystemTasks } from "../modules/tasks/system-tasks.ts";
 import { seedBuiltinPolicies } from "../modules/compliance/builtins.ts";
 
-/** The vendor families the built-in connection templates cover. */
-const VENDORS = [
-  "Cisco",
-  "Juniper",
-  "Arista",
-  "MikroTik",
-  "Fortinet",
-  "Aruba",
-  "HPE",
-  "H3C",
-  "Netgear",
-  "VyOS",
-  "OPNsense",
-  "Netgate",
-  "Linux",
-  "NVIDIA",
-  "SONiC",
-  "Ubiquiti",
-  "TP-Link",
-  "FS.com",
-  "Nokia",
-  "Allied Telesis",
-  "F5",
-  "Adtran",
-  "Citrix",
-  "Opengear",
-  "Alcatel-Lucent Enterprise",
-  "Riverbed",
-  "Zyxel",
-  "Huawei",
-  "Dell",
-  "Extreme Networks",
-  "Ruckus",
-  "Brocade",
-  "SonicWall",
-  "WatchGuard",
-  "Ciena",
-  "Perle",
-  "Eaton",
-  "APC",
-  "ZTE",
-  "V-SOL",
-  "Palo Alto Networks",
-  "Check Point",
-];
-
 /**
  * Idempotent: runs after every migration. Built-in roles are rewritten so a new ability reaches them on
  * upgrade; vendors, the default category and the system tasks are only added when missing, so user edits survive. Built-in
@@ -87,7 +41,8 @@ export async function seedReferenceData(
           },
         });
     }
-    for (const name of VENDORS) {
+    // The vendors the built-in connection templates name (their `vendor` and `also_sold_as`), in file order.
+    for (const name of new Set(builtinTemplates.flatMap((t) => t.vendors))) {
       await tx
         .insert(vendors)
         .values({ name, nameKey: nameKey(name), createdAt: now, updatedAt: now })

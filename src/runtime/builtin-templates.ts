@@ -20,6 +20,12 @@ export function loadBuiltinTemplates(dir: string = BUILTIN_TEMPLATES_DIR): Built
     const parsed = parseTemplate(code);
     if (!parsed.ok)
       throw new Error(`built-in template ${file} is invalid: ${parsed.errors.map((e) => e.message).join("; ")}`);
-    return { key: file.slice(0, -".yaml".length), code, description: parsed.template.description ?? "" };
+    const { vendor, also_sold_as, description } = parsed.template;
+    return {
+      key: file.slice(0, -".yaml".length),
+      code,
+      description: description ?? "",
+      vendors: [...(vendor ? [vendor] : []), ...also_sold_as],
+    };
   });
 }

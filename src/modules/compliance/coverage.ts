@@ -1,4 +1,4 @@
-import { and, eq, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, or, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import {
   ASSIGNMENT_SCOPES,
@@ -11,7 +11,7 @@ import {
 } from "../../db/schema/index.ts";
 import { parseTemplate } from "../templates/template-schema.ts";
 import { reachedBy } from "../tasks/targets.ts";
-import { familyForVendor, type ConfigFamily } from "./engine/index.ts";
+import { type ConfigFamily, nestingByVendor, templateNesting } from "./engine/index.ts";
 
 type AssignmentRow = typeof policyAssignments.$inferSelect;
 
@@ -61,8 +61,6 @@ export async function deviceFacts(db: DbOrTx, where: SQL | undefined): Promise<D
       name: devices.name,
       vendor: vendors.name,
       templateCode: templates.code,
-      templateKey: templates.builtinKey,
-      templateName: templates.name,
       categoryCommands: sql<string>`(select json_group_array(c.command order by c.id) from ${commands} c
         join ${commandCategories} cc on cc.command_id = c.id where cc.category_id = ${devices.categoryId})`,
     })
@@ -71,35 +69,34 @@ export async function deviceFacts(db: DbOrTx, where: SQL | undefined): Promise<D
     .leftJoin(vendors, eq(vendors.id, devices.vendorId))
     .where(where);
   const parsed = new Map<string, ReturnType<typeof parseTemplate>>();
-  return rows.map((r) => {
-    let template: { commands: string[]; config_command: string; protocol: string; nesting?: ConfigFamily } | undefined;
-    if (r.templateCode !== null) {
-      let p = parsed.get(r.templateCode);
-      if (!p) parsed.set(r.templateCode, (p = parseTemplate(r.templateCode)));
-      if (p.ok) template = p.template;
-    }
+  const parse = (code: string) => {
+    let p = parsed.get(code);
+    if (!p) parsed.set(code, (p = parseTemplate(code)));
+    return p.ok ? p.template : undefined;
+  };
+  /** Read once, and only when a device has no template that parses. */
+  let byVendor: Map<string, ConfigFamily> | undefined;
+  const vendorNesting = async (vendor: string | null): Promise<ConfigFamily> => {
+    if (!vendor) return "indent";
+    byVendor ??= nestingByVendor(
+      (await db.select({ code: templates.code }).from(templates).where(isNotNull(templates.builtinKey))).flatMap(
+        (t) => parse(t.code) ?? [],
+      ),
+    );
+    return byVendor.get(vendor.toLowerCase()) ?? "indent";
+  };
+  const facts: DeviceFacts[] = [];
+  for (const r of rows) {
+    const template = r.templateCode === null ? undefined : parse(r.templateCode);
     const categoryCommands = JSON.parse(r.categoryCommands) as string[];
     const runs = categoryCommands.length ? categoryCommands : (template?.commands ?? []);
     const configCommand =
       template && runs.includes(template.config_command) ? template.config_command : (runs[0] ?? FALLBACK_COMMAND);
-    return {
-      id: r.id,
-      name: r.name,
-      configCommand,
-      family: nestingOf(template, r.templateKey ?? r.vendor ?? r.templateName ?? null),
-    };
-  });
-}
-
-/**
- * How a device's stored configuration nests: as its template says; else NETCONF's canonical XML by indentation
- * (netkeep writes it, whatever the vendor); else as the template's or vendor's name says.
- */
-function nestingOf(
-  template: { protocol: string; nesting?: ConfigFamily } | undefined,
-  name: string | null,
-): ConfigFamily {
-  return template?.nesting ?? (template?.protocol === "netconf" ? "indent" : familyForVendor(name));
+    // As its template says; a device without one nests as its vendor's templates do.
+    const family = template ? templateNesting(template) : await vendorNesting(r.vendor);
+    facts.push({ id: r.id, name: r.name, configCommand, family });
+  }
+  return facts;
 }
 
 /** The devices an assignment covers now (of those `within` selects, when given), with their facts. */

@@ -4,7 +4,13 @@ import { templates } from "../../db/schema/index.ts";
 import { nameKey } from "../../db/name-key.ts";
 
 /** One file of collector/templates/, as the launcher read it: its name without .yaml, its text and description. */
-export type BuiltinTemplate = { key: string; code: string; description: string };
+export type BuiltinTemplate = {
+  key: string;
+  code: string;
+  description: string;
+  /** The vendor names it fits (`vendor`, then `also_sold_as`): the vendors seeded at start. */
+  vendors: string[];
+};
 
 /**
  * Brings the built-in templates up to date, matched by their key (the file name): a new release rewrites

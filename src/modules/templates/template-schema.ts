@@ -316,8 +316,11 @@ const TemplateDocument = z
     min_bytes: z.number().int().min(1).optional(),
     config_marker: patternFor("text").optional(),
     // How the stored text nests for compliance sections (src/modules/compliance/engine/sections.ts); left out,
-    // indentation over NETCONF (canonical XML), else as the template's or vendor's name says (coverage.ts).
+    // by indentation (as most CLIs and NETCONF's canonical XML do). A device with no template nests as the
+    // built-in templates of its vendor agree (compliance/engine/family.ts).
     nesting: z.enum(["indent", "braces", "fortios"]).optional(),
+    // Other names the same devices are sold under (HPE's Comware is also H3C's): seeded as vendors beside `vendor`.
+    also_sold_as: z.array(z.string().min(1)).default([]),
     teardown: z.array(line).default([]),
     filters: z
       .strictObject({ drop: z.array(lineFilter).default([]), volatile: z.array(lineFilter).default([]) })

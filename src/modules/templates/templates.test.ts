@@ -242,7 +242,7 @@ describe("templates", () => {
             }
           : b,
       ),
-      { key: "netgate-nextgen", code: CODE, description: "Lab IOS" },
+      { key: "netgate-nextgen", code: CODE, description: "Lab IOS", vendors: [] },
     ].filter((b) => b.key !== "linux-generic");
     await seedReferenceData(t.db, t.clock, upgrade);
 

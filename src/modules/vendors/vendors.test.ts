@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { BUILTIN_TEMPLATES_DIR } from "../../runtime/builtin-templates.ts";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 
 let t: TestContext;
@@ -19,6 +22,20 @@ describe("vendors", () => {
       "Allied Telesis",
     ]);
     expect(res.body.meta.total).toBeGreaterThanOrEqual(13);
+  });
+
+  it("seeds the vendors the built-in templates name, with the other names their devices are sold under", async () => {
+    const res = await t.call("/api/v1/vendors?per_page=500", { token: admin });
+    const names = res.body.data.map((v: { name: string }) => v.name);
+    // The template files' own `vendor:` lines, read without the loader the seeding uses.
+    const named = readdirSync(BUILTIN_TEMPLATES_DIR)
+      .filter((f) => f.endsWith(".yaml"))
+      .flatMap((f) => /^vendor: (.+)$/m.exec(readFileSync(join(BUILTIN_TEMPLATES_DIR, f), "utf8"))?.[1] ?? []);
+    expect(named.length).toBeGreaterThan(40);
+    expect(names).toEqual(expect.arrayContaining([...new Set(named)]));
+    // Named by no template's `vendor`, only by HPE Comware's `also_sold_as`.
+    expect(names).toContain("H3C");
+    expect(names).toHaveLength(new Set(named).size + 1);
   });
 
   it("creates, renames and deletes an unused vendor", async () => {

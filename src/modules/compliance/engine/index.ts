@@ -27,5 +27,5 @@ export type {
 export { RULE_METHODS } from "./types.ts";
 export { parsePolicy } from "./parse.ts";
 export { evaluatePolicy, MAX_EVIDENCE } from "./evaluate.ts";
-export { familyForVendor } from "./family.ts";
+export { nestingByVendor, templateNesting, type TemplateNesting } from "./family.ts";
 export { BUILTIN_POLICIES, type BuiltinPolicy } from "./builtins/index.ts";

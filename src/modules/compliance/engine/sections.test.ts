@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigText } from "./config-text.ts";
-import { evaluatePolicy, familyForVendor, parsePolicy, type ConfigFamily, type RuleResult } from "./index.ts";
+import { evaluatePolicy, parsePolicy, type ConfigFamily, type RuleResult } from "./index.ts";
 import { hierarchy, hierarchyArrays } from "./sections.ts";
 import { mulberry32 } from "../../../random.ts";
 
@@ -240,19 +240,6 @@ set allowaccess .*\\b(http|telnet)\\b
     const accprofile =
       "// Description: x\n#[section: ^config system global]\n#[must_not_match_single_string]\nsuper_admin\n";
     expect(check(accprofile, FORTIOS, "fortios")).toMatchObject({ passed: true, sectionsChecked: 1 });
-  });
-});
-
-describe("familyForVendor", () => {
-  it("maps vendor and template names to how their configurations nest", () => {
-    expect(familyForVendor("juniper-junos")).toBe("braces");
-    expect(familyForVendor("Juniper")).toBe("braces");
-    expect(familyForVendor("vyos")).toBe("braces");
-    expect(familyForVendor("fortinet-fortios")).toBe("fortios");
-    expect(familyForVendor("Fortinet")).toBe("fortios");
-    expect(familyForVendor("cisco-ios")).toBe("indent");
-    expect(familyForVendor("arista-eos")).toBe("indent");
-    expect(familyForVendor(null)).toBe("indent");
   });
 });
 

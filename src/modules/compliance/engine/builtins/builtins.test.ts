@@ -1,9 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { BUILTIN_POLICIES, evaluatePolicy, familyForVendor, parsePolicy, type PolicyEvaluation } from "../index.ts";
+import { loadBuiltinTemplates } from "../../../../runtime/builtin-templates.ts";
+import { parseTemplate } from "../../../templates/template-schema.ts";
+import { BUILTIN_POLICIES, evaluatePolicy, parsePolicy, templateNesting, type PolicyEvaluation } from "../index.ts";
 
+/** Each built-in policy is written for the built-in template of the same key: its configurations nest as that says. */
+const TEMPLATES = new Map(loadBuiltinTemplates().map((t) => [t.key, t.code]));
 function evaluate(key: string, config: string): PolicyEvaluation {
   const builtin = BUILTIN_POLICIES.find((p) => p.key === key)!;
-  return evaluatePolicy(parsePolicy(builtin.definition).policy, config, { family: familyForVendor(builtin.vendor) });
+  const template = parseTemplate(TEMPLATES.get(key)!);
+  if (!template.ok) throw new Error(`template ${key} does not parse`);
+  return evaluatePolicy(parsePolicy(builtin.definition).policy, config, { family: templateNesting(template.template) });
 }
 const failing = (e: PolicyEvaluation) =>
   e.rules.filter((r) => !r.passed).map((r) => r.description.split(" ").slice(0, 4).join(" "));

@@ -9,7 +9,7 @@ export type BuiltinPolicy = {
   key: string;
   name: string;
   description: string;
-  /** The vendor the policy is written for; familyForVendor() gives its configuration family. */
+  /** The vendor the policy is written for (its key is the built-in template it checks, whose `nesting` applies). */
   vendor: string;
   definition: string;
 };
