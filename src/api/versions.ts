@@ -50,7 +50,8 @@ function versionApp(version: ApiVersion): OpenAPIHono<AppEnv> {
 export function createV1Api(): OpenAPIHono<AppEnv> {
   const api = versionApp("v1");
   registerDeviceRoutes(api, { summary: false });
-  // Before any /configs/{id} route: static /configs/... paths must win over the id parameter.
+  // Before any /configs/{id} route: static /configs/... paths must win over the id parameter (Hono tries routes in
+  // registration order; route-order.test.ts fails on a fixed path registered after a parameter route that takes it).
   for (const register of [registerConfigSearchRoutes, registerRetentionRoutes]) register(api);
   registerJobRoutes(api);
   for (const group of [vendorsResource, tagsResource]) group.register(api);
@@ -82,7 +83,8 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
 export function createV2Api(): OpenAPIHono<AppEnv> {
   const api = versionApp("v2");
   registerDeviceRoutes(api, { summary: true });
-  // Before any /configs/{id} route: static /configs/... paths must win over the id parameter.
+  // Before any /configs/{id} route: static /configs/... paths must win over the id parameter (Hono tries routes in
+  // registration order; route-order.test.ts fails on a fixed path registered after a parameter route that takes it).
   for (const register of [registerConfigSearchRoutes, registerRetentionRoutes]) register(api);
   registerUserRoutes(api);
   registerMailRoutes(api);
