@@ -19,7 +19,7 @@ import { maskSecrets, removeSecrets } from "../src/modules/templates/template-te
 import { BUILTIN_TEMPLATES_DIR } from "../src/runtime/builtin-templates.ts";
 import { configFixtures, findConfigFixturesDir } from "../test/helpers/config-fixtures.ts";
 import { KNOWN_SECRETS } from "../test/fixtures/config-secrets.ts";
-import { normalizeConfigText } from "../src/modules/configs/text.ts";
+import { normalizeConfigText } from "../src/modules/configs/storage/text.ts";
 import { iosRunningConfig } from "./ios-config.ts";
 
 const { values: flags } = parseArgs({ options: { runs: { type: "string", default: "50" } } });

@@ -1,5 +1,5 @@
 import type { devices } from "../src/db/schema/index.ts";
-import { normalizeConfigText } from "../src/modules/configs/text.ts";
+import { normalizeConfigText } from "../src/modules/configs/storage/text.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
 import { compileTemplatePattern } from "../src/modules/templates/template-patterns.ts";
 import { cleanCommandOutput, SessionError, ShellSession, type SessionLimits, type SessionProfile } from "./session.ts";

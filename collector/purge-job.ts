@@ -1,5 +1,5 @@
 import { completeJob, type Job } from "../src/jobs/queue.ts";
-import { purgeConfigs, purgeSummary } from "../src/modules/configs/retention.ts";
+import { purgeConfigs, purgeSummary } from "../src/modules/configs/storage/retention.ts";
 import type { DownloadDeps } from "./download.ts";
 import type { JobEnd } from "./store-download.ts";
 import { failureReason } from "../src/error-reason.ts";

@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { credentials, jobs, snippetDeploymentDevices } from "../src/db/schema/index.ts";
 import { failureReason } from "../src/error-reason.ts";
 import type { Job } from "../src/jobs/queue.ts";
-import { unifiedDiff } from "../src/modules/configs/config-diff.ts";
+import { unifiedDiff } from "../src/modules/configs/history/config-diff.ts";
 import { completePushJob, type PushEnd } from "../src/modules/snippets/deployments.ts";
 import { storedText } from "../src/modules/templates/template-text.ts";
 import { collect, type Progress } from "./collect.ts";

@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import * as snmp from "net-snmp";
 import { credentials, devices, vendors } from "../src/db/schema/index.ts";
-import { latestConfigIds } from "../src/modules/configs/store.ts";
+import { latestConfigIds } from "../src/modules/configs/storage/store.ts";
 import type { SnmpAuthProtocol, SnmpPrivProtocol } from "../src/modules/credentials/snmp.ts";
 import type { Plan } from "./collect.ts";
 import type { DownloadDeps } from "./download.ts";

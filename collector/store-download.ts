@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../src/db/client.ts";
 import { configs, devices, type JobOutcome } from "../src/db/schema/index.ts";
 import { completeJob, type Job } from "../src/jobs/queue.ts";
-import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/exclusions.ts";
+import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/history/exclusions.ts";
 import {
   compressChanged,
   digestOutputs,
@@ -10,10 +10,10 @@ import {
   storeConfigs,
   type Digested,
   type StoreResult,
-} from "../src/modules/configs/store.ts";
+} from "../src/modules/configs/storage/store.ts";
 import { comparableText, implausibleConfiguration } from "../src/modules/templates/template-text.ts";
 import { storedTextAndSecrets } from "../src/modules/templates/stored-secrets.ts";
-import { secretsDigest } from "../src/modules/configs/secrets-digest.ts";
+import { secretsDigest } from "../src/modules/configs/storage/secrets-digest.ts";
 import type { Skipped } from "./collect.ts";
 import type { SnmpReport } from "./snmp.ts";
 import { parseTemplateOnce } from "./template-cache.ts";

@@ -8,7 +8,7 @@ import { openDatabase } from "../src/db/client.ts";
 import { claimNextJob, enqueueDeviceJob, getJob, type Job } from "../src/jobs/queue.ts";
 import { createTestContext, type TestContext } from "../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, latestConfigs } from "../test/helpers/collector.ts";
-import { storeConfig } from "../src/modules/configs/store.ts";
+import { storeConfig } from "../src/modules/configs/storage/store.ts";
 import type { StoreRequest } from "./store-download.ts";
 import { startStoreThread, type StoreThread } from "./store-thread.ts";
 import { SessionError } from "./session.ts";

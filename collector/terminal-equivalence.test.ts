@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mulberry32 } from "../src/random.ts";
-import { normalizeConfigText } from "../src/modules/configs/text.ts";
+import { normalizeConfigText } from "../src/modules/configs/storage/text.ts";
 import { cleanCommandOutput } from "./session.ts";
 import { renderLine, renderTerminal, stripAnsi } from "./terminal.ts";
 

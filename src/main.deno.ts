@@ -9,7 +9,7 @@ import { storageApiDocsFiles } from "./runtime/api-docs-files.ts";
 import { AppKeyError } from "./secrets/box.ts";
 import { startHealthSchedule } from "./modules/system/schedule.ts";
 import { startTokenExpiryWarnings } from "./auth/token-expiry.ts";
-import { startLineStoreWarmUp } from "./modules/configs/line-store-warm.ts";
+import { startLineStoreWarmUp } from "./modules/configs/search/line-store-warm.ts";
 import { stopSignalMeaning } from "./runtime/stop-signal.ts";
 
 /**

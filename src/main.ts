@@ -13,7 +13,7 @@ import { startHealthSchedule } from "./modules/system/schedule.ts";
 import { startTokenExpiryWarnings } from "./auth/token-expiry.ts";
 import { startCollectorProcess, type CollectorProcess } from "./runtime/collector-process.ts";
 import { stopSignalMeaning } from "./runtime/stop-signal.ts";
-import { startLineStoreWarmUp } from "./modules/configs/line-store-warm.ts";
+import { startLineStoreWarmUp } from "./modules/configs/search/line-store-warm.ts";
 
 /** What the port answers between binding it and the app being ready (migrations, seeding): try again shortly. */
 const starting = () =>

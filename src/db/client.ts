@@ -60,7 +60,7 @@ export async function openDatabase(
   const client = withWriteTurns(await openClient({ url, timeout: 10_000 }), openWriter, { ...writeWait, threadLock });
   // Pragmas are not reads, so these go over the writer. Only a new, empty file takes auto_vacuum, and only
   // before WAL writes its header: such a database hands free pages back to the file system when storage
-  // maintenance asks (src/modules/configs/maintenance.ts).
+  // maintenance asks (src/modules/configs/storage/maintenance.ts).
   await client.execute("PRAGMA auto_vacuum = INCREMENTAL");
   await client.execute("PRAGMA journal_mode = WAL");
   return { db: drizzle(client, { schema }), client, location: { url, authToken }, threadLock, writeWait };

@@ -5,7 +5,7 @@
 export type SecretBox = {
   encrypt(plain: string): Promise<string>;
   decrypt(sealed: string): Promise<string>;
-  /** The key stored configurations' secret values are digested with (configs/secrets-digest.ts): HMAC(appKey, label). */
+  /** The key stored configurations' secret values are digested with (configs/storage/secrets-digest.ts): HMAC(appKey, label). */
   secretsDigestKey: Uint8Array;
 };
 

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { latestChanges } from "../modules/configs/changes.ts";
+import { latestChanges } from "../modules/configs/history/changes.ts";
 import { changePulse, configInfo, deviceCounts, erroredDevices } from "../modules/dashboard/service.ts";
 import { healthFor, latestHealth } from "../modules/system/checks.ts";
 import type { WebEnv } from "./env.ts";

@@ -9,7 +9,7 @@ import {
   iosScript,
 } from "../helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../helpers/fake-device.ts";
-import { readBlob } from "../../src/modules/configs/store.ts";
+import { readBlob } from "../../src/modules/configs/storage/store.ts";
 
 /**
  * A secret value rotated on a device (a new SNMP community, a new enable secret) leaves the stored text as it

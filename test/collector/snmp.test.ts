@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configs, devices, events } from "../../src/db/schema/index.ts";
-import { storeConfig } from "../../src/modules/configs/store.ts";
+import { storeConfig } from "../../src/modules/configs/storage/store.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { builtinTemplateId, downloadOnce } from "../helpers/collector.ts";
 import { runDetectJob } from "../../collector/detect-job.ts";

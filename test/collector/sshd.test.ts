@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { devices } from "../../src/db/schema/index.ts";
-import { normalizeConfigText } from "../../src/modules/configs/text.ts";
+import { normalizeConfigText } from "../../src/modules/configs/storage/text.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { builtinTemplateId, downloadOnce, latestConfigs } from "../helpers/collector.ts";
 import {

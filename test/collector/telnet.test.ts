@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { normalizeConfigText } from "../../src/modules/configs/text.ts";
+import { normalizeConfigText } from "../../src/modules/configs/storage/text.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { downloadOnce, latestConfigs } from "../helpers/collector.ts";
 import { freePort, stopGroup, type Spawned } from "../helpers/process.ts";

@@ -4,7 +4,7 @@ import { runDownloadJob } from "../../collector/download.ts";
 import { DEFAULT_LIMITS, type SessionLimits } from "../../collector/session.ts";
 import { silentLogger } from "../../src/logger.ts";
 import { configs, templates } from "../../src/db/schema/index.ts";
-import { readBlob } from "../../src/modules/configs/store.ts";
+import { readBlob } from "../../src/modules/configs/storage/store.ts";
 import type { TestContext } from "./app.ts";
 
 /** The id of a seeded built-in template, by its file name (collector/templates/<key>.yaml). */

@@ -8,8 +8,8 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jobs } from "../../src/db/schema/index.ts";
 import { createDevice, day, storeVersion } from "../../src/modules/configs/test-fixtures.ts";
-import { indexAllPending } from "../../src/modules/configs/search-index.ts";
-import { normalizeConfigText } from "../../src/modules/configs/text.ts";
+import { indexAllPending } from "../../src/modules/configs/search/search-index.ts";
+import { normalizeConfigText } from "../../src/modules/configs/storage/text.ts";
 import { TEST_PASSWORD } from "../helpers/app.ts";
 import { createWebTestContext, type WebTestContext } from "./client.ts";
 

@@ -7,8 +7,8 @@ import { svc } from "../../../test/helpers/svc.ts";
 import { TEST_APP_KEY } from "../../../test/helpers/app.ts";
 import { openDatabase, type Database } from "../../db/client.ts";
 import { configSearchDocs, configs, devices } from "../../db/schema/index.ts";
-import { storeConfig } from "../../modules/configs/store.ts";
-import { setRetentionPolicy } from "../../modules/configs/retention.ts";
+import { storeConfig } from "../../modules/configs/storage/store.ts";
+import { setRetentionPolicy } from "../../modules/configs/storage/retention.ts";
 import { nameKey } from "../../db/name-key.ts";
 
 let root: string;

@@ -6,7 +6,7 @@ import { svc } from "../../../test/helpers/svc.ts";
 import { TEST_APP_KEY } from "../../../test/helpers/app.ts";
 import { openDatabase, type Database } from "../../db/client.ts";
 import { activityLog, configs, devices } from "../../db/schema/index.ts";
-import { readBlob, storeConfig } from "../../modules/configs/store.ts";
+import { readBlob, storeConfig } from "../../modules/configs/storage/store.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { eq } from "drizzle-orm";
 

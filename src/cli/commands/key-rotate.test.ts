@@ -8,7 +8,7 @@ import { openSecretBox } from "../../bootstrap.ts";
 import { activityLog, credentials, users } from "../../db/schema/index.ts";
 import { generateAppKey, type SecretBox } from "../../secrets/box.ts";
 import { encryptedColumns } from "../../secrets/encrypted-columns.ts";
-import { storeConfig } from "../../modules/configs/store.ts";
+import { storeConfig } from "../../modules/configs/storage/store.ts";
 import { testKeySets, type TestKeySet } from "../../modules/credentials/test-keys.ts";
 import { createTestContext, TEST_APP_KEY, type TestContext } from "../../../test/helpers/app.ts";
 import { freePort, start, stopGroup, waitForHttp } from "../../../test/helpers/process.ts";

@@ -10,8 +10,8 @@ import { configs, devices, JOB_OUTCOMES } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { MAX_PER_PAGE } from "../../http/list.ts";
-import { readBlobs } from "../../modules/configs/blobs.ts";
-import { configFileName } from "../../modules/configs/text.ts";
+import { readBlobs } from "../../modules/configs/storage/blobs.ts";
+import { configFileName } from "../../modules/configs/storage/text.ts";
 import { replaceQuery, succeeded, type CompatHook, type Responses } from "./hook.ts";
 import { extendData, extendTop, SuccessFields } from "./envelope.ts";
 

@@ -4,7 +4,7 @@ import { vendors } from "../../db/schema/index.ts";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { builtinTemplateId, downloadOnce, IOS_CONFIG_COMMAND, iosScript } from "../../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../../test/helpers/fake-device.ts";
-import { storeConfig } from "../../modules/configs/store.ts";
+import { storeConfig } from "../../modules/configs/storage/store.ts";
 import { TEXT_BUDGET_BYTES } from "./configs.ts";
 
 /**

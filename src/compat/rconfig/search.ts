@@ -8,7 +8,7 @@ import { inArray } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { commands, tags, vendors } from "../../db/schema/index.ts";
 import { MAX_FILTER_VALUES, MAX_PER_PAGE } from "../../http/list.ts";
-import { configFileName } from "../../modules/configs/text.ts";
+import { configFileName } from "../../modules/configs/storage/text.ts";
 import { jsonObjectBody, replaceJsonBody, replaceQuery, succeeded, type CompatHook } from "./hook.ts";
 import { extendData, SuccessFields } from "./envelope.ts";
 

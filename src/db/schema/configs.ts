@@ -74,7 +74,7 @@ export const configs = sqliteTable(
      */
     significantHash: text("significant_hash").notNull(),
     /**
-     * HMAC of the secret values the stored text had masked (configs/secrets-digest.ts), never the values: a
+     * HMAC of the secret values the stored text had masked (configs/storage/secrets-digest.ts), never the values: a
      * download whose masked text is the same but whose digest differs is a new version with secretsChanged. Null
      * for versions stored before it was kept, or without a key to digest with.
      */

@@ -7,7 +7,7 @@ import {
   policyAssignments,
   type ComplianceStatus,
 } from "../../db/schema/index.ts";
-import { readBlobs } from "../configs/blobs.ts";
+import { readBlobs } from "../configs/storage/blobs.ts";
 import { deviceRefs, recordEvents, type NewEvent } from "../events/record.ts";
 import { isLatestVersion } from "../configs/service.ts";
 import { coveredDevices, type DeviceFacts } from "./coverage.ts";

@@ -3,8 +3,8 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { activityLog, configBlobs, configChanges, configs } from "../../db/schema/index.ts";
-import { blobBase } from "./blobs.ts";
-import { unifiedDiff } from "./config-diff.ts";
+import { blobBase } from "./storage/blobs.ts";
+import { unifiedDiff } from "./history/config-diff.ts";
 import { createDevice, day, RUNNING, storeVersion } from "./test-fixtures.ts";
 
 let t: TestContext;

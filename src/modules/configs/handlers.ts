@@ -4,10 +4,10 @@ import { eq } from "drizzle-orm";
 import { configs } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { listEnvelope, parseListQuery, type ListSpec } from "../../http/list.ts";
-import { registerConfigChangeRoutes } from "./changes.ts";
-import { compareConfigs, comparisonJson, comparisonUnified } from "./compare.ts";
-import { compareExclusionsResource } from "./exclusions-resource.ts";
-import { exportArchive } from "./export.ts";
+import { registerConfigChangeRoutes } from "./history/changes.ts";
+import { compareConfigs, comparisonJson, comparisonUnified } from "./history/compare.ts";
+import { compareExclusionsResource } from "./history/exclusions-resource.ts";
+import { exportArchive } from "./storage/export.ts";
 import * as routes from "./routes.ts";
 import {
   configListSpec,
@@ -18,7 +18,7 @@ import {
   isLatestVersion,
   listConfigs,
 } from "./service.ts";
-import { configFileName } from "./text.ts";
+import { configFileName } from "./storage/text.ts";
 import { getSettings } from "../settings/service.ts";
 
 /** Without format=, a client that accepts text/plain and not JSON gets the unified form. */

@@ -1,7 +1,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/env.ts";
 import { apiRoute, jsonResponse } from "../../http/route.ts";
-import { scanStoredSecrets } from "./secret-history.ts";
+import { scanStoredSecrets } from "./storage/secret-history.ts";
 
 const Finding = z
   .object({

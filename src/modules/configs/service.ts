@@ -19,9 +19,9 @@ import { idFilter, instantBound } from "../../http/filters.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
 import { CONFIG_FIELDS, type ConfigOut } from "./schemas.ts";
-import { deleteBlobs } from "./blobs.ts";
-import { keepDiffsOfSuccessors } from "./change-diffs.ts";
-import { readBlob } from "./store.ts";
+import { deleteBlobs } from "./storage/blobs.ts";
+import { keepDiffsOfSuccessors } from "./history/change-diffs.ts";
+import { readBlob } from "./storage/store.ts";
 
 const lower = (column: SQLWrapper) => sql`lower(${column})`;
 

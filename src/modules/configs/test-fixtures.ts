@@ -1,7 +1,7 @@
 /** Shared set-up of the configs tests: devices over the API, versions stored as a finished download stores them. */
 import type { TestContext } from "../../../test/helpers/app.ts";
 import { jobs, type JobTrigger } from "../../db/schema/index.ts";
-import { storeConfig } from "./store.ts";
+import { storeConfig } from "./storage/store.ts";
 
 export const RUNNING = "show running-config";
 export const day = (n: number, hour = 12) => new Date(Date.UTC(2026, 5, n, hour));

@@ -7,8 +7,8 @@ import { silentLogger } from "../../logger.ts";
 import { processHeartbeats } from "../../db/schema/index.ts";
 import { startHealthSchedule } from "./schedule.ts";
 import { recordHeartbeat } from "./heartbeats.ts";
-import { storeConfig } from "../configs/store.ts";
-import { indexAllPending } from "../configs/search-index.ts";
+import { storeConfig } from "../configs/storage/store.ts";
+import { indexAllPending } from "../configs/search/search-index.ts";
 
 /**
  * The health checks against their real causes, on a clock the test moves: a job left waiting, failed backups,

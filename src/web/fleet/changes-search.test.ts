@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWebTestContext, type WebClient, type WebTestContext } from "../../../test/web/client.ts";
 import { createDevice, day, storeVersion } from "../../modules/configs/test-fixtures.ts";
-import { indexAllPending } from "../../modules/configs/search-index.ts";
+import { indexAllPending } from "../../modules/configs/search/search-index.ts";
 
 /** The changes feed and the configuration search: the API's queries and scope, through pages. */
 let t: WebTestContext;

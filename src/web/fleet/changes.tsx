@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { JOB_TRIGGERS } from "../../db/schema/index.ts";
 import { listEnvelope, parseListQuery } from "../../http/list.ts";
-import { changeListSpec, listChanges } from "../../modules/configs/changes.ts";
+import { changeListSpec, listChanges } from "../../modules/configs/history/changes.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
 import { renderPage } from "../layout.tsx";

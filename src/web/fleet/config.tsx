@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { configText, getConfig } from "../../modules/configs/service.ts";
-import { configFileName } from "../../modules/configs/text.ts";
+import { configFileName } from "../../modules/configs/storage/text.ts";
 import type { WebEnv } from "../env.ts";
 import { formatBytes, Time } from "../format.tsx";
 import { renderPage } from "../layout.tsx";

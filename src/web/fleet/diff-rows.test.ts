@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { diffTexts } from "../../modules/configs/config-diff.ts";
+import { diffTexts } from "../../modules/configs/history/config-diff.ts";
 import { diffRows, wordDiff, type Row } from "./diff-rows.ts";
 
 const marked = (segments: { text: string; changed: boolean }[]) =>

@@ -3,8 +3,8 @@
  * line that replaced it), folds for the unchanged stretches between hunks, and, inside a changed pair, which
  * words changed. Pure; the words are matched by the same line matcher the diff itself uses.
  */
-import type { DiffHunk, DiffLine } from "../../modules/configs/config-diff.ts";
-import { matchLines } from "../../modules/configs/line-diff.ts";
+import type { DiffHunk, DiffLine } from "../../modules/configs/history/config-diff.ts";
+import { matchLines } from "../../modules/configs/history/line-diff.ts";
 
 /** A piece of a line; `changed` marks words the other side of the pair lacks. */
 export type Segment = { text: string; changed: boolean };

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { compareConfigs } from "../../modules/configs/compare.ts";
+import { compareConfigs } from "../../modules/configs/history/compare.ts";
 import { diffConfigsRoute } from "../../modules/configs/routes.ts";
 import { getSettings } from "../../modules/settings/service.ts";
 import type { WebEnv } from "../env.ts";

@@ -1,7 +1,7 @@
 import type { Context, Hono } from "hono";
-import { searchConfigs } from "../../modules/configs/search.ts";
-import { searchConfigsGetRoute, searchRequestOfQuery } from "../../modules/configs/search-routes.ts";
-import type { SearchRequest } from "../../modules/configs/search.ts";
+import { searchConfigs } from "../../modules/configs/search/search.ts";
+import { searchConfigsGetRoute, searchRequestOfQuery } from "../../modules/configs/search/search-routes.ts";
+import type { SearchRequest } from "../../modules/configs/search/search.ts";
 import { compileUserPattern } from "../../patterns/user-pattern.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";

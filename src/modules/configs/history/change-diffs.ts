@@ -1,10 +1,10 @@
 /** Change rows whose diff can no longer be rendered on demand (changes.ts), because a version they need goes. */
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import type { DbOrTx } from "../../db/client.ts";
-import { configChanges, configs } from "../../db/schema/index.ts";
-import { readBlob } from "./blobs.ts";
-import { changeDiff } from "./store.ts";
+import type { DbOrTx } from "../../../db/client.ts";
+import { configChanges, configs } from "../../../db/schema/index.ts";
+import { readBlob } from "../storage/blobs.ts";
+import { changeDiff } from "../storage/store.ts";
 
 const later = alias(configs, "later_config");
 

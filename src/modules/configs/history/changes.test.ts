@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
+import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
 import { unifiedDiff } from "./config-diff.ts";
-import { createDevice, day, RUNNING, storeVersion } from "./test-fixtures.ts";
+import { createDevice, day, RUNNING, storeVersion } from "../test-fixtures.ts";
 
 let t: TestContext;
 let reader: string;

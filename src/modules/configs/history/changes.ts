@@ -2,12 +2,12 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, count, desc, eq, inArray, sql, type SQLWrapper } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import type { DbOrTx } from "../../db/client.ts";
-import { configChanges, configs, devices, JOB_TRIGGERS, type JobTrigger } from "../../db/schema/index.ts";
-import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
-import type { AppEnv } from "../../http/env.ts";
-import { ApiError } from "../../http/errors.ts";
-import { idFilter } from "../../http/filters.ts";
+import type { DbOrTx } from "../../../db/client.ts";
+import { configChanges, configs, devices, JOB_TRIGGERS, type JobTrigger } from "../../../db/schema/index.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../../auth/scope.ts";
+import type { AppEnv } from "../../../http/env.ts";
+import { ApiError } from "../../../http/errors.ts";
+import { idFilter } from "../../../http/filters.ts";
 import {
   listEnvelope,
   listEnvelopeSchema,
@@ -15,12 +15,12 @@ import {
   parseListQuery,
   type ListQuery,
   type ListSpec,
-} from "../../http/list.ts";
-import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
-import { CHANGE_FIELDS, ConfigChange, ConfigChangeWithDiff, type ConfigChangeOut } from "./schemas.ts";
-import { deviceNameFilter, deviceTagFilter, timeBoundFilter } from "./service.ts";
-import { readBlobs } from "./blobs.ts";
-import { changeDiff } from "./store.ts";
+} from "../../../http/list.ts";
+import { apiRoute, jsonResponse, pathIds } from "../../../http/route.ts";
+import { CHANGE_FIELDS, ConfigChange, ConfigChangeWithDiff, type ConfigChangeOut } from "../schemas.ts";
+import { deviceNameFilter, deviceTagFilter, timeBoundFilter } from "../service.ts";
+import { readBlobs } from "../storage/blobs.ts";
+import { changeDiff } from "../storage/store.ts";
 
 const tag = "Configuration changes";
 const lower = (column: SQLWrapper) => sql`lower(${column})`;

@@ -1,11 +1,11 @@
-import type { Db } from "../../db/client.ts";
-import type { DeviceScope } from "../../auth/scope.ts";
-import { ApiError } from "../../http/errors.ts";
+import type { Db } from "../../../db/client.ts";
+import type { DeviceScope } from "../../../auth/scope.ts";
+import { ApiError } from "../../../http/errors.ts";
 import { diffTexts, formatUnified, type TextDiff } from "./config-diff.ts";
 import { loadCompareExclusions } from "./exclusions.ts";
-import type { ConfigOut } from "./schemas.ts";
-import { configText, getConfig } from "./service.ts";
-import { configFileName } from "./text.ts";
+import type { ConfigOut } from "../schemas.ts";
+import { configText, getConfig } from "../service.ts";
+import { configFileName } from "../storage/text.ts";
 
 export type CompareRequest = {
   from: number;

@@ -1,7 +1,7 @@
 import { applyPatch } from "diff";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { createDevice, day, storeVersion } from "./test-fixtures.ts";
+import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
+import { createDevice, day, storeVersion } from "../test-fixtures.ts";
 
 let t: TestContext;
 let admin: string;

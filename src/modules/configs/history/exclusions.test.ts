@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
+import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
 import {
   addLoopbackDevice,
   builtinTemplateId,
   downloadOnce,
   IOS_CONFIG_COMMAND,
   iosScript,
-} from "../../../test/helpers/collector.ts";
-import { startFakeDevice, type FakeDevice } from "../../../test/helpers/fake-device.ts";
+} from "../../../../test/helpers/collector.ts";
+import { startFakeDevice, type FakeDevice } from "../../../../test/helpers/fake-device.ts";
 import { CompareExclusions, patternProblem } from "./exclusions.ts";
 
 let t: TestContext;

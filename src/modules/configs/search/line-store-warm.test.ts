@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { sql } from "drizzle-orm";
-import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { devices } from "../../db/schema/index.ts";
-import { nameKey } from "../../db/name-key.ts";
+import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
+import { devices } from "../../../db/schema/index.ts";
+import { nameKey } from "../../../db/name-key.ts";
 import { clearLineStore, currentLineStore, whileSearching } from "./line-store.ts";
 import { startLineStoreWarmUp, warmLineStore } from "./line-store-warm.ts";
-import { createLogger } from "../../logger.ts";
-import { storeConfig } from "./store.ts";
-import { day } from "./test-fixtures.ts";
+import { createLogger } from "../../../logger.ts";
+import { storeConfig } from "../storage/store.ts";
+import { day } from "../test-fixtures.ts";
 
 /** More series than one batch of the warm-up reads (64), so that stopping between batches shows. */
 const DEVICES = 70;

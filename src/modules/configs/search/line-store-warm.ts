@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client.ts";
-import { failureReason } from "../../error-reason.ts";
-import type { Logger } from "../../logger.ts";
-import { configs } from "../../db/schema/index.ts";
-import { readBlobRuns } from "./blobs.ts";
+import type { DbOrTx } from "../../../db/client.ts";
+import { failureReason } from "../../../error-reason.ts";
+import type { Logger } from "../../../logger.ts";
+import { configs } from "../../../db/schema/index.ts";
+import { readBlobRuns } from "../storage/blobs.ts";
 import { currentLineStore, LINE_STORE_BUDGET, untilNoSearchRuns } from "./line-store.ts";
 import { latestVersionsByScan } from "./search.ts";
 

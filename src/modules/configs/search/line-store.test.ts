@@ -8,8 +8,8 @@ import {
   whileSearching,
 } from "./line-store.ts";
 import { LineMarks } from "./line-marks.ts";
-import { applyLineDelta, RunText } from "./line-runs.ts";
-import { encodeLineDelta } from "./blob-delta.ts";
+import { applyLineDelta, RunText } from "../storage/line-runs.ts";
+import { encodeLineDelta } from "../storage/blob-delta.ts";
 
 const textOf = (store: LineStore, ids: Uint32Array) => Array.from(ids, (id) => store.line(id));
 

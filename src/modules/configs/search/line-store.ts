@@ -16,7 +16,7 @@
  * dropped one by one (ids must stay put), so a store whose lines alone fill half the budget is replaced whole
  * (see currentLineStore).
  */
-import type { LineSource, RunText } from "./line-runs.ts";
+import type { LineSource, RunText } from "../storage/line-runs.ts";
 import type { TermLines } from "./line-marks.ts";
 
 /** Lines per chunk at most: a chunk is tested whole, so this is what a search over one version tests per chunk it meets. */

@@ -11,8 +11,8 @@
  * writer's, so searches read the list's length before and after they look up (search.ts).
  */
 import { eq } from "drizzle-orm";
-import type { Db, DbOrTx } from "../../db/client.ts";
-import { configSearchCommonGrams } from "../../db/schema/index.ts";
+import type { Db, DbOrTx } from "../../../db/client.ts";
+import { configSearchCommonGrams } from "../../../db/schema/index.ts";
 import { GRAM } from "./search-grams.ts";
 import { MIN_LITERAL } from "./search-literals.ts";
 

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
-import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { devices } from "../../db/schema/index.ts";
+import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
+import { devices } from "../../../db/schema/index.ts";
 import { indexPendingVersions } from "./search-index.ts";
 import { reindexAllConfigs } from "./search-reindex.ts";
 import { SCAN_LIMIT } from "./search.ts";
-import { storeConfig } from "./store.ts";
-import { nameKey } from "../../db/name-key.ts";
+import { storeConfig } from "../storage/store.ts";
+import { nameKey } from "../../../db/name-key.ts";
 
 let t: TestContext;
 const deviceIds: number[] = [];

@@ -10,9 +10,9 @@
  * 5 ms inserted in batches of 50: more than everything else its download cost the collector.
  */
 import { asc, eq, inArray, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "../../db/client.ts";
-import { configs, configSearchDocs, configSearchPending } from "../../db/schema/index.ts";
-import { readBlobs } from "./blobs.ts";
+import type { Db, DbOrTx } from "../../../db/client.ts";
+import { configs, configSearchDocs, configSearchPending } from "../../../db/schema/index.ts";
+import { readBlobs } from "../storage/blobs.ts";
 import { commonGrams, type CommonGrams } from "./search-common-grams.ts";
 import { gramDocument } from "./search-grams.ts";
 

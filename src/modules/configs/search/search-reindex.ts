@@ -1,10 +1,10 @@
 /** Rebuilding and trimming the configuration search index (documents as search-index.ts describes). */
 import { and, asc, eq, lt, lte, sql } from "drizzle-orm";
-import type { Db, DbOrTx } from "../../db/client.ts";
-import { configSearchDocs, configs } from "../../db/schema/index.ts";
-import { readBlob } from "./store.ts";
+import type { Db, DbOrTx } from "../../../db/client.ts";
+import { configSearchDocs, configs } from "../../../db/schema/index.ts";
+import { readBlob } from "../storage/store.ts";
 import { indexConfigText, indexSeries } from "./search-index.ts";
-import type { MaintenanceProgress } from "./maintenance.ts";
+import type { MaintenanceProgress } from "../storage/maintenance.ts";
 
 const series = (deviceId: number, command: string) =>
   and(eq(configSearchDocs.deviceId, deviceId), eq(configSearchDocs.command, command));

@@ -6,7 +6,7 @@
  * which were checked already, and is joined into one string only to be shown.
  */
 import { findAnchor, type MarkTerm } from "./line-marks.ts";
-import type { LineSource, RunText } from "./line-runs.ts";
+import type { LineSource, RunText } from "../storage/line-runs.ts";
 
 /** `matches`: the lines of each source that match, found once per search however many versions share them. */
 export type TextTerm = MarkTerm & { matches: WeakMap<LineSource, number[]> };

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
-import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { categories, configSearchDocs, deviceTags, devices, tags, vendors } from "../../db/schema/index.ts";
-import { storeConfig } from "./store.ts";
+import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
+import { categories, configSearchDocs, deviceTags, devices, tags, vendors } from "../../../db/schema/index.ts";
+import { storeConfig } from "../storage/store.ts";
 import { reindexAllConfigs } from "./search-reindex.ts";
 import { indexPendingVersions } from "./search-index.ts";
 import { regexLiterals } from "./search-literals.ts";
 import { addCommonGrams, commonGrams, NO_COMMON_GRAMS } from "./search-common-grams.ts";
 import { gramDocument } from "./search-grams.ts";
 import { clearLineStore, lineStoreSettled } from "./line-store.ts";
-import { mulberry32 } from "../../random.ts";
-import { nameKey } from "../../db/name-key.ts";
+import { mulberry32 } from "../../../random.ts";
+import { nameKey } from "../../../db/name-key.ts";
 
 const rnd = mulberry32(42);
 const int = (n: number) => Math.floor(rnd() * n);

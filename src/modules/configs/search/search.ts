@@ -6,18 +6,18 @@
  * index can use makes the search scan, within SCAN_LIMIT configurations.
  */
 import { and, inArray, sql, type SQL } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client.ts";
-import { configs, devices } from "../../db/schema/index.ts";
-import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
-import { ApiError, FieldErrorBag } from "../../http/errors.ts";
-import { isoTime } from "../../http/iso-time.ts";
-import { configListSpec, isLatestVersion } from "./service.ts";
-import { readBlobRuns } from "./blobs.ts";
-import type { LineSource, RunText } from "./line-runs.ts";
+import type { DbOrTx } from "../../../db/client.ts";
+import { configs, devices } from "../../../db/schema/index.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../../auth/scope.ts";
+import { ApiError, FieldErrorBag } from "../../../http/errors.ts";
+import { isoTime } from "../../../http/iso-time.ts";
+import { configListSpec, isLatestVersion } from "../service.ts";
+import { readBlobRuns } from "../storage/blobs.ts";
+import type { LineSource, RunText } from "../storage/line-runs.ts";
 import { currentLineStore, whileSearching, type LineStore } from "./line-store.ts";
 import { LineMarks } from "./line-marks.ts";
 import { hasMatchingLine, textLines, type TextTerm } from "./search-texts.ts";
-import { PatternError, compileUserPattern } from "../../patterns/user-pattern.ts";
+import { PatternError, compileUserPattern } from "../../../patterns/user-pattern.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
 import { ANYWHERE, branchQuery } from "./search-grams.ts";
 import { commonGrams, commonGramsVersion, type CommonGrams } from "./search-common-grams.ts";

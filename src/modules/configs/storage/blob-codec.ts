@@ -5,8 +5,8 @@
  * configuration of the same command, so the lines and phrases every device shares cost a few bytes each.
  */
 import { inArray } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client.ts";
-import { type configBlobs, configDictionaries } from "../../db/schema/index.ts";
+import type { DbOrTx } from "../../../db/client.ts";
+import { type configBlobs, configDictionaries } from "../../../db/schema/index.ts";
 import { deflateBytes, gunzipText, inflateText } from "./text.ts";
 
 export type BlobEncoding = typeof configBlobs.$inferSelect.encoding;

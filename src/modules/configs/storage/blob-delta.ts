@@ -6,7 +6,7 @@
  * Script: one instruction per line. `=<start> <count>` copies base lines [start, start+count); `+<count>` is
  * followed by that many lines of the text itself.
  */
-import { matchLines } from "./line-diff.ts";
+import { matchLines } from "../history/line-diff.ts";
 import { applyLineDelta, RunText } from "./line-runs.ts";
 
 export function encodeLineDelta(text: string, base: string): string {

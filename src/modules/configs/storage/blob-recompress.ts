@@ -12,8 +12,8 @@
  */
 import { and, notInArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import type { Db, DbOrTx } from "../../db/client.ts";
-import { configBlobs, configDictionaries, configs } from "../../db/schema/index.ts";
+import type { Db, DbOrTx } from "../../../db/client.ts";
+import { configBlobs, configDictionaries, configs } from "../../../db/schema/index.ts";
 import { cachedDictionary, encodeContent, loadDictionaries, recompressed } from "./blob-codec.ts";
 import type { MaintenanceProgress } from "./maintenance.ts";
 import { baseIdOf } from "./blobs.ts";

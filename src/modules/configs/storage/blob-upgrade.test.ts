@@ -1,12 +1,12 @@
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { databaseAtRelease } from "../../../test/helpers/migrations.ts";
-import { configBlobs } from "../../db/schema/index.ts";
+import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
+import { databaseAtRelease } from "../../../../test/helpers/migrations.ts";
+import { configBlobs } from "../../../db/schema/index.ts";
 import { MIN_DICTIONARY_TEXTS } from "./blob-recompress.ts";
 import { encodeLineDelta } from "./blob-delta.ts";
 import { maintainConfigStorage } from "./maintenance.ts";
-import { day, RUNNING, storeVersion } from "./test-fixtures.ts";
+import { day, RUNNING, storeVersion } from "../test-fixtures.ts";
 import { gzipText, sha256Hex } from "./text.ts";
 
 /** The last migration of the release before base ids. */

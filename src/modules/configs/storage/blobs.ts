@@ -14,8 +14,8 @@
  * name it by hash (base_hash) until maintenance moves them over (blob-recompress.ts): readers take either.
  */
 import { eq, inArray, sql } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client.ts";
-import { configBlobs, configDictionaries } from "../../db/schema/index.ts";
+import type { DbOrTx } from "../../../db/client.ts";
+import { configBlobs, configDictionaries } from "../../../db/schema/index.ts";
 import { decodeContent, isDelta, isWhole, loadDictionaries } from "./blob-codec.ts";
 import { decodeLineDelta, encodeLineDelta } from "./blob-delta.ts";
 import { applyLineDelta, RunText } from "./line-runs.ts";

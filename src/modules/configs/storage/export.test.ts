@@ -3,8 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { createDevice, day, storeVersion } from "./test-fixtures.ts";
+import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
+import { createDevice, day, storeVersion } from "../test-fixtures.ts";
 
 let t: TestContext;
 let reader: string;

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { devices } from "../../db/schema/index.ts";
-import { mulberry32 } from "../../random.ts";
+import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
+import { devices } from "../../../db/schema/index.ts";
+import { mulberry32 } from "../../../random.ts";
 import { maintainConfigStorage, MIN_SERIES } from "./maintenance.ts";
 import { purgeConfigs } from "./retention.ts";
-import { commonGrams } from "./search-common-grams.ts";
+import { commonGrams } from "../search/search-common-grams.ts";
 import { storeConfig } from "./store.ts";
-import { indexAllPending } from "./search-index.ts";
-import { nameKey } from "../../db/name-key.ts";
+import { indexAllPending } from "../search/search-index.ts";
+import { nameKey } from "../../../db/name-key.ts";
 
 const rnd = mulberry32(11);
 const int = (n: number) => Math.floor(rnd() * n);

@@ -11,12 +11,12 @@
  *    (every database migrations create); an older one is vacuumed once into that mode when a quarter of it is free.
  */
 import { sql } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
-import { configSearchDocs } from "../../db/schema/index.ts";
+import type { Db } from "../../../db/client.ts";
+import { configSearchDocs } from "../../../db/schema/index.ts";
 import { recompressConfigTexts, type RecompressReport } from "./blob-recompress.ts";
-import { addCommonGrams, commonGrams } from "./search-common-grams.ts";
-import { reindexAllConfigs } from "./search-reindex.ts";
-import { indexAllPending } from "./search-index.ts";
+import { addCommonGrams, commonGrams } from "../search/search-common-grams.ts";
+import { reindexAllConfigs } from "../search/search-reindex.ts";
+import { indexAllPending } from "../search/search-index.ts";
 
 /** Below this many series there is too little to tell common tokens by, and too little index to matter. */
 export const MIN_SERIES = 100;

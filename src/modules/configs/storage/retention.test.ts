@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, inArray, sql } from "drizzle-orm";
-import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
+import { createTestContext, manualClock, type TestContext } from "../../../../test/helpers/app.ts";
 import {
   configBlobs,
   configChanges,
@@ -14,13 +14,13 @@ import {
   taskRuns,
   tasks,
   type JobOutcome,
-} from "../../db/schema/index.ts";
+} from "../../../db/schema/index.ts";
 import { blobBase } from "./blobs.ts";
 import { readBlob, storeConfig } from "./store.ts";
 import { purgeConfigs } from "./retention.ts";
-import { indexAllPending } from "./search-index.ts";
-import { reindexAllConfigs } from "./search-reindex.ts";
-import { nameKey } from "../../db/name-key.ts";
+import { indexAllPending } from "../search/search-index.ts";
+import { reindexAllConfigs } from "../search/search-reindex.ts";
+import { nameKey } from "../../../db/name-key.ts";
 
 const DAY = 86_400_000;
 const start = new Date("2026-01-01T00:00:00Z");

@@ -8,7 +8,7 @@
  * task, `svc configs:purge`) then runs storage maintenance (maintenance.ts), outside that transaction.
  */
 import { and, eq, inArray, lt, notInArray, sql, type SQL } from "drizzle-orm";
-import type { Db, DbOrTx } from "../../db/client.ts";
+import type { Db, DbOrTx } from "../../../db/client.ts";
 import {
   configBlobs,
   configChanges,
@@ -18,14 +18,14 @@ import {
   devices,
   jobs,
   taskRunItems,
-} from "../../db/schema/index.ts";
-import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
-import { recordActivity, type Actor } from "../activity/record.ts";
+} from "../../../db/schema/index.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../../auth/scope.ts";
+import { recordActivity, type Actor } from "../../activity/record.ts";
 import { deleteBlobs } from "./blobs.ts";
 import { maintainConfigStorage, type MaintenanceProgress, type MaintenanceReport } from "./maintenance.ts";
-import { trimSeriesIndex } from "./search-reindex.ts";
-import { keepDiffsOfSuccessors } from "./change-diffs.ts";
-import { failureReason } from "../../error-reason.ts";
+import { trimSeriesIndex } from "../search/search-reindex.ts";
+import { keepDiffsOfSuccessors } from "../history/change-diffs.ts";
+import { failureReason } from "../../../error-reason.ts";
 
 export type RetentionPolicy = { keepDays: number | null; keepVersions: number | null; updatedAt: Date | null };
 

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
-import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { addLoopbackDevice, builtinTemplateId } from "../../../test/helpers/collector.ts";
-import { activityLog, configBlobs, configs } from "../../db/schema/index.ts";
+import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
+import { addLoopbackDevice, builtinTemplateId } from "../../../../test/helpers/collector.ts";
+import { activityLog, configBlobs, configs } from "../../../db/schema/index.ts";
 import { readBlob, storeConfig } from "./store.ts";
-import { indexPendingVersions } from "./search-index.ts";
+import { indexPendingVersions } from "../search/search-index.ts";
 import { remaskStoredConfigs, scanStoredSecrets } from "./secret-history.ts";
 
 let t: TestContext;

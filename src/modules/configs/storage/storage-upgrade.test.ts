@@ -1,13 +1,13 @@
 import { createClient } from "@libsql/client";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { databaseAtRelease } from "../../../test/helpers/migrations.ts";
-import { configBlobs, configChanges, configs } from "../../db/schema/index.ts";
+import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
+import { databaseAtRelease } from "../../../../test/helpers/migrations.ts";
+import { configBlobs, configChanges, configs } from "../../../db/schema/index.ts";
 import { blobBase } from "./blobs.ts";
-import { unifiedDiff } from "./config-diff.ts";
+import { unifiedDiff } from "../history/config-diff.ts";
 import { readBlob } from "./store.ts";
-import { day, RUNNING, storeVersion } from "./test-fixtures.ts";
+import { day, RUNNING, storeVersion } from "../test-fixtures.ts";
 import { gzipText, sha256Hex } from "./text.ts";
 
 /** The last migration of the release before delta storage. */

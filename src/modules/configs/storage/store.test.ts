@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { configBlobs, configChanges, configs, devices } from "../../db/schema/index.ts";
+import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
+import { configBlobs, configChanges, configs, devices } from "../../../db/schema/index.ts";
 import { baseIdOf, blobBase, MAX_CHAIN, putWholeBlobs, readBlobs } from "./blobs.ts";
 import { digestOutputs, prepareStore, readBlob, storeConfig, storeConfigs, type StoreInput } from "./store.ts";
 import { normalizeConfigText, sha256Hex } from "./text.ts";
-import { nameKey } from "../../db/name-key.ts";
+import { nameKey } from "../../../db/name-key.ts";
 
 let t: TestContext;
 let deviceA: number;

@@ -1,12 +1,12 @@
 import { eq, inArray, sql } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client.ts";
-import { configChanges, configs, type JobTrigger } from "../../db/schema/index.ts";
+import type { DbOrTx } from "../../../db/client.ts";
+import { configChanges, configs, type JobTrigger } from "../../../db/schema/index.ts";
 import { demoteBlob, putWholeBlobs, readBlob, readBlobs } from "./blobs.ts";
-import { unifiedDiff } from "./config-diff.ts";
+import { unifiedDiff } from "../history/config-diff.ts";
 import { gzipText, lineCount, normalizeConfigText, sha256Hex, utf8Length } from "./text.ts";
-import { queueForIndex } from "./search-index.ts";
-import { queueForCompliance } from "../compliance/pending.ts";
-import { deviceRef, recordEvents } from "../events/record.ts";
+import { queueForIndex } from "../search/search-index.ts";
+import { queueForCompliance } from "../../compliance/pending.ts";
+import { deviceRef, recordEvents } from "../../events/record.ts";
 
 export { readBlob };
 
