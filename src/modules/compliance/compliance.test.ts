@@ -267,8 +267,12 @@ describe("evaluation", () => {
     await storeVersion(t, { deviceId: d, text: GOOD, at: clock.now() });
     const a = await assign((await createPolicy()).id);
     const answer = t.call(`/api/v1/policy-assignments/${a.id}/run?wait=10`, { method: "POST", token });
-    await new Promise((r) => setTimeout(r, 50));
-    await runQueuedJobs();
+    // The collector's part once the request has queued its job (and is waiting on it).
+    const queued = async () =>
+      (await t.db.select({ id: jobs.id }).from(jobs).where(eq(jobs.type, "compliance"))).length > 0;
+    for (const deadline = Date.now() + 10_000; !(await queued()) && Date.now() < deadline; )
+      await new Promise((r) => setTimeout(r, 5));
+    expect(await runQueuedJobs()).toBe(1);
     const done = await answer;
     expect(done.status).toBe(200);
     expect(done.body.data).toMatchObject({ state: "finished", outcome: "success", result: { compliant: 1 } });

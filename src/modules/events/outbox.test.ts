@@ -178,8 +178,16 @@ describe("dispatching", () => {
     );
     expect(await dispatchEvents(t.db, [flaky], clock.now())).toBe(1);
     const [queued] = await t.db.select().from(jobs).where(eq(jobs.type, "event"));
+    // Every claim the worker tries reads the clock: so the test can wait for tries instead of for time.
+    let clockReads = 0;
+    const countedClock = {
+      now: () => {
+        clockReads++;
+        return clock.now();
+      },
+    };
     const worker = startWorker(
-      { db: t.db, secrets: t.secrets, clock, logger: silentLogger, owner: "c1", consumers: [flaky] },
+      { db: t.db, secrets: t.secrets, clock: countedClock, logger: silentLogger, owner: "c1", consumers: [flaky] },
       { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 20 },
     );
     const until = async (done: (job: Job) => boolean) => {
@@ -194,7 +202,11 @@ describe("dispatching", () => {
     try {
       const waiting = await until((j) => j.state === "queued" && j.attempts === 1);
       expect(waiting).toMatchObject({ message: "receiver down", runAfter: new Date(clock.now().getTime() + 60_000) });
-      await new Promise((r) => setTimeout(r, 200));
+      // Ten more polls of the queue (each reads the clock at least once) while the retry is not due: no second call.
+      const readsBefore = clockReads;
+      for (const deadline = Date.now() + 5_000; clockReads < readsBefore + 10 && Date.now() < deadline; )
+        await new Promise((r) => setTimeout(r, 5));
+      expect(clockReads).toBeGreaterThanOrEqual(readsBefore + 10);
       expect(calls).toBe(1);
       clock.advance(60_000);
       expect(await until((j) => j.state === "finished")).toMatchObject({
