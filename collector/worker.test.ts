@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
+import { jobs } from "../src/db/schema/index.ts";
 import { claimNextJob, enqueueDeviceJob, getJob, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
 import { createLogger, silentLogger } from "../src/logger.ts";
 import { createTestContext, type TestContext } from "../test/helpers/app.ts";
@@ -57,6 +58,49 @@ describe("the worker", () => {
       const ended = await settled(job.id);
       expect(ended).toMatchObject({ state: "finished", outcome: "error", leaseOwner: null });
       expect(ended.message).toMatch(/^the job's end could not be recorded: .*the device row cannot be written/);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("ends a job its dispatch table says this collector cannot run with an error naming the kind", async () => {
+    const now = new Date();
+    // No event consumers given to this collector, and a download with no device: neither can run here.
+    const queued = await t.db
+      .insert(jobs)
+      .values(
+        (["event", "download"] as const).map((type) => ({
+          type,
+          trigger: "api" as const,
+          priority: 0,
+          maxAttempts: 1,
+          runAfter: now,
+          createdAt: now,
+        })),
+      )
+      .returning({ id: jobs.id });
+    const worker = startWorker(
+      {
+        db: t.db,
+        secrets: t.secrets,
+        clock: { now: () => new Date() },
+        logger: silentLogger,
+        owner: "collector-a",
+        connectTimeoutMs: 2_000,
+      },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 2, pollIntervalMs: 50 },
+    );
+    try {
+      expect(await settled(queued[0]!.id)).toMatchObject({
+        state: "finished",
+        outcome: "error",
+        message: "this collector cannot run event jobs",
+      });
+      expect(await settled(queued[1]!.id)).toMatchObject({
+        state: "finished",
+        outcome: "error",
+        message: "this collector cannot run download jobs",
+      });
     } finally {
       await worker.stop();
     }
