@@ -1,12 +1,13 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
-import { remoteCollectors, zones } from "../../db/schema/index.ts";
+import { devices, remoteCollectors, zones } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { ApiError } from "../../http/errors.ts";
 import { apiRoute, jsonResponse, MessageBody, pathIds } from "../../http/route.ts";
 import { recordActivity } from "../activity/record.ts";
 import { hashSecret, newEnrollmentKey } from "./enrollment.ts";
-import { remoteCollectorStates } from "./liveness.ts";
+import { remoteCollectorStates, remoteZonesWithoutCollector } from "./liveness.ts";
+import { deviceScopeCondition } from "../../auth/scope.ts";
 import { zonesResource } from "./resource.ts";
 
 const TAG = "Zones";
@@ -30,6 +31,17 @@ const RemoteCollector = z
     revoked: z.boolean(),
   })
   .openapi("RemoteCollector");
+
+const CollectorsOverview = z
+  .object({
+    collectors: z.array(RemoteCollector),
+    zones_without_collector: z
+      .array(z.object({ id: z.number().int(), name: z.string() }))
+      .openapi({
+        description: "Remote zones no live collector serves: their jobs wait in the queue, they do not fail",
+      }),
+  })
+  .openapi("DashboardCollectors");
 
 const ZoneIdParams = pathIds("id");
 const CollectorParams = pathIds("id").extend(pathIds("collector_id").shape);
@@ -99,7 +111,35 @@ const deleteCollectorRoute = apiRoute({
   responses: { 200: jsonResponse(MessageBody, "Deleted") },
 });
 
+const dashboardRoute = apiRoute({
+  method: "get",
+  path: "/dashboard/collectors",
+  operationId: "dashboardCollectors",
+  tag: "Dashboard",
+  ability: "system.read",
+  summary: "Remote collectors and zones without one",
+  description:
+    "Every remote collector with its last heartbeat (version, sessions, spool), and the remote zones with no live collector. Only the zones holding devices in the token's scope.",
+  responses: { 200: jsonResponse(z.object({ data: CollectorsOverview }), "The collectors") },
+});
+
 export function registerZoneRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(dashboardRoute, async (c) => {
+    const { db, clock } = c.var.services;
+    const now = clock.now();
+    const inScope = c.var.auth.scope.all
+      ? undefined
+      : new Set(
+          (
+            await db.selectDistinct({ id: devices.zoneId }).from(devices).where(deviceScopeCondition(c.var.auth.scope))
+          ).map((r) => r.id),
+        );
+    const seen = (zoneId: number) => !inScope || inScope.has(zoneId);
+    const collectors = (await remoteCollectorStates(db, now)).filter((s) => seen(s.zone_id));
+    const orphaned = (await remoteZonesWithoutCollector(db, now)).filter((z) => seen(z.id));
+    return c.json({ data: { collectors, zones_without_collector: orphaned } }, 200);
+  });
+
   zonesResource.register(app);
 
   // The zone as the caller may see it (404 outside the scope), through the resource's own read.

@@ -123,3 +123,85 @@ describe("claims by zone", () => {
     expect((await claimNextZoneJob(t.db, b.id, "remote-b", now, 60_000))?.deviceId).toBe(inB.id);
   });
 });
+
+describe("remote collectors in health, dashboard and /metrics", () => {
+  const post = (path: string, body: unknown, credential?: string) =>
+    t.request(path, {
+      method: "POST",
+      body,
+      headers: credential ? { "collector-credential": credential } : {},
+      offContract: "the collectors' API is not a user API (docs/zones.md)",
+    });
+
+  it("say when a remote zone has no live collector, and show each collector's heartbeat", async () => {
+    const zone = (
+      await t.call("/api/v1/zones", { method: "POST", token: admin, body: { name: "branch-lon", mode: "remote" } })
+    ).body.data;
+    const orphaned = async () =>
+      (await t.call("/api/v1/dashboard/collectors", { token: admin })).body.data.zones_without_collector.map(
+        (z: { id: number }) => z.id,
+      );
+    expect(await orphaned()).toContain(zone.id);
+    const health = async () =>
+      (await t.call("/api/v1/system/health/run", { method: "POST", token: admin })).body.data.checks.find(
+        (c: { name: string }) => c.name === "remote_zones",
+      );
+    expect(await health()).toMatchObject({ status: "warning" });
+    expect((await health()).message).toContain("'branch-lon'");
+
+    const { newKeyPair } = await import("../../secrets/sealed-box.ts");
+    const enrolled = await post("/api/v1/collectors/enroll", {
+      enrollment_key: zone.enrollment_key,
+      name: "lon-1",
+      public_key: newKeyPair().publicKey,
+    });
+    expect(enrolled.status).toBe(201);
+    const { credential } = (await enrolled.json()).data;
+    expect(
+      (
+        await post(
+          "/api/v1/collectors/heartbeat",
+          { version: "9.9.9", sessions: 3, spool_bytes: 4096, spool_dropped: 0 },
+          credential,
+        )
+      ).status,
+    ).toBe(200);
+
+    expect(await orphaned()).not.toContain(zone.id);
+    const listed = (await t.call(`/api/v1/zones/${zone.id}/collectors`, { token: admin })).body.data;
+    expect(listed).toMatchObject([{ name: "lon-1", version: "9.9.9", sessions: 3, spool_bytes: 4096, alive: true }]);
+    const scrape = await (await t.request("/metrics", { headers: { authorization: `Bearer ${admin}` } })).text();
+    expect(scrape).toMatch(/netkeep_remote_collector_up\{zone="branch-lon",collector="lon-1"\} 1/);
+    expect(scrape).toMatch(/netkeep_remote_collector_spool_bytes\{zone="branch-lon",collector="lon-1"\} 4096/);
+
+    // A wrong credential, and a revoked one, are refused at once.
+    expect(
+      (
+        await post(
+          "/api/v1/collectors/heartbeat",
+          { version: "x", sessions: 0, spool_bytes: 0, spool_dropped: 0 },
+          "nkc_wrong",
+        )
+      ).status,
+    ).toBe(401);
+    await t.call(`/api/v1/zones/${zone.id}/collectors/${listed[0].id}/revoke`, { method: "POST", token: admin });
+    expect(
+      (
+        await post(
+          "/api/v1/collectors/heartbeat",
+          { version: "x", sessions: 0, spool_bytes: 0, spool_dropped: 0 },
+          credential,
+        )
+      ).status,
+    ).toBe(401);
+    expect(await orphaned()).toContain(zone.id);
+    // A revoked enrollment key enrolls no one.
+    await t.call(`/api/v1/zones/${zone.id}/enrollment-key`, { method: "DELETE", token: admin });
+    const late = await post("/api/v1/collectors/enroll", {
+      enrollment_key: zone.enrollment_key,
+      name: "lon-2",
+      public_key: newKeyPair().publicKey,
+    });
+    expect(late.status).toBe(401);
+  });
+});
