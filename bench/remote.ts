@@ -10,7 +10,9 @@ import { silentLogger } from "../src/logger.ts";
 import { newKeyPair } from "../src/secrets/sealed-box.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../collector/worker.ts";
 import { createTestContext } from "../test/helpers/app.ts";
-import { addLoopbackDevice, builtinTemplateId, iosScript } from "../test/helpers/collector.ts";
+import { iosScript } from "../test/helpers/collector.ts";
+import { eq } from "drizzle-orm";
+import { templates } from "../src/db/schema/index.ts";
 import { startFakeDevice, type FakeDevice } from "../test/helpers/fake-device.ts";
 import { freePort, start, stopGroup } from "../test/helpers/process.ts";
 
@@ -41,12 +43,22 @@ const port = await freePort();
 const server = serve({ hostname: "127.0.0.1", port, fetch: t.app.fetch });
 const fakes: FakeDevice[] = [];
 const stateDir = mkdtempSync(join(tmpdir(), "netkeep-bench-remote-"));
-const template = await builtinTemplateId(t, "cisco-ios");
+// The test helpers' t.call checks answers against the API description through vitest: plain HTTP here.
+const api = async (path: string, method = "GET", body?: unknown) => {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: { apitoken: admin, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const parsed = (await res.json()) as { data: any };
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(parsed)}`);
+  return parsed;
+};
+const [ios] = await t.db.select({ id: templates.id }).from(templates).where(eq(templates.builtinKey, "cisco-ios"));
+const template = ios!.id;
 const config = Array.from({ length: 400 }, (_, i) => `interface Gi1/0/${i}\n description port ${i}`);
 
-const zone = (
-  await t.call("/api/v1/zones", { method: "POST", token: admin, body: { name: "bench-site", mode: "remote" } })
-).body.data;
+const zone = (await api("/api/v1/zones", "POST", { name: "bench-site", mode: "remote" })).data;
 async function fleet(prefix: string, zoneId: number): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < N; i++) {
@@ -59,16 +71,17 @@ async function fleet(prefix: string, zoneId: number): Promise<number[]> {
       latencyMs: Number(values["latency-ms"]),
     });
     fakes.push(fake);
-    ids.push(
-      await addLoopbackDevice(t, admin, {
-        name,
-        port: fake.port,
-        templateId: template,
-        username: "bench",
-        password: "bench-pass",
-        zone_id: zoneId,
-      }),
-    );
+    const created = await api("/api/v1/devices", "POST", {
+      device_name: name,
+      device_ip: "127.0.0.1",
+      device_vendor: "Cisco",
+      device_port_override: fake.port,
+      device_template_id: template,
+      device_username: "bench",
+      device_password: "bench-pass",
+      zone_id: zoneId,
+    });
+    ids.push(created.data.id);
   }
   return ids;
 }
@@ -142,7 +155,7 @@ const post = async (path: string, body: unknown, credential?: string) => {
   });
   return (await res.json()) as { data: any };
 };
-const rotated = (await t.call(`/api/v1/zones/${zone.id}/enrollment-key`, { method: "POST", token: admin })).body.data;
+const rotated = (await api(`/api/v1/zones/${zone.id}/enrollment-key`, "POST")).data;
 const { credential } = (
   await post("/api/v1/collectors/enroll", {
     enrollment_key: rotated.enrollment_key,
@@ -171,7 +184,9 @@ while (done < UPLOADS) {
             upload_key: `bench-${job.id}`,
             job_id: job.id,
             outcome: "collected",
-            outputs: [["show running-config", [`hostname ${job.device.name}`, `! run ${job.id}`, ...config].join("\n")]],
+            outputs: [
+              ["show running-config", [`hostname ${job.device.name}`, `! run ${job.id}`, ...config].join("\n")],
+            ],
             duration_ms: 1,
           },
           credential,
@@ -182,7 +197,9 @@ while (done < UPLOADS) {
   );
   uploadsMs += Date.now() - batchStarted;
 }
-console.log(`ingest: ${UPLOADS} uploads (each a new version) at ${((UPLOADS / uploadsMs) * 1000).toFixed(0)} uploads/s`);
+console.log(
+  `ingest: ${UPLOADS} uploads (each a new version) at ${((UPLOADS / uploadsMs) * 1000).toFixed(0)} uploads/s`,
+);
 
 server.close();
 for (const f of fakes) await f.close();
