@@ -1,5 +1,5 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { devices, remoteCollectors, zones } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { ApiError } from "../../http/errors.ts";
@@ -7,7 +7,7 @@ import { apiRoute, jsonResponse, MessageBody, pathIds } from "../../http/route.t
 import { recordActivity } from "../activity/record.ts";
 import { hashSecret, newEnrollmentKey } from "./enrollment.ts";
 import { remoteCollectorStates, remoteZonesWithoutCollector } from "./liveness.ts";
-import { deviceScopeCondition } from "../../auth/scope.ts";
+import { deviceScopeCondition, refuseUnlessScopeCovers } from "../../auth/scope.ts";
 import { zonesResource } from "./resource.ts";
 
 const TAG = "Zones";
@@ -35,11 +35,9 @@ const RemoteCollector = z
 const CollectorsOverview = z
   .object({
     collectors: z.array(RemoteCollector),
-    zones_without_collector: z
-      .array(z.object({ id: z.number().int(), name: z.string() }))
-      .openapi({
-        description: "Remote zones no live collector serves: their jobs wait in the queue, they do not fail",
-      }),
+    zones_without_collector: z.array(z.object({ id: z.number().int(), name: z.string() })).openapi({
+      description: "Remote zones no live collector serves: their jobs wait in the queue, they do not fail",
+    }),
   })
   .openapi("DashboardCollectors");
 
@@ -143,8 +141,11 @@ export function registerZoneRoutes(app: OpenAPIHono<AppEnv>): void {
   zonesResource.register(app);
 
   // The zone as the caller may see it (404 outside the scope), through the resource's own read.
-  const zoneOf = async (c: Parameters<Parameters<typeof app.openapi>[1]>[0], id: number) => {
+  // A write needs the caller's scope to cover every device of the zone, as changing the zone itself does.
+  const zoneOf = async (c: Parameters<Parameters<typeof app.openapi>[1]>[0], id: number, writing = true) => {
     await zonesResource.show(c.var.services.db, id, c.var.auth.scope);
+    if (writing)
+      await refuseUnlessScopeCovers(c.var.services.db, c.var.auth.scope, `Zone ${id}`, inArray(devices.zoneId, [id]));
     const [row] = await c.var.services.db.select().from(zones).where(eq(zones.id, id));
     return row!;
   };
@@ -188,7 +189,7 @@ export function registerZoneRoutes(app: OpenAPIHono<AppEnv>): void {
 
   app.openapi(listCollectorsRoute, async (c) => {
     const { id } = c.req.valid("param");
-    await zoneOf(c, id);
+    await zoneOf(c, id, false);
     const all = await remoteCollectorStates(c.var.services.db, c.var.services.clock.now());
     return c.json({ data: all.filter((s) => s.zone_id === id) }, 200);
   });
