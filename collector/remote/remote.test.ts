@@ -267,6 +267,38 @@ describe("remote collectors", () => {
     );
   }, 120_000);
 
+  it("stores a result spooled past its lease once, even when the job went back to the queue meanwhile", async () => {
+    const slow = await device("site-a-slow-3", zoneA.id, 400);
+    const job = await download(slow.id);
+    await until(
+      () => getJob(t.db, job.id),
+      (j) => j?.state === "running",
+      "the slow job to start",
+    );
+    await stopListening();
+    await until(
+      async () => readdirSync(join(siteA.stateDir, "spool")).filter((f) => f.endsWith(".json.gz")).length,
+      (n) => n > 0,
+      "the result to be spooled",
+    );
+    // The lease runs out while the API is away: the built-in collector's pass puts the job back in the queue.
+    await until(
+      () => getJob(t.db, job.id),
+      (j) => j?.state === "queued",
+      "the lease to run out",
+    );
+    listen();
+    const end = await finished(job.id);
+    expect(end.outcome).toBe("success");
+    const uploads = await t.db.select().from(collectorUploads).where(eq(collectorUploads.jobId, job.id));
+    expect(uploads.filter((u) => (u.answer as { recorded: boolean }).recorded)).toHaveLength(1);
+    // The spooled result (the first delivered) is the one stored: the job waited for it, not for a second session.
+    expect((uploads.toSorted((x, y) => x.id - y.id)[0]!.answer as { recorded: boolean }).recorded).toBe(true);
+    const versions = await t.db.select().from(configs).where(eq(configs.deviceId, slow.id));
+    expect(versions.length).toBeGreaterThan(0);
+    expect(versions.map((v) => v.seenCount)).toEqual(versions.map(() => 1));
+  }, 120_000);
+
   it("after kill -9 of a collector mid-run, its lease runs out and another collector of the zone finishes the job", async () => {
     const second = remoteCollector([
       "--server",
