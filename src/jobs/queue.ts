@@ -360,7 +360,7 @@ const claimLocal = claimStatement("local");
 const claimRemote = claimStatement("remote");
 
 /** The job kinds a remote collector runs: those that need only the device (no database, no mail server). */
-export const REMOTE_JOB_TYPES: readonly JobType[] = ["download", "detect"];
+export const REMOTE_JOB_TYPES: readonly JobType[] = ["download"];
 
 export async function claimNextJob(db: Db, owner: string, now: Date, leaseMs: number): Promise<Job | undefined> {
   const [job] = await claimLocal(db).execute({ owner, now: now.getTime(), leaseUntil: now.getTime() + leaseMs });

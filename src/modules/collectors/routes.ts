@@ -4,7 +4,10 @@ import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { remoteCollectors, zones } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
-import { claimNextZoneJob, extendLease } from "../../jobs/queue.ts";
+import { claimNextZoneJob, completeJob, extendLease } from "../../jobs/queue.ts";
+import { SessionError } from "../../../collector/session.ts";
+import { recordBackupEnd } from "../../../collector/backup-events.ts";
+import { failureReason } from "../../error-reason.ts";
 import { loadPlan } from "../../../collector/download.ts";
 import { isPublicKey, seal } from "../../secrets/sealed-box.ts";
 import { recordActivity } from "../activity/record.ts";
@@ -150,12 +153,19 @@ export function createCollectorApi(): Hono<Env> {
       while (claimed.length < input.max) {
         const job = await claimNextZoneJob(db, collector.zoneId, owner, clock.now(), leaseMs);
         if (!job) break;
-        const loaded = await loadPlan(db, secrets, job.deviceId!).catch(() => undefined);
-        const {
-          passwordEnc: _p,
-          enablePasswordEnc: _e,
-          ...device
-        } = loaded?.plan.device ?? { passwordEnc: null, enablePasswordEnc: null };
+        let loaded: Awaited<ReturnType<typeof loadPlan>>;
+        try {
+          loaded = await loadPlan(db, secrets, job.deviceId!);
+        } catch (err) {
+          // Nothing a site can fix (no template, a credential set gone): the job ends here, saying why.
+          const failure =
+            err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
+          const end = { outcome: failure.outcome, message: failure.message };
+          const { retrying } = await completeJob(db, job, owner, end, clock.now());
+          await recordBackupEnd(db, job, { ...end, retrying }, clock.now());
+          continue;
+        }
+        const { passwordEnc: _p, enablePasswordEnc: _e, ...device } = loaded.plan.device;
         claimed.push({
           id: job.id,
           type: job.type,
@@ -163,10 +173,10 @@ export function createCollectorApi(): Hono<Env> {
           max_attempts: job.maxAttempts,
           lease_ms: leaseMs,
           device: Object.fromEntries(Object.entries(device).map(([k, v]) => [k, v instanceof Date ? v.getTime() : v])),
-          template_code: loaded?.templateCode ?? "",
-          commands: loaded?.plan.commands ?? [],
+          template_code: loaded.templateCode,
+          commands: loaded.plan.commands,
           // The login exists in clear only in this process's memory and the claiming collector's.
-          sealed_login: loaded ? seal(collector.publicKey, JSON.stringify(loaded.plan.login)) : "",
+          sealed_login: seal(collector.publicKey, JSON.stringify(loaded.plan.login)),
         });
       }
       if (claimed.length || Date.now() >= until || aborted.aborted) break;

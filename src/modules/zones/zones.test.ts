@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { activityLog, zones } from "../../db/schema/index.ts";
+import { activityLog, jobs, zones } from "../../db/schema/index.ts";
 import { claimNextJob, claimNextZoneJob, enqueueDeviceJob, PRIORITY } from "../../jobs/queue.ts";
 import { hashSecret } from "./enrollment.ts";
 
@@ -203,5 +203,31 @@ describe("remote collectors in health, dashboard and /metrics", () => {
       public_key: newKeyPair().publicKey,
     });
     expect(late.status).toBe(401);
+  });
+
+  it("ends at the server a claimed job no site could run (no template), saying why", async () => {
+    const zone = (
+      await t.call("/api/v1/zones", { method: "POST", token: admin, body: { name: "branch-par", mode: "remote" } })
+    ).body.data;
+    const { newKeyPair } = await import("../../secrets/sealed-box.ts");
+    const enrolled = await post("/api/v1/collectors/enroll", {
+      enrollment_key: zone.enrollment_key,
+      name: "par-1",
+      public_key: newKeyPair().publicKey,
+    });
+    const { credential } = (await enrolled.json()).data;
+    const created = await device("par-bare-01", { zone_id: zone.id, device_template_id: null });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const bare = created.body.data;
+    const { job } = await enqueueDeviceJob(
+      t.db,
+      { type: "download", deviceId: bare.id, trigger: "api", priority: PRIORITY.api },
+      t.clock.now(),
+    );
+    const claim = await post("/api/v1/collectors/jobs/claim", { wait_ms: 0, max: 10 }, credential);
+    expect((await claim.json()).data).toEqual([]);
+    const [ended] = await t.db.select().from(jobs).where(eq(jobs.id, job.id));
+    expect(ended).toMatchObject({ state: "finished", outcome: "error" });
+    expect(ended!.message).toMatch(/no connection template/);
   });
 });
