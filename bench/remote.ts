@@ -22,7 +22,7 @@ import { freePort, start, stopGroup } from "../test/helpers/process.ts";
  * One run, loopback only: the API on a port, the built-in collector (in this process) and one remote collector
  * (`svc collector:remote`, a process of its own), each with --concurrency sessions, each backing up --devices
  * simulated IOS devices of its own zone at the same time; prints devices per minute of each. Then the server's
- * ingest limit: --uploads results (a 20 KB configuration each) posted 16 at a time to /api/v1/collectors/results,
+ * ingest limit: --uploads results (a 20 KB configuration each) posted 16 at a time to /collector-api/v1/results,
  * uploads per second. Then the RSS of the remote collector idle for 10 s.
  */
 const { values } = parseArgs({
@@ -157,7 +157,7 @@ const post = async (path: string, body: unknown, credential?: string) => {
 };
 const rotated = (await api(`/api/v1/zones/${zone.id}/enrollment-key`, "POST")).data;
 const { credential } = (
-  await post("/api/v1/collectors/enroll", {
+  await post("/collector-api/v1/enroll", {
     enrollment_key: rotated.enrollment_key,
     name: "bench-ingest",
     public_key: newKeyPair().publicKey,
@@ -169,7 +169,7 @@ let done = 0;
 let uploadsMs = 0;
 while (done < UPLOADS) {
   await enqueueDeviceJobs(t.db, { type: "download", deviceIds: remoteIds, trigger: "api", priority: 0 }, new Date());
-  const claimed = (await post("/api/v1/collectors/jobs/claim", { wait_ms: 0, max: 100 }, credential)).data as {
+  const claimed = (await post("/collector-api/v1/jobs/claim", { wait_ms: 0, max: 100 }, credential)).data as {
     id: number;
     device: { name: string };
   }[];
@@ -179,7 +179,7 @@ while (done < UPLOADS) {
     Array.from({ length: 16 }, async () => {
       for (let job = queue.shift(); job; job = queue.shift()) {
         await post(
-          "/api/v1/collectors/results",
+          "/collector-api/v1/results",
           {
             upload_key: `bench-${job.id}`,
             job_id: job.id,

@@ -42,7 +42,7 @@ function listen(): void {
     port,
     fetch: async (req) => {
       const path = new URL(req.url).pathname;
-      if (!path.startsWith("/api/v1/collectors/")) return t.app.fetch(req);
+      if (!path.startsWith("/collector-api/v1/")) return t.app.fetch(req);
       const raw = Buffer.from(await req.clone().arrayBuffer());
       const request = req.headers.get("content-encoding") === "gzip" ? gunzipSync(raw).toString() : raw.toString();
       const res = await t.app.fetch(req);

@@ -52,7 +52,7 @@ async function enrollment(client: ServerClient, options: RemoteCollectorOptions,
   const name = options.name ?? hostname();
   try {
     const answer = await client.post<{ collector_id: number; zone_id: number; credential: string }>(
-      "/api/v1/collectors/enroll",
+      "/collector-api/v1/enroll",
       { enrollment_key: options.enrollmentKey, name, public_key: keys.publicKey },
     );
     const enrolled: Enrollment = {
@@ -124,7 +124,7 @@ export async function startRemoteCollector(options: RemoteCollectorOptions, logg
   const heartbeatLoop = (async () => {
     while (running) {
       try {
-        await client.post("/api/v1/collectors/heartbeat", {
+        await client.post("/collector-api/v1/heartbeat", {
           version: options.version,
           sessions: active.size,
           spool_bytes: spool.bytes(),
@@ -143,7 +143,7 @@ export async function startRemoteCollector(options: RemoteCollectorOptions, logg
     const limit = setTimeout(() => controller.abort("the job ran past its time limit"), options.jobTimeLimitMs);
     const lease = setInterval(
       () =>
-        void client.post(`/api/v1/collectors/jobs/${job.id}/lease`, {}).catch((err) => {
+        void client.post(`/collector-api/v1/jobs/${job.id}/lease`, {}).catch((err) => {
           if (refuse(err)) return;
           // Lost (409): another collector may have it now. Unreachable: keep working, the result waits in the spool.
           if (err instanceof ServerAnswer) controller.abort("the job's lease was lost");
@@ -183,7 +183,7 @@ export async function startRemoteCollector(options: RemoteCollectorOptions, logg
       }
       try {
         const jobs = await client.post<WireJob[]>(
-          "/api/v1/collectors/jobs/claim",
+          "/collector-api/v1/jobs/claim",
           { wait_ms: options.claimWaitMs, max: free },
           { timeoutMs: options.claimWaitMs + 15_000 },
         );
@@ -215,7 +215,7 @@ export async function startRemoteCollector(options: RemoteCollectorOptions, logg
         continue;
       }
       try {
-        await client.post<unknown>("/api/v1/collectors/results", next.upload, { compress: true });
+        await client.post<unknown>("/collector-api/v1/results", next.upload, { compress: true });
         next.remove();
         failures = 0;
       } catch (err) {

@@ -57,12 +57,13 @@ async function body<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer
 export const ownerOf = (collector: Pick<Collector, "id" | "name">) => `remote:${collector.id}:${collector.name}`;
 
 /**
- * The API remote collectors speak (collector/remote/), under /api/v1/collectors: enroll with a zone's key, then
+ * The API remote collectors speak (collector/remote/), under /collector-api/v1: a machine protocol beside the
+ * user API (/api/...), which documents and guards only user-token routes. Enroll with a zone's key, then
  * with the collector's own credential (never a user's token) claim its zone's jobs by long poll, keep their
  * leases, upload results and heartbeat. A revoked or deleted collector's credential answers 401 at once.
  */
 export function createCollectorApi(): Hono<Env> {
-  const api = new Hono<Env>().basePath("/api/v1/collectors");
+  const api = new Hono<Env>().basePath("/collector-api/v1");
 
   api.post("/enroll", async (c) => {
     const input = await body(c, EnrollRequest);

@@ -150,7 +150,7 @@ describe("remote collectors in health, dashboard and /metrics", () => {
     expect((await health()).message).toContain("'branch-lon'");
 
     const { newKeyPair } = await import("../../secrets/sealed-box.ts");
-    const enrolled = await post("/api/v1/collectors/enroll", {
+    const enrolled = await post("/collector-api/v1/enroll", {
       enrollment_key: zone.enrollment_key,
       name: "lon-1",
       public_key: newKeyPair().publicKey,
@@ -160,7 +160,7 @@ describe("remote collectors in health, dashboard and /metrics", () => {
     expect(
       (
         await post(
-          "/api/v1/collectors/heartbeat",
+          "/collector-api/v1/heartbeat",
           { version: "9.9.9", sessions: 3, spool_bytes: 4096, spool_dropped: 0 },
           credential,
         )
@@ -178,7 +178,7 @@ describe("remote collectors in health, dashboard and /metrics", () => {
     expect(
       (
         await post(
-          "/api/v1/collectors/heartbeat",
+          "/collector-api/v1/heartbeat",
           { version: "x", sessions: 0, spool_bytes: 0, spool_dropped: 0 },
           "nkc_wrong",
         )
@@ -188,7 +188,7 @@ describe("remote collectors in health, dashboard and /metrics", () => {
     expect(
       (
         await post(
-          "/api/v1/collectors/heartbeat",
+          "/collector-api/v1/heartbeat",
           { version: "x", sessions: 0, spool_bytes: 0, spool_dropped: 0 },
           credential,
         )
@@ -197,7 +197,7 @@ describe("remote collectors in health, dashboard and /metrics", () => {
     expect(await orphaned()).toContain(zone.id);
     // A revoked enrollment key enrolls no one.
     await t.call(`/api/v1/zones/${zone.id}/enrollment-key`, { method: "DELETE", token: admin });
-    const late = await post("/api/v1/collectors/enroll", {
+    const late = await post("/collector-api/v1/enroll", {
       enrollment_key: zone.enrollment_key,
       name: "lon-2",
       public_key: newKeyPair().publicKey,
@@ -210,7 +210,7 @@ describe("remote collectors in health, dashboard and /metrics", () => {
       await t.call("/api/v1/zones", { method: "POST", token: admin, body: { name: "branch-par", mode: "remote" } })
     ).body.data;
     const { newKeyPair } = await import("../../secrets/sealed-box.ts");
-    const enrolled = await post("/api/v1/collectors/enroll", {
+    const enrolled = await post("/collector-api/v1/enroll", {
       enrollment_key: zone.enrollment_key,
       name: "par-1",
       public_key: newKeyPair().publicKey,
@@ -224,7 +224,7 @@ describe("remote collectors in health, dashboard and /metrics", () => {
       { type: "download", deviceId: bare.id, trigger: "api", priority: PRIORITY.api },
       t.clock.now(),
     );
-    const claim = await post("/api/v1/collectors/jobs/claim", { wait_ms: 0, max: 10 }, credential);
+    const claim = await post("/collector-api/v1/jobs/claim", { wait_ms: 0, max: 10 }, credential);
     expect((await claim.json()).data).toEqual([]);
     const [ended] = await t.db.select().from(jobs).where(eq(jobs.id, job.id));
     expect(ended).toMatchObject({ state: "finished", outcome: "error" });
