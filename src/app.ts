@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { createV1Api, createV2Api } from "./api/versions.ts";
+import { createCollectorApi } from "./modules/collectors/routes.ts";
 import { otherVersionOnly } from "./api/other-version-only.ts";
 import { systemClock } from "./clock.ts";
 import { isBusy } from "./db/write-turns.ts";
@@ -96,6 +97,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
 
   app.get("/metrics", metricsHandler);
+  // Remote collectors' own API: authenticated by the collector's credential, not a user's token (docs/zones.md).
+  app.route("/", createCollectorApi());
   app.use("/api/*", rconfigEdge);
   const v1 = { version: "v1" as const, api: createV1Api() };
   const v2 = { version: "v2" as const, api: createV2Api() };

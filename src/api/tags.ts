@@ -27,6 +27,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Templates: "Connection templates: how to log into, page and read each vendor family (YAML).",
   Users: "Users and their API tokens.",
   Vendors: "Device vendors; each has its connection templates.",
+  Zones: "Where devices are reached from: the local zone, and remote zones polled by enrolled site collectors.",
   Webhooks: "Event deliveries to other systems, with their filters and delivery log.",
   "rConfig compatibility": "Routes rConfig V8 clients call that netkeep has no route of its own for (docs/rconfig.md).",
 };

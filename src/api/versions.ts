@@ -31,6 +31,7 @@ import { registerRconfigRoutes } from "../compat/rconfig/routes.ts";
 import { payloadSchemaName, registerWebhookRoutes } from "../modules/webhooks/handlers.ts";
 import { EVENT_CATALOGUE } from "../modules/events/catalogue.ts";
 import { TAG_DESCRIPTIONS } from "./tags.ts";
+import { registerZoneRoutes } from "../modules/zones/handlers.ts";
 
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -74,6 +75,7 @@ export function createV1Api(): OpenAPIHono<AppEnv> {
   registerReportRoutes(api);
   registerRconfigRoutes(api, "v1");
   registerWebhookRoutes(api);
+  registerZoneRoutes(api);
   // After any other static /configs/... routes (search, retention): /configs/{id} would take their paths as ids.
   registerConfigGroups(api, { changes: false });
   return api;

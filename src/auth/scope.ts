@@ -1,12 +1,15 @@
 import { and, inArray, notInArray, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { DbOrTx } from "../db/client.ts";
-import { deviceTags, devices, roles } from "../db/schema/index.ts";
+import { deviceTags, devices, roles, zoneTags } from "../db/schema/index.ts";
 import { ApiError } from "../http/errors.ts";
 
 /** Which devices a role may see: every one, or those carrying any of the tags or in any of the categories. */
 export type DeviceScope = { all: true } | { all: false; tagIds: number[]; categoryIds: number[] };
 
-/** The WHERE condition that limits a devices query to the scope; undefined when nothing is hidden. */
+/**
+ * The WHERE condition that limits a devices query to the scope; undefined when nothing is hidden. A device carries
+ * its own tags and its zone's (zone_tags), so a role scoped to a tag sees the devices of every zone carrying it.
+ */
 export function deviceScopeCondition(scope: DeviceScope): SQL | undefined {
   if (scope.all) return undefined;
   const parts: SQL[] = [];
@@ -15,6 +18,10 @@ export function deviceScopeCondition(scope: DeviceScope): SQL | undefined {
       inArray(
         devices.id,
         sql`(select ${deviceTags.deviceId} from ${deviceTags} where ${inArray(deviceTags.tagId, scope.tagIds)})`,
+      ),
+      inArray(
+        devices.zoneId,
+        sql`(select ${zoneTags.zoneId} from ${zoneTags} where ${inArray(zoneTags.tagId, scope.tagIds)})`,
       ),
     );
   }
@@ -76,7 +83,10 @@ export async function refuseUnlessScopeCovers(
   );
 }
 
-/** Whether a device with these tags and category falls inside the scope (checked before a write lands). */
+/**
+ * Whether a device with these tags (its own and its zone's) and category falls inside the scope (checked before a
+ * write lands).
+ */
 export function isInScope(scope: DeviceScope, device: { tagIds: number[]; categoryId: number | null }): boolean {
   if (scope.all) return true;
   return (

@@ -22,6 +22,7 @@ import { configsRemaskCommand } from "./commands/configs-remask.ts";
 import { configsScanSecretsCommand } from "./commands/configs-scan-secrets.ts";
 import { ldapTestCommand } from "./commands/ldap-test.ts";
 import { ldapUserCommand } from "./commands/ldap-user.ts";
+import { collectorRemoteCommand } from "./commands/collector-remote.ts";
 
 /** Every `svc` command, in the order `svc --help` lists them. A new command is one file and one line here. */
 const commands: Record<string, Command> = {
@@ -45,6 +46,7 @@ const commands: Record<string, Command> = {
   "template:render": templateRenderCommand,
   "ldap:test": ldapTestCommand,
   "ldap:user": ldapUserCommand,
+  "collector:remote": collectorRemoteCommand,
 };
 
 // exitCode rather than exit(): stdout may still be draining into a pipe.

@@ -32,6 +32,11 @@ export type WriteCtx = {
   bag: FieldErrorBag;
   /** create and replace (PUT) apply defaults for what the body leaves out; patch touches only what was sent. */
   mode: "create" | "replace" | "patch" | "delete";
+  /**
+   * Fields shown once, in this write's answer only (a zone's new enrollment key): never in the activity log,
+   * and the row keeps only what cannot give them back (a hash).
+   */
+  once?: Record<string, unknown>;
 };
 
 /**
@@ -296,6 +301,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     now: c.var.services.clock.now(),
     bag: new FieldErrorBag(),
     mode,
+    once: {},
   });
 
   /** One write: validate everything, then write the row, its joins and the audit entry in one transaction. */
@@ -348,7 +354,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
         },
         ctx.now,
       );
-      return after;
+      return { ...after, ...ctx.once };
     });
 
   const remove = (c: Context<AppEnv>, ids: number[], bulk: boolean) =>

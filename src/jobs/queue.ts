@@ -318,36 +318,69 @@ export async function requeueExpiredLeases(db: DbOrTx, now: Date): Promise<numbe
 /**
  * Claims the most urgent runnable job in one UPDATE ... RETURNING, so two collectors can never take the same
  * job; a job whose device already has a running job waits, so a device never has two sessions at once. Built
- * once per database: every job a collector runs starts here.
+ * once per database: every job a collector runs starts here. `zone` says which jobs the claimer may take: a
+ * collector beside the database takes jobs of no device and of devices in local-mode zones; a remote collector
+ * (src/modules/collectors/) only the device jobs it runs of its own zone's devices, while that zone is remote.
  */
-const claimStatement = preparedPerDatabase((db) =>
-  db
-    .update(jobs)
-    .set({
-      state: "running",
-      leaseOwner: sql`${sql.placeholder("owner")}`,
-      leaseExpiresAt: sql`${sql.placeholder("leaseUntil")}`,
-      attempts: sql`${jobs.attempts} + 1`,
-      startedAt: sql`coalesce(${jobs.startedAt}, ${sql.placeholder("now")})`,
-    })
-    .where(
-      eq(
-        jobs.id,
-        sql`(
+const claimStatement = (which: "local" | "remote") =>
+  preparedPerDatabase((db) =>
+    db
+      .update(jobs)
+      .set({
+        state: "running",
+        leaseOwner: sql`${sql.placeholder("owner")}`,
+        leaseExpiresAt: sql`${sql.placeholder("leaseUntil")}`,
+        attempts: sql`${jobs.attempts} + 1`,
+        startedAt: sql`coalesce(${jobs.startedAt}, ${sql.placeholder("now")})`,
+      })
+      .where(
+        eq(
+          jobs.id,
+          sql`(
       select j.id from jobs j
       where j.state = 'queued' and j.run_after <= ${sql.placeholder("now")}
+        and ${
+          which === "local"
+            ? sql`(j.device_id is null or exists (
+          select 1 from devices d join zones z on z.id = d.zone_id where d.id = j.device_id and z.mode = 'local'))`
+            : sql`j.type in ${REMOTE_JOB_TYPES} and j.device_id in (
+          select d.id from devices d join zones z on z.id = d.zone_id
+          where d.zone_id = ${sql.placeholder("zone")} and z.mode = 'remote')`
+        }
         and (j.device_id is null or not exists (
           select 1 from jobs r where r.device_id = j.device_id and r.state = 'running'))
       order by j.priority desc, j.id
       limit 1)`,
-      ),
-    )
-    .returning()
-    .prepare(),
-);
+        ),
+      )
+      .returning()
+      .prepare(),
+  );
+const claimLocal = claimStatement("local");
+const claimRemote = claimStatement("remote");
+
+/** The job kinds a remote collector runs: those that need only the device (no database, no mail server). */
+export const REMOTE_JOB_TYPES: readonly JobType[] = ["download"];
 
 export async function claimNextJob(db: Db, owner: string, now: Date, leaseMs: number): Promise<Job | undefined> {
-  const [job] = await claimStatement(db).execute({ owner, now: now.getTime(), leaseUntil: now.getTime() + leaseMs });
+  const [job] = await claimLocal(db).execute({ owner, now: now.getTime(), leaseUntil: now.getTime() + leaseMs });
+  return job;
+}
+
+/** claimNextJob for a remote collector of `zoneId`: a job of one of its zone's devices, or none. */
+export async function claimNextZoneJob(
+  db: Db,
+  zoneId: number,
+  owner: string,
+  now: Date,
+  leaseMs: number,
+): Promise<Job | undefined> {
+  const [job] = await claimRemote(db).execute({
+    owner,
+    zone: zoneId,
+    now: now.getTime(),
+    leaseUntil: now.getTime() + leaseMs,
+  });
   return job;
 }
 

@@ -4,6 +4,7 @@ import type { Clock } from "../clock.ts";
 import type { Db } from "../db/client.ts";
 import { DELIVERY_OUTCOMES } from "../db/schema/index.ts";
 import { HEARTBEAT_STALE_MS } from "../modules/system/heartbeats.ts";
+import { remoteCollectorStates, remoteZonesWithoutCollector } from "../modules/zones/liveness.ts";
 
 /** Finished backups, their durations and webhook deliveries are counted over this trailing window (gauges, not counters: see docs/observability.md). */
 export const WINDOW_MS = 3_600_000;
@@ -115,6 +116,59 @@ export function registerDatabaseMetrics(registry: Registry, deps: { db: Db; cloc
         sql`select count(*) as n from process_heartbeats where kind = 'collector' and seen_at >= ${clock.now().getTime() - HEARTBEAT_STALE_MS}`,
       );
       this.set(row?.n ?? 0);
+    },
+  });
+
+  // Remote collectors (docs/zones.md), one series each: what their last heartbeat said.
+  const remote = async () => remoteCollectorStates(db, clock.now());
+  new Gauge({
+    name: "netkeep_remote_collector_up",
+    help: "1 while a remote collector heartbeats (and is not revoked), else 0",
+    labelNames: ["zone", "collector"],
+    registers,
+    async collect() {
+      this.reset();
+      for (const c of await remote()) this.set({ zone: c.zone_name, collector: c.name }, c.alive ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "netkeep_remote_collector_last_heartbeat_seconds",
+    help: "When a remote collector last heartbeated, as a Unix time",
+    labelNames: ["zone", "collector"],
+    registers,
+    async collect() {
+      this.reset();
+      for (const c of await remote())
+        if (c.last_heartbeat_at)
+          this.set({ zone: c.zone_name, collector: c.name }, Date.parse(c.last_heartbeat_at) / 1000);
+    },
+  });
+  new Gauge({
+    name: "netkeep_remote_collector_sessions",
+    help: "Device sessions a remote collector ran at its last heartbeat",
+    labelNames: ["zone", "collector"],
+    registers,
+    async collect() {
+      this.reset();
+      for (const c of await remote()) this.set({ zone: c.zone_name, collector: c.name }, c.sessions);
+    },
+  });
+  new Gauge({
+    name: "netkeep_remote_collector_spool_bytes",
+    help: "Results waiting in a remote collector's spool for the server, in bytes",
+    labelNames: ["zone", "collector"],
+    registers,
+    async collect() {
+      this.reset();
+      for (const c of await remote()) this.set({ zone: c.zone_name, collector: c.name }, c.spool_bytes);
+    },
+  });
+  new Gauge({
+    name: "netkeep_remote_zones_without_collector",
+    help: "Remote zones no live collector serves: their jobs wait",
+    registers,
+    async collect() {
+      this.set((await remoteZonesWithoutCollector(db, clock.now())).length);
     },
   });
 

@@ -3,6 +3,7 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 import { timestamp, timestamps } from "./columns.ts";
 import { nameKeyColumn } from "../name-key.ts";
 import { categories, credentials, deviceProfiles, tags, templates, vendors } from "./inventory.ts";
+import { LOCAL_ZONE_ID, zones } from "./zones.ts";
 
 export const DEVICE_STATUSES = ["unknown", "up", "unreachable"] as const;
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
@@ -23,6 +24,11 @@ export const devices = sqliteTable(
     /** Null: snippets reuse the primary credentials. */
     snippetCredId: integer("snippet_cred_id").references(() => credentials.id),
     portOverride: integer("port_override"),
+    /** The zone whose collectors reach the device (zones.ts). */
+    zoneId: integer("zone_id")
+      .notNull()
+      .default(LOCAL_ZONE_ID)
+      .references(() => zones.id),
     profileId: integer("profile_id").references(() => deviceProfiles.id, { onDelete: "set null" }),
     username: text("username").notNull().default(""),
     passwordEnc: text("password_enc"),
@@ -51,6 +57,7 @@ export const devices = sqliteTable(
     index("devices_vendor_idx").on(t.vendorId),
     index("devices_category_idx").on(t.categoryId),
     index("devices_cred_idx").on(t.credId),
+    index("devices_zone_idx").on(t.zoneId),
   ],
 );
 

@@ -1,5 +1,6 @@
 export * from "./auth.ts";
 export * from "./inventory.ts";
+export * from "./zones.ts";
 export * from "./devices.ts";
 export * from "./activity.ts";
 export * from "./jobs.ts";

@@ -71,6 +71,10 @@ export const DeviceInput = z
       .optional()
       .openapi({ description: "Port to connect to instead of the template's", example: 22 }),
     device_profile_id: refId("device profile whose defaults the device inherits"),
+    zone_id: z.number().int("must be a whole number").positive("must be a zone id").optional().openapi({
+      description: "The zone whose collectors reach the device (GET /zones); 1, the local zone, when left out",
+      example: 1,
+    }),
     device_tags: z
       .array(singleLine(z.string().min(1, "must not be empty").max(64, "must be at most 64 characters")))
       .max(MAX_DEVICE_TAGS, `must have at most ${MAX_DEVICE_TAGS} items`)
@@ -129,6 +133,7 @@ export const Device = z
     device_snippet_cred_id: z.number().int(),
     device_port_override: z.number().int().nullable(),
     device_profile_id: z.number().int().nullable(),
+    zone_id: z.number().int(),
     device_tags: z.array(z.string()),
     device_username: z.string(),
     has_password: z.boolean(),

@@ -12,6 +12,9 @@ import {
   tags,
   templates,
   vendors,
+  zones,
+  zoneTags,
+  LOCAL_ZONE_ID,
 } from "../../db/schema/index.ts";
 import { deviceScopeCondition, isInScope, type DeviceScope } from "../../auth/scope.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
@@ -82,6 +85,7 @@ export const deviceListSpec: ListSpec = {
     device_category_id: idFilter(devices.categoryId, "device_category_id", "Category id"),
     device_template_id: idFilter(devices.templateId, "device_template_id", "Template id"),
     device_profile_id: idFilter(devices.profileId, "device_profile_id", "Device profile id"),
+    zone_id: idFilter(devices.zoneId, "zone_id", "Zone id"),
     device_cred_id: optionalRefFilter(devices.credId, "device_cred_id", "credential set"),
     device_tags: { describe: "Tag name (any case); a device matches if it has any of them", build: tagNameMatch },
     device_tag_id: {
@@ -179,6 +183,7 @@ async function serialize(db: DbOrTx, rows: (DeviceRow & { vendorName: string | n
     device_snippet_cred_id: r.snippetCredId ?? 0,
     device_port_override: r.portOverride,
     device_profile_id: r.profileId,
+    zone_id: r.zoneId,
     device_tags: tagsByDevice.get(r.id) ?? [],
     device_username: r.username,
     has_password: r.passwordEnc !== null,
@@ -247,7 +252,18 @@ async function getMany(db: DbOrTx, ids: number[]): Promise<DeviceOut[]> {
 
 /** The small reference tables a device write checks against, read once per request. */
 async function loadReferences(db: DbOrTx) {
-  const [vendorRows, categoryRows, templateRows, credRows, profileRows, tagRows, stored, builtins] = await Promise.all([
+  const [
+    vendorRows,
+    categoryRows,
+    templateRows,
+    credRows,
+    profileRows,
+    tagRows,
+    stored,
+    builtins,
+    zoneRows,
+    zoneTagRows,
+  ] = await Promise.all([
     db.select({ id: vendors.id, name: vendors.name }).from(vendors).orderBy(vendors.name),
     db.select({ id: categories.id }).from(categories),
     db.select({ id: templates.id }).from(templates),
@@ -256,6 +272,8 @@ async function loadReferences(db: DbOrTx) {
     db.select({ id: tags.id, name: tags.name }).from(tags),
     getSettings(db),
     builtinTemplatesByVendor(db),
+    db.select({ id: zones.id }).from(zones),
+    db.select().from(zoneTags),
   ]);
   const vendorIds = new Map(vendorRows.map((v) => [nameKey(v.name), v.id]));
   return {
@@ -272,6 +290,9 @@ async function loadReferences(db: DbOrTx) {
     credIds: new Set(credRows.map((r) => r.id)),
     profiles: new Map(profileRows.map((p) => [p.id, p])),
     tags: new Map(tagRows.map((t) => [nameKey(t.name), t.id])),
+    zoneIds: new Set(zoneRows.map((z) => z.id)),
+    /** The tags each zone gives its devices (role scopes follow them). */
+    zoneTagIds: (zoneId: number) => zoneTagRows.filter((t) => t.zoneId === zoneId).map((t) => t.tagId),
     /** The settings' credential for new devices, if it still exists (settings are read per request: no restart). */
     defaultCredId: credRows.some((r) => r.id === stored.settings.default_credential_id)
       ? stored.settings.default_credential_id
@@ -309,6 +330,7 @@ async function resolveInput(
       snippetCredId: null,
       portOverride: null,
       profileId: null,
+      zoneId: LOCAL_ZONE_ID,
       username: "",
       custom: {},
       notes: "",
@@ -358,6 +380,11 @@ async function resolveInput(
   if (given("custom")) v.custom = input.custom!;
   if (given("enabled")) v.enabled = input.enabled!;
   if (given("device_port_override")) v.portOverride = input.device_port_override ?? null;
+  if (given("zone_id")) {
+    if (!refs.zoneIds.has(input.zone_id!))
+      bag.add(`${prefix}zone_id`, `${prefix}zone_id ${input.zone_id} is not an existing zone`);
+    v.zoneId = input.zone_id!;
+  }
 
   if (given("device_vendor")) {
     const name = input.device_vendor;
@@ -543,7 +570,8 @@ async function writeDevices(ctx: WriteContext, mode: Mode, items: WriteItem[], b
           ? r.tagNames.map((n) => refs.tags.get(nameKey(n))).filter((t): t is number => t !== undefined)
           : (existingTagIds.get(before?.id ?? 0) ?? []);
         const categoryId = r.values.categoryId !== undefined ? r.values.categoryId : (before?.categoryId ?? null);
-        if (!isInScope(ctx.scope, { tagIds, categoryId })) {
+        const zoneId = r.values.zoneId ?? before?.zoneId ?? LOCAL_ZONE_ID;
+        if (!isInScope(ctx.scope, { tagIds: [...tagIds, ...refs.zoneTagIds(zoneId)], categoryId })) {
           bag.add(
             `${prefixOf(i)}device_tags`,
             `${prefixOf(i)}device_tags would put the device outside your scope; give it one of your role's tags or categories`,

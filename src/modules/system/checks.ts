@@ -20,6 +20,7 @@ import { plural } from "../../words.ts";
 import { HEARTBEAT_STALE_MS, heartbeatsOf } from "./heartbeats.ts";
 import { nodeFs, promised } from "./node-fs.ts";
 import { getSyslogSettings } from "../settings/service.ts";
+import { remoteZonesWithoutCollector } from "../zones/liveness.ts";
 
 export type HealthDeps = { db: Db; clock: Clock; config: Config; secrets: SecretBox };
 export type Check = StoredCheck;
@@ -118,6 +119,21 @@ async function collectors(deps: HealthDeps): Promise<Check> {
       fresh,
     );
   return check("collectors", "ok", `${plural(fresh, "collector")} running`, fresh);
+}
+
+/**
+ * Each remote zone needs a live site collector of its own: the collectors beside the API never take its jobs,
+ * which wait (they do not fail) until one heartbeats.
+ */
+async function remoteZones(deps: HealthDeps): Promise<Check> {
+  const orphaned = await remoteZonesWithoutCollector(deps.db, deps.clock.now());
+  if (!orphaned.length) return check("remote_zones", "ok", "Every remote zone has a live collector", 0);
+  return check(
+    "remote_zones",
+    "warning",
+    `No live collector in ${orphaned.map((z) => `zone '${z.name}' (${z.id})`).join(", ")}: its jobs wait in the queue. Start or enroll a site collector there (docs/zones.md)`,
+    orphaned.length,
+  );
 }
 
 async function scheduler(deps: HealthDeps): Promise<Check> {
@@ -338,6 +354,7 @@ async function syslogReceiver(deps: HealthDeps): Promise<Check> {
 const CHECKS: [string, (deps: HealthDeps) => Promise<Check>][] = [
   ["database", database],
   ["collectors", collectors],
+  ["remote_zones", remoteZones],
   ["scheduler", scheduler],
   ["queue", queue],
   ["disk", disk],

@@ -52,6 +52,7 @@ describe("health checks", () => {
     expect(run.checks.map((c) => c.name)).toEqual([
       "database",
       "collectors",
+      "remote_zones",
       "scheduler",
       "queue",
       "disk",

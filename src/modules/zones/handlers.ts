@@ -1,0 +1,235 @@
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import { and, eq, inArray } from "drizzle-orm";
+import { devices, remoteCollectors, zones } from "../../db/schema/index.ts";
+import type { AppEnv } from "../../http/env.ts";
+import { ApiError } from "../../http/errors.ts";
+import { apiRoute, jsonResponse, MessageBody, pathIds } from "../../http/route.ts";
+import { recordActivity } from "../activity/record.ts";
+import { hashSecret, newEnrollmentKey } from "./enrollment.ts";
+import { remoteCollectorStates, remoteZonesWithoutCollector } from "./liveness.ts";
+import { deviceScopeCondition, refuseUnlessScopeCovers } from "../../auth/scope.ts";
+import { zonesResource } from "./resource.ts";
+
+const TAG = "Zones";
+
+const EnrollmentKey = z
+  .object({ zone_id: z.number().int(), enrollment_key: z.string().openapi({ example: "nkz_9hX0..." }) })
+  .openapi("ZoneEnrollmentKey");
+
+const RemoteCollector = z
+  .object({
+    id: z.number().int(),
+    zone_id: z.number().int(),
+    zone_name: z.string(),
+    name: z.string(),
+    version: z.string(),
+    sessions: z.number().int().openapi({ description: "Device sessions running at its last heartbeat" }),
+    spool_bytes: z.number().int().openapi({ description: "Results waiting in its on-disk spool for the server" }),
+    spool_dropped: z.number().int().openapi({ description: "Results its full spool dropped, oldest first" }),
+    last_heartbeat_at: z.string().nullable(),
+    alive: z.boolean(),
+    revoked: z.boolean(),
+  })
+  .openapi("RemoteCollector");
+
+const CollectorsOverview = z
+  .object({
+    collectors: z.array(RemoteCollector),
+    zones_without_collector: z.array(z.object({ id: z.number().int(), name: z.string() })).openapi({
+      description: "Remote zones no live collector serves: their jobs wait in the queue, they do not fail",
+    }),
+  })
+  .openapi("DashboardCollectors");
+
+const ZoneIdParams = pathIds("id");
+const CollectorParams = pathIds("id").extend(pathIds("collector_id").shape);
+
+const rotateKeyRoute = apiRoute({
+  method: "post",
+  path: "/zones/{id}/enrollment-key",
+  operationId: "rotateZoneEnrollmentKey",
+  tag: TAG,
+  ability: "system.write",
+  summary: "Issue a new enrollment key for a remote zone",
+  description:
+    "The old key stops working at once (collectors already enrolled keep their own credentials). The answer shows the new key this once.",
+  request: { params: ZoneIdParams },
+  responses: {
+    200: jsonResponse(z.object({ data: EnrollmentKey }), "The new key"),
+    409: jsonResponse(MessageBody, "The zone is local: it has no enrollment key"),
+  },
+});
+
+const revokeKeyRoute = apiRoute({
+  method: "delete",
+  path: "/zones/{id}/enrollment-key",
+  operationId: "revokeZoneEnrollmentKey",
+  tag: TAG,
+  ability: "system.write",
+  summary: "Revoke a remote zone's enrollment key",
+  description: "No collector can enroll with it any more; enrolled collectors keep working. POST issues a new one.",
+  request: { params: ZoneIdParams },
+  responses: { 200: jsonResponse(MessageBody, "Revoked") },
+});
+
+const listCollectorsRoute = apiRoute({
+  method: "get",
+  path: "/zones/{id}/collectors",
+  operationId: "listZoneCollectors",
+  tag: TAG,
+  ability: "system.read",
+  summary: "List a zone's remote collectors",
+  description: "Each collector enrolled in the zone with its last heartbeat: version, sessions, spool, alive.",
+  request: { params: ZoneIdParams },
+  responses: { 200: jsonResponse(z.object({ data: z.array(RemoteCollector) }), "The zone's collectors") },
+});
+
+const revokeCollectorRoute = apiRoute({
+  method: "post",
+  path: "/zones/{id}/collectors/{collector_id}/revoke",
+  operationId: "revokeZoneCollector",
+  tag: TAG,
+  ability: "system.write",
+  summary: "Revoke a remote collector",
+  description:
+    "Its credential is refused from its next request on (401), and the collector stops; the jobs it held return to the queue when their leases run out.",
+  request: { params: CollectorParams },
+  responses: { 200: jsonResponse(MessageBody, "Revoked") },
+});
+
+const deleteCollectorRoute = apiRoute({
+  method: "delete",
+  path: "/zones/{id}/collectors/{collector_id}",
+  operationId: "deleteZoneCollector",
+  tag: TAG,
+  ability: "system.write",
+  summary: "Delete a remote collector",
+  description: "As revoking, and its record is removed too.",
+  request: { params: CollectorParams },
+  responses: { 200: jsonResponse(MessageBody, "Deleted") },
+});
+
+const dashboardRoute = apiRoute({
+  method: "get",
+  path: "/dashboard/collectors",
+  operationId: "dashboardCollectors",
+  tag: "Dashboard",
+  ability: "system.read",
+  summary: "Remote collectors and zones without one",
+  description:
+    "Every remote collector with its last heartbeat (version, sessions, spool), and the remote zones with no live collector. Only the zones holding devices in the token's scope.",
+  responses: { 200: jsonResponse(z.object({ data: CollectorsOverview }), "The collectors") },
+});
+
+export function registerZoneRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(dashboardRoute, async (c) => {
+    const { db, clock } = c.var.services;
+    const now = clock.now();
+    const inScope = c.var.auth.scope.all
+      ? undefined
+      : new Set(
+          (
+            await db.selectDistinct({ id: devices.zoneId }).from(devices).where(deviceScopeCondition(c.var.auth.scope))
+          ).map((r) => r.id),
+        );
+    const seen = (zoneId: number) => !inScope || inScope.has(zoneId);
+    const collectors = (await remoteCollectorStates(db, now)).filter((s) => seen(s.zone_id));
+    const orphaned = (await remoteZonesWithoutCollector(db, now)).filter((z) => seen(z.id));
+    return c.json({ data: { collectors, zones_without_collector: orphaned } }, 200);
+  });
+
+  zonesResource.register(app);
+
+  // The zone as the caller may see it (404 outside the scope), through the resource's own read.
+  // A write needs the caller's scope to cover every device of the zone, as changing the zone itself does.
+  const zoneOf = async (c: Parameters<Parameters<typeof app.openapi>[1]>[0], id: number, writing = true) => {
+    await zonesResource.show(c.var.services.db, id, c.var.auth.scope);
+    if (writing)
+      await refuseUnlessScopeCovers(c.var.services.db, c.var.auth.scope, `Zone ${id}`, inArray(devices.zoneId, [id]));
+    const [row] = await c.var.services.db.select().from(zones).where(eq(zones.id, id));
+    return row!;
+  };
+
+  app.openapi(rotateKeyRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    const zone = await zoneOf(c, id);
+    if (zone.mode !== "remote") throw ApiError.conflict(`Zone ${id} is local: make it remote (mode) first`);
+    const key = newEnrollmentKey();
+    const now = c.var.services.clock.now();
+    await c.var.services.db.transaction(async (tx) => {
+      await tx
+        .update(zones)
+        .set({ enrollmentKeyHash: await hashSecret(key), enrollmentKeyCreatedAt: now, updatedAt: now })
+        .where(eq(zones.id, id));
+      await recordActivity(
+        tx,
+        c.var.auth,
+        { action: "zone.enrollment_key_rotate", subjectType: "zone", subjectId: id, secretsSet: ["enrollment_key"] },
+        now,
+      );
+    });
+    return c.json({ data: { zone_id: id, enrollment_key: key } }, 200);
+  });
+
+  app.openapi(revokeKeyRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    await zoneOf(c, id);
+    const now = c.var.services.clock.now();
+    await c.var.services.db.transaction(async (tx) => {
+      await tx.update(zones).set({ enrollmentKeyHash: null, updatedAt: now }).where(eq(zones.id, id));
+      await recordActivity(
+        tx,
+        c.var.auth,
+        { action: "zone.enrollment_key_revoke", subjectType: "zone", subjectId: id },
+        now,
+      );
+    });
+    return c.json({ message: `Zone ${id}'s enrollment key revoked` }, 200);
+  });
+
+  app.openapi(listCollectorsRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    await zoneOf(c, id, false);
+    const all = await remoteCollectorStates(c.var.services.db, c.var.services.clock.now());
+    return c.json({ data: all.filter((s) => s.zone_id === id) }, 200);
+  });
+
+  const endCollector = async (
+    c: Parameters<Parameters<typeof app.openapi>[1]>[0],
+    { id, collector_id }: { id: number; collector_id: number },
+    how: "revoke" | "delete",
+  ): Promise<number> => {
+    await zoneOf(c, id);
+    const now = c.var.services.clock.now();
+    return c.var.services.db.transaction(async (tx) => {
+      const where = and(eq(remoteCollectors.id, collector_id), eq(remoteCollectors.zoneId, id));
+      const [row] = await tx.select().from(remoteCollectors).where(where);
+      if (!row) throw ApiError.notFound(`Remote collector ${collector_id} of zone ${id}`);
+      if (how === "delete") await tx.delete(remoteCollectors).where(where);
+      else
+        await tx
+          .update(remoteCollectors)
+          .set({ revokedAt: row.revokedAt ?? now, updatedAt: now })
+          .where(where);
+      await recordActivity(
+        tx,
+        c.var.auth,
+        {
+          action: `remote_collector.${how}`,
+          subjectType: "remote_collector",
+          subjectId: collector_id,
+          before: { zone_id: id, name: row.name, revoked: row.revokedAt !== null },
+          after: how === "delete" ? null : { zone_id: id, name: row.name, revoked: true },
+        },
+        now,
+      );
+      return collector_id;
+    });
+  };
+  app.openapi(revokeCollectorRoute, async (c) =>
+    c.json({ message: `Remote collector ${await endCollector(c, c.req.valid("param"), "revoke")} revoked` }, 200),
+  );
+  app.openapi(deleteCollectorRoute, async (c) =>
+    c.json({ message: `Remote collector ${await endCollector(c, c.req.valid("param"), "delete")} deleted` }, 200),
+  );
+}
