@@ -33,6 +33,8 @@ import { registerRestApiPage } from "./settings/page.tsx";
 import { registerTokenRoutes } from "./settings/tokens.tsx";
 import { registerSettingsOverviewPage } from "./settings/overview.tsx";
 import { registerCredentialPages } from "./inventory/credentials.tsx";
+import { registerInventoryPages } from "./inventory/pages.tsx";
+import { registerTemplatePages } from "./inventory/templates.tsx";
 import { registerTokensPage } from "./tokens/page.tsx";
 import { registerCompliancePage } from "./compliance/page.tsx";
 import { registerSnippetsPage } from "./snippets/page.tsx";
@@ -77,6 +79,8 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerTaskPages(app);
   registerUserAdminPage(app);
   registerCredentialPages(app);
+  registerInventoryPages(app);
+  registerTemplatePages(app);
   registerTokensPage(app);
   registerSettingsOverviewPage(app);
   registerCompliancePage(app);
