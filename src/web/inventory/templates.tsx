@@ -308,7 +308,9 @@ export function registerTemplatePages(web: Hono<WebEnv>): void {
   web.get("/templates/new", requirePage("templates.write"), (c) =>
     formPage(c, 200, "Add a template", {
       action: "/templates/new",
-      values: { code: "vendor: \ndescription: \nprompt: '[#>] ?$'\ncommands:\n  - show running-config\n" },
+      values: {
+        code: "vendor: Example\ndescription: Example devices\nprompt: '[#>] ?$'\ncommands:\n  - show running-config\n",
+      },
       submit: "Add template",
       cancel: "/templates",
     }),
