@@ -35,6 +35,7 @@ import { registerSettingsOverviewPage } from "./settings/overview.tsx";
 import { registerCredentialPages } from "./inventory/credentials.tsx";
 import { registerInventoryPages } from "./inventory/pages.tsx";
 import { registerTemplatePages } from "./inventory/templates.tsx";
+import { registerSystemPage } from "./system/page.tsx";
 import { registerTokensPage } from "./tokens/page.tsx";
 import { registerCompliancePage } from "./compliance/page.tsx";
 import { registerSnippetsPage } from "./snippets/page.tsx";
@@ -81,6 +82,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerCredentialPages(app);
   registerInventoryPages(app);
   registerTemplatePages(app);
+  registerSystemPage(app);
   registerTokensPage(app);
   registerSettingsOverviewPage(app);
   registerCompliancePage(app);
