@@ -1,7 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
-import { webhookDeliveries } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { listEnvelope, parseListQuery } from "../../http/list.ts";
 import { EVENT_CATALOGUE, EventEnvelope } from "../events/catalogue.ts";
@@ -19,7 +17,6 @@ import {
 import {
   createWebhookRoute,
   deleteWebhookRoute,
-  deliveryListSpec,
   eventTypesRoute,
   getWebhookRoute,
   listDeliveriesRoute,
@@ -98,11 +95,7 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   );
 
   app.openapi(listDeliveriesRoute, async (c) => {
-    const id = c.req.valid("param").id;
-    requireScopeAll(c.var.auth.scope);
-    await findWebhook(c.var.services.db, id);
-    const q = parseListQuery(c, deliveryListSpec, [eq(webhookDeliveries.webhookId, id)]);
-    const { total, rows } = await listDeliveries(c, id, q);
+    const { q, total, rows } = await listDeliveries(c, c.req.valid("param").id);
     return c.json(listEnvelope(c, q, total, rows), 200);
   });
 

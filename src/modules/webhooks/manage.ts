@@ -4,12 +4,12 @@ import type { DbOrTx } from "../../db/client.ts";
 import { categories, events, tags, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
 import { ApiError, FieldErrorBag } from "../../http/errors.ts";
-import type { ListQuery } from "../../http/list.ts";
+import { parseListQuery } from "../../http/list.ts";
 import { recordActivity } from "../activity/record.ts";
 import { queueEventJob } from "../events/dispatch.ts";
 import { recordDirectEvent } from "../events/record.ts";
 import { getSettings } from "../settings/service.ts";
-import type { WebhookPatchT } from "./routes.ts";
+import { deliveryListSpec, type WebhookPatchT } from "./routes.ts";
 import {
   requireWholeEstate as requireScopeAll,
   serializeDelivery,
@@ -213,11 +213,12 @@ export async function pingWebhook(c: Context<AppEnv>, id: number) {
   });
 }
 
-/** One page of a subscription's delivery log; `q` is parsed with deliveryListSpec and this webhook's condition. */
-export async function listDeliveries(c: Context<AppEnv>, id: number, q: ListQuery) {
+/** One page of a subscription's delivery log, as the request's list query (deliveryListSpec) asks for it. */
+export async function listDeliveries(c: Context<AppEnv>, id: number) {
   requireWholeEstate(c);
   const { db } = c.var.services;
   await findWebhook(db, id);
+  const q = parseListQuery(c, deliveryListSpec, [eq(webhookDeliveries.webhookId, id)]);
   const [rows, [total]] = await Promise.all([
     db
       .select()
@@ -228,7 +229,7 @@ export async function listDeliveries(c: Context<AppEnv>, id: number, q: ListQuer
       .offset((q.page - 1) * q.perPage),
     db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(q.where),
   ]);
-  return { total: Number(total?.n ?? 0), rows: rows.map(serializeDelivery) };
+  return { q, total: Number(total?.n ?? 0), rows: rows.map(serializeDelivery) };
 }
 
 /** The delivery's event queued again for this subscription; answers the delivery job. */
