@@ -36,6 +36,7 @@ import { registerCredentialPages } from "./inventory/credentials.tsx";
 import { registerInventoryPages } from "./inventory/pages.tsx";
 import { registerTemplatePages } from "./inventory/templates.tsx";
 import { registerSystemPage } from "./system/page.tsx";
+import { registerMailPage } from "./webhooks/mail.tsx";
 import { registerTokensPage } from "./tokens/page.tsx";
 import { registerCompliancePage } from "./compliance/page.tsx";
 import { registerSnippetsPage } from "./snippets/page.tsx";
@@ -83,6 +84,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerInventoryPages(app);
   registerTemplatePages(app);
   registerSystemPage(app);
+  registerMailPage(app);
   registerTokensPage(app);
   registerSettingsOverviewPage(app);
   registerCompliancePage(app);

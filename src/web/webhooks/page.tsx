@@ -221,8 +221,13 @@ export function registerWebhooksPage(web: Hono<WebEnv>): void {
             </p>
           )}
           <p class="muted">
-            Each subscription gets a signed POST for the events it chooses. Mail subscriptions are per user:{" "}
-            <a href="/mail">Mail</a>.
+            Each subscription gets a signed POST for the events it chooses.
+            {c.var.auth.abilities.has("users.read") && (
+              <>
+                {" "}
+                Mail subscriptions are per user: <a href="/mail">Mail</a>.
+              </>
+            )}
           </p>
           {canWrite && (
             <p class="actions">
