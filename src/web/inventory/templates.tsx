@@ -421,8 +421,6 @@ export function registerTemplatePages(web: Hono<WebEnv>): void {
                 </button>
               </CsrfForm>
             )}
-            <h2>YAML</h2>
-            <NumberedCode code={t.code} id="template-code" />
           </section>
           <section class="card" id="render">
             <h2>Try it on a configuration</h2>
@@ -442,6 +440,10 @@ export function registerTemplatePages(web: Hono<WebEnv>): void {
               </div>
             </CsrfForm>
             {extra.rendered && <RenderedText rendered={extra.rendered} />}
+          </section>
+          <section class="card">
+            <h2>YAML</h2>
+            <NumberedCode code={t.code} id="template-code" />
           </section>
         </>
       ),
