@@ -44,9 +44,11 @@ async function mailPage(
     session: c.var.session,
     children: (
       <section class="card">
-        <p class="muted">
-          <a href="/webhooks">Webhooks</a>
-        </p>
+        {c.var.auth.abilities.has("system.read") && c.var.auth.scope.all && (
+          <p class="muted">
+            <a href="/webhooks">Webhooks</a>
+          </p>
+        )}
         <h1>Mail subscriptions</h1>
         {state.saved && (
           <p class="alert success" role="status">
