@@ -116,6 +116,8 @@ textarea.code { font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberati
 .next-steps li { margin:6px 0; } .next-steps .done { color:var(--ok); }
 pre.snippet { margin:0; max-height:8em; }
 ul.links { padding-left:18px; }
+h1.mono { font-size:20px; overflow-wrap:anywhere; } .whoami { white-space:nowrap; }
+.numbered .line-problem { color:var(--bad); background:#fdecea; } .numbered mark { background:#ffe27a; color:inherit; }
 @media (max-width: 700px) {
   .topbar { flex-wrap:wrap; gap:8px 16px; } .whoami { margin-left:0; }
   main { padding:0 10px; margin:12px auto; } .card { padding:14px; }

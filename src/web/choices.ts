@@ -18,7 +18,8 @@ type Listable = {
 /** Lists offered in a form's select: the first 500 records by name, as the API lists them. */
 const LIMIT = 500;
 
-async function choices(
+/** [id, name] of the records a select offers; null when the role may not list them through the API. */
+export async function choices(
   c: Context<WebEnv>,
   resource: Listable,
   ability: Ability,

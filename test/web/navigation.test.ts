@@ -41,14 +41,21 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
       "Dashboard",
       "Devices",
       "Credentials",
+      "Templates",
+      "Command groups",
+      "Vendors",
+      "Tags",
+      "Device profiles",
       "Changes",
       "Search",
       "Tasks",
       "Compliance",
       "Snippets",
       "Webhooks",
+      "Mail",
       "Users",
       "Settings",
+      "System",
       "API tokens",
       "REST API Access",
     ]);
@@ -106,7 +113,14 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
 
   it("gives a scoped role only its pages: no webhooks (they carry every device's events), no compliance", async () => {
     await b.loginAs("edgy");
-    expect((await menu()).map(([label]) => label)).toEqual(["Dashboard", "Devices", "Tasks", "Settings", "API tokens"]);
+    expect((await menu()).map(([label]) => label)).toEqual([
+      "Dashboard",
+      "Devices",
+      "Tasks",
+      "Settings",
+      "System",
+      "API tokens",
+    ]);
     expect((await b.page.goto(`${b.base}/webhooks`))!.status()).toBe(403);
     expect((await b.page.goto(`${b.base}/compliance`))!.status()).toBe(403);
   });

@@ -11,7 +11,7 @@ import {
   type BackupFile,
 } from "../../runtime/db-backup.ts";
 import { recordActivity } from "../activity/record.ts";
-import { takeBackup } from "./service.ts";
+import { refuseScopedBackups, takeBackup } from "./service.ts";
 import { createBackupRoute, deleteBackupRoute, downloadBackupRoute, listBackupsRoute } from "./routes.ts";
 
 const serialize = (b: BackupFile) => ({
@@ -21,10 +21,7 @@ const serialize = (b: BackupFile) => ({
   created_at: b.createdAt.toISOString(),
 });
 
-function refuseScoped(c: Context<AppEnv>): void {
-  if (!c.var.auth.scope.all)
-    throw new ApiError(403, "A database backup holds every device; it needs a role that sees all devices");
-}
+const refuseScoped = (c: Context<AppEnv>) => refuseScopedBackups(c.var.auth.scope);
 
 export function registerBackupRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(listBackupsRoute, async (c) => {

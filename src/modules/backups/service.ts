@@ -1,4 +1,6 @@
+import type { DeviceScope } from "../../auth/scope.ts";
 import type { Config } from "../../config.ts";
+import { ApiError } from "../../http/errors.ts";
 import type { Db } from "../../db/client.ts";
 import { pruneBackups, writeBackup, type BackupFile } from "../../runtime/db-backup.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
@@ -29,4 +31,10 @@ export async function takeBackup(
     now,
   );
   return { ...backup, pruned };
+}
+
+/** A database backup holds every device: only a role that sees all of them may make, list or fetch one (403). */
+export function refuseScopedBackups(scope: DeviceScope): void {
+  if (!scope.all)
+    throw new ApiError(403, "A database backup holds every device; it needs a role that sees all devices");
 }

@@ -1,16 +1,10 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
-import { nameKey } from "../../db/name-key.ts";
-import { templates } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
-import { ApiError, FieldErrorBag } from "../../http/errors.ts";
-import { checkUniqueName, freeCopyName } from "../../http/resource.ts";
 import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
-import { recordActivity } from "../activity/record.ts";
 import { Template, templatesResource } from "./resource.ts";
 import { singleLine } from "../../http/text.ts";
-import { renderStored } from "./render.ts";
-import { parseTemplate } from "./template-schema.ts";
+import { copyTemplate } from "./copy.ts";
+import { previewTemplate } from "./preview.ts";
 
 const CopyInput = z
   .object({
@@ -99,53 +93,12 @@ export function registerTemplateRoutes(app: OpenAPIHono<AppEnv>): void {
   templatesResource.register(app);
   app.openapi(renderTemplateRoute, async (c) => {
     const id = c.req.valid("param").id;
-    const { text } = c.req.valid("json");
-    const [row] = await c.var.services.db.select({ code: templates.code }).from(templates).where(eq(templates.id, id));
-    if (!row) throw ApiError.notFound(`Template ${id}`);
-    const parsed = parseTemplate(row.code);
-    if (!parsed.ok) throw new Error(`stored template ${id} does not parse`);
-    return c.json({ data: { template_id: id, ...renderStored(text.replace(/\r\n?/g, "\n"), parsed.template) } }, 200);
+    const rendered = await previewTemplate(c.var.services.db, id, c.req.valid("json").text);
+    return c.json({ data: { template_id: id, ...rendered } }, 200);
   });
   app.openapi(copyTemplateRoute, async (c) => {
-    const id = c.req.valid("param").id;
     const body = (c.req.valid("json") ?? {}) as z.infer<typeof CopyInput>;
-    const { db, clock } = c.var.services;
-    const data = await db.transaction(async (tx) => {
-      const [source] = await tx.select().from(templates).where(eq(templates.id, id));
-      if (!source) throw ApiError.notFound(`Template ${id}`);
-      const now = clock.now();
-      const bag = new FieldErrorBag();
-      await checkUniqueName(
-        { tx, bag, auth: c.var.auth, services: c.var.services, now, mode: "create" },
-        templates.nameKey,
-        templates.id,
-        body.name,
-        null,
-        "name",
-      );
-      bag.throwIfAny();
-      const name = body.name ?? (await freeCopyName(tx, templates.nameKey, source.name));
-      const [row] = await tx
-        .insert(templates)
-        .values({
-          name,
-          nameKey: nameKey(name),
-          description: source.description,
-          code: source.code,
-          builtinKey: null,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning({ id: templates.id });
-      const after = await templatesResource.show(tx, row!.id, c.var.auth.scope);
-      await recordActivity(
-        tx,
-        c.var.auth,
-        { action: "template.copy", subjectType: "template", subjectId: row!.id, before: null, after },
-        now,
-      );
-      return after;
-    });
+    const data = await copyTemplate(c, c.req.valid("param").id, body.name);
     c.header("Location", new URL(`${c.req.path.replace(/\/\d+\/copy$/, "")}/${data.id}`, c.req.url).toString());
     return c.json({ data: data as z.infer<typeof Template> }, 201);
   });
