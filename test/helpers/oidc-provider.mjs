@@ -18,6 +18,8 @@ const ACCOUNTS = {
   bob: { preferred_username: "bob", email: "bob@example.test", groups: ["contractors"] },
   // Shares her name with a local netkeep user in the tests.
   dana: { preferred_username: "dana", email: "dana@example.test", groups: ["staff"] },
+  // Moved between groups during a test (POST /test/groups).
+  carl: { preferred_username: "carl", email: "carl@example.test", groups: ["netkeep-admins"] },
 };
 
 const provider = new Provider(issuer, {
@@ -74,7 +76,7 @@ provider.use(async (ctx, next) => {
   const claims = JSON.parse(Buffer.from(ctx.body.id_token.split(".")[1], "base64url").toString());
   const client = mode === "audience" ? await provider.Client.find("other-app") : ctx.oidc.client;
   const token = new provider.IdToken({ sub: claims.sub }, { ctx, client });
-  for (const key of ["preferred_username", "email", "groups"])
+  for (const key of ["sub", "preferred_username", "email", "groups"])
     if (claims[key] !== undefined) token.set(key, claims[key]);
   token.set("nonce", mode === "nonce" ? "a-nonce-netkeep-never-sent" : claims.nonce);
   ctx.body = { ...ctx.body, id_token: await token.issue({ use: "idtoken" }) };

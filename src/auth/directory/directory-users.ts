@@ -6,7 +6,7 @@ import type { Logger } from "../../logger.ts";
 import { recordActivity, type Actor } from "../../modules/activity/record.ts";
 import { recordEvent } from "../../modules/events/record.ts";
 import { MAIN_DIRECTORY } from "../../modules/settings/schema.ts";
-import { getSettings, ldapBindPassword } from "../../modules/settings/service.ts";
+import { getSettings, ldapBindPassword, ldapDirectoryPasswords } from "../../modules/settings/service.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { endUserSessions } from "../sessions.ts";
 import {
@@ -40,12 +40,9 @@ export async function directoryConfigs(deps: DirectoryDeps): Promise<Directories
   const configs: DirectoryConfig[] = [];
   if (main.enabled)
     configs.push({ ...main, name: MAIN_DIRECTORY, bindPassword: await ldapBindPassword(deps.db, deps.secrets) });
-  for (const { bind_password_sealed, ...d } of directories)
-    if (d.enabled)
-      configs.push({
-        ...d,
-        bindPassword: bind_password_sealed ? await deps.secrets.decrypt(bind_password_sealed) : null,
-      });
+  const passwords = directories.some((d) => d.enabled) ? await ldapDirectoryPasswords(deps.db, deps.secrets) : {};
+  for (const { has_bind_password: _, ...d } of directories)
+    if (d.enabled) configs.push({ ...d, bindPassword: passwords[d.name] ?? null });
   return configs.length ? { configs, refreshMinutes: group_refresh_minutes } : null;
 }
 

@@ -18,9 +18,8 @@ export const DIRECTORY_DEFAULTS = {
 };
 /** The name the main directory (the ldap section's own fields) goes by in logs and `svc ldap:* --directory`. */
 export const MAIN_DIRECTORY = "main";
-/** An additional directory as stored: its bind password sealed under the app key, never shown. */
-export type StoredDirectory = typeof DIRECTORY_DEFAULTS & { name: string; bind_password_sealed: string | null };
-export type DirectoryOut = typeof DIRECTORY_DEFAULTS & { name: string; has_bind_password: boolean };
+/** An additional directory as stored and shown: its bind password is kept apart, sealed (app_settings). */
+export type StoredDirectory = typeof DIRECTORY_DEFAULTS & { name: string; has_bind_password: boolean };
 
 /**
  * The settings document: what GET shows (with defaults filled in) and what PATCH merges into, section by
@@ -67,6 +66,7 @@ export const SETTINGS_DEFAULTS = {
     group_claim: "groups",
     group_roles: {} as Record<string, string>,
     button_label: "single sign-on",
+    group_refresh_minutes: 15,
   },
   mfa: { required_for: "none" as "none" | "admins" | "all" },
   tokens: { default_expiry_days: null as number | null, expiry_warning_days: 7 },
@@ -76,7 +76,7 @@ export type Settings = typeof SETTINGS_DEFAULTS;
 export type SettingsOut = Omit<Settings, "smtp" | "ldap" | "oidc"> & {
   oidc: Settings["oidc"] & { has_client_secret: boolean };
   smtp: Settings["smtp"] & { has_password: boolean };
-  ldap: Omit<Settings["ldap"], "directories"> & { has_bind_password: boolean; directories: DirectoryOut[] };
+  ldap: Settings["ldap"] & { has_bind_password: boolean };
 };
 
 const whole = (min: number, max: number, unit: string) =>
@@ -229,6 +229,10 @@ const Oidc = z.object({
       "A group claim value -> a netkeep role name; the first entry whose group the user is in gives the role",
   }),
   button_label: z.string().openapi({ description: 'The login page\'s button reads "Sign in with <button_label>"' }),
+  group_refresh_minutes: z.number().int().openapi({
+    description:
+      "How long a single sign-on user's groups are trusted before they are read again at the provider with their refresh token (at the next request)",
+  }),
 });
 
 const Mfa = z.object({
@@ -489,6 +493,7 @@ export const SettingsPatch = z
         button_label: singleLine(z.string().min(1, "must not be empty").max(64, "must be at most 64 characters"))
           .optional()
           .openapi({ example: "Entra ID" }),
+        group_refresh_minutes: whole(1, 1440, "minutes").optional(),
       })
       .optional(),
     mfa: z

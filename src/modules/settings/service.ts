@@ -101,6 +101,15 @@ export async function ldapBindPassword(db: DbOrTx, secrets: SecretBox): Promise<
   return row?.sealed ? secrets.decrypt(row.sealed) : null;
 }
 
+/** The bind passwords of ldap.directories in clear, by entry name, for the directory client only. */
+export async function ldapDirectoryPasswords(db: DbOrTx, secrets: SecretBox): Promise<Record<string, string>> {
+  const [row] = await db
+    .select({ sealed: appSettings.ldapDirectoryPasswordsEnc })
+    .from(appSettings)
+    .where(eq(appSettings.id, ROW_ID));
+  return row?.sealed ? (JSON.parse(await secrets.decrypt(row.sealed)) as Record<string, string>) : {};
+}
+
 /** The OpenID Connect client secret in clear, for the sign-in flow only; null when none is set. */
 export async function oidcClientSecret(db: DbOrTx, secrets: SecretBox): Promise<string | null> {
   const [row] = await db
@@ -117,10 +126,6 @@ export function serializeSettings(s: StoredSettings): SettingsOut & { updated_at
     ldap: {
       ...s.settings.ldap,
       has_bind_password: s.hasLdapBindPassword,
-      directories: s.settings.ldap.directories.map(({ bind_password_sealed, ...d }) => ({
-        ...d,
-        has_bind_password: Boolean(bind_password_sealed),
-      })),
     },
     oidc: { ...s.settings.oidc, has_client_secret: s.hasOidcClientSecret },
     updated_at: s.updatedAt?.toISOString() ?? null,
@@ -247,20 +252,21 @@ export async function updateSettings(
   const { smtp, ldap, oidc, ...rest } = checked;
   const { password, ...smtpFields } = smtp ?? {};
   const { bind_password: bindPassword, directories, ...ldapFields } = ldap ?? {};
-  const previousDirectories = merged(row?.values ?? {}).ldap.directories;
   const directorySecretsSet: string[] = [];
   let storedDirectories: StoredDirectory[] | undefined;
+  let sealedDirectoryPasswords = row?.ldapDirectoryPasswordsEnc ?? null;
   if (directories) {
+    // An entry sent without bind_password keeps the one stored under its name; entries left out lose theirs.
+    const previous = await ldapDirectoryPasswords(tx, secrets);
+    const passwords: Record<string, string> = {};
     storedDirectories = [];
     for (const { bind_password: password, ...fields } of directories) {
-      const previous = previousDirectories.find((d) => d.name === fields.name);
-      let sealedPassword = previous?.bind_password_sealed ?? null;
-      if (password !== undefined) {
-        sealedPassword = password === null ? null : await secrets.encrypt(password);
-        directorySecretsSet.push(`ldap.directories.${fields.name}.bind_password`);
-      }
-      storedDirectories.push({ ...DIRECTORY_DEFAULTS, ...fields, bind_password_sealed: sealedPassword });
+      const kept = password === undefined ? previous[fields.name] : (password ?? undefined);
+      if (kept !== undefined) passwords[fields.name] = kept;
+      if (password !== undefined) directorySecretsSet.push(`ldap.directories.${fields.name}.bind_password`);
+      storedDirectories.push({ ...DIRECTORY_DEFAULTS, ...fields, has_bind_password: kept !== undefined });
     }
+    sealedDirectoryPasswords = Object.keys(passwords).length ? await secrets.encrypt(JSON.stringify(passwords)) : null;
   }
   const { client_secret: clientSecret, ...oidcFields } = oidc ?? {};
   for (const [key, value] of Object.entries({
@@ -309,6 +315,7 @@ export async function updateSettings(
     smtpPasswordEnc: sealed,
     ldapBindPasswordEnc: sealedBind,
     oidcClientSecretEnc: sealedClientSecret,
+    ldapDirectoryPasswordsEnc: sealedDirectoryPasswords,
     updatedAt: now,
   };
   await tx
