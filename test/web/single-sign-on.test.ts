@@ -295,4 +295,19 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
     const after = await b.page.goto(`${b.base}/dashboard`);
     expect(new URL(after!.url()).pathname).toBe("/login");
   });
+
+  it("asks the provider nothing within the refresh interval, and refuses a re-read it cannot make", async () => {
+    expect((await settings({ issuer: provider.issuer, client_id: CLIENT.clientId })).status).toBe(200);
+    await signInAtProvider("alice");
+    expect(new URL(b.page.url()).pathname).toBe("/dashboard");
+    // A provider that cannot be reached (nothing listens on port 9 of loopback).
+    expect((await settings({ issuer: "http://127.0.0.1:9" })).status).toBe(200);
+    clock.advance(10 * 60_000);
+    expect((await b.page.goto(`${b.base}/dashboard`))!.status()).toBe(200);
+    clock.advance(6 * 60_000);
+    const after = await b.page.goto(`${b.base}/dashboard`);
+    expect(new URL(after!.url()).pathname).toBe("/login");
+    const [alice] = await t.db.select().from(users).where(eq(users.username, "alice"));
+    expect(alice).toMatchObject({ enabled: true });
+  });
 });

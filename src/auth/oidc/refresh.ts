@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { users } from "../../db/schema/index.ts";
+import { getSettings } from "../../modules/settings/service.ts";
 import { applyDirectoryGroups, type DirectoryDeps } from "../directory/directory-users.ts";
 import { oidcProvider, ProviderError, refreshClaims } from "./provider.ts";
 
@@ -30,6 +31,11 @@ async function reread(
   user: { id: number; username: string; checkedAt: Date | null },
   now: Date,
 ): Promise<boolean> {
+  // Within the interval nothing is asked of the provider (discovery included): most requests stop here.
+  const { oidc } = (await getSettings(deps.db)).settings;
+  if (!oidc.enabled) return false;
+  const interval = oidc.group_refresh_minutes * 60_000;
+  if (user.checkedAt && now.getTime() - user.checkedAt.getTime() < interval) return true;
   let provider;
   try {
     provider = await oidcProvider(deps);
@@ -42,8 +48,6 @@ async function reread(
     return false;
   }
   if (!provider) return false;
-  const interval = provider.settings.group_refresh_minutes * 60_000;
-  if (user.checkedAt && now.getTime() - user.checkedAt.getTime() < interval) return true;
   const [row] = await deps.db.select({ sealed: users.oidcRefreshTokenEnc }).from(users).where(eq(users.id, user.id));
   if (!row?.sealed) return false;
   let refreshed;
