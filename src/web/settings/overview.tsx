@@ -1,5 +1,5 @@
 import type { Context, Hono } from "hono";
-import { SettingsPatch } from "../../modules/settings/schema.ts";
+import { SETTINGS_DEFAULTS, SettingsPatch } from "../../modules/settings/schema.ts";
 import { getSettings, serializeSettings, updateSettings } from "../../modules/settings/service.ts";
 import type { WebEnv } from "../env.ts";
 import { parsedBy, readForm, type FieldProblems } from "../form.tsx";
@@ -7,7 +7,7 @@ import { Time } from "../format.tsx";
 import { csrfRefusal } from "../guard.ts";
 import { renderPage } from "../layout.tsx";
 import { requirePage } from "../viewer.ts";
-import { patchFromForm, SectionForm, sectionProblems, sectionsOf } from "./settings-form.tsx";
+import { GENERAL, patchFromForm, SectionForm, sectionProblems, sectionsOf } from "./settings-form.tsx";
 
 /** A setting's value in words: lists comma-separated, nothing as "none", booleans as yes/no. */
 function shown(value: unknown): string {
@@ -31,7 +31,9 @@ type Refused = { section: string; typed: Record<string, string>; problems: Field
 export function registerSettingsOverviewPage(web: Hono<WebEnv>): void {
   web.get("/settings", requirePage("system.read"), (c) => settingsPage(c, 200));
 
-  web.post("/settings/:section", requirePage("system.write"), async (c) => {
+  // Only the sections' own names: any other /settings/... stays a 404 page (not a 405 for a POST-only route).
+  const names = [GENERAL, ...Object.keys(SETTINGS_DEFAULTS)].filter((n) => /^[a-z_]+$/.test(n)).join("|");
+  web.post(`/settings/:section{${names}}`, requirePage("system.write"), async (c) => {
     const form = await readForm(c);
     if (!form) return csrfRefusal(c, c.var.session);
     if (!canChange(c))
