@@ -116,7 +116,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     }
     routeTable ??= app.routes
       .filter((r) => r.method !== "ALL")
-      .map((r) => ({ method: r.method, pattern: new RegExp("^" + r.path.replace(/:[^/]+/g, "[^/]+") + "/?$") }));
+      .map((r) => ({
+        method: r.method,
+        pattern: new RegExp("^" + r.path.replace(/:\w+\{([^}]+)\}/g, "($1)").replace(/:[^/]+/g, "[^/]+") + "/?$"),
+      }));
     const allowed = methodNotAllowed(routeTable, c.req.method, path);
     // Outside the API a person is reading: a page, not JSON.
     if (!path.startsWith("/api/")) return webNotFound(c as unknown as Context<WebEnv>, allowed);

@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../http/errors.ts";
 import type { AppEnv } from "../http/env.ts";
 import type { Ability } from "./abilities.ts";
-import { directoryStillGrants } from "./directory/directory-users.ts";
+import { externalStillGrants } from "./external-grants.ts";
 import { resolveToken, touchToken } from "./tokens.ts";
 
 function presentedToken(c: Context): string | undefined {
@@ -49,11 +49,11 @@ export function requireAbility(ability: Ability): MiddlewareHandler<AppEnv> {
     const value = presentedToken(c);
     const now = clock.now();
     let token = value ? await resolveToken(db, value, now) : null;
-    // A directory user's role follows their groups: re-read after the refresh interval, then resolved afresh.
+    // A directory or single sign-on user's role follows their groups: re-read after the refresh interval, then resolved afresh.
     if (token?.directory) {
-      const granted = await directoryStillGrants(
+      const granted = await externalStillGrants(
         c.var.services,
-        { id: token.userId, username: token.username, checkedAt: token.directory.checkedAt },
+        { id: token.userId, username: token.username, ...token.directory },
         now,
       );
       token = granted ? await resolveToken(db, value!, now) : null;

@@ -13,8 +13,8 @@ export type WebSession = {
   isAdmin: boolean;
   /** The synchronizer token every form of this session carries. */
   csrfToken: string;
-  /** For a directory user: when their groups were last read (see directory/directory-users.ts). */
-  directory: { checkedAt: Date | null } | null;
+  /** For a directory or single sign-on user: where their groups come from and when they were last read (see external-grants.ts). */
+  directory: { source: "ldap" | "oidc"; checkedAt: Date | null } | null;
 };
 
 /**
@@ -108,7 +108,7 @@ export async function resolveSession(
     roleName: row.roleName,
     isAdmin: row.roleBuiltin && row.roleName.toLowerCase() === ADMIN_ROLE,
     csrfToken: await csrfTokenFor(value),
-    directory: row.authSource === "ldap" ? { checkedAt: row.directoryCheckedAt } : null,
+    directory: row.authSource === "local" ? null : { source: row.authSource, checkedAt: row.directoryCheckedAt },
   };
 }
 

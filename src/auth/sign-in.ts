@@ -4,8 +4,9 @@ import type { Logger } from "../logger.ts";
 import { recordActivity } from "../modules/activity/record.ts";
 import { recordEvent } from "../modules/events/record.ts";
 import type { SecretBox } from "../secrets/box.ts";
-import { directoryConfig, signInWithDirectory } from "./directory/directory-users.ts";
+import { directoryConfigs, signInWithDirectory } from "./directory/directory-users.ts";
 import { DirectoryError } from "./directory/ldap.ts";
+import { MAIN_DIRECTORY } from "../modules/settings/schema.ts";
 import type { LoginThrottle } from "./login-throttle.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { randomSecret } from "./token-value.ts";
@@ -15,7 +16,7 @@ export type SignInDeps = { db: Db; secrets: SecretBox; logger: Logger; clock: Cl
 export type SignInMethod = "local" | "ldap" | "oidc";
 
 export type SignInResult =
-  | { ok: true; userId: number; username: string; method: SignInMethod }
+  | { ok: true; userId: number; username: string; method: SignInMethod; directory?: string }
   | { ok: false; status: 401 | 422 | 429 | 503; message: string; retryAfter?: number };
 
 export const WRONG_LOGIN = "Wrong username or password, or the account is disabled.";
@@ -101,9 +102,9 @@ export async function checkSignIn(
     };
   };
   const user = await findUserByName(deps.db, username);
-  const directory = user?.authSource === "local" ? null : await directoryConfig(deps);
-  let result: { userId: number; username: string; method: SignInMethod };
-  if (!directory) {
+  const directories = user?.authSource === "local" ? null : await directoryConfigs(deps);
+  let result: { userId: number; username: string; method: SignInMethod; directory?: string };
+  if (!directories) {
     const passwordOk = await verifyPassword(password, user?.passwordHash ?? (await decoy()));
     // A disabled account fails like a wrong password: the form does not confirm which accounts exist.
     // A directory user's local hash (an administrator may have set one) never opens the account.
@@ -120,9 +121,25 @@ export async function checkSignIn(
     result = { userId: user.id, username: user.username, method: "local" };
   } else {
     try {
-      const signedIn = await signInWithDirectory(deps, directory, username, password, deps.clock.now());
-      if (signedIn.outcome !== "ok") return refuse(signedIn.userId, signedIn.reason);
-      result = { userId: signedIn.userId, username: user?.username ?? username, method: "ldap" };
+      // A local user's check costs one password hash; a name sent to the directories costs at least as much, so
+      // how long a refusal takes does not tell local accounts from names the directories do not know.
+      const [signedIn] = await Promise.all([
+        signInWithDirectory(deps, directories.configs, username, password, deps.clock.now()),
+        decoy().then((hash) => verifyPassword(password, hash)),
+      ]);
+      if (signedIn.outcome !== "ok")
+        return refuse(
+          signedIn.userId,
+          signedIn.directory && signedIn.directory !== MAIN_DIRECTORY
+            ? `${signedIn.reason} (directory ${signedIn.directory})`
+            : signedIn.reason,
+        );
+      result = {
+        userId: signedIn.userId,
+        username: user?.username ?? username,
+        method: "ldap",
+        directory: signedIn.directory,
+      };
     } catch (err) {
       if (!(err instanceof DirectoryError)) throw err;
       deps.logger.warn("directory sign-in failed: the directory could not be asked", { username, reason: err.message });
@@ -137,7 +154,7 @@ export async function checkSignIn(
 /** A completed sign-in (password, and second factor when there is one), in the activity log and as an event. */
 export async function recordSignIn(
   deps: SignInDeps,
-  user: { userId: number; username: string; method: SignInMethod },
+  user: { userId: number; username: string; method: SignInMethod; directory?: string },
   ip: string,
   secondFactor: "none" | "totp" | "recovery_code",
 ): Promise<void> {
@@ -151,6 +168,7 @@ export async function recordSignIn(
         username: user.username,
         ip: ip || null,
         method: user.method,
+        ...(user.directory ? { directory: user.directory } : {}),
         second_factor: secondFactor,
       },
       now,
@@ -162,7 +180,11 @@ export async function recordSignIn(
         action: "user.login",
         subjectType: "user",
         subjectId: user.userId,
-        after: { method: user.method, second_factor: secondFactor },
+        after: {
+          method: user.method,
+          ...(user.directory ? { directory: user.directory } : {}),
+          second_factor: secondFactor,
+        },
       },
       now,
     );

@@ -14,8 +14,8 @@ export type ResolvedToken = {
   abilities: Set<Ability>;
   scope: DeviceScope;
   lastUsedAt: Date | null;
-  /** For a directory user: when their groups were last read (see directory/directory-users.ts). */
-  directory: { checkedAt: Date | null } | null;
+  /** For a directory or single sign-on user: where their groups come from and when they were last read (see external-grants.ts). */
+  directory: { source: "ldap" | "oidc"; checkedAt: Date | null } | null;
 };
 
 /**
@@ -57,7 +57,7 @@ export async function resolveToken(db: Db, value: string, now: Date): Promise<Re
     abilities: new Set(row.tokenAbilities.filter((a) => permitted.has(a)) as Ability[]),
     scope: row.scopeAll ? { all: true } : { all: false, tagIds: row.scopeTagIds, categoryIds: row.scopeCategoryIds },
     lastUsedAt: row.lastUsedAt,
-    directory: row.authSource === "ldap" ? { checkedAt: row.directoryCheckedAt } : null,
+    directory: row.authSource === "local" ? null : { source: row.authSource, checkedAt: row.directoryCheckedAt },
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { directoryStillGrants } from "../auth/directory/directory-users.ts";
+import { externalStillGrants } from "../auth/external-grants.ts";
 import { resolveSession, type WebSession } from "../auth/sessions.ts";
 import { clearSessionCookie, sessionCookie } from "./cookies.ts";
 import type { WebEnv } from "./env.ts";
@@ -15,11 +15,11 @@ export async function currentSession(c: Context<WebEnv>): Promise<WebSession | n
   const { db, clock, config } = c.var.services;
   const now = clock.now();
   let session = await resolveSession(db, value, now, config.sessionLifetimeMs);
-  // A directory user's role follows their groups: re-read after the refresh interval, then resolved afresh.
+  // A directory or single sign-on user's role follows their groups: re-read after the refresh interval, then resolved afresh.
   if (session?.directory) {
-    const granted = await directoryStillGrants(
+    const granted = await externalStillGrants(
       c.var.services,
-      { id: session.userId, username: session.username, checkedAt: session.directory.checkedAt },
+      { id: session.userId, username: session.username, ...session.directory },
       now,
     );
     session = granted ? await resolveSession(db, value, now, config.sessionLifetimeMs) : null;

@@ -104,19 +104,19 @@ export function registerOidcLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrott
     if (c.req.query("error"))
       return refuse(c, 401, "", null, `provider answered ${String(c.req.query("error")).slice(0, 100)}`);
     let provider;
-    let claims;
+    let finished;
     try {
       provider = await oidcProvider(c.var.services);
       if (!provider) return c.redirect("/login", 303);
       // The URL the provider redirected to, as registered (APP_URL), whatever host the proxy forwarded.
       const callback = new URL(`${redirectUri(c)}${new URL(c.req.url).search}`);
-      claims = await finishSignIn(provider, callback, entry);
+      finished = await finishSignIn(provider, callback, entry);
     } catch (err) {
       if (!(err instanceof ProviderError)) throw err;
       logger.warn("single sign-on refused", { reason: err.message });
       return refuse(c, 401, "", null, err.message.slice(0, 200));
     }
-    const signedIn = await signInWithClaims(db, claims, provider.settings.group_roles, now);
+    const signedIn = await signInWithClaims(db, finished.claims, provider.settings.group_roles, now);
     if (signedIn.outcome !== "ok") {
       const message =
         signedIn.reason === "no group mapped to a role"
@@ -124,6 +124,10 @@ export function registerOidcLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrott
           : SSO_FAILED;
       return refuse(c, 403, signedIn.username, signedIn.userId, signedIn.reason, message);
     }
+    // Kept sealed for re-reading the groups after the refresh interval; none (the provider gave none) means the
+    // user signs in again then.
+    const sealed = finished.refreshToken ? await c.var.services.secrets.encrypt(finished.refreshToken) : null;
+    await db.update(users).set({ oidcRefreshTokenEnc: sealed }).where(eq(users.id, signedIn.userId));
     const ip = c.var.clientIp;
     await recordSignIn(
       c.var.services,

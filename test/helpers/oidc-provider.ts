@@ -25,9 +25,21 @@ export async function startOidcProvider(client: {
     stopGroup(spawned);
     throw err;
   }
+  const control = async (path: string, body?: unknown) => {
+    const res = await fetch(`${issuer}${path}`, {
+      method: "POST",
+      body: body === undefined ? "" : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`oidc-provider ${path}: ${res.status}`);
+  };
   return {
     issuer,
     output: spawned.output,
+    /** The account's groups from now on, as an administrator at the provider would change them. */
+    setGroups: (account: string, groups: string[]) =>
+      control(`/test/groups?account=${encodeURIComponent(account)}`, groups),
+    /** The next token response carries an ID token re-signed by the provider for another audience, or with another nonce. */
+    tamperNextIdToken: (mode: "audience" | "nonce" | "none") => control(`/test/tamper?mode=${mode}`),
     stop: () => {
       stopGroup(spawned);
       return spawned.exited;

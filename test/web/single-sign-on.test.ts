@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { activityLog, appSettings, events, users } from "../../src/db/schema/index.ts";
+import { manualClock } from "../helpers/app.ts";
 import { startOidcProvider } from "../helpers/oidc-provider.ts";
 import { chromiumMissing, createWebTestContext, startBrowser, type Browser, type WebTestContext } from "./chromium.ts";
 
@@ -17,6 +18,8 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
   let admin: string;
   let provider: Awaited<ReturnType<typeof startOidcProvider>>;
   let other: Awaited<ReturnType<typeof startOidcProvider>>;
+  // Drives the group refresh interval; the provider's own token lifetimes run on real time.
+  const clock = manualClock(new Date());
 
   const settings = (oidc: Record<string, unknown>) =>
     t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { oidc } });
@@ -38,7 +41,7 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
   }
 
   beforeAll(async () => {
-    t = await createWebTestContext();
+    t = await createWebTestContext({ clock });
     b = await startBrowser(t);
     // The redirect URI is built from APP_URL: here, where the browser reaches the app.
     (t.config as { appUrl: string }).appUrl = b.base;
@@ -178,6 +181,85 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
     expect(row).toMatchObject({ authSource: "local", enabled: true });
   });
 
+  /** Signs in at the provider with the next ID token re-issued (signed with its key) for another audience or nonce. */
+  async function signInWithTamperedIdToken(mode: "audience" | "nonce") {
+    await provider.tamperNextIdToken(mode);
+    try {
+      await signInAtProvider("alice");
+    } finally {
+      await provider.tamperNextIdToken("none");
+    }
+    expect(new URL(b.page.url()).pathname).toBe("/login/oidc/callback");
+    expect(await b.page.textContent("[role=alert]")).toContain("Single sign-on did not complete");
+    const after = await b.page.goto(`${b.base}/dashboard`);
+    expect(new URL(after!.url()).pathname).toBe("/login");
+    return (await failures()).at(-1)!;
+  }
+
+  it("refuses an ID token the provider signed for another client (audience)", async () => {
+    const failure = await signInWithTamperedIdToken("audience");
+    expect(failure.reason).toMatch(/^single sign-on: .*"aud"/);
+  });
+
+  it("refuses an ID token whose nonce is not the one this sign-in sent", async () => {
+    const failure = await signInWithTamperedIdToken("nonce");
+    expect(failure.reason).toMatch(/^single sign-on: .*"nonce"/);
+  });
+
+  it("re-reads a signed-in user's groups at the provider after the refresh interval; a removed member loses access", async () => {
+    await signInAtProvider("carl");
+    expect(new URL(b.page.url()).pathname).toBe("/dashboard");
+    const [carl] = await t.db.select().from(users).where(eq(users.username, "carl"));
+    // The refresh token is kept sealed, never in clear.
+    expect(carl!.oidcRefreshTokenEnc).toMatch(/^v1\./);
+    const token = await t.token(["users.read"], { userId: carl!.id });
+    const role = async () => (await t.call(`/api/v1/users/${carl!.id}`, { token: admin })).body.data.role as string;
+    expect(await role()).toBe("branch-ops");
+
+    await provider.setGroups("carl", ["staff"]);
+    clock.advance(14 * 60_000);
+    expect((await b.page.goto(`${b.base}/dashboard`))!.status()).toBe(200);
+    expect(await role()).toBe("branch-ops"); // groups are trusted for 15 minutes
+    clock.advance(2 * 60_000);
+    expect((await b.page.goto(`${b.base}/dashboard`))!.status()).toBe(200);
+    expect(await role()).toBe("viewer");
+    const mapped = await t.db.select().from(events).where(eq(events.type, "user.role_mapped"));
+    expect(mapped.map((e) => e.payload)).toContainEqual(
+      expect.objectContaining({ username: "carl", old_role: "branch-ops", new_role: "viewer", groups: ["staff"] }),
+    );
+    expect((await t.call("/api/v1/users", { token })).status).toBe(200);
+
+    await provider.setGroups("carl", ["contractors"]);
+    clock.advance(16 * 60_000);
+    // His API token is the first to ask: refused, and the account disabled, so the session goes too.
+    expect((await t.call("/api/v1/users", { token })).status).toBe(401);
+    const after = await b.page.goto(`${b.base}/dashboard`);
+    expect(new URL(after!.url()).pathname).toBe("/login");
+    const [disabled] = await t.db.select().from(users).where(eq(users.id, carl!.id));
+    expect(disabled).toMatchObject({ enabled: false });
+    const log = await t.db.select().from(activityLog).where(eq(activityLog.action, "user.disable"));
+    expect(log.some((l) => l.subjectId === carl!.id)).toBe(true);
+  });
+
+  it("refuses a single sign-on session due a re-read when the provider refuses the refresh token", async () => {
+    await signInAtProvider("alice");
+    expect(new URL(b.page.url()).pathname).toBe("/dashboard");
+    const [alice] = await t.db.select().from(users).where(eq(users.username, "alice"));
+    // A refresh token the provider never issued stands for one it revoked.
+    await t.db
+      .update(users)
+      .set({ oidcRefreshTokenEnc: await t.secrets.encrypt("not-a-refresh-token") })
+      .where(eq(users.id, alice!.id));
+    clock.advance(16 * 60_000);
+    const after = await b.page.goto(`${b.base}/dashboard`);
+    expect(new URL(after!.url()).pathname).toBe("/login");
+    // Refused, not disabled: signing in again reads the groups afresh.
+    const [row] = await t.db.select().from(users).where(eq(users.id, alice!.id));
+    expect(row).toMatchObject({ enabled: true, oidcRefreshTokenEnc: null });
+    await signInAtProvider("alice");
+    expect(new URL(b.page.url()).pathname).toBe("/dashboard");
+  });
+
   it("refuses a provider whose discovery document names another issuer", async () => {
     // Same server, reached by another name: its document says http://127.0.0.1:<port>, not what is configured.
     expect((await settings({ issuer: provider.issuer.replace("127.0.0.1", "localhost") })).status).toBe(200);
@@ -212,5 +294,20 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
     expect(new URL(b.page.url()).origin).toBe(provider.issuer);
     const after = await b.page.goto(`${b.base}/dashboard`);
     expect(new URL(after!.url()).pathname).toBe("/login");
+  });
+
+  it("asks the provider nothing within the refresh interval, and refuses a re-read it cannot make", async () => {
+    expect((await settings({ issuer: provider.issuer, client_id: CLIENT.clientId })).status).toBe(200);
+    await signInAtProvider("alice");
+    expect(new URL(b.page.url()).pathname).toBe("/dashboard");
+    // A provider that cannot be reached (nothing listens on port 9 of loopback).
+    expect((await settings({ issuer: "http://127.0.0.1:9" })).status).toBe(200);
+    clock.advance(10 * 60_000);
+    expect((await b.page.goto(`${b.base}/dashboard`))!.status()).toBe(200);
+    clock.advance(6 * 60_000);
+    const after = await b.page.goto(`${b.base}/dashboard`);
+    expect(new URL(after!.url()).pathname).toBe("/login");
+    const [alice] = await t.db.select().from(users).where(eq(users.username, "alice"));
+    expect(alice).toMatchObject({ enabled: true });
   });
 });

@@ -5,7 +5,8 @@ import { roles, users } from "../../db/schema/index.ts";
 import type { Logger } from "../../logger.ts";
 import { recordActivity, type Actor } from "../../modules/activity/record.ts";
 import { recordEvent } from "../../modules/events/record.ts";
-import { getSettings, ldapBindPassword } from "../../modules/settings/service.ts";
+import { MAIN_DIRECTORY } from "../../modules/settings/schema.ts";
+import { getSettings, ldapBindPassword, ldapDirectoryPasswords } from "../../modules/settings/service.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { endUserSessions } from "../sessions.ts";
 import {
@@ -26,11 +27,40 @@ export const NO_LOCAL_PASSWORD = "!directory";
 /** Where an account's identity and groups come from, other than a local password. */
 export type ExternalSource = "ldap" | "oidc";
 
-/** The directory settings with the bind password, or null when directory sign-in is off. */
-export async function directoryConfig(deps: DirectoryDeps): Promise<DirectoryConfig | null> {
+/** The enabled directories in the order sign-in tries them, and how long a user's groups are trusted. */
+export type Directories = { configs: DirectoryConfig[]; refreshMinutes: number };
+
+/**
+ * Every enabled directory with its bind password, in order: the main one (the ldap section's own fields), then
+ * ldap.directories as listed. Null when none is enabled (directory sign-in is off).
+ */
+export async function directoryConfigs(deps: DirectoryDeps): Promise<Directories | null> {
   const { settings } = await getSettings(deps.db);
-  if (!settings.ldap.enabled) return null;
-  return { ...settings.ldap, bindPassword: await ldapBindPassword(deps.db, deps.secrets) };
+  const { directories, group_refresh_minutes, ...main } = settings.ldap;
+  const configs: DirectoryConfig[] = [];
+  if (main.enabled)
+    configs.push({ ...main, name: MAIN_DIRECTORY, bindPassword: await ldapBindPassword(deps.db, deps.secrets) });
+  const passwords = directories.some((d) => d.enabled) ? await ldapDirectoryPasswords(deps.db, deps.secrets) : {};
+  for (const { has_bind_password: _, ...d } of directories)
+    if (d.enabled) configs.push({ ...d, bindPassword: passwords[d.name] ?? null });
+  return configs.length ? { configs, refreshMinutes: group_refresh_minutes } : null;
+}
+
+/**
+ * The first directory whose user_filter finds the name, with the entry: sign-in and every re-read ask the same
+ * one, so the same name in two directories is always the earlier one's. A directory that cannot be asked stops
+ * the search (DirectoryError): a later one must not answer for a name the earlier one might hold.
+ */
+async function findInDirectories(
+  deps: DirectoryDeps,
+  configs: DirectoryConfig[],
+  username: string,
+): Promise<{ config: DirectoryConfig; user: DirectoryUser } | null> {
+  for (const config of configs) {
+    const user = await lookUpDirectoryUser(config, deps.logger, username);
+    if (user) return { config, user };
+  }
+  return null;
 }
 
 async function roleIdOf(tx: DbOrTx, name: string): Promise<{ id: number; name: string } | undefined> {
@@ -186,26 +216,37 @@ export async function applyDirectoryGroups(
 type Refusal = "no group mapped to a role" | "disabled user" | "not a directory user" | "not a single sign-on user";
 
 export type DirectorySignIn =
-  | { outcome: "ok"; userId: number }
-  | { outcome: "refused"; userId: number | null; reason: Refusal | "unknown user" | "wrong password" };
+  | { outcome: "ok"; userId: number; directory: string }
+  | {
+      outcome: "refused";
+      userId: number | null;
+      reason: Refusal | "unknown user" | "wrong password";
+      directory: string | null;
+    };
 
 /**
- * Signs a user in against the directory (search-then-bind), then brings the local record in line with the
- * groups read. Throws DirectoryError when the directory cannot be asked.
+ * Signs a user in against the directories in order (search-then-bind): the first whose user_filter finds the
+ * name checks the password, and the local record follows the groups read there. Throws DirectoryError when a
+ * directory asked cannot be.
  */
 export async function signInWithDirectory(
   deps: DirectoryDeps,
-  config: DirectoryConfig,
+  configs: DirectoryConfig[],
   username: string,
   password: string,
   now: Date,
 ): Promise<DirectorySignIn> {
-  const checked = await checkDirectoryPassword(config, deps.logger, username, password);
-  if (checked.outcome !== "ok") return { outcome: "refused", userId: null, reason: checked.outcome };
-  const applied = await applyDirectoryGroups(deps.db, username, checked.user, config.group_roles, now);
-  return applied.refusal
-    ? { outcome: "refused", userId: applied.userId, reason: applied.refusal }
-    : { outcome: "ok", userId: applied.userId! };
+  for (const config of configs) {
+    const checked = await checkDirectoryPassword(config, deps.logger, username, password);
+    if (checked.outcome === "unknown user") continue;
+    if (checked.outcome !== "ok")
+      return { outcome: "refused", userId: null, reason: checked.outcome, directory: config.name };
+    const applied = await applyDirectoryGroups(deps.db, username, checked.user, config.group_roles, now);
+    return applied.refusal
+      ? { outcome: "refused", userId: applied.userId, reason: applied.refusal, directory: config.name }
+      : { outcome: "ok", userId: applied.userId!, directory: config.name };
+  }
+  return { outcome: "refused", userId: null, reason: "unknown user", directory: null };
 }
 
 /**
@@ -219,12 +260,12 @@ export async function directoryStillGrants(
   user: { id: number; username: string; checkedAt: Date | null },
   now: Date,
 ): Promise<boolean> {
-  const config = await directoryConfig(deps);
-  if (!config) return false;
-  if (user.checkedAt && now.getTime() - user.checkedAt.getTime() < config.group_refresh_minutes * 60_000) return true;
-  let found: DirectoryUser | null;
+  const directories = await directoryConfigs(deps);
+  if (!directories) return false;
+  if (user.checkedAt && now.getTime() - user.checkedAt.getTime() < directories.refreshMinutes * 60_000) return true;
+  let found: { config: DirectoryConfig; user: DirectoryUser } | null;
   try {
-    found = await lookUpDirectoryUser(config, deps.logger, user.username);
+    found = await findInDirectories(deps, directories.configs, user.username);
   } catch (err) {
     if (!(err instanceof DirectoryError)) throw err;
     deps.logger.warn("directory user's groups could not be re-read; request refused", {
@@ -236,8 +277,8 @@ export async function directoryStillGrants(
   const applied = await applyDirectoryGroups(
     deps.db,
     user.username,
-    found ?? { dn: "", email: null, groups: [] },
-    config.group_roles,
+    found?.user ?? { dn: "", email: null, groups: [] },
+    found?.config.group_roles ?? {},
     now,
   );
   return !applied.refusal;

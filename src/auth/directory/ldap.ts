@@ -6,7 +6,11 @@ import type { Settings } from "../../modules/settings/schema.ts";
 /** The directory could not be asked (unreachable, untrusted certificate, refused service account, bad filter). */
 export class DirectoryError extends Error {}
 
-export type DirectoryConfig = Settings["ldap"] & { bindPassword: string | null };
+/** One directory as the client uses it: its settings, its name (MAIN_DIRECTORY or an ldap.directories entry's) and its bind password. */
+export type DirectoryConfig = Omit<Settings["ldap"], "directories" | "group_refresh_minutes"> & {
+  name: string;
+  bindPassword: string | null;
+};
 
 /** A user entry as netkeep needs it: where it is, its e-mail, and the cn of every group the group filter finds. */
 export type DirectoryUser = { dn: string; email: string | null; groups: string[] };

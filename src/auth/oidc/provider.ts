@@ -7,6 +7,17 @@ import type { SecretBox } from "../../secrets/box.ts";
 /** The provider could not be asked (discovery, token endpoint, keys), or its answer failed a check. */
 export class ProviderError extends Error {}
 
+/**
+ * The library's message with the check that failed: openid-client says "invalid response encountered" and keeps
+ * the specific one (e.g. an unexpected "aud" claim) as the cause.
+ */
+function failed(err: unknown): ProviderError {
+  const message = (err as Error).message;
+  const cause = (err as { cause?: unknown }).cause;
+  const detail = cause instanceof Error && cause.message && cause.message !== message ? `: ${cause.message}` : "";
+  return new ProviderError(`${message}${detail}`);
+}
+
 export type OidcSettings = Settings["oidc"];
 export type OidcProvider = { settings: OidcSettings; config: client.Configuration };
 
@@ -78,16 +89,29 @@ export async function startSignIn(
 
 export type SignedInClaims = { subject: string; username: string | null; email: string | null; groups: string[] };
 
+/** The claims netkeep uses, from an ID token or a userinfo answer; the groups come from the configured claim. */
+function claimsOf(claims: Record<string, unknown> & { sub: string }, settings: OidcSettings): SignedInClaims {
+  const raw = claims[settings.group_claim];
+  const groups = Array.isArray(raw)
+    ? raw.filter((g): g is string => typeof g === "string")
+    : typeof raw === "string"
+      ? [raw]
+      : [];
+  const text = (v: unknown) => (typeof v === "string" && v ? v : null);
+  return { subject: claims.sub, username: text(claims.preferred_username), email: text(claims.email), groups };
+}
+
 /**
  * Redeems the callback's code: the library checks state, PKCE, and the ID token's signature, issuer, audience,
- * nonce and expiry. Returns the claims netkeep uses; the groups come from the configured claim.
+ * nonce and expiry. Returns the claims netkeep uses and the refresh token, when the provider gave one.
  */
 export async function finishSignIn(
   provider: OidcProvider,
   callbackUrl: URL,
   pending: PendingSignIn,
-): Promise<SignedInClaims> {
+): Promise<{ claims: SignedInClaims; refreshToken: string | null }> {
   let claims: client.IDToken | undefined;
+  let refreshToken: string | null = null;
   try {
     const tokens = await client.authorizationCodeGrant(provider.config, callbackUrl, {
       expectedState: pending.state,
@@ -96,18 +120,33 @@ export async function finishSignIn(
       idTokenExpected: true,
     });
     claims = tokens.claims();
+    refreshToken = tokens.refresh_token ?? null;
   } catch (err) {
-    throw new ProviderError((err as Error).message);
+    throw failed(err);
   }
   if (!claims) throw new ProviderError("the provider returned no ID token");
-  const raw = claims[provider.settings.group_claim];
-  const groups = Array.isArray(raw)
-    ? raw.filter((g): g is string => typeof g === "string")
-    : typeof raw === "string"
-      ? [raw]
-      : [];
-  const text = (v: unknown) => (typeof v === "string" && v ? v : null);
-  return { subject: claims.sub, username: text(claims.preferred_username), email: text(claims.email), groups };
+  return { claims: claimsOf(claims, provider.settings), refreshToken };
+}
+
+/**
+ * The user's claims read again with their refresh token (the library checks a returned ID token as at sign-in;
+ * without one, the userinfo endpoint answers). Returns the refresh token to keep: a new one when the provider
+ * rotated it. A provider that refuses the token (the user signed out there, was removed, or the grant was
+ * revoked) is a ProviderError, as is one that cannot be reached.
+ */
+export async function refreshClaims(
+  provider: OidcProvider,
+  refreshToken: string,
+): Promise<{ claims: SignedInClaims; refreshToken: string }> {
+  try {
+    const tokens = await client.refreshTokenGrant(provider.config, refreshToken);
+    const fromIdToken = tokens.claims();
+    const claims =
+      fromIdToken ?? (await client.fetchUserInfo(provider.config, tokens.access_token, client.skipSubjectCheck));
+    return { claims: claimsOf(claims, provider.settings), refreshToken: tokens.refresh_token ?? refreshToken };
+  } catch (err) {
+    throw failed(err);
+  }
 }
 
 /** The provider's RP-initiated logout URL, or null when it offers none. */

@@ -145,7 +145,10 @@ beforeAll(async () => {
     token: admin,
     body: {
       smtp: { password: "rot-smtp-Hy4t" },
-      ldap: { bind_password: "rot-ldap-Pw3e" },
+      ldap: {
+        bind_password: "rot-ldap-Pw3e",
+        directories: [{ name: "rot", enabled: false, bind_password: "rot-dir-Pw5q" }],
+      },
       oidc: { client_secret: "rot-oidc-Cs8r" },
     },
   });
@@ -154,6 +157,7 @@ beforeAll(async () => {
     smtp_password_enc: "rot-smtp-Hy4t",
     ldap_bind_password_enc: "rot-ldap-Pw3e",
     oidc_client_secret_enc: "rot-oidc-Cs8r",
+    ldap_directory_passwords_enc: JSON.stringify({ rot: "rot-dir-Pw5q" }),
   });
   const hook = await t.call("/api/v1/webhooks", {
     method: "POST",
@@ -169,9 +173,14 @@ beforeAll(async () => {
     .set({
       totpSecretEnc: await t.secrets.encrypt("ROTTOTPSECRETAAA"),
       totpPendingEnc: await t.secrets.encrypt("ROTPENDINGSECRET"),
+      oidcRefreshTokenEnc: await t.secrets.encrypt("rot-refresh-token-Rt2"),
     })
     .where(eq(users.id, mfaUser));
-  remember("users", { totp_secret_enc: "ROTTOTPSECRETAAA", totp_pending_enc: "ROTPENDINGSECRET" });
+  remember("users", {
+    totp_secret_enc: "ROTTOTPSECRETAAA",
+    totp_pending_enc: "ROTPENDINGSECRET",
+    oidc_refresh_token_enc: "rot-refresh-token-Rt2",
+  });
 });
 afterAll(() => t.close());
 
@@ -204,7 +213,7 @@ describe("svc key:rotate", () => {
     const run = await svc(["key:rotate"], fileEnv);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(
-      /Re-encrypted 17 secrets under a new app key \(app_settings: 3, credentials: 7, devices: 4, users: 2, webhooks: 1\)/,
+      /Re-encrypted 19 secrets under a new app key \(app_settings: 4, credentials: 7, devices: 4, users: 3, webhooks: 1\)/,
     );
     expect(run.stdout).toContain("Restart the API and every collector");
 
@@ -244,7 +253,7 @@ describe("svc key:rotate", () => {
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({
       username: "svc key:rotate",
-      changes: { secrets_reencrypted: { old: null, new: 17 } },
+      changes: { secrets_reencrypted: { old: null, new: 19 } },
     });
     expect(await t.db.all(sql`select secrets_digest as digest from configs where id = ${version.configId}`)).toEqual([
       { digest: null },

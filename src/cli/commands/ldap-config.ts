@@ -1,20 +1,40 @@
 import { openSecretBox } from "../../bootstrap.ts";
-import { directoryConfig } from "../../auth/directory/directory-users.ts";
+import { directoryConfigs } from "../../auth/directory/directory-users.ts";
 import type { DirectoryConfig } from "../../auth/directory/ldap.ts";
 import type { Logger } from "../../logger.ts";
 import { loadAppKey } from "../../runtime/app-key-file.ts";
 import { CliError, type CommandContext } from "../command.ts";
 
-/** The directory settings in force (bind password opened with the app key), or a console error saying how to set them. */
-export async function consoleDirectoryConfig({ config, db }: CommandContext): Promise<DirectoryConfig> {
+/**
+ * The settings of the directory named (the main one when no name is given; bind password opened with the app
+ * key), or a console error saying how to set them.
+ */
+export async function consoleDirectoryConfig(
+  { config, db }: CommandContext,
+  name: string | undefined,
+): Promise<DirectoryConfig> {
   const secrets = await openSecretBox((await loadAppKey(config, db)).key);
-  const found = await directoryConfig({ db, secrets, logger: consoleLogger(() => undefined) });
+  const found = await directoryConfigs({ db, secrets, logger: consoleLogger(() => undefined) });
   if (!found)
     throw new CliError(
       'directory sign-in is off: PATCH /api/v1/settings with {"ldap": {"enabled": true, ...}} first (docs/users.md)',
     );
-  return found;
+  const wanted = name ?? found.configs[0]!.name;
+  const directory = found.configs.find((d) => d.name === wanted);
+  if (!directory)
+    throw new CliError(
+      `no enabled directory is named '${wanted}'; enabled: ${found.configs.map((d) => d.name).join(", ")}`,
+    );
+  return directory;
 }
+
+/** The --directory option both ldap commands take. */
+export const directoryOption = {
+  type: "string",
+  placeholder: "NAME",
+  description:
+    "which directory: main (the ldap section's own) or an ldap.directories entry's name; default: the first enabled",
+} as const;
 
 /** The directory client's warnings (a plain connection) shown on the console; nothing else. */
 export const consoleLogger = (print: (line: string) => void): Logger => ({

@@ -1,13 +1,13 @@
 import { DirectoryError, testDirectory } from "../../auth/directory/ldap.ts";
 import { CliError, defineCommand } from "../command.ts";
-import { consoleDirectoryConfig, consoleLogger, transportOf } from "./ldap-config.ts";
+import { consoleDirectoryConfig, consoleLogger, directoryOption, transportOf } from "./ldap-config.ts";
 
 /** Checks the directory settings before anyone signs in with them: connection, TLS trust and the service bind. */
 export const ldapTestCommand = defineCommand({
   summary: "Connect to the directory in the settings and bind as its service account",
-  options: {},
-  async run(_flags, ctx) {
-    const config = await consoleDirectoryConfig(ctx);
+  options: { directory: directoryOption },
+  async run(flags, ctx) {
+    const config = await consoleDirectoryConfig(ctx, flags.directory);
     try {
       await testDirectory(config, consoleLogger(ctx.io.print));
     } catch (err) {

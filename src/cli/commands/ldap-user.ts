@@ -1,6 +1,6 @@
 import { DirectoryError, lookUpDirectoryUser, roleForGroups } from "../../auth/directory/ldap.ts";
 import { CliError, defineCommand } from "../command.ts";
-import { consoleDirectoryConfig, consoleLogger } from "./ldap-config.ts";
+import { consoleDirectoryConfig, consoleLogger, directoryOption } from "./ldap-config.ts";
 
 /** What a sign-in would make of a directory user, read with the service account; nothing is changed. */
 export const ldapUserCommand = defineCommand({
@@ -13,9 +13,10 @@ export const ldapUserCommand = defineCommand({
       positional: true,
       description: "the name the user signs in with",
     },
+    directory: directoryOption,
   },
   async run(flags, ctx) {
-    const config = await consoleDirectoryConfig(ctx);
+    const config = await consoleDirectoryConfig(ctx, flags.directory);
     let found;
     try {
       found = await lookUpDirectoryUser(config, consoleLogger(ctx.io.print), flags.username);

@@ -45,6 +45,11 @@ export const users = sqliteTable(
       .default("local"),
     /** When a directory user's groups were last read: re-read after the settings' group refresh interval. */
     directoryCheckedAt: timestamp("directory_checked_at"),
+    /**
+     * A single sign-on user's refresh token from their last sign-in, sealed under the app key: how their groups
+     * are read again after the refresh interval without them. Null: none (they sign in again).
+     */
+    oidcRefreshTokenEnc: text("oidc_refresh_token_enc"),
     /** The confirmed TOTP secret (base32), sealed under the app key; null: no second factor. */
     totpSecretEnc: text("totp_secret_enc"),
     /** A secret shown for enrolment and not yet confirmed with a code. */

@@ -15,5 +15,7 @@ export const appSettings = sqliteTable("app_settings", {
   ldapBindPasswordEnc: text("ldap_bind_password_enc"),
   /** The OpenID Connect client secret (settings' oidc.client_secret), sealed like the SMTP password. */
   oidcClientSecretEnc: text("oidc_client_secret_enc"),
+  /** The bind passwords of ldap.directories, one JSON object (entry name -> password) sealed like the others. */
+  ldapDirectoryPasswordsEnc: text("ldap_directory_passwords_enc"),
   updatedAt: timestamp("updated_at").notNull(),
 });

@@ -176,6 +176,10 @@ export const EVENT_CATALOGUE = {
         description:
           "How the user signed in: a password checked here (local) or against the directory (ldap), or single sign-on (oidc)",
       }),
+      directory: z
+        .string()
+        .optional()
+        .openapi({ description: "With method ldap: which directory (main, or an ldap.directories entry's name)" }),
       second_factor: z
         .enum(["none", "totp", "recovery_code"])
         .openapi({ description: "What proved the second factor" }),

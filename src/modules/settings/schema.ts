@@ -1,6 +1,26 @@
 import { z } from "@hono/zod-openapi";
 import { freeText, singleLine } from "../../http/text.ts";
 
+/** What an additional directory (ldap.directories) holds when a field is not given: the main directory's defaults. */
+export const DIRECTORY_DEFAULTS = {
+  enabled: true,
+  url: null as string | null,
+  allow_insecure: false,
+  ca_certificate: null as string | null,
+  bind_dn: null as string | null,
+  user_base: null as string | null,
+  user_filter: "(uid={username})",
+  email_attribute: "mail",
+  group_base: null as string | null,
+  group_filter: "(member={dn})",
+  group_roles: {} as Record<string, string>,
+  timeout_seconds: 10,
+};
+/** The name the main directory (the ldap section's own fields) goes by in logs and `svc ldap:* --directory`. */
+export const MAIN_DIRECTORY = "main";
+/** An additional directory as stored and shown: its bind password is kept apart, sealed (app_settings). */
+export type StoredDirectory = typeof DIRECTORY_DEFAULTS & { name: string; has_bind_password: boolean };
+
 /**
  * The settings document: what GET shows (with defaults filled in) and what PATCH merges into, section by
  * section. Every default is here; the stored row holds only what someone changed, so a new default reaches
@@ -36,6 +56,7 @@ export const SETTINGS_DEFAULTS = {
     group_roles: {} as Record<string, string>,
     group_refresh_minutes: 15,
     timeout_seconds: 10,
+    directories: [] as StoredDirectory[],
   },
   oidc: {
     enabled: false,
@@ -45,6 +66,7 @@ export const SETTINGS_DEFAULTS = {
     group_claim: "groups",
     group_roles: {} as Record<string, string>,
     button_label: "single sign-on",
+    group_refresh_minutes: 15,
   },
   mfa: { required_for: "none" as "none" | "admins" | "all" },
   tokens: { default_expiry_days: null as number | null, expiry_warning_days: 7 },
@@ -129,8 +151,8 @@ const Syslog = z.object({
   }),
 });
 
-const Ldap = z.object({
-  enabled: z.boolean().openapi({ description: "Users not found among local users sign in against the directory" }),
+/** A directory's fields, shown the same for the main directory (the ldap section) and each of ldap.directories. */
+const directoryOutFields = {
   url: z
     .string()
     .nullable()
@@ -161,13 +183,32 @@ const Ldap = z.object({
   group_roles: z.record(z.string(), z.string()).openapi({
     description: "A group's cn -> a netkeep role name; the first entry whose group the user is in gives the role",
   }),
-  group_refresh_minutes: z.number().int().openapi({
-    description: "How long a directory user's groups are trusted before they are read again (at the next request)",
-  }),
   timeout_seconds: z
     .number()
     .int()
     .openapi({ description: "How long a connection or an operation on the directory may take" }),
+};
+
+const Directory = z.object({
+  name: z.string().openapi({ description: "What the directory is called in the activity log, events and svc ldap:*" }),
+  enabled: z.boolean().openapi({ description: "Whether sign-in tries this directory" }),
+  ...directoryOutFields,
+});
+
+const Ldap = z.object({
+  enabled: z.boolean().openapi({
+    description:
+      "Users not found among local users sign in against the directory (the main one: this section's fields)",
+  }),
+  ...directoryOutFields,
+  group_refresh_minutes: z.number().int().openapi({
+    description:
+      "How long a directory user's groups are trusted before they are read again (at the next request); for every directory",
+  }),
+  directories: z.array(Directory).openapi({
+    description:
+      "Further directories, tried in order after the main one: the first whose user_filter finds the name decides (docs/users.md)",
+  }),
 });
 
 const Oidc = z.object({
@@ -188,6 +229,10 @@ const Oidc = z.object({
       "A group claim value -> a netkeep role name; the first entry whose group the user is in gives the role",
   }),
   button_label: z.string().openapi({ description: 'The login page\'s button reads "Sign in with <button_label>"' }),
+  group_refresh_minutes: z.number().int().openapi({
+    description:
+      "How long a single sign-on user's groups are trusted before they are read again at the provider with their refresh token (at the next request)",
+  }),
 });
 
 const Mfa = z.object({
@@ -240,6 +285,75 @@ export const SettingsSchema = z
   .openapi("Settings");
 
 const hostName = singleLine(z.string().trim().min(1, "must not be empty").max(253, "must be at most 253 characters"));
+
+/** A directory's fields as a PATCH sends them: the ldap section's own (the main directory) and each of ldap.directories. */
+const directoryPatchFields = {
+  // refine, not regex: a case-insensitive pattern has no faithful JSON Schema form (its flag was printed into it)
+  url: z
+    .string()
+    .refine((u) => /^ldaps?:\/\/[^\s/?#]+\/?$/i.test(u), "must be ldaps://host[:port] or ldap://host[:port]")
+    .nullable()
+    .optional()
+    .openapi({ example: "ldaps://dc1.example.net:636" }),
+  allow_insecure: z.boolean({ error: "must be true or false" }).optional(),
+  ca_certificate: z
+    .string()
+    .max(65536, "must be at most 64 KiB")
+    .refine((pem) => pem.includes("-----BEGIN CERTIFICATE-----"), "must be PEM text (-----BEGIN CERTIFICATE-----)")
+    .nullable()
+    .optional()
+    .openapi({ example: "-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n" }),
+  bind_dn: singleLine(
+    z
+      .string()
+      .min(1, "must not be empty (send null for an anonymous search)")
+      .max(1024, "must be at most 1024 characters"),
+  )
+    .nullable()
+    .optional()
+    .openapi({ example: "CN=netkeep,OU=Service Accounts,DC=example,DC=net" }),
+  bind_password: z
+    .string()
+    .min(1, "must not be empty (send null to remove it)")
+    .max(1024, "must be at most 1024 characters")
+    .nullable()
+    .optional()
+    .openapi({ description: "Write-only; null removes it", example: "s3cret-bind" }),
+  user_base: singleLine(z.string().min(1, "must not be empty").max(1024, "must be at most 1024 characters"))
+    .nullable()
+    .optional()
+    .openapi({ example: "OU=Staff,DC=example,DC=net" }),
+  user_filter: singleLine(z.string().max(1024, "must be at most 1024 characters"))
+    .refine((f) => f.includes("{username}"), "must contain {username}")
+    .optional()
+    .openapi({ example: "(&(sAMAccountName={username})(!(userAccountControl:1.2.840.113556.1.4.803:=2)))" }),
+  email_attribute: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, "must be an attribute name")
+    .optional(),
+  group_base: singleLine(z.string().min(1, "must not be empty").max(1024, "must be at most 1024 characters"))
+    .nullable()
+    .optional(),
+  group_filter: singleLine(z.string().max(1024, "must be at most 1024 characters"))
+    .refine((f) => f.includes("{dn}") || f.includes("{username}"), "must contain {dn} or {username}")
+    .optional()
+    .openapi({ example: "(&(objectClass=group)(member={dn}))" }),
+  group_roles: z
+    .record(z.string().min(1).max(255), z.string().min(1).max(255))
+    .optional()
+    .openapi({ example: { "netkeep-admins": "admin", "network-engineers": "operator", helpdesk: "viewer" } }),
+  timeout_seconds: whole(1, 120, "seconds").optional(),
+};
+
+const DirectoryPatch = z.strictObject({
+  name: z
+    .string({ error: "must be a name" })
+    .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "must be 1-64 lower-case letters, digits, '-' or '_'")
+    .refine((n) => n !== MAIN_DIRECTORY, `'${MAIN_DIRECTORY}' is the ldap section's own directory`)
+    .openapi({ example: "emea" }),
+  enabled: z.boolean({ error: "must be true or false" }).optional(),
+  ...directoryPatchFields,
+});
 
 /** PATCH: any subset of fields, sections merged field by field; unknown fields are refused. */
 export const SettingsPatch = z
@@ -322,65 +436,25 @@ export const SettingsPatch = z
     ldap: z
       .strictObject({
         enabled: z.boolean({ error: "must be true or false" }).optional(),
-        // refine, not regex: a case-insensitive pattern has no faithful JSON Schema form (its flag was printed into it)
-        url: z
-          .string()
-          .refine((u) => /^ldaps?:\/\/[^\s/?#]+\/?$/i.test(u), "must be ldaps://host[:port] or ldap://host[:port]")
-          .nullable()
-          .optional()
-          .openapi({ example: "ldaps://dc1.example.net:636" }),
-        allow_insecure: z.boolean({ error: "must be true or false" }).optional(),
-        ca_certificate: z
-          .string()
-          .max(65536, "must be at most 64 KiB")
-          .refine(
-            (pem) => pem.includes("-----BEGIN CERTIFICATE-----"),
-            "must be PEM text (-----BEGIN CERTIFICATE-----)",
-          )
-          .nullable()
-          .optional()
-          .openapi({ example: "-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n" }),
-        bind_dn: singleLine(
-          z
-            .string()
-            .min(1, "must not be empty (send null for an anonymous search)")
-            .max(1024, "must be at most 1024 characters"),
-        )
-          .nullable()
-          .optional()
-          .openapi({ example: "CN=netkeep,OU=Service Accounts,DC=example,DC=net" }),
-        bind_password: z
-          .string()
-          .min(1, "must not be empty (send null to remove it)")
-          .max(1024, "must be at most 1024 characters")
-          .nullable()
-          .optional()
-          .openapi({ description: "Write-only; null removes it", example: "s3cret-bind" }),
-        user_base: singleLine(z.string().min(1, "must not be empty").max(1024, "must be at most 1024 characters"))
-          .nullable()
-          .optional()
-          .openapi({ example: "OU=Staff,DC=example,DC=net" }),
-        user_filter: singleLine(z.string().max(1024, "must be at most 1024 characters"))
-          .refine((f) => f.includes("{username}"), "must contain {username}")
-          .optional()
-          .openapi({ example: "(&(sAMAccountName={username})(!(userAccountControl:1.2.840.113556.1.4.803:=2)))" }),
-        email_attribute: z
-          .string()
-          .regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/, "must be an attribute name")
-          .optional(),
-        group_base: singleLine(z.string().min(1, "must not be empty").max(1024, "must be at most 1024 characters"))
-          .nullable()
-          .optional(),
-        group_filter: singleLine(z.string().max(1024, "must be at most 1024 characters"))
-          .refine((f) => f.includes("{dn}") || f.includes("{username}"), "must contain {dn} or {username}")
-          .optional()
-          .openapi({ example: "(&(objectClass=group)(member={dn}))" }),
-        group_roles: z
-          .record(z.string().min(1).max(255), z.string().min(1).max(255))
-          .optional()
-          .openapi({ example: { "netkeep-admins": "admin", "network-engineers": "operator", helpdesk: "viewer" } }),
+        ...directoryPatchFields,
         group_refresh_minutes: whole(1, 1440, "minutes").optional(),
-        timeout_seconds: whole(1, 120, "seconds").optional(),
+        directories: z
+          .array(DirectoryPatch, { error: "must be a list of directories" })
+          .max(20, "must list at most 20 directories")
+          .superRefine((list, ctx) => {
+            const seen = new Set<string>();
+            list.forEach((d, i) => {
+              const key = d.name.toLowerCase();
+              if (seen.has(key))
+                ctx.addIssue({ code: "custom", path: [i, "name"], message: `'${d.name}' is named twice` });
+              seen.add(key);
+            });
+          })
+          .optional()
+          .openapi({
+            description:
+              "Replaces the list whole. An entry keeps the stored bind password of the entry of the same name unless it sends bind_password (null removes it)",
+          }),
       })
       .optional(),
     oidc: z
@@ -419,6 +493,7 @@ export const SettingsPatch = z
         button_label: singleLine(z.string().min(1, "must not be empty").max(64, "must be at most 64 characters"))
           .optional()
           .openapi({ example: "Entra ID" }),
+        group_refresh_minutes: whole(1, 1440, "minutes").optional(),
       })
       .optional(),
     mfa: z

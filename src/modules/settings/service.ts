@@ -6,7 +6,14 @@ import { FieldErrorBag, ApiError } from "../../http/errors.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
 import { canonicalTimeZone, cronProblem, cronText } from "../tasks/cron.ts";
-import { SETTINGS_DEFAULTS, type Settings, type SettingsOut, type SettingsPatch } from "./schema.ts";
+import {
+  DIRECTORY_DEFAULTS,
+  SETTINGS_DEFAULTS,
+  type Settings,
+  type SettingsOut,
+  type SettingsPatch,
+  type StoredDirectory,
+} from "./schema.ts";
 
 const ROW_ID = 1;
 type Section = Record<string, unknown>;
@@ -23,6 +30,9 @@ function merged(stored: Record<string, unknown>): Settings {
           ? fallback
           : value;
   }
+  const ldap = out.ldap as Settings["ldap"];
+  // A directory field added later reaches stored entries as its default, as a section's fields do.
+  ldap.directories = (ldap.directories ?? []).map((d) => ({ ...DIRECTORY_DEFAULTS, ...d }));
   return out as Settings;
 }
 
@@ -91,6 +101,15 @@ export async function ldapBindPassword(db: DbOrTx, secrets: SecretBox): Promise<
   return row?.sealed ? secrets.decrypt(row.sealed) : null;
 }
 
+/** The bind passwords of ldap.directories in clear, by entry name, for the directory client only. */
+export async function ldapDirectoryPasswords(db: DbOrTx, secrets: SecretBox): Promise<Record<string, string>> {
+  const [row] = await db
+    .select({ sealed: appSettings.ldapDirectoryPasswordsEnc })
+    .from(appSettings)
+    .where(eq(appSettings.id, ROW_ID));
+  return row?.sealed ? (JSON.parse(await secrets.decrypt(row.sealed)) as Record<string, string>) : {};
+}
+
 /** The OpenID Connect client secret in clear, for the sign-in flow only; null when none is set. */
 export async function oidcClientSecret(db: DbOrTx, secrets: SecretBox): Promise<string | null> {
   const [row] = await db
@@ -104,7 +123,10 @@ export function serializeSettings(s: StoredSettings): SettingsOut & { updated_at
   return {
     ...s.settings,
     smtp: { ...s.settings.smtp, has_password: s.hasSmtpPassword },
-    ldap: { ...s.settings.ldap, has_bind_password: s.hasLdapBindPassword },
+    ldap: {
+      ...s.settings.ldap,
+      has_bind_password: s.hasLdapBindPassword,
+    },
     oidc: { ...s.settings.oidc, has_client_secret: s.hasOidcClientSecret },
     updated_at: s.updatedAt?.toISOString() ?? null,
   };
@@ -120,24 +142,29 @@ function flat(s: SettingsOut): Record<string, unknown> {
   return out;
 }
 
-/** An enabled directory needs where to connect and where users are; checked on the merged result of a PATCH. */
-function directoryProblem(ldap: Settings["ldap"]): { field: string; message: string } | undefined {
+/**
+ * An enabled directory needs where to connect and where users are; checked on the merged result of a PATCH, for
+ * the main directory (prefix "ldap") and each further one ("ldap.directories.<i>").
+ */
+function directoryProblem(
+  ldap: typeof DIRECTORY_DEFAULTS,
+  prefix: string,
+): { field: string; message: string } | undefined {
   if (!ldap.enabled) return undefined;
   if (!ldap.url)
     return {
-      field: "url",
-      message: "ldap.url is needed to enable the directory (ldaps://host:636 or ldap://host:389)",
+      field: `${prefix}.url`,
+      message: `${prefix}.url is needed to enable the directory (ldaps://host:636 or ldap://host:389)`,
     };
   if (!ldap.user_base)
     return {
-      field: "user_base",
-      message: "ldap.user_base is needed to enable the directory (where users are searched)",
+      field: `${prefix}.user_base`,
+      message: `${prefix}.user_base is needed to enable the directory (where users are searched)`,
     };
   if (!Object.keys(ldap.group_roles).length)
     return {
-      field: "group_roles",
-      message:
-        "ldap.group_roles is needed to enable the directory: map at least one group to a role, or nobody could sign in",
+      field: `${prefix}.group_roles`,
+      message: `${prefix}.group_roles is needed to enable the directory: map at least one group to a role, or nobody could sign in`,
     };
   return undefined;
 }
@@ -184,17 +211,25 @@ async function checkPatch(db: DbOrTx, patch: SettingsPatch): Promise<SettingsPat
     if (!found)
       bag.add("default_credential_id", `default_credential_id ${patch.default_credential_id} is not a credential's id`);
   }
-  for (const section of ["ldap", "oidc"] as const) {
-    const groupRoles = patch[section]?.group_roles;
+  const mappings: [string, Record<string, string> | undefined][] = [
+    ["ldap", checked.ldap?.group_roles],
+    ["oidc", checked.oidc?.group_roles],
+    ...(checked.ldap?.directories ?? []).map((d, i): [string, Record<string, string> | undefined] => [
+      `ldap.directories.${i}`,
+      d.group_roles,
+    ]),
+  ];
+  for (const [prefix, groupRoles] of mappings) {
     if (!groupRoles) continue;
     const known = new Map((await db.select({ name: roles.name }).from(roles)).map((r) => [nameKey(r.name), r.name]));
     for (const [group, role] of Object.entries(groupRoles)) {
       const name = known.get(nameKey(role));
-      if (name) checked[section]!.group_roles![group] = name;
+      // The role as the catalogue spells it, written into the checked copy (groupRoles is that copy's own map).
+      if (name) groupRoles[group] = name;
       else
         bag.add(
-          `${section}.group_roles`,
-          `${section}.group_roles maps group '${group}' to role '${role}', which does not exist; use one of: ${[...known.values()].join(", ")}`,
+          `${prefix}.group_roles`,
+          `${prefix}.group_roles maps group '${group}' to role '${role}', which does not exist; use one of: ${[...known.values()].join(", ")}`,
         );
     }
   }
@@ -216,12 +251,28 @@ export async function updateSettings(
   const values: Record<string, unknown> = { ...(row?.values ?? {}) };
   const { smtp, ldap, oidc, ...rest } = checked;
   const { password, ...smtpFields } = smtp ?? {};
-  const { bind_password: bindPassword, ...ldapFields } = ldap ?? {};
+  const { bind_password: bindPassword, directories, ...ldapFields } = ldap ?? {};
+  const directorySecretsSet: string[] = [];
+  let storedDirectories: StoredDirectory[] | undefined;
+  let sealedDirectoryPasswords = row?.ldapDirectoryPasswordsEnc ?? null;
+  if (directories) {
+    // An entry sent without bind_password keeps the one stored under its name; entries left out lose theirs.
+    const previous = await ldapDirectoryPasswords(tx, secrets);
+    const passwords: Record<string, string> = {};
+    storedDirectories = [];
+    for (const { bind_password: password, ...fields } of directories) {
+      const kept = password === undefined ? previous[fields.name] : (password ?? undefined);
+      if (kept !== undefined) passwords[fields.name] = kept;
+      if (password !== undefined) directorySecretsSet.push(`ldap.directories.${fields.name}.bind_password`);
+      storedDirectories.push({ ...DIRECTORY_DEFAULTS, ...fields, has_bind_password: kept !== undefined });
+    }
+    sealedDirectoryPasswords = Object.keys(passwords).length ? await secrets.encrypt(JSON.stringify(passwords)) : null;
+  }
   const { client_secret: clientSecret, ...oidcFields } = oidc ?? {};
   for (const [key, value] of Object.entries({
     ...rest,
     ...(smtp ? { smtp: smtpFields } : {}),
-    ...(ldap ? { ldap: ldapFields } : {}),
+    ...(ldap ? { ldap: { ...ldapFields, ...(storedDirectories ? { directories: storedDirectories } : {}) } } : {}),
     ...(oidc ? { oidc: oidcFields } : {}),
   })) {
     if (value === undefined) continue;
@@ -249,8 +300,14 @@ export async function updateSettings(
   let sealedClientSecret = row?.oidcClientSecretEnc ?? null;
   if (clientSecret !== undefined)
     sealedClientSecret = clientSecret === null ? null : await secrets.encrypt(clientSecret);
-  const ldapProblem = directoryProblem(merged(values).ldap);
-  if (ldapProblem) throw ApiError.validation({ [`ldap.${ldapProblem.field}`]: [ldapProblem.message] });
+  const mergedLdap = merged(values).ldap;
+  for (const [directory, prefix] of [
+    [mergedLdap, "ldap"] as const,
+    ...mergedLdap.directories.map((d, i) => [d, `ldap.directories.${i}`] as const),
+  ]) {
+    const problem = directoryProblem(directory, prefix);
+    if (problem) throw ApiError.validation({ [problem.field]: [problem.message] });
+  }
   const ssoProblem = oidcProblem(merged(values).oidc);
   if (ssoProblem) throw ApiError.validation({ [`oidc.${ssoProblem.field}`]: [ssoProblem.message] });
   const stored = {
@@ -258,6 +315,7 @@ export async function updateSettings(
     smtpPasswordEnc: sealed,
     ldapBindPasswordEnc: sealedBind,
     oidcClientSecretEnc: sealedClientSecret,
+    ldapDirectoryPasswordsEnc: sealedDirectoryPasswords,
     updatedAt: now,
   };
   await tx
@@ -277,6 +335,7 @@ export async function updateSettings(
       secretsSet: [
         ...(password !== undefined ? ["smtp.password"] : []),
         ...(bindPassword !== undefined ? ["ldap.bind_password"] : []),
+        ...directorySecretsSet,
         ...(clientSecret !== undefined ? ["oidc.client_secret"] : []),
       ],
     },
