@@ -115,6 +115,13 @@ textarea.code { font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberati
 .field.invalid input, .field.invalid select, .field.invalid textarea { border-color:var(--bad); }
 .next-steps li { margin:6px 0; } .next-steps .done { color:var(--ok); }
 pre.snippet { margin:0; max-height:8em; }
+.chart { width:100%; min-height:240px; margin:8px 0 16px; }
+.rule-lines { margin:4px 0 0; padding-left:18px; } .rule-lines code { white-space:pre-wrap; }
+.remediation { margin:4px 0 0; }
+textarea.definition { min-height:16em; }
+.line-problems { margin:6px 0 0; padding-left:18px; color:var(--bad); font-size:13px; }
+.progress { display:flex; flex-wrap:wrap; gap:8px; margin:8px 0; }
+details.output summary { cursor:pointer; } details.output pre { max-height:24em; }
 ul.links { padding-left:18px; }
 @media (max-width: 700px) {
   .topbar { flex-wrap:wrap; gap:8px 16px; } .whoami { margin-left:0; }
@@ -196,6 +203,22 @@ const JS = `
       hits[at].scrollIntoView({ block: "center" });
       count.textContent = (at + 1) + " of " + hits.length + " lines (line " + hits[at].getAttribute("data-n") + ")";
     });
+  }
+  // Charts: a [data-chart] box holds its series as JSON ({x: [unix seconds], y: axis label, series: [{label,
+  // color, values}]}); uPlot draws them, as wide as the box. The table beside each chart holds the same numbers.
+  if (window.uPlot) {
+    var boxes = document.querySelectorAll("[data-chart]");
+    for (var b = 0; b < boxes.length; b++) {
+      var box = boxes[b], spec = JSON.parse(box.getAttribute("data-chart"));
+      var series = [{}], data = [spec.x];
+      for (var s = 0; s < spec.series.length; s++) {
+        series.push({ label: spec.series[s].label, stroke: spec.series[s].color, width: 2, points: { show: true } });
+        data.push(spec.series[s].values);
+      }
+      box.textContent = "";
+      new window.uPlot({ width: Math.max(box.clientWidth, 280), height: 240, series: series,
+        axes: [{}, { label: spec.y }], scales: { y: spec.max ? { range: [0, spec.max] } : {} } }, data, box);
+    }
   }
   document.addEventListener("submit", function (event) {
     var message = event.target.getAttribute("data-confirm");
