@@ -221,7 +221,8 @@ const JS = `
     }
   }
   document.addEventListener("submit", function (event) {
-    var message = event.target.getAttribute("data-confirm");
+    // A form's own question, or that of the button that sent it (a form with a harmless and a risky button).
+    var message = (event.submitter && event.submitter.getAttribute("data-confirm")) || event.target.getAttribute("data-confirm");
     if (message && !window.confirm(message)) event.preventDefault();
   });
 })();

@@ -38,6 +38,9 @@ import { registerTokensPage } from "./tokens/page.tsx";
 import { registerCompliancePage } from "./compliance/page.tsx";
 import { registerComplianceForms } from "./compliance/policy-form.tsx";
 import { registerSnippetsPage } from "./snippets/page.tsx";
+import { registerSnippetForms } from "./snippets/form.tsx";
+import { registerSnippetDeployPages } from "./snippets/deploy.tsx";
+import { registerDeploymentPages } from "./snippets/deployment.tsx";
 import { registerWebhooksPage } from "./webhooks/page.tsx";
 import { viewerAuth } from "./viewer.ts";
 
@@ -85,6 +88,9 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerCompliancePage(app);
   registerComplianceForms(app);
   registerSnippetsPage(app);
+  registerSnippetForms(app);
+  registerDeploymentPages(app);
+  registerSnippetDeployPages(app);
   registerWebhooksPage(app);
   registerAccountPages(app);
   app.use(
