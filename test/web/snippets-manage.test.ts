@@ -63,7 +63,7 @@ describe.skipIf(unavailable)("snippets in headless Chromium", () => {
       ["core-1", "core"],
       ["edge-1", "edge"],
       ["edge-2", "edge"],
-    ])
+    ] as const)
       ids[name] = await createDevice(t, token, { device_name: name, device_tags: [tag] });
   });
   afterAll(async () => {
