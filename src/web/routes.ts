@@ -43,6 +43,8 @@ import { registerSnippetDeployPages } from "./snippets/deploy.tsx";
 import { registerDeploymentPages } from "./snippets/deployment.tsx";
 import { registerWebhooksPage } from "./webhooks/page.tsx";
 import { viewerAuth } from "./viewer.ts";
+import { registerActivityPage } from "./activity.tsx";
+import { registerReportsPage } from "./reports.tsx";
 
 /**
  * The server-rendered web interface: login/logout, the fleet pages (dashboard, devices, configurations and diffs,
@@ -92,6 +94,8 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerDeploymentPages(app);
   registerSnippetDeployPages(app);
   registerWebhooksPage(app);
+  registerActivityPage(app);
+  registerReportsPage(app);
   registerAccountPages(app);
   app.use(
     "/settings/restapi/*",
