@@ -6,6 +6,7 @@ import { Time } from "./format.tsx";
 import { renderPage } from "./layout.tsx";
 import { Pager, pageListQuery, withoutEmptyFields } from "./list-page.tsx";
 import { requirePage } from "./viewer.ts";
+import { plural } from "../words.ts";
 
 /** A changed value as a short text: JSON for lists and objects, cut at 80 characters. */
 function shown(value: unknown): string {
@@ -19,7 +20,14 @@ function Changes(props: { changes: ActivityOut["changes"] }) {
   if (!entries.length) return <span class="muted">no field changed</span>;
   return (
     <details>
-      <summary>{entries.map(([k]) => k).join(", ")}</summary>
+      <summary>
+        {entries.length > 3
+          ? `${plural(entries.length, "field")}: ${entries
+              .slice(0, 3)
+              .map(([k]) => k)
+              .join(", ")}…`
+          : entries.map(([k]) => k).join(", ")}
+      </summary>
       <ul class="rule-lines">
         {entries.map(([field, { old, new: now }]) => (
           <li>

@@ -240,17 +240,21 @@ export function registerReportsPage(web: Hono<WebEnv>): void {
           {trends && (
             <section class="card" id="compliance">
               <h2>Compliance over time</h2>
-              <Chart
-                id="compliance-chart"
-                label="Share of compliant devices"
-                x={trends.periods.map((p) => new Date(p.period_start))}
-                y="% compliant"
-                max={100}
-                series={[
-                  { label: "% compliant", color: "#1d7a3a", values: trends.periods.map((p) => p.compliant_percent) },
-                ]}
-                fallback="The compliance chart needs JavaScript; the CSV holds the numbers."
-              />
+              {trends.periods.every((p) => p.compliant_percent === null) ? (
+                <p class="muted">No device was evaluated in the range.</p>
+              ) : (
+                <Chart
+                  id="compliance-chart"
+                  label="Share of compliant devices"
+                  x={trends.periods.map((p) => new Date(p.period_start))}
+                  y="% compliant"
+                  max={100}
+                  series={[
+                    { label: "% compliant", color: "#1d7a3a", values: trends.periods.map((p) => p.compliant_percent) },
+                  ]}
+                  fallback="The compliance chart needs JavaScript; the CSV holds the numbers."
+                />
+              )}
               <p>
                 <a href={csvHref(c, "compliance-trends")} download>
                   Download (CSV)

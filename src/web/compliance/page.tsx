@@ -193,38 +193,40 @@ export function registerCompliancePage(web: Hono<WebEnv>): void {
                         <td>{plural(Number(p.rules_count), "rule")}</td>
                         <td>{plural(Number(p.assignments_count), "assignment")}</td>
                         {canWrite && (
-                          <td class="row-form">
-                            {p.builtin ? null : <a href={`/compliance/policies/${p.id}/edit`}>Edit</a>}
-                            <CsrfForm
-                              action={`/compliance/policies/${p.id}/copy`}
-                              csrf={c.var.session.csrfToken}
-                              class="inline"
-                            >
-                              <button type="submit" class="link-button">
-                                Copy
-                              </button>
-                            </CsrfForm>
-                            <CsrfForm
-                              action={`/compliance/policies/${p.id}/run`}
-                              csrf={c.var.session.csrfToken}
-                              class="inline"
-                            >
-                              <button type="submit" class="link-button">
-                                Run
-                              </button>
-                            </CsrfForm>
-                            {p.builtin ? null : (
+                          <td>
+                            <div class="row-form">
+                              {p.builtin ? null : <a href={`/compliance/policies/${p.id}/edit`}>Edit</a>}
                               <CsrfForm
-                                action={`/compliance/policies/${p.id}/delete`}
+                                action={`/compliance/policies/${p.id}/copy`}
                                 csrf={c.var.session.csrfToken}
                                 class="inline"
-                                confirm={`Delete the policy ${String(p.name)}?`}
                               >
                                 <button type="submit" class="link-button">
-                                  Delete
+                                  Copy
                                 </button>
                               </CsrfForm>
-                            )}
+                              <CsrfForm
+                                action={`/compliance/policies/${p.id}/run`}
+                                csrf={c.var.session.csrfToken}
+                                class="inline"
+                              >
+                                <button type="submit" class="link-button">
+                                  Run
+                                </button>
+                              </CsrfForm>
+                              {p.builtin ? null : (
+                                <CsrfForm
+                                  action={`/compliance/policies/${p.id}/delete`}
+                                  csrf={c.var.session.csrfToken}
+                                  class="inline"
+                                  confirm={`Delete the policy ${String(p.name)}?`}
+                                >
+                                  <button type="submit" class="link-button">
+                                    Delete
+                                  </button>
+                                </CsrfForm>
+                              )}
+                            </div>
                           </td>
                         )}
                       </tr>
@@ -271,26 +273,28 @@ export function registerCompliancePage(web: Hono<WebEnv>): void {
                           {a.run_on_backup ? ", after each backup" : ""}
                         </td>
                         {canWrite && (
-                          <td class="row-form">
-                            <CsrfForm
-                              action={`/compliance/assignments/${a.id}/run`}
-                              csrf={c.var.session.csrfToken}
-                              class="inline"
-                            >
-                              <button type="submit" class="link-button">
-                                Run
-                              </button>
-                            </CsrfForm>
-                            <CsrfForm
-                              action={`/compliance/assignments/${a.id}/delete`}
-                              csrf={c.var.session.csrfToken}
-                              class="inline"
-                              confirm="Delete this assignment and its results?"
-                            >
-                              <button type="submit" class="link-button">
-                                Delete
-                              </button>
-                            </CsrfForm>
+                          <td>
+                            <div class="row-form">
+                              <CsrfForm
+                                action={`/compliance/assignments/${a.id}/run`}
+                                csrf={c.var.session.csrfToken}
+                                class="inline"
+                              >
+                                <button type="submit" class="link-button">
+                                  Run
+                                </button>
+                              </CsrfForm>
+                              <CsrfForm
+                                action={`/compliance/assignments/${a.id}/delete`}
+                                csrf={c.var.session.csrfToken}
+                                class="inline"
+                                confirm="Delete this assignment and its results?"
+                              >
+                                <button type="submit" class="link-button">
+                                  Delete
+                                </button>
+                              </CsrfForm>
+                            </div>
                           </td>
                         )}
                       </tr>

@@ -48,6 +48,22 @@ const BADGE: Record<string, string> = {
   skipped: "",
 };
 
+/** A unified diff with its added and removed lines marked. */
+function DiffText(props: { diff: string }) {
+  const kind = (line: string) =>
+    line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "added" : line.startsWith("-") ? "removed" : undefined;
+  return (
+    <pre class="diff-text">
+      {props.diff
+        .replace(/\n$/, "")
+        .split("\n")
+        .map((line) => (
+          <span class={kind(line)}>{line}</span>
+        ))}
+    </pre>
+  );
+}
+
 function Counts(props: { d: Deployment }) {
   return (
     <ul class="progress" aria-label="Devices by state">
@@ -138,7 +154,7 @@ async function Progress(c: Context<WebEnv>, d: Deployment) {
                     {typeof result.diff === "string" && (
                       <details class="output" open={result.diff !== "" && r.status === "success"}>
                         <summary>Configuration before and after</summary>
-                        {result.diff ? <pre class="diff-text">{result.diff}</pre> : <p class="muted">No change.</p>}
+                        {result.diff ? <DiffText diff={result.diff} /> : <p class="muted">No change.</p>}
                       </details>
                     )}
                   </td>
