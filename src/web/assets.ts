@@ -117,6 +117,8 @@ textarea.code { font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberati
 .next-steps li { margin:6px 0; } .next-steps .done { color:var(--ok); }
 pre.snippet { margin:0; max-height:8em; }
 td time { white-space:nowrap; }
+/* Text-heavy columns keep a readable width on a phone: their table scrolls sideways instead. */
+td.wide { min-width:16em; }
 .chart { width:100%; min-height:240px; margin:8px 0 16px; overflow:hidden; }
 .rule-lines { margin:4px 0 0; padding-left:18px; } .rule-lines code { white-space:pre-wrap; }
 .remediation { margin:4px 0 0; }

@@ -47,7 +47,9 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
       "Compliance",
       "Snippets",
       "Webhooks",
+      "Reports",
       "Users",
+      "Activity",
       "Settings",
       "API tokens",
       "REST API Access",
@@ -106,7 +108,14 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
 
   it("gives a scoped role only its pages: no webhooks (they carry every device's events), no compliance", async () => {
     await b.loginAs("edgy");
-    expect((await menu()).map(([label]) => label)).toEqual(["Dashboard", "Devices", "Tasks", "Settings", "API tokens"]);
+    expect((await menu()).map(([label]) => label)).toEqual([
+      "Dashboard",
+      "Devices",
+      "Tasks",
+      "Reports",
+      "Settings",
+      "API tokens",
+    ]);
     expect((await b.page.goto(`${b.base}/webhooks`))!.status()).toBe(403);
     expect((await b.page.goto(`${b.base}/compliance`))!.status()).toBe(403);
   });

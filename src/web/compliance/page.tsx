@@ -106,7 +106,7 @@ function ResultsTable(props: { rows: ResultOut[] }) {
                 <StateBadge status={r.status} />
               </td>
               <td>{`${r.passed_rules} of ${plural(r.total_rules, "rule")}`}</td>
-              <td>
+              <td class="wide">
                 <FailingRules rules={r.rules} limit={3} />
                 <a href={`/compliance/results/${r.id}`}>Details</a>
               </td>
@@ -184,7 +184,7 @@ export function registerCompliancePage(web: Hono<WebEnv>): void {
                   <tbody>
                     {policies.rows.map((p) => (
                       <tr data-id={String(p.id)}>
-                        <td>
+                        <td class="wide">
                           <strong>{String(p.name)}</strong>
                           {p.builtin ? <span class="badge">built-in</span> : null}
                           <div class="muted">{String(p.description)}</div>
