@@ -14,7 +14,7 @@ import { systemClock } from "../src/clock.ts";
 import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/client.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
-import { configs, devices, jobs } from "../src/db/schema/index.ts";
+import { complianceResults, configs, devices, jobs } from "../src/db/schema/index.ts";
 import { indexAllPending } from "../src/modules/configs/search/search-index.ts";
 import { storeConfig } from "../src/modules/configs/storage/store.ts";
 import { loadBuiltinTemplates } from "../src/runtime/builtin-templates.ts";
@@ -22,6 +22,9 @@ import { generateAppKey } from "../src/secrets/box.ts";
 import { SESSION_COOKIE } from "../src/web/cookies.ts";
 import { deviceHistory, significantText } from "./configs-data.ts";
 import { seedDevices } from "./seed.ts";
+import { runComplianceJob } from "../collector/compliance-job.ts";
+import { claimNextJob } from "../src/jobs/queue.ts";
+import { silentLogger } from "../src/logger.ts";
 
 /**
  * `npm run bench:web [-- --devices 10000 --versions 2 --bytes 8000 --runs 15]`
@@ -140,6 +143,33 @@ async function main() {
     task_cron: "0 2 * * *",
   });
   await api(`/api/v1/tasks/${task.id}/run`, {});
+  // Compliance: a policy judging every device, evaluated once (a result per device, one rule in two failing on some).
+  const policy = await api("/api/v1/policies", {
+    name: "bench baseline",
+    definition: [
+      "// Description: remote logging",
+      "#[must_match_regex]",
+      "^logging host 10\\.255",
+      "",
+      "// Description: no Telnet",
+      "#[must_not_match_regex]",
+      "^ transport input .*telnet",
+    ].join("\n"),
+  });
+  await api("/api/v1/policy-assignments", { policy_id: policy.id, scope: "all" });
+  await api(`/api/v1/policies/${policy.id}/run`, {});
+  for (let job; (job = await claimNextJob(db, "bench", new Date(), 600_000)); ) {
+    if (job.type === "compliance")
+      await runComplianceJob({ db, secrets, clock: systemClock, logger: silentLogger, owner: "bench" }, job);
+  }
+  const [result] = await db.select({ id: complianceResults.id }).from(complianceResults).limit(1);
+  // Snippets: one deployed to every device (its pushes stay queued: no collector runs here).
+  const snippet = await api("/api/v1/snippets", { name: "ntp", content: "ntp server {ntp}" });
+  const deployment = await api(`/api/v1/snippets/${snippet.id}/deploy`, {
+    devices: ids,
+    dynamic_vars: { ntp: "192.0.2.5" },
+    confirm_device_count: ids.length,
+  });
   const cookie = `${SESSION_COOKIE}=${await createSession(db, { userId, ip: "127.0.0.1", userAgent: "bench", lifetimeMs: config.sessionLifetimeMs }, now)}`;
   log(`  seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
@@ -170,6 +200,18 @@ async function main() {
     ["tasks", "/tasks"],
     ["task with its run", `/tasks/${task.id}`],
     ["users", "/admin/users"],
+    ["compliance", "/compliance"],
+    ["compliance, not compliant only", "/compliance?filter[status]=not_compliant&filter[latest]=true"],
+    ["compliance result", `/compliance/results/${result?.id}`],
+    ["snippets", "/snippets"],
+    ["snippet with its deploy form", `/snippets/${snippet.id}`],
+    ["deployments", "/snippets/deployments"],
+    ["deployment to every device", `/snippets/deployments/${deployment.id}`],
+    ["deployment progress (htmx)", `/snippets/deployments/${deployment.id}/progress`],
+    ["activity log", "/activity"],
+    ["activity log, one action", "/activity?filter[action]=device.create"],
+    ["reports", "/reports"],
+    ["reports, devices by tag", "/reports?group_by=tag"],
   ];
 
   const render = async (path: string) => {

@@ -17,7 +17,7 @@ h1 { font-size:24px; margin:0 0 16px; } h2 { font-size:19px; margin:24px 0 12px;
 .topbar { display:flex; align-items:center; gap:24px; padding:10px 20px; background:#17202e; color:#e8edf3; }
 .topbar a { color:#e8edf3; text-decoration:none; } .topbar .brand { font-weight:700; font-size:17px; }
 .topnav { display:flex; gap:12px; align-items:center; } .topnav .muted { color:#9aa7b7; }
-.whoami { margin-left:auto; display:flex; gap:12px; align-items:center; } .whoami .muted { color:#9aa7b7; }
+.whoami { margin-left:auto; display:flex; gap:12px; align-items:center; white-space:nowrap; } .whoami .muted { color:#9aa7b7; }
 .muted { color:var(--muted); }
 .card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:20px; margin-bottom:20px; }
 .card > h1:first-child, .card > h2:first-child { margin-top:0; }
@@ -103,6 +103,7 @@ fieldset.checks { border:none; padding:0; margin:0; }
 tr[aria-current=true] td { background:#eef4fd; }
 .row-form { display:flex; gap:6px; align-items:center; flex-wrap:wrap; margin:0; }
 .row-form input[type=password] { width:auto; min-width:10em; }
+td .row-form .link-button, .actions .link-button { color:var(--accent); }
 .grid-form { display:grid; grid-template-columns:repeat(auto-fit, minmax(200px, 1fr)); gap:4px 16px; align-items:end; }
 .scope-form { margin-top:8px; } .scope-form select { min-width:12em; display:block; }
 .button.danger { background:#fff; color:var(--bad); border-color:var(--bad); }
@@ -115,6 +116,17 @@ textarea.code { font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberati
 .field.invalid input, .field.invalid select, .field.invalid textarea { border-color:var(--bad); }
 .next-steps li { margin:6px 0; } .next-steps .done { color:var(--ok); }
 pre.snippet { margin:0; max-height:8em; }
+td time { white-space:nowrap; }
+/* Text-heavy columns keep a readable width on a phone: their table scrolls sideways instead. */
+td.wide { min-width:16em; }
+.chart { width:100%; min-height:240px; margin:8px 0 16px; overflow:hidden; }
+.rule-lines { margin:4px 0 0; padding-left:18px; } .rule-lines code { white-space:pre-wrap; }
+.remediation { margin:4px 0 0; }
+textarea.definition { min-height:16em; }
+.line-problems { margin:6px 0 0; padding-left:18px; color:var(--bad); font-size:13px; }
+.progress { display:flex; flex-wrap:wrap; gap:8px; margin:8px 0; padding:0; list-style:none; }
+pre.diff-text span { display:block; } pre.diff-text .hunk { color:var(--muted); }
+details.output summary { cursor:pointer; } details.output pre { max-height:24em; }
 ul.links { padding-left:18px; }
 h1.mono { font-size:20px; overflow-wrap:anywhere; } .whoami { white-space:nowrap; }
 .numbered .line-problem { color:var(--bad); background:#fdecea; } .numbered mark { background:#ffe27a; color:inherit; }
@@ -199,8 +211,31 @@ const JS = `
       count.textContent = (at + 1) + " of " + hits.length + " lines (line " + hits[at].getAttribute("data-n") + ")";
     });
   }
+  // Charts: a [data-chart] box holds its series as JSON ({x: [unix seconds], y: axis label, series: [{label,
+  // color, values}]}); uPlot draws them, as wide as the box. The table beside each chart holds the same numbers.
+  if (window.uPlot) {
+    // Counts and percentages: ticks on whole numbers only.
+    var WHOLE = [1, 2, 5, 10, 20, 25, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000];
+    var boxes = document.querySelectorAll("[data-chart]");
+    for (var b = 0; b < boxes.length; b++) {
+      var box = boxes[b], spec = JSON.parse(box.getAttribute("data-chart"));
+      var series = [{}], data = [spec.x];
+      for (var s = 0; s < spec.series.length; s++) {
+        series.push({ label: spec.series[s].label, stroke: spec.series[s].color, width: 2, points: { show: true } });
+        data.push(spec.series[s].values);
+      }
+      box.textContent = "";
+      var plot = new window.uPlot({ width: Math.max(box.clientWidth, 240), height: 240, series: series,
+        axes: [{}, { label: spec.y, incrs: WHOLE }], scales: { y: spec.max ? { range: [0, spec.max] } : {} } }, data, box);
+      // As wide as its box whenever the window changes (a phone turned, a window resized).
+      (function (plot, box) {
+        window.addEventListener("resize", function () { plot.setSize({ width: Math.max(box.clientWidth, 240), height: 240 }); });
+      })(plot, box);
+    }
+  }
   document.addEventListener("submit", function (event) {
-    var message = event.target.getAttribute("data-confirm");
+    // A form's own question, or that of the button that sent it (a form with a harmless and a risky button).
+    var message = (event.submitter && event.submitter.getAttribute("data-confirm")) || event.target.getAttribute("data-confirm");
     if (message && !window.confirm(message)) event.preventDefault();
   });
 })();

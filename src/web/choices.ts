@@ -6,6 +6,7 @@ import type { DbOrTx } from "../db/client.ts";
 import type { ListQuery, ListSpec } from "../http/list.ts";
 import { categoriesResource } from "../modules/categories/resource.ts";
 import { credentialsResource } from "../modules/credentials/resource.ts";
+import { tagsResource } from "../modules/tags/resource.ts";
 import { templatesResource } from "../modules/templates/resource.ts";
 import { vendorsResource } from "../modules/vendors/resource.ts";
 import type { WebEnv } from "./env.ts";
@@ -52,3 +53,14 @@ export async function deviceChoices(c: Context<WebEnv>) {
 }
 
 export type DeviceChoices = Awaited<ReturnType<typeof deviceChoices>>;
+
+/** The tags and categories a form targeting devices offers (each to a role that may list it; null otherwise). */
+export async function targetChoices(c: Context<WebEnv>) {
+  const [tags, categories] = await Promise.all([
+    choices(c, tagsResource, "tags.read", "name"),
+    choices(c, categoriesResource, "categories.read", "name"),
+  ]);
+  return { tags, categories };
+}
+
+export type TargetChoices = Awaited<ReturnType<typeof targetChoices>>;

@@ -6,6 +6,10 @@ import { ASSET_VERSION } from "./assets.ts";
 import type { WebEnv } from "./env.ts";
 import type { AuthContext } from "../http/env.ts";
 import { menuFor } from "./menu.ts";
+import { vendoredHref } from "./vendor-assets.ts";
+
+/** htmx without the inline <style> the CSP refuses, and without eval. */
+const HTMX_CONFIG = JSON.stringify({ includeIndicatorStyles: false, allowEval: false, allowScriptTags: false });
 
 /** Only our own stylesheet and script: no CDN, no inline code, nothing framed. */
 const CONTENT_SECURITY_POLICY = [
@@ -68,7 +72,8 @@ function Header(props: { appName: string; session?: WebSession; auth?: AuthConte
   );
 }
 
-export type PageProps = { title: string; session?: WebSession; children?: Child };
+/** `charts`: the page draws uPlot charts (elements with data-chart), so it loads the library. */
+export type PageProps = { title: string; session?: WebSession; charts?: boolean; children?: Child };
 
 /** Renders a whole HTML document with the security headers every web page carries. */
 export function renderPage(c: Context<WebEnv>, status: ContentfulStatusCode, props: PageProps) {
@@ -80,7 +85,11 @@ export function renderPage(c: Context<WebEnv>, status: ContentfulStatusCode, pro
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${props.title} · ${appName}`}</title>
+        <meta name="htmx-config" content={HTMX_CONFIG} />
         <link rel="stylesheet" href={`/assets/netkeep.css?v=${ASSET_VERSION}`} />
+        {props.charts && <link rel="stylesheet" href={vendoredHref("uplot.min.css")} />}
+        <script src={vendoredHref("htmx.min.js")} defer></script>
+        {props.charts && <script src={vendoredHref("uplot.min.js")} defer></script>}
         <script src={`/assets/netkeep.js?v=${ASSET_VERSION}`} defer></script>
       </head>
       <body>

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { listQuerySchema, parseListQuery, type ListQuery, type ListSpec } from "../http/list.ts";
 import type { WebEnv } from "./env.ts";
 import { routeQuery } from "./route-query.ts";
+import { plural, singular } from "../words.ts";
 
 /**
  * What a GET form leaves in its query string that the API's list parser would refuse: empty fields (a filter
@@ -43,7 +44,7 @@ type Meta = {
   more?: boolean;
 };
 
-/** "21-40 of 312" with previous/next links: the list envelope's meta, as a page shows it. */
+/** "21-40 of 312 devices" (or "1 device" when one page holds them all) with previous/next links: the list envelope's meta, as a page shows it. */
 export function Pager(props: { c: Context<WebEnv>; meta: Meta; noun: string }) {
   const { meta, c } = props;
   return (
@@ -51,7 +52,9 @@ export function Pager(props: { c: Context<WebEnv>; meta: Meta; noun: string }) {
       <span>
         {meta.total === 0
           ? `No ${props.noun}`
-          : `${meta.from}-${meta.to} of ${meta.more ? `more than ${meta.to}` : meta.total} ${props.noun}`}
+          : meta.from === 1 && meta.to === meta.total && !meta.more
+            ? plural(meta.total, singular(props.noun), props.noun)
+            : `${meta.from}-${meta.to} of ${meta.more ? `more than ${meta.to}` : meta.total} ${props.noun}`}
       </span>
       {meta.current_page > 1 && (
         <a rel="prev" href={hrefWith(c, { page: String(meta.current_page - 1) })}>

@@ -10,6 +10,7 @@ import { asOpenApiDocument } from "../docs/openapi.ts";
 import { describeApi, type ApiReference } from "../docs/reference.ts";
 import type { ApiDocsFiles } from "./api-docs-files.ts";
 import { registerAssets } from "./assets.ts";
+import { registerVendorAssets } from "./vendor-assets.ts";
 import type { WebEnv, WebServices } from "./env.ts";
 import { requireAdminSession, requireCsrf } from "./guard.ts";
 import { renderProblem } from "./layout.tsx";
@@ -39,9 +40,15 @@ import { registerSystemPage } from "./system/page.tsx";
 import { registerMailPage } from "./webhooks/mail.tsx";
 import { registerTokensPage } from "./tokens/page.tsx";
 import { registerCompliancePage } from "./compliance/page.tsx";
+import { registerComplianceForms } from "./compliance/policy-form.tsx";
 import { registerSnippetsPage } from "./snippets/page.tsx";
+import { registerSnippetForms } from "./snippets/form.tsx";
+import { registerSnippetDeployPages } from "./snippets/deploy.tsx";
+import { registerDeploymentPages } from "./snippets/deployment.tsx";
 import { registerWebhooksPage } from "./webhooks/page.tsx";
 import { viewerAuth } from "./viewer.ts";
+import { registerActivityPage } from "./activity.tsx";
+import { registerReportsPage } from "./reports.tsx";
 
 /**
  * The server-rendered web interface: login/logout, the fleet pages (dashboard, devices, configurations and diffs,
@@ -65,6 +72,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   };
   const app = new Hono<WebEnv>();
   registerAssets(app);
+  registerVendorAssets(app);
   const loginThrottle = createLoginThrottle(deps.clock);
   registerLoginRoutes(app, loginThrottle);
   registerSecondFactorRoutes(app, loginThrottle);
@@ -88,8 +96,14 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerTokensPage(app);
   registerSettingsOverviewPage(app);
   registerCompliancePage(app);
+  registerComplianceForms(app);
   registerSnippetsPage(app);
+  registerSnippetForms(app);
+  registerDeploymentPages(app);
+  registerSnippetDeployPages(app);
   registerWebhooksPage(app);
+  registerActivityPage(app);
+  registerReportsPage(app);
   registerAccountPages(app);
   app.use(
     "/settings/restapi/*",

@@ -1,4 +1,4 @@
-import { and, count, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { deviceIdInScope, type DeviceScope } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import {
@@ -10,7 +10,7 @@ import {
 } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { idFilter } from "../../http/filters.ts";
-import { containsText, type ListSpec } from "../../http/list.ts";
+import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -193,3 +193,36 @@ export const serializeDeploymentDevice = (r: typeof snippetDeploymentDevices.$in
   transcript: r.transcript,
   finished_at: iso(r.finishedAt),
 });
+
+/** A page of deployments; `q.where` carries visibleDeployments(scope) (parseListQuery's extra condition). */
+export async function listDeployments(db: DbOrTx, scope: DeviceScope, links: Links, q: ListQuery) {
+  const [rows, [total]] = await Promise.all([
+    db
+      .select()
+      .from(snippetDeployments)
+      .where(q.where)
+      .orderBy(...q.orderBy, desc(snippetDeployments.id))
+      .limit(q.perPage)
+      .offset((q.page - 1) * q.perPage),
+    db.select({ n: count() }).from(snippetDeployments).where(q.where),
+  ]);
+  return { total: Number(total?.n ?? 0), rows: await serializeDeployments(db, scope, links, rows) };
+}
+
+/**
+ * A page of one deployment's devices; `q.where` names the deployment and carries visibleDeploymentDevices(scope)
+ * (parseListQuery's extra conditions), after getDeployment has answered 404 for one the caller may not see.
+ */
+export async function listDeploymentDevices(db: DbOrTx, q: ListQuery) {
+  const [rows, [total]] = await Promise.all([
+    db
+      .select()
+      .from(snippetDeploymentDevices)
+      .where(q.where)
+      .orderBy(...q.orderBy)
+      .limit(q.perPage)
+      .offset((q.page - 1) * q.perPage),
+    db.select({ n: count() }).from(snippetDeploymentDevices).where(q.where),
+  ]);
+  return { total: Number(total?.n ?? 0), rows: rows.map(serializeDeploymentDevice) };
+}

@@ -1,95 +1,38 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { and, desc, eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { AppEnv } from "../../http/env.ts";
 import { ApiError } from "../../http/errors.ts";
 import { listEnvelope, parseListQuery } from "../../http/list.ts";
-import { snippetDeploymentDevices, snippetDeployments, snippets } from "../../db/schema/index.ts";
+import { snippetDeploymentDevices } from "../../db/schema/index.ts";
 import { getJob } from "../../jobs/queue.ts";
-import { recordActivity } from "../activity/record.ts";
 import { serializeJob, waitForJob } from "../jobs/handlers.ts";
-import { createDeployment, type DeploymentOptions, type RenderedTarget } from "./deployments.ts";
 import {
   deploymentDeviceListSpec,
   deploymentListSpec,
   getDeployment,
-  serializeDeploymentDevice,
-  serializeDeployments,
+  listDeploymentDevices,
+  listDeployments,
   visibleDeploymentDevices,
   visibleDeployments,
   type Links,
 } from "./deployment-views.ts";
+import { deploySnippet, dryRunAnswer, loadSnippet, startDeployment } from "./deploy.ts";
 import { snippetsResource } from "./resource.ts";
 import { registerRemediationRoute } from "./remediation.ts";
 import {
-  CONFIRM_ABOVE,
   deploySnippetRoute,
   getDeploymentRoute,
   listDeploymentDevicesRoute,
   listDeploymentsRoute,
   sendSnippetRoute,
 } from "./routes.ts";
-import { renderTargets, resolveTargets, type TargetLists } from "./targets.ts";
+import { renderTargets, resolveTargets } from "./targets.ts";
 
 const linksOf = (c: Context<AppEnv>): Links => ({
   base: new URL(c.req.url).origin,
   version: c.req.path.split("/")[2]!,
 });
-
-async function loadSnippet(c: Context<AppEnv>, id: number) {
-  const [snippet] = await c.var.services.db.select().from(snippets).where(eq(snippets.id, id));
-  if (!snippet) throw ApiError.notFound(`Snippet ${id}`);
-  return snippet;
-}
-
-const dryRunAnswer = (targets: RenderedTarget[]) => ({
-  dry_run: true as const,
-  device_count: targets.length,
-  devices: targets.map((t) => ({
-    device_id: t.deviceId,
-    device_name: t.deviceName,
-    lines: t.lines,
-    rollback_lines: t.rollbackLines,
-  })),
-});
-
-/** Renders for the targets, records the deployment and its first pushes, and logs who did it, in one transaction. */
-async function start(
-  c: Context<AppEnv>,
-  snippet: typeof snippets.$inferSelect,
-  kind: "send" | "deploy",
-  targets: RenderedTarget[],
-  options: DeploymentOptions,
-) {
-  const { db, clock } = c.var.services;
-  const now = clock.now();
-  return await db.transaction(async (tx) => {
-    const id = await createDeployment(
-      tx,
-      { snippet, kind, targets, options, requestedBy: c.var.auth.userId, trigger: "api" },
-      now,
-    );
-    await recordActivity(
-      tx,
-      c.var.auth,
-      {
-        action: `snippet.${kind}`,
-        subjectType: "snippet",
-        subjectId: snippet.id,
-        after: {
-          deployment_id: id,
-          devices: targets.length,
-          canary: options.canary,
-          stop_on_failure: options.stopOnFailure,
-          concurrency: options.concurrency,
-        },
-        reach: { devices: targets.map((t) => t.deviceId) },
-      },
-      now,
-    );
-    return id;
-  });
-}
 
 export function registerSnippetRoutes(app: OpenAPIHono<AppEnv>) {
   // Before the resource's /snippets/{id} routes, as every static path is.
@@ -108,7 +51,11 @@ export function registerSnippetRoutes(app: OpenAPIHono<AppEnv>) {
     if (!target) throw ApiError.conflict(`Device ${body.device_id} is disabled; enable it before pushing to it`);
     const rendered = renderTargets([target], snippet.content, snippet.rollbackContent, body.dynamic_vars ?? {});
     if (body.dry_run) return c.json({ data: dryRunAnswer(rendered) }, 200);
-    const deploymentId = await start(c, snippet, "send", rendered, { canary: 0, stopOnFailure: false, concurrency: 1 });
+    const deploymentId = await startDeployment(c, snippet, "send", rendered, {
+      canary: 0,
+      stopOnFailure: false,
+      concurrency: 1,
+    });
     const [row] = await db
       .select({ jobId: snippetDeploymentDevices.jobId })
       .from(snippetDeploymentDevices)
@@ -128,66 +75,17 @@ export function registerSnippetRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(deploySnippetRoute, async (c) => {
     const { db } = c.var.services;
-    const snippet = await loadSnippet(c, c.req.valid("param").id);
-    const body = c.req.valid("json");
-    const lists: TargetLists = {
-      deviceIds: body.devices ?? [],
-      categoryIds: body.categories ?? [],
-      tagIds: body.tags ?? [],
-    };
-    const targets = await resolveTargets(db, c.var.auth.scope, lists);
-    if (!targets.length)
-      throw ApiError.validation({ devices: ["the devices, categories and tags given reach no enabled device"] });
-    const rendered = renderTargets(targets, snippet.content, snippet.rollbackContent, body.dynamic_vars ?? {});
-    if (body.dry_run) return c.json({ data: dryRunAnswer(rendered) }, 200);
-    const n = rendered.length;
-    if (body.confirm_device_count === undefined && n > CONFIRM_ABOVE) {
-      throw ApiError.validation({
-        confirm_device_count: [
-          `the deploy reaches ${n} devices: more than ${CONFIRM_ABOVE} must be confirmed with confirm_device_count: ${n}`,
-        ],
-      });
-    }
-    if (body.confirm_device_count !== undefined && body.confirm_device_count !== n) {
-      throw ApiError.validation({
-        confirm_device_count: [
-          `confirm_device_count is ${body.confirm_device_count} but the deploy reaches ${n} devices; check the targets (a dry run lists them)`,
-        ],
-      });
-    }
-    const canary = body.canary ?? 0;
-    if (canary >= n && canary > 0)
-      throw ApiError.validation({ canary: [`canary must be less than the ${n} devices the deploy reaches`] });
-    const id = await start(c, snippet, "deploy", rendered, {
-      canary,
-      stopOnFailure: body.stop_on_failure ?? false,
-      concurrency: body.concurrency ?? 10,
-    });
-    // The first pushes are committed: the collector beside the API starts them now, not at its next poll (send
-    // wakes it through answerJob).
-    c.var.services.jobsQueued();
-    const data = await getDeployment(db, c.var.auth.scope, linksOf(c), id);
-    c.header("Location", `${linksOf(c).base}/api/${linksOf(c).version}/snippet-deployments/${id}`);
+    const answer = await deploySnippet(c, c.req.valid("param").id, c.req.valid("json"));
+    if ("dryRun" in answer) return c.json({ data: answer.dryRun }, 200);
+    const data = await getDeployment(db, c.var.auth.scope, linksOf(c), answer.deploymentId);
+    c.header("Location", `${linksOf(c).base}/api/${linksOf(c).version}/snippet-deployments/${answer.deploymentId}`);
     return c.json({ data }, 202);
   });
 
   app.openapi(listDeploymentsRoute, async (c) => {
-    const { db } = c.var.services;
     const q = parseListQuery(c, deploymentListSpec, [visibleDeployments(c.var.auth.scope)]);
-    const [rows, [total]] = await Promise.all([
-      db
-        .select()
-        .from(snippetDeployments)
-        .where(q.where)
-        .orderBy(...q.orderBy, desc(snippetDeployments.id))
-        .limit(q.perPage)
-        .offset((q.page - 1) * q.perPage),
-      db.select({ n: sql<number>`count(*)` }).from(snippetDeployments).where(q.where),
-    ]);
-    return c.json(
-      listEnvelope(c, q, Number(total?.n ?? 0), await serializeDeployments(db, c.var.auth.scope, linksOf(c), rows)),
-      200,
-    );
+    const { total, rows } = await listDeployments(c.var.services.db, c.var.auth.scope, linksOf(c), q);
+    return c.json(listEnvelope(c, q, total, rows), 200);
   });
 
   app.openapi(getDeploymentRoute, async (c) =>
@@ -205,17 +103,8 @@ export function registerSnippetRoutes(app: OpenAPIHono<AppEnv>) {
       eq(snippetDeploymentDevices.deploymentId, id),
       visibleDeploymentDevices(c.var.auth.scope),
     ]);
-    const [rows, [total]] = await Promise.all([
-      db
-        .select()
-        .from(snippetDeploymentDevices)
-        .where(q.where)
-        .orderBy(...q.orderBy)
-        .limit(q.perPage)
-        .offset((q.page - 1) * q.perPage),
-      db.select({ n: sql<number>`count(*)` }).from(snippetDeploymentDevices).where(and(q.where)),
-    ]);
-    return c.json(listEnvelope(c, q, Number(total?.n ?? 0), rows.map(serializeDeploymentDevice)), 200);
+    const { total, rows } = await listDeploymentDevices(db, q);
+    return c.json(listEnvelope(c, q, total, rows), 200);
   });
 
   snippetsResource.register(app);

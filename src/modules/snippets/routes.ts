@@ -60,7 +60,7 @@ const ids = (what: string) =>
     .max(10_000, "must have at most 10000 items")
     .optional();
 
-const DeployInput = z
+export const DeployInput = z
   .object({
     devices: ids("device").openapi({ example: [1] }),
     categories: ids("category").openapi({ example: [] }),

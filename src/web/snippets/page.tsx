@@ -7,7 +7,9 @@ import { renderPage } from "../layout.tsx";
 import { Pager, withoutEmptyFields, pageListQuery } from "../list-page.tsx";
 import { requirePage } from "../viewer.ts";
 
-/** Snippets as GET /snippets lists them: name, variables, the lines; deploying is done through the API for now. */
+const DONE: Record<string, string> = { deleted: "Snippet deleted." };
+
+/** Snippets as GET /snippets lists them: name, variables, the lines; each links to its page (deploy, edit). */
 export function registerSnippetsPage(web: Hono<WebEnv>): void {
   web.get("/snippets", requirePage("snippets.read"), async (c) => {
     const clean = withoutEmptyFields(c);
@@ -21,6 +23,19 @@ export function registerSnippetsPage(web: Hono<WebEnv>): void {
       children: (
         <section class="card">
           <h1>Snippets</h1>
+          {DONE[c.req.query("done") ?? ""] && (
+            <p class="alert success" role="status">
+              {DONE[c.req.query("done") ?? ""]}
+            </p>
+          )}
+          <p class="actions">
+            {c.var.auth.abilities.has("snippets.write") && (
+              <a class="button" href="/snippets/new">
+                Add a snippet
+              </a>
+            )}
+            <a href="/snippets/deployments">Deployments</a>
+          </p>
           <form method="get" action="/snippets" class="filters" role="search">
             <div class="field grow">
               <label for="snippet-search">Search</label>
@@ -33,7 +48,7 @@ export function registerSnippetsPage(web: Hono<WebEnv>): void {
           <Pager c={c} meta={meta} noun="snippets" />
           {rows.length ? (
             <div class="table-wrap">
-              <table>
+              <table id="snippet-list">
                 <thead>
                   <tr>
                     <th>Snippet</th>
@@ -46,7 +61,9 @@ export function registerSnippetsPage(web: Hono<WebEnv>): void {
                   {rows.map((s) => (
                     <tr>
                       <td>
-                        <strong>{String(s.name)}</strong>
+                        <a href={`/snippets/${s.id}`}>
+                          <strong>{String(s.name)}</strong>
+                        </a>
                         <div class="muted">{String(s.description)}</div>
                       </td>
                       <td>

@@ -1,0 +1,105 @@
+import type { Context } from "hono";
+import { eq } from "drizzle-orm";
+import { nameKey } from "../../db/name-key.ts";
+import { policies } from "../../db/schema/index.ts";
+import type { AppEnv } from "../../http/env.ts";
+import { ApiError, FieldErrorBag } from "../../http/errors.ts";
+import { checkUniqueName, freeCopyName } from "../../http/resource.ts";
+import { enqueueJob, PRIORITY, type Job } from "../../jobs/queue.ts";
+import { recordActivity } from "../activity/record.ts";
+import { assignmentsResource } from "./assignments.ts";
+import type { ComplianceJobParams } from "./jobs.ts";
+import { policiesResource } from "./policies.ts";
+
+/**
+ * Queues a compliance run (one job, about no single device) and records who asked. A scoped caller's run
+ * carries their scope: it evaluates only devices in it, as their tasks reach only those. The API and the
+ * compliance page both start runs here.
+ */
+async function queueRun(
+  c: Context<AppEnv>,
+  target: { assignment_id: number } | { policy_id: number },
+  subject: { type: string; id: number },
+): Promise<Job> {
+  const { db, clock } = c.var.services;
+  const { scope } = c.var.auth;
+  const params: ComplianceJobParams = scope.all
+    ? target
+    : { ...target, scope: { tag_ids: scope.tagIds, category_ids: scope.categoryIds } };
+  const now = clock.now();
+  return await db.transaction(async (tx) => {
+    const queued = await enqueueJob(
+      tx,
+      { type: "compliance", trigger: "api", priority: PRIORITY.api, requestedBy: c.var.auth.userId, params },
+      now,
+    );
+    await recordActivity(
+      tx,
+      c.var.auth,
+      {
+        action: `${subject.type}.run`,
+        subjectType: subject.type.replace(/_/g, " "),
+        subjectId: subject.id,
+        after: { job_id: queued.id },
+      },
+      now,
+    );
+    return queued;
+  });
+}
+
+/** Evaluates a policy's enabled assignments now (404 for an unknown policy). */
+export async function runPolicy(c: Context<AppEnv>, id: number): Promise<Job> {
+  const [policy] = await c.var.services.db.select({ id: policies.id }).from(policies).where(eq(policies.id, id));
+  if (!policy) throw ApiError.notFound(`Policy ${id}`);
+  return queueRun(c, { policy_id: id }, { type: "policy", id });
+}
+
+/** Evaluates one assignment now (404 for one the caller may not see). */
+export async function runAssignment(c: Context<AppEnv>, id: number): Promise<Job> {
+  await assignmentsResource.show(c.var.services.db, id, c.var.auth.scope);
+  return queueRun(c, { assignment_id: id }, { type: "policy_assignment", id });
+}
+
+/** A user policy with the source's definition, description and vendor; `name` left out: "<name> (copy)". */
+export async function copyPolicy(c: Context<AppEnv>, id: number, name: string | undefined) {
+  const { db, clock } = c.var.services;
+  return await db.transaction(async (tx) => {
+    const [source] = await tx.select().from(policies).where(eq(policies.id, id));
+    if (!source) throw ApiError.notFound(`Policy ${id}`);
+    const now = clock.now();
+    const bag = new FieldErrorBag();
+    await checkUniqueName(
+      { tx, bag, auth: c.var.auth, services: c.var.services, now, mode: "create" },
+      policies.nameKey,
+      policies.id,
+      name,
+      null,
+      "name",
+    );
+    bag.throwIfAny();
+    const copyName = name ?? (await freeCopyName(tx, policies.nameKey, source.name));
+    const [row] = await tx
+      .insert(policies)
+      .values({
+        name: copyName,
+        nameKey: nameKey(copyName),
+        description: source.description,
+        vendor: source.vendor,
+        definition: source.definition,
+        definitionHash: source.definitionHash,
+        builtinKey: null,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning({ id: policies.id });
+    const after = await policiesResource.show(tx, row!.id, c.var.auth.scope);
+    await recordActivity(
+      tx,
+      c.var.auth,
+      { action: "policy.copy", subjectType: "policy", subjectId: row!.id, before: null, after },
+      now,
+    );
+    return after;
+  });
+}

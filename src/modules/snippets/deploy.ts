@@ -1,0 +1,158 @@
+import type { z } from "@hono/zod-openapi";
+import { and, eq, inArray } from "drizzle-orm";
+import type { Context } from "hono";
+import { snippetDeploymentDevices, snippetDeployments, snippets } from "../../db/schema/index.ts";
+import type { AppEnv } from "../../http/env.ts";
+import { ApiError } from "../../http/errors.ts";
+import { recordActivity } from "../activity/record.ts";
+import { createDeployment, type DeploymentOptions, type RenderedTarget } from "./deployments.ts";
+import { visibleDeploymentDevices } from "./deployment-views.ts";
+import { CONFIRM_ABOVE, type DeployInput } from "./routes.ts";
+import { renderTargets, resolveTargets, type TargetLists } from "./targets.ts";
+
+export type DeployBody = z.infer<typeof DeployInput>;
+
+export async function loadSnippet(c: Context<AppEnv>, id: number) {
+  const [snippet] = await c.var.services.db.select().from(snippets).where(eq(snippets.id, id));
+  if (!snippet) throw ApiError.notFound(`Snippet ${id}`);
+  return snippet;
+}
+
+export const dryRunAnswer = (targets: RenderedTarget[]) => ({
+  dry_run: true as const,
+  device_count: targets.length,
+  devices: targets.map((t) => ({
+    device_id: t.deviceId,
+    device_name: t.deviceName,
+    lines: t.lines,
+    rollback_lines: t.rollbackLines,
+  })),
+});
+
+/** Renders for the targets, records the deployment and its first pushes, and logs who did it, in one transaction. */
+export async function startDeployment(
+  c: Context<AppEnv>,
+  snippet: typeof snippets.$inferSelect,
+  kind: "send" | "deploy",
+  targets: RenderedTarget[],
+  options: DeploymentOptions,
+) {
+  const { db, clock } = c.var.services;
+  const now = clock.now();
+  return await db.transaction(async (tx) => {
+    const id = await createDeployment(
+      tx,
+      { snippet, kind, targets, options, requestedBy: c.var.auth.userId, trigger: "api" },
+      now,
+    );
+    await recordActivity(
+      tx,
+      c.var.auth,
+      {
+        action: `snippet.${kind}`,
+        subjectType: "snippet",
+        subjectId: snippet.id,
+        after: {
+          deployment_id: id,
+          devices: targets.length,
+          canary: options.canary,
+          stop_on_failure: options.stopOnFailure,
+          concurrency: options.concurrency,
+        },
+        reach: { devices: targets.map((t) => t.deviceId) },
+      },
+      now,
+    );
+    return id;
+  });
+}
+
+/**
+ * A deploy with its guard rails, as POST /snippets/{id}/deploy answers it: every target's lines for a dry run,
+ * else the new deployment's id. More than CONFIRM_ABOVE devices must be confirmed by count, and a count that
+ * differs from the devices reached is refused (the fleet changed since the preview).
+ */
+export async function deploySnippet(
+  c: Context<AppEnv>,
+  snippetId: number,
+  body: DeployBody,
+): Promise<{ dryRun: ReturnType<typeof dryRunAnswer> } | { deploymentId: number }> {
+  const snippet = await loadSnippet(c, snippetId);
+  const lists: TargetLists = {
+    deviceIds: body.devices ?? [],
+    categoryIds: body.categories ?? [],
+    tagIds: body.tags ?? [],
+  };
+  const targets = await resolveTargets(c.var.services.db, c.var.auth.scope, lists);
+  if (!targets.length)
+    throw ApiError.validation({ devices: ["the devices, categories and tags given reach no enabled device"] });
+  const rendered = renderTargets(targets, snippet.content, snippet.rollbackContent, body.dynamic_vars ?? {});
+  if (body.dry_run) return { dryRun: dryRunAnswer(rendered) };
+  const n = rendered.length;
+  if (body.confirm_device_count === undefined && n > CONFIRM_ABOVE) {
+    throw ApiError.validation({
+      confirm_device_count: [
+        `the deploy reaches ${n} devices: more than ${CONFIRM_ABOVE} must be confirmed with confirm_device_count: ${n}`,
+      ],
+    });
+  }
+  if (body.confirm_device_count !== undefined && body.confirm_device_count !== n) {
+    throw ApiError.validation({
+      confirm_device_count: [
+        `confirm_device_count is ${body.confirm_device_count} but the deploy reaches ${n} devices; check the targets (a dry run lists them)`,
+      ],
+    });
+  }
+  const canary = body.canary ?? 0;
+  if (canary >= n && canary > 0)
+    throw ApiError.validation({ canary: [`canary must be less than the ${n} devices the deploy reaches`] });
+  const deploymentId = await startDeployment(c, snippet, "deploy", rendered, {
+    canary,
+    stopOnFailure: body.stop_on_failure ?? false,
+    concurrency: body.concurrency ?? 10,
+  });
+  // The first pushes are committed: the collector beside the API starts them now, not at its next poll.
+  c.var.services.jobsQueued();
+  return { deploymentId };
+}
+
+/**
+ * Pushes again, as a new deployment, to the devices of a deployment whose push failed or could not run, with
+ * the lines they were sent then; only devices in the caller's scope that still exist and are enabled. 422 when
+ * there are none (or the snippet is gone).
+ */
+export async function redeployFailures(c: Context<AppEnv>, deploymentId: number): Promise<number> {
+  const { db } = c.var.services;
+  const [deployment] = await db.select().from(snippetDeployments).where(eq(snippetDeployments.id, deploymentId));
+  if (!deployment) throw ApiError.notFound(`Snippet deployment ${deploymentId}`);
+  const failed = await db
+    .select()
+    .from(snippetDeploymentDevices)
+    .where(
+      and(
+        eq(snippetDeploymentDevices.deploymentId, deploymentId),
+        inArray(snippetDeploymentDevices.status, ["failed", "error"]),
+        visibleDeploymentDevices(c.var.auth.scope),
+      ),
+    );
+  const ids = failed.flatMap((f) => (f.deviceId === null ? [] : [f.deviceId]));
+  if (!ids.length) throw ApiError.validation({ devices: ["no failed device of this deployment is left to push to"] });
+  if (deployment.snippetId === null) throw ApiError.validation({ snippet: ["the snippet was deleted"] });
+  const snippet = await loadSnippet(c, deployment.snippetId);
+  const enabled = new Set(
+    (await resolveTargets(db, c.var.auth.scope, { deviceIds: ids, categoryIds: [], tagIds: [] })).map(
+      (t) => t.device.id,
+    ),
+  );
+  const targets = failed
+    .filter((f) => f.deviceId !== null && enabled.has(f.deviceId))
+    .map((f) => ({ deviceId: f.deviceId!, deviceName: f.deviceName, lines: f.lines, rollbackLines: f.rollbackLines }));
+  if (!targets.length) throw ApiError.validation({ devices: ["the failed devices are all disabled now"] });
+  const id = await startDeployment(c, snippet, "deploy", targets, {
+    canary: 0,
+    stopOnFailure: deployment.stopOnFailure,
+    concurrency: deployment.concurrency,
+  });
+  c.var.services.jobsQueued();
+  return id;
+}
