@@ -32,6 +32,7 @@ export type DetectMatch = {
   matched_by: ("version" | "netconf_capability" | "sys_descr" | "sys_object_id" | "prompt" | "banner")[];
   model: string | null;
   os_version: string | null;
+  serial: string | null;
 };
 
 /**
@@ -138,6 +139,7 @@ function rankAll(evidence: Evidence, candidates: DetectCandidate[]): DetectMatch
       matched_by: by,
       model: firstGroup(c.detect.model, texts),
       os_version: firstGroup(c.detect.os_version, texts),
+      serial: firstGroup(c.detect.serial, texts),
     });
   }
   return matches.sort((a, b) => b.score - a.score || a.template.localeCompare(b.template));

@@ -28,6 +28,10 @@ import { Transcript } from "./transcript.ts";
 import { configChangedColumns, snmpPrecheck, snmpResult, type SnmpPrecheck } from "./snmp.ts";
 import { LeaseLost, storeDownload, type JobEnd, type StoreRequest } from "./store-download.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
+import { loginOf } from "./login.ts";
+import { rediscoverDeviceCredentials } from "./credential-discovery.ts";
+
+export { loginOf };
 
 export type DownloadDeps = {
   db: Db;
@@ -95,29 +99,6 @@ const planQuery = preparedPerDatabase((db) =>
     .prepare(),
 );
 
-/** The login a credential set gives, or the device's own username and passwords when it has none. */
-export async function loginOf(
-  secrets: SecretBox,
-  device: typeof devices.$inferSelect,
-  cred: typeof credentials.$inferSelect | null,
-): Promise<Login> {
-  const decrypt = async (v: string | null | undefined) => (v ? await secrets.decrypt(v) : undefined);
-  if (cred) {
-    return {
-      username: cred.username,
-      password: await decrypt(cred.passwordEnc),
-      enablePassword: await decrypt(cred.enablePasswordEnc),
-      privateKey: await decrypt(cred.sshKeyEnc),
-      passphrase: await decrypt(cred.sshKeyPassphraseEnc),
-    };
-  }
-  return {
-    username: device.username,
-    password: await decrypt(device.passwordEnc),
-    enablePassword: await decrypt(device.enablePasswordEnc),
-  };
-}
-
 export async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Promise<LoadedPlan> {
   const [row] = await planQuery(db).execute({ deviceId });
   if (!row) throw new SessionError("error", `device ${deviceId} no longer exists`);
@@ -155,15 +136,30 @@ export async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Pr
  * died can never store the same download twice. Returns how the job ended, or undefined when its lease was lost
  * and nothing was recorded.
  */
-export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: AbortSignal): Promise<JobEnd | undefined> {
+export async function runDownloadJob(
+  deps: DownloadDeps,
+  job: Job,
+  signal: AbortSignal,
+  rediscovered = false,
+): Promise<JobEnd | undefined> {
   const started = Date.now();
+  /** What credential discovery found when it ran and found no set: said in the failure's message. */
+  let discoveryProblem: string | undefined;
   let plan: Plan | undefined;
   let precheck: SnmpPrecheck | undefined;
   let transcript: Transcript | undefined;
   const progress: Progress = { connected: false };
   try {
-    const loaded = await loadPlan(deps.db, deps.secrets, job.deviceId!);
+    let loaded = await loadPlan(deps.db, deps.secrets, job.deviceId!);
     plan = loaded.plan;
+    // A device set to discover its credentials that has no set yet: find one before the first login.
+    if (plan.device.discoverCredentials && !plan.device.credId && !rediscovered) {
+      rediscovered = true;
+      const found = await rediscoverDeviceCredentials(deps, plan.device, plan.template, signal);
+      if (!found.cred) throw new SessionError("auth_failed", `credential discovery: ${found.problem}`);
+      loaded = await loadPlan(deps.db, deps.secrets, job.deviceId!);
+      plan = loaded.plan;
+    }
     precheck = await untilAborted(snmpPrecheck(deps, plan), signal);
     if (precheck.skip) {
       const { message, report } = precheck;
@@ -221,12 +217,22 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
     const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
     if (!(err instanceof SessionError))
       deps.logger.error("download failed unexpectedly", { job: job.id, error: describeError(err) });
+    // Credentials that stopped working on a device set to discover them: looked for once, then the download again.
+    if (failure.outcome === "auth_failed" && plan?.device.discoverCredentials && !rediscovered && !signal.aborted) {
+      const found = await rediscoverDeviceCredentials(deps, plan.device, plan.template, signal).catch(
+        (again: unknown) => ({ cred: undefined, problem: failureReason(again) }),
+      );
+      if (found.cred) return runDownloadJob(deps, job, signal, true);
+      discoveryProblem = found.problem;
+    }
     const now = deps.clock.now();
     const kept = transcript?.text();
     const message =
       failure.outcome === "host_key_changed"
         ? `${failure.message}: POST /api/v1/devices/${job.deviceId}/host-key/reset`
-        : failure.message;
+        : discoveryProblem
+          ? `${failure.message}; credential discovery: ${discoveryProblem}`
+          : failure.message;
     return await deps.db.transaction(async (tx): Promise<JobEnd | undefined> => {
       const { recorded, retrying } = await completeJob(
         tx,

@@ -33,7 +33,10 @@ export const discoveryCandidates = sqliteTable(
     foundAt: timestamp("found_at").notNull(),
     ...timestamps,
   },
-  (t) => [uniqueIndex("discovery_candidates_address_unique").on(t.address), index("discovery_candidates_state_idx").on(t.state)],
+  (t) => [
+    uniqueIndex("discovery_candidates_address_unique").on(t.address),
+    index("discovery_candidates_state_idx").on(t.state),
+  ],
 );
 
 /** A named list of subnets and ranges a scheduled task scans (a `scan` task names it). */
