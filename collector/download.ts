@@ -19,7 +19,7 @@ import type { Logger } from "../src/logger.ts";
 import type { ExclusionRule } from "../src/modules/configs/exclusions.ts";
 import { markLatestSeen } from "../src/modules/configs/store.ts";
 import type { SecretBox } from "../src/secrets/box.ts";
-import { collect, untilAborted, type Login, type Plan, type Progress } from "./collect.ts";
+import { collect, untilAborted, type Plan, type Progress } from "./collect.ts";
 import { describeError } from "./errors.ts";
 import { sessionSettings, type CollectorSettings } from "./collector-settings.ts";
 import { SessionError, type SessionLimits } from "./session.ts";

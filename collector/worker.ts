@@ -9,6 +9,7 @@ import { runBackupJob } from "./backup-job.ts";
 import { runComplianceJob } from "./compliance-job.ts";
 import { runSnippetJob } from "./snippet-job.ts";
 import { runEventJob } from "./event-job.ts";
+import { runDiscoverJob } from "./discover-job.ts";
 import { runDetectJob } from "./detect-job.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
 import { withFields } from "../src/logger.ts";
@@ -134,6 +135,9 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
             message: end.message,
             duration_ms: Date.now() - started,
           });
+      } else if (job.type === "discover") {
+        const end = await runDiscoverJob(jobDeps, job, controller.signal);
+        if (end) jobDeps.logger.info("job finished", { type: job.type, ...end, duration_ms: Date.now() - started });
       } else if (job.type === "purge_configs") {
         const end = await runPurgeJob(jobDeps, job);
         if (end) jobDeps.logger.info("job finished", { type: job.type, ...end, duration_ms: Date.now() - started });
