@@ -323,6 +323,11 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
           vendor: proposal.vendor,
           model,
         });
+      // The inventory a detection reads is kept whether or not it applies the proposal.
+      await deps.db
+        .update(devices)
+        .set({ serial: found.serial, osVersion: osVersion, hostname: found.hostname, inventoryAt: deps.clock.now() })
+        .where(eq(devices.id, device.id));
       end = { outcome: "success", retrying: false, message: `${apply ? "set" : "proposes"} ${what}` };
     }
   } catch (err) {
