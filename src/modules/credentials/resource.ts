@@ -29,7 +29,8 @@ const Credential = z
     snmp_v3_priv_protocol: z.enum(SNMP_PRIV_PROTOCOLS).nullable(),
     has_snmp_v3_priv_password: z.boolean(),
     cred_discovery: z.boolean().openapi({
-      description: "Tried by credential discovery: scans, and devices set to discover their credentials (docs/discovery.md)",
+      description:
+        "Tried by credential discovery: scans, and devices set to discover their credentials (docs/discovery.md)",
     }),
     devices_count: z
       .number()

@@ -148,7 +148,9 @@ export const Device = z
     device_hostname: z
       .string()
       .nullable()
-      .openapi({ description: "The host name the device gives (SNMP sysName or its prompt), read by the last detection" }),
+      .openapi({
+        description: "The host name the device gives (SNMP sysName or its prompt), read by the last detection",
+      }),
     inventory_at: z.string().nullable().openapi({ description: "When the serial, OS version and host name were read" }),
     last_seen_at: z.string().nullable(),
     last_backup_at: z.string().nullable(),

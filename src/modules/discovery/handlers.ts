@@ -37,7 +37,10 @@ export function registerDiscoveryRoutes(app: OpenAPIHono<AppEnv>): void {
     const adopted = await adoptAll(db, c.var.auth, clock.now());
     if (adopted.length) c.var.services.jobsQueued();
     return c.json(
-      { data: adopted.map(serializeCandidate), message: `${adopted.length} candidates adopted; their backups are queued` },
+      {
+        data: adopted.map(serializeCandidate),
+        message: `${adopted.length} candidates adopted; their backups are queued`,
+      },
       200,
     );
   });
@@ -49,7 +52,10 @@ export function registerDiscoveryRoutes(app: OpenAPIHono<AppEnv>): void {
   });
   app.openapi(routes.ignoreCandidateRoute, async (c) => {
     const { db, clock } = c.var.services;
-    return c.json({ data: serializeCandidate(await ignoreOne(db, c.var.auth, c.req.valid("param").id, clock.now())) }, 200);
+    return c.json(
+      { data: serializeCandidate(await ignoreOne(db, c.var.auth, c.req.valid("param").id, clock.now())) },
+      200,
+    );
   });
   app.openapi(routes.listPresetsRoute, async (c) => {
     refuseScoped(c.var.auth);
