@@ -30,7 +30,7 @@ export type DiscoverParams = {
   ports?: number[];
   adopt?: boolean;
   cred_ids?: number[];
-  preset_id?: number;
+  preset_id?: number | null;
   connects_per_second?: number;
   max_connects?: number;
 };
@@ -58,6 +58,7 @@ export async function runDiscoverJob(deps: DownloadDeps, job: Job, signal: Abort
   let result: Record<string, unknown> = {};
   try {
     const params = { ...((job.params ?? {}) as DiscoverParams) };
+    if (params.preset_id === null) throw new Error("the task's scan preset was deleted; choose another");
     if (params.preset_id !== undefined) {
       const [preset] = await deps.db.select().from(scanPresets).where(eq(scanPresets.id, params.preset_id));
       if (!preset) throw new Error(`scan preset ${params.preset_id} no longer exists`);

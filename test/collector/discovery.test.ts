@@ -263,6 +263,64 @@ describe("POST /devices/discover", () => {
   }, 180_000);
 });
 
+describe("scan presets", () => {
+  it("a discovery_scan task scans only its preset's addresses and adopts what it finds", async () => {
+    await watch("127.0.0.44", 22);
+    await watch("127.0.0.48", 22);
+    const prompt = "branch-46#";
+    started.push(
+      await startFakeDevice({
+        script: (line) =>
+          line === "show version"
+            ? `${line}\r\nCisco IOS Software, Version 15.2(7)E3\r\ncisco WS-C2960X (PowerPC405) processor\r\n${prompt}`
+            : line === "exit"
+              ? { answer: "exit\r\n", close: true }
+              : `${line}\r\n${prompt}`,
+        initPrompt: `\r\n${prompt}`,
+        auth: OXIDIZED,
+        host: "127.0.0.46",
+        port: 22,
+      }),
+    );
+    const preset = await t.call("/api/v1/discovery/presets", {
+      method: "POST",
+      token: admin,
+      body: { name: "branch", targets: ["127.0.0.45-127.0.0.47"], ports: [22], adopt: true, connects_per_second: 20 },
+    });
+    expect(preset.status, JSON.stringify(preset.body)).toBe(201);
+    const task = await t.call("/api/v1/tasks", {
+      method: "POST",
+      token: admin,
+      body: {
+        task_name: "branch scan",
+        task_type: "discovery_scan",
+        task_cron: "0 4 * * *",
+        scan_preset_id: preset.body.data.id,
+      },
+    });
+    expect(task.status, JSON.stringify(task.body)).toBe(201);
+    expect(task.body.data.scan_preset_id).toBe(preset.body.data.id);
+    const run = await t.call(`/api/v1/tasks/${task.body.data.id}/run`, { method: "POST", token: admin });
+    expect(run.status, JSON.stringify(run.body)).toBeLessThan(300);
+    // Backups of the devices adopted before it run first (they were queued first, at a higher priority).
+    let job: Job;
+    do job = await runNext();
+    while (job.type !== "discover");
+    expect(job.result).toMatchObject({ scanned: 3, answered: 1, silent: 2, adopted: 1 });
+    expect([...outside.values()].every((n) => n === 0)).toBe(true);
+    const [device] = await t.db.select().from(devices).where(eq(devices.ip, "127.0.0.46"));
+    expect(device).toMatchObject({ name: "branch-46", credId: oxidizedSet, discoverCredentials: true });
+
+    const wrongType = await t.call("/api/v1/tasks", {
+      method: "POST",
+      token: admin,
+      body: { task_name: "no preset", task_type: "discovery_scan", task_cron: "0 4 * * *" },
+    });
+    expect(wrongType.status).toBe(422);
+    expect(wrongType.body.errors.scan_preset_id).toEqual(["scan_preset_id is required for discovery_scan tasks"]);
+  }, 60_000);
+});
+
 describe("credential discovery", () => {
   it("a device whose credentials changed is rediscovered once, and an event says which set works now", async () => {
     const hostKey = generateHostKey().privateKey;

@@ -145,12 +145,9 @@ export const Device = z
     device_discover_credentials: z.boolean(),
     device_serial: z.string().nullable().openapi({ description: "Read by the last backup or detection" }),
     device_os_version: z.string().nullable().openapi({ description: "Read by the last backup or detection" }),
-    device_hostname: z
-      .string()
-      .nullable()
-      .openapi({
-        description: "The host name the device gives (SNMP sysName or its prompt), read by the last detection",
-      }),
+    device_hostname: z.string().nullable().openapi({
+      description: "The host name the device gives (SNMP sysName or its prompt), read by the last detection",
+    }),
     inventory_at: z.string().nullable().openapi({ description: "When the serial, OS version and host name were read" }),
     last_seen_at: z.string().nullable(),
     last_backup_at: z.string().nullable(),
