@@ -30,6 +30,7 @@ import { LeaseLost, storeDownload, type JobEnd, type StoreRequest } from "./stor
 import { parseTemplateOnce } from "./template-cache.ts";
 import { loginOf } from "./login.ts";
 import { rediscoverDeviceCredentials } from "./credential-discovery.ts";
+import { inventoryOf } from "./detect-match.ts";
 
 export { loginOf };
 
@@ -131,6 +132,25 @@ export async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Pr
 }
 
 /**
+ * The serial and OS version a successful backup's outputs show (the template's detect patterns), and the model
+ * when the device has none: the device's inventory follows its last backup. Nothing is written when the
+ * backup did not run the template's detect command.
+ */
+async function recordInventory(deps: DownloadDeps, plan: Plan, outputs: [string, string][]): Promise<void> {
+  const found = inventoryOf(plan.template.detect, outputs);
+  if (!found || (!found.serial && !found.osVersion && !found.model)) return;
+  await deps.db
+    .update(devices)
+    .set({
+      ...(found.serial ? { serial: found.serial } : {}),
+      ...(found.osVersion ? { osVersion: found.osVersion } : {}),
+      ...(found.model && !plan.device.model ? { model: found.model.slice(0, 255) } : {}),
+      inventoryAt: deps.clock.now(),
+    })
+    .where(eq(devices.id, plan.device.id));
+}
+
+/**
  * Runs one download job end to end: plan, SNMP check, session, then storing (storeDownload), or the failure
  * recorded. Each ending is written in one transaction guarded by the lease, so a job retried after its collector
  * died can never store the same download twice. Returns how the job ended, or undefined when its lease was lost
@@ -208,6 +228,7 @@ export async function runDownloadJob(
       return deps.store ? deps.store(request) : storeDownload(deps.db, request);
     });
     if (!end) throw new LeaseLost();
+    await recordInventory(deps, plan, collected.outputs);
     return end;
   } catch (err) {
     if (err instanceof LeaseLost) {

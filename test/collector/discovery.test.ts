@@ -356,6 +356,9 @@ describe("credential discovery", () => {
       return runNext();
     };
     expect((await download()).outcome).toBe("success");
+    // The backup ran show version: the device's inventory follows it.
+    const backedUp = (await t.call(`/api/v1/devices/${id}`, { token: admin })).body.data;
+    expect(backedUp).toMatchObject({ device_os_version: "15.2(7)E3", device_model: "WS-C2960" });
 
     // The device's password changes to the other set's: the download finds that set and succeeds.
     await fake.close();
