@@ -14,12 +14,14 @@ import {
   rankTemplates,
   settled,
   type DetectCandidate,
+  type DetectMatch,
   type Evidence,
 } from "./detect-match.ts";
-import { loginOf, type DownloadDeps } from "./download.ts";
+import type { DownloadDeps } from "./download.ts";
+import { loginOf } from "./login.ts";
 import { describeError } from "./errors.ts";
 import { cleanCommandOutput, SessionError, type SessionProfile } from "./session.ts";
-import { readSnmpSystem } from "./snmp.ts";
+import { readSnmpSystem, type SnmpSystem } from "./snmp.ts";
 import type { JobEnd } from "./store-download.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
 import { builtinTemplates } from "./builtin-templates.ts";
@@ -48,7 +50,7 @@ const anyOf = (patterns: { test(line: string): boolean }[]) => ({
  * How a device of unknown family is logged into: its own template's way when it has one, else SSH on its port or
  * 22. The user name prompt also takes "User Name:" (Cisco SMB switches ask again inside the SSH shell).
  */
-const PROBE = (
+export const PROBE = (
   parseTemplate(
     [
       "prompt: '[#>$%\\]] ?$'",
@@ -93,6 +95,192 @@ function maskedLines(lines: string[], templates: ConnectionTemplate[], login: Lo
   });
 }
 
+/** What a detection found: the job's result fields, the templates that fit and the one proposed, and the inventory read. */
+export type Detection = {
+  result: Record<string, unknown>;
+  ranked: DetectMatch[];
+  proposal: DetectMatch | undefined;
+  model: string | null;
+  osVersion: string | null;
+  serial: string | null;
+  hostname: string | null;
+  protocol: string;
+};
+
+/**
+ * Logs in to `device` as `own` says (PROBE for a device of unknown family), falling back to Telnet and exec
+ * channels as the job's description says, and matches what it saw against every built-in template. Throws the
+ * session's SessionError when the login fails (auth_failed, unreachable, ...). `masking` learns the templates
+ * and login, for the caller's failure lines.
+ */
+/**
+ * The device's host name as its prompt shows it: "r1#" is r1, "netkeep@mx1> " mx1, "RP/0/RSP0/CPU0:xr1#" xr1,
+ * "admin@(bigip1)(cfg-sync ...)# " bigip1, "[admin@MikroTik] > " MikroTik; null when the prompt names none.
+ */
+export function hostnameOfPrompt(prompt: string): string | null {
+  let s = prompt.trim().replace(/^\[/, "");
+  if (s.includes("@")) s = s.slice(s.indexOf("@") + 1).replace(/^\(/, "");
+  const colon = /^[\w/]+:/.exec(s);
+  if (colon) s = s.slice(colon[0].length);
+  return /^[A-Za-z0-9][\w.-]*/.exec(s)?.[0] ?? null;
+}
+
+export async function detectAt(
+  deps: DownloadDeps,
+  target: { device: typeof devices.$inferSelect; own: ConnectionTemplate; login: Login; snmp?: SnmpSystem },
+  signal: AbortSignal,
+  progress: Progress,
+  masking: { templates: ConnectionTemplate[]; login?: Login } = { templates: [] },
+): Promise<Detection> {
+  const { device, own, login, snmp } = target;
+  const shipped = await builtinTemplates(deps.db);
+  const builtins = shipped.map((b) => b.template);
+  const byKey = new Map(shipped.map((b) => [b.key, b.template]));
+  const candidates: DetectCandidate[] = shipped.flatMap(({ id, key, template }) =>
+    template.detect ? [{ id, key, vendor: template.vendor, detect: template.detect }] : [],
+  );
+
+  masking.templates = [own, ...builtins];
+  masking.login = login;
+  const settings = await sessionSettings(deps);
+  const profile = probeProfile(own, builtins);
+  const detectOver = (template: ConnectionTemplate, target: typeof device) =>
+    inShell({ device: target, template, login }, { ...settings, profile }, signal, progress, async (session) => {
+      const seen: Evidence = {
+        banner: session.greeting?.banner ?? "",
+        prompt: session.greeting?.prompt ?? "",
+        outputs: new Map(),
+        sysDescr: snmp?.report.sys_descr,
+        sysObjectId: snmp?.report.sys_object_id,
+      };
+      // Many devices say little before enable: the first likely family that has an enable step gives its way.
+      const enable = login.enablePassword
+        ? hintedBy(seen, candidates)
+            .map((c) => byKey.get(c.key)?.enable)
+            .find((e) => e !== undefined)
+        : undefined;
+      if (enable) await session.enable(login.enablePassword!, sessionProfileOf({ ...own, enable }, false).enable);
+      // The commands of the likeliest families first; the first one whose output a specific family recognises ends the search.
+      for (const command of commandsToTry(seen, candidates)) {
+        // Asked the way the family whose command it is listens (TP-Link wants "\r\n").
+        const ending =
+          byKey.get(candidates.find((c) => c.detect.command === command)!.key)?.line_ending ?? own.line_ending;
+        const ran = await session.withLineEnding(ending, () => session.runOptional(command));
+        seen.outputs.set(command, "printed" in ran ? cleanCommandOutput(ran.printed, command) : "");
+        if (settled({ ...seen, sysDescr: undefined, sysObjectId: undefined }, candidates)) break;
+      }
+      for (const line of template.teardown) session.send(line);
+      return { seen, enabled: enable !== undefined };
+    });
+  // A device that offers no shell is asked on exec channels, the exec families' commands first.
+  const overExec = () =>
+    onExecChannels({ device, template: own, login }, settings, signal, progress, async (run) => {
+      const seen: Evidence = {
+        banner: "",
+        prompt: "",
+        outputs: new Map(),
+        sysDescr: snmp?.report.sys_descr,
+        sysObjectId: snmp?.report.sys_object_id,
+      };
+      const execFirst = [
+        ...candidates.filter((c) => byKey.get(c.key)?.exec),
+        ...candidates.filter((c) => !byKey.get(c.key)?.exec),
+      ];
+      for (const command of commandsToTry(seen, execFirst)) {
+        seen.outputs.set(command, await run(command));
+        if (settled({ ...seen, sysDescr: undefined, sysObjectId: undefined }, candidates)) break;
+      }
+      return { result: { seen, enabled: false } };
+    });
+  // A device that offers neither a shell nor exec channels a family recognises: the capabilities of its NETCONF hello.
+  const overNetconf = async (exec: { seen: Evidence } | undefined) => {
+    const { result: capabilities } = await inNetconf(
+      { device, template: own, login },
+      settings,
+      signal,
+      progress,
+      async (client) => {
+        await client.close();
+        return client.capabilities;
+      },
+    );
+    const seen: Evidence = {
+      ...(exec?.seen ?? {
+        banner: "",
+        prompt: "",
+        outputs: new Map(),
+        sysDescr: snmp?.report.sys_descr,
+        sysObjectId: snmp?.report.sys_object_id,
+      }),
+      capabilities,
+    };
+    return { result: { seen, enabled: false } };
+  };
+  let protocol: string = own.protocol;
+  let channels: "shell" | "exec" | "netconf" = "shell";
+  let shell;
+  try {
+    shell = await detectOver(own, device);
+  } catch (err) {
+    if (own.protocol === "ssh" && shellRefused(err)) {
+      channels = "exec";
+      let execFailure: unknown;
+      shell = await overExec().catch((failure: unknown) => {
+        if (!(failure instanceof SessionError)) throw failure;
+        execFailure = failure;
+        return undefined;
+      });
+      if (!shell || !proposalOf(rankTemplates(shell.result.seen, candidates))) {
+        try {
+          shell = await overNetconf(shell?.result);
+          channels = "netconf";
+          protocol = "netconf";
+        } catch (netconfFailure) {
+          // No NETCONF either: the exec channels' answer (or failure) says what the device is.
+          if (!(netconfFailure instanceof SessionError) || signal.aborted) throw netconfFailure;
+          if (!shell) throw execFailure;
+        }
+      }
+    } else if (own.protocol === "ssh" && refused(err)) {
+      // A device that refuses SSH may speak Telnet: on its well-known port, as a port override names the SSH one.
+      protocol = "telnet";
+      shell = await detectOver({ ...own, protocol: "telnet", port: TELNET_PORT }, { ...device, portOverride: null });
+    } else {
+      throw err;
+    }
+  }
+  const evidence = { result: shell.result.seen };
+
+  const ranked = rankTemplates(evidence.result, candidates);
+  const proposal = proposalOf(ranked);
+  const snmpIdentity = snmp?.identity;
+  const model = proposal?.model ?? snmpIdentity?.model ?? null;
+  const osVersion = proposal?.os_version ?? snmpIdentity?.version ?? null;
+  const hostname = snmp?.report.sys_name || hostnameOfPrompt(evidence.result.prompt);
+  const result = {
+    protocol,
+    channels,
+    enabled: shell.result.enabled,
+    ...(evidence.result.capabilities ? { netconf_capabilities: evidence.result.capabilities } : {}),
+    banner: evidence.result.banner.slice(0, BANNER_CHARS),
+    prompt: evidence.result.prompt,
+    commands_run: [...evidence.result.outputs.keys()],
+    proposal: proposal
+      ? {
+          template_id: proposal.template_id,
+          template: proposal.template,
+          vendor: proposal.vendor,
+          model,
+          os_version: osVersion,
+          matched_by: proposal.matched_by,
+        }
+      : null,
+    candidates: ranked,
+    ...(snmp ? { snmp: snmp.report } : {}),
+  };
+  return { result, ranked, proposal, model, osVersion, serial: proposal?.serial ?? null, hostname, protocol };
+}
+
 export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSignal): Promise<JobEnd | undefined> {
   const started = Date.now();
   const progress: Progress = { connected: false };
@@ -112,152 +300,11 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
     const parsedOwn = row.code === null ? undefined : parseTemplateOnce(row.code);
     const own = parsedOwn?.ok ? parsedOwn.template : PROBE;
     const shipped = await builtinTemplates(deps.db);
-    const builtins = shipped.map((b) => b.template);
-    const byKey = new Map(shipped.map((b) => [b.key, b.template]));
-    const candidates: DetectCandidate[] = shipped.flatMap(({ id, key, template }) =>
-      template.detect ? [{ id, key, vendor: template.vendor, detect: template.detect }] : [],
-    );
-
-    masking.templates = [own, ...builtins];
     const snmp = await readSnmpSystem(deps, { device, template: own }, shipped);
     const login = await loginOf(deps.secrets, device, device.credId ? row.cred : null);
-    masking.login = login;
-    const settings = await sessionSettings(deps);
-    const profile = probeProfile(own, builtins);
-    const detectOver = (template: ConnectionTemplate, target: typeof device) =>
-      inShell({ device: target, template, login }, { ...settings, profile }, signal, progress, async (session) => {
-        const seen: Evidence = {
-          banner: session.greeting?.banner ?? "",
-          prompt: session.greeting?.prompt ?? "",
-          outputs: new Map(),
-          sysDescr: snmp?.report.sys_descr,
-          sysObjectId: snmp?.report.sys_object_id,
-        };
-        // Many devices say little before enable: the first likely family that has an enable step gives its way.
-        const enable = login.enablePassword
-          ? hintedBy(seen, candidates)
-              .map((c) => byKey.get(c.key)?.enable)
-              .find((e) => e !== undefined)
-          : undefined;
-        if (enable) await session.enable(login.enablePassword!, sessionProfileOf({ ...own, enable }, false).enable);
-        // The commands of the likeliest families first; the first one whose output a specific family recognises ends the search.
-        for (const command of commandsToTry(seen, candidates)) {
-          // Asked the way the family whose command it is listens (TP-Link wants "\r\n").
-          const ending =
-            byKey.get(candidates.find((c) => c.detect.command === command)!.key)?.line_ending ?? own.line_ending;
-          const ran = await session.withLineEnding(ending, () => session.runOptional(command));
-          seen.outputs.set(command, "printed" in ran ? cleanCommandOutput(ran.printed, command) : "");
-          if (settled({ ...seen, sysDescr: undefined, sysObjectId: undefined }, candidates)) break;
-        }
-        for (const line of template.teardown) session.send(line);
-        return { seen, enabled: enable !== undefined };
-      });
-    // A device that offers no shell is asked on exec channels, the exec families' commands first.
-    const overExec = () =>
-      onExecChannels({ device, template: own, login }, settings, signal, progress, async (run) => {
-        const seen: Evidence = {
-          banner: "",
-          prompt: "",
-          outputs: new Map(),
-          sysDescr: snmp?.report.sys_descr,
-          sysObjectId: snmp?.report.sys_object_id,
-        };
-        const execFirst = [
-          ...candidates.filter((c) => byKey.get(c.key)?.exec),
-          ...candidates.filter((c) => !byKey.get(c.key)?.exec),
-        ];
-        for (const command of commandsToTry(seen, execFirst)) {
-          seen.outputs.set(command, await run(command));
-          if (settled({ ...seen, sysDescr: undefined, sysObjectId: undefined }, candidates)) break;
-        }
-        return { result: { seen, enabled: false } };
-      });
-    // A device that offers neither a shell nor exec channels a family recognises: the capabilities of its NETCONF hello.
-    const overNetconf = async (exec: { seen: Evidence } | undefined) => {
-      const { result: capabilities } = await inNetconf(
-        { device, template: own, login },
-        settings,
-        signal,
-        progress,
-        async (client) => {
-          await client.close();
-          return client.capabilities;
-        },
-      );
-      const seen: Evidence = {
-        ...(exec?.seen ?? {
-          banner: "",
-          prompt: "",
-          outputs: new Map(),
-          sysDescr: snmp?.report.sys_descr,
-          sysObjectId: snmp?.report.sys_object_id,
-        }),
-        capabilities,
-      };
-      return { result: { seen, enabled: false } };
-    };
-    let protocol: string = own.protocol;
-    let channels: "shell" | "exec" | "netconf" = "shell";
-    let shell;
-    try {
-      shell = await detectOver(own, device);
-    } catch (err) {
-      if (own.protocol === "ssh" && shellRefused(err)) {
-        channels = "exec";
-        let execFailure: unknown;
-        shell = await overExec().catch((failure: unknown) => {
-          if (!(failure instanceof SessionError)) throw failure;
-          execFailure = failure;
-          return undefined;
-        });
-        if (!shell || !proposalOf(rankTemplates(shell.result.seen, candidates))) {
-          try {
-            shell = await overNetconf(shell?.result);
-            channels = "netconf";
-            protocol = "netconf";
-          } catch (netconfFailure) {
-            // No NETCONF either: the exec channels' answer (or failure) says what the device is.
-            if (!(netconfFailure instanceof SessionError) || signal.aborted) throw netconfFailure;
-            if (!shell) throw execFailure;
-          }
-        }
-      } else if (own.protocol === "ssh" && refused(err)) {
-        // A device that refuses SSH may speak Telnet: on its well-known port, as a port override names the SSH one.
-        protocol = "telnet";
-        shell = await detectOver({ ...own, protocol: "telnet", port: TELNET_PORT }, { ...device, portOverride: null });
-      } else {
-        throw err;
-      }
-    }
-    const evidence = { result: shell.result.seen };
-
-    const ranked = rankTemplates(evidence.result, candidates);
-    const proposal = proposalOf(ranked);
-    const snmpIdentity = snmp?.identity;
-    const model = proposal?.model ?? snmpIdentity?.model ?? null;
-    const osVersion = proposal?.os_version ?? snmpIdentity?.version ?? null;
-    result = {
-      protocol,
-      channels,
-      enabled: shell.result.enabled,
-      ...(evidence.result.capabilities ? { netconf_capabilities: evidence.result.capabilities } : {}),
-      banner: evidence.result.banner.slice(0, BANNER_CHARS),
-      prompt: evidence.result.prompt,
-      commands_run: [...evidence.result.outputs.keys()],
-      proposal: proposal
-        ? {
-            template_id: proposal.template_id,
-            template: proposal.template,
-            vendor: proposal.vendor,
-            model,
-            os_version: osVersion,
-            matched_by: proposal.matched_by,
-          }
-        : null,
-      candidates: ranked,
-      ...(snmp ? { snmp: snmp.report } : {}),
-      applied: false,
-    };
+    const found = await detectAt(deps, { device, own, login, snmp }, signal, progress, masking);
+    const { proposal, ranked, model, osVersion } = found;
+    result = { ...found.result, applied: false };
     if (!proposal) {
       const why = ranked.length
         ? `${ranked.map((r) => r.template).join(" and ")} fit equally; choose one`
@@ -276,6 +323,11 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
           vendor: proposal.vendor,
           model,
         });
+      // The inventory a detection reads is kept whether or not it applies the proposal.
+      await deps.db
+        .update(devices)
+        .set({ serial: found.serial, osVersion: osVersion, hostname: found.hostname, inventoryAt: deps.clock.now() })
+        .where(eq(devices.id, device.id));
       end = { outcome: "success", retrying: false, message: `${apply ? "set" : "proposes"} ${what}` };
     }
   } catch (err) {

@@ -32,6 +32,7 @@ export type DetectMatch = {
   matched_by: ("version" | "netconf_capability" | "sys_descr" | "sys_object_id" | "prompt" | "banner")[];
   model: string | null;
   os_version: string | null;
+  serial: string | null;
 };
 
 /**
@@ -138,6 +139,7 @@ function rankAll(evidence: Evidence, candidates: DetectCandidate[]): DetectMatch
       matched_by: by,
       model: firstGroup(c.detect.model, texts),
       os_version: firstGroup(c.detect.os_version, texts),
+      serial: firstGroup(c.detect.serial, texts),
     });
   }
   return matches.sort((a, b) => b.score - a.score || a.template.localeCompare(b.template));
@@ -146,3 +148,20 @@ function rankAll(evidence: Evidence, candidates: DetectCandidate[]): DetectMatch
 /** The one template to propose: the best match, unless another scores as well (then the user chooses). */
 export const proposalOf = (ranked: DetectMatch[]): DetectMatch | undefined =>
   ranked[0] && (ranked.length === 1 || ranked[1]!.score < ranked[0].score) ? ranked[0] : undefined;
+
+/**
+ * The inventory a backup's outputs show: the template's detect patterns over the output of its detect command,
+ * when the backup ran it (cisco-ios runs `show version`); undefined when it did not.
+ */
+export function inventoryOf(
+  detect: DetectSection | undefined,
+  outputs: [command: string, output: string][],
+): { model: string | null; osVersion: string | null; serial: string | null } | undefined {
+  const text = detect && outputs.find(([command]) => command === detect.command)?.[1];
+  if (!detect || text === undefined) return undefined;
+  return {
+    model: firstGroup(detect.model, [text]),
+    osVersion: firstGroup(detect.os_version, [text]),
+    serial: firstGroup(detect.serial, [text]),
+  };
+}

@@ -19,7 +19,7 @@ import type { Logger } from "../src/logger.ts";
 import type { ExclusionRule } from "../src/modules/configs/history/exclusions.ts";
 import { markLatestSeen } from "../src/modules/configs/storage/store.ts";
 import type { SecretBox } from "../src/secrets/box.ts";
-import { collect, untilAborted, type Login, type Plan, type Progress } from "./collect.ts";
+import { collect, untilAborted, type Plan, type Progress } from "./collect.ts";
 import { describeError } from "./errors.ts";
 import { sessionSettings, type CollectorSettings } from "./collector-settings.ts";
 import { SessionError, type SessionLimits } from "./session.ts";
@@ -28,6 +28,11 @@ import { Transcript } from "./transcript.ts";
 import { configChangedColumns, snmpPrecheck, snmpResult, type SnmpPrecheck } from "./snmp.ts";
 import { LeaseLost, storeDownload, type JobEnd, type StoreRequest } from "./store-download.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
+import { loginOf } from "./login.ts";
+import { rediscoverDeviceCredentials } from "./credential-discovery.ts";
+import { inventoryOf } from "./detect-match.ts";
+
+export { loginOf };
 
 export type DownloadDeps = {
   db: Db;
@@ -95,29 +100,6 @@ const planQuery = preparedPerDatabase((db) =>
     .prepare(),
 );
 
-/** The login a credential set gives, or the device's own username and passwords when it has none. */
-export async function loginOf(
-  secrets: SecretBox,
-  device: typeof devices.$inferSelect,
-  cred: typeof credentials.$inferSelect | null,
-): Promise<Login> {
-  const decrypt = async (v: string | null | undefined) => (v ? await secrets.decrypt(v) : undefined);
-  if (cred) {
-    return {
-      username: cred.username,
-      password: await decrypt(cred.passwordEnc),
-      enablePassword: await decrypt(cred.enablePasswordEnc),
-      privateKey: await decrypt(cred.sshKeyEnc),
-      passphrase: await decrypt(cred.sshKeyPassphraseEnc),
-    };
-  }
-  return {
-    username: device.username,
-    password: await decrypt(device.passwordEnc),
-    enablePassword: await decrypt(device.enablePasswordEnc),
-  };
-}
-
 export async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Promise<LoadedPlan> {
   const [row] = await planQuery(db).execute({ deviceId });
   if (!row) throw new SessionError("error", `device ${deviceId} no longer exists`);
@@ -150,20 +132,54 @@ export async function loadPlan(db: Db, secrets: SecretBox, deviceId: number): Pr
 }
 
 /**
+ * The serial and OS version a successful backup's outputs show (the template's detect patterns), and the model
+ * when the device has none: the device's inventory follows its last backup. Nothing is written when the
+ * backup did not run the template's detect command.
+ */
+async function recordInventory(deps: DownloadDeps, plan: Plan, outputs: [string, string][]): Promise<void> {
+  const found = inventoryOf(plan.template.detect, outputs);
+  if (!found || (!found.serial && !found.osVersion && !found.model)) return;
+  await deps.db
+    .update(devices)
+    .set({
+      ...(found.serial ? { serial: found.serial } : {}),
+      ...(found.osVersion ? { osVersion: found.osVersion } : {}),
+      ...(found.model && !plan.device.model ? { model: found.model.slice(0, 255) } : {}),
+      inventoryAt: deps.clock.now(),
+    })
+    .where(eq(devices.id, plan.device.id));
+}
+
+/**
  * Runs one download job end to end: plan, SNMP check, session, then storing (storeDownload), or the failure
  * recorded. Each ending is written in one transaction guarded by the lease, so a job retried after its collector
  * died can never store the same download twice. Returns how the job ended, or undefined when its lease was lost
  * and nothing was recorded.
  */
-export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: AbortSignal): Promise<JobEnd | undefined> {
+export async function runDownloadJob(
+  deps: DownloadDeps,
+  job: Job,
+  signal: AbortSignal,
+  rediscovered = false,
+): Promise<JobEnd | undefined> {
   const started = Date.now();
+  /** What credential discovery found when it ran and found no set: said in the failure's message. */
+  let discoveryProblem: string | undefined;
   let plan: Plan | undefined;
   let precheck: SnmpPrecheck | undefined;
   let transcript: Transcript | undefined;
   const progress: Progress = { connected: false };
   try {
-    const loaded = await loadPlan(deps.db, deps.secrets, job.deviceId!);
+    let loaded = await loadPlan(deps.db, deps.secrets, job.deviceId!);
     plan = loaded.plan;
+    // A device set to discover its credentials that has no set yet: find one before the first login.
+    if (plan.device.discoverCredentials && !plan.device.credId && !rediscovered) {
+      rediscovered = true;
+      const found = await rediscoverDeviceCredentials(deps, plan.device, plan.template, signal);
+      if (!found.cred) throw new SessionError("auth_failed", `credential discovery: ${found.problem}`);
+      loaded = await loadPlan(deps.db, deps.secrets, job.deviceId!);
+      plan = loaded.plan;
+    }
     precheck = await untilAborted(snmpPrecheck(deps, plan), signal);
     if (precheck.skip) {
       const { message, report } = precheck;
@@ -212,6 +228,7 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
       return deps.store ? deps.store(request) : storeDownload(deps.db, request);
     });
     if (!end) throw new LeaseLost();
+    await recordInventory(deps, plan, collected.outputs);
     return end;
   } catch (err) {
     if (err instanceof LeaseLost) {
@@ -221,12 +238,22 @@ export async function runDownloadJob(deps: DownloadDeps, job: Job, signal: Abort
     const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
     if (!(err instanceof SessionError))
       deps.logger.error("download failed unexpectedly", { job: job.id, error: describeError(err) });
+    // Credentials that stopped working on a device set to discover them: looked for once, then the download again.
+    if (failure.outcome === "auth_failed" && plan?.device.discoverCredentials && !rediscovered && !signal.aborted) {
+      const found = await rediscoverDeviceCredentials(deps, plan.device, plan.template, signal).catch(
+        (again: unknown) => ({ cred: undefined, problem: failureReason(again) }),
+      );
+      if (found.cred) return runDownloadJob(deps, job, signal, true);
+      discoveryProblem = found.problem;
+    }
     const now = deps.clock.now();
     const kept = transcript?.text();
     const message =
       failure.outcome === "host_key_changed"
         ? `${failure.message}: POST /api/v1/devices/${job.deviceId}/host-key/reset`
-        : failure.message;
+        : discoveryProblem
+          ? `${failure.message}; credential discovery: ${discoveryProblem}`
+          : failure.message;
     return await deps.db.transaction(async (tx): Promise<JobEnd | undefined> => {
       const { recorded, retrying } = await completeJob(
         tx,

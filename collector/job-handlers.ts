@@ -3,6 +3,7 @@ import type { Job } from "../src/jobs/queue.ts";
 import { runBackupJob } from "./backup-job.ts";
 import { runComplianceJob } from "./compliance-job.ts";
 import { runDetectJob } from "./detect-job.ts";
+import { runDiscoverJob } from "./discover-job.ts";
 import { type DownloadDeps, runDownloadJob } from "./download.ts";
 import { runEventJob } from "./event-job.ts";
 import { runPurgeJob } from "./purge-job.ts";
@@ -46,6 +47,7 @@ export const JOB_HANDLERS: { readonly [T in JobType]: JobHandler } = {
     run: (deps, job, { signal, leaseMs }) => runSnippetJob(deps, job, leaseMs, signal),
   },
   detect: { canRun: hasDevice, run: (deps, job, { signal }) => runDetectJob(deps, job, signal) },
+  discover: { run: (deps, job, { signal }) => runDiscoverJob(deps, job, signal) },
   purge_configs: { run: (deps, job) => runPurgeJob(deps, job) },
   backup_database: { run: (deps, job) => runBackupJob(deps, job) },
   event: {

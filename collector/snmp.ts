@@ -75,7 +75,7 @@ type Deps = Pick<DownloadDeps, "db" | "secrets" | "clock">;
 type SnmpSubject = Pick<Plan, "device"> & { template?: Pick<ConnectionTemplate, "snmp"> };
 
 /** What the system group said, and what the device is by it (snmp-identity.ts); `target` is absent when the agent could not be asked. */
-type SnmpSystem = {
+export type SnmpSystem = {
   report: SnmpReport;
   target?: Target;
   identity?: Identity;

@@ -90,6 +90,14 @@ function probes(f: Fixture): Record<string, Probe | Exempt> {
     "POST /devices/{id}/disable": { params: { id: f.outside }, expect: 404 },
     "POST /devices/{id}/host-key/reset": { params: { id: f.outside }, expect: 404 },
     "POST /devices/{id}/detect": { params: { id: f.outside }, expect: 404 },
+    // Discovery sends shared credential sets to addresses and makes devices: a scoped role is refused outright.
+    "POST /devices/discover": { body: { addresses: ["192.0.2.10"] }, expect: 403 },
+    "POST /discovery/candidates/adopt": { expect: 403 },
+    "POST /discovery/candidates/{id}/adopt": { params: { id: 1 }, expect: 403 },
+    "POST /discovery/candidates/{id}/ignore": { params: { id: 1 }, expect: 403 },
+    "POST /discovery/presets": { body: { name: "walk-preset", targets: ["192.0.2.0/28"] }, expect: 403 },
+    "DELETE /discovery/presets/{id}": { params: { id: 1 }, expect: 403 },
+    "POST /discovery/presets/{id}/run": { params: { id: 1 }, expect: 403 },
     // Each row is refused (a name a hidden device holds, a set the caller may not use): the answer is a report, nothing written.
     "POST /devices/import": {
       csv: `device_name,device_ip,device_vendor,device_tags,device_cred_id\r\nwalk-outside,127.0.0.1,Cisco,zone-a,\r\nwalk-new-device,127.0.0.1,Cisco,zone-a,${f.credentialSet}\r\n`,

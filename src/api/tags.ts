@@ -14,6 +14,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   "Device credentials": "Credential sets devices log in with; secrets are write-only.",
   "Device profiles": "Defaults (vendor, template, category, credentials, port, tags) a device inherits.",
   Devices: "The inventory: devices, their reachability, bulk writes, imports and exports.",
+  Discovery:
+    "Finding devices by address: scans of ranges and subnets, the candidates they find, and scan presets (docs/discovery.md).",
   Mail: "Mail settings, test messages and per-user subscriptions.",
   "Policy compliance": "Compliance policies, their assignments to devices, and the results of checking them.",
   Reports: "Reports over backups and compliance, as JSON or CSV.",

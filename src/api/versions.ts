@@ -3,6 +3,7 @@ import type { AppEnv } from "../http/env.ts";
 import { SECURITY_SCHEME } from "../http/route.ts";
 import { validationHook } from "../http/validation.ts";
 import { registerDeviceRoutes } from "../modules/devices/handlers.ts";
+import { registerDiscoveryRoutes } from "../modules/discovery/handlers.ts";
 import { registerJobRoutes } from "../modules/jobs/handlers.ts";
 import { tagsResource } from "../modules/tags/resource.ts";
 import { vendorsResource } from "../modules/vendors/resource.ts";
@@ -50,6 +51,7 @@ function versionApp(version: ApiVersion): OpenAPIHono<AppEnv> {
 /** Which module routes v1 mounts. */
 export function createV1Api(): OpenAPIHono<AppEnv> {
   const api = versionApp("v1");
+  registerDiscoveryRoutes(api);
   registerDeviceRoutes(api, { summary: false });
   // Before any /configs/{id} route: static /configs/... paths must win over the id parameter (Hono tries routes in
   // registration order; route-order.test.ts fails on a fixed path registered after a parameter route that takes it).

@@ -59,6 +59,8 @@ export type FakeDeviceOptions = {
   /** Single keypresses answered on arrival, without a line terminator (pager keys). Default: the recording's one-character keys. */
   keys?: string[];
   auth: FakeDeviceAuth;
+  /** Loopback address to listen on (any of 127.0.0.0/8). Default: 127.0.0.1. */
+  host?: string;
   /** Loopback port to listen on. Default: a free one. A new instance on an old one's port is the same device after a reboot. */
   port?: number;
   /** Private key (OpenSSH or PEM text). Default: a fresh ed25519 key per device, so a new instance is a changed host key. */
@@ -85,7 +87,7 @@ export type FakeDeviceOptions = {
 };
 
 export type FakeDevice = {
-  host: "127.0.0.1";
+  host: string;
   port: number;
   /** OpenSSH notation: "SHA256:" + base64 of the SHA-256 of the key blob, no padding. */
   hostKeyFingerprint: string;
@@ -216,14 +218,14 @@ class Device {
   listen(): Promise<void> {
     return new Promise((resolve, reject) => {
       this.net.once("error", reject);
-      this.net.listen(this.options.port ?? 0, HOST, () => resolve());
+      this.net.listen(this.options.port ?? 0, this.options.host ?? HOST, () => resolve());
     });
   }
 
   handle(): FakeDevice {
     const device = this;
     return {
-      host: HOST,
+      host: this.options.host ?? HOST,
       port: (this.net.address() as { port: number }).port,
       hostKeyFingerprint: this.hostKeyFingerprint,
       received: this.received,

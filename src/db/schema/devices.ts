@@ -21,6 +21,11 @@ export const devices = sqliteTable(
     templateId: integer("template_id").references(() => templates.id),
     /** Null: the device's own username/password below. */
     credId: integer("cred_id").references(() => credentials.id),
+    /**
+     * Whether the device's credential set is found by trying the sets marked for discovery (credId then holds
+     * the one that last worked); a set that stops working is looked for again (collector/credential-discovery.ts).
+     */
+    discoverCredentials: integer("discover_credentials", { mode: "boolean" }).notNull().default(false),
     /** Null: snippets reuse the primary credentials. */
     snippetCredId: integer("snippet_cred_id").references(() => credentials.id),
     portOverride: integer("port_override"),
@@ -42,6 +47,11 @@ export const devices = sqliteTable(
     status: text("status", { enum: DEVICE_STATUSES }).notNull().default("unknown"),
     /** The SSH host key fingerprint pinned on first contact ("SHA256:..."); a different key fails the job. */
     hostKeyFingerprint: text("host_key_fingerprint"),
+    /** Inventory read by the last successful backup or detection (the template's detect patterns); null: not read. */
+    serial: text("serial"),
+    osVersion: text("os_version"),
+    hostname: text("hostname"),
+    inventoryAt: timestamp("inventory_at"),
     lastSeenAt: timestamp("last_seen_at"),
     lastBackupAt: timestamp("last_backup_at"),
     /**

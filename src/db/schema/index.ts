@@ -15,3 +15,4 @@ export * from "./system.ts";
 export * from "./settings.ts";
 export * from "./events.ts";
 export * from "./mail.ts";
+export * from "./discovery.ts";

@@ -98,6 +98,8 @@ export const credentials = sqliteTable(
     snmpV3AuthPasswordEnc: text("snmp_v3_auth_password_enc"),
     snmpV3PrivProtocol: text("snmp_v3_priv_protocol"),
     snmpV3PrivPasswordEnc: text("snmp_v3_priv_password_enc"),
+    /** Tried, in id order, on devices set to discover their credentials and by discovery scans. */
+    discovery: integer("discovery", { mode: "boolean" }).notNull().default(false),
     ...timestamps,
   },
   (t) => [uniqueIndex("credentials_name_key_unique").on(t.nameKey)],

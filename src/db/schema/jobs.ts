@@ -10,6 +10,7 @@ import { devices } from "./devices.ts";
  * assignment over every device it covers, named in `params`). An event job hands one event to one consumer
  * (`params`: event_id, consumer, and the consumer's target, e.g. a webhook subscription id; src/modules/events/).
  * A detect job recognises its device's family (POST /devices/{id}/detect; `params.apply` sets what it found).
+ * A discover job (no device) scans `params.addresses` on `params.ports` (src/modules/discovery/).
  */
 export const JOB_TYPES = [
   "download",
@@ -19,6 +20,7 @@ export const JOB_TYPES = [
   "backup_database",
   "event",
   "detect",
+  "discover",
 ] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 

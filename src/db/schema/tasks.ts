@@ -5,6 +5,7 @@ import { nameKeyColumn } from "../name-key.ts";
 import { devices } from "./devices.ts";
 import { jobs } from "./jobs.ts";
 import { snippets } from "./snippets.ts";
+import { scanPresets } from "./discovery.ts";
 
 /**
  * What a task does; src/modules/tasks/types.ts says what each one targets and
@@ -19,6 +20,7 @@ export const TASK_TYPES = [
   "compliance",
   "snippet",
   "backup_database",
+  "discovery_scan",
 ] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 
@@ -61,6 +63,8 @@ export const tasks = sqliteTable(
     snippetId: integer("snippet_id").references(() => snippets.id, { onDelete: "set null" }),
     /** A `snippet` task's deploy settings: dynamic_vars, canary, stop_on_failure, concurrency, confirm_device_count. */
     snippetOptions: text("snippet_options", { mode: "json" }).$type<SnippetTaskOptions>(),
+    /** A `discovery_scan` task's scan preset (src/modules/discovery/); null for other types. */
+    scanPresetId: integer("scan_preset_id").references(() => scanPresets.id, { onDelete: "set null" }),
     /** Set for the tasks netkeep seeds ("nightly_backup", "retention_purge"): they can be edited and paused, not deleted. */
     systemKey: text("system_key"),
     ...timestamps,

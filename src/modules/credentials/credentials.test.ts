@@ -75,6 +75,7 @@ describe("device credentials", () => {
       has_snmp_v3_auth_password: true,
       snmp_v3_priv_protocol: "aes",
       has_snmp_v3_priv_password: true,
+      cred_discovery: false,
       devices_count: 0,
       created_at: data.created_at,
       updated_at: data.updated_at,

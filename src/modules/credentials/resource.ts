@@ -27,6 +27,10 @@ const Credential = z
     has_snmp_v3_auth_password: z.boolean(),
     snmp_v3_priv_protocol: z.enum(SNMP_PRIV_PROTOCOLS).nullable(),
     has_snmp_v3_priv_password: z.boolean(),
+    cred_discovery: z.boolean().openapi({
+      description:
+        "Tried by credential discovery: scans, and devices set to discover their credentials (docs/discovery.md)",
+    }),
     devices_count: z
       .number()
       .int()
@@ -73,6 +77,10 @@ const CredentialInput = z
       .nullable()
       .optional()
       .openapi({ description: "SNMPv3 user (security name)", example: "netkeep" }),
+    cred_discovery: z
+      .boolean({ error: "must be true or false" })
+      .optional()
+      .openapi({ description: "Try the set in credential discovery (default false)", example: true }),
     snmp_v3_auth_protocol: z
       .string()
       .max(32, "must be at most 32 characters")
@@ -240,6 +248,7 @@ async function toValues(input: Input, row: CredentialRow | null, ctx: WriteCtx):
   if (input.cred_description !== undefined) values.description = input.cred_description;
   if (input.cred_username !== undefined) values.username = input.cred_username;
   if (input.snmp_v3_user !== undefined) values.snmpV3User = input.snmp_v3_user?.trim() || null;
+  if (input.cred_discovery !== undefined) values.discovery = input.cred_discovery;
 
   const invalid = new Set<string>();
   const protocol = <T>(
@@ -346,6 +355,7 @@ export const credentialsResource = defineResource({
       has_snmp_v3_auth_password: r.snmpV3AuthPasswordEnc !== null,
       snmp_v3_priv_protocol: r.snmpV3PrivProtocol,
       has_snmp_v3_priv_password: r.snmpV3PrivPasswordEnc !== null,
+      cred_discovery: r.discovery,
       devices_count: counts.get(r.id) ?? 0,
       created_at: r.createdAt.toISOString(),
       updated_at: r.updatedAt.toISOString(),

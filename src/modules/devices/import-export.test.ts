@@ -24,7 +24,20 @@ const EXPORT_COLUMNS = [
   "has_password",
   "has_enable_password",
 ] as const;
-const AFTER_CUSTOM = ["notes", "enabled", "status", "last_seen_at", "last_backup_at", "created_at", "updated_at"];
+const AFTER_CUSTOM = [
+  "notes",
+  "enabled",
+  "status",
+  "device_discover_credentials",
+  "device_serial",
+  "device_os_version",
+  "device_hostname",
+  "inventory_at",
+  "last_seen_at",
+  "last_backup_at",
+  "created_at",
+  "updated_at",
+];
 
 const device = (name: string, extra: Record<string, unknown> = {}) => ({
   device_name: name,

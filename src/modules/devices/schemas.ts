@@ -109,6 +109,11 @@ export const DeviceInput = z
       .optional()
       .openapi({ example: "Core router, row 3" }),
     enabled: z.boolean().optional().openapi({ description: "Disabled devices are skipped by backups", example: true }),
+    device_discover_credentials: z.boolean({ error: "must be true or false" }).optional().openapi({
+      description:
+        "Find the credential set by trying the sets marked for discovery, and again when it stops working (docs/discovery.md); device_cred_id then holds the one that works",
+      example: false,
+    }),
   })
   // The service requires a vendor on create and replace unless a profile gives it (a check the schema cannot
   // make: the profile is looked up): the document says so, since device_vendor itself must stay optional here.
@@ -142,6 +147,13 @@ export const Device = z
     notes: z.string(),
     enabled: z.boolean(),
     status: z.enum(DEVICE_STATUSES),
+    device_discover_credentials: z.boolean(),
+    device_serial: z.string().nullable().openapi({ description: "Read by the last backup or detection" }),
+    device_os_version: z.string().nullable().openapi({ description: "Read by the last backup or detection" }),
+    device_hostname: z.string().nullable().openapi({
+      description: "The host name the device gives (SNMP sysName or its prompt), read by the last detection",
+    }),
+    inventory_at: z.string().nullable().openapi({ description: "When the serial, OS version and host name were read" }),
     last_seen_at: z.string().nullable(),
     last_backup_at: z.string().nullable(),
     created_at: z.string(),

@@ -82,6 +82,30 @@ export const deviceListSpec: ListSpec = {
           v.map((s) => s.toLowerCase()),
         ),
     },
+    device_serial: {
+      describe: "Exact serial number (any case)",
+      build: (v) =>
+        inArray(
+          lower(devices.serial),
+          v.map((s) => s.toLowerCase()),
+        ),
+    },
+    device_os_version: {
+      describe: "Exact OS version (any case)",
+      build: (v) =>
+        inArray(
+          lower(devices.osVersion),
+          v.map((s) => s.toLowerCase()),
+        ),
+    },
+    device_hostname: {
+      describe: "Exact host name the device gives (any case)",
+      build: (v) =>
+        inArray(
+          lower(devices.hostname),
+          v.map((s) => s.toLowerCase()),
+        ),
+    },
     device_category_id: idFilter(devices.categoryId, "device_category_id", "Category id"),
     device_template_id: idFilter(devices.templateId, "device_template_id", "Template id"),
     device_profile_id: idFilter(devices.profileId, "device_profile_id", "Device profile id"),
@@ -190,6 +214,11 @@ async function serialize(db: DbOrTx, rows: (DeviceRow & { vendorName: string | n
     has_enable_password: r.enablePasswordEnc !== null,
     custom: r.custom,
     notes: r.notes,
+    device_discover_credentials: r.discoverCredentials,
+    device_serial: r.serial,
+    device_os_version: r.osVersion,
+    device_hostname: r.hostname,
+    inventory_at: iso(r.inventoryAt),
     enabled: r.enabled,
     status: r.status,
     last_seen_at: iso(r.lastSeenAt),
@@ -379,6 +408,7 @@ async function resolveInput(
   if (given("notes")) v.notes = input.notes!;
   if (given("custom")) v.custom = input.custom!;
   if (given("enabled")) v.enabled = input.enabled!;
+  if (given("device_discover_credentials")) v.discoverCredentials = input.device_discover_credentials!;
   if (given("device_port_override")) v.portOverride = input.device_port_override ?? null;
   if (given("zone_id")) {
     if (!refs.zoneIds.has(input.zone_id!))

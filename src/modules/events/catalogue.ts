@@ -77,6 +77,16 @@ export const EVENT_CATALOGUE = {
       previous_job_id: id("The failed download before it"),
     }),
   },
+  "device.credentials_discovered": {
+    describe:
+      "Credential discovery found the set that logs in to a device set to discover its credentials (its set stopped working, or it had none); the device now uses it.",
+    payload: z.object({
+      ...device,
+      credential_id: id("The credential set that logs in now"),
+      credential_name: z.string(),
+      previous_credential_id: id("The set the device had before (null: none)").nullable(),
+    }),
+  },
   "host_key.changed": {
     describe:
       "A device presented an SSH host key other than the pinned one; its downloads stop until the key is reset.",

@@ -31,7 +31,7 @@ export const SETTINGS_DEFAULTS = {
   login_banner: "",
   compare: { ignore_whitespace: false, context_lines: 3 },
   default_credential_id: null as number | null,
-  collector: { connect_timeout_seconds: 30, command_timeout_seconds: 60, retries: 1 },
+  collector: { connect_timeout_seconds: 30, command_timeout_seconds: 60, retries: 1, discovery_tries_per_hour: 6 },
   smtp: {
     host: null as string | null,
     port: 587,
@@ -102,6 +102,10 @@ const Collector = z.object({
   retries: z.number().int().openapi({
     description:
       "Further attempts of a device job whose connection failed (timeout, unreachable); fixed when a job is queued (its max_attempts)",
+  }),
+  discovery_tries_per_hour: z.number().int().openapi({
+    description:
+      "The most failed logins credential discovery tries against one address in an hour (docs/discovery.md), so no account locks out",
   }),
 });
 const Webhooks = z.object({
@@ -379,6 +383,7 @@ export const SettingsPatch = z
         connect_timeout_seconds: whole(1, 600, "seconds").optional(),
         command_timeout_seconds: whole(1, 3600, "seconds").optional(),
         retries: whole(0, 10, "retries").optional(),
+        discovery_tries_per_hour: whole(1, 100, "tries").optional(),
       })
       .optional(),
     smtp: z

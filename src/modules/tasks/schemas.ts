@@ -101,6 +101,16 @@ export const TaskInput = z
         example: null,
       }),
     snippet_options: SnippetTaskOptionsInput.nullable().optional(),
+    scan_preset_id: z
+      .number()
+      .int("must be a whole number")
+      .positive("must be a positive id")
+      .nullable()
+      .optional()
+      .openapi({
+        description: "discovery_scan tasks: the scan preset each run scans (docs/discovery.md)",
+        example: null,
+      }),
   })
   .openapi("TaskInput");
 
@@ -133,6 +143,11 @@ export const Task = z
     notify_on_failure: z.boolean(),
     is_system: z.boolean().openapi({ description: "Seeded by netkeep: can be edited and paused, not deleted" }),
     snippet_id: z.number().int().nullable().openapi({ description: "snippet tasks: the snippet each run deploys" }),
+    scan_preset_id: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "discovery_scan tasks: the scan preset each run scans" }),
     snippet_options: z
       .record(z.string(), z.unknown())
       .nullable()

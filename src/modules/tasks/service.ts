@@ -18,6 +18,7 @@ import { startTaskRun, type Task as TaskRow } from "./start-run.ts";
 import { reachBeyondScope, taskReach, visibleTasks } from "./targets.ts";
 import { canonicalTaskType, TARGET_LISTS, TASK_TYPE_DEFS, type TargetList } from "./types.ts";
 import { snippetTaskValues } from "../snippets/task-runs.ts";
+import { scanTaskValues } from "../discovery/task-values.ts";
 
 /** Who is asking and when: what every task operation needs from the request. */
 export type TaskCtx = { db: DbOrTx; auth: AuthContext; services: Services; now: Date; links: Links };
@@ -123,6 +124,7 @@ export async function serializeTasks(
       notify_on_failure: r.notifyOnFailure,
       is_system: r.systemKey !== null,
       snippet_id: r.snippetId,
+      scan_preset_id: r.scanPresetId,
       snippet_options: r.snippetOptions,
       next_runs: r.paused ? [] : nextRuns(r, now, 3).map((d) => d.toISOString()),
       last_run: last
@@ -276,6 +278,7 @@ export async function saveTask(
     await checkUniqueName(writeCtx, tasks.nameKey, tasks.id, input.task_name, before?.id ?? null, "task_name");
     const targets = type ? await targetValues(c, bag, type, input, before, patch) : undefined;
     const snippet = type ? await snippetTaskValues(tx, bag, ctx.auth, type, input, before, patch) : undefined;
+    const scan = type ? await scanTaskValues(tx, bag, ctx.auth, type, input, before, patch) : undefined;
     bag.throwIfAny();
 
     const cron = input.task_cron !== undefined ? cronText(input.task_cron) : before!.cron;
@@ -296,6 +299,7 @@ export async function saveTask(
       categoryIds: targets!.categories,
       tagIds: targets!.tags,
       ...snippet!,
+      ...scan!,
       cron,
       timezone,
       paused,

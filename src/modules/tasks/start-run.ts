@@ -54,7 +54,13 @@ export async function startTaskRun(
   } else if (def.targets === "none") {
     const job = await enqueueJob(
       tx,
-      { type: def.job, trigger: jobTrigger, priority, requestedBy: run.requestedBy },
+      {
+        type: def.job,
+        trigger: jobTrigger,
+        priority,
+        requestedBy: run.requestedBy,
+        ...(task.type === "discovery_scan" ? { params: { preset_id: task.scanPresetId } } : {}),
+      },
       now,
     );
     await tx.insert(taskRunItems).values({ runId: created.id, jobId: job.id });

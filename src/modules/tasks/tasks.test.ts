@@ -258,7 +258,7 @@ describe("task fields", () => {
     expect(noType.body.errors.task_type[0]).toMatch(/task_type is required/);
     const badType = await createTask({ task_type: "reboot_everything" });
     expect(badType.body.errors.task_type[0]).toMatch(
-      /must be one of: download_devices, download_categories, download_tags, download_all, purge_configs, compliance, snippet, backup_database, rconfig:download-device/,
+      /must be one of: download_devices, download_categories, download_tags, download_all, purge_configs, compliance, snippet, backup_database, discovery_scan, rconfig:download-device/,
     );
   });
 

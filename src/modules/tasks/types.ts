@@ -52,6 +52,12 @@ export const TASK_TYPE_DEFS: Record<TaskType, TaskTypeDef> = {
     job: "backup_database",
     describe: "back the service's own database up to storage/backups/, keeping the number settings.backups.keep says",
   },
+  discovery_scan: {
+    targets: "none",
+    job: "discover",
+    describe:
+      "scan the subnets and ranges of the scan preset `scan_preset_id` (docs/discovery.md): new devices become candidates, or devices when the preset adopts",
+  },
   compliance: {
     targets: "lists",
     job: "compliance",

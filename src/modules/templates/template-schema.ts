@@ -176,7 +176,7 @@ const oid = z.string().regex(/^\.?\d+(\.\d+)+$/, "must be a numeric OID such as 
  * the prompt line, and the output of `command` (default `show version`; SNMP's sysDescr and sysObjectID too when
  * the agent answers). `version` must match that output, or `sys_descr` (default: `version`) sysDescr, for the
  * template to be proposed; `prompt`, `banner` and a `sys_object_id` prefix (the vendor's enterprise subtree,
- * 1.3.6.1.4.1.<n>, or a product branch under it) strengthen a match; `model` and `os_version` take their first
+ * 1.3.6.1.4.1.<n>, or a product branch under it) strengthen a match; `model`, `os_version` and `serial` take their first
  * group from the output (or sysDescr); `sys_descr_model` and `sys_descr_os_version` from sysDescr alone, as SNMP
  * identification reads it before any login (collector/snmp-identity.ts), as does the vendor: the `vendor` of the
  * templates whose `sys_object_id` holds the longest prefix of sysObjectID. A `generic: true` family (a plain Linux host, which many appliances also
@@ -198,6 +198,7 @@ const detectSection = z
     generic: z.boolean().default(false),
     model: patternFor("text").optional(),
     os_version: patternFor("text").optional(),
+    serial: patternFor("text").optional(),
   })
   .refine((d) => d.version !== undefined || d.netconf_capability !== undefined, {
     message: "needs version (or netconf_capability for a NETCONF template)",
