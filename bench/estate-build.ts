@@ -97,7 +97,12 @@ export async function buildEstate(
     const created = new Date(base - DAY);
     const { id: userId } = await createUser(
       db,
-      { username: BENCH_USER, email: "bench@example.test", roleName: "admin", passwordHash: await hashPassword(BENCH_PASSWORD) },
+      {
+        username: BENCH_USER,
+        email: "bench@example.test",
+        roleName: "admin",
+        passwordHash: await hashPassword(BENCH_PASSWORD),
+      },
       created,
     );
     void userId;
@@ -162,7 +167,9 @@ export async function buildEstate(
       gitMs: 0,
     };
     save();
-    log(`  inventory: ${want.devices} devices, 2 policy assignments, 1 nightly task (${(state.buildMs / 1000).toFixed(1)} s)`);
+    log(
+      `  inventory: ${want.devices} devices, 2 policy assignments, 1 nightly task (${(state.buildMs / 1000).toFixed(1)} s)`,
+    );
   }
   state.days = Math.max(state.days, want.days);
   const [task] = await db.select().from(tasks).where(eq(tasks.id, state.taskId));
@@ -183,7 +190,8 @@ export async function buildEstate(
       returning id, device_id as deviceId, attempts, max_attempts as maxAttempts`);
     const changed: Job[] = [];
     const unchanged: Job[] = [];
-    for (const j of claimed) (nightOf(indexOf.get(j.deviceId!)!, day, CHANGED_SHARE).changed ? changed : unchanged).push(j);
+    for (const j of claimed)
+      (nightOf(indexOf.get(j.deviceId!)!, day, CHANGED_SHARE).changed ? changed : unchanged).push(j);
     const gitFiles: [string, string][] = [];
 
     for (let from = 0; from < changed.length; from += STORE_BATCH) {
@@ -200,7 +208,8 @@ export async function buildEstate(
           if (night.upgraded) releases.set(i, release);
           const texts: [string, string][] = [[RUNNING, running]];
           if (day === 0 || night.upgraded) texts.push([VERSION, showVersion(i, day, release)]);
-          for (const [command, text] of texts) gitFiles.push([`${hostOf(i)}${command === RUNNING ? "" : ".version"}.txt`, text]);
+          for (const [command, text] of texts)
+            gitFiles.push([`${hostOf(i)}${command === RUNNING ? "" : ".version"}.txt`, text]);
           const outputs = await digestOutputs(
             texts.map(([command, text]) => ({ command, text })),
             significantText,

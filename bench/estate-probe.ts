@@ -28,7 +28,9 @@ export async function sampleEstate(dir: string, appKey: string, base: number, da
     select device_id as deviceId, min(id) as oldId, max(id) as latestId from configs where command = ${RUNNING}
     group by device_id order by count(*) desc, device_id limit 1`);
   const [{ n }] = (await db.all<{ n: number }>(sql`select count(*) as n from devices`)) as [{ n: number }];
-  const [blob] = await db.all<{ hash: string }>(sql`select blob_hash as hash from configs where id = ${busiest!.latestId}`);
+  const [blob] = await db.all<{ hash: string }>(
+    sql`select blob_hash as hash from configs where id = ${busiest!.latestId}`,
+  );
   const { readBlob } = await import("../src/modules/configs/blobs.ts");
   const text = await readBlob(db, blob!.hash);
   client.close();
@@ -81,7 +83,7 @@ export function probes(s: Sample): Probe[] {
     { name: "search broad, latest", url: `/api/v1/configs/search?${q({ q: s.broad, latest_only: "true" })}` },
     { name: "search broad, history", url: `/api/v1/configs/search?${q({ q: s.broad, latest_only: "false" })}` },
     { name: "dashboard latest devices", url: "/api/v1/dashboard/latest-devices" },
-    { name: "device summary", url: "/api/v1/devices/summary" },
+    { name: "device summary", url: "/api/v2/devices/summary" },
     { name: "compliance results", url: "/api/v1/policy-compliance" },
     { name: "compliance trends", url: "/api/v1/policy-compliance/trends" },
     { name: "report backup success", url: "/api/v1/reports/backup-success" },
@@ -125,7 +127,8 @@ export async function webLogin(origin: string): Promise<string> {
     body: new URLSearchParams({ _csrf: csrf, username: BENCH_USER, password: BENCH_PASSWORD }).toString(),
   });
   keep(res);
-  if (res.status !== 302 && res.status !== 303) throw new Error(`login answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  if (res.status !== 302 && res.status !== 303)
+    throw new Error(`login answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
   return jar();
 }
 

@@ -37,7 +37,8 @@ const { values: opts } = parseArgs({
 });
 const whole = (name: "devices" | "small" | "days" | "bytes" | "runs", min: number) => {
   const n = Number(opts[name]);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number >= ${min}, got '${opts[name]}'`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`--${name} must be a whole number >= ${min}, got '${opts[name]}'`);
   return n;
 };
 const DEVICES = whole("devices", 10);
@@ -61,14 +62,24 @@ type Sizes = { db: number; parts: Record<string, number>; git: number; gitGcMs: 
 
 /** The database file and its parts (dbstat), and the git repository after `git gc --aggressive` (done once per history). */
 async function sizes(dir: string, state: EstateState): Promise<Sizes> {
-  const config = loadConfig({ STORAGE_DIR: join(dir, "storage"), DATABASE_URL: "", APP_KEY: state.appKey, COLLECTOR: "off" });
+  const config = loadConfig({
+    STORAGE_DIR: join(dir, "storage"),
+    DATABASE_URL: "",
+    APP_KEY: state.appKey,
+    COLLECTOR: "off",
+  });
   const { db, client } = await openDatabase(config.databaseUrl);
   await client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
-  const rows = await db.all<{ name: string; bytes: number }>(sql`select name, sum(pgsize) as bytes from dbstat group by name`);
+  const rows = await db.all<{ name: string; bytes: number }>(
+    sql`select name, sum(pgsize) as bytes from dbstat group by name`,
+  );
   client.close();
-  const part = (test: (n: string) => boolean) => rows.filter((r) => test(r.name)).reduce((s, r) => s + Number(r.bytes), 0);
+  const part = (test: (n: string) => boolean) =>
+    rows.filter((r) => test(r.name)).reduce((s, r) => s + Number(r.bytes), 0);
   const parts = {
-    "config texts": part((n) => n.startsWith("config_blobs") || n === "sqlite_autoindex_config_blobs_1" || n === "config_dictionaries"),
+    "config texts": part(
+      (n) => n.startsWith("config_blobs") || n === "sqlite_autoindex_config_blobs_1" || n === "config_dictionaries",
+    ),
     "version rows": part((n) => n === "configs" || n.startsWith("configs_")),
     "change rows": part((n) => n.startsWith("config_changes")),
     "search index": part((n) => n.startsWith("config_search")),
@@ -85,13 +96,21 @@ async function sizes(dir: string, state: EstateState): Promise<Sizes> {
   } catch {}
   if (gc?.days !== state.daysDone) {
     const t0 = performance.now();
-    const res = spawnSync("nice", ["-n", "19", "git", "gc", "-q", "--aggressive"], { cwd: join(dir, "git"), encoding: "utf8" });
+    const res = spawnSync("nice", ["-n", "19", "git", "gc", "-q", "--aggressive"], {
+      cwd: join(dir, "git"),
+      encoding: "utf8",
+    });
     if (res.status !== 0) throw new Error(`git gc: ${res.stderr}`);
     gc = { days: state.daysDone, ms: performance.now() - t0 };
     writeFileSync(gcFile, JSON.stringify(gc));
   }
   const git = Number(spawnSync("du", ["-sb", join(dir, "git", ".git")], { encoding: "utf8" }).stdout.split("\t")[0]);
-  return { db: db_, parts: { ...parts, other: all - Object.values(parts).reduce((a, b) => a + b, 0) }, git, gitGcMs: gc.ms };
+  return {
+    db: db_,
+    parts: { ...parts, other: all - Object.values(parts).reduce((a, b) => a + b, 0) },
+    git,
+    gitGcMs: gc.ms,
+  };
 }
 
 type Measured = {
@@ -103,7 +122,12 @@ type Measured = {
 
 async function startService(dir: string, state: EstateState) {
   const t0 = performance.now();
-  const service = await startBenchService({ dir: join(dir, "storage"), concurrency: 50, appKey: state.appKey, user: "bench" });
+  const service = await startBenchService({
+    dir: join(dir, "storage"),
+    concurrency: 50,
+    appKey: state.appKey,
+    user: "bench",
+  });
   return { service, startMs: performance.now() - t0 };
 }
 
@@ -117,7 +141,10 @@ async function measure(dir: string, state: EstateState): Promise<Measured> {
     if (l.status >= 400) log(`  ! ${p.name}: ${p.url} answered ${l.status}`);
     latencies.set(p.name, l);
   }
-  const rss = { api: sampleProcess(service.apiPid)?.rssKb ?? 0, collector: sampleProcess(service.collectorPid)?.rssKb ?? 0 };
+  const rss = {
+    api: sampleProcess(service.apiPid)?.rssKb ?? 0,
+    collector: sampleProcess(service.collectorPid)?.rssKb ?? 0,
+  };
   return { startMs, latencies, rss, service };
 }
 
@@ -137,10 +164,21 @@ async function latencyWhile(service: BenchService, url: string, until: Promise<u
 
 async function nightly(dir: string, state: EstateState, service: BenchService) {
   const out: string[] = [];
-  const config = loadConfig({ STORAGE_DIR: join(dir, "storage"), DATABASE_URL: "", APP_KEY: state.appKey, COLLECTOR: "off" });
+  const config = loadConfig({
+    STORAGE_DIR: join(dir, "storage"),
+    DATABASE_URL: "",
+    APP_KEY: state.appKey,
+    COLLECTOR: "off",
+  });
   const { db, client } = await openDatabase(config.databaseUrl);
   const claimed = async () =>
-    Number((await db.all<{ n: number }>(sql`select count(*) as n from jobs where type = 'download' and attempts > 0 and state != 'finished' or (type = 'download' and state = 'running')`))[0]!.n);
+    Number(
+      (
+        await db.all<{ n: number }>(
+          sql`select count(*) as n from jobs where type = 'download' and attempts > 0 and state != 'finished' or (type = 'download' and state = 'running')`,
+        )
+      )[0]!.n,
+    );
   // The fan-out: a run of the nightly task over every device, as "run now" starts it.
   const t0 = performance.now();
   const run = service.api<{ id: number }>("POST", `/tasks/${state.taskId}/run`);
@@ -148,8 +186,12 @@ async function nightly(dir: string, state: EstateState, service: BenchService) {
   await run;
   const fanOutMs = performance.now() - t0;
   const duringFanOut = await during;
-  out.push(`| fan-out of ${DEVICES} jobs (POST /tasks/{id}/run) | ${sec(fanOutMs)} | target < ${sec(TARGETS.fanOutMs)}: ${check(fanOutMs < TARGETS.fanOutMs, "fan-out")} |`);
-  out.push(`| GET /devices during the fan-out | p50 ${ms(duringFanOut.p50)} ms, p99 ${ms(duringFanOut.p99)} ms (${duringFanOut.n} requests) | |`);
+  out.push(
+    `| fan-out of ${DEVICES} jobs (POST /tasks/{id}/run) | ${sec(fanOutMs)} | target < ${sec(TARGETS.fanOutMs)}: ${check(fanOutMs < TARGETS.fanOutMs, "fan-out")} |`,
+  );
+  out.push(
+    `| GET /devices during the fan-out | p50 ${ms(duringFanOut.p50)} ms, p99 ${ms(duringFanOut.p99)} ms (${duringFanOut.n} requests) | |`,
+  );
   // The collector claims (every address refuses, so each job is a claim, a refused connection and a retry).
   const startClaimed = await claimed();
   const window = 30_000;
@@ -163,20 +205,34 @@ async function nightly(dir: string, state: EstateState, service: BenchService) {
     }
   })();
   const api = await Promise.all(
-    ["/api/v1/devices", `/api/v1/devices?per_page=500`, "/api/v1/task-runs"].map((url) => latencyWhile(service, url, sampling)),
+    ["/api/v1/devices", `/api/v1/devices?per_page=500`, "/api/v1/task-runs"].map((url) =>
+      latencyWhile(service, url, sampling),
+    ),
   );
   const endClaimed = await claimed();
-  const jobsTouched = Number((await db.all<{ n: number }>(sql`select count(*) as n from jobs where type = 'download' and attempts > 0 and created_at >= ${Date.now() - window - fanOutMs - 60_000}`))[0]!.n);
-  out.push(`| jobs the collector took in ${window / 1000} s | ${jobsTouched} (${(jobsTouched / (window / 1000)).toFixed(0)}/s; claimed-not-finished ${startClaimed} -> ${endClaimed}) | |`);
+  const jobsTouched = Number(
+    (
+      await db.all<{ n: number }>(
+        sql`select count(*) as n from jobs where type = 'download' and attempts > 0 and created_at >= ${Date.now() - window - fanOutMs - 60_000}`,
+      )
+    )[0]!.n,
+  );
+  out.push(
+    `| jobs the collector took in ${window / 1000} s | ${jobsTouched} (${(jobsTouched / (window / 1000)).toFixed(0)}/s; claimed-not-finished ${startClaimed} -> ${endClaimed}) | |`,
+  );
   const worst = Math.max(...api.map((a) => a.p99));
-  out.push(`| API during the run (devices, devices per_page 500, task runs) | p50 ${api.map((a) => ms(a.p50)).join(" / ")} ms, p99 ${api.map((a) => ms(a.p99)).join(" / ")} ms | target p99 < ${TARGETS.nightlyP99Ms} ms: ${check(worst < TARGETS.nightlyP99Ms, "API p99 during the nightly run")} |`);
+  out.push(
+    `| API during the run (devices, devices per_page 500, task runs) | p50 ${api.map((a) => ms(a.p50)).join(" / ")} ms, p99 ${api.map((a) => ms(a.p99)).join(" / ")} ms | target p99 < ${TARGETS.nightlyP99Ms} ms: ${check(worst < TARGETS.nightlyP99Ms, "API p99 during the nightly run")} |`,
+  );
   out.push(`| peak RSS during the run | API ${mb(peak.api * 1024)}, collector ${mb(peak.collector * 1024)} | |`);
   // Online backup of the whole estate.
   const b0 = performance.now();
   const backup = service.api<{ bytes: number }>("POST", "/system/backups");
   const duringBackup = await latencyWhile(service, "/api/v1/devices", backup);
   const bytes = (await backup).bytes;
-  out.push(`| online backup (POST /system/backups) | ${sec(performance.now() - b0)}, ${mb(bytes)} | GET /devices meanwhile p50 ${ms(duringBackup.p50)} / p99 ${ms(duringBackup.p99)} ms |`);
+  out.push(
+    `| online backup (POST /system/backups) | ${sec(performance.now() - b0)}, ${mb(bytes)} | GET /devices meanwhile p50 ${ms(duringBackup.p50)} / p99 ${ms(duringBackup.p99)} ms |`,
+  );
   if (opts.purge) {
     const keepDays = Math.max(1, Math.floor(state.daysDone / 2));
     await service.api("PUT", "/configs/retention-policy", { keep_days: keepDays, keep_versions: null });
@@ -184,7 +240,9 @@ async function nightly(dir: string, state: EstateState, service: BenchService) {
     const purge = service.api<Record<string, unknown>>("POST", "/configs/purge");
     const duringPurge = await latencyWhile(service, `/api/v1/devices`, purge);
     const purged = await purge.catch((e: Error) => ({ error: e.message.slice(0, 200) }));
-    out.push(`| retention purge of versions older than ${keepDays} days | ${sec(performance.now() - p0)} (${JSON.stringify(purged).slice(0, 160)}) | GET /devices meanwhile p50 ${ms(duringPurge.p50)} / p99 ${ms(duringPurge.p99)} ms |`);
+    out.push(
+      `| retention purge of versions older than ${keepDays} days | ${sec(performance.now() - p0)} (${JSON.stringify(purged).slice(0, 160)}) | GET /devices meanwhile p50 ${ms(duringPurge.p50)} / p99 ${ms(duringPurge.p99)} ms |`,
+    );
   }
   client.close();
   return out;
@@ -205,7 +263,9 @@ async function main() {
   log(`Built in ${sec(performance.now() - began)} (this invocation)`);
   if (opts["build-only"]) return;
   log("");
-  log("| estate | nights | build (store / git) | database | git gc --aggressive | db / git | db without search index / git |");
+  log(
+    "| estate | nights | build (store / git) | database | git gc --aggressive | db / git | db without search index / git |",
+  );
   log("|---|---|---|---|---|---|---|");
   const partsLines: string[] = [];
   for (const e of estates) {
@@ -214,7 +274,11 @@ async function main() {
     log(
       `| ${e.devices} devices | ${e.state!.daysDone} | ${sec(e.state!.buildMs)} / ${sec(e.state!.gitMs)} | ${mb(s.db)} | ${mb(s.git)} (gc ${sec(s.gitGcMs)}) | ${(s.db / s.git).toFixed(2)}x | ${((s.db - idx) / s.git).toFixed(2)}x: ${check((s.db - idx) / s.git <= TARGETS.storage, `storage ${e.devices}`)} |`,
     );
-    partsLines.push(`${e.devices} devices: ${Object.entries(s.parts).map(([k, v]) => `${k} ${mb(v)}`).join(", ")}`);
+    partsLines.push(
+      `${e.devices} devices: ${Object.entries(s.parts)
+        .map(([k, v]) => `${k} ${mb(v)}`)
+        .join(", ")}`,
+    );
   }
   for (const l of partsLines) log(`  ${l}`);
 
@@ -223,18 +287,25 @@ async function main() {
   const big = await measure(estates[1]!.dir, estates[1]!.state!);
   void large;
   log("");
-  log(`Latencies (ms, ${RUNS} requests each after 2 untimed, one at a time, over HTTP from the service as npm start runs it)`);
+  log(
+    `Latencies (ms, ${RUNS} requests each after 2 untimed, one at a time, over HTTP from the service as npm start runs it)`,
+  );
   log(`| request | ${SMALL} p50 | ${SMALL} p99 | ${DEVICES} p50 | ${DEVICES} p99 | ratio p50 | ratio p99 | verdict |`);
   log("|---|---|---|---|---|---|---|---|");
   for (const [name, s] of small.latencies) {
     const b = big.latencies.get(name)!;
     // Within 2x of the small estate, or under 10 ms (a ratio of two fast answers measures noise).
-    const ok = b.p99 < TARGETS.p99Ms && (b.p50 <= TARGETS.ratio * s.p50 || b.p50 < 10) && (b.p99 <= TARGETS.ratio * s.p99 || b.p99 < 20);
+    const ok =
+      b.p99 < TARGETS.p99Ms &&
+      (b.p50 <= TARGETS.ratio * s.p50 || b.p50 < 10) &&
+      (b.p99 <= TARGETS.ratio * s.p99 || b.p99 < 20);
     log(
       `| ${name} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(b.p50)} | ${ms(b.p99)} | ${(b.p50 / s.p50).toFixed(2)} | ${(b.p99 / s.p99).toFixed(2)} | ${check(ok, name)}${b.status >= 400 ? ` (${b.status})` : ""} |`,
     );
   }
-  log(`Start-up to listening: ${sec(small.startMs)} (${SMALL}), ${sec(big.startMs)} (${DEVICES}); RSS after the requests: API ${mb(small.rss.api * 1024)} / ${mb(big.rss.api * 1024)}, collector ${mb(small.rss.collector * 1024)} / ${mb(big.rss.collector * 1024)}`);
+  log(
+    `Start-up to listening: ${sec(small.startMs)} (${SMALL}), ${sec(big.startMs)} (${DEVICES}); RSS after the requests: API ${mb(small.rss.api * 1024)} / ${mb(big.rss.api * 1024)}, collector ${mb(small.rss.collector * 1024)} / ${mb(big.rss.collector * 1024)}`,
+  );
   log("");
   log(`Nightly run on ${DEVICES} devices`);
   log("| what | measured | note |");
@@ -244,7 +315,11 @@ async function main() {
   } finally {
     await big.service.stop();
   }
-  log(`load average ${loadavg().map((n) => n.toFixed(1)).join(" ")}`);
+  log(
+    `load average ${loadavg()
+      .map((n) => n.toFixed(1))
+      .join(" ")}`,
+  );
   log(verdicts.length ? `Targets MISSED: ${verdicts.join("; ")}` : "Every target met");
   process.exitCode = verdicts.length ? 1 : 0;
 }
