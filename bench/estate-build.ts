@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import { ABILITIES } from "../src/auth/abilities.ts";
+
 import { hashPassword } from "../src/auth/passwords.ts";
 import { createUser } from "../src/auth/users.ts";
 import { openSecretBox } from "../src/bootstrap.ts";
@@ -12,7 +12,7 @@ import { openDatabase } from "../src/db/client.ts";
 import { migrateDatabase } from "../src/db/migrate.ts";
 import { configs, devices, jobs, policies, policyAssignments, tasks } from "../src/db/schema/index.ts";
 import { completeJob, settleFinishedRuns, type Job } from "../src/jobs/queue.ts";
-import { recordActivity } from "../src/modules/activity/record.ts";
+
 import { evaluatePendingVersions } from "../src/modules/compliance/pending.ts";
 import { readBlobs } from "../src/modules/configs/blobs.ts";
 import { maintainConfigStorage } from "../src/modules/configs/maintenance.ts";
@@ -95,7 +95,7 @@ export async function buildEstate(
     const today = Math.floor(Date.now() / DAY) * DAY;
     const base = today - want.days * DAY;
     const created = new Date(base - DAY);
-    const { id: userId } = await createUser(
+    await createUser(
       db,
       {
         username: BENCH_USER,
@@ -105,8 +105,6 @@ export async function buildEstate(
       },
       created,
     );
-    void userId;
-    void ABILITIES;
     // Devices through the bulk create (1,000 a transaction, as POST /devices/bulk): tags, vendors, models. Every
     // address is on loopback with a closed port, so a collector the measurement starts never leaves the machine.
     const next = mulberry32(42);
@@ -171,7 +169,8 @@ export async function buildEstate(
       `  inventory: ${want.devices} devices, 2 policy assignments, 1 nightly task (${(state.buildMs / 1000).toFixed(1)} s)`,
     );
   }
-  state.days = Math.max(state.days, want.days);
+  // A resumed build goes on to the nights asked for now (fewer stops there: the estate keeps what it has).
+  state.days = Math.max(state.daysDone, want.days);
   const [task] = await db.select().from(tasks).where(eq(tasks.id, state.taskId));
   const ids = (await db.select({ id: devices.id }).from(devices).orderBy(asc(devices.id))).map((r) => r.id);
   const indexOf = new Map(ids.map((id, i) => [id, i]));
@@ -275,7 +274,7 @@ export async function buildEstate(
         {
           db,
           secrets,
-          actor: { userId: user!.id, username: BENCH_USER, tokenId: null, tokenName: null, ip: "127.0.0.1" },
+          actor: { userId: user!.id, username: BENCH_USER, tokenId: null, tokenName: "web session", ip: "127.0.0.1" },
           scope: { all: true },
           abilities: "all",
           now,
@@ -284,7 +283,6 @@ export async function buildEstate(
         false,
         true,
       );
-    void recordActivity;
     const storedMs = performance.now() - began;
 
     const gitBegan = performance.now();
