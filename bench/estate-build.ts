@@ -89,9 +89,10 @@ export async function buildEstate(
   const secrets = await openSecretBox(appKey);
   const save = () => writeFileSync(stateFile, JSON.stringify(state, null, 2));
 
+  // Every open, as a start does: a build resumed by newer code gets its migrations.
+  await migrateDatabase(database.location, db, systemClock, loadBuiltinTemplates());
   if (!state) {
     const began = performance.now();
-    await migrateDatabase(database.location, db, systemClock, loadBuiltinTemplates());
     const today = Math.floor(Date.now() / DAY) * DAY;
     const base = today - want.days * DAY;
     const created = new Date(base - DAY);
