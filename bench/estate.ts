@@ -34,7 +34,10 @@ const { values: opts } = parseArgs({
     "build-only": { type: "boolean", default: false },
     /** git gc for the large estate's repository: aggressive (as for the small one) or plain, when there is no time. */
     "large-gc": { type: "string", default: "aggressive" },
-    purge: { type: "boolean", default: true },
+    /** off: no retention purge (it deletes history); sizes off: no database and git sizes (git gc takes long). */
+    purge: { type: "string", default: "on" },
+    sizes: { type: "string", default: "on" },
+    maintain: { type: "string", default: "on" },
   },
 });
 const whole = (name: "devices" | "small" | "days" | "bytes" | "runs", min: number) => {
@@ -225,7 +228,7 @@ async function nightly(dir: string, state: EstateState, service: BenchService) {
   out.push(
     `| online backup (POST /system/backups) | ${sec(performance.now() - b0)}, ${mb(bytes)} | GET /devices meanwhile p50 ${ms(duringBackup.p50)} / p99 ${ms(duringBackup.p99)} ms |`,
   );
-  if (opts.purge) {
+  if (opts.purge === "on") {
     const keepDays = Math.max(1, Math.floor(state.daysDone / 2));
     await service.api("PUT", "/configs/retention-policy", { keep_days: keepDays, keep_versions: null });
     const p0 = performance.now();
@@ -250,7 +253,7 @@ async function main() {
   for (const e of estates) {
     log(`Building ${e.devices} devices x ${DAYS} nights in ${e.dir}`);
     e.state = await buildEstate(e.dir, { devices: e.devices, days: DAYS, bytes: BYTES }, log);
-    await maintainEstate(e.dir, e.state.appKey);
+    if (opts.maintain === "on") await maintainEstate(e.dir, e.state.appKey);
   }
   log(`Built in ${sec(performance.now() - began)} (this invocation)`);
   if (opts["build-only"]) return;
@@ -258,7 +261,7 @@ async function main() {
   log("| estate | nights | build (store / git) | database | git after gc | db / git | db without search index / git |");
   log("|---|---|---|---|---|---|---|");
   const partsLines: string[] = [];
-  for (const e of estates) {
+  for (const e of opts.sizes === "on" ? estates : []) {
     const aggressive = e.devices === SMALL || opts["large-gc"] === "aggressive";
     const s = await sizes(e.dir, e.state!, aggressive);
     const idx = s.parts["search index"]!;
