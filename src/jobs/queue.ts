@@ -169,8 +169,8 @@ export async function startDeviceJob(
   });
 }
 
-/** Ids per query: well under SQLite's bound-parameter limit. */
-const CHUNK = 500;
+/** Devices a statement: their ids go as one JSON array, so SQLite's limit on bound values does not apply. */
+const CHUNK = 5000;
 
 /**
  * enqueueDeviceJob for many devices at once (a task run over thousands of devices): a job already waiting
@@ -189,29 +189,27 @@ export async function enqueueDeviceJobs(
     const pending = await db
       .select({ id: jobs.id, deviceId: jobs.deviceId, priority: jobs.priority })
       .from(jobs)
-      .where(and(inArray(jobs.deviceId, ids), eq(jobs.type, input.type), inArray(jobs.state, ["queued", "running"])));
+      .where(
+        and(
+          sql`${jobs.deviceId} in (select value from json_each(${JSON.stringify(ids)}))`,
+          eq(jobs.type, input.type),
+          inArray(jobs.state, ["queued", "running"]),
+        ),
+      );
     for (const p of pending) jobOf.set(p.deviceId!, p.id);
     const raise = pending.filter((p) => p.priority < input.priority).map((p) => p.id);
     if (raise.length) await db.update(jobs).set({ priority: input.priority }).where(inArray(jobs.id, raise));
     const fresh = ids.filter((id) => !jobOf.has(id));
     if (!fresh.length) continue;
     maxAttempts ??= await attemptsFromSettings(db);
-    const inserted = await db
-      .insert(jobs)
-      .values(
-        fresh.map((deviceId) => ({
-          type: input.type,
-          deviceId,
-          trigger: input.trigger,
-          priority: input.priority,
-          requestedBy: input.requestedBy ?? null,
-          maxAttempts,
-          runAfter: now,
-          createdAt: now,
-        })),
-      )
-      .returning({ id: jobs.id, deviceId: jobs.deviceId });
-    for (const j of inserted) jobOf.set(j.deviceId!, j.id);
+    // One statement over the ids as a JSON array: drizzle's builder and 14 bound values a row took most of a
+    // 100,000-device run's fan-out (bench:estate).
+    const inserted = await db.all<{ id: number; deviceId: number }>(sql`insert into ${jobs}
+      (type, device_id, trigger, priority, requested_by, max_attempts, run_after, created_at)
+      select ${input.type}, value, ${input.trigger}, ${input.priority}, ${input.requestedBy ?? null}, ${maxAttempts}, ${now.getTime()}, ${now.getTime()}
+      from json_each(${JSON.stringify(fresh)})
+      returning id, device_id as deviceId`);
+    for (const j of inserted) jobOf.set(j.deviceId, j.id);
   }
   return jobOf;
 }

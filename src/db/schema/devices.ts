@@ -68,6 +68,10 @@ export const devices = sqliteTable(
     index("devices_category_idx").on(t.categoryId),
     index("devices_cred_idx").on(t.credId),
     index("devices_zone_idx").on(t.zoneId),
+    // The device list sorted by name (its sort is lower(name)) and filtered by status: without these, every
+    // page of either read and sorted every device (bench:estate).
+    index("devices_name_lower_idx").on(sql`lower(${t.name})`),
+    index("devices_status_idx").on(t.status),
   ],
 );
 

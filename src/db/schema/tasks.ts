@@ -94,6 +94,11 @@ export const taskRuns = sqliteTable(
     startedAt: timestamp("started_at").notNull(),
     /** Set when the last of its jobs finishes (src/jobs/queue.ts), or at once when it has none. */
     finishedAt: timestamp("finished_at"),
+    /**
+     * Item counts by status over every item, written when the run finishes (they no longer change): listing
+     * runs counted each run's items on every request, a 100,000-device run's per page of runs (bench:estate).
+     */
+    counts: text("counts", { mode: "json" }).$type<Record<string, number>>(),
   },
   (t) => [
     uniqueIndex("task_runs_slot_unique").on(t.taskId, t.scheduledFor),

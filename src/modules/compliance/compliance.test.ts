@@ -410,6 +410,15 @@ describe("trends, exports and scope", () => {
       { token },
     );
     expect(week.body.data.periods.map((w: any) => w.compliant_percent)).toEqual([0, 50]);
+    // A range that starts after the first results carries their state in (the pairs' state when it starts).
+    const later = await t.call(
+      `/api/v1/policy-compliance/trends?policy_id=${p.id}&from=2026-05-31&to=2026-06-01&group_by=day`,
+      { token },
+    );
+    expect(later.body.data.periods.map((d: any) => [d.devices, d.compliant, d.not_compliant])).toEqual([
+      [2, 0, 2],
+      [2, 1, 1],
+    ]);
     expect((await t.call("/api/v1/policy-compliance/trends?from=2026-06-02&to=2026-06-01", { token })).status).toBe(
       422,
     );

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { and, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { complianceResults, devices, type ComplianceStatus } from "../../db/schema/index.ts";
@@ -92,34 +92,61 @@ export async function complianceTrends(
       from: [`from and to span ${count} periods; at most ${MAX_PERIODS} (use group_by=week for long spans)`],
     });
 
-  const periods: TrendsOut["periods"] = [];
-  for (let start = from; start <= to; start += step) {
-    const end = Math.min(start + step, to + DAY);
-    const rows = await db
+  // One pass over history instead of a query per period (each reading every pair's newest result before its end:
+  // 39 s for 30 days of a 2,000-device estate, bench:estate): the pairs' state when the range starts, then the
+  // results inside it in the order they were made, each period's tally taken as the walk passes its end.
+  const last = Math.min(from + (count - 1) * step + step, to + DAY);
+  const within = and(
+    deviceScopeCondition(scope),
+    query.policy_id ? eq(complianceResults.policyId, query.policy_id) : undefined,
+  );
+  const select = () =>
+    db
       .select({
+        id: complianceResults.id,
+        assignmentId: complianceResults.assignmentId,
         deviceId: complianceResults.deviceId,
         policyId: complianceResults.policyId,
         status: complianceResults.status,
+        evaluatedAt: complianceResults.evaluatedAt,
         failed: sql<string>`(select json_group_array(json_array(json_extract(value, '$.index'), json_extract(value, '$.description')))
           from json_each(${complianceResults.rules}) where json_extract(value, '$.passed') = 0)`,
       })
       .from(complianceResults)
-      .innerJoin(devices, eq(devices.id, complianceResults.deviceId))
-      .where(
-        and(
-          deviceScopeCondition(scope),
-          query.policy_id ? eq(complianceResults.policyId, query.policy_id) : undefined,
-          sql`${complianceResults.evaluatedAt} < ${end}`,
-          sql`${complianceResults.id} = (select r2.id from ${complianceResults} r2
-          where r2.assignment_id = ${complianceResults.assignmentId} and r2.device_id = ${complianceResults.deviceId} and r2.evaluated_at < ${end}
+      .innerJoin(devices, eq(devices.id, complianceResults.deviceId));
+  const [before, inRange] = await Promise.all([
+    select().where(
+      and(
+        within,
+        sql`${complianceResults.evaluatedAt} < ${from}`,
+        sql`${complianceResults.id} = (select r2.id from ${complianceResults} r2
+          where r2.assignment_id = ${complianceResults.assignmentId} and r2.device_id = ${complianceResults.deviceId} and r2.evaluated_at < ${from}
           order by r2.evaluated_at desc, r2.id desc limit 1)`,
-        ),
-      );
+      ),
+    ),
+    select()
+      .where(
+        and(within, sql`${complianceResults.evaluatedAt} >= ${from}`, sql`${complianceResults.evaluatedAt} < ${last}`),
+      )
+      .orderBy(asc(complianceResults.evaluatedAt), asc(complianceResults.id)),
+  ]);
+  type Row = (typeof before)[number];
+  const current = new Map<string, Omit<Row, "failed"> & { failed: [number, string][] }>();
+  // Each result's failed rules parsed once, when it becomes its pair's current one.
+  const take = (r: Row) =>
+    current.set(`${r.assignmentId}:${r.deviceId}`, { ...r, failed: JSON.parse(r.failed) as [number, string][] });
+  before.forEach(take);
+
+  const periods: TrendsOut["periods"] = [];
+  let next = 0;
+  for (let start = from; start <= to; start += step) {
+    const end = Math.min(start + step, to + DAY);
+    while (next < inRange.length && inRange[next]!.evaluatedAt.getTime() < end) take(inRange[next++]!);
     const byDevice = new Map<number, ComplianceStatus[]>();
     const failing = new Map<string, { policy_id: number; rule: number; description: string; devices: Set<number> }>();
-    for (const r of rows) {
+    for (const r of current.values()) {
       byDevice.set(r.deviceId, [...(byDevice.get(r.deviceId) ?? []), r.status]);
-      for (const [index, description] of JSON.parse(r.failed) as [number, string][]) {
+      for (const [index, description] of r.failed) {
         const key = `${r.policyId}:${index}`;
         const entry = failing.get(key) ?? {
           policy_id: r.policyId,

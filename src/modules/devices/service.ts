@@ -237,6 +237,14 @@ const selectDevices = (db: DbOrTx) =>
 const flatten = (rows: { device: DeviceRow; vendorName: string | null }[]) =>
   rows.map((r) => ({ ...r.device, vendorName: r.vendorName }));
 
+/** One page of the device list, as listDevices reads it (list-plan.test.ts asserts its query plans). */
+export const devicePageQuery = (db: DbOrTx, scope: DeviceScope, q: ListQuery) =>
+  selectDevices(db)
+    .where(and(deviceScopeCondition(scope), q.where))
+    .orderBy(...q.orderBy)
+    .limit(q.perPage)
+    .offset((q.page - 1) * q.perPage);
+
 export async function listDevices(
   db: Db,
   scope: DeviceScope,
@@ -244,11 +252,7 @@ export async function listDevices(
 ): Promise<{ total: number; rows: DeviceOut[] }> {
   const where = and(deviceScopeCondition(scope), q.where);
   const [page, [totalRow]] = await Promise.all([
-    selectDevices(db)
-      .where(where)
-      .orderBy(...q.orderBy)
-      .limit(q.perPage)
-      .offset((q.page - 1) * q.perPage),
+    devicePageQuery(db, scope, q),
     // No join: filters and search reach vendors through subqueries, and SQLite would not drop the join itself.
     db.select({ n: count() }).from(devices).where(where),
   ]);

@@ -13,6 +13,11 @@ export async function recordRunsFinished(tx: DbOrTx, runIds: number[], now: Date
     .innerJoin(tasks, eq(tasks.id, taskRuns.taskId))
     .where(inArray(taskRuns.id, runIds));
   const counts = await runOutcomeCounts(tx, runIds);
+  for (const [runId, c] of counts)
+    await tx
+      .update(taskRuns)
+      .set({ counts: Object.fromEntries(Object.entries(c).map(([k, v]) => [k, Number(v)])) })
+      .where(eq(taskRuns.id, runId));
   await recordEvents(
     tx,
     rows.map((r) => {

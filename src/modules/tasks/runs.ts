@@ -138,11 +138,13 @@ export const runOutcomeCounts = (db: DbOrTx, runIds: number[], scope: DeviceScop
   countsOf(db, scope, runIds);
 
 async function serializeRuns(db: DbOrTx, scope: DeviceScope, links: Links, rows: RunRow[]): Promise<TaskRunOut[]> {
+  // A finished run's counts over every item were kept when it finished; a scoped caller's are counted.
   const counts = await countsOf(
     db,
     scope,
-    rows.map((r) => r.id),
+    rows.filter((r) => !(scope.all && r.counts)).map((r) => r.id),
   );
+  if (scope.all) for (const r of rows) if (r.counts) counts.set(r.id, r.counts as Record<ItemStatus, number>);
   return rows.map((r) => {
     const c = counts.get(r.id) ?? { queued: 0, running: 0, succeeded: 0, unchanged: 0, failed: 0, skipped: 0 };
     const n = (s: ItemStatus) => Number(c[s] ?? 0);
@@ -186,6 +188,7 @@ const selectRuns = (db: DbOrTx) =>
       requestedBy: taskRuns.requestedBy,
       startedAt: taskRuns.startedAt,
       finishedAt: taskRuns.finishedAt,
+      counts: taskRuns.counts,
       taskName: tasks.name,
     })
     .from(taskRuns)

@@ -1,4 +1,4 @@
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { devices, taskRunItems, taskRuns, type tasks, type TaskRunTrigger } from "../../db/schema/index.ts";
 import { enqueueDeviceJobs, enqueueJob, PRIORITY } from "../../jobs/queue.ts";
@@ -10,7 +10,7 @@ import { recordRunsFinished } from "./run-events.ts";
 export type Task = typeof tasks.$inferSelect;
 export type TaskRun = typeof taskRuns.$inferSelect;
 
-const ITEM_CHUNK = 500;
+const ITEM_CHUNK = 5000;
 
 /**
  * Starts a run of a task: the run row, one item per device the task reaches now (disabled devices are
@@ -84,8 +84,11 @@ export async function startTaskRun(
       jobId: jobOf.get(d.id) ?? null,
       skipReason: d.enabled ? null : "disabled",
     }));
+    // As JSON, one statement a chunk: bound values a row through drizzle's builder took most of the fan-out.
     for (let i = 0; i < items.length; i += ITEM_CHUNK)
-      await tx.insert(taskRunItems).values(items.slice(i, i + ITEM_CHUNK));
+      await tx.run(sql`insert into ${taskRunItems} (run_id, device_id, device_name, job_id, skip_reason)
+        select ${created.id}, value ->> '$[0]', value ->> '$[1]', value ->> '$[2]', value ->> '$[3]'
+        from json_each(${JSON.stringify(items.slice(i, i + ITEM_CHUNK).map((t) => [t.deviceId, t.deviceName, t.jobId, t.skipReason]))})`);
     jobs = enabled.length;
   }
   if (jobs === 0) {

@@ -490,6 +490,10 @@ describe("runs, outcomes and reports", () => {
       .data;
     expect(items).toMatchObject([{ device_id: null, status: "skipped", error: "the device or its job was deleted" }]);
     expect(items[0].device_name).toMatch(/^task-dev-/);
+    // A finished run's counts are what happened then: kept when it finished, not counted again from what is left.
+    expect((await t.call(`/api/v1/devices/${keep}`, { method: "DELETE", token: admin })).status).toBe(200);
+    const later = (await t.call(`/api/v1/task-runs?filter[task_id]=${task.id}`, { token: admin })).body.data;
+    expect(later).toMatchObject([{ id: run.id, counts: { total: 2, succeeded: 1, skipped: 1 } }]);
   });
 
   it("the CSV report neutralises a cell a spreadsheet would run as a formula, as every CSV export does", async () => {
