@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../src/db/client.ts";
 import { configs, devices, type JobOutcome } from "../src/db/schema/index.ts";
-import { completeJob, type Job } from "../src/jobs/queue.ts";
+import { type Job } from "../src/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/settle.ts";
 import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/exclusions.ts";
 import {
   compressChanged,
@@ -307,7 +308,7 @@ async function recordEnd(
     outcome: changed ? ("success" as const) : ("unchanged" as const),
     message: changed ? `${changed} of ${stored.length} command outputs changed` : "no configuration change",
   };
-  const { recorded } = await completeJob(
+  const { recorded } = await finishJob(
     tx,
     job,
     request.owner,

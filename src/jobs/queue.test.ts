@@ -180,12 +180,12 @@ describe("job queue", () => {
     const [d] = await makeDevices(1);
     const first = await enqueueDeviceJob(
       t.db,
-      { type: "download", deviceId: d!, trigger: "schedule", priority: 0 },
+      { type: "download", deviceId: d!, trigger: "schedule", priority: 0, maxAttempts: 2 },
       now,
     );
     const second = await enqueueDeviceJob(
       t.db,
-      { type: "download", deviceId: d!, trigger: "download_now", priority: 100 },
+      { type: "download", deviceId: d!, trigger: "download_now", priority: 100, maxAttempts: 2 },
       now,
     );
     expect(first.created).toBe(true);
@@ -200,18 +200,22 @@ describe("queueChangeBackup (a device's syslog message said its configuration ch
     const [d] = await makeDevices(1);
     const first = await queueChangeBackup(
       t.db,
-      { deviceId: d!, change: { user: "admin", source: "10.0.0.5", line: "vty0" }, debounceMs: 30_000 },
+      { deviceId: d!, change: { user: "admin", source: "10.0.0.5", line: "vty0" }, debounceMs: 30_000, maxAttempts: 2 },
       now,
     );
     expect(first.created).toBe(true);
-    const second = await queueChangeBackup(t.db, { deviceId: d!, change: {}, debounceMs: 30_000 }, later(20_000));
+    const second = await queueChangeBackup(
+      t.db,
+      { deviceId: d!, change: {}, debounceMs: 30_000, maxAttempts: 2 },
+      later(20_000),
+    );
     expect(second).toEqual({ jobId: first.jobId, created: false });
     let job = (await getJob(t.db, first.jobId))!;
     expect(job.runAfter).toEqual(later(50_000));
     expect(job.params).toMatchObject({ changed_by: "changed by admin from 10.0.0.5 via vty0" });
     await queueChangeBackup(
       t.db,
-      { deviceId: d!, change: { user: "ops" }, debounceMs: 30_000 },
+      { deviceId: d!, change: { user: "ops" }, debounceMs: 30_000, maxAttempts: 2 },
       later(MAX_CHANGE_DEFER_MS + 60_000),
     );
     job = (await getJob(t.db, first.jobId))!;
@@ -226,12 +230,16 @@ describe("queueChangeBackup (a device's syslog message said its configuration ch
       .update(jobs)
       .set({ state: "running", leaseOwner: "c1", leaseExpiresAt: later(60_000) })
       .where(eq(jobs.id, running.id));
-    const queued = await queueChangeBackup(t.db, { deviceId: d!, change: { user: "admin" }, debounceMs: 0 }, now);
+    const queued = await queueChangeBackup(
+      t.db,
+      { deviceId: d!, change: { user: "admin" }, debounceMs: 0, maxAttempts: 2 },
+      now,
+    );
     expect(queued.created).toBe(true);
     const scheduled = await rawJob(e!);
     const reported = await queueChangeBackup(
       t.db,
-      { deviceId: e!, change: { user: "admin" }, debounceMs: 30_000 },
+      { deviceId: e!, change: { user: "admin" }, debounceMs: 30_000, maxAttempts: 2 },
       now,
     );
     expect(reported).toEqual({ jobId: scheduled.id, created: false });

@@ -10,7 +10,8 @@ import {
   type JobOutcome,
   type JobTrigger,
 } from "../../db/schema/index.ts";
-import { completeJob, PRIORITY, type Job } from "../../jobs/queue.ts";
+import { PRIORITY, type Job } from "../../jobs/queue.ts";
+import { finishJob } from "../tasks/settle.ts";
 import { recordEvent } from "../events/record.ts";
 
 /** A deployment's guard rails, as the deploy body states them. */
@@ -300,7 +301,7 @@ export async function completePushJob(
       // The deployment moves on first, so the next pushes are queued before completing this job settles its task
       // run: a run with pushes still to come is not finished.
       await finishDeploymentDevice(tx, deploymentDeviceId, end, now);
-      const { recorded } = await completeJob(
+      const { recorded } = await finishJob(
         tx,
         { ...job, maxAttempts: 1 },
         owner,

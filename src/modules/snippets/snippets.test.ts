@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
-import { claimNextJob, completeJob, getJob, requeueExpiredLeases, type Job } from "../../jobs/queue.ts";
+import { claimNextJob, getJob, requeueExpiredLeases, type Job } from "../../jobs/queue.ts";
+import { finishJob } from "../tasks/settle.ts";
 import { silentLogger } from "../../logger.ts";
 import { runSnippetJob } from "../../../collector/snippet-job.ts";
 import { scheduleDueRuns } from "../../../collector/scheduler.ts";
@@ -373,7 +374,7 @@ describe("guard rails", () => {
     });
     const job = await claimNextJob(t.db, "test-collector", clock.now(), 60_000);
     // What the worker does when recording a job's end failed: the job ends alone, with the error.
-    await completeJob(
+    await finishJob(
       t.db,
       job!,
       "test-collector",
