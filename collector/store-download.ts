@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../src/db/client.ts";
 import { configs, devices, type JobOutcome } from "../src/db/schema/index.ts";
 import { type Job } from "../src/jobs/queue.ts";
+import { queueForCompliance } from "../src/modules/compliance/pending.ts";
 import { finishJob } from "../src/modules/tasks/settle.ts";
 import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/exclusions.ts";
 import {
@@ -233,6 +234,7 @@ async function write(tx: DbOrTx, p: Prepared): Promise<JobEnd | typeof MOVED> {
     jobId: request.job.id,
     changedBy: changedByOf(request.job),
     now: request.now,
+    onNewVersions: queueForCompliance,
   });
   return recordEnd(
     tx,

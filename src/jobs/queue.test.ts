@@ -132,10 +132,12 @@ describe("job queue", () => {
     expect(await completeJob(t.db, job, "dead", { outcome: "success" }, later(17_000))).toEqual({
       recorded: false,
       retrying: false,
+      inRun: false,
     });
     expect(await completeJob(t.db, again, "alive", { outcome: "success" }, later(17_000))).toEqual({
       recorded: true,
       retrying: false,
+      inRun: false,
     });
     expect((await getJob(t.db, job.id))?.state).toBe("finished");
   });
@@ -149,6 +151,7 @@ describe("job queue", () => {
     expect(await completeJob(t.db, c1, "c", { outcome: "timeout", message: "no answer in 30 s" }, now)).toEqual({
       recorded: true,
       retrying: true,
+      inRun: false,
     });
     const queued = (await getJob(t.db, c1.id))!;
     expect(queued).toMatchObject({ state: "queued", outcome: "timeout" });
@@ -159,6 +162,7 @@ describe("job queue", () => {
     expect(await completeJob(t.db, c2, "c", { outcome: "auth_failed" }, now)).toEqual({
       recorded: true,
       retrying: false,
+      inRun: false,
     });
     expect((await getJob(t.db, c2.id))?.state).toBe("finished");
 
@@ -172,6 +176,7 @@ describe("job queue", () => {
     expect(await completeJob(t.db, job, "c", { outcome: "unreachable" }, now)).toEqual({
       recorded: true,
       retrying: false,
+      inRun: false,
     });
     expect(await getJob(t.db, job.id)).toMatchObject({ state: "finished", outcome: "unreachable" });
   });
