@@ -73,7 +73,6 @@ const TEXT_FILES = [
   "compose.yaml",
   "README.md",
   "biome.json",
-  ".dependency-cruiser.cjs",
 ];
 const TEXT_DIRS = ["docs", "deploy"];
 const SKIP_DIRS = new Set(["node_modules", "dist", ".git", "storage"]);
