@@ -51,6 +51,11 @@ export const MOVES = [
   ["src/modules/events/outbox.test.ts", "src/platform/outbox/outbox.test.ts"],
   ["src/modules/settings/schema.ts", "src/platform/settings/schema.ts"],
   ["src/modules/settings/service.ts", "src/platform/settings/service.ts"],
+  ["src/modules/system/heartbeats.ts", "src/platform/jobs/heartbeats.ts"],
+  // the database file's backups are the database layer's
+  ["src/runtime/db-backup.ts", "src/db/backup.ts"],
+  // a snippet task's runs are the tasks module's (tasks start snippet deployments; snippets do not know tasks)
+  ["src/modules/snippets/task-runs.ts", "src/modules/tasks/snippet-runs.ts"],
   // adapters: what faces the outside (HTTP API versions, rConfig's API, web pages, generated docs)
   ["src/api", "src/adapters/api"],
   ["src/compat", "src/adapters/compat"],
@@ -133,10 +138,10 @@ function specifier(newFile, newTarget, spec) {
 // Every kind of relative specifier in code: static import/export (with `from` or bare), dynamic import(),
 // vi.mock / vi.doMock / vi.importActual / vi.importMock / vi.unmock, and new URL("...", import.meta.url).
 const SPECIFIER_PATTERNS = [
-  /(\bfrom\s*)(["'])(\.{1,2}\/[^"'\n]*|\.{1,2})\2/g,
-  /(\bimport\s*)(["'])(\.{1,2}\/[^"'\n]*)\2/g,
-  /(\bimport\s*\(\s*)(["'])(\.{1,2}\/[^"'\n]*)\2/g,
-  /(\bvi\.(?:mock|doMock|unmock|doUnmock|importActual|importMock)\s*\(\s*)(["'])(\.{1,2}\/[^"'\n]*)\2/g,
+  /(\bfrom\s*)(["'])(\.{1,2}\/[^"'\n]*|\.{1,2})\2()/g,
+  /(\bimport\s*)(["'])(\.{1,2}\/[^"'\n]*)\2()/g,
+  /(\bimport\s*\(\s*)(["'])(\.{1,2}\/[^"'\n]*)\2()/g,
+  /(\bvi\.(?:mock|doMock|unmock|doUnmock|importActual|importMock)\s*\(\s*)(["'])(\.{1,2}\/[^"'\n]*)\2()/g,
   /(\bnew URL\s*\(\s*)(["'])(\.{1,2}\/[^"'\n]*|\.{1,2})\2(\s*,\s*import\.meta\.url)/g,
 ];
 
@@ -168,7 +173,7 @@ for (const file of codeFiles) {
   const newFile = moved(file);
   let out = text;
   for (const pattern of SPECIFIER_PATTERNS) {
-    out = out.replace(pattern, (whole, before, quote, spec, after = "") => {
+    out = out.replace(pattern, (_whole, before, quote, spec, after) => {
       const oldTarget = target(file, spec);
       const newTarget = moved(oldTarget);
       const wasExtensionless = oldTarget !== posix.normalize(posix.join(posix.dirname(file), spec));
@@ -361,12 +366,18 @@ for (const [from, to] of moves) {
   removeEmptyDirs(from);
 }
 
+/** Removes `dir` if nothing is left under it, then its parents while they are empty. */
 function removeEmptyDirs(dir) {
-  if (!existsSync(abs(dir)) || !statSync(abs(dir)).isDirectory()) return;
-  for (const name of readdirSync(abs(dir))) removeEmptyDirs(posix.join(dir, name));
-  if (readdirSync(abs(dir)).length === 0) rmdirSync(abs(dir));
-  const parent = posix.dirname(dir);
-  if (parent !== "." && existsSync(abs(parent)) && readdirSync(abs(parent)).length === 0) rmdirSync(abs(parent));
+  const prune = (d) => {
+    if (!existsSync(abs(d)) || !statSync(abs(d)).isDirectory()) return;
+    for (const name of readdirSync(abs(d))) prune(posix.join(d, name));
+    if (readdirSync(abs(d)).length === 0) rmdirSync(abs(d));
+  };
+  prune(dir);
+  for (let parent = posix.dirname(dir); parent !== "."; parent = posix.dirname(parent)) {
+    if (!existsSync(abs(parent)) || readdirSync(abs(parent)).length > 0) break;
+    rmdirSync(abs(parent));
+  }
 }
 
 let written = 0;

@@ -121,6 +121,7 @@ describe("events of runs, checks and deployments", () => {
           transcript: "",
         },
         clock.now(),
+        finishJob,
       );
     }
     expect(await written("snippet.deployment.finished")).toEqual([

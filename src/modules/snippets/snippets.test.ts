@@ -84,6 +84,7 @@ async function runPushes(push: (deviceId: number) => "success" | "failed"): Prom
         transcript: "R1(config)# x",
       },
       clock.now(),
+      finishJob,
     );
   }
 }
@@ -513,6 +514,7 @@ describe("snippet tasks", () => {
       "test-collector",
       { status: "success", outcome: "success", message: "pushed", result: {}, transcript: "" },
       clock.now(),
+      finishJob,
     );
     expect((await t.call(`/api/v1/task-runs/${run.body.data.id}`, { token: admin })).body.data.status).toBe("running");
     await runPushes(() => "success");
