@@ -54,6 +54,8 @@ export const MOVES = [
   ["src/modules/system/heartbeats.ts", "src/platform/jobs/heartbeats.ts"],
   // the database file's backups are the database layer's
   ["src/runtime/db-backup.ts", "src/db/backup.ts"],
+  // reading SSH keys is the secrets' (credentials use it)
+  ["src/runtime/ssh-key.ts", "src/platform/secrets/ssh-key.ts"],
   // a snippet task's runs are the tasks module's (tasks start snippet deployments; snippets do not know tasks)
   ["src/modules/snippets/task-runs.ts", "src/modules/tasks/snippet-runs.ts"],
   // adapters: what faces the outside (HTTP API versions, rConfig's API, web pages, generated docs)

@@ -35,7 +35,6 @@ export function reachedBy(kind: DeviceSelection, lists: TargetLists): SQL {
   }
 }
 
-
 /** The devices a selection's id lists reach right now (deleted ids simply match nothing). */
 export function selectedDevices(
   kind: DeviceSelection,
