@@ -5,7 +5,7 @@ import { count, eq, notInArray, sql } from "drizzle-orm";
 import { openSecretBox } from "../src/bootstrap.ts";
 import { systemClock } from "../src/clock.ts";
 import { openDatabase, type Db } from "../src/db/client.ts";
-import { migrateDatabase } from "../src/db/migrate.ts";
+import { migrateDatabase } from "../src/db/seed.ts";
 import { configs, jobs, templates } from "../src/db/schema/index.ts";
 import { enqueueDeviceJob, PRIORITY } from "../src/jobs/queue.ts";
 import { createDevices } from "../src/modules/devices/service.ts";

@@ -14,7 +14,7 @@ import { openSecretBox } from "../src/bootstrap.ts";
 import { systemClock } from "../src/clock.ts";
 import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/client.ts";
-import { migrateDatabase } from "../src/db/migrate.ts";
+import { migrateDatabase } from "../src/db/seed.ts";
 import { devices } from "../src/db/schema/index.ts";
 import { maintainConfigStorage } from "../src/modules/configs/storage/maintenance.ts";
 import { dispatchEvents } from "../src/modules/events/dispatch.ts";

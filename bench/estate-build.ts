@@ -9,11 +9,12 @@ import { openSecretBox } from "../src/bootstrap.ts";
 import { systemClock } from "../src/clock.ts";
 import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/client.ts";
-import { migrateDatabase } from "../src/db/migrate.ts";
+import { migrateDatabase } from "../src/db/seed.ts";
 import { configs, devices, jobs, policies, policyAssignments, tasks } from "../src/db/schema/index.ts";
-import { completeJob, settleFinishedRuns, type Job } from "../src/jobs/queue.ts";
+import { completeJob, type Job } from "../src/jobs/queue.ts";
+import { settleFinishedRuns } from "../src/modules/tasks/settle.ts";
 
-import { evaluatePendingVersions } from "../src/modules/compliance/pending.ts";
+import { evaluatePendingVersions, queueForCompliance } from "../src/modules/compliance/pending.ts";
 import { readBlobs } from "../src/modules/configs/storage/blobs.ts";
 import { maintainConfigStorage } from "../src/modules/configs/storage/maintenance.ts";
 import { indexAllPending } from "../src/modules/configs/search/search-index.ts";
@@ -223,6 +224,7 @@ export async function buildEstate(
               trigger: "schedule",
               jobId: job.id,
               now,
+              onNewVersions: queueForCompliance,
             }),
           };
         }),

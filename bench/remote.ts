@@ -130,7 +130,7 @@ async function timeToFinish(ids: number[], started: number): Promise<number> {
 const started = Date.now();
 await enqueueDeviceJobs(
   t.db,
-  { type: "download", deviceIds: [...localIds, ...remoteIds], trigger: "api", priority: PRIORITY.api },
+  { type: "download", deviceIds: [...localIds, ...remoteIds], trigger: "api", priority: PRIORITY.api, maxAttempts: 1 },
   new Date(),
 );
 const [localMs, remoteMs] = await Promise.all([timeToFinish(localIds, started), timeToFinish(remoteIds, started)]);
@@ -168,7 +168,7 @@ for (let round = 0; round * remoteIds.length < UPLOADS; round++) ingestIds.push(
 let done = 0;
 let uploadsMs = 0;
 while (done < UPLOADS) {
-  await enqueueDeviceJobs(t.db, { type: "download", deviceIds: remoteIds, trigger: "api", priority: 0 }, new Date());
+  await enqueueDeviceJobs(t.db, { type: "download", deviceIds: remoteIds, trigger: "api", priority: 0, maxAttempts: 1 }, new Date());
   const claimed = (await post("/collector-api/v1/jobs/claim", { wait_ms: 0, max: 100 }, credential)).data as {
     id: number;
     device: { name: string };

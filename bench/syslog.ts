@@ -7,7 +7,7 @@ import { and, count, eq } from "drizzle-orm";
 import { openSecretBox } from "../src/bootstrap.ts";
 import { systemClock } from "../src/clock.ts";
 import { openDatabase } from "../src/db/client.ts";
-import { migrateDatabase } from "../src/db/migrate.ts";
+import { migrateDatabase } from "../src/db/seed.ts";
 import { nameKey } from "../src/db/name-key.ts";
 import { appSettings, configs, devices, templates } from "../src/db/schema/index.ts";
 import { silentLogger } from "../src/logger.ts";

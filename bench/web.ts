@@ -13,7 +13,7 @@ import { openSecretBox } from "../src/bootstrap.ts";
 import { systemClock } from "../src/clock.ts";
 import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/client.ts";
-import { migrateDatabase } from "../src/db/migrate.ts";
+import { migrateDatabase } from "../src/db/seed.ts";
 import { complianceResults, configs, devices, jobs } from "../src/db/schema/index.ts";
 import { indexAllPending } from "../src/modules/configs/search/search-index.ts";
 import { storeConfig } from "../src/modules/configs/storage/store.ts";

@@ -1,4 +1,5 @@
-import { completeJob, type Job } from "../src/jobs/queue.ts";
+import { type Job } from "../src/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/settle.ts";
 import { takeBackup } from "../src/modules/backups/service.ts";
 import type { DownloadDeps } from "./download.ts";
 import type { JobEnd } from "./store-download.ts";
@@ -32,7 +33,7 @@ export async function runBackupJob(deps: DownloadDeps, job: Job): Promise<JobEnd
       message: `the database backup failed: ${isDiskFull(err) ? DISK_FULL_REASON : failureReason(err).slice(0, 500)}`,
     };
   }
-  const { recorded, retrying } = await completeJob(
+  const { recorded, retrying } = await finishJob(
     deps.db,
     job,
     deps.owner,

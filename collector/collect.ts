@@ -8,24 +8,13 @@ import type { Transcript } from "./transcript.ts";
 import { SshConnection } from "./transports/ssh.ts";
 import { NetconfClient } from "./netconf/client.ts";
 
+export type { Login, Plan, Target } from "./plan.ts";
+import type { Plan, Target } from "./plan.ts";
+
 /**
  * A download's network half: log in over the template's protocol, run the commands, and bring back what they
  * printed. It needs no database: store-download.ts stores what it returns.
  */
-
-export type Login = {
-  username: string;
-  password?: string;
-  enablePassword?: string;
-  privateKey?: string;
-  passphrase?: string;
-};
-
-/** The device, its template, its login and the commands its category runs: everything a session needs. */
-export type Plan = Target & { commands: string[] };
-
-/** Where and how to log in: the device, its template and the login to use. */
-export type Target = { device: typeof devices.$inferSelect; template: ConnectionTemplate; login: Login };
 
 /** All a session needs; `transcript` is told everything received and sent (collector/transcript.ts). */
 export type CollectRequest = { plan: Plan; limits: SessionLimits; connectTimeoutMs: number; transcript?: Transcript };

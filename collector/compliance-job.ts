@@ -1,4 +1,5 @@
-import { completeJob, type Job } from "../src/jobs/queue.ts";
+import { type Job } from "../src/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/settle.ts";
 import { runComplianceJob as evaluateJob } from "../src/modules/compliance/jobs.ts";
 import { failureReason } from "../src/error-reason.ts";
 import type { DownloadDeps } from "./download.ts";
@@ -27,7 +28,7 @@ export async function runComplianceJob(deps: DownloadDeps, job: Job): Promise<Jo
     };
     result = {};
   }
-  const { recorded, retrying } = await completeJob(
+  const { recorded, retrying } = await finishJob(
     deps.db,
     job,
     deps.owner,

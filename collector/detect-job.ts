@@ -1,7 +1,8 @@
 import { eq, sql } from "drizzle-orm";
 import { credentials, devices, templates, vendors } from "../src/db/schema/index.ts";
 import { failureReason } from "../src/error-reason.ts";
-import { completeJob, type Job } from "../src/jobs/queue.ts";
+import { type Job } from "../src/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/settle.ts";
 import { recordActivity } from "../src/modules/activity/record.ts";
 import { deviceRef, recordEvent } from "../src/modules/events/record.ts";
 import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
@@ -338,7 +339,7 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
     if (failure.lastLines.length)
       result = { last_lines: maskedLines(failure.lastLines, masking.templates, masking.login) };
   }
-  const { recorded } = await completeJob(
+  const { recorded } = await finishJob(
     deps.db,
     job,
     deps.owner,

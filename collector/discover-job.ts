@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import { discoveryCandidates, scanPresets } from "../src/db/schema/index.ts";
 import { failureReason } from "../src/error-reason.ts";
-import { completeJob, type Job } from "../src/jobs/queue.ts";
+import type { Job } from "../src/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/settle.ts";
 import { adoptCandidates, devicesAt, type Candidate } from "../src/modules/discovery/adopt.ts";
 import { expandTargets } from "../src/modules/discovery/targets.ts";
 import { sessionSettings } from "./collector-settings.ts";
@@ -145,7 +146,7 @@ export async function runDiscoverJob(deps: DownloadDeps, job: Job, signal: Abort
     deps.logger.error("discovery failed", { job: job.id, error: describeError(err) });
     end = { outcome: "error", retrying: false, message: failureReason(err).slice(0, 500) };
   }
-  const { recorded } = await completeJob(
+  const { recorded } = await finishJob(
     deps.db,
     job,
     deps.owner,

@@ -12,7 +12,8 @@ import {
   templates,
 } from "../src/db/schema/index.ts";
 import { failureReason } from "../src/error-reason.ts";
-import { completeJob, type Job } from "../src/jobs/queue.ts";
+import { type Job } from "../src/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/settle.ts";
 import { recordBackupEnd } from "./backup-events.ts";
 import type { EventConsumer } from "../src/modules/events/consumer.ts";
 import type { Logger } from "../src/logger.ts";
@@ -187,7 +188,7 @@ export async function runDownloadJob(
       await deps.db.transaction(async (tx) => {
         // Seen unchanged: the latest versions count this check as a sighting, as an identical download would.
         const configIds = await markLatestSeen(tx, plan!.device.id, plan!.commands, now);
-        const { recorded } = await completeJob(
+        const { recorded } = await finishJob(
           tx,
           job,
           deps.owner,
@@ -255,7 +256,7 @@ export async function runDownloadJob(
           ? `${failure.message}; credential discovery: ${discoveryProblem}`
           : failure.message;
     return await deps.db.transaction(async (tx): Promise<JobEnd | undefined> => {
-      const { recorded, retrying } = await completeJob(
+      const { recorded, retrying } = await finishJob(
         tx,
         job,
         deps.owner,

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { events } from "../src/db/schema/index.ts";
-import { completeJob, requeueJobAt, type Job } from "../src/jobs/queue.ts";
+import { requeueJobAt, type Job } from "../src/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/settle.ts";
 import type { ConsumerResult, EventConsumer, EventJobParams } from "../src/modules/events/consumer.ts";
 import { failureReason } from "../src/error-reason.ts";
 import type { DownloadDeps } from "./download.ts";
@@ -49,7 +50,7 @@ export async function runEventJob(
       : undefined;
   }
   const outcome = end.outcome === "done" ? ("success" as const) : ("error" as const);
-  const { recorded } = await completeJob(
+  const { recorded } = await finishJob(
     deps.db,
     job,
     deps.owner,

@@ -1,4 +1,5 @@
-import { completeJob, type Job } from "../src/jobs/queue.ts";
+import { type Job } from "../src/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/settle.ts";
 import { purgeConfigs, purgeSummary } from "../src/modules/configs/storage/retention.ts";
 import type { DownloadDeps } from "./download.ts";
 import type { JobEnd } from "./store-download.ts";
@@ -40,7 +41,7 @@ export async function runPurgeJob(deps: DownloadDeps, job: Job): Promise<JobEnd 
     };
     result = {};
   }
-  const { recorded, retrying } = await completeJob(
+  const { recorded, retrying } = await finishJob(
     deps.db,
     job,
     deps.owner,

@@ -2,7 +2,7 @@ import { and, eq, isNotNull, max } from "drizzle-orm";
 import type { Clock } from "../src/clock.ts";
 import type { Db, DbOrTx } from "../src/db/client.ts";
 import { taskRuns, tasks } from "../src/db/schema/index.ts";
-import { settleFinishedRuns } from "../src/jobs/queue.ts";
+import { settleFinishedRuns } from "../src/modules/tasks/settle.ts";
 import { settleOrphanedPushes } from "../src/modules/snippets/deployments.ts";
 import type { Logger } from "../src/logger.ts";
 import { dueSlots, hasDueSlot } from "../src/modules/tasks/cron.ts";

@@ -4,6 +4,7 @@ import { failureReason } from "../src/error-reason.ts";
 import type { Job } from "../src/jobs/queue.ts";
 import { unifiedDiff } from "../src/modules/configs/history/config-diff.ts";
 import { completePushJob, type PushEnd } from "../src/modules/snippets/deployments.ts";
+import { finishJob } from "../src/modules/tasks/settle.ts";
 import { storedText } from "../src/modules/templates/template-text.ts";
 import { collect, type Progress } from "./collect.ts";
 import { loadPlan, loginOf, storing, type DownloadDeps, type LoadedPlan } from "./download.ts";
@@ -126,7 +127,7 @@ export async function runSnippetJob(
   const started = Date.now();
   const deploymentDeviceId = Number(job.params?.deployment_device_id);
   const finish = async (end: PushEnd) =>
-    (await completePushJob(deps.db, job, deps.owner, end, deps.clock.now())) ? end : undefined;
+    (await completePushJob(deps.db, job, deps.owner, end, deps.clock.now(), finishJob)) ? end : undefined;
   const [target] = await deps.db
     .select()
     .from(snippetDeploymentDevices)

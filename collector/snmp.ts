@@ -4,7 +4,9 @@ import { credentials, devices, vendors } from "../src/db/schema/index.ts";
 import { latestConfigIds } from "../src/modules/configs/storage/store.ts";
 import type { SnmpAuthProtocol, SnmpPrivProtocol } from "../src/modules/credentials/snmp.ts";
 import type { Plan } from "./collect.ts";
-import type { DownloadDeps } from "./download.ts";
+import type { Clock } from "../src/clock.ts";
+import type { Db } from "../src/db/client.ts";
+import type { SecretBox } from "../src/secrets/box.ts";
 import { identify, type Identity, type SnmpFamily } from "./snmp-identity.ts";
 import { builtinTemplates } from "./builtin-templates.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
@@ -69,7 +71,7 @@ type Target =
   | { host: string; port: number; version: "2c"; community: string }
   | { host: string; port: number; version: "3"; user: snmp.User };
 
-type Deps = Pick<DownloadDeps, "db" | "secrets" | "clock">;
+type Deps = { db: Db; secrets: SecretBox; clock: Clock };
 
 /** Whose SNMP agent to ask: a device, and its template when it has one (the template's snmp.port). */
 type SnmpSubject = Pick<Plan, "device"> & { template?: Pick<ConnectionTemplate, "snmp"> };

@@ -1,7 +1,9 @@
 import { sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../src/db/client.ts";
 import { configs, devices, type JobOutcome } from "../src/db/schema/index.ts";
-import { completeJob, type Job } from "../src/jobs/queue.ts";
+import { type Job } from "../src/jobs/queue.ts";
+import { queueForCompliance } from "../src/modules/compliance/pending.ts";
+import { finishJob } from "../src/modules/tasks/settle.ts";
 import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/history/exclusions.ts";
 import {
   compressChanged,
@@ -232,6 +234,7 @@ async function write(tx: DbOrTx, p: Prepared): Promise<JobEnd | typeof MOVED> {
     jobId: request.job.id,
     changedBy: changedByOf(request.job),
     now: request.now,
+    onNewVersions: queueForCompliance,
   });
   return recordEnd(
     tx,
@@ -307,7 +310,7 @@ async function recordEnd(
     outcome: changed ? ("success" as const) : ("unchanged" as const),
     message: changed ? `${changed} of ${stored.length} command outputs changed` : "no configuration change",
   };
-  const { recorded } = await completeJob(
+  const { recorded } = await finishJob(
     tx,
     job,
     request.owner,

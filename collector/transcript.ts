@@ -1,6 +1,6 @@
 import { maskSecrets } from "../src/modules/templates/template-text.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
-import type { Login } from "./collect.ts";
+import type { Login } from "./plan.ts";
 import { renderTerminal } from "./terminal.ts";
 
 /**

@@ -1,4 +1,5 @@
-import { claimNextJob, completeJob, releaseJob, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
+import { claimNextJob, releaseJob, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/settle.ts";
 import { collectorSettingsCache } from "./collector-settings.ts";
 import type { DownloadDeps } from "./download.ts";
 import { handlerFor } from "./job-handlers.ts";
@@ -90,7 +91,7 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
           device: job.deviceId,
           attempts: job.attempts - 1,
         });
-        await completeJob(
+        await finishJob(
           jobDeps.db,
           job,
           jobDeps.owner,
@@ -117,7 +118,7 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
               duration_ms: Date.now() - started,
             });
         } else
-          await completeJob(
+          await finishJob(
             jobDeps.db,
             job,
             jobDeps.owner,
@@ -129,7 +130,7 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
       // Recording how the job ended failed (a busy database only delays it: WAIT_UNTIL_WRITTEN). Ending the job
       // with the error, in a statement of its own, frees its device now instead of when its lease runs out.
       jobDeps.logger.error("job failed", { error: describeError(err) });
-      await completeJob(
+      await finishJob(
         jobDeps.db,
         job,
         jobDeps.owner,

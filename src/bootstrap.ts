@@ -2,7 +2,7 @@ import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import type { Database } from "./db/client.ts";
-import { migrateDatabase } from "./db/migrate.ts";
+import { migrateDatabase } from "./db/seed.ts";
 import type { BuiltinTemplate } from "./modules/templates/builtins.ts";
 import { generatePassword, hashPassword } from "./auth/passwords.ts";
 import { countUsers, createUser } from "./auth/users.ts";

@@ -140,7 +140,7 @@ async function device(name: string, zoneId: number, latencyMs = 0) {
 }
 
 const download = async (deviceId: number) =>
-  (await enqueueDeviceJob(t.db, { type: "download", deviceId, trigger: "api", priority: PRIORITY.api }, new Date()))
+  (await enqueueDeviceJob(t.db, { type: "download", deviceId, trigger: "api", priority: PRIORITY.api, maxAttempts: 1 }, new Date()))
     .job;
 
 let zoneA: { id: number; enrollment_key: string };

@@ -10,6 +10,7 @@ import { compileTemplatePattern } from "../../src/modules/templates/template-pat
 import { describeError } from "../errors.ts";
 import { parseTemplateOnce } from "../template-cache.ts";
 import { MAX_MESSAGE_BYTES, parseSyslog } from "./parse.ts";
+import { deviceJobAttempts } from "../../src/modules/settings/service.ts";
 
 /**
  * The syslog receiver (docs/syslog.md): UDP and TCP on one port; a message from a device's address (or from a
@@ -278,7 +279,7 @@ export class SyslogReceiver {
       try {
         await queueChangeBackup(
           this.deps.db,
-          { deviceId, change, debounceMs: this.options.debounceMs },
+          { deviceId, change, debounceMs: this.options.debounceMs, maxAttempts: await deviceJobAttempts(this.deps.db) },
           this.deps.clock.now(),
         );
         this.counters.backups_queued++;

@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/env.ts";
-import { SECURITY_SCHEME } from "../http/route.ts";
+import { hookRoutes, SECURITY_SCHEME } from "../http/route.ts";
+import { RouteHooks } from "../http/route-hooks.ts";
 import { validationHook } from "../http/validation.ts";
 import { registerDeviceRoutes } from "../modules/devices/handlers.ts";
 import { registerDiscoveryRoutes } from "../modules/discovery/handlers.ts";
@@ -29,6 +30,7 @@ import { registerMailRoutes, registerMailTestRoute } from "../modules/mail/handl
 import { registerBackupRoutes } from "../modules/backups/handlers.ts";
 import { registerReportRoutes } from "../modules/reports/handlers.ts";
 import { registerRconfigRoutes } from "../compat/rconfig/routes.ts";
+import { registerRconfigHooks } from "../compat/rconfig/index.ts";
 import { payloadSchemaName, registerWebhookRoutes } from "../modules/webhooks/handlers.ts";
 import { EVENT_CATALOGUE } from "../modules/events/catalogue.ts";
 import { TAG_DESCRIPTIONS } from "./tags.ts";
@@ -37,8 +39,16 @@ import { registerZoneRoutes } from "../modules/zones/handlers.ts";
 export const API_VERSIONS = ["v1", "v2"] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
 
+/** The adapters' route hooks: the rConfig layer's, by operationId. */
+function routeHooks(): RouteHooks {
+  const hooks = new RouteHooks();
+  registerRconfigHooks(hooks);
+  return hooks;
+}
+
 function versionApp(version: ApiVersion): OpenAPIHono<AppEnv> {
   const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).basePath(`/api/${version}`);
+  hookRoutes(api, routeHooks());
   api.openAPIRegistry.registerComponent("securitySchemes", SECURITY_SCHEME, {
     type: "apiKey",
     in: "header",

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { users } from "../db/schema/index.ts";
 import { recordActivity, type Actor } from "../modules/activity/record.ts";
-import { Password } from "../modules/users/resource.ts";
+import { Password } from "./passwords.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import { endOtherSessions } from "./sessions.ts";
 

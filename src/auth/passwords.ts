@@ -3,6 +3,9 @@
  * unchanged on Node and Deno. The iteration count is stored with each hash, so raising it later only
  * affects new hashes.
  */
+import { z } from "@hono/zod-openapi";
+import { MIN_PASSWORD_LENGTH } from "../password-rule.ts";
+
 const ITERATIONS = 600_000;
 const encoder = new TextEncoder();
 
@@ -37,3 +40,9 @@ export function generatePassword(length = 20): string {
   const bytes = crypto.getRandomValues(new Uint8Array(length));
   return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join("");
 }
+
+/** A user's new password as the API and web forms take it. */
+export const Password = z
+  .string()
+  .min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`)
+  .max(1024, "must be at most 1024 characters");

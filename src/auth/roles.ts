@@ -1,5 +1,8 @@
 import { ABILITIES, type Ability } from "./abilities.ts";
 
+/** The built-in role every ability belongs to (its holders are the administrators). */
+export const ADMIN_ROLE = "admin";
+
 export const BUILTIN_ROLES: { name: string; description: string; permissions: Ability[] }[] = [
   { name: "admin", description: "Everything", permissions: [...ABILITIES] },
   {

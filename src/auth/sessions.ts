@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, inArray, lte, ne } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client.ts";
 import { roles, users, webSessions } from "../db/schema/index.ts";
-import { ADMIN_ROLE } from "../modules/users/guards.ts";
+import { ADMIN_ROLE } from "./roles.ts";
 import { hashTokenValue, randomSecret } from "./token-value.ts";
 
 export type WebSession = {

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import { openDatabase, type Database, type Db } from "../db/client.ts";
-import { migrateDatabase } from "../db/migrate.ts";
+import { migrateDatabase } from "../db/seed.ts";
 import { ensureStorage } from "../runtime/storage.ts";
 import { loadBuiltinTemplates } from "../runtime/builtin-templates.ts";
 

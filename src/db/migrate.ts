@@ -1,34 +1,12 @@
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import type { Db } from "./client.ts";
 import { openClient } from "./driver.ts";
 import { retryTransient } from "./remote-retry.ts";
-import { seedReferenceData } from "./seed.ts";
-import type { Clock } from "../clock.ts";
-import { silentLogger, type Logger } from "../logger.ts";
-import type { BuiltinTemplate } from "../modules/templates/builtins.ts";
 
 export const migrationsFolder = new URL("../../drizzle", import.meta.url).pathname;
 /** drizzle-kit's bookkeeping table, kept so `drizzle-kit` tooling still reads what was applied. */
 const MIGRATIONS_TABLE = "__drizzle_migrations";
 
 export type DatabaseLocation = { url: string; authToken?: string };
-
-/**
- * Applies pending migrations, then brings seeded reference data (built-in roles, vendors, connection
- * templates) up to date, and says how many migrations that took. The launcher reads the built-in templates (src/runtime/builtin-templates.ts).
- * The logger hears about data the upgrade had to settle (names that clash under Unicode case folding).
- */
-export async function migrateDatabase(
-  location: DatabaseLocation,
-  db: Db,
-  clock: Clock,
-  builtinTemplates: readonly BuiltinTemplate[],
-  logger: Logger = silentLogger,
-): Promise<{ applied: number }> {
-  const applied = await applyMigrations(location);
-  await seedReferenceData(db, clock, builtinTemplates, logger);
-  return { applied };
-}
 
 /**
  * drizzle's own migrator reads which migrations are applied before it takes the write lock, so two processes

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHranaServer, type HranaServer } from "../../test/helpers/hrana-server.ts";
 import { openDatabase, type Database } from "./client.ts";
 import { openClient } from "./driver.ts";
-import { migrateDatabase } from "./migrate.ts";
+import { migrateDatabase } from "./seed.ts";
 import { tags } from "./schema/index.ts";
 import { loadBuiltinTemplates } from "../runtime/builtin-templates.ts";
 import { systemClock } from "../clock.ts";

@@ -3,12 +3,30 @@ import type { Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../logger.ts";
 import { BUILTIN_ROLES } from "../auth/roles.ts";
 import type { Db } from "./client.ts";
+import { applyMigrations, type DatabaseLocation } from "./migrate.ts";
 import { backfillNameKeys } from "./name-key-backfill.ts";
 import { nameKey } from "./name-key.ts";
 import { categories, roles, vendors } from "./schema/index.ts";
 import { seedBuiltinTemplates, type BuiltinTemplate } from "../modules/templates/builtins.ts";
 import { seedSystemTasks } from "../modules/tasks/system-tasks.ts";
 import { seedBuiltinPolicies } from "../modules/compliance/builtins.ts";
+
+/**
+ * Applies pending migrations, then brings seeded reference data (built-in roles, vendors, connection
+ * templates) up to date, and says how many migrations that took. The launcher reads the built-in templates (src/runtime/builtin-templates.ts).
+ * The logger hears about data the upgrade had to settle (names that clash under Unicode case folding).
+ */
+export async function migrateDatabase(
+  location: DatabaseLocation,
+  db: Db,
+  clock: Clock,
+  builtinTemplates: readonly BuiltinTemplate[],
+  logger: Logger = silentLogger,
+): Promise<{ applied: number }> {
+  const applied = await applyMigrations(location);
+  await seedReferenceData(db, clock, builtinTemplates, logger);
+  return { applied };
+}
 
 /**
  * Idempotent: runs after every migration. Built-in roles are rewritten so a new ability reaches them on

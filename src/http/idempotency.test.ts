@@ -8,7 +8,7 @@ import { createTestContext, manualClock, type TestContext } from "../../test/hel
 import { devices, idempotencyKeys, tags } from "../db/schema/index.ts";
 import { nameKey } from "../db/name-key.ts";
 import { openApiDocument } from "../api/versions.ts";
-import { sha256Hex } from "../modules/configs/storage/text.ts";
+import { sha256Hex } from "../hashing.ts";
 import { createSecretBox, generateAppKey, parseAppKey } from "../secrets/box.ts";
 
 let t: TestContext;

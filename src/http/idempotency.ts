@@ -3,7 +3,7 @@ import { and, eq, lte } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { idempotencyKeys } from "../db/schema/index.ts";
-import { sha256Hex } from "../modules/configs/storage/text.ts";
+import { sha256Hex } from "../hashing.ts";
 import type { AppEnv } from "./env.ts";
 import { ApiError } from "./errors.ts";
 

@@ -1,12 +1,11 @@
-import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
+import { createRoute, z, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { requireAbility } from "../auth/guard.ts";
-import { hookMiddleware } from "../compat/rconfig/hook.ts";
-import { rconfigHook } from "../compat/rconfig/index.ts";
 import type { Ability } from "../auth/abilities.ts";
 import { bodyGate, DEFAULT_BODY_LIMIT, sizeInWords } from "./body.ts";
 import type { AppEnv } from "./env.ts";
 import { IdempotencyHeaders, idempotent, replayResponse } from "./idempotency.ts";
+import { hookMiddleware, type RouteHook, type RouteHooks } from "./route-hooks.ts";
 import { refuseUnknownFields } from "./unknown-fields.ts";
 
 export const ErrorBody = z
@@ -58,9 +57,31 @@ type ApiRouteConfig = Omit<RouteConfig, "security" | "middleware" | "tags" | "op
  * follow from the route's shape (404 for a path with an id, 400, 413, 415 and 422 for a body, 422 for
  * parameters). A route with a body gets the body gate (body.ts) between the guard and the body's parser.
  * A create (a POST answering 201) takes an Idempotency-Key (idempotency.ts): documented here, 200 included.
- * Where rConfig's clients expect another shape, the rConfig layer (src/compat/rconfig) hooks in last, by operationId.
+ * Where an adapter's clients expect another shape (the rConfig layer), its hook goes in last, by operationId: the
+ * route is rebuilt with the hook when it is mounted on an app that `hookRoutes` gave the hooks to.
  */
 export function apiRoute<const R extends ApiRouteConfig>(config: R) {
+  const route = buildRoute(config, undefined);
+  Object.defineProperty(route, ROUTE_CONFIG, { value: config });
+  return route;
+}
+
+const ROUTE_CONFIG = Symbol("apiRoute config");
+
+/**
+ * Makes `api.openapi(route, ...)` mount each apiRoute with its hook from `hooks`, if it has one. The registry is
+ * read at mount time, so hooks registered while the app is assembled reach routes declared at import time.
+ */
+export function hookRoutes(api: OpenAPIHono<AppEnv>, hooks: RouteHooks): void {
+  const mount = api.openapi;
+  api.openapi = ((route: Parameters<typeof mount>[0], ...rest: unknown[]) => {
+    const config = (route as { [ROUTE_CONFIG]?: ApiRouteConfig })[ROUTE_CONFIG];
+    const hook = config ? hooks.get(config.operationId) : undefined;
+    return (mount as (...args: unknown[]) => unknown)(hook ? buildRoute(config!, hook) : route, ...rest);
+  }) as typeof api.openapi;
+}
+
+function buildRoute<const R extends ApiRouteConfig>(config: R, compat: RouteHook | undefined) {
   const { tag, ability, bodyLimit = DEFAULT_BODY_LIMIT, ...route } = config;
   const body = route.request?.body;
   const hasBody = Boolean(body);
@@ -70,7 +91,6 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   if (body) middleware.push(bodyGate({ limit: bodyLimit, json: takesJson, optional: body.required !== true }));
   const created = route.method === "post" ? (route.responses as Record<number, { content: unknown }>)[201] : undefined;
   if (created) middleware.push(idempotent());
-  const compat = rconfigHook(route.operationId);
   if (compat) middleware.push(hookMiddleware(compat));
   const jsonSchema = (body?.content?.["application/json"] as { schema?: unknown } | undefined)?.schema;
   const strict = refuseUnknownFields(

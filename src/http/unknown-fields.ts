@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import { jsonObjectBody } from "../compat/rconfig/hook.ts";
 import type { AppEnv } from "./env.ts";
 import { FieldErrorBag } from "./errors.ts";
+import { jsonObjectBody } from "./route-hooks.ts";
 
 /**
  * The route builder's default for a JSON object body: a field the body's schema does not name is a 422 naming

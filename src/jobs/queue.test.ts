@@ -132,10 +132,12 @@ describe("job queue", () => {
     expect(await completeJob(t.db, job, "dead", { outcome: "success" }, later(17_000))).toEqual({
       recorded: false,
       retrying: false,
+      inRun: false,
     });
     expect(await completeJob(t.db, again, "alive", { outcome: "success" }, later(17_000))).toEqual({
       recorded: true,
       retrying: false,
+      inRun: false,
     });
     expect((await getJob(t.db, job.id))?.state).toBe("finished");
   });
@@ -149,6 +151,7 @@ describe("job queue", () => {
     expect(await completeJob(t.db, c1, "c", { outcome: "timeout", message: "no answer in 30 s" }, now)).toEqual({
       recorded: true,
       retrying: true,
+      inRun: false,
     });
     const queued = (await getJob(t.db, c1.id))!;
     expect(queued).toMatchObject({ state: "queued", outcome: "timeout" });
@@ -159,6 +162,7 @@ describe("job queue", () => {
     expect(await completeJob(t.db, c2, "c", { outcome: "auth_failed" }, now)).toEqual({
       recorded: true,
       retrying: false,
+      inRun: false,
     });
     expect((await getJob(t.db, c2.id))?.state).toBe("finished");
 
@@ -172,6 +176,7 @@ describe("job queue", () => {
     expect(await completeJob(t.db, job, "c", { outcome: "unreachable" }, now)).toEqual({
       recorded: true,
       retrying: false,
+      inRun: false,
     });
     expect(await getJob(t.db, job.id)).toMatchObject({ state: "finished", outcome: "unreachable" });
   });
@@ -180,12 +185,12 @@ describe("job queue", () => {
     const [d] = await makeDevices(1);
     const first = await enqueueDeviceJob(
       t.db,
-      { type: "download", deviceId: d!, trigger: "schedule", priority: 0 },
+      { type: "download", deviceId: d!, trigger: "schedule", priority: 0, maxAttempts: 2 },
       now,
     );
     const second = await enqueueDeviceJob(
       t.db,
-      { type: "download", deviceId: d!, trigger: "download_now", priority: 100 },
+      { type: "download", deviceId: d!, trigger: "download_now", priority: 100, maxAttempts: 2 },
       now,
     );
     expect(first.created).toBe(true);
@@ -200,18 +205,22 @@ describe("queueChangeBackup (a device's syslog message said its configuration ch
     const [d] = await makeDevices(1);
     const first = await queueChangeBackup(
       t.db,
-      { deviceId: d!, change: { user: "admin", source: "10.0.0.5", line: "vty0" }, debounceMs: 30_000 },
+      { deviceId: d!, change: { user: "admin", source: "10.0.0.5", line: "vty0" }, debounceMs: 30_000, maxAttempts: 2 },
       now,
     );
     expect(first.created).toBe(true);
-    const second = await queueChangeBackup(t.db, { deviceId: d!, change: {}, debounceMs: 30_000 }, later(20_000));
+    const second = await queueChangeBackup(
+      t.db,
+      { deviceId: d!, change: {}, debounceMs: 30_000, maxAttempts: 2 },
+      later(20_000),
+    );
     expect(second).toEqual({ jobId: first.jobId, created: false });
     let job = (await getJob(t.db, first.jobId))!;
     expect(job.runAfter).toEqual(later(50_000));
     expect(job.params).toMatchObject({ changed_by: "changed by admin from 10.0.0.5 via vty0" });
     await queueChangeBackup(
       t.db,
-      { deviceId: d!, change: { user: "ops" }, debounceMs: 30_000 },
+      { deviceId: d!, change: { user: "ops" }, debounceMs: 30_000, maxAttempts: 2 },
       later(MAX_CHANGE_DEFER_MS + 60_000),
     );
     job = (await getJob(t.db, first.jobId))!;
@@ -226,12 +235,16 @@ describe("queueChangeBackup (a device's syslog message said its configuration ch
       .update(jobs)
       .set({ state: "running", leaseOwner: "c1", leaseExpiresAt: later(60_000) })
       .where(eq(jobs.id, running.id));
-    const queued = await queueChangeBackup(t.db, { deviceId: d!, change: { user: "admin" }, debounceMs: 0 }, now);
+    const queued = await queueChangeBackup(
+      t.db,
+      { deviceId: d!, change: { user: "admin" }, debounceMs: 0, maxAttempts: 2 },
+      now,
+    );
     expect(queued.created).toBe(true);
     const scheduled = await rawJob(e!);
     const reported = await queueChangeBackup(
       t.db,
-      { deviceId: e!, change: { user: "admin" }, debounceMs: 30_000 },
+      { deviceId: e!, change: { user: "admin" }, debounceMs: 30_000, maxAttempts: 2 },
       now,
     );
     expect(reported).toEqual({ jobId: scheduled.id, created: false });

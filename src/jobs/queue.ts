@@ -2,19 +2,11 @@ import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../db/client.ts";
 import { jobs, taskRunItems, taskRuns, type JobOutcome, type JobTrigger, type JobType } from "../db/schema/index.ts";
 import { preparedPerDatabase } from "../db/prepared.ts";
-import { getCollectorSettings } from "../modules/settings/service.ts";
-import { recordRunsFinished } from "../modules/tasks/run-events.ts";
 
 export type Job = typeof jobs.$inferSelect;
 
 /** Outcomes worth another attempt: the device may answer next time. Auth failures and bad templates will not. */
 const RETRYABLE: ReadonlySet<JobOutcome> = new Set(["timeout", "unreachable"]);
-
-/**
- * Attempts a device job gets when its caller names none: one, plus the settings' `collector.retries` in force
- * when it is queued (a retry follows only a failed connection: RETRYABLE). Read once per enqueue, not per job.
- */
-const attemptsFromSettings = async (db: DbOrTx) => 1 + (await getCollectorSettings(db)).retries;
 
 export const PRIORITY = { scheduled: 0, api: 50, downloadNow: 100 } as const;
 
@@ -34,7 +26,8 @@ export async function enqueueDeviceJob(
     trigger: JobTrigger;
     priority: number;
     requestedBy?: number | null;
-    maxAttempts?: number;
+    /** Attempts a new job gets: the caller reads them from the settings (deviceJobAttempts). */
+    maxAttempts: number;
     params?: Record<string, unknown>;
   },
   now: Date,
@@ -62,7 +55,7 @@ export async function enqueueDeviceJob(
       priority: input.priority,
       params: input.params ?? null,
       requestedBy: input.requestedBy ?? null,
-      maxAttempts: input.maxAttempts ?? (await attemptsFromSettings(db)),
+      maxAttempts: input.maxAttempts,
       runAfter: now,
       createdAt: now,
     })
@@ -90,7 +83,7 @@ export function describeChange(change: ConfigChangeReport): string {
  */
 export async function queueChangeBackup(
   db: DbOrTx,
-  input: { deviceId: number; change: ConfigChangeReport; debounceMs: number },
+  input: { deviceId: number; change: ConfigChangeReport; debounceMs: number; maxAttempts: number },
   now: Date,
 ): Promise<{ jobId: number; created: boolean }> {
   let runAfter = new Date(now.getTime() + input.debounceMs);
@@ -124,7 +117,7 @@ export async function queueChangeBackup(
       trigger: "syslog",
       priority: PRIORITY.api,
       params: { change: input.change, changed_by: describeChange(input.change) },
-      maxAttempts: await attemptsFromSettings(db),
+      maxAttempts: input.maxAttempts,
       runAfter,
       createdAt: now,
     })
@@ -179,11 +172,18 @@ const CHUNK = 5000;
  */
 export async function enqueueDeviceJobs(
   db: DbOrTx,
-  input: { type: JobType; deviceIds: number[]; trigger: JobTrigger; priority: number; requestedBy?: number | null },
+  input: {
+    type: JobType;
+    deviceIds: number[];
+    trigger: JobTrigger;
+    priority: number;
+    requestedBy?: number | null;
+    maxAttempts: number;
+  },
   now: Date,
 ): Promise<Map<number, number>> {
   const jobOf = new Map<number, number>();
-  let maxAttempts: number | undefined;
+  const { maxAttempts } = input;
   for (let i = 0; i < input.deviceIds.length; i += CHUNK) {
     const ids = input.deviceIds.slice(i, i + CHUNK);
     const pending = await db
@@ -201,7 +201,6 @@ export async function enqueueDeviceJobs(
     if (raise.length) await db.update(jobs).set({ priority: input.priority }).where(inArray(jobs.id, raise));
     const fresh = ids.filter((id) => !jobOf.has(id));
     if (!fresh.length) continue;
-    maxAttempts ??= await attemptsFromSettings(db);
     // One statement over the ids as a JSON array: drizzle's builder and 14 bound values a row took most of a
     // 100,000-device run's fan-out (bench:estate).
     const inserted = await db.all<{ id: number; deviceId: number }>(sql`insert into ${jobs}
@@ -241,66 +240,6 @@ export async function enqueueJob(
     })
     .returning();
   return job!;
-}
-
-/**
- * A run is over when none of its items has a job still queued or running (a deleted job counts as over). Asked
- * from the open jobs (the claim index's head), not from the run's items: walking the items met the finished ones
- * first, so every job's end re-read the run's finished items, and a run of n devices cost n²/2 lookups (1.3 s of
- * the store thread at 5,000 devices, against 0.6 s now).
- */
-const runHasOpenJobs = sql`exists (
-  select 1 from ${jobs} j cross join ${taskRunItems} i
-  where j.state in ('queued', 'running') and i.job_id = j.id and i.run_id = ${taskRuns.id})`;
-
-/**
- * Marks finished the task runs whose last open job just finished. Part of completing a job, so a run's
- * finished_at is right however the job ended; settleFinishedRuns catches runs whose jobs were deleted.
- */
-async function settleRunsOfJob(db: DbOrTx, jobId: number, now: Date): Promise<void> {
-  const settled = await db
-    .update(taskRuns)
-    .set({ finishedAt: now })
-    .where(
-      and(
-        isNull(taskRuns.finishedAt),
-        inArray(
-          taskRuns.id,
-          sql`(select ${taskRunItems.runId} from ${taskRunItems} where ${taskRunItems.jobId} = ${jobId})`,
-        ),
-        sql`not ${runHasOpenJobs}`,
-      ),
-    )
-    .returning({ id: taskRuns.id });
-  await recordRunsFinished(
-    db,
-    settled.map((r) => r.id),
-    now,
-  );
-}
-
-/**
- * Marks finished every open run with no open job left, at the time its last job finished (or now, when its
- * jobs are gone, e.g. their devices were deleted).
- */
-export async function settleFinishedRuns(db: DbOrTx, now: Date): Promise<number> {
-  const settled = and(isNull(taskRuns.finishedAt), sql`not ${runHasOpenJobs}`);
-  // A read first: a scheduler calls this every pass, and usually there is nothing to settle and no lock to take.
-  const [any] = await db.select({ id: taskRuns.id }).from(taskRuns).where(settled).limit(1);
-  if (!any) return 0;
-  const rows = await db
-    .update(taskRuns)
-    .set({
-      finishedAt: sql`coalesce((select max(j.finished_at) from ${taskRunItems} i join ${jobs} j on j.id = i.job_id where i.run_id = ${taskRuns.id}), ${now.getTime()})`,
-    })
-    .where(settled)
-    .returning({ id: taskRuns.id });
-  await recordRunsFinished(
-    db,
-    rows.map((r) => r.id),
-    now,
-  );
-  return rows.length;
 }
 
 /** Puts jobs whose collector stopped renewing its lease back in the queue. */
@@ -419,16 +358,26 @@ export async function releaseJob(db: DbOrTx, jobId: number, owner: string, now: 
 }
 
 /**
+ * What completeJob did: `recorded` false when the lease was lost (the caller writes nothing else); `retrying` when
+ * the job went back in the queue; `inRun` when it finished and belongs to a task run, which the tasks module then
+ * settles (modules/tasks/settle.ts: finishJob).
+ */
+/** How a job's run ended, as its runner tells completeJob. */
+export type JobEnd = { outcome: JobOutcome; message?: string | null; result?: Record<string, unknown> };
+
+export type JobCompletion = { recorded: boolean; retrying: boolean; inRun: boolean };
+
+/**
  * Records how a run ended. A retryable failure with attempts left goes back in the queue after a backoff;
- * anything else finishes the job. Returns false when the lease was lost, so the caller writes nothing else.
+ * anything else finishes the job.
  */
 export async function completeJob(
   db: DbOrTx,
   job: Pick<Job, "id" | "attempts" | "maxAttempts">,
   owner: string,
-  end: { outcome: JobOutcome; message?: string | null; result?: Record<string, unknown> },
+  end: JobEnd,
   now: Date,
-): Promise<{ recorded: boolean; retrying: boolean }> {
+): Promise<JobCompletion> {
   const retrying = RETRYABLE.has(end.outcome) && job.attempts < job.maxAttempts;
   const rows = await db
     .update(jobs)
@@ -460,8 +409,8 @@ export async function completeJob(
       id: jobs.id,
       inRun: sql<number>`exists (select 1 from ${taskRunItems} i where i.job_id = ${sql.identifier("jobs")}.${sql.identifier("id")})`,
     });
-  if (rows[0]?.inRun && !retrying) await settleRunsOfJob(db, job.id, now);
-  return { recorded: rows.length > 0, retrying: retrying && rows.length > 0 };
+  const recorded = rows.length > 0;
+  return { recorded, retrying: retrying && recorded, inRun: recorded && !retrying && Boolean(rows[0]?.inRun) };
 }
 
 /**

@@ -31,7 +31,7 @@ import { registerDeviceFormPages } from "./fleet/device-form.tsx";
 import { registerDeviceImportPage } from "./fleet/device-import.tsx";
 import { registerAiAgentDocsRoutes } from "./settings/ai-agent-docs.tsx";
 import { registerRestApiPage } from "./settings/page.tsx";
-import { registerTokenRoutes } from "./settings/tokens.tsx";
+import { registerTokenRoutes } from "./settings/token-routes.tsx";
 import { registerSettingsOverviewPage } from "./settings/overview.tsx";
 import { registerCredentialPages } from "./inventory/credentials.tsx";
 import { registerInventoryPages } from "./inventory/pages.tsx";

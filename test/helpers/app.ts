@@ -7,7 +7,7 @@ import { openSecretBox } from "../../src/bootstrap.ts";
 import { systemClock, type Clock } from "../../src/clock.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/client.ts";
-import { migrateDatabase } from "../../src/db/migrate.ts";
+import { migrateDatabase } from "../../src/db/seed.ts";
 import { loadBuiltinTemplates } from "../../src/runtime/builtin-templates.ts";
 import { roles, tags, users } from "../../src/db/schema/index.ts";
 import { hashPassword } from "../../src/auth/passwords.ts";

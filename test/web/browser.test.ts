@@ -9,7 +9,8 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiDocsFiles } from "../../src/docs/paths.ts";
 import { TEST_PASSWORD } from "../helpers/app.ts";
-import { claimNextJob, completeJob, enqueueDeviceJob, PRIORITY } from "../../src/jobs/queue.ts";
+import { claimNextJob, enqueueDeviceJob, PRIORITY } from "../../src/jobs/queue.ts";
+import { finishJob } from "../../src/modules/tasks/settle.ts";
 import { createWebTestContext, type WebTestContext } from "./client.ts";
 
 /**
@@ -113,7 +114,7 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
       new Date(),
     );
     const job = (await claimNextJob(t.db, "web-test", new Date(), 60_000))!;
-    await completeJob(
+    await finishJob(
       t.db,
       job,
       "web-test",

@@ -4,6 +4,7 @@ import { snippetDeployments, snippets } from "../../src/db/schema/index.ts";
 import { claimNextJob } from "../../src/jobs/queue.ts";
 import { createDevice } from "../../src/modules/configs/test-fixtures.ts";
 import { completePushJob } from "../../src/modules/snippets/deployments.ts";
+import { finishJob } from "../../src/modules/tasks/settle.ts";
 import {
   chromiumMissing,
   createWebTestContext,
@@ -51,6 +52,7 @@ describe.skipIf(unavailable)("snippets in headless Chromium", () => {
               transcript: "r(config)# ntp server 192.0.2.5\n% Invalid input",
             },
         t.clock.now(),
+        finishJob,
       );
     }
   };

@@ -5,7 +5,7 @@ import { roles, users } from "../../db/schema/index.ts";
 import { recordActivity, type Actor } from "../../modules/activity/record.ts";
 import { recordEvent } from "../../modules/events/record.ts";
 import { getSettings } from "../../modules/settings/service.ts";
-import { ADMIN_ROLE } from "../../modules/users/guards.ts";
+import { ADMIN_ROLE } from "../roles.ts";
 import type { SecretBox } from "../../secrets/box.ts";
 import { hashRecoveryCode, newRecoveryCodes } from "./recovery-codes.ts";
 import { matchingStep, newTotpSecret, otpauthUri } from "./totp.ts";

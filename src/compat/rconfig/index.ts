@@ -4,20 +4,14 @@
  * beside netkeep's (never replacing them, but where a route's docs say a field could not be both); routes.ts
  * serves rConfig's paths that netkeep has no route of its own for. Modules never special-case rConfig.
  */
-import type { CompatHook } from "./hook.ts";
+import type { RouteHooks } from "../../http/route-hooks.ts";
 import { configHooks } from "./configs.ts";
 import { deviceHooks } from "./devices.ts";
 import { masterDataHooks } from "./master.ts";
 import { searchHooks } from "./search.ts";
 import { taskHooks } from "./tasks.ts";
 
-const HOOKS: Record<string, CompatHook> = {
-  ...deviceHooks,
-  ...configHooks,
-  ...searchHooks,
-  ...masterDataHooks,
-  ...taskHooks,
-};
-
-export const rconfigHook = (operationId: string): CompatHook | undefined =>
-  Object.hasOwn(HOOKS, operationId) ? HOOKS[operationId] : undefined;
+/** Registers every rConfig hook with the route builder's registry (src/api/versions.ts, when the API is assembled). */
+export function registerRconfigHooks(hooks: RouteHooks): void {
+  for (const group of [deviceHooks, configHooks, searchHooks, masterDataHooks, taskHooks]) hooks.register(group);
+}

@@ -11,6 +11,7 @@ export * from "./search.ts";
 export * from "./idempotency.ts";
 export * from "./compliance.ts";
 export * from "./snippets.ts";
+export * from "./snippet-deployments.ts";
 export * from "./system.ts";
 export * from "./settings.ts";
 export * from "./events.ts";

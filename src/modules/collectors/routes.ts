@@ -4,7 +4,8 @@ import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { remoteCollectors, zones } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../http/env.ts";
-import { claimNextZoneJob, completeJob, extendLease } from "../../jobs/queue.ts";
+import { claimNextZoneJob, extendLease } from "../../jobs/queue.ts";
+import { finishJob } from "../tasks/settle.ts";
 import { SessionError } from "../../../collector/session.ts";
 import { recordBackupEnd } from "../../../collector/backup-events.ts";
 import { failureReason } from "../../error-reason.ts";
@@ -162,7 +163,7 @@ export function createCollectorApi(): Hono<Env> {
           const failure =
             err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
           const end = { outcome: failure.outcome, message: failure.message };
-          const { retrying } = await completeJob(db, job, owner, end, clock.now());
+          const { retrying } = await finishJob(db, job, owner, end, clock.now());
           await recordBackupEnd(db, job, { ...end, retrying }, clock.now());
           continue;
         }

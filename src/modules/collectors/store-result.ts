@@ -1,7 +1,8 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { collectorUploads, devices, jobs } from "../../db/schema/index.ts";
-import { completeJob, type Job } from "../../jobs/queue.ts";
+import type { Job } from "../../jobs/queue.ts";
+import { finishJob } from "../tasks/settle.ts";
 import { loadPlan } from "../../../collector/download.ts";
 import { storeDownload } from "../../../collector/store-download.ts";
 import { recordBackupEnd } from "../../../collector/backup-events.ts";
@@ -141,7 +142,7 @@ async function fail(
   const message = upload.message ?? outcome;
   const { now } = deps;
   return deps.db.transaction(async (tx) => {
-    const { recorded, retrying } = await completeJob(
+    const { recorded, retrying } = await finishJob(
       tx,
       job,
       collector.owner,

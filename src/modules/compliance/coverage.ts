@@ -10,7 +10,7 @@ import {
   vendors,
 } from "../../db/schema/index.ts";
 import { parseTemplate } from "../templates/template-schema.ts";
-import { reachedBy } from "../tasks/targets.ts";
+import { reachedBy } from "../devices/selection.ts";
 import { type ConfigFamily, nestingByVendor, templateNesting } from "./engine/index.ts";
 
 type AssignmentRow = typeof policyAssignments.$inferSelect;

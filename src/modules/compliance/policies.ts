@@ -7,7 +7,7 @@ import { idFilter } from "../../http/filters.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
 import { plural } from "../../words.ts";
-import { sha256Hex } from "../configs/storage/text.ts";
+import { sha256Hex } from "../../hashing.ts";
 import { parsePolicy } from "./engine/index.ts";
 import { assignmentsReach, visibleAssignments } from "./assignments.ts";
 import type { DeviceScope } from "../../auth/scope.ts";

@@ -2,6 +2,7 @@
 import type { TestContext } from "../../../test/helpers/app.ts";
 import { jobs, type JobTrigger } from "../../db/schema/index.ts";
 import { storeConfig } from "./storage/store.ts";
+import { queueForCompliance } from "../compliance/pending.ts";
 
 export const RUNNING = "show running-config";
 export const day = (n: number, hour = 12) => new Date(Date.UTC(2026, 5, n, hour));
@@ -57,5 +58,7 @@ export async function storeVersion(
     trigger,
     jobId: job!.id,
     now: v.at,
+    // As the collector stores: the after-backup compliance pass hears of new versions.
+    onNewVersions: queueForCompliance,
   });
 }

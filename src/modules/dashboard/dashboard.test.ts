@@ -110,7 +110,7 @@ describe("dashboard", () => {
   it("shows the queue, each task's last run, and the compliance summary", async () => {
     await enqueueDeviceJob(
       t.db,
-      { type: "download", deviceId: ids.never!, trigger: "schedule", priority: PRIORITY.scheduled },
+      { type: "download", deviceId: ids.never!, trigger: "schedule", priority: PRIORITY.scheduled, maxAttempts: 2 },
       new Date(),
     );
     expect(await get("queue")).toMatchObject({

@@ -1,4 +1,5 @@
 import { eq, inArray } from "drizzle-orm";
+import { deviceJobAttempts } from "../settings/service.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { devices, discoveryCandidates, vendors } from "../../db/schema/index.ts";
@@ -109,6 +110,7 @@ export async function adoptCandidates(
         deviceIds: created.map((d) => d.id),
         trigger: "api",
         priority: PRIORITY.api,
+        maxAttempts: await deviceJobAttempts(tx),
         requestedBy,
       },
       now,

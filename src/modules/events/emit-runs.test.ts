@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { asc, inArray } from "drizzle-orm";
 import { events } from "../../db/schema/index.ts";
-import { claimNextJob, completeJob } from "../../jobs/queue.ts";
+import { claimNextJob } from "../../jobs/queue.ts";
+import { finishJob } from "../tasks/settle.ts";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
 import { createDevice, storeVersion } from "../configs/test-fixtures.ts";
 import { evaluatePendingVersions } from "../compliance/pending.ts";
@@ -35,10 +36,10 @@ describe("events of runs, checks and deployments", () => {
     ).body.data;
     const run = (await t.call(`/api/v1/tasks/${task.id}/run`, { method: "POST", token: admin })).body.data;
     const first = (await claimNextJob(t.db, "c", clock.now(), 60_000))!;
-    await completeJob(t.db, first, "c", { outcome: "success" }, clock.now());
+    await finishJob(t.db, first, "c", { outcome: "success" }, clock.now());
     expect(await written("task.run.finished")).toEqual([]);
     const second = (await claimNextJob(t.db, "c", clock.now(), 60_000))!;
-    await completeJob(t.db, second, "c", { outcome: "auth_failed", message: "refused" }, clock.now());
+    await finishJob(t.db, second, "c", { outcome: "auth_failed", message: "refused" }, clock.now());
     expect(await written("task.run.finished")).toEqual([
       {
         type: "task.run.finished",
@@ -120,6 +121,7 @@ describe("events of runs, checks and deployments", () => {
           transcript: "",
         },
         clock.now(),
+        finishJob,
       );
     }
     expect(await written("snippet.deployment.finished")).toEqual([

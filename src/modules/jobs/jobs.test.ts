@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { claimNextJob, completeJob } from "../../jobs/queue.ts";
+import { claimNextJob } from "../../jobs/queue.ts";
+import { finishJob } from "../tasks/settle.ts";
 
 let t: TestContext;
 let reader: string;
@@ -43,7 +44,7 @@ describe("download now", () => {
     const job = (await claimNextJob(t.db, "test-collector", new Date(), 60_000))!;
     expect(job.id).toBe(res.body.data.id);
     expect((await t.call(`/api/v1/jobs/${job.id}`, { token: reader })).body.data.state).toBe("running");
-    await completeJob(
+    await finishJob(
       t.db,
       job,
       "test-collector",
@@ -63,7 +64,7 @@ describe("download now", () => {
       for (let i = 0; i < 100; i++) {
         const job = await claimNextJob(t.db, "waiter", new Date(), 60_000);
         if (job)
-          return completeJob(
+          return finishJob(
             t.db,
             job,
             "waiter",

@@ -5,6 +5,7 @@ import { devices, jobs } from "../../db/schema/index.ts";
 import { ApiError } from "../../http/errors.ts";
 import { enqueueDeviceJob, PRIORITY, type Job } from "../../jobs/queue.ts";
 import { recordActivity, type Actor } from "../activity/record.ts";
+import { deviceJobAttempts } from "../settings/service.ts";
 
 async function deviceInScope(db: DbOrTx, scope: DeviceScope, id: number) {
   const [row] = await db
@@ -31,7 +32,14 @@ export async function requestDownloadNow(
     throw ApiError.conflict(`Device ${deviceId} is disabled; enable it before downloading its configuration`);
   const { job, created } = await enqueueDeviceJob(
     db,
-    { type: "download", deviceId, trigger: "download_now", priority: PRIORITY.downloadNow, requestedBy: actor.userId },
+    {
+      type: "download",
+      deviceId,
+      trigger: "download_now",
+      priority: PRIORITY.downloadNow,
+      requestedBy: actor.userId,
+      maxAttempts: await deviceJobAttempts(db),
+    },
     now,
   );
   if (created) {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { events } from "../../db/schema/index.ts";
-import { claimNextJob, completeJob } from "../../jobs/queue.ts";
+import { claimNextJob } from "../../jobs/queue.ts";
+import { finishJob } from "../tasks/settle.ts";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import type { StoredEvent } from "../events/consumer.ts";
 import { mailFor } from "./messages.ts";
@@ -56,7 +57,7 @@ describe("a failed task run's mail", () => {
     for (;;) {
       const job = await claimNextJob(t.db, "test-collector", new Date(), 60_000);
       if (!job) break;
-      await completeJob(
+      await finishJob(
         t.db,
         { ...job, maxAttempts: 1 },
         "test-collector",

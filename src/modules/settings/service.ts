@@ -77,6 +77,12 @@ export async function getCollectorSettings(db: DbOrTx): Promise<Settings["collec
   return merged(row?.values ?? {}).collector;
 }
 
+/**
+ * Attempts a device job gets when it is queued: one, plus the settings' `collector.retries` in force then (a retry
+ * follows only a failed connection). Callers pass it to the queue (src/jobs/queue.ts), which reads no settings.
+ */
+export const deviceJobAttempts = async (db: DbOrTx) => 1 + (await getCollectorSettings(db)).retries;
+
 /** The syslog section alone: what a collector's receiver reads (collector/syslog/). */
 export async function getSyslogSettings(db: DbOrTx): Promise<Settings["syslog"]> {
   const [row] = await db.select({ values: appSettings.values }).from(appSettings).where(eq(appSettings.id, ROW_ID));

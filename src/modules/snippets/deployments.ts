@@ -10,7 +10,7 @@ import {
   type JobOutcome,
   type JobTrigger,
 } from "../../db/schema/index.ts";
-import { completeJob, PRIORITY, type Job } from "../../jobs/queue.ts";
+import { PRIORITY, type Job, type JobCompletion, type JobEnd } from "../../jobs/queue.ts";
 import { recordEvent } from "../events/record.ts";
 
 /** A deployment's guard rails, as the deploy body states them. */
@@ -284,7 +284,9 @@ export async function finishDeploymentDevice(
 
 /**
  * The collector's end of a push: the job's outcome and the device's result in one transaction guarded by the
- * lease, then the deployment moved on. False when the lease was lost (nothing is written).
+ * lease, then the deployment moved on. False when the lease was lost (nothing is written). `finish` ends the job:
+ * the tasks module's finishJob, which also settles the task run a snippet task's push belongs to (passed in, as
+ * tasks start snippet deployments and snippets do not know tasks).
  */
 export async function completePushJob(
   db: Db,
@@ -292,6 +294,13 @@ export async function completePushJob(
   owner: string,
   end: PushEnd,
   now: Date,
+  finish: (
+    tx: DbOrTx,
+    job: Pick<Job, "id" | "attempts" | "maxAttempts">,
+    owner: string,
+    end: JobEnd,
+    now: Date,
+  ) => Promise<JobCompletion>,
 ): Promise<boolean> {
   const deploymentDeviceId = Number(job.params?.deployment_device_id);
   const lost = new Error("lease lost");
@@ -300,7 +309,7 @@ export async function completePushJob(
       // The deployment moves on first, so the next pushes are queued before completing this job settles its task
       // run: a run with pushes still to come is not finished.
       await finishDeploymentDevice(tx, deploymentDeviceId, end, now);
-      const { recorded } = await completeJob(
+      const { recorded } = await finish(
         tx,
         { ...job, maxAttempts: 1 },
         owner,

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { and, eq, inArray, or, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
-import { taskTargetCondition } from "../tasks/targets.ts";
+import { selectedDevices, type DeviceSelection } from "../devices/selection.ts";
 import { snippets, tasks, templates } from "../../db/schema/index.ts";
 import { containsText } from "../../http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
@@ -70,13 +70,16 @@ const SnippetInput = z
 
 type SnippetRow = typeof snippets.$inferSelect;
 
+/** Which devices a snippet task targets (the tasks module's snippet type says so from here). */
+export const SNIPPET_TASK_TARGETS: DeviceSelection = "lists";
+
 /** A snippet reaches the devices its snippet tasks target: their next runs push whatever it holds then. */
 async function snippetReach(db: DbOrTx, ids: number[]): Promise<SQL> {
   const using = await db
     .select()
     .from(tasks)
     .where(and(eq(tasks.type, "snippet"), inArray(tasks.snippetId, ids)));
-  return using.length ? or(...using.map(taskTargetCondition))! : sql`0`;
+  return using.length ? or(...using.map((task) => selectedDevices(SNIPPET_TASK_TARGETS, task)))! : sql`0`;
 }
 
 export const snippetsResource = defineResource({

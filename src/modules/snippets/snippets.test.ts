@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
-import { claimNextJob, completeJob, getJob, requeueExpiredLeases, type Job } from "../../jobs/queue.ts";
+import { claimNextJob, getJob, requeueExpiredLeases, type Job } from "../../jobs/queue.ts";
+import { finishJob } from "../tasks/settle.ts";
 import { silentLogger } from "../../logger.ts";
 import { runSnippetJob } from "../../../collector/snippet-job.ts";
 import { scheduleDueRuns } from "../../../collector/scheduler.ts";
@@ -83,6 +84,7 @@ async function runPushes(push: (deviceId: number) => "success" | "failed"): Prom
         transcript: "R1(config)# x",
       },
       clock.now(),
+      finishJob,
     );
   }
 }
@@ -373,7 +375,7 @@ describe("guard rails", () => {
     });
     const job = await claimNextJob(t.db, "test-collector", clock.now(), 60_000);
     // What the worker does when recording a job's end failed: the job ends alone, with the error.
-    await completeJob(
+    await finishJob(
       t.db,
       job!,
       "test-collector",
@@ -512,6 +514,7 @@ describe("snippet tasks", () => {
       "test-collector",
       { status: "success", outcome: "success", message: "pushed", result: {}, transcript: "" },
       clock.now(),
+      finishJob,
     );
     expect((await t.call(`/api/v1/task-runs/${run.body.data.id}`, { token: admin })).body.data.status).toBe("running");
     await runPushes(() => "success");

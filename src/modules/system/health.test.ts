@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../app.ts";
 import { openSecretBox } from "../../bootstrap.ts";
-import { claimNextJob, completeJob, enqueueDeviceJob, PRIORITY } from "../../jobs/queue.ts";
+import { claimNextJob, enqueueDeviceJob, PRIORITY } from "../../jobs/queue.ts";
+import { finishJob } from "../tasks/settle.ts";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
 import { silentLogger } from "../../logger.ts";
 import { processHeartbeats } from "../../db/schema/index.ts";
@@ -94,7 +95,7 @@ describe("health checks", () => {
     const claimed = await claimNextJob(t.db, "test-collector", clock.now(), 60_000);
     expect(claimed?.id).toBe(job.id);
     expect(await checkNamed("queue")).toMatchObject({ status: "ok", message: "0 jobs waiting; the oldest for 0 s" });
-    await completeJob(t.db, claimed!, "test-collector", { outcome: "success" }, clock.now());
+    await finishJob(t.db, claimed!, "test-collector", { outcome: "success" }, clock.now());
   });
 
   it("backups: the share of failed downloads in the last 24 h; ok once they age out", async () => {
@@ -112,7 +113,7 @@ describe("health checks", () => {
         clock.now(),
       );
       const job = (await claimNextJob(t.db, "test-collector", clock.now(), 60_000))!;
-      await completeJob(t.db, job, "test-collector", { outcome, message: "no route to host" }, clock.now());
+      await finishJob(t.db, job, "test-collector", { outcome, message: "no route to host" }, clock.now());
     };
     expect(await checkNamed("backups")).toMatchObject({
       status: "ok",

@@ -24,7 +24,7 @@ beforeAll(async () => {
   for (const deviceId of [mine, ...others]) {
     await enqueueDeviceJob(
       t.db,
-      { type: "download", deviceId, trigger: "schedule", priority: PRIORITY.scheduled },
+      { type: "download", deviceId, trigger: "schedule", priority: PRIORITY.scheduled, maxAttempts: 2 },
       new Date(),
     );
   }

@@ -6,6 +6,7 @@ import { taskTargetCondition } from "./targets.ts";
 import { TASK_TYPE_DEFS } from "./types.ts";
 import { startSnippetRun } from "../snippets/task-runs.ts";
 import { recordRunsFinished } from "./run-events.ts";
+import { deviceJobAttempts } from "../settings/service.ts";
 
 export type Task = typeof tasks.$inferSelect;
 export type TaskRun = typeof taskRuns.$inferSelect;
@@ -74,7 +75,14 @@ export async function startTaskRun(
     const enabled = targets.filter((d) => d.enabled).map((d) => d.id);
     const jobOf = await enqueueDeviceJobs(
       tx,
-      { type: def.job, deviceIds: enabled, trigger: jobTrigger, priority, requestedBy: run.requestedBy },
+      {
+        type: def.job,
+        deviceIds: enabled,
+        trigger: jobTrigger,
+        priority,
+        requestedBy: run.requestedBy,
+        maxAttempts: await deviceJobAttempts(tx),
+      },
       now,
     );
     const items = targets.map((d) => ({

@@ -4,37 +4,7 @@ import type { DbOrTx } from "../../db/client.ts";
 import type { Reach } from "../activity/record.ts";
 import { deviceTags, devices, taskRunItems, tasks, type TaskType } from "../../db/schema/index.ts";
 import { TASK_TYPE_DEFS, type TargetKind } from "./types.ts";
-
-type TargetLists = { devices: SQLWrapper; categories: SQLWrapper; tags: SQLWrapper };
-
-const idsIn = (list: SQLWrapper) => sql`(select value from json_each(${list}))`;
-
-const noneListed = (lists: TargetLists) =>
-  sql`json_array_length(${lists.devices}) = 0 and json_array_length(${lists.categories}) = 0 and json_array_length(${lists.tags}) = 0`;
-
-/**
- * The condition on `devices` that selects what a target kind reaches, given its id lists as JSON (task targets,
- * and the scopes of compliance policy assignments).
- */
-export function reachedBy(kind: TargetKind, lists: TargetLists): SQL {
-  switch (kind) {
-    case "devices":
-      return inArray(devices.id, idsIn(lists.devices));
-    case "categories":
-      return inArray(devices.categoryId, idsIn(lists.categories));
-    case "tags":
-      return inArray(
-        devices.id,
-        sql`(select ${deviceTags.deviceId} from ${deviceTags} where ${inArray(deviceTags.tagId, idsIn(lists.tags))})`,
-      );
-    case "all":
-      return sql`1`;
-    case "none":
-      return sql`0`;
-    case "lists":
-      return sql`(${or(reachedBy("devices", lists), reachedBy("categories", lists), reachedBy("tags", lists), noneListed(lists))})`;
-  }
-}
+import { reachedBy, selectedDevices } from "../devices/selection.ts";
 
 /** The devices one task reaches right now (deleted ids simply match nothing). */
 export function taskTargetCondition(task: {
@@ -43,11 +13,7 @@ export function taskTargetCondition(task: {
   categoryIds: number[];
   tagIds: number[];
 }): SQL {
-  return reachedBy(TASK_TYPE_DEFS[task.type].targets, {
-    devices: sql`${JSON.stringify(task.deviceIds)}`,
-    categories: sql`${JSON.stringify(task.categoryIds)}`,
-    tags: sql`${JSON.stringify(task.tagIds)}`,
-  });
+  return selectedDevices(TASK_TYPE_DEFS[task.type].targets, task);
 }
 
 /** The ids of the devices inside the scope, as a subquery. */

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
 import { loadBuiltinTemplates } from "../../runtime/builtin-templates.ts";
 import { seedReferenceData } from "../../db/seed.ts";
-import { claimNextJob, completeJob, settleFinishedRuns } from "../../jobs/queue.ts";
+import { claimNextJob } from "../../jobs/queue.ts";
+import { finishJob, settleFinishedRuns } from "./settle.ts";
 import { count, eq } from "drizzle-orm";
 import { jobs, type JobOutcome } from "../../db/schema/index.ts";
 
@@ -57,7 +58,7 @@ async function finishJobs(
     const job = await claimNextJob(t.db, "test-collector", clock.now(), 60_000);
     if (!job) return;
     const end = outcomes.get(job.deviceId!) ?? { outcome: "success" as const };
-    await completeJob(
+    await finishJob(
       t.db,
       { ...job, maxAttempts: 1 },
       "test-collector",
@@ -368,7 +369,7 @@ describe("runs, outcomes and reports", () => {
       finished: 0,
       total: 3,
     });
-    await completeJob(
+    await finishJob(
       t.db,
       job,
       "test-collector",
@@ -474,7 +475,7 @@ describe("runs, outcomes and reports", () => {
     // The kept device's job finishes first; the run still waits for the other.
     const job = (await claimNextJob(t.db, "test-collector", clock.now(), 60_000))!;
     expect(job.deviceId).toBe(keep);
-    await completeJob(t.db, job, "test-collector", { outcome: "success", result: { duration_ms: 5 } }, clock.now());
+    await finishJob(t.db, job, "test-collector", { outcome: "success", result: { duration_ms: 5 } }, clock.now());
     expect((await t.call(`/api/v1/task-runs/${run.id}`, { token: admin })).body.data.status).toBe("running");
     expect((await t.call(`/api/v1/devices/${gone}`, { method: "DELETE", token: admin })).status).toBe(200);
 

@@ -1,10 +1,12 @@
 import { TASK_TYPES, type JobType, type TaskType } from "../../db/schema/index.ts";
+import type { DeviceSelection } from "../devices/selection.ts";
+import { SNIPPET_TASK_TARGETS } from "../snippets/resource.ts";
 
 /**
  * Which target list a task type reads: one of the id lists, every device, none (system work), or "lists": the
  * devices any of the three lists reaches, every device when all three are empty.
  */
-export type TargetKind = "devices" | "categories" | "tags" | "all" | "none" | "lists";
+export type TargetKind = DeviceSelection;
 
 type TaskTypeDef = {
   targets: TargetKind;
@@ -42,7 +44,7 @@ export const TASK_TYPE_DEFS: Record<TaskType, TaskTypeDef> = {
     describe: "delete stored configurations the retention rules no longer keep",
   },
   snippet: {
-    targets: "lists",
+    targets: SNIPPET_TASK_TARGETS,
     job: "snippet_push",
     describe:
       "deploy the snippet `snippet_id` (with `snippet_options`) to the devices listed in `devices`, in the categories in `categories` or carrying the tags in `tags` (every device when all three are empty); each run is a snippet deployment",

@@ -2,6 +2,7 @@ import { and, count, eq, inArray, notInArray } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { roles, users } from "../../db/schema/index.ts";
+import { ADMIN_ROLE } from "../../auth/roles.ts";
 import { ApiError } from "../../http/errors.ts";
 import type { AuthContext } from "../../http/env.ts";
 import { actorGrant, assertWithin, grantOf } from "../roles/privilege.ts";
@@ -9,7 +10,7 @@ import { actorGrant, assertWithin, grantOf } from "../roles/privilege.ts";
 type UserRow = typeof users.$inferSelect;
 type RoleRow = typeof roles.$inferSelect;
 
-export const ADMIN_ROLE = "admin";
+export { ADMIN_ROLE };
 
 export async function builtinAdminRoleId(db: DbOrTx): Promise<number | undefined> {
   const [row] = await db

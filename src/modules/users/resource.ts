@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { count, eq, inArray, or, sql } from "drizzle-orm";
-import { hashPassword } from "../../auth/passwords.ts";
+import { hashPassword, Password } from "../../auth/passwords.ts";
 import { endUserSessions } from "../../auth/sessions.ts";
 import { USERNAME } from "../../auth/users.ts";
 import type { DbOrTx } from "../../db/client.ts";
@@ -39,10 +39,7 @@ export const User = z
   })
   .openapi("User");
 
-export const Password = z
-  .string()
-  .min(MIN_PASSWORD, `must be at least ${MIN_PASSWORD} characters`)
-  .max(1024, "must be at most 1024 characters");
+export { Password };
 
 const UserInput = z
   .object({

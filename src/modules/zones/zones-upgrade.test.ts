@@ -37,7 +37,7 @@ describe("upgrading a database from before zones", () => {
     const now = t.clock.now();
     await enqueueDeviceJob(
       t.db,
-      { type: "download", deviceId: listed[0]!.id, trigger: "api", priority: PRIORITY.api },
+      { type: "download", deviceId: listed[0]!.id, trigger: "api", priority: PRIORITY.api, maxAttempts: 1 },
       now,
     );
     expect((await claimNextJob(t.db, "builtin", now, 60_000))?.deviceId).toBe(listed[0]!.id);

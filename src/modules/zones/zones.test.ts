@@ -111,7 +111,7 @@ describe("claims by zone", () => {
     for (const d of [inA, inB])
       await enqueueDeviceJob(
         t.db,
-        { type: "download", deviceId: d.id, trigger: "api", priority: PRIORITY.downloadNow },
+        { type: "download", deviceId: d.id, trigger: "api", priority: PRIORITY.downloadNow, maxAttempts: 1 },
         now,
       );
     // Only remote-zone jobs are queued at the top: the local claim skips them.
@@ -221,7 +221,7 @@ describe("remote collectors in health, dashboard and /metrics", () => {
     const bare = created.body.data;
     const { job } = await enqueueDeviceJob(
       t.db,
-      { type: "download", deviceId: bare.id, trigger: "api", priority: PRIORITY.api },
+      { type: "download", deviceId: bare.id, trigger: "api", priority: PRIORITY.api, maxAttempts: 1 },
       t.clock.now(),
     );
     const claim = await post("/collector-api/v1/jobs/claim", { wait_ms: 0, max: 10 }, credential);

@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { taskRuns } from "../../db/schema/index.ts";
-import { claimNextJob, completeJob } from "../../jobs/queue.ts";
+import { claimNextJob } from "../../jobs/queue.ts";
+import { finishJob } from "../../modules/tasks/settle.ts";
 import { createWebTestContext, csrfIn, type WebClient, type WebTestContext } from "../../../test/web/client.ts";
 import { createDevice } from "../../modules/configs/test-fixtures.ts";
 
@@ -55,7 +56,7 @@ describe("the tasks pages", () => {
       const job = await claimNextJob(t.db, "test-collector", t.clock.now(), 60_000);
       if (!job) break;
       const failed = job.deviceId === devices["edge-1"];
-      await completeJob(
+      await finishJob(
         t.db,
         { ...job, maxAttempts: 1 },
         "test-collector",

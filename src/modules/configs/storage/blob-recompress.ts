@@ -17,7 +17,8 @@ import { configBlobs, configDictionaries, configs } from "../../../db/schema/ind
 import { cachedDictionary, encodeContent, loadDictionaries, recompressed } from "./blob-codec.ts";
 import type { MaintenanceProgress } from "./maintenance.ts";
 import { baseIdOf } from "./blobs.ts";
-import { deflateBytes, gunzipText, sha256Hex } from "./text.ts";
+import { deflateBytes, gunzipText } from "./text.ts";
+import { sha256Hex } from "../../../hashing.ts";
 
 /** A command needs this many whole texts before one is chosen as its dictionary: fewer tell too little. */
 export const MIN_DICTIONARY_TEXTS = 20;

@@ -7,7 +7,8 @@ import { MIN_DICTIONARY_TEXTS } from "./blob-recompress.ts";
 import { encodeLineDelta } from "./blob-delta.ts";
 import { maintainConfigStorage } from "./maintenance.ts";
 import { day, RUNNING, storeVersion } from "../test-fixtures.ts";
-import { gzipText, sha256Hex } from "./text.ts";
+import { gzipText } from "./text.ts";
+import { sha256Hex } from "../../../hashing.ts";
 
 /** The last migration of the release before base ids. */
 const RELEASED = "0016_metrics_mail";

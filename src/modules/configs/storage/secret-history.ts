@@ -16,7 +16,9 @@ import { parseTemplate, type ConnectionTemplate } from "../../templates/template
 import { maskSecrets } from "../../templates/template-text.ts";
 import { deleteBlobs, putWholeBlobs, readBlob } from "./blobs.ts";
 import { reindexSeries } from "../search/search-reindex.ts";
-import { lineCount, normalizeConfigText, sha256Hex, utf8Length } from "./text.ts";
+import { lineCount, normalizeConfigText } from "./text.ts";
+import { utf8Length } from "../../../text-bytes.ts";
+import { sha256Hex } from "../../../hashing.ts";
 
 type Series = { deviceId: number; deviceName: string; command: string; templateCode: string | null };
 

@@ -4,7 +4,8 @@ import { createTestContext, type TestContext } from "../../../../test/helpers/ap
 import { configBlobs, configChanges, configs, devices } from "../../../db/schema/index.ts";
 import { baseIdOf, blobBase, MAX_CHAIN, putWholeBlobs, readBlobs } from "./blobs.ts";
 import { digestOutputs, prepareStore, readBlob, storeConfig, storeConfigs, type StoreInput } from "./store.ts";
-import { normalizeConfigText, sha256Hex } from "./text.ts";
+import { normalizeConfigText } from "./text.ts";
+import { sha256Hex } from "../../../hashing.ts";
 import { nameKey } from "../../../db/name-key.ts";
 
 let t: TestContext;

@@ -3,9 +3,10 @@ import type { DbOrTx } from "../../../db/client.ts";
 import { configChanges, configs, type JobTrigger } from "../../../db/schema/index.ts";
 import { demoteBlob, putWholeBlobs, readBlob, readBlobs } from "./blobs.ts";
 import { unifiedDiff } from "../history/config-diff.ts";
-import { gzipText, lineCount, normalizeConfigText, sha256Hex, utf8Length } from "./text.ts";
+import { gzipText, lineCount, normalizeConfigText } from "./text.ts";
+import { utf8Length } from "../../../text-bytes.ts";
+import { sha256Hex } from "../../../hashing.ts";
 import { queueForIndex } from "../search/search-index.ts";
-import { queueForCompliance } from "../../compliance/pending.ts";
 import { deviceRef, recordEvents } from "../../events/record.ts";
 
 export { readBlob };
@@ -90,7 +91,15 @@ export type StoreInput = {
   /** Who changed the configuration, when a syslog message said so (config_changes.changed_by). */
   changedBy?: string | null;
   now: Date;
+  /**
+   * Told of the versions this store created, in its transaction: how the compliance after-backup queue learns of
+   * them (the collector passes modules/compliance's queueForCompliance) without the store knowing compliance.
+   */
+  onNewVersions?: (tx: DbOrTx, versions: readonly NewVersion[]) => Promise<void>;
 };
+
+/** A version a store just created. */
+export type NewVersion = { deviceId: number; command: string; configId: number };
 
 /** An output ready to store: normalised, measured, and hashed whole and as it compares (see digestOutputs). */
 export type Digested = {
@@ -302,7 +311,7 @@ export async function storeConfigs(tx: DbOrTx, input: PreparedStore): Promise<St
     );
     const queued = fresh.map((f) => ({ deviceId: input.deviceId, command: f.command, configId: ids.get(f.command)! }));
     await queueForIndex(tx, queued);
-    await queueForCompliance(tx, queued);
+    await input.onNewVersions?.(tx, queued);
     for (const v of versions)
       results.set(v.command, { configId: ids.get(v.command)!, version: v.version, changed: true });
   }
