@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import type { Db } from "../src/db/client.ts";
-import { listEnvelope, parseListQuery } from "../src/http/list.ts";
-import { decorateDevices } from "../src/compat/rconfig/devices.ts";
-import { withPaginator } from "../src/compat/rconfig/envelope.ts";
+import { listEnvelope, parseListQuery } from "../src/platform/http/list.ts";
+import { decorateDevices } from "../src/adapters/compat/rconfig/devices.ts";
+import { withPaginator } from "../src/adapters/compat/rconfig/envelope.ts";
 import { deviceListSpec, listDevices } from "../src/modules/devices/service.ts";
 
 /**

@@ -6,7 +6,7 @@
  * change" header moved on. Deterministic per device index, so every run measures the same texts.
  */
 import { iosRunningConfig } from "./ios-config.ts";
-import { mulberry32 } from "../src/random.ts";
+import { mulberry32 } from "../src/kernel/random.ts";
 
 /** The configuration as it is stored: the device's banner lines gone, LF line ends. */
 function firstVersion(index: number, bytes: number): string[] {

@@ -16,7 +16,7 @@ import { diffTexts, formatUnified } from "../src/modules/configs/history/config-
 import { storeConfig } from "../src/modules/configs/storage/store.ts";
 import { normalizeConfigText } from "../src/modules/configs/storage/text.ts";
 import { iosRunningConfig } from "./ios-config.ts";
-import { mulberry32 } from "../src/random.ts";
+import { mulberry32 } from "../src/kernel/random.ts";
 import { nameKey } from "../src/db/name-key.ts";
 
 const { values: flags } = parseArgs({

@@ -4,7 +4,7 @@
  * whose uptime moves every night (volatile) and whose image changes on an upgrade. Deterministic per device and
  * day, so a resumed build and the git side see the same texts.
  */
-import { mulberry32 } from "../src/random.ts";
+import { mulberry32 } from "../src/kernel/random.ts";
 import { iosRunningConfig } from "./ios-config.ts";
 
 export const RUNNING = "show running-config";

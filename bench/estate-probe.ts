@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/kernel/config.ts";
 import { openDatabase } from "../src/db/client.ts";
 import { RUNNING } from "./estate-data.ts";
 import { BENCH_PASSWORD, BENCH_USER } from "./estate-build.ts";

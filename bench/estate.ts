@@ -4,7 +4,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { sql } from "drizzle-orm";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/kernel/config.ts";
 import { openDatabase } from "../src/db/client.ts";
 import { stopAllChildren } from "./children.ts";
 import { buildEstate, maintainEstate, type EstateState } from "./estate-build.ts";

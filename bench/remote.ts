@@ -5,9 +5,9 @@ import { parseArgs } from "node:util";
 import { serve } from "@hono/node-server";
 import { inArray } from "drizzle-orm";
 import { jobs } from "../src/db/schema/index.ts";
-import { enqueueDeviceJobs, PRIORITY } from "../src/jobs/queue.ts";
-import { silentLogger } from "../src/logger.ts";
-import { newKeyPair } from "../src/secrets/sealed-box.ts";
+import { enqueueDeviceJobs, PRIORITY } from "../src/platform/jobs/queue.ts";
+import { silentLogger } from "../src/kernel/logger.ts";
+import { newKeyPair } from "../src/platform/secrets/sealed-box.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../collector/worker.ts";
 import { createTestContext } from "../test/helpers/app.ts";
 import { iosScript } from "../test/helpers/collector.ts";
@@ -168,7 +168,11 @@ for (let round = 0; round * remoteIds.length < UPLOADS; round++) ingestIds.push(
 let done = 0;
 let uploadsMs = 0;
 while (done < UPLOADS) {
-  await enqueueDeviceJobs(t.db, { type: "download", deviceIds: remoteIds, trigger: "api", priority: 0, maxAttempts: 1 }, new Date());
+  await enqueueDeviceJobs(
+    t.db,
+    { type: "download", deviceIds: remoteIds, trigger: "api", priority: 0, maxAttempts: 1 },
+    new Date(),
+  );
   const claimed = (await post("/collector-api/v1/jobs/claim", { wait_ms: 0, max: 100 }, credential)).data as {
     id: number;
     device: { name: string };

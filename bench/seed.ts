@@ -1,8 +1,8 @@
 import type { Db } from "../src/db/client.ts";
 import { createDevices } from "../src/modules/devices/service.ts";
 import type { DeviceInputT } from "../src/modules/devices/schemas.ts";
-import type { SecretBox } from "../src/secrets/box.ts";
-import { mulberry32 } from "../src/random.ts";
+import type { SecretBox } from "../src/platform/secrets/box.ts";
+import { mulberry32 } from "../src/kernel/random.ts";
 
 const SITES = ["ams", "fra", "lon", "par", "mad", "nyc", "iad", "sjc", "sin", "tyo", "syd", "gru"];
 const ROLES = ["core-rtr", "edge-rtr", "dist-sw", "acc-sw", "fw", "wan-rtr", "oob-sw"];

@@ -1,8 +1,8 @@
 import { serve } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { createApp } from "../src/app.ts";
-import { openSecretBox } from "../src/bootstrap.ts";
-import { loadConfig } from "../src/config.ts";
+import { openSecretBox } from "../src/runtime/bootstrap.ts";
+import { loadConfig } from "../src/kernel/config.ts";
 import { openDatabase } from "../src/db/client.ts";
 import { createBaselineApp } from "./baseline.ts";
 

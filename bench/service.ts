@@ -1,9 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { ABILITIES } from "../src/auth/abilities.ts";
+import { ABILITIES } from "../src/platform/auth/abilities.ts";
 import { COLLECTOR_NODE_ARGS } from "../src/runtime/collector-process.ts";
-import { generateAppKey } from "../src/secrets/box.ts";
+import { generateAppKey } from "../src/platform/secrets/box.ts";
 import { freePort } from "../test/helpers/process.ts";
 import { startChild, type BenchChild } from "./children.ts";
 import { hostnameOf } from "./ios-config.ts";

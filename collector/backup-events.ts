@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../src/db/client.ts";
 import { jobs, type JobOutcome } from "../src/db/schema/index.ts";
-import type { Job } from "../src/jobs/queue.ts";
-import { deviceRef, recordEvents, type NewEvent } from "../src/modules/events/record.ts";
+import type { Job } from "../src/platform/jobs/queue.ts";
+import { deviceRef, recordEvents, type NewEvent } from "../src/platform/outbox/record.ts";
 
 const SUCCEEDED: ReadonlySet<JobOutcome | null> = new Set(["success", "unchanged"]);
 

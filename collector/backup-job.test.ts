@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tasks } from "../src/db/schema/index.ts";
-import { silentLogger } from "../src/logger.ts";
+import { silentLogger } from "../src/kernel/logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../test/helpers/app.ts";
 import { scheduleDueRuns } from "./scheduler.ts";
 import { startWorker } from "./worker.ts";

@@ -1,9 +1,9 @@
-import { type Job } from "../src/jobs/queue.ts";
-import { finishJob } from "../src/modules/tasks/settle.ts";
-import { takeBackup } from "../src/modules/backups/service.ts";
+import { type Job } from "../src/platform/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/index.ts";
+import { takeBackup } from "../src/modules/backups/index.ts";
 import type { DownloadDeps } from "./download.ts";
 import type { JobEnd } from "./store-download.ts";
-import { DISK_FULL_REASON, failureReason, isDiskFull } from "../src/error-reason.ts";
+import { DISK_FULL_REASON, failureReason, isDiskFull } from "../src/kernel/error-reason.ts";
 import { describeError } from "./errors.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { isNotNull } from "drizzle-orm";
 import type { Db } from "../src/db/client.ts";
 import { templates } from "../src/db/schema/index.ts";
-import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
+import type { ConnectionTemplate } from "../src/modules/templates/index.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
 
 /** A built-in template as the database holds it, parsed: the families detection and SNMP identification know. */

@@ -1,7 +1,7 @@
 import type { devices } from "../src/db/schema/index.ts";
-import { normalizeConfigText } from "../src/modules/configs/storage/text.ts";
-import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
-import { compileTemplatePattern } from "../src/modules/templates/template-patterns.ts";
+import { normalizeConfigText } from "../src/modules/configs/index.ts";
+import type { ConnectionTemplate } from "../src/modules/templates/index.ts";
+import { compileTemplatePattern } from "../src/modules/templates/index.ts";
 import { cleanCommandOutput, SessionError, ShellSession, type SessionLimits, type SessionProfile } from "./session.ts";
 import { openTelnet } from "./transports/telnet.ts";
 import type { Transcript } from "./transcript.ts";

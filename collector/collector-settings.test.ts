@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { getJob, type Job } from "../src/jobs/queue.ts";
-import { silentLogger } from "../src/logger.ts";
+import { getJob, type Job } from "../src/platform/jobs/queue.ts";
+import { silentLogger } from "../src/kernel/logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../test/helpers/fake-device.ts";

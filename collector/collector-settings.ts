@@ -1,8 +1,8 @@
-import type { Clock } from "../src/clock.ts";
+import type { Clock } from "../src/kernel/clock.ts";
 import type { Db } from "../src/db/client.ts";
-import type { Logger } from "../src/logger.ts";
-import { SETTINGS_DEFAULTS, type Settings } from "../src/modules/settings/schema.ts";
-import { getCollectorSettings } from "../src/modules/settings/service.ts";
+import type { Logger } from "../src/kernel/logger.ts";
+import { SETTINGS_DEFAULTS, type Settings } from "../src/platform/settings/schema.ts";
+import { getCollectorSettings } from "../src/platform/settings/service.ts";
 import { describeError } from "./errors.ts";
 import { DEFAULT_LIMITS, type SessionLimits } from "./session.ts";
 

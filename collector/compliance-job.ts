@@ -1,7 +1,7 @@
-import { type Job } from "../src/jobs/queue.ts";
-import { finishJob } from "../src/modules/tasks/settle.ts";
-import { runComplianceJob as evaluateJob } from "../src/modules/compliance/jobs.ts";
-import { failureReason } from "../src/error-reason.ts";
+import { type Job } from "../src/platform/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/index.ts";
+import { runComplianceJob as evaluateJob } from "../src/modules/compliance/index.ts";
+import { failureReason } from "../src/kernel/error-reason.ts";
 import type { DownloadDeps } from "./download.ts";
 import type { JobEnd } from "./store-download.ts";
 import { describeError } from "./errors.ts";

@@ -1,7 +1,7 @@
-import type { Clock } from "../src/clock.ts";
+import type { Clock } from "../src/kernel/clock.ts";
 import type { Db } from "../src/db/client.ts";
-import type { Logger } from "../src/logger.ts";
-import { evaluatePendingVersions } from "../src/modules/compliance/pending.ts";
+import type { Logger } from "../src/kernel/logger.ts";
+import { evaluatePendingVersions } from "../src/modules/compliance/index.ts";
 import type { IndexerOptions } from "./indexer.ts";
 import { startPollingLoop } from "./polling-loop.ts";
 

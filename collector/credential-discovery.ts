@@ -1,11 +1,11 @@
 import { and, asc, count, eq, gt, inArray, lt } from "drizzle-orm";
 import type { Db, DbOrTx } from "../src/db/client.ts";
 import { credentials, devices, discoveryTries } from "../src/db/schema/index.ts";
-import { recordActivity } from "../src/modules/activity/record.ts";
-import { deviceRef, recordEvent } from "../src/modules/events/record.ts";
-import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
+import { recordActivity } from "../src/platform/audit/record.ts";
+import { deviceRef, recordEvent } from "../src/platform/outbox/record.ts";
+import type { ConnectionTemplate } from "../src/modules/templates/index.ts";
 import type { Progress } from "./collect.ts";
-import { SETTINGS_DEFAULTS } from "../src/modules/settings/schema.ts";
+import { SETTINGS_DEFAULTS } from "../src/platform/settings/schema.ts";
 import { detectAt, PROBE, type Detection } from "./detect-job.ts";
 import type { DownloadDeps } from "./download.ts";
 import { loginOf } from "./login.ts";

@@ -1,11 +1,11 @@
 import { eq, sql } from "drizzle-orm";
 import { credentials, devices, templates, vendors } from "../src/db/schema/index.ts";
-import { failureReason } from "../src/error-reason.ts";
-import { type Job } from "../src/jobs/queue.ts";
-import { finishJob } from "../src/modules/tasks/settle.ts";
-import { recordActivity } from "../src/modules/activity/record.ts";
-import { deviceRef, recordEvent } from "../src/modules/events/record.ts";
-import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
+import { failureReason } from "../src/kernel/error-reason.ts";
+import { type Job } from "../src/platform/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/index.ts";
+import { recordActivity } from "../src/platform/audit/record.ts";
+import { deviceRef, recordEvent } from "../src/platform/outbox/record.ts";
+import { parseTemplate, type ConnectionTemplate } from "../src/modules/templates/index.ts";
 import { inNetconf, inShell, onExecChannels, sessionProfileOf, type Progress } from "./collect.ts";
 import { sessionSettings } from "./collector-settings.ts";
 import {
@@ -27,7 +27,7 @@ import type { JobEnd } from "./store-download.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
 import { builtinTemplates } from "./builtin-templates.ts";
 import { Transcript } from "./transcript.ts";
-import { removeSecrets } from "../src/modules/templates/template-text.ts";
+import { removeSecrets } from "../src/modules/templates/index.ts";
 import type { Login } from "./collect.ts";
 
 /**

@@ -1,5 +1,5 @@
-import type { DetectSection } from "../src/modules/templates/template-schema.ts";
-import { compileTemplatePattern } from "../src/modules/templates/template-patterns.ts";
+import type { DetectSection } from "../src/modules/templates/index.ts";
+import { compileTemplatePattern } from "../src/modules/templates/index.ts";
 
 /**
  * Which built-in template a device is, from what it showed (collector/detect-job.ts): each template's `detect`

@@ -1,10 +1,10 @@
 import { eq } from "drizzle-orm";
 import { discoveryCandidates, scanPresets } from "../src/db/schema/index.ts";
-import { failureReason } from "../src/error-reason.ts";
-import type { Job } from "../src/jobs/queue.ts";
-import { finishJob } from "../src/modules/tasks/settle.ts";
-import { adoptCandidates, devicesAt, type Candidate } from "../src/modules/discovery/adopt.ts";
-import { expandTargets } from "../src/modules/discovery/targets.ts";
+import { failureReason } from "../src/kernel/error-reason.ts";
+import type { Job } from "../src/platform/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/index.ts";
+import { adoptCandidates, devicesAt, type Candidate } from "../src/modules/discovery/index.ts";
+import { expandTargets } from "../src/modules/discovery/index.ts";
 import { sessionSettings } from "./collector-settings.ts";
 import { discoverySets, findWorkingSet, type OpenPort } from "./credential-discovery.ts";
 import type { DownloadDeps } from "./download.ts";

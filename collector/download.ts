@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import type { Clock } from "../src/clock.ts";
+import type { Clock } from "../src/kernel/clock.ts";
 import type { Db } from "../src/db/client.ts";
 import { preparedPerDatabase } from "../src/db/prepared.ts";
 import {
@@ -11,15 +11,15 @@ import {
   devices,
   templates,
 } from "../src/db/schema/index.ts";
-import { failureReason } from "../src/error-reason.ts";
-import { type Job } from "../src/jobs/queue.ts";
-import { finishJob } from "../src/modules/tasks/settle.ts";
+import { failureReason } from "../src/kernel/error-reason.ts";
+import { type Job } from "../src/platform/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/index.ts";
 import { recordBackupEnd } from "./backup-events.ts";
-import type { EventConsumer } from "../src/modules/events/consumer.ts";
-import type { Logger } from "../src/logger.ts";
-import type { ExclusionRule } from "../src/modules/configs/history/exclusions.ts";
-import { markLatestSeen } from "../src/modules/configs/storage/store.ts";
-import type { SecretBox } from "../src/secrets/box.ts";
+import type { EventConsumer } from "../src/modules/events/index.ts";
+import type { Logger } from "../src/kernel/logger.ts";
+import type { ExclusionRule } from "../src/modules/configs/index.ts";
+import { markLatestSeen } from "../src/modules/configs/index.ts";
+import type { SecretBox } from "../src/platform/secrets/box.ts";
 import { collect, untilAborted, type Plan, type Progress } from "./collect.ts";
 import { describeError } from "./errors.ts";
 import { sessionSettings, type CollectorSettings } from "./collector-settings.ts";

@@ -1,5 +1,5 @@
-import type { EventConsumer } from "../src/modules/events/consumer.ts";
-import { mailConsumer } from "../src/modules/mail/consumer.ts";
+import type { EventConsumer } from "../src/modules/events/index.ts";
+import { mailConsumer } from "../src/modules/mail/index.ts";
 import { webhooksConsumer } from "./webhook-delivery.ts";
 
 /**

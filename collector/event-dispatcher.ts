@@ -1,9 +1,9 @@
-import type { Clock } from "../src/clock.ts";
+import type { Clock } from "../src/kernel/clock.ts";
 import type { Db } from "../src/db/client.ts";
-import type { Logger } from "../src/logger.ts";
-import type { EventConsumer } from "../src/modules/events/consumer.ts";
-import { DISPATCH_BATCH, dispatchEvents } from "../src/modules/events/dispatch.ts";
-import { pruneEvents } from "../src/modules/events/retention.ts";
+import type { Logger } from "../src/kernel/logger.ts";
+import type { EventConsumer } from "../src/modules/events/index.ts";
+import { DISPATCH_BATCH, dispatchEvents } from "../src/modules/events/index.ts";
+import { pruneEvents } from "../src/modules/events/index.ts";
 import { startPollingLoop } from "./polling-loop.ts";
 
 export type DispatcherOptions = { pollIntervalMs: number; pruneIntervalMs: number };

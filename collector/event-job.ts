@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
 import { events } from "../src/db/schema/index.ts";
-import { requeueJobAt, type Job } from "../src/jobs/queue.ts";
-import { finishJob } from "../src/modules/tasks/settle.ts";
-import type { ConsumerResult, EventConsumer, EventJobParams } from "../src/modules/events/consumer.ts";
-import { failureReason } from "../src/error-reason.ts";
+import { requeueJobAt, type Job } from "../src/platform/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/index.ts";
+import type { ConsumerResult, EventConsumer, EventJobParams } from "../src/modules/events/index.ts";
+import { failureReason } from "../src/kernel/error-reason.ts";
 import type { DownloadDeps } from "./download.ts";
 import type { JobEnd } from "./store-download.ts";
 import { describeError } from "./errors.ts";

@@ -1,12 +1,12 @@
-import type { Clock } from "../src/clock.ts";
+import type { Clock } from "../src/kernel/clock.ts";
 import type { Db } from "../src/db/client.ts";
-import type { Logger } from "../src/logger.ts";
+import type { Logger } from "../src/kernel/logger.ts";
 import {
   forgetHeartbeats,
   HEARTBEAT_INTERVAL_MS,
   recordHeartbeat,
   type HeartbeatIdentity,
-} from "../src/modules/system/heartbeats.ts";
+} from "../src/platform/jobs/heartbeats.ts";
 import { describeError } from "./errors.ts";
 
 /**

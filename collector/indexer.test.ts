@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { createTestContext, manualClock, type TestContext } from "../test/helpers/app.ts";
 import { devices } from "../src/db/schema/index.ts";
-import { silentLogger } from "../src/logger.ts";
+import { silentLogger } from "../src/kernel/logger.ts";
 import { storeConfig } from "../src/modules/configs/storage/store.ts";
 import { DEFAULT_INDEXER_OPTIONS, startSearchIndexer } from "./indexer.ts";
 import { nameKey } from "../src/db/name-key.ts";

@@ -1,7 +1,7 @@
-import type { Clock } from "../src/clock.ts";
+import type { Clock } from "../src/kernel/clock.ts";
 import type { Db } from "../src/db/client.ts";
-import type { Logger } from "../src/logger.ts";
-import { indexPendingVersions } from "../src/modules/configs/search/search-index.ts";
+import type { Logger } from "../src/kernel/logger.ts";
+import { indexPendingVersions } from "../src/modules/configs/index.ts";
 import { startPollingLoop } from "./polling-loop.ts";
 
 export type IndexerOptions = {

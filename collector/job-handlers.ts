@@ -1,5 +1,5 @@
 import type { JobType } from "../src/db/schema/jobs.ts";
-import type { Job } from "../src/jobs/queue.ts";
+import type { Job } from "../src/platform/jobs/queue.ts";
 import { runBackupJob } from "./backup-job.ts";
 import { runComplianceJob } from "./compliance-job.ts";
 import { runDetectJob } from "./detect-job.ts";

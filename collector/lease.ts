@@ -1,7 +1,7 @@
-import type { Clock } from "../src/clock.ts";
+import type { Clock } from "../src/kernel/clock.ts";
 import type { Db } from "../src/db/client.ts";
-import { extendLease } from "../src/jobs/queue.ts";
-import type { Logger } from "../src/logger.ts";
+import { extendLease } from "../src/platform/jobs/queue.ts";
+import type { Logger } from "../src/kernel/logger.ts";
 import { describeError } from "./errors.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type { credentials, devices } from "../src/db/schema/index.ts";
-import type { SecretBox } from "../src/secrets/box.ts";
+import type { SecretBox } from "../src/platform/secrets/box.ts";
 import type { Login } from "./collect.ts";
 
 /** The login a credential set gives, or the device's own username and passwords when it has none. */

@@ -1,13 +1,13 @@
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
 import { setFlagsFromString } from "node:v8";
-import { systemClock } from "../src/clock.ts";
-import { ConfigError, loadConfig } from "../src/config.ts";
-import { createLogger, type Logger } from "../src/logger.ts";
+import { systemClock } from "../src/kernel/clock.ts";
+import { ConfigError, loadConfig } from "../src/kernel/config.ts";
+import { createLogger, type Logger } from "../src/kernel/logger.ts";
 import { openServices } from "../src/runtime/services.ts";
 import { WAIT_UNTIL_WRITTEN } from "../src/db/write-turns.ts";
 import { checkpointWal } from "../src/db/checkpoint.ts";
-import { AppKeyError } from "../src/secrets/box.ts";
+import { AppKeyError } from "../src/platform/secrets/box.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
 import { startScheduler } from "./scheduler.ts";
 import { DEFAULT_INDEXER_OPTIONS, startSearchIndexer } from "./indexer.ts";

@@ -1,5 +1,5 @@
 import type { devices } from "../src/db/schema/index.ts";
-import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
+import type { ConnectionTemplate } from "../src/modules/templates/index.ts";
 
 /** What a session is told: the device, its template, its login and commands (collect.ts runs it). */
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../src/logger.ts";
+import { createLogger } from "../src/kernel/logger.ts";
 import { startPollingLoop } from "./polling-loop.ts";
 
 async function until(what: string, done: () => boolean, timeoutMs = 5_000): Promise<void> {

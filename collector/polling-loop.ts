@@ -1,4 +1,4 @@
-import type { Logger } from "../src/logger.ts";
+import type { Logger } from "../src/kernel/logger.ts";
 import { describeError } from "./errors.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
 

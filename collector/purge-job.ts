@@ -1,9 +1,9 @@
-import { type Job } from "../src/jobs/queue.ts";
-import { finishJob } from "../src/modules/tasks/settle.ts";
-import { purgeConfigs, purgeSummary } from "../src/modules/configs/storage/retention.ts";
+import { type Job } from "../src/platform/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/index.ts";
+import { purgeConfigs, purgeSummary } from "../src/modules/configs/index.ts";
 import type { DownloadDeps } from "./download.ts";
 import type { JobEnd } from "./store-download.ts";
-import { failureReason } from "../src/error-reason.ts";
+import { failureReason } from "../src/kernel/error-reason.ts";
 import { describeError } from "./errors.ts";
 
 /**

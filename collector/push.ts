@@ -1,7 +1,7 @@
 import type { JobOutcome } from "../src/db/schema/index.ts";
-import { compileTemplatePattern } from "../src/modules/templates/template-patterns.ts";
-import { maskSecrets } from "../src/modules/templates/template-text.ts";
-import type { ConnectionTemplate, PushSection } from "../src/modules/templates/template-schema.ts";
+import { compileTemplatePattern } from "../src/modules/templates/index.ts";
+import { maskSecrets } from "../src/modules/templates/index.ts";
+import type { ConnectionTemplate, PushSection } from "../src/modules/templates/index.ts";
 import { inShell, type Progress, type Target } from "./collect.ts";
 import { cleanCommandOutput, SessionError, type SessionLimits, type ShellSession } from "./session.ts";
 import { pushOverNetconf } from "./netconf/push.ts";

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { openDatabase } from "../src/db/client.ts";
-import { createLogger } from "../src/logger.ts";
+import { createLogger } from "../src/kernel/logger.ts";
 import { scheduleDueRuns } from "./scheduler.ts";
 
 const { DATABASE_URL, START, STEPS, STEP_MS, GO_FILE, PACE_MS } = process.env;

@@ -1,12 +1,12 @@
 import { and, eq, isNotNull, max } from "drizzle-orm";
-import type { Clock } from "../src/clock.ts";
+import type { Clock } from "../src/kernel/clock.ts";
 import type { Db, DbOrTx } from "../src/db/client.ts";
 import { taskRuns, tasks } from "../src/db/schema/index.ts";
-import { settleFinishedRuns } from "../src/modules/tasks/settle.ts";
-import { settleOrphanedPushes } from "../src/modules/snippets/deployments.ts";
-import type { Logger } from "../src/logger.ts";
-import { dueSlots, hasDueSlot } from "../src/modules/tasks/cron.ts";
-import { startTaskRun, type Task, type TaskRun } from "../src/modules/tasks/start-run.ts";
+import { settleFinishedRuns } from "../src/modules/tasks/index.ts";
+import { settleOrphanedPushes } from "../src/modules/snippets/index.ts";
+import type { Logger } from "../src/kernel/logger.ts";
+import { dueSlots, hasDueSlot } from "../src/kernel/cron.ts";
+import { startTaskRun, type Task, type TaskRun } from "../src/modules/tasks/index.ts";
 import { describeError } from "./errors.ts";
 import { startPollingLoop } from "./polling-loop.ts";
 

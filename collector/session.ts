@@ -2,7 +2,7 @@ import type { JobOutcome } from "../src/db/schema/index.ts";
 import { renderLine, renderTerminal, stripAnsi } from "./terminal.ts";
 import type { Transcript } from "./transcript.ts";
 
-/** A template's pattern (src/patterns), or a RegExp in tests: all the session asks of one is a test of a line. */
+/** A template's pattern (src/kernel/patterns), or a RegExp in tests: all the session asks of one is a test of a line. */
 type LinePattern = { test(line: string): boolean };
 
 /** What the engine needs to know about a device family's CLI; built from a connection template. */

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { silentLogger } from "../src/logger.ts";
+import { silentLogger } from "../src/kernel/logger.ts";
 import { createTestContext, type TestContext } from "../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, latestConfigs } from "../test/helpers/collector.ts";
 import { startConfigDevice, type ConfigDevice } from "../test/helpers/config-device.ts";

@@ -1,11 +1,11 @@
 import { and, eq } from "drizzle-orm";
 import { credentials, jobs, snippetDeploymentDevices } from "../src/db/schema/index.ts";
-import { failureReason } from "../src/error-reason.ts";
-import type { Job } from "../src/jobs/queue.ts";
-import { unifiedDiff } from "../src/modules/configs/history/config-diff.ts";
-import { completePushJob, type PushEnd } from "../src/modules/snippets/deployments.ts";
-import { finishJob } from "../src/modules/tasks/settle.ts";
-import { storedText } from "../src/modules/templates/template-text.ts";
+import { failureReason } from "../src/kernel/error-reason.ts";
+import type { Job } from "../src/platform/jobs/queue.ts";
+import { unifiedDiff } from "../src/modules/configs/index.ts";
+import { completePushJob, type PushEnd } from "../src/modules/snippets/index.ts";
+import { finishJob } from "../src/modules/tasks/index.ts";
+import { storedText } from "../src/modules/templates/index.ts";
 import { collect, type Progress } from "./collect.ts";
 import { loadPlan, loginOf, storing, type DownloadDeps, type LoadedPlan } from "./download.ts";
 import { describeError } from "./errors.ts";

@@ -1,5 +1,5 @@
-import type { DetectSection } from "../src/modules/templates/template-schema.ts";
-import { compileTemplatePattern } from "../src/modules/templates/template-patterns.ts";
+import type { DetectSection } from "../src/modules/templates/index.ts";
+import { compileTemplatePattern } from "../src/modules/templates/index.ts";
 
 /**
  * What a device's SNMP system group says it is. Pure: the vendor knowledge is the built-in templates' `detect`

@@ -1,16 +1,16 @@
 import { eq, sql } from "drizzle-orm";
 import * as snmp from "net-snmp";
 import { credentials, devices, vendors } from "../src/db/schema/index.ts";
-import { latestConfigIds } from "../src/modules/configs/storage/store.ts";
-import type { SnmpAuthProtocol, SnmpPrivProtocol } from "../src/modules/credentials/snmp.ts";
+import { latestConfigIds } from "../src/modules/configs/index.ts";
+import type { SnmpAuthProtocol, SnmpPrivProtocol } from "../src/modules/credentials/index.ts";
 import type { Plan } from "./collect.ts";
-import type { Clock } from "../src/clock.ts";
+import type { Clock } from "../src/kernel/clock.ts";
 import type { Db } from "../src/db/client.ts";
-import type { SecretBox } from "../src/secrets/box.ts";
+import type { SecretBox } from "../src/platform/secrets/box.ts";
 import { identify, type Identity, type SnmpFamily } from "./snmp-identity.ts";
 import { builtinTemplates } from "./builtin-templates.ts";
-import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
-import { deviceRef, recordEvent } from "../src/modules/events/record.ts";
+import type { ConnectionTemplate } from "../src/modules/templates/index.ts";
+import { deviceRef, recordEvent } from "../src/platform/outbox/record.ts";
 
 /**
  * The SNMP step before a download (see the `snmp` key in src/modules/templates/template-schema.ts): read the

@@ -1,10 +1,10 @@
 import { sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../src/db/client.ts";
 import { configs, devices, type JobOutcome } from "../src/db/schema/index.ts";
-import { type Job } from "../src/jobs/queue.ts";
-import { queueForCompliance } from "../src/modules/compliance/pending.ts";
-import { finishJob } from "../src/modules/tasks/settle.ts";
-import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/history/exclusions.ts";
+import { type Job } from "../src/platform/jobs/queue.ts";
+import { queueForCompliance } from "../src/modules/compliance/index.ts";
+import { finishJob } from "../src/modules/tasks/index.ts";
+import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/index.ts";
 import {
   compressChanged,
   digestOutputs,
@@ -12,18 +12,18 @@ import {
   storeConfigs,
   type Digested,
   type StoreResult,
-} from "../src/modules/configs/storage/store.ts";
-import { comparableText, implausibleConfiguration } from "../src/modules/templates/template-text.ts";
-import { storedTextAndSecrets } from "../src/modules/templates/stored-secrets.ts";
-import { secretsDigest } from "../src/modules/configs/storage/secrets-digest.ts";
+} from "../src/modules/configs/index.ts";
+import { comparableText, implausibleConfiguration } from "../src/modules/templates/index.ts";
+import { storedTextAndSecrets } from "../src/modules/templates/index.ts";
+import { secretsDigest } from "../src/modules/configs/index.ts";
 import type { Skipped } from "./collect.ts";
 import type { SnmpReport } from "./snmp.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
 import { recordBackupEnd } from "./backup-events.ts";
 import { OutputMemory, rawHash, rulesKey, type RememberedOutput } from "./output-memory.ts";
 import { cleanCommandOutput, SessionError } from "./session.ts";
-import { NetconfReplyError, netconfConfigText } from "../src/modules/templates/netconf-xml.ts";
-import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
+import { NetconfReplyError, netconfConfigText } from "../src/modules/templates/index.ts";
+import type { ConnectionTemplate } from "../src/modules/templates/index.ts";
 
 /**
  * What a finished session hands over to be stored, as plain data: the collector stores on a thread of its own

@@ -2,7 +2,7 @@ import { readlinkSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "../src/db/client.ts";
-import { failureReason } from "../src/error-reason.ts";
+import { failureReason } from "../src/kernel/error-reason.ts";
 import { SessionError } from "./session.ts";
 import { storeDownloads, type Stored } from "./store-download.ts";
 import type { StoreMessage, StoreReply, StoreThreadData } from "./store-thread.ts";

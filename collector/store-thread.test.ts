@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { configs, devices, templates } from "../src/db/schema/index.ts";
 import { isBusy, WAIT_UNTIL_WRITTEN } from "../src/db/write-turns.ts";
 import { openDatabase } from "../src/db/client.ts";
-import { claimNextJob, enqueueDeviceJob, getJob, type Job } from "../src/jobs/queue.ts";
+import { claimNextJob, enqueueDeviceJob, getJob, type Job } from "../src/platform/jobs/queue.ts";
 import { createTestContext, type TestContext } from "../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, latestConfigs } from "../test/helpers/collector.ts";
 import { storeConfig } from "../src/modules/configs/storage/store.ts";

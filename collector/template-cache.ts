@@ -1,4 +1,4 @@
-import { parseTemplate } from "../src/modules/templates/template-schema.ts";
+import { parseTemplate } from "../src/modules/templates/index.ts";
 
 /**
  * Parsed templates by their text: a template changes rarely, and parsing its YAML for every job cost about 1 ms.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mulberry32 } from "../src/random.ts";
+import { mulberry32 } from "../src/kernel/random.ts";
 import { normalizeConfigText } from "../src/modules/configs/storage/text.ts";
 import { cleanCommandOutput } from "./session.ts";
 import { renderLine, renderTerminal, stripAnsi } from "./terminal.ts";

@@ -1,4 +1,4 @@
-import { stripAnsi } from "../src/modules/templates/template-text.ts";
+import { stripAnsi } from "../src/modules/templates/index.ts";
 
 /**
  * Turns what a device's terminal printed into the text a person would have seen: ANSI/VT100 escapes removed,

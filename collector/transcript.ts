@@ -1,5 +1,5 @@
-import { maskSecrets } from "../src/modules/templates/template-text.ts";
-import type { ConnectionTemplate } from "../src/modules/templates/template-schema.ts";
+import { maskSecrets } from "../src/modules/templates/index.ts";
+import type { ConnectionTemplate } from "../src/modules/templates/index.ts";
 import type { Login } from "./plan.ts";
 import { renderTerminal } from "./terminal.ts";
 

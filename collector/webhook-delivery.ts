@@ -4,14 +4,14 @@ import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
 import { eq } from "drizzle-orm";
 import { webhooks, type DeliveryOutcome } from "../src/db/schema/index.ts";
-import { getSettings } from "../src/modules/settings/service.ts";
-import type { ConsumerContext, ConsumerResult, EventConsumer, StoredEvent } from "../src/modules/events/consumer.ts";
-import { EVENT_TYPES } from "../src/modules/events/catalogue.ts";
-import { EXCERPT_BYTES, logDelivery, settleSubscription, webhookTargets } from "../src/modules/webhooks/service.ts";
-import { signPayload } from "../src/modules/webhooks/signing.ts";
-import { isNonPublicAddress, refusedAddress, refusedUrl } from "../src/modules/webhooks/target.ts";
-import { failureReason } from "../src/error-reason.ts";
-import type { Job } from "../src/jobs/queue.ts";
+import { getSettings } from "../src/platform/settings/service.ts";
+import type { ConsumerContext, ConsumerResult, EventConsumer, StoredEvent } from "../src/modules/events/index.ts";
+import { EVENT_TYPES } from "../src/platform/outbox/catalogue.ts";
+import { EXCERPT_BYTES, logDelivery, settleSubscription, webhookTargets } from "../src/modules/webhooks/index.ts";
+import { signPayload } from "../src/modules/webhooks/index.ts";
+import { isNonPublicAddress, refusedAddress, refusedUrl } from "../src/modules/webhooks/index.ts";
+import { failureReason } from "../src/kernel/error-reason.ts";
+import type { Job } from "../src/platform/jobs/queue.ts";
 import packageJson from "../package.json" with { type: "json" };
 
 /** Pauses before the 2nd, 3rd, ... attempt (Standard Webhooks' schedule): about a day over 7 retries; later ones wait 10 h. */

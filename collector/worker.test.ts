@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { jobs } from "../src/db/schema/index.ts";
-import { claimNextJob, enqueueDeviceJob, getJob, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
-import { createLogger, silentLogger } from "../src/logger.ts";
+import { claimNextJob, enqueueDeviceJob, getJob, requeueExpiredLeases, type Job } from "../src/platform/jobs/queue.ts";
+import { createLogger, silentLogger } from "../src/kernel/logger.ts";
 import { createTestContext, type TestContext } from "../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../test/helpers/fake-device.ts";

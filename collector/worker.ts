@@ -1,13 +1,13 @@
-import { claimNextJob, releaseJob, requeueExpiredLeases, type Job } from "../src/jobs/queue.ts";
-import { finishJob } from "../src/modules/tasks/settle.ts";
+import { claimNextJob, releaseJob, requeueExpiredLeases, type Job } from "../src/platform/jobs/queue.ts";
+import { finishJob } from "../src/modules/tasks/index.ts";
 import { collectorSettingsCache } from "./collector-settings.ts";
 import type { DownloadDeps } from "./download.ts";
 import { handlerFor } from "./job-handlers.ts";
 import { describeError } from "./errors.ts";
 import { keepLease } from "./lease.ts";
-import { failureReason } from "../src/error-reason.ts";
+import { failureReason } from "../src/kernel/error-reason.ts";
 import { wakeableSleep } from "./wakeable-sleep.ts";
-import { withFields } from "../src/logger.ts";
+import { withFields } from "../src/kernel/logger.ts";
 
 export type WorkerOptions = {
   /** Sessions at once; COLLECTOR_CONCURRENCY. */

@@ -66,6 +66,8 @@ export const MOVES = [
   // start-up: seeding belongs to it, not to the database layer
   ["src/db/seed.ts", "src/runtime/seed.ts"],
   ["src/bootstrap.ts", "src/runtime/bootstrap.ts"],
+  // the server half of the remote collectors' protocol stores results as the collector does: start-up, beside it
+  ["src/modules/collectors", "src/runtime/collector-api"],
 ];
 
 const CODE_ROOTS = ["src", "collector", "test", "bench", "scripts", "bin"];
@@ -82,7 +84,8 @@ const TEXT_FILES = [
   "biome.json",
 ];
 const TEXT_DIRS = ["docs", "deploy"];
-const SKIP_DIRS = new Set(["node_modules", "dist", ".git", "storage"]);
+// storage/ at the top is runtime data, never walked (walks start at the code roots); src/modules/configs/storage is code.
+const SKIP_DIRS = new Set(["node_modules", "dist", ".git"]);
 
 const abs = (p) => join(root, p);
 

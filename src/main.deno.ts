@@ -1,15 +1,15 @@
 /// <reference lib="deno.ns" />
 import { createApp } from "./app.ts";
-import { systemClock } from "./clock.ts";
-import { ConfigError, loadConfig } from "./config.ts";
+import { systemClock } from "./kernel/clock.ts";
+import { ConfigError, loadConfig } from "./kernel/config.ts";
 import { checkpointWal } from "./db/checkpoint.ts";
-import { createLogger } from "./logger.ts";
+import { createLogger } from "./kernel/logger.ts";
 import { openServices } from "./runtime/services.ts";
 import { storageApiDocsFiles } from "./runtime/api-docs-files.ts";
-import { AppKeyError } from "./secrets/box.ts";
-import { startHealthSchedule } from "./modules/system/schedule.ts";
-import { startTokenExpiryWarnings } from "./auth/token-expiry.ts";
-import { startLineStoreWarmUp } from "./modules/configs/search/line-store-warm.ts";
+import { AppKeyError } from "./platform/secrets/box.ts";
+import { startHealthSchedule } from "./modules/system/index.ts";
+import { startTokenExpiryWarnings } from "./platform/auth/token-expiry.ts";
+import { startLineStoreWarmUp } from "./modules/configs/index.ts";
 import { stopSignalMeaning } from "./runtime/stop-signal.ts";
 
 /**

@@ -1,19 +1,19 @@
 import { createApp } from "./app.ts";
-import { systemClock } from "./clock.ts";
-import { ConfigError, loadConfig } from "./config.ts";
+import { systemClock } from "./kernel/clock.ts";
+import { ConfigError, loadConfig } from "./kernel/config.ts";
 import { checkpointWal } from "./db/checkpoint.ts";
-import { createLogger } from "./logger.ts";
+import { createLogger } from "./kernel/logger.ts";
 import { openServices } from "./runtime/services.ts";
 import { storageApiDocsFiles } from "./runtime/api-docs-files.ts";
 import { drainServer } from "./runtime/drain.ts";
 import { listen, ListenError } from "./runtime/listen.ts";
 import { createHttpServer } from "./runtime/http-server.ts";
-import { AppKeyError } from "./secrets/box.ts";
-import { startHealthSchedule } from "./modules/system/schedule.ts";
-import { startTokenExpiryWarnings } from "./auth/token-expiry.ts";
+import { AppKeyError } from "./platform/secrets/box.ts";
+import { startHealthSchedule } from "./modules/system/index.ts";
+import { startTokenExpiryWarnings } from "./platform/auth/token-expiry.ts";
 import { startCollectorProcess, type CollectorProcess } from "./runtime/collector-process.ts";
 import { stopSignalMeaning } from "./runtime/stop-signal.ts";
-import { startLineStoreWarmUp } from "./modules/configs/search/line-store-warm.ts";
+import { startLineStoreWarmUp } from "./modules/configs/index.ts";
 
 /** What the port answers between binding it and the app being ready (migrations, seeding): try again shortly. */
 const starting = () =>

@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ABILITIES } from "../src/auth/abilities.ts";
-import { issueToken } from "../src/auth/tokens.ts";
-import { findUserByName } from "../src/auth/users.ts";
+import { ABILITIES } from "../src/platform/auth/abilities.ts";
+import { issueToken } from "../src/platform/auth/tokens.ts";
+import { findUserByName } from "../src/platform/auth/users.ts";
 import { openDatabase, type Database } from "../src/db/client.ts";
 import { startHranaServer } from "./helpers/hrana-server.ts";
 

@@ -6,7 +6,7 @@ import { createHmac } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client.ts";
-import { issueToken } from "../src/auth/tokens.ts";
+import { issueToken } from "../src/platform/auth/tokens.ts";
 import { users } from "../src/db/schema/index.ts";
 import { eventually, freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
 

@@ -1,4 +1,4 @@
-import { describeRpcError, rpcErrorsOf, NetconfReplyError } from "../../src/modules/templates/netconf-xml.ts";
+import { describeRpcError, rpcErrorsOf, NetconfReplyError } from "../../src/modules/templates/index.ts";
 import { SessionError } from "../session.ts";
 import type { Transcript } from "../transcript.ts";
 import { frame, FramingError, MessageDecoder, type Framing } from "./framing.ts";

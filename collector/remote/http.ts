@@ -1,7 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { Agent, request as httpsRequest } from "node:https";
 import { gzipSync } from "node:zlib";
-import { COLLECTOR_CREDENTIAL_HEADER } from "../../src/modules/collectors/wire.ts";
+import { COLLECTOR_CREDENTIAL_HEADER } from "../../src/runtime/collector-api/index.ts";
 
 /** The server answered with a status the caller must act on (401: revoked; 409: a lease lost). */
 export class ServerAnswer extends Error {

@@ -8,14 +8,14 @@ import { serve, type ServerType } from "@hono/node-server";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectorUploads, configs, remoteCollectors } from "../../src/db/schema/index.ts";
-import { enqueueDeviceJob, getJob, PRIORITY, type Job } from "../../src/jobs/queue.ts";
-import { silentLogger } from "../../src/logger.ts";
+import { enqueueDeviceJob, getJob, PRIORITY, type Job } from "../../src/platform/jobs/queue.ts";
+import { silentLogger } from "../../src/kernel/logger.ts";
 import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, latestConfigs, iosScript } from "../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../test/helpers/fake-device.ts";
 import { freePort, start, stopGroup, type Spawned } from "../../test/helpers/process.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../worker.ts";
-import { COLLECTOR_CREDENTIAL_HEADER } from "../../src/modules/collectors/wire.ts";
+import { COLLECTOR_CREDENTIAL_HEADER } from "../../src/runtime/collector-api/wire.ts";
 
 /**
  * The API on a loopback port, the built-in collector beside it, and remote collectors as `svc collector:remote`
@@ -140,8 +140,13 @@ async function device(name: string, zoneId: number, latencyMs = 0) {
 }
 
 const download = async (deviceId: number) =>
-  (await enqueueDeviceJob(t.db, { type: "download", deviceId, trigger: "api", priority: PRIORITY.api, maxAttempts: 1 }, new Date()))
-    .job;
+  (
+    await enqueueDeviceJob(
+      t.db,
+      { type: "download", deviceId, trigger: "api", priority: PRIORITY.api, maxAttempts: 1 },
+      new Date(),
+    )
+  ).job;
 
 let zoneA: { id: number; enrollment_key: string };
 let zoneB: { id: number; enrollment_key: string };

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { ResultUpload, WireJob } from "../../src/modules/collectors/wire.ts";
-import { failureReason } from "../../src/error-reason.ts";
-import { open } from "../../src/secrets/sealed-box.ts";
-import { storedTextAndSecrets } from "../../src/modules/templates/stored-secrets.ts";
-import { implausibleConfiguration } from "../../src/modules/templates/template-text.ts";
+import type { ResultUpload, WireJob } from "../../src/runtime/collector-api/index.ts";
+import { failureReason } from "../../src/kernel/error-reason.ts";
+import { open } from "../../src/platform/secrets/sealed-box.ts";
+import { storedTextAndSecrets } from "../../src/modules/templates/index.ts";
+import { implausibleConfiguration } from "../../src/modules/templates/index.ts";
 import type { devices } from "../../src/db/schema/index.ts";
 import { collect, type Login, type Progress } from "../collect.ts";
 import type { SessionLimits } from "../session.ts";

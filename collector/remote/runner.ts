@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
-import type { Logger } from "../../src/logger.ts";
-import { newKeyPair } from "../../src/secrets/sealed-box.ts";
-import type { ResultUpload, WireJob } from "../../src/modules/collectors/wire.ts";
+import type { Logger } from "../../src/kernel/logger.ts";
+import { newKeyPair } from "../../src/platform/secrets/sealed-box.ts";
+import type { ResultUpload, WireJob } from "../../src/runtime/collector-api/index.ts";
 import { DEFAULT_LIMITS, type SessionLimits } from "../session.ts";
 import { wakeableSleep } from "../wakeable-sleep.ts";
 import { serverClient, ServerAnswer, type ServerClient } from "./http.ts";

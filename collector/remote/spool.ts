@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
-import type { ResultUpload } from "../../src/modules/collectors/wire.ts";
+import type { ResultUpload } from "../../src/runtime/collector-api/index.ts";
 
 /**
  * Finished results waiting for the server, on disk, in the order they finished: each a gzip file named by a

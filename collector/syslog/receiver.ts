@@ -1,16 +1,16 @@
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { createServer, type Server, type Socket } from "node:net";
 import { eq, isNotNull } from "drizzle-orm";
-import type { Clock } from "../../src/clock.ts";
+import type { Clock } from "../../src/kernel/clock.ts";
 import type { Db } from "../../src/db/client.ts";
 import { devices, templates } from "../../src/db/schema/index.ts";
-import { queueChangeBackup, type ConfigChangeReport } from "../../src/jobs/queue.ts";
-import type { Logger } from "../../src/logger.ts";
-import { compileTemplatePattern } from "../../src/modules/templates/template-patterns.ts";
+import { queueChangeBackup, type ConfigChangeReport } from "../../src/platform/jobs/queue.ts";
+import type { Logger } from "../../src/kernel/logger.ts";
+import { compileTemplatePattern } from "../../src/modules/templates/index.ts";
 import { describeError } from "../errors.ts";
 import { parseTemplateOnce } from "../template-cache.ts";
 import { MAX_MESSAGE_BYTES, parseSyslog } from "./parse.ts";
-import { deviceJobAttempts } from "../../src/modules/settings/service.ts";
+import { deviceJobAttempts } from "../../src/platform/settings/service.ts";
 
 /**
  * The syslog receiver (docs/syslog.md): UDP and TCP on one port; a message from a device's address (or from a

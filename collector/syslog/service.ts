@@ -1,13 +1,13 @@
-import type { Clock } from "../../src/clock.ts";
+import type { Clock } from "../../src/kernel/clock.ts";
 import type { Db } from "../../src/db/client.ts";
-import type { Logger } from "../../src/logger.ts";
-import { getSyslogSettings } from "../../src/modules/settings/service.ts";
+import type { Logger } from "../../src/kernel/logger.ts";
+import { getSyslogSettings } from "../../src/platform/settings/service.ts";
 import {
   forgetHeartbeat,
   HEARTBEAT_INTERVAL_MS,
   recordHeartbeat,
   type HeartbeatIdentity,
-} from "../../src/modules/system/heartbeats.ts";
+} from "../../src/platform/jobs/heartbeats.ts";
 import { describeError } from "../errors.ts";
 import { DEFAULT_SYSLOG_OPTIONS, SyslogReceiver, type SyslogCounters, type SyslogReceiverOptions } from "./receiver.ts";
 

@@ -4,11 +4,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { svc as runSvc, type SvcRun } from "../../test/helpers/svc.ts";
 import { createApp } from "../app.ts";
-import { verifyPassword } from "../auth/passwords.ts";
-import { displayPrefix, hashTokenValue } from "../auth/token-value.ts";
-import { findUserByName } from "../auth/users.ts";
-import { openSecretBox } from "../bootstrap.ts";
-import { loadConfig } from "../config.ts";
+import { verifyPassword } from "../platform/auth/passwords.ts";
+import { displayPrefix, hashTokenValue } from "../platform/auth/token-value.ts";
+import { findUserByName } from "../platform/auth/users.ts";
+import { openSecretBox } from "../runtime/bootstrap.ts";
+import { loadConfig } from "../kernel/config.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import { TEST_APP_KEY } from "../../test/helpers/app.ts";
 

@@ -1,5 +1,5 @@
-import type { Clock } from "../clock.ts";
-import type { Config } from "../config.ts";
+import type { Clock } from "../kernel/clock.ts";
+import type { Config } from "../kernel/config.ts";
 import type { Db } from "../db/client.ts";
 import type { MigrationReport } from "./database.ts";
 

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
-import type { Clock } from "../clock.ts";
-import type { Config } from "../config.ts";
+import type { Clock } from "../kernel/clock.ts";
+import type { Config } from "../kernel/config.ts";
 import { openDatabase, type Database, type Db } from "../db/client.ts";
-import { migrateDatabase } from "../db/seed.ts";
+import { migrateDatabase } from "../runtime/seed.ts";
 import { ensureStorage } from "../runtime/storage.ts";
 import { loadBuiltinTemplates } from "../runtime/builtin-templates.ts";
 

@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import { openSecretBox } from "../bootstrap.ts";
-import { importInventory, type InventoryReport, type ParsedInventory } from "../modules/devices/inventory-import.ts";
-import type { InventorySource } from "../modules/devices/inventory-models.ts";
+import { openSecretBox } from "../runtime/bootstrap.ts";
+import { importInventory, type InventoryReport, type ParsedInventory } from "../modules/devices/index.ts";
+import type { InventorySource } from "../modules/devices/index.ts";
 import { loadAppKey } from "../runtime/app-key-file.ts";
 import { CliError, type CommandContext } from "./command.ts";
-import { plural } from "../words.ts";
+import { plural } from "../kernel/words.ts";
 
 /** Where --file's help says when the command fails, since the exit code is part of a script's contract. */
 export const FILE_OPTION_HELP =

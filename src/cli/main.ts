@@ -1,5 +1,5 @@
 import { text } from "node:stream/consumers";
-import { systemClock } from "../clock.ts";
+import { systemClock } from "../kernel/clock.ts";
 import type { Command } from "./command.ts";
 import { runConsole } from "./run.ts";
 import { migrateCommand } from "./commands/migrate.ts";

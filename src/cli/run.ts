@@ -1,8 +1,8 @@
-import type { Clock } from "../clock.ts";
-import { ConfigError, loadConfig } from "../config.ts";
-import { UserInputError } from "../auth/users.ts";
+import type { Clock } from "../kernel/clock.ts";
+import { ConfigError, loadConfig } from "../kernel/config.ts";
+import { UserInputError } from "../platform/auth/users.ts";
 import { CliError, type Command, type ConsoleIo } from "./command.ts";
-import { DISK_FULL_REASON, isDiskFull } from "../error-reason.ts";
+import { DISK_FULL_REASON, isDiskFull } from "../kernel/error-reason.ts";
 import { openMigratedDatabase } from "./database.ts";
 import { parseCommandFlags } from "./flags.ts";
 import { commandHelp, overviewHelp } from "./help.ts";

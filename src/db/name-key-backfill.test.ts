@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
 import { databaseAtRelease } from "../../test/helpers/migrations.ts";
 import { openDatabase } from "./client.ts";
-import { migrateDatabase } from "./seed.ts";
+import { migrateDatabase } from "../runtime/seed.ts";
 import { devices, tags } from "./schema/index.ts";
 import { loadBuiltinTemplates } from "../runtime/builtin-templates.ts";
-import { systemClock } from "../clock.ts";
+import { systemClock } from "../kernel/clock.ts";
 
 const RELEASED = "0006_search_pending";
 

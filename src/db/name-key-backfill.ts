@@ -1,6 +1,6 @@
 import { asc, eq, getTableName, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import type { Logger } from "../logger.ts";
+import type { Logger } from "../kernel/logger.ts";
 import type { DbOrTx } from "./client.ts";
 import { nameKey } from "./name-key.ts";
 import {

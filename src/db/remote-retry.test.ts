@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHranaServer, type HranaServer } from "../../test/helpers/hrana-server.ts";
 import { openDatabase, type Database } from "./client.ts";
 import { openClient } from "./driver.ts";
-import { migrateDatabase } from "./seed.ts";
+import { migrateDatabase } from "../runtime/seed.ts";
 import { tags } from "./schema/index.ts";
 import { loadBuiltinTemplates } from "../runtime/builtin-templates.ts";
-import { systemClock } from "../clock.ts";
+import { systemClock } from "../kernel/clock.ts";
 import { nameKey } from "./name-key.ts";
 
 let dir: string;

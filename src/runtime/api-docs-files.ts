@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
-import type { ApiVersion } from "../api/versions.ts";
-import { apiDocsFiles } from "../docs/paths.ts";
-import type { ApiDocsFiles } from "../web/api-docs-files.ts";
+import type { ApiVersion } from "../adapters/api/versions.ts";
+import { apiDocsFiles } from "../adapters/docs/paths.ts";
+import type { ApiDocsFiles } from "../adapters/web/api-docs-files.ts";
 
 const markdownPath = (storageDir: string, version: ApiVersion) => apiDocsFiles(storageDir, version).markdown;
 

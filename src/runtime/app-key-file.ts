@@ -1,8 +1,8 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { DbOrTx } from "../db/client.ts";
-import { AppKeyError, createSecretBox, parseAppKey, type SecretBox } from "../secrets/box.ts";
-import { keyInUse } from "../secrets/encrypted-columns.ts";
+import { AppKeyError, createSecretBox, parseAppKey, type SecretBox } from "../platform/secrets/box.ts";
+import { keyInUse } from "../platform/secrets/encrypted-columns.ts";
 import { resolveAppKey } from "./storage.ts";
 
 /**

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { BuiltinTemplate } from "../modules/templates/builtins.ts";
-import { parseTemplate } from "../modules/templates/template-schema.ts";
+import type { BuiltinTemplate } from "../modules/templates/index.ts";
+import { parseTemplate } from "../modules/templates/index.ts";
 
 export const BUILTIN_TEMPLATES_DIR = fileURLToPath(new URL("../../collector/templates/", import.meta.url));
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { Logger } from "../logger.ts";
+import type { Logger } from "../kernel/logger.ts";
 import { bundledEntry } from "./built.ts";
 
 /** dist/collector.js beside the API's bundle in production; from source, collector/main.ts through tsx. */

@@ -1,10 +1,10 @@
-import { prepareDatabase, openSecretBox } from "../bootstrap.ts";
-import { systemClock } from "../clock.ts";
-import type { Config } from "../config.ts";
+import { prepareDatabase, openSecretBox } from "./bootstrap.ts";
+import { systemClock } from "../kernel/clock.ts";
+import type { Config } from "../kernel/config.ts";
 import { openDatabase, type Database } from "../db/client.ts";
 import type { WriteWait } from "../db/write-turns.ts";
-import type { Logger } from "../logger.ts";
-import type { SecretBox } from "../secrets/box.ts";
+import type { Logger } from "../kernel/logger.ts";
+import type { SecretBox } from "../platform/secrets/box.ts";
 import { writeAdminPasswordFile } from "./admin-password-file.ts";
 import { loadAppKey } from "./app-key-file.ts";
 import { loadBuiltinTemplates } from "./builtin-templates.ts";

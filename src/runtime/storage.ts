@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { generateAppKey } from "../secrets/box.ts";
-import { removeBackupLeftovers } from "./db-backup.ts";
+import { generateAppKey } from "../platform/secrets/box.ts";
+import { removeBackupLeftovers } from "../db/backup.ts";
 
 /**
  * Creates the storage directory, and for a file: URL the SQLite file's directory and the file itself (mode

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startCompliancePass } from "../../collector/compliance-pass.ts";
-import { silentLogger } from "../../src/logger.ts";
+import { silentLogger } from "../../src/kernel/logger.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import {
   addLoopbackDevice,

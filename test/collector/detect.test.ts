@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDetectJob } from "../../collector/detect-job.ts";
 import { DEFAULT_LIMITS } from "../../collector/session.ts";
-import { claimNextJob, getJob, type Job } from "../../src/jobs/queue.ts";
-import { silentLogger } from "../../src/logger.ts";
+import { claimNextJob, getJob, type Job } from "../../src/platform/jobs/queue.ts";
+import { silentLogger } from "../../src/kernel/logger.ts";
 import { eq } from "drizzle-orm";
 import { events } from "../../src/db/schema/index.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWorker, type WorkerOptions } from "../../collector/worker.ts";
 import { DEFAULT_LIMITS } from "../../collector/session.ts";
 import { devices, jobs } from "../../src/db/schema/index.ts";
-import { enqueueDeviceJob, getJob, type Job } from "../../src/jobs/queue.ts";
-import { createLogger } from "../../src/logger.ts";
+import { enqueueDeviceJob, getJob, type Job } from "../../src/platform/jobs/queue.ts";
+import { createLogger } from "../../src/kernel/logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../helpers/app.ts";
 import {
   addLoopbackDevice,

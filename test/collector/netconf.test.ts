@@ -10,7 +10,7 @@ import { loadPlan } from "../../collector/download.ts";
 import { pushLines } from "../../collector/push.ts";
 import { DEFAULT_LIMITS } from "../../collector/session.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../../collector/worker.ts";
-import { silentLogger } from "../../src/logger.ts";
+import { silentLogger } from "../../src/kernel/logger.ts";
 import { startCompliancePass } from "../../collector/compliance-pass.ts";
 
 /**

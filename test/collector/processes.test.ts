@@ -1,7 +1,7 @@
 import { eq, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configChanges, configs, jobs } from "../../src/db/schema/index.ts";
-import { enqueueDeviceJob, getJob } from "../../src/jobs/queue.ts";
+import { enqueueDeviceJob, getJob } from "../../src/platform/jobs/queue.ts";
 import { COLLECTOR_NODE_ARGS } from "../../src/runtime/collector-process.ts";
 import { createTestContext, TEST_APP_KEY, type TestContext } from "../helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../helpers/collector.ts";

@@ -9,8 +9,8 @@ import { createTestContext, type TestContext } from "../helpers/app.ts";
 import { builtinTemplateId, downloadOnce } from "../helpers/collector.ts";
 import { runDetectJob } from "../../collector/detect-job.ts";
 import { DEFAULT_LIMITS } from "../../collector/session.ts";
-import { claimNextJob, getJob } from "../../src/jobs/queue.ts";
-import { silentLogger } from "../../src/logger.ts";
+import { claimNextJob, getJob } from "../../src/platform/jobs/queue.ts";
+import { silentLogger } from "../../src/kernel/logger.ts";
 import { startFakeDevice, type FakeDevice } from "../helpers/fake-device.ts";
 import { freePort, start, stopGroup, type Spawned } from "../helpers/process.ts";
 

@@ -7,7 +7,7 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSyslogService } from "../../collector/syslog/service.ts";
 import { jobs } from "../../src/db/schema/index.ts";
-import { silentLogger } from "../../src/logger.ts";
+import { silentLogger } from "../../src/kernel/logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId } from "../helpers/collector.ts";
 import { freeUdpAndTcpPort } from "../helpers/process.ts";

@@ -8,8 +8,8 @@ import { runDownloadJob } from "../../collector/download.ts";
 import { DEFAULT_LIMITS } from "../../collector/session.ts";
 import { startSyslogService } from "../../collector/syslog/service.ts";
 import { configChanges, events, jobs } from "../../src/db/schema/index.ts";
-import { claimNextJob, getJob, type Job } from "../../src/jobs/queue.ts";
-import { silentLogger } from "../../src/logger.ts";
+import { claimNextJob, getJob, type Job } from "../../src/platform/jobs/queue.ts";
+import { silentLogger } from "../../src/kernel/logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../helpers/app.ts";
 import {
   addLoopbackDevice,

@@ -1,8 +1,8 @@
 import { eq, sql } from "drizzle-orm";
-import { claimNextJob, enqueueDeviceJob, getJob, type Job } from "../../src/jobs/queue.ts";
+import { claimNextJob, enqueueDeviceJob, getJob, type Job } from "../../src/platform/jobs/queue.ts";
 import { runDownloadJob } from "../../collector/download.ts";
 import { DEFAULT_LIMITS, type SessionLimits } from "../../collector/session.ts";
-import { silentLogger } from "../../src/logger.ts";
+import { silentLogger } from "../../src/kernel/logger.ts";
 import { configs, templates } from "../../src/db/schema/index.ts";
 import { readBlob } from "../../src/modules/configs/storage/store.ts";
 import type { TestContext } from "./app.ts";

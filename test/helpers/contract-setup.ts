@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { API_VERSIONS, openApiDocument } from "../../src/api/versions.ts";
+import { API_VERSIONS, openApiDocument } from "../../src/adapters/api/versions.ts";
 
 /** Builds the API descriptions once per run for the contract check (contract.ts) in every test worker. */
 export default function setup(project: TestProject): void {

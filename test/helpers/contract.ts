@@ -1,6 +1,6 @@
 import { inject } from "vitest";
 import { z } from "zod";
-import type { JsonSchema, OpenApiDocument, OperationObject } from "../../src/docs/openapi.ts";
+import type { JsonSchema, OpenApiDocument, OperationObject } from "../../src/adapters/docs/openapi.ts";
 
 /**
  * Holds every API answer the tests provoke to the generated API description: the status must be one the

@@ -1,5 +1,5 @@
 /** What the fuzz tests share: a seeded choice (the same seed, the same requests) and a bound on each answer's wait. */
-import { mulberry32 } from "../../src/random.ts";
+import { mulberry32 } from "../../src/kernel/random.ts";
 
 export function seededChoice(seed: number) {
   const rnd = mulberry32(seed);

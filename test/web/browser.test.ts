@@ -7,9 +7,9 @@ import { promisify } from "node:util";
 import { serve, type ServerType } from "@hono/node-server";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiDocsFiles } from "../../src/docs/paths.ts";
+import { apiDocsFiles } from "../../src/adapters/docs/paths.ts";
 import { TEST_PASSWORD } from "../helpers/app.ts";
-import { claimNextJob, enqueueDeviceJob, PRIORITY } from "../../src/jobs/queue.ts";
+import { claimNextJob, enqueueDeviceJob, PRIORITY } from "../../src/platform/jobs/queue.ts";
 import { finishJob } from "../../src/modules/tasks/settle.ts";
 import { createWebTestContext, type WebTestContext } from "./client.ts";
 

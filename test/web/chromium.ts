@@ -1,4 +1,4 @@
-import type { Ability } from "../../src/auth/abilities.ts";
+import type { Ability } from "../../src/platform/auth/abilities.ts";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

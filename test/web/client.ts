@@ -1,12 +1,12 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ApiVersion } from "../../src/api/versions.ts";
+import type { ApiVersion } from "../../src/adapters/api/versions.ts";
 import { createApp } from "../../src/app.ts";
-import { apiDocsFiles } from "../../src/docs/paths.ts";
+import { apiDocsFiles } from "../../src/adapters/docs/paths.ts";
 import { storageApiDocsFiles } from "../../src/runtime/api-docs-files.ts";
-import type { Config } from "../../src/config.ts";
+import type { Config } from "../../src/kernel/config.ts";
 import { createTestContext, TEST_PASSWORD } from "../helpers/app.ts";
-import type { Clock } from "../../src/clock.ts";
+import type { Clock } from "../../src/kernel/clock.ts";
 
 export { TEST_PASSWORD };
 

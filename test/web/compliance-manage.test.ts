@@ -2,8 +2,8 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runComplianceJob } from "../../collector/compliance-job.ts";
 import { policies } from "../../src/db/schema/index.ts";
-import { claimNextJob } from "../../src/jobs/queue.ts";
-import { silentLogger } from "../../src/logger.ts";
+import { claimNextJob } from "../../src/platform/jobs/queue.ts";
+import { silentLogger } from "../../src/kernel/logger.ts";
 import { createDevice, storeVersion } from "../../src/modules/configs/test-fixtures.ts";
 import {
   chromiumMissing,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDownloadJob } from "../../collector/download.ts";
 import { DEFAULT_LIMITS } from "../../collector/session.ts";
-import { claimNextJob } from "../../src/jobs/queue.ts";
-import { silentLogger } from "../../src/logger.ts";
+import { claimNextJob } from "../../src/platform/jobs/queue.ts";
+import { silentLogger } from "../../src/kernel/logger.ts";
 import { iosScript } from "../helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../helpers/fake-device.ts";
 import { chromiumMissing, createWebTestContext, startBrowser, type Browser, type WebTestContext } from "./chromium.ts";

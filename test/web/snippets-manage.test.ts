@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { snippetDeployments, snippets } from "../../src/db/schema/index.ts";
-import { claimNextJob } from "../../src/jobs/queue.ts";
+import { claimNextJob } from "../../src/platform/jobs/queue.ts";
 import { createDevice } from "../../src/modules/configs/test-fixtures.ts";
 import { completePushJob } from "../../src/modules/snippets/deployments.ts";
 import { finishJob } from "../../src/modules/tasks/settle.ts";

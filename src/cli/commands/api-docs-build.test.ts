@@ -14,7 +14,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCaptured, svc, type SvcRun } from "../../../test/helpers/svc.ts";
-import { apiDocsFiles } from "../../docs/paths.ts";
+import { apiDocsFiles } from "../../adapters/docs/paths.ts";
 
 /**
  * `svc api-docs:build` as an operator runs it: a separate process per build, on temporary storage directories.

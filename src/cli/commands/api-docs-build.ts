@@ -9,10 +9,10 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import type { ApiVersion } from "../../api/versions.ts";
-import { renderApiMarkdown } from "../../docs/markdown.ts";
-import { asOpenApiDocument, OpenApiDocumentError, type OpenApiDocument } from "../../docs/openapi.ts";
-import { apiDocsFiles } from "../../docs/paths.ts";
+import type { ApiVersion } from "../../adapters/api/versions.ts";
+import { renderApiMarkdown } from "../../adapters/docs/markdown.ts";
+import { asOpenApiDocument, OpenApiDocumentError, type OpenApiDocument } from "../../adapters/docs/openapi.ts";
+import { apiDocsFiles } from "../../adapters/docs/paths.ts";
 import { CliError, defineCommand } from "../command.ts";
 
 /** Replaces a file in one step: readers see the old bytes or the new ones, never a half-written file. */
@@ -71,7 +71,7 @@ export const apiDocsBuildCommand = defineCommand({
   database: false,
   async run(flags, { config, io }) {
     // The route table pulls in every module; load it only for this command, not for every `svc` start.
-    const { API_VERSIONS, openApiDocument } = await import("../../api/versions.ts");
+    const { API_VERSIONS, openApiDocument } = await import("../../adapters/api/versions.ts");
     const choice = flags["api-version"];
     const versions = choice === "all" ? [...API_VERSIONS] : API_VERSIONS.filter((v) => v === choice);
     if (!versions.length)

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createLogger } from "../../logger.ts";
+import { createLogger } from "../../kernel/logger.ts";
 import { CliError, defineCommand } from "../command.ts";
 import packageJson from "../../../package.json" with { type: "json" };
 

@@ -1,4 +1,4 @@
-import { purgeConfigs } from "../../modules/configs/storage/retention.ts";
+import { purgeConfigs } from "../../modules/configs/index.ts";
 import { defineCommand } from "../command.ts";
 import { formatTable, formatTime } from "../table.ts";
 

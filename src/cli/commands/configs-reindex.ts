@@ -1,4 +1,4 @@
-import { maintainConfigStorage } from "../../modules/configs/storage/maintenance.ts";
+import { maintainConfigStorage } from "../../modules/configs/index.ts";
 import { defineCommand } from "../command.ts";
 
 export const configsReindexCommand = defineCommand({

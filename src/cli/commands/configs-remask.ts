@@ -1,4 +1,4 @@
-import { remaskStoredConfigs } from "../../modules/configs/storage/secret-history.ts";
+import { remaskStoredConfigs } from "../../modules/configs/index.ts";
 import { defineCommand } from "../command.ts";
 
 export const configsRemaskCommand = defineCommand({

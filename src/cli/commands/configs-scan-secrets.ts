@@ -1,4 +1,4 @@
-import { scanStoredSecrets } from "../../modules/configs/storage/secret-history.ts";
+import { scanStoredSecrets } from "../../modules/configs/index.ts";
 import { CliError, defineCommand } from "../command.ts";
 
 export const configsScanSecretsCommand = defineCommand({

@@ -1,4 +1,4 @@
-import { BackupRefused, writeBackup } from "../../runtime/db-backup.ts";
+import { BackupRefused, writeBackup } from "../../db/backup.ts";
 import { CliError, defineCommand } from "../command.ts";
 
 export const dbBackupCommand = defineCommand({

@@ -1,4 +1,4 @@
-import { BackupRefused, restoreBackup } from "../../runtime/db-backup.ts";
+import { BackupRefused, restoreBackup } from "../../db/backup.ts";
 import { CliError, defineCommand } from "../command.ts";
 
 export const dbRestoreCommand = defineCommand({

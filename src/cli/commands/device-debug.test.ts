@@ -14,7 +14,7 @@ import { sql } from "drizzle-orm";
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
-import { getJob } from "../../jobs/queue.ts";
+import { getJob } from "../../platform/jobs/queue.ts";
 
 const SVC_SOURCE = fileURLToPath(new URL("../main.ts", import.meta.url));
 

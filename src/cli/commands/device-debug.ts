@@ -2,12 +2,12 @@ import { hostname } from "node:os";
 import { eq, or } from "drizzle-orm";
 import { runDownloadJob } from "../../../collector/download.ts";
 import { keepLease } from "../../../collector/lease.ts";
-import { openSecretBox } from "../../bootstrap.ts";
+import { openSecretBox } from "../../runtime/bootstrap.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { devices } from "../../db/schema/index.ts";
-import { getJob, PRIORITY, startDeviceJob } from "../../jobs/queue.ts";
-import { createLogger } from "../../logger.ts";
-import { recordActivity } from "../../modules/activity/record.ts";
+import { getJob, PRIORITY, startDeviceJob } from "../../platform/jobs/queue.ts";
+import { createLogger } from "../../kernel/logger.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
 import { loadAppKey } from "../../runtime/app-key-file.ts";
 import { CliError, defineCommand } from "../command.ts";
 

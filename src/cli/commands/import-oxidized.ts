@@ -1,9 +1,4 @@
-import {
-  DEFAULT_OXIDIZED_MAP,
-  OXIDIZED_KEYS,
-  parseOxidized,
-  type OxidizedMap,
-} from "../../modules/devices/inventory-import.ts";
+import { DEFAULT_OXIDIZED_MAP, OXIDIZED_KEYS, parseOxidized, type OxidizedMap } from "../../modules/devices/index.ts";
 import { CliError, defineCommand } from "../command.ts";
 import { FILE_OPTION_HELP, readInventoryFile, runInventoryImport } from "../inventory.ts";
 

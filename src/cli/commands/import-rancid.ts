@@ -1,4 +1,4 @@
-import { parseRancid } from "../../modules/devices/inventory-import.ts";
+import { parseRancid } from "../../modules/devices/index.ts";
 import { defineCommand } from "../command.ts";
 import { FILE_OPTION_HELP, readInventoryFile, runInventoryImport } from "../inventory.ts";
 

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { sql } from "drizzle-orm";
-import { openSecretBox } from "../../bootstrap.ts";
-import { recordActivity } from "../../modules/activity/record.ts";
+import { openSecretBox } from "../../runtime/bootstrap.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
 import {
   appKeyPath,
   pendingKeyPath,
@@ -11,10 +11,10 @@ import {
   writePendingKey,
   type Settled,
 } from "../../runtime/app-key-file.ts";
-import { generateAppKey } from "../../secrets/box.ts";
-import { decryptAll, encryptAll, UndecryptableSecretError } from "../../secrets/encrypted-columns.ts";
+import { generateAppKey } from "../../platform/secrets/box.ts";
+import { decryptAll, encryptAll, UndecryptableSecretError } from "../../platform/secrets/encrypted-columns.ts";
 import { CliError, defineCommand } from "../command.ts";
-import { plural } from "../../words.ts";
+import { plural } from "../../kernel/words.ts";
 
 /**
  * A committed transaction is in the WAL, which SQLite syncs lazily (synchronous=NORMAL): a power cut could

@@ -1,7 +1,7 @@
-import { openSecretBox } from "../../bootstrap.ts";
-import { directoryConfigs } from "../../auth/directory/directory-users.ts";
-import type { DirectoryConfig } from "../../auth/directory/ldap.ts";
-import type { Logger } from "../../logger.ts";
+import { openSecretBox } from "../../runtime/bootstrap.ts";
+import { directoryConfigs } from "../../platform/auth/directory/directory-users.ts";
+import type { DirectoryConfig } from "../../platform/auth/directory/ldap.ts";
+import type { Logger } from "../../kernel/logger.ts";
 import { loadAppKey } from "../../runtime/app-key-file.ts";
 import { CliError, type CommandContext } from "../command.ts";
 

@@ -1,4 +1,4 @@
-import { DirectoryError, testDirectory } from "../../auth/directory/ldap.ts";
+import { DirectoryError, testDirectory } from "../../platform/auth/directory/ldap.ts";
 import { CliError, defineCommand } from "../command.ts";
 import { consoleDirectoryConfig, consoleLogger, directoryOption, transportOf } from "./ldap-config.ts";
 

@@ -1,4 +1,4 @@
-import { DirectoryError, lookUpDirectoryUser, roleForGroups } from "../../auth/directory/ldap.ts";
+import { DirectoryError, lookUpDirectoryUser, roleForGroups } from "../../platform/auth/directory/ldap.ts";
 import { CliError, defineCommand } from "../command.ts";
 import { consoleDirectoryConfig, consoleLogger, directoryOption } from "./ldap-config.ts";
 

@@ -1,6 +1,6 @@
 import { defineCommand } from "../command.ts";
 import { describeDatabaseUrl } from "../database.ts";
-import { plural } from "../../words.ts";
+import { plural } from "../../kernel/words.ts";
 
 /** The work happens before any command runs (see openMigratedDatabase); this one reports it. */
 export const migrateCommand = defineCommand({

@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { eq, or } from "drizzle-orm";
 import { nameKey } from "../../db/name-key.ts";
 import { templates } from "../../db/schema/index.ts";
-import { renderStored } from "../../modules/templates/render.ts";
-import { parseTemplate } from "../../modules/templates/template-schema.ts";
+import { renderStored } from "../../modules/templates/index.ts";
+import { parseTemplate } from "../../modules/templates/index.ts";
 import { CliError, defineCommand } from "../command.ts";
 
 export const templateRenderCommand = defineCommand({

@@ -1,6 +1,6 @@
-import { ABILITIES, parseAbilityList } from "../../auth/abilities.ts";
-import { issueTokenRecorded } from "../../auth/token-audit.ts";
-import { findUserByName } from "../../auth/users.ts";
+import { ABILITIES, parseAbilityList } from "../../platform/auth/abilities.ts";
+import { issueTokenRecorded } from "../../platform/auth/token-audit.ts";
+import { findUserByName } from "../../platform/auth/users.ts";
 import { roles } from "../../db/schema/index.ts";
 import { eq } from "drizzle-orm";
 import { CliError, defineCommand } from "../command.ts";

@@ -1,6 +1,6 @@
 import { asc, eq } from "drizzle-orm";
-import { tokenState } from "../../auth/tokens.ts";
-import { findUserByName } from "../../auth/users.ts";
+import { tokenState } from "../../platform/auth/tokens.ts";
+import { findUserByName } from "../../platform/auth/users.ts";
 import { apiTokens, users } from "../../db/schema/index.ts";
 import { CliError, defineCommand } from "../command.ts";
 import { formatTable, formatTime } from "../table.ts";

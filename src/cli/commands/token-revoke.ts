@@ -1,4 +1,4 @@
-import { revokeTokenRecorded } from "../../auth/token-audit.ts";
+import { revokeTokenRecorded } from "../../platform/auth/token-audit.ts";
 import { CliError, defineCommand } from "../command.ts";
 
 export const tokenRevokeCommand = defineCommand({

@@ -1,6 +1,6 @@
-import { generatePassword, hashPassword } from "../../auth/passwords.ts";
-import { createUser } from "../../auth/users.ts";
-import { MIN_PASSWORD_LENGTH } from "../../password-rule.ts";
+import { generatePassword, hashPassword } from "../../platform/auth/passwords.ts";
+import { createUser } from "../../platform/auth/users.ts";
+import { MIN_PASSWORD_LENGTH } from "../../kernel/password-rule.ts";
 import { CliError, defineCommand } from "../command.ts";
 
 /** A password piped to the console (`--password-stdin`). One trailing newline is what `echo` and most secret stores add; anything else belongs to the password. */

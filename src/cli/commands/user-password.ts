@@ -1,11 +1,11 @@
 import { eq } from "drizzle-orm";
-import { generatePassword, hashPassword } from "../../auth/passwords.ts";
-import { endUserSessions } from "../../auth/sessions.ts";
+import { generatePassword, hashPassword } from "../../platform/auth/passwords.ts";
+import { endUserSessions } from "../../platform/auth/sessions.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { users } from "../../db/schema/index.ts";
-import { recordActivity } from "../../modules/activity/record.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
 import { CliError, defineCommand } from "../command.ts";
-import { MIN_PASSWORD_LENGTH } from "../../password-rule.ts";
+import { MIN_PASSWORD_LENGTH } from "../../kernel/password-rule.ts";
 import { passwordFromStdin } from "./user-create.ts";
 
 /**

@@ -11,7 +11,7 @@ export const events = sqliteTable(
   "events",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    /** A type of the catalogue (src/modules/events/catalogue.ts). */
+    /** A type of the catalogue (src/platform/outbox/catalogue.ts). */
     type: text("type").notNull(),
     /** The event's data, checked against its type's schema when written; never a secret. */
     payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
@@ -35,7 +35,7 @@ export const webhooks = sqliteTable("webhooks", {
   tagIds: text("tag_ids", { mode: "json" }).$type<number[]>().notNull(),
   categoryIds: text("category_ids", { mode: "json" }).$type<number[]>().notNull(),
   enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
-  /** The signing secret (whsec_...), encrypted with the app key (src/secrets/box.ts). */
+  /** The signing secret (whsec_...), encrypted with the app key (src/platform/secrets/box.ts). */
   secretEnc: text("secret_enc").notNull(),
   /** Events in a row whose delivery failed for good (every retry spent); reset by a success. */
   consecutiveFailures: integer("consecutive_failures").notNull().default(0),

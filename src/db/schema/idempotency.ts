@@ -3,7 +3,7 @@ import { timestamp } from "./columns.ts";
 import { apiTokens } from "./auth.ts";
 
 /**
- * Create requests sent with an Idempotency-Key header (src/http/idempotency.ts): one row per token and key,
+ * Create requests sent with an Idempotency-Key header (src/platform/http/idempotency.ts): one row per token and key,
  * claimed by the first request (state "running") and holding its answer once it succeeded ("done"), so a
  * retry gets that answer instead of a second record. The unique index is the claim: of two processes
  * inserting the same token and key, one wins. A request that fails deletes its row; rows expire after 24 h.

@@ -3,7 +3,7 @@ import { timestamp } from "./columns.ts";
 
 /**
  * The service's settings: one row (id 1), absent until the first change, so every default lives in code
- * (src/modules/settings/schema.ts). `values` holds the JSON document the API shows, validated on every write;
+ * (src/platform/settings/schema.ts). `values` holds the JSON document the API shows, validated on every write;
  * the SMTP password is kept apart, sealed under the app key like device credentials (its `_enc` name puts it
  * in the key rotation), and never shown.
  */

@@ -92,7 +92,7 @@ export const taskRuns = sqliteTable(
     missedSlots: integer("missed_slots").notNull().default(0),
     requestedBy: integer("requested_by"),
     startedAt: timestamp("started_at").notNull(),
-    /** Set when the last of its jobs finishes (src/jobs/queue.ts), or at once when it has none. */
+    /** Set when the last of its jobs finishes (src/platform/jobs/queue.ts), or at once when it has none. */
     finishedAt: timestamp("finished_at"),
     /**
      * Item counts by status over every item, written when the run finishes (they no longer change): listing

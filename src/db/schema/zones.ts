@@ -32,7 +32,7 @@ export const zones = sqliteTable(
   ],
 );
 
-/** Tags every device of the zone carries as if they were its own (role scopes follow them: src/auth/scope.ts). */
+/** Tags every device of the zone carries as if they were its own (role scopes follow them: src/platform/auth/scope.ts). */
 export const zoneTags = sqliteTable(
   "zone_tags",
   {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
-import { ABILITIES } from "../../auth/abilities.ts";
+import { ABILITIES } from "../../platform/auth/abilities.ts";
 import { activityLog, devices, users } from "../../db/schema/index.ts";
 import { storeVersion } from "../configs/test-fixtures.ts";
 

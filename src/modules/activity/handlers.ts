@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../http/env.ts";
-import { listEnvelope, parseListQuery } from "../../http/list.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { listEnvelope, parseListQuery } from "../../platform/http/list.ts";
 import { getActivityRoute, listActivityRoute } from "./routes.ts";
 import { activityListSpec, getActivity, listActivity } from "./service.ts";
 

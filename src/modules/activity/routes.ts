@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { listEnvelopeSchema, listQuerySchema } from "../../http/list.ts";
-import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
+import { listEnvelopeSchema, listQuerySchema } from "../../platform/http/list.ts";
+import { apiRoute, jsonResponse, pathIds } from "../../platform/http/route.ts";
 import { ActivityEntry, activityListSpec } from "./service.ts";
 
 const tag = "Activity log";

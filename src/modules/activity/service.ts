@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { and, count, eq, gte, inArray, lt, notInArray, or, sql, type SQL } from "drizzle-orm";
-import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { activityLog, devices } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
-import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
-import { idFilter, wholeNumbers, instantValue } from "../../http/filters.ts";
-import { REACH_KEY } from "./record.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { containsText, type ListQuery, type ListSpec } from "../../platform/http/list.ts";
+import { idFilter, wholeNumbers, instantValue } from "../../platform/http/filters.ts";
+import { REACH_KEY } from "../../platform/audit/record.ts";
 
 export const ActivityEntry = z
   .object({

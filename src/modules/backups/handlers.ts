@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../http/env.ts";
-import { ApiError } from "../../http/errors.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { ApiError } from "../../platform/http/errors.ts";
 import {
   BackupRefused,
   backupStream,
@@ -9,8 +9,8 @@ import {
   findBackup,
   listBackups,
   type BackupFile,
-} from "../../runtime/db-backup.ts";
-import { recordActivity } from "../activity/record.ts";
+} from "../../db/backup.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
 import { refuseScopedBackups, takeBackup } from "./service.ts";
 import { createBackupRoute, deleteBackupRoute, downloadBackupRoute, listBackupsRoute } from "./routes.ts";
 

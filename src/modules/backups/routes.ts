@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { apiRoute, jsonResponse, MessageBody } from "../../http/route.ts";
+import { apiRoute, jsonResponse, MessageBody } from "../../platform/http/route.ts";
 
 /** Under the System group the health work also uses. */
 const tag = "System";

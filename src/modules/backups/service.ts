@@ -1,10 +1,10 @@
-import type { DeviceScope } from "../../auth/scope.ts";
-import type { Config } from "../../config.ts";
-import { ApiError } from "../../http/errors.ts";
+import type { DeviceScope } from "../../platform/auth/scope.ts";
+import type { Config } from "../../kernel/config.ts";
+import { ApiError } from "../../platform/http/errors.ts";
 import type { Db } from "../../db/client.ts";
-import { pruneBackups, writeBackup, type BackupFile } from "../../runtime/db-backup.ts";
-import { recordActivity, type Actor } from "../activity/record.ts";
-import { getSettings } from "../settings/service.ts";
+import { pruneBackups, writeBackup, type BackupFile } from "../../db/backup.ts";
+import { recordActivity, type Actor } from "../../platform/audit/record.ts";
+import { getSettings } from "../../platform/settings/service.ts";
 
 /**
  * One database backup into storage/backups/, then the oldest beyond settings.backups.keep deleted (read now,

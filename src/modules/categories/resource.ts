@@ -2,13 +2,13 @@ import { z } from "@hono/zod-openapi";
 import { asc, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { categories, commandCategories, commands, deviceProfiles, devices } from "../../db/schema/index.ts";
-import { type DeviceUse, deviceCounts, refuseDeleteWhileDevicesUse } from "../../http/device-usage.ts";
-import { containsText } from "../../http/list.ts";
-import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
-import { idFilter } from "../../http/filters.ts";
-import { plural } from "../../words.ts";
-import { refuseIfScopingRoles } from "../../auth/scope.ts";
-import { freeText, singleLine } from "../../http/text.ts";
+import { type DeviceUse, deviceCounts, refuseDeleteWhileDevicesUse } from "../../platform/http/device-usage.ts";
+import { containsText } from "../../platform/http/list.ts";
+import { checkUniqueName, defineResource, nameFilter } from "../../platform/http/resource.ts";
+import { idFilter } from "../../platform/http/filters.ts";
+import { plural } from "../../kernel/words.ts";
+import { refuseIfScopingRoles } from "../../platform/auth/scope.ts";
+import { freeText, singleLine } from "../../platform/http/text.ts";
 
 const Category = z
   .object({
@@ -37,7 +37,7 @@ const CategoryInput = z
 
 type CategoryRow = typeof categories.$inferSelect;
 
-/** How devices use categories (shared counting: http/device-usage.ts). */
+/** How devices use categories (shared counting: platform/http/device-usage.ts). */
 const CATEGORY_USE: DeviceUse = { columns: [devices.categoryId] };
 
 async function commandsOf(db: DbOrTx, ids: number[]): Promise<Map<number, { id: number; command: string }[]>> {

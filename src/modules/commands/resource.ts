@@ -2,11 +2,11 @@ import { z } from "@hono/zod-openapi";
 import { and, asc, count, eq, inArray, ne, or, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { categories, commandCategories, commands, devices } from "../../db/schema/index.ts";
-import { containsText } from "../../http/list.ts";
-import { defineResource } from "../../http/resource.ts";
-import { wholeNumbers } from "../../http/filters.ts";
-import { plural } from "../../words.ts";
-import { freeText } from "../../http/text.ts";
+import { containsText } from "../../platform/http/list.ts";
+import { defineResource } from "../../platform/http/resource.ts";
+import { wholeNumbers } from "../../platform/http/filters.ts";
+import { plural } from "../../kernel/words.ts";
+import { freeText } from "../../platform/http/text.ts";
 
 const Command = z
   .object({

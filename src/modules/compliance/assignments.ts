@@ -1,13 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
-import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
 import { assignmentCoversDevice } from "./coverage.ts";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { DbOrTx } from "../../db/client.ts";
 import { ASSIGNMENT_SCOPES, categories, devices, policies, policyAssignments, tags } from "../../db/schema/index.ts";
-import { booleanFilter, idFilter } from "../../http/filters.ts";
-import { containsText } from "../../http/list.ts";
-import { defineResource } from "../../http/resource.ts";
+import { booleanFilter, idFilter } from "../../platform/http/filters.ts";
+import { containsText } from "../../platform/http/list.ts";
+import { defineResource } from "../../platform/http/resource.ts";
 
 export const Assignment = z
   .object({

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { nameKey } from "../../db/name-key.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { policies } from "../../db/schema/index.ts";
-import { sha256Hex } from "../../hashing.ts";
+import { sha256Hex } from "../../kernel/hashing.ts";
 import { BUILTIN_POLICIES, type BuiltinPolicy } from "./engine/index.ts";
 
 /**

@@ -9,8 +9,8 @@ import {
   templates,
   vendors,
 } from "../../db/schema/index.ts";
-import { parseTemplate } from "../templates/template-schema.ts";
-import { reachedBy } from "../devices/selection.ts";
+import { parseTemplate } from "../templates/index.ts";
+import { reachedBy } from "../devices/index.ts";
 import { type ConfigFamily, nestingByVendor, templateNesting } from "./engine/index.ts";
 
 type AssignmentRow = typeof policyAssignments.$inferSelect;

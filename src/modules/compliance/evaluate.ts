@@ -7,9 +7,9 @@ import {
   policyAssignments,
   type ComplianceStatus,
 } from "../../db/schema/index.ts";
-import { readBlobs } from "../configs/storage/blobs.ts";
-import { deviceRefs, recordEvents, type NewEvent } from "../events/record.ts";
-import { isLatestVersion } from "../configs/service.ts";
+import { readBlobs } from "../configs/index.ts";
+import { deviceRefs, recordEvents, type NewEvent } from "../../platform/outbox/record.ts";
+import { isLatestVersion } from "../configs/index.ts";
 import { coveredDevices, type DeviceFacts } from "./coverage.ts";
 import { evaluatePolicy, parsePolicy, type ParsedPolicy, type PolicyEvaluation } from "./engine/index.ts";
 

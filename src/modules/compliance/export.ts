@@ -1,7 +1,7 @@
-import { csvText } from "../devices/csv.ts";
-import type { DeviceScope } from "../../auth/scope.ts";
+import { csvText } from "../devices/index.ts";
+import type { DeviceScope } from "../../platform/auth/scope.ts";
 import type { Db } from "../../db/client.ts";
-import { pickFields, type ListQuery } from "../../http/list.ts";
+import { pickFields, type ListQuery } from "../../platform/http/list.ts";
 import { resultsAfter, type ResultOut } from "./results.ts";
 
 export const EXPORT_FORMATS = ["csv", "json"] as const;

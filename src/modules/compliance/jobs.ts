@@ -1,8 +1,8 @@
 import { and, eq, type SQL } from "drizzle-orm";
-import { deviceScopeCondition } from "../../auth/scope.ts";
+import { deviceScopeCondition } from "../../platform/auth/scope.ts";
 import type { Db } from "../../db/client.ts";
 import { devices, policyAssignments } from "../../db/schema/index.ts";
-import type { Job } from "../../jobs/queue.ts";
+import type { Job } from "../../platform/jobs/queue.ts";
 import { coversDevice } from "./coverage.ts";
 import { assignmentsWithPolicies, checkAssignments, describeSummary, type CheckSummary } from "./evaluate.ts";
 

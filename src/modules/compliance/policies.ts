@@ -2,15 +2,15 @@ import { z } from "@hono/zod-openapi";
 import { and, count, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { policies, policyAssignments } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
-import { idFilter } from "../../http/filters.ts";
-import { containsText } from "../../http/list.ts";
-import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
-import { plural } from "../../words.ts";
-import { sha256Hex } from "../../hashing.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { idFilter } from "../../platform/http/filters.ts";
+import { containsText } from "../../platform/http/list.ts";
+import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../platform/http/resource.ts";
+import { plural } from "../../kernel/words.ts";
+import { sha256Hex } from "../../kernel/hashing.ts";
 import { parsePolicy } from "./engine/index.ts";
 import { assignmentsReach, visibleAssignments } from "./assignments.ts";
-import type { DeviceScope } from "../../auth/scope.ts";
+import type { DeviceScope } from "../../platform/auth/scope.ts";
 
 export const Policy = z
   .object({

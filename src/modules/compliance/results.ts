@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { and, asc, count, eq, gt, inArray, sql, type SQL } from "drizzle-orm";
-import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import {
   COMPLIANCE_STATUSES,
@@ -11,10 +11,10 @@ import {
   policyAssignments,
   type ComplianceStatus,
 } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
-import { idFilter, wholeNumbers } from "../../http/filters.ts";
-import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
-import { timeBoundFilter } from "../configs/service.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { idFilter, wholeNumbers } from "../../platform/http/filters.ts";
+import { containsText, type ListQuery, type ListSpec } from "../../platform/http/list.ts";
+import { timeBoundFilter } from "../configs/index.ts";
 import { assignmentCoversDevice } from "./coverage.ts";
 import type { RuleResult } from "./engine/index.ts";
 

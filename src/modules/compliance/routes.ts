@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
-import { listEnvelopeSchema, listQuerySchema } from "../../http/list.ts";
-import { Job, WaitSeconds } from "../jobs/routes.ts";
+import { apiRoute, jsonResponse, pathIds } from "../../platform/http/route.ts";
+import { listEnvelopeSchema, listQuerySchema } from "../../platform/http/list.ts";
+import { Job, WaitSeconds } from "../jobs/index.ts";
 import { Policy } from "./policies.ts";
 import { ComplianceResult, DeviceCompliance, resultListSpec } from "./results.ts";
 import { Trends, TrendsQuery } from "./trends.ts";

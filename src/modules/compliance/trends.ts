@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { and, asc, eq, sql } from "drizzle-orm";
-import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { complianceResults, devices, type ComplianceStatus } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "../../platform/http/errors.ts";
 
 const DAY = 86_400_000;
 const MAX_PERIODS = 400;

@@ -197,7 +197,7 @@ describe("a device's configurations", () => {
     ]);
   });
 
-  it("answers 404 for an unknown device (rConfig's all-by-deviceid: its 422, src/compat/rconfig)", async () => {
+  it("answers 404 for an unknown device (rConfig's all-by-deviceid: its 422, src/adapters/compat/rconfig)", async () => {
     expect((await t.call("/api/v1/configs/all-by-deviceid/999999", { token: reader })).status).toBe(422);
     expect((await t.call("/api/v2/configs/latest-by-deviceid/999999", { token: reader })).status).toBe(404);
   });

@@ -2,8 +2,8 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { eq } from "drizzle-orm";
 import { configs } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../http/env.ts";
-import { listEnvelope, parseListQuery, type ListSpec } from "../../http/list.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { listEnvelope, parseListQuery, type ListSpec } from "../../platform/http/list.ts";
 import { registerConfigChangeRoutes } from "./history/changes.ts";
 import { compareConfigs, comparisonJson, comparisonUnified } from "./history/compare.ts";
 import { compareExclusionsResource } from "./history/exclusions-resource.ts";
@@ -19,7 +19,7 @@ import {
   listConfigs,
 } from "./service.ts";
 import { configFileName } from "./storage/text.ts";
-import { getSettings } from "../settings/service.ts";
+import { getSettings } from "../../platform/settings/service.ts";
 
 /** Without format=, a client that accepts text/plain and not JSON gets the unified form. */
 function wantsUnified(format: string | undefined, accept: string | undefined): boolean {

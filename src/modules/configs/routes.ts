@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { apiRoute, decimalNumber, jsonResponse, MessageBody, pathIds, trueOrFalse } from "../../http/route.ts";
-import { listEnvelopeSchema, listQuerySchema } from "../../http/list.ts";
+import { apiRoute, decimalNumber, jsonResponse, MessageBody, pathIds, trueOrFalse } from "../../platform/http/route.ts";
+import { listEnvelopeSchema, listQuerySchema } from "../../platform/http/list.ts";
 import { Config, ConfigDiff } from "./schemas.ts";
 import { configListSpec } from "./service.ts";
 

@@ -1,6 +1,6 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../http/env.ts";
-import { apiRoute, jsonResponse } from "../../http/route.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { apiRoute, jsonResponse } from "../../platform/http/route.ts";
 import { scanStoredSecrets } from "./storage/secret-history.ts";
 
 const Finding = z

@@ -13,11 +13,11 @@ import {
   vendors,
   type JobOutcome,
 } from "../../db/schema/index.ts";
-import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
-import { ApiError } from "../../http/errors.ts";
-import { idFilter, instantBound } from "../../http/filters.ts";
-import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
-import { recordActivity, type Actor } from "../activity/record.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { idFilter, instantBound } from "../../platform/http/filters.ts";
+import { containsText, type ListQuery, type ListSpec } from "../../platform/http/list.ts";
+import { recordActivity, type Actor } from "../../platform/audit/record.ts";
 import { CONFIG_FIELDS, type ConfigOut } from "./schemas.ts";
 import { deleteBlobs } from "./storage/blobs.ts";
 import { keepDiffsOfSuccessors } from "./history/change-diffs.ts";

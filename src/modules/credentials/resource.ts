@@ -2,14 +2,14 @@ import { z } from "@hono/zod-openapi";
 import { inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { credentials, deviceProfiles, devices } from "../../db/schema/index.ts";
-import { type DeviceUse, deviceCounts, refuseDeleteWhileDevicesUse } from "../../http/device-usage.ts";
-import { ApiError } from "../../http/errors.ts";
-import { containsText } from "../../http/list.ts";
-import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
-import { checkSshPrivateKey } from "../../runtime/ssh-key.ts";
+import { type DeviceUse, deviceCounts, refuseDeleteWhileDevicesUse } from "../../platform/http/device-usage.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { containsText } from "../../platform/http/list.ts";
+import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../platform/http/resource.ts";
+import { checkSshPrivateKey } from "../../platform/secrets/ssh-key.ts";
 import { parseAuthProtocol, parsePrivProtocol, SNMP_AUTH_PROTOCOLS, SNMP_PRIV_PROTOCOLS } from "./snmp.ts";
-import { plural } from "../../words.ts";
-import { freeText, singleLine } from "../../http/text.ts";
+import { plural } from "../../kernel/words.ts";
+import { freeText, singleLine } from "../../platform/http/text.ts";
 
 const Credential = z
   .object({
@@ -126,7 +126,7 @@ const SNMP_PASSWORD_MIN = 8;
 export const usingCredentials = (ids: number[]): SQL =>
   or(inArray(devices.credId, ids), inArray(devices.snippetCredId, ids))!;
 
-/** How devices use credentials (shared counting: http/device-usage.ts). */
+/** How devices use credentials (shared counting: platform/http/device-usage.ts). */
 const CREDENTIAL_USE: DeviceUse = { columns: [devices.credId, devices.snippetCredId] };
 
 const presence = (column: SQLiteColumn, describe: string) => ({

@@ -1,7 +1,7 @@
-import type { Ability } from "../../auth/abilities.ts";
-import { reachesOnlyScope, type DeviceScope } from "../../auth/scope.ts";
+import type { Ability } from "../../platform/auth/abilities.ts";
+import { reachesOnlyScope, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "../../platform/http/errors.ts";
 import { usingCredentials } from "./resource.ts";
 
 /** Who attaches a set: a request's abilities and scope, or "all" for netkeep's own writes (the CLI, imports it runs). */

@@ -1,7 +1,7 @@
 import { count, gte, inArray } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configChanges, configs } from "../../db/schema/index.ts";
-import { enqueueDeviceJob, PRIORITY } from "../../jobs/queue.ts";
+import { enqueueDeviceJob, PRIORITY } from "../../platform/jobs/queue.ts";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, downloadOnce, iosScript } from "../../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../../test/helpers/fake-device.ts";

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../http/env.ts";
-import type { Links } from "../tasks/runs.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import type { Links } from "../tasks/index.ts";
 import {
   changePulseRoute,
   complianceSummaryRoute,

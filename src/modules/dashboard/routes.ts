@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { JOB_OUTCOMES, TASK_TYPES } from "../../db/schema/index.ts";
-import { apiRoute, decimalNumber, jsonResponse } from "../../http/route.ts";
-import { RunSummary } from "../tasks/schemas.ts";
+import { apiRoute, decimalNumber, jsonResponse } from "../../platform/http/route.ts";
+import { RunSummary } from "../tasks/index.ts";
 
 const tag = "Dashboard";
 const data = <T extends z.ZodType>(schema: T, description: string) => ({

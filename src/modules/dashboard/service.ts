@@ -1,10 +1,10 @@
 import { and, asc, count, desc, eq, gte, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { configChanges, configs, devices, jobs, tasks } from "../../db/schema/index.ts";
-import { type DeviceScope, deviceIdInScope, deviceScopeCondition } from "../../auth/scope.ts";
-import { complianceTrends } from "../compliance/trends.ts";
-import { latestRuns, type Links } from "../tasks/runs.ts";
-import { visibleTasks } from "../tasks/targets.ts";
+import { type DeviceScope, deviceIdInScope, deviceScopeCondition } from "../../platform/auth/scope.ts";
+import { complianceTrends } from "../compliance/index.ts";
+import { latestRuns, type Links } from "../tasks/index.ts";
+import { visibleTasks } from "../tasks/index.ts";
 
 const DAY = 24 * 3_600_000;
 /** Outcomes of a download that mean the device was backed up (or checked and found the same). */

@@ -3,13 +3,13 @@ import { eq, inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { nameKey } from "../../db/name-key.ts";
 import { categories, credentials, deviceProfiles, devices, tags, templates, vendors } from "../../db/schema/index.ts";
-import { type DeviceUse, deviceCounts } from "../../http/device-usage.ts";
-import { containsText } from "../../http/list.ts";
-import { refuseUnlessUsable } from "../credentials/use.ts";
-import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
-import { idFilter } from "../../http/filters.ts";
-import { plural } from "../../words.ts";
-import { freeText, singleLine } from "../../http/text.ts";
+import { type DeviceUse, deviceCounts } from "../../platform/http/device-usage.ts";
+import { containsText } from "../../platform/http/list.ts";
+import { refuseUnlessUsable } from "../credentials/index.ts";
+import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../platform/http/resource.ts";
+import { idFilter } from "../../platform/http/filters.ts";
+import { plural } from "../../kernel/words.ts";
+import { freeText, singleLine } from "../../platform/http/text.ts";
 
 const DeviceProfile = z
   .object({
@@ -78,7 +78,7 @@ const DeviceProfileInput = z
 type ProfileRow = typeof deviceProfiles.$inferSelect;
 type Values = Partial<typeof deviceProfiles.$inferInsert>;
 
-/** How devices use device profiles (shared counting: http/device-usage.ts). */
+/** How devices use device profiles (shared counting: platform/http/device-usage.ts). */
 const PROFILE_USE: DeviceUse = { columns: [devices.profileId] };
 
 /** A referenced id must exist; null (or left out) means no default. */

@@ -1,8 +1,8 @@
-import type { DeviceScope } from "../../auth/scope.ts";
+import type { DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
-import { ApiError, FieldErrorBag, type FieldErrors } from "../../http/errors.ts";
-import { zodToApiError } from "../../http/validation.ts";
+import { ApiError, FieldErrorBag, type FieldErrors } from "../../platform/http/errors.ts";
+import { zodToApiError } from "../../platform/http/validation.ts";
 import { TAG_SEPARATOR, unescapeFormula, type CsvColumn, type CsvTable, type WritableColumn } from "./csv.ts";
 import { findDevicesByName, type ExistingDevice, type PlannedRow } from "./import-apply.ts";
 import { DeviceInput, DevicePatch } from "./schemas.ts";

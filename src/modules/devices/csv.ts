@@ -1,6 +1,6 @@
 import { CsvError, parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "../../platform/http/errors.ts";
 import { CUSTOM_KEY, CUSTOM_KEY_RULE, DEVICE_FIELDS, type DeviceOut } from "./schemas.ts";
 
 /**

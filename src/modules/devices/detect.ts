@@ -1,15 +1,15 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
-import { deviceScopeCondition } from "../../auth/scope.ts";
+import { deviceScopeCondition } from "../../platform/auth/scope.ts";
 import { devices } from "../../db/schema/index.ts";
 import type { Db } from "../../db/client.ts";
-import type { AppEnv, AuthContext } from "../../http/env.ts";
-import { ApiError } from "../../http/errors.ts";
-import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
-import { enqueueDeviceJob, PRIORITY, type Job as QueuedJob } from "../../jobs/queue.ts";
-import { recordActivity } from "../activity/record.ts";
-import { answerJob } from "../jobs/handlers.ts";
-import { Job, WaitSeconds } from "../jobs/routes.ts";
+import type { AppEnv, AuthContext } from "../../platform/http/env.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { apiRoute, jsonResponse, pathIds } from "../../platform/http/route.ts";
+import { enqueueDeviceJob, PRIORITY, type Job as QueuedJob } from "../../platform/jobs/queue.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
+import { answerJob } from "../jobs/index.ts";
+import { Job, WaitSeconds } from "../jobs/index.ts";
 
 /**
  * POST /devices/{id}/detect: which built-in template, vendor, model and OS version a device is. The API never

@@ -827,7 +827,7 @@ describe("summary (v2)", () => {
         never_backed_up: 2,
         last_backup_at: backedUp.toISOString(),
       });
-      expect((await x.call("/api/v1/devices/summary", { token })).status).toBe(404); // v2 only: src/api/other-version-only.ts
+      expect((await x.call("/api/v1/devices/summary", { token })).status).toBe(404); // v2 only: src/adapters/api/other-version-only.ts
     } finally {
       await x.close();
     }

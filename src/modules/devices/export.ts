@@ -1,8 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { devices, vendors } from "../../db/schema/index.ts";
-import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
-import { pickFields, type ListQuery } from "../../http/list.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
+import { pickFields, type ListQuery } from "../../platform/http/list.ts";
 import { csvText, deviceCsvRow, exportColumns } from "./csv.ts";
 import type { DeviceOut } from "./schemas.ts";
 import { listDevices } from "./service.ts";

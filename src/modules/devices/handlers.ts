@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../http/env.ts";
-import { plural } from "../../words.ts";
-import { listEnvelope, parseListQuery } from "../../http/list.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { plural } from "../../kernel/words.ts";
+import { listEnvelope, parseListQuery } from "../../platform/http/list.ts";
 import * as routes from "./routes.ts";
 import {
   createDevices,

@@ -1,12 +1,12 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
-import { deviceScopeCondition } from "../../auth/scope.ts";
+import { deviceScopeCondition } from "../../platform/auth/scope.ts";
 import { devices } from "../../db/schema/index.ts";
 import type { Db } from "../../db/client.ts";
-import type { AppEnv, AuthContext } from "../../http/env.ts";
-import { ApiError } from "../../http/errors.ts";
-import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
-import { recordActivity } from "../activity/record.ts";
+import type { AppEnv, AuthContext } from "../../platform/http/env.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { apiRoute, jsonResponse, pathIds } from "../../platform/http/route.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
 
 /** OpenSSH's notation, as `ssh-keygen -lf` and the collector's host_key_changed message print it. */
 const FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}$/;

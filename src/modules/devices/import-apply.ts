@@ -2,8 +2,8 @@ import { and, inArray, TransactionRollbackError } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { devices } from "../../db/schema/index.ts";
-import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
-import { ApiError, type FieldErrors } from "../../http/errors.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
+import { ApiError, type FieldErrors } from "../../platform/http/errors.ts";
 import type { DeviceInputT, DevicePatchT } from "./schemas.ts";
 import { createDevices, updateDevices, type WriteContext } from "./service.ts";
 

@@ -1,7 +1,7 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../http/env.ts";
-import { listQuerySchema, parseListQuery } from "../../http/list.ts";
-import { apiRoute, ErrorBody, jsonResponse, trueOrFalse } from "../../http/route.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { listQuerySchema, parseListQuery } from "../../platform/http/list.ts";
+import { apiRoute, ErrorBody, jsonResponse, trueOrFalse } from "../../platform/http/route.ts";
 import { parseCsvTable, TAG_SEPARATOR } from "./csv.ts";
 import { MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, MULTIPART_OVERHEAD, planCsvImport, readCsvUpload } from "./csv-import.ts";
 import { EXPORT_FORMATS, exportStream } from "./export.ts";

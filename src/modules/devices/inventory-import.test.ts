@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, isNotNull } from "drizzle-orm";
 import { createTestContext, TEST_APP_KEY, type TestContext } from "../../../test/helpers/app.ts";
-import { openSecretBox } from "../../bootstrap.ts";
+import { openSecretBox } from "../../runtime/bootstrap.ts";
 import { openDatabase, type Database } from "../../db/client.ts";
 import { devices, templates, vendors } from "../../db/schema/index.ts";
 import { importInventory, parseOxidized, parseRancid, DEFAULT_OXIDIZED_MAP } from "./inventory-import.ts";

@@ -2,13 +2,13 @@ import { inArray } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { templates } from "../../db/schema/index.ts";
-import type { FieldErrors } from "../../http/errors.ts";
-import { zodToApiError } from "../../http/validation.ts";
+import type { FieldErrors } from "../../platform/http/errors.ts";
+import { zodToApiError } from "../../platform/http/validation.ts";
 import { applyImport, findDevicesByName, type PlannedRow } from "./import-apply.ts";
 import { familyOf, knownModels, type InventorySource } from "./inventory-models.ts";
 import { DeviceInput, type DeviceInputT } from "./schemas.ts";
 import type { WriteContext } from "./service.ts";
-import { plural } from "../../words.ts";
+import { plural } from "../../kernel/words.ts";
 
 /** One device line of an inventory file, in netkeep's terms but not yet checked. */
 export type InventoryEntry = {

@@ -1,11 +1,11 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, desc, eq, notInArray } from "drizzle-orm";
-import { deviceScopeCondition } from "../../auth/scope.ts";
+import { deviceScopeCondition } from "../../platform/auth/scope.ts";
 import { devices, JOB_OUTCOMES, jobs } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../http/env.ts";
-import { ApiError } from "../../http/errors.ts";
-import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
-import { serializeJob } from "../jobs/handlers.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { apiRoute, jsonResponse, pathIds } from "../../platform/http/route.ts";
+import { serializeJob } from "../jobs/index.ts";
 
 /**
  * GET /devices/{id}/last-failure: the device's latest failed download and its session transcript (kept in that

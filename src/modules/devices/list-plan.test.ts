@@ -2,7 +2,7 @@ import { asc, desc, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { devices } from "../../db/schema/index.ts";
-import type { ListQuery } from "../../http/list.ts";
+import type { ListQuery } from "../../platform/http/list.ts";
 import { devicePageQuery, deviceListSpec } from "./service.ts";
 
 /**

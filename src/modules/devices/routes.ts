@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../http/route.ts";
-import { listEnvelopeSchema, listQuerySchema } from "../../http/list.ts";
+import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../platform/http/route.ts";
+import { listEnvelopeSchema, listQuerySchema } from "../../platform/http/list.ts";
 import { deviceListSpec } from "./service.ts";
 import { BulkCreate, BulkIds, BulkUpdate, Device, DeviceInput, DevicePatch, DeviceSummary } from "./schemas.ts";
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { DEVICE_STATUSES } from "../../db/schema/index.ts";
-import { isHostAddress } from "../../http/host.ts";
-import { freeText, singleLine, visibleName } from "../../http/text.ts";
+import { isHostAddress } from "../../platform/http/host.ts";
+import { freeText, singleLine, visibleName } from "../../platform/http/text.ts";
 
 /** Tags one device may carry. */
 export const MAX_DEVICE_TAGS = 100;

@@ -16,16 +16,16 @@ import {
   zoneTags,
   LOCAL_ZONE_ID,
 } from "../../db/schema/index.ts";
-import { deviceScopeCondition, isInScope, type DeviceScope } from "../../auth/scope.ts";
-import { ApiError, FieldErrorBag } from "../../http/errors.ts";
-import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
-import { booleanFilter, idFilter, wholeNumbers } from "../../http/filters.ts";
-import type { SecretBox } from "../../secrets/box.ts";
-import { changedFields, recordActivities, recordActivity, type Actor } from "../activity/record.ts";
-import { deviceRefs, recordEvents, type NewEvent } from "../events/record.ts";
-import { getSettings } from "../settings/service.ts";
-import { builtinTemplatesByVendor } from "../templates/builtins.ts";
-import { whyNotUsable, type CredentialUser } from "../credentials/use.ts";
+import { deviceScopeCondition, isInScope, type DeviceScope } from "../../platform/auth/scope.ts";
+import { ApiError, FieldErrorBag } from "../../platform/http/errors.ts";
+import { containsText, type ListQuery, type ListSpec } from "../../platform/http/list.ts";
+import { booleanFilter, idFilter, wholeNumbers } from "../../platform/http/filters.ts";
+import type { SecretBox } from "../../platform/secrets/box.ts";
+import { changedFields, recordActivities, recordActivity, type Actor } from "../../platform/audit/record.ts";
+import { deviceRefs, recordEvents, type NewEvent } from "../../platform/outbox/record.ts";
+import { getSettings } from "../../platform/settings/service.ts";
+import { builtinTemplatesByVendor } from "../templates/index.ts";
+import { whyNotUsable, type CredentialUser } from "../credentials/index.ts";
 import {
   CUSTOM_KEY,
   CUSTOM_KEY_RULE,

@@ -2,7 +2,7 @@ import { inArray } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { templates } from "../../db/schema/index.ts";
-import { builtinTemplatesByVendor } from "../templates/builtins.ts";
+import { builtinTemplatesByVendor } from "../templates/index.ts";
 
 type DeviceRef = { id: number; device_vendor: string | null; device_template_id: number | null };
 

@@ -1,11 +1,11 @@
 import { eq, inArray } from "drizzle-orm";
-import { deviceJobAttempts } from "../settings/service.ts";
+import { deviceJobAttempts } from "../../platform/settings/service.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { devices, discoveryCandidates, vendors } from "../../db/schema/index.ts";
-import { enqueueDeviceJobs, PRIORITY } from "../../jobs/queue.ts";
-import { recordActivities, type Actor } from "../activity/record.ts";
-import { deviceRefs, recordEvents } from "../events/record.ts";
+import { enqueueDeviceJobs, PRIORITY } from "../../platform/jobs/queue.ts";
+import { recordActivities, type Actor } from "../../platform/audit/record.ts";
+import { deviceRefs, recordEvents } from "../../platform/outbox/record.ts";
 
 export type Candidate = typeof discoveryCandidates.$inferSelect;
 

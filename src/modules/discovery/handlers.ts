@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../http/env.ts";
-import { listEnvelope, parseListQuery } from "../../http/list.ts";
-import { answerJob } from "../jobs/handlers.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { listEnvelope, parseListQuery } from "../../platform/http/list.ts";
+import { answerJob } from "../jobs/index.ts";
 import * as routes from "./routes.ts";
 import {
   adoptAll,

@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { listEnvelopeSchema, listQuerySchema, type ListSpec } from "../../http/list.ts";
-import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../http/route.ts";
-import { singleLine } from "../../http/text.ts";
-import { Job, WaitSeconds } from "../jobs/routes.ts";
+import { listEnvelopeSchema, listQuerySchema, type ListSpec } from "../../platform/http/list.ts";
+import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../platform/http/route.ts";
+import { singleLine } from "../../platform/http/text.ts";
+import { Job, WaitSeconds } from "../jobs/index.ts";
 import { discoveryCandidates } from "../../db/schema/index.ts";
 import { inArray, sql } from "drizzle-orm";
 import { CANDIDATE_STATES } from "../../db/schema/index.ts";

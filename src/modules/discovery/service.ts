@@ -1,11 +1,11 @@
 import { and, count, eq, inArray, isNotNull } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { credentials, discoveryCandidates, scanPresets } from "../../db/schema/index.ts";
-import type { AuthContext } from "../../http/env.ts";
-import { ApiError } from "../../http/errors.ts";
-import type { ListQuery } from "../../http/list.ts";
-import { enqueueJob, PRIORITY, type Job } from "../../jobs/queue.ts";
-import { recordActivity } from "../activity/record.ts";
+import type { AuthContext } from "../../platform/http/env.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import type { ListQuery } from "../../platform/http/list.ts";
+import { enqueueJob, PRIORITY, type Job } from "../../platform/jobs/queue.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
 import { adoptCandidates, notAdoptable, type Candidate } from "./adopt.ts";
 import { expandTargets } from "./targets.ts";
 

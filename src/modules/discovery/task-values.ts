@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { scanPresets, type tasks, type TaskType } from "../../db/schema/index.ts";
-import type { AuthContext } from "../../http/env.ts";
-import type { FieldErrorBag } from "../../http/errors.ts";
+import type { AuthContext } from "../../platform/http/env.ts";
+import type { FieldErrorBag } from "../../platform/http/errors.ts";
 import { refuseScoped } from "./service.ts";
 
 /** A discovery_scan task's preset (checked as the task is saved); null for every other type. */

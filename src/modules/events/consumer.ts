@@ -1,10 +1,10 @@
-import type { Clock } from "../../clock.ts";
+import type { Clock } from "../../kernel/clock.ts";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import type { events } from "../../db/schema/index.ts";
-import type { Job } from "../../jobs/queue.ts";
-import type { Logger } from "../../logger.ts";
-import type { SecretBox } from "../../secrets/box.ts";
-import type { EventType } from "./catalogue.ts";
+import type { Job } from "../../platform/jobs/queue.ts";
+import type { Logger } from "../../kernel/logger.ts";
+import type { SecretBox } from "../../platform/secrets/box.ts";
+import type { EventType } from "../../platform/outbox/catalogue.ts";
 
 export type StoredEvent = typeof events.$inferSelect;
 

@@ -1,7 +1,7 @@
 import { and, asc, inArray, isNull } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { events, jobs } from "../../db/schema/index.ts";
-import { PRIORITY } from "../../jobs/queue.ts";
+import { PRIORITY } from "../../platform/jobs/queue.ts";
 import { takes, type EventConsumer, type EventJobParams, type StoredEvent } from "./consumer.ts";
 
 /** Events per pass: one transaction holds the write lock for a few ms. */

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { asc, inArray } from "drizzle-orm";
 import { events } from "../../db/schema/index.ts";
-import { claimNextJob } from "../../jobs/queue.ts";
+import { claimNextJob } from "../../platform/jobs/queue.ts";
 import { finishJob } from "../tasks/settle.ts";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
 import { createDevice, storeVersion } from "../configs/test-fixtures.ts";

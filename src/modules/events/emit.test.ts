@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { asc, sql } from "drizzle-orm";
 import { events } from "../../db/schema/index.ts";
-import { issueTokenRecorded, revokeTokenRecorded } from "../../auth/token-audit.ts";
+import { issueTokenRecorded, revokeTokenRecorded } from "../../platform/auth/token-audit.ts";
 import { createDevices } from "../devices/service.ts";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { createWebTestContext } from "../../../test/web/client.ts";

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../http/env.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
 import type { DbOrTx } from "../../db/client.ts";
-import { getJob, type Job } from "../../jobs/queue.ts";
+import { getJob, type Job } from "../../platform/jobs/queue.ts";
 import { downloadNowRoute, getJobRoute } from "./routes.ts";
 import { getVisibleJob, requestDownloadNow } from "./service.ts";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { claimNextJob } from "../../jobs/queue.ts";
+import { claimNextJob } from "../../platform/jobs/queue.ts";
 import { finishJob } from "../tasks/settle.ts";
 
 let t: TestContext;

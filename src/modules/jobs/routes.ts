@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { JOB_OUTCOMES, JOB_STATES } from "../../db/schema/index.ts";
-import { apiRoute, decimalNumber, jsonResponse, pathIds } from "../../http/route.ts";
+import { apiRoute, decimalNumber, jsonResponse, pathIds } from "../../platform/http/route.ts";
 
 const tag = "Configuration actions";
 

@@ -1,11 +1,11 @@
 import { and, desc, eq, isNotNull, isNull, notInArray, or, type SQL } from "drizzle-orm";
-import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { devices, jobs } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
-import { enqueueDeviceJob, PRIORITY, type Job } from "../../jobs/queue.ts";
-import { recordActivity, type Actor } from "../activity/record.ts";
-import { deviceJobAttempts } from "../settings/service.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { enqueueDeviceJob, PRIORITY, type Job } from "../../platform/jobs/queue.ts";
+import { recordActivity, type Actor } from "../../platform/audit/record.ts";
+import { deviceJobAttempts } from "../../platform/settings/service.ts";
 
 async function deviceInScope(db: DbOrTx, scope: DeviceScope, id: number) {
   const [row] = await db

@@ -1,8 +1,8 @@
 import { MailNotConfiguredError, sendMail } from "./send.ts";
 import { mailFor } from "./messages.ts";
 import { mailRecipients, recipient } from "./recipients.ts";
-import type { EventConsumer } from "../events/consumer.ts";
-import { failureReason } from "../../error-reason.ts";
+import type { EventConsumer } from "../events/index.ts";
+import { failureReason } from "../../kernel/error-reason.ts";
 
 /** Tries per mail before it is given up: a relay down for about an hour and a half still gets the mail out. */
 export const MAIL_ATTEMPTS = 6;

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../http/env.ts";
-import { ApiError } from "../../http/errors.ts";
-import { failureReason } from "../../error-reason.ts";
-import { getSettings } from "../settings/service.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { failureReason } from "../../kernel/error-reason.ts";
+import { getSettings } from "../../platform/settings/service.ts";
 import { composeMail } from "./compose.ts";
 import { getMailSubscriptionsRoute, putMailSubscriptionsRoute, testMailRoute } from "./routes.ts";
 import { MailNotConfiguredError, sendMail } from "./send.ts";

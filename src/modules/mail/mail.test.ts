@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jobs } from "../../db/schema/index.ts";
 import { startWorker } from "../../../collector/worker.ts";
 import { startEventDispatcher } from "../../../collector/event-dispatcher.ts";
-import { silentLogger } from "../../logger.ts";
+import { silentLogger } from "../../kernel/logger.ts";
 import { DEFAULT_LIMITS } from "../../../collector/session.ts";
 import { mailConsumer } from "./consumer.ts";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { events } from "../../db/schema/index.ts";
-import { claimNextJob } from "../../jobs/queue.ts";
+import { claimNextJob } from "../../platform/jobs/queue.ts";
 import { finishJob } from "../tasks/settle.ts";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import type { StoredEvent } from "../events/consumer.ts";

@@ -1,11 +1,11 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { jobs, taskRunItems } from "../../db/schema/index.ts";
-import type { DeviceRef, EventPayload } from "../events/catalogue.ts";
-import { isInScope } from "../../auth/scope.ts";
-import type { StoredEvent } from "../events/consumer.ts";
-import { visibleItems } from "../tasks/targets.ts";
-import { runOutcomeCounts } from "../tasks/runs.ts";
+import type { DeviceRef, EventPayload } from "../../platform/outbox/catalogue.ts";
+import { isInScope } from "../../platform/auth/scope.ts";
+import type { StoredEvent } from "../events/index.ts";
+import { visibleItems } from "../tasks/index.ts";
+import { runOutcomeCounts } from "../tasks/index.ts";
 import { composeMail, type MailBody } from "./compose.ts";
 import type { MailMessage } from "./send.ts";
 import type { Recipient } from "./recipients.ts";

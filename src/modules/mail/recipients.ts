@@ -1,9 +1,9 @@
 import { and, eq } from "drizzle-orm";
-import { isInScope, type DeviceScope } from "../../auth/scope.ts";
+import { isInScope, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { mailSubscriptions, roles, tasks, users } from "../../db/schema/index.ts";
-import type { DeviceRef, EventPayload } from "../events/catalogue.ts";
-import type { StoredEvent } from "../events/consumer.ts";
+import type { DeviceRef, EventPayload } from "../../platform/outbox/catalogue.ts";
+import type { StoredEvent } from "../events/index.ts";
 
 export type Recipient = { userId: number; username: string; email: string; scope: DeviceScope };
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { apiRoute, ErrorBody, jsonBody, jsonResponse, MessageBody, pathIds } from "../../http/route.ts";
+import { apiRoute, ErrorBody, jsonBody, jsonResponse, MessageBody, pathIds } from "../../platform/http/route.ts";
 
 export const MailSubscriptions = z
   .object({

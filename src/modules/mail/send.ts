@@ -1,7 +1,7 @@
 import { createTransport } from "nodemailer";
 import type { DbOrTx } from "../../db/client.ts";
-import type { SecretBox } from "../../secrets/box.ts";
-import { getSettings, smtpPassword } from "../settings/service.ts";
+import type { SecretBox } from "../../platform/secrets/box.ts";
+import { getSettings, smtpPassword } from "../../platform/settings/service.ts";
 
 export type MailMessage = { to: string[]; subject: string; text: string; html: string };
 

@@ -3,10 +3,10 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import type { DbOrTx } from "../../db/client.ts";
 import { mailSubscriptions, tags, users } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../http/env.ts";
-import { ApiError } from "../../http/errors.ts";
-import { recordActivity } from "../activity/record.ts";
-import { assertCanManage } from "../users/guards.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
+import { assertCanManage } from "../users/index.ts";
 import type { MailSubscriptionsPut } from "./routes.ts";
 
 /** A user's mail subscriptions (all off until set). */

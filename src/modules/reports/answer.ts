@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { csvText } from "../devices/csv.ts";
+import { csvText } from "../devices/index.ts";
 
 /** Every report answers JSON rows, or the same rows as CSV (one column per field, in this order). */
 export type Cell = string | number | null;

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../http/env.ts";
-import { complianceTrends } from "../compliance/trends.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { complianceTrends } from "../compliance/index.ts";
 import { reportAnswer } from "./answer.ts";
 import { dayRange } from "./range.ts";
 import {

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "../../platform/http/errors.ts";
 
 const DAY = 86_400_000;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { apiRoute, decimalNumber } from "../../http/route.ts";
-import { TrendsQuery } from "../compliance/trends.ts";
+import { apiRoute, decimalNumber } from "../../platform/http/route.ts";
+import { TrendsQuery } from "../compliance/index.ts";
 import { formatParam, reportResponse } from "./answer.ts";
 import { rangeParams } from "./range.ts";
 import { CHANGE_GROUPS, DEVICE_GROUPS } from "./service.ts";

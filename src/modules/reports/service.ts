@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
-import { deviceIdInScope, deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
+import { deviceIdInScope, deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { categories, configChanges, devices, deviceTags, jobs, tags, vendors } from "../../db/schema/index.ts";
 import type { Report } from "./answer.ts";

@@ -1,10 +1,10 @@
 import { eq } from "drizzle-orm";
-import type { DeviceScope } from "../../auth/scope.ts";
+import type { DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { roles } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
-import type { AuthContext } from "../../http/env.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import type { AuthContext } from "../../platform/http/env.ts";
 
 /** What a role hands to whoever holds it: abilities and the devices they may see. */
 export type Grant = { permissions: readonly string[]; scope: DeviceScope };

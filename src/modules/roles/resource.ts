@@ -1,15 +1,15 @@
 import { z } from "@hono/zod-openapi";
 import { count, inArray, sql } from "drizzle-orm";
-import { ABILITIES, isAbility } from "../../auth/abilities.ts";
+import { ABILITIES, isAbility } from "../../platform/auth/abilities.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { categories, roles, tags, users } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
-import { containsText } from "../../http/list.ts";
-import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
-import { booleanFilter, idFilter } from "../../http/filters.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { containsText } from "../../platform/http/list.ts";
+import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../platform/http/resource.ts";
+import { booleanFilter, idFilter } from "../../platform/http/filters.ts";
 import { actorGrant, assertWithin, grantOf, scopeOf } from "./privilege.ts";
-import { plural } from "../../words.ts";
-import { freeText, singleLine } from "../../http/text.ts";
+import { plural } from "../../kernel/words.ts";
+import { freeText, singleLine } from "../../platform/http/text.ts";
 
 const Scope = z
   .object({

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { createTestContext, TEST_PASSWORD, type TestContext } from "../../../test/helpers/app.ts";
-import { ABILITIES } from "../../auth/abilities.ts";
-import { BUILTIN_ROLES } from "../../auth/roles.ts";
+import { ABILITIES } from "../../platform/auth/abilities.ts";
+import { BUILTIN_ROLES } from "../../platform/auth/roles.ts";
 import { activityLog, categories } from "../../db/schema/index.ts";
 import { nameKey } from "../../db/name-key.ts";
 

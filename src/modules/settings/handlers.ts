@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../http/env.ts";
-import { ApiError } from "../../http/errors.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { ApiError } from "../../platform/http/errors.ts";
 import { getSettingsRoute, patchSettingsRoute } from "./routes.ts";
-import { getSettings, serializeSettings, updateSettings } from "./service.ts";
+import { getSettings, serializeSettings, updateSettings } from "../../platform/settings/service.ts";
 
 export function registerSettingsRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(getSettingsRoute, async (c) =>

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { apiRoute, jsonBody, jsonResponse } from "../../http/route.ts";
-import { SettingsPatch, SettingsSchema } from "./schema.ts";
+import { apiRoute, jsonBody, jsonResponse } from "../../platform/http/route.ts";
+import { SettingsPatch, SettingsSchema } from "../../platform/settings/schema.ts";
 
 const tag = "Settings";
 

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { activityLog, appSettings } from "../../db/schema/index.ts";
-import { smtpPassword } from "./service.ts";
+import { smtpPassword } from "../../platform/settings/service.ts";
 
 let t: TestContext;
 let admin: string;

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import { deviceIdInScope, type DeviceScope } from "../../auth/scope.ts";
+import { deviceIdInScope, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import {
   DEPLOYMENT_DEVICE_STATUSES,
@@ -8,9 +8,9 @@ import {
   snippetDeployments,
   type DeploymentDeviceStatus,
 } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
-import { idFilter } from "../../http/filters.ts";
-import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { idFilter } from "../../platform/http/filters.ts";
+import { containsText, type ListQuery, type ListSpec } from "../../platform/http/list.ts";
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

@@ -10,8 +10,8 @@ import {
   type JobOutcome,
   type JobTrigger,
 } from "../../db/schema/index.ts";
-import { PRIORITY, type Job, type JobCompletion, type JobEnd } from "../../jobs/queue.ts";
-import { recordEvent } from "../events/record.ts";
+import { PRIORITY, type Job, type JobCompletion, type JobEnd } from "../../platform/jobs/queue.ts";
+import { recordEvent } from "../../platform/outbox/record.ts";
 
 /** A deployment's guard rails, as the deploy body states them. */
 export type DeploymentOptions = { canary: number; stopOnFailure: boolean; concurrency: number };
@@ -74,7 +74,7 @@ const FAILED: readonly DeploymentDeviceStatus[] = ["failed", "error"];
  * `concurrency` are queued or running, holds the rest back until every canary device succeeded, and skips what
  * is left when a canary failed or, with stop_on_failure, when any push failed. The deployment finishes when no
  * device is pending or queued. Each push is a job of its own device, so a push never runs beside a download or
- * another push on that device (the claim in src/jobs/queue.ts takes one running job per device).
+ * another push on that device (the claim in src/platform/jobs/queue.ts takes one running job per device).
  */
 export async function advanceDeployment(
   tx: DbOrTx,

@@ -1,12 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { eq } from "drizzle-orm";
-import type { AppEnv } from "../../http/env.ts";
-import { ApiError } from "../../http/errors.ts";
-import { listEnvelope, parseListQuery } from "../../http/list.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { listEnvelope, parseListQuery } from "../../platform/http/list.ts";
 import { snippetDeploymentDevices } from "../../db/schema/index.ts";
-import { getJob } from "../../jobs/queue.ts";
-import { serializeJob, waitForJob } from "../jobs/handlers.ts";
+import { getJob } from "../../platform/jobs/queue.ts";
+import { serializeJob, waitForJob } from "../jobs/index.ts";
 import {
   deploymentDeviceListSpec,
   deploymentListSpec,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
-import { claimNextJob } from "../../jobs/queue.ts";
-import { silentLogger } from "../../logger.ts";
+import { claimNextJob } from "../../platform/jobs/queue.ts";
+import { silentLogger } from "../../kernel/logger.ts";
 import { runComplianceJob } from "../../../collector/compliance-job.ts";
 import { createDevice, storeVersion } from "../configs/test-fixtures.ts";
 

@@ -2,13 +2,13 @@ import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { nameKey } from "../../db/name-key.ts";
 import { devices, snippets } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../http/env.ts";
-import { ApiError, FieldErrorBag } from "../../http/errors.ts";
-import { checkUniqueName, type WriteCtx } from "../../http/resource.ts";
-import { apiRoute, jsonBody, jsonResponse, pathIds } from "../../http/route.ts";
-import { singleLine } from "../../http/text.ts";
-import { recordActivity } from "../activity/record.ts";
-import { getResult } from "../compliance/results.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { ApiError, FieldErrorBag } from "../../platform/http/errors.ts";
+import { checkUniqueName, type WriteCtx } from "../../platform/http/resource.ts";
+import { apiRoute, jsonBody, jsonResponse, pathIds } from "../../platform/http/route.ts";
+import { singleLine } from "../../platform/http/text.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
+import { getResult } from "../compliance/index.ts";
 import { Snippet, snippetsResource } from "./resource.ts";
 
 const RemediationInput = z

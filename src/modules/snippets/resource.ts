@@ -1,13 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { and, eq, inArray, or, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
-import { selectedDevices, type DeviceSelection } from "../devices/selection.ts";
+import { selectedDevices, type DeviceSelection } from "../devices/index.ts";
 import { snippets, tasks, templates } from "../../db/schema/index.ts";
-import { containsText } from "../../http/list.ts";
-import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
-import { freeText, singleLine } from "../../http/text.ts";
+import { containsText } from "../../platform/http/list.ts";
+import { checkUniqueName, defineResource, nameFilter } from "../../platform/http/resource.ts";
+import { freeText, singleLine } from "../../platform/http/text.ts";
 import { snippetVariables } from "./render.ts";
-import { plural } from "../../words.ts";
+import { plural } from "../../kernel/words.ts";
 
 export const Snippet = z
   .object({

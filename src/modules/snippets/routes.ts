@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { DEPLOYMENT_DEVICE_STATUSES, DEPLOYMENT_STATES } from "../../db/schema/index.ts";
-import { listEnvelopeSchema, listQuerySchema } from "../../http/list.ts";
-import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../http/route.ts";
-import { Job, WaitSeconds } from "../jobs/routes.ts";
+import { listEnvelopeSchema, listQuerySchema } from "../../platform/http/list.ts";
+import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../platform/http/route.ts";
+import { Job, WaitSeconds } from "../jobs/index.ts";
 import { deploymentDeviceListSpec, deploymentListSpec } from "./deployment-views.ts";
 
 const tag = "Snippets";

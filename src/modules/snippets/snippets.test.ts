@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
-import { claimNextJob, getJob, requeueExpiredLeases, type Job } from "../../jobs/queue.ts";
+import { claimNextJob, getJob, requeueExpiredLeases, type Job } from "../../platform/jobs/queue.ts";
 import { finishJob } from "../tasks/settle.ts";
-import { silentLogger } from "../../logger.ts";
+import { silentLogger } from "../../kernel/logger.ts";
 import { runSnippetJob } from "../../../collector/snippet-job.ts";
 import { scheduleDueRuns } from "../../../collector/scheduler.ts";
 import { completePushJob } from "./deployments.ts";

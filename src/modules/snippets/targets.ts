@@ -1,8 +1,8 @@
 import { and, asc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
-import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { deviceTags, devices, vendors } from "../../db/schema/index.ts";
-import { ApiError, FieldErrorBag } from "../../http/errors.ts";
+import { ApiError, FieldErrorBag } from "../../platform/http/errors.ts";
 import type { RenderedTarget } from "./deployments.ts";
 import { deviceVariables, renderLines } from "./render.ts";
 

@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, gte, isNotNull, lt, lte } from "drizzle-orm";
-import type { DeviceScope } from "../../auth/scope.ts";
-import type { Clock } from "../../clock.ts";
-import type { Config } from "../../config.ts";
+import type { DeviceScope } from "../../platform/auth/scope.ts";
+import type { Clock } from "../../kernel/clock.ts";
+import type { Config } from "../../kernel/config.ts";
 import type { Db } from "../../db/client.ts";
 import {
   configSearchPending,
@@ -13,14 +13,14 @@ import {
   type HealthStatus,
   type StoredCheck,
 } from "../../db/schema/index.ts";
-import { DISK_FULL_REASON, failureReason, isDiskFull } from "../../error-reason.ts";
-import { ApiError } from "../../http/errors.ts";
-import type { SecretBox } from "../../secrets/box.ts";
-import { plural } from "../../words.ts";
-import { HEARTBEAT_STALE_MS, heartbeatsOf } from "./heartbeats.ts";
+import { DISK_FULL_REASON, failureReason, isDiskFull } from "../../kernel/error-reason.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import type { SecretBox } from "../../platform/secrets/box.ts";
+import { plural } from "../../kernel/words.ts";
+import { HEARTBEAT_STALE_MS, heartbeatsOf } from "../../platform/jobs/heartbeats.ts";
 import { nodeFs, promised } from "./node-fs.ts";
-import { getSyslogSettings } from "../settings/service.ts";
-import { remoteZonesWithoutCollector } from "../zones/liveness.ts";
+import { getSyslogSettings } from "../../platform/settings/service.ts";
+import { remoteZonesWithoutCollector } from "../../platform/jobs/remote-collectors.ts";
 
 export type HealthDeps = { db: Db; clock: Clock; config: Config; secrets: SecretBox };
 export type Check = StoredCheck;

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../http/env.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
 import { healthFor, latestHealth, runHealthChecks, serializeHealth, type HealthRun } from "./checks.ts";
 import { systemInfo } from "./info.ts";
 import {

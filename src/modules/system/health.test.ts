@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../app.ts";
-import { openSecretBox } from "../../bootstrap.ts";
-import { claimNextJob, enqueueDeviceJob, PRIORITY } from "../../jobs/queue.ts";
+import { openSecretBox } from "../../runtime/bootstrap.ts";
+import { claimNextJob, enqueueDeviceJob, PRIORITY } from "../../platform/jobs/queue.ts";
 import { finishJob } from "../tasks/settle.ts";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
-import { silentLogger } from "../../logger.ts";
+import { silentLogger } from "../../kernel/logger.ts";
 import { processHeartbeats } from "../../db/schema/index.ts";
 import { startHealthSchedule } from "./schedule.ts";
-import { recordHeartbeat } from "./heartbeats.ts";
+import { recordHeartbeat } from "../../platform/jobs/heartbeats.ts";
 import { storeConfig } from "../configs/storage/store.ts";
 import { indexAllPending } from "../configs/search/search-index.ts";
 

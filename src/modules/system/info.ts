@@ -1,10 +1,10 @@
 import { and, count, eq, gte, isNull, sql } from "drizzle-orm";
-import type { Clock } from "../../clock.ts";
-import type { Config } from "../../config.ts";
+import type { Clock } from "../../kernel/clock.ts";
+import type { Config } from "../../kernel/config.ts";
 import type { Db } from "../../db/client.ts";
 import { apiTokens, configs, devices, jobs, processHeartbeats, users } from "../../db/schema/index.ts";
-import { type DeviceScope, deviceIdInScope, deviceScopeCondition } from "../../auth/scope.ts";
-import { HEARTBEAT_STALE_MS } from "./heartbeats.ts";
+import { type DeviceScope, deviceIdInScope, deviceScopeCondition } from "../../platform/auth/scope.ts";
+import { HEARTBEAT_STALE_MS } from "../../platform/jobs/heartbeats.ts";
 import { nodeFs, promised } from "./node-fs.ts";
 import packageJson from "../../../package.json" with { type: "json" };
 

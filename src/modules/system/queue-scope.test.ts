@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enqueueDeviceJob, PRIORITY } from "../../jobs/queue.ts";
+import { enqueueDeviceJob, PRIORITY } from "../../platform/jobs/queue.ts";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 
 /** A role scoped to some devices sees only their jobs in every queue figure: its devices' waiting jobs, no more. */

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { HEALTH_STATUSES } from "../../db/schema/index.ts";
-import { apiRoute, jsonResponse } from "../../http/route.ts";
+import { apiRoute, jsonResponse } from "../../platform/http/route.ts";
 
 const healthTag = "System health";
 

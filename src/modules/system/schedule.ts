@@ -1,5 +1,5 @@
-import type { Logger } from "../../logger.ts";
-import { failureReason } from "../../error-reason.ts";
+import type { Logger } from "../../kernel/logger.ts";
+import { failureReason } from "../../kernel/error-reason.ts";
 import { runHealthChecks, type HealthDeps } from "./checks.ts";
 
 export const HEALTH_INTERVAL_MS = 5 * 60_000;

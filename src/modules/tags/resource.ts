@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { inArray, sql } from "drizzle-orm";
 import { deviceProfiles, deviceTags, devices, tags } from "../../db/schema/index.ts";
-import { type DeviceUse, deviceCounts } from "../../http/device-usage.ts";
-import { containsText } from "../../http/list.ts";
-import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
-import { plural } from "../../words.ts";
-import { refuseIfScopingRoles } from "../../auth/scope.ts";
-import { freeText, singleLine } from "../../http/text.ts";
+import { type DeviceUse, deviceCounts } from "../../platform/http/device-usage.ts";
+import { containsText } from "../../platform/http/list.ts";
+import { checkUniqueName, defineResource, nameFilter } from "../../platform/http/resource.ts";
+import { plural } from "../../kernel/words.ts";
+import { refuseIfScopingRoles } from "../../platform/auth/scope.ts";
+import { freeText, singleLine } from "../../platform/http/text.ts";
 
 const Tag = z
   .object({
@@ -38,7 +38,7 @@ const TagInput = z
 
 type TagRow = typeof tags.$inferSelect;
 
-/** How devices use tags (shared counting: http/device-usage.ts). */
+/** How devices use tags (shared counting: platform/http/device-usage.ts). */
 const TAG_USE: DeviceUse = { key: deviceTags.tagId, device: deviceTags.deviceId };
 
 export const tagsResource = defineResource({

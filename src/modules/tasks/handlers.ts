@@ -2,9 +2,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { eq } from "drizzle-orm";
 import { taskRuns } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../http/env.ts";
-import { listEnvelope, parseListQuery } from "../../http/list.ts";
-import { csvText } from "../devices/csv.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { listEnvelope, parseListQuery } from "../../platform/http/list.ts";
+import { csvText } from "../devices/index.ts";
 import {
   allItems,
   getRun,

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { listEnvelopeSchema, listQuerySchema } from "../../http/list.ts";
-import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../http/route.ts";
+import { listEnvelopeSchema, listQuerySchema } from "../../platform/http/list.ts";
+import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../platform/http/route.ts";
 import { itemListSpec, runListSpec } from "./runs.ts";
 import { LastRunFailures, Task, TaskInput, TaskRun, TaskRunItem, TaskRunReport } from "./schemas.ts";
 import { taskListSpec } from "./service.ts";

@@ -1,7 +1,7 @@
 import { eq, inArray } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { taskRuns, tasks } from "../../db/schema/index.ts";
-import { recordEvents } from "../events/record.ts";
+import { recordEvents } from "../../platform/outbox/record.ts";
 import { runOutcomeCounts } from "./runs.ts";
 
 /** task.run.finished for runs that just finished, written in the transaction that finished them. */

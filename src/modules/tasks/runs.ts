@@ -1,10 +1,10 @@
 import { and, asc, count, eq, gte, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
-import type { DeviceScope } from "../../auth/scope.ts";
+import type { DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { jobs, TASK_RUN_TRIGGERS, taskRunItems, taskRuns, tasks } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
-import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
-import { idFilter, instantValue } from "../../http/filters.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { containsText, type ListQuery, type ListSpec } from "../../platform/http/list.ts";
+import { idFilter, instantValue } from "../../platform/http/filters.ts";
 import {
   ITEM_STATUSES,
   TaskRun,

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { JOB_OUTCOMES, TASK_RUN_TRIGGERS, TASK_TYPES } from "../../db/schema/index.ts";
-import { canonicalTimeZone, cronProblem, cronText } from "./cron.ts";
+import { canonicalTimeZone, cronProblem, cronText } from "../../kernel/cron.ts";
 import { RCONFIG_COMMANDS, TASK_TYPE_DEFS, TASK_TYPE_NAMES } from "./types.ts";
-import { freeText, singleLine } from "../../http/text.ts";
-import { SnippetTaskOptionsInput } from "../snippets/task-runs.ts";
+import { freeText, singleLine } from "../../platform/http/text.ts";
+import { SnippetTaskOptionsInput } from "./snippet-runs.ts";
 
 const ids = (what: string) =>
   z
@@ -42,7 +42,7 @@ const CronInput = z
     example: "30 2 * * *",
   });
 
-/** Fields a client writes; rConfig's other task fields are rewritten or dropped by src/compat/rconfig/tasks.ts. */
+/** Fields a client writes; rConfig's other task fields are rewritten or dropped by src/adapters/compat/rconfig/tasks.ts. */
 export const TaskInput = z
   .object({
     task_name: singleLine(

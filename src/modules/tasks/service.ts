@@ -1,24 +1,24 @@
 import { and, count, eq, inArray, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { deviceScopeCondition, type DeviceScope } from "../../auth/scope.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
-import { getSettings } from "../settings/service.ts";
+import { getSettings } from "../../platform/settings/service.ts";
 import { categories, devices, tags, TASK_TYPES, tasks, type TaskType } from "../../db/schema/index.ts";
-import type { AuthContext, Services } from "../../http/env.ts";
-import { ApiError, FieldErrorBag } from "../../http/errors.ts";
-import { booleanFilter, idFilter } from "../../http/filters.ts";
-import { containsText, type ListQuery, type ListSpec } from "../../http/list.ts";
-import { checkUniqueName, nameFilter, type WriteCtx } from "../../http/resource.ts";
+import type { AuthContext, Services } from "../../platform/http/env.ts";
+import { ApiError, FieldErrorBag } from "../../platform/http/errors.ts";
+import { booleanFilter, idFilter } from "../../platform/http/filters.ts";
+import { containsText, type ListQuery, type ListSpec } from "../../platform/http/list.ts";
+import { checkUniqueName, nameFilter, type WriteCtx } from "../../platform/http/resource.ts";
 import { nameKey } from "../../db/name-key.ts";
-import { recordActivity } from "../activity/record.ts";
-import { canonicalTimeZone, cronText, nextRuns } from "./cron.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
+import { canonicalTimeZone, cronText, nextRuns } from "../../kernel/cron.ts";
 import { getRun, latestRuns, type Links } from "./runs.ts";
 import { Task, type TaskInputT, type TaskOut, type TaskRunOut } from "./schemas.ts";
 import { startTaskRun, type Task as TaskRow } from "./start-run.ts";
 import { reachBeyondScope, taskReach, visibleTasks } from "./targets.ts";
 import { canonicalTaskType, TARGET_LISTS, TASK_TYPE_DEFS, type TargetList } from "./types.ts";
-import { snippetTaskValues } from "../snippets/task-runs.ts";
-import { scanTaskValues } from "../discovery/task-values.ts";
+import { snippetTaskValues } from "./snippet-runs.ts";
+import { scanTaskValues } from "../discovery/index.ts";
 
 /** Who is asking and when: what every task operation needs from the request. */
 export type TaskCtx = { db: DbOrTx; auth: AuthContext; services: Services; now: Date; links: Links };

@@ -1,7 +1,7 @@
 import { and, inArray, isNull, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { jobs, taskRunItems, taskRuns } from "../../db/schema/index.ts";
-import { completeJob, type Job, type JobCompletion, type JobEnd } from "../../jobs/queue.ts";
+import { completeJob, type Job, type JobCompletion, type JobEnd } from "../../platform/jobs/queue.ts";
 import { recordRunsFinished } from "./run-events.ts";
 
 /**

@@ -1,12 +1,12 @@
 import { asc, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { devices, taskRunItems, taskRuns, type tasks, type TaskRunTrigger } from "../../db/schema/index.ts";
-import { enqueueDeviceJobs, enqueueJob, PRIORITY } from "../../jobs/queue.ts";
+import { enqueueDeviceJobs, enqueueJob, PRIORITY } from "../../platform/jobs/queue.ts";
 import { taskTargetCondition } from "./targets.ts";
 import { TASK_TYPE_DEFS } from "./types.ts";
-import { startSnippetRun } from "../snippets/task-runs.ts";
+import { startSnippetRun } from "./snippet-runs.ts";
 import { recordRunsFinished } from "./run-events.ts";
-import { deviceJobAttempts } from "../settings/service.ts";
+import { deviceJobAttempts } from "../../platform/settings/service.ts";
 
 export type Task = typeof tasks.$inferSelect;
 export type TaskRun = typeof taskRuns.$inferSelect;

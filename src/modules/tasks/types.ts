@@ -1,6 +1,6 @@
 import { TASK_TYPES, type JobType, type TaskType } from "../../db/schema/index.ts";
-import type { DeviceSelection } from "../devices/selection.ts";
-import { SNIPPET_TASK_TARGETS } from "../snippets/resource.ts";
+import type { DeviceSelection } from "../devices/index.ts";
+import { SNIPPET_TASK_TARGETS } from "../snippets/index.ts";
 
 /**
  * Which target list a task type reads: one of the id lists, every device, none (system work), or "lists": the

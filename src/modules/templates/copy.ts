@@ -2,10 +2,10 @@ import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { nameKey } from "../../db/name-key.ts";
 import { templates } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../http/env.ts";
-import { ApiError, FieldErrorBag } from "../../http/errors.ts";
-import { checkUniqueName, freeCopyName } from "../../http/resource.ts";
-import { recordActivity } from "../activity/record.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { ApiError, FieldErrorBag } from "../../platform/http/errors.ts";
+import { checkUniqueName, freeCopyName } from "../../platform/http/resource.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
 import { templatesResource } from "./resource.ts";
 
 /**

@@ -1,8 +1,8 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../http/env.ts";
-import { apiRoute, jsonResponse, pathIds } from "../../http/route.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { apiRoute, jsonResponse, pathIds } from "../../platform/http/route.ts";
 import { Template, templatesResource } from "./resource.ts";
-import { singleLine } from "../../http/text.ts";
+import { singleLine } from "../../platform/http/text.ts";
 import { copyTemplate } from "./copy.ts";
 import { previewTemplate } from "./preview.ts";
 

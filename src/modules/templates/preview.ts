@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { templates } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "../../platform/http/errors.ts";
 import { type Rendered, renderStored } from "./render.ts";
 import { parseTemplate } from "./template-schema.ts";
 

@@ -1,14 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import { deviceProfiles, devices, templates } from "../../db/schema/index.ts";
-import { type DeviceUse, deviceCounts, refuseDeleteWhileDevicesUse } from "../../http/device-usage.ts";
-import { ApiError } from "../../http/errors.ts";
-import { containsText } from "../../http/list.ts";
-import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
-import { idFilter } from "../../http/filters.ts";
+import { type DeviceUse, deviceCounts, refuseDeleteWhileDevicesUse } from "../../platform/http/device-usage.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { containsText } from "../../platform/http/list.ts";
+import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../platform/http/resource.ts";
+import { idFilter } from "../../platform/http/filters.ts";
 import { parseTemplate } from "./template-schema.ts";
-import { plural } from "../../words.ts";
-import { freeText, singleLine } from "../../http/text.ts";
+import { plural } from "../../kernel/words.ts";
+import { freeText, singleLine } from "../../platform/http/text.ts";
 
 export const Template = z
   .object({
@@ -66,7 +66,7 @@ const vendorOf = (code: string): string | null => {
   return parsed.ok ? (parsed.template.vendor ?? null) : null;
 };
 
-/** How devices use templates (shared counting: http/device-usage.ts). */
+/** How devices use templates (shared counting: platform/http/device-usage.ts). */
 const TEMPLATE_USE: DeviceUse = { columns: [devices.templateId] };
 
 /** Problems in the YAML go under `code` or `code.<key path>`, each naming its line. */

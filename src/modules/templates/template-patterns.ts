@@ -1,6 +1,6 @@
 /**
  * How a connection template's patterns are compiled. Templates are edited through the API, so their patterns
- * are users' and run in RE2 (src/patterns/user-pattern.ts), with one exception: a pattern netkeep itself ships
+ * are users' and run in RE2 (src/kernel/patterns/user-pattern.ts), with one exception: a pattern netkeep itself ships
  * in a built-in template (collector/templates/*.yaml, reviewed and tested against recorded sessions), used in
  * the same role, runs in JavaScript's engine. Those patterns use lookahead, which RE2 lacks, and they run on
  * every download, where RE2 cost about 25 ms of CPU per 100 KB configuration against JavaScript's 0.6 ms for
@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
-import { compileShippedPattern, compileUserPattern, type Pattern } from "../../patterns/user-pattern.ts";
+import { compileShippedPattern, compileUserPattern, type Pattern } from "../../kernel/patterns/user-pattern.ts";
 
 /**
  * Where a pattern runs, which decides its flags: `line` patterns (prompts, pager, login and enable prompts, line
@@ -94,7 +94,7 @@ function shippedPatterns(): Record<TemplatePatternRole, Set<string>> {
   return (shipped = { line, text });
 }
 
-/** Compiles a template's pattern for its role; throws PatternError (src/patterns) when it cannot be used. */
+/** Compiles a template's pattern for its role; throws PatternError (src/kernel/patterns) when it cannot be used. */
 export function compileTemplatePattern(source: string, role: TemplatePatternRole): Pattern {
   const options = { multiline: role === "text" };
   return shippedPatterns()[role].has(source)

@@ -62,7 +62,7 @@
  */
 import { z } from "zod";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
-import { PatternError } from "../../patterns/user-pattern.ts";
+import { PatternError } from "../../kernel/patterns/user-pattern.ts";
 import { secretRuleProblems } from "./secret-examples.ts";
 import { xmlFragmentProblem } from "./netconf-xml.ts";
 import {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { BUILTIN_TEMPLATES_DIR } from "../../runtime/builtin-templates.ts";
 import { parseTemplate } from "./template-schema.ts";
 import { removeLines, removeSecrets } from "./template-text.ts";
-import { mulberry32 } from "../../random.ts";
+import { mulberry32 } from "../../kernel/random.ts";
 
 const text = [
   "hostname r1",

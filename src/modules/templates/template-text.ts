@@ -8,10 +8,10 @@ import {
   compileUserAlternatives,
   type Pattern,
   type PatternTest,
-} from "../../patterns/user-pattern.ts";
+} from "../../kernel/patterns/user-pattern.ts";
 import type { ConnectionTemplate, LineFilter } from "./template-schema.ts";
 import { compileTemplatePattern, isShippedPattern } from "./template-patterns.ts";
-import { utf8Length } from "../../text-bytes.ts";
+import { utf8Length } from "../../kernel/text-bytes.ts";
 import { maskGenericSecrets } from "./secret-grammar.ts";
 
 // CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), charset selection (ESC ( B), then any other

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { activityLog, deviceProfiles, templates } from "../../db/schema/index.ts";
-import { seedReferenceData } from "../../db/seed.ts";
+import { seedReferenceData } from "../../runtime/seed.ts";
 import { loadBuiltinTemplates } from "../../runtime/builtin-templates.ts";
 import { nameKey } from "../../db/name-key.ts";
 

@@ -1,13 +1,13 @@
 import { eq } from "drizzle-orm";
 import type { Context } from "hono";
-import { removeSecondFactor } from "../../auth/mfa/second-factor.ts";
-import { hashPassword } from "../../auth/passwords.ts";
-import { endUserSessions } from "../../auth/sessions.ts";
+import { removeSecondFactor } from "../../platform/auth/mfa/second-factor.ts";
+import { hashPassword } from "../../platform/auth/passwords.ts";
+import { endUserSessions } from "../../platform/auth/sessions.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { users } from "../../db/schema/index.ts";
-import { ApiError } from "../../http/errors.ts";
-import type { AppEnv } from "../../http/env.ts";
-import { recordActivity } from "../activity/record.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
 import { assertAdminRemains, assertCanManage, assertNotSelf } from "./guards.ts";
 import { showUser } from "./resource.ts";
 

@@ -2,10 +2,10 @@ import { and, count, eq, inArray, notInArray } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { roles, users } from "../../db/schema/index.ts";
-import { ADMIN_ROLE } from "../../auth/roles.ts";
-import { ApiError } from "../../http/errors.ts";
-import type { AuthContext } from "../../http/env.ts";
-import { actorGrant, assertWithin, grantOf } from "../roles/privilege.ts";
+import { ADMIN_ROLE } from "../../platform/auth/roles.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import type { AuthContext } from "../../platform/http/env.ts";
+import { actorGrant, assertWithin, grantOf } from "../roles/index.ts";
 
 type UserRow = typeof users.$inferSelect;
 type RoleRow = typeof roles.$inferSelect;

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../http/env.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
 import { changePassword, resetSecondFactor, setUserEnabled } from "./account.ts";
 import { usersResource } from "./resource.ts";
 import * as routes from "./routes.ts";

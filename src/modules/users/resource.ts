@@ -1,22 +1,22 @@
 import { z } from "@hono/zod-openapi";
 import { count, eq, inArray, or, sql } from "drizzle-orm";
-import { hashPassword, Password } from "../../auth/passwords.ts";
-import { endUserSessions } from "../../auth/sessions.ts";
-import { USERNAME } from "../../auth/users.ts";
+import { hashPassword, Password } from "../../platform/auth/passwords.ts";
+import { endUserSessions } from "../../platform/auth/sessions.ts";
+import { USERNAME } from "../../platform/auth/users.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
 import { apiTokens, roles, users } from "../../db/schema/index.ts";
-import { containsText } from "../../http/list.ts";
-import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
-import { recordActivity } from "../activity/record.ts";
-import { actorGrant, assertWithin, grantOf } from "../roles/privilege.ts";
-import { booleanFilter, idFilter } from "../../http/filters.ts";
+import { containsText } from "../../platform/http/list.ts";
+import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../platform/http/resource.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
+import { actorGrant, assertWithin, grantOf } from "../roles/index.ts";
+import { booleanFilter, idFilter } from "../../platform/http/filters.ts";
 import { assertAdminRemains, assertCanManage, assertNotSelf } from "./guards.ts";
-import { plural } from "../../words.ts";
-import { singleLine } from "../../http/text.ts";
+import { plural } from "../../kernel/words.ts";
+import { singleLine } from "../../platform/http/text.ts";
 
-export { MIN_PASSWORD_LENGTH as MIN_PASSWORD } from "../../password-rule.ts";
-import { MIN_PASSWORD_LENGTH as MIN_PASSWORD } from "../../password-rule.ts";
+export { MIN_PASSWORD_LENGTH as MIN_PASSWORD } from "../../kernel/password-rule.ts";
+import { MIN_PASSWORD_LENGTH as MIN_PASSWORD } from "../../kernel/password-rule.ts";
 
 export const User = z
   .object({

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../http/route.ts";
+import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../platform/http/route.ts";
 import { Password, User } from "./resource.ts";
 
 const tag = "Users";

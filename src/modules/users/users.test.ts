@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { ABILITIES, type Ability } from "../../auth/abilities.ts";
-import { verifyPassword } from "../../auth/passwords.ts";
-import { issueToken } from "../../auth/tokens.ts";
+import { ABILITIES, type Ability } from "../../platform/auth/abilities.ts";
+import { verifyPassword } from "../../platform/auth/passwords.ts";
+import { issueToken } from "../../platform/auth/tokens.ts";
 import { activityLog, apiTokens, users } from "../../db/schema/index.ts";
-import { roleIdByName } from "../../db/seed.ts";
+import { roleIdByName } from "../../runtime/seed.ts";
 
 let t: TestContext;
 let admin: string;
@@ -539,7 +539,7 @@ describe("users: list", () => {
 
 describe("users: v2", () => {
   it("serves the same user routes as v1", async () => {
-    const { openApiDocument } = await import("../../api/versions.ts");
+    const { openApiDocument } = await import("../../adapters/api/versions.ts");
     const userOps = (version: "v1" | "v2") =>
       Object.entries(openApiDocument(version, "http://netkeep.test").paths ?? {})
         .filter(([path]) => path.startsWith("/api/" + version + "/users"))

@@ -2,12 +2,12 @@ import { z } from "@hono/zod-openapi";
 import { eq, inArray, sql } from "drizzle-orm";
 import { nameKey } from "../../db/name-key.ts";
 import { deviceProfiles, devices, vendors } from "../../db/schema/index.ts";
-import { type DeviceUse, deviceCounts, refuseDeleteWhileDevicesUse } from "../../http/device-usage.ts";
-import { containsText } from "../../http/list.ts";
-import { checkUniqueName, defineResource, nameFilter } from "../../http/resource.ts";
+import { type DeviceUse, deviceCounts, refuseDeleteWhileDevicesUse } from "../../platform/http/device-usage.ts";
+import { containsText } from "../../platform/http/list.ts";
+import { checkUniqueName, defineResource, nameFilter } from "../../platform/http/resource.ts";
 import type { DbOrTx } from "../../db/client.ts";
-import { plural } from "../../words.ts";
-import { singleLine } from "../../http/text.ts";
+import { plural } from "../../kernel/words.ts";
+import { singleLine } from "../../platform/http/text.ts";
 
 const Vendor = z
   .object({
@@ -29,7 +29,7 @@ const VendorInput = z
 
 type VendorRow = typeof vendors.$inferSelect;
 
-/** How devices use vendors (shared counting: http/device-usage.ts). */
+/** How devices use vendors (shared counting: platform/http/device-usage.ts). */
 const VENDOR_USE: DeviceUse = { columns: [devices.vendorId] };
 
 export const vendorsResource = defineResource({

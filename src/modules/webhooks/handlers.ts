@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../http/env.ts";
-import { listEnvelope, parseListQuery } from "../../http/list.ts";
-import { EVENT_CATALOGUE, EventEnvelope } from "../events/catalogue.ts";
-import { answerJob } from "../jobs/handlers.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { listEnvelope, parseListQuery } from "../../platform/http/list.ts";
+import { EVENT_CATALOGUE, EventEnvelope } from "../../platform/outbox/catalogue.ts";
+import { answerJob } from "../jobs/index.ts";
 import {
   createWebhook,
   deleteWebhook,

@@ -2,13 +2,13 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import type { DbOrTx } from "../../db/client.ts";
 import { categories, events, tags, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../http/env.ts";
-import { ApiError, FieldErrorBag } from "../../http/errors.ts";
-import { parseListQuery } from "../../http/list.ts";
-import { recordActivity } from "../activity/record.ts";
-import { queueEventJob } from "../events/dispatch.ts";
-import { recordDirectEvent } from "../events/record.ts";
-import { getSettings } from "../settings/service.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { ApiError, FieldErrorBag } from "../../platform/http/errors.ts";
+import { parseListQuery } from "../../platform/http/list.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
+import { queueEventJob } from "../events/index.ts";
+import { recordDirectEvent } from "../../platform/outbox/record.ts";
+import { getSettings } from "../../platform/settings/service.ts";
 import { deliveryListSpec, type WebhookPatchT } from "./routes.ts";
 import {
   requireWholeEstate as requireScopeAll,

@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { webhookDeliveries, webhooks, DELIVERY_OUTCOMES } from "../../db/schema/index.ts";
 import { inArray } from "drizzle-orm";
-import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../http/route.ts";
-import { listEnvelopeSchema, listQuerySchema, type ListSpec } from "../../http/list.ts";
-import { booleanFilter } from "../../http/filters.ts";
-import { freeText, singleLine } from "../../http/text.ts";
-import { EVENT_TYPES, type EventType } from "../events/catalogue.ts";
-import { Job, WaitSeconds } from "../jobs/routes.ts";
+import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../platform/http/route.ts";
+import { listEnvelopeSchema, listQuerySchema, type ListSpec } from "../../platform/http/list.ts";
+import { booleanFilter } from "../../platform/http/filters.ts";
+import { freeText, singleLine } from "../../platform/http/text.ts";
+import { EVENT_TYPES, type EventType } from "../../platform/outbox/catalogue.ts";
+import { Job, WaitSeconds } from "../jobs/index.ts";
 
 const tag = "Webhooks";
 /** Said on every route but the catalogue (handlers.ts requireWholeEstate). */

@@ -1,11 +1,11 @@
 import { and, desc, eq, lt, sql } from "drizzle-orm";
-import type { DeviceScope } from "../../auth/scope.ts";
-import { ApiError } from "../../http/errors.ts";
-import type { ListQuery } from "../../http/list.ts";
+import type { DeviceScope } from "../../platform/auth/scope.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import type { ListQuery } from "../../platform/http/list.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { webhookDeliveries, webhooks, type DeliveryOutcome } from "../../db/schema/index.ts";
-import type { DeviceRef } from "../events/catalogue.ts";
-import type { StoredEvent } from "../events/consumer.ts";
+import type { DeviceRef } from "../../platform/outbox/catalogue.ts";
+import type { StoredEvent } from "../events/index.ts";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;

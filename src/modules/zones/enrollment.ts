@@ -1,4 +1,4 @@
-import { hashTokenValue, randomSecret } from "../../auth/token-value.ts";
+import { hashTokenValue, randomSecret } from "../../platform/auth/token-value.ts";
 
 /**
  * A remote zone's enrollment key and a collector's credential are 256 random bits, kept only as SHA-256 hashes

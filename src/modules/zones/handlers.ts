@@ -1,13 +1,13 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, eq, inArray } from "drizzle-orm";
 import { devices, remoteCollectors, zones } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../http/env.ts";
-import { ApiError } from "../../http/errors.ts";
-import { apiRoute, jsonResponse, MessageBody, pathIds } from "../../http/route.ts";
-import { recordActivity } from "../activity/record.ts";
+import type { AppEnv } from "../../platform/http/env.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { apiRoute, jsonResponse, MessageBody, pathIds } from "../../platform/http/route.ts";
+import { recordActivity } from "../../platform/audit/record.ts";
 import { hashSecret, newEnrollmentKey } from "./enrollment.ts";
-import { remoteCollectorStates, remoteZonesWithoutCollector } from "./liveness.ts";
-import { deviceScopeCondition, refuseUnlessScopeCovers } from "../../auth/scope.ts";
+import { remoteCollectorStates, remoteZonesWithoutCollector } from "../../platform/jobs/remote-collectors.ts";
+import { deviceScopeCondition, refuseUnlessScopeCovers } from "../../platform/auth/scope.ts";
 import { zonesResource } from "./resource.ts";
 
 const TAG = "Zones";

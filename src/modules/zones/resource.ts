@@ -2,12 +2,12 @@ import { z } from "@hono/zod-openapi";
 import { and, count, eq, inArray, sql } from "drizzle-orm";
 import { devices, LOCAL_ZONE_ID, remoteCollectors, tags, ZONE_MODES, zones, zoneTags } from "../../db/schema/index.ts";
 import type { DbOrTx } from "../../db/client.ts";
-import { containsText } from "../../http/list.ts";
-import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../http/resource.ts";
-import { ApiError } from "../../http/errors.ts";
-import { type DeviceScope, deviceScopeCondition } from "../../auth/scope.ts";
-import { freeText, singleLine } from "../../http/text.ts";
-import { plural } from "../../words.ts";
+import { containsText } from "../../platform/http/list.ts";
+import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../platform/http/resource.ts";
+import { ApiError } from "../../platform/http/errors.ts";
+import { type DeviceScope, deviceScopeCondition } from "../../platform/auth/scope.ts";
+import { freeText, singleLine } from "../../platform/http/text.ts";
+import { plural } from "../../kernel/words.ts";
 import { hashSecret, newEnrollmentKey } from "./enrollment.ts";
 
 const Zone = z

@@ -6,7 +6,7 @@ import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { databaseAtRelease } from "../../../test/helpers/migrations.ts";
-import { claimNextJob, enqueueDeviceJob, PRIORITY } from "../../jobs/queue.ts";
+import { claimNextJob, enqueueDeviceJob, PRIORITY } from "../../platform/jobs/queue.ts";
 
 let t: TestContext;
 let admin: string;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { activityLog, jobs, zones } from "../../db/schema/index.ts";
-import { claimNextJob, claimNextZoneJob, enqueueDeviceJob, PRIORITY } from "../../jobs/queue.ts";
+import { claimNextJob, claimNextZoneJob, enqueueDeviceJob, PRIORITY } from "../../platform/jobs/queue.ts";
 import { hashSecret } from "./enrollment.ts";
 
 let t: TestContext;
@@ -149,7 +149,7 @@ describe("remote collectors in health, dashboard and /metrics", () => {
     expect(await health()).toMatchObject({ status: "warning" });
     expect((await health()).message).toContain("'branch-lon'");
 
-    const { newKeyPair } = await import("../../secrets/sealed-box.ts");
+    const { newKeyPair } = await import("../../platform/secrets/sealed-box.ts");
     const enrolled = await post("/collector-api/v1/enroll", {
       enrollment_key: zone.enrollment_key,
       name: "lon-1",
@@ -209,7 +209,7 @@ describe("remote collectors in health, dashboard and /metrics", () => {
     const zone = (
       await t.call("/api/v1/zones", { method: "POST", token: admin, body: { name: "branch-par", mode: "remote" } })
     ).body.data;
-    const { newKeyPair } = await import("../../secrets/sealed-box.ts");
+    const { newKeyPair } = await import("../../platform/secrets/sealed-box.ts");
     const enrolled = await post("/collector-api/v1/enroll", {
       enrollment_key: zone.enrollment_key,
       name: "par-1",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigText } from "./config-text.ts";
 import { LiteralScanner, type TextIndex } from "./literal-scan.ts";
-import { mulberry32 } from "../../../random.ts";
+import { mulberry32 } from "../../../kernel/random.ts";
 
 /** What index() must answer: for each literal, the lines (without their "\r\n" or "\n") that contain it. */
 const reference = (text: string, literals: string[]) => {

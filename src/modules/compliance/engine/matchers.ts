@@ -3,7 +3,7 @@
  * ConfigText finds candidate lines with indexOf over the whole text (native, fast) and runs RE2 only on those:
  * a 30 KB configuration is about 1,000 lines, and most patterns' literals occur on a handful.
  */
-import { compileUserPattern, PatternError, type Pattern } from "../../../patterns/user-pattern.ts";
+import { compileUserPattern, PatternError, type Pattern } from "../../../kernel/patterns/user-pattern.ts";
 import { regexSource, type PatternKind } from "./methods.ts";
 import { simpleRegexTest } from "./simple-regex.ts";
 

@@ -13,7 +13,7 @@
  */
 import { isRuleMethod, METHODS } from "./methods.ts";
 import { compileRule, remember } from "./compiled.ts";
-import { patternTextProblem } from "../../../patterns/user-pattern.ts";
+import { patternTextProblem } from "../../../kernel/patterns/user-pattern.ts";
 import type { ParsedPolicy, PolicyProblem, PolicyRule, RuleMethod } from "./types.ts";
 
 type Block = {

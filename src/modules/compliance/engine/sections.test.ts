@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigText } from "./config-text.ts";
 import { evaluatePolicy, parsePolicy, type ConfigFamily, type RuleResult } from "./index.ts";
 import { hierarchy, hierarchyArrays } from "./sections.ts";
-import { mulberry32 } from "../../../random.ts";
+import { mulberry32 } from "../../../kernel/random.ts";
 
 function check(definition: string, config: string, family: ConfigFamily): RuleResult {
   const { policy, problems } = parsePolicy(definition);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileUserPattern } from "../../../patterns/user-pattern.ts";
+import { compileUserPattern } from "../../../kernel/patterns/user-pattern.ts";
 import { wildcardMatcher } from "./matchers.ts";
 import { simpleRegexTest } from "./simple-regex.ts";
 

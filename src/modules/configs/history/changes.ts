@@ -4,10 +4,10 @@ import { and, count, desc, eq, inArray, sql, type SQLWrapper } from "drizzle-orm
 import { alias } from "drizzle-orm/sqlite-core";
 import type { DbOrTx } from "../../../db/client.ts";
 import { configChanges, configs, devices, JOB_TRIGGERS, type JobTrigger } from "../../../db/schema/index.ts";
-import { deviceScopeCondition, type DeviceScope } from "../../../auth/scope.ts";
-import type { AppEnv } from "../../../http/env.ts";
-import { ApiError } from "../../../http/errors.ts";
-import { idFilter } from "../../../http/filters.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../../platform/auth/scope.ts";
+import type { AppEnv } from "../../../platform/http/env.ts";
+import { ApiError } from "../../../platform/http/errors.ts";
+import { idFilter } from "../../../platform/http/filters.ts";
 import {
   listEnvelope,
   listEnvelopeSchema,
@@ -15,8 +15,8 @@ import {
   parseListQuery,
   type ListQuery,
   type ListSpec,
-} from "../../../http/list.ts";
-import { apiRoute, jsonResponse, pathIds } from "../../../http/route.ts";
+} from "../../../platform/http/list.ts";
+import { apiRoute, jsonResponse, pathIds } from "../../../platform/http/route.ts";
 import { CHANGE_FIELDS, ConfigChange, ConfigChangeWithDiff, type ConfigChangeOut } from "../schemas.ts";
 import { deviceNameFilter, deviceTagFilter, timeBoundFilter } from "../service.ts";
 import { readBlobs } from "../storage/blobs.ts";

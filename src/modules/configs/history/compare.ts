@@ -1,6 +1,6 @@
 import type { Db } from "../../../db/client.ts";
-import type { DeviceScope } from "../../../auth/scope.ts";
-import { ApiError } from "../../../http/errors.ts";
+import type { DeviceScope } from "../../../platform/auth/scope.ts";
+import { ApiError } from "../../../platform/http/errors.ts";
 import { diffTexts, formatUnified, type TextDiff } from "./config-diff.ts";
 import { loadCompareExclusions } from "./exclusions.ts";
 import type { ConfigOut } from "../schemas.ts";

@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { inArray, isNull, or, sql } from "drizzle-orm";
-import { EVERY_DEVICE } from "../../../auth/scope.ts";
+import { EVERY_DEVICE } from "../../../platform/auth/scope.ts";
 import { compareExclusions } from "../../../db/schema/index.ts";
-import { booleanFilter, idFilter } from "../../../http/filters.ts";
-import { containsText } from "../../../http/list.ts";
-import { defineResource } from "../../../http/resource.ts";
-import { MAX_PATTERN_LENGTH } from "../../../patterns/user-pattern.ts";
+import { booleanFilter, idFilter } from "../../../platform/http/filters.ts";
+import { containsText } from "../../../platform/http/list.ts";
+import { defineResource } from "../../../platform/http/resource.ts";
+import { MAX_PATTERN_LENGTH } from "../../../kernel/patterns/user-pattern.ts";
 import { patternProblem } from "./exclusions.ts";
 
 const CompareExclusion = z

@@ -6,9 +6,13 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client.ts";
 import { compareExclusions } from "../../../db/schema/index.ts";
-import { compileUserAlternatives, userPatternProblem, type PatternTest } from "../../../patterns/user-pattern.ts";
+import {
+  compileUserAlternatives,
+  userPatternProblem,
+  type PatternTest,
+} from "../../../kernel/patterns/user-pattern.ts";
 
-/** The problem with a pattern as a user should read it, or undefined when it is usable (src/patterns: RE2). */
+/** The problem with a pattern as a user should read it, or undefined when it is usable (src/kernel/patterns: RE2). */
 export function patternProblem(pattern: string, ignoreCase: boolean): string | undefined {
   const problem = userPatternProblem(pattern, { ignoreCase });
   return problem && `pattern ${problem}`;

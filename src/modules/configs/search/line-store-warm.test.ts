@@ -5,7 +5,7 @@ import { devices } from "../../../db/schema/index.ts";
 import { nameKey } from "../../../db/name-key.ts";
 import { clearLineStore, currentLineStore, whileSearching } from "./line-store.ts";
 import { startLineStoreWarmUp, warmLineStore } from "./line-store-warm.ts";
-import { createLogger } from "../../../logger.ts";
+import { createLogger } from "../../../kernel/logger.ts";
 import { storeConfig } from "../storage/store.ts";
 import { day } from "../test-fixtures.ts";
 

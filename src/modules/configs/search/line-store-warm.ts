@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client.ts";
-import { failureReason } from "../../../error-reason.ts";
-import type { Logger } from "../../../logger.ts";
+import { failureReason } from "../../../kernel/error-reason.ts";
+import type { Logger } from "../../../kernel/logger.ts";
 import { configs } from "../../../db/schema/index.ts";
 import { readBlobRuns } from "../storage/blobs.ts";
 import { currentLineStore, LINE_STORE_BUDGET, untilNoSearchRuns } from "./line-store.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mulberry32 } from "../../../random.ts";
+import { mulberry32 } from "../../../kernel/random.ts";
 import { NO_COMMON_GRAMS } from "./search-common-grams.ts";
 import { GRAM, gramDocument } from "./search-grams.ts";
 

@@ -24,7 +24,7 @@ const CONTROL_ESCAPES: Record<string, string> = { t: "\t", n: "\n", r: "\r", f: 
 
 /**
  * Reads a pattern in JavaScript's non-unicode syntax plus what RE2, which runs search patterns, adds to it
- * (src/patterns): `(?P<name>`, `\pL`, `\x{...}`, `[[:alpha:]]`, `\A` and `\z`. Inline flags such as `(?i)` and
+ * (src/kernel/patterns): `(?P<name>`, `\pL`, `\x{...}`, `[[:alpha:]]`, `\A` and `\z`. Inline flags such as `(?i)` and
  * `\Q...\E` quoting change what literal text means, so a pattern with them is `unsure`: the index is not asked.
  */
 class Reader {

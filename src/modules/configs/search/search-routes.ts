@@ -1,9 +1,15 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../../http/env.ts";
-import { apiRoute, decimalNumber, jsonBody, jsonResponse, trueOrFalse } from "../../../http/route.ts";
-import { FieldErrorBag } from "../../../http/errors.ts";
-import { filterParams, listEnvelope, listEnvelopeSchema, MAX_FILTER_VALUES, MAX_PER_PAGE } from "../../../http/list.ts";
+import type { AppEnv } from "../../../platform/http/env.ts";
+import { apiRoute, decimalNumber, jsonBody, jsonResponse, trueOrFalse } from "../../../platform/http/route.ts";
+import { FieldErrorBag } from "../../../platform/http/errors.ts";
+import {
+  filterParams,
+  listEnvelope,
+  listEnvelopeSchema,
+  MAX_FILTER_VALUES,
+  MAX_PER_PAGE,
+} from "../../../platform/http/list.ts";
 import { MAX_CONTEXT, SEARCH_FILTERS, searchConfigs, type SearchRequest, type SearchResult } from "./search.ts";
 
 const tag = "Configurations";

@@ -9,7 +9,7 @@ import { regexLiterals } from "./search-literals.ts";
 import { addCommonGrams, commonGrams, NO_COMMON_GRAMS } from "./search-common-grams.ts";
 import { gramDocument } from "./search-grams.ts";
 import { clearLineStore, lineStoreSettled } from "./line-store.ts";
-import { mulberry32 } from "../../../random.ts";
+import { mulberry32 } from "../../../kernel/random.ts";
 import { nameKey } from "../../../db/name-key.ts";
 
 const rnd = mulberry32(42);

@@ -8,16 +8,16 @@
 import { and, inArray, sql, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client.ts";
 import { configs, devices } from "../../../db/schema/index.ts";
-import { deviceScopeCondition, type DeviceScope } from "../../../auth/scope.ts";
-import { ApiError, FieldErrorBag } from "../../../http/errors.ts";
-import { isoTime } from "../../../http/iso-time.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../../platform/auth/scope.ts";
+import { ApiError, FieldErrorBag } from "../../../platform/http/errors.ts";
+import { isoTime } from "../../../platform/http/iso-time.ts";
 import { configListSpec, isLatestVersion } from "../service.ts";
 import { readBlobRuns } from "../storage/blobs.ts";
 import type { LineSource, RunText } from "../storage/line-runs.ts";
 import { currentLineStore, whileSearching, type LineStore } from "./line-store.ts";
 import { LineMarks } from "./line-marks.ts";
 import { hasMatchingLine, textLines, type TextTerm } from "./search-texts.ts";
-import { PatternError, compileUserPattern } from "../../../patterns/user-pattern.ts";
+import { PatternError, compileUserPattern } from "../../../kernel/patterns/user-pattern.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
 import { ANYWHERE, branchQuery } from "./search-grams.ts";
 import { commonGrams, commonGramsVersion, type CommonGrams } from "./search-common-grams.ts";
@@ -91,7 +91,7 @@ const anchorsFor = (pieces: string[], caseSensitive: boolean) =>
 const longest = (branch: string[]) => branch.reduce((a, b) => (b.length > a.length ? b : a), "");
 
 /**
- * Each term as a line test plus what the index needs. A regex term runs in RE2 (src/patterns), in time linear in
+ * Each term as a line test plus what the index needs. A regex term runs in RE2 (src/kernel/patterns), in time linear in
  * the line; one it refuses is a 422 saying why. A plain term is its own text, escaped.
  */
 function compileTerms(req: SearchRequest, field: string, bag: FieldErrorBag): Term[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mulberry32 } from "../../../random.ts";
+import { mulberry32 } from "../../../kernel/random.ts";
 import { decodeLineDelta, encodeLineDelta } from "./blob-delta.ts";
 import { applyLineDelta, RunText } from "./line-runs.ts";
 

@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
 import { configDictionaries } from "../../../db/schema/index.ts";
-import { mulberry32 } from "../../../random.ts";
+import { mulberry32 } from "../../../kernel/random.ts";
 import { MIN_DICTIONARY_TEXTS } from "./blob-recompress.ts";
 import { maintainConfigStorage } from "./maintenance.ts";
 import { purgeConfigs } from "./retention.ts";

@@ -18,7 +18,7 @@ import { cachedDictionary, encodeContent, loadDictionaries, recompressed } from 
 import type { MaintenanceProgress } from "./maintenance.ts";
 import { baseIdOf } from "./blobs.ts";
 import { deflateBytes, gunzipText } from "./text.ts";
-import { sha256Hex } from "../../../hashing.ts";
+import { sha256Hex } from "../../../kernel/hashing.ts";
 
 /** A command needs this many whole texts before one is chosen as its dictionary: fewer tell too little. */
 export const MIN_DICTIONARY_TEXTS = 20;

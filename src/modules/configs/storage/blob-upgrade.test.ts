@@ -8,7 +8,7 @@ import { encodeLineDelta } from "./blob-delta.ts";
 import { maintainConfigStorage } from "./maintenance.ts";
 import { day, RUNNING, storeVersion } from "../test-fixtures.ts";
 import { gzipText } from "./text.ts";
-import { sha256Hex } from "../../../hashing.ts";
+import { sha256Hex } from "../../../kernel/hashing.ts";
 
 /** The last migration of the release before base ids. */
 const RELEASED = "0016_metrics_mail";

@@ -1,6 +1,6 @@
 import type { Db } from "../../../db/client.ts";
-import type { DeviceScope } from "../../../auth/scope.ts";
-import type { ListQuery } from "../../../http/list.ts";
+import type { DeviceScope } from "../../../platform/auth/scope.ts";
+import type { ListQuery } from "../../../platform/http/list.ts";
 import { configPage } from "../service.ts";
 import { tarEnd, tarFile, type TarPath } from "./tar.ts";
 import { readBlobs } from "./blobs.ts";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
 import { devices } from "../../../db/schema/index.ts";
-import { mulberry32 } from "../../../random.ts";
+import { mulberry32 } from "../../../kernel/random.ts";
 import { maintainConfigStorage, MIN_SERIES } from "./maintenance.ts";
 import { purgeConfigs } from "./retention.ts";
 import { commonGrams } from "../search/search-common-grams.ts";

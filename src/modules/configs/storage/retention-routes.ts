@@ -1,8 +1,8 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../http/env.ts";
-import { ApiError } from "../../../http/errors.ts";
-import { apiRoute, jsonBody, jsonResponse, trueOrFalse } from "../../../http/route.ts";
-import { recordActivity } from "../../activity/record.ts";
+import type { AppEnv } from "../../../platform/http/env.ts";
+import { ApiError } from "../../../platform/http/errors.ts";
+import { apiRoute, jsonBody, jsonResponse, trueOrFalse } from "../../../platform/http/route.ts";
+import { recordActivity } from "../../../platform/audit/record.ts";
 import {
   getRetentionPolicy,
   purgeConfigs,

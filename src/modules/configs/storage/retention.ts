@@ -19,13 +19,13 @@ import {
   jobs,
   taskRunItems,
 } from "../../../db/schema/index.ts";
-import { deviceScopeCondition, type DeviceScope } from "../../../auth/scope.ts";
-import { recordActivity, type Actor } from "../../activity/record.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../../platform/auth/scope.ts";
+import { recordActivity, type Actor } from "../../../platform/audit/record.ts";
 import { deleteBlobs } from "./blobs.ts";
 import { maintainConfigStorage, type MaintenanceProgress, type MaintenanceReport } from "./maintenance.ts";
 import { trimSeriesIndex } from "../search/search-reindex.ts";
 import { keepDiffsOfSuccessors } from "../history/change-diffs.ts";
-import { failureReason } from "../../../error-reason.ts";
+import { failureReason } from "../../../kernel/error-reason.ts";
 
 export type RetentionPolicy = { keepDays: number | null; keepVersions: number | null; updatedAt: Date | null };
 

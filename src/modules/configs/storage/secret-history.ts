@@ -7,18 +7,18 @@
  * search documents rebuilt, and each rewritten version recorded in the activity log. One transaction per series.
  */
 import { and, asc, eq, inArray, or } from "drizzle-orm";
-import { deviceScopeCondition, type DeviceScope } from "../../../auth/scope.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../../platform/auth/scope.ts";
 import type { Db, DbOrTx } from "../../../db/client.ts";
 import { configChanges, configs, devices, templates } from "../../../db/schema/index.ts";
-import { recordActivities, type Actor } from "../../activity/record.ts";
-import { findGenericSecrets } from "../../templates/secret-grammar.ts";
-import { parseTemplate, type ConnectionTemplate } from "../../templates/template-schema.ts";
-import { maskSecrets } from "../../templates/template-text.ts";
+import { recordActivities, type Actor } from "../../../platform/audit/record.ts";
+import { findGenericSecrets } from "../../templates/index.ts";
+import { parseTemplate, type ConnectionTemplate } from "../../templates/index.ts";
+import { maskSecrets } from "../../templates/index.ts";
 import { deleteBlobs, putWholeBlobs, readBlob } from "./blobs.ts";
 import { reindexSeries } from "../search/search-reindex.ts";
 import { lineCount, normalizeConfigText } from "./text.ts";
-import { utf8Length } from "../../../text-bytes.ts";
-import { sha256Hex } from "../../../hashing.ts";
+import { utf8Length } from "../../../kernel/text-bytes.ts";
+import { sha256Hex } from "../../../kernel/hashing.ts";
 
 type Series = { deviceId: number; deviceName: string; command: string; templateCode: string | null };
 

@@ -9,7 +9,7 @@ import { unifiedDiff } from "../history/config-diff.ts";
 import { readBlob } from "./store.ts";
 import { day, RUNNING, storeVersion } from "../test-fixtures.ts";
 import { gzipText } from "./text.ts";
-import { sha256Hex } from "../../../hashing.ts";
+import { sha256Hex } from "../../../kernel/hashing.ts";
 
 /** The last migration of the release before delta storage. */
 const RELEASED = "0002_search_index";

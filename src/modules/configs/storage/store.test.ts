@@ -5,7 +5,7 @@ import { configBlobs, configChanges, configs, devices } from "../../../db/schema
 import { baseIdOf, blobBase, MAX_CHAIN, putWholeBlobs, readBlobs } from "./blobs.ts";
 import { digestOutputs, prepareStore, readBlob, storeConfig, storeConfigs, type StoreInput } from "./store.ts";
 import { normalizeConfigText } from "./text.ts";
-import { sha256Hex } from "../../../hashing.ts";
+import { sha256Hex } from "../../../kernel/hashing.ts";
 import { nameKey } from "../../../db/name-key.ts";
 
 let t: TestContext;

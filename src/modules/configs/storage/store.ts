@@ -4,10 +4,10 @@ import { configChanges, configs, type JobTrigger } from "../../../db/schema/inde
 import { demoteBlob, putWholeBlobs, readBlob, readBlobs } from "./blobs.ts";
 import { unifiedDiff } from "../history/config-diff.ts";
 import { gzipText, lineCount, normalizeConfigText } from "./text.ts";
-import { utf8Length } from "../../../text-bytes.ts";
-import { sha256Hex } from "../../../hashing.ts";
+import { utf8Length } from "../../../kernel/text-bytes.ts";
+import { sha256Hex } from "../../../kernel/hashing.ts";
 import { queueForIndex } from "../search/search-index.ts";
-import { deviceRef, recordEvents } from "../../events/record.ts";
+import { deviceRef, recordEvents } from "../../../platform/outbox/record.ts";
 
 export { readBlob };
 

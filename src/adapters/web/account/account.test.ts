@@ -1,0 +1,148 @@
+import { and, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { manualClock, TEST_PASSWORD } from "../../../../test/helpers/app.ts";
+import { createWebTestContext, csrfIn, type WebTestContext } from "../../../../test/web/client.ts";
+import { warnExpiringTokens } from "../../../platform/auth/token-expiry.ts";
+import { revokeToken } from "../../../platform/auth/tokens.ts";
+import { activityLog, apiTokens, events, webSessions } from "../../../db/schema/index.ts";
+
+let t: WebTestContext;
+let admin: string;
+const clock = manualClock(new Date("2026-06-01T09:00:00Z"));
+let ipCounter = 0;
+
+beforeAll(async () => {
+  t = await createWebTestContext({ clock });
+  admin = await t.token();
+});
+afterAll(() => t.close());
+
+const browser = () => t.client({ "x-test-client-ip": `198.51.100.${++ipCounter}` });
+async function signedIn(username: string, password = TEST_PASSWORD) {
+  const client = browser();
+  expect((await client.login(username, password)).headers.get("location")).toBe("/dashboard");
+  return client;
+}
+
+describe("your own password", () => {
+  it("changes with the current password and the rule, ending the other sessions but this one", async () => {
+    const userId = await t.user({ username: "alice", role: "viewer" });
+    const here = await signedIn("alice");
+    const elsewhere = await signedIn("alice");
+    const csrf = await here.csrf("/account/password");
+    const post = (fields: Record<string, string>) => here.postForm("/account/password", { _csrf: csrf, ...fields });
+    const next = "a-brand-new-passphrase";
+
+    const wrong = await post({ current: "not-it-at-all", password: next, repeated: next });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.text()).toContain("The current password is wrong");
+    expect((await post({ current: TEST_PASSWORD, password: "short", repeated: "short" })).status).toBe(422);
+    expect((await post({ current: TEST_PASSWORD, password: next, repeated: `${next}x` })).status).toBe(422);
+    expect((await elsewhere.get("/dashboard")).status).toBe(200);
+
+    const done = await post({ current: TEST_PASSWORD, password: next, repeated: next });
+    expect(done.status).toBe(200);
+    expect(await done.text()).toContain("1 other session ended");
+    expect((await here.get("/dashboard")).status).toBe(200);
+    expect((await elsewhere.get("/dashboard")).status).toBe(302);
+    expect((await browser().login("alice")).status).toBe(401);
+    await signedIn("alice", next);
+    const log = await t.db
+      .select()
+      .from(activityLog)
+      .where(and(eq(activityLog.action, "user.password_change"), eq(activityLog.subjectId, userId)));
+    expect(log).toHaveLength(1);
+    expect(JSON.stringify(log)).not.toContain(next);
+  });
+});
+
+describe("your own sessions", () => {
+  it("lists them and ends one, or all others, and never another user's", async () => {
+    await t.user({ username: "bob", role: "viewer" });
+    await t.user({ username: "carol", role: "viewer" });
+    const here = await signedIn("bob");
+    const laptop = await signedIn("bob");
+    const phone = await signedIn("bob");
+    const carol = await signedIn("carol");
+    const page = await (await here.get("/account/sessions")).text();
+    const ids = [...page.matchAll(/data-session-id="(\d+)"/g)].map((m) => Number(m[1]));
+    expect(ids).toHaveLength(3);
+    expect(page).toContain("this session");
+
+    const [carolSession] = await t.db
+      .select({ id: webSessions.id })
+      .from(webSessions)
+      .where(eq(webSessions.ip, `198.51.100.${ipCounter}`));
+    const refused = await here.postForm(`/account/sessions/${carolSession!.id}/end`, { _csrf: csrfIn(page)! });
+    expect(await refused.text()).toContain("No such session of yours");
+    expect((await carol.get("/dashboard")).status).toBe(200);
+
+    // The laptop's session is the one whose address is the laptop's.
+    const laptopIp = `198.51.100.${ipCounter - 2}`;
+    const [laptopSession] = await t.db
+      .select({ id: webSessions.id })
+      .from(webSessions)
+      .where(eq(webSessions.ip, laptopIp));
+    expect(ids).toContain(laptopSession!.id);
+    const ended = await here.postForm(`/account/sessions/${laptopSession!.id}/end`, { _csrf: csrfIn(page)! });
+    expect(await ended.text()).toContain("Session ended.");
+    expect((await laptop.get("/dashboard")).status).toBe(302);
+    expect((await phone.get("/dashboard")).status).toBe(200);
+
+    const others = await here.postForm("/account/sessions/end-others", { _csrf: csrfIn(page)! });
+    expect(await others.text()).toContain("1 other session ended.");
+    expect((await phone.get("/dashboard")).status).toBe(302);
+    expect((await here.get("/dashboard")).status).toBe(200);
+    expect((await carol.get("/dashboard")).status).toBe(200);
+  });
+});
+
+describe("API token expiry", () => {
+  it("gives a token made without a date the settings' default lifetime, and warns once before it expires", async () => {
+    const settings = await t.call("/api/v1/settings", {
+      method: "PATCH",
+      token: admin,
+      body: { tokens: { default_expiry_days: 30, expiry_warning_days: 7 } },
+    });
+    expect(settings.status, JSON.stringify(settings.body)).toBe(200);
+    await t.user({ username: "dave", role: "admin" });
+    const client = await signedIn("dave");
+    const made = await client.postForm("/settings/restapi/tokens", {
+      _csrf: await client.csrf("/settings/restapi"),
+      name: "backup script",
+      abilities: "devices.read",
+    });
+    expect(made.status).toBe(201);
+    const [token] = await t.db.select().from(apiTokens).where(eq(apiTokens.name, "backup script"));
+    const expiresAt = new Date(clock.now().getTime() + 30 * 86_400_000);
+    expect(token!.expiresAt).toEqual(expiresAt);
+    // One made with no expiry on purpose (null), and one revoked before its warning: neither is warned about.
+    await t.token(["devices.read"]);
+    const doomed = await t.token(["devices.read"], { expiresAt: new Date(expiresAt.getTime() - 60_000) });
+    const [doomedRow] = await t.db
+      .select()
+      .from(apiTokens)
+      .where(eq(apiTokens.tokenPrefix, doomed.slice(0, 9)));
+    expect(await revokeToken(t.db, doomedRow!.id, clock.now())).toBe(true);
+
+    const warnings = async () =>
+      (await t.db.select().from(events).where(eq(events.type, "token.expiring"))).map((e) => e.payload);
+    expect(await warnExpiringTokens(t.db, clock.now())).toBe(0);
+    clock.advance(23 * 86_400_000 - 60_000);
+    expect(await warnExpiringTokens(t.db, clock.now())).toBe(0);
+    clock.advance(60_000);
+    expect(await warnExpiringTokens(t.db, clock.now())).toBe(1);
+    expect(await warnings()).toEqual([
+      {
+        token_id: token!.id,
+        token_name: "backup script",
+        user_id: token!.userId,
+        username: "dave",
+        expires_at: expiresAt.toISOString(),
+      },
+    ]);
+    clock.advance(86_400_000);
+    expect(await warnExpiringTokens(t.db, clock.now())).toBe(0);
+    expect(await warnings()).toHaveLength(1);
+  });
+});

@@ -1,0 +1,236 @@
+import type { Context, Hono } from "hono";
+import { asc } from "drizzle-orm";
+import type { Ability } from "../../../platform/auth/abilities.ts";
+import { categories, DEVICE_STATUSES, tags, vendors } from "../../../db/schema/index.ts";
+import { listEnvelope } from "../../../platform/http/list.ts";
+import { deviceListSpec, listDevices } from "../../../modules/devices/index.ts";
+import type { DeviceOut } from "../../../modules/devices/index.ts";
+import type { WebEnv } from "../env.ts";
+import { Time } from "../format.tsx";
+import { CsrfForm, renderPage } from "../layout.tsx";
+import { hrefWith, Pager, SortHeading, withoutEmptyFields, pageListQuery } from "../list-page.tsx";
+import { requirePage } from "../viewer.ts";
+import { BULK_DONE, registerBulkDeviceActions } from "./device-bulk.tsx";
+
+const DEFAULT_PER_PAGE = 50;
+
+export function DeviceStatus(props: { device: Pick<DeviceOut, "enabled" | "status"> }) {
+  if (!props.device.enabled) return <span class="badge disabled">disabled</span>;
+  return <span class={`badge status-${props.device.status}`}>{props.device.status}</span>;
+}
+
+/**
+ * The filter form: its field names are the API's query parameters, so the page's address is an API query too.
+ * Tags, categories and vendors are offered as lists only to a role that may list them through the API; others
+ * type a tag or vendor name.
+ */
+async function FilterForm(props: { c: Context<WebEnv> }) {
+  const { c } = props;
+  const db = c.var.services.db;
+  const may = (ability: Ability) => c.var.auth.abilities.has(ability);
+  const [tagRows, categoryRows, vendorRows] = await Promise.all([
+    may("tags.read") ? db.select({ name: tags.name }).from(tags).orderBy(asc(tags.nameKey)) : null,
+    may("categories.read")
+      ? db.select({ id: categories.id, name: categories.name }).from(categories).orderBy(asc(categories.nameKey))
+      : null,
+    may("vendors.read") ? db.select({ name: vendors.name }).from(vendors).orderBy(asc(vendors.nameKey)) : null,
+  ]);
+  const q = (name: string) => c.req.query(name) ?? "";
+  const Choice = (p: { id: string; name: string; label: string; options: [string, string][] | null }) => (
+    <div class="field">
+      <label for={p.id}>{p.label}</label>
+      {p.options ? (
+        <select id={p.id} name={p.name}>
+          <option value="">Any</option>
+          {p.options.map(([value, label]) => (
+            <option value={value} selected={q(p.name) === value}>
+              {label}
+            </option>
+          ))}
+        </select>
+      ) : (
+        <input type="search" id={p.id} name={p.name} value={q(p.name)} />
+      )}
+    </div>
+  );
+  return (
+    <form method="get" action="/devices" class="filters" role="search">
+      <div class="field grow">
+        <label for="device-search">Search</label>
+        <input
+          type="search"
+          id="device-search"
+          name="search"
+          value={q("search")}
+          placeholder="Name, address, model, vendor or tag"
+        />
+      </div>
+      <Choice
+        id="filter-tag"
+        name="filter[device_tags]"
+        label="Tag"
+        options={tagRows && tagRows.map((t) => [t.name, t.name])}
+      />
+      {categoryRows && (
+        <Choice
+          id="filter-category"
+          name="filter[device_category_id]"
+          label="Category"
+          options={categoryRows.map((r) => [String(r.id), r.name])}
+        />
+      )}
+      <Choice
+        id="filter-vendor"
+        name="filter[device_vendor]"
+        label="Vendor"
+        options={vendorRows && vendorRows.map((v) => [v.name, v.name])}
+      />
+      <Choice id="filter-status" name="filter[status]" label="Status" options={DEVICE_STATUSES.map((s) => [s, s])} />
+      {c.req.query("sort") && <input type="hidden" name="sort" value={c.req.query("sort")} />}
+      <div class="field">
+        <button type="submit">Apply</button>
+      </div>
+    </form>
+  );
+}
+
+/**
+ * Devices: the API's device list (same filters, sort, search and scope) as a table, with bulk enable/disable for
+ * roles with devices.write.
+ */
+export function registerDevicesPage(web: Hono<WebEnv>): void {
+  web.get("/devices", requirePage("devices.read"), async (c) => {
+    const clean = withoutEmptyFields(c);
+    if (clean) return c.redirect(clean, 302);
+    const { db } = c.var.services;
+    const q = pageListQuery(c, deviceListSpec);
+    if (!c.req.query("per_page") && !c.req.query("perPage")) q.perPage = DEFAULT_PER_PAGE;
+    const { total, rows } = await listDevices(db, c.var.auth.scope, q);
+    const { meta } = listEnvelope(c, q, total, rows);
+    const sort = c.req.query("sort") ?? deviceListSpec.defaultSort;
+    const canWrite = c.var.auth.abilities.has("devices.write");
+    const canDownload = c.var.auth.abilities.has("configs.read");
+    const session = c.var.session;
+    const back = hrefWith(c, {
+      page: c.req.query("page"),
+      ...Object.fromEntries(Object.keys(BULK_DONE).map((k) => [k, undefined])),
+    });
+    // Only a count comes back in the address, so a crafted link cannot put words on the page.
+    const updated = Object.entries(BULK_DONE)
+      .flatMap(([k, words]) => (/^\d+$/.test(c.req.query(k) ?? "") ? [words(Number(c.req.query(k)))] : []))
+      .join(" ");
+    const headings: [string, string][] = [
+      ["device_name", "Name"],
+      ["device_ip", "Address"],
+      ["device_vendor", "Vendor"],
+      ["device_model", "Model"],
+      ["status", "Status"],
+      ["last_backup_at", "Last backup"],
+    ];
+    const table = (
+      <div class="table-wrap">
+        <table class="devices">
+          <thead>
+            <tr>
+              {canWrite && (
+                <th>
+                  <span class="visually-hidden">Select</span>
+                </th>
+              )}
+              {headings.map(([field, label]) => (
+                <SortHeading c={c} field={field} label={label} current={sort} />
+              ))}
+              <th>Tags</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((d) => (
+              <tr>
+                {canWrite && (
+                  <td>
+                    <input type="checkbox" name="ids" value={String(d.id)} aria-label={`Select ${d.device_name}`} />
+                  </td>
+                )}
+                <td>
+                  <a href={`/devices/${d.id}`}>{d.device_name}</a>
+                </td>
+                <td class="mono">{d.device_ip}</td>
+                <td>{d.device_vendor ?? ""}</td>
+                <td>{d.device_model ?? ""}</td>
+                <td>
+                  <DeviceStatus device={d} />
+                </td>
+                <td>
+                  <Time at={d.last_backup_at ? new Date(d.last_backup_at) : null} none="never" />
+                </td>
+                <td>{d.device_tags.join(", ")}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    );
+    return renderPage(c, 200, {
+      title: "Devices",
+      session,
+      children: (
+        <section class="card">
+          <h1>Devices</h1>
+          {canWrite && (
+            <p class="actions">
+              <a class="button" href="/devices/new">
+                Add a device
+              </a>
+              <a class="button secondary" href="/devices/import">
+                Import devices
+              </a>
+            </p>
+          )}
+          {updated && (
+            <p class="alert success" role="status">
+              {updated}
+            </p>
+          )}
+          {await FilterForm({ c })}
+          <Pager c={c} meta={meta} noun="devices" />
+          {canWrite ? (
+            <CsrfForm action="/devices/bulk" csrf={session.csrfToken}>
+              <input type="hidden" name="back" value={back} />
+              {table}
+              <div class="actions">
+                <span class="muted">Selected:</span>
+                <button type="submit" name="action" value="edit" class="secondary">
+                  Edit selected
+                </button>
+                {canDownload && (
+                  <button type="submit" name="action" value="download" class="secondary">
+                    Download now
+                  </button>
+                )}
+                <button type="submit" name="action" value="test" class="secondary">
+                  Test connection
+                </button>
+                <button type="submit" name="action" value="host_key" class="secondary">
+                  Accept new host keys
+                </button>
+                <button type="submit" name="action" value="enable" class="secondary">
+                  Enable selected
+                </button>
+                <button type="submit" name="action" value="disable" class="danger">
+                  Disable selected
+                </button>
+                <button type="submit" name="action" value="delete" class="danger">
+                  Delete selected
+                </button>
+              </div>
+            </CsrfForm>
+          ) : (
+            table
+          )}
+        </section>
+      ),
+    });
+  });
+
+  registerBulkDeviceActions(web);
+}

@@ -1,0 +1,3 @@
+// The module's public surface: what the rest of the app may use. Other folders import the module only
+// through this file (.dependency-cruiser.cjs); a file inside the module imports its siblings directly.
+export { categoriesResource } from "./resource.ts";

@@ -1,0 +1,35 @@
+// The module's public surface: what the rest of the app may use. Other folders import the module only
+// through this file (.dependency-cruiser.cjs); a file inside the module imports its siblings directly.
+export { registerConfigGroups } from "./handlers.ts";
+export { changeListSpec, latestChanges, listChanges } from "./history/changes.ts";
+export { compareConfigs } from "./history/compare.ts";
+export { unifiedDiff } from "./history/config-diff.ts";
+export type { DiffHunk, DiffLine } from "./history/config-diff.ts";
+export { compileCompareExclusions } from "./history/exclusions.ts";
+export type { ExclusionRule } from "./history/exclusions.ts";
+export { matchLines } from "./history/line-diff.ts";
+export { diffConfigsRoute } from "./routes.ts";
+export type { ConfigOut } from "./schemas.ts";
+export { startLineStoreWarmUp } from "./search/line-store-warm.ts";
+export { indexPendingVersions } from "./search/search-index.ts";
+export { registerConfigSearchRoutes, searchConfigsGetRoute, searchRequestOfQuery } from "./search/search-routes.ts";
+export { searchConfigs } from "./search/search.ts";
+export type { SearchRequest } from "./search/search.ts";
+export { registerSecretScanRoute } from "./secret-scan-routes.ts";
+export { configText, getConfig, isLatestVersion, listConfigs, timeBoundFilter } from "./service.ts";
+export { readBlobs } from "./storage/blobs.ts";
+export { maintainConfigStorage } from "./storage/maintenance.ts";
+export { registerRetentionRoutes } from "./storage/retention-routes.ts";
+export { purgeConfigs, purgeSummary } from "./storage/retention.ts";
+export { remaskStoredConfigs, scanStoredSecrets } from "./storage/secret-history.ts";
+export { secretsDigest } from "./storage/secrets-digest.ts";
+export {
+  compressChanged,
+  digestOutputs,
+  latestConfigIds,
+  latestVersions,
+  markLatestSeen,
+  storeConfigs,
+} from "./storage/store.ts";
+export type { Digested, StoreResult } from "./storage/store.ts";
+export { configFileName, normalizeConfigText } from "./storage/text.ts";

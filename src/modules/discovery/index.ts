@@ -1,0 +1,7 @@
+// The module's public surface: what the rest of the app may use. Other folders import the module only
+// through this file (.dependency-cruiser.cjs); a file inside the module imports its siblings directly.
+export { adoptCandidates, devicesAt } from "./adopt.ts";
+export type { Candidate } from "./adopt.ts";
+export { registerDiscoveryRoutes } from "./handlers.ts";
+export { expandTargets } from "./targets.ts";
+export { scanTaskValues } from "./task-values.ts";

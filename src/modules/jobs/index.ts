@@ -1,0 +1,5 @@
+// The module's public surface: what the rest of the app may use. Other folders import the module only
+// through this file (.dependency-cruiser.cjs); a file inside the module imports its siblings directly.
+export { answerJob, registerJobRoutes, serializeJob, waitForJob } from "./handlers.ts";
+export { Job, WaitSeconds } from "./routes.ts";
+export { getVisibleJob, lastFailedDownload, requestDownloadNow } from "./service.ts";
