@@ -19,6 +19,7 @@ const EXPORT_COLUMNS = [
   "device_snippet_cred_id",
   "device_port_override",
   "device_profile_id",
+  "zone_id",
   "device_tags",
   "device_username",
   "has_password",

@@ -31,40 +31,46 @@ type Refused = { section: string; typed: Record<string, string>; problems: Field
 export function registerSettingsOverviewPage(web: Hono<WebEnv>): void {
   web.get("/settings", requirePage("system.read"), (c) => settingsPage(c, 200));
 
-  // Only the sections' own names: any other /settings/... stays a 404 page (not a 405 for a POST-only route).
-  const names = [GENERAL, ...Object.keys(SETTINGS_DEFAULTS)].filter((n) => /^[a-z_]+$/.test(n)).join("|");
-  web.post(`/settings/:section{${names}}`, requirePage("system.write"), async (c) => {
-    const form = await readForm(c);
-    if (!form) return csrfRefusal(c, c.var.session);
-    if (!canChange(c))
-      return renderPage(c, 403, {
-        title: "Settings",
-        session: c.var.session,
-        children: (
-          <section class="card">
-            <p class="alert error" role="alert">
-              Settings apply to every device; changing them needs a role that sees all devices.
-            </p>
-          </section>
-        ),
-      });
-    const section = c.req.param("section");
-    const { db, clock, secrets } = c.var.services;
-    const { updated_at: _, ...current } = serializeSettings(await getSettings(db));
-    const values = sectionsOf(current).find(([name]) => name === section)?.[1];
-    if (!values) return c.notFound();
-    const { patch, typed, problems } = patchFromForm(section, values, form);
-    if (Object.keys(problems).length) return settingsPage(c, 422, { section, typed, problems });
-    try {
-      const checked = parsedBy(SettingsPatch, patch);
-      await db.transaction((tx) => updateSettings(tx, checked, secrets, c.var.auth, clock.now()));
-    } catch (err) {
-      const found = sectionProblems(section, err);
-      if (!found) throw err;
-      return settingsPage(c, 422, { section, typed, problems: found });
-    }
-    return c.redirect(`/settings?saved=${encodeURIComponent(section)}#settings-${section}`, 303);
-  });
+  // One route per section's own name: any other /settings/... (the REST API pages' forms among them) is not
+  // taken here, and stays a 404 page rather than a 405 for a POST-only route.
+  const names = [GENERAL, ...Object.keys(SETTINGS_DEFAULTS)].filter((n) => /^[a-z_]+$/.test(n));
+  web.on(
+    "POST",
+    names.map((name) => `/settings/${name}`),
+    requirePage("system.write"),
+    async (c) => {
+      const form = await readForm(c);
+      if (!form) return csrfRefusal(c, c.var.session);
+      if (!canChange(c))
+        return renderPage(c, 403, {
+          title: "Settings",
+          session: c.var.session,
+          children: (
+            <section class="card">
+              <p class="alert error" role="alert">
+                Settings apply to every device; changing them needs a role that sees all devices.
+              </p>
+            </section>
+          ),
+        });
+      const section = c.req.path.slice("/settings/".length);
+      const { db, clock, secrets } = c.var.services;
+      const { updated_at: _, ...current } = serializeSettings(await getSettings(db));
+      const values = sectionsOf(current).find(([name]) => name === section)?.[1];
+      if (!values) return c.notFound();
+      const { patch, typed, problems } = patchFromForm(section, values, form);
+      if (Object.keys(problems).length) return settingsPage(c, 422, { section, typed, problems });
+      try {
+        const checked = parsedBy(SettingsPatch, patch);
+        await db.transaction((tx) => updateSettings(tx, checked, secrets, c.var.auth, clock.now()));
+      } catch (err) {
+        const found = sectionProblems(section, err);
+        if (!found) throw err;
+        return settingsPage(c, 422, { section, typed, problems: found });
+      }
+      return c.redirect(`/settings?saved=${encodeURIComponent(section)}#settings-${section}`, 303);
+    },
+  );
 }
 
 /** Where the settings that are not in this document are managed. */
