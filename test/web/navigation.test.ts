@@ -57,6 +57,7 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
       "Users",
       "Activity",
       "Settings",
+      "Zones",
       "System",
       "API tokens",
       "REST API Access",
@@ -121,6 +122,7 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
       "Tasks",
       "Reports",
       "Settings",
+      "Zones",
       "System",
       "API tokens",
     ]);

@@ -9,6 +9,7 @@ import { credentialsResource } from "../../modules/credentials/index.ts";
 import { tagsResource } from "../../modules/tags/index.ts";
 import { templatesResource } from "../../modules/templates/index.ts";
 import { vendorsResource } from "../../modules/vendors/index.ts";
+import { zonesResource } from "../../modules/zones/index.ts";
 import type { WebEnv } from "./env.ts";
 
 type Listable = {
@@ -43,13 +44,14 @@ export async function choices(
  * the form then keeps what the device has).
  */
 export async function deviceChoices(c: Context<WebEnv>) {
-  const [vendors, categories, templates, credentials] = await Promise.all([
+  const [vendors, categories, templates, credentials, zones] = await Promise.all([
     choices(c, vendorsResource, "vendors.read", "name"),
     choices(c, categoriesResource, "categories.read", "name"),
     choices(c, templatesResource, "templates.read", "name"),
     choices(c, credentialsResource, "credentials.read", "cred_name"),
+    choices(c, zonesResource, "system.read", "name"),
   ]);
-  return { vendors, categories, templates, credentials };
+  return { vendors, categories, templates, credentials, zones };
 }
 
 export type DeviceChoices = Awaited<ReturnType<typeof deviceChoices>>;

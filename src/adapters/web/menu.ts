@@ -27,6 +27,7 @@ export const MENU: readonly MenuItem[] = [
   { href: "/admin/users", label: "Users", ability: "users.read" },
   { href: "/activity", label: "Activity", ability: "users.read" },
   { href: "/settings", label: "Settings", ability: "system.read" },
+  { href: "/zones", label: "Zones", ability: "system.read" },
   { href: "/system", label: "System", ability: "system.read" },
   { href: "/tokens", label: "API tokens", ability: null },
   { href: "/settings/restapi", label: "REST API Access", ability: "system.read", adminOnly: true },

@@ -37,6 +37,7 @@ import { registerCredentialPages } from "./inventory/credentials.tsx";
 import { registerInventoryPages } from "./inventory/pages.tsx";
 import { registerTemplatePages } from "./inventory/templates.tsx";
 import { registerSystemPage } from "./system/page.tsx";
+import { registerZonePages } from "./system/zones.tsx";
 import { registerMailPage } from "./webhooks/mail.tsx";
 import { registerTokensPage } from "./tokens/page.tsx";
 import { registerCompliancePage } from "./compliance/page.tsx";
@@ -92,6 +93,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerInventoryPages(app);
   registerTemplatePages(app);
   registerSystemPage(app);
+  registerZonePages(app);
   registerMailPage(app);
   registerTokensPage(app);
   registerSettingsOverviewPage(app);

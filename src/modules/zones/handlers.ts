@@ -1,14 +1,11 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { and, eq, inArray } from "drizzle-orm";
-import { devices, remoteCollectors, zones } from "../../db/schema/index.ts";
+import { devices } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../platform/http/env.ts";
-import { ApiError } from "../../platform/http/errors.ts";
 import { apiRoute, jsonResponse, MessageBody, pathIds } from "../../platform/http/route.ts";
-import { recordActivity } from "../../platform/audit/record.ts";
-import { hashSecret, newEnrollmentKey } from "./enrollment.ts";
 import { remoteCollectorStates, remoteZonesWithoutCollector } from "../../platform/jobs/remote-collectors.ts";
-import { deviceScopeCondition, refuseUnlessScopeCovers } from "../../platform/auth/scope.ts";
+import { deviceScopeCondition } from "../../platform/auth/scope.ts";
 import { zonesResource } from "./resource.ts";
+import { endCollector, revokeEnrollmentKey, rotateEnrollmentKey, zoneCollectors, type ZoneActor } from "./service.ts";
 
 const TAG = "Zones";
 
@@ -140,96 +137,35 @@ export function registerZoneRoutes(app: OpenAPIHono<AppEnv>): void {
 
   zonesResource.register(app);
 
-  // The zone as the caller may see it (404 outside the scope), through the resource's own read.
-  // A write needs the caller's scope to cover every device of the zone, as changing the zone itself does.
-  const zoneOf = async (c: Parameters<Parameters<typeof app.openapi>[1]>[0], id: number, writing = true) => {
-    await zonesResource.show(c.var.services.db, id, c.var.auth.scope);
-    if (writing)
-      await refuseUnlessScopeCovers(c.var.services.db, c.var.auth.scope, `Zone ${id}`, inArray(devices.zoneId, [id]));
-    const [row] = await c.var.services.db.select().from(zones).where(eq(zones.id, id));
-    return row!;
-  };
+  const actor = (c: Parameters<Parameters<typeof app.openapi>[1]>[0]): ZoneActor => ({
+    db: c.var.services.db,
+    auth: c.var.auth,
+    now: c.var.services.clock.now(),
+  });
 
   app.openapi(rotateKeyRoute, async (c) => {
     const { id } = c.req.valid("param");
-    const zone = await zoneOf(c, id);
-    if (zone.mode !== "remote") throw ApiError.conflict(`Zone ${id} is local: make it remote (mode) first`);
-    const key = newEnrollmentKey();
-    const now = c.var.services.clock.now();
-    await c.var.services.db.transaction(async (tx) => {
-      await tx
-        .update(zones)
-        .set({ enrollmentKeyHash: await hashSecret(key), enrollmentKeyCreatedAt: now, updatedAt: now })
-        .where(eq(zones.id, id));
-      await recordActivity(
-        tx,
-        c.var.auth,
-        { action: "zone.enrollment_key_rotate", subjectType: "zone", subjectId: id, secretsSet: ["enrollment_key"] },
-        now,
-      );
-    });
-    return c.json({ data: { zone_id: id, enrollment_key: key } }, 200);
+    return c.json({ data: { zone_id: id, enrollment_key: await rotateEnrollmentKey(actor(c), id) } }, 200);
   });
 
   app.openapi(revokeKeyRoute, async (c) => {
     const { id } = c.req.valid("param");
-    await zoneOf(c, id);
-    const now = c.var.services.clock.now();
-    await c.var.services.db.transaction(async (tx) => {
-      await tx.update(zones).set({ enrollmentKeyHash: null, updatedAt: now }).where(eq(zones.id, id));
-      await recordActivity(
-        tx,
-        c.var.auth,
-        { action: "zone.enrollment_key_revoke", subjectType: "zone", subjectId: id },
-        now,
-      );
-    });
+    await revokeEnrollmentKey(actor(c), id);
     return c.json({ message: `Zone ${id}'s enrollment key revoked` }, 200);
   });
 
-  app.openapi(listCollectorsRoute, async (c) => {
-    const { id } = c.req.valid("param");
-    await zoneOf(c, id, false);
-    const all = await remoteCollectorStates(c.var.services.db, c.var.services.clock.now());
-    return c.json({ data: all.filter((s) => s.zone_id === id) }, 200);
-  });
+  app.openapi(listCollectorsRoute, async (c) =>
+    c.json({ data: await zoneCollectors(actor(c), c.req.valid("param").id) }, 200),
+  );
 
-  const endCollector = async (
-    c: Parameters<Parameters<typeof app.openapi>[1]>[0],
-    { id, collector_id }: { id: number; collector_id: number },
-    how: "revoke" | "delete",
-  ): Promise<number> => {
-    await zoneOf(c, id);
-    const now = c.var.services.clock.now();
-    return c.var.services.db.transaction(async (tx) => {
-      const where = and(eq(remoteCollectors.id, collector_id), eq(remoteCollectors.zoneId, id));
-      const [row] = await tx.select().from(remoteCollectors).where(where);
-      if (!row) throw ApiError.notFound(`Remote collector ${collector_id} of zone ${id}`);
-      if (how === "delete") await tx.delete(remoteCollectors).where(where);
-      else
-        await tx
-          .update(remoteCollectors)
-          .set({ revokedAt: row.revokedAt ?? now, updatedAt: now })
-          .where(where);
-      await recordActivity(
-        tx,
-        c.var.auth,
-        {
-          action: `remote_collector.${how}`,
-          subjectType: "remote_collector",
-          subjectId: collector_id,
-          before: { zone_id: id, name: row.name, revoked: row.revokedAt !== null },
-          after: how === "delete" ? null : { zone_id: id, name: row.name, revoked: true },
-        },
-        now,
-      );
-      return collector_id;
-    });
-  };
-  app.openapi(revokeCollectorRoute, async (c) =>
-    c.json({ message: `Remote collector ${await endCollector(c, c.req.valid("param"), "revoke")} revoked` }, 200),
-  );
-  app.openapi(deleteCollectorRoute, async (c) =>
-    c.json({ message: `Remote collector ${await endCollector(c, c.req.valid("param"), "delete")} deleted` }, 200),
-  );
+  app.openapi(revokeCollectorRoute, async (c) => {
+    const { id, collector_id } = c.req.valid("param");
+    await endCollector(actor(c), id, collector_id, "revoke");
+    return c.json({ message: `Remote collector ${collector_id} revoked` }, 200);
+  });
+  app.openapi(deleteCollectorRoute, async (c) => {
+    const { id, collector_id } = c.req.valid("param");
+    await endCollector(actor(c), id, collector_id, "delete");
+    return c.json({ message: `Remote collector ${collector_id} deleted` }, 200);
+  });
 }

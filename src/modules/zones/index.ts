@@ -2,3 +2,12 @@
 // through this file (.dependency-cruiser.cjs); a file inside the module imports its siblings directly.
 export { hashSecret, newCollectorCredential } from "./enrollment.ts";
 export { registerZoneRoutes } from "./handlers.ts";
+export { zonesResource } from "./resource.ts";
+export {
+  collectorsByZone,
+  endCollector,
+  revokeEnrollmentKey,
+  rotateEnrollmentKey,
+  zoneCollectors,
+  type ZoneActor,
+} from "./service.ts";

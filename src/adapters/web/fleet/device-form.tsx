@@ -51,6 +51,7 @@ function valuesOf(d: DeviceOut, clone: boolean): Values {
     device_port_override: d.device_port_override ? String(d.device_port_override) : "",
     device_tags: d.device_tags.join(", "),
     device_username: d.device_username,
+    zone_id: String(d.zone_id),
     notes: d.notes,
     enabled: d.enabled ? "true" : "",
   };
@@ -67,6 +68,7 @@ const FIELDS = [
   "device_port_override",
   "device_tags",
   "device_username",
+  "zone_id",
   "device_password",
   "device_enable_password",
   "notes",
@@ -102,6 +104,8 @@ export function inputOf(form: Form, choices: DeviceChoices): { input: Record<str
     input.device_category_id = values.device_category_id ? numberOr(values.device_category_id) : null;
   if (choices.templates)
     input.device_template_id = values.device_template_id ? numberOr(values.device_template_id) : null;
+  // Empty: a new device goes to the local zone, an edited one stays where it is.
+  if (choices.zones && values.zone_id) input.zone_id = numberOr(values.zone_id);
   if (choices.credentials) input.device_cred_id = values.device_cred_id ? numberOr(values.device_cred_id) : 0;
   for (const secret of ["device_password", "device_enable_password"] as const) {
     if (values[secret]) input[secret] = values[secret];
@@ -239,6 +243,23 @@ function DeviceForm(props: {
             options={choices.credentials}
             none="The device's own login (below)"
             noneValue="0"
+          />
+        </Field>
+      )}
+      {choices.zones && (
+        <Field
+          id="f-zone_id"
+          name="zone_id"
+          label="Zone"
+          problems={p}
+          hint="Where the device is reached from: a remote zone's devices are polled only by its site collectors."
+        >
+          <Select
+            id="f-zone_id"
+            name="zone_id"
+            value={v.zone_id ?? ""}
+            options={choices.zones}
+            none="local (default)"
           />
         </Field>
       )}

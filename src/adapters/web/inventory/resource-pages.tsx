@@ -77,6 +77,10 @@ export type ResourcePagesSpec = {
   rowLinks?: (row: Row) => Child;
   /** Values of a new record's form taken from the address (e.g. the command group a command is added to). */
   newValues?: (c: Context<WebEnv>) => Record<string, string | string[]>;
+  /** What the list's rows carry besides the API's answer (e.g. a zone's collectors), for the columns. */
+  enrich?: (c: Context<WebEnv>, rows: Row[]) => Promise<Row[]>;
+  /** A page to answer a create with instead of the list (e.g. a key shown once); undefined: the list. */
+  created?: (c: Context<WebEnv>, saved: Row) => Response | Promise<Response> | undefined;
 };
 
 type Values = Record<string, string | string[]>;
@@ -246,8 +250,9 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
     const clean = withoutEmptyFields(c);
     if (clean) return c.redirect(clean, 302);
     const q = pageListQuery(c, resource.listSpec);
-    const { total, rows } = await resource.list(c.var.services.db, c.var.auth.scope, q);
-    const { meta } = listEnvelope(c, q, total, rows);
+    const listed = await resource.list(c.var.services.db, c.var.auth.scope, q);
+    const { meta } = listEnvelope(c, q, listed.total, listed.rows);
+    const rows = spec.enrich ? await spec.enrich(c, listed.rows) : listed.rows;
     const canWrite = c.var.auth.abilities.has(write);
     const flash = done[c.req.query("done") ?? ""];
     const search = c.req.query("search") ?? "";
@@ -337,8 +342,8 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
     const options = await optionsFor(c);
     const { input, values } = inputOf(spec.fields, form, offeredOf(options));
     try {
-      await resource.save(asApi(c), parsedBy(resource.input, input), null, "create");
-      return c.redirect(`${path}?done=created`, 303);
+      const saved = await resource.save(asApi(c), parsedBy(resource.input, input), null, "create");
+      return (await spec.created?.(c, saved)) ?? c.redirect(`${path}?done=created`, 303);
     } catch (err) {
       const problems = fieldProblems(err);
       if (!problems) throw err;

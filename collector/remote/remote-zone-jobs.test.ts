@@ -1,0 +1,101 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { enqueueDeviceJob, getJob, type Job } from "../../src/platform/jobs/queue.ts";
+import { silentLogger } from "../../src/kernel/logger.ts";
+import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
+import { addLoopbackDevice, builtinTemplateId } from "../../test/helpers/collector.ts";
+import { DEFAULT_WORKER_OPTIONS, startWorker } from "../worker.ts";
+
+let t: TestContext;
+beforeEach(async () => {
+  t = await createTestContext();
+});
+afterEach(() => t.close());
+
+/** Polls the job until it is no longer running or queued, up to a generous bound. */
+async function settled(id: number): Promise<Job> {
+  const deadline = Date.now() + 15_000;
+  let job = (await getJob(t.db, id))!;
+  while ((job.state !== "finished" || job.leaseOwner) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    job = (await getJob(t.db, id))!;
+  }
+  return job;
+}
+
+describe("jobs of a remote zone's devices that remote collectors do not run yet", () => {
+  it("end at once with a message saying so, while its downloads stay for its site collectors", async () => {
+    const token = await t.token();
+    const zone = await t.call("/api/v1/zones", { method: "POST", token, body: { name: "branch-ot", mode: "remote" } });
+    expect(zone.status).toBe(201);
+    // Port 1: a session the collector tried to open would fail as unreachable, not with the refusal.
+    const deviceId = await addLoopbackDevice(t, token, {
+      port: 1,
+      templateId: await builtinTemplateId(t, "cisco-ios"),
+    });
+    const moved = await t.call(`/api/v1/devices/${deviceId}`, {
+      method: "PATCH",
+      token,
+      body: { zone_id: zone.body.data.id },
+    });
+    expect(moved.status).toBe(200);
+    const now = new Date();
+    const { job: detect } = await enqueueDeviceJob(
+      t.db,
+      { type: "detect", deviceId, trigger: "api", priority: 50, maxAttempts: 3 },
+      now,
+    );
+    const { job: download } = await enqueueDeviceJob(
+      t.db,
+      { type: "download", deviceId, trigger: "api", priority: 60, maxAttempts: 3 },
+      now,
+    );
+
+    const worker = startWorker(
+      {
+        db: t.db,
+        secrets: t.secrets,
+        clock: { now: () => new Date() },
+        logger: silentLogger,
+        owner: "collector-local",
+        connectTimeoutMs: 2_000,
+      },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 50, leaseMs: 60 * 60_000 },
+    );
+    try {
+      const ended = await settled(detect.id);
+      expect(ended).toMatchObject({ state: "finished", outcome: "error", attempts: 1 });
+      expect(ended.message).toBe(
+        `remote collectors do not run detect jobs yet: device ${deviceId} is in the remote zone 'branch-ot' (move it to a local zone to run this job)`,
+      );
+      // The download is the zone's site collectors' to run: the collector beside the database leaves it queued.
+      expect((await getJob(t.db, download.id))!).toMatchObject({ state: "queued", attempts: 0 });
+    } finally {
+      await worker.stop();
+    }
+    // Back in the local zone, the same kind of job runs (and fails only as the unreachable device it is).
+    await t.call(`/api/v1/devices/${deviceId}`, { method: "PATCH", token, body: { zone_id: 1 } });
+    const { job: again } = await enqueueDeviceJob(
+      t.db,
+      { type: "detect", deviceId, trigger: "api", priority: 50, maxAttempts: 1 },
+      new Date(),
+    );
+    const second = startWorker(
+      {
+        db: t.db,
+        secrets: t.secrets,
+        clock: { now: () => new Date() },
+        logger: silentLogger,
+        owner: "collector-local",
+        connectTimeoutMs: 2_000,
+      },
+      { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 50, leaseMs: 60 * 60_000 },
+    );
+    try {
+      const ended = await settled(again.id);
+      expect(ended.state).toBe("finished");
+      expect(ended.message ?? "").not.toContain("remote collectors");
+    } finally {
+      await second.stop();
+    }
+  });
+});
