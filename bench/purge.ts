@@ -13,7 +13,7 @@ import { buildBundles, startBenchService } from "./service.ts";
  * The retention purge of bench:estate on its own: copies an estate bench:estate built (its database only, so the
  * estate stays as it was), starts the service on the copy as `npm start` runs it, sets keep_days (default: half
  * the nights) and times `POST /configs/purge` while `GET /devices` is requested one after another: the purge's
- * duration and the API's latency meanwhile (p50, p99, the slowest).
+ * duration and the API's latency meanwhile (p50, p99, the slowest), beside the same request's before it.
  */
 const { values: opts } = parseArgs({
   options: {
@@ -35,20 +35,38 @@ async function main() {
     const service = await startBenchService({ dir, concurrency: 1, appKey: state.appKey, user: "bench" });
     try {
       await service.api("PUT", "/configs/retention-policy", { keep_days: keepDays, keep_versions: null });
+      // The same request before the purge, for comparison (the machine's load shows in both).
+      const idle: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const r0 = performance.now();
+        await (await fetch(`${service.origin}/api/v1/devices`, { headers: service.headers })).arrayBuffer();
+        idle.push(performance.now() - r0);
+      }
+      console.log(
+        `GET /devices before the purge: p50 ${ms(quantile(idle, 0.5))} ms, p99 ${ms(quantile(idle, 0.99))} ms (20 requests)`,
+      );
       const t0 = performance.now();
       const purge = service.api<{ configs_total: number; blobs_total: number }>("POST", "/configs/purge");
       let done = false;
       void purge.finally(() => (done = true)).catch(() => undefined);
       const times: number[] = [];
+      const starts: number[] = [];
       while (!done) {
         const r0 = performance.now();
         const res = await fetch(`${service.origin}/api/v1/devices`, { headers: service.headers });
         await res.arrayBuffer();
         if (!res.ok) throw new Error(`GET /devices answered ${res.status} during the purge`);
         times.push(performance.now() - r0);
+        starts.push(r0 - t0);
       }
       const report = await purge;
       const took = performance.now() - t0;
+      const slowest = times
+        .map((t, i) => ({ t, at: starts[i]! }))
+        .sort((a, b) => b.t - a.t)
+        .slice(0, 3)
+        .map((s) => `${ms(s.t)} ms at ${(s.at / 1000).toFixed(1)} s`);
+      console.log(`slowest requests: ${slowest.join(", ")}`);
       console.log(
         `| purge of ${report.configs_total} versions (${report.blobs_total} texts) older than ${keepDays} days, ${state.devices} devices x ${state.daysDone} nights | ${(took / 1000).toFixed(1)} s | GET /devices meanwhile: ${times.length} requests, p50 ${ms(quantile(times, 0.5))} ms, p99 ${ms(quantile(times, 0.99))} ms, slowest ${ms(Math.max(...times))} ms |`,
       );

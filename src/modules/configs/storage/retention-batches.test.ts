@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serve, type ServerType } from "@hono/node-server";
 import { isNotNull, sql } from "drizzle-orm";
 import { createTestContext, manualClock, type TestContext } from "../../../../test/helpers/app.ts";
 import { configChanges, configs, devices } from "../../../db/schema/index.ts";
@@ -168,5 +169,61 @@ describe("the retention purge in short transactions", () => {
     expect(seen).toEqual([before - 3, before - 6, before - 9]);
     expect(await remaining()).toEqual(keptWith(1));
     await expectConsistent();
+  });
+
+  it("serves HTTP requests while it runs, not only once it is done", async () => {
+    await t.call("/api/v1/configs/retention-policy", { method: "PUT", token: admin, body: { keep_versions: 1 } });
+    // A device with a long history: one version a batch gives the request many turns of the event loop.
+    const [row] = await t.db
+      .insert(devices)
+      .values({
+        name: "long-history",
+        nameKey: nameKey("long-history"),
+        ip: "198.51.100.99",
+        createdAt: start,
+        updatedAt: start,
+      })
+      .returning({ id: devices.id });
+    for (let n = 1; n <= 40; n++) {
+      await storeConfig(t.db, {
+        deviceId: row!.id,
+        command: COMMAND,
+        text: body(99, n),
+        significant: (s) => s,
+        trigger: "schedule",
+        jobId: null,
+        now: at(n),
+      });
+    }
+    let server: ServerType | undefined;
+    try {
+      const origin = await new Promise<string>((resolve) => {
+        server = serve({ fetch: t.app.fetch, port: 0, hostname: "127.0.0.1" }, (info) =>
+          resolve(`http://127.0.0.1:${info.port}`),
+        );
+      });
+      let batches = 0;
+      let answeredAfter: number | undefined;
+      const purging = purgeConfigs(t.db, clock.now(), {
+        dryRun: false,
+        batchVersions: 1,
+        betweenBatches: ({ versions }) => {
+          batches = versions;
+        },
+      });
+      // Sent as the purge starts: SQLite and zlib run on this thread, so the answer comes only if the purge lets
+      // the event loop turn (a purge that only awaits runs to its end first, whatever its transactions).
+      const answer = fetch(`${origin}/api/v1/devices`, { headers: { apitoken: admin } }).then(async (res) => {
+        answeredAfter = batches;
+        return { status: res.status, body: await res.text() };
+      });
+      const purged = await purging;
+      const answered = await answer.catch((err: Error) => ({ status: 0, body: err.message }));
+      expect(purged.configs.filter((c) => c.deviceId === row!.id).length).toBe(39);
+      expect(answered.status).toBe(200);
+      expect(answeredAfter).toBeLessThan(purged.configs.length);
+    } finally {
+      await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    }
   });
 });

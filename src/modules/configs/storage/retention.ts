@@ -278,8 +278,14 @@ export async function purgeConfigs(db: Db, now: Date, options: PurgeOptions): Pr
   const size = Math.max(1, options.batchVersions ?? PURGE_BATCH_VERSIONS);
   const ids = plan.doomed.map((c) => c.id);
   const of = ids.length;
+  let told = 0;
   const step = async (versions: number) => {
-    options.progress?.(`retention purge: deleted ${versions} of ${of} configuration versions`);
+    // A line each twentieth of the plan: a year's purge is thousands of batches.
+    const twentieths = Math.floor((versions * 20) / of);
+    if (twentieths > told || versions === of) {
+      told = twentieths;
+      options.progress?.(`retention purge: deleted ${versions} of ${of} configuration versions`);
+    }
     await letOthersIn();
     await options.betweenBatches?.({ versions, of });
   };
