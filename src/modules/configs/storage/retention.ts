@@ -202,7 +202,7 @@ async function planPurge(db: DbOrTx, policy: RetentionPolicy, now: Date, scope: 
 }
 
 /** Versions one purge transaction deletes at most (see purgeConfigs). */
-export const PURGE_BATCH_VERSIONS = 25;
+export const PURGE_BATCH_VERSIONS = 10;
 
 export type PurgeOptions = {
   dryRun: boolean;
