@@ -134,6 +134,14 @@ describe("the retention purge in short transactions", () => {
     expect(everything.length - afterStop.length).toBe(2);
     expect(progress).toEqual(["retention purge: deleted 2 of 6 configuration versions"]);
     await expectConsistent();
+    // The activity log says what the stopped purge did delete: the first batch, not the plan.
+    const log = await t.call("/api/v1/activity-logs?filter[action]=configs.purge", { token: admin });
+    expect(log.body.data).toHaveLength(1);
+    expect(log.body.data[0].changes).toMatchObject({
+      configs_deleted: { new: 2 },
+      changes_deleted: { new: 2 },
+      blobs_deleted: { new: 1 },
+    });
 
     const rerun = await purgeConfigs(t.db, clock.now(), { dryRun: false, batchVersions: 2 });
     expect(rerun.configs.length).toBe(4);

@@ -225,19 +225,24 @@ const letOthersIn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * as text, then the versions, the texts nothing else refers to (re-encoding their dependents first), and the
  * series' search documents trimmed. Says how many versions it deleted.
  */
-async function purgeBatch(tx: DbOrTx, ids: readonly number[]): Promise<number> {
+type BatchDone = { versions: number; changes: number; blobs: number; blobBytes: number };
+
+async function purgeBatch(tx: DbOrTx, ids: readonly number[]): Promise<BatchDone> {
   const wanted = JSON.stringify(ids);
   const rows = await tx.all<{ id: number; device_id: number; command: string }>(sql`
     select c.id, c.device_id, c.command from ${configs} c
     where c.id in (select value from json_each(${wanted}))
       and exists (select 1 from ${configs} n where n.device_id = c.device_id and n.command = c.command and n.version > c.version)`);
-  if (!rows.length) return 0;
+  if (!rows.length) return { versions: 0, changes: 0, blobs: 0, blobBytes: 0 };
   const doomed = rows.map((r) => Number(r.id));
   const doomedJson = JSON.stringify(doomed);
   await keepDiffsOfSuccessors(tx, doomed);
   // Texts only these versions refer to (texts are shared by hash, across series too).
-  const free = await tx.all<{ hash: string }>(sql`
-    select distinct c.blob_hash as hash from ${configs} c where c.id in (select value from json_each(${doomedJson}))
+  const [changes] = await tx.all<{ n: number }>(
+    sql`select count(*) as n from ${configChanges} where config_id in (select value from json_each(${doomedJson}))`,
+  );
+  const free = await tx.all<{ hash: string; bytes: number }>(sql`
+    select distinct c.blob_hash as hash, (select length(content) from ${configBlobs} b where b.hash = c.blob_hash) as bytes from ${configs} c where c.id in (select value from json_each(${doomedJson}))
       and not exists (select 1 from ${configs} o where o.blob_hash = c.blob_hash and o.id not in (select value from json_each(${doomedJson})))`);
   await tx.run(sql`delete from ${configs} where id in (select value from json_each(${doomedJson}))`);
   await deleteBlobs(
@@ -246,7 +251,12 @@ async function purgeBatch(tx: DbOrTx, ids: readonly number[]): Promise<number> {
   );
   const series = new Map(rows.map((r) => [`${r.device_id}\u0000${r.command}`, r]));
   for (const r of series.values()) await trimSeriesIndex(tx, Number(r.device_id), r.command);
-  return doomed.length;
+  return {
+    versions: doomed.length,
+    changes: Number(changes?.n ?? 0),
+    blobs: free.length,
+    blobBytes: free.reduce((n, f) => n + Number(f.bytes ?? 0), 0),
+  };
 }
 
 /**
@@ -290,10 +300,11 @@ export async function purgeConfigs(db: Db, now: Date, options: PurgeOptions): Pr
     await options.betweenBatches?.({ versions, of });
   };
   let done = 0;
-  let deleted = 0;
+  const deleted: BatchDone = { versions: 0, changes: 0, blobs: 0, blobBytes: 0 };
   try {
     for (let i = 0; i < ids.length; i += size) {
-      deleted += await db.transaction((tx) => purgeBatch(tx, ids.slice(i, i + size)));
+      const batch = await db.transaction((tx) => purgeBatch(tx, ids.slice(i, i + size)));
+      for (const key of ["versions", "changes", "blobs", "blobBytes"] as const) deleted[key] += batch[key];
       done = Math.min(i + size, ids.length);
       await step(done);
     }
@@ -322,8 +333,10 @@ export async function purgeConfigs(db: Db, now: Date, options: PurgeOptions): Pr
     }
   } catch (err) {
     // What the committed batches deleted is logged all the same; running the purge again does the rest.
-    if (deleted)
-      await logPurge(db, { ...report, configs: plan.doomed.slice(0, done), failedJobIds: [] }, options, scope, now);
+    if (deleted.versions) {
+      const part = { ...report, ...deleted, configs: plan.doomed.slice(0, done), failedJobIds: [] };
+      await logPurge(db, part, options, scope, now);
+    }
     throw err;
   }
   if (report.configs.length || report.failedJobIds.length) await logPurge(db, report, options, scope, now);
