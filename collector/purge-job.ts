@@ -1,4 +1,4 @@
-import { type Job } from "../src/platform/jobs/queue.ts";
+import type { Job } from "../src/platform/jobs/queue.ts";
 import { finishJob } from "../src/modules/tasks/index.ts";
 import { purgeConfigs, purgeSummary } from "../src/modules/configs/index.ts";
 import type { DownloadDeps } from "./download.ts";
@@ -8,14 +8,19 @@ import { describeError } from "./errors.ts";
 
 /**
  * The retention purge task's job: applies the retention policy to every device and records what went. The
- * purge is its own transaction and safe to repeat, so a job retried after a lost lease does no harm.
+ * purge commits in short batches and is safe to repeat: a job retried after a lost lease, or after the collector
+ * stopped midway, finishes what the last one left.
  */
 export async function runPurgeJob(deps: DownloadDeps, job: Job): Promise<JobEnd | undefined> {
   const started = Date.now();
   let end: JobEnd;
   let result: Record<string, unknown>;
   try {
-    const report = await purgeConfigs(deps.db, deps.clock.now(), { dryRun: false });
+    const report = await purgeConfigs(deps.db, deps.clock.now(), {
+      dryRun: false,
+      // A year's purge runs for minutes: its log says how far it is.
+      progress: (line) => deps.logger.info(line, { job: job.id }),
+    });
     const { keepDays, keepVersions } = report.policy;
     end = {
       outcome: "success",

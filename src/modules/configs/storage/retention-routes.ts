@@ -106,7 +106,7 @@ export const purgeConfigsRoute = apiRoute({
   ability: "configs.write",
   summary: "Purge configurations the retention policy no longer keeps",
   description:
-    "Deletes, in one transaction, the versions of devices in your scope that the policy no longer keeps, their change rows, stored texts no version refers to any more, " +
+    "Deletes, in short transactions that let other requests in between (a purge stopped midway leaves a consistent store; running it again finishes it), the versions of devices in your scope that the policy no longer keeps, their change rows, stored texts no version refers to any more, " +
     "and failed download records older than keep_days. With dry_run=true nothing changes and the answer lists exactly what a real run would delete.",
   request: {
     query: z.object({

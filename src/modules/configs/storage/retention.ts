@@ -1,11 +1,11 @@
 /**
  * Configuration retention: the policy (keep versions for N days and/or the newest N per device and command) and
- * the purge that applies it. A dry run and a real run compute the same plan; the real run then deletes it in one
- * transaction: the versions, their change rows (by cascade; a kept version's change keeps its diff as text when
- * the version before it goes), blobs no version refers to any more (re-encoding texts that were deltas against
- * them; the system-wide purge also takes texts that deleted devices left behind), their search
- * index documents, and failed download records older than the age limit. The system-wide purge (the nightly
- * task, `svc configs:purge`) then runs storage maintenance (maintenance.ts), outside that transaction.
+ * the purge that applies it. A dry run and a real run compute the same plan; the real run then deletes it in short
+ * transactions (purgeConfigs), each whole: the versions, their change rows (by cascade; a kept version's change
+ * keeps its diff as text when the version before it goes), blobs no version refers to any more (re-encoding texts
+ * that were deltas against them; the system-wide purge also takes texts that deleted devices left behind), their
+ * search index documents; then failed download records older than the age limit. The system-wide purge (the
+ * nightly task, `svc configs:purge`) then runs storage maintenance (maintenance.ts).
  */
 import { and, eq, inArray, lt, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../../db/client.ts";
@@ -106,7 +106,8 @@ async function planPurge(db: DbOrTx, policy: RetentionPolicy, now: Date, scope: 
   const cutoff = policy.keepDays === null ? null : new Date(now.getTime() - policy.keepDays * DAY_MS);
   const inScope = deviceScopeCondition(scope) ?? sql`1`;
   if (policy.keepDays === null && policy.keepVersions === null) {
-    return { cutoff, doomed: [], changes: 0, blobs: scope.all ? await orphanBlobs(db) : [], failedJobIds: [] };
+    const orphans = scope.all ? await orphanBlobs(db) : [];
+    return { cutoff, doomed: [], changes: 0, blobs: orphans, orphans: orphans.map((o) => o.hash), failedJobIds: [] };
   }
 
   // Newest first within each series: rank 1 is the latest version, which no rule removes.
@@ -170,7 +171,12 @@ async function planPurge(db: DbOrTx, policy: RetentionPolicy, now: Date, scope: 
   }
 
   // One push per orphan: a purge after deleting many devices can free more texts than a spread's arguments hold.
-  if (scope.all) for (const orphan of await orphanBlobs(db)) blobs.push(orphan);
+  const orphans: string[] = [];
+  if (scope.all)
+    for (const orphan of await orphanBlobs(db)) {
+      blobs.push(orphan);
+      orphans.push(orphan.hash);
+    }
 
   const failedJobIds = cutoff
     ? (
@@ -192,68 +198,149 @@ async function planPurge(db: DbOrTx, policy: RetentionPolicy, now: Date, scope: 
           .orderBy(jobs.id)
       ).map((j) => j.id)
     : [];
-  return { cutoff, doomed, changes, blobs, failedJobIds };
+  return { cutoff, doomed, changes, blobs, orphans, failedJobIds };
+}
+
+/** Versions one purge transaction deletes at most (see purgeConfigs). */
+export const PURGE_BATCH_VERSIONS = 10;
+
+export type PurgeOptions = {
+  dryRun: boolean;
+  actor?: Actor;
+  scope?: DeviceScope;
+  /** Told how far the purge (one line a batch) and the maintenance after it are. */
+  progress?: MaintenanceProgress;
+  /** Versions a transaction deletes at most (default PURGE_BATCH_VERSIONS). */
+  batchVersions?: number;
+  /** Awaited after each committed batch, before the next starts (tests drive the purge step by step with it). */
+  betweenBatches?: (done: { versions: number; of: number }) => Promise<void> | void;
+};
+
+/** Lets the event loop take what waited (requests, their reads and writes) before the next batch. */
+const letOthersIn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * One batch of a purge, in its caller's transaction: the versions of `ids` that are still there and still have a
+ * newer version (another purge, or a device's deletion, may have got there first), their successors' diffs kept
+ * as text, then the versions, the texts nothing else refers to (re-encoding their dependents first), and the
+ * series' search documents trimmed. Says how many versions it deleted.
+ */
+type BatchDone = { versions: number; changes: number; blobs: number; blobBytes: number };
+
+async function purgeBatch(tx: DbOrTx, ids: readonly number[]): Promise<BatchDone> {
+  const wanted = JSON.stringify(ids);
+  const rows = await tx.all<{ id: number; device_id: number; command: string }>(sql`
+    select c.id, c.device_id, c.command from ${configs} c
+    where c.id in (select value from json_each(${wanted}))
+      and exists (select 1 from ${configs} n where n.device_id = c.device_id and n.command = c.command and n.version > c.version)`);
+  if (!rows.length) return { versions: 0, changes: 0, blobs: 0, blobBytes: 0 };
+  const doomed = rows.map((r) => Number(r.id));
+  const doomedJson = JSON.stringify(doomed);
+  await keepDiffsOfSuccessors(tx, doomed);
+  // Texts only these versions refer to (texts are shared by hash, across series too).
+  const [changes] = await tx.all<{ n: number }>(
+    sql`select count(*) as n from ${configChanges} where config_id in (select value from json_each(${doomedJson}))`,
+  );
+  const free = await tx.all<{ hash: string; bytes: number }>(sql`
+    select distinct c.blob_hash as hash, (select length(content) from ${configBlobs} b where b.hash = c.blob_hash) as bytes from ${configs} c where c.id in (select value from json_each(${doomedJson}))
+      and not exists (select 1 from ${configs} o where o.blob_hash = c.blob_hash and o.id not in (select value from json_each(${doomedJson})))`);
+  await tx.run(sql`delete from ${configs} where id in (select value from json_each(${doomedJson}))`);
+  await deleteBlobs(
+    tx,
+    free.map((f) => f.hash),
+  );
+  const series = new Map(rows.map((r) => [`${r.device_id}\u0000${r.command}`, r]));
+  for (const r of series.values()) await trimSeriesIndex(tx, Number(r.device_id), r.command);
+  return {
+    versions: doomed.length,
+    changes: Number(changes?.n ?? 0),
+    blobs: free.length,
+    blobBytes: free.reduce((n, f) => n + Number(f.bytes ?? 0), 0),
+  };
 }
 
 /**
  * Applies the retention policy (or, with dryRun, only says what it would remove). The system's scheduled purge
  * calls it with no scope; an API caller's purge stays inside the caller's device scope.
+ *
+ * A real run deletes in short transactions of at most `batchVersions` versions each, letting the event loop take
+ * what waited between them: the API's requests (reads, and writes such as a token's last use, which wait for the
+ * write turn a transaction holds) answer during a purge of a year's history instead of after it. Each batch is
+ * whole (versions, diffs, texts and their dependents, search documents), so a purge stopped between batches leaves
+ * a consistent store with part of the plan done, and running it again plans and deletes the rest.
  */
-export async function purgeConfigs(
-  db: Db,
-  now: Date,
-  options: { dryRun: boolean; actor?: Actor; scope?: DeviceScope; progress?: MaintenanceProgress },
-): Promise<PurgeReport> {
+export async function purgeConfigs(db: Db, now: Date, options: PurgeOptions): Promise<PurgeReport> {
   const scope = options.scope ?? { all: true };
-  const run = async (tx: DbOrTx): Promise<PurgeReport> => {
-    const policy = await getRetentionPolicy(tx);
-    const plan = await planPurge(tx, policy, now, scope);
-    const report: PurgeReport = {
-      dryRun: options.dryRun,
-      policy,
-      cutoff: plan.cutoff,
-      configs: plan.doomed,
-      changes: plan.changes,
-      blobs: plan.blobs.length,
-      blobBytes: plan.blobs.reduce((n, b) => n + Number(b.bytes), 0),
-      failedJobIds: plan.failedJobIds,
-    };
-    if (options.dryRun) return report;
-    await keepDiffsOfSuccessors(
-      tx,
-      plan.doomed.map((c) => c.id),
-    );
-    for (const part of chunks(plan.doomed.map((c) => c.id))) await tx.delete(configs).where(inArray(configs.id, part));
-    await deleteBlobs(
-      tx,
-      plan.blobs.map((b) => b.hash),
-    );
-    const series = new Map(plan.doomed.map((c) => [`${c.deviceId}\u0000${c.command}`, c]));
-    for (const c of series.values()) await trimSeriesIndex(tx, c.deviceId, c.command);
+  const policy = await getRetentionPolicy(db);
+  const plan = await planPurge(db, policy, now, scope);
+  const report: PurgeReport = {
+    dryRun: options.dryRun,
+    policy,
+    cutoff: plan.cutoff,
+    configs: plan.doomed,
+    changes: plan.changes,
+    blobs: plan.blobs.length,
+    blobBytes: plan.blobs.reduce((n, b) => n + Number(b.bytes), 0),
+    failedJobIds: plan.failedJobIds,
+  };
+  if (options.dryRun) return report;
+
+  const size = Math.max(1, options.batchVersions ?? PURGE_BATCH_VERSIONS);
+  const ids = plan.doomed.map((c) => c.id);
+  const of = ids.length;
+  let told = 0;
+  const step = async (versions: number) => {
+    // A line each twentieth of the plan: a year's purge is thousands of batches.
+    const twentieths = Math.floor((versions * 20) / of);
+    if (twentieths > told || versions === of) {
+      told = twentieths;
+      options.progress?.(`retention purge: deleted ${versions} of ${of} configuration versions`);
+    }
+    await letOthersIn();
+    await options.betweenBatches?.({ versions, of });
+  };
+  let done = 0;
+  const deleted: BatchDone = { versions: 0, changes: 0, blobs: 0, blobBytes: 0 };
+  try {
+    for (let i = 0; i < ids.length; i += size) {
+      const batch = await db.transaction((tx) => purgeBatch(tx, ids.slice(i, i + size)));
+      for (const key of ["versions", "changes", "blobs", "blobBytes"] as const) deleted[key] += batch[key];
+      done = Math.min(i + size, ids.length);
+      await step(done);
+    }
+    // Texts deleted devices left behind, checked again in each batch's transaction (a new version may share one).
+    const orphans = plan.orphans;
+    for (let i = 0; i < orphans.length; i += size) {
+      const part = JSON.stringify(orphans.slice(i, i + size));
+      await db.transaction(async (tx) => {
+        const still = await tx.all<{ hash: string }>(sql`
+          select b.hash from ${configBlobs} b where b.hash in (select value from json_each(${part}))
+            and not exists (select 1 from ${configs} c where c.blob_hash = b.hash)`);
+        await deleteBlobs(
+          tx,
+          still.map((r) => r.hash),
+        );
+      });
+      await letOthersIn();
+    }
     // Documents of series whose every version was deleted some other way.
-    await tx.run(
+    await db.run(
       sql`delete from ${configSearchDocs} where not exists (select 1 from ${configs} c where c.device_id = ${configSearchDocs.deviceId} and c.command = ${configSearchDocs.command})`,
     );
-    for (const part of chunks(plan.failedJobIds)) await tx.delete(jobs).where(inArray(jobs.id, part));
+    for (const part of chunks(plan.failedJobIds)) {
+      await db.delete(jobs).where(inArray(jobs.id, part));
+      await letOthersIn();
+    }
+  } catch (err) {
+    // What the committed batches deleted is logged all the same; running the purge again does the rest.
+    if (deleted.versions) {
+      const part = { ...report, ...deleted, configs: plan.doomed.slice(0, done), failedJobIds: [] };
+      await logPurge(db, part, options, scope, now);
+    }
+    throw err;
+  }
+  if (report.configs.length || report.failedJobIds.length) await logPurge(db, report, options, scope, now);
 
-    if (!report.configs.length && !report.failedJobIds.length) return report;
-    await recordActivity(
-      tx,
-      options.actor ?? { system: "retention" },
-      {
-        action: "configs.purge",
-        subjectType: "config",
-        subjectId: null,
-        after: purgeSummary(report),
-        // A purge over every device is about all of them; a scoped caller's purge only about the devices it touched.
-        reach: scope.all ? { all: true } : { devices: [...new Set(plan.doomed.map((c) => c.deviceId))] },
-      },
-      now,
-    );
-    return report;
-  };
-  if (options.dryRun) return run(db);
-  const report = await db.transaction(run);
   // An API caller's purge (always scoped, even an admin's) answers without waiting for maintenance.
   if (options.scope === undefined) {
     try {
@@ -263,6 +350,22 @@ export async function purgeConfigs(
     }
   }
   return report;
+}
+
+function logPurge(db: Db, report: PurgeReport, options: PurgeOptions, scope: DeviceScope, now: Date) {
+  return recordActivity(
+    db,
+    options.actor ?? { system: "retention" },
+    {
+      action: "configs.purge",
+      subjectType: "config",
+      subjectId: null,
+      after: purgeSummary(report),
+      // A purge over every device is about all of them; a scoped caller's purge only about the devices it touched.
+      reach: scope.all ? { all: true } : { devices: [...new Set(report.configs.map((c) => c.deviceId))] },
+    },
+    now,
+  );
 }
 
 /** What a purge did, as the activity log and the purge task's job record it. */
