@@ -4,11 +4,18 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDiscoverJob } from "../../collector/discover-job.ts";
 import { DEFAULT_LIMITS } from "../../collector/session.ts";
-import { devices, discoveryCandidates, jobs, scanPresets, tasks } from "../../src/db/schema/index.ts";
+import {
+  credentials,
+  devices,
+  discoveryCandidates,
+  jobs,
+  scanPresets,
+  tasks,
+  templates,
+} from "../../src/db/schema/index.ts";
 import { silentLogger } from "../../src/kernel/logger.ts";
 import { claimNextJob, getJob } from "../../src/platform/jobs/queue.ts";
 import { getCollectorSettings } from "../../src/platform/settings/service.ts";
-import { builtinTemplateId } from "../helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../helpers/fake-device.ts";
 import { parseSimulation } from "../helpers/simulation.ts";
 import {
@@ -92,6 +99,26 @@ describe.skipIf(unavailable)("discovery page in headless Chromium", () => {
     await t?.close();
   });
 
+  it("marks a credential set for discovery from the credentials form", async () => {
+    const { page, base } = b;
+    await page.goto(`${base}/credentials/new`);
+    await page.fill("#c-cred_name", "branch-switches");
+    await page.fill("#c-cred_username", "backup");
+    await page.check("#c-cred_discovery");
+    await page.click("button:text('Add credential set')");
+    await page.waitForURL(/done=created/);
+    const row = page.locator("#credential-list tr", { hasText: "branch-switches" });
+    expect(await row.textContent()).toContain("tried by discovery");
+    const [made] = await t.db.select().from(credentials).where(eq(credentials.name, "branch-switches"));
+    expect(made!.discovery).toBe(true);
+    await page.goto(`${base}/credentials/${made!.id}/edit`);
+    expect(await page.isChecked("#c-cred_discovery")).toBe(true);
+    await page.uncheck("#c-cred_discovery");
+    await page.click("text=Save changes");
+    await page.waitForURL(/done=saved/);
+    expect((await t.db.select().from(credentials).where(eq(credentials.id, made!.id)))[0]!.discovery).toBe(false);
+  });
+
   it("discovers a device from the form, lists what it found, and adopts it", async () => {
     const { page, base } = b;
     await page.goto(`${base}/devices`);
@@ -124,7 +151,9 @@ describe.skipIf(unavailable)("discovery page in headless Chromium", () => {
       device_ip: "127.0.0.1",
       device_port_override: device.port,
       device_cred_id: setId,
-      device_template_id: await builtinTemplateId(t, "dell-os6"),
+      device_template_id: (
+        await t.db.select({ id: templates.id }).from(templates).where(eq(templates.builtinKey, "dell-os6"))
+      )[0]!.id,
     });
   }, 60_000);
 
