@@ -40,6 +40,7 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
     expect(items.map(([label]) => label)).toEqual([
       "Dashboard",
       "Devices",
+      "Discovery",
       "Credentials",
       "Templates",
       "Command groups",
@@ -114,7 +115,7 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
     expect(await b.page.locator("a[href='/settings/restapi']").count()).toBe(0);
   });
 
-  it("gives a scoped role only its pages: no webhooks (they carry every device's events), no compliance", async () => {
+  it("gives a scoped role only its pages: no webhooks (they carry every device's events), no discovery, no compliance", async () => {
     await b.loginAs("edgy");
     expect((await menu()).map(([label]) => label)).toEqual([
       "Dashboard",
@@ -127,6 +128,7 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
       "API tokens",
     ]);
     expect((await b.page.goto(`${b.base}/webhooks`))!.status()).toBe(403);
+    expect((await b.page.goto(`${b.base}/discovery`))!.status()).toBe(403);
     expect((await b.page.goto(`${b.base}/compliance`))!.status()).toBe(403);
   });
 });

@@ -179,7 +179,7 @@ const JS = `
         .then(function (r) { return r.json(); })
         .then(function (job) {
           if (job.state === "finished") { window.location.replace(progress.getAttribute("data-done")); return; }
-          progress.firstChild.textContent = "Download " + job.id + " " + job.state + "\u2026";
+          progress.firstChild.textContent = (progress.getAttribute("data-what") || "Download") + " " + job.id + " " + job.state + "\u2026";
           setTimeout(poll, 1000);
         }, function () { setTimeout(poll, 3000); });
     };

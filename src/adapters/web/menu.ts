@@ -5,11 +5,12 @@ type MenuItem = { href: string; label: string; ability: Ability | null; wholeEst
 
 /**
  * The top menu: each page with the ability its API route needs (null: every user's own page). An item the role may not use is left out, so
- * nobody is shown a link that answers 403 (webhooks also need a role that sees every device, as in the API).
+ * nobody is shown a link that answers 403 (webhooks and discovery also need a role that sees every device, as in the API).
  */
 export const MENU: readonly MenuItem[] = [
   { href: "/dashboard", label: "Dashboard", ability: "system.read" },
   { href: "/devices", label: "Devices", ability: "devices.read" },
+  { href: "/discovery", label: "Discovery", ability: "devices.read", wholeEstate: true },
   { href: "/credentials", label: "Credentials", ability: "credentials.read" },
   { href: "/templates", label: "Templates", ability: "templates.read" },
   { href: "/categories", label: "Command groups", ability: "categories.read" },

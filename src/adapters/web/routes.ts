@@ -29,6 +29,7 @@ import { registerDiffPage } from "./fleet/diff.tsx";
 import { registerDevicesPage } from "./fleet/devices.tsx";
 import { registerDeviceFormPages } from "./fleet/device-form.tsx";
 import { registerDeviceImportPage } from "./fleet/device-import.tsx";
+import { registerDiscoveryPage } from "./discovery/page.tsx";
 import { registerAiAgentDocsRoutes } from "./settings/ai-agent-docs.tsx";
 import { registerRestApiPage } from "./settings/page.tsx";
 import { registerTokenRoutes } from "./settings/token-routes.tsx";
@@ -80,6 +81,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerDashboardPage(app);
   registerDevicesPage(app);
   registerDeviceImportPage(app);
+  registerDiscoveryPage(app);
   registerDeviceFormPages(app);
   registerDevicePage(app);
   registerDiffPage(app);

@@ -10,14 +10,13 @@ import {
   deletePreset,
   ignoreOne,
   listCandidates,
+  listPresets,
   refuseScoped,
   runPreset,
   requestDiscovery,
   serializeCandidate,
   serializePreset,
 } from "./service.ts";
-import { scanPresets } from "../../db/schema/index.ts";
-import { asc } from "drizzle-orm";
 
 /** Registers discovery's routes; before the devices' routes, so /devices/discover is not read as a device id. */
 export function registerDiscoveryRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -59,7 +58,7 @@ export function registerDiscoveryRoutes(app: OpenAPIHono<AppEnv>): void {
   });
   app.openapi(routes.listPresetsRoute, async (c) => {
     refuseScoped(c.var.auth);
-    const rows = await c.var.services.db.select().from(scanPresets).orderBy(asc(scanPresets.name));
+    const rows = await listPresets(c.var.services.db);
     return c.json({ data: rows.map(serializePreset) }, 200);
   });
   app.openapi(routes.createPresetRoute, async (c) => {

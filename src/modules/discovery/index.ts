@@ -5,3 +5,17 @@ export type { Candidate } from "./adopt.ts";
 export { registerDiscoveryRoutes } from "./handlers.ts";
 export { expandTargets } from "./targets.ts";
 export { scanTaskValues } from "./task-values.ts";
+export { candidateListSpec, DiscoverInput, ScanPresetInput } from "./routes.ts";
+export {
+  adoptAll,
+  adoptOne,
+  createPreset,
+  deletePreset,
+  ignoreOne,
+  listCandidates,
+  listPresets,
+  refuseScoped,
+  requestDiscovery,
+  runPreset,
+  serializePreset,
+} from "./service.ts";

@@ -243,9 +243,11 @@ export const deletePresetRoute = apiRoute({
   tag: TAG,
   ability: "devices.write",
   summary: "Delete a scan preset",
+  description: "Refused (409, naming them) while discovery_scan tasks run the preset.",
   request: { params: pathIds("id") },
   responses: {
     200: jsonResponse(MessageBody, "Deleted"),
+    409: jsonResponse(MessageBody, "Tasks run the preset"),
     403: jsonResponse(MessageBody, "The caller's role does not see every device"),
   },
 });

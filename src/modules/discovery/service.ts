@@ -1,6 +1,6 @@
-import { and, count, eq, inArray, isNotNull } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNotNull } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
-import { credentials, discoveryCandidates, scanPresets } from "../../db/schema/index.ts";
+import { credentials, discoveryCandidates, scanPresets, tasks } from "../../db/schema/index.ts";
 import type { AuthContext } from "../../platform/http/env.ts";
 import { ApiError } from "../../platform/http/errors.ts";
 import type { ListQuery } from "../../platform/http/list.ts";
@@ -222,6 +222,10 @@ export async function createPreset(db: Db, auth: AuthContext, input: PresetInput
   });
 }
 
+export async function listPresets(db: Db) {
+  return db.select().from(scanPresets).orderBy(asc(scanPresets.name));
+}
+
 export async function presetOr404(db: Db, id: number) {
   const [row] = await db.select().from(scanPresets).where(eq(scanPresets.id, id));
   if (!row) throw ApiError.notFound(`Scan preset ${id}`);
@@ -231,6 +235,12 @@ export async function presetOr404(db: Db, id: number) {
 export async function deletePreset(db: Db, auth: AuthContext, id: number, now: Date) {
   refuseScoped(auth);
   const preset = await presetOr404(db, id);
+  // A discovery_scan task without its preset would fail each run: its tasks go first, said by name.
+  const users = await db.select({ id: tasks.id, name: tasks.name }).from(tasks).where(eq(tasks.scanPresetId, id));
+  if (users.length)
+    throw ApiError.conflict(
+      `Scan preset ${preset.name} is run by the tasks ${users.map((t) => `${t.name} (id ${t.id})`).join(", ")}: delete them or give them another preset first`,
+    );
   await db.transaction(async (tx) => {
     await tx.delete(scanPresets).where(eq(scanPresets.id, id));
     await recordActivity(

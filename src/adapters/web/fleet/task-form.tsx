@@ -9,6 +9,7 @@ import { TaskInput, type TaskOut } from "../../../modules/tasks/index.ts";
 import { saveTask, setPaused, showTask } from "../../../modules/tasks/index.ts";
 import { TASK_TYPE_DEFS } from "../../../modules/tasks/index.ts";
 import { devices } from "../../../db/schema/index.ts";
+import { listPresets } from "../../../modules/discovery/index.ts";
 import type { WebEnv } from "../env.ts";
 import {
   Field,
@@ -54,6 +55,7 @@ type Values = {
   devices: string[];
   tags: string[];
   categories: string[];
+  scan_preset_id: string;
 };
 
 function valuesOf(t: TaskOut): Values {
@@ -68,6 +70,7 @@ function valuesOf(t: TaskOut): Values {
     devices: t.devices.map(String),
     tags: t.tags.map(String),
     categories: t.categories.map(String),
+    scan_preset_id: t.scan_preset_id ? String(t.scan_preset_id) : "",
   };
 }
 
@@ -83,6 +86,7 @@ function valuesFrom(form: Form): Values {
     devices: texts(form, "devices"),
     tags: texts(form, "tags"),
     categories: texts(form, "categories"),
+    scan_preset_id: text(form, "scan_preset_id") ?? "",
   };
 }
 
@@ -99,6 +103,8 @@ function inputOf(v: Values): Record<string, unknown> {
   if (v.timezone.trim()) input.timezone = v.timezone.trim();
   const uses = TASK_TYPE_DEFS[v.task_type as TaskType]?.targets;
   for (const list of TARGET_LISTS) if (uses === list || uses === "lists") input[list] = v[list].map(Number);
+  if (v.task_type === "discovery_scan")
+    input.scan_preset_id = /^\d{1,9}$/.test(v.scan_preset_id) ? Number(v.scan_preset_id) : null;
   return input;
 }
 
@@ -151,6 +157,9 @@ async function formPage(
 ) {
   const { values: v, problems: p = {} } = props;
   const choices = await targetChoices(c);
+  // Scan presets, as the API lists them: for a role that reads devices and sees every one.
+  const presets =
+    c.var.auth.abilities.has("devices.read") && c.var.auth.scope.all ? await listPresets(c.var.services.db) : null;
   const schedule = props.showPreview
     ? preview(v, c.var.services.clock.now())
     : props.task
@@ -195,7 +204,15 @@ async function formPage(
         <CsrfForm action={props.action} csrf={c.var.session.csrfToken} class="grid-form entity-form">
           <OtherProblems
             problems={problems}
-            fields={["task_name", "task_desc", "task_type", "task_cron", "timezone", ...TARGET_LISTS]}
+            fields={[
+              "task_name",
+              "task_desc",
+              "task_type",
+              "task_cron",
+              "timezone",
+              ...TARGET_LISTS,
+              ...(presets ? ["scan_preset_id"] : []),
+            ]}
           />
           <Field id="t-task_name" name="task_name" label="Name" problems={problems}>
             <input type="text" id="t-task_name" name="task_name" value={v.task_name} />
@@ -214,6 +231,24 @@ async function formPage(
           <Field id="t-task_desc" name="task_desc" label="Description" problems={problems}>
             <input type="text" id="t-task_desc" name="task_desc" value={v.task_desc} />
           </Field>
+          {presets && (
+            <Field
+              id="t-scan_preset_id"
+              name="scan_preset_id"
+              label="Scan preset"
+              problems={problems}
+              hint="discovery_scan tasks: the preset each run scans (Discovery page)."
+            >
+              <select id="t-scan_preset_id" name="scan_preset_id">
+                <option value="">None</option>
+                {presets.map((p) => (
+                  <option value={String(p.id)} selected={v.scan_preset_id === String(p.id)}>
+                    {p.name}
+                  </option>
+                ))}
+              </select>
+            </Field>
+          )}
           <Targets name="devices" label="Devices" />
           <Targets name="tags" label="Tags" />
           <Targets name="categories" label="Categories" />
@@ -287,7 +322,10 @@ export function registerTaskFormPages(web: Hono<WebEnv>): void {
       values: {
         task_name: "",
         task_desc: "",
-        task_type: "download_devices",
+        // The Discovery page's "Schedule" link names a type and its preset.
+        task_type: FORM_TYPES.includes(c.req.query("task_type") as TaskType)
+          ? c.req.query("task_type")!
+          : "download_devices",
         task_cron: "0 2 * * *",
         timezone: "",
         is_paused: false,
@@ -295,6 +333,7 @@ export function registerTaskFormPages(web: Hono<WebEnv>): void {
         devices: [],
         tags: [],
         categories: [],
+        scan_preset_id: c.req.query("scan_preset_id") ?? "",
       },
     }),
   );

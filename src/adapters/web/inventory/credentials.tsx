@@ -42,7 +42,7 @@ const SECRETS = [
   ["snmp_v3_auth_password", "SNMPv3 auth password", "has_snmp_v3_auth_password"],
   ["snmp_v3_priv_password", "SNMPv3 privacy password", "has_snmp_v3_priv_password"],
 ] as const;
-const FIELDS: string[] = [...PLAIN, ...SECRETS.map(([f]) => f)];
+const FIELDS: string[] = [...PLAIN, "cred_discovery", ...SECRETS.map(([f]) => f)];
 
 /** The form as the API's body: a secret left empty is kept (left out), "clear" sends null; empty SNMPv3 fields clear. */
 function inputOf(form: Form): { input: Record<string, unknown>; values: Record<string, string> } {
@@ -52,6 +52,8 @@ function inputOf(form: Form): { input: Record<string, unknown>; values: Record<s
     values[f] = text(form, f) ?? "";
     input[f] = f.startsWith("snmp_v3") && values[f].trim() === "" ? null : values[f];
   }
+  values.cred_discovery = text(form, "cred_discovery") === "true" ? "true" : "";
+  input.cred_discovery = values.cred_discovery === "true";
   for (const [f] of SECRETS) {
     const v = text(form, f) ?? "";
     if (v) input[f] = v;
@@ -92,6 +94,24 @@ function CredentialForm(props: {
       <Text name="cred_name" label="Name" hint="Unique, e.g. core-routers." />
       <Text name="cred_username" label="Username" />
       <Text name="cred_description" label="Description" />
+      <Field
+        id="c-cred_discovery"
+        name="cred_discovery"
+        label="Discovery"
+        problems={p}
+        hint="Tried when discovery looks for the login of an address (the Discovery page)."
+      >
+        <label class="check">
+          <input
+            type="checkbox"
+            id="c-cred_discovery"
+            name="cred_discovery"
+            value="true"
+            checked={v.cred_discovery === "true"}
+          />{" "}
+          Try this set when discovering devices
+        </label>
+      </Field>
       {SECRETS.map(([name, label, has]) => (
         <Field
           id={`c-${name}`}
@@ -230,6 +250,7 @@ export function registerCredentialPages(web: Hono<WebEnv>): void {
                         {yes(r.has_ssh_key, "has SSH key")}
                         {yes(r.has_snmp_community, "has SNMP community")}
                         {yes(r.snmp_v3_user, "SNMPv3")}
+                        {yes(r.cred_discovery, "tried by discovery")}
                       </td>
                       <td>{plural(Number(r.devices_count), "device")}</td>
                       {canWrite && (
@@ -286,6 +307,7 @@ export function registerCredentialPages(web: Hono<WebEnv>): void {
   web.get("/credentials/:id/edit", requirePage("credentials.write"), async (c) => {
     const cred = await existing(c);
     const values = Object.fromEntries(PLAIN.map((f) => [f, cred[f] == null ? "" : String(cred[f])]));
+    values.cred_discovery = cred.cred_discovery ? "true" : "";
     return formPage(c, 200, `Edit ${cred.cred_name}`, {
       action: `/credentials/${cred.id}/edit`,
       values,
