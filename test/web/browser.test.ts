@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { serve, type ServerType } from "@hono/node-server";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHECK_NAMES } from "../../src/modules/system/index.ts";
 import { apiDocsFiles } from "../../src/adapters/docs/paths.ts";
 import { TEST_PASSWORD } from "../helpers/app.ts";
 import { claimNextJob, enqueueDeviceJob, PRIORITY } from "../../src/platform/jobs/queue.ts";
@@ -130,7 +131,7 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
     expect(await bars.last().getAttribute("data-date")).toBe(new Date().toISOString().slice(0, 10));
     const box = await page.locator("#recent-changes svg").boundingBox();
     expect(box!.width).toBeGreaterThan(200);
-    expect(await page.locator("#health tbody tr").count()).toBe(10);
+    expect(await page.locator("#health tbody tr").count()).toBe(CHECK_NAMES.length);
     expect(await page.textContent("#health")).toContain("No collector has reported");
     await page.goto(`${base}/settings/restapi`);
   });
