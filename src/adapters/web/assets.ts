@@ -26,6 +26,7 @@ h1 { font-size:24px; margin:0 0 16px; } h2 { font-size:19px; margin:24px 0 12px;
 .menu-items { position:absolute; top:calc(100% + 10px); left:-14px; z-index:20; min-width:14em; display:flex; flex-direction:column;
   padding:6px 0; background:#17202e; border-radius:0 0 8px 8px; box-shadow:0 6px 16px rgba(0,0,0,.25); }
 .menu-items a { padding:7px 14px; } .menu-items a:hover { background:#26344a; }
+.menu-group:not([open]) .menu-items { display:none; } /* a closed group's links take no room, even off-screen */
 .whoami { margin-left:auto; display:flex; gap:12px; align-items:center; white-space:nowrap; } .whoami .muted { color:#9aa7b7; }
 .muted { color:var(--muted); }
 .card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:20px; margin-bottom:20px; }
