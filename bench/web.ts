@@ -27,12 +27,12 @@ import { claimNextJob } from "../src/platform/jobs/queue.ts";
 import { silentLogger } from "../src/kernel/logger.ts";
 
 /**
- * `npm run bench:web [-- --devices 10000 --versions 2 --bytes 8000 --runs 15]`
+ * `npm run bench:web [-- --devices 10000 --versions 2 --bytes 8000 --runs 15] [--page reports --page compliance ...]`
  *
  * Renders each web page server-side (app.request, as the browser's request would be answered, body read whole)
  * against a fleet of `devices` devices, each with `versions` stored configurations, a failed download for one
  * device in fifty, and a task run over every device; prints each page's median and slowest time. Exits 1 when a
- * page's median misses the target.
+ * page's median misses the target. `--page` (repeatable) renders only the pages whose name or path contains it.
  */
 const TARGET_MS = 100;
 
@@ -42,6 +42,7 @@ const { values: opts } = parseArgs({
     versions: { type: "string", default: "2" },
     bytes: { type: "string", default: "8000" },
     runs: { type: "string", default: "15" },
+    page: { type: "string", multiple: true },
   },
 });
 const whole = (name: keyof typeof opts, min: number) => {
@@ -214,6 +215,11 @@ async function main() {
     ["reports, devices by tag", "/reports?group_by=tag"],
   ];
 
+  const chosen = opts.page?.length
+    ? pages.filter(([name, path]) => opts.page!.some((p) => name.includes(p) || path.includes(p)))
+    : pages;
+  if (!chosen.length) throw new Error(`--page ${opts.page!.join(", ")} matches no page`);
+
   const render = async (path: string) => {
     const res = await app.request(path, { headers: { cookie, accept: "text/html" } });
     const body = await res.text();
@@ -225,7 +231,7 @@ async function main() {
   );
   log(`${"page".padEnd(32)} ${"median".padStart(9)} ${"slowest".padStart(9)} ${"HTML".padStart(9)}`);
   let missed = 0;
-  for (const [name, path] of pages) {
+  for (const [name, path] of chosen) {
     await render(path);
     await render(path);
     const times: number[] = [];

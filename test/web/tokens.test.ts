@@ -32,6 +32,7 @@ describe.skipIf(unavailable)("API tokens in headless Chromium", () => {
   it("lets a viewer create a token of their own, offering only their role's abilities", async () => {
     const { page, base } = b;
     await b.loginAs("viewer1");
+    await page.click(".topnav summary >> text=Admin");
     await page.click(".topnav >> text=API tokens");
     await page.waitForURL(`${base}/tokens`);
     expect(await page.locator("#ability-devices\\.write").count()).toBe(0);

@@ -16,7 +16,17 @@ main { max-width:1200px; margin:24px auto; padding:0 20px; }
 h1 { font-size:24px; margin:0 0 16px; } h2 { font-size:19px; margin:24px 0 12px; } h3 { font-size:16px; margin:18px 0 8px; }
 .topbar { display:flex; align-items:center; gap:24px; padding:10px 20px; background:#17202e; color:#e8edf3; }
 .topbar a { color:#e8edf3; text-decoration:none; } .topbar .brand { font-weight:700; font-size:17px; }
-.topnav { display:flex; gap:12px; align-items:center; } .topnav .muted { color:#9aa7b7; }
+.topnav { display:flex; gap:16px; align-items:center; } .topnav .muted { color:#9aa7b7; }
+.topnav a[aria-current=page], .topnav summary.current { font-weight:700; }
+.menu-group { position:relative; }
+.menu-group summary { cursor:pointer; list-style:none; white-space:nowrap; }
+.menu-group summary::-webkit-details-marker { display:none; }
+.menu-group summary::after { content:" \\25BE"; color:#9aa7b7; }
+.menu-group[open] summary::after { content:" \\25B4"; }
+.menu-items { position:absolute; top:calc(100% + 10px); left:-14px; z-index:20; min-width:14em; display:flex; flex-direction:column;
+  padding:6px 0; background:#17202e; border-radius:0 0 8px 8px; box-shadow:0 6px 16px rgba(0,0,0,.25); }
+.menu-items a { padding:7px 14px; } .menu-items a:hover { background:#26344a; }
+.menu-group:not([open]) .menu-items { display:none; } /* a closed group's links take no room, even off-screen */
 .whoami { margin-left:auto; display:flex; gap:12px; align-items:center; white-space:nowrap; } .whoami .muted { color:#9aa7b7; }
 .muted { color:var(--muted); }
 .card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:20px; margin-bottom:20px; }
@@ -131,7 +141,10 @@ ul.links { padding-left:18px; }
 h1.mono { font-size:20px; overflow-wrap:anywhere; } .whoami { white-space:nowrap; }
 .numbered .line-problem { color:var(--bad); background:#fdecea; } .numbered mark { background:#ffe27a; color:inherit; }
 @media (max-width: 700px) {
-  .topbar { flex-wrap:wrap; gap:8px 16px; } .whoami { margin-left:0; }
+  .topbar { flex-wrap:wrap; gap:8px 16px; position:relative; } .whoami { margin-left:0; }
+  .topnav { gap:14px; } .menu-group { position:static; }
+  .menu-items { top:100%; left:0; right:0; min-width:0; display:grid; grid-template-columns:1fr 1fr; border-radius:0; }
+  .menu-items a { padding:11px 20px; }
   main { padding:0 10px; margin:12px auto; } .card { padding:14px; }
   .details { grid-template-columns:1fr; } .details dt { font-weight:600; }
 }
@@ -233,6 +246,23 @@ const JS = `
       })(plot, box);
     }
   }
+  // The menu's dropdowns (they open and close without this): one open at a time, closed by a click elsewhere or
+  // Escape, which gives the focus back to the group's label.
+  var groups = document.querySelectorAll(".topnav details");
+  function closeMenus(except) {
+    for (var g = 0; g < groups.length; g++) if (groups[g] !== except) groups[g].open = false;
+  }
+  for (var g = 0; g < groups.length; g++) {
+    groups[g].addEventListener("toggle", function (event) { if (event.target.open) closeMenus(event.target); });
+  }
+  document.addEventListener("click", function (event) {
+    if (!event.target.closest(".topnav details")) closeMenus(null);
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    var open = document.querySelector(".topnav details[open]");
+    if (open) { open.open = false; open.querySelector("summary").focus(); }
+  });
   document.addEventListener("submit", function (event) {
     // A form's own question, or that of the button that sent it (a form with a harmless and a risky button).
     var message = (event.submitter && event.submitter.getAttribute("data-confirm")) || event.target.getAttribute("data-confirm");

@@ -104,30 +104,32 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
           <section class="card" id="failing-devices">
             <h2>Failing devices</h2>
             {failing.length ? (
-              <table>
-                <thead>
-                  <tr>
-                    <th>Device</th>
-                    <th>IP</th>
-                    <th>Failed at</th>
-                    <th>Reason</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {failing.map((d) => (
+              <div class="table-wrap">
+                <table>
+                  <thead>
                     <tr>
-                      <td>
-                        <a href={`/devices/${d.device_id}`}>{d.device_name}</a>
-                      </td>
-                      <td>{d.device_ip}</td>
-                      <td>
-                        <Time at={new Date(d.failed_at)} none="" />
-                      </td>
-                      <td>{d.reason}</td>
+                      <th>Device</th>
+                      <th>IP</th>
+                      <th>Failed at</th>
+                      <th>Reason</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {failing.map((d) => (
+                      <tr>
+                        <td>
+                          <a href={`/devices/${d.device_id}`}>{d.device_name}</a>
+                        </td>
+                        <td>{d.device_ip}</td>
+                        <td>
+                          <Time at={new Date(d.failed_at)} none="" />
+                        </td>
+                        <td>{d.reason}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             ) : (
               <p class="muted">No device's last backup failed.</p>
             )}
@@ -138,40 +140,42 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
             <PulseChart days={pulse} />
             {recent &&
               (recent.length ? (
-                <table>
-                  <thead>
-                    <tr>
-                      <th>When</th>
-                      <th>Device</th>
-                      <th>Command</th>
-                      <th>Change</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {recent.map((r) => (
+                <div class="table-wrap">
+                  <table>
+                    <thead>
                       <tr>
-                        <td>
-                          <Time at={new Date(r.created_at)} none="" />
-                        </td>
-                        <td>
-                          <a href={`/devices/${r.device_id}`}>{r.device_name}</a>
-                        </td>
-                        <td>
-                          <code>{r.command}</code>
-                        </td>
-                        <td>
-                          {r.previous_config_id === null ? (
-                            <a href={`/configs/${r.config_id}`}>{`v${r.version}`}</a>
-                          ) : (
-                            <a
-                              href={`/configs/diff?from=${r.previous_config_id}&to=${r.config_id}`}
-                            >{`v${r.previous_version} → v${r.version} (+${r.lines_added} -${r.lines_removed})`}</a>
-                          )}
-                        </td>
+                        <th>When</th>
+                        <th>Device</th>
+                        <th>Command</th>
+                        <th>Change</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
+                    </thead>
+                    <tbody>
+                      {recent.map((r) => (
+                        <tr>
+                          <td>
+                            <Time at={new Date(r.created_at)} none="" />
+                          </td>
+                          <td>
+                            <a href={`/devices/${r.device_id}`}>{r.device_name}</a>
+                          </td>
+                          <td>
+                            <code>{r.command}</code>
+                          </td>
+                          <td>
+                            {r.previous_config_id === null ? (
+                              <a href={`/configs/${r.config_id}`}>{`v${r.version}`}</a>
+                            ) : (
+                              <a
+                                href={`/configs/diff?from=${r.previous_config_id}&to=${r.config_id}`}
+                              >{`v${r.previous_version} → v${r.version} (+${r.lines_added} -${r.lines_removed})`}</a>
+                            )}
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
               ) : (
                 <p class="muted">No configuration has changed yet.</p>
               ))}
@@ -186,19 +190,21 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
               Health <span class={`badge ${health.status}`}>{health.status}</span>
             </h2>
             <p class="muted">{`Checked ${health.ranAt.toISOString()}`}</p>
-            <table>
-              <tbody>
-                {health.checks.map((check) => (
-                  <tr>
-                    <td>{check.name}</td>
-                    <td>
-                      <span class={`badge ${check.status}`}>{check.status}</span>
-                    </td>
-                    <td>{check.message}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <div class="table-wrap">
+              <table>
+                <tbody>
+                  {health.checks.map((check) => (
+                    <tr>
+                      <td>{check.name}</td>
+                      <td>
+                        <span class={`badge ${check.status}`}>{check.status}</span>
+                      </td>
+                      <td>{check.message}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           </section>
         </>
       ),

@@ -5,7 +5,7 @@ import type { WebSession } from "../../platform/auth/sessions.ts";
 import { ASSET_VERSION } from "./assets.ts";
 import type { WebEnv } from "./env.ts";
 import type { AuthContext } from "../../platform/http/env.ts";
-import { menuFor } from "./menu.ts";
+import { currentHref, isMenuGroup, menuFor, type MenuItem } from "./menu.ts";
 import { vendoredHref } from "./vendor-assets.ts";
 
 /** htmx without the inline <style> the CSP refuses, and without eval. */
@@ -42,20 +42,50 @@ export function CsrfForm(props: { action: string; csrf: string; class?: string; 
   );
 }
 
-function Header(props: { appName: string; session?: WebSession; auth?: AuthContext }) {
+function MenuLink(props: { item: MenuItem; current?: string }) {
+  const { item } = props;
+  return (
+    <a href={item.href} aria-current={item.href === props.current ? "page" : undefined}>
+      {item.label}
+    </a>
+  );
+}
+
+/**
+ * The menu's groups are `<details>` dropdowns: they open and close without JavaScript (netkeep.js only closes an
+ * open one when another opens or the user clicks elsewhere). The group holding the current page is marked.
+ */
+function TopNav(props: { session: WebSession; auth?: AuthContext; path: string }) {
+  const entries = menuFor(props.auth, props.session.isAdmin);
+  const current = currentHref(entries, props.path);
+  return (
+    <nav class="topnav" aria-label="Main">
+      {entries.map((e) =>
+        isMenuGroup(e) ? (
+          <details class="menu-group">
+            <summary class={e.items.some((m) => m.href === current) ? "current" : undefined}>{e.label}</summary>
+            <div class="menu-items">
+              {e.items.map((m) => (
+                <MenuLink item={m} current={current} />
+              ))}
+            </div>
+          </details>
+        ) : (
+          <MenuLink item={e} current={current} />
+        ),
+      )}
+    </nav>
+  );
+}
+
+function Header(props: { appName: string; session?: WebSession; auth?: AuthContext; path: string }) {
   const s = props.session;
   return (
     <header class="topbar">
       <a class="brand" href="/">
         {props.appName}
       </a>
-      {s && (
-        <nav class="topnav">
-          {menuFor(props.auth, s.isAdmin).map((m) => (
-            <a href={m.href}>{m.label}</a>
-          ))}
-        </nav>
-      )}
+      {s && <TopNav session={s} auth={props.auth} path={props.path} />}
       {s && (
         <div class="whoami">
           <span>
@@ -93,7 +123,12 @@ export function renderPage(c: Context<WebEnv>, status: ContentfulStatusCode, pro
         <script src={`/assets/netkeep.js?v=${ASSET_VERSION}`} defer></script>
       </head>
       <body>
-        <Header appName={appName} session={props.session} auth={(c.var as { auth?: AuthContext }).auth} />
+        <Header
+          appName={appName}
+          session={props.session}
+          auth={(c.var as { auth?: AuthContext }).auth}
+          path={c.req.path}
+        />
         <main>{props.children}</main>
       </body>
     </html>

@@ -5,7 +5,9 @@ import { reportAnswer } from "../../modules/reports/index.ts";
 import { dayRange } from "../../modules/reports/index.ts";
 import {
   backupSuccess,
+  backupSummary,
   changeHistory,
+  changesPerDay,
   DEVICE_GROUPS,
   deviceStatistics,
   topChangers,
@@ -52,11 +54,12 @@ export function registerReportsPage(web: Hono<WebEnv>): void {
     const { scope, abilities } = c.var.auth;
     const groupBy = query.group_by ?? "vendor";
     const days = (range.end - range.from) / DAY;
+    // Each report as the page shows it (the fleet's totals, the first rows); the CSV links carry every row.
     const [stats, changes, top, backups, trends] = await Promise.all([
       deviceStatistics(db, scope, groupBy),
-      changeHistory(db, scope, range, "device"),
+      changesPerDay(db, scope, range),
       topChangers(db, scope, range, 10),
-      backupSuccess(db, scope, range),
+      backupSummary(db, scope, range, 10),
       abilities.has("policycompliance.read")
         ? complianceTrends(
             db,
@@ -67,19 +70,13 @@ export function registerReportsPage(web: Hono<WebEnv>): void {
               group_by: days > 120 ? "week" : "day",
             },
             clock.now(),
+            { failingRules: false },
           )
         : null,
     ]);
-    const perDay = new Map<string, number>();
-    for (const r of changes.rows) perDay.set(r.date, (perDay.get(r.date) ?? 0) + r.changes);
+    const perDay = new Map(changes.map((r) => [r.date, r.changes]));
     const dayList = Array.from({ length: days }, (_, i) => new Date(range.from + i * DAY));
-    const attempted = backups.rows.filter((r) => r.attempts > 0);
-    const attempts = attempted.reduce((n, r) => n + r.attempts, 0);
-    const succeeded = attempted.reduce((n, r) => n + r.succeeded, 0);
-    const worst = attempted
-      .filter((r) => r.failed > 0)
-      .sort((a, b) => (a.success_percent ?? 0) - (b.success_percent ?? 0) || a.device_name.localeCompare(b.device_name))
-      .slice(0, 10);
+    const { attempts, succeeded, worst } = backups;
     const from = new Date(range.from).toISOString().slice(0, 10);
     const to = new Date(range.end - DAY).toISOString().slice(0, 10);
     return renderPage(c, 200, {
@@ -130,7 +127,7 @@ export function registerReportsPage(web: Hono<WebEnv>): void {
                 },
               ]}
               fallback={`${plural(
-                changes.rows.reduce((n, r) => n + r.changes, 0),
+                changes.reduce((n, r) => n + r.changes, 0),
                 "change",
               )} in the range.`}
             />
@@ -178,7 +175,7 @@ export function registerReportsPage(web: Hono<WebEnv>): void {
             <h2>Backup success</h2>
             <p id="backup-summary">
               {attempts
-                ? `${plural(succeeded, "download")} of ${attempts} backed up their device (${Math.round((succeeded / attempts) * 1000) / 10} %), on ${plural(attempted.length, "device")}.`
+                ? `${plural(succeeded, "download")} of ${attempts} backed up their device (${Math.round((succeeded / attempts) * 1000) / 10} %), on ${plural(backups.devices, "device")}.`
                 : "No download was attempted in the range."}
             </p>
             {worst.length > 0 && (

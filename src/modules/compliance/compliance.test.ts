@@ -9,6 +9,7 @@ import { runComplianceJob } from "../../../collector/compliance-job.ts";
 import { createDevice, storeVersion } from "../configs/test-fixtures.ts";
 import { seedBuiltinPolicies } from "./builtins.ts";
 import { evaluatePendingVersions } from "./pending.ts";
+import { complianceTrends } from "./trends.ts";
 
 const DEFINITION = [
   "// Description: NTP keeps logs and certificates on time",
@@ -422,6 +423,41 @@ describe("trends, exports and scope", () => {
     expect((await t.call("/api/v1/policy-compliance/trends?from=2026-06-02&to=2026-06-01", { token })).status).toBe(
       422,
     );
+  });
+
+  it("counts the same devices per period in the database when the failing rules are left out (the pages' charts)", async () => {
+    const { p, tagId } = await history();
+    const counts = (r: Awaited<ReturnType<typeof complianceTrends>>) =>
+      r.periods.map((d) => [d.period_start.slice(0, 10), d.devices, d.compliant, d.not_compliant, d.compliant_percent]);
+    const now = clock.now();
+    const scoped = { all: false as const, tagIds: [tagId], categoryIds: [] };
+    for (const [scope, query] of [
+      [{ all: true as const }, { policy_id: p.id, from: "2026-05-29", to: "2026-06-01" }],
+      [{ all: true as const }, { from: "2026-05-31", to: "2026-06-01" }],
+      [{ all: true as const }, { from: "2026-05-25", to: "2026-06-01", group_by: "week" as const }],
+      [scoped, { from: "2026-05-29", to: "2026-06-01" }],
+    ] as const) {
+      const full = await complianceTrends(t.db, scope, query, now);
+      const brief = await complianceTrends(t.db, scope, query, now, { failingRules: false });
+      expect(counts(brief), JSON.stringify(query)).toEqual(counts(full));
+      expect(brief.periods.every((d) => d.failing_rules.length === 0)).toBe(true);
+    }
+    expect(
+      counts(
+        await complianceTrends(t.db, { all: true }, { from: "2026-05-30", to: "2026-06-01" }, now, {
+          failingRules: false,
+        }),
+      ),
+    ).toEqual([
+      ["2026-05-30", 2, 0, 2, 0],
+      ["2026-05-31", 2, 0, 2, 0],
+      ["2026-06-01", 2, 1, 1, 50],
+    ]);
+    expect(
+      counts(
+        await complianceTrends(t.db, scoped, { from: "2026-06-01", to: "2026-06-01" }, now, { failingRules: false }),
+      ),
+    ).toEqual([["2026-06-01", 1, 1, 0, 100]]);
   });
 
   it("exports CSV and JSON (v2, streamed) that parse back to the list", async () => {

@@ -3,4 +3,12 @@
 export { reportAnswer } from "./answer.ts";
 export { registerReportRoutes } from "./handlers.ts";
 export { dayRange, rangeParams } from "./range.ts";
-export { DEVICE_GROUPS, backupSuccess, changeHistory, deviceStatistics, topChangers } from "./service.ts";
+export {
+  DEVICE_GROUPS,
+  backupSuccess,
+  backupSummary,
+  changeHistory,
+  changesPerDay,
+  deviceStatistics,
+  topChangers,
+} from "./service.ts";

@@ -1,8 +1,11 @@
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
-import { jobs } from "../../db/schema/index.ts";
+import { eq } from "drizzle-orm";
+import { jobs, tags } from "../../db/schema/index.ts";
 import { createDevice, day, storeVersion } from "../configs/test-fixtures.ts";
+import { dayRange } from "./range.ts";
+import { backupSummary, changesPerDay } from "./service.ts";
 
 let t: TestContext;
 let admin: string;
@@ -130,6 +133,29 @@ describe("reports", () => {
       "rep-r3": [1, 1, 0, 100],
       "rep-r4": [0, 0, 0, null],
     });
+  });
+
+  it("sums backups and changes per day for the reports page as the whole reports count them, in the scope", async () => {
+    const june = dayRange({ from: "2026-06-01", to: "2026-06-30" }, clock.now());
+    expect(await backupSummary(t.db, { all: true }, june, 10)).toEqual({
+      devices: 3,
+      attempts: 8,
+      succeeded: 5,
+      worst: [{ device_id: ids.r2, device_name: "rep-r2", attempts: 4, succeeded: 1, failed: 3, success_percent: 25 }],
+    });
+    expect(await backupSummary(t.db, { all: true }, june, 0)).toMatchObject({ attempts: 8, worst: [] });
+    expect(await changesPerDay(t.db, { all: true }, june)).toEqual([
+      { date: "2026-06-02", changes: 2 },
+      { date: "2026-06-03", changes: 2 },
+    ]);
+    // Scoped to the tag "core" (r1 and r2): r3's change and backup are left out.
+    const [core] = await t.db.select({ id: tags.id }).from(tags).where(eq(tags.name, "core"));
+    const scope = { all: false as const, tagIds: [core!.id], categoryIds: [] };
+    expect(await backupSummary(t.db, scope, june, 10)).toMatchObject({ devices: 2, attempts: 7, succeeded: 4 });
+    expect(await changesPerDay(t.db, scope, june)).toEqual([
+      { date: "2026-06-02", changes: 2 },
+      { date: "2026-06-03", changes: 1 },
+    ]);
   });
 
   it("counts changes per day and device, vendor or tag, and names the devices that change most", async () => {

@@ -62,18 +62,22 @@ export async function deviceStatistics(
 /** Download outcomes that mean the device was backed up. */
 const BACKED_UP = ["success", "unchanged"] as const;
 
-/**
- * Per device in the scope: finished download attempts in the range, how many backed it up, and the share.
- * Cancelled jobs were never attempted and do not count.
- */
-export async function backupSuccess(db: DbOrTx, scope: DeviceScope, range: DayRange) {
-  const inRange = and(
+/** Download jobs that finished in the range; cancelled ones were never attempted. */
+const downloadsIn = (range: DayRange) =>
+  and(
     eq(jobs.type, "download"),
     eq(jobs.state, "finished"),
     sql`${jobs.outcome} <> 'cancelled'`,
     gte(jobs.finishedAt, new Date(range.from)),
     lt(jobs.finishedAt, new Date(range.end)),
   );
+
+/**
+ * Per device in the scope: finished download attempts in the range, how many backed it up, and the share.
+ * Cancelled jobs were never attempted and do not count.
+ */
+export async function backupSuccess(db: DbOrTx, scope: DeviceScope, range: DayRange) {
+  const inRange = downloadsIn(range);
   const attempts = await db
     .select({
       deviceId: jobs.deviceId,
@@ -175,4 +179,80 @@ export async function topChangers(db: DbOrTx, scope: DeviceScope, range: DayRang
     })),
   };
   return report;
+}
+
+/** New configuration versions per UTC day in the scope: the whole fleet's total, one grouped pass over the range. */
+export async function changesPerDay(
+  db: DbOrTx,
+  scope: DeviceScope,
+  range: DayRange,
+): Promise<{ date: string; changes: number }[]> {
+  const rows = await db
+    .select({ day: dayOf, n: count() })
+    .from(configChanges)
+    .where(
+      and(
+        gte(configChanges.createdAt, new Date(range.from)),
+        lt(configChanges.createdAt, new Date(range.end)),
+        deviceIdInScope(configChanges.deviceId, scope),
+      ),
+    )
+    .groupBy(dayOf)
+    .orderBy(asc(dayOf));
+  return rows.map((r) => ({ date: r.day, changes: r.n }));
+}
+
+/**
+ * The backup success report in brief, as the reports page shows it: the fleet's totals over the devices with an
+ * attempt in the range, and the `worst` devices that failed, lowest share first (then by name). The same numbers
+ * as `backupSuccess`, without a row for each of the scope's devices.
+ */
+export async function backupSummary(db: DbOrTx, scope: DeviceScope, range: DayRange, worst: number) {
+  const perDevice = db
+    .select({
+      deviceId: sql<number>`${devices.id}`.as("device_id"),
+      name: sql<string>`${devices.name}`.as("device_name"),
+      attempts: count().as("attempts"),
+      succeeded: sql<number>`sum(case when ${inArray(jobs.outcome, [...BACKED_UP])} then 1 else 0 end)`.as("succeeded"),
+    })
+    .from(jobs)
+    .innerJoin(devices, eq(devices.id, jobs.deviceId))
+    .where(and(downloadsIn(range), deviceScopeCondition(scope)))
+    .groupBy(devices.id)
+    .as("per_device");
+  const share = sql<number>`round(${perDevice.succeeded} * 1000.0 / ${perDevice.attempts}) / 10`;
+  const [totals, rows] = await Promise.all([
+    db
+      .select({
+        devices: count(),
+        attempts: sql<number>`coalesce(sum(${perDevice.attempts}), 0)`,
+        succeeded: sql<number>`coalesce(sum(${perDevice.succeeded}), 0)`,
+      })
+      .from(perDevice),
+    db
+      .select({
+        id: perDevice.deviceId,
+        name: perDevice.name,
+        attempts: perDevice.attempts,
+        succeeded: perDevice.succeeded,
+      })
+      .from(perDevice)
+      .where(sql`${perDevice.succeeded} < ${perDevice.attempts}`)
+      .orderBy(asc(share), asc(perDevice.name))
+      .limit(worst),
+  ]);
+  const t = totals[0]!;
+  return {
+    devices: t.devices,
+    attempts: Number(t.attempts),
+    succeeded: Number(t.succeeded),
+    worst: rows.map((r) => ({
+      device_id: r.id,
+      device_name: r.name,
+      attempts: r.attempts,
+      succeeded: Number(r.succeeded),
+      failed: r.attempts - Number(r.succeeded),
+      success_percent: Math.round((Number(r.succeeded) / r.attempts) * 1000) / 10,
+    })),
+  };
 }

@@ -138,7 +138,7 @@ export function registerCompliancePage(web: Hono<WebEnv>): void {
       assignmentsResource.list(db, scope, ALL),
       listResults(db, scope, q),
       canWrite ? assignmentChoices(c) : null,
-      complianceTrends(db, scope, {}, c.var.services.clock.now()),
+      complianceTrends(db, scope, {}, c.var.services.clock.now(), { failingRules: false }),
     ]);
     const { meta } = listEnvelope(c, q, results.total, results.rows);
     const done = DONE[c.req.query("done") ?? ""];
