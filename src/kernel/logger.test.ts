@@ -54,7 +54,7 @@ describe("the default log, stderr", () => {
   it("loses no line when the process exits at once after writing, however much it wrote", async () => {
     // Lines are gathered and written together, off the call that logs them: what is left when process.exit runs is
     // written then. (Written as Node writes to a pipe, most of these were lost once the reader fell behind.)
-    const script = `import { createLogger } from "../src/logger.ts";
+    const script = `import { createLogger } from "${new URL("./logger.ts", import.meta.url).href}";
       const log = createLogger();
       for (let i = 0; i < 20000; i++) log.info("line", { i, padding: "x".repeat(100) });
       process.exit(3);`;
