@@ -90,6 +90,7 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
     await page.click("button[type=submit]");
     await page.waitForURL(`${base}/dashboard`);
     expect(await page.textContent("h1")).toBe("Dashboard");
+    await page.click(".topnav summary >> text=Admin");
     await page.click("text=REST API Access");
     await page.waitForURL(`${base}/settings/restapi`);
     expect(await page.textContent("h1")).toBe("REST API Access");

@@ -122,6 +122,7 @@ describe.skipIf(unavailable)("discovery page in headless Chromium", () => {
   it("discovers a device from the form, lists what it found, and adopts it", async () => {
     const { page, base } = b;
     await page.goto(`${base}/devices`);
+    await page.click(".topnav summary >> text=Fleet");
     await page.click("nav.topnav a:text('Discovery')");
     await page.waitForURL(`${base}/discovery`);
     await page.fill("#d-addresses", "127.0.0.1");
