@@ -1,4 +1,4 @@
-import { type Job } from "../src/platform/jobs/queue.ts";
+import type { Job } from "../src/platform/jobs/queue.ts";
 import { finishJob } from "../src/modules/tasks/index.ts";
 import { takeBackup } from "../src/modules/backups/index.ts";
 import type { DownloadDeps } from "./download.ts";

@@ -1,4 +1,4 @@
-import { type Job } from "../src/platform/jobs/queue.ts";
+import type { Job } from "../src/platform/jobs/queue.ts";
 import { finishJob } from "../src/modules/tasks/index.ts";
 import { runComplianceJob as evaluateJob } from "../src/modules/compliance/index.ts";
 import { failureReason } from "../src/kernel/error-reason.ts";

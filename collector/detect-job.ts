@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { credentials, devices, templates, vendors } from "../src/db/schema/index.ts";
 import { failureReason } from "../src/kernel/error-reason.ts";
-import { type Job } from "../src/platform/jobs/queue.ts";
+import type { Job } from "../src/platform/jobs/queue.ts";
 import { finishJob } from "../src/modules/tasks/index.ts";
 import { recordActivity } from "../src/platform/audit/record.ts";
 import { deviceRef, recordEvent } from "../src/platform/outbox/record.ts";

@@ -12,7 +12,7 @@ import {
   templates,
 } from "../src/db/schema/index.ts";
 import { failureReason } from "../src/kernel/error-reason.ts";
-import { type Job } from "../src/platform/jobs/queue.ts";
+import type { Job } from "../src/platform/jobs/queue.ts";
 import { finishJob } from "../src/modules/tasks/index.ts";
 import { recordBackupEnd } from "./backup-events.ts";
 import type { EventConsumer } from "../src/modules/events/index.ts";

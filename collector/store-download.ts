@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../src/db/client.ts";
 import { configs, devices, type JobOutcome } from "../src/db/schema/index.ts";
-import { type Job } from "../src/platform/jobs/queue.ts";
+import type { Job } from "../src/platform/jobs/queue.ts";
 import { queueForCompliance } from "../src/modules/compliance/index.ts";
 import { finishJob } from "../src/modules/tasks/index.ts";
 import { compileCompareExclusions, type ExclusionRule } from "../src/modules/configs/index.ts";

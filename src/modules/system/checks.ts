@@ -368,7 +368,6 @@ const CHECKS: [string, (deps: HealthDeps) => Promise<Check>][] = [
 /** The checks' names, in the order a health run lists them. */
 export const CHECK_NAMES: readonly string[] = CHECKS.map(([name]) => name);
 
-
 export type HealthRun = { id: number; status: HealthStatus; trigger: "schedule" | "api"; checks: Check[]; ranAt: Date };
 
 /** Runs every check (one failing to run is itself a failed check) and stores the pass. */
