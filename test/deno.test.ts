@@ -127,6 +127,22 @@ if (!existsSync(deno)) {
       expect(await anonymous.json()).toEqual({ success: false, message: "Unauthorized" });
     });
 
+    // The disk check reads the storage directory's free space (statfs): a permission the task must grant.
+    it("runs the health checks with the task's permissions (disk space readable)", async () => {
+      const admin = await findUserByName(database!.db, "admin");
+      const { value } = await issueToken(
+        database!.db,
+        { userId: admin!.id, name: "deno health", abilities: [...ABILITIES] },
+        new Date(),
+      );
+      const res = await fetch(`${base}/api/v1/system/health/run`, { method: "POST", headers: { apitoken: value } });
+      expect(res.status, output).toBe(200);
+      const { data } = (await res.json()) as { data: { checks: { name: string; status: string; message: string }[] } };
+      const disk = data.checks.find((c) => c.name === "disk");
+      expect(disk?.message).toContain(dir);
+      expect(disk?.message).not.toMatch(/Requires sys access|cannot be read/);
+    });
+
     // A cold type-check of the whole graph takes a few seconds on an idle machine, several more on a busy one.
     it("type-checks under Deno (main.deno.ts is outside tsc)", { timeout: 120_000 }, () => {
       const check = spawnSync(deno, ["check", "src/main.deno.ts"], {
