@@ -144,13 +144,24 @@ if (!existsSync(deno)) {
     });
 
     // A cold type-check of the whole graph takes a few seconds on an idle machine, several more on a busy one.
-    it("type-checks under Deno (main.deno.ts is outside tsc)", { timeout: 120_000 }, () => {
-      const check = spawnSync(deno, ["check", "src/main.deno.ts"], {
-        cwd: root,
-        encoding: "utf8",
-        env: { ...process.env, NO_COLOR: "1" },
-      });
-      expect(check.status, check.stderr + check.stdout).toBe(0);
+    // Deno's checker once stopped, in CI only, on a TS2589 ("type instantiation is excessively deep") that named no
+    // file: not reproduced in 20 cold checks here, idle or at load 26, nor by tsc 5.9/6.0 over shuffled file orders.
+    // That limit-hit without a location is taken as the checker's, and checked once more; a type error always has
+    // a location, and a second TS2589 fails the test.
+    it("type-checks under Deno (main.deno.ts is outside tsc)", { timeout: 300_000 }, () => {
+      const check = () =>
+        spawnSync(deno, ["check", "src/main.deno.ts"], {
+          cwd: root,
+          encoding: "utf8",
+          env: { ...process.env, NO_COLOR: "1" },
+        });
+      let result = check();
+      const said = result.stderr + result.stdout;
+      if (result.status !== 0 && /TS2589 \[ERROR\]: [^\n]*\n\s*\n\s*error: Type checking failed/.test(said)) {
+        console.warn(`[deno.test.ts] deno check hit TS2589 with no location; checking once more:\n${said}`);
+        result = check();
+      }
+      expect(result.status, result.stderr + result.stdout).toBe(0);
     });
   });
 
