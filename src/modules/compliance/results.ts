@@ -10,6 +10,7 @@ import {
   policies,
   policyAssignments,
   type ComplianceStatus,
+  type RevisionRule,
 } from "../../db/schema/index.ts";
 import { ApiError } from "../../platform/http/errors.ts";
 import { idFilter, wholeNumbers } from "../../platform/http/filters.ts";
@@ -17,6 +18,7 @@ import { containsText, type ListQuery, type ListSpec } from "../../platform/http
 import { timeBoundFilter } from "../configs/index.ts";
 import { assignmentCoversDevice } from "./coverage.ts";
 import type { RuleResult } from "./engine/index.ts";
+import { revisionsOf, ruleResults, type StoredRule } from "./stored-rules.ts";
 
 const Evidence = z.object({ line: z.number().int().nullable(), text: z.string(), section: z.string().optional() });
 
@@ -153,13 +155,13 @@ const selectResults = (db: DbOrTx) =>
 
 type Selected = Awaited<ReturnType<ReturnType<typeof selectResults>["where"]>>[number];
 
-/** A stored RuleResult (the engine's, as evaluated) in the API's snake_case. */
+/** A RuleResult (the engine's, as evaluated) in the API's snake_case. */
 function ruleOut(rule: RuleResult): ResultOut["rules"][number] {
   const { sectionsChecked, ...rest } = rule;
   return sectionsChecked === undefined ? rest : { ...rest, sections_checked: sectionsChecked };
 }
 
-function serialize({ result: r, deviceName, policyName }: Selected): ResultOut {
+function serialize({ result: r, deviceName, policyName }: Selected, revisions: Map<string, RevisionRule[]>): ResultOut {
   return {
     id: r.id,
     assignment_id: r.assignmentId,
@@ -175,9 +177,18 @@ function serialize({ result: r, deviceName, policyName }: Selected): ResultOut {
     score: r.score,
     passed_rules: r.passedRules,
     total_rules: r.totalRules,
-    rules: (r.rules as RuleResult[]).map(ruleOut),
+    rules: ruleResults(r.rules as StoredRule[], revisions.get(r.policyHash)).map(ruleOut),
     evaluated_at: r.evaluatedAt.toISOString(),
   };
+}
+
+/** The rows as the API shows them, their revisions' rules read once for all of them. */
+async function serializeAll(db: DbOrTx, rows: readonly Selected[]): Promise<ResultOut[]> {
+  const revisions = await revisionsOf(
+    db,
+    rows.filter((r) => (r.result.rules as unknown[]).length).map((r) => r.result.policyHash),
+  );
+  return rows.map((r) => serialize(r, revisions));
 }
 
 export async function listResults(
@@ -186,20 +197,25 @@ export async function listResults(
   q: ListQuery,
 ): Promise<{ total: number; rows: ResultOut[] }> {
   const where = and(deviceScopeCondition(scope), q.where);
+  // Unfiltered and unscoped, every result counts: its device and policy exist (foreign keys, ON DELETE CASCADE),
+  // so the count reads the smallest index of compliance_results instead of joining every result to both.
+  const counted = where
+    ? db
+        .select({ n: count() })
+        .from(complianceResults)
+        .innerJoin(devices, eq(devices.id, complianceResults.deviceId))
+        .innerJoin(policies, eq(policies.id, complianceResults.policyId))
+        .where(where)
+    : db.select({ n: count() }).from(complianceResults);
   const [rows, [total]] = await Promise.all([
     selectResults(db)
       .where(where)
       .orderBy(...q.orderBy)
       .limit(q.perPage)
       .offset((q.page - 1) * q.perPage),
-    db
-      .select({ n: count() })
-      .from(complianceResults)
-      .innerJoin(devices, eq(devices.id, complianceResults.deviceId))
-      .innerJoin(policies, eq(policies.id, complianceResults.policyId))
-      .where(where),
+    counted,
   ]);
-  return { total: total?.n ?? 0, rows: rows.map(serialize) };
+  return { total: total?.n ?? 0, rows: await serializeAll(db, rows) };
 }
 
 /** The results the query selects, page by page in id order after `afterId` (an export's cursor). */
@@ -214,13 +230,13 @@ export async function resultsAfter(
     .where(and(deviceScopeCondition(scope), where, gt(complianceResults.id, afterId)))
     .orderBy(asc(complianceResults.id))
     .limit(limit);
-  return rows.map(serialize);
+  return serializeAll(db, rows);
 }
 
 export async function getResult(db: DbOrTx, scope: DeviceScope, id: number): Promise<ResultOut> {
   const [row] = await selectResults(db).where(and(eq(complianceResults.id, id), deviceScopeCondition(scope)));
   if (!row) throw ApiError.notFound(`Compliance result ${id}`);
-  return serialize(row);
+  return (await serializeAll(db, [row]))[0]!;
 }
 
 /**
@@ -247,7 +263,7 @@ export async function deviceCompliance(db: DbOrTx, scope: DeviceScope, deviceId:
       .where(eq(devices.id, deviceId)),
     selectResults(db).where(and(eq(complianceResults.deviceId, deviceId), sql`(${isCurrentResult})`)),
   ]);
-  const resultOf = new Map(current.map((r) => [r.result.assignmentId, serialize(r)]));
+  const resultOf = new Map((await serializeAll(db, current)).map((r) => [r.assignment_id, r]));
   const assignmentIds = [...new Set([...covering.map((c) => c.id), ...resultOf.keys()])].sort((a, b) => a - b);
   const info = new Map(covering.map((c) => [c.id, c]));
   const assignments = assignmentIds.map((id) => {
