@@ -104,11 +104,7 @@ function cloneState(s: FleetState): FleetState {
  * gives up its share at `from` and takes its share at `to`.
  */
 async function applyChanges(db: DbOrTx, state: FleetState, from: number | null, to: number) {
-  const cr = complianceResults;
-  const changed = await db
-    .selectDistinct({ deviceId: cr.deviceId })
-    .from(cr)
-    .where(and(from === null ? undefined : gte(cr.evaluatedAt, new Date(from)), lt(cr.evaluatedAt, new Date(to))));
+  const changed = await changedDevicesQuery(db, from, to);
   const ids = changed.map((r) => r.deviceId);
   for (let i = 0; i < ids.length; i += DEVICES_PER_QUERY) {
     const batch = ids.slice(i, i + DEVICES_PER_QUERY);
@@ -117,10 +113,22 @@ async function applyChanges(db: DbOrTx, state: FleetState, from: number | null, 
   }
 }
 
-/** The devices' shares just before `at`, from each of their (assignment, device) pairs' newest result then. */
-async function sharesAt(db: DbOrTx, deviceIds: number[], at: number): Promise<Map<number, Share>> {
+/** The devices with a result made in [from, to) (from null: before `to`), through the evaluated_at index. */
+export const changedDevicesQuery = (db: DbOrTx, from: number | null, to: number) =>
+  db
+    .selectDistinct({ deviceId: complianceResults.deviceId })
+    .from(complianceResults)
+    .where(
+      and(
+        from === null ? undefined : gte(complianceResults.evaluatedAt, new Date(from)),
+        lt(complianceResults.evaluatedAt, new Date(to)),
+      ),
+    );
+
+/** Each (assignment, device) pair's newest result before `at`, of the devices given: through the device index. */
+export function currentResultsQuery(db: DbOrTx, deviceIds: number[], at: number) {
   const cr = complianceResults;
-  const rows = await db
+  return db
     .select({
       deviceId: cr.deviceId,
       policyId: cr.policyId,
@@ -137,6 +145,11 @@ async function sharesAt(db: DbOrTx, deviceIds: number[], at: number): Promise<Ma
           order by r2.evaluated_at desc, r2.id desc limit 1)`,
       ),
     );
+}
+
+/** The devices' shares just before `at`, from each of their (assignment, device) pairs' newest result then. */
+async function sharesAt(db: DbOrTx, deviceIds: number[], at: number): Promise<Map<number, Share>> {
+  const rows = await currentResultsQuery(db, deviceIds, at);
   const failedOf = rows.map((r) => JSON.parse(r.failed) as number[]);
   const revisions = await revisionsOf(
     db,

@@ -191,15 +191,21 @@ async function serializeAll(db: DbOrTx, rows: readonly Selected[]): Promise<Resu
   return rows.map((r) => serialize(r, revisions));
 }
 
-export async function listResults(
-  db: DbOrTx,
-  scope: DeviceScope,
-  q: ListQuery,
-): Promise<{ total: number; rows: ResultOut[] }> {
-  const where = and(deviceScopeCondition(scope), q.where);
-  // Unfiltered and unscoped, every result counts: its device and policy exist (foreign keys, ON DELETE CASCADE),
-  // so the count reads the smallest index of compliance_results instead of joining every result to both.
-  const counted = where
+/** A page of the list: the selected results in the list's order. */
+export const resultPageQuery = (db: DbOrTx, where: SQL | undefined, q: ListQuery) =>
+  selectResults(db)
+    .where(where)
+    .orderBy(...q.orderBy)
+    .limit(q.perPage)
+    .offset((q.page - 1) * q.perPage);
+
+/**
+ * How many results the list selects. Unfiltered and unscoped every result counts, as its device and policy exist
+ * (foreign keys, ON DELETE CASCADE): the count then reads the smallest index of compliance_results instead of
+ * joining every result to both (bench:estate: 307 ms for the first page at 20,000 devices x 8 nights).
+ */
+export const resultCountQuery = (db: DbOrTx, where: SQL | undefined) =>
+  where
     ? db
         .select({ n: count() })
         .from(complianceResults)
@@ -207,14 +213,14 @@ export async function listResults(
         .innerJoin(policies, eq(policies.id, complianceResults.policyId))
         .where(where)
     : db.select({ n: count() }).from(complianceResults);
-  const [rows, [total]] = await Promise.all([
-    selectResults(db)
-      .where(where)
-      .orderBy(...q.orderBy)
-      .limit(q.perPage)
-      .offset((q.page - 1) * q.perPage),
-    counted,
-  ]);
+
+export async function listResults(
+  db: DbOrTx,
+  scope: DeviceScope,
+  q: ListQuery,
+): Promise<{ total: number; rows: ResultOut[] }> {
+  const where = and(deviceScopeCondition(scope), q.where);
+  const [rows, [total]] = await Promise.all([resultPageQuery(db, where, q), resultCountQuery(db, where)]);
   return { total: total?.n ?? 0, rows: await serializeAll(db, rows) };
 }
 
