@@ -4,7 +4,7 @@ import { createTestContext, type TestContext } from "../../../test/helpers/app.t
 import { complianceResults } from "../../db/schema/index.ts";
 import type { ListQuery } from "../../platform/http/list.ts";
 import { changedDevicesQuery, currentResultsQuery } from "./daily.ts";
-import { resultCountQuery, resultPageQuery } from "./results.ts";
+import { resultCountQuery, resultPageQuery, resultsAfterQuery } from "./results.ts";
 
 /**
  * What the compliance list and the trends read must not grow with the history where it need not: at 20,000
@@ -52,6 +52,12 @@ describe("compliance query plans", () => {
     const plan = await planOf(resultPageQuery(t.db, undefined, firstPage()));
     expect(plan).not.toMatch(/USE TEMP B-TREE FOR ORDER BY/);
     expect(plan).toMatch(/SEARCH devices USING INTEGER PRIMARY KEY/);
+  });
+
+  it("reads each page of an export from the last id sent through the primary key, in id order", async () => {
+    const plan = await planOf(resultsAfterQuery(t.db, undefined, 1000, 500));
+    expect(plan).toMatch(/SEARCH compliance_results USING INTEGER PRIMARY KEY \(rowid>\?\)/);
+    expect(plan).not.toMatch(/USE TEMP B-TREE/);
   });
 
   it("finds a day's changed devices through the evaluated_at index", async () => {

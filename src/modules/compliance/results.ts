@@ -224,6 +224,13 @@ export async function listResults(
   return { total: total?.n ?? 0, rows: await serializeAll(db, rows) };
 }
 
+/** A page of an export: from the id after the last one sent, through the primary key, whatever the history's size. */
+export const resultsAfterQuery = (db: DbOrTx, where: SQL | undefined, afterId: number, limit: number) =>
+  selectResults(db)
+    .where(and(where, gt(complianceResults.id, afterId)))
+    .orderBy(asc(complianceResults.id))
+    .limit(limit);
+
 /** The results the query selects, page by page in id order after `afterId` (an export's cursor). */
 export async function resultsAfter(
   db: DbOrTx,
@@ -232,11 +239,7 @@ export async function resultsAfter(
   afterId: number,
   limit: number,
 ): Promise<ResultOut[]> {
-  const rows = await selectResults(db)
-    .where(and(deviceScopeCondition(scope), where, gt(complianceResults.id, afterId)))
-    .orderBy(asc(complianceResults.id))
-    .limit(limit);
-  return serializeAll(db, rows);
+  return serializeAll(db, await resultsAfterQuery(db, and(deviceScopeCondition(scope), where), afterId, limit));
 }
 
 export async function getResult(db: DbOrTx, scope: DeviceScope, id: number): Promise<ResultOut> {
