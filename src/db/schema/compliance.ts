@@ -117,7 +117,7 @@ export type RevisionRule = { index: number; description: string; method: string 
 
 /**
  * What every result of one policy revision shares, stored once: each rule's description and method. Keyed by the
- * revision (the definition's SHA-256, compliance_results.policy_hash); kept while results name it, as history.
+ * revision (the definition's SHA-256, compliance_results.policy_hash); kept for good, a few KB a revision.
  */
 export const policyRevisions = sqliteTable("policy_revisions", {
   hash: text("hash").primaryKey(),
