@@ -127,7 +127,7 @@ export const policyRevisions = sqliteTable("policy_revisions", {
 /**
  * The fleet's compliance at the end of each finished day (UTC), per policy and for all policies (policy_id 0), as
  * the trends read it (src/modules/compliance/daily.ts): computed once per day from the results, so a trend reads
- * days instead of every result. Triggers (migration 0029) delete the days a result written or deleted later
+ * days instead of every result. Triggers (migration 0030) delete the days a result written or deleted later
  * changes (those ending after its evaluated_at), and they are computed again when asked.
  */
 export const complianceDays = sqliteTable(

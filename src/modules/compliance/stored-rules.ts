@@ -6,12 +6,12 @@ import type { Evidence, OffendingSection, ParsedPolicy, RuleResult } from "./eng
 /**
  * How a result's rules are stored. What every result of a policy revision shares (each rule's description and
  * method) is stored once per revision (policy_revisions); a result keeps per rule only what its evaluation found,
- * positionally and with defaults left out: a 20 KB IOS configuration's result under the built-in policy took 3.9
- * KB as the engine's RuleResult objects and about a tenth of that this way (bench:estate).
+ * positionally and with defaults left out: a result of the built-in policies on bench:estate's 20 KB
+ * configurations took 3,856 bytes on average as the engine's RuleResult objects, and takes 697 this way.
  *
  * A stored rule: `p` passed (1/0); `e` evidence as [line, text] or [line, text, section] (absent: none); `r` the
  * remediation lines (absent: null); `o` evidence entries omitted; `c` sections checked and `s` the offending
- * sections as [line, header] (a section rule has `c`; `s` absent: none). The data migration 0029 writes the same.
+ * sections as [line, header] (a section rule has `c`; `s` absent: none). The data migration 0030 writes the same.
  */
 export type StoredRule = {
   p: 0 | 1;
