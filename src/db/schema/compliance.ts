@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { nameKeyColumn } from "../name-key.ts";
 import { timestamp, timestamps } from "./columns.ts";
 import { configs } from "./configs.ts";
@@ -91,7 +91,10 @@ export const complianceResults = sqliteTable(
     score: integer("score").notNull(),
     passedRules: integer("passed_rules").notNull(),
     totalRules: integer("total_rules").notNull(),
-    /** The engine's RuleResult per rule: passed, evidence (lines with numbers, offending sections), remediation. */
+    /**
+     * Per rule, what this evaluation found (passed, evidence, remediation, offending sections), in the compact form of
+     * src/modules/compliance/stored-rules.ts; what every result of the revision shares is in policy_revisions.
+     */
     rules: text("rules", { mode: "json" }).$type<unknown[]>().notNull(),
     evaluatedAt: timestamp("evaluated_at").notNull(),
   },
@@ -107,6 +110,41 @@ export const complianceResults = sqliteTable(
     index("compliance_results_policy_idx").on(t.policyId, t.evaluatedAt),
     index("compliance_results_evaluated_idx").on(t.evaluatedAt),
   ],
+);
+
+/** A rule of a policy revision as its results share it: position, description and method. */
+export type RevisionRule = { index: number; description: string; method: string };
+
+/**
+ * What every result of one policy revision shares, stored once: each rule's description and method. Keyed by the
+ * revision (the definition's SHA-256, compliance_results.policy_hash); kept for good, a few KB a revision.
+ */
+export const policyRevisions = sqliteTable("policy_revisions", {
+  hash: text("hash").primaryKey(),
+  rules: text("rules", { mode: "json" }).$type<RevisionRule[]>().notNull(),
+});
+
+/**
+ * The fleet's compliance at the end of each finished day (UTC), per policy and for all policies (policy_id 0), as
+ * the trends read it (src/modules/compliance/daily.ts): computed once per day from the results, so a trend reads
+ * days instead of every result. Triggers (migration 0030) delete the days a result written or deleted later
+ * changes (those ending after its evaluated_at), and they are computed again when asked.
+ */
+export const complianceDays = sqliteTable(
+  "compliance_days",
+  {
+    /** The instant the day ends (the next day's midnight, UTC, epoch ms). */
+    dayEnd: integer("day_end").notNull(),
+    /** 0: every policy (a device is not compliant when any of its current results is). */
+    policyId: integer("policy_id").notNull(),
+    devices: integer("devices").notNull(),
+    compliant: integer("compliant").notNull(),
+    notCompliant: integer("not_compliant").notNull(),
+    notEvaluated: integer("not_evaluated").notNull(),
+    /** Per policy: [rule index, devices failing it, its description]; empty for policy_id 0. */
+    failingRules: text("failing_rules", { mode: "json" }).$type<[number, number, string][]>().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.dayEnd, t.policyId] })],
 );
 
 /**

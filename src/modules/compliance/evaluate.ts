@@ -11,6 +11,7 @@ import { readBlobs } from "../configs/index.ts";
 import { deviceRefs, recordEvents, type NewEvent } from "../../platform/outbox/record.ts";
 import { isLatestVersion } from "../configs/index.ts";
 import { coveredDevices, type DeviceFacts } from "./coverage.ts";
+import { recordRevisions, storedRules } from "./stored-rules.ts";
 import { evaluatePolicy, parsePolicy, type ParsedPolicy, type PolicyEvaluation } from "./engine/index.ts";
 
 export type PolicyRow = typeof policies.$inferSelect;
@@ -98,11 +99,17 @@ export async function runChecks(db: Db, checks: readonly Check[], now: Date): Pr
         score: evaluation ? Math.round(evaluation.score) : 0,
         passedRules: evaluation ? evaluation.rules.filter((r) => r.passed).length : 0,
         totalRules: evaluation?.rules.length ?? 0,
-        rules: evaluation?.rules ?? [],
+        rules: evaluation ? storedRules(evaluation.rules) : [],
         evaluatedAt: now,
       };
     });
     const added = await db.transaction(async (tx) => {
+      await recordRevisions(
+        tx,
+        batch.flatMap((c, j) =>
+          rows[j]!.totalRules ? [{ hash: c.policy.definitionHash, policy: parsedPolicyOf(c.policy) }] : [],
+        ),
+      );
       const fresh: { row: (typeof rows)[number]; id: number; policyName: string }[] = [];
       for (const [j, row] of rows.entries()) {
         const [inserted] = await tx

@@ -10,6 +10,7 @@ import {
   policies,
   policyAssignments,
   type ComplianceStatus,
+  type RevisionRule,
 } from "../../db/schema/index.ts";
 import { ApiError } from "../../platform/http/errors.ts";
 import { idFilter, wholeNumbers } from "../../platform/http/filters.ts";
@@ -17,6 +18,7 @@ import { containsText, type ListQuery, type ListSpec } from "../../platform/http
 import { timeBoundFilter } from "../configs/index.ts";
 import { assignmentCoversDevice } from "./coverage.ts";
 import type { RuleResult } from "./engine/index.ts";
+import { revisionsOf, ruleResults, type StoredRule } from "./stored-rules.ts";
 
 const Evidence = z.object({ line: z.number().int().nullable(), text: z.string(), section: z.string().optional() });
 
@@ -153,13 +155,13 @@ const selectResults = (db: DbOrTx) =>
 
 type Selected = Awaited<ReturnType<ReturnType<typeof selectResults>["where"]>>[number];
 
-/** A stored RuleResult (the engine's, as evaluated) in the API's snake_case. */
+/** A RuleResult (the engine's, as evaluated) in the API's snake_case. */
 function ruleOut(rule: RuleResult): ResultOut["rules"][number] {
   const { sectionsChecked, ...rest } = rule;
   return sectionsChecked === undefined ? rest : { ...rest, sections_checked: sectionsChecked };
 }
 
-function serialize({ result: r, deviceName, policyName }: Selected): ResultOut {
+function serialize({ result: r, deviceName, policyName }: Selected, revisions: Map<string, RevisionRule[]>): ResultOut {
   return {
     id: r.id,
     assignment_id: r.assignmentId,
@@ -175,10 +177,42 @@ function serialize({ result: r, deviceName, policyName }: Selected): ResultOut {
     score: r.score,
     passed_rules: r.passedRules,
     total_rules: r.totalRules,
-    rules: (r.rules as RuleResult[]).map(ruleOut),
+    rules: ruleResults(r.rules as StoredRule[], revisions.get(r.policyHash)).map(ruleOut),
     evaluated_at: r.evaluatedAt.toISOString(),
   };
 }
+
+/** The rows as the API shows them, their revisions' rules read once for all of them. */
+async function serializeAll(db: DbOrTx, rows: readonly Selected[]): Promise<ResultOut[]> {
+  const revisions = await revisionsOf(
+    db,
+    rows.filter((r) => (r.result.rules as unknown[]).length).map((r) => r.result.policyHash),
+  );
+  return rows.map((r) => serialize(r, revisions));
+}
+
+/** A page of the list: the selected results in the list's order. */
+export const resultPageQuery = (db: DbOrTx, where: SQL | undefined, q: ListQuery) =>
+  selectResults(db)
+    .where(where)
+    .orderBy(...q.orderBy)
+    .limit(q.perPage)
+    .offset((q.page - 1) * q.perPage);
+
+/**
+ * How many results the list selects. Unfiltered and unscoped every result counts, as its device and policy exist
+ * (foreign keys, ON DELETE CASCADE): the count then reads the smallest index of compliance_results instead of
+ * joining every result to both (bench:estate: 307 ms for the first page at 20,000 devices x 8 nights).
+ */
+export const resultCountQuery = (db: DbOrTx, where: SQL | undefined) =>
+  where
+    ? db
+        .select({ n: count() })
+        .from(complianceResults)
+        .innerJoin(devices, eq(devices.id, complianceResults.deviceId))
+        .innerJoin(policies, eq(policies.id, complianceResults.policyId))
+        .where(where)
+    : db.select({ n: count() }).from(complianceResults);
 
 export async function listResults(
   db: DbOrTx,
@@ -186,21 +220,16 @@ export async function listResults(
   q: ListQuery,
 ): Promise<{ total: number; rows: ResultOut[] }> {
   const where = and(deviceScopeCondition(scope), q.where);
-  const [rows, [total]] = await Promise.all([
-    selectResults(db)
-      .where(where)
-      .orderBy(...q.orderBy)
-      .limit(q.perPage)
-      .offset((q.page - 1) * q.perPage),
-    db
-      .select({ n: count() })
-      .from(complianceResults)
-      .innerJoin(devices, eq(devices.id, complianceResults.deviceId))
-      .innerJoin(policies, eq(policies.id, complianceResults.policyId))
-      .where(where),
-  ]);
-  return { total: total?.n ?? 0, rows: rows.map(serialize) };
+  const [rows, [total]] = await Promise.all([resultPageQuery(db, where, q), resultCountQuery(db, where)]);
+  return { total: total?.n ?? 0, rows: await serializeAll(db, rows) };
 }
+
+/** A page of an export: from the id after the last one sent, through the primary key, whatever the history's size. */
+export const resultsAfterQuery = (db: DbOrTx, where: SQL | undefined, afterId: number, limit: number) =>
+  selectResults(db)
+    .where(and(where, gt(complianceResults.id, afterId)))
+    .orderBy(asc(complianceResults.id))
+    .limit(limit);
 
 /** The results the query selects, page by page in id order after `afterId` (an export's cursor). */
 export async function resultsAfter(
@@ -210,17 +239,13 @@ export async function resultsAfter(
   afterId: number,
   limit: number,
 ): Promise<ResultOut[]> {
-  const rows = await selectResults(db)
-    .where(and(deviceScopeCondition(scope), where, gt(complianceResults.id, afterId)))
-    .orderBy(asc(complianceResults.id))
-    .limit(limit);
-  return rows.map(serialize);
+  return serializeAll(db, await resultsAfterQuery(db, and(deviceScopeCondition(scope), where), afterId, limit));
 }
 
 export async function getResult(db: DbOrTx, scope: DeviceScope, id: number): Promise<ResultOut> {
   const [row] = await selectResults(db).where(and(eq(complianceResults.id, id), deviceScopeCondition(scope)));
   if (!row) throw ApiError.notFound(`Compliance result ${id}`);
-  return serialize(row);
+  return (await serializeAll(db, [row]))[0]!;
 }
 
 /**
@@ -247,7 +272,7 @@ export async function deviceCompliance(db: DbOrTx, scope: DeviceScope, deviceId:
       .where(eq(devices.id, deviceId)),
     selectResults(db).where(and(eq(complianceResults.deviceId, deviceId), sql`(${isCurrentResult})`)),
   ]);
-  const resultOf = new Map(current.map((r) => [r.result.assignmentId, serialize(r)]));
+  const resultOf = new Map((await serializeAll(db, current)).map((r) => [r.assignment_id, r]));
   const assignmentIds = [...new Set([...covering.map((c) => c.id), ...resultOf.keys()])].sort((a, b) => a - b);
   const info = new Map(covering.map((c) => [c.id, c]));
   const assignments = assignmentIds.map((id) => {

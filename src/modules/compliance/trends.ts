@@ -4,6 +4,8 @@ import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scop
 import type { DbOrTx } from "../../db/client.ts";
 import { complianceResults, devices, type ComplianceStatus } from "../../db/schema/index.ts";
 import { ApiError } from "../../platform/http/errors.ts";
+import { fleetStates, stateOf } from "./daily.ts";
+import { revisionsOf } from "./stored-rules.ts";
 
 const DAY = 86_400_000;
 const MAX_PERIODS = 400;
@@ -75,8 +77,10 @@ const RANK: Record<ComplianceStatus, number> = { compliant: 0, not_evaluated: 1,
 /**
  * The fleet's compliance per period, from history: at each period's end, every (assignment, device) pair's
  * newest result before then; a device is compliant when all of its are, not compliant when any is not.
- * `failingRules: false` (the pages' charts, which show only the counts) leaves each period's `failing_rules` empty
- * and has the database count the devices (tallyInDatabase) instead of reading every result.
+ * The whole fleet (an unscoped caller) is read from the daily roll-up (daily.ts). A scoped caller's view, which
+ * the roll-up does not keep, walks the results; `failingRules: false` (the pages' charts, which show only the
+ * counts) leaves each period's `failing_rules` empty and then has the database count the devices
+ * (tallyInDatabase) instead of reading every result.
  */
 export async function complianceTrends(
   db: DbOrTx,
@@ -105,15 +109,17 @@ export async function complianceTrends(
     from: new Date(from).toISOString().slice(0, 10),
     to: new Date(to).toISOString().slice(0, 10),
   };
-  // One pass over history instead of a query per period (each reading every pair's newest result before its end:
-  // 39 s for 30 days of a 2,000-device estate, bench:estate): the pairs' state when the range starts, then the
-  // results inside it in the order they were made, each period's tally taken as the walk passes its end.
-  const last = Math.min(from + (count - 1) * step + step, to + DAY);
+  if (scope.all)
+    return { ...shape, periods: await fromDailyStates(db, query.policy_id ?? null, from, to, step, now, withRules) };
   const within = and(
     deviceScopeCondition(scope),
     query.policy_id ? eq(complianceResults.policyId, query.policy_id) : undefined,
   );
   if (!withRules) return { ...shape, periods: await tallyInDatabase(db, within, from, to, step) };
+  // One pass over history instead of a query per period (each reading every pair's newest result before its end:
+  // 39 s for 30 days of a 2,000-device estate, bench:estate): the pairs' state when the range starts, then the
+  // results inside it in the order they were made, each period's tally taken as the walk passes its end.
+  const last = Math.min(from + (count - 1) * step + step, to + DAY);
   const select = () =>
     db
       .select({
@@ -123,8 +129,8 @@ export async function complianceTrends(
         policyId: complianceResults.policyId,
         status: complianceResults.status,
         evaluatedAt: complianceResults.evaluatedAt,
-        failed: sql<string>`(select json_group_array(json_array(json_extract(value, '$.index'), json_extract(value, '$.description')))
-          from json_each(${complianceResults.rules}) where json_extract(value, '$.passed') = 0)`,
+        policyHash: complianceResults.policyHash,
+        failed: sql<string>`(select json_group_array(key) from json_each(${complianceResults.rules}) where json_extract(value, '$.p') = 0)`,
       })
       .from(complianceResults)
       .innerJoin(devices, eq(devices.id, complianceResults.deviceId));
@@ -145,10 +151,17 @@ export async function complianceTrends(
       .orderBy(asc(complianceResults.evaluatedAt), asc(complianceResults.id)),
   ]);
   type Row = (typeof before)[number];
+  const revisions = await revisionsOf(
+    db,
+    [...before, ...inRange].filter((r) => r.failed !== "[]").map((r) => r.policyHash),
+  );
   const current = new Map<string, Omit<Row, "failed"> & { failed: [number, string][] }>();
   // Each result's failed rules parsed once, when it becomes its pair's current one.
   const take = (r: Row) =>
-    current.set(`${r.assignmentId}:${r.deviceId}`, { ...r, failed: JSON.parse(r.failed) as [number, string][] });
+    current.set(`${r.assignmentId}:${r.deviceId}`, {
+      ...r,
+      failed: (JSON.parse(r.failed) as number[]).map((k) => [k, revisions.get(r.policyHash)?.[k]?.description ?? ""]),
+    });
   before.forEach(take);
 
   const periods: TrendsOut["periods"] = [];
@@ -199,6 +212,39 @@ export async function complianceTrends(
     });
   }
   return { ...shape, periods };
+}
+
+/** The periods of the whole fleet (an unscoped caller), each from the state at its end (daily.ts). */
+async function fromDailyStates(
+  db: DbOrTx,
+  policyId: number | null,
+  from: number,
+  to: number,
+  step: number,
+  now: Date,
+  withRules: boolean,
+): Promise<TrendsOut["periods"]> {
+  const bounds: { start: number; end: number }[] = [];
+  for (let start = from; start <= to; start += step) bounds.push({ start, end: Math.min(start + step, to + DAY) });
+  const states = await fleetStates(
+    db,
+    bounds.map((b) => b.end),
+    now,
+  );
+  return bounds.map((b, i) => {
+    const { tally, failing } = stateOf(states[i]!, policyId);
+    const judged = tally.compliant + tally.not_compliant;
+    return {
+      period_start: new Date(b.start).toISOString(),
+      period_end: new Date(b.end).toISOString(),
+      devices: tally.devices,
+      compliant: tally.compliant,
+      not_compliant: tally.not_compliant,
+      not_evaluated: tally.not_evaluated,
+      compliant_percent: judged ? Math.round((tally.compliant / judged) * 1000) / 10 : null,
+      failing_rules: withRules ? failing : [],
+    };
+  });
 }
 
 /**
