@@ -84,7 +84,7 @@ function RoleForm(props: {
     </>
   );
   return (
-    <CsrfForm action={props.action} csrf={props.c.var.session.csrfToken} class="grid-form entity-form">
+    <CsrfForm action={props.action} csrf={props.c.var.session.csrfToken} class="entity-form">
       <OtherProblems problems={p} fields={FIELDS} />
       <Field id="role-name" name="name" label="Name" problems={p} hint="Unique, e.g. ams-operators.">
         <input type="text" id="role-name" name="name" value={v.name} maxlength={64} autocomplete="off" />

@@ -29,7 +29,7 @@ type Refused = { section: string; typed: Record<string, string>; problems: Field
 /** What a page render carries back from a form: a refused section, or the test mail's outcome. */
 type Outcome = { refused?: Refused; testMail?: TestMailState };
 
-/** The SMTP section's extra form: to a role that may send (system.write, as the API route). */
+/** The test-send, after the sections: to a role that may send (system.write, as the API route; it changes no setting). */
 const testMail = (c: Context<WebEnv>, state?: TestMailState) =>
   c.var.auth.abilities.has("system.write") ? <TestMailForm csrf={c.var.session.csrfToken} state={state} /> : null;
 
@@ -164,9 +164,9 @@ async function settingsPage(c: Context<WebEnv>, status: 200 | 422 | 502, outcome
                   </>
                 ))}
               </dl>
-              {name === "smtp" && testMail(c, outcome.testMail)}
             </section>
           ))}
+          {testMail(c, outcome.testMail)}
         </>
       ),
     });
@@ -215,9 +215,9 @@ function editPage(
               typed={refused?.section === name ? refused.typed : undefined}
               problems={refused?.section === name ? refused.problems : undefined}
             />
-            {name === "smtp" && testMail(c, mailed)}
           </section>
         ))}
+        {testMail(c, mailed)}
       </>
     ),
   });

@@ -11,8 +11,8 @@ export type TestMailState = { to: string; sent?: string; refusal?: string; probl
 export function TestMailForm(props: { csrf: string; state?: TestMailState }) {
   const s = props.state;
   return (
-    <div id="test-mail">
-      <h3>Send a test mail</h3>
+    <section class="card" id="test-mail">
+      <h2>Send a test mail</h2>
       {s?.sent && (
         <p class="alert success" role="status">
           {s.sent}
@@ -29,7 +29,7 @@ export function TestMailForm(props: { csrf: string; state?: TestMailState }) {
           name="to"
           label="To"
           problems={s?.problems}
-          hint="Sent now through the saved SMTP settings (save a change first)."
+          hint="Sent now through the saved SMTP settings (save a change to them first)."
         >
           <input type="text" id="test-mail-to" name="to" value={s?.to ?? ""} placeholder="noc@example.net" />
         </Field>
@@ -37,6 +37,6 @@ export function TestMailForm(props: { csrf: string; state?: TestMailState }) {
           Send a test mail
         </button>
       </CsrfForm>
-    </div>
+    </section>
   );
 }
