@@ -109,10 +109,12 @@ function SettingsLinks(props: { c: Context<WebEnv> }) {
     <ul class="links">
       {c.var.session.isAdmin && (
         <li>
-          <a href="/settings/restapi">REST API Access</a>: API tokens of every user, the API reference and the AI agent
-          docs
+          <a href="/settings/restapi">REST API Access</a>: the API reference and the AI agent docs
         </li>
       )}
+      <li>
+        <a href="/tokens">API tokens</a>
+      </li>
       {c.var.auth.abilities.has("users.read") && (
         <li>
           <a href="/admin/users">Users and roles</a>
