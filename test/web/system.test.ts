@@ -91,7 +91,7 @@ describe.skipIf(unavailable)("the system page in headless Chromium", () => {
     const doomed = before[0]!;
     await page.click(`#backup-list tr:has-text('${doomed.id}') >> text=Delete`);
     await page.waitForURL(`${base}/system/backups/${doomed.id}/delete`);
-    expect(await page.textContent("h1")).toBe(`Delete the database backup ${doomed.id}?`);
+    expect(await page.textContent("#backup-name")).toBe(doomed.id);
     await b.shoot("backup-delete");
     await page.click("button:has-text('Delete the backup')");
     await page.waitForURL(/done=deleted/);

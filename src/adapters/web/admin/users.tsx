@@ -316,7 +316,16 @@ export function registerUserAdminPage(web: Hono<WebEnv>): void {
               {refusal.message}
             </p>
           )}
-          <p>{`${user.username} (${user.email}, role ${user.role}) is removed with their API tokens and web sessions; the activity log keeps their name. Disabling them instead keeps the account for later.`}</p>
+          <dl class="details">
+            <dt>Email</dt>
+            <dd>{user.email}</dd>
+            <dt>Role</dt>
+            <dd>{user.role}</dd>
+          </dl>
+          <p>
+            The user is removed with their API tokens and web sessions; the activity log keeps their name. Disabling
+            them instead keeps the account for later.
+          </p>
           <CsrfForm action={`/admin/users/${user.id}/delete`} csrf={c.var.session.csrfToken}>
             <div class="actions">
               <button type="submit" class="danger">

@@ -215,12 +215,18 @@ export function registerSystemPage(web: Hono<WebEnv>): void {
       session: c.var.session,
       children: (
         <section class="card">
-          <h1>{`Delete the database backup ${backup.name}?`}</h1>
-          <p>
-            {`Made `}
-            <Time at={backup.createdAt} none="" />
-            {`, ${formatBytes(backup.bytes)}. The file and its checksum are removed from the storage folder; this cannot be undone.`}
-          </p>
+          <h1>Delete this database backup?</h1>
+          <dl class="details">
+            <dt>File</dt>
+            <dd id="backup-name">{backup.name}</dd>
+            <dt>Made</dt>
+            <dd>
+              <Time at={backup.createdAt} none="" />
+            </dd>
+            <dt>Size</dt>
+            <dd>{formatBytes(backup.bytes)}</dd>
+          </dl>
+          <p>The file and its checksum are removed from the storage folder; this cannot be undone.</p>
           <CsrfForm action={`/system/backups/${backup.name}/delete`} csrf={c.var.session.csrfToken}>
             <div class="actions">
               <button type="submit" class="danger">
