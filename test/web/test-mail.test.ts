@@ -44,7 +44,8 @@ describe.skipIf(noChromium || noSink)("send a test mail from the settings page, 
     await b.page.goto(`${b.base}/settings`);
     await b.page.fill("#test-mail-to", to);
     await b.page.click("button:has-text('Send a test mail')");
-    await b.page.waitForLoadState();
+    // The answer opens at the test-send's card, where its outcome is.
+    await b.page.waitForURL(/\/settings\/smtp\/test#test-mail$/);
   };
 
   beforeAll(async () => {

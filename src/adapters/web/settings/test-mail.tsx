@@ -23,7 +23,7 @@ export function TestMailForm(props: { csrf: string; state?: TestMailState }) {
           {s.refusal}
         </p>
       )}
-      <CsrfForm action="/settings/smtp/test" csrf={props.csrf} class="row-form">
+      <CsrfForm action="/settings/smtp/test#test-mail" csrf={props.csrf} class="row-form">
         <Field
           id="test-mail-to"
           name="to"
