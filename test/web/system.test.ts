@@ -82,6 +82,37 @@ describe.skipIf(unavailable)("the system page in headless Chromium", () => {
     });
   });
 
+  it("deletes a database backup after a confirmation page", async () => {
+    const { page, base } = b;
+    await page.goto(`${base}/system`);
+    await page.click("text=Make a backup now");
+    await page.waitForURL(/done=backup/);
+    const before = await backups();
+    const doomed = before[0]!;
+    await page.click(`#backup-list tr:has-text('${doomed.id}') >> text=Delete`);
+    await page.waitForURL(`${base}/system/backups/${doomed.id}/delete`);
+    expect(await page.textContent("#backup-name")).toBe(doomed.id);
+    await b.shoot("backup-delete");
+    await page.click("button:has-text('Delete the backup')");
+    await page.waitForURL(/done=deleted/);
+    expect(await page.textContent("[role=status]")).toBe("Database backup deleted.");
+    expect((await backups()).map((x) => x.id)).toEqual(before.slice(1).map((x) => x.id));
+    expect(await page.locator(`#backup-list >> text=${doomed.id}`).count()).toBe(0);
+    // A name that is no backup (markup in it) is a 404 page showing it as text.
+    const hostile = await page.goto(`${base}/system/backups/${encodeURIComponent("<img src=x>.sql.gz")}/delete`);
+    expect(hostile!.status()).toBe(404);
+    expect(await page.locator("main img").count()).toBe(0);
+  });
+
+  it("refuses a forged delete, and deletes nothing", async () => {
+    const { page, base } = b;
+    await page.goto(`${base}/system`);
+    const before = await backups();
+    expect(before.length).toBeGreaterThan(0);
+    expect(await post(`/system/backups/${before[0]!.id}/delete`, "nope")).toBe(403);
+    expect(await backups()).toEqual(before);
+  });
+
   it("refuses a forged form", async () => {
     const { page, base } = b;
     await page.goto(`${base}/system`);
@@ -101,17 +132,24 @@ describe.skipIf(unavailable)("the system page in headless Chromium", () => {
     expect((await backups()).length).toBe(before);
     const [one] = await backups();
     expect((await page.goto(`${base}/system/backups/${one!.id}/download`))!.status()).toBe(403);
+    expect(await post(`/system/backups/${one!.id}/delete`, (await b.csrf())!)).toBe(403);
+    expect((await backups()).length).toBe(before);
     await b.loginAs("admin1");
   });
 
-  it("lets a viewer list and download backups but neither make one nor run the checks", async () => {
+  it("lets a viewer list and download backups but neither make nor delete one, nor run the checks", async () => {
     const { page, base } = b;
     await b.loginAs("viewer1");
     await page.goto(`${base}/system`);
     expect(await page.locator("#backup-list tbody tr").count()).toBe((await backups()).length);
     expect(await page.locator("text=Make a backup now").count()).toBe(0);
     expect(await page.locator("text=Run the checks now").count()).toBe(0);
+    expect(await page.locator("#backup-list >> text=Delete").count()).toBe(0);
     expect(await post("/system/backups", (await b.csrf())!)).toBe(403);
+    const [kept] = await backups();
+    expect(await post(`/system/backups/${kept!.id}/delete`, (await b.csrf())!)).toBe(403);
+    expect((await page.goto(`${base}/system/backups/${kept!.id}/delete`))!.status()).toBe(403);
+    expect((await backups()).map((x) => x.id)).toContain(kept!.id);
     await b.loginAs("admin1");
   });
 });

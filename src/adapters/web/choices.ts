@@ -28,7 +28,12 @@ export async function choices(
   nameField: string,
 ): Promise<[number, string][] | null> {
   if (!c.var.auth.abilities.has(ability)) return null;
-  const order = resource.listSpec.sorts[nameField] as SQL | undefined;
+  return (await firstRows(c, resource, nameField)).map((r) => [r.id, String(r[nameField])]);
+}
+
+/** The first 500 records in the caller's scope, sorted by `sortField`, as the API's list shows them. */
+export async function firstRows(c: Context<WebEnv>, resource: Listable, sortField: string) {
+  const order = resource.listSpec.sorts[sortField] as SQL | undefined;
   const { rows } = await resource.list(c.var.services.db, c.var.auth.scope, {
     page: 1,
     perPage: LIMIT,
@@ -36,7 +41,7 @@ export async function choices(
     orderBy: order ? [order] : [],
     fields: null,
   });
-  return rows.map((r) => [r.id, String(r[nameField])]);
+  return rows;
 }
 
 /**

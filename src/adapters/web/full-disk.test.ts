@@ -19,7 +19,7 @@ it("says the disk is full when a form's write is refused", async () => {
   await fillDatabase(t.db);
   let res: Response | undefined;
   for (let i = 0; i < 300; i++) {
-    res = await browser.postForm("/settings/restapi/tokens", {
+    res = await browser.postForm("/tokens", {
       _csrf: csrf,
       name: `full disk ${i} ${"x".repeat(80)}`,
       abilities: ["devices.read", "configs.read", "tags.read"],

@@ -1,7 +1,5 @@
 import type { Context, Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { eq } from "drizzle-orm";
-import { users } from "../../db/schema/index.ts";
 import type { LoginThrottle } from "../../platform/auth/login-throttle.ts";
 import { signInWithClaims } from "../../platform/auth/oidc/oidc-sign-in.ts";
 import {
@@ -12,6 +10,8 @@ import {
   endSessionUrl,
 } from "../../platform/auth/oidc/provider.ts";
 import { PendingSignIns } from "../../platform/auth/oidc/pending.ts";
+import { keepRefreshToken } from "../../platform/auth/oidc/refresh.ts";
+import { authSourceOf } from "../../platform/auth/users.ts";
 import { createSession } from "../../platform/auth/sessions.ts";
 import { recordSignIn, recordSignInFailure } from "../../platform/auth/sign-in.ts";
 import { isSecureRequest, setSessionCookie } from "./cookies.ts";
@@ -132,8 +132,7 @@ export function registerOidcLoginRoutes(web: Hono<WebEnv>, throttle: LoginThrott
     }
     // Kept sealed for re-reading the groups after the refresh interval; none (the provider gave none) means the
     // user signs in again then.
-    const sealed = finished.refreshToken ? await c.var.services.secrets.encrypt(finished.refreshToken) : null;
-    await db.update(users).set({ oidcRefreshTokenEnc: sealed }).where(eq(users.id, signedIn.userId));
+    await keepRefreshToken(c.var.services, signedIn.userId, finished.refreshToken);
     const ip = c.var.clientIp;
     await recordSignIn(
       c.var.services,
@@ -176,11 +175,7 @@ export const OIDC_LOGOUT_PATH = "/login/oidc/logout";
 
 /** The page after logout for a single sign-on user, or null for anyone else. */
 export async function afterLogoutPath(c: Context<WebEnv>, userId: number): Promise<string | null> {
-  const [user] = await c.var.services.db
-    .select({ authSource: users.authSource })
-    .from(users)
-    .where(eq(users.id, userId));
-  return user?.authSource === "oidc" ? OIDC_LOGOUT_PATH : null;
+  return (await authSourceOf(c.var.services.db, userId)) === "oidc" ? OIDC_LOGOUT_PATH : null;
 }
 
 /**

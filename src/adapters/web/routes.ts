@@ -32,7 +32,6 @@ import { registerDeviceImportPage } from "./fleet/device-import.tsx";
 import { registerDiscoveryPage } from "./discovery/page.tsx";
 import { registerAiAgentDocsRoutes } from "./settings/ai-agent-docs.tsx";
 import { registerRestApiPage } from "./settings/page.tsx";
-import { registerTokenRoutes } from "./settings/token-routes.tsx";
 import { registerSettingsOverviewPage } from "./settings/overview.tsx";
 import { registerCredentialPages } from "./inventory/credentials.tsx";
 import { registerInventoryPages } from "./inventory/pages.tsx";
@@ -124,7 +123,6 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
     requireCsrf(),
   );
   registerRestApiPage(app);
-  registerTokenRoutes(app);
   registerAiAgentDocsRoutes(app);
   app.onError((thrown, c) => {
     // A full disk refuses the page's write as it refuses the API's: said as one, never as a server error.

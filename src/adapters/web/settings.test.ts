@@ -48,6 +48,9 @@ describe("REST API Access: who gets in", () => {
       abilities: ["devices.read"],
     });
     expect(create.status).toBe(403);
+    // A token of one's own is made on /tokens, within one's role: never one with an ability the role lacks.
+    const beyond = await browser.postForm("/tokens", { _csrf: csrf, name: "sneaky", abilities: ["devices.write"] });
+    expect(beyond.status).toBe(422);
     expect(await t.db.select().from(apiTokens)).toHaveLength(0);
   });
 
@@ -91,7 +94,6 @@ describe("tabs", () => {
     t = await createWebTestContext();
     const browser = await adminBrowser(t);
     for (const [tab, marker] of [
-      ["api-token", "Generate Token"],
       ["documentation", "GET</span> <code>/api/v1/devices</code>"],
       ["ai-agent-docs", "REST API v2"],
     ] as const) {
@@ -106,7 +108,14 @@ describe("tabs", () => {
     }
     const unknown = await browser.get("/settings/restapi?tab=tokens");
     expect(unknown.status).toBe(404);
-    expect(await unknown.text()).toContain("use one of: api-token, documentation, ai-agent-docs");
+    expect(await unknown.text()).toContain("use one of: documentation, ai-agent-docs");
+    // The tokens have one page: the old tab's address moves there for good, and the tab links to it.
+    const old = await browser.get("/settings/restapi?tab=api-token");
+    expect(old.status).toBe(301);
+    expect(old.headers.get("location")).toBe("/tokens");
+    const opened = await (await browser.get("/settings/restapi")).text();
+    expect(opened).toMatch(/href="\/settings\/restapi\?tab=documentation" aria-current="page"/);
+    expect(opened).toContain('<a href="/tokens" data-tab="api-token">API Token</a>');
   });
 
   it("documents every endpoint of each version on the Documentation tab", async () => {
@@ -132,18 +141,18 @@ describe("tabs", () => {
   });
 });
 
-describe("API Token tab", () => {
+describe("API tokens (/tokens, which the old API Token tab redirects to)", () => {
   it("refuses Generate Token without a name or without abilities, saying what to fix, and creates nothing", async () => {
     t = await createWebTestContext();
     const browser = await adminBrowser(t);
     const csrf = await browser.csrf();
-    const noAbility = await browser.postForm("/settings/restapi/tokens", { _csrf: csrf, name: "backup script" });
+    const noAbility = await browser.postForm("/tokens", { _csrf: csrf, name: "backup script" });
     expect(noAbility.status).toBe(422);
     const noAbilityHtml = await noAbility.text();
     expect(noAbilityHtml).toContain("Tick at least one ability");
     expect(noAbilityHtml).toContain('value="backup script"');
 
-    const noName = await browser.postForm("/settings/restapi/tokens", {
+    const noName = await browser.postForm("/tokens", {
       _csrf: csrf,
       name: "  ",
       abilities: ["devices.read"],
@@ -153,7 +162,7 @@ describe("API Token tab", () => {
     expect(noNameHtml).toContain("Name is required");
     expect(noNameHtml).toMatch(/value="devices.read" id="ability-devices.read" checked/);
 
-    const bogus = await browser.postForm("/settings/restapi/tokens", {
+    const bogus = await browser.postForm("/tokens", {
       _csrf: csrf,
       name: "x",
       abilities: ["devices.fly"],
@@ -169,22 +178,19 @@ describe("API Token tab", () => {
     const other = await adminBrowser(t, "admin2");
     const fields = { name: "t", abilities: ["devices.read"] };
     for (const [why, res] of [
-      ["no token", await browser.postForm("/settings/restapi/tokens", fields)],
-      [
-        "another session's token",
-        await browser.postForm("/settings/restapi/tokens", { ...fields, _csrf: await other.csrf() }),
-      ],
+      ["no token", await browser.postForm("/tokens", fields)],
+      ["another session's token", await browser.postForm("/tokens", { ...fields, _csrf: await other.csrf() })],
       [
         "foreign origin",
         await browser.postForm(
-          "/settings/restapi/tokens",
+          "/tokens",
           { ...fields, _csrf: await browser.csrf() },
           { origin: "https://evil.example" },
         ),
       ],
       [
         "JSON body",
-        await browser.request("/settings/restapi/tokens", {
+        await browser.request("/tokens", {
           method: "POST",
           body: JSON.stringify({ ...fields, _csrf: await browser.csrf() }),
           headers: { "content-type": "application/json" },
@@ -197,7 +203,7 @@ describe("API Token tab", () => {
     expect(await t.db.select().from(apiTokens)).toHaveLength(0);
     // The same form with the token and this site's origin goes through.
     const ok = await browser.postForm(
-      "/settings/restapi/tokens",
+      "/tokens",
       { ...fields, _csrf: await browser.csrf() },
       { origin: "http://localhost" },
     );
@@ -207,7 +213,7 @@ describe("API Token tab", () => {
   it("creates a token shown once, which works on the API with its abilities only, then revokes it at once", async () => {
     t = await createWebTestContext();
     const browser = await adminBrowser(t);
-    const created = await browser.postForm("/settings/restapi/tokens", {
+    const created = await browser.postForm("/tokens", {
       _csrf: await browser.csrf(),
       name: "inventory sync",
       abilities: ["devices.read", "users.read"],
@@ -225,19 +231,19 @@ describe("API Token tab", () => {
 
     const [row] = await t.db.select().from(apiTokens);
     expect(row).toMatchObject({ name: "inventory sync", abilities: ["devices.read", "users.read"], revokedAt: null });
-    const list = await (await browser.get("/settings/restapi?tab=api-token")).text();
+    const list = await (await browser.get("/tokens")).text();
     expect(list).not.toContain(value);
     expect(list).toContain(`data-token-id="${row!.id}"`);
     expect(list).toMatch(/inventory sync[\s\S]*admin1[\s\S]*devices\.read[\s\S]*users\.read[\s\S]*badge active/);
 
-    const revoke = await browser.postForm(`/settings/restapi/tokens/${row!.id}/revoke`, {
+    const revoke = await browser.postForm(`/tokens/${row!.id}/revoke`, {
       _csrf: await browser.csrf(),
     });
     expect(revoke.status).toBe(303);
-    expect(revoke.headers.get("location")).toBe(`/settings/restapi?tab=api-token&revoked=${row!.id}`);
+    expect(revoke.headers.get("location")).toBe("/tokens?done=revoked");
     expect((await t.call("/api/v1/devices", { token: value })).status).toBe(401);
     const after = await (await browser.get(revoke.headers.get("location")!)).text();
-    expect(after).toContain("Token &#39;inventory sync&#39; revoked");
+    expect(after).toContain("Token revoked: API requests with it are refused from now on.");
     expect(after).toContain("badge revoked");
 
     const actions = (await t.db.select().from(activityLog).where(eq(activityLog.subjectType, "api_token"))).map((a) => [
@@ -257,7 +263,7 @@ describe("API Token tab", () => {
     const viewer = await t.user({ username: "viewer1", role: "viewer" });
     await t.token(["devices.read"], { userId: viewer });
     const browser = await adminBrowser(t);
-    const html = await (await browser.get("/settings/restapi?tab=api-token")).text();
+    const html = await (await browser.get("/tokens")).text();
     expect(html).toMatch(/test token \d+[\s\S]*viewer1/);
   });
 });
@@ -328,7 +334,7 @@ describe("a database another process keeps locked", () => {
     const held = await other.transaction("write");
     let res;
     try {
-      res = await browser.postForm("/settings/restapi/tokens", {
+      res = await browser.postForm("/tokens", {
         _csrf: csrf,
         name: "while locked",
         abilities: ["devices.read"],

@@ -2,16 +2,8 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/http/env.ts";
 import { ApiError } from "../../platform/http/errors.ts";
-import {
-  BackupRefused,
-  backupStream,
-  deleteBackup,
-  findBackup,
-  listBackups,
-  type BackupFile,
-} from "../../db/backup.ts";
-import { recordActivity } from "../../platform/audit/record.ts";
-import { refuseScopedBackups, takeBackup } from "./service.ts";
+import { BackupRefused, backupStream, findBackup, listBackups, type BackupFile } from "../../db/backup.ts";
+import { refuseScopedBackups, removeBackup, takeBackup } from "./service.ts";
 import { createBackupRoute, deleteBackupRoute, downloadBackupRoute, listBackupsRoute } from "./routes.ts";
 
 const serialize = (b: BackupFile) => ({
@@ -60,13 +52,7 @@ export function registerBackupRoutes(app: OpenAPIHono<AppEnv>): void {
     refuseScoped(c);
     const { id } = c.req.valid("param");
     const { db, config, clock } = c.var.services;
-    if (!deleteBackup(config.storageDir, id)) throw ApiError.notFound(`Backup ${id}`);
-    await recordActivity(
-      db,
-      c.var.auth,
-      { action: "database_backup.delete", subjectType: "database_backup", subjectId: null, before: { id } },
-      clock.now(),
-    );
+    await removeBackup(db, config, clock.now(), c.var.auth, id);
     return c.json({ message: `Backup ${id} deleted` }, 200);
   });
 }

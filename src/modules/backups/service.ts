@@ -2,7 +2,7 @@ import type { DeviceScope } from "../../platform/auth/scope.ts";
 import type { Config } from "../../kernel/config.ts";
 import { ApiError } from "../../platform/http/errors.ts";
 import type { Db } from "../../db/client.ts";
-import { pruneBackups, writeBackup, type BackupFile } from "../../db/backup.ts";
+import { deleteBackup, pruneBackups, writeBackup, type BackupFile } from "../../db/backup.ts";
 import { recordActivity, type Actor } from "../../platform/audit/record.ts";
 import { getSettings } from "../../platform/settings/service.ts";
 
@@ -37,4 +37,21 @@ export async function takeBackup(
 export function refuseScopedBackups(scope: DeviceScope): void {
   if (!scope.all)
     throw new ApiError(403, "A database backup holds every device; it needs a role that sees all devices");
+}
+
+/** Deletes one backup file and its checksum, recorded in the activity log; 404 when there is no such backup. */
+export async function removeBackup(
+  db: Db,
+  config: Pick<Config, "storageDir">,
+  now: Date,
+  actor: Actor,
+  id: string,
+): Promise<void> {
+  if (!deleteBackup(config.storageDir, id)) throw ApiError.notFound(`Backup ${id.slice(0, 60)}`);
+  await recordActivity(
+    db,
+    actor,
+    { action: "database_backup.delete", subjectType: "database_backup", subjectId: null, before: { id } },
+    now,
+  );
 }

@@ -2,5 +2,6 @@
 // through this file (.dependency-cruiser.cjs); a file inside the module imports its siblings directly.
 export { mailConsumer } from "./consumer.ts";
 export { registerMailRoutes, registerMailTestRoute } from "./handlers.ts";
-export { MailSubscriptionsPut } from "./routes.ts";
+export { MailSubscriptionsPut, TestMailBody } from "./routes.ts";
 export { setMailSubscriptions, showSubscriptions } from "./subscriptions.ts";
+export { sendTestMail } from "./test-mail.ts";

@@ -61,6 +61,14 @@ export const putMailSubscriptionsRoute = apiRoute({
   responses: { 200: jsonResponse(z.object({ data: MailSubscriptions }), "The subscriptions now") },
 });
 
+/** The test-send's body (the settings page's form is checked by the same schema). */
+export const TestMailBody = z.strictObject({
+  to: z
+    .email("must be an e-mail address")
+    .max(254, "must be at most 254 characters")
+    .openapi({ example: "noc@example.net" }),
+});
+
 export const testMailRoute = apiRoute({
   method: "post",
   path: "/settings/smtp/test",
@@ -71,14 +79,7 @@ export const testMailRoute = apiRoute({
   description:
     "Sends one short message to `to` through the SMTP settings in force, now, and answers when the server accepted it. " +
     "422 when SMTP is not set up (smtp.host and smtp.from_address); 502 with the server's reason when it refused or did not answer.",
-  request: jsonBody(
-    z.strictObject({
-      to: z
-        .email("must be an e-mail address")
-        .max(254, "must be at most 254 characters")
-        .openapi({ example: "noc@example.net" }),
-    }),
-  ),
+  request: jsonBody(TestMailBody),
   responses: {
     200: jsonResponse(MessageBody, "The SMTP server accepted the message"),
     502: {

@@ -59,3 +59,9 @@ export async function countUsers(db: DbOrTx): Promise<number> {
   const [row] = await db.select({ n: count() }).from(users);
   return row?.n ?? 0;
 }
+
+/** Where a user's password is checked (local, ldap, oidc); undefined for a user that is gone. */
+export async function authSourceOf(db: DbOrTx, userId: number) {
+  const [row] = await db.select({ authSource: users.authSource }).from(users).where(eq(users.id, userId));
+  return row?.authSource;
+}

@@ -107,8 +107,8 @@ describe("API token expiry", () => {
     expect(settings.status, JSON.stringify(settings.body)).toBe(200);
     await t.user({ username: "dave", role: "admin" });
     const client = await signedIn("dave");
-    const made = await client.postForm("/settings/restapi/tokens", {
-      _csrf: await client.csrf("/settings/restapi"),
+    const made = await client.postForm("/tokens", {
+      _csrf: await client.csrf("/tokens"),
       name: "backup script",
       abilities: "devices.read",
     });

@@ -94,11 +94,13 @@ describe("the users page", () => {
     expect((await userNamed("jdoe"))!.roleId).toBe(2);
   });
 
-  it("sets a custom role's scope, which then decides what its users see", async () => {
+  it("sets a custom role's scope on its edit page, which then decides what its users see", async () => {
     const roleId = await t.role({ name: "edge-ops", permissions: ["devices.read"], tags: ["edge", "core"] });
     const [edge] = await t.db.select().from(roles).where(eq(roles.id, roleId));
-    const res = await admin.postForm(`/admin/roles/${roleId}/scope`, {
+    const res = await admin.postForm(`/admin/roles/${roleId}/edit`, {
       _csrf: csrf,
+      name: "edge-ops",
+      abilities: ["devices.read"],
       tag_ids: [String(edge!.scopeTagIds[0])],
     });
     expect(res.status).toBe(303);
@@ -107,9 +109,20 @@ describe("the users page", () => {
       scopeTagIds: [edge!.scopeTagIds[0]],
       scopeCategoryIds: [],
     });
-    await admin.postForm(`/admin/roles/${roleId}/scope`, { _csrf: csrf, all: "true" });
+    await admin.postForm(`/admin/roles/${roleId}/edit`, {
+      _csrf: csrf,
+      name: "edge-ops",
+      abilities: ["devices.read"],
+      all: "true",
+    });
     expect((await t.db.select().from(roles).where(eq(roles.id, roleId)))[0]!.scopeAll).toBe(true);
-    expect((await admin.postForm("/admin/roles/1/scope", { _csrf: csrf, all: "true" })).status).toBe(403);
+    const builtin = await admin.postForm("/admin/roles/1/edit", {
+      _csrf: csrf,
+      name: "admin",
+      abilities: ["devices.read"],
+      all: "true",
+    });
+    expect(builtin.status).toBe(403);
   });
 
   it("refuses every write without the CSRF token, and the whole page to a role without users.read", async () => {

@@ -1,43 +1,19 @@
 import type { Context, Hono } from "hono";
-import { asc } from "drizzle-orm";
-import { categories, roles, tags, users } from "../../../db/schema/index.ts";
-import type { AppEnv } from "../../../platform/http/env.ts";
-import { zodToApiError } from "../../../platform/http/validation.ts";
+import { ApiError } from "../../../platform/http/errors.ts";
 import { rolesResource } from "../../../modules/roles/index.ts";
 import { changePassword, setUserEnabled } from "../../../modules/users/index.ts";
 import { showUser, usersResource, type UserOut } from "../../../modules/users/index.ts";
+import { plural } from "../../../kernel/words.ts";
+import { asApi } from "../api-context.ts";
+import { firstRows, targetChoices } from "../choices.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
-import { checkedForm, csrfRefusal } from "../guard.ts";
+import { parsedBy, readForm, text } from "../form.tsx";
+import { csrfRefusal } from "../guard.ts";
 import { CsrfForm, renderPage } from "../layout.tsx";
 import { pathId } from "../path-id.ts";
 import { requirePage } from "../viewer.ts";
-
-/** The API's services take the API's context; a page's carries the same services and the same `auth`. */
-const asApi = (c: Context<WebEnv>) => c as unknown as Context<AppEnv>;
-
-type Form = Record<string, string | File | (string | File)[]>;
-const text = (form: Form, name: string) => (typeof form[name] === "string" ? (form[name] as string) : undefined);
-const numbers = (form: Form, name: string) =>
-  ([] as unknown[])
-    .concat(form[name] ?? [])
-    .map(Number)
-    .filter((n) => Number.isSafeInteger(n) && n > 0);
-
-/** The page's form, checked against the session's CSRF token; null after answering a refusal. */
-async function formOf(c: Context<WebEnv>): Promise<Form | null> {
-  return checkedForm(c, c.var.session.csrfToken);
-}
-
-function parsed<
-  S extends {
-    safeParse(v: unknown): { success: true; data: unknown } | { success: false; error: import("zod").ZodError };
-  },
->(schema: S, value: unknown) {
-  const result = schema.safeParse(value);
-  if (!result.success) throw zodToApiError(result.error);
-  return result.data as Record<string, unknown>;
-}
+import { mayChangeRole, registerRolePages, type RoleOut } from "./roles.tsx";
 
 /** What a finished write says on the page it returns to; only these words, so an address cannot put others there. */
 const DONE: Record<string, string> = {
@@ -46,29 +22,32 @@ const DONE: Record<string, string> = {
   disabled: "User disabled; their web sessions ended.",
   password: "Password reset; the user's web sessions ended.",
   role: "Role changed.",
-  scope: "Role scope changed.",
+  deleted: "User deleted, with their API tokens and web sessions.",
+  role_created: "Role added.",
+  role_saved: "Role saved.",
+  role_deleted: "Role deleted.",
 };
 
 /**
  * Users and roles for those whose role holds users.read (writes: users.write), through the API's own services:
- * create, enable/disable, reset a password, give a role, and set a custom role's scope (tags, categories).
+ * create, enable/disable, reset a password, give a role, delete a user (after a confirmation page); roles are
+ * added, edited and deleted on their own pages (roles.tsx).
  */
 export function registerUserAdminPage(web: Hono<WebEnv>): void {
+  registerRolePages(web);
+
   web.get("/admin/users", requirePage("users.read"), async (c) => {
-    const { db } = c.var.services;
-    const [userRows, roleRows, tagRows, categoryRows] = await Promise.all([
-      db.select().from(users).orderBy(asc(users.usernameKey)),
-      db.select().from(roles).orderBy(asc(roles.id)),
-      db.select({ id: tags.id, name: tags.name }).from(tags).orderBy(asc(tags.nameKey)),
-      db.select({ id: categories.id, name: categories.name }).from(categories).orderBy(asc(categories.nameKey)),
+    // Users and roles are few (people, not devices): the first 500 of each, as the API lists them.
+    const [list, roleRows, targets] = await Promise.all([
+      firstRows(c, usersResource, "username") as Promise<UserOut[]>,
+      firstRows(c, rolesResource, "id") as Promise<RoleOut[]>,
+      targetChoices(c),
     ]);
-    // Users are few (people, not devices): each shown as the API shows it.
-    const list: UserOut[] = await Promise.all(userRows.map((u) => showUser(db, u.id)));
     const canWrite = c.var.auth.abilities.has("users.write");
     const csrf = c.var.session.csrfToken;
     const done = DONE[c.req.query("done") ?? ""];
-    const tagName = new Map(tagRows.map((t) => [t.id, t.name]));
-    const categoryName = new Map(categoryRows.map((r) => [r.id, r.name]));
+    const tagName = new Map(targets.tags ?? []);
+    const categoryName = new Map(targets.categories ?? []);
     const RoleSelect = (p: { id: string; selected?: number }) => (
       <select id={p.id} name="role_id">
         {roleRows.map((r) => (
@@ -142,6 +121,14 @@ export function registerUserAdminPage(web: Hono<WebEnv>): void {
                             </button>
                           </CsrfForm>
                         )}
+                        {canWrite && u.id !== c.var.session.userId && (
+                          <>
+                            {" "}
+                            <a href={`/admin/users/${u.id}/delete`} class="delete-user">
+                              Delete
+                            </a>
+                          </>
+                        )}
                       </td>
                       <td>
                         <Time at={u.last_login_at ? new Date(u.last_login_at) : null} none="never" />
@@ -210,16 +197,30 @@ export function registerUserAdminPage(web: Hono<WebEnv>): void {
           <section class="card" id="roles">
             <h2>Roles and scopes</h2>
             <p class="muted">
-              A role's scope decides which devices its users see: every device, or those carrying any of its tags or in
-              any of its categories. Built-in roles see every device.
+              A role's abilities decide what its users may do; its scope decides which devices they see: every device,
+              or those carrying any of its tags or in any of its categories. Built-in roles see every device and cannot
+              be changed.
             </p>
+            {canWrite && (
+              <p class="actions">
+                <a class="button" href="/admin/roles/new">
+                  Add a role
+                </a>
+              </p>
+            )}
             <div class="table-wrap">
-              <table>
+              <table id="role-list">
                 <thead>
                   <tr>
                     <th>Role</th>
                     <th>Abilities</th>
                     <th>Scope</th>
+                    <th>Users</th>
+                    {canWrite && (
+                      <th>
+                        <span class="visually-hidden">Actions</span>
+                      </th>
+                    )}
                   </tr>
                 </thead>
                 <tbody>
@@ -228,54 +229,28 @@ export function registerUserAdminPage(web: Hono<WebEnv>): void {
                       <td>
                         <strong>{r.name}</strong>
                         {r.builtin && <span class="badge">built-in</span>}
+                        {r.description && <div class="muted">{r.description}</div>}
                       </td>
-                      <td>{`${r.permissions.length} abilities`}</td>
+                      <td title={r.permissions.join(", ")}>{plural(r.permissions.length, "ability", "abilities")}</td>
                       <td>
-                        {r.scopeAll
+                        {r.scope.all
                           ? "Every device"
                           : [
-                              ...r.scopeTagIds.map((id) => `tag ${tagName.get(id) ?? id}`),
-                              ...r.scopeCategoryIds.map((id) => `category ${categoryName.get(id) ?? id}`),
+                              ...r.scope.tag_ids.map((id) => `tag ${tagName.get(id) ?? id}`),
+                              ...r.scope.category_ids.map((id) => `category ${categoryName.get(id) ?? id}`),
                             ].join(", ") || "No device"}
-                        {canWrite && !r.builtin && (
-                          <CsrfForm action={`/admin/roles/${r.id}/scope`} csrf={csrf} class="scope-form">
-                            <label class="check">
-                              <input type="checkbox" name="all" value="true" checked={r.scopeAll} /> Every device
-                            </label>
-                            <label for={`scope-tags-${r.id}`}>Tags</label>
-                            <select
-                              id={`scope-tags-${r.id}`}
-                              name="tag_ids"
-                              multiple
-                              size={Math.min(5, Math.max(2, tagRows.length))}
-                            >
-                              {tagRows.map((t) => (
-                                <option value={String(t.id)} selected={r.scopeTagIds.includes(t.id)}>
-                                  {t.name}
-                                </option>
-                              ))}
-                            </select>
-                            <label for={`scope-categories-${r.id}`}>Categories</label>
-                            <select
-                              id={`scope-categories-${r.id}`}
-                              name="category_ids"
-                              multiple
-                              size={Math.min(5, Math.max(2, categoryRows.length))}
-                            >
-                              {categoryRows.map((k) => (
-                                <option value={String(k.id)} selected={r.scopeCategoryIds.includes(k.id)}>
-                                  {k.name}
-                                </option>
-                              ))}
-                            </select>
-                            <div class="actions">
-                              <button type="submit" class="secondary">
-                                Save scope
-                              </button>
-                            </div>
-                          </CsrfForm>
-                        )}
                       </td>
+                      <td>{plural(r.users_count, "user")}</td>
+                      {canWrite && (
+                        <td>
+                          {mayChangeRole(c, r) && (
+                            <>
+                              <a href={`/admin/roles/${r.id}/edit`}>Edit</a>{" "}
+                              <a href={`/admin/roles/${r.id}/delete`}>Delete</a>
+                            </>
+                          )}
+                        </td>
+                      )}
                     </tr>
                   ))}
                 </tbody>
@@ -290,9 +265,9 @@ export function registerUserAdminPage(web: Hono<WebEnv>): void {
   const back = (c: Context<WebEnv>, done: keyof typeof DONE) => c.redirect(`/admin/users?done=${done}`, 303);
 
   web.post("/admin/users", requirePage("users.write"), async (c) => {
-    const form = await formOf(c);
+    const form = await readForm(c);
     if (!form) return csrfRefusal(c, c.var.session);
-    const input = parsed(usersResource.input, {
+    const input = parsedBy(usersResource.input, {
       username: text(form, "username") ?? "",
       email: text(form, "email") ?? "",
       password: text(form, "password") ?? "",
@@ -303,16 +278,16 @@ export function registerUserAdminPage(web: Hono<WebEnv>): void {
   });
 
   web.post("/admin/users/:id/:action{enable|disable}", requirePage("users.write"), async (c) => {
-    if (!(await formOf(c))) return csrfRefusal(c, c.var.session);
+    if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
     const enable = c.req.param("action") === "enable";
     await setUserEnabled(asApi(c), pathId(c.req.param("id"), "User"), enable);
     return back(c, enable ? "enabled" : "disabled");
   });
 
   web.post("/admin/users/:id/password", requirePage("users.write"), async (c) => {
-    const form = await formOf(c);
+    const form = await readForm(c);
     if (!form) return csrfRefusal(c, c.var.session);
-    const { password } = parsed(usersResource.input.pick({ password: true }).required(), {
+    const { password } = parsedBy(usersResource.input.pick({ password: true }).required(), {
       password: text(form, "password") ?? "",
     });
     await changePassword(asApi(c), pathId(c.req.param("id"), "User"), password as string);
@@ -320,22 +295,61 @@ export function registerUserAdminPage(web: Hono<WebEnv>): void {
   });
 
   web.post("/admin/users/:id/role", requirePage("users.write"), async (c) => {
-    const form = await formOf(c);
+    const form = await readForm(c);
     if (!form) return csrfRefusal(c, c.var.session);
-    const input = parsed(usersResource.input.partial(), { role_id: Number(text(form, "role_id")) });
+    const input = parsedBy(usersResource.input.partial(), { role_id: Number(text(form, "role_id")) });
     await usersResource.save(asApi(c), input, pathId(c.req.param("id"), "User"), "patch");
     return back(c, "role");
   });
 
-  web.post("/admin/roles/:id/scope", requirePage("users.write"), async (c) => {
-    const form = await formOf(c);
-    if (!form) return csrfRefusal(c, c.var.session);
-    const id = pathId(c.req.param("id"), "Role");
-    const all = text(form, "all") === "true";
-    const scope = all
-      ? { all: true }
-      : { all: false, tag_ids: numbers(form, "tag_ids"), category_ids: numbers(form, "category_ids") };
-    await rolesResource.save(asApi(c), parsed(rolesResource.input.partial(), { scope }), id, "patch");
-    return back(c, "scope");
+  const existing = async (c: Context<WebEnv>) => showUser(c.var.services.db, pathId(c.req.param("id")!, "User"));
+
+  const confirmPage = (c: Context<WebEnv>, user: UserOut, refusal?: ApiError) =>
+    renderPage(c, refusal ? (refusal.status as 403 | 409) : 200, {
+      title: `Delete ${user.username}`,
+      session: c.var.session,
+      children: (
+        <section class="card">
+          <h1>{`Delete the user ${user.username}?`}</h1>
+          {refusal && (
+            <p class="alert error" role="alert">
+              {refusal.message}
+            </p>
+          )}
+          <dl class="details">
+            <dt>Email</dt>
+            <dd>{user.email}</dd>
+            <dt>Role</dt>
+            <dd>{user.role}</dd>
+          </dl>
+          <p>
+            The user is removed with their API tokens and web sessions; the activity log keeps their name. Disabling
+            them instead keeps the account for later.
+          </p>
+          <CsrfForm action={`/admin/users/${user.id}/delete`} csrf={c.var.session.csrfToken}>
+            <div class="actions">
+              <button type="submit" class="danger">
+                Delete the user
+              </button>
+              <a href="/admin/users">Cancel</a>
+            </div>
+          </CsrfForm>
+        </section>
+      ),
+    });
+
+  web.get("/admin/users/:id/delete", requirePage("users.write"), async (c) => confirmPage(c, await existing(c)));
+
+  web.post("/admin/users/:id/delete", requirePage("users.write"), async (c) => {
+    if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
+    const user = await existing(c);
+    try {
+      await usersResource.remove(asApi(c), [user.id], false);
+    } catch (err) {
+      // Oneself or the last enabled administrator (409), a user beyond the caller's role (403): the API's words.
+      if (err instanceof ApiError && (err.status === 409 || err.status === 403)) return confirmPage(c, user, err);
+      throw err;
+    }
+    return back(c, "deleted");
   });
 }

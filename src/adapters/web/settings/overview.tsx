@@ -1,13 +1,16 @@
 import type { Context, Hono } from "hono";
+import { ApiError } from "../../../platform/http/errors.ts";
+import { sendTestMail, TestMailBody } from "../../../modules/mail/index.ts";
 import { SETTINGS_DEFAULTS, SettingsPatch } from "../../../platform/settings/schema.ts";
 import { getSettings, serializeSettings, updateSettings } from "../../../platform/settings/service.ts";
 import type { WebEnv } from "../env.ts";
-import { parsedBy, readForm, type FieldProblems } from "../form.tsx";
+import { fieldProblems, parsedBy, readForm, text, type FieldProblems } from "../form.tsx";
 import { Time } from "../format.tsx";
 import { csrfRefusal } from "../guard.ts";
 import { renderPage } from "../layout.tsx";
 import { requirePage } from "../viewer.ts";
 import { GENERAL, patchFromForm, SectionForm, sectionProblems, sectionsOf } from "./settings-form.tsx";
+import { TestMailForm, type TestMailState } from "./test-mail.tsx";
 
 /** A setting's value in words: lists comma-separated, nothing as "none", booleans as yes/no. */
 function shown(value: unknown): string {
@@ -23,6 +26,13 @@ const canChange = (c: Context<WebEnv>) => c.var.auth.abilities.has("system.write
 /** A section's refused form: what was typed, and the problems by field. */
 type Refused = { section: string; typed: Record<string, string>; problems: FieldProblems };
 
+/** What a page render carries back from a form: a refused section, or the test mail's outcome. */
+type Outcome = { refused?: Refused; testMail?: TestMailState };
+
+/** The test-send, after the sections: to a role that may send (system.write, as the API route; it changes no setting). */
+const testMail = (c: Context<WebEnv>, state?: TestMailState) =>
+  c.var.auth.abilities.has("system.write") ? <TestMailForm csrf={c.var.session.csrfToken} state={state} /> : null;
+
 /**
  * Settings as GET /api/v1/settings shows them (system.read), section by section. A viewer who may change them
  * (system.write, every device in scope) gets one form per section instead, saved through the same service and
@@ -30,6 +40,25 @@ type Refused = { section: string; typed: Record<string, string>; problems: Field
  */
 export function registerSettingsOverviewPage(web: Hono<WebEnv>): void {
   web.get("/settings", requirePage("system.read"), (c) => settingsPage(c, 200));
+
+  // The page answers itself (no redirect): the outcome names the address, which an address bar must not carry.
+  web.post("/settings/smtp/test", requirePage("system.write"), async (c) => {
+    const form = await readForm(c);
+    if (!form) return csrfRefusal(c, c.var.session);
+    const to = text(form, "to") ?? "";
+    try {
+      const { to: address } = parsedBy(TestMailBody, { to: to.trim() });
+      const { db, secrets } = c.var.services;
+      const sent = await sendTestMail(db, secrets, c.var.auth.username, address);
+      return settingsPage(c, 200, { testMail: { to, sent } });
+    } catch (err) {
+      const problems = fieldProblems(err);
+      if (problems?.to) return settingsPage(c, 422, { testMail: { to, problems } });
+      if (err instanceof ApiError && (err.status === 422 || err.status === 502))
+        return settingsPage(c, err.status, { testMail: { to, refusal: err.message } });
+      throw err;
+    }
+  });
 
   // One route per section's own name: any other /settings/... (the REST API pages' forms among them) is not
   // taken here, and stays a 404 page rather than a 405 for a POST-only route.
@@ -59,14 +88,14 @@ export function registerSettingsOverviewPage(web: Hono<WebEnv>): void {
       const values = sectionsOf(current).find(([name]) => name === section)?.[1];
       if (!values) return c.notFound();
       const { patch, typed, problems } = patchFromForm(section, values, form);
-      if (Object.keys(problems).length) return settingsPage(c, 422, { section, typed, problems });
+      if (Object.keys(problems).length) return settingsPage(c, 422, { refused: { section, typed, problems } });
       try {
         const checked = parsedBy(SettingsPatch, patch);
         await db.transaction((tx) => updateSettings(tx, checked, secrets, c.var.auth, clock.now()));
       } catch (err) {
         const found = sectionProblems(section, err);
         if (!found) throw err;
-        return settingsPage(c, 422, { section, typed, problems: found });
+        return settingsPage(c, 422, { refused: { section, typed, problems: found } });
       }
       return c.redirect(`/settings?saved=${encodeURIComponent(section)}#settings-${section}`, 303);
     },
@@ -80,10 +109,12 @@ function SettingsLinks(props: { c: Context<WebEnv> }) {
     <ul class="links">
       {c.var.session.isAdmin && (
         <li>
-          <a href="/settings/restapi">REST API Access</a>: API tokens of every user, the API reference and the AI agent
-          docs
+          <a href="/settings/restapi">REST API Access</a>: the API reference and the AI agent docs
         </li>
       )}
+      <li>
+        <a href="/tokens">API tokens</a>
+      </li>
       {c.var.auth.abilities.has("users.read") && (
         <li>
           <a href="/admin/users">Users and roles</a>
@@ -93,16 +124,16 @@ function SettingsLinks(props: { c: Context<WebEnv> }) {
   );
 }
 
-async function settingsPage(c: Context<WebEnv>, status: 200 | 422, refused?: Refused) {
+async function settingsPage(c: Context<WebEnv>, status: 200 | 422 | 502, outcome: Outcome = {}) {
   {
     const { updated_at, ...settings } = serializeSettings(await getSettings(c.var.services.db));
-    if (canChange(c)) return editPage(c, status, settings, updated_at, refused);
+    if (canChange(c)) return editPage(c, status, settings, updated_at, outcome);
     const top = Object.entries(settings).filter(([, v]) => v === null || typeof v !== "object" || Array.isArray(v));
     const sections = Object.entries(settings).filter(
       ([, v]) => v !== null && typeof v === "object" && !Array.isArray(v),
     ) as [string, Record<string, unknown>][];
     const { session } = c.var;
-    return renderPage(c, 200, {
+    return renderPage(c, status, {
       title: "Settings",
       session,
       children: (
@@ -137,6 +168,7 @@ async function settingsPage(c: Context<WebEnv>, status: 200 | 422, refused?: Ref
               </dl>
             </section>
           ))}
+          {testMail(c, outcome.testMail)}
         </>
       ),
     });
@@ -145,10 +177,10 @@ async function settingsPage(c: Context<WebEnv>, status: 200 | 422, refused?: Ref
 
 function editPage(
   c: Context<WebEnv>,
-  status: 200 | 422,
+  status: 200 | 422 | 502,
   settings: Record<string, unknown>,
   updatedAt: string | null,
-  refused?: Refused,
+  { refused, testMail: mailed }: Outcome,
 ) {
   const saved = c.req.query("saved");
   return renderPage(c, status, {
@@ -187,6 +219,7 @@ function editPage(
             />
           </section>
         ))}
+        {testMail(c, mailed)}
       </>
     ),
   });

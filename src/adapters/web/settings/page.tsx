@@ -4,10 +4,8 @@ import type { WebEnv } from "../env.ts";
 import { renderPage, renderProblem } from "../layout.tsx";
 import { aiAgentDocsTab } from "./ai-agent-docs.tsx";
 import { documentationTab } from "./documentation.tsx";
-import { revokeNotice, tokenTab, type TokenFormState } from "./tokens.tsx";
 
 export const TABS = [
-  { id: "api-token", label: "API Token" },
   { id: "documentation", label: "Documentation" },
   { id: "ai-agent-docs", label: "AI Agent Docs" },
 ] as const;
@@ -15,9 +13,15 @@ export type TabId = (typeof TABS)[number]["id"];
 
 const isTab = (value: string): value is TabId => TABS.some((t) => t.id === value);
 
+/** The API tokens live on their own page (every user's, in the menu); the tab rConfig has here links there. */
+const TOKENS_PAGE = "/tokens";
+
 function Tabs(props: { current: TabId }) {
   return (
     <nav class="tabs" aria-label="REST API Access sections">
+      <a href={TOKENS_PAGE} data-tab="api-token">
+        API Token
+      </a>
       {TABS.map((t) => (
         <a
           href={`/settings/restapi?tab=${t.id}`}
@@ -31,19 +35,9 @@ function Tabs(props: { current: TabId }) {
   );
 }
 
-/** Settings -> REST API Access with one tab open; `extras` carries what a form submission left to show. */
-export async function renderRestApiPage(
-  c: Context<WebEnv>,
-  status: ContentfulStatusCode,
-  tab: TabId,
-  extras: { tokens?: TokenFormState } = {},
-) {
-  const body =
-    tab === "api-token"
-      ? await tokenTab(c, { notice: await revokeNotice(c), ...extras.tokens })
-      : tab === "documentation"
-        ? documentationTab(c)
-        : await aiAgentDocsTab(c);
+/** Settings -> REST API Access with one tab open. */
+async function renderRestApiPage(c: Context<WebEnv>, status: ContentfulStatusCode, tab: TabId) {
+  const body = tab === "documentation" ? documentationTab(c) : await aiAgentDocsTab(c);
   return renderPage(c, status, {
     title: "REST API Access",
     session: c.var.session,
@@ -59,7 +53,9 @@ export async function renderRestApiPage(
 
 export function registerRestApiPage(web: Hono<WebEnv>): void {
   web.get("/settings/restapi", async (c) => {
-    const tab = c.req.query("tab") ?? "api-token";
+    const tab = c.req.query("tab") ?? "documentation";
+    // The old API Token tab: one page keeps the tokens, and an old bookmark lands on it.
+    if (tab === "api-token") return c.redirect(TOKENS_PAGE, 301);
     if (!isTab(tab)) {
       return renderProblem(
         c,

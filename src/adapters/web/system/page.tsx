@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
 import { ApiError } from "../../../platform/http/errors.ts";
-import { refuseScopedBackups, takeBackup } from "../../../modules/backups/index.ts";
+import { refuseScopedBackups, removeBackup, takeBackup } from "../../../modules/backups/index.ts";
 import { healthFor, latestHealth, runHealthChecks, type HealthRun } from "../../../modules/system/index.ts";
 import { systemInfo } from "../../../modules/system/index.ts";
 import { BackupRefused, backupStream, findBackup, listBackups } from "../../../db/backup.ts";
@@ -15,6 +15,7 @@ import { requirePage } from "../viewer.ts";
 const DONE: Record<string, string> = {
   checked: "Health checks ran: the results below are this pass.",
   backup: "Database backup made.",
+  deleted: "Database backup deleted.",
 };
 
 const STATE: Record<string, string> = { ok: "ok", warning: "warning", failed: "failed" };
@@ -119,6 +120,11 @@ async function systemPage(c: Context<WebEnv>, run: HealthRun, refusal?: string) 
                       <th>Made</th>
                       <th>Size</th>
                       <th>SHA-256</th>
+                      {canWrite && (
+                        <th>
+                          <span class="visually-hidden">Actions</span>
+                        </th>
+                      )}
                     </tr>
                   </thead>
                   <tbody>
@@ -136,6 +142,11 @@ async function systemPage(c: Context<WebEnv>, run: HealthRun, refusal?: string) 
                         <td class="mono" title={x.sha256}>
                           {`${x.sha256.slice(0, 16)}…`}
                         </td>
+                        {canWrite && (
+                          <td>
+                            <a href={`/system/backups/${x.name}/delete`}>Delete</a>
+                          </td>
+                        )}
                       </tr>
                     ))}
                   </tbody>
@@ -153,8 +164,8 @@ async function systemPage(c: Context<WebEnv>, run: HealthRun, refusal?: string) 
 
 /**
  * System: version, database, collectors, the health checks (latest pass; **Run the checks now** with
- * system.write) and database backups (list and download with system.read, make with system.write; a role that
- * sees only some devices sees none, as the API refuses it).
+ * system.write) and database backups (list and download with system.read, make and delete (after a confirmation
+ * page) with system.write; a role that sees only some devices sees none, as the API refuses it).
  */
 export function registerSystemPage(web: Hono<WebEnv>): void {
   web.get("/system", requirePage("system.read"), async (c) => systemPage(c, await latestHealth(c.var.services)));
@@ -178,11 +189,16 @@ export function registerSystemPage(web: Hono<WebEnv>): void {
     return c.redirect("/system?done=backup#backups", 303);
   });
 
-  web.get("/system/backups/:name/download", requirePage("system.read"), async (c) => {
+  const backupNamed = (c: Context<WebEnv>) => {
     refuseScopedBackups(c.var.auth.scope);
-    const name = c.req.param("name");
+    const name = c.req.param("name")!;
     const backup = findBackup(c.var.services.config.storageDir, name);
     if (!backup) throw ApiError.notFound(`Backup ${name.slice(0, 60)}`);
+    return backup;
+  };
+
+  web.get("/system/backups/:name/download", requirePage("system.read"), async (c) => {
+    const backup = backupNamed(c);
     c.header("Cache-Control", "no-store");
     return c.body(backupStream(backup), 200, {
       "Content-Type": "application/gzip",
@@ -190,5 +206,45 @@ export function registerSystemPage(web: Hono<WebEnv>): void {
       "Content-Disposition": `attachment; filename="${backup.name}"`,
       "X-Checksum-SHA256": backup.sha256,
     });
+  });
+
+  web.get("/system/backups/:name/delete", requirePage("system.write"), (c) => {
+    const backup = backupNamed(c);
+    return renderPage(c, 200, {
+      title: `Delete ${backup.name}`,
+      session: c.var.session,
+      children: (
+        <section class="card">
+          <h1>Delete this database backup?</h1>
+          <dl class="details">
+            <dt>File</dt>
+            <dd id="backup-name">{backup.name}</dd>
+            <dt>Made</dt>
+            <dd>
+              <Time at={backup.createdAt} none="" />
+            </dd>
+            <dt>Size</dt>
+            <dd>{formatBytes(backup.bytes)}</dd>
+          </dl>
+          <p>The file and its checksum are removed from the storage folder; this cannot be undone.</p>
+          <CsrfForm action={`/system/backups/${backup.name}/delete`} csrf={c.var.session.csrfToken}>
+            <div class="actions">
+              <button type="submit" class="danger">
+                Delete the backup
+              </button>
+              <a href="/system#backups">Cancel</a>
+            </div>
+          </CsrfForm>
+        </section>
+      ),
+    });
+  });
+
+  web.post("/system/backups/:name/delete", requirePage("system.write"), async (c) => {
+    if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
+    const backup = backupNamed(c);
+    const { db, config, clock } = c.var.services;
+    await removeBackup(db, config, clock.now(), c.var.auth, backup.name);
+    return c.redirect("/system?done=deleted#backups", 303);
   });
 }

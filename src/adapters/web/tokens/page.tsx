@@ -26,7 +26,8 @@ const DONE: Record<string, string> = {
 
 async function tokensPage(c: Context<WebEnv>, status: ContentfulStatusCode, state: TokenFormState = {}) {
   const viewer = viewerOf(c);
-  const [rows, granted] = await Promise.all([visibleTokens(c.var.services.db, viewer), grantedAbilities(c)]);
+  const rows = await visibleTokens(c.var.services.db, viewer);
+  const granted = grantedAbilities(c);
   const now = c.var.services.clock.now();
   const csrf = c.var.session.csrfToken;
   const done = DONE[c.req.query("done") ?? ""];
@@ -144,7 +145,8 @@ async function tokensPage(c: Context<WebEnv>, status: ContentfulStatusCode, stat
 
 /**
  * API tokens for every logged-in user: their own tokens (an administrator: everyone's), create one with abilities
- * within their role (the value shown once), revoke. The same recorded issue/revoke as REST API Access.
+ * within their role (the value shown once), revoke. The one token page: REST API Access's old API Token tab
+ * (`/settings/restapi?tab=api-token`) redirects here.
  */
 export function registerTokensPage(web: Hono<WebEnv>): void {
   web.get("/tokens", requirePage(null), (c) => tokensPage(c, 200));

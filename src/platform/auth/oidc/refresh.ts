@@ -1,8 +1,23 @@
 import { eq } from "drizzle-orm";
+import type { DbOrTx } from "../../../db/client.ts";
 import { users } from "../../../db/schema/index.ts";
+import type { SecretBox } from "../../secrets/box.ts";
 import { getSettings } from "../../settings/service.ts";
 import { applyDirectoryGroups, type DirectoryDeps } from "../directory/directory-users.ts";
 import { oidcProvider, ProviderError, refreshClaims } from "./provider.ts";
+
+/**
+ * Keeps a signed-in user's refresh token sealed for re-reading their groups later; none (the provider gave none)
+ * forgets the old one, so the user signs in again after the refresh interval.
+ */
+export async function keepRefreshToken(
+  deps: { db: DbOrTx; secrets: Pick<SecretBox, "encrypt"> },
+  userId: number,
+  refreshToken: string | null,
+): Promise<void> {
+  const sealed = refreshToken ? await deps.secrets.encrypt(refreshToken) : null;
+  await deps.db.update(users).set({ oidcRefreshTokenEnc: sealed }).where(eq(users.id, userId));
+}
 
 /** Re-reads in progress, by user: concurrent requests of one user share one refresh (a rotated token is single-use). */
 const inFlight = new Map<number, Promise<boolean>>();
