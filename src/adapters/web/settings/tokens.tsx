@@ -9,6 +9,7 @@ export type TokenFormState = {
   errors?: string[];
   name?: string;
   checked?: string[];
+  expiresOn?: string;
   created?: { id: number; name: string; value: string; abilities: string[] };
 };
 
@@ -81,6 +82,7 @@ export function NewToken(props: { created: NonNullable<TokenFormState["created"]
 export async function checkTokenForm(c: Context<WebEnv>, form: Record<string, unknown>) {
   const name = typeof form.name === "string" ? form.name.trim() : "";
   const checked = [...new Set(asList(form.abilities))];
+  const expiresOn = typeof form.expires_on === "string" ? form.expires_on.trim() : "";
   const granted = grantedAbilities(c);
   const errors: string[] = [];
   if (!name) errors.push("Name is required: say what the token is for, e.g. 'backup script'.");
@@ -90,7 +92,29 @@ export async function checkTokenForm(c: Context<WebEnv>, form: Record<string, un
   const beyond = checked.filter((a) => isAbility(a) && !granted.has(a));
   if (beyond.length) errors.push(`Your role does not grant: ${beyond.join(", ")}.`);
   if (!checked.length) errors.push("Tick at least one ability: a token without abilities could not call any endpoint.");
-  return { name, checked, errors, abilities: checked as Ability[] };
+  const expiresAt = expiryOf(expiresOn, c.var.services.clock.now());
+  if (expiresAt === "invalid") errors.push("Expires on must be a date (YYYY-MM-DD) after today, or empty.");
+  return {
+    name,
+    checked,
+    expiresOn,
+    errors,
+    abilities: checked as Ability[],
+    expiresAt: expiresAt === "invalid" ? undefined : expiresAt,
+  };
+}
+
+/**
+ * The form's optional date: the token works through that whole day (UTC), so it ends at the next midnight.
+ * Empty is undefined: the settings' default lifetime applies, as for a token made through the API without a date.
+ */
+function expiryOf(day: string, now: Date): Date | undefined | "invalid" {
+  if (!day) return undefined;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return "invalid";
+  const start = new Date(`${day}T00:00:00Z`);
+  if (Number.isNaN(start.getTime()) || start.toISOString().slice(0, 10) !== day) return "invalid";
+  const end = new Date(start.getTime() + 86_400_000);
+  return end.getTime() - 86_400_000 <= now.getTime() ? "invalid" : end;
 }
 
 const asList = (v: unknown): string[] =>

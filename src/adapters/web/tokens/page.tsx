@@ -63,6 +63,9 @@ async function tokensPage(c: Context<WebEnv>, status: ContentfulStatusCode, stat
               placeholder="e.g. backup script"
               value={state.name ?? ""}
             />
+            <label for="token-expires">Expires on (optional)</label>
+            <input type="date" id="token-expires" name="expires_on" value={state.expiresOn ?? ""} />
+            <p class="muted">Works through that day (UTC). Empty: the default lifetime in Settings, if one is set.</p>
             <label>Abilities</label>
             <div class="table-wrap">
               <AbilityGrid granted={granted} checked={new Set(state.checked ?? [])} onlyGranted />
@@ -86,6 +89,7 @@ async function tokensPage(c: Context<WebEnv>, status: ContentfulStatusCode, stat
                     <th>Abilities</th>
                     <th>Created</th>
                     <th>Last used</th>
+                    <th>Expires</th>
                     <th>State</th>
                     <th></th>
                   </tr>
@@ -112,6 +116,9 @@ async function tokensPage(c: Context<WebEnv>, status: ContentfulStatusCode, stat
                         </td>
                         <td>
                           <Time at={t.lastUsedAt} none="never" />
+                        </td>
+                        <td>
+                          <Time at={t.expiresAt} none="never" />
                         </td>
                         <td>
                           <span class={`badge ${state}`}>{state}</span>
@@ -154,13 +161,13 @@ export function registerTokensPage(web: Hono<WebEnv>): void {
   web.post("/tokens", requirePage(null), async (c) => {
     const form = await readForm(c);
     if (!form) return csrfRefusal(c, c.var.session);
-    const { name, checked, errors, abilities } = await checkTokenForm(c, form);
-    if (errors.length) return tokensPage(c, 422, { errors, name, checked });
+    const { name, checked, expiresOn, errors, abilities, expiresAt } = await checkTokenForm(c, form);
+    if (errors.length) return tokensPage(c, 422, { errors, name, checked, expiresOn });
     const session = c.var.session;
     const token = await issueTokenRecorded(
       c.var.services.db,
       webActor(session, c.var.clientIp),
-      { userId: session.userId, name, abilities },
+      { userId: session.userId, name, abilities, expiresAt },
       c.var.services.clock.now(),
     );
     return tokensPage(c, 201, { created: { id: token.id, name, value: token.value, abilities } });
