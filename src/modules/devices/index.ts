@@ -16,7 +16,6 @@ export {
   parseRancid,
 } from "./inventory-import.ts";
 export type { InventoryReport, OxidizedMap, ParsedInventory } from "./inventory-import.ts";
-export type { InventorySource } from "./inventory-models.ts";
 export { BulkUpdate, DeviceInput, DevicePatch, MAX_DEVICE_TAGS } from "./schemas.ts";
 export type { DeviceOut } from "./schemas.ts";
 export { deviceReferences } from "./references.ts";
