@@ -7,7 +7,7 @@ import type { ConnectionTemplate } from "../src/modules/templates/index.ts";
 import type { Progress } from "./collect.ts";
 import { SETTINGS_DEFAULTS } from "../src/platform/settings/schema.ts";
 import { detectAt, PROBE, type Detection } from "./detect-job.ts";
-import type { DownloadDeps } from "./download.ts";
+import type { DownloadDeps } from "./download-deps.ts";
 import { loginOf } from "./login.ts";
 import { SessionError } from "./session.ts";
 

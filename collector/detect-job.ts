@@ -18,7 +18,7 @@ import {
   type DetectMatch,
   type Evidence,
 } from "./detect-match.ts";
-import type { DownloadDeps } from "./download.ts";
+import type { DownloadDeps } from "./download-deps.ts";
 import { loginOf } from "./login.ts";
 import { describeError } from "./errors.ts";
 import { cleanCommandOutput, SessionError, type SessionProfile } from "./session.ts";

@@ -1,5 +1,4 @@
 import { eq, sql } from "drizzle-orm";
-import type { Clock } from "../src/kernel/clock.ts";
 import type { Db } from "../src/db/client.ts";
 import { preparedPerDatabase } from "../src/db/prepared.ts";
 import {
@@ -15,15 +14,13 @@ import { failureReason } from "../src/kernel/error-reason.ts";
 import type { Job } from "../src/platform/jobs/queue.ts";
 import { finishJob } from "../src/modules/tasks/index.ts";
 import { recordBackupEnd } from "./backup-events.ts";
-import type { EventConsumer } from "../src/modules/events/index.ts";
-import type { Logger } from "../src/kernel/logger.ts";
 import type { ExclusionRule } from "../src/modules/configs/index.ts";
 import { markLatestSeen } from "../src/modules/configs/index.ts";
 import type { SecretBox } from "../src/platform/secrets/box.ts";
 import { collect, untilAborted, type Plan, type Progress } from "./collect.ts";
 import { describeError } from "./errors.ts";
-import { sessionSettings, type CollectorSettings } from "./collector-settings.ts";
-import { SessionError, type SessionLimits } from "./session.ts";
+import { sessionSettings } from "./collector-settings.ts";
+import { SessionError } from "./session.ts";
 import { slots } from "./slots.ts";
 import { Transcript } from "./transcript.ts";
 import { configChangedColumns, snmpPrecheck, snmpResult, type SnmpPrecheck } from "./snmp.ts";
@@ -31,32 +28,11 @@ import { LeaseLost, storeDownload, type JobEnd, type StoreRequest } from "./stor
 import { parseTemplateOnce } from "./template-cache.ts";
 import { loginOf } from "./login.ts";
 import { rediscoverDeviceCredentials } from "./credential-discovery.ts";
+import type { DownloadDeps } from "./download-deps.ts";
 import { inventoryOf } from "./detect-match.ts";
 
 export { loginOf };
-
-export type DownloadDeps = {
-  db: Db;
-  secrets: SecretBox;
-  clock: Clock;
-  logger: Logger;
-  owner: string;
-  /** Fixed session limits and connect timeout (tests, benchmarks); unset, they follow `settings`. */
-  limits?: SessionLimits;
-  connectTimeoutMs?: number;
-  /** The settings' collector section (collectorSettingsCache); startWorker gives one, and without it the defaults apply. */
-  settings?: () => Promise<CollectorSettings>;
-  /** Where a finished session is stored: storeDownload on `db` unless given (collector/main.ts gives a thread's). */
-  store?: (request: StoreRequest) => Promise<JobEnd | undefined>;
-  /** Called when a download's session has ended and its output has a storing place (the worker starts another session then). */
-  handedOver?: () => void;
-  /** Where the database is and where its backups go, for backup_database jobs (absent: this collector refuses them). */
-  backups?: { databaseUrl: string; storageDir: string };
-  /** The event consumers this collector runs (collector/event-consumers.ts; absent: it refuses event jobs). */
-  consumers?: readonly EventConsumer[];
-  /** Each line of a download's session transcript as it happens, secrets masked (svc device:debug prints them). */
-  onTranscriptLine?: (line: string) => void;
-};
+export type { DownloadDeps } from "./download-deps.ts";
 
 /**
  * Downloads handed over to be stored at once; the others keep their texts until a place frees. 500 sessions

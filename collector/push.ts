@@ -1,9 +1,8 @@
-import type { JobOutcome } from "../src/db/schema/index.ts";
 import { compileTemplatePattern } from "../src/modules/templates/index.ts";
 import { maskSecrets } from "../src/modules/templates/index.ts";
 import type { ConnectionTemplate, PushSection } from "../src/modules/templates/index.ts";
 import { inShell, type Progress, type Target } from "./collect.ts";
-import { cleanCommandOutput, SessionError, type SessionLimits, type ShellSession } from "./session.ts";
+import { cleanCommandOutput, SessionError, type ShellSession } from "./session.ts";
 import { pushOverNetconf } from "./netconf/push.ts";
 
 /**
@@ -28,24 +27,8 @@ import { pushOverNetconf } from "./netconf/push.ts";
  * - `linesNotInConfig(template, lines, afterConfig)`: the lines to flag after the after-download (templates with
  *   push.verify_lines; [] for the others). `afterConfig` is the stored text of the template's config_command.
  */
-export type PushRequest = {
-  lines: string[];
-  rollbackLines?: string[];
-  save: boolean /* false for dry checks: the discard steps run instead */;
-};
-
-export type PushOutcome = {
-  status: "success" | "failed" | "error";
-  outcome?: JobOutcome;
-  failedLine?: { index: number; stage: "enter" | "line" | "save"; line: string; answer: string };
-  rolledBack?: boolean;
-  saved: boolean;
-  transcript: string;
-  message: string;
-  fingerprint?: string;
-};
-
-export type PushConnection = { target: Target; limits: SessionLimits; connectTimeoutMs: number };
+export type { PushConnection, PushOutcome, PushRequest } from "./push-types.ts";
+import type { PushConnection, PushOutcome, PushRequest } from "./push-types.ts";
 
 type LinePattern = { test(line: string): boolean };
 

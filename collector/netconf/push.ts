@@ -1,5 +1,5 @@
 import { inNetconf, type Progress } from "../collect.ts";
-import type { PushConnection, PushOutcome, PushRequest } from "../push.ts";
+import type { PushConnection, PushOutcome, PushRequest } from "../push-types.ts";
 import { SessionError } from "../session.ts";
 import type { NetconfClient } from "./client.ts";
 

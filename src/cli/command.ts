@@ -2,6 +2,7 @@ import type { Clock } from "../kernel/clock.ts";
 import type { Config } from "../kernel/config.ts";
 import type { Db } from "../db/client.ts";
 import type { MigrationReport } from "./database.ts";
+import type { BuiltinTemplate } from "../modules/templates/index.ts";
 
 /** A flag a command accepts; the same description feeds `util.parseArgs` and the command's --help. */
 export type Option = {
@@ -41,6 +42,8 @@ export type CommandContext = OfflineContext & {
   db: Db;
   /** What opening the database did, since every command that uses it migrates before it acts. */
   migration: MigrationReport;
+  /** The built-in templates as shipped (collector/templates), read once when the database was brought up to date. */
+  builtinTemplates: readonly BuiltinTemplate[];
 };
 
 export type Flags = Record<string, string | boolean | undefined>;

@@ -5,6 +5,7 @@ import { openDatabase, type Database, type Db } from "../db/client.ts";
 import { migrateDatabase } from "../runtime/seed.ts";
 import { ensureStorage } from "../runtime/storage.ts";
 import { loadBuiltinTemplates } from "../runtime/builtin-templates.ts";
+import type { BuiltinTemplate } from "../modules/templates/index.ts";
 
 export type MigrationReport = { applied: number; total: number };
 
@@ -25,13 +26,14 @@ async function countAppliedMigrations(db: Db): Promise<number> {
 export async function openMigratedDatabase(
   config: Config,
   clock: Clock,
-): Promise<Database & { migration: MigrationReport }> {
+): Promise<Database & { migration: MigrationReport; builtinTemplates: readonly BuiltinTemplate[] }> {
   ensureStorage(config.storageDir, config.databaseUrl);
   const database = await openDatabase(config.databaseUrl, config.databaseAuthToken);
   try {
-    const { applied } = await migrateDatabase(database.location, database.db, clock, loadBuiltinTemplates());
+    const builtinTemplates = loadBuiltinTemplates();
+    const { applied } = await migrateDatabase(database.location, database.db, clock, builtinTemplates);
     const total = await countAppliedMigrations(database.db);
-    return { ...database, migration: { applied, total } };
+    return { ...database, migration: { applied, total }, builtinTemplates };
   } catch (err) {
     database.client.close();
     throw err;

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { openSecretBox } from "../runtime/bootstrap.ts";
 import { importInventory, type InventoryReport, type ParsedInventory } from "../modules/devices/index.ts";
-import type { InventorySource } from "../modules/devices/index.ts";
+import { inventoryModels, type InventorySource } from "../modules/templates/index.ts";
 import { loadAppKey } from "../runtime/app-key-file.ts";
 import { CliError, type CommandContext } from "./command.ts";
 import { plural } from "../kernel/words.ts";
@@ -54,7 +54,7 @@ export async function runInventoryImport(
   file: string,
   parsed: ParsedInventory,
   flags: { "dry-run": boolean; verbose: boolean },
-  { db, config, clock, io }: CommandContext,
+  { db, config, clock, io, builtinTemplates }: CommandContext,
 ): Promise<void> {
   const name = basename(file);
   if (parsed.entries.length + parsed.rejected.length === 0)
@@ -68,7 +68,8 @@ export async function runInventoryImport(
     abilities: "all" as const,
     now: clock.now(),
   };
-  const report = await importInventory(ctx, source, parsed, { dryRun: flags["dry-run"] });
+  const models = inventoryModels(builtinTemplates);
+  const report = await importInventory(ctx, source, parsed, { dryRun: flags["dry-run"], models });
   for (const line of reportLines(name, report, { dryRun: flags["dry-run"], verbose: flags.verbose })) io.print(line);
   if (report.created + report.skipped === 0) {
     throw new CliError(`not one line of ${name} can be imported; the lines above say why`);

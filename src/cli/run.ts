@@ -51,9 +51,9 @@ export async function runConsole(
       await command.run(flags, context);
       return 0;
     }
-    const { db, client, migration } = await openMigratedDatabase(context.config, deps.clock);
+    const { db, client, migration, builtinTemplates } = await openMigratedDatabase(context.config, deps.clock);
     try {
-      await command.run(flags, { ...context, db, migration });
+      await command.run(flags, { ...context, db, migration, builtinTemplates });
     } finally {
       client.close();
     }

@@ -20,12 +20,13 @@ export function loadBuiltinTemplates(dir: string = BUILTIN_TEMPLATES_DIR): Built
     const parsed = parseTemplate(code);
     if (!parsed.ok)
       throw new Error(`built-in template ${file} is invalid: ${parsed.errors.map((e) => e.message).join("; ")}`);
-    const { vendor, also_sold_as, description } = parsed.template;
+    const { vendor, also_sold_as, description, inventory_names } = parsed.template;
     return {
       key: file.slice(0, -".yaml".length),
       code,
       description: description ?? "",
       vendors: [...(vendor ? [vendor] : []), ...also_sold_as],
+      inventoryNames: inventory_names,
     };
   });
 }

@@ -35,9 +35,10 @@ import { payloadSchemaName, registerWebhookRoutes } from "../../modules/webhooks
 import { EVENT_CATALOGUE } from "../../platform/outbox/catalogue.ts";
 import { TAG_DESCRIPTIONS } from "./tags.ts";
 import { registerZoneRoutes } from "../../modules/zones/index.ts";
+import type { ApiVersion } from "./api-version.ts";
 
-export const API_VERSIONS = ["v1", "v2"] as const;
-export type ApiVersion = (typeof API_VERSIONS)[number];
+export { API_VERSIONS } from "./api-version.ts";
+export type { ApiVersion } from "./api-version.ts";
 
 /** The adapters' route hooks: the rConfig layer's, by operationId. */
 function routeHooks(): RouteHooks {

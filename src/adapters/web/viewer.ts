@@ -1,8 +1,7 @@
-import { eq } from "drizzle-orm";
 import type { Context, MiddlewareHandler } from "hono";
-import { isAbility, type Ability } from "../../platform/auth/abilities.ts";
+import type { Ability } from "../../platform/auth/abilities.ts";
+import { roleGrant } from "../../platform/auth/role-grant.ts";
 import type { WebSession } from "../../platform/auth/sessions.ts";
-import { roles } from "../../db/schema/index.ts";
 import type { AuthContext } from "../../platform/http/env.ts";
 import type { WebEnv } from "./env.ts";
 import { currentSession } from "./guard.ts";
@@ -14,19 +13,15 @@ import { renderProblem } from "./layout.tsx";
  * the API handlers call, so a page shows and does exactly what the API would for this user.
  */
 export async function viewerAuth(c: Context<WebEnv>, session: WebSession): Promise<AuthContext> {
-  const [role] = await c.var.services.db.select().from(roles).where(eq(roles.name, session.roleName));
+  const { abilities, scope } = await roleGrant(c.var.services.db, session.roleName);
   return {
     userId: session.userId,
     username: session.username,
     roleName: session.roleName,
     tokenId: null,
     tokenName: "web session",
-    abilities: new Set((role?.permissions ?? []).filter(isAbility)),
-    // A role that is gone grants no ability, so its scope is never used.
-    scope:
-      !role || role.scopeAll
-        ? { all: true }
-        : { all: false, tagIds: role.scopeTagIds, categoryIds: role.scopeCategoryIds },
+    abilities,
+    scope,
     ip: c.var.clientIp,
   };
 }

@@ -1,7 +1,7 @@
 // The module's public surface: what the rest of the app may use. Other folders import the module only
 // through this file (.dependency-cruiser.cjs); a file inside the module imports its siblings directly.
 export { registerConfigGroups } from "./handlers.ts";
-export { changeListSpec, latestChanges, listChanges } from "./history/changes.ts";
+export { CHANGE_TRIGGERS, changeListSpec, latestChanges, listChanges } from "./history/changes.ts";
 export { compareConfigs } from "./history/compare.ts";
 export { unifiedDiff } from "./history/config-diff.ts";
 export type { DiffHunk, DiffLine } from "./history/config-diff.ts";
@@ -16,7 +16,7 @@ export { registerConfigSearchRoutes, searchConfigsGetRoute, searchRequestOfQuery
 export { searchConfigs } from "./search/search.ts";
 export type { SearchRequest } from "./search/search.ts";
 export { registerSecretScanRoute } from "./secret-scan-routes.ts";
-export { configText, getConfig, isLatestVersion, listConfigs, timeBoundFilter } from "./service.ts";
+export { configText, deviceHistory, getConfig, isLatestVersion, listConfigs, timeBoundFilter } from "./service.ts";
 export { readBlobs } from "./storage/blobs.ts";
 export { maintainConfigStorage } from "./storage/maintenance.ts";
 export { registerRetentionRoutes } from "./storage/retention-routes.ts";

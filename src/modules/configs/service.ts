@@ -1,4 +1,4 @@
-import { and, count, eq, inArray, or, sql, type SQLWrapper } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, or, sql, type SQLWrapper } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
@@ -195,6 +195,16 @@ export async function listConfigs(
   ]);
   return { total: totalRow?.n ?? 0, rows: page.map((p) => p.out) };
 }
+
+/** A device's stored versions in the caller's scope, grouped by command, newest first within each; at most `limit`. */
+export const deviceHistory = (db: Db, scope: DeviceScope, deviceId: number, limit: number) =>
+  listConfigs(db, scope, {
+    page: 1,
+    perPage: limit,
+    where: eq(configs.deviceId, deviceId),
+    orderBy: [asc(configs.command), desc(configs.version)],
+    fields: null,
+  });
 
 /** One version with its device name, or 404 when it does not exist or its device is outside the scope. */
 export async function getConfig(

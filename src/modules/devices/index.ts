@@ -4,6 +4,7 @@ export { MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, planCsvImport } from "./csv-import.t
 export { csvText, parseCsvTable } from "./csv.ts";
 export { requestDetect } from "./detect.ts";
 export { registerDeviceRoutes } from "./handlers.ts";
+export { deviceFilterChoices } from "./filter-choices.ts";
 export { resetHostKey } from "./host-key.ts";
 export { applyImport } from "./import-apply.ts";
 export type { ImportReport } from "./import-apply.ts";
@@ -15,9 +16,9 @@ export {
   parseRancid,
 } from "./inventory-import.ts";
 export type { InventoryReport, OxidizedMap, ParsedInventory } from "./inventory-import.ts";
-export type { InventorySource } from "./inventory-models.ts";
 export { BulkUpdate, DeviceInput, DevicePatch, MAX_DEVICE_TAGS } from "./schemas.ts";
 export type { DeviceOut } from "./schemas.ts";
+export { deviceReferences } from "./references.ts";
 export { reachedBy, selectedDevices } from "./selection.ts";
 export type { DeviceSelection } from "./selection.ts";
 export {

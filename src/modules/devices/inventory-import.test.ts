@@ -9,7 +9,8 @@ import { openSecretBox } from "../../runtime/bootstrap.ts";
 import { openDatabase, type Database } from "../../db/client.ts";
 import { devices, templates, vendors } from "../../db/schema/index.ts";
 import { importInventory, parseOxidized, parseRancid, DEFAULT_OXIDIZED_MAP } from "./inventory-import.ts";
-import { DEVICE_FAMILIES } from "./inventory-models.ts";
+import { inventoryModels, type InventoryModels } from "../templates/index.ts";
+import { BUILTIN_TEMPLATES_DIR, loadBuiltinTemplates } from "../../runtime/builtin-templates.ts";
 import { svc } from "../../../test/helpers/svc.ts";
 import { nameKey } from "../../db/name-key.ts";
 
@@ -19,8 +20,10 @@ const fixture = (tool: string) => fileURLToPath(new URL(`../../../test/fixtures/
 const TEMPLATE_KEYS = readdirSync(fileURLToPath(new URL("../../../collector/templates/", import.meta.url)))
   .filter((f) => f.endsWith(".yaml"))
   .map((f) => f.slice(0, -".yaml".length));
-/** What each model in the fixtures must become: vendor and template key (null: netkeep has none for it). */
-const OXIDIZED_EXPECTED: Record<string, [string, string | null]> = {
+/** The model table the shipped templates' inventory_names make. */
+const MODELS = inventoryModels(loadBuiltinTemplates());
+/** What each model in the fixtures must become: vendor and template key. */
+const OXIDIZED_EXPECTED: Record<string, [string, string]> = {
   ios: ["Cisco", "cisco-ios"],
   iosxe: ["Cisco", "cisco-ios"],
   iosxr: ["Cisco", "cisco-iosxr"],
@@ -44,7 +47,7 @@ const OXIDIZED_EXPECTED: Record<string, [string, string | null]> = {
   apc_aos: ["APC", "apc-nmc"],
   apcaos: ["APC", "apc-nmc"],
 };
-const RANCID_EXPECTED: Record<string, [string, string | null]> = {
+const RANCID_EXPECTED: Record<string, [string, string]> = {
   cisco: ["Cisco", "cisco-ios"],
   "cisco-nx": ["Cisco", "cisco-nxos"],
   "cisco-xr": ["Cisco", "cisco-iosxr"],
@@ -179,21 +182,48 @@ describe("the model table", () => {
 
   it("names only seeded vendors and the built-in template keys", async () => {
     const seeded = new Set((await t.db.select({ name: vendors.name }).from(vendors)).map((v) => v.name));
-    for (const family of DEVICE_FAMILIES) {
-      expect(seeded.has(family.vendor), family.vendor).toBe(true);
-      if (family.template) expect(TEMPLATE_KEYS).toContain(family.template);
+    for (const { vendor, template } of [...MODELS.oxidized.values(), ...MODELS.rancid.values()]) {
+      expect(seeded.has(vendor), vendor).toBe(true);
+      expect(TEMPLATE_KEYS).toContain(template);
     }
-    for (const [model, [vendor, template]] of Object.entries(OXIDIZED_EXPECTED)) {
-      expect(
-        DEVICE_FAMILIES.find((f) => f.oxidized.includes(model)),
-        model,
-      ).toMatchObject({ vendor, template });
-    }
-    for (const [type, [vendor, template]] of Object.entries(RANCID_EXPECTED)) {
-      expect(
-        DEVICE_FAMILIES.find((f) => f.rancid.includes(type)),
-        type,
-      ).toMatchObject({ vendor, template });
+    for (const [model, [vendor, template]] of Object.entries(OXIDIZED_EXPECTED))
+      expect(MODELS.oxidized.get(model), model).toEqual({ vendor, template });
+    for (const [type, [vendor, template]] of Object.entries(RANCID_EXPECTED))
+      expect(MODELS.rancid.get(type), type).toEqual({ vendor, template });
+  });
+
+  it("maps the names the templates' YAML gives (inventory_names), and only those", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "netkeep-templates-"));
+    try {
+      for (const file of readdirSync(BUILTIN_TEMPLATES_DIR).filter((f) => f.endsWith(".yaml"))) {
+        let code = readFileSync(join(BUILTIN_TEMPLATES_DIR, file), "utf8");
+        // vyos gains a model name of the test's own; juniper-junos no longer claims junos.
+        if (file === "vyos.yaml") code = code.replace(/^ {2}oxidized: \[/m, "  oxidized: [labrouter-os, ");
+        if (file === "juniper-junos.yaml") code = code.replace(/^ {2}oxidized: \[junos, /m, "  oxidized: [");
+        writeFileSync(join(dir, file), code);
+      }
+      const models: InventoryModels = inventoryModels(loadBuiltinTemplates(dir));
+      const ctx = {
+        db: t.db,
+        secrets: t.secrets,
+        actor: { system: "test" },
+        scope: { all: true as const },
+        abilities: "all" as const,
+        now: new Date(),
+      };
+      const parsed = parseOxidized("yaml-rtr-01:10.9.1.1:LabRouter-OS:u:p\nyaml-rtr-02:10.9.1.2:junos:u:p\n", {
+        map: DEFAULT_OXIDIZED_MAP,
+        delimiter: ":",
+      });
+      const report = await importInventory(ctx, "oxidized", parsed, { dryRun: true, models });
+      expect(report.outcomes[0]).toEqual({ line: 1, name: "yaml-rtr-01", outcome: "created", warnings: [] });
+      expect(report.outcomes[1]).toMatchObject({ line: 2, outcome: "rejected" });
+      expect(report.outcomes[1]!.reason).toMatch(
+        /^model 'junos' is not a known Oxidized model; known: .*\blabrouter-os\b/,
+      );
+      expect(models.oxidized.get("labrouter-os")).toEqual({ vendor: "VyOS", template: "vyos" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
@@ -224,7 +254,7 @@ describe("the model table", () => {
       abilities: "all" as const,
       now,
     };
-    const report = await importInventory(ctx, "oxidized", parsed, { dryRun: false });
+    const report = await importInventory(ctx, "oxidized", parsed, { dryRun: false, models: MODELS });
     expect(report.outcomes).toEqual([
       { line: 1, name: "lab-rtr-01", outcome: "created", warnings: [] },
       {

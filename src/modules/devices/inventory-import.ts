@@ -5,7 +5,7 @@ import { templates } from "../../db/schema/index.ts";
 import type { FieldErrors } from "../../platform/http/errors.ts";
 import { zodToApiError } from "../../platform/http/validation.ts";
 import { applyImport, findDevicesByName, type PlannedRow } from "./import-apply.ts";
-import { familyOf, knownModels, type InventorySource } from "./inventory-models.ts";
+import type { InventoryModels, InventorySource } from "../templates/index.ts";
 import { DeviceInput, type DeviceInputT } from "./schemas.ts";
 import type { WriteContext } from "./service.ts";
 import { plural } from "../../kernel/words.ts";
@@ -152,7 +152,8 @@ async function installedTemplates(db: DbOrTx, keys: string[]): Promise<Map<strin
 
 /**
  * Imports the entries of an inventory file: each becomes a device with the file's credentials as its own
- * (encrypted, never printed), its tool's model mapped to a vendor and template. A name already in netkeep,
+ * (encrypted, never printed), its tool's model mapped to a vendor and template by `models` (the built-in
+ * templates' inventory_names: templates' inventoryModels). A name already in netkeep,
  * in any case, is skipped, so running the same file again imports nothing twice. Good lines are written in
  * one transaction; a dry run does the same and rolls it back.
  */
@@ -160,14 +161,13 @@ export async function importInventory(
   ctx: WriteContext,
   source: InventorySource,
   parsed: ParsedInventory,
-  options: { dryRun: boolean },
+  options: { dryRun: boolean; models: InventoryModels },
 ): Promise<InventoryReport> {
   const names = SOURCE_NAMES[source];
+  const models = options.models[source];
   const existing = await findDevicesByName(ctx.db, { all: true }, parsed.entries.map((e) => e.name).filter(Boolean));
-  const families = parsed.entries.map((e) => familyOf(source, e.model));
-  const installed = await installedTemplates(ctx.db, [
-    ...new Set(families.flatMap((f) => (f?.template ? [f.template] : []))),
-  ]);
+  const families = parsed.entries.map((e) => models.get(e.model.toLowerCase()));
+  const installed = await installedTemplates(ctx.db, [...new Set(families.flatMap((f) => (f ? [f.template] : [])))]);
 
   const outcomes: LineOutcome[] = parsed.rejected.map((r) => ({ ...r, outcome: "rejected", warnings: [] }));
   const planned: { entry: InventoryEntry; row: PlannedRow }[] = [];
@@ -181,7 +181,7 @@ export async function importInventory(
       const what = entry.model
         ? `${names.column} '${entry.model}' is not a known ${names.tool}`
         : `${names.column} is empty`;
-      return reject(`${what}; known: ${knownModels(source).join(", ")}`);
+      return reject(`${what}; known: ${[...models.keys()].sort().join(", ")}`);
     }
     const key = nameKey(entry.name);
     if (key && firstLine.has(key))
@@ -199,18 +199,14 @@ export async function importInventory(
     }
 
     const warnings = [...entry.warnings];
-    const templateId = family.template ? installed.get(family.template) : undefined;
-    if (!family.template)
-      warnings.push(
-        `netkeep has no built-in template for ${names.tool.split(" ")[0]} ${names.column} '${entry.model}': imported without a connection template`,
-      );
-    else if (templateId === undefined)
+    const templateId = installed.get(family.template);
+    if (templateId === undefined)
       warnings.push(`template '${family.template}' is not installed: imported without a connection template`);
     const input = {
       device_name: entry.name,
       device_ip: entry.ip || entry.name,
       device_vendor: family.vendor,
-      device_template_id: templateId ?? null, // named but not installed, or none: the warning says "without a connection template", so no default either
+      device_template_id: templateId ?? null, // named but not installed: the warning says "without a connection template", so no default either
       device_cred_id: 0,
       device_username: entry.username,
       device_password: entry.password,

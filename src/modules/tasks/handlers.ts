@@ -1,7 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { eq } from "drizzle-orm";
-import { taskRuns } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../platform/http/env.ts";
 import { listEnvelope, parseListQuery } from "../../platform/http/list.ts";
 import { csvText } from "../devices/index.ts";
@@ -12,6 +10,7 @@ import {
   lastFinishedRun,
   listItems,
   listRuns,
+  listTaskRuns,
   runListSpec,
   type Links,
 } from "./runs.ts";
@@ -113,7 +112,7 @@ export function registerTaskRoutes(app: OpenAPIHono<AppEnv>): void {
     const ctx = ctxOf(c);
     const task = await visibleTask(ctx.db, ctx.auth.scope, c.req.valid("param").id);
     const q = parseListQuery(c, runListSpec(ctx.auth.scope));
-    const { total, rows } = await listRuns(ctx.db, ctx.auth.scope, ctx.links, q, eq(taskRuns.taskId, task.id));
+    const { total, rows } = await listTaskRuns(ctx.db, ctx.auth.scope, ctx.links, task.id, q);
     return c.json(listEnvelope(c, q, total, rows), 200);
   });
   app.openapi(lastRunFailuresRoute, async (c) => {

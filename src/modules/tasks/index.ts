@@ -1,7 +1,16 @@
 // The module's public surface: what the rest of the app may use. Other folders import the module only
 // through this file (.dependency-cruiser.cjs); a file inside the module imports its siblings directly.
 export { registerTaskRoutes } from "./handlers.ts";
-export { getRun, itemListSpec, latestRuns, listItems, listRuns, runOutcomeCounts } from "./runs.ts";
+export {
+  getRun,
+  itemListSpec,
+  latestRuns,
+  listItems,
+  listRuns,
+  listTaskRuns,
+  runListSpec,
+  runOutcomeCounts,
+} from "./runs.ts";
 export type { Links } from "./runs.ts";
 export { RunSummary, TaskInput } from "./schemas.ts";
 export type { TaskOut, TaskRunOut } from "./schemas.ts";
@@ -12,4 +21,5 @@ export { startTaskRun } from "./start-run.ts";
 export type { Task, TaskRun } from "./start-run.ts";
 export { seedSystemTasks } from "./system-tasks.ts";
 export { visibleItems, visibleTasks } from "./targets.ts";
-export { TASK_TYPE_DEFS } from "./types.ts";
+export { TASK_TYPE_DEFS, TASK_TYPES } from "./types.ts";
+export type { TaskType } from "./types.ts";

@@ -218,6 +218,10 @@ export async function listRuns(
   return { total: total?.n ?? 0, rows: await serializeRuns(db, scope, links, rows) };
 }
 
+/** One task's runs, as GET /tasks/{id}/runs lists them (the caller has checked the task is visible). */
+export const listTaskRuns = (db: DbOrTx, scope: DeviceScope, links: Links, taskId: number, q: ListQuery) =>
+  listRuns(db, scope, links, q, eq(taskRuns.taskId, taskId));
+
 export async function getRun(db: DbOrTx, scope: DeviceScope, links: Links, id: number): Promise<TaskRunOut> {
   const [row] = await selectRuns(db).where(and(eq(taskRuns.id, id), visibleRuns(scope)));
   if (!row) throw ApiError.notFound(`Task run ${id}`);

@@ -17,6 +17,10 @@ type TaskTypeDef = {
   describe: string;
 };
 
+/** The task types, in the order forms and messages list them; the module's callers take them from here. */
+export { TASK_TYPES };
+export type { TaskType };
+
 /** Adding a task type: add it to TASK_TYPES (src/db/schema/tasks.ts) and describe it here. */
 export const TASK_TYPE_DEFS: Record<TaskType, TaskTypeDef> = {
   download_devices: {

@@ -2,6 +2,7 @@ import { eq, isNotNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { templates } from "../../db/schema/index.ts";
 import { nameKey } from "../../db/name-key.ts";
+import type { InventorySource } from "./template-schema.ts";
 
 /** One file of collector/templates/, as the launcher read it: its name without .yaml, its text and description. */
 export type BuiltinTemplate = {
@@ -10,6 +11,8 @@ export type BuiltinTemplate = {
   description: string;
   /** The vendor names it fits (`vendor`, then `also_sold_as`): the vendors seeded at start. */
   vendors: string[];
+  /** Its `inventory_names`: the model names other tools' inventories give its devices, each with its vendor. */
+  inventoryNames: Record<InventorySource, { name: string; vendor: string }[]>;
 };
 
 /**

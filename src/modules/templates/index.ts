@@ -3,6 +3,8 @@
 export { builtinTemplatesByVendor, seedBuiltinTemplates } from "./builtins.ts";
 export type { BuiltinTemplate } from "./builtins.ts";
 export { copyTemplate } from "./copy.ts";
+export { inventoryModels } from "./inventory-models.ts";
+export type { InventoryModel, InventoryModels } from "./inventory-models.ts";
 export { RENDER_MAX_CHARS, registerTemplateRoutes } from "./handlers.ts";
 export { NetconfReplyError, describeRpcError, netconfConfigText, rpcErrorsOf } from "./netconf-xml.ts";
 export { previewTemplate } from "./preview.ts";
@@ -12,7 +14,7 @@ export { templatesResource } from "./resource.ts";
 export { storedTextAndSecrets } from "./stored-secrets.ts";
 export { compileTemplatePattern } from "./template-patterns.ts";
 export { parseTemplate } from "./template-schema.ts";
-export type { ConnectionTemplate, DetectSection, PushSection } from "./template-schema.ts";
+export type { ConnectionTemplate, DetectSection, InventorySource, PushSection } from "./template-schema.ts";
 export {
   comparableText,
   implausibleConfiguration,

@@ -284,6 +284,16 @@ const syslogSection = z.strictObject({
     .min(1),
 });
 
+/** Where an inventory of another tool comes from (svc import:oxidized, import:rancid). */
+export const INVENTORY_SOURCES = ["oxidized", "rancid"] as const;
+export type InventorySource = (typeof INVENTORY_SOURCES)[number];
+
+/** A model name another tool's inventory uses; `vendor` when its devices come in under another of the template's names. */
+const inventoryName = z.union([
+  z.string().trim().min(1),
+  z.strictObject({ name: z.string().trim().min(1), vendor: z.string().min(1) }),
+]);
+
 /** The command a NETCONF template's configuration is stored under. */
 export const NETCONF_COMMAND = "get-config";
 
@@ -322,6 +332,14 @@ const TemplateDocument = z
     nesting: z.enum(["indent", "braces", "fortios"]).optional(),
     // Other names the same devices are sold under (HPE's Comware is also H3C's): seeded as vendors beside `vendor`.
     also_sold_as: z.array(z.string().min(1)).default([]),
+    // The names Oxidized's models and RANCID's device types give these devices: an import maps them to this
+    // template and its vendor (src/modules/devices/inventory-import.ts).
+    inventory_names: z
+      .strictObject({
+        oxidized: z.array(inventoryName).default([]),
+        rancid: z.array(inventoryName).default([]),
+      })
+      .optional(),
     teardown: z.array(line).default([]),
     filters: z
       .strictObject({ drop: z.array(lineFilter).default([]), volatile: z.array(lineFilter).default([]) })
@@ -339,6 +357,23 @@ const TemplateDocument = z
     syslog: syslogSection.optional(),
   })
   .superRefine((t, ctx) => {
+    for (const source of INVENTORY_SOURCES) {
+      (t.inventory_names?.[source] ?? []).forEach((entry, i) => {
+        const vendor = typeof entry === "string" ? t.vendor : entry.vendor;
+        if (vendor === undefined)
+          ctx.addIssue({
+            code: "custom",
+            path: ["inventory_names", source, i],
+            message: "needs the template's vendor",
+          });
+        else if (vendor !== t.vendor && !t.also_sold_as.includes(vendor))
+          ctx.addIssue({
+            code: "custom",
+            path: ["inventory_names", source, i, "vendor"],
+            message: "must be the template's vendor or one of also_sold_as",
+          });
+      });
+    }
     const netconf = t.protocol === "netconf";
     if (netconf) {
       // A NETCONF session has no shell: what only a shell knows would be silently ignored.
@@ -427,6 +462,17 @@ const TemplateDocument = z
       scp: Object.fromEntries(
         commands.flatMap((c) => (typeof c !== "string" && c.scp !== undefined ? [[commandText(c), c.scp]] : [])),
       ) as Record<string, string>,
+      /** Per inventory source, each model name (in lower case, as imports match any case) with its vendor. */
+      inventory_names: Object.fromEntries(
+        INVENTORY_SOURCES.map((source) => [
+          source,
+          (t.inventory_names?.[source] ?? []).map((entry) =>
+            typeof entry === "string"
+              ? { name: entry.toLowerCase(), vendor: t.vendor! }
+              : { name: entry.name.toLowerCase(), vendor: entry.vendor },
+          ),
+        ]),
+      ) as Record<InventorySource, { name: string; vendor: string }[]>,
       /** The setup lines and commands marked optional. */
       optional: [...t.setup, ...commands].flatMap((c) => (typeof c !== "string" && c.optional ? [commandText(c)] : [])),
     };

@@ -242,7 +242,13 @@ describe("templates", () => {
             }
           : b,
       ),
-      { key: "netgate-nextgen", code: CODE, description: "Lab IOS", vendors: [] },
+      {
+        key: "netgate-nextgen",
+        code: CODE,
+        description: "Lab IOS",
+        vendors: [],
+        inventoryNames: { oxidized: [], rancid: [] },
+      },
     ].filter((b) => b.key !== "linux-generic");
     await seedReferenceData(t.db, t.clock, upgrade);
 

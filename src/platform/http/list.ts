@@ -127,6 +127,31 @@ const splitList = (text: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+/** `sort=` as ORDER BY terms, the id last so pages never overlap; unknown names go into the bag. */
+function orderOf(spec: ListSpec, sort: string, bag: FieldErrorBag): SQL[] {
+  const orderBy: SQL[] = [];
+  for (const part of splitList(sort)) {
+    const descending = part.startsWith("-");
+    const name = descending ? part.slice(1) : part;
+    const column = spec.sorts[name];
+    if (!column) bag.add("sort", `sort cannot use '${name}'; use any of: ${Object.keys(spec.sorts).join(", ")}`);
+    else orderBy.push(descending ? desc(column) : asc(column));
+  }
+  orderBy.push(asc(spec.idColumn));
+  return orderBy;
+}
+
+/**
+ * The first `perPage` rows of a list as the API answers a query with only `sort` (the spec's default unless
+ * given): for pages and services that offer a list's records as choices.
+ */
+export function firstPageQuery(spec: ListSpec, perPage: number, sort = spec.defaultSort): ListQuery {
+  const bag = new FieldErrorBag();
+  const orderBy = orderOf(spec, sort, bag);
+  bag.throwIfAny();
+  return { page: 1, perPage, where: undefined, orderBy, fields: null };
+}
+
 /** Reads page, sort, filters, search and fields; any unknown name is a 422 that lists the allowed ones. */
 export function parseListQuery(c: Context, spec: ListSpec, extraWhere: (SQL | undefined)[] = []): ListQuery {
   const query = c.req.query();
@@ -164,15 +189,7 @@ export function parseListQuery(c: Context, spec: ListSpec, extraWhere: (SQL | un
     else conditions.push(spec.search.build(query.search.trim()));
   }
 
-  const orderBy: SQL[] = [];
-  for (const part of splitList(query.sort ?? spec.defaultSort)) {
-    const descending = part.startsWith("-");
-    const name = descending ? part.slice(1) : part;
-    const column = spec.sorts[name];
-    if (!column) bag.add("sort", `sort cannot use '${name}'; use any of: ${Object.keys(spec.sorts).join(", ")}`);
-    else orderBy.push(descending ? desc(column) : asc(column));
-  }
-  orderBy.push(asc(spec.idColumn));
+  const orderBy = orderOf(spec, query.sort ?? spec.defaultSort, bag);
 
   let fields: string[] | null = null;
   if (query.fields !== undefined) {

@@ -4,7 +4,7 @@
  */
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import { and, count, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
-import type { ApiVersion } from "../../api/versions.ts";
+import type { ApiVersion } from "../../api/api-version.ts";
 import { deviceIdInScope, deviceScopeCondition } from "../../../platform/auth/scope.ts";
 import { configs, devices, jobs } from "../../../db/schema/index.ts";
 import type { AppEnv } from "../../../platform/http/env.ts";

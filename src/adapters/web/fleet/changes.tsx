@@ -1,7 +1,6 @@
 import type { Hono } from "hono";
-import { JOB_TRIGGERS } from "../../../db/schema/index.ts";
 import { listEnvelope, parseListQuery } from "../../../platform/http/list.ts";
-import { changeListSpec, listChanges } from "../../../modules/configs/index.ts";
+import { CHANGE_TRIGGERS, changeListSpec, listChanges } from "../../../modules/configs/index.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
 import { renderPage } from "../layout.tsx";
@@ -43,7 +42,7 @@ export function registerChangesPage(web: Hono<WebEnv>): void {
               <label for="changes-trigger">Trigger</label>
               <select id="changes-trigger" name="filter[trigger]">
                 <option value="">Any</option>
-                {JOB_TRIGGERS.map((t) => (
+                {CHANGE_TRIGGERS.map((t) => (
                   <option value={t} selected={value("filter[trigger]") === t}>
                     {t}
                   </option>

@@ -1,15 +1,12 @@
 import type { Hono } from "hono";
-import { asc, desc, eq } from "drizzle-orm";
-import { categories, configs, credentials, deviceProfiles, templates } from "../../../db/schema/index.ts";
 import type { Job } from "../../../platform/jobs/queue.ts";
 import { deviceCompliance } from "../../../modules/compliance/index.ts";
 import type { ConfigOut } from "../../../modules/configs/index.ts";
-import { listConfigs } from "../../../modules/configs/index.ts";
+import { deviceHistory } from "../../../modules/configs/index.ts";
 import type { DeviceOut } from "../../../modules/devices/index.ts";
-import { getDevice } from "../../../modules/devices/index.ts";
+import { deviceReferences, getDevice } from "../../../modules/devices/index.ts";
 import { missingTemplateWarning } from "../../../modules/devices/index.ts";
 import { getVisibleJob, lastFailedDownload, requestDownloadNow } from "../../../modules/jobs/index.ts";
-import type { DbOrTx } from "../../../db/client.ts";
 import { pathId } from "../path-id.ts";
 import type { WebEnv } from "../env.ts";
 import { formatBytes, Time } from "../format.tsx";
@@ -23,22 +20,9 @@ import { DEVICE_DONE } from "./device-form.tsx";
 /** Versions shown on the device page; older ones are in the API (GET /configs/all-by-deviceid/{id}). */
 const HISTORY_LIMIT = 200;
 
-const nameOf = async (
-  db: DbOrTx,
-  table: typeof categories | typeof templates | typeof deviceProfiles,
-  id: number | null,
-) =>
-  id === null ? null : ((await db.select({ name: table.name }).from(table).where(eq(table.id, id)))[0]?.name ?? null);
-
 /** Which login the collector uses: a credential set by name, or the device's own username; never a secret. */
-async function credentialsInUse(db: DbOrTx, device: DeviceOut): Promise<string> {
-  if (device.device_cred_id) {
-    const [set] = await db
-      .select({ name: credentials.name, username: credentials.username })
-      .from(credentials)
-      .where(eq(credentials.id, device.device_cred_id));
-    if (set) return `Credential set '${set.name}' (user ${set.username || "none"})`;
-  }
+function credentialsInUse(device: DeviceOut, set: { name: string; username: string } | null): string {
+  if (set) return `Credential set '${set.name}' (user ${set.username || "none"})`;
   const secrets = [device.has_password && "password", device.has_enable_password && "enable password"]
     .filter(Boolean)
     .join(" and ");
@@ -177,20 +161,9 @@ export function registerDevicePage(web: Hono<WebEnv>): void {
     const { scope, abilities } = c.var.auth;
     const device = await getDevice(db, scope, id);
     const jobId = Number(c.req.query("job"));
-    const [category, template, profile, login, history, failure, compliance, job, templateWarning] = await Promise.all([
-      nameOf(db, categories, device.device_category_id),
-      nameOf(db, templates, device.device_template_id),
-      nameOf(db, deviceProfiles, device.device_profile_id),
-      credentialsInUse(db, device),
-      abilities.has("configs.read")
-        ? listConfigs(db, scope, {
-            page: 1,
-            perPage: HISTORY_LIMIT,
-            where: eq(configs.deviceId, id),
-            orderBy: [asc(configs.command), desc(configs.version)],
-            fields: null,
-          })
-        : null,
+    const [references, history, failure, compliance, job, templateWarning] = await Promise.all([
+      deviceReferences(db, device),
+      abilities.has("configs.read") ? deviceHistory(db, scope, id, HISTORY_LIMIT) : null,
       lastFailedDownload(db, id),
       abilities.has("policycompliance.read") ? deviceCompliance(db, scope, id) : null,
       abilities.has("configs.read") && Number.isSafeInteger(jobId) && jobId > 0
@@ -201,6 +174,8 @@ export function registerDevicePage(web: Hono<WebEnv>): void {
         : null,
       missingTemplateWarning(db, device),
     ]);
+    const { category, template, profile } = references;
+    const login = credentialsInUse(device, references.credentialSet);
     // The device answers (status up) but every backup stops at its SSH host key: that, not "up", is its state.
     const hostKeyFailing =
       failure?.outcome === "host_key_changed" &&

@@ -86,6 +86,34 @@ describe("the devices list", () => {
     expect((await scoped.get(`/devices/${ids["edge-ams-2"]}`)).status).toBe(200);
   });
 
+  it("offers the tags, categories and vendors as lists by name to a role that may list them, and text fields to others", async () => {
+    const token = await t.token();
+    for (const name of ["Zurich racks", "access layer"])
+      expect((await t.call("/api/v1/categories", { method: "POST", token, body: { name } })).status).toBe(201);
+    const options = (html: string, id: string) => {
+      const select = html.match(new RegExp(`<select id="${id}"[^>]*>([\\s\\S]*?)</select>`))?.[1];
+      return select && [...select.matchAll(/<option value="[^"]*"[^>]*>([^<]*)<\/option>/g)].map((m) => m[1]);
+    };
+    const form = await (await admin.get("/devices?filter[status]=up")).text();
+    expect(options(form, "filter-tag")).toEqual(["Any", "core", "edge"]);
+    const categories = options(form, "filter-category")!;
+    expect(categories.indexOf("access layer")).toBeLessThan(categories.indexOf("Zurich racks"));
+    const vendors = options(form, "filter-vendor")!;
+    expect(vendors).toContain("Juniper");
+    expect(vendors.indexOf("Cisco")).toBeLessThan(vendors.indexOf("Juniper"));
+    expect(options(form, "filter-status")).toEqual(["Any", "unknown", "up", "unreachable"]);
+    expect(form).toMatch(/<option value="up" selected="">up<\/option>|<option value="up" selected>up<\/option>/);
+
+    await t.role({ name: "devices-only", permissions: ["devices.read"] });
+    await t.user({ username: "plain", role: "devices-only" });
+    const plain = t.client();
+    await plain.login("plain");
+    const bare = await (await plain.get("/devices?filter[device_vendor]=Cisco")).text();
+    expect(options(bare, "filter-tag")).toBeUndefined();
+    expect(bare).toMatch(/<input type="search" id="filter-vendor" name="filter\[device_vendor\]" value="Cisco"/);
+    expect(bare).not.toContain('id="filter-category"');
+  });
+
   it("refuses a role without devices.read with 403", async () => {
     await t.role({ name: "configs-only", permissions: ["configs.read"] });
     await t.user({ username: "narrow", role: "configs-only" });
@@ -180,6 +208,39 @@ describe("the device page", () => {
     expect(failure).toContain("auth_failed");
     expect(failure).toContain("Permission denied (password)");
     expect(failure).toContain("Check the username and passwords");
+  });
+
+  it("names its category, template, profile and credential set, never the set's secret", async () => {
+    const token = await t.token();
+    const created = async (path: string, body: Record<string, unknown>) => {
+      const res = await t.call(path, { method: "POST", token, body });
+      expect(res.status).toBe(201);
+      return res.body.data.id as number;
+    };
+    const category = await created("/api/v1/categories", { name: "Branch routers" });
+    const profile = await created("/api/v1/device-profiles", { name: "Branch defaults" });
+    const credential = await created("/api/v1/device-credentials", {
+      cred_name: "branch-login",
+      cred_username: "netops",
+      cred_password: SECRET,
+    });
+    const templates = await t.call("/api/v1/templates?per_page=1&sort=name", { token });
+    const template = templates.body.data[0] as { id: number; name: string };
+    const id = await createDevice(t, token, {
+      device_name: "branch-1",
+      device_ip: "192.0.2.40",
+      device_category_id: category,
+      device_profile_id: profile,
+      device_cred_id: credential,
+      device_template_id: template.id,
+    });
+    const html = await (await admin.get(`/devices/${id}`)).text();
+    const value = (term: string) => html.match(new RegExp(`<dt>${term}</dt>\\s*<dd>([^<]*)</dd>`))?.[1];
+    expect(value("Category")).toBe("Branch routers");
+    expect(value("Template")).toBe(template.name);
+    expect(value("Profile")).toBe("Branch defaults");
+    expect(value("Logs in with")).toBe("Credential set &#39;branch-login&#39; (user netops)");
+    expect(html).not.toContain(SECRET);
   });
 
   it("answers 404 for an id that names no device", async () => {

@@ -1,9 +1,6 @@
 import type { Context, Hono } from "hono";
-import { asc } from "drizzle-orm";
-import type { Ability } from "../../../platform/auth/abilities.ts";
-import { categories, DEVICE_STATUSES, tags, vendors } from "../../../db/schema/index.ts";
 import { listEnvelope } from "../../../platform/http/list.ts";
-import { deviceListSpec, listDevices } from "../../../modules/devices/index.ts";
+import { deviceFilterChoices, deviceListSpec, listDevices } from "../../../modules/devices/index.ts";
 import type { DeviceOut } from "../../../modules/devices/index.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
@@ -26,15 +23,7 @@ export function DeviceStatus(props: { device: Pick<DeviceOut, "enabled" | "statu
  */
 async function FilterForm(props: { c: Context<WebEnv> }) {
   const { c } = props;
-  const db = c.var.services.db;
-  const may = (ability: Ability) => c.var.auth.abilities.has(ability);
-  const [tagRows, categoryRows, vendorRows] = await Promise.all([
-    may("tags.read") ? db.select({ name: tags.name }).from(tags).orderBy(asc(tags.nameKey)) : null,
-    may("categories.read")
-      ? db.select({ id: categories.id, name: categories.name }).from(categories).orderBy(asc(categories.nameKey))
-      : null,
-    may("vendors.read") ? db.select({ name: vendors.name }).from(vendors).orderBy(asc(vendors.nameKey)) : null,
-  ]);
+  const choices = await deviceFilterChoices(c.var.services.db, c.var.auth.abilities);
   const q = (name: string) => c.req.query(name) ?? "";
   const Choice = (p: { id: string; name: string; label: string; options: [string, string][] | null }) => (
     <div class="field">
@@ -69,23 +58,23 @@ async function FilterForm(props: { c: Context<WebEnv> }) {
         id="filter-tag"
         name="filter[device_tags]"
         label="Tag"
-        options={tagRows && tagRows.map((t) => [t.name, t.name])}
+        options={choices.tags && choices.tags.map((t) => [t, t])}
       />
-      {categoryRows && (
+      {choices.categories && (
         <Choice
           id="filter-category"
           name="filter[device_category_id]"
           label="Category"
-          options={categoryRows.map((r) => [String(r.id), r.name])}
+          options={choices.categories.map((r) => [String(r.id), r.name])}
         />
       )}
       <Choice
         id="filter-vendor"
         name="filter[device_vendor]"
         label="Vendor"
-        options={vendorRows && vendorRows.map((v) => [v.name, v.name])}
+        options={choices.vendors && choices.vendors.map((v) => [v, v])}
       />
-      <Choice id="filter-status" name="filter[status]" label="Status" options={DEVICE_STATUSES.map((s) => [s, s])} />
+      <Choice id="filter-status" name="filter[status]" label="Status" options={choices.statuses.map((s) => [s, s])} />
       {c.req.query("sort") && <input type="hidden" name="sort" value={c.req.query("sort")} />}
       <div class="field">
         <button type="submit">Apply</button>

@@ -1,7 +1,7 @@
-import type { JobOutcome } from "../../../db/schema/index.ts";
+import type { Job } from "../../../platform/jobs/queue.ts";
 
 /** What an engineer can do about each way a download fails, shown beside the collector's own message. */
-export const OUTCOME_ADVICE: Partial<Record<JobOutcome, string>> = {
+export const OUTCOME_ADVICE: Partial<Record<NonNullable<Job["outcome"]>, string>> = {
   auth_failed:
     "Check the username and passwords the device logs in with (its own or its credential set's), and that the account may log in over SSH or Telnet.",
   unreachable:

@@ -1,14 +1,12 @@
 import type { Context, Hono } from "hono";
-import { asc, sql, type SQL } from "drizzle-orm";
-import { TASK_TYPES, type TaskType } from "../../../db/schema/index.ts";
 import { categoriesResource } from "../../../modules/categories/index.ts";
-import { listDevices } from "../../../modules/devices/index.ts";
+import { deviceListSpec, listDevices } from "../../../modules/devices/index.ts";
 import { tagsResource } from "../../../modules/tags/index.ts";
 import { canonicalTimeZone, cronProblem, cronText, nextRuns } from "../../../kernel/cron.ts";
 import { TaskInput, type TaskOut } from "../../../modules/tasks/index.ts";
 import { saveTask, setPaused, showTask } from "../../../modules/tasks/index.ts";
-import { TASK_TYPE_DEFS } from "../../../modules/tasks/index.ts";
-import { devices } from "../../../db/schema/index.ts";
+import { TASK_TYPE_DEFS, TASK_TYPES, type TaskType } from "../../../modules/tasks/index.ts";
+import { firstPageQuery } from "../../../platform/http/list.ts";
 import { listPresets } from "../../../modules/discovery/index.ts";
 import type { WebEnv } from "../env.ts";
 import {
@@ -122,21 +120,20 @@ function preview(v: Values, now: Date): { runs?: Date[]; problem?: string } {
 async function targetChoices(c: Context<WebEnv>) {
   const { db } = c.var.services;
   const { scope, abilities } = c.var.auth;
-  const all = { page: 1, perPage: LIST_LIMIT, where: undefined, fields: null };
   const [deviceRows, tagRows, categoryRows] = await Promise.all([
     abilities.has("devices.read")
-      ? listDevices(db, scope, { ...all, orderBy: [asc(sql`lower(${devices.name})`)] }).then((r) =>
+      ? listDevices(db, scope, firstPageQuery(deviceListSpec, LIST_LIMIT, "device_name")).then((r) =>
           r.rows.map((d) => [d.id, d.device_name] as [number, string]),
         )
       : null,
     abilities.has("tags.read")
       ? tagsResource
-          .list(db, scope, { ...all, orderBy: [tagsResource.listSpec.sorts.name as SQL] })
+          .list(db, scope, firstPageQuery(tagsResource.listSpec, LIST_LIMIT, "name"))
           .then((r) => r.rows.map((t) => [t.id, String(t.name)] as [number, string]))
       : null,
     abilities.has("categories.read")
       ? categoriesResource
-          .list(db, scope, { ...all, orderBy: [categoriesResource.listSpec.sorts.name as SQL].filter(Boolean) })
+          .list(db, scope, firstPageQuery(categoriesResource.listSpec, LIST_LIMIT, "name"))
           .then((r) => r.rows.map((t) => [t.id, String(t.name)] as [number, string]))
       : null,
   ]);

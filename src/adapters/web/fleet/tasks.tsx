@@ -1,9 +1,7 @@
 import type { Context, Hono } from "hono";
-import { desc, eq } from "drizzle-orm";
-import { taskRuns } from "../../../db/schema/index.ts";
 import { ApiError } from "../../../platform/http/errors.ts";
-import { listEnvelope, parseListQuery } from "../../../platform/http/list.ts";
-import { getRun, itemListSpec, listItems, listRuns } from "../../../modules/tasks/index.ts";
+import { firstPageQuery, listEnvelope, parseListQuery } from "../../../platform/http/list.ts";
+import { getRun, itemListSpec, listItems, listTaskRuns, runListSpec } from "../../../modules/tasks/index.ts";
 import type { TaskRunOut } from "../../../modules/tasks/index.ts";
 import { listTasks, mayChangeTask, runTaskNow, showTask, taskListSpec } from "../../../modules/tasks/index.ts";
 import { taskCtxOf } from "./task-context.ts";
@@ -173,12 +171,12 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
     if (clean) return c.redirect(clean, 302);
     const ctx = ctxOf(c);
     const task = await showTask(ctx, pathId(c.req.param("id"), "Task"));
-    const runs = await listRuns(
+    const runs = await listTaskRuns(
       ctx.db,
       ctx.auth.scope,
       ctx.links,
-      { page: 1, perPage: RUNS_SHOWN, where: undefined, orderBy: [desc(taskRuns.id)], fields: null },
-      eq(taskRuns.taskId, task.id),
+      task.id,
+      firstPageQuery(runListSpec(ctx.auth.scope), RUNS_SHOWN, "-id"),
     );
     const runParam = c.req.query("run");
     const chosen = runParam ? await getRun(ctx.db, ctx.auth.scope, ctx.links, pathId(runParam, "Run")) : runs.rows[0];

@@ -9,21 +9,26 @@
  * several answers; a forbidden line that is itself a `no ...` has no safe negation; hierarchical Junos and
  * FortiOS edits are left to a person.
  */
-import type { Evaluation } from "./evaluate.ts";
+import type { ConfigText } from "./config-text.ts";
 import type { MethodSpec } from "./methods.ts";
+import type { Hierarchy } from "./sections.ts";
+import type { ConfigFamily } from "./types.ts";
+
+/** What remediation reads of an evaluation (evaluate.ts): the text, how it nests, and its sections. */
+type Evaluated = { readonly config: ConfigText; readonly family: ConfigFamily; readonly hierarchy: Hierarchy };
 
 /** What one unit (the whole text, or one section) lacks or has too much of. */
 export type UnitFailure = { header: number | null; missing: string[]; offending: number[] };
 
 const leadingSpace = (s: string) => /^\s/.test(s);
 
-export function remediation(ctx: Evaluation, spec: MethodSpec, failures: UnitFailure[]): string[] | null {
+export function remediation(ctx: Evaluated, spec: MethodSpec, failures: UnitFailure[]): string[] | null {
   if (spec.mode === "none") return removeLines(ctx, failures);
   if (spec.kind === "regex" || spec.kind === "wildcard" || spec.mode === "any") return null;
   return addLines(ctx, failures, spec.mode === "block");
 }
 
-function addLines(ctx: Evaluation, failures: UnitFailure[], block: boolean): string[] | null {
+function addLines(ctx: Evaluated, failures: UnitFailure[], block: boolean): string[] | null {
   const out: string[] = [];
   for (const f of failures) {
     if (f.header === null) {
@@ -43,7 +48,7 @@ function addLines(ctx: Evaluation, failures: UnitFailure[], block: boolean): str
   return out;
 }
 
-function removeLines(ctx: Evaluation, failures: UnitFailure[]): string[] | null {
+function removeLines(ctx: Evaluated, failures: UnitFailure[]): string[] | null {
   const { config, family } = ctx;
   const out: string[] = [];
   let emitted: number[] = [];
@@ -70,7 +75,7 @@ function removeLines(ctx: Evaluation, failures: UnitFailure[]): string[] | null 
 }
 
 /** Line i's enclosing section headers, outermost first. */
-function ancestors(ctx: Evaluation, i: number): number[] {
+function ancestors(ctx: Evaluated, i: number): number[] {
   const { hierarchy } = ctx;
   const chain: number[] = [];
   for (let p = hierarchy.parent(i); p >= 0; p = hierarchy.parent(p)) chain.unshift(p);

@@ -26,6 +26,9 @@ const tag = "Configuration changes";
 const lower = (column: SQLWrapper) => sql`lower(${column})`;
 const previous = alias(configs, "previous_config");
 
+/** What can start a download, so what filter[trigger] takes. */
+export const CHANGE_TRIGGERS = JOB_TRIGGERS;
+
 export const changeListSpec: ListSpec = {
   fields: CHANGE_FIELDS,
   filters: {

@@ -4,7 +4,10 @@
  * version holding a line then reads the answer. A search that walks a few versions tests the few chunks their
  * lines are in; one that walks the whole fleet tests every chunk, one string search per chunk and anchor.
  */
-import type { LineStore } from "./line-store.ts";
+import type { ChunkedLines } from "./line-chunks.ts";
+
+/** The store a search's terms are marked in: its lines, and the matches it keeps per term (LineStore). */
+type MarkedStore = ChunkedLines & { termLines(key: string, make: () => TermLines): TermLines };
 
 /**
  * `test` decides, on the line alone. `anchors`, when known, are texts every line the term matches contains
@@ -44,7 +47,7 @@ export class TermLines {
   private known = 0;
 
   constructor(
-    readonly store: LineStore,
+    readonly store: ChunkedLines,
     private readonly term: MarkTerm,
   ) {}
 
@@ -153,7 +156,7 @@ export class LineMarks {
 
   /** `key` names what a term matches (its text, and whether it is a regex and minds case): equal keys, equal lines. */
   constructor(
-    readonly store: LineStore,
+    readonly store: MarkedStore,
     terms: readonly { key: string; term: MarkTerm }[],
   ) {
     if (terms.length > 16) throw new Error("a search has at most 16 terms");

@@ -17,6 +17,7 @@
  * (see currentLineStore).
  */
 import type { LineSource, RunText } from "../storage/line-runs.ts";
+import type { Chunk, ChunkedLines } from "./line-chunks.ts";
 import type { TermLines } from "./line-marks.ts";
 
 /** Lines per chunk at most: a chunk is tested whole, so this is what a search over one version tests per chunk it meets. */
@@ -33,8 +34,6 @@ const TURN_MS = 5;
 /** Terms whose matching lines are kept (a byte per line each). */
 const KEPT_TERMS = 16;
 
-export type Chunk = { readonly firstId: number; readonly text: string; readonly starts: Uint32Array };
-
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
@@ -43,7 +42,7 @@ const FNV_PRIME = 0x01000193;
  * place costs one pass over its characters and makes no string, where a Map keyed by lines would need each line
  * of every text read cut out as a string first, most of them to be thrown away as already known.
  */
-export class LineStore {
+export class LineStore implements ChunkedLines {
   /** The lines added since the last chunk was sealed (ids from sealedCount on). */
   private pending: string[] = [];
   private hashes = new Int32Array(1024);

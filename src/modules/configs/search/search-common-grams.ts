@@ -13,17 +13,9 @@
 import { eq } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../../db/client.ts";
 import { configSearchCommonGrams } from "../../../db/schema/index.ts";
+import type { CommonGrams } from "./common-grams-type.ts";
 import { GRAM } from "./search-grams.ts";
 import { MIN_LITERAL } from "./search-literals.ts";
-
-export type CommonGrams = {
-  /** Identifies one database's list; with `count`, one version of it. */
-  key: string;
-  count: number;
-  grams: ReadonlySet<string>;
-  /** Every prefix of MIN_LITERAL to GRAM - 1 characters of a common token. */
-  prefixes: ReadonlySet<string>;
-};
 
 export const NO_COMMON_GRAMS: CommonGrams = { key: "", count: 0, grams: new Set(), prefixes: new Set() };
 

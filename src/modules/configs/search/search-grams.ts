@@ -11,7 +11,7 @@
  * Common tokens (search-common-grams.ts) are in no document written since they became common, so lookups
  * never ask for them: a literal made only of them can be anywhere, as far as the index knows.
  */
-import type { CommonGrams } from "./search-common-grams.ts";
+import type { CommonGrams } from "./common-grams-type.ts";
 import { MIN_LITERAL } from "./search-literals.ts";
 
 export const GRAM = 6; // gramDocument builds its tokens from six units

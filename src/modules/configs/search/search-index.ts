@@ -13,7 +13,8 @@ import { asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../../db/client.ts";
 import { configs, configSearchDocs, configSearchPending } from "../../../db/schema/index.ts";
 import { readBlobs } from "../storage/blobs.ts";
-import { commonGrams, type CommonGrams } from "./search-common-grams.ts";
+import type { CommonGrams } from "./common-grams-type.ts";
+import { commonGrams } from "./search-common-grams.ts";
 import { gramDocument } from "./search-grams.ts";
 
 /** The lines of a text that `previous` lacks. */

@@ -4,7 +4,7 @@ import type { Db, DbOrTx } from "../../../db/client.ts";
 import { configSearchDocs, configs } from "../../../db/schema/index.ts";
 import { readBlob } from "../storage/store.ts";
 import { indexConfigText, indexSeries } from "./search-index.ts";
-import type { MaintenanceProgress } from "../storage/maintenance.ts";
+import type { MaintenanceProgress } from "../storage/maintenance-progress.ts";
 
 const series = (deviceId: number, command: string) =>
   and(eq(configSearchDocs.deviceId, deviceId), eq(configSearchDocs.command, command));

@@ -20,7 +20,8 @@ import { hasMatchingLine, textLines, type TextTerm } from "./search-texts.ts";
 import { PatternError, compileUserPattern } from "../../../kernel/patterns/user-pattern.ts";
 import { MIN_LITERAL, plainLiterals, regexLiterals } from "./search-literals.ts";
 import { ANYWHERE, branchQuery } from "./search-grams.ts";
-import { commonGrams, commonGramsVersion, type CommonGrams } from "./search-common-grams.ts";
+import type { CommonGrams } from "./common-grams-type.ts";
+import { commonGrams, commonGramsVersion } from "./search-common-grams.ts";
 
 /** Most configurations one search reads when the index narrows it, and when it cannot. */
 export const CHECK_LIMIT = 20_000;

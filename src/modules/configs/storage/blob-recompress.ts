@@ -15,7 +15,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../../db/client.ts";
 import { configBlobs, configDictionaries, configs } from "../../../db/schema/index.ts";
 import { cachedDictionary, encodeContent, loadDictionaries, recompressed } from "./blob-codec.ts";
-import type { MaintenanceProgress } from "./maintenance.ts";
+import type { MaintenanceProgress } from "./maintenance-progress.ts";
 import { baseIdOf } from "./blobs.ts";
 import { deflateBytes, gunzipText } from "./text.ts";
 import { sha256Hex } from "../../../kernel/hashing.ts";

@@ -14,6 +14,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../../db/client.ts";
 import { configSearchDocs } from "../../../db/schema/index.ts";
 import { recompressConfigTexts, type RecompressReport } from "./blob-recompress.ts";
+import type { MaintenanceProgress } from "./maintenance-progress.ts";
 import { addCommonGrams, commonGrams } from "../search/search-common-grams.ts";
 import { reindexAllConfigs } from "../search/search-reindex.ts";
 import { indexAllPending } from "../search/search-index.ts";
@@ -83,9 +84,6 @@ async function releaseFreePages(db: Db): Promise<number> {
   else return 0;
   return free - (await pragma("freelist_count"));
 }
-
-/** Told how far the long steps are (a rebuild of a large index, the first recompression: minutes), one line each time. */
-export type MaintenanceProgress = (line: string) => void;
 
 export async function maintainConfigStorage(
   db: Db,

@@ -22,7 +22,8 @@ import {
 import { deviceScopeCondition, type DeviceScope } from "../../../platform/auth/scope.ts";
 import { recordActivity, type Actor } from "../../../platform/audit/record.ts";
 import { deleteBlobs } from "./blobs.ts";
-import { maintainConfigStorage, type MaintenanceProgress, type MaintenanceReport } from "./maintenance.ts";
+import { maintainConfigStorage, type MaintenanceReport } from "./maintenance.ts";
+import type { MaintenanceProgress } from "./maintenance-progress.ts";
 import { trimSeriesIndex } from "../search/search-reindex.ts";
 import { keepDiffsOfSuccessors } from "../history/change-diffs.ts";
 import { failureReason } from "../../../kernel/error-reason.ts";

@@ -31,6 +31,14 @@ describe("built-in policies", () => {
     }
   });
 
+  it("are listed in policies.yaml, each for the vendor its built-in template names", () => {
+    expect(BUILTIN_POLICIES.find((p) => p.key === "juniper-junos")?.name).toBe("Juniper Junos baseline hardening");
+    for (const p of BUILTIN_POLICIES) {
+      const template = parseTemplate(TEMPLATES.get(p.key)!);
+      expect(template.ok && template.template.vendor, p.key).toBe(p.vendor);
+    }
+  });
+
   const HARDENED_IOS = `service tcp-keepalives-in
 service timestamps log datetime msec localtime show-timezone
 service password-encryption
