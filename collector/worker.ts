@@ -1,10 +1,4 @@
-import {
-  claimNextJob,
-  refusalOfRemoteZoneJob,
-  releaseJob,
-  requeueExpiredLeases,
-  type Job,
-} from "../src/platform/jobs/queue.ts";
+import { claimNextJob, releaseJob, requeueExpiredLeases, type Job } from "../src/platform/jobs/queue.ts";
 import { finishJob } from "../src/modules/tasks/index.ts";
 import { collectorSettingsCache } from "./collector-settings.ts";
 import type { DownloadDeps } from "./download.ts";
@@ -91,11 +85,7 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
       pause.wake();
     };
     try {
-      const refusal = await refusalOfRemoteZoneJob(jobDeps.db, job);
-      if (refusal) {
-        jobDeps.logger.warn("job not run: its device is in a remote zone", { type: job.type, device: job.deviceId });
-        await finishJob(jobDeps.db, job, jobDeps.owner, { outcome: "error", message: refusal }, jobDeps.clock.now());
-      } else if (stoppedTooOften(job)) {
+      if (stoppedTooOften(job)) {
         jobDeps.logger.warn("job not run: its collector stopped while running it on its last two attempts", {
           type: job.type,
           device: job.deviceId,

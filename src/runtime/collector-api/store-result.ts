@@ -1,13 +1,15 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { collectorUploads, devices, jobs } from "../../db/schema/index.ts";
-import type { Job } from "../../platform/jobs/queue.ts";
+import { REMOTE_JOB_TYPES, type Job } from "../../platform/jobs/queue.ts";
 import { finishJob } from "../../modules/tasks/index.ts";
 import { loadPlan } from "../../../collector/download.ts";
 import { storeDownload } from "../../../collector/store-download.ts";
 import { recordBackupEnd } from "../../../collector/backup-events.ts";
 import { SessionError } from "../../../collector/session.ts";
 import type { SecretBox } from "../../platform/secrets/box.ts";
+import { storeDetection } from "./store-detect.ts";
+import { storePush } from "./store-push.ts";
 import type { ResultUpload } from "./wire.ts";
 
 export type UploadAnswer = {
@@ -38,7 +40,7 @@ export async function storeUpload(
     .innerJoin(devices, eq(devices.id, jobs.deviceId))
     .where(eq(jobs.id, upload.job_id));
   // A job of another zone does not exist for this collector.
-  if (!row || row.zoneId !== collector.zoneId || row.job.type !== "download") return undefined;
+  if (!row || row.zoneId !== collector.zoneId || !REMOTE_JOB_TYPES.includes(row.job.type)) return undefined;
   let job = row.job;
   if (job.state === "queued") {
     const [adopted] = await db
@@ -96,6 +98,13 @@ async function store(
   upload: ResultUpload,
 ): Promise<UploadAnswer> {
   const { db, now } = deps;
+  if (job.type !== "download") {
+    const end =
+      job.type === "detect"
+        ? await storeDetection(deps, collector.owner, job, upload)
+        : await storePush(deps, collector.owner, job, upload);
+    return end ? { job_id: job.id, recorded: true, outcome: end.outcome, message: end.message } : dropped(job);
+  }
   if (upload.outcome === "collected") {
     try {
       const loaded = await loadPlan(db, deps.secrets, job.deviceId!);
