@@ -344,6 +344,49 @@ describe("remote collectors", () => {
     expect(new Set(claimed.map((j) => j.device.zoneId))).toEqual(new Set([zoneA.id, zoneB.id]));
   }, 120_000);
 
+  it("says when a version's secrets changed, from a digest made at the site: the values never cross the wire", async () => {
+    const name = "site-a-rotate-1";
+    const communities = ["F1rstCommunity11", "S3condCommunity22"];
+    let community = communities[0]!;
+    const config = () => [`hostname ${name}`, `snmp-server community ${community} RO`, "interface Loopback0"];
+    const fake = await startFakeDevice({
+      script: (line) => iosScript(name, config()).script(line),
+      initPrompt: iosScript(name, []).prompt,
+      auth: { username: "backup", password: DEVICE_PASSWORD },
+    });
+    fakes.push(fake);
+    const id = await addLoopbackDevice(t, admin, {
+      name,
+      port: fake.port,
+      templateId: await builtinTemplateId(t, "cisco-ios"),
+      username: "backup",
+      password: DEVICE_PASSWORD,
+      zone_id: zoneA.id,
+    });
+    const wireFrom = wire.length;
+    const versions = async () =>
+      (await t.db.select().from(configs).where(eq(configs.deviceId, id)))
+        .filter((v) => v.command === "show running-config")
+        .sort((x, y) => x.version - y.version);
+
+    expect((await finished((await download(id)).id)).outcome).toBe("success");
+    // Only the masked value moved: the same text reaches the server, and its digest says it is a new version.
+    community = communities[1]!;
+    expect((await finished((await download(id)).id)).outcome).toBe("success");
+    // The same again: no new version.
+    expect((await finished((await download(id)).id)).outcome).toBe("unchanged");
+
+    const stored = await versions();
+    expect(stored.map((v) => [v.version, v.secretsChanged, v.seenCount])).toEqual([
+      [1, false, 1],
+      [2, true, 2],
+    ]);
+    // Made under zone A's key, and labelled so: never compared with a digest made under another key.
+    for (const v of stored) expect(v.secretsDigest).toMatch(new RegExp(`^zone-${zoneA.id}:[0-9a-f]{64}$`));
+    expect(stored[0]!.secretsDigest).not.toBe(stored[1]!.secretsDigest);
+    for (const w of wire.slice(wireFrom)) for (const c of communities) expect(w.request).not.toContain(c);
+  }, 120_000);
+
   it("keeps working while the API is away: results wait in the spool and arrive once, in order", async () => {
     const slow = await device("site-a-slow-1", zoneA.id, 400);
     const job = await download(slow.id);

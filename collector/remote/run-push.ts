@@ -8,16 +8,21 @@ import { pushLines } from "../push.ts";
 import type { SessionLimits } from "../session.ts";
 import { SessionError } from "../session.ts";
 import { parseTemplateOnce } from "../template-cache.ts";
-import { deviceOf, maskedOutputs } from "./run-download.ts";
+import { deviceOf, digestKeyOf, maskedOutputs } from "./run-download.ts";
 
 type Session = { limits: SessionLimits; connectTimeoutMs: number };
 
 /** One download around the push, masked at the site as a backup is. */
-async function snapshot(plan: Plan, session: Session, signal: AbortSignal): Promise<Collected> {
+async function snapshot(
+  plan: Plan,
+  digestKey: Uint8Array | undefined,
+  session: Session,
+  signal: AbortSignal,
+): Promise<Collected> {
   const started = Date.now();
   const collected = await collect({ plan, ...session }, signal, { connected: false });
   return {
-    outputs: maskedOutputs(collected, plan.template),
+    ...maskedOutputs(collected, plan.template, digestKey),
     ...(collected.skipped.length ? { skipped: collected.skipped } : {}),
     ...(collected.fingerprint ? { fingerprint: collected.fingerprint } : {}),
     duration_ms: Date.now() - started,
@@ -52,7 +57,8 @@ export async function runRemotePush(
       commands: job.commands,
     };
     const pushLogin = JSON.parse(open(keyPair, job.push.sealed_login)) as Login;
-    const before = await snapshot(plan, session, signal);
+    const digestKey = digestKeyOf(job, keyPair);
+    const before = await snapshot(plan, digestKey, session, signal);
     const progress: Progress = { connected: false };
     const pushed = await pushLines(
       { target: { device, template, login: pushLogin }, ...session },
@@ -68,7 +74,7 @@ export async function runRemotePush(
     let afterError: string | undefined;
     // After any push that reached the device, what it holds now: a failed push may have taken some lines.
     if (progress.connected)
-      after = await snapshot(plan, session, signal).catch((err: unknown) => {
+      after = await snapshot(plan, digestKey, session, signal).catch((err: unknown) => {
         afterError = failureReason(err).slice(0, 500);
         return undefined;
       });

@@ -7,6 +7,7 @@ import { seal } from "../../platform/secrets/sealed-box.ts";
 import { failureReason } from "../../kernel/error-reason.ts";
 import { finishJob } from "../../modules/tasks/index.ts";
 import { completePushJob } from "../../modules/snippets/index.ts";
+import { zoneSecretsDigestKey } from "../../modules/configs/index.ts";
 import { recordBackupEnd } from "../../../collector/backup-events.ts";
 import { loadPlan } from "../../../collector/download.ts";
 import { loginOf } from "../../../collector/login.ts";
@@ -17,7 +18,7 @@ import { snmpTargetOf } from "../../../collector/snmp.ts";
 import type { WireJob } from "./wire.ts";
 
 type Deps = { db: Db; secrets: SecretBox; now: () => Date; leaseMs: number };
-type Claimer = { publicKey: string; owner: string };
+type Claimer = { publicKey: string; owner: string; zoneId: number };
 
 /** The device's columns as the wire carries them: no encrypted secret, times as epoch ms. */
 function wireDevice(device: typeof devices.$inferSelect): Record<string, unknown> {
@@ -42,6 +43,8 @@ export async function wireJobOf(deps: Deps, claimer: Claimer, job: Job): Promise
     lease_ms: deps.leaseMs,
   };
   const sealed = (value: unknown) => seal(claimer.publicKey, JSON.stringify(value));
+  const digestKey = () =>
+    sealed(Buffer.from(zoneSecretsDigestKey(deps.secrets.secretsDigestKey, claimer.zoneId)).toString("base64"));
   if (job.type === "download") {
     try {
       const loaded = await loadPlan(deps.db, deps.secrets, job.deviceId!);
@@ -52,6 +55,7 @@ export async function wireJobOf(deps: Deps, claimer: Claimer, job: Job): Promise
         template_code: loaded.templateCode,
         commands: loaded.plan.commands,
         sealed_login: sealed(loaded.plan.login),
+        sealed_digest_key: digestKey(),
       };
     } catch (err) {
       const failure = asFailure(err);
@@ -113,6 +117,7 @@ export async function wireJobOf(deps: Deps, claimer: Claimer, job: Job): Promise
         template_code: loaded.templateCode,
         commands: loaded.plan.commands,
         sealed_login: sealed(loaded.plan.login),
+        sealed_digest_key: digestKey(),
         push: { lines: target.lines, rollback_lines: target.rollbackLines, sealed_login: sealed(pushLogin) },
       };
     } catch (err) {

@@ -153,7 +153,7 @@ export function createCollectorApi(): Hono<Env> {
         if (!job) break;
         const wired = await wireJobOf(
           { db, secrets, now: () => clock.now(), leaseMs },
-          { publicKey: collector.publicKey, owner },
+          { publicKey: collector.publicKey, owner, zoneId: collector.zoneId },
           job,
         );
         if (wired) claimed.push(wired);

@@ -15,12 +15,20 @@ import {
   type Snapshot,
 } from "../../../collector/snippet-job.ts";
 import { LeaseLost, storeDownload } from "../../../collector/store-download.ts";
+import { siteDigestsOf } from "./site-digests.ts";
 import type { Collected, ResultUpload } from "./wire.ts";
 
 type Deps = { db: Db; secrets: SecretBox; now: Date };
+type Collector = { owner: string; zoneId: number };
 
 /** A download around the push, as the site masked it, stored as its own download job (trigger snippet). */
-async function storeSnapshot(deps: Deps, owner: string, loaded: LoadedPlan, collected: Collected): Promise<Snapshot> {
+async function storeSnapshot(
+  deps: Deps,
+  collector: Collector,
+  loaded: LoadedPlan,
+  collected: Collected,
+): Promise<Snapshot> {
+  const { owner } = collector;
   const deviceId = loaded.plan.device.id;
   const job = await insertSnapshotJob(deps.db, deviceId, owner, 60_000, deps.now);
   const end = await storeDownload(deps.db, {
@@ -31,6 +39,7 @@ async function storeSnapshot(deps: Deps, owner: string, loaded: LoadedPlan, coll
     exclusions: loaded.exclusions,
     storedHashes: loaded.storedHashes,
     outputs: collected.outputs,
+    siteDigests: siteDigestsOf(collector.zoneId, collected.secrets_digests),
     printed: [],
     skipped: collected.skipped,
     fingerprint: collected.fingerprint,
@@ -51,10 +60,11 @@ async function storeSnapshot(deps: Deps, owner: string, loaded: LoadedPlan, coll
  */
 export async function storePush(
   deps: Deps,
-  owner: string,
+  collector: Collector,
   job: Job,
   upload: ResultUpload,
 ): Promise<{ outcome: string; message: string } | undefined> {
+  const { owner } = collector;
   const finish = async (end: PushEnd) =>
     (await completePushJob(deps.db, job, owner, end, deps.now, finishJob)) ? end : undefined;
   const pushed = upload.push;
@@ -76,8 +86,8 @@ export async function storePush(
       transcript: pushed.transcript,
     });
   }
-  const before = await storeSnapshot(deps, owner, loaded, pushed.before);
-  const after = pushed.after ? await storeSnapshot(deps, owner, loaded, pushed.after) : undefined;
+  const before = await storeSnapshot(deps, collector, loaded, pushed.before);
+  const after = pushed.after ? await storeSnapshot(deps, collector, loaded, pushed.after) : undefined;
   const lines = "refused" in target ? [] : target.lines;
   return finish(
     pushEnd(

@@ -39,6 +39,8 @@ export const WireJob = z.object({
   template_code: z.string().nullable(),
   commands: z.array(z.string()),
   sealed_login: z.string(),
+  /** download, snippet_push: the zone's key for digests of masked values (base64), sealed. */
+  sealed_digest_key: z.string().optional(),
   /** detect: the SNMP agent to ask (its community or v3 keys), sealed; absent when the device has no SNMP settings. */
   sealed_snmp: z.string().optional(),
   /** detect: the built-in templates the answers are matched against, as the server holds them. */
@@ -50,9 +52,16 @@ export const WireJob = z.object({
 });
 export type WireJob = z.infer<typeof WireJob>;
 
+/**
+ * Per command, the HMAC-SHA256 (under the zone's digest key) of the values masking took out of its output: the
+ * server keeps it to say when a version's secrets changed; the values themselves never leave the site.
+ */
+const SecretsDigests = z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/));
+
 /** A download's outputs as the site stored them: cleaned, filtered and masked with the template's rules. */
 const Collected = z.object({
   outputs: z.array(z.tuple([z.string(), z.string()])),
+  secrets_digests: SecretsDigests.optional(),
   skipped: z.array(z.object({ command: z.string(), reason: z.string() })).optional(),
   fingerprint: z.string().max(200).optional(),
   duration_ms: z.number().int().min(0),
@@ -82,6 +91,7 @@ export const ResultUpload = z.object({
   outcome: z.enum(["collected", ...JOB_OUTCOMES.filter((o) => o !== "success" && o !== "unchanged")]),
   message: z.string().max(10_000).optional(),
   outputs: z.array(z.tuple([z.string(), z.string()])).optional(),
+  secrets_digests: SecretsDigests.optional(),
   skipped: z.array(z.object({ command: z.string(), reason: z.string() })).optional(),
   fingerprint: z.string().max(200).optional(),
   /** Whether the session got as far as the device (a failure's effect on the device's status). */
