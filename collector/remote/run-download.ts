@@ -5,7 +5,8 @@ import { open } from "../../src/platform/secrets/sealed-box.ts";
 import { storedTextAndSecrets, type ConnectionTemplate } from "../../src/modules/templates/index.ts";
 import { implausibleConfiguration } from "../../src/modules/templates/index.ts";
 import { secretsDigest } from "../../src/modules/configs/index.ts";
-import type { devices } from "../../src/db/schema/index.ts";
+import { getTableColumns } from "drizzle-orm";
+import { devices } from "../../src/db/schema/index.ts";
 import { collect, type Collected, type Login, type Progress } from "../collect.ts";
 import type { SessionLimits } from "../session.ts";
 import { SessionError } from "../session.ts";
@@ -13,8 +14,10 @@ import { templateText } from "../store-download.ts";
 import { parseTemplateOnce } from "../template-cache.ts";
 import { Transcript } from "../transcript.ts";
 
-/** Device columns that are times: the wire carries them as epoch ms. */
-const TIME_COLUMNS = ["lastSeenAt", "lastBackupAt", "snmpConfigChangedAt", "createdAt", "updatedAt"];
+/** Device columns that are times (the wire carries them as epoch ms), read from the schema so none is missed. */
+const TIME_COLUMNS = Object.entries(getTableColumns(devices))
+  .filter(([, column]) => column.columnType === "SQLiteTimestamp")
+  .map(([key]) => key);
 
 export const deviceOf = (wire: Record<string, unknown>) =>
   Object.fromEntries(

@@ -242,6 +242,27 @@ export async function enqueueJob(
   return job!;
 }
 
+/** Jobs whose runners decide what a claim after a lost lease does: an event counts its deliveries, a push is never sent twice. */
+const COUNTS_OWN_ATTEMPTS: ReadonlySet<JobType> = new Set(["event", "snippet_push"]);
+
+/**
+ * Whether a claimed job has been brought back past its attempts by collectors (local or remote) that stopped
+ * while running it: its claimer ends it with STOPPED_TOO_OFTEN instead of running it. Only a lease that ran out
+ * (requeueExpiredLeases) brings a job back after its last attempt, so a job claimed for the (max_attempts + 2)th
+ * time saw its collector stop on its last two attempts. One stop is forgiven (a restart during a nightly run must
+ * not fail its jobs); a second one says the job itself may be what stops it (a configuration that exhausts the
+ * collector's memory, say), and it would stop it again every time it is claimed, with every session beside it.
+ */
+export const stoppedTooOften = (job: Pick<Job, "type" | "attempts" | "maxAttempts">) =>
+  job.attempts > job.maxAttempts + 1 && !COUNTS_OWN_ATTEMPTS.has(job.type);
+
+/** How a job stoppedTooOften ends. */
+export const STOPPED_TOO_OFTEN: JobEnd = {
+  outcome: "error",
+  message:
+    "not tried again: its collector stopped while running it on its last two attempts; run it again once the collectors' logs show why",
+};
+
 /** Puts jobs whose collector stopped renewing its lease back in the queue. */
 export async function requeueExpiredLeases(db: DbOrTx, now: Date): Promise<number> {
   const rows = await db

@@ -1,7 +1,8 @@
 import { eq, isNotNull } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { credentials, devices, templates } from "../../db/schema/index.ts";
-import type { Job } from "../../platform/jobs/queue.ts";
+import { STOPPED_TOO_OFTEN, stoppedTooOften, type Job } from "../../platform/jobs/queue.ts";
+import type { Logger } from "../../kernel/logger.ts";
 import type { SecretBox } from "../../platform/secrets/box.ts";
 import { seal } from "../../platform/secrets/sealed-box.ts";
 import { failureReason } from "../../kernel/error-reason.ts";
@@ -17,7 +18,7 @@ import { SessionError } from "../../../collector/session.ts";
 import { snmpTargetOf } from "../../../collector/snmp.ts";
 import type { WireJob } from "./wire.ts";
 
-type Deps = { db: Db; secrets: SecretBox; now: () => Date; leaseMs: number };
+type Deps = { db: Db; secrets: SecretBox; now: () => Date; leaseMs: number; logger: Logger };
 type Claimer = { publicKey: string; owner: string; zoneId: number };
 
 /** The device's columns as the wire carries them: no encrypted secret, times as epoch ms. */
@@ -33,7 +34,7 @@ const asFailure = (err: unknown) =>
  * A claimed job as the claiming collector gets it: what its session needs, each secret sealed to that collector's
  * public key (in clear only in this process's memory and the collector's). A job nothing at the site could fix
  * (no template, a credential set gone, a deleted deployment, an interrupted push) ends here, saying why, and
- * answers undefined.
+ * answers undefined; so does one whose collectors stopped too often (the local collectors' rule, queue.ts).
  */
 export async function wireJobOf(deps: Deps, claimer: Claimer, job: Job): Promise<WireJob | undefined> {
   const base = {
@@ -42,6 +43,16 @@ export async function wireJobOf(deps: Deps, claimer: Claimer, job: Job): Promise
     max_attempts: job.maxAttempts,
     lease_ms: deps.leaseMs,
   };
+  if (stoppedTooOften(job)) {
+    deps.logger.warn("job not run: its collector stopped while running it on its last two attempts", {
+      type: job.type,
+      device: job.deviceId,
+      attempts: job.attempts - 1,
+      collector: claimer.owner,
+    });
+    await finishJob(deps.db, job, claimer.owner, STOPPED_TOO_OFTEN, deps.now());
+    return undefined;
+  }
   const sealed = (value: unknown) => seal(claimer.publicKey, JSON.stringify(value));
   const digestKey = () =>
     sealed(Buffer.from(zoneSecretsDigestKey(deps.secrets.secretsDigestKey, claimer.zoneId)).toString("base64"));

@@ -140,7 +140,7 @@ export function createCollectorApi(): Hono<Env> {
   api.post("/jobs/claim", async (c) => {
     const input = await body(c, ClaimRequest);
     if (input instanceof Response) return input;
-    const { db, clock, config, secrets } = c.var.services;
+    const { db, clock, config, secrets, logger } = c.var.services;
     const collector = c.var.collector;
     const owner = ownerOf(collector);
     const leaseMs = config.collectorLeaseMs;
@@ -152,7 +152,7 @@ export function createCollectorApi(): Hono<Env> {
         const job = await claimNextZoneJob(db, collector.zoneId, owner, clock.now(), leaseMs);
         if (!job) break;
         const wired = await wireJobOf(
-          { db, secrets, now: () => clock.now(), leaseMs },
+          { db, secrets, now: () => clock.now(), leaseMs, logger },
           { publicKey: collector.publicKey, owner, zoneId: collector.zoneId },
           job,
         );
