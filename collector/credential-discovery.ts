@@ -6,7 +6,7 @@ import { deviceRef, recordEvent } from "../src/platform/outbox/record.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/index.ts";
 import type { Progress } from "./collect.ts";
 import { SETTINGS_DEFAULTS } from "../src/platform/settings/schema.ts";
-import { detectAt, PROBE, type Detection } from "./detect-job.ts";
+import { detectAt, detectEnvOf, PROBE, type Detection } from "./detect-job.ts";
 import type { DownloadDeps } from "./download-deps.ts";
 import { loginOf } from "./login.ts";
 import { SessionError } from "./session.ts";
@@ -97,7 +97,7 @@ export async function findWorkingSet(
       try {
         const login = await loginOf(deps.secrets, device, cred);
         const progress: Progress = { connected: false };
-        const detection = await detectAt(deps, { device, own, login }, signal, progress);
+        const detection = await detectAt(await detectEnvOf(deps), { device, own, login }, signal, progress);
         return { found: { cred, port, detection }, failedTries };
       } catch (err) {
         if (signal.aborted) throw err;

@@ -21,11 +21,11 @@ import {
 import type { DownloadDeps } from "./download-deps.ts";
 import { loginOf } from "./login.ts";
 import { describeError } from "./errors.ts";
-import { cleanCommandOutput, SessionError, type SessionProfile } from "./session.ts";
+import { cleanCommandOutput, SessionError, type SessionLimits, type SessionProfile } from "./session.ts";
 import { readSnmpSystem, type SnmpSystem } from "./snmp.ts";
 import type { JobEnd } from "./store-download.ts";
 import { parseTemplateOnce } from "./template-cache.ts";
-import { builtinTemplates } from "./builtin-templates.ts";
+import { builtinTemplates, type BuiltinTemplate } from "./builtin-templates.ts";
 import { Transcript } from "./transcript.ts";
 import { removeSecrets } from "../src/modules/templates/index.ts";
 import type { Login } from "./collect.ts";
@@ -88,7 +88,7 @@ function probeProfile(own: ConnectionTemplate, builtins: ConnectionTemplate[]): 
  * gets the rules of the first template (its own, then the built-ins) that finds a secret in it; one template's
  * only, and before the login's secrets, as rules may take another's `<secret hidden>` for a secret.
  */
-function maskedLines(lines: string[], templates: ConnectionTemplate[], login: Login | undefined): string[] {
+export function maskedLines(lines: string[], templates: ConnectionTemplate[], login: Login | undefined): string[] {
   const transcript = new Transcript({ secrets: [] }, login ?? { username: "" });
   return lines.map((line) => {
     const ruled = templates.map((t) => removeSecrets(line, t.secrets)).find((masked) => masked !== line) ?? line;
@@ -126,15 +126,25 @@ export function hostnameOfPrompt(prompt: string): string | null {
   return /^[A-Za-z0-9][\w.-]*/.exec(s)?.[0] ?? null;
 }
 
+/** What a detection compares with and how it opens its session: the database's built-ins, the session settings. */
+export type DetectEnv = {
+  builtins: BuiltinTemplate[];
+  session: { limits: SessionLimits; connectTimeoutMs: number };
+};
+
+export async function detectEnvOf(deps: DownloadDeps): Promise<DetectEnv> {
+  return { builtins: await builtinTemplates(deps.db), session: await sessionSettings(deps) };
+}
+
 export async function detectAt(
-  deps: DownloadDeps,
+  env: DetectEnv,
   target: { device: typeof devices.$inferSelect; own: ConnectionTemplate; login: Login; snmp?: SnmpSystem },
   signal: AbortSignal,
   progress: Progress,
   masking: { templates: ConnectionTemplate[]; login?: Login } = { templates: [] },
 ): Promise<Detection> {
   const { device, own, login, snmp } = target;
-  const shipped = await builtinTemplates(deps.db);
+  const shipped = env.builtins;
   const builtins = shipped.map((b) => b.template);
   const byKey = new Map(shipped.map((b) => [b.key, b.template]));
   const candidates: DetectCandidate[] = shipped.flatMap(({ id, key, template }) =>
@@ -143,7 +153,7 @@ export async function detectAt(
 
   masking.templates = [own, ...builtins];
   masking.login = login;
-  const settings = await sessionSettings(deps);
+  const settings = env.session;
   const profile = probeProfile(own, builtins);
   const detectOver = (template: ConnectionTemplate, target: typeof device) =>
     inShell({ device: target, template, login }, { ...settings, profile }, signal, progress, async (session) => {
@@ -285,10 +295,10 @@ export async function detectAt(
 export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSignal): Promise<JobEnd | undefined> {
   const started = Date.now();
   const progress: Progress = { connected: false };
-  let end: JobEnd;
-  let result: Record<string, unknown> = {};
   // What the catch masks a failure's last lines with, as far as the job got.
   const masking: { templates: ConnectionTemplate[]; login?: Login } = { templates: [] };
+  let device: typeof devices.$inferSelect | undefined;
+  let ran: DetectRun;
   try {
     const [row] = await deps.db
       .select({ device: devices, cred: credentials, code: templates.code })
@@ -297,13 +307,54 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
       .leftJoin(templates, eq(templates.id, devices.templateId))
       .where(eq(devices.id, job.deviceId!));
     if (!row) throw new SessionError("error", `device ${job.deviceId} no longer exists`);
-    const { device } = row;
-    const parsedOwn = row.code === null ? undefined : parseTemplateOnce(row.code);
-    const own = parsedOwn?.ok ? parsedOwn.template : PROBE;
-    const shipped = await builtinTemplates(deps.db);
-    const snmp = await readSnmpSystem(deps, { device, template: own }, shipped);
+    device = row.device;
+    const own = ownTemplateOf(row.code);
+    const env = await detectEnvOf(deps);
+    const snmp = await readSnmpSystem(deps, { device, template: own }, env.builtins);
     const login = await loginOf(deps.secrets, device, device.credId ? row.cred : null);
-    const found = await detectAt(deps, { device, own, login, snmp }, signal, progress, masking);
+    ran = { found: await detectAt(env, { device, own, login, snmp }, signal, progress, masking) };
+  } catch (err) {
+    if (!(err instanceof SessionError))
+      deps.logger.error("detection failed unexpectedly", { job: job.id, error: describeError(err) });
+    const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
+    ran = {
+      failure: { outcome: failure.outcome, message: failure.message },
+      lastLines: maskedLines(failure.lastLines, masking.templates, masking.login),
+    };
+  }
+  return recordDetection(deps, job, device, ran, Date.now() - started);
+}
+
+/** The template a detection logs in with: the device's own when it has a valid one, else PROBE. */
+export function ownTemplateOf(code: string | null): ConnectionTemplate {
+  const parsed = code === null ? undefined : parseTemplateOnce(code);
+  return parsed?.ok ? parsed.template : PROBE;
+}
+
+/** What a detection session gave: what it found, or how it failed (its last lines already masked). */
+export type DetectRun =
+  | { found: Detection }
+  | { failure: { outcome: JobEnd["outcome"]; message: string }; lastLines: string[] };
+
+/**
+ * Records a detection's end, wherever its session ran (here, or at a remote collector's site): applies the
+ * proposal when the job asked for it, keeps the inventory it read, and finishes the job.
+ */
+export async function recordDetection(
+  deps: Pick<DownloadDeps, "db" | "clock" | "owner">,
+  job: Job,
+  device: typeof devices.$inferSelect | undefined,
+  ran: DetectRun,
+  durationMs: number,
+): Promise<JobEnd | undefined> {
+  let end: JobEnd;
+  let result: Record<string, unknown> = {};
+  if ("failure" in ran || !device) {
+    const failure = "failure" in ran ? ran.failure : { outcome: "error" as const, message: "no device" };
+    end = { outcome: failure.outcome, retrying: false, message: failure.message };
+    if ("lastLines" in ran && ran.lastLines.length) result = { last_lines: ran.lastLines };
+  } else {
+    const found = ran.found;
     const { proposal, ranked, model, osVersion } = found;
     result = { ...found.result, applied: false };
     if (!proposal) {
@@ -331,19 +382,12 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
         .where(eq(devices.id, device.id));
       end = { outcome: "success", retrying: false, message: `${apply ? "set" : "proposes"} ${what}` };
     }
-  } catch (err) {
-    const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
-    if (!(err instanceof SessionError))
-      deps.logger.error("detection failed unexpectedly", { job: job.id, error: describeError(err) });
-    end = { outcome: failure.outcome, retrying: false, message: failure.message };
-    if (failure.lastLines.length)
-      result = { last_lines: maskedLines(failure.lastLines, masking.templates, masking.login) };
   }
   const { recorded } = await finishJob(
     deps.db,
     job,
     deps.owner,
-    { outcome: end.outcome, message: end.message, result: { duration_ms: Date.now() - started, ...result } },
+    { outcome: end.outcome, message: end.message, result: { duration_ms: durationMs, ...result } },
     deps.clock.now(),
   );
   return recorded ? end : undefined;
@@ -351,7 +395,7 @@ export async function runDetectJob(deps: DownloadDeps, job: Job, signal: AbortSi
 
 /** Sets the device's template, and its vendor (a known vendor's name) and model where detection read them; recorded in the activity log. */
 async function applyProposal(
-  deps: DownloadDeps,
+  deps: Pick<DownloadDeps, "db" | "clock">,
   job: Job,
   device: typeof devices.$inferSelect,
   found: { templateId: number; vendor: string | null; model: string | null },

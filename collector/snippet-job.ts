@@ -10,14 +10,44 @@ import { collect, type Progress } from "./collect.ts";
 import { loadPlan, loginOf, storing, type DownloadDeps, type LoadedPlan } from "./download.ts";
 import { describeError } from "./errors.ts";
 import { keepLease } from "./lease.ts";
-import { linesNotInConfig, pushLines } from "./push.ts";
+import { linesNotInConfig, pushLines, type PushOutcome } from "./push.ts";
 import { sessionSettings } from "./collector-settings.ts";
 import { SessionError } from "./session.ts";
 import { LeaseLost, storeDownload, templateText, type StoreRequest } from "./store-download.ts";
 import { snmpResult } from "./snmp.ts";
 
 /** A configuration downloaded around a push: its stored text per command and the download job that stored it. */
-type Snapshot = { jobId: number; configIds: unknown; texts: Map<string, string> };
+export type Snapshot = { jobId: number; configIds: unknown; texts: Map<string, string> };
+
+/**
+ * The download job a configuration around a push is stored as (trigger `snippet`, so its versions say
+ * change_trigger snippet), running under `owner` from `now`.
+ */
+export async function insertSnapshotJob(
+  db: DownloadDeps["db"],
+  deviceId: number,
+  owner: string,
+  leaseMs: number,
+  now: Date,
+): Promise<Job> {
+  const [job] = await db
+    .insert(jobs)
+    .values({
+      type: "download",
+      deviceId,
+      trigger: "snippet",
+      state: "running",
+      leaseOwner: owner,
+      leaseExpiresAt: new Date(now.getTime() + leaseMs),
+      attempts: 1,
+      maxAttempts: 1,
+      runAfter: now,
+      createdAt: now,
+      startedAt: now,
+    })
+    .returning();
+  return job!;
+}
 
 /**
  * Downloads the device's configuration through the normal storage path, as a download job of its own (trigger
@@ -29,28 +59,12 @@ async function snapshot(
   leaseMs: number,
   signal: AbortSignal,
 ): Promise<Snapshot> {
-  const now = deps.clock.now();
-  const [job] = await deps.db
-    .insert(jobs)
-    .values({
-      type: "download",
-      deviceId: loaded.plan.device.id,
-      trigger: "snippet",
-      state: "running",
-      leaseOwner: deps.owner,
-      leaseExpiresAt: new Date(now.getTime() + leaseMs),
-      attempts: 1,
-      maxAttempts: 1,
-      runAfter: now,
-      createdAt: now,
-      startedAt: now,
-    })
-    .returning();
+  const job = await insertSnapshotJob(deps.db, loaded.plan.device.id, deps.owner, leaseMs, deps.clock.now());
   const started = Date.now();
   // Renewed like the push's own lease: a collector that dies leaves this job running for one lease at most, and
   // the device (whose jobs wait while one runs) free for the push's next claim, which reports the interruption.
   const leaseLost = new AbortController();
-  const stopRenewing = keepLease(deps, job!.id, leaseMs, () =>
+  const stopRenewing = keepLease(deps, job.id, leaseMs, () =>
     leaseLost.abort("the lease of the download before or after the push was lost"),
   );
   try {
@@ -60,7 +74,7 @@ async function snapshot(
       { connected: false },
     );
     const request: StoreRequest = {
-      job: job!,
+      job,
       owner: deps.owner,
       deviceId: loaded.plan.device.id,
       templateCode: loaded.templateCode,
@@ -76,9 +90,9 @@ async function snapshot(
     };
     const end = await storing(() => (deps.store ? deps.store(request) : storeDownload(deps.db, request)));
     if (!end) throw new LeaseLost();
-    const [stored] = await deps.db.select({ result: jobs.result }).from(jobs).where(eq(jobs.id, job!.id));
+    const [stored] = await deps.db.select({ result: jobs.result }).from(jobs).where(eq(jobs.id, job.id));
     return {
-      jobId: job!.id,
+      jobId: job.id,
       configIds: stored?.result?.config_ids ?? [],
       texts: new Map(
         collected.outputs.map(([command, output]) => [
@@ -98,7 +112,7 @@ async function snapshot(
         leaseOwner: null,
         leaseExpiresAt: null,
       })
-      .where(and(eq(jobs.id, job!.id), eq(jobs.leaseOwner, deps.owner)));
+      .where(and(eq(jobs.id, job.id), eq(jobs.leaseOwner, deps.owner)));
     throw err;
   } finally {
     stopRenewing();
@@ -106,7 +120,7 @@ async function snapshot(
 }
 
 /** The pushed lines missing from the configuration after (templates with push.verify_lines; [] for the others). */
-function configLinesMissing(loaded: LoadedPlan, lines: string[], after: Snapshot): string[] {
+function configLinesMissing(loaded: Pick<LoadedPlan, "plan">, lines: string[], after: Snapshot): string[] {
   const { template } = loaded.plan;
   const command = template.config_command ?? template.commands[0]!;
   return linesNotInConfig(template, lines, after.texts.get(command) ?? "");
@@ -125,41 +139,15 @@ export async function runSnippetJob(
   signal: AbortSignal,
 ): Promise<PushEnd | undefined> {
   const started = Date.now();
-  const deploymentDeviceId = Number(job.params?.deployment_device_id);
   const finish = async (end: PushEnd) =>
     (await completePushJob(deps.db, job, deps.owner, end, deps.clock.now(), finishJob)) ? end : undefined;
-  const [target] = await deps.db
-    .select()
-    .from(snippetDeploymentDevices)
-    .where(eq(snippetDeploymentDevices.id, deploymentDeviceId));
-  if (!target)
-    return finish({
-      status: "error",
-      outcome: "error",
-      message: "the deployment was deleted",
-      result: {},
-      transcript: "",
-    });
-  if (job.attempts > 1) {
-    return finish({
-      status: "error",
-      outcome: "error",
-      message:
-        "an earlier attempt of this push was interrupted (its collector stopped); the lines were not sent again: check the device, then send again",
-      result: {},
-      transcript: "",
-    });
-  }
+  const target = await pushTargetOf(deps.db, job);
+  if ("refused" in target) return finish(target.refused);
   let before: Snapshot | undefined;
   try {
     const loaded = await loadPlan(deps.db, deps.secrets, job.deviceId!);
     const { device } = loaded.plan;
-    let login = loaded.plan.login;
-    if (device.snippetCredId) {
-      const [cred] = await deps.db.select().from(credentials).where(eq(credentials.id, device.snippetCredId));
-      if (!cred) throw new SessionError("error", `snippet credential set ${device.snippetCredId} no longer exists`);
-      login = await loginOf(deps.secrets, device, cred);
-    }
+    const login = await pushLoginOf(deps, loaded);
     before = await snapshot(deps, loaded, leaseMs, signal);
     const progress: Progress = { connected: false };
     const pushed = await pushLines(
@@ -172,46 +160,16 @@ export async function runSnippetJob(
       signal,
       progress,
     );
-    const result: Record<string, unknown> = {
-      duration_ms: 0,
-      saved: pushed.saved,
-      before_job_id: before.jobId,
-      before_config_ids: before.configIds,
-      ...(pushed.failedLine ? { failed_line: pushed.failedLine } : {}),
-      ...(pushed.rolledBack !== undefined ? { rolled_back: pushed.rolledBack } : {}),
-    };
     // After any push that reached the device, what it holds now: a failed push may have taken some lines.
+    let afterError: string | undefined;
     const after = progress.connected
       ? await snapshot(deps, loaded, leaseMs, signal).catch((err) => {
           if (err instanceof LeaseLost) throw err;
-          result.after_error = failureReason(err).slice(0, 500);
+          afterError = failureReason(err).slice(0, 500);
           return undefined;
         })
       : undefined;
-    if (after) {
-      const commands = [...new Set([...before.texts.keys(), ...after.texts.keys()])];
-      const diff = commands
-        .map((c) => unifiedDiff(before!.texts.get(c) ?? "", after.texts.get(c) ?? "", `${c} (before)`, `${c} (after)`))
-        .filter((d) => d.added || d.removed);
-      Object.assign(result, {
-        after_job_id: after.jobId,
-        after_config_ids: after.configIds,
-        diff: diff.map((d) => d.text).join(""),
-        lines_added: diff.reduce((n, d) => n + d.added, 0),
-        lines_removed: diff.reduce((n, d) => n + d.removed, 0),
-        ...(pushed.status === "success"
-          ? { lines_not_in_config: configLinesMissing(loaded, target.lines, after) }
-          : {}),
-      });
-    }
-    result.duration_ms = Date.now() - started;
-    return await finish({
-      status: pushed.status,
-      outcome: pushed.status === "success" ? "success" : (pushed.outcome ?? "error"),
-      message: pushed.message,
-      result,
-      transcript: pushed.transcript,
-    });
+    return await finish(pushEnd(loaded, target.lines, pushed, { before, after, afterError }, Date.now() - started));
   } catch (err) {
     if (err instanceof LeaseLost) {
       deps.logger.warn("lease lost; the push's result was discarded", { job: job.id });
@@ -221,12 +179,97 @@ export async function runSnippetJob(
       deps.logger.error("push failed unexpectedly", { job: job.id, error: describeError(err) });
     const failure = err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
     // Failing before the push (the download before it, the plan) sends nothing.
-    return finish({
-      status: "error",
-      outcome: failure.outcome,
-      transcript: "",
-      message: `${before ? "" : "nothing was pushed: "}${failure.message}`,
-      result: { duration_ms: Date.now() - started, ...(before ? { before_job_id: before.jobId } : {}) },
+    return finish(pushFailure(failure, before, Date.now() - started));
+  }
+}
+
+/** A push that failed before the device took anything (or whose download before it failed): nothing was sent. */
+export function pushFailure(
+  failure: { outcome: PushEnd["outcome"]; message: string },
+  before: Pick<Snapshot, "jobId"> | undefined,
+  durationMs: number,
+): PushEnd {
+  return {
+    status: "error",
+    outcome: failure.outcome,
+    transcript: "",
+    message: `${before ? "" : "nothing was pushed: "}${failure.message}`,
+    result: { duration_ms: durationMs, ...(before ? { before_job_id: before.jobId } : {}) },
+  };
+}
+
+/**
+ * The lines a push job sends, or why it must end without sending anything: its deployment was deleted, or an
+ * earlier attempt was interrupted (a push is never sent twice).
+ */
+export async function pushTargetOf(
+  db: DownloadDeps["db"],
+  job: Job,
+): Promise<{ lines: string[]; rollbackLines: string[] } | { refused: PushEnd }> {
+  const refused = (message: string) => ({
+    refused: { status: "error" as const, outcome: "error" as const, message, result: {}, transcript: "" },
+  });
+  const [target] = await db
+    .select()
+    .from(snippetDeploymentDevices)
+    .where(eq(snippetDeploymentDevices.id, Number(job.params?.deployment_device_id)));
+  if (!target) return refused("the deployment was deleted");
+  if (job.attempts > 1)
+    return refused(
+      "an earlier attempt of this push was interrupted (its collector stopped); the lines were not sent again: check the device, then send again",
+    );
+  return { lines: target.lines, rollbackLines: target.rollbackLines };
+}
+
+/** The login a push uses: the device's snippet credential set when it has one, else its primary login. */
+export async function pushLoginOf(deps: Pick<DownloadDeps, "db" | "secrets">, loaded: LoadedPlan) {
+  const { device } = loaded.plan;
+  if (!device.snippetCredId) return loaded.plan.login;
+  const [cred] = await deps.db.select().from(credentials).where(eq(credentials.id, device.snippetCredId));
+  if (!cred) throw new SessionError("error", `snippet credential set ${device.snippetCredId} no longer exists`);
+  return loginOf(deps.secrets, device, cred);
+}
+
+/**
+ * How a push that reached the session stage ended: its outcome, the downloads before and after it, their diff
+ * and the pushed lines missing from the configuration after. Shared by the local run and a remote collector's.
+ */
+export function pushEnd(
+  loaded: Pick<LoadedPlan, "plan">,
+  lines: string[],
+  pushed: Pick<PushOutcome, "status" | "outcome" | "message" | "saved" | "failedLine" | "rolledBack" | "transcript">,
+  around: { before: Snapshot; after: Snapshot | undefined; afterError?: string },
+  durationMs: number,
+): PushEnd {
+  const { before, after, afterError } = around;
+  const result: Record<string, unknown> = {
+    duration_ms: durationMs,
+    saved: pushed.saved,
+    before_job_id: before.jobId,
+    before_config_ids: before.configIds,
+    ...(pushed.failedLine ? { failed_line: pushed.failedLine } : {}),
+    ...(pushed.rolledBack !== undefined ? { rolled_back: pushed.rolledBack } : {}),
+    ...(afterError !== undefined ? { after_error: afterError } : {}),
+  };
+  if (after) {
+    const commands = [...new Set([...before.texts.keys(), ...after.texts.keys()])];
+    const diff = commands
+      .map((c) => unifiedDiff(before.texts.get(c) ?? "", after.texts.get(c) ?? "", `${c} (before)`, `${c} (after)`))
+      .filter((d) => d.added || d.removed);
+    Object.assign(result, {
+      after_job_id: after.jobId,
+      after_config_ids: after.configIds,
+      diff: diff.map((d) => d.text).join(""),
+      lines_added: diff.reduce((n, d) => n + d.added, 0),
+      lines_removed: diff.reduce((n, d) => n + d.removed, 0),
+      ...(pushed.status === "success" ? { lines_not_in_config: configLinesMissing(loaded, lines, after) } : {}),
     });
   }
+  return {
+    status: pushed.status,
+    outcome: pushed.status === "success" ? "success" : (pushed.outcome ?? "error"),
+    message: pushed.message,
+    result,
+    transcript: pushed.transcript,
+  };
 }

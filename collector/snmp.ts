@@ -67,7 +67,8 @@ export type SnmpPrecheck =
     }
   | { skip: true; message: string; report: SnmpReport };
 
-type Target =
+/** Where and how to ask an agent; its community or v3 keys are secrets (a remote collector gets it sealed). */
+export type SnmpTarget =
   | { host: string; port: number; version: "2c"; community: string }
   | { host: string; port: number; version: "3"; user: snmp.User };
 
@@ -79,7 +80,7 @@ type SnmpSubject = Pick<Plan, "device"> & { template?: Pick<ConnectionTemplate, 
 /** What the system group said, and what the device is by it (snmp-identity.ts); `target` is absent when the agent could not be asked. */
 export type SnmpSystem = {
   report: SnmpReport;
-  target?: Target;
+  target?: SnmpTarget;
   identity?: Identity;
   uptimeTicks?: snmp.VarbindValue;
   readAt?: Date;
@@ -94,8 +95,17 @@ export async function readSnmpSystem(
   subject: SnmpSubject,
   families?: { template: SnmpFamily }[],
 ): Promise<SnmpSystem | undefined> {
-  const target = await targetOf(deps, subject);
+  const target = await snmpTargetOf(deps, subject);
   if (!target) return undefined;
+  return readSnmpSystemAt(target, families ?? (await builtinTemplates(deps.db)), deps.clock);
+}
+
+/** readSnmpSystem with the target already known (a remote collector gets it sealed in the job). */
+export async function readSnmpSystemAt(
+  target: SnmpTargetOrProblem,
+  families: { template: SnmpFamily }[],
+  clock: Pick<Clock, "now">,
+): Promise<SnmpSystem> {
   const report: SnmpReport = { version: target.version, port: target.port };
   if ("problem" in target) return { report: { ...report, error: target.problem } };
 
@@ -105,7 +115,7 @@ export async function readSnmpSystem(
   } catch (err) {
     return { report: { ...report, error: describeFailure(err, target) } };
   }
-  const readAt = deps.clock.now();
+  const readAt = clock.now();
   const uptimeTicks = system.get(OIDS.sysUpTime);
   Object.assign(report, {
     sys_descr: text(system.get(OIDS.sysDescr)),
@@ -122,7 +132,7 @@ export async function readSnmpSystem(
     ),
   );
   // Which vendor and wording a sysObjectID stands for is the built-in templates' knowledge (their detect sections).
-  const known = (families ?? (await builtinTemplates(deps.db))).map((f) => f.template);
+  const known = families.map((f) => f.template);
   const identity = identify({ sysObjectId: report.sys_object_id, sysDescr: report.sys_descr, chassisModel }, known);
   Object.assign(report, { vendor: identity.vendor, model: identity.model, software_version: identity.version });
   return { report, target, identity, uptimeTicks, readAt };
@@ -185,11 +195,14 @@ export function configChangedColumns(precheck: SnmpPrecheck) {
   return { snmpConfigChangedValue: read?.value ?? null, snmpConfigChangedAt: read?.readAt ?? null };
 }
 
+/** A target, or why the device's settings give none (reported, never thrown). */
+export type SnmpTargetOrProblem = SnmpTarget | (Pick<SnmpTarget, "version" | "port"> & { problem: string });
+
 /** Where and how to ask, from the device's credential set; undefined when it has no SNMP settings. */
-async function targetOf(
-  deps: Deps,
+export async function snmpTargetOf(
+  deps: Pick<Deps, "db" | "secrets">,
   subject: SnmpSubject,
-): Promise<Target | (Pick<Target, "version" | "port"> & { problem: string }) | undefined> {
+): Promise<SnmpTargetOrProblem | undefined> {
   const { device, template } = subject;
   if (!device.credId) return undefined;
   const [cred] = await deps.db.select().from(credentials).where(eq(credentials.id, device.credId));
@@ -234,7 +247,7 @@ async function targetOf(
 }
 
 /** One GET; per-object exceptions (noSuchObject, noSuchInstance) come back as absent entries. */
-function get(target: Target, oids: string[]): Promise<Map<string, snmp.VarbindValue>> {
+function get(target: SnmpTarget, oids: string[]): Promise<Map<string, snmp.VarbindValue>> {
   const options = {
     port: target.port,
     timeout: TIMEOUT_MS,
@@ -275,7 +288,7 @@ function get(target: Target, oids: string[]): Promise<Map<string, snmp.VarbindVa
   });
 }
 
-function describeFailure(err: unknown, target: Target): string {
+function describeFailure(err: unknown, target: SnmpTarget): string {
   const name = err instanceof Error ? err.name : "";
   if (name === "RequestTimedOutError") {
     const hint =

@@ -41,6 +41,11 @@ export type StoreRequest = {
   storedHashes: Record<string, string>;
   /** The key the masked secret values are digested with (SecretBox.secretsDigestKey); without it none is kept. */
   secretsDigestKey?: Uint8Array;
+  /**
+   * Digests made where the outputs were masked (a remote collector's site, under its zone's key), by command and
+   * already labelled (zoneDigestLabel): kept as they are, since the values they digest never reached here.
+   */
+  siteDigests?: Record<string, string>;
   /** Each command and what the session printed for it (secrets still in: they are taken out here). */
   outputs: [command: string, output: string][];
   /** The commands whose output is what the shell printed, to be cleaned here (Collected.printed; outputText). */
@@ -191,7 +196,8 @@ async function prepare(request: StoreRequest, options: { longWay?: boolean } = {
   const rules = rulesKey(request.templateCode, request.exclusions);
   const raws = request.outputs.map(([command, output]) => ({
     command,
-    raw: rawHash(output),
+    // A site's output comes masked: its digest is what says the secrets behind it moved.
+    raw: rawHash(request.siteDigests ? `${request.siteDigests[command] ?? ""}\n${output}` : output),
     remembered: memory.get(request.deviceId, command, rules),
   }));
   if (
@@ -207,7 +213,12 @@ async function prepare(request: StoreRequest, options: { longWay?: boolean } = {
   const key = template.secrets_reencrypted ? undefined : request.secretsDigestKey;
   const texts = request.outputs.map(([command, output]) => {
     const { text, secrets } = storedTextAndSecrets(templateText(request, template, command, output), template);
-    return { command, text, secretsDigest: key ? secretsDigest(key, secrets) : null };
+    const digest = request.siteDigests
+      ? (request.siteDigests[command] ?? null)
+      : key
+        ? secretsDigest(key, secrets)
+        : null;
+    return { command, text, secretsDigest: template.secrets_reencrypted ? null : digest };
   });
   const config = texts.find((t) => t.command === template.config_command);
   const problem = config && implausibleConfiguration(config.text, template);

@@ -1,8 +1,9 @@
 import {
   claimNextJob,
-  refusalOfRemoteZoneJob,
   releaseJob,
   requeueExpiredLeases,
+  STOPPED_TOO_OFTEN,
+  stoppedTooOften,
   type Job,
 } from "../src/platform/jobs/queue.ts";
 import { finishJob } from "../src/modules/tasks/index.ts";
@@ -35,21 +36,6 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = {
   leaseMs: 60_000,
   jobTimeLimitMs: 10 * 60_000,
 };
-
-/** Jobs whose runners decide what a claim after a lost lease does: an event counts its deliveries, a push is never sent twice. */
-const COUNTS_OWN_ATTEMPTS = new Set<Job["type"]>(["event", "snippet_push"]);
-
-/**
- * Whether a job has been brought back past its attempts by collectors that stopped while running it. Only a lease
- * that ran out (requeueExpiredLeases) brings a job back after its last attempt, so a job claimed for the
- * (max_attempts + 2)th time saw its collector stop on its last two attempts. One stop is forgiven (a restart
- * during a nightly run must not fail its jobs); a second one says the job itself may be what stops it (a
- * configuration that exhausts the collector's memory, say), and it would stop it again every time it is claimed,
- * with every session running beside it.
- */
-const stoppedTooOften = (job: Job) => job.attempts > job.maxAttempts + 1 && !COUNTS_OWN_ATTEMPTS.has(job.type);
-const stoppedTooOftenMessage =
-  "not tried again: its collector stopped while running it on its last two attempts; run it again once the collectors' logs show why";
 
 /**
  * Claims jobs while it has free slots, runs each with a heartbeat that keeps its lease and a watchdog that
@@ -91,23 +77,13 @@ export function startWorker(given: DownloadDeps, options: WorkerOptions) {
       pause.wake();
     };
     try {
-      const refusal = await refusalOfRemoteZoneJob(jobDeps.db, job);
-      if (refusal) {
-        jobDeps.logger.warn("job not run: its device is in a remote zone", { type: job.type, device: job.deviceId });
-        await finishJob(jobDeps.db, job, jobDeps.owner, { outcome: "error", message: refusal }, jobDeps.clock.now());
-      } else if (stoppedTooOften(job)) {
+      if (stoppedTooOften(job)) {
         jobDeps.logger.warn("job not run: its collector stopped while running it on its last two attempts", {
           type: job.type,
           device: job.deviceId,
           attempts: job.attempts - 1,
         });
-        await finishJob(
-          jobDeps.db,
-          job,
-          jobDeps.owner,
-          { outcome: "error", message: stoppedTooOftenMessage },
-          jobDeps.clock.now(),
-        );
+        await finishJob(jobDeps.db, job, jobDeps.owner, STOPPED_TOO_OFTEN, jobDeps.clock.now());
       } else {
         const handler = handlerFor(job, jobDeps);
         if (handler) {

@@ -13,6 +13,7 @@ import { silentLogger } from "../../src/kernel/logger.ts";
 import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, latestConfigs, iosScript } from "../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../test/helpers/fake-device.ts";
+import { startConfigDevice } from "../../test/helpers/config-device.ts";
 import { freePort, start, stopGroup, type Spawned } from "../../test/helpers/process.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../worker.ts";
 import { COLLECTOR_CREDENTIAL_HEADER } from "../../src/runtime/collector-api/wire.ts";
@@ -241,6 +242,149 @@ describe("remote collectors", () => {
     }
     const zoneOfCredential = new Map(credentials.map((c) => [c, claimsOf(c)[0]!.device.zoneId]));
     expect([...zoneOfCredential.values()].sort()).toEqual([zoneA.id, zoneB.id].sort());
+  }, 120_000);
+
+  it("detects a remote zone's device and pushes a snippet to one through its collector, masked at the site", async () => {
+    const detected = await device("site-a-detect-1", zoneA.id);
+    const bDetected = await device("site-b-detect-1", zoneB.id);
+    const PUSH_SECRET = "PushC0mmunity77";
+    const fake = await startConfigDevice({
+      flavor: "ios",
+      hostname: "site-a-edge-1",
+      running: ["hostname site-a-edge-1", "interface Vlan20", " ip address 192.0.2.20 255.255.255.0"],
+      auth: { username: "backup", password: DEVICE_PASSWORD },
+    });
+    fakes.push(fake);
+    const pushTo = await addLoopbackDevice(t, admin, {
+      name: "site-a-edge-1",
+      port: fake.port,
+      templateId: await builtinTemplateId(t, "cisco-ios"),
+      username: "backup",
+      password: DEVICE_PASSWORD,
+      zone_id: zoneA.id,
+    });
+    const wireFrom = wire.length;
+
+    const detect = (id: number) =>
+      t.call(`/api/v1/devices/${id}/detect?wait=60`, { method: "POST", token: admin, body: {} });
+    const [a, b] = await Promise.all([detect(detected.id), detect(bDetected.id)]);
+    expect(a.status, JSON.stringify(a.body)).toBe(200);
+    expect(a.body.data, siteA.output()).toMatchObject({ state: "finished", outcome: "success" });
+    // The fixture's show version: "Cisco IOS XE Software, Version 17.09.04a".
+    expect(a.body.data.result.proposal).toMatchObject({ template: "cisco-ios", os_version: "17.09.04a" });
+    expect(b.body.data).toMatchObject({ state: "finished", outcome: "success" });
+    expect(detected.fake.sessions).toBe(1);
+
+    const snippet = await t.call("/api/v1/snippets", {
+      method: "POST",
+      token: admin,
+      body: { name: "site snmp", content: `snmp-server community ${PUSH_SECRET} RO\nntp server 192.0.2.123` },
+    });
+    expect(snippet.status, JSON.stringify(snippet.body)).toBe(201);
+    const sent = await t.call(`/api/v1/snippets/${snippet.body.data.id}/send?wait=60`, {
+      method: "POST",
+      token: admin,
+      body: { device_id: pushTo },
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    expect(sent.body.data, siteA.output()).toMatchObject({
+      type: "snippet_push",
+      state: "finished",
+      outcome: "success",
+    });
+    // The device changed, and saved it.
+    expect(fake.state.running).toContain("ntp server 192.0.2.123");
+    expect(fake.state.running).toContain(`snmp-server community ${PUSH_SECRET} RO`);
+    expect(fake.state.startup).toEqual(fake.state.running);
+    const pushed = (
+      await t.call(`/api/v1/snippet-deployments/${sent.body.data.deployment_id}/devices`, { token: admin })
+    ).body.data[0];
+    expect(pushed.status).toBe("success");
+    expect(pushed.transcript).toContain("> ntp server 192.0.2.123");
+    expect(pushed.result.diff).toContain("+ntp server 192.0.2.123");
+    // Stored masked: the push's output (transcript, result, diff) and the configuration after it. (The lines
+    // are the snippet's own, as the user wrote them.)
+    expect(pushed.transcript).toContain("> snmp-server community <secret hidden> RO");
+    for (const output of [pushed.transcript, JSON.stringify(pushed.result), pushed.message]) {
+      expect(output).not.toContain(PUSH_SECRET);
+      expect(output).not.toContain(DEVICE_PASSWORD);
+    }
+    const after = await latestConfigs(t, pushTo);
+    expect(after.get("show running-config")).toContain("ntp server 192.0.2.123");
+    expect(after.get("show running-config")).not.toContain(PUSH_SECRET);
+    for (const jobId of [pushed.result.before_job_id, pushed.result.after_job_id])
+      expect((await getJob(t.db, jobId))!).toMatchObject({ type: "download", trigger: "snippet", outcome: "success" });
+
+    // Both results came from zone A's collector; what went up the wire holds neither secret.
+    const [siteACollector] = await t.db.select().from(remoteCollectors).where(eq(remoteCollectors.name, "site-a-1"));
+    for (const jobId of [a.body.data.id, sent.body.data.id]) {
+      const [upload] = await t.db.select().from(collectorUploads).where(eq(collectorUploads.jobId, jobId));
+      expect(upload!.collectorId).toBe(siteACollector!.id);
+    }
+    const since = wire.slice(wireFrom);
+    expect(since.filter((w) => w.path.endsWith("/results")).length).toBeGreaterThanOrEqual(2);
+    for (const w of since) {
+      expect(w.request).not.toContain(PUSH_SECRET);
+      expect(w.request).not.toContain(SECRET);
+      expect(w.request + w.answer).not.toContain(DEVICE_PASSWORD);
+    }
+    // Zone A's collector was handed none of zone B's jobs, and the other way round.
+    const claimed = since
+      .filter((w) => w.path.endsWith("/jobs/claim"))
+      .flatMap((w) =>
+        ((JSON.parse(w.answer).data ?? []) as { type: string; device: { zoneId: number } }[]).map((j) => ({
+          credential: w.credential,
+          ...j,
+        })),
+      );
+    expect(new Set(claimed.map((j) => j.type))).toEqual(new Set(["detect", "snippet_push"]));
+    const zonesOf = (credential: string) =>
+      new Set(claimed.filter((j) => j.credential === credential).map((j) => j.device.zoneId));
+    for (const credential of new Set(claimed.map((j) => j.credential))) expect(zonesOf(credential).size).toBe(1);
+    expect(new Set(claimed.map((j) => j.device.zoneId))).toEqual(new Set([zoneA.id, zoneB.id]));
+  }, 120_000);
+
+  it("says when a version's secrets changed, from a digest made at the site: the values never cross the wire", async () => {
+    const name = "site-a-rotate-1";
+    const communities = ["F1rstCommunity11", "S3condCommunity22"];
+    let community = communities[0]!;
+    const config = () => [`hostname ${name}`, `snmp-server community ${community} RO`, "interface Loopback0"];
+    const fake = await startFakeDevice({
+      script: (line) => iosScript(name, config()).script(line),
+      initPrompt: iosScript(name, []).prompt,
+      auth: { username: "backup", password: DEVICE_PASSWORD },
+    });
+    fakes.push(fake);
+    const id = await addLoopbackDevice(t, admin, {
+      name,
+      port: fake.port,
+      templateId: await builtinTemplateId(t, "cisco-ios"),
+      username: "backup",
+      password: DEVICE_PASSWORD,
+      zone_id: zoneA.id,
+    });
+    const wireFrom = wire.length;
+    const versions = async () =>
+      (await t.db.select().from(configs).where(eq(configs.deviceId, id)))
+        .filter((v) => v.command === "show running-config")
+        .sort((x, y) => x.version - y.version);
+
+    expect((await finished((await download(id)).id)).outcome).toBe("success");
+    // Only the masked value moved: the same text reaches the server, and its digest says it is a new version.
+    community = communities[1]!;
+    expect((await finished((await download(id)).id)).outcome).toBe("success");
+    // The same again: no new version.
+    expect((await finished((await download(id)).id)).outcome).toBe("unchanged");
+
+    const stored = await versions();
+    expect(stored.map((v) => [v.version, v.secretsChanged, v.seenCount])).toEqual([
+      [1, false, 1],
+      [2, true, 2],
+    ]);
+    // Made under zone A's key, and labelled so: never compared with a digest made under another key.
+    for (const v of stored) expect(v.secretsDigest).toMatch(new RegExp(`^zone-${zoneA.id}:[0-9a-f]{64}$`));
+    expect(stored[0]!.secretsDigest).not.toBe(stored[1]!.secretsDigest);
+    for (const w of wire.slice(wireFrom)) for (const c of communities) expect(w.request).not.toContain(c);
   }, 120_000);
 
   it("keeps working while the API is away: results wait in the spool and arrive once, in order", async () => {

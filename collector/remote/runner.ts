@@ -5,7 +5,9 @@ import type { ResultUpload, WireJob } from "../../src/runtime/collector-api/inde
 import { DEFAULT_LIMITS, type SessionLimits } from "../session.ts";
 import { wakeableSleep } from "../wakeable-sleep.ts";
 import { serverClient, ServerAnswer, type ServerClient } from "./http.ts";
+import { runRemoteDetect } from "./run-detect.ts";
 import { runRemoteDownload } from "./run-download.ts";
+import { runRemotePush } from "./run-push.ts";
 import { Spool } from "./spool.ts";
 import { readEnrollment, writeEnrollment, type Enrollment } from "./state.ts";
 
@@ -38,6 +40,13 @@ export const DEFAULT_REMOTE_OPTIONS = {
 
 /** Why a remote collector stopped for good: revoked, refused, or a server it must not trust. */
 export class CollectorRefused extends Error {}
+
+/** What runs each job kind at the site: every kind that needs the device (REMOTE_JOB_TYPES). */
+const RUNNERS: Record<WireJob["type"], typeof runRemoteDownload> = {
+  download: runRemoteDownload,
+  detect: runRemoteDetect,
+  snippet_push: runRemotePush,
+};
 
 /** Backoff after the server could not be reached: 1 s doubling to 30 s. */
 const backoff = (failures: number) => Math.min(1000 * 2 ** Math.max(0, failures - 1), 30_000);
@@ -151,7 +160,7 @@ export async function startRemoteCollector(options: RemoteCollectorOptions, logg
       Math.max(100, job.lease_ms / 3),
     );
     try {
-      const result = await runRemoteDownload(job, keyPair, options.session, controller.signal);
+      const result = await RUNNERS[job.type](job, keyPair, options.session, controller.signal);
       if (controller.signal.aborted && !running) return;
       if (controller.signal.aborted && String(controller.signal.reason).includes("lease was lost")) {
         logger.warn("lease lost; the job's result was discarded", { job: job.id });
@@ -189,7 +198,8 @@ export async function startRemoteCollector(options: RemoteCollectorOptions, logg
         );
         failures = 0;
         for (const job of jobs) {
-          if (job.type !== "download") continue;
+          // A kind this version does not know (a newer server): left to its lease, which another collector takes.
+          if (!(job.type in RUNNERS)) continue;
           void run(job).catch((err) => logger.error("job failed", { job: job.id, error: (err as Error).message }));
         }
       } catch (err) {

@@ -22,7 +22,7 @@ export { maintainConfigStorage } from "./storage/maintenance.ts";
 export { registerRetentionRoutes } from "./storage/retention-routes.ts";
 export { purgeConfigs, purgeSummary } from "./storage/retention.ts";
 export { remaskStoredConfigs, scanStoredSecrets } from "./storage/secret-history.ts";
-export { secretsDigest } from "./storage/secrets-digest.ts";
+export { secretsDigest, zoneDigestLabel, zoneSecretsDigestKey } from "./storage/secrets-digest.ts";
 export {
   compressChanged,
   digestOutputs,

@@ -1,15 +1,6 @@
-import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
+import { and, eq, inArray, lt, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client.ts";
-import {
-  devices,
-  jobs,
-  taskRunItems,
-  taskRuns,
-  zones,
-  type JobOutcome,
-  type JobTrigger,
-  type JobType,
-} from "../../db/schema/index.ts";
+import { jobs, taskRunItems, type JobOutcome, type JobTrigger, type JobType } from "../../db/schema/index.ts";
 import { preparedPerDatabase } from "../../db/prepared.ts";
 
 export type Job = typeof jobs.$inferSelect;
@@ -251,6 +242,27 @@ export async function enqueueJob(
   return job!;
 }
 
+/** Jobs whose runners decide what a claim after a lost lease does: an event counts its deliveries, a push is never sent twice. */
+const COUNTS_OWN_ATTEMPTS: ReadonlySet<JobType> = new Set(["event", "snippet_push"]);
+
+/**
+ * Whether a claimed job has been brought back past its attempts by collectors (local or remote) that stopped
+ * while running it: its claimer ends it with STOPPED_TOO_OFTEN instead of running it. Only a lease that ran out
+ * (requeueExpiredLeases) brings a job back after its last attempt, so a job claimed for the (max_attempts + 2)th
+ * time saw its collector stop on its last two attempts. One stop is forgiven (a restart during a nightly run must
+ * not fail its jobs); a second one says the job itself may be what stops it (a configuration that exhausts the
+ * collector's memory, say), and it would stop it again every time it is claimed, with every session beside it.
+ */
+export const stoppedTooOften = (job: Pick<Job, "type" | "attempts" | "maxAttempts">) =>
+  job.attempts > job.maxAttempts + 1 && !COUNTS_OWN_ATTEMPTS.has(job.type);
+
+/** How a job stoppedTooOften ends. */
+export const STOPPED_TOO_OFTEN: JobEnd = {
+  outcome: "error",
+  message:
+    "not tried again: its collector stopped while running it on its last two attempts; run it again once the collectors' logs show why",
+};
+
 /** Puts jobs whose collector stopped renewing its lease back in the queue. */
 export async function requeueExpiredLeases(db: DbOrTx, now: Date): Promise<number> {
   const rows = await db
@@ -266,8 +278,8 @@ export async function requeueExpiredLeases(db: DbOrTx, now: Date): Promise<numbe
  * job; a job whose device already has a running job waits, so a device never has two sessions at once. Built
  * once per database: every job a collector runs starts here. `zone` says which jobs the claimer may take: a
  * collector beside the database takes jobs of no device, of devices in local-mode zones, and those of remote-zone
- * devices that no remote collector takes (it ends the device-session ones at once: refusalOfRemoteZoneJob); a remote collector
- * (src/runtime/collector-api/) only the device jobs it runs of its own zone's devices, while that zone is remote.
+ * devices that need no session with the device; a remote collector (src/runtime/collector-api/) only the device
+ * session jobs of its own zone's devices, while that zone is remote.
  */
 const claimStatement = (which: "local" | "remote") =>
   preparedPerDatabase((db) =>
@@ -307,33 +319,11 @@ const claimStatement = (which: "local" | "remote") =>
 const claimLocal = claimStatement("local");
 const claimRemote = claimStatement("remote");
 
-/** The job kinds a remote collector runs: those that need only the device (no database, no mail server). */
-export const REMOTE_JOB_TYPES: readonly JobType[] = ["download"];
-
-/** Kinds that need a session with the device, which a collector beside the database cannot open in a remote zone. */
-const DEVICE_SESSION_JOB_TYPES: readonly JobType[] = ["download", "detect", "snippet_push"];
-const KIND_WORDS: Partial<Record<JobType, string>> = { snippet_push: "snippet push" };
-
 /**
- * Why a collector beside the database must not run this job: it needs a session with a device of a remote zone,
- * and remote collectors do not take that kind yet. Undefined when it may run it. Ending such a job at once says
- * so, where leaving it queued would make it wait forever.
+ * The job kinds a remote collector runs: every kind that needs a session with the device (a backup, download-now,
+ * a snippet push, a detection). The others need the database or a mail server and run beside the database.
  */
-export async function refusalOfRemoteZoneJob(
-  db: DbOrTx,
-  job: Pick<Job, "type" | "deviceId">,
-): Promise<string | undefined> {
-  if (job.deviceId === null || !DEVICE_SESSION_JOB_TYPES.includes(job.type) || REMOTE_JOB_TYPES.includes(job.type))
-    return undefined;
-  const [zone] = await db
-    .select({ name: zones.name })
-    .from(devices)
-    .innerJoin(zones, eq(zones.id, devices.zoneId))
-    .where(and(eq(devices.id, job.deviceId), eq(zones.mode, "remote")));
-  return zone
-    ? `remote collectors do not run ${KIND_WORDS[job.type] ?? job.type} jobs yet: device ${job.deviceId} is in the remote zone '${zone.name}' (move it to a local zone to run this job)`
-    : undefined;
-}
+export const REMOTE_JOB_TYPES: readonly JobType[] = ["download", "detect", "snippet_push"];
 
 export async function claimNextJob(db: Db, owner: string, now: Date, leaseMs: number): Promise<Job | undefined> {
   const [job] = await claimLocal(db).execute({ owner, now: now.getTime(), leaseUntil: now.getTime() + leaseMs });

@@ -3,4 +3,4 @@
 // collector's own functions (collector/store-download.ts), which no module may import.
 export { createCollectorApi } from "./routes.ts";
 export { COLLECTOR_CREDENTIAL_HEADER } from "./wire.ts";
-export type { ResultUpload, WireJob } from "./wire.ts";
+export type { Collected, ResultUpload, WireJob } from "./wire.ts";

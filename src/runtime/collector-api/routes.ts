@@ -5,14 +5,10 @@ import type { z } from "zod";
 import { remoteCollectors, zones } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../platform/http/env.ts";
 import { claimNextZoneJob, extendLease } from "../../platform/jobs/queue.ts";
-import { finishJob } from "../../modules/tasks/index.ts";
-import { SessionError } from "../../../collector/session.ts";
-import { recordBackupEnd } from "../../../collector/backup-events.ts";
-import { failureReason } from "../../kernel/error-reason.ts";
-import { loadPlan } from "../../../collector/download.ts";
-import { isPublicKey, seal } from "../../platform/secrets/sealed-box.ts";
+import { isPublicKey } from "../../platform/secrets/sealed-box.ts";
 import { recordActivity } from "../../platform/audit/record.ts";
 import { hashSecret, newCollectorCredential } from "../../modules/zones/index.ts";
+import { wireJobOf } from "./claim.ts";
 import { storeUpload } from "./store-result.ts";
 import {
   ClaimRequest,
@@ -144,7 +140,7 @@ export function createCollectorApi(): Hono<Env> {
   api.post("/jobs/claim", async (c) => {
     const input = await body(c, ClaimRequest);
     if (input instanceof Response) return input;
-    const { db, clock, config, secrets } = c.var.services;
+    const { db, clock, config, secrets, logger } = c.var.services;
     const collector = c.var.collector;
     const owner = ownerOf(collector);
     const leaseMs = config.collectorLeaseMs;
@@ -155,31 +151,12 @@ export function createCollectorApi(): Hono<Env> {
       while (claimed.length < input.max) {
         const job = await claimNextZoneJob(db, collector.zoneId, owner, clock.now(), leaseMs);
         if (!job) break;
-        let loaded: Awaited<ReturnType<typeof loadPlan>>;
-        try {
-          loaded = await loadPlan(db, secrets, job.deviceId!);
-        } catch (err) {
-          // Nothing a site can fix (no template, a credential set gone): the job ends here, saying why.
-          const failure =
-            err instanceof SessionError ? err : new SessionError("error", failureReason(err).slice(0, 500));
-          const end = { outcome: failure.outcome, message: failure.message };
-          const { retrying } = await finishJob(db, job, owner, end, clock.now());
-          await recordBackupEnd(db, job, { ...end, retrying }, clock.now());
-          continue;
-        }
-        const { passwordEnc: _p, enablePasswordEnc: _e, ...device } = loaded.plan.device;
-        claimed.push({
-          id: job.id,
-          type: job.type,
-          attempts: job.attempts,
-          max_attempts: job.maxAttempts,
-          lease_ms: leaseMs,
-          device: Object.fromEntries(Object.entries(device).map(([k, v]) => [k, v instanceof Date ? v.getTime() : v])),
-          template_code: loaded.templateCode,
-          commands: loaded.plan.commands,
-          // The login exists in clear only in this process's memory and the claiming collector's.
-          sealed_login: seal(collector.publicKey, JSON.stringify(loaded.plan.login)),
-        });
+        const wired = await wireJobOf(
+          { db, secrets, now: () => clock.now(), leaseMs, logger },
+          { publicKey: collector.publicKey, owner, zoneId: collector.zoneId },
+          job,
+        );
+        if (wired) claimed.push(wired);
       }
       if (claimed.length || Date.now() >= until || aborted.aborted) break;
       await new Promise((r) => setTimeout(r, Math.min(CLAIM_RECHECK_MS, until - Date.now())));

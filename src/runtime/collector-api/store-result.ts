@@ -1,13 +1,16 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { collectorUploads, devices, jobs } from "../../db/schema/index.ts";
-import type { Job } from "../../platform/jobs/queue.ts";
+import { REMOTE_JOB_TYPES, type Job } from "../../platform/jobs/queue.ts";
 import { finishJob } from "../../modules/tasks/index.ts";
 import { loadPlan } from "../../../collector/download.ts";
 import { storeDownload } from "../../../collector/store-download.ts";
 import { recordBackupEnd } from "../../../collector/backup-events.ts";
 import { SessionError } from "../../../collector/session.ts";
 import type { SecretBox } from "../../platform/secrets/box.ts";
+import { siteDigestsOf } from "./site-digests.ts";
+import { storeDetection } from "./store-detect.ts";
+import { storePush } from "./store-push.ts";
 import type { ResultUpload } from "./wire.ts";
 
 export type UploadAnswer = {
@@ -38,7 +41,7 @@ export async function storeUpload(
     .innerJoin(devices, eq(devices.id, jobs.deviceId))
     .where(eq(jobs.id, upload.job_id));
   // A job of another zone does not exist for this collector.
-  if (!row || row.zoneId !== collector.zoneId || row.job.type !== "download") return undefined;
+  if (!row || row.zoneId !== collector.zoneId || !REMOTE_JOB_TYPES.includes(row.job.type)) return undefined;
   let job = row.job;
   if (job.state === "queued") {
     const [adopted] = await db
@@ -91,16 +94,23 @@ async function answerOf(db: Db, collectorId: number, key: string): Promise<Uploa
 
 async function store(
   deps: { db: Db; secrets: SecretBox; now: Date },
-  collector: { owner: string },
+  collector: { owner: string; zoneId: number },
   job: Job,
   upload: ResultUpload,
 ): Promise<UploadAnswer> {
   const { db, now } = deps;
+  if (job.type !== "download") {
+    const end =
+      job.type === "detect"
+        ? await storeDetection(deps, collector.owner, job, upload)
+        : await storePush(deps, collector, job, upload);
+    return end ? { job_id: job.id, recorded: true, outcome: end.outcome, message: end.message } : dropped(job);
+  }
   if (upload.outcome === "collected") {
     try {
       const loaded = await loadPlan(db, deps.secrets, job.deviceId!);
-      // The texts were cleaned and masked at the site (collector/remote/mask.ts): stored as they came, and
-      // with no digest of masked values (the site has no key to make one, and never sends the values).
+      // The texts were cleaned and masked at the site (collector/remote/run-download.ts): stored as they came,
+      // with the digests of the masked values the site made under its zone's key (docs/zones.md).
       const end = await storeDownload(db, {
         job,
         owner: collector.owner,
@@ -109,6 +119,7 @@ async function store(
         exclusions: loaded.exclusions,
         storedHashes: loaded.storedHashes,
         outputs: upload.outputs ?? [],
+        siteDigests: siteDigestsOf(collector.zoneId, upload.secrets_digests),
         printed: [],
         skipped: upload.skipped,
         fingerprint: upload.fingerprint,

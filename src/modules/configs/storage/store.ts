@@ -2,6 +2,7 @@ import { eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client.ts";
 import { configChanges, configs, type JobTrigger } from "../../../db/schema/index.ts";
 import { demoteBlob, putWholeBlobs, readBlob, readBlobs } from "./blobs.ts";
+import { sameDigestKey } from "./secrets-digest.ts";
 import { unifiedDiff } from "../history/config-diff.ts";
 import { gzipText, lineCount, normalizeConfigText } from "./text.ts";
 import { utf8Length } from "../../../kernel/text-bytes.ts";
@@ -14,8 +15,9 @@ export { readBlob };
 export type StoreResult = { configId: number; version: number; changed: boolean };
 
 /** Secret values differ (their digests do), when both digests are known: a version stored before has none. */
+/** Whether both digests are known, made under the same key (secrets-digest.ts), and differ. */
 const secretsDiffer = (previous: string | null | undefined, current: string | null | undefined) =>
-  previous != null && current != null && previous !== current;
+  previous != null && current != null && sameDigestKey(previous, current) && previous !== current;
 
 /** A change row's diff: from one version of a command to the next (version 0: nothing). */
 export const changeDiff = (
@@ -224,8 +226,9 @@ export async function storeConfigs(tx: DbOrTx, input: PreparedStore): Promise<St
           .update(configs)
           .set({ lastSeenAt: input.now, seenCount: sql`${configs.seenCount} + 1`, significantHash: o.significantHash })
           .where(eq(configs.id, l.id));
-      // A version stored before digests were kept takes this one's, so the next rotation shows.
-      if (l.secretsDigest == null && o.secretsDigest != null)
+      // A version stored before digests were kept, or under another key (its device moved between a local and a
+      // remote zone), takes this one's, so the next rotation shows.
+      if (o.secretsDigest != null && (l.secretsDigest == null || !sameDigestKey(l.secretsDigest, o.secretsDigest)))
         await tx.update(configs).set({ secretsDigest: o.secretsDigest }).where(eq(configs.id, l.id));
       results.set(o.command, { configId: l.id, version: l.version, changed: false });
     } else fresh.push({ ...o, latest: l, previous, secretsChanged });
