@@ -4,7 +4,7 @@ import { setFlagsFromString } from "node:v8";
 import { systemClock } from "../src/kernel/clock.ts";
 import { ConfigError, loadConfig } from "../src/kernel/config.ts";
 import { createLogger, type Logger } from "../src/kernel/logger.ts";
-import { openServices } from "../src/runtime/services.ts";
+import { DATABASE_PREPARED_ENV, openServices } from "../src/runtime/services.ts";
 import { WAIT_UNTIL_WRITTEN } from "../src/db/write-turns.ts";
 import { checkpointWal } from "../src/db/checkpoint.ts";
 import { AppKeyError } from "../src/platform/secrets/box.ts";
@@ -39,12 +39,14 @@ const HAND_BACK_MARGIN_MS = 3000;
 async function main() {
   const config = loadConfig(process.env);
   logger = createLogger(undefined, { level: config.logLevel, human: process.stderr.isTTY === true });
-  // Migrates too, so a collector started on its own (or first) finds the schema it needs.
+  // Migrates too, so a collector started on its own (or first) finds the schema it needs; one an API started finds
+  // it migrated and seeded by that API (DATABASE_PREPARED_ENV).
   // No write of a collector gives up on another process's lock: a busy database delays a job, never fails it.
   const { db, client, secrets, location, threadLock, writeWait } = await openServices(
     config,
     logger,
     WAIT_UNTIL_WRITTEN,
+    { prepared: process.env[DATABASE_PREPARED_ENV] === "1" },
   );
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const storeThread = startStoreThread({ location, threadLock, writeWait });

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../kernel/logger.ts";
 import { bundledEntry } from "./built.ts";
+import { DATABASE_PREPARED_ENV } from "./services.ts";
 
 /** dist/collector.js beside the API's bundle in production; from source, collector/main.ts through tsx. */
 const built = bundledEntry("collector");
@@ -34,7 +35,8 @@ export function startCollectorProcess(logger: Logger): CollectorProcess {
   const start = () => {
     child = spawn(process.execPath, [...COLLECTOR_NODE_ARGS, ...entryArgs], {
       stdio: ["inherit", "inherit", "inherit", "ipc"],
-      env: process.env,
+      // The API has migrated and seeded the database before it starts its collector (src/main.ts).
+      env: { ...process.env, [DATABASE_PREPARED_ENV]: "1" },
     });
     child.on("exit", (code, signal) => {
       if (stopping) return;

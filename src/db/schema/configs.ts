@@ -125,7 +125,9 @@ export const configChanges = sqliteTable(
     index("config_changes_device_idx").on(t.deviceId, t.createdAt),
     index("config_changes_config_idx").on(t.configId),
     // The change feed (API and web) and the dashboard read the newest changes first: without it, every page sorted them all.
-    index("config_changes_created_idx").on(t.createdAt),
+    // With the device id, what counts a range's changes per device (reports, the dashboard, the feed's total in a
+    // scope) reads the index alone, not each change's row with its diff.
+    index("config_changes_created_idx").on(t.createdAt, t.deviceId),
   ],
 );
 

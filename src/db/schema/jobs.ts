@@ -89,7 +89,8 @@ export const jobs = sqliteTable(
     // ordered by (state, priority, run_after) SQLite sorted every queued job on each claim: O(n^2) over a queue.
     index("jobs_claim_order_idx").on(t.state, sql`${t.priority} desc`, t.id),
     index("jobs_device_idx").on(t.deviceId, t.state),
-    // The metrics' trailing-hour figures (src/platform/metrics/database.ts) read only the jobs finished in the window.
-    index("jobs_finished_at_idx").on(t.finishedAt),
+    // The metrics' trailing-hour figures (src/platform/metrics/database.ts) read only the jobs finished in the window;
+    // the backup reports read what they count of those jobs from the index alone, not each job's row (its result).
+    index("jobs_finished_at_idx").on(t.finishedAt, t.type, t.state, t.outcome, t.deviceId),
   ],
 );

@@ -28,12 +28,12 @@ const lower = (column: SQLWrapper) => sql`lower(${column})`;
 /** Whether a config row is the newest version of its device and command (versions count up; deleting one leaves the rest). */
 export const isLatestVersion = sql<number>`${configs.version} = (select max(c2.version) from ${configs} c2 where c2.device_id = ${configs.deviceId} and c2.command = ${configs.command})`;
 
-/** Devices carrying any of these tags (names, any case), for a query that joins devices. */
-export const deviceTagFilter = (describe: string) => ({
+/** Devices carrying any of these tags (names, any case): `deviceId` is the query's device id (devices.id when joined). */
+export const deviceTagFilter = (describe: string, deviceId: SQLWrapper = devices.id) => ({
   describe,
   build: (names: string[]) =>
     inArray(
-      devices.id,
+      deviceId,
       sql`(select ${deviceTags.deviceId} from ${deviceTags} join ${tags} on ${tags.id} = ${deviceTags.tagId} where ${inArray(tags.nameKey, names.map(nameKey))})`,
     ),
 });

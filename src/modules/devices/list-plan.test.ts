@@ -1,9 +1,10 @@
-import { asc, desc, sql } from "drizzle-orm";
+import { asc, desc } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
+import { queryPlan } from "../../../test/helpers/query-plan.ts";
 import { devices } from "../../db/schema/index.ts";
 import type { ListQuery } from "../../platform/http/list.ts";
-import { devicePageQuery, deviceListSpec } from "./service.ts";
+import { devicePageQuery, deviceListSpec, deviceSummaryQuery } from "./service.ts";
 
 /**
  * The device list's pages must not read and sort every device: at 100,000 devices a page sorted by name, or
@@ -16,21 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function planOf(q: Partial<ListQuery>): Promise<string> {
-  const page: ListQuery = { page: 3, perPage: 25, where: undefined, orderBy: [asc(devices.id)], fields: null, ...q };
-  const { sql: text, params } = devicePageQuery(t.db, { all: true }, page).toSQL();
-  const rows = await t.db.all<{ detail: string }>(sql.raw(`explain query plan ${inline(text, params)}`));
-  return rows.map((r) => r.detail).join("\n");
-}
-
-/** The statement with its parameters written in, for EXPLAIN (which drizzle's raw SQL cannot bind). */
-const inline = (text: string, params: unknown[]) => {
-  let i = 0;
-  return text.replace(/\?/g, () => {
-    const p = params[i++];
-    return typeof p === "number" ? String(p) : `'${String(p).replaceAll("'", "''")}'`;
-  });
-};
+const planOf = (q: Partial<ListQuery>) => queryPlan(t.db, devicePageQuery(t.db, { all: true }, { ...PAGE, ...q }));
+const PAGE: ListQuery = { page: 3, perPage: 25, where: undefined, orderBy: [asc(devices.id)], fields: null };
 
 describe("device list query plans", () => {
   it("a page sorted by name reads the name index in order instead of sorting every device", async () => {
@@ -42,5 +30,12 @@ describe("device list query plans", () => {
   it("a page filtered by status searches the status index", async () => {
     const plan = await planOf({ where: deviceListSpec.filters.status!.build(["unreachable"]) });
     expect(plan).toMatch(/SEARCH devices USING INDEX devices_status_idx/);
+  });
+});
+
+describe("device summary query plan", () => {
+  it("counts devices by state over the status index, not every device's row", async () => {
+    const plan = await queryPlan(t.db, deviceSummaryQuery(t.db, { all: true }));
+    expect(plan).toMatch(/SCAN devices USING COVERING INDEX devices_status_idx/);
   });
 });

@@ -837,8 +837,9 @@ export async function setDevicesEnabled(
   });
 }
 
-export async function deviceSummary(db: Db, scope: DeviceScope) {
-  const [row] = await db
+/** The summary's one pass (list-plan.test.ts: over the status index, which holds every column it reads). */
+export const deviceSummaryQuery = (db: DbOrTx, scope: DeviceScope) =>
+  db
     .select({
       total: count(),
       up: sql<number>`coalesce(sum(${devices.status} = 'up' and ${devices.enabled}), 0)`,
@@ -850,6 +851,9 @@ export async function deviceSummary(db: Db, scope: DeviceScope) {
     })
     .from(devices)
     .where(deviceScopeCondition(scope));
+
+export async function deviceSummary(db: Db, scope: DeviceScope) {
+  const [row] = await deviceSummaryQuery(db, scope);
   return {
     total: row?.total ?? 0,
     up: Number(row?.up ?? 0),
