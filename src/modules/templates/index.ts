@@ -3,7 +3,8 @@
 export { builtinTemplatesByVendor, seedBuiltinTemplates } from "./builtins.ts";
 export type { BuiltinTemplate } from "./builtins.ts";
 export { copyTemplate } from "./copy.ts";
-export { RENDER_MAX_CHARS, registerTemplateRoutes } from "./handlers.ts";
+export { registerTemplateRoutes } from "./handlers.ts";
+export { RENDER_MAX_CHARS } from "./routes.ts";
 export { NetconfReplyError, describeRpcError, netconfConfigText, rpcErrorsOf } from "./netconf-xml.ts";
 export { previewTemplate } from "./preview.ts";
 export { renderStored } from "./render.ts";
