@@ -4,3 +4,4 @@ export { mailConsumer } from "./consumer.ts";
 export { registerMailRoutes, registerMailTestRoute } from "./handlers.ts";
 export { MailSubscriptionsPut } from "./routes.ts";
 export { setMailSubscriptions, showSubscriptions } from "./subscriptions.ts";
+export { sendTestMail } from "./service.ts";
