@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import { configs } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../platform/http/env.ts";
 import { listEnvelope, parseListQuery, type ListSpec } from "../../platform/http/list.ts";
-import { registerConfigChangeRoutes } from "./history/changes.ts";
+import { changeListSpec, getChange, getChangeByConfig, listChanges } from "./history/changes.ts";
 import { compareConfigs, comparisonJson, comparisonUnified } from "./history/compare.ts";
 import { compareExclusionsResource } from "./history/exclusions-resource.ts";
 import { exportArchive } from "./storage/export.ts";
@@ -114,6 +114,23 @@ export function registerConfigRoutes(app: OpenAPIHono<AppEnv>) {
       200,
     );
   });
+}
+
+/** Config changes (v2): each new version's arrival, what it changed and what triggered the download. */
+function registerConfigChangeRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(routes.listChangesRoute, async (c) => {
+    const q = parseListQuery(c, changeListSpec);
+    const { total, rows } = await listChanges(c.var.services.db, c.var.auth.scope, q);
+    return c.json(listEnvelope(c, q, total, rows), 200);
+  });
+
+  app.openapi(routes.changeByConfigRoute, async (c) =>
+    c.json({ data: await getChangeByConfig(c.var.services.db, c.var.auth.scope, c.req.valid("param").config_id) }, 200),
+  );
+
+  app.openapi(routes.getChangeRoute, async (c) =>
+    c.json({ data: await getChange(c.var.services.db, c.var.auth.scope, c.req.valid("param").id) }, 200),
+  );
 }
 
 /** Everything of this group a version mounts: configurations, compare exclusions and (v2) config changes. */

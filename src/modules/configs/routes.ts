@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { apiRoute, decimalNumber, jsonResponse, MessageBody, pathIds, trueOrFalse } from "../../platform/http/route.ts";
 import { listEnvelopeSchema, listQuerySchema } from "../../platform/http/list.ts";
-import { Config, ConfigDiff } from "./schemas.ts";
+import { changeListSpec } from "./history/changes.ts";
+import { Config, ConfigChange, ConfigChangeWithDiff, ConfigDiff } from "./schemas.ts";
 import { configListSpec } from "./service.ts";
 
 const tag = "Configurations";
@@ -180,4 +181,45 @@ export const deleteConfigRoute = apiRoute({
     "If it was the latest, the previous version (by number) becomes the latest; nothing is renumbered.",
   request: { params: IdParams },
   responses: { 200: jsonResponse(MessageBody, "Deleted") },
+});
+
+// Config changes (v2): each new version's arrival, what it changed and what triggered the download.
+const changesTag = "Configuration changes";
+
+export const listChangesRoute = apiRoute({
+  method: "get",
+  path: "/config-changes",
+  operationId: "listConfigChanges",
+  tag: changesTag,
+  ability: "configs.read",
+  summary: "List configuration changes",
+  description:
+    "One record per new configuration version, newest first, for devices in your scope; GET /config-changes/{id} adds the diff.",
+  request: { query: listQuerySchema(changeListSpec) },
+  responses: { 200: jsonResponse(listEnvelopeSchema(ConfigChange), "A page of changes") },
+});
+
+export const getChangeRoute = apiRoute({
+  method: "get",
+  path: "/config-changes/{id}",
+  operationId: "getConfigChange",
+  tag: changesTag,
+  ability: "configs.read",
+  summary: "Show a configuration change with its diff",
+  description:
+    "The change a new version made: a unified diff against the version before it, and what triggered the download.",
+  request: { params: pathIds("id") },
+  responses: { 200: jsonResponse(z.object({ data: ConfigChangeWithDiff }), "The change and its unified diff") },
+});
+
+export const changeByConfigRoute = apiRoute({
+  method: "get",
+  path: "/config-changes/by-config/{config_id}",
+  operationId: "getConfigChangeByConfig",
+  tag: changesTag,
+  ability: "configs.read",
+  summary: "Show the change that produced a configuration version",
+  description: "The same answer as GET /config-changes/{id}, found by the version it produced.",
+  request: { params: pathIds("config_id") },
+  responses: { 200: jsonResponse(z.object({ data: ConfigChangeWithDiff }), "The change and its unified diff") },
 });

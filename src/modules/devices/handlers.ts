@@ -1,6 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import type { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../platform/http/env.ts";
+import { answerJob, serializeJob } from "../jobs/index.ts";
 import { plural } from "../../kernel/words.ts";
 import { listEnvelope, parseListQuery } from "../../platform/http/list.ts";
 import * as routes from "./routes.ts";
@@ -16,10 +18,10 @@ import {
   type WriteContext,
 } from "./service.ts";
 import { registerDeviceImportExportRoutes } from "./import-routes.ts";
-import { registerHostKeyRoutes } from "./host-key.ts";
-import { registerDetectRoutes } from "./detect.ts";
+import { resetHostKey } from "./host-key.ts";
+import { requestDetect } from "./detect.ts";
 import { missingTemplateWarning } from "./template-warning.ts";
-import { registerLastFailureRoutes } from "./last-failure.ts";
+import { lastFailedDownload } from "./last-failure.ts";
 
 const writeContext = (c: Context<AppEnv>): WriteContext => ({
   db: c.var.services.db,
@@ -33,9 +35,39 @@ const writeContext = (c: Context<AppEnv>): WriteContext => ({
 /** Static paths (bulk, search, summary) are registered before /devices/{id} so they are not read as ids. */
 export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summary: boolean }) {
   registerDeviceImportExportRoutes(app);
-  registerHostKeyRoutes(app);
-  registerDetectRoutes(app);
-  registerLastFailureRoutes(app);
+  app.openapi(routes.resetHostKeyRoute, async (c) => {
+    const body = (c.req.valid("json") ?? {}) as z.infer<typeof routes.HostKeyResetInput>;
+    const { db, clock } = c.var.services;
+    const data = await resetHostKey(db, c.var.auth, c.req.valid("param").id, body.fingerprint ?? null, clock.now());
+    return c.json({ data }, 200);
+  });
+
+  app.openapi(routes.detectDeviceRoute, async (c) => {
+    const apply = ((c.req.valid("json") ?? {}) as { apply?: boolean }).apply ?? false;
+    const { db, clock } = c.var.services;
+    const job = await requestDetect(db, c.var.auth, c.req.valid("param").id, apply, clock.now());
+    return answerJob(c, job, c.req.valid("query").wait ?? 0);
+  });
+
+  app.openapi(routes.lastFailureRoute, async (c) => {
+    const job = await lastFailedDownload(c.var.services.db, c.var.auth.scope, c.req.valid("param").id);
+    const result = job.result ?? {};
+    return c.json(
+      {
+        data: {
+          job_id: job.id,
+          outcome: job.outcome!,
+          message: job.message,
+          finished_at: job.finishedAt?.toISOString() ?? null,
+          last_lines: Array.isArray(result.last_lines) ? (result.last_lines as string[]) : [],
+          transcript: typeof result.transcript === "string" ? result.transcript : null,
+          status_url: serializeJob(c, job).status_url,
+        },
+      },
+      200,
+    );
+  });
+
   app.openapi(routes.listDevicesRoute, async (c) => {
     const q = parseListQuery(c, deviceListSpec);
     const { total, rows } = await listDevices(c.var.services.db, c.var.auth.scope, q);

@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { JOB_OUTCOMES } from "../../db/schema/index.ts";
+import { Job, WaitSeconds } from "../jobs/index.ts";
 import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../platform/http/route.ts";
 import { listEnvelopeSchema, listQuerySchema } from "../../platform/http/list.ts";
 import { deviceListSpec } from "./service.ts";
@@ -215,4 +217,131 @@ export const bulkDisableDevicesRoute = apiRoute({
   description: bulkNote,
   request: jsonBody(BulkIds),
   responses: { 200: jsonResponse(many, "The devices") },
+});
+
+// POST /devices/{id}/host-key/reset: accepting a device's new SSH host key.
+/** OpenSSH's notation, as `ssh-keygen -lf` and the collector's host_key_changed message print it. */
+const FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}$/;
+
+export const HostKeyResetInput = z
+  .object({
+    fingerprint: z
+      .string()
+      .trim()
+      .regex(FINGERPRINT, "must be an OpenSSH SHA-256 fingerprint: SHA256: followed by 43 base64 characters")
+      .optional()
+      .openapi({
+        description: "Pin this key instead of trusting the next one the device presents",
+        example: "SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU",
+      }),
+  })
+  .openapi("HostKeyResetInput");
+
+const HostKey = z
+  .object({
+    device_id: z.number().int(),
+    host_key_fingerprint: z
+      .string()
+      .nullable()
+      .openapi({ description: "The pinned fingerprint; null until the next connection pins the key it sees" }),
+    previous_fingerprint: z.string().nullable().openapi({ description: "What was pinned before this request" }),
+  })
+  .openapi("DeviceHostKey");
+
+export const resetHostKeyRoute = apiRoute({
+  method: "post",
+  path: "/devices/{id}/host-key/reset",
+  operationId: "resetDeviceHostKey",
+  tag: "Devices",
+  ability: "devices.write",
+  summary: "Accept a device's new SSH host key",
+  description:
+    "The collector pins a device's SSH host key on the first successful download and fails later downloads with " +
+    "host_key_changed when the device presents another key (the job's message names both fingerprints). After checking " +
+    "that the change is expected (a replaced device, a regenerated key), call this. Without a body the pinned key is " +
+    'forgotten and the next connection pins whatever key the device presents; with {"fingerprint": "SHA256:..."} ' +
+    "that key is pinned now, so only it is accepted (safer: compare it with `ssh-keygen -lf` on the device first).",
+  request: {
+    params: pathIds("id"),
+    body: { required: false, content: { "application/json": { schema: HostKeyResetInput } } },
+  },
+  responses: { 200: jsonResponse(z.object({ data: HostKey }), "The device's host key pin after the reset") },
+});
+
+// POST /devices/{id}/detect: the API never connects to a device; it queues a detect job a collector runs
+// (collector/detect-job.ts).
+const DetectInput = z
+  .strictObject({
+    apply: z.boolean().default(false).openapi({
+      description: "Set the proposed template, vendor and model on the device when the detection finds one",
+      example: true,
+    }),
+  })
+  .openapi("DeviceDetectInput");
+
+export const detectDeviceRoute = apiRoute({
+  method: "post",
+  path: "/devices/{id}/detect",
+  operationId: "detectDevice",
+  tag: "Devices",
+  ability: "devices.write",
+  summary: "Recognise a device's template, vendor, model and OS version",
+  description:
+    "Queues a detect job that a collector runs: it logs in with the device's credentials (over its template's protocol, " +
+    "or SSH when it has none; Telnet on port 23 when SSH is refused, exec channels when a shell is), enters enable mode when " +
+    "the credentials carry an enable password, reads the banner, the prompt and the built-in templates' version commands (and SNMP's sysDescr " +
+    "and sysObjectID when the device's credential set has SNMP settings), and matches them against each built-in template's " +
+    "`detect` section. The finished job's result holds `proposal` ({template_id, template, vendor, model, os_version, matched_by}, " +
+    "or null when no template, or more than one equally, fits), `candidates`, `protocol`, `channels`, `enabled`, `banner`, `prompt`, " +
+    "`commands_run` and `snmp`; " +
+    "its outcome is success when there is a proposal, error when there is none, and the session's failure (auth_failed, " +
+    'unreachable, prompt_not_found ...) when the login failed. With {"apply": true} the device\'s template, vendor and model ' +
+    "are set to the proposal (`applied` in the result; the activity log records it). Answers 202 with the job and its status " +
+    "URL; with wait=N (at most 60 seconds) it waits and answers 200 with the finished job. A detection already queued or " +
+    "running for the device is reused when it has the same apply, else 409.",
+  request: {
+    params: pathIds("id"),
+    query: z.object({ wait: WaitSeconds }),
+    body: { required: false, content: { "application/json": { schema: DetectInput } } },
+  },
+  responses: {
+    200: jsonResponse(z.object({ data: Job }), "The finished detect job: its result holds the proposal"),
+    202: jsonResponse(z.object({ data: Job }), "Queued (or still running): poll status_url"),
+    409: jsonResponse(
+      z.object({ message: z.string() }),
+      "A detection with another apply is already queued or running for the device",
+    ),
+  },
+});
+
+// GET /devices/{id}/last-failure: the transcript is kept in the failed job's result by the collector, secrets masked
+// (collector/transcript.ts).
+const LastFailure = z
+  .object({
+    job_id: z.number().int(),
+    outcome: z.enum(JOB_OUTCOMES),
+    message: z.string().nullable().openapi({ description: "Why it failed" }),
+    finished_at: z.string().nullable(),
+    last_lines: z.array(z.string()).openapi({ description: "The last lines the device printed before the failure" }),
+    transcript: z.string().nullable().openapi({
+      description:
+        "The session as it went: each line the device printed and each line sent (`[sent] ...`), secrets masked, at most its last 32 KB; null for a failure before any session (a missing template)",
+    }),
+    status_url: z.string(),
+  })
+  .openapi("DeviceLastFailure");
+
+export const lastFailureRoute = apiRoute({
+  method: "get",
+  path: "/devices/{id}/last-failure",
+  operationId: "getDeviceLastFailure",
+  tag: "Devices",
+  ability: "configs.read",
+  summary: "Show the transcript of a device's last failed download",
+  description:
+    "The device's most recent download that failed (any outcome but success, unchanged and cancelled), with the masked transcript " +
+    "of its session: what to read first when a device's backups fail (svc device:debug <device> shows the same live). Answers 404 " +
+    "when the device has no failed download, or is outside the caller's scope.",
+  request: { params: pathIds("id") },
+  responses: { 200: jsonResponse(z.object({ data: LastFailure }), "The last failed download and its transcript") },
 });

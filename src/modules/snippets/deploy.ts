@@ -7,10 +7,11 @@ import { ApiError } from "../../platform/http/errors.ts";
 import { recordActivity } from "../../platform/audit/record.ts";
 import { createDeployment, type DeploymentOptions, type RenderedTarget } from "./deployments.ts";
 import { visibleDeploymentDevices } from "./deployment-views.ts";
-import { CONFIRM_ABOVE, type DeployInput } from "./routes.ts";
+import { CONFIRM_ABOVE, type DeployInput, type SendInput } from "./routes.ts";
 import { renderTargets, resolveTargets, type TargetLists } from "./targets.ts";
 
 export type DeployBody = z.infer<typeof DeployInput>;
+export type SendBody = z.infer<typeof SendInput>;
 
 export async function loadSnippet(c: Context<AppEnv>, id: number) {
   const [snippet] = await c.var.services.db.select().from(snippets).where(eq(snippets.id, id));
@@ -65,6 +66,41 @@ export async function startDeployment(
     );
     return id;
   });
+}
+
+/**
+ * A push of one snippet to one device, as POST /snippets/{id}/send answers it: the device's lines for a dry run,
+ * else the new deployment's id and its one push job. A device outside the scope (or none) is a 404, a disabled
+ * one a 409.
+ */
+export async function sendSnippet(
+  c: Context<AppEnv>,
+  snippetId: number,
+  body: SendBody,
+): Promise<{ dryRun: ReturnType<typeof dryRunAnswer> } | { deploymentId: number; jobId: number }> {
+  const { db } = c.var.services;
+  const snippet = await loadSnippet(c, snippetId);
+  const [target] = await resolveTargets(db, c.var.auth.scope, {
+    deviceIds: [body.device_id],
+    categoryIds: [],
+    tagIds: [],
+  }).catch((err) => {
+    if (err instanceof ApiError && err.status === 422) throw ApiError.notFound(`Device ${body.device_id}`);
+    throw err;
+  });
+  if (!target) throw ApiError.conflict(`Device ${body.device_id} is disabled; enable it before pushing to it`);
+  const rendered = renderTargets([target], snippet.content, snippet.rollbackContent, body.dynamic_vars ?? {});
+  if (body.dry_run) return { dryRun: dryRunAnswer(rendered) };
+  const deploymentId = await startDeployment(c, snippet, "send", rendered, {
+    canary: 0,
+    stopOnFailure: false,
+    concurrency: 1,
+  });
+  const [row] = await db
+    .select({ jobId: snippetDeploymentDevices.jobId })
+    .from(snippetDeploymentDevices)
+    .where(eq(snippetDeploymentDevices.deploymentId, deploymentId));
+  return { deploymentId, jobId: row!.jobId! };
 }
 
 /**

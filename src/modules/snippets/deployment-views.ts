@@ -104,6 +104,12 @@ export const deploymentDeviceListSpec: ListSpec = {
 export const visibleDeploymentDevices = (scope: DeviceScope): SQL | undefined =>
   deviceIdInScope(snippetDeploymentDevices.deviceId, scope);
 
+/** The list conditions (parseListQuery's extra ones) for the devices of deployment `id` a caller may see. */
+export const deploymentDevicesOf = (id: number, scope: DeviceScope) => [
+  eq(snippetDeploymentDevices.deploymentId, id),
+  visibleDeploymentDevices(scope),
+];
+
 /** Deployments a scoped user sees: those with at least one device in the scope. */
 export function visibleDeployments(scope: DeviceScope): SQL | undefined {
   const devices = visibleDeploymentDevices(scope);

@@ -1,9 +1,11 @@
 // The module's public surface: what the rest of the app may use. Other folders import the module only
 // through this file (.dependency-cruiser.cjs); a file inside the module imports its siblings directly.
-export { deploySnippet, redeployFailures } from "./deploy.ts";
+export { deploySnippet, redeployFailures, sendSnippet } from "./deploy.ts";
+export { createRemediationSnippet } from "./remediation.ts";
 export type { dryRunAnswer } from "./deploy.ts";
 export {
   deploymentDeviceListSpec,
+  deploymentDevicesOf,
   deploymentListSpec,
   getDeployment,
   listDeploymentDevices,

@@ -3,7 +3,9 @@ import { DEPLOYMENT_DEVICE_STATUSES, DEPLOYMENT_STATES } from "../../db/schema/i
 import { listEnvelopeSchema, listQuerySchema } from "../../platform/http/list.ts";
 import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../platform/http/route.ts";
 import { Job, WaitSeconds } from "../jobs/index.ts";
+import { singleLine } from "../../platform/http/text.ts";
 import { deploymentDeviceListSpec, deploymentListSpec } from "./deployment-views.ts";
+import { Snippet } from "./resource.ts";
 
 const tag = "Snippets";
 
@@ -37,7 +39,7 @@ const dryRun = z.boolean({ error: "must be true or false" }).optional().openapi(
   example: false,
 });
 
-const SendInput = z
+export const SendInput = z
   .object({
     device_id: z
       .number({ error: "must be a device id" })
@@ -235,4 +237,29 @@ export const listDeploymentDevicesRoute = apiRoute({
   description: "In push order (canary devices first). " + visibility,
   request: { params: Id, query: listQuerySchema(deploymentDeviceListSpec) },
   responses: { 200: jsonResponse(listEnvelopeSchema(DeploymentDevice), "A page of the deployment's devices") },
+});
+
+const RemediationInput = z
+  .object({
+    name: singleLine(z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"))
+      .optional()
+      .openapi({
+        description: 'The snippet\'s name (default: "Remediation: <policy> on <device> (result <id>)")',
+        example: "Fix SNMP on core-1",
+      }),
+  })
+  .openapi("RemediationSnippetInput");
+
+export const remediationSnippetRoute = apiRoute({
+  method: "post",
+  path: "/policy-compliance/{id}/snippet",
+  operationId: "createRemediationSnippet",
+  tag: "Snippets",
+  ability: "snippets.write",
+  summary: "Turn a compliance result's remediation into a snippet",
+  description:
+    "Creates a snippet whose content is the remediation lines of every failed rule of the result, in rule order, written for the device's " +
+    "connection template; send it (dry run first) to apply the fix. 422 when no failed rule has a deterministic fix. A result of a device outside your scope answers 404.",
+  request: { params: pathIds("id"), ...jsonBody(RemediationInput) },
+  responses: { 201: jsonResponse(z.object({ data: Snippet }), "The created snippet; Location names its URL") },
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
-import { RENDER_MAX_CHARS } from "./handlers.ts";
+import { RENDER_MAX_CHARS } from "./routes.ts";
 
 let t: TestContext;
 let reader: string;

@@ -1,8 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../platform/http/env.ts";
 import { listEnvelope, parseListQuery } from "../../platform/http/list.ts";
-import { EVENT_CATALOGUE, EventEnvelope } from "../../platform/outbox/catalogue.ts";
 import { answerJob } from "../jobs/index.ts";
 import {
   createWebhook,
@@ -23,46 +21,22 @@ import {
   listWebhooksRoute,
   pingWebhookRoute,
   redeliverRoute,
+  registerEventSchemas,
   rotateSecretRoute,
   updateWebhookRoute,
   webhookListSpec,
 } from "./routes.ts";
-import { listWebhooks, requireWholeEstate as requireScopeAll, serializeWebhook } from "./service.ts";
-
-/** PascalCase schema name of an event type's payload: config.changed -> ConfigChangedPayload. */
-export const payloadSchemaName = (type: string) =>
-  type
-    .split(/[._]/)
-    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
-    .join("") + "Payload";
+import { eventTypes, listWebhooks, requireWholeEstate as requireScopeAll, serializeWebhook } from "./service.ts";
 
 export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
-  // The catalogue in the API description: the body every webhook receives, and each type's payload.
-  app.openAPIRegistry.register("Event", EventEnvelope);
-  for (const [type, def] of Object.entries(EVENT_CATALOGUE)) {
-    app.openAPIRegistry.register(
-      payloadSchemaName(type),
-      def.payload.openapi({ description: `The data of a ${type} event: ${def.describe}` }),
-    );
-  }
+  registerEventSchemas(app.openAPIRegistry);
   app.openapi(listWebhooksRoute, async (c) => {
     const q = parseListQuery(c, webhookListSpec);
     const { total, rows } = await listWebhooks(c.var.services.db, c.var.auth.scope, q);
     return c.json(listEnvelope(c, q, total, rows), 200);
   });
 
-  app.openapi(eventTypesRoute, (c) =>
-    c.json(
-      {
-        data: Object.entries(EVENT_CATALOGUE).map(([type, def]) => ({
-          type,
-          description: def.describe,
-          payload_schema: z.toJSONSchema(def.payload) as Record<string, unknown>,
-        })),
-      },
-      200,
-    ),
-  );
+  app.openapi(eventTypesRoute, (c) => c.json({ data: eventTypes() }, 200));
 
   app.openapi(createWebhookRoute, async (c) => {
     const { row, secret } = await createWebhook(c, c.req.valid("json"));

@@ -1,6 +1,6 @@
 // The module's public surface: what the rest of the app may use. Other folders import the module only
 // through this file (.dependency-cruiser.cjs); a file inside the module imports its siblings directly.
-export { payloadSchemaName, registerWebhookRoutes } from "./handlers.ts";
+export { registerWebhookRoutes } from "./handlers.ts";
 export {
   createWebhook,
   deleteWebhook,
@@ -11,9 +11,17 @@ export {
   rotateWebhookSecret,
   updateWebhook,
 } from "./manage.ts";
-export { SUBSCRIBABLE, WebhookInput, WebhookPatch, deliveryListSpec, webhookListSpec } from "./routes.ts";
+export {
+  SUBSCRIBABLE,
+  WebhookInput,
+  WebhookPatch,
+  deliveryListSpec,
+  payloadSchemaName,
+  webhookListSpec,
+} from "./routes.ts";
 export {
   EXCERPT_BYTES,
+  eventTypes,
   listWebhooks,
   logDelivery,
   requireWholeEstate,

@@ -5,11 +5,30 @@ import { apiRoute, jsonBody, jsonResponse, MessageBody, pathIds } from "../../pl
 import { listEnvelopeSchema, listQuerySchema, type ListSpec } from "../../platform/http/list.ts";
 import { booleanFilter } from "../../platform/http/filters.ts";
 import { freeText, singleLine } from "../../platform/http/text.ts";
-import { EVENT_TYPES, type EventType } from "../../platform/outbox/catalogue.ts";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { EVENT_CATALOGUE, EVENT_TYPES, EventEnvelope, type EventType } from "../../platform/outbox/catalogue.ts";
 import { Job, WaitSeconds } from "../jobs/index.ts";
 
 const tag = "Webhooks";
-/** Said on every route but the catalogue (handlers.ts requireWholeEstate). */
+
+/** PascalCase schema name of an event type's payload: config.changed -> ConfigChangedPayload. */
+export const payloadSchemaName = (type: string) =>
+  type
+    .split(/[._]/)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join("") + "Payload";
+
+/** The catalogue in the API description: the body every webhook receives, and each type's payload. */
+export function registerEventSchemas(registry: OpenAPIHono["openAPIRegistry"]): void {
+  registry.register("Event", EventEnvelope);
+  for (const [type, def] of Object.entries(EVENT_CATALOGUE)) {
+    registry.register(
+      payloadSchemaName(type),
+      def.payload.openapi({ description: `The data of a ${type} event: ${def.describe}` }),
+    );
+  }
+}
+/** Said on every route but the catalogue (service.ts requireWholeEstate). */
 const WHOLE_ESTATE = " Webhooks carry events about every device: a user whose role is scoped gets 403.";
 
 /** Types a subscription may choose: every type but the ping, which goes only where it is asked for. */

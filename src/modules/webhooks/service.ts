@@ -1,10 +1,11 @@
+import { z } from "@hono/zod-openapi";
 import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { DeviceScope } from "../../platform/auth/scope.ts";
 import { ApiError } from "../../platform/http/errors.ts";
 import type { ListQuery } from "../../platform/http/list.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { webhookDeliveries, webhooks, type DeliveryOutcome } from "../../db/schema/index.ts";
-import type { DeviceRef } from "../../platform/outbox/catalogue.ts";
+import { EVENT_CATALOGUE, type DeviceRef } from "../../platform/outbox/catalogue.ts";
 import type { StoredEvent } from "../events/index.ts";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
@@ -166,3 +167,11 @@ export async function settleSubscription(db: DbOrTx, id: number, outcome: Delive
       .where(eq(webhooks.id, id));
   }
 }
+
+/** The event catalogue as GET /webhooks/event-types lists it: each type, what it means, its payload's JSON Schema. */
+export const eventTypes = () =>
+  Object.entries(EVENT_CATALOGUE).map(([type, def]) => ({
+    type,
+    description: def.describe,
+    payload_schema: z.toJSONSchema(def.payload) as Record<string, unknown>,
+  }));

@@ -1,28 +1,17 @@
-/** Config changes (v2): each new version's arrival, what it changed and what triggered the download. */
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
+/** Config changes: each new version's arrival, what it changed and what triggered the download. */
 import { and, count, desc, eq, inArray, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { DbOrTx } from "../../../db/client.ts";
 import { configChanges, configs, devices, JOB_TRIGGERS, type JobTrigger } from "../../../db/schema/index.ts";
 import { deviceIdInScope, deviceScopeCondition, type DeviceScope } from "../../../platform/auth/scope.ts";
-import type { AppEnv } from "../../../platform/http/env.ts";
 import { ApiError } from "../../../platform/http/errors.ts";
 import { idFilter } from "../../../platform/http/filters.ts";
-import {
-  listEnvelope,
-  listEnvelopeSchema,
-  listQuerySchema,
-  parseListQuery,
-  type ListQuery,
-  type ListSpec,
-} from "../../../platform/http/list.ts";
-import { apiRoute, jsonResponse, pathIds } from "../../../platform/http/route.ts";
-import { CHANGE_FIELDS, ConfigChange, ConfigChangeWithDiff, type ConfigChangeOut } from "../schemas.ts";
+import type { ListQuery, ListSpec } from "../../../platform/http/list.ts";
+import { CHANGE_FIELDS, type ConfigChangeOut } from "../schemas.ts";
 import { deviceNameFilter, deviceTagFilter, timeBoundFilter } from "../service.ts";
 import { readBlobs } from "../storage/blobs.ts";
 import { changeDiff } from "../storage/store.ts";
 
-const tag = "Configuration changes";
 const lower = (column: SQLWrapper) => sql`lower(${column})`;
 const previous = alias(configs, "previous_config");
 /** The ids of the devices that meet a condition, for a filter on config_changes.device_id. */
@@ -179,66 +168,16 @@ export async function latestChanges(db: DbOrTx, scope: DeviceScope, limit: numbe
   return rows.map((r) => withoutDiff(serialize(r)));
 }
 
-export const listChangesRoute = apiRoute({
-  method: "get",
-  path: "/config-changes",
-  operationId: "listConfigChanges",
-  tag,
-  ability: "configs.read",
-  summary: "List configuration changes",
-  description:
-    "One record per new configuration version, newest first, for devices in your scope; GET /config-changes/{id} adds the diff.",
-  request: { query: listQuerySchema(changeListSpec) },
-  responses: { 200: jsonResponse(listEnvelopeSchema(ConfigChange), "A page of changes") },
-});
+/** One change with its diff, by its id; 404 when it is not there or its device is outside the scope. */
+export async function getChange(db: DbOrTx, scope: DeviceScope, id: number): Promise<ConfigChangeOut> {
+  const [row] = await selectChanges(db).where(and(eq(configChanges.id, id), deviceScopeCondition(scope)));
+  if (!row) throw ApiError.notFound(`Config change ${id}`);
+  return withDiff(db, row);
+}
 
-export const getChangeRoute = apiRoute({
-  method: "get",
-  path: "/config-changes/{id}",
-  operationId: "getConfigChange",
-  tag,
-  ability: "configs.read",
-  summary: "Show a configuration change with its diff",
-  description:
-    "The change a new version made: a unified diff against the version before it, and what triggered the download.",
-  request: { params: pathIds("id") },
-  responses: { 200: jsonResponse(z.object({ data: ConfigChangeWithDiff }), "The change and its unified diff") },
-});
-
-export const changeByConfigRoute = apiRoute({
-  method: "get",
-  path: "/config-changes/by-config/{config_id}",
-  operationId: "getConfigChangeByConfig",
-  tag,
-  ability: "configs.read",
-  summary: "Show the change that produced a configuration version",
-  description: "The same answer as GET /config-changes/{id}, found by the version it produced.",
-  request: { params: pathIds("config_id") },
-  responses: { 200: jsonResponse(z.object({ data: ConfigChangeWithDiff }), "The change and its unified diff") },
-});
-
-export function registerConfigChangeRoutes(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listChangesRoute, async (c) => {
-    const q = parseListQuery(c, changeListSpec);
-    const { total, rows } = await listChanges(c.var.services.db, c.var.auth.scope, q);
-    return c.json(listEnvelope(c, q, total, rows), 200);
-  });
-
-  app.openapi(changeByConfigRoute, async (c) => {
-    const id = c.req.valid("param").config_id;
-    const [row] = await selectChanges(c.var.services.db).where(
-      and(eq(configChanges.configId, id), deviceScopeCondition(c.var.auth.scope)),
-    );
-    if (!row) throw ApiError.notFound(`Change of config ${id}`);
-    return c.json({ data: await withDiff(c.var.services.db, row) }, 200);
-  });
-
-  app.openapi(getChangeRoute, async (c) => {
-    const id = c.req.valid("param").id;
-    const [row] = await selectChanges(c.var.services.db).where(
-      and(eq(configChanges.id, id), deviceScopeCondition(c.var.auth.scope)),
-    );
-    if (!row) throw ApiError.notFound(`Config change ${id}`);
-    return c.json({ data: await withDiff(c.var.services.db, row) }, 200);
-  });
+/** The change that produced configuration version `configId`, with its diff; 404 as getChange. */
+export async function getChangeByConfig(db: DbOrTx, scope: DeviceScope, configId: number): Promise<ConfigChangeOut> {
+  const [row] = await selectChanges(db).where(and(eq(configChanges.configId, configId), deviceScopeCondition(scope)));
+  if (!row) throw ApiError.notFound(`Change of config ${configId}`);
+  return withDiff(db, row);
 }
