@@ -22,12 +22,15 @@ export async function until<T>(
 }
 
 /**
- * Lets everything already due on the event loop run: `turns` rounds of timers, I/O callbacks and promise jobs,
- * and no more. For a test that shows something does *not* happen while other work goes on (a write waiting for a
- * lock stays waiting), counted in turns of the loop rather than milliseconds.
+ * Lets what is already due on the event loop run: `turns` rounds of timers (a 0 ms timer is due a millisecond
+ * later), I/O callbacks and promise jobs, and no more. For a test that shows something does *not* happen while
+ * other work goes on (a write waiting for a lock stays waiting), counted in turns of the loop, not milliseconds.
  */
 export async function eventLoopTurns(turns = 20): Promise<void> {
-  for (let i = 0; i < turns; i++) await new Promise((r) => setImmediate(r));
+  for (let i = 0; i < turns; i++) {
+    await new Promise((r) => setTimeout(r, 0));
+    await new Promise((r) => setImmediate(r));
+  }
 }
 
 function show(value: unknown): string {
