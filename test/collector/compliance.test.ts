@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startCompliancePass } from "../../collector/compliance-pass.ts";
 import { silentLogger } from "../../src/kernel/logger.ts";
+import { evaluatePendingVersions } from "../../src/modules/compliance/index.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
 import {
   addLoopbackDevice,
@@ -11,6 +12,7 @@ import {
   latestConfigs,
 } from "../helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../helpers/fake-device.ts";
+import { until } from "../helpers/until.ts";
 
 /**
  * Run-on-backup end to end: the collector downloads from a (fake) device over SSH, the stored version is queued,
@@ -52,14 +54,12 @@ afterAll(async () => {
   await t.close();
 });
 
-async function untilResults(n: number, timeoutMs = 5000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const list = (await t.call("/api/v1/policy-compliance", { token })).body;
-    if (list.meta.total >= n || Date.now() > deadline) return list;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const untilResults = (n: number) =>
+  until(
+    `${n} compliance results`,
+    async () => (await t.call("/api/v1/policy-compliance", { token })).body,
+    (list) => list.meta.total >= n,
+  );
 
 it("evaluates a downloaded version in the background and adds nothing for an identical download", async () => {
   const deviceId = await addLoopbackDevice(t, token, {
@@ -106,7 +106,12 @@ it("evaluates a downloaded version in the background and adds nothing for an ide
     expect(result.rules[1].evidence[0].line).toBe(stored.split("\n").indexOf("ip http server") + 1);
 
     expect((await downloadOnce(t, deviceId)).outcome).toBe("unchanged");
-    await new Promise((r) => setTimeout(r, 300));
+    // The background pass stopped, one pass by hand: whatever the download queued is evaluated now, and nothing was.
+    await pass.stop();
+    expect(
+      (await evaluatePendingVersions(t.db, 25, new Date())).taken,
+      "versions queued by the unchanged download",
+    ).toBe(0);
     expect((await t.call("/api/v1/policy-compliance", { token })).body.meta.total).toBe(1);
     expect((await t.call(`/api/v1/devices/${deviceId}/compliance`, { token })).body.data.status).toBe("not_compliant");
   } finally {

@@ -603,6 +603,8 @@ describe("bulk", () => {
   });
 
   it("is all-or-nothing and names each failing item's index and field", async () => {
+    const existing = await t.call("/api/v1/devices", { method: "POST", token: admin, body: device("bulk-existing-1") });
+    expect(existing.status).toBe(201);
     const before = (await t.call("/api/v1/devices?per_page=1", { token: admin })).body.meta.total;
     const res = await t.call("/api/v1/devices/bulk", {
       method: "POST",
@@ -626,7 +628,7 @@ describe("bulk", () => {
           device("bulk-b-0001"),
           device("bulk-b-0003", { device_vendor: "Nope" }),
           device("BULK-b-0001"),
-          device("bulk-a-0001"),
+          device("bulk-existing-1"),
         ],
       },
     });
@@ -783,6 +785,9 @@ describe("scope", () => {
       body: { device_tags: ["edge"] },
     });
     expect(away.status).toBe(422);
+    // The scope's list is the one the other tests read: what this test added goes.
+    const removed = await s.call(`/api/v1/devices/${inside.body.data.id}`, { method: "DELETE", token: scopedWriter });
+    expect(removed.status).toBeLessThan(300);
   });
 
   it("scopes by category as well as by tag", async () => {

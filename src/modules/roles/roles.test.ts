@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { createTestContext, TEST_PASSWORD, type TestContext } from "../../../test/helpers/app.ts";
 import { ABILITIES } from "../../platform/auth/abilities.ts";
 import { BUILTIN_ROLES } from "../../platform/auth/roles.ts";
@@ -127,9 +127,12 @@ describe("roles: custom", () => {
     });
     expect(put.body.data).toMatchObject({ description: "", permissions: ["devices.read"], scope: { all: true } });
 
-    const actions = (await t.db.select().from(activityLog).where(eq(activityLog.subjectType, "role"))).map(
-      (r) => r.action,
-    );
+    const actions = (
+      await t.db
+        .select()
+        .from(activityLog)
+        .where(and(eq(activityLog.subjectType, "role"), eq(activityLog.subjectId, id)))
+    ).map((r) => r.action);
     expect(actions).toEqual(["role.create", "role.update", "role.update"]);
   });
 

@@ -55,8 +55,9 @@ describe("templates", () => {
     });
     expect(put.body.data).toMatchObject({ description: "Lab IOS", vendor: "Cisco Systems" });
 
-    const list = await t.call("/api/v1/templates?filter[builtin]=false&fields=id,name", { token: admin });
-    expect(list.body.data).toEqual([{ id, name: "lab-ios" }]);
+    const list = await t.call("/api/v1/templates?filter[builtin]=false&fields=id,name&per_page=100", { token: admin });
+    expect(list.body.data).toContainEqual({ id, name: "lab-ios" });
+    expect(list.body.data.map((x: { name: string }) => x.name)).not.toContain("cisco-ios");
 
     const del = await t.call(`/api/v1/templates/${id}`, { method: "DELETE", token: admin });
     expect(del.body).toEqual({ message: `Template ${id} deleted` });
@@ -229,8 +230,16 @@ describe("templates", () => {
   });
 
   it("re-seeding on upgrade rewrites built-ins, keeps user templates, and names a clashing new built-in apart", async () => {
+    // Its own database: what an upgrade leaves (a built-in that is no longer shipped kept as a user template) is
+    // not the fixture the other tests read.
+    const x = await createTestContext();
+    const token = await x.token();
+    const builtin = async (key: string) =>
+      (await x.call(`/api/v1/templates?filter[name]=${key}`, { token })).body.data[0];
     const shipped = loadBuiltinTemplates();
-    const user = (await create({ name: "Netgate-NextGen", code: CODE })).body.data;
+    const user = (
+      await x.call("/api/v1/templates", { method: "POST", token, body: { name: "Netgate-NextGen", code: CODE } })
+    ).body.data;
     const vyos = await builtin("vyos");
     const upgrade = [
       ...shipped.map((b) =>
@@ -250,12 +259,12 @@ describe("templates", () => {
         inventoryNames: { oxidized: [], rancid: [] },
       },
     ].filter((b) => b.key !== "linux-generic");
-    await seedReferenceData(t.db, t.clock, upgrade);
+    await seedReferenceData(x.db, x.clock, upgrade);
 
-    const after = (await t.call(`/api/v1/templates/${vyos.id}`, { token: admin })).body.data;
+    const after = (await x.call(`/api/v1/templates/${vyos.id}`, { token })).body.data;
     expect(after).toMatchObject({ builtin: true, description: "VyOS 1.4" });
     expect(after.code).toContain("description: VyOS 1.4\n");
-    expect((await t.call(`/api/v1/templates/${user.id}`, { token: admin })).body.data).toMatchObject({
+    expect((await x.call(`/api/v1/templates/${user.id}`, { token })).body.data).toMatchObject({
       name: "Netgate-NextGen",
       builtin: false,
       code: CODE,
@@ -264,12 +273,11 @@ describe("templates", () => {
     // No longer shipped: kept as a user template, so devices using it still work.
     expect(await builtin("linux-generic")).toMatchObject({ builtin: false });
 
-    await seedReferenceData(t.db, t.clock, shipped);
-    expect((await t.call(`/api/v1/templates/${vyos.id}`, { token: admin })).body.data.description).toBe(
-      "VyOS 1.3 and later",
-    );
-    const [row] = await t.db.select().from(templates).where(eq(templates.builtinKey, "netgate-nextgen"));
+    await seedReferenceData(x.db, x.clock, shipped);
+    expect((await x.call(`/api/v1/templates/${vyos.id}`, { token })).body.data.description).toBe("VyOS 1.3 and later");
+    const [row] = await x.db.select().from(templates).where(eq(templates.builtinKey, "netgate-nextgen"));
     expect(row).toBeUndefined();
+    await x.close();
   });
 
   it("refuses to delete a template devices use, and detaches it from profiles", async () => {

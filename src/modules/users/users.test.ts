@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { ABILITIES, type Ability } from "../../platform/auth/abilities.ts";
 import { verifyPassword } from "../../platform/auth/passwords.ts";
@@ -225,7 +225,10 @@ describe("users: enable, disable, password", () => {
     expect(res.body.message).toMatch(/^Password of user 'person\d+' changed$/);
     const [row] = await t.db.select().from(users).where(eq(users.id, id));
     expect(await verifyPassword(newPassword, row!.passwordHash)).toBe(true);
-    const [entry] = await t.db.select().from(activityLog).where(eq(activityLog.action, "user.password_change"));
+    const [entry] = await t.db
+      .select()
+      .from(activityLog)
+      .where(and(eq(activityLog.action, "user.password_change"), eq(activityLog.subjectId, id)));
     expect(entry).toMatchObject({ subjectType: "user", subjectId: id, userId: adminUserId, changes: {} });
 
     const short = await t.call(`/api/v1/users/${id}/password`, {

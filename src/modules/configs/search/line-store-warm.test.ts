@@ -8,6 +8,7 @@ import { startLineStoreWarmUp, warmLineStore } from "./line-store-warm.ts";
 import { createLogger } from "../../../kernel/logger.ts";
 import { storeConfig } from "../storage/store.ts";
 import { day } from "../test-fixtures.ts";
+import { eventLoopTurns } from "../../../../test/helpers/until.ts";
 
 /** More series than one batch of the warm-up reads (64), so that stopping between batches shows. */
 const DEVICES = 70;
@@ -75,7 +76,7 @@ describe("filling search's line store at start", () => {
     let finish!: () => void;
     const running = whileSearching(() => new Promise<void>((resolve) => (finish = resolve)));
     const warming = warmLineStore(c.db);
-    for (let turn = 0; turn < 10; turn++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventLoopTurns();
     expect(currentLineStore().versionCount).toBe(0);
     finish();
     await running;
@@ -108,7 +109,7 @@ describe("filling search's line store at start", () => {
       c.db,
       createLogger((line) => lines.push(JSON.parse(line))),
     ).stop();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventLoopTurns();
     expect(lines).toEqual([]);
     expect(currentLineStore().versionCount).toBe(0);
   });

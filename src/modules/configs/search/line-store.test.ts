@@ -10,6 +10,7 @@ import {
 import { LineMarks } from "./line-marks.ts";
 import { applyLineDelta, RunText } from "../storage/line-runs.ts";
 import { encodeLineDelta } from "../storage/blob-delta.ts";
+import { eventLoopTurns } from "../../../../test/helpers/until.ts";
 
 const textOf = (store: LineStore, ids: Uint32Array) => Array.from(ids, (id) => store.line(id));
 
@@ -75,7 +76,7 @@ describe("the line store", () => {
     let finish!: () => void;
     const search = whileSearching(() => new Promise<void>((resolve) => (finish = resolve)));
     store.later("h1", RunText.of("interface Gi0/1\n shutdown\n"));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventLoopTurns();
     expect(store.version("h1")).toBeUndefined();
     finish();
     await search;

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
-import { categories, configSearchDocs, deviceTags, devices, tags, vendors } from "../../../db/schema/index.ts";
+import {
+  categories,
+  configSearchCommonGrams,
+  configSearchDocs,
+  deviceTags,
+  devices,
+  tags,
+  vendors,
+} from "../../../db/schema/index.ts";
 import { storeConfig } from "../storage/store.ts";
 import { reindexAllConfigs } from "./search-reindex.ts";
 import { indexPendingVersions } from "./search-index.ts";
@@ -175,6 +183,8 @@ beforeAll(async () => {
       }
     }
   }
+  // The fleet every test reads, indexed; a test that needs versions queued or the index gone makes that itself.
+  while ((await indexPendingVersions(t.db, 100)).taken);
 });
 afterAll(() => t?.close());
 
@@ -363,6 +373,11 @@ describe("configuration search", () => {
   it("finds versions still queued for the index, and finds the same while and after they are indexed", async () => {
     const queued = async () =>
       Number((await t.db.all<{ n: number }>(sql`select count(*) as n from config_search_pending`))[0]!.n);
+    // Every version queued and none indexed, as storing leaves them.
+    await t.db.delete(configSearchDocs);
+    await t.db.run(
+      sql`insert into config_search_pending (config_id, device_id, command) select id, device_id, command from configs`,
+    );
     expect(await queued()).toBe(stored.length);
     const rare = { terms: ["Secret-RO"], latest_only: false };
     // Every series has a queued version: each is a candidate, read and checked.
@@ -555,20 +570,37 @@ describe("configuration search", () => {
   });
 
   it("drops a deleted device's index documents with it", async () => {
-    const victim = deviceList.at(-1)!;
+    const name = "doomed-sw";
+    const [victim] = await t.db
+      .insert(devices)
+      .values({ name, nameKey: nameKey(name), ip: "192.0.2.99", createdAt: day(1), updatedAt: day(1) })
+      .returning({ id: devices.id });
+    for (const [n, word] of [
+      [1, "farewell"],
+      [2, "adieu"],
+    ] as const)
+      await storeConfig(t.db, {
+        deviceId: victim!.id,
+        command: "show running-config",
+        text: `hostname ${name}\n snmp-server location ${word}-doomed\nend\n`,
+        significant: (x) => x,
+        trigger: "schedule",
+        jobId: null,
+        now: day(20 + n),
+      });
+    while ((await indexPendingVersions(t.db, 100)).taken);
     const docs = async () =>
       (
-        await t.db.all<{ n: number }>(sql`select count(*) as n from config_search_docs where device_id = ${victim.id}`)
+        await t.db.all<{ n: number }>(sql`select count(*) as n from config_search_docs where device_id = ${victim!.id}`)
       )[0]!.n;
     const indexRows = async () => (await t.db.all<{ n: number }>(sql`select count(*) as n from config_search`))[0]!.n;
     const before = await indexRows();
-    const victimDocs = await docs();
-    expect(victimDocs).toBeGreaterThan(0);
-    await t.db.delete(devices).where(eq(devices.id, victim.id));
+    expect(await docs()).toBe(2);
+    expect((await search({ terms: ["-doomed"], latest_only: false })).body.data).toHaveLength(2);
+    await t.db.delete(devices).where(eq(devices.id, victim!.id));
     expect(await docs()).toBe(0);
     expect(await indexRows()).toBeLessThan(before);
-    deviceList.pop();
-    for (let i = stored.length - 1; i >= 0; i--) if (stored[i]!.deviceId === victim.id) stored.splice(i, 1);
+    expect((await search({ terms: ["-doomed"], latest_only: false })).body.data).toEqual([]);
     const q: Query = { terms: ["hostname"], latest_only: false };
     expect((await search(q)).body.data).toEqual(reference(q));
   });
@@ -587,6 +619,11 @@ describe("search with common index tokens left out", () => {
 
   beforeAll(async () => {
     expect(await addCommonGrams(t.db, tokens)).toBe(new Set(tokens).size);
+    await reindexAllConfigs(t.db);
+  });
+  // The other tests read the fleet with no common tokens: the list goes, and the documents are whole again.
+  afterAll(async () => {
+    await t.db.delete(configSearchCommonGrams);
     await reindexAllConfigs(t.db);
   });
 
@@ -666,36 +703,38 @@ describe("the literals a regular expression needs", () => {
 describe("search's line store", () => {
   let c: TestContext;
   let cToken: string;
-  let deviceId: number;
-  const history = (term: string) =>
-    c.call("/api/v1/configs/search", { method: "POST", token: cToken, body: { terms: [term], latest_only: false } });
+  /** Every version of one device holding the term: a test reads its own device's versions only. */
+  const history = (term: string, deviceId: number) =>
+    c.call("/api/v1/configs/search", {
+      method: "POST",
+      token: cToken,
+      body: { terms: [term], latest_only: false, filter: { device_id: [deviceId] } },
+    });
   const found = (body: { data: { version: number; matches: { line: string }[] }[] }) =>
     body.data.map((h) => [h.version, h.matches.map((m) => m.line)]);
-  const store = (text: string, n: number) =>
-    storeConfig(c.db, {
-      deviceId,
-      command: "show running-config",
-      text,
-      significant: (s) => s,
-      trigger: "schedule",
-      jobId: null,
-      now: day(n),
-    });
+  /** A device of the test's own, and how to store its versions. */
+  async function ownDevice(name: string) {
+    const [row] = await c.db
+      .insert(devices)
+      .values({ name, nameKey: nameKey(name), ip: "192.0.2.200", createdAt: day(1), updatedAt: day(1) })
+      .returning({ id: devices.id });
+    const deviceId = row!.id;
+    const store = (text: string, n: number) =>
+      storeConfig(c.db, {
+        deviceId,
+        command: "show running-config",
+        text,
+        significant: (s) => s,
+        trigger: "schedule",
+        jobId: null,
+        now: day(n),
+      });
+    return { deviceId, store };
+  }
 
   beforeAll(async () => {
     c = await createTestContext();
     cToken = await c.token();
-    const [row] = await c.db
-      .insert(devices)
-      .values({
-        name: "cache-sw",
-        nameKey: nameKey("cache-sw"),
-        ip: "192.0.2.200",
-        createdAt: day(1),
-        updatedAt: day(1),
-      })
-      .returning({ id: devices.id });
-    deviceId = row!.id;
     clearLineStore();
   });
   afterAll(() => c?.close());
@@ -703,8 +742,9 @@ describe("search's line store", () => {
   const base = Array.from({ length: 40 }, (_, i) => `interface Gi0/${i}\n description port ${i}`).join("\n");
 
   it("reads a version stored whole and later turned into a delta right, from memory and from the database", async () => {
+    const { deviceId, store } = await ownDevice("delta-sw");
     await store(`${base}\n snmp-server location needle-one\n`, 2);
-    expect(found((await history("needle")).body)).toEqual([[1, [" snmp-server location needle-one"]]]);
+    expect(found((await history("needle-", deviceId)).body)).toEqual([[1, [" snmp-server location needle-one"]]]);
     await lineStoreSettled();
     // Version 1 is read from memory as the whole text it was; in the database it is now a delta against version 2.
     await store(`${base}\n snmp-server location needle-two\n`, 3);
@@ -713,21 +753,30 @@ describe("search's line store", () => {
       [1, [" snmp-server location needle-one"]],
     ];
     const [encoding] = await c.db.all<{ encoding: string }>(
-      sql`select b.encoding from config_blobs b join configs v on v.blob_hash = b.hash where v.version = 1`,
+      sql`select b.encoding from config_blobs b join configs v on v.blob_hash = b.hash where v.device_id = ${deviceId} and v.version = 1`,
     );
     expect(encoding!.encoding).toBe("delta");
-    expect(found((await history("needle")).body)).toEqual(expected);
+    expect(found((await history("needle-", deviceId)).body)).toEqual(expected);
     clearLineStore();
-    expect(found((await history("needle")).body)).toEqual(expected);
+    expect(found((await history("needle-", deviceId)).body)).toEqual(expected);
   });
 
   it("answers a repeated search without reading the texts again", async () => {
-    const first = await history("needle");
+    const { deviceId, store } = await ownDevice("repeat-sw");
+    await store(`${base}\n snmp-server location pin-one\n`, 2);
+    await store(`${base}\n snmp-server location pin-two\n`, 3);
+    const first = await history("pin-", deviceId);
     expect(first.status).toBe(200);
+    expect(found(first.body)).toEqual([
+      [2, [" snmp-server location pin-two"]],
+      [1, [" snmp-server location pin-one"]],
+    ]);
     await lineStoreSettled();
-    // Unreadable stored texts: only a search that reads none of them can still answer.
-    await c.db.run(sql`update config_blobs set content = x'00'`);
-    const again = await history("needle");
+    // Its stored texts unreadable: only a search that reads none of them can still answer.
+    await c.db.run(
+      sql`update config_blobs set content = x'00' where hash in (select blob_hash from configs where device_id = ${deviceId})`,
+    );
+    const again = await history("pin-", deviceId);
     expect(again.status).toBe(200);
     expect(found(again.body)).toEqual(found(first.body));
   });
