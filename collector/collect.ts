@@ -1,4 +1,4 @@
-import type { devices } from "../src/db/schema/index.ts";
+
 import { normalizeConfigText } from "../src/modules/configs/index.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/index.ts";
 import { compileTemplatePattern } from "../src/modules/templates/index.ts";

@@ -1,8 +1,8 @@
-import { and, count, inArray, not, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, count, inArray, not, or, sql, type SQL, } from "drizzle-orm";
 import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import type { Reach } from "../../platform/audit/record.ts";
-import { deviceTags, devices, taskRunItems, tasks, type TaskType } from "../../db/schema/index.ts";
+import { devices, taskRunItems, tasks, type TaskType } from "../../db/schema/index.ts";
 import { TASK_TYPE_DEFS, type TargetKind } from "./types.ts";
 import { reachedBy, selectedDevices } from "../devices/index.ts";
 
