@@ -100,6 +100,8 @@ export async function sendSnippet(
     .select({ jobId: snippetDeploymentDevices.jobId })
     .from(snippetDeploymentDevices)
     .where(eq(snippetDeploymentDevices.deploymentId, deploymentId));
+  // As a deploy: the collector beside the API starts the push now, not at its next poll.
+  c.var.services.jobsQueued();
   return { deploymentId, jobId: row!.jobId! };
 }
 

@@ -179,6 +179,8 @@ describe("send", () => {
   it("queues a push job for the device, and the deployment records its result and transcript", async () => {
     const d = await device();
     const id = await snippet();
+    const before = await queuedJobs();
+    const woken = wakes.length;
     const res = await t.call(`/api/v1/snippets/${id}/send`, {
       method: "POST",
       token: admin,
@@ -186,6 +188,9 @@ describe("send", () => {
     });
     expect(res.status).toBe(202);
     expect(res.body.data).toMatchObject({ type: "snippet_push", device_id: d, state: "queued" });
+    // The collector beside the API is woken once the push is committed, as for a deploy.
+    expect(wakes).toHaveLength(woken + 1);
+    expect(await wakes.at(-1)).toBe(before + 1);
     const deploymentId = res.body.data.deployment_id;
     expect((await deploymentDevices(deploymentId))[0]).toMatchObject({
       device_id: d,
