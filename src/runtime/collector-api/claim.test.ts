@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { jobs } from "../../db/schema/index.ts";
-import { getJob, requeueExpiredLeases } from "../../platform/jobs/queue.ts";
+import { getJob } from "../../platform/jobs/queue.ts";
 import { newKeyPair } from "../../platform/secrets/sealed-box.ts";
 import type { Logger } from "../../kernel/logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
@@ -43,13 +43,16 @@ async function remoteSite(admin: string) {
     templateId: await builtinTemplateId(t, "cisco-ios"),
     zone_id: zone.id,
   });
-  const enrolled = await post("/enroll", {
-    enrollment_key: zone.enrollment_key,
-    name: "site-1",
-    public_key: newKeyPair().publicKey,
-  });
-  expect(enrolled.status).toBe(201);
-  return { deviceId, credential: enrolled.body.data.credential as string };
+  const enroll = async (name: string) => {
+    const enrolled = await post("/enroll", {
+      enrollment_key: zone.enrollment_key,
+      name,
+      public_key: newKeyPair().publicKey,
+    });
+    expect(enrolled.status).toBe(201);
+    return enrolled.body.data.credential as string;
+  };
+  return { deviceId, credential: await enroll("site-1"), enroll };
 }
 
 const claim = async (credential: string) =>
@@ -68,8 +71,8 @@ describe("a remote collector's claim", () => {
     const run = await t.call(`/api/v1/tasks/${task.body.data.id}/run`, { method: "POST", token: admin });
     expect(run.status).toBe(202);
 
-    // The site's collector takes the job and dies, each time: its lease runs out and the server's collector puts
-    // the job back (requeueExpiredLeases, every pass of its loop).
+    // The site's collector takes the job and dies, each time: its lease runs out and its next claim puts the job
+    // back (no collector runs beside the server in these tests).
     let handedOut = 0;
     let jobId = 0;
     let maxAttempts = 0;
@@ -82,7 +85,6 @@ describe("a remote collector's claim", () => {
       handedOut++;
       expect(handedOut).toBeLessThan(10);
       clock.advance(t.config.collectorLeaseMs + 1);
-      expect(await requeueExpiredLeases(t.db, clock.now())).toBe(1);
     }
     // One stop past its attempts is forgiven; the claim after the second ends it.
     expect(handedOut).toBe(maxAttempts + 1);
@@ -96,6 +98,33 @@ describe("a remote collector's claim", () => {
       msg: "job not run: its collector stopped while running it on its last two attempts",
       fields: expect.objectContaining({ type: "download", device: deviceId, attempts: maxAttempts + 1 }),
     });
+  });
+
+  it("hands a job whose collector died to another collector of its zone once the lease ran out, with no local collector", async () => {
+    const admin = await t.token();
+    const { deviceId, credential: dying, enroll } = await remoteSite(admin);
+    const second = await enroll("site-2");
+    const queued = await t.call(`/api/v1/download-now/${deviceId}`, { token: admin });
+    expect(queued.status, JSON.stringify(queued.body)).toBeLessThan(300);
+    const jobId = queued.body.data.id as number;
+
+    const [taken] = await claim(dying);
+    expect(taken!.id).toBe(jobId);
+    // While the lease holds, the job stays the first collector's.
+    clock.advance(t.config.collectorLeaseMs - 1);
+    expect(await claim(second)).toEqual([]);
+    expect(await getJob(t.db, jobId)).toMatchObject({ state: "running", attempts: 1 });
+
+    clock.advance(2);
+    const [retaken] = await claim(second);
+    expect(retaken).toMatchObject({ id: jobId, attempts: 2 });
+    expect((await getJob(t.db, jobId))!.leaseOwner).toMatch(/^remote:\d+:site-2$/);
+    expect(warnings).toContainEqual({
+      msg: "requeued jobs whose collector stopped renewing their lease",
+      fields: expect.objectContaining({ jobs: 1 }),
+    });
+    // The first collector, back, has lost the job.
+    expect((await post(`/jobs/${jobId}/lease`, {}, dying)).status).toBe(409);
   });
 
   it("does not hand out a job that was cancelled, and takes a held job's lease back once it is", async () => {

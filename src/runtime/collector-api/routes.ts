@@ -4,7 +4,7 @@ import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { remoteCollectors, zones } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../platform/http/env.ts";
-import { claimNextZoneJob, extendLease } from "../../platform/jobs/queue.ts";
+import { claimNextZoneJob, extendLease, requeueExpiredLeases } from "../../platform/jobs/queue.ts";
 import { isPublicKey } from "../../platform/secrets/sealed-box.ts";
 import { recordActivity } from "../../platform/audit/record.ts";
 import { hashSecret, newCollectorCredential } from "../../modules/zones/index.ts";
@@ -148,6 +148,10 @@ export function createCollectorApi(): Hono<Env> {
     const claimed: WireJob[] = [];
     const aborted = c.req.raw.signal;
     for (;;) {
+      // A server may run no collector of its own (COLLECTOR=off): its loop is then not there to put back the jobs
+      // of a collector that died, so each claim does, and another collector of the zone takes them.
+      const requeued = await requeueExpiredLeases(db, clock.now());
+      if (requeued) logger.warn("requeued jobs whose collector stopped renewing their lease", { jobs: requeued });
       while (claimed.length < input.max) {
         const job = await claimNextZoneJob(db, collector.zoneId, owner, clock.now(), leaseMs);
         if (!job) break;
