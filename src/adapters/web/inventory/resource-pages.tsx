@@ -25,6 +25,13 @@ import { CsrfForm, renderPage } from "../layout.tsx";
 import { Pager, pageListQuery, withoutEmptyFields } from "../list-page.tsx";
 import { pathId } from "../path-id.ts";
 import { requirePage } from "../viewer.ts";
+import {
+  BulkDeleteForm,
+  bulkDeletedMessage,
+  registerBulkDelete,
+  SelectBox,
+  type BulkDeleteSpec,
+} from "./bulk-delete.tsx";
 
 export type Row = { id: number } & Record<string, unknown>;
 export type Choices = [number, string][];
@@ -38,6 +45,7 @@ export type PageResource = {
   /** `input` is each resource's own type, checked by its schema (parsedBy) before the call. */
   save(c: Context<AppEnv>, input: any, id: number | null, mode: "create" | "patch"): Promise<Row>;
   remove(c: Context<AppEnv>, ids: number[], bulk: boolean): Promise<{ count: number; note: string }>;
+  previewRemove(c: Context<AppEnv>, ids: number[]): Promise<Map<number, { refusal: string } | { note: string }>>;
 };
 
 /**
@@ -79,11 +87,23 @@ export type ResourcePagesSpec = {
   newValues?: (c: Context<WebEnv>) => Record<string, string | string[]>;
   /** What the list's rows carry besides the API's answer (e.g. a zone's collectors), for the columns. */
   enrich?: (c: Context<WebEnv>, rows: Row[]) => Promise<Row[]>;
+  /** Tick boxes on the list and **Delete selected** (the API's bulk delete, after a confirmation page). */
+  bulkDelete?: boolean;
   /** A page to answer a create with instead of the list (e.g. a key shown once); undefined: the list. */
   created?: (c: Context<WebEnv>, saved: Row) => Response | Promise<Response> | undefined;
 };
 
 type Values = Record<string, string | string[]>;
+
+/** The list inside the bulk form when the page offers the bulk delete, as it is otherwise. */
+const Selectable = (props: { bulk?: BulkDeleteSpec; c: Context<WebEnv>; children: Child }) =>
+  props.bulk ? (
+    <BulkDeleteForm c={props.c} spec={props.bulk}>
+      {props.children}
+    </BulkDeleteForm>
+  ) : (
+    <>{props.children}</>
+  );
 
 const idOf = (v: string) => (/^\d+$/.test(v) ? Number(v) : v);
 
@@ -139,6 +159,18 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
   const write = `${spec.ability}.write` as const;
   const fieldNames = spec.fields.map((f) => f.name);
   const prefix = spec.path.slice(1).replace(/\W/g, "-");
+  const nameOf = (row: Row) => String(row[spec.nameField]);
+  const bulk: BulkDeleteSpec | undefined = spec.bulkDelete
+    ? {
+        path,
+        singular: spec.singular,
+        plural: spec.plural,
+        ability: spec.ability,
+        resource,
+        nameOf,
+      }
+    : undefined;
+  if (bulk) registerBulkDelete(web, bulk);
 
   const optionsFor = async (c: Context<WebEnv>) => {
     const out = new Map<string, Choices | null>();
@@ -254,7 +286,8 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
     const { meta } = listEnvelope(c, q, listed.total, listed.rows);
     const rows = spec.enrich ? await spec.enrich(c, listed.rows) : listed.rows;
     const canWrite = c.var.auth.abilities.has(write);
-    const flash = done[c.req.query("done") ?? ""];
+    const flash = done[c.req.query("done") ?? ""] ?? (bulk && bulkDeletedMessage(c, bulk));
+    const selectable = bulk !== undefined && canWrite;
     const search = c.req.query("search") ?? "";
     return renderPage(c, 200, {
       title: spec.title,
@@ -284,41 +317,53 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
           </form>
           <Pager c={c} meta={meta} noun={spec.plural} />
           {rows.length ? (
-            <div class="table-wrap">
-              <table id={`${prefix}-list`}>
-                <thead>
-                  <tr>
-                    {spec.columns.map((col) => (
-                      <th>{col.label}</th>
-                    ))}
-                    {(canWrite || spec.rowLinks) && (
-                      <th>
-                        <span class="visually-hidden">Actions</span>
-                      </th>
-                    )}
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.map((r) => (
-                    <tr data-id={String(r.id)}>
+            <Selectable bulk={selectable ? bulk : undefined} c={c}>
+              <div class="table-wrap">
+                <table id={`${prefix}-list`}>
+                  <thead>
+                    <tr>
+                      {selectable && (
+                        <th>
+                          <span class="visually-hidden">Select</span>
+                        </th>
+                      )}
                       {spec.columns.map((col) => (
-                        <td>{col.cell(r)}</td>
+                        <th>{col.label}</th>
                       ))}
                       {(canWrite || spec.rowLinks) && (
-                        <td>
-                          {spec.rowLinks?.(r)}{" "}
-                          {canWrite && (
-                            <>
-                              <a href={`${path}/${r.id}/edit`}>Edit</a> <a href={`${path}/${r.id}/delete`}>Delete</a>
-                            </>
-                          )}
-                        </td>
+                        <th>
+                          <span class="visually-hidden">Actions</span>
+                        </th>
                       )}
                     </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+                  </thead>
+                  <tbody>
+                    {rows.map((r) => (
+                      <tr data-id={String(r.id)}>
+                        {selectable && (
+                          <td>
+                            <SelectBox id={r.id} name={nameOf(r)} />
+                          </td>
+                        )}
+                        {spec.columns.map((col) => (
+                          <td>{col.cell(r)}</td>
+                        ))}
+                        {(canWrite || spec.rowLinks) && (
+                          <td>
+                            {spec.rowLinks?.(r)}{" "}
+                            {canWrite && (
+                              <>
+                                <a href={`${path}/${r.id}/edit`}>Edit</a> <a href={`${path}/${r.id}/delete`}>Delete</a>
+                              </>
+                            )}
+                          </td>
+                        )}
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </Selectable>
           ) : (
             <p class="muted">{spec.empty}</p>
           )}
@@ -359,7 +404,6 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
 
   const existing = (c: Context<WebEnv>) =>
     resource.show(c.var.services.db, pathId(c.req.param("id")!, spec.singular), c.var.auth.scope);
-  const nameOf = (row: Row) => String(row[spec.nameField]);
 
   web.get(`${path}/:id/edit`, requirePage(write), async (c) => {
     const row = await existing(c);
