@@ -104,6 +104,12 @@ export const deploymentDeviceListSpec: ListSpec = {
 export const visibleDeploymentDevices = (scope: DeviceScope): SQL | undefined =>
   deviceIdInScope(snippetDeploymentDevices.deviceId, scope);
 
+/** The conditions selecting one deployment's devices that a caller may see (for parseListQuery). */
+export const deploymentDevicesOf = (deploymentId: number, scope: DeviceScope): (SQL | undefined)[] => [
+  eq(snippetDeploymentDevices.deploymentId, deploymentId),
+  visibleDeploymentDevices(scope),
+];
+
 /** Deployments a scoped user sees: those with at least one device in the scope. */
 export function visibleDeployments(scope: DeviceScope): SQL | undefined {
   const devices = visibleDeploymentDevices(scope);

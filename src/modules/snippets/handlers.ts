@@ -11,6 +11,7 @@ import {
   deploymentDeviceListSpec,
   deploymentListSpec,
   getDeployment,
+  deploymentDevicesOf,
   listDeploymentDevices,
   listDeployments,
   visibleDeploymentDevices,
@@ -99,10 +100,7 @@ export function registerSnippetRoutes(app: OpenAPIHono<AppEnv>) {
     const { db } = c.var.services;
     const id = c.req.valid("param").id;
     await getDeployment(db, c.var.auth.scope, linksOf(c), id);
-    const q = parseListQuery(c, deploymentDeviceListSpec, [
-      eq(snippetDeploymentDevices.deploymentId, id),
-      visibleDeploymentDevices(c.var.auth.scope),
-    ]);
+    const q = parseListQuery(c, deploymentDeviceListSpec, deploymentDevicesOf(id, c.var.auth.scope));
     const { total, rows } = await listDeploymentDevices(db, q);
     return c.json(listEnvelope(c, q, total, rows), 200);
   });

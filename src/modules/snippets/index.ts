@@ -4,6 +4,7 @@ export { deploySnippet, redeployFailures } from "./deploy.ts";
 export type { dryRunAnswer } from "./deploy.ts";
 export {
   deploymentDeviceListSpec,
+  deploymentDevicesOf,
   deploymentListSpec,
   getDeployment,
   listDeploymentDevices,
@@ -18,3 +19,4 @@ export { registerSnippetRoutes } from "./handlers.ts";
 export { SNIPPET_TASK_TARGETS, snippetsResource } from "./resource.ts";
 export { CONFIRM_ABOVE, DeployInput } from "./routes.ts";
 export { renderTargets } from "./targets.ts";
+export { DEPLOYMENT_DEVICE_STATUSES } from "../../db/schema/index.ts";

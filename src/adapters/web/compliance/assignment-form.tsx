@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { ASSIGNMENT_SCOPES } from "../../../db/schema/index.ts";
+import { ASSIGNMENT_SCOPES } from "../../../modules/compliance/index.ts";
 import { plural } from "../../../kernel/words.ts";
 import { targetChoices, type TargetChoices } from "../choices.ts";
 import type { WebEnv } from "../env.ts";

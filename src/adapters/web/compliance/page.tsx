@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { COMPLIANCE_STATUSES } from "../../../db/schema/index.ts";
+import { COMPLIANCE_STATUSES } from "../../../modules/compliance/index.ts";
 import { listEnvelope } from "../../../platform/http/list.ts";
 import { assignmentsResource } from "../../../modules/compliance/index.ts";
 import { exportResults } from "../../../modules/compliance/index.ts";
