@@ -14,7 +14,6 @@ import {
   deploymentDevicesOf,
   listDeploymentDevices,
   listDeployments,
-  visibleDeploymentDevices,
   visibleDeployments,
   type Links,
 } from "./deployment-views.ts";
