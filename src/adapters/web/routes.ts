@@ -43,6 +43,8 @@ import { registerMailPage } from "./webhooks/mail.tsx";
 import { registerTokensPage } from "./tokens/page.tsx";
 import { registerCompliancePage } from "./compliance/page.tsx";
 import { registerComplianceForms } from "./compliance/policy-form.tsx";
+import { registerComplianceResultPage } from "./compliance/result.tsx";
+import { registerAssignmentEditPages } from "./compliance/assignment-edit.tsx";
 import { registerSnippetsPage } from "./snippets/page.tsx";
 import { registerSnippetForms } from "./snippets/form.tsx";
 import { registerSnippetDeployPages } from "./snippets/deploy.tsx";
@@ -101,6 +103,8 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerSettingsOverviewPage(app);
   registerCompliancePage(app);
   registerComplianceForms(app);
+  registerComplianceResultPage(app);
+  registerAssignmentEditPages(app);
   registerSnippetsPage(app);
   registerSnippetForms(app);
   registerDeploymentPages(app);

@@ -25,6 +25,9 @@ const DONE: Record<string, string> = {
   "policy-copied": "Policy copied: edit the copy.",
   "assignment-created": "Assignment added.",
   "assignment-deleted": "Assignment deleted.",
+  "assignment-saved": "Assignment saved.",
+  "assignment-enabled": "Assignment enabled: it judges its devices again.",
+  "assignment-disabled": "Assignment disabled: it judges nothing until enabled again.",
   run: "Evaluation queued: the results below change as it finishes (a collector runs it).",
 };
 
@@ -275,6 +278,17 @@ export function registerCompliancePage(web: Hono<WebEnv>): void {
                         {canWrite && (
                           <td>
                             <div class="row-form">
+                              <a href={`/compliance/assignments/${a.id}/edit`}>Edit</a>
+                              <CsrfForm
+                                action={`/compliance/assignments/${a.id}/enabled`}
+                                csrf={c.var.session.csrfToken}
+                                class="inline"
+                              >
+                                <input type="hidden" name="enabled" value={a.enabled ? "false" : "true"} />
+                                <button type="submit" class="link-button">
+                                  {a.enabled ? "Disable" : "Enable"}
+                                </button>
+                              </CsrfForm>
                               <CsrfForm
                                 action={`/compliance/assignments/${a.id}/run`}
                                 csrf={c.var.session.csrfToken}
