@@ -172,8 +172,7 @@ export function AssignmentForm(props: {
       </Field>
       <div class="field">
         <label class="check">
-          <input type="checkbox" name="enabled" value="true" checked={v.enabled !== "false"} /> Enabled (a disabled
-          assignment judges nothing until enabled again)
+          <input type="checkbox" name="enabled" value="true" checked={v.enabled !== "false"} /> Enabled
         </label>
       </div>
       <div class="field">
