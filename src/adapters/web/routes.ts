@@ -37,6 +37,7 @@ import { registerSettingsOverviewPage } from "./settings/overview.tsx";
 import { registerCredentialPages } from "./inventory/credentials.tsx";
 import { registerInventoryPages } from "./inventory/pages.tsx";
 import { registerTemplatePages } from "./inventory/templates.tsx";
+import { registerCompareExclusionPages } from "./inventory/compare-exclusions.tsx";
 import { registerSystemPage } from "./system/page.tsx";
 import { registerZonePages } from "./system/zones.tsx";
 import { registerMailPage } from "./webhooks/mail.tsx";
@@ -96,6 +97,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerCredentialPages(app);
   registerInventoryPages(app);
   registerTemplatePages(app);
+  registerCompareExclusionPages(app);
   registerSystemPage(app);
   registerZonePages(app);
   registerMailPage(app);
