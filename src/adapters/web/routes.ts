@@ -24,6 +24,7 @@ import { registerConfigPage } from "./fleet/config.tsx";
 import { registerSearchPage } from "./fleet/search.tsx";
 import { registerTaskPages } from "./fleet/tasks.tsx";
 import { registerTaskFormPages } from "./fleet/task-form.tsx";
+import { registerTaskDeletePages } from "./tasks/delete.tsx";
 import { registerDevicePage } from "./fleet/device.tsx";
 import { registerDiffPage } from "./fleet/diff.tsx";
 import { registerDevicesPage } from "./fleet/devices.tsx";
@@ -92,6 +93,7 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerChangesPage(app);
   registerSearchPage(app);
   registerTaskFormPages(app);
+  registerTaskDeletePages(app);
   registerTaskPages(app);
   registerUserAdminPage(app);
   registerCredentialPages(app);
