@@ -158,11 +158,13 @@ describe.skipIf(unavailable)("compliance assignments and remediation in headless
     expect((await page.goto(`${base}/compliance/results/${coreResult}`))!.status()).toBe(404);
     expect(await post(`/compliance/results/${coreResult}/snippet`, `_csrf=${csrf}`)).toBe(404);
     expect((await assignment(coreOnly)).enabled).toBe(true);
-    // An assignment judging every device reaches devices outside the scope: refused, unchanged.
-    await page.goto(`${base}/compliance/assignments/${everyDevice}/edit`);
-    await page.uncheck("input[name=enabled]");
-    await page.click("button:text('Save changes')");
-    expect(await page.textContent("h1")).toBe("Refused");
+    // An assignment judging every device reaches devices outside the scope: shown without controls, refused.
+    await page.goto(`${base}/compliance`);
+    const every = page.locator(`#assignment-list tr[data-id="${everyDevice}"]`);
+    expect(await every.count()).toBe(1);
+    expect(await every.locator("a, button").count()).toBe(0);
+    expect((await page.goto(`${base}/compliance/assignments/${everyDevice}/edit`))!.status()).toBe(403);
+    expect(await post(`/compliance/assignments/${everyDevice}/enabled`, `_csrf=${csrf}&enabled=false`)).toBe(403);
     expect((await assignment(everyDevice)).enabled).toBe(true);
     // Their own device's result: the snippet is theirs to make.
     await page.goto(`${base}/compliance/results/${(await resultOf(edge)).id}`);

@@ -13,3 +13,4 @@ export type { ResultOut } from "./results.ts";
 export { TrendsQuery, complianceTrends } from "./trends.ts";
 export { ASSIGNMENT_SCOPES, COMPLIANCE_STATUSES } from "./vocabulary.ts";
 export type { AssignmentScope, ComplianceStatus } from "./vocabulary.ts";
+export { changeableAssignments } from "./assignment-reach.ts";

@@ -1,5 +1,6 @@
 import type { Context, Hono } from "hono";
-import { assignmentsResource } from "../../../modules/compliance/index.ts";
+import { assignmentsResource, changeableAssignments } from "../../../modules/compliance/index.ts";
+import { ApiError } from "../../../platform/http/errors.ts";
 import { asApi } from "../api-context.ts";
 import type { WebEnv } from "../env.ts";
 import { fieldProblems, parsedBy, readForm, text } from "../form.tsx";
@@ -21,6 +22,11 @@ export function registerAssignmentEditPages(web: Hono<WebEnv>): void {
 
   web.get("/compliance/assignments/:id/edit", write, async (c) => {
     const a = await assignmentOf(c);
+    if (!(await changeableAssignments(c.var.services.db, c.var.auth.scope, [a.id])).has(a.id))
+      throw new ApiError(
+        403,
+        `Policy assignment ${a.id} judges devices outside your scope: only a role that sees them may change it`,
+      );
     return assignmentPage(c, 200, {
       title: titleOf(a),
       action: `/compliance/assignments/${a.id}/edit`,
