@@ -1,4 +1,3 @@
-
 import { normalizeConfigText } from "../src/modules/configs/index.ts";
 import type { ConnectionTemplate } from "../src/modules/templates/index.ts";
 import { compileTemplatePattern } from "../src/modules/templates/index.ts";

@@ -135,6 +135,8 @@ td.wide { min-width:16em; }
 textarea.definition { min-height:16em; }
 .line-problems { margin:6px 0 0; padding-left:18px; color:var(--bad); font-size:13px; }
 .progress { display:flex; flex-wrap:wrap; gap:8px; margin:8px 0; padding:0; list-style:none; }
+.bulk-delete-list { margin:12px 0; padding:0; list-style:none; }
+.bulk-delete-list li { padding:6px 0; border-bottom:1px solid var(--line); }
 pre.diff-text span { display:block; } pre.diff-text .hunk { color:var(--muted); }
 details.output summary { cursor:pointer; } details.output pre { max-height:24em; }
 ul.links { padding-left:18px; }

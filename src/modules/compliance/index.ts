@@ -11,3 +11,6 @@ export { policiesResource } from "./policies.ts";
 export { deviceCompliance, getResult, listResults, resultListSpec } from "./results.ts";
 export type { ResultOut } from "./results.ts";
 export { TrendsQuery, complianceTrends } from "./trends.ts";
+export { ASSIGNMENT_SCOPES, COMPLIANCE_STATUSES } from "./vocabulary.ts";
+export type { AssignmentScope, ComplianceStatus } from "./vocabulary.ts";
+export { changeableAssignments } from "./assignment-reach.ts";

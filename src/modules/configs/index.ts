@@ -6,6 +6,7 @@ export { compareConfigs } from "./history/compare.ts";
 export { unifiedDiff } from "./history/config-diff.ts";
 export type { DiffHunk, DiffLine } from "./history/config-diff.ts";
 export { compileCompareExclusions } from "./history/exclusions.ts";
+export { compareExclusionsResource } from "./history/exclusions-resource.ts";
 export type { ExclusionRule } from "./history/exclusions.ts";
 export { matchLines } from "./history/line-diff.ts";
 export { diffConfigsRoute } from "./routes.ts";

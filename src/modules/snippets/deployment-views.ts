@@ -104,9 +104,9 @@ export const deploymentDeviceListSpec: ListSpec = {
 export const visibleDeploymentDevices = (scope: DeviceScope): SQL | undefined =>
   deviceIdInScope(snippetDeploymentDevices.deviceId, scope);
 
-/** The list conditions (parseListQuery's extra ones) for the devices of deployment `id` a caller may see. */
-export const deploymentDevicesOf = (id: number, scope: DeviceScope) => [
-  eq(snippetDeploymentDevices.deploymentId, id),
+/** The conditions selecting one deployment's devices that a caller may see (for parseListQuery). */
+export const deploymentDevicesOf = (deploymentId: number, scope: DeviceScope): (SQL | undefined)[] => [
+  eq(snippetDeploymentDevices.deploymentId, deploymentId),
   visibleDeploymentDevices(scope),
 ];
 

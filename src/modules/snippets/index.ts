@@ -20,3 +20,5 @@ export { registerSnippetRoutes } from "./handlers.ts";
 export { SNIPPET_TASK_TARGETS, snippetsResource } from "./resource.ts";
 export { CONFIRM_ABOVE, DeployInput } from "./routes.ts";
 export { renderTargets } from "./targets.ts";
+export { DEPLOYMENT_DEVICE_STATUSES } from "../../db/schema/index.ts";
+export { RemediationInput } from "./routes.ts";

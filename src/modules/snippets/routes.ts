@@ -239,7 +239,7 @@ export const listDeploymentDevicesRoute = apiRoute({
   responses: { 200: jsonResponse(listEnvelopeSchema(DeploymentDevice), "A page of the deployment's devices") },
 });
 
-const RemediationInput = z
+export const RemediationInput = z
   .object({
     name: singleLine(z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"))
       .optional()

@@ -14,7 +14,16 @@ export {
 export type { Links } from "./runs.ts";
 export { RunSummary, TaskInput } from "./schemas.ts";
 export type { TaskOut, TaskRunOut } from "./schemas.ts";
-export { listTasks, mayChangeTask, runTaskNow, saveTask, setPaused, showTask, taskListSpec } from "./service.ts";
+export {
+  deleteTask,
+  listTasks,
+  mayChangeTask,
+  runTaskNow,
+  saveTask,
+  setPaused,
+  showTask,
+  taskListSpec,
+} from "./service.ts";
 export type { TaskCtx } from "./service.ts";
 export { finishJob, settleFinishedRuns } from "./settle.ts";
 export { startTaskRun } from "./start-run.ts";

@@ -1,4 +1,4 @@
-import { and, count, inArray, not, or, sql, type SQL, } from "drizzle-orm";
+import { and, count, inArray, not, or, sql, type SQL } from "drizzle-orm";
 import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import type { Reach } from "../../platform/audit/record.ts";

@@ -91,6 +91,9 @@ export type ResourceDef<I extends z.ZodObject> = {
   updateConflict?: string;
 };
 
+/** Ends a delete's dry run: its transaction is rolled back, carrying what the delete would have said. */
+class DryRun extends Error {}
+
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const pascal = (s: string) =>
   s
@@ -358,40 +361,67 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     });
 
   const remove = (c: Context<AppEnv>, ids: number[], bulk: boolean) =>
-    c.var.services.db.transaction(async (tx) => {
-      const ctx = writeCtx(c, tx, "delete");
-      const unique = [...new Set(ids)];
-      const rows = await fetchRows(tx, unique, ctx.auth.scope);
-      unique.forEach((id, i) => {
-        if (rows.has(id)) return;
-        if (!bulk) throw ApiError.notFound(`${capitalise(singular)} ${id}`);
-        ctx.bag.add(`ids.${i}`, `ids.${i} ${id} is not an existing ${singular}`);
-      });
-      ctx.bag.throwIfAny();
-      for (const row of rows.values()) {
-        const reason = def.readOnlyReason?.(row);
-        if (reason) throw new ApiError(403, reason);
+    c.var.services.db.transaction((tx) => removeIn(c, tx, ids, bulk));
+
+  /**
+   * What deleting each record alone would do, checked by the delete itself and rolled back: the refusal (409 in
+   * use, 403 read-only or reaching beyond the caller's scope, 404) or the note of what it detaches. For a page
+   * that confirms a bulk delete record by record; the bulk delete itself stays all or nothing.
+   */
+  const previewRemove = async (
+    c: Context<AppEnv>,
+    ids: number[],
+  ): Promise<Map<number, { refusal: string } | { note: string }>> => {
+    const out = new Map<number, { refusal: string } | { note: string }>();
+    for (const id of new Set(ids)) {
+      try {
+        await c.var.services.db.transaction(async (tx) => {
+          const { note } = await removeIn(c, tx, [id], false);
+          throw new DryRun(note.replace(/^; /, ""));
+        });
+      } catch (err) {
+        if (err instanceof DryRun) out.set(id, { note: err.message });
+        else if (err instanceof ApiError && err.status < 500) out.set(id, { refusal: err.message });
+        else throw err;
       }
-      await refuseIfReachingBeyondScope(ctx, unique);
-      const before = await def.serialize(tx, [...rows.values()], ctx.auth.scope);
-      const detached = await def.beforeDelete?.([...rows.values()], ctx);
-      await tx.delete(def.table).where(inArray(def.table.id, unique));
-      for (const b of before) {
-        await recordActivity(
-          tx,
-          ctx.auth,
-          {
-            action: `${singular.replace(/ /g, "_")}.delete`,
-            subjectType: singular,
-            subjectId: b.id,
-            before: b,
-            after: null,
-          },
-          ctx.now,
-        );
-      }
-      return { count: unique.length, note: detached ? `; ${detached}` : "" };
+    }
+    return out;
+  };
+
+  const removeIn = async (c: Context<AppEnv>, tx: DbOrTx, ids: number[], bulk: boolean) => {
+    const ctx = writeCtx(c, tx, "delete");
+    const unique = [...new Set(ids)];
+    const rows = await fetchRows(tx, unique, ctx.auth.scope);
+    unique.forEach((id, i) => {
+      if (rows.has(id)) return;
+      if (!bulk) throw ApiError.notFound(`${capitalise(singular)} ${id}`);
+      ctx.bag.add(`ids.${i}`, `ids.${i} ${id} is not an existing ${singular}`);
     });
+    ctx.bag.throwIfAny();
+    for (const row of rows.values()) {
+      const reason = def.readOnlyReason?.(row);
+      if (reason) throw new ApiError(403, reason);
+    }
+    await refuseIfReachingBeyondScope(ctx, unique);
+    const before = await def.serialize(tx, [...rows.values()], ctx.auth.scope);
+    const detached = await def.beforeDelete?.([...rows.values()], ctx);
+    await tx.delete(def.table).where(inArray(def.table.id, unique));
+    for (const b of before) {
+      await recordActivity(
+        tx,
+        ctx.auth,
+        {
+          action: `${singular.replace(/ /g, "_")}.delete`,
+          subjectType: singular,
+          subjectId: b.id,
+          before: b,
+          after: null,
+        },
+        ctx.now,
+      );
+    }
+    return { count: unique.length, note: detached ? `; ${detached}` : "" };
+  };
 
   // The route objects carry precise per-route types that a generic helper cannot name; the handlers below
   // rely only on validated input, so they are registered through a loosely typed view of the app.
@@ -431,7 +461,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
 
   // list, show, save and remove serve the web pages, which read and write through the same checks as the API
   // (input validates a body first).
-  return { routes, register, list, show, save, remove, input: def.input, listSpec: def.listSpec };
+  return { routes, register, list, show, save, remove, previewRemove, input: def.input, listSpec: def.listSpec };
 }
 
 /** `filter[name]` style exact match under the names' folding rule, on the name's stored key column. */

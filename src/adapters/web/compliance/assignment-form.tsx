@@ -1,10 +1,11 @@
 import type { Context } from "hono";
-import { ASSIGNMENT_SCOPES } from "../../../db/schema/index.ts";
+import { ASSIGNMENT_SCOPES } from "../../../modules/compliance/index.ts";
 import { plural } from "../../../kernel/words.ts";
 import { targetChoices, type TargetChoices } from "../choices.ts";
 import type { WebEnv } from "../env.ts";
 import { Field, OtherProblems, type FieldProblems, type Form, ids, text } from "../form.tsx";
-import { CsrfForm } from "../layout.tsx";
+import { policiesResource } from "../../../modules/compliance/index.ts";
+import { CsrfForm, renderPage } from "../layout.tsx";
 
 export const assignmentChoices = targetChoices;
 
@@ -15,7 +16,17 @@ const SCOPE_LABELS: Record<(typeof ASSIGNMENT_SCOPES)[number], string> = {
   devices: "these devices (ids)",
 };
 
-const FIELDS = ["policy_id", "scope", "tags", "categories", "devices", "command", "description", "run_on_backup"];
+const FIELDS = [
+  "policy_id",
+  "scope",
+  "tags",
+  "categories",
+  "devices",
+  "command",
+  "description",
+  "enabled",
+  "run_on_backup",
+];
 
 /** The form as the assignments API's body: ids from the selects, device ids from a comma-separated field. */
 export function assignmentInput(form: Form) {
@@ -35,6 +46,7 @@ export function assignmentInput(form: Form) {
       ...(scope === "categories" ? { categories: ids(form, "categories") } : {}),
       ...(scope === "devices" ? { devices: deviceIds } : {}),
       command: command === "" ? null : command,
+      enabled: text(form, "enabled") === "true",
       run_on_backup: text(form, "run_on_backup") === "true",
     },
     values: {
@@ -45,8 +57,25 @@ export function assignmentInput(form: Form) {
       description: text(form, "description") ?? "",
       tags: ids(form, "tags").map(String),
       categories: ids(form, "categories").map(String),
+      enabled: text(form, "enabled") ?? "false",
       run_on_backup: text(form, "run_on_backup") ?? "false",
     },
+  };
+}
+
+/** A stored assignment (as the API shows it to this caller) as the form's values. */
+export function assignmentValues(a: Record<string, unknown>): Values {
+  const list = (field: string) => ((a[field] as number[] | undefined) ?? []).map(String);
+  return {
+    policy_id: String(a.policy_id),
+    scope: String(a.scope),
+    devices: list("devices").join(", "),
+    command: a.command == null ? "" : String(a.command),
+    description: String(a.description ?? ""),
+    tags: list("tags"),
+    categories: list("categories"),
+    enabled: a.enabled ? "true" : "false",
+    run_on_backup: a.run_on_backup ? "true" : "false",
   };
 }
 
@@ -75,6 +104,9 @@ export function scopeWords(a: Record<string, unknown>, choices: TargetChoices | 
 
 export function AssignmentForm(props: {
   c: Context<WebEnv>;
+  /** Where it posts and what its button says: a new assignment by default. */
+  action?: string;
+  submit?: string;
   choices: TargetChoices;
   policies: Record<string, unknown>[];
   values: Values;
@@ -83,7 +115,11 @@ export function AssignmentForm(props: {
   const { values: v, problems: p, choices } = props;
   const selected = (list: string[] | undefined, id: number) => (list ?? []).includes(String(id));
   return (
-    <CsrfForm action="/compliance/assignments/new" csrf={props.c.var.session.csrfToken} class="grid-form entity-form">
+    <CsrfForm
+      action={props.action ?? "/compliance/assignments/new"}
+      csrf={props.c.var.session.csrfToken}
+      class="grid-form entity-form"
+    >
       <OtherProblems problems={p} fields={FIELDS} />
       <Field id="a-policy_id" name="policy_id" label="Policy" problems={p}>
         <select id="a-policy_id" name="policy_id">
@@ -136,13 +172,55 @@ export function AssignmentForm(props: {
       </Field>
       <div class="field">
         <label class="check">
+          <input type="checkbox" name="enabled" value="true" checked={v.enabled !== "false"} /> Enabled
+        </label>
+      </div>
+      <div class="field">
+        <label class="check">
           <input type="checkbox" name="run_on_backup" value="true" checked={v.run_on_backup !== "false"} /> Check each
           new backup
         </label>
       </div>
       <div class="actions">
-        <button type="submit">Assign</button>
+        <button type="submit">{props.submit ?? "Assign"}</button>
+        {props.action && <a href="/compliance#assignments">Cancel</a>}
       </div>
     </CsrfForm>
   );
+}
+
+/** The assignment form on a page of its own: a refused new assignment, or an assignment being edited. */
+export async function assignmentPage(
+  c: Context<WebEnv>,
+  status: 200 | 422,
+  props: { title: string; action?: string; submit?: string; values: Values; problems?: FieldProblems },
+) {
+  const policies = await policiesResource.list(c.var.services.db, c.var.auth.scope, {
+    page: 1,
+    perPage: 500,
+    where: undefined,
+    orderBy: [],
+    fields: null,
+  });
+  return renderPage(c, status, {
+    title: props.title,
+    session: c.var.session,
+    children: (
+      <section class="card">
+        <p class="muted">
+          <a href="/compliance#assignments">Compliance</a>
+        </p>
+        <h1>{props.title}</h1>
+        <AssignmentForm
+          c={c}
+          action={props.action}
+          submit={props.submit}
+          choices={await assignmentChoices(c)}
+          policies={policies.rows}
+          values={props.values}
+          problems={props.problems}
+        />
+      </section>
+    ),
+  });
 }

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
-import { COMPLIANCE_STATUSES } from "../../../db/schema/index.ts";
+import { COMPLIANCE_STATUSES } from "../../../modules/compliance/index.ts";
 import { listEnvelope } from "../../../platform/http/list.ts";
-import { assignmentsResource } from "../../../modules/compliance/index.ts";
+import { assignmentsResource, changeableAssignments } from "../../../modules/compliance/index.ts";
 import { exportResults } from "../../../modules/compliance/index.ts";
 import { policiesResource } from "../../../modules/compliance/index.ts";
 import { listResults, resultListSpec, type ResultOut } from "../../../modules/compliance/index.ts";
@@ -25,6 +25,9 @@ const DONE: Record<string, string> = {
   "policy-copied": "Policy copied: edit the copy.",
   "assignment-created": "Assignment added.",
   "assignment-deleted": "Assignment deleted.",
+  "assignment-saved": "Assignment saved.",
+  "assignment-enabled": "Assignment enabled: it judges its devices again.",
+  "assignment-disabled": "Assignment disabled: it judges nothing until enabled again.",
   run: "Evaluation queued: the results below change as it finishes (a collector runs it).",
 };
 
@@ -141,6 +144,14 @@ export function registerCompliancePage(web: Hono<WebEnv>): void {
       complianceTrends(db, scope, {}, c.var.services.clock.now(), { failingRules: false }),
     ]);
     const { meta } = listEnvelope(c, q, results.total, results.rows);
+    // A scoped user's controls only on the assignments reaching none but their devices (the API refuses the rest).
+    const changeable = canWrite
+      ? await changeableAssignments(
+          db,
+          scope,
+          assignments.rows.map((a) => a.id),
+        )
+      : new Set<number>();
     const done = DONE[c.req.query("done") ?? ""];
     const exportQuery = new URL(c.req.url).search.replace(/^\?/, "");
     const status = c.req.query("filter[status]") ?? "";
@@ -274,27 +285,40 @@ export function registerCompliancePage(web: Hono<WebEnv>): void {
                         </td>
                         {canWrite && (
                           <td>
-                            <div class="row-form">
-                              <CsrfForm
-                                action={`/compliance/assignments/${a.id}/run`}
-                                csrf={c.var.session.csrfToken}
-                                class="inline"
-                              >
-                                <button type="submit" class="link-button">
-                                  Run
-                                </button>
-                              </CsrfForm>
-                              <CsrfForm
-                                action={`/compliance/assignments/${a.id}/delete`}
-                                csrf={c.var.session.csrfToken}
-                                class="inline"
-                                confirm="Delete this assignment and its results?"
-                              >
-                                <button type="submit" class="link-button">
-                                  Delete
-                                </button>
-                              </CsrfForm>
-                            </div>
+                            {changeable.has(a.id) && (
+                              <div class="row-form">
+                                <a href={`/compliance/assignments/${a.id}/edit`}>Edit</a>
+                                <CsrfForm
+                                  action={`/compliance/assignments/${a.id}/enabled`}
+                                  csrf={c.var.session.csrfToken}
+                                  class="inline"
+                                >
+                                  <input type="hidden" name="enabled" value={a.enabled ? "false" : "true"} />
+                                  <button type="submit" class="link-button">
+                                    {a.enabled ? "Disable" : "Enable"}
+                                  </button>
+                                </CsrfForm>
+                                <CsrfForm
+                                  action={`/compliance/assignments/${a.id}/run`}
+                                  csrf={c.var.session.csrfToken}
+                                  class="inline"
+                                >
+                                  <button type="submit" class="link-button">
+                                    Run
+                                  </button>
+                                </CsrfForm>
+                                <CsrfForm
+                                  action={`/compliance/assignments/${a.id}/delete`}
+                                  csrf={c.var.session.csrfToken}
+                                  class="inline"
+                                  confirm="Delete this assignment and its results?"
+                                >
+                                  <button type="submit" class="link-button">
+                                    Delete
+                                  </button>
+                                </CsrfForm>
+                              </div>
+                            )}
                           </td>
                         )}
                       </tr>

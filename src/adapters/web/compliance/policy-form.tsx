@@ -2,7 +2,6 @@ import type { Context, Hono } from "hono";
 import { copyPolicy, runAssignment, runPolicy } from "../../../modules/compliance/index.ts";
 import { assignmentsResource } from "../../../modules/compliance/index.ts";
 import { policiesResource } from "../../../modules/compliance/index.ts";
-import { getResult } from "../../../modules/compliance/index.ts";
 import { asApi } from "../api-context.ts";
 import type { WebEnv } from "../env.ts";
 import {
@@ -15,13 +14,11 @@ import {
   type FieldProblems,
   type Form,
 } from "../form.tsx";
-import { Time } from "../format.tsx";
 import { csrfRefusal } from "../guard.ts";
 import { CsrfForm, renderPage } from "../layout.tsx";
 import { pathId } from "../path-id.ts";
 import { requirePage } from "../viewer.ts";
-import { AssignmentForm, assignmentChoices, assignmentInput } from "./assignment-form.tsx";
-import { FailingRules, StateBadge } from "./words.tsx";
+import { assignmentInput, assignmentPage } from "./assignment-form.tsx";
 
 const FIELDS = ["name", "description", "vendor", "definition"] as const;
 const EXAMPLE = [
@@ -126,7 +123,7 @@ const policyValues = (form: Form) => Object.fromEntries(FIELDS.map((f) => [f, te
 
 /**
  * The compliance page's writes, through the API's resources and services: add and edit a policy (the
- * definition's problems shown on their lines), copy, delete, run; add, run and delete an assignment; one result.
+ * definition's problems shown on their lines), copy, delete, run; add, run and delete an assignment.
  */
 export function registerComplianceForms(web: Hono<WebEnv>): void {
   const write = requirePage("policycompliance.write");
@@ -224,33 +221,7 @@ export function registerComplianceForms(web: Hono<WebEnv>): void {
     } catch (err) {
       const problems = fieldProblems(err);
       if (!problems) throw err;
-      const { db } = c.var.services;
-      const policies = await policiesResource.list(db, c.var.auth.scope, {
-        page: 1,
-        perPage: 500,
-        where: undefined,
-        orderBy: [],
-        fields: null,
-      });
-      return renderPage(c, 422, {
-        title: "Assign a policy",
-        session: c.var.session,
-        children: (
-          <section class="card">
-            <p class="muted">
-              <a href="/compliance">Compliance</a>
-            </p>
-            <h1>Assign a policy</h1>
-            <AssignmentForm
-              c={c}
-              choices={await assignmentChoices(c)}
-              policies={policies.rows}
-              values={values}
-              problems={problems}
-            />
-          </section>
-        ),
-      });
+      return assignmentPage(c, 422, { title: "Assign a policy", values, problems });
     }
   });
 
@@ -265,48 +236,5 @@ export function registerComplianceForms(web: Hono<WebEnv>): void {
     if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
     await assignmentsResource.remove(asApi(c), [pathId(c.req.param("id")!, "Policy assignment")], false);
     return c.redirect("/compliance?done=assignment-deleted#assignments", 303);
-  });
-
-  web.get("/compliance/results/:id", requirePage("policycompliance.read"), async (c) => {
-    const r = await getResult(c.var.services.db, c.var.auth.scope, pathId(c.req.param("id")!, "Compliance result"));
-    const failed = r.rules.filter((rule) => !rule.passed).length;
-    return renderPage(c, 200, {
-      title: `${r.policy_name} on ${r.device_name}`,
-      session: c.var.session,
-      children: (
-        <section class="card">
-          <p class="muted">
-            <a href="/compliance#results">Compliance</a>
-          </p>
-          <h1>{`${r.policy_name} on ${r.device_name}`}</h1>
-          <dl class="details">
-            <dt>State</dt>
-            <dd>
-              <StateBadge status={r.status} />
-            </dd>
-            <dt>Device</dt>
-            <dd>
-              <a href={`/devices/${r.device_id}`}>{r.device_name}</a>
-            </dd>
-            <dt>Configuration</dt>
-            <dd>
-              {r.config_id ? (
-                <a href={`/configs/${r.config_id}`}>{`${r.command}, version ${r.config_version}`}</a>
-              ) : (
-                <span class="muted">none stored</span>
-              )}
-            </dd>
-            <dt>Rules passed</dt>
-            <dd>{`${r.passed_rules} of ${r.total_rules}`}</dd>
-            <dt>Evaluated</dt>
-            <dd>
-              <Time at={new Date(r.evaluated_at)} none="" />
-            </dd>
-          </dl>
-          <h2>{failed ? "Failing rules" : "Every rule passed"}</h2>
-          <FailingRules rules={r.rules} />
-        </section>
-      ),
-    });
   });
 }

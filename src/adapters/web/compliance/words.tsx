@@ -1,4 +1,4 @@
-import type { ComplianceStatus } from "../../../db/schema/index.ts";
+import type { ComplianceStatus } from "../../../modules/compliance/index.ts";
 import type { ResultOut } from "../../../modules/compliance/index.ts";
 import { plural } from "../../../kernel/words.ts";
 

@@ -25,6 +25,13 @@ import { CsrfForm, renderPage } from "../layout.tsx";
 import { Pager, pageListQuery, withoutEmptyFields } from "../list-page.tsx";
 import { pathId } from "../path-id.ts";
 import { requirePage } from "../viewer.ts";
+import {
+  BulkDeleteForm,
+  bulkDeletedMessage,
+  registerBulkDelete,
+  SelectBox,
+  type BulkDeleteSpec,
+} from "./bulk-delete.tsx";
 
 export type Row = { id: number } & Record<string, unknown>;
 export type Choices = [number, string][];
@@ -38,6 +45,7 @@ export type PageResource = {
   /** `input` is each resource's own type, checked by its schema (parsedBy) before the call. */
   save(c: Context<AppEnv>, input: any, id: number | null, mode: "create" | "patch"): Promise<Row>;
   remove(c: Context<AppEnv>, ids: number[], bulk: boolean): Promise<{ count: number; note: string }>;
+  previewRemove(c: Context<AppEnv>, ids: number[]): Promise<Map<number, { refusal: string } | { note: string }>>;
 };
 
 /**
@@ -49,7 +57,9 @@ export type FieldSpec = {
   name: string;
   label: string;
   hint?: string;
-  kind: "text" | "textarea" | "color" | "number" | "select" | "checkboxes" | "names";
+  kind: "text" | "textarea" | "color" | "number" | "select" | "checkboxes" | "names" | "boolean";
+  /** A text field left empty is sent as null (the API's "none", e.g. every command). */
+  emptyIsNull?: boolean;
   /** The records a select or checkboxes offer (null: the role may not list them; the field is left out). */
   options?: (c: Context<WebEnv>) => Promise<Choices | null>;
 };
@@ -79,11 +89,28 @@ export type ResourcePagesSpec = {
   newValues?: (c: Context<WebEnv>) => Record<string, string | string[]>;
   /** What the list's rows carry besides the API's answer (e.g. a zone's collectors), for the columns. */
   enrich?: (c: Context<WebEnv>, rows: Row[]) => Promise<Row[]>;
+  /**
+   * Records that reach every device (the API refuses their writes to a role that sees only some devices): the
+   * write controls are shown only to a role that sees every device.
+   */
+  wholeEstateWrites?: boolean;
+  /** Tick boxes on the list and **Delete selected** (the API's bulk delete, after a confirmation page). */
+  bulkDelete?: boolean;
   /** A page to answer a create with instead of the list (e.g. a key shown once); undefined: the list. */
   created?: (c: Context<WebEnv>, saved: Row) => Response | Promise<Response> | undefined;
 };
 
 type Values = Record<string, string | string[]>;
+
+/** The list inside the bulk form when the page offers the bulk delete, as it is otherwise. */
+const Selectable = (props: { bulk?: BulkDeleteSpec; c: Context<WebEnv>; children: Child }) =>
+  props.bulk ? (
+    <BulkDeleteForm c={props.c} spec={props.bulk}>
+      {props.children}
+    </BulkDeleteForm>
+  ) : (
+    <>{props.children}</>
+  );
 
 const idOf = (v: string) => (/^\d+$/.test(v) ? Number(v) : v);
 
@@ -104,8 +131,14 @@ function inputOf(
       continue;
     }
     const v = text(form, f.name) ?? "";
+    if (f.kind === "boolean") {
+      values[f.name] = v === "true" ? "true" : "false";
+      input[f.name] = v === "true";
+      continue;
+    }
     values[f.name] = v;
-    if (f.kind === "number" || f.kind === "select") input[f.name] = v.trim() === "" ? null : idOf(v.trim());
+    if (f.emptyIsNull && v.trim() === "") input[f.name] = null;
+    else if (f.kind === "number" || f.kind === "select") input[f.name] = v.trim() === "" ? null : idOf(v.trim());
     else if (f.kind === "names")
       input[f.name] = v
         .split(",")
@@ -139,6 +172,32 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
   const write = `${spec.ability}.write` as const;
   const fieldNames = spec.fields.map((f) => f.name);
   const prefix = spec.path.slice(1).replace(/\W/g, "-");
+  const nameOf = (row: Row) => String(row[spec.nameField]);
+  const writable = (c: Context<WebEnv>) =>
+    c.var.auth.abilities.has(write) && (!spec.wholeEstateWrites || c.var.auth.scope.all);
+  /** The write pages: the ability, and for records reaching every device a role that sees every device (as the API). */
+  const writePage = [
+    requirePage(write),
+    async (c: Context<WebEnv>, next: () => Promise<void>) => {
+      if (!writable(c))
+        throw new ApiError(
+          403,
+          `Changing ${spec.plural} needs a role that sees every device: they apply to all of them`,
+        );
+      await next();
+    },
+  ] as const;
+  const bulk: BulkDeleteSpec | undefined = spec.bulkDelete
+    ? {
+        path,
+        singular: spec.singular,
+        plural: spec.plural,
+        ability: spec.ability,
+        resource,
+        nameOf,
+      }
+    : undefined;
+  if (bulk) registerBulkDelete(web, bulk);
 
   const optionsFor = async (c: Context<WebEnv>) => {
     const out = new Map<string, Choices | null>();
@@ -182,6 +241,10 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
                     </option>
                   ))}
                 </select>
+              ) : f.kind === "boolean" ? (
+                <label class="check">
+                  <input type="checkbox" id={id} name={f.name} value="true" checked={one === "true"} /> yes
+                </label>
               ) : f.kind === "checkboxes" ? (
                 <fieldset class="checks" id={id}>
                   {(props.options.get(f.name) ?? []).map(([oid, label]) => (
@@ -253,8 +316,9 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
     const listed = await resource.list(c.var.services.db, c.var.auth.scope, q);
     const { meta } = listEnvelope(c, q, listed.total, listed.rows);
     const rows = spec.enrich ? await spec.enrich(c, listed.rows) : listed.rows;
-    const canWrite = c.var.auth.abilities.has(write);
-    const flash = done[c.req.query("done") ?? ""];
+    const canWrite = writable(c);
+    const flash = done[c.req.query("done") ?? ""] ?? (bulk && bulkDeletedMessage(c, bulk));
+    const selectable = bulk !== undefined && canWrite;
     const search = c.req.query("search") ?? "";
     return renderPage(c, 200, {
       title: spec.title,
@@ -284,41 +348,53 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
           </form>
           <Pager c={c} meta={meta} noun={spec.plural} />
           {rows.length ? (
-            <div class="table-wrap">
-              <table id={`${prefix}-list`}>
-                <thead>
-                  <tr>
-                    {spec.columns.map((col) => (
-                      <th>{col.label}</th>
-                    ))}
-                    {(canWrite || spec.rowLinks) && (
-                      <th>
-                        <span class="visually-hidden">Actions</span>
-                      </th>
-                    )}
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.map((r) => (
-                    <tr data-id={String(r.id)}>
+            <Selectable bulk={selectable ? bulk : undefined} c={c}>
+              <div class="table-wrap">
+                <table id={`${prefix}-list`}>
+                  <thead>
+                    <tr>
+                      {selectable && (
+                        <th>
+                          <span class="visually-hidden">Select</span>
+                        </th>
+                      )}
                       {spec.columns.map((col) => (
-                        <td>{col.cell(r)}</td>
+                        <th>{col.label}</th>
                       ))}
                       {(canWrite || spec.rowLinks) && (
-                        <td>
-                          {spec.rowLinks?.(r)}{" "}
-                          {canWrite && (
-                            <>
-                              <a href={`${path}/${r.id}/edit`}>Edit</a> <a href={`${path}/${r.id}/delete`}>Delete</a>
-                            </>
-                          )}
-                        </td>
+                        <th>
+                          <span class="visually-hidden">Actions</span>
+                        </th>
                       )}
                     </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+                  </thead>
+                  <tbody>
+                    {rows.map((r) => (
+                      <tr data-id={String(r.id)}>
+                        {selectable && (
+                          <td>
+                            <SelectBox id={r.id} name={nameOf(r)} />
+                          </td>
+                        )}
+                        {spec.columns.map((col) => (
+                          <td>{col.cell(r)}</td>
+                        ))}
+                        {(canWrite || spec.rowLinks) && (
+                          <td>
+                            {spec.rowLinks?.(r)}{" "}
+                            {canWrite && (
+                              <>
+                                <a href={`${path}/${r.id}/edit`}>Edit</a> <a href={`${path}/${r.id}/delete`}>Delete</a>
+                              </>
+                            )}
+                          </td>
+                        )}
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </Selectable>
           ) : (
             <p class="muted">{spec.empty}</p>
           )}
@@ -328,7 +404,7 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
   });
 
   const newTitle = `Add a ${spec.singular}`;
-  web.get(`${path}/new`, requirePage(write), (c) =>
+  web.get(`${path}/new`, ...writePage, (c) =>
     formPage(c, 200, newTitle, {
       action: `${path}/new`,
       values: spec.newValues?.(c) ?? {},
@@ -336,7 +412,7 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
     }),
   );
 
-  web.post(`${path}/new`, requirePage(write), async (c) => {
+  web.post(`${path}/new`, ...writePage, async (c) => {
     const form = await readForm(c);
     if (!form) return csrfRefusal(c, c.var.session);
     const options = await optionsFor(c);
@@ -359,9 +435,8 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
 
   const existing = (c: Context<WebEnv>) =>
     resource.show(c.var.services.db, pathId(c.req.param("id")!, spec.singular), c.var.auth.scope);
-  const nameOf = (row: Row) => String(row[spec.nameField]);
 
-  web.get(`${path}/:id/edit`, requirePage(write), async (c) => {
+  web.get(`${path}/:id/edit`, ...writePage, async (c) => {
     const row = await existing(c);
     return formPage(c, 200, `Edit ${nameOf(row)}`, {
       action: `${path}/${row.id}/edit`,
@@ -370,7 +445,7 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
     });
   });
 
-  web.post(`${path}/:id/edit`, requirePage(write), async (c) => {
+  web.post(`${path}/:id/edit`, ...writePage, async (c) => {
     const form = await readForm(c);
     if (!form) return csrfRefusal(c, c.var.session);
     const row = await existing(c);
@@ -417,9 +492,9 @@ export function registerResourcePages(web: Hono<WebEnv>, spec: ResourcePagesSpec
       ),
     });
 
-  web.get(`${path}/:id/delete`, requirePage(write), async (c) => confirmPage(c, await existing(c)));
+  web.get(`${path}/:id/delete`, ...writePage, async (c) => confirmPage(c, await existing(c)));
 
-  web.post(`${path}/:id/delete`, requirePage(write), async (c) => {
+  web.post(`${path}/:id/delete`, ...writePage, async (c) => {
     if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
     const row = await existing(c);
     try {

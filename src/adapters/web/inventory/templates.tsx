@@ -17,6 +17,13 @@ import { CsrfForm, renderPage } from "../layout.tsx";
 import { Pager, pageListQuery, withoutEmptyFields } from "../list-page.tsx";
 import { pathId } from "../path-id.ts";
 import { requirePage } from "../viewer.ts";
+import {
+  BulkDeleteForm,
+  bulkDeletedMessage,
+  registerBulkDelete,
+  SelectBox,
+  type BulkDeleteSpec,
+} from "./bulk-delete.tsx";
 
 type Template = {
   id: number;
@@ -30,6 +37,15 @@ type Template = {
 };
 
 const FIELDS = ["name", "description", "code"];
+
+const BULK: BulkDeleteSpec = {
+  path: "/templates",
+  singular: "template",
+  plural: "templates",
+  ability: "templates",
+  resource: templatesResource as unknown as BulkDeleteSpec["resource"],
+  nameOf: (row) => String(row.name),
+};
 
 const DONE: Record<string, string> = {
   created: "Template added.",
@@ -198,6 +214,7 @@ function TemplateForm(props: {
  * (POST /templates/{id}/render's service: what would be stored, every masked span and its rule).
  */
 export function registerTemplatePages(web: Hono<WebEnv>): void {
+  registerBulkDelete(web, BULK);
   web.get("/templates", requirePage("templates.read"), async (c) => {
     const clean = withoutEmptyFields(c);
     if (clean) return c.redirect(clean, 302);
@@ -205,7 +222,7 @@ export function registerTemplatePages(web: Hono<WebEnv>): void {
     const { total, rows } = await templatesResource.list(c.var.services.db, c.var.auth.scope, q);
     const { meta } = listEnvelope(c, q, total, rows);
     const canWrite = c.var.auth.abilities.has("templates.write");
-    const done = DONE[c.req.query("done") ?? ""];
+    const done = DONE[c.req.query("done") ?? ""] ?? bulkDeletedMessage(c, BULK);
     return renderPage(c, 200, {
       title: "Templates",
       session: c.var.session,
@@ -236,44 +253,53 @@ export function registerTemplatePages(web: Hono<WebEnv>): void {
             )}
           </form>
           <Pager c={c} meta={meta} noun="templates" />
-          <div class="table-wrap">
-            <table id="template-list">
-              <thead>
-                <tr>
-                  <th>Name</th>
-                  <th>Vendor</th>
-                  <th>Used by</th>
-                  <th>
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {(rows as Template[]).map((r) => (
-                  <tr data-id={String(r.id)}>
-                    <td>
-                      <a href={`/templates/${r.id}`}>
-                        <strong>{r.name}</strong>
-                      </a>{" "}
-                      {r.builtin && <span class="badge">built-in</span>}
-                      <div class="muted">{r.description}</div>
-                    </td>
-                    <td>{r.vendor ?? <span class="muted">none</span>}</td>
-                    <td>{plural(r.devices_count, "device")}</td>
-                    <td>
-                      <a href={`/templates/${r.id}`}>View</a>
-                      {canWrite && !r.builtin && (
-                        <>
-                          {" "}
-                          <a href={`/templates/${r.id}/edit`}>Edit</a> <a href={`/templates/${r.id}/delete`}>Delete</a>
-                        </>
-                      )}
-                    </td>
+          <BulkDeleteForm c={c} spec={BULK}>
+            <div class="table-wrap">
+              <table id="template-list">
+                <thead>
+                  <tr>
+                    {canWrite && (
+                      <th>
+                        <span class="visually-hidden">Select</span>
+                      </th>
+                    )}
+                    <th>Name</th>
+                    <th>Vendor</th>
+                    <th>Used by</th>
+                    <th>
+                      <span class="visually-hidden">Actions</span>
+                    </th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+                </thead>
+                <tbody>
+                  {(rows as Template[]).map((r) => (
+                    <tr data-id={String(r.id)}>
+                      {canWrite && <td>{!r.builtin && <SelectBox id={r.id} name={r.name} />}</td>}
+                      <td>
+                        <a href={`/templates/${r.id}`}>
+                          <strong>{r.name}</strong>
+                        </a>{" "}
+                        {r.builtin && <span class="badge">built-in</span>}
+                        <div class="muted">{r.description}</div>
+                      </td>
+                      <td>{r.vendor ?? <span class="muted">none</span>}</td>
+                      <td>{plural(r.devices_count, "device")}</td>
+                      <td>
+                        <a href={`/templates/${r.id}`}>View</a>
+                        {canWrite && !r.builtin && (
+                          <>
+                            {" "}
+                            <a href={`/templates/${r.id}/edit`}>Edit</a>{" "}
+                            <a href={`/templates/${r.id}/delete`}>Delete</a>
+                          </>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </BulkDeleteForm>
         </section>
       ),
     });

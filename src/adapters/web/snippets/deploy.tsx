@@ -242,7 +242,11 @@ async function snippetPage(
 ) {
   const canWrite = c.var.auth.abilities.has("snippets.write");
   const choices = canWrite ? await targetChoices(c) : null;
-  const done = { created: "Snippet added.", saved: "Changes saved." }[c.req.query("done") ?? ""];
+  const done = {
+    created: "Snippet added.",
+    saved: "Changes saved.",
+    remediation: "Remediation snippet made from the compliance result: preview it on the device, then deploy it.",
+  }[c.req.query("done") ?? ""];
   return renderPage(c, status, {
     title: String(s.name),
     session: c.var.session,

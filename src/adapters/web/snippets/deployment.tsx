@@ -1,15 +1,14 @@
-import { eq } from "drizzle-orm";
 import type { Context, Hono } from "hono";
-import { DEPLOYMENT_DEVICE_STATUSES, snippetDeploymentDevices } from "../../../db/schema/index.ts";
 import { listEnvelope, parseListQuery } from "../../../platform/http/list.ts";
 import { redeployFailures } from "../../../modules/snippets/index.ts";
 import {
+  DEPLOYMENT_DEVICE_STATUSES,
   deploymentDeviceListSpec,
+  deploymentDevicesOf,
   deploymentListSpec,
   getDeployment,
   listDeploymentDevices,
   listDeployments,
-  visibleDeploymentDevices,
   visibleDeployments,
   type Links,
 } from "../../../modules/snippets/index.ts";
@@ -82,10 +81,7 @@ function Counts(props: { d: Deployment }) {
  */
 async function Progress(c: Context<WebEnv>, d: Deployment) {
   routeQuery({ request: { query: listQuerySchema(deploymentDeviceListSpec) } }, c.req.query());
-  const q = parseListQuery(c, deploymentDeviceListSpec, [
-    eq(snippetDeploymentDevices.deploymentId, d.id),
-    visibleDeploymentDevices(c.var.auth.scope),
-  ]);
+  const q = parseListQuery(c, deploymentDeviceListSpec, deploymentDevicesOf(d.id, c.var.auth.scope));
   const q100 = { ...q, perPage: c.req.query("per_page") ? q.perPage : 100 };
   const { total, rows } = await listDeploymentDevices(c.var.services.db, q100);
   const { meta } = listEnvelope(c, q100, total, rows);

@@ -1,5 +1,7 @@
 import type { Context, Hono } from "hono";
 import { snippetsResource } from "../../../modules/snippets/index.ts";
+import { templatesResource } from "../../../modules/templates/index.ts";
+import { choices } from "../choices.ts";
 import { asApi } from "../api-context.ts";
 import type { WebEnv } from "../env.ts";
 import {
@@ -8,6 +10,7 @@ import {
   OtherProblems,
   parsedBy,
   readForm,
+  ids,
   text,
   type FieldProblems,
   type Form,
@@ -19,12 +22,28 @@ import { requirePage } from "../viewer.ts";
 
 const FIELDS = ["name", "description", "content", "rollback_content", "tags"];
 
-/** The form as the snippets API's body; tags comma-separated. Template ids are kept as they are (the API's field). */
-function inputOf(form: Form) {
-  const values = Object.fromEntries(FIELDS.map((f) => [f, text(form, f) ?? ""]));
+type Values = {
+  name?: string;
+  description?: string;
+  content?: string;
+  rollback_content?: string;
+  tags?: string;
+  template_ids?: string[];
+};
+type TemplateChoices = [number, string][] | null;
+
+/** The templates the form offers; null when the role may not list them (the snippet then keeps its own). */
+const templateChoices = (c: Context<WebEnv>) => choices(c, templatesResource, "templates.read", "name");
+
+/** The form as the snippets API's body; tags comma-separated; the template ids when the form offered them. */
+function inputOf(form: Form, templates: TemplateChoices) {
+  const values: Values & Record<string, string> = Object.fromEntries(FIELDS.map((f) => [f, text(form, f) ?? ""]));
+  const templateIds = ids(form, "template_ids");
+  if (templates) values.template_ids = templateIds.map(String);
   return {
     values,
     input: {
+      ...(templates ? { template_ids: templateIds } : {}),
       name: values.name,
       description: values.description,
       content: values.content,
@@ -40,7 +59,8 @@ function inputOf(form: Form) {
 function SnippetForm(props: {
   c: Context<WebEnv>;
   action: string;
-  values: Record<string, string>;
+  templates: TemplateChoices;
+  values: Values;
   problems?: FieldProblems;
   submit: string;
   cancel: string;
@@ -59,6 +79,23 @@ function SnippetForm(props: {
         <Field id="s-tags" name="tags" label="Tags" problems={p} hint="Comma-separated.">
           <input type="text" id="s-tags" name="tags" value={v.tags ?? ""} />
         </Field>
+        {props.templates && (
+          <Field
+            id="s-template_ids"
+            name="template_ids"
+            label="Written for templates"
+            problems={p}
+            hint="The connection templates (device families) whose syntax the lines use; none chosen: any."
+          >
+            <select id="s-template_ids" name="template_ids" multiple size={6}>
+              {props.templates.map(([id, name]) => (
+                <option value={String(id)} selected={(v.template_ids ?? []).includes(String(id))}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          </Field>
+        )}
       </div>
       <Field
         id="s-content"
@@ -110,9 +147,10 @@ function formPage(c: Context<WebEnv>, status: 200 | 422, title: string, props: P
 export function registerSnippetForms(web: Hono<WebEnv>): void {
   const write = requirePage("snippets.write");
 
-  web.get("/snippets/new", write, (c) =>
+  web.get("/snippets/new", write, async (c) =>
     formPage(c, 200, "Add a snippet", {
       c,
+      templates: await templateChoices(c),
       action: "/snippets/new",
       values: {},
       submit: "Add snippet",
@@ -123,7 +161,8 @@ export function registerSnippetForms(web: Hono<WebEnv>): void {
   web.post("/snippets/new", write, async (c) => {
     const form = await readForm(c);
     if (!form) return csrfRefusal(c, c.var.session);
-    const { input, values } = inputOf(form);
+    const templates = await templateChoices(c);
+    const { input, values } = inputOf(form, templates);
     try {
       const saved = await snippetsResource.save(asApi(c), parsedBy(snippetsResource.input, input), null, "create");
       return c.redirect(`/snippets/${saved.id}?done=created`, 303);
@@ -132,6 +171,7 @@ export function registerSnippetForms(web: Hono<WebEnv>): void {
       if (!problems) throw err;
       return formPage(c, 422, "Add a snippet", {
         c,
+        templates,
         action: "/snippets/new",
         values,
         problems,
@@ -152,9 +192,11 @@ export function registerSnippetForms(web: Hono<WebEnv>): void {
       content: String(s.content),
       rollback_content: String(s.rollback_content),
       tags: (s.tags as string[]).join(", "),
+      template_ids: (s.template_ids as number[]).map(String),
     };
     return formPage(c, 200, `Edit ${s.name}`, {
       c,
+      templates: await templateChoices(c),
       action: `/snippets/${s.id}/edit`,
       values,
       submit: "Save changes",
@@ -166,7 +208,8 @@ export function registerSnippetForms(web: Hono<WebEnv>): void {
     const form = await readForm(c);
     if (!form) return csrfRefusal(c, c.var.session);
     const s = await snippetOf(c);
-    const { input, values } = inputOf(form);
+    const templates = await templateChoices(c);
+    const { input, values } = inputOf(form, templates);
     try {
       await snippetsResource.save(asApi(c), parsedBy(snippetsResource.input.partial(), input), s.id, "patch");
       return c.redirect(`/snippets/${s.id}?done=saved`, 303);
@@ -175,6 +218,7 @@ export function registerSnippetForms(web: Hono<WebEnv>): void {
       if (!problems) throw err;
       return formPage(c, 422, `Edit ${s.name}`, {
         c,
+        templates,
         action: `/snippets/${s.id}/edit`,
         values,
         problems,
