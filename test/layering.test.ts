@@ -13,8 +13,9 @@ const probes = [
   join(root, "src/platform", `layering-probe-${process.pid}`),
   join(root, "src/kernel", `layering-probe-${process.pid}`),
   join(root, "src/adapters", `layering-probe-${process.pid}`),
+  join(root, "src/adapters/web", `layering-probe-${process.pid}`),
 ];
-const [platformProbe, kernelProbe, adapterProbe] = probes as [string, string, string];
+const [platformProbe, kernelProbe, adapterProbe, webProbe] = probes as [string, string, string, string];
 const rel = (path: string) => path.slice(root.length + 1);
 
 function write(path: string, text: string) {
@@ -82,5 +83,21 @@ describe("the layering rule", () => {
     const result = await cruise(kernelProbe, 2);
     expect(result.code).not.toBe(0);
     expect(result.out).toContain(`no-cycles: ${rel(kernelProbe)}/a.ts`);
+  });
+
+  it("fails on a cycle made only of type imports", async () => {
+    const dir = join(kernelProbe, "types");
+    write(join(dir, "a.ts"), 'import type { B } from "./b.ts";\nexport type A = { b?: B };\n');
+    write(join(dir, "b.ts"), 'import type { A } from "./a.ts";\nexport type B = { a?: A };\n');
+    const result = await cruise(dir, 2);
+    expect(result.code).not.toBe(0);
+    expect(result.out).toContain(`no-cycles: ${rel(dir)}/a.ts`);
+  });
+
+  it("fails on a web page that queries the database instead of a module's service", async () => {
+    write(join(webProbe, "page.ts"), 'export { devices } from "../../../db/schema/index.ts";\n');
+    const result = await cruise(join(webProbe, "page.ts"));
+    expect(result.code).not.toBe(0);
+    expect(result.out).toContain(`web-through-services: ${rel(webProbe)}/page.ts → src/db/schema/index.ts`);
   });
 });
