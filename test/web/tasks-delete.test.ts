@@ -38,7 +38,10 @@ describe.skipIf(unavailable)("task delete in headless Chromium", () => {
   it("deletes a task after its confirmation page, whose hostile name is text", async () => {
     const { page, base } = b;
     const id = await makeTask(HOSTILE, { task_type: "download_all" });
-    await page.goto(`${base}/tasks/${id}/delete`);
+    // Reached from the task's page.
+    await page.goto(`${base}/tasks/${id}`);
+    await page.click(`a[href="/tasks/${id}/delete"]`);
+    await page.waitForURL(`${base}/tasks/${id}/delete`);
     expect(await page.textContent("h1")).toBe(`Delete the task ${HOSTILE}?`);
     expect(await page.locator("main img").count()).toBe(0);
     await b.shoot("task-delete");
@@ -50,6 +53,8 @@ describe.skipIf(unavailable)("task delete in headless Chromium", () => {
   it("says beforehand that a system task is paused, not deleted, and offers no button", async () => {
     const { page, base } = b;
     const system = (await api("/tasks?per_page=100")).body.data.find((x: { is_system: boolean }) => x.is_system);
+    await page.goto(`${base}/tasks/${system.id}`);
+    expect(await page.locator(`a[href="/tasks/${system.id}/delete"]`).count()).toBe(0);
     await page.goto(`${base}/tasks/${system.id}/delete`);
     expect(await page.textContent(".alert.error")).toContain("is a system task: pause it instead");
     expect(await page.locator("button:text('Delete the task')").count()).toBe(0);

@@ -23,7 +23,14 @@ const at = (iso: string | null, none = "") => <Time at={iso ? new Date(iso) : nu
 const RunStatus = (props: { status: string }) => <span class={`badge run-${props.status}`}>{props.status}</span>;
 
 /** Run now, pause or resume, and edit: for roles with tasks.write (the service still refuses a task beyond the scope). */
-function RunNow(props: { c: Context<WebEnv>; taskId: number; paused?: boolean; edit?: boolean; mayChange: boolean }) {
+function RunNow(props: {
+  c: Context<WebEnv>;
+  taskId: number;
+  paused?: boolean;
+  edit?: boolean;
+  deletable?: boolean;
+  mayChange: boolean;
+}) {
   if (!props.c.var.auth.abilities.has("tasks.write") || !props.mayChange) return null;
   const csrf = props.c.var.session.csrfToken;
   return (
@@ -43,6 +50,11 @@ function RunNow(props: { c: Context<WebEnv>; taskId: number; paused?: boolean; e
       {props.edit && (
         <a class="button secondary" href={`/tasks/${props.taskId}/edit`}>
           Edit
+        </a>
+      )}{" "}
+      {props.deletable && (
+        <a class="button danger" href={`/tasks/${props.taskId}/delete`}>
+          Delete
         </a>
       )}
     </>
@@ -216,6 +228,7 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
                 taskId={task.id}
                 paused={task.is_paused}
                 edit
+                deletable={!task.is_system}
                 mayChange={await mayChangeTask(ctx.db, ctx.auth, task.id)}
               />
             </div>
