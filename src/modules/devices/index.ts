@@ -3,6 +3,7 @@
 export { MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, planCsvImport } from "./csv-import.ts";
 export { csvText, parseCsvTable } from "./csv.ts";
 export { requestDetect } from "./detect.ts";
+export { exportStream } from "./export.ts";
 export { registerDeviceRoutes } from "./handlers.ts";
 export { deviceFilterChoices } from "./filter-choices.ts";
 export { resetHostKey } from "./host-key.ts";

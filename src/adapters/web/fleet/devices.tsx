@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
 import { listEnvelope } from "../../../platform/http/list.ts";
-import { deviceFilterChoices, deviceListSpec, listDevices } from "../../../modules/devices/index.ts";
+import { deviceFilterChoices, deviceListSpec, exportStream, listDevices } from "../../../modules/devices/index.ts";
 import type { DeviceOut } from "../../../modules/devices/index.ts";
 import type { WebEnv } from "../env.ts";
 import { Time } from "../format.tsx";
@@ -83,11 +83,32 @@ async function FilterForm(props: { c: Context<WebEnv> }) {
   );
 }
 
+/** The export of what the page shows: its filters, search and sort, every page. */
+function exportHref(c: Context<WebEnv>, format: "csv" | "json"): string {
+  const query = hrefWith(c, { page: undefined, per_page: undefined, ...bulkDoneCleared(), format }).split("?")[1];
+  return `/devices/export?${query}`;
+}
+
+const bulkDoneCleared = () => Object.fromEntries(Object.keys(BULK_DONE).map((k) => [k, undefined]));
+
 /**
  * Devices: the API's device list (same filters, sort, search and scope) as a table, with bulk enable/disable for
  * roles with devices.write.
  */
 export function registerDevicesPage(web: Hono<WebEnv>): void {
+  // The devices the page's filters, search and sort select, every page of them, as GET /devices/export writes
+  // them (CSV, or JSON with ?format=json): read whole by the API's own export, in the caller's scope.
+  web.get("/devices/export", requirePage("devices.read"), async (c) => {
+    const format = c.req.query("format") === "json" ? "json" : "csv";
+    const q = pageListQuery(c, deviceListSpec);
+    const body = await exportStream(c.var.services.db, c.var.auth.scope, q, format);
+    const date = c.var.services.clock.now().toISOString().slice(0, 10);
+    return c.body(body, 200, {
+      "Content-Type": format === "csv" ? "text/csv; charset=utf-8" : "application/json; charset=utf-8",
+      "Content-Disposition": `attachment; filename="devices-${date}.${format}"`,
+    });
+  });
+
   web.get("/devices", requirePage("devices.read"), async (c) => {
     const clean = withoutEmptyFields(c);
     if (clean) return c.redirect(clean, 302);
@@ -181,6 +202,14 @@ export function registerDevicesPage(web: Hono<WebEnv>): void {
             </p>
           )}
           {await FilterForm({ c })}
+          <p class="actions">
+            <a class="button secondary" href={exportHref(c, "csv")} download>
+              Export CSV
+            </a>
+            <a class="button secondary" href={exportHref(c, "json")} download>
+              Export JSON
+            </a>
+          </p>
           <Pager c={c} meta={meta} noun="devices" />
           {canWrite ? (
             <CsrfForm action="/devices/bulk" csrf={session.csrfToken}>
