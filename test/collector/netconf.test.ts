@@ -272,16 +272,16 @@ describe("a backup over NETCONF", () => {
         async () =>
           (await t.call(`/api/v1/policy-compliance?device_id=${id}`, { token })).body.data.find(
             (r: { device_id: number }) => r.device_id === id,
-          ),
+          ) as { rules: unknown[] } | undefined,
         Boolean,
         { tries: 200, everyMs: 50 },
       );
       expect(result).toMatchObject({ device_id: id, command: "get-config", status: "not_compliant" });
       const stored = (await latestConfigs(t, id)).get("get-config")!.split("\n");
-      expect(result.rules[0]).toMatchObject({ passed: true, sections_checked: 1 });
+      expect(result!.rules[0]).toMatchObject({ passed: true, sections_checked: 1 });
       // The <authorization> line is in <snmp>, not <system>: the failure names the <system> element's line.
-      expect(result.rules[1]).toMatchObject({ passed: false, sections_checked: 1 });
-      expect(JSON.stringify(result.rules[1])).toContain(
+      expect(result!.rules[1]).toMatchObject({ passed: false, sections_checked: 1 });
+      expect(JSON.stringify(result!.rules[1])).toContain(
         `"line":${stored.findIndex((l) => l.trim() === "<system>") + 1}`,
       );
 
@@ -301,11 +301,11 @@ describe("a backup over NETCONF", () => {
         async () =>
           (await t.call(`/api/v1/policy-compliance?device_id=${braced}`, { token })).body.data.find(
             (r: { device_id: number }) => r.device_id === braced,
-          ),
+          ) as { rules: unknown[] } | undefined,
         Boolean,
         { tries: 200, everyMs: 50 },
       );
-      expect(other.rules[0]).toMatchObject({ passed: false });
+      expect(other!.rules[0]).toMatchObject({ passed: false });
     } finally {
       await pass.stop();
     }
