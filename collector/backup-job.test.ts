@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tasks } from "../src/db/schema/index.ts";
 import { silentLogger } from "../src/kernel/logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../test/helpers/app.ts";
+import { until } from "../test/helpers/until.ts";
 import { scheduleDueRuns } from "./scheduler.ts";
 import { startWorker } from "./worker.ts";
 
@@ -17,13 +18,9 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** A backup writes and compresses the whole database: 600 tries 50 ms apart, 30 s or more. */
+const backupPatience = { tries: 600, everyMs: 50 };
+const runStatus = async (runUrl: string): Promise<string> => (await t.call(runUrl, { token: admin })).body.data.status;
 
 const backupTask = async () => (await t.db.select().from(tasks).where(eq(tasks.systemKey, "database_backup")))[0]!;
 
@@ -60,7 +57,9 @@ describe("the database backup system task", () => {
         const runUrl = `/api/v1/task-runs/${run!.id}`;
         await until(
           "the backup to finish",
-          async () => (await t.call(runUrl, { token: admin })).body.data.status !== "running",
+          () => runStatus(runUrl),
+          (status) => status !== "running",
+          backupPatience,
         );
         expect((await t.call(runUrl, { token: admin })).body.data).toMatchObject({
           status: "succeeded",
@@ -97,7 +96,9 @@ describe("the database backup system task", () => {
       const runUrl = new URL(res.body.data.status_url).pathname;
       await until(
         "the backup to finish",
-        async () => (await t.call(runUrl, { token: admin })).body.data.status !== "running",
+        () => runStatus(runUrl),
+        (status) => status !== "running",
+        backupPatience,
       );
       const [item] = (await t.call(`${runUrl}/devices`, { token: admin })).body.data;
       expect(item).toMatchObject({ status: "failed", outcome: "error" });

@@ -6,6 +6,7 @@ import { createTestContext, manualClock, type TestContext } from "../test/helper
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../test/helpers/fake-device.ts";
 import { freePort } from "../test/helpers/process.ts";
+import { until } from "../test/helpers/until.ts";
 import { SETTINGS_TTL_MS } from "./collector-settings.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "./worker.ts";
 
@@ -49,17 +50,18 @@ const downloadNow = async (deviceId: number) => {
   return res.body.data as { id: number; max_attempts: number };
 };
 
-/** Polls the job until `done` holds, up to a generous bound (far below the 20-30 s defaults a fix replaces). */
-async function until(id: number, done: (job: Job) => boolean, what: string): Promise<Job> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const job = (await getJob(t.db, id))!;
-    if (done(job) && !job.leaseOwner) return job;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(job)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-const finished = (id: number) => until(id, (j) => j.state === "finished", `job ${id} to finish`);
+/**
+ * Waits until the job, out of anyone's hands, satisfies `done`: 500 tries 20 ms apart, 10 s or more, and still far
+ * below the 20-30 s defaults a fix replaces.
+ */
+const untilJob = (id: number, done: (job: Job) => boolean, what: string): Promise<Job> =>
+  until(
+    what,
+    async () => (await getJob(t.db, id))!,
+    (job) => done(job) && !job.leaseOwner,
+    { tries: 500, everyMs: 20 },
+  );
+const finished = (id: number) => untilJob(id, (j) => j.state === "finished", `job ${id} to finish`);
 
 /** A port that accepts TCP and never says a word: an SSH client waits there for the server's banner. */
 async function silentPort(): Promise<number> {
@@ -133,9 +135,9 @@ describe("collector settings", () => {
     await patchCollector({ retries: 2 });
     const queued = await downloadNow(deviceId);
     expect(queued.max_attempts).toBe(3);
-    await until(queued.id, (j) => j.attempts === 1 && j.state === "queued", "the first attempt");
+    await untilJob(queued.id, (j) => j.attempts === 1 && j.state === "queued", "the first attempt");
     clock.advance(30_000);
-    await until(queued.id, (j) => j.attempts === 2 && j.state === "queued", "the second attempt");
+    await untilJob(queued.id, (j) => j.attempts === 2 && j.state === "queued", "the second attempt");
     clock.advance(120_000);
     const done = await finished(queued.id);
     expect(done).toMatchObject({ outcome: "unreachable", attempts: 3, maxAttempts: 3 });

@@ -6,6 +6,7 @@ import { silentLogger } from "../src/kernel/logger.ts";
 import { storeConfig } from "../src/modules/configs/storage/store.ts";
 import { DEFAULT_INDEXER_OPTIONS, startSearchIndexer } from "./indexer.ts";
 import { nameKey } from "../src/db/name-key.ts";
+import { until } from "../test/helpers/until.ts";
 
 let t: TestContext;
 let deviceId: number;
@@ -24,13 +25,6 @@ const storeVersions = async (n: number, tag: string) => {
     });
   }
 };
-async function until(what: string, done: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 beforeAll(async () => {
   t = await createTestContext();
@@ -75,7 +69,8 @@ describe("the collector's search indexer", () => {
     );
     try {
       // Four batches of two: only going straight on after a full batch finishes before the 10 s poll.
-      await until("an empty queue", async () => (await queued()) === 0, 3_000);
+      // 150 tries (3 s or more) stay well short of the 10 s poll the batches must not wait for.
+      await until("an empty queue", queued, (n) => n === 0, { tries: 150 });
     } finally {
       await indexer.stop();
     }

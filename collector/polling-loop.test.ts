@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../src/kernel/logger.ts";
+import { until } from "../test/helpers/until.ts";
 import { startPollingLoop } from "./polling-loop.ts";
-
-async function until(what: string, done: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** A pass the test releases by hand, recording how many run at once. */
 function heldPasses() {

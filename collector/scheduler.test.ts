@@ -9,6 +9,7 @@ import { createTestContext, manualClock, TEST_APP_KEY, type TestContext } from "
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../test/helpers/fake-device.ts";
 import { start, stopGroup, type Spawned } from "../test/helpers/process.ts";
+import { until } from "../test/helpers/until.ts";
 import { scheduleDueRuns } from "./scheduler.ts";
 import { startWorker } from "./worker.ts";
 
@@ -276,14 +277,8 @@ async function fakeIos(): Promise<FakeDevice> {
   return fake;
 }
 
-async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
+/** A run goes through scheduler, queue and fake devices: 600 tries 50 ms apart, 30 s or more. */
+const runPatience = { tries: 600, everyMs: 50 };
 describe("runs end to end against fake devices", () => {
   it("run now: the collector downloads every device; outcomes, counts and config links come from its jobs", async () => {
     const template = await builtinTemplateId(t, "cisco-ios");
@@ -325,6 +320,8 @@ describe("runs end to end against fake devices", () => {
       await until(
         "the run to finish",
         async () => (await t.call(runUrl, { token: admin })).body.data.status !== "running",
+        Boolean,
+        runPatience,
       );
 
       const run = (await t.call(runUrl, { token: admin })).body.data;
@@ -368,6 +365,8 @@ describe("runs end to end against fake devices", () => {
       await until(
         "the scheduled run to finish",
         async () => (await t.call(scheduledUrl, { token: admin })).body.data.status !== "running",
+        Boolean,
+        runPatience,
       );
       expect((await t.call(scheduledUrl, { token: admin })).body.data.counts).toEqual({
         total: 3,
@@ -401,6 +400,8 @@ describe("runs end to end against fake devices", () => {
       await until(
         "the purge to finish",
         async () => (await t.call(runUrl, { token: admin })).body.data.status !== "running",
+        Boolean,
+        runPatience,
       );
       expect((await t.call(runUrl, { token: admin })).body.data).toMatchObject({
         status: "succeeded",
@@ -445,7 +446,8 @@ describe("a collector process", () => {
           const [run] = await runsOf(task.id);
           return Boolean(run?.finishedAt);
         },
-        40_000,
+        Boolean,
+        { tries: 800, everyMs: 50 },
       );
       const runs = await runsOf(task.id);
       expect(runs[0]).toMatchObject({ trigger: "catch_up" });

@@ -3,6 +3,7 @@ import { sql } from "drizzle-orm";
 import { jobs } from "../src/db/schema/index.ts";
 import { claimNextJob, enqueueDeviceJob, getJob, requeueExpiredLeases, type Job } from "../src/platform/jobs/queue.ts";
 import { createLogger, silentLogger } from "../src/kernel/logger.ts";
+import { until } from "../test/helpers/until.ts";
 import { createTestContext, type TestContext } from "../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../test/helpers/fake-device.ts";
@@ -16,15 +17,13 @@ beforeEach(async () => {
 afterEach(() => t.close());
 
 /** Polls the job until it is no longer running, up to a generous bound; the lease it would otherwise wait for is an hour. */
-async function settled(id: number): Promise<Job> {
-  const deadline = Date.now() + 15_000;
-  let job = (await getJob(t.db, id))!;
-  while ((job.state !== "finished" || job.leaseOwner) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    job = (await getJob(t.db, id))!;
-  }
-  return job;
-}
+const settled = (id: number): Promise<Job> =>
+  until(
+    `job ${id} to settle`,
+    async () => (await getJob(t.db, id))!,
+    (job) => job.state === "finished" && !job.leaseOwner,
+    { tries: 300, everyMs: 50 },
+  );
 
 describe("the worker", () => {
   it("ends a job whose end could not be recorded with that error at once, instead of leaving it running until its lease runs out", async () => {
@@ -323,9 +322,12 @@ describe("the worker", () => {
       expect((await settled(jobIds[0]!)).outcome).toBe("success");
       expect((await settled(jobIds[1]!)).outcome).toBe("success");
       expect(waitingAtStore[0]).toBe(true);
-      const deadline = Date.now() + 5_000;
-      while (worker.waiting && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(worker.waiting).toBe(false);
+      await until(
+        "the worker to stop waiting",
+        () => worker.waiting,
+        (waiting) => !waiting,
+        { tries: 250, everyMs: 20 },
+      );
     } finally {
       await worker.stop();
       for (const fake of fakes) await fake.close();
@@ -419,16 +421,17 @@ describe("the worker", () => {
     );
     let b: ReturnType<typeof startWorker> | undefined;
     try {
-      let before: Job | undefined;
-      for (let i = 0; i < 300 && !before; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        before = (
-          await t.db.all<Job>(
-            sql`select id, lease_expires_at as leaseExpiresAt from jobs where device_id = ${deviceId} and type = 'download' and state = 'running'`,
-          )
-        )[0];
-      }
-      expect(before, "the download before the push started").toBeDefined();
+      const before = await until(
+        "the download before the push to start",
+        async () =>
+          (
+            await t.db.all<Job>(
+              sql`select id, lease_expires_at as leaseExpiresAt from jobs where device_id = ${deviceId} and type = 'download' and state = 'running'`,
+            )
+          )[0],
+        Boolean,
+        { tries: 300, everyMs: 50 },
+      );
       // Its lease is the collector's lease, not the push's whole time limit.
       expect(Number(before!.leaseExpiresAt)).toBeLessThanOrEqual(diedAt + leaseMs);
 

@@ -9,7 +9,11 @@ import { findUserByName } from "../src/platform/auth/users.ts";
 import { openDatabase } from "../src/db/client.ts";
 import { buildDist } from "./helpers/build.ts";
 import { runCaptured } from "./helpers/svc.ts";
-import { eventually, freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
+import { freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
+import { until } from "./helpers/until.ts";
+
+/** As long as a process needs to start on a loaded machine: 300 tries 100 ms apart, 30 s or more. */
+const processPatience = { tries: 300, everyMs: 100 };
 
 const dirs: string[] = [];
 const running: Spawned[] = [];
@@ -122,33 +126,41 @@ describe("npm start (dist/main.js)", () => {
 
     const first = launch(env);
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, first);
-    const [collector, ...more] = await eventually(
+    const [collector, ...more] = await until(
+      "a collector process",
       () => collectorsFor(storage),
       (pids) => pids.length > 0,
+      processPatience,
     );
     expect(more, first.output()).toEqual([]);
     // Let it finish starting (store thread, scheduler), so it is a running collector that is orphaned, not a starting one.
-    await eventually(
+    await until(
+      "the collector to start",
       () => first.output(),
       (out) => out.includes("collector started"),
+      processPatience,
     );
     expect(first.output()).toContain("collector started");
 
     first.child.kill("SIGKILL"); // the API process alone, not its group
     await first.exited;
     expect(
-      await eventually(
+      await until(
+        "the orphaned collector to end",
         () => collectorsFor(storage),
         (pids) => !pids.includes(collector!),
+        processPatience,
       ),
       first.output(),
     ).not.toContain(collector);
 
     const second = launch(env);
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, second);
-    await eventually(
+    await until(
+      "the new collector to start",
       () => second.output(),
       (out) => out.includes("collector started"),
+      processPatience,
     );
     expect(collectorsFor(storage), second.output()).toHaveLength(1);
     stopGroup(second);
@@ -178,9 +190,11 @@ describe("npm start (dist/main.js)", () => {
         COLLECTOR: "on",
       });
       await waitForHttp(`http://127.0.0.1:${port}/healthz`, npm);
-      await eventually(
+      await until(
+        "the collector to start",
         () => npm.output(),
         (out) => out.includes("collector started"),
+        processPatience,
       );
 
       signal(npm);
@@ -193,9 +207,11 @@ describe("npm start (dist/main.js)", () => {
       );
       expect(answered, "the API outlived npm").toBe("refused");
       expect(
-        await eventually(
+        await until(
+          "no collectors left",
           () => collectorsFor(storage),
           (pids) => pids.length === 0,
+          processPatience,
         ),
         "collectors left running",
       ).toEqual([]);

@@ -8,7 +8,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/client.ts";
 import { issueToken } from "../src/platform/auth/tokens.ts";
 import { users } from "../src/db/schema/index.ts";
-import { eventually, freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
+import { freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
+import { until } from "./helpers/until.ts";
+
+/** As long as a process needs to start on a loaded machine: 300 tries 100 ms apart, 30 s or more. */
+const processPatience = { tries: 300, everyMs: 100 };
 
 const dirs: string[] = [];
 const running: Spawned[] = [];
@@ -51,9 +55,11 @@ describe("webhook delivery across processes", () => {
         const api = start(process.execPath, ["--import", "tsx", "src/main.ts"], env(port));
         running.push(api);
         await waitForHttp(`http://127.0.0.1:${port}/healthz`, api);
-        await eventually(
+        await until(
+          "the collector to start",
           () => api.output(),
           (out) => out.includes("collector started"),
+          processPatience,
         );
         apis.push(api);
       }
@@ -88,9 +94,11 @@ describe("webhook delivery across processes", () => {
         expect(res.status).toBe(201);
       }
 
-      await eventually(
+      await until(
+        "a delivery for every device",
         () => received.length,
         (n) => n >= DEVICES,
+        processPatience,
       );
       // Time for a second delivery of anything to arrive, were there one: a collector polls every second.
       await new Promise((r) => setTimeout(r, 3_000));

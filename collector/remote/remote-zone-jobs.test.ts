@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { enqueueDeviceJob, getJob, type Job } from "../../src/platform/jobs/queue.ts";
 import { silentLogger } from "../../src/kernel/logger.ts";
+import { until } from "../../test/helpers/until.ts";
 import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId } from "../../test/helpers/collector.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../worker.ts";
@@ -12,15 +13,13 @@ beforeEach(async () => {
 afterEach(() => t.close());
 
 /** Polls the job until it is no longer running or queued, up to a generous bound. */
-async function settled(id: number): Promise<Job> {
-  const deadline = Date.now() + 15_000;
-  let job = (await getJob(t.db, id))!;
-  while ((job.state !== "finished" || job.leaseOwner) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    job = (await getJob(t.db, id))!;
-  }
-  return job;
-}
+const settled = (id: number): Promise<Job> =>
+  until(
+    `job ${id} to settle`,
+    async () => (await getJob(t.db, id))!,
+    (job) => job.state === "finished" && !job.leaseOwner,
+    { tries: 300, everyMs: 50 },
+  );
 
 describe("jobs of a remote zone's devices", () => {
   it("are left to the zone's site collectors: the collector beside the database runs none of its device sessions", async () => {

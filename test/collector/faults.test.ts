@@ -17,6 +17,7 @@ import {
 } from "../helpers/collector.ts";
 import { configBlocks, startFakeDevice, type FakeDevice, type FakeDeviceOptions } from "../helpers/fake-device.ts";
 import { freePort } from "../helpers/process.ts";
+import { until } from "../helpers/until.ts";
 
 /**
  * What the collector does when a device misbehaves: every fault ends the job with an outcome a person can act
@@ -85,14 +86,6 @@ const deviceState = async (id: number) =>
     last_backup_at: string | null;
   };
 const describeJob = (job: Job) => `${job.outcome}: ${job.message} ${JSON.stringify(job.result)}`;
-
-async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** The expected configuration: the template drops "Building configuration..."; the collector stores "\n" line ends. */
 const storedRunningConfig = RUNNING_CONFIG.join("\n") + "\n";
@@ -408,7 +401,9 @@ describe("the job time limit", () => {
     );
     const startedAt = Date.now();
     try {
-      await until("both jobs to finish", async () => (await readJob(next.id)).state === "finished", 15_000);
+      await until("both jobs to finish", async () => (await readJob(next.id)).state === "finished", Boolean, {
+        tries: 750,
+      });
     } finally {
       await worker.stop();
       sockets.forEach((s) => s.destroy());

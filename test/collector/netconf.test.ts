@@ -12,6 +12,7 @@ import { DEFAULT_LIMITS } from "../../collector/session.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../../collector/worker.ts";
 import { silentLogger } from "../../src/kernel/logger.ts";
 import { startCompliancePass } from "../../collector/compliance-pass.ts";
+import { until } from "../helpers/until.ts";
 
 /**
  * Backups over NETCONF (protocol: netconf): the collector against the fake device's `netconf` subsystem, which is
@@ -266,19 +267,21 @@ describe("a backup over NETCONF", () => {
     );
     try {
       expect((await downloadOnce(t, id)).outcome).toBe("success");
-      let result;
-      for (let tries = 0; tries < 200 && !result; tries++) {
-        result = (await t.call(`/api/v1/policy-compliance?device_id=${id}`, { token })).body.data.find(
-          (r: { device_id: number }) => r.device_id === id,
-        );
-        if (!result) await new Promise((r) => setTimeout(r, 50));
-      }
+      const result = await until(
+        "the device's compliance result",
+        async () =>
+          (await t.call(`/api/v1/policy-compliance?device_id=${id}`, { token })).body.data.find(
+            (r: { device_id: number }) => r.device_id === id,
+          ) as { rules: unknown[] } | undefined,
+        Boolean,
+        { tries: 200, everyMs: 50 },
+      );
       expect(result).toMatchObject({ device_id: id, command: "get-config", status: "not_compliant" });
       const stored = (await latestConfigs(t, id)).get("get-config")!.split("\n");
-      expect(result.rules[0]).toMatchObject({ passed: true, sections_checked: 1 });
+      expect(result!.rules[0]).toMatchObject({ passed: true, sections_checked: 1 });
       // The <authorization> line is in <snmp>, not <system>: the failure names the <system> element's line.
-      expect(result.rules[1]).toMatchObject({ passed: false, sections_checked: 1 });
-      expect(JSON.stringify(result.rules[1])).toContain(
+      expect(result!.rules[1]).toMatchObject({ passed: false, sections_checked: 1 });
+      expect(JSON.stringify(result!.rules[1])).toContain(
         `"line":${stored.findIndex((l) => l.trim() === "<system>") + 1}`,
       );
 
@@ -293,14 +296,16 @@ describe("a backup over NETCONF", () => {
         body: { policy_id: policy.body.data.id, scope: "devices", devices: [braced] },
       });
       expect((await downloadOnce(t, braced)).outcome).toBe("success");
-      let other;
-      for (let tries = 0; tries < 200 && !other; tries++) {
-        other = (await t.call(`/api/v1/policy-compliance?device_id=${braced}`, { token })).body.data.find(
-          (r: { device_id: number }) => r.device_id === braced,
-        );
-        if (!other) await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(other.rules[0]).toMatchObject({ passed: false });
+      const other = await until(
+        "the braced device's compliance result",
+        async () =>
+          (await t.call(`/api/v1/policy-compliance?device_id=${braced}`, { token })).body.data.find(
+            (r: { device_id: number }) => r.device_id === braced,
+          ) as { rules: unknown[] } | undefined,
+        Boolean,
+        { tries: 200, everyMs: 50 },
+      );
+      expect(other!.rules[0]).toMatchObject({ passed: false });
     } finally {
       await pass.stop();
     }

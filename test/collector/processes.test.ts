@@ -7,6 +7,7 @@ import { createTestContext, TEST_APP_KEY, type TestContext } from "../helpers/ap
 import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } from "../helpers/collector.ts";
 import { generateHostKey, startFakeDevice, type FakeDevice, type FakeDeviceOptions } from "../helpers/fake-device.ts";
 import { start, stopGroup, type Spawned } from "../helpers/process.ts";
+import { until } from "../helpers/until.ts";
 
 /**
  * Real collector processes (`node --import tsx collector/main.ts`) sharing one SQLite database with this test:
@@ -94,20 +95,29 @@ const logOf = (c: Spawned): LogLine[] =>
     .filter((l) => l.startsWith("{"))
     .map((l) => JSON.parse(l) as LogLine);
 
-async function until(
+/**
+ * until(), watching the collectors too: gives up at once with the output of one that exited, and shows all their
+ * output when the tries (400 or `tries`, 50 ms apart: 20 s or more) run out.
+ */
+async function untilWhileRunning(
   what: string,
   condition: () => Promise<boolean> | boolean,
   watched: Spawned[],
-  timeoutMs = 20_000,
+  tries = 400,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    const dead = watched.find((c) => c.child.exitCode !== null || c.child.signalCode !== null);
-    if (dead) throw new Error(`a collector exited while waiting for ${what}:\n${dead.output()}`);
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}:\n${watched.map((c) => c.output()).join("\n---\n")}`);
-    await new Promise((r) => setTimeout(r, 50));
+  const exited = () => watched.find((c) => c.child.exitCode !== null || c.child.signalCode !== null);
+  let state: { met: boolean; dead: Spawned | undefined };
+  try {
+    state = await until(
+      what,
+      async () => ({ met: await condition(), dead: exited() }),
+      ({ met, dead }) => met || dead !== undefined,
+      { tries, everyMs: 50 },
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${watched.map((c) => c.output()).join("\n---\n")}`);
   }
+  if (!state.met) throw new Error(`a collector exited while waiting for ${what}:\n${state.dead!.output()}`);
 }
 
 const started = (c: Spawned) => logOf(c).some((l) => l.msg === "collector started");
@@ -126,7 +136,7 @@ describe("collector processes on one database", () => {
     );
 
     const first = startCollector(2);
-    await until(
+    await untilWhileRunning(
       "the first collector to be inside 'show running-config'",
       () => stalling.received.some((l) => l.startsWith(CONFIG_COMMAND)),
       [first],
@@ -142,9 +152,11 @@ describe("collector processes on one database", () => {
     const second = startCollector(2);
     // The job's row is finished a moment before its collector logs the line that says so.
     const finishedLine = () => logOf(second).some((l) => l.msg === "job finished");
-    await until("the job to finish", async () => (await readJob(job.id)).state === "finished" && finishedLine(), [
-      second,
-    ]);
+    await untilWhileRunning(
+      "the job to finish",
+      async () => (await readJob(job.id)).state === "finished" && finishedLine(),
+      [second],
+    );
 
     const done = await readJob(job.id);
     expect(done, `${done.message} ${JSON.stringify(done.result)}`).toMatchObject({
@@ -183,7 +195,7 @@ describe("collector processes on one database", () => {
     );
     // A long lease: a job found queued below was handed back, not requeued by an expired lease.
     const collector = startCollector(2, { SHUTDOWN_GRACE_SECONDS: "2", COLLECTOR_LEASE_SECONDS: "600" });
-    await until(
+    await untilWhileRunning(
       "the collector to be inside 'show running-config'",
       () => stalling.received.some((l) => l.startsWith(CONFIG_COMMAND)),
       [collector],
@@ -219,7 +231,7 @@ describe("collector processes on one database", () => {
     // Each takes at most two devices at a time, so both have work.
     const a = startCollector(2);
     const b = startCollector(2);
-    await until("both collectors to start", () => started(a) && started(b), [a, b]);
+    await untilWhileRunning("both collectors to start", () => started(a) && started(b), [a, b]);
 
     // enqueueDeviceJob hands back the device's pending job, so several jobs per device go straight into the table.
     const now = new Date();
@@ -246,12 +258,12 @@ describe("collector processes on one database", () => {
         .filter((l) => l.msg === "job finished")
         .map((l) => l.job_id as number);
     // A job's row is finished a moment before its collector logs the line that says so.
-    await until(
+    await untilWhileRunning(
       "every job to finish",
       async () =>
         (await rows()).every((j) => j.state === "finished") && ranBy(a).length + ranBy(b).length >= jobIds.length,
       [a, b],
-      40_000,
+      800,
     );
 
     for (const j of await rows()) {

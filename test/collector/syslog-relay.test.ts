@@ -11,6 +11,7 @@ import { silentLogger } from "../../src/kernel/logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../helpers/app.ts";
 import { addLoopbackDevice, builtinTemplateId } from "../helpers/collector.ts";
 import { freeUdpAndTcpPort } from "../helpers/process.ts";
+import { until } from "../helpers/until.ts";
 
 /**
  * Syslog messages relayed by Debian's rsyslog (a real rsyslogd, unprivileged, on loopback ports with its own
@@ -47,8 +48,15 @@ async function sendFrom(address: string, port: number, text: string): Promise<vo
 
 /** Waits (real time: rsyslog and the kernel deliver the packets) until the receiver has counted `n` messages, then for its writes. */
 async function received(n: number): Promise<void> {
-  for (let i = 0; i < 600 && (service.receiver?.counters.received ?? 0) < n; i++)
-    await new Promise((r) => setTimeout(r, 50));
+  await until(
+    `${n} messages received`,
+    () => service.receiver?.counters.received ?? 0,
+    (count) => count >= n,
+    {
+      tries: 600,
+      everyMs: 50,
+    },
+  );
   await service.receiver!.idle();
 }
 
@@ -108,11 +116,16 @@ describe.skipIf(rsyslogMissing)("messages relayed by rsyslog", () => {
       stdio: "ignore",
     });
     // rsyslog is ready when a message sent to it reaches the receiver (its start-up takes a moment).
-    for (let i = 0; i < 100 && !(service.receiver!.counters.received > 0); i++) {
-      await sendFrom("127.0.0.1", relayPort, "<14>Nov 28 21:00:00 nobody-here test: ready?");
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(service.receiver!.counters.received, "rsyslogd relayed nothing").toBeGreaterThan(0);
+    await until(
+      "rsyslogd to relay a message",
+      async () => {
+        const relayed = service.receiver!.counters.received > 0;
+        if (!relayed) await sendFrom("127.0.0.1", relayPort, "<14>Nov 28 21:00:00 nobody-here test: ready?");
+        return relayed;
+      },
+      Boolean,
+      { tries: 101, everyMs: 100 },
+    );
   }, 30_000);
   afterAll(async () => {
     rsyslog?.kill();

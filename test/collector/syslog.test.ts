@@ -21,6 +21,7 @@ import {
 } from "../helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../helpers/fake-device.ts";
 import { freeUdpAndTcpPort } from "../helpers/process.ts";
+import { until } from "../helpers/until.ts";
 
 /**
  * Change-triggered backups: real syslog messages, sent over UDP and TCP by util-linux's `logger` (RFC 3164 and
@@ -51,8 +52,15 @@ const logger = (args: string[]) => promisify(execFile)("logger", ["-n", "127.0.0
 
 /** Waits (real time: the kernel delivers the packets) until the receiver has counted `n` messages, then for its writes. */
 async function received(n: number): Promise<void> {
-  for (let i = 0; i < 600 && (service.receiver?.counters.received ?? 0) < n; i++)
-    await new Promise((r) => setTimeout(r, 50));
+  await until(
+    `${n} messages received`,
+    () => service.receiver?.counters.received ?? 0,
+    (count) => count >= n,
+    {
+      tries: 600,
+      everyMs: 50,
+    },
+  );
   await service.receiver!.idle();
 }
 

@@ -74,14 +74,3 @@ export function stopGroup(spawned: Spawned, signal: NodeJS.Signals = "SIGTERM"):
     // already gone
   }
 }
-
-/** Reads `read()` every 100 ms until `done` holds or `timeoutMs` passes; returns the last value read. */
-export async function eventually<T>(read: () => T, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = read();
-  while (!done(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    value = read();
-  }
-  return value;
-}

@@ -19,6 +19,7 @@ import { createClient, type Client } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { start, stopGroup, type Spawned } from "../../../test/helpers/process.ts";
 import { runCaptured, svc } from "../../../test/helpers/svc.ts";
+import { until } from "../../../test/helpers/until.ts";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 
@@ -80,13 +81,9 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function untilRows(n: number): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while ((await liveMaxRow()) < n) {
-    if (Date.now() > deadline) throw new Error(`the writer did not reach ${n} rows`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Waits until the writer process has committed row `n`: 1000 tries 20 ms apart, 20 s or more. */
+const untilRows = (n: number) =>
+  until(`the writer to reach ${n} rows`, liveMaxRow, (max) => max >= n, { tries: 1000, everyMs: 20 });
 
 describe("svc db:backup and db:restore", () => {
   let writer: Spawned;

@@ -15,6 +15,7 @@ import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { getJob } from "../../platform/jobs/queue.ts";
+import { until } from "../../../test/helpers/until.ts";
 
 const SVC_SOURCE = fileURLToPath(new URL("../main.ts", import.meta.url));
 
@@ -213,19 +214,19 @@ describe("GET /devices/{id}/last-failure", () => {
         );
         return row ? { until: Number(row.until), ahead: Number(row.until) - Date.now() } : undefined;
       };
-      let first: { until: number; ahead: number } | undefined;
-      for (let i = 0; i < 300 && !first; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        first = await lease();
-      }
-      expect(first, debug.output()).toBeDefined();
+      const first = await until("the debug session's job to run", lease, Boolean, { tries: 301, everyMs: 50 }).catch(
+        (error: Error) => {
+          throw new Error(`${error.message}\n${debug.output()}`);
+        },
+      );
       // Never further ahead than the lease (3 s), where the session's time limit (10 min) was used before.
       expect(first!.ahead).toBeLessThanOrEqual(3_000);
-      let later = first!;
-      for (let i = 0; i < 200 && later.until === first!.until; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        later = (await lease()) ?? later;
-      }
+      const later = await until(
+        "the lease to be renewed",
+        async () => (await lease()) ?? first!,
+        (lease) => lease.until !== first!.until,
+        { tries: 201, everyMs: 50 },
+      );
       // Renewed while the session runs.
       expect(later.until).toBeGreaterThan(first!.until);
       expect(later.ahead).toBeLessThanOrEqual(3_000);

@@ -2,6 +2,7 @@ import { parse } from "csv-parse/sync";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { count, eq } from "drizzle-orm";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
+import { until } from "../../../test/helpers/until.ts";
 import { compliancePending, complianceResults, jobs, policies } from "../../db/schema/index.ts";
 import { claimNextJob } from "../../platform/jobs/queue.ts";
 import { silentLogger } from "../../kernel/logger.ts";
@@ -271,8 +272,7 @@ describe("evaluation", () => {
     // The collector's part once the request has queued its job (and is waiting on it).
     const queued = async () =>
       (await t.db.select({ id: jobs.id }).from(jobs).where(eq(jobs.type, "compliance"))).length > 0;
-    for (const deadline = Date.now() + 10_000; !(await queued()) && Date.now() < deadline; )
-      await new Promise((r) => setTimeout(r, 5));
+    await until("the compliance job to be queued", queued, Boolean, { tries: 2000, everyMs: 5 });
     expect(await runQueuedJobs()).toBe(1);
     const done = await answer;
     expect(done.status).toBe(200);

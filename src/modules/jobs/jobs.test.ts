@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
+import { until } from "../../../test/helpers/until.ts";
 import { claimNextJob } from "../../platform/jobs/queue.ts";
 import { finishJob } from "../tasks/settle.ts";
 
@@ -61,18 +62,17 @@ describe("download now", () => {
 
   it("with ?wait waits for the collector and answers 200 with the outcome", async () => {
     const collector = (async () => {
-      for (let i = 0; i < 100; i++) {
-        const job = await claimNextJob(t.db, "waiter", new Date(), 60_000);
-        if (job)
-          return finishJob(
-            t.db,
-            job,
-            "waiter",
-            { outcome: "auth_failed", message: "the device refused the password" },
-            new Date(),
-          );
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      const job = await until("the job to claim", () => claimNextJob(t.db, "waiter", new Date(), 60_000), Boolean, {
+        tries: 100,
+        everyMs: 50,
+      });
+      return finishJob(
+        t.db,
+        job!,
+        "waiter",
+        { outcome: "auth_failed", message: "the device refused the password" },
+        new Date(),
+      );
     })();
     const res = await t.call(`/api/v1/download-now/${deviceId}?wait=10`, { token: reader });
     await collector;

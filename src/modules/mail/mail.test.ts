@@ -16,6 +16,7 @@ import {
 import { startFakeDevice, type FakeDevice } from "../../../test/helpers/fake-device.ts";
 import { freePort } from "../../../test/helpers/process.ts";
 import { smtpSinkAvailable, startSmtpSink, type ReceivedMail } from "../../../test/helpers/smtp.ts";
+import { until } from "../../../test/helpers/until.ts";
 
 /**
  * Mail through a real SMTP server on loopback (aiosmtpd, test/helpers/smtp-sink.py): the messages are read
@@ -36,26 +37,13 @@ let t: TestContext;
 let admin: string;
 let sink: Awaited<ReturnType<typeof startSmtpSink>>;
 
-async function until<T>(
-  what: string,
-  read: () => T | Promise<T>,
-  done: (v: T) => boolean,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 2000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /**
  * The collector's own loops until `done` holds and nothing is left to run: the worker runs downloads, compliance
  * checks and mail jobs; the dispatcher turns new events into mail jobs. Returns what the sink received meanwhile.
  */
+/** Mail goes through the worker, the dispatcher and an SMTP session: 400 tries 50 ms apart, 20 s or more. */
+const patiently = { tries: 400, everyMs: 50 };
+
 async function collect(what: string, done: (mails: ReceivedMail[]) => boolean): Promise<ReceivedMail[]> {
   const already = sink.received().length;
   const clock = { now: () => new Date() };
@@ -77,12 +65,13 @@ async function collect(what: string, done: (mails: ReceivedMail[]) => boolean): 
     { pollIntervalMs: 20, pruneIntervalMs: 3_600_000 },
   );
   try {
-    await until(what, () => sink.received().slice(already), done);
+    await until(what, () => sink.received().slice(already), done, patiently);
     // Whatever else is on its way arrives before the queue is empty.
     await until(
       "the queue to empty",
       async () => (await t.db.select({ id: jobs.id }).from(jobs).where(ne(jobs.state, "finished"))).length,
       (n) => n === 0,
+      patiently,
     );
     return sink.received().slice(already);
   } finally {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COLLECTOR_NODE_ARGS } from "../../runtime/collector-process.ts";
 import { createTestContext, TEST_APP_KEY, type TestContext } from "../../../test/helpers/app.ts";
 import { start, stopGroup, type Spawned } from "../../../test/helpers/process.ts";
+import { until } from "../../../test/helpers/until.ts";
 
 /**
  * Real collector processes on the test's database: their heartbeats make the collectors and scheduler checks ok and
@@ -35,22 +36,6 @@ function startCollector(): Spawned {
   return collector;
 }
 
-async function until<T>(
-  what: string,
-  read: () => Promise<T>,
-  ok: (value: T) => boolean,
-  watched?: Spawned,
-): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}\n${watched?.output() ?? ""}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 type Check = { name: string; status: string; message: string };
 const checks = async () => {
   const run = (await t.call("/api/v1/system/health/run", { method: "POST", token: admin })).body.data as {
@@ -62,15 +47,25 @@ const checks = async () => {
 };
 const info = async () => (await t.call("/api/v1/system/info", { token: admin })).body.data;
 
+/**
+ * Waits until the health checks see a collector and the scheduler report: 300 tries 100 ms apart (30 s or more for
+ * a process to start on a loaded machine), then fails with the collector's output.
+ */
+async function untilReporting(what: string, collector: Spawned) {
+  try {
+    return await until(what, checks, (c) => c.collectors!.status === "ok" && c.scheduler!.status === "ok", {
+      tries: 300,
+      everyMs: 100,
+    });
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${collector.output()}`);
+  }
+}
+
 describe("collectors and the scheduler in the health checks", () => {
   it("ok while a collector runs, failed once it stops, ok again when one starts", async () => {
     const first = startCollector();
-    const running = await until(
-      "the collector's heartbeats",
-      checks,
-      (c) => c.collectors!.status === "ok" && c.scheduler!.status === "ok",
-      first,
-    );
+    const running = await untilReporting("the collector's heartbeats", first);
     expect(running.collectors!.message).toBe("1 collector running");
     const listed = (await info()).collectors;
     expect(listed).toEqual([
@@ -91,12 +86,7 @@ describe("collectors and the scheduler in the health checks", () => {
     expect((await info()).collectors).toEqual([]);
 
     const second = startCollector();
-    await until(
-      "the second collector's heartbeats",
-      checks,
-      (c) => c.collectors!.status === "ok" && c.scheduler!.status === "ok",
-      second,
-    );
+    await untilReporting("the second collector's heartbeats", second);
 
     // Killed: it cannot say goodbye, so it is found out by its silence.
     stopGroup(second, "SIGKILL");

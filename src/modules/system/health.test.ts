@@ -4,6 +4,7 @@ import { openSecretBox } from "../../runtime/bootstrap.ts";
 import { claimNextJob, enqueueDeviceJob, PRIORITY } from "../../platform/jobs/queue.ts";
 import { finishJob } from "../tasks/settle.ts";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
+import { until } from "../../../test/helpers/until.ts";
 import { silentLogger } from "../../kernel/logger.ts";
 import { processHeartbeats } from "../../db/schema/index.ts";
 import { startHealthSchedule } from "./schedule.ts";
@@ -290,12 +291,12 @@ describe("the schedule", () => {
       50,
     );
     try {
-      const deadline = Date.now() + 5000;
-      let latest = before;
-      while (latest === before && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
-        latest = (await t.call("/api/v1/system/health", { token: admin })).body.data.id;
-      }
+      const latest = await until(
+        "a scheduled health run",
+        async () => (await t.call("/api/v1/system/health", { token: admin })).body.data.id,
+        (id) => id !== before,
+        { tries: 100, everyMs: 50 },
+      );
       expect(latest).toBeGreaterThan(before);
       expect((await t.call("/api/v1/system/health", { token: admin })).body.data.trigger).toBe("schedule");
     } finally {

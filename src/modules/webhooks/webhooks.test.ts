@@ -11,6 +11,7 @@ import { DEFAULT_WORKER_OPTIONS, startWorker } from "../../../collector/worker.t
 import { webhooksConsumer } from "../../../collector/webhook-delivery.ts";
 import { dispatchEvents } from "../events/dispatch.ts";
 import { DELIVERIES_KEPT, logDelivery } from "./service.ts";
+import { until } from "../../../test/helpers/until.ts";
 
 /**
  * Standard Webhooks verification written from the specification, not with the service's signer: the key is the
@@ -111,18 +112,9 @@ const eventJobs = () => t.db.select().from(jobs).where(eq(jobs.type, "event")).o
 const deliveries = (id: number) =>
   t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, id)).orderBy(asc(webhookDeliveries.id));
 
-/** Polls until the condition holds, up to a generous bound. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  let value = await read();
-  while (!done(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 20));
-    value = await read();
-  }
-  return value;
-}
 const finished = (id: number) =>
   until(
+    `job ${id} to finish`,
     () => getJob(t.db, id) as Promise<Job>,
     (j) => j.state === "finished",
   );
@@ -325,6 +317,7 @@ describe("webhook delivery", () => {
       [3, 30 * 60_000],
     ] as const) {
       const waiting = await until(
+        `attempt ${attempt} to be waiting`,
         () => getJob(t.db, job!.id) as Promise<Job>,
         (j) => j.state === "queued" && j.attempts === attempt,
       );
@@ -332,6 +325,7 @@ describe("webhook delivery", () => {
       clock.advance(pause);
     }
     const done = await until(
+      "the delivery job to finish",
       () => getJob(t.db, job!.id) as Promise<Job>,
       (j) => j.state === "finished",
     );
@@ -382,6 +376,7 @@ describe("webhook delivery", () => {
     const [job] = await eventJobs();
     startCollector();
     await until(
+      "the first attempt to fail",
       () => getJob(t.db, job!.id) as Promise<Job>,
       (j) => j.state === "queued" && j.attempts === 1,
     );
@@ -408,6 +403,7 @@ describe("webhook delivery", () => {
     const [job] = await eventJobs();
     startCollector();
     await until(
+      "the first delivery to arrive",
       async () => hook.received.length,
       (n) => n === 1,
     );

@@ -14,6 +14,7 @@ import {
 } from "../../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../../test/helpers/fake-device.ts";
 import { freePort } from "../../../test/helpers/process.ts";
+import { until } from "../../../test/helpers/until.ts";
 import { parsePrometheusText, sampleValue, type Scrape } from "../../../test/helpers/prometheus-text.ts";
 
 const USERNAME = "netops";
@@ -187,19 +188,15 @@ it("reads webhook deliveries from the webhooks' delivery log", async () => {
       { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 20 },
     );
     try {
-      const deadline = Date.now() + 15_000;
-      while (!received.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await until("the delivery to arrive", () => received.length, Boolean, { tries: 750 });
       // The delivery is logged once the worker records the answer.
-      for (;;) {
-        const s = await scrape(t, token);
-        const delivered = sampleValue(s, "netkeep_webhook_deliveries_last_hour", { outcome: "delivered" });
-        if (delivered === 1 || Date.now() > deadline) {
-          expect(delivered).toBe(1);
-          expect(sampleValue(s, "netkeep_webhook_deliveries_last_hour", { outcome: "failed" })).toBe(0);
-          break;
-        }
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      const scraped = await until(
+        "the delivery in the metrics",
+        () => scrape(t, token),
+        (s) => sampleValue(s, "netkeep_webhook_deliveries_last_hour", { outcome: "delivered" }) === 1,
+        { tries: 750 },
+      );
+      expect(sampleValue(scraped, "netkeep_webhook_deliveries_last_hour", { outcome: "failed" })).toBe(0);
     } finally {
       await worker.stop();
     }

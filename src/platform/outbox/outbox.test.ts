@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { events, jobs } from "../../db/schema/index.ts";
-import { getJob, type Job } from "../jobs/queue.ts";
+import { getJob } from "../jobs/queue.ts";
 import { silentLogger } from "../../kernel/logger.ts";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
+import { until } from "../../../test/helpers/until.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../../../collector/worker.ts";
 import { recordEvent } from "./record.ts";
 import { dispatchEvents } from "../../modules/events/dispatch.ts";
@@ -190,26 +191,21 @@ describe("dispatching", () => {
       { db: t.db, secrets: t.secrets, clock: countedClock, logger: silentLogger, owner: "c1", consumers: [flaky] },
       { ...DEFAULT_WORKER_OPTIONS, concurrency: 1, pollIntervalMs: 20 },
     );
-    const until = async (done: (job: Job) => boolean) => {
-      const deadline = Date.now() + 5_000;
-      let job = (await getJob(t.db, queued!.id))!;
-      while (!done(job) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 20));
-        job = (await getJob(t.db, queued!.id))!;
-      }
-      return job;
-    };
+    const job = async () => (await getJob(t.db, queued!.id))!;
     try {
-      const waiting = await until((j) => j.state === "queued" && j.attempts === 1);
+      const waiting = await until("the first attempt to fail", job, (j) => j.state === "queued" && j.attempts === 1);
       expect(waiting).toMatchObject({ message: "receiver down", runAfter: new Date(clock.now().getTime() + 60_000) });
       // Ten more polls of the queue (each reads the clock at least once) while the retry is not due: no second call.
       const readsBefore = clockReads;
-      for (const deadline = Date.now() + 5_000; clockReads < readsBefore + 10 && Date.now() < deadline; )
-        await new Promise((r) => setTimeout(r, 5));
-      expect(clockReads).toBeGreaterThanOrEqual(readsBefore + 10);
+      await until(
+        "ten more polls",
+        () => clockReads,
+        (reads) => reads >= readsBefore + 10,
+        { tries: 1000, everyMs: 5 },
+      );
       expect(calls).toBe(1);
       clock.advance(60_000);
-      expect(await until((j) => j.state === "finished")).toMatchObject({
+      expect(await until("the retry to finish", job, (j) => j.state === "finished")).toMatchObject({
         outcome: "success",
         message: "delivered",
         attempts: 2,

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
 import { builtinTemplateId, downloadOnce, iosScript } from "../../../../test/helpers/collector.ts";
 import { startFakeDevice, type FakeDevice } from "../../../../test/helpers/fake-device.ts";
+import { until } from "../../../../test/helpers/until.ts";
 
 /**
  * An integration written against rConfig V8's API, end to end against a fake SSH device and the real download
@@ -78,12 +79,15 @@ describe("an rConfig client, unchanged, against netkeep", () => {
     const backUp = async (rowsBefore: number) => {
       expect((await client.downloadNow(deviceId)).message).toBe(`Download started for device ${deviceId}`);
       expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
-      for (let i = 0; i < 20; i++) {
-        const rows = await client.configs(deviceId);
-        if (rows.length > rowsBefore) return rows;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error("no new configuration row appeared");
+      return until(
+        "a new configuration row",
+        () => client.configs(deviceId),
+        (rows) => rows.length > rowsBefore,
+        {
+          tries: 21,
+          everyMs: 50,
+        },
+      );
     };
     const newest = <R extends { id: number }>(rows: R[]) => rows.reduce((a, b) => (b.id > a.id ? b : a));
 
