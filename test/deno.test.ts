@@ -145,7 +145,7 @@ if (!existsSync(deno)) {
 
     // A cold type-check of the whole graph takes a few seconds on an idle machine, several more on a busy one.
     // Deno's checker once stopped, in CI only, on a TS2589 ("type instantiation is excessively deep") that named no
-    // file: not reproduced in 20 cold checks here, idle or at load 26, nor by tsc 5.9/6.0 over shuffled file orders.
+    // file: not reproduced in 12 cold checks here, idle or at load 26, nor by tsc 5.9/6.0 over shuffled file orders.
     // That limit-hit without a location is taken as the checker's, and checked once more; a type error always has
     // a location, and a second TS2589 fails the test.
     it("type-checks under Deno (main.deno.ts is outside tsc)", { timeout: 300_000 }, () => {
