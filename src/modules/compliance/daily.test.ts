@@ -161,4 +161,26 @@ describe("the daily roll-up of the fleet's compliance", () => {
       { policy_id: policy, rule: 0, description: "NTP keeps time", devices: 1 },
     ]);
   });
+
+  it("keeps today's state until a result is written today", async () => {
+    const a = await createDevice(t, token, { device_name: "rtr-a" });
+    const policy = await made("policies", { name: "ntp", definition: NTP });
+    await made("policy-assignments", { policy_id: policy, scope: "all" });
+    await evaluateAt("2026-06-01T10:00:00Z", [policy], [[a, BAD]]);
+    const today = () => trends("from=2026-06-01&to=2026-06-01");
+    const todayEnd = Date.UTC(2026, 5, 2);
+    const kept = async () =>
+      (await t.db.select({ dayEnd: complianceDays.dayEnd }).from(complianceDays)).map((d) => d.dayEnd);
+
+    expect(counts((await today()).body)).toEqual([["2026-06-01", 1, 0, 1]]);
+    // Kept, so the next chart of the day reads it instead of the day's results.
+    expect(await kept()).toContain(todayEnd);
+    expect(counts((await today()).body)).toEqual([["2026-06-01", 1, 0, 1]]);
+
+    // A result written later today drops it, and the day is computed again with it.
+    await evaluateAt("2026-06-01T13:00:00Z", [policy], [[a, GOOD]]);
+    expect(await kept()).not.toContain(todayEnd);
+    expect(counts((await today()).body)).toEqual([["2026-06-01", 1, 1, 0]]);
+    expect(await kept()).toContain(todayEnd);
+  });
 });

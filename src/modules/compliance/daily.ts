@@ -1,4 +1,4 @@
-import { and, gte, inArray, lt, max, sql } from "drizzle-orm";
+import { and, eq, gte, inArray, lt, max, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { complianceDays, complianceResults, type ComplianceStatus } from "../../db/schema/index.ts";
 import { revisionsOf } from "./stored-rules.ts";
@@ -34,8 +34,13 @@ const DEVICES_PER_QUERY = 500;
 const emptyState = (): FleetState => ({ tallies: new Map(), failing: new Map() });
 const ruleKey = (policyId: number, rule: number) => `${policyId}:${rule}`;
 
-/** The states at `ends` (ascending, whole days as epoch ms); those of days finished by `now` are kept. */
+/**
+ * The states at `ends` (ascending, whole days as epoch ms), each kept once computed. Today's is kept too: the
+ * triggers drop it when a result is written, so every chart of the day after a nightly run reads one row instead
+ * of every device's results (bench:web at 10,000 devices: 1,000 ms for the compliance and reports pages' trend).
+ */
 export async function fleetStates(db: DbOrTx, ends: readonly number[], now: Date): Promise<FleetState[]> {
+  const seen = await newestResult(db);
   const kept = await keptStates(db, ends);
   const states: FleetState[] = [];
   let base: { at: number | null; state: FleetState } | undefined;
@@ -49,11 +54,23 @@ export async function fleetStates(db: DbOrTx, ends: readonly number[], now: Date
     base ??= await nearestBefore(db, end);
     const state = cloneState(base.state);
     await applyChanges(db, state, base.at, end);
-    if (end <= now.getTime()) await keep(db, end, state);
+    await keep(db, end, state);
+    // A result written while this state was computed fired its trigger before the row existed: drop the row.
+    if (end > now.getTime() && (await newestResult(db)) !== seen) await forget(db, end);
     base = { at: end, state };
     states.push(state);
   }
   return states;
+}
+
+/** The newest result's id: it changes whenever a result is written. */
+async function newestResult(db: DbOrTx): Promise<number | null> {
+  const [row] = await db.select({ id: max(complianceResults.id) }).from(complianceResults);
+  return row?.id ?? null;
+}
+
+async function forget(db: DbOrTx, end: number) {
+  await db.delete(complianceDays).where(eq(complianceDays.dayEnd, end));
 }
 
 /** The kept days among `ends`. */
@@ -190,7 +207,7 @@ function addShare(state: FleetState, share: Share, sign: 1 | -1) {
 }
 
 /**
- * Keeps a finished day. A failure to keep it (a full disk) only means it is computed again when next asked; a day
+ * Keeps a day's state. A failure to keep it (a full disk) only means it is computed again when next asked; a day
  * another request kept meanwhile is the same day.
  */
 async function keep(db: DbOrTx, end: number, state: FleetState) {
