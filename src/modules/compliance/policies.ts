@@ -9,6 +9,7 @@ import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../.
 import { plural } from "../../kernel/words.ts";
 import { sha256Hex } from "../../kernel/hashing.ts";
 import { parsePolicy } from "./engine/index.ts";
+import { rulesCount } from "./rules-count.ts";
 import { assignmentsReach, visibleAssignments } from "./assignments.ts";
 import type { DeviceScope } from "../../platform/auth/scope.ts";
 
@@ -158,7 +159,7 @@ export const policiesResource = defineResource({
       vendor: r.vendor,
       definition: r.definition,
       revision: r.definitionHash,
-      rules_count: parsePolicy(r.definition).policy.rules.length,
+      rules_count: rulesCount(r.definitionHash, r.definition),
       builtin: r.builtinKey !== null,
       assignments_count: counts.get(r.id) ?? 0,
       created_at: r.createdAt.toISOString(),
