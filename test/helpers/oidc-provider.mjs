@@ -7,7 +7,9 @@
 // audience. Test controls, outside the provider's own routes:
 //   POST /test/groups?account=NAME   body: a JSON array   the account's groups from now on (refreshes read them)
 //   POST /test/tamper?mode=MODE      the next token response's ID token is re-issued, signed with the provider's
-//                                    key: "audience" for other-app, "nonce" with another nonce; "none" stops it.
+//                                    key: "audience" for other-app, "nonce" with another nonce, "issuer" naming
+//                                    another issuer; "none" stops it.
+import { generateKeyPairSync, sign } from "node:crypto";
 import { createServer } from "node:http";
 import Provider from "oidc-provider";
 
@@ -22,7 +24,12 @@ const ACCOUNTS = {
   carl: { preferred_username: "carl", email: "carl@example.test", groups: ["netkeep-admins"] },
 };
 
+// The provider's signing key, made here so the "issuer" tamper can sign a token the provider itself would not.
+const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const KEY_ID = "netkeep-test-key";
+
 const provider = new Provider(issuer, {
+  jwks: { keys: [{ ...privateKey.export({ format: "jwk" }), kid: KEY_ID, use: "sig", alg: "RS256" }] },
   clients: [
     {
       client_id: process.env.OIDC_CLIENT_ID,
@@ -74,6 +81,14 @@ provider.use(async (ctx, next) => {
   const mode = tamper;
   tamper = "none";
   const claims = JSON.parse(Buffer.from(ctx.body.id_token.split(".")[1], "base64url").toString());
+  if (mode === "issuer") {
+    // Everything as issued (audience, nonce, expiry), signed with the provider's key, but another issuer named.
+    const part = (value) => Buffer.from(JSON.stringify(value)).toString("base64url");
+    const input = `${part({ alg: "RS256", typ: "JWT", kid: KEY_ID })}.${part({ ...claims, iss: "http://127.0.0.1:1/another-issuer" })}`;
+    const signature = sign("sha256", Buffer.from(input), privateKey).toString("base64url");
+    ctx.body = { ...ctx.body, id_token: `${input}.${signature}` };
+    return;
+  }
   const client = mode === "audience" ? await provider.Client.find("other-app") : ctx.oidc.client;
   const token = new provider.IdToken({ sub: claims.sub }, { ctx, client });
   for (const key of ["sub", "preferred_username", "email", "groups"])

@@ -38,8 +38,8 @@ export async function startOidcProvider(client: {
     /** The account's groups from now on, as an administrator at the provider would change them. */
     setGroups: (account: string, groups: string[]) =>
       control(`/test/groups?account=${encodeURIComponent(account)}`, groups),
-    /** The next token response carries an ID token re-signed by the provider for another audience, or with another nonce. */
-    tamperNextIdToken: (mode: "audience" | "nonce" | "none") => control(`/test/tamper?mode=${mode}`),
+    /** The next token response carries an ID token re-signed with the provider's key for another audience, with another nonce, or naming another issuer. */
+    tamperNextIdToken: (mode: "audience" | "nonce" | "issuer" | "none") => control(`/test/tamper?mode=${mode}`),
     stop: () => {
       stopGroup(spawned);
       return spawned.exited;

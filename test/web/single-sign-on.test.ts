@@ -182,7 +182,7 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
   });
 
   /** Signs in at the provider with the next ID token re-issued (signed with its key) for another audience or nonce. */
-  async function signInWithTamperedIdToken(mode: "audience" | "nonce") {
+  async function signInWithTamperedIdToken(mode: "audience" | "nonce" | "issuer") {
     await provider.tamperNextIdToken(mode);
     try {
       await signInAtProvider("alice");
@@ -204,6 +204,11 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
   it("refuses an ID token whose nonce is not the one this sign-in sent", async () => {
     const failure = await signInWithTamperedIdToken("nonce");
     expect(failure.reason).toMatch(/^single sign-on: .*"nonce"/);
+  });
+
+  it("refuses an ID token, signed with the provider's key, that names another issuer", async () => {
+    const failure = await signInWithTamperedIdToken("issuer");
+    expect(failure.reason).toMatch(/^single sign-on: .*"iss" \(issuer\) claim/);
   });
 
   it("re-reads a signed-in user's groups at the provider after the refresh interval; a removed member loses access", async () => {
@@ -284,6 +289,8 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
     await b.page.waitForURL((url) => url.origin === b.base);
     expect(await b.page.textContent("[role=alert]")).toContain("Single sign-on did not complete");
     expect(new URL(b.page.url()).pathname).toBe("/login/oidc/callback");
+    // The redirect back names the issuer it came from (RFC 9207), which is not the configured one.
+    expect((await failures()).at(-1)!.reason).toMatch(/^single sign-on: .*"iss" \(issuer\) response parameter/);
   });
 
   it("refuses a client id the provider did not issue the token to", async () => {

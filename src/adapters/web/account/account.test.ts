@@ -24,6 +24,16 @@ async function signedIn(username: string, password = TEST_PASSWORD) {
   return client;
 }
 
+describe("your account page", () => {
+  it("links to what a user manages about themselves: password, sessions, second factor and API tokens", async () => {
+    await t.user({ username: "olga", role: "viewer" });
+    const html = await (await (await signedIn("olga")).get("/account")).text();
+    for (const href of ["/account/password", "/account/sessions", "/account/two-factor", "/tokens"])
+      expect(html, href).toContain(`href="${href}"`);
+    expect(html).toContain("Second factor</a>: off");
+  });
+});
+
 describe("your own password", () => {
   it("changes with the current password and the rule, ending the other sessions but this one", async () => {
     const userId = await t.user({ username: "alice", role: "viewer" });
@@ -58,7 +68,7 @@ describe("your own password", () => {
 
 describe("your own sessions", () => {
   it("lists them and ends one, or all others, and never another user's", async () => {
-    await t.user({ username: "bob", role: "viewer" });
+    const bobId = await t.user({ username: "bob", role: "viewer" });
     await t.user({ username: "carol", role: "viewer" });
     const here = await signedIn("bob");
     const laptop = await signedIn("bob");
@@ -94,6 +104,14 @@ describe("your own sessions", () => {
     expect((await phone.get("/dashboard")).status).toBe(302);
     expect((await here.get("/dashboard")).status).toBe(200);
     expect((await carol.get("/dashboard")).status).toBe(200);
+    const log = await t.db
+      .select()
+      .from(activityLog)
+      .where(and(eq(activityLog.action, "user.sessions_end"), eq(activityLog.subjectId, bobId)));
+    expect(log.map((l) => [l.username, l.changes])).toEqual([
+      ["bob", { sessions_ended: { old: null, new: 1 } }],
+      ["bob", { sessions_ended: { old: null, new: 1 } }],
+    ]);
   });
 });
 
