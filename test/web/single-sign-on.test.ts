@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { activityLog, appSettings, events, users } from "../../src/db/schema/index.ts";
 import { manualClock } from "../helpers/app.ts";
-import { startOidcProvider } from "../helpers/oidc-provider.ts";
+import { startOidcProvider, type TamperMode } from "../helpers/oidc-provider.ts";
 import { chromiumMissing, createWebTestContext, startBrowser, type Browser, type WebTestContext } from "./chromium.ts";
 
 /**
@@ -182,7 +182,7 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
   });
 
   /** Signs in at the provider with the next ID token re-issued (signed with its key) for another audience or nonce. */
-  async function signInWithTamperedIdToken(mode: "audience" | "nonce" | "issuer") {
+  async function signInWithTamperedIdToken(mode: TamperMode) {
     await provider.tamperNextIdToken(mode);
     try {
       await signInAtProvider("alice");
@@ -209,6 +209,11 @@ describe.skipIf(missing)("single sign-on (OpenID Connect)", () => {
   it("refuses an ID token, signed with the provider's key, that names another issuer", async () => {
     const failure = await signInWithTamperedIdToken("issuer");
     expect(failure.reason).toMatch(/^single sign-on: .*"iss" \(issuer\) claim/);
+  });
+
+  it("refuses an expired ID token, and one not signed with a key the provider publishes", async () => {
+    expect((await signInWithTamperedIdToken("expired")).reason).toMatch(/^single sign-on: .*"exp"/);
+    expect((await signInWithTamperedIdToken("signature")).reason).toMatch(/^single sign-on: .*signature/i);
   });
 
   it("re-reads a signed-in user's groups at the provider after the refresh interval; a removed member loses access", async () => {
