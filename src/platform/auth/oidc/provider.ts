@@ -106,7 +106,8 @@ function claimsOf(claims: Record<string, unknown> & { sub: string }, settings: O
 
 /**
  * Redeems the callback's code: the library checks state, PKCE, and the ID token's signature (against the
- * provider's published keys: see oidcProvider), issuer, audience, nonce and expiry. Returns the claims netkeep uses and the refresh token, when the provider gave one.
+ * provider's published keys: see oidcProvider), issuer, audience, nonce and expiry. Returns the claims netkeep
+ * uses and the refresh token, when the provider gave one.
  */
 export async function finishSignIn(
   provider: OidcProvider,
