@@ -1,8 +1,10 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manualClock, TEST_PASSWORD } from "../../../../test/helpers/app.ts";
+import { until } from "../../../../test/helpers/until.ts";
 import { createWebTestContext, csrfIn, type WebTestContext } from "../../../../test/web/client.ts";
-import { warnExpiringTokens } from "../../../platform/auth/token-expiry.ts";
+import { createLogger } from "../../../kernel/logger.ts";
+import { startTokenExpiryWarnings, warnExpiringTokens } from "../../../platform/auth/token-expiry.ts";
 import { revokeToken } from "../../../platform/auth/tokens.ts";
 import { activityLog, apiTokens, events, webSessions } from "../../../db/schema/index.ts";
 
@@ -162,5 +164,27 @@ describe("API token expiry", () => {
     clock.advance(86_400_000);
     expect(await warnExpiringTokens(t.db, clock.now())).toBe(0);
     expect(await warnings()).toHaveLength(1);
+  });
+
+  it("looks for tokens due a warning on its own schedule, as the API process runs it", async () => {
+    const token = await t.token(["devices.read"], { expiresAt: new Date(clock.now().getTime() + 86_400_000) });
+    const [row] = await t.db
+      .select()
+      .from(apiTokens)
+      .where(eq(apiTokens.tokenPrefix, token.slice(0, 9)));
+    const lines: string[] = [];
+    // A short interval stands in for the hour: nothing here calls warnExpiringTokens.
+    const schedule = startTokenExpiryWarnings({ db: t.db, clock, logger: createLogger((l) => lines.push(l)) }, 20);
+    try {
+      const sent = await until(
+        "the scheduled pass to warn of the token",
+        async () => (await t.db.select().from(events).where(eq(events.type, "token.expiring"))).map((e) => e.payload),
+        (payloads) => payloads.some((p) => (p as { token_id: number }).token_id === row!.id),
+      );
+      expect(sent.filter((p) => (p as { token_id: number }).token_id === row!.id)).toHaveLength(1);
+      await until("the pass to be logged", () => lines.some((l) => l.includes("warned of expiring API tokens")));
+    } finally {
+      schedule.stop();
+    }
   });
 });
