@@ -7,7 +7,10 @@
 // audience. Test controls, outside the provider's own routes:
 //   POST /test/groups?account=NAME   body: a JSON array   the account's groups from now on (refreshes read them)
 //   POST /test/tamper?mode=MODE      the next token response's ID token is re-issued, signed with the provider's
-//                                    key: "audience" for other-app, "nonce" with another nonce; "none" stops it.
+//                                    key: "audience" for other-app, "nonce" with another nonce, "issuer" naming
+//                                    another issuer, "expired" past its expiry; "signature": signed with a key
+//                                    the provider does not publish. "none" stops it.
+import { generateKeyPairSync, sign } from "node:crypto";
 import { createServer } from "node:http";
 import Provider from "oidc-provider";
 
@@ -22,7 +25,14 @@ const ACCOUNTS = {
   carl: { preferred_username: "carl", email: "carl@example.test", groups: ["netkeep-admins"] },
 };
 
+// The provider's signing key, made here so a tamper can sign a token the provider itself would not; and a key it
+// does not publish.
+const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const { privateKey: strangerKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const KEY_ID = "netkeep-test-key";
+
 const provider = new Provider(issuer, {
+  jwks: { keys: [{ ...privateKey.export({ format: "jwk" }), kid: KEY_ID, use: "sig", alg: "RS256" }] },
   clients: [
     {
       client_id: process.env.OIDC_CLIENT_ID,
@@ -74,6 +84,22 @@ provider.use(async (ctx, next) => {
   const mode = tamper;
   tamper = "none";
   const claims = JSON.parse(Buffer.from(ctx.body.id_token.split(".")[1], "base64url").toString());
+  if (mode === "issuer" || mode === "expired" || mode === "signature") {
+    // Everything else as issued (audience, nonce, and so on), signed by hand.
+    const now = Math.floor(Date.now() / 1000);
+    const payload =
+      mode === "issuer"
+        ? { ...claims, iss: "http://127.0.0.1:1/another-issuer" }
+        : mode === "expired"
+          ? { ...claims, iat: now - 7200, exp: now - 3600 }
+          : claims;
+    const part = (value) => Buffer.from(JSON.stringify(value)).toString("base64url");
+    const input = `${part({ alg: "RS256", typ: "JWT", kid: KEY_ID })}.${part(payload)}`;
+    const key = mode === "signature" ? strangerKey : privateKey;
+    const signature = sign("sha256", Buffer.from(input), key).toString("base64url");
+    ctx.body = { ...ctx.body, id_token: `${input}.${signature}` };
+    return;
+  }
   const client = mode === "audience" ? await provider.Client.find("other-app") : ctx.oidc.client;
   const token = new provider.IdToken({ sub: claims.sub }, { ctx, client });
   for (const key of ["sub", "preferred_username", "email", "groups"])

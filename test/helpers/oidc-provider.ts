@@ -3,6 +3,9 @@ import { freePort, start, stopGroup, waitForHttp } from "./process.ts";
 
 const SCRIPT = fileURLToPath(new URL("./oidc-provider.mjs", import.meta.url));
 
+/** How the next ID token is spoiled (see test/helpers/oidc-provider.mjs). */
+export type TamperMode = "audience" | "nonce" | "issuer" | "expired" | "signature";
+
 /** A running oidc-provider (test/helpers/oidc-provider.mjs) on loopback; stop() ends its process. */
 export async function startOidcProvider(client: {
   clientId: string;
@@ -38,8 +41,11 @@ export async function startOidcProvider(client: {
     /** The account's groups from now on, as an administrator at the provider would change them. */
     setGroups: (account: string, groups: string[]) =>
       control(`/test/groups?account=${encodeURIComponent(account)}`, groups),
-    /** The next token response carries an ID token re-signed by the provider for another audience, or with another nonce. */
-    tamperNextIdToken: (mode: "audience" | "nonce" | "none") => control(`/test/tamper?mode=${mode}`),
+    /**
+     * The next token response carries an ID token re-signed with the provider's key for another audience, with
+     * another nonce, naming another issuer, or already expired; or one signed with a key the provider does not publish.
+     */
+    tamperNextIdToken: (mode: TamperMode | "none") => control(`/test/tamper?mode=${mode}`),
     stop: () => {
       stopGroup(spawned);
       return spawned.exited;

@@ -12,6 +12,7 @@ import { apiDocsFiles } from "../../src/adapters/docs/paths.ts";
 import { TEST_PASSWORD } from "../helpers/app.ts";
 import { claimNextJob, enqueueDeviceJob, PRIORITY } from "../../src/platform/jobs/queue.ts";
 import { finishJob } from "../../src/modules/tasks/settle.ts";
+import { useBrowserStepTimeouts } from "./chromium.ts";
 import { createWebTestContext, type WebTestContext } from "./client.ts";
 
 /**
@@ -67,7 +68,7 @@ describe.skipIf(unavailable)("the web interface in headless Chromium", () => {
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
     page = context.pages()[0] ?? (await context.newPage());
     // Fail with playwright's own message (which selector, what it saw) well before vitest's test timeout.
-    page.setDefaultTimeout(10_000);
+    useBrowserStepTimeouts(context);
     // The revoke button asks for confirmation; the administrator says yes.
     page.on("dialog", (dialog) => void dialog.accept());
   });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve, type ServerType } from "@hono/node-server";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { expect, it } from "vitest";
+import { expect, it, vi } from "vitest";
 import { TEST_PASSWORD } from "../helpers/app.ts";
 import { createWebTestContext, type WebTestContext } from "./client.ts";
 
@@ -24,6 +24,26 @@ export function chromiumMissing(file: string): string | undefined {
     else console.warn(`${file} skipped: ${missing}`);
   }
   return missing;
+}
+
+/**
+ * How long one browser step (a click, a fill, a navigation, a waitForURL) may take. Playwright's own default is
+ * far too short on a loaded machine (2 cores, load 5-25: a redirect through the app and a provider can take many
+ * seconds), and a step that times out fails a test whose app did nothing wrong. A step that never comes still
+ * fails, with Playwright's message naming what it waited for, well inside the test's own timeout below.
+ */
+export const BROWSER_STEP_TIMEOUT_MS = 60_000;
+/** Each test and hook of a browser file: room for a few slow steps in a row (a test sets its own when it needs more). */
+export const BROWSER_TEST_TIMEOUT_MS = 240_000;
+
+// Every file that imports this helper drives Chromium: its tests and hooks get the browser's timeouts, not the
+// config's 30 s for tests that only call the app in process.
+vi.setConfig({ testTimeout: BROWSER_TEST_TIMEOUT_MS, hookTimeout: BROWSER_TEST_TIMEOUT_MS });
+
+/** Gives every page of a browser context (those opened later too) the generous step timeouts above. */
+export function useBrowserStepTimeouts(context: BrowserContext): void {
+  context.setDefaultTimeout(BROWSER_STEP_TIMEOUT_MS);
+  context.setDefaultNavigationTimeout(BROWSER_STEP_TIMEOUT_MS);
 }
 
 /** Where screenshots for review go: outside the repository (WEB_SHOTS overrides). */
@@ -53,9 +73,9 @@ export async function startBrowser(t: WebTestContext) {
       "--disable-sync",
     ],
   });
+  useBrowserStepTimeouts(context);
   mkdirSync(SHOTS, { recursive: true });
   const page: Page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(10_000);
   // Confirmations are answered yes unless a test listens itself.
   page.on("dialog", (dialog) => void dialog.accept());
   return {

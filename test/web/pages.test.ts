@@ -11,6 +11,7 @@ import { createDevice, day, storeVersion } from "../../src/modules/configs/test-
 import { indexAllPending } from "../../src/modules/configs/search/search-index.ts";
 import { normalizeConfigText } from "../../src/modules/configs/storage/text.ts";
 import { TEST_PASSWORD } from "../helpers/app.ts";
+import { useBrowserStepTimeouts } from "./chromium.ts";
 import { createWebTestContext, type WebTestContext } from "./client.ts";
 
 /**
@@ -115,7 +116,7 @@ describe.skipIf(unavailable)("the fleet pages in headless Chromium", () => {
       ],
     });
     page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(10_000);
+    useBrowserStepTimeouts(context);
     page.on("dialog", (dialog) => void dialog.accept());
     mkdirSync(SHOTS, { recursive: true });
     await page.goto(`${base}/login`);

@@ -1,8 +1,10 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manualClock, TEST_PASSWORD } from "../../../../test/helpers/app.ts";
+import { until } from "../../../../test/helpers/until.ts";
 import { createWebTestContext, csrfIn, type WebTestContext } from "../../../../test/web/client.ts";
-import { warnExpiringTokens } from "../../../platform/auth/token-expiry.ts";
+import { createLogger } from "../../../kernel/logger.ts";
+import { startTokenExpiryWarnings, warnExpiringTokens } from "../../../platform/auth/token-expiry.ts";
 import { revokeToken } from "../../../platform/auth/tokens.ts";
 import { activityLog, apiTokens, events, webSessions } from "../../../db/schema/index.ts";
 
@@ -23,6 +25,16 @@ async function signedIn(username: string, password = TEST_PASSWORD) {
   expect((await client.login(username, password)).headers.get("location")).toBe("/dashboard");
   return client;
 }
+
+describe("your account page", () => {
+  it("links to what a user manages about themselves: password, sessions, second factor and API tokens", async () => {
+    await t.user({ username: "olga", role: "viewer" });
+    const html = await (await (await signedIn("olga")).get("/account")).text();
+    for (const href of ["/account/password", "/account/sessions", "/account/two-factor", "/tokens"])
+      expect(html, href).toContain(`href="${href}"`);
+    expect(html).toContain("Second factor</a>: off");
+  });
+});
 
 describe("your own password", () => {
   it("changes with the current password and the rule, ending the other sessions but this one", async () => {
@@ -58,7 +70,7 @@ describe("your own password", () => {
 
 describe("your own sessions", () => {
   it("lists them and ends one, or all others, and never another user's", async () => {
-    await t.user({ username: "bob", role: "viewer" });
+    const bobId = await t.user({ username: "bob", role: "viewer" });
     await t.user({ username: "carol", role: "viewer" });
     const here = await signedIn("bob");
     const laptop = await signedIn("bob");
@@ -94,6 +106,14 @@ describe("your own sessions", () => {
     expect((await phone.get("/dashboard")).status).toBe(302);
     expect((await here.get("/dashboard")).status).toBe(200);
     expect((await carol.get("/dashboard")).status).toBe(200);
+    const log = await t.db
+      .select()
+      .from(activityLog)
+      .where(and(eq(activityLog.action, "user.sessions_end"), eq(activityLog.subjectId, bobId)));
+    expect(log.map((l) => [l.username, l.changes])).toEqual([
+      ["bob", { sessions_ended: { old: null, new: 1 } }],
+      ["bob", { sessions_ended: { old: null, new: 1 } }],
+    ]);
   });
 });
 
@@ -144,5 +164,27 @@ describe("API token expiry", () => {
     clock.advance(86_400_000);
     expect(await warnExpiringTokens(t.db, clock.now())).toBe(0);
     expect(await warnings()).toHaveLength(1);
+  });
+
+  it("looks for tokens due a warning on its own schedule, as the API process runs it", async () => {
+    const token = await t.token(["devices.read"], { expiresAt: new Date(clock.now().getTime() + 86_400_000) });
+    const [row] = await t.db
+      .select()
+      .from(apiTokens)
+      .where(eq(apiTokens.tokenPrefix, token.slice(0, 9)));
+    const lines: string[] = [];
+    // A short interval stands in for the hour: nothing here calls warnExpiringTokens.
+    const schedule = startTokenExpiryWarnings({ db: t.db, clock, logger: createLogger((l) => lines.push(l)) }, 20);
+    try {
+      const sent = await until(
+        "the scheduled pass to warn of the token",
+        async () => (await t.db.select().from(events).where(eq(events.type, "token.expiring"))).map((e) => e.payload),
+        (payloads) => payloads.some((p) => (p as { token_id: number }).token_id === row!.id),
+      );
+      expect(sent.filter((p) => (p as { token_id: number }).token_id === row!.id)).toHaveLength(1);
+      await until("the pass to be logged", () => lines.some((l) => l.includes("warned of expiring API tokens")));
+    } finally {
+      schedule.stop();
+    }
   });
 });

@@ -27,6 +27,10 @@ export function registerAccountOverview(web: Hono<WebEnv>): void {
             <li>
               <a href="/account/sessions">Your sessions</a>
             </li>
+            <li>
+              <a href="/tokens">Your API tokens</a>: create one (with an expiry date, or the default lifetime), or
+              revoke one
+            </li>
             {!session.directory && (
               <li>
                 <a href="/account/two-factor">Second factor</a>:{" "}

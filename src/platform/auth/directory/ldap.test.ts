@@ -171,6 +171,15 @@ describe.skipIf(unavailable)("directory sign-in against OpenLDAP slapd", () => {
       expect(await res.text()).toContain("Wrong username or password");
       expect(await eventsOf("user.login_failed")).toContainEqual(expect.objectContaining({ username, reason }));
     }
+    // The activity log has each refusal too, with the name typed and the reason.
+    const refusals = (await t.db.select().from(activityLog).where(eq(activityLog.action, "user.login_failed"))).map(
+      (l) => l.changes as Record<string, { new: unknown }>,
+    );
+    for (const [username, , reason] of cases)
+      expect(
+        refusals.some((c) => c.username?.new === username && c.reason?.new === reason),
+        username,
+      ).toBe(true);
     expect(await userRow("erin")).toBeUndefined();
     expect(await userRow("dave")).toBeUndefined();
   });

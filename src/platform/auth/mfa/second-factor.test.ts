@@ -137,6 +137,24 @@ describe("TOTP second factor", () => {
     expect((await signInWithCode(browser(), "alice", codes[1]!)).status).toBe(303);
   });
 
+  it("counts wrong codes against the sign-in lockout, which then refuses even the right code", async () => {
+    const client = browser();
+    const ip = `198.51.100.${ipCounter}`;
+    expect((await client.login("alice")).headers.get("location")).toBe(SECOND_FACTOR);
+    const csrf = csrfIn(await (await client.get(SECOND_FACTOR)).text())!;
+    const right = await totpCode(secret, clock.now());
+    const wrong = right === "123456" ? "654321" : "123456";
+    for (let i = 0; i < 5; i++)
+      expect((await client.postForm(SECOND_FACTOR, { _csrf: csrf, code: wrong })).status).toBe(401);
+    expect(await eventsOf("user.locked_out")).toContainEqual({ username: "alice", ip, retry_after_seconds: 30 });
+    const locked = await t.db.select().from(activityLog).where(eq(activityLog.action, "user.locked_out"));
+    expect(locked.some((l) => (l.changes as Record<string, { new: unknown }>).ip?.new === ip)).toBe(true);
+    const refused = await client.postForm(SECOND_FACTOR, { _csrf: csrf, code: right });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("30");
+    expect((await client.get("/dashboard")).status).toBe(302);
+  });
+
   it("renews the recovery codes, and turns off only with the password", async () => {
     clock.advance(30_000);
     const client = browser();
@@ -214,5 +232,31 @@ describe("TOTP second factor", () => {
     // Still covered by the policy: the next sign-in enrols again.
     expect((await browser().login("bob")).headers.get("location")).toBe(SECOND_FACTOR);
     await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { mfa: { required_for: "none" } } });
+  });
+
+  it("makes every local user enrol when the policy asks it of all", async () => {
+    const policy = await t.call("/api/v1/settings", {
+      method: "PATCH",
+      token: admin,
+      body: { mfa: { required_for: "all" } },
+    });
+    expect(policy.status, JSON.stringify(policy.body)).toBe(200);
+    try {
+      // carol, a viewer, signed straight in under the admins-only policy; now she enrols first.
+      const client = browser();
+      expect((await client.login("carol")).headers.get("location")).toBe(SECOND_FACTOR);
+      const html = await (await client.get(SECOND_FACTOR)).text();
+      expect(html).toContain("Set up a second factor");
+      expect((await client.get("/dashboard")).status).toBe(302);
+      const enrolled = await client.postForm(SECOND_FACTOR, {
+        _csrf: csrfIn(html)!,
+        code: await totpCode(secretIn(html)!, clock.now()),
+      });
+      expect(enrolled.status).toBe(200);
+      expect((await client.get("/dashboard")).status).toBe(200);
+      expect((await userRow("carol")).totpSecretEnc).toMatch(/^v1\./);
+    } finally {
+      await t.call("/api/v1/settings", { method: "PATCH", token: admin, body: { mfa: { required_for: "none" } } });
+    }
   });
 });

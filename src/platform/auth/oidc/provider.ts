@@ -42,7 +42,10 @@ export async function oidcProvider(deps: { db: DbOrTx; secrets: SecretBox }): Pr
       undefined,
       secret ? client.ClientSecretBasic(secret) : client.None(),
       {
-        ...(insecure ? { execute: [client.allowInsecureRequests] } : {}),
+        // The library checks an ID token's signature only when asked (it trusts the TLS connection to the token
+        // endpoint by default): asked here, against the provider's published keys (jwks_uri), so a token its
+        // keys did not sign is refused wherever it came from.
+        execute: [...(insecure ? [client.allowInsecureRequests] : []), client.enableNonRepudiationChecks],
         timeout: 10,
       },
     );
@@ -102,8 +105,9 @@ function claimsOf(claims: Record<string, unknown> & { sub: string }, settings: O
 }
 
 /**
- * Redeems the callback's code: the library checks state, PKCE, and the ID token's signature, issuer, audience,
- * nonce and expiry. Returns the claims netkeep uses and the refresh token, when the provider gave one.
+ * Redeems the callback's code: the library checks state, PKCE, and the ID token's signature (against the
+ * provider's published keys: see oidcProvider), issuer, audience, nonce and expiry. Returns the claims netkeep
+ * uses and the refresh token, when the provider gave one.
  */
 export async function finishSignIn(
   provider: OidcProvider,
