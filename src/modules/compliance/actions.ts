@@ -9,7 +9,7 @@ import { enqueueJob, PRIORITY, type Job } from "../../platform/jobs/queue.ts";
 import { recordActivity } from "../../platform/audit/record.ts";
 import { assignmentsResource } from "./assignments.ts";
 import type { ComplianceJobParams } from "./jobs.ts";
-import { policiesResource } from "./policies.ts";
+import { policiesResource } from "./resource.ts";
 
 /**
  * Queues a compliance run (one job, about no single device) and records who asked. A scoped caller's run

@@ -5,7 +5,8 @@ import { answerJob } from "../jobs/index.ts";
 import { copyPolicy, runAssignment, runPolicy } from "./actions.ts";
 import { assignmentsResource } from "./assignments.ts";
 import { exportResults } from "./export.ts";
-import { policiesResource, type Policy } from "./policies.ts";
+import { policiesResource } from "./resource.ts";
+import type { Policy } from "./schemas.ts";
 import { deviceCompliance, getResult, listResults, resultListSpec } from "./results.ts";
 import {
   copyPolicyRoute,

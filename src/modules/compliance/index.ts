@@ -7,7 +7,7 @@ export { exportResults } from "./export.ts";
 export { registerComplianceExportRoute, registerComplianceRoutes } from "./handlers.ts";
 export { runComplianceJob } from "./jobs.ts";
 export { evaluatePendingVersions, queueForCompliance } from "./pending.ts";
-export { policiesResource } from "./policies.ts";
+export { policiesResource } from "./resource.ts";
 export { deviceCompliance, getResult, listResults, resultListSpec } from "./results.ts";
 export type { ResultOut } from "./results.ts";
 export { TrendsQuery, complianceTrends } from "./trends.ts";
