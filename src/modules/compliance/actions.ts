@@ -7,9 +7,8 @@ import { ApiError, FieldErrorBag } from "../../platform/http/errors.ts";
 import { checkUniqueName, freeCopyName } from "../../platform/http/resource.ts";
 import { enqueueJob, PRIORITY, type Job } from "../../platform/jobs/queue.ts";
 import { recordActivity } from "../../platform/audit/record.ts";
-import { assignmentsResource } from "./assignments.ts";
 import type { ComplianceJobParams } from "./jobs.ts";
-import { policiesResource } from "./resource.ts";
+import { assignmentsResource, policiesResource } from "./resource.ts";
 
 /**
  * Queues a compliance run (one job, about no single device) and records who asked. A scoped caller's run

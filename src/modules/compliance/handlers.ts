@@ -3,9 +3,8 @@ import type { AppEnv } from "../../platform/http/env.ts";
 import { listEnvelope, parseListQuery } from "../../platform/http/list.ts";
 import { answerJob } from "../jobs/index.ts";
 import { copyPolicy, runAssignment, runPolicy } from "./actions.ts";
-import { assignmentsResource } from "./assignments.ts";
 import { exportResults } from "./export.ts";
-import { policiesResource } from "./resource.ts";
+import { assignmentsResource, policiesResource } from "./resource.ts";
 import type { Policy } from "./schemas.ts";
 import { deviceCompliance, getResult, listResults, resultListSpec } from "./results.ts";
 import {

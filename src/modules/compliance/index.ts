@@ -1,13 +1,12 @@
 // The module's public surface: what the rest of the app may use. Other folders import the module only
 // through this file (.dependency-cruiser.cjs); a file inside the module imports its siblings directly.
 export { copyPolicy, runAssignment, runPolicy } from "./actions.ts";
-export { assignmentsResource } from "./assignments.ts";
 export { seedBuiltinPolicies } from "./builtins.ts";
 export { exportResults } from "./export.ts";
 export { registerComplianceExportRoute, registerComplianceRoutes } from "./handlers.ts";
 export { runComplianceJob } from "./jobs.ts";
 export { evaluatePendingVersions, queueForCompliance } from "./pending.ts";
-export { policiesResource } from "./resource.ts";
+export { assignmentsResource, policiesResource } from "./resource.ts";
 export { deviceCompliance, getResult, listResults, resultListSpec } from "./results.ts";
 export type { ResultOut } from "./results.ts";
 export { TrendsQuery, complianceTrends } from "./trends.ts";

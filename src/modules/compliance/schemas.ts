@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { ASSIGNMENT_SCOPES } from "./vocabulary.ts";
 
 // The module's records as the API shows and takes them: the routes (routes.ts) and the resources (resource.ts)
 // describe themselves with these; the services answer in these shapes.
@@ -56,3 +57,71 @@ export const PolicyInput = z
     }),
   })
   .openapi("PolicyInput");
+
+export const Assignment = z
+  .object({
+    id: z.number().int(),
+    policy_id: z.number().int(),
+    policy_name: z.string(),
+    description: z.string(),
+    scope: z
+      .enum(ASSIGNMENT_SCOPES)
+      .openapi({ description: "Which list names the devices covered: devices, categories, tags, or all devices" }),
+    devices: z.array(z.number().int()),
+    categories: z.array(z.number().int()),
+    tags: z.array(z.number().int()),
+    command: z.string().nullable().openapi({
+      description: "The command whose latest configuration is checked; null: each device's configuration command",
+    }),
+    enabled: z.boolean(),
+    run_on_backup: z.boolean().openapi({ description: "Evaluate after every download that stores a new version" }),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("PolicyAssignment");
+
+const ids = (what: string) =>
+  z
+    .array(
+      z
+        .number({ error: `must hold ${what} ids` })
+        .int("must hold whole numbers")
+        .positive("must hold positive ids"),
+    )
+    .max(10_000, "must have at most 10000 items")
+    .optional();
+
+export const AssignmentInput = z
+  .object({
+    policy_id: z
+      .number({ error: "must be a policy id" })
+      .int("must be a whole number")
+      .positive("must be a positive id")
+      .openapi({ example: 1 }),
+    description: z
+      .string()
+      .max(1000, "must be at most 1000 characters")
+      .optional()
+      .openapi({ example: "Every core router" }),
+    scope: z.enum(ASSIGNMENT_SCOPES, { error: `must be one of: ${ASSIGNMENT_SCOPES.join(", ")}` }).openapi({
+      description: "devices, categories or tags (the matching list must name at least one), or all devices",
+      example: "tags",
+    }),
+    devices: ids("device").openapi({ description: "Device ids (scope devices)", example: [] }),
+    categories: ids("category").openapi({ description: "Category ids (scope categories)", example: [] }),
+    tags: ids("tag").openapi({ description: "Tag ids (scope tags)", example: [3] }),
+    command: z
+      .string()
+      .trim()
+      .min(1, "must not be empty")
+      .max(255, "must be at most 255 characters")
+      .nullable()
+      .optional()
+      .openapi({
+        description: "Command whose configuration is checked; left out or null: each device's configuration command",
+        example: "show running-config",
+      }),
+    enabled: z.boolean().optional().openapi({ example: true }),
+    run_on_backup: z.boolean().optional().openapi({ description: "Default true", example: true }),
+  })
+  .openapi("PolicyAssignmentInput");
