@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { ASSIGNMENT_SCOPES } from "./vocabulary.ts";
+import { ASSIGNMENT_SCOPES, COMPLIANCE_STATUSES } from "./vocabulary.ts";
 
 // The module's records as the API shows and takes them: the routes (routes.ts) and the resources (resource.ts)
 // describe themselves with these; the services answer in these shapes.
@@ -125,3 +125,80 @@ export const AssignmentInput = z
     run_on_backup: z.boolean().optional().openapi({ description: "Default true", example: true }),
   })
   .openapi("PolicyAssignmentInput");
+
+const Evidence = z.object({ line: z.number().int().nullable(), text: z.string(), section: z.string().optional() });
+
+const RuleResult = z
+  .object({
+    index: z.number().int(),
+    description: z.string(),
+    method: z.string(),
+    passed: z.boolean(),
+    evidence: z.array(Evidence).openapi({
+      description:
+        "Matching or offending lines with their line numbers (1-based), or the lines that are missing (line null)",
+    }),
+    omitted: z.number().int().optional().openapi({ description: "Evidence entries left out past the per-rule cap" }),
+    sections_checked: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "For a section rule: how many sections it was checked in" }),
+    sections: z
+      .array(z.object({ line: z.number().int(), header: z.string() }))
+      .optional()
+      .openapi({ description: "For a section rule: the sections that break it, by header line and its line number" }),
+    remediation: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: "Lines that would fix a failed rule when the fix is deterministic, else null" }),
+  })
+  .openapi("ComplianceRuleResult");
+
+export const ComplianceResult = z
+  .object({
+    id: z.number().int(),
+    assignment_id: z.number().int(),
+    policy_id: z.number().int(),
+    policy_name: z.string(),
+    device_id: z.number().int(),
+    device_name: z.string(),
+    command: z.string(),
+    config_id: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The configuration version evaluated; null when none was stored" }),
+    config_version: z.number().int().nullable(),
+    policy_revision: z.string().openapi({ description: "The policy's revision (SHA-256 of its definition) evaluated" }),
+    status: z.enum(COMPLIANCE_STATUSES),
+    score: z.number().int().openapi({ description: "0-100: the share of rules passed" }),
+    passed_rules: z.number().int(),
+    total_rules: z.number().int(),
+    rules: z.array(RuleResult),
+    evaluated_at: z.string(),
+  })
+  .openapi("ComplianceResult");
+
+export const DeviceCompliance = z
+  .object({
+    device_id: z.number().int(),
+    device_name: z.string(),
+    status: z.enum(COMPLIANCE_STATUSES).nullable().openapi({
+      description: "not_compliant if any current result is; compliant if all are; null before any evaluation",
+    }),
+    assignments: z.array(
+      z.object({
+        assignment_id: z.number().int(),
+        policy_id: z.number().int(),
+        policy_name: z.string(),
+        covers_device: z
+          .boolean()
+          .openapi({ description: "false: the assignment evaluated the device before but no longer covers it" }),
+        status: z.enum(COMPLIANCE_STATUSES).nullable(),
+        score: z.number().int().nullable(),
+        result: ComplianceResult.nullable(),
+      }),
+    ),
+  })
+  .openapi("DeviceCompliance");
