@@ -2,9 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { apiRoute, jsonResponse, pathIds } from "../../platform/http/route.ts";
 import { listEnvelopeSchema, listQuerySchema } from "../../platform/http/list.ts";
 import { Job, WaitSeconds } from "../jobs/index.ts";
-import { ComplianceResult, DeviceCompliance, Policy } from "./schemas.ts";
+import { ComplianceResult, DeviceCompliance, Policy, Trends, TrendsQuery } from "./schemas.ts";
 import { resultListSpec } from "./results.ts";
-import { Trends, TrendsQuery } from "./trends.ts";
 import { EXPORT_FORMATS } from "./export.ts";
 
 const tag = "Policy compliance";
