@@ -14,3 +14,4 @@ export { complianceTrends } from "./trends.ts";
 export { ASSIGNMENT_SCOPES, COMPLIANCE_STATUSES } from "./vocabulary.ts";
 export type { AssignmentScope, ComplianceStatus } from "./vocabulary.ts";
 export { changeableAssignments } from "./assignment-reach.ts";
+export { changeablePolicies } from "./policies.ts";

@@ -1,7 +1,7 @@
 import { and, count, inArray, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client.ts";
 import { policyAssignments } from "../../db/schema/index.ts";
-import type { DeviceScope } from "../../platform/auth/scope.ts";
+import { reachesOnlyScope, type DeviceScope } from "../../platform/auth/scope.ts";
 import { sha256Hex } from "../../kernel/hashing.ts";
 import { parsePolicy } from "./engine/index.ts";
 import { assignmentsReach, visibleAssignments } from "./assignments.ts";
@@ -35,4 +35,16 @@ export async function policiesReach(db: DbOrTx, ids: number[]): Promise<SQL> {
     .from(policyAssignments)
     .where(inArray(policyAssignments.policyId, ids));
   return assignmentsReach(using.map((a) => a.id));
+}
+
+/**
+ * Which of these policies the caller may change or delete: those whose assignments judge no device outside the
+ * caller's scope (every one, for a role that sees every device), as the policies resource decides on a write.
+ * Pages show a policy's Edit and Delete only then (a built-in policy is read-only besides).
+ */
+export async function changeablePolicies(db: DbOrTx, scope: DeviceScope, ids: number[]): Promise<Set<number>> {
+  if (scope.all) return new Set(ids);
+  const out = new Set<number>();
+  for (const id of ids) if (await reachesOnlyScope(db, scope, await policiesReach(db, [id]))) out.add(id);
+  return out;
 }

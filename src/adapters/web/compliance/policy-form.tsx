@@ -1,11 +1,13 @@
 import type { Context, Hono } from "hono";
 import {
   assignmentsResource,
+  changeablePolicies,
   copyPolicy,
   policiesResource,
   runAssignment,
   runPolicy,
 } from "../../../modules/compliance/index.ts";
+import { ApiError } from "../../../platform/http/errors.ts";
 import type { WebEnv } from "../env.ts";
 import {
   Field,
@@ -165,6 +167,11 @@ export function registerComplianceForms(web: Hono<WebEnv>): void {
 
   web.get("/compliance/policies/:id/edit", write, async (c) => {
     const policy = await policyOf(c);
+    if (!(await changeablePolicies(c.var.services.db, c.var.auth.scope, [policy.id])).has(policy.id))
+      throw new ApiError(
+        403,
+        `Policy ${policy.id} judges devices outside your scope: only a role that sees them may change it`,
+      );
     const values = Object.fromEntries(FIELDS.map((f) => [f, String(policy[f] ?? "")]));
     return policyPage(c, 200, `Edit ${policy.name}`, {
       c,
