@@ -155,10 +155,30 @@ describe.skipIf(unavailable)("compliance in headless Chromium", () => {
     });
     expect(coreResult).toBe(false);
     const id = (await idOf("Our NTP rules"))!;
-    await page.goto(`${base}/compliance/policies/${id}/edit`);
-    await page.fill("#p-description", "taken over");
-    await page.click("button:text('Save changes')");
+    // Assigned to every device, the policy judges core-1 too: no Edit or Delete, and neither address serves.
+    const row = page.locator(`#policy-list tr[data-id="${id}"]`);
+    expect(await row.locator("a:text('Edit')").count()).toBe(0);
+    expect(await row.locator("button:text('Delete')").count()).toBe(0);
+    expect((await page.goto(`${base}/compliance/policies/${id}/edit`))!.status()).toBe(403);
     expect(await page.textContent("h1")).toBe("Refused");
+    await page.goto(`${base}/compliance`);
+    const csrf = (await b.csrf())!;
+    const saved = await page.evaluate(
+      async ({ id, csrf }) =>
+        (
+          await fetch(`/compliance/policies/${id}/edit`, {
+            method: "POST",
+            body: new URLSearchParams({
+              _csrf: csrf,
+              name: "Our NTP rules",
+              description: "taken over",
+              definition: "x",
+            }),
+          })
+        ).status,
+      { id, csrf },
+    );
+    expect(saved).toBe(403);
     const shown = await t.call(`/api/v1/policies/${id}`, { token });
     expect(shown.body.data.description).toBe("");
   });

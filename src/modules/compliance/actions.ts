@@ -1,15 +1,12 @@
-import type { Context } from "hono";
 import { eq } from "drizzle-orm";
 import { nameKey } from "../../db/name-key.ts";
 import { policies } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../platform/http/env.ts";
 import { ApiError, FieldErrorBag } from "../../platform/http/errors.ts";
-import { checkUniqueName, freeCopyName } from "../../platform/http/resource.ts";
+import { checkUniqueName, freeCopyName, type Caller } from "../../platform/http/resource.ts";
 import { enqueueJob, PRIORITY, type Job } from "../../platform/jobs/queue.ts";
 import { recordActivity } from "../../platform/audit/record.ts";
-import { assignmentsResource } from "./assignments.ts";
 import type { ComplianceJobParams } from "./jobs.ts";
-import { policiesResource } from "./policies.ts";
+import { assignmentsResource, policiesResource } from "./resource.ts";
 
 /**
  * Queues a compliance run (one job, about no single device) and records who asked. A scoped caller's run
@@ -17,12 +14,12 @@ import { policiesResource } from "./policies.ts";
  * compliance page both start runs here.
  */
 async function queueRun(
-  c: Context<AppEnv>,
+  caller: Caller,
   target: { assignment_id: number } | { policy_id: number },
   subject: { type: string; id: number },
 ): Promise<Job> {
-  const { db, clock } = c.var.services;
-  const { scope } = c.var.auth;
+  const { db, clock } = caller.services;
+  const { scope } = caller.auth;
   const params: ComplianceJobParams = scope.all
     ? target
     : { ...target, scope: { tag_ids: scope.tagIds, category_ids: scope.categoryIds } };
@@ -30,12 +27,12 @@ async function queueRun(
   return await db.transaction(async (tx) => {
     const queued = await enqueueJob(
       tx,
-      { type: "compliance", trigger: "api", priority: PRIORITY.api, requestedBy: c.var.auth.userId, params },
+      { type: "compliance", trigger: "api", priority: PRIORITY.api, requestedBy: caller.auth.userId, params },
       now,
     );
     await recordActivity(
       tx,
-      c.var.auth,
+      caller.auth,
       {
         action: `${subject.type}.run`,
         subjectType: subject.type.replace(/_/g, " "),
@@ -49,28 +46,28 @@ async function queueRun(
 }
 
 /** Evaluates a policy's enabled assignments now (404 for an unknown policy). */
-export async function runPolicy(c: Context<AppEnv>, id: number): Promise<Job> {
-  const [policy] = await c.var.services.db.select({ id: policies.id }).from(policies).where(eq(policies.id, id));
+export async function runPolicy(caller: Caller, id: number): Promise<Job> {
+  const [policy] = await caller.services.db.select({ id: policies.id }).from(policies).where(eq(policies.id, id));
   if (!policy) throw ApiError.notFound(`Policy ${id}`);
-  return queueRun(c, { policy_id: id }, { type: "policy", id });
+  return queueRun(caller, { policy_id: id }, { type: "policy", id });
 }
 
 /** Evaluates one assignment now (404 for one the caller may not see). */
-export async function runAssignment(c: Context<AppEnv>, id: number): Promise<Job> {
-  await assignmentsResource.show(c.var.services.db, id, c.var.auth.scope);
-  return queueRun(c, { assignment_id: id }, { type: "policy_assignment", id });
+export async function runAssignment(caller: Caller, id: number): Promise<Job> {
+  await assignmentsResource.show(caller.services.db, id, caller.auth.scope);
+  return queueRun(caller, { assignment_id: id }, { type: "policy_assignment", id });
 }
 
 /** A user policy with the source's definition, description and vendor; `name` left out: "<name> (copy)". */
-export async function copyPolicy(c: Context<AppEnv>, id: number, name: string | undefined) {
-  const { db, clock } = c.var.services;
+export async function copyPolicy(caller: Caller, id: number, name: string | undefined) {
+  const { db, clock } = caller.services;
   return await db.transaction(async (tx) => {
     const [source] = await tx.select().from(policies).where(eq(policies.id, id));
     if (!source) throw ApiError.notFound(`Policy ${id}`);
     const now = clock.now();
     const bag = new FieldErrorBag();
     await checkUniqueName(
-      { tx, bag, auth: c.var.auth, services: c.var.services, now, mode: "create" },
+      { tx, bag, auth: caller.auth, services: caller.services, now, mode: "create" },
       policies.nameKey,
       policies.id,
       name,
@@ -93,10 +90,10 @@ export async function copyPolicy(c: Context<AppEnv>, id: number, name: string | 
         updatedAt: now,
       })
       .returning({ id: policies.id });
-    const after = await policiesResource.show(tx, row!.id, c.var.auth.scope);
+    const after = await policiesResource.show(tx, row!.id, caller.auth.scope);
     await recordActivity(
       tx,
-      c.var.auth,
+      caller.auth,
       { action: "policy.copy", subjectType: "policy", subjectId: row!.id, before: null, after },
       now,
     );

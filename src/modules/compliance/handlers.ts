@@ -3,9 +3,9 @@ import type { AppEnv } from "../../platform/http/env.ts";
 import { listEnvelope, parseListQuery } from "../../platform/http/list.ts";
 import { answerJob } from "../jobs/index.ts";
 import { copyPolicy, runAssignment, runPolicy } from "./actions.ts";
-import { assignmentsResource } from "./assignments.ts";
 import { exportResults } from "./export.ts";
-import { policiesResource, type Policy } from "./policies.ts";
+import { assignmentsResource, policiesResource } from "./resource.ts";
+import type { Policy } from "./schemas.ts";
 import { deviceCompliance, getResult, listResults, resultListSpec } from "./results.ts";
 import {
   copyPolicyRoute,
@@ -51,17 +51,17 @@ export function registerComplianceRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(copyPolicyRoute, async (c) => {
     const id = c.req.valid("param").id;
     const body = (c.req.valid("json") ?? {}) as { name?: string };
-    const data = await copyPolicy(c, id, body.name);
+    const data = await copyPolicy(c.var, id, body.name);
     c.header("Location", new URL(`${c.req.path.replace(/\/\d+\/copy$/, "")}/${data.id}`, c.req.url).toString());
     return c.json({ data: data as z.infer<typeof Policy> }, 201);
   });
   app.openapi(runPolicyRoute, async (c) => {
-    return answerJob(c, await runPolicy(c, c.req.valid("param").id), c.req.valid("query").wait ?? 0);
+    return answerJob(c, await runPolicy(c.var, c.req.valid("param").id), c.req.valid("query").wait ?? 0);
   });
 
   assignmentsResource.register(app);
   app.openapi(runAssignmentRoute, async (c) => {
-    return answerJob(c, await runAssignment(c, c.req.valid("param").id), c.req.valid("query").wait ?? 0);
+    return answerJob(c, await runAssignment(c.var, c.req.valid("param").id), c.req.valid("query").wait ?? 0);
   });
 }
 

@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import type { z } from "@hono/zod-openapi";
 import { and, asc, count, eq, gt, inArray, sql, type SQL } from "drizzle-orm";
 import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
@@ -18,62 +18,10 @@ import { containsText, type ListQuery, type ListSpec } from "../../platform/http
 import { timeBoundFilter } from "../configs/index.ts";
 import { assignmentCoversDevice } from "./coverage.ts";
 import type { RuleResult } from "./engine/index.ts";
+import { ComplianceResult } from "./schemas.ts";
 import { revisionsOf, ruleResults, type StoredRule } from "./stored-rules.ts";
 
-const Evidence = z.object({ line: z.number().int().nullable(), text: z.string(), section: z.string().optional() });
-
-const RuleResult = z
-  .object({
-    index: z.number().int(),
-    description: z.string(),
-    method: z.string(),
-    passed: z.boolean(),
-    evidence: z.array(Evidence).openapi({
-      description:
-        "Matching or offending lines with their line numbers (1-based), or the lines that are missing (line null)",
-    }),
-    omitted: z.number().int().optional().openapi({ description: "Evidence entries left out past the per-rule cap" }),
-    sections_checked: z
-      .number()
-      .int()
-      .optional()
-      .openapi({ description: "For a section rule: how many sections it was checked in" }),
-    sections: z
-      .array(z.object({ line: z.number().int(), header: z.string() }))
-      .optional()
-      .openapi({ description: "For a section rule: the sections that break it, by header line and its line number" }),
-    remediation: z
-      .array(z.string())
-      .nullable()
-      .openapi({ description: "Lines that would fix a failed rule when the fix is deterministic, else null" }),
-  })
-  .openapi("ComplianceRuleResult");
-
-export const ComplianceResult = z
-  .object({
-    id: z.number().int(),
-    assignment_id: z.number().int(),
-    policy_id: z.number().int(),
-    policy_name: z.string(),
-    device_id: z.number().int(),
-    device_name: z.string(),
-    command: z.string(),
-    config_id: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({ description: "The configuration version evaluated; null when none was stored" }),
-    config_version: z.number().int().nullable(),
-    policy_revision: z.string().openapi({ description: "The policy's revision (SHA-256 of its definition) evaluated" }),
-    status: z.enum(COMPLIANCE_STATUSES),
-    score: z.number().int().openapi({ description: "0-100: the share of rules passed" }),
-    passed_rules: z.number().int(),
-    total_rules: z.number().int(),
-    rules: z.array(RuleResult),
-    evaluated_at: z.string(),
-  })
-  .openapi("ComplianceResult");
-
+/** A result as the API shows it (schemas.ts: ComplianceResult). */
 export type ResultOut = z.infer<typeof ComplianceResult>;
 
 /** The newest result of its (assignment, device) pair: the device's current state under that assignment. */
@@ -297,26 +245,3 @@ export async function deviceCompliance(db: DbOrTx, scope: DeviceScope, deviceId:
         : "not_evaluated";
   return { device_id: device.id, device_name: device.name, status, assignments };
 }
-
-export const DeviceCompliance = z
-  .object({
-    device_id: z.number().int(),
-    device_name: z.string(),
-    status: z.enum(COMPLIANCE_STATUSES).nullable().openapi({
-      description: "not_compliant if any current result is; compliant if all are; null before any evaluation",
-    }),
-    assignments: z.array(
-      z.object({
-        assignment_id: z.number().int(),
-        policy_id: z.number().int(),
-        policy_name: z.string(),
-        covers_device: z
-          .boolean()
-          .openapi({ description: "false: the assignment evaluated the device before but no longer covers it" }),
-        status: z.enum(COMPLIANCE_STATUSES).nullable(),
-        score: z.number().int().nullable(),
-        result: ComplianceResult.nullable(),
-      }),
-    ),
-  })
-  .openapi("DeviceCompliance");

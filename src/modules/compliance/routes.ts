@@ -2,9 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { apiRoute, jsonResponse, pathIds } from "../../platform/http/route.ts";
 import { listEnvelopeSchema, listQuerySchema } from "../../platform/http/list.ts";
 import { Job, WaitSeconds } from "../jobs/index.ts";
-import { Policy } from "./policies.ts";
-import { ComplianceResult, DeviceCompliance, resultListSpec } from "./results.ts";
-import { Trends, TrendsQuery } from "./trends.ts";
+import { ComplianceResult, DeviceCompliance, Policy, Trends, TrendsQuery } from "./schemas.ts";
+import { resultListSpec } from "./results.ts";
 import { EXPORT_FORMATS } from "./export.ts";
 
 const tag = "Policy compliance";

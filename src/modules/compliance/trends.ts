@@ -1,73 +1,15 @@
-import { z } from "@hono/zod-openapi";
+import type { z } from "@hono/zod-openapi";
 import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
 import type { DbOrTx } from "../../db/client.ts";
 import { complianceResults, devices, type ComplianceStatus } from "../../db/schema/index.ts";
 import { ApiError } from "../../platform/http/errors.ts";
 import { fleetStates, stateOf } from "./daily.ts";
+import type { Trends, TrendsQuery } from "./schemas.ts";
 import { revisionsOf } from "./stored-rules.ts";
 
 const DAY = 86_400_000;
 const MAX_PERIODS = 400;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
-export const TrendsQuery = z.object({
-  policy_id: z.coerce
-    .number({ error: "must be a policy id" })
-    .int("must be a whole number")
-    .positive("must be a positive id")
-    .optional()
-    .openapi({
-      description:
-        "Only this policy's results (left out: every policy; a device counts as compliant when all its current results are)",
-      example: 1,
-    }),
-  from: z.string().regex(DATE, "must be a date such as 2026-06-01").optional().openapi({
-    description: "First day (UTC); default: 29 days (day) or 11 weeks (week) before `to`",
-    example: "2026-05-01",
-  }),
-  to: z
-    .string()
-    .regex(DATE, "must be a date such as 2026-06-30")
-    .optional()
-    .openapi({ description: "Last day (UTC), included; default today", example: "2026-05-31" }),
-  group_by: z
-    .enum(["day", "week"], { error: "must be day or week" })
-    .optional()
-    .openapi({ description: "Period length (default day); weeks are 7 days from `from`", example: "day" }),
-});
-
-const FailingRule = z.object({
-  policy_id: z.number().int(),
-  rule: z.number().int(),
-  description: z.string(),
-  devices: z.number().int(),
-});
-
-const Period = z.object({
-  period_start: z.string(),
-  period_end: z.string().openapi({ description: "Exclusive: the state shown is the fleet's just before this instant" }),
-  devices: z.number().int().openapi({ description: "Devices with a result by the period's end" }),
-  compliant: z.number().int(),
-  not_compliant: z.number().int(),
-  not_evaluated: z.number().int(),
-  compliant_percent: z.number().nullable().openapi({
-    description: "compliant / (compliant + not_compliant) x 100, one decimal; null when none was evaluated",
-  }),
-  failing_rules: z
-    .array(FailingRule)
-    .openapi({ description: "Rules failing on at least one device at the period's end, most devices first" }),
-});
-
-export const Trends = z
-  .object({
-    policy_id: z.number().int().nullable(),
-    group_by: z.enum(["day", "week"]),
-    from: z.string(),
-    to: z.string(),
-    periods: z.array(Period),
-  })
-  .openapi("ComplianceTrends");
 
 type TrendsOut = z.infer<typeof Trends>;
 

@@ -91,6 +91,14 @@ export type ResourceDef<I extends z.ZodObject> = {
   updateConflict?: string;
 };
 
+/**
+ * Who asks, and with which services: all a write needs of the request. The API's handlers pass their context's
+ * variables; the web pages pass theirs, as plain arguments (a Hono context is still taken from the pages not yet
+ * moved to this).
+ */
+export type Caller = { auth: AuthContext; services: Services };
+const callerOf = (c: Caller | Context<AppEnv>): Caller => ("var" in c ? c.var : c);
+
 /** Ends a delete's dry run: its transaction is rolled back, carrying what the delete would have said. */
 class DryRun extends Error {}
 
@@ -297,11 +305,11 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     await refuseUnlessScopeCovers(ctx.tx, ctx.auth.scope, what, await def.reaches(ctx.tx, ids));
   };
 
-  const writeCtx = (c: Context<AppEnv>, tx: DbOrTx, mode: WriteCtx["mode"]): WriteCtx => ({
+  const writeCtx = (c: Caller, tx: DbOrTx, mode: WriteCtx["mode"]): WriteCtx => ({
     tx,
-    auth: c.var.auth,
-    services: c.var.services,
-    now: c.var.services.clock.now(),
+    auth: c.auth,
+    services: c.services,
+    now: c.services.clock.now(),
     bag: new FieldErrorBag(),
     mode,
     once: {},
@@ -309,13 +317,13 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
 
   /** One write: validate everything, then write the row, its joins and the audit entry in one transaction. */
   const save = (
-    c: Context<AppEnv>,
+    caller: Caller | Context<AppEnv>,
     input: Partial<z.infer<I>>,
     id: number | null,
     mode: "create" | "replace" | "patch",
   ) =>
-    c.var.services.db.transaction(async (tx) => {
-      const ctx = writeCtx(c, tx, mode);
+    callerOf(caller).services.db.transaction(async (tx) => {
+      const ctx = writeCtx(callerOf(caller), tx, mode);
       const existing = id === null ? null : (await fetchRows(tx, [id], ctx.auth.scope)).get(id);
       if (existing === undefined) throw ApiError.notFound(`${capitalise(singular)} ${id}`);
       const reason = existing && def.readOnlyReason?.(existing);
@@ -360,8 +368,8 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
       return { ...after, ...ctx.once };
     });
 
-  const remove = (c: Context<AppEnv>, ids: number[], bulk: boolean) =>
-    c.var.services.db.transaction((tx) => removeIn(c, tx, ids, bulk));
+  const remove = (caller: Caller | Context<AppEnv>, ids: number[], bulk: boolean) =>
+    callerOf(caller).services.db.transaction((tx) => removeIn(callerOf(caller), tx, ids, bulk));
 
   /**
    * What deleting each record alone would do, checked by the delete itself and rolled back: the refusal (409 in
@@ -369,13 +377,14 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
    * that confirms a bulk delete record by record; the bulk delete itself stays all or nothing.
    */
   const previewRemove = async (
-    c: Context<AppEnv>,
+    caller: Caller | Context<AppEnv>,
     ids: number[],
   ): Promise<Map<number, { refusal: string } | { note: string }>> => {
+    const c = callerOf(caller);
     const out = new Map<number, { refusal: string } | { note: string }>();
     for (const id of new Set(ids)) {
       try {
-        await c.var.services.db.transaction(async (tx) => {
+        await c.services.db.transaction(async (tx) => {
           const { note } = await removeIn(c, tx, [id], false);
           throw new DryRun(note.replace(/^; /, ""));
         });
@@ -388,7 +397,7 @@ export function defineResource<I extends z.ZodObject>(def: ResourceDef<I>) {
     return out;
   };
 
-  const removeIn = async (c: Context<AppEnv>, tx: DbOrTx, ids: number[], bulk: boolean) => {
+  const removeIn = async (c: Caller, tx: DbOrTx, ids: number[], bulk: boolean) => {
     const ctx = writeCtx(c, tx, "delete");
     const unique = [...new Set(ids)];
     const rows = await fetchRows(tx, unique, ctx.auth.scope);

@@ -1,7 +1,6 @@
 import type { Context, Hono } from "hono";
 import { assignmentsResource, changeableAssignments } from "../../../modules/compliance/index.ts";
 import { ApiError } from "../../../platform/http/errors.ts";
-import { asApi } from "../api-context.ts";
 import type { WebEnv } from "../env.ts";
 import { fieldProblems, parsedBy, readForm, text } from "../form.tsx";
 import { csrfRefusal } from "../guard.ts";
@@ -41,7 +40,7 @@ export function registerAssignmentEditPages(web: Hono<WebEnv>): void {
     const a = await assignmentOf(c);
     const { input, values } = assignmentInput(form);
     try {
-      await assignmentsResource.save(asApi(c), parsedBy(assignmentsResource.input, input), a.id, "replace");
+      await assignmentsResource.save(c.var, parsedBy(assignmentsResource.input, input), a.id, "replace");
       return c.redirect("/compliance?done=assignment-saved#assignments", 303);
     } catch (err) {
       const problems = fieldProblems(err);
@@ -61,7 +60,7 @@ export function registerAssignmentEditPages(web: Hono<WebEnv>): void {
     if (!form) return csrfRefusal(c, c.var.session);
     const a = await assignmentOf(c);
     const enabled = text(form, "enabled") === "true";
-    await assignmentsResource.save(asApi(c), parsedBy(assignmentsResource.input.partial(), { enabled }), a.id, "patch");
+    await assignmentsResource.save(c.var, parsedBy(assignmentsResource.input.partial(), { enabled }), a.id, "patch");
     return c.redirect(`/compliance?done=assignment-${enabled ? "enabled" : "disabled"}#assignments`, 303);
   });
 }

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { COMPLIANCE_STATUSES } from "../../../modules/compliance/index.ts";
 import { listEnvelope } from "../../../platform/http/list.ts";
-import { assignmentsResource, changeableAssignments } from "../../../modules/compliance/index.ts";
+import { assignmentsResource, changeableAssignments, changeablePolicies } from "../../../modules/compliance/index.ts";
 import { exportResults } from "../../../modules/compliance/index.ts";
 import { policiesResource } from "../../../modules/compliance/index.ts";
 import { listResults, resultListSpec, type ResultOut } from "../../../modules/compliance/index.ts";
@@ -13,6 +13,8 @@ import { Time } from "../format.tsx";
 import { CsrfForm, renderPage } from "../layout.tsx";
 import { hrefWith, Pager, withoutEmptyFields, pageListQuery } from "../list-page.tsx";
 import { requirePage } from "../viewer.ts";
+import { BulkDeleteForm, bulkDeletedMessage, registerBulkDelete, SelectBox } from "../inventory/bulk-delete.tsx";
+import { POLICIES_BULK } from "./policy-bulk.ts";
 import { AssignmentForm, assignmentChoices, scopeWords } from "./assignment-form.tsx";
 import { FailingRules, StateBadge, STATE_WORDS } from "./words.tsx";
 
@@ -129,6 +131,7 @@ function ResultsTable(props: { rows: ResultOut[] }) {
  * results (GET /policy-compliance, in the caller's scope) with the failing lines and their remediation; export.
  */
 export function registerCompliancePage(web: Hono<WebEnv>): void {
+  registerBulkDelete(web, POLICIES_BULK);
   web.get("/compliance", requirePage("policycompliance.read"), async (c) => {
     const clean = withoutEmptyFields(c);
     if (clean) return c.redirect(clean, 302);
@@ -152,7 +155,15 @@ export function registerCompliancePage(web: Hono<WebEnv>): void {
           assignments.rows.map((a) => a.id),
         )
       : new Set<number>();
-    const done = DONE[c.req.query("done") ?? ""];
+    // Likewise a policy's Edit and Delete: only on those whose assignments judge none but the caller's devices.
+    const mayChange = canWrite
+      ? await changeablePolicies(
+          db,
+          scope,
+          policies.rows.map((p) => p.id),
+        )
+      : new Set<number>();
+    const done = DONE[c.req.query("done") ?? ""] ?? bulkDeletedMessage(c, POLICIES_BULK);
     const exportQuery = new URL(c.req.url).search.replace(/^\?/, "");
     const status = c.req.query("filter[status]") ?? "";
     return renderPage(c, 200, {
@@ -177,74 +188,80 @@ export function registerCompliancePage(web: Hono<WebEnv>): void {
               </p>
             )}
             {policies.rows.length ? (
-              <div class="table-wrap">
-                <table id="policy-list">
-                  <thead>
-                    <tr>
-                      <th>Policy</th>
-                      <th>Vendor</th>
-                      <th>Rules</th>
-                      <th>Assignments</th>
-                      {canWrite && (
-                        <th>
-                          <span class="visually-hidden">Actions</span>
-                        </th>
-                      )}
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {policies.rows.map((p) => (
-                      <tr data-id={String(p.id)}>
-                        <td class="wide">
-                          <strong>{String(p.name)}</strong>
-                          {p.builtin ? <span class="badge">built-in</span> : null}
-                          <div class="muted">{String(p.description)}</div>
-                        </td>
-                        <td>{String(p.vendor)}</td>
-                        <td>{plural(Number(p.rules_count), "rule")}</td>
-                        <td>{plural(Number(p.assignments_count), "assignment")}</td>
+              // Inside the bulk form, a row's buttons send it to their own address (formaction): forms do not nest.
+              <BulkDeleteForm c={c} spec={POLICIES_BULK}>
+                <div class="table-wrap">
+                  <table id="policy-list">
+                    <thead>
+                      <tr>
                         {canWrite && (
-                          <td>
-                            <div class="row-form">
-                              {p.builtin ? null : <a href={`/compliance/policies/${p.id}/edit`}>Edit</a>}
-                              <CsrfForm
-                                action={`/compliance/policies/${p.id}/copy`}
-                                csrf={c.var.session.csrfToken}
-                                class="inline"
-                              >
-                                <button type="submit" class="link-button">
-                                  Copy
-                                </button>
-                              </CsrfForm>
-                              <CsrfForm
-                                action={`/compliance/policies/${p.id}/run`}
-                                csrf={c.var.session.csrfToken}
-                                class="inline"
-                              >
-                                <button type="submit" class="link-button">
-                                  Run
-                                </button>
-                              </CsrfForm>
-                              {p.builtin ? null : (
-                                <CsrfForm
-                                  action={`/compliance/policies/${p.id}/delete`}
-                                  csrf={c.var.session.csrfToken}
-                                  class="inline"
-                                  confirm={`Delete the policy ${String(p.name)}?`}
-                                >
-                                  <button type="submit" class="link-button">
-                                    Delete
-                                  </button>
-                                </CsrfForm>
-                              )}
-                            </div>
-                          </td>
+                          <th>
+                            <span class="visually-hidden">Select</span>
+                          </th>
+                        )}
+                        <th>Policy</th>
+                        <th>Vendor</th>
+                        <th>Rules</th>
+                        <th>Assignments</th>
+                        {canWrite && (
+                          <th>
+                            <span class="visually-hidden">Actions</span>
+                          </th>
                         )}
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+                    </thead>
+                    <tbody>
+                      {policies.rows.map((p) => {
+                        const changeable = !p.builtin && mayChange.has(p.id);
+                        return (
+                          <tr data-id={String(p.id)}>
+                            {canWrite && <td>{changeable && <SelectBox id={p.id} name={String(p.name)} />}</td>}
+                            <td class="wide">
+                              <strong>{String(p.name)}</strong>
+                              {p.builtin ? <span class="badge">built-in</span> : null}
+                              <div class="muted">{String(p.description)}</div>
+                            </td>
+                            <td>{String(p.vendor)}</td>
+                            <td>{plural(Number(p.rules_count), "rule")}</td>
+                            <td>{plural(Number(p.assignments_count), "assignment")}</td>
+                            {canWrite && (
+                              <td>
+                                <div class="row-form">
+                                  {changeable && <a href={`/compliance/policies/${p.id}/edit`}>Edit</a>}
+                                  <button
+                                    type="submit"
+                                    class="link-button"
+                                    formaction={`/compliance/policies/${p.id}/copy`}
+                                  >
+                                    Copy
+                                  </button>
+                                  <button
+                                    type="submit"
+                                    class="link-button"
+                                    formaction={`/compliance/policies/${p.id}/run`}
+                                  >
+                                    Run
+                                  </button>
+                                  {changeable && (
+                                    <button
+                                      type="submit"
+                                      class="link-button"
+                                      formaction={`/compliance/policies/${p.id}/delete`}
+                                      data-confirm={`Delete the policy ${String(p.name)}?`}
+                                    >
+                                      Delete
+                                    </button>
+                                  )}
+                                </div>
+                              </td>
+                            )}
+                          </tr>
+                        );
+                      })}
+                    </tbody>
+                  </table>
+                </div>
+              </BulkDeleteForm>
             ) : (
               <p class="muted">No policy yet.</p>
             )}

@@ -1,8 +1,13 @@
 import type { Context, Hono } from "hono";
-import { copyPolicy, runAssignment, runPolicy } from "../../../modules/compliance/index.ts";
-import { assignmentsResource } from "../../../modules/compliance/index.ts";
-import { policiesResource } from "../../../modules/compliance/index.ts";
-import { asApi } from "../api-context.ts";
+import {
+  assignmentsResource,
+  changeablePolicies,
+  copyPolicy,
+  policiesResource,
+  runAssignment,
+  runPolicy,
+} from "../../../modules/compliance/index.ts";
+import { ApiError } from "../../../platform/http/errors.ts";
 import type { WebEnv } from "../env.ts";
 import {
   Field,
@@ -142,7 +147,7 @@ export function registerComplianceForms(web: Hono<WebEnv>): void {
     if (!form) return csrfRefusal(c, c.var.session);
     const values = policyValues(form);
     try {
-      await policiesResource.save(asApi(c), parsedBy(policiesResource.input, values), null, "create");
+      await policiesResource.save(c.var, parsedBy(policiesResource.input, values), null, "create");
       return c.redirect("/compliance?done=policy-created", 303);
     } catch (err) {
       const problems = fieldProblems(err);
@@ -162,6 +167,11 @@ export function registerComplianceForms(web: Hono<WebEnv>): void {
 
   web.get("/compliance/policies/:id/edit", write, async (c) => {
     const policy = await policyOf(c);
+    if (!(await changeablePolicies(c.var.services.db, c.var.auth.scope, [policy.id])).has(policy.id))
+      throw new ApiError(
+        403,
+        `Policy ${policy.id} judges devices outside your scope: only a role that sees them may change it`,
+      );
     const values = Object.fromEntries(FIELDS.map((f) => [f, String(policy[f] ?? "")]));
     return policyPage(c, 200, `Edit ${policy.name}`, {
       c,
@@ -177,7 +187,7 @@ export function registerComplianceForms(web: Hono<WebEnv>): void {
     const policy = await policyOf(c);
     const values = policyValues(form);
     try {
-      await policiesResource.save(asApi(c), parsedBy(policiesResource.input, values), policy.id, "replace");
+      await policiesResource.save(c.var, parsedBy(policiesResource.input, values), policy.id, "replace");
       return c.redirect("/compliance?done=policy-saved", 303);
     } catch (err) {
       const problems = fieldProblems(err);
@@ -194,19 +204,19 @@ export function registerComplianceForms(web: Hono<WebEnv>): void {
 
   web.post("/compliance/policies/:id/copy", write, async (c) => {
     if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
-    const copy = await copyPolicy(asApi(c), pathId(c.req.param("id")!, "Policy"), undefined);
+    const copy = await copyPolicy(c.var, pathId(c.req.param("id")!, "Policy"), undefined);
     return c.redirect(`/compliance/policies/${copy.id}/edit`, 303);
   });
 
   web.post("/compliance/policies/:id/delete", write, async (c) => {
     if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
-    await policiesResource.remove(asApi(c), [pathId(c.req.param("id")!, "Policy")], false);
+    await policiesResource.remove(c.var, [pathId(c.req.param("id")!, "Policy")], false);
     return c.redirect("/compliance?done=policy-deleted", 303);
   });
 
   web.post("/compliance/policies/:id/run", write, async (c) => {
     if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
-    await runPolicy(asApi(c), pathId(c.req.param("id")!, "Policy"));
+    await runPolicy(c.var, pathId(c.req.param("id")!, "Policy"));
     c.var.services.jobsQueued();
     return c.redirect("/compliance?done=run#results", 303);
   });
@@ -216,7 +226,7 @@ export function registerComplianceForms(web: Hono<WebEnv>): void {
     if (!form) return csrfRefusal(c, c.var.session);
     const { input, values } = assignmentInput(form);
     try {
-      await assignmentsResource.save(asApi(c), parsedBy(assignmentsResource.input, input), null, "create");
+      await assignmentsResource.save(c.var, parsedBy(assignmentsResource.input, input), null, "create");
       return c.redirect("/compliance?done=assignment-created#assignments", 303);
     } catch (err) {
       const problems = fieldProblems(err);
@@ -227,14 +237,14 @@ export function registerComplianceForms(web: Hono<WebEnv>): void {
 
   web.post("/compliance/assignments/:id/run", write, async (c) => {
     if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
-    await runAssignment(asApi(c), pathId(c.req.param("id")!, "Policy assignment"));
+    await runAssignment(c.var, pathId(c.req.param("id")!, "Policy assignment"));
     c.var.services.jobsQueued();
     return c.redirect("/compliance?done=run#results", 303);
   });
 
   web.post("/compliance/assignments/:id/delete", write, async (c) => {
     if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
-    await assignmentsResource.remove(asApi(c), [pathId(c.req.param("id")!, "Policy assignment")], false);
+    await assignmentsResource.remove(c.var, [pathId(c.req.param("id")!, "Policy assignment")], false);
     return c.redirect("/compliance?done=assignment-deleted#assignments", 303);
   });
 }
