@@ -1,5 +1,5 @@
 import { createServer, type Server } from "node:net";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDiscoverJob } from "../../collector/discover-job.ts";
 import { runDownloadJob } from "../../collector/download.ts";
@@ -384,6 +384,49 @@ describe("credential discovery", () => {
     ]);
   }, 60_000);
 
+  it("a device set to discover with no set yet finds one at its first backup", async () => {
+    const prompt = "fresh-52#";
+    started.push(
+      await startFakeDevice({
+        script: (line) =>
+          line === "show running-config"
+            ? `${line}\r\nhostname fresh-52\r\nend\r\n${prompt}`
+            : line === "exit"
+              ? { answer: "exit\r\n", close: true }
+              : `${line}\r\n${prompt}`,
+        initPrompt: `\r\n${prompt}`,
+        auth: OXIDIZED,
+        host: "127.0.0.52",
+        port: 22,
+      }),
+    );
+    const created = await t.call("/api/v1/devices", {
+      method: "POST",
+      token: admin,
+      body: {
+        device_name: "fresh-52",
+        device_ip: "127.0.0.52",
+        device_vendor: "Cisco",
+        device_template_id: await builtinTemplateId(t, "cisco-ios"),
+        device_discover_credentials: true,
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    // 0: no set (as rConfig answers).
+    expect(created.body.data.device_cred_id).toBe(0);
+    const id = created.body.data.id;
+    expect((await t.call(`/api/v1/download-now/${id}`, { token: admin })).status).toBeLessThan(300);
+    const job = await runNext();
+    expect(job.outcome, job.message ?? "").toBe("success");
+    const device = (await t.call(`/api/v1/devices/${id}`, { token: admin })).body.data;
+    expect(device.device_cred_id).toBe(oxidizedSet);
+    const [event] = await t.db
+      .select()
+      .from(events)
+      .where(and(eq(events.type, "device.credentials_discovered"), eq(events.deviceId, id)));
+    expect(event!.payload).toMatchObject({ credential_id: oxidizedSet, previous_credential_id: null });
+  }, 60_000);
+
   it("a device whose credentials no set matches any more fails auth_failed after one search, saying so", async () => {
     const [before] = await t.db.select().from(devices).where(eq(devices.ip, "127.0.0.50"));
     const strangers = await startFakeDevice({
@@ -402,7 +445,12 @@ describe("credential discovery", () => {
     // The set it had is kept; no event claims another works.
     const [after] = await t.db.select().from(devices).where(eq(devices.id, before!.id));
     expect(after!.credId).toBe(before!.credId);
-    expect(await t.db.select().from(events).where(eq(events.type, "device.credentials_discovered"))).toHaveLength(1);
+    expect(
+      await t.db
+        .select()
+        .from(events)
+        .where(and(eq(events.type, "device.credentials_discovered"), eq(events.deviceId, before!.id))),
+    ).toHaveLength(1);
   }, 60_000);
 
   it("stops trying an address after the hourly maximum of failed logins", async () => {
