@@ -110,8 +110,9 @@ export async function findWorkingSet(
           problem = "no credential set marked for discovery logged in";
           continue;
         }
-        // The port does not take this kind of session at all: the next port.
-        problem = `${port.protocol} on port ${port.port}: ${err.message}`;
+        // The port does not take this kind of session at all: the next port. That sets were refused elsewhere
+        // says more than a fallback port that is closed.
+        if (!failedTries) problem = `${port.protocol} on port ${port.port}: ${err.message}`;
         if (err.outcome === "unreachable" || err.outcome === "timeout") break;
       }
     }

@@ -86,18 +86,23 @@ export async function runDiscoverJob(deps: DownloadDeps, job: Job, signal: Abort
 
     const found: AddressReport[] = [];
     let silent = 0;
+    /** Addresses the connection limit left unprobed (on some ports or all): neither answering nor silent. */
+    let notProbed = 0;
     let next = 0;
     const worker = async () => {
       while (next < toScan.length && !signal.aborted) {
         const address = toScan[next++]!;
         const open: OpenPort[] = [];
+        let probed = 0;
         for (const port of ports) {
           if (!(await gate.take())) break;
+          probed++;
           const answer = await probePort(address, port, probeTimeout);
           if (answer) open.push(answer);
         }
         if (!open.length) {
-          silent++;
+          if (probed < ports.length) notProbed++;
+          else silent++;
           continue;
         }
         found.push(await discoverAt(deps, address, open, sets, gate.take, signal, params.preset_id ?? null));
@@ -126,6 +131,7 @@ export async function runDiscoverJob(deps: DownloadDeps, job: Job, signal: Abort
       scanned: toScan.length,
       answered: found.length,
       silent,
+      not_probed: notProbed,
       connects: gate.used,
       adopted,
       ...(stopped ? { stopped } : {}),
@@ -140,7 +146,7 @@ export async function runDiscoverJob(deps: DownloadDeps, job: Job, signal: Abort
         `${found.length} of ${toScan.length} addresses answered, ${ready} identified` +
         (params.adopt ? `, ${adopted} adopted` : "") +
         (existing.size ? `; ${existing.size} already devices` : "") +
-        (stopped ? `; ${stopped}` : ""),
+        (stopped ? `; ${stopped}${notProbed ? ` (${notProbed} addresses not probed)` : ""}` : ""),
     };
   } catch (err) {
     deps.logger.error("discovery failed", { job: job.id, error: describeError(err) });

@@ -400,6 +400,73 @@ describe("POST /devices/{id}/detect", () => {
     expect(device.device_template_id).toBe(await builtinTemplateId(t, "arista-eos-netconf"));
   }, 30_000);
 
+  it("names each other NETCONF template, and only it, from its vendor's capabilities", async () => {
+    const families: [string, string][] = [
+      [
+        "cisco-iosxe-netconf",
+        "http://cisco.com/ns/yang/Cisco-IOS-XE-native?module=Cisco-IOS-XE-native&revision=2023-03-01",
+      ],
+      [
+        "cisco-nxos-netconf",
+        "http://cisco.com/ns/yang/cisco-nx-os-device?revision=2023-03-16&module=Cisco-NX-OS-device",
+      ],
+      ["huawei-vrp-netconf", "http://www.huawei.com/netconf/vrp/huawei-ifm?module=huawei-ifm&revision=2020-03-06"],
+      ["nokia-sros-netconf", "urn:nokia.com:sros:ns:yang:sr:conf?module=nokia-conf&revision=2023-05-01"],
+    ];
+    for (const [key, capability] of families) {
+      const id = await netconfOnlyDevice([
+        capability,
+        "http://openconfig.net/yang/interfaces?module=openconfig-interfaces",
+      ]);
+      await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin });
+      const job = await runQueued();
+      const result = job.result as { proposal?: { template: string }; candidates?: { template: string }[] };
+      expect(result.proposal?.template, `${key}: ${job.message}`).toBe(key);
+      expect(
+        result.candidates?.map((c) => c.template),
+        key,
+      ).toEqual([key]);
+    }
+  }, 60_000);
+
+  it("names linux-generic for a Linux shell, by uname -a, after the network families' commands find nothing", async () => {
+    const prompt = "backup@edge-01:~$ ";
+    const linux = (line: string): ScriptAnswer => {
+      if (line === "uname -a")
+        return `${line}\r\nLinux edge-01 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01) x86_64\r\n${prompt}`;
+      if (line === "exit") return { answer: "logout\r\n", close: true };
+      return `${line}\r\n-bash: ${line.split(" ")[0]}: command not found\r\n${prompt}`;
+    };
+    const device = await startFakeDevice({
+      script: linux,
+      initPrompt: `Linux edge-01 6.1.0-18-amd64 x86_64\r\n\r\nLast login: Mon Jun  1 09:12:44 2026\r\n${prompt}`,
+      auth: { username: USERNAME, password: PASSWORD },
+    });
+    started.push(device);
+    const created = await t.call("/api/v1/devices", {
+      method: "POST",
+      token: admin,
+      body: {
+        device_name: "detect-linux-1",
+        device_ip: "127.0.0.1",
+        device_vendor: "Dell",
+        device_port_override: device.port,
+        device_username: USERNAME,
+        device_password: PASSWORD,
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await t.call(`/api/v1/devices/${created.body.data.id}/detect`, { method: "POST", token: admin });
+    const job = await runQueued();
+    expect(job.outcome, `${job.message} ${JSON.stringify(job.result)}`).toBe("success");
+    expect(job.result).toMatchObject({
+      proposal: { template: "linux-generic", vendor: "Linux", os_version: "6.1.0-18-amd64" },
+    });
+    expect((job.result as { candidates: { template: string }[] }).candidates.map((c) => c.template)).toEqual([
+      "linux-generic",
+    ]);
+  }, 30_000);
+
   it("proposes nothing for a NETCONF-only device whose capabilities no template names", async () => {
     const id = await netconfOnlyDevice(["http://openconfig.net/yang/interfaces?module=openconfig-interfaces"]);
     await t.call(`/api/v1/devices/${id}/detect`, { method: "POST", token: admin });

@@ -1,5 +1,5 @@
 import { createServer, type Server } from "node:net";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDiscoverJob } from "../../collector/discover-job.ts";
 import { runDownloadJob } from "../../collector/download.ts";
@@ -51,10 +51,10 @@ const expected: { address: string; port: number; template: string; cred: "oxidiz
 let oxidizedSet: number;
 let writtenSet: number;
 
-const deps = () => ({
+const deps = (clock = { now: () => new Date() }) => ({
   db: t.db,
   secrets: t.secrets,
-  clock: { now: () => new Date() },
+  clock,
   logger: silentLogger,
   owner: "test-collector",
   limits: { ...DEFAULT_LIMITS, idleTimeoutMs: 5_000, optionalIdleTimeoutMs: 1_000 },
@@ -62,12 +62,12 @@ const deps = () => ({
   settings: () => getCollectorSettings(t.db),
 });
 
-/** Claims and runs the next queued job as a collector does, and returns it finished. */
-async function runNext(): Promise<Job> {
+/** Claims and runs the next queued job as a collector does (its clock `clock`), and returns it finished. */
+async function runNext(clock?: { now(): Date }): Promise<Job> {
   const job = await claimNextJob(t.db, "test-collector", new Date(), 120_000);
   if (!job) throw new Error("no job to claim");
-  if (job.type === "discover") await runDiscoverJob(deps(), job, new AbortController().signal);
-  else if (job.type === "download") await runDownloadJob(deps(), job, new AbortController().signal);
+  if (job.type === "discover") await runDiscoverJob(deps(clock), job, new AbortController().signal);
+  else if (job.type === "download") await runDownloadJob(deps(clock), job, new AbortController().signal);
   else throw new Error(`unexpected ${job.type} job`);
   return (await getJob(t.db, job.id))!;
 }
@@ -198,6 +198,7 @@ describe("POST /devices/discover", () => {
     };
     expect(result.scanned).toBe(21);
     expect(result.silent).toBe(21 - expected.length);
+    expect(result).toMatchObject({ answered: expected.length, not_probed: 0 });
     const byAddress = new Map(result.found.map((f) => [f.address as string, f]));
     for (const e of expected) {
       const f = byAddress.get(e.address);
@@ -226,6 +227,11 @@ describe("POST /devices/discover", () => {
 
     const list = await t.call("/api/v1/discovery/candidates?filter[state]=pending&per_page=100", { token: admin });
     expect(list.body.meta.total).toBe(expected.length);
+    // The sets' secrets are nowhere in what the scan reports, nor in the candidates.
+    for (const secret of [OXIDIZED.password, WRITTEN.password, WRITTEN.enable, "wrong-pass"]) {
+      expect(JSON.stringify(await getJob(t.db, job.id))).not.toContain(secret);
+      expect(JSON.stringify(list.body)).not.toContain(secret);
+    }
   }, 120_000);
 
   it("adopts: devices named after their host names, backed up, and never created twice", async () => {
@@ -378,6 +384,75 @@ describe("credential discovery", () => {
     ]);
   }, 60_000);
 
+  it("a device set to discover with no set yet finds one at its first backup", async () => {
+    const prompt = "fresh-52#";
+    started.push(
+      await startFakeDevice({
+        script: (line) =>
+          line === "show running-config"
+            ? `${line}\r\nhostname fresh-52\r\nend\r\n${prompt}`
+            : line === "exit"
+              ? { answer: "exit\r\n", close: true }
+              : `${line}\r\n${prompt}`,
+        initPrompt: `\r\n${prompt}`,
+        auth: OXIDIZED,
+        host: "127.0.0.52",
+        port: 22,
+      }),
+    );
+    const created = await t.call("/api/v1/devices", {
+      method: "POST",
+      token: admin,
+      body: {
+        device_name: "fresh-52",
+        device_ip: "127.0.0.52",
+        device_vendor: "Cisco",
+        device_template_id: await builtinTemplateId(t, "cisco-ios"),
+        device_discover_credentials: true,
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    // 0: no set (as rConfig answers).
+    expect(created.body.data.device_cred_id).toBe(0);
+    const id = created.body.data.id;
+    expect((await t.call(`/api/v1/download-now/${id}`, { token: admin })).status).toBeLessThan(300);
+    const job = await runNext();
+    expect(job.outcome, job.message ?? "").toBe("success");
+    const device = (await t.call(`/api/v1/devices/${id}`, { token: admin })).body.data;
+    expect(device.device_cred_id).toBe(oxidizedSet);
+    const [event] = await t.db
+      .select()
+      .from(events)
+      .where(and(eq(events.type, "device.credentials_discovered"), eq(events.deviceId, id)));
+    expect(event!.payload).toMatchObject({ credential_id: oxidizedSet, previous_credential_id: null });
+  }, 60_000);
+
+  it("a device whose credentials no set matches any more fails auth_failed after one search, saying so", async () => {
+    const [before] = await t.db.select().from(devices).where(eq(devices.ip, "127.0.0.50"));
+    const strangers = await startFakeDevice({
+      script: () => "x\r\nmoved-1#",
+      initPrompt: "\r\nmoved-1#",
+      auth: { username: "someone-else", password: "unknown-pass" },
+      host: "127.0.0.51",
+      port: 22,
+    });
+    started.push(strangers);
+    await t.db.update(devices).set({ ip: "127.0.0.51", hostKeyFingerprint: null }).where(eq(devices.id, before!.id));
+    expect((await t.call(`/api/v1/download-now/${before!.id}`, { token: admin })).status).toBeLessThan(300);
+    const job = await runNext();
+    expect(job.outcome).toBe("auth_failed");
+    expect(job.message).toMatch(/; credential discovery: no credential set marked for discovery logged in$/);
+    // The set it had is kept; no event claims another works.
+    const [after] = await t.db.select().from(devices).where(eq(devices.id, before!.id));
+    expect(after!.credId).toBe(before!.credId);
+    expect(
+      await t.db
+        .select()
+        .from(events)
+        .where(and(eq(events.type, "device.credentials_discovered"), eq(events.deviceId, before!.id))),
+    ).toHaveLength(1);
+  }, 60_000);
+
   it("stops trying an address after the hourly maximum of failed logins", async () => {
     await t.call("/api/v1/settings", {
       method: "PATCH",
@@ -392,15 +467,50 @@ describe("credential discovery", () => {
       port: 22,
     });
     started.push(locked);
-    await t.call("/api/v1/devices/discover", {
+    const scan = async (clock?: { now(): Date }) => {
+      await t.call("/api/v1/devices/discover", {
+        method: "POST",
+        token: admin,
+        body: { addresses: ["127.0.0.60"], ports: [22] },
+      });
+      const result = (await runNext(clock)).result as { connects: number; found: { problem: string }[] };
+      return { connects: result.connects, problem: result.found[0]!.problem };
+    };
+    const capped = {
+      problem:
+        "not tried further: 1 failed logins to 127.0.0.60 within the hour (settings collector.discovery_tries_per_hour)",
+    };
+    // The probe and one login; not the other two sets.
+    expect(await scan()).toEqual({ connects: 2, ...capped });
+    // Within the hour: the probe alone.
+    expect(await scan()).toEqual({ connects: 1, ...capped });
+    // An hour later the failure no longer counts: one more login, then the maximum again.
+    const later = new Date(Date.now() + 61 * 60_000);
+    expect(await scan({ now: () => later })).toEqual({ connects: 2, ...capped });
+  }, 60_000);
+
+  it("a scan that reaches its connection limit says how many addresses it left unprobed", async () => {
+    const preset = await t.call("/api/v1/discovery/presets", {
       method: "POST",
       token: admin,
-      body: { addresses: ["127.0.0.60"], ports: [22] },
+      body: { name: "small", targets: ["127.0.0.70-127.0.0.74"], ports: [22], max_connects: 2 },
     });
-    const job = await runNext();
-    const [found] = (job.result as { found: { problem: string }[] }).found;
-    expect(found!.problem).toBe(
-      "not tried further: 1 failed logins to 127.0.0.60 within the hour (settings collector.discovery_tries_per_hour)",
+    expect(preset.status, JSON.stringify(preset.body)).toBe(201);
+    const run = await t.call(`/api/v1/discovery/presets/${preset.body.data.id}/run`, { method: "POST", token: admin });
+    expect(run.status, JSON.stringify(run.body)).toBe(202);
+    let job: Job;
+    do job = await runNext();
+    while (job.type !== "discover");
+    expect(job.result).toMatchObject({
+      scanned: 5,
+      answered: 0,
+      silent: 2,
+      not_probed: 3,
+      connects: 2,
+      stopped: "the scan reached its connection limit",
+    });
+    expect(job.message).toBe(
+      "0 of 5 addresses answered, 0 identified; the scan reached its connection limit (3 addresses not probed)",
     );
   }, 60_000);
 });

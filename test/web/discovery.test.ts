@@ -219,6 +219,38 @@ describe.skipIf(unavailable)("discovery page in headless Chromium", () => {
     expect(stored!.state).toBe("ignored");
   });
 
+  it("adopts every candidate that can be with Adopt all, leaving the ignored one", async () => {
+    const { page, base } = b;
+    const now = new Date();
+    const [dell] = await t.db.select({ id: templates.id }).from(templates).where(eq(templates.builtinKey, "dell-os6"));
+    await t.db.insert(discoveryCandidates).values({
+      address: "192.0.2.67",
+      port: 22,
+      protocol: "ssh",
+      credId: setId,
+      templateId: dell!.id,
+      vendor: "Dell",
+      hostname: "access-67",
+      foundAt: now,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await page.goto(`${base}/discovery`);
+    await page.click("button:text('Adopt all')");
+    await page.waitForURL(/done=adopted-all/);
+    const row = page.locator("#candidate-list tbody tr", { hasText: "192.0.2.67" });
+    expect(await row.textContent()).toContain("adopted");
+    const [made] = await t.db.select().from(devices).where(eq(devices.ip, "192.0.2.67"));
+    expect(made).toMatchObject({ name: "access-67", credId: setId, templateId: dell!.id, discoverCredentials: true });
+    const [ignored] = await t.db
+      .select()
+      .from(discoveryCandidates)
+      .where(eq(discoveryCandidates.address, "192.0.2.66"));
+    expect(ignored).toMatchObject({ state: "ignored", deviceId: null });
+    // Nothing left to adopt: the button is gone.
+    expect(await page.locator("button:text('Adopt all')").count()).toBe(0);
+  });
+
   it("adds a scan preset, runs it, schedules it as a task and deletes it", async () => {
     const { page, base } = b;
     await page.goto(`${base}/discovery`);

@@ -192,6 +192,14 @@ export function registerDevicePage(web: Hono<WebEnv>): void {
       ],
       ["Vendor", device.device_vendor ?? ""],
       ["Model", device.device_model ?? ""],
+      // Read by the last backup or detection (docs/discovery.md, Inventory): shown once something was read.
+      ...(
+        [
+          ["Serial", device.device_serial],
+          ["OS version", device.device_os_version],
+          ["Host name", device.device_hostname],
+        ] as const
+      ).flatMap(([label, value]): [string, unknown][] => (value ? [[label, value]] : [])),
       ["Category", category ?? ""],
       ["Template", template ?? ""],
       ["Profile", profile ?? "default"],
