@@ -20,7 +20,10 @@ async function consequence(c: Context<WebEnv>, out: ConfigOut): Promise<string> 
   const series = await seriesVersions(c.var.services.db, c.var.auth.scope, out.device_id, out.command);
   if (series.total <= 1)
     return `It is the only stored version of ${out.command} for ${out.device_name}: the device will have none until its next backup.`;
-  const others = `The other ${plural(series.total - 1, "version")} stay, with their numbers.`;
+  const others =
+    series.total === 2
+      ? "The other version stays, with its number."
+      : `The other ${series.total - 1} versions stay, with their numbers.`;
   if (!out.latest) return others;
   const previous = series.rows.find((r) => r.id !== out.id)!;
   return `It is the latest version: v${previous.version} becomes the latest (nothing is renumbered). ${others}`;

@@ -41,18 +41,22 @@ const valuesOf = (p: RetentionPolicy): PolicyValues => ({
 /** A field as the API's body: empty is null (no limit), a number is a number, anything else is left for the schema to refuse. */
 const limitOf = (raw: string) => (raw.trim() === "" ? null : /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw);
 
-const describePolicy = (p: RetentionPolicy) =>
-  p.keepDays === null && p.keepVersions === null
-    ? "No limit is set: every version is kept, and a purge deletes none."
-    : [
-        p.keepDays === null
-          ? "no age limit"
-          : `versions a download last saw more than ${plural(p.keepDays, "day")} ago may go`,
-        p.keepVersions === null
-          ? "no count limit"
-          : `the newest ${plural(p.keepVersions, "version")} of each device and command are kept`,
-        "the latest version is always kept",
-      ].join("; ") + ".";
+function describePolicy(p: RetentionPolicy): string {
+  if (p.keepDays === null && p.keepVersions === null)
+    return "No limit is set: every version is kept, and a purge deletes none.";
+  const rules = [
+    p.keepDays === null
+      ? "No age limit"
+      : `Versions a download last saw more than ${plural(p.keepDays, "day")} ago may go`,
+    p.keepVersions === null
+      ? "no count limit"
+      : p.keepVersions === 1
+        ? "only the newest version of each device and command is kept"
+        : `the newest ${p.keepVersions} versions of each device and command are kept`,
+    "the latest version is always kept",
+  ];
+  return `${rules.join("; ")}.`;
+}
 
 /** What a purge deletes (or deleted), counted. */
 function PurgeCounts(props: { report: PurgeReport }) {
@@ -188,30 +192,32 @@ function purgeConfirmPage(c: Context<WebEnv>, plan: PurgeReport, changed?: strin
         <PurgeCounts report={plan} />
         <p>This cannot be undone.</p>
         {count > 0 && (
-          <table>
-            <thead>
-              <tr>
-                <th>Device</th>
-                <th>Command</th>
-                <th>Version</th>
-                <th>Last seen</th>
-              </tr>
-            </thead>
-            <tbody>
-              {plan.configs.slice(0, LISTED).map((v) => (
+          <div class="table-wrap">
+            <table>
+              <thead>
                 <tr>
-                  <td>{v.deviceName}</td>
-                  <td>{v.command}</td>
-                  <td>
-                    <a href={`/configs/${v.id}`}>{`v${v.version}`}</a>
-                  </td>
-                  <td>
-                    <Time at={v.lastSeenAt} none="" />
-                  </td>
+                  <th>Device</th>
+                  <th>Command</th>
+                  <th>Version</th>
+                  <th>Last seen</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {plan.configs.slice(0, LISTED).map((v) => (
+                  <tr>
+                    <td>{v.deviceName}</td>
+                    <td>{v.command}</td>
+                    <td>
+                      <a href={`/configs/${v.id}`}>{`v${v.version}`}</a>
+                    </td>
+                    <td>
+                      <Time at={v.lastSeenAt} none="" />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
         {count > LISTED && <p class="muted">{`The first ${LISTED} of ${count} are listed.`}</p>}
         {count > 0 || plan.failedJobIds.length > 0 ? (

@@ -342,7 +342,7 @@ async function formPage(
             </Field>
           )}
           {snippets && (
-            <fieldset class="snippet-task">
+            <fieldset class="form-row grid-form entity-form">
               <legend>Snippet tasks</legend>
               <Field
                 id="t-snippet_id"
