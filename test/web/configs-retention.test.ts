@@ -139,16 +139,16 @@ describe.skipIf(unavailable)("configurations: delete, retention, purge, export i
     const edgeBefore = await versionIds(dev.edge!);
     const coreBefore = await versionIds(dev.core!);
     // No limit: nothing to purge, and no button.
-    await page.goto(`${base}/configs/retention`);
-    expect(await page.textContent("#purge")).toContain("Nothing to purge.");
-    expect(await page.locator("#purge a:text('Purge…')").count()).toBe(0);
+    await page.goto(`${base}/configs/purge`);
+    expect(await page.textContent("main")).toContain("Nothing to purge.");
+    expect(await page.locator("main button").count()).toBe(0);
     await api("/configs/retention-policy", "PUT", { keep_versions: 1 });
     const expected = edgeBefore.length - 1 + (coreBefore.length - 1);
     await page.goto(`${base}/configs/retention`);
-    expect(await page.textContent("#purge-counts li")).toBe(`${expected} configuration versions of 2 devices`);
     await page.click("#purge a:text('Purge…')");
     await page.waitForURL(`${base}/configs/purge`);
     expect(await page.textContent("h1")).toBe(`Purge ${expected} configuration versions?`);
+    expect(await page.textContent("#purge-counts li")).toBe(`${expected} configuration versions of 2 devices`);
     expect(await page.locator("main table tbody tr").count()).toBe(expected);
     expect(await page.locator("main img").count()).toBe(0);
     await b.shoot("configs-purge");
@@ -216,8 +216,8 @@ describe.skipIf(unavailable)("configurations: delete, retention, purge, export i
       );
       await page.goto(`${base}/configs/retention`);
       expect(edgeGo).toBeGreaterThan(1);
-      expect(await page.textContent("#purge-counts li")).toBe(`${edgeGo} configuration versions of 1 device`);
       await page.click("#purge a:text('Purge…')");
+      expect(await page.textContent("#purge-counts li")).toBe(`${edgeGo} configuration versions of 1 device`);
       const rows = await page.locator("main table tbody tr").allTextContents();
       expect(rows).toHaveLength(edgeGo);
       expect(rows.every((r) => r.includes(HOSTILE))).toBe(true);

@@ -73,11 +73,10 @@ function PurgeCounts(props: { report: PurgeReport }) {
 }
 
 async function retentionPage(c: Context<WebEnv>, status: 200 | 422, values?: PolicyValues, problems?: FieldProblems) {
-  const { db, clock } = c.var.services;
+  const { db } = c.var.services;
   const { abilities, scope } = c.var.auth;
   const policy = await getRetentionPolicy(db);
   const write = abilities.has("configs.write");
-  const plan = write ? await purgeConfigs(db, clock.now(), { dryRun: true, scope }) : null;
   const v = values ?? valuesOf(policy);
   const p = problems ?? {};
   return renderPage(c, status, {
@@ -130,24 +129,20 @@ async function retentionPage(c: Context<WebEnv>, status: 200 | 422, values?: Pol
             </p>
           )}
         </section>
-        {plan && (
+        {write && (
           <section class="card" id="purge">
             <h2>Purge old versions</h2>
             <p>
               {scope.all
-                ? "What the policy no longer keeps, now:"
-                : "What the policy no longer keeps of the devices you see, now:"}
+                ? "Deletes now what the policy no longer keeps, instead of waiting for the nightly purge task."
+                : "Deletes now what the policy no longer keeps of the devices you see."}{" "}
+              The next page counts what goes, and asks first.
             </p>
-            <PurgeCounts report={plan} />
-            {plan.configs.length || plan.failedJobIds.length ? (
-              <div class="actions">
-                <a class="button danger" href="/configs/purge">
-                  Purge…
-                </a>
-              </div>
-            ) : (
-              <p class="muted">Nothing to purge.</p>
-            )}
+            <div class="actions">
+              <a class="button danger" href="/configs/purge">
+                Purge…
+              </a>
+            </div>
           </section>
         )}
         <section class="card" id="export">
@@ -220,7 +215,7 @@ function purgeConfirmPage(c: Context<WebEnv>, plan: PurgeReport, changed?: strin
           </div>
         )}
         {count > LISTED && <p class="muted">{`The first ${LISTED} of ${count} are listed.`}</p>}
-        {count > 0 || plan.failedJobIds.length > 0 ? (
+        {count > 0 || plan.failedJobIds.length > 0 || plan.blobs > 0 ? (
           <CsrfForm action="/configs/purge" csrf={c.var.session.csrfToken}>
             <input type="hidden" name="expected" value={String(count)} />
             <div class="actions">
