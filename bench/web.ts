@@ -196,6 +196,7 @@ async function main() {
     ["config", `/configs/${oldest!.id}`],
     ["diff", `/configs/diff?from=${oldest!.id}&to=${next!.id}`],
     ["changes", "/changes"],
+    ["configuration retention", "/configs/retention"],
     ["changes, filtered by tag", "/changes?filter[device_tags]=fra"],
     ["search", "/search?q=logging%20host%2010.255"],
     ["tasks", "/tasks"],

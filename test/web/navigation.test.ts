@@ -59,7 +59,7 @@ describe.skipIf(unavailable)("menus and unknown pages in headless Chromium", () 
     await b.loginAs("admin1");
     expect(await menu()).toEqual([
       ["Fleet", ["Dashboard", "Devices", "Discovery", "Tasks", "Reports"]],
-      ["Configs", ["Changes", "Search", "Compare exclusions", "Compliance", "Snippets"]],
+      ["Configs", ["Changes", "Search", "Compare exclusions", "Retention and export", "Compliance", "Snippets"]],
       ["Inventory", ["Credentials", "Templates", "Command groups", "Vendors", "Tags", "Device profiles"]],
       [
         "Admin",

@@ -140,6 +140,8 @@ textarea.definition { min-height:16em; }
 pre.diff-text span { display:block; } pre.diff-text .hunk { color:var(--muted); }
 details.output summary { cursor:pointer; } details.output pre { max-height:24em; }
 ul.links { padding-left:18px; }
+/* A group of fields across the whole form (a snippet task's deploy settings), laid out as a grid of its own. */
+fieldset.form-row { grid-column:1 / -1; border:1px solid var(--line); border-radius:6px; padding:8px 12px; margin:4px 0 8px; }
 h1.mono { font-size:20px; overflow-wrap:anywhere; } .whoami { white-space:nowrap; }
 .numbered .line-problem { color:var(--bad); background:#fdecea; } .numbered mark { background:#ffe27a; color:inherit; }
 @media (max-width: 700px) {

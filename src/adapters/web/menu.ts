@@ -38,6 +38,7 @@ export const MENU: readonly MenuEntry[] = [
       { href: "/changes", label: "Changes", ability: "configs.read" },
       { href: "/search", label: "Search", ability: "configs.read" },
       { href: "/compare-exclusions", label: "Compare exclusions", ability: "configs.read" },
+      { href: "/configs/retention", label: "Retention and export", ability: "configs.read" },
       { href: "/compliance", label: "Compliance", ability: "policycompliance.read" },
       { href: "/snippets", label: "Snippets", ability: "snippets.read" },
     ],

@@ -21,6 +21,9 @@ import { registerUserAdminPage } from "./admin/users.tsx";
 import { registerDashboardPage } from "./dashboard.tsx";
 import { registerChangesPage } from "./fleet/changes.tsx";
 import { registerConfigPage } from "./fleet/config.tsx";
+import { registerConfigDeletePages } from "./configs/delete.tsx";
+import { registerRetentionPages } from "./configs/retention.tsx";
+import { registerHostKeyPages } from "./fleet/host-key.tsx";
 import { registerSearchPage } from "./fleet/search.tsx";
 import { registerTaskPages } from "./fleet/tasks.tsx";
 import { registerTaskFormPages } from "./fleet/task-form.tsx";
@@ -88,6 +91,10 @@ export function createWebApp(deps: { config: Config; clock: Clock; apiDocsFiles?
   registerDeviceFormPages(app);
   registerDevicePage(app);
   registerDiffPage(app);
+  // Before the version page, whose /configs/{id} would take /configs/retention, /purge and /export as ids.
+  registerRetentionPages(app);
+  registerConfigDeletePages(app);
+  registerHostKeyPages(app);
   registerConfigPage(app);
   registerChangesPage(app);
   registerSearchPage(app);

@@ -3,16 +3,18 @@ import type { Context } from "hono";
 import { eq } from "drizzle-orm";
 import { configs } from "../../db/schema/index.ts";
 import type { AppEnv } from "../../platform/http/env.ts";
-import { listEnvelope, parseListQuery, type ListSpec } from "../../platform/http/list.ts";
+import { listEnvelope, parseListQuery } from "../../platform/http/list.ts";
 import { changeListSpec, getChange, getChangeByConfig, listChanges } from "./history/changes.ts";
 import { compareConfigs, comparisonJson, comparisonUnified } from "./history/compare.ts";
 import { compareExclusionsResource } from "./history/exclusions-resource.ts";
 import { exportArchive } from "./storage/export.ts";
 import * as routes from "./routes.ts";
 import {
+  configExportSpec,
   configListSpec,
   configText,
   deleteConfig,
+  deletedConfigMessage,
   deviceInScope,
   getConfig,
   isLatestVersion,
@@ -38,9 +40,6 @@ async function deviceConfigs(c: Context<AppEnv>, deviceId: number, latestOnly: b
   const { total, rows } = await listConfigs(db, c.var.auth.scope, q);
   return listEnvelope(c, q, total, rows);
 }
-
-/** The export's default order (device, then command) unless the query sorts otherwise. */
-const exportSpec: ListSpec = { ...configListSpec, defaultSort: "device_name,command" };
 
 /**
  * Static paths (diff, export, all-by-deviceid ...) come before /configs/{id}, which would otherwise take them
@@ -71,7 +70,7 @@ export function registerConfigRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(routes.exportConfigsRoute, async (c) => {
-    const q = parseListQuery(c, exportSpec, [isLatestVersion]);
+    const q = parseListQuery(c, configExportSpec, [isLatestVersion]);
     const body = await exportArchive(c.var.services.db, c.var.auth.scope, q);
     const date = c.var.services.clock.now().toISOString().slice(0, 10);
     return c.body(body, 200, {
@@ -109,10 +108,7 @@ export function registerConfigRoutes(app: OpenAPIHono<AppEnv>) {
     const id = c.req.valid("param").id;
     const { db, clock } = c.var.services;
     const { blobDeleted } = await deleteConfig(db, c.var.auth.scope, c.var.auth, id, clock.now());
-    return c.json(
-      { message: `Config ${id} deleted${blobDeleted ? "" : "; its text is kept for the other versions that have it"}` },
-      200,
-    );
+    return c.json({ message: deletedConfigMessage(id, blobDeleted) }, 200);
   });
 }
 

@@ -17,11 +17,30 @@ export { registerConfigSearchRoutes, searchConfigsGetRoute, searchRequestOfQuery
 export { searchConfigs } from "./search/search.ts";
 export type { SearchRequest } from "./search/search.ts";
 export { registerSecretScanRoute } from "./secret-scan-routes.ts";
-export { configText, deviceHistory, getConfig, isLatestVersion, listConfigs, timeBoundFilter } from "./service.ts";
+export {
+  configExportSpec,
+  configText,
+  deleteConfig,
+  deletedConfigMessage,
+  deviceHistory,
+  getConfig,
+  isLatestVersion,
+  listConfigs,
+  seriesVersions,
+  timeBoundFilter,
+} from "./service.ts";
 export { readBlobs } from "./storage/blobs.ts";
 export { maintainConfigStorage } from "./storage/maintenance.ts";
-export { registerRetentionRoutes } from "./storage/retention-routes.ts";
-export { purgeConfigs, purgeSummary } from "./storage/retention.ts";
+export { registerRetentionRoutes, setRetentionPolicyRoute } from "./storage/retention-routes.ts";
+export {
+  changeRetentionPolicy,
+  getRetentionPolicy,
+  purgeConfigs,
+  purgeSummary,
+  serializePolicy,
+} from "./storage/retention.ts";
+export type { PurgeReport, RetentionPolicy } from "./storage/retention.ts";
+export { exportArchive } from "./storage/export.ts";
 export { remaskStoredConfigs, scanStoredSecrets } from "./storage/secret-history.ts";
 export { secretsDigest, zoneDigestLabel, zoneSecretsDigestKey } from "./storage/secrets-digest.ts";
 export {

@@ -231,6 +231,26 @@ export async function deviceInScope(db: DbOrTx, scope: DeviceScope, id: number):
   return row.name;
 }
 
+/** The export's list options: the default order is device, then command, unless the query sorts otherwise. */
+export const configExportSpec: ListSpec = { ...configListSpec, defaultSort: "device_name,command" };
+
+/**
+ * How many versions of one command a device has in the caller's scope, and the newest two: what deleting one
+ * leaves (the version that becomes the latest, or none).
+ */
+export const seriesVersions = (db: Db, scope: DeviceScope, deviceId: number, command: string) =>
+  listConfigs(db, scope, {
+    page: 1,
+    perPage: 2,
+    where: and(eq(configs.deviceId, deviceId), eq(configs.command, command)),
+    orderBy: [desc(configs.version)],
+    fields: null,
+  });
+
+/** What a deletion answers (the API's message, the page's too). */
+export const deletedConfigMessage = (id: number, blobDeleted: boolean) =>
+  `Config ${id} deleted${blobDeleted ? "" : "; its text is kept for the other versions that have it"}`;
+
 /**
  * Deletes one version with its change row. Its text goes too unless another version (of any device) has the
  * same text (texts that were deltas against it are re-encoded first); the next version's change keeps its diff as

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
-import { deviceScopeCondition } from "../../platform/auth/scope.ts";
+import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scope.ts";
 import { devices } from "../../db/schema/index.ts";
-import type { Db } from "../../db/client.ts";
+import type { Db, DbOrTx } from "../../db/client.ts";
 import type { AuthContext } from "../../platform/http/env.ts";
 import { ApiError } from "../../platform/http/errors.ts";
 import { recordActivity } from "../../platform/audit/record.ts";
@@ -32,4 +32,14 @@ export async function resetHostKey(db: Db, auth: AuthContext, id: number, finger
     );
     return { device_id: id, host_key_fingerprint: fingerprint, previous_fingerprint: row.fingerprint };
   });
+}
+
+/** The SSH host key fingerprint pinned for a device in the scope (null: the next connection pins what it sees); 404 otherwise. */
+export async function pinnedHostKey(db: DbOrTx, scope: DeviceScope, id: number): Promise<string | null> {
+  const [row] = await db
+    .select({ fingerprint: devices.hostKeyFingerprint })
+    .from(devices)
+    .where(and(eq(devices.id, id), deviceScopeCondition(scope)));
+  if (!row) throw ApiError.notFound(`Device ${id}`);
+  return row.fingerprint;
 }

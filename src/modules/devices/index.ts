@@ -6,7 +6,8 @@ export { requestDetect } from "./detect.ts";
 export { exportStream } from "./export.ts";
 export { registerDeviceRoutes } from "./handlers.ts";
 export { deviceFilterChoices } from "./filter-choices.ts";
-export { resetHostKey } from "./host-key.ts";
+export { pinnedHostKey, resetHostKey } from "./host-key.ts";
+export { HostKeyResetInput } from "./routes.ts";
 export { applyImport } from "./import-apply.ts";
 export type { ImportReport } from "./import-apply.ts";
 export {

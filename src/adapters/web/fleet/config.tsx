@@ -49,6 +49,11 @@ export function registerConfigPage(web: Hono<WebEnv>): void {
             >
               Download
             </a>
+            {c.var.auth.abilities.has("configs.write") && (
+              <a class="button danger" href={`/configs/${id}/delete`}>
+                Delete
+              </a>
+            )}
             <div class="find">
               <label for="find" class="visually-hidden">
                 Find in this configuration

@@ -85,6 +85,9 @@ function DeviceActions(props: { device: DeviceOut; csrf: string }) {
           Accept new host key
         </button>
       </CsrfForm>
+      <a class="button secondary" href={`/devices/${device.id}/host-key`}>
+        Pin a host key
+      </a>
       <a class="button danger" href={`/devices/${device.id}/delete`}>
         Delete
       </a>

@@ -7,7 +7,9 @@ import { TaskInput, type TaskOut } from "../../../modules/tasks/index.ts";
 import { saveTask, setPaused, showTask } from "../../../modules/tasks/index.ts";
 import { TASK_TYPE_DEFS, TASK_TYPES, type TaskType } from "../../../modules/tasks/index.ts";
 import { firstPageQuery } from "../../../platform/http/list.ts";
+import { ApiError } from "../../../platform/http/errors.ts";
 import { listPresets } from "../../../modules/discovery/index.ts";
+import { snippetsResource } from "../../../modules/snippets/index.ts";
 import type { WebEnv } from "../env.ts";
 import {
   Field,
@@ -27,8 +29,10 @@ import { pathId } from "../path-id.ts";
 import { requirePage } from "../viewer.ts";
 import { taskCtxOf } from "./task-context.ts";
 
-/** Snippet tasks carry deploy options the API takes; the page edits them only when they already exist. */
+/** Types offered to every writer; a snippet task also needs snippets.write (snippetTypes). */
 const FORM_TYPES: TaskType[] = TASK_TYPES.filter((t) => t !== "snippet");
+/** The deploy settings of a snippet task, as the form names them (snippet_options in the API). */
+const SNIPPET_NUMBERS = ["canary", "concurrency", "confirm_device_count"] as const;
 const TARGET_LISTS = ["devices", "tags", "categories"] as const;
 const LIST_LIMIT = 500;
 /** Runs the schedule helper shows. */
@@ -54,9 +58,23 @@ type Values = {
   tags: string[];
   categories: string[];
   scan_preset_id: string;
+  snippet_id: string;
+  canary: string;
+  concurrency: string;
+  confirm_device_count: string;
+  stop_on_failure: boolean;
+  /** dynamic_vars as `name=value` lines. */
+  variables: string;
 };
 
+const numberText = (n: unknown) => (typeof n === "number" ? String(n) : "");
+
+/** A number field as the API's body: empty is left out, digits a number, anything else left for the schema to refuse. */
+const numberOf = (raw: string) =>
+  raw.trim() === "" ? undefined : /^-?\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+
 function valuesOf(t: TaskOut): Values {
+  const options = t.snippet_options ?? {};
   return {
     task_name: t.task_name,
     task_desc: t.task_desc,
@@ -69,6 +87,14 @@ function valuesOf(t: TaskOut): Values {
     tags: t.tags.map(String),
     categories: t.categories.map(String),
     scan_preset_id: t.scan_preset_id ? String(t.scan_preset_id) : "",
+    snippet_id: t.snippet_id ? String(t.snippet_id) : "",
+    canary: numberText(options.canary),
+    concurrency: numberText(options.concurrency),
+    confirm_device_count: numberText(options.confirm_device_count),
+    stop_on_failure: options.stop_on_failure === true,
+    variables: Object.entries((options.dynamic_vars ?? {}) as Record<string, unknown>)
+      .map(([name, value]) => `${name}=${String(value)}`)
+      .join("\n"),
   };
 }
 
@@ -85,7 +111,24 @@ function valuesFrom(form: Form): Values {
     tags: texts(form, "tags"),
     categories: texts(form, "categories"),
     scan_preset_id: text(form, "scan_preset_id") ?? "",
+    snippet_id: text(form, "snippet_id") ?? "",
+    canary: text(form, "canary") ?? "",
+    concurrency: text(form, "concurrency") ?? "",
+    confirm_device_count: text(form, "confirm_device_count") ?? "",
+    stop_on_failure: text(form, "stop_on_failure") === "true",
+    variables: text(form, "variables") ?? "",
   };
+}
+
+/** `name=value` lines as dynamic_vars (a line without `=` names a variable with an empty value, for the API to judge). */
+function variablesOf(lines: string): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const line of lines.split(/\r?\n/)) {
+    if (!line.trim()) continue;
+    const at = line.indexOf("=");
+    vars[(at < 0 ? line : line.slice(0, at)).trim()] = at < 0 ? "" : line.slice(at + 1).trim();
+  }
+  return vars;
 }
 
 /** The form as the API's task body: only the target lists the type reads are sent (the others must be empty). */
@@ -103,6 +146,17 @@ function inputOf(v: Values): Record<string, unknown> {
   for (const list of TARGET_LISTS) if (uses === list || uses === "lists") input[list] = v[list].map(Number);
   if (v.task_type === "discovery_scan")
     input.scan_preset_id = /^\d{1,9}$/.test(v.scan_preset_id) ? Number(v.scan_preset_id) : null;
+  if (v.task_type === "snippet") {
+    input.snippet_id = /^\d{1,9}$/.test(v.snippet_id) ? Number(v.snippet_id) : null;
+    const options: Record<string, unknown> = { stop_on_failure: v.stop_on_failure };
+    for (const name of SNIPPET_NUMBERS) {
+      const n = numberOf(v[name]);
+      if (n !== undefined) options[name] = n;
+    }
+    const vars = variablesOf(v.variables);
+    if (Object.keys(vars).length) options.dynamic_vars = vars;
+    input.snippet_options = options;
+  }
   return input;
 }
 
@@ -115,6 +169,43 @@ function preview(v: Values, now: Date): { runs?: Date[]; problem?: string } {
   if (!zone)
     return { problem: "timezone must be an IANA time zone name such as Europe/Berlin, America/New_York or UTC" };
   return { runs: nextRuns({ cron, timezone: zone }, now, PREVIEW_RUNS) };
+}
+
+/**
+ * A refusal's problems by form field: snippet_options.canary is the form's canary field, a variable's problem
+ * belongs to the variables (said with its name).
+ */
+function formProblems(err: unknown): FieldProblems | null {
+  if (!(err instanceof ApiError) || err.status !== 422 || !err.errors) return fieldProblems(err);
+  const renamed: Record<string, string[]> = {};
+  for (const [key, messages] of Object.entries(err.errors)) {
+    const option = /^snippet_options\.(\w+)/.exec(key)?.[1];
+    const field = option === "dynamic_vars" ? "variables" : option && option in OPTION_FIELDS ? option : key;
+    const said = messages.map((m) =>
+      field === "variables"
+        ? m.replace(/^snippet_options\.dynamic_vars\.?/, "")
+        : field !== key && m.startsWith(`${key} `)
+          ? `${field} ${m.slice(key.length + 1)}`
+          : m,
+    );
+    (renamed[field] ??= []).push(...said);
+  }
+  return fieldProblems(new ApiError(422, err.message, renamed));
+}
+
+/** The snippet options the form has a field for (dynamic_vars: the variables). */
+const OPTION_FIELDS = { canary: 1, concurrency: 1, confirm_device_count: 1, stop_on_failure: 1 };
+
+/** Snippets a snippet task may deploy: listed for a role that may push them (snippets.write) and list them. */
+async function snippetChoices(c: Context<WebEnv>): Promise<[number, string][] | null> {
+  const { abilities, scope } = c.var.auth;
+  if (!abilities.has("snippets.write") || !abilities.has("snippets.read")) return null;
+  const { rows } = await snippetsResource.list(
+    c.var.services.db,
+    scope,
+    firstPageQuery(snippetsResource.listSpec, LIST_LIMIT, "name"),
+  );
+  return rows.map((r) => [r.id, String(r.name)]);
 }
 
 async function targetChoices(c: Context<WebEnv>) {
@@ -154,6 +245,9 @@ async function formPage(
 ) {
   const { values: v, problems: p = {} } = props;
   const choices = await targetChoices(c);
+  const snippets = await snippetChoices(c);
+  // A snippet task pushes configuration: only a role with snippets.write may make or change one (as the API).
+  const mayNotSave = props.task?.task_type === "snippet" && !snippets;
   // Scan presets, as the API lists them: for a role that reads devices and sees every one.
   const presets =
     c.var.auth.abilities.has("devices.read") && c.var.auth.scope.all ? await listPresets(c.var.services.db) : null;
@@ -166,8 +260,8 @@ async function formPage(
     ...p,
     ...(schedule?.problem && !p.task_cron ? { task_cron: [schedule.problem.replace(/^task_cron /, "")] } : {}),
   };
-  const types =
-    props.task && !FORM_TYPES.includes(props.task.task_type) ? [props.task.task_type, ...FORM_TYPES] : FORM_TYPES;
+  const offered: TaskType[] = snippets ? [...FORM_TYPES, "snippet"] : FORM_TYPES;
+  const types = props.task && !offered.includes(props.task.task_type) ? [props.task.task_type, ...offered] : offered;
   const Targets = (s: { name: (typeof TARGET_LISTS)[number]; label: string }) => {
     const options = choices[s.name];
     if (!options) return null;
@@ -209,6 +303,7 @@ async function formPage(
               "timezone",
               ...TARGET_LISTS,
               ...(presets ? ["scan_preset_id"] : []),
+              ...(snippets ? ["snippet_id", "variables", ...SNIPPET_NUMBERS] : []),
             ]}
           />
           <Field id="t-task_name" name="task_name" label="Name" problems={problems}>
@@ -245,6 +340,80 @@ async function formPage(
                 ))}
               </select>
             </Field>
+          )}
+          {snippets && (
+            <fieldset class="form-row grid-form entity-form">
+              <legend>Snippet tasks</legend>
+              <Field
+                id="t-snippet_id"
+                name="snippet_id"
+                label="Snippet"
+                problems={problems}
+                hint="snippet tasks: the snippet each run deploys to the devices, tags and categories below (none: every device)."
+              >
+                <select id="t-snippet_id" name="snippet_id">
+                  <option value="">None</option>
+                  {snippets.map(([id, name]) => (
+                    <option value={String(id)} selected={v.snippet_id === String(id)}>
+                      {name}
+                    </option>
+                  ))}
+                </select>
+              </Field>
+              <Field
+                id="t-variables"
+                name="variables"
+                label="Variables"
+                problems={problems}
+                hint="One a line, name=value; a variable not given is each device's custom attribute."
+              >
+                <textarea id="t-variables" name="variables" rows={3} class="mono">
+                  {v.variables}
+                </textarea>
+              </Field>
+              <Field
+                id="t-canary"
+                name="canary"
+                label="Canary devices"
+                problems={problems}
+                hint="Pushed first, alone; empty: none."
+              >
+                <input type="text" inputmode="numeric" id="t-canary" name="canary" value={v.canary} />
+              </Field>
+              <Field
+                id="t-concurrency"
+                name="concurrency"
+                label="Pushes at once"
+                problems={problems}
+                hint="1 to 100; empty: the deploy's default."
+              >
+                <input type="text" inputmode="numeric" id="t-concurrency" name="concurrency" value={v.concurrency} />
+              </Field>
+              <Field
+                id="t-confirm_device_count"
+                name="confirm_device_count"
+                label="Confirmed device count"
+                problems={problems}
+                hint="A run reaching another number of devices pushes nothing; required above 25 devices."
+              >
+                <input
+                  type="text"
+                  inputmode="numeric"
+                  id="t-confirm_device_count"
+                  name="confirm_device_count"
+                  value={v.confirm_device_count}
+                />
+              </Field>
+              <label class="check">
+                <input type="checkbox" name="stop_on_failure" value="true" checked={v.stop_on_failure} /> Stop after a
+                failure
+              </label>
+            </fieldset>
+          )}
+          {mayNotSave && (
+            <p class="alert warning" id="snippet-task-refusal">
+              A snippet task pushes configuration: changing it needs the snippets.write ability.
+            </p>
           )}
           <Targets name="devices" label="Devices" />
           <Targets name="tags" label="Tags" />
@@ -298,7 +467,7 @@ async function formPage(
             </label>
           </div>
           <div class="actions">
-            <button type="submit">Save task</button>
+            {!mayNotSave && <button type="submit">Save task</button>}
             <a href={props.task ? `/tasks/${props.task.id}` : "/tasks"}>Cancel</a>
           </div>
         </CsrfForm>
@@ -331,6 +500,12 @@ export function registerTaskFormPages(web: Hono<WebEnv>): void {
         tags: [],
         categories: [],
         scan_preset_id: c.req.query("scan_preset_id") ?? "",
+        snippet_id: c.req.query("snippet_id") ?? "",
+        canary: "",
+        concurrency: "",
+        confirm_device_count: "",
+        stop_on_failure: false,
+        variables: "",
       },
     }),
   );
@@ -345,7 +520,7 @@ export function registerTaskFormPages(web: Hono<WebEnv>): void {
       const task = await saveTask(taskCtxOf(c), parsedBy(TaskInput, inputOf(values)), null, "create");
       return c.redirect(`/tasks/${task.id}?done=created`, 303);
     } catch (err) {
-      const problems = fieldProblems(err);
+      const problems = formProblems(err);
       if (!problems) throw err;
       return formPage(c, 422, { title: "New task", action: "/tasks/new", values, problems });
     }
@@ -372,7 +547,7 @@ export function registerTaskFormPages(web: Hono<WebEnv>): void {
       await saveTask(taskCtxOf(c), parsedBy(TaskInput.partial(), inputOf(values)), task.id, "patch");
       return c.redirect(`/tasks/${task.id}?done=saved`, 303);
     } catch (err) {
-      const problems = fieldProblems(err);
+      const problems = formProblems(err);
       if (!problems) throw err;
       return formPage(c, 422, { ...page, problems });
     }

@@ -27,6 +27,7 @@ import type { MaintenanceProgress } from "./maintenance-progress.ts";
 import { trimSeriesIndex } from "../search/search-reindex.ts";
 import { keepDiffsOfSuccessors } from "../history/change-diffs.ts";
 import { failureReason } from "../../../kernel/error-reason.ts";
+import { ApiError } from "../../../platform/http/errors.ts";
 
 export type RetentionPolicy = { keepDays: number | null; keepVersions: number | null; updatedAt: Date | null };
 
@@ -55,6 +56,40 @@ export async function setRetentionPolicy(
     .values({ id: POLICY_ID, ...values })
     .onConflictDoUpdate({ target: configRetentionPolicy.id, set: values });
   return values;
+}
+
+/**
+ * A caller's change of the policy, recorded in the activity log. The policy applies to every device, so only a
+ * role that sees all devices may change it.
+ */
+export async function changeRetentionPolicy(
+  db: Db,
+  caller: Exclude<Actor, { system: string }> & { scope: DeviceScope },
+  policy: { keepDays: number | null; keepVersions: number | null },
+  now: Date,
+): Promise<RetentionPolicy> {
+  if (!caller.scope.all)
+    throw new ApiError(
+      403,
+      "The retention policy applies to every device; changing it needs a role that sees all devices",
+    );
+  return db.transaction(async (tx) => {
+    const before = serializePolicy(await getRetentionPolicy(tx));
+    const after = await setRetentionPolicy(tx, policy, now);
+    await recordActivity(
+      tx,
+      caller,
+      {
+        action: "retention_policy.update",
+        subjectType: "retention_policy",
+        subjectId: POLICY_ID,
+        before,
+        after: serializePolicy(after),
+      },
+      now,
+    );
+    return after;
+  });
 }
 
 export const serializePolicy = (p: RetentionPolicy) => ({
