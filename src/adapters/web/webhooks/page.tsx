@@ -197,11 +197,6 @@ const valuesOf = (w: Webhook): Values => ({
   enabled: w.enabled,
 });
 
-/**
- * Webhook subscriptions (system.read to see, system.write to change, and a role that sees every device, as the
- * API): list, add (the signing secret shown once), edit, delete, rotate the secret (shown once), a test ping, and
- * the delivery log with redeliver.
- */
 /** What the webhook services need from a page's request: the logged-in user as the caller. */
 const actorOf = (c: Context<WebEnv>): WebhookActor => ({
   db: c.var.services.db,
@@ -210,6 +205,11 @@ const actorOf = (c: Context<WebEnv>): WebhookActor => ({
   now: c.var.services.clock.now(),
 });
 
+/**
+ * Webhook subscriptions (system.read to see, system.write to change, and a role that sees every device, as the
+ * API): list, add (the signing secret shown once), edit, delete, rotate the secret (shown once), a test ping, and
+ * the delivery log with redeliver.
+ */
 export function registerWebhooksPage(web: Hono<WebEnv>): void {
   web.get("/webhooks", requirePage("system.read"), async (c) => {
     const q = pageListQuery(c, webhookListSpec);
