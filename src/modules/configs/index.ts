@@ -1,6 +1,12 @@
 // The module's public surface: what the rest of the app may use. Other folders import the module only
 // through this file (.dependency-cruiser.cjs); a file inside the module imports its siblings directly.
-export { registerConfigGroups } from "./handlers.ts";
+export {
+  registerConfigGroups,
+  registerConfigSearchRoutes,
+  registerRetentionRoutes,
+  registerSecretScanRoute,
+  searchRequestOfQuery,
+} from "./handlers.ts";
 export { CHANGE_TRIGGERS, changeListSpec, latestChanges, listChanges } from "./history/changes.ts";
 export { compareConfigs } from "./history/compare.ts";
 export { unifiedDiff } from "./history/config-diff.ts";
@@ -9,14 +15,12 @@ export { compileCompareExclusions } from "./history/exclusions.ts";
 export { compareExclusionsResource } from "./history/exclusions-resource.ts";
 export type { ExclusionRule } from "./history/exclusions.ts";
 export { matchLines } from "./history/line-diff.ts";
-export { diffConfigsRoute } from "./routes.ts";
+export { diffConfigsRoute, searchConfigsGetRoute, setRetentionPolicyRoute } from "./routes.ts";
 export type { ConfigOut } from "./schemas.ts";
 export { startLineStoreWarmUp } from "./search/line-store-warm.ts";
 export { indexPendingVersions } from "./search/search-index.ts";
-export { registerConfigSearchRoutes, searchConfigsGetRoute, searchRequestOfQuery } from "./search/search-routes.ts";
 export { searchConfigs } from "./search/search.ts";
 export type { SearchRequest } from "./search/search.ts";
-export { registerSecretScanRoute } from "./secret-scan-routes.ts";
 export {
   configExportSpec,
   configText,
@@ -31,7 +35,6 @@ export {
 } from "./service.ts";
 export { readBlobs } from "./storage/blobs.ts";
 export { maintainConfigStorage } from "./storage/maintenance.ts";
-export { registerRetentionRoutes, setRetentionPolicyRoute } from "./storage/retention-routes.ts";
 export {
   changeRetentionPolicy,
   getRetentionPolicy,

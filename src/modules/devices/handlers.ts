@@ -17,7 +17,10 @@ import {
   updateDevices,
   type WriteContext,
 } from "./service.ts";
-import { registerDeviceImportExportRoutes } from "./import-routes.ts";
+import { parseCsvTable } from "./csv.ts";
+import { MAX_IMPORT_ROWS, planCsvImport, readCsvUpload } from "./csv-import.ts";
+import { exportStream } from "./export.ts";
+import { applyImport } from "./import-apply.ts";
 import { resetHostKey } from "./host-key.ts";
 import { requestDetect } from "./detect.ts";
 import { missingTemplateWarning } from "./template-warning.ts";
@@ -32,9 +35,27 @@ const writeContext = (c: Context<AppEnv>): WriteContext => ({
   now: c.var.services.clock.now(),
 });
 
-/** Static paths (bulk, search, summary) are registered before /devices/{id} so they are not read as ids. */
+/** Static paths (export, import, bulk, search, summary) are registered before /devices/{id} so they are not read as ids. */
 export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summary: boolean }) {
-  registerDeviceImportExportRoutes(app);
+  app.openapi(routes.exportDevicesRoute, async (c) => {
+    const format = c.req.valid("query").format ?? "csv";
+    const q = parseListQuery(c, deviceListSpec);
+    const body = await exportStream(c.var.services.db, c.var.auth.scope, q, format);
+    const date = c.var.services.clock.now().toISOString().slice(0, 10);
+    return c.body(body, 200, {
+      "Content-Type": format === "csv" ? "text/csv; charset=utf-8" : "application/json; charset=utf-8",
+      "Content-Disposition": `attachment; filename="devices-${date}.${format}"`,
+    });
+  });
+
+  app.openapi(routes.importDevicesRoute, async (c) => {
+    const dryRun = c.req.valid("query").dry_run === "true";
+    const table = parseCsvTable(await readCsvUpload(c.req.raw), MAX_IMPORT_ROWS);
+    const ctx = writeContext(c);
+    const planned = await planCsvImport(ctx.db, ctx.scope, table);
+    return c.json({ data: await applyImport(ctx, planned, { dryRun }) }, 200);
+  });
+
   app.openapi(routes.resetHostKeyRoute, async (c) => {
     const body = (c.req.valid("json") ?? {}) as z.infer<typeof routes.HostKeyResetInput>;
     const { db, clock } = c.var.services;

@@ -11,7 +11,16 @@ export function registerMailRoutes(app: OpenAPIHono<AppEnv>): void {
   );
 
   app.openapi(putMailSubscriptionsRoute, async (c) =>
-    c.json({ data: await setMailSubscriptions(c, c.req.valid("param").id, c.req.valid("json")) }, 200),
+    c.json(
+      {
+        data: await setMailSubscriptions(
+          { db: c.var.services.db, auth: c.var.auth, now: c.var.services.clock.now() },
+          c.req.valid("param").id,
+          c.req.valid("json"),
+        ),
+      },
+      200,
+    ),
   );
 }
 

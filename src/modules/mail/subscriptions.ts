@@ -1,9 +1,8 @@
 import { eq, inArray } from "drizzle-orm";
-import type { Context } from "hono";
 import type { z } from "zod";
-import type { DbOrTx } from "../../db/client.ts";
+import type { Db, DbOrTx } from "../../db/client.ts";
 import { mailSubscriptions, tags, users } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../platform/http/env.ts";
+import type { AuthContext } from "../../platform/http/env.ts";
 import { ApiError } from "../../platform/http/errors.ts";
 import { recordActivity } from "../../platform/audit/record.ts";
 import { assertCanManage } from "../users/index.ts";
@@ -28,15 +27,18 @@ export async function showSubscriptions(db: DbOrTx, userId: number) {
  * Sets a user's mail subscriptions (what the body leaves out is off). Another user's only for a caller who may
  * manage that user; recorded as `user.mail_subscriptions`.
  */
-export async function setMailSubscriptions(c: Context<AppEnv>, id: number, body: z.infer<typeof MailSubscriptionsPut>) {
-  const now = c.var.services.clock.now();
-  return c.var.services.db.transaction(async (tx) => {
+export async function setMailSubscriptions(
+  { db, auth, now }: { db: Db; auth: AuthContext; now: Date },
+  id: number,
+  body: z.infer<typeof MailSubscriptionsPut>,
+) {
+  return db.transaction(async (tx) => {
     const before = await showSubscriptions(tx, id);
     // Another user's mail is theirs to silence only for a caller who may manage that user (the rule for editing
     // them): a scoped user cannot switch off an administrator's failure mail.
-    if (id !== c.var.auth.userId) {
+    if (id !== auth.userId) {
       const [target] = await tx.select().from(users).where(eq(users.id, id));
-      await assertCanManage(tx, c.var.auth, [target!], "change the mail subscriptions of");
+      await assertCanManage(tx, auth, [target!], "change the mail subscriptions of");
     }
     const tagIds = [...new Set(body.config_change_tag_ids ?? [])];
     if (tagIds.length) {
@@ -65,7 +67,7 @@ export async function setMailSubscriptions(c: Context<AppEnv>, id: number, body:
     const { updated_at: _a, ...is } = after;
     await recordActivity(
       tx,
-      c.var.auth,
+      auth,
       { action: "user.mail_subscriptions", subjectType: "user", subjectId: id, before: was, after: is },
       now,
     );

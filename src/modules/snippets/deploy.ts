@@ -1,8 +1,8 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq, inArray } from "drizzle-orm";
-import type { Context } from "hono";
+import type { Db, DbOrTx } from "../../db/client.ts";
 import { snippetDeploymentDevices, snippetDeployments, snippets } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../platform/http/env.ts";
+import type { AuthContext } from "../../platform/http/env.ts";
 import { ApiError } from "../../platform/http/errors.ts";
 import { recordActivity } from "../../platform/audit/record.ts";
 import { createDeployment, type DeploymentOptions, type RenderedTarget } from "./deployments.ts";
@@ -13,8 +13,14 @@ import { renderTargets, resolveTargets, type TargetLists } from "./targets.ts";
 export type DeployBody = z.infer<typeof DeployInput>;
 export type SendBody = z.infer<typeof SendInput>;
 
-export async function loadSnippet(c: Context<AppEnv>, id: number) {
-  const [snippet] = await c.var.services.db.select().from(snippets).where(eq(snippets.id, id));
+/**
+ * Who deploys and when, and how to tell the collector beside the API that pushes were committed (it starts them
+ * now instead of at its next poll): the API's handlers and the web pages pass the same.
+ */
+export type DeployActor = { db: Db; auth: AuthContext; now: Date; jobsQueued: () => void };
+
+export async function loadSnippet(db: DbOrTx, id: number) {
+  const [snippet] = await db.select().from(snippets).where(eq(snippets.id, id));
   if (!snippet) throw ApiError.notFound(`Snippet ${id}`);
   return snippet;
 }
@@ -32,23 +38,21 @@ export const dryRunAnswer = (targets: RenderedTarget[]) => ({
 
 /** Renders for the targets, records the deployment and its first pushes, and logs who did it, in one transaction. */
 export async function startDeployment(
-  c: Context<AppEnv>,
+  { db, auth, now }: DeployActor,
   snippet: typeof snippets.$inferSelect,
   kind: "send" | "deploy",
   targets: RenderedTarget[],
   options: DeploymentOptions,
 ) {
-  const { db, clock } = c.var.services;
-  const now = clock.now();
   return await db.transaction(async (tx) => {
     const id = await createDeployment(
       tx,
-      { snippet, kind, targets, options, requestedBy: c.var.auth.userId, trigger: "api" },
+      { snippet, kind, targets, options, requestedBy: auth.userId, trigger: "api" },
       now,
     );
     await recordActivity(
       tx,
-      c.var.auth,
+      auth,
       {
         action: `snippet.${kind}`,
         subjectType: "snippet",
@@ -74,13 +78,13 @@ export async function startDeployment(
  * one a 409.
  */
 export async function sendSnippet(
-  c: Context<AppEnv>,
+  actor: DeployActor,
   snippetId: number,
   body: SendBody,
 ): Promise<{ dryRun: ReturnType<typeof dryRunAnswer> } | { deploymentId: number; jobId: number }> {
-  const { db } = c.var.services;
-  const snippet = await loadSnippet(c, snippetId);
-  const [target] = await resolveTargets(db, c.var.auth.scope, {
+  const { db, auth } = actor;
+  const snippet = await loadSnippet(db, snippetId);
+  const [target] = await resolveTargets(db, auth.scope, {
     deviceIds: [body.device_id],
     categoryIds: [],
     tagIds: [],
@@ -91,7 +95,7 @@ export async function sendSnippet(
   if (!target) throw ApiError.conflict(`Device ${body.device_id} is disabled; enable it before pushing to it`);
   const rendered = renderTargets([target], snippet.content, snippet.rollbackContent, body.dynamic_vars ?? {});
   if (body.dry_run) return { dryRun: dryRunAnswer(rendered) };
-  const deploymentId = await startDeployment(c, snippet, "send", rendered, {
+  const deploymentId = await startDeployment(actor, snippet, "send", rendered, {
     canary: 0,
     stopOnFailure: false,
     concurrency: 1,
@@ -101,7 +105,7 @@ export async function sendSnippet(
     .from(snippetDeploymentDevices)
     .where(eq(snippetDeploymentDevices.deploymentId, deploymentId));
   // As a deploy: the collector beside the API starts the push now, not at its next poll.
-  c.var.services.jobsQueued();
+  actor.jobsQueued();
   return { deploymentId, jobId: row!.jobId! };
 }
 
@@ -111,17 +115,17 @@ export async function sendSnippet(
  * differs from the devices reached is refused (the fleet changed since the preview).
  */
 export async function deploySnippet(
-  c: Context<AppEnv>,
+  actor: DeployActor,
   snippetId: number,
   body: DeployBody,
 ): Promise<{ dryRun: ReturnType<typeof dryRunAnswer> } | { deploymentId: number }> {
-  const snippet = await loadSnippet(c, snippetId);
+  const snippet = await loadSnippet(actor.db, snippetId);
   const lists: TargetLists = {
     deviceIds: body.devices ?? [],
     categoryIds: body.categories ?? [],
     tagIds: body.tags ?? [],
   };
-  const targets = await resolveTargets(c.var.services.db, c.var.auth.scope, lists);
+  const targets = await resolveTargets(actor.db, actor.auth.scope, lists);
   if (!targets.length)
     throw ApiError.validation({ devices: ["the devices, categories and tags given reach no enabled device"] });
   const rendered = renderTargets(targets, snippet.content, snippet.rollbackContent, body.dynamic_vars ?? {});
@@ -144,13 +148,13 @@ export async function deploySnippet(
   const canary = body.canary ?? 0;
   if (canary >= n && canary > 0)
     throw ApiError.validation({ canary: [`canary must be less than the ${n} devices the deploy reaches`] });
-  const deploymentId = await startDeployment(c, snippet, "deploy", rendered, {
+  const deploymentId = await startDeployment(actor, snippet, "deploy", rendered, {
     canary,
     stopOnFailure: body.stop_on_failure ?? false,
     concurrency: body.concurrency ?? 10,
   });
   // The first pushes are committed: the collector beside the API starts them now, not at its next poll.
-  c.var.services.jobsQueued();
+  actor.jobsQueued();
   return { deploymentId };
 }
 
@@ -159,8 +163,8 @@ export async function deploySnippet(
  * the lines they were sent then; only devices in the caller's scope that still exist and are enabled. 422 when
  * there are none (or the snippet is gone).
  */
-export async function redeployFailures(c: Context<AppEnv>, deploymentId: number): Promise<number> {
-  const { db } = c.var.services;
+export async function redeployFailures(actor: DeployActor, deploymentId: number): Promise<number> {
+  const { db, auth } = actor;
   const [deployment] = await db.select().from(snippetDeployments).where(eq(snippetDeployments.id, deploymentId));
   if (!deployment) throw ApiError.notFound(`Snippet deployment ${deploymentId}`);
   const failed = await db
@@ -170,27 +174,25 @@ export async function redeployFailures(c: Context<AppEnv>, deploymentId: number)
       and(
         eq(snippetDeploymentDevices.deploymentId, deploymentId),
         inArray(snippetDeploymentDevices.status, ["failed", "error"]),
-        visibleDeploymentDevices(c.var.auth.scope),
+        visibleDeploymentDevices(auth.scope),
       ),
     );
   const ids = failed.flatMap((f) => (f.deviceId === null ? [] : [f.deviceId]));
   if (!ids.length) throw ApiError.validation({ devices: ["no failed device of this deployment is left to push to"] });
   if (deployment.snippetId === null) throw ApiError.validation({ snippet: ["the snippet was deleted"] });
-  const snippet = await loadSnippet(c, deployment.snippetId);
+  const snippet = await loadSnippet(db, deployment.snippetId);
   const enabled = new Set(
-    (await resolveTargets(db, c.var.auth.scope, { deviceIds: ids, categoryIds: [], tagIds: [] })).map(
-      (t) => t.device.id,
-    ),
+    (await resolveTargets(db, auth.scope, { deviceIds: ids, categoryIds: [], tagIds: [] })).map((t) => t.device.id),
   );
   const targets = failed
     .filter((f) => f.deviceId !== null && enabled.has(f.deviceId))
     .map((f) => ({ deviceId: f.deviceId!, deviceName: f.deviceName, lines: f.lines, rollbackLines: f.rollbackLines }));
   if (!targets.length) throw ApiError.validation({ devices: ["the failed devices are all disabled now"] });
-  const id = await startDeployment(c, snippet, "deploy", targets, {
+  const id = await startDeployment(actor, snippet, "deploy", targets, {
     canary: 0,
     stopOnFailure: deployment.stopOnFailure,
     concurrency: deployment.concurrency,
   });
-  c.var.services.jobsQueued();
+  actor.jobsQueued();
   return id;
 }

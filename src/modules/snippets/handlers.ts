@@ -14,7 +14,7 @@ import {
   visibleDeployments,
   type Links,
 } from "./deployment-views.ts";
-import { deploySnippet, sendSnippet } from "./deploy.ts";
+import { type DeployActor, deploySnippet, sendSnippet } from "./deploy.ts";
 import { type Snippet, snippetsResource } from "./resource.ts";
 import { createRemediationSnippet } from "./remediation.ts";
 import {
@@ -31,11 +31,18 @@ const linksOf = (c: Context<AppEnv>): Links => ({
   version: c.req.path.split("/")[2]!,
 });
 
+const actor = (c: Context<AppEnv>): DeployActor => ({
+  db: c.var.services.db,
+  auth: c.var.auth,
+  now: c.var.services.clock.now(),
+  jobsQueued: c.var.services.jobsQueued,
+});
+
 export function registerSnippetRoutes(app: OpenAPIHono<AppEnv>) {
   // Before the resource's /snippets/{id} routes, as every static path is.
   app.openapi(sendSnippetRoute, async (c) => {
     const { db } = c.var.services;
-    const answer = await sendSnippet(c, c.req.valid("param").id, c.req.valid("json"));
+    const answer = await sendSnippet(actor(c), c.req.valid("param").id, c.req.valid("json"));
     if ("dryRun" in answer) return c.json({ data: answer.dryRun }, 200);
     const wait = c.req.valid("query").wait ?? 0;
     const job =
@@ -53,7 +60,7 @@ export function registerSnippetRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(deploySnippetRoute, async (c) => {
     const { db } = c.var.services;
-    const answer = await deploySnippet(c, c.req.valid("param").id, c.req.valid("json"));
+    const answer = await deploySnippet(actor(c), c.req.valid("param").id, c.req.valid("json"));
     if ("dryRun" in answer) return c.json({ data: answer.dryRun }, 200);
     const data = await getDeployment(db, c.var.auth.scope, linksOf(c), answer.deploymentId);
     c.header("Location", `${linksOf(c).base}/api/${linksOf(c).version}/snippet-deployments/${answer.deploymentId}`);

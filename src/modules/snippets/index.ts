@@ -2,7 +2,7 @@
 // through this file (.dependency-cruiser.cjs); a file inside the module imports its siblings directly.
 export { deploySnippet, redeployFailures, sendSnippet } from "./deploy.ts";
 export { createRemediationSnippet } from "./remediation.ts";
-export type { dryRunAnswer } from "./deploy.ts";
+export type { DeployActor, dryRunAnswer } from "./deploy.ts";
 export {
   deploymentDeviceListSpec,
   deploymentDevicesOf,

@@ -14,7 +14,8 @@ export function registerTemplateRoutes(app: OpenAPIHono<AppEnv>): void {
   });
   app.openapi(copyTemplateRoute, async (c) => {
     const body = (c.req.valid("json") ?? {}) as z.infer<typeof CopyInput>;
-    const data = await copyTemplate(c, c.req.valid("param").id, body.name);
+    const actor = { db: c.var.services.db, auth: c.var.auth, now: c.var.services.clock.now() };
+    const data = await copyTemplate(actor, c.req.valid("param").id, body.name);
     c.header("Location", new URL(`${c.req.path.replace(/\/\d+\/copy$/, "")}/${data.id}`, c.req.url).toString());
     return c.json({ data: data as z.infer<typeof Template> }, 201);
   });

@@ -11,6 +11,7 @@ export {
   rotateWebhookSecret,
   updateWebhook,
 } from "./manage.ts";
+export type { WebhookActor } from "./manage.ts";
 export {
   SUBSCRIBABLE,
   WebhookInput,

@@ -1,21 +1,16 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { Context } from "hono";
-import type { DbOrTx } from "../../db/client.ts";
+import type { Db, DbOrTx } from "../../db/client.ts";
 import { categories, events, tags, webhookDeliveries, webhooks } from "../../db/schema/index.ts";
-import type { AppEnv } from "../../platform/http/env.ts";
+import type { AuthContext } from "../../platform/http/env.ts";
 import { ApiError, FieldErrorBag } from "../../platform/http/errors.ts";
-import { parseListQuery } from "../../platform/http/list.ts";
+import type { ListQuery } from "../../platform/http/list.ts";
+import type { SecretBox } from "../../platform/secrets/box.ts";
 import { recordActivity } from "../../platform/audit/record.ts";
 import { queueEventJob } from "../events/index.ts";
 import { recordDirectEvent } from "../../platform/outbox/record.ts";
 import { getSettings } from "../../platform/settings/service.ts";
-import { deliveryListSpec, type WebhookPatchT } from "./routes.ts";
-import {
-  requireWholeEstate as requireScopeAll,
-  serializeDelivery,
-  serializeWebhook,
-  type WebhookRow,
-} from "./service.ts";
+import type { WebhookPatchT } from "./routes.ts";
+import { requireWholeEstate, serializeDelivery, serializeWebhook, type WebhookRow } from "./service.ts";
 import { newSigningSecret } from "./signing.ts";
 import { refusedUrl } from "./target.ts";
 
@@ -25,6 +20,9 @@ import { refusedUrl } from "./target.ts";
  * the activity entry.
  */
 
+/** Who acts and when: the API's handlers and the web pages pass the same. */
+export type WebhookActor = { db: Db; secrets: SecretBox; auth: AuthContext; now: Date };
+
 /** The consumer name collectors deliver webhooks under (collector/webhook-delivery.ts). */
 const CONSUMER = "webhooks";
 
@@ -33,8 +31,6 @@ export async function findWebhook(db: DbOrTx, id: number): Promise<WebhookRow> {
   if (!row) throw ApiError.notFound(`Webhook ${id}`);
   return row;
 }
-
-const requireWholeEstate = (c: Context<AppEnv>) => requireScopeAll(c.var.auth.scope);
 
 /** Checks what the database knows (the URL against the settings, tag and category ids); every problem names its field. */
 async function checkInput(db: DbOrTx, input: WebhookPatchT): Promise<void> {
@@ -75,10 +71,8 @@ function columns(input: WebhookPatchT) {
 }
 
 /** A new subscription and its signing secret (shown once: only its encryption is kept). */
-export async function createWebhook(c: Context<AppEnv>, input: WebhookPatchT & { url: string }) {
-  requireWholeEstate(c);
-  const { db, secrets, clock } = c.var.services;
-  const now = clock.now();
+export async function createWebhook({ db, secrets, auth, now }: WebhookActor, input: WebhookPatchT & { url: string }) {
+  requireWholeEstate(auth.scope);
   const secret = newSigningSecret();
   const row = await db.transaction(async (tx) => {
     await checkInput(tx, input);
@@ -98,7 +92,7 @@ export async function createWebhook(c: Context<AppEnv>, input: WebhookPatchT & {
       .returning();
     await recordActivity(
       tx,
-      c.var.auth,
+      auth,
       {
         action: "webhook.create",
         subjectType: "webhook",
@@ -115,10 +109,12 @@ export async function createWebhook(c: Context<AppEnv>, input: WebhookPatchT & {
 }
 
 /** Changes the fields sent; enabling (again) clears the failures that disabled it. */
-export async function updateWebhook(c: Context<AppEnv>, id: number, input: WebhookPatchT): Promise<WebhookRow> {
-  requireWholeEstate(c);
-  const { db, clock } = c.var.services;
-  const now = clock.now();
+export async function updateWebhook(
+  { db, auth, now }: WebhookActor,
+  id: number,
+  input: WebhookPatchT,
+): Promise<WebhookRow> {
+  requireWholeEstate(auth.scope);
   return db.transaction(async (tx) => {
     const before = await findWebhook(tx, id);
     await checkInput(tx, input);
@@ -130,7 +126,7 @@ export async function updateWebhook(c: Context<AppEnv>, id: number, input: Webho
       .returning();
     await recordActivity(
       tx,
-      c.var.auth,
+      auth,
       {
         action: "webhook.update",
         subjectType: "webhook",
@@ -144,16 +140,14 @@ export async function updateWebhook(c: Context<AppEnv>, id: number, input: Webho
   });
 }
 
-export async function deleteWebhook(c: Context<AppEnv>, id: number): Promise<void> {
-  requireWholeEstate(c);
-  const { db, clock } = c.var.services;
-  const now = clock.now();
+export async function deleteWebhook({ db, auth, now }: WebhookActor, id: number): Promise<void> {
+  requireWholeEstate(auth.scope);
   await db.transaction(async (tx) => {
     const before = await findWebhook(tx, id);
     await tx.delete(webhooks).where(eq(webhooks.id, id));
     await recordActivity(
       tx,
-      c.var.auth,
+      auth,
       {
         action: "webhook.delete",
         subjectType: "webhook",
@@ -167,10 +161,8 @@ export async function deleteWebhook(c: Context<AppEnv>, id: number): Promise<voi
 }
 
 /** A new signing secret replaces the old one at once; the new one is answered this once. */
-export async function rotateWebhookSecret(c: Context<AppEnv>, id: number) {
-  requireWholeEstate(c);
-  const { db, secrets, clock } = c.var.services;
-  const now = clock.now();
+export async function rotateWebhookSecret({ db, secrets, auth, now }: WebhookActor, id: number) {
+  requireWholeEstate(auth.scope);
   const secret = newSigningSecret();
   const row = await db.transaction(async (tx) => {
     await findWebhook(tx, id);
@@ -181,7 +173,7 @@ export async function rotateWebhookSecret(c: Context<AppEnv>, id: number) {
       .returning();
     await recordActivity(
       tx,
-      c.var.auth,
+      auth,
       { action: "webhook.rotate_secret", subjectType: "webhook", subjectId: id, secretsSet: ["secret"] },
       now,
     );
@@ -191,10 +183,8 @@ export async function rotateWebhookSecret(c: Context<AppEnv>, id: number) {
 }
 
 /** A `webhook.ping` event queued for this subscription only; answers the delivery job. */
-export async function pingWebhook(c: Context<AppEnv>, id: number) {
-  requireWholeEstate(c);
-  const { db, clock } = c.var.services;
-  const now = clock.now();
+export async function pingWebhook({ db, auth, now }: WebhookActor, id: number) {
+  requireWholeEstate(auth.scope);
   return db.transaction(async (tx) => {
     await findWebhook(tx, id);
     const event = await recordDirectEvent(
@@ -205,20 +195,20 @@ export async function pingWebhook(c: Context<AppEnv>, id: number) {
     );
     await recordActivity(
       tx,
-      c.var.auth,
+      auth,
       { action: "webhook.ping", subjectType: "webhook", subjectId: id, after: { event_id: event.id } },
       now,
     );
-    return queueEventJob(tx, event, CONSUMER, String(id), now, c.var.auth.userId);
+    return queueEventJob(tx, event, CONSUMER, String(id), now, auth.userId);
   });
 }
 
-/** One page of a subscription's delivery log, as the request's list query (deliveryListSpec) asks for it. */
-export async function listDeliveries(c: Context<AppEnv>, id: number) {
-  requireWholeEstate(c);
-  const { db } = c.var.services;
-  await findWebhook(db, id);
-  const q = parseListQuery(c, deliveryListSpec, [eq(webhookDeliveries.webhookId, id)]);
+/**
+ * One page of a subscription's delivery log, as the list query (deliveryListSpec) asks for it. The caller has
+ * found the webhook (findWebhook) for a user who sees every device (requireWholeEstate), before reading the query.
+ */
+export async function listDeliveries(db: DbOrTx, id: number, query: ListQuery) {
+  const q = { ...query, where: and(eq(webhookDeliveries.webhookId, id), query.where) };
   const [rows, [total]] = await Promise.all([
     db
       .select()
@@ -229,14 +219,12 @@ export async function listDeliveries(c: Context<AppEnv>, id: number) {
       .offset((q.page - 1) * q.perPage),
     db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(q.where),
   ]);
-  return { q, total: Number(total?.n ?? 0), rows: rows.map(serializeDelivery) };
+  return { total: Number(total?.n ?? 0), rows: rows.map(serializeDelivery) };
 }
 
 /** The delivery's event queued again for this subscription; answers the delivery job. */
-export async function redeliverWebhookEvent(c: Context<AppEnv>, id: number, deliveryId: number) {
-  requireWholeEstate(c);
-  const { db, clock } = c.var.services;
-  const now = clock.now();
+export async function redeliverWebhookEvent({ db, auth, now }: WebhookActor, id: number, deliveryId: number) {
+  requireWholeEstate(auth.scope);
   return db.transaction(async (tx) => {
     await findWebhook(tx, id);
     const [delivery] = await tx
@@ -248,10 +236,10 @@ export async function redeliverWebhookEvent(c: Context<AppEnv>, id: number, deli
     if (!event) throw ApiError.notFound(`Event ${delivery.eventId}`);
     await recordActivity(
       tx,
-      c.var.auth,
+      auth,
       { action: "webhook.redeliver", subjectType: "webhook", subjectId: id, after: { event_id: event.id } },
       now,
     );
-    return queueEventJob(tx, event, CONSUMER, String(id), now, c.var.auth.userId);
+    return queueEventJob(tx, event, CONSUMER, String(id), now, auth.userId);
   });
 }

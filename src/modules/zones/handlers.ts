@@ -1,147 +1,34 @@
-import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import { devices } from "../../db/schema/index.ts";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../../platform/http/env.ts";
-import { apiRoute, jsonResponse, MessageBody, pathIds } from "../../platform/http/route.ts";
-import { remoteCollectorStates, remoteZonesWithoutCollector } from "../../platform/jobs/remote-collectors.ts";
-import { deviceScopeCondition } from "../../platform/auth/scope.ts";
 import { zonesResource } from "./resource.ts";
-import { endCollector, revokeEnrollmentKey, rotateEnrollmentKey, zoneCollectors, type ZoneActor } from "./service.ts";
+import {
+  dashboardCollectorsRoute,
+  deleteCollectorRoute,
+  listCollectorsRoute,
+  revokeCollectorRoute,
+  revokeKeyRoute,
+  rotateKeyRoute,
+} from "./routes.ts";
+import {
+  collectorsOverview,
+  endCollector,
+  revokeEnrollmentKey,
+  rotateEnrollmentKey,
+  zoneCollectors,
+  type ZoneActor,
+} from "./service.ts";
 
-const TAG = "Zones";
-
-const EnrollmentKey = z
-  .object({ zone_id: z.number().int(), enrollment_key: z.string().openapi({ example: "nkz_9hX0..." }) })
-  .openapi("ZoneEnrollmentKey");
-
-const RemoteCollector = z
-  .object({
-    id: z.number().int(),
-    zone_id: z.number().int(),
-    zone_name: z.string(),
-    name: z.string(),
-    version: z.string(),
-    sessions: z.number().int().openapi({ description: "Device sessions running at its last heartbeat" }),
-    spool_bytes: z.number().int().openapi({ description: "Results waiting in its on-disk spool for the server" }),
-    spool_dropped: z.number().int().openapi({ description: "Results its full spool dropped, oldest first" }),
-    last_heartbeat_at: z.string().nullable(),
-    alive: z.boolean(),
-    revoked: z.boolean(),
-  })
-  .openapi("RemoteCollector");
-
-const CollectorsOverview = z
-  .object({
-    collectors: z.array(RemoteCollector),
-    zones_without_collector: z.array(z.object({ id: z.number().int(), name: z.string() })).openapi({
-      description: "Remote zones no live collector serves: their jobs wait in the queue, they do not fail",
-    }),
-  })
-  .openapi("DashboardCollectors");
-
-const ZoneIdParams = pathIds("id");
-const CollectorParams = pathIds("id").extend(pathIds("collector_id").shape);
-
-const rotateKeyRoute = apiRoute({
-  method: "post",
-  path: "/zones/{id}/enrollment-key",
-  operationId: "rotateZoneEnrollmentKey",
-  tag: TAG,
-  ability: "system.write",
-  summary: "Issue a new enrollment key for a remote zone",
-  description:
-    "The old key stops working at once (collectors already enrolled keep their own credentials). The answer shows the new key this once.",
-  request: { params: ZoneIdParams },
-  responses: {
-    200: jsonResponse(z.object({ data: EnrollmentKey }), "The new key"),
-    409: jsonResponse(MessageBody, "The zone is local: it has no enrollment key"),
-  },
-});
-
-const revokeKeyRoute = apiRoute({
-  method: "delete",
-  path: "/zones/{id}/enrollment-key",
-  operationId: "revokeZoneEnrollmentKey",
-  tag: TAG,
-  ability: "system.write",
-  summary: "Revoke a remote zone's enrollment key",
-  description: "No collector can enroll with it any more; enrolled collectors keep working. POST issues a new one.",
-  request: { params: ZoneIdParams },
-  responses: { 200: jsonResponse(MessageBody, "Revoked") },
-});
-
-const listCollectorsRoute = apiRoute({
-  method: "get",
-  path: "/zones/{id}/collectors",
-  operationId: "listZoneCollectors",
-  tag: TAG,
-  ability: "system.read",
-  summary: "List a zone's remote collectors",
-  description: "Each collector enrolled in the zone with its last heartbeat: version, sessions, spool, alive.",
-  request: { params: ZoneIdParams },
-  responses: { 200: jsonResponse(z.object({ data: z.array(RemoteCollector) }), "The zone's collectors") },
-});
-
-const revokeCollectorRoute = apiRoute({
-  method: "post",
-  path: "/zones/{id}/collectors/{collector_id}/revoke",
-  operationId: "revokeZoneCollector",
-  tag: TAG,
-  ability: "system.write",
-  summary: "Revoke a remote collector",
-  description:
-    "Its credential is refused from its next request on (401), and the collector stops; the jobs it held return to the queue when their leases run out.",
-  request: { params: CollectorParams },
-  responses: { 200: jsonResponse(MessageBody, "Revoked") },
-});
-
-const deleteCollectorRoute = apiRoute({
-  method: "delete",
-  path: "/zones/{id}/collectors/{collector_id}",
-  operationId: "deleteZoneCollector",
-  tag: TAG,
-  ability: "system.write",
-  summary: "Delete a remote collector",
-  description: "As revoking, and its record is removed too.",
-  request: { params: CollectorParams },
-  responses: { 200: jsonResponse(MessageBody, "Deleted") },
-});
-
-const dashboardRoute = apiRoute({
-  method: "get",
-  path: "/dashboard/collectors",
-  operationId: "dashboardCollectors",
-  tag: "Dashboard",
-  ability: "system.read",
-  summary: "Remote collectors and zones without one",
-  description:
-    "Every remote collector with its last heartbeat (version, sessions, spool), and the remote zones with no live collector. Only the zones holding devices in the token's scope.",
-  responses: { 200: jsonResponse(z.object({ data: CollectorsOverview }), "The collectors") },
+const actor = (c: Context<AppEnv>): ZoneActor => ({
+  db: c.var.services.db,
+  auth: c.var.auth,
+  now: c.var.services.clock.now(),
 });
 
 export function registerZoneRoutes(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(dashboardRoute, async (c) => {
-    const { db, clock } = c.var.services;
-    const now = clock.now();
-    const inScope = c.var.auth.scope.all
-      ? undefined
-      : new Set(
-          (
-            await db.selectDistinct({ id: devices.zoneId }).from(devices).where(deviceScopeCondition(c.var.auth.scope))
-          ).map((r) => r.id),
-        );
-    const seen = (zoneId: number) => !inScope || inScope.has(zoneId);
-    const collectors = (await remoteCollectorStates(db, now)).filter((s) => seen(s.zone_id));
-    const orphaned = (await remoteZonesWithoutCollector(db, now)).filter((z) => seen(z.id));
-    return c.json({ data: { collectors, zones_without_collector: orphaned } }, 200);
-  });
+  app.openapi(dashboardCollectorsRoute, async (c) => c.json({ data: await collectorsOverview(actor(c)) }, 200));
 
   zonesResource.register(app);
-
-  const actor = (c: Parameters<Parameters<typeof app.openapi>[1]>[0]): ZoneActor => ({
-    db: c.var.services.db,
-    auth: c.var.auth,
-    now: c.var.services.clock.now(),
-  });
 
   app.openapi(rotateKeyRoute, async (c) => {
     const { id } = c.req.valid("param");

@@ -2,10 +2,14 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { devices, remoteCollectors, zones } from "../../db/schema/index.ts";
 import { recordActivity } from "../../platform/audit/record.ts";
-import { refuseUnlessScopeCovers } from "../../platform/auth/scope.ts";
+import { deviceScopeCondition, refuseUnlessScopeCovers } from "../../platform/auth/scope.ts";
 import type { AuthContext } from "../../platform/http/env.ts";
 import { ApiError } from "../../platform/http/errors.ts";
-import { type CollectorState, remoteCollectorStates } from "../../platform/jobs/remote-collectors.ts";
+import {
+  type CollectorState,
+  remoteCollectorStates,
+  remoteZonesWithoutCollector,
+} from "../../platform/jobs/remote-collectors.ts";
 import { hashSecret, newEnrollmentKey } from "./enrollment.ts";
 import { zonesResource } from "./resource.ts";
 
@@ -66,6 +70,24 @@ export async function collectorsByZone(actor: Pick<ZoneActor, "db" | "now">): Pr
   for (const s of await remoteCollectorStates(actor.db, actor.now))
     (out.get(s.zone_id) ?? out.set(s.zone_id, []).get(s.zone_id)!).push(s);
   return out;
+}
+
+/**
+ * Every remote collector with its last heartbeat, and the remote zones no live collector serves: only the zones
+ * holding devices in the caller's scope.
+ */
+export async function collectorsOverview({ db, auth, now }: ZoneActor) {
+  const inScope = auth.scope.all
+    ? undefined
+    : new Set(
+        (await db.selectDistinct({ id: devices.zoneId }).from(devices).where(deviceScopeCondition(auth.scope))).map(
+          (r) => r.id,
+        ),
+      );
+  const seen = (zoneId: number) => !inScope || inScope.has(zoneId);
+  const collectors = (await remoteCollectorStates(db, now)).filter((s) => seen(s.zone_id));
+  const orphaned = (await remoteZonesWithoutCollector(db, now)).filter((z) => seen(z.id));
+  return { collectors, zones_without_collector: orphaned };
 }
 
 /** Refuse a collector from its next request on (revoke), or remove it too (delete); it stops either way. */

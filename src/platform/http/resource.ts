@@ -123,7 +123,8 @@ const BulkIds = z.object({
  * name's stored key column and returns the key to store with the name (undefined when the name is not being set).
  */
 export async function checkUniqueName(
-  ctx: WriteCtx,
+  // Only the transaction and the problem bag are read: a service outside a resource write passes just those.
+  ctx: Pick<WriteCtx, "tx" | "bag"> & Partial<WriteCtx>,
   keyColumn: SQLiteColumn,
   idColumn: SQLiteColumn,
   value: string | undefined,

@@ -497,7 +497,8 @@ export function registerTemplatePages(web: Hono<WebEnv>): void {
     const t = await existing(c);
     const name = (text(form, "name") ?? "").trim();
     try {
-      const copy = await copyTemplate(asApi(c), t.id, name || undefined);
+      const actor = { db: c.var.services.db, auth: c.var.auth, now: c.var.services.clock.now() };
+      const copy = await copyTemplate(actor, t.id, name || undefined);
       return c.redirect(`/templates/${copy.id}?done=copied`, 303);
     } catch (err) {
       const problems = fieldProblems(err);

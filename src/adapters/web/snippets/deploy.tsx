@@ -3,7 +3,7 @@ import { deploySnippet, type dryRunAnswer } from "../../../modules/snippets/inde
 import { snippetsResource } from "../../../modules/snippets/index.ts";
 import { CONFIRM_ABOVE, DeployInput } from "../../../modules/snippets/index.ts";
 import { plural } from "../../../kernel/words.ts";
-import { asApi } from "../api-context.ts";
+import { deployActorOf } from "./deploy-actor.ts";
 import { targetChoices, type TargetChoices } from "../choices.ts";
 import type { WebEnv } from "../env.ts";
 import {
@@ -337,7 +337,7 @@ export function registerSnippetDeployPages(web: Hono<WebEnv>): void {
     const dryRun = text(form, "action") !== "deploy";
     const { body, values } = deployBody(form, s, dryRun);
     try {
-      const answer = await deploySnippet(asApi(c), s.id, parsedBy(DeployInput, body));
+      const answer = await deploySnippet(deployActorOf(c), s.id, parsedBy(DeployInput, body));
       if ("dryRun" in answer) return snippetPage(c, 200, s, { values, preview: answer.dryRun });
       return c.redirect(`/snippets/deployments/${answer.deploymentId}`, 303);
     } catch (err) {
@@ -346,9 +346,11 @@ export function registerSnippetDeployPages(web: Hono<WebEnv>): void {
       // The count field stays once a preview counted the devices: a refused deploy is shown with the new count.
       let preview: ReturnType<typeof dryRunAnswer> | undefined;
       if (!dryRun) {
-        const again = await deploySnippet(asApi(c), s.id, parsedBy(DeployInput, { ...body, dry_run: true })).catch(
-          () => null,
-        );
+        const again = await deploySnippet(
+          deployActorOf(c),
+          s.id,
+          parsedBy(DeployInput, { ...body, dry_run: true }),
+        ).catch(() => null);
         if (again && "dryRun" in again) preview = again.dryRun;
       }
       return snippetPage(c, 422, s, { values, problems, preview });

@@ -13,7 +13,7 @@ import {
   type Links,
 } from "../../../modules/snippets/index.ts";
 import { plural } from "../../../kernel/words.ts";
-import { asApi } from "../api-context.ts";
+import { deployActorOf } from "./deploy-actor.ts";
 import type { WebEnv } from "../env.ts";
 import { readForm } from "../form.tsx";
 import { Time } from "../format.tsx";
@@ -274,7 +274,7 @@ export function registerDeploymentPages(web: Hono<WebEnv>): void {
   web.post("/snippets/deployments/:id/rerun", requirePage("snippets.write"), async (c) => {
     if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
     const d = await deploymentOf(c);
-    const id = await redeployFailures(asApi(c), d.id);
+    const id = await redeployFailures(deployActorOf(c), d.id);
     return c.redirect(`/snippets/deployments/${id}?done=rerun`, 303);
   });
 }

@@ -3,7 +3,6 @@ import { MailSubscriptionsPut } from "../../../modules/mail/index.ts";
 import { setMailSubscriptions, showSubscriptions } from "../../../modules/mail/index.ts";
 import { tagsResource } from "../../../modules/tags/index.ts";
 import { usersResource } from "../../../modules/users/index.ts";
-import { asApi } from "../api-context.ts";
 import { choices } from "../choices.ts";
 import type { WebEnv } from "../env.ts";
 import { Field, fieldProblems, ids, OtherProblems, parsedBy, readForm, text, type FieldProblems } from "../form.tsx";
@@ -151,7 +150,8 @@ export function registerMailPage(web: Hono<WebEnv>): void {
       config_change_tag_ids: tagsOffered ? ids(form, "config_change_tag_ids") : before.config_change_tag_ids,
     };
     try {
-      await setMailSubscriptions(asApi(c), userId, parsedBy(MailSubscriptionsPut, input));
+      const actor = { db: c.var.services.db, auth: c.var.auth, now: c.var.services.clock.now() };
+      await setMailSubscriptions(actor, userId, parsedBy(MailSubscriptionsPut, input));
       return c.redirect(`/mail?user=${userId}&done=saved`, 303);
     } catch (err) {
       const problems = fieldProblems(err);

@@ -1,5 +1,5 @@
 import type { Context, Hono } from "hono";
-import { listEnvelope, listQuerySchema } from "../../../platform/http/list.ts";
+import { listEnvelope, listQuerySchema, parseListQuery } from "../../../platform/http/list.ts";
 import { categoriesResource } from "../../../modules/categories/index.ts";
 import { tagsResource } from "../../../modules/tags/index.ts";
 import {
@@ -11,6 +11,7 @@ import {
   redeliverWebhookEvent,
   rotateWebhookSecret,
   updateWebhook,
+  type WebhookActor,
 } from "../../../modules/webhooks/index.ts";
 import {
   deliveryListSpec,
@@ -21,7 +22,6 @@ import {
 } from "../../../modules/webhooks/index.ts";
 import { listWebhooks, requireWholeEstate, serializeWebhook } from "../../../modules/webhooks/index.ts";
 import { plural } from "../../../kernel/words.ts";
-import { asApi } from "../api-context.ts";
 import { choices } from "../choices.ts";
 import type { WebEnv } from "../env.ts";
 import {
@@ -197,6 +197,14 @@ const valuesOf = (w: Webhook): Values => ({
   enabled: w.enabled,
 });
 
+/** What the webhook services need from a page's request: the logged-in user as the caller. */
+const actorOf = (c: Context<WebEnv>): WebhookActor => ({
+  db: c.var.services.db,
+  secrets: c.var.services.secrets,
+  auth: c.var.auth,
+  now: c.var.services.clock.now(),
+});
+
 /**
  * Webhook subscriptions (system.read to see, system.write to change, and a role that sees every device, as the
  * API): list, add (the signing secret shown once), edit, delete, rotate the secret (shown once), a test ping, and
@@ -330,7 +338,7 @@ export function registerWebhooksPage(web: Hono<WebEnv>): void {
     if (!form) return csrfRefusal(c, c.var.session);
     const { input, values } = inputOf(form, await offeredOf(c));
     try {
-      const { row, secret } = await createWebhook(asApi(c), parsedBy(WebhookInput, input));
+      const { row, secret } = await createWebhook(actorOf(c), parsedBy(WebhookInput, input));
       return webhookPage(c, row.id, { status: 201, secret, secretWhat: "Webhook added." });
     } catch (err) {
       const problems = fieldProblems(err);
@@ -359,7 +367,8 @@ export function registerWebhooksPage(web: Hono<WebEnv>): void {
     const w = serializeWebhook(await findWebhook(c.var.services.db, id));
     // The log's query is the API's (filter[outcome], page, per_page): checked by the same schema.
     routeQuery({ request: { query: listQuerySchema(deliveryListSpec) } }, c.req.query());
-    const { q, total, rows } = await listDeliveries(asApi(c), id);
+    const q = parseListQuery(c, deliveryListSpec);
+    const { total, rows } = await listDeliveries(c.var.services.db, id, q);
     const { meta } = listEnvelope(c, q, total, rows);
     const canWrite = c.var.auth.abilities.has("system.write");
     const done = DONE[c.req.query("done") ?? ""];
@@ -533,7 +542,7 @@ export function registerWebhooksPage(web: Hono<WebEnv>): void {
     const w = await existing(c);
     const { input, values } = inputOf(form, await offeredOf(c));
     try {
-      await updateWebhook(asApi(c), w.id, parsedBy(WebhookPatch, input));
+      await updateWebhook(actorOf(c), w.id, parsedBy(WebhookPatch, input));
       return c.redirect(`/webhooks/${w.id}?done=saved`, 303);
     } catch (err) {
       const problems = fieldProblems(err);
@@ -573,27 +582,27 @@ export function registerWebhooksPage(web: Hono<WebEnv>): void {
 
   web.post("/webhooks/:id/delete", requirePage("system.write"), async (c) => {
     if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
-    await deleteWebhook(asApi(c), (await existing(c)).id);
+    await deleteWebhook(actorOf(c), (await existing(c)).id);
     return c.redirect("/webhooks?done=deleted", 303);
   });
 
   web.post("/webhooks/:id/rotate-secret", requirePage("system.write"), async (c) => {
     if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
-    const { row, secret } = await rotateWebhookSecret(asApi(c), (await existing(c)).id);
+    const { row, secret } = await rotateWebhookSecret(actorOf(c), (await existing(c)).id);
     return webhookPage(c, row.id, { secret, secretWhat: "New signing secret made; the old one no longer signs." });
   });
 
   web.post("/webhooks/:id/ping", requirePage("system.write"), async (c) => {
     if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
     const w = await existing(c);
-    await pingWebhook(asApi(c), w.id);
+    await pingWebhook(actorOf(c), w.id);
     return c.redirect(`/webhooks/${w.id}?done=pinged`, 303);
   });
 
   web.post("/webhooks/:id/deliveries/:delivery/redeliver", requirePage("system.write"), async (c) => {
     if (!(await readForm(c))) return csrfRefusal(c, c.var.session);
     const w = await existing(c);
-    await redeliverWebhookEvent(asApi(c), w.id, pathId(c.req.param("delivery"), "Delivery"));
+    await redeliverWebhookEvent(actorOf(c), w.id, pathId(c.req.param("delivery"), "Delivery"));
     return c.redirect(`/webhooks/${w.id}?done=redelivered#deliveries`, 303);
   });
 }

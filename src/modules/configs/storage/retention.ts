@@ -21,13 +21,14 @@ import {
 } from "../../../db/schema/index.ts";
 import { deviceScopeCondition, type DeviceScope } from "../../../platform/auth/scope.ts";
 import { recordActivity, type Actor } from "../../../platform/audit/record.ts";
+import type { AuthContext } from "../../../platform/http/env.ts";
+import { ApiError } from "../../../platform/http/errors.ts";
 import { deleteBlobs } from "./blobs.ts";
 import { maintainConfigStorage, type MaintenanceReport } from "./maintenance.ts";
 import type { MaintenanceProgress } from "./maintenance-progress.ts";
 import { trimSeriesIndex } from "../search/search-reindex.ts";
 import { keepDiffsOfSuccessors } from "../history/change-diffs.ts";
 import { failureReason } from "../../../kernel/error-reason.ts";
-import { ApiError } from "../../../platform/http/errors.ts";
 
 export type RetentionPolicy = { keepDays: number | null; keepVersions: number | null; updatedAt: Date | null };
 
@@ -58,27 +59,34 @@ export async function setRetentionPolicy(
   return values;
 }
 
+export const serializePolicy = (p: RetentionPolicy) => ({
+  keep_days: p.keepDays,
+  keep_versions: p.keepVersions,
+  updated_at: p.updatedAt ? p.updatedAt.toISOString() : null,
+});
+
 /**
- * A caller's change of the policy, recorded in the activity log. The policy applies to every device, so only a
- * role that sees all devices may change it.
+ * Sets the policy (a rule left null does not limit), recorded as `retention_policy.update`. It applies to every
+ * device, so only a caller whose role sees all of them may change it (403).
  */
 export async function changeRetentionPolicy(
   db: Db,
-  caller: Exclude<Actor, { system: string }> & { scope: DeviceScope },
+  auth: AuthContext,
   policy: { keepDays: number | null; keepVersions: number | null },
   now: Date,
 ): Promise<RetentionPolicy> {
-  if (!caller.scope.all)
+  if (!auth.scope.all) {
     throw new ApiError(
       403,
       "The retention policy applies to every device; changing it needs a role that sees all devices",
     );
+  }
   return db.transaction(async (tx) => {
     const before = serializePolicy(await getRetentionPolicy(tx));
     const after = await setRetentionPolicy(tx, policy, now);
     await recordActivity(
       tx,
-      caller,
+      auth,
       {
         action: "retention_policy.update",
         subjectType: "retention_policy",
@@ -91,12 +99,6 @@ export async function changeRetentionPolicy(
     return after;
   });
 }
-
-export const serializePolicy = (p: RetentionPolicy) => ({
-  keep_days: p.keepDays,
-  keep_versions: p.keepVersions,
-  updated_at: p.updatedAt ? p.updatedAt.toISOString() : null,
-});
 
 export type PurgedConfig = {
   id: number;
@@ -414,3 +416,29 @@ export const purgeSummary = (report: PurgeReport) => ({
   bytes_freed: report.blobBytes,
   failed_jobs_deleted: report.failedJobIds.length,
 });
+
+/** Items a purge answer lists; the totals count them all. */
+export const PURGE_LISTED = 1000;
+
+/** A purge as the API answers it: the first PURGE_LISTED versions and failed jobs, with totals. */
+export function serializePurge(report: PurgeReport) {
+  return {
+    dry_run: report.dryRun,
+    policy: { keep_days: report.policy.keepDays, keep_versions: report.policy.keepVersions },
+    cutoff: report.cutoff ? report.cutoff.toISOString() : null,
+    configs_total: report.configs.length,
+    configs: report.configs.slice(0, PURGE_LISTED).map((c) => ({
+      id: c.id,
+      device_id: c.deviceId,
+      device_name: c.deviceName,
+      command: c.command,
+      version: c.version,
+      last_seen_at: c.lastSeenAt.toISOString(),
+    })),
+    changes_total: report.changes,
+    blobs_total: report.blobs,
+    blob_bytes: report.blobBytes,
+    failed_jobs_total: report.failedJobIds.length,
+    failed_job_ids: report.failedJobIds.slice(0, PURGE_LISTED),
+  };
+}
