@@ -99,6 +99,14 @@ describe("create and show", () => {
       expect((await post(device(`ip-ok-${i}-device`, { device_ip: ip }))).status).toBe(201);
     }
   });
+
+  it("stores an IPv6 address in one form, so the same address typed two ways finds one device", async () => {
+    const res = await post(device("ip-v6-canonical", { device_ip: "2001:DB8:0:0::A" }));
+    expect(res.status).toBe(201);
+    expect(res.body.data.device_ip).toBe("2001:db8::a");
+    const found = await t.call("/api/v1/devices?filter[device_ip]=2001:db8::a", { token: admin });
+    expect(found.body.data.map((d: { device_name: string }) => d.device_name)).toEqual(["ip-v6-canonical"]);
+  });
 });
 
 describe("validation", () => {

@@ -46,7 +46,8 @@ export const DeviceInput = z
       .refine(isHostAddress, "must be an IPv4 address, an IPv6 address or a hostname")
       // The refine is invisible to the document; the formats carry the same rule into it.
       .openapi({
-        description: "Management address: IPv4, IPv6 or hostname",
+        description:
+          "Management address: IPv4, IPv6 (stored lower-case and compressed: 2001:DB8:0::A is 2001:db8::a) or hostname",
         example: "192.0.2.10",
         anyOf: [{ format: "ipv4" }, { format: "ipv6" }, { format: "hostname" }],
       }),

@@ -18,6 +18,7 @@ import {
 } from "../../db/schema/index.ts";
 import { deviceScopeCondition, isInScope, type DeviceScope } from "../../platform/auth/scope.ts";
 import { ApiError, FieldErrorBag } from "../../platform/http/errors.ts";
+import { canonicalAddress } from "../../platform/http/host.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../platform/http/list.ts";
 import { booleanFilter, idFilter, wholeNumbers } from "../../platform/http/filters.ts";
 import type { SecretBox } from "../../platform/secrets/box.ts";
@@ -406,7 +407,7 @@ async function resolveInput(
     v.credId = refs.defaultCredId;
   }
   if (given("device_name")) Object.assign(v, { name: input.device_name!, nameKey: nameKey(input.device_name!) });
-  if (given("device_ip")) v.ip = input.device_ip!;
+  if (given("device_ip")) v.ip = canonicalAddress(input.device_ip!);
   if (given("device_model")) v.model = input.device_model!;
   if (given("device_username")) v.username = input.device_username!;
   if (given("notes")) v.notes = input.notes!;

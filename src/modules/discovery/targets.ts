@@ -1,5 +1,6 @@
 import { lookup } from "node:dns/promises";
 import { isIP, isIPv4 } from "node:net";
+import { canonicalAddress } from "../../platform/http/host.ts";
 
 /**
  * What a discovery is asked to scan: addresses, host names, ranges ("192.0.2.10-192.0.2.40", or
@@ -128,7 +129,7 @@ export async function expandTargets(
     } else if (isIP(target)) {
       const why = notDeviceAddress(target);
       if (why) fail(`${target} is not a device address: ${why}`);
-      else add(target);
+      else add(canonicalAddress(target));
     } else if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(target)) {
       fail(`${target} is not an IPv4 address: each of its four numbers must be 0-255`);
     } else if (names.has(target)) {

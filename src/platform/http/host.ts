@@ -15,6 +15,13 @@ export function isIPv6(text: string): boolean {
 
 export const isIPv4 = (text: string) => IPV4.test(text);
 
+/**
+ * An address in the one form it is stored and compared in: IPv6 lower-case and compressed (`2001:DB8:0::1` is
+ * `2001:db8::1`), so the same device typed two ways is found as one. IPv4 and names are kept as given.
+ */
+export const canonicalAddress = (text: string) =>
+  isIPv6(text) ? new URL(`http://[${text}]/`).hostname.slice(1, -1) : text;
+
 export function isHostAddress(text: string): boolean {
   if (isIPv4(text) || isIPv6(text)) return true;
   // All-numeric dotted names are malformed IPv4 addresses, not hostnames.
