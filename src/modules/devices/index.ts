@@ -7,6 +7,7 @@ export { exportStream } from "./export.ts";
 export { registerDeviceRoutes } from "./handlers.ts";
 export { deviceFilterChoices } from "./filter-choices.ts";
 export { resetHostKey } from "./host-key.ts";
+export { failureTranscript } from "./last-failure.ts";
 export { applyImport } from "./import-apply.ts";
 export type { ImportReport } from "./import-apply.ts";
 export {
