@@ -20,6 +20,8 @@ import {
  */
 const unavailable = chromiumMissing("test/web/dashboard-tasks.test.ts");
 const HOSTILE = `"><img src=x onerror=alert(1)>`;
+/** The compliance widget once htmx has put it in place of its placeholder. */
+const LOADED = "#compliance-summary:not([data-loading])";
 /** Device names take no whitespace. */
 const HOSTILE_NAME = `"><img/src=x/onerror=alert(1)>`;
 const DEFINITION = [`// Description: NTP ${HOSTILE}`, "#[must_match_single_string]", "ntp server 192.0.2.123"].join(
@@ -116,6 +118,8 @@ describe.skipIf(unavailable)("dashboard widgets and task run reports in headless
     const compliance = (await api("/dashboard/compliance")).body.data;
     expect(compliance).toMatchObject({ devices: 3, compliant: 1, not_compliant: 2 });
     await page.goto(`${base}/dashboard`);
+    // The compliance widget comes after the page, through htmx.
+    await page.waitForSelector(LOADED);
     expect(await text("#compliance-summary")).toContain("33.3% of 3 devices with a result are compliant.");
     expect(await page.locator("#compliance-summary .counts li").allTextContents()).toEqual([
       "1Compliant",
@@ -142,10 +146,28 @@ describe.skipIf(unavailable)("dashboard widgets and task run reports in headless
     await b.shoot("dashboard-widgets");
   });
 
+  it("gives the compliance widget a page of its own, for a browser without JavaScript", async () => {
+    const client = t.client();
+    await client.login("admin1");
+    const dashboard = await (await client.get("/dashboard")).text();
+    expect(dashboard).toContain('hx-get="/dashboard/compliance"');
+    expect(dashboard).toContain('<a href="/dashboard/compliance">');
+    // What htmx asks for is the widget alone, to put in the placeholder's place.
+    const fragment = await (await client.get("/dashboard/compliance", { "HX-Request": "true" })).text();
+    expect(fragment).toMatch(/^<section class="card" id="compliance-summary">/);
+    const { page, base } = b;
+    const res = await page.goto(`${base}/dashboard/compliance`);
+    expect(res?.status()).toBe(200);
+    expect(await page.title()).toMatch(/^Compliance now/);
+    expect(await text("#compliance-summary")).toContain("33.3% of 3 devices with a result are compliant.");
+    expect(await page.locator("main img").count()).toBe(0);
+  });
+
   it("shows a scoped role only its devices, their tasks and their jobs", async () => {
     const { page, base } = b;
     await b.loginAs("edgy");
     await page.goto(`${base}/dashboard`);
+    await page.waitForSelector(LOADED);
     expect(await page.locator("#latest-devices tbody tr td:first-child").allTextContents()).toEqual([
       HOSTILE_NAME,
       "edge-1",
@@ -164,6 +186,7 @@ describe.skipIf(unavailable)("dashboard widgets and task run reports in headless
     await t.user({ username: "watcher", role: "dashboard-only" });
     await b.loginAs("watcher");
     await page.goto(`${base}/dashboard`);
+    await page.waitForSelector(LOADED);
     expect(await page.locator("#latest-devices tbody tr").count()).toBe(3);
     for (const widget of ["#compliance-summary", "#task-status", "#latest-devices", "#failing-devices", "#queue"])
       expect(await page.locator(`${widget} a`).count(), widget).toBe(0);

@@ -13,10 +13,16 @@ import {
 import { healthFor, latestHealth } from "../../modules/system/index.ts";
 import type { WebEnv } from "./env.ts";
 import { Time } from "./format.tsx";
-import { renderPage } from "./layout.tsx";
+import { renderPage, webHeaders } from "./layout.tsx";
 import { requirePage } from "./viewer.ts";
 import { NextSteps } from "./next-steps.tsx";
-import { ComplianceWidget, LatestDevicesWidget, QueueWidget, TaskStatusWidget } from "./dashboard-widgets.tsx";
+import {
+  ComplianceLoading,
+  ComplianceWidget,
+  LatestDevicesWidget,
+  QueueWidget,
+  TaskStatusWidget,
+} from "./dashboard-widgets.tsx";
 import { taskLinksOf } from "./fleet/task-context.ts";
 
 /** Changes listed on the dashboard; the changes page has them all. */
@@ -73,12 +79,39 @@ export function PulseChart(props: { days: Day[] }) {
  * user's role), for any role with system.read; the latest changes too when the role may read configurations.
  */
 export function registerDashboardPage(web: Hono<WebEnv>): void {
+  // The compliance widget (GET /dashboard/compliance's figures): what htmx puts in the dashboard, or a page.
+  web.get("/dashboard/compliance", requirePage("system.read"), async (c) => {
+    const { db, clock } = c.var.services;
+    const widget = (
+      <ComplianceWidget
+        summary={await complianceSummary(db, c.var.auth.scope, clock.now())}
+        abilities={c.var.auth.abilities}
+      />
+    );
+    if (c.req.header("HX-Request") === "true") {
+      webHeaders(c);
+      return c.html(widget);
+    }
+    return renderPage(c, 200, {
+      title: "Compliance now",
+      session: c.var.session,
+      children: (
+        <>
+          <p class="muted">
+            <a href="/dashboard">Dashboard</a>
+          </p>
+          {widget}
+        </>
+      ),
+    });
+  });
+
   web.get("/dashboard", requirePage("system.read"), async (c) => {
     const session = c.var.session;
     const { db, clock } = c.var.services;
     const { scope, abilities } = c.var.auth;
     const now = clock.now();
-    const [counts, failing, changes, pulse, health, recent, compliance, queue, tasks, newest] = await Promise.all([
+    const [counts, failing, changes, pulse, health, recent, queue, tasks, newest] = await Promise.all([
       deviceCounts(db, scope),
       erroredDevices(db, scope, 10),
       configInfo(db, scope, now),
@@ -86,7 +119,6 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
       latestHealth(c.var.services).then((run) => healthFor(run, scope)),
       // The change list is the configs group's (configs.read), as in the API.
       abilities.has("configs.read") ? latestChanges(db, scope, RECENT_CHANGES) : null,
-      complianceSummary(db, scope, now),
       queueInfo(db, scope, now),
       taskStatus(db, scope, taskLinksOf(c)),
       latestDevices(db, scope, 10),
@@ -199,7 +231,7 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
               </p>
             )}
           </section>
-          <ComplianceWidget summary={compliance} abilities={abilities} />
+          <ComplianceLoading />
           <TaskStatusWidget tasks={tasks} abilities={abilities} />
           <QueueWidget queue={queue} />
           <LatestDevicesWidget devices={newest} abilities={abilities} />
