@@ -8,7 +8,7 @@ import { readBlob } from "../../src/modules/configs/storage/store.ts";
 import type { TestContext } from "./app.ts";
 
 /** The id of a seeded built-in template, by its file name (collector/templates/<key>.yaml). */
-export async function builtinTemplateId(t: TestContext, key: string): Promise<number> {
+export async function builtinTemplateId(t: Pick<TestContext, "db">, key: string): Promise<number> {
   const [row] = await t.db.select({ id: templates.id }).from(templates).where(eq(templates.builtinKey, key));
   if (!row) throw new Error(`no built-in template '${key}'`);
   return row.id;
@@ -66,7 +66,7 @@ let deviceCounter = 0;
 
 /** Creates a device over the API that points at a server on this machine; returns its id. */
 export async function addLoopbackDevice(
-  t: TestContext,
+  t: Pick<TestContext, "call">,
   token: string,
   device: { port: number; templateId: number; username?: string; password?: string; name?: string } & Record<
     string,

@@ -1,12 +1,29 @@
 import type { Hono } from "hono";
 import { latestChanges } from "../../modules/configs/index.ts";
-import { changePulse, configInfo, deviceCounts, erroredDevices } from "../../modules/dashboard/index.ts";
+import {
+  changePulse,
+  complianceSummary,
+  configInfo,
+  deviceCounts,
+  erroredDevices,
+  latestDevices,
+  queueInfo,
+  taskStatus,
+} from "../../modules/dashboard/index.ts";
 import { healthFor, latestHealth } from "../../modules/system/index.ts";
 import type { WebEnv } from "./env.ts";
 import { Time } from "./format.tsx";
-import { renderPage } from "./layout.tsx";
+import { renderPage, webHeaders } from "./layout.tsx";
 import { requirePage } from "./viewer.ts";
 import { NextSteps } from "./next-steps.tsx";
+import {
+  ComplianceLoading,
+  ComplianceWidget,
+  LatestDevicesWidget,
+  QueueWidget,
+  TaskStatusWidget,
+} from "./dashboard-widgets.tsx";
+import { taskLinksOf } from "./fleet/task-context.ts";
 
 /** Changes listed on the dashboard; the changes page has them all. */
 const RECENT_CHANGES = 10;
@@ -62,12 +79,39 @@ export function PulseChart(props: { days: Day[] }) {
  * user's role), for any role with system.read; the latest changes too when the role may read configurations.
  */
 export function registerDashboardPage(web: Hono<WebEnv>): void {
+  // The compliance widget (GET /dashboard/compliance's figures): what htmx puts in the dashboard, or a page.
+  web.get("/dashboard/compliance", requirePage("system.read"), async (c) => {
+    const { db, clock } = c.var.services;
+    const widget = (
+      <ComplianceWidget
+        summary={await complianceSummary(db, c.var.auth.scope, clock.now())}
+        abilities={c.var.auth.abilities}
+      />
+    );
+    if (c.req.header("HX-Request") === "true") {
+      webHeaders(c);
+      return c.html(widget);
+    }
+    return renderPage(c, 200, {
+      title: "Compliance now",
+      session: c.var.session,
+      children: (
+        <>
+          <p class="muted">
+            <a href="/dashboard">Dashboard</a>
+          </p>
+          {widget}
+        </>
+      ),
+    });
+  });
+
   web.get("/dashboard", requirePage("system.read"), async (c) => {
     const session = c.var.session;
     const { db, clock } = c.var.services;
     const { scope, abilities } = c.var.auth;
     const now = clock.now();
-    const [counts, failing, changes, pulse, health, recent] = await Promise.all([
+    const [counts, failing, changes, pulse, health, recent, queue, tasks, newest] = await Promise.all([
       deviceCounts(db, scope),
       erroredDevices(db, scope, 10),
       configInfo(db, scope, now),
@@ -75,7 +119,13 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
       latestHealth(c.var.services).then((run) => healthFor(run, scope)),
       // The change list is the configs group's (configs.read), as in the API.
       abilities.has("configs.read") ? latestChanges(db, scope, RECENT_CHANGES) : null,
+      queueInfo(db, scope, now),
+      taskStatus(db, scope, taskLinksOf(c)),
+      latestDevices(db, scope, 10),
     ]);
+    // A device's name links to its page only for a role that may open it.
+    const deviceLink = (id: number, name: string) =>
+      abilities.has("devices.read") ? <a href={`/devices/${id}`}>{name}</a> : name;
     const tiles: [string, number][] = [
       ["Devices", counts.total],
       ["Up", counts.up],
@@ -117,9 +167,7 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
                   <tbody>
                     {failing.map((d) => (
                       <tr>
-                        <td>
-                          <a href={`/devices/${d.device_id}`}>{d.device_name}</a>
-                        </td>
+                        <td>{deviceLink(d.device_id, d.device_name)}</td>
                         <td>{d.device_ip}</td>
                         <td>
                           <Time at={new Date(d.failed_at)} none="" />
@@ -156,9 +204,7 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
                           <td>
                             <Time at={new Date(r.created_at)} none="" />
                           </td>
-                          <td>
-                            <a href={`/devices/${r.device_id}`}>{r.device_name}</a>
-                          </td>
+                          <td>{deviceLink(r.device_id, r.device_name)}</td>
                           <td>
                             <code>{r.command}</code>
                           </td>
@@ -185,6 +231,10 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
               </p>
             )}
           </section>
+          <ComplianceLoading />
+          <TaskStatusWidget tasks={tasks} abilities={abilities} />
+          <QueueWidget queue={queue} />
+          <LatestDevicesWidget devices={newest} abilities={abilities} />
           <section class="card" id="health">
             <h2>
               Health <span class={`badge ${health.status}`}>{health.status}</span>

@@ -24,7 +24,7 @@ import { applyImport } from "./import-apply.ts";
 import { resetHostKey } from "./host-key.ts";
 import { requestDetect } from "./detect.ts";
 import { missingTemplateWarning } from "./template-warning.ts";
-import { lastFailedDownload } from "./last-failure.ts";
+import { failureTranscript, lastFailedDownload } from "./last-failure.ts";
 
 const writeContext = (c: Context<AppEnv>): WriteContext => ({
   db: c.var.services.db,
@@ -72,7 +72,6 @@ export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summar
 
   app.openapi(routes.lastFailureRoute, async (c) => {
     const job = await lastFailedDownload(c.var.services.db, c.var.auth.scope, c.req.valid("param").id);
-    const result = job.result ?? {};
     return c.json(
       {
         data: {
@@ -80,8 +79,7 @@ export function registerDeviceRoutes(app: OpenAPIHono<AppEnv>, options: { summar
           outcome: job.outcome!,
           message: job.message,
           finished_at: job.finishedAt?.toISOString() ?? null,
-          last_lines: Array.isArray(result.last_lines) ? (result.last_lines as string[]) : [],
-          transcript: typeof result.transcript === "string" ? result.transcript : null,
+          ...failureTranscript(job),
           status_url: serializeJob(c, job).status_url,
         },
       },

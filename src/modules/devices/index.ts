@@ -8,6 +8,7 @@ export { registerDeviceRoutes } from "./handlers.ts";
 export { deviceFilterChoices } from "./filter-choices.ts";
 export { pinnedHostKey, resetHostKey } from "./host-key.ts";
 export { HostKeyResetInput } from "./routes.ts";
+export { failureTranscript } from "./last-failure.ts";
 export { applyImport } from "./import-apply.ts";
 export type { ImportReport } from "./import-apply.ts";
 export {

@@ -31,3 +31,18 @@ export async function lastFailedDownload(db: DbOrTx, scope: DeviceScope, id: num
   if (!job) throw ApiError.notFound(`A failed download of device ${id}`);
   return job;
 }
+
+/**
+ * What a failed download's result keeps of its session, as GET /devices/{id}/last-failure answers it: the last
+ * lines the device printed and the transcript, both masked by the collector before they were stored.
+ */
+export function failureTranscript(job: { result: Record<string, unknown> | null }): {
+  last_lines: string[];
+  transcript: string | null;
+} {
+  const result = job.result ?? {};
+  return {
+    last_lines: Array.isArray(result.last_lines) ? (result.last_lines as string[]) : [],
+    transcript: typeof result.transcript === "string" ? result.transcript : null,
+  };
+}

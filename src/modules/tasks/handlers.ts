@@ -2,18 +2,8 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/http/env.ts";
 import { listEnvelope, parseListQuery } from "../../platform/http/list.ts";
-import { csvText } from "../devices/index.ts";
-import {
-  allItems,
-  getRun,
-  itemListSpec,
-  lastFinishedRun,
-  listItems,
-  listRuns,
-  listTaskRuns,
-  runListSpec,
-  type Links,
-} from "./runs.ts";
+import { allItems, getRun, itemListSpec, listItems, listRuns, listTaskRuns, runListSpec, type Links } from "./runs.ts";
+import { lastRunFailures, runReportCsv } from "./run-report.ts";
 import {
   createTaskRoute,
   deleteTaskRoute,
@@ -56,22 +46,6 @@ const ctxOf = (c: Context<AppEnv>): TaskCtx => ({
   now: c.var.services.clock.now(),
   links: linksOf(c),
 });
-
-const CSV_COLUMNS = [
-  "run_id",
-  "task_name",
-  "device_id",
-  "device_name",
-  "status",
-  "outcome",
-  "error",
-  "duration_ms",
-  "attempts",
-  "started_at",
-  "finished_at",
-  "job_id",
-  "config_ids",
-] as const;
 
 export function registerTaskRoutes(app: OpenAPIHono<AppEnv>): void {
   app.openapi(listTasksRoute, async (c) => {
@@ -117,10 +91,7 @@ export function registerTaskRoutes(app: OpenAPIHono<AppEnv>): void {
   });
   app.openapi(lastRunFailuresRoute, async (c) => {
     const ctx = ctxOf(c);
-    const task = await visibleTask(ctx.db, ctx.auth.scope, c.req.valid("param").id);
-    const run = await lastFinishedRun(ctx.db, ctx.auth.scope, ctx.links, task.id);
-    const failures = run ? await allItems(ctx.db, ctx.auth.scope, ctx.links, run.id, ["failed"]) : [];
-    return c.json({ data: { run, failures } }, 200);
+    return c.json({ data: await lastRunFailures(ctx.db, ctx.auth.scope, ctx.links, c.req.valid("param").id) }, 200);
   });
 
   app.openapi(listRunsRoute, async (c) => {
@@ -147,29 +118,10 @@ export function registerTaskRoutes(app: OpenAPIHono<AppEnv>): void {
   });
   app.openapi(runReportCsvRoute, async (c) => {
     const ctx = ctxOf(c);
-    const run = await getRun(ctx.db, ctx.auth.scope, ctx.links, c.req.valid("param").id);
-    const items = await allItems(ctx.db, ctx.auth.scope, ctx.links, run.id);
-    const cell = (v: unknown) => (v === null || v === undefined ? "" : String(v));
-    const rows = items.map((i) =>
-      [
-        run.id,
-        run.task_name,
-        i.device_id,
-        i.device_name,
-        i.status,
-        i.outcome,
-        i.error,
-        i.duration_ms,
-        i.attempts,
-        i.started_at,
-        i.finished_at,
-        i.job_id,
-        i.config_ids.join(" "),
-      ].map(cell),
-    );
-    return c.body(csvText([[...CSV_COLUMNS], ...rows]), 200, {
+    const { filename, csv } = await runReportCsv(ctx.db, ctx.auth.scope, ctx.links, c.req.valid("param").id);
+    return c.body(csv, 200, {
       "Content-Type": "text/csv; charset=utf-8",
-      "Content-Disposition": `attachment; filename="task-run-${run.id}.csv"`,
+      "Content-Disposition": `attachment; filename="${filename}"`,
     });
   });
 }

@@ -12,8 +12,9 @@ export {
   runOutcomeCounts,
 } from "./runs.ts";
 export type { Links } from "./runs.ts";
+export { lastRunFailures, runReportCsv } from "./run-report.ts";
 export { RunSummary, TaskInput } from "./schemas.ts";
-export type { TaskOut, TaskRunOut } from "./schemas.ts";
+export type { TaskOut, TaskRunItemOut, TaskRunOut } from "./schemas.ts";
 export {
   deleteTask,
   listTasks,

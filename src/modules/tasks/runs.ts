@@ -347,18 +347,20 @@ export async function listItems(
   return { total: total?.n ?? 0, rows: rows.map((r) => serializeItem(links, r)) };
 }
 
-/** Every item of a run the caller may see (for reports), optionally only some statuses, in device order. */
+/** Every item of a run the caller may see (for reports), optionally only some statuses (and the first `limit`), in device order. */
 export async function allItems(
   db: DbOrTx,
   scope: DeviceScope,
   links: Links,
   runId: number,
   statuses?: ItemStatus[],
+  limit?: number,
 ): Promise<TaskRunItemOut[]> {
-  const rows = await selectItems(db)
+  const query = selectItems(db)
     .where(
       and(eq(taskRunItems.runId, runId), visibleItems(scope), statuses ? inArray(itemStatus, statuses) : undefined),
     )
     .orderBy(sql`lower(${taskRunItems.deviceName})`, asc(taskRunItems.id));
+  const rows = limit === undefined ? await query : await query.limit(limit);
   return rows.map((r) => serializeItem(links, r));
 }

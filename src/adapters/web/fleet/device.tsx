@@ -5,7 +5,7 @@ import type { ConfigOut } from "../../../modules/configs/index.ts";
 import { deviceHistory } from "../../../modules/configs/index.ts";
 import type { DeviceOut } from "../../../modules/devices/index.ts";
 import { deviceReferences, getDevice } from "../../../modules/devices/index.ts";
-import { missingTemplateWarning } from "../../../modules/devices/index.ts";
+import { failureTranscript, missingTemplateWarning } from "../../../modules/devices/index.ts";
 import { getVisibleJob, lastFailedDownload, requestDownloadNow } from "../../../modules/jobs/index.ts";
 import { pathId } from "../path-id.ts";
 import type { WebEnv } from "../env.ts";
@@ -16,6 +16,8 @@ import { requirePage } from "../viewer.ts";
 import { DeviceStatus } from "./devices.tsx";
 import { OUTCOME_ADVICE } from "./outcome-advice.ts";
 import { DEVICE_DONE } from "./device-form.tsx";
+import { DetectProposal, registerDeviceDetectRoutes } from "./device-detect.tsx";
+import { FailureTranscript } from "./failure-transcript.tsx";
 
 /** Versions shown on the device page; older ones are in the API (GET /configs/all-by-deviceid/{id}). */
 const HISTORY_LIMIT = 200;
@@ -266,6 +268,7 @@ export function registerDevicePage(web: Hono<WebEnv>): void {
               )}
             </div>
             {job && <JobProgress job={job} />}
+            {job && <DetectProposal job={job} canApply={abilities.has("devices.write")} csrf={session.csrfToken} />}
           </section>
           <section class="card" id="last-failure">
             <h2>Last failure</h2>
@@ -283,6 +286,7 @@ export function registerDevicePage(web: Hono<WebEnv>): void {
                 {device.last_backup_at && new Date(device.last_backup_at) > failure.finishedAt! && (
                   <p class="muted">A later download succeeded.</p>
                 )}
+                {abilities.has("configs.read") && <FailureTranscript {...failureTranscript(failure)} />}
               </>
             ) : (
               <p class="muted">No download of this device has failed.</p>
@@ -330,6 +334,8 @@ export function registerDevicePage(web: Hono<WebEnv>): void {
       ),
     });
   });
+
+  registerDeviceDetectRoutes(web);
 
   web.post("/devices/:id/download-now", requirePage("configs.read"), async (c) => {
     if (!(await checkedForm(c, c.var.session.csrfToken))) return csrfRefusal(c, c.var.session);

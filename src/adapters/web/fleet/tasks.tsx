@@ -1,7 +1,15 @@
 import type { Context, Hono } from "hono";
 import { ApiError } from "../../../platform/http/errors.ts";
 import { firstPageQuery, listEnvelope, parseListQuery } from "../../../platform/http/list.ts";
-import { getRun, itemListSpec, listItems, listTaskRuns, runListSpec } from "../../../modules/tasks/index.ts";
+import {
+  getRun,
+  itemListSpec,
+  lastRunFailures,
+  listItems,
+  listTaskRuns,
+  runListSpec,
+  runReportCsv,
+} from "../../../modules/tasks/index.ts";
 import type { TaskRunOut } from "../../../modules/tasks/index.ts";
 import { listTasks, mayChangeTask, runTaskNow, showTask, taskListSpec } from "../../../modules/tasks/index.ts";
 import { taskCtxOf } from "./task-context.ts";
@@ -12,9 +20,12 @@ import { CsrfForm, renderPage } from "../layout.tsx";
 import { Pager, withoutEmptyFields, pageListQuery } from "../list-page.tsx";
 import { pathId } from "../path-id.ts";
 import { requirePage } from "../viewer.ts";
+import { LastRunFailures } from "./task-failures.tsx";
 
 /** Runs listed on a task's page; the API lists them all (GET /api/v2/tasks/{id}/runs). */
 const RUNS_SHOWN = 20;
+/** Failures of the last run listed on a task's page; the run's devices filtered by status have them all. */
+const FAILURES_SHOWN = 20;
 
 const ctxOf = taskCtxOf;
 
@@ -195,7 +206,10 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
     // A run of another task named in the address is not this task's: as unknown.
     if (chosen && chosen.task_id !== task.id) throw ApiError.notFound(`Run ${chosen.id} of task ${task.id}`);
     const q = parseListQuery(c, itemListSpec);
-    const items = chosen ? await listItems(ctx.db, ctx.auth.scope, ctx.links, chosen.id, q) : null;
+    const [items, last] = await Promise.all([
+      chosen ? listItems(ctx.db, ctx.auth.scope, ctx.links, chosen.id, q) : null,
+      lastRunFailures(ctx.db, ctx.auth.scope, ctx.links, task.id, FAILURES_SHOWN),
+    ]);
     return renderPage(c, 200, {
       title: task.task_name,
       session: c.var.session,
@@ -272,6 +286,7 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
               <p class="muted">The task has not run yet.</p>
             )}
           </section>
+          <LastRunFailures taskId={task.id} {...last} deviceLinks={c.var.auth.abilities.has("devices.read")} />
           {chosen && items && (
             <section class="card" id="run-devices">
               <h2>
@@ -280,6 +295,12 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
               </h2>
               <p>
                 <RunCounts run={chosen} />
+              </p>
+              <p>
+                <a href={`/task-runs/${chosen.id}/report.csv`} download>
+                  Download the report (CSV)
+                </a>{" "}
+                <span class="muted">one line per device: outcome, error, duration, configuration versions</span>
               </p>
               <Pager c={c} meta={listEnvelope(c, q, items.total, items.rows).meta} noun="devices" />
               <div class="table-wrap">
@@ -297,7 +318,7 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
                     {items.rows.map((i) => (
                       <tr>
                         <td>
-                          {i.device_id ? (
+                          {i.device_id && c.var.auth.abilities.has("devices.read") ? (
                             <a href={`/devices/${i.device_id}`}>{i.device_name}</a>
                           ) : (
                             (i.device_name ?? "")
@@ -318,6 +339,16 @@ export function registerTaskPages(web: Hono<WebEnv>): void {
           )}
         </>
       ),
+    });
+  });
+
+  // A run's report, as GET /task-runs/{id}/report.csv writes it: the devices the user may see, 404 beyond them.
+  web.get("/task-runs/:id/report.csv", requirePage("tasks.read"), async (c) => {
+    const ctx = ctxOf(c);
+    const { filename, csv } = await runReportCsv(ctx.db, ctx.auth.scope, ctx.links, pathId(c.req.param("id"), "Run"));
+    return c.body(csv, 200, {
+      "Content-Type": "text/csv; charset=utf-8",
+      "Content-Disposition": `attachment; filename="${filename}"`,
     });
   });
 
