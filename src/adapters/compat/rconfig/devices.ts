@@ -363,8 +363,11 @@ export const RconfigSummaryFields = {
   backup_success_last_run: z
     .number()
     .int()
-    .openapi({ description: "Devices whose last finished download succeeded (success or unchanged)" }),
-  backup_failed_last_run: z.number().int().openapi({ description: "Devices whose last finished download failed" }),
+    .openapi({ description: "Devices whose last attempted download succeeded (success or unchanged)" }),
+  backup_failed_last_run: z
+    .number()
+    .int()
+    .openapi({ description: "Devices whose last attempted download failed (cancelled downloads are left out)" }),
   last_run_at: z.string().nullable().openapi({ description: "When the newest of those downloads finished" }),
 };
 
