@@ -112,6 +112,26 @@ export const complianceResults = sqliteTable(
   ],
 );
 
+/**
+ * Each (assignment, device) pair's current result: its newest (by evaluated_at, then id), the device's state under
+ * the assignment. Kept by triggers on compliance_results (migration compliance_current_triggers) whatever writes
+ * or deletes a result, so `filter[latest]`, a device's compliance and a scoped trend's starting state read one row
+ * a pair instead of comparing every result with its pair's others (src/modules/compliance/current.ts).
+ */
+export const complianceCurrent = sqliteTable(
+  "compliance_current",
+  {
+    deviceId: integer("device_id").notNull(),
+    assignmentId: integer("assignment_id").notNull(),
+    resultId: integer("result_id").notNull(),
+    evaluatedAt: timestamp("evaluated_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.deviceId, t.assignmentId] }),
+    uniqueIndex("compliance_current_result_idx").on(t.resultId),
+  ],
+);
+
 /** A rule of a policy revision as its results share it: position, description and method. */
 export type RevisionRule = { index: number; description: string; method: string };
 

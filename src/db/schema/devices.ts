@@ -60,6 +60,14 @@ export const devices = sqliteTable(
      */
     snmpConfigChangedValue: text("snmp_config_changed_value"),
     snmpConfigChangedAt: timestamp("snmp_config_changed_at"),
+    /**
+     * The device's newest finished download that was attempted (not cancelled): its job, outcome and end. Kept by
+     * triggers on jobs (migration device_counts_triggers), so the dashboard and the summaries read it per device
+     * instead of searching each device's jobs.
+     */
+    lastDownloadJobId: integer("last_download_job_id"),
+    lastDownloadOutcome: text("last_download_outcome"),
+    lastDownloadAt: timestamp("last_download_at"),
     ...timestamps,
   },
   (t) => [
@@ -75,7 +83,34 @@ export const devices = sqliteTable(
     index("devices_status_idx").on(t.status, t.enabled, t.lastBackupAt),
     // The dashboard's devices added last (newest first, then the highest id: the index's own order).
     index("devices_created_idx").on(t.createdAt),
+    // The newest backup and download of the fleet (min/max over an index), and the devices failing now, newest
+    // failure first, without a look at every device.
+    index("devices_last_backup_idx").on(t.lastBackupAt),
+    index("devices_last_download_idx").on(t.lastDownloadAt),
+    index("devices_failing_idx")
+      .on(t.lastDownloadAt)
+      .where(sql`${t.enabled} = 1 and ${t.lastDownloadOutcome} not in ('success', 'unchanged')`),
   ],
+);
+
+/** A device's last download as device_counts tallies it: none yet, backed up (success, unchanged) or failed. */
+export const LAST_DOWNLOAD_CLASSES = ["none", "good", "bad"] as const;
+
+/**
+ * How many devices are in each state: enabled, status, backed up (last_backup_at set) and the class of their last
+ * download. Kept by triggers on devices (migration device_counts_triggers) on every write, whatever writes it, so
+ * the fleet's counts (dashboard, device summary) read a few rows instead of every device.
+ */
+export const deviceCounts = sqliteTable(
+  "device_counts",
+  {
+    enabled: integer("enabled", { mode: "boolean" }).notNull(),
+    status: text("status", { enum: DEVICE_STATUSES }).notNull(),
+    backedUp: integer("backed_up", { mode: "boolean" }).notNull(),
+    lastDownload: text("last_download", { enum: LAST_DOWNLOAD_CLASSES }).notNull(),
+    n: integer("n").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.enabled, t.status, t.backedUp, t.lastDownload] })],
 );
 
 export const deviceTags = sqliteTable(

@@ -17,17 +17,13 @@ import { idFilter, wholeNumbers } from "../../platform/http/filters.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../platform/http/list.ts";
 import { timeBoundFilter } from "../configs/index.ts";
 import { assignmentCoversDevice } from "./coverage.ts";
+import { isCurrentResult } from "./current.ts";
 import type { RuleResult } from "./engine/index.ts";
 import { ComplianceResult } from "./schemas.ts";
 import { revisionsOf, ruleResults, type StoredRule } from "./stored-rules.ts";
 
 /** A result as the API shows it (schemas.ts: ComplianceResult). */
 export type ResultOut = z.infer<typeof ComplianceResult>;
-
-/** The newest result of its (assignment, device) pair: the device's current state under that assignment. */
-export const isCurrentResult = sql`${complianceResults.id} = (select r2.id from ${complianceResults} r2
-  where r2.assignment_id = ${complianceResults.assignmentId} and r2.device_id = ${complianceResults.deviceId}
-  order by r2.evaluated_at desc, r2.id desc limit 1)`;
 
 const statusFilter = {
   describe: `Result status: ${COMPLIANCE_STATUSES.join(", ")}`,

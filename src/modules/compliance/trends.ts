@@ -4,6 +4,7 @@ import { deviceScopeCondition, type DeviceScope } from "../../platform/auth/scop
 import type { DbOrTx } from "../../db/client.ts";
 import { complianceResults, devices, type ComplianceStatus } from "../../db/schema/index.ts";
 import { ApiError } from "../../platform/http/errors.ts";
+import { newestBefore } from "./current.ts";
 import { fleetStates, stateOf } from "./daily.ts";
 import type { Trends, TrendsQuery } from "./schemas.ts";
 import { revisionsOf } from "./stored-rules.ts";
@@ -57,7 +58,8 @@ export async function complianceTrends(
     deviceScopeCondition(scope),
     query.policy_id ? eq(complianceResults.policyId, query.policy_id) : undefined,
   );
-  if (!withRules) return { ...shape, periods: await tallyInDatabase(db, within, from, to, step) };
+  if (!withRules)
+    return { ...shape, periods: await tallyInDatabase(db, within, newestBefore(from, scope), from, to, step) };
   // One pass over history instead of a query per period (each reading every pair's newest result before its end:
   // 39 s for 30 days of a 2,000-device estate, bench:estate): the pairs' state when the range starts, then the
   // results inside it in the order they were made, each period's tally taken as the walk passes its end.
@@ -77,15 +79,7 @@ export async function complianceTrends(
       .from(complianceResults)
       .innerJoin(devices, eq(devices.id, complianceResults.deviceId));
   const [before, inRange] = await Promise.all([
-    select().where(
-      and(
-        within,
-        sql`${complianceResults.evaluatedAt} < ${from}`,
-        sql`${complianceResults.id} = (select r2.id from ${complianceResults} r2
-          where r2.assignment_id = ${complianceResults.assignmentId} and r2.device_id = ${complianceResults.deviceId} and r2.evaluated_at < ${from}
-          order by r2.evaluated_at desc, r2.id desc limit 1)`,
-      ),
-    ),
+    select().where(and(within, sql`${complianceResults.evaluatedAt} < ${from}`, newestBefore(from, scope))),
     select()
       .where(
         and(within, sql`${complianceResults.evaluatedAt} >= ${from}`, sql`${complianceResults.evaluatedAt} < ${last}`),
@@ -198,6 +192,7 @@ async function fromDailyStates(
 async function tallyInDatabase(
   db: DbOrTx,
   within: SQL | undefined,
+  startState: SQL,
   from: number,
   to: number,
   step: number,
@@ -219,9 +214,7 @@ async function tallyInDatabase(
         lead(${cr.evaluatedAt}) over (partition by ${cr.assignmentId}, ${cr.deviceId} order by ${cr.evaluatedAt}, ${cr.id}) as replaced
       from ${cr} inner join ${devices} on ${devices.id} = ${cr.deviceId}
       where ${within ?? sql`1`} and ${cr.evaluatedAt} < ${last}
-        and (${cr.evaluatedAt} >= ${from} or ${cr.id} = (select r2.id from ${cr} r2
-          where r2.assignment_id = ${cr.assignmentId} and r2.device_id = ${cr.deviceId} and r2.evaluated_at < ${from}
-          order by r2.evaluated_at desc, r2.id desc limit 1))
+        and (${cr.evaluatedAt} >= ${from} or ${startState})
     ),
     worst as (
       select ends.period, taken.device_id, max(taken.rank) as rank from ends

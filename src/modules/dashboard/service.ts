@@ -3,47 +3,30 @@ import type { DbOrTx } from "../../db/client.ts";
 import { configChanges, configs, devices, jobs, tasks } from "../../db/schema/index.ts";
 import { type DeviceScope, deviceIdInScope, deviceScopeCondition } from "../../platform/auth/scope.ts";
 import { complianceTrends } from "../compliance/index.ts";
+import { deviceStateCounts } from "../devices/index.ts";
 import { latestRuns, type Links } from "../tasks/index.ts";
 import { visibleTasks } from "../tasks/index.ts";
 
 const DAY = 24 * 3_600_000;
-/** Outcomes of a download that mean the device was backed up (or checked and found the same). */
-const GOOD = ["success", "unchanged"] as const;
-
-/**
- * A device's newest finished download (its id), per device row: the newest entry of the device's finished jobs in
- * jobs_device_idx, read backwards to the first download that was attempted. A grouped pass over every finished
- * download instead grew with the history (a year of nightly jobs); this grows with the devices only
- * (dashboard-plan.test.ts asserts the plan). The table names are spelled out: in a one-table select drizzle leaves
- * them off, and the subquery's device_id would then compare with its own id.
- */
-export const lastDownloadId = sql<number | null>`(select j.id from jobs j
-  where j.device_id = "devices"."id" and j.state = 'finished' and j.type = 'download' and j.outcome <> 'cancelled'
-  order by j.id desc limit 1)`;
 
 /** Devices by state: disabled; never backed up; failing (the last download failed); up (the rest). */
-export const deviceCountsQuery = (db: DbOrTx, scope: DeviceScope) =>
-  db
-    .select({
-      total: count(),
-      disabled: sql<number>`coalesce(sum(case when ${devices.enabled} = 0 then 1 else 0 end), 0)`,
-      neverBackedUp: sql<number>`coalesce(sum(case when ${devices.enabled} = 1 and ${devices.lastBackupAt} is null then 1 else 0 end), 0)`,
-      failing: sql<number>`coalesce(sum(case when ${devices.enabled} = 1 and ${devices.lastBackupAt} is not null and ${jobs.outcome} not in ${GOOD} then 1 else 0 end), 0)`,
-    })
-    .from(devices)
-    .leftJoin(jobs, eq(jobs.id, lastDownloadId))
-    .where(deviceScopeCondition(scope));
-
 export async function deviceCounts(db: DbOrTx, scope: DeviceScope) {
-  const [row] = await deviceCountsQuery(db, scope);
-  const total = row!.total,
-    disabled = Number(row!.disabled),
-    never = Number(row!.neverBackedUp),
-    failing = Number(row!.failing);
-  return { total, up: total - disabled - never - failing, failing, disabled, never_backed_up: never };
+  const c = await deviceStateCounts(db, scope);
+  const failing = c.enabledBackedUpFailing;
+  return {
+    total: c.total,
+    up: c.total - c.disabled - c.enabledNeverBackedUp - failing,
+    failing,
+    disabled: c.disabled,
+    never_backed_up: c.enabledNeverBackedUp,
+  };
 }
 
-/** Enabled devices whose last download failed, newest failure first, with the reason. */
+/**
+ * Enabled devices whose last download failed, newest failure first, with the reason: read from devices_failing_idx
+ * (the devices failing now, by their failure's end), each joined to its job, so a fleet that mostly backs up reads
+ * a few rows (dashboard-plan.test.ts). The index's condition is written out as a literal for SQLite to use it.
+ */
 export const erroredDevicesQuery = (db: DbOrTx, scope: DeviceScope, limit: number) =>
   db
     .select({
@@ -57,9 +40,14 @@ export const erroredDevicesQuery = (db: DbOrTx, scope: DeviceScope, limit: numbe
       lastBackupAt: devices.lastBackupAt,
     })
     .from(devices)
-    .innerJoin(jobs, eq(jobs.id, lastDownloadId))
-    .where(and(eq(devices.enabled, true), sql`${jobs.outcome} not in ${GOOD}`, deviceScopeCondition(scope)))
-    .orderBy(desc(jobs.finishedAt), desc(jobs.id))
+    .innerJoin(jobs, eq(jobs.id, devices.lastDownloadJobId))
+    .where(
+      and(
+        sql`${devices.enabled} = 1 and ${devices.lastDownloadOutcome} not in ('success', 'unchanged')`,
+        deviceScopeCondition(scope),
+      ),
+    )
+    .orderBy(desc(devices.lastDownloadAt), desc(devices.lastDownloadJobId))
     .limit(limit);
 
 export async function erroredDevices(db: DbOrTx, scope: DeviceScope, limit: number) {

@@ -34,4 +34,6 @@ export {
   updateDevices,
 } from "./service.ts";
 export type { WriteContext } from "./service.ts";
+export { deviceStateCounts, newestBackupAndDownload } from "./state-counts.ts";
+export type { DeviceStateCounts } from "./state-counts.ts";
 export { missingTemplateWarning } from "./template-warning.ts";

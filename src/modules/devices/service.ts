@@ -1,4 +1,4 @@
-import { and, count, eq, inArray, isNull, max, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, count, eq, inArray, isNull, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db, DbOrTx } from "../../db/client.ts";
 import { nameKey } from "../../db/name-key.ts";
@@ -17,6 +17,7 @@ import {
   LOCAL_ZONE_ID,
 } from "../../db/schema/index.ts";
 import { deviceScopeCondition, isInScope, type DeviceScope } from "../../platform/auth/scope.ts";
+import { deviceStateCounts, newestBackupAndDownload } from "./state-counts.ts";
 import { ApiError, FieldErrorBag } from "../../platform/http/errors.ts";
 import { canonicalAddress } from "../../platform/http/host.ts";
 import { containsText, type ListQuery, type ListSpec } from "../../platform/http/list.ts";
@@ -838,30 +839,16 @@ export async function setDevicesEnabled(
   });
 }
 
-/** The summary's one pass (list-plan.test.ts: over the status index, which holds every column it reads). */
-export const deviceSummaryQuery = (db: DbOrTx, scope: DeviceScope) =>
-  db
-    .select({
-      total: count(),
-      up: sql<number>`coalesce(sum(${devices.status} = 'up' and ${devices.enabled}), 0)`,
-      unreachable: sql<number>`coalesce(sum(${devices.status} = 'unreachable' and ${devices.enabled}), 0)`,
-      unknown: sql<number>`coalesce(sum(${devices.status} = 'unknown' and ${devices.enabled}), 0)`,
-      disabled: sql<number>`coalesce(sum(not ${devices.enabled}), 0)`,
-      neverBackedUp: sql<number>`coalesce(sum(${devices.lastBackupAt} is null), 0)`,
-      lastBackupAt: max(devices.lastBackupAt),
-    })
-    .from(devices)
-    .where(deviceScopeCondition(scope));
-
+/** The fleet's devices by state: counters kept on write, and the newest backup from its index (state-counts.ts). */
 export async function deviceSummary(db: Db, scope: DeviceScope) {
-  const [row] = await deviceSummaryQuery(db, scope);
+  const [counts, newest] = await Promise.all([deviceStateCounts(db, scope), newestBackupAndDownload(db, scope)]);
   return {
-    total: row?.total ?? 0,
-    up: Number(row?.up ?? 0),
-    unreachable: Number(row?.unreachable ?? 0),
-    unknown: Number(row?.unknown ?? 0),
-    disabled: Number(row?.disabled ?? 0),
-    never_backed_up: Number(row?.neverBackedUp ?? 0),
-    last_backup_at: iso(row?.lastBackupAt ?? null),
+    total: counts.total,
+    up: counts.enabledByStatus.up,
+    unreachable: counts.enabledByStatus.unreachable,
+    unknown: counts.enabledByStatus.unknown,
+    disabled: counts.disabled,
+    never_backed_up: counts.neverBackedUp,
+    last_backup_at: iso(newest.lastBackupAt),
   };
 }

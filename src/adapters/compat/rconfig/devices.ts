@@ -5,17 +5,16 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { count, eq, inArray, sql } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../../db/client.ts";
 import { nameKey } from "../../../db/name-key.ts";
-import { categories, configs, devices, jobs, tags, templates, vendors } from "../../../db/schema/index.ts";
-import { deviceScopeCondition, type DeviceScope } from "../../../platform/auth/scope.ts";
+import { categories, configs, tags, templates, vendors } from "../../../db/schema/index.ts";
 import { FieldErrorBag } from "../../../platform/http/errors.ts";
 import type { AppEnv } from "../../../platform/http/env.ts";
 import { jsonObjectBody, replaceJsonBody, succeeded, type CompatHook } from "./hook.ts";
 import { deletedAnswer, extendData, PaginatorFields, withPaginator } from "./envelope.ts";
 import { rconfigDeviceStatus, withListRewrite } from "./lists.ts";
-import { MAX_DEVICE_TAGS } from "../../../modules/devices/index.ts";
+import { deviceStateCounts, MAX_DEVICE_TAGS, newestBackupAndDownload } from "../../../modules/devices/index.ts";
 
 // ---- requests ----------------------------------------------------------------------------------------------
 
@@ -342,45 +341,20 @@ const devicePage: CompatHook = {
 
 // ---- summary -----------------------------------------------------------------------------------------------
 
-const SUCCESS_OUTCOMES = ["success", "unchanged"] as const;
-
 /**
- * Each device's last finished download, with what rConfig's figures read of it: found per device, backwards in
- * jobs_device_idx, not by grouping every finished download ever run (which grew with the history: 0.5 s at 20,000
- * devices x 8 nights, bench:estate; summary-plan.test.ts asserts the plan). The devices' table name is spelled out
- * for the correlated subquery.
+ * rConfig's backup figures over each device's last finished download (not cancelled: a cancelled job was never
+ * attempted), as the devices module keeps them: counters and the newest download's end from an index, so they do
+ * not grow with the devices or the history (src/modules/devices/state-counts.ts).
  */
-export const lastRunFiguresQuery = (db: DbOrTx, scope: DeviceScope) =>
-  db
-    .select({
-      total: count(),
-      succeeded: sql<number>`coalesce(sum(${inArray(jobs.outcome, [...SUCCESS_OUTCOMES])}), 0)`,
-      lastRunAt: sql<number | null>`max(${jobs.finishedAt})`,
-    })
-    .from(devices)
-    .innerJoin(
-      jobs,
-      eq(
-        jobs.id,
-        sql`(select j.id from jobs j where j.device_id = "devices"."id" and j.state = 'finished' and j.type = 'download'
-          order by j.id desc limit 1)`,
-      ),
-    )
-    .where(deviceScopeCondition(scope));
-
-/** rConfig's backup figures over each device's last finished download. */
 async function lastRunFigures(c: Context<AppEnv>) {
   const { db } = c.var.services;
   const scope = c.var.auth.scope;
-  const [row] = await lastRunFiguresQuery(db, scope);
-  const [devicesRow] = await db.select({ n: count() }).from(devices).where(deviceScopeCondition(scope));
-  const ran = row?.total ?? 0;
-  const succeeded = Number(row?.succeeded ?? 0);
+  const [counts, newest] = await Promise.all([deviceStateCounts(db, scope), newestBackupAndDownload(db, scope)]);
   return {
-    total_devices: devicesRow?.n ?? 0,
-    backup_success_last_run: succeeded,
-    backup_failed_last_run: ran - succeeded,
-    last_run_at: row?.lastRunAt ? new Date(Number(row.lastRunAt)).toISOString() : null,
+    total_devices: counts.total,
+    backup_success_last_run: counts.lastDownloadGood,
+    backup_failed_last_run: counts.downloaded - counts.lastDownloadGood,
+    last_run_at: newest.lastDownloadAt?.toISOString() ?? null,
   };
 }
 
@@ -389,8 +363,11 @@ export const RconfigSummaryFields = {
   backup_success_last_run: z
     .number()
     .int()
-    .openapi({ description: "Devices whose last finished download succeeded (success or unchanged)" }),
-  backup_failed_last_run: z.number().int().openapi({ description: "Devices whose last finished download failed" }),
+    .openapi({ description: "Devices whose last attempted download succeeded (success or unchanged)" }),
+  backup_failed_last_run: z
+    .number()
+    .int()
+    .openapi({ description: "Devices whose last attempted download failed (cancelled downloads are left out)" }),
   last_run_at: z.string().nullable().openapi({ description: "When the newest of those downloads finished" }),
 };
 
