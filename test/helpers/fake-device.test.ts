@@ -85,14 +85,16 @@ class Capture {
   text(): string {
     return Buffer.concat(this.chunks).toString("utf8");
   }
-  async until(what: string, done: () => boolean): Promise<void> {
+  /** Waits, 5 ms a try, until `done`; a failure shows the last 300 characters that arrived. */
+  async until(what: string, done: () => boolean, tries = 600): Promise<void> {
     await until(
       what,
       () => (done() ? true : this.text().slice(-300)),
       (v) => v === true,
-      { everyMs: 5, tries: 1000 },
+      { everyMs: 5, tries },
     );
   }
+
   untilBytes(n: number): Promise<void> {
     return this.until(`${n} bytes`, () => this.bytes >= n);
   }
@@ -422,7 +424,7 @@ describe("faults", () => {
     await out.untilBytes(byteLength(sim.initPrompt));
     out.channel.write("show running-config\n");
     const frame = "show running-config\n".length + "LAB-SW123_9200L#".length;
-    await out.until("the huge config", () => out.bytes >= byteLength(sim.initPrompt) + frame + size, 10_000);
+    await out.until("the huge config", () => out.bytes >= byteLength(sim.initPrompt) + frame + size, 2_000);
     const text = out.text().slice(sim.initPrompt.length);
     expect(text.startsWith("show running-config\nhostname huge-config\ninterface GigabitEthernet1/0/1\n")).toBe(true);
     expect(text.endsWith("\nLAB-SW123_9200L#")).toBe(true);
