@@ -1,8 +1,8 @@
 import { fork, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { JOBS_QUEUED } from "../src/runtime/collector-process.ts";
+import { until } from "../test/helpers/until.ts";
 
 const CHILD = fileURLToPath(new URL("./parent-watch.test-child.ts", import.meta.url));
 const children: ChildProcess[] = [];
@@ -18,27 +18,24 @@ function start(...args: string[]) {
   return { child, messages };
 }
 
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-};
-
 describe("a collector's messages from the API that started it", () => {
   it("calls the handler for each JOBS_QUEUED the API sends (src/main.ts wakes its collector after queueing jobs), and for nothing else", async () => {
     const { child, messages } = start("--linger");
-    await until(() => messages.includes("listening"));
+    await until("the collector to listen", () => messages.includes("listening"));
     child.send("something else");
     child.send(JOBS_QUEUED);
     child.send(JOBS_QUEUED);
-    await until(() => messages.filter((m) => m === "woken").length === 2);
+    await until("the collector to be woken twice", () => messages.filter((m) => m === "woken").length === 2);
     expect(messages).toEqual(["listening", "woken", "woken"]);
   });
 
   it("does not keep the collector alive: with nothing else to do, it exits by itself", async () => {
     const { child, messages } = start();
-    const [code] = await Promise.race([
-      once(child, "exit"),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("still running after 10 s")), 10_000)),
-    ]);
+    const code = await until(
+      "the collector to exit by itself",
+      () => child.exitCode,
+      (c) => c !== null,
+    );
     expect(code).toBe(0);
     expect(messages).toEqual(["listening"]);
   });

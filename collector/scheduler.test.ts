@@ -200,12 +200,16 @@ describe("schedulers racing", () => {
     };
     const a = child();
     const b = child();
-    const deadline = Date.now() + 30_000;
-    while (![a, b].every((p) => p.output().includes("ready"))) {
-      if (Date.now() > deadline || [a, b].some((p) => p.child.exitCode !== null))
-        throw new Error(`scheduler processes did not start:\n${a.output()}\n---\n${b.output()}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await until(
+      "both scheduler processes to be ready",
+      () => {
+        if ([a, b].some((p) => p.child.exitCode !== null))
+          throw new Error(`a scheduler process exited:\n${a.output()}\n---\n${b.output()}`);
+        return [a, b].map((p) => p.output());
+      },
+      (outputs) => outputs.every((o) => o.includes("ready")),
+      { tries: 1500 },
+    );
     // Both wait for the same moments: each slot is contested by both processes at once.
     writeFileSync(goFile, String(Date.now() + 200));
     expect(await a.exited, a.output()).toBe(0);

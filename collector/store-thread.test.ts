@@ -297,6 +297,7 @@ describe("the store thread", () => {
       thread.store({ ...empty!, outputs: [[IOS_CONFIG_COMMAND, "Building configuration...\n\n"]] }),
       thread.store(last!),
     ]);
+    // Kept as a sleep: the store thread shows nothing of what it has been handed until it can write.
     await new Promise((r) => setTimeout(r, 200));
     release();
     await held;

@@ -10,6 +10,7 @@ import { issueToken } from "../src/platform/auth/tokens.ts";
 import { findUserByName } from "../src/platform/auth/users.ts";
 import { openDatabase, type Database } from "../src/db/client.ts";
 import { startHranaServer } from "./helpers/hrana-server.ts";
+import { until } from "./helpers/until.ts";
 
 /**
  * The API under Deno: `npx deno task start` (the command the README gives, deno being a devDependency) on a
@@ -20,6 +21,8 @@ import { startHranaServer } from "./helpers/hrana-server.ts";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const deno = join(root, "node_modules", ".bin", "deno");
 const STARTUP_LIMIT_MS = 60_000;
+/** Tries of /healthz, 200 ms apart, while the server starts: about STARTUP_LIMIT_MS on an idle machine. */
+const STARTUP_TRIES = { tries: STARTUP_LIMIT_MS / 200, everyMs: 200 };
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -83,19 +86,21 @@ if (!existsSync(deno)) {
       child.stdout!.on("data", (b: Buffer) => (output += b.toString()));
       child.stderr!.on("data", (b: Buffer) => (output += b.toString()));
 
-      const deadline = Date.now() + STARTUP_LIMIT_MS;
-      for (;;) {
-        if (child.exitCode !== null)
-          throw new Error(`npx deno task start exited with code ${child.exitCode} before serving:\n${output}`);
-        const ok = await fetch(`${base}/healthz`).then(
-          (r) => r.ok,
-          () => false,
-        );
-        if (ok) break;
-        if (Date.now() > deadline)
-          throw new Error(`deno task start did not answer /healthz within ${STARTUP_LIMIT_MS / 1000} s:\n${output}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      await until(
+        "deno task start to answer /healthz",
+        async () => {
+          if (child.exitCode !== null)
+            throw new Error(`npx deno task start exited with code ${child.exitCode} before serving:\n${output}`);
+          return fetch(`${base}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          );
+        },
+        Boolean,
+        STARTUP_TRIES,
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}:\n${output}`);
+      });
       database = await openDatabase(`file:${dir}/netkeep.db`);
     }, STARTUP_LIMIT_MS + 30_000);
 
@@ -196,18 +201,20 @@ if (!existsSync(deno)) {
       const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
       let database: Database | undefined;
       try {
-        const deadline = Date.now() + STARTUP_LIMIT_MS;
-        while (
-          (await fetch(`${base}/healthz`).then(
-            (r) => r.status,
-            () => 0,
-          )) !== 200
-        ) {
-          if (child.exitCode !== null) throw new Error(`start:remote exited with ${child.exitCode}:\n${output}`);
-          if (Date.now() > deadline)
-            throw new Error(`start:remote did not answer within ${STARTUP_LIMIT_MS / 1000} s:\n${output}`);
-          await new Promise((r) => setTimeout(r, 200));
-        }
+        await until(
+          "start:remote to answer /healthz",
+          async () => {
+            if (child.exitCode !== null) throw new Error(`start:remote exited with ${child.exitCode}:\n${output}`);
+            return fetch(`${base}/healthz`).then(
+              (r) => r.status,
+              () => 0,
+            );
+          },
+          (status) => status === 200,
+          STARTUP_TRIES,
+        ).catch((e: Error) => {
+          throw new Error(`${e.message}:\n${output}`);
+        });
         expect(output).toMatch(/^Task start:remote .*deno run (?!.*--allow-ffi).*src\/main\.deno\.ts$/m);
         database = await openDatabase(server.url);
         const admin = await findUserByName(database.db, "admin");
@@ -228,8 +235,10 @@ if (!existsSync(deno)) {
         process.kill(-child.pid!, "SIGTERM"); // npx and deno task die of it; the server itself stops cleanly
         await exited;
         // deno itself may log its last line after npx has exited: on a loaded machine, more than a second after.
-        for (const until = Date.now() + 20_000; !output.includes('"msg":"stopped"') && Date.now() < until; )
-          await new Promise((r) => setTimeout(r, 100));
+        await until("deno to log its stop", () => output.includes('"msg":"stopped"'), Boolean, {
+          tries: 200,
+          everyMs: 100,
+        }).catch(() => undefined);
         expect(output, output).toContain('"msg":"stopped"');
       } finally {
         // The group may be gone already (npx died of the SIGTERM above): then there is nothing to kill.

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "./helpers/process.ts";
+import { until } from "./helpers/until.ts";
 
 /**
  * The Dockerfile, built and run where a container engine answers (`docker info`): the image serves /healthz,
@@ -67,15 +68,16 @@ if (noEngine) {
         "ADMIN_PASSWORD=docker-test-password",
         tag,
       );
-      const deadline = Date.now() + 60_000;
-      let status = 0;
-      while (Date.now() < deadline && status !== 200) {
-        status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-          (r) => r.status,
-          () => 0,
-        );
-        if (status !== 200) await new Promise((r) => setTimeout(r, 500));
-      }
+      const status = await until(
+        "the container to answer /healthz",
+        () =>
+          fetch(`http://127.0.0.1:${port}/healthz`).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        (s) => s === 200,
+        { tries: 120, everyMs: 500 },
+      ).catch(() => 0);
       expect(status, docker("logs", name)).toBe(200);
       expect(docker("exec", name, "id", "-u")).not.toBe("0");
       expect(docker("exec", name, "ls", "/data")).toContain("netkeep.db");

@@ -6,6 +6,7 @@ import { addLoopbackDevice, builtinTemplateId, IOS_CONFIG_COMMAND, iosScript } f
 import { startFakeDevice, type FakeDevice } from "./helpers/fake-device.ts";
 import { startHranaServer, type HranaServer } from "./helpers/hrana-server.ts";
 import { freePort, start, stopGroup, waitForHttp, type Spawned } from "./helpers/process.ts";
+import { until } from "./helpers/until.ts";
 
 /**
  * compose.yaml's topology, as processes: the API (`node dist/main.js`, COLLECTOR=off) and a collector of its own
@@ -142,10 +143,15 @@ describe("a libSQL server busy during a download", () => {
       const { api, collector, base, stop } = await startPair(server.url);
       const job = getJson(`${base}/api/v1/download-now/${id}?wait=60`, token);
       // Busy from the moment the device is asked for its configuration, for longer than the session has left.
-      const deadline = Date.now() + 30_000;
-      while (!slow.received.some((l) => l.startsWith(IOS_CONFIG_COMMAND)) && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 20));
+      await until(
+        "the device to be asked for its configuration",
+        () => slow.received.some((l) => l.startsWith(IOS_CONFIG_COMMAND)),
+        Boolean,
+        { tries: 1500 },
+      );
       server.busy(true);
+      // Kept as a sleep: the server cannot tell the collector's store from the API's reads, so no refused
+      // statement shows the store has met the busy database; 3 s outlasts the session's few 300 ms answers.
       await new Promise((r) => setTimeout(r, 3000));
       server.busy(false);
       const done = await job;

@@ -100,7 +100,8 @@ describe("webhook delivery across processes", () => {
         (n) => n >= DEVICES,
         processPatience,
       );
-      // Time for a second delivery of anything to arrive, were there one: a collector polls every second.
+      // Time for a second delivery of anything to arrive, were there one: a collector polls every second. Kept as a
+      // sleep: a duplicate would come from another process's pass, and no event marks that pass from outside it.
       await new Promise((r) => setTimeout(r, 3_000));
       const ids = received.map((r) => r.headers["webhook-id"]);
       expect(received).toHaveLength(DEVICES);

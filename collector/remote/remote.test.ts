@@ -15,6 +15,7 @@ import { addLoopbackDevice, builtinTemplateId, latestConfigs, iosScript } from "
 import { startFakeDevice, type FakeDevice } from "../../test/helpers/fake-device.ts";
 import { startConfigDevice } from "../../test/helpers/config-device.ts";
 import { freePort, start, stopGroup, type Spawned } from "../../test/helpers/process.ts";
+import { until } from "../../test/helpers/until.ts";
 import { DEFAULT_WORKER_OPTIONS, startWorker } from "../worker.ts";
 import { COLLECTOR_CREDENTIAL_HEADER } from "../../src/runtime/collector-api/wire.ts";
 
@@ -93,21 +94,15 @@ function remoteCollector(args: string[], stateDir = tempDir("netkeep-site-")): S
   return { ...spawned, stateDir };
 }
 
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, what: string, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+// A remote collector is a process of its own talking HTTP to the API: its steps take seconds on a loaded machine.
+const SLOW = { tries: 600, everyMs: 100 };
 
 const finished = (id: number) =>
   until(
+    `job ${id} to finish`,
     () => getJob(t.db, id),
     (j) => j?.state === "finished",
-    `job ${id} to finish`,
+    SLOW,
   ) as Promise<Job>;
 
 async function zone(name: string) {
@@ -391,16 +386,18 @@ describe("remote collectors", () => {
     const slow = await device("site-a-slow-1", zoneA.id, 400);
     const job = await download(slow.id);
     await until(
+      "the slow job to start",
       () => getJob(t.db, job.id),
       (j) => j?.state === "running",
-      "the slow job to start",
+      SLOW,
     );
     await stopListening();
     // The session ends while the API is away: its result goes to the spool on disk.
     await until(
+      "the result to be spooled",
       async () => readdirSync(join(siteA.stateDir, "spool")).filter((f) => f.endsWith(".json.gz")).length,
       (n) => n > 0,
-      "the result to be spooled",
+      SLOW,
     );
     expect(siteA.child.exitCode).toBeNull();
     listen();
@@ -410,9 +407,10 @@ describe("remote collectors", () => {
     expect(versions.map((v) => v.seenCount)).toEqual(versions.map(() => 1));
     expect(await t.db.select().from(collectorUploads).where(eq(collectorUploads.jobId, job.id))).toHaveLength(1);
     await until(
+      "the spool to empty",
       async () => readdirSync(join(siteA.stateDir, "spool")).filter((f) => f.endsWith(".json.gz")).length,
       (n) => n === 0,
-      "the spool to empty",
+      SLOW,
     );
   }, 120_000);
 
@@ -420,21 +418,24 @@ describe("remote collectors", () => {
     const slow = await device("site-a-slow-3", zoneA.id, 400);
     const job = await download(slow.id);
     await until(
+      "the slow job to start",
       () => getJob(t.db, job.id),
       (j) => j?.state === "running",
-      "the slow job to start",
+      SLOW,
     );
     await stopListening();
     await until(
+      "the result to be spooled",
       async () => readdirSync(join(siteA.stateDir, "spool")).filter((f) => f.endsWith(".json.gz")).length,
       (n) => n > 0,
-      "the result to be spooled",
+      SLOW,
     );
     // The lease runs out while the API is away: the built-in collector's pass puts the job back in the queue.
     await until(
+      "the lease to run out",
       () => getJob(t.db, job.id),
       (j) => j?.state === "queued",
-      "the lease to run out",
+      SLOW,
     );
     listen();
     const end = await finished(job.id);
@@ -459,16 +460,18 @@ describe("remote collectors", () => {
       "site-a-2",
     ]);
     await until(
+      "the second collector to enroll",
       () => t.db.select().from(remoteCollectors).where(eq(remoteCollectors.name, "site-a-2")),
       (r) => r.length === 1 && r[0]!.lastSeenAt !== null,
-      "the second collector to enroll",
+      SLOW,
     );
     const slow = await device("site-a-slow-2", zoneA.id, 1500);
     const job = await download(slow.id);
     const running = await until(
+      "the job to start",
       () => getJob(t.db, job.id),
       (j) => j?.state === "running",
-      "the job to start",
+      SLOW,
     );
     const victim = running!.leaseOwner!.endsWith(":site-a-1") ? siteA : second;
     const survivor = victim === siteA ? "site-a-2" : "site-a-1";
@@ -496,7 +499,9 @@ describe("remote collectors", () => {
     // Its zone's jobs now wait: none of them fails.
     const waiting = await device("site-b-rtr-2", zoneB.id);
     const job = await download(waiting.id);
-    await new Promise((r) => setTimeout(r, 1500));
+    // A zone A job queued after it and finished shows the collectors have polled since, and passed this one by.
+    const later = await device("site-a-after-revoke", zoneA.id);
+    expect((await finished((await download(later.id)).id)).outcome).toBe("success");
     expect((await getJob(t.db, job.id))!.state).toBe("queued");
   }, 60_000);
 
@@ -550,9 +555,10 @@ describe("remote collectors", () => {
         "tls-1",
       ]);
       await until(
+        "the collector to enroll over TLS",
         () => t.db.select().from(remoteCollectors).where(eq(remoteCollectors.name, "tls-1")),
         (r) => r.length === 1 && r[0]!.lastSeenAt !== null,
-        "the collector to enroll over TLS",
+        SLOW,
       );
       stopGroup(trusted, "SIGTERM");
     } finally {

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHranaServer, type HranaServer } from "../../test/helpers/hrana-server.ts";
+import { until } from "../../test/helpers/until.ts";
 import { openDatabase, type Database } from "./client.ts";
 import { openClient } from "./driver.ts";
 import { migrateDatabase } from "../runtime/seed.ts";
@@ -61,11 +62,17 @@ describe("writes to a busy libSQL server", () => {
   it("a statement and a transaction wait for the lock and then succeed", async () => {
     const { db } = await open();
     const release = await holdLock();
+    const requestsBefore = server.requests;
     const statement = db.insert(tags).values(tag("waited-statement"));
     const transaction = db.transaction(async (tx) => {
       await tx.insert(tags).values(tag("waited-transaction"));
     });
-    await sleep(700);
+    // Each has met the lock and tried again before it is released: two requests each at least.
+    await until(
+      "both writes to try again",
+      () => server.requests - requestsBefore,
+      (n) => n >= 4,
+    );
     await release();
     await statement;
     await transaction;

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createLogger, withFields } from "./logger.ts";
 import { freePort } from "../../test/helpers/process.ts";
+import { until } from "../../test/helpers/until.ts";
 
 describe("createLogger", () => {
   it("writes one JSON object a line with time, level, message and fields, from LOG_LEVEL up", () => {
@@ -100,15 +101,18 @@ describe("the launcher's log (src/main.ts as a process, stderr not a terminal)",
     child.stderr!.on("data", (d) => (stderr += d));
     const exited = new Promise((resolve) => child.on("exit", resolve));
     try {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const res = await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { "x-request-id": "probe-1" } }).catch(
-          () => undefined,
-        );
-        if (res?.status === 200) break;
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the API did not start:\n${stderr}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await until(
+        "the API to answer its health check",
+        async () => {
+          if (child.exitCode !== null) throw new Error(`the API exited:\n${stderr}`);
+          const res = await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { "x-request-id": "probe-1" } }).catch(
+            () => undefined,
+          );
+          return res?.status;
+        },
+        (status) => status === 200,
+        { tries: 300, everyMs: 100 },
+      );
     } finally {
       child.kill("SIGTERM");
       await exited;

@@ -3,6 +3,7 @@ import type { Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../test/helpers/app.ts";
 import { createHttpServer } from "./http-server.ts";
+import { until } from "../../test/helpers/until.ts";
 
 /**
  * The API's HTTP server as main.ts starts it, spoken to over raw sockets: what a client sees of the connection
@@ -93,8 +94,7 @@ describe("the HTTP server", () => {
       });
       socket.on("close", () => resolve());
     });
-    for (let i = 0; i < 100 && !lines.some((l) => l.msg === "client aborted the request"); i++)
-      await new Promise((r) => setTimeout(r, 20));
+    await until("the abort to be logged", () => lines.some((l) => l.msg === "client aborted the request"));
     expect(lines.filter((l) => l.level === "error" || l.level === "warn")).toEqual([]);
     const aborted = lines.find((l) => l.msg === "client aborted the request")!;
     expect(aborted).toMatchObject({ level: "info", method: "POST", path: "/api/v1/tags" });

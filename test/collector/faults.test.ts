@@ -204,8 +204,6 @@ describe("faults inside the session", () => {
   }, 30_000);
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** A collector's worker loop in this process, logging into `log` so a test can look for secrets there. */
 function runWorker(
   clock: { now(): Date },
@@ -232,6 +230,18 @@ const enqueue = async (deviceId: number, now: Date, maxAttempts: number, priorit
   (await enqueueDeviceJob(t.db, { type: "download", deviceId, trigger: "api", priority, maxAttempts }, now)).job;
 const readJob = async (id: number) => (await getJob(t.db, id))!;
 
+/**
+ * Shows the worker has looked at the queue since the clock last moved: a job queued now, on a device nothing
+ * listens for, gets its one attempt. A job that was due then (queued earlier, so claimed first) has been claimed too.
+ */
+async function workerPolledSince(clock: { now(): Date }) {
+  const probe = await enqueue(await addDevice(await freePort()), clock.now(), 1);
+  await until(
+    "the worker to try a job queued after the clock moved",
+    async () => (await readJob(probe.id)).state === "finished",
+  );
+}
+
 describe("retries, through the collector's worker loop", () => {
   it("a wrong password: auth_failed, never retried, and the password is nowhere in the job or the log", async () => {
     const fake = await fakeIos();
@@ -244,7 +254,7 @@ describe("retries, through the collector's worker loop", () => {
       await until("the job to finish", async () => (await readJob(job.id)).state === "finished");
       // Long past any backoff, it has not been tried again.
       clock.advance(3_600_000);
-      await sleep(300);
+      await workerPolledSince(clock);
     } finally {
       await worker.stop();
     }
@@ -285,7 +295,7 @@ describe("retries, through the collector's worker loop", () => {
       expect(await deviceState(id)).toMatchObject({ status: "unreachable", last_seen_at: null });
 
       clock.advance(29_000);
-      await sleep(300);
+      await workerPolledSince(clock);
       expect((await readJob(job.id)).attempts, "not before its backoff").toBe(1);
       clock.advance(1_000);
       await until(

@@ -8,6 +8,7 @@ import { DEFAULT_LIMITS } from "../../collector/session.ts";
 import type { devices } from "../../src/db/schema/index.ts";
 import { parseTemplate, type ConnectionTemplate } from "../../src/modules/templates/template-schema.ts";
 import { freePort, stopGroup, type Spawned } from "../helpers/process.ts";
+import { until } from "../helpers/until.ts";
 import {
   createTestUser,
   randomPassword,
@@ -63,15 +64,19 @@ describe.skipIf(unavailable)("push to real servers with the linux-generic templa
       await inetd.exited;
     }
     for (const dir of [serverDir, ...scratches]) if (dir) rmSync(dir, { recursive: true, force: true });
-    for (let i = 0; ; i++) {
-      try {
-        removeTestUser(USER);
-        break;
-      } catch (err) {
-        if (i >= 20) throw err;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    await until(
+      "the test account to be removed",
+      () => {
+        try {
+          removeTestUser(USER);
+          return true;
+        } catch (err) {
+          return String(err);
+        }
+      },
+      (removed) => removed === true,
+      { tries: 21, everyMs: 100 },
+    );
   });
 
   const freshScratch = () => {

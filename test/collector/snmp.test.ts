@@ -12,7 +12,8 @@ import { DEFAULT_LIMITS } from "../../collector/session.ts";
 import { claimNextJob, getJob } from "../../src/platform/jobs/queue.ts";
 import { silentLogger } from "../../src/kernel/logger.ts";
 import { startFakeDevice, type FakeDevice } from "../helpers/fake-device.ts";
-import { freePort, start, stopGroup, type Spawned } from "../helpers/process.ts";
+import { failWithOutput, freePort, start, stopGroup, type Spawned } from "../helpers/process.ts";
+import { until } from "../helpers/until.ts";
 
 /**
  * The collector's SNMP step against a real net-snmp agent (Debian's snmpd) on loopback, dressed as a Cisco
@@ -92,12 +93,18 @@ async function startSnmpd(dir: string): Promise<Snmpd> {
     env,
     dir,
   );
-  const deadline = Date.now() + 10_000;
-  while (!/NET-SNMP version/.test(snmpd.output())) {
-    if (snmpd.child.exitCode !== null) throw new Error(`snmpd exited (${snmpd.child.exitCode}):\n${snmpd.output()}`);
-    if (Date.now() > deadline) throw new Error(`snmpd did not start within 10 s:\n${snmpd.output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await failWithOutput(
+    snmpd,
+    until(
+      "snmpd to start",
+      () => {
+        if (snmpd.child.exitCode !== null) throw new Error(`snmpd exited (${snmpd.child.exitCode})`);
+        return /NET-SNMP version/.test(snmpd.output());
+      },
+      Boolean,
+      { tries: 200, everyMs: 50 },
+    ),
+  );
   // snmpd saves its persistent state as it exits: wait for that, or it re-creates the temp dir after we remove it.
   const stop = async () => {
     stopGroup(snmpd);

@@ -264,7 +264,11 @@ describe("the syslog receiver", () => {
       expect((await backup).outcome).toMatch(/^(success|unchanged)$/);
       await flooded;
       own.close();
-      await new Promise((r) => setTimeout(r, 500));
+      await until(
+        "both floods to reach the receiver",
+        () => ({ ...service.receiver!.counters }),
+        (c) => c.rate_limited > before.rate_limited && c.unknown_source > before.unknown_source,
+      );
       await service.receiver!.idle();
       const after = service.receiver!.counters;
       expect(after.matched - before.matched).toBe(1);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { normalizeConfigText } from "../../src/modules/configs/storage/text.ts";
 import { createTestContext, type TestContext } from "../helpers/app.ts";
+import { until } from "../helpers/until.ts";
 import { downloadOnce, latestConfigs } from "../helpers/collector.ts";
 import { freePort, stopGroup, type Spawned } from "../helpers/process.ts";
 import { createTestUser, randomPassword, removeTestUser } from "../helpers/sshd.ts";
@@ -77,15 +78,19 @@ describe.skipIf(unavailable)("collector against a real telnetd (inetutils-telnet
     await t?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
     // A session's shell may still be exiting; userdel refuses a user with live processes.
-    for (let i = 0; ; i++) {
-      try {
-        removeTestUser(USER);
-        break;
-      } catch (err) {
-        if (i >= 20) throw err;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    await until(
+      "the test account to be removed",
+      () => {
+        try {
+          removeTestUser(USER);
+          return true;
+        } catch (err) {
+          return String(err);
+        }
+      },
+      (removed) => removed === true,
+      { tries: 21, everyMs: 100 },
+    );
   });
 
   const createDevice = async (name: string, devicePort: number, devicePassword: string): Promise<number> => {

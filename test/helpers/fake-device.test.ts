@@ -1,6 +1,7 @@
 import { basename } from "node:path";
 import { Client, type ClientChannel, type ConnectConfig } from "ssh2";
 import { afterEach, describe, expect, it } from "vitest";
+import { until } from "./until.ts";
 import {
   configBlocks,
   fingerprintOf,
@@ -84,18 +85,23 @@ class Capture {
   text(): string {
     return Buffer.concat(this.chunks).toString("utf8");
   }
-  async until(what: string, done: () => boolean, timeoutMs = 3_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!done()) {
-      if (Date.now() > deadline)
-        throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.text().slice(-300))}`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
+  /** Waits, 5 ms a try, until `done`; a failure shows the last 300 characters that arrived. */
+  async until(what: string, done: () => boolean, tries = 600): Promise<void> {
+    await until(
+      what,
+      () => (done() ? true : this.text().slice(-300)),
+      (v) => v === true,
+      { everyMs: 5, tries },
+    );
   }
+
   untilBytes(n: number): Promise<void> {
     return this.until(`${n} bytes`, () => this.bytes >= n);
   }
-  /** Nothing more arrives for a while (and the channel stays as it is). */
+  /**
+   * Nothing more arrives for a while (and the channel stays as it is). A sleep on purpose: a silent device sends
+   * no later event to wait for, so callers first wait until the device has read what it would answer.
+   */
   async quiet(ms = QUIET_MS): Promise<void> {
     const before = this.bytes;
     await new Promise((r) => setTimeout(r, ms));
@@ -373,6 +379,7 @@ describe("faults", () => {
     const banner = sim.initPrompt.slice(0, sim.initPrompt.lastIndexOf("\n") + 1);
     await out.untilBytes(byteLength(banner));
     out.channel.write("terminal length 0\n");
+    await until("the device to read the command", () => target.received.length === 1);
     await out.quiet();
     expect(out.text()).toBe(banner);
     expect(out.text()).not.toContain("LAB-SW123_9200L#");
@@ -387,6 +394,7 @@ describe("faults", () => {
     out.channel.write("terminal length 0\n"); // 34 bytes recorded: only 30 come
     out.channel.write("show version\n");
     await out.untilBytes(byteLength(sim.initPrompt) + 30);
+    await until("the device to read both commands", () => target.received.length === 2);
     await out.quiet();
     expect(out.text()).toBe(sim.initPrompt + sim.commands[0]!.answer.slice(0, 30));
     expect(out.closed).toBe(false);
@@ -416,7 +424,7 @@ describe("faults", () => {
     await out.untilBytes(byteLength(sim.initPrompt));
     out.channel.write("show running-config\n");
     const frame = "show running-config\n".length + "LAB-SW123_9200L#".length;
-    await out.until("the huge config", () => out.bytes >= byteLength(sim.initPrompt) + frame + size, 10_000);
+    await out.until("the huge config", () => out.bytes >= byteLength(sim.initPrompt) + frame + size, 2_000);
     const text = out.text().slice(sim.initPrompt.length);
     expect(text.startsWith("show running-config\nhostname huge-config\ninterface GigabitEthernet1/0/1\n")).toBe(true);
     expect(text.endsWith("\nLAB-SW123_9200L#")).toBe(true);

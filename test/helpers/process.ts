@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createSocket } from "node:dgram";
 import { createServer } from "node:net";
+import { until } from "./until.ts";
 
 /** A port the OS says is free on loopback right now. */
 export function freePort(): Promise<number> {
@@ -50,20 +51,33 @@ export function start(command: string, args: string[], env: Record<string, strin
   return { child, output: () => text, exited };
 }
 
-/** Polls a URL until it answers 200, or fails with what the process printed. */
-export async function waitForHttp(url: string, spawned: Spawned, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (spawned.child.exitCode !== null)
-      throw new Error(`process exited (${spawned.child.exitCode}) before ${url} answered:\n${spawned.output()}`);
-    try {
-      if ((await fetch(url)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
+/** Waits for a URL to answer 200, or fails with what the process printed. */
+export async function waitForHttp(url: string, spawned: Spawned): Promise<void> {
+  await failWithOutput(
+    spawned,
+    until(
+      `${url} to answer 200`,
+      async () => {
+        if (spawned.child.exitCode !== null)
+          throw new Error(`process exited (${spawned.child.exitCode}) before ${url} answered`);
+        return fetch(url).then(
+          (res) => res.status,
+          () => "not listening yet",
+        );
+      },
+      (status) => status === 200,
+      { tries: 300, everyMs: 100 },
+    ),
+  );
+}
+
+/** A wait on a started process that fails says what the process printed. */
+export async function failWithOutput<T>(spawned: Spawned, waiting: Promise<T>): Promise<T> {
+  try {
+    return await waiting;
+  } catch (e) {
+    throw new Error(`${(e as Error).message}:\n${spawned.output()}`);
   }
-  throw new Error(`${url} did not answer within ${timeoutMs} ms:\n${spawned.output()}`);
 }
 
 /** Ends a process group (the launcher and anything it started). */

@@ -4,7 +4,8 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Attribute, Change, Client } from "ldapts";
-import { freePort, start, stopGroup, type Spawned } from "./process.ts";
+import { failWithOutput, freePort, start, stopGroup, type Spawned } from "./process.ts";
+import { until } from "./until.ts";
 
 /**
  * A real OpenLDAP server (Debian's slapd) on 127.0.0.1 for directory sign-in tests: a slapd.conf, a database
@@ -123,25 +124,21 @@ function makeCertificates(dir: string): string {
   return readFileSync(join(dir, "ca.pem"), "utf8");
 }
 
-function waitForPort(port: number, spawned: Spawned, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      if (spawned.child.exitCode !== null)
-        return reject(new Error(`slapd exited (${spawned.child.exitCode}):\n${spawned.output()}`));
+async function waitForPort(port: number, spawned: Spawned): Promise<void> {
+  const listening = () =>
+    new Promise<boolean>((resolve) => {
+      if (spawned.child.exitCode !== null) throw new Error(`slapd exited (${spawned.child.exitCode})`);
       const socket = connect(port, "127.0.0.1");
       socket.once("connect", () => {
         socket.destroy();
-        resolve();
+        resolve(true);
       });
       socket.once("error", () => {
         socket.destroy();
-        if (Date.now() > deadline) reject(new Error(`slapd did not listen on ${port}:\n${spawned.output()}`));
-        else setTimeout(attempt, 50);
+        resolve(false);
       });
-    };
-    attempt();
-  });
+    });
+  await failWithOutput(spawned, until(`slapd to listen on ${port}`, listening, Boolean, { tries: 400, everyMs: 50 }));
 }
 
 export type Slapd = {

@@ -4,7 +4,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, start, stopGroup, type Spawned } from "./process.ts";
+import { failWithOutput, freePort, start, stopGroup, type Spawned } from "./process.ts";
+import { until } from "./until.ts";
 
 /**
  * A real OpenSSH server (Debian's openssh-server) on 127.0.0.1 for collector tests: run in the foreground from
@@ -180,12 +181,11 @@ export async function startSshd(options: SshdOptions): Promise<Sshd> {
 }
 
 /** Connects until the server sends "SSH-2.0-": it is listening and accepting, not just started. */
-async function waitForBanner(port: number, spawned: Spawned, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (spawned.child.exitCode !== null)
-      throw new Error(`sshd exited (${spawned.child.exitCode}) before accepting connections:\n${spawned.output()}`);
-    const banner = await new Promise<string>((resolve) => {
+async function waitForBanner(port: number, spawned: Spawned): Promise<void> {
+  const banner = () =>
+    new Promise<string>((resolve) => {
+      if (spawned.child.exitCode !== null)
+        throw new Error(`sshd exited (${spawned.child.exitCode}) before accepting connections`);
       const socket = connect({ host: "127.0.0.1", port });
       let text = "";
       const done = () => {
@@ -200,8 +200,11 @@ async function waitForBanner(port: number, spawned: Spawned, timeoutMs = 10_000)
       socket.on("error", done);
       socket.on("close", done);
     });
-    if (banner.startsWith("SSH-2.0-")) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`sshd did not accept connections on 127.0.0.1:${port} within ${timeoutMs} ms:\n${spawned.output()}`);
+  await failWithOutput(
+    spawned,
+    until(`sshd to accept connections on 127.0.0.1:${port}`, banner, (b) => b.startsWith("SSH-2.0-"), {
+      tries: 200,
+      everyMs: 50,
+    }),
+  );
 }

@@ -1,7 +1,8 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { start, stopGroup, type Spawned } from "./process.ts";
+import { failWithOutput, start, stopGroup, type Spawned } from "./process.ts";
+import { until } from "./until.ts";
 
 /**
  * A real Telnet server on loopback: GNU inetutils telnetd (Debian's inetutils-telnetd), started per connection by
@@ -23,11 +24,10 @@ export async function startTelnetd(dir: string, port: number): Promise<Spawned> 
   const config = join(dir, "inetd.conf");
   writeFileSync(config, `127.0.0.1:${port} stream tcp nowait root ${TELNETD} telnetd -h\n`);
   const inetd = start(INETD, ["-d", `--pidfile=${join(dir, "inetd.pid")}`, config], {}, dir);
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    if (inetd.child.exitCode !== null) throw new Error(`inetd exited (${inetd.child.exitCode}):\n${inetd.output()}`);
-    // telnetd's first bytes are its option requests (IAC = 255).
-    const first = await new Promise<number | undefined>((resolve) => {
+  // telnetd's first bytes are its option requests (IAC = 255).
+  const firstByte = () =>
+    new Promise<number | undefined>((resolve) => {
+      if (inetd.child.exitCode !== null) throw new Error(`inetd exited (${inetd.child.exitCode})`);
       const socket = connect({ host: "127.0.0.1", port });
       const done = (byte?: number) => {
         socket.destroy();
@@ -37,9 +37,14 @@ export async function startTelnetd(dir: string, port: number): Promise<Spawned> 
       socket.once("data", (d) => done(d[0]));
       socket.on("error", () => done());
     });
-    if (first === 255) return inetd;
-    await new Promise((r) => setTimeout(r, 50));
+  try {
+    await failWithOutput(
+      inetd,
+      until(`telnetd to answer on 127.0.0.1:${port}`, firstByte, (b) => b === 255, { tries: 200, everyMs: 50 }),
+    );
+  } catch (e) {
+    stopGroup(inetd);
+    throw e;
   }
-  stopGroup(inetd);
-  throw new Error(`telnetd did not answer on 127.0.0.1:${port} within 10 s:\n${inetd.output()}`);
+  return inetd;
 }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../test/helpers/app.ts";
 import { activityLog, configBlobs, configChanges, configs } from "../../db/schema/index.ts";
 import { blobBase } from "./storage/blobs.ts";
@@ -13,15 +13,17 @@ let reader: string;
 let devA: number;
 let devB: number;
 let categoryId: number;
-const ids: Record<string, number> = {};
+let ids: Record<string, number>;
 
 const runV1 = "hostname cfg-api-a\ninterface Gi0/1\n description uplink\nend\n";
 const runV2 = "hostname cfg-api-a\ninterface Gi0/1\n description uplink to core\n shutdown\nend\n";
 const versionText = "Cisco IOS XE Software, Version 17.9.4a\n";
 const sectionCommand = "show running-config | section interface";
 
-beforeAll(async () => {
+/** A database of its own with two devices and six downloads, so the counts below hold whatever ran before. */
+async function openEstate() {
   t = await createTestContext();
+  ids = {};
   admin = await t.token();
   reader = await t.token(["configs.read"]);
   categoryId = (await t.call("/api/v1/categories", { method: "POST", token: admin, body: { name: "Access switches" } }))
@@ -46,8 +48,13 @@ beforeAll(async () => {
   ).configId;
   // The same text as device A's first version: one blob for both.
   ids.bRun1 = (await storeVersion(t, { deviceId: devB, text: runV1, at: day(5), trigger: "api" })).configId;
-});
-afterAll(() => t.close());
+}
+
+/** The estate for a describe's tests: one they share when none changes what another reads, else one each. */
+function useEstate(per: "describe" | "test") {
+  (per === "test" ? beforeEach : beforeAll)(openEstate);
+  (per === "test" ? afterEach : afterAll)(() => t.close());
+}
 
 const list = async (query: string, token = reader) => {
   const res = await t.call(`/api/v1/configs${query}`, { token });
@@ -58,6 +65,7 @@ const idsOf = (body: { data: Record<string, any>[] }) => body.data.map((c) => c.
 const sorted = (...values: number[]) => values.sort((x, y) => x - y);
 
 describe("listing configurations", () => {
+  useEstate("describe");
   it("lists every version, newest first, in both API versions", async () => {
     const all = await list("");
     expect(all.data.map((c) => c.id)).toEqual([ids.bRun1, ids.aSection, ids.aVersion, ids.aRun2, ids.aRun1]);
@@ -121,6 +129,7 @@ describe("listing configurations", () => {
 });
 
 describe("one configuration", () => {
+  useEstate("describe");
   it("shows the version's metadata, with the status and duration of the download that stored it", async () => {
     const res = await t.call(`/api/v1/configs/${ids.aRun1}`, { token: reader });
     expect(res.status).toBe(200);
@@ -179,6 +188,7 @@ describe("one configuration", () => {
 });
 
 describe("a device's configurations", () => {
+  useEstate("describe");
   it("lists all versions of a device, paginated", async () => {
     const res = await t.call(`/api/v1/configs/all-by-deviceid/${devA}?per_page=3`, { token: reader });
     expect(res.status).toBe(200);
@@ -204,6 +214,7 @@ describe("a device's configurations", () => {
 });
 
 describe("deleting a version", () => {
+  useEstate("test");
   const blobExists = async (hash: string) =>
     (await t.db.select().from(configBlobs).where(eq(configBlobs.hash, hash))).length === 1;
 
@@ -239,12 +250,15 @@ describe("deleting a version", () => {
   });
 
   it("starts a command again at version 1 once all its versions are deleted", async () => {
+    for (const id of [ids.aRun2, ids.aRun1])
+      expect((await t.call(`/api/v1/configs/${id}`, { method: "DELETE", token: admin })).status).toBe(200);
     const next = await storeVersion(t, { deviceId: devA, text: "hostname cfg-api-a\nend\n", at: day(9) });
     expect(next).toMatchObject({ changed: true, version: 1 });
   });
 });
 
 describe("the significant hash", () => {
+  useEstate("describe");
   const hashOf = async (id: number) =>
     (await t.db.select({ h: configs.significantHash }).from(configs).where(eq(configs.id, id)))[0]!.h;
 
@@ -270,6 +284,7 @@ describe("the significant hash", () => {
 });
 
 describe("deleting versions stored as deltas", () => {
+  useEstate("describe");
   const texts = (name: string, n: number) =>
     Array.from({ length: n }, (_, v) =>
       [

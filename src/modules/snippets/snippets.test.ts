@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestContext, manualClock, type TestContext } from "../../../test/helpers/app.ts";
 import { claimNextJob, getJob, requeueExpiredLeases, type Job } from "../../platform/jobs/queue.ts";
 import { finishJob } from "../tasks/settle.ts";
@@ -11,16 +11,20 @@ import { jobs } from "../../db/schema/index.ts";
 
 let t: TestContext;
 let admin: string;
-const clock = manualClock(new Date("2026-11-24T12:00:00Z"));
+let clock: ReturnType<typeof manualClock>;
 /** Each time the app said it had queued jobs (src/main.ts wakes its collector then): the queued jobs the database held. */
-const wakes: Promise<number>[] = [];
+let wakes: Promise<number>[];
 const queuedJobs = async () => (await t.db.select({ n: count() }).from(jobs).where(eq(jobs.state, "queued")))[0]!.n;
 
-beforeAll(async () => {
+// Every test gets a database, a job queue and a clock of its own: what one leaves queued, leased or moved on, no
+// other claims or sees.
+beforeEach(async () => {
+  clock = manualClock(new Date("2026-11-24T12:00:00Z"));
+  wakes = [];
   t = await createTestContext({ clock, jobsQueued: () => void wakes.push(queuedJobs()) });
   admin = await t.token();
 });
-afterAll(() => t.close());
+afterEach(() => t.close());
 
 let names = 0;
 async function device(

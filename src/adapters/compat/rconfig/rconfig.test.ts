@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { vendors } from "../../../db/schema/index.ts";
 import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
@@ -14,20 +14,30 @@ import { TEXT_BUDGET_BYTES } from "./configs.ts";
  */
 
 const AUTH = { username: "rc-user", password: "Rc-Pass-2026" };
+const RUNNING = ["hostname rc-r1", "interface Gi1/0/1", " description uplink", "ntp server 192.0.2.123", "end"];
 let t: TestContext;
 let admin: string;
 let fake: FakeDevice;
-let running = ["hostname rc-r1", "interface Gi1/0/1", " description uplink", "ntp server 192.0.2.123", "end"];
+/** What the fake router answers for its running configuration now. */
+let running: string[];
 const ids = { cisco: 0, ios: 0, tag: 0, category: 0, device: 0 };
 
 beforeAll(async () => {
-  t = await createTestContext();
-  admin = await t.token();
   fake = await startFakeDevice({
     script: (line) => iosScript("rc-r1", running).script(line),
     initPrompt: "rc-r1#",
     auth: AUTH,
   });
+});
+afterAll(() => fake.close());
+
+// Every test starts on a database of its own, holding a tag and a category; a test that needs the router or its
+// downloads makes them (addRouter, routerWithTwoVersions), so none reads what another left.
+beforeEach(async () => {
+  running = [...RUNNING];
+  t = await createTestContext();
+  admin = await t.token();
+  ids.device = 0;
   ids.cisco = (await t.db.select({ id: vendors.id }).from(vendors).where(eq(vendors.name, "Cisco")))[0]!.id;
   ids.ios = await builtinTemplateId(t, "cisco-ios");
   ids.tag = (await t.call("/api/v1/tags", { method: "POST", token: admin, body: { name: "rc-core" } })).body.data.id;
@@ -35,10 +45,30 @@ beforeAll(async () => {
     await t.call("/api/v1/categories", { method: "POST", token: admin, body: { name: "rc-routers" } })
   ).body.data.id;
 }, 30_000);
-afterAll(async () => {
-  await fake.close();
-  await t.close();
-});
+afterEach(() => t.close());
+
+/** The fake router, added with rConfig's device form: its id. */
+async function addRouter(): Promise<number> {
+  const res = await t.call("/api/v1/devices", {
+    method: "POST",
+    token: admin,
+    body: storeDeviceBody("rc-r1", fake.port),
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.data.id;
+}
+
+/**
+ * The router with two versions of its running configuration in ids.device: the first from rConfig's download-now,
+ * the second (its NTP server changed) from a download the API queued.
+ */
+async function routerWithTwoVersions() {
+  ids.device = await addRouter();
+  expect((await t.call(`/api/v1/download-now/${ids.device}`, { token: admin })).status).toBe(200);
+  expect((await downloadOnce(t, ids.device)).outcome).toBe("success");
+  running = running.map((l) => (l.startsWith("ntp server") ? "ntp server 192.0.2.124" : l));
+  expect((await downloadOnce(t, ids.device)).outcome).toBe("success");
+}
 
 /** rConfig's StoreDeviceRequest body, as its device form posts it (app/Http/Requests/StoreDeviceRequest.php). */
 const storeDeviceBody = (name: string, port: number) => ({
@@ -167,6 +197,7 @@ describe("POST /api/v1/devices with StoreDeviceRequest (app/Http/Controllers/Api
   });
 
   it("updates with rConfig's PATCH body (the whole form again) and answers success", async () => {
+    ids.device = await addRouter();
     const res = await t.call(`/api/v1/devices/${ids.device}`, {
       method: "PATCH",
       token: admin,
@@ -185,6 +216,7 @@ describe("POST /api/v1/devices with StoreDeviceRequest (app/Http/Controllers/Api
 
 describe("download-now and configurations (app/Http/Controllers/Api/v1/ConfigActionsController.php, v1/ConfigsController.php)", () => {
   it("GET /api/v1/download-now/{id} answers 200 with success and rConfig's message, the job beside", async () => {
+    ids.device = await addRouter();
     const res = await t.call(`/api/v1/download-now/${ids.device}`, { token: admin });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
@@ -200,8 +232,7 @@ describe("download-now and configurations (app/Http/Controllers/Api/v1/ConfigAct
   });
 
   it("GET /api/v1/configs/all-by-deviceid/{id} answers every row with rConfig's fields and the text", async () => {
-    running = running.map((l) => (l.startsWith("ntp server") ? "ntp server 192.0.2.124" : l));
-    expect((await downloadOnce(t, ids.device)).outcome).toBe("success");
+    await routerWithTwoVersions();
     const res = await t.call(`/api/v1/configs/all-by-deviceid/${ids.device}`, { token: admin });
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
@@ -259,6 +290,7 @@ describe("download-now and configurations (app/Http/Controllers/Api/v1/ConfigAct
   }, 60_000);
 
   it("GET /api/v1/configs/status/{deviceid}/{status} counts downloads by rConfig's status", async () => {
+    await routerWithTwoVersions();
     const count = async (v: string, device: string, status: string) =>
       await t.call(`/api/${v}/configs/status/${device}/${status}`, { token: admin });
     expect((await count("v1", String(ids.device), "success")).body).toEqual({
@@ -272,6 +304,7 @@ describe("download-now and configurations (app/Http/Controllers/Api/v1/ConfigAct
   });
 
   it("GET|POST /api/v1/configs/search takes rConfig's parameters and answers matches with line_text and context", async () => {
+    await routerWithTwoVersions();
     const get = await t.call(
       `/api/v1/configs/search?searchTerm=ntp%20server&devices[]=${ids.device}&commands[]=${encodeURIComponent(IOS_CONFIG_COMMAND)}&limit=10&case_sensitive=0&latest_version_only=1&lines_before=1&lines_after=1`,
       { token: admin },
@@ -323,6 +356,7 @@ describe("download-now and configurations (app/Http/Controllers/Api/v1/ConfigAct
   });
 
   it("GET /api/v2/config-changes/by-config/{id} and /{id} answer rConfig's config_diff, config_version, config_change_type, change_trigger", async () => {
+    await routerWithTwoVersions();
     const newest = (
       await t.call(
         `/api/v1/configs/latest-by-deviceid/${ids.device}?filter[command]=${encodeURIComponent(IOS_CONFIG_COMMAND)}`,
@@ -356,6 +390,7 @@ describe("download-now and configurations (app/Http/Controllers/Api/v1/ConfigAct
 
 describe("devices as rConfig's DeviceController answers them (app/Http/Controllers/Api/DeviceController.php, v2/DeviceController.php)", () => {
   it("GET /api/v2/devices: relations and the Laravel paginator's fields beside netkeep's", async () => {
+    await routerWithTwoVersions();
     expect(
       (
         await t.call("/api/v1/devices", {
@@ -402,6 +437,7 @@ describe("devices as rConfig's DeviceController answers them (app/Http/Controlle
   });
 
   it("GET /api/v2/devices/summary answers rConfig's backup figures", async () => {
+    await routerWithTwoVersions();
     const res = await t.call("/api/v2/devices/summary", { token: admin });
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
@@ -415,6 +451,7 @@ describe("devices as rConfig's DeviceController answers them (app/Http/Controlle
   });
 
   it("POST /api/v2/devices/{id}/disable and enable answer success", async () => {
+    ids.device = await addRouter();
     expect(
       (await t.call(`/api/v2/devices/${ids.device}/disable`, { method: "POST", token: admin })).body,
     ).toMatchObject({ success: true, data: { enabled: false } });
@@ -426,6 +463,7 @@ describe("devices as rConfig's DeviceController answers them (app/Http/Controlle
 
 describe("dashboard and health (app/Http/Controllers/Api/DashboardController.php, SystemHealthController.php)", () => {
   it("GET /api/v1/configinfo answers rConfig's counts", async () => {
+    await routerWithTwoVersions();
     const res = await t.call("/api/v1/configinfo", { token: admin });
     expect(res.body).toMatchObject({
       success: true,
@@ -468,6 +506,7 @@ describe("dashboard and health (app/Http/Controllers/Api/DashboardController.php
 
 describe("scope: rConfig's figures count only what a scoped token may see", () => {
   it("answers 404 for a device outside the scope and counts nothing beyond it", async () => {
+    await routerWithTwoVersions();
     await t.role({ name: "rc-elsewhere", tags: ["rc-elsewhere"] });
     const scoped = await t.token(undefined, { role: "rc-elsewhere" });
     expect(await t.call(`/api/v1/configs/status/${ids.device}/all`, { token: scoped })).toMatchObject({

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
 import {
   addLoopbackDevice,
@@ -124,6 +124,9 @@ describe("deciding what is a new version (collector against a fake device)", () 
   let running = base;
   let device: FakeDevice;
   let deviceId: number;
+  let made = 0;
+  /** Rules a test made, deleted after it so none decides another test's versions. */
+  const ruleIds: number[] = [];
 
   beforeAll(async () => {
     const answer = (line: string) => iosScript("excl-r1", running).script(line);
@@ -132,15 +135,30 @@ describe("deciding what is a new version (collector against a fake device)", () 
       initPrompt: "excl-r1#",
       auth: { username: "netops", password: "Excl-Pass-2026" },
     });
+  });
+  afterAll(() => device.close());
+  // Each test downloads into a device of its own, from the base text.
+  beforeEach(async () => {
+    running = base;
     deviceId = await addLoopbackDevice(t, admin, {
       port: device.port,
       templateId: await builtinTemplateId(t, "cisco-ios"),
       username: "netops",
       password: "Excl-Pass-2026",
-      name: "excl-r1",
+      name: `excl-r1-${++made}`,
     });
   });
-  afterAll(() => device.close());
+  afterEach(async () => {
+    for (const id of ruleIds.splice(0)) await rules(undefined, "DELETE", `/api/v1/compare-exclusions/${id}`);
+  });
+
+  /** The rule that ignores the "Config generated at" line of the running configuration. */
+  const ignoreGeneratedLine = async () => {
+    const rule = await rules({ pattern: "^! config generated at ", command: IOS_CONFIG_COMMAND, ignore_case: true });
+    expect(rule.status).toBe(201);
+    ruleIds.push(rule.body.data.id);
+  };
+  const firstDownload = async () => expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
 
   const latestRunning = async () => {
     const res = await t.call(
@@ -158,16 +176,17 @@ describe("deciding what is a new version (collector against a fake device)", () 
   });
 
   it("makes no new version when only a line an exclusion rule matches changed, and keeps that line stored", async () => {
-    const rule = await rules({ pattern: "^! config generated at ", command: IOS_CONFIG_COMMAND, ignore_case: true });
-    expect(rule.status).toBe(201);
+    await firstDownload();
+    await ignoreGeneratedLine();
     running = base.map((l) => l.replace("10:00:01", "11:22:33"));
     expect((await downloadOnce(t, deviceId)).outcome).toBe("unchanged");
     const latest = await latestRunning();
-    expect(latest).toMatchObject({ version: 1, seen_count: 3 });
+    expect(latest).toMatchObject({ version: 1, seen_count: 2 });
     expect(await content(latest.id)).toContain("! Config generated at 10:00:01");
   });
 
   it("makes a new version with a change row and its diff for a real change", async () => {
+    await firstDownload();
     running = base.map((l) =>
       l.replace("10:00:01", "12:00:00").replace(" description uplink", " description uplink to core-2"),
     );
@@ -188,6 +207,12 @@ describe("deciding what is a new version (collector against a fake device)", () 
   });
 
   it("does not make a version when a rule is removed and the text is the same", async () => {
+    await ignoreGeneratedLine();
+    await firstDownload();
+    running = base.map((l) =>
+      l.replace("10:00:01", "12:00:00").replace(" description uplink", " description uplink to core-2"),
+    );
+    expect((await downloadOnce(t, deviceId)).outcome).toBe("success");
     const [rule] = (await t.call("/api/v1/compare-exclusions?search=generated", { token: reader })).body.data;
     expect((await rules(undefined, "DELETE", `/api/v1/compare-exclusions/${rule.id}`)).status).toBe(200);
     expect((await downloadOnce(t, deviceId)).outcome).toBe("unchanged");

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { eq, inArray, sql } from "drizzle-orm";
 import { createTestContext, manualClock, type TestContext } from "../../../../test/helpers/app.ts";
 import {
@@ -25,13 +25,15 @@ import { nameKey } from "../../../db/name-key.ts";
 const DAY = 86_400_000;
 const start = new Date("2026-01-01T00:00:00Z");
 const at = (days: number) => new Date(start.getTime() + days * DAY);
-const clock = manualClock(at(100));
 
+// Every test gets an estate of its own (a database, a clock at day 100, the devices, versions and jobs below), so
+// none reads what another test purged or set.
+let clock: ReturnType<typeof manualClock>;
 let t: TestContext;
 let admin: string;
 /** What the test stored: config id -> its series and text. */
-const texts = new Map<number, { deviceId: number; command: string; version: number; text: string }>();
-const deviceIds: number[] = [];
+let texts: Map<number, { deviceId: number; command: string; version: number; text: string }>;
+let deviceIds: number[];
 let runId: number;
 let coreTagId: number;
 
@@ -84,7 +86,10 @@ const setPolicy = (policy: Record<string, unknown>, token = admin) =>
 const purge = (dryRun: boolean, token = admin) =>
   t.call(`/api/v1/configs/purge${dryRun ? "?dry_run=true" : ""}`, { method: "POST", token });
 
-beforeAll(async () => {
+beforeEach(async () => {
+  clock = manualClock(at(100));
+  texts = new Map();
+  deviceIds = [];
   t = await createTestContext({ clock });
   admin = await t.token();
   const [core] = await t.db
@@ -152,7 +157,30 @@ beforeAll(async () => {
   // As a collector would have by the time anything is old enough to purge.
   await indexAllPending(t.db);
 });
-afterAll(() => t.close());
+afterEach(() => t.close());
+
+/** A role that sees the devices tagged core (devices 0 and 1), and a token of one of its users. */
+const coreOpsToken = async () => {
+  await t.role({ name: "core-ops", tags: ["core"] });
+  return t.token(undefined, { role: "core-ops" });
+};
+
+/** Keeps 30 days and the newest two versions, and purges: what an operator's first policy does. */
+async function purgeAged() {
+  await setPolicy({ keep_days: 30, keep_versions: 2 });
+  const res = await purge(false);
+  expect(res.status).toBe(200);
+  for (const c of res.body.data.configs as { id: number }[]) texts.delete(c.id);
+}
+
+/** A year later keeps the latest version only, and purges: every older version goes. */
+async function purgeToLatest() {
+  await setPolicy({ keep_days: 1, keep_versions: 1 });
+  clock.advance(365 * DAY);
+  const res = await purge(false);
+  expect(res.status).toBe(200);
+  for (const c of res.body.data.configs as { id: number }[]) texts.delete(c.id);
+}
 
 describe("retention policy", () => {
   it("starts empty, so a purge removes nothing", async () => {
@@ -185,8 +213,8 @@ describe("retention policy", () => {
   });
 
   it("may only be changed by a user who sees every device", async () => {
-    await t.role({ name: "core-ops", tags: ["core"] });
-    const scoped = await t.token(undefined, { role: "core-ops" });
+    await setPolicy({ keep_days: 30 });
+    const scoped = await coreOpsToken();
     const res = await setPolicy({ keep_days: 1 }, scoped);
     expect(res.status).toBe(403);
     expect(res.body.message).toMatch(/every device/);
@@ -197,7 +225,7 @@ describe("retention policy", () => {
 describe("purging", () => {
   it("a scoped caller's purge touches only devices in its scope", async () => {
     await setPolicy({ keep_versions: 2 });
-    const scoped = await t.token(undefined, { role: "core-ops" });
+    const scoped = await coreOpsToken();
     const dry = await purge(true, scoped);
     const inScope = new Set(deviceIds.slice(0, 2));
     expect(dry.body.data.configs.length).toBeGreaterThan(0);
@@ -253,6 +281,7 @@ describe("purging", () => {
   });
 
   it("purges failed download records older than keep_days, never successes, recent failures or a task run's", async () => {
+    await purgeAged();
     const rows = await t.db.select({ outcome: jobs.outcome, finishedAt: jobs.finishedAt }).from(jobs);
     const left = rows.map((r) => `${r.outcome}@${(r.finishedAt!.getTime() - start.getTime()) / DAY}`).sort();
     expect(left).toEqual(["error@95", "success@10", "timeout@30", "unchanged@5"]);
@@ -262,6 +291,7 @@ describe("purging", () => {
   });
 
   it("keeps every text a remaining version refers to, shared or not, and drops the rest", async () => {
+    await purgeAged();
     const remaining = await t.db.select({ hash: configs.blobHash }).from(configs);
     for (const { hash } of remaining) await expect(readBlob(t.db, hash)).resolves.toBeTypeOf("string");
     const blobs = await t.db.select({ hash: configBlobs.hash }).from(configBlobs);
@@ -269,6 +299,7 @@ describe("purging", () => {
   });
 
   it("always keeps the latest version of every device and command", async () => {
+    await purgeAged();
     await setPolicy({ keep_days: 1, keep_versions: 1 });
     clock.advance(365 * DAY);
     const series = await t.db.all<{ device_id: number; command: string; v: number }>(
@@ -285,7 +316,9 @@ describe("purging", () => {
 
   it("leaves every remaining version reading back byte for byte, though texts it kept were deltas against purged ones", async () => {
     // Device a's latest text is also device c's first version, so it became a delta against c's second text,
-    // which the purge above deleted: it had to be re-encoded before that blob could go.
+    // which the purge to the latest deletes: it had to be re-encoded before that blob could go.
+    await purgeAged();
+    await purgeToLatest();
     const rows = await t.db.select({ id: configs.id, hash: configs.blobHash }).from(configs);
     expect(rows.map((r) => r.id).sort((a, b) => a - b)).toEqual([...texts.keys()].sort((a, b) => a - b));
     for (const r of rows) expect(await readBlob(t.db, r.hash)).toBe(texts.get(r.id)!.text);
@@ -300,6 +333,8 @@ describe("purging", () => {
   });
 
   it("leaves the search index finding every line of what is left, at one document per series", async () => {
+    await purgeAged();
+    await purgeToLatest();
     const docs = await t.db.select({ deviceId: configSearchDocs.deviceId }).from(configSearchDocs);
     expect(docs.length).toBe((await remainingIds()).length);
     // "version one" lines came from versions that are gone now; the latest versions of device b and c still have them.
@@ -324,6 +359,8 @@ describe("purging", () => {
   });
 
   it("is what the scheduled purge calls: purgeConfigs(db, now, { dryRun })", async () => {
+    // Every other series is at its latest version already, so this purge finds only the new device's.
+    await purgeToLatest();
     const [device] = await t.db
       .insert(devices)
       .values({

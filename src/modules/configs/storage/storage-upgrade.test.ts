@@ -1,6 +1,6 @@
 import { createClient } from "@libsql/client";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
 import { databaseAtRelease } from "../../../../test/helpers/migrations.ts";
 import { configBlobs, configChanges, configs } from "../../../db/schema/index.ts";
@@ -26,7 +26,7 @@ const texts = Array.from({ length: 3 }, (_, v) =>
 
 let t: TestContext;
 let admin: string;
-const ids: number[] = [];
+let ids: number[];
 let deviceId: number;
 
 /** Stores the texts as the released store did: each whole, the change rows with their diffs ("" for a first version). */
@@ -71,13 +71,15 @@ async function storeAsReleased(url: string) {
   client.close();
 }
 
-beforeAll(async () => {
+// Every test upgrades a database of its own, so none sees a version another test stored or deleted.
+beforeEach(async () => {
+  ids = [];
   const { dir, url } = await databaseAtRelease(RELEASED);
   await storeAsReleased(url);
   t = await createTestContext({ storageDir: dir });
   admin = await t.token();
 });
-afterAll(() => t?.close());
+afterEach(() => t?.close());
 
 const content = async (id: number) => (await t.request(`/api/v1/configs/${id}/content`, { token: admin })).text();
 const diffOf = async (id: number) =>

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { createTestContext, type TestContext } from "../../../../test/helpers/app.ts";
 import { configBlobs, configChanges, configs, devices } from "../../../db/schema/index.ts";
@@ -41,11 +41,17 @@ const store = (deviceId: number, text: string, n: number) =>
 
 beforeAll(async () => {
   t = await createTestContext();
+});
+let made = 0;
+// Each test stores on two devices of its own, so none reads the versions another test stored.
+beforeEach(async () => {
+  const device = (name: string) => ({ name, nameKey: nameKey(name), createdAt: day(1), updatedAt: day(1) });
+  made++;
   const rows = await t.db
     .insert(devices)
     .values([
-      { name: "store-dev-a", nameKey: nameKey("store-dev-a"), ip: "192.0.2.1", createdAt: day(1), updatedAt: day(1) },
-      { name: "store-dev-b", nameKey: nameKey("store-dev-b"), ip: "192.0.2.2", createdAt: day(1), updatedAt: day(1) },
+      { ...device(`store-dev-a-${made}`), ip: "192.0.2.1" },
+      { ...device(`store-dev-b-${made}`), ip: "192.0.2.2" },
     ])
     .returning({ id: devices.id });
   [deviceA, deviceB] = rows.map((r) => r.id) as [number, number];
@@ -67,16 +73,19 @@ describe("storing configurations", () => {
   });
 
   it("a first version's change row counts its lines but stores no diff: the text is in its blob already", async () => {
+    await store(deviceA, base, 1);
     const [change] = await t.db.select().from(configChanges).where(eq(configChanges.deviceId, deviceA));
     expect(change).toMatchObject({ previousConfigId: null, linesAdded: 6, linesRemoved: 0, diff: null });
   });
 
   it("a change in volatile lines only makes no new version", async () => {
+    await store(deviceA, base, 1);
     const churned = base.replace("10:00:00", "11:30:00").replace("17179869", "17179870");
     expect(await store(deviceA, churned, 3)).toMatchObject({ version: 1, changed: false });
   });
 
   it("a real change makes the next version and a change row counting its lines (the diff is rendered when asked)", async () => {
+    await store(deviceA, base, 1);
     const changed = base.replace(" description uplink", " description uplink to core-2\n shutdown");
     const res = await store(deviceA, changed, 4);
     expect(res).toMatchObject({ version: 2, changed: true });
