@@ -99,7 +99,9 @@ let t: TestContext;
 let token: string;
 const stored: Stored[] = [];
 const deviceList: Device[] = [];
-const COMMANDS = ["show running-config", "show version"];
+// The third command's quote, backslash and non-ASCII letter must name its series the same in SQL and in
+// TypeScript (search.ts's seriesMatching builds the series' keys with json_array).
+const COMMANDS = ["show running-config", "show version", 'show "vlan" \\ brief Zürich'];
 const day = (n: number) => new Date(Date.UTC(2026, 0, n));
 
 beforeAll(async () => {

@@ -147,17 +147,19 @@ function indexQuery(literals: string[][], caseSensitive: boolean, common: Common
   return branches.join(" OR ");
 }
 
-const seriesKey = (deviceId: number, command: string) => JSON.stringify([deviceId, command]);
-
 /**
- * Series (device, command) whose index documents hold what a term needs, as seriesKey()s, and every series with
- * a version still queued for the index (search-index.ts), whose text only reading can tell.
+ * Series (device, command) whose index documents hold what a term needs, and every series with a version still
+ * queued for the index (search-index.ts), whose text only reading can tell; each as the JSON text
+ * `[device_id,"command"]`.
  */
 async function seriesMatching(db: DbOrTx, query: string): Promise<Set<string>> {
-  const rows = await db.all<{ device_id: number; command: string }>(sql`
-    select d.device_id, d.command from config_search_docs d where d.id in (select rowid from config_search where config_search match ${query})
-    union select device_id, command from config_search_pending`);
-  return new Set(rows.map((r) => seriesKey(Number(r.device_id), r.command)));
+  // As one text, not a row each: a broad term's 10,000 series took 20 ms as rows and their mapping (bench:web's
+  // search page at 10,000 devices: 137 to 82 ms).
+  const [row] = await db.all<{ keys: string | null }>(sql`
+    select group_concat(json_array(device_id, command), char(10)) as keys from (
+      select d.device_id, d.command from config_search_docs d where d.id in (select rowid from config_search where config_search match ${query})
+      union select device_id, command from config_search_pending)`);
+  return new Set(row?.keys ? row.keys.split("\n") : []);
 }
 
 /**
@@ -200,7 +202,7 @@ async function lookUpSeries(
 /** The latest version of each series, as isLatestVersion, from one pass over the versions' unique index. */
 export const latestVersionsByScan = sql`${configs.id} in (select id from (select max(version), id from ${configs} group by device_id, command))`;
 
-/** Versions of these series (seriesKey()s), as one bound JSON array. */
+/** Versions of these series (seriesMatching's JSON texts), as one bound JSON array. */
 const inSeries = (series: Set<string>) =>
   sql`(${configs.deviceId}, ${configs.command}) in (select value ->> 0, value ->> 1 from json_each(${`[${[...series].join(",")}]`}))`;
 
