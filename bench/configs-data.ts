@@ -17,7 +17,7 @@ function firstVersion(index: number, bytes: number): string[] {
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 type Edit = (lines: string[], rnd: () => number) => void;
-const pick = <T>(items: T[], rnd: () => number) => items[Math.floor(rnd() * items.length)]!;
+const pick = <T>(items: T[], rnd: () => number) => items[Math.floor(rnd() * items.length)] as T;
 const indexesOf = (lines: string[], test: (l: string) => boolean) => lines.flatMap((l, i) => (test(l) ? [i] : []));
 
 const EDITS: Edit[] = [
@@ -26,6 +26,7 @@ const EDITS: Edit[] = [
       indexesOf(lines, (l) => l.startsWith(" description ")),
       rnd,
     );
+    if (i === undefined) return; // a small configuration may have none of these lines
     lines[i] =
       ` description ${pick(["printer", "ap", "camera", "desk", "kiosk", "spare"], rnd)} ${Math.floor(rnd() * 900) + 100} moved per change CHG${Math.floor(rnd() * 90000) + 10000}`;
   },
@@ -34,6 +35,7 @@ const EDITS: Edit[] = [
       indexesOf(lines, (l) => l.startsWith(" switchport access vlan ")),
       rnd,
     );
+    if (i === undefined) return; // a small configuration may have none of these lines
     lines[i] = ` switchport access vlan ${10 + Math.floor(rnd() * 20)}`;
   },
   (lines, rnd) => {
@@ -41,6 +43,7 @@ const EDITS: Edit[] = [
       indexesOf(lines, (l) => l.startsWith("interface GigabitEthernet")),
       rnd,
     );
+    if (i === undefined) return; // a small configuration may have none of these lines
     lines.splice(i + 1, 0, " shutdown");
   },
   (lines, rnd) => {
@@ -48,6 +51,7 @@ const EDITS: Edit[] = [
       indexesOf(lines, (l) => /^ \d+ (permit|deny)/.test(l)),
       rnd,
     );
+    if (i === undefined) return; // a small configuration may have none of these lines
     const seq = Number(lines[i]!.trim().split(" ")[0]) + 5;
     lines.splice(
       i + 1,
@@ -60,6 +64,7 @@ const EDITS: Edit[] = [
       indexesOf(lines, (l) => /^ \d+ (permit|deny)/.test(l)),
       rnd,
     );
+    if (i === undefined) return; // a small configuration may have none of these lines
     lines.splice(i, 1);
   },
   (lines, rnd) => {
