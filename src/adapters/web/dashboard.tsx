@@ -152,7 +152,9 @@ export function registerDashboardPage(web: Hono<WebEnv>): void {
           {changes.versions_stored === 0 &&
             (await NextSteps({ c, devices: counts.total, versions: changes.versions_stored }))}
           <section class="card" id="failing-devices">
-            <h2>Failing devices</h2>
+            <h2>Last download failed</h2>
+            {/* Also the devices never backed up, which the tiles count apart from "Failing". */}
+            <p class="muted">Enabled devices whose last download failed, including those never backed up.</p>
             {failing.length ? (
               <div class="table-wrap">
                 <table>
