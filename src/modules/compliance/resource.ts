@@ -1,7 +1,7 @@
-import { eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import { categories, devices, policies, policyAssignments, tags } from "../../db/schema/index.ts";
 import { ApiError } from "../../platform/http/errors.ts";
-import { booleanFilter, idFilter } from "../../platform/http/filters.ts";
+import { booleanFilter, builtinFilter, idFilter } from "../../platform/http/filters.ts";
 import { containsText } from "../../platform/http/list.ts";
 import { checkUniqueName, defineResource, nameFilter } from "../../platform/http/resource.ts";
 import { plural } from "../../kernel/words.ts";
@@ -37,15 +37,7 @@ export const policiesResource = defineResource({
             v.map((s) => s.toLowerCase()),
           ),
       },
-      builtin: {
-        describe: "true: shipped with netkeep; false: made by users",
-        build: (v) => {
-          if (v.some((s) => s !== "true" && s !== "false"))
-            throw new ApiError(422, "filter[builtin] must be true or false");
-          if (v.includes("true") && v.includes("false")) return sql`1 = 1`;
-          return v[0] === "true" ? isNotNull(policies.builtinKey) : isNull(policies.builtinKey);
-        },
-      },
+      builtin: builtinFilter(policies.builtinKey),
     },
     sorts: {
       id: policies.id,

@@ -1,11 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
 import { deviceProfiles, devices, templates } from "../../db/schema/index.ts";
 import { type DeviceUse, deviceCounts, refuseDeleteWhileDevicesUse } from "../../platform/http/device-usage.ts";
-import { ApiError } from "../../platform/http/errors.ts";
 import { containsText } from "../../platform/http/list.ts";
 import { checkUniqueName, defineResource, nameFilter, type WriteCtx } from "../../platform/http/resource.ts";
-import { idFilter } from "../../platform/http/filters.ts";
+import { builtinFilter, idFilter } from "../../platform/http/filters.ts";
 import { parseTemplate } from "./template-schema.ts";
 import { plural } from "../../kernel/words.ts";
 import { freeText, singleLine } from "../../platform/http/text.ts";
@@ -93,15 +92,7 @@ export const templatesResource = defineResource({
     filters: {
       id: idFilter(templates.id, "id", "Template id"),
       name: nameFilter(templates.nameKey),
-      builtin: {
-        describe: "true: shipped with netkeep; false: made by users",
-        build: (v) => {
-          if (v.some((s) => s !== "true" && s !== "false"))
-            throw new ApiError(422, "filter[builtin] must be true or false");
-          if (v.includes("true") && v.includes("false")) return sql`1 = 1`;
-          return v[0] === "true" ? isNotNull(templates.builtinKey) : isNull(templates.builtinKey);
-        },
-      },
+      builtin: builtinFilter(templates.builtinKey),
     },
     sorts: {
       id: templates.id,

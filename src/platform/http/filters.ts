@@ -1,4 +1,4 @@
-import { inArray } from "drizzle-orm";
+import { inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { ApiError } from "./errors.ts";
 
@@ -29,6 +29,16 @@ export const booleanFilter = (column: SQLiteColumn, name: string, describe = "tr
       column,
       v.map((s) => s === "true"),
     );
+  },
+});
+
+/** `filter[builtin]`: true, a record shipped with netkeep (its built-in key set); false, one made by users. */
+export const builtinFilter = (builtinKey: SQLiteColumn) => ({
+  describe: "true: shipped with netkeep; false: made by users",
+  build: (v: string[]) => {
+    if (v.some((s) => s !== "true" && s !== "false")) throw new ApiError(422, "filter[builtin] must be true or false");
+    if (v.includes("true") && v.includes("false")) return sql`1 = 1`;
+    return v[0] === "true" ? isNotNull(builtinKey) : isNull(builtinKey);
   },
 });
 
